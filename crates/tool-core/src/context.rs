@@ -1,0 +1,516 @@
+//! [`ToolUseContext`]: everything a call may read or change about the session around it.
+//!
+//! The context is cheap to clone (one `Arc`). Plain settings (cwd, permission state, options)
+//! are copied on write by the `with_*` methods, which is how a context modifier derives the
+//! next context. Shared state (the file-state cache, app state, denial tracking,
+//! content-replacement decisions) is shared by all clones on purpose.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::file_state::{FileStateCache, expand_path};
+use crate::permission::ToolPermissionContext;
+use crate::result::Message;
+use crate::tool::Tool;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A function that returns a fresh tool list (after MCP servers connect, say).
+pub type RefreshTools = Arc<dyn Fn() -> Vec<Arc<dyn Tool>> + Send + Sync>;
+
+/// A connected MCP server as the context sees it: a name and a status, nothing of the
+/// protocol (tool-core knows nothing about MCP).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpClientInfo {
+    /// The server's name in the configuration.
+    pub name: String,
+    /// Whether it is connected now.
+    pub connected: bool,
+}
+
+/// Session-wide options (Claude Code's `ToolUseContext.options`).
+#[derive(Clone, Default)]
+pub struct ToolOptions {
+    /// The tools available to the model in this turn.
+    pub tools: Arc<[Arc<dyn Tool>]>,
+    /// The main loop's model name.
+    pub model: String,
+    /// The MCP servers of the session.
+    pub mcp_clients: Arc<[McpClientInfo]>,
+    /// The spending limit of the session, in US dollars.
+    pub max_budget_usd: Option<f64>,
+    /// Fetches a fresh tool list.
+    pub refresh_tools: Option<RefreshTools>,
+    /// No user at a terminal: prompts are impossible.
+    pub non_interactive: bool,
+}
+
+impl fmt::Debug for ToolOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolOptions")
+            .field("tools", &self.tools.iter().map(|t| t.name().to_owned()).collect::<Vec<_>>())
+            .field("model", &self.model)
+            .field("mcp_clients", &self.mcp_clients)
+            .field("max_budget_usd", &self.max_budget_usd)
+            .field("refresh_tools", &self.refresh_tools.is_some())
+            .field("non_interactive", &self.non_interactive)
+            .finish()
+    }
+}
+
+/// A notice for the user (not the model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// The text.
+    pub text: String,
+    /// Whether it needs attention soon.
+    pub urgent: bool,
+}
+
+/// Receives [`Notification`]s.
+pub type NotificationSink = Arc<dyn Fn(Notification) + Send + Sync>;
+
+/// A type-keyed map of host state that tools may read and write (Claude Code's
+/// `getAppState`/`setAppState`). Shared by all clones of a context.
+#[derive(Clone, Default)]
+pub struct AppState {
+    map: Arc<Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
+}
+
+impl fmt::Debug for AppState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AppState").field("entries", &lock(&self.map).len()).finish()
+    }
+}
+
+impl AppState {
+    /// A copy of the value of type `T`, if set.
+    pub fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
+        lock(&self.map).get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref::<T>()).cloned()
+    }
+
+    /// Sets the value of type `T`, returning the previous one.
+    pub fn set<T: Send + Sync + 'static>(&self, value: T) -> Option<T> {
+        lock(&self.map)
+            .insert(TypeId::of::<T>(), Box::new(value))
+            .and_then(|old| old.downcast::<T>().ok().map(|b| *b))
+    }
+
+    /// Changes the value of type `T` in place (starting from `T::default()`), atomically.
+    pub fn update<T: Default + Send + Sync + 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut map = lock(&self.map);
+        let slot = map.entry(TypeId::of::<T>()).or_insert_with(|| Box::new(T::default()));
+        match slot.downcast_mut::<T>() {
+            Some(value) => f(value),
+            // The map is keyed by TypeId, so the downcast cannot fail; keep a safe path anyway.
+            None => {
+                let mut fresh = T::default();
+                let out = f(&mut fresh);
+                *slot = Box::new(fresh);
+                out
+            }
+        }
+    }
+}
+
+/// Consecutive and total denials, for the fall-back-to-prompt limits of auto mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DenialTracking {
+    /// Denials since the last allow.
+    pub consecutive: u32,
+    /// Denials in the session.
+    pub total: u32,
+}
+
+impl DenialTracking {
+    /// Claude Code's limit on consecutive denials.
+    pub const MAX_CONSECUTIVE: u32 = 3;
+    /// Claude Code's limit on total denials.
+    pub const MAX_TOTAL: u32 = 20;
+
+    /// Records a denial; returns whether a limit is now reached.
+    pub fn record_denial(&mut self) -> bool {
+        self.consecutive += 1;
+        self.total += 1;
+        self.consecutive >= Self::MAX_CONSECUTIVE || self.total >= Self::MAX_TOTAL
+    }
+
+    /// Records an allow (resets the consecutive count).
+    pub fn record_allow(&mut self) {
+        self.consecutive = 0;
+    }
+}
+
+/// Per-tool_use decisions about replacing large results with a file reference, frozen once
+/// made so that every later request sends byte-identical content (prompt-cache stability).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContentReplacementState {
+    decisions: HashMap<String, Option<String>>,
+}
+
+impl ContentReplacementState {
+    /// The frozen decision for `tool_use_id`: `Some(Some(text))` replaced, `Some(None)` kept.
+    pub fn decision(&self, tool_use_id: &str) -> Option<Option<&str>> {
+        self.decisions.get(tool_use_id).map(Option::as_deref)
+    }
+
+    /// Freezes the decision for `tool_use_id`; a decision already made is kept.
+    pub fn freeze(&mut self, tool_use_id: &str, replacement: Option<String>) {
+        self.decisions.entry(tool_use_id.to_owned()).or_insert(replacement);
+    }
+}
+
+/// The agent a call runs in, when it is a sub-agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// The agent's id.
+    pub id: String,
+    /// The agent's type (`general-purpose`, ...).
+    pub agent_type: String,
+}
+
+#[derive(Clone)]
+struct Inner {
+    options: ToolOptions,
+    cwd: PathBuf,
+    working_directories: Vec<PathBuf>,
+    home: Option<PathBuf>,
+    permission: ToolPermissionContext,
+    file_state: FileStateCache,
+    cancel: CancellationToken,
+    app_state: AppState,
+    messages: Arc<[Message]>,
+    notifications: Option<NotificationSink>,
+    agent: Option<AgentInfo>,
+    denials: Arc<Mutex<DenialTracking>>,
+    content_replacement: Arc<Mutex<ContentReplacementState>>,
+    tool_use_id: Option<String>,
+    session_id: String,
+    results_dir: Option<PathBuf>,
+}
+
+/// The context of a tool call. See the [module docs](self).
+#[derive(Clone)]
+pub struct ToolUseContext {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for ToolUseContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let i = &self.inner;
+        f.debug_struct("ToolUseContext")
+            .field("cwd", &i.cwd)
+            .field("working_directories", &i.working_directories)
+            .field("mode", &i.permission.mode)
+            .field("tool_use_id", &i.tool_use_id)
+            .field("session_id", &i.session_id)
+            .field("agent", &i.agent)
+            .field("cancelled", &i.cancel.is_cancelled())
+            .field("options", &i.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolUseContext {
+    /// A context for a session working in `cwd`, with no tools, default permissions, a fresh
+    /// cache and a fresh cancellation token. `HOME` is read once here for `~` expansion.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        Self {
+            inner: Arc::new(Inner {
+                options: ToolOptions::default(),
+                cwd: cwd.into(),
+                working_directories: Vec::new(),
+                home,
+                permission: ToolPermissionContext::default(),
+                file_state: FileStateCache::default(),
+                cancel: CancellationToken::new(),
+                app_state: AppState::default(),
+                messages: Arc::from(Vec::new()),
+                notifications: None,
+                agent: None,
+                denials: Arc::default(),
+                content_replacement: Arc::default(),
+                tool_use_id: None,
+                session_id: String::new(),
+                results_dir: None,
+            }),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        f(Arc::make_mut(&mut self.inner));
+        self
+    }
+
+    // ----- reading -----
+
+    /// Session options.
+    pub fn options(&self) -> &ToolOptions {
+        &self.inner.options
+    }
+
+    /// The tools of this turn.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.inner.options.tools
+    }
+
+    /// The current working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// The working directories: the cwd first, then the additional ones from the permission
+    /// context and from [`with_working_directories`](Self::with_working_directories).
+    pub fn working_directories(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.inner.cwd.clone()];
+        for d in self.inner.working_directories.iter().chain(&self.inner.permission.additional_working_directories) {
+            if !dirs.contains(d) {
+                dirs.push(d.clone());
+            }
+        }
+        dirs
+    }
+
+    /// The user's home directory, for `~` expansion.
+    pub fn home(&self) -> Option<&Path> {
+        self.inner.home.as_deref()
+    }
+
+    /// Resolves a path from the model the way every tool must before use: see
+    /// [`expand_path`].
+    pub fn resolve_path(&self, raw: &str) -> PathBuf {
+        expand_path(raw, &self.inner.cwd, self.inner.home.as_deref())
+    }
+
+    /// The permission state.
+    pub fn permission(&self) -> &ToolPermissionContext {
+        &self.inner.permission
+    }
+
+    /// The read cache.
+    pub fn file_state(&self) -> &FileStateCache {
+        &self.inner.file_state
+    }
+
+    /// The cancellation token of this call (or turn).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    /// Whether this call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// A context whose token is a child of this one's: cancelling the parent cancels it,
+    /// cancelling it leaves the parent alone (a sibling group).
+    pub fn child(&self) -> Self {
+        let token = self.inner.cancel.child_token();
+        self.clone().with_cancellation(token)
+    }
+
+    /// Host state shared by the session.
+    pub fn app_state(&self) -> &AppState {
+        &self.inner.app_state
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.inner.messages
+    }
+
+    /// Sends a notification to the user, if the host listens.
+    pub fn notify(&self, notification: Notification) {
+        if let Some(sink) = &self.inner.notifications {
+            sink(notification);
+        }
+    }
+
+    /// The sub-agent this call runs in, if any.
+    pub fn agent(&self) -> Option<&AgentInfo> {
+        self.inner.agent.as_ref()
+    }
+
+    /// The denial counters (shared).
+    pub fn denials(&self) -> DenialTracking {
+        *lock(&self.inner.denials)
+    }
+
+    /// Updates the denial counters (shared).
+    pub fn update_denials<R>(&self, f: impl FnOnce(&mut DenialTracking) -> R) -> R {
+        f(&mut lock(&self.inner.denials))
+    }
+
+    /// Reads or updates the content-replacement decisions (shared).
+    pub fn content_replacement<R>(&self, f: impl FnOnce(&mut ContentReplacementState) -> R) -> R {
+        f(&mut lock(&self.inner.content_replacement))
+    }
+
+    /// The id of the tool_use being run, inside a call.
+    pub fn tool_use_id(&self) -> Option<&str> {
+        self.inner.tool_use_id.as_deref()
+    }
+
+    /// The session id.
+    pub fn session_id(&self) -> &str {
+        &self.inner.session_id
+    }
+
+    /// Where large results are written, if persistence is on.
+    pub fn results_dir(&self) -> Option<&Path> {
+        self.inner.results_dir.as_deref()
+    }
+
+    // ----- deriving -----
+
+    /// With session options.
+    pub fn with_options(self, options: ToolOptions) -> Self {
+        self.edit(|i| i.options = options)
+    }
+
+    /// With a tool list.
+    pub fn with_tools(self, tools: impl Into<Arc<[Arc<dyn Tool>]>>) -> Self {
+        let tools = tools.into();
+        self.edit(|i| i.options.tools = tools)
+    }
+
+    /// With a new working directory.
+    pub fn with_cwd(self, cwd: impl Into<PathBuf>) -> Self {
+        let cwd = cwd.into();
+        self.edit(|i| i.cwd = cwd)
+    }
+
+    /// With additional working directories.
+    pub fn with_working_directories(self, dirs: Vec<PathBuf>) -> Self {
+        self.edit(|i| i.working_directories = dirs)
+    }
+
+    /// With a home directory for `~` expansion (`None`: `~` is not expanded).
+    pub fn with_home(self, home: Option<PathBuf>) -> Self {
+        self.edit(|i| i.home = home)
+    }
+
+    /// With a permission state.
+    pub fn with_permission(self, permission: ToolPermissionContext) -> Self {
+        self.edit(|i| i.permission = permission)
+    }
+
+    /// With a (shared) read cache.
+    pub fn with_file_state(self, cache: FileStateCache) -> Self {
+        self.edit(|i| i.file_state = cache)
+    }
+
+    /// With a cancellation token.
+    pub fn with_cancellation(self, token: CancellationToken) -> Self {
+        self.edit(|i| i.cancel = token)
+    }
+
+    /// With the conversation so far.
+    pub fn with_messages(self, messages: impl Into<Arc<[Message]>>) -> Self {
+        let messages = messages.into();
+        self.edit(|i| i.messages = messages)
+    }
+
+    /// With a notification sink.
+    pub fn with_notifications(self, sink: NotificationSink) -> Self {
+        self.edit(|i| i.notifications = Some(sink))
+    }
+
+    /// Inside a sub-agent.
+    pub fn with_agent(self, agent: AgentInfo) -> Self {
+        self.edit(|i| i.agent = Some(agent))
+    }
+
+    /// For the call with this tool_use id.
+    pub fn with_tool_use_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.tool_use_id = Some(id))
+    }
+
+    /// With a session id.
+    pub fn with_session_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.session_id = id)
+    }
+
+    /// With a directory for persisted large results.
+    pub fn with_results_dir(self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        self.edit(|i| i.results_dir = Some(dir))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permission::PermissionMode;
+
+    #[test]
+    fn with_methods_copy_on_write_and_share_state() {
+        let base = ToolUseContext::new("/a");
+        let derived = base.clone().with_cwd("/b").with_permission(ToolPermissionContext {
+            mode: PermissionMode::Plan,
+            ..Default::default()
+        });
+        assert_eq!(base.cwd(), Path::new("/a"));
+        assert_eq!(derived.cwd(), Path::new("/b"));
+        assert_eq!(base.permission().mode, PermissionMode::Default);
+        // Shared state is shared.
+        derived.app_state().set(7u32);
+        assert_eq!(base.app_state().get::<u32>(), Some(7));
+        derived.update_denials(|d| d.record_denial());
+        assert_eq!(base.denials().consecutive, 1);
+    }
+
+    #[test]
+    fn child_cancellation_is_one_way() {
+        let parent = ToolUseContext::new("/");
+        let child = parent.child();
+        child.cancellation().cancel();
+        assert!(!parent.is_cancelled());
+        let child2 = parent.child();
+        parent.cancellation().cancel();
+        assert!(child2.is_cancelled());
+    }
+
+    #[test]
+    fn app_state_update_and_denial_limits() {
+        let state = AppState::default();
+        state.update::<Vec<u8>, _>(|v| v.push(1));
+        state.update::<Vec<u8>, _>(|v| v.push(2));
+        assert_eq!(state.get::<Vec<u8>>(), Some(vec![1, 2]));
+        let mut d = DenialTracking::default();
+        assert!(!d.record_denial());
+        assert!(!d.record_denial());
+        assert!(d.record_denial());
+        d.record_allow();
+        assert_eq!(d, DenialTracking { consecutive: 0, total: 3 });
+    }
+
+    #[test]
+    fn working_directories_dedupe() {
+        let ctx = ToolUseContext::new("/w")
+            .with_working_directories(vec!["/x".into(), "/w".into()])
+            .with_permission(ToolPermissionContext {
+                additional_working_directories: vec!["/x".into(), "/y".into()],
+                ..Default::default()
+            });
+        assert_eq!(ctx.working_directories(), vec![PathBuf::from("/w"), "/x".into(), "/y".into()]);
+    }
+
+    #[test]
+    fn content_replacement_freezes_first_decision() {
+        let ctx = ToolUseContext::new("/");
+        ctx.content_replacement(|s| s.freeze("t1", Some("preview".into())));
+        ctx.content_replacement(|s| s.freeze("t1", None));
+        assert_eq!(ctx.content_replacement(|s| s.decision("t1").map(|d| d.map(str::to_owned))), Some(Some("preview".into())));
+    }
+}

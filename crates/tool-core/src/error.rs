@@ -1,0 +1,203 @@
+//! Errors of the tool contract, split by who sees them.
+//!
+//! A [`ToolError`] is a *tool failure*: the call did not work and the model is told why in a
+//! `tool_result` with `is_error: true`. The turn goes on. The one exception is
+//! [`ToolError::Harness`], a failure of the harness itself (for example a broken invariant in
+//! the host), which ends the turn instead of being shown to the model.
+//!
+//! [`ValidationError`] is what a tool's `validate_input` returns to refuse a call before any
+//! hook or permission check runs.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+/// The model-facing text of a cancelled call (Claude Code's `CANCEL_MESSAGE`).
+pub const CANCEL_MESSAGE: &str = "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/// The model-facing text of a call interrupted by the user while it ran.
+pub const INTERRUPT_MESSAGE_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
+
+/// Above this many characters an error text shown to the model keeps only its head and tail.
+pub const MAX_ERROR_CHARS: usize = 10_000;
+
+/// How a failed call is reported: to the model (most variants) or to the host (`Harness`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// A plain failure with a message for the model.
+    #[error("{0}")]
+    Message(String),
+    /// An I/O operation on a path failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path the operation was about.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A shell command ran and failed (non-zero exit, timeout, interrupted).
+    #[error("{}", format_shell_error(*.exit_code, *.interrupted, stderr, stdout))]
+    Shell {
+        /// The exit code, or `None` when the process was killed by a signal.
+        exit_code: Option<i32>,
+        /// Everything the command wrote to standard error (possibly cut).
+        stderr: String,
+        /// Everything the command wrote to standard output (possibly cut).
+        stdout: String,
+        /// Whether the command was interrupted (cancelled or timed out).
+        interrupted: bool,
+    },
+    /// The call was cancelled (Claude Code's `AbortError`). `None` uses the standard
+    /// interrupt text.
+    #[error("{}", .0.as_deref().unwrap_or(INTERRUPT_MESSAGE_FOR_TOOL_USE))]
+    Cancelled(Option<String>),
+    /// A failure of the harness, not of the call: it ends the turn instead of being shown to
+    /// the model.
+    #[error("harness failure: {0}")]
+    Harness(String),
+}
+
+fn format_shell_error(exit_code: Option<i32>, interrupted: bool, stderr: &str, stdout: &str) -> String {
+    let mut parts: Vec<Cow<'_, str>> = Vec::with_capacity(4);
+    match exit_code {
+        Some(code) => parts.push(format!("Exit code {code}").into()),
+        None => parts.push("Exit code unknown (killed by a signal)".into()),
+    }
+    if interrupted {
+        parts.push("Command was aborted before completion".into());
+    }
+    for part in [stderr.trim_end(), stdout.trim_end()] {
+        if !part.is_empty() {
+            parts.push(part.into());
+        }
+    }
+    parts.join("\n")
+}
+
+impl ToolError {
+    /// A failure described by `message`.
+    pub fn msg(message: impl Into<String>) -> Self {
+        Self::Message(message.into())
+    }
+
+    /// An I/O failure on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Io { path: path.into(), source }
+    }
+
+    /// Whether this failure ends the turn instead of being shown to the model.
+    pub fn is_harness(&self) -> bool {
+        matches!(self, Self::Harness(_))
+    }
+
+    /// Whether this failure is a cancellation.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Self::Cancelled(_))
+    }
+
+    /// The text the model sees in the `is_error` tool_result (Claude Code's `formatError`):
+    /// `Command failed with no output` when empty, head and tail when over
+    /// [`MAX_ERROR_CHARS`].
+    pub fn to_model_text(&self) -> String {
+        let text = self.to_string();
+        if text.trim().is_empty() {
+            return "Command failed with no output".to_owned();
+        }
+        truncate_middle(&text, MAX_ERROR_CHARS)
+    }
+
+    /// A stable class name for telemetry (`error.type`): our variant name, plus the I/O error
+    /// kind where there is one. Never a type name and never user data.
+    pub fn class(&self) -> Cow<'static, str> {
+        match self {
+            Self::Message(_) => "ToolError".into(),
+            Self::Io { source, .. } => format!("Io:{:?}", source.kind()).into(),
+            Self::Shell { .. } => "ShellError".into(),
+            Self::Cancelled(_) => "Cancelled".into(),
+            Self::Harness(_) => "HarnessError".into(),
+        }
+    }
+}
+
+/// Keeps the first and last `max / 2` characters of `text` when it is longer than `max`,
+/// with Claude Code's `... [N characters truncated] ...` line in between.
+pub fn truncate_middle(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let half = max / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(total - half).collect();
+    format!("{head}\n\n... [{} characters truncated] ...\n\n{tail}", total - 2 * half)
+}
+
+/// A tool's refusal of an input in `validate_input`, before hooks and permissions run.
+///
+/// The model sees `<tool_use_error>MESSAGE</tool_use_error>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValidationError {
+    /// What is wrong with the input, for the model.
+    pub message: String,
+    /// A tool-specific code for telemetry (Claude Code's `errorCode`).
+    pub error_code: Option<i32>,
+}
+
+impl ValidationError {
+    /// A refusal with `message` and no code.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), error_code: None }
+    }
+
+    /// A refusal with `message` and a telemetry `code`.
+    pub fn with_code(message: impl Into<String>, code: i32) -> Self {
+        Self { message: message.into(), error_code: Some(code) }
+    }
+}
+
+/// Wraps `text` in Claude Code's `<tool_use_error>` tags.
+pub fn tool_use_error(text: impl fmt::Display) -> String {
+    format!("<tool_use_error>{text}</tool_use_error>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_error_text_has_claude_code_layout() {
+        let err = ToolError::Shell {
+            exit_code: Some(2),
+            stderr: "boom\n".into(),
+            stdout: String::new(),
+            interrupted: false,
+        };
+        assert_eq!(err.to_model_text(), "Exit code 2\nboom");
+        assert_eq!(err.class(), "ShellError");
+    }
+
+    #[test]
+    fn empty_error_has_a_text() {
+        assert_eq!(ToolError::msg("  ").to_model_text(), "Command failed with no output");
+    }
+
+    #[test]
+    fn long_errors_keep_head_and_tail() {
+        let text = format!("{}{}", "a".repeat(6000), "b".repeat(6000));
+        let out = truncate_middle(&text, MAX_ERROR_CHARS);
+        assert!(out.starts_with(&"a".repeat(5000)));
+        assert!(out.ends_with(&"b".repeat(5000)));
+        assert!(out.contains("... [2000 characters truncated] ..."));
+    }
+
+    #[test]
+    fn io_class_uses_the_kind() {
+        let err = ToolError::io("/x", io::Error::from(io::ErrorKind::NotFound));
+        assert_eq!(err.class(), "Io:NotFound");
+        assert_eq!(err.to_model_text(), "/x: entity not found");
+    }
+}

@@ -1,0 +1,422 @@
+//! The read cache that Edit and Write check before touching a file.
+//!
+//! Read records what it showed the model; Edit, Write and NotebookEdit record what they wrote.
+//! Before a write, a tool calls [`FileStateCache::check_fresh`], which refuses a file the model
+//! has not read, and a file whose content changed since it was read or last written. Unlike
+//! Claude Code, a changed mtime alone is not an error: when the mtime moved, the file's
+//! content hash is compared with the one recorded, and identical content passes (decision 7
+//! in `claude-code-compat.md`).
+//!
+//! The cache is an LRU bounded both by entry count and by total content bytes.
+
+use std::fs;
+use std::hash::Hasher;
+use std::io;
+use std::num::NonZeroUsize;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use lru::LruCache;
+use unicode_normalization::UnicodeNormalization;
+
+/// Default maximum number of entries (Claude Code's `READ_FILE_STATE_CACHE_SIZE`).
+pub const DEFAULT_MAX_ENTRIES: usize = 100;
+/// Default maximum total content size: 25 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 25 * 1024 * 1024;
+
+/// The model-facing refusal for a file that was not read first.
+pub const NOT_READ_MESSAGE: &str = "File has not been read yet. Read it first before writing to it.";
+/// The model-facing refusal for a file that changed since it was read.
+pub const MODIFIED_MESSAGE: &str =
+    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+
+/// A 64-bit hash of a file's bytes plus their length, used to tell a real change from an mtime
+/// bump. Not cryptographic: it guards against accidents (an editor touching a file), not
+/// against an adversary who can already write the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentHash {
+    hash: u64,
+    len: u64,
+}
+
+impl ContentHash {
+    /// The hash of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        let mut hasher = ContentHasher::default();
+        hasher.update(bytes);
+        hasher.finish()
+    }
+}
+
+/// Computes a [`ContentHash`] over data that arrives in pieces (a streamed read).
+#[derive(Debug, Default)]
+pub struct ContentHasher {
+    inner: std::hash::DefaultHasher,
+    len: u64,
+}
+
+impl ContentHasher {
+    /// Feeds the next piece.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.inner.write(bytes);
+        self.len += bytes.len() as u64;
+    }
+
+    /// The hash of everything fed.
+    pub fn finish(self) -> ContentHash {
+        ContentHash { hash: self.inner.finish(), len: self.len }
+    }
+}
+
+/// What the cache knows about one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileState {
+    /// The content as the model saw it (a Read) or as written (Edit/Write).
+    pub content: String,
+    /// The file's mtime at that moment, in whole milliseconds since the Unix epoch.
+    pub mtime_ms: u64,
+    /// The hash of the whole file on disk at that moment, if known.
+    pub disk_hash: Option<ContentHash>,
+    /// The first line shown (1-based) for a Read; `None` for a write.
+    pub offset: Option<usize>,
+    /// The number of lines asked for in a Read; `None` for a write or a whole-file read.
+    pub limit: Option<usize>,
+    /// The model saw something other than the disk content (an injected, transformed view):
+    /// such an entry does not count as a read.
+    pub is_partial_view: bool,
+}
+
+impl FileState {
+    /// The entry a Read records.
+    pub fn read(content: String, mtime_ms: u64, disk_hash: ContentHash, offset: usize, limit: Option<usize>) -> Self {
+        Self { content, mtime_ms, disk_hash: Some(disk_hash), offset: Some(offset), limit, is_partial_view: false }
+    }
+
+    /// The entry a write records: the full new content.
+    pub fn written(content: String, mtime_ms: u64) -> Self {
+        let disk_hash = Some(ContentHash::of(content.as_bytes()));
+        Self { content, mtime_ms, disk_hash, offset: None, limit: None, is_partial_view: false }
+    }
+
+    fn cost(&self) -> usize {
+        self.content.len().max(1)
+    }
+}
+
+/// Why a write was refused by [`FileStateCache::check_fresh`].
+#[derive(Debug, thiserror::Error)]
+pub enum StaleFile {
+    /// The file exists but was never read (or only a partial view was shown).
+    #[error("{NOT_READ_MESSAGE}")]
+    NotRead,
+    /// The file's content changed since it was read or written.
+    #[error("{MODIFIED_MESSAGE}")]
+    Modified,
+    /// The file could not be inspected.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// An LRU of [`FileState`]s keyed by normalised absolute path, bounded by entries and bytes.
+/// Cheap to clone; clones share the same cache.
+#[derive(Debug, Clone)]
+pub struct FileStateCache {
+    inner: Arc<Mutex<CacheInner>>,
+}
+
+#[derive(Debug)]
+struct CacheInner {
+    lru: LruCache<PathBuf, FileState>,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl Default for FileStateCache {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_ENTRIES, DEFAULT_MAX_BYTES)
+    }
+}
+
+impl FileStateCache {
+    /// A cache holding at most `max_entries` entries (at least 1) and `max_bytes` bytes of
+    /// content. An entry larger than `max_bytes` is not kept.
+    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
+        let cap = NonZeroUsize::new(max_entries).unwrap_or(NonZeroUsize::MIN);
+        Self { inner: Arc::new(Mutex::new(CacheInner { lru: LruCache::new(cap), bytes: 0, max_bytes })) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CacheInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The entry for `path`, marking it most recently used.
+    pub fn get(&self, path: &Path) -> Option<FileState> {
+        self.lock().lru.get(&normalize_key(path)).cloned()
+    }
+
+    /// Records `state` for `path`, evicting least recently used entries past either bound.
+    pub fn insert(&self, path: &Path, state: FileState) {
+        let mut inner = self.lock();
+        let key = normalize_key(path);
+        let cost = state.cost();
+        if let Some((_, old)) = inner.lru.push(key, state) {
+            inner.bytes -= old.cost();
+        }
+        inner.bytes += cost;
+        while inner.bytes > inner.max_bytes {
+            match inner.lru.pop_lru() {
+                Some((_, evicted)) => inner.bytes -= evicted.cost(),
+                None => break,
+            }
+        }
+    }
+
+    /// Forgets `path`.
+    pub fn remove(&self, path: &Path) -> Option<FileState> {
+        let mut inner = self.lock();
+        let removed = inner.lru.pop(&normalize_key(path));
+        if let Some(old) = &removed {
+            inner.bytes -= old.cost();
+        }
+        removed
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.lock().lru.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The total content bytes held.
+    pub fn total_bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// A deep copy, for a sub-agent that must not share its parent's cache.
+    pub fn deep_clone(&self) -> Self {
+        let inner = self.lock();
+        let mut lru = LruCache::new(inner.lru.cap());
+        for (k, v) in inner.lru.iter().rev() {
+            lru.push(k.clone(), v.clone());
+        }
+        Self { inner: Arc::new(Mutex::new(CacheInner { lru, bytes: inner.bytes, max_bytes: inner.max_bytes })) }
+    }
+
+    /// The stale-edit rule, called by Edit and Write (and again right before the write).
+    ///
+    /// - a file that does not exist passes (writing creates it);
+    /// - no entry, or a partial-view entry: [`StaleFile::NotRead`];
+    /// - mtime not newer than recorded: passes;
+    /// - mtime newer: the file's bytes are hashed; the same hash as recorded passes (and the
+    ///   entry's mtime is refreshed), anything else is [`StaleFile::Modified`].
+    pub fn check_fresh(&self, path: &Path) -> Result<(), StaleFile> {
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => return Err(StaleFile::Io { path: path.to_owned(), source }),
+        };
+        let Some(entry) = self.get(path) else { return Err(StaleFile::NotRead) };
+        if entry.is_partial_view {
+            return Err(StaleFile::NotRead);
+        }
+        let mtime = mtime_ms(&meta);
+        if mtime <= entry.mtime_ms {
+            return Ok(());
+        }
+        let bytes = fs::read(path).map_err(|source| StaleFile::Io { path: path.to_owned(), source })?;
+        if entry.disk_hash == Some(ContentHash::of(&bytes)) {
+            let mut refreshed = entry;
+            refreshed.mtime_ms = mtime;
+            self.insert(path, refreshed);
+            Ok(())
+        } else {
+            Err(StaleFile::Modified)
+        }
+    }
+}
+
+/// A file's mtime in whole milliseconds since the Unix epoch (0 when unknown).
+pub fn mtime_ms(meta: &fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The current time in the same unit as [`mtime_ms`].
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn normalize_key(path: &Path) -> PathBuf {
+    nfc(&normalize_lexically(path))
+}
+
+/// Resolves a path the way tools see it (Claude Code's `expandPath`): trims whitespace,
+/// expands a leading `~` to `home`, makes it absolute against `cwd`, collapses `.` and `..`
+/// lexically (symlinks are not resolved), and puts it in Unicode NFC.
+pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    let raw = raw.trim();
+    let path = match (raw.strip_prefix('~'), home) {
+        (Some(""), Some(home)) => home.to_path_buf(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(rest.trim_start_matches('/')),
+        _ => PathBuf::from(raw),
+    };
+    let absolute = if path.is_absolute() { path } else { cwd.join(path) };
+    nfc(&normalize_lexically(&absolute))
+}
+
+/// Collapses `.` and `..` components and duplicate separators without touching the disk.
+/// `..` at the root stays at the root.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() && !path.is_absolute() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+}
+
+fn nfc(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some(s) => PathBuf::from(s.nfc().collect::<String>()),
+        None => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(content: &str) -> FileState {
+        FileState::written(content.to_owned(), 1)
+    }
+
+    #[test]
+    fn entry_bound_evicts_least_recently_used() {
+        let cache = FileStateCache::new(2, usize::MAX);
+        cache.insert(Path::new("/a"), state("a"));
+        cache.insert(Path::new("/b"), state("b"));
+        assert!(cache.get(Path::new("/a")).is_some()); // a is now most recent
+        cache.insert(Path::new("/c"), state("c"));
+        assert!(cache.get(Path::new("/b")).is_none());
+        assert!(cache.get(Path::new("/a")).is_some());
+        assert!(cache.get(Path::new("/c")).is_some());
+        assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn byte_bound_evicts_least_recently_used() {
+        let cache = FileStateCache::new(100, 10);
+        cache.insert(Path::new("/a"), state("aaaa"));
+        cache.insert(Path::new("/b"), state("bbbb"));
+        assert_eq!(cache.total_bytes(), 8);
+        cache.insert(Path::new("/c"), state("cccc"));
+        assert!(cache.get(Path::new("/a")).is_none());
+        assert_eq!(cache.total_bytes(), 8);
+        // Replacing an entry accounts for the old size.
+        cache.insert(Path::new("/c"), state("cc"));
+        assert_eq!(cache.total_bytes(), 6);
+        // An entry over the byte bound is not kept at all.
+        cache.insert(Path::new("/big"), state(&"x".repeat(11)));
+        assert!(cache.get(Path::new("/big")).is_none());
+        assert_eq!(cache.total_bytes(), 0);
+    }
+
+    #[test]
+    fn keys_are_normalised() {
+        let cache = FileStateCache::default();
+        cache.insert(Path::new("/p/./q/../r//file"), state("x"));
+        assert!(cache.get(Path::new("/p/r/file")).is_some());
+        // NFD "é" and NFC "é" are one key.
+        cache.insert(Path::new("/caf\u{65}\u{301}"), state("y"));
+        assert_eq!(cache.get(Path::new("/caf\u{e9}")).map(|s| s.content), Some("y".to_owned()));
+    }
+
+    #[test]
+    fn expand_path_handles_home_relative_and_dots() {
+        let cwd = Path::new("/work/proj");
+        let home = Path::new("/home/u");
+        assert_eq!(expand_path("  src/../lib.rs ", cwd, Some(home)), PathBuf::from("/work/proj/lib.rs"));
+        assert_eq!(expand_path("~/x", cwd, Some(home)), PathBuf::from("/home/u/x"));
+        assert_eq!(expand_path("~", cwd, Some(home)), PathBuf::from("/home/u"));
+        assert_eq!(expand_path("/../../etc", cwd, Some(home)), PathBuf::from("/etc"));
+        assert_eq!(expand_path("~other/x", cwd, Some(home)), PathBuf::from("/work/proj/~other/x"));
+    }
+
+    #[test]
+    fn stale_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        let cache = FileStateCache::default();
+
+        // A file that does not exist needs no read.
+        cache.check_fresh(&path).unwrap();
+
+        fs::write(&path, "one").unwrap();
+        assert!(matches!(cache.check_fresh(&path), Err(StaleFile::NotRead)));
+
+        let meta = fs::metadata(&path).unwrap();
+        cache.insert(&path, FileState::read("one".into(), mtime_ms(&meta), ContentHash::of(b"one"), 1, None));
+        cache.check_fresh(&path).unwrap();
+
+        // Same content, newer mtime: not stale, and the entry's mtime follows.
+        let later = SystemTime::now() + std::time::Duration::from_secs(5);
+        fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        cache.check_fresh(&path).unwrap();
+        assert_eq!(cache.get(&path).unwrap().mtime_ms, mtime_ms(&fs::metadata(&path).unwrap()));
+
+        // Changed content with a newer mtime: stale.
+        fs::write(&path, "two").unwrap();
+        let later = SystemTime::now() + std::time::Duration::from_secs(10);
+        fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        let err = cache.check_fresh(&path).unwrap_err();
+        assert!(matches!(err, StaleFile::Modified));
+        assert_eq!(err.to_string(), MODIFIED_MESSAGE);
+
+        // A partial view does not count as a read.
+        let mut partial = FileState::written("two".into(), u64::MAX);
+        partial.is_partial_view = true;
+        cache.insert(&path, partial);
+        assert!(matches!(cache.check_fresh(&path), Err(StaleFile::NotRead)));
+    }
+
+    #[test]
+    fn streamed_hash_equals_whole_hash() {
+        let mut hasher = ContentHasher::default();
+        hasher.update(b"hello ");
+        hasher.update(b"world");
+        assert_eq!(hasher.finish(), ContentHash::of(b"hello world"));
+        assert_ne!(ContentHash::of(b"a"), ContentHash::of(b"b"));
+    }
+
+    #[test]
+    fn deep_clone_is_independent() {
+        let cache = FileStateCache::default();
+        cache.insert(Path::new("/a"), state("a"));
+        let copy = cache.deep_clone();
+        copy.insert(Path::new("/b"), state("b"));
+        assert!(cache.get(Path::new("/b")).is_none());
+        assert!(copy.get(Path::new("/a")).is_some());
+    }
+}

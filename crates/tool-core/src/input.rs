@@ -1,0 +1,297 @@
+//! The schema step of a call: checking the model's raw input against a tool's schema and
+//! reporting problems in the exact text models have learned to act on.
+//!
+//! [`check_input`] walks the (normalised) schema and the input together. It first repairs what
+//! streaming breaks (an array or object that arrives as a JSON-encoded string; a `null` for an
+//! optional field), then collects every problem in three classes, in Claude Code's order:
+//! missing required parameters, unexpected parameters, and type mismatches. [`InputError`]
+//! renders them as
+//!
+//! ```text
+//! <tool_use_error>InputValidationError: Read failed due to the following issue:
+//! The required parameter `file_path` is missing</tool_use_error>
+//! ```
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::error::tool_use_error;
+
+/// One problem with an input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputIssue {
+    /// A required parameter is absent.
+    Missing {
+        /// Where (`a.b[0].c`).
+        path: String,
+    },
+    /// A parameter the schema does not allow.
+    Unexpected {
+        /// Where.
+        path: String,
+    },
+    /// A parameter of the wrong JSON type.
+    WrongType {
+        /// Where.
+        path: String,
+        /// The type the schema wants (`string`, `number`, `array`, ...).
+        expected: String,
+        /// The type that arrived.
+        received: &'static str,
+    },
+}
+
+impl fmt::Display for InputIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing { path } => write!(f, "The required parameter `{path}` is missing"),
+            Self::Unexpected { path } => write!(f, "An unexpected parameter `{path}` was provided"),
+            Self::WrongType { path, expected, received } => {
+                write!(f, "The parameter `{path}` type is expected as `{expected}` but provided as `{received}`")
+            }
+        }
+    }
+}
+
+/// Why an input failed the schema step. Its [`to_model_text`](InputError::to_model_text) is
+/// what the model sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.message())]
+pub struct InputError {
+    tool: String,
+    issues: Vec<InputIssue>,
+    raw: Option<String>,
+}
+
+impl InputError {
+    /// An error made of classified issues (sorted into Claude Code's order here).
+    pub fn from_issues(tool: &str, mut issues: Vec<InputIssue>) -> Self {
+        issues.sort_by_key(|i| match i {
+            InputIssue::Missing { .. } => 0,
+            InputIssue::Unexpected { .. } => 1,
+            InputIssue::WrongType { .. } => 2,
+        });
+        Self { tool: tool.to_owned(), issues, raw: None }
+    }
+
+    /// An error the classes do not cover (a bad enum value, a custom check), with the
+    /// validator's own message.
+    pub fn other(tool: &str, message: impl Into<String>) -> Self {
+        Self { tool: tool.to_owned(), issues: Vec::new(), raw: Some(message.into()) }
+    }
+
+    /// The input was not a JSON object at all.
+    pub fn not_an_object(tool: &str, value: &Value) -> Self {
+        Self::other(tool, format!("{tool} expects a JSON object as input, but received {}", json_type(value)))
+    }
+
+    /// The classified issues (empty for an unclassified error).
+    pub fn issues(&self) -> &[InputIssue] {
+        &self.issues
+    }
+
+    /// The message without the wrapping tags.
+    pub fn message(&self) -> String {
+        if self.issues.is_empty() {
+            return self.raw.clone().unwrap_or_else(|| format!("{} received an invalid input", self.tool));
+        }
+        let noun = if self.issues.len() == 1 { "issue" } else { "issues" };
+        let lines: Vec<String> = self.issues.iter().map(ToString::to_string).collect();
+        format!("{} failed due to the following {noun}:\n{}", self.tool, lines.join("\n"))
+    }
+
+    /// `<tool_use_error>InputValidationError: ...</tool_use_error>`.
+    pub fn to_model_text(&self) -> String {
+        tool_use_error(format_args!("InputValidationError: {}", self.message()))
+    }
+}
+
+/// The JSON type name of a value as the error text spells it.
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Repairs and checks `input` against a normalised `schema`; see the [module docs](self).
+/// `deny_unknown_fields` rejects top-level keys the schema does not list even when the schema
+/// itself allows them. Returns the repaired input.
+pub fn check_input(tool: &str, schema: &Value, input: Value, deny_unknown_fields: bool) -> Result<Value, InputError> {
+    let Value::Object(_) = &input else { return Err(InputError::not_an_object(tool, &input)) };
+    let mut input = input;
+    let mut issues = Vec::new();
+    walk(schema, &mut input, "", deny_unknown_fields, &mut issues);
+    if issues.is_empty() { Ok(input) } else { Err(InputError::from_issues(tool, issues)) }
+}
+
+fn schema_types(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn type_matches(ty: &str, value: &Value) -> bool {
+    match ty {
+        "string" => value.is_string(),
+        "number" => value.is_number(),
+        "integer" => value.as_i64().is_some() || value.as_u64().is_some() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+fn join_path(base: &str, key: &str) -> String {
+    if base.is_empty() { key.to_owned() } else { format!("{base}.{key}") }
+}
+
+fn walk(schema: &Value, value: &mut Value, path: &str, deny_unknown: bool, issues: &mut Vec<InputIssue>) {
+    let types = schema_types(schema);
+    // Streaming artefact: an array or object sent as a JSON-encoded string.
+    if let Value::String(s) = value {
+        let wants_container = types.iter().any(|t| *t == "array" || *t == "object");
+        if wants_container && !types.contains(&"string") {
+            if let Ok(decoded) = serde_json::from_str::<Value>(s.trim()) {
+                if types.iter().any(|t| type_matches(t, &decoded)) {
+                    *value = decoded;
+                }
+            }
+        }
+    }
+    if !types.is_empty() && !types.iter().any(|t| type_matches(t, value)) {
+        let expected = types.iter().map(|t| if *t == "integer" { "number" } else { t }).collect::<Vec<_>>().join(" | ");
+        issues.push(InputIssue::WrongType { path: path.to_owned(), expected, received: json_type(value) });
+        return;
+    }
+    match value {
+        Value::Object(map) => walk_object(schema, map, path, deny_unknown, issues),
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk(item_schema, item, &format!("{path}[{i}]"), false, issues);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn walk_object(schema: &Value, map: &mut Map<String, Value>, path: &str, deny_unknown: bool, issues: &mut Vec<InputIssue>) {
+    let empty = Map::new();
+    let props = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
+    let required: Vec<&str> =
+        schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    // A null for an optional field means "absent".
+    map.retain(|k, v| !(v.is_null() && !required.contains(&k.as_str()) && !allows_null(props.get(k))));
+    for name in &required {
+        if !map.contains_key(*name) {
+            issues.push(InputIssue::Missing { path: join_path(path, name) });
+        }
+    }
+    let closed = deny_unknown || schema.get("additionalProperties") == Some(&Value::Bool(false));
+    let mut keys: Vec<String> = map.keys().cloned().collect();
+    keys.sort();
+    for key in keys {
+        let child_path = join_path(path, &key);
+        match props.get(&key) {
+            Some(prop_schema) => {
+                if let Some(v) = map.get_mut(&key) {
+                    walk(prop_schema, v, &child_path, false, issues);
+                }
+            }
+            None if closed => issues.push(InputIssue::Unexpected { path: child_path }),
+            None => {}
+        }
+    }
+}
+
+fn allows_null(schema: Option<&Value>) -> bool {
+    schema.is_some_and(|s| schema_types(s).contains(&"null"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string"},
+                "limit": {"type": "integer"},
+                "edits": {"type": "array", "items": {"type": "object", "properties": {"old": {"type": "string"}}, "required": ["old"]}},
+                "opts": {"type": "object", "properties": {"deep": {"type": "boolean"}}}
+            },
+            "required": ["file_path"]
+        })
+    }
+
+    #[test]
+    fn every_issue_class_in_order() {
+        let err = check_input("Edit", &schema(), json!({"limit": "x", "extra": 1, "edits": [{"old": 3}, {}]}), true).unwrap_err();
+        assert_eq!(
+            err.to_model_text(),
+            "<tool_use_error>InputValidationError: Edit failed due to the following issues:\n\
+             The required parameter `file_path` is missing\n\
+             The required parameter `edits[1].old` is missing\n\
+             An unexpected parameter `extra` was provided\n\
+             The parameter `edits[0].old` type is expected as `string` but provided as `number`\n\
+             The parameter `limit` type is expected as `number` but provided as `string`</tool_use_error>"
+        );
+    }
+
+    #[test]
+    fn single_issue_uses_singular() {
+        let err = check_input("Read", &schema(), json!({}), true).unwrap_err();
+        assert_eq!(err.message(), "Read failed due to the following issue:\nThe required parameter `file_path` is missing");
+    }
+
+    #[test]
+    fn json_encoded_strings_are_decoded() {
+        let out = check_input(
+            "Edit",
+            &schema(),
+            json!({"file_path": "/a", "edits": "[{\"old\": \"x\"}]", "opts": " {\"deep\": true} "}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(out, json!({"file_path": "/a", "edits": [{"old": "x"}], "opts": {"deep": true}}));
+        // A string that is not JSON stays a type error.
+        let err = check_input("Edit", &schema(), json!({"file_path": "/a", "edits": "[oops"}), true).unwrap_err();
+        assert_eq!(err.issues().len(), 1);
+    }
+
+    #[test]
+    fn nulls_for_optional_fields_are_dropped_and_unknowns_allowed_when_open() {
+        let out = check_input("T", &schema(), json!({"file_path": "/a", "limit": null, "other": 1}), false).unwrap();
+        assert_eq!(out, json!({"file_path": "/a", "other": 1}));
+        let err = check_input("T", &schema(), json!({"file_path": null}), false).unwrap_err();
+        assert_eq!(
+            err.issues(),
+            &[InputIssue::WrongType { path: "file_path".into(), expected: "string".into(), received: "null" }]
+        );
+    }
+
+    #[test]
+    fn non_object_input() {
+        let err = check_input("T", &schema(), json!([1]), true).unwrap_err();
+        assert_eq!(err.to_model_text(), "<tool_use_error>InputValidationError: T expects a JSON object as input, but received array</tool_use_error>");
+    }
+
+    #[test]
+    fn integers_accept_whole_floats_only() {
+        check_input("T", &schema(), json!({"file_path": "/a", "limit": 3.0}), true).unwrap();
+        assert!(check_input("T", &schema(), json!({"file_path": "/a", "limit": 3.5}), true).is_err());
+    }
+}

@@ -1,0 +1,123 @@
+//! The Tool contract of Toolwright.
+//!
+//! `tool-core` defines what a tool *is*, for every other crate of the workspace: the dyn-safe
+//! [`Tool`] trait and its typed layer [`TypedTool`], the input schema step with Claude Code's
+//! model-facing error texts, the result and content model, the [`ToolUseContext`] a call runs
+//! in, the [`FileStateCache`] that guards edits, and the permission vocabulary that tools,
+//! hooks and the permission engine share.
+//!
+//! It is **not** where tools run, are permitted or are hooked: it knows nothing of processes,
+//! MCP, settings files, hooks or the executor. It spawns no tasks. Everything else in the
+//! workspace depends on it; it depends on no crate of ours.
+//!
+//! # Writing a tool
+//!
+//! ```
+//! use std::borrow::Cow;
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use tool_core::{
+//!     MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, TypedTool,
+//! };
+//!
+//! /// Input of the `Shout` tool.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ShoutInput {
+//!     /// The text to shout.
+//!     text: String,
+//!     /// How many exclamation marks (default 1).
+//!     #[serde(default)]
+//!     marks: Option<u8>,
+//! }
+//!
+//! struct Shout;
+//!
+//! #[async_trait::async_trait]
+//! impl TypedTool for Shout {
+//!     type Input = ShoutInput;
+//!     type Output = String;
+//!     const NAME: &'static str = "Shout";
+//!
+//!     fn description(&self) -> Cow<'_, str> {
+//!         "Upper-cases a text".into()
+//!     }
+//!     fn max_result_size(&self) -> MaxResultSize {
+//!         MaxResultSize::Chars(10_000)
+//!     }
+//!     fn is_concurrency_safe(&self, _: &ShoutInput) -> bool {
+//!         true
+//!     }
+//!     async fn call(
+//!         &self,
+//!         input: ShoutInput,
+//!         _ctx: ToolUseContext,
+//!         _progress: ProgressSender,
+//!     ) -> Result<ToolResult<String>, ToolError> {
+//!         let marks = "!".repeat(usize::from(input.marks.unwrap_or(1)));
+//!         Ok(ToolResult::new(format!("{}{marks}", input.text.to_uppercase())))
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tool: std::sync::Arc<dyn Tool> = std::sync::Arc::new(Shout);
+//! // The schema the model sees, generated from the doc-commented struct.
+//! assert_eq!(tool.input_schema()["properties"]["text"]["description"], "The text to shout.");
+//! // The schema step: a bad input gets the text models act on.
+//! let err = tool.parse_input(serde_json::json!({"txt": "hi"})).unwrap_err();
+//! assert!(err.to_model_text().contains("The required parameter `text` is missing"));
+//! // A good input runs.
+//! let input = tool.parse_input(serde_json::json!({"text": "hi", "marks": 2}))?;
+//! let result = tool.call(input, ToolUseContext::new("/tmp"), ProgressSender::none()).await?;
+//! assert_eq!(result.data.content, tool_core::ToolResultContent::Text("HI!!".into()));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Crate features
+//!
+//! None: the contract is the same for every build.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod content;
+mod context;
+mod error;
+mod file_state;
+mod input;
+mod permission;
+mod result;
+mod schema;
+mod tool;
+mod typed;
+
+pub use content::{ContentBlock, ImageSource, ToolResultBlock, ToolResultContent, empty_result_notice};
+pub use context::{
+    AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification, NotificationSink,
+    RefreshTools, ToolOptions, ToolUseContext,
+};
+pub use error::{
+    CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError, tool_use_error,
+    truncate_middle,
+};
+pub use file_state::{
+    ContentHash, ContentHasher, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache, MODIFIED_MESSAGE,
+    NOT_READ_MESSAGE, StaleFile, expand_path, mtime_ms, normalize_lexically, now_ms,
+};
+pub use input::{InputError, InputIssue, check_input, json_type};
+pub use permission::{
+    DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource, RuleValue, SourcedRule,
+    ToolPermissionContext, UpdateDestination,
+};
+pub use result::{Attachment, ContextModifier, McpMeta, Message, ToolOutput, ToolResult};
+pub use schema::normalize_schema;
+pub use tool::{
+    FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo, PermissionSubject, ProgressSender, SearchOrRead, Tool,
+    ToolProgress, find_tool,
+};
+pub use typed::{TypedTool, schema_for};
+
+/// Re-exported so tool authors use the same versions as the contract.
+pub use async_trait::async_trait;
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,259 @@
+//! JSON Schema normalisation for model APIs, in one place.
+//!
+//! Model APIs want a self-contained draft 2020-12 object schema. Schemas arrive from
+//! `schemars` (typed tools) and from MCP servers (any draft, `$ref`s, `definitions`). Both go
+//! through [`normalize_schema`]:
+//!
+//! - `$ref`s into `$defs`/`definitions` are inlined (a recursive reference becomes `{}`, "any
+//!   value", after one expansion), and the definition tables removed;
+//! - draft-07 spellings become draft 2020-12 (`items: [..]` -> `prefixItems`,
+//!   boolean `exclusiveMinimum`/`exclusiveMaximum`, `dependencies`);
+//! - `$schema`, `$id` and the root `title` are dropped, as are `format` values that are not
+//!   JSON Schema formats (schemars' `uint`, `int64`, `double`, ...);
+//! - the top level is `type: object` with a `properties` map.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+const MAX_DEPTH: usize = 64;
+
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
+    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+];
+
+/// Normalises `schema` for a model API. See the [module docs](self).
+pub fn normalize_schema(schema: Value) -> Value {
+    let mut root = match schema {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let defs = collect_defs(&root);
+    for key in ["$defs", "definitions", "$schema", "$id", "title"] {
+        root.remove(key);
+    }
+    let mut expanding = HashSet::new();
+    let mut value = rewrite(Value::Object(root), &defs, &mut expanding, 0);
+    if let Value::Object(map) = &mut value {
+        map.insert("type".into(), Value::String("object".into()));
+        map.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+    }
+    value
+}
+
+fn collect_defs(root: &Map<String, Value>) -> Map<String, Value> {
+    let mut defs = Map::new();
+    for (prefix, key) in [("#/$defs/", "$defs"), ("#/definitions/", "definitions")] {
+        if let Some(Value::Object(table)) = root.get(key) {
+            for (name, def) in table {
+                defs.insert(format!("{prefix}{name}"), def.clone());
+            }
+        }
+    }
+    defs
+}
+
+fn rewrite(value: Value, defs: &Map<String, Value>, expanding: &mut HashSet<String>, depth: usize) -> Value {
+    if depth > MAX_DEPTH {
+        return Value::Object(Map::new());
+    }
+    match value {
+        Value::Object(mut map) => {
+            if let Some(Value::String(reference)) = map.remove("$ref") {
+                let resolved = match defs.get(&reference) {
+                    Some(def) if !expanding.contains(&reference) => {
+                        expanding.insert(reference.clone());
+                        let out = rewrite(def.clone(), defs, expanding, depth + 1);
+                        expanding.remove(&reference);
+                        out
+                    }
+                    // Recursive or dangling reference: any value.
+                    _ => Value::Object(Map::new()),
+                };
+                // Sibling keywords of `$ref` (a description, say) are kept on top.
+                let mut merged = match resolved {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                };
+                for (k, v) in map {
+                    merged.insert(k.clone(), rewrite(v, defs, expanding, depth + 1));
+                }
+                return Value::Object(merged);
+            }
+            upgrade_draft07(&mut map);
+            if let Some(Value::String(format)) = map.get("format") {
+                if !STANDARD_FORMATS.contains(&format.as_str()) {
+                    map.remove("format");
+                }
+            }
+            let map = map
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match k.as_str() {
+                        // Maps whose values are schemas, and schema-valued keywords.
+                        "properties" | "patternProperties" | "dependentSchemas" => match v {
+                            Value::Object(props) => Value::Object(
+                                props.into_iter().map(|(pk, pv)| (pk, rewrite(pv, defs, expanding, depth + 1))).collect(),
+                            ),
+                            other => other,
+                        },
+                        "enum" | "const" | "default" | "examples" | "required" | "dependentRequired" => v,
+                        _ => rewrite(v, defs, expanding, depth + 1),
+                    };
+                    (k, v)
+                })
+                .collect();
+            Value::Object(map)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(|v| rewrite(v, defs, expanding, depth + 1)).collect()),
+        other => other,
+    }
+}
+
+fn upgrade_draft07(map: &mut Map<String, Value>) {
+    if matches!(map.get("items"), Some(Value::Array(_))) {
+        if let Some(items) = map.remove("items") {
+            map.insert("prefixItems".into(), items);
+        }
+        if let Some(additional) = map.remove("additionalItems") {
+            map.insert("items".into(), additional);
+        }
+    }
+    for (exclusive, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+        if let Some(Value::Bool(flag)) = map.get(exclusive).cloned() {
+            map.remove(exclusive);
+            if flag {
+                if let Some(limit) = map.remove(bound) {
+                    map.insert(exclusive.into(), limit);
+                }
+            }
+        }
+    }
+    if let Some(Value::Object(deps)) = map.remove("dependencies") {
+        let mut required = Map::new();
+        let mut schemas = Map::new();
+        for (k, v) in deps {
+            if v.is_array() {
+                required.insert(k, v);
+            } else {
+                schemas.insert(k, v);
+            }
+        }
+        if !required.is_empty() {
+            map.insert("dependentRequired".into(), Value::Object(required));
+        }
+        if !schemas.is_empty() {
+            map.insert("dependentSchemas".into(), Value::Object(schemas));
+        }
+    }
+}
+
+/// Extra tidying for schemas generated from Rust input types: optional properties lose their
+/// `null` alternative (an absent field says the same, and Claude Code's schemas have none),
+/// and, when `deny_unknown_fields`, the top level gets `additionalProperties: false`.
+pub(crate) fn tidy_typed_schema(schema: &mut Value, deny_unknown_fields: bool) {
+    let Value::Object(root) = schema else { return };
+    let required: HashSet<String> = root
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = root.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if !required.contains(name) {
+                drop_null_alternative(prop);
+            }
+        }
+    }
+    if deny_unknown_fields {
+        root.insert("additionalProperties".into(), Value::Bool(false));
+    }
+}
+
+fn drop_null_alternative(prop: &mut Value) {
+    let Value::Object(map) = prop else { return };
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            map.insert("type".into(), only);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(alts)) = map.get_mut(key) {
+            alts.retain(|a| a.get("type").and_then(Value::as_str) != Some("null"));
+            if alts.len() == 1 {
+                let only = alts.remove(0);
+                map.remove(key);
+                if let Value::Object(inner) = only {
+                    for (k, v) in inner {
+                        map.entry(k).or_insert(v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inlines_refs_and_drops_definitions() {
+        let schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "title": "Input",
+            "type": "object",
+            "properties": {"point": {"$ref": "#/definitions/Point", "description": "where"}},
+            "definitions": {"Point": {"type": "object", "properties": {"x": {"type": "integer", "format": "int64"}}}}
+        });
+        assert_eq!(
+            normalize_schema(schema),
+            json!({
+                "type": "object",
+                "properties": {"point": {"type": "object", "description": "where", "properties": {"x": {"type": "integer"}}}}
+            })
+        );
+    }
+
+    #[test]
+    fn recursive_refs_terminate() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"node": {"$ref": "#/$defs/Node"}},
+            "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
+        });
+        let out = normalize_schema(schema);
+        assert_eq!(out["properties"]["node"]["properties"]["next"], json!({}));
+        assert!(!out.to_string().contains("$ref"));
+    }
+
+    #[test]
+    fn upgrades_draft07_keywords_and_forces_object() {
+        let schema = json!({
+            "properties": {
+                "t": {"type": "array", "items": [{"type": "string"}], "additionalItems": false},
+                "n": {"type": "number", "minimum": 0, "exclusiveMinimum": true},
+                "m": {"type": "number", "maximum": 9, "exclusiveMaximum": false}
+            },
+            "dependencies": {"a": ["b"], "c": {"required": ["d"]}}
+        });
+        let out = normalize_schema(schema);
+        assert_eq!(out["type"], "object");
+        assert_eq!(out["properties"]["t"], json!({"type": "array", "prefixItems": [{"type": "string"}], "items": false}));
+        assert_eq!(out["properties"]["n"], json!({"type": "number", "exclusiveMinimum": 0}));
+        assert_eq!(out["properties"]["m"], json!({"type": "number", "maximum": 9}));
+        assert_eq!(out["dependentRequired"], json!({"a": ["b"]}));
+        assert_eq!(out["dependentSchemas"], json!({"c": {"required": ["d"]}}));
+        assert_eq!(normalize_schema(json!("junk")), json!({"type": "object", "properties": {}}));
+    }
+
+    #[test]
+    fn enum_values_are_not_rewritten() {
+        let schema = json!({"type": "object", "properties": {"e": {"enum": [{"$ref": "x"}]}}});
+        assert_eq!(normalize_schema(schema.clone())["properties"]["e"], schema["properties"]["e"]);
+    }
+}

@@ -1,0 +1,288 @@
+//! The dyn-safe [`Tool`] trait: the one seam every executor, hook and permission check works
+//! through.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::context::ToolUseContext;
+use crate::error::{ToolError, ValidationError};
+use crate::input::InputError;
+use crate::permission::PermissionResult;
+use crate::result::ToolResult;
+
+/// What happens to a running call when the user interrupts the turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum InterruptBehavior {
+    /// The call is cancelled.
+    Cancel,
+    /// The call is allowed to finish; the interrupt waits for it (the safe default).
+    #[default]
+    Block,
+}
+
+/// Above how many characters a result is written to disk and replaced by a preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MaxResultSize {
+    /// Results longer than this many characters are persisted (the executor also caps this at
+    /// its global limit, 50,000 by default).
+    Chars(usize),
+    /// Never persisted (Read: persisting would make the model read the file it just read).
+    Unbounded,
+}
+
+/// What a call does in search/read terms, for collapsing its display (Claude Code's
+/// `isSearchOrReadCommand`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct SearchOrRead {
+    /// Searches (grep, find).
+    pub is_search: bool,
+    /// Reads (cat, Read).
+    pub is_read: bool,
+    /// Lists (ls).
+    pub is_list: bool,
+}
+
+/// How a file is accessed, for path permission rules (`Read(...)` vs `Edit(...)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileAccess {
+    /// Read rules apply.
+    Read,
+    /// Edit rules apply.
+    Write,
+}
+
+/// What a call's permission rules are matched against: the content of `Tool(content)` rules
+/// and of hook `if` conditions. Tools describe their input this way so that the permission
+/// layer never needs to know a concrete tool.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PermissionSubject {
+    /// A shell command (Bash, PowerShell): matched by command rules.
+    Command(String),
+    /// A file path (absolute, resolved): matched by path rules.
+    Path {
+        /// The path.
+        path: PathBuf,
+        /// Read or write.
+        access: FileAccess,
+    },
+    /// A URL: matched by `domain:` rules.
+    Url(String),
+    /// A name (a skill, an agent type): matched literally or by prefix.
+    Name(String),
+}
+
+/// Identity of a tool that comes from an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct McpToolInfo {
+    /// The server's configured name.
+    pub server_name: String,
+    /// The tool's name on that server.
+    pub tool_name: String,
+}
+
+/// One progress report from a running call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolProgress {
+    /// The call that reports.
+    pub tool_use_id: String,
+    /// Tool-specific progress data (lines of output, percentages, ...).
+    pub data: Value,
+}
+
+/// Where a running call sends progress. Cheap to clone; a no-op when nobody listens.
+#[derive(Clone, Default)]
+pub struct ProgressSender {
+    tool_use_id: String,
+    sink: Option<Arc<dyn Fn(ToolProgress) + Send + Sync>>,
+}
+
+impl fmt::Debug for ProgressSender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressSender")
+            .field("tool_use_id", &self.tool_use_id)
+            .field("listening", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl ProgressSender {
+    /// A sender for `tool_use_id` that hands each report to `sink`.
+    pub fn new(tool_use_id: impl Into<String>, sink: Arc<dyn Fn(ToolProgress) + Send + Sync>) -> Self {
+        Self { tool_use_id: tool_use_id.into(), sink: Some(sink) }
+    }
+
+    /// A sender that drops everything.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Reports `data`.
+    pub fn send(&self, data: Value) {
+        if let Some(sink) = &self.sink {
+            sink(ToolProgress { tool_use_id: self.tool_use_id.clone(), data });
+        }
+    }
+}
+
+/// A tool the model can call. Dyn-safe; held as `Arc<dyn Tool>`.
+///
+/// Most tools implement [`TypedTool`](crate::TypedTool) instead and get this trait from its
+/// blanket implementation. Implement `Tool` directly only when the input has no Rust type
+/// (MCP tools, whose schema arrives at run time).
+///
+/// Every input-taking method receives the input *after* [`parse_input`](Tool::parse_input).
+/// Defaults are fail-closed: not concurrency-safe, not read-only, interrupt = block, and a
+/// permission check with no opinion (the rules and the mode decide; nothing is allowed by
+/// default).
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    // ----- identity -----
+
+    /// The exact name the model calls (`Read`, `mcp__github__create_issue`).
+    fn name(&self) -> &str;
+
+    /// Other names the tool answers to (legacy names such as `Task` for `Agent`).
+    fn aliases(&self) -> &[&str] {
+        &[]
+    }
+
+    /// Whether the tool comes from an MCP server.
+    fn is_mcp(&self) -> bool {
+        self.mcp_info().is_some()
+    }
+
+    /// The server and remote name of an MCP tool.
+    fn mcp_info(&self) -> Option<McpToolInfo> {
+        None
+    }
+
+    // ----- schema and text -----
+
+    /// The input JSON Schema sent to the model API: normalised (see
+    /// [`normalize_schema`](crate::normalize_schema)), top-level `type: object`, no `$ref`.
+    fn input_schema(&self) -> Value;
+
+    /// A one-line description for people (logs, `toolwright tools`).
+    fn description(&self) -> Cow<'_, str>;
+
+    /// The description the model reads. Defaults to [`description`](Tool::description).
+    fn prompt(&self) -> Cow<'_, str> {
+        self.description()
+    }
+
+    /// A short capability phrase that helps ToolSearch find a deferred tool.
+    fn search_hint(&self) -> Option<&str> {
+        None
+    }
+
+    /// The name shown to people for this call (defaults to the tool name).
+    fn user_facing_name(&self, _input: &Value) -> String {
+        self.name().to_owned()
+    }
+
+    // ----- lifecycle -----
+
+    /// Whether the tool is offered at all.
+    fn is_enabled(&self) -> bool {
+        true
+    }
+
+    /// Whether the schema is withheld until ToolSearch loads it.
+    fn should_defer(&self) -> bool {
+        false
+    }
+
+    /// Whether the tool is never deferred, whatever else says so.
+    fn always_load(&self) -> bool {
+        false
+    }
+
+    /// Above how many characters a result is persisted to disk. Required: a tool must think
+    /// about how large its output can get.
+    fn max_result_size(&self) -> MaxResultSize;
+
+    /// What a user interrupt does to a running call.
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        InterruptBehavior::Block
+    }
+
+    /// Whether the tool always needs a person (questions, plan approval): never auto-allowed.
+    fn requires_user_interaction(&self) -> bool {
+        false
+    }
+
+    // ----- safety flags (fail-closed defaults) -----
+
+    /// Whether this call may run at the same time as other concurrency-safe calls.
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// Whether this call changes nothing.
+    fn is_read_only(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// Whether this call destroys data (deletes, overwrites).
+    fn is_destructive(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// Whether this call reaches outside the machine.
+    fn is_open_world(&self, _input: &Value) -> bool {
+        false
+    }
+
+    /// What this call does in search/read terms.
+    fn is_search_or_read(&self, _input: &Value) -> SearchOrRead {
+        SearchOrRead::default()
+    }
+
+    /// What permission rules about this call are matched against.
+    fn permission_subject(&self, _input: &Value) -> Option<PermissionSubject> {
+        None
+    }
+
+    // ----- the call -----
+
+    /// The schema step: checks the model's raw input and returns the input every later step
+    /// sees (JSON-string fields decoded, nulls for optional fields dropped). The default
+    /// accepts any JSON object, as MCP tools do (their server validates).
+    fn parse_input(&self, input: Value) -> Result<Value, InputError> {
+        match input {
+            Value::Object(_) => Ok(input),
+            other => Err(InputError::not_an_object(self.name(), &other)),
+        }
+    }
+
+    /// Tool-specific checks after parsing, before hooks and permissions.
+    async fn validate_input(&self, _input: &Value, _ctx: &ToolUseContext) -> Result<(), ValidationError> {
+        Ok(())
+    }
+
+    /// The tool's own permission check (runs after the deny and ask rules).
+    async fn check_permissions(&self, _input: &Value, _ctx: &ToolUseContext) -> PermissionResult {
+        PermissionResult::passthrough()
+    }
+
+    /// Runs the call. `ctx.cancellation()` fires when the call is cancelled; a tool that
+    /// starts processes must stop them then.
+    async fn call(&self, input: Value, ctx: ToolUseContext, progress: ProgressSender) -> Result<ToolResult, ToolError>;
+}
+
+impl fmt::Debug for dyn Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name()).finish_non_exhaustive()
+    }
+}
+
+/// Finds a tool by name or alias.
+pub fn find_tool<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> Option<&'a Arc<dyn Tool>> {
+    tools.iter().find(|t| t.name() == name).or_else(|| tools.iter().find(|t| t.aliases().contains(&name)))
+}

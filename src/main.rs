@@ -1,0 +1,5 @@
+//! The `toolwright` binary.
+
+fn main() {
+    println!("toolwright {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,99 @@
+//! Toolwright's development tasks, run as `cargo xtask <task>`.
+//!
+//! - `ci`: everything CI checks, in order: formatting, clippy with `-D warnings`, the crate
+//!   layering, the docs' paths, and the test suite (the README's test command).
+//! - `check-layers [--manifest-path PATH]`: fails when a workspace crate depends on another
+//!   against the direction of `docs/architecture.md`.
+//! - `check-docs`: fails when `docs/architecture.md` names a path that does not exist.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+mod docs;
+mod layers;
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("check-layers") => check_layers(&args[1..]),
+        Some("check-docs") => docs::check(&workspace_root()),
+        Some("help" | "--help" | "-h") | None => {
+            print_help();
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown task `{other}`; run `cargo xtask help`").into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn print_help() {
+    println!(
+        "cargo xtask <task>\n\n\
+         tasks:\n  \
+         ci                               fmt check, clippy -D warnings, check-layers, check-docs, tests\n  \
+         check-layers [--manifest-path P] check the crate dependency direction\n  \
+         check-docs                       check that docs/architecture.md names only existing paths"
+    );
+}
+
+fn workspace_root() -> PathBuf {
+    // xtask lives in <root>/xtask.
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn check_layers(args: &[String]) -> Result {
+    let manifest = match args {
+        [] => workspace_root().join("Cargo.toml"),
+        [flag, path] if flag == "--manifest-path" => PathBuf::from(path),
+        _ => return Err("usage: cargo xtask check-layers [--manifest-path PATH]".into()),
+    };
+    let graph = layers::Graph::from_cargo_metadata(&manifest)?;
+    let violations = layers::check(&graph);
+    if violations.is_empty() {
+        println!("check-layers: {} workspace crates, dependencies point one way", graph.crates.len());
+        Ok(())
+    } else {
+        for v in &violations {
+            eprintln!("check-layers: {v}");
+        }
+        Err(format!("{} layering violation(s)", violations.len()).into())
+    }
+}
+
+fn run(step: &str, cmd: &mut Command) -> Result {
+    println!("==> {step}");
+    let status = cmd.current_dir(workspace_root()).status().map_err(|e| format!("{step}: could not start: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{step} failed ({status})").into()) }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// The test command README.md gives; CI runs exactly this.
+pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets"];
+
+fn ci() -> Result {
+    run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]))?;
+    run(
+        "cargo clippy -D warnings",
+        cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+    )?;
+    println!("==> check-layers");
+    check_layers(&[])?;
+    println!("==> check-docs");
+    docs::check(&workspace_root())?;
+    run(&format!("cargo {}", TEST_COMMAND.join(" ")), cargo().args(TEST_COMMAND))?;
+    run("cargo test --doc", cargo().args(["test", "--workspace", "--doc"]))?;
+    println!("==> ci: all green");
+    Ok(())
+}

@@ -1,6 +1,65 @@
 //! Toolwright's per-call pipeline and streaming executor.
 //!
-//! `run_tool_use` takes one tool_use through validation, hooks, permission, the call and
-//! result handling; the streaming executor schedules many of them while a model response is
-//! still streaming. It is the only crate that spawns tasks for tool calls.
+//! - [`Pipeline::run_tool_use`] takes one tool_use through Claude Code's order: lookup,
+//!   schema, `validate_input`, PreToolUse hooks, permission (with the user asked through a
+//!   [`Prompter`]), the call, the empty-result rule, persistence of large results, the
+//!   context modifier, PostToolUse hooks, telemetry. Every path yields exactly one
+//!   tool_result.
+//! - [`StreamingToolExecutor`] schedules calls while the model's response streams: safe
+//!   calls in parallel, unsafe calls alone, results in arrival order, sibling cancellation
+//!   and interrupts (see [`executor`]). [`run_tools`] is the same for a complete list.
+//! - [`AnthropicStream`] turns the Messages API's streaming events into tool_use blocks.
+//!
+//! The pipeline reaches permissions and hooks only through the [`Permissions`],
+//! [`Prompter`] and [`Hooks`] traits. It is the only crate that spawns tasks for tool calls.
+//! It never names a concrete tool (apart from the sibling policy's "Bash") and never parses
+//! settings.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use futures::StreamExt;
+//! use tool_exec::{ExecutorConfig, ExecutorEvent, Pipeline, StreamingToolExecutor, ToolUse};
+//! use tool_core::ToolUseContext;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let ctx = ToolUseContext::new("/tmp"); // with .with_tools(...) in a real host
+//! let mut executor = StreamingToolExecutor::new(Arc::new(Pipeline::allow_all()), ctx, ExecutorConfig::default());
+//! executor.add_tool(ToolUse::new("toolu_1", "NoSuchTool", serde_json::json!({})));
+//! executor.finish();
+//! while let Some(event) = executor.next().await {
+//!     if let ExecutorEvent::Result(r) = event {
+//!         assert!(r.outcome.result.is_error);
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! # Crate features
+//!
+//! None yet.
+
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+pub mod executor;
+mod persist;
+mod pipeline;
+mod seams;
+mod stream;
+
+pub use executor::{
+    DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, SiblingPolicy, StreamingToolExecutor, ToolCallResult, run_tools,
+};
+pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
+pub use pipeline::{
+    CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, REJECT_MESSAGE,
+    REJECT_MESSAGE_WITH_FEEDBACK_PREFIX, ToolUse,
+};
+pub use seams::{
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions, PostToolUseOutcome,
+    PreToolUseOutcome, PromptAnswer, Prompter,
+};
+pub use stream::{AnthropicStream, StreamError, StreamEvent};

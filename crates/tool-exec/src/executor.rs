@@ -1,0 +1,521 @@
+//! The streaming executor: tool calls start while the model's response is still streaming.
+//!
+//! ```text
+//! stream:  [Glob]──[Grep]──[Read a]──[Read b]────[Edit]───────[Bash]──|end
+//! run:      Glob ████                                                     (safe, starts at once)
+//!                 Grep ██████                                             (safe: joins Glob)
+//!                        Read a ███   Read b ██                           (safe)
+//!                                              Edit ███                   (unsafe: waits for all
+//!                                                                          earlier, runs alone)
+//!                                                      Bash ████████     (unsafe: waits for Edit)
+//! results:  Glob, Grep, Read a, Read b, Edit, Bash    (always in arrival order)
+//! ```
+//!
+//! Rules (design invariants 1-3, 5):
+//! - a block starts when nothing runs, or when it and everything running are
+//!   concurrency-safe, and fewer than the cap (default 10) are running; the queue is FIFO
+//!   and an unsafe block is a barrier for everything after it;
+//! - progress is forwarded the moment it arrives; results are handed out strictly in arrival
+//!   order, exactly one per tool_use id, whatever fails, panics or is cancelled;
+//! - context modifiers of unsafe tools apply when they finish, before the next tool starts;
+//!   those of concurrency-safe tools are dropped with a warning;
+//! - a Bash call that fails to run successfully cancels its running and queued siblings
+//!   (the [`SiblingPolicy`]); [`interrupt`](StreamingToolExecutor::interrupt) cancels tools
+//!   whose interrupt behaviour is `Cancel` and lets `Block` tools finish;
+//!   [`discard`](StreamingToolExecutor::discard) cancels everything and yields nothing more.
+//!
+//! A background task owns the queue and wakes only on events (a new block, a finished call, a
+//! command); there is no polling.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::stream::FuturesUnordered;
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinError;
+use tokio_util::sync::CancellationToken;
+use tool_core::{InterruptBehavior, ProgressSender, ToolProgress, ToolUseContext, find_tool, tool_use_error};
+
+use crate::pipeline::{CallOutcome, Ending, Pipeline, REJECT_MESSAGE, ToolUse};
+
+/// The default number of calls that may run at once.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
+
+/// Which failures cancel the other calls of the turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SiblingPolicy {
+    /// A Bash call that ran and failed (non-zero exit outside the exemptions, timeout, spawn
+    /// failure) cancels its siblings; refusals by validation or permission do not.
+    #[default]
+    BashFailure,
+    /// Nothing cancels siblings (Claude Code since 2.1.161).
+    Never,
+    /// Any error result cancels siblings (Claude Code 2.0.77, all tools).
+    AnyError,
+}
+
+/// Executor settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecutorConfig {
+    /// How many calls may run at once (at least 1).
+    pub max_concurrency: usize,
+    /// Which failures cancel siblings.
+    pub sibling_policy: SiblingPolicy,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        Self { max_concurrency: DEFAULT_MAX_CONCURRENCY, sibling_policy: SiblingPolicy::default() }
+    }
+}
+
+impl ExecutorConfig {
+    /// The defaults, with the cap from `TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY` or else
+    /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY` (a positive base-10 integer; anything else
+    /// means the default).
+    pub fn from_env() -> Self {
+        let cap = ["TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY", "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"]
+            .iter()
+            .find_map(|var| std::env::var(var).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0))
+            .unwrap_or(DEFAULT_MAX_CONCURRENCY);
+        Self { max_concurrency: cap, ..Self::default() }
+    }
+}
+
+/// The finished call of one tool_use, handed out in arrival order.
+#[derive(Debug)]
+pub struct ToolCallResult {
+    /// The block.
+    pub tool_use: ToolUse,
+    /// What the pipeline produced (the tool_result and messages).
+    pub outcome: CallOutcome,
+    /// The executor's context at the time of yielding (with modifiers applied so far).
+    pub context: ToolUseContext,
+}
+
+/// What the executor's stream yields.
+#[derive(Debug)]
+pub enum ExecutorEvent {
+    /// Progress from a running call, forwarded at once.
+    Progress(ToolProgress),
+    /// A finished call, in arrival order.
+    Result(ToolCallResult),
+}
+
+enum Command {
+    Add(ToolUse),
+    Finish,
+    Interrupt,
+    Discard,
+}
+
+enum Message {
+    Event(ExecutorEvent),
+    End(ToolUseContext),
+}
+
+/// Runs tool_use blocks as they arrive. See the [module docs](self).
+///
+/// Create it inside a tokio runtime; it spawns one driver task and one task per call.
+/// Dropping it before the end cancels every running call.
+#[derive(Debug)]
+pub struct StreamingToolExecutor {
+    commands: mpsc::UnboundedSender<Command>,
+    messages: mpsc::UnboundedReceiver<Message>,
+    turn: CancellationToken,
+    final_context: Option<ToolUseContext>,
+    discarded: bool,
+    ended: bool,
+}
+
+impl StreamingToolExecutor {
+    /// An executor running calls through `pipeline` in `ctx` (its tools, cwd, permission
+    /// state). Cancelling `ctx`'s token cancels everything, like a hard interrupt.
+    pub fn new(pipeline: Arc<Pipeline>, ctx: ToolUseContext, config: ExecutorConfig) -> Self {
+        let (commands, command_rx) = mpsc::unbounded_channel();
+        let (message_tx, messages) = mpsc::unbounded_channel();
+        let turn = ctx.cancellation().child_token();
+        let sibling = turn.child_token();
+        let driver = Driver {
+            pipeline,
+            ctx,
+            config: ExecutorConfig { max_concurrency: config.max_concurrency.max(1), ..config },
+            turn: turn.clone(),
+            sibling,
+            records: Vec::new(),
+            next_yield: 0,
+            running: 0,
+            running_unsafe: 0,
+            interrupted: None,
+            sibling_error: None,
+            discarded: false,
+            adding_done: false,
+            tasks: FuturesUnordered::new(),
+            out: message_tx,
+        };
+        tokio::spawn(driver.run(command_rx));
+        Self { commands, messages, turn, final_context: None, discarded: false, ended: false }
+    }
+
+    /// Adds a tool_use block (call it the moment the block closes in the stream).
+    pub fn add_tool(&self, tool_use: ToolUse) {
+        let _ = self.commands.send(Command::Add(tool_use));
+    }
+
+    /// Says no more blocks will come: the stream ends after the last result.
+    pub fn finish(&self) {
+        let _ = self.commands.send(Command::Finish);
+    }
+
+    /// A user interrupt: running calls whose interrupt behaviour is `Cancel` are cancelled
+    /// and answered with the rejection text; `Block` calls finish normally; calls not yet
+    /// started (and any added later) are answered with the rejection text.
+    pub fn interrupt(&self) {
+        let _ = self.commands.send(Command::Interrupt);
+    }
+
+    /// A streaming fallback: everything is cancelled and nothing more is yielded.
+    pub fn discard(&mut self) {
+        self.discarded = true;
+        let _ = self.commands.send(Command::Discard);
+    }
+
+    /// The context after the last call, with every modifier applied; `Some` once the stream
+    /// has ended.
+    pub fn final_context(&self) -> Option<&ToolUseContext> {
+        self.final_context.as_ref()
+    }
+}
+
+impl Drop for StreamingToolExecutor {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.turn.cancel();
+        }
+    }
+}
+
+impl Stream for StreamingToolExecutor {
+    type Item = ExecutorEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ExecutorEvent>> {
+        if self.discarded || self.ended {
+            return Poll::Ready(None);
+        }
+        match self.messages.poll_recv(cx) {
+            Poll::Ready(Some(Message::Event(event))) => Poll::Ready(Some(event)),
+            Poll::Ready(Some(Message::End(ctx))) => {
+                self.final_context = Some(ctx);
+                self.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Ready(None) => {
+                self.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Runs a complete list of blocks (non-streaming mode) and returns one result per block in
+/// order, plus the final context. Same scheduling as the streaming executor with every block
+/// known up front: runs of consecutive concurrency-safe calls run together (up to the cap),
+/// each unsafe call runs alone.
+pub async fn run_tools(
+    pipeline: Arc<Pipeline>,
+    ctx: ToolUseContext,
+    tool_uses: Vec<ToolUse>,
+    config: ExecutorConfig,
+) -> (Vec<ToolCallResult>, ToolUseContext) {
+    let fallback = ctx.clone();
+    let mut executor = StreamingToolExecutor::new(pipeline, ctx, config);
+    for tool_use in tool_uses {
+        executor.add_tool(tool_use);
+    }
+    executor.finish();
+    let mut results = Vec::new();
+    while let Some(event) = executor.next().await {
+        if let ExecutorEvent::Result(result) = event {
+            results.push(result);
+        }
+    }
+    let ctx = executor.final_context().cloned().unwrap_or(fallback);
+    (results, ctx)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    Queued,
+    Running,
+    Done,
+    Yielded,
+}
+
+struct Record {
+    tool_use: ToolUse,
+    safe: bool,
+    interrupt: InterruptBehavior,
+    state: State,
+    token: Option<CancellationToken>,
+    outcome: Option<CallOutcome>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Interrupted {
+    /// User interrupt: `Cancel` tools are cancelled, `Block` tools finish.
+    Soft,
+    /// Everything is cancelled (the user rejected a call, the host dropped the executor).
+    Hard,
+}
+
+type Task = Pin<Box<dyn Future<Output = (usize, Result<CallOutcome, JoinError>)> + Send>>;
+
+struct Driver {
+    pipeline: Arc<Pipeline>,
+    ctx: ToolUseContext,
+    config: ExecutorConfig,
+    turn: CancellationToken,
+    sibling: CancellationToken,
+    records: Vec<Record>,
+    next_yield: usize,
+    running: usize,
+    running_unsafe: usize,
+    interrupted: Option<Interrupted>,
+    sibling_error: Option<String>,
+    discarded: bool,
+    adding_done: bool,
+    tasks: FuturesUnordered<Task>,
+    out: mpsc::UnboundedSender<Message>,
+}
+
+fn sibling_text(desc: &str) -> String {
+    tool_use_error(format_args!("Cancelled: parallel tool call {desc} errored"))
+}
+
+impl Driver {
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        let mut commands_open = true;
+        loop {
+            if self.discarded && self.tasks.is_empty() {
+                break;
+            }
+            if self.adding_done && self.next_yield == self.records.len() && self.tasks.is_empty() {
+                let _ = self.out.send(Message::End(self.ctx.clone()));
+                break;
+            }
+            tokio::select! {
+                command = commands.recv(), if commands_open => match command {
+                    Some(Command::Add(tool_use)) => self.add(tool_use),
+                    Some(Command::Finish) => self.adding_done = true,
+                    Some(Command::Interrupt) => self.interrupt(Interrupted::Soft),
+                    Some(Command::Discard) => self.discard(),
+                    None => {
+                        // The handle is gone: nobody will read results; stop everything.
+                        commands_open = false;
+                        self.discard();
+                    }
+                },
+                Some((index, joined)) = self.tasks.next(), if !self.tasks.is_empty() => self.complete(index, joined),
+                else => {
+                    // No command source and no task: nothing can happen any more.
+                    if !self.adding_done {
+                        self.adding_done = true;
+                    }
+                    if self.tasks.is_empty() && self.next_yield == self.records.len() {
+                        let _ = self.out.send(Message::End(self.ctx.clone()));
+                        break;
+                    }
+                }
+            }
+            self.flush();
+        }
+    }
+
+    fn add(&mut self, tool_use: ToolUse) {
+        if self.discarded {
+            return;
+        }
+        let index = self.records.len();
+        let tool = find_tool(self.ctx.tools(), &tool_use.name).cloned();
+        let (safe, interrupt) = match &tool {
+            Some(tool) => {
+                let safe = tool.parse_input(tool_use.input.clone()).is_ok_and(|input| tool.is_concurrency_safe(&input));
+                (safe, tool.interrupt_behavior())
+            }
+            None => (true, InterruptBehavior::Cancel),
+        };
+        self.records.push(Record { tool_use, safe, interrupt, state: State::Queued, token: None, outcome: None });
+        if tool.is_none() {
+            // Unknown tools are answered at once and never wait in the queue.
+            let text = tool_use_error(format_args!("Error: No such tool available: {}", self.records[index].tool_use.name));
+            let outcome = CallOutcome::synthetic(&self.records[index].tool_use, text);
+            let mut outcome = outcome;
+            outcome.ending = Ending::UnknownTool;
+            self.finish_record(index, outcome);
+            return;
+        }
+        self.process_queue();
+    }
+
+    fn can_start(&self, record: &Record) -> bool {
+        self.running < self.config.max_concurrency && (self.running == 0 || (record.safe && self.running_unsafe == 0))
+    }
+
+    fn process_queue(&mut self) {
+        for index in self.next_yield..self.records.len() {
+            if self.records[index].state != State::Queued {
+                continue;
+            }
+            if let Some(text) = self.abort_text(index) {
+                let outcome = CallOutcome::synthetic(&self.records[index].tool_use, text);
+                self.finish_record(index, outcome);
+                continue;
+            }
+            if !self.can_start(&self.records[index]) {
+                break;
+            }
+            self.start(index);
+        }
+    }
+
+    /// The synthetic text for a call that must not run (or whose result must be replaced),
+    /// by Claude Code's priority: sibling error, then interrupt.
+    fn abort_text(&self, index: usize) -> Option<String> {
+        if let Some(desc) = &self.sibling_error {
+            return Some(sibling_text(desc));
+        }
+        match self.interrupted {
+            Some(Interrupted::Hard) => Some(REJECT_MESSAGE.to_owned()),
+            Some(Interrupted::Soft) if self.records[index].state == State::Queued => Some(REJECT_MESSAGE.to_owned()),
+            Some(Interrupted::Soft) if self.records[index].interrupt == InterruptBehavior::Cancel => Some(REJECT_MESSAGE.to_owned()),
+            _ => None,
+        }
+    }
+
+    fn start(&mut self, index: usize) {
+        let token = self.sibling.child_token();
+        let record = &mut self.records[index];
+        record.state = State::Running;
+        record.token = Some(token.clone());
+        self.running += 1;
+        if !record.safe {
+            self.running_unsafe += 1;
+        }
+        let tool_use = record.tool_use.clone();
+        let ctx = self.ctx.clone().with_cancellation(token);
+        let out = self.out.clone();
+        let progress = ProgressSender::new(
+            tool_use.id.clone(),
+            Arc::new(move |p: ToolProgress| {
+                let _ = out.send(Message::Event(ExecutorEvent::Progress(p)));
+            }),
+        );
+        let pipeline = Arc::clone(&self.pipeline);
+        let handle = tokio::spawn(async move { pipeline.run_tool_use(&tool_use, ctx, progress).await });
+        self.tasks.push(Box::pin(async move { (index, handle.await) }));
+    }
+
+    fn complete(&mut self, index: usize, joined: Result<CallOutcome, JoinError>) {
+        self.running -= 1;
+        if !self.records[index].safe {
+            self.running_unsafe -= 1;
+        }
+        let mut outcome = joined.unwrap_or_else(|e| {
+            // The pipeline catches panics in tools; this is a panic in the pipeline itself.
+            let tool_use = &self.records[index].tool_use;
+            let mut out = CallOutcome::synthetic(
+                tool_use,
+                tool_use_error(format_args!("Error calling tool ({}): {e}", tool_use.name)),
+            );
+            out.ending = Ending::Failed { class: "Panic".into() };
+            out
+        });
+        self.records[index].state = State::Done;
+        if let Some(text) = self.abort_text(index) {
+            // Cancelled by a sibling's failure or an interrupt: the synthetic text replaces
+            // whatever the call returned.
+            outcome.result = tool_core::ToolResultBlock::error(&outcome.result.tool_use_id, text);
+            outcome.context_modifier = None;
+        }
+        if let Some(modifier) = outcome.context_modifier.take() {
+            if self.records[index].safe {
+                tracing::warn!(tool = %self.records[index].tool_use.name, "context modifier from a concurrency-safe tool dropped");
+            } else {
+                let before = self.ctx.clone();
+                match std::panic::catch_unwind(AssertUnwindSafe(|| modifier.apply(before))) {
+                    Ok(ctx) => self.ctx = ctx,
+                    Err(_) => tracing::error!(tool = %self.records[index].tool_use.name, "context modifier panicked; context unchanged"),
+                }
+            }
+        }
+        let cancels_siblings = self.sibling_error.is_none()
+            && match self.config.sibling_policy {
+                SiblingPolicy::BashFailure => outcome.call_failed() && self.records[index].tool_use.name == "Bash",
+                SiblingPolicy::AnyError => outcome.result.is_error,
+                SiblingPolicy::Never => false,
+            };
+        let hard_stop = outcome.interrupt_turn || outcome.harness_error.is_some();
+        self.records[index].outcome = Some(outcome);
+        if cancels_siblings {
+            self.sibling_error = Some(self.records[index].tool_use.describe());
+            self.sibling.cancel();
+        }
+        if hard_stop {
+            self.interrupt(Interrupted::Hard);
+        }
+        self.process_queue();
+    }
+
+    fn finish_record(&mut self, index: usize, outcome: CallOutcome) {
+        let record = &mut self.records[index];
+        record.state = State::Done;
+        record.outcome = Some(outcome);
+    }
+
+    fn interrupt(&mut self, kind: Interrupted) {
+        if self.interrupted != Some(Interrupted::Hard) {
+            self.interrupted = Some(kind);
+        }
+        for index in self.next_yield..self.records.len() {
+            let record = &self.records[index];
+            match record.state {
+                State::Running if kind == Interrupted::Hard || record.interrupt == InterruptBehavior::Cancel => {
+                    if let Some(token) = &record.token {
+                        token.cancel();
+                    }
+                }
+                State::Queued => {
+                    let outcome = CallOutcome::synthetic(&record.tool_use, REJECT_MESSAGE);
+                    self.finish_record(index, outcome);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn discard(&mut self) {
+        self.discarded = true;
+        self.turn.cancel();
+    }
+
+    fn flush(&mut self) {
+        while let Some(record) = self.records.get_mut(self.next_yield) {
+            if record.state != State::Done {
+                break;
+            }
+            record.state = State::Yielded;
+            self.next_yield += 1;
+            let Some(outcome) = record.outcome.take() else { continue };
+            if self.discarded {
+                continue;
+            }
+            let result = ToolCallResult { tool_use: record.tool_use.clone(), outcome, context: self.ctx.clone() };
+            let _ = self.out.send(Message::Event(ExecutorEvent::Result(result)));
+        }
+    }
+}

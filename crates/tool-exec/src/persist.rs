@@ -1,0 +1,204 @@
+//! Large results go to disk; the model gets a preview and the path.
+//!
+//! Above the threshold (min(tool limit, 50,000 chars) by default) the full result is written
+//! to `<results dir>/<tool_use_id>.txt` (or `.json` for a list of text blocks), created
+//! exclusively (an existing file for the same id is reused, never overwritten), and the
+//! content is replaced by Claude Code's `<persisted-output>` block. Unlike Claude Code, the
+//! preview shows the tail as well as the head: a failing build prints its error last
+//! (decision 8). Images are never persisted. If the file cannot be written, the content is
+//! cut to head and tail in memory with a note, so a huge result never reaches the model whole.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use tool_core::{ContentBlock, ToolResultContent};
+
+/// How many characters of head (and of tail) the preview shows.
+pub const PREVIEW_CHARS: usize = 2000;
+
+/// Claude Code's file-size text: `N bytes` below 1 KiB, else KB/MB/GB with one decimal and a
+/// trailing `.0` dropped.
+pub fn format_size(size: usize) -> String {
+    const UNITS: [&str; 3] = ["KB", "MB", "GB"];
+    if size < 1024 {
+        return format!("{size} bytes");
+    }
+    #[expect(clippy::cast_precision_loss, reason = "a display figure with one decimal")]
+    let mut value = size as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let text = format!("{value:.1}");
+    format!("{}{}", text.strip_suffix(".0").unwrap_or(&text), UNITS[unit])
+}
+
+fn head_preview(text: &str, max: usize) -> (String, bool) {
+    let total = text.chars().count();
+    if total <= max {
+        return (text.to_owned(), false);
+    }
+    let head: String = text.chars().take(max).collect();
+    // Cut at the last newline when it is past the middle, so lines stay whole.
+    match head.rfind('\n') {
+        Some(pos) if head[..pos].chars().count() > max / 2 => (head[..pos].to_owned(), true),
+        _ => (head, true),
+    }
+}
+
+fn tail_preview(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    let tail: String = text.chars().skip(total.saturating_sub(max)).collect();
+    match tail.find('\n') {
+        Some(pos) if tail[..pos].chars().count() < max / 2 => tail[pos + 1..].to_owned(),
+        _ => tail,
+    }
+}
+
+/// The `<persisted-output>` block for a result of `size` characters saved at `path`.
+pub fn persisted_block(text: &str, size: usize, path: &Path) -> String {
+    let (head, truncated) = head_preview(text, PREVIEW_CHARS);
+    let mut out = format!(
+        "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{head}\n",
+        format_size(size),
+        path.display()
+    );
+    if truncated {
+        out.push_str("...\n");
+        if size > 2 * PREVIEW_CHARS {
+            out.push_str(&format!("\nPreview (last 2KB):\n{}\n", tail_preview(text, PREVIEW_CHARS)));
+        }
+    }
+    out.push_str("</persisted-output>");
+    out
+}
+
+fn safe_file_stem(tool_use_id: &str) -> String {
+    let stem: String =
+        tool_use_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    if stem.is_empty() { "tool_use".to_owned() } else { stem }
+}
+
+fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    match fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(mut file) => {
+            let written = file.write_all(bytes).and_then(|()| file.sync_all());
+            if written.is_err() {
+                // Nothing half-written stays behind.
+                let _ = fs::remove_file(path);
+            }
+            written
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The outcome of [`persist_if_large`].
+#[derive(Debug)]
+pub struct Persisted {
+    /// The content to hand to the model.
+    pub content: ToolResultContent,
+    /// Where the full result was saved, if it was.
+    pub path: Option<PathBuf>,
+    /// Why saving failed, if it did (the content is then cut in memory).
+    pub error: Option<io::Error>,
+}
+
+/// Applies the persistence rule to `content`. `threshold` is in characters; `dir` is where
+/// results go (`None`: never persist, only cut).
+pub fn persist_if_large(content: ToolResultContent, tool_use_id: &str, threshold: usize, dir: Option<&Path>) -> Persisted {
+    let size = content.text_len();
+    if size <= threshold || content.has_image() {
+        return Persisted { content, path: None, error: None };
+    }
+    let text = content.joined_text();
+    let (extension, bytes) = match &content {
+        ToolResultContent::Text(s) => ("txt", s.clone().into_bytes()),
+        ToolResultContent::Blocks(blocks) => {
+            let texts: Vec<&ContentBlock> = blocks.iter().collect();
+            ("json", serde_json::to_vec_pretty(&texts).unwrap_or_default())
+        }
+    };
+    let result = match dir {
+        Some(dir) => {
+            let path = dir.join(format!("{}.{extension}", safe_file_stem(tool_use_id)));
+            fs::create_dir_all(dir).and_then(|()| write_exclusive(&path, &bytes)).map(|()| path)
+        }
+        None => Err(io::Error::new(io::ErrorKind::Unsupported, "no results directory is configured")),
+    };
+    match result {
+        Ok(path) => Persisted { content: ToolResultContent::Text(persisted_block(&text, size, &path)), path: Some(path), error: None },
+        Err(error) => {
+            let cut = tool_core::truncate_middle(&text, threshold);
+            let note = format!("{cut}\n\n[Output too large ({}) and could not be saved to a file: {error}]", format_size(size));
+            Persisted { content: ToolResultContent::Text(note), path: None, error: Some(error) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_claude_code() {
+        assert_eq!(format_size(10), "10 bytes");
+        assert_eq!(format_size(1024), "1KB");
+        assert_eq!(format_size(1536), "1.5KB");
+        assert_eq!(format_size(50_001), "48.8KB");
+        assert_eq!(format_size(3 * 1024 * 1024), "3MB");
+    }
+
+    #[test]
+    fn small_results_and_images_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = persist_if_large(ToolResultContent::Text("abc".into()), "t1", 10, Some(dir.path()));
+        assert!(small.path.is_none());
+        let image = ToolResultContent::Blocks(vec![ContentBlock::text("x".repeat(100)), ContentBlock::image("image/png", "AA")]);
+        assert!(persist_if_large(image, "t2", 10, Some(dir.path())).path.is_none());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn large_results_are_saved_with_head_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..3000).map(|i| format!("line {i}\n")).collect::<String>() + "ERROR: the real failure";
+        let out = persist_if_large(ToolResultContent::Text(text.clone()), "toolu/../x", 50_000.min(1000), Some(dir.path()));
+        let path = out.path.unwrap();
+        assert_eq!(path, dir.path().join("toolu____x.txt"));
+        assert_eq!(fs::read_to_string(&path).unwrap(), text);
+        let ToolResultContent::Text(preview) = out.content else { panic!() };
+        assert!(preview.starts_with("<persisted-output>\nOutput too large ("), "{preview}");
+        assert!(preview.contains(&format!("Full output saved to: {}", path.display())));
+        assert!(preview.contains("Preview (first 2KB):\nline 0\n"));
+        assert!(preview.contains("Preview (last 2KB):\n"));
+        assert!(preview.trim_end().ends_with("ERROR: the real failure\n</persisted-output>"));
+        // The head is cut at a line end.
+        let head = preview.split("Preview (first 2KB):\n").nth(1).unwrap().split("\n...\n").next().unwrap();
+        assert!(head.ends_with(|c: char| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn existing_file_is_reused_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("t.txt"), "first").unwrap();
+        let out = persist_if_large(ToolResultContent::Text("y".repeat(100)), "t", 10, Some(dir.path()));
+        assert_eq!(out.path.unwrap(), dir.path().join("t.txt"));
+        assert_eq!(fs::read_to_string(dir.path().join("t.txt")).unwrap(), "first");
+    }
+
+    #[test]
+    fn unwritable_dir_cuts_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "").unwrap();
+        let out = persist_if_large(ToolResultContent::Text("z".repeat(30_000)), "t", 1000, Some(&blocker.join("sub")));
+        assert!(out.path.is_none());
+        assert!(out.error.is_some());
+        assert!(out.content.text_len() < 2000);
+        assert!(out.content.joined_text().contains("could not be saved"));
+    }
+}

@@ -1,0 +1,511 @@
+//! `run_tool_use`: one call through the whole pipeline, in Claude Code's order.
+//!
+//! lookup -> already cancelled? -> schema parse -> `validate_input` -> PreToolUse hooks ->
+//! permission (hook decision combined with the rules; ask goes to the prompter) -> `call`
+//! (panics caught, cancellation honoured) -> empty-result rule -> persistence of large
+//! results -> context modifier (handed to the executor) -> PostToolUse or
+//! PostToolUseFailure hooks -> telemetry.
+//!
+//! Every path ends in exactly one [`CallOutcome`] with one `tool_result`; nothing here
+//! panics or returns early without one.
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use serde_json::Value;
+use tool_core::{
+    Attachment, CANCEL_MESSAGE, ContextModifier, DecisionReason, MaxResultSize, Message, PermissionResult, ProgressSender,
+    Tool, ToolError, ToolResultBlock, ToolResultContent, ToolUseContext, find_tool, tool_use_error,
+};
+use tracing::Instrument;
+
+use crate::persist::persist_if_large;
+use crate::seams::{
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions, PromptAnswer, Prompter,
+};
+
+/// The largest result (in characters) handed to the model inline; larger ones are persisted.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
+
+/// Claude Code's `REJECT_MESSAGE`: the user refused a call or interrupted the turn.
+pub const REJECT_MESSAGE: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/// The first words of a rejection that came with the user's feedback.
+pub const REJECT_MESSAGE_WITH_FEEDBACK_PREFIX: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n";
+
+/// How long a cancelled call may take to wind down (kill its processes, return its own
+/// cancellation error) before the pipeline stops waiting for it.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// One tool_use block from the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    /// The block's id.
+    pub id: String,
+    /// The tool name the model used.
+    pub name: String,
+    /// The raw input.
+    pub input: Value,
+}
+
+impl ToolUse {
+    /// A tool_use block.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self { id: id.into(), name: name.into(), input }
+    }
+
+    /// `NAME(summary)` for messages about this call: the input's `command`, `file_path` or
+    /// `pattern`, cut to 40 characters.
+    pub fn describe(&self) -> String {
+        let summary = ["command", "file_path", "pattern"]
+            .iter()
+            .find_map(|k| self.input.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()));
+        match summary {
+            Some(s) if s.chars().count() > 40 => format!("{}({}…)", self.name, s.chars().take(40).collect::<String>()),
+            Some(s) => format!("{}({s})", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// Where a call's pipeline ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// No tool of that name.
+    UnknownTool,
+    /// Cancelled before or while running (the result says how).
+    Cancelled,
+    /// The input failed the schema step.
+    InvalidInput,
+    /// The tool's `validate_input` refused it.
+    ValidationFailed,
+    /// A PreToolUse hook blocked it, or the permission flow denied it.
+    Denied,
+    /// The call ran and succeeded.
+    Succeeded,
+    /// The call ran and failed; the class is the telemetry error type.
+    Failed {
+        /// Stable error class (`ShellError`, `Io:NotFound`, `Panic`, ...).
+        class: String,
+    },
+}
+
+/// Everything one call produced.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// The tool_result for the model.
+    pub result: ToolResultBlock,
+    /// The tool's name as called.
+    pub tool_name: String,
+    /// Messages that go before the result (PreToolUse hook context).
+    pub messages_before: Vec<Message>,
+    /// Messages that go after it (PostToolUse hook context, the tool's own messages, stop
+    /// notices).
+    pub messages_after: Vec<Message>,
+    /// The tool's context modifier, for the executor to apply in order.
+    pub context_modifier: Option<ContextModifier>,
+    /// Where the pipeline ended.
+    pub ending: Ending,
+    /// The permission decision, if the flow got that far (`allow`/`deny`/...), and its source.
+    pub decision: Option<(&'static str, &'static str)>,
+    /// Where a large result was saved.
+    pub persisted: Option<PathBuf>,
+    /// A hook asked to stop the turn after this call (`continue: false`), with its reason.
+    pub stop_turn: Option<Option<String>>,
+    /// The user rejected the call without feedback: the turn must stop.
+    pub interrupt_turn: bool,
+    /// A harness failure: the turn must end (the result still tells the model).
+    pub harness_error: Option<String>,
+    /// Time from the start of the pipeline to the end.
+    pub duration: Duration,
+    /// Whether the tool was concurrency-safe for this input (decides modifier handling).
+    pub concurrency_safe: bool,
+}
+
+impl CallOutcome {
+    fn new(tool_use: &ToolUse, result: ToolResultBlock, ending: Ending) -> Self {
+        Self {
+            result,
+            tool_name: tool_use.name.clone(),
+            messages_before: Vec::new(),
+            messages_after: Vec::new(),
+            context_modifier: None,
+            ending,
+            decision: None,
+            persisted: None,
+            stop_turn: None,
+            interrupt_turn: false,
+            harness_error: None,
+            duration: Duration::ZERO,
+            concurrency_safe: false,
+        }
+    }
+
+    /// A synthetic error result for a call that never ran (cancelled, discarded).
+    pub fn synthetic(tool_use: &ToolUse, text: impl Into<String>) -> Self {
+        Self::new(tool_use, ToolResultBlock::error(&tool_use.id, text), Ending::Cancelled)
+    }
+
+    /// Whether the tool ran and failed.
+    pub fn call_failed(&self) -> bool {
+        matches!(self.ending, Ending::Failed { .. })
+    }
+}
+
+/// The per-call pipeline with its permission policy, prompter and hooks. Cheap to share
+/// (`Arc<Pipeline>`).
+pub struct Pipeline {
+    permissions: Arc<dyn Permissions>,
+    prompter: Arc<dyn Prompter>,
+    hooks: Arc<dyn Hooks>,
+    max_result_chars: usize,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline").field("max_result_chars", &self.max_result_chars).finish_non_exhaustive()
+    }
+}
+
+impl Pipeline {
+    /// A pipeline deciding with `permissions`, asking through `prompter` and running `hooks`.
+    pub fn new(permissions: Arc<dyn Permissions>, prompter: Arc<dyn Prompter>, hooks: Arc<dyn Hooks>) -> Self {
+        Self { permissions, prompter, hooks, max_result_chars: DEFAULT_MAX_RESULT_CHARS }
+    }
+
+    /// Allows everything, asks nobody, runs no hooks. For tests and trusted embedding.
+    pub fn allow_all() -> Self {
+        Self::new(Arc::new(AllowAll), Arc::new(DenyAsks), Arc::new(NoHooks))
+    }
+
+    /// Changes the global result-size limit (default 50,000 characters).
+    pub fn with_max_result_chars(mut self, chars: usize) -> Self {
+        self.max_result_chars = chars;
+        self
+    }
+
+    /// Runs one call. `ctx` must carry the call's own cancellation token; `progress` receives
+    /// the tool's progress reports.
+    pub async fn run_tool_use(&self, tool_use: &ToolUse, ctx: ToolUseContext, progress: ProgressSender) -> CallOutcome {
+        let started = Instant::now();
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format!("execute_tool {}", tool_use.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %tool_use.name,
+            gen_ai.tool.call.id = %tool_use.id,
+            gen_ai.tool.type = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let mut outcome = self.run_inner(tool_use, ctx, progress).instrument(span.clone()).await;
+        outcome.duration = started.elapsed();
+        let success = matches!(outcome.ending, Ending::Succeeded);
+        if let Ending::Failed { class } = &outcome.ending {
+            span.record("error.type", class.as_str());
+        }
+        let (decision, source) = outcome.decision.unwrap_or(("none", "none"));
+        tracing::info!(
+            target: "toolwright::tool_result",
+            parent: &span,
+            tool_name = %tool_use.name,
+            success,
+            duration_ms = u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+            tool_result_size_bytes = outcome.result.content.joined_text().len(),
+            decision_type = decision,
+            decision_source = source,
+            ending = ?outcome.ending,
+            "tool_result"
+        );
+        outcome
+    }
+
+    async fn run_inner(&self, tool_use: &ToolUse, ctx: ToolUseContext, progress: ProgressSender) -> CallOutcome {
+        // 3.1 Lookup.
+        let Some(tool) = find_tool(ctx.tools(), &tool_use.name).cloned() else {
+            let text = tool_use_error(format_args!("Error: No such tool available: {}", tool_use.name));
+            return CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), Ending::UnknownTool);
+        };
+        tracing::Span::current().record("gen_ai.tool.type", if tool.is_mcp() { "extension" } else { "function" });
+        let ctx = ctx.with_tool_use_id(tool_use.id.clone());
+        // 3.2 Already cancelled.
+        if ctx.is_cancelled() {
+            return CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
+        }
+        // 3.4.1 Schema.
+        let input = match tool.parse_input(tool_use.input.clone()) {
+            Ok(input) => input,
+            Err(e) => {
+                return CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, e.to_model_text()), Ending::InvalidInput);
+            }
+        };
+        let concurrency_safe = tool.is_concurrency_safe(&input);
+        // 3.4.2 Tool-specific validation.
+        if let Err(e) = tool.validate_input(&input, &ctx).await {
+            let mut out = CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, tool_use_error(&e.message)), Ending::ValidationFailed);
+            out.concurrency_safe = concurrency_safe;
+            return out;
+        }
+        let mut out = self.run_checked(tool_use, &tool, input, ctx, progress).await;
+        out.concurrency_safe = concurrency_safe;
+        out
+    }
+
+    async fn run_checked(
+        &self,
+        tool_use: &ToolUse,
+        tool: &Arc<dyn Tool>,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> CallOutcome {
+        // 3.5 PreToolUse hooks.
+        let call = HookCall { tool: tool.as_ref(), tool_use_id: &tool_use.id, input: &input };
+        let pre = self.hooks.pre_tool_use(call, &ctx).instrument(tracing::info_span!("hooks", event = "PreToolUse")).await;
+        let mut messages_before = pre.messages;
+        if pre.cancelled || ctx.is_cancelled() {
+            messages_before.push(Message::Attachment(Attachment::new("hook_cancelled", "PreToolUse hooks were cancelled")));
+            let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
+            out.messages_before = messages_before;
+            return out;
+        }
+        let stop = pre.stop;
+        let input = pre.updated_input.unwrap_or(input);
+
+        // 3.6 Permission.
+        let decision = self
+            .resolve_permission(tool_use, tool.as_ref(), input, pre.decision, &ctx)
+            .instrument(tracing::info_span!("permission"))
+            .await;
+        let (input, source) = match decision {
+            Resolved::Allowed { input, source } => (input, source),
+            Resolved::Rejected { message, source, interrupt } => {
+                let text = match (&stop, message.is_empty()) {
+                    (Some(reason), true) => match reason {
+                        Some(r) => format!("Execution stopped by PreToolUse hook: {r}"),
+                        None => "Execution stopped by PreToolUse hook".to_owned(),
+                    },
+                    _ => message,
+                };
+                tracing::info!(target: "toolwright::tool_decision", decision = "reject", source, tool_name = %tool_use.name, "tool_decision");
+                let mut out = CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), Ending::Denied);
+                out.messages_before = messages_before;
+                out.decision = Some(("reject", source));
+                out.stop_turn = stop;
+                out.interrupt_turn = interrupt;
+                return out;
+            }
+        };
+        tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
+
+        // 3.4.10 The call.
+        let called = self.call_tool(tool, input.clone(), ctx.clone(), progress).instrument(tracing::info_span!("execution")).await;
+        let call = HookCall { tool: tool.as_ref(), tool_use_id: &tool_use.id, input: &input };
+        let mut out = match called {
+            Ok(result) => {
+                let threshold = match tool.max_result_size() {
+                    MaxResultSize::Chars(n) => Some(n.min(self.max_result_chars)),
+                    MaxResultSize::Unbounded => None,
+                };
+                let content = result.data.content.or_empty_notice(tool.name());
+                let post = self.hooks.post_tool_use(call, &result.data.structured, &ctx).instrument(tracing::info_span!("hooks", event = "PostToolUse")).await;
+                let content = match (post.updated_output, tool.is_mcp()) {
+                    (Some(replacement), true) => ToolResultContent::from_json(&replacement),
+                    _ => content,
+                };
+                let persisted = match threshold {
+                    Some(limit) => persist_if_large(content, &tool_use.id, limit, ctx.results_dir()),
+                    None => crate::persist::Persisted { content, path: None, error: None },
+                };
+                if let Some(e) = &persisted.error {
+                    tracing::warn!(error = %e, tool_use_id = %tool_use.id, "could not persist a large result");
+                }
+                let mut out = CallOutcome::new(
+                    tool_use,
+                    ToolResultBlock { tool_use_id: tool_use.id.clone(), content: persisted.content, is_error: false },
+                    Ending::Succeeded,
+                );
+                out.persisted = persisted.path;
+                out.context_modifier = result.context_modifier;
+                out.messages_after = post.messages;
+                out.messages_after.extend(result.new_messages);
+                out.stop_turn = post.stop.or(stop);
+                out
+            }
+            Err(failure) => {
+                let (error, panicked) = match failure {
+                    CallError::Tool(error) => (error, false),
+                    CallError::Panic(text) => (ToolError::Message(text), true),
+                };
+                let text = error.to_model_text();
+                let is_interrupt = error.is_cancelled();
+                let post = self
+                    .hooks
+                    .post_tool_use_failure(call, &text, is_interrupt, &ctx)
+                    .instrument(tracing::info_span!("hooks", event = "PostToolUseFailure"))
+                    .await;
+                let ending = match (is_interrupt, panicked) {
+                    (true, _) => Ending::Cancelled,
+                    (false, true) => Ending::Failed { class: "Panic".to_owned() },
+                    (false, false) => Ending::Failed { class: error.class().into_owned() },
+                };
+                let mut out = CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
+                out.messages_after = post.messages;
+                out.stop_turn = post.stop.or(stop);
+                if let ToolError::Harness(reason) = &error {
+                    out.harness_error = Some(reason.clone());
+                }
+                out
+            }
+        };
+        let mut before = messages_before;
+        before.append(&mut out.messages_before);
+        out.messages_before = before;
+        if let Some(reason) = &out.stop_turn {
+            let text = match reason {
+                Some(r) => format!("Execution stopped by hook: {r}"),
+                None => "Execution stopped by hook".to_owned(),
+            };
+            out.messages_after.push(Message::Attachment(Attachment::new("hook_stopped_continuation", text)));
+        }
+        out.decision = Some(("accept", source));
+        out
+    }
+
+    /// Runs `tool.call`, turning a panic into a failure and honouring cancellation: once the
+    /// token fires the tool gets [`CANCEL_GRACE`] to wind down, then its future is dropped.
+    async fn call_tool(
+        &self,
+        tool: &Arc<dyn Tool>,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<tool_core::ToolResult, CallError> {
+        let token = ctx.cancellation().clone();
+        let call = AssertUnwindSafe(tool.call(input, ctx, progress)).catch_unwind();
+        tokio::pin!(call);
+        let joined = tokio::select! {
+            biased;
+            r = &mut call => r,
+            () = token.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut call).await {
+                Ok(r) => r,
+                Err(_) => return Err(CallError::Tool(ToolError::Cancelled(None))),
+            },
+        };
+        match joined {
+            Ok(Ok(result)) if token.is_cancelled() => {
+                // It finished anyway; a result that raced the cancellation still counts.
+                Ok(result)
+            }
+            Ok(result) => result.map_err(CallError::Tool),
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_owned());
+                tracing::error!(tool = tool.name(), %message, "tool panicked");
+                Err(CallError::Panic(tool_use_error(format_args!(
+                    "Error calling tool ({}): the tool panicked: {message}",
+                    tool.name()
+                ))))
+            }
+        }
+    }
+
+    async fn resolve_permission(
+        &self,
+        tool_use: &ToolUse,
+        tool: &dyn Tool,
+        input: Value,
+        hook: Option<HookDecision>,
+        ctx: &ToolUseContext,
+    ) -> Resolved {
+        match hook {
+            Some(HookDecision::Deny { message }) => Resolved::Rejected { message, source: "hook", interrupt: false },
+            Some(HookDecision::Allow { updated_input, reason: _ }) => {
+                let has_update = updated_input.is_some();
+                let input = updated_input.unwrap_or(input);
+                if tool.requires_user_interaction() && !has_update {
+                    return self.can_use_tool(tool_use, tool, input, None, ctx).await;
+                }
+                match self.permissions.check_rule_based(tool, &input, ctx).await {
+                    None => Resolved::Allowed { input, source: "hook" },
+                    Some(PermissionResult::Deny { message, .. }) => Resolved::Rejected { message, source: "config", interrupt: false },
+                    Some(ask) => self.can_use_tool(tool_use, tool, input, Some(ask), ctx).await,
+                }
+            }
+            Some(HookDecision::Ask { updated_input, reason }) => {
+                let input = updated_input.unwrap_or(input);
+                let message = reason.unwrap_or_else(|| format!("Hook PreToolUse:{} asked for confirmation for this tool", tool.name()));
+                let forced = PermissionResult::Ask {
+                    message,
+                    updated_input: None,
+                    suggestions: Vec::new(),
+                    reason: Some(DecisionReason::Hook { hook: "PreToolUse".into(), reason: None }),
+                };
+                self.can_use_tool(tool_use, tool, input, Some(forced), ctx).await
+            }
+            None => self.can_use_tool(tool_use, tool, input, None, ctx).await,
+        }
+    }
+
+    /// Claude Code's `canUseTool`: the full decision (or a forced ask), then the prompter.
+    async fn can_use_tool(
+        &self,
+        tool_use: &ToolUse,
+        tool: &dyn Tool,
+        input: Value,
+        forced: Option<PermissionResult>,
+        ctx: &ToolUseContext,
+    ) -> Resolved {
+        let decision = match forced {
+            Some(ask) => ask,
+            None => self.permissions.decide(tool, &input, ctx).await,
+        };
+        match decision {
+            PermissionResult::Allow { updated_input, .. } => {
+                Resolved::Allowed { input: updated_input.unwrap_or(input), source: "config" }
+            }
+            PermissionResult::Deny { message, .. } => Resolved::Rejected { message, source: "config", interrupt: false },
+            ask @ (PermissionResult::Ask { .. } | PermissionResult::Passthrough { .. }) => {
+                let ask_input = match &ask {
+                    PermissionResult::Ask { updated_input: Some(v), .. } => v.clone(),
+                    _ => input,
+                };
+                let prompt = PermissionPrompt { tool, tool_use_id: &tool_use.id, input: &ask_input, ask: &ask };
+                let answer = tokio::select! {
+                    biased;
+                    () = ctx.cancellation().cancelled() => PromptAnswer::Reject { feedback: None },
+                    answer = self.prompter.ask(prompt) => answer,
+                };
+                match answer {
+                    PromptAnswer::Allow { updated_input } => {
+                        Resolved::Allowed { input: updated_input.unwrap_or(ask_input), source: "user_temporary" }
+                    }
+                    PromptAnswer::Reject { feedback: Some(feedback) } => Resolved::Rejected {
+                        message: format!("{REJECT_MESSAGE_WITH_FEEDBACK_PREFIX}{feedback}"),
+                        source: "user_reject",
+                        interrupt: false,
+                    },
+                    PromptAnswer::Reject { feedback: None } => {
+                        Resolved::Rejected { message: REJECT_MESSAGE.to_owned(), source: "user_reject", interrupt: true }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How a call failed: the tool's own error, or a panic caught at the boundary.
+enum CallError {
+    Tool(ToolError),
+    Panic(String),
+}
+
+enum Resolved {
+    Allowed { input: Value, source: &'static str },
+    Rejected { message: String, source: &'static str, interrupt: bool },
+}

@@ -1,0 +1,302 @@
+//! The Anthropic Messages API streaming format, turned into tool_use blocks the moment each
+//! block closes.
+//!
+//! Feed the raw server-sent-events text in chunks of any size to [`AnthropicStream::feed`];
+//! it returns what became complete: text, finished tool_use blocks (input JSON accumulated
+//! from `input_json_delta`s), the stop reason, the end. A tool_use whose accumulated input is
+//! not valid JSON is still returned (with the raw text as a JSON string), so the pipeline
+//! answers it with an input error instead of losing it. A malformed event is a
+//! [`StreamError`] that says which line and why; blocks already returned stay returned.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::pipeline::ToolUse;
+
+/// Something that became complete in the stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// The message started (`message_start`), with its id.
+    MessageStart {
+        /// The message id.
+        id: String,
+    },
+    /// Text from a text block.
+    Text(String),
+    /// A tool_use block closed: it can start now.
+    ToolUse(ToolUse),
+    /// The stop reason arrived (`message_delta`).
+    StopReason(String),
+    /// The message ended (`message_stop`).
+    MessageStop,
+}
+
+/// A stream that cannot be understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamError {
+    /// An event's data is not the JSON its type requires.
+    #[error("malformed stream event `{event}` at line {line}: {reason}")]
+    Malformed {
+        /// The event type.
+        event: String,
+        /// The 1-based line of its `data:` field.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The API sent an `error` event.
+    #[error("the API reported an error mid-stream ({kind}): {message}")]
+    Api {
+        /// The error type (`overloaded_error`, ...).
+        kind: String,
+        /// The message.
+        message: String,
+    },
+    /// The stream ended without `message_stop`.
+    #[error("the stream ended before message_stop (truncated response)")]
+    Truncated,
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    ToolUse { id: String, name: String, json: String },
+    Other,
+}
+
+/// An incremental parser of the streaming format. See the [module docs](self).
+#[derive(Debug, Default)]
+pub struct AnthropicStream {
+    pending: String,
+    line_no: usize,
+    event: Option<String>,
+    data: String,
+    data_line: usize,
+    blocks: HashMap<u64, Block>,
+    stopped: bool,
+}
+
+impl AnthropicStream {
+    /// A parser at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next chunk of SSE text; returns the events it completed.
+    pub fn feed(&mut self, chunk: &str) -> Result<Vec<StreamEvent>, StreamError> {
+        self.pending.push_str(chunk);
+        let mut out = Vec::new();
+        while let Some(pos) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=pos).collect();
+            let line = line.trim_end_matches(['\n', '\r']);
+            self.line_no += 1;
+            self.line(line, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Ends the input: dispatches a last event without a trailing blank line, and reports a
+    /// stream that never reached `message_stop`.
+    pub fn finish(&mut self) -> Result<Vec<StreamEvent>, StreamError> {
+        let mut out = Vec::new();
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            self.line_no += 1;
+            self.line(line.trim_end_matches('\r'), &mut out)?;
+        }
+        self.dispatch(&mut out)?;
+        if self.stopped { Ok(out) } else { Err(StreamError::Truncated) }
+    }
+
+    fn line(&mut self, line: &str, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
+        if line.is_empty() {
+            return self.dispatch(out);
+        }
+        if line.starts_with(':') {
+            return Ok(()); // SSE comment
+        }
+        let (field, value) = line.split_once(':').map_or((line, ""), |(f, v)| (f, v.strip_prefix(' ').unwrap_or(v)));
+        match field {
+            "event" => self.event = Some(value.to_owned()),
+            "data" => {
+                if self.data.is_empty() {
+                    self.data_line = self.line_no;
+                } else {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
+        if self.data.is_empty() {
+            self.event = None;
+            return Ok(());
+        }
+        let data = std::mem::take(&mut self.data);
+        let malformed = |event: &str, reason: String| StreamError::Malformed { event: event.to_owned(), line: self.data_line, reason };
+        let json: Value = serde_json::from_str(&data).map_err(|e| malformed(self.event.as_deref().unwrap_or("?"), e.to_string()))?;
+        let kind = self.event.take().or_else(|| json["type"].as_str().map(str::to_owned)).unwrap_or_default();
+        let index = || json["index"].as_u64().ok_or_else(|| malformed(&kind, "missing `index`".into()));
+        match kind.as_str() {
+            "message_start" => {
+                out.push(StreamEvent::MessageStart { id: json["message"]["id"].as_str().unwrap_or_default().to_owned() });
+            }
+            "content_block_start" => {
+                let block = &json["content_block"];
+                let parsed = match block["type"].as_str() {
+                    Some("tool_use") => {
+                        let id = block["id"].as_str().ok_or_else(|| malformed(&kind, "tool_use block without `id`".into()))?;
+                        let name = block["name"].as_str().ok_or_else(|| malformed(&kind, "tool_use block without `name`".into()))?;
+                        Block::ToolUse { id: id.to_owned(), name: name.to_owned(), json: String::new() }
+                    }
+                    Some("text") => {
+                        if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(StreamEvent::Text(text.to_owned()));
+                        }
+                        Block::Text
+                    }
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index()?, parsed);
+            }
+            "content_block_delta" => {
+                let i = index()?;
+                let delta = &json["delta"];
+                match (self.blocks.get_mut(&i), delta["type"].as_str()) {
+                    (Some(Block::ToolUse { json: acc, .. }), Some("input_json_delta")) => {
+                        acc.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
+                    (Some(Block::Text), Some("text_delta")) => {
+                        out.push(StreamEvent::Text(delta["text"].as_str().unwrap_or_default().to_owned()));
+                    }
+                    (None, _) => return Err(malformed(&kind, format!("delta for block {i}, which never started"))),
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let i = index()?;
+                match self.blocks.remove(&i) {
+                    Some(Block::ToolUse { id, name, json: raw }) => {
+                        let input = if raw.trim().is_empty() {
+                            Value::Object(serde_json::Map::new())
+                        } else {
+                            serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+                        };
+                        out.push(StreamEvent::ToolUse(ToolUse { id, name, input }));
+                    }
+                    Some(_) => {}
+                    None => return Err(malformed(&kind, format!("stop for block {i}, which never started"))),
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = json["delta"]["stop_reason"].as_str() {
+                    out.push(StreamEvent::StopReason(reason.to_owned()));
+                }
+            }
+            "message_stop" => {
+                self.stopped = true;
+                out.push(StreamEvent::MessageStop);
+            }
+            "error" => {
+                return Err(StreamError::Api {
+                    kind: json["error"]["type"].as_str().unwrap_or("error").to_owned(),
+                    message: json["error"]["message"].as_str().unwrap_or_default().to_owned(),
+                });
+            }
+            // `ping` and event types added later are ignored.
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sse(events: &[Value]) -> String {
+        events.iter().map(|e| format!("event: {}\ndata: {}\n\n", e["type"].as_str().unwrap(), e)).collect()
+    }
+
+    fn turn() -> String {
+        sse(&[
+            json!({"type": "message_start", "message": {"id": "msg_1"}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Looking."}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "ping"}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"pattern\": \"**/*"}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ".rs\"}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_2", "name": "TodoWrite", "input": {}}}),
+            json!({"type": "content_block_stop", "index": 2}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+            json!({"type": "message_stop"}),
+        ])
+    }
+
+    #[test]
+    fn tool_uses_complete_at_block_stop_whatever_the_chunking() {
+        let text = turn();
+        for chunk_size in [1, 7, 64, text.len()] {
+            let mut parser = AnthropicStream::new();
+            let mut events = Vec::new();
+            let bytes: Vec<char> = text.chars().collect();
+            for chunk in bytes.chunks(chunk_size) {
+                events.extend(parser.feed(&chunk.iter().collect::<String>()).unwrap());
+            }
+            events.extend(parser.finish().unwrap());
+            assert_eq!(
+                events,
+                vec![
+                    StreamEvent::MessageStart { id: "msg_1".into() },
+                    StreamEvent::Text("Looking.".into()),
+                    StreamEvent::ToolUse(ToolUse::new("toolu_1", "Glob", json!({"pattern": "**/*.rs"}))),
+                    StreamEvent::ToolUse(ToolUse::new("toolu_2", "TodoWrite", json!({}))),
+                    StreamEvent::StopReason("tool_use".into()),
+                    StreamEvent::MessageStop,
+                ],
+                "chunk size {chunk_size}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_and_truncated_streams_are_clear_errors() {
+        let mut parser = AnthropicStream::new();
+        let err = parser.feed("event: content_block_start\ndata: {not json\n\n").unwrap_err();
+        assert!(matches!(err, StreamError::Malformed { line: 2, .. }), "{err}");
+
+        let mut parser = AnthropicStream::new();
+        let text = turn();
+        let cut = &text[..text.find("message_delta").unwrap()];
+        let events = parser.feed(cut).unwrap();
+        assert_eq!(events.iter().filter(|e| matches!(e, StreamEvent::ToolUse(_))).count(), 2);
+        assert_eq!(parser.finish().unwrap_err(), StreamError::Truncated);
+
+        let mut parser = AnthropicStream::new();
+        let err = parser
+            .feed("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")
+            .unwrap_err();
+        assert_eq!(err.to_string(), "the API reported an error mid-stream (overloaded_error): Overloaded");
+    }
+
+    #[test]
+    fn invalid_tool_json_is_kept_as_a_string() {
+        let mut parser = AnthropicStream::new();
+        let text = sse(&[
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "Bash"}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+            json!({"type": "content_block_stop", "index": 0}),
+        ]);
+        let events = parser.feed(&text).unwrap();
+        assert_eq!(events, vec![StreamEvent::ToolUse(ToolUse::new("t", "Bash", json!("{\"command\": ")))]);
+    }
+}

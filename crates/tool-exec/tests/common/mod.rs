@@ -1,0 +1,137 @@
+//! Test tools whose behaviour is set per call through their input.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tool_core::{
+    InterruptBehavior, MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, async_trait,
+};
+
+/// What the overlap detector saw.
+#[derive(Debug, Default)]
+pub struct Log {
+    pub running: Vec<(String, bool)>,
+    pub violations: Vec<String>,
+    pub started: Vec<String>,
+    pub finished: Vec<String>,
+    pub cwd_seen: Vec<(String, PathBuf)>,
+    pub max_parallel: usize,
+}
+
+/// A tool named `name`; per call, the input says how long to take (`ms`), how to end
+/// (`end`: ok | fail | shell | panic | empty | big), and whether to return a modifier (`modify`).
+pub struct TestTool {
+    pub name: &'static str,
+    pub safe: bool,
+    pub interrupt: InterruptBehavior,
+    pub log: Arc<Mutex<Log>>,
+}
+
+impl TestTool {
+    pub fn new(name: &'static str, safe: bool, log: &Arc<Mutex<Log>>) -> Self {
+        Self { name, safe, interrupt: InterruptBehavior::Block, log: Arc::clone(log) }
+    }
+    pub fn cancellable(mut self) -> Self {
+        self.interrupt = InterruptBehavior::Cancel;
+        self
+    }
+}
+
+struct Running<'a> {
+    log: &'a Mutex<Log>,
+    id: String,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut log = self.log.lock().unwrap();
+        log.running.retain(|(id, _)| id != &self.id);
+        log.finished.push(self.id.clone());
+    }
+}
+
+#[async_trait]
+impl Tool for TestTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {"ms": {"type": "integer"}, "end": {"type": "string"}}})
+    }
+    fn description(&self) -> Cow<'_, str> {
+        "test tool".into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        self.safe
+    }
+    fn parse_input(&self, input: Value) -> Result<Value, tool_core::InputError> {
+        tool_core::check_input(self.name, &self.input_schema(), input, false)
+    }
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        self.interrupt
+    }
+    async fn call(&self, input: Value, ctx: ToolUseContext, progress: ProgressSender) -> Result<ToolResult, ToolError> {
+        let id = ctx.tool_use_id().unwrap_or_default().to_owned();
+        {
+            let mut log = self.log.lock().unwrap();
+            let others_unsafe = log.running.iter().any(|(_, safe)| !safe);
+            if !log.running.is_empty() && (!self.safe || others_unsafe) {
+                let msg = format!("{id} ({}) overlapped {:?}", if self.safe { "safe" } else { "unsafe" }, log.running);
+                log.violations.push(msg);
+            }
+            log.running.push((id.clone(), self.safe));
+            log.max_parallel = log.max_parallel.max(log.running.len());
+            log.started.push(id.clone());
+            log.cwd_seen.push((id.clone(), ctx.cwd().to_path_buf()));
+        }
+        let _running = Running { log: &self.log, id: id.clone() };
+        progress.send(json!({"started": id}));
+        let ms = input["ms"].as_u64().unwrap_or(0);
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+            () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+        }
+        let result = match input["end"].as_str().unwrap_or("ok") {
+            "fail" => return Err(ToolError::msg(format!("{id} failed"))),
+            "shell" => {
+                return Err(ToolError::Shell { exit_code: Some(2), stderr: "boom".into(), stdout: String::new(), interrupted: false });
+            }
+            "panic" => panic!("tool {id} panicked on purpose"),
+            "empty" => ToolResult::text(""),
+            "big" => ToolResult::text("x".repeat(60_000)),
+            _ => ToolResult::text(format!("{id} done")),
+        };
+        if input["modify"].as_bool() == Some(true) {
+            let id2 = id.clone();
+            return Ok(result.with_context_modifier(move |ctx| {
+                let next = ctx.cwd().join(&id2);
+                ctx.with_cwd(next)
+            }));
+        }
+        Ok(result)
+    }
+}
+
+/// The standard set: `Read` (safe), `Grep` (safe), `Edit` (unsafe), `Bash` (unsafe),
+/// `Sleep` (unsafe, cancellable).
+pub fn tools(log: &Arc<Mutex<Log>>) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(TestTool::new("Read", true, log)),
+        Arc::new(TestTool::new("Grep", true, log)),
+        Arc::new(TestTool::new("Edit", false, log)),
+        Arc::new(TestTool::new("Bash", false, log)),
+        Arc::new(TestTool::new("Sleep", false, log).cancellable()),
+        Arc::new(TestTool::new("Peek", true, log).cancellable()),
+    ]
+}
+
+pub fn ctx(log: &Arc<Mutex<Log>>) -> ToolUseContext {
+    ToolUseContext::new("/w").with_tools(tools(log))
+}

@@ -1,0 +1,238 @@
+//! The streaming executor: scheduling, order, cancellation, modifiers. Timing runs on tokio's
+//! paused clock, so durations are exact and tests take no wall time.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::json;
+use tokio::time::Instant;
+use tool_exec::{
+    ExecutorConfig, ExecutorEvent, Pipeline, REJECT_MESSAGE, SiblingPolicy, StreamingToolExecutor, ToolCallResult, ToolUse,
+    run_tools,
+};
+
+fn tu(id: &str, name: &str, ms: u64) -> ToolUse {
+    ToolUse::new(id, name, json!({"ms": ms}))
+}
+
+async fn collect(mut executor: StreamingToolExecutor) -> (Vec<ToolCallResult>, usize) {
+    let mut results = Vec::new();
+    let mut progress = 0;
+    while let Some(event) = executor.next().await {
+        match event {
+            ExecutorEvent::Result(r) => results.push(r),
+            ExecutorEvent::Progress(_) => progress += 1,
+        }
+    }
+    (results, progress)
+}
+
+fn ids(results: &[ToolCallResult]) -> Vec<String> {
+    results.iter().map(|r| r.tool_use.id.clone()).collect()
+}
+
+fn executor(log: &Arc<Mutex<common::Log>>, config: ExecutorConfig) -> StreamingToolExecutor {
+    StreamingToolExecutor::new(Arc::new(Pipeline::allow_all()), common::ctx(log), config)
+}
+
+#[tokio::test(start_paused = true)]
+async fn safe_tools_run_together_unsafe_alone_results_in_order() {
+    let log = Arc::default();
+    let start = Instant::now();
+    let exec = executor(&log, ExecutorConfig::default());
+    // A slow safe call first: its result must still come first.
+    exec.add_tool(tu("a", "Read", 300));
+    exec.add_tool(tu("b", "Grep", 100));
+    exec.add_tool(tu("c", "Edit", 50));
+    exec.add_tool(tu("d", "Read", 10));
+    exec.finish();
+    let (results, progress) = collect(exec).await;
+    assert_eq!(ids(&results), ["a", "b", "c", "d"]);
+    assert_eq!(progress, 4);
+    let log = log.lock().unwrap();
+    assert!(log.violations.is_empty(), "{:?}", log.violations);
+    assert_eq!(log.max_parallel, 2);
+    // a,b together (300) then c (50) then d (10).
+    assert_eq!(start.elapsed(), Duration::from_millis(360));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_start_while_the_stream_is_still_arriving() {
+    let log = Arc::default();
+    let start = Instant::now();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("a", "Read", 100));
+    tokio::time::sleep(Duration::from_millis(80)).await; // the model keeps streaming
+    assert_eq!(log.lock().unwrap().started, ["a"]);
+    exec.add_tool(tu("b", "Read", 100));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    assert_eq!(ids(&results), ["a", "b"]);
+    assert_eq!(start.elapsed(), Duration::from_millis(180));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_cap_limits_parallel_calls() {
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig { max_concurrency: 3, ..Default::default() });
+    for i in 0..10 {
+        exec.add_tool(tu(&format!("r{i}"), "Read", 10));
+    }
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    assert_eq!(results.len(), 10);
+    assert_eq!(log.lock().unwrap().max_parallel, 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_bash_cancels_its_siblings() {
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(ToolUse::new("b", "Bash", json!({"ms": 10, "end": "shell", "command": "make test"})));
+    exec.add_tool(tu("r", "Read", 10));
+    exec.add_tool(tu("e", "Edit", 10));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    let texts: Vec<String> = results.iter().map(|r| r.outcome.result.content.joined_text()).collect();
+    assert_eq!(texts[0], "Exit code 2\nboom");
+    assert_eq!(texts[1], "<tool_use_error>Cancelled: parallel tool call Bash(make test) errored</tool_use_error>");
+    assert_eq!(texts[2], texts[1]);
+    assert_eq!(log.lock().unwrap().started, ["b"], "queued siblings never run");
+}
+
+#[tokio::test(start_paused = true)]
+async fn running_safe_siblings_are_cancelled_too_and_other_failures_do_not_cascade() {
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("slow", "Read", 1000));
+    exec.add_tool(ToolUse::new("p", "Peek", json!({"ms": 5, "end": "shell"})));
+    exec.add_tool(tu("r2", "Read", 10));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    // Peek (not Bash) failing cancels nothing under the default policy.
+    assert!(results.iter().filter(|r| r.outcome.result.is_error).count() == 1);
+
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig { sibling_policy: SiblingPolicy::AnyError, ..Default::default() });
+    let start = Instant::now();
+    exec.add_tool(tu("slow", "Read", 1000));
+    exec.add_tool(ToolUse::new("p", "Peek", json!({"ms": 5, "end": "fail"})));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    assert!(results[0].outcome.result.content.joined_text().contains("Cancelled: parallel tool call Peek errored"));
+    assert!(start.elapsed() < Duration::from_millis(100), "the slow sibling was cancelled, not awaited");
+}
+
+#[tokio::test(start_paused = true)]
+async fn interrupt_cancels_cancel_tools_and_lets_block_tools_finish() {
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("peek", "Peek", 1000)); // safe, cancellable
+    exec.add_tool(tu("read", "Read", 200)); // safe, block
+    exec.add_tool(tu("edit", "Edit", 10)); // queued behind them
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    exec.interrupt();
+    exec.add_tool(tu("late", "Read", 10)); // arrives after the interrupt
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    let texts: Vec<String> = results.iter().map(|r| r.outcome.result.content.joined_text()).collect();
+    assert_eq!(ids(&results), ["peek", "read", "edit", "late"]);
+    assert_eq!(texts, [REJECT_MESSAGE, "read done", REJECT_MESSAGE, REJECT_MESSAGE]);
+    assert_eq!(log.lock().unwrap().started, ["peek", "read"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn discard_cancels_everything_and_yields_nothing() {
+    let log: Arc<Mutex<common::Log>> = Arc::default();
+    let mut exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("a", "Sleep", 10_000));
+    exec.add_tool(tu("b", "Read", 10));
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    exec.discard();
+    assert!(exec.next().await.is_none());
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(log.lock().unwrap().running.is_empty(), "running calls were cancelled");
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_executor_cancels_running_calls() {
+    let log: Arc<Mutex<common::Log>> = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("a", "Edit", 10_000));
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    drop(exec);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(log.lock().unwrap().running.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_modifiers_apply_in_order_from_unsafe_tools_only() {
+    let log = Arc::default();
+    let m = |id: &str, name: &str| ToolUse::new(id, name, json!({"ms": 10, "modify": true}));
+    let (results, ctx) = run_tools(
+        Arc::new(Pipeline::allow_all()),
+        common::ctx(&log),
+        vec![m("e1", "Edit"), m("r1", "Read"), m("e2", "Edit"), tu("r2", "Read", 1)],
+        ExecutorConfig::default(),
+    )
+    .await;
+    assert_eq!(ids(&results), ["e1", "r1", "e2", "r2"]);
+    assert_eq!(ctx.cwd(), PathBuf::from("/w/e1/e2"));
+    let seen = log.lock().unwrap().cwd_seen.clone();
+    let cwd_of = |id: &str| seen.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    assert_eq!(cwd_of("r1"), PathBuf::from("/w/e1"), "a tool started after an unsafe tool sees its modifier");
+    assert_eq!(cwd_of("r2"), PathBuf::from("/w/e1/e2"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_tools_and_panics_still_get_one_result_each() {
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("x", "Mystery", 0));
+    exec.add_tool(ToolUse::new("p", "Edit", json!({"end": "panic"})));
+    exec.add_tool(ToolUse::new("i", "Read", json!({"ms": "bad"})));
+    exec.add_tool(tu("ok", "Read", 1));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    assert_eq!(ids(&results), ["x", "p", "i", "ok"]);
+    assert!(results[..3].iter().all(|r| r.outcome.result.is_error));
+    assert!(!results[3].outcome.result.is_error);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_prompt_ends_the_turn() {
+    use tool_core::{PermissionResult, Tool, ToolUseContext, async_trait};
+    use tool_exec::{NoHooks, PermissionPrompt, Permissions, PromptAnswer, Prompter};
+    struct AskAll;
+    #[async_trait]
+    impl Permissions for AskAll {
+        async fn decide(&self, _: &dyn Tool, _: &serde_json::Value, _: &ToolUseContext) -> PermissionResult {
+            PermissionResult::ask("?")
+        }
+        async fn check_rule_based(&self, _: &dyn Tool, _: &serde_json::Value, _: &ToolUseContext) -> Option<PermissionResult> {
+            None
+        }
+    }
+    struct No;
+    #[async_trait]
+    impl Prompter for No {
+        async fn ask(&self, p: PermissionPrompt<'_>) -> PromptAnswer {
+            if p.tool_use_id == "e" { PromptAnswer::Reject { feedback: None } } else { PromptAnswer::Allow { updated_input: None } }
+        }
+    }
+    let log = Arc::default();
+    let pipeline = Pipeline::new(Arc::new(AskAll), Arc::new(No), Arc::new(NoHooks));
+    let exec = StreamingToolExecutor::new(Arc::new(pipeline), common::ctx(&log), ExecutorConfig::default());
+    exec.add_tool(tu("e", "Edit", 1));
+    exec.add_tool(tu("b", "Bash", 1));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    assert_eq!(results[0].outcome.result.content.joined_text(), REJECT_MESSAGE);
+    assert_eq!(results[1].outcome.result.content.joined_text(), REJECT_MESSAGE);
+    assert!(log.lock().unwrap().started.is_empty());
+}

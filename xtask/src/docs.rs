@@ -6,12 +6,26 @@ use std::path::Path;
 /// Every backquoted token in `text` that looks like a workspace path (starts with one of the
 /// workspace's top-level entries and contains a `/` or a known file extension).
 pub fn named_paths(text: &str) -> Vec<String> {
-    const ROOTS: &[&str] = &["crates/", "xtask/", "docs/", "tests/", "src/", ".ci/", "Cargo.toml", "deny.toml", "README.md"];
+    const ROOTS: &[&str] = &[
+        "crates/",
+        "xtask/",
+        "docs/",
+        "tests/",
+        "src/",
+        ".ci/",
+        "Cargo.toml",
+        "deny.toml",
+        "README.md",
+    ];
     text.split('`')
         .skip(1)
         .step_by(2)
         .map(|t| t.trim_end_matches(':').trim_end_matches('/'))
-        .filter(|t| !t.contains(' ') && !t.contains('*') && ROOTS.iter().any(|r| t.starts_with(r.trim_end_matches('/'))))
+        .filter(|t| {
+            !t.contains(' ')
+                && !t.contains('*')
+                && ROOTS.iter().any(|r| t.starts_with(r.trim_end_matches('/')))
+        })
         .filter(|t| t.contains('/') || t.ends_with(".toml") || t.ends_with(".md"))
         .map(str::to_owned)
         .collect()
@@ -21,12 +35,19 @@ pub fn named_paths(text: &str) -> Vec<String> {
 pub fn check(root: &Path) -> super::Result {
     let doc = root.join("docs/architecture.md");
     let text = std::fs::read_to_string(&doc).map_err(|e| format!("{}: {e}", doc.display()))?;
-    let missing: Vec<String> = named_paths(&text).into_iter().filter(|p| !root.join(p).exists()).collect();
+    let missing: Vec<String> = named_paths(&text)
+        .into_iter()
+        .filter(|p| !root.join(p).exists())
+        .collect();
     if missing.is_empty() {
         println!("check-docs: every path docs/architecture.md names exists");
         Ok(())
     } else {
-        Err(format!("docs/architecture.md names missing paths: {}", missing.join(", ")).into())
+        Err(format!(
+            "docs/architecture.md names missing paths: {}",
+            missing.join(", ")
+        )
+        .into())
     }
 }
 
@@ -37,7 +58,13 @@ mod tests {
     #[test]
     fn finds_paths_in_backquotes_only() {
         let text = "See `crates/tool-core/src/tool.rs` and `tool_core::Tool`, `cargo xtask ci`, `deny.toml`, `crates/*`.";
-        assert_eq!(named_paths(text), vec!["crates/tool-core/src/tool.rs".to_owned(), "deny.toml".to_owned()]);
+        assert_eq!(
+            named_paths(text),
+            vec![
+                "crates/tool-core/src/tool.rs".to_owned(),
+                "deny.toml".to_owned()
+            ]
+        );
     }
 
     #[test]

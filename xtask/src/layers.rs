@@ -18,7 +18,14 @@ impl Graph {
     /// Reads the graph with `cargo metadata --no-deps` on `manifest`.
     pub fn from_cargo_metadata(manifest: &Path) -> super::Result<Self> {
         let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
+            .args([
+                "metadata",
+                "--format-version",
+                "1",
+                "--no-deps",
+                "--offline",
+                "--manifest-path",
+            ])
             .arg(manifest)
             .output()
             .map_err(|e| format!("could not run cargo metadata: {e}"))?;
@@ -36,11 +43,15 @@ impl Graph {
 
     /// Builds the graph from `cargo metadata` JSON.
     pub fn from_metadata_json(metadata: &Value) -> super::Result<Self> {
-        let packages = metadata["packages"].as_array().ok_or("cargo metadata: no `packages` array")?;
+        let packages = metadata["packages"]
+            .as_array()
+            .ok_or("cargo metadata: no `packages` array")?;
         let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
         let mut crates = BTreeMap::new();
         for package in packages {
-            let name = package["name"].as_str().ok_or("cargo metadata: package without a name")?;
+            let name = package["name"]
+                .as_str()
+                .ok_or("cargo metadata: package without a name")?;
             let mut deps: Vec<String> = package["dependencies"]
                 .as_array()
                 .into_iter()
@@ -68,7 +79,11 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} depends on {}, against the layering: {}", self.from, self.to, self.rule)
+        write!(
+            f,
+            "{} depends on {}, against the layering: {}",
+            self.from, self.to, self.rule
+        )
     }
 }
 
@@ -77,8 +92,16 @@ fn is_tool_crate(name: &str) -> bool {
 }
 
 fn is_known(name: &str) -> bool {
-    matches!(name, "tool-core" | "tool-perms" | "tool-hooks" | "tool-exec" | "tool-registry" | "toolwright" | "xtask")
-        || is_tool_crate(name)
+    matches!(
+        name,
+        "tool-core"
+            | "tool-perms"
+            | "tool-hooks"
+            | "tool-exec"
+            | "tool-registry"
+            | "toolwright"
+            | "xtask"
+    ) || is_tool_crate(name)
 }
 
 /// Whether `from` may depend on `to`, and the rule that says so (docs/architecture.md).
@@ -111,12 +134,20 @@ pub fn check(graph: &Graph) -> Vec<Violation> {
     for (from, deps) in &graph.crates {
         if !is_known(from) {
             let rule = "crate has no place in the layering (add it to xtask/src/layers.rs and docs/architecture.md)";
-            out.push(Violation { from: from.clone(), to: "(any)".into(), rule });
+            out.push(Violation {
+                from: from.clone(),
+                to: "(any)".into(),
+                rule,
+            });
             continue;
         }
         for to in deps {
             if let Err(rule) = allowed(from, to) {
-                out.push(Violation { from: from.clone(), to: to.clone(), rule });
+                out.push(Violation {
+                    from: from.clone(),
+                    to: to.clone(),
+                    rule,
+                });
             }
         }
     }
@@ -129,7 +160,10 @@ mod tests {
 
     fn graph(edges: &[(&str, &[&str])]) -> Graph {
         Graph {
-            crates: edges.iter().map(|(k, v)| ((*k).to_owned(), v.iter().map(|s| (*s).to_owned()).collect())).collect(),
+            crates: edges
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.iter().map(|s| (*s).to_owned()).collect()))
+                .collect(),
         }
     }
 
@@ -142,7 +176,10 @@ mod tests {
             ("tool-exec", &["tool-core", "tool-perms", "tool-hooks"]),
             ("tools-builtin", &["tool-core", "tool-perms"]),
             ("tools-mcp", &["tool-core"]),
-            ("tool-registry", &["tool-core", "tools-builtin", "tools-mcp"]),
+            (
+                "tool-registry",
+                &["tool-core", "tools-builtin", "tools-mcp"],
+            ),
             ("toolwright", &["tool-exec", "tool-registry"]),
         ]);
         assert_eq!(check(&g), vec![]);

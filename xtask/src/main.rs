@@ -47,7 +47,9 @@ fn print_help() {
 
 fn workspace_root() -> PathBuf {
     // xtask lives in <root>/xtask.
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 fn check_layers(args: &[String]) -> Result {
@@ -59,7 +61,10 @@ fn check_layers(args: &[String]) -> Result {
     let graph = layers::Graph::from_cargo_metadata(&manifest)?;
     let violations = layers::check(&graph);
     if violations.is_empty() {
-        println!("check-layers: {} workspace crates, dependencies point one way", graph.crates.len());
+        println!(
+            "check-layers: {} workspace crates, dependencies point one way",
+            graph.crates.len()
+        );
         Ok(())
     } else {
         for v in &violations {
@@ -71,8 +76,15 @@ fn check_layers(args: &[String]) -> Result {
 
 fn run(step: &str, cmd: &mut Command) -> Result {
     println!("==> {step}");
-    let status = cmd.current_dir(workspace_root()).status().map_err(|e| format!("{step}: could not start: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{step} failed ({status})").into()) }
+    let status = cmd
+        .current_dir(workspace_root())
+        .status()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status})").into())
+    }
 }
 
 fn cargo() -> Command {
@@ -83,17 +95,33 @@ fn cargo() -> Command {
 pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets"];
 
 fn ci() -> Result {
-    run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]))?;
+    run(
+        "cargo fmt --check",
+        cargo().args(["fmt", "--all", "--check"]),
+    )?;
     run(
         "cargo clippy -D warnings",
-        cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+        cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
     )?;
     println!("==> check-layers");
     check_layers(&[])?;
     println!("==> check-docs");
     docs::check(&workspace_root())?;
-    run(&format!("cargo {}", TEST_COMMAND.join(" ")), cargo().args(TEST_COMMAND))?;
-    run("cargo test --doc", cargo().args(["test", "--workspace", "--doc"]))?;
+    run(
+        &format!("cargo {}", TEST_COMMAND.join(" ")),
+        cargo().args(TEST_COMMAND),
+    )?;
+    run(
+        "cargo test --doc",
+        cargo().args(["test", "--workspace", "--doc"]),
+    )?;
     println!("==> ci: all green");
     Ok(())
 }

@@ -33,7 +33,12 @@ impl ContentBlock {
 
     /// An image block from base64 `data` of `media_type` (`image/png`, ...).
     pub fn image(media_type: impl Into<String>, data: impl Into<String>) -> Self {
-        Self::Image { source: ImageSource::Base64 { media_type: media_type.into(), data: data.into() } }
+        Self::Image {
+            source: ImageSource::Base64 {
+                media_type: media_type.into(),
+                data: data.into(),
+            },
+        }
     }
 }
 
@@ -75,7 +80,9 @@ impl ToolResultContent {
     pub fn is_empty(&self) -> bool {
         match self {
             Self::Text(s) => s.trim().is_empty(),
-            Self::Blocks(blocks) => blocks.iter().all(|b| matches!(b, ContentBlock::Text { text } if text.trim().is_empty())),
+            Self::Blocks(blocks) => blocks
+                .iter()
+                .all(|b| matches!(b, ContentBlock::Text { text } if text.trim().is_empty())),
         }
     }
 
@@ -129,13 +136,25 @@ pub struct ToolResultBlock {
 
 impl ToolResultBlock {
     /// A successful result; applies the empty-result rule with `tool_name`.
-    pub fn success(tool_use_id: impl Into<String>, tool_name: &str, content: ToolResultContent) -> Self {
-        Self { tool_use_id: tool_use_id.into(), content: content.or_empty_notice(tool_name), is_error: false }
+    pub fn success(
+        tool_use_id: impl Into<String>,
+        tool_name: &str,
+        content: ToolResultContent,
+    ) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content: content.or_empty_notice(tool_name),
+            is_error: false,
+        }
     }
 
     /// A failed result with `text` for the model.
     pub fn error(tool_use_id: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { tool_use_id: tool_use_id.into(), content: ToolResultContent::Text(text.into()), is_error: true }
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content: ToolResultContent::Text(text.into()),
+            is_error: true,
+        }
     }
 
     /// The API's JSON for this block (`{"type":"tool_result", ...}`).
@@ -156,7 +175,11 @@ impl ToolResultContent {
     /// Claude Code's empty-result rule: empty content becomes `(NAME completed with no
     /// output)`, so the model never sees a blank result.
     pub fn or_empty_notice(self, tool_name: &str) -> Self {
-        if self.is_empty() { Self::Text(empty_result_notice(tool_name)) } else { self }
+        if self.is_empty() {
+            Self::Text(empty_result_notice(tool_name))
+        } else {
+            self
+        }
     }
 }
 
@@ -177,7 +200,10 @@ mod tests {
             ToolResultContent::Blocks(vec![ContentBlock::text(""), ContentBlock::text(" ")]),
         ] {
             let block = ToolResultBlock::success("id1", "Bash", content);
-            assert_eq!(block.content, ToolResultContent::Text("(Bash completed with no output)".into()));
+            assert_eq!(
+                block.content,
+                ToolResultContent::Text("(Bash completed with no output)".into())
+            );
         }
         let kept = ToolResultBlock::success("id1", "Bash", ToolResultContent::Text("ok".into()));
         assert_eq!(kept.content, ToolResultContent::Text("ok".into()));
@@ -193,7 +219,12 @@ mod tests {
             block.to_api_json(),
             serde_json::json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "nope", "is_error": true})
         );
-        let blocks = ToolResultContent::Blocks(vec![ContentBlock::text("a"), ContentBlock::ToolReference { tool_name: "Read".into() }]);
+        let blocks = ToolResultContent::Blocks(vec![
+            ContentBlock::text("a"),
+            ContentBlock::ToolReference {
+                tool_name: "Read".into(),
+            },
+        ]);
         assert_eq!(
             serde_json::to_value(&blocks).unwrap(),
             serde_json::json!([{"type": "text", "text": "a"}, {"type": "tool_reference", "tool_name": "Read"}])

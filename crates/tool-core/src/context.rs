@@ -55,7 +55,14 @@ pub struct ToolOptions {
 impl fmt::Debug for ToolOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolOptions")
-            .field("tools", &self.tools.iter().map(|t| t.name().to_owned()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|t| t.name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
             .field("model", &self.model)
             .field("mcp_clients", &self.mcp_clients)
             .field("max_budget_usd", &self.max_budget_usd)
@@ -86,14 +93,19 @@ pub struct AppState {
 
 impl fmt::Debug for AppState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AppState").field("entries", &lock(&self.map).len()).finish()
+        f.debug_struct("AppState")
+            .field("entries", &lock(&self.map).len())
+            .finish()
     }
 }
 
 impl AppState {
     /// A copy of the value of type `T`, if set.
     pub fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
-        lock(&self.map).get(&TypeId::of::<T>()).and_then(|v| v.downcast_ref::<T>()).cloned()
+        lock(&self.map)
+            .get(&TypeId::of::<T>())
+            .and_then(|v| v.downcast_ref::<T>())
+            .cloned()
     }
 
     /// Sets the value of type `T`, returning the previous one.
@@ -106,7 +118,9 @@ impl AppState {
     /// Changes the value of type `T` in place (starting from `T::default()`), atomically.
     pub fn update<T: Default + Send + Sync + 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         let mut map = lock(&self.map);
-        let slot = map.entry(TypeId::of::<T>()).or_insert_with(|| Box::new(T::default()));
+        let slot = map
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()));
         match slot.downcast_mut::<T>() {
             Some(value) => f(value),
             // The map is keyed by TypeId, so the downcast cannot fail; keep a safe path anyway.
@@ -163,7 +177,9 @@ impl ContentReplacementState {
 
     /// Freezes the decision for `tool_use_id`; a decision already made is kept.
     pub fn freeze(&mut self, tool_use_id: &str, replacement: Option<String>) {
-        self.decisions.entry(tool_use_id.to_owned()).or_insert(replacement);
+        self.decisions
+            .entry(tool_use_id.to_owned())
+            .or_insert(replacement);
     }
 }
 
@@ -222,7 +238,9 @@ impl ToolUseContext {
     /// A context for a session working in `cwd`, with no tools, default permissions, a fresh
     /// cache and a fresh cancellation token. `HOME` is read once here for `~` expansion.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
         Self {
             inner: Arc::new(Inner {
                 options: ToolOptions::default(),
@@ -271,7 +289,12 @@ impl ToolUseContext {
     /// context and from [`with_working_directories`](Self::with_working_directories).
     pub fn working_directories(&self) -> Vec<PathBuf> {
         let mut dirs = vec![self.inner.cwd.clone()];
-        for d in self.inner.working_directories.iter().chain(&self.inner.permission.additional_working_directories) {
+        for d in self
+            .inner
+            .working_directories
+            .iter()
+            .chain(&self.inner.permission.additional_working_directories)
+        {
             if !dirs.contains(d) {
                 dirs.push(d.clone());
             }
@@ -456,10 +479,13 @@ mod tests {
     #[test]
     fn with_methods_copy_on_write_and_share_state() {
         let base = ToolUseContext::new("/a");
-        let derived = base.clone().with_cwd("/b").with_permission(ToolPermissionContext {
-            mode: PermissionMode::Plan,
-            ..Default::default()
-        });
+        let derived = base
+            .clone()
+            .with_cwd("/b")
+            .with_permission(ToolPermissionContext {
+                mode: PermissionMode::Plan,
+                ..Default::default()
+            });
         assert_eq!(base.cwd(), Path::new("/a"));
         assert_eq!(derived.cwd(), Path::new("/b"));
         assert_eq!(base.permission().mode, PermissionMode::Default);
@@ -492,7 +518,13 @@ mod tests {
         assert!(!d.record_denial());
         assert!(d.record_denial());
         d.record_allow();
-        assert_eq!(d, DenialTracking { consecutive: 0, total: 3 });
+        assert_eq!(
+            d,
+            DenialTracking {
+                consecutive: 0,
+                total: 3
+            }
+        );
     }
 
     #[test]
@@ -503,7 +535,10 @@ mod tests {
                 additional_working_directories: vec!["/x".into(), "/y".into()],
                 ..Default::default()
             });
-        assert_eq!(ctx.working_directories(), vec![PathBuf::from("/w"), "/x".into(), "/y".into()]);
+        assert_eq!(
+            ctx.working_directories(),
+            vec![PathBuf::from("/w"), "/x".into(), "/y".into()]
+        );
     }
 
     #[test]
@@ -511,6 +546,9 @@ mod tests {
         let ctx = ToolUseContext::new("/");
         ctx.content_replacement(|s| s.freeze("t1", Some("preview".into())));
         ctx.content_replacement(|s| s.freeze("t1", None));
-        assert_eq!(ctx.content_replacement(|s| s.decision("t1").map(|d| d.map(str::to_owned))), Some(Some("preview".into())));
+        assert_eq!(
+            ctx.content_replacement(|s| s.decision("t1").map(|d| d.map(str::to_owned))),
+            Some(Some("preview".into()))
+        );
     }
 }

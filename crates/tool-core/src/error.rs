@@ -60,7 +60,12 @@ pub enum ToolError {
     Harness(String),
 }
 
-fn format_shell_error(exit_code: Option<i32>, interrupted: bool, stderr: &str, stdout: &str) -> String {
+fn format_shell_error(
+    exit_code: Option<i32>,
+    interrupted: bool,
+    stderr: &str,
+    stdout: &str,
+) -> String {
     let mut parts: Vec<Cow<'_, str>> = Vec::with_capacity(4);
     match exit_code {
         Some(code) => parts.push(format!("Exit code {code}").into()),
@@ -85,7 +90,10 @@ impl ToolError {
 
     /// An I/O failure on `path`.
     pub fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Self::Io { path: path.into(), source }
+        Self::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     /// Whether this failure ends the turn instead of being shown to the model.
@@ -132,7 +140,10 @@ pub fn truncate_middle(text: &str, max: usize) -> String {
     let half = max / 2;
     let head: String = text.chars().take(half).collect();
     let tail: String = text.chars().skip(total - half).collect();
-    format!("{head}\n\n... [{} characters truncated] ...\n\n{tail}", total - 2 * half)
+    format!(
+        "{head}\n\n... [{} characters truncated] ...\n\n{tail}",
+        total - 2 * half
+    )
 }
 
 /// A tool's refusal of an input in `validate_input`, before hooks and permissions run.
@@ -150,12 +161,18 @@ pub struct ValidationError {
 impl ValidationError {
     /// A refusal with `message` and no code.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), error_code: None }
+        Self {
+            message: message.into(),
+            error_code: None,
+        }
     }
 
     /// A refusal with `message` and a telemetry `code`.
     pub fn with_code(message: impl Into<String>, code: i32) -> Self {
-        Self { message: message.into(), error_code: Some(code) }
+        Self {
+            message: message.into(),
+            error_code: Some(code),
+        }
     }
 }
 
@@ -182,7 +199,10 @@ mod tests {
 
     #[test]
     fn empty_error_has_a_text() {
-        assert_eq!(ToolError::msg("  ").to_model_text(), "Command failed with no output");
+        assert_eq!(
+            ToolError::msg("  ").to_model_text(),
+            "Command failed with no output"
+        );
     }
 
     #[test]

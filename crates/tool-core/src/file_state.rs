@@ -26,10 +26,10 @@ pub const DEFAULT_MAX_ENTRIES: usize = 100;
 pub const DEFAULT_MAX_BYTES: usize = 25 * 1024 * 1024;
 
 /// The model-facing refusal for a file that was not read first.
-pub const NOT_READ_MESSAGE: &str = "File has not been read yet. Read it first before writing to it.";
+pub const NOT_READ_MESSAGE: &str =
+    "File has not been read yet. Read it first before writing to it.";
 /// The model-facing refusal for a file that changed since it was read.
-pub const MODIFIED_MESSAGE: &str =
-    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+pub const MODIFIED_MESSAGE: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
 
 /// A 64-bit hash of a file's bytes plus their length, used to tell a real change from an mtime
 /// bump. Not cryptographic: it guards against accidents (an editor touching a file), not
@@ -65,7 +65,10 @@ impl ContentHasher {
 
     /// The hash of everything fed.
     pub fn finish(self) -> ContentHash {
-        ContentHash { hash: self.inner.finish(), len: self.len }
+        ContentHash {
+            hash: self.inner.finish(),
+            len: self.len,
+        }
     }
 }
 
@@ -89,14 +92,34 @@ pub struct FileState {
 
 impl FileState {
     /// The entry a Read records.
-    pub fn read(content: String, mtime_ms: u64, disk_hash: ContentHash, offset: usize, limit: Option<usize>) -> Self {
-        Self { content, mtime_ms, disk_hash: Some(disk_hash), offset: Some(offset), limit, is_partial_view: false }
+    pub fn read(
+        content: String,
+        mtime_ms: u64,
+        disk_hash: ContentHash,
+        offset: usize,
+        limit: Option<usize>,
+    ) -> Self {
+        Self {
+            content,
+            mtime_ms,
+            disk_hash: Some(disk_hash),
+            offset: Some(offset),
+            limit,
+            is_partial_view: false,
+        }
     }
 
     /// The entry a write records: the full new content.
     pub fn written(content: String, mtime_ms: u64) -> Self {
         let disk_hash = Some(ContentHash::of(content.as_bytes()));
-        Self { content, mtime_ms, disk_hash, offset: None, limit: None, is_partial_view: false }
+        Self {
+            content,
+            mtime_ms,
+            disk_hash,
+            offset: None,
+            limit: None,
+            is_partial_view: false,
+        }
     }
 
     fn cost(&self) -> usize {
@@ -149,7 +172,13 @@ impl FileStateCache {
     /// content. An entry larger than `max_bytes` is not kept.
     pub fn new(max_entries: usize, max_bytes: usize) -> Self {
         let cap = NonZeroUsize::new(max_entries).unwrap_or(NonZeroUsize::MIN);
-        Self { inner: Arc::new(Mutex::new(CacheInner { lru: LruCache::new(cap), bytes: 0, max_bytes })) }
+        Self {
+            inner: Arc::new(Mutex::new(CacheInner {
+                lru: LruCache::new(cap),
+                bytes: 0,
+                max_bytes,
+            })),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, CacheInner> {
@@ -210,7 +239,13 @@ impl FileStateCache {
         for (k, v) in inner.lru.iter().rev() {
             lru.push(k.clone(), v.clone());
         }
-        Self { inner: Arc::new(Mutex::new(CacheInner { lru, bytes: inner.bytes, max_bytes: inner.max_bytes })) }
+        Self {
+            inner: Arc::new(Mutex::new(CacheInner {
+                lru,
+                bytes: inner.bytes,
+                max_bytes: inner.max_bytes,
+            })),
+        }
     }
 
     /// The stale-edit rule, called by Edit and Write (and again right before the write).
@@ -224,9 +259,16 @@ impl FileStateCache {
         let meta = match fs::metadata(path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(source) => return Err(StaleFile::Io { path: path.to_owned(), source }),
+            Err(source) => {
+                return Err(StaleFile::Io {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
         };
-        let Some(entry) = self.get(path) else { return Err(StaleFile::NotRead) };
+        let Some(entry) = self.get(path) else {
+            return Err(StaleFile::NotRead);
+        };
         if entry.is_partial_view {
             return Err(StaleFile::NotRead);
         }
@@ -234,7 +276,10 @@ impl FileStateCache {
         if mtime <= entry.mtime_ms {
             return Ok(());
         }
-        let bytes = fs::read(path).map_err(|source| StaleFile::Io { path: path.to_owned(), source })?;
+        let bytes = fs::read(path).map_err(|source| StaleFile::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         if entry.disk_hash == Some(ContentHash::of(&bytes)) {
             let mut refreshed = entry;
             refreshed.mtime_ms = mtime;
@@ -272,10 +317,16 @@ pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     let raw = raw.trim();
     let path = match (raw.strip_prefix('~'), home) {
         (Some(""), Some(home)) => home.to_path_buf(),
-        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(rest.trim_start_matches('/')),
+        (Some(rest), Some(home)) if rest.starts_with('/') => {
+            home.join(rest.trim_start_matches('/'))
+        }
         _ => PathBuf::from(raw),
     };
-    let absolute = if path.is_absolute() { path } else { cwd.join(path) };
+    let absolute = if path.is_absolute() {
+        path
+    } else {
+        cwd.join(path)
+    };
     nfc(&normalize_lexically(&absolute))
 }
 
@@ -294,7 +345,11 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
             other => out.push(other.as_os_str()),
         }
     }
-    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
 }
 
 fn nfc(path: &Path) -> PathBuf {
@@ -350,18 +405,33 @@ mod tests {
         assert!(cache.get(Path::new("/p/r/file")).is_some());
         // NFD "é" and NFC "é" are one key.
         cache.insert(Path::new("/caf\u{65}\u{301}"), state("y"));
-        assert_eq!(cache.get(Path::new("/caf\u{e9}")).map(|s| s.content), Some("y".to_owned()));
+        assert_eq!(
+            cache.get(Path::new("/caf\u{e9}")).map(|s| s.content),
+            Some("y".to_owned())
+        );
     }
 
     #[test]
     fn expand_path_handles_home_relative_and_dots() {
         let cwd = Path::new("/work/proj");
         let home = Path::new("/home/u");
-        assert_eq!(expand_path("  src/../lib.rs ", cwd, Some(home)), PathBuf::from("/work/proj/lib.rs"));
-        assert_eq!(expand_path("~/x", cwd, Some(home)), PathBuf::from("/home/u/x"));
+        assert_eq!(
+            expand_path("  src/../lib.rs ", cwd, Some(home)),
+            PathBuf::from("/work/proj/lib.rs")
+        );
+        assert_eq!(
+            expand_path("~/x", cwd, Some(home)),
+            PathBuf::from("/home/u/x")
+        );
         assert_eq!(expand_path("~", cwd, Some(home)), PathBuf::from("/home/u"));
-        assert_eq!(expand_path("/../../etc", cwd, Some(home)), PathBuf::from("/etc"));
-        assert_eq!(expand_path("~other/x", cwd, Some(home)), PathBuf::from("/work/proj/~other/x"));
+        assert_eq!(
+            expand_path("/../../etc", cwd, Some(home)),
+            PathBuf::from("/etc")
+        );
+        assert_eq!(
+            expand_path("~other/x", cwd, Some(home)),
+            PathBuf::from("/work/proj/~other/x")
+        );
     }
 
     #[test]
@@ -377,19 +447,41 @@ mod tests {
         assert!(matches!(cache.check_fresh(&path), Err(StaleFile::NotRead)));
 
         let meta = fs::metadata(&path).unwrap();
-        cache.insert(&path, FileState::read("one".into(), mtime_ms(&meta), ContentHash::of(b"one"), 1, None));
+        cache.insert(
+            &path,
+            FileState::read(
+                "one".into(),
+                mtime_ms(&meta),
+                ContentHash::of(b"one"),
+                1,
+                None,
+            ),
+        );
         cache.check_fresh(&path).unwrap();
 
         // Same content, newer mtime: not stale, and the entry's mtime follows.
         let later = SystemTime::now() + std::time::Duration::from_secs(5);
-        fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
         cache.check_fresh(&path).unwrap();
-        assert_eq!(cache.get(&path).unwrap().mtime_ms, mtime_ms(&fs::metadata(&path).unwrap()));
+        assert_eq!(
+            cache.get(&path).unwrap().mtime_ms,
+            mtime_ms(&fs::metadata(&path).unwrap())
+        );
 
         // Changed content with a newer mtime: stale.
         fs::write(&path, "two").unwrap();
         let later = SystemTime::now() + std::time::Duration::from_secs(10);
-        fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
         let err = cache.check_fresh(&path).unwrap_err();
         assert!(matches!(err, StaleFile::Modified));
         assert_eq!(err.to_string(), MODIFIED_MESSAGE);

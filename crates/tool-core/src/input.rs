@@ -47,8 +47,15 @@ impl fmt::Display for InputIssue {
         match self {
             Self::Missing { path } => write!(f, "The required parameter `{path}` is missing"),
             Self::Unexpected { path } => write!(f, "An unexpected parameter `{path}` was provided"),
-            Self::WrongType { path, expected, received } => {
-                write!(f, "The parameter `{path}` type is expected as `{expected}` but provided as `{received}`")
+            Self::WrongType {
+                path,
+                expected,
+                received,
+            } => {
+                write!(
+                    f,
+                    "The parameter `{path}` type is expected as `{expected}` but provided as `{received}`"
+                )
             }
         }
     }
@@ -72,18 +79,32 @@ impl InputError {
             InputIssue::Unexpected { .. } => 1,
             InputIssue::WrongType { .. } => 2,
         });
-        Self { tool: tool.to_owned(), issues, raw: None }
+        Self {
+            tool: tool.to_owned(),
+            issues,
+            raw: None,
+        }
     }
 
     /// An error the classes do not cover (a bad enum value, a custom check), with the
     /// validator's own message.
     pub fn other(tool: &str, message: impl Into<String>) -> Self {
-        Self { tool: tool.to_owned(), issues: Vec::new(), raw: Some(message.into()) }
+        Self {
+            tool: tool.to_owned(),
+            issues: Vec::new(),
+            raw: Some(message.into()),
+        }
     }
 
     /// The input was not a JSON object at all.
     pub fn not_an_object(tool: &str, value: &Value) -> Self {
-        Self::other(tool, format!("{tool} expects a JSON object as input, but received {}", json_type(value)))
+        Self::other(
+            tool,
+            format!(
+                "{tool} expects a JSON object as input, but received {}",
+                json_type(value)
+            ),
+        )
     }
 
     /// The classified issues (empty for an unclassified error).
@@ -94,11 +115,22 @@ impl InputError {
     /// The message without the wrapping tags.
     pub fn message(&self) -> String {
         if self.issues.is_empty() {
-            return self.raw.clone().unwrap_or_else(|| format!("{} received an invalid input", self.tool));
+            return self
+                .raw
+                .clone()
+                .unwrap_or_else(|| format!("{} received an invalid input", self.tool));
         }
-        let noun = if self.issues.len() == 1 { "issue" } else { "issues" };
+        let noun = if self.issues.len() == 1 {
+            "issue"
+        } else {
+            "issues"
+        };
         let lines: Vec<String> = self.issues.iter().map(ToString::to_string).collect();
-        format!("{} failed due to the following {noun}:\n{}", self.tool, lines.join("\n"))
+        format!(
+            "{} failed due to the following {noun}:\n{}",
+            self.tool,
+            lines.join("\n")
+        )
     }
 
     /// `<tool_use_error>InputValidationError: ...</tool_use_error>`.
@@ -122,12 +154,23 @@ pub fn json_type(value: &Value) -> &'static str {
 /// Repairs and checks `input` against a normalised `schema`; see the [module docs](self).
 /// `deny_unknown_fields` rejects top-level keys the schema does not list even when the schema
 /// itself allows them. Returns the repaired input.
-pub fn check_input(tool: &str, schema: &Value, input: Value, deny_unknown_fields: bool) -> Result<Value, InputError> {
-    let Value::Object(_) = &input else { return Err(InputError::not_an_object(tool, &input)) };
+pub fn check_input(
+    tool: &str,
+    schema: &Value,
+    input: Value,
+    deny_unknown_fields: bool,
+) -> Result<Value, InputError> {
+    let Value::Object(_) = &input else {
+        return Err(InputError::not_an_object(tool, &input));
+    };
     let mut input = input;
     let mut issues = Vec::new();
     walk(schema, &mut input, "", deny_unknown_fields, &mut issues);
-    if issues.is_empty() { Ok(input) } else { Err(InputError::from_issues(tool, issues)) }
+    if issues.is_empty() {
+        Ok(input)
+    } else {
+        Err(InputError::from_issues(tool, issues))
+    }
 }
 
 fn schema_types(schema: &Value) -> Vec<&str> {
@@ -142,7 +185,11 @@ fn type_matches(ty: &str, value: &Value) -> bool {
     match ty {
         "string" => value.is_string(),
         "number" => value.is_number(),
-        "integer" => value.as_i64().is_some() || value.as_u64().is_some() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            value.as_i64().is_some()
+                || value.as_u64().is_some()
+                || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         "boolean" => value.is_boolean(),
         "array" => value.is_array(),
         "object" => value.is_object(),
@@ -152,10 +199,20 @@ fn type_matches(ty: &str, value: &Value) -> bool {
 }
 
 fn join_path(base: &str, key: &str) -> String {
-    if base.is_empty() { key.to_owned() } else { format!("{base}.{key}") }
+    if base.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{base}.{key}")
+    }
 }
 
-fn walk(schema: &Value, value: &mut Value, path: &str, deny_unknown: bool, issues: &mut Vec<InputIssue>) {
+fn walk(
+    schema: &Value,
+    value: &mut Value,
+    path: &str,
+    deny_unknown: bool,
+    issues: &mut Vec<InputIssue>,
+) {
     let types = schema_types(schema);
     // Streaming artefact: an array or object sent as a JSON-encoded string.
     if let Value::String(s) = value {
@@ -169,8 +226,16 @@ fn walk(schema: &Value, value: &mut Value, path: &str, deny_unknown: bool, issue
         }
     }
     if !types.is_empty() && !types.iter().any(|t| type_matches(t, value)) {
-        let expected = types.iter().map(|t| if *t == "integer" { "number" } else { t }).collect::<Vec<_>>().join(" | ");
-        issues.push(InputIssue::WrongType { path: path.to_owned(), expected, received: json_type(value) });
+        let expected = types
+            .iter()
+            .map(|t| if *t == "integer" { "number" } else { t })
+            .collect::<Vec<_>>()
+            .join(" | ");
+        issues.push(InputIssue::WrongType {
+            path: path.to_owned(),
+            expected,
+            received: json_type(value),
+        });
         return;
     }
     match value {
@@ -186,16 +251,32 @@ fn walk(schema: &Value, value: &mut Value, path: &str, deny_unknown: bool, issue
     }
 }
 
-fn walk_object(schema: &Value, map: &mut Map<String, Value>, path: &str, deny_unknown: bool, issues: &mut Vec<InputIssue>) {
+fn walk_object(
+    schema: &Value,
+    map: &mut Map<String, Value>,
+    path: &str,
+    deny_unknown: bool,
+    issues: &mut Vec<InputIssue>,
+) {
     let empty = Map::new();
-    let props = schema.get("properties").and_then(Value::as_object).unwrap_or(&empty);
-    let required: Vec<&str> =
-        schema.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     // A null for an optional field means "absent".
-    map.retain(|k, v| !(v.is_null() && !required.contains(&k.as_str()) && !allows_null(props.get(k))));
+    map.retain(|k, v| {
+        !(v.is_null() && !required.contains(&k.as_str()) && !allows_null(props.get(k)))
+    });
     for name in &required {
         if !map.contains_key(*name) {
-            issues.push(InputIssue::Missing { path: join_path(path, name) });
+            issues.push(InputIssue::Missing {
+                path: join_path(path, name),
+            });
         }
     }
     let closed = deny_unknown || schema.get("additionalProperties") == Some(&Value::Bool(false));
@@ -239,7 +320,13 @@ mod tests {
 
     #[test]
     fn every_issue_class_in_order() {
-        let err = check_input("Edit", &schema(), json!({"limit": "x", "extra": 1, "edits": [{"old": 3}, {}]}), true).unwrap_err();
+        let err = check_input(
+            "Edit",
+            &schema(),
+            json!({"limit": "x", "extra": 1, "edits": [{"old": 3}, {}]}),
+            true,
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_model_text(),
             "<tool_use_error>InputValidationError: Edit failed due to the following issues:\n\
@@ -254,7 +341,10 @@ mod tests {
     #[test]
     fn single_issue_uses_singular() {
         let err = check_input("Read", &schema(), json!({}), true).unwrap_err();
-        assert_eq!(err.message(), "Read failed due to the following issue:\nThe required parameter `file_path` is missing");
+        assert_eq!(
+            err.message(),
+            "Read failed due to the following issue:\nThe required parameter `file_path` is missing"
+        );
     }
 
     #[test]
@@ -266,32 +356,68 @@ mod tests {
             true,
         )
         .unwrap();
-        assert_eq!(out, json!({"file_path": "/a", "edits": [{"old": "x"}], "opts": {"deep": true}}));
+        assert_eq!(
+            out,
+            json!({"file_path": "/a", "edits": [{"old": "x"}], "opts": {"deep": true}})
+        );
         // A string that is not JSON stays a type error.
-        let err = check_input("Edit", &schema(), json!({"file_path": "/a", "edits": "[oops"}), true).unwrap_err();
+        let err = check_input(
+            "Edit",
+            &schema(),
+            json!({"file_path": "/a", "edits": "[oops"}),
+            true,
+        )
+        .unwrap_err();
         assert_eq!(err.issues().len(), 1);
     }
 
     #[test]
     fn nulls_for_optional_fields_are_dropped_and_unknowns_allowed_when_open() {
-        let out = check_input("T", &schema(), json!({"file_path": "/a", "limit": null, "other": 1}), false).unwrap();
+        let out = check_input(
+            "T",
+            &schema(),
+            json!({"file_path": "/a", "limit": null, "other": 1}),
+            false,
+        )
+        .unwrap();
         assert_eq!(out, json!({"file_path": "/a", "other": 1}));
         let err = check_input("T", &schema(), json!({"file_path": null}), false).unwrap_err();
         assert_eq!(
             err.issues(),
-            &[InputIssue::WrongType { path: "file_path".into(), expected: "string".into(), received: "null" }]
+            &[InputIssue::WrongType {
+                path: "file_path".into(),
+                expected: "string".into(),
+                received: "null"
+            }]
         );
     }
 
     #[test]
     fn non_object_input() {
         let err = check_input("T", &schema(), json!([1]), true).unwrap_err();
-        assert_eq!(err.to_model_text(), "<tool_use_error>InputValidationError: T expects a JSON object as input, but received array</tool_use_error>");
+        assert_eq!(
+            err.to_model_text(),
+            "<tool_use_error>InputValidationError: T expects a JSON object as input, but received array</tool_use_error>"
+        );
     }
 
     #[test]
     fn integers_accept_whole_floats_only() {
-        check_input("T", &schema(), json!({"file_path": "/a", "limit": 3.0}), true).unwrap();
-        assert!(check_input("T", &schema(), json!({"file_path": "/a", "limit": 3.5}), true).is_err());
+        check_input(
+            "T",
+            &schema(),
+            json!({"file_path": "/a", "limit": 3.0}),
+            true,
+        )
+        .unwrap();
+        assert!(
+            check_input(
+                "T",
+                &schema(),
+                json!({"file_path": "/a", "limit": 3.5}),
+                true
+            )
+            .is_err()
+        );
     }
 }

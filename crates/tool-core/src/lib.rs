@@ -92,29 +92,32 @@ mod schema;
 mod tool;
 mod typed;
 
-pub use content::{ContentBlock, ImageSource, ToolResultBlock, ToolResultContent, empty_result_notice};
+pub use content::{
+    ContentBlock, ImageSource, ToolResultBlock, ToolResultContent, empty_result_notice,
+};
 pub use context::{
-    AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification, NotificationSink,
-    RefreshTools, ToolOptions, ToolUseContext,
+    AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,
+    NotificationSink, RefreshTools, ToolOptions, ToolUseContext,
 };
 pub use error::{
-    CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError, tool_use_error,
-    truncate_middle,
+    CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,
+    tool_use_error, truncate_middle,
 };
 pub use file_state::{
-    ContentHash, ContentHasher, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache, MODIFIED_MESSAGE,
-    NOT_READ_MESSAGE, StaleFile, expand_path, mtime_ms, normalize_lexically, now_ms,
+    ContentHash, ContentHasher, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache,
+    MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, expand_path, mtime_ms, normalize_lexically,
+    now_ms,
 };
 pub use input::{InputError, InputIssue, check_input, json_type};
 pub use permission::{
-    DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource, RuleValue, SourcedRule,
-    ToolPermissionContext, UpdateDestination,
+    DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource,
+    RuleValue, SourcedRule, ToolPermissionContext, UpdateDestination,
 };
 pub use result::{Attachment, ContextModifier, McpMeta, Message, ToolOutput, ToolResult};
 pub use schema::normalize_schema;
 pub use tool::{
-    FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo, PermissionSubject, ProgressSender, SearchOrRead, Tool,
-    ToolProgress, find_tool,
+    FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo, PermissionSubject, ProgressSender,
+    SearchOrRead, Tool, ToolProgress, find_tool,
 };
 pub use typed::{TypedTool, schema_for};
 

@@ -189,22 +189,36 @@ pub enum PermissionResult {
 impl PermissionResult {
     /// A plain allow with the input unchanged.
     pub fn allow() -> Self {
-        Self::Allow { updated_input: None, reason: None }
+        Self::Allow {
+            updated_input: None,
+            reason: None,
+        }
     }
 
     /// A plain passthrough (no opinion).
     pub fn passthrough() -> Self {
-        Self::Passthrough { message: None, suggestions: Vec::new() }
+        Self::Passthrough {
+            message: None,
+            suggestions: Vec::new(),
+        }
     }
 
     /// A deny with `message` for the model.
     pub fn deny(message: impl Into<String>, reason: DecisionReason) -> Self {
-        Self::Deny { message: message.into(), reason }
+        Self::Deny {
+            message: message.into(),
+            reason,
+        }
     }
 
     /// An ask with `message` for the user.
     pub fn ask(message: impl Into<String>) -> Self {
-        Self::Ask { message: message.into(), updated_input: None, suggestions: Vec::new(), reason: None }
+        Self::Ask {
+            message: message.into(),
+            updated_input: None,
+            suggestions: Vec::new(),
+            reason: None,
+        }
     }
 
     /// The behaviour name: `allow`, `ask`, `deny` or `passthrough`.
@@ -314,10 +328,17 @@ mod tests {
         });
         let update: PermissionUpdate = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(serde_json::to_value(&update).unwrap(), json);
-        let mode: PermissionUpdate =
-            serde_json::from_value(serde_json::json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}))
-                .unwrap();
-        assert!(matches!(mode, PermissionUpdate::SetMode { mode: PermissionMode::AcceptEdits, .. }));
+        let mode: PermissionUpdate = serde_json::from_value(
+            serde_json::json!({"type": "setMode", "mode": "acceptEdits", "destination": "session"}),
+        )
+        .unwrap();
+        assert!(matches!(
+            mode,
+            PermissionUpdate::SetMode {
+                mode: PermissionMode::AcceptEdits,
+                ..
+            }
+        ));
     }
 
     #[test]

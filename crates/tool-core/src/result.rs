@@ -58,7 +58,10 @@ pub struct Attachment {
 impl Attachment {
     /// An attachment of `kind` with `text`.
     pub fn new(kind: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { kind: kind.into(), text: text.into() }
+        Self {
+            kind: kind.into(),
+            text: text.into(),
+        }
     }
 }
 
@@ -85,7 +88,10 @@ impl ToolOutput {
     /// Text output; the structured value is the same string.
     pub fn text(text: impl Into<String>) -> Self {
         let text = text.into();
-        Self { structured: Value::String(text.clone()), content: ToolResultContent::Text(text) }
+        Self {
+            structured: Value::String(text.clone()),
+            content: ToolResultContent::Text(text),
+        }
     }
 }
 
@@ -113,16 +119,29 @@ impl ToolResult<ToolOutput> {
 impl<T> ToolResult<T> {
     /// A result with `data` and nothing else.
     pub fn new(data: T) -> Self {
-        Self { data, new_messages: Vec::new(), context_modifier: None, mcp_meta: None }
+        Self {
+            data,
+            new_messages: Vec::new(),
+            context_modifier: None,
+            mcp_meta: None,
+        }
     }
 
     /// The same result with its data mapped.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> ToolResult<U> {
-        ToolResult { data: f(self.data), new_messages: self.new_messages, context_modifier: self.context_modifier, mcp_meta: self.mcp_meta }
+        ToolResult {
+            data: f(self.data),
+            new_messages: self.new_messages,
+            context_modifier: self.context_modifier,
+            mcp_meta: self.mcp_meta,
+        }
     }
 
     /// Adds a context modifier.
-    pub fn with_context_modifier(mut self, f: impl FnOnce(ToolUseContext) -> ToolUseContext + Send + Sync + 'static) -> Self {
+    pub fn with_context_modifier(
+        mut self,
+        f: impl FnOnce(ToolUseContext) -> ToolUseContext + Send + Sync + 'static,
+    ) -> Self {
         self.context_modifier = Some(ContextModifier::new(f));
         self
     }

@@ -19,8 +19,25 @@ use serde_json::{Map, Value};
 const MAX_DEPTH: usize = 64;
 
 const STANDARD_FORMATS: &[&str] = &[
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
-    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
 ];
 
 /// Normalises `schema` for a model API. See the [module docs](self).
@@ -37,7 +54,8 @@ pub fn normalize_schema(schema: Value) -> Value {
     let mut value = rewrite(Value::Object(root), &defs, &mut expanding, 0);
     if let Value::Object(map) = &mut value {
         map.insert("type".into(), Value::String("object".into()));
-        map.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     value
 }
@@ -54,7 +72,12 @@ fn collect_defs(root: &Map<String, Value>) -> Map<String, Value> {
     defs
 }
 
-fn rewrite(value: Value, defs: &Map<String, Value>, expanding: &mut HashSet<String>, depth: usize) -> Value {
+fn rewrite(
+    value: Value,
+    defs: &Map<String, Value>,
+    expanding: &mut HashSet<String>,
+    depth: usize,
+) -> Value {
     if depth > MAX_DEPTH {
         return Value::Object(Map::new());
     }
@@ -94,11 +117,15 @@ fn rewrite(value: Value, defs: &Map<String, Value>, expanding: &mut HashSet<Stri
                         // Maps whose values are schemas, and schema-valued keywords.
                         "properties" | "patternProperties" | "dependentSchemas" => match v {
                             Value::Object(props) => Value::Object(
-                                props.into_iter().map(|(pk, pv)| (pk, rewrite(pv, defs, expanding, depth + 1))).collect(),
+                                props
+                                    .into_iter()
+                                    .map(|(pk, pv)| (pk, rewrite(pv, defs, expanding, depth + 1)))
+                                    .collect(),
                             ),
                             other => other,
                         },
-                        "enum" | "const" | "default" | "examples" | "required" | "dependentRequired" => v,
+                        "enum" | "const" | "default" | "examples" | "required"
+                        | "dependentRequired" => v,
                         _ => rewrite(v, defs, expanding, depth + 1),
                     };
                     (k, v)
@@ -106,7 +133,12 @@ fn rewrite(value: Value, defs: &Map<String, Value>, expanding: &mut HashSet<Stri
                 .collect();
             Value::Object(map)
         }
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| rewrite(v, defs, expanding, depth + 1)).collect()),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| rewrite(v, defs, expanding, depth + 1))
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -120,7 +152,10 @@ fn upgrade_draft07(map: &mut Map<String, Value>) {
             map.insert("items".into(), additional);
         }
     }
-    for (exclusive, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+    for (exclusive, bound) in [
+        ("exclusiveMinimum", "minimum"),
+        ("exclusiveMaximum", "maximum"),
+    ] {
         if let Some(Value::Bool(flag)) = map.get(exclusive).cloned() {
             map.remove(exclusive);
             if flag {
@@ -157,7 +192,12 @@ pub(crate) fn tidy_typed_schema(schema: &mut Value, deny_unknown_fields: bool) {
     let required: HashSet<String> = root
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(Value::Object(props)) = root.get_mut("properties") {
         for (name, prop) in props.iter_mut() {
@@ -243,17 +283,32 @@ mod tests {
         });
         let out = normalize_schema(schema);
         assert_eq!(out["type"], "object");
-        assert_eq!(out["properties"]["t"], json!({"type": "array", "prefixItems": [{"type": "string"}], "items": false}));
-        assert_eq!(out["properties"]["n"], json!({"type": "number", "exclusiveMinimum": 0}));
-        assert_eq!(out["properties"]["m"], json!({"type": "number", "maximum": 9}));
+        assert_eq!(
+            out["properties"]["t"],
+            json!({"type": "array", "prefixItems": [{"type": "string"}], "items": false})
+        );
+        assert_eq!(
+            out["properties"]["n"],
+            json!({"type": "number", "exclusiveMinimum": 0})
+        );
+        assert_eq!(
+            out["properties"]["m"],
+            json!({"type": "number", "maximum": 9})
+        );
         assert_eq!(out["dependentRequired"], json!({"a": ["b"]}));
         assert_eq!(out["dependentSchemas"], json!({"c": {"required": ["d"]}}));
-        assert_eq!(normalize_schema(json!("junk")), json!({"type": "object", "properties": {}}));
+        assert_eq!(
+            normalize_schema(json!("junk")),
+            json!({"type": "object", "properties": {}})
+        );
     }
 
     #[test]
     fn enum_values_are_not_rewritten() {
         let schema = json!({"type": "object", "properties": {"e": {"enum": [{"$ref": "x"}]}}});
-        assert_eq!(normalize_schema(schema.clone())["properties"]["e"], schema["properties"]["e"]);
+        assert_eq!(
+            normalize_schema(schema.clone())["properties"]["e"],
+            schema["properties"]["e"]
+        );
     }
 }

@@ -113,8 +113,14 @@ impl fmt::Debug for ProgressSender {
 
 impl ProgressSender {
     /// A sender for `tool_use_id` that hands each report to `sink`.
-    pub fn new(tool_use_id: impl Into<String>, sink: Arc<dyn Fn(ToolProgress) + Send + Sync>) -> Self {
-        Self { tool_use_id: tool_use_id.into(), sink: Some(sink) }
+    pub fn new(
+        tool_use_id: impl Into<String>,
+        sink: Arc<dyn Fn(ToolProgress) + Send + Sync>,
+    ) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            sink: Some(sink),
+        }
     }
 
     /// A sender that drops everything.
@@ -125,7 +131,10 @@ impl ProgressSender {
     /// Reports `data`.
     pub fn send(&self, data: Value) {
         if let Some(sink) = &self.sink {
-            sink(ToolProgress { tool_use_id: self.tool_use_id.clone(), data });
+            sink(ToolProgress {
+                tool_use_id: self.tool_use_id.clone(),
+                data,
+            });
         }
     }
 }
@@ -262,7 +271,11 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Tool-specific checks after parsing, before hooks and permissions.
-    async fn validate_input(&self, _input: &Value, _ctx: &ToolUseContext) -> Result<(), ValidationError> {
+    async fn validate_input(
+        &self,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
         Ok(())
     }
 
@@ -273,16 +286,26 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Runs the call. `ctx.cancellation()` fires when the call is cancelled; a tool that
     /// starts processes must stop them then.
-    async fn call(&self, input: Value, ctx: ToolUseContext, progress: ProgressSender) -> Result<ToolResult, ToolError>;
+    async fn call(
+        &self,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError>;
 }
 
 impl fmt::Debug for dyn Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tool").field("name", &self.name()).finish_non_exhaustive()
+        f.debug_struct("Tool")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
     }
 }
 
 /// Finds a tool by name or alias.
 pub fn find_tool<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> Option<&'a Arc<dyn Tool>> {
-    tools.iter().find(|t| t.name() == name).or_else(|| tools.iter().find(|t| t.aliases().contains(&name)))
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .or_else(|| tools.iter().find(|t| t.aliases().contains(&name)))
 }

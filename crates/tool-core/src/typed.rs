@@ -25,7 +25,9 @@ use crate::input::{InputError, check_input};
 use crate::permission::PermissionResult;
 use crate::result::{ToolOutput, ToolResult};
 use crate::schema::{normalize_schema, tidy_typed_schema};
-use crate::tool::{InterruptBehavior, MaxResultSize, PermissionSubject, ProgressSender, SearchOrRead, Tool};
+use crate::tool::{
+    InterruptBehavior, MaxResultSize, PermissionSubject, ProgressSender, SearchOrRead, Tool,
+};
 
 /// A tool with a Rust input type. See the [module docs](self) and the crate example.
 ///
@@ -107,11 +109,19 @@ pub trait TypedTool: Send + Sync + 'static {
         None
     }
     /// See [`Tool::validate_input`].
-    async fn validate_input(&self, _input: &Self::Input, _ctx: &ToolUseContext) -> Result<(), ValidationError> {
+    async fn validate_input(
+        &self,
+        _input: &Self::Input,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
         Ok(())
     }
     /// See [`Tool::check_permissions`].
-    async fn check_permissions(&self, _input: &Self::Input, _ctx: &ToolUseContext) -> PermissionResult {
+    async fn check_permissions(
+        &self,
+        _input: &Self::Input,
+        _ctx: &ToolUseContext,
+    ) -> PermissionResult {
         PermissionResult::passthrough()
     }
     /// Runs the call with a parsed input.
@@ -137,7 +147,11 @@ pub fn schema_for<T: JsonSchema + 'static>(deny_unknown_fields: bool) -> Value {
     static CACHE: OnceLock<Mutex<HashMap<(TypeId, bool), Value>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     let key = (TypeId::of::<T>(), deny_unknown_fields);
-    if let Some(schema) = cache.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+    if let Some(schema) = cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
         return schema.clone();
     }
     let generator = SchemaSettings::draft2020_12()
@@ -148,7 +162,10 @@ pub fn schema_for<T: JsonSchema + 'static>(deny_unknown_fields: bool) -> Value {
         .into_generator();
     let mut schema = normalize_schema(generator.into_root_schema_for::<T>().to_value());
     tidy_typed_schema(&mut schema, deny_unknown_fields);
-    cache.lock().unwrap_or_else(PoisonError::into_inner).insert(key, schema.clone());
+    cache
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, schema.clone());
     schema
 }
 
@@ -180,7 +197,10 @@ impl<T: TypedTool> Tool for T {
         TypedTool::search_hint(self)
     }
     fn user_facing_name(&self, input: &Value) -> String {
-        typed_input::<T>(input).map_or_else(|_| T::NAME.to_owned(), |i| TypedTool::user_facing_name(self, &i))
+        typed_input::<T>(input).map_or_else(
+            |_| T::NAME.to_owned(),
+            |i| TypedTool::user_facing_name(self, &i),
+        )
     }
     fn is_enabled(&self) -> bool {
         TypedTool::is_enabled(self)
@@ -214,10 +234,14 @@ impl<T: TypedTool> Tool for T {
         typed_input::<T>(input).map_or(true, |i| TypedTool::is_open_world(self, &i))
     }
     fn is_search_or_read(&self, input: &Value) -> SearchOrRead {
-        typed_input::<T>(input).map(|i| TypedTool::is_search_or_read(self, &i)).unwrap_or_default()
+        typed_input::<T>(input)
+            .map(|i| TypedTool::is_search_or_read(self, &i))
+            .unwrap_or_default()
     }
     fn permission_subject(&self, input: &Value) -> Option<PermissionSubject> {
-        typed_input::<T>(input).ok().and_then(|i| TypedTool::permission_subject(self, &i))
+        typed_input::<T>(input)
+            .ok()
+            .and_then(|i| TypedTool::permission_subject(self, &i))
     }
     fn parse_input(&self, input: Value) -> Result<Value, InputError> {
         let schema = self.input_schema();
@@ -225,7 +249,11 @@ impl<T: TypedTool> Tool for T {
         typed_input::<T>(&checked)?;
         Ok(checked)
     }
-    async fn validate_input(&self, input: &Value, ctx: &ToolUseContext) -> Result<(), ValidationError> {
+    async fn validate_input(
+        &self,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
         let typed = typed_input::<T>(input).map_err(|e| ValidationError::new(e.to_model_text()))?;
         TypedTool::validate_input(self, &typed, ctx).await
     }
@@ -235,13 +263,21 @@ impl<T: TypedTool> Tool for T {
             Err(_) => PermissionResult::passthrough(),
         }
     }
-    async fn call(&self, input: Value, ctx: ToolUseContext, progress: ProgressSender) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError> {
         let typed = typed_input::<T>(&input).map_err(|e| ToolError::msg(e.to_model_text()))?;
         let result = TypedTool::call(self, typed, ctx, progress).await?;
         let content = self.to_content(&result.data);
         Ok(result.map(|output| {
             let structured = serde_json::to_value(&output).unwrap_or(Value::Null);
-            ToolOutput { content, structured }
+            ToolOutput {
+                content,
+                structured,
+            }
         }))
     }
 }

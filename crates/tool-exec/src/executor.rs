@@ -38,7 +38,9 @@ use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
-use tool_core::{InterruptBehavior, ProgressSender, ToolProgress, ToolUseContext, find_tool, tool_use_error};
+use tool_core::{
+    InterruptBehavior, ProgressSender, ToolProgress, ToolUseContext, find_tool, tool_use_error,
+};
 
 use crate::pipeline::{CallOutcome, Ending, Pipeline, REJECT_MESSAGE, ToolUse};
 
@@ -69,7 +71,10 @@ pub struct ExecutorConfig {
 
 impl Default for ExecutorConfig {
     fn default() -> Self {
-        Self { max_concurrency: DEFAULT_MAX_CONCURRENCY, sibling_policy: SiblingPolicy::default() }
+        Self {
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            sibling_policy: SiblingPolicy::default(),
+        }
     }
 }
 
@@ -78,11 +83,22 @@ impl ExecutorConfig {
     /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY` (a positive base-10 integer; anything else
     /// means the default).
     pub fn from_env() -> Self {
-        let cap = ["TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY", "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"]
-            .iter()
-            .find_map(|var| std::env::var(var).ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| *n > 0))
-            .unwrap_or(DEFAULT_MAX_CONCURRENCY);
-        Self { max_concurrency: cap, ..Self::default() }
+        let cap = [
+            "TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY",
+            "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY",
+        ]
+        .iter()
+        .find_map(|var| {
+            std::env::var(var)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+        })
+        .unwrap_or(DEFAULT_MAX_CONCURRENCY);
+        Self {
+            max_concurrency: cap,
+            ..Self::default()
+        }
     }
 }
 
@@ -103,7 +119,7 @@ pub enum ExecutorEvent {
     /// Progress from a running call, forwarded at once.
     Progress(ToolProgress),
     /// A finished call, in arrival order.
-    Result(ToolCallResult),
+    Result(Box<ToolCallResult>),
 }
 
 enum Command {
@@ -143,7 +159,10 @@ impl StreamingToolExecutor {
         let driver = Driver {
             pipeline,
             ctx,
-            config: ExecutorConfig { max_concurrency: config.max_concurrency.max(1), ..config },
+            config: ExecutorConfig {
+                max_concurrency: config.max_concurrency.max(1),
+                ..config
+            },
             turn: turn.clone(),
             sibling,
             records: Vec::new(),
@@ -158,7 +177,14 @@ impl StreamingToolExecutor {
             out: message_tx,
         };
         tokio::spawn(driver.run(command_rx));
-        Self { commands, messages, turn, final_context: None, discarded: false, ended: false }
+        Self {
+            commands,
+            messages,
+            turn,
+            final_context: None,
+            discarded: false,
+            ended: false,
+        }
     }
 
     /// Adds a tool_use block (call it the moment the block closes in the stream).
@@ -241,7 +267,7 @@ pub async fn run_tools(
     let mut results = Vec::new();
     while let Some(event) = executor.next().await {
         if let ExecutorEvent::Result(result) = event {
-            results.push(result);
+            results.push(*result);
         }
     }
     let ctx = executor.final_context().cloned().unwrap_or(fallback);
@@ -344,15 +370,27 @@ impl Driver {
         let tool = find_tool(self.ctx.tools(), &tool_use.name).cloned();
         let (safe, interrupt) = match &tool {
             Some(tool) => {
-                let safe = tool.parse_input(tool_use.input.clone()).is_ok_and(|input| tool.is_concurrency_safe(&input));
+                let safe = tool
+                    .parse_input(tool_use.input.clone())
+                    .is_ok_and(|input| tool.is_concurrency_safe(&input));
                 (safe, tool.interrupt_behavior())
             }
             None => (true, InterruptBehavior::Cancel),
         };
-        self.records.push(Record { tool_use, safe, interrupt, state: State::Queued, token: None, outcome: None });
+        self.records.push(Record {
+            tool_use,
+            safe,
+            interrupt,
+            state: State::Queued,
+            token: None,
+            outcome: None,
+        });
         if tool.is_none() {
             // Unknown tools are answered at once and never wait in the queue.
-            let text = tool_use_error(format_args!("Error: No such tool available: {}", self.records[index].tool_use.name));
+            let text = tool_use_error(format_args!(
+                "Error: No such tool available: {}",
+                self.records[index].tool_use.name
+            ));
             let outcome = CallOutcome::synthetic(&self.records[index].tool_use, text);
             let mut outcome = outcome;
             outcome.ending = Ending::UnknownTool;
@@ -363,7 +401,8 @@ impl Driver {
     }
 
     fn can_start(&self, record: &Record) -> bool {
-        self.running < self.config.max_concurrency && (self.running == 0 || (record.safe && self.running_unsafe == 0))
+        self.running < self.config.max_concurrency
+            && (self.running == 0 || (record.safe && self.running_unsafe == 0))
     }
 
     fn process_queue(&mut self) {
@@ -391,8 +430,14 @@ impl Driver {
         }
         match self.interrupted {
             Some(Interrupted::Hard) => Some(REJECT_MESSAGE.to_owned()),
-            Some(Interrupted::Soft) if self.records[index].state == State::Queued => Some(REJECT_MESSAGE.to_owned()),
-            Some(Interrupted::Soft) if self.records[index].interrupt == InterruptBehavior::Cancel => Some(REJECT_MESSAGE.to_owned()),
+            Some(Interrupted::Soft) if self.records[index].state == State::Queued => {
+                Some(REJECT_MESSAGE.to_owned())
+            }
+            Some(Interrupted::Soft)
+                if self.records[index].interrupt == InterruptBehavior::Cancel =>
+            {
+                Some(REJECT_MESSAGE.to_owned())
+            }
             _ => None,
         }
     }
@@ -416,8 +461,10 @@ impl Driver {
             }),
         );
         let pipeline = Arc::clone(&self.pipeline);
-        let handle = tokio::spawn(async move { pipeline.run_tool_use(&tool_use, ctx, progress).await });
-        self.tasks.push(Box::pin(async move { (index, handle.await) }));
+        let handle =
+            tokio::spawn(async move { pipeline.run_tool_use(&tool_use, ctx, progress).await });
+        self.tasks
+            .push(Box::pin(async move { (index, handle.await) }));
     }
 
     fn complete(&mut self, index: usize, joined: Result<CallOutcome, JoinError>) {
@@ -432,7 +479,9 @@ impl Driver {
                 tool_use,
                 tool_use_error(format_args!("Error calling tool ({}): {e}", tool_use.name)),
             );
-            out.ending = Ending::Failed { class: "Panic".into() };
+            out.ending = Ending::Failed {
+                class: "Panic".into(),
+            };
             out
         });
         self.records[index].state = State::Done;
@@ -449,13 +498,17 @@ impl Driver {
                 let before = self.ctx.clone();
                 match std::panic::catch_unwind(AssertUnwindSafe(|| modifier.apply(before))) {
                     Ok(ctx) => self.ctx = ctx,
-                    Err(_) => tracing::error!(tool = %self.records[index].tool_use.name, "context modifier panicked; context unchanged"),
+                    Err(_) => {
+                        tracing::error!(tool = %self.records[index].tool_use.name, "context modifier panicked; context unchanged")
+                    }
                 }
             }
         }
         let cancels_siblings = self.sibling_error.is_none()
             && match self.config.sibling_policy {
-                SiblingPolicy::BashFailure => outcome.call_failed() && self.records[index].tool_use.name == "Bash",
+                SiblingPolicy::BashFailure => {
+                    outcome.call_failed() && self.records[index].tool_use.name == "Bash"
+                }
                 SiblingPolicy::AnyError => outcome.result.is_error,
                 SiblingPolicy::Never => false,
             };
@@ -484,7 +537,10 @@ impl Driver {
         for index in self.next_yield..self.records.len() {
             let record = &self.records[index];
             match record.state {
-                State::Running if kind == Interrupted::Hard || record.interrupt == InterruptBehavior::Cancel => {
+                State::Running
+                    if kind == Interrupted::Hard
+                        || record.interrupt == InterruptBehavior::Cancel =>
+                {
                     if let Some(token) = &record.token {
                         token.cancel();
                     }
@@ -510,12 +566,20 @@ impl Driver {
             }
             record.state = State::Yielded;
             self.next_yield += 1;
-            let Some(outcome) = record.outcome.take() else { continue };
+            let Some(outcome) = record.outcome.take() else {
+                continue;
+            };
             if self.discarded {
                 continue;
             }
-            let result = ToolCallResult { tool_use: record.tool_use.clone(), outcome, context: self.ctx.clone() };
-            let _ = self.out.send(Message::Event(ExecutorEvent::Result(result)));
+            let result = ToolCallResult {
+                tool_use: record.tool_use.clone(),
+                outcome,
+                context: self.ctx.clone(),
+            };
+            let _ = self
+                .out
+                .send(Message::Event(ExecutorEvent::Result(Box::new(result))));
         }
     }
 }

@@ -51,7 +51,8 @@ mod seams;
 mod stream;
 
 pub use executor::{
-    DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, SiblingPolicy, StreamingToolExecutor, ToolCallResult, run_tools,
+    DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, SiblingPolicy, StreamingToolExecutor,
+    ToolCallResult, run_tools,
 };
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{
@@ -59,7 +60,7 @@ pub use pipeline::{
     REJECT_MESSAGE_WITH_FEEDBACK_PREFIX, ToolUse,
 };
 pub use seams::{
-    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions, PostToolUseOutcome,
-    PreToolUseOutcome, PromptAnswer, Prompter,
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions,
+    PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter,
 };
 pub use stream::{AnthropicStream, StreamError, StreamEvent};

@@ -24,7 +24,10 @@ pub fn format_size(size: usize) -> String {
     if size < 1024 {
         return format!("{size} bytes");
     }
-    #[expect(clippy::cast_precision_loss, reason = "a display figure with one decimal")]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a display figure with one decimal"
+    )]
     let mut value = size as f64 / 1024.0;
     let mut unit = 0;
     while value >= 1024.0 && unit < UNITS.len() - 1 {
@@ -32,7 +35,11 @@ pub fn format_size(size: usize) -> String {
         unit += 1;
     }
     let text = format!("{value:.1}");
-    format!("{}{}", text.strip_suffix(".0").unwrap_or(&text), UNITS[unit])
+    format!(
+        "{}{}",
+        text.strip_suffix(".0").unwrap_or(&text),
+        UNITS[unit]
+    )
 }
 
 fn head_preview(text: &str, max: usize) -> (String, bool) {
@@ -68,7 +75,10 @@ pub fn persisted_block(text: &str, size: usize, path: &Path) -> String {
     if truncated {
         out.push_str("...\n");
         if size > 2 * PREVIEW_CHARS {
-            out.push_str(&format!("\nPreview (last 2KB):\n{}\n", tail_preview(text, PREVIEW_CHARS)));
+            out.push_str(&format!(
+                "\nPreview (last 2KB):\n{}\n",
+                tail_preview(text, PREVIEW_CHARS)
+            ));
         }
     }
     out.push_str("</persisted-output>");
@@ -76,13 +86,29 @@ pub fn persisted_block(text: &str, size: usize, path: &Path) -> String {
 }
 
 fn safe_file_stem(tool_use_id: &str) -> String {
-    let stem: String =
-        tool_use_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
-    if stem.is_empty() { "tool_use".to_owned() } else { stem }
+    let stem: String = tool_use_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() {
+        "tool_use".to_owned()
+    } else {
+        stem
+    }
 }
 
 fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    match fs::OpenOptions::new().write(true).create_new(true).open(path) {
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
         Ok(mut file) => {
             let written = file.write_all(bytes).and_then(|()| file.sync_all());
             if written.is_err() {
@@ -109,32 +135,60 @@ pub struct Persisted {
 
 /// Applies the persistence rule to `content`. `threshold` is in characters; `dir` is where
 /// results go (`None`: never persist, only cut).
-pub fn persist_if_large(content: ToolResultContent, tool_use_id: &str, threshold: usize, dir: Option<&Path>) -> Persisted {
+pub fn persist_if_large(
+    content: ToolResultContent,
+    tool_use_id: &str,
+    threshold: usize,
+    dir: Option<&Path>,
+) -> Persisted {
     let size = content.text_len();
     if size <= threshold || content.has_image() {
-        return Persisted { content, path: None, error: None };
+        return Persisted {
+            content,
+            path: None,
+            error: None,
+        };
     }
     let text = content.joined_text();
     let (extension, bytes) = match &content {
         ToolResultContent::Text(s) => ("txt", s.clone().into_bytes()),
         ToolResultContent::Blocks(blocks) => {
             let texts: Vec<&ContentBlock> = blocks.iter().collect();
-            ("json", serde_json::to_vec_pretty(&texts).unwrap_or_default())
+            (
+                "json",
+                serde_json::to_vec_pretty(&texts).unwrap_or_default(),
+            )
         }
     };
     let result = match dir {
         Some(dir) => {
             let path = dir.join(format!("{}.{extension}", safe_file_stem(tool_use_id)));
-            fs::create_dir_all(dir).and_then(|()| write_exclusive(&path, &bytes)).map(|()| path)
+            fs::create_dir_all(dir)
+                .and_then(|()| write_exclusive(&path, &bytes))
+                .map(|()| path)
         }
-        None => Err(io::Error::new(io::ErrorKind::Unsupported, "no results directory is configured")),
+        None => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no results directory is configured",
+        )),
     };
     match result {
-        Ok(path) => Persisted { content: ToolResultContent::Text(persisted_block(&text, size, &path)), path: Some(path), error: None },
+        Ok(path) => Persisted {
+            content: ToolResultContent::Text(persisted_block(&text, size, &path)),
+            path: Some(path),
+            error: None,
+        },
         Err(error) => {
             let cut = tool_core::truncate_middle(&text, threshold);
-            let note = format!("{cut}\n\n[Output too large ({}) and could not be saved to a file: {error}]", format_size(size));
-            Persisted { content: ToolResultContent::Text(note), path: None, error: Some(error) }
+            let note = format!(
+                "{cut}\n\n[Output too large ({}) and could not be saved to a file: {error}]",
+                format_size(size)
+            );
+            Persisted {
+                content: ToolResultContent::Text(note),
+                path: None,
+                error: Some(error),
+            }
         }
     }
 }
@@ -155,29 +209,62 @@ mod tests {
     #[test]
     fn small_results_and_images_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let small = persist_if_large(ToolResultContent::Text("abc".into()), "t1", 10, Some(dir.path()));
+        let small = persist_if_large(
+            ToolResultContent::Text("abc".into()),
+            "t1",
+            10,
+            Some(dir.path()),
+        );
         assert!(small.path.is_none());
-        let image = ToolResultContent::Blocks(vec![ContentBlock::text("x".repeat(100)), ContentBlock::image("image/png", "AA")]);
-        assert!(persist_if_large(image, "t2", 10, Some(dir.path())).path.is_none());
+        let image = ToolResultContent::Blocks(vec![
+            ContentBlock::text("x".repeat(100)),
+            ContentBlock::image("image/png", "AA"),
+        ]);
+        assert!(
+            persist_if_large(image, "t2", 10, Some(dir.path()))
+                .path
+                .is_none()
+        );
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]
     fn large_results_are_saved_with_head_and_tail() {
         let dir = tempfile::tempdir().unwrap();
-        let text: String = (0..3000).map(|i| format!("line {i}\n")).collect::<String>() + "ERROR: the real failure";
-        let out = persist_if_large(ToolResultContent::Text(text.clone()), "toolu/../x", 50_000.min(1000), Some(dir.path()));
+        let text: String = (0..3000).map(|i| format!("line {i}\n")).collect::<String>()
+            + "ERROR: the real failure";
+        let out = persist_if_large(
+            ToolResultContent::Text(text.clone()),
+            "toolu/../x",
+            1000,
+            Some(dir.path()),
+        );
         let path = out.path.unwrap();
         assert_eq!(path, dir.path().join("toolu____x.txt"));
         assert_eq!(fs::read_to_string(&path).unwrap(), text);
-        let ToolResultContent::Text(preview) = out.content else { panic!() };
-        assert!(preview.starts_with("<persisted-output>\nOutput too large ("), "{preview}");
+        let ToolResultContent::Text(preview) = out.content else {
+            panic!()
+        };
+        assert!(
+            preview.starts_with("<persisted-output>\nOutput too large ("),
+            "{preview}"
+        );
         assert!(preview.contains(&format!("Full output saved to: {}", path.display())));
         assert!(preview.contains("Preview (first 2KB):\nline 0\n"));
         assert!(preview.contains("Preview (last 2KB):\n"));
-        assert!(preview.trim_end().ends_with("ERROR: the real failure\n</persisted-output>"));
+        assert!(
+            preview
+                .trim_end()
+                .ends_with("ERROR: the real failure\n</persisted-output>")
+        );
         // The head is cut at a line end.
-        let head = preview.split("Preview (first 2KB):\n").nth(1).unwrap().split("\n...\n").next().unwrap();
+        let head = preview
+            .split("Preview (first 2KB):\n")
+            .nth(1)
+            .unwrap()
+            .split("\n...\n")
+            .next()
+            .unwrap();
         assert!(head.ends_with(|c: char| c.is_ascii_digit()));
     }
 
@@ -185,9 +272,17 @@ mod tests {
     fn existing_file_is_reused_not_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("t.txt"), "first").unwrap();
-        let out = persist_if_large(ToolResultContent::Text("y".repeat(100)), "t", 10, Some(dir.path()));
+        let out = persist_if_large(
+            ToolResultContent::Text("y".repeat(100)),
+            "t",
+            10,
+            Some(dir.path()),
+        );
         assert_eq!(out.path.unwrap(), dir.path().join("t.txt"));
-        assert_eq!(fs::read_to_string(dir.path().join("t.txt")).unwrap(), "first");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("t.txt")).unwrap(),
+            "first"
+        );
     }
 
     #[test]
@@ -195,7 +290,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let blocker = dir.path().join("file");
         fs::write(&blocker, "").unwrap();
-        let out = persist_if_large(ToolResultContent::Text("z".repeat(30_000)), "t", 1000, Some(&blocker.join("sub")));
+        let out = persist_if_large(
+            ToolResultContent::Text("z".repeat(30_000)),
+            "t",
+            1000,
+            Some(&blocker.join("sub")),
+        );
         assert!(out.path.is_none());
         assert!(out.error.is_some());
         assert!(out.content.text_len() < 2000);

@@ -17,14 +17,16 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use serde_json::Value;
 use tool_core::{
-    Attachment, CANCEL_MESSAGE, ContextModifier, DecisionReason, MaxResultSize, Message, PermissionResult, ProgressSender,
-    Tool, ToolError, ToolResultBlock, ToolResultContent, ToolUseContext, find_tool, tool_use_error,
+    Attachment, CANCEL_MESSAGE, ContextModifier, DecisionReason, MaxResultSize, Message,
+    PermissionResult, ProgressSender, Tool, ToolError, ToolResultBlock, ToolResultContent,
+    ToolUseContext, find_tool, tool_use_error,
 };
 use tracing::Instrument;
 
 use crate::persist::persist_if_large;
 use crate::seams::{
-    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions, PromptAnswer, Prompter,
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions,
+    PromptAnswer, Prompter,
 };
 
 /// The largest result (in characters) handed to the model inline; larger ones are persisted.
@@ -54,17 +56,26 @@ pub struct ToolUse {
 impl ToolUse {
     /// A tool_use block.
     pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        Self { id: id.into(), name: name.into(), input }
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+        }
     }
 
     /// `NAME(summary)` for messages about this call: the input's `command`, `file_path` or
     /// `pattern`, cut to 40 characters.
     pub fn describe(&self) -> String {
-        let summary = ["command", "file_path", "pattern"]
-            .iter()
-            .find_map(|k| self.input.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()));
+        let summary = ["command", "file_path", "pattern"].iter().find_map(|k| {
+            self.input
+                .get(*k)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        });
         match summary {
-            Some(s) if s.chars().count() > 40 => format!("{}({}…)", self.name, s.chars().take(40).collect::<String>()),
+            Some(s) if s.chars().count() > 40 => {
+                format!("{}({}…)", self.name, s.chars().take(40).collect::<String>())
+            }
             Some(s) => format!("{}({s})", self.name),
             None => self.name.clone(),
         }
@@ -146,7 +157,11 @@ impl CallOutcome {
 
     /// A synthetic error result for a call that never ran (cancelled, discarded).
     pub fn synthetic(tool_use: &ToolUse, text: impl Into<String>) -> Self {
-        Self::new(tool_use, ToolResultBlock::error(&tool_use.id, text), Ending::Cancelled)
+        Self::new(
+            tool_use,
+            ToolResultBlock::error(&tool_use.id, text),
+            Ending::Cancelled,
+        )
     }
 
     /// Whether the tool ran and failed.
@@ -166,14 +181,25 @@ pub struct Pipeline {
 
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pipeline").field("max_result_chars", &self.max_result_chars).finish_non_exhaustive()
+        f.debug_struct("Pipeline")
+            .field("max_result_chars", &self.max_result_chars)
+            .finish_non_exhaustive()
     }
 }
 
 impl Pipeline {
     /// A pipeline deciding with `permissions`, asking through `prompter` and running `hooks`.
-    pub fn new(permissions: Arc<dyn Permissions>, prompter: Arc<dyn Prompter>, hooks: Arc<dyn Hooks>) -> Self {
-        Self { permissions, prompter, hooks, max_result_chars: DEFAULT_MAX_RESULT_CHARS }
+    pub fn new(
+        permissions: Arc<dyn Permissions>,
+        prompter: Arc<dyn Prompter>,
+        hooks: Arc<dyn Hooks>,
+    ) -> Self {
+        Self {
+            permissions,
+            prompter,
+            hooks,
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+        }
     }
 
     /// Allows everything, asks nobody, runs no hooks. For tests and trusted embedding.
@@ -189,7 +215,12 @@ impl Pipeline {
 
     /// Runs one call. `ctx` must carry the call's own cancellation token; `progress` receives
     /// the tool's progress reports.
-    pub async fn run_tool_use(&self, tool_use: &ToolUse, ctx: ToolUseContext, progress: ProgressSender) -> CallOutcome {
+    pub async fn run_tool_use(
+        &self,
+        tool_use: &ToolUse,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> CallOutcome {
         let started = Instant::now();
         let span = tracing::info_span!(
             "execute_tool",
@@ -200,7 +231,10 @@ impl Pipeline {
             gen_ai.tool.type = tracing::field::Empty,
             error.type = tracing::field::Empty,
         );
-        let mut outcome = self.run_inner(tool_use, ctx, progress).instrument(span.clone()).await;
+        let mut outcome = self
+            .run_inner(tool_use, ctx, progress)
+            .instrument(span.clone())
+            .await;
         outcome.duration = started.elapsed();
         let success = matches!(outcome.ending, Ending::Succeeded);
         if let Ending::Failed { class } = &outcome.ending {
@@ -222,13 +256,32 @@ impl Pipeline {
         outcome
     }
 
-    async fn run_inner(&self, tool_use: &ToolUse, ctx: ToolUseContext, progress: ProgressSender) -> CallOutcome {
+    async fn run_inner(
+        &self,
+        tool_use: &ToolUse,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> CallOutcome {
         // 3.1 Lookup.
         let Some(tool) = find_tool(ctx.tools(), &tool_use.name).cloned() else {
-            let text = tool_use_error(format_args!("Error: No such tool available: {}", tool_use.name));
-            return CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), Ending::UnknownTool);
+            let text = tool_use_error(format_args!(
+                "Error: No such tool available: {}",
+                tool_use.name
+            ));
+            return CallOutcome::new(
+                tool_use,
+                ToolResultBlock::error(&tool_use.id, text),
+                Ending::UnknownTool,
+            );
         };
-        tracing::Span::current().record("gen_ai.tool.type", if tool.is_mcp() { "extension" } else { "function" });
+        tracing::Span::current().record(
+            "gen_ai.tool.type",
+            if tool.is_mcp() {
+                "extension"
+            } else {
+                "function"
+            },
+        );
         let ctx = ctx.with_tool_use_id(tool_use.id.clone());
         // 3.2 Already cancelled.
         if ctx.is_cancelled() {
@@ -238,17 +291,27 @@ impl Pipeline {
         let input = match tool.parse_input(tool_use.input.clone()) {
             Ok(input) => input,
             Err(e) => {
-                return CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, e.to_model_text()), Ending::InvalidInput);
+                return CallOutcome::new(
+                    tool_use,
+                    ToolResultBlock::error(&tool_use.id, e.to_model_text()),
+                    Ending::InvalidInput,
+                );
             }
         };
         let concurrency_safe = tool.is_concurrency_safe(&input);
         // 3.4.2 Tool-specific validation.
         if let Err(e) = tool.validate_input(&input, &ctx).await {
-            let mut out = CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, tool_use_error(&e.message)), Ending::ValidationFailed);
+            let mut out = CallOutcome::new(
+                tool_use,
+                ToolResultBlock::error(&tool_use.id, tool_use_error(&e.message)),
+                Ending::ValidationFailed,
+            );
             out.concurrency_safe = concurrency_safe;
             return out;
         }
-        let mut out = self.run_checked(tool_use, &tool, input, ctx, progress).await;
+        let mut out = self
+            .run_checked(tool_use, &tool, input, ctx, progress)
+            .await;
         out.concurrency_safe = concurrency_safe;
         out
     }
@@ -262,11 +325,22 @@ impl Pipeline {
         progress: ProgressSender,
     ) -> CallOutcome {
         // 3.5 PreToolUse hooks.
-        let call = HookCall { tool: tool.as_ref(), tool_use_id: &tool_use.id, input: &input };
-        let pre = self.hooks.pre_tool_use(call, &ctx).instrument(tracing::info_span!("hooks", event = "PreToolUse")).await;
+        let call = HookCall {
+            tool: tool.as_ref(),
+            tool_use_id: &tool_use.id,
+            input: &input,
+        };
+        let pre = self
+            .hooks
+            .pre_tool_use(call, &ctx)
+            .instrument(tracing::info_span!("hooks", event = "PreToolUse"))
+            .await;
         let mut messages_before = pre.messages;
         if pre.cancelled || ctx.is_cancelled() {
-            messages_before.push(Message::Attachment(Attachment::new("hook_cancelled", "PreToolUse hooks were cancelled")));
+            messages_before.push(Message::Attachment(Attachment::new(
+                "hook_cancelled",
+                "PreToolUse hooks were cancelled",
+            )));
             let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
             out.messages_before = messages_before;
             return out;
@@ -281,7 +355,11 @@ impl Pipeline {
             .await;
         let (input, source) = match decision {
             Resolved::Allowed { input, source } => (input, source),
-            Resolved::Rejected { message, source, interrupt } => {
+            Resolved::Rejected {
+                message,
+                source,
+                interrupt,
+            } => {
                 let text = match (&stop, message.is_empty()) {
                     (Some(reason), true) => match reason {
                         Some(r) => format!("Execution stopped by PreToolUse hook: {r}"),
@@ -290,7 +368,11 @@ impl Pipeline {
                     _ => message,
                 };
                 tracing::info!(target: "toolwright::tool_decision", decision = "reject", source, tool_name = %tool_use.name, "tool_decision");
-                let mut out = CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), Ending::Denied);
+                let mut out = CallOutcome::new(
+                    tool_use,
+                    ToolResultBlock::error(&tool_use.id, text),
+                    Ending::Denied,
+                );
                 out.messages_before = messages_before;
                 out.decision = Some(("reject", source));
                 out.stop_turn = stop;
@@ -301,8 +383,15 @@ impl Pipeline {
         tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
 
         // 3.4.10 The call.
-        let called = self.call_tool(tool, input.clone(), ctx.clone(), progress).instrument(tracing::info_span!("execution")).await;
-        let call = HookCall { tool: tool.as_ref(), tool_use_id: &tool_use.id, input: &input };
+        let called = self
+            .call_tool(tool, input.clone(), ctx.clone(), progress)
+            .instrument(tracing::info_span!("execution"))
+            .await;
+        let call = HookCall {
+            tool: tool.as_ref(),
+            tool_use_id: &tool_use.id,
+            input: &input,
+        };
         let mut out = match called {
             Ok(result) => {
                 let threshold = match tool.max_result_size() {
@@ -310,21 +399,35 @@ impl Pipeline {
                     MaxResultSize::Unbounded => None,
                 };
                 let content = result.data.content.or_empty_notice(tool.name());
-                let post = self.hooks.post_tool_use(call, &result.data.structured, &ctx).instrument(tracing::info_span!("hooks", event = "PostToolUse")).await;
+                let post = self
+                    .hooks
+                    .post_tool_use(call, &result.data.structured, &ctx)
+                    .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
+                    .await;
                 let content = match (post.updated_output, tool.is_mcp()) {
                     (Some(replacement), true) => ToolResultContent::from_json(&replacement),
                     _ => content,
                 };
                 let persisted = match threshold {
-                    Some(limit) => persist_if_large(content, &tool_use.id, limit, ctx.results_dir()),
-                    None => crate::persist::Persisted { content, path: None, error: None },
+                    Some(limit) => {
+                        persist_if_large(content, &tool_use.id, limit, ctx.results_dir())
+                    }
+                    None => crate::persist::Persisted {
+                        content,
+                        path: None,
+                        error: None,
+                    },
                 };
                 if let Some(e) = &persisted.error {
                     tracing::warn!(error = %e, tool_use_id = %tool_use.id, "could not persist a large result");
                 }
                 let mut out = CallOutcome::new(
                     tool_use,
-                    ToolResultBlock { tool_use_id: tool_use.id.clone(), content: persisted.content, is_error: false },
+                    ToolResultBlock {
+                        tool_use_id: tool_use.id.clone(),
+                        content: persisted.content,
+                        is_error: false,
+                    },
                     Ending::Succeeded,
                 );
                 out.persisted = persisted.path;
@@ -348,10 +451,15 @@ impl Pipeline {
                     .await;
                 let ending = match (is_interrupt, panicked) {
                     (true, _) => Ending::Cancelled,
-                    (false, true) => Ending::Failed { class: "Panic".to_owned() },
-                    (false, false) => Ending::Failed { class: error.class().into_owned() },
+                    (false, true) => Ending::Failed {
+                        class: "Panic".to_owned(),
+                    },
+                    (false, false) => Ending::Failed {
+                        class: error.class().into_owned(),
+                    },
                 };
-                let mut out = CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
+                let mut out =
+                    CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
                 out.messages_after = post.messages;
                 out.stop_turn = post.stop.or(stop);
                 if let ToolError::Harness(reason) = &error {
@@ -368,7 +476,10 @@ impl Pipeline {
                 Some(r) => format!("Execution stopped by hook: {r}"),
                 None => "Execution stopped by hook".to_owned(),
             };
-            out.messages_after.push(Message::Attachment(Attachment::new("hook_stopped_continuation", text)));
+            out.messages_after.push(Message::Attachment(Attachment::new(
+                "hook_stopped_continuation",
+                text,
+            )));
         }
         out.decision = Some(("accept", source));
         out
@@ -424,29 +535,58 @@ impl Pipeline {
         ctx: &ToolUseContext,
     ) -> Resolved {
         match hook {
-            Some(HookDecision::Deny { message }) => Resolved::Rejected { message, source: "hook", interrupt: false },
-            Some(HookDecision::Allow { updated_input, reason: _ }) => {
+            Some(HookDecision::Deny { message }) => Resolved::Rejected {
+                message,
+                source: "hook",
+                interrupt: false,
+            },
+            Some(HookDecision::Allow {
+                updated_input,
+                reason: _,
+            }) => {
                 let has_update = updated_input.is_some();
                 let input = updated_input.unwrap_or(input);
                 if tool.requires_user_interaction() && !has_update {
                     return self.can_use_tool(tool_use, tool, input, None, ctx).await;
                 }
                 match self.permissions.check_rule_based(tool, &input, ctx).await {
-                    None => Resolved::Allowed { input, source: "hook" },
-                    Some(PermissionResult::Deny { message, .. }) => Resolved::Rejected { message, source: "config", interrupt: false },
-                    Some(ask) => self.can_use_tool(tool_use, tool, input, Some(ask), ctx).await,
+                    None => Resolved::Allowed {
+                        input,
+                        source: "hook",
+                    },
+                    Some(PermissionResult::Deny { message, .. }) => Resolved::Rejected {
+                        message,
+                        source: "config",
+                        interrupt: false,
+                    },
+                    Some(ask) => {
+                        self.can_use_tool(tool_use, tool, input, Some(ask), ctx)
+                            .await
+                    }
                 }
             }
-            Some(HookDecision::Ask { updated_input, reason }) => {
+            Some(HookDecision::Ask {
+                updated_input,
+                reason,
+            }) => {
                 let input = updated_input.unwrap_or(input);
-                let message = reason.unwrap_or_else(|| format!("Hook PreToolUse:{} asked for confirmation for this tool", tool.name()));
+                let message = reason.unwrap_or_else(|| {
+                    format!(
+                        "Hook PreToolUse:{} asked for confirmation for this tool",
+                        tool.name()
+                    )
+                });
                 let forced = PermissionResult::Ask {
                     message,
                     updated_input: None,
                     suggestions: Vec::new(),
-                    reason: Some(DecisionReason::Hook { hook: "PreToolUse".into(), reason: None }),
+                    reason: Some(DecisionReason::Hook {
+                        hook: "PreToolUse".into(),
+                        reason: None,
+                    }),
                 };
-                self.can_use_tool(tool_use, tool, input, Some(forced), ctx).await
+                self.can_use_tool(tool_use, tool, input, Some(forced), ctx)
+                    .await
             }
             None => self.can_use_tool(tool_use, tool, input, None, ctx).await,
         }
@@ -466,33 +606,51 @@ impl Pipeline {
             None => self.permissions.decide(tool, &input, ctx).await,
         };
         match decision {
-            PermissionResult::Allow { updated_input, .. } => {
-                Resolved::Allowed { input: updated_input.unwrap_or(input), source: "config" }
-            }
-            PermissionResult::Deny { message, .. } => Resolved::Rejected { message, source: "config", interrupt: false },
+            PermissionResult::Allow { updated_input, .. } => Resolved::Allowed {
+                input: updated_input.unwrap_or(input),
+                source: "config",
+            },
+            PermissionResult::Deny { message, .. } => Resolved::Rejected {
+                message,
+                source: "config",
+                interrupt: false,
+            },
             ask @ (PermissionResult::Ask { .. } | PermissionResult::Passthrough { .. }) => {
                 let ask_input = match &ask {
-                    PermissionResult::Ask { updated_input: Some(v), .. } => v.clone(),
+                    PermissionResult::Ask {
+                        updated_input: Some(v),
+                        ..
+                    } => v.clone(),
                     _ => input,
                 };
-                let prompt = PermissionPrompt { tool, tool_use_id: &tool_use.id, input: &ask_input, ask: &ask };
+                let prompt = PermissionPrompt {
+                    tool,
+                    tool_use_id: &tool_use.id,
+                    input: &ask_input,
+                    ask: &ask,
+                };
                 let answer = tokio::select! {
                     biased;
                     () = ctx.cancellation().cancelled() => PromptAnswer::Reject { feedback: None },
                     answer = self.prompter.ask(prompt) => answer,
                 };
                 match answer {
-                    PromptAnswer::Allow { updated_input } => {
-                        Resolved::Allowed { input: updated_input.unwrap_or(ask_input), source: "user_temporary" }
-                    }
-                    PromptAnswer::Reject { feedback: Some(feedback) } => Resolved::Rejected {
+                    PromptAnswer::Allow { updated_input } => Resolved::Allowed {
+                        input: updated_input.unwrap_or(ask_input),
+                        source: "user_temporary",
+                    },
+                    PromptAnswer::Reject {
+                        feedback: Some(feedback),
+                    } => Resolved::Rejected {
                         message: format!("{REJECT_MESSAGE_WITH_FEEDBACK_PREFIX}{feedback}"),
                         source: "user_reject",
                         interrupt: false,
                     },
-                    PromptAnswer::Reject { feedback: None } => {
-                        Resolved::Rejected { message: REJECT_MESSAGE.to_owned(), source: "user_reject", interrupt: true }
-                    }
+                    PromptAnswer::Reject { feedback: None } => Resolved::Rejected {
+                        message: REJECT_MESSAGE.to_owned(),
+                        source: "user_reject",
+                        interrupt: true,
+                    },
                 }
             }
         }
@@ -506,6 +664,13 @@ enum CallError {
 }
 
 enum Resolved {
-    Allowed { input: Value, source: &'static str },
-    Rejected { message: String, source: &'static str, interrupt: bool },
+    Allowed {
+        input: Value,
+        source: &'static str,
+    },
+    Rejected {
+        message: String,
+        source: &'static str,
+        interrupt: bool,
+    },
 }

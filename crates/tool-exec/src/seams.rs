@@ -16,11 +16,21 @@ pub trait Permissions: Send + Sync {
     /// The full decision for a call: deny, ask or allow (never passthrough: the
     /// implementation turns "no opinion" into ask). Ask means a person must be asked; the
     /// pipeline hands it to the [`Prompter`].
-    async fn decide(&self, tool: &dyn Tool, input: &Value, ctx: &ToolUseContext) -> PermissionResult;
+    async fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult;
 
     /// Only the rule-based objections (deny and ask rules, the tool's own deny, safety
     /// checks), used after a PreToolUse hook allowed the call: `None` means no objection.
-    async fn check_rule_based(&self, tool: &dyn Tool, input: &Value, ctx: &ToolUseContext) -> Option<PermissionResult>;
+    async fn check_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult>;
 }
 
 /// Allows every call. For hosts that decide elsewhere and for tests; never a default.
@@ -29,10 +39,25 @@ pub struct AllowAll;
 
 #[async_trait]
 impl Permissions for AllowAll {
-    async fn decide(&self, _tool: &dyn Tool, _input: &Value, _ctx: &ToolUseContext) -> PermissionResult {
-        PermissionResult::Allow { updated_input: None, reason: Some(DecisionReason::Other { reason: "allow-all".into() }) }
+    async fn decide(
+        &self,
+        _tool: &dyn Tool,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        PermissionResult::Allow {
+            updated_input: None,
+            reason: Some(DecisionReason::Other {
+                reason: "allow-all".into(),
+            }),
+        }
     }
-    async fn check_rule_based(&self, _tool: &dyn Tool, _input: &Value, _ctx: &ToolUseContext) -> Option<PermissionResult> {
+    async fn check_rule_based(
+        &self,
+        _tool: &dyn Tool,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
         None
     }
 }
@@ -157,7 +182,12 @@ pub trait Hooks: Send + Sync {
     /// PreToolUse.
     async fn pre_tool_use(&self, call: HookCall<'_>, ctx: &ToolUseContext) -> PreToolUseOutcome;
     /// PostToolUse, with the tool's structured output.
-    async fn post_tool_use(&self, call: HookCall<'_>, output: &Value, ctx: &ToolUseContext) -> PostToolUseOutcome;
+    async fn post_tool_use(
+        &self,
+        call: HookCall<'_>,
+        output: &Value,
+        ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome;
     /// PostToolUseFailure, with the error text the model saw.
     async fn post_tool_use_failure(
         &self,
@@ -177,7 +207,12 @@ impl Hooks for NoHooks {
     async fn pre_tool_use(&self, _call: HookCall<'_>, _ctx: &ToolUseContext) -> PreToolUseOutcome {
         PreToolUseOutcome::default()
     }
-    async fn post_tool_use(&self, _call: HookCall<'_>, _output: &Value, _ctx: &ToolUseContext) -> PostToolUseOutcome {
+    async fn post_tool_use(
+        &self,
+        _call: HookCall<'_>,
+        _output: &Value,
+        _ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome {
         PostToolUseOutcome::default()
     }
     async fn post_tool_use_failure(

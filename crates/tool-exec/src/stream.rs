@@ -61,7 +61,11 @@ pub enum StreamError {
 #[derive(Debug)]
 enum Block {
     Text,
-    ToolUse { id: String, name: String, json: String },
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
     Other,
 }
 
@@ -106,7 +110,11 @@ impl AnthropicStream {
             self.line(line.trim_end_matches('\r'), &mut out)?;
         }
         self.dispatch(&mut out)?;
-        if self.stopped { Ok(out) } else { Err(StreamError::Truncated) }
+        if self.stopped {
+            Ok(out)
+        } else {
+            Err(StreamError::Truncated)
+        }
     }
 
     fn line(&mut self, line: &str, out: &mut Vec<StreamEvent>) -> Result<(), StreamError> {
@@ -116,7 +124,9 @@ impl AnthropicStream {
         if line.starts_with(':') {
             return Ok(()); // SSE comment
         }
-        let (field, value) = line.split_once(':').map_or((line, ""), |(f, v)| (f, v.strip_prefix(' ').unwrap_or(v)));
+        let (field, value) = line
+            .split_once(':')
+            .map_or((line, ""), |(f, v)| (f, v.strip_prefix(' ').unwrap_or(v)));
         match field {
             "event" => self.event = Some(value.to_owned()),
             "data" => {
@@ -138,21 +148,47 @@ impl AnthropicStream {
             return Ok(());
         }
         let data = std::mem::take(&mut self.data);
-        let malformed = |event: &str, reason: String| StreamError::Malformed { event: event.to_owned(), line: self.data_line, reason };
-        let json: Value = serde_json::from_str(&data).map_err(|e| malformed(self.event.as_deref().unwrap_or("?"), e.to_string()))?;
-        let kind = self.event.take().or_else(|| json["type"].as_str().map(str::to_owned)).unwrap_or_default();
-        let index = || json["index"].as_u64().ok_or_else(|| malformed(&kind, "missing `index`".into()));
+        let malformed = |event: &str, reason: String| StreamError::Malformed {
+            event: event.to_owned(),
+            line: self.data_line,
+            reason,
+        };
+        let json: Value = serde_json::from_str(&data)
+            .map_err(|e| malformed(self.event.as_deref().unwrap_or("?"), e.to_string()))?;
+        let kind = self
+            .event
+            .take()
+            .or_else(|| json["type"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let index = || {
+            json["index"]
+                .as_u64()
+                .ok_or_else(|| malformed(&kind, "missing `index`".into()))
+        };
         match kind.as_str() {
             "message_start" => {
-                out.push(StreamEvent::MessageStart { id: json["message"]["id"].as_str().unwrap_or_default().to_owned() });
+                out.push(StreamEvent::MessageStart {
+                    id: json["message"]["id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                });
             }
             "content_block_start" => {
                 let block = &json["content_block"];
                 let parsed = match block["type"].as_str() {
                     Some("tool_use") => {
-                        let id = block["id"].as_str().ok_or_else(|| malformed(&kind, "tool_use block without `id`".into()))?;
-                        let name = block["name"].as_str().ok_or_else(|| malformed(&kind, "tool_use block without `name`".into()))?;
-                        Block::ToolUse { id: id.to_owned(), name: name.to_owned(), json: String::new() }
+                        let id = block["id"].as_str().ok_or_else(|| {
+                            malformed(&kind, "tool_use block without `id`".into())
+                        })?;
+                        let name = block["name"].as_str().ok_or_else(|| {
+                            malformed(&kind, "tool_use block without `name`".into())
+                        })?;
+                        Block::ToolUse {
+                            id: id.to_owned(),
+                            name: name.to_owned(),
+                            json: String::new(),
+                        }
                     }
                     Some("text") => {
                         if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
@@ -172,16 +208,27 @@ impl AnthropicStream {
                         acc.push_str(delta["partial_json"].as_str().unwrap_or_default());
                     }
                     (Some(Block::Text), Some("text_delta")) => {
-                        out.push(StreamEvent::Text(delta["text"].as_str().unwrap_or_default().to_owned()));
+                        out.push(StreamEvent::Text(
+                            delta["text"].as_str().unwrap_or_default().to_owned(),
+                        ));
                     }
-                    (None, _) => return Err(malformed(&kind, format!("delta for block {i}, which never started"))),
+                    (None, _) => {
+                        return Err(malformed(
+                            &kind,
+                            format!("delta for block {i}, which never started"),
+                        ));
+                    }
                     _ => {}
                 }
             }
             "content_block_stop" => {
                 let i = index()?;
                 match self.blocks.remove(&i) {
-                    Some(Block::ToolUse { id, name, json: raw }) => {
+                    Some(Block::ToolUse {
+                        id,
+                        name,
+                        json: raw,
+                    }) => {
                         let input = if raw.trim().is_empty() {
                             Value::Object(serde_json::Map::new())
                         } else {
@@ -190,7 +237,12 @@ impl AnthropicStream {
                         out.push(StreamEvent::ToolUse(ToolUse { id, name, input }));
                     }
                     Some(_) => {}
-                    None => return Err(malformed(&kind, format!("stop for block {i}, which never started"))),
+                    None => {
+                        return Err(malformed(
+                            &kind,
+                            format!("stop for block {i}, which never started"),
+                        ));
+                    }
                 }
             }
             "message_delta" => {
@@ -205,7 +257,10 @@ impl AnthropicStream {
             "error" => {
                 return Err(StreamError::Api {
                     kind: json["error"]["type"].as_str().unwrap_or("error").to_owned(),
-                    message: json["error"]["message"].as_str().unwrap_or_default().to_owned(),
+                    message: json["error"]["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
                 });
             }
             // `ping` and event types added later are ignored.
@@ -221,7 +276,10 @@ mod tests {
     use serde_json::json;
 
     fn sse(events: &[Value]) -> String {
-        events.iter().map(|e| format!("event: {}\ndata: {}\n\n", e["type"].as_str().unwrap(), e)).collect()
+        events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {}\n\n", e["type"].as_str().unwrap(), e))
+            .collect()
     }
 
     fn turn() -> String {
@@ -258,7 +316,11 @@ mod tests {
                 vec![
                     StreamEvent::MessageStart { id: "msg_1".into() },
                     StreamEvent::Text("Looking.".into()),
-                    StreamEvent::ToolUse(ToolUse::new("toolu_1", "Glob", json!({"pattern": "**/*.rs"}))),
+                    StreamEvent::ToolUse(ToolUse::new(
+                        "toolu_1",
+                        "Glob",
+                        json!({"pattern": "**/*.rs"})
+                    )),
                     StreamEvent::ToolUse(ToolUse::new("toolu_2", "TodoWrite", json!({}))),
                     StreamEvent::StopReason("tool_use".into()),
                     StreamEvent::MessageStop,
@@ -271,21 +333,35 @@ mod tests {
     #[test]
     fn malformed_and_truncated_streams_are_clear_errors() {
         let mut parser = AnthropicStream::new();
-        let err = parser.feed("event: content_block_start\ndata: {not json\n\n").unwrap_err();
-        assert!(matches!(err, StreamError::Malformed { line: 2, .. }), "{err}");
+        let err = parser
+            .feed("event: content_block_start\ndata: {not json\n\n")
+            .unwrap_err();
+        assert!(
+            matches!(err, StreamError::Malformed { line: 2, .. }),
+            "{err}"
+        );
 
         let mut parser = AnthropicStream::new();
         let text = turn();
         let cut = &text[..text.find("message_delta").unwrap()];
         let events = parser.feed(cut).unwrap();
-        assert_eq!(events.iter().filter(|e| matches!(e, StreamEvent::ToolUse(_))).count(), 2);
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::ToolUse(_)))
+                .count(),
+            2
+        );
         assert_eq!(parser.finish().unwrap_err(), StreamError::Truncated);
 
         let mut parser = AnthropicStream::new();
         let err = parser
             .feed("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n")
             .unwrap_err();
-        assert_eq!(err.to_string(), "the API reported an error mid-stream (overloaded_error): Overloaded");
+        assert_eq!(
+            err.to_string(),
+            "the API reported an error mid-stream (overloaded_error): Overloaded"
+        );
     }
 
     #[test]
@@ -297,6 +373,13 @@ mod tests {
             json!({"type": "content_block_stop", "index": 0}),
         ]);
         let events = parser.feed(&text).unwrap();
-        assert_eq!(events, vec![StreamEvent::ToolUse(ToolUse::new("t", "Bash", json!("{\"command\": ")))]);
+        assert_eq!(
+            events,
+            vec![StreamEvent::ToolUse(ToolUse::new(
+                "t",
+                "Bash",
+                json!("{\"command\": ")
+            ))]
+        );
     }
 }

@@ -12,8 +12,8 @@ use futures::StreamExt;
 use serde_json::json;
 use tokio::time::Instant;
 use tool_exec::{
-    ExecutorConfig, ExecutorEvent, Pipeline, REJECT_MESSAGE, SiblingPolicy, StreamingToolExecutor, ToolCallResult, ToolUse,
-    run_tools,
+    ExecutorConfig, ExecutorEvent, Pipeline, REJECT_MESSAGE, SiblingPolicy, StreamingToolExecutor,
+    ToolCallResult, ToolUse, run_tools,
 };
 
 fn tu(id: &str, name: &str, ms: u64) -> ToolUse {
@@ -25,7 +25,7 @@ async fn collect(mut executor: StreamingToolExecutor) -> (Vec<ToolCallResult>, u
     let mut progress = 0;
     while let Some(event) = executor.next().await {
         match event {
-            ExecutorEvent::Result(r) => results.push(r),
+            ExecutorEvent::Result(r) => results.push(*r),
             ExecutorEvent::Progress(_) => progress += 1,
         }
     }
@@ -79,7 +79,13 @@ async fn tools_start_while_the_stream_is_still_arriving() {
 #[tokio::test(start_paused = true)]
 async fn the_cap_limits_parallel_calls() {
     let log = Arc::default();
-    let exec = executor(&log, ExecutorConfig { max_concurrency: 3, ..Default::default() });
+    let exec = executor(
+        &log,
+        ExecutorConfig {
+            max_concurrency: 3,
+            ..Default::default()
+        },
+    );
     for i in 0..10 {
         exec.add_tool(tu(&format!("r{i}"), "Read", 10));
     }
@@ -93,16 +99,30 @@ async fn the_cap_limits_parallel_calls() {
 async fn a_failing_bash_cancels_its_siblings() {
     let log = Arc::default();
     let exec = executor(&log, ExecutorConfig::default());
-    exec.add_tool(ToolUse::new("b", "Bash", json!({"ms": 10, "end": "shell", "command": "make test"})));
+    exec.add_tool(ToolUse::new(
+        "b",
+        "Bash",
+        json!({"ms": 10, "end": "shell", "command": "make test"}),
+    ));
     exec.add_tool(tu("r", "Read", 10));
     exec.add_tool(tu("e", "Edit", 10));
     exec.finish();
     let (results, _) = collect(exec).await;
-    let texts: Vec<String> = results.iter().map(|r| r.outcome.result.content.joined_text()).collect();
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
     assert_eq!(texts[0], "Exit code 2\nboom");
-    assert_eq!(texts[1], "<tool_use_error>Cancelled: parallel tool call Bash(make test) errored</tool_use_error>");
+    assert_eq!(
+        texts[1],
+        "<tool_use_error>Cancelled: parallel tool call Bash(make test) errored</tool_use_error>"
+    );
     assert_eq!(texts[2], texts[1]);
-    assert_eq!(log.lock().unwrap().started, ["b"], "queued siblings never run");
+    assert_eq!(
+        log.lock().unwrap().started,
+        ["b"],
+        "queued siblings never run"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -118,14 +138,30 @@ async fn running_safe_siblings_are_cancelled_too_and_other_failures_do_not_casca
     assert!(results.iter().filter(|r| r.outcome.result.is_error).count() == 1);
 
     let log = Arc::default();
-    let exec = executor(&log, ExecutorConfig { sibling_policy: SiblingPolicy::AnyError, ..Default::default() });
+    let exec = executor(
+        &log,
+        ExecutorConfig {
+            sibling_policy: SiblingPolicy::AnyError,
+            ..Default::default()
+        },
+    );
     let start = Instant::now();
     exec.add_tool(tu("slow", "Read", 1000));
     exec.add_tool(ToolUse::new("p", "Peek", json!({"ms": 5, "end": "fail"})));
     exec.finish();
     let (results, _) = collect(exec).await;
-    assert!(results[0].outcome.result.content.joined_text().contains("Cancelled: parallel tool call Peek errored"));
-    assert!(start.elapsed() < Duration::from_millis(100), "the slow sibling was cancelled, not awaited");
+    assert!(
+        results[0]
+            .outcome
+            .result
+            .content
+            .joined_text()
+            .contains("Cancelled: parallel tool call Peek errored")
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(100),
+        "the slow sibling was cancelled, not awaited"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -140,9 +176,15 @@ async fn interrupt_cancels_cancel_tools_and_lets_block_tools_finish() {
     exec.add_tool(tu("late", "Read", 10)); // arrives after the interrupt
     exec.finish();
     let (results, _) = collect(exec).await;
-    let texts: Vec<String> = results.iter().map(|r| r.outcome.result.content.joined_text()).collect();
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
     assert_eq!(ids(&results), ["peek", "read", "edit", "late"]);
-    assert_eq!(texts, [REJECT_MESSAGE, "read done", REJECT_MESSAGE, REJECT_MESSAGE]);
+    assert_eq!(
+        texts,
+        [REJECT_MESSAGE, "read done", REJECT_MESSAGE, REJECT_MESSAGE]
+    );
     assert_eq!(log.lock().unwrap().started, ["peek", "read"]);
 }
 
@@ -156,7 +198,10 @@ async fn discard_cancels_everything_and_yields_nothing() {
     exec.discard();
     assert!(exec.next().await.is_none());
     tokio::time::sleep(Duration::from_millis(10)).await;
-    assert!(log.lock().unwrap().running.is_empty(), "running calls were cancelled");
+    assert!(
+        log.lock().unwrap().running.is_empty(),
+        "running calls were cancelled"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -177,7 +222,12 @@ async fn context_modifiers_apply_in_order_from_unsafe_tools_only() {
     let (results, ctx) = run_tools(
         Arc::new(Pipeline::allow_all()),
         common::ctx(&log),
-        vec![m("e1", "Edit"), m("r1", "Read"), m("e2", "Edit"), tu("r2", "Read", 1)],
+        vec![
+            m("e1", "Edit"),
+            m("r1", "Read"),
+            m("e2", "Edit"),
+            tu("r2", "Read", 1),
+        ],
         ExecutorConfig::default(),
     )
     .await;
@@ -185,7 +235,11 @@ async fn context_modifiers_apply_in_order_from_unsafe_tools_only() {
     assert_eq!(ctx.cwd(), PathBuf::from("/w/e1/e2"));
     let seen = log.lock().unwrap().cwd_seen.clone();
     let cwd_of = |id: &str| seen.iter().find(|(i, _)| i == id).unwrap().1.clone();
-    assert_eq!(cwd_of("r1"), PathBuf::from("/w/e1"), "a tool started after an unsafe tool sees its modifier");
+    assert_eq!(
+        cwd_of("r1"),
+        PathBuf::from("/w/e1"),
+        "a tool started after an unsafe tool sees its modifier"
+    );
     assert_eq!(cwd_of("r2"), PathBuf::from("/w/e1/e2"));
 }
 
@@ -211,10 +265,20 @@ async fn a_rejected_prompt_ends_the_turn() {
     struct AskAll;
     #[async_trait]
     impl Permissions for AskAll {
-        async fn decide(&self, _: &dyn Tool, _: &serde_json::Value, _: &ToolUseContext) -> PermissionResult {
+        async fn decide(
+            &self,
+            _: &dyn Tool,
+            _: &serde_json::Value,
+            _: &ToolUseContext,
+        ) -> PermissionResult {
             PermissionResult::ask("?")
         }
-        async fn check_rule_based(&self, _: &dyn Tool, _: &serde_json::Value, _: &ToolUseContext) -> Option<PermissionResult> {
+        async fn check_rule_based(
+            &self,
+            _: &dyn Tool,
+            _: &serde_json::Value,
+            _: &ToolUseContext,
+        ) -> Option<PermissionResult> {
             None
         }
     }
@@ -222,17 +286,33 @@ async fn a_rejected_prompt_ends_the_turn() {
     #[async_trait]
     impl Prompter for No {
         async fn ask(&self, p: PermissionPrompt<'_>) -> PromptAnswer {
-            if p.tool_use_id == "e" { PromptAnswer::Reject { feedback: None } } else { PromptAnswer::Allow { updated_input: None } }
+            if p.tool_use_id == "e" {
+                PromptAnswer::Reject { feedback: None }
+            } else {
+                PromptAnswer::Allow {
+                    updated_input: None,
+                }
+            }
         }
     }
     let log = Arc::default();
     let pipeline = Pipeline::new(Arc::new(AskAll), Arc::new(No), Arc::new(NoHooks));
-    let exec = StreamingToolExecutor::new(Arc::new(pipeline), common::ctx(&log), ExecutorConfig::default());
+    let exec = StreamingToolExecutor::new(
+        Arc::new(pipeline),
+        common::ctx(&log),
+        ExecutorConfig::default(),
+    );
     exec.add_tool(tu("e", "Edit", 1));
     exec.add_tool(tu("b", "Bash", 1));
     exec.finish();
     let (results, _) = collect(exec).await;
-    assert_eq!(results[0].outcome.result.content.joined_text(), REJECT_MESSAGE);
-    assert_eq!(results[1].outcome.result.content.joined_text(), REJECT_MESSAGE);
+    assert_eq!(
+        results[0].outcome.result.content.joined_text(),
+        REJECT_MESSAGE
+    );
+    assert_eq!(
+        results[1].outcome.result.content.joined_text(),
+        REJECT_MESSAGE
+    );
     assert!(log.lock().unwrap().started.is_empty());
 }

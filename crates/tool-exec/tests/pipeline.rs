@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tool_core::{
-    Attachment, CANCEL_MESSAGE, DecisionReason, Message, PermissionResult, ProgressSender, Tool, ToolResultContent,
-    ToolUseContext, async_trait,
+    Attachment, CANCEL_MESSAGE, DecisionReason, Message, PermissionResult, ProgressSender, Tool,
+    ToolResultContent, ToolUseContext, async_trait,
 };
 use tool_exec::{
-    AllowAll, DenyAsks, Ending, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions, Pipeline,
-    PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter, REJECT_MESSAGE, ToolUse,
+    AllowAll, DenyAsks, Ending, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt,
+    Permissions, Pipeline, PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter,
+    REJECT_MESSAGE, ToolUse,
 };
 
 /// Permissions with a fixed answer, recording what it was asked.
@@ -24,17 +25,31 @@ struct Fixed {
 
 #[async_trait]
 impl Permissions for Fixed {
-    async fn decide(&self, _tool: &dyn Tool, input: &Value, _ctx: &ToolUseContext) -> PermissionResult {
+    async fn decide(
+        &self,
+        _tool: &dyn Tool,
+        input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> PermissionResult {
         self.asked.lock().unwrap().push(input.clone());
         self.decide.clone()
     }
-    async fn check_rule_based(&self, _tool: &dyn Tool, _input: &Value, _ctx: &ToolUseContext) -> Option<PermissionResult> {
+    async fn check_rule_based(
+        &self,
+        _tool: &dyn Tool,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
         self.rule_based.clone()
     }
 }
 
 fn fixed(decide: PermissionResult, rule_based: Option<PermissionResult>) -> Arc<Fixed> {
-    Arc::new(Fixed { decide, rule_based, asked: Mutex::default() })
+    Arc::new(Fixed {
+        decide,
+        rule_based,
+        asked: Mutex::default(),
+    })
 }
 
 struct Answer(PromptAnswer, Mutex<u32>);
@@ -60,18 +75,37 @@ impl Hooks for ScriptedHooks {
     async fn pre_tool_use(&self, _call: HookCall<'_>, _ctx: &ToolUseContext) -> PreToolUseOutcome {
         self.pre.clone()
     }
-    async fn post_tool_use(&self, _call: HookCall<'_>, output: &Value, _ctx: &ToolUseContext) -> PostToolUseOutcome {
+    async fn post_tool_use(
+        &self,
+        _call: HookCall<'_>,
+        output: &Value,
+        _ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome {
         self.post_outputs.lock().unwrap().push(output.clone());
         self.post.clone()
     }
-    async fn post_tool_use_failure(&self, _call: HookCall<'_>, error: &str, is_interrupt: bool, _ctx: &ToolUseContext) -> PostToolUseOutcome {
-        self.failures.lock().unwrap().push((error.to_owned(), is_interrupt));
+    async fn post_tool_use_failure(
+        &self,
+        _call: HookCall<'_>,
+        error: &str,
+        is_interrupt: bool,
+        _ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome {
+        self.failures
+            .lock()
+            .unwrap()
+            .push((error.to_owned(), is_interrupt));
         self.post.clone()
     }
 }
 
 fn deny(msg: &str) -> PermissionResult {
-    PermissionResult::deny(msg, DecisionReason::Other { reason: "test".into() })
+    PermissionResult::deny(
+        msg,
+        DecisionReason::Other {
+            reason: "test".into(),
+        },
+    )
 }
 
 async fn run(pipeline: &Pipeline, name: &str, input: Value) -> tool_exec::CallOutcome {
@@ -79,8 +113,19 @@ async fn run(pipeline: &Pipeline, name: &str, input: Value) -> tool_exec::CallOu
     run_in(pipeline, &common::ctx(&log), name, input).await
 }
 
-async fn run_in(pipeline: &Pipeline, ctx: &ToolUseContext, name: &str, input: Value) -> tool_exec::CallOutcome {
-    pipeline.run_tool_use(&ToolUse::new("toolu_1", name, input), ctx.child(), ProgressSender::none()).await
+async fn run_in(
+    pipeline: &Pipeline,
+    ctx: &ToolUseContext,
+    name: &str,
+    input: Value,
+) -> tool_exec::CallOutcome {
+    pipeline
+        .run_tool_use(
+            &ToolUse::new("toolu_1", name, input),
+            ctx.child(),
+            ProgressSender::none(),
+        )
+        .await
 }
 
 fn text(outcome: &tool_exec::CallOutcome) -> String {
@@ -90,7 +135,10 @@ fn text(outcome: &tool_exec::CallOutcome) -> String {
 #[tokio::test]
 async fn unknown_tool() {
     let out = run(&Pipeline::allow_all(), "Nope", json!({})).await;
-    assert_eq!(text(&out), "<tool_use_error>Error: No such tool available: Nope</tool_use_error>");
+    assert_eq!(
+        text(&out),
+        "<tool_use_error>Error: No such tool available: Nope</tool_use_error>"
+    );
     assert!(out.result.is_error);
     assert_eq!(out.ending, Ending::UnknownTool);
 }
@@ -101,7 +149,13 @@ async fn already_cancelled() {
     let ctx = common::ctx(&log);
     let child = ctx.child();
     child.cancellation().cancel();
-    let out = Pipeline::allow_all().run_tool_use(&ToolUse::new("t", "Read", json!({})), child, ProgressSender::none()).await;
+    let out = Pipeline::allow_all()
+        .run_tool_use(
+            &ToolUse::new("t", "Read", json!({})),
+            child,
+            ProgressSender::none(),
+        )
+        .await;
     assert_eq!(text(&out), CANCEL_MESSAGE);
     assert!(log.lock().unwrap().started.is_empty());
 }
@@ -121,33 +175,63 @@ async fn hook_deny_stops_before_permission_and_call() {
     let perms = fixed(PermissionResult::allow(), None);
     let hooks = ScriptedHooks {
         pre: PreToolUseOutcome {
-            decision: Some(HookDecision::Deny { message: "PreToolUse:Bash hook error: [./guard.sh]: no rm".into() }),
-            messages: vec![Message::Attachment(Attachment::new("hook_additional_context", "ctx"))],
+            decision: Some(HookDecision::Deny {
+                message: "PreToolUse:Bash hook error: [./guard.sh]: no rm".into(),
+            }),
+            messages: vec![Message::Attachment(Attachment::new(
+                "hook_additional_context",
+                "ctx",
+            ))],
             ..Default::default()
         },
         ..Default::default()
     };
     let pipeline = Pipeline::new(perms.clone(), Arc::new(DenyAsks), Arc::new(hooks));
     let out = run(&pipeline, "Bash", json!({})).await;
-    assert_eq!(text(&out), "PreToolUse:Bash hook error: [./guard.sh]: no rm");
+    assert_eq!(
+        text(&out),
+        "PreToolUse:Bash hook error: [./guard.sh]: no rm"
+    );
     assert!(out.result.is_error);
     assert_eq!(out.ending, Ending::Denied);
     assert_eq!(out.messages_before.len(), 1);
-    assert!(perms.asked.lock().unwrap().is_empty(), "permission must not be consulted after a hook deny");
+    assert!(
+        perms.asked.lock().unwrap().is_empty(),
+        "permission must not be consulted after a hook deny"
+    );
 }
 
 #[tokio::test]
 async fn hook_allow_still_obeys_deny_rules_but_skips_the_prompt() {
     let hook_allow = ScriptedHooks {
-        pre: PreToolUseOutcome { decision: Some(HookDecision::Allow { updated_input: None, reason: None }), ..Default::default() },
+        pre: PreToolUseOutcome {
+            decision: Some(HookDecision::Allow {
+                updated_input: None,
+                reason: None,
+            }),
+            ..Default::default()
+        },
         ..Default::default()
     };
-    let denied = Pipeline::new(fixed(deny("no"), Some(deny("Permission to use Bash has been denied."))), Arc::new(DenyAsks), Arc::new(hook_allow));
+    let denied = Pipeline::new(
+        fixed(
+            deny("no"),
+            Some(deny("Permission to use Bash has been denied.")),
+        ),
+        Arc::new(DenyAsks),
+        Arc::new(hook_allow),
+    );
     let out = run(&denied, "Bash", json!({})).await;
     assert_eq!(text(&out), "Permission to use Bash has been denied.");
 
     let hook_allow = ScriptedHooks {
-        pre: PreToolUseOutcome { decision: Some(HookDecision::Allow { updated_input: None, reason: None }), ..Default::default() },
+        pre: PreToolUseOutcome {
+            decision: Some(HookDecision::Allow {
+                updated_input: None,
+                reason: None,
+            }),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let perms = fixed(PermissionResult::ask("would ask"), None);
@@ -161,34 +245,65 @@ async fn hook_allow_still_obeys_deny_rules_but_skips_the_prompt() {
 #[tokio::test]
 async fn hook_updated_input_reaches_the_call() {
     let hooks = ScriptedHooks {
-        pre: PreToolUseOutcome { updated_input: Some(json!({"end": "fail"})), ..Default::default() },
+        pre: PreToolUseOutcome {
+            updated_input: Some(json!({"end": "fail"})),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let perms = fixed(PermissionResult::allow(), None);
     let pipeline = Pipeline::new(perms.clone(), Arc::new(DenyAsks), Arc::new(hooks));
     let out = run(&pipeline, "Edit", json!({"end": "ok"})).await;
     assert_eq!(text(&out), "toolu_1 failed");
-    assert_eq!(perms.asked.lock().unwrap()[0], json!({"end": "fail"}), "permission sees the rewritten input");
+    assert_eq!(
+        perms.asked.lock().unwrap()[0],
+        json!({"end": "fail"}),
+        "permission sees the rewritten input"
+    );
 }
 
 #[tokio::test]
 async fn ask_goes_to_the_prompter() {
-    let allow = Answer(PromptAnswer::Allow { updated_input: None }, Mutex::new(0));
+    let allow = Answer(
+        PromptAnswer::Allow {
+            updated_input: None,
+        },
+        Mutex::new(0),
+    );
     let allow = Arc::new(allow);
-    let pipeline = Pipeline::new(fixed(PermissionResult::ask("ok?"), None), allow.clone(), Arc::new(NoHooks));
+    let pipeline = Pipeline::new(
+        fixed(PermissionResult::ask("ok?"), None),
+        allow.clone(),
+        Arc::new(NoHooks),
+    );
     let out = run(&pipeline, "Edit", json!({})).await;
     assert_eq!(out.ending, Ending::Succeeded);
     assert_eq!(out.decision, Some(("accept", "user_temporary")));
     assert_eq!(*allow.1.lock().unwrap(), 1);
 
-    let reject = Pipeline::new(fixed(PermissionResult::ask("ok?"), None), Arc::new(Answer(PromptAnswer::Reject { feedback: None }, Mutex::new(0))), Arc::new(NoHooks));
+    let reject = Pipeline::new(
+        fixed(PermissionResult::ask("ok?"), None),
+        Arc::new(Answer(
+            PromptAnswer::Reject { feedback: None },
+            Mutex::new(0),
+        )),
+        Arc::new(NoHooks),
+    );
     let out = run(&reject, "Edit", json!({})).await;
     assert_eq!(text(&out), REJECT_MESSAGE);
-    assert!(out.interrupt_turn, "a rejection without feedback ends the turn");
+    assert!(
+        out.interrupt_turn,
+        "a rejection without feedback ends the turn"
+    );
 
     let feedback = Pipeline::new(
         fixed(PermissionResult::ask("ok?"), None),
-        Arc::new(Answer(PromptAnswer::Reject { feedback: Some("use git mv".into()) }, Mutex::new(0))),
+        Arc::new(Answer(
+            PromptAnswer::Reject {
+                feedback: Some("use git mv".into()),
+            },
+            Mutex::new(0),
+        )),
         Arc::new(NoHooks),
     );
     let out = run(&feedback, "Edit", json!({})).await;
@@ -198,7 +313,11 @@ async fn ask_goes_to_the_prompter() {
 
 #[tokio::test]
 async fn deny_text_is_plain_not_wrapped() {
-    let pipeline = Pipeline::new(fixed(deny("Permission to use Edit has been denied."), None), Arc::new(DenyAsks), Arc::new(NoHooks));
+    let pipeline = Pipeline::new(
+        fixed(deny("Permission to use Edit has been denied."), None),
+        Arc::new(DenyAsks),
+        Arc::new(NoHooks),
+    );
     let out = run(&pipeline, "Edit", json!({})).await;
     assert_eq!(text(&out), "Permission to use Edit has been denied.");
 }
@@ -209,8 +328,16 @@ async fn failures_are_formatted_and_reach_post_tool_use_failure() {
     let pipeline = Pipeline::new(Arc::new(AllowAll), Arc::new(DenyAsks), hooks.clone());
     let out = run(&pipeline, "Bash", json!({"end": "shell"})).await;
     assert_eq!(text(&out), "Exit code 2\nboom");
-    assert_eq!(out.ending, Ending::Failed { class: "ShellError".into() });
-    assert_eq!(hooks.failures.lock().unwrap().as_slice(), &[("Exit code 2\nboom".to_owned(), false)]);
+    assert_eq!(
+        out.ending,
+        Ending::Failed {
+            class: "ShellError".into()
+        }
+    );
+    assert_eq!(
+        hooks.failures.lock().unwrap().as_slice(),
+        &[("Exit code 2\nboom".to_owned(), false)]
+    );
 }
 
 #[tokio::test]
@@ -218,13 +345,21 @@ async fn a_panicking_tool_becomes_an_error_result() {
     let out = run(&Pipeline::allow_all(), "Edit", json!({"end": "panic"})).await;
     assert!(out.result.is_error);
     assert!(text(&out).starts_with("<tool_use_error>Error calling tool (Edit): the tool panicked: tool toolu_1 panicked on purpose"));
-    assert_eq!(out.ending, Ending::Failed { class: "Panic".into() });
+    assert_eq!(
+        out.ending,
+        Ending::Failed {
+            class: "Panic".into()
+        }
+    );
 }
 
 #[tokio::test]
 async fn empty_results_get_the_notice() {
     let out = run(&Pipeline::allow_all(), "Read", json!({"end": "empty"})).await;
-    assert_eq!(out.result.content, ToolResultContent::Text("(Read completed with no output)".into()));
+    assert_eq!(
+        out.result.content,
+        ToolResultContent::Text("(Read completed with no output)".into())
+    );
 }
 
 #[tokio::test]
@@ -235,7 +370,10 @@ async fn large_results_are_persisted_in_the_results_dir() {
     let out = run_in(&Pipeline::allow_all(), &ctx, "Read", json!({"end": "big"})).await;
     let path = out.persisted.clone().unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap().len(), 60_000);
-    assert!(text(&out).starts_with("<persisted-output>\nOutput too large (58.6KB). Full output saved to: "));
+    assert!(
+        text(&out)
+            .starts_with("<persisted-output>\nOutput too large (58.6KB). Full output saved to: ")
+    );
     // The global limit applies below the tool's own 100,000.
     let small = Pipeline::allow_all().with_max_result_chars(100_000);
     let out = run_in(&small, &ctx, "Grep", json!({"end": "big"})).await;
@@ -246,7 +384,10 @@ async fn large_results_are_persisted_in_the_results_dir() {
 async fn post_hooks_add_messages_and_replace_only_mcp_output() {
     let hooks = Arc::new(ScriptedHooks {
         post: PostToolUseOutcome {
-            messages: vec![Message::Attachment(Attachment::new("hook_additional_context", "formatted"))],
+            messages: vec![Message::Attachment(Attachment::new(
+                "hook_additional_context",
+                "formatted",
+            ))],
             updated_output: Some(json!("replaced")),
             stop: None,
         },
@@ -254,7 +395,11 @@ async fn post_hooks_add_messages_and_replace_only_mcp_output() {
     });
     let pipeline = Pipeline::new(Arc::new(AllowAll), Arc::new(DenyAsks), hooks.clone());
     let out = run(&pipeline, "Edit", json!({})).await;
-    assert_eq!(text(&out), "toolu_1 done", "non-MCP output is never replaced");
+    assert_eq!(
+        text(&out),
+        "toolu_1 done",
+        "non-MCP output is never replaced"
+    );
     assert_eq!(out.messages_after.len(), 1);
     assert_eq!(hooks.post_outputs.lock().unwrap()[0], json!("toolu_1 done"));
 }
@@ -262,18 +407,29 @@ async fn post_hooks_add_messages_and_replace_only_mcp_output() {
 #[tokio::test]
 async fn stop_continuation_is_reported() {
     let hooks = ScriptedHooks {
-        pre: PreToolUseOutcome { stop: Some(Some("build is red".into())), ..Default::default() },
+        pre: PreToolUseOutcome {
+            stop: Some(Some("build is red".into())),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let pipeline = Pipeline::new(Arc::new(AllowAll), Arc::new(DenyAsks), Arc::new(hooks));
     let out = run(&pipeline, "Edit", json!({})).await;
     assert_eq!(out.stop_turn, Some(Some("build is red".into())));
-    assert!(matches!(out.messages_after.last(), Some(Message::Attachment(a)) if a.kind == "hook_stopped_continuation"));
+    assert!(
+        matches!(out.messages_after.last(), Some(Message::Attachment(a)) if a.kind == "hook_stopped_continuation")
+    );
 }
 
 #[tokio::test]
 async fn hook_cancellation_stops_the_call() {
-    let hooks = ScriptedHooks { pre: PreToolUseOutcome { cancelled: true, ..Default::default() }, ..Default::default() };
+    let hooks = ScriptedHooks {
+        pre: PreToolUseOutcome {
+            cancelled: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     let pipeline = Pipeline::new(Arc::new(AllowAll), Arc::new(DenyAsks), Arc::new(hooks));
     let out = run(&pipeline, "Edit", json!({})).await;
     assert_eq!(text(&out), CANCEL_MESSAGE);

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_core::{
-    InterruptBehavior, MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, async_trait,
+    InterruptBehavior, MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext,
+    async_trait,
 };
 
 /// What the overlap detector saw.
@@ -33,7 +34,12 @@ pub struct TestTool {
 
 impl TestTool {
     pub fn new(name: &'static str, safe: bool, log: &Arc<Mutex<Log>>) -> Self {
-        Self { name, safe, interrupt: InterruptBehavior::Block, log: Arc::clone(log) }
+        Self {
+            name,
+            safe,
+            interrupt: InterruptBehavior::Block,
+            log: Arc::clone(log),
+        }
     }
     pub fn cancellable(mut self) -> Self {
         self.interrupt = InterruptBehavior::Cancel;
@@ -77,13 +83,22 @@ impl Tool for TestTool {
     fn interrupt_behavior(&self) -> InterruptBehavior {
         self.interrupt
     }
-    async fn call(&self, input: Value, ctx: ToolUseContext, progress: ProgressSender) -> Result<ToolResult, ToolError> {
+    async fn call(
+        &self,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError> {
         let id = ctx.tool_use_id().unwrap_or_default().to_owned();
         {
             let mut log = self.log.lock().unwrap();
             let others_unsafe = log.running.iter().any(|(_, safe)| !safe);
             if !log.running.is_empty() && (!self.safe || others_unsafe) {
-                let msg = format!("{id} ({}) overlapped {:?}", if self.safe { "safe" } else { "unsafe" }, log.running);
+                let msg = format!(
+                    "{id} ({}) overlapped {:?}",
+                    if self.safe { "safe" } else { "unsafe" },
+                    log.running
+                );
                 log.violations.push(msg);
             }
             log.running.push((id.clone(), self.safe));
@@ -91,7 +106,10 @@ impl Tool for TestTool {
             log.started.push(id.clone());
             log.cwd_seen.push((id.clone(), ctx.cwd().to_path_buf()));
         }
-        let _running = Running { log: &self.log, id: id.clone() };
+        let _running = Running {
+            log: &self.log,
+            id: id.clone(),
+        };
         progress.send(json!({"started": id}));
         let ms = input["ms"].as_u64().unwrap_or(0);
         tokio::select! {
@@ -101,7 +119,12 @@ impl Tool for TestTool {
         let result = match input["end"].as_str().unwrap_or("ok") {
             "fail" => return Err(ToolError::msg(format!("{id} failed"))),
             "shell" => {
-                return Err(ToolError::Shell { exit_code: Some(2), stderr: "boom".into(), stdout: String::new(), interrupted: false });
+                return Err(ToolError::Shell {
+                    exit_code: Some(2),
+                    stderr: "boom".into(),
+                    stdout: String::new(),
+                    interrupted: false,
+                });
             }
             "panic" => panic!("tool {id} panicked on purpose"),
             "empty" => ToolResult::text(""),

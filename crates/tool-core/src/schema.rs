@@ -185,7 +185,8 @@ fn upgrade_draft07(map: &mut Map<String, Value>) {
 }
 
 /// Extra tidying for schemas generated from Rust input types: optional properties lose their
-/// `null` alternative (an absent field says the same, and Claude Code's schemas have none),
+/// `null` alternative and a `null` default (an absent field says the same, and Claude Code's
+/// schemas have none),
 /// and, when `deny_unknown_fields`, the top level gets `additionalProperties: false`.
 pub(crate) fn tidy_typed_schema(schema: &mut Value, deny_unknown_fields: bool) {
     let Value::Object(root) = schema else { return };
@@ -213,6 +214,12 @@ pub(crate) fn tidy_typed_schema(schema: &mut Value, deny_unknown_fields: bool) {
 
 fn drop_null_alternative(prop: &mut Value) {
     let Value::Object(map) = prop else { return };
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    if map.get("default") == Some(&Value::Null) {
+        map.remove("default");
+    }
     if let Some(Value::Array(types)) = map.get_mut("type") {
         types.retain(|t| t != "null");
         if types.len() == 1 {

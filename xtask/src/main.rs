@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod bench;
 mod docs;
 mod layers;
 
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("check-layers") => check_layers(&args[1..]),
         Some("check-docs") => docs::check(&workspace_root()),
+        Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("help" | "--help" | "-h") | None => {
             print_help();
             Ok(())
@@ -41,7 +43,8 @@ fn print_help() {
          tasks:\n  \
          ci                               fmt check, clippy -D warnings, check-layers, check-docs, tests\n  \
          check-layers [--manifest-path P] check the crate dependency direction\n  \
-         check-docs                       check that docs/architecture.md names only existing paths"
+         check-docs                       check that docs/architecture.md names only existing paths\n  \
+         bench [all|exec]                 run the benchmarks; report in target/bench/report.md"
     );
 }
 
@@ -74,7 +77,7 @@ fn check_layers(args: &[String]) -> Result {
     }
 }
 
-fn run(step: &str, cmd: &mut Command) -> Result {
+pub(crate) fn run(step: &str, cmd: &mut Command) -> Result {
     println!("==> {step}");
     let status = cmd
         .current_dir(workspace_root())
@@ -87,7 +90,7 @@ fn run(step: &str, cmd: &mut Command) -> Result {
     }
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 

@@ -116,6 +116,14 @@ pub struct ToolCallResult {
 /// What the executor's stream yields.
 #[derive(Debug)]
 pub enum ExecutorEvent {
+    /// A call started running (its pipeline began); `running` lists every call running now,
+    /// this one included.
+    Started {
+        /// The call's id.
+        tool_use_id: String,
+        /// The ids of all calls running at this moment.
+        running: Vec<String>,
+    },
     /// Progress from a running call, forwarded at once.
     Progress(ToolProgress),
     /// A finished call, in arrival order.
@@ -452,6 +460,17 @@ impl Driver {
             self.running_unsafe += 1;
         }
         let tool_use = record.tool_use.clone();
+        let running = self.records[self.next_yield..]
+            .iter()
+            .filter(|r| r.state == State::Running)
+            .map(|r| r.tool_use.id.clone())
+            .collect();
+        if !self.discarded {
+            let _ = self.out.send(Message::Event(ExecutorEvent::Started {
+                tool_use_id: tool_use.id.clone(),
+                running,
+            }));
+        }
         let ctx = self.ctx.clone().with_cancellation(token);
         let out = self.out.clone();
         let progress = ProgressSender::new(

@@ -120,8 +120,11 @@ pub struct CallOutcome {
     pub context_modifier: Option<ContextModifier>,
     /// Where the pipeline ended.
     pub ending: Ending,
-    /// The permission decision, if the flow got that far (`allow`/`deny`/...), and its source.
+    /// The permission decision, if the flow got that far (`accept`/`reject`), and its source
+    /// (`config`, `hook`, `user_temporary`, `user_reject`).
     pub decision: Option<(&'static str, &'static str)>,
+    /// Why the permission flow decided as it did (the rule and its file, the mode, the hook).
+    pub decision_reason: Option<DecisionReason>,
     /// Where a large result was saved.
     pub persisted: Option<PathBuf>,
     /// A hook asked to stop the turn after this call (`continue: false`), with its reason.
@@ -146,6 +149,7 @@ impl CallOutcome {
             context_modifier: None,
             ending,
             decision: None,
+            decision_reason: None,
             persisted: None,
             stop_turn: None,
             interrupt_turn: false,
@@ -353,12 +357,17 @@ impl Pipeline {
             .resolve_permission(tool_use, tool.as_ref(), input, pre.decision, &ctx)
             .instrument(tracing::info_span!("permission"))
             .await;
-        let (input, source) = match decision {
-            Resolved::Allowed { input, source } => (input, source),
+        let (input, source, decision_reason) = match decision {
+            Resolved::Allowed {
+                input,
+                source,
+                reason,
+            } => (input, source, reason),
             Resolved::Rejected {
                 message,
                 source,
                 interrupt,
+                reason,
             } => {
                 let text = match (&stop, message.is_empty()) {
                     (Some(reason), true) => match reason {
@@ -375,6 +384,7 @@ impl Pipeline {
                 );
                 out.messages_before = messages_before;
                 out.decision = Some(("reject", source));
+                out.decision_reason = reason;
                 out.stop_turn = stop;
                 out.interrupt_turn = interrupt;
                 return out;
@@ -482,6 +492,7 @@ impl Pipeline {
             )));
         }
         out.decision = Some(("accept", source));
+        out.decision_reason = decision_reason;
         out
     }
 
@@ -534,15 +545,22 @@ impl Pipeline {
         hook: Option<HookDecision>,
         ctx: &ToolUseContext,
     ) -> Resolved {
+        let hook_reason = |reason: Option<String>| {
+            Some(DecisionReason::Hook {
+                hook: "PreToolUse".into(),
+                reason,
+            })
+        };
         match hook {
             Some(HookDecision::Deny { message }) => Resolved::Rejected {
+                reason: hook_reason(Some(message.clone())),
                 message,
                 source: "hook",
                 interrupt: false,
             },
             Some(HookDecision::Allow {
                 updated_input,
-                reason: _,
+                reason,
             }) => {
                 let has_update = updated_input.is_some();
                 let input = updated_input.unwrap_or(input);
@@ -553,11 +571,13 @@ impl Pipeline {
                     None => Resolved::Allowed {
                         input,
                         source: "hook",
+                        reason: hook_reason(reason),
                     },
-                    Some(PermissionResult::Deny { message, .. }) => Resolved::Rejected {
+                    Some(PermissionResult::Deny { message, reason }) => Resolved::Rejected {
                         message,
                         source: "config",
                         interrupt: false,
+                        reason: Some(reason),
                     },
                     Some(ask) => {
                         self.can_use_tool(tool_use, tool, input, Some(ask), ctx)
@@ -570,7 +590,7 @@ impl Pipeline {
                 reason,
             }) => {
                 let input = updated_input.unwrap_or(input);
-                let message = reason.unwrap_or_else(|| {
+                let message = reason.clone().unwrap_or_else(|| {
                     format!(
                         "Hook PreToolUse:{} asked for confirmation for this tool",
                         tool.name()
@@ -580,10 +600,7 @@ impl Pipeline {
                     message,
                     updated_input: None,
                     suggestions: Vec::new(),
-                    reason: Some(DecisionReason::Hook {
-                        hook: "PreToolUse".into(),
-                        reason: None,
-                    }),
+                    reason: hook_reason(reason),
                 };
                 self.can_use_tool(tool_use, tool, input, Some(forced), ctx)
                     .await
@@ -605,54 +622,63 @@ impl Pipeline {
             Some(ask) => ask,
             None => self.permissions.decide(tool, &input, ctx).await,
         };
-        match decision {
-            PermissionResult::Allow { updated_input, .. } => Resolved::Allowed {
-                input: updated_input.unwrap_or(input),
-                source: "config",
-            },
-            PermissionResult::Deny { message, .. } => Resolved::Rejected {
-                message,
-                source: "config",
-                interrupt: false,
-            },
-            ask @ (PermissionResult::Ask { .. } | PermissionResult::Passthrough { .. }) => {
-                let ask_input = match &ask {
-                    PermissionResult::Ask {
-                        updated_input: Some(v),
-                        ..
-                    } => v.clone(),
-                    _ => input,
+        let (ask_input, ask_reason) = match decision {
+            PermissionResult::Allow {
+                updated_input,
+                reason,
+            } => {
+                return Resolved::Allowed {
+                    input: updated_input.unwrap_or(input),
+                    source: "config",
+                    reason,
                 };
-                let prompt = PermissionPrompt {
-                    tool,
-                    tool_use_id: &tool_use.id,
-                    input: &ask_input,
-                    ask: &ask,
-                };
-                let answer = tokio::select! {
-                    biased;
-                    () = ctx.cancellation().cancelled() => PromptAnswer::Reject { feedback: None },
-                    answer = self.prompter.ask(prompt) => answer,
-                };
-                match answer {
-                    PromptAnswer::Allow { updated_input } => Resolved::Allowed {
-                        input: updated_input.unwrap_or(ask_input),
-                        source: "user_temporary",
-                    },
-                    PromptAnswer::Reject {
-                        feedback: Some(feedback),
-                    } => Resolved::Rejected {
-                        message: format!("{REJECT_MESSAGE_WITH_FEEDBACK_PREFIX}{feedback}"),
-                        source: "user_reject",
-                        interrupt: false,
-                    },
-                    PromptAnswer::Reject { feedback: None } => Resolved::Rejected {
-                        message: REJECT_MESSAGE.to_owned(),
-                        source: "user_reject",
-                        interrupt: true,
-                    },
-                }
             }
+            PermissionResult::Deny { message, reason } => {
+                return Resolved::Rejected {
+                    message,
+                    source: "config",
+                    interrupt: false,
+                    reason: Some(reason),
+                };
+            }
+            PermissionResult::Ask {
+                ref updated_input,
+                ref reason,
+                ..
+            } => (updated_input.clone().unwrap_or(input), reason.clone()),
+            PermissionResult::Passthrough { .. } => (input, None),
+        };
+        let prompt = PermissionPrompt {
+            tool,
+            tool_use_id: &tool_use.id,
+            input: &ask_input,
+            ask: &decision,
+        };
+        let answer = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => PromptAnswer::Reject { feedback: None },
+            answer = self.prompter.ask(prompt) => answer,
+        };
+        match answer {
+            PromptAnswer::Allow { updated_input } => Resolved::Allowed {
+                input: updated_input.unwrap_or(ask_input),
+                source: "user_temporary",
+                reason: ask_reason,
+            },
+            PromptAnswer::Reject {
+                feedback: Some(feedback),
+            } => Resolved::Rejected {
+                message: format!("{REJECT_MESSAGE_WITH_FEEDBACK_PREFIX}{feedback}"),
+                source: "user_reject",
+                interrupt: false,
+                reason: ask_reason,
+            },
+            PromptAnswer::Reject { feedback: None } => Resolved::Rejected {
+                message: REJECT_MESSAGE.to_owned(),
+                source: "user_reject",
+                interrupt: true,
+                reason: ask_reason,
+            },
         }
     }
 }
@@ -663,14 +689,17 @@ enum CallError {
     Panic(String),
 }
 
+/// The permission flow's verdict for one call.
 enum Resolved {
     Allowed {
         input: Value,
         source: &'static str,
+        reason: Option<DecisionReason>,
     },
     Rejected {
         message: String,
         source: &'static str,
         interrupt: bool,
+        reason: Option<DecisionReason>,
     },
 }

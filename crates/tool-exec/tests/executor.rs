@@ -20,16 +20,29 @@ fn tu(id: &str, name: &str, ms: u64) -> ToolUse {
     ToolUse::new(id, name, json!({"ms": ms}))
 }
 
-async fn collect(mut executor: StreamingToolExecutor) -> (Vec<ToolCallResult>, usize) {
+async fn collect(executor: StreamingToolExecutor) -> (Vec<ToolCallResult>, usize) {
+    let (results, progress, _) = collect_all(executor).await;
+    (results, progress)
+}
+
+/// Results, the number of progress events, and each `Started` event's running set.
+async fn collect_all(
+    mut executor: StreamingToolExecutor,
+) -> (Vec<ToolCallResult>, usize, Vec<(String, Vec<String>)>) {
     let mut results = Vec::new();
     let mut progress = 0;
+    let mut started = Vec::new();
     while let Some(event) = executor.next().await {
         match event {
             ExecutorEvent::Result(r) => results.push(*r),
             ExecutorEvent::Progress(_) => progress += 1,
+            ExecutorEvent::Started {
+                tool_use_id,
+                running,
+            } => started.push((tool_use_id, running)),
         }
     }
-    (results, progress)
+    (results, progress, started)
 }
 
 fn ids(results: &[ToolCallResult]) -> Vec<String> {
@@ -51,9 +64,24 @@ async fn safe_tools_run_together_unsafe_alone_results_in_order() {
     exec.add_tool(tu("c", "Edit", 50));
     exec.add_tool(tu("d", "Read", 10));
     exec.finish();
-    let (results, progress) = collect(exec).await;
+    let (results, progress, started) = collect_all(exec).await;
     assert_eq!(ids(&results), ["a", "b", "c", "d"]);
     assert_eq!(progress, 4);
+    let s = |id: &str, running: &[&str]| {
+        (
+            id.to_owned(),
+            running.iter().map(|r| (*r).to_owned()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        started,
+        [
+            s("a", &["a"]),
+            s("b", &["a", "b"]),
+            s("c", &["c"]),
+            s("d", &["d"])
+        ]
+    );
     let log = log.lock().unwrap();
     assert!(log.violations.is_empty(), "{:?}", log.violations);
     assert_eq!(log.max_parallel, 2);

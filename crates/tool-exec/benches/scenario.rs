@@ -24,7 +24,10 @@ use serde_json::{Value, json};
 use tool_core::{
     MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, async_trait,
 };
-use tool_exec::{ExecutorConfig, Pipeline, StreamingToolExecutor, ToolUse, run_tools};
+use tool_exec::{
+    ExecutorConfig, Pipeline, PlannedCall, StreamingToolExecutor, ToolUse, run_tools,
+    schedule_makespan,
+};
 
 struct Timed {
     name: &'static str,
@@ -171,68 +174,16 @@ async fn batch(turn: &Turn) -> Duration {
 
 /// The executor's rules on exact durations with zero overhead.
 fn oracle(turn: &Turn, cap: usize) -> Duration {
-    let items: Vec<(bool, u64, u64)> = turn
+    let calls: Vec<PlannedCall> = turn
         .1
         .iter()
-        .map(|(n, at, ms)| (safe(n), *at, *ms))
+        .map(|(n, at, ms)| PlannedCall {
+            concurrency_safe: safe(n),
+            arrival: Duration::from_millis(*at),
+            duration: Duration::from_millis(*ms),
+        })
         .collect();
-    let mut finish: Vec<Option<u64>> = vec![None; items.len()];
-    let mut started = vec![false; items.len()];
-    let mut now = 0u64;
-    loop {
-        // Start everything the rules allow at `now`.
-        loop {
-            let running: Vec<usize> = (0..items.len())
-                .filter(|&i| started[i] && finish[i].is_some_and(|f| f > now))
-                .collect();
-            let mut progressed = false;
-            for i in 0..items.len() {
-                if started[i] || items[i].1 > now {
-                    if !started[i] {
-                        break;
-                    }
-                    continue;
-                }
-                let running_unsafe = running.iter().any(|&r| !items[r].0);
-                let can =
-                    running.len() < cap && (running.is_empty() || (items[i].0 && !running_unsafe));
-                if !can {
-                    break;
-                }
-                started[i] = true;
-                finish[i] = Some(now + items[i].2);
-                progressed = true;
-                break;
-            }
-            if !progressed {
-                break;
-            }
-        }
-        if started.iter().all(|s| *s) {
-            break;
-        }
-        // Next event: an arrival or a completion after `now`.
-        let next = items
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !started[*i])
-            .map(|(_, it)| it.1)
-            .chain(finish.iter().flatten().copied())
-            .filter(|t| *t > now)
-            .min();
-        match next {
-            Some(t) => now = t,
-            None => break,
-        }
-    }
-    let last = finish
-        .iter()
-        .flatten()
-        .copied()
-        .max()
-        .unwrap_or(0)
-        .max(turn.2);
-    Duration::from_millis(last)
+    schedule_makespan(&calls, cap).max(Duration::from_millis(turn.2))
 }
 
 fn stats(mut xs: Vec<Duration>) -> (Duration, Duration, Duration) {

@@ -602,3 +602,92 @@ impl Driver {
         }
     }
 }
+
+/// A call for [`schedule_makespan`]: when its block arrives and how long it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedCall {
+    /// Whether it may run beside other concurrency-safe calls.
+    pub concurrency_safe: bool,
+    /// When its block arrives (from the start of the turn).
+    pub arrival: std::time::Duration,
+    /// How long it runs.
+    pub duration: std::time::Duration,
+}
+
+/// When the last of `calls` would finish under the executor's rules (FIFO start, unsafe calls
+/// alone and as barriers, at most `max_concurrency` at once) with zero overhead: the lower
+/// bound a real run is measured against, and the way to estimate what a schedule would cost
+/// (for example all blocks arriving at the end of the stream, i.e. batch mode).
+pub fn schedule_makespan(calls: &[PlannedCall], max_concurrency: usize) -> std::time::Duration {
+    use std::time::Duration;
+    let cap = max_concurrency.max(1);
+    let mut finish: Vec<Option<Duration>> = vec![None; calls.len()];
+    let mut next = 0; // first call not started (starts are FIFO)
+    let mut now = Duration::ZERO;
+    while next < calls.len() {
+        let running: Vec<usize> = (0..next)
+            .filter(|&i| finish[i].is_some_and(|f| f > now))
+            .collect();
+        let call = calls[next];
+        let running_unsafe = running.iter().any(|&i| !calls[i].concurrency_safe);
+        let can_start = call.arrival <= now
+            && running.len() < cap
+            && (running.is_empty() || (call.concurrency_safe && !running_unsafe));
+        if can_start {
+            finish[next] = Some(now + call.duration);
+            next += 1;
+            continue;
+        }
+        // Wait for the next event: this call's arrival or a running call's end.
+        let wake = running
+            .iter()
+            .filter_map(|&i| finish[i])
+            .chain([call.arrival])
+            .filter(|t| *t > now)
+            .min();
+        match wake {
+            Some(t) => now = t,
+            None => break,
+        }
+    }
+    finish
+        .iter()
+        .flatten()
+        .copied()
+        .max()
+        .unwrap_or(Duration::ZERO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn call(safe: bool, at: u64, ms: u64) -> PlannedCall {
+        PlannedCall {
+            concurrency_safe: safe,
+            arrival: Duration::from_millis(at),
+            duration: Duration::from_millis(ms),
+        }
+    }
+
+    #[test]
+    fn makespan_follows_the_rules() {
+        // Two safe calls overlap; the unsafe one waits for both; the last safe waits for it.
+        let calls = [
+            call(true, 0, 100),
+            call(true, 10, 50),
+            call(false, 20, 30),
+            call(true, 30, 10),
+        ];
+        assert_eq!(schedule_makespan(&calls, 10), Duration::from_millis(140));
+        // A cap of one serialises everything.
+        assert_eq!(schedule_makespan(&calls, 1), Duration::from_millis(190));
+        // Late arrivals wait for their arrival.
+        assert_eq!(
+            schedule_makespan(&[call(true, 500, 10)], 10),
+            Duration::from_millis(510)
+        );
+        assert_eq!(schedule_makespan(&[], 10), Duration::ZERO);
+    }
+}

@@ -130,6 +130,7 @@ pub enum ExecutorEvent {
     Result(Box<ToolCallResult>),
 }
 
+#[derive(Debug)]
 enum Command {
     Add(ToolUse),
     Finish,
@@ -197,19 +198,27 @@ impl StreamingToolExecutor {
 
     /// Adds a tool_use block (call it the moment the block closes in the stream).
     pub fn add_tool(&self, tool_use: ToolUse) {
-        let _ = self.commands.send(Command::Add(tool_use));
+        self.handle().add_tool(tool_use);
     }
 
     /// Says no more blocks will come: the stream ends after the last result.
     pub fn finish(&self) {
-        let _ = self.commands.send(Command::Finish);
+        self.handle().finish();
     }
 
     /// A user interrupt: running calls whose interrupt behaviour is `Cancel` are cancelled
     /// and answered with the rejection text; `Block` calls finish normally; calls not yet
     /// started (and any added later) are answered with the rejection text.
     pub fn interrupt(&self) {
-        let _ = self.commands.send(Command::Interrupt);
+        self.handle().interrupt();
+    }
+
+    /// A handle that adds blocks from another task (the one reading the model's stream)
+    /// while this one consumes results.
+    pub fn handle(&self) -> ExecutorHandle {
+        ExecutorHandle {
+            commands: self.commands.clone(),
+        }
     }
 
     /// A streaming fallback: everything is cancelled and nothing more is yielded.
@@ -225,10 +234,35 @@ impl StreamingToolExecutor {
     }
 }
 
+/// Adds blocks to a [`StreamingToolExecutor`] from another task. Cheap to clone. Commands
+/// sent after the executor is gone are ignored.
+#[derive(Debug, Clone)]
+pub struct ExecutorHandle {
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl ExecutorHandle {
+    /// See [`StreamingToolExecutor::add_tool`].
+    pub fn add_tool(&self, tool_use: ToolUse) {
+        let _ = self.commands.send(Command::Add(tool_use));
+    }
+
+    /// See [`StreamingToolExecutor::finish`].
+    pub fn finish(&self) {
+        let _ = self.commands.send(Command::Finish);
+    }
+
+    /// See [`StreamingToolExecutor::interrupt`].
+    pub fn interrupt(&self) {
+        let _ = self.commands.send(Command::Interrupt);
+    }
+}
+
 impl Drop for StreamingToolExecutor {
     fn drop(&mut self) {
         if !self.ended {
             self.turn.cancel();
+            let _ = self.commands.send(Command::Discard);
         }
     }
 }

@@ -51,8 +51,8 @@ mod seams;
 mod stream;
 
 pub use executor::{
-    DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, PlannedCall, SiblingPolicy,
-    StreamingToolExecutor, ToolCallResult, run_tools, schedule_makespan,
+    DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, ExecutorHandle, PlannedCall,
+    SiblingPolicy, StreamingToolExecutor, ToolCallResult, run_tools, schedule_makespan,
 };
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{

@@ -1,5 +1,57 @@
-//! The `toolwright` binary.
+//! The `toolwright` binary: `demo`, `run`, `tools`, `permissions check`.
+//!
+//! See `docs/cli.md` for the full reference.
 
-fn main() {
-    println!("toolwright {}", env!("CARGO_PKG_VERSION"));
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+mod session;
+mod turn;
+
+/// Toolwright: the tool layer of an AI agent.
+#[derive(Debug, Parser)]
+#[command(name = "toolwright", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Replays a bundled model turn through the full pipeline in a temporary sample project
+    /// (no API key, no network).
+    Demo(cli::demo::DemoArgs),
+    /// Runs the tool_use blocks of a model response (Anthropic SSE or JSONL) and prints the
+    /// results.
+    Run(cli::run::RunArgs),
+    /// Lists the tools of this build with their flags and, optionally, their schemas.
+    Tools(cli::tools::ToolsArgs),
+    /// Permission rules.
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum PermissionsCommand {
+    /// Prints the decision for one call and why.
+    Check(cli::permissions::CheckArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolwright: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),
+        Command::Run(args) => runtime.block_on(cli::run::run(&args)),
+        Command::Tools(args) => cli::tools::run(&args),
+        Command::Permissions(PermissionsCommand::Check(args)) => cli::permissions::run(&args),
+    }
 }

@@ -1,0 +1,166 @@
+//! `toolwright demo`: the main job on its built-in example.
+//!
+//! Copies a small Python project into a temporary directory and replays a recorded model
+//! turn (Anthropic streaming format, bundled) through the full pipeline with the project's
+//! own `.claude/settings.json`: Glob, Grep and three Reads run in parallel while the
+//! response still streams, an Edit fixes the bug, a PreToolUse hook rewrites `python` to
+//! `python3` in the test command, the tests run, and an `rm -rf` is denied by a rule. It
+//! prints a live timeline, a summary table, and what streaming saved against running the
+//! same calls after the response ended.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use tool_exec::{PlannedCall, schedule_makespan};
+
+use super::{ReplayEvent, decision_text, label, ms, replay};
+use crate::session::{Session, SessionOptions};
+use crate::turn::{self, TurnItem};
+
+/// Arguments of `toolwright demo`.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Keep the temporary project directory afterwards (its path is printed).
+    #[arg(long)]
+    pub keep: bool,
+    /// Replay without the recorded timing (as fast as possible).
+    #[arg(long)]
+    pub no_pace: bool,
+}
+
+const FILES: &[(&str, &str)] = &[
+    ("calc.py", include_str!("../demo/project/calc.py")),
+    ("test_calc.py", include_str!("../demo/project/test_calc.py")),
+    ("README.md", include_str!("../demo/project/README.md")),
+    (".claude/settings.json", include_str!("../demo/project/.claude/settings.json")),
+    (".claude/hooks/use_python3.py", include_str!("../demo/project/.claude/hooks/use_python3.py")),
+];
+
+const TURN: &str = include_str!("../demo/turn.sse");
+
+fn write_project(root: &Path) -> std::io::Result<()> {
+    for (name, content) in FILES {
+        let path = root.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, content)?;
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(root.join(".claude/hooks/use_python3.py"), std::fs::Permissions::from_mode(0o755))
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:6.2}s", d.as_secs_f64())
+}
+
+/// Runs the demo.
+pub async fn run(args: &DemoArgs) -> ExitCode {
+    let dir = match tempfile::Builder::new().prefix("toolwright-demo-").tempdir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("toolwright demo: cannot create a temporary directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let root = std::fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
+    if let Err(e) = write_project(&root) {
+        eprintln!("toolwright demo: cannot write the sample project: {e}");
+        return ExitCode::from(2);
+    }
+    let session = match Session::open(&SessionOptions::isolated(root.clone())).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("toolwright demo: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut turn = turn::parse(TURN, if args.no_pace { Duration::ZERO } else { Duration::from_millis(25) });
+    let root_text = root.display().to_string();
+    for (_, item) in &mut turn.items {
+        if let TurnItem::ToolUse(tool_use) = item {
+            turn::replace_in_strings(&mut tool_use.input, "{{ROOT}}", &root_text);
+        }
+    }
+
+    println!("Toolwright demo: a recorded model turn replayed through the full pipeline");
+    println!("  project:  {root_text} (a copy of a small Python project with a bug)");
+    println!("  settings: .claude/settings.json (allow rules, a deny rule for `rm -rf`, a PreToolUse hook)");
+    for notice in &session.notices {
+        println!("  note:     {notice}");
+    }
+    println!();
+    let result = replay(&session, &turn, !args.no_pace, |at, event| match event {
+        ReplayEvent::Text(text) => println!("{}  model  {}", secs(at), text.trim()),
+        ReplayEvent::Added(_) => {}
+        ReplayEvent::Started(tool_use, running) => {
+            let others = running.iter().filter(|id| **id != tool_use.id).count();
+            let parallel = if others > 0 { format!("   (in parallel with {others} other call(s))") } else { String::new() };
+            println!("{}  ▶ {}{parallel}", secs(at), label(tool_use));
+        }
+        ReplayEvent::Progress(tool_use, data) => {
+            if let Some(line) = data.get("output").and_then(|o| o.as_str()).and_then(|o| o.lines().last()) {
+                println!("{}    … {}: {line}", secs(at), tool_use.name);
+            }
+        }
+        ReplayEvent::Finished(record) => {
+            let mark = if record.outcome.result.is_error { "✗" } else { "✓" };
+            println!("{}  {mark} {}   {}   {}", secs(at), label(&record.tool_use), decision_text(&record.outcome), ms(record.outcome.duration));
+            for message in record.outcome.messages_before.iter().chain(&record.outcome.messages_after) {
+                if let tool_core::Message::Attachment(a) = message {
+                    println!("           ↳ hook: {}", a.text);
+                }
+            }
+        }
+    })
+    .await;
+
+    println!("\n  #  call                                        decision                                   time       result   persisted");
+    for (i, call) in result.calls.iter().enumerate() {
+        let outcome = &call.outcome;
+        let size = outcome.result.content.joined_text().len();
+        let mut name = label(&call.tool_use);
+        if name.chars().count() > 42 {
+            name = format!("{}…", name.chars().take(41).collect::<String>());
+        }
+        println!(
+            " {:>2}  {:<42}  {:<42} {:>9}  {:>7}   {}",
+            i + 1,
+            name,
+            decision_text(outcome),
+            ms(outcome.duration),
+            format!("{size} B"),
+            outcome.persisted.as_ref().map_or_else(|| "no".to_owned(), |p| p.display().to_string())
+        );
+    }
+    // What the same calls would have cost after the stream ended (batch mode), with the
+    // durations measured now and the same scheduling rules.
+    let planned: Vec<PlannedCall> = result
+        .calls
+        .iter()
+        .map(|c| PlannedCall { concurrency_safe: c.outcome.concurrency_safe, arrival: Duration::ZERO, duration: c.outcome.duration })
+        .collect();
+    let batch = result.stream_end + schedule_makespan(&planned, tool_exec::DEFAULT_MAX_CONCURRENCY);
+    let saved = batch.saturating_sub(result.total);
+    println!(
+        "\nThe response streamed for {:.2}s; the last result was ready {:.2}s after it began.",
+        result.stream_end.as_secs_f64(),
+        result.total.as_secs_f64()
+    );
+    println!(
+        "Running the same calls after the stream ended would take about {:.2}s: streaming saved {:.2}s ({:.0}%).",
+        batch.as_secs_f64(),
+        saved.as_secs_f64(),
+        100.0 * saved.as_secs_f64() / batch.as_secs_f64().max(f64::EPSILON)
+    );
+    if let Some(e) = &turn.error {
+        eprintln!("toolwright demo: the bundled turn is malformed: {e}");
+        return ExitCode::from(1);
+    }
+    if args.keep {
+        let kept = dir.keep();
+        println!("\nThe project is kept in {}", kept.display());
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,172 @@
+//! The subcommands, and the replay loop they share.
+
+pub mod demo;
+pub mod permissions;
+pub mod run;
+pub mod tools;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use tool_exec::{CallOutcome, ExecutorConfig, ExecutorEvent, StreamingToolExecutor, ToolUse};
+
+use crate::session::Session;
+use crate::turn::{Turn, TurnItem};
+
+/// Something that happened during a replay, for live display.
+pub enum ReplayEvent<'a> {
+    /// The model said something.
+    Text(&'a str),
+    /// A block arrived and was handed to the executor.
+    Added(&'a ToolUse),
+    /// A call started; `running` are the ids running now.
+    Started(&'a ToolUse, &'a [String]),
+    /// Progress from a call.
+    Progress(&'a ToolUse, &'a serde_json::Value),
+    /// A result, in order.
+    Finished(&'a CallRecord),
+}
+
+/// One call of a replay, with its timing.
+pub struct CallRecord {
+    /// The block.
+    pub tool_use: ToolUse,
+    /// What the pipeline produced.
+    pub outcome: CallOutcome,
+    /// When the block arrived.
+    pub arrived: Duration,
+    /// When it started running (`None`: never ran).
+    pub started: Option<Duration>,
+    /// When its result was handed out.
+    pub finished: Duration,
+}
+
+/// What a replay produced.
+pub struct Replay {
+    /// One record per tool_use, in order.
+    pub calls: Vec<CallRecord>,
+    /// When the model's response ended.
+    pub stream_end: Duration,
+    /// When the last result was handed out.
+    pub total: Duration,
+}
+
+/// Feeds `turn` to a streaming executor (at its recorded times when `pace`), reporting each
+/// event to `on_event` as it happens.
+pub async fn replay(session: &Session, turn: &Turn, pace: bool, mut on_event: impl FnMut(Duration, ReplayEvent<'_>)) -> Replay {
+    let start = Instant::now();
+    let mut executor =
+        StreamingToolExecutor::new(session.pipeline.clone(), session.ctx.clone(), ExecutorConfig::from_env());
+    let handle = executor.handle();
+    let items = turn.items.clone();
+    let end = turn.end;
+    let (arrival_tx, mut arrival_rx) = tokio::sync::mpsc::unbounded_channel::<(Duration, TurnItem)>();
+    let feeder = tokio::spawn(async move {
+        for (at, item) in items {
+            if pace {
+                tokio::time::sleep_until((start + at).into()).await;
+            }
+            if let TurnItem::ToolUse(tool_use) = &item {
+                handle.add_tool(tool_use.clone());
+            }
+            let _ = arrival_tx.send((start.elapsed(), item));
+        }
+        if pace {
+            tokio::time::sleep_until((start + end).into()).await;
+        }
+        handle.finish();
+        start.elapsed()
+    });
+    let mut by_id: HashMap<String, (ToolUse, Duration, Option<Duration>)> = HashMap::new();
+    let mut calls = Vec::new();
+    loop {
+        tokio::select! {
+            biased;
+            Some((at, item)) = arrival_rx.recv() => match &item {
+                TurnItem::Text(text) => on_event(at, ReplayEvent::Text(text)),
+                TurnItem::ToolUse(tool_use) => {
+                    on_event(at, ReplayEvent::Added(tool_use));
+                    by_id.insert(tool_use.id.clone(), (tool_use.clone(), at, None));
+                }
+            },
+            event = executor.next() => {
+                let now = start.elapsed();
+                match event {
+                    Some(ExecutorEvent::Started { tool_use_id, running }) => {
+                        if let Some(entry) = by_id.get_mut(&tool_use_id) {
+                            entry.2 = Some(now);
+                            on_event(now, ReplayEvent::Started(&entry.0, &running));
+                        }
+                    }
+                    Some(ExecutorEvent::Progress(p)) => {
+                        if let Some(entry) = by_id.get(&p.tool_use_id) {
+                            on_event(now, ReplayEvent::Progress(&entry.0, &p.data));
+                        }
+                    }
+                    Some(ExecutorEvent::Result(result)) => {
+                        let (arrived, started) = by_id.get(&result.tool_use.id).map_or((now, None), |e| (e.1, e.2));
+                        let record = CallRecord { tool_use: result.tool_use, outcome: result.outcome, arrived, started, finished: now };
+                        on_event(now, ReplayEvent::Finished(&record));
+                        calls.push(record);
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+    let stream_end = feeder.await.unwrap_or(turn.end);
+    Replay { calls, stream_end, total: start.elapsed() }
+}
+
+/// `NAME(summary)` for display.
+pub fn label(tool_use: &ToolUse) -> String {
+    tool_use.describe()
+}
+
+/// A short text for a decision: `allow · rule Edit(./**) (project settings)` and so on.
+pub fn decision_text(outcome: &CallOutcome) -> String {
+    use tool_core::DecisionReason;
+    let verdict = match outcome.decision {
+        Some(("accept", _)) => "allow",
+        Some(("reject", _)) => "deny",
+        _ => match outcome.ending {
+            tool_exec::Ending::UnknownTool => "unknown tool",
+            tool_exec::Ending::InvalidInput => "invalid input",
+            tool_exec::Ending::ValidationFailed => "refused by the tool",
+            tool_exec::Ending::Cancelled => "cancelled",
+            _ => "-",
+        },
+    };
+    let why = match &outcome.decision_reason {
+        Some(DecisionReason::Rule { rule, source }) => format!(" · rule {rule} ({})", source_name(*source)),
+        Some(DecisionReason::Mode { mode }) => format!(" · mode {}", mode.as_str()),
+        Some(DecisionReason::Hook { hook, .. }) => format!(" · {hook} hook"),
+        Some(DecisionReason::SafetyCheck { reason }) => format!(" · safety check: {reason}"),
+        Some(DecisionReason::WorkingDir { reason } | DecisionReason::Other { reason }) => format!(" · {reason}"),
+        Some(_) | None => match outcome.decision {
+            Some((_, "user_temporary" | "user_reject")) => " · user".to_owned(),
+            _ => String::new(),
+        },
+    };
+    format!("{verdict}{why}")
+}
+
+fn source_name(source: tool_core::RuleSource) -> &'static str {
+    use tool_core::RuleSource;
+    match source {
+        RuleSource::UserSettings => "user settings",
+        RuleSource::ProjectSettings => "project settings",
+        RuleSource::LocalSettings => "local settings",
+        RuleSource::FlagSettings => "--settings",
+        RuleSource::PolicySettings => "managed settings",
+        RuleSource::CliArg => "command line",
+        RuleSource::Command => "command",
+        RuleSource::Session => "session",
+    }
+}
+
+/// Milliseconds with one decimal.
+pub fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}

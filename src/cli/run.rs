@@ -1,0 +1,104 @@
+//! `toolwright run [FILE|-]`: runs the tool_use blocks of a model response.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{ReplayEvent, decision_text, label, ms, replay};
+use crate::session::{Session, SessionArgs};
+use crate::turn;
+
+/// Arguments of `toolwright run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The model response: Anthropic streaming events (raw SSE) or JSONL with one tool_use
+    /// block a line. A file, or `-` / nothing for standard input.
+    pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Replay the recorded timing (SSE deltas 20 ms apart; JSONL `at_ms`).
+    #[arg(long)]
+    pub pace: bool,
+    /// Print exactly the user message the API expects next (one tool_result per tool_use,
+    /// in order).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
+    match input {
+        Some(path) if path.as_os_str() != "-" => {
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+        }
+        _ => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(text)
+        }
+    }
+}
+
+/// Runs `toolwright run`. Exit codes: 0 when every block was run (whatever the tools
+/// answered), 1 when the input was malformed part-way (the blocks before the problem still
+/// ran and their results are printed), 2 for bad arguments or settings.
+pub async fn run(args: &RunArgs) -> ExitCode {
+    let text = match read_input(args.input.as_ref()) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("toolwright run: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let per_delta = if args.pace { Duration::from_millis(20) } else { Duration::ZERO };
+    let turn = turn::parse(&text, per_delta);
+    let session = match Session::open(&args.session.options(false)).await {
+        Ok(session) => session,
+        Err(e) => {
+            eprintln!("toolwright run: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for notice in &session.notices {
+        eprintln!("toolwright: {notice}");
+    }
+    let json_mode = args.json;
+    let result = replay(&session, &turn, args.pace, |at, event| {
+        if json_mode {
+            return;
+        }
+        match event {
+            ReplayEvent::Finished(record) => {
+                let outcome = &record.outcome;
+                let mark = if outcome.result.is_error { "✗" } else { "✓" };
+                println!(
+                    "{mark} {}  [{}]  {}  {}",
+                    label(&record.tool_use),
+                    record.tool_use.id,
+                    decision_text(outcome),
+                    ms(outcome.duration)
+                );
+                for line in outcome.result.content.joined_text().lines().take(20) {
+                    println!("    {line}");
+                }
+            }
+            ReplayEvent::Text(text) => println!("· {}", text.trim()),
+            ReplayEvent::Started(..) | ReplayEvent::Added(_) | ReplayEvent::Progress(..) => {}
+        }
+        let _ = at;
+    })
+    .await;
+    if json_mode {
+        let content: Vec<Value> = result.calls.iter().map(|c| c.outcome.result.to_api_json()).collect();
+        println!("{}", json!({"role": "user", "content": content}));
+    }
+    match &turn.error {
+        Some(e) => {
+            eprintln!("toolwright run: the input is malformed: {e} (the {} blocks before it were run)", result.calls.len());
+            ExitCode::from(1)
+        }
+        None => ExitCode::SUCCESS,
+    }
+}

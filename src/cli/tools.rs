@@ -1,0 +1,62 @@
+//! `toolwright tools`: the tools of this build.
+
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use tool_core::{MaxResultSize, Tool};
+
+/// Arguments of `toolwright tools`.
+#[derive(Debug, clap::Args)]
+pub struct ToolsArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// Include each tool's JSON Schema exactly as sent to a model API.
+    #[arg(long)]
+    pub schemas: bool,
+}
+
+fn describe(tool: &dyn Tool, schemas: bool) -> Value {
+    let empty = json!({});
+    let mut v = json!({
+        "name": tool.name(),
+        "aliases": tool.aliases(),
+        "description": tool.description(),
+        "read_only": tool.is_read_only(&empty),
+        "concurrency_safe": tool.is_concurrency_safe(&empty),
+        "deferred": tool.should_defer(),
+        "interrupt": format!("{:?}", tool.interrupt_behavior()).to_lowercase(),
+        "max_result_chars": match tool.max_result_size() { MaxResultSize::Chars(n) => json!(n), MaxResultSize::Unbounded => Value::Null },
+        "gate": tool_registry::gate_of(tool.name()),
+    });
+    if schemas {
+        v["input_schema"] = tool.input_schema();
+    }
+    v
+}
+
+/// Runs `toolwright tools`.
+pub fn run(args: &ToolsArgs) -> ExitCode {
+    let tools = tool_registry::all_base_tools();
+    if args.json {
+        let list: Vec<Value> = tools.iter().map(|t| describe(t.as_ref(), args.schemas)).collect();
+        println!("{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    println!("{:<14} {:<10} {:<10} {:<9} description", "tool", "read-only", "parallel", "gate");
+    for tool in &tools {
+        let v = describe(tool.as_ref(), args.schemas);
+        println!(
+            "{:<14} {:<10} {:<10} {:<9} {}",
+            tool.name(),
+            if v["read_only"] == true { "yes" } else { "by input" },
+            if v["concurrency_safe"] == true { "yes" } else { "by input" },
+            v["gate"].as_str().unwrap_or("always"),
+            tool.description()
+        );
+        if args.schemas {
+            println!("{}", serde_json::to_string_pretty(&tool.input_schema()).unwrap_or_default());
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,128 @@
+//! A session as the binary runs it: the settings of a directory (permissions and hooks, with
+//! Claude Code's files and precedence), the tools of this build, and the pipeline that ties
+//! them together.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tool_core::{PermissionMode, Tool, ToolUseContext};
+use tool_exec::{DenyAsks, Pipeline};
+use tool_hooks::{HookRunner, SettingsPaths, load_hooks};
+use tool_perms::{PermissionEngine, SettingsSources, load_permissions};
+
+/// The flags every subcommand that runs tools shares.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionArgs {
+    /// A settings file (or inline JSON), as Claude Code's `--settings`; repeatable.
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// The project directory (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+}
+
+impl SessionArgs {
+    /// The options these flags describe; `isolated` ignores user and managed settings.
+    pub fn options(&self, isolated: bool) -> SessionOptions {
+        SessionOptions {
+            cwd: self.cwd.clone().unwrap_or_else(|| PathBuf::from(".")),
+            settings: self.settings.clone(),
+            mode: self.mode.clone(),
+            user_and_managed_settings: !isolated,
+        }
+    }
+}
+
+/// What a session is opened with.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The project directory.
+    pub cwd: PathBuf,
+    /// `--settings` values.
+    pub settings: Vec<String>,
+    /// A mode that overrides the settings' `defaultMode`.
+    pub mode: Option<String>,
+    /// Whether user (`~/.claude`) and managed settings apply.
+    pub user_and_managed_settings: bool,
+}
+
+impl SessionOptions {
+    /// Only the project's own settings: what the demo uses so that nothing of the user's
+    /// configuration changes what it shows.
+    pub fn isolated(cwd: PathBuf) -> Self {
+        Self { cwd, settings: Vec::new(), mode: None, user_and_managed_settings: false }
+    }
+}
+
+/// An open session.
+pub struct Session {
+    /// The context calls run in (tools, cwd, permission state, results directory).
+    pub ctx: ToolUseContext,
+    /// The pipeline with the session's permissions and hooks.
+    pub pipeline: Arc<Pipeline>,
+    /// Things the user should know (settings problems, ignored files).
+    pub notices: Vec<String>,
+}
+
+/// Parses a permission mode name as settings files spell it.
+pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
+        format!("unknown mode `{name}`: expected default, acceptEdits, plan, dontAsk or bypassPermissions")
+    })
+}
+
+fn session_id() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", nanos, std::process::id())
+}
+
+impl Session {
+    /// Opens a session: reads the settings, builds the permission engine, the hook runner and
+    /// the tool list.
+    pub async fn open(options: &SessionOptions) -> Result<Self, String> {
+        let cwd = std::fs::canonicalize(&options.cwd)
+            .map_err(|e| format!("cannot use {} as the project directory: {e}", options.cwd.display()))?;
+        let mode = options.mode.as_deref().map(parse_mode).transpose()?;
+        let mut notices = Vec::new();
+
+        let mut sources = SettingsSources::standard(&cwd);
+        let mut hook_paths = SettingsPaths::discover(&cwd);
+        if !options.user_and_managed_settings {
+            sources.user_config_dir = None;
+            sources.managed_dir = None;
+            hook_paths.user_config_dir = None;
+            hook_paths.managed_dir = None;
+        }
+        sources.flag_settings = options.settings.clone();
+        hook_paths.flag_settings = options.settings.clone();
+
+        let loaded = load_permissions(&sources);
+        notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
+        let mut permission = loaded.context.clone();
+        if let Some(mode) = mode {
+            permission.mode = mode;
+        }
+        let (engine, rule_problems) = PermissionEngine::new_lenient(&permission, loaded.roots.clone());
+        notices.extend(rule_problems.iter().map(ToString::to_string));
+
+        let hooks = load_hooks(&hook_paths);
+        notices.extend(hooks.diagnostics.iter().map(ToString::to_string));
+        let runner = HookRunner::new(hooks.config)
+            .with_project_dir(&cwd)
+            .with_rule_matcher(Arc::new(tool_exec::PermissionRuleMatcher::new(cwd.clone())));
+
+        let tools: Vec<Arc<dyn Tool>> =
+            tool_registry::all_base_tools().into_iter().filter(|t| !engine.is_blanket_denied(t.as_ref())).collect();
+        let results_dir = std::env::temp_dir().join(format!("toolwright-{}", session_id())).join("tool-results");
+        let ctx = ToolUseContext::new(&cwd)
+            .with_tools(tools)
+            .with_permission(permission)
+            .with_results_dir(results_dir)
+            .with_session_id(session_id());
+        let pipeline = Pipeline::new(Arc::new(engine), Arc::new(DenyAsks), Arc::new(runner));
+        Ok(Self { ctx, pipeline: Arc::new(pipeline), notices })
+    }
+}

@@ -1,15 +1,152 @@
 //! The one place that names Toolwright's concrete tools.
 //!
-//! The registry assembles the tool crates into the list the model sees: one ordered list of
-//! built-in tools behind Cargo features, runtime gates from the environment, and
-//! [`assemble_tool_pool`], which merges built-in and MCP tools in a stable order. It never
-//! runs a tool.
+//! The registry assembles the tool crates into the list the model sees. Like ripgrep's flag
+//! list, it is one ordered table ([`BUILTIN_TOOLS`]); each entry names its tool, says how
+//! it is gated, and builds it. Three gates:
+//!
+//! - **Cargo features** (compile time): a gated tool is not compiled into a profile that
+//!   leaves it out. `cargo xtask profiles` proves it by looking for each gated tool's marker
+//!   string in the `external` and `internal` binaries.
+//! - **Environment** (run time): an entry whose variable is unset is skipped.
+//! - **Lazy construction**: entries hold a constructor, not a tool; nothing is built until
+//!   [`all_base_tools`] runs, and expensive state inside a tool (a parser, an index) is
+//!   built on first use by the tool itself.
+//!
+//! [`assemble_tool_pool`] merges built-in and MCP tools in a stable order.
+//!
+//! The registry never runs a tool, and no other crate names a concrete tool.
+//!
+//! # Crate features
+//!
+//! - `external` (default): the tools a public build ships.
+//! - `internal`: everything (`external` plus every family below).
+//! - `proactive`: Sleep.
+//!
+//! # Example
+//!
+//! ```
+//! let tools = tool_registry::all_base_tools();
+//! assert!(tools.iter().any(|t| t.name() == "Bash"));
+//! assert_eq!(tool_registry::gate_of("Read"), "always");
+//! ```
+#![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use tool_core::Tool;
+
+/// How an entry of the tool list is gated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// Always present.
+    Always,
+    /// Compiled in only with this Cargo feature.
+    Feature(&'static str),
+    /// Present only when this environment variable is set to a truthy value.
+    Env(&'static str),
+}
+
+impl Gate {
+    /// A short name for listings: `always`, `feature:NAME`, `env:VAR`.
+    pub fn describe(self) -> String {
+        match self {
+            Self::Always => "always".to_owned(),
+            Self::Feature(f) => format!("feature:{f}"),
+            Self::Env(v) => format!("env:{v}"),
+        }
+    }
+
+    fn is_open(self) -> bool {
+        match self {
+            Self::Always | Self::Feature(_) => true,
+            Self::Env(var) => std::env::var(var)
+                .is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off")),
+        }
+    }
+}
+
+/// One entry of the tool list.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolEntry {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its gate.
+    pub gate: Gate,
+    /// Builds it.
+    pub build: fn() -> Arc<dyn Tool>,
+}
+
+macro_rules! entry {
+    ($name:literal, $gate:expr, $make:expr) => {
+        ToolEntry {
+            name: $name,
+            gate: $gate,
+            build: || Arc::new($make),
+        }
+    };
+}
+
+/// The built-in tools in Claude Code's order. Feature-gated entries exist only in builds
+/// with their feature.
+pub const BUILTIN_TOOLS: &[ToolEntry] = &[
+    entry!("Bash", Gate::Always, tools_builtin::Bash::default()),
+    entry!("Glob", Gate::Always, tools_builtin::Glob),
+    entry!("Grep", Gate::Always, tools_builtin::Grep),
+    entry!("Read", Gate::Always, tools_builtin::Read),
+    entry!("Edit", Gate::Always, tools_builtin::Edit),
+    entry!("Write", Gate::Always, tools_builtin::Write),
+    entry!("NotebookEdit", Gate::Always, tools_builtin::NotebookEdit),
+    #[cfg(feature = "proactive")]
+    entry!("Sleep", Gate::Feature("proactive"), tools_builtin::Sleep),
+];
+
+/// Every built-in tool of this build whose runtime gate is open, in list order.
+pub fn all_base_tools() -> Vec<Arc<dyn Tool>> {
+    BUILTIN_TOOLS
+        .iter()
+        .filter(|e| e.gate.is_open())
+        .map(|e| (e.build)())
+        .collect()
+}
+
+/// The gate of the built-in tool `name` (`always`, `feature:NAME`, `env:VAR`), or `mcp` for
+/// a tool not in the list.
+pub fn gate_of(name: &str) -> String {
+    BUILTIN_TOOLS
+        .iter()
+        .find(|e| e.name == name)
+        .map_or_else(|| "mcp".to_owned(), |e| e.gate.describe())
+}
+
+/// What [`tools`] filters by.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ToolFilter {
+    /// Claude Code's `CLAUDE_CODE_SIMPLE`: only Bash, Read and Edit.
+    pub simple: bool,
+}
+
+impl ToolFilter {
+    /// The filter the environment asks for (`CLAUDE_CODE_SIMPLE`).
+    pub fn from_env() -> Self {
+        Self {
+            simple: std::env::var("CLAUDE_CODE_SIMPLE")
+                .is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false")),
+        }
+    }
+}
+
+/// The tools offered to the model (Claude Code's `getTools`): the base tools, only Bash,
+/// Read and Edit in simple mode, minus those `denied` (blanket deny rules) and those not
+/// enabled.
+pub fn tools(filter: ToolFilter, denied: impl Fn(&dyn Tool) -> bool) -> Vec<Arc<dyn Tool>> {
+    all_base_tools()
+        .into_iter()
+        .filter(|t| !filter.simple || matches!(t.name(), "Bash" | "Read" | "Edit"))
+        .filter(|t| !denied(t.as_ref()) && t.is_enabled())
+        .collect()
+}
 
 /// Merges built-in and MCP tools the way the model must see them: built-ins sorted by name,
 /// then MCP tools sorted by name, de-duplicated by name with built-ins winning. A stable
@@ -28,4 +165,65 @@ pub fn assemble_tool_pool(
         .chain(mcp)
         .filter(|t| seen.insert(t.name().to_owned()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(tools: &[Arc<dyn Tool>]) -> Vec<String> {
+        tools.iter().map(|t| t.name().to_owned()).collect()
+    }
+
+    #[test]
+    fn entry_names_match_their_tools() {
+        for entry in BUILTIN_TOOLS {
+            assert_eq!((entry.build)().name(), entry.name);
+        }
+    }
+
+    #[test]
+    fn the_profile_has_the_expected_tools() {
+        let mut expected = vec![
+            "Bash",
+            "Glob",
+            "Grep",
+            "Read",
+            "Edit",
+            "Write",
+            "NotebookEdit",
+        ];
+        if cfg!(feature = "proactive") {
+            expected.push("Sleep");
+        }
+        assert_eq!(names(&all_base_tools()), expected);
+        assert_eq!(
+            gate_of("Sleep"),
+            if cfg!(feature = "proactive") {
+                "feature:proactive"
+            } else {
+                "mcp"
+            }
+        );
+    }
+
+    #[test]
+    fn simple_mode_and_blanket_denies() {
+        let simple = tools(ToolFilter { simple: true }, |_| false);
+        assert_eq!(names(&simple), ["Bash", "Read", "Edit"]);
+        let no_bash = tools(ToolFilter::default(), |t| t.name() == "Bash");
+        assert!(!names(&no_bash).contains(&"Bash".to_owned()));
+    }
+
+    #[test]
+    fn pool_is_sorted_and_builtins_win() {
+        let builtins = tools(ToolFilter::default(), |_| false);
+        // A second "Read" (as an MCP server might shadow it) loses to the built-in.
+        let mcp = vec![(BUILTIN_TOOLS[3].build)(), (BUILTIN_TOOLS[0].build)()];
+        let pool = assemble_tool_pool(builtins.clone(), mcp);
+        let pool_names = names(&pool);
+        let mut sorted = names(&builtins);
+        sorted.sort();
+        assert_eq!(pool_names, sorted);
+    }
 }

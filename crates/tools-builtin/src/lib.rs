@@ -1,5 +1,91 @@
-//! Toolwright's built-in tools, with Claude Code's names and input fields.
+//! Toolwright's built-in tools, with Claude Code's names, input fields, refusal texts and
+//! output shapes: the file and search tools [`Read`], [`Write`], [`Edit`], [`Glob`],
+//! [`Grep`] and [`NotebookEdit`], and the shell tool [`Bash`].
 //!
-//! Each tool is a [`tool_core::TypedTool`]; this crate knows `tool-core` and `tool-perms`'
-//! matching helpers, never the executor, the registry or another tool crate.
+//! Each tool is a unit struct implementing [`tool_core::TypedTool`] in its own module;
+//! [`file_tools`] returns them all, ready for a registry. Searching runs on ripgrep's own
+//! crates (`ignore` and its globset-based overrides, `grep-regex`, `grep-searcher`,
+//! `grep-printer`) in-process;
+//! nothing shells out. Every write is atomic (temporary file in the same directory, fsync,
+//! rename) and keeps the file's permissions, encoding (UTF-8 with or without BOM, UTF-16 LE)
+//! and CRLF line endings. Edit and Write refuse a file the model has not read, or whose
+//! content changed since, through tool-core's [`tool_core::FileStateCache`].
+//!
+//! This crate is **not** where permissions are decided: each tool only describes the path it
+//! touches ([`tool_core::Tool::permission_subject`], read or write access) and leaves
+//! `check_permissions` at its default, so the permission engine applies `Read(...)` and
+//! `Edit(...)` rules generically; Bash describes its command the same way. It knows nothing
+//! of the executor, hooks, the registry or other tool crates.
+//!
+//! # Choices where Claude Code is silent or quirky
+//!
+//! - `file_path`/`notebook_path` must be absolute (or start with `~`); a relative path is a
+//!   clear refusal rather than being resolved against the working directory.
+//! - Read numbers lines as Claude Code 2.0 did: the number right-aligned in six columns, then
+//!   `→` (U+2192), then the line. A cut line ends with `... [line truncated]`. An oversize
+//!   whole-file read returns the lines that fit the token cap with a `PARTIAL view` notice;
+//!   an oversize explicit range is an error unless `allow_large` is set. Devices and FIFOs
+//!   are refused. PDFs are read as extracted text per page (lopdf).
+//! - Binary files are refused by extension and by a NUL byte in the first 8 KiB.
+//! - Edit and Write refuse a file that is not UTF-8 or BOM-marked UTF-16 LE text rather than
+//!   risk mangling it; a file whose every newline is CRLF is edited in LF form and written
+//!   back CRLF; mixed endings are left exactly as they are.
+//! - Glob and Grep show paths relative to the working directory when inside it, absolute
+//!   otherwise. Glob sorts newest first (ties by path) and never lists VCS directories;
+//!   Grep's content and count modes list files in path order (`rg --sort path`).
+//! - NotebookEdit re-serialises the notebook with its own indentation and key order, so a
+//!   notebook in Jupyter's layout changes only in the edited cell.
+//! - A permission subject is given only for paths that resolve without a context (absolute or
+//!   `~`): Glob and Grep without `path` (the working directory) report none.
+//!
+//! ```
+//! let tools = tools_builtin::file_tools();
+//! let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+//! assert_eq!(names, ["Read", "Write", "Edit", "Glob", "Grep", "NotebookEdit"]);
+//! ```
+//!
+//! # Crate features
+//!
+//! - `proactive` (off by default): [`Sleep`](crate::sleep::Sleep), the one tool whose
+//!   interrupt behaviour is `cancel`.
 #![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use tool_core::Tool;
+
+pub mod bash;
+pub mod edit;
+mod fsutil;
+pub mod glob;
+pub mod grep;
+mod notebook;
+pub mod notebook_edit;
+mod patch;
+pub mod read;
+#[cfg(feature = "proactive")]
+pub mod sleep;
+pub mod write;
+
+pub use bash::Bash;
+pub use edit::Edit;
+pub use glob::Glob;
+pub use grep::Grep;
+pub use notebook_edit::NotebookEdit;
+pub use patch::Hunk;
+pub use read::Read;
+#[cfg(feature = "proactive")]
+pub use sleep::Sleep;
+pub use write::Write;
+
+/// All file and search tools, in Claude Code's order.
+pub fn file_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(Read),
+        Arc::new(Write),
+        Arc::new(Edit),
+        Arc::new(Glob),
+        Arc::new(Grep),
+        Arc::new(NotebookEdit),
+    ]
+}

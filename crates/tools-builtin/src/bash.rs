@@ -1,0 +1,634 @@
+//! Bash: runs a shell command in its own process group, with a timeout, bounded output
+//! capture, and a working directory that persists between calls.
+//!
+//! - The command runs under `bash -c` (or `sh -c` where there is no bash), in the context's
+//!   cwd, with no stdin, in a new process group. On timeout or cancellation the whole group
+//!   gets SIGTERM, then SIGKILL after a grace period: nothing is left running. When the
+//!   command itself exits, anything it left in its group is killed too (use
+//!   `run_in_background` for servers).
+//! - Output is captured with bounded memory: up to [`MEMORY_CAP`] bytes per stream stay in
+//!   memory; past that the stream spills to a file (kept up to [`SPILL_FILE_CAP`]) and only
+//!   the head and tail stay in memory. Past [`KILL_CAP`] bytes the command is killed with a
+//!   note.
+//! - The working directory persists through a context modifier while it stays inside the
+//!   working directories; otherwise it is reset and the output says
+//!   `Shell cwd was reset to <dir>`.
+//! - Exit code 1 is not an error for `grep`, `rg`, `egrep`, `fgrep`, `find`, `diff`, `test`,
+//!   `[`, `git diff` and `git grep` (no match / a difference is an answer, not a failure).
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tool_core::{
+    MaxResultSize, PermissionSubject, ProgressSender, SearchOrRead, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, async_trait,
+};
+
+/// Default timeout, in milliseconds (`BASH_DEFAULT_TIMEOUT_MS`).
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Largest timeout, in milliseconds; larger values are reduced to it (`BASH_MAX_TIMEOUT_MS`).
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Bytes of one stream kept in memory before it spills to a file.
+pub const MEMORY_CAP: usize = 1024 * 1024;
+/// Bytes of head and of tail kept in memory once a stream has spilled.
+pub const KEEP_HEAD_TAIL: usize = 32 * 1024;
+/// Bytes of one stream written to its spill file; the rest is counted, not kept.
+pub const SPILL_FILE_CAP: u64 = 64 * 1024 * 1024;
+/// Total output after which the command is killed.
+pub const KILL_CAP: u64 = 5 * 1024 * 1024 * 1024;
+/// Time between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// Input of the Bash tool (Claude Code's fields).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BashInput {
+    /// The command to execute
+    pub command: String,
+    /// Optional timeout in milliseconds (max 600000)
+    pub timeout: Option<f64>,
+    /// Clear, concise description of what this command does in 5-10 words
+    pub description: Option<String>,
+    /// Set to true to run this command in the background.
+    pub run_in_background: Option<bool>,
+    /// Accepted for compatibility; Toolwright has no sandbox to disable.
+    #[serde(rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: Option<bool>,
+}
+
+/// What Bash returns (Claude Code's `tool_response` shape for PostToolUse hooks).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct BashOutput {
+    /// Standard output (head and tail when it spilled).
+    pub stdout: String,
+    /// Standard error (head and tail when it spilled).
+    pub stderr: String,
+    /// Whether the command was interrupted.
+    pub interrupted: bool,
+    /// How a non-zero exit code was read (`No matches found`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub return_code_interpretation: Option<String>,
+    /// Where the full output went when it was too large for memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_output_path: Option<String>,
+    /// Whether the command printed nothing.
+    pub no_output_expected: bool,
+}
+
+/// Decides whether a command only reads. Bash asks this of the permission layer's analysis;
+/// the default answers "no" for everything (fail-closed).
+pub type ReadOnlyCheck = fn(&str) -> bool;
+
+/// The Bash tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Bash {
+    read_only: ReadOnlyCheck,
+}
+
+impl Default for Bash {
+    fn default() -> Self {
+        Self {
+            read_only: |_| false,
+        }
+    }
+}
+
+impl Bash {
+    /// Bash whose `is_read_only` (and so `is_concurrency_safe`) asks `check`.
+    pub fn with_read_only_check(check: ReadOnlyCheck) -> Self {
+        Self { read_only: check }
+    }
+}
+
+const PROMPT: &str = "Executes a given bash command and returns its output.\n\n\
+The working directory persists between commands, but shell state does not. \
+The shell environment is initialized from the user's profile (bash or zsh).\n\n\
+- Always quote file paths that contain spaces.\n\
+- Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
+- The timeout is in milliseconds (default 120000, at most 600000).\n\
+- Set run_in_background for long-running processes such as servers.";
+
+#[async_trait]
+impl TypedTool for Bash {
+    type Input = BashInput;
+    type Output = BashOutput;
+    const NAME: &'static str = "Bash";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Runs a shell command".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        PROMPT.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(30_000)
+    }
+    fn user_facing_name(&self, input: &BashInput) -> String {
+        format!(
+            "Bash({})",
+            input.command.chars().take(60).collect::<String>()
+        )
+    }
+    fn is_read_only(&self, input: &BashInput) -> bool {
+        (self.read_only)(&input.command)
+    }
+    fn is_concurrency_safe(&self, input: &BashInput) -> bool {
+        (self.read_only)(&input.command)
+    }
+    fn is_destructive(&self, input: &BashInput) -> bool {
+        !(self.read_only)(&input.command)
+    }
+    fn is_search_or_read(&self, input: &BashInput) -> SearchOrRead {
+        let first = input.command.split_whitespace().next().unwrap_or_default();
+        SearchOrRead {
+            is_search: matches!(first, "grep" | "rg" | "find" | "fd" | "ag"),
+            is_read: matches!(first, "cat" | "head" | "tail" | "less" | "wc" | "nl"),
+            is_list: matches!(first, "ls" | "tree" | "du"),
+        }
+    }
+    fn permission_subject(&self, input: &BashInput) -> Option<PermissionSubject> {
+        Some(PermissionSubject::Command(input.command.clone()))
+    }
+
+    async fn call(
+        &self,
+        input: BashInput,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult<BashOutput>, ToolError> {
+        let timeout_ms = match input.timeout {
+            Some(t) if t.is_finite() && t > 0.0 => {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "clamped to 1..=MAX first"
+                )]
+                let ms = t.clamp(1.0, MAX_TIMEOUT_MS as f64) as u64;
+                ms
+            }
+            _ => DEFAULT_TIMEOUT_MS,
+        };
+        if input.run_in_background == Some(true) {
+            return Err(ToolError::msg(
+                "run_in_background is not available in this build: run the command in the foreground with a timeout",
+            ));
+        }
+        let run = run_command(
+            &input.command,
+            &ctx,
+            Duration::from_millis(timeout_ms),
+            &progress,
+        )
+        .await?;
+        finish(&input.command, run, &ctx)
+    }
+
+    fn to_content(&self, output: &BashOutput) -> ToolResultContent {
+        let mut parts = Vec::new();
+        if !output.stdout.trim_end().is_empty() {
+            parts.push(output.stdout.trim_end().to_owned());
+        }
+        if !output.stderr.trim_end().is_empty() {
+            parts.push(output.stderr.trim_end().to_owned());
+        }
+        if let Some(interp) = &output.return_code_interpretation {
+            parts.push(interp.clone());
+        }
+        ToolResultContent::Text(parts.join("\n"))
+    }
+}
+
+/// How a command ended.
+#[derive(Debug)]
+enum End {
+    Exited(Option<i32>),
+    TimedOut,
+    Cancelled,
+    OutputCap,
+}
+
+#[derive(Debug)]
+struct Run {
+    end: End,
+    stdout: Captured,
+    stderr: Captured,
+    final_cwd: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+struct Captured {
+    text: String,
+    spill: Option<PathBuf>,
+}
+
+fn shell() -> &'static str {
+    if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
+        "bash"
+    } else {
+        "sh"
+    }
+}
+
+static RUN_ID: AtomicU64 = AtomicU64::new(0);
+
+fn scratch_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
+    let dir = ctx
+        .results_dir()
+        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let n = RUN_ID.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!("toolwright-bash-{}-{n}-{what}", std::process::id()))
+}
+
+async fn run_command(
+    command: &str,
+    ctx: &ToolUseContext,
+    timeout: Duration,
+    progress: &ProgressSender,
+) -> Result<Run, ToolError> {
+    let cwd_file = scratch_path(ctx, "cwd");
+    // The command, then its status, then the directory it ended in.
+    let script = format!(
+        "{command}\n__toolwright_status=$?\npwd -P >| '{}' 2>/dev/null\nexit $__toolwright_status",
+        cwd_file.display()
+    );
+    let mut child = Command::new(shell())
+        .arg("-c")
+        .arg(&script)
+        .current_dir(ctx.cwd())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
+    let group = child.id().and_then(|id| i32::try_from(id).ok());
+    let mut stdout = Capture::new(scratch_path(ctx, "stdout.txt"));
+    let mut stderr = Capture::new(scratch_path(ctx, "stderr.txt"));
+    let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
+    else {
+        kill_group(group, true);
+        return Err(ToolError::msg("Could not capture the command's output"));
+    };
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let cancelled = ctx.cancellation().clone();
+    let mut out_open = true;
+    let mut err_open = true;
+    let mut exit: Option<Option<i32>> = None;
+    let mut last_progress = Instant::now();
+    let mut out_buf = vec![0u8; 64 * 1024];
+    let mut err_buf = vec![0u8; 64 * 1024];
+    let end = loop {
+        if exit.is_some() && !out_open && !err_open {
+            break End::Exited(exit.flatten());
+        }
+        tokio::select! {
+            n = read_some(&mut out_pipe, &mut out_buf), if out_open => match n {
+                Some(n) => stdout.push(&out_buf[..n]).await,
+                None => out_open = false,
+            },
+            n = read_some(&mut err_pipe, &mut err_buf), if err_open => match n {
+                Some(n) => stderr.push(&err_buf[..n]).await,
+                None => err_open = false,
+            },
+            status = child.wait(), if exit.is_none() => {
+                exit = Some(status.ok().and_then(|s| s.code()));
+                // Whatever the command left in its group still holding the pipes: give it a
+                // moment to flush, then end it.
+                let drain = tokio::time::sleep(Duration::from_millis(200));
+                tokio::pin!(drain);
+                loop {
+                    tokio::select! {
+                        n = read_some(&mut out_pipe, &mut out_buf), if out_open => match n {
+                            Some(n) => stdout.push(&out_buf[..n]).await,
+                            None => out_open = false,
+                        },
+                        n = read_some(&mut err_pipe, &mut err_buf), if err_open => match n {
+                            Some(n) => stderr.push(&err_buf[..n]).await,
+                            None => err_open = false,
+                        },
+                        () = &mut drain => break,
+                        else => break,
+                    }
+                }
+                kill_group(group, true);
+                out_open = false;
+                err_open = false;
+            },
+            () = &mut deadline => break End::TimedOut,
+            () = cancelled.cancelled() => break End::Cancelled,
+        }
+        if stdout.total + stderr.total > KILL_CAP {
+            break End::OutputCap;
+        }
+        if last_progress.elapsed() > Duration::from_millis(500) && (stdout.total + stderr.total) > 0
+        {
+            last_progress = Instant::now();
+            progress.send(serde_json::json!({"output": stdout.tail_text(2000), "totalBytes": stdout.total + stderr.total}));
+        }
+    };
+    if !matches!(end, End::Exited(_)) {
+        terminate(&mut child, group).await;
+    }
+    let final_cwd = tokio::fs::read_to_string(&cwd_file)
+        .await
+        .ok()
+        .map(|s| PathBuf::from(s.trim_end()));
+    let _ = tokio::fs::remove_file(&cwd_file).await;
+    Ok(Run {
+        end,
+        stdout: stdout.finish().await,
+        stderr: stderr.finish().await,
+        final_cwd,
+    })
+}
+
+async fn read_some(pipe: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> Option<usize> {
+    match pipe.read(buf).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
+    }
+}
+
+fn kill_group(group: Option<i32>, hard: bool) {
+    if let Some(pgid) = group {
+        let signal = if hard {
+            nix::sys::signal::Signal::SIGKILL
+        } else {
+            nix::sys::signal::Signal::SIGTERM
+        };
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+    }
+}
+
+/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`], and reap the child.
+async fn terminate(child: &mut tokio::process::Child, group: Option<i32>) {
+    kill_group(group, false);
+    if tokio::time::timeout(KILL_GRACE, child.wait())
+        .await
+        .is_err()
+    {
+        kill_group(group, true);
+        let _ = child.wait().await;
+    }
+    // Children of the command that ignored SIGTERM.
+    kill_group(group, true);
+}
+
+/// Bounded capture of one stream. See the module docs.
+struct Capture {
+    memory: Vec<u8>,
+    tail: Vec<u8>,
+    total: u64,
+    spill_path: PathBuf,
+    spill: Option<tokio::fs::File>,
+    spilled_bytes: u64,
+    spill_error: Option<String>,
+}
+
+impl Capture {
+    fn new(spill_path: PathBuf) -> Self {
+        Self {
+            memory: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+            spill_path,
+            spill: None,
+            spilled_bytes: 0,
+            spill_error: None,
+        }
+    }
+
+    fn spilled(&self) -> bool {
+        self.spill.is_some() || self.spill_error.is_some()
+    }
+
+    async fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if !self.spilled() && self.memory.len() + bytes.len() <= MEMORY_CAP {
+            self.memory.extend_from_slice(bytes);
+            return;
+        }
+        if !self.spilled() {
+            match tokio::fs::File::create(&self.spill_path).await {
+                Ok(mut file) => {
+                    if let Err(e) = file.write_all(&self.memory).await {
+                        self.spill_error = Some(e.to_string());
+                    }
+                    self.spilled_bytes = self.memory.len() as u64;
+                    self.spill = Some(file);
+                }
+                Err(e) => self.spill_error = Some(e.to_string()),
+            }
+            // Keep the head; the tail restarts from the last bytes held so far.
+            self.tail = self.memory[self.memory.len().saturating_sub(KEEP_HEAD_TAIL)..].to_vec();
+            self.memory.truncate(KEEP_HEAD_TAIL);
+        }
+        if let Some(file) = &mut self.spill {
+            if self.spilled_bytes < SPILL_FILE_CAP {
+                let room =
+                    usize::try_from(SPILL_FILE_CAP - self.spilled_bytes).unwrap_or(usize::MAX);
+                let part = &bytes[..bytes.len().min(room)];
+                if let Err(e) = file.write_all(part).await {
+                    self.spill_error = Some(e.to_string());
+                }
+                self.spilled_bytes += part.len() as u64;
+            }
+        }
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > 2 * KEEP_HEAD_TAIL {
+            self.tail.drain(..self.tail.len() - KEEP_HEAD_TAIL);
+        }
+    }
+
+    fn tail_text(&self, max: usize) -> String {
+        let src = if self.spilled() {
+            &self.tail
+        } else {
+            &self.memory
+        };
+        let start = src.len().saturating_sub(max);
+        String::from_utf8_lossy(&src[start..]).into_owned()
+    }
+
+    async fn finish(mut self) -> Captured {
+        if !self.spilled() {
+            return Captured {
+                text: String::from_utf8_lossy(&self.memory).into_owned(),
+                spill: None,
+            };
+        }
+        if let Some(mut file) = self.spill.take() {
+            let _ = file.flush().await;
+        }
+        let tail_start = self.tail.len().saturating_sub(KEEP_HEAD_TAIL);
+        let head = String::from_utf8_lossy(&self.memory);
+        let tail = String::from_utf8_lossy(&self.tail[tail_start..]);
+        let omitted = self
+            .total
+            .saturating_sub((self.memory.len() + self.tail.len() - tail_start) as u64);
+        let note = match &self.spill_error {
+            Some(e) => format!("[{omitted} bytes of output omitted; they could not be saved: {e}]"),
+            None if self.total > SPILL_FILE_CAP => format!(
+                "[{omitted} bytes of output omitted; the first {} MiB are saved in {}]",
+                SPILL_FILE_CAP / (1024 * 1024),
+                self.spill_path.display()
+            ),
+            None => format!(
+                "[{omitted} bytes of output omitted; the full output is saved in {}]",
+                self.spill_path.display()
+            ),
+        };
+        let spill = self.spill_error.is_none().then(|| self.spill_path.clone());
+        Captured {
+            text: format!("{head}\n\n... {note} ...\n\n{tail}"),
+            spill,
+        }
+    }
+}
+
+/// Whether exit code 1 of `command` means "no match / different", not failure: decided by the
+/// last command of the pipeline or list, which sets the exit status.
+pub fn exit_one_is_an_answer(command: &str) -> Option<&'static str> {
+    let last = command
+        .rsplit(['|', ';', '&', '\n'])
+        .find(|s| !s.trim().is_empty())
+        .unwrap_or(command);
+    let words: Vec<&str> = last
+        .split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+        .take(2)
+        .collect();
+    let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+    match (program, words.get(1).copied()) {
+        (Some("grep" | "rg" | "egrep" | "fgrep"), _) => Some("No matches found"),
+        (Some("find"), _) => Some("Some directories were inaccessible"),
+        (Some("diff"), _) => Some("Files differ"),
+        (Some("test" | "["), _) => Some("Condition is false"),
+        (Some("git"), Some("diff")) => Some("Files differ"),
+        (Some("git"), Some("grep")) => Some("No matches found"),
+        _ => None,
+    }
+}
+
+fn finish(
+    command: &str,
+    run: Run,
+    ctx: &ToolUseContext,
+) -> Result<ToolResult<BashOutput>, ToolError> {
+    let Run {
+        end,
+        stdout,
+        stderr,
+        final_cwd,
+    } = run;
+    let raw_output_path = stdout
+        .spill
+        .as_ref()
+        .or(stderr.spill.as_ref())
+        .map(|p| p.display().to_string());
+    let mut stderr_text = stderr.text;
+    // The working directory: kept while inside the working directories, else reset.
+    let mut new_cwd = None;
+    if let Some(dir) = final_cwd.filter(|d| d.as_path() != ctx.cwd()) {
+        let inside = ctx.working_directories().iter().any(|w| {
+            let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+            dir.starts_with(&w)
+        });
+        if inside {
+            new_cwd = Some(dir);
+        } else {
+            if !stderr_text.is_empty() && !stderr_text.ends_with('\n') {
+                stderr_text.push('\n');
+            }
+            stderr_text.push_str(&format!("Shell cwd was reset to {}", ctx.cwd().display()));
+        }
+    }
+    let (code, interrupted) = match end {
+        End::Exited(Some(0)) => (Some(0), false),
+        End::Exited(code) => (code, false),
+        End::TimedOut => {
+            let note = "Command timed out".to_owned();
+            stderr_text = if stderr_text.is_empty() {
+                note
+            } else {
+                format!("{stderr_text}\n{note}")
+            };
+            (None, true)
+        }
+        End::Cancelled => return Err(ToolError::Cancelled(None)),
+        End::OutputCap => {
+            let note = format!(
+                "Command killed: its output exceeded {} GiB",
+                KILL_CAP / (1024 * 1024 * 1024)
+            );
+            stderr_text = if stderr_text.is_empty() {
+                note
+            } else {
+                format!("{stderr_text}\n{note}")
+            };
+            (None, true)
+        }
+    };
+    let interpretation = match code {
+        Some(1) => exit_one_is_an_answer(command),
+        _ => None,
+    };
+    if code != Some(0) && interpretation.is_none() {
+        return Err(ToolError::Shell {
+            exit_code: code,
+            stderr: stderr_text,
+            stdout: stdout.text,
+            interrupted,
+        });
+    }
+    let output = BashOutput {
+        no_output_expected: stdout.text.is_empty() && stderr_text.is_empty(),
+        stdout: stdout.text,
+        stderr: stderr_text,
+        interrupted,
+        return_code_interpretation: interpretation.map(str::to_owned),
+        raw_output_path,
+    };
+    let result = ToolResult::new(output);
+    Ok(match new_cwd {
+        Some(dir) => result.with_context_modifier(move |ctx| ctx.with_cwd(dir)),
+        None => result,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_one_exemptions() {
+        assert_eq!(
+            exit_one_is_an_answer("grep -r foo ."),
+            Some("No matches found")
+        );
+        assert_eq!(
+            exit_one_is_an_answer("cat x | LC_ALL=C grep foo"),
+            Some("No matches found")
+        );
+        assert_eq!(
+            exit_one_is_an_answer("cd src && git diff --stat"),
+            Some("Files differ")
+        );
+        assert_eq!(
+            exit_one_is_an_answer("/usr/bin/diff a b"),
+            Some("Files differ")
+        );
+        assert_eq!(exit_one_is_an_answer("grep foo x; false"), None);
+        assert_eq!(exit_one_is_an_answer("git status"), None);
+        assert_eq!(exit_one_is_an_answer("make"), None);
+    }
+}

@@ -1,0 +1,420 @@
+//! The `Edit` tool: exact string replacement in a file, atomically, keeping the file's
+//! encoding, line endings and permissions.
+
+use std::borrow::Cow;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    FileAccess, MaxResultSize, PermissionSubject, ProgressSender, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError,
+};
+
+use crate::fsutil::{self, Encoding};
+use crate::patch::{Hunk, structured_patch};
+
+/// Largest file Edit changes (Claude Code's limit).
+pub const MAX_EDIT_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Input of the `Edit` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct EditInput {
+    /// The absolute path to the file to modify
+    pub file_path: String,
+    /// The text to replace
+    pub old_string: String,
+    /// The text to replace it with (must be different from old_string)
+    pub new_string: String,
+    /// Replace all occurrences of old_string (default false)
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+}
+
+/// What `Edit` returns (Claude Code's shape).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditOutput {
+    /// The absolute path.
+    pub file_path: PathBuf,
+    /// The `old_string` given.
+    pub old_string: String,
+    /// The `new_string` given.
+    pub new_string: String,
+    /// The content before the edit (empty for a created file).
+    pub original_file: String,
+    /// The change, as hunks.
+    pub structured_patch: Vec<Hunk>,
+    /// Whether the user changed the proposed edit (never, here).
+    pub user_modified: bool,
+    /// Whether every occurrence was replaced.
+    pub replace_all: bool,
+}
+
+/// The `Edit` tool. See the [module docs](self).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Edit;
+
+const DESCRIPTION: &str = "Performs exact string replacements in files.
+
+Usage:
+- You must use your `Read` tool at least once in the conversation before editing. This tool will error if you attempt an edit without reading the file.
+- When editing text from Read tool output, ensure you preserve the exact indentation (tabs/spaces) as it appears AFTER the line number prefix. The line number prefix format is: spaces + line number + arrow. Everything after that arrow is the actual file content to match. Never include any part of the line number prefix in the old_string or new_string.
+- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
+- The edit will FAIL if `old_string` is not unique in the file. Either provide a larger string with more surrounding context to make it unique or use `replace_all` to change every instance of `old_string`.
+- Use `replace_all` for replacing and renaming strings across the file. This parameter is useful if you want to rename a variable for instance.";
+
+/// A refusal with Claude Code's error code.
+struct Refusal {
+    message: String,
+    code: Option<i32>,
+}
+
+impl Refusal {
+    fn code(message: impl Into<String>, code: i32) -> Self {
+        Self {
+            message: message.into(),
+            code: Some(code),
+        }
+    }
+    fn plain(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: None,
+        }
+    }
+}
+
+/// The result of applying an edit in memory.
+struct Planned {
+    /// The bytes to write.
+    bytes: Vec<u8>,
+    /// The original text (decoded, LF form when the file is CRLF).
+    original: String,
+    /// The new text, same form.
+    updated: String,
+}
+
+#[async_trait::async_trait]
+impl TypedTool for Edit {
+    type Input = EditInput;
+    type Output = EditOutput;
+    const NAME: &'static str = "Edit";
+
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("modify file contents in place")
+    }
+    fn permission_subject(&self, input: &EditInput) -> Option<PermissionSubject> {
+        fsutil::subject_path(&input.file_path).map(|path| PermissionSubject::Path {
+            path,
+            access: FileAccess::Write,
+        })
+    }
+
+    async fn validate_input(
+        &self,
+        input: &EditInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx)?;
+        if input.old_string == input.new_string {
+            return Err(ValidationError::with_code(
+                "No changes to make: old_string and new_string are exactly the same.",
+                1,
+            ));
+        }
+        let meta = match fs::metadata(&path) {
+            Ok(meta) => Some(meta),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(ValidationError::new(format!(
+                    "Cannot access {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        if let Some(meta) = &meta {
+            if meta.is_dir() {
+                return Err(ValidationError::new(format!(
+                    "Path is a directory, not a file: {}",
+                    path.display()
+                )));
+            }
+            if meta.len() > MAX_EDIT_FILE_BYTES {
+                return Err(ValidationError::with_code(
+                    format!(
+                        "File is too large to edit ({} bytes). Maximum editable file size is 1 GiB.",
+                        meta.len()
+                    ),
+                    10,
+                ));
+            }
+        }
+        let bytes =
+            fsutil::read_optional(&path).map_err(|e| ValidationError::new(e.to_model_text()))?;
+        // Checks that do not depend on the read cache come first, as in Claude Code.
+        if bytes.is_none() && !input.old_string.is_empty() {
+            return Err(ValidationError::with_code(
+                fsutil::not_found_message(ctx),
+                4,
+            ));
+        }
+        if let Some(bytes) = &bytes {
+            if input.old_string.is_empty() && !String::from_utf8_lossy(bytes).trim().is_empty() {
+                return Err(ValidationError::with_code(
+                    "Cannot create new file - file already exists.",
+                    3,
+                ));
+            }
+        }
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+        {
+            return Err(ValidationError::with_code(
+                "File is a Jupyter Notebook. Use the NotebookEdit to edit this file.",
+                5,
+            ));
+        }
+        fsutil::check_stale(ctx, &path, 6, 7)?;
+        plan(bytes.as_deref(), input)
+            .map(|_| ())
+            .map_err(|r| match r.code {
+                Some(code) => ValidationError::with_code(r.message, code),
+                None => ValidationError::new(r.message),
+            })
+    }
+
+    async fn call(
+        &self,
+        input: EditInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<EditOutput>, ToolError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
+            .map_err(|e| ToolError::msg(e.message))?;
+        let out = fsutil::blocking(move || edit_blocking(&path, input, &ctx)).await?;
+        Ok(ToolResult::new(out))
+    }
+
+    fn to_content(&self, output: &EditOutput) -> ToolResultContent {
+        let path = output.file_path.display();
+        ToolResultContent::Text(if output.replace_all {
+            format!(
+                "The file {path} has been updated. All occurrences of '{}' were successfully replaced with '{}'.",
+                output.old_string, output.new_string
+            )
+        } else {
+            format!("The file {path} has been updated successfully.")
+        })
+    }
+}
+
+fn edit_blocking(
+    path: &Path,
+    input: EditInput,
+    ctx: &ToolUseContext,
+) -> Result<EditOutput, ToolError> {
+    if input.old_string == input.new_string {
+        return Err(ToolError::msg(
+            "No changes to make: old_string and new_string are exactly the same.",
+        ));
+    }
+    let bytes = fsutil::read_optional(path)?;
+    if bytes.is_none() && !input.old_string.is_empty() {
+        return Err(ToolError::msg(fsutil::not_found_message(ctx)));
+    }
+    let planned = plan(bytes.as_deref(), &input).map_err(|r| ToolError::msg(r.message))?;
+    fsutil::recheck_before_write(ctx, path, bytes.as_deref())?;
+    fsutil::write_and_record(ctx, path, &planned.bytes, planned.updated.clone())?;
+    Ok(EditOutput {
+        file_path: path.to_path_buf(),
+        structured_patch: structured_patch(&planned.original, &planned.updated),
+        original_file: planned.original,
+        user_modified: false,
+        replace_all: input.replace_all.unwrap_or(false),
+        old_string: input.old_string,
+        new_string: input.new_string,
+    })
+}
+
+/// Applies the edit to `bytes` (the file, `None` when missing) in memory.
+fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
+    let Some(bytes) = bytes else {
+        // Creating a file with an empty old_string.
+        return Ok(Planned {
+            bytes: input.new_string.as_bytes().to_vec(),
+            original: String::new(),
+            updated: input.new_string.clone(),
+        });
+    };
+    let decoded = fsutil::decode(bytes).ok_or_else(|| {
+        Refusal::plain("Cannot edit this file: it is not UTF-8 or UTF-16 text (it looks binary or uses another encoding).")
+    })?;
+    let encoding: Encoding = decoded.encoding;
+    let crlf = fsutil::is_pure_crlf(&decoded.text);
+    let original = if crlf {
+        fsutil::crlf_to_lf(&decoded.text)
+    } else {
+        decoded.text
+    };
+    let updated = if input.old_string.is_empty() {
+        // An existing empty file: the new string becomes its content.
+        fsutil::crlf_to_lf_if(crlf, &input.new_string)
+    } else {
+        let old = fsutil::crlf_to_lf_if(crlf, &input.old_string);
+        let new = fsutil::crlf_to_lf_if(crlf, &input.new_string);
+        let (actual, new) = match find_actual(&original, &old) {
+            Some(actual) => {
+                let new = preserve_quote_style(&old, &actual, &new);
+                (actual, new)
+            }
+            // A mixed-ending file: the model's LF text may stand for CRLF lines.
+            None if !crlf && original.contains("\r\n") && old.contains('\n') => {
+                let old_crlf = fsutil::lf_to_crlf(&fsutil::crlf_to_lf(&old));
+                match find_actual(&original, &old_crlf) {
+                    Some(actual) => (actual, fsutil::lf_to_crlf(&fsutil::crlf_to_lf(&new))),
+                    None => return Err(not_found(&input.old_string)),
+                }
+            }
+            None => return Err(not_found(&input.old_string)),
+        };
+        let matches = original.matches(actual.as_str()).count();
+        let replace_all = input.replace_all.unwrap_or(false);
+        if matches > 1 && !replace_all {
+            return Err(Refusal::code(
+                format!(
+                    "Found {matches} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {}",
+                    input.old_string
+                ),
+                9,
+            ));
+        }
+        apply(&original, &actual, &new, replace_all)
+    };
+    let disk_text = if crlf {
+        fsutil::lf_to_crlf(&updated)
+    } else {
+        updated.clone()
+    };
+    Ok(Planned {
+        bytes: fsutil::encode(&disk_text, encoding),
+        original,
+        updated,
+    })
+}
+
+fn not_found(old_string: &str) -> Refusal {
+    Refusal::code(
+        format!("String to replace not found in file.\nString: {old_string}"),
+        8,
+    )
+}
+
+/// Replaces as Claude Code does: deleting a string that ends a line also deletes the line
+/// break after it.
+fn apply(content: &str, old: &str, new: &str, replace_all: bool) -> String {
+    let with_newline = format!("{old}\n");
+    let target = if new.is_empty() && !old.ends_with('\n') && content.contains(&with_newline) {
+        with_newline.as_str()
+    } else {
+        old
+    };
+    if replace_all {
+        content.replace(target, new)
+    } else {
+        content.replacen(target, new, 1)
+    }
+}
+
+fn normalize_quotes(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' => '\'',
+            '\u{201C}' | '\u{201D}' => '"',
+            c => c,
+        })
+        .collect()
+}
+
+/// The text in `content` that `search` stands for: itself, or the same text with curly
+/// quotes where the model typed straight ones.
+fn find_actual(content: &str, search: &str) -> Option<String> {
+    if content.contains(search) {
+        return Some(search.to_owned());
+    }
+    let normalized_search = normalize_quotes(search);
+    let normalized = normalize_quotes(content);
+    let at = normalized.find(&normalized_search)?;
+    let char_at = normalized[..at].chars().count();
+    Some(
+        content
+            .chars()
+            .skip(char_at)
+            .take(normalized_search.chars().count())
+            .collect(),
+    )
+}
+
+/// When the file had curly quotes where `old` had straight ones, types `new`'s straight
+/// quotes curly too, so the file keeps its style.
+fn preserve_quote_style(old: &str, actual: &str, new: &str) -> String {
+    if old == actual {
+        return new.to_owned();
+    }
+    let curly_double = actual.contains(['\u{201C}', '\u{201D}']);
+    let curly_single = actual.contains(['\u{2018}', '\u{2019}']);
+    let chars: Vec<char> = new.chars().collect();
+    let opens = |prev: Option<char>| {
+        prev.is_none_or(|p| p.is_whitespace() || "([{\u{2014}\u{2013}-".contains(p))
+    };
+    let mut out = String::with_capacity(new.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        match c {
+            '"' if curly_double => out.push(if opens(prev) { '\u{201C}' } else { '\u{201D}' }),
+            '\'' if curly_single => {
+                let apostrophe = prev.is_some_and(char::is_alphanumeric)
+                    && next.is_some_and(char::is_alphanumeric);
+                out.push(if !apostrophe && opens(prev) {
+                    '\u{2018}'
+                } else {
+                    '\u{2019}'
+                });
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curly_quotes_are_matched_and_kept() {
+        let file = "say \u{201C}hello\u{201D} and don\u{2019}t\n";
+        let actual = find_actual(file, "\"hello\" and don't").unwrap();
+        assert_eq!(actual, "\u{201C}hello\u{201D} and don\u{2019}t");
+        assert_eq!(
+            preserve_quote_style("\"hello\" and don't", &actual, "\"bye\" and won't 'x'"),
+            "\u{201C}bye\u{201D} and won\u{2019}t \u{2018}x\u{2019}"
+        );
+    }
+
+    #[test]
+    fn deleting_a_line_takes_its_newline() {
+        assert_eq!(apply("a\nb\nc\n", "b", "", false), "a\nc\n");
+        assert_eq!(apply("a b a", "a", "x", true), "x b x");
+    }
+}

@@ -1,0 +1,478 @@
+//! Shared file plumbing: path checks, text encodings and line endings, binary and image
+//! sniffing, and the atomic write every writer uses.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tool_core::{
+    ContentHash, FileState, MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, ToolError,
+    ToolUseContext, ValidationError, expand_path, mtime_ms,
+};
+
+/// Resolves a model-supplied file path that must be absolute (or start with `~`).
+pub(crate) fn absolute_path(
+    raw: &str,
+    field: &str,
+    ctx: &ToolUseContext,
+) -> Result<PathBuf, ValidationError> {
+    let trimmed = raw.trim();
+    if trimmed.contains('\0') {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter contains a null byte, which is not allowed."
+        )));
+    }
+    if trimmed.is_empty() {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter must not be empty."
+        )));
+    }
+    if !(Path::new(trimmed).is_absolute() || trimmed == "~" || trimmed.starts_with("~/")) {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter must be an absolute path, not a relative path: {trimmed}"
+        )));
+    }
+    Ok(ctx.resolve_path(trimmed))
+}
+
+/// The resolved path for a permission subject, computed without a context: only absolute
+/// and `~` paths resolve (relative ones are refused by `validate_input` before permissions).
+pub(crate) fn subject_path(raw: &str) -> Option<PathBuf> {
+    let trimmed = raw.trim();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let tilde = trimmed == "~" || trimmed.starts_with("~/");
+    if Path::new(trimmed).is_absolute() || (tilde && home.is_some()) {
+        Some(expand_path(trimmed, Path::new("/"), home.as_deref()))
+    } else {
+        None
+    }
+}
+
+/// The "file does not exist" refusal, with the working directory as Claude Code gives it.
+pub(crate) fn not_found_message(ctx: &ToolUseContext) -> String {
+    format!(
+        "File does not exist. Note: your current working directory is {}.",
+        ctx.cwd().display()
+    )
+}
+
+/// A path as shown to the model: relative to the working directory when inside it.
+pub(crate) fn display_path(path: &Path, cwd: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// Runs blocking file work off the async runtime when there is one.
+pub(crate) async fn blocking<R, F>(f: F) -> Result<R, ToolError>
+where
+    R: Send + 'static,
+    F: FnOnce() -> Result<R, ToolError> + Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => match handle.spawn_blocking(f).await {
+            Ok(result) => result,
+            Err(e) => Err(ToolError::msg(format!(
+                "file operation failed to complete: {e}"
+            ))),
+        },
+        Err(_) => f(),
+    }
+}
+
+/// The text encodings the writers keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// UTF-8, with or without a byte-order mark.
+    Utf8 {
+        /// Whether the file starts with EF BB BF.
+        bom: bool,
+    },
+    /// UTF-16 little-endian with its FF FE byte-order mark.
+    Utf16Le,
+}
+
+/// A decoded text file and how to encode it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Decoded {
+    /// The text without BOM.
+    pub text: String,
+    /// The encoding it came in.
+    pub encoding: Encoding,
+}
+
+/// Decodes file bytes as UTF-8 (BOM optional) or BOM-marked UTF-16 LE. `None` when the
+/// bytes are neither.
+pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
+    if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
+        if rest.len() % 2 != 0 {
+            return None;
+        }
+        let units: Vec<u16> = rest
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        return String::from_utf16(&units).ok().map(|text| Decoded {
+            text,
+            encoding: Encoding::Utf16Le,
+        });
+    }
+    let (bom, body) = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        Some(rest) => (true, rest),
+        None => (false, bytes),
+    };
+    std::str::from_utf8(body).ok().map(|s| Decoded {
+        text: s.to_owned(),
+        encoding: Encoding::Utf8 { bom },
+    })
+}
+
+/// Encodes `text` back in `encoding`.
+pub(crate) fn encode(text: &str, encoding: Encoding) -> Vec<u8> {
+    match encoding {
+        Encoding::Utf8 { bom } => {
+            let mut out = Vec::with_capacity(text.len() + 3);
+            if bom {
+                out.extend_from_slice(&[0xEF, 0xBB, 0xBF]);
+            }
+            out.extend_from_slice(text.as_bytes());
+            out
+        }
+        Encoding::Utf16Le => {
+            let mut out = Vec::with_capacity(text.len() * 2 + 2);
+            out.extend_from_slice(&[0xFF, 0xFE]);
+            for unit in text.encode_utf16() {
+                out.extend_from_slice(&unit.to_le_bytes());
+            }
+            out
+        }
+    }
+}
+
+/// Whether every `\n` of `text` is part of a `\r\n` (and there is at least one): such a
+/// file is edited in LF form and converted back losslessly.
+pub(crate) fn is_pure_crlf(text: &str) -> bool {
+    let lf = text.matches('\n').count();
+    lf > 0 && lf == text.matches("\r\n").count()
+}
+
+/// Converts every `\r\n` to `\n`.
+pub(crate) fn crlf_to_lf(text: &str) -> String {
+    text.replace("\r\n", "\n")
+}
+
+/// Converts `\r\n` to `\n` when `yes`.
+pub(crate) fn crlf_to_lf_if(yes: bool, text: &str) -> String {
+    if yes {
+        crlf_to_lf(text)
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Converts every `\n` to `\r\n` (the text must be in LF form).
+pub(crate) fn lf_to_crlf(text: &str) -> String {
+    text.replace('\n', "\r\n")
+}
+
+/// Whether the start of a file looks binary: a NUL byte in the first 8 KiB, as git and
+/// ripgrep decide (UTF-16 with a BOM is text).
+pub(crate) fn looks_binary(head: &[u8]) -> bool {
+    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
+        return false;
+    }
+    memchr::memchr(0, &head[..head.len().min(8192)]).is_some()
+}
+
+/// Extensions of formats that are binary whatever their first bytes say (Claude Code's
+/// binary-extension refusal; images and PDFs are handled before this check).
+const BINARY_EXTENSIONS: &[&str] = &[
+    "exe", "dll", "so", "dylib", "bin", "o", "a", "lib", "obj", "class", "jar", "war", "pyc",
+    "pyo", "wasm", "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zst", "lz4", "iso", "dmg",
+    "img", "deb", "rpm", "apk", "msi", "mp3", "mp4", "m4a", "wav", "flac", "ogg", "avi", "mov",
+    "mkv", "webm", "wmv", "flv", "bmp", "ico", "tif", "tiff", "psd", "heic", "doc", "docx", "xls",
+    "xlsx", "ppt", "pptx", "odt", "ods", "odp", "ttf", "otf", "woff", "woff2", "eot", "sqlite",
+    "db", "dat", "pack", "idx", "node",
+];
+
+/// The binary extension of `path`, lower-cased, if it has one from the list.
+pub(crate) fn binary_extension(path: &Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    BINARY_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
+}
+
+/// The image media type of `head` by magic bytes (PNG, JPEG, GIF, WebP).
+pub(crate) fn image_media_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
+        Some("image/png")
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// Whether `head` is a PDF.
+pub(crate) fn is_pdf(head: &[u8]) -> bool {
+    head.starts_with(b"%PDF-")
+}
+
+/// Reads up to `n` bytes from the start of `file`.
+pub(crate) fn read_head(path: &Path, n: usize) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut buf = Vec::with_capacity(n);
+    File::open(path)?.take(n as u64).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory is written,
+/// flushed to disk and renamed over `path`, then the directory is synced. Readers (and a
+/// crash or kill at any moment) see either the old file or the new one, never a mix.
+///
+/// An existing file keeps its permissions; a symlink is followed and its target replaced,
+/// so the link stays a link. A new file gets the default mode (0666 minus the umask).
+/// Missing parent directories are created.
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
+    };
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let existing = fs::metadata(&target).ok();
+    let mut name = OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    let tmp = loop {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut candidate = name.clone();
+        candidate.push(format!(".tw-tmp.{}.{n}", std::process::id()));
+        let candidate = dir.join(candidate);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => break (candidate, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let (tmp_path, mut file) = tmp;
+    let result = (|| {
+        if let Some(meta) = &existing {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp_path, &target)?;
+        // Make the rename itself durable. Not every platform can sync a directory.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp_path);
+    }
+    result
+}
+
+/// The model-facing text when a file changed between the checks and the write.
+pub(crate) const UNEXPECTEDLY_MODIFIED_MESSAGE: &str =
+    "File has been unexpectedly modified. Read it again before attempting to write it.";
+
+/// The read-before-write rule for `validate_input`, with the tool's error codes.
+pub(crate) fn check_stale(
+    ctx: &ToolUseContext,
+    path: &Path,
+    not_read_code: i32,
+    modified_code: i32,
+) -> Result<(), ValidationError> {
+    match ctx.file_state().check_fresh(path) {
+        Ok(()) => Ok(()),
+        Err(StaleFile::NotRead) => Err(ValidationError::with_code(NOT_READ_MESSAGE, not_read_code)),
+        Err(StaleFile::Modified) => {
+            Err(ValidationError::with_code(MODIFIED_MESSAGE, modified_code))
+        }
+        Err(other) => Err(ValidationError::new(other.to_string())),
+    }
+}
+
+/// The last check before a write: the stale rule again, and the bytes on disk must still
+/// be the ones the new content was computed from (`None`: the file did not exist).
+pub(crate) fn recheck_before_write(
+    ctx: &ToolUseContext,
+    path: &Path,
+    based_on: Option<&[u8]>,
+) -> Result<(), ToolError> {
+    if ctx.file_state().check_fresh(path).is_err() {
+        return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
+    }
+    let now = match fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ToolError::io(path, e)),
+    };
+    if now.as_deref() != based_on {
+        return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
+    }
+    Ok(())
+}
+
+/// Writes atomically and records the write in the read cache: the model's view of the new
+/// content, the new mtime and the hash of the bytes on disk.
+pub(crate) fn write_and_record(
+    ctx: &ToolUseContext,
+    path: &Path,
+    bytes: &[u8],
+    content: String,
+) -> Result<(), ToolError> {
+    atomic_write(path, bytes).map_err(|e| ToolError::io(path, e))?;
+    let mtime = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
+    let mut state = FileState::written(content, mtime);
+    state.disk_hash = Some(ContentHash::of(bytes));
+    ctx.file_state().insert(path, state);
+    Ok(())
+}
+
+/// Reads a file that may not exist.
+pub(crate) fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ToolError::io(path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_encode_round_trip() {
+        for bytes in [
+            b"plain\n".to_vec(),
+            b"\xEF\xBB\xBFbom\r\n".to_vec(),
+            encode("utf16 \u{e9}\r\n", Encoding::Utf16Le),
+        ] {
+            let d = decode(&bytes).unwrap();
+            assert_eq!(encode(&d.text, d.encoding), bytes);
+        }
+        assert!(decode(b"\xFF\x00\x01").is_none());
+        assert!(decode(b"\xC3\x28").is_none());
+    }
+
+    #[test]
+    fn crlf_detection() {
+        assert!(is_pure_crlf("a\r\nb\r\n"));
+        assert!(!is_pure_crlf("a\r\nb\n"));
+        assert!(!is_pure_crlf("ab"));
+        let mixed = "x\r\r\ny\r\n";
+        assert_eq!(lf_to_crlf(&crlf_to_lf(mixed)), mixed);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_keeps_mode_and_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.sh");
+        fs::write(&file, "old").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o751)).unwrap();
+        atomic_write(&file, b"new").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"new");
+        assert_eq!(
+            fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o751
+        );
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        atomic_write(&link, b"via link").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(&file).unwrap(), b"via link");
+        // No temporary files are left behind.
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // Parents are created.
+        atomic_write(&dir.path().join("a/b/c.txt"), b"deep").unwrap();
+        assert_eq!(fs::read(dir.path().join("a/b/c.txt")).unwrap(), b"deep");
+    }
+
+    /// The child side of the kill test: writes two large contents alternately forever.
+    #[test]
+    fn kill_child_writer() {
+        let Some(path) = std::env::var_os("TW_KILL_TEST_FILE") else {
+            return;
+        };
+        let path = PathBuf::from(path);
+        let a = vec![b'a'; 4 << 20];
+        let b = vec![b'b'; 3 << 20];
+        loop {
+            atomic_write(&path, &a).unwrap();
+            atomic_write(&path, &b).unwrap();
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn kill_nine_never_leaves_a_half_written_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        fs::write(&path, b"old").unwrap();
+        let mut changed = false;
+        let exe = std::env::current_exe().unwrap();
+        for round in 0..8u64 {
+            let mut child = std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "fsutil::tests::kill_child_writer",
+                    "--test-threads=1",
+                    "--nocapture",
+                ])
+                .env("TW_KILL_TEST_FILE", &path)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(40 + round * 23));
+            child.kill().unwrap(); // SIGKILL on Unix
+            child.wait().unwrap();
+            let bytes = fs::read(&path).unwrap();
+            if bytes == b"old" {
+                continue;
+            }
+            changed = true;
+            let all_a = bytes.len() == 4 << 20 && bytes.iter().all(|&c| c == b'a');
+            let all_b = bytes.len() == 3 << 20 && bytes.iter().all(|&c| c == b'b');
+            assert!(
+                all_a || all_b,
+                "round {round}: torn file of {} bytes",
+                bytes.len()
+            );
+        }
+        assert!(changed, "the child writer never wrote");
+    }
+}

@@ -1,0 +1,485 @@
+//! The `Glob` tool: file paths matching a glob pattern, newest first, on ripgrep's `ignore`
+//! walker with its glob (override) semantics.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use ignore::overrides::OverrideBuilder;
+use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    CancellationToken, FileAccess, MaxResultSize, PermissionSubject, ProgressSender, SearchOrRead,
+    ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
+};
+
+use crate::fsutil;
+
+/// At most this many paths are returned.
+pub const MAX_RESULTS: usize = 100;
+/// How long a search may run before it stops with what it found.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+/// Directories of version-control systems, never listed.
+pub(crate) const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
+
+/// The note appended when more than [`MAX_RESULTS`] files matched.
+pub const TRUNCATED_NOTE: &str =
+    "(Results are truncated. Consider using a more specific path or pattern.)";
+
+/// Input of the `Glob` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GlobInput {
+    /// The glob pattern to match files against
+    pub pattern: String,
+    /// The directory to search in. If not specified, the current working directory will be used. IMPORTANT: Omit this field to use the default directory. DO NOT enter "undefined" or "null" - simply omit it for the default behavior. Must be a valid directory path if provided.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// What `Glob` returns (Claude Code's shape).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobOutput {
+    /// How long the search took.
+    pub duration_ms: u64,
+    /// How many paths are returned.
+    pub num_files: usize,
+    /// The paths, newest first; relative to the working directory when inside it.
+    pub filenames: Vec<String>,
+    /// Whether more files matched than are returned (or the search timed out).
+    pub truncated: bool,
+}
+
+/// The `Glob` tool. See the [module docs](self).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Glob;
+
+const DESCRIPTION: &str = "- Fast file pattern matching tool that works with any codebase size
+- Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"
+- Returns matching file paths sorted by modification time
+- Use this tool when you need to find files by name patterns
+- When you are doing an open ended search that may require multiple rounds of globbing and grepping, use the Agent tool instead
+- You can call multiple tools in a single response. It is always better to speculatively perform multiple searches in parallel if they are potentially useful.";
+
+/// A boolean switch value: `false`/`0`/`no`/`off` turn it off, anything else on.
+fn flag(value: Option<String>, default: bool) -> bool {
+    match value {
+        Some(v) => !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "false" | "0" | "no" | "off"
+        ),
+        None => default,
+    }
+}
+
+/// What the walk lists, switchable as Claude Code's environment variables do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Switches {
+    /// Honour `.gitignore` and `.ignore` (`CLAUDE_CODE_GLOB_NO_IGNORE=false`; off by default).
+    honour_ignore: bool,
+    /// List hidden files (`CLAUDE_CODE_GLOB_HIDDEN`; on by default).
+    hidden: bool,
+}
+
+impl Switches {
+    fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        Self {
+            honour_ignore: !flag(get("CLAUDE_CODE_GLOB_NO_IGNORE"), true),
+            hidden: flag(get("CLAUDE_CODE_GLOB_HIDDEN"), true),
+        }
+    }
+
+    fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+}
+
+/// Splits an absolute pattern into its literal directory prefix and the glob below it.
+fn split_absolute(pattern: &str) -> (PathBuf, String) {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let first_glob = parts
+        .iter()
+        .position(|p| p.contains(['*', '?', '[', '{']))
+        .unwrap_or(parts.len());
+    let (dir_parts, glob_parts) = if first_glob == parts.len() {
+        (&parts[..parts.len() - 1], &parts[parts.len() - 1..])
+    } else {
+        parts.split_at(first_glob)
+    };
+    let dir = format!(
+        "/{}",
+        dir_parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("/")
+    );
+    (PathBuf::from(dir), format!("/{}", glob_parts.join("/")))
+}
+
+fn resolve_root(
+    input: &GlobInput,
+    ctx: &ToolUseContext,
+) -> Result<(PathBuf, String), ValidationError> {
+    if input.pattern.contains('\0') || input.path.as_deref().is_some_and(|p| p.contains('\0')) {
+        return Err(ValidationError::new(
+            "Glob pattern and path must not contain null bytes.",
+        ));
+    }
+    if input.pattern.trim().is_empty() {
+        return Err(ValidationError::new("The glob pattern must not be empty."));
+    }
+    let base = match input
+        .path
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        Some(p) => ctx.resolve_path(p),
+        None => ctx.cwd().to_path_buf(),
+    };
+    if input.pattern.starts_with('/') {
+        let (dir, rest) = split_absolute(&input.pattern);
+        return Ok((dir, rest));
+    }
+    Ok((base, input.pattern.clone()))
+}
+
+/// Validates a root directory as Claude Code's Glob and Grep do.
+pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), ValidationError> {
+    match std::fs::metadata(root) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(ValidationError::with_code(
+            format!("Path is not a directory: {}", root.display()),
+            2,
+        )),
+        Err(_) => Err(ValidationError::with_code(
+            format!(
+                "Directory does not exist: {}. Note: your current working directory is {}.",
+                root.display(),
+                ctx.cwd().display()
+            ),
+            1,
+        )),
+    }
+}
+
+#[async_trait::async_trait]
+impl TypedTool for Glob {
+    type Input = GlobInput;
+    type Output = GlobOutput;
+    const NAME: &'static str = "Glob";
+
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("find files by name pattern")
+    }
+    fn is_concurrency_safe(&self, _: &GlobInput) -> bool {
+        true
+    }
+    fn is_read_only(&self, _: &GlobInput) -> bool {
+        true
+    }
+    fn is_search_or_read(&self, _: &GlobInput) -> SearchOrRead {
+        SearchOrRead {
+            is_search: true,
+            ..SearchOrRead::default()
+        }
+    }
+    fn permission_subject(&self, input: &GlobInput) -> Option<PermissionSubject> {
+        let raw = if input.pattern.starts_with('/') {
+            split_absolute(&input.pattern).0.display().to_string()
+        } else {
+            input.path.clone()?
+        };
+        fsutil::subject_path(&raw).map(|path| PermissionSubject::Path {
+            path,
+            access: FileAccess::Read,
+        })
+    }
+
+    async fn validate_input(
+        &self,
+        input: &GlobInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        let (root, pattern) = resolve_root(input, ctx)?;
+        check_dir(&root, ctx)?;
+        OverrideBuilder::new(&root)
+            .add(&pattern)
+            .map(|_| ())
+            .map_err(|e| {
+                ValidationError::new(format!("Invalid glob pattern `{}`: {e}", input.pattern))
+            })
+    }
+
+    async fn call(
+        &self,
+        input: GlobInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<GlobOutput>, ToolError> {
+        let (root, pattern) = resolve_root(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+        check_dir(&root, &ctx).map_err(|e| ToolError::msg(e.message))?;
+        let out = fsutil::blocking(move || {
+            glob_blocking(
+                &root,
+                &pattern,
+                &input.pattern,
+                &ctx,
+                DEFAULT_TIMEOUT,
+                Switches::from_env(),
+            )
+        })
+        .await?;
+        Ok(ToolResult::new(out))
+    }
+
+    fn to_content(&self, output: &GlobOutput) -> ToolResultContent {
+        if output.filenames.is_empty() {
+            return ToolResultContent::Text("No files found".to_owned());
+        }
+        let mut text = output.filenames.join("\n");
+        if output.truncated {
+            text.push('\n');
+            text.push_str(TRUNCATED_NOTE);
+        }
+        ToolResultContent::Text(text)
+    }
+}
+
+fn glob_blocking(
+    root: &Path,
+    pattern: &str,
+    raw_pattern: &str,
+    ctx: &ToolUseContext,
+    timeout: Duration,
+    switches: Switches,
+) -> Result<GlobOutput, ToolError> {
+    let started = Instant::now();
+    let mut overrides = OverrideBuilder::new(root);
+    overrides
+        .add(pattern)
+        .map_err(|e| ToolError::msg(format!("Invalid glob pattern `{raw_pattern}`: {e}")))?;
+    let overrides = overrides
+        .build()
+        .map_err(|e| ToolError::msg(format!("Invalid glob pattern `{raw_pattern}`: {e}")))?;
+    let Switches {
+        honour_ignore,
+        hidden,
+    } = switches;
+    let mut walker = ignore::WalkBuilder::new(root);
+    walker
+        .hidden(!hidden)
+        .ignore(honour_ignore)
+        .git_ignore(honour_ignore)
+        .git_global(honour_ignore)
+        .git_exclude(honour_ignore)
+        .parents(honour_ignore)
+        .overrides(overrides)
+        .filter_entry(|e| {
+            !(e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && is_vcs_dir(e.file_name()))
+        });
+    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    let timed_out = AtomicBool::new(false);
+    let mut builder = CollectorBuilder {
+        found: &found,
+        timed_out: &timed_out,
+        started,
+        timeout,
+        cancel: ctx.cancellation().clone(),
+    };
+    walker.build_parallel().visit(&mut builder);
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled(None));
+    }
+    let mut files = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let truncated = files.len() > MAX_RESULTS || timed_out.into_inner();
+    files.truncate(MAX_RESULTS);
+    let filenames: Vec<String> = files
+        .iter()
+        .map(|(_, p)| fsutil::display_path(p, ctx.cwd()))
+        .collect();
+    Ok(GlobOutput {
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        num_files: filenames.len(),
+        filenames,
+        truncated,
+    })
+}
+
+/// Whether `name` is a version-control directory.
+pub(crate) fn is_vcs_dir(name: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(|n| VCS_DIRS.contains(&n))
+}
+
+type Found = Mutex<Vec<(SystemTime, PathBuf)>>;
+
+struct CollectorBuilder<'a> {
+    found: &'a Found,
+    timed_out: &'a AtomicBool,
+    started: Instant,
+    timeout: Duration,
+    cancel: CancellationToken,
+}
+
+impl<'a> ParallelVisitorBuilder<'a> for CollectorBuilder<'a> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 'a> {
+        Box::new(Collector {
+            found: self.found,
+            timed_out: self.timed_out,
+            started: self.started,
+            timeout: self.timeout,
+            cancel: self.cancel.clone(),
+            local: Vec::new(),
+            seen: 0,
+        })
+    }
+}
+
+/// One walker thread's visitor: buffers matches locally, hands them over when dropped.
+struct Collector<'a> {
+    found: &'a Found,
+    timed_out: &'a AtomicBool,
+    started: Instant,
+    timeout: Duration,
+    cancel: CancellationToken,
+    local: Vec<(SystemTime, PathBuf)>,
+    seen: u32,
+}
+
+impl ParallelVisitor for Collector<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
+        self.seen = self.seen.wrapping_add(1);
+        if self.seen % 128 == 0
+            && (self.started.elapsed() > self.timeout || self.cancel.is_cancelled())
+        {
+            self.timed_out.store(true, Ordering::Relaxed);
+            return WalkState::Quit;
+        }
+        if let Ok(entry) = entry {
+            if entry.file_type().is_some_and(|t| t.is_file()) {
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                self.local.push((mtime, entry.into_path()));
+            }
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for Collector<'_> {
+    fn drop(&mut self) {
+        if !self.local.is_empty() {
+            self.found
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .append(&mut self.local);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_follow_claude_code_env_vars() {
+        let none = Switches::from_lookup(|_| None);
+        assert_eq!(
+            none,
+            Switches {
+                honour_ignore: false,
+                hidden: true
+            }
+        );
+        let off = Switches::from_lookup(|_| Some("false".to_owned()));
+        assert_eq!(
+            off,
+            Switches {
+                honour_ignore: true,
+                hidden: false
+            }
+        );
+    }
+
+    #[test]
+    fn switches_change_what_is_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("build")).unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        std::fs::write(root.join("build/out.txt"), "").unwrap();
+        std::fs::write(root.join(".env.txt"), "").unwrap();
+        std::fs::create_dir_all(root.join(".cfg")).unwrap();
+        std::fs::write(root.join(".cfg/in.txt"), "").unwrap();
+        std::fs::write(root.join("a.txt"), "").unwrap();
+        std::fs::write(root.join(".git/x.txt"), "").unwrap();
+        let ctx = ToolUseContext::new(root);
+        let list = |switches| {
+            let mut names = glob_blocking(root, "*.txt", "*.txt", &ctx, DEFAULT_TIMEOUT, switches)
+                .unwrap()
+                .filenames;
+            names.sort();
+            names
+        };
+        assert_eq!(
+            list(Switches {
+                honour_ignore: false,
+                hidden: true
+            }),
+            [".cfg/in.txt", ".env.txt", "a.txt", "build/out.txt"]
+        );
+        assert_eq!(
+            list(Switches {
+                honour_ignore: true,
+                hidden: false
+            }),
+            [".env.txt", "a.txt"]
+        );
+        // As with `rg --glob`, a name the pattern matches is listed even when hidden; hidden
+        // directories are skipped. VCS directories are never listed.
+        // A timeout stops the walk and marks the result truncated.
+        let out = glob_blocking(
+            root,
+            "*.txt",
+            "*.txt",
+            &ctx,
+            Duration::ZERO,
+            Switches::from_lookup(|_| None),
+        );
+        assert!(out.is_ok());
+    }
+
+    #[test]
+    fn absolute_patterns_split_at_the_first_glob() {
+        assert_eq!(
+            split_absolute("/a/b/**/*.rs"),
+            (PathBuf::from("/a/b"), "/**/*.rs".to_owned())
+        );
+        assert_eq!(
+            split_absolute("/a/b/c.txt"),
+            (PathBuf::from("/a/b"), "/c.txt".to_owned())
+        );
+        assert_eq!(
+            split_absolute("/*.md"),
+            (PathBuf::from("/"), "/*.md".to_owned())
+        );
+    }
+}

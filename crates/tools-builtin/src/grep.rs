@@ -1,0 +1,699 @@
+//! The `Grep` tool: ripgrep's search, in-process, on ripgrep's own crates (`grep-regex`,
+//! `grep-searcher`, `grep-printer`, `ignore`), with ripgrep's output format.
+//!
+//! The search runs as Claude Code runs `rg`: hidden files included, `.gitignore` honoured,
+//! version-control directories skipped, lines over 500 columns elided
+//! (`--hidden --glob '!.git' ... --max-columns 500`).
+
+use std::borrow::Cow;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::SystemTime;
+
+use grep_printer::{Standard, StandardBuilder};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use ignore::{ParallelVisitor, ParallelVisitorBuilder, WalkState};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use termcolor::NoColor;
+use tool_core::{
+    CancellationToken, FileAccess, MaxResultSize, PermissionSubject, ProgressSender, SearchOrRead,
+    ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
+};
+
+use crate::fsutil;
+use crate::glob::{VCS_DIRS, check_dir};
+
+/// Entries returned when `head_limit` is not given (0 means unlimited).
+pub const DEFAULT_HEAD_LIMIT: usize = 250;
+/// Lines longer than this many bytes are replaced by an "omitted long line" note.
+pub const MAX_COLUMNS: u64 = 500;
+
+/// What Grep reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// Matching lines (`rg` output).
+    Content,
+    /// Paths of files with a match (the default).
+    #[default]
+    FilesWithMatches,
+    /// Match counts per file.
+    Count,
+}
+
+/// Input of the `Grep` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GrepInput {
+    /// The regular expression pattern to search for in file contents
+    pub pattern: String,
+    /// File or directory to search in (rg PATH). Defaults to current working directory.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Output mode: "content" shows matching lines (supports -A/-B/-C context, -n line numbers, head_limit), "files_with_matches" shows file paths (supports head_limit), "count" shows match counts (supports head_limit). Defaults to "files_with_matches".
+    #[serde(default)]
+    pub output_mode: Option<OutputMode>,
+    /// Number of lines to show before each match (rg -B). Requires output_mode: "content", ignored otherwise.
+    #[serde(default, rename = "-B")]
+    pub before: Option<u64>,
+    /// Number of lines to show after each match (rg -A). Requires output_mode: "content", ignored otherwise.
+    #[serde(default, rename = "-A")]
+    pub after: Option<u64>,
+    /// Alias for context.
+    #[serde(default, rename = "-C")]
+    pub context_c: Option<u64>,
+    /// Number of lines to show before and after each match (rg -C). Requires output_mode: "content", ignored otherwise.
+    #[serde(default)]
+    pub context: Option<u64>,
+    /// Show line numbers in output (rg -n). Requires output_mode: "content", ignored otherwise. Defaults to true.
+    #[serde(default, rename = "-n")]
+    pub line_numbers: Option<bool>,
+    /// Case insensitive search (rg -i)
+    #[serde(default, rename = "-i")]
+    pub case_insensitive: Option<bool>,
+    /// Print only the matched parts of matching lines (rg -o). Requires output_mode: "content".
+    #[serde(default, rename = "-o")]
+    pub only_matching: Option<bool>,
+    /// File type to search (rg --type). Common types: js, py, rust, go, java, etc. More efficient than include for standard file types.
+    #[serde(default, rename = "type")]
+    pub file_type: Option<String>,
+    /// Limit output to first N lines/entries, equivalent to "| head -N". Works across all output modes: content (limits output lines), files_with_matches (limits file paths), count (limits count entries). Defaults to 250 when unspecified. Pass 0 for unlimited (use sparingly — large result sets waste context).
+    #[serde(default)]
+    pub head_limit: Option<u64>,
+    /// Skip first N lines/entries before applying head_limit, equivalent to "| tail -n +N | head -N". Works across all output modes. Defaults to 0.
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Enable multiline mode where . matches newlines and patterns can span lines (rg -U --multiline-dotall). Default: false.
+    #[serde(default)]
+    pub multiline: Option<bool>,
+}
+
+/// What `Grep` returns (Claude Code's shape).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepOutput {
+    /// The output mode used.
+    pub mode: OutputMode,
+    /// Files in the result (shown files for files_with_matches; files with matches otherwise).
+    pub num_files: usize,
+    /// The files shown (files_with_matches) or matched.
+    pub filenames: Vec<String>,
+    /// The text shown (content and count modes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Lines of content shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_lines: Option<usize>,
+    /// Total matches (count mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_matches: Option<u64>,
+    /// The limit, when it cut the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_limit: Option<usize>,
+    /// The offset, when not zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_offset: Option<usize>,
+    /// Set when the offset is past the last entry.
+    #[serde(skip)]
+    pub offset_past_end: bool,
+}
+
+/// The `Grep` tool. See the [module docs](self).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grep;
+
+const DESCRIPTION: &str = "A powerful search tool built on ripgrep
+
+  Usage:
+  - ALWAYS use Grep for search tasks. NEVER invoke `grep` or `rg` as a Bash command. The Grep tool has been optimized for correct permissions and access.
+  - Supports full regex syntax (e.g., \"log.*Error\", \"function\\s+\\w+\")
+  - Filter files with glob parameter (e.g., \"*.js\", \"**/*.tsx\") or type parameter (e.g., \"js\", \"py\", \"rust\")
+  - Output modes: \"content\" shows matching lines, \"files_with_matches\" shows only file paths (default), \"count\" shows match counts
+  - Use Agent tool for open-ended searches requiring multiple rounds
+  - Pattern syntax: Uses ripgrep (not grep) - literal braces need escaping (use `interface\\{\\}` to find `interface{}` in Go code)
+  - Multiline matching: By default patterns match within single lines only. For cross-line patterns like `struct \\{[\\s\\S]*?field`, use `multiline: true`
+";
+
+/// Everything a search needs, checked.
+struct Plan {
+    root: PathBuf,
+    root_is_file: bool,
+    matcher: RegexMatcher,
+    mode: OutputMode,
+    before: usize,
+    after: usize,
+    line_numbers: bool,
+    only_matching: bool,
+    multiline: bool,
+    globs: Vec<String>,
+    file_type: Option<String>,
+    head_limit: usize,
+    offset: usize,
+}
+
+fn to_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// Splits the `glob` parameter as Claude Code does: on whitespace, then on commas outside
+/// braces.
+fn split_globs(raw: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in raw.split_whitespace() {
+        if part.contains('{') {
+            out.push(part.to_owned());
+        } else {
+            out.extend(part.split(',').filter(|p| !p.is_empty()).map(str::to_owned));
+        }
+    }
+    out
+}
+
+fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError> {
+    if input.pattern.contains('\0') {
+        return Err(ValidationError::new(
+            "The pattern must not contain null bytes.",
+        ));
+    }
+    let root = match input
+        .path
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        Some(p) => ctx.resolve_path(p),
+        None => ctx.cwd().to_path_buf(),
+    };
+    let meta = std::fs::metadata(&root).map_err(|_| {
+        ValidationError::with_code(
+            format!(
+                "Path does not exist: {}. Note: your current working directory is {}.",
+                root.display(),
+                ctx.cwd().display()
+            ),
+            1,
+        )
+    })?;
+    if meta.is_dir() {
+        check_dir(&root, ctx)?;
+    }
+    let multiline = input.multiline.unwrap_or(false);
+    let mut builder = RegexMatcherBuilder::new();
+    builder
+        .case_insensitive(input.case_insensitive.unwrap_or(false))
+        .multi_line(true);
+    if multiline {
+        builder.dot_matches_new_line(true);
+    } else {
+        builder.line_terminator(Some(b'\n'));
+    }
+    let matcher = builder.build(&input.pattern).map_err(|e| {
+        ValidationError::new(format!("Invalid regex pattern `{}`: {e}", input.pattern))
+    })?;
+    let mode = input.output_mode.unwrap_or_default();
+    let content = mode == OutputMode::Content;
+    let around = input.context.or(input.context_c);
+    let (before, after) = match around {
+        Some(c) => (to_usize(c), to_usize(c)),
+        None => (
+            to_usize(input.before.unwrap_or(0)),
+            to_usize(input.after.unwrap_or(0)),
+        ),
+    };
+    let globs = input.glob.as_deref().map(split_globs).unwrap_or_default();
+    // Check the globs and the type now, for a clear refusal.
+    let mut ob = OverrideBuilder::new(&root);
+    for g in &globs {
+        ob.add(g)
+            .map_err(|e| ValidationError::new(format!("Invalid glob pattern `{g}`: {e}")))?;
+    }
+    ob.build()
+        .map_err(|e| ValidationError::new(format!("Invalid glob: {e}")))?;
+    if let Some(t) = &input.file_type {
+        let mut tb = TypesBuilder::new();
+        tb.add_defaults().select(t);
+        tb.build()
+            .map_err(|e| ValidationError::new(format!("Invalid file type `{t}`: {e}")))?;
+    }
+    Ok(Plan {
+        root_is_file: !meta.is_dir(),
+        root,
+        matcher,
+        mode,
+        before: if content { before } else { 0 },
+        after: if content { after } else { 0 },
+        line_numbers: content && input.line_numbers.unwrap_or(true),
+        only_matching: content && input.only_matching.unwrap_or(false),
+        multiline,
+        globs,
+        file_type: input.file_type.clone(),
+        head_limit: input.head_limit.map_or(DEFAULT_HEAD_LIMIT, to_usize),
+        offset: input.offset.map_or(0, to_usize),
+    })
+}
+
+#[async_trait::async_trait]
+impl TypedTool for Grep {
+    type Input = GrepInput;
+    type Output = GrepOutput;
+    const NAME: &'static str = "Grep";
+
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(20_000)
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("search file contents with regex (ripgrep)")
+    }
+    fn is_concurrency_safe(&self, _: &GrepInput) -> bool {
+        true
+    }
+    fn is_read_only(&self, _: &GrepInput) -> bool {
+        true
+    }
+    fn is_search_or_read(&self, _: &GrepInput) -> SearchOrRead {
+        SearchOrRead {
+            is_search: true,
+            ..SearchOrRead::default()
+        }
+    }
+    fn permission_subject(&self, input: &GrepInput) -> Option<PermissionSubject> {
+        fsutil::subject_path(input.path.as_deref()?).map(|path| PermissionSubject::Path {
+            path,
+            access: FileAccess::Read,
+        })
+    }
+
+    async fn validate_input(
+        &self,
+        input: &GrepInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        plan(input, ctx).map(|_| ())
+    }
+
+    async fn call(
+        &self,
+        input: GrepInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<GrepOutput>, ToolError> {
+        let plan = plan(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+        let out = fsutil::blocking(move || search(&plan, &ctx)).await?;
+        Ok(ToolResult::new(out))
+    }
+
+    fn to_content(&self, output: &GrepOutput) -> ToolResultContent {
+        ToolResultContent::Text(render(output))
+    }
+}
+
+fn limit_info(output: &GrepOutput) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(limit) = output.applied_limit {
+        parts.push(format!("limit: {limit}"));
+    }
+    if let Some(offset) = output.applied_offset {
+        parts.push(format!("offset: {offset}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The text the model sees, in Claude Code's layout.
+fn render(output: &GrepOutput) -> String {
+    if output.offset_past_end {
+        return "No entries at this offset".to_owned();
+    }
+    let info = limit_info(output);
+    match output.mode {
+        OutputMode::Content => {
+            let body = output
+                .content
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .unwrap_or("No matches found");
+            match info {
+                Some(info) => format!("{body}\n\n[Showing results with pagination = {info}]"),
+                None => body.to_owned(),
+            }
+        }
+        OutputMode::Count => {
+            let body = output
+                .content
+                .as_deref()
+                .filter(|c| !c.is_empty())
+                .unwrap_or("No matches found");
+            let matches = output.num_matches.unwrap_or(0);
+            let files = output.num_files as u64;
+            let pagination = info
+                .map(|i| format!(" with pagination = {i}"))
+                .unwrap_or_default();
+            format!(
+                "{body}\n\nFound {} across {}.{pagination}",
+                plural(matches, "total occurrence", "total occurrences"),
+                plural(files, "file", "files")
+            )
+        }
+        OutputMode::FilesWithMatches => {
+            if output.filenames.is_empty() {
+                return "No files found".to_owned();
+            }
+            let pagination = info
+                .map(|i| format!(" [Showing results with pagination = {i}]"))
+                .unwrap_or_default();
+            format!(
+                "Found {}{pagination}\n{}",
+                plural(output.num_files as u64, "file", "files"),
+                output.filenames.join("\n")
+            )
+        }
+    }
+}
+
+/// One searched file's result.
+struct FileHit {
+    path: PathBuf,
+    display: String,
+    mtime: SystemTime,
+    count: u64,
+    printed: Vec<u8>,
+}
+
+/// Counts matches; stops at the first when only presence matters.
+struct CountSink {
+    count: u64,
+    stop_at_first: bool,
+}
+
+impl Sink for CountSink {
+    type Error = io::Error;
+    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.count += 1;
+        Ok(!self.stop_at_first)
+    }
+}
+
+fn searcher_for(plan: &Plan, explicit: bool) -> Searcher {
+    let mut b = SearcherBuilder::new();
+    b.line_number(plan.line_numbers)
+        .multi_line(plan.multiline)
+        .before_context(plan.before)
+        .after_context(plan.after)
+        .binary_detection(if explicit {
+            BinaryDetection::convert(b'\x00')
+        } else {
+            BinaryDetection::quit(b'\x00')
+        });
+    b.build()
+}
+
+/// The printer content mode uses, configured as Claude Code runs `rg`.
+type Printer = Standard<NoColor<Vec<u8>>>;
+
+fn printer_for(plan: &Plan) -> Printer {
+    StandardBuilder::new()
+        .heading(false)
+        .path(!plan.root_is_file)
+        .only_matching(plan.only_matching)
+        .max_columns(Some(MAX_COLUMNS))
+        .separator_search(None)
+        .build_no_color(Vec::new())
+}
+
+/// Searches one file as ripgrep would print it. The printer is reused across files; its
+/// buffer is taken after each one.
+fn search_file(
+    plan: &Plan,
+    searcher: &mut Searcher,
+    printer: &mut Printer,
+    path: &Path,
+    display: &str,
+) -> io::Result<Option<FileHit>> {
+    match plan.mode {
+        OutputMode::Content => {
+            let matched = {
+                let mut sink = printer.sink_with_path(&plan.matcher, display);
+                let result = searcher.search_path(&plan.matcher, path, &mut sink);
+                let count = sink.match_count();
+                result.map(|()| count)
+            };
+            let printed = std::mem::take(printer.get_mut().get_mut());
+            let matched = matched?;
+            if matched == 0 {
+                return Ok(None);
+            }
+            Ok(Some(FileHit {
+                path: path.to_path_buf(),
+                display: display.to_owned(),
+                mtime: SystemTime::UNIX_EPOCH,
+                count: matched,
+                printed,
+            }))
+        }
+        OutputMode::Count | OutputMode::FilesWithMatches => {
+            let mut sink = CountSink {
+                count: 0,
+                stop_at_first: plan.mode == OutputMode::FilesWithMatches,
+            };
+            searcher.search_path(&plan.matcher, path, &mut sink)?;
+            if sink.count == 0 {
+                return Ok(None);
+            }
+            let mtime = if plan.mode == OutputMode::FilesWithMatches {
+                std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH)
+            } else {
+                SystemTime::UNIX_EPOCH
+            };
+            Ok(Some(FileHit {
+                path: path.to_path_buf(),
+                display: display.to_owned(),
+                mtime,
+                count: sink.count,
+                printed: Vec::new(),
+            }))
+        }
+    }
+}
+
+fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
+    let cwd = ctx.cwd().to_path_buf();
+    let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
+    if plan.root_is_file {
+        let mut searcher = searcher_for(plan, true);
+        let mut printer = printer_for(plan);
+        let display = fsutil::display_path(&plan.root, &cwd);
+        if let Some(hit) = search_file(plan, &mut searcher, &mut printer, &plan.root, &display)
+            .map_err(|e| ToolError::io(&plan.root, e))?
+        {
+            hits.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(hit);
+        }
+    } else {
+        let mut ob = OverrideBuilder::new(&plan.root);
+        for g in &plan.globs {
+            ob.add(g)
+                .map_err(|e| ToolError::msg(format!("Invalid glob pattern `{g}`: {e}")))?;
+        }
+        for vcs in VCS_DIRS {
+            ob.add(&format!("!{vcs}"))
+                .map_err(|e| ToolError::msg(e.to_string()))?;
+        }
+        let overrides = ob
+            .build()
+            .map_err(|e| ToolError::msg(format!("Invalid glob: {e}")))?;
+        let mut walker = ignore::WalkBuilder::new(&plan.root);
+        walker.hidden(false).overrides(overrides);
+        if let Some(t) = &plan.file_type {
+            let mut tb = TypesBuilder::new();
+            tb.add_defaults().select(t);
+            walker.types(
+                tb.build()
+                    .map_err(|e| ToolError::msg(format!("Invalid file type `{t}`: {e}")))?,
+            );
+        }
+        let mut builder = SearchBuilder {
+            plan,
+            hits: &hits,
+            cwd: &cwd,
+            cancel: ctx.cancellation().clone(),
+        };
+        walker.build_parallel().visit(&mut builder);
+    }
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled(None));
+    }
+    let mut hits = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let total_matches: u64 = hits.iter().map(|h| h.count).sum();
+    let offset = plan.offset;
+    let limit = plan.head_limit;
+    let mut out = GrepOutput {
+        mode: plan.mode,
+        num_files: 0,
+        filenames: Vec::new(),
+        content: None,
+        num_lines: None,
+        num_matches: None,
+        applied_limit: None,
+        applied_offset: (offset > 0).then_some(offset),
+        offset_past_end: false,
+    };
+    // Pages a list: returns the kept entries and whether the limit cut it.
+    let page = |len: usize| -> (std::ops::Range<usize>, bool) {
+        let start = offset.min(len);
+        let end = if limit == 0 {
+            len
+        } else {
+            start.saturating_add(limit).min(len)
+        };
+        (start..end, end < len)
+    };
+    match plan.mode {
+        OutputMode::FilesWithMatches => {
+            hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+            let (range, cut) = page(hits.len());
+            out.offset_past_end = offset > 0 && !hits.is_empty() && offset >= hits.len();
+            out.filenames = hits[range].iter().map(|h| h.display.clone()).collect();
+            out.num_files = out.filenames.len();
+            out.applied_limit = cut.then_some(limit);
+        }
+        OutputMode::Content => {
+            hits.sort_by(|a, b| a.path.cmp(&b.path));
+            let separate = plan.before > 0 || plan.after > 0;
+            let mut text = String::new();
+            for (i, hit) in hits.iter().enumerate() {
+                if i > 0 && separate {
+                    text.push_str("--\n");
+                }
+                text.push_str(&String::from_utf8_lossy(&hit.printed));
+            }
+            let lines: Vec<&str> = text.lines().collect();
+            let (range, cut) = page(lines.len());
+            out.offset_past_end = offset > 0 && !lines.is_empty() && offset >= lines.len();
+            let shown = &lines[range];
+            out.num_lines = Some(shown.len());
+            out.content = Some(shown.join("\n"));
+            out.num_files = hits.len();
+            out.filenames = hits.iter().map(|h| h.display.clone()).collect();
+            out.applied_limit = cut.then_some(limit);
+        }
+        OutputMode::Count => {
+            hits.sort_by(|a, b| a.path.cmp(&b.path));
+            let entries: Vec<String> = hits
+                .iter()
+                .map(|h| {
+                    if plan.root_is_file {
+                        h.count.to_string()
+                    } else {
+                        format!("{}:{}", h.display, h.count)
+                    }
+                })
+                .collect();
+            let (range, cut) = page(entries.len());
+            out.offset_past_end = offset > 0 && !entries.is_empty() && offset >= entries.len();
+            out.content = Some(entries[range.clone()].join("\n"));
+            out.num_files = hits.len();
+            out.filenames = hits.iter().map(|h| h.display.clone()).collect();
+            out.num_matches = Some(total_matches);
+            out.applied_limit = cut.then_some(limit);
+        }
+    }
+    Ok(out)
+}
+
+struct SearchBuilder<'a> {
+    plan: &'a Plan,
+    hits: &'a Mutex<Vec<FileHit>>,
+    cwd: &'a Path,
+    cancel: CancellationToken,
+}
+
+impl<'a> ParallelVisitorBuilder<'a> for SearchBuilder<'a> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 'a> {
+        Box::new(SearchVisitor {
+            plan: self.plan,
+            hits: self.hits,
+            cwd: self.cwd,
+            cancel: self.cancel.clone(),
+            searcher: searcher_for(self.plan, false),
+            printer: printer_for(self.plan),
+            local: Vec::new(),
+        })
+    }
+}
+
+/// One walker thread: searches each file it is handed, keeps hits locally.
+struct SearchVisitor<'a> {
+    plan: &'a Plan,
+    hits: &'a Mutex<Vec<FileHit>>,
+    cwd: &'a Path,
+    cancel: CancellationToken,
+    searcher: Searcher,
+    printer: Printer,
+    local: Vec<FileHit>,
+}
+
+impl ParallelVisitor for SearchVisitor<'_> {
+    fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
+        if self.cancel.is_cancelled() {
+            return WalkState::Quit;
+        }
+        let Ok(entry) = entry else {
+            return WalkState::Continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return WalkState::Continue;
+        }
+        let path = entry.path();
+        let display = fsutil::display_path(path, self.cwd);
+        // Unreadable files are skipped, as ripgrep skips them (with a warning).
+        if let Ok(Some(hit)) = search_file(
+            self.plan,
+            &mut self.searcher,
+            &mut self.printer,
+            path,
+            &display,
+        ) {
+            self.local.push(hit);
+        }
+        WalkState::Continue
+    }
+}
+
+impl Drop for SearchVisitor<'_> {
+    fn drop(&mut self) {
+        if !self.local.is_empty() {
+            self.hits
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .append(&mut self.local);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_parameter_splits_like_claude_code() {
+        assert_eq!(split_globs("*.rs, *.toml"), ["*.rs", "*.toml"]);
+        assert_eq!(split_globs("*.{ts,tsx} *.js"), ["*.{ts,tsx}", "*.js"]);
+        assert_eq!(split_globs("a,b"), ["a", "b"]);
+    }
+}

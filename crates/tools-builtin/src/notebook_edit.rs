@@ -1,0 +1,381 @@
+//! The `NotebookEdit` tool: replaces, inserts or deletes one cell of a Jupyter notebook,
+//! keeping the rest of the document as it was (key order, indentation, metadata), and
+//! writes it atomically.
+
+use std::borrow::Cow;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    FileAccess, MaxResultSize, PermissionSubject, ProgressSender, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError,
+};
+
+use crate::fsutil;
+use crate::notebook::{self, Json};
+
+/// The kind of a notebook cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CellType {
+    /// Code.
+    Code,
+    /// Markdown.
+    Markdown,
+}
+
+impl CellType {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Markdown => "markdown",
+        }
+    }
+}
+
+/// What to do with the cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EditMode {
+    /// Replace the cell's source (the default).
+    #[default]
+    Replace,
+    /// Insert a new cell after `cell_id` (at the start without one).
+    Insert,
+    /// Delete the cell.
+    Delete,
+}
+
+/// Input of the `NotebookEdit` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct NotebookEditInput {
+    /// The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)
+    pub notebook_path: String,
+    /// The ID of the cell to edit. When inserting a new cell, the new cell will be inserted after the cell with this ID, or at the beginning if not specified.
+    #[serde(default)]
+    pub cell_id: Option<String>,
+    /// The new source for the cell
+    pub new_source: String,
+    /// The type of the cell (code or markdown). If not specified, it defaults to the current cell type. If using edit_mode=insert, this is required.
+    #[serde(default)]
+    pub cell_type: Option<CellType>,
+    /// The type of edit to make (replace, insert, delete). Defaults to replace.
+    #[serde(default)]
+    pub edit_mode: Option<EditMode>,
+}
+
+/// What `NotebookEdit` returns (Claude Code's shape).
+#[derive(Debug, Clone, Serialize)]
+pub struct NotebookEditOutput {
+    /// The source written.
+    pub new_source: String,
+    /// The cell changed (the new cell's id for an insert).
+    pub cell_id: Option<String>,
+    /// The cell's type.
+    pub cell_type: String,
+    /// The notebook's language.
+    pub language: String,
+    /// What was done.
+    pub edit_mode: EditMode,
+    /// The absolute path.
+    pub notebook_path: PathBuf,
+    /// The notebook before.
+    pub original_file: String,
+    /// The notebook after.
+    pub updated_file: String,
+}
+
+/// The `NotebookEdit` tool. See the [module docs](self).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NotebookEdit;
+
+const DESCRIPTION: &str = "Completely replaces the contents of a specific cell in a Jupyter notebook (.ipynb file) with new source. Jupyter notebooks are interactive documents that combine code, text, and visualizations, commonly used for data analysis and scientific computing. The notebook_path parameter must be an absolute path, not a relative path. The cell_id identifies the cell to edit (or, for insert, the cell to insert after). Use edit_mode=insert to add a new cell after the cell with that ID (or at the beginning when no ID is given). Use edit_mode=delete to delete the cell.";
+
+/// A refusal with an optional code.
+type Refusal = (String, Option<i32>);
+
+fn refusal(message: impl Into<String>, code: i32) -> Refusal {
+    (message.into(), Some(code))
+}
+
+/// The position of the cell `id` names: a cell's `id`, or `cell-N` for the N-th cell.
+fn find_cell(cells: &[Json], id: &str) -> Option<usize> {
+    cells
+        .iter()
+        .position(|c| c.get("id").and_then(Json::as_str) == Some(id))
+        .or_else(|| {
+            let n: usize = id.strip_prefix("cell-")?.parse().ok()?;
+            (n < cells.len()).then_some(n)
+        })
+}
+
+static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh cell id, unique in `cells` (nbformat 4.5 ids: 1-64 chars of `[a-zA-Z0-9-_]`).
+fn new_cell_id(cells: &[Json]) -> String {
+    loop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let n = ID_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mixed = (nanos as u64)
+            ^ (u64::from(std::process::id()) << 32)
+            ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let id = format!("{:012x}", mixed & 0xFFFF_FFFF_FFFF);
+        if find_cell(cells, &id).is_none() {
+            return id;
+        }
+    }
+}
+
+/// Source as the notebook stores it: a list of lines when its cells use lists.
+fn source_value(source: &str, as_list: bool) -> Json {
+    if !as_list {
+        return Json::str(source);
+    }
+    Json::Arr(source.split_inclusive('\n').map(Json::str).collect())
+}
+
+struct Applied {
+    updated: String,
+    cell_id: Option<String>,
+    cell_type: String,
+    language: String,
+}
+
+/// Applies the edit to the notebook text in memory.
+fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
+    let mut nb: Json =
+        serde_json::from_str(text).map_err(|_| refusal("Notebook is not valid JSON.", 6))?;
+    let indent = notebook::detect_indent(text);
+    let language = notebook::language(&nb);
+    let (major, minor) = (
+        nb.get("nbformat").and_then(Json::as_u64).unwrap_or(4),
+        nb.get("nbformat_minor").and_then(Json::as_u64).unwrap_or(0),
+    );
+    let Some(Json::Arr(cells)) = nb.get_mut("cells") else {
+        return Err(refusal("Notebook has no cells array.", 6));
+    };
+    let mode = input.edit_mode.unwrap_or_default();
+    let index = match input.cell_id.as_deref() {
+        Some(id) => match find_cell(cells, id) {
+            Some(i) => Some(i),
+            None => {
+                return Err(refusal(
+                    format!("Cell with ID \"{id}\" not found in notebook."),
+                    8,
+                ));
+            }
+        },
+        None if mode != EditMode::Insert => {
+            return Err(refusal(
+                "Cell ID must be specified when not inserting a new cell.",
+                7,
+            ));
+        }
+        None => None,
+    };
+    let as_list = cells
+        .iter()
+        .any(|c| matches!(c.get("source"), Some(Json::Arr(_))));
+    let mut result_id = input.cell_id.clone();
+    let cell_type;
+    match mode {
+        EditMode::Delete => {
+            let i = index.unwrap_or(0);
+            cell_type = cells[i]
+                .get("cell_type")
+                .and_then(Json::as_str)
+                .unwrap_or("code")
+                .to_owned();
+            cells.remove(i);
+        }
+        EditMode::Insert => {
+            let Some(kind) = input.cell_type else {
+                return Err(refusal(
+                    "Cell type is required when using edit_mode=insert.",
+                    5,
+                ));
+            };
+            let at = index.map_or(0, |i| i + 1);
+            let mut cell = vec![("cell_type".to_owned(), Json::str(kind.as_str()))];
+            if major > 4 || (major == 4 && minor >= 5) {
+                let id = new_cell_id(cells);
+                result_id = Some(id.clone());
+                cell.push(("id".to_owned(), Json::str(id)));
+            } else {
+                result_id = Some(format!("cell-{at}"));
+            }
+            cell.push(("metadata".to_owned(), Json::Obj(Vec::new())));
+            if kind == CellType::Code {
+                cell.push(("execution_count".to_owned(), Json::Null));
+                cell.push(("outputs".to_owned(), Json::Arr(Vec::new())));
+            }
+            cell.push((
+                "source".to_owned(),
+                source_value(&input.new_source, as_list),
+            ));
+            cells.insert(at, Json::Obj(cell));
+            cell_type = kind.as_str().to_owned();
+        }
+        EditMode::Replace => {
+            let i = index.unwrap_or(0);
+            let cell = &mut cells[i];
+            let old_type = cell
+                .get("cell_type")
+                .and_then(Json::as_str)
+                .unwrap_or("code")
+                .to_owned();
+            let new_type = input
+                .cell_type
+                .map_or(old_type.clone(), |t| t.as_str().to_owned());
+            let list = matches!(cell.get("source"), Some(Json::Arr(_)))
+                || (cell.get("source").is_none() && as_list);
+            cell.set("source", source_value(&input.new_source, list));
+            if new_type != old_type {
+                cell.set("cell_type", Json::str(new_type.clone()));
+            }
+            if new_type == "code" {
+                cell.set("execution_count", Json::Null);
+                cell.set("outputs", Json::Arr(Vec::new()));
+            } else if let Json::Obj(entries) = cell {
+                entries.retain(|(k, _)| k != "outputs" && k != "execution_count");
+            }
+            cell_type = new_type;
+        }
+    }
+    let mut updated = nb
+        .to_pretty(indent)
+        .map_err(|e| (format!("Could not serialise the notebook: {e}"), None))?;
+    if text.ends_with('\n') {
+        updated.push('\n');
+    }
+    Ok(Applied {
+        updated,
+        cell_id: result_id,
+        cell_type,
+        language,
+    })
+}
+
+fn notebook_path(
+    input: &NotebookEditInput,
+    ctx: &ToolUseContext,
+) -> Result<PathBuf, ValidationError> {
+    let path = fsutil::absolute_path(&input.notebook_path, "notebook_path", ctx)?;
+    if !path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+    {
+        return Err(ValidationError::with_code(
+            "File must be a Jupyter notebook (.ipynb file). For editing other file types, use the Edit tool.",
+            2,
+        ));
+    }
+    Ok(path)
+}
+
+#[async_trait::async_trait]
+impl TypedTool for NotebookEdit {
+    type Input = NotebookEditInput;
+    type Output = NotebookEditOutput;
+    const NAME: &'static str = "NotebookEdit";
+
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("edit Jupyter notebook cells (.ipynb)")
+    }
+    fn permission_subject(&self, input: &NotebookEditInput) -> Option<PermissionSubject> {
+        fsutil::subject_path(&input.notebook_path).map(|path| PermissionSubject::Path {
+            path,
+            access: FileAccess::Write,
+        })
+    }
+
+    async fn validate_input(
+        &self,
+        input: &NotebookEditInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        let path = notebook_path(input, ctx)?;
+        if input.edit_mode == Some(EditMode::Insert) && input.cell_type.is_none() {
+            return Err(ValidationError::with_code(
+                "Cell type is required when using edit_mode=insert.",
+                5,
+            ));
+        }
+        let text = match fs::read(&path) {
+            Ok(bytes) => String::from_utf8(bytes)
+                .map_err(|_| ValidationError::with_code("Notebook is not valid JSON.", 6))?,
+            Err(_) => {
+                return Err(ValidationError::with_code(
+                    "Notebook file does not exist.",
+                    1,
+                ));
+            }
+        };
+        fsutil::check_stale(ctx, &path, 9, 10)?;
+        apply(&text, input)
+            .map(|_| ())
+            .map_err(|(message, code)| match code {
+                Some(code) => ValidationError::with_code(message, code),
+                None => ValidationError::new(message),
+            })
+    }
+
+    async fn call(
+        &self,
+        input: NotebookEditInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<NotebookEditOutput>, ToolError> {
+        let path = notebook_path(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+        let out = fsutil::blocking(move || edit_blocking(&path, input, &ctx)).await?;
+        Ok(ToolResult::new(out))
+    }
+
+    fn to_content(&self, output: &NotebookEditOutput) -> ToolResultContent {
+        let id = output.cell_id.as_deref().unwrap_or("");
+        ToolResultContent::Text(match output.edit_mode {
+            EditMode::Replace => format!("Updated cell {id} with {}", output.new_source),
+            EditMode::Insert => format!("Inserted cell {id} with {}", output.new_source),
+            EditMode::Delete => format!("Deleted cell {id}"),
+        })
+    }
+}
+
+fn edit_blocking(
+    path: &Path,
+    input: NotebookEditInput,
+    ctx: &ToolUseContext,
+) -> Result<NotebookEditOutput, ToolError> {
+    let bytes = fs::read(path).map_err(|_| ToolError::msg("Notebook file does not exist."))?;
+    let text = String::from_utf8(bytes.clone())
+        .map_err(|_| ToolError::msg("Notebook is not valid JSON."))?;
+    let applied = apply(&text, &input).map_err(|(message, _)| ToolError::msg(message))?;
+    fsutil::recheck_before_write(ctx, path, Some(&bytes))?;
+    fsutil::write_and_record(
+        ctx,
+        path,
+        applied.updated.as_bytes(),
+        applied.updated.clone(),
+    )?;
+    Ok(NotebookEditOutput {
+        new_source: input.new_source,
+        cell_id: applied.cell_id,
+        cell_type: applied.cell_type,
+        language: applied.language,
+        edit_mode: input.edit_mode.unwrap_or_default(),
+        notebook_path: path.to_path_buf(),
+        original_file: text,
+        updated_file: applied.updated,
+    })
+}

@@ -1,0 +1,804 @@
+//! The `Read` tool: a file's lines, numbered as `cat -n` numbers them, streamed so that a
+//! huge file read with `offset`/`limit` never sits in memory; images as image blocks;
+//! notebooks cell by cell.
+
+use std::borrow::Cow;
+use std::fs::{self, File};
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    CancellationToken, ContentBlock, ContentHash, ContentHasher, FileAccess, FileState,
+    MaxResultSize, PermissionSubject, ProgressSender, SearchOrRead, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError, mtime_ms,
+};
+
+use crate::fsutil;
+use crate::notebook::{self, Json};
+
+/// Lines shown when no `limit` is given.
+pub const DEFAULT_LINE_LIMIT: usize = 2000;
+/// Characters of a line shown; the rest is cut.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Default output cap in (estimated) tokens (`CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`).
+pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
+/// Largest image returned inline, in bytes (the API's 5 MB base64 limit).
+pub const MAX_IMAGE_BYTES: u64 = 3_932_160;
+/// Largest notebook rendered, in bytes.
+pub const MAX_NOTEBOOK_BYTES: u64 = 100 * 1024 * 1024;
+/// A PDF with more pages than this needs `pages`.
+pub const PDF_PAGES_WITHOUT_RANGE: usize = 10;
+/// At most this many PDF pages per call.
+pub const MAX_PDF_PAGES_PER_CALL: usize = 20;
+/// Largest PDF parsed, in bytes.
+pub const MAX_PDF_BYTES: u64 = 100 * 1024 * 1024;
+/// Largest UTF-16 file decoded (it cannot be streamed line by line).
+const MAX_UTF16_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The stub returned when the same range of an unchanged file is read again.
+pub const FILE_UNCHANGED_MESSAGE: &str = "File unchanged since last read. The content from the earlier Read tool_result in this conversation is still current — refer to that instead of re-reading.";
+/// The notice for an empty file.
+pub const EMPTY_FILE_NOTICE: &str =
+    "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>";
+const TRUNCATED_LINE_SUFFIX: &str = "... [line truncated]";
+
+/// Input of the `Read` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ReadInput {
+    /// The absolute path to the file to read
+    pub file_path: String,
+    /// The line number to start reading from. Only provide if the file is too large to read at once
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// The number of lines to read. Only provide if the file is too large to read at once.
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Page range for PDF files (e.g., "1-5", "3", "10-20"). Only applicable to PDF files.
+    #[serde(default)]
+    pub pages: Option<String>,
+    /// Return the whole requested range even when it exceeds the output token limit.
+    #[serde(default)]
+    pub allow_large: Option<bool>,
+}
+
+/// What `Read` returns; serialised in Claude Code's shape for hooks
+/// (`{type: "text", file: {filePath, content, numLines, startLine, totalLines}}`, ...).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadOutput {
+    /// The structured result.
+    #[serde(flatten)]
+    pub data: ReadData,
+    /// What the model sees.
+    #[serde(skip)]
+    pub model_content: ToolResultContent,
+}
+
+/// The kinds of `Read` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReadData {
+    /// Lines of a text file.
+    Text {
+        /// The lines.
+        file: TextFile,
+    },
+    /// An image.
+    Image {
+        /// The image.
+        file: ImageFile,
+    },
+    /// Text extracted from PDF pages.
+    Pdf {
+        /// The pages.
+        file: PdfFile,
+    },
+    /// A Jupyter notebook.
+    Notebook {
+        /// The notebook.
+        file: NotebookFile,
+    },
+    /// The same range was read before and the file has not changed.
+    FileUnchanged {
+        /// The file.
+        file: UnchangedFile,
+    },
+}
+
+/// Lines of a text file.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextFile {
+    /// The absolute path.
+    pub file_path: PathBuf,
+    /// The lines shown, joined with `\n` (long lines cut), without numbers.
+    pub content: String,
+    /// How many lines are shown.
+    pub num_lines: usize,
+    /// The number of the first line shown (1-based).
+    pub start_line: usize,
+    /// How many lines the file has.
+    pub total_lines: usize,
+}
+
+/// An image file.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageFile {
+    /// The bytes, base64-encoded.
+    pub base64: String,
+    /// The media type (`image/png`, ...).
+    #[serde(rename = "type")]
+    pub media_type: String,
+    /// The file size in bytes.
+    pub original_size: u64,
+}
+
+/// Text of some pages of a PDF.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdfFile {
+    /// The absolute path.
+    pub file_path: PathBuf,
+    /// How many pages the document has.
+    pub total_pages: usize,
+    /// The pages read.
+    pub pages: Vec<PdfPage>,
+}
+
+/// The extracted text of one PDF page.
+#[derive(Debug, Clone, Serialize)]
+pub struct PdfPage {
+    /// The page number (1-based).
+    pub page: u32,
+    /// The text (empty when the page has none, e.g. a scan).
+    pub text: String,
+}
+
+/// A notebook.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotebookFile {
+    /// The absolute path.
+    pub file_path: PathBuf,
+    /// The cells as rendered.
+    pub cells: Vec<serde_json::Value>,
+}
+
+/// A file read again without change.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnchangedFile {
+    /// The absolute path.
+    pub file_path: PathBuf,
+}
+
+/// The `Read` tool. See the [module docs](self).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Read;
+
+const DESCRIPTION: &str = "Reads a file from the local filesystem. You can access any file directly by using this tool.
+Assume this tool is able to read all files on the machine. If the User provides a path to a file assume that path is valid. It is okay to read a file that does not exist; an error will be returned.
+
+Usage:
+- The file_path parameter must be an absolute path, not a relative path
+- By default, it reads up to 2000 lines starting from the beginning of the file
+- You can optionally specify a line offset and limit (especially handy for long files), but it's recommended to read the whole file by not providing these parameters
+- Any lines longer than 2000 characters will be truncated
+- Results are returned using cat -n format, with line numbers starting at 1
+- This tool allows Claude Code to read images (eg PNG, JPG, etc). When reading an image file the contents are presented visually as Claude Code is a multimodal LLM.
+- This tool can read PDF files (.pdf) as extracted text. For large PDFs (more than 10 pages), you MUST provide the pages parameter to read specific page ranges (e.g., pages: \"1-5\"). Maximum 20 pages per request.
+- This tool can read Jupyter notebooks (.ipynb files) and returns all cells with their outputs, combining code, text, and visualizations.
+- This tool can only read files, not directories. To read a directory, use an ls command via the Bash tool.
+- If you read a file that exists but has empty contents you will receive a system reminder warning in place of file contents.";
+
+fn max_output_tokens() -> usize {
+    std::env::var("CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS)
+}
+
+/// Claude Code's rough token estimate: a token per four bytes.
+fn estimate_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+/// Numbers lines as Claude Code's Read does: the number right-aligned in six columns, an
+/// arrow, the line.
+pub fn format_numbered<S: AsRef<str>>(lines: &[S], start_line: usize) -> String {
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("{:>6}\u{2192}{}", start_line + i, line.as_ref()));
+    }
+    out
+}
+
+fn to_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+#[async_trait::async_trait]
+impl TypedTool for Read {
+    type Input = ReadInput;
+    type Output = ReadOutput;
+    const NAME: &'static str = "Read";
+
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Unbounded
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("read a file, image or notebook")
+    }
+    fn is_concurrency_safe(&self, _: &ReadInput) -> bool {
+        true
+    }
+    fn is_read_only(&self, _: &ReadInput) -> bool {
+        true
+    }
+    fn is_search_or_read(&self, _: &ReadInput) -> SearchOrRead {
+        SearchOrRead {
+            is_read: true,
+            ..SearchOrRead::default()
+        }
+    }
+    fn permission_subject(&self, input: &ReadInput) -> Option<PermissionSubject> {
+        fsutil::subject_path(&input.file_path).map(|path| PermissionSubject::Path {
+            path,
+            access: FileAccess::Read,
+        })
+    }
+
+    async fn validate_input(
+        &self,
+        input: &ReadInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx)?;
+        if input.limit == Some(0) {
+            return Err(ValidationError::new("limit must be at least 1."));
+        }
+        match fs::metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ValidationError::with_code(
+                fsutil::not_found_message(ctx),
+                2,
+            )),
+            Err(e) => Err(ValidationError::new(format!(
+                "Cannot read {}: {e}",
+                path.display()
+            ))),
+            Ok(meta) if meta.is_dir() => Err(ValidationError::new(directory_message(&path))),
+            Ok(meta) if !meta.is_file() => Err(ValidationError::new(not_regular_message(&path))),
+            Ok(_) => Ok(()),
+        }
+    }
+
+    async fn call(
+        &self,
+        input: ReadInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<ReadOutput>, ToolError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
+            .map_err(|e| ToolError::msg(e.message))?;
+        let output = fsutil::blocking(move || read_blocking(&path, &input, &ctx)).await?;
+        Ok(ToolResult::new(output))
+    }
+
+    fn to_content(&self, output: &ReadOutput) -> ToolResultContent {
+        output.model_content.clone()
+    }
+}
+
+fn directory_message(path: &Path) -> String {
+    format!(
+        "EISDIR: illegal operation on a directory, read '{}'. This path is a directory, not a file: use Glob, or ls through Bash, to list it.",
+        path.display()
+    )
+}
+
+fn not_regular_message(path: &Path) -> String {
+    format!(
+        "Cannot read {}: it is not a regular file (a device, FIFO or socket).",
+        path.display()
+    )
+}
+
+fn read_blocking(
+    path: &Path,
+    input: &ReadInput,
+    ctx: &ToolUseContext,
+) -> Result<ReadOutput, ToolError> {
+    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => ToolError::msg(fsutil::not_found_message(ctx)),
+        _ => ToolError::io(path, e),
+    })?;
+    if meta.is_dir() {
+        return Err(ToolError::msg(directory_message(path)));
+    }
+    if !meta.is_file() {
+        // A device or FIFO may never end (/dev/zero) or block forever (/dev/stdin).
+        return Err(ToolError::msg(not_regular_message(path)));
+    }
+    let head = fsutil::read_head(path, 8192).map_err(|e| ToolError::io(path, e))?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+
+    if let Some(media_type) = fsutil::image_media_type(&head) {
+        return read_image(path, meta.len(), media_type);
+    }
+    if ext == "pdf" || fsutil::is_pdf(&head) {
+        return read_pdf(path, meta.len(), input.pages.as_deref());
+    }
+    if input.pages.is_some() {
+        return Err(ToolError::msg(
+            "The pages parameter applies only to PDF files.",
+        ));
+    }
+    if let Some(ext) = fsutil::binary_extension(path) {
+        return Err(ToolError::msg(format!(
+            "This tool cannot read binary files. The file appears to be a binary .{ext} file. Please use appropriate tools for binary file analysis."
+        )));
+    }
+    if fsutil::looks_binary(&head) {
+        return Err(ToolError::msg(
+            "This tool cannot read binary files. The file appears to be a binary file (it contains NUL bytes). Please use appropriate tools for binary file analysis.",
+        ));
+    }
+
+    let offset = to_usize(input.offset.unwrap_or(1)).max(1);
+    let limit = input.limit.map(to_usize);
+    let mtime = mtime_ms(&meta);
+    let cache = ctx.file_state();
+    if let Some(entry) = cache.get(path) {
+        if !entry.is_partial_view
+            && entry.offset == Some(offset)
+            && entry.limit == limit
+            && entry.mtime_ms == mtime
+        {
+            return Ok(ReadOutput {
+                data: ReadData::FileUnchanged {
+                    file: UnchangedFile {
+                        file_path: path.to_path_buf(),
+                    },
+                },
+                model_content: ToolResultContent::Text(FILE_UNCHANGED_MESSAGE.to_owned()),
+            });
+        }
+    }
+    if ext == "ipynb" {
+        return read_notebook(path, &meta, ctx);
+    }
+
+    let slice = stream_lines(
+        path,
+        &head,
+        meta.len(),
+        offset - 1,
+        limit.unwrap_or(DEFAULT_LINE_LIMIT),
+        ctx.cancellation(),
+    )?;
+    let max_tokens = max_output_tokens();
+    let ranged = input.offset.is_some() || input.limit.is_some();
+    let allow_large = input.allow_large.unwrap_or(false);
+    let mut lines = slice.lines;
+    let mut partial_notice = None;
+    let rendered_tokens = estimate_tokens(&format_numbered(&lines, offset));
+    if rendered_tokens > max_tokens && !allow_large {
+        if ranged {
+            return Err(ToolError::msg(format!(
+                "File content ({rendered_tokens} tokens) exceeds maximum allowed tokens ({max_tokens}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content."
+            )));
+        }
+        let mut used = 0;
+        let keep = lines
+            .iter()
+            .take_while(|l| {
+                used += estimate_tokens(l) + 2;
+                used <= max_tokens
+            })
+            .count()
+            .max(1);
+        lines.truncate(keep);
+        partial_notice = Some(format!(
+            "<system-reminder>This is a PARTIAL view of the file: lines {offset}-{} of {} are shown because the file exceeds the output limit of {max_tokens} tokens. Use offset and limit to read the rest.</system-reminder>",
+            offset + keep - 1,
+            slice.total_lines
+        ));
+    }
+    let content = lines.join("\n");
+    let num_lines = lines.len();
+    let text = if slice.total_lines == 0 {
+        EMPTY_FILE_NOTICE.to_owned()
+    } else if num_lines == 0 {
+        format!(
+            "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {} lines.</system-reminder>",
+            slice.total_lines
+        )
+    } else {
+        let mut t = format_numbered(&lines, offset);
+        if let Some(notice) = &partial_notice {
+            t.push('\n');
+            t.push_str(notice);
+        }
+        t
+    };
+    let recorded_limit = if partial_notice.is_some() {
+        Some(num_lines)
+    } else {
+        limit
+    };
+    cache.insert(
+        path,
+        FileState::read(content.clone(), mtime, slice.hash, offset, recorded_limit),
+    );
+    Ok(ReadOutput {
+        data: ReadData::Text {
+            file: TextFile {
+                file_path: path.to_path_buf(),
+                content,
+                num_lines,
+                start_line: offset,
+                total_lines: slice.total_lines,
+            },
+        },
+        model_content: ToolResultContent::Text(text),
+    })
+}
+
+fn read_image(path: &Path, size: u64, media_type: &str) -> Result<ReadOutput, ToolError> {
+    if size > MAX_IMAGE_BYTES {
+        return Err(ToolError::msg(format!(
+            "Image file is too large to return ({size} bytes; the maximum is {MAX_IMAGE_BYTES} bytes). Resize or compress it first, e.g. with ImageMagick via Bash."
+        )));
+    }
+    let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(ReadOutput {
+        model_content: ToolResultContent::Blocks(vec![ContentBlock::image(
+            media_type,
+            data.clone(),
+        )]),
+        data: ReadData::Image {
+            file: ImageFile {
+                base64: data,
+                media_type: media_type.to_owned(),
+                original_size: bytes.len() as u64,
+            },
+        },
+    })
+}
+
+/// Parses a `pages` value: `3`, `1-5`, or a comma-separated list of those (1-based,
+/// inclusive), against a document of `total` pages.
+pub fn parse_pages(spec: &str, total: usize) -> Result<Vec<u32>, String> {
+    let bad = |why: &str| {
+        format!(
+            "Invalid pages parameter \"{spec}\": {why}. Use a page number or a range such as \"1-5\"."
+        )
+    };
+    let mut pages: Vec<u32> = Vec::new();
+    for part in spec.split(',').map(str::trim) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: u32 = a.parse().map_err(|_| bad("not a page number"))?;
+        let b: u32 = if b.is_empty() {
+            u32::try_from(total).unwrap_or(u32::MAX)
+        } else {
+            b.parse().map_err(|_| bad("not a page number"))?
+        };
+        if a == 0 || b < a {
+            return Err(bad(
+                "pages are numbered from 1 and a range must not go backwards",
+            ));
+        }
+        if to_usize(u64::from(b)) > total {
+            return Err(format!(
+                "Invalid pages parameter \"{spec}\": the PDF has {total} pages."
+            ));
+        }
+        if to_usize(u64::from(b - a)) >= MAX_PDF_PAGES_PER_CALL {
+            return Err(format!(
+                "Page range \"{spec}\" exceeds the maximum of {MAX_PDF_PAGES_PER_CALL} pages per request."
+            ));
+        }
+        for n in a..=b {
+            if !pages.contains(&n) {
+                pages.push(n);
+            }
+        }
+    }
+    if pages.len() > MAX_PDF_PAGES_PER_CALL {
+        return Err(format!(
+            "Page range \"{spec}\" exceeds the maximum of {MAX_PDF_PAGES_PER_CALL} pages per request."
+        ));
+    }
+    Ok(pages)
+}
+
+fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, ToolError> {
+    if size > MAX_PDF_BYTES {
+        return Err(ToolError::msg(format!(
+            "PDF file is too large to read ({size} bytes; the maximum is {MAX_PDF_BYTES} bytes)."
+        )));
+    }
+    let doc = lopdf::Document::load(path)
+        .map_err(|e| ToolError::msg(format!("Could not read the PDF {}: {e}", path.display())))?;
+    if doc.is_encrypted() {
+        return Err(ToolError::msg(format!(
+            "The PDF {} is password-protected; its text cannot be read.",
+            path.display()
+        )));
+    }
+    let total = doc.get_pages().len();
+    let selected: Vec<u32> = match pages.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(spec) => parse_pages(spec, total).map_err(ToolError::msg)?,
+        None if total > PDF_PAGES_WITHOUT_RANGE => {
+            return Err(ToolError::msg(format!(
+                "This PDF has {total} pages, which is too many to read at once. Use the pages parameter to read specific page ranges (e.g., pages: \"1-5\"). Maximum {MAX_PDF_PAGES_PER_CALL} pages per request."
+            )));
+        }
+        None => (1..=u32::try_from(total).unwrap_or(u32::MAX)).collect(),
+    };
+    let mut out_pages = Vec::with_capacity(selected.len());
+    let mut text = String::new();
+    for n in selected {
+        let page_text = doc
+            .extract_text(&[n])
+            .map(|t| t.trim_end().to_owned())
+            .unwrap_or_default();
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&format!("<page number=\"{n}\">\n{page_text}\n</page>"));
+        out_pages.push(PdfPage {
+            page: n,
+            text: page_text,
+        });
+    }
+    if out_pages.iter().all(|p| p.text.trim().is_empty()) {
+        text.push_str("\n<system-reminder>No text could be extracted from these pages (they may be scanned images).</system-reminder>");
+    }
+    Ok(ReadOutput {
+        data: ReadData::Pdf {
+            file: PdfFile {
+                file_path: path.to_path_buf(),
+                total_pages: total,
+                pages: out_pages,
+            },
+        },
+        model_content: ToolResultContent::Text(text),
+    })
+}
+
+fn read_notebook(
+    path: &Path,
+    meta: &fs::Metadata,
+    ctx: &ToolUseContext,
+) -> Result<ReadOutput, ToolError> {
+    if meta.len() > MAX_NOTEBOOK_BYTES {
+        return Err(ToolError::msg(format!(
+            "Notebook content ({} bytes) exceeds the maximum of {MAX_NOTEBOOK_BYTES} bytes. Use Bash with jq to read specific cells, e.g. cat \"{}\" | jq '.cells[:20]'",
+            meta.len(),
+            path.display()
+        )));
+    }
+    let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ToolError::msg("Notebook is not valid UTF-8 JSON."))?;
+    let nb: Json = serde_json::from_str(&text)
+        .map_err(|e| ToolError::msg(format!("Notebook is not valid JSON: {e}")))?;
+    let display = fsutil::display_path(path, ctx.cwd());
+    let (blocks, cells) = notebook::render(&nb, &display);
+    let hash = ContentHash::of(text.as_bytes());
+    ctx.file_state()
+        .insert(path, FileState::read(text, mtime_ms(meta), hash, 1, None));
+    let content = if blocks.is_empty() {
+        ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
+    } else {
+        ToolResultContent::Blocks(blocks)
+    };
+    Ok(ReadOutput {
+        data: ReadData::Notebook {
+            file: NotebookFile {
+                file_path: path.to_path_buf(),
+                cells,
+            },
+        },
+        model_content: content,
+    })
+}
+
+/// The lines of a requested range, plus what only a full pass knows.
+struct Slice {
+    lines: Vec<String>,
+    total_lines: usize,
+    hash: ContentHash,
+}
+
+/// Collects lines `[start, start + count)` from bytes fed in pieces, keeping at most a
+/// bounded prefix of each line.
+struct LineCollector {
+    start: usize,
+    end: usize,
+    index: usize,
+    current: Vec<u8>,
+    pending: bool,
+    lines: Vec<String>,
+}
+
+/// Bytes kept per line: enough for `MAX_LINE_CHARS` characters of any width.
+const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
+
+impl LineCollector {
+    fn new(start: usize, count: usize) -> Self {
+        Self {
+            start,
+            end: start.saturating_add(count),
+            index: 0,
+            current: Vec::new(),
+            pending: false,
+            lines: Vec::new(),
+        }
+    }
+
+    fn in_range(&self) -> bool {
+        self.index >= self.start && self.index < self.end
+    }
+
+    fn take_part(&mut self, part: &[u8]) {
+        if self.in_range() && self.current.len() < MAX_LINE_BYTES {
+            let room = MAX_LINE_BYTES - self.current.len();
+            self.current
+                .extend_from_slice(&part[..part.len().min(room)]);
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.in_range() {
+            let bytes = std::mem::take(&mut self.current);
+            self.lines.push(finish_line(&bytes));
+        }
+        self.index += 1;
+        self.pending = false;
+    }
+
+    fn feed(&mut self, chunk: &[u8]) {
+        let mut from = 0;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            self.take_part(&chunk[from..nl]);
+            self.end_line();
+            from = nl + 1;
+        }
+        if from < chunk.len() {
+            self.take_part(&chunk[from..]);
+            self.pending = true;
+        }
+    }
+
+    fn finish(mut self) -> (Vec<String>, usize) {
+        if self.pending {
+            self.end_line();
+        }
+        (self.lines, self.index)
+    }
+}
+
+fn finish_line(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    if text.chars().count() > MAX_LINE_CHARS {
+        let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+        format!("{cut}{TRUNCATED_LINE_SUFFIX}")
+    } else {
+        text.into_owned()
+    }
+}
+
+/// Streams the file once: hashes every byte, counts lines and keeps only the requested
+/// ones. Memory stays bounded by the range, whatever the file's size.
+fn stream_lines(
+    path: &Path,
+    head: &[u8],
+    size: u64,
+    start: usize,
+    count: usize,
+    cancel: &CancellationToken,
+) -> Result<Slice, ToolError> {
+    let mut file = File::open(path).map_err(|e| ToolError::io(path, e))?;
+    let mut hasher = ContentHasher::default();
+    let mut collector = LineCollector::new(start, count);
+    if head.starts_with(&[0xFF, 0xFE]) {
+        if size > MAX_UTF16_BYTES {
+            return Err(ToolError::msg(format!(
+                "UTF-16 file is too large to read ({size} bytes; the maximum is {MAX_UTF16_BYTES})."
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| ToolError::io(path, e))?;
+        hasher.update(&bytes);
+        let decoded = fsutil::decode(&bytes)
+            .ok_or_else(|| ToolError::msg("The file is not valid UTF-16 text."))?;
+        collector.feed(decoded.text.as_bytes());
+    } else {
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut first = true;
+        let mut chunks = 0u32;
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ToolError::io(path, e)),
+            };
+            let chunk = &buf[..n];
+            hasher.update(chunk);
+            let body = if first {
+                chunk.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(chunk)
+            } else {
+                chunk
+            };
+            first = false;
+            collector.feed(body);
+            chunks += 1;
+            if chunks % 64 == 0 && cancel.is_cancelled() {
+                return Err(ToolError::Cancelled(None));
+            }
+        }
+    }
+    let (lines, total_lines) = collector.finish();
+    Ok(Slice {
+        lines,
+        total_lines,
+        hash: hasher.finish(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(chunks: &[&[u8]], start: usize, count: usize) -> (Vec<String>, usize) {
+        let mut c = LineCollector::new(start, count);
+        for chunk in chunks {
+            c.feed(chunk);
+        }
+        c.finish()
+    }
+
+    #[test]
+    fn collector_splits_across_chunks() {
+        assert_eq!(
+            collect(&[b"ab", b"c\nd", b"e\r\nf"], 0, 10),
+            (vec!["abc".into(), "de".into(), "f".into()], 3)
+        );
+        assert_eq!(collect(&[b"a\nb\n"], 1, 10), (vec!["b".into()], 2));
+        assert_eq!(collect(&[b""], 0, 10), (vec![], 0));
+        assert_eq!(collect(&[b"\n"], 0, 10), (vec![String::new()], 1));
+        assert_eq!(collect(&[b"a\nb\nc\n"], 5, 10), (vec![], 3));
+    }
+
+    #[test]
+    fn numbering_format() {
+        assert_eq!(
+            format_numbered(&["a", "b"], 9),
+            "     9\u{2192}a\n    10\u{2192}b"
+        );
+        assert_eq!(format_numbered(&["x"], 1_234_567), "1234567\u{2192}x");
+    }
+}

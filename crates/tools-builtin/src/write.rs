@@ -1,0 +1,178 @@
+//! The `Write` tool: creates or overwrites a file, atomically.
+
+use std::borrow::Cow;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    FileAccess, MaxResultSize, PermissionSubject, ProgressSender, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError,
+};
+
+use crate::fsutil::{self, Encoding};
+use crate::patch::{Hunk, structured_patch};
+
+/// Input of the `Write` tool.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct WriteInput {
+    /// The absolute path to the file to write (must be absolute, not relative)
+    pub file_path: String,
+    /// The content to write to the file
+    pub content: String,
+}
+
+/// Whether `Write` created a file or replaced one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteKind {
+    /// The file did not exist.
+    Create,
+    /// The file existed and was replaced.
+    Update,
+}
+
+/// What `Write` returns (Claude Code's shape).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteOutput {
+    /// Created or updated.
+    #[serde(rename = "type")]
+    pub kind: WriteKind,
+    /// The absolute path.
+    pub file_path: PathBuf,
+    /// The content written.
+    pub content: String,
+    /// The change, as hunks (empty for a new file).
+    pub structured_patch: Vec<Hunk>,
+    /// The previous content, for an update.
+    pub original_file: Option<String>,
+}
+
+/// The `Write` tool. See the [module docs](self).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Write;
+
+const DESCRIPTION: &str = "Writes a file to the local filesystem.
+
+Usage:
+- This tool will overwrite the existing file if there is one at the provided path.
+- If this is an existing file, you MUST use the Read tool first to read the file's contents. This tool will fail if you did not read the file first.
+- ALWAYS prefer editing existing files in the codebase. NEVER write new files unless explicitly required.
+- NEVER proactively create documentation files (*.md) or README files. Only create documentation files if explicitly requested by the User.";
+
+#[async_trait::async_trait]
+impl TypedTool for Write {
+    type Input = WriteInput;
+    type Output = WriteOutput;
+    const NAME: &'static str = "Write";
+
+    fn description(&self) -> Cow<'_, str> {
+        DESCRIPTION.into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("create or overwrite a file")
+    }
+    fn is_destructive(&self, _: &WriteInput) -> bool {
+        true
+    }
+    fn permission_subject(&self, input: &WriteInput) -> Option<PermissionSubject> {
+        fsutil::subject_path(&input.file_path).map(|path| PermissionSubject::Path {
+            path,
+            access: FileAccess::Write,
+        })
+    }
+
+    async fn validate_input(
+        &self,
+        input: &WriteInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx)?;
+        if path.is_dir() {
+            return Err(ValidationError::new(format!(
+                "Path is a directory, not a file: {}",
+                path.display()
+            )));
+        }
+        fsutil::check_stale(ctx, &path, 2, 3)
+    }
+
+    async fn call(
+        &self,
+        input: WriteInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<WriteOutput>, ToolError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
+            .map_err(|e| ToolError::msg(e.message))?;
+        let out = fsutil::blocking(move || write_blocking(&path, input.content, &ctx)).await?;
+        Ok(ToolResult::new(out))
+    }
+
+    fn to_content(&self, output: &WriteOutput) -> ToolResultContent {
+        ToolResultContent::Text(match output.kind {
+            WriteKind::Create => format!(
+                "File created successfully at: {}",
+                output.file_path.display()
+            ),
+            WriteKind::Update => format!(
+                "The file {} has been updated successfully.",
+                output.file_path.display()
+            ),
+        })
+    }
+}
+
+fn write_blocking(
+    path: &Path,
+    content: String,
+    ctx: &ToolUseContext,
+) -> Result<WriteOutput, ToolError> {
+    if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(ToolError::msg(format!(
+            "Path is a directory, not a file: {}",
+            path.display()
+        )));
+    }
+    let old_bytes = fsutil::read_optional(path)?;
+    let old = old_bytes.as_deref().and_then(fsutil::decode);
+    let encoding = old
+        .as_ref()
+        .map_or(Encoding::Utf8 { bom: false }, |d| d.encoding);
+    // Keep a CRLF file CRLF when the model writes plain LF text.
+    let keep_crlf =
+        old.as_ref().is_some_and(|d| fsutil::is_pure_crlf(&d.text)) && !content.contains("\r\n");
+    let disk_text = if keep_crlf {
+        fsutil::lf_to_crlf(&content)
+    } else {
+        content.clone()
+    };
+    let bytes = fsutil::encode(&disk_text, encoding);
+    fsutil::recheck_before_write(ctx, path, old_bytes.as_deref())?;
+    fsutil::write_and_record(ctx, path, &bytes, content.clone())?;
+    let original_file = match (&old_bytes, old) {
+        (_, Some(d)) => Some(d.text),
+        (Some(raw), None) => Some(String::from_utf8_lossy(raw).into_owned()),
+        (None, None) => None,
+    };
+    let structured_patch = original_file
+        .as_deref()
+        .map(|o| structured_patch(o, &disk_text))
+        .unwrap_or_default();
+    Ok(WriteOutput {
+        kind: if old_bytes.is_some() {
+            WriteKind::Update
+        } else {
+            WriteKind::Create
+        },
+        file_path: path.to_path_buf(),
+        content,
+        structured_patch,
+        original_file,
+    })
+}

@@ -1,0 +1,258 @@
+//! Bash against real processes: exit codes, timeouts and cancellation that leave nothing
+//! running (checked in /proc), bounded output capture, cwd persistence and reset.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_core::{ProgressSender, Tool, ToolError, ToolResult, ToolUseContext};
+use tools_builtin::Bash;
+
+async fn run(ctx: &ToolUseContext, input: Value) -> Result<ToolResult, ToolError> {
+    let tool: Arc<dyn Tool> = Arc::new(Bash::default());
+    let input = tool
+        .parse_input(input)
+        .map_err(|e| ToolError::msg(e.to_model_text()))?;
+    tool.call(input, ctx.clone(), ProgressSender::none()).await
+}
+
+fn text(result: &ToolResult) -> String {
+    result.data.content.joined_text()
+}
+
+/// Whether a process is alive (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                != Some("Z")
+        }
+        Err(_) => false,
+    }
+}
+
+fn read_pids(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn success_output_and_structured_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let result = run(&ctx, json!({"command": "echo hello; echo warn >&2"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "hello\nwarn");
+    assert_eq!(result.data.structured["stdout"], "hello\n");
+    assert_eq!(result.data.structured["stderr"], "warn\n");
+    assert_eq!(result.data.structured["interrupted"], false);
+    assert!(result.context_modifier.is_none());
+}
+
+#[tokio::test]
+async fn failures_use_the_exit_code_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let err = run(&ctx, json!({"command": "echo out; echo bad >&2; exit 3"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_model_text(), "Exit code 3\nbad\nout");
+    assert_eq!(err.class(), "ShellError");
+}
+
+#[tokio::test]
+async fn exit_one_of_search_commands_is_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), "abc\n").unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let result = run(&ctx, json!({"command": "grep zzz f"})).await.unwrap();
+    assert_eq!(text(&result), "No matches found");
+    assert!(run(&ctx, json!({"command": "false"})).await.is_err());
+    let diff = run(&ctx, json!({"command": "echo x > g; diff f g"}))
+        .await
+        .unwrap();
+    assert!(text(&diff).contains("Files differ"));
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let ctx = ToolUseContext::new(dir.path());
+    let started = Instant::now();
+    let command = format!(
+        "sleep 100 & echo $! > {p}; echo $$ >> {p}; wait",
+        p = pids.display()
+    );
+    let err = run(&ctx, json!({"command": command, "timeout": 1000}))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    let ToolError::Shell {
+        interrupted,
+        stderr,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert!(interrupted);
+    assert!(stderr.contains("Command timed out"));
+    let pids = read_pids(&pids);
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(!alive(pid), "process {pid} survived the timeout");
+    }
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let ctx = ToolUseContext::new(dir.path());
+    let token = ctx.cancellation().clone();
+    let command = format!("echo $$ > {p}; sleep 100", p = pids.display());
+    let call = tokio::spawn({
+        let ctx = ctx.clone();
+        async move { run(&ctx, json!({"command": command})).await }
+    });
+    while read_pids(&pids).is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    token.cancel();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_cancelled());
+    for pid in read_pids(&pids) {
+        assert!(!alive(pid), "process {pid} survived cancellation");
+    }
+}
+
+#[tokio::test]
+async fn leftovers_in_the_group_are_ended_when_the_command_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let ctx = ToolUseContext::new(dir.path());
+    let command = format!(
+        "(sleep 100 >/dev/null 2>&1 & echo $! > {p}); echo started",
+        p = pids.display()
+    );
+    let result = run(&ctx, json!({"command": command})).await.unwrap();
+    assert_eq!(text(&result), "started");
+    let pids = read_pids(&pids);
+    assert_eq!(pids.len(), 1);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!alive(pids[0]));
+}
+
+#[tokio::test]
+async fn huge_output_spills_to_a_file_with_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
+    std::fs::create_dir_all(dir.path().join("results")).unwrap();
+    // 200 MB of output, then a last line.
+    let command = "head -c 200000000 /dev/zero | tr '\\0' 'a'; echo; echo THE-END";
+    let result = run(&ctx, json!({"command": command})).await.unwrap();
+    let out = text(&result);
+    assert!(
+        out.len() < 200_000,
+        "the result holds only head and tail: {} bytes",
+        out.len()
+    );
+    assert!(out.contains("bytes of output omitted; the first 64 MiB are saved in"));
+    assert!(out.trim_end().ends_with("THE-END"));
+    let path = result.data.structured["rawOutputPath"].as_str().unwrap();
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 64 * 1024 * 1024);
+}
+
+#[tokio::test]
+async fn cwd_persists_inside_and_resets_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let ctx = ToolUseContext::new(&root);
+    let result = run(&ctx, json!({"command": "cd sub && pwd"}))
+        .await
+        .unwrap();
+    let next = result
+        .context_modifier
+        .expect("cd inside persists")
+        .apply(ctx.clone());
+    assert_eq!(next.cwd(), root.join("sub"));
+    let again = run(&next, json!({"command": "pwd"})).await.unwrap();
+    assert_eq!(text(&again), root.join("sub").display().to_string());
+
+    let out = run(&ctx, json!({"command": "cd / && echo moved"}))
+        .await
+        .unwrap();
+    assert!(out.context_modifier.is_none());
+    assert_eq!(
+        text(&out),
+        format!("moved\nShell cwd was reset to {}", root.display())
+    );
+}
+
+#[tokio::test]
+async fn binary_and_unicode_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let result = run(
+        &ctx,
+        json!({"command": "printf 'h\\xc3\\xa9 \\xff\\xfe end'"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&result), "hé \u{fffd}\u{fffd} end");
+}
+
+#[tokio::test]
+async fn schema_and_input_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    // An over-ceiling timeout is reduced, not rejected.
+    run(&ctx, json!({"command": "true", "timeout": 99_999_999}))
+        .await
+        .unwrap();
+    let err = run(&ctx, json!({"cmd": "ls"})).await.unwrap_err();
+    assert!(
+        err.to_model_text()
+            .contains("The required parameter `command` is missing")
+    );
+    assert!(
+        err.to_model_text()
+            .contains("An unexpected parameter `cmd` was provided")
+    );
+    let tool: Arc<dyn Tool> = Arc::new(Bash::default());
+    let schema = tool.input_schema();
+    let mut fields: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "command",
+            "dangerouslyDisableSandbox",
+            "description",
+            "run_in_background",
+            "timeout"
+        ]
+    );
+    assert_eq!(schema["required"], json!(["command"]));
+    // Fail-closed without a read-only analysis.
+    assert!(!tool.is_concurrency_safe(&json!({"command": "ls"})));
+}

@@ -1,0 +1,215 @@
+//! NotebookEdit: replace, insert and delete cells; every byte it does not change stays
+//! (for a notebook in Jupyter's own layout, which is re-serialised identically).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::fs;
+
+use common::{ctx, fail, run, text};
+use serde_json::json;
+use tool_core::{NOT_READ_MESSAGE, tool_use_error};
+use tools_builtin::{NotebookEdit, Read};
+
+const NB: &str = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "id": "intro",
+   "metadata": {
+    "tags": [
+     "x"
+    ]
+   },
+   "source": [
+    "# Title\n",
+    "text"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 3,
+   "id": "calc",
+   "metadata": {},
+   "outputs": [
+    {
+     "name": "stdout",
+     "output_type": "stream",
+     "text": [
+      "2\n"
+     ]
+    }
+   ],
+   "source": [
+    "print(1 + 1)"
+   ]
+  }
+ ],
+ "metadata": {
+  "zeta": 1,
+  "kernelspec": {
+   "name": "python3"
+  }
+ },
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nb.ipynb");
+    fs::write(&path, NB).unwrap();
+    (dir, path)
+}
+
+#[tokio::test]
+async fn replace_changes_only_the_cell() {
+    let (dir, nb) = setup();
+    let c = ctx(dir.path());
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "calc", "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(e.text, tool_use_error(NOT_READ_MESSAGE));
+    run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    let out = text(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "calc", "new_source": "print(2 + 2)\nx = 1"}),
+    )
+    .await;
+    assert_eq!(out, "Updated cell calc with print(2 + 2)\nx = 1");
+    let expected = NB
+        .replace("\"execution_count\": 3", "\"execution_count\": null")
+        .replace(
+            "\"outputs\": [\n    {\n     \"name\": \"stdout\",\n     \"output_type\": \"stream\",\n     \"text\": [\n      \"2\\n\"\n     ]\n    }\n   ]",
+            "\"outputs\": []",
+        )
+        .replace("\"print(1 + 1)\"", "\"print(2 + 2)\\n\",\n    \"x = 1\"");
+    assert_eq!(fs::read_to_string(&nb).unwrap(), expected);
+    // The write counts as a read: a second edit needs no Read.
+    text(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "cell-0", "new_source": "# New"}),
+    )
+    .await;
+    assert!(fs::read_to_string(&nb).unwrap().contains("\"# New\""));
+}
+
+#[tokio::test]
+async fn insert_and_delete() {
+    let (dir, nb) = setup();
+    let c = ctx(dir.path());
+    run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "new_source": "x", "edit_mode": "insert"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (
+            tool_use_error("Cell type is required when using edit_mode=insert."),
+            Some(5)
+        )
+    );
+    let out = run(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "intro", "new_source": "y = 2", "cell_type": "code", "edit_mode": "insert"}),
+    )
+    .await
+    .unwrap();
+    let new_id = out.structured["cell_id"].as_str().unwrap().to_owned();
+    assert!(
+        out.content
+            .joined_text()
+            .starts_with(&format!("Inserted cell {new_id} with y = 2"))
+    );
+    let doc: serde_json::Value = serde_json::from_str(&fs::read_to_string(&nb).unwrap()).unwrap();
+    assert_eq!(doc["cells"][1]["id"], new_id.as_str());
+    assert_eq!(doc["cells"][1]["source"], json!(["y = 2"]));
+    assert_eq!(doc["cells"][1]["outputs"], json!([]));
+    assert_eq!(
+        text(
+            &NotebookEdit,
+            &c,
+            json!({"notebook_path": nb, "cell_id": new_id, "new_source": "", "edit_mode": "delete"})
+        )
+        .await,
+        format!("Deleted cell {new_id}")
+    );
+    assert_eq!(fs::read_to_string(&nb).unwrap(), NB);
+}
+
+#[tokio::test]
+async fn bad_inputs() {
+    let (dir, nb) = setup();
+    let c = ctx(dir.path());
+    run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "nope", "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (
+            tool_use_error("Cell with ID \"nope\" not found in notebook."),
+            Some(8)
+        )
+    );
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(7));
+    let txt = dir.path().join("a.txt");
+    fs::write(&txt, "").unwrap();
+    assert_eq!(
+        fail(
+            &NotebookEdit,
+            &c,
+            json!({"notebook_path": txt, "cell_id": "a", "new_source": "x"})
+        )
+        .await
+        .code,
+        Some(2)
+    );
+    let missing = dir.path().join("m.ipynb");
+    assert_eq!(
+        fail(
+            &NotebookEdit,
+            &c,
+            json!({"notebook_path": missing, "cell_id": "a", "new_source": "x"})
+        )
+        .await
+        .code,
+        Some(1)
+    );
+    let broken = dir.path().join("b.ipynb");
+    fs::write(&broken, "{oops").unwrap();
+    c.file_state().insert(
+        &broken,
+        tool_core::FileState::written("{oops".into(), u64::MAX),
+    );
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": broken, "cell_id": "a", "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (tool_use_error("Notebook is not valid JSON."), Some(6))
+    );
+    assert_eq!(fs::read_to_string(&broken).unwrap(), "{oops");
+}

@@ -1,0 +1,293 @@
+//! Read: golden texts, notices, refusals, images, notebooks, the read cache.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::fs;
+
+use common::{ctx, fail, run, text};
+use serde_json::json;
+use tool_core::{ContentBlock, ContentHash, ToolResultContent};
+use tools_builtin::Read;
+use tools_builtin::read::{EMPTY_FILE_NOTICE, FILE_UNCHANGED_MESSAGE};
+
+#[tokio::test]
+async fn numbered_lines_default_offset_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "one\r\ntwo\nthree\n").unwrap();
+    let c = ctx(dir.path());
+    let p = f.to_str().unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": p})).await,
+        "     1\u{2192}one\n     2\u{2192}two\n     3\u{2192}three"
+    );
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": p, "offset": 2, "limit": 1})).await,
+        "     2\u{2192}two"
+    );
+    // The structured output has Claude Code's shape.
+    let out = run(&Read, &c, json!({"file_path": p, "offset": 3}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.structured,
+        json!({"type": "text", "file": {"filePath": p, "content": "three", "numLines": 1, "startLine": 3, "totalLines": 3}})
+    );
+}
+
+#[tokio::test]
+async fn long_lines_are_cut_and_many_lines_capped_at_2000() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.txt");
+    let mut body = format!("{}\n", "x".repeat(2500));
+    for i in 2..=2100 {
+        body.push_str(&format!("l{i}\n"));
+    }
+    fs::write(&f, body).unwrap();
+    let out = text(&Read, &ctx(dir.path()), json!({"file_path": f})).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2000);
+    assert_eq!(
+        lines[0],
+        format!("     1\u{2192}{}... [line truncated]", "x".repeat(2000))
+    );
+    assert_eq!(lines[1999], "  2000\u{2192}l2000");
+}
+
+#[tokio::test]
+async fn empty_file_and_offset_past_end_notices() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    fs::write(&empty, "").unwrap();
+    let c = ctx(dir.path());
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": empty})).await,
+        EMPTY_FILE_NOTICE
+    );
+    let short = dir.path().join("short.txt");
+    fs::write(&short, "a\nb\n").unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": short, "offset": 10})).await,
+        "<system-reminder>Warning: the file exists but is shorter than the provided offset (10). The file has 2 lines.</system-reminder>"
+    );
+}
+
+#[tokio::test]
+async fn bad_inputs_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let missing = fail(&Read, &c, json!({"file_path": dir.path().join("nope.txt")})).await;
+    assert_eq!(missing.code, Some(2));
+    assert!(
+        missing
+            .text
+            .starts_with("<tool_use_error>File does not exist."),
+        "{}",
+        missing.text
+    );
+    let relative = fail(&Read, &c, json!({"file_path": "a.txt"})).await;
+    assert!(
+        relative.text.contains("must be an absolute path"),
+        "{}",
+        relative.text
+    );
+    let directory = fail(&Read, &c, json!({"file_path": dir.path()})).await;
+    assert!(
+        directory.text.contains("EISDIR") && directory.text.contains("directory"),
+        "{}",
+        directory.text
+    );
+    let unknown = fail(&Read, &c, json!({"file_path": "/x", "bogus": 1})).await;
+    assert!(
+        unknown
+            .text
+            .contains("An unexpected parameter `bogus` was provided"),
+        "{}",
+        unknown.text
+    );
+
+    let bin = dir.path().join("data.raw");
+    fs::write(&bin, b"abc\0def").unwrap();
+    let binary = fail(&Read, &c, json!({"file_path": bin})).await;
+    assert!(
+        binary
+            .text
+            .starts_with("This tool cannot read binary files."),
+        "{}",
+        binary.text
+    );
+    let exe = dir.path().join("tool.exe");
+    fs::write(&exe, b"text-looking").unwrap();
+    let binary = fail(&Read, &c, json!({"file_path": exe})).await;
+    assert!(binary.text.contains("binary .exe file"), "{}", binary.text);
+    #[cfg(unix)]
+    assert!(
+        fail(&Read, &c, json!({"file_path": "/dev/zero"}))
+            .await
+            .text
+            .contains("not a regular file")
+    );
+    let pdf = dir.path().join("doc.pdf");
+    fs::write(&pdf, b"%PDF-1.4\n").unwrap();
+    assert!(
+        fail(&Read, &c, json!({"file_path": pdf}))
+            .await
+            .text
+            .contains("PDF")
+    );
+}
+
+#[tokio::test]
+async fn images_come_back_as_image_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("pic.bin");
+    let bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    fs::write(&png, &bytes).unwrap();
+    let out = run(&Read, &ctx(dir.path()), json!({"file_path": png}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content,
+        ToolResultContent::Blocks(vec![ContentBlock::image(
+            "image/png",
+            "iVBORw0KGgoAAAANSUhEUg=="
+        )])
+    );
+    assert_eq!(out.structured["type"], "image");
+    assert_eq!(out.structured["file"]["originalSize"], bytes.len());
+    let big = dir.path().join("big.gif");
+    let mut gif = b"GIF89a".to_vec();
+    gif.resize(5 << 20, 0);
+    fs::write(&big, gif).unwrap();
+    assert!(
+        fail(&Read, &ctx(dir.path()), json!({"file_path": big}))
+            .await
+            .text
+            .contains("too large")
+    );
+}
+
+#[tokio::test]
+async fn notebooks_render_cell_by_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("n.ipynb");
+    fs::write(
+        &nb,
+        r##"{"cells": [
+ {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": ["# Title\n", "text"]},
+ {"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1, "source": "print(1)",
+  "outputs": [{"output_type": "stream", "name": "stdout", "text": ["1\n"]}]}
+], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##,
+    )
+    .unwrap();
+    let c = ctx(dir.path());
+    let out = run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    assert_eq!(
+        out.content,
+        ToolResultContent::Blocks(vec![
+            ContentBlock::text(
+                "<cell id=\"m1\"><cell_type>markdown</cell_type># Title\ntext</cell id=\"m1\">"
+            ),
+            ContentBlock::text("<cell id=\"c1\">print(1)</cell id=\"c1\">"),
+            ContentBlock::text("1\n"),
+        ])
+    );
+    assert!(c.file_state().get(&nb).is_some());
+    fs::write(&nb, "{not json").unwrap();
+    common::bump_mtime(&nb);
+    assert!(
+        fail(&Read, &c, json!({"file_path": nb}))
+            .await
+            .text
+            .contains("not valid JSON")
+    );
+}
+
+#[tokio::test]
+async fn records_the_read_and_dedups_an_unchanged_reread() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "alpha\nbeta\n").unwrap();
+    let c = ctx(dir.path());
+    let first = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(first.contains("alpha"));
+    let state = c.file_state().get(&f).unwrap();
+    assert_eq!(state.disk_hash, Some(ContentHash::of(b"alpha\nbeta\n")));
+    assert_eq!(
+        (state.offset, state.limit, state.content.as_str()),
+        (Some(1), None, "alpha\nbeta")
+    );
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": f})).await,
+        FILE_UNCHANGED_MESSAGE
+    );
+    // Another range is not deduplicated.
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": f, "limit": 1})).await,
+        "     1\u{2192}alpha"
+    );
+    // A changed file is read again.
+    fs::write(&f, "gamma\n").unwrap();
+    common::bump_mtime(&f);
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": f, "limit": 1})).await,
+        "     1\u{2192}gamma"
+    );
+}
+
+#[tokio::test]
+async fn token_cap_gives_a_partial_view_or_an_error_for_explicit_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("wide.txt");
+    let line = "y".repeat(1500);
+    fs::write(&f, format!("{line}\n").repeat(200)).unwrap();
+    let c = ctx(dir.path());
+    let partial = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(
+        partial.contains("PARTIAL view"),
+        "{}",
+        &partial[partial.len() - 300..]
+    );
+    assert!(partial.lines().count() < 200);
+    let err = fail(
+        &Read,
+        &c,
+        json!({"file_path": f, "offset": 1, "limit": 200}),
+    )
+    .await;
+    assert!(
+        err.text.contains("exceeds maximum allowed tokens (25000)"),
+        "{}",
+        err.text
+    );
+    let all = text(
+        &Read,
+        &c,
+        json!({"file_path": f, "offset": 1, "limit": 200, "allow_large": true}),
+    )
+    .await;
+    assert_eq!(all.lines().count(), 200);
+}
+
+#[tokio::test]
+async fn bom_and_utf16_files_read_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let bom = dir.path().join("bom.txt");
+    fs::write(&bom, b"\xEF\xBB\xBFhi\n").unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": bom})).await,
+        "     1\u{2192}hi"
+    );
+    let utf16 = dir.path().join("u16.txt");
+    let mut bytes = vec![0xFF, 0xFE];
+    for u in "h\u{e9}\r\nx".encode_utf16() {
+        bytes.extend_from_slice(&u.to_le_bytes());
+    }
+    fs::write(&utf16, bytes).unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": utf16})).await,
+        "     1\u{2192}h\u{e9}\n     2\u{2192}x"
+    );
+}

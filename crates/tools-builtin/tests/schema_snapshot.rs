@@ -1,0 +1,122 @@
+//! The input schema of every shipped tool matches Claude Code's declared input fields one
+//! for one: names, required or not, coarse type and enum values
+//! (`fixtures/claude-code-tool-inputs.json`, a copy of `ref/claude-code-tool-inputs.json`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// The coarse type of a property schema, spelled as the snapshot spells it.
+fn coarse_type(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let names: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        return format!("enum:{}", names.join(","));
+    }
+    if let Some(alts) = schema
+        .get("oneOf")
+        .or_else(|| schema.get("anyOf"))
+        .and_then(Value::as_array)
+    {
+        // An enum written as one constant per variant.
+        let names: Vec<&str> = alts
+            .iter()
+            .filter_map(|a| a.get("const").and_then(Value::as_str))
+            .collect();
+        if names.len() == alts.len() && !names.is_empty() {
+            return format!("enum:{}", names.join(","));
+        }
+    }
+    let ty = match schema.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("")
+            .to_owned(),
+        _ => String::new(),
+    };
+    if ty == "integer" {
+        "number".to_owned()
+    } else {
+        ty
+    }
+}
+
+fn sorted_enum(t: &str) -> String {
+    match t.strip_prefix("enum:") {
+        Some(list) => {
+            let mut v: Vec<&str> = list.split(',').collect();
+            v.sort_unstable();
+            format!("enum:{}", v.join(","))
+        }
+        None => t.to_owned(),
+    }
+}
+
+#[test]
+fn every_tool_matches_claude_code_input_fields() {
+    let expected: Value =
+        serde_json::from_str(include_str!("fixtures/claude-code-tool-inputs.json")).unwrap();
+    for tool in tools_builtin::file_tools() {
+        let name = tool.name();
+        let want = &expected[name];
+        assert!(want.is_object(), "{name} is not in the snapshot");
+        let schema = tool.input_schema();
+        assert_eq!(schema["type"], "object", "{name}");
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let ours: BTreeMap<String, (bool, String)> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    (required.contains(&k.as_str()), sorted_enum(&coarse_type(v))),
+                )
+            })
+            .collect();
+        let theirs: BTreeMap<String, (bool, String)> = want["fields"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    (
+                        v["required"].as_bool().unwrap(),
+                        sorted_enum(v["type"].as_str().unwrap()),
+                    ),
+                )
+            })
+            .collect();
+        assert_eq!(
+            ours, theirs,
+            "{name}: input fields differ from Claude Code's"
+        );
+        assert_eq!(want["additional_properties"], false, "{name}");
+        // Unknown keys are refused, as Claude Code's strict objects do.
+        let err = tool
+            .parse_input(serde_json::json!({"__unknown__": 1}))
+            .unwrap_err();
+        assert!(
+            err.to_model_text()
+                .contains("An unexpected parameter `__unknown__` was provided"),
+            "{name}"
+        );
+        // Every field has a description for the model.
+        for (field, prop) in schema["properties"].as_object().unwrap() {
+            assert!(
+                prop.get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| !d.is_empty()),
+                "{name}.{field}"
+            );
+        }
+    }
+}

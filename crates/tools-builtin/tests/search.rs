@@ -1,0 +1,288 @@
+//! Glob and Grep: ripgrep semantics and Claude Code's output texts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{ctx, fail, run, set_mtime, text};
+use serde_json::json;
+use tools_builtin::{Glob, Grep};
+
+fn tree(root: &Path) {
+    let files = [
+        (
+            "src/main.rs",
+            "fn main() {\n    println!(\"Hello\");\n}\n",
+            30,
+        ),
+        (
+            "src/lib.rs",
+            "pub fn hello() {}\n// TODO: more\nfn other() {}\n",
+            20,
+        ),
+        ("README.md", "# hello world\nTODO list\n", 10),
+        (".hidden/conf.rs", "fn hidden_hello() {}\n", 5),
+        ("target/gen.rs", "fn generated_hello() {}\n", 40),
+        (".git/config", "hello from git\n", 50),
+    ];
+    for (path, body, secs) in files {
+        let p = root.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, body).unwrap();
+        set_mtime(&p, secs);
+    }
+    fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    set_mtime(&root.join(".gitignore"), 1);
+}
+
+#[tokio::test]
+async fn glob_matches_like_rg_newest_first_hidden_included_gitignore_not_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let c = ctx(dir.path());
+    // A pattern without a slash matches at any depth (ripgrep --glob semantics).
+    assert_eq!(
+        text(&Glob, &c, json!({"pattern": "*.rs"})).await,
+        "target/gen.rs\nsrc/main.rs\nsrc/lib.rs\n.hidden/conf.rs"
+    );
+    assert_eq!(
+        text(&Glob, &c, json!({"pattern": "src/**/*.rs"})).await,
+        "src/main.rs\nsrc/lib.rs"
+    );
+    assert_eq!(
+        text(&Glob, &c, json!({"pattern": "*.rs", "path": "src"})).await,
+        "src/main.rs\nsrc/lib.rs"
+    );
+    let abs = format!("{}/src/*.rs", dir.path().display());
+    assert_eq!(
+        text(&Glob, &c, json!({"pattern": abs})).await,
+        "src/main.rs\nsrc/lib.rs"
+    );
+    assert_eq!(
+        text(&Glob, &c, json!({"pattern": "*.nothing"})).await,
+        "No files found"
+    );
+    let out = run(&Glob, &c, json!({"pattern": "*.md"})).await.unwrap();
+    assert_eq!(out.structured["filenames"], json!(["README.md"]));
+    assert_eq!(out.structured["numFiles"], 1);
+    assert_eq!(out.structured["truncated"], false);
+}
+
+#[tokio::test]
+async fn glob_caps_at_100_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..120 {
+        let p = dir.path().join(format!("f{i:03}.txt"));
+        fs::write(&p, "x").unwrap();
+        set_mtime(&p, i);
+    }
+    let c = ctx(dir.path());
+    let out = text(&Glob, &c, json!({"pattern": "*.txt"})).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 101);
+    assert_eq!(lines[0], "f119.txt");
+    assert_eq!(lines[99], "f020.txt");
+    assert_eq!(lines[100], tools_builtin::glob::TRUNCATED_NOTE);
+}
+
+#[tokio::test]
+async fn glob_bad_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    assert!(
+        fail(&Glob, &c, json!({"pattern": "a[", "path": dir.path()}))
+            .await
+            .text
+            .contains("Invalid glob pattern `a[`")
+    );
+    let e = fail(
+        &Glob,
+        &c,
+        json!({"pattern": "*", "path": dir.path().join("nope")}),
+    )
+    .await;
+    assert_eq!(e.code, Some(1));
+    assert!(e.text.contains("Directory does not exist"));
+    fs::write(dir.path().join("f"), "").unwrap();
+    assert_eq!(
+        fail(
+            &Glob,
+            &c,
+            json!({"pattern": "*", "path": dir.path().join("f")})
+        )
+        .await
+        .code,
+        Some(2)
+    );
+    assert!(
+        fail(&Glob, &c, json!({"pattern": "a\u{0}b"}))
+            .await
+            .text
+            .contains("null")
+    );
+}
+
+#[tokio::test]
+async fn grep_files_with_matches_honours_gitignore_and_skips_vcs() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let c = ctx(dir.path());
+    // Newest first; target/ is gitignored (a .git dir makes it a repository); .git is skipped;
+    // hidden files are searched.
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "hello", "-i": true})).await,
+        "Found 4 files\nsrc/main.rs\nsrc/lib.rs\nREADME.md\n.hidden/conf.rs"
+    );
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "hello"})).await,
+        "Found 3 files\nsrc/lib.rs\nREADME.md\n.hidden/conf.rs"
+    );
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "hello", "glob": "*.md"})).await,
+        "Found 1 file\nREADME.md"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "hello", "type": "rust", "path": "src"})
+        )
+        .await,
+        "Found 1 file\nsrc/lib.rs"
+    );
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "nomatch"})).await,
+        "No files found"
+    );
+}
+
+#[tokio::test]
+async fn grep_content_mode_prints_like_rg() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let c = ctx(dir.path());
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "TODO", "output_mode": "content"})
+        )
+        .await,
+        "README.md:2:TODO list\nsrc/lib.rs:2:// TODO: more"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "TODO", "output_mode": "content", "-n": false})
+        )
+        .await,
+        "README.md:TODO list\nsrc/lib.rs:// TODO: more"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "TODO", "output_mode": "content", "-C": 1})
+        )
+        .await,
+        "README.md-1-# hello world\nREADME.md:2:TODO list\n--\nsrc/lib.rs-1-pub fn hello() {}\nsrc/lib.rs:2:// TODO: more\nsrc/lib.rs-3-fn other() {}"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "T.DO", "output_mode": "content", "-o": true, "path": "README.md"})
+        )
+        .await,
+        "2:TODO"
+    );
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "main\\(\\) \\{.*Hello", "output_mode": "content", "multiline": true, "path": "src"})).await,
+        "src/main.rs:1:fn main() {\nsrc/main.rs:2:    println!(\"Hello\");"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "zzz", "output_mode": "content"})
+        )
+        .await,
+        "No matches found"
+    );
+}
+
+#[tokio::test]
+async fn grep_count_and_pagination() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..5 {
+        fs::write(dir.path().join(format!("f{i}.txt")), "hit\nhit\nmiss\n").unwrap();
+    }
+    let c = ctx(dir.path());
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "hit", "output_mode": "count", "head_limit": 2})
+        )
+        .await,
+        "f0.txt:2\nf1.txt:2\n\nFound 10 total occurrences across 5 files. with pagination = limit: 2"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "hit", "output_mode": "content", "head_limit": 3, "offset": 1})
+        )
+        .await,
+        "f0.txt:2:hit\nf1.txt:1:hit\nf1.txt:2:hit\n\n[Showing results with pagination = limit: 3, offset: 1]"
+    );
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "hit", "offset": 9})).await,
+        "No entries at this offset"
+    );
+    let out = text(&Grep, &c, json!({"pattern": "hit", "head_limit": 0})).await;
+    assert!(out.starts_with("Found 5 files\n"), "{out}");
+}
+
+#[tokio::test]
+async fn grep_bad_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let e = fail(&Grep, &c, json!({"pattern": "fn (", "path": dir.path()})).await;
+    assert!(
+        e.text.contains("Invalid regex pattern `fn (`"),
+        "{}",
+        e.text
+    );
+    assert!(
+        fail(&Grep, &c, json!({"pattern": "x", "type": "nosuchtype"}))
+            .await
+            .text
+            .contains("nosuchtype")
+    );
+    assert!(
+        fail(
+            &Grep,
+            &c,
+            json!({"pattern": "x", "glob": "a[", "path": dir.path()})
+        )
+        .await
+        .text
+        .contains("Invalid glob")
+    );
+    assert!(
+        fail(&Grep, &c, json!({"pattern": "x", "path": "missing"}))
+            .await
+            .text
+            .contains("does not exist")
+    );
+    assert!(
+        fail(&Grep, &c, json!({"pattern": "x", "output_mode": "lines"}))
+            .await
+            .text
+            .contains("InputValidationError")
+    );
+}

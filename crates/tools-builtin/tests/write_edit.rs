@@ -1,0 +1,402 @@
+//! Write and Edit: read-before-write, stale refusals with Claude Code's codes, exact-match
+//! rules, and preservation of line endings, encodings and permissions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::fs;
+
+use common::{bump_mtime, ctx, fail, run, text};
+use serde_json::json;
+use tool_core::{MODIFIED_MESSAGE, NOT_READ_MESSAGE, tool_use_error};
+use tools_builtin::{Edit, Read, Write};
+
+#[tokio::test]
+async fn write_creates_without_a_read_and_makes_parents() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("sub/dir/new.txt");
+    let c = ctx(dir.path());
+    let out = run(&Write, &c, json!({"file_path": f, "content": "hello\n"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        format!("File created successfully at: {}", f.display())
+    );
+    assert_eq!(out.structured["type"], "create");
+    assert_eq!(fs::read_to_string(&f).unwrap(), "hello\n");
+    // Written counts as read: a second write needs no Read.
+    let out = run(&Write, &c, json!({"file_path": f, "content": "bye\n"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        format!("The file {} has been updated successfully.", f.display())
+    );
+    assert_eq!(out.structured["type"], "update");
+    assert_eq!(out.structured["originalFile"], "hello\n");
+    assert_eq!(
+        out.structured["structuredPatch"][0]["lines"],
+        json!(["-hello", "+bye"])
+    );
+}
+
+#[tokio::test]
+async fn write_refuses_unread_and_changed_files_with_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "v1\n").unwrap();
+    let c = ctx(dir.path());
+    let err = fail(&Write, &c, json!({"file_path": f, "content": "x"})).await;
+    assert_eq!(
+        (err.text, err.code),
+        (tool_use_error(NOT_READ_MESSAGE), Some(2))
+    );
+    text(&Read, &c, json!({"file_path": f})).await;
+    // An mtime bump with the same content is not a change (decision 7).
+    bump_mtime(&f);
+    run(&Write, &c, json!({"file_path": f, "content": "v2\n"}))
+        .await
+        .unwrap();
+    // A real change is.
+    fs::write(&f, "changed by user\n").unwrap();
+    bump_mtime(&f);
+    let err = fail(&Write, &c, json!({"file_path": f, "content": "v3\n"})).await;
+    assert_eq!(
+        (err.text, err.code),
+        (tool_use_error(MODIFIED_MESSAGE), Some(3))
+    );
+    assert_eq!(fs::read_to_string(&f).unwrap(), "changed by user\n");
+}
+
+#[tokio::test]
+async fn write_keeps_crlf_bom_utf16_and_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let crlf = dir.path().join("crlf.txt");
+    fs::write(&crlf, "a\r\nb\r\n").unwrap();
+    text(&Read, &c, json!({"file_path": crlf})).await;
+    run(&Write, &c, json!({"file_path": crlf, "content": "x\ny\n"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read(&crlf).unwrap(), b"x\r\ny\r\n");
+
+    let bom = dir.path().join("bom.txt");
+    fs::write(&bom, b"\xEF\xBB\xBFold").unwrap();
+    text(&Read, &c, json!({"file_path": bom})).await;
+    run(&Write, &c, json!({"file_path": bom, "content": "new"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read(&bom).unwrap(), b"\xEF\xBB\xBFnew");
+
+    let u16 = dir.path().join("u16.txt");
+    fs::write(&u16, [0xFF, 0xFE, b'o', 0]).unwrap();
+    text(&Read, &c, json!({"file_path": u16})).await;
+    run(&Write, &c, json!({"file_path": u16, "content": "ok"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read(&u16).unwrap(), [0xFF, 0xFE, b'o', 0, b'k', 0]);
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.path().join("run.sh");
+        fs::write(&script, "echo 1\n").unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o750)).unwrap();
+        text(&Read, &c, json!({"file_path": script})).await;
+        run(
+            &Write,
+            &c,
+            json!({"file_path": script, "content": "echo 2\n"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+            0o750
+        );
+    }
+}
+
+#[tokio::test]
+async fn edit_replaces_exactly_once_and_reports_a_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("code.rs");
+    fs::write(&f, "fn a() {}\nfn b() {}\n").unwrap();
+    let c = ctx(dir.path());
+    text(&Read, &c, json!({"file_path": f})).await;
+    let out = run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "fn b", "new_string": "fn c"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        format!("The file {} has been updated successfully.", f.display())
+    );
+    assert_eq!(fs::read_to_string(&f).unwrap(), "fn a() {}\nfn c() {}\n");
+    assert_eq!(out.structured["originalFile"], "fn a() {}\nfn b() {}\n");
+    assert_eq!(out.structured["replaceAll"], false);
+    assert_eq!(
+        out.structured["structuredPatch"],
+        json!([{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2, "lines": [" fn a() {}", "-fn b() {}", "+fn c() {}"]}])
+    );
+    // Our own edit counts as a read: edit again straight away.
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "fn a", "new_string": "fn z"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&f).unwrap(), "fn z() {}\nfn c() {}\n");
+}
+
+#[tokio::test]
+async fn edit_refusals_have_claude_code_texts_and_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.txt");
+    fs::write(&f, "x = 1\nx = 1\n").unwrap();
+    let c = ctx(dir.path());
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "x", "new_string": "y"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (tool_use_error(NOT_READ_MESSAGE), Some(6))
+    );
+    text(&Read, &c, json!({"file_path": f})).await;
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "x = 1", "new_string": "x = 2"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(9));
+    assert_eq!(
+        e.text,
+        tool_use_error(
+            "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: x = 1"
+        )
+    );
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "zzz", "new_string": "y"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (
+            tool_use_error("String to replace not found in file.\nString: zzz"),
+            Some(8)
+        )
+    );
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "x", "new_string": "x"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(1));
+    assert!(
+        e.text
+            .contains("No changes to make: old_string and new_string are exactly the same.")
+    );
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "", "new_string": "y"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (
+            tool_use_error("Cannot create new file - file already exists."),
+            Some(3)
+        )
+    );
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": dir.path().join("none.txt"), "old_string": "a", "new_string": "b"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(4));
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": dir.path().join("n.ipynb"), "old_string": "", "new_string": "{}"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(5));
+    // replace_all changes every occurrence.
+    let out = run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "x = 1", "new_string": "x = 2", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.content
+            .joined_text()
+            .contains("All occurrences of 'x = 1' were successfully replaced with 'x = 2'")
+    );
+    assert_eq!(fs::read_to_string(&f).unwrap(), "x = 2\nx = 2\n");
+    // A change behind our back.
+    fs::write(&f, "someone else\n").unwrap();
+    bump_mtime(&f);
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "someone", "new_string": "y"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (tool_use_error(MODIFIED_MESSAGE), Some(7))
+    );
+}
+
+#[tokio::test]
+async fn edit_rechecks_right_before_the_write() {
+    use tool_core::{ProgressSender, Tool};
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("race.txt");
+    fs::write(&f, "one\n").unwrap();
+    let c = ctx(dir.path());
+    text(&Read, &c, json!({"file_path": f})).await;
+    let input = Edit
+        .parse_input(json!({"file_path": f, "old_string": "one", "new_string": "two"}))
+        .unwrap();
+    Edit.validate_input(&input, &c).await.unwrap();
+    // The file changes between validation and the call.
+    fs::write(&f, "one, edited elsewhere\n").unwrap();
+    bump_mtime(&f);
+    let err = Edit
+        .call(input, c.clone(), ProgressSender::none())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_model_text(),
+        "File has been unexpectedly modified. Read it again before attempting to write it."
+    );
+    assert_eq!(fs::read_to_string(&f).unwrap(), "one, edited elsewhere\n");
+}
+
+#[tokio::test]
+async fn edit_creates_a_missing_file_with_empty_old_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("made.txt");
+    let c = ctx(dir.path());
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "", "new_string": "fresh\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&f).unwrap(), "fresh\n");
+}
+
+#[tokio::test]
+async fn edit_keeps_crlf_bom_utf16_mode_and_curly_quotes() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let crlf = dir.path().join("win.txt");
+    fs::write(&crlf, "a\r\nb\r\nc\r\n").unwrap();
+    text(&Read, &c, json!({"file_path": crlf})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": crlf, "old_string": "a\nb", "new_string": "a\nB\nb2"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&crlf).unwrap(), b"a\r\nB\r\nb2\r\nc\r\n");
+
+    let bom = dir.path().join("bom.txt");
+    fs::write(&bom, b"\xEF\xBB\xBFkeep me\n").unwrap();
+    text(&Read, &c, json!({"file_path": bom})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": bom, "old_string": "keep", "new_string": "kept"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&bom).unwrap(), b"\xEF\xBB\xBFkept me\n");
+
+    let u16 = dir.path().join("u16.txt");
+    let enc = |s: &str| {
+        let mut v = vec![0xFF, 0xFE];
+        for u in s.encode_utf16() {
+            v.extend_from_slice(&u.to_le_bytes());
+        }
+        v
+    };
+    fs::write(&u16, enc("caf\u{e9}\r\n")).unwrap();
+    text(&Read, &c, json!({"file_path": u16})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": u16, "old_string": "caf\u{e9}", "new_string": "tea"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&u16).unwrap(), enc("tea\r\n"));
+
+    let quotes = dir.path().join("q.md");
+    fs::write(&quotes, "He said \u{201C}hi\u{201D}.\n").unwrap();
+    text(&Read, &c, json!({"file_path": quotes})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": quotes, "old_string": "\"hi\"", "new_string": "\"hello\""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(&quotes).unwrap(),
+        "He said \u{201C}hello\u{201D}.\n"
+    );
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let script = dir.path().join("x.sh");
+        fs::write(&script, "echo a\n").unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o700)).unwrap();
+        text(&Read, &c, json!({"file_path": script})).await;
+        run(
+            &Edit,
+            &c,
+            json!({"file_path": script, "old_string": "a", "new_string": "b"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
+    // A binary file is refused, not mangled.
+    let bin = dir.path().join("b.dat");
+    fs::write(&bin, b"\xC3\x28 bad utf8").unwrap();
+    c.file_state()
+        .insert(&bin, tool_core::FileState::written(String::new(), u64::MAX));
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": bin, "old_string": "bad", "new_string": "good"}),
+    )
+    .await;
+    assert!(e.text.contains("not UTF-8 or UTF-16 text"), "{}", e.text);
+    assert_eq!(fs::read(&bin).unwrap(), b"\xC3\x28 bad utf8");
+}

@@ -12,6 +12,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod docs;
 mod layers;
+mod profiles;
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -22,6 +23,11 @@ fn main() -> ExitCode {
         Some("check-layers") => check_layers(&args[1..]),
         Some("check-docs") => docs::check(&workspace_root()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
+        Some("profiles") => profiles::check(&workspace_root()),
+        Some("build") => match args.get(1..) {
+            Some([flag, profile]) if flag == "--profile" => profiles::build(&workspace_root(), profile).map(|p| println!("{}", p.display())),
+            _ => Err("usage: cargo xtask build --profile external|internal".into()),
+        },
         Some("help" | "--help" | "-h") | None => {
             print_help();
             Ok(())
@@ -44,7 +50,9 @@ fn print_help() {
          ci                               fmt check, clippy -D warnings, check-layers, check-docs, tests\n  \
          check-layers [--manifest-path P] check the crate dependency direction\n  \
          check-docs                       check that docs/architecture.md names only existing paths\n  \
-         bench [all|exec]                 run the benchmarks; report in target/bench/report.md"
+         bench [all|exec]                 run the benchmarks; report in target/bench/report.md\n  \
+         build --profile external|internal  build the binary of one profile\n  \
+         profiles                         build both profiles and prove gated tools are compiled out"
     );
 }
 
@@ -117,6 +125,8 @@ fn ci() -> Result {
     check_layers(&[])?;
     println!("==> check-docs");
     docs::check(&workspace_root())?;
+    println!("==> profiles");
+    profiles::check(&workspace_root())?;
     run(
         &format!("cargo {}", TEST_COMMAND.join(" ")),
         cargo().args(TEST_COMMAND),

@@ -1,0 +1,96 @@
+//! Overhead of running command hooks through [`HookRunner`] compared with a bare spawn.
+//!
+//! - `spawn/bare`: `sh -c 'cat >/dev/null'` fed the same stdin JSON, via tokio::process.
+//! - `spawn/hook`: the same command as a PreToolUse hook (matching, stdin JSON, process
+//!   group, bounded capture, output parsing and aggregation). Target: ≤ 1.2x bare.
+//! - `parallel/one` vs `parallel/eight`: hooks of `sleep 0.1`; eight should take ≤ 1.3x one.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tool_core::{RuleSource, ToolUseContext};
+use tool_hooks::{HookRunner, HooksConfig, ToolCallInfo};
+
+fn runner(commands: &[&str]) -> HookRunner {
+    let hooks: Vec<_> = commands
+        .iter()
+        .map(|c| json!({"type": "command", "command": c}))
+        .collect();
+    let (config, diags) = HooksConfig::from_hooks_value(
+        &json!({"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}),
+        RuleSource::UserSettings,
+    );
+    assert!(diags.is_empty());
+    HookRunner::new(config)
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = std::env::temp_dir();
+    let ctx = ToolUseContext::new(&dir).with_session_id("bench");
+    let call = ToolCallInfo::new(
+        "Bash",
+        json!({"command": "cargo test --workspace", "description": "run tests"}),
+        "toolu_bench",
+    );
+    let input = serde_json::to_vec(&json!({
+        "session_id": "bench", "transcript_path": "", "cwd": dir, "hook_event_name": "PreToolUse",
+        "permission_mode": "default", "tool_name": "Bash",
+        "tool_input": {"command": "cargo test --workspace", "description": "run tests"}, "tool_use_id": "toolu_bench"
+    }))
+    .unwrap();
+
+    let mut g = c.benchmark_group("spawn");
+    g.sample_size(50).measurement_time(Duration::from_secs(5));
+    g.bench_function("bare", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut child = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg("cat >/dev/null")
+                .current_dir(&dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(&input).await.unwrap();
+            drop(stdin);
+            child.wait_with_output().await.unwrap();
+        });
+    });
+    let one = runner(&["cat >/dev/null"]);
+    g.bench_function("hook", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = one.run_pre_tool_use(&call, &ctx).await;
+            assert!(out.common.errors.is_empty());
+        });
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("parallel");
+    g.sample_size(10).measurement_time(Duration::from_secs(3));
+    let single = runner(&["sleep 0.1"]);
+    g.bench_function("one", |b| {
+        b.to_async(&rt)
+            .iter(|| single.run_pre_tool_use(&call, &ctx))
+    });
+    let cmds: Vec<String> = (0..8).map(|i| format!("sleep 0.1; : {i}")).collect();
+    let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    let eight = runner(&refs);
+    g.bench_function("eight", |b| {
+        b.to_async(&rt).iter(|| eight.run_pre_tool_use(&call, &ctx))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,851 @@
+//! The `hooks` section of Claude Code settings: parsing, merging across levels, and the
+//! `disableAllHooks` / `allowManagedHooksOnly` switches.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tool_core::RuleSource;
+
+use crate::matcher::{Matcher, glob_match};
+use crate::native::NativeHook;
+
+/// Every hook event name Claude Code knows (`HOOK_EVENTS`, 2.1.333).
+pub const HOOK_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
+    "PreSkillShellCommand",
+];
+
+/// Events whose hooks see a tool call (the `if` condition applies only to these).
+pub const TOOL_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "PermissionDenied",
+];
+
+/// Events that take no matcher (a `matcher` given there is ignored).
+pub const NO_MATCHER_EVENTS: &[&str] = &[
+    "UserPromptSubmit",
+    "PostToolBatch",
+    "Stop",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "MessageDisplay",
+    "CwdChanged",
+];
+
+/// The default hard timeout of command and http hooks.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The default timeout of a handler of `event` when it sets none (Claude Code's per-event
+/// exceptions: UserPromptSubmit 30 s, MessageDisplay 10 s, else 600 s).
+pub fn default_timeout(event: &str) -> Duration {
+    match event {
+        "UserPromptSubmit" => Duration::from_secs(30),
+        "MessageDisplay" => Duration::from_secs(10),
+        _ => DEFAULT_TIMEOUT,
+    }
+}
+
+/// What to do when a hook fails (non-0/2 exit, timeout, cannot start, invalid JSON).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnFailure {
+    /// A non-blocking error; the action proceeds (the default).
+    #[default]
+    Continue,
+    /// Treat the failure like exit code 2 (a blocking error).
+    Block,
+}
+
+/// A `command` handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandHandler {
+    /// The command: a shell command line (shell form) or a program (exec form).
+    pub command: String,
+    /// Exec form: arguments passed to `command` directly, no shell.
+    pub args: Option<Vec<String>>,
+    /// `bash` or `powershell`; shell form uses `sh -c` when absent.
+    pub shell: Option<String>,
+    /// `async: true`: run detached, no blocking effect, output delivered later.
+    pub is_async: bool,
+}
+
+/// An `http` handler (parsed and reported; see the crate docs for its status).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpHandler {
+    /// The URL the hook input is POSTed to.
+    pub url: String,
+    /// Extra request headers; `$VAR`/`${VAR}` expand only for `allowed_env_vars`.
+    pub headers: BTreeMap<String, String>,
+    /// Environment variables that may be expanded in headers.
+    pub allowed_env_vars: Vec<String>,
+}
+
+/// The kind of a handler.
+#[derive(Clone)]
+pub enum HandlerKind {
+    /// A process: shell form or exec form.
+    Command(CommandHandler),
+    /// An HTTP POST.
+    Http(HttpHandler),
+    /// An in-process Rust hook.
+    Native(Arc<dyn NativeHook>),
+}
+
+impl fmt::Debug for HandlerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Command(c) => f.debug_tuple("Command").field(c).finish(),
+            Self::Http(h) => f.debug_tuple("Http").field(h).finish(),
+            Self::Native(n) => f.debug_tuple("Native").field(&n.name()).finish(),
+        }
+    }
+}
+
+/// One hook handler with its common fields and where it was configured.
+#[derive(Debug, Clone)]
+pub struct HookHandler {
+    /// What runs.
+    pub kind: HandlerKind,
+    /// The `if` condition: one permission rule (tool events only).
+    pub if_condition: Option<String>,
+    /// The handler's own timeout; the event default applies when absent.
+    pub timeout: Option<Duration>,
+    /// `statusMessage`, shown while the hook runs.
+    pub status_message: Option<String>,
+    /// `onFailure`.
+    pub on_failure: OnFailure,
+    /// The settings level it came from (`Session` for hooks added in code).
+    pub source: RuleSource,
+    /// The settings file it came from, if any.
+    pub path: Option<PathBuf>,
+    /// Identity for de-duplication: identical handlers from several files run once.
+    pub(crate) dedupe_key: String,
+}
+
+impl HookHandler {
+    /// The name used in messages: the command line, the URL, or the native hook's name.
+    pub fn display_name(&self) -> String {
+        match &self.kind {
+            HandlerKind::Command(c) => match &c.args {
+                Some(args) if !args.is_empty() => format!("{} {}", c.command, args.join(" ")),
+                _ => c.command.clone(),
+            },
+            HandlerKind::Http(h) => h.url.clone(),
+            HandlerKind::Native(n) => n.name().to_owned(),
+        }
+    }
+
+    /// A native (in-process) handler for [`HooksConfig::add_native`].
+    pub fn native(hook: Arc<dyn NativeHook>) -> Self {
+        let dedupe_key = format!("native:{:p}", Arc::as_ptr(&hook));
+        Self {
+            kind: HandlerKind::Native(hook),
+            if_condition: None,
+            timeout: None,
+            status_message: None,
+            on_failure: OnFailure::Continue,
+            source: RuleSource::Session,
+            path: None,
+            dedupe_key,
+        }
+    }
+
+    /// The same handler with an `if` condition.
+    pub fn with_if(mut self, rule: impl Into<String>) -> Self {
+        self.if_condition = Some(rule.into());
+        self
+    }
+
+    /// The same handler with a timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// One matcher group: a matcher and the handlers it selects.
+#[derive(Debug, Clone)]
+pub struct MatcherGroup {
+    /// The matcher as written (`None` when absent).
+    pub pattern: Option<String>,
+    /// The parsed matcher.
+    pub matcher: Matcher,
+    /// The handlers, in configuration order.
+    pub hooks: Vec<HookHandler>,
+}
+
+/// A problem found in a settings file's hooks configuration. The offending part is skipped
+/// and reported here, never silently dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The settings level.
+    pub source: Option<RuleSource>,
+    /// The file, if known.
+    pub path: Option<PathBuf>,
+    /// Where in the file (`hooks.PreToolUse[0].hooks[1]`).
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.path, self.source) {
+            (Some(p), _) => write!(f, "{}", p.display())?,
+            (None, Some(s)) => write!(f, "{s:?}")?,
+            (None, None) => f.write_str("settings")?,
+        }
+        if !self.location.is_empty() {
+            write!(f, " ({})", self.location)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// One settings file's JSON and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsFile {
+    /// The settings level.
+    pub source: RuleSource,
+    /// The file, if it was read from disk.
+    pub path: Option<PathBuf>,
+    /// The whole settings JSON (only `hooks`, `disableAllHooks`, `allowManagedHooksOnly`
+    /// are read here).
+    pub value: Value,
+}
+
+/// The merged hooks configuration of a session.
+///
+/// Configuration order (used for de-duplication and for the deterministic order in which
+/// hook results are combined) is: user, project, local, `--settings`, managed, then hooks
+/// added in code; within a file, the order written.
+#[derive(Debug, Clone, Default)]
+pub struct HooksConfig {
+    events: BTreeMap<String, Vec<MatcherGroup>>,
+    /// Whether `disableAllHooks` turned off the settings hooks it may turn off.
+    pub disabled_all: bool,
+    /// Whether managed `allowManagedHooksOnly` restricted hooks to managed ones.
+    pub managed_only: bool,
+}
+
+fn rank(source: RuleSource) -> u8 {
+    match source {
+        RuleSource::UserSettings => 0,
+        RuleSource::ProjectSettings => 1,
+        RuleSource::LocalSettings => 2,
+        RuleSource::FlagSettings => 3,
+        RuleSource::PolicySettings => 4,
+        _ => 5,
+    }
+}
+
+fn parse_timeout(v: &Value) -> Result<Duration, String> {
+    let secs = v
+        .as_f64()
+        .ok_or_else(|| format!("`timeout` must be a number of seconds, got {v}"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 1.0e9) {
+        return Err(format!(
+            "`timeout` must be a positive number of seconds, got {v}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
+    }
+}
+
+/// A JSON text with object keys sorted at every level (whatever map order serde_json uses).
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{}:{}", Value::String((*k).clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn parse_handler(
+    value: &Value,
+    source: RuleSource,
+    path: Option<&PathBuf>,
+) -> Result<Option<HookHandler>, String> {
+    let obj = value
+        .as_object()
+        .ok_or_else(|| format!("a hook handler must be an object, got {value}"))?;
+    let ty = match obj.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        None => "command",
+        Some(other) => return Err(format!("`type` must be a string, got {other}")),
+    };
+    let kind = match ty {
+        "command" => {
+            let command = opt_string(obj, "command")?
+                .filter(|c| !c.trim().is_empty())
+                .ok_or("a command hook needs a non-empty `command` string")?;
+            let args = match obj.get("args") {
+                None | Some(Value::Null) => None,
+                Some(Value::Array(items)) => Some(
+                    items
+                        .iter()
+                        .map(|a| {
+                            a.as_str()
+                                .map(str::to_owned)
+                                .ok_or_else(|| format!("`args` must hold strings, got {a}"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+                Some(other) => {
+                    return Err(format!("`args` must be an array of strings, got {other}"));
+                }
+            };
+            let shell = opt_string(obj, "shell")?;
+            if let Some(s) = &shell {
+                if s != "bash" && s != "powershell" {
+                    return Err(format!(
+                        "`shell` must be \"bash\" or \"powershell\", got {s:?}"
+                    ));
+                }
+            }
+            let is_async = match obj.get("async") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => return Err(format!("`async` must be a boolean, got {other}")),
+            };
+            HandlerKind::Command(CommandHandler {
+                command,
+                args,
+                shell,
+                is_async,
+            })
+        }
+        "http" => {
+            let url = opt_string(obj, "url")?.ok_or("an http hook needs a `url` string")?;
+            let headers = match obj.get("headers") {
+                None | Some(Value::Null) => BTreeMap::new(),
+                Some(Value::Object(h)) => h
+                    .iter()
+                    .map(|(k, v)| {
+                        v.as_str()
+                            .map(|s| (k.clone(), s.to_owned()))
+                            .ok_or_else(|| format!("header {k:?} must be a string"))
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(other) => return Err(format!("`headers` must be an object, got {other}")),
+            };
+            let allowed_env_vars = match obj.get("allowedEnvVars") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
+                Some(other) => {
+                    return Err(format!("`allowedEnvVars` must be an array, got {other}"));
+                }
+            };
+            HandlerKind::Http(HttpHandler {
+                url,
+                headers,
+                allowed_env_vars,
+            })
+        }
+        "prompt" | "agent" | "mcp_tool" => {
+            return Err(format!(
+                "hook type {ty:?} is not supported by Toolwright's tool layer; handler skipped"
+            ));
+        }
+        other => return Err(format!("unknown hook type {other:?}")),
+    };
+    let if_condition = opt_string(obj, "if")?;
+    let timeout = match obj.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(parse_timeout(v)?),
+    };
+    let on_failure = match opt_string(obj, "onFailure")?.as_deref() {
+        None | Some("continue") => OnFailure::Continue,
+        Some("block") => OnFailure::Block,
+        Some(other) => {
+            return Err(format!(
+                "`onFailure` must be \"continue\" or \"block\", got {other:?}"
+            ));
+        }
+    };
+    let status_message = opt_string(obj, "statusMessage")?;
+    // Identity: the handler JSON without presentation-only fields, keys sorted.
+    let mut key_obj = obj.clone();
+    key_obj.remove("statusMessage");
+    key_obj.remove("once");
+    let dedupe_key = canonical(&Value::Object(key_obj));
+    Ok(Some(HookHandler {
+        kind,
+        if_condition,
+        timeout,
+        status_message,
+        on_failure,
+        source,
+        path: path.cloned(),
+        dedupe_key,
+    }))
+}
+
+impl HooksConfig {
+    /// An empty configuration: no hooks run.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds the merged configuration from settings files of any levels, in any order.
+    ///
+    /// Entries from all levels are concatenated (user, project, local, `--settings`,
+    /// managed). `disableAllHooks` takes the value of the highest level that sets it: set by
+    /// a non-managed level it disables non-managed hooks; set by managed settings it disables
+    /// all. Managed `allowManagedHooksOnly: true` drops every non-managed hook. Problems are
+    /// returned as diagnostics (the bad part is skipped); nothing is dropped silently.
+    pub fn from_settings(files: &[SettingsFile]) -> (Self, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let mut ordered: Vec<&SettingsFile> = files.iter().collect();
+        ordered.sort_by_key(|f| rank(f.source));
+
+        // disableAllHooks: value of the highest level that sets it.
+        let mut disable: Option<(bool, RuleSource)> = None;
+        let mut managed_only = false;
+        for f in &ordered {
+            match f.value.get("disableAllHooks") {
+                None | Some(Value::Null) => {}
+                Some(Value::Bool(b)) => disable = Some((*b, f.source)),
+                Some(other) => diags.push(Diagnostic {
+                    source: Some(f.source),
+                    path: f.path.clone(),
+                    location: "disableAllHooks".into(),
+                    message: format!("must be a boolean, got {other}; ignored"),
+                }),
+            }
+            if let Some(v) = f.value.get("allowManagedHooksOnly") {
+                match (v, f.source) {
+                    (Value::Bool(b), RuleSource::PolicySettings) => managed_only |= *b,
+                    (Value::Bool(_), _) => diags.push(Diagnostic {
+                        source: Some(f.source),
+                        path: f.path.clone(),
+                        location: "allowManagedHooksOnly".into(),
+                        message: "only honoured in managed settings; ignored".into(),
+                    }),
+                    (other, _) => diags.push(Diagnostic {
+                        source: Some(f.source),
+                        path: f.path.clone(),
+                        location: "allowManagedHooksOnly".into(),
+                        message: format!("must be a boolean, got {other}; ignored"),
+                    }),
+                }
+            }
+        }
+        // allowedHttpHookUrls / httpHookAllowedEnvVars: lists concatenated across levels;
+        // when any level sets one, it restricts every http hook.
+        let mut url_allow: Option<Vec<String>> = None;
+        let mut env_allow: Option<Vec<String>> = None;
+        for f in &ordered {
+            for (key, slot) in [
+                ("allowedHttpHookUrls", &mut url_allow),
+                ("httpHookAllowedEnvVars", &mut env_allow),
+            ] {
+                match f.value.get(key) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Array(items)) => {
+                        let list = slot.get_or_insert_with(Vec::new);
+                        list.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+                    }
+                    Some(other) => diags.push(Diagnostic {
+                        source: Some(f.source),
+                        path: f.path.clone(),
+                        location: key.into(),
+                        message: format!("must be an array of strings, got {other}; ignored"),
+                    }),
+                }
+            }
+        }
+        let (disable_managed, disable_others) = match disable {
+            Some((true, RuleSource::PolicySettings)) => (true, true),
+            Some((true, _)) => (false, true),
+            _ => (false, false),
+        };
+
+        let mut config = Self {
+            disabled_all: disable_others,
+            managed_only,
+            ..Self::default()
+        };
+        for f in ordered {
+            let managed = f.source == RuleSource::PolicySettings;
+            let skip = if managed {
+                disable_managed
+            } else {
+                disable_others || managed_only
+            };
+            let Some(hooks) = f.value.get("hooks") else {
+                continue;
+            };
+            let diag = |location: String, message: String| Diagnostic {
+                source: Some(f.source),
+                path: f.path.clone(),
+                location,
+                message,
+            };
+            let Some(events) = hooks.as_object() else {
+                if !hooks.is_null() {
+                    diags.push(diag(
+                        "hooks".into(),
+                        format!("must be an object of event names, got {hooks}"),
+                    ));
+                }
+                continue;
+            };
+            for (event, groups) in events {
+                if !HOOK_EVENTS.contains(&event.as_str()) {
+                    diags.push(diag(
+                        format!("hooks.{event}"),
+                        format!("unknown hook event {event:?}; skipped"),
+                    ));
+                    continue;
+                }
+                let Some(groups) = groups.as_array() else {
+                    diags.push(diag(
+                        format!("hooks.{event}"),
+                        format!("must be an array of matcher groups, got {groups}"),
+                    ));
+                    continue;
+                };
+                for (gi, group) in groups.iter().enumerate() {
+                    let loc = format!("hooks.{event}[{gi}]");
+                    let Some(gobj) = group.as_object() else {
+                        diags.push(diag(
+                            loc,
+                            format!("a matcher group must be an object, got {group}"),
+                        ));
+                        continue;
+                    };
+                    let pattern = match gobj.get("matcher") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(other) => {
+                            diags.push(diag(
+                                format!("{loc}.matcher"),
+                                format!("must be a string, got {other}; group skipped"),
+                            ));
+                            continue;
+                        }
+                    };
+                    let matcher = if NO_MATCHER_EVENTS.contains(&event.as_str()) {
+                        Matcher::All
+                    } else {
+                        match Matcher::parse_for_event(event, pattern.as_deref()) {
+                            Ok(m) => m,
+                            Err(e) => {
+                                diags.push(diag(
+                                    format!("{loc}.matcher"),
+                                    format!("{e}; group skipped"),
+                                ));
+                                continue;
+                            }
+                        }
+                    };
+                    let Some(handlers) = gobj.get("hooks").and_then(Value::as_array) else {
+                        diags.push(diag(
+                            format!("{loc}.hooks"),
+                            "a matcher group needs a `hooks` array".into(),
+                        ));
+                        continue;
+                    };
+                    let mut parsed = Vec::new();
+                    for (hi, h) in handlers.iter().enumerate() {
+                        match parse_handler(h, f.source, f.path.as_ref()) {
+                            Ok(Some(mut handler)) => {
+                                if let HandlerKind::Http(http) = &mut handler.kind {
+                                    if let Some(allowed) = &url_allow {
+                                        if !allowed.iter().any(|p| glob_match(p, &http.url)) {
+                                            diags.push(diag(
+                                                format!("{loc}.hooks[{hi}]"),
+                                                format!("http hook URL {:?} is not in allowedHttpHookUrls; skipped", http.url),
+                                            ));
+                                            continue;
+                                        }
+                                    }
+                                    if let Some(allowed) = &env_allow {
+                                        http.allowed_env_vars.retain(|v| allowed.contains(v));
+                                    }
+                                }
+                                parsed.push(handler);
+                            }
+                            Ok(None) => {}
+                            Err(msg) => diags.push(diag(format!("{loc}.hooks[{hi}]"), msg)),
+                        }
+                    }
+                    if skip || parsed.is_empty() {
+                        continue;
+                    }
+                    config
+                        .events
+                        .entry(event.clone())
+                        .or_default()
+                        .push(MatcherGroup {
+                            pattern,
+                            matcher,
+                            hooks: parsed,
+                        });
+                }
+            }
+        }
+        (config, diags)
+    }
+
+    /// Parses one `hooks` object (the value of a settings file's `hooks` key) as if it came
+    /// from `source`. Convenient for tests and for hosts that keep hooks elsewhere.
+    pub fn from_hooks_value(hooks: &Value, source: RuleSource) -> (Self, Vec<Diagnostic>) {
+        Self::from_settings(&[SettingsFile {
+            source,
+            path: None,
+            value: serde_json::json!({ "hooks": hooks }),
+        }])
+    }
+
+    /// Adds a handler for `event` under `matcher` (after everything already configured).
+    /// Hooks added in code are not affected by `disableAllHooks`.
+    pub fn add(&mut self, event: &str, matcher: Matcher, handler: HookHandler) {
+        self.events
+            .entry(event.to_owned())
+            .or_default()
+            .push(MatcherGroup {
+                pattern: None,
+                matcher,
+                hooks: vec![handler],
+            });
+    }
+
+    /// Adds an in-process hook for `event` under `matcher`.
+    pub fn add_native(&mut self, event: &str, matcher: Matcher, hook: Arc<dyn NativeHook>) {
+        self.add(event, matcher, HookHandler::native(hook));
+    }
+
+    /// Whether no hook is configured at all.
+    pub fn is_empty(&self) -> bool {
+        self.events.values().all(Vec::is_empty)
+    }
+
+    /// The matcher groups of `event`, in configuration order.
+    pub fn groups(&self, event: &str) -> &[MatcherGroup] {
+        self.events.get(event).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The handlers of `event` whose matcher accepts `matcher_value` (`None` = no matcher
+    /// target: every group matches), in configuration order, identical handlers once.
+    pub fn matching(&self, event: &str, matcher_value: Option<&str>) -> Vec<&HookHandler> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for group in self.groups(event) {
+            let hit = match matcher_value {
+                Some(v) => group.matcher.is_match(v),
+                None => true,
+            };
+            if !hit {
+                continue;
+            }
+            for h in &group.hooks {
+                if seen.insert(h.dedupe_key.as_str()) {
+                    out.push(h);
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn file(source: RuleSource, value: Value) -> SettingsFile {
+        SettingsFile {
+            source,
+            path: Some(PathBuf::from(format!("/{source:?}.json"))),
+            value,
+        }
+    }
+
+    fn cmd(h: &HookHandler) -> &str {
+        match &h.kind {
+            HandlerKind::Command(c) => &c.command,
+            _ => "",
+        }
+    }
+
+    #[test]
+    fn merges_in_order_and_dedupes() {
+        let hook = |c: &str| json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": c}]}]}});
+        let files = [
+            file(RuleSource::PolicySettings, hook("managed")),
+            file(RuleSource::UserSettings, hook("same")),
+            file(RuleSource::ProjectSettings, hook("same")),
+            file(RuleSource::LocalSettings, hook("local")),
+        ];
+        let (config, diags) = HooksConfig::from_settings(&files);
+        assert!(diags.is_empty(), "{diags:?}");
+        let names: Vec<&str> = config
+            .matching("PreToolUse", Some("Bash"))
+            .into_iter()
+            .map(cmd)
+            .collect();
+        assert_eq!(names, ["same", "local", "managed"]);
+        assert!(config.matching("PreToolUse", Some("Edit")).is_empty());
+    }
+
+    #[test]
+    fn disable_all_and_managed_only() {
+        let hook =
+            |c: &str| json!({"PreToolUse": [{"hooks": [{"type": "command", "command": c}]}]});
+        let user = file(
+            RuleSource::UserSettings,
+            json!({"hooks": hook("user"), "disableAllHooks": true}),
+        );
+        let managed = file(
+            RuleSource::PolicySettings,
+            json!({"hooks": hook("managed")}),
+        );
+        let (c, _) = HooksConfig::from_settings(&[user.clone(), managed.clone()]);
+        let names: Vec<&str> = c
+            .matching("PreToolUse", Some("X"))
+            .into_iter()
+            .map(cmd)
+            .collect();
+        assert_eq!(names, ["managed"]);
+        // Local re-enables (higher level wins).
+        let local = file(RuleSource::LocalSettings, json!({"disableAllHooks": false}));
+        let (c, _) = HooksConfig::from_settings(&[user.clone(), managed.clone(), local]);
+        assert_eq!(c.matching("PreToolUse", Some("X")).len(), 2);
+        // Managed disableAllHooks disables everything.
+        let m2 = file(
+            RuleSource::PolicySettings,
+            json!({"hooks": hook("managed"), "disableAllHooks": true}),
+        );
+        let (c, _) = HooksConfig::from_settings(&[user.clone(), m2]);
+        assert!(c.is_empty());
+        // allowManagedHooksOnly.
+        let m3 = file(
+            RuleSource::PolicySettings,
+            json!({"hooks": hook("managed"), "allowManagedHooksOnly": true}),
+        );
+        let proj = file(
+            RuleSource::ProjectSettings,
+            json!({"hooks": hook("project")}),
+        );
+        let (c, _) = HooksConfig::from_settings(&[proj, m3]);
+        let names: Vec<&str> = c
+            .matching("PreToolUse", Some("X"))
+            .into_iter()
+            .map(cmd)
+            .collect();
+        assert_eq!(names, ["managed"]);
+    }
+
+    #[test]
+    fn bad_sections_are_reported() {
+        let bad = file(
+            RuleSource::ProjectSettings,
+            json!({"hooks": {
+                "PreToolUse": [
+                    {"matcher": "(bad", "hooks": [{"type": "command", "command": "x"}]},
+                    {"matcher": "Bash", "hooks": [{"type": "command"}, {"type": "command", "command": "ok", "timeout": "soon"}, {"type": "prompt", "prompt": "p"}]},
+                    "nope"
+                ],
+                "NotAnEvent": [],
+                "PostToolUse": {"matcher": "x"}
+            }}),
+        );
+        let (c, diags) = HooksConfig::from_settings(&[bad]);
+        assert!(c.is_empty());
+        let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        assert_eq!(diags.len(), 7, "{text:#?}");
+        assert!(text.iter().all(|t| t.starts_with("/ProjectSettings.json")));
+        assert!(
+            text.iter()
+                .any(|t| t.contains("hooks.PreToolUse[0].matcher")
+                    && t.contains("invalid matcher regex"))
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("hooks.PreToolUse[1].hooks[0]") && t.contains("`command`"))
+        );
+        assert!(text.iter().any(|t| t.contains("timeout")));
+        assert!(
+            text.iter()
+                .any(|t| t.contains("\"prompt\" is not supported"))
+        );
+        assert!(text.iter().any(|t| t.contains("NotAnEvent")));
+        let (_, d) =
+            HooksConfig::from_settings(&[file(RuleSource::UserSettings, json!({"hooks": [1]}))]);
+        assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn no_matcher_events_ignore_matcher() {
+        let (c, d) = HooksConfig::from_hooks_value(
+            &json!({"Stop": [{"matcher": "whatever", "hooks": [{"type": "command", "command": "x"}]}]}),
+            RuleSource::UserSettings,
+        );
+        assert!(d.is_empty());
+        assert_eq!(c.matching("Stop", Some("other")).len(), 1);
+    }
+}

@@ -1,0 +1,297 @@
+//! Matcher groups' `matcher` strings (Claude Code's syntax) and the `if` condition seam.
+
+use std::fmt;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// A parsed `matcher` string of a matcher group.
+///
+/// - `"*"`, `""` (or absent) match everything.
+/// - A string of only letters, digits, `_`, `-`, space, `,` and `|` is an exact name or a
+///   list of exact names split on `|` or `,` (surrounding whitespace ignored).
+/// - Anything else is a regular expression, matched **unanchored** (like JavaScript's
+///   `RegExp.test`), so `Edit.*` also matches `NotebookEdit`.
+#[derive(Clone)]
+pub enum Matcher {
+    /// Matches every value.
+    All,
+    /// Matches values equal to one of the names.
+    Exact(Vec<String>),
+    /// Matches values the regex finds a match in (unanchored).
+    Regex(Regex),
+}
+
+impl fmt::Debug for Matcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::All => f.write_str("All"),
+            Self::Exact(names) => f.debug_tuple("Exact").field(names).finish(),
+            Self::Regex(re) => f.debug_tuple("Regex").field(&re.as_str()).finish(),
+        }
+    }
+}
+
+impl PartialEq for Matcher {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::All, Self::All) => true,
+            (Self::Exact(a), Self::Exact(b)) => a == b,
+            (Self::Regex(a), Self::Regex(b)) => a.as_str() == b.as_str(),
+            _ => false,
+        }
+    }
+}
+
+/// A matcher string that is neither an exact list nor a valid regular expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid matcher regex {pattern:?}: {reason}")]
+pub struct MatcherError {
+    /// The matcher as written.
+    pub pattern: String,
+    /// Why the regex does not compile.
+    pub reason: String,
+}
+
+fn is_exact_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | ',' | '|')
+}
+
+/// FileChanged and StopFailure keep the older, narrower exact set.
+fn is_narrow_exact_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '|')
+}
+
+impl Matcher {
+    /// Parses a matcher string. `None` (no `matcher` key) matches everything.
+    pub fn parse(pattern: Option<&str>) -> Result<Self, MatcherError> {
+        Self::parse_with(pattern, is_exact_char)
+    }
+
+    /// Parses a matcher string for `event`: like [`parse`](Self::parse), except that on
+    /// FileChanged and StopFailure only letters, digits, `_` and `|` make an exact list
+    /// (anything else is a regex there).
+    pub fn parse_for_event(event: &str, pattern: Option<&str>) -> Result<Self, MatcherError> {
+        match event {
+            "FileChanged" | "StopFailure" => Self::parse_with(pattern, is_narrow_exact_char),
+            _ => Self::parse(pattern),
+        }
+    }
+
+    fn parse_with(pattern: Option<&str>, exact: fn(char) -> bool) -> Result<Self, MatcherError> {
+        let Some(pattern) = pattern else {
+            return Ok(Self::All);
+        };
+        let trimmed = pattern.trim();
+        if trimmed.is_empty() || trimmed == "*" {
+            return Ok(Self::All);
+        }
+        if trimmed.chars().all(exact) {
+            let names: Vec<String> = trimmed
+                .split(['|', ','])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if names.is_empty() {
+                return Ok(Self::All);
+            }
+            return Ok(Self::Exact(names));
+        }
+        Regex::new(pattern)
+            .map(Self::Regex)
+            .map_err(|e| MatcherError {
+                pattern: pattern.to_owned(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Whether `value` (a tool name, a SessionStart source, ...) matches.
+    pub fn is_match(&self, value: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Exact(names) => names.iter().any(|n| n == value),
+            Self::Regex(re) => re.is_match(value),
+        }
+    }
+}
+
+/// Evaluates a handler's `if` condition: exactly one permission rule (`Bash(git *)`,
+/// `Edit(*.ts)`) against a tool call.
+///
+/// `tool-hooks` does not parse permission rules itself; the host (tool-exec) implements
+/// this with tool-perms' rule matcher. Contract:
+/// - `rule` is the `if` string as written in settings.
+/// - For `Bash` rules the implementation must check **each subcommand** of the command
+///   (after stripping leading `VAR=value` assignments, looking inside `$(...)` and
+///   backticks), returning `true` if any subcommand matches, and must **fail open**
+///   (return `true`) when the command cannot be parsed.
+/// - An unparseable rule should return `true` (run the hook) rather than silently skip it.
+pub trait RuleMatcher: Send + Sync {
+    /// Whether `rule` matches the call of `tool_name` with `tool_input`.
+    fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool;
+}
+
+/// A small built-in [`RuleMatcher`] used when the host supplies none.
+///
+/// It understands `Tool`, `Tool(*)` and `Tool(glob)` where the glob (`*` = any run of
+/// characters, anchored) is tested against the tool's primary input field (`command`,
+/// `file_path`, `notebook_path`, `path`, `url`, `pattern`, `query`); for `Bash` each
+/// subcommand split on `&&`, `||`, `;`, `|` and newlines is tested after stripping leading
+/// `VAR=value` words, and a trailing `:*` in the specifier is read as a prefix match. It is
+/// not tool-perms' matcher (no path normalisation, no `$()` analysis); hosts should install
+/// the real one with [`HookRunner::with_rule_matcher`](crate::HookRunner::with_rule_matcher).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BasicRuleMatcher;
+
+const PRIMARY_FIELDS: &[&str] = &[
+    "command",
+    "file_path",
+    "notebook_path",
+    "path",
+    "url",
+    "pattern",
+    "query",
+];
+
+/// Anchored glob match where `*` matches any run of characters.
+pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else if let Some(pos) = rest.find(part) {
+            rest = &rest[pos + part.len()..];
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+fn split_subcommands(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for piece in command.split(['\n', ';']) {
+        for a in piece.split("&&") {
+            for b in a.split("||") {
+                for c in b.split('|') {
+                    let words: Vec<&str> = c.split_whitespace().collect();
+                    let start = words
+                        .iter()
+                        .position(|w| {
+                            !(w.contains('=')
+                                && w.split('=').next().is_some_and(|n| {
+                                    !n.is_empty()
+                                        && n.chars()
+                                            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                                }))
+                        })
+                        .unwrap_or(words.len());
+                    let sub = words[start..].join(" ");
+                    if !sub.is_empty() {
+                        out.push(sub);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+impl RuleMatcher for BasicRuleMatcher {
+    fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        let rule = rule.trim();
+        let (name, spec) = match (rule.find('('), rule.ends_with(')')) {
+            (Some(open), true) => (&rule[..open], Some(&rule[open + 1..rule.len() - 1])),
+            _ => (rule, None),
+        };
+        if !glob_match(name, tool_name) {
+            return false;
+        }
+        let spec = match spec {
+            None | Some("") | Some("*") => return true,
+            Some(s) => s,
+        };
+        let spec = match spec.strip_suffix(":*") {
+            Some(prefix) => format!("{prefix}*"),
+            None => spec.to_owned(),
+        };
+        let Some(value) = PRIMARY_FIELDS
+            .iter()
+            .find_map(|f| tool_input.get(*f).and_then(Value::as_str))
+        else {
+            return false;
+        };
+        if tool_name == "Bash" {
+            let subs = split_subcommands(value);
+            if subs.is_empty() {
+                return true;
+            }
+            subs.iter().any(|s| glob_match(&spec, s))
+        } else {
+            glob_match(&spec, value)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn matcher_forms() {
+        assert!(Matcher::parse(None).unwrap().is_match("Bash"));
+        assert!(Matcher::parse(Some("")).unwrap().is_match("Bash"));
+        assert!(Matcher::parse(Some("*")).unwrap().is_match("Bash"));
+        let m = Matcher::parse(Some("Edit|Write")).unwrap();
+        assert!(m.is_match("Edit") && m.is_match("Write") && !m.is_match("NotebookEdit"));
+        let m = Matcher::parse(Some("Edit, Write")).unwrap();
+        assert!(m.is_match("Write") && !m.is_match("Edit, Write"));
+        let m = Matcher::parse(Some("Edit.*")).unwrap();
+        assert!(m.is_match("NotebookEdit") && m.is_match("Edit"));
+        let m = Matcher::parse(Some("mcp__memory__.*")).unwrap();
+        assert!(m.is_match("mcp__memory__create") && !m.is_match("mcp__other__x"));
+        assert!(
+            !Matcher::parse(Some("mcp__memory"))
+                .unwrap()
+                .is_match("mcp__memory__create")
+        );
+        let m = Matcher::parse(Some("^Bash$")).unwrap();
+        assert!(m.is_match("Bash") && !m.is_match("BashOutput"));
+        assert!(Matcher::parse(Some("(unclosed")).is_err());
+        // FileChanged: `,` is not an exact-list separator there, so this is a regex.
+        let m = Matcher::parse_for_event("FileChanged", Some("a,b")).unwrap();
+        assert!(matches!(m, Matcher::Regex(_)) && m.is_match("xa,by") && !m.is_match("a"));
+        let m = Matcher::parse_for_event("FileChanged", Some(".envrc|package_json")).unwrap();
+        assert!(m.is_match(".envrc"));
+        let m = Matcher::parse(Some("startup|resume")).unwrap();
+        assert!(m.is_match("resume") && !m.is_match("clear"));
+    }
+
+    #[test]
+    fn basic_rule_matcher() {
+        let m = BasicRuleMatcher;
+        assert!(m.matches("Bash", "Bash", &json!({"command": "ls"})));
+        assert!(m.matches(
+            "Bash(git *)",
+            "Bash",
+            &json!({"command": "cd x && git push"})
+        ));
+        assert!(!m.matches("Bash(git *)", "Bash", &json!({"command": "ls -la"})));
+        assert!(m.matches("Bash(rm:*)", "Bash", &json!({"command": "FOO=1 rm -rf x"})));
+        assert!(m.matches("Edit(*.ts)", "Edit", &json!({"file_path": "/a/b.ts"})));
+        assert!(!m.matches("Edit(*.ts)", "Edit", &json!({"file_path": "/a/b.rs"})));
+        assert!(!m.matches("Edit(*.ts)", "Write", &json!({"file_path": "/a/b.ts"})));
+        assert!(m.matches("mcp__srv__*", "mcp__srv__tool", &json!({})));
+    }
+}

@@ -1,0 +1,213 @@
+//! The JSON a hook prints on stdout (Claude Code's `SyncHookJSONOutput`), as typed structs.
+//! In-process hooks return the same types.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tool_core::PermissionUpdate;
+
+/// A hook's JSON output. Every field is optional; unknown top-level fields are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutput {
+    /// `continue: false` stops the agent after this step (overrides decisions).
+    #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
+    pub continue_: Option<bool>,
+    /// Shown to the user when `continue` is false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Accepted, no effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppress_output: Option<bool>,
+    /// A warning shown to the user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    /// Legacy/top-level decision: `block` (or `approve`, legacy allow on PreToolUse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<TopLevelDecision>,
+    /// The reason for `decision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Event-specific output; must name the event in `hookEventName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_specific_output: Option<HookSpecificOutput>,
+    /// Terminal sequence to emit (accepted, not used by the tool layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_sequence: Option<String>,
+}
+
+/// Top-level `decision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TopLevelDecision {
+    /// Block (deny the call on PreToolUse; feedback on PostToolUse; keep going on Stop).
+    Block,
+    /// Legacy allow (PreToolUse).
+    Approve,
+}
+
+/// A PreToolUse `permissionDecision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionDecision {
+    /// Skip the prompt (deny and ask rules still apply).
+    Allow,
+    /// Block the call.
+    Deny,
+    /// Force a prompt.
+    Ask,
+    /// Defer (`-p` mode, single call): the host decides what it means.
+    Defer,
+}
+
+impl PermissionDecision {
+    /// Precedence when several hooks decide: deny > defer > ask > allow.
+    pub fn precedence(self) -> u8 {
+        match self {
+            Self::Deny => 4,
+            Self::Defer => 3,
+            Self::Ask => 2,
+            Self::Allow => 1,
+        }
+    }
+
+    /// The JSON name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Ask => "ask",
+            Self::Defer => "defer",
+        }
+    }
+}
+
+/// A PermissionRequest hook's `decision` object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "behavior", rename_all = "lowercase")]
+pub enum PermissionRequestDecision {
+    /// Approve the request.
+    Allow {
+        /// Input to run with instead.
+        #[serde(
+            rename = "updatedInput",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        updated_input: Option<Map<String, Value>>,
+        /// Permission changes to apply (as if the user chose "always allow").
+        #[serde(
+            rename = "updatedPermissions",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        updated_permissions: Option<Vec<PermissionUpdate>>,
+    },
+    /// Refuse the request.
+    Deny {
+        /// The message for the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+        /// Also interrupt the agent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interrupt: Option<bool>,
+    },
+}
+
+/// `hookSpecificOutput`: the union of the tool events' fields; fields for other events are
+/// kept in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookSpecificOutput {
+    /// Must equal the event the hook ran for.
+    pub hook_event_name: String,
+    /// PreToolUse decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<PermissionDecision>,
+    /// PreToolUse reason (allow/ask: user; deny: model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
+    /// PreToolUse: replaces the whole tool input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Map<String, Value>>,
+    /// Context for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+    /// PostToolUse: replaces the tool's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_tool_output: Option<Value>,
+    /// PostToolUse (MCP tools): replaces the tool's output.
+    #[serde(
+        rename = "updatedMCPToolOutput",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub updated_mcp_tool_output: Option<Value>,
+    /// PermissionRequest decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<PermissionRequestDecision>,
+    /// PermissionDenied: the model may retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<bool>,
+    /// Fields of other events (`sessionTitle`, `initialUserMessage`, ...), unchanged.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl HookSpecificOutput {
+    /// An empty output for `event`.
+    pub fn for_event(event: &str) -> Self {
+        Self {
+            hook_event_name: event.to_owned(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Parses a hook's stdout JSON, with an error that says what is wrong.
+pub(crate) fn parse_output(text: &str) -> Result<HookOutput, String> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| format!("stdout is not valid JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("stdout JSON is not an object".into());
+    }
+    serde_json::from_value(value)
+        .map_err(|e| format!("stdout JSON does not match the hook output schema: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects() {
+        let out = parse_output(
+            r#"{"continue": true, "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no", "sessionTitle": "x"}}"#,
+        )
+        .unwrap();
+        let hso = out.hook_specific_output.unwrap();
+        assert_eq!(hso.permission_decision, Some(PermissionDecision::Deny));
+        assert_eq!(
+            hso.extra.get("sessionTitle"),
+            Some(&Value::String("x".into()))
+        );
+        assert!(
+            parse_output(r#"{"continue": "no"}"#)
+                .unwrap_err()
+                .contains("boolean")
+        );
+        assert!(
+            parse_output(r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "maybe"}}"#)
+                .unwrap_err()
+                .contains("maybe")
+        );
+        assert!(parse_output("{not json").is_err());
+        let pr = parse_output(
+            r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedPermissions": [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]}}}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            pr.hook_specific_output.unwrap().decision,
+            Some(PermissionRequestDecision::Allow { updated_permissions: Some(ref p), .. }) if p.len() == 1
+        ));
+    }
+}

@@ -1,0 +1,255 @@
+//! Running one command hook: its own process group, stdin written concurrently, bounded
+//! capture, a hard timeout counted from spawn, and the whole group killed at the limit or
+//! on cancellation.
+
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::CommandHandler;
+
+/// Bytes kept from a hook's stdout and from its stderr; the rest is read and discarded.
+pub const MAX_CAPTURE_BYTES: usize = 1024 * 1024;
+
+/// How long to keep reading stdout/stderr after the hook process exited, for a background
+/// child that inherited them.
+pub const PIPE_GRACE: Duration = Duration::from_millis(200);
+
+/// How a command hook ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Exited with a code.
+    Exited(i32),
+    /// Killed by a signal (not by us).
+    Signaled,
+    /// Hit the timeout; its process group was killed.
+    TimedOut,
+    /// Cancelled; its process group was killed.
+    Cancelled,
+    /// Could not be started, or (http) the request failed.
+    Failed(String),
+}
+
+/// What a command hook produced.
+#[derive(Debug)]
+pub(crate) struct RawRun {
+    pub ending: Ending,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub stdout_truncated: bool,
+    /// The hook exited but a process it started kept stdout/stderr open past the grace.
+    pub pipes_held_open: bool,
+    pub duration: Duration,
+}
+
+#[derive(Default)]
+struct Capture {
+    buf: Vec<u8>,
+    truncated: bool,
+}
+
+impl Capture {
+    fn push(&mut self, data: &[u8]) {
+        let room = MAX_CAPTURE_BYTES.saturating_sub(self.buf.len());
+        if data.len() > room {
+            self.truncated = true;
+        }
+        self.buf.extend_from_slice(&data[..data.len().min(room)]);
+    }
+}
+
+/// Everything needed to start one command hook.
+pub(crate) struct Launch<'a> {
+    pub handler: &'a CommandHandler,
+    pub input: &'a [u8],
+    pub cwd: &'a Path,
+    pub project_dir: &'a Path,
+    pub extra_env: &'a [(String, String)],
+    pub timeout: Duration,
+    pub cancel: &'a CancellationToken,
+}
+
+fn build_command(l: &Launch<'_>) -> Command {
+    let project = l.project_dir.to_string_lossy();
+    let mut cmd = match &l.handler.args {
+        Some(args) => {
+            // Exec form: no shell, placeholders substituted.
+            let subst = |s: &str| s.replace("${CLAUDE_PROJECT_DIR}", &project);
+            let mut c = Command::new(subst(&l.handler.command));
+            c.args(args.iter().map(|a| subst(a)));
+            c
+        }
+        None => {
+            // Shell form: the shell expands $CLAUDE_PROJECT_DIR / ${CLAUDE_PROJECT_DIR} from
+            // the environment, which keeps paths with spaces or quotes intact.
+            let (shell, flag) = match l.handler.shell.as_deref() {
+                Some("bash") => ("bash", "-c"),
+                Some("powershell") => ("pwsh", "-Command"),
+                _ => ("sh", "-c"),
+            };
+            let mut c = Command::new(shell);
+            c.arg(flag).arg(&l.handler.command);
+            c
+        }
+    };
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("OTEL_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("CLAUDE_PROJECT_DIR", l.project_dir);
+    for (k, v) in l.extra_env {
+        cmd.env(k, v);
+    }
+    cmd.current_dir(l.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Own process group: no terminal signals reach it, it cannot read our terminal,
+        // and the whole group (grandchildren included) can be killed at once.
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Kills the hook's process group if the run is abandoned midway (its future dropped),
+/// so no hook outlives the caller that stopped waiting for it.
+struct GroupGuard {
+    pid: Option<u32>,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_group(self.pid);
+        }
+    }
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // ESRCH (already gone) is fine.
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+async fn read_chunk<R: AsyncRead + Unpin>(
+    r: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match r {
+        Some(r) => r.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Runs one command hook to its end, the timeout, or cancellation.
+pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
+    let start = Instant::now();
+    let deadline = start + l.timeout;
+    let mut child = match build_command(&l).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return RawRun {
+                ending: Ending::Failed(format!("cannot start `{}`: {e}", l.handler.command)),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                stdout_truncated: false,
+                pipes_held_open: false,
+                duration: start.elapsed(),
+            };
+        }
+    };
+    let pid = child.id();
+    let mut guard = GroupGuard { pid, armed: true };
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let stdin = child.stdin.take();
+    let input = l.input;
+    // Stdin is written concurrently with reading and waiting: a hook that never reads it
+    // cannot block us, and EPIPE (hook exited or closed stdin) is ignored.
+    let writer = async move {
+        if let Some(mut s) = stdin {
+            let _ = s.write_all(input).await;
+            let _ = s.shutdown().await;
+        }
+    };
+    tokio::pin!(writer);
+    let mut writer_done = false;
+    let mut out = Capture::default();
+    let mut err = Capture::default();
+    let mut obuf = vec![0u8; 16 * 1024];
+    let mut ebuf = vec![0u8; 16 * 1024];
+    let mut status: Option<std::io::Result<ExitStatus>> = None;
+    let mut pipes_held_open = false;
+    // Timers and the cancellation future are created once, not per loop turn.
+    let deadline_sleep = sleep_until(deadline);
+    tokio::pin!(deadline_sleep);
+    let grace_sleep = sleep_until(deadline);
+    tokio::pin!(grace_sleep);
+    let cancelled = l.cancel.cancelled();
+    tokio::pin!(cancelled);
+
+    let ending = loop {
+        if status.is_some() && stdout.is_none() && stderr.is_none() {
+            break None;
+        }
+        tokio::select! {
+            r = read_chunk(&mut stdout, &mut obuf) => match r {
+                Ok(0) | Err(_) => stdout = None,
+                Ok(n) => out.push(&obuf[..n]),
+            },
+            r = read_chunk(&mut stderr, &mut ebuf) => match r {
+                Ok(0) | Err(_) => stderr = None,
+                Ok(n) => err.push(&ebuf[..n]),
+            },
+            () = &mut writer, if !writer_done => writer_done = true,
+            s = child.wait(), if status.is_none() => {
+                status = Some(s);
+                grace_sleep.as_mut().reset((Instant::now() + PIPE_GRACE).min(deadline));
+            }
+            () = &mut grace_sleep, if status.is_some() => {
+                pipes_held_open = true;
+                break None;
+            }
+            () = &mut deadline_sleep => break Some(Ending::TimedOut),
+            () = &mut cancelled => break Some(Ending::Cancelled),
+        }
+    };
+    // From here on the run is settled: the guard's job is done either way.
+    guard.armed = false;
+    let ending = match ending {
+        Some(e) => {
+            kill_group(pid);
+            // Reap promptly; SIGKILL cannot be ignored.
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+            e
+        }
+        None => match status {
+            Some(Ok(s)) => match s.code() {
+                Some(code) => Ending::Exited(code),
+                None => Ending::Signaled,
+            },
+            Some(Err(e)) => {
+                Ending::Failed(format!("waiting for `{}` failed: {e}", l.handler.command))
+            }
+            None => Ending::Signaled,
+        },
+    };
+    RawRun {
+        ending,
+        stdout: out.buf,
+        stderr: err.buf,
+        stdout_truncated: out.truncated,
+        pipes_held_open,
+        duration: start.elapsed(),
+    }
+}

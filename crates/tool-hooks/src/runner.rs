@@ -1,0 +1,1214 @@
+//! [`HookRunner`]: runs the matching hooks of an event in parallel and aggregates their
+//! results into typed outcomes.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_core::{PermissionUpdate, ToolUseContext};
+
+use crate::config::{
+    HandlerKind, HookHandler, HooksConfig, OnFailure, TOOL_EVENTS, default_timeout,
+};
+use crate::matcher::{BasicRuleMatcher, RuleMatcher};
+use crate::outcome::{
+    AsyncHookResult, CommonOutcome, EventOutcome, HookMessage, HookRunReport,
+    PermissionDeniedOutcome, PermissionRequestOutcome, PermissionRequestVerdict,
+    PostToolUseOutcome, PreToolDecision, PreToolUseOutcome, StopRequest,
+};
+use crate::output::{
+    HookOutput, PermissionDecision, PermissionRequestDecision, TopLevelDecision, parse_output,
+};
+use crate::process::{Ending, Launch, MAX_CAPTURE_BYTES, PIPE_GRACE, RawRun, run_command};
+
+/// Strings a hook returns longer than this (in chars) are saved to a file and replaced by
+/// its path and a preview.
+pub const MAX_HOOK_STRING_CHARS: usize = 10_000;
+
+/// Chars of preview kept for a string saved to a file.
+const PREVIEW_CHARS: usize = 2_000;
+
+/// Events on which exit code 2 (or `decision: "block"`) is blocking.
+const NON_BLOCKING_EVENTS: &[&str] = &[
+    "PermissionRequest",
+    "PermissionDenied",
+    "Notification",
+    "SessionStart",
+    "SessionEnd",
+    "StopFailure",
+    "SubagentStart",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "Setup",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
+];
+
+/// Events whose plain (non-JSON) stdout on exit 0 is context for the model.
+const STDOUT_IS_CONTEXT: &[&str] = &["UserPromptSubmit", "UserPromptExpansion", "SessionStart"];
+
+/// One tool call as hooks see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallInfo {
+    /// The tool's name (`Bash`, `mcp__srv__tool`).
+    pub tool_name: String,
+    /// The input (after any earlier rewriting).
+    pub tool_input: Value,
+    /// The tool_use id.
+    pub tool_use_id: String,
+    /// For MCP tools: `{name, source}` of the server, sent as `mcp_server`.
+    pub mcp_server: Option<Value>,
+    /// For PostToolUse/PostToolUseFailure: how long the call took (sent as `duration_ms`).
+    pub duration: Option<Duration>,
+}
+
+impl ToolCallInfo {
+    /// A call of `tool_name` with `tool_input` and id `tool_use_id`.
+    pub fn new(
+        tool_name: impl Into<String>,
+        tool_input: Value,
+        tool_use_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            tool_name: tool_name.into(),
+            tool_input,
+            tool_use_id: tool_use_id.into(),
+            mcp_server: None,
+            duration: None,
+        }
+    }
+}
+
+/// One call of a batch, for PostToolBatch (`tool_response` is the serialized tool_result
+/// content the model saw).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchToolCall {
+    /// The call.
+    pub call: ToolCallInfo,
+    /// What the model saw, if the call finished.
+    pub tool_response: Option<Value>,
+}
+
+struct Inner {
+    config: HooksConfig,
+    rule_matcher: Arc<dyn RuleMatcher>,
+    project_dir: Option<PathBuf>,
+    transcript_path: Option<PathBuf>,
+    output_dir: Option<PathBuf>,
+    async_results: Arc<Mutex<Vec<AsyncHookResult>>>,
+    http_client: Arc<OnceLock<Result<reqwest::Client, String>>>,
+}
+
+/// Runs hooks. Cheap to clone (one `Arc`), `Send + Sync`. [`HookRunner::none`] runs nothing
+/// and costs nothing.
+#[derive(Clone, Default)]
+pub struct HookRunner {
+    inner: Option<Arc<Inner>>,
+}
+
+impl fmt::Debug for HookRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            None => f.write_str("HookRunner(none)"),
+            Some(i) => f
+                .debug_struct("HookRunner")
+                .field("config", &i.config)
+                .field("project_dir", &i.project_dir)
+                .field("transcript_path", &i.transcript_path)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// What one hook run needs (internal).
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    event: &'a str,
+    input: &'a Value,
+    bytes: &'a [u8],
+    env: &'a [(String, String)],
+    ctx: &'a ToolUseContext,
+    project_dir: &'a Path,
+    cancel: &'a CancellationToken,
+}
+
+/// Per-hook interpreted result (internal).
+struct HookResult {
+    hook: String,
+    blocking: Option<String>,
+    output: Option<HookOutput>,
+    plain_stdout: Option<String>,
+    errors: Vec<String>,
+    cancelled: bool,
+    report: Option<HookRunReport>,
+}
+
+impl HookResult {
+    fn new(hook: String) -> Self {
+        Self {
+            hook,
+            blocking: None,
+            output: None,
+            plain_stdout: None,
+            errors: Vec::new(),
+            cancelled: false,
+            report: None,
+        }
+    }
+}
+
+static PERSIST_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn first_line(s: &str) -> &str {
+    s.trim().lines().next().unwrap_or("")
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+fn human_size(n: usize) -> String {
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = n as f64 / 1024.0;
+    let mut unit = "KB";
+    for u in ["MB", "GB"] {
+        if v < 1024.0 {
+            break;
+        }
+        v /= 1024.0;
+        unit = u;
+    }
+    let s = format!("{v:.1}");
+    format!("{}{unit}", s.strip_suffix(".0").unwrap_or(&s))
+}
+
+impl HookRunner {
+    /// A runner that runs nothing.
+    pub fn none() -> Self {
+        Self { inner: None }
+    }
+
+    /// A runner for `config`. An empty configuration gives the same zero-cost runner as
+    /// [`none`](Self::none).
+    pub fn new(config: HooksConfig) -> Self {
+        if config.is_empty() {
+            return Self::none();
+        }
+        Self {
+            inner: Some(Arc::new(Inner {
+                config,
+                rule_matcher: Arc::new(BasicRuleMatcher),
+                project_dir: None,
+                transcript_path: None,
+                output_dir: None,
+                async_results: Arc::default(),
+                http_client: Arc::default(),
+            })),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        if let Some(inner) = self.inner.take() {
+            let mut owned = match Arc::try_unwrap(inner) {
+                Ok(i) => i,
+                Err(shared) => Inner {
+                    config: shared.config.clone(),
+                    rule_matcher: shared.rule_matcher.clone(),
+                    project_dir: shared.project_dir.clone(),
+                    transcript_path: shared.transcript_path.clone(),
+                    output_dir: shared.output_dir.clone(),
+                    async_results: shared.async_results.clone(),
+                    http_client: shared.http_client.clone(),
+                },
+            };
+            f(&mut owned);
+            self.inner = Some(Arc::new(owned));
+        }
+        self
+    }
+
+    /// Uses `matcher` for handlers' `if` conditions (tool-exec passes tool-perms' matcher).
+    /// Without one, [`BasicRuleMatcher`] is used.
+    pub fn with_rule_matcher(self, matcher: Arc<dyn RuleMatcher>) -> Self {
+        self.edit(|i| i.rule_matcher = matcher)
+    }
+
+    /// Sets the project root exported as `CLAUDE_PROJECT_DIR` (default: the context's cwd).
+    pub fn with_project_dir(self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        self.edit(|i| i.project_dir = Some(dir))
+    }
+
+    /// Sets the `transcript_path` sent to hooks (default: empty string).
+    pub fn with_transcript_path(self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        self.edit(|i| i.transcript_path = Some(path))
+    }
+
+    /// Sets where over-long hook strings are saved (default: the context's results dir,
+    /// else the system temp dir, in a `toolwright-hook-output` folder).
+    pub fn with_output_dir(self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        self.edit(|i| i.output_dir = Some(dir))
+    }
+
+    /// The configuration (empty for [`none`](Self::none)).
+    pub fn config(&self) -> &HooksConfig {
+        static EMPTY: OnceLock<HooksConfig> = OnceLock::new();
+        match &self.inner {
+            Some(i) => &i.config,
+            None => EMPTY.get_or_init(HooksConfig::default),
+        }
+    }
+
+    /// The runner's state when some handler of `event` matches `matcher_value` (no
+    /// allocation); `None` when there is nothing to run.
+    fn active(&self, event: &str, matcher_value: Option<&str>) -> Option<&Arc<Inner>> {
+        let inner = self.inner.as_ref()?;
+        let hit =
+            inner.config.groups(event).iter().any(|g| {
+                !g.hooks.is_empty() && matcher_value.is_none_or(|v| g.matcher.is_match(v))
+            });
+        hit.then_some(inner)
+    }
+
+    /// Whether any handler of `event` matches `matcher_value` (before `if` conditions).
+    pub fn has_hooks(&self, event: &str, matcher_value: Option<&str>) -> bool {
+        self.active(event, matcher_value).is_some()
+    }
+
+    /// Takes the results delivered by `async: true` hooks since the last call.
+    pub fn take_async_results(&self) -> Vec<AsyncHookResult> {
+        match &self.inner {
+            None => Vec::new(),
+            Some(i) => std::mem::take(
+                &mut *i
+                    .async_results
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            ),
+        }
+    }
+
+    // ----- input -----
+
+    fn base_input(&self, inner: &Inner, event: &str, ctx: &ToolUseContext) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("session_id".into(), json!(ctx.session_id()));
+        let transcript = inner
+            .transcript_path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        m.insert("transcript_path".into(), json!(transcript));
+        m.insert("cwd".into(), json!(ctx.cwd().to_string_lossy()));
+        m.insert("hook_event_name".into(), json!(event));
+        m.insert(
+            "permission_mode".into(),
+            json!(ctx.permission().mode.as_str()),
+        );
+        if let Some(agent) = ctx.agent() {
+            m.insert("agent_id".into(), json!(agent.id));
+            m.insert("agent_type".into(), json!(agent.agent_type));
+        }
+        m
+    }
+
+    fn tool_input(
+        &self,
+        inner: &Inner,
+        event: &str,
+        call: &ToolCallInfo,
+        ctx: &ToolUseContext,
+    ) -> Map<String, Value> {
+        let mut m = self.base_input(inner, event, ctx);
+        m.insert("tool_name".into(), json!(call.tool_name));
+        m.insert("tool_input".into(), call.tool_input.clone());
+        if event != "PermissionRequest" {
+            m.insert("tool_use_id".into(), json!(call.tool_use_id));
+        }
+        if let Some(server) = &call.mcp_server {
+            m.insert("mcp_server".into(), server.clone());
+        }
+        if matches!(event, "PostToolUse" | "PostToolUseFailure") {
+            if let Some(d) = call.duration {
+                m.insert(
+                    "duration_ms".into(),
+                    json!(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                );
+            }
+        }
+        m
+    }
+
+    // ----- running -----
+
+    /// Runs the matching hooks of `event` and returns their results in configuration order.
+    async fn run_raw(
+        &self,
+        event: &str,
+        matcher_value: Option<&str>,
+        call: Option<&ToolCallInfo>,
+        input: Map<String, Value>,
+        env: &[(String, String)],
+        ctx: &ToolUseContext,
+    ) -> (Vec<HookResult>, bool) {
+        let Some(inner) = &self.inner else {
+            return (Vec::new(), false);
+        };
+        if ctx.is_cancelled() {
+            // Nothing is started for a call that is already cancelled.
+            return (
+                Vec::new(),
+                !inner.config.matching(event, matcher_value).is_empty(),
+            );
+        }
+        let is_tool_event = TOOL_EVENTS.contains(&event);
+        let handlers: Vec<&HookHandler> = inner
+            .config
+            .matching(event, matcher_value)
+            .into_iter()
+            .filter(|h| match (&h.if_condition, call) {
+                (None, _) => true,
+                (Some(rule), Some(call)) if is_tool_event => {
+                    inner
+                        .rule_matcher
+                        .matches(rule, &call.tool_name, &call.tool_input)
+                }
+                // `if` on a non-tool event: the handler never runs.
+                (Some(_), _) => false,
+            })
+            .collect();
+        if handlers.is_empty() {
+            return (Vec::new(), false);
+        }
+        let input = Value::Object(input);
+        let bytes = serde_json::to_vec(&input).unwrap_or_default();
+        let project_dir = inner
+            .project_dir
+            .clone()
+            .unwrap_or_else(|| ctx.cwd().to_path_buf());
+        let job = Job {
+            event,
+            input: &input,
+            bytes: &bytes,
+            env,
+            ctx,
+            project_dir: &project_dir,
+            cancel: ctx.cancellation(),
+        };
+        let mut sync = Vec::new();
+        for h in handlers {
+            if let HandlerKind::Command(c) = &h.kind {
+                if c.is_async {
+                    self.spawn_async(inner, &job, h);
+                    continue;
+                }
+            }
+            sync.push(h);
+        }
+        let cancel = ctx.cancellation();
+        let futs = sync.iter().map(|h| self.run_one(&job, h));
+        let results = futures::future::join_all(futs).await;
+        let cancelled = cancel.is_cancelled() && results.iter().any(|r| r.cancelled);
+        (results, cancelled)
+    }
+
+    fn spawn_async(&self, inner: &Arc<Inner>, job: &Job<'_>, handler: &HookHandler) {
+        let env = job.env.to_vec();
+        let bytes: Arc<[u8]> = Arc::from(job.bytes);
+        let runner = self.clone();
+        let handler = handler.clone();
+        let event = job.event.to_owned();
+        let ctx = job.ctx.clone();
+        let project_dir = job.project_dir.to_path_buf();
+        let sink = inner.async_results.clone();
+        tokio::spawn(async move {
+            // Detached: not cancelled with the call, still bounded by its timeout.
+            let token = CancellationToken::new();
+            let input: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let job = Job {
+                event: &event,
+                input: &input,
+                bytes: &bytes,
+                env: &env,
+                ctx: &ctx,
+                project_dir: &project_dir,
+                cancel: &token,
+            };
+            let result = runner.run_one(&job, &handler).await;
+            let mut common = CommonOutcome::default();
+            runner.absorb(&event, &ctx, &mut common, &result);
+            sink.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(AsyncHookResult { event, common });
+        });
+    }
+
+    async fn run_one(&self, job: &Job<'_>, handler: &HookHandler) -> HookResult {
+        let Job {
+            event,
+            input,
+            bytes,
+            env,
+            ctx,
+            project_dir,
+            cancel,
+        } = *job;
+        let name = handler.display_name();
+        let timeout = handler.timeout.unwrap_or_else(|| default_timeout(event));
+        let can_block = !NON_BLOCKING_EVENTS.contains(&event);
+        let mut r = HookResult::new(name.clone());
+        match &handler.kind {
+            HandlerKind::Command(c) => {
+                let raw = run_command(Launch {
+                    handler: c,
+                    input: bytes,
+                    cwd: ctx.cwd(),
+                    project_dir,
+                    extra_env: env,
+                    timeout,
+                    cancel,
+                })
+                .await;
+                self.interpret(event, can_block, handler, &name, raw, timeout, &mut r);
+            }
+            HandlerKind::Native(hook) => {
+                let start = tokio::time::Instant::now();
+                let outcome = tokio::select! {
+                    res = tokio::time::timeout(timeout, hook.run(input, ctx)) => Some(res),
+                    () = cancel.cancelled() => None,
+                };
+                let mut report = HookRunReport {
+                    hook: name.clone(),
+                    exit_code: None,
+                    timed_out: false,
+                    cancelled: false,
+                    duration: start.elapsed(),
+                };
+                match outcome {
+                    None => {
+                        r.cancelled = true;
+                        report.cancelled = true;
+                    }
+                    Some(Err(_)) => {
+                        report.timed_out = true;
+                        self.failure(
+                            handler,
+                            &mut r,
+                            format!("timed out after {}", secs(timeout)),
+                            can_block,
+                        );
+                    }
+                    Some(Ok(Ok(output))) => {
+                        report.exit_code = Some(0);
+                        r.output = Some(output);
+                    }
+                    Some(Ok(Err(crate::NativeHookError::Blocking(msg)))) => {
+                        report.exit_code = Some(2);
+                        if can_block {
+                            r.blocking = Some(msg);
+                        } else {
+                            r.errors.push(msg);
+                        }
+                    }
+                    Some(Ok(Err(crate::NativeHookError::Failed(msg)))) => {
+                        report.exit_code = Some(1);
+                        self.failure(handler, &mut r, msg, can_block);
+                    }
+                }
+                r.report = Some(report);
+            }
+            HandlerKind::Http(h) => {
+                let client = match &self.inner {
+                    Some(i) => i
+                        .http_client
+                        .get_or_init(crate::http::build_client)
+                        .as_ref(),
+                    None => return r,
+                };
+                let raw = crate::http::run_http(client, h, bytes, timeout, cancel).await;
+                self.interpret(event, can_block, handler, &name, raw, timeout, &mut r);
+            }
+        }
+        if let Some(rep) = &r.report {
+            // Claude Code's "debug log": what ran, how it ended, and its plain stdout.
+            tracing::debug!(
+                event,
+                hook = %rep.hook,
+                exit_code = ?rep.exit_code,
+                timed_out = rep.timed_out,
+                cancelled = rep.cancelled,
+                duration_ms = u64::try_from(rep.duration.as_millis()).unwrap_or(u64::MAX),
+                stdout = %r.plain_stdout.as_deref().unwrap_or("").chars().take(2000).collect::<String>(),
+                "hook finished"
+            );
+        }
+        // The event name in hookSpecificOutput must be this event.
+        if let Some(out) = &mut r.output {
+            if let Some(hso) = &out.hook_specific_output {
+                if hso.hook_event_name != event {
+                    r.errors.push(format!(
+                        "hookSpecificOutput.hookEventName is {:?} but the hook ran for {event}; hookSpecificOutput ignored",
+                        hso.hook_event_name
+                    ));
+                    out.hook_specific_output = None;
+                }
+            }
+        }
+        r
+    }
+
+    /// A failure: non-blocking error, or blocking under `onFailure: "block"`.
+    fn failure(&self, handler: &HookHandler, r: &mut HookResult, msg: String, can_block: bool) {
+        if handler.on_failure == OnFailure::Block && can_block {
+            r.blocking = Some(format!("[{}]: {msg}", r.hook));
+        } else {
+            r.errors.push(msg);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn interpret(
+        &self,
+        event: &str,
+        can_block: bool,
+        handler: &HookHandler,
+        name: &str,
+        raw: RawRun,
+        timeout: Duration,
+        r: &mut HookResult,
+    ) {
+        let mut report = HookRunReport {
+            hook: name.to_owned(),
+            exit_code: None,
+            timed_out: false,
+            cancelled: false,
+            duration: raw.duration,
+        };
+        let stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
+        let code = match &raw.ending {
+            Ending::Cancelled => {
+                report.cancelled = true;
+                r.cancelled = true;
+                r.report = Some(report);
+                return;
+            }
+            Ending::TimedOut => {
+                report.timed_out = true;
+                r.report = Some(report);
+                // Output of a timed-out hook is discarded.
+                let msg = match handler.kind {
+                    HandlerKind::Command(_) => {
+                        format!(
+                            "timed out after {}; its process group was killed",
+                            secs(timeout)
+                        )
+                    }
+                    _ => format!("timed out after {}", secs(timeout)),
+                };
+                self.failure(handler, r, msg, can_block);
+                return;
+            }
+            Ending::Failed(msg) => {
+                r.report = Some(report);
+                self.failure(handler, r, msg.clone(), can_block);
+                return;
+            }
+            Ending::Signaled => None,
+            Ending::Exited(c) => Some(*c),
+        };
+        report.exit_code = code;
+        r.report = Some(report);
+        if raw.pipes_held_open {
+            r.errors.push(format!(
+                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used",
+                PIPE_GRACE.as_millis()
+            ));
+        }
+
+        // stdout: JSON when it starts with `{`, else plain text.
+        let mut json_error: Option<String> = None;
+        match String::from_utf8(raw.stdout) {
+            Err(e) => {
+                json_error = Some(format!(
+                    "stdout is not valid UTF-8 ({} bytes); output ignored",
+                    e.as_bytes().len()
+                ));
+            }
+            Ok(text) => {
+                let trimmed = text.trim_start();
+                if trimmed.starts_with('{') {
+                    if raw.stdout_truncated {
+                        json_error = Some(format!(
+                            "stdout exceeds the {} byte capture limit; JSON output ignored",
+                            MAX_CAPTURE_BYTES
+                        ));
+                    } else {
+                        match parse_output(trimmed) {
+                            Ok(out) => r.output = Some(out),
+                            Err(e) => json_error = Some(e),
+                        }
+                    }
+                } else if !trimmed.is_empty() {
+                    r.plain_stdout = Some(text);
+                }
+            }
+        }
+
+        match code {
+            Some(0) => {
+                if let Some(e) = json_error {
+                    self.failure(handler, r, e, can_block);
+                }
+            }
+            Some(2) => {
+                if let Some(e) = &json_error {
+                    r.errors.push(e.clone());
+                }
+                // The JSON's blocking reason, if it gives one, else stderr.
+                let json_reason = r.output.as_ref().and_then(|o| {
+                    let hso = o.hook_specific_output.as_ref();
+                    if o.decision == Some(TopLevelDecision::Block) && o.reason.is_some() {
+                        o.reason.clone()
+                    } else if hso.and_then(|h| h.permission_decision)
+                        == Some(PermissionDecision::Deny)
+                    {
+                        hso.and_then(|h| h.permission_decision_reason.clone())
+                    } else {
+                        None
+                    }
+                });
+                let msg = match json_reason {
+                    Some(reason) => reason,
+                    None => {
+                        let s = stderr.trim();
+                        format!(
+                            "[{name}]: {}",
+                            if s.is_empty() { "No stderr output" } else { s }
+                        )
+                    }
+                };
+                if can_block {
+                    r.blocking = Some(msg);
+                } else {
+                    r.errors.push(format!(
+                        "exit code 2 (not blocking on {event}): {}",
+                        first_line(&stderr)
+                    ));
+                }
+            }
+            other => {
+                // Non-zero (or killed by a signal): schema-valid JSON alone decides.
+                if r.output.is_none() {
+                    let what = match other {
+                        Some(c) => format!("failed with exit code {c}"),
+                        None => "was killed by a signal".to_owned(),
+                    };
+                    let line = first_line(&stderr);
+                    let mut msg = if line.is_empty() {
+                        what
+                    } else {
+                        format!("{what}: {line}")
+                    };
+                    if let Some(e) = json_error {
+                        msg = format!("{msg} ({e})");
+                    }
+                    self.failure(handler, r, msg, can_block);
+                }
+            }
+        }
+    }
+
+    // ----- aggregation -----
+
+    fn bound(&self, ctx: &ToolUseContext, text: String) -> String {
+        let count = text.chars().count();
+        if count <= MAX_HOOK_STRING_CHARS {
+            return text;
+        }
+        let dir = self
+            .inner
+            .as_ref()
+            .and_then(|i| i.output_dir.clone())
+            .or_else(|| ctx.results_dir().map(Path::to_path_buf))
+            .unwrap_or_else(std::env::temp_dir)
+            .join("toolwright-hook-output");
+        let n = PERSIST_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("hook-{}-{n}.txt", std::process::id()));
+        let preview: String = text.chars().take(PREVIEW_CHARS).collect();
+        match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
+            Ok(()) => format!(
+                "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{preview}\n...\n</persisted-output>",
+                human_size(text.len()),
+                path.display()
+            ),
+            Err(e) => {
+                let head: String = text.chars().take(MAX_HOOK_STRING_CHARS).collect();
+                format!(
+                    "{head}\n... [{} characters truncated; could not save the rest: {e}]",
+                    count - MAX_HOOK_STRING_CHARS
+                )
+            }
+        }
+    }
+
+    /// Folds one hook's universal results into `common`.
+    fn absorb(
+        &self,
+        event: &str,
+        ctx: &ToolUseContext,
+        common: &mut CommonOutcome,
+        r: &HookResult,
+    ) {
+        let msg = |text: String| HookMessage {
+            hook: r.hook.clone(),
+            text,
+        };
+        if let Some(rep) = &r.report {
+            common.runs.push(rep.clone());
+        }
+        if r.cancelled {
+            common.cancelled = true;
+        }
+        for e in &r.errors {
+            common.errors.push(msg(self.bound(ctx, e.clone())));
+        }
+        let can_block = !NON_BLOCKING_EVENTS.contains(&event);
+        if let Some(b) = &r.blocking {
+            common.blocking_errors.push(msg(self.bound(ctx, b.clone())));
+        } else if let Some(out) = &r.output {
+            if out.decision == Some(TopLevelDecision::Block) && can_block {
+                let reason = out
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "Blocked by hook".to_owned());
+                common.blocking_errors.push(msg(self.bound(ctx, reason)));
+            }
+        }
+        if let Some(out) = &r.output {
+            if let Some(sm) = &out.system_message {
+                common
+                    .system_messages
+                    .push(msg(self.bound(ctx, sm.clone())));
+            }
+            if let Some(ac) = out
+                .hook_specific_output
+                .as_ref()
+                .and_then(|h| h.additional_context.as_ref())
+            {
+                common
+                    .additional_contexts
+                    .push(msg(self.bound(ctx, ac.clone())));
+            }
+            if out.continue_ == Some(false) && common.stop.is_none() {
+                common.stop = Some(StopRequest {
+                    hook: r.hook.clone(),
+                    reason: out.stop_reason.clone().map(|s| self.bound(ctx, s)),
+                });
+            }
+        }
+        if let Some(text) = &r.plain_stdout {
+            if STDOUT_IS_CONTEXT.contains(&event) && r.blocking.is_none() && r.output.is_none() {
+                common
+                    .additional_contexts
+                    .push(msg(self.bound(ctx, text.trim_end().to_owned())));
+            }
+        }
+    }
+
+    /// Runs PreToolUse hooks for `call` and aggregates them: decision by precedence
+    /// deny > defer > ask > allow (an exit-2 block is a deny no hook can override),
+    /// `updatedInput`s in configuration order.
+    pub async fn run_pre_tool_use(
+        &self,
+        call: &ToolCallInfo,
+        ctx: &ToolUseContext,
+    ) -> PreToolUseOutcome {
+        let event = "PreToolUse";
+        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+            return PreToolUseOutcome::default();
+        };
+        let input = self.tool_input(inner, event, call, ctx);
+        let (results, cancelled) = self
+            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .await;
+        let mut out = PreToolUseOutcome::default();
+        out.common.cancelled = cancelled;
+        let tool = &call.tool_name;
+        let mut best: Option<PreToolDecision> = None;
+        let mut decided_input: Option<Value> = None;
+        for r in &results {
+            self.absorb(event, ctx, &mut out.common, r);
+            let hso = r
+                .output
+                .as_ref()
+                .and_then(|o| o.hook_specific_output.as_ref());
+            // This hook's own decision.
+            let mut from_block = false;
+            let decision: Option<(PermissionDecision, Option<String>)> =
+                if let Some(b) = &r.blocking {
+                    from_block = true;
+                    Some((PermissionDecision::Deny, Some(b.clone())))
+                } else if let Some(d) = hso.and_then(|h| h.permission_decision) {
+                    let reason = hso
+                        .and_then(|h| h.permission_decision_reason.clone())
+                        .or_else(|| r.output.as_ref().and_then(|o| o.reason.clone()));
+                    Some((d, reason))
+                } else {
+                    match r.output.as_ref().and_then(|o| o.decision) {
+                        Some(TopLevelDecision::Approve) => Some((
+                            PermissionDecision::Allow,
+                            r.output.as_ref().and_then(|o| o.reason.clone()),
+                        )),
+                        Some(TopLevelDecision::Block) => {
+                            from_block = true;
+                            Some((
+                                PermissionDecision::Deny,
+                                r.output.as_ref().and_then(|o| o.reason.clone()),
+                            ))
+                        }
+                        None => None,
+                    }
+                };
+            let updated = hso.and_then(|h| h.updated_input.clone()).map(Value::Object);
+            match &decision {
+                None => {
+                    if let Some(u) = updated {
+                        out.passthrough_input = Some(u);
+                    }
+                }
+                Some((PermissionDecision::Allow | PermissionDecision::Ask, _)) => {
+                    if let Some(u) = updated {
+                        decided_input = Some(u);
+                    }
+                }
+                Some(_) => {}
+            }
+            let Some((behavior, reason)) = decision else {
+                continue;
+            };
+            let reason = reason.map(|s| self.bound(ctx, s));
+            let message = match behavior {
+                PermissionDecision::Deny if from_block && r.blocking.is_some() => {
+                    format!(
+                        "PreToolUse:{tool} hook error: {}",
+                        reason.clone().unwrap_or_default()
+                    )
+                }
+                PermissionDecision::Deny => reason
+                    .clone()
+                    .unwrap_or_else(|| "Blocked by hook".to_owned()),
+                PermissionDecision::Ask => reason.clone().unwrap_or_else(|| {
+                    format!("Hook PreToolUse:{tool} asked for confirmation for this tool")
+                }),
+                PermissionDecision::Allow | PermissionDecision::Defer => {
+                    reason.clone().unwrap_or_default()
+                }
+            };
+            let better = best
+                .as_ref()
+                .is_none_or(|b| behavior.precedence() > b.behavior.precedence());
+            if better {
+                best = Some(PreToolDecision {
+                    behavior,
+                    hook: r.hook.clone(),
+                    reason,
+                    message,
+                    from_blocking_error: from_block,
+                    updated_input: None,
+                });
+            }
+        }
+        if let Some(b) = &mut best {
+            if matches!(
+                b.behavior,
+                PermissionDecision::Allow | PermissionDecision::Ask
+            ) {
+                b.updated_input = decided_input;
+            }
+        }
+        out.decision = best;
+        out
+    }
+
+    /// Runs PostToolUse hooks after a successful call; `tool_response` is the tool's
+    /// structured output.
+    pub async fn run_post_tool_use(
+        &self,
+        call: &ToolCallInfo,
+        tool_response: &Value,
+        ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome {
+        let event = "PostToolUse";
+        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+            return PostToolUseOutcome::default();
+        };
+        let mut input = self.tool_input(inner, event, call, ctx);
+        input.insert("tool_response".into(), tool_response.clone());
+        let (results, cancelled) = self
+            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .await;
+        let mut out = PostToolUseOutcome::default();
+        out.common.cancelled = cancelled;
+        for r in &results {
+            self.absorb(event, ctx, &mut out.common, r);
+            if let Some(hso) = r
+                .output
+                .as_ref()
+                .and_then(|o| o.hook_specific_output.as_ref())
+            {
+                if let Some(v) = &hso.updated_tool_output {
+                    out.updated_tool_output = Some(v.clone());
+                }
+                if let Some(v) = &hso.updated_mcp_tool_output {
+                    out.updated_mcp_tool_output = Some(v.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs PostToolUseFailure hooks after a failed call; `error` is the model-visible error
+    /// text, `is_interrupt` whether the user interrupted it.
+    pub async fn run_post_tool_use_failure(
+        &self,
+        call: &ToolCallInfo,
+        error: &str,
+        is_interrupt: bool,
+        ctx: &ToolUseContext,
+    ) -> EventOutcome {
+        let event = "PostToolUseFailure";
+        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+            return EventOutcome::default();
+        };
+        let mut input = self.tool_input(inner, event, call, ctx);
+        input.insert(
+            "error".into(),
+            json!(tool_core::truncate_middle(
+                error,
+                tool_core::MAX_ERROR_CHARS
+            )),
+        );
+        input.insert("is_interrupt".into(), json!(is_interrupt));
+        let (results, cancelled) = self
+            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .await;
+        self.event_outcome(event, ctx, &results, cancelled)
+    }
+
+    /// Runs PostToolBatch hooks after a whole batch of calls.
+    pub async fn run_post_tool_batch(
+        &self,
+        calls: &[BatchToolCall],
+        ctx: &ToolUseContext,
+    ) -> EventOutcome {
+        let event = "PostToolBatch";
+        let Some(inner) = self.active(event, None) else {
+            return EventOutcome::default();
+        };
+        let mut input = self.base_input(inner, event, ctx);
+        let list: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                let mut m = Map::new();
+                m.insert("tool_name".into(), json!(c.call.tool_name));
+                m.insert("tool_input".into(), c.call.tool_input.clone());
+                m.insert("tool_use_id".into(), json!(c.call.tool_use_id));
+                if let Some(r) = &c.tool_response {
+                    m.insert("tool_response".into(), r.clone());
+                }
+                Value::Object(m)
+            })
+            .collect();
+        input.insert("tool_calls".into(), Value::Array(list));
+        let (results, cancelled) = self.run_raw(event, None, None, input, &[], ctx).await;
+        self.event_outcome(event, ctx, &results, cancelled)
+    }
+
+    /// Runs PermissionRequest hooks when a permission prompt would be shown.
+    /// `suggestions` are sent as `permission_suggestions`. Deny beats allow; exit 2 is not
+    /// blocking here.
+    pub async fn run_permission_request(
+        &self,
+        call: &ToolCallInfo,
+        suggestions: &[PermissionUpdate],
+        ctx: &ToolUseContext,
+    ) -> PermissionRequestOutcome {
+        let event = "PermissionRequest";
+        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+            return PermissionRequestOutcome::default();
+        };
+        let mut input = self.tool_input(inner, event, call, ctx);
+        input.insert(
+            "permission_suggestions".into(),
+            serde_json::to_value(suggestions).unwrap_or_else(|_| json!([])),
+        );
+        let (results, cancelled) = self
+            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .await;
+        let mut out = PermissionRequestOutcome::default();
+        out.common.cancelled = cancelled;
+        let mut deny: Option<PermissionRequestVerdict> = None;
+        let mut allow_hook: Option<String> = None;
+        let mut allow_input: Option<Value> = None;
+        let mut allow_perms = Vec::new();
+        for r in &results {
+            self.absorb(event, ctx, &mut out.common, r);
+            let Some(d) = r
+                .output
+                .as_ref()
+                .and_then(|o| o.hook_specific_output.as_ref())
+                .and_then(|h| h.decision.clone())
+            else {
+                continue;
+            };
+            match d {
+                PermissionRequestDecision::Deny { message, interrupt } => {
+                    if deny.is_none() {
+                        deny = Some(PermissionRequestVerdict::Deny {
+                            hook: r.hook.clone(),
+                            message: self.bound(
+                                ctx,
+                                message.unwrap_or_else(|| {
+                                    format!("Permission to use {} denied by hook", call.tool_name)
+                                }),
+                            ),
+                            interrupt: interrupt.unwrap_or(false),
+                        });
+                    }
+                }
+                PermissionRequestDecision::Allow {
+                    updated_input,
+                    updated_permissions,
+                } => {
+                    if allow_hook.is_none() {
+                        allow_hook = Some(r.hook.clone());
+                    }
+                    if let Some(u) = updated_input {
+                        allow_input = Some(Value::Object(u));
+                    }
+                    allow_perms.extend(updated_permissions.unwrap_or_default());
+                }
+            }
+        }
+        out.verdict = deny.or_else(|| {
+            allow_hook.map(|hook| PermissionRequestVerdict::Allow {
+                hook,
+                updated_input: allow_input,
+                updated_permissions: allow_perms,
+            })
+        });
+        out
+    }
+
+    /// Runs PermissionDenied hooks after the auto-mode classifier denied a call; `reason`
+    /// is the classifier's reason.
+    pub async fn run_permission_denied(
+        &self,
+        call: &ToolCallInfo,
+        reason: &str,
+        ctx: &ToolUseContext,
+    ) -> PermissionDeniedOutcome {
+        let event = "PermissionDenied";
+        let Some(inner) = self.active(event, Some(&call.tool_name)) else {
+            return PermissionDeniedOutcome::default();
+        };
+        let mut input = self.tool_input(inner, event, call, ctx);
+        input.insert("reason".into(), json!(reason));
+        let (results, cancelled) = self
+            .run_raw(event, Some(&call.tool_name), Some(call), input, &[], ctx)
+            .await;
+        let mut out = PermissionDeniedOutcome::default();
+        out.common.cancelled = cancelled;
+        for r in &results {
+            self.absorb(event, ctx, &mut out.common, r);
+            if r.output
+                .as_ref()
+                .and_then(|o| o.hook_specific_output.as_ref())
+                .and_then(|h| h.retry)
+                == Some(true)
+            {
+                out.retry = true;
+            }
+        }
+        out
+    }
+
+    /// Runs the hooks of any event (SessionStart, Stop, UserPromptSubmit, Notification, ...).
+    /// `extra` holds the event's own input fields (`source`, `prompt`, `stop_hook_active`,
+    /// ...), added to the common ones; `matcher_value` is what matchers are tested against
+    /// (`None` for events without a matcher: every group matches). Handlers with an `if`
+    /// condition never run here.
+    pub async fn run_event(
+        &self,
+        event: &str,
+        extra: Map<String, Value>,
+        matcher_value: Option<&str>,
+        ctx: &ToolUseContext,
+    ) -> EventOutcome {
+        self.run_event_with_env(event, extra, matcher_value, &[], ctx)
+            .await
+    }
+
+    /// [`run_event`](Self::run_event) with extra environment variables for command hooks
+    /// (for example `CLAUDE_ENV_FILE` on SessionStart, Setup, CwdChanged, FileChanged).
+    pub async fn run_event_with_env(
+        &self,
+        event: &str,
+        extra: Map<String, Value>,
+        matcher_value: Option<&str>,
+        env: &[(String, String)],
+        ctx: &ToolUseContext,
+    ) -> EventOutcome {
+        let Some(inner) = self.active(event, matcher_value) else {
+            return EventOutcome::default();
+        };
+        let mut input = self.base_input(inner, event, ctx);
+        for (k, v) in extra {
+            input.insert(k, v);
+        }
+        let (results, cancelled) = self
+            .run_raw(event, matcher_value, None, input, env, ctx)
+            .await;
+        self.event_outcome(event, ctx, &results, cancelled)
+    }
+
+    fn event_outcome(
+        &self,
+        event: &str,
+        ctx: &ToolUseContext,
+        results: &[HookResult],
+        cancelled: bool,
+    ) -> EventOutcome {
+        let mut out = EventOutcome::default();
+        out.common.cancelled = cancelled;
+        for r in results {
+            self.absorb(event, ctx, &mut out.common, r);
+            if let Some(hso) = r
+                .output
+                .as_ref()
+                .and_then(|o| o.hook_specific_output.clone())
+            {
+                out.hook_specific.push((r.hook.clone(), hso));
+            }
+        }
+        out
+    }
+}

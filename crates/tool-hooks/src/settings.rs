@@ -1,0 +1,194 @@
+//! Reading the settings files Claude Code reads, for their hooks.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tool_core::RuleSource;
+
+use crate::config::{Diagnostic, HooksConfig, SettingsFile};
+
+/// Where to look for settings files. [`SettingsPaths::discover`] fills it the way Claude
+/// Code does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsPaths {
+    /// The managed settings directory (`/etc/claude-code` on Linux): its
+    /// `managed-settings.json`, then `managed-settings.d/*.json` in name order.
+    pub managed_dir: Option<PathBuf>,
+    /// `--settings` arguments: a file path, or inline JSON (starting with `{`).
+    pub flag_settings: Vec<String>,
+    /// The project root: `.claude/settings.json` and `.claude/settings.local.json` there.
+    pub project_dir: Option<PathBuf>,
+    /// The user config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): `settings.json` there.
+    pub user_config_dir: Option<PathBuf>,
+}
+
+impl SettingsPaths {
+    /// Claude Code's locations for a session in `project_dir`: managed settings in
+    /// `/etc/claude-code` (Linux) or `/Library/Application Support/ClaudeCode` (macOS), the
+    /// user dir from `CLAUDE_CONFIG_DIR` or `$HOME/.claude`.
+    pub fn discover(project_dir: impl Into<PathBuf>) -> Self {
+        let managed = if cfg!(target_os = "macos") {
+            PathBuf::from("/Library/Application Support/ClaudeCode")
+        } else {
+            PathBuf::from("/etc/claude-code")
+        };
+        let user = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| PathBuf::from(h).join(".claude"))
+            });
+        Self {
+            managed_dir: Some(managed),
+            flag_settings: Vec::new(),
+            project_dir: Some(project_dir.into()),
+            user_config_dir: user,
+        }
+    }
+
+    /// Adds a `--settings` argument (file path or inline JSON).
+    pub fn with_flag_settings(mut self, arg: impl Into<String>) -> Self {
+        self.flag_settings.push(arg.into());
+        self
+    }
+}
+
+/// The settings files read, the merged hooks configuration and every problem found.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedHooks {
+    /// The merged configuration.
+    pub config: HooksConfig,
+    /// Problems: unreadable or invalid files, bad hooks entries. Each names its file.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The settings files that were read (missing files are not listed).
+    pub files: Vec<SettingsFile>,
+}
+
+fn read_file(
+    path: &Path,
+    source: RuleSource,
+    files: &mut Vec<SettingsFile>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            diags.push(Diagnostic {
+                source: Some(source),
+                path: Some(path.to_path_buf()),
+                location: String::new(),
+                message: format!("cannot read settings file: {e}"),
+            });
+            return;
+        }
+    };
+    parse_text(&text, Some(path.to_path_buf()), source, files, diags);
+}
+
+fn parse_text(
+    text: &str,
+    path: Option<PathBuf>,
+    source: RuleSource,
+    files: &mut Vec<SettingsFile>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => files.push(SettingsFile {
+            source,
+            path,
+            value,
+        }),
+        Ok(other) => diags.push(Diagnostic {
+            source: Some(source),
+            path,
+            location: String::new(),
+            message: format!(
+                "settings must be a JSON object, got {}",
+                crate::config_type_name(&other)
+            ),
+        }),
+        Err(e) => diags.push(Diagnostic {
+            source: Some(source),
+            path,
+            location: String::new(),
+            message: format!("invalid JSON, file ignored: {e}"),
+        }),
+    }
+}
+
+/// Reads the settings files at `paths` and merges their hooks (see
+/// [`HooksConfig::from_settings`]). Missing files are fine; unreadable or invalid ones and
+/// bad hooks entries are reported in `diagnostics`.
+pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
+    let mut files = Vec::new();
+    let mut diags = Vec::new();
+    if let Some(dir) = &paths.managed_dir {
+        read_file(
+            &dir.join("managed-settings.json"),
+            RuleSource::PolicySettings,
+            &mut files,
+            &mut diags,
+        );
+        let drop_in = dir.join("managed-settings.d");
+        if let Ok(entries) = std::fs::read_dir(&drop_in) {
+            let mut names: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            names.sort();
+            for p in names {
+                read_file(&p, RuleSource::PolicySettings, &mut files, &mut diags);
+            }
+        }
+    }
+    for arg in &paths.flag_settings {
+        if arg.trim_start().starts_with('{') {
+            parse_text(arg, None, RuleSource::FlagSettings, &mut files, &mut diags);
+        } else {
+            let p = PathBuf::from(arg);
+            if p.exists() {
+                read_file(&p, RuleSource::FlagSettings, &mut files, &mut diags);
+            } else {
+                diags.push(Diagnostic {
+                    source: Some(RuleSource::FlagSettings),
+                    path: Some(p),
+                    location: String::new(),
+                    message: "--settings file not found".into(),
+                });
+            }
+        }
+    }
+    if let Some(project) = &paths.project_dir {
+        read_file(
+            &project.join(".claude/settings.local.json"),
+            RuleSource::LocalSettings,
+            &mut files,
+            &mut diags,
+        );
+        read_file(
+            &project.join(".claude/settings.json"),
+            RuleSource::ProjectSettings,
+            &mut files,
+            &mut diags,
+        );
+    }
+    if let Some(user) = &paths.user_config_dir {
+        read_file(
+            &user.join("settings.json"),
+            RuleSource::UserSettings,
+            &mut files,
+            &mut diags,
+        );
+    }
+    let (config, more) = HooksConfig::from_settings(&files);
+    diags.extend(more);
+    LoadedHooks {
+        config,
+        diagnostics: diags,
+        files,
+    }
+}

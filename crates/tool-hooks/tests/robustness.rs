@@ -1,0 +1,352 @@
+//! Misbehaving hooks: timeouts, hangs, stdin never read, grandchildren, huge or broken
+//! output, cancellation. Each ends with a clear non-blocking error naming the hook, on time.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Env, cmd, one, runner, wait_group_gone};
+use serde_json::json;
+use tool_hooks::{MAX_HOOK_STRING_CHARS, PermissionDecision, ToolCallInfo};
+
+fn bash(command: &str) -> ToolCallInfo {
+    ToolCallInfo::new("Bash", json!({"command": command}), "toolu_01")
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let env = Env::new();
+    let pid_file = env.path("pid");
+    let child_file = env.path("child");
+    // The hook and a background grandchild both sleep forever.
+    let hook = format!(
+        "echo $$ > '{}'; sleep 1000 & echo $! > '{}'; sleep 1000",
+        pid_file.display(),
+        child_file.display()
+    );
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![json!({"type": "command", "command": hook, "timeout": 1})],
+    ));
+    let start = Instant::now();
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(950) && elapsed < Duration::from_millis(2500),
+        "{elapsed:?}"
+    );
+    assert!(out.decision.is_none(), "a timed-out hook makes no decision");
+    assert_eq!(out.common.errors.len(), 1);
+    assert_eq!(
+        out.common.errors[0].text,
+        "timed out after 1s; its process group was killed"
+    );
+    assert!(out.common.runs[0].timed_out);
+    let pgid: i32 = env.read("pid").trim().parse().unwrap();
+    let grandchild: i32 = env.read("child").trim().parse().unwrap();
+    assert!(
+        wait_group_gone(pgid).is_empty(),
+        "process group {pgid} still has members"
+    );
+    assert!(
+        !std::path::Path::new(&format!("/proc/{grandchild}/cmdline")).exists() || {
+            // A zombie awaiting reaping by init is acceptable; a live one is not.
+            let stat =
+                std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'))
+        }
+    );
+}
+
+#[tokio::test]
+async fn timeout_with_on_failure_block_denies() {
+    let env = Env::new();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![
+            json!({"type": "command", "command": "sleep 1000", "timeout": 0.3, "onFailure": "block"}),
+        ],
+    ));
+    let d = r
+        .run_pre_tool_use(&bash("ls"), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert!(d.message.contains("timed out after 0.3s"), "{}", d.message);
+}
+
+#[tokio::test]
+async fn hook_that_never_reads_stdin() {
+    let env = Env::new();
+    // 4 MB of input, far above a pipe buffer; the hook exits without reading it.
+    let big = "x".repeat(4 * 1024 * 1024);
+    let call = ToolCallInfo::new("Write", json!({"file_path": "/a", "content": big}), "t");
+    let r = runner(one(
+        "PreToolUse",
+        "*",
+        vec![cmd("echo '{\"systemMessage\":\"fine\"}'")],
+    ));
+    let start = Instant::now();
+    let out = r.run_pre_tool_use(&call, &env.ctx()).await;
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    assert_eq!(out.common.system_messages[0].text, "fine");
+    // One that never reads and never exits is stopped by its timeout.
+    let r = runner(one(
+        "PreToolUse",
+        "*",
+        vec![json!({"type": "command", "command": "sleep 1000", "timeout": 0.5})],
+    ));
+    let start = Instant::now();
+    let out = r.run_pre_tool_use(&call, &env.ctx()).await;
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(out.common.errors[0].text.starts_with("timed out"));
+}
+
+#[tokio::test]
+async fn grandchild_keeping_stdout_open() {
+    let env = Env::new();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            r#"sleep 5 & echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'"#,
+        )],
+    ));
+    let start = Instant::now();
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.decision.unwrap().message, "nope");
+    assert!(
+        out.common
+            .errors
+            .iter()
+            .any(|e| e.text.contains("background process")),
+        "{:?}",
+        out.common.errors
+    );
+}
+
+#[tokio::test]
+async fn huge_outputs_are_bounded() {
+    let env = Env::new();
+    // 20 MB of plain stdout: drained, capped, no error.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("head -c 20000000 /dev/zero | tr '\\0' a; exit 0")],
+    ));
+    let start = Instant::now();
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert!(out.decision.is_none() && out.common.errors.is_empty());
+    // JSON above the capture limit: clear error.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            "printf '{\"systemMessage\": \"'; head -c 2000000 /dev/zero | tr '\\0' a; printf '\"}'",
+        )],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(
+        out.common.errors[0].text.contains("capture limit"),
+        "{:?}",
+        out.common.errors
+    );
+    // A 50,000-char reason is saved to a file; the model sees a preview and the path.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("printf '{\"decision\": \"block\", \"reason\": \"'; head -c 50000 /dev/zero | tr '\\0' r; printf '\"}'")],
+    ))
+    .with_output_dir(env.path("out"));
+    let d = r
+        .run_pre_tool_use(&bash("ls"), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert!(d.message.chars().count() < MAX_HOOK_STRING_CHARS);
+    assert!(
+        d.message
+            .starts_with("<persisted-output>\nOutput too large (48.8KB). Full output saved to: "),
+        "{}",
+        &d.message[..200]
+    );
+    let path = d
+        .message
+        .lines()
+        .nth(1)
+        .unwrap()
+        .rsplit("saved to: ")
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(std::fs::read_to_string(path).unwrap().len(), 50_000);
+    // Huge stderr with exit 2 is bounded too.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("head -c 3000000 /dev/zero | tr '\\0' e >&2; exit 2")],
+    ))
+    .with_output_dir(env.path("out"));
+    let d = r
+        .run_pre_tool_use(&bash("ls"), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert!(d.message.len() < 20_000 && d.message.contains("persisted-output"));
+}
+
+#[tokio::test]
+async fn broken_output_is_a_non_blocking_error() {
+    let env = Env::new();
+    let cases = [
+        ("printf '\\377\\376{'", "not valid UTF-8"),
+        ("echo '{\"decision\": '", "not valid JSON"),
+        ("echo '{\"continue\": \"no\"}'", "expected a boolean"),
+        (
+            "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"perhaps\"}}'",
+            "unknown variant `perhaps`",
+        ),
+        (
+            "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"updatedInput\": \"rm -rf\"}}'",
+            "expected a map",
+        ),
+        ("echo '[1, 2]'; exit 1", "failed with exit code 1"),
+        (
+            "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"permissionDecision\": \"deny\"}}'",
+            "hookEventName is \"PostToolUse\"",
+        ),
+        ("kill -9 $$", "killed by a signal"),
+    ];
+    for (hook, expect) in cases {
+        let r = runner(one("PreToolUse", "Bash", vec![cmd(hook)]));
+        let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+        assert!(out.decision.is_none(), "{hook}: {:?}", out.decision);
+        assert_eq!(
+            out.common.errors.len(),
+            1,
+            "{hook}: {:?}",
+            out.common.errors
+        );
+        assert_eq!(out.common.errors[0].hook, hook);
+        assert!(
+            out.common.errors[0].text.contains(expect),
+            "{hook}: {}",
+            out.common.errors[0].text
+        );
+    }
+    // Binary junk: reported, never a decision.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("printf 'junk\\200\\377\\000'; exit 0")],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.decision.is_none());
+    assert!(
+        out.common.errors[0].text.contains("not valid UTF-8"),
+        "{:?}",
+        out.common.errors
+    );
+    // Exit 2 with schema-invalid JSON still blocks.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("echo '{\"continue\": 5}'; echo stop >&2; exit 2")],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert_eq!(out.decision.unwrap().behavior, PermissionDecision::Deny);
+}
+
+#[tokio::test]
+async fn cancellation_kills_hooks() {
+    let env = Env::new();
+    let ctx = env.ctx();
+    let token = ctx.cancellation().clone();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(&format!(
+            "echo $$ > '{}'; sleep 1000",
+            env.path("pid").display()
+        ))],
+    ));
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel();
+    });
+    let start = Instant::now();
+    let out = r.run_pre_tool_use(&bash("ls"), &ctx).await;
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(out.common.cancelled);
+    assert!(out.decision.is_none());
+    let pgid: i32 = env.read("pid").trim().parse().unwrap();
+    assert!(wait_group_gone(pgid).is_empty());
+}
+
+#[tokio::test]
+async fn parallel_hooks_take_the_time_of_one() {
+    let env = Env::new();
+    let hooks: Vec<_> = (0..8)
+        .map(|i| cmd(&format!("sleep 0.3; echo {i} >/dev/null")))
+        .collect();
+    let r = runner(one("PostToolUse", "*", hooks));
+    let start = Instant::now();
+    let out = r
+        .run_post_tool_use(&bash("ls"), &json!({}), &env.ctx())
+        .await;
+    let elapsed = start.elapsed();
+    assert_eq!(out.common.runs.len(), 8);
+    assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+}
+
+#[tokio::test]
+async fn dropping_the_run_kills_the_hook() {
+    let env = Env::new();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(&format!(
+            "echo $$ > '{}'; sleep 1000 & sleep 1000",
+            env.path("pid").display()
+        ))],
+    ));
+    // The caller stops waiting after 300 ms and drops the future.
+    let res = tokio::time::timeout(
+        Duration::from_millis(300),
+        r.run_pre_tool_use(&bash("ls"), &env.ctx()),
+    )
+    .await;
+    assert!(res.is_err());
+    let pgid: i32 = env.read("pid").trim().parse().unwrap();
+    assert!(wait_group_gone(pgid).is_empty());
+}
+
+#[test]
+fn runner_and_its_futures_are_send() {
+    fn send_sync_clone<T: Send + Sync + Clone>() {}
+    fn send<T: Send>(_: &T) {}
+    send_sync_clone::<tool_hooks::HookRunner>();
+    let r = tool_hooks::HookRunner::none();
+    let ctx = tool_core::ToolUseContext::new("/");
+    let call = bash("ls");
+    send(&r.run_pre_tool_use(&call, &ctx));
+    send(&r.run_post_tool_use(&call, &json!({}), &ctx));
+    send(&r.run_post_tool_use_failure(&call, "e", false, &ctx));
+    send(&r.run_permission_request(&call, &[], &ctx));
+    send(&r.run_permission_denied(&call, "r", &ctx));
+    send(&r.run_post_tool_batch(&[], &ctx));
+    send(&r.run_event("Stop", serde_json::Map::new(), None, &ctx));
+}

@@ -1,0 +1,158 @@
+//! Reading real settings files from every level, merging, and reporting bad ones.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Env;
+use serde_json::{Value, json};
+use tool_core::RuleSource;
+use tool_hooks::{HandlerKind, HookRunner, SettingsPaths, ToolCallInfo, load_hooks};
+
+fn write(env: &Env, rel: &str, v: &Value) {
+    let p = env.path(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, v.to_string()).unwrap();
+}
+
+fn hook(tag: &str) -> Value {
+    json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("echo {tag} >> \"$CLAUDE_PROJECT_DIR/order\"")}]}]}})
+}
+
+fn commands(loaded: &tool_hooks::LoadedHooks) -> Vec<String> {
+    loaded
+        .config
+        .matching("PreToolUse", Some("Bash"))
+        .into_iter()
+        .filter_map(|h| match &h.kind {
+            HandlerKind::Command(c) => Some(
+                c.command
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_owned(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+fn paths(env: &Env) -> SettingsPaths {
+    SettingsPaths {
+        managed_dir: Some(env.path("managed")),
+        flag_settings: Vec::new(),
+        project_dir: Some(env.path("project")),
+        user_config_dir: Some(env.path("user")),
+    }
+}
+
+#[tokio::test]
+async fn all_levels_merge_in_configuration_order() {
+    let env = Env::new();
+    write(&env, "managed/managed-settings.json", &hook("managed"));
+    write(
+        &env,
+        "managed/managed-settings.d/20-b.json",
+        &hook("dropin-b"),
+    );
+    write(
+        &env,
+        "managed/managed-settings.d/10-a.json",
+        &hook("dropin-a"),
+    );
+    write(&env, "project/.claude/settings.json", &hook("project"));
+    write(&env, "project/.claude/settings.local.json", &hook("local"));
+    write(&env, "user/settings.json", &hook("user"));
+    write(&env, "flag.json", &hook("flagfile"));
+    let mut p = paths(&env);
+    p.flag_settings
+        .push(env.path("flag.json").to_string_lossy().into_owned());
+    p.flag_settings.push(hook("inline").to_string());
+    let loaded = load_hooks(&p);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    assert_eq!(loaded.files.len(), 8);
+    assert_eq!(
+        commands(&loaded),
+        [
+            "user", "project", "local", "flagfile", "inline", "managed", "dropin-a", "dropin-b"
+        ]
+    );
+    // And they all really run, in parallel, once each.
+    let runner = HookRunner::new(loaded.config).with_project_dir(env.root());
+    let out = runner
+        .run_pre_tool_use(
+            &ToolCallInfo::new("Bash", json!({"command": "ls"}), "t"),
+            &env.ctx(),
+        )
+        .await;
+    assert_eq!(out.common.runs.len(), 8);
+    assert_eq!(env.read("order").lines().count(), 8);
+}
+
+#[test]
+fn duplicates_across_files_run_once_and_disable_all() {
+    let env = Env::new();
+    write(&env, "project/.claude/settings.json", &hook("same"));
+    write(&env, "user/settings.json", &hook("same"));
+    let loaded = load_hooks(&paths(&env));
+    assert_eq!(commands(&loaded), ["same"]);
+
+    let mut local = hook("local");
+    local["disableAllHooks"] = json!(true);
+    write(&env, "project/.claude/settings.local.json", &local);
+    write(&env, "managed/managed-settings.json", &hook("managed"));
+    let loaded = load_hooks(&paths(&env));
+    assert_eq!(commands(&loaded), ["managed"]);
+    assert!(loaded.config.disabled_all);
+}
+
+#[test]
+fn bad_files_are_reported_with_their_path() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path("project/.claude")).unwrap();
+    std::fs::write(env.path("project/.claude/settings.json"), "{ not json").unwrap();
+    write(
+        &env,
+        "project/.claude/settings.local.json",
+        &json!({"hooks": {"PreToolUse": "oops"}}),
+    );
+    write(&env, "user/settings.json", &json!([1]));
+    let mut p = paths(&env);
+    p.flag_settings
+        .push(env.path("missing.json").to_string_lossy().into_owned());
+    let loaded = load_hooks(&p);
+    let text: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(text.len(), 4, "{text:#?}");
+    assert!(
+        text.iter()
+            .any(|t| t.contains("project/.claude/settings.json") && t.contains("invalid JSON"))
+    );
+    assert!(
+        text.iter()
+            .any(|t| t.contains("settings.local.json (hooks.PreToolUse)")
+                && t.contains("array of matcher groups"))
+    );
+    assert!(
+        text.iter()
+            .any(|t| t.contains("user/settings.json") && t.contains("must be a JSON object"))
+    );
+    assert!(
+        text.iter()
+            .any(|t| t.contains("missing.json") && t.contains("not found"))
+    );
+    assert_eq!(loaded.diagnostics[0].source, Some(RuleSource::FlagSettings));
+}
+
+#[test]
+fn discover_uses_claude_config_dir_or_home() {
+    let p = SettingsPaths::discover("/some/project");
+    assert_eq!(
+        p.project_dir.as_deref(),
+        Some(std::path::Path::new("/some/project"))
+    );
+    let expected = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".claude")));
+    assert_eq!(p.user_config_dir, expected);
+    assert!(p.managed_dir.is_some());
+}

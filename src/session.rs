@@ -8,7 +8,8 @@ use std::sync::Arc;
 use tool_core::{PermissionMode, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Pipeline};
 use tool_hooks::{HookRunner, SettingsPaths, load_hooks};
-use tool_perms::{PermissionEngine, SettingsSources, load_permissions};
+use tool_perms::PermissionEngine;
+use tool_perms::settings::{SettingsSources, load_permissions};
 
 /// The flags every subcommand that runs tools shares.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,7 +54,12 @@ impl SessionOptions {
     /// Only the project's own settings: what the demo uses so that nothing of the user's
     /// configuration changes what it shows.
     pub fn isolated(cwd: PathBuf) -> Self {
-        Self { cwd, settings: Vec::new(), mode: None, user_and_managed_settings: false }
+        Self {
+            cwd,
+            settings: Vec::new(),
+            mode: None,
+            user_and_managed_settings: false,
+        }
     }
 }
 
@@ -75,7 +81,9 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
 }
 
 fn session_id() -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     format!("{:x}-{:x}", nanos, std::process::id())
 }
 
@@ -83,8 +91,12 @@ impl Session {
     /// Opens a session: reads the settings, builds the permission engine, the hook runner and
     /// the tool list.
     pub async fn open(options: &SessionOptions) -> Result<Self, String> {
-        let cwd = std::fs::canonicalize(&options.cwd)
-            .map_err(|e| format!("cannot use {} as the project directory: {e}", options.cwd.display()))?;
+        let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| {
+            format!(
+                "cannot use {} as the project directory: {e}",
+                options.cwd.display()
+            )
+        })?;
         let mode = options.mode.as_deref().map(parse_mode).transpose()?;
         let mut notices = Vec::new();
 
@@ -105,24 +117,38 @@ impl Session {
         if let Some(mode) = mode {
             permission.mode = mode;
         }
-        let (engine, rule_problems) = PermissionEngine::new_lenient(&permission, loaded.roots.clone());
+        // Nobody is asked in this binary: a call that would ask is denied with the reason.
+        permission.avoid_prompts = true;
+        let (engine, rule_problems) =
+            PermissionEngine::new_lenient(&permission, loaded.roots.clone());
         notices.extend(rule_problems.iter().map(ToString::to_string));
+
+        let tools: Vec<Arc<dyn Tool>> =
+            tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
+                engine.is_blanket_denied(t)
+            });
 
         let hooks = load_hooks(&hook_paths);
         notices.extend(hooks.diagnostics.iter().map(ToString::to_string));
         let runner = HookRunner::new(hooks.config)
             .with_project_dir(&cwd)
-            .with_rule_matcher(Arc::new(tool_exec::PermissionRuleMatcher::new(cwd.clone())));
-
-        let tools: Vec<Arc<dyn Tool>> =
-            tool_registry::all_base_tools().into_iter().filter(|t| !engine.is_blanket_denied(t.as_ref())).collect();
-        let results_dir = std::env::temp_dir().join(format!("toolwright-{}", session_id())).join("tool-results");
+            .with_rule_matcher(Arc::new(tool_exec::PermissionRuleMatcher::for_tools(
+                tools.clone(),
+                cwd.clone(),
+            )));
+        let results_dir = std::env::temp_dir()
+            .join(format!("toolwright-{}", session_id()))
+            .join("tool-results");
         let ctx = ToolUseContext::new(&cwd)
             .with_tools(tools)
             .with_permission(permission)
             .with_results_dir(results_dir)
             .with_session_id(session_id());
         let pipeline = Pipeline::new(Arc::new(engine), Arc::new(DenyAsks), Arc::new(runner));
-        Ok(Self { ctx, pipeline: Arc::new(pipeline), notices })
+        Ok(Self {
+            ctx,
+            pipeline: Arc::new(pipeline),
+            notices,
+        })
     }
 }

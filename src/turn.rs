@@ -31,6 +31,7 @@ pub struct Turn {
     pub error: Option<String>,
 }
 
+#[cfg(test)]
 impl Turn {
     /// The tool_use blocks, in order.
     pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUse> {
@@ -43,15 +44,20 @@ impl Turn {
 
 /// Whether `text` is in the SSE format (its first non-empty line is an SSE field).
 pub fn looks_like_sse(text: &str) -> bool {
-    text.lines().map(str::trim).find(|l| !l.is_empty()).is_some_and(|l| {
-        l.starts_with("event:") || l.starts_with("data:") || l.starts_with(':')
-    })
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| l.starts_with("event:") || l.starts_with("data:") || l.starts_with(':'))
 }
 
 /// Parses a turn in either format. `per_delta` paces SSE input: each `content_block_delta`
 /// event is taken to arrive that long after the previous event (a model's token rate).
 pub fn parse(text: &str, per_delta: Duration) -> Turn {
-    if looks_like_sse(text) { parse_sse(text, per_delta) } else { parse_jsonl(text) }
+    if looks_like_sse(text) {
+        parse_sse(text, per_delta)
+    } else {
+        parse_jsonl(text)
+    }
 }
 
 fn parse_sse(text: &str, per_delta: Duration) -> Turn {
@@ -89,7 +95,9 @@ fn push_events(turn: &mut Turn, now: Duration, events: Vec<StreamEvent>) {
                 _ => turn.items.push((now, TurnItem::Text(t))),
             },
             StreamEvent::ToolUse(t) => turn.items.push((now, TurnItem::ToolUse(t))),
-            StreamEvent::MessageStart { .. } | StreamEvent::StopReason(_) | StreamEvent::MessageStop => {}
+            StreamEvent::MessageStart { .. }
+            | StreamEvent::StopReason(_)
+            | StreamEvent::MessageStop => {}
         }
     }
 }
@@ -110,7 +118,10 @@ fn parse_jsonl(text: &str) -> Turn {
                 break;
             }
         };
-        let at = value.get("at_ms").and_then(Value::as_u64).map_or(last, Duration::from_millis);
+        let at = value
+            .get("at_ms")
+            .and_then(Value::as_u64)
+            .map_or(last, Duration::from_millis);
         last = last.max(at);
         match value.get("type").and_then(Value::as_str) {
             Some("tool_use") => {
@@ -118,10 +129,17 @@ fn parse_jsonl(text: &str) -> Turn {
                     turn.error = Some(fail("a tool_use needs string `id` and `name`".into()));
                     break;
                 };
-                let input = value.get("input").cloned().unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-                turn.items.push((at, TurnItem::ToolUse(ToolUse::new(id, name, input))));
+                let input = value
+                    .get("input")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+                turn.items
+                    .push((at, TurnItem::ToolUse(ToolUse::new(id, name, input))));
             }
-            Some("text") => turn.items.push((at, TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()))),
+            Some("text") => turn.items.push((
+                at,
+                TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()),
+            )),
             other => {
                 turn.error = Some(fail(format!(
                     "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, found type {}",
@@ -139,8 +157,12 @@ fn parse_jsonl(text: &str) -> Turn {
 pub fn replace_in_strings(value: &mut Value, from: &str, to: &str) {
     match value {
         Value::String(s) if s.contains(from) => *s = s.replace(from, to),
-        Value::Array(items) => items.iter_mut().for_each(|v| replace_in_strings(v, from, to)),
-        Value::Object(map) => map.values_mut().for_each(|v| replace_in_strings(v, from, to)),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| replace_in_strings(v, from, to)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|v| replace_in_strings(v, from, to)),
         _ => {}
     }
 }
@@ -160,7 +182,14 @@ mod tests {
         let ids: Vec<&str> = turn.tool_uses().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["t1", "t2"]);
         assert_eq!(turn.items[1].0, Duration::from_millis(5));
-        assert!(turn.error.as_deref().unwrap().starts_with("line 4: not valid JSON"), "{:?}", turn.error);
+        assert!(
+            turn.error
+                .as_deref()
+                .unwrap()
+                .starts_with("line 4: not valid JSON"),
+            "{:?}",
+            turn.error
+        );
     }
 
     #[test]

@@ -33,8 +33,14 @@ const FILES: &[(&str, &str)] = &[
     ("calc.py", include_str!("../demo/project/calc.py")),
     ("test_calc.py", include_str!("../demo/project/test_calc.py")),
     ("README.md", include_str!("../demo/project/README.md")),
-    (".claude/settings.json", include_str!("../demo/project/.claude/settings.json")),
-    (".claude/hooks/use_python3.py", include_str!("../demo/project/.claude/hooks/use_python3.py")),
+    (
+        ".claude/settings.json",
+        include_str!("../demo/project/.claude/settings.json"),
+    ),
+    (
+        ".claude/hooks/use_python3.py",
+        include_str!("../demo/project/.claude/hooks/use_python3.py"),
+    ),
 ];
 
 const TURN: &str = include_str!("../demo/turn.sse");
@@ -48,7 +54,10 @@ fn write_project(root: &Path) -> std::io::Result<()> {
         std::fs::write(&path, content)?;
     }
     use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(root.join(".claude/hooks/use_python3.py"), std::fs::Permissions::from_mode(0o755))
+    std::fs::set_permissions(
+        root.join(".claude/hooks/use_python3.py"),
+        std::fs::Permissions::from_mode(0o755),
+    )
 }
 
 fn secs(d: Duration) -> String {
@@ -57,7 +66,10 @@ fn secs(d: Duration) -> String {
 
 /// Runs the demo.
 pub async fn run(args: &DemoArgs) -> ExitCode {
-    let dir = match tempfile::Builder::new().prefix("toolwright-demo-").tempdir() {
+    let dir = match tempfile::Builder::new()
+        .prefix("toolwright-demo-")
+        .tempdir()
+    {
         Ok(dir) => dir,
         Err(e) => {
             eprintln!("toolwright demo: cannot create a temporary directory: {e}");
@@ -76,7 +88,14 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut turn = turn::parse(TURN, if args.no_pace { Duration::ZERO } else { Duration::from_millis(25) });
+    let mut turn = turn::parse(
+        TURN,
+        if args.no_pace {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(25)
+        },
+    );
     let root_text = root.display().to_string();
     for (_, item) in &mut turn.items {
         if let TurnItem::ToolUse(tool_use) = item {
@@ -86,28 +105,53 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
 
     println!("Toolwright demo: a recorded model turn replayed through the full pipeline");
     println!("  project:  {root_text} (a copy of a small Python project with a bug)");
-    println!("  settings: .claude/settings.json (allow rules, a deny rule for `rm -rf`, a PreToolUse hook)");
+    println!(
+        "  settings: .claude/settings.json (allow rules, a deny rule for `rm -rf`, a PreToolUse hook)"
+    );
     for notice in &session.notices {
         println!("  note:     {notice}");
     }
     println!();
     let result = replay(&session, &turn, !args.no_pace, |at, event| match event {
         ReplayEvent::Text(text) => println!("{}  model  {}", secs(at), text.trim()),
-        ReplayEvent::Added(_) => {}
+        ReplayEvent::Added => {}
         ReplayEvent::Started(tool_use, running) => {
             let others = running.iter().filter(|id| **id != tool_use.id).count();
-            let parallel = if others > 0 { format!("   (in parallel with {others} other call(s))") } else { String::new() };
+            let parallel = if others > 0 {
+                format!("   (in parallel with {others} other call(s))")
+            } else {
+                String::new()
+            };
             println!("{}  ▶ {}{parallel}", secs(at), label(tool_use));
         }
         ReplayEvent::Progress(tool_use, data) => {
-            if let Some(line) = data.get("output").and_then(|o| o.as_str()).and_then(|o| o.lines().last()) {
+            if let Some(line) = data
+                .get("output")
+                .and_then(|o| o.as_str())
+                .and_then(|o| o.lines().last())
+            {
                 println!("{}    … {}: {line}", secs(at), tool_use.name);
             }
         }
         ReplayEvent::Finished(record) => {
-            let mark = if record.outcome.result.is_error { "✗" } else { "✓" };
-            println!("{}  {mark} {}   {}   {}", secs(at), label(&record.tool_use), decision_text(&record.outcome), ms(record.outcome.duration));
-            for message in record.outcome.messages_before.iter().chain(&record.outcome.messages_after) {
+            let mark = if record.outcome.result.is_error {
+                "✗"
+            } else {
+                "✓"
+            };
+            println!(
+                "{}  {mark} {}   {}   {}",
+                secs(at),
+                label(&record.tool_use),
+                decision_text(&record.outcome),
+                ms(record.outcome.duration)
+            );
+            for message in record
+                .outcome
+                .messages_before
+                .iter()
+                .chain(&record.outcome.messages_after)
+            {
                 if let tool_core::Message::Attachment(a) = message {
                     println!("           ↳ hook: {}", a.text);
                 }
@@ -116,7 +160,10 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     })
     .await;
 
-    println!("\n  #  call                                        decision                                   time       result   persisted");
+    println!(
+        "\n  #  {:<42}  {:<42} {:>15}  {:>9}  {:>7}   persisted",
+        "call", "decision", "arrived→started", "took", "result"
+    );
     for (i, call) in result.calls.iter().enumerate() {
         let outcome = &call.outcome;
         let size = outcome.result.content.joined_text().len();
@@ -124,14 +171,21 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         if name.chars().count() > 42 {
             name = format!("{}…", name.chars().take(41).collect::<String>());
         }
+        let started = call
+            .started
+            .map_or_else(|| "-".to_owned(), |s| format!("{:.2}s", s.as_secs_f64()));
         println!(
-            " {:>2}  {:<42}  {:<42} {:>9}  {:>7}   {}",
+            " {:>2}  {:<42}  {:<42} {:>15}  {:>9}  {:>7}   {}",
             i + 1,
             name,
             decision_text(outcome),
+            format!("{:.2}s→{started}", call.arrived.as_secs_f64()),
             ms(outcome.duration),
             format!("{size} B"),
-            outcome.persisted.as_ref().map_or_else(|| "no".to_owned(), |p| p.display().to_string())
+            outcome
+                .persisted
+                .as_ref()
+                .map_or_else(|| "no".to_owned(), |p| p.display().to_string())
         );
     }
     // What the same calls would have cost after the stream ended (batch mode), with the
@@ -139,7 +193,11 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     let planned: Vec<PlannedCall> = result
         .calls
         .iter()
-        .map(|c| PlannedCall { concurrency_safe: c.outcome.concurrency_safe, arrival: Duration::ZERO, duration: c.outcome.duration })
+        .map(|c| PlannedCall {
+            concurrency_safe: c.outcome.concurrency_safe,
+            arrival: Duration::ZERO,
+            duration: c.outcome.duration,
+        })
         .collect();
     let batch = result.stream_end + schedule_makespan(&planned, tool_exec::DEFAULT_MAX_CONCURRENCY);
     let saved = batch.saturating_sub(result.total);

@@ -19,7 +19,7 @@ pub enum ReplayEvent<'a> {
     /// The model said something.
     Text(&'a str),
     /// A block arrived and was handed to the executor.
-    Added(&'a ToolUse),
+    Added,
     /// A call started; `running` are the ids running now.
     Started(&'a ToolUse, &'a [String]),
     /// Progress from a call.
@@ -38,8 +38,6 @@ pub struct CallRecord {
     pub arrived: Duration,
     /// When it started running (`None`: never ran).
     pub started: Option<Duration>,
-    /// When its result was handed out.
-    pub finished: Duration,
 }
 
 /// What a replay produced.
@@ -54,14 +52,23 @@ pub struct Replay {
 
 /// Feeds `turn` to a streaming executor (at its recorded times when `pace`), reporting each
 /// event to `on_event` as it happens.
-pub async fn replay(session: &Session, turn: &Turn, pace: bool, mut on_event: impl FnMut(Duration, ReplayEvent<'_>)) -> Replay {
+pub async fn replay(
+    session: &Session,
+    turn: &Turn,
+    pace: bool,
+    mut on_event: impl FnMut(Duration, ReplayEvent<'_>),
+) -> Replay {
     let start = Instant::now();
-    let mut executor =
-        StreamingToolExecutor::new(session.pipeline.clone(), session.ctx.clone(), ExecutorConfig::from_env());
+    let mut executor = StreamingToolExecutor::new(
+        session.pipeline.clone(),
+        session.ctx.clone(),
+        ExecutorConfig::from_env(),
+    );
     let handle = executor.handle();
     let items = turn.items.clone();
     let end = turn.end;
-    let (arrival_tx, mut arrival_rx) = tokio::sync::mpsc::unbounded_channel::<(Duration, TurnItem)>();
+    let (arrival_tx, mut arrival_rx) =
+        tokio::sync::mpsc::unbounded_channel::<(Duration, TurnItem)>();
     let feeder = tokio::spawn(async move {
         for (at, item) in items {
             if pace {
@@ -86,7 +93,7 @@ pub async fn replay(session: &Session, turn: &Turn, pace: bool, mut on_event: im
             Some((at, item)) = arrival_rx.recv() => match &item {
                 TurnItem::Text(text) => on_event(at, ReplayEvent::Text(text)),
                 TurnItem::ToolUse(tool_use) => {
-                    on_event(at, ReplayEvent::Added(tool_use));
+                    on_event(at, ReplayEvent::Added);
                     by_id.insert(tool_use.id.clone(), (tool_use.clone(), at, None));
                 }
             },
@@ -106,7 +113,7 @@ pub async fn replay(session: &Session, turn: &Turn, pace: bool, mut on_event: im
                     }
                     Some(ExecutorEvent::Result(result)) => {
                         let (arrived, started) = by_id.get(&result.tool_use.id).map_or((now, None), |e| (e.1, e.2));
-                        let record = CallRecord { tool_use: result.tool_use, outcome: result.outcome, arrived, started, finished: now };
+                        let record = CallRecord { tool_use: result.tool_use, outcome: result.outcome, arrived, started };
                         on_event(now, ReplayEvent::Finished(&record));
                         calls.push(record);
                     }
@@ -116,7 +123,11 @@ pub async fn replay(session: &Session, turn: &Turn, pace: bool, mut on_event: im
         }
     }
     let stream_end = feeder.await.unwrap_or(turn.end);
-    Replay { calls, stream_end, total: start.elapsed() }
+    Replay {
+        calls,
+        stream_end,
+        total: start.elapsed(),
+    }
 }
 
 /// `NAME(summary)` for display.
@@ -139,11 +150,15 @@ pub fn decision_text(outcome: &CallOutcome) -> String {
         },
     };
     let why = match &outcome.decision_reason {
-        Some(DecisionReason::Rule { rule, source }) => format!(" · rule {rule} ({})", source_name(*source)),
+        Some(DecisionReason::Rule { rule, source }) => {
+            format!(" · rule {rule} ({})", source_name(*source))
+        }
         Some(DecisionReason::Mode { mode }) => format!(" · mode {}", mode.as_str()),
         Some(DecisionReason::Hook { hook, .. }) => format!(" · {hook} hook"),
         Some(DecisionReason::SafetyCheck { reason }) => format!(" · safety check: {reason}"),
-        Some(DecisionReason::WorkingDir { reason } | DecisionReason::Other { reason }) => format!(" · {reason}"),
+        Some(DecisionReason::WorkingDir { reason } | DecisionReason::Other { reason }) => {
+            format!(" · {reason}")
+        }
         Some(_) | None => match outcome.decision {
             Some((_, "user_temporary" | "user_reject")) => " · user".to_owned(),
             _ => String::new(),

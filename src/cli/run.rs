@@ -30,12 +30,13 @@ pub struct RunArgs {
 
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
     match input {
-        Some(path) if path.as_os_str() != "-" => {
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-        }
+        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display())),
         _ => {
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
             Ok(text)
         }
     }
@@ -52,7 +53,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let per_delta = if args.pace { Duration::from_millis(20) } else { Duration::ZERO };
+    let per_delta = if args.pace {
+        Duration::from_millis(20)
+    } else {
+        Duration::ZERO
+    };
     let turn = turn::parse(&text, per_delta);
     let session = match Session::open(&args.session.options(false)).await {
         Ok(session) => session,
@@ -72,7 +77,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         match event {
             ReplayEvent::Finished(record) => {
                 let outcome = &record.outcome;
-                let mark = if outcome.result.is_error { "✗" } else { "✓" };
+                let mark = if outcome.result.is_error {
+                    "✗"
+                } else {
+                    "✓"
+                };
                 println!(
                     "{mark} {}  [{}]  {}  {}",
                     label(&record.tool_use),
@@ -85,18 +94,25 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 }
             }
             ReplayEvent::Text(text) => println!("· {}", text.trim()),
-            ReplayEvent::Started(..) | ReplayEvent::Added(_) | ReplayEvent::Progress(..) => {}
+            ReplayEvent::Started(..) | ReplayEvent::Added | ReplayEvent::Progress(..) => {}
         }
         let _ = at;
     })
     .await;
     if json_mode {
-        let content: Vec<Value> = result.calls.iter().map(|c| c.outcome.result.to_api_json()).collect();
+        let content: Vec<Value> = result
+            .calls
+            .iter()
+            .map(|c| c.outcome.result.to_api_json())
+            .collect();
         println!("{}", json!({"role": "user", "content": content}));
     }
     match &turn.error {
         Some(e) => {
-            eprintln!("toolwright run: the input is malformed: {e} (the {} blocks before it were run)", result.calls.len());
+            eprintln!(
+                "toolwright run: the input is malformed: {e} (the {} blocks before it were run)",
+                result.calls.len()
+            );
             ExitCode::from(1)
         }
         None => ExitCode::SUCCESS,

@@ -39,23 +39,43 @@ fn describe(tool: &dyn Tool, schemas: bool) -> Value {
 pub fn run(args: &ToolsArgs) -> ExitCode {
     let tools = tool_registry::all_base_tools();
     if args.json {
-        let list: Vec<Value> = tools.iter().map(|t| describe(t.as_ref(), args.schemas)).collect();
-        println!("{}", serde_json::to_string_pretty(&list).unwrap_or_default());
+        let list: Vec<Value> = tools
+            .iter()
+            .map(|t| describe(t.as_ref(), args.schemas))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        );
         return ExitCode::SUCCESS;
     }
-    println!("{:<14} {:<10} {:<10} {:<9} description", "tool", "read-only", "parallel", "gate");
+    println!(
+        "{:<14} {:<10} {:<10} {:<9} description",
+        "tool", "read-only", "parallel", "gate"
+    );
     for tool in &tools {
         let v = describe(tool.as_ref(), args.schemas);
         println!(
             "{:<14} {:<10} {:<10} {:<9} {}",
             tool.name(),
-            if v["read_only"] == true { "yes" } else { "by input" },
-            if v["concurrency_safe"] == true { "yes" } else { "by input" },
+            if v["read_only"] == true {
+                "yes"
+            } else {
+                "by input"
+            },
+            if v["concurrency_safe"] == true {
+                "yes"
+            } else {
+                "by input"
+            },
             v["gate"].as_str().unwrap_or("always"),
             tool.description()
         );
         if args.schemas {
-            println!("{}", serde_json::to_string_pretty(&tool.input_schema()).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&tool.input_schema()).unwrap_or_default()
+            );
         }
     }
     ExitCode::SUCCESS

@@ -42,7 +42,8 @@ use tool_core::{
     InterruptBehavior, ProgressSender, ToolProgress, ToolUseContext, find_tool, tool_use_error,
 };
 
-use crate::pipeline::{CallOutcome, Ending, Pipeline, REJECT_MESSAGE, ToolUse};
+use crate::pipeline::{CallOutcome, Ending, Pipeline, ToolUse};
+use crate::seams::REJECT_MESSAGE;
 
 /// The default number of calls that may run at once.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
@@ -574,6 +575,9 @@ impl Driver {
         if hard_stop {
             self.interrupt(Interrupted::Hard);
         }
+        // Hand out what is ready before starting the next call, so that a consumer sees a
+        // result before the start it made possible.
+        self.flush();
         self.process_queue();
     }
 

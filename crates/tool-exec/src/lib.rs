@@ -44,23 +44,25 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod claude_code;
 pub mod executor;
 mod persist;
 mod pipeline;
 mod seams;
 mod stream;
 
+pub use claude_code::PermissionRuleMatcher;
 pub use executor::{
     DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, ExecutorHandle, PlannedCall,
     SiblingPolicy, StreamingToolExecutor, ToolCallResult, run_tools, schedule_makespan,
 };
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{
-    CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, REJECT_MESSAGE,
-    REJECT_MESSAGE_WITH_FEEDBACK_PREFIX, ToolUse,
+    CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, ToolUse,
 };
 pub use seams::{
-    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions,
-    PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter,
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, Permissions, PostToolUseOutcome,
+    PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE,
+    REJECT_WITH_FEEDBACK_PREFIX,
 };
 pub use stream::{AnthropicStream, StreamError, StreamEvent};

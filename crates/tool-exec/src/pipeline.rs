@@ -25,18 +25,12 @@ use tracing::Instrument;
 
 use crate::persist::persist_if_large;
 use crate::seams::{
-    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt, Permissions,
-    PromptAnswer, Prompter,
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, Permissions, Prompter,
+    REJECT_MESSAGE,
 };
 
 /// The largest result (in characters) handed to the model inline; larger ones are persisted.
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
-
-/// Claude Code's `REJECT_MESSAGE`: the user refused a call or interrupted the turn.
-pub const REJECT_MESSAGE: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
-
-/// The first words of a rejection that came with the user's feedback.
-pub const REJECT_MESSAGE_WITH_FEEDBACK_PREFIX: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n";
 
 /// How long a cancelled call may take to wind down (kill its processes, return its own
 /// cancellation error) before the pipeline stops waiting for it.
@@ -354,7 +348,7 @@ impl Pipeline {
 
         // 3.6 Permission.
         let decision = self
-            .resolve_permission(tool_use, tool.as_ref(), input, pre.decision, &ctx)
+            .resolve_permission(tool.as_ref(), input, pre.decision, &ctx)
             .instrument(tracing::info_span!("permission"))
             .await;
         let (input, source, decision_reason) = match decision {
@@ -539,7 +533,7 @@ impl Pipeline {
 
     async fn resolve_permission(
         &self,
-        tool_use: &ToolUse,
+
         tool: &dyn Tool,
         input: Value,
         hook: Option<HookDecision>,
@@ -565,7 +559,7 @@ impl Pipeline {
                 let has_update = updated_input.is_some();
                 let input = updated_input.unwrap_or(input);
                 if tool.requires_user_interaction() && !has_update {
-                    return self.can_use_tool(tool_use, tool, input, None, ctx).await;
+                    return self.can_use_tool(tool, input, None, ctx).await;
                 }
                 match self.permissions.check_rule_based(tool, &input, ctx).await {
                     None => Resolved::Allowed {
@@ -579,10 +573,7 @@ impl Pipeline {
                         interrupt: false,
                         reason: Some(reason),
                     },
-                    Some(ask) => {
-                        self.can_use_tool(tool_use, tool, input, Some(ask), ctx)
-                            .await
-                    }
+                    Some(ask) => self.can_use_tool(tool, input, Some(ask), ctx).await,
                 }
             }
             Some(HookDecision::Ask {
@@ -602,17 +593,16 @@ impl Pipeline {
                     suggestions: Vec::new(),
                     reason: hook_reason(reason),
                 };
-                self.can_use_tool(tool_use, tool, input, Some(forced), ctx)
-                    .await
+                self.can_use_tool(tool, input, Some(forced), ctx).await
             }
-            None => self.can_use_tool(tool_use, tool, input, None, ctx).await,
+            None => self.can_use_tool(tool, input, None, ctx).await,
         }
     }
 
     /// Claude Code's `canUseTool`: the full decision (or a forced ask), then the prompter.
     async fn can_use_tool(
         &self,
-        tool_use: &ToolUse,
+
         tool: &dyn Tool,
         input: Value,
         forced: Option<PermissionResult>,
@@ -622,62 +612,81 @@ impl Pipeline {
             Some(ask) => ask,
             None => self.permissions.decide(tool, &input, ctx).await,
         };
-        let (ask_input, ask_reason) = match decision {
+        let resolved = match decision {
+            ask @ PermissionResult::Ask { .. } => {
+                let prompt =
+                    self.permissions
+                        .resolve_ask(self.prompter.as_ref(), tool, &input, ctx, ask);
+                let answered = tokio::select! {
+                    biased;
+                    () = ctx.cancellation().cancelled() => None,
+                    answer = prompt => Some(answer),
+                };
+                match answered {
+                    Some(PermissionResult::Allow {
+                        updated_input,
+                        reason,
+                    }) => {
+                        return Resolved::Allowed {
+                            input: updated_input.unwrap_or(input),
+                            source: "user_temporary",
+                            reason,
+                        };
+                    }
+                    Some(PermissionResult::Deny { message, reason }) => {
+                        // A rejection without feedback stops the turn (Claude Code aborts it).
+                        let interrupt = message == REJECT_MESSAGE;
+                        return Resolved::Rejected {
+                            message,
+                            source: "user_reject",
+                            interrupt,
+                            reason: Some(reason),
+                        };
+                    }
+                    Some(other) => other,
+                    None => {
+                        return Resolved::Rejected {
+                            message: REJECT_MESSAGE.to_owned(),
+                            source: "user_reject",
+                            interrupt: true,
+                            reason: None,
+                        };
+                    }
+                }
+            }
+            other => other,
+        };
+        match resolved {
             PermissionResult::Allow {
                 updated_input,
                 reason,
-            } => {
-                return Resolved::Allowed {
-                    input: updated_input.unwrap_or(input),
-                    source: "config",
-                    reason,
-                };
-            }
-            PermissionResult::Deny { message, reason } => {
-                return Resolved::Rejected {
-                    message,
-                    source: "config",
-                    interrupt: false,
-                    reason: Some(reason),
-                };
-            }
-            PermissionResult::Ask {
-                ref updated_input,
-                ref reason,
-                ..
-            } => (updated_input.clone().unwrap_or(input), reason.clone()),
-            PermissionResult::Passthrough { .. } => (input, None),
-        };
-        let prompt = PermissionPrompt {
-            tool,
-            tool_use_id: &tool_use.id,
-            input: &ask_input,
-            ask: &decision,
-        };
-        let answer = tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => PromptAnswer::Reject { feedback: None },
-            answer = self.prompter.ask(prompt) => answer,
-        };
-        match answer {
-            PromptAnswer::Allow { updated_input } => Resolved::Allowed {
-                input: updated_input.unwrap_or(ask_input),
-                source: "user_temporary",
-                reason: ask_reason,
+            } => Resolved::Allowed {
+                input: updated_input.unwrap_or(input),
+                source: "config",
+                reason,
             },
-            PromptAnswer::Reject {
-                feedback: Some(feedback),
-            } => Resolved::Rejected {
-                message: format!("{REJECT_MESSAGE_WITH_FEEDBACK_PREFIX}{feedback}"),
-                source: "user_reject",
+            PermissionResult::Deny { message, reason } => Resolved::Rejected {
+                message,
+                source: "config",
                 interrupt: false,
-                reason: ask_reason,
+                reason: Some(reason),
             },
-            PromptAnswer::Reject { feedback: None } => Resolved::Rejected {
-                message: REJECT_MESSAGE.to_owned(),
-                source: "user_reject",
-                interrupt: true,
-                reason: ask_reason,
+            // A policy that has no opinion at the end allows nothing.
+            PermissionResult::Ask {
+                message, reason, ..
+            } => Resolved::Rejected {
+                message,
+                source: "config",
+                interrupt: false,
+                reason,
+            },
+            PermissionResult::Passthrough { message, .. } => Resolved::Rejected {
+                message: message.unwrap_or_else(|| {
+                    format!("Permission to use {} has not been granted.", tool.name())
+                }),
+                source: "config",
+                interrupt: false,
+                reason: None,
             },
         }
     }

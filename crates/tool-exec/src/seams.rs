@@ -9,6 +9,9 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use tool_core::{DecisionReason, Message, PermissionResult, Tool, ToolUseContext};
+pub use tool_perms::{
+    PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE, REJECT_WITH_FEEDBACK_PREFIX,
+};
 
 /// Decides whether a call may run (Claude Code's `hasPermissionsToUseTool`).
 #[async_trait]
@@ -31,6 +34,57 @@ pub trait Permissions: Send + Sync {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> Option<PermissionResult>;
+
+    /// Turns an `Ask` into allow or deny by asking `prompter` (results other than `Ask` are
+    /// returned unchanged). The default asks once and remembers nothing; the permission
+    /// engine also stores "don't ask again" answers as session rules.
+    async fn resolve_ask(
+        &self,
+        prompter: &dyn Prompter,
+        tool: &dyn Tool,
+        input: &Value,
+        _ctx: &ToolUseContext,
+        ask: PermissionResult,
+    ) -> PermissionResult {
+        let PermissionResult::Ask {
+            message,
+            updated_input,
+            suggestions,
+            reason,
+        } = ask
+        else {
+            return ask;
+        };
+        let request = PromptRequest {
+            tool_name: tool.name().to_owned(),
+            input: updated_input.clone().unwrap_or_else(|| input.clone()),
+            message,
+            reason: reason.clone(),
+            suggestions,
+            dont_ask_again: Vec::new(),
+        };
+        match prompter.prompt(&request).await {
+            PromptAnswer::AllowOnce {
+                updated_input: changed,
+            }
+            | PromptAnswer::AllowAlways {
+                updated_input: changed,
+                ..
+            } => PermissionResult::Allow {
+                updated_input: changed.or(updated_input),
+                reason,
+            },
+            PromptAnswer::Deny { feedback } => PermissionResult::Deny {
+                message: match feedback.filter(|f| !f.trim().is_empty()) {
+                    Some(f) => format!("{REJECT_WITH_FEEDBACK_PREFIX}{f}"),
+                    None => REJECT_MESSAGE.to_owned(),
+                },
+                reason: reason.unwrap_or(DecisionReason::Other {
+                    reason: "the user decided".into(),
+                }),
+            },
+        }
+    }
 }
 
 /// Allows every call. For hosts that decide elsewhere and for tests; never a default.
@@ -62,54 +116,19 @@ impl Permissions for AllowAll {
     }
 }
 
-/// What the user is asked.
-#[derive(Debug)]
-pub struct PermissionPrompt<'a> {
-    /// The tool.
-    pub tool: &'a dyn Tool,
-    /// The call's id.
-    pub tool_use_id: &'a str,
-    /// The input that would run.
-    pub input: &'a Value,
-    /// The ask result: message, suggestions, reason.
-    pub ask: &'a PermissionResult,
-}
-
-/// The user's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PromptAnswer {
-    /// Run it (possibly with an edited input).
-    Allow {
-        /// The input to run instead, if the user changed it.
-        updated_input: Option<Value>,
-    },
-    /// Do not run it. Without feedback the whole turn stops (Claude Code aborts the turn);
-    /// with feedback the model is told what the user said and goes on.
-    Reject {
-        /// What the user said.
-        feedback: Option<String>,
-    },
-}
-
-/// Asks a person (a terminal dialog, an IDE, a web UI).
-#[async_trait]
-pub trait Prompter: Send + Sync {
-    /// Asks about one call.
-    async fn ask(&self, prompt: PermissionPrompt<'_>) -> PromptAnswer;
-}
-
 /// The prompter of a session with nobody to ask: every ask is refused with a message saying
-/// so, and the turn goes on.
+/// so, and the turn goes on. (A session that cannot prompt should also set
+/// `ToolPermissionContext::avoid_prompts`, so the engine denies before asking.)
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DenyAsks;
 
 #[async_trait]
 impl Prompter for DenyAsks {
-    async fn ask(&self, prompt: PermissionPrompt<'_>) -> PromptAnswer {
-        let name = prompt.tool.name();
-        PromptAnswer::Reject {
+    async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
+        PromptAnswer::Deny {
             feedback: Some(format!(
-                "Permission to use {name} requires approval, and this session has no one to ask. Do not retry this call."
+                "Permission to use {} requires approval, and this session has no one to ask. Do not retry this call.",
+                request.tool_name
             )),
         }
     }

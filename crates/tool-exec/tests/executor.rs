@@ -289,7 +289,7 @@ async fn unknown_tools_and_panics_still_get_one_result_each() {
 #[tokio::test(start_paused = true)]
 async fn a_rejected_prompt_ends_the_turn() {
     use tool_core::{PermissionResult, Tool, ToolUseContext, async_trait};
-    use tool_exec::{NoHooks, PermissionPrompt, Permissions, PromptAnswer, Prompter};
+    use tool_exec::{NoHooks, Permissions, PromptAnswer, Prompter};
     struct AskAll;
     #[async_trait]
     impl Permissions for AskAll {
@@ -313,11 +313,11 @@ async fn a_rejected_prompt_ends_the_turn() {
     struct No;
     #[async_trait]
     impl Prompter for No {
-        async fn ask(&self, p: PermissionPrompt<'_>) -> PromptAnswer {
-            if p.tool_use_id == "e" {
-                PromptAnswer::Reject { feedback: None }
+        async fn prompt(&self, p: &tool_exec::PromptRequest) -> PromptAnswer {
+            if p.tool_name == "Edit" {
+                PromptAnswer::Deny { feedback: None }
             } else {
-                PromptAnswer::Allow {
+                PromptAnswer::AllowOnce {
                     updated_input: None,
                 }
             }

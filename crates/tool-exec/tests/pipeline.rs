@@ -11,9 +11,8 @@ use tool_core::{
     ToolResultContent, ToolUseContext, async_trait,
 };
 use tool_exec::{
-    AllowAll, DenyAsks, Ending, HookCall, HookDecision, Hooks, NoHooks, PermissionPrompt,
-    Permissions, Pipeline, PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter,
-    REJECT_MESSAGE, ToolUse,
+    AllowAll, DenyAsks, Ending, HookCall, HookDecision, Hooks, NoHooks, Permissions, Pipeline,
+    PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter, REJECT_MESSAGE, ToolUse,
 };
 
 /// Permissions with a fixed answer, recording what it was asked.
@@ -56,7 +55,7 @@ struct Answer(PromptAnswer, Mutex<u32>);
 
 #[async_trait]
 impl Prompter for Answer {
-    async fn ask(&self, _prompt: PermissionPrompt<'_>) -> PromptAnswer {
+    async fn prompt(&self, _request: &tool_exec::PromptRequest) -> PromptAnswer {
         *self.1.lock().unwrap() += 1;
         self.0.clone()
     }
@@ -265,7 +264,7 @@ async fn hook_updated_input_reaches_the_call() {
 #[tokio::test]
 async fn ask_goes_to_the_prompter() {
     let allow = Answer(
-        PromptAnswer::Allow {
+        PromptAnswer::AllowOnce {
             updated_input: None,
         },
         Mutex::new(0),
@@ -283,10 +282,7 @@ async fn ask_goes_to_the_prompter() {
 
     let reject = Pipeline::new(
         fixed(PermissionResult::ask("ok?"), None),
-        Arc::new(Answer(
-            PromptAnswer::Reject { feedback: None },
-            Mutex::new(0),
-        )),
+        Arc::new(Answer(PromptAnswer::Deny { feedback: None }, Mutex::new(0))),
         Arc::new(NoHooks),
     );
     let out = run(&reject, "Edit", json!({})).await;
@@ -299,7 +295,7 @@ async fn ask_goes_to_the_prompter() {
     let feedback = Pipeline::new(
         fixed(PermissionResult::ask("ok?"), None),
         Arc::new(Answer(
-            PromptAnswer::Reject {
+            PromptAnswer::Deny {
                 feedback: Some("use git mv".into()),
             },
             Mutex::new(0),

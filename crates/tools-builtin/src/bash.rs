@@ -82,8 +82,7 @@ pub struct BashOutput {
     pub no_output_expected: bool,
 }
 
-/// Decides whether a command only reads. Bash asks this of the permission layer's analysis;
-/// the default answers "no" for everything (fail-closed).
+/// Decides whether a command only reads.
 pub type ReadOnlyCheck = fn(&str) -> bool;
 
 /// The Bash tool.
@@ -93,15 +92,37 @@ pub struct Bash {
 }
 
 impl Default for Bash {
+    /// Bash with `tool-perms`' read-only analysis ([`is_read_only_command`]).
     fn default() -> Self {
         Self {
-            read_only: |_| false,
+            read_only: is_read_only_command,
         }
     }
 }
 
+/// Whether `command` only reads, by `tool-perms`' tree-sitter analysis: the parser
+/// understood all of it, every simple command (after safe wrappers and environment
+/// assignments) is on the built-in read-only list, and no redirection writes a file other
+/// than `/dev/null`. Anything else is not read-only (fail-closed), so it runs alone.
+pub fn is_read_only_command(command: &str) -> bool {
+    use tool_perms::bash::commands::{effective_words, is_read_only};
+    use tool_perms::bash::parse::{RedirectKind, analyze};
+    let analysis = analyze(command);
+    analysis.is_simple()
+        && !analysis.commands.is_empty()
+        && analysis
+            .commands
+            .iter()
+            .all(|c| effective_words(c).is_some_and(is_read_only))
+        && analysis.redirects.iter().all(|r| match r.kind {
+            RedirectKind::Write => r.target.value.as_deref() == Some("/dev/null"),
+            RedirectKind::Read | RedirectKind::FdDup => true,
+        })
+}
+
 impl Bash {
-    /// Bash whose `is_read_only` (and so `is_concurrency_safe`) asks `check`.
+    /// Bash whose `is_read_only` (and so `is_concurrency_safe`) asks `check` instead of
+    /// [`is_read_only_command`].
     pub fn with_read_only_check(check: ReadOnlyCheck) -> Self {
         Self { read_only: check }
     }
@@ -238,12 +259,17 @@ fn shell() -> &'static str {
 
 static RUN_ID: AtomicU64 = AtomicU64::new(0);
 
-fn scratch_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
-    let dir = ctx
-        .results_dir()
-        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+fn scratch_name(what: &str) -> String {
     let n = RUN_ID.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!("toolwright-bash-{}-{n}-{what}", std::process::id()))
+    format!("toolwright-bash-{}-{n}-{what}", std::process::id())
+}
+
+/// Where a stream spills: the session's results directory when there is one (the model may
+/// Read it later), else the system temp directory.
+fn spill_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
+    ctx.results_dir()
+        .map_or_else(std::env::temp_dir, Path::to_path_buf)
+        .join(scratch_name(what))
 }
 
 async fn run_command(
@@ -252,10 +278,10 @@ async fn run_command(
     timeout: Duration,
     progress: &ProgressSender,
 ) -> Result<Run, ToolError> {
-    let cwd_file = scratch_path(ctx, "cwd");
+    let cwd_file = std::env::temp_dir().join(scratch_name("cwd"));
     // The command, then its status, then the directory it ended in.
     let script = format!(
-        "{command}\n__toolwright_status=$?\npwd -P >| '{}' 2>/dev/null\nexit $__toolwright_status",
+        "{command}\n__toolwright_status=$?\npwd -P 2>/dev/null >| '{}'\nexit $__toolwright_status",
         cwd_file.display()
     );
     let mut child = Command::new(shell())
@@ -270,8 +296,8 @@ async fn run_command(
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
     let group = child.id().and_then(|id| i32::try_from(id).ok());
-    let mut stdout = Capture::new(scratch_path(ctx, "stdout.txt"));
-    let mut stderr = Capture::new(scratch_path(ctx, "stderr.txt"));
+    let mut stdout = Capture::new(spill_path(ctx, "stdout.txt"));
+    let mut stderr = Capture::new(spill_path(ctx, "stderr.txt"));
     let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
     else {
         kill_group(group, true);
@@ -418,6 +444,9 @@ impl Capture {
             return;
         }
         if !self.spilled() {
+            if let Some(dir) = self.spill_path.parent() {
+                let _ = tokio::fs::create_dir_all(dir).await;
+            }
             match tokio::fs::File::create(&self.spill_path).await {
                 Ok(mut file) => {
                     if let Err(e) = file.write_all(&self.memory).await {

@@ -46,7 +46,8 @@ fn read_pids(path: &Path) -> Vec<u32> {
 #[tokio::test]
 async fn success_output_and_structured_response() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = ToolUseContext::new(dir.path());
+    // A results directory that does not exist yet must not disturb anything.
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("not/yet"));
     let result = run(&ctx, json!({"command": "echo hello; echo warn >&2"}))
         .await
         .unwrap();
@@ -159,8 +160,8 @@ async fn leftovers_in_the_group_are_ended_when_the_command_exits() {
 #[tokio::test]
 async fn huge_output_spills_to_a_file_with_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
+    // The results directory is created when the output spills.
     let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
-    std::fs::create_dir_all(dir.path().join("results")).unwrap();
     // 200 MB of output, then a last line.
     let command = "head -c 200000000 /dev/zero | tr '\\0' 'a'; echo; echo THE-END";
     let result = run(&ctx, json!({"command": command})).await.unwrap();
@@ -253,6 +254,26 @@ async fn schema_and_input_rules() {
         ]
     );
     assert_eq!(schema["required"], json!(["command"]));
-    // Fail-closed without a read-only analysis.
-    assert!(!tool.is_concurrency_safe(&json!({"command": "ls"})));
+    // Read-only commands (by tool-perms' analysis) may run in parallel; anything else not.
+    for (command, read_only) in [
+        ("ls -la", true),
+        ("git status && grep -rn foo src | head", true),
+        ("cat x > /dev/null", true),
+        ("echo hi > out.txt", false),
+        ("rm -rf build", false),
+        ("ls $(rm -rf x)", false),
+        ("r''m -rf x", false),
+        ("ls; npm install", false),
+    ] {
+        assert_eq!(
+            tool.is_concurrency_safe(&json!({"command": command})),
+            read_only,
+            "{command}"
+        );
+        assert_eq!(
+            tool.is_read_only(&json!({"command": command})),
+            read_only,
+            "{command}"
+        );
+    }
 }

@@ -1,0 +1,165 @@
+//! The Claude Code-compatible implementations of the pipeline's seams: `tool-perms`' engine
+//! as [`Permissions`], `tool-hooks`' runner as [`Hooks`], and `tool-perms`' rule matcher for
+//! hooks' `if` conditions.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tool_core::{PermissionResult, Tool, ToolUseContext, find_tool};
+use tool_hooks::{HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
+use tool_perms::{PermissionEngine, Prompter};
+
+use crate::seams::{
+    HookCall, HookDecision, Hooks, Permissions, PostToolUseOutcome, PreToolUseOutcome,
+};
+
+#[async_trait]
+impl Permissions for PermissionEngine {
+    async fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        PermissionEngine::decide(self, tool, input, ctx).await
+    }
+
+    async fn check_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        PermissionEngine::check_rule_based(self, tool, input, ctx).await
+    }
+
+    async fn resolve_ask(
+        &self,
+        prompter: &dyn Prompter,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+        ask: PermissionResult,
+    ) -> PermissionResult {
+        let (result, problems) =
+            PermissionEngine::resolve_ask(self, prompter, tool, input, ctx, ask).await;
+        for problem in problems {
+            tracing::warn!(%problem, "a rule chosen at the prompt was not added");
+        }
+        result
+    }
+}
+
+fn call_info(call: HookCall<'_>) -> ToolCallInfo {
+    let mut info = ToolCallInfo::new(call.tool.name(), call.input.clone(), call.tool_use_id);
+    if let Some(mcp) = call.tool.mcp_info() {
+        info.mcp_server = Some(serde_json::json!({"name": mcp.server_name}));
+    }
+    info
+}
+
+#[async_trait]
+impl Hooks for HookRunner {
+    async fn pre_tool_use(&self, call: HookCall<'_>, ctx: &ToolUseContext) -> PreToolUseOutcome {
+        let out = self.run_pre_tool_use(&call_info(call), ctx).await;
+        let decision = out.decision.as_ref().and_then(|d| match d.behavior {
+            PermissionDecision::Allow => Some(HookDecision::Allow {
+                updated_input: d.updated_input.clone(),
+                reason: d.reason.clone(),
+            }),
+            PermissionDecision::Ask => Some(HookDecision::Ask {
+                updated_input: d.updated_input.clone(),
+                reason: Some(d.message.clone()),
+            }),
+            PermissionDecision::Deny => Some(HookDecision::Deny {
+                message: d.message.clone(),
+            }),
+            // A deferral leaves the decision to the normal flow.
+            PermissionDecision::Defer => None,
+        });
+        PreToolUseOutcome {
+            decision,
+            updated_input: out.passthrough_input.clone(),
+            // Exit-2 blocks are already the deny decision.
+            messages: out.common.messages("PreToolUse", false),
+            stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
+            cancelled: out.common.cancelled,
+        }
+    }
+
+    async fn post_tool_use(
+        &self,
+        call: HookCall<'_>,
+        output: &Value,
+        ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome {
+        let out = self.run_post_tool_use(&call_info(call), output, ctx).await;
+        PostToolUseOutcome {
+            messages: out.common.messages("PostToolUse", true),
+            updated_output: out.updated_mcp_tool_output.clone(),
+            stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
+        }
+    }
+
+    async fn post_tool_use_failure(
+        &self,
+        call: HookCall<'_>,
+        error: &str,
+        is_interrupt: bool,
+        ctx: &ToolUseContext,
+    ) -> PostToolUseOutcome {
+        let out = self
+            .run_post_tool_use_failure(&call_info(call), error, is_interrupt, ctx)
+            .await;
+        PostToolUseOutcome {
+            messages: out.common.messages("PostToolUseFailure", true),
+            updated_output: None,
+            stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
+        }
+    }
+}
+
+/// Evaluates hooks' `if` conditions with `tool-perms`' matcher (each Bash subcommand, path
+/// rules with Claude Code's anchoring), for the session's tools.
+pub struct PermissionRuleMatcher {
+    tools: Vec<Arc<dyn Tool>>,
+    ctx: ToolUseContext,
+}
+
+impl std::fmt::Debug for PermissionRuleMatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermissionRuleMatcher")
+            .field("cwd", &self.ctx.cwd())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PermissionRuleMatcher {
+    /// A matcher for the tools of `ctx`, with paths anchored at `ctx`'s cwd.
+    pub fn new(ctx: &ToolUseContext) -> Self {
+        Self {
+            tools: ctx.tools().to_vec(),
+            ctx: ctx.clone(),
+        }
+    }
+
+    /// A matcher for `tools` in `cwd`.
+    pub fn for_tools(tools: Vec<Arc<dyn Tool>>, cwd: PathBuf) -> Self {
+        Self {
+            tools,
+            ctx: ToolUseContext::new(cwd),
+        }
+    }
+}
+
+impl RuleMatcher for PermissionRuleMatcher {
+    fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        match find_tool(&self.tools, tool_name) {
+            Some(tool) => tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx),
+            // A tool we cannot see: fail open (run the hook), as Claude Code does.
+            None => true,
+        }
+    }
+}

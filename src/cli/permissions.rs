@@ -1,0 +1,263 @@
+//! `toolwright permissions check`: prints the permission decision for one call and why
+//! (which rule from which file, which subcommand), as text or JSON. Nothing is run and no
+//! prompt is shown: the decision is reported, not acted on.
+//!
+//! Exit code 0 for any decision; 2 for bad input (unreadable or invalid settings given on
+//! the command line, invalid JSON, unknown mode), with a message on stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use tool_core::{
+    DecisionReason, PermissionMode, PermissionResult, RuleSource, ToolUseContext, expand_path,
+};
+use tool_perms::probe::ProbeTool;
+use tool_perms::settings::{SettingsSources, Severity, load_permissions, parse_mode};
+use tool_perms::{Explanation, block_on};
+
+/// Arguments of `toolwright permissions check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    /// A settings file (or inline JSON object) to load as `--settings` does; repeatable.
+    #[arg(long = "settings", value_name = "FILE")]
+    pub settings: Vec<String>,
+    /// Rules as JSON, `{"allow":[..],"ask":[..],"deny":[..]}`; they count as project settings
+    /// of `--cwd`.
+    #[arg(long, value_name = "JSON")]
+    pub rules: Option<String>,
+    /// The permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions (default:
+    /// the settings' `defaultMode`).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// The working directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// An additional working directory; repeatable.
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The tool name (`Bash`, `Read`, `Edit`, `WebFetch`, `mcp__server__tool`, ...).
+    #[arg(value_name = "TOOL")]
+    pub tool: String,
+    /// The tool input as a JSON object, e.g. `{"command":"git status"}`.
+    #[arg(value_name = "INPUT-JSON")]
+    pub input: String,
+}
+
+/// What `check` found, ready to print.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    /// `allow`, `ask` or `deny`.
+    pub decision: &'static str,
+    /// The decision with its explanation.
+    pub explanation: Explanation,
+    /// Problems in the settings files that were read (not fatal).
+    pub warnings: Vec<String>,
+    /// The mode the call was decided in.
+    pub mode: PermissionMode,
+}
+
+/// Runs the command: prints the report; returns 0 for any decision, 2 for bad input.
+pub fn run(args: &CheckArgs) -> ExitCode {
+    match check(args) {
+        Ok(report) => {
+            for w in &report.warnings {
+                eprintln!("warning: {w}");
+            }
+            if args.json {
+                println!("{}", render_json(&report));
+            } else {
+                print!("{}", render_text(&report));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("toolwright permissions check: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Decides the call described by `args`, without printing.
+pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd = match &args.cwd {
+        Some(c) => expand_path(&c.to_string_lossy(), &here, home.as_deref()),
+        None => here,
+    };
+    if !cwd.is_dir() {
+        return Err(format!("--cwd {} is not a directory", cwd.display()));
+    }
+    let input: Value = serde_json::from_str(&args.input)
+        .map_err(|e| format!("INPUT-JSON is not valid JSON: {e}"))?;
+    if !input.is_object() {
+        return Err("INPUT-JSON must be a JSON object, e.g. '{\"command\":\"ls\"}'".into());
+    }
+    let mode = args.mode.as_deref().map(parse_mode).transpose()?;
+
+    let mut sources = SettingsSources::standard(&cwd);
+    sources.flag_settings.clone_from(&args.settings);
+    if let Some(rules) = &args.rules {
+        let v: Value =
+            serde_json::from_str(rules).map_err(|e| format!("--rules is not valid JSON: {e}"))?;
+        let Some(obj) = v.as_object() else {
+            return Err(
+                "--rules must be a JSON object like {\"allow\":[...],\"deny\":[...]}".into(),
+            );
+        };
+        let permissions = if obj.contains_key("permissions") {
+            v.clone()
+        } else {
+            json!({ "permissions": v })
+        };
+        sources
+            .inline
+            .push((RuleSource::ProjectSettings, permissions));
+    }
+    let loaded = load_permissions(&sources);
+    // Problems in what was given on the command line are bad input; problems in the ambient
+    // settings files are reported as warnings.
+    let fatal: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| {
+            d.severity == Severity::Error
+                && (d.source == RuleSource::FlagSettings
+                    || (d.source == RuleSource::ProjectSettings && d.file.is_none()))
+        })
+        .map(ToString::to_string)
+        .collect();
+    if !fatal.is_empty() {
+        return Err(format!("bad settings:\n  {}", fatal.join("\n  ")));
+    }
+    let warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+
+    let mut perm = loaded.context.clone();
+    if let Some(m) = mode {
+        perm.mode = m;
+        if m == PermissionMode::BypassPermissions {
+            perm.bypass_available = true;
+        }
+    }
+    for d in &args.add_dir {
+        let p = expand_path(&d.to_string_lossy(), &cwd, home.as_deref());
+        if !perm.additional_working_directories.contains(&p) {
+            perm.additional_working_directories.push(p);
+        }
+    }
+    let engine = loaded.engine();
+    let ctx = ToolUseContext::new(&cwd)
+        .with_home(home.clone())
+        .with_permission(perm.clone());
+    let tool = ProbeTool::new(args.tool.clone(), &cwd, home);
+    let explanation = block_on(engine.explain(&tool, &input, &ctx));
+    let decision = match &explanation.result {
+        PermissionResult::Allow { .. } => "allow",
+        PermissionResult::Deny { .. } => "deny",
+        PermissionResult::Ask { .. } | PermissionResult::Passthrough { .. } => "ask",
+    };
+    Ok(CheckReport {
+        decision,
+        explanation,
+        warnings,
+        mode: perm.mode,
+    })
+}
+
+fn source_name(source: RuleSource) -> String {
+    serde_json::to_value(source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The one-line reason for the decision.
+pub fn reason_text(e: &Explanation) -> String {
+    let from_reason = |r: &Option<DecisionReason>| match r {
+        Some(DecisionReason::Rule { rule, source }) => {
+            format!("matched rule {rule} from {}", source_name(*source))
+        }
+        Some(DecisionReason::Mode { mode }) => format!("{} mode", mode.as_str()),
+        Some(DecisionReason::WorkingDir { reason })
+        | Some(DecisionReason::SafetyCheck { reason })
+        | Some(DecisionReason::Other { reason }) => reason.clone(),
+        Some(DecisionReason::Hook { hook, .. }) => format!("hook {hook}"),
+        Some(_) | None => String::new(),
+    };
+    match &e.result {
+        PermissionResult::Deny { message, .. } | PermissionResult::Ask { message, .. } => {
+            message.clone()
+        }
+        PermissionResult::Passthrough { message, .. } => message.clone().unwrap_or_default(),
+        PermissionResult::Allow { reason, .. } => {
+            let r = from_reason(reason);
+            if r.is_empty() {
+                "allowed".into()
+            } else {
+                format!("allowed: {r}")
+            }
+        }
+    }
+}
+
+/// The report as JSON: `{"decision","reason","rule","source","subcommand",...}`.
+pub fn render_json(r: &CheckReport) -> Value {
+    let e = &r.explanation;
+    let suggestions = match &e.result {
+        PermissionResult::Ask { suggestions, .. }
+        | PermissionResult::Passthrough { suggestions, .. } => {
+            serde_json::to_value(suggestions).unwrap_or(Value::Null)
+        }
+        _ => json!([]),
+    };
+    json!({
+        "decision": r.decision,
+        "reason": reason_text(e),
+        "rule": e.rule.as_ref().map(|x| x.rule.clone()),
+        "source": e.rule.as_ref().map(|x| source_name(x.source)),
+        "subcommand": e.subcommand,
+        "mode": r.mode.as_str(),
+        "bypassImmune": e.bypass_immune,
+        "details": e.details,
+        "suggestions": suggestions,
+        "warnings": r.warnings,
+    })
+}
+
+/// The report as text for people.
+pub fn render_text(r: &CheckReport) -> String {
+    let e = &r.explanation;
+    let mut out = format!(
+        "decision: {}\nreason: {}\nmode: {}\n",
+        r.decision,
+        reason_text(e),
+        r.mode.as_str()
+    );
+    if let Some(rule) = &e.rule {
+        out.push_str(&format!(
+            "rule: {} (from {})\n",
+            rule.rule,
+            source_name(rule.source)
+        ));
+    }
+    if let Some(sub) = &e.subcommand {
+        out.push_str(&format!("subcommand: {sub}\n"));
+    }
+    if e.bypass_immune {
+        out.push_str("note: this ask cannot be skipped, even in bypassPermissions mode\n");
+    }
+    if !e.details.is_empty() {
+        out.push_str("checks:\n");
+        for d in &e.details {
+            out.push_str(&format!("  {d}\n"));
+        }
+    }
+    out
+}

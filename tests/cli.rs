@@ -1,0 +1,151 @@
+//! The `toolwright` binary as a real process: the demo, `run` on recorded turns (golden
+//! `--json` output), `tools`, and bad inputs with clear messages and the right exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+    cmd.args(args).current_dir(cwd).stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Keep the user's own Claude Code settings out of the tests.
+    cmd.env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"));
+    let mut child = cmd.spawn().unwrap();
+    if let Some(input) = stdin {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn demo_runs_the_whole_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolwright(&["demo", "--no-pace"], dir.path(), None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    // Parallel reads, the edit, the hook rewrite, the passing tests, the denied rm -rf.
+    assert!(stdout.contains("✓ Glob(**/*.py)"), "{stdout}");
+    assert!(stdout.contains("allow · rule Edit(./**) (project settings)"), "{stdout}");
+    assert!(stdout.contains("hook: The hook rewrote `python` to `python3`"), "{stdout}");
+    assert!(stdout.contains("allow · rule Bash(python3 -m unittest:*) (project settings)"), "{stdout}");
+    assert!(stdout.contains("✗ Bash(rm -rf build dist __pycache__)   deny · rule Bash(rm -rf:*) (project settings)"), "{stdout}");
+    assert!(stdout.contains("streaming saved"), "{stdout}");
+}
+
+fn jsonl(lines: &[Value]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn run_json_prints_the_next_user_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": root.join("notes.txt")}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Grep", "input": {"pattern": "beta", "path": root, "output_mode": "content"}}),
+        json!({"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "echo from-bash"}}),
+        json!({"type": "tool_use", "id": "toolu_4", "name": "Write", "input": {"file_path": root.join("new.txt"), "content": "x"}}),
+        json!({"type": "tool_use", "id": "toolu_5", "name": "Frobnicate", "input": {}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message,
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "     1→alpha\n     2→beta"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "notes.txt:2:beta"},
+            {"type": "tool_result", "tool_use_id": "toolu_3", "content": "from-bash"},
+            // A write with no allow rule would ask; nobody can be asked here, so it is denied.
+            {"type": "tool_result", "tool_use_id": "toolu_4", "is_error": true,
+             "content": message["content"][3]["content"].clone()},
+            {"type": "tool_result", "tool_use_id": "toolu_5", "is_error": true,
+             "content": "<tool_use_error>Error: No such tool available: Frobnicate</tool_use_error>"},
+        ]})
+    );
+    assert!(!root.join("new.txt").exists(), "a denied Write wrote nothing");
+    // With acceptEdits the write inside the project runs.
+    let out = toolwright(&["run", "--json", "--mode", "acceptEdits", "-"], &root, Some(&turn));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][3].get("is_error"), None, "{message}");
+    assert_eq!(std::fs::read_to_string(root.join("new.txt")).unwrap(), "x");
+}
+
+#[test]
+fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let sse = |events: &[Value]| -> String {
+        events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect()
+    };
+    let events = [
+        json!({"type": "message_start", "message": {"id": "m"}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "Bash"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo one\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t2", "name": "Bash"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_stop"}),
+    ];
+    let out = toolwright(&["run", "--json"], dir.path(), Some(&sse(&events)));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["content"], "one");
+    // Invalid JSON in input_json_delta: the block still gets a result, an input error.
+    assert_eq!(message["content"][1]["is_error"], true);
+    assert!(message["content"][1]["content"].as_str().unwrap().contains("InputValidationError"));
+
+    // Cut before message_stop: the blocks that closed still run, the exit code is 1.
+    let truncated = sse(&events[..4]);
+    let out = toolwright(&["run", "--json"], dir.path(), Some(&truncated));
+    assert_eq!(out.status.code(), Some(1));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"].as_array().unwrap().len(), 1);
+    assert!(text(&out.stderr).contains("truncated"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn bad_inputs_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{\"command\":\"echo ok\"}}\n{nope\n";
+    let out = toolwright(&["run"], dir.path(), Some(line));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("line 2: not valid JSON"), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("✓ Bash(echo ok)"), "the block before the bad line still ran");
+
+    let out = toolwright(&["run", "no-such-file.jsonl"], dir.path(), None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read no-such-file.jsonl"));
+
+    let out = toolwright(&["run", "--mode", "yolo", "-"], dir.path(), Some(""));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown mode `yolo`"), "{}", text(&out.stderr));
+
+    let out = toolwright(&["run", "--cwd", "/no/such/dir", "-"], dir.path(), Some(""));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot use /no/such/dir as the project directory"));
+}
+
+#[test]
+fn tools_lists_the_build_with_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolwright(&["tools", "--json", "--schemas"], dir.path(), None);
+    assert!(out.status.success());
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let bash = tools.as_array().unwrap().iter().find(|t| t["name"] == "Bash").unwrap();
+    assert_eq!(bash["input_schema"]["required"], json!(["command"]));
+    assert_eq!(bash["input_schema"]["additionalProperties"], false);
+}

@@ -1,4 +1,4 @@
-//! The `toolwright` binary: `demo`, `run`, `tools`, `permissions check`.
+//! The `toolwright` binary: `demo`, `run`, `serve`, `tools`, `permissions check`.
 //!
 //! See `docs/cli.md` for the full reference.
 
@@ -26,6 +26,8 @@ enum Command {
     /// Runs the tool_use blocks of a model response (Anthropic SSE or JSONL) and prints the
     /// results.
     Run(cli::run::RunArgs),
+    /// Serves this build's tools over MCP (stdio), each call through the full pipeline.
+    Serve(cli::serve::ServeArgs),
     /// Lists the tools of this build with their flags and, optionally, their schemas.
     Tools(cli::tools::ToolsArgs),
     /// Permission rules.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),
         Command::Run(args) => runtime.block_on(cli::run::run(&args)),
+        Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),
         Command::Tools(args) => cli::tools::run(&args),
         Command::Permissions(PermissionsCommand::Check(args)) => cli::permissions::run(&args),
     }

@@ -3,6 +3,7 @@
 pub mod demo;
 pub mod permissions;
 pub mod run;
+pub mod serve;
 pub mod tools;
 
 use std::collections::HashMap;

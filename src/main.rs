@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 mod session;
+mod trust;
 mod turn;
 
 /// Toolwright: the tool layer of an AI agent.
@@ -30,6 +31,8 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     /// Lists the tools of this build with their flags and, optionally, their schemas.
     Tools(cli::tools::ToolsArgs),
+    /// Records that a folder's own settings (allow rules, hooks, MCP servers) may apply.
+    Trust(cli::trust::TrustArgs),
     /// Permission rules.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Run(args) => runtime.block_on(cli::run::run(&args)),
         Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),
         Command::Tools(args) => cli::tools::run(&args),
+        Command::Trust(args) => cli::trust::run(&args),
         Command::Permissions(PermissionsCommand::Check(args)) => cli::permissions::run(&args),
     }
 }

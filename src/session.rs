@@ -33,6 +33,7 @@ impl SessionArgs {
             settings: self.settings.clone(),
             mode: self.mode.clone(),
             user_and_managed_settings: !isolated,
+            trusted: None,
         }
     }
 }
@@ -48,17 +49,21 @@ pub struct SessionOptions {
     pub mode: Option<String>,
     /// Whether user (`~/.claude`) and managed settings apply.
     pub user_and_managed_settings: bool,
+    /// Whether the project's own settings may grant (allow rules, hooks): `None` reads the
+    /// trust record (see [`crate::trust`]).
+    pub trusted: Option<bool>,
 }
 
 impl SessionOptions {
-    /// Only the project's own settings: what the demo uses so that nothing of the user's
-    /// configuration changes what it shows.
+    /// Only the project's own settings, trusted: what the demo uses for the project it
+    /// created, so that nothing of the user's configuration changes what it shows.
     pub fn isolated(cwd: PathBuf) -> Self {
         Self {
             cwd,
             settings: Vec::new(),
             mode: None,
             user_and_managed_settings: false,
+            trusted: Some(true),
         }
     }
 }
@@ -99,6 +104,9 @@ impl Session {
         })?;
         let mode = options.mode.as_deref().map(parse_mode).transpose()?;
         let mut notices = Vec::new();
+        let trusted = options
+            .trusted
+            .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
 
         let mut sources = SettingsSources::standard(&cwd);
         let mut hook_paths = SettingsPaths::discover(&cwd);
@@ -110,6 +118,7 @@ impl Session {
         }
         sources.flag_settings = options.settings.clone();
         hook_paths.flag_settings = options.settings.clone();
+        hook_paths.project_trusted = trusted;
 
         let loaded = load_permissions(&sources);
         notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
@@ -130,6 +139,13 @@ impl Session {
 
         let hooks = load_hooks(&hook_paths);
         notices.extend(hooks.diagnostics.iter().map(ToString::to_string));
+        let mut ignored: Vec<String> = Vec::new();
+        if !hooks.untrusted_ignored.is_empty() {
+            ignored.push("its hooks".to_owned());
+        }
+        if !ignored.is_empty() {
+            notices.push(crate::trust::untrusted_notice(&cwd, &ignored));
+        }
         let runner = HookRunner::new(hooks.config)
             .with_project_dir(&cwd)
             .with_rule_matcher(Arc::new(tool_exec::PermissionRuleMatcher::for_tools(

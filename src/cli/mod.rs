@@ -5,6 +5,7 @@ pub mod permissions;
 pub mod run;
 pub mod serve;
 pub mod tools;
+pub mod trust;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -20,6 +20,11 @@ pub struct SettingsPaths {
     pub project_dir: Option<PathBuf>,
     /// The user config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): `settings.json` there.
     pub user_config_dir: Option<PathBuf>,
+    /// Whether the project directory is trusted. Hooks from an untrusted project's
+    /// `.claude/settings.json` and `.claude/settings.local.json` are not loaded (a cloned
+    /// repository must not run its own commands); they are listed in
+    /// [`LoadedHooks::untrusted_ignored`]. Default: untrusted.
+    pub project_trusted: bool,
 }
 
 impl SettingsPaths {
@@ -45,7 +50,14 @@ impl SettingsPaths {
             flag_settings: Vec::new(),
             project_dir: Some(project_dir.into()),
             user_config_dir: user,
+            project_trusted: false,
         }
+    }
+
+    /// Marks the project directory trusted (or not).
+    pub fn with_project_trusted(mut self, trusted: bool) -> Self {
+        self.project_trusted = trusted;
+        self
     }
 
     /// Adds a `--settings` argument (file path or inline JSON).
@@ -64,6 +76,9 @@ pub struct LoadedHooks {
     pub diagnostics: Vec<Diagnostic>,
     /// The settings files that were read (missing files are not listed).
     pub files: Vec<SettingsFile>,
+    /// Project settings files whose hooks were not loaded because the project is not
+    /// trusted.
+    pub untrusted_ignored: Vec<PathBuf>,
 }
 
 fn read_file(
@@ -162,19 +177,35 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
             }
         }
     }
+    let mut untrusted_ignored = Vec::new();
     if let Some(project) = &paths.project_dir {
+        let mut project_files = Vec::new();
         read_file(
             &project.join(".claude/settings.local.json"),
             RuleSource::LocalSettings,
-            &mut files,
+            &mut project_files,
             &mut diags,
         );
         read_file(
             &project.join(".claude/settings.json"),
             RuleSource::ProjectSettings,
-            &mut files,
+            &mut project_files,
             &mut diags,
         );
+        if paths.project_trusted {
+            files.extend(project_files);
+        } else {
+            untrusted_ignored.extend(
+                project_files
+                    .into_iter()
+                    .filter(|f| {
+                        f.value
+                            .get("hooks")
+                            .is_some_and(|h| h.as_object().is_some_and(|o| !o.is_empty()))
+                    })
+                    .filter_map(|f| f.path),
+            );
+        }
     }
     if let Some(user) = &paths.user_config_dir {
         read_file(
@@ -190,5 +221,6 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
         config,
         diagnostics: diags,
         files,
+        untrusted_ignored,
     }
 }

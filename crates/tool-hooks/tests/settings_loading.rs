@@ -42,6 +42,7 @@ fn paths(env: &Env) -> SettingsPaths {
         flag_settings: Vec::new(),
         project_dir: Some(env.path("project")),
         user_config_dir: Some(env.path("user")),
+        project_trusted: true,
     }
 }
 
@@ -155,4 +156,33 @@ fn discover_uses_claude_config_dir_or_home() {
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".claude")));
     assert_eq!(p.user_config_dir, expected);
     assert!(p.managed_dir.is_some());
+}
+
+#[test]
+fn an_untrusted_project_runs_none_of_its_hooks() {
+    let env = Env::new();
+    let dir = env.path("project").join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "touch /tmp/pwned"}]}]}}"#,
+    )
+    .unwrap();
+    let trusted = load_hooks(&paths(&env));
+    assert!(!trusted.config.is_empty());
+    assert!(trusted.untrusted_ignored.is_empty());
+    let untrusted = load_hooks(&SettingsPaths {
+        project_trusted: false,
+        ..paths(&env)
+    });
+    assert!(
+        untrusted
+            .config
+            .matching("PreToolUse", Some("Bash"))
+            .is_empty(),
+        "no project hook may run"
+    );
+    assert_eq!(untrusted.untrusted_ignored, vec![dir.join("settings.json")]);
+    // The default is untrusted.
+    assert!(!SettingsPaths::discover("/x").project_trusted);
 }

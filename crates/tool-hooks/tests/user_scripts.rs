@@ -162,6 +162,7 @@ fn setup() -> (Env, HookRunner) {
     .unwrap();
     let paths = SettingsPaths {
         project_dir: Some(env.root().to_path_buf()),
+        project_trusted: true,
         ..SettingsPaths::default()
     };
     let loaded = load_hooks(&paths);

@@ -1,0 +1,109 @@
+//! Workspace trust, read from and written to the record Claude Code keeps
+//! (`~/.claude.json`, or `$CLAUDE_CONFIG_DIR/.claude.json`:
+//! `projects["<abs path>"].hasTrustDialogAccepted`), so a folder trusted in one tool is
+//! trusted in the other.
+//!
+//! A directory is trusted when its own entry, or its git root's, says so. Parents do not
+//! trust children: Claude Code walks up the parents only for projects with no allow rules,
+//! hooks or MCP servers of their own, which have nothing to trust anyway.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// Where the trust record is.
+pub fn record_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir).join(".claude.json"));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".claude.json"))
+}
+
+fn git_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+fn read_record(path: &Path) -> Result<Value, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not valid JSON: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Whether `dir` (absolute, canonical) is trusted by the record. An unreadable record
+/// trusts nothing.
+pub fn is_trusted(dir: &Path) -> bool {
+    let Some(path) = record_path() else {
+        return false;
+    };
+    let Ok(record) = read_record(&path) else {
+        return false;
+    };
+    let trusted = |d: &Path| {
+        d.to_str().is_some_and(|key| {
+            record["projects"][key]["hasTrustDialogAccepted"] == Value::Bool(true)
+        })
+    };
+    trusted(dir) || git_root(dir).is_some_and(|root| trusted(&root))
+}
+
+/// Records `dir` as trusted (or not), keeping everything else in the record. The file is
+/// replaced atomically (written beside it, then renamed), so a crash leaves the old record.
+pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
+    let path = record_path()
+        .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: nowhere to record trust")?;
+    let mut record = read_record(&path)?;
+    let key = dir
+        .to_str()
+        .ok_or_else(|| format!("{} is not valid UTF-8", dir.display()))?;
+    let Some(root) = record.as_object_mut() else {
+        return Err(format!("{} does not hold a JSON object", path.display()));
+    };
+    let projects = root
+        .entry("projects")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(projects) = projects.as_object_mut() else {
+        return Err(format!("`projects` in {} is not an object", path.display()));
+    };
+    let entry = projects
+        .entry(key.to_owned())
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(entry) = entry.as_object_mut() else {
+        return Err(format!(
+            "the entry for {key} in {} is not an object",
+            path.display()
+        ));
+    };
+    entry.insert("hasTrustDialogAccepted".into(), Value::Bool(trusted));
+    let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+    let parent = path.parent().ok_or("the record has no parent directory")?;
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let tmp = parent.join(format!(".claude.json.toolwright-{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(&path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", path.display())
+    })?;
+    Ok(path)
+}
+
+/// The notice an untrusted session prints once, naming what it ignored.
+pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
+    format!(
+        "this folder is not trusted, so its own settings were only allowed to restrict: {} {} not applied \
+         (its deny and ask rules still apply). If you trust it, run `toolwright trust {}`.",
+        ignored.join(", "),
+        if ignored.len() == 1 { "was" } else { "were" },
+        dir.display()
+    )
+}

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent;
 mod cli;
 mod session;
 mod trust;
@@ -21,6 +22,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Runs an agent on the Anthropic Messages API (ANTHROPIC_API_KEY) in this directory.
+    Agent(cli::agent::AgentArgs),
     /// Replays a bundled model turn through the full pipeline in a temporary sample project
     /// (no API key, no network).
     Demo(cli::demo::DemoArgs),
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Agent(args) => runtime.block_on(cli::agent::run(&args)),
         Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),
         Command::Run(args) => runtime.block_on(cli::run::run(&args)),
         Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),

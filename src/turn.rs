@@ -97,6 +97,7 @@ fn push_events(turn: &mut Turn, now: Duration, events: Vec<StreamEvent>) {
             StreamEvent::ToolUse(t) => turn.items.push((now, TurnItem::ToolUse(t))),
             StreamEvent::MessageStart { .. }
             | StreamEvent::StopReason(_)
+            | StreamEvent::Usage { .. }
             | StreamEvent::MessageStop => {}
         }
     }

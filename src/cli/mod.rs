@@ -1,5 +1,6 @@
 //! The subcommands, and the replay loop they share.
 
+pub mod agent;
 pub mod demo;
 pub mod permissions;
 pub mod run;

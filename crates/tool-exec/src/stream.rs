@@ -28,6 +28,13 @@ pub enum StreamEvent {
     ToolUse(ToolUse),
     /// The stop reason arrived (`message_delta`).
     StopReason(String),
+    /// Token usage reported by `message_start` (input) or `message_delta` (output so far).
+    Usage {
+        /// Input tokens.
+        input_tokens: u64,
+        /// Output tokens.
+        output_tokens: u64,
+    },
     /// The message ended (`message_stop`).
     MessageStop,
 }
@@ -173,6 +180,12 @@ impl AnthropicStream {
                         .unwrap_or_default()
                         .to_owned(),
                 });
+                if let Some(usage) = json["message"].get("usage") {
+                    out.push(StreamEvent::Usage {
+                        input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
+                        output_tokens: 0,
+                    });
+                }
             }
             "content_block_start" => {
                 let block = &json["content_block"];
@@ -248,6 +261,12 @@ impl AnthropicStream {
             "message_delta" => {
                 if let Some(reason) = json["delta"]["stop_reason"].as_str() {
                     out.push(StreamEvent::StopReason(reason.to_owned()));
+                }
+                if let Some(output) = json["usage"]["output_tokens"].as_u64() {
+                    out.push(StreamEvent::Usage {
+                        input_tokens: 0,
+                        output_tokens: output,
+                    });
                 }
             }
             "message_stop" => {

@@ -1,0 +1,172 @@
+//! A tiny MCP server written with rmcp, for the tests of `tools-mcp`: it produces the cases
+//! the third-party peers cannot (a call that hangs until cancelled, a crash mid-call, a
+//! 200-character tool name, a root-`anyOf` schema with `$ref`s, paged tool lists,
+//! `tools/list_changed`, `_meta` flags, huge and structured results).
+//!
+//! Usage: `tiny_server [--garbage]` (stdio). `--garbage` prints non-JSON lines on stdout
+//! before serving. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeResult,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+const PAGE: usize = 3;
+
+#[derive(Clone, Default)]
+struct Tiny {
+    dynamic: Arc<AtomicBool>,
+}
+
+fn long_name() -> String {
+    "a".repeat(200)
+}
+
+impl Tiny {
+    fn all_tools(&self) -> Vec<Value> {
+        let obj = |props: Value| json!({"type": "object", "properties": props});
+        let mut tools = vec![
+            json!({"name": "echo", "description": "Echoes text", "inputSchema": obj(json!({"text": {"type": "string"}})),
+                   "annotations": {"readOnlyHint": true}}),
+            json!({"name": "hang", "description": "Never answers until cancelled", "inputSchema": obj(json!({}))}),
+            json!({"name": "crash", "description": "Exits the server mid-call", "inputSchema": obj(json!({})),
+                   "annotations": {"destructiveHint": true, "openWorldHint": true}}),
+            json!({"name": long_name(), "description": "A 200-character name", "inputSchema": obj(json!({}))}),
+            json!({"name": "union", "description": "Root anyOf schema with $refs",
+            "inputSchema": {
+                "type": "object",
+                "$defs": {"Id": {"type": "string", "description": "an id"}},
+                "anyOf": [
+                    {"type": "object", "properties": {"id": {"$ref": "#/$defs/Id"}, "n": {"type": "integer"}}, "required": ["id", "n"]},
+                    {"type": "object", "properties": {"id": {"$ref": "#/$defs/Id"}, "name": {"type": "string"}}, "required": ["id"]}
+                ]
+            }}),
+            json!({"name": "big", "description": "Returns N characters", "inputSchema": obj(json!({"chars": {"type": "integer"}}))}),
+            json!({"name": "structured", "description": "Structured content", "inputSchema": obj(json!({}))}),
+            json!({"name": "fail", "description": "Tool-level error", "inputSchema": obj(json!({}))}),
+            json!({"name": "flags", "description": "Has _meta flags", "inputSchema": obj(json!({})),
+                   "_meta": {"anthropic/alwaysLoad": true, "anthropic/maxResultSizeChars": 900000,
+                             "anthropic/requiresUserInteraction": true, "anthropic/searchHint": "flag things"}}),
+            json!({"name": "add_tool", "description": "Registers the `dynamic` tool and sends list_changed", "inputSchema": obj(json!({}))}),
+        ];
+        if self.dynamic.load(Ordering::SeqCst) {
+            tools.push(json!({"name": "dynamic", "description": "Added at run time", "inputSchema": obj(json!({}))}));
+        }
+        tools
+    }
+}
+
+fn text_result(text: impl Into<String>) -> CallToolResponse {
+    let v = json!({"content": [{"type": "text", "text": text.into()}]});
+    CallToolResponse::Complete(serde_json::from_value::<CallToolResult>(v).unwrap())
+}
+
+impl ServerHandler for Tiny {
+    fn get_info(&self) -> InitializeResult {
+        let caps: ServerCapabilities =
+            serde_json::from_value(json!({"tools": {"listChanged": true}})).unwrap();
+        InitializeResult::new(caps)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let start: usize = request
+            .and_then(|r| r.cursor)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let all = self.all_tools();
+        let page: Vec<Value> = all.iter().skip(start).take(PAGE).cloned().collect();
+        let mut result = json!({"tools": page});
+        if start + PAGE < all.len() {
+            result["nextCursor"] = json!((start + PAGE).to_string());
+        }
+        Ok(serde_json::from_value(result).unwrap())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let name = request.name.to_string();
+        match name.as_str() {
+            "echo" => Ok(text_result(args["text"].as_str().unwrap_or_default())),
+            "hang" => {
+                eprintln!("hang: started");
+                context.ct.cancelled().await;
+                eprintln!("hang: cancelled by the client");
+                Err(ErrorData::internal_error("cancelled", None))
+            }
+            "crash" => {
+                if let Ok(path) = std::env::var("TINY_CRASH_LOG") {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .unwrap();
+                    writeln!(f, "crash called").unwrap();
+                }
+                eprintln!("crash: exiting now");
+                std::process::exit(3);
+            }
+            "big" => Ok(text_result(
+                "x".repeat(args["chars"].as_u64().unwrap_or(10) as usize),
+            )),
+            "structured" => {
+                let v = json!({"content": [{"type": "text", "text": "{\"n\":7}"}],
+                               "structuredContent": {"n": 7}});
+                Ok(CallToolResponse::Complete(
+                    serde_json::from_value(v).unwrap(),
+                ))
+            }
+            "fail" => {
+                let v = json!({"content": [{"type": "text", "text": "it failed on purpose"}], "isError": true});
+                Ok(CallToolResponse::Complete(
+                    serde_json::from_value(v).unwrap(),
+                ))
+            }
+            "add_tool" => {
+                self.dynamic.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(text_result("added"))
+            }
+            "dynamic" => Ok(text_result("dynamic ok")),
+            n if n == long_name() => Ok(text_result("long ok")),
+            "union" | "flags" => Ok(text_result(format!("{name} {args}"))),
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool {other}"),
+                None,
+            )),
+        }
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    if std::env::args().any(|a| a == "--garbage") {
+        println!("this is not JSON-RPC");
+        println!("{{\"neither\": \"is this\"}}");
+        println!("Server starting... ✓");
+    }
+    eprintln!(
+        "tiny_server: CLAUDE_PROJECT_DIR={}",
+        std::env::var("CLAUDE_PROJECT_DIR").unwrap_or_default()
+    );
+    let service = Tiny::default()
+        .serve(rmcp::transport::io::stdio())
+        .await
+        .expect("serve");
+    let _ = service.waiting().await;
+}

@@ -1,0 +1,830 @@
+//! One server's connection: connect (stdio child process or Streamable HTTP) on rmcp, detect
+//! a dead connection, reconnect on next use with backoff, route progress, capture stderr.
+
+use std::collections::{HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
+    ClientConfig, ClientRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsResult,
+    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, RequestId,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tool_core::{ProgressSender, Tool, ToolError};
+
+use crate::config::{ServerConfig, TransportConfig};
+use crate::options::McpOptions;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The newest bytes a stdio server wrote to stderr, bounded.
+#[derive(Debug)]
+pub(crate) struct StderrLog {
+    buf: Mutex<VecDeque<u8>>,
+    capacity: usize,
+}
+
+impl StderrLog {
+    fn new(capacity: usize) -> Self {
+        Self {
+            buf: Mutex::new(VecDeque::new()),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn push(&self, bytes: &[u8]) {
+        let mut buf = lock(&self.buf);
+        buf.extend(bytes);
+        let excess = buf.len().saturating_sub(self.capacity);
+        buf.drain(..excess);
+    }
+
+    pub(crate) fn text(&self) -> String {
+        let buf = lock(&self.buf);
+        let (a, b) = buf.as_slices();
+        let mut v = Vec::with_capacity(a.len() + b.len());
+        v.extend_from_slice(a);
+        v.extend_from_slice(b);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
+    /// The last few lines, for error messages.
+    pub(crate) fn tail(&self, max_chars: usize) -> String {
+        let text = self.text();
+        let text = text.trim_end();
+        let count = text.chars().count();
+        if count <= max_chars {
+            text.to_owned()
+        } else {
+            text.chars().skip(count - max_chars).collect()
+        }
+    }
+}
+
+type ProgressRoutes = Arc<Mutex<HashMap<String, ProgressRoute>>>;
+
+#[derive(Clone)]
+struct ProgressRoute {
+    sender: ProgressSender,
+    tool: String,
+}
+
+/// The rmcp client handler of one connection.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    server: String,
+    info: ClientConfig,
+    roots: Value,
+    routes: ProgressRoutes,
+    conn: Weak<ServerConn>,
+    opts: Arc<McpOptions>,
+    stderr: Arc<StderrLog>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        serde_json::from_value(self.roots.clone())
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let decline = || ElicitResult::new(rmcp::model::ElicitationAction::Decline);
+        let Some(handler) = &self.opts.elicitation else {
+            return Ok(decline());
+        };
+        let request = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let answer = handler.elicit(&self.server, request).await;
+        Ok(serde_json::from_value(answer).unwrap_or_else(|_| decline()))
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(handler) = &self.opts.sampling else {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "sampling is not supported by this client",
+                None,
+            ));
+        };
+        let request = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let answer = handler
+            .create_message(&self.server, request)
+            .await
+            .map_err(|e| ErrorData::new(ErrorCode::INVALID_REQUEST, e, None))?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(format!("invalid sampling result from host: {e}"), None)
+        })
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = token_key(&params.progress_token);
+        let route = lock(&self.routes).get(&key).cloned();
+        if let Some(route) = route {
+            route.sender.send(json!({
+                "type": "mcp_progress",
+                "server": self.server,
+                "tool": route.tool,
+                "progress": params.progress,
+                "total": params.total,
+                "message": params.message,
+            }));
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let line = format!(
+            "[notifications/message {:?}] {}\n",
+            params.level,
+            serde_json::to_string(&params.data).unwrap_or_default()
+        );
+        self.stderr.push(line.as_bytes());
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(conn) = self.conn.upgrade() {
+            tokio::spawn(async move {
+                if conn.refresh_tools().await.is_ok() {
+                    conn.notify_tools_changed();
+                }
+            });
+        }
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// A live connection.
+pub(crate) struct Live {
+    peer: Peer<RoleClient>,
+    dead: AtomicBool,
+    service: Mutex<Option<RunningService<RoleClient, Handler>>>,
+    pid: Option<u32>,
+}
+
+impl Live {
+    fn mark_dead(&self) {
+        self.dead.store(true, Ordering::SeqCst);
+    }
+
+    fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::SeqCst)
+            || self.peer.is_transport_closed()
+            || lock(&self.service).as_ref().is_none_or(|s| s.is_closed())
+    }
+
+    async fn close(&self) {
+        let service = lock(&self.service).take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(Duration::from_secs(5)).await;
+        }
+    }
+}
+
+/// Connection status of a server, for hosts and `/mcp`-style displays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerState {
+    /// Connected and answering.
+    Connected,
+    /// Not connected: never connected, or the connection failed; the message says why.
+    Failed(String),
+    /// The manager was shut down.
+    ShutDown,
+}
+
+#[derive(Debug, Default)]
+struct Backoff {
+    failures: u32,
+    retry_at: Option<Instant>,
+    last_error: Option<String>,
+}
+
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How often an HTTP server is pinged while a call is in flight.
+const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(2);
+/// How long one heartbeat ping may take.
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One configured server and its (re)connections.
+pub(crate) struct ServerConn {
+    pub(crate) config: ServerConfig,
+    opts: Arc<McpOptions>,
+    live: Mutex<Option<Arc<Live>>>,
+    connect_lock: tokio::sync::Mutex<()>,
+    backoff: Mutex<Backoff>,
+    pub(crate) stderr: Arc<StderrLog>,
+    routes: ProgressRoutes,
+    tools: RwLock<Vec<Arc<dyn Tool>>>,
+    supports_resources: AtomicBool,
+    shut_down: AtomicBool,
+    list_seq: AtomicU64,
+    stored_seq: AtomicU64,
+    state: Mutex<ServerState>,
+}
+
+impl std::fmt::Debug for ServerConn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConn")
+            .field("name", &self.config.name)
+            .field("state", &*lock(&self.state))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConn {
+    pub(crate) fn new(config: ServerConfig, opts: Arc<McpOptions>) -> Arc<Self> {
+        Arc::new(Self {
+            stderr: Arc::new(StderrLog::new(opts.stderr_capacity)),
+            config,
+            opts,
+            live: Mutex::new(None),
+            connect_lock: tokio::sync::Mutex::new(()),
+            backoff: Mutex::new(Backoff::default()),
+            routes: Arc::default(),
+            tools: RwLock::new(Vec::new()),
+            supports_resources: AtomicBool::new(false),
+            shut_down: AtomicBool::new(false),
+            list_seq: AtomicU64::new(0),
+            stored_seq: AtomicU64::new(0),
+            state: Mutex::new(ServerState::Failed("not connected yet".into())),
+        })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub(crate) fn state(&self) -> ServerState {
+        if self.shut_down.load(Ordering::SeqCst) {
+            return ServerState::ShutDown;
+        }
+        if let Some(live) = lock(&self.live).as_ref() {
+            if live.is_dead() {
+                return ServerState::Failed("the connection was lost".into());
+            }
+        }
+        lock(&self.state).clone()
+    }
+
+    pub(crate) fn pid(&self) -> Option<u32> {
+        lock(&self.live).as_ref().and_then(|l| l.pid)
+    }
+
+    pub(crate) fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn supports_resources(&self) -> bool {
+        self.supports_resources.load(Ordering::SeqCst)
+    }
+
+    fn startup_timeout(&self) -> Duration {
+        self.config.timeout.unwrap_or(self.opts.startup_timeout)
+    }
+
+    pub(crate) fn max_output_tokens(&self) -> usize {
+        self.opts.max_output_tokens
+    }
+
+    pub(crate) fn call_timeout(&self) -> Duration {
+        self.config.timeout.unwrap_or(self.opts.tool_timeout)
+    }
+
+    /// `MCP server "name"`, the subject of every error message.
+    pub(crate) fn label(&self) -> String {
+        format!("MCP server \"{}\"", self.config.name)
+    }
+
+    fn stderr_note(&self) -> String {
+        let tail = self.stderr.tail(2_000);
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!("\nServer log (stderr and notifications/message, last lines):\n{tail}")
+        }
+    }
+
+    pub(crate) fn notify_tools_changed(&self) {
+        if let Some(hook) = &self.opts.on_tools_changed {
+            hook(&self.config.name);
+        }
+    }
+
+    fn client_info(&self) -> ClientConfig {
+        let mut caps = json!({"roots": {"listChanged": false}});
+        if self.opts.elicitation.is_some() {
+            caps["elicitation"] = json!({});
+        }
+        if self.opts.sampling.is_some() {
+            caps["sampling"] = json!({});
+        }
+        let caps: ClientCapabilities = serde_json::from_value(caps).unwrap_or_default();
+        // The `initialize` handshake offers the latest stable version (what Claude Code and
+        // the conformance suite expect); 2026-07-28 is the stateless `server/discover` era.
+        ClientConfig::new(
+            caps,
+            Implementation::new("toolwright", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    fn handler(self: &Arc<Self>) -> Handler {
+        let root = &self.opts.project_dir;
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| root.display().to_string());
+        Handler {
+            server: self.config.name.clone(),
+            info: self.client_info(),
+            roots: json!({"roots": [{"uri": format!("file://{}", root.display()), "name": name}]}),
+            routes: self.routes.clone(),
+            conn: Arc::downgrade(self),
+            opts: self.opts.clone(),
+            stderr: self.stderr.clone(),
+        }
+    }
+
+    /// Connects once (no backoff), within the startup timeout.
+    async fn connect_once(self: &Arc<Self>) -> Result<Arc<Live>, String> {
+        let timeout = self.startup_timeout();
+        let handler = self.handler();
+        match &self.config.transport {
+            TransportConfig::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args)
+                    .envs(env)
+                    .env("CLAUDE_PROJECT_DIR", &self.opts.project_dir)
+                    .kill_on_drop(true);
+                if self.opts.project_dir.is_dir() {
+                    cmd.current_dir(&self.opts.project_dir);
+                }
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                let pid = transport.id();
+                if let Some(mut stderr) = stderr {
+                    let log = self.stderr.clone();
+                    tokio::spawn(async move {
+                        let mut buf = [0u8; 4096];
+                        while let Ok(n) = stderr.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            log.push(&buf[..n]);
+                        }
+                    });
+                }
+                let service = tokio::time::timeout(timeout, handler.serve(transport))
+                    .await
+                    .map_err(|_| timeout_message(timeout))?
+                    .map_err(|e| format!("initialization failed: {e}"))?;
+                Ok(Arc::new(Live {
+                    peer: service.peer().clone(),
+                    dead: AtomicBool::new(false),
+                    service: Mutex::new(Some(service)),
+                    pid,
+                }))
+            }
+            TransportConfig::Http { url, headers } => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let client = reqwest::Client::builder()
+                    .build()
+                    .map_err(|e| format!("cannot create the HTTP client: {e}"))?;
+                let mut custom = HashMap::new();
+                for (k, v) in headers {
+                    let name = http::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|e| format!("invalid header name \"{k}\": {e}"))?;
+                    let value = http::HeaderValue::from_str(v)
+                        .map_err(|e| format!("invalid value for header \"{k}\": {e}"))?;
+                    custom.insert(name, value);
+                }
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom)
+                    .reinit_on_expired_session(true);
+                // rmcp's default retries a broken SSE stream forever, so a call in flight
+                // on a dead server would hang; give up after a few attempts instead.
+                config.retry_config = Arc::new(BoundedSseRetry);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let service = tokio::time::timeout(timeout, handler.serve(transport))
+                    .await
+                    .map_err(|_| timeout_message(timeout))?
+                    .map_err(|e| format!("initialization failed at {url}: {e}"))?;
+                Ok(Arc::new(Live {
+                    peer: service.peer().clone(),
+                    dead: AtomicBool::new(false),
+                    service: Mutex::new(Some(service)),
+                    pid: None,
+                }))
+            }
+            TransportConfig::Sse { .. } => Err(
+                "the legacy SSE transport (\"type\": \"sse\") is not supported by this client; \
+                 most servers also serve Streamable HTTP: use \"type\": \"http\" with its URL"
+                    .into(),
+            ),
+            TransportConfig::Ws { .. } => {
+                Err("the WebSocket transport (\"type\": \"ws\") is not supported".into())
+            }
+        }
+    }
+
+    /// Connects (first time or after a loss) and lists the tools. Errors name the server.
+    pub(crate) async fn connect_and_list(self: &Arc<Self>) -> Result<Arc<Live>, String> {
+        let live = match self.connect_once().await {
+            Ok(live) => live,
+            Err(e) => {
+                let message = format!("{e}{}", self.stderr_note());
+                *lock(&self.state) = ServerState::Failed(message.clone());
+                return Err(message);
+            }
+        };
+        *lock(&self.live) = Some(live.clone());
+        *lock(&self.state) = ServerState::Connected;
+        let has_resources = live
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.resources.is_some());
+        self.supports_resources
+            .store(has_resources, Ordering::SeqCst);
+        if let Err(e) = self.refresh_tools_with(&live).await {
+            *lock(&self.state) = ServerState::Failed(e.clone());
+            return Err(e);
+        }
+        Ok(live)
+    }
+
+    /// Re-lists the tools of the current connection.
+    pub(crate) async fn refresh_tools(self: &Arc<Self>) -> Result<(), String> {
+        let live = lock(&self.live).clone();
+        match live {
+            Some(live) if !live.is_dead() => self.refresh_tools_with(&live).await,
+            _ => Err(format!("{} is not connected", self.label())),
+        }
+    }
+
+    async fn refresh_tools_with(self: &Arc<Self>, live: &Live) -> Result<(), String> {
+        // Refreshes can overlap (list_changed during the first listing): a list fetched
+        // earlier never replaces one fetched later.
+        let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let listed = tokio::time::timeout(self.startup_timeout(), live.peer.list_all_tools())
+            .await
+            .map_err(|_| format!("tools/list timed out after {:?}", self.startup_timeout()))?
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools: Vec<Arc<dyn Tool>> = listed
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .map(|raw| Arc::new(crate::tool::McpTool::new(self.clone(), &raw)) as Arc<dyn Tool>)
+            .collect();
+        let mut stored = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if seq > self.stored_seq.load(Ordering::SeqCst) && !self.shut_down.load(Ordering::SeqCst) {
+            self.stored_seq.store(seq, Ordering::SeqCst);
+            *stored = tools;
+        }
+        Ok(())
+    }
+
+    /// The live connection, reconnecting a dead one (with backoff after failures).
+    pub(crate) async fn live(self: &Arc<Self>) -> Result<Arc<Live>, ToolError> {
+        if self.shut_down.load(Ordering::SeqCst) {
+            return Err(ToolError::msg(format!(
+                "{}: the MCP manager was shut down",
+                self.label()
+            )));
+        }
+        if let Some(live) = lock(&self.live).clone() {
+            if !live.is_dead() {
+                return Ok(live);
+            }
+        }
+        let _guard = self.connect_lock.lock().await;
+        let current = lock(&self.live).clone();
+        if let Some(live) = current {
+            if !live.is_dead() {
+                return Ok(live);
+            }
+            // Dead: make sure the old child is gone before starting a new one.
+            live.close().await;
+            *lock(&self.live) = None;
+        }
+        {
+            let backoff = lock(&self.backoff);
+            if let (Some(at), Some(err)) = (backoff.retry_at, &backoff.last_error) {
+                let now = Instant::now();
+                if at > now {
+                    return Err(ToolError::msg(format!(
+                        "{} is not connected (last error: {err}); next reconnection attempt in {:.1}s",
+                        self.label(),
+                        (at - now).as_secs_f64()
+                    )));
+                }
+            }
+        }
+        match self.connect_and_list().await {
+            Ok(live) => {
+                *lock(&self.backoff) = Backoff::default();
+                self.notify_tools_changed();
+                Ok(live)
+            }
+            Err(e) => {
+                let mut backoff = lock(&self.backoff);
+                backoff.failures += 1;
+                let delay = Duration::from_millis(500)
+                    .saturating_mul(1u32 << backoff.failures.min(6))
+                    .min(MAX_BACKOFF);
+                backoff.retry_at = Some(Instant::now() + delay);
+                backoff.last_error = Some(e.clone());
+                Err(ToolError::msg(format!(
+                    "{} could not be reconnected: {e}",
+                    self.label()
+                )))
+            }
+        }
+    }
+
+    /// Records the failure of the first connection so that the next use waits for the
+    /// backoff instead of retrying at once.
+    pub(crate) fn record_initial_failure(&self, error: &str) {
+        let mut backoff = lock(&self.backoff);
+        backoff.failures = 1;
+        backoff.retry_at = Some(Instant::now() + Duration::from_secs(1));
+        backoff.last_error = Some(error.to_owned());
+    }
+
+    /// One `tools/call`, never retried. `cancel` aborts it (sending
+    /// `notifications/cancelled`).
+    pub(crate) async fn call_tool(
+        self: &Arc<Self>,
+        tool: &str,
+        arguments: serde_json::Map<String, Value>,
+        cancel: &tokio_util::sync::CancellationToken,
+        progress: ProgressSender,
+    ) -> Result<Value, ToolError> {
+        let live = self.live().await?;
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // rmcp puts its own progress token in `_meta`; progress is routed by that token.
+        let handle = live
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.call_error(tool, "tools/call", e, &live))?;
+        let request_id = handle.id.clone();
+        let token = token_key(&handle.progress_token);
+        lock(&self.routes).insert(
+            token.clone(),
+            ProgressRoute {
+                sender: progress,
+                tool: tool.to_owned(),
+            },
+        );
+        let _route = RouteGuard {
+            routes: self.routes.clone(),
+            token,
+        };
+        let timeout = self.call_timeout();
+        let outcome = tokio::select! {
+            r = handle.await_response() => r,
+            reason = self.heartbeat(&live) => {
+                live.mark_dead();
+                return Err(ToolError::msg(format!(
+                    "{} stopped answering during tools/call \"{tool}\" ({reason}). The request was \
+                     not retried (it may or may not have taken effect); the server is reconnected \
+                     on the next use.",
+                    self.label()
+                )));
+            }
+            () = cancel.cancelled() => {
+                self.send_cancelled(&live, request_id, "cancelled by the user").await;
+                return Err(ToolError::Cancelled(None));
+            }
+            () = tokio::time::sleep(timeout) => {
+                self.send_cancelled(&live, request_id, "timed out").await;
+                return Err(ToolError::msg(format!(
+                    "{}: tool \"{tool}\" timed out after {} (MCP_TOOL_TIMEOUT or the server's \"timeout\"); \
+                     the request was cancelled",
+                    self.label(),
+                    human_duration(timeout)
+                )));
+            }
+        };
+        let result = match outcome {
+            Ok(result) => result,
+            Err(e) => return Err(self.call_error(tool, "tools/call", e, &live)),
+        };
+        let value = serde_json::to_value(&result).map_err(|e| {
+            ToolError::msg(format!(
+                "{}: cannot read the result of tool \"{tool}\": {e}",
+                self.label()
+            ))
+        })?;
+        match value.get("resultType").and_then(Value::as_str) {
+            // A contentless result (`{}`) parses as another variant: it is still a result.
+            None | Some("complete") => Ok(value),
+            Some(kind) => Err(ToolError::msg(format!(
+                "{}: tool \"{tool}\" returned an unsupported result (resultType \"{kind}\"); \
+                 tasks and input-required rounds are not supported",
+                self.label()
+            ))),
+        }
+    }
+
+    /// Resolves only when an HTTP server stops answering pings during a call (a dead server
+    /// otherwise leaves the request pending: the transport cannot tell). Stdio servers are
+    /// watched through their pipes instead, so this never resolves for them.
+    async fn heartbeat(&self, live: &Live) -> String {
+        if !matches!(self.config.transport, TransportConfig::Http { .. }) {
+            return std::future::pending().await;
+        }
+        let mut slow = 0;
+        loop {
+            tokio::time::sleep(HEARTBEAT_INTERVAL).await;
+            let ping = live
+                .peer
+                .send_request(ClientRequest::PingRequest(Default::default()));
+            match tokio::time::timeout(HEARTBEAT_TIMEOUT, ping).await {
+                Ok(Ok(_)) => slow = 0,
+                Ok(Err(e)) => return format!("ping failed: {e}"),
+                Err(_) => {
+                    slow += 1;
+                    if slow >= 2 {
+                        return format!(
+                            "no answer to two pings in {} s each",
+                            HEARTBEAT_TIMEOUT.as_secs()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `notifications/cancelled` for an abandoned request (best effort: the connection may
+    /// be gone).
+    async fn send_cancelled(&self, live: &Live, request_id: RequestId, reason: &str) {
+        let params = CancelledNotificationParam::new(Some(request_id), Some(reason.to_owned()));
+        let _ =
+            tokio::time::timeout(Duration::from_secs(2), live.peer.notify_cancelled(params)).await;
+    }
+
+    pub(crate) fn call_error(
+        &self,
+        tool: &str,
+        method: &str,
+        e: ServiceError,
+        live: &Live,
+    ) -> ToolError {
+        if let ServiceError::McpError(data) = &e {
+            return ToolError::msg(format!(
+                "{} returned an error for {method} \"{tool}\": {} (code {})",
+                self.label(),
+                data.message,
+                data.code.0
+            ));
+        }
+        // Anything else is a transport or protocol failure: this connection is not trusted
+        // any more, and the next use starts a fresh one.
+        live.mark_dead();
+        ToolError::msg(format!(
+            "{} disconnected during {method} \"{tool}\" ({e}). The request was not retried \
+             (it may or may not have taken effect); the server is reconnected on the next use.{}",
+            self.label(),
+            self.stderr_note()
+        ))
+    }
+
+    pub(crate) async fn list_resources(self: &Arc<Self>) -> Result<Vec<Value>, ToolError> {
+        let live = self.live().await?;
+        let listed = live
+            .peer
+            .list_all_resources()
+            .await
+            .map_err(|e| self.call_error("", "resources/list", e, &live))?;
+        Ok(listed
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
+    }
+
+    pub(crate) async fn read_resource(
+        self: &Arc<Self>,
+        uri: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Value, ToolError> {
+        let live = self.live().await?;
+        let outcome = tokio::select! {
+            r = live.peer.read_resource(ReadResourceRequestParams::new(uri)) => r,
+            () = cancel.cancelled() => return Err(ToolError::Cancelled(None)),
+            () = tokio::time::sleep(self.call_timeout()) => {
+                return Err(ToolError::msg(format!("{}: resources/read \"{uri}\" timed out", self.label())));
+            }
+        };
+        let result = outcome.map_err(|e| self.call_error(uri, "resources/read", e, &live))?;
+        serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))
+    }
+
+    /// Closes the connection for good: the child process ends.
+    pub(crate) async fn shutdown(&self) {
+        self.shut_down.store(true, Ordering::SeqCst);
+        let live = lock(&self.live).take();
+        if let Some(live) = live {
+            live.close().await;
+        }
+        self.tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Synchronous shutdown for `Drop`: the connection task is cancelled and the child
+    /// killed (`kill_on_drop`) without waiting.
+    pub(crate) fn shutdown_now(&self) {
+        self.shut_down.store(true, Ordering::SeqCst);
+        let live = lock(&self.live).take();
+        if let Some(live) = live {
+            drop(lock(&live.service).take());
+        }
+        self.tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// Resumes a broken SSE stream at most 3 times (0.25 s, 0.5 s, 1 s apart).
+#[derive(Debug)]
+struct BoundedSseRetry;
+
+impl SseRetryPolicy for BoundedSseRetry {
+    fn retry(&self, current_times: usize) -> Option<Duration> {
+        (current_times < 3).then(|| Duration::from_millis(250 << current_times))
+    }
+}
+
+struct RouteGuard {
+    routes: ProgressRoutes,
+    token: String,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        lock(&self.routes).remove(&self.token);
+    }
+}
+
+fn timeout_message(timeout: Duration) -> String {
+    format!(
+        "the server did not complete initialization within {} (MCP_TIMEOUT or the server's \"timeout\")",
+        human_duration(timeout)
+    )
+}
+
+pub(crate) fn human_duration(d: Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}

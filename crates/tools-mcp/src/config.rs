@@ -1,0 +1,711 @@
+//! MCP server configuration in Claude Code's shapes: `.mcp.json`, the `mcpServers` maps of
+//! `~/.claude.json` (user and local scopes) and `--mcp-config` files.
+//!
+//! Loading never fails as a whole: every problem (a file that is not JSON, a server entry
+//! without a command, an invalid or reserved name, an unset `${VAR}`) becomes a
+//! [`Diagnostic`] naming the file and the server, and the other servers still load.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Server names Claude Code reserves for itself; entries with these names are skipped.
+pub const RESERVED_SERVER_NAMES: &[&str] = &[
+    "workspace",
+    "claude-in-chrome",
+    "computer-use",
+    "Claude Preview",
+    "Claude Browser",
+];
+
+/// Where a server entry comes from, highest precedence first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConfigScope {
+    /// A `--mcp-config` file (or JSON string) given on the command line.
+    Dynamic,
+    /// `~/.claude.json` → `projects[<project dir>].mcpServers` (private to one project).
+    Local,
+    /// `.mcp.json` at the project root (shared through version control).
+    Project,
+    /// `~/.claude.json` → top-level `mcpServers` (all projects of the user).
+    User,
+}
+
+impl fmt::Display for ConfigScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Dynamic => "dynamic",
+            Self::Local => "local",
+            Self::Project => "project",
+            Self::User => "user",
+        })
+    }
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportConfig {
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    Stdio {
+        /// The program (looked up on `PATH` when not a path).
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to the inherited environment.
+        env: BTreeMap<String, String>,
+    },
+    /// Streamable HTTP (`type: "http"` or `"streamable-http"`).
+    Http {
+        /// The endpoint, e.g. `https://example.com/mcp`.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+    /// Legacy HTTP+SSE (`type: "sse"`, deprecated). The SDK has no client for it any more;
+    /// connecting reports a clear error.
+    Sse {
+        /// The SSE endpoint.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+    /// WebSocket (`type: "ws"`). Not supported; connecting reports a clear error.
+    Ws {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with the upgrade request.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl TransportConfig {
+    /// The transport's name as written in configuration (`stdio`, `http`, `sse`, `ws`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Stdio { .. } => "stdio",
+            Self::Http { .. } => "http",
+            Self::Sse { .. } => "sse",
+            Self::Ws { .. } => "ws",
+        }
+    }
+}
+
+/// One configured MCP server, after environment expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The configured name (the key in `mcpServers`).
+    pub name: String,
+    /// How to reach it.
+    pub transport: TransportConfig,
+    /// The per-server `timeout` (milliseconds in the file): used for startup and for each
+    /// call when set. Values under one second are ignored, as in Claude Code.
+    pub timeout: Option<Duration>,
+    /// `alwaysLoad`: the server's tools are never deferred for ToolSearch.
+    pub always_load: bool,
+    /// Which scope the entry came from.
+    pub scope: ConfigScope,
+    /// The file it came from, if any.
+    pub source: Option<PathBuf>,
+}
+
+impl ServerConfig {
+    /// A stdio server entry (scope [`ConfigScope::Dynamic`]), for hosts and tests that build
+    /// configuration in code.
+    pub fn stdio(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            transport: TransportConfig::Stdio {
+                command: command.into(),
+                args: args.into_iter().map(Into::into).collect(),
+                env: BTreeMap::new(),
+            },
+            timeout: None,
+            always_load: false,
+            scope: ConfigScope::Dynamic,
+            source: None,
+        }
+    }
+
+    /// A Streamable HTTP server entry (scope [`ConfigScope::Dynamic`]).
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            transport: TransportConfig::Http {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+            timeout: None,
+            always_load: false,
+            scope: ConfigScope::Dynamic,
+            source: None,
+        }
+    }
+
+    /// The same entry with an environment variable for a stdio server (ignored otherwise).
+    pub fn with_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let TransportConfig::Stdio { env, .. } = &mut self.transport {
+            env.insert(key.into(), value.into());
+        }
+        self
+    }
+
+    /// The same entry with a per-server timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// How serious a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// The server still loads (unset variable, ignored field).
+    Warning,
+    /// The server (or file) is skipped, or failed to connect.
+    Error,
+}
+
+/// A problem found while loading configuration or connecting, for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Warning or error.
+    pub severity: Severity,
+    /// The server concerned, when there is one.
+    pub server: Option<String>,
+    /// The file concerned, when there is one.
+    pub file: Option<PathBuf>,
+    /// What is wrong, in a sentence.
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub(crate) fn error(server: Option<&str>, file: Option<&Path>, message: String) -> Self {
+        Self {
+            severity: Severity::Error,
+            server: server.map(str::to_owned),
+            file: file.map(Path::to_path_buf),
+            message,
+        }
+    }
+
+    pub(crate) fn warning(server: Option<&str>, file: Option<&Path>, message: String) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(server, file, message)
+        }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        write!(f, "{level}: ")?;
+        if let Some(server) = &self.server {
+            write!(f, "MCP server \"{server}\"")?;
+            if let Some(file) = &self.file {
+                write!(f, " ({})", file.display())?;
+            }
+            write!(f, ": ")?;
+        } else if let Some(file) = &self.file {
+            write!(f, "{}: ", file.display())?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads environment variables for `${VAR}` expansion. The default reads the process
+/// environment; tests pass a map.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Where to look for configuration, in Claude Code's layout.
+#[derive(Clone)]
+pub struct ConfigLoader {
+    /// The project root: `.mcp.json` is read here, and it keys the local scope.
+    pub project_dir: PathBuf,
+    /// The file holding user and local servers: `$CLAUDE_CONFIG_DIR/.claude.json`, else
+    /// `~/.claude.json`. `None` skips both scopes.
+    pub claude_json: Option<PathBuf>,
+    /// `--mcp-config` arguments: paths to files, or JSON strings.
+    pub mcp_config_args: Vec<String>,
+    /// `--strict-mcp-config`: only the `--mcp-config` servers are used.
+    pub strict: bool,
+    /// Environment lookup for `${VAR}` expansion.
+    pub env: EnvLookup,
+}
+
+impl fmt::Debug for ConfigLoader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConfigLoader")
+            .field("project_dir", &self.project_dir)
+            .field("claude_json", &self.claude_json)
+            .field("mcp_config_args", &self.mcp_config_args)
+            .field("strict", &self.strict)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConfigLoader {
+    /// A loader for `project_dir` using the process environment: `~/.claude.json` (or
+    /// `$CLAUDE_CONFIG_DIR/.claude.json`) and no `--mcp-config`.
+    pub fn new(project_dir: impl Into<PathBuf>) -> Self {
+        let env: EnvLookup = Arc::new(|name| std::env::var(name).ok());
+        let claude_json = default_claude_json(&*env);
+        Self {
+            project_dir: project_dir.into(),
+            claude_json,
+            mcp_config_args: Vec::new(),
+            strict: false,
+            env,
+        }
+    }
+
+    /// The same loader with an environment lookup (also used to find `.claude.json`).
+    pub fn with_env(mut self, env: EnvLookup) -> Self {
+        self.claude_json = default_claude_json(&*env);
+        self.env = env;
+        self
+    }
+
+    /// The same loader with `--mcp-config` arguments.
+    pub fn with_mcp_config(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.mcp_config_args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Loads every scope and merges them: the same name in several scopes takes the whole
+    /// entry from the highest one (dynamic > local > project > user; no field merge).
+    /// Servers come back sorted by name.
+    pub fn load(&self) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let mut found: Vec<ServerConfig> = Vec::new();
+
+        for arg in &self.mcp_config_args {
+            let trimmed = arg.trim_start();
+            if trimmed.starts_with('{') {
+                match serde_json::from_str::<Value>(trimmed) {
+                    Ok(doc) => found.extend(self.parse_document(
+                        &doc,
+                        ConfigScope::Dynamic,
+                        None,
+                        &mut diags,
+                    )),
+                    Err(e) => diags.push(Diagnostic::error(
+                        None,
+                        None,
+                        format!("--mcp-config argument is not valid JSON: {e}"),
+                    )),
+                }
+            } else {
+                let path = resolve(&self.project_dir, trimmed);
+                if let Some(doc) = read_json(&path, true, &mut diags) {
+                    found.extend(self.parse_document(
+                        &doc,
+                        ConfigScope::Dynamic,
+                        Some(&path),
+                        &mut diags,
+                    ));
+                }
+            }
+        }
+
+        if !self.strict {
+            if let Some(claude_json) = &self.claude_json {
+                if let Some(doc) = read_json(claude_json, false, &mut diags) {
+                    let key = self.project_dir.to_string_lossy().into_owned();
+                    if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
+                        found.extend(self.parse_document(
+                            project,
+                            ConfigScope::Local,
+                            Some(claude_json),
+                            &mut diags,
+                        ));
+                    }
+                    found.extend(self.parse_document(
+                        &doc,
+                        ConfigScope::User,
+                        Some(claude_json),
+                        &mut diags,
+                    ));
+                }
+            }
+            let project_file = self.project_dir.join(".mcp.json");
+            if let Some(doc) = read_json(&project_file, false, &mut diags) {
+                found.extend(self.parse_document(
+                    &doc,
+                    ConfigScope::Project,
+                    Some(&project_file),
+                    &mut diags,
+                ));
+            }
+        }
+
+        // Highest scope wins, whole entry; the first of equal scope wins.
+        found.sort_by(|a, b| a.name.cmp(&b.name).then(a.scope.cmp(&b.scope)));
+        found.dedup_by(|later, earlier| later.name == earlier.name);
+        (found, diags)
+    }
+
+    /// Parses the `mcpServers` map of one document (a `.mcp.json`, a `--mcp-config` file,
+    /// a `.claude.json` or one of its `projects` entries).
+    pub fn parse_document(
+        &self,
+        doc: &Value,
+        scope: ConfigScope,
+        file: Option<&Path>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Vec<ServerConfig> {
+        let Some(servers) = doc.get("mcpServers") else {
+            return Vec::new();
+        };
+        let Some(servers) = servers.as_object() else {
+            diags.push(Diagnostic::error(
+                None,
+                file,
+                "\"mcpServers\" must be an object".into(),
+            ));
+            return Vec::new();
+        };
+        servers
+            .iter()
+            .filter_map(|(name, entry)| self.parse_entry(name, entry, scope, file, diags))
+            .collect()
+    }
+
+    fn parse_entry(
+        &self,
+        name: &str,
+        entry: &Value,
+        scope: ConfigScope,
+        file: Option<&Path>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<ServerConfig> {
+        let err = |diags: &mut Vec<Diagnostic>, msg: String| {
+            diags.push(Diagnostic::error(Some(name), file, msg));
+        };
+        if RESERVED_SERVER_NAMES.contains(&name) {
+            diags.push(Diagnostic::warning(
+                Some(name),
+                file,
+                "this name is reserved by Claude Code; the server is skipped".into(),
+            ));
+            return None;
+        }
+        if !is_valid_server_name(name) {
+            err(
+                diags,
+                "invalid server name: use only letters, digits, '-' and '_'; the server is skipped"
+                    .into(),
+            );
+            return None;
+        }
+        let Some(obj) = entry.as_object() else {
+            err(
+                diags,
+                "the entry must be an object; the server is skipped".into(),
+            );
+            return None;
+        };
+        let mut missing: Vec<String> = Vec::new();
+        let mut expand = |s: &str| expand_env(s, &*self.env, &mut missing);
+
+        let kind = match obj.get("type") {
+            None => None,
+            Some(Value::String(t)) => Some(t.as_str()),
+            Some(_) => {
+                err(
+                    diags,
+                    "\"type\" must be a string; the server is skipped".into(),
+                );
+                return None;
+            }
+        };
+        let transport = match kind {
+            None | Some("stdio") => {
+                if kind.is_none() && obj.contains_key("url") {
+                    err(
+                        diags,
+                        "the entry has a \"url\" but no \"type\" (a missing type means stdio); \
+                         add \"type\": \"http\" or \"sse\"; the server is skipped"
+                            .into(),
+                    );
+                    return None;
+                }
+                let Some(command) = obj.get("command").and_then(Value::as_str) else {
+                    err(
+                        diags,
+                        "a stdio server needs a \"command\" string; the server is skipped".into(),
+                    );
+                    return None;
+                };
+                let args = match string_list(obj.get("args")) {
+                    Ok(args) => args,
+                    Err(()) => {
+                        err(
+                            diags,
+                            "\"args\" must be an array of strings; the server is skipped".into(),
+                        );
+                        return None;
+                    }
+                };
+                let env = match string_map(obj.get("env")) {
+                    Ok(env) => env,
+                    Err(()) => {
+                        err(
+                            diags,
+                            "\"env\" must be an object of strings; the server is skipped".into(),
+                        );
+                        return None;
+                    }
+                };
+                TransportConfig::Stdio {
+                    command: expand(command),
+                    args: args.iter().map(|a| expand(a)).collect(),
+                    env: env.into_iter().map(|(k, v)| (k, expand(&v))).collect(),
+                }
+            }
+            Some(t @ ("http" | "streamable-http" | "sse" | "ws")) => {
+                let Some(url) = obj.get("url").and_then(Value::as_str) else {
+                    err(
+                        diags,
+                        format!("a \"{t}\" server needs a \"url\" string; the server is skipped"),
+                    );
+                    return None;
+                };
+                let headers = match string_map(obj.get("headers")) {
+                    Ok(h) => h,
+                    Err(()) => {
+                        err(
+                            diags,
+                            "\"headers\" must be an object of strings; the server is skipped"
+                                .into(),
+                        );
+                        return None;
+                    }
+                };
+                let url = expand(url);
+                let headers: BTreeMap<String, String> =
+                    headers.into_iter().map(|(k, v)| (k, expand(&v))).collect();
+                for unsupported in ["headersHelper", "oauth"] {
+                    if obj.contains_key(unsupported) {
+                        diags.push(Diagnostic::warning(
+                            Some(name),
+                            file,
+                            format!("\"{unsupported}\" is not supported yet and is ignored"),
+                        ));
+                    }
+                }
+                match t {
+                    "sse" => TransportConfig::Sse { url, headers },
+                    "ws" => TransportConfig::Ws { url, headers },
+                    _ => TransportConfig::Http { url, headers },
+                }
+            }
+            Some(other) => {
+                err(
+                    diags,
+                    format!(
+                        "unknown \"type\": \"{other}\" (expected stdio, http, sse or ws); \
+                         the server is skipped"
+                    ),
+                );
+                return None;
+            }
+        };
+
+        let timeout = match obj.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(ms) if ms >= 1000.0 && ms.is_finite() => {
+                    Some(Duration::from_millis(ms as u64))
+                }
+                Some(_) => {
+                    diags.push(Diagnostic::warning(
+                        Some(name),
+                        file,
+                        "\"timeout\" under 1000 ms is ignored".into(),
+                    ));
+                    None
+                }
+                None => {
+                    diags.push(Diagnostic::warning(
+                        Some(name),
+                        file,
+                        "\"timeout\" must be a number of milliseconds; it is ignored".into(),
+                    ));
+                    None
+                }
+            },
+        };
+        let always_load = obj
+            .get("alwaysLoad")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+
+        missing.sort();
+        missing.dedup();
+        for var in missing {
+            diags.push(Diagnostic::warning(
+                Some(name),
+                file,
+                format!(
+                    "environment variable {var} is not set and has no default; \
+                     \"${{{var}}}\" is kept as written"
+                ),
+            ));
+        }
+        Some(ServerConfig {
+            name: name.to_owned(),
+            transport,
+            timeout,
+            always_load,
+            scope,
+            source: file.map(Path::to_path_buf),
+        })
+    }
+}
+
+/// `$CLAUDE_CONFIG_DIR/.claude.json` when the variable is set, else `$HOME/.claude.json`.
+pub fn default_claude_json(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(dir) = env("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join(".claude.json"));
+    }
+    env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".claude.json"))
+}
+
+/// Whether `name` is a valid server name: non-empty, only ASCII letters, digits, `-`, `_`.
+pub fn is_valid_server_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` in `input`. An unset variable without a default is
+/// kept as written and its name pushed to `missing`. Other `${...}` forms (POSIX operators
+/// such as `${VAR%pattern}`) are left alone and not reported.
+pub fn expand_env(
+    input: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    missing: &mut Vec<String>,
+) -> String {
+    let mut out = String::with_capacity(input.len());
+    let mut rest = input;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let body = &after[..end];
+        let (var, default) = match body.find(":-") {
+            Some(i) => (&body[..i], Some(&body[i + 2..])),
+            None => (body, None),
+        };
+        if is_env_name(var) {
+            match (env(var), default) {
+                (Some(value), _) => out.push_str(&value),
+                (None, Some(default)) => out.push_str(default),
+                (None, None) => {
+                    missing.push(var.to_owned());
+                    out.push_str(&rest[start..start + 2 + end + 1]);
+                }
+            }
+        } else {
+            out.push_str(&rest[start..start + 2 + end + 1]);
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn resolve(base: &Path, p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+fn read_json(path: &Path, required: bool, diags: &mut Vec<Diagnostic>) -> Option<Value> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return None,
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                None,
+                Some(path),
+                format!("cannot read: {e}"),
+            ));
+            return None;
+        }
+    };
+    match serde_json::from_str(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            diags.push(Diagnostic::error(
+                None,
+                Some(path),
+                format!("not valid JSON ({e}); its MCP servers are skipped"),
+            ));
+            None
+        }
+    }
+}
+
+fn string_list(v: Option<&Value>) -> Result<Vec<String>, ()> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned).ok_or(()))
+            .collect(),
+        Some(_) => Err(()),
+    }
+}
+
+fn string_map(v: Option<&Value>) -> Result<BTreeMap<String, String>, ()> {
+    match v {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())).ok_or(()))
+            .collect(),
+        Some(_) => Err(()),
+    }
+}
+
+/// Parses one `.mcp.json`-shaped document with the process environment; a convenience for
+/// hosts that already hold the JSON.
+pub fn parse_mcp_json(
+    doc: &Value,
+    scope: ConfigScope,
+    project_dir: &Path,
+) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
+    let loader = ConfigLoader::new(project_dir);
+    let mut diags = Vec::new();
+    let servers = loader.parse_document(doc, scope, None, &mut diags);
+    (servers, diags)
+}

@@ -1,0 +1,261 @@
+//! [`McpManager`]: connects every configured server concurrently and hands out their tools.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tool_core::{McpClientInfo, RefreshTools, Tool, ToolError};
+
+use crate::client::{ServerConn, ServerState};
+use crate::config::{Diagnostic, ServerConfig};
+use crate::options::McpOptions;
+use crate::resources::{ListMcpResourcesTool, ReadMcpResourceTool};
+
+pub(crate) struct Inner {
+    pub(crate) servers: Vec<Arc<ServerConn>>,
+    pub(crate) opts: Arc<McpOptions>,
+    blob_counter: AtomicU64,
+}
+
+impl Inner {
+    pub(crate) fn server(&self, name: &str) -> Result<Arc<ServerConn>, ToolError> {
+        self.servers
+            .iter()
+            .find(|s| s.name() == name)
+            .cloned()
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.servers.iter().map(|s| s.name()).collect();
+                ToolError::msg(format!(
+                    "MCP server \"{name}\" is not configured (configured servers: {})",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            })
+    }
+
+    pub(crate) fn next_blob(&self) -> u64 {
+        self.blob_counter.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
+/// What [`McpManager::servers`] reports for one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// The configured name.
+    pub name: String,
+    /// The transport (`stdio`, `http`, ...).
+    pub transport: &'static str,
+    /// Connected, failed (with the reason) or shut down.
+    pub state: ServerState,
+    /// How many tools it offers now.
+    pub tool_count: usize,
+}
+
+/// The MCP connection manager: owns one connection per configured server and exposes their
+/// tools as `Arc<dyn Tool>`. See the [crate docs](crate) for an example.
+///
+/// Dropping the manager ends every server: the connections are cancelled and stdio child
+/// processes killed. [`shutdown`](Self::shutdown) does the same gracefully (stdin closed,
+/// then SIGTERM, then SIGKILL) and waits for it.
+pub struct McpManager {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for McpManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpManager")
+            .field("servers", &self.inner.servers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpManager {
+    /// Connects to every server at once, each within its startup timeout, so one slow or
+    /// broken server never delays the others. Servers that fail stay in the manager (their
+    /// tools are absent; a later [`reconnect`](Self::reconnect) may bring them in) and are
+    /// reported in the diagnostics, with the reason and the tail of their stderr.
+    pub async fn connect(configs: Vec<ServerConfig>, opts: McpOptions) -> (Self, Vec<Diagnostic>) {
+        let opts = Arc::new(opts);
+        let mut diagnostics = Vec::new();
+        let mut seen = HashSet::new();
+        let mut servers = Vec::new();
+        for config in configs {
+            if !seen.insert(config.name.clone()) {
+                diagnostics.push(Diagnostic::error(
+                    Some(&config.name),
+                    config.source.as_deref(),
+                    "configured twice; the first entry is used".into(),
+                ));
+                continue;
+            }
+            servers.push(ServerConn::new(config, opts.clone()));
+        }
+        servers.sort_by(|a, b| a.name().cmp(b.name()));
+        let results = futures::future::join_all(
+            servers
+                .iter()
+                .map(|s| async move { (s.clone(), s.connect_and_list().await) }),
+        )
+        .await;
+        for (server, result) in results {
+            if let Err(e) = result {
+                server.record_initial_failure(&e);
+                diagnostics.push(Diagnostic::error(
+                    Some(server.name()),
+                    server.config.source.as_deref(),
+                    format!("failed to connect: {e}"),
+                ));
+            }
+        }
+        let manager = Self {
+            inner: Arc::new(Inner {
+                servers,
+                opts,
+                blob_counter: AtomicU64::new(0),
+            }),
+        };
+        diagnostics.extend(manager.name_collisions());
+        (manager, diagnostics)
+    }
+
+    fn name_collisions(&self) -> Vec<Diagnostic> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for tool in self.all_mcp_tools() {
+            if !seen.insert(tool.name().to_owned()) {
+                let info = tool.mcp_info();
+                out.push(Diagnostic::warning(
+                    info.as_ref().map(|i| i.server_name.as_str()),
+                    None,
+                    format!(
+                        "tool name {} is used twice after normalisation; only the first is offered",
+                        tool.name()
+                    ),
+                ));
+            }
+        }
+        out
+    }
+
+    fn all_mcp_tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.inner.servers.iter().flat_map(|s| s.tools()).collect()
+    }
+
+    /// Every MCP tool of the connected servers, sorted by name and de-duplicated (first
+    /// wins), followed by ListMcpResourcesTool and ReadMcpResourceTool when a connected
+    /// server has resources.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        collect_tools(&self.inner)
+    }
+
+    /// The two resource tools, whether or not any server has resources.
+    pub fn resource_tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(ListMcpResourcesTool {
+                inner: self.inner.clone(),
+            }),
+            Arc::new(ReadMcpResourceTool {
+                inner: self.inner.clone(),
+            }),
+        ]
+    }
+
+    /// A [`RefreshTools`] hook for `ToolOptions::refresh_tools`: returns the current MCP
+    /// tools (after `tools/list_changed` notifications and reconnections).
+    pub fn refresh_tools_hook(&self) -> RefreshTools {
+        let inner = self.inner.clone();
+        Arc::new(move || collect_tools(&inner))
+    }
+
+    /// The servers' names and connection states, for `ToolOptions::mcp_clients`.
+    pub fn client_infos(&self) -> Vec<McpClientInfo> {
+        self.inner
+            .servers
+            .iter()
+            .map(|s| McpClientInfo {
+                name: s.name().to_owned(),
+                connected: s.state() == ServerState::Connected,
+            })
+            .collect()
+    }
+
+    /// The status of every configured server.
+    pub fn servers(&self) -> Vec<ServerStatus> {
+        self.inner
+            .servers
+            .iter()
+            .map(|s| ServerStatus {
+                name: s.name().to_owned(),
+                transport: s.config.transport.kind(),
+                state: s.state(),
+                tool_count: s.tools().len(),
+            })
+            .collect()
+    }
+
+    /// The captured stderr of a stdio server (and its `notifications/message` log lines),
+    /// newest bytes only.
+    pub fn stderr(&self, server: &str) -> Option<String> {
+        self.inner
+            .servers
+            .iter()
+            .find(|s| s.name() == server)
+            .map(|s| s.stderr.text())
+    }
+
+    /// The process id of a connected stdio server.
+    pub fn server_pid(&self, server: &str) -> Option<u32> {
+        self.inner
+            .servers
+            .iter()
+            .find(|s| s.name() == server)
+            .and_then(|s| s.pid())
+    }
+
+    /// Reconnects `server` if it is not connected (subject to backoff after failures) and
+    /// re-lists its tools. Errors name the server.
+    pub async fn reconnect(&self, server: &str) -> Result<(), ToolError> {
+        let conn = self.inner.server(server)?;
+        conn.live().await?;
+        conn.refresh_tools()
+            .await
+            .map_err(|e| ToolError::msg(format!("{}: {e}", conn.label())))
+    }
+
+    /// Closes every connection and waits for stdio servers to exit (stdin closed, then
+    /// SIGTERM, then SIGKILL, a few seconds each at most).
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.inner.servers.iter().map(|s| s.shutdown())).await;
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        for server in &self.inner.servers {
+            server.shutdown_now();
+        }
+    }
+}
+
+fn collect_tools(inner: &Arc<Inner>) -> Vec<Arc<dyn Tool>> {
+    let mut tools: Vec<Arc<dyn Tool>> = inner.servers.iter().flat_map(|s| s.tools()).collect();
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    tools.dedup_by(|later, earlier| later.name() == earlier.name());
+    if inner
+        .servers
+        .iter()
+        .any(|s| s.supports_resources() && s.state() == ServerState::Connected)
+    {
+        tools.push(Arc::new(ListMcpResourcesTool {
+            inner: inner.clone(),
+        }));
+        tools.push(Arc::new(ReadMcpResourceTool {
+            inner: inner.clone(),
+        }));
+    }
+    tools
+}

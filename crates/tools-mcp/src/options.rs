@@ -1,0 +1,132 @@
+//! Options of the connection manager: timeouts, limits and host hooks.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// Default server startup timeout (`MCP_TIMEOUT`): 30 s.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default per-call timeout (`MCP_TOOL_TIMEOUT`): 100,000,000 ms (about 28 hours), as in
+/// Claude Code.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_millis(100_000_000);
+/// Default output limit of one MCP result, in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
+pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
+/// Default size of the captured stderr of a stdio server (the newest bytes are kept).
+pub const DEFAULT_STDERR_CAPACITY: usize = 64 * 1024;
+
+/// Answers `elicitation/create` requests from servers. Without one, every elicitation is
+/// declined (`{"action": "decline"}`) and the capability is not advertised.
+#[async_trait]
+pub trait ElicitationHandler: Send + Sync {
+    /// `request` is the request's params as JSON (`message`, `requestedSchema` or `url`,
+    /// ...). Returns the result as JSON: `{"action": "accept" | "decline" | "cancel",
+    /// "content": {...}}`.
+    async fn elicit(&self, server: &str, request: Value) -> Value;
+}
+
+/// Answers `sampling/createMessage` requests from servers. Without one, sampling requests
+/// fail with a "not supported" error and the capability is not advertised.
+#[async_trait]
+pub trait SamplingHandler: Send + Sync {
+    /// `request` is the request's params as JSON. Returns the `CreateMessageResult` JSON, or
+    /// a message explaining why the request is refused.
+    async fn create_message(&self, server: &str, request: Value) -> Result<Value, String>;
+}
+
+/// Called with a server's name after its tool list changed (a
+/// `notifications/tools/list_changed` was handled, or the server reconnected). The host
+/// fetches the new list with [`McpManager::tools`](crate::McpManager::tools) or the
+/// [`RefreshTools`](tool_core::RefreshTools) hook.
+pub type ToolsChangedHook = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Options of [`McpManager::connect`](crate::McpManager::connect).
+#[derive(Clone)]
+pub struct McpOptions {
+    /// The project root: `CLAUDE_PROJECT_DIR` in stdio servers' environment, their working
+    /// directory, and the root answered to `roots/list`.
+    pub project_dir: PathBuf,
+    /// How long a server may take to start and answer `initialize` (`MCP_TIMEOUT`).
+    pub startup_timeout: Duration,
+    /// How long one `tools/call` may take (`MCP_TOOL_TIMEOUT`). A server's own `timeout`
+    /// overrides it.
+    pub tool_timeout: Duration,
+    /// Output limit of one result in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
+    pub max_output_tokens: usize,
+    /// How many bytes of each stdio server's stderr are kept.
+    pub stderr_capacity: usize,
+    /// Where ReadMcpResourceTool writes binary resources (default: the system temp dir).
+    pub blob_dir: Option<PathBuf>,
+    /// Host handler for elicitation requests.
+    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Host handler for sampling requests.
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
+    /// Called when a server's tool list changed.
+    pub on_tools_changed: Option<ToolsChangedHook>,
+}
+
+impl fmt::Debug for McpOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpOptions")
+            .field("project_dir", &self.project_dir)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("stderr_capacity", &self.stderr_capacity)
+            .field("blob_dir", &self.blob_dir)
+            .field("elicitation", &self.elicitation.is_some())
+            .field("sampling", &self.sampling.is_some())
+            .field("on_tools_changed", &self.on_tools_changed.is_some())
+            .finish()
+    }
+}
+
+impl McpOptions {
+    /// Defaults for a project at `project_dir`, ignoring the environment.
+    pub fn new(project_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            project_dir: project_dir.into(),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            stderr_capacity: DEFAULT_STDERR_CAPACITY,
+            blob_dir: None,
+            elicitation: None,
+            sampling: None,
+            on_tools_changed: None,
+        }
+    }
+
+    /// Defaults overridden by `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` (milliseconds) and
+    /// `MAX_MCP_OUTPUT_TOKENS` from the process environment. Unparsable or zero values are
+    /// ignored.
+    pub fn from_env(project_dir: impl Into<PathBuf>) -> Self {
+        Self::from_lookup(project_dir, &|name| std::env::var(name).ok())
+    }
+
+    /// As [`from_env`](Self::from_env), reading variables through `env`.
+    pub fn from_lookup(
+        project_dir: impl Into<PathBuf>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
+        let mut opts = Self::new(project_dir);
+        let num = |name: &str| {
+            env(name)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+        };
+        if let Some(ms) = num("MCP_TIMEOUT") {
+            opts.startup_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = num("MCP_TOOL_TIMEOUT") {
+            opts.tool_timeout = Duration::from_millis(ms);
+        }
+        if let Some(tokens) = num("MAX_MCP_OUTPUT_TOKENS") {
+            opts.max_output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);
+        }
+        opts
+    }
+}

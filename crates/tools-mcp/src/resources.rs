@@ -1,0 +1,288 @@
+//! `ListMcpResourcesTool` and `ReadMcpResourceTool`: MCP resources as two built-in-style
+//! tools, as in Claude Code.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_core::{
+    MaxResultSize, ProgressSender, Tool, ToolError, ToolOutput, ToolResult, ToolResultContent,
+    ToolUseContext,
+};
+
+use crate::manager::Inner;
+
+/// Name of the resource-listing tool.
+pub const LIST_MCP_RESOURCES_TOOL: &str = "ListMcpResourcesTool";
+/// Name of the resource-reading tool.
+pub const READ_MCP_RESOURCE_TOOL: &str = "ReadMcpResourceTool";
+
+fn json_output(value: Value) -> ToolResult {
+    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    ToolResult::new(ToolOutput {
+        content: ToolResultContent::Text(text),
+        structured: value,
+    })
+}
+
+/// `ListMcpResourcesTool {server?}`: the resources of one server, or of all connected
+/// servers; each entry carries its `server`.
+pub(crate) struct ListMcpResourcesTool {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ListMcpResourcesTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ListMcpResourcesTool")
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for ListMcpResourcesTool {
+    fn name(&self) -> &str {
+        LIST_MCP_RESOURCES_TOOL
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "server": {"type": "string", "description": "Optional server name to filter resources by"}
+            },
+            "additionalProperties": false
+        })
+    }
+
+    fn description(&self) -> Cow<'_, str> {
+        "Lists available resources from configured MCP servers. Each resource object includes \
+         a 'server' field indicating which server it's from."
+            .into()
+    }
+
+    fn should_defer(&self) -> bool {
+        true
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    async fn call(
+        &self,
+        input: Value,
+        _ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError> {
+        let wanted = input["server"].as_str();
+        let servers: Vec<_> = match wanted {
+            Some(name) => vec![self.inner.server(name)?],
+            None => self
+                .inner
+                .servers
+                .iter()
+                .filter(|s| s.supports_resources())
+                .cloned()
+                .collect(),
+        };
+        let mut all = Vec::new();
+        for server in servers {
+            match server.list_resources().await {
+                Ok(list) => {
+                    for mut r in list {
+                        if let Value::Object(map) = &mut r {
+                            map.insert("server".into(), Value::String(server.name().to_owned()));
+                        }
+                        all.push(r);
+                    }
+                }
+                // With an explicit server, its failure is the answer; otherwise skip it.
+                Err(e) if wanted.is_some() => return Err(e),
+                Err(_) => {}
+            }
+        }
+        if all.is_empty() {
+            return Ok(ToolResult::text(
+                "No resources found. MCP servers may still provide tools even if they have no resources.",
+            ));
+        }
+        Ok(json_output(Value::Array(all)))
+    }
+}
+
+/// `ReadMcpResourceTool {server, uri}`: reads one resource; text contents are returned,
+/// binary contents written to a file whose path is returned.
+pub(crate) struct ReadMcpResourceTool {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ReadMcpResourceTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadMcpResourceTool")
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for ReadMcpResourceTool {
+    fn name(&self) -> &str {
+        READ_MCP_RESOURCE_TOOL
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "server": {"type": "string", "description": "The MCP server name"},
+                "uri": {"type": "string", "description": "The resource URI to read"}
+            },
+            "required": ["server", "uri"],
+            "additionalProperties": false
+        })
+    }
+
+    fn description(&self) -> Cow<'_, str> {
+        "Reads a specific resource from an MCP server, identified by server name and resource URI."
+            .into()
+    }
+
+    fn should_defer(&self) -> bool {
+        true
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    async fn call(
+        &self,
+        input: Value,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError> {
+        let (Some(server), Some(uri)) = (input["server"].as_str(), input["uri"].as_str()) else {
+            return Err(ToolError::msg(
+                "ReadMcpResourceTool needs both \"server\" and \"uri\" strings",
+            ));
+        };
+        let conn = self.inner.server(server)?;
+        let result = conn.read_resource(uri, ctx.cancellation()).await?;
+        let mut contents = Vec::new();
+        for item in result["contents"].as_array().cloned().unwrap_or_default() {
+            let item_uri = item["uri"].as_str().unwrap_or(uri).to_owned();
+            let mime = item["mimeType"].clone();
+            if let Some(text) = item["text"].as_str() {
+                contents.push(json!({"uri": item_uri, "mimeType": mime, "text": text}));
+            } else if let Some(blob) = item["blob"].as_str() {
+                let bytes = decode_base64(blob).ok_or_else(|| {
+                    ToolError::msg(format!(
+                        "MCP server \"{server}\": resource {item_uri} has invalid base64 data"
+                    ))
+                })?;
+                let path = self.blob_path(server, &item_uri, mime.as_str());
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| ToolError::io(dir, e))?;
+                }
+                std::fs::write(&path, &bytes).map_err(|e| ToolError::io(&path, e))?;
+                contents.push(json!({
+                    "uri": item_uri,
+                    "mimeType": mime,
+                    "blobSavedTo": path.display().to_string(),
+                    "text": format!("[Binary content ({} bytes) saved to {}]", bytes.len(), path.display()),
+                }));
+            }
+        }
+        Ok(json_output(json!({"contents": contents})))
+    }
+}
+
+impl ReadMcpResourceTool {
+    fn blob_path(&self, server: &str, uri: &str, mime: Option<&str>) -> PathBuf {
+        let dir = self
+            .inner
+            .opts
+            .blob_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("toolwright-mcp-resources"));
+        let stem: String = uri
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(80)
+            .collect();
+        let ext = match mime {
+            Some("image/png") => ".png",
+            Some("image/jpeg") => ".jpg",
+            Some("image/gif") => ".gif",
+            Some("application/pdf") => ".pdf",
+            Some("application/gzip") => ".gz",
+            _ => ".bin",
+        };
+        let unique = self.inner.next_blob();
+        dir.join(format!(
+            "{}-{stem}-{}-{unique}{ext}",
+            crate::naming::normalize_name_for_mcp(server),
+            std::process::id()
+        ))
+    }
+}
+
+/// Standard base64 (with or without padding); `None` on invalid input.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let clean: Vec<u8> = text
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
+        .collect();
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let mut acc = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            acc |= val(*c)? << (18 - 6 * i);
+        }
+        let bytes = acc.to_be_bytes();
+        match chunk.len() {
+            4 => out.extend_from_slice(&bytes[1..4]),
+            3 => out.extend_from_slice(&bytes[1..3]),
+            2 => out.push(bytes[1]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_base64;
+
+    #[test]
+    fn base64_round_trips() {
+        assert_eq!(decode_base64("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(decode_base64("aGVsbG8").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(decode_base64("YQ==").as_deref(), Some(&b"a"[..]));
+        assert_eq!(decode_base64("!!!"), None);
+    }
+}

@@ -1,0 +1,119 @@
+//! Input schemas of MCP tools: normalised by tool-core, then root `anyOf`/`oneOf`/`allOf`
+//! flattened into one object schema (model APIs want `type: object` at the root).
+
+use serde_json::{Map, Value};
+
+/// The schema the model sees for an MCP tool's `inputSchema`: `$ref`s inlined and drafts
+/// unified by [`tool_core::normalize_schema`], then a root-level `anyOf`/`oneOf`/`allOf` of
+/// object schemas merged into the root: properties are united; `required` is the union for
+/// `allOf` and the intersection for `anyOf`/`oneOf` (a property is only required when every
+/// alternative requires it).
+pub fn mcp_input_schema(raw: &Value) -> Value {
+    let mut schema = tool_core::normalize_schema(raw.clone());
+    if let Value::Object(root) = &mut schema {
+        flatten_root_combinators(root);
+    }
+    schema
+}
+
+fn flatten_root_combinators(root: &mut Map<String, Value>) {
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = root.remove(keyword) else {
+            continue;
+        };
+        let mut properties = match root.remove("properties") {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        let mut required: Vec<String> = string_array(root.get("required"));
+        let mut branch_required: Option<Vec<String>> = None;
+        for branch in &branches {
+            let Value::Object(branch) = branch else {
+                continue;
+            };
+            if let Some(Value::Object(props)) = branch.get("properties") {
+                for (k, v) in props {
+                    properties.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            let req = string_array(branch.get("required"));
+            if keyword == "allOf" {
+                for r in req {
+                    if !required.contains(&r) {
+                        required.push(r);
+                    }
+                }
+            } else {
+                branch_required = Some(match branch_required {
+                    None => req,
+                    Some(prev) => prev.into_iter().filter(|r| req.contains(r)).collect(),
+                });
+            }
+        }
+        for r in branch_required.unwrap_or_default() {
+            if !required.contains(&r) {
+                required.push(r);
+            }
+        }
+        root.insert("properties".into(), Value::Object(properties));
+        if required.is_empty() {
+            root.remove("required");
+        } else {
+            root.insert(
+                "required".into(),
+                Value::Array(required.into_iter().map(Value::String).collect()),
+            );
+        }
+    }
+    root.insert("type".into(), Value::String("object".into()));
+}
+
+fn string_array(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flattens_any_of_with_refs() {
+        let raw = json!({
+            "$defs": {"Id": {"type": "string"}},
+            "anyOf": [
+                {"type": "object", "properties": {"id": {"$ref": "#/$defs/Id"}, "x": {"type": "number"}}, "required": ["id", "x"]},
+                {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}, "required": ["id"]}
+            ]
+        });
+        let s = mcp_input_schema(&raw);
+        assert_eq!(s["type"], "object");
+        assert!(s.get("anyOf").is_none());
+        assert_eq!(s["properties"]["id"], json!({"type": "string"}));
+        assert!(s["properties"].get("name").is_some());
+        assert_eq!(s["required"], json!(["id"]));
+    }
+
+    #[test]
+    fn flattens_all_of_and_keeps_plain_schemas() {
+        let raw = json!({"allOf": [
+            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]}
+        ]});
+        let s = mcp_input_schema(&raw);
+        assert_eq!(s["required"], json!(["a", "b"]));
+        let plain = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        assert_eq!(mcp_input_schema(&plain), plain);
+        // Not an object at all: an empty object schema.
+        assert_eq!(
+            mcp_input_schema(&json!("nonsense")),
+            json!({"type": "object", "properties": {}})
+        );
+    }
+}

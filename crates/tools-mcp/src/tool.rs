@@ -1,0 +1,403 @@
+//! [`McpTool`]: one remote tool as an ordinary [`Tool`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tool_core::{
+    ContentBlock, InterruptBehavior, MaxResultSize, McpMeta, McpToolInfo, ProgressSender, Tool,
+    ToolError, ToolOutput, ToolResult, ToolResultContent, ToolUseContext,
+};
+
+use crate::client::ServerConn;
+use crate::naming::mcp_tool_name;
+use crate::schema::mcp_input_schema;
+
+/// Default persistence threshold of MCP results, in characters.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
+/// Ceiling of a tool's `_meta["anthropic/maxResultSizeChars"]`.
+pub const MAX_RESULT_CHARS_CEILING: usize = 500_000;
+/// Tokens counted for one image against `MAX_MCP_OUTPUT_TOKENS` (an estimate; the API
+/// charges by pixel count, about 1,600 tokens for a large image).
+pub const IMAGE_TOKEN_ESTIMATE: usize = 1_600;
+
+/// A tool of an MCP server, wrapped as a Toolwright [`Tool`]. Created by
+/// [`McpManager`](crate::McpManager); hosts only see it as `Arc<dyn Tool>`.
+///
+/// Annotations are hints: `readOnlyHint` makes the tool read-only and concurrency-safe for
+/// scheduling, never allowed without a permission check (the base permission check is a
+/// passthrough).
+pub struct McpTool {
+    name: String,
+    server: Arc<ServerConn>,
+    tool_name: String,
+    title: Option<String>,
+    description: String,
+    schema: Value,
+    read_only: bool,
+    destructive: bool,
+    open_world: bool,
+    requires_user_interaction: bool,
+    always_load: bool,
+    max_result_chars: usize,
+    search_hint: Option<String>,
+}
+
+impl fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.name)
+            .field("server", &self.server.name())
+            .field("tool_name", &self.tool_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTool {
+    /// Builds the wrapper from the server's `Tool` JSON (`name`, `description`,
+    /// `inputSchema`, `annotations`, `_meta`).
+    pub(crate) fn new(server: Arc<ServerConn>, raw: &Value) -> Self {
+        let tool_name = raw["name"].as_str().unwrap_or_default().to_owned();
+        let annotations = &raw["annotations"];
+        let meta = &raw["_meta"];
+        let hint = |k: &str| annotations[k].as_bool().unwrap_or(false);
+        let max_result_chars = meta["anthropic/maxResultSizeChars"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .map_or(DEFAULT_MAX_RESULT_CHARS, |n| {
+                n.clamp(1, MAX_RESULT_CHARS_CEILING)
+            });
+        let title = raw["title"]
+            .as_str()
+            .or_else(|| annotations["title"].as_str())
+            .map(str::to_owned);
+        Self {
+            name: mcp_tool_name(server.name(), &tool_name),
+            tool_name,
+            title,
+            description: raw["description"].as_str().unwrap_or_default().to_owned(),
+            schema: mcp_input_schema(&raw["inputSchema"]),
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            open_world: hint("openWorldHint"),
+            requires_user_interaction: meta["anthropic/requiresUserInteraction"]
+                == Value::Bool(true),
+            always_load: meta["anthropic/alwaysLoad"] == Value::Bool(true)
+                || server.config.always_load,
+            max_result_chars,
+            search_hint: meta["anthropic/searchHint"].as_str().map(str::to_owned),
+            server,
+        }
+    }
+
+    /// The tool's name on its server (what `tools/call` sends).
+    pub fn remote_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// The configured name of its server.
+    pub fn server_name(&self) -> &str {
+        self.server.name()
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn mcp_info(&self) -> Option<McpToolInfo> {
+        Some(McpToolInfo {
+            server_name: self.server.name().to_owned(),
+            tool_name: self.tool_name.clone(),
+        })
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn description(&self) -> Cow<'_, str> {
+        if self.description.is_empty() {
+            Cow::Owned(format!(
+                "Tool {} of MCP server {}",
+                self.tool_name,
+                self.server.name()
+            ))
+        } else {
+            Cow::Borrowed(&self.description)
+        }
+    }
+
+    fn search_hint(&self) -> Option<&str> {
+        self.search_hint.as_deref()
+    }
+
+    fn user_facing_name(&self, _input: &Value) -> String {
+        let shown = self.title.as_deref().unwrap_or(&self.tool_name);
+        format!("{} - {shown} (MCP)", self.server.name())
+    }
+
+    fn should_defer(&self) -> bool {
+        !self.always_load
+    }
+
+    fn always_load(&self) -> bool {
+        self.always_load
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(self.max_result_chars)
+    }
+
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        // The call can be cancelled cleanly: `notifications/cancelled` is sent.
+        InterruptBehavior::Cancel
+    }
+
+    fn requires_user_interaction(&self) -> bool {
+        self.requires_user_interaction
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        self.read_only
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        self.read_only
+    }
+
+    fn is_destructive(&self, _input: &Value) -> bool {
+        self.destructive
+    }
+
+    fn is_open_world(&self, _input: &Value) -> bool {
+        self.open_world
+    }
+
+    async fn call(
+        &self,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError> {
+        let arguments = match input {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::msg(format!(
+                    "{}: input must be a JSON object, got {}",
+                    self.name,
+                    tool_core::json_type(&other)
+                )));
+            }
+        };
+        let raw = self
+            .server
+            .call_tool(&self.tool_name, arguments, ctx.cancellation(), progress)
+            .await?;
+        map_call_result(
+            self.server.name(),
+            &self.tool_name,
+            &raw,
+            self.server.max_output_tokens(),
+        )
+    }
+}
+
+/// Maps a `CallToolResult` (as JSON) to a tool result: text, images, resource links and
+/// embedded resources become content blocks; `structuredContent` and `_meta` go to
+/// [`McpMeta`]; `isError: true` becomes `Err` with the server's text; output over
+/// `max_tokens` (estimated at 4 characters a token) is cut with a note.
+pub fn map_call_result(
+    server: &str,
+    tool: &str,
+    raw: &Value,
+    max_tokens: usize,
+) -> Result<ToolResult, ToolError> {
+    let content = raw["content"].as_array().cloned().unwrap_or_default();
+    let mut blocks: Vec<ContentBlock> = content.iter().map(map_block).collect();
+    if raw["isError"] == Value::Bool(true) {
+        let text = ToolResultContent::Blocks(blocks).joined_text();
+        let text = if text.trim().is_empty() {
+            format!("MCP server \"{server}\": tool \"{tool}\" reported an error without a message")
+        } else {
+            text
+        };
+        return Err(ToolError::msg(text));
+    }
+    let structured_content = raw.get("structuredContent").cloned();
+    if blocks.is_empty() {
+        if let Some(sc) = &structured_content {
+            blocks.push(ContentBlock::text(sc.to_string()));
+        }
+    }
+    let blocks = apply_token_limit(blocks, max_tokens);
+    let content_out = match blocks.as_slice() {
+        [ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
+        _ => ToolResultContent::Blocks(blocks),
+    };
+    let mut result = ToolResult::new(ToolOutput {
+        content: content_out,
+        structured: Value::Array(content),
+    });
+    let meta = raw.get("_meta").cloned();
+    if meta.is_some() || structured_content.is_some() {
+        result.mcp_meta = Some(McpMeta {
+            meta,
+            structured_content,
+        });
+    }
+    Ok(result)
+}
+
+fn map_block(block: &Value) -> ContentBlock {
+    let s = |k: &str| block[k].as_str().unwrap_or_default();
+    match s("type") {
+        "text" => ContentBlock::text(s("text")),
+        "image" => ContentBlock::image(s("mimeType"), s("data")),
+        "audio" => ContentBlock::text(format!(
+            "[Audio content ({}, {} base64 characters) is not supported and was omitted]",
+            s("mimeType"),
+            s("data").len()
+        )),
+        "resource_link" => {
+            let mut text = format!("[Resource link: {}] {}", s("name"), s("uri"));
+            if let Some(mime) = block["mimeType"].as_str() {
+                text.push_str(&format!(" ({mime})"));
+            }
+            if let Some(desc) = block["description"].as_str() {
+                text.push_str(&format!(": {desc}"));
+            }
+            ContentBlock::text(text)
+        }
+        "resource" => {
+            let res = &block["resource"];
+            let uri = res["uri"].as_str().unwrap_or_default();
+            let mime = res["mimeType"].as_str();
+            if let Some(text) = res["text"].as_str() {
+                ContentBlock::text(format!("[Resource from {uri}]\n{text}"))
+            } else if let Some(blob) = res["blob"].as_str() {
+                match mime {
+                    Some(m) if m.starts_with("image/") => ContentBlock::image(m, blob),
+                    _ => ContentBlock::text(format!(
+                        "[Binary resource {uri} ({}), {} base64 characters, omitted]",
+                        mime.unwrap_or("unknown type"),
+                        blob.len()
+                    )),
+                }
+            } else {
+                ContentBlock::text(format!("[Resource {uri}]"))
+            }
+        }
+        other => ContentBlock::text(format!(
+            "[Unsupported MCP content type \"{other}\"]: {block}"
+        )),
+    }
+}
+
+/// The note appended when a result exceeds `MAX_MCP_OUTPUT_TOKENS`.
+pub fn truncation_note(max_tokens: usize) -> String {
+    format!(
+        "[OUTPUT TRUNCATED - exceeded {max_tokens} token limit]\n\nThe tool output was truncated. \
+         If this MCP server provides pagination or filtering tools, use them to retrieve \
+         specific portions of the data. The limit can be raised with MAX_MCP_OUTPUT_TOKENS."
+    )
+}
+
+fn apply_token_limit(blocks: Vec<ContentBlock>, max_tokens: usize) -> Vec<ContentBlock> {
+    let budget_chars = max_tokens.saturating_mul(4);
+    let image_chars = IMAGE_TOKEN_ESTIMATE * 4;
+    let total: usize = blocks
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.chars().count(),
+            _ => image_chars,
+        })
+        .sum();
+    if total <= budget_chars {
+        return blocks;
+    }
+    let mut left = budget_chars;
+    let mut out = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text { text } => {
+                let n = text.chars().count();
+                if n <= left {
+                    left -= n;
+                    out.push(ContentBlock::Text { text });
+                } else {
+                    let cut: String = text.chars().take(left).collect();
+                    if !cut.is_empty() {
+                        out.push(ContentBlock::text(cut));
+                    }
+                    break;
+                }
+            }
+            other => {
+                if image_chars <= left {
+                    left -= image_chars;
+                    out.push(other);
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    out.push(ContentBlock::text(truncation_note(max_tokens)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn maps_blocks_and_errors() {
+        let raw = json!({
+            "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+                {"type": "resource_link", "uri": "file:///x", "name": "x", "mimeType": "text/plain"},
+                {"type": "resource", "resource": {"uri": "demo://a", "text": "body"}}
+            ],
+            "structuredContent": {"n": 1}
+        });
+        let r = map_call_result("s", "t", &raw, 25_000).unwrap();
+        let ToolResultContent::Blocks(b) = &r.data.content else {
+            panic!("blocks expected")
+        };
+        assert_eq!(b.len(), 4);
+        assert_eq!(
+            b[2],
+            ContentBlock::text("[Resource link: x] file:///x (text/plain)")
+        );
+        assert_eq!(b[3], ContentBlock::text("[Resource from demo://a]\nbody"));
+        assert_eq!(
+            r.mcp_meta.unwrap().structured_content,
+            Some(json!({"n": 1}))
+        );
+        let err = map_call_result(
+            "s",
+            "t",
+            &json!({"isError": true, "content": [{"type": "text", "text": "bad"}]}),
+            25_000,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "bad");
+    }
+
+    #[test]
+    fn limits_output() {
+        let raw = json!({"content": [{"type": "text", "text": "x".repeat(1000)}]});
+        let r = map_call_result("s", "t", &raw, 100).unwrap();
+        let text = r.data.content.joined_text();
+        assert!(text.starts_with(&"x".repeat(400)));
+        assert!(!text.contains(&"x".repeat(401)));
+        assert!(text.contains("[OUTPUT TRUNCATED - exceeded 100 token limit]"));
+    }
+}

@@ -1,0 +1,402 @@
+//! Against the tiny rmcp server of `examples/tiny_server.rs`: the cases third-party peers
+//! cannot produce (hang until cancelled, crash mid-call, 200-character names, root `anyOf`
+//! schemas, paging, list_changed, `_meta` flags).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{call, ctx, tiny_server, tool, wait_dead};
+use serde_json::json;
+use tool_core::{MaxResultSize, ProgressSender, ToolResultContent};
+use tools_mcp::{McpManager, McpOptions, ServerConfig, ServerState, Severity};
+
+fn opts() -> McpOptions {
+    McpOptions::new(std::env::temp_dir())
+}
+
+async fn tiny(args: &[&str], opts: McpOptions) -> McpManager {
+    let (manager, diags) = McpManager::connect(
+        vec![ServerConfig::stdio(
+            "tiny",
+            tiny_server(),
+            args.iter().copied(),
+        )],
+        opts,
+    )
+    .await;
+    assert!(diags.is_empty(), "{diags:?}");
+    manager
+}
+
+#[tokio::test]
+async fn paged_tools_names_schemas_and_flags() {
+    let manager = tiny(&[], opts()).await;
+    let tools = manager.tools();
+    // 10 tools over 4 pages of 3.
+    assert_eq!(tools.len(), 10, "{tools:?}");
+
+    let long = tools
+        .iter()
+        .find(|t| t.mcp_info().unwrap().tool_name.len() == 200)
+        .unwrap();
+    assert_eq!(long.name().len(), 64);
+    assert!(long.name().starts_with("mcp__tiny__aaaa"));
+    let text = call(long, json!({}))
+        .await
+        .unwrap()
+        .data
+        .content
+        .joined_text();
+    assert_eq!(text, "long ok");
+
+    let union = tool(&manager, "mcp__tiny__union");
+    let schema = union.input_schema();
+    assert_eq!(schema["type"], "object");
+    assert!(schema.get("anyOf").is_none() && schema.get("$defs").is_none());
+    assert_eq!(
+        schema["properties"]["id"],
+        json!({"type": "string", "description": "an id"})
+    );
+    assert!(schema["properties"].get("n").is_some() && schema["properties"].get("name").is_some());
+    assert_eq!(schema["required"], json!(["id"]));
+
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let input = json!({"text": "x"});
+    assert!(echo.is_read_only(&input) && echo.is_concurrency_safe(&input));
+    assert!(echo.should_defer() && !echo.always_load());
+    assert_eq!(echo.max_result_size(), MaxResultSize::Chars(100_000));
+    assert_eq!(echo.user_facing_name(&input), "tiny - echo (MCP)");
+    let info = echo.mcp_info().unwrap();
+    assert_eq!(
+        (info.server_name.as_str(), info.tool_name.as_str()),
+        ("tiny", "echo")
+    );
+
+    let crash = tool(&manager, "mcp__tiny__crash");
+    assert!(crash.is_destructive(&input) && crash.is_open_world(&input));
+    assert!(!crash.is_read_only(&input) && !crash.is_concurrency_safe(&input));
+
+    let flags = tool(&manager, "mcp__tiny__flags");
+    assert!(flags.always_load() && !flags.should_defer());
+    assert!(flags.requires_user_interaction());
+    assert_eq!(flags.max_result_size(), MaxResultSize::Chars(500_000));
+    assert_eq!(flags.search_hint(), Some("flag things"));
+
+    // No resources capability: no resource tools.
+    assert!(!tools.iter().any(|t| t.name() == "ListMcpResourcesTool"));
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn results_errors_and_output_limit() {
+    let mut o = opts();
+    o.max_output_tokens = 1_000;
+    let manager = tiny(&[], o).await;
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let r = call(&echo, json!({"text": "hello"})).await.unwrap();
+    assert_eq!(r.data.content, ToolResultContent::Text("hello".into()));
+    assert!(r.mcp_meta.is_none());
+
+    let r = call(&tool(&manager, "mcp__tiny__structured"), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.mcp_meta.unwrap().structured_content,
+        Some(json!({"n": 7}))
+    );
+
+    let err = call(&tool(&manager, "mcp__tiny__fail"), json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_model_text(), "it failed on purpose");
+
+    let r = call(&tool(&manager, "mcp__tiny__big"), json!({"chars": 200_000}))
+        .await
+        .unwrap();
+    let text = r.data.content.joined_text();
+    assert!(text.starts_with(&"x".repeat(4_000)));
+    assert!(!text.contains(&"x".repeat(4_001)));
+    assert!(text.contains("[OUTPUT TRUNCATED - exceeded 1000 token limit]"));
+
+    // A non-object input is refused with the tool's name, not sent.
+    let err = call(&echo, json!("text")).await.unwrap_err();
+    assert!(err.to_string().contains("mcp__tiny__echo"), "{err}");
+    manager.shutdown().await;
+}
+
+async fn stderr_contains(manager: &McpManager, needle: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if manager.stderr("tiny").unwrap_or_default().contains(needle) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test]
+async fn cancellation_mid_call_sends_notifications_cancelled() {
+    let manager = tiny(&[], opts()).await;
+    let hang = tool(&manager, "mcp__tiny__hang");
+    let context = ctx();
+    let token = context.cancellation().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel();
+    });
+    let started = Instant::now();
+    let err = hang
+        .call(json!({}), context, ProgressSender::none())
+        .await
+        .unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        stderr_contains(&manager, "hang: cancelled by the client").await,
+        "the server never saw notifications/cancelled: {:?}",
+        manager.stderr("tiny")
+    );
+    // The connection is still good.
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "after"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "after");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn per_call_timeout_cancels_the_request() {
+    let mut o = opts();
+    o.tool_timeout = Duration::from_millis(400);
+    let manager = tiny(&[], o).await;
+    let err = call(&tool(&manager, "mcp__tiny__hang"), json!({}))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("MCP server \"tiny\"") && text.contains("timed out after 400 ms"),
+        "{text}"
+    );
+    assert!(stderr_contains(&manager, "hang: cancelled by the client").await);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn crash_mid_call_fails_clearly_is_not_replayed_and_reconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("crash.log");
+    let config = ServerConfig::stdio("tiny", tiny_server(), Vec::<String>::new())
+        .with_env("TINY_CRASH_LOG", log.display().to_string());
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let first_pid = manager.server_pid("tiny").unwrap();
+
+    let err = call(&tool(&manager, "mcp__tiny__crash"), json!({}))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("MCP server \"tiny\" disconnected"), "{text}");
+    assert!(text.contains("not retried"), "{text}");
+    assert!(
+        text.contains("crash: exiting now"),
+        "stderr tail expected: {text}"
+    );
+    assert!(wait_dead(first_pid, Duration::from_secs(3)).await);
+    assert!(matches!(manager.servers()[0].state, ServerState::Failed(_)));
+
+    // The next use reconnects (a new process) and works.
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "back"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "back");
+    let second_pid = manager.server_pid("tiny").unwrap();
+    assert_ne!(first_pid, second_pid);
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    // The crashing call ran exactly once: never replayed.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 1);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_is_skipped() {
+    let manager = tiny(&["--garbage"], opts()).await;
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "clean"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "clean");
+    manager.shutdown().await;
+}
+
+fn processes_with_arg(arg: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
+            if cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()) && common::alive(pid) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn startup_timeout_never_blocks_the_other_servers() {
+    let unique = format!("1000.{}", std::process::id());
+    let mut o = opts();
+    o.startup_timeout = Duration::from_secs(1);
+    let started = Instant::now();
+    let (manager, diags) = McpManager::connect(
+        vec![
+            ServerConfig::stdio("sleeper", "sleep", [unique.as_str()]),
+            ServerConfig::stdio("tiny", tiny_server(), Vec::<String>::new()),
+            ServerConfig::stdio(
+                "nothere",
+                "/nonexistent/toolwright-mcp-server",
+                Vec::<String>::new(),
+            ),
+        ],
+        o,
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let sleeper = diags
+        .iter()
+        .find(|d| d.server.as_deref() == Some("sleeper"))
+        .unwrap();
+    assert_eq!(sleeper.severity, Severity::Error);
+    assert!(
+        sleeper
+            .message
+            .contains("did not complete initialization within 1 s"),
+        "{sleeper}"
+    );
+    let missing = diags
+        .iter()
+        .find(|d| d.server.as_deref() == Some("nothere"))
+        .unwrap();
+    assert!(missing.message.contains("cannot start"), "{missing}");
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    // The healthy server is fully there.
+    assert_eq!(manager.tools().len(), 10);
+    // The hung child was killed.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !processes_with_arg(&unique).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the sleeping server was left running"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Using a failed server reports why, naming it, without waiting for the backoff.
+    let states = manager.servers();
+    assert!(matches!(&states[1].state, ServerState::Failed(m) if m.contains("initialization")));
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_changed_refreshes_the_tool_list() {
+    let changes = Arc::new(AtomicUsize::new(0));
+    let seen = changes.clone();
+    let mut o = opts();
+    o.on_tools_changed = Some(Arc::new(move |server: &str| {
+        assert_eq!(server, "tiny");
+        seen.fetch_add(1, Ordering::SeqCst);
+    }));
+    let manager = tiny(&[], o).await;
+    let refresh = manager.refresh_tools_hook();
+    assert!(!refresh().iter().any(|t| t.name() == "mcp__tiny__dynamic"));
+    call(&tool(&manager, "mcp__tiny__add_tool"), json!({}))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !refresh().iter().any(|t| t.name() == "mcp__tiny__dynamic") {
+        assert!(Instant::now() < deadline, "list_changed was not handled");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(changes.load(Ordering::SeqCst) >= 1);
+    let r = call(&tool(&manager, "mcp__tiny__dynamic"), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "dynamic ok");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn children_end_with_the_manager_and_see_the_project_dir() {
+    let project = tempfile::tempdir().unwrap();
+    let manager = tiny(&[], McpOptions::new(project.path())).await;
+    let pid = manager.server_pid("tiny").unwrap();
+    assert!(common::alive(pid));
+    let expected = format!("CLAUDE_PROJECT_DIR={}", project.path().display());
+    assert!(
+        stderr_contains(&manager, &expected).await,
+        "{:?}",
+        manager.stderr("tiny")
+    );
+    manager.shutdown().await;
+    assert!(
+        wait_dead(pid, Duration::from_secs(5)).await,
+        "shutdown left the server running"
+    );
+    // Calls after shutdown fail clearly.
+    let err = manager.reconnect("tiny").await.unwrap_err();
+    assert!(err.to_string().contains("shut down"), "{err}");
+
+    // Dropping the manager (no shutdown) kills the child too.
+    let manager = tiny(&[], opts()).await;
+    let pid = manager.server_pid("tiny").unwrap();
+    let echo = tool(&manager, "mcp__tiny__echo");
+    drop(manager);
+    assert!(
+        wait_dead(pid, Duration::from_secs(5)).await,
+        "drop left the server running"
+    );
+    let err = call(&echo, json!({"text": "x"})).await.unwrap_err();
+    assert!(err.to_string().contains("MCP server \"tiny\""), "{err}");
+}
+
+#[tokio::test]
+async fn unsupported_transports_are_reported() {
+    let mut sse = ServerConfig::http("legacy", "http://127.0.0.1:9/sse");
+    sse.transport = tools_mcp::TransportConfig::Sse {
+        url: "http://127.0.0.1:9/sse".into(),
+        headers: Default::default(),
+    };
+    let (manager, diags) = McpManager::connect(
+        vec![
+            sse,
+            ServerConfig::http(
+                "refused",
+                format!("http://127.0.0.1:{}/mcp", common::free_port()),
+            ),
+        ],
+        opts(),
+    )
+    .await;
+    assert_eq!(diags.len(), 2, "{diags:?}");
+    let text: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    assert!(
+        text[0].contains("\"legacy\"") && text[0].contains("SSE"),
+        "{text:?}"
+    );
+    assert!(
+        text[1].contains("\"refused\"") && text[1].contains("failed to connect"),
+        "{text:?}"
+    );
+    assert!(manager.tools().is_empty());
+}

@@ -23,6 +23,9 @@ pub struct SessionArgs {
     /// The project directory (default: the current directory).
     #[arg(long)]
     pub cwd: Option<PathBuf>,
+    /// An MCP configuration file (or JSON), as Claude Code's `--mcp-config`; repeatable.
+    #[arg(long = "mcp-config", value_name = "FILE|JSON")]
+    pub mcp_config: Vec<String>,
 }
 
 impl SessionArgs {
@@ -34,6 +37,7 @@ impl SessionArgs {
             mode: self.mode.clone(),
             user_and_managed_settings: !isolated,
             trusted: None,
+            mcp_config: self.mcp_config.clone(),
         }
     }
 }
@@ -49,9 +53,11 @@ pub struct SessionOptions {
     pub mode: Option<String>,
     /// Whether user (`~/.claude`) and managed settings apply.
     pub user_and_managed_settings: bool,
-    /// Whether the project's own settings may grant (allow rules, hooks): `None` reads the
-    /// trust record (see [`crate::trust`]).
+    /// Whether the project's own settings may grant (allow rules, hooks, `.mcp.json`
+    /// servers): `None` reads the trust record (see [`crate::trust`]).
     pub trusted: Option<bool>,
+    /// `--mcp-config` values.
+    pub mcp_config: Vec<String>,
 }
 
 impl SessionOptions {
@@ -64,6 +70,7 @@ impl SessionOptions {
             mode: None,
             user_and_managed_settings: false,
             trusted: Some(true),
+            mcp_config: Vec::new(),
         }
     }
 }
@@ -76,6 +83,8 @@ pub struct Session {
     pub pipeline: Arc<Pipeline>,
     /// Things the user should know (settings problems, ignored files).
     pub notices: Vec<String>,
+    /// The MCP servers' connections; dropping the session ends their processes.
+    pub mcp: Option<tools_mcp::McpManager>,
 }
 
 /// Parses a permission mode name as settings files spell it.
@@ -132,16 +141,51 @@ impl Session {
             PermissionEngine::new_lenient(&permission, loaded.roots.clone());
         notices.extend(rule_problems.iter().map(ToString::to_string));
 
-        let tools: Vec<Arc<dyn Tool>> =
-            tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
-                engine.is_blanket_denied(t)
-            });
+        // MCP servers: `--mcp-config`, the user's and local scopes, and the project's
+        // `.mcp.json` only when the folder is trusted.
+        let mut loader =
+            tools_mcp::ConfigLoader::new(&cwd).with_mcp_config(options.mcp_config.clone());
+        if !options.user_and_managed_settings {
+            loader.claude_json = None;
+        }
+        let (mut servers, mcp_problems) = loader.load();
+        notices.extend(mcp_problems.iter().map(ToString::to_string));
+        let mut ignored: Vec<String> = Vec::new();
+        if !trusted
+            && servers
+                .iter()
+                .any(|s| s.scope == tools_mcp::ConfigScope::Project)
+        {
+            servers.retain(|s| s.scope != tools_mcp::ConfigScope::Project);
+            ignored.push("its .mcp.json servers".to_owned());
+        }
+        let mcp = if servers.is_empty() {
+            None
+        } else {
+            let (manager, problems) =
+                tools_mcp::McpManager::connect(servers, tools_mcp::McpOptions::from_env(&cwd))
+                    .await;
+            notices.extend(problems.iter().map(ToString::to_string));
+            Some(manager)
+        };
+        let builtins = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
+            engine.is_blanket_denied(t)
+        });
+        let mcp_tools: Vec<Arc<dyn Tool>> = mcp
+            .as_ref()
+            .map(|m| {
+                m.tools()
+                    .into_iter()
+                    .filter(|t| !engine.is_blanket_denied(t.as_ref()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let tools = tool_registry::assemble_tool_pool(builtins, mcp_tools);
 
         let hooks = load_hooks(&hook_paths);
         notices.extend(hooks.diagnostics.iter().map(ToString::to_string));
-        let mut ignored: Vec<String> = Vec::new();
         if !hooks.untrusted_ignored.is_empty() {
-            ignored.push("its hooks".to_owned());
+            ignored.insert(0, "its hooks".to_owned());
         }
         if !ignored.is_empty() {
             notices.push(crate::trust::untrusted_notice(&cwd, &ignored));
@@ -165,6 +209,7 @@ impl Session {
             ctx,
             pipeline: Arc::new(pipeline),
             notices,
+            mcp,
         })
     }
 }

@@ -9,14 +9,23 @@ use serde_json::{Value, json};
 
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
-    cmd.args(args).current_dir(cwd).stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.args(args).current_dir(cwd).stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     // Keep the user's own Claude Code settings out of the tests.
     cmd.env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"));
     let mut child = cmd.spawn().unwrap();
     if let Some(input) = stdin {
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
     }
     child.wait_with_output().unwrap()
 }
@@ -33,10 +42,29 @@ fn demo_runs_the_whole_pipeline() {
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     // Parallel reads, the edit, the hook rewrite, the passing tests, the denied rm -rf.
     assert!(stdout.contains("✓ Glob(**/*.py)"), "{stdout}");
-    assert!(stdout.contains("allow · rule Edit(./**) (project settings)"), "{stdout}");
-    assert!(stdout.contains("hook: The hook rewrote `python` to `python3`"), "{stdout}");
-    assert!(stdout.contains("allow · rule Bash(python3 -m unittest:*) (project settings)"), "{stdout}");
-    assert!(stdout.contains("✗ Bash(rm -rf build dist __pycache__)   deny · rule Bash(rm -rf:*) (project settings)"), "{stdout}");
+    // The bundled MCP server (this binary's `serve`) answers through the MCP client.
+    assert!(
+        stdout.contains("✓ mcp__docs__Grep(mean)   allow · rule mcp__docs (project settings)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("allow · rule Edit(./**) (project settings)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("hook: The hook rewrote `python` to `python3`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("allow · rule Bash(python3 -m unittest:*) (project settings)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "✗ Bash(rm -rf build dist __pycache__)   deny · rule Bash(rm -rf:*) (project settings)"
+        ),
+        "{stdout}"
+    );
     assert!(stdout.contains("streaming saved"), "{stdout}");
 }
 
@@ -72,9 +100,16 @@ fn run_json_prints_the_next_user_message() {
              "content": "<tool_use_error>Error: No such tool available: Frobnicate</tool_use_error>"},
         ]})
     );
-    assert!(!root.join("new.txt").exists(), "a denied Write wrote nothing");
+    assert!(
+        !root.join("new.txt").exists(),
+        "a denied Write wrote nothing"
+    );
     // With acceptEdits the write inside the project runs.
-    let out = toolwright(&["run", "--json", "--mode", "acceptEdits", "-"], &root, Some(&turn));
+    let out = toolwright(
+        &["run", "--json", "--mode", "acceptEdits", "-"],
+        &root,
+        Some(&turn),
+    );
     let message: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(message["content"][3].get("is_error"), None, "{message}");
     assert_eq!(std::fs::read_to_string(root.join("new.txt")).unwrap(), "x");
@@ -84,7 +119,10 @@ fn run_json_prints_the_next_user_message() {
 fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
     let dir = tempfile::tempdir().unwrap();
     let sse = |events: &[Value]| -> String {
-        events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect()
+        events
+            .iter()
+            .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+            .collect()
     };
     let events = [
         json!({"type": "message_start", "message": {"id": "m"}}),
@@ -102,7 +140,12 @@ fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
     assert_eq!(message["content"][0]["content"], "one");
     // Invalid JSON in input_json_delta: the block still gets a result, an input error.
     assert_eq!(message["content"][1]["is_error"], true);
-    assert!(message["content"][1]["content"].as_str().unwrap().contains("InputValidationError"));
+    assert!(
+        message["content"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("InputValidationError")
+    );
 
     // Cut before message_stop: the blocks that closed still run, the exit code is 1.
     let truncated = sse(&events[..4]);
@@ -110,7 +153,11 @@ fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
     assert_eq!(out.status.code(), Some(1));
     let message: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(message["content"].as_array().unwrap().len(), 1);
-    assert!(text(&out.stderr).contains("truncated"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("truncated"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -119,8 +166,15 @@ fn bad_inputs_say_what_is_wrong() {
     let line = "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{\"command\":\"echo ok\"}}\n{nope\n";
     let out = toolwright(&["run"], dir.path(), Some(line));
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("line 2: not valid JSON"), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("✓ Bash(echo ok)"), "the block before the bad line still ran");
+    assert!(
+        text(&out.stderr).contains("line 2: not valid JSON"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("✓ Bash(echo ok)"),
+        "the block before the bad line still ran"
+    );
 
     let out = toolwright(&["run", "no-such-file.jsonl"], dir.path(), None);
     assert_eq!(out.status.code(), Some(2));
@@ -128,7 +182,11 @@ fn bad_inputs_say_what_is_wrong() {
 
     let out = toolwright(&["run", "--mode", "yolo", "-"], dir.path(), Some(""));
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("unknown mode `yolo`"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("unknown mode `yolo`"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = toolwright(&["run", "--cwd", "/no/such/dir", "-"], dir.path(), Some(""));
     assert_eq!(out.status.code(), Some(2));
@@ -141,11 +199,29 @@ fn tools_lists_the_build_with_schemas() {
     let out = toolwright(&["tools", "--json", "--schemas"], dir.path(), None);
     assert!(out.status.success());
     let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    for expected in ["Bash", "Glob", "Grep", "Read", "Edit", "Write", "NotebookEdit"] {
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "Bash",
+        "Glob",
+        "Grep",
+        "Read",
+        "Edit",
+        "Write",
+        "NotebookEdit",
+    ] {
         assert!(names.contains(&expected), "{names:?}");
     }
-    let bash = tools.as_array().unwrap().iter().find(|t| t["name"] == "Bash").unwrap();
+    let bash = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Bash")
+        .unwrap();
     assert_eq!(bash["input_schema"]["required"], json!(["command"]));
     assert_eq!(bash["input_schema"]["additionalProperties"], false);
 }

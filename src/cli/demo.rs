@@ -34,6 +34,10 @@ const FILES: &[(&str, &str)] = &[
     ("test_calc.py", include_str!("../demo/project/test_calc.py")),
     ("README.md", include_str!("../demo/project/README.md")),
     (
+        "docs/NOTES.md",
+        include_str!("../demo/project/docs/NOTES.md"),
+    ),
+    (
         ".claude/settings.json",
         include_str!("../demo/project/.claude/settings.json"),
     ),
@@ -57,6 +61,16 @@ fn write_project(root: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(
         root.join(".claude/hooks/use_python3.py"),
         std::fs::Permissions::from_mode(0o755),
+    )?;
+    // The bundled MCP server is this very binary serving the project's `docs/` folder.
+    let exe = std::env::current_exe()?;
+    let mcp = serde_json::json!({"mcpServers": {"docs": {
+        "command": exe,
+        "args": ["serve", "--cwd", root.join("docs")],
+    }}});
+    std::fs::write(
+        root.join(".mcp.json"),
+        serde_json::to_string_pretty(&mcp).unwrap_or_default(),
     )
 }
 
@@ -108,6 +122,18 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     println!(
         "  settings: .claude/settings.json (allow rules, a deny rule for `rm -rf`, a PreToolUse hook)"
     );
+    println!("  mcp:      .mcp.json starts `toolwright serve` on docs/ as the MCP server `docs`");
+    for server in session
+        .mcp
+        .as_ref()
+        .map(|m| m.servers())
+        .unwrap_or_default()
+    {
+        println!(
+            "            server `{}` ({}): {:?}, {} tools",
+            server.name, server.transport, server.state, server.tool_count
+        );
+    }
     for notice in &session.notices {
         println!("  note:     {notice}");
     }

@@ -1,0 +1,93 @@
+//! `WebFetch(domain:...)` rules: hostname semantics.
+
+/// A compiled `domain:` pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainPattern {
+    /// `domain:*`: every host.
+    Any,
+    /// `domain:*.example.com`: subdomains at any depth, not the apex.
+    Subdomains(String),
+    /// A hostname, possibly with `*` labels that match one label each.
+    Labels(Vec<String>),
+}
+
+impl DomainPattern {
+    /// Parses rule content `domain:HOST`.
+    pub fn parse(content: &str) -> Result<Self, String> {
+        let host = content
+            .strip_prefix("domain:")
+            .ok_or_else(|| "WebFetch rules must be `WebFetch(domain:HOST)`".to_owned())?;
+        let host = normalize_host(host);
+        if host.is_empty() {
+            return Err("empty domain".into());
+        }
+        if host.contains(['/', ':', '@', ' ']) {
+            return Err(format!(
+                "`{host}` is not a hostname (write the host only, without scheme, port or path)"
+            ));
+        }
+        if host == "*" {
+            return Ok(Self::Any);
+        }
+        if let Some(rest) = host.strip_prefix("*.")
+            && !rest.contains('*')
+        {
+            return Ok(Self::Subdomains(rest.to_owned()));
+        }
+        Ok(Self::Labels(host.split('.').map(str::to_owned).collect()))
+    }
+
+    /// Whether a (normalised) host matches.
+    pub fn matches(&self, host: &str) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Subdomains(d) => {
+                host.len() > d.len() + 1
+                    && host.ends_with(d.as_str())
+                    && host[..host.len() - d.len()].ends_with('.')
+            }
+            Self::Labels(labels) => {
+                let parts: Vec<&str> = host.split('.').collect();
+                parts.len() == labels.len()
+                    && parts.iter().zip(labels).all(|(p, l)| l == "*" || l == p)
+            }
+        }
+    }
+}
+
+fn normalize_host(host: &str) -> String {
+    host.trim().trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// The host of a URL as the fetch would see it (userinfo dropped, IDNA applied, lowercase,
+/// trailing dot removed); a URL without a scheme is read as `https://`.
+pub fn url_host(raw: &str) -> Option<String> {
+    let parsed = url::Url::parse(raw.trim())
+        .or_else(|_| url::Url::parse(&format!("https://{}", raw.trim())))
+        .ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = parsed.host_str()?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Some(normalize_host(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts() {
+        assert_eq!(
+            url_host("http://a.com@evil.com/x").as_deref(),
+            Some("evil.com")
+        );
+        assert_eq!(url_host("https://Docs.RS./x").as_deref(), Some("docs.rs"));
+        let p = DomainPattern::parse("domain:*.example.com").unwrap();
+        assert!(p.matches("a.b.example.com"));
+        assert!(!p.matches("example.com"));
+        assert!(!p.matches("evilexample.com"));
+        assert!(DomainPattern::parse("domain:https://x.com").is_err());
+    }
+}

@@ -1,0 +1,2008 @@
+//! The decision engine: Claude Code's `hasPermissionsToUseTool` order, matched generically
+//! through [`Tool::permission_subject`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+use tool_core::{
+    DecisionReason, FileAccess, PermissionMode, PermissionResult, PermissionSubject,
+    PermissionUpdate, RuleBehavior, RuleSource, RuleValue, SourcedRule, Tool,
+    ToolPermissionContext, ToolUseContext, UpdateDestination, normalize_lexically,
+};
+
+use crate::bash::commands::{
+    PathUse, candidates, effective_words, is_accept_edits_command, is_read_only, is_transparent,
+    path_args, path_use,
+};
+use crate::bash::parse::{Analysis, RedirectKind, SimpleCommand, Word, analyze, basename};
+use crate::bash::pattern::{ShellPattern, first_word};
+use crate::domain::{DomainPattern, url_host};
+use crate::path::{
+    PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks,
+};
+use crate::rule::{RuleValueParsed, format_rule, parse_rule};
+
+/// Where relative path patterns are anchored and where `~` is: see [`PathRoots`].
+pub type EngineOptions = PathRoots;
+
+impl PathRoots {
+    /// Options for a session in `cwd`: home from `HOME`, the user config dir from
+    /// `CLAUDE_CONFIG_DIR` (else `~/.claude`), the project root = `cwd`.
+    pub fn for_cwd(cwd: impl Into<PathBuf>) -> Self {
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let user_config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".claude")));
+        Self {
+            cwd: cwd.into(),
+            home,
+            project_root: None,
+            user_config_dir,
+            flag_settings_dir: None,
+        }
+    }
+}
+
+/// A rule that could not be used, with where it came from and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleDiagnostic {
+    /// The rule as written.
+    pub rule: String,
+    /// Its source.
+    pub source: RuleSource,
+    /// Its list (allow, ask, deny).
+    pub behavior: RuleBehavior,
+    /// The settings file, when known.
+    pub file: Option<PathBuf>,
+    /// What is wrong.
+    pub reason: String,
+    /// `true`: the rule is malformed and ignored; `false`: a warning (the rule is kept).
+    pub error: bool,
+}
+
+impl std::fmt::Display for RuleDiagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = self
+            .file
+            .as_ref()
+            .map_or_else(|| format!("{:?}", self.source), |p| p.display().to_string());
+        let kind = if self.error { "error" } else { "warning" };
+        write!(
+            f,
+            "{file}: {kind}: {:?} rule `{}`: {}",
+            self.behavior, self.rule, self.reason
+        )
+    }
+}
+
+/// Errors building an engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Some rules are malformed (strict construction only).
+    #[error("malformed permission rules:\n{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    MalformedRules(Vec<RuleDiagnostic>),
+}
+
+#[derive(Debug, Clone)]
+enum ToolMatcher {
+    Name(String),
+    McpServer(String),
+    Glob(ShellPattern),
+}
+
+#[derive(Debug, Clone)]
+struct CompiledRule {
+    sourced: SourcedRule,
+    behavior: RuleBehavior,
+    tool: ToolMatcher,
+    tool_name: String,
+    shell: Option<ShellPattern>,
+    domain: Option<DomainPattern>,
+}
+
+#[derive(Debug, Default)]
+struct RuleSet {
+    rules: Vec<CompiledRule>,
+    /// Content rules by tool name, per behaviour (indices into `rules`).
+    by_name: [HashMap<String, Vec<usize>>; 3],
+    /// Shell rules by tool name and first word, per behaviour.
+    shell_index: [HashMap<String, ShellIndex>; 3],
+    /// Tool-wide rules per behaviour.
+    tool_wide: [Vec<usize>; 3],
+    /// Read and Edit path rules per behaviour.
+    read: [PathRuleSet; 3],
+    edit: [PathRuleSet; 3],
+    diagnostics: Vec<RuleDiagnostic>,
+}
+
+#[derive(Debug, Default)]
+struct ShellIndex {
+    by_first: HashMap<String, Vec<usize>>,
+    other: Vec<usize>,
+}
+
+fn bi(b: RuleBehavior) -> usize {
+    match b {
+        RuleBehavior::Deny => 0,
+        RuleBehavior::Ask => 1,
+        RuleBehavior::Allow => 2,
+    }
+}
+
+const PATH_ONLY_TOOLS: &[&str] = &["Write", "NotebookEdit", "Glob", "Grep", "MultiEdit", "LS"];
+
+impl RuleSet {
+    fn build(entries: &[(RuleBehavior, SourcedRule)], roots: &PathRoots) -> Self {
+        let mut set = Self::default();
+        let mut path_entries: [[Vec<(usize, PathBuf, String)>; 3]; 2] = Default::default();
+        for (behavior, sourced) in entries {
+            let behavior = *behavior;
+            let diag = |reason: String, error: bool| RuleDiagnostic {
+                rule: sourced.rule.clone(),
+                source: sourced.source,
+                behavior,
+                file: None,
+                reason,
+                error,
+            };
+            let parsed = match parse_rule(&sourced.rule) {
+                Ok(p) => p,
+                Err(e) => {
+                    set.diagnostics.push(diag(e.reason, true));
+                    continue;
+                }
+            };
+            let RuleValueParsed { tool_name, content } = parsed;
+            let tool = if tool_name.contains('*') {
+                let server_prefix = tool_name
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.split_once("__"))
+                    .filter(|(server, _)| !server.is_empty() && !server.contains('*'));
+                match server_prefix {
+                    Some((server, "*")) => ToolMatcher::McpServer(server.to_owned()),
+                    Some(_) => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
+                    None if behavior == RuleBehavior::Allow => {
+                        set.diagnostics.push(diag(
+                            "allow rules may use `*` in the tool name only after a literal `mcp__<server>__` prefix; ignored"
+                                .into(),
+                            true,
+                        ));
+                        continue;
+                    }
+                    None => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
+                }
+            } else if let Some(server) = tool_name
+                .strip_prefix("mcp__")
+                .filter(|s| !s.contains("__"))
+            {
+                ToolMatcher::McpServer(server.to_owned())
+            } else {
+                ToolMatcher::Name(tool_name.clone())
+            };
+            if content.is_some() && matches!(tool, ToolMatcher::Glob(_) | ToolMatcher::McpServer(_))
+            {
+                set.diagnostics.push(diag(
+                    "a tool-name pattern cannot have content in parentheses; ignored".into(),
+                    true,
+                ));
+                continue;
+            }
+            let idx = set.rules.len();
+            let mut rule = CompiledRule {
+                sourced: sourced.clone(),
+                behavior,
+                tool,
+                tool_name: tool_name.clone(),
+                shell: None,
+                domain: None,
+            };
+            if let Some(c) = &content {
+                match tool_name.as_str() {
+                    "Read" | "Edit" => {
+                        let fam = usize::from(tool_name == "Edit");
+                        match roots.anchor(c, sourced.source, behavior) {
+                            Ok((root, line)) => path_entries[fam][bi(behavior)].push((idx, root, line)),
+                            Err(e) => {
+                                set.diagnostics.push(diag(e, true));
+                                continue;
+                            }
+                        }
+                    }
+                    "WebFetch" => match DomainPattern::parse(c) {
+                        Ok(d) => rule.domain = Some(d),
+                        Err(e) => {
+                            set.diagnostics.push(diag(e, true));
+                            continue;
+                        }
+                    },
+                    "WebSearch" => set.diagnostics.push(diag(
+                        "WebSearch rules take no content; this rule is never consulted".into(),
+                        false,
+                    )),
+                    n if PATH_ONLY_TOOLS.contains(&n) => set.diagnostics.push(diag(
+                        format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted"),
+                        false,
+                    )),
+                    _ => rule.shell = Some(ShellPattern::parse(c)),
+                }
+                set.by_name[bi(behavior)]
+                    .entry(tool_name.clone())
+                    .or_default()
+                    .push(idx);
+            } else {
+                set.tool_wide[bi(behavior)].push(idx);
+            }
+            if let Some(p) = &rule.shell {
+                let ix = set.shell_index[bi(behavior)]
+                    .entry(tool_name.clone())
+                    .or_default();
+                match p.first_word() {
+                    Some(w) => ix.by_first.entry(w.to_owned()).or_default().push(idx),
+                    None => ix.other.push(idx),
+                }
+            }
+            set.rules.push(rule);
+        }
+        for (fam, per_behavior) in path_entries.iter().enumerate() {
+            for (b, entries) in per_behavior.iter().enumerate() {
+                let (rs, errors) = PathRuleSet::build(entries);
+                for (idx, e) in errors {
+                    if let Some(r) = set.rules.get(idx) {
+                        set.diagnostics.push(RuleDiagnostic {
+                            rule: r.sourced.rule.clone(),
+                            source: r.sourced.source,
+                            behavior: r.behavior,
+                            file: None,
+                            reason: format!("invalid path pattern: {e}"),
+                            error: true,
+                        });
+                    }
+                }
+                if fam == 0 {
+                    set.read[b] = rs;
+                } else {
+                    set.edit[b] = rs;
+                }
+            }
+        }
+        set
+    }
+
+    fn sourced(&self, idx: usize) -> Option<SourcedRule> {
+        self.rules.get(idx).map(|r| r.sourced.clone())
+    }
+}
+
+/// The server part of an MCP tool name (`mcp__srv__tool` -> `srv`).
+fn mcp_server_of(name: &str) -> Option<&str> {
+    name.strip_prefix("mcp__")?.split_once("__").map(|(s, _)| s)
+}
+
+/// Claude Code's MCP name normaliser: characters outside `[A-Za-z0-9_-]` become `_`.
+pub fn normalize_mcp_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn tool_names(tool: &dyn Tool) -> Vec<String> {
+    let mut names = vec![crate::rule::normalize_tool_name(tool.name()).to_owned()];
+    if names[0] != tool.name() {
+        names.push(tool.name().to_owned());
+    }
+    for a in tool.aliases() {
+        let n = crate::rule::normalize_tool_name(a).to_owned();
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+}
+
+fn tool_matches(m: &ToolMatcher, tool: &dyn Tool, names: &[String]) -> bool {
+    match m {
+        ToolMatcher::Name(n) => names.iter().any(|x| x == n),
+        ToolMatcher::Glob(p) => names.iter().any(|x| p.matches(x)),
+        ToolMatcher::McpServer(server) => {
+            let from_name = names
+                .iter()
+                .any(|n| mcp_server_of(n) == Some(server.as_str()));
+            let from_info = tool
+                .mcp_info()
+                .is_some_and(|i| &normalize_mcp_name(&i.server_name) == server);
+            from_name || from_info
+        }
+    }
+}
+
+/// Outcome kinds inside the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Allow,
+    Passthrough,
+    Ask,
+    Deny,
+}
+
+/// One finding: what a subject check concluded and why.
+#[derive(Debug, Clone)]
+struct Finding {
+    kind: Kind,
+    message: String,
+    reason: Option<DecisionReason>,
+    rule: Option<SourcedRule>,
+    subcommand: Option<String>,
+    /// An ask that even bypass mode must not skip (ask rules, safety checks).
+    immune: bool,
+    suggestions: Vec<PermissionUpdate>,
+    details: Vec<String>,
+}
+
+impl Finding {
+    fn new(kind: Kind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            reason: None,
+            rule: None,
+            subcommand: None,
+            immune: false,
+            suggestions: Vec::new(),
+            details: Vec::new(),
+        }
+    }
+
+    fn with_rule(mut self, rule: Option<SourcedRule>) -> Self {
+        if let Some(r) = &rule {
+            self.reason = Some(DecisionReason::Rule {
+                rule: r.rule.clone(),
+                source: r.source,
+            });
+        }
+        self.rule = rule;
+        self
+    }
+
+    fn reason(mut self, reason: DecisionReason) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    fn immune(mut self) -> Self {
+        self.immune = true;
+        self
+    }
+
+    fn sub(mut self, sub: impl Into<String>) -> Self {
+        self.subcommand = Some(sub.into());
+        self
+    }
+}
+
+/// A decision with its explanation: the result plus the rule (and source) that decided,
+/// the subcommand that decided (Bash), and per-subcommand notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The decision.
+    pub result: PermissionResult,
+    /// The rule that decided, if one did.
+    pub rule: Option<SourcedRule>,
+    /// For shell commands: the subcommand that decided.
+    pub subcommand: Option<String>,
+    /// Whether this is an ask that bypass mode cannot skip.
+    pub bypass_immune: bool,
+    /// Notes, one per subcommand or check, for people.
+    pub details: Vec<String>,
+}
+
+impl Explanation {
+    fn from_finding(f: Finding, updated_input: Option<Value>) -> Self {
+        let result = match f.kind {
+            Kind::Allow => PermissionResult::Allow {
+                updated_input,
+                reason: f.reason,
+            },
+            Kind::Deny => PermissionResult::Deny {
+                message: f.message,
+                reason: f.reason.unwrap_or(DecisionReason::Other {
+                    reason: "denied".into(),
+                }),
+            },
+            Kind::Ask => PermissionResult::Ask {
+                message: f.message,
+                updated_input,
+                suggestions: f.suggestions,
+                reason: f.reason,
+            },
+            Kind::Passthrough => PermissionResult::Passthrough {
+                message: Some(f.message).filter(|m| !m.is_empty()),
+                suggestions: f.suggestions,
+            },
+        };
+        Self {
+            result,
+            rule: f.rule,
+            subcommand: f.subcommand,
+            bypass_immune: f.immune,
+            details: f.details,
+        }
+    }
+}
+
+/// Claude Code's permission engine, built once from a [`ToolPermissionContext`] (rules
+/// parsed and compiled once). Rules added during the session (a prompt's "don't ask again")
+/// are kept inside; the mode, working directories and prompt availability are read from the
+/// [`ToolUseContext`] of each call.
+pub struct PermissionEngine {
+    roots: PathRoots,
+    entries: RwLock<Vec<(RuleBehavior, SourcedRule)>>,
+    rules: RwLock<Arc<RuleSet>>,
+}
+
+impl std::fmt::Debug for PermissionEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermissionEngine")
+            .field("roots", &self.roots)
+            .field("rules", &self.snapshot().rules.len())
+            .finish()
+    }
+}
+
+fn entries_of(ctx: &ToolPermissionContext) -> Vec<(RuleBehavior, SourcedRule)> {
+    let mut v = Vec::new();
+    for (b, list) in [
+        (RuleBehavior::Deny, &ctx.deny),
+        (RuleBehavior::Ask, &ctx.ask),
+        (RuleBehavior::Allow, &ctx.allow),
+    ] {
+        v.extend(list.iter().map(|r| (b, r.clone())));
+    }
+    v
+}
+
+fn read_lock<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write_lock<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+const DONT_ASK_SUFFIX: &str = "because Claude Code is running in don't ask mode. Only pre-approved actions run in this mode; do not retry this action, and tell the user if it is needed.";
+
+impl PermissionEngine {
+    /// Builds an engine; fails if any rule is malformed (see [`new_lenient`](Self::new_lenient)
+    /// to keep going with warnings).
+    pub fn new(ctx: &ToolPermissionContext, options: EngineOptions) -> Result<Self, EngineError> {
+        let (engine, diags) = Self::new_lenient(ctx, options);
+        let errors: Vec<RuleDiagnostic> = diags.into_iter().filter(|d| d.error).collect();
+        if errors.is_empty() {
+            Ok(engine)
+        } else {
+            Err(EngineError::MalformedRules(errors))
+        }
+    }
+
+    /// Builds an engine, ignoring malformed rules; they are returned (and kept in
+    /// [`diagnostics`](Self::diagnostics)) with their source and reason, with warnings.
+    pub fn new_lenient(
+        ctx: &ToolPermissionContext,
+        options: EngineOptions,
+    ) -> (Self, Vec<RuleDiagnostic>) {
+        let entries = entries_of(ctx);
+        let set = RuleSet::build(&entries, &options);
+        let diags = set.diagnostics.clone();
+        let engine = Self {
+            roots: options,
+            entries: RwLock::new(entries),
+            rules: RwLock::new(Arc::new(set)),
+        };
+        (engine, diags)
+    }
+
+    /// Problems found in the rules (malformed rules and warnings).
+    pub fn diagnostics(&self) -> Vec<RuleDiagnostic> {
+        self.snapshot().diagnostics.clone()
+    }
+
+    /// The path roots the engine anchors patterns with.
+    pub fn roots(&self) -> &PathRoots {
+        &self.roots
+    }
+
+    fn snapshot(&self) -> Arc<RuleSet> {
+        read_lock(&self.rules).clone()
+    }
+
+    /// Adds rules (as a prompt's "don't ask again" or a hook's `addRules` would), kept for
+    /// the life of the engine under `source`. Returns diagnostics for rules that failed.
+    pub fn add_rules(
+        &self,
+        behavior: RuleBehavior,
+        source: RuleSource,
+        rules: &[RuleValue],
+    ) -> Vec<RuleDiagnostic> {
+        let mut entries = write_lock(&self.entries);
+        for r in rules {
+            entries.push((
+                behavior,
+                SourcedRule {
+                    source,
+                    rule: format_rule(&r.tool_name, r.rule_content.as_deref()),
+                },
+            ));
+        }
+        let set = RuleSet::build(&entries, &self.roots);
+        let diags = set.diagnostics.clone();
+        *write_lock(&self.rules) = Arc::new(set);
+        diags
+    }
+
+    /// Applies the rule parts of a [`PermissionUpdate`] (add, replace, remove) to the
+    /// engine's rules, whatever the destination (saving to a file is the host's job).
+    /// Mode and directory updates belong to the context and are ignored here.
+    pub fn apply_update(&self, update: &PermissionUpdate) -> Vec<RuleDiagnostic> {
+        let source_of = |d: &UpdateDestination| match d {
+            UpdateDestination::UserSettings => RuleSource::UserSettings,
+            UpdateDestination::ProjectSettings => RuleSource::ProjectSettings,
+            UpdateDestination::LocalSettings => RuleSource::LocalSettings,
+            UpdateDestination::Session => RuleSource::Session,
+            UpdateDestination::CliArg => RuleSource::CliArg,
+        };
+        match update {
+            PermissionUpdate::AddRules {
+                rules,
+                behavior,
+                destination,
+            } => self.add_rules(*behavior, source_of(destination), rules),
+            PermissionUpdate::ReplaceRules {
+                rules,
+                behavior,
+                destination,
+            }
+            | PermissionUpdate::RemoveRules {
+                rules,
+                behavior,
+                destination,
+            } => {
+                let source = source_of(destination);
+                let texts: Vec<String> = rules
+                    .iter()
+                    .map(|r| format_rule(&r.tool_name, r.rule_content.as_deref()))
+                    .collect();
+                {
+                    let mut entries = write_lock(&self.entries);
+                    let replace = matches!(update, PermissionUpdate::ReplaceRules { .. });
+                    entries.retain(|(b, r)| {
+                        !(b == behavior
+                            && r.source == source
+                            && (replace || texts.contains(&r.rule)))
+                    });
+                    if replace {
+                        entries.extend(
+                            texts
+                                .into_iter()
+                                .map(|rule| (*behavior, SourcedRule { source, rule })),
+                        );
+                    }
+                }
+                let set = RuleSet::build(&read_lock(&self.entries), &self.roots);
+                let diags = set.diagnostics.clone();
+                *write_lock(&self.rules) = Arc::new(set);
+                diags
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether a tool-wide deny rule (`Tool`, `Tool(*)`, `mcp__srv`, a name glob) removes
+    /// `tool` from the model's tool list.
+    pub fn is_blanket_denied(&self, tool: &dyn Tool) -> bool {
+        let set = self.snapshot();
+        let names = tool_names(tool);
+        set.tool_wide[0]
+            .iter()
+            .any(|&i| tool_matches(&set.rules[i].tool, tool, &names))
+    }
+
+    fn tool_wide(
+        &self,
+        set: &RuleSet,
+        b: RuleBehavior,
+        tool: &dyn Tool,
+        names: &[String],
+    ) -> Option<SourcedRule> {
+        set.tool_wide[bi(b)]
+            .iter()
+            .find(|&&i| tool_matches(&set.rules[i].tool, tool, names))
+            .and_then(|&i| set.sourced(i))
+    }
+
+    /// The permission decision for one call: Claude Code's `hasPermissionsToUseTool` (inner
+    /// order and outer wrapper). `Ask` means a person must be asked; this never prompts.
+    pub async fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        self.explain(tool, input, ctx).await.result
+    }
+
+    /// [`decide`](Self::decide) with the explanation (rule, source, subcommand).
+    pub async fn explain(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Explanation {
+        let mut e = self.explain_inner(tool, input, ctx).await;
+        let perm = ctx.permission();
+        match &e.result {
+            PermissionResult::Allow { .. } => ctx.update_denials(|d| d.record_allow()),
+            PermissionResult::Ask { .. } if perm.mode == PermissionMode::DontAsk => {
+                ctx.update_denials(|d| d.record_denial());
+                e.result = PermissionResult::Deny {
+                    message: format!(
+                        "Permission to use {} has been denied {DONT_ASK_SUFFIX}",
+                        tool.name()
+                    ),
+                    reason: DecisionReason::Mode {
+                        mode: PermissionMode::DontAsk,
+                    },
+                };
+            }
+            PermissionResult::Ask { .. } if perm.avoid_prompts => {
+                ctx.update_denials(|d| d.record_denial());
+                e.result = PermissionResult::Deny {
+                    message: format!(
+                        "Permission to use {} has been denied. Prompts are not available in this session (a background agent); do not retry this action.",
+                        tool.name()
+                    ),
+                    reason: DecisionReason::Other {
+                        reason: "permission prompts are unavailable".into(),
+                    },
+                };
+            }
+            PermissionResult::Deny { .. } => {
+                ctx.update_denials(|d| d.record_denial());
+            }
+            _ => {}
+        }
+        e
+    }
+
+    /// The inner order only (no dontAsk / avoid-prompts conversion, no denial tracking).
+    pub async fn explain_inner(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Explanation {
+        let set = self.snapshot();
+        let names = tool_names(tool);
+        let name = tool.name();
+        if ctx.is_cancelled() {
+            return Explanation::from_finding(
+                Finding::new(Kind::Deny, "The call was cancelled.").reason(DecisionReason::Other {
+                    reason: "cancelled".into(),
+                }),
+                None,
+            );
+        }
+        // 1a, 1b: tool-wide deny and ask.
+        if let Some(r) = self.tool_wide(&set, RuleBehavior::Deny, tool, &names) {
+            return Explanation::from_finding(
+                Finding::new(
+                    Kind::Deny,
+                    format!("Permission to use {name} has been denied."),
+                )
+                .with_rule(Some(r)),
+                None,
+            );
+        }
+        if let Some(r) = self.tool_wide(&set, RuleBehavior::Ask, tool, &names) {
+            return Explanation::from_finding(
+                Finding::new(
+                    Kind::Ask,
+                    format!("Permission to use {name} requires approval (ask rule)."),
+                )
+                .with_rule(Some(r))
+                .immune(),
+                None,
+            );
+        }
+        // 1c: the subject's content rules and the tool's own check.
+        let subject = self.check_subject(&set, tool, &names, input, ctx);
+        let own = tool.check_permissions(input, ctx).await;
+        let (mut f, updated_input) = merge(subject, own);
+        // 1d..1g
+        match f.kind {
+            Kind::Deny => return Explanation::from_finding(f, None),
+            _ if tool.requires_user_interaction() => {
+                f.kind = Kind::Ask;
+                f.immune = true;
+                if f.message.is_empty() {
+                    f.message = format!("{name} needs your input.");
+                }
+                return Explanation::from_finding(f, updated_input);
+            }
+            Kind::Ask if f.immune => return Explanation::from_finding(f, updated_input),
+            _ => {}
+        }
+        // 2a: bypass.
+        let perm = ctx.permission();
+        if perm.mode == PermissionMode::BypassPermissions
+            || (perm.mode == PermissionMode::Plan && perm.bypass_available)
+        {
+            let mut g =
+                Finding::new(Kind::Allow, "").reason(DecisionReason::Mode { mode: perm.mode });
+            g.details = f.details;
+            return Explanation::from_finding(g, updated_input);
+        }
+        // 2b: tool-wide allow.
+        if let Some(r) = self.tool_wide(&set, RuleBehavior::Allow, tool, &names) {
+            let mut g = Finding::new(Kind::Allow, "").with_rule(Some(r));
+            g.details = f.details;
+            return Explanation::from_finding(g, updated_input);
+        }
+        // 3: passthrough -> ask.
+        if f.kind == Kind::Passthrough {
+            f.kind = Kind::Ask;
+            if f.message.is_empty() {
+                f.message = format!(
+                    "Claude requested permissions to use {name}, but you haven't granted it yet."
+                );
+            }
+        }
+        Explanation::from_finding(f, updated_input)
+    }
+
+    /// Claude Code's `checkRuleBasedPermissions`, used after a hook's allow: tool-wide deny and
+    /// ask rules, content rules, the tool's own deny, ask rules and safety checks. Returns
+    /// `None` when nothing objects (no mode, allow-rule or passthrough logic).
+    pub async fn check_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        self.explain_rule_based(tool, input, ctx)
+            .await
+            .map(|e| e.result)
+    }
+
+    async fn explain_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<Explanation> {
+        let set = self.snapshot();
+        let names = tool_names(tool);
+        let name = tool.name();
+        if let Some(r) = self.tool_wide(&set, RuleBehavior::Deny, tool, &names) {
+            return Some(Explanation::from_finding(
+                Finding::new(
+                    Kind::Deny,
+                    format!("Permission to use {name} has been denied."),
+                )
+                .with_rule(Some(r)),
+                None,
+            ));
+        }
+        if let Some(r) = self.tool_wide(&set, RuleBehavior::Ask, tool, &names) {
+            return Some(Explanation::from_finding(
+                Finding::new(
+                    Kind::Ask,
+                    format!("Permission to use {name} requires approval (ask rule)."),
+                )
+                .with_rule(Some(r))
+                .immune(),
+                None,
+            ));
+        }
+        let subject = self.check_subject(&set, tool, &names, input, ctx);
+        let own = tool.check_permissions(input, ctx).await;
+        let (f, updated) = merge(subject, own);
+        match f.kind {
+            Kind::Deny => Some(Explanation::from_finding(f, None)),
+            Kind::Ask if f.immune => Some(Explanation::from_finding(f, updated)),
+            _ => None,
+        }
+    }
+
+    /// Session rules a "don't ask again" answer should add for this call: for a shell
+    /// command, one `program subcommand:*` prefix per subcommand that was not allowed (at
+    /// most 5, exact rules for commands too dangerous to prefix); for a path, its directory;
+    /// for a URL, its domain; otherwise the tool name.
+    pub fn suggest_rules(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Vec<RuleValue> {
+        let set = self.snapshot();
+        let names = tool_names(tool);
+        match tool.permission_subject(input) {
+            Some(PermissionSubject::Command(cmd)) => {
+                let analysis = analyze(&cmd);
+                let mut out: Vec<RuleValue> = Vec::new();
+                for sub in analysis.commands.iter().filter(|s| !is_transparent(s)) {
+                    let f = self.check_subcommand(&set, tool, &names, sub, ctx, &analysis);
+                    if f.kind == Kind::Allow {
+                        continue;
+                    }
+                    let content = prefix_suggestion(sub);
+                    let rv = RuleValue {
+                        tool_name: tool.name().to_owned(),
+                        rule_content: Some(content),
+                    };
+                    if !out.contains(&rv) {
+                        out.push(rv);
+                    }
+                    if out.len() >= 5 {
+                        break;
+                    }
+                }
+                out
+            }
+            Some(PermissionSubject::Path { path, access }) => {
+                let dir = if path.is_dir() {
+                    path.clone()
+                } else {
+                    path.parent().map_or(path.clone(), Path::to_path_buf)
+                };
+                let tool_name = if access == FileAccess::Read {
+                    "Read"
+                } else {
+                    "Edit"
+                };
+                vec![RuleValue {
+                    tool_name: tool_name.into(),
+                    rule_content: Some(format!("/{}/**", dir.display())),
+                }]
+            }
+            Some(PermissionSubject::Url(u)) => url_host(&u)
+                .map(|h| {
+                    vec![RuleValue {
+                        tool_name: tool.name().into(),
+                        rule_content: Some(format!("domain:{h}")),
+                    }]
+                })
+                .unwrap_or_default(),
+            Some(PermissionSubject::Name(n)) => {
+                vec![RuleValue {
+                    tool_name: tool.name().into(),
+                    rule_content: Some(n),
+                }]
+            }
+            _ => vec![RuleValue {
+                tool_name: tool.name().into(),
+                rule_content: None,
+            }],
+        }
+    }
+
+    /// The deny rule that forbids `access` to `path` (checked on the path and its
+    /// symlink-resolved target), if any. For tools that walk directories (Grep, Glob) and must
+    /// skip denied files inside an allowed directory. Writes are also denied by `Read` deny
+    /// rules (compat decision 9).
+    pub fn denied_by(&self, path: &Path, access: FileAccess) -> Option<SourcedRule> {
+        let set = self.snapshot();
+        let path = normalize_lexically(path);
+        let resolved = resolve_symlinks(&path);
+        let read = || self.path_rule(&set, false, RuleBehavior::Deny, &path, &resolved, false);
+        match access {
+            FileAccess::Read => read(),
+            FileAccess::Write => self
+                .path_rule(&set, true, RuleBehavior::Deny, &path, &resolved, false)
+                .or_else(read),
+        }
+    }
+
+    // ----- subjects -----
+
+    fn check_subject(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        Some(match tool.permission_subject(input)? {
+            PermissionSubject::Command(cmd) => self.check_command(set, tool, names, &cmd, ctx),
+            PermissionSubject::Path { path, access } => {
+                let path = normalize_lexically(&path);
+                match access {
+                    FileAccess::Read => self.check_path(set, &path, FileAccess::Read, ctx),
+                    FileAccess::Write => self.check_path(set, &path, FileAccess::Write, ctx),
+                }
+            }
+            PermissionSubject::Url(url) => self.check_url(set, tool, names, &url),
+            PermissionSubject::Name(n) => self.check_name(set, tool, names, &n),
+            _ => return None,
+        })
+    }
+
+    fn content_rules<'a>(
+        &self,
+        set: &'a RuleSet,
+        b: RuleBehavior,
+        _tool: &dyn Tool,
+        names: &[String],
+        extra: Option<&str>,
+    ) -> impl Iterator<Item = &'a CompiledRule> {
+        let mut idx: Vec<usize> = Vec::new();
+        for n in names.iter().map(String::as_str).chain(extra) {
+            if let Some(v) = set.by_name[bi(b)].get(n) {
+                idx.extend(v.iter().copied());
+            }
+        }
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter().filter_map(|i| set.rules.get(i))
+    }
+
+    fn check_name(&self, set: &RuleSet, tool: &dyn Tool, names: &[String], n: &str) -> Finding {
+        let name = tool.name();
+        for b in [RuleBehavior::Deny, RuleBehavior::Ask, RuleBehavior::Allow] {
+            let hit = self.content_rules(set, b, tool, names, None).find(|r| {
+                r.shell
+                    .as_ref()
+                    .is_some_and(|p| p.matches(n) || name_prefix_match(p, n))
+            });
+            if let Some(r) = hit {
+                let rule = Some(r.sourced.clone());
+                return match b {
+                    RuleBehavior::Deny => Finding::new(
+                        Kind::Deny,
+                        format!("Permission to use {name} with {n} has been denied."),
+                    )
+                    .with_rule(rule),
+                    RuleBehavior::Ask => Finding::new(
+                        Kind::Ask,
+                        format!("Permission to use {name} with {n} requires approval."),
+                    )
+                    .with_rule(rule)
+                    .immune(),
+                    RuleBehavior::Allow => Finding::new(Kind::Allow, "").with_rule(rule),
+                };
+            }
+        }
+        Finding::new(Kind::Passthrough, "")
+    }
+
+    fn check_url(&self, set: &RuleSet, tool: &dyn Tool, names: &[String], url: &str) -> Finding {
+        let name = tool.name();
+        let host = url_host(url);
+        for b in [RuleBehavior::Deny, RuleBehavior::Ask, RuleBehavior::Allow] {
+            let hit =
+                self.content_rules(set, b, tool, names, None)
+                    .find(|r| match (&r.domain, &host) {
+                        (Some(d), Some(h)) => d.matches(h),
+                        // A URL we cannot read is denied by any domain deny rule.
+                        (Some(_), None) => b == RuleBehavior::Deny,
+                        _ => false,
+                    });
+            if let Some(r) = hit {
+                let rule = Some(r.sourced.clone());
+                let shown = host.clone().unwrap_or_else(|| url.to_owned());
+                return match b {
+                    RuleBehavior::Deny => Finding::new(
+                        Kind::Deny,
+                        format!("Permission to use {name} for {shown} has been denied."),
+                    )
+                    .with_rule(rule),
+                    RuleBehavior::Ask => Finding::new(
+                        Kind::Ask,
+                        format!("Permission to fetch from {shown} requires approval."),
+                    )
+                    .with_rule(rule)
+                    .immune(),
+                    RuleBehavior::Allow => Finding::new(Kind::Allow, "").with_rule(rule),
+                };
+            }
+        }
+        let mut f = Finding::new(
+            Kind::Passthrough,
+            match &host {
+                Some(h) => format!(
+                    "Claude requested permissions to use {name} on {h}, but you haven't granted it yet."
+                ),
+                None => format!(
+                    "Claude requested permissions to use {name} on {url}, which is not a valid http(s) URL."
+                ),
+            },
+        );
+        if let Some(h) = host {
+            f.suggestions.push(PermissionUpdate::AddRules {
+                rules: vec![RuleValue {
+                    tool_name: name.to_owned(),
+                    rule_content: Some(format!("domain:{h}")),
+                }],
+                behavior: RuleBehavior::Allow,
+                destination: UpdateDestination::LocalSettings,
+            });
+        }
+        f
+    }
+
+    fn path_rule(
+        &self,
+        set: &RuleSet,
+        fam_edit: bool,
+        b: RuleBehavior,
+        path: &Path,
+        resolved: &Path,
+        both: bool,
+    ) -> Option<SourcedRule> {
+        let rs = if fam_edit {
+            &set.edit[bi(b)]
+        } else {
+            &set.read[bi(b)]
+        };
+        if rs.is_empty() {
+            return None;
+        }
+        let a = rs.matching(path);
+        if both {
+            let r = if resolved == path {
+                a
+            } else {
+                rs.matching(resolved)
+            };
+            match (a, r) {
+                (Some(i), Some(_)) => set.sourced(i),
+                _ => None,
+            }
+        } else {
+            a.or_else(|| {
+                if resolved == path {
+                    None
+                } else {
+                    rs.matching(resolved)
+                }
+            })
+            .and_then(|i| set.sourced(i))
+        }
+    }
+
+    fn inside_working_dirs(&self, path: &Path, resolved: &Path, ctx: &ToolUseContext) -> bool {
+        let dirs = ctx.working_directories();
+        let lexical = dirs
+            .iter()
+            .any(|d| path.starts_with(normalize_lexically(d)));
+        lexical
+            && dirs.iter().any(|d| {
+                let d = normalize_lexically(d);
+                // Cheap first: a resolved path under the lexical directory needs no syscall.
+                resolved.starts_with(&d) || resolved.starts_with(resolve_symlinks(&d))
+            })
+    }
+
+    /// The read or write check for one path (Claude Code's `filesystem.ts` order).
+    fn check_path(
+        &self,
+        set: &RuleSet,
+        path: &Path,
+        access: FileAccess,
+        ctx: &ToolUseContext,
+    ) -> Finding {
+        let resolved = resolve_symlinks(path);
+        let shown = path.display();
+        let mode = ctx.permission().mode;
+        match access {
+            FileAccess::Read => {
+                if let Some(r) =
+                    self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
+                {
+                    return Finding::new(
+                        Kind::Deny,
+                        format!("Permission to read {shown} has been denied."),
+                    )
+                    .with_rule(Some(r));
+                }
+                if let Some(r) =
+                    self.path_rule(set, false, RuleBehavior::Ask, path, &resolved, false)
+                {
+                    return Finding::new(
+                        Kind::Ask,
+                        format!("Reading {shown} requires approval (ask rule)."),
+                    )
+                    .with_rule(Some(r))
+                    .immune();
+                }
+                if let Some(r) =
+                    self.path_rule(set, true, RuleBehavior::Allow, path, &resolved, true)
+                {
+                    return Finding::new(Kind::Allow, "").with_rule(Some(r));
+                }
+                if self.inside_working_dirs(path, &resolved, ctx) {
+                    return Finding::new(Kind::Allow, "").reason(DecisionReason::WorkingDir {
+                        reason: "inside the working directories".into(),
+                    });
+                }
+                if let Some(r) =
+                    self.path_rule(set, false, RuleBehavior::Allow, path, &resolved, true)
+                {
+                    return Finding::new(Kind::Allow, "").with_rule(Some(r));
+                }
+                let dir = path.parent().unwrap_or(path);
+                let mut f = Finding::new(
+                    Kind::Ask,
+                    format!("Claude requested permissions to read from {shown}, which is outside the working directories."),
+                )
+                .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") });
+                f.suggestions.push(PermissionUpdate::AddDirectories {
+                    directories: vec![dir.display().to_string()],
+                    destination: UpdateDestination::Session,
+                });
+                f
+            }
+            FileAccess::Write => {
+                if let Some(r) =
+                    self.path_rule(set, true, RuleBehavior::Deny, path, &resolved, false)
+                {
+                    return Finding::new(
+                        Kind::Deny,
+                        format!("Permission to edit {shown} has been denied."),
+                    )
+                    .with_rule(Some(r));
+                }
+                if let Some(r) =
+                    self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
+                {
+                    return Finding::new(
+                        Kind::Deny,
+                        format!(
+                            "Permission to edit {shown} has been denied (reading it is denied)."
+                        ),
+                    )
+                    .with_rule(Some(r));
+                }
+                if let Some(why) = protected_reason(path).or_else(|| protected_reason(&resolved)) {
+                    return Finding::new(Kind::Ask, why.clone())
+                        .reason(DecisionReason::SafetyCheck { reason: why })
+                        .immune();
+                }
+                if let Some(r) =
+                    self.path_rule(set, true, RuleBehavior::Ask, path, &resolved, false)
+                {
+                    return Finding::new(
+                        Kind::Ask,
+                        format!("Editing {shown} requires approval (ask rule)."),
+                    )
+                    .with_rule(Some(r))
+                    .immune();
+                }
+                let inside = self.inside_working_dirs(path, &resolved, ctx);
+                if mode == PermissionMode::AcceptEdits && inside {
+                    return Finding::new(Kind::Allow, "").reason(DecisionReason::Mode { mode });
+                }
+                if let Some(r) =
+                    self.path_rule(set, true, RuleBehavior::Allow, path, &resolved, true)
+                {
+                    return Finding::new(Kind::Allow, "").with_rule(Some(r));
+                }
+                let mut f = if inside {
+                    Finding::new(
+                        Kind::Ask,
+                        format!(
+                            "Claude requested permissions to write to {shown}, but you haven't granted it yet."
+                        ),
+                    )
+                } else {
+                    Finding::new(
+                        Kind::Ask,
+                        format!("Claude requested permissions to write to {shown}, which is outside the working directories."),
+                    )
+                    .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") })
+                };
+                f.suggestions.push(PermissionUpdate::SetMode {
+                    mode: PermissionMode::AcceptEdits,
+                    destination: UpdateDestination::Session,
+                });
+                f
+            }
+        }
+    }
+
+    /// The path constraint for a path a shell command touches: deny rules, ask rules,
+    /// protected paths (writes), outside the working directories. `None` when nothing objects
+    /// (unlike [`check_path`], a write inside the working directories needs no Edit allow).
+    fn path_constraint(
+        &self,
+        set: &RuleSet,
+        path: &Path,
+        use_: PathUse,
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        let access = if use_ == PathUse::Write {
+            FileAccess::Write
+        } else {
+            FileAccess::Read
+        };
+        let f = self.check_path(set, path, access, ctx);
+        match f.kind {
+            Kind::Deny => Some(f),
+            Kind::Ask if f.immune => Some(f),
+            Kind::Allow => None,
+            _ => {
+                let resolved = resolve_symlinks(path);
+                if self.inside_working_dirs(path, &resolved, ctx) {
+                    None
+                } else {
+                    Some(f)
+                }
+            }
+        }
+    }
+
+    // ----- shell commands -----
+
+    fn shell_rule(
+        &self,
+        set: &RuleSet,
+        b: RuleBehavior,
+        _tool: &dyn Tool,
+        names: &[String],
+        cands: &[String],
+        appended: bool,
+    ) -> Option<SourcedRule> {
+        let extra = if names.iter().any(|n| n == "PowerShell") {
+            None
+        } else {
+            Some("Bash")
+        };
+        let mut idx: Vec<usize> = Vec::new();
+        for n in names.iter().map(String::as_str).chain(extra) {
+            if let Some(ix) = set.shell_index[bi(b)].get(n) {
+                idx.extend(&ix.other);
+                for c in cands {
+                    if let Some(v) = ix.by_first.get(first_word(c)) {
+                        idx.extend(v);
+                    }
+                }
+            }
+        }
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter()
+            .filter_map(|i| set.rules.get(i))
+            .find(|r| {
+                r.shell.as_ref().is_some_and(|p| {
+                    (!appended || p.accepts_appended_args()) && cands.iter().any(|c| p.matches(c))
+                })
+            })
+            .map(|r| r.sourced.clone())
+    }
+
+    fn resolve_arg(&self, value: &str, sub_cwd: Option<&str>, ctx: &ToolUseContext) -> PathBuf {
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let base = match sub_cwd {
+            Some(d) => tool_core::expand_path(d, ctx.cwd(), home),
+            None => ctx.cwd().to_path_buf(),
+        };
+        tool_core::expand_path(value, &base, home)
+    }
+
+    /// The path a shell argument names, lexically normalised, and also the path the kernel
+    /// would use when it differs (`..` after a symlinked directory goes to the link target's
+    /// parent, not back where it came from).
+    fn resolve_arg_all(
+        &self,
+        value: &str,
+        sub_cwd: Option<&str>,
+        ctx: &ToolUseContext,
+    ) -> Vec<PathBuf> {
+        let lexical = self.resolve_arg(value, sub_cwd, ctx);
+        let mut out = vec![lexical.clone()];
+        let needs_physical = value.split('/').any(|c| c == "..")
+            || sub_cwd.is_some_and(|d| d.split('/').any(|c| c == ".."));
+        if needs_physical {
+            let home = ctx.home().or(self.roots.home.as_deref());
+            let tilde = |v: &str, base: &Path| -> PathBuf {
+                match (v.strip_prefix('~'), home) {
+                    (Some(""), Some(h)) => h.to_path_buf(),
+                    (Some(rest), Some(h)) if rest.starts_with('/') => {
+                        h.join(rest.trim_start_matches('/'))
+                    }
+                    _ => base.join(v),
+                }
+            };
+            let base = match sub_cwd {
+                Some(d) => physical_path(&tilde(d, ctx.cwd())),
+                None => ctx.cwd().to_path_buf(),
+            };
+            let physical = physical_path(&tilde(value, &base));
+            if physical != lexical {
+                out.push(physical);
+            }
+        }
+        out
+    }
+
+    /// Path constraints of one simple command (its path arguments).
+    fn subcommand_paths(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        words: &[Word],
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        let name = basename(words.first()?.value.as_deref()?);
+        let use_ = path_use(name, words)?;
+        let text = sub.raw_text();
+        if sub.appended_args {
+            // Its paths arrive on stdin: never auto-allowed (read-only and acceptEdits skip
+            // it), but an explicit prefix rule may allow it.
+            return None;
+        }
+        let mut worst: Option<Finding> = None;
+        let args = path_args(name, words);
+        let args: Vec<Word> = if name == "cd" && args.is_empty() {
+            vec![Word {
+                raw: "~".into(),
+                value: Some("~".into()),
+                plain: true,
+                glob: false,
+            }]
+        } else {
+            args
+        };
+        let wds = ctx.working_directories();
+        for arg in &args {
+            let Some(value) = &arg.value else {
+                let f = Finding::new(
+                    Kind::Ask,
+                    format!(
+                        "`{text}` uses a computed path ({}), which cannot be checked.",
+                        arg.raw
+                    ),
+                );
+                worst = Some(pick(worst, f));
+                continue;
+            };
+            let mut paths = Vec::new();
+            let resolutions = self.resolve_arg_all(value, sub.cwd.as_deref(), ctx);
+            if arg.glob {
+                match resolutions
+                    .iter()
+                    .map(|r| expand_glob(r))
+                    .collect::<Option<Vec<_>>>()
+                    .map(|v| {
+                        let mut dirs = v.into_iter();
+                        let (dir, mut entries) = dirs.next().unwrap_or_default();
+                        for (d, e) in dirs {
+                            entries.push(d);
+                            entries.extend(e);
+                        }
+                        (dir, entries)
+                    }) {
+                    Some((dir, entries)) => {
+                        paths.push(dir.clone());
+                        paths.extend(entries);
+                        if matches!(name, "rm" | "rmdir") {
+                            let home = ctx.home().or(self.roots.home.as_deref());
+                            let last = value.rsplit('/').next().unwrap_or("");
+                            if matches!(last, "*" | ".*" | "*.*")
+                                && (is_critical_removal(&dir, home, &wds)
+                                    || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
+                            {
+                                let why = format!(
+                                    "`{text}` would delete everything in {}",
+                                    dir.display()
+                                );
+                                return Some(
+                                    Finding::new(Kind::Ask, why.clone())
+                                        .reason(DecisionReason::SafetyCheck { reason: why })
+                                        .immune()
+                                        .sub(text),
+                                );
+                            }
+                        }
+                    }
+                    None => {
+                        let f = Finding::new(
+                            Kind::Ask,
+                            format!("`{text}` uses a glob ({}) that cannot be checked.", arg.raw),
+                        );
+                        worst = Some(pick(worst, f));
+                        continue;
+                    }
+                }
+            } else {
+                paths.extend(resolutions);
+            }
+            for p in paths {
+                if matches!(name, "rm" | "rmdir") {
+                    let home = ctx.home().or(self.roots.home.as_deref());
+                    if is_critical_removal(&p, home, &wds)
+                        || is_critical_removal(&resolve_symlinks(&p), home, &wds)
+                    {
+                        let why = format!(
+                            "`{text}` would delete the critical directory {}",
+                            p.display()
+                        );
+                        return Some(
+                            Finding::new(Kind::Ask, why.clone())
+                                .reason(DecisionReason::SafetyCheck { reason: why })
+                                .immune()
+                                .sub(text),
+                        );
+                    }
+                }
+                if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                }
+            }
+        }
+        worst
+    }
+
+    fn check_subcommand(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+        analysis: &Analysis,
+    ) -> Finding {
+        let text = sub.raw_text();
+        let cands = candidates(sub);
+        let tname = tool.name();
+        if let Some(r) = self.shell_rule(set, RuleBehavior::Deny, tool, names, &cands.deny, false) {
+            return Finding::new(
+                Kind::Deny,
+                format!("Permission to use {tname} with command {text} has been denied."),
+            )
+            .with_rule(Some(r))
+            .sub(text);
+        }
+        let words = effective_words(sub);
+        let paths = if is_transparent(sub) {
+            None
+        } else {
+            self.subcommand_paths(set, sub, words.unwrap_or(&sub.words), ctx)
+        };
+        if let Some(f) = paths.as_ref().filter(|f| f.kind == Kind::Deny) {
+            return f.clone();
+        }
+        if let Some(r) = self.shell_rule(set, RuleBehavior::Ask, tool, names, &cands.deny, false) {
+            return Finding::new(Kind::Ask, format!("`{text}` requires approval (ask rule)."))
+                .with_rule(Some(r))
+                .immune()
+                .sub(text);
+        }
+        if let Some(f) = paths.as_ref().filter(|f| f.immune) {
+            return f.clone();
+        }
+        if is_transparent(sub) {
+            return Finding::new(Kind::Allow, "").sub(text);
+        }
+        if let Some(f) = paths {
+            return f;
+        }
+        if let Some(r) = self.shell_rule(
+            set,
+            RuleBehavior::Allow,
+            tool,
+            names,
+            &cands.allow,
+            sub.appended_args,
+        ) {
+            return Finding::new(Kind::Allow, "").with_rule(Some(r)).sub(text);
+        }
+        let Some(words) = words else {
+            return Finding::new(
+                Kind::Passthrough,
+                format!("`{text}` sets environment variables that are not known to be safe."),
+            )
+            .sub(text);
+        };
+        let name = words
+            .first()
+            .and_then(|w| w.value.as_deref())
+            .map(basename)
+            .unwrap_or("");
+        let mode = ctx.permission().mode;
+        if mode == PermissionMode::AcceptEdits
+            && is_accept_edits_command(name)
+            && !sub.appended_args
+            && words.iter().all(|w| w.value.is_some())
+        {
+            return Finding::new(Kind::Allow, "")
+                .reason(DecisionReason::Mode { mode })
+                .sub(text);
+        }
+        if !sub.appended_args
+            && is_read_only(words)
+            && !(name == "git" && analysis.commands.iter().any(|c| c.name() == Some("cd")))
+        {
+            return Finding::new(Kind::Allow, "")
+                .reason(DecisionReason::Other {
+                    reason: format!("`{text}` is a read-only command"),
+                })
+                .sub(text);
+        }
+        Finding::new(Kind::Passthrough, format!("`{text}` requires approval.")).sub(text)
+    }
+
+    fn check_command(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        command: &str,
+        ctx: &ToolUseContext,
+    ) -> Finding {
+        let tname = tool.name();
+        let trimmed = command.trim();
+        let analysis = analyze(trimmed);
+        let full = vec![trimmed.to_owned()];
+        let deny_msg =
+            |c: &str| format!("Permission to use {tname} with command {c} has been denied.");
+        // Exact deny on the full command.
+        if let Some(r) = self.shell_rule(set, RuleBehavior::Deny, tool, names, &full, false) {
+            return Finding::new(Kind::Deny, deny_msg(trimmed)).with_rule(Some(r));
+        }
+        let mut details = Vec::new();
+        let mut findings = Vec::new();
+        for sub in &analysis.commands {
+            let f = self.check_subcommand(set, tool, names, sub, ctx, &analysis);
+            details.push(format!("{}: {}", sub.raw_text(), describe(&f)));
+            findings.push(f);
+        }
+        let mut redirect_findings = Vec::new();
+        for r in &analysis.redirects {
+            let f = match r.kind {
+                RedirectKind::FdDup => continue,
+                _ => match &r.target.value {
+                    None => Finding::new(
+                        Kind::Ask,
+                        format!(
+                            "A redirection to a computed target ({}) cannot be checked.",
+                            r.target.raw
+                        ),
+                    ),
+                    Some(v) if is_harmless_device(v) => continue,
+                    Some(v) => {
+                        let access = if r.kind == RedirectKind::Read {
+                            FileAccess::Read
+                        } else {
+                            FileAccess::Write
+                        };
+                        let mut worst: Option<Finding> = None;
+                        for p in self.resolve_arg_all(v, r.cwd.as_deref(), ctx) {
+                            let f = self.check_path(set, &p, access, ctx);
+                            worst = Some(match worst {
+                                None => f,
+                                Some(w) if w.kind == Kind::Allow => f,
+                                Some(w) if f.kind == Kind::Allow => w,
+                                Some(w) => pick(Some(w), f),
+                            });
+                        }
+                        worst.unwrap_or_else(|| Finding::new(Kind::Ask, ""))
+                    }
+                },
+            };
+            details.push(format!("redirect {}: {}", r.target.raw, describe(&f)));
+            redirect_findings.push(f.sub(format!("redirect to {}", r.target.raw)));
+        }
+        let attach = |mut f: Finding, details: &[String]| {
+            f.details = details.to_vec();
+            f
+        };
+        if let Some(f) = findings
+            .iter()
+            .chain(&redirect_findings)
+            .find(|f| f.kind == Kind::Deny)
+        {
+            return attach(f.clone(), &details);
+        }
+        if let Some(r) = self.shell_rule(set, RuleBehavior::Ask, tool, names, &full, false) {
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    format!("`{trimmed}` requires approval (ask rule)."),
+                )
+                .with_rule(Some(r))
+                .immune(),
+                &details,
+            );
+        }
+        if let Some(f) = findings
+            .iter()
+            .chain(&redirect_findings)
+            .find(|f| f.kind == Kind::Ask && f.immune)
+        {
+            return attach(f.clone(), &details);
+        }
+        if !analysis.is_simple() {
+            let why = analysis.complex.join("; ");
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    format!("This command cannot be proven safe and needs approval: {why}."),
+                )
+                .reason(DecisionReason::Other { reason: why }),
+                &details,
+            );
+        }
+        let cds = analysis
+            .commands
+            .iter()
+            .filter(|c| c.name() == Some("cd"))
+            .count();
+        if cds > 1 {
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    "Commands that change directory more than once need approval.",
+                ),
+                &details,
+            );
+        }
+        if cds == 1
+            && analysis
+                .commands
+                .iter()
+                .any(|c| c.name().map(basename) == Some("git"))
+        {
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    "Commands that change directory and run git need approval (a bare repository can run code).",
+                ),
+                &details,
+            );
+        }
+        if let Some(r) = self
+            .shell_rule(set, RuleBehavior::Allow, tool, names, &full, false)
+            .filter(|_| {
+                self.content_rules(set, RuleBehavior::Allow, tool, names, Some("Bash"))
+                    .any(|r| matches!(r.shell, Some(ShellPattern::Exact(ref e)) if e == trimmed))
+            })
+            && redirect_findings.iter().all(|f| f.kind == Kind::Allow)
+        {
+            return attach(Finding::new(Kind::Allow, "").with_rule(Some(r)), &details);
+        }
+        if analysis.commands.is_empty() && redirect_findings.is_empty() {
+            // Nothing runs: a comment, an empty line, a bare `[[ test ]]`.
+            return attach(
+                Finding::new(Kind::Allow, "").reason(DecisionReason::Other {
+                    reason: "the command runs nothing".into(),
+                }),
+                &details,
+            );
+        }
+        let not_allowed: Vec<&Finding> = findings
+            .iter()
+            .chain(&redirect_findings)
+            .filter(|f| f.kind != Kind::Allow)
+            .collect();
+        if not_allowed.is_empty() {
+            // Report the first rule that allowed a subcommand, else the first reason.
+            let mut f = findings
+                .iter()
+                .chain(&redirect_findings)
+                .find(|f| f.rule.is_some())
+                .cloned()
+                .unwrap_or_else(|| {
+                    findings
+                        .first()
+                        .or(redirect_findings.first())
+                        .cloned()
+                        .unwrap_or_else(|| Finding::new(Kind::Allow, ""))
+                });
+            f.kind = Kind::Allow;
+            return attach(f, &details);
+        }
+        let mut f = if not_allowed.len() == 1 {
+            not_allowed[0].clone()
+        } else {
+            Finding::new(
+                Kind::Passthrough,
+                format!(
+                    "This command requires approval for: {}.",
+                    not_allowed
+                        .iter()
+                        .filter_map(|f| f.subcommand.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        };
+        let mut suggestions: Vec<RuleValue> = Vec::new();
+        for (sub, finding) in analysis.commands.iter().zip(&findings) {
+            if finding.kind == Kind::Allow || is_transparent(sub) {
+                continue;
+            }
+            let rv = RuleValue {
+                tool_name: tname.to_owned(),
+                rule_content: Some(prefix_suggestion(sub)),
+            };
+            if !suggestions.contains(&rv) && suggestions.len() < 5 {
+                suggestions.push(rv);
+            }
+        }
+        if !suggestions.is_empty() {
+            f.suggestions.push(PermissionUpdate::AddRules {
+                rules: suggestions,
+                behavior: RuleBehavior::Allow,
+                destination: UpdateDestination::LocalSettings,
+            });
+        }
+        attach(f, &details)
+    }
+
+    /// Whether `rule` (one rule string) matches this call, with the engine's matcher and
+    /// "any reading" semantics (as for deny rules): the tool name, then the content through
+    /// the tool's permission subject. For hook `if` conditions.
+    pub fn rule_matches(
+        &self,
+        rule: &str,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> bool {
+        matches_rule_with_roots(rule, tool, input, ctx, self.roots.clone())
+    }
+}
+
+/// Whether one rule string matches a call (see [`PermissionEngine::rule_matches`]), with
+/// path roots taken from `ctx` (its cwd and home). A malformed rule matches nothing.
+pub fn matches_rule(rule: &str, tool: &dyn Tool, input: &Value, ctx: &ToolUseContext) -> bool {
+    let mut roots = PathRoots::for_cwd(ctx.cwd());
+    roots.home = ctx.home().map(Path::to_path_buf);
+    matches_rule_with_roots(rule, tool, input, ctx, roots)
+}
+
+fn matches_rule_with_roots(
+    rule: &str,
+    tool: &dyn Tool,
+    input: &Value,
+    ctx: &ToolUseContext,
+    roots: PathRoots,
+) -> bool {
+    let perm = ToolPermissionContext {
+        deny: vec![SourcedRule {
+            source: RuleSource::Session,
+            rule: rule.to_owned(),
+        }],
+        ..Default::default()
+    };
+    let (engine, diags) = PermissionEngine::new_lenient(&perm, roots);
+    if diags.iter().any(|d| d.error) {
+        return false;
+    }
+    let set = engine.snapshot();
+    let names = tool_names(tool);
+    if engine
+        .tool_wide(&set, RuleBehavior::Deny, tool, &names)
+        .is_some()
+    {
+        return true;
+    }
+    let Some(r) = set.rules.first() else {
+        return false;
+    };
+    let name_applies = |n: &str| names.iter().any(|x| x == n);
+    let applies = match tool.permission_subject(input) {
+        Some(PermissionSubject::Command(_)) => name_applies(&r.tool_name) || r.tool_name == "Bash",
+        Some(PermissionSubject::Path {
+            access: FileAccess::Read,
+            ..
+        }) => r.tool_name == "Read",
+        Some(PermissionSubject::Path {
+            access: FileAccess::Write,
+            ..
+        }) => r.tool_name == "Edit" || r.tool_name == "Read",
+        _ => name_applies(&r.tool_name),
+    };
+    if !applies {
+        return false;
+    }
+    match engine.check_subject(&set, tool, &names, input, ctx) {
+        Some(f) => f.kind == Kind::Deny && f.rule.is_some(),
+        None => false,
+    }
+}
+
+fn name_prefix_match(p: &ShellPattern, n: &str) -> bool {
+    match p {
+        ShellPattern::Prefix(prefix) => n
+            .strip_prefix(prefix.as_str())
+            .is_some_and(|rest| rest.starts_with([':', ' ', '/'])),
+        _ => false,
+    }
+}
+
+fn describe(f: &Finding) -> String {
+    let kind = match f.kind {
+        Kind::Allow => "allow",
+        Kind::Ask => "ask",
+        Kind::Deny => "deny",
+        Kind::Passthrough => "needs approval",
+    };
+    match (&f.rule, &f.reason) {
+        (Some(r), _) => format!("{kind} by {} ({:?})", r.rule, r.source),
+        (None, Some(DecisionReason::Other { reason })) => format!("{kind}: {reason}"),
+        (None, Some(DecisionReason::Mode { mode })) => format!("{kind}: {} mode", mode.as_str()),
+        (None, Some(DecisionReason::WorkingDir { reason })) => format!("{kind}: {reason}"),
+        (None, Some(DecisionReason::SafetyCheck { reason })) => format!("{kind}: {reason}"),
+        _ if !f.message.is_empty() => format!("{kind}: {}", f.message),
+        _ => kind.to_owned(),
+    }
+}
+
+fn pick(current: Option<Finding>, new: Finding) -> Finding {
+    match current {
+        None => new,
+        Some(c) => {
+            let rank = |f: &Finding| (f.kind, f.immune);
+            if rank(&new) > rank(&c) { new } else { c }
+        }
+    }
+}
+
+fn is_harmless_device(v: &str) -> bool {
+    matches!(
+        v,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "-"
+    ) || v.starts_with("/dev/fd/")
+}
+
+/// The path the kernel resolves: `..` applies to the symlink-resolved directory so far.
+fn physical_path(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for comp in path.components() {
+        match comp {
+            Component::ParentDir => {
+                if let Ok(real) = std::fs::canonicalize(&out) {
+                    out = real;
+                }
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    resolve_symlinks(&out)
+}
+
+/// Lists the entries a last-component glob could match: `(directory, matching entries)`, or
+/// `None` when the glob is not in the last component only.
+fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+    let dir = path.parent()?.to_path_buf();
+    let pattern = path.file_name()?.to_str()?;
+    if dir.to_string_lossy().contains(['*', '?', '[']) {
+        return None;
+    }
+    let glob = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .ok()?
+        .compile_matcher();
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten().take(10_000) {
+            if glob.is_match(e.file_name()) {
+                out.push(dir.join(e.file_name()));
+            }
+        }
+    }
+    Some((dir, out))
+}
+
+const NO_PREFIX: &[&str] = &[
+    "rm", "rmdir", "sudo", "doas", "bash", "sh", "zsh", "eval", "exec", "env", "xargs", "chmod",
+    "chown", "dd", "mv", "cp", "python", "python3", "node", "perl", "ruby", "curl", "wget", "ssh",
+    "scp", "kill", "pkill", "killall",
+];
+
+/// The prefix rule content "don't ask again" stores for a subcommand: `program subcommand:*`
+/// (or the exact command for programs too dangerous to allow by prefix).
+pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
+    let name = sub.name().unwrap_or("");
+    if NO_PREFIX.contains(&basename(name)) || sub.words.iter().any(|w| w.value.is_none()) {
+        return sub.raw_text();
+    }
+    let second = sub
+        .words
+        .get(1)
+        .and_then(|w| w.value.as_deref())
+        .filter(|s| {
+            s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+        });
+    match second {
+        Some(s) => format!("{name} {s}:*"),
+        None => format!("{name}:*"),
+    }
+}
+
+/// Merges the engine's subject finding with the tool's own check: deny beats ask beats
+/// allow beats passthrough; the tool's updated input is kept.
+fn merge(subject: Option<Finding>, own: PermissionResult) -> (Finding, Option<Value>) {
+    let (own_f, updated) = match own {
+        PermissionResult::Allow {
+            updated_input,
+            reason,
+        } => {
+            let mut f = Finding::new(Kind::Allow, "");
+            f.reason = reason;
+            (f, updated_input)
+        }
+        PermissionResult::Ask {
+            message,
+            updated_input,
+            suggestions,
+            reason,
+        } => {
+            let immune = matches!(
+                reason,
+                Some(DecisionReason::SafetyCheck { .. }) | Some(DecisionReason::Rule { .. })
+            );
+            let mut f = Finding::new(Kind::Ask, message);
+            f.reason = reason;
+            f.suggestions = suggestions;
+            f.immune = immune;
+            (f, updated_input)
+        }
+        PermissionResult::Deny { message, reason } => {
+            (Finding::new(Kind::Deny, message).reason(reason), None)
+        }
+        PermissionResult::Passthrough {
+            message,
+            suggestions,
+        } => {
+            let mut f = Finding::new(Kind::Passthrough, message.unwrap_or_default());
+            f.suggestions = suggestions;
+            (f, None)
+        }
+    };
+    let Some(s) = subject else {
+        return (own_f, updated);
+    };
+    let chosen = match (s.kind, own_f.kind) {
+        (Kind::Deny, _) => s,
+        (_, Kind::Deny) => own_f,
+        (Kind::Ask, Kind::Ask) => {
+            if own_f.immune && !s.immune {
+                own_f
+            } else {
+                s
+            }
+        }
+        (Kind::Ask, _) => s,
+        (_, Kind::Ask) => own_f,
+        (Kind::Allow, _) => s,
+        (_, Kind::Allow) => own_f,
+        _ => {
+            let mut s = s;
+            if s.message.is_empty() {
+                s.message = own_f.message;
+            }
+            s.suggestions.extend(own_f.suggestions);
+            s
+        }
+    };
+    (chosen, updated)
+}

@@ -1,0 +1,371 @@
+//! Path rules (`Read(...)`, `Edit(...)`) with gitignore semantics, working directories,
+//! symlink resolution and protected paths.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use tool_core::{RuleBehavior, RuleSource, normalize_lexically};
+
+/// The directories that anchor path patterns, per Claude Code's table: `/x` is relative to
+/// the settings source's root, bare and `./x` to the session's original cwd.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathRoots {
+    /// The session's original working directory.
+    pub cwd: PathBuf,
+    /// The user's home directory (`~/x`).
+    pub home: Option<PathBuf>,
+    /// The project root (project and local settings' `/x`); defaults to `cwd`.
+    pub project_root: Option<PathBuf>,
+    /// The user config dir (`~/.claude` or `$CLAUDE_CONFIG_DIR`; user settings' `/x`).
+    pub user_config_dir: Option<PathBuf>,
+    /// The directory of the `--settings` file (flag settings' `/x`); defaults to `cwd`.
+    pub flag_settings_dir: Option<PathBuf>,
+}
+
+impl PathRoots {
+    fn source_root(&self, source: RuleSource) -> PathBuf {
+        match source {
+            RuleSource::ProjectSettings | RuleSource::LocalSettings => self
+                .project_root
+                .clone()
+                .unwrap_or_else(|| self.cwd.clone()),
+            RuleSource::UserSettings => self
+                .user_config_dir
+                .clone()
+                .or_else(|| self.home.as_ref().map(|h| h.join(".claude")))
+                .unwrap_or_else(|| self.cwd.clone()),
+            RuleSource::FlagSettings => self
+                .flag_settings_dir
+                .clone()
+                .unwrap_or_else(|| self.cwd.clone()),
+            RuleSource::PolicySettings
+            | RuleSource::CliArg
+            | RuleSource::Command
+            | RuleSource::Session => self.cwd.clone(),
+        }
+    }
+
+    /// The root directory and the gitignore line a path pattern becomes, or why it cannot.
+    pub fn anchor(
+        &self,
+        pattern: &str,
+        source: RuleSource,
+        behavior: RuleBehavior,
+    ) -> Result<(PathBuf, String), String> {
+        let pattern = pattern.trim();
+        if pattern.is_empty() {
+            return Err("empty path pattern".into());
+        }
+        let pattern = pattern.to_owned();
+        let (root, mut line) = if let Some(rest) = pattern.strip_prefix("//") {
+            (
+                PathBuf::from("/"),
+                format!("/{}", rest.trim_start_matches('/')),
+            )
+        } else if pattern == "~" {
+            (
+                self.home
+                    .clone()
+                    .ok_or("`~` used but the home directory is unknown")?,
+                "**".to_owned(),
+            )
+        } else if let Some(rest) = pattern.strip_prefix("~/") {
+            (
+                self.home
+                    .clone()
+                    .ok_or("`~` used but the home directory is unknown")?,
+                format!("/{rest}"),
+            )
+        } else if pattern.starts_with('/') {
+            (self.source_root(source), pattern.clone())
+        } else {
+            let rest = pattern.trim_start_matches("./").to_owned();
+            let bare_name = !rest.trim_end_matches("/**").contains('/');
+            // Deliberate: a bare-name deny/ask (`Read(.env)`) applies anywhere on disk, not only
+            // under the cwd; an allow stays under the cwd.
+            if bare_name && behavior != RuleBehavior::Allow {
+                (PathBuf::from("/"), rest)
+            } else {
+                (self.cwd.clone(), rest)
+            }
+        };
+        if behavior != RuleBehavior::Allow
+            && let Some(stripped) = line.strip_suffix("/**")
+            && !stripped.is_empty()
+            && stripped != "/"
+        {
+            line = stripped.to_owned();
+        }
+        if line.starts_with('!') || line.starts_with('#') {
+            line.insert(0, '\\');
+        }
+        Ok((root, line))
+    }
+}
+
+struct Group {
+    root: PathBuf,
+    matcher: Gitignore,
+    lines: HashMap<String, usize>,
+    first: usize,
+}
+
+/// A set of path patterns compiled into one gitignore matcher per root.
+#[derive(Default)]
+pub struct PathRuleSet {
+    groups: Vec<Group>,
+}
+
+impl std::fmt::Debug for PathRuleSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PathRuleSet")
+            .field("groups", &self.groups.len())
+            .finish()
+    }
+}
+
+impl PathRuleSet {
+    /// Builds from `(rule index, root, line)`; returns the set and `(rule index, error)` for
+    /// lines that are not valid globs.
+    pub fn build(entries: &[(usize, PathBuf, String)]) -> (Self, Vec<(usize, String)>) {
+        let mut by_root: Vec<(PathBuf, Vec<(usize, String)>)> = Vec::new();
+        for (idx, root, line) in entries {
+            match by_root.iter_mut().find(|(r, _)| r == root) {
+                Some((_, v)) => v.push((*idx, line.clone())),
+                None => by_root.push((root.clone(), vec![(*idx, line.clone())])),
+            }
+        }
+        let mut errors = Vec::new();
+        let mut groups = Vec::new();
+        for (root, lines) in by_root {
+            let mut builder = GitignoreBuilder::new(&root);
+            let mut map = HashMap::new();
+            let mut first = None;
+            for (idx, line) in lines {
+                match builder.add_line(None, &line) {
+                    Ok(_) => {
+                        map.entry(line).or_insert(idx);
+                        first.get_or_insert(idx);
+                    }
+                    Err(e) => errors.push((idx, e.to_string())),
+                }
+            }
+            let Some(first) = first else { continue };
+            match builder.build() {
+                Ok(matcher) => groups.push(Group {
+                    root,
+                    matcher,
+                    lines: map,
+                    first,
+                }),
+                Err(e) => {
+                    for idx in map.into_values() {
+                        errors.push((idx, e.to_string()));
+                    }
+                }
+            }
+        }
+        (Self { groups }, errors)
+    }
+
+    /// The index of a rule matching `path` (absolute), if any.
+    pub fn matching(&self, path: &Path) -> Option<usize> {
+        let is_dir = path.is_dir();
+        for g in &self.groups {
+            if !path.starts_with(&g.root) || path == g.root {
+                continue;
+            }
+            let m = g.matcher.matched_path_or_any_parents(path, is_dir);
+            if let ignore::Match::Ignore(glob) = m {
+                return Some(g.lines.get(glob.original()).copied().unwrap_or(g.first));
+            }
+        }
+        None
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+}
+
+/// The symlink-resolved form of `path`: the longest existing ancestor canonicalised, the rest
+/// appended.
+pub fn resolve_symlinks(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    let mut rest = Vec::new();
+    let mut cur = path.to_path_buf();
+    while let Some(parent) = cur.parent().map(Path::to_path_buf) {
+        if let Some(name) = cur.file_name() {
+            rest.push(name.to_owned());
+        }
+        if let Ok(p) = std::fs::canonicalize(&parent) {
+            let mut out = p;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return normalize_lexically(&out);
+        }
+        cur = parent;
+    }
+    path.to_path_buf()
+}
+
+/// Whether `path` is `dir` or below it (lexically).
+pub fn is_inside(path: &Path, dir: &Path) -> bool {
+    path.starts_with(dir)
+}
+
+const PROTECTED_DIRS: &[&str] = &[
+    ".git",
+    ".vscode",
+    ".idea",
+    ".claude",
+    ".husky",
+    ".cargo",
+    ".devcontainer",
+    ".yarn",
+    ".mvn",
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".kube",
+    ".docker",
+];
+const PROTECTED_FILES: &[&str] = &[
+    ".gitconfig",
+    ".gitmodules",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".profile",
+    ".ripgreprc",
+    ".mcp.json",
+    ".claude.json",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".netrc",
+    ".envrc",
+    ".tcshrc",
+    ".cshrc",
+    ".kshrc",
+    ".inputrc",
+    "config.fish",
+];
+
+/// Why writing `path` is a safety check (asks even in bypass mode), if it is.
+pub fn protected_reason(path: &Path) -> Option<String> {
+    let comps: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().to_lowercase()),
+            _ => None,
+        })
+        .collect();
+    for (i, c) in comps.iter().enumerate() {
+        if c == ".claude"
+            && comps.get(i + 1).is_some_and(|n| n == "worktrees")
+            && i + 2 < comps.len()
+        {
+            continue;
+        }
+        if c == ".config" && comps.get(i + 1).is_some_and(|n| n == "git" || n == "fish") {
+            return Some(format!(
+                "Claude requested permissions to write to {}, which is a sensitive file.",
+                path.display()
+            ));
+        }
+        if PROTECTED_DIRS.contains(&c.as_str())
+            && (i + 1 < comps.len() || path.is_dir() || c == ".git")
+        {
+            return Some(format!(
+                "Claude requested permissions to write to {}, which is in a protected directory ({c}).",
+                path.display()
+            ));
+        }
+    }
+    let name = comps.last()?;
+    if PROTECTED_FILES.contains(&name.as_str()) || PROTECTED_DIRS.contains(&name.as_str()) {
+        return Some(format!(
+            "Claude requested permissions to write to {}, which is a sensitive file.",
+            path.display()
+        ));
+    }
+    None
+}
+
+/// Whether deleting `path` would remove a critical directory: `/`, a top-level directory,
+/// the home directory or its parent, or a working directory root.
+pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[PathBuf]) -> bool {
+    let depth = path
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    if path.is_absolute() && depth <= 1 {
+        return true;
+    }
+    if let Some(home) = home
+        && (path == home || home.parent() == Some(path))
+    {
+        return true;
+    }
+    working_dirs.iter().any(|d| d == path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected() {
+        assert!(protected_reason(Path::new("/p/.git/config")).is_some());
+        assert!(protected_reason(Path::new("/p/.GIT/hooks/x")).is_some());
+        assert!(protected_reason(Path::new("/h/.bashrc")).is_some());
+        assert!(protected_reason(Path::new("/p/.claude/worktrees/a/src/x.rs")).is_none());
+        assert!(protected_reason(Path::new("/p/src/main.rs")).is_none());
+        assert!(protected_reason(Path::new("/p/gitignore")).is_none());
+    }
+
+    #[test]
+    fn gitignore_rules() {
+        let roots = PathRoots {
+            cwd: "/p".into(),
+            home: Some("/h".into()),
+            project_root: None,
+            user_config_dir: None,
+            flag_settings_dir: None,
+        };
+        let mk = |pat: &str, b| {
+            let (root, line) = roots.anchor(pat, RuleSource::ProjectSettings, b).unwrap();
+            PathRuleSet::build(&[(0, root, line)]).0
+        };
+        let s = mk(".env", RuleBehavior::Deny);
+        assert!(s.matching(Path::new("/p/.env")).is_some());
+        assert!(s.matching(Path::new("/p/a/b/.env")).is_some());
+        assert!(s.matching(Path::new("/elsewhere/.env")).is_some());
+        assert!(s.matching(Path::new("/p/.envrc")).is_none());
+        let s = mk("src/**", RuleBehavior::Allow);
+        assert!(s.matching(Path::new("/p/src/a/b.rs")).is_some());
+        assert!(s.matching(Path::new("/p/x/src/a.rs")).is_none());
+        let s = mk("~/.ssh/**", RuleBehavior::Deny);
+        assert!(s.matching(Path::new("/h/.ssh/id_rsa")).is_some());
+        assert!(s.matching(Path::new("/h/.ssh")).is_some());
+        let s = mk("//etc/passwd", RuleBehavior::Deny);
+        assert!(s.matching(Path::new("/etc/passwd")).is_some());
+        assert!(s.matching(Path::new("/p/etc/passwd")).is_none());
+        let s = mk("/docs/*.md", RuleBehavior::Allow);
+        assert!(s.matching(Path::new("/p/docs/a.md")).is_some());
+        assert!(s.matching(Path::new("/p/docs/x/a.md")).is_none());
+    }
+}

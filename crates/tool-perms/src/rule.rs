@@ -1,0 +1,190 @@
+//! Rule strings: `Tool` or `Tool(content)`, Claude Code's escaping, legacy names and
+//! validation.
+
+use std::fmt;
+
+/// A rule string split into its tool name and optional content, as Claude Code parses it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RuleValueParsed {
+    /// The tool name, legacy names normalised (`Task` -> `Agent`).
+    pub tool_name: String,
+    /// The unescaped content between the parentheses; `None` for a tool-wide rule (also for
+    /// `Tool()` and `Tool(*)`).
+    pub content: Option<String>,
+}
+
+/// Why a rule string is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RuleSyntaxError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for RuleSyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid permission rule `{}`: {}",
+            self.rule, self.reason
+        )
+    }
+}
+
+impl std::error::Error for RuleSyntaxError {}
+
+/// Maps a legacy tool name to its current name (`Task` -> `Agent`, `KillShell` -> `TaskStop`,
+/// `AgentOutputTool`/`BashOutputTool`/`BashOutput` -> `TaskOutput`); other names are returned
+/// unchanged.
+pub fn normalize_tool_name(name: &str) -> &str {
+    match name {
+        "Task" => "Agent",
+        "KillShell" => "TaskStop",
+        "AgentOutputTool" | "BashOutputTool" | "BashOutput" => "TaskOutput",
+        other => other,
+    }
+}
+
+fn is_escaped(s: &[u8], idx: usize) -> bool {
+    let mut n = 0;
+    let mut i = idx;
+    while i > 0 && s[i - 1] == b'\\' {
+        n += 1;
+        i -= 1;
+    }
+    n % 2 == 1
+}
+
+/// Unescapes rule content: `\(` -> `(`, `\)` -> `)`, then `\\` -> `\`.
+pub fn unescape_content(content: &str) -> String {
+    content
+        .replace("\\(", "(")
+        .replace("\\)", ")")
+        .replace("\\\\", "\\")
+}
+
+/// Escapes rule content the reverse way of [`unescape_content`].
+pub fn escape_content(content: &str) -> String {
+    content
+        .replace('\\', "\\\\")
+        .replace('(', "\\(")
+        .replace(')', "\\)")
+}
+
+/// Formats a rule from a tool name and optional content (escaping the content).
+pub fn format_rule(tool_name: &str, content: Option<&str>) -> String {
+    match content {
+        Some(c) => format!("{tool_name}({})", escape_content(c)),
+        None => tool_name.to_owned(),
+    }
+}
+
+/// Parses a rule string the way Claude Code does, without validation: the first unescaped
+/// `(` and the last unescaped `)`, which must be the final character; anything else makes the
+/// whole string a tool name. `Tool()` and `Tool(*)` are tool-wide.
+pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
+    let bytes = rule.as_bytes();
+    let open = (0..bytes.len()).find(|&i| bytes[i] == b'(' && !is_escaped(bytes, i));
+    let close = (0..bytes.len())
+        .rev()
+        .find(|&i| bytes[i] == b')' && !is_escaped(bytes, i));
+    match (open, close) {
+        (Some(o), Some(c)) if c == bytes.len() - 1 && c > o && o > 0 => {
+            let name = normalize_tool_name(&rule[..o]).to_owned();
+            let raw = &rule[o + 1..c];
+            let content = unescape_content(raw);
+            let content = if content.is_empty() || content == "*" {
+                None
+            } else {
+                Some(content)
+            };
+            RuleValueParsed {
+                tool_name: name,
+                content,
+            }
+        }
+        _ => RuleValueParsed {
+            tool_name: normalize_tool_name(rule).to_owned(),
+            content: None,
+        },
+    }
+}
+
+/// Parses and validates a rule string: rejects empty rules, mismatched or misplaced
+/// parentheses, empty `()`, an empty tool name and whitespace around the name.
+pub fn parse_rule(rule: &str) -> Result<RuleValueParsed, RuleSyntaxError> {
+    let err = |reason: &str| RuleSyntaxError {
+        rule: rule.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if rule.trim().is_empty() {
+        return Err(err("the rule is empty"));
+    }
+    let bytes = rule.as_bytes();
+    let opens = (0..bytes.len())
+        .filter(|&i| bytes[i] == b'(' && !is_escaped(bytes, i))
+        .count();
+    let closes = (0..bytes.len())
+        .filter(|&i| bytes[i] == b')' && !is_escaped(bytes, i))
+        .count();
+    if opens == 0 && closes == 0 {
+        if rule.trim() != rule || rule.contains(char::is_whitespace) {
+            return Err(err(
+                "a tool name cannot contain spaces (did you mean `Tool(content)`?)",
+            ));
+        }
+        return Ok(parse_rule_lenient(rule));
+    }
+    if opens == 0 || closes == 0 {
+        return Err(err(
+            "mismatched parentheses (escape literal ones as `\\(` and `\\)`)",
+        ));
+    }
+    if !rule.ends_with(')') || is_escaped(bytes, bytes.len() - 1) {
+        return Err(err("the rule must end with `)` after its content"));
+    }
+    let open = rule.find('(').unwrap_or(0);
+    let name = &rule[..open];
+    if name.is_empty() {
+        return Err(err("the tool name before `(` is empty"));
+    }
+    if name.contains(char::is_whitespace) {
+        return Err(err("a tool name cannot contain spaces"));
+    }
+    if &rule[open..] == "()" {
+        return Err(err(
+            "empty parentheses `()`: write the bare tool name for a tool-wide rule",
+        ));
+    }
+    Ok(parse_rule_lenient(rule))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_unescapes() {
+        assert_eq!(
+            parse_rule("Bash").unwrap(),
+            RuleValueParsed {
+                tool_name: "Bash".into(),
+                content: None
+            }
+        );
+        assert_eq!(parse_rule("Bash(*)").unwrap().content, None);
+        let r = parse_rule("Bash(echo \\(hi\\))").unwrap();
+        assert_eq!(r.content.as_deref(), Some("echo (hi)"));
+        assert_eq!(parse_rule("Task(Explore)").unwrap().tool_name, "Agent");
+        assert!(parse_rule("Bash(").is_err());
+        assert!(parse_rule("Bash()").is_err());
+        assert!(parse_rule("").is_err());
+        assert!(parse_rule("(x)").is_err());
+        assert!(parse_rule("Bash(x) y").is_err());
+        assert_eq!(
+            format_rule("Bash", Some("echo (hi)")),
+            "Bash(echo \\(hi\\))"
+        );
+    }
+}

@@ -1,0 +1,550 @@
+//! Claude Code's settings files: where they are, their precedence, and the `permissions`
+//! section.
+//!
+//! [`load_settings_files`] and [`merge_settings`] read and merge whole files and know nothing
+//! of permissions, so other layers (hooks) can use them for their own sections;
+//! [`load_permissions`] builds the [`ToolPermissionContext`] from them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tool_core::{
+    PermissionMode, RuleBehavior, RuleSource, SourcedRule, ToolPermissionContext, expand_path,
+};
+
+use crate::engine::{PermissionEngine, RuleDiagnostic};
+use crate::path::PathRoots;
+
+/// Where to look for settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettingsSources {
+    /// The project directory (`.claude/settings.json` and `.claude/settings.local.json` live
+    /// below it).
+    pub project_dir: PathBuf,
+    /// The home directory (for `~` and the default user config dir).
+    pub home: Option<PathBuf>,
+    /// The user config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    pub user_config_dir: Option<PathBuf>,
+    /// The managed settings dir (`/etc/claude-code` on Linux); `None` skips managed settings.
+    pub managed_dir: Option<PathBuf>,
+    /// `--settings` values: a file path, or inline JSON (starting with `{`).
+    pub flag_settings: Vec<String>,
+    /// Extra settings given inline, with the source they count as (the CLI's `--rules` counts
+    /// as project settings).
+    pub inline: Vec<(RuleSource, Value)>,
+}
+
+impl SettingsSources {
+    /// Sources for `project_dir` with the standard locations: home from `HOME`, the user
+    /// config dir from `CLAUDE_CONFIG_DIR` (else `~/.claude`), managed settings from the
+    /// platform's directory.
+    pub fn standard(project_dir: impl Into<PathBuf>) -> Self {
+        Self::standard_with_env(project_dir, |k| std::env::var_os(k))
+    }
+
+    /// [`standard`](Self::standard) with the environment read through `env` (`HOME`,
+    /// `CLAUDE_CONFIG_DIR`).
+    pub fn standard_with_env(
+        project_dir: impl Into<PathBuf>,
+        env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Self {
+        let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let user_config_dir = env("CLAUDE_CONFIG_DIR")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".claude")));
+        let managed_dir = if cfg!(target_os = "macos") {
+            Some(PathBuf::from("/Library/Application Support/ClaudeCode"))
+        } else if cfg!(windows) {
+            Some(PathBuf::from("C:\\Program Files\\ClaudeCode"))
+        } else {
+            Some(PathBuf::from("/etc/claude-code"))
+        };
+        Self {
+            project_dir: project_dir.into(),
+            home,
+            user_config_dir,
+            managed_dir,
+            ..Default::default()
+        }
+    }
+}
+
+/// One settings file (or inline JSON) that was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsFile {
+    /// Which level it is.
+    pub source: RuleSource,
+    /// Its path; `None` for inline JSON.
+    pub path: Option<PathBuf>,
+    /// Its content.
+    pub value: Value,
+}
+
+/// How bad a settings problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The file or value was ignored (unreadable, invalid JSON, malformed rule).
+    Error,
+    /// Kept, but probably not what was meant.
+    Warning,
+}
+
+/// A problem found while loading settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsDiagnostic {
+    /// The file, if any.
+    pub file: Option<PathBuf>,
+    /// The level.
+    pub source: RuleSource,
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for SettingsDiagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = self.file.as_ref().map_or_else(
+            || format!("{:?} (inline)", self.source),
+            |p| p.display().to_string(),
+        );
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{file}: {sev}: {}", self.message)
+    }
+}
+
+fn read_json(
+    path: &Path,
+    source: RuleSource,
+    must_exist: bool,
+    diags: &mut Vec<SettingsDiagnostic>,
+) -> Option<Value> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return None,
+        Err(e) => {
+            diags.push(SettingsDiagnostic {
+                file: Some(path.to_path_buf()),
+                source,
+                severity: Severity::Error,
+                message: format!("cannot read the settings file: {e}"),
+            });
+            return None;
+        }
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        Ok(_) => {
+            diags.push(SettingsDiagnostic {
+                file: Some(path.to_path_buf()),
+                source,
+                severity: Severity::Error,
+                message: "settings must be a JSON object; file ignored".into(),
+            });
+            None
+        }
+        Err(e) => {
+            diags.push(SettingsDiagnostic {
+                file: Some(path.to_path_buf()),
+                source,
+                severity: Severity::Error,
+                message: format!("invalid JSON ({e}); file ignored"),
+            });
+            None
+        }
+    }
+}
+
+/// Reads every settings file that exists, highest precedence first: managed
+/// (`managed-settings.json`, then `managed-settings.d/*.json` alphabetically), `--settings`
+/// values, inline values, `.claude/settings.local.json`, `.claude/settings.json`, the user's
+/// `settings.json`. Missing optional files are skipped silently; unreadable or invalid ones
+/// are reported and skipped.
+pub fn load_settings_files(
+    sources: &SettingsSources,
+) -> (Vec<SettingsFile>, Vec<SettingsDiagnostic>) {
+    let mut files = Vec::new();
+    let mut diags = Vec::new();
+    let add = |source,
+               path: PathBuf,
+               must: bool,
+               files: &mut Vec<SettingsFile>,
+               diags: &mut Vec<SettingsDiagnostic>| {
+        if let Some(value) = read_json(&path, source, must, diags) {
+            files.push(SettingsFile {
+                source,
+                path: Some(path),
+                value,
+            });
+        }
+    };
+    if let Some(dir) = &sources.managed_dir {
+        add(
+            RuleSource::PolicySettings,
+            dir.join("managed-settings.json"),
+            false,
+            &mut files,
+            &mut diags,
+        );
+        if let Ok(rd) = std::fs::read_dir(dir.join("managed-settings.d")) {
+            let mut paths: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                add(RuleSource::PolicySettings, p, true, &mut files, &mut diags);
+            }
+        }
+    }
+    for flag in &sources.flag_settings {
+        if flag.trim_start().starts_with('{') {
+            match serde_json::from_str::<Value>(flag) {
+                Ok(value @ Value::Object(_)) => files.push(SettingsFile {
+                    source: RuleSource::FlagSettings,
+                    path: None,
+                    value,
+                }),
+                Ok(_) | Err(_) => diags.push(SettingsDiagnostic {
+                    file: None,
+                    source: RuleSource::FlagSettings,
+                    severity: Severity::Error,
+                    message: "the --settings value is not a valid JSON object".into(),
+                }),
+            }
+        } else {
+            let path = expand_path(flag, &sources.project_dir, sources.home.as_deref());
+            add(RuleSource::FlagSettings, path, true, &mut files, &mut diags);
+        }
+    }
+    for (source, value) in &sources.inline {
+        if value.is_object() {
+            files.push(SettingsFile {
+                source: *source,
+                path: None,
+                value: value.clone(),
+            });
+        } else {
+            diags.push(SettingsDiagnostic {
+                file: None,
+                source: *source,
+                severity: Severity::Error,
+                message: "inline settings must be a JSON object".into(),
+            });
+        }
+    }
+    let claude = sources.project_dir.join(".claude");
+    add(
+        RuleSource::LocalSettings,
+        claude.join("settings.local.json"),
+        false,
+        &mut files,
+        &mut diags,
+    );
+    add(
+        RuleSource::ProjectSettings,
+        claude.join("settings.json"),
+        false,
+        &mut files,
+        &mut diags,
+    );
+    let user_dir = sources
+        .user_config_dir
+        .clone()
+        .or_else(|| sources.home.as_ref().map(|h| h.join(".claude")));
+    if let Some(dir) = user_dir {
+        add(
+            RuleSource::UserSettings,
+            dir.join("settings.json"),
+            false,
+            &mut files,
+            &mut diags,
+        );
+    }
+    // Stable: inline project values come before the project file; keep scan order otherwise.
+    files.sort_by_key(|f| precedence(f.source));
+    (files, diags)
+}
+
+fn precedence(source: RuleSource) -> u8 {
+    match source {
+        RuleSource::PolicySettings => 0,
+        RuleSource::CliArg => 1,
+        RuleSource::FlagSettings => 2,
+        RuleSource::Command => 3,
+        RuleSource::Session => 4,
+        RuleSource::LocalSettings => 5,
+        RuleSource::ProjectSettings => 6,
+        RuleSource::UserSettings => 7,
+    }
+}
+
+/// Merges settings given highest precedence first: objects merge key by key, arrays are
+/// concatenated (highest level first), other values come from the highest level that has
+/// them.
+pub fn merge_settings(files: &[SettingsFile]) -> Value {
+    let mut out = Value::Object(serde_json::Map::new());
+    for f in files.iter().rev() {
+        merge_into(&mut out, &f.value);
+    }
+    out
+}
+
+fn merge_into(low: &mut Value, high: &Value) {
+    match (low, high) {
+        (Value::Object(l), Value::Object(h)) => {
+            for (k, hv) in h {
+                match l.get_mut(k) {
+                    Some(lv) => merge_into(lv, hv),
+                    None => {
+                        l.insert(k.clone(), hv.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(l), Value::Array(h)) => {
+            let mut merged = h.clone();
+            for v in l.iter() {
+                if !merged.contains(v) {
+                    merged.push(v.clone());
+                }
+            }
+            *l = merged;
+        }
+        (l, h) => *l = h.clone(),
+    }
+}
+
+/// The permission state read from settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedPermissions {
+    /// Rules (each with its source), mode, additional directories.
+    pub context: ToolPermissionContext,
+    /// Where relative path rules are anchored.
+    pub roots: PathRoots,
+    /// The files that were read, highest precedence first.
+    pub files: Vec<SettingsFile>,
+    /// Problems: unreadable files, invalid JSON, malformed rules (with their file).
+    pub diagnostics: Vec<SettingsDiagnostic>,
+}
+
+impl LoadedPermissions {
+    /// Whether any problem is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// Builds the engine for these settings (malformed rules were already reported).
+    pub fn engine(&self) -> PermissionEngine {
+        PermissionEngine::new_lenient(&self.context, self.roots.clone()).0
+    }
+}
+
+fn rule_list(perms: &Value, key: &str) -> Vec<Value> {
+    perms
+        .get(key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Loads the `permissions` sections: rule lists concatenated across levels (each rule keeps
+/// its source), `defaultMode` and `disableBypassPermissionsMode` by precedence,
+/// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
+/// settings keeps only managed rules.
+pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
+    let (files, mut diagnostics) = load_settings_files(sources);
+    let managed_only = files.iter().any(|f| {
+        f.source == RuleSource::PolicySettings
+            && f.value
+                .get("allowManagedPermissionRulesOnly")
+                .and_then(Value::as_bool)
+                == Some(true)
+    });
+    let mut ctx = ToolPermissionContext::default();
+    let mut mode: Option<PermissionMode> = None;
+    let mut bypass_disabled = false;
+    let roots = PathRoots {
+        cwd: sources.project_dir.clone(),
+        home: sources.home.clone(),
+        project_root: Some(sources.project_dir.clone()),
+        user_config_dir: sources
+            .user_config_dir
+            .clone()
+            .or_else(|| sources.home.as_ref().map(|h| h.join(".claude"))),
+        flag_settings_dir: files
+            .iter()
+            .find(|f| f.source == RuleSource::FlagSettings && f.path.is_some())
+            .and_then(|f| {
+                f.path
+                    .as_ref()
+                    .and_then(|p| p.parent())
+                    .map(Path::to_path_buf)
+            }),
+    };
+    for f in &files {
+        let Some(perms) = f.value.get("permissions") else {
+            continue;
+        };
+        let diag = |severity, message: String| SettingsDiagnostic {
+            file: f.path.clone(),
+            source: f.source,
+            severity,
+            message,
+        };
+        if !perms.is_object() {
+            diagnostics.push(diag(
+                Severity::Error,
+                "`permissions` must be an object; ignored".into(),
+            ));
+            continue;
+        }
+        let mut file_ctx = ToolPermissionContext::default();
+        let rules_allowed = !managed_only || f.source == RuleSource::PolicySettings;
+        for (key, behavior) in [
+            ("allow", RuleBehavior::Allow),
+            ("deny", RuleBehavior::Deny),
+            ("ask", RuleBehavior::Ask),
+        ] {
+            for v in rule_list(perms, key) {
+                let Some(rule) = v.as_str() else {
+                    diagnostics.push(diag(
+                        Severity::Error,
+                        format!("`permissions.{key}` entries must be strings; `{v}` ignored"),
+                    ));
+                    continue;
+                };
+                if !rules_allowed {
+                    diagnostics.push(diag(
+                        Severity::Warning,
+                        format!("rule `{rule}` ignored: managed settings allow managed permission rules only"),
+                    ));
+                    continue;
+                }
+                let sr = SourcedRule {
+                    source: f.source,
+                    rule: rule.to_owned(),
+                };
+                match behavior {
+                    RuleBehavior::Allow => file_ctx.allow.push(sr),
+                    RuleBehavior::Deny => file_ctx.deny.push(sr),
+                    RuleBehavior::Ask => file_ctx.ask.push(sr),
+                }
+            }
+            if perms.get(key).is_some_and(|v| !v.is_array()) {
+                diagnostics.push(diag(
+                    Severity::Error,
+                    format!("`permissions.{key}` must be an array; ignored"),
+                ));
+            }
+        }
+        let (_, rule_diags) = PermissionEngine::new_lenient(&file_ctx, roots.clone());
+        diagnostics.extend(
+            rule_diags
+                .into_iter()
+                .map(|d: RuleDiagnostic| SettingsDiagnostic {
+                    file: f.path.clone(),
+                    source: f.source,
+                    severity: if d.error {
+                        Severity::Error
+                    } else {
+                        Severity::Warning
+                    },
+                    message: format!("{:?} rule `{}`: {}", d.behavior, d.rule, d.reason)
+                        .to_lowercase_first(),
+                }),
+        );
+        ctx.allow.extend(file_ctx.allow);
+        ctx.deny.extend(file_ctx.deny);
+        ctx.ask.extend(file_ctx.ask);
+        if mode.is_none()
+            && let Some(m) = perms.get("defaultMode")
+        {
+            match m.as_str().map(parse_mode) {
+                Some(Ok(m)) => mode = Some(m),
+                _ => diagnostics.push(diag(
+                    Severity::Error,
+                    format!("unknown `defaultMode` {m}; ignored"),
+                )),
+            }
+        }
+        if perms
+            .get("disableBypassPermissionsMode")
+            .and_then(Value::as_str)
+            == Some("disable")
+        {
+            bypass_disabled = true;
+        }
+        for d in rule_list(perms, "additionalDirectories") {
+            match d.as_str() {
+                Some(s) => {
+                    let p = expand_path(s, &sources.project_dir, sources.home.as_deref());
+                    if !ctx.additional_working_directories.contains(&p) {
+                        ctx.additional_working_directories.push(p);
+                    }
+                }
+                None => diagnostics.push(diag(
+                    Severity::Error,
+                    "`additionalDirectories` entries must be strings".into(),
+                )),
+            }
+        }
+    }
+    let mut mode = mode.unwrap_or_default();
+    if mode == PermissionMode::BypassPermissions && bypass_disabled {
+        diagnostics.push(SettingsDiagnostic {
+            file: None,
+            source: RuleSource::PolicySettings,
+            severity: Severity::Warning,
+            message: "bypassPermissions is disabled by settings; using default mode".into(),
+        });
+        mode = PermissionMode::Default;
+    }
+    ctx.mode = mode;
+    ctx.bypass_available = mode == PermissionMode::BypassPermissions && !bypass_disabled;
+    LoadedPermissions {
+        context: ctx,
+        roots,
+        files,
+        diagnostics,
+    }
+}
+
+trait LowerFirst {
+    fn to_lowercase_first(self) -> String;
+}
+
+impl LowerFirst for String {
+    fn to_lowercase_first(self) -> String {
+        let mut c = self.chars();
+        match c.next() {
+            Some(f) => f.to_lowercase().chain(c).collect(),
+            None => self,
+        }
+    }
+}
+
+/// Parses a mode name as settings and the CLI write it (`default`, `acceptEdits`, `plan`,
+/// `dontAsk`, `bypassPermissions`, `auto`; `manual` is an alias of `default`).
+pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
+    Ok(match name {
+        "default" | "manual" => PermissionMode::Default,
+        "acceptEdits" => PermissionMode::AcceptEdits,
+        "plan" => PermissionMode::Plan,
+        "dontAsk" => PermissionMode::DontAsk,
+        "bypassPermissions" => PermissionMode::BypassPermissions,
+        "auto" => PermissionMode::Auto,
+        other => {
+            return Err(format!(
+                "unknown permission mode `{other}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)"
+            ));
+        }
+    })
+}

@@ -1,0 +1,676 @@
+//! The engine's API as tool-exec and tool-hooks use it: prompts and session rules,
+//! rule-based checks after a hook allow, blanket denies, the hook-condition matcher,
+//! diagnostics, denial tracking, and settings loading from real files.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Mutex;
+
+use common::{Fixture, behavior, case, context, probe};
+use serde_json::json;
+use tool_core::{
+    DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource,
+    RuleValue, SourcedRule, ToolPermissionContext, ToolUseContext, UpdateDestination,
+};
+use tool_perms::settings::{
+    SettingsSources, Severity, load_permissions, load_settings_files, merge_settings,
+};
+use tool_perms::{
+    EngineError, PathRoots, PermissionEngine, PromptAnswer, PromptRequest, Prompter,
+    REJECT_MESSAGE, matches_rule,
+};
+
+struct Scripted {
+    answer: PromptAnswer,
+    seen: Mutex<Vec<PromptRequest>>,
+}
+
+#[async_trait::async_trait]
+impl Prompter for Scripted {
+    async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
+        self.seen.lock().unwrap().push(request.clone());
+        self.answer.clone()
+    }
+}
+
+#[tokio::test]
+async fn dont_ask_again_stores_prefixes_at_most_five() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("ask", "Bash", ""));
+    let bash = probe(&fx, "Bash");
+    let cmd = "git push origin main && npm run build --prod && cargo publish && docker push x && kubectl apply -f k.yaml && make deploy && ls";
+    let input = json!({"command": cmd});
+    assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
+    let prompter = Scripted {
+        answer: PromptAnswer::AllowAlways {
+            updated_input: None,
+            updates: vec![],
+        },
+        seen: Mutex::default(),
+    };
+    let result = engine
+        .decide_and_prompt(&prompter, &bash, &input, &ctx)
+        .await;
+    assert_eq!(behavior(&result), "allow");
+    let seen = prompter.seen.lock().unwrap().clone();
+    let rules: Vec<String> = seen[0]
+        .dont_ask_again
+        .iter()
+        .filter_map(|r| r.rule_content.clone())
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            "git push:*",
+            "npm run:*",
+            "cargo publish:*",
+            "docker push:*",
+            "kubectl apply:*"
+        ]
+    );
+    // The stored prefixes now allow related commands, not the exact string only...
+    let later = json!({"command": "git push origin feature"});
+    assert_eq!(behavior(&engine.decide(&bash, &later, &ctx).await), "allow");
+    // ...but not a compound with something new.
+    let worse = json!({"command": "git push && rm -rf build"});
+    assert_eq!(behavior(&engine.decide(&bash, &worse, &ctx).await), "ask");
+    // The sixth subcommand was not stored.
+    assert_eq!(
+        behavior(
+            &engine
+                .decide(&bash, &json!({"command": "make deploy"}), &ctx)
+                .await
+        ),
+        "ask"
+    );
+}
+
+#[tokio::test]
+async fn prompt_answers() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("ask", "Bash", ""));
+    let bash = probe(&fx, "Bash");
+    let input = json!({"command": "rm -rf build"});
+    let deny = Scripted {
+        answer: PromptAnswer::Deny { feedback: None },
+        seen: Mutex::default(),
+    };
+    let r = engine.decide_and_prompt(&deny, &bash, &input, &ctx).await;
+    assert!(matches!(r, PermissionResult::Deny { ref message, .. } if message == REJECT_MESSAGE));
+    let feedback = Scripted {
+        answer: PromptAnswer::Deny {
+            feedback: Some("use cargo clean".into()),
+        },
+        seen: Mutex::default(),
+    };
+    let r = engine
+        .decide_and_prompt(&feedback, &bash, &input, &ctx)
+        .await;
+    assert!(
+        matches!(r, PermissionResult::Deny { ref message, .. } if message.ends_with("use cargo clean"))
+    );
+    let once = Scripted {
+        answer: PromptAnswer::AllowOnce {
+            updated_input: Some(json!({"command": "rm -r build"})),
+        },
+        seen: Mutex::default(),
+    };
+    let r = engine.decide_and_prompt(&once, &bash, &input, &ctx).await;
+    assert_eq!(
+        r,
+        PermissionResult::Allow {
+            updated_input: Some(json!({"command": "rm -r build"})),
+            reason: Some(DecisionReason::Other {
+                reason: "the user decided".into()
+            })
+        }
+    );
+    // Allow once adds nothing.
+    assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
+    // Explicit updates from the user are applied.
+    let always = Scripted {
+        answer: PromptAnswer::AllowAlways {
+            updated_input: None,
+            updates: vec![PermissionUpdate::AddRules {
+                rules: vec![RuleValue {
+                    tool_name: "Bash".into(),
+                    rule_content: Some("rm -rf build".into()),
+                }],
+                behavior: RuleBehavior::Allow,
+                destination: UpdateDestination::Session,
+            }],
+        },
+        seen: Mutex::default(),
+    };
+    engine.decide_and_prompt(&always, &bash, &input, &ctx).await;
+    assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "allow");
+    // Removing it restores the ask.
+    engine.apply_update(&PermissionUpdate::RemoveRules {
+        rules: vec![RuleValue {
+            tool_name: "Bash".into(),
+            rule_content: Some("rm -rf build".into()),
+        }],
+        behavior: RuleBehavior::Allow,
+        destination: UpdateDestination::Session,
+    });
+    assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
+}
+
+#[tokio::test]
+async fn rule_based_check_after_hook_allow() {
+    let fx = Fixture::new();
+    let c = case("x", "Bash", "")
+        .deny(&["Bash(rm:*)"])
+        .ask(&["Bash(git push:*)"]);
+    let (engine, ctx) = context(&fx, &c);
+    let bash = probe(&fx, "Bash");
+    let rb = |cmd: &'static str| {
+        let engine = &engine;
+        let ctx = &ctx;
+        let bash = &bash;
+        async move {
+            engine
+                .check_rule_based(bash, &json!({"command": cmd}), ctx)
+                .await
+                .map(|r| behavior(&r))
+        }
+    };
+    assert_eq!(rb("rm x").await, Some("deny"));
+    assert_eq!(rb("git push").await, Some("ask"));
+    // No opinion: the hook's allow stands (no mode or passthrough logic).
+    assert_eq!(rb("npm install").await, None);
+    assert_eq!(rb("echo x > .git/config").await, Some("ask"));
+    let edit = probe(&fx, "Edit");
+    assert_eq!(
+        engine
+            .check_rule_based(&edit, &json!({"file_path": "README.md"}), &ctx)
+            .await,
+        None
+    );
+}
+
+#[tokio::test]
+async fn blanket_denies_and_hook_conditions() {
+    let fx = Fixture::new();
+    let c = case("x", "Bash", "").deny(&["WebSearch", "mcp__gh", "Bash(rm:*)", "Agent(*)"]);
+    let (engine, ctx) = context(&fx, &c);
+    assert!(engine.is_blanket_denied(&probe(&fx, "WebSearch")));
+    assert!(engine.is_blanket_denied(&probe(&fx, "mcp__gh__x")));
+    assert!(engine.is_blanket_denied(&probe(&fx, "Agent")));
+    assert!(!engine.is_blanket_denied(&probe(&fx, "Bash")));
+    assert!(!engine.is_blanket_denied(&probe(&fx, "mcp__ghx__x")));
+
+    let bash = probe(&fx, "Bash");
+    assert!(matches_rule(
+        "Bash(git *)",
+        &bash,
+        &json!({"command": "ls && git push"}),
+        &ctx
+    ));
+    assert!(matches_rule(
+        "Bash(rm:*)",
+        &bash,
+        &json!({"command": "sudo rm -rf x"}),
+        &ctx
+    ));
+    assert!(!matches_rule(
+        "Bash(git *)",
+        &bash,
+        &json!({"command": "ls"}),
+        &ctx
+    ));
+    assert!(matches_rule("Bash", &bash, &json!({"command": "ls"}), &ctx));
+    let edit = probe(&fx, "Edit");
+    assert!(matches_rule(
+        "Edit(*.md)",
+        &edit,
+        &json!({"file_path": "docs/a.md"}),
+        &ctx
+    ));
+    assert!(!matches_rule(
+        "Edit(*.md)",
+        &edit,
+        &json!({"file_path": "src/main.rs"}),
+        &ctx
+    ));
+    assert!(!matches_rule(
+        "Read(*.md)",
+        &bash,
+        &json!({"command": "ls"}),
+        &ctx
+    ));
+    assert!(matches_rule(
+        "mcp__gh__*",
+        &probe(&fx, "mcp__gh__create"),
+        &json!({}),
+        &ctx
+    ));
+    assert!(!matches_rule(
+        "Bash(",
+        &bash,
+        &json!({"command": "ls"}),
+        &ctx
+    ));
+    assert!(engine.rule_matches(
+        "WebFetch(domain:*.rs)",
+        &probe(&fx, "WebFetch"),
+        &json!({"url": "https://docs.rs/x"}),
+        &ctx
+    ));
+}
+
+#[test]
+fn malformed_rules_are_reported_not_dropped() {
+    let perm = ToolPermissionContext {
+        allow: vec![
+            SourcedRule {
+                source: RuleSource::UserSettings,
+                rule: "Bash(npm test".into(),
+            },
+            SourcedRule {
+                source: RuleSource::LocalSettings,
+                rule: "*".into(),
+            },
+            SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: "WebFetch(https://x.com)".into(),
+            },
+            SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: "Write(src/**)".into(),
+            },
+        ],
+        deny: vec![SourcedRule {
+            source: RuleSource::ProjectSettings,
+            rule: "Bash()".into(),
+        }],
+        ..Default::default()
+    };
+    let err = PermissionEngine::new(&perm, PathRoots::for_cwd("/p")).unwrap_err();
+    let EngineError::MalformedRules(diags) = &err;
+    let rules: Vec<&str> = diags.iter().map(|d| d.rule.as_str()).collect();
+    assert_eq!(
+        rules,
+        ["Bash()", "Bash(npm test", "*", "WebFetch(https://x.com)"]
+    );
+    assert!(err.to_string().contains("mismatched parentheses"));
+    let (_engine, all) = PermissionEngine::new_lenient(&perm, PathRoots::for_cwd("/p"));
+    assert!(
+        all.iter()
+            .any(|d| !d.error && d.rule == "Write(src/**)" && d.reason.contains("never consulted"))
+    );
+}
+
+#[tokio::test]
+async fn denial_tracking_counts() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").mode("dontAsk"));
+    let bash = probe(&fx, "Bash");
+    for _ in 0..3 {
+        engine
+            .decide(&bash, &json!({"command": "rm x"}), &ctx)
+            .await;
+    }
+    assert_eq!(ctx.denials().consecutive, 3);
+    engine.decide(&bash, &json!({"command": "ls"}), &ctx).await;
+    assert_eq!(ctx.denials().consecutive, 0);
+    assert_eq!(ctx.denials().total, 3);
+}
+
+#[tokio::test]
+async fn explanations_name_rule_source_and_subcommand() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(
+        &fx,
+        &case("x", "Bash", "")
+            .allow(&["Bash(git status:*)"])
+            .deny(&["Bash(curl:*)"]),
+    );
+    let bash = probe(&fx, "Bash");
+    let e = engine
+        .explain(&bash, &json!({"command": "git status && curl x"}), &ctx)
+        .await;
+    assert_eq!(behavior(&e.result), "deny");
+    assert_eq!(
+        e.rule.as_ref().map(|r| r.rule.as_str()),
+        Some("Bash(curl:*)")
+    );
+    assert_eq!(
+        e.rule.as_ref().map(|r| r.source),
+        Some(RuleSource::ProjectSettings)
+    );
+    assert_eq!(e.subcommand.as_deref(), Some("curl x"));
+    assert_eq!(e.details.len(), 2);
+    let e = engine
+        .explain(&bash, &json!({"command": "git status && rm x"}), &ctx)
+        .await;
+    assert_eq!(behavior(&e.result), "ask");
+    assert_eq!(e.subcommand.as_deref(), Some("rm x"));
+    let PermissionResult::Ask { suggestions, .. } = &e.result else {
+        panic!()
+    };
+    assert!(
+        matches!(&suggestions[0], PermissionUpdate::AddRules { rules, .. } if rules[0].rule_content.as_deref() == Some("rm x"))
+    );
+}
+
+#[test]
+fn per_file_deny_check_for_directory_walkers() {
+    let fx = Fixture::new();
+    let (engine, _) = context(
+        &fx,
+        &case("x", "Grep", "").deny(&["Read(.env)", "Edit(docs/**)"]),
+    );
+    use tool_core::FileAccess;
+    assert!(
+        engine
+            .denied_by(&fx.proj.join("src/sub/.env"), FileAccess::Read)
+            .is_some()
+    );
+    assert!(
+        engine
+            .denied_by(&fx.out.join("env_link"), FileAccess::Read)
+            .is_some(),
+        "symlink to .env"
+    );
+    assert!(
+        engine
+            .denied_by(&fx.proj.join("src/main.rs"), FileAccess::Read)
+            .is_none()
+    );
+    assert!(
+        engine
+            .denied_by(&fx.proj.join("docs/a.md"), FileAccess::Write)
+            .is_some()
+    );
+    assert!(
+        engine
+            .denied_by(&fx.proj.join(".env"), FileAccess::Write)
+            .is_some()
+    );
+    assert!(
+        engine
+            .denied_by(&fx.proj.join("docs/a.md"), FileAccess::Read)
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn cancelled_calls_are_denied() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("x", "Bash", ""));
+    ctx.cancellation().cancel();
+    assert_eq!(
+        behavior(
+            &engine
+                .decide(&probe(&fx, "Bash"), &json!({"command": "ls"}), &ctx)
+                .await
+        ),
+        "deny"
+    );
+}
+
+fn write(path: &std::path::Path, v: serde_json::Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[tokio::test]
+async fn settings_precedence_and_sources() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    let config = fx.home.join("config");
+    write(
+        &managed.join("managed-settings.json"),
+        json!({"permissions": {"deny": ["Bash(curl:*)"]}}),
+    );
+    write(
+        &managed.join("managed-settings.d/10-extra.json"),
+        json!({"permissions": {"ask": ["Bash(git push:*)"]}}),
+    );
+    write(
+        &config.join("settings.json"),
+        json!({"permissions": {"allow": ["Bash(npm test:*)", "Edit(/notes/**)"], "defaultMode": "plan"}, "hooks": {"PreToolUse": [{"matcher": "Bash"}]}}),
+    );
+    write(
+        &fx.proj.join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Edit(/docs/**)"], "defaultMode": "acceptEdits", "additionalDirectories": ["../outside"]}, "hooks": {"PostToolUse": []}}),
+    );
+    write(
+        &fx.proj.join(".claude/settings.local.json"),
+        json!({"permissions": {"deny": ["Read(.env)"], "allow": ["Bash(oops"]}}),
+    );
+    let flag = fx.home.join("flags/extra.json");
+    write(
+        &flag,
+        json!({"permissions": {"allow": ["Read(/shared/**)"]}}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(config.clone()),
+        managed_dir: Some(managed.clone()),
+        flag_settings: vec![flag.display().to_string()],
+        inline: vec![],
+    };
+    let loaded = load_permissions(&sources);
+    let ctx = &loaded.context;
+    assert_eq!(
+        ctx.mode,
+        PermissionMode::AcceptEdits,
+        "project beats user for scalars"
+    );
+    assert_eq!(ctx.additional_working_directories, vec![fx.out.clone()]);
+    let src =
+        |list: &[SourcedRule], rule: &str| list.iter().find(|r| r.rule == rule).map(|r| r.source);
+    assert_eq!(
+        src(&ctx.deny, "Bash(curl:*)"),
+        Some(RuleSource::PolicySettings)
+    );
+    assert_eq!(
+        src(&ctx.ask, "Bash(git push:*)"),
+        Some(RuleSource::PolicySettings)
+    );
+    assert_eq!(
+        src(&ctx.allow, "Bash(npm test:*)"),
+        Some(RuleSource::UserSettings)
+    );
+    assert_eq!(
+        src(&ctx.allow, "Edit(/docs/**)"),
+        Some(RuleSource::ProjectSettings)
+    );
+    assert_eq!(
+        src(&ctx.deny, "Read(.env)"),
+        Some(RuleSource::LocalSettings)
+    );
+    assert_eq!(
+        src(&ctx.allow, "Read(/shared/**)"),
+        Some(RuleSource::FlagSettings)
+    );
+    // The malformed rule is reported with its file.
+    let bad: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    assert_eq!(bad.len(), 1, "{:?}", loaded.diagnostics);
+    assert_eq!(
+        bad[0].file.as_deref(),
+        Some(fx.proj.join(".claude/settings.local.json").as_path())
+    );
+    assert!(bad[0].to_string().contains("Bash(oops"));
+
+    // `/x` anchoring follows each rule's source.
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(ctx.clone());
+    let edit = common::probe(&fx, "Edit");
+    let read = common::probe(&fx, "Read");
+    let decide = |tool: &'static str, p: std::path::PathBuf| {
+        let engine = &engine;
+        let tctx = &tctx;
+        let edit = &edit;
+        let read = &read;
+        async move {
+            let t: &dyn tool_core::Tool = if tool == "Edit" { edit } else { read };
+            behavior(&engine.decide(t, &json!({"file_path": p}), tctx).await)
+        }
+    };
+    let plain = tctx.clone().with_permission(ToolPermissionContext {
+        mode: PermissionMode::Default,
+        ..ctx.clone()
+    });
+    assert_eq!(
+        behavior(
+            &engine
+                .decide(
+                    &edit,
+                    &json!({"file_path": fx.proj.join("docs/a.md")}),
+                    &plain
+                )
+                .await
+        ),
+        "allow"
+    );
+    assert_eq!(
+        behavior(
+            &engine
+                .decide(
+                    &edit,
+                    &json!({"file_path": config.join("notes/n.md")}),
+                    &plain
+                )
+                .await
+        ),
+        "allow"
+    );
+    assert_eq!(
+        behavior(
+            &engine
+                .decide(
+                    &edit,
+                    &json!({"file_path": fx.proj.join("notes/n.md")}),
+                    &plain
+                )
+                .await
+        ),
+        "ask"
+    );
+    assert_eq!(
+        decide("Read", fx.home.join("flags/shared/x")).await,
+        "allow"
+    );
+    assert_eq!(decide("Read", fx.proj.join(".env")).await, "deny");
+
+    // The raw merge keeps other sections for other layers (hooks).
+    let (files, _) = load_settings_files(&sources);
+    let merged = merge_settings(&files);
+    assert!(merged["hooks"]["PreToolUse"].is_array());
+    assert!(merged["hooks"]["PostToolUse"].is_array());
+    assert_eq!(merged["permissions"]["defaultMode"], "acceptEdits");
+    assert_eq!(merged["permissions"]["deny"][0], "Bash(curl:*)");
+}
+
+#[test]
+fn settings_errors_and_bypass_disable() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join(".claude")).unwrap();
+    std::fs::write(fx.proj.join(".claude/settings.json"), "{ not json").unwrap();
+    let managed = fx.home.join("managed");
+    write(
+        &managed.join("managed-settings.json"),
+        json!({"permissions": {"disableBypassPermissionsMode": "disable"}}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("nothing-here")),
+        managed_dir: Some(managed),
+        flag_settings: vec![
+            r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#.into(),
+            "/does/not/exist.json".into(),
+        ],
+        inline: vec![],
+    };
+    let loaded = load_permissions(&sources);
+    assert!(loaded.has_errors());
+    let msgs: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("settings.json") && m.contains("invalid JSON")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("/does/not/exist.json") && m.contains("cannot read")),
+        "{msgs:?}"
+    );
+    assert_eq!(loaded.context.mode, PermissionMode::Default);
+    assert!(!loaded.context.bypass_available);
+}
+
+#[test]
+fn claude_config_dir_is_honoured() {
+    let fx = Fixture::new();
+    let dir = fx.home.join("custom-config");
+    write(
+        &dir.join("settings.json"),
+        json!({"permissions": {"allow": ["Bash(make:*)"]}}),
+    );
+    let home = fx.home.clone();
+    let cfg = dir.clone();
+    let mut sources = SettingsSources::standard_with_env(&fx.proj, move |k| match k {
+        "HOME" => Some(home.clone().into_os_string()),
+        "CLAUDE_CONFIG_DIR" => Some(cfg.clone().into_os_string()),
+        _ => None,
+    });
+    sources.managed_dir = None;
+    assert_eq!(sources.user_config_dir.as_deref(), Some(dir.as_path()));
+    let loaded = load_permissions(&sources);
+    assert_eq!(loaded.context.allow[0].rule, "Bash(make:*)");
+    assert_eq!(loaded.context.allow[0].source, RuleSource::UserSettings);
+}
+
+#[tokio::test]
+async fn tool_own_check_is_merged() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").mode("bypassPermissions"));
+    let tool = probe(&fx, "Custom").with_own_check(PermissionResult::Ask {
+        message: "sensitive".into(),
+        updated_input: None,
+        suggestions: vec![],
+        reason: Some(DecisionReason::SafetyCheck { reason: "x".into() }),
+    });
+    assert_eq!(
+        behavior(&engine.decide(&tool, &json!({}), &ctx).await),
+        "ask"
+    );
+    let tool = probe(&fx, "Custom").with_own_check(PermissionResult::deny(
+        "no",
+        DecisionReason::Other { reason: "x".into() },
+    ));
+    assert_eq!(
+        behavior(&engine.decide(&tool, &json!({}), &ctx).await),
+        "deny"
+    );
+    let (engine, ctx) = context(&fx, &case("x", "Bash", ""));
+    let tool = probe(&fx, "Custom").with_read_only_allow(false);
+    assert_eq!(
+        behavior(&engine.decide(&tool, &json!({}), &ctx).await),
+        "ask",
+        "default passthrough asks"
+    );
+    let tool = probe(&fx, "Custom").with_own_check(PermissionResult::Allow {
+        updated_input: Some(json!({"a": 1})),
+        reason: None,
+    });
+    assert_eq!(
+        engine.decide(&tool, &json!({}), &ctx).await,
+        PermissionResult::Allow {
+            updated_input: Some(json!({"a": 1})),
+            reason: None
+        }
+    );
+}

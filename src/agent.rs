@@ -166,11 +166,11 @@ pub async fn run(
             outcome.stop = format!("stopped after {} requests (max_turns)", config.max_turns);
             return Ok(outcome);
         }
-        if let Some(limit) = config.max_budget_usd {
-            if cost_usd(outcome.usage) >= limit {
-                outcome.stop = format!("stopped: the spending limit of ${limit:.2} was reached");
-                return Ok(outcome);
-            }
+        if let Some(limit) = config.max_budget_usd
+            && cost_usd(outcome.usage) >= limit
+        {
+            outcome.stop = format!("stopped: the spending limit of ${limit:.2} was reached");
+            return Ok(outcome);
         }
         let body = json!({
             "model": config.model,
@@ -235,10 +235,10 @@ pub async fn run(
                 }
             }
         }
-        if stream_error.is_none() {
-            if let Err(e) = parser.finish() {
-                stream_error = Some(e.to_string());
-            }
+        if stream_error.is_none()
+            && let Err(e) = parser.finish()
+        {
+            stream_error = Some(e.to_string());
         }
         if !text.is_empty() {
             outcome.final_text.clone_from(&text);

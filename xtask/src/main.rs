@@ -25,7 +25,9 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("profiles") => profiles::check(&workspace_root()),
         Some("build") => match args.get(1..) {
-            Some([flag, profile]) if flag == "--profile" => profiles::build(&workspace_root(), profile).map(|p| println!("{}", p.display())),
+            Some([flag, profile]) if flag == "--profile" => {
+                profiles::build(&workspace_root(), profile).map(|p| println!("{}", p.display()))
+            }
             _ => Err("usage: cargo xtask build --profile external|internal".into()),
         },
         Some("help" | "--help" | "-h") | None => {

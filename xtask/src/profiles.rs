@@ -27,7 +27,14 @@ pub fn build(root: &Path, profile: &str) -> super::Result<PathBuf> {
         .ok_or_else(|| format!("unknown profile `{profile}`: expected external or internal"))?;
     super::run(
         &format!("build the {profile} profile"),
-        super::cargo().args(["build", "--bin", "toolwright", "--no-default-features", "--features", features]),
+        super::cargo().args([
+            "build",
+            "--bin",
+            "toolwright",
+            "--no-default-features",
+            "--features",
+            features,
+        ]),
     )?;
     let built = root.join("target/debug/toolwright");
     let dir = root.join("target/profiles").join(profile);
@@ -59,15 +66,28 @@ pub fn check(root: &Path) -> super::Result {
         }
         let listing = Command::new(&binary).args(["tools", "--json"]).output()?;
         if !listing.status.success() {
-            failures.push(format!("`toolwright tools --json` failed in the {profile} profile"));
+            failures.push(format!(
+                "`toolwright tools --json` failed in the {profile} profile"
+            ));
             continue;
         }
         let tools: serde_json::Value = serde_json::from_slice(&listing.stdout)?;
-        let names: Vec<&str> = tools.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
-        println!("profiles: {profile}: {} bytes, tools: {}", bytes.len(), names.join(", "));
+        let names: Vec<&str> = tools
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        println!(
+            "profiles: {profile}: {} bytes, tools: {}",
+            bytes.len(),
+            names.join(", ")
+        );
         for (tool, _) in GATED {
             if names.contains(tool) != (*profile == "internal") {
-                failures.push(format!("`toolwright tools` of the {profile} profile lists {tool} wrongly"));
+                failures.push(format!(
+                    "`toolwright tools` of the {profile} profile lists {tool} wrongly"
+                ));
             }
         }
     }
@@ -85,7 +105,13 @@ mod tests {
 
     #[test]
     fn byte_search() {
-        assert!(contains(b"xx toolwright-gated-tool:proactive yy", b"toolwright-gated-tool:proactive"));
-        assert!(!contains(b"toolwright-gated-tool:pro", b"toolwright-gated-tool:proactive"));
+        assert!(contains(
+            b"xx toolwright-gated-tool:proactive yy",
+            b"toolwright-gated-tool:proactive"
+        ));
+        assert!(!contains(
+            b"toolwright-gated-tool:pro",
+            b"toolwright-gated-tool:proactive"
+        ));
     }
 }

@@ -217,12 +217,12 @@ fn walk(
     // Streaming artefact: an array or object sent as a JSON-encoded string.
     if let Value::String(s) = value {
         let wants_container = types.iter().any(|t| *t == "array" || *t == "object");
-        if wants_container && !types.contains(&"string") {
-            if let Ok(decoded) = serde_json::from_str::<Value>(s.trim()) {
-                if types.iter().any(|t| type_matches(t, &decoded)) {
-                    *value = decoded;
-                }
-            }
+        if wants_container
+            && !types.contains(&"string")
+            && let Ok(decoded) = serde_json::from_str::<Value>(s.trim())
+            && types.iter().any(|t| type_matches(t, &decoded))
+        {
+            *value = decoded;
         }
     }
     if !types.is_empty() && !types.iter().any(|t| type_matches(t, value)) {

@@ -105,10 +105,10 @@ fn rewrite(
                 return Value::Object(merged);
             }
             upgrade_draft07(&mut map);
-            if let Some(Value::String(format)) = map.get("format") {
-                if !STANDARD_FORMATS.contains(&format.as_str()) {
-                    map.remove("format");
-                }
+            if let Some(Value::String(format)) = map.get("format")
+                && !STANDARD_FORMATS.contains(&format.as_str())
+            {
+                map.remove("format");
             }
             let map = map
                 .into_iter()
@@ -158,10 +158,8 @@ fn upgrade_draft07(map: &mut Map<String, Value>) {
     ] {
         if let Some(Value::Bool(flag)) = map.get(exclusive).cloned() {
             map.remove(exclusive);
-            if flag {
-                if let Some(limit) = map.remove(bound) {
-                    map.insert(exclusive.into(), limit);
-                }
+            if flag && let Some(limit) = map.remove(bound) {
+                map.insert(exclusive.into(), limit);
             }
         }
     }

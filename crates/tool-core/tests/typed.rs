@@ -1,6 +1,6 @@
 //! The typed adapter from the outside: schema snapshots, every parse error's model-facing
 //! text, JSON-string tolerance, unknown-field rejection, safety-flag defaults, modifiers.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, dead_code)]
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -10,8 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tool_core::{
-    InterruptBehavior, MaxResultSize, PermissionResult, ProgressSender, SearchOrRead, Tool, ToolError, ToolResult,
-    ToolResultContent, ToolUseContext, TypedTool, async_trait,
+    InterruptBehavior, MaxResultSize, PermissionResult, ProgressSender, SearchOrRead, Tool,
+    ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, async_trait,
 };
 
 /// Edits a file.
@@ -69,9 +69,15 @@ impl TypedTool for EditTool {
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(100_000)
     }
-    async fn call(&self, input: EditInput, _ctx: ToolUseContext, _p: ProgressSender) -> Result<ToolResult<EditOutput>, ToolError> {
+    async fn call(
+        &self,
+        input: EditInput,
+        _ctx: ToolUseContext,
+        _p: ProgressSender,
+    ) -> Result<ToolResult<EditOutput>, ToolError> {
         let path = input.file_path.clone();
-        Ok(ToolResult::new(EditOutput { replaced: 1 }).with_context_modifier(move |ctx| ctx.with_cwd(Path::new(&path).parent().unwrap())))
+        Ok(ToolResult::new(EditOutput { replaced: 1 })
+            .with_context_modifier(move |ctx| ctx.with_cwd(Path::new(&path).parent().unwrap())))
     }
 }
 
@@ -93,7 +99,12 @@ impl TypedTool for NestedTool {
     fn is_concurrency_safe(&self, input: &NestedInput) -> bool {
         input.todos.is_empty()
     }
-    async fn call(&self, input: NestedInput, _ctx: ToolUseContext, _p: ProgressSender) -> Result<ToolResult<String>, ToolError> {
+    async fn call(
+        &self,
+        input: NestedInput,
+        _ctx: ToolUseContext,
+        _p: ProgressSender,
+    ) -> Result<ToolResult<String>, ToolError> {
         Ok(ToolResult::new(format!("{} todos", input.todos.len())))
     }
 }
@@ -125,7 +136,10 @@ fn schema_snapshot_flat() {
 fn schema_snapshot_nested_has_no_refs() {
     let schema = dyn_tool(NestedTool).input_schema();
     let text = schema.to_string();
-    assert!(!text.contains("$ref") && !text.contains("$defs") && !text.contains("$schema"), "{text}");
+    assert!(
+        !text.contains("$ref") && !text.contains("$defs") && !text.contains("$schema"),
+        "{text}"
+    );
     assert_eq!(schema["type"], "object");
     assert_eq!(
         schema["properties"]["todos"],
@@ -141,7 +155,10 @@ fn schema_snapshot_nested_has_no_refs() {
             }
         })
     );
-    assert_eq!(schema["properties"]["mode"], json!({"type": "string", "enum": ["content", "files_with_matches"]}));
+    assert_eq!(
+        schema["properties"]["mode"],
+        json!({"type": "string", "enum": ["content", "files_with_matches"]})
+    );
     assert_eq!(schema["properties"]["-i"], json!({"type": "boolean"}));
 }
 
@@ -167,33 +184,56 @@ fn every_parse_error_text() {
         ),
     ];
     for (input, expected) in cases {
-        assert_eq!(tool.parse_input(input).unwrap_err().to_model_text(), expected);
+        assert_eq!(
+            tool.parse_input(input).unwrap_err().to_model_text(),
+            expected
+        );
     }
     // Errors the classes do not cover keep the deserializer's message.
     let nested = dyn_tool(NestedTool);
-    let err = nested.parse_input(json!({"todos": [], "mode": "everything"})).unwrap_err();
-    assert!(err.to_model_text().starts_with("<tool_use_error>InputValidationError: unknown variant `everything`"), "{err}");
-    let err = nested.parse_input(json!({"todos": [{"content": "x", "priority": -1}]})).unwrap_err();
+    let err = nested
+        .parse_input(json!({"todos": [], "mode": "everything"}))
+        .unwrap_err();
+    assert!(
+        err.to_model_text()
+            .starts_with("<tool_use_error>InputValidationError: unknown variant `everything`"),
+        "{err}"
+    );
+    let err = nested
+        .parse_input(json!({"todos": [{"content": "x", "priority": -1}]}))
+        .unwrap_err();
     assert!(err.to_model_text().contains("invalid value"), "{err}");
 }
 
 #[test]
 fn json_encoded_strings_are_accepted() {
     let tool = dyn_tool(NestedTool);
-    let input = tool.parse_input(json!({"todos": "[{\"content\": \"a\", \"priority\": 1}]"})).unwrap();
+    let input = tool
+        .parse_input(json!({"todos": "[{\"content\": \"a\", \"priority\": 1}]"}))
+        .unwrap();
     assert_eq!(input["todos"][0]["content"], "a");
     // A plain string field is never decoded.
     let edit = dyn_tool(EditTool);
-    let input = edit.parse_input(json!({"file_path": "[1]", "old_string": "{}", "new_string": "b"})).unwrap();
+    let input = edit
+        .parse_input(json!({"file_path": "[1]", "old_string": "{}", "new_string": "b"}))
+        .unwrap();
     assert_eq!(input["file_path"], "[1]");
 }
 
 #[tokio::test]
 async fn call_renders_output_and_carries_the_modifier() {
     let tool = dyn_tool(EditTool);
-    let input = tool.parse_input(json!({"file_path": "/p/q/f.rs", "old_string": "a", "new_string": "b"})).unwrap();
-    let result = tool.call(input, ToolUseContext::new("/"), ProgressSender::none()).await.unwrap();
-    assert_eq!(result.data.content, ToolResultContent::Text("{\"replaced\":1}".into()));
+    let input = tool
+        .parse_input(json!({"file_path": "/p/q/f.rs", "old_string": "a", "new_string": "b"}))
+        .unwrap();
+    let result = tool
+        .call(input, ToolUseContext::new("/"), ProgressSender::none())
+        .await
+        .unwrap();
+    assert_eq!(
+        result.data.content,
+        ToolResultContent::Text("{\"replaced\":1}".into())
+    );
     assert_eq!(result.data.structured, json!({"replaced": 1}));
     let modifier = result.context_modifier.expect("modifier");
     let ctx = modifier.apply(ToolUseContext::new("/"));
@@ -209,10 +249,18 @@ async fn defaults_are_fail_closed() {
     assert!(!tool.is_destructive(&input));
     assert_eq!(tool.interrupt_behavior(), InterruptBehavior::Block);
     assert_eq!(tool.is_search_or_read(&input), SearchOrRead::default());
-    assert!(tool.is_enabled() && !tool.should_defer() && !tool.always_load() && !tool.requires_user_interaction());
+    assert!(
+        tool.is_enabled()
+            && !tool.should_defer()
+            && !tool.always_load()
+            && !tool.requires_user_interaction()
+    );
     assert!(!tool.is_mcp());
     let ctx = ToolUseContext::new("/");
-    assert_eq!(tool.check_permissions(&input, &ctx).await, PermissionResult::passthrough());
+    assert_eq!(
+        tool.check_permissions(&input, &ctx).await,
+        PermissionResult::passthrough()
+    );
     // Flags answer the safe way when the input does not parse.
     let nested = dyn_tool(NestedTool);
     assert!(nested.is_concurrency_safe(&json!({"todos": []})));
@@ -223,12 +271,20 @@ async fn defaults_are_fail_closed() {
 #[test]
 fn lookup_by_alias() {
     let tools = vec![dyn_tool(EditTool), dyn_tool(NestedTool)];
-    assert_eq!(tool_core::find_tool(&tools, "Todos").map(|t| t.name().to_owned()), Some("TodoWrite".into()));
+    assert_eq!(
+        tool_core::find_tool(&tools, "Todos").map(|t| t.name().to_owned()),
+        Some("TodoWrite".into())
+    );
     assert!(tool_core::find_tool(&tools, "Nope").is_none());
 }
 
 #[test]
 fn non_object_input_is_refused() {
-    let err = dyn_tool(EditTool).parse_input(Value::String("hi".into())).unwrap_err();
-    assert_eq!(err.message(), "Edit expects a JSON object as input, but received string");
+    let err = dyn_tool(EditTool)
+        .parse_input(Value::String("hi".into()))
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Edit expects a JSON object as input, but received string"
+    );
 }

@@ -355,12 +355,13 @@ fn parse_handler(
                 }
             };
             let shell = opt_string(obj, "shell")?;
-            if let Some(s) = &shell {
-                if s != "bash" && s != "powershell" {
-                    return Err(format!(
-                        "`shell` must be \"bash\" or \"powershell\", got {s:?}"
-                    ));
-                }
+            if let Some(s) = &shell
+                && s != "bash"
+                && s != "powershell"
+            {
+                return Err(format!(
+                    "`shell` must be \"bash\" or \"powershell\", got {s:?}"
+                ));
             }
             let is_async = match obj.get("async") {
                 None | Some(Value::Null) => false,
@@ -614,14 +615,14 @@ impl HooksConfig {
                         match parse_handler(h, f.source, f.path.as_ref()) {
                             Ok(Some(mut handler)) => {
                                 if let HandlerKind::Http(http) = &mut handler.kind {
-                                    if let Some(allowed) = &url_allow {
-                                        if !allowed.iter().any(|p| glob_match(p, &http.url)) {
-                                            diags.push(diag(
+                                    if let Some(allowed) = &url_allow
+                                        && !allowed.iter().any(|p| glob_match(p, &http.url))
+                                    {
+                                        diags.push(diag(
                                                 format!("{loc}.hooks[{hi}]"),
                                                 format!("http hook URL {:?} is not in allowedHttpHookUrls; skipped", http.url),
                                             ));
-                                            continue;
-                                        }
+                                        continue;
                                     }
                                     if let Some(allowed) = &env_allow {
                                         http.allowed_env_vars.retain(|v| allowed.contains(v));

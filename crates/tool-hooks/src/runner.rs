@@ -346,13 +346,13 @@ impl HookRunner {
         if let Some(server) = &call.mcp_server {
             m.insert("mcp_server".into(), server.clone());
         }
-        if matches!(event, "PostToolUse" | "PostToolUseFailure") {
-            if let Some(d) = call.duration {
-                m.insert(
-                    "duration_ms".into(),
-                    json!(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-                );
-            }
+        if matches!(event, "PostToolUse" | "PostToolUseFailure")
+            && let Some(d) = call.duration
+        {
+            m.insert(
+                "duration_ms".into(),
+                json!(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            );
         }
         m
     }
@@ -415,11 +415,11 @@ impl HookRunner {
         };
         let mut sync = Vec::new();
         for h in handlers {
-            if let HandlerKind::Command(c) = &h.kind {
-                if c.is_async {
-                    self.spawn_async(inner, &job, h);
-                    continue;
-                }
+            if let HandlerKind::Command(c) = &h.kind
+                && c.is_async
+            {
+                self.spawn_async(inner, &job, h);
+                continue;
             }
             sync.push(h);
         }
@@ -561,16 +561,15 @@ impl HookRunner {
             );
         }
         // The event name in hookSpecificOutput must be this event.
-        if let Some(out) = &mut r.output {
-            if let Some(hso) = &out.hook_specific_output {
-                if hso.hook_event_name != event {
-                    r.errors.push(format!(
+        if let Some(out) = &mut r.output
+            && let Some(hso) = &out.hook_specific_output
+            && hso.hook_event_name != event
+        {
+            r.errors.push(format!(
                         "hookSpecificOutput.hookEventName is {:?} but the hook ran for {event}; hookSpecificOutput ignored",
                         hso.hook_event_name
                     ));
-                    out.hook_specific_output = None;
-                }
-            }
+            out.hook_specific_output = None;
         }
         r
     }
@@ -793,14 +792,15 @@ impl HookRunner {
         let can_block = !NON_BLOCKING_EVENTS.contains(&event);
         if let Some(b) = &r.blocking {
             common.blocking_errors.push(msg(self.bound(ctx, b.clone())));
-        } else if let Some(out) = &r.output {
-            if out.decision == Some(TopLevelDecision::Block) && can_block {
-                let reason = out
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "Blocked by hook".to_owned());
-                common.blocking_errors.push(msg(self.bound(ctx, reason)));
-            }
+        } else if let Some(out) = &r.output
+            && out.decision == Some(TopLevelDecision::Block)
+            && can_block
+        {
+            let reason = out
+                .reason
+                .clone()
+                .unwrap_or_else(|| "Blocked by hook".to_owned());
+            common.blocking_errors.push(msg(self.bound(ctx, reason)));
         }
         if let Some(out) = &r.output {
             if let Some(sm) = &out.system_message {
@@ -824,12 +824,14 @@ impl HookRunner {
                 });
             }
         }
-        if let Some(text) = &r.plain_stdout {
-            if STDOUT_IS_CONTEXT.contains(&event) && r.blocking.is_none() && r.output.is_none() {
-                common
-                    .additional_contexts
-                    .push(msg(self.bound(ctx, text.trim_end().to_owned())));
-            }
+        if let Some(text) = &r.plain_stdout
+            && STDOUT_IS_CONTEXT.contains(&event)
+            && r.blocking.is_none()
+            && r.output.is_none()
+        {
+            common
+                .additional_contexts
+                .push(msg(self.bound(ctx, text.trim_end().to_owned())));
         }
     }
 
@@ -936,13 +938,13 @@ impl HookRunner {
                 });
             }
         }
-        if let Some(b) = &mut best {
-            if matches!(
+        if let Some(b) = &mut best
+            && matches!(
                 b.behavior,
                 PermissionDecision::Allow | PermissionDecision::Ask
-            ) {
-                b.updated_input = decided_input;
-            }
+            )
+        {
+            b.updated_input = decided_input;
         }
         out.decision = best;
         out

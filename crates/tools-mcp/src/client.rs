@@ -298,10 +298,10 @@ impl ServerConn {
         if self.shut_down.load(Ordering::SeqCst) {
             return ServerState::ShutDown;
         }
-        if let Some(live) = lock(&self.live).as_ref() {
-            if live.is_dead() {
-                return ServerState::Failed("the connection was lost".into());
-            }
+        if let Some(live) = lock(&self.live).as_ref()
+            && live.is_dead()
+        {
+            return ServerState::Failed("the connection was lost".into());
         }
         lock(&self.state).clone()
     }
@@ -535,10 +535,10 @@ impl ServerConn {
                 self.label()
             )));
         }
-        if let Some(live) = lock(&self.live).clone() {
-            if !live.is_dead() {
-                return Ok(live);
-            }
+        if let Some(live) = lock(&self.live).clone()
+            && !live.is_dead()
+        {
+            return Ok(live);
         }
         let _guard = self.connect_lock.lock().await;
         let current = lock(&self.live).clone();
@@ -822,7 +822,7 @@ fn timeout_message(timeout: Duration) -> String {
 }
 
 pub(crate) fn human_duration(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())

@@ -321,24 +321,24 @@ impl ConfigLoader {
         }
 
         if !self.strict {
-            if let Some(claude_json) = &self.claude_json {
-                if let Some(doc) = read_json(claude_json, false, &mut diags) {
-                    let key = self.project_dir.to_string_lossy().into_owned();
-                    if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
-                        found.extend(self.parse_document(
-                            project,
-                            ConfigScope::Local,
-                            Some(claude_json),
-                            &mut diags,
-                        ));
-                    }
+            if let Some(claude_json) = &self.claude_json
+                && let Some(doc) = read_json(claude_json, false, &mut diags)
+            {
+                let key = self.project_dir.to_string_lossy().into_owned();
+                if let Some(project) = doc.get("projects").and_then(|p| p.get(&key)) {
                     found.extend(self.parse_document(
-                        &doc,
-                        ConfigScope::User,
+                        project,
+                        ConfigScope::Local,
                         Some(claude_json),
                         &mut diags,
                     ));
                 }
+                found.extend(self.parse_document(
+                    &doc,
+                    ConfigScope::User,
+                    Some(claude_json),
+                    &mut diags,
+                ));
             }
             let project_file = self.project_dir.join(".mcp.json");
             if let Some(doc) = read_json(&project_file, false, &mut diags) {

@@ -229,10 +229,10 @@ pub fn map_call_result(
         return Err(ToolError::msg(text));
     }
     let structured_content = raw.get("structuredContent").cloned();
-    if blocks.is_empty() {
-        if let Some(sc) = &structured_content {
-            blocks.push(ContentBlock::text(sc.to_string()));
-        }
+    if blocks.is_empty()
+        && let Some(sc) = &structured_content
+    {
+        blocks.push(ContentBlock::text(sc.to_string()));
     }
     let blocks = apply_token_limit(blocks, max_tokens);
     let content_out = match blocks.as_slice() {

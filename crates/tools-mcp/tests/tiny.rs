@@ -241,10 +241,11 @@ fn processes_with_arg(arg: &str) -> Vec<u32> {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            if cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes()) && common::alive(pid) {
-                found.push(pid);
-            }
+        if let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline"))
+            && cmdline.split(|b| *b == 0).any(|a| a == arg.as_bytes())
+            && common::alive(pid)
+        {
+            found.push(pid);
         }
     }
     found

@@ -128,9 +128,14 @@ impl Session {
         sources.flag_settings = options.settings.clone();
         hook_paths.flag_settings = options.settings.clone();
         hook_paths.project_trusted = trusted;
+        sources.project_trusted = trusted;
 
         let loaded = load_permissions(&sources);
         notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
+        let mut ignored: Vec<String> = Vec::new();
+        if !loaded.untrusted_ignored.is_empty() {
+            ignored.push("its allow rules, additionalDirectories and defaultMode".to_owned());
+        }
         let mut permission = loaded.context.clone();
         if let Some(mode) = mode {
             permission.mode = mode;
@@ -150,7 +155,6 @@ impl Session {
         }
         let (mut servers, mcp_problems) = loader.load();
         notices.extend(mcp_problems.iter().map(ToString::to_string));
-        let mut ignored: Vec<String> = Vec::new();
         if !trusted
             && servers
                 .iter()
@@ -185,7 +189,7 @@ impl Session {
         let hooks = load_hooks(&hook_paths);
         notices.extend(hooks.diagnostics.iter().map(ToString::to_string));
         if !hooks.untrusted_ignored.is_empty() {
-            ignored.insert(0, "its hooks".to_owned());
+            ignored.insert(ignored.len().min(1), "its hooks".to_owned());
         }
         if !ignored.is_empty() {
             notices.push(crate::trust::untrusted_notice(&cwd, &ignored));

@@ -103,6 +103,8 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
     let mode = args.mode.as_deref().map(parse_mode).transpose()?;
 
     let mut sources = SettingsSources::standard(&cwd);
+    // What a session in this folder would apply: its own grants only when it is trusted.
+    sources.project_trusted = crate::trust::is_trusted(&cwd);
     sources.flag_settings.clone_from(&args.settings);
     if let Some(rules) = &args.rules {
         let v: Value =

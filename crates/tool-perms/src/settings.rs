@@ -32,6 +32,13 @@ pub struct SettingsSources {
     /// Extra settings given inline, with the source they count as (the CLI's `--rules` counts
     /// as project settings).
     pub inline: Vec<(RuleSource, Value)>,
+    /// Whether the project directory is trusted. An untrusted project's own files
+    /// (`.claude/settings.json`, `.claude/settings.local.json`) may only restrict: their
+    /// `deny` and `ask` rules apply, everything else (allow rules, `additionalDirectories`,
+    /// `defaultMode`, ...) is ignored and the files are listed in
+    /// [`LoadedPermissions::untrusted_ignored`]. Inline values were given by the user and
+    /// always apply. Default: untrusted.
+    pub project_trusted: bool,
 }
 
 impl SettingsSources {
@@ -331,6 +338,8 @@ pub struct LoadedPermissions {
     pub files: Vec<SettingsFile>,
     /// Problems: unreadable files, invalid JSON, malformed rules (with their file).
     pub diagnostics: Vec<SettingsDiagnostic>,
+    /// Project files of an untrusted project from which grants were ignored.
+    pub untrusted_ignored: Vec<PathBuf>,
 }
 
 impl LoadedPermissions {
@@ -347,6 +356,24 @@ impl LoadedPermissions {
     }
 }
 
+/// Keeps only `permissions.deny` and `permissions.ask` of an untrusted project file; returns
+/// whether anything that grants was dropped.
+fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
+    let mut kept = serde_json::Map::new();
+    let mut dropped = false;
+    if let Some(perms) = value.get("permissions").and_then(Value::as_object) {
+        for (key, v) in perms {
+            if key == "deny" || key == "ask" {
+                kept.insert(key.clone(), v.clone());
+            } else if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) {
+                dropped = true;
+            }
+        }
+    }
+    *value = serde_json::json!({"permissions": kept});
+    dropped
+}
+
 fn rule_list(perms: &Value, key: &str) -> Vec<Value> {
     perms
         .get(key)
@@ -360,7 +387,22 @@ fn rule_list(perms: &Value, key: &str) -> Vec<Value> {
 /// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
 /// settings keeps only managed rules.
 pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
-    let (files, mut diagnostics) = load_settings_files(sources);
+    let (mut files, mut diagnostics) = load_settings_files(sources);
+    let mut untrusted_ignored = Vec::new();
+    if !sources.project_trusted {
+        for file in &mut files {
+            let from_project = matches!(
+                file.source,
+                RuleSource::ProjectSettings | RuleSource::LocalSettings
+            );
+            let Some(path) = file.path.clone().filter(|_| from_project) else {
+                continue;
+            };
+            if restrict_to_deny_and_ask(&mut file.value) {
+                untrusted_ignored.push(path);
+            }
+        }
+    }
     let managed_only = files.iter().any(|f| {
         f.source == RuleSource::PolicySettings
             && f.value
@@ -514,6 +556,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         roots,
         files,
         diagnostics,
+        untrusted_ignored,
     }
 }
 

@@ -453,6 +453,7 @@ async fn settings_precedence_and_sources() {
         managed_dir: Some(managed.clone()),
         flag_settings: vec![flag.display().to_string()],
         inline: vec![],
+        project_trusted: true,
     };
     let loaded = load_permissions(&sources);
     let ctx = &loaded.context;
@@ -593,6 +594,7 @@ fn settings_errors_and_bypass_disable() {
             "/does/not/exist.json".into(),
         ],
         inline: vec![],
+        project_trusted: true,
     };
     let loaded = load_permissions(&sources);
     assert!(loaded.has_errors());
@@ -673,4 +675,50 @@ async fn tool_own_check_is_merged() {
             reason: None
         }
     );
+}
+
+#[test]
+fn an_untrusted_project_may_only_restrict() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"permissions": {
+            "allow": ["Bash"], "deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"],
+            "defaultMode": "bypassPermissions", "additionalDirectories": ["/"]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut sources = SettingsSources::standard_with_env(&proj, |_| None);
+    sources.managed_dir = None;
+    sources.inline = vec![(
+        tool_core::RuleSource::ProjectSettings,
+        json!({"permissions": {"allow": ["Read"]}}),
+    )];
+    let untrusted = load_permissions(&sources);
+    let rules = |v: &[tool_core::SourcedRule]| v.iter().map(|r| r.rule.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        rules(&untrusted.context.allow),
+        ["Read"],
+        "only the explicit inline allow applies"
+    );
+    assert_eq!(rules(&untrusted.context.deny), ["Bash(rm:*)"]);
+    assert_eq!(rules(&untrusted.context.ask), ["Bash(git push:*)"]);
+    assert_eq!(untrusted.context.mode, tool_core::PermissionMode::Default);
+    assert!(untrusted.context.additional_working_directories.is_empty());
+    assert_eq!(
+        untrusted.untrusted_ignored,
+        vec![proj.join(".claude/settings.json")]
+    );
+
+    sources.project_trusted = true;
+    let trusted = load_permissions(&sources);
+    assert!(rules(&trusted.context.allow).contains(&"Bash".to_owned()));
+    assert_eq!(
+        trusted.context.mode,
+        tool_core::PermissionMode::BypassPermissions
+    );
+    assert!(trusted.untrusted_ignored.is_empty());
 }

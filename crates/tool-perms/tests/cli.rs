@@ -6,6 +6,11 @@
 #[allow(dead_code, unreachable_pub)]
 mod permissions;
 
+// `permissions check` reads the workspace trust record, like a session would.
+#[path = "../../../src/trust.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod trust;
+
 mod common;
 
 use clap::Parser;

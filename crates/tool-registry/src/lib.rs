@@ -91,15 +91,28 @@ macro_rules! entry {
 /// The built-in tools in Claude Code's order. Feature-gated entries exist only in builds
 /// with their feature.
 pub const BUILTIN_TOOLS: &[ToolEntry] = &[
+    entry!("TaskOutput", Gate::Always, tools_builtin::TaskOutput),
     entry!("Bash", Gate::Always, tools_builtin::Bash::default()),
     entry!("Glob", Gate::Always, tools_builtin::Glob),
     entry!("Grep", Gate::Always, tools_builtin::Grep),
+    entry!("ExitPlanMode", Gate::Always, tools_builtin::ExitPlanMode),
     entry!("Read", Gate::Always, tools_builtin::Read),
     entry!("Edit", Gate::Always, tools_builtin::Edit),
     entry!("Write", Gate::Always, tools_builtin::Write),
     entry!("NotebookEdit", Gate::Always, tools_builtin::NotebookEdit),
+    entry!("WebFetch", Gate::Always, tools_builtin::WebFetch),
+    entry!("TodoWrite", Gate::Always, tools_builtin::TodoWrite),
+    entry!("TaskStop", Gate::Always, tools_builtin::TaskStop),
+    entry!(
+        "AskUserQuestion",
+        Gate::Always,
+        tools_builtin::AskUserQuestion
+    ),
+    entry!("Skill", Gate::Always, tools_builtin::Skill),
+    entry!("EnterPlanMode", Gate::Always, tools_builtin::EnterPlanMode),
     #[cfg(feature = "proactive")]
     entry!("Sleep", Gate::Feature("proactive"), tools_builtin::Sleep),
+    entry!("ToolSearch", Gate::Always, tools_builtin::ToolSearch),
 ];
 
 /// Every built-in tool of this build whose runtime gate is open, in list order.
@@ -185,17 +198,26 @@ mod tests {
     #[test]
     fn the_profile_has_the_expected_tools() {
         let mut expected = vec![
+            "TaskOutput",
             "Bash",
             "Glob",
             "Grep",
+            "ExitPlanMode",
             "Read",
             "Edit",
             "Write",
             "NotebookEdit",
+            "WebFetch",
+            "TodoWrite",
+            "TaskStop",
+            "AskUserQuestion",
+            "Skill",
+            "EnterPlanMode",
         ];
         if cfg!(feature = "proactive") {
             expected.push("Sleep");
         }
+        expected.push("ToolSearch");
         assert_eq!(names(&all_base_tools()), expected);
         assert_eq!(
             gate_of("Sleep"),
@@ -205,6 +227,29 @@ mod tests {
                 "mcp"
             }
         );
+    }
+
+    #[test]
+    fn deferred_tools_are_announced_and_searchable() {
+        let tools = all_base_tools();
+        let announcement =
+            tools_builtin::tool_search::deferred_tools_announcement(&tools).unwrap_or_default();
+        assert_eq!(
+            announcement,
+            "<available-deferred-tools>\nAskUserQuestion\nEnterPlanMode\nExitPlanMode\n\
+             TaskOutput\nTaskStop\nTodoWrite\nWebFetch\n</available-deferred-tools>"
+        );
+        let index = tools_builtin::tool_search::ToolSearchIndex::build(&tools);
+        assert_eq!(
+            index.search("select:TodoWrite,Read", 5),
+            ["TodoWrite", "Read"]
+        );
+        assert_eq!(
+            index.search("plan", 5)[..2],
+            ["ExitPlanMode", "EnterPlanMode"]
+        );
+        assert_eq!(index.search("bashoutput", 5), Vec::<String>::new());
+        assert_eq!(index.search("select:KillShell", 5), ["TaskStop"]);
     }
 
     #[test]
@@ -219,7 +264,11 @@ mod tests {
     fn pool_is_sorted_and_builtins_win() {
         let builtins = tools(ToolFilter::default(), |_| false);
         // A second "Read" (as an MCP server might shadow it) loses to the built-in.
-        let mcp = vec![(BUILTIN_TOOLS[3].build)(), (BUILTIN_TOOLS[0].build)()];
+        let build = |name: &str| {
+            let entry = BUILTIN_TOOLS.iter().find(|e| e.name == name).unwrap();
+            (entry.build)()
+        };
+        let mcp = vec![build("Read"), build("Bash")];
         let pool = assemble_tool_pool(builtins.clone(), mcp);
         let pool_names = names(&pool);
         let mut sorted = names(&builtins);

@@ -31,7 +31,7 @@ fn generate(root: &Path) {
             seed ^= seed >> 7;
             seed ^= seed << 17;
             body.push_str(words[(seed % 10) as usize]);
-            body.push(if seed % 11 == 0 { '\n' } else { ' ' });
+            body.push(if seed.is_multiple_of(11) { '\n' } else { ' ' });
         }
         if i % 50 == 0 {
             body.push_str(&format!("\nneedle{i} found here\n"));

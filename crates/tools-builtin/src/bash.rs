@@ -80,6 +80,9 @@ pub struct BashOutput {
     pub raw_output_path: Option<String>,
     /// Whether the command printed nothing.
     pub no_output_expected: bool,
+    /// The id of the background task, when `run_in_background` started one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_task_id: Option<String>,
 }
 
 /// Decides whether a command only reads.
@@ -197,9 +200,25 @@ impl TypedTool for Bash {
             _ => DEFAULT_TIMEOUT_MS,
         };
         if input.run_in_background == Some(true) {
-            return Err(ToolError::msg(
-                "run_in_background is not available in this build: run the command in the foreground with a timeout",
-            ));
+            let task = crate::tasks::start_background(
+                &ctx,
+                &input.command,
+                input.description.clone(),
+                input.timeout,
+            )?;
+            return Ok(ToolResult::new(BashOutput {
+                stdout: format!(
+                    "Command running in background with ID: {}. Output is being written to: {}",
+                    task.id,
+                    task.output_file.display()
+                ),
+                stderr: String::new(),
+                interrupted: false,
+                return_code_interpretation: None,
+                raw_output_path: None,
+                no_output_expected: false,
+                background_task_id: Some(task.id),
+            }));
         }
         let run = run_command(
             &input.command,
@@ -461,16 +480,15 @@ impl Capture {
             self.tail = self.memory[self.memory.len().saturating_sub(KEEP_HEAD_TAIL)..].to_vec();
             self.memory.truncate(KEEP_HEAD_TAIL);
         }
-        if let Some(file) = &mut self.spill {
-            if self.spilled_bytes < SPILL_FILE_CAP {
-                let room =
-                    usize::try_from(SPILL_FILE_CAP - self.spilled_bytes).unwrap_or(usize::MAX);
-                let part = &bytes[..bytes.len().min(room)];
-                if let Err(e) = file.write_all(part).await {
-                    self.spill_error = Some(e.to_string());
-                }
-                self.spilled_bytes += part.len() as u64;
+        if let Some(file) = &mut self.spill
+            && self.spilled_bytes < SPILL_FILE_CAP
+        {
+            let room = usize::try_from(SPILL_FILE_CAP - self.spilled_bytes).unwrap_or(usize::MAX);
+            let part = &bytes[..bytes.len().min(room)];
+            if let Err(e) = file.write_all(part).await {
+                self.spill_error = Some(e.to_string());
             }
+            self.spilled_bytes += part.len() as u64;
         }
         self.tail.extend_from_slice(bytes);
         if self.tail.len() > 2 * KEEP_HEAD_TAIL {
@@ -626,6 +644,7 @@ fn finish(
         interrupted,
         return_code_interpretation: interpretation.map(str::to_owned),
         raw_output_path,
+        background_task_id: None,
     };
     let result = ToolResult::new(output);
     Ok(match new_cwd {

@@ -167,13 +167,14 @@ impl TypedTool for Edit {
                 4,
             ));
         }
-        if let Some(bytes) = &bytes {
-            if input.old_string.is_empty() && !String::from_utf8_lossy(bytes).trim().is_empty() {
-                return Err(ValidationError::with_code(
-                    "Cannot create new file - file already exists.",
-                    3,
-                ));
-            }
+        if let Some(bytes) = &bytes
+            && input.old_string.is_empty()
+            && !String::from_utf8_lossy(bytes).trim().is_empty()
+        {
+            return Err(ValidationError::with_code(
+                "Cannot create new file - file already exists.",
+                3,
+            ));
         }
         if path
             .extension()

@@ -363,21 +363,21 @@ struct Collector<'a> {
 impl ParallelVisitor for Collector<'_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
         self.seen = self.seen.wrapping_add(1);
-        if self.seen % 128 == 0
+        if self.seen.is_multiple_of(128)
             && (self.started.elapsed() > self.timeout || self.cancel.is_cancelled())
         {
             self.timed_out.store(true, Ordering::Relaxed);
             return WalkState::Quit;
         }
-        if let Ok(entry) = entry {
-            if entry.file_type().is_some_and(|t| t.is_file()) {
-                let mtime = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                self.local.push((mtime, entry.into_path()));
-            }
+        if let Ok(entry) = entry
+            && entry.file_type().is_some_and(|t| t.is_file())
+        {
+            let mtime = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            self.local.push((mtime, entry.into_path()));
         }
         WalkState::Continue
     }

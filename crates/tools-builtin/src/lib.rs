@@ -1,6 +1,11 @@
 //! Toolwright's built-in tools, with Claude Code's names, input fields, refusal texts and
 //! output shapes: the file and search tools [`Read`], [`Write`], [`Edit`], [`Glob`],
-//! [`Grep`] and [`NotebookEdit`], and the shell tool [`Bash`].
+//! [`Grep`] and [`NotebookEdit`]; the shell tool [`Bash`] with its background tasks
+//! ([`tasks`], read by [`TaskOutput`], ended by [`TaskStop`]); [`WebFetch`]; the session
+//! tools [`TodoWrite`], [`AskUserQuestion`], [`EnterPlanMode`], [`ExitPlanMode`] and
+//! [`Skill`]; and [`ToolSearch`], which loads deferred tools
+//! ([`tool_search::deferred_tools_announcement`] renders the `<available-deferred-tools>`
+//! announcement).
 //!
 //! Each tool is a unit struct implementing [`tool_core::TypedTool`] in its own module;
 //! [`file_tools`] returns them all, ready for a registry. Searching runs on ripgrep's own
@@ -54,8 +59,11 @@ use std::sync::Arc;
 
 use tool_core::Tool;
 
+pub mod ask_user_question;
 pub mod bash;
 pub mod edit;
+pub mod enter_plan_mode;
+pub mod exit_plan_mode;
 mod fsutil;
 pub mod glob;
 pub mod grep;
@@ -63,19 +71,35 @@ mod notebook;
 pub mod notebook_edit;
 mod patch;
 pub mod read;
+pub mod skill;
 #[cfg(feature = "proactive")]
 pub mod sleep;
+pub mod task_output;
+pub mod task_stop;
+pub mod tasks;
+pub mod todo_write;
+pub mod tool_search;
+pub mod web_fetch;
 pub mod write;
 
+pub use ask_user_question::AskUserQuestion;
 pub use bash::Bash;
 pub use edit::Edit;
+pub use enter_plan_mode::EnterPlanMode;
+pub use exit_plan_mode::ExitPlanMode;
 pub use glob::Glob;
 pub use grep::Grep;
 pub use notebook_edit::NotebookEdit;
 pub use patch::Hunk;
 pub use read::Read;
+pub use skill::Skill;
 #[cfg(feature = "proactive")]
 pub use sleep::Sleep;
+pub use task_output::TaskOutput;
+pub use task_stop::TaskStop;
+pub use todo_write::TodoWrite;
+pub use tool_search::ToolSearch;
+pub use web_fetch::WebFetch;
 pub use write::Write;
 
 /// All file and search tools, in Claude Code's order.

@@ -362,21 +362,20 @@ fn read_blocking(
     let limit = input.limit.map(to_usize);
     let mtime = mtime_ms(&meta);
     let cache = ctx.file_state();
-    if let Some(entry) = cache.get(path) {
-        if !entry.is_partial_view
-            && entry.offset == Some(offset)
-            && entry.limit == limit
-            && entry.mtime_ms == mtime
-        {
-            return Ok(ReadOutput {
-                data: ReadData::FileUnchanged {
-                    file: UnchangedFile {
-                        file_path: path.to_path_buf(),
-                    },
+    if let Some(entry) = cache.get(path)
+        && !entry.is_partial_view
+        && entry.offset == Some(offset)
+        && entry.limit == limit
+        && entry.mtime_ms == mtime
+    {
+        return Ok(ReadOutput {
+            data: ReadData::FileUnchanged {
+                file: UnchangedFile {
+                    file_path: path.to_path_buf(),
                 },
-                model_content: ToolResultContent::Text(FILE_UNCHANGED_MESSAGE.to_owned()),
-            });
-        }
+            },
+            model_content: ToolResultContent::Text(FILE_UNCHANGED_MESSAGE.to_owned()),
+        });
     }
     if ext == "ipynb" {
         return read_notebook(path, &meta, ctx);
@@ -756,7 +755,7 @@ fn stream_lines(
             first = false;
             collector.feed(body);
             chunks += 1;
-            if chunks % 64 == 0 && cancel.is_cancelled() {
+            if chunks.is_multiple_of(64) && cancel.is_cancelled() {
                 return Err(ToolError::Cancelled(None));
             }
         }

@@ -1,0 +1,125 @@
+//! EnterPlanMode: switches the permission mode to `plan` through a context modifier
+//! (Claude Code's `EnterPlanModeTool`), remembering the mode it leaves ([`PlanModeState`] in
+//! the app state) for [`ExitPlanMode`](crate::ExitPlanMode) to restore.
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    MaxResultSize, PermissionMode, ProgressSender, ToolError, ToolResult, ToolResultContent,
+    ToolUseContext, TypedTool, ValidationError, async_trait,
+};
+
+/// The mode to return to when plan mode ends. Kept in
+/// [`ToolUseContext::app_state`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanModeState {
+    /// The mode that was active when EnterPlanMode ran.
+    pub pre_plan_mode: Option<PermissionMode>,
+}
+
+/// The context modifier's effect: `ctx` with permission mode `mode`.
+pub(crate) fn with_mode(ctx: ToolUseContext, mode: PermissionMode) -> ToolUseContext {
+    let mut permission = ctx.permission().clone();
+    permission.mode = mode;
+    ctx.with_permission(permission)
+}
+
+/// Input of EnterPlanMode (no fields).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EnterPlanModeInput {}
+
+/// Output of EnterPlanMode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnterPlanModeOutput {
+    /// A confirmation.
+    pub message: String,
+}
+
+/// The text the model sees after entering plan mode.
+pub const ENTERED_PLAN_MODE: &str = "Entered plan mode. You should now focus on exploring the codebase and designing an implementation approach.
+
+In plan mode, you should:
+1. Thoroughly explore the codebase to understand existing patterns
+2. Identify similar features and architectural approaches
+3. Consider multiple approaches and their trade-offs
+4. Use AskUserQuestion if you need to clarify the approach
+5. Design a concrete implementation strategy
+6. When ready, use ExitPlanMode to present your plan for approval
+
+Remember: DO NOT write or edit any files yet. This is a read-only exploration and planning phase.";
+
+/// The EnterPlanMode tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnterPlanMode;
+
+#[async_trait]
+impl TypedTool for EnterPlanMode {
+    type Input = EnterPlanModeInput;
+    type Output = EnterPlanModeOutput;
+    const NAME: &'static str = "EnterPlanMode";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Requests permission to enter plan mode for complex tasks requiring exploration and design"
+            .into()
+    }
+
+    fn prompt(&self) -> Cow<'_, str> {
+        "Use this tool when you are about to start a non-trivial implementation task and want to explore the codebase and design an approach before writing code. In plan mode you can only read and search; use ExitPlanMode to present the plan for the user's approval.".into()
+    }
+
+    fn search_hint(&self) -> Option<&str> {
+        Some("switch to read-only planning mode")
+    }
+
+    fn should_defer(&self) -> bool {
+        true
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn is_concurrency_safe(&self, _input: &EnterPlanModeInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &EnterPlanModeInput) -> bool {
+        true
+    }
+
+    async fn validate_input(
+        &self,
+        _input: &EnterPlanModeInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        if ctx.agent().is_some() {
+            return Err(ValidationError::new(
+                "EnterPlanMode tool cannot be used in agent contexts",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn call(
+        &self,
+        _input: EnterPlanModeInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<EnterPlanModeOutput>, ToolError> {
+        let current = ctx.permission().mode;
+        if current != PermissionMode::Plan {
+            ctx.app_state().set(PlanModeState {
+                pre_plan_mode: Some(current),
+            });
+        }
+        Ok(ToolResult::new(EnterPlanModeOutput {
+            message: "Entered plan mode".to_owned(),
+        })
+        .with_context_modifier(|ctx| with_mode(ctx, PermissionMode::Plan)))
+    }
+
+    fn to_content(&self, _output: &EnterPlanModeOutput) -> ToolResultContent {
+        ToolResultContent::Text(ENTERED_PLAN_MODE.to_owned())
+    }
+}

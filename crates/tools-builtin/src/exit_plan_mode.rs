@@ -1,0 +1,178 @@
+//! ExitPlanMode: asks the user to approve the plan and restores the mode that was active
+//! before plan mode, through a context modifier (Claude Code's `ExitPlanModeV2Tool`).
+//!
+//! It needs the user's approval (`requires_user_interaction`, and an `ask` permission
+//! result). The mode restored is the one [`EnterPlanMode`](crate::EnterPlanMode) remembered
+//! (`default` when none was). The plan itself is read from the input's passthrough `plan`
+//! field (as hooks inject it) or from the file named by `planFilePath`.
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tool_core::{
+    MaxResultSize, PermissionMode, PermissionResult, ProgressSender, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError, async_trait,
+};
+
+use crate::enter_plan_mode::{PlanModeState, with_mode};
+
+/// A prompt-based permission ExitPlanMode asks for (deprecated in Claude Code 2.1).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AllowedPrompt {
+    /// The tool the permission applies to (only "Bash")
+    pub tool: String,
+    /// A description of the commands to allow (e.g. "run tests")
+    pub prompt: String,
+}
+
+/// Input of ExitPlanMode. Unknown keys pass through (Claude Code's passthrough object):
+/// hooks inject `plan` and `planFilePath`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExitPlanModeInput {
+    /// Prompt-based permissions needed to implement the plan (deprecated)
+    #[serde(rename = "allowedPrompts")]
+    pub allowed_prompts: Option<Vec<AllowedPrompt>>,
+    /// Every other key, as given.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub extra: Map<String, Value>,
+}
+
+/// Output of ExitPlanMode (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExitPlanModeOutput {
+    /// The approved plan, when there is one.
+    pub plan: Option<String>,
+    /// Whether the call ran in a sub-agent.
+    #[serde(rename = "isAgent")]
+    pub is_agent: bool,
+    /// Where the plan is saved.
+    #[serde(rename = "filePath", skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+}
+
+/// The ExitPlanMode tool. Requires the user's interaction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExitPlanMode;
+
+#[async_trait]
+impl TypedTool for ExitPlanMode {
+    type Input = ExitPlanModeInput;
+    type Output = ExitPlanModeOutput;
+    const NAME: &'static str = "ExitPlanMode";
+    const DENY_UNKNOWN_FIELDS: bool = false;
+
+    fn description(&self) -> Cow<'_, str> {
+        "Prompts the user to exit plan mode and start coding".into()
+    }
+
+    fn prompt(&self) -> Cow<'_, str> {
+        "Use this tool when you are in plan mode and have finished writing your plan and are ready for the user's approval. The user sees the plan and decides whether you may start implementing it. Only use it for tasks that require planning the implementation steps of a task that requires writing code.".into()
+    }
+
+    fn search_hint(&self) -> Option<&str> {
+        Some("present the plan for approval and start coding")
+    }
+
+    fn should_defer(&self) -> bool {
+        true
+    }
+
+    fn requires_user_interaction(&self) -> bool {
+        true
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn is_concurrency_safe(&self, _input: &ExitPlanModeInput) -> bool {
+        true
+    }
+
+    async fn validate_input(
+        &self,
+        input: &ExitPlanModeInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        if ctx.permission().mode != PermissionMode::Plan {
+            return Err(ValidationError::new(
+                "You are not in plan mode. This tool is only for exiting plan mode after writing a plan. If your plan was already approved, continue with implementation.",
+            ));
+        }
+        if let Some(bad) = input
+            .allowed_prompts
+            .iter()
+            .flatten()
+            .find(|p| p.tool != "Bash")
+        {
+            return Err(ValidationError::new(format!(
+                "allowedPrompts only supports the tool \"Bash\", not \"{}\"",
+                bad.tool
+            )));
+        }
+        Ok(())
+    }
+
+    async fn check_permissions(
+        &self,
+        _input: &ExitPlanModeInput,
+        _ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        PermissionResult::ask("Exit plan mode?")
+    }
+
+    async fn call(
+        &self,
+        input: ExitPlanModeInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<ExitPlanModeOutput>, ToolError> {
+        let file_path = input
+            .extra
+            .get("planFilePath")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let plan = match (input.extra.get("plan").and_then(Value::as_str), &file_path) {
+            (Some(plan), _) => Some(plan.to_owned()),
+            (None, Some(path)) => {
+                let path = ctx.resolve_path(path);
+                match tokio::fs::read_to_string(&path).await {
+                    Ok(text) => Some(text),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(ToolError::io(path, e)),
+                }
+            }
+            (None, None) => None,
+        };
+        let restore = ctx
+            .app_state()
+            .set(PlanModeState::default())
+            .and_then(|s| s.pre_plan_mode)
+            .filter(|m| *m != PermissionMode::Plan)
+            .unwrap_or_default();
+        Ok(ToolResult::new(ExitPlanModeOutput {
+            plan: plan.filter(|p| !p.trim().is_empty()),
+            is_agent: ctx.agent().is_some(),
+            file_path,
+        })
+        .with_context_modifier(move |ctx| with_mode(ctx, restore)))
+    }
+
+    fn to_content(&self, output: &ExitPlanModeOutput) -> ToolResultContent {
+        let text = match (&output.plan, output.is_agent) {
+            (_, true) => "User has approved the plan. There is nothing else needed from you now. Please respond with \"ok\"".to_owned(),
+            (None, false) => "User has approved exiting plan mode. You can now proceed.".to_owned(),
+            (Some(plan), false) => {
+                let saved = output.file_path.as_ref().map_or_else(String::new, |p| {
+                    format!("Your plan has been saved to: {p}\nYou can refer back to it if needed during implementation.\n\n")
+                });
+                format!(
+                    "User has approved your plan. You can now start coding. Start with updating your todo list if applicable\n\n{saved}## Approved Plan:\n{plan}"
+                )
+            }
+        };
+        ToolResultContent::Text(text)
+    }
+}

@@ -1,0 +1,183 @@
+//! TaskOutput: reads a background task's new output, optionally waiting for it to end
+//! (Claude Code's `TaskOutputTool`, formerly `BashOutput`).
+use std::borrow::Cow;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    MaxResultSize, ProgressSender, ToolError, ToolResult, ToolResultContent, ToolUseContext,
+    TypedTool, async_trait,
+};
+
+use crate::tasks::{TaskStatus, task_registry};
+
+/// Longest wait, in milliseconds; larger values are reduced to it.
+pub const MAX_WAIT_MS: u64 = 600_000;
+/// Bytes of new output returned at most; the end is kept.
+pub const MAX_OUTPUT_BYTES: u64 = 30_000;
+
+/// Input of the TaskOutput tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskOutputInput {
+    /// The task ID to get output from
+    pub task_id: String,
+    /// Whether to wait for completion
+    pub block: bool,
+    /// Max wait time in ms
+    pub timeout: f64,
+}
+
+/// Output of the TaskOutput tool (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskOutputOutput {
+    /// `success` (ended), `timeout` (still running after the wait) or `not_ready` (running,
+    /// no wait asked).
+    pub retrieval_status: String,
+    /// The task.
+    pub task: TaskOutputTask,
+}
+
+/// The task part of [`TaskOutputOutput`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskOutputTask {
+    /// The task id.
+    pub task_id: String,
+    /// Always `local_bash`.
+    pub task_type: String,
+    /// `running`, `completed`, `failed` or `killed`.
+    pub status: String,
+    /// The command's description, else the command.
+    pub description: String,
+    /// Output written since the previous read.
+    pub output: String,
+    /// The exit code, once exited.
+    #[serde(rename = "exitCode", skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why the task was killed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The TaskOutput tool (aliases `BashOutput`, `BashOutputTool`, `AgentOutputTool`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskOutput;
+
+#[async_trait]
+impl TypedTool for TaskOutput {
+    type Input = TaskOutputInput;
+    type Output = TaskOutputOutput;
+    const NAME: &'static str = "TaskOutput";
+    const ALIASES: &'static [&'static str] = &["BashOutput", "BashOutputTool", "AgentOutputTool"];
+
+    fn description(&self) -> Cow<'_, str> {
+        "Retrieves output from a running or completed background task".into()
+    }
+
+    fn prompt(&self) -> Cow<'_, str> {
+        "- Retrieves output from a running or completed background task (a background shell)\n\
+- Takes a task_id parameter identifying the task\n\
+- Returns the output written since the last read, with the task's status\n\
+- Use block=true to wait for the task to finish, up to timeout milliseconds\n\
+- Use block=false for a non-blocking check of the current status\n\
+- Task IDs are returned by Bash when run_in_background is set"
+            .into()
+    }
+
+    fn search_hint(&self) -> Option<&str> {
+        Some("read background shell task output")
+    }
+
+    fn should_defer(&self) -> bool {
+        true
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn is_concurrency_safe(&self, _input: &TaskOutputInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &TaskOutputInput) -> bool {
+        true
+    }
+
+    async fn call(
+        &self,
+        input: TaskOutputInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<TaskOutputOutput>, ToolError> {
+        let registry = task_registry(&ctx);
+        let missing = || ToolError::msg(format!("No task found with ID: {}", input.task_id));
+        let mut task = registry.get(&input.task_id).ok_or_else(missing)?;
+        if input.block && task.status == TaskStatus::Running {
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped to 0..=MAX first"
+            )]
+            let ms = if input.timeout.is_finite() {
+                input.timeout.clamp(0.0, MAX_WAIT_MS as f64) as u64
+            } else {
+                MAX_WAIT_MS
+            };
+            let wait = registry.wait(&input.task_id, Duration::from_millis(ms));
+            task = tokio::select! {
+                t = wait => t.ok_or_else(missing)?,
+                () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+            };
+        }
+        let (mut output, skipped) = registry
+            .read_new_output(&input.task_id, MAX_OUTPUT_BYTES)
+            .ok_or_else(missing)?;
+        if skipped {
+            output = format!(
+                "[earlier output skipped; the full output is in {}]\n{output}",
+                task.output_file.display()
+            );
+        }
+        let retrieval_status = match (task.status, input.block) {
+            (TaskStatus::Running, true) => "timeout",
+            (TaskStatus::Running, false) => "not_ready",
+            _ => "success",
+        };
+        Ok(ToolResult::new(TaskOutputOutput {
+            retrieval_status: retrieval_status.to_owned(),
+            task: TaskOutputTask {
+                task_id: task.id,
+                task_type: "local_bash".to_owned(),
+                status: task.status.as_str().to_owned(),
+                description: task.description.unwrap_or(task.command),
+                output,
+                exit_code: task.exit_code,
+                error: task.kill_reason.map(|r| format!("Task was killed: {r}")),
+            },
+        }))
+    }
+
+    fn to_content(&self, output: &TaskOutputOutput) -> ToolResultContent {
+        let t = &output.task;
+        let mut parts = vec![
+            format!(
+                "<retrieval_status>{}</retrieval_status>",
+                output.retrieval_status
+            ),
+            format!("<task_id>{}</task_id>", t.task_id),
+            format!("<task_type>{}</task_type>", t.task_type),
+            format!("<status>{}</status>", t.status),
+        ];
+        if let Some(code) = t.exit_code {
+            parts.push(format!("<exit_code>{code}</exit_code>"));
+        }
+        if !t.output.trim().is_empty() {
+            parts.push(format!("<output>\n{}\n</output>", t.output.trim_end()));
+        }
+        if let Some(error) = &t.error {
+            parts.push(format!("<error>{error}</error>"));
+        }
+        ToolResultContent::Text(parts.join("\n\n"))
+    }
+}

@@ -1,0 +1,383 @@
+//! Background tasks: shell commands started by Bash's `run_in_background`, owned by a
+//! [`TaskRegistry`] kept in the context's app state, read by
+//! [`TaskOutput`](crate::TaskOutput) and ended by [`TaskStop`](crate::TaskStop).
+//!
+//! A task runs `bash -c` (or `sh -c`) in its own process group with stdout and stderr both
+//! appended to one output file (the session's results directory, else the temp directory,
+//! under `tasks/<id>.output`), so a task's output never sits in memory. Its whole process
+//! group is killed (SIGTERM, then SIGKILL after [`KILL_GRACE`]) when
+//! it is stopped, when its lifetime ends (default [`BACKGROUND_DEFAULT_MS`], at most
+//! [`BACKGROUND_MAX_MS`]), when its output passes [`KILL_CAP`], and
+//! (SIGKILL at once) when the last handle of its registry is dropped. When the command itself
+//! exits, what it left in its group is killed too.
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::process::Command;
+use tokio::sync::{Notify, watch};
+use tool_core::{ToolError, ToolUseContext};
+
+use crate::bash::{KILL_CAP, KILL_GRACE};
+
+/// Default lifetime of a background task, in milliseconds.
+pub const BACKGROUND_DEFAULT_MS: u64 = 1_800_000;
+/// Longest lifetime of a background task, in milliseconds; larger values are reduced to it.
+pub const BACKGROUND_MAX_MS: u64 = 7_200_000;
+
+/// The state of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Still running.
+    Running,
+    /// Exited with code 0.
+    Completed,
+    /// Exited with another code, or could not be waited for.
+    Failed,
+    /// Killed: stopped, out of lifetime, or past the output cap.
+    Killed,
+}
+
+impl TaskStatus {
+    /// The name shown to the model (`running`, `completed`, `failed`, `killed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Killed => "killed",
+        }
+    }
+}
+
+/// A copy of a task's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSnapshot {
+    /// The task id (`b` and eight characters).
+    pub id: String,
+    /// The command.
+    pub command: String,
+    /// The description given with the command, if any.
+    pub description: Option<String>,
+    /// Where the output is written.
+    pub output_file: PathBuf,
+    /// The process group (the shell's pid).
+    pub pgid: i32,
+    /// The state.
+    pub status: TaskStatus,
+    /// The exit code, once exited normally.
+    pub exit_code: Option<i32>,
+    /// Why it was killed, when it was.
+    pub kill_reason: Option<String>,
+}
+
+#[derive(Debug)]
+struct TaskState {
+    id: String,
+    command: String,
+    description: Option<String>,
+    output_file: PathBuf,
+    pgid: i32,
+    inner: Mutex<Progress>,
+    stop: Notify,
+    done: watch::Sender<bool>,
+}
+
+#[derive(Debug, Default)]
+struct Progress {
+    status: Option<TaskStatus>,
+    exit_code: Option<i32>,
+    kill_reason: Option<String>,
+    /// Bytes of the output file already returned by TaskOutput.
+    read_offset: u64,
+}
+
+impl TaskState {
+    fn snapshot(&self) -> TaskSnapshot {
+        let p = lock(&self.inner);
+        TaskSnapshot {
+            id: self.id.clone(),
+            command: self.command.clone(),
+            description: self.description.clone(),
+            output_file: self.output_file.clone(),
+            pgid: self.pgid,
+            status: p.status.unwrap_or(TaskStatus::Running),
+            exit_code: p.exit_code,
+            kill_reason: p.kill_reason.clone(),
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        lock(&self.inner).status.is_none()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[derive(Debug, Default)]
+struct RegistryInner {
+    tasks: Mutex<HashMap<String, Arc<TaskState>>>,
+}
+
+impl Drop for RegistryInner {
+    fn drop(&mut self) {
+        let tasks = self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for task in tasks.values() {
+            if task.is_running() {
+                kill_group(task.pgid, true);
+            }
+        }
+    }
+}
+
+/// The background tasks of a session. Cheap to clone (all clones share the tasks); when the
+/// last clone is dropped every task still running is killed with its process group.
+#[derive(Debug, Clone, Default)]
+pub struct TaskRegistry {
+    inner: Arc<RegistryInner>,
+}
+
+/// The registry of the context's session, created on first use in its app state.
+pub fn task_registry(ctx: &ToolUseContext) -> TaskRegistry {
+    ctx.app_state().update::<TaskRegistry, _>(|r| r.clone())
+}
+
+fn kill_group(pgid: i32, hard: bool) {
+    let signal = if hard {
+        nix::sys::signal::Signal::SIGKILL
+    } else {
+        nix::sys::signal::Signal::SIGTERM
+    };
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+}
+
+static TASK_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh task id: `b` and eight lower-case base-36 characters (Claude Code's shape).
+fn new_task_id() -> String {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(TASK_COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    let mut n = hasher.finish();
+    let mut id = String::from("b");
+    for _ in 0..8 {
+        let digit = u32::try_from(n % 36).unwrap_or(0);
+        id.push(char::from_digit(digit, 36).unwrap_or('0'));
+        n /= 36;
+    }
+    id
+}
+
+fn shell() -> &'static str {
+    if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
+        "bash"
+    } else {
+        "sh"
+    }
+}
+
+impl TaskRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts `command` in the background in `cwd`, its output going to a file under
+    /// `output_dir/tasks/`; it is killed after `lifetime`. Must run inside a Tokio runtime.
+    pub fn spawn(
+        &self,
+        command: &str,
+        description: Option<String>,
+        cwd: &Path,
+        output_dir: &Path,
+        lifetime: Duration,
+    ) -> Result<TaskSnapshot, ToolError> {
+        let id = new_task_id();
+        let dir = output_dir.join("tasks");
+        std::fs::create_dir_all(&dir).map_err(|e| ToolError::io(&dir, e))?;
+        let output_file = dir.join(format!("{id}.output"));
+        let out =
+            std::fs::File::create(&output_file).map_err(|e| ToolError::io(&output_file, e))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| ToolError::io(&output_file, e))?;
+        let mut child = Command::new(shell())
+            .arg("-c")
+            .arg(command)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
+        let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
+            return Err(ToolError::msg("The background command exited at once"));
+        };
+        let (done, _) = watch::channel(false);
+        let task = Arc::new(TaskState {
+            id: id.clone(),
+            command: command.to_owned(),
+            description,
+            output_file,
+            pgid,
+            inner: Mutex::new(Progress::default()),
+            stop: Notify::new(),
+            done,
+        });
+        lock(&self.inner.tasks).insert(id, Arc::clone(&task));
+        let watched = Arc::clone(&task);
+        tokio::spawn(async move {
+            let task = watched;
+            let deadline = tokio::time::sleep(lifetime);
+            tokio::pin!(deadline);
+            let mut size_check = tokio::time::interval(Duration::from_secs(1));
+            let reason = loop {
+                tokio::select! {
+                    status = child.wait() => {
+                        // Whatever the command left in its group goes with it.
+                        kill_group(task.pgid, true);
+                        let code = status.ok().and_then(|s| s.code());
+                        let mut p = lock(&task.inner);
+                        p.exit_code = code;
+                        p.status = Some(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed });
+                        break None;
+                    }
+                    () = &mut deadline => break Some(format!("its lifetime of {} ms ended", lifetime.as_millis())),
+                    () = task.stop.notified() => break Some("stopped".to_owned()),
+                    _ = size_check.tick() => {
+                        let size = std::fs::metadata(&task.output_file).map_or(0, |m| m.len());
+                        if size > KILL_CAP {
+                            break Some(format!("its output passed {KILL_CAP} bytes"));
+                        }
+                    }
+                }
+            };
+            if let Some(reason) = reason {
+                kill_group(task.pgid, false);
+                if tokio::time::timeout(KILL_GRACE, child.wait())
+                    .await
+                    .is_err()
+                {
+                    kill_group(task.pgid, true);
+                    let _ = child.wait().await;
+                }
+                kill_group(task.pgid, true);
+                let mut p = lock(&task.inner);
+                p.status = Some(TaskStatus::Killed);
+                p.kill_reason = Some(reason);
+            }
+            task.done.send_replace(true);
+        });
+        Ok(task.snapshot())
+    }
+
+    fn task(&self, id: &str) -> Option<Arc<TaskState>> {
+        lock(&self.inner.tasks).get(id).cloned()
+    }
+
+    /// A copy of task `id`'s state.
+    pub fn get(&self, id: &str) -> Option<TaskSnapshot> {
+        self.task(id).map(|t| t.snapshot())
+    }
+
+    /// Every task, in no particular order.
+    pub fn list(&self) -> Vec<TaskSnapshot> {
+        lock(&self.inner.tasks)
+            .values()
+            .map(|t| t.snapshot())
+            .collect()
+    }
+
+    /// Waits until task `id` has ended or `timeout` passes; returns its state then.
+    pub async fn wait(&self, id: &str, timeout: Duration) -> Option<TaskSnapshot> {
+        let task = self.task(id)?;
+        let mut done = task.done.subscribe();
+        let _ = tokio::time::timeout(timeout, done.wait_for(|d| *d)).await;
+        Some(task.snapshot())
+    }
+
+    /// Stops task `id` and waits until its process group is gone. Errors when there is no
+    /// such task or it is not running.
+    pub async fn stop(&self, id: &str) -> Result<TaskSnapshot, ToolError> {
+        let task = self
+            .task(id)
+            .ok_or_else(|| ToolError::msg(format!("No task found with ID: {id}")))?;
+        let snapshot = task.snapshot();
+        if snapshot.status != TaskStatus::Running {
+            return Err(ToolError::msg(format!(
+                "Task {id} is not running (status: {})",
+                snapshot.status.as_str()
+            )));
+        }
+        let mut done = task.done.subscribe();
+        task.stop.notify_one();
+        let _ = tokio::time::timeout(KILL_GRACE * 2, done.wait_for(|d| *d)).await;
+        Ok(task.snapshot())
+    }
+
+    /// The output of task `id` written since the last call (at most `max_bytes`; the end is
+    /// kept when there is more), and whether anything was skipped.
+    pub fn read_new_output(&self, id: &str, max_bytes: u64) -> Option<(String, bool)> {
+        use std::io::{Read, Seek, SeekFrom};
+        let task = self.task(id)?;
+        let mut p = lock(&task.inner);
+        let Ok(mut file) = std::fs::File::open(&task.output_file) else {
+            return Some((String::new(), false));
+        };
+        let len = file.metadata().map_or(0, |m| m.len());
+        let start = p.read_offset.max(len.saturating_sub(max_bytes));
+        let skipped = start > p.read_offset;
+        let mut buf = Vec::new();
+        if file.seek(SeekFrom::Start(start)).is_ok() {
+            let _ = file.take(len - start).read_to_end(&mut buf);
+        }
+        p.read_offset = start + buf.len() as u64;
+        Some((String::from_utf8_lossy(&buf).into_owned(), skipped))
+    }
+}
+
+/// Starts a background task for Bash: the lifetime is `timeout_ms` (default
+/// [`BACKGROUND_DEFAULT_MS`], reduced to [`BACKGROUND_MAX_MS`]).
+pub(crate) fn start_background(
+    ctx: &ToolUseContext,
+    command: &str,
+    description: Option<String>,
+    timeout_ms: Option<f64>,
+) -> Result<TaskSnapshot, ToolError> {
+    let ms = match timeout_ms {
+        Some(t) if t.is_finite() && t > 0.0 => {
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped to 1..=MAX first"
+            )]
+            let ms = t.clamp(1.0, BACKGROUND_MAX_MS as f64) as u64;
+            ms
+        }
+        _ => BACKGROUND_DEFAULT_MS,
+    };
+    let dir = ctx
+        .results_dir()
+        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    task_registry(ctx).spawn(
+        command,
+        description,
+        ctx.cwd(),
+        &dir,
+        Duration::from_millis(ms),
+    )
+}

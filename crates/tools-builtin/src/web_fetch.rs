@@ -1,0 +1,564 @@
+//! WebFetch: fetches a URL, converts HTML to Markdown, and applies the prompt to it (Claude
+//! Code's `WebFetchTool`).
+//!
+//! - The URL must be `http`/`https`, at most [`MAX_URL_LENGTH`] characters, without user
+//!   name or password, with a dotted host name (or `localhost`). `http` is upgraded to
+//!   `https`, except for loopback hosts (`localhost`, `127.0.0.0/8`, `::1`).
+//! - Redirects are followed (up to [`MAX_REDIRECTS`]) only within the same host (adding or
+//!   removing `www.`), scheme and port; a redirect elsewhere is returned as text telling the
+//!   model which URL to fetch instead.
+//! - The body is read up to [`WebFetchLimits::max_bytes`] (10 MiB) within
+//!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
+//!   HTML becomes Markdown (`htmd`), other text is kept as it is, binary content is described,
+//!   not shown.
+//! - Fetched pages are kept for 15 minutes in a process-wide LRU cache (by URL).
+//! - The prompt is applied by a host-supplied model ([`WebFetchModel`] in the app state);
+//!   without one the Markdown itself is returned, from `offset`, cut at
+//!   [`MAX_MARKDOWN_CHARS`] with a note saying how to read on.
+//! - Permission rules match the URL (`WebFetch(domain:host)` rules).
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use lru::LruCache;
+/// The URL type of [`prepare_url`] and [`is_permitted_redirect`].
+pub use reqwest::Url;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    MaxResultSize, PermissionSubject, ProgressSender, ToolError, ToolResult, ToolResultContent,
+    ToolUseContext, TypedTool, ValidationError, async_trait,
+};
+
+/// Longest URL accepted.
+pub const MAX_URL_LENGTH: usize = 2000;
+/// Most redirects followed within one host.
+pub const MAX_REDIRECTS: usize = 10;
+/// Characters of Markdown returned per call when no model applies the prompt.
+pub const MAX_MARKDOWN_CHARS: usize = 100_000;
+/// How long a fetched page stays cached.
+pub const CACHE_TTL: Duration = Duration::from_secs(15 * 60);
+/// How many pages the cache keeps.
+pub const CACHE_ENTRIES: usize = 128;
+
+/// Size and time limits of a fetch. The defaults are Claude Code's; a host (or a test) may
+/// put other limits in the app state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebFetchLimits {
+    /// Time for the whole fetch (connection, redirects, body).
+    pub timeout: Duration,
+    /// Largest body read.
+    pub max_bytes: u64,
+}
+
+impl Default for WebFetchLimits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            max_bytes: 10 * 1024 * 1024,
+        }
+    }
+}
+
+/// A model that applies a WebFetch prompt to a page's Markdown (Claude Code runs a small
+/// model). Put one in the app state as [`WebFetchModelHook`].
+#[async_trait]
+pub trait WebFetchModel: Send + Sync {
+    /// Answers `prompt` about `markdown`, fetched from `url`.
+    async fn apply(&self, url: &str, prompt: &str, markdown: &str) -> Result<String, String>;
+}
+
+/// The app-state slot for the host's [`WebFetchModel`].
+#[derive(Clone)]
+pub struct WebFetchModelHook(pub Arc<dyn WebFetchModel>);
+
+impl std::fmt::Debug for WebFetchModelHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WebFetchModelHook")
+    }
+}
+
+/// Input of the WebFetch tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WebFetchInput {
+    /// The URL to fetch content from
+    pub url: String,
+    /// The prompt to run on the fetched content
+    pub prompt: String,
+    /// Character offset into the page's Markdown to continue a long page from
+    pub offset: Option<u64>,
+}
+
+/// Output of the WebFetch tool (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebFetchOutput {
+    /// Size of the body, in bytes.
+    pub bytes: u64,
+    /// HTTP status code.
+    pub code: u16,
+    /// HTTP status text.
+    pub code_text: String,
+    /// What the model sees.
+    pub result: String,
+    /// Time taken, in milliseconds.
+    pub duration_ms: u64,
+    /// The URL fetched (after the https upgrade).
+    pub url: String,
+}
+
+/// The WebFetch tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WebFetch;
+
+/// A fetched page, as cached.
+#[derive(Debug, Clone)]
+struct Page {
+    fetched: Instant,
+    code: u16,
+    code_text: String,
+    bytes: u64,
+    /// Markdown (or text, or a description of binary content).
+    content: String,
+}
+
+enum Fetched {
+    Page(Page),
+    /// A redirect to another host.
+    Redirect {
+        to: String,
+        code: u16,
+        code_text: String,
+    },
+}
+
+fn cache() -> &'static Mutex<LruCache<String, Page>> {
+    static CACHE: OnceLock<Mutex<LruCache<String, Page>>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Mutex::new(LruCache::new(
+            NonZeroUsize::new(CACHE_ENTRIES).unwrap_or(NonZeroUsize::MIN),
+        ))
+    })
+}
+
+fn cached(url: &str) -> Option<Page> {
+    let mut cache = cache().lock().unwrap_or_else(PoisonError::into_inner);
+    match cache.get(url) {
+        Some(page) if page.fetched.elapsed() < CACHE_TTL => Some(page.clone()),
+        Some(_) => {
+            cache.pop(url);
+            None
+        }
+        None => None,
+    }
+}
+
+/// Whether `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`).
+pub fn is_loopback_host(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Parses and checks a URL as Claude Code's `validateURL` does, then upgrades `http` to
+/// `https` unless the host is loopback.
+pub fn prepare_url(raw: &str) -> Result<Url, String> {
+    if raw.len() > MAX_URL_LENGTH {
+        return Err(format!(
+            "The URL is {} characters long; the limit is {MAX_URL_LENGTH}",
+            raw.len()
+        ));
+    }
+    let mut url = Url::parse(raw).map_err(|e| format!("Invalid URL \"{raw}\": {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "Invalid URL \"{raw}\": only http and https URLs can be fetched"
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "Invalid URL \"{raw}\": URLs with a user name or password are not fetched"
+        ));
+    }
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let loopback = is_loopback_host(&host);
+    if !loopback && !host.contains('.') {
+        return Err(format!(
+            "Invalid URL \"{raw}\": the host name must be a public domain name"
+        ));
+    }
+    if url.scheme() == "http" && !loopback {
+        url.set_scheme("https")
+            .map_err(|()| format!("Invalid URL \"{raw}\": cannot switch it to https"))?;
+    }
+    Ok(url)
+}
+
+/// Whether a redirect from `from` to `to` stays on the same site: same scheme and port, and
+/// the same host once a leading `www.` is removed.
+pub fn is_permitted_redirect(from: &Url, to: &Url) -> bool {
+    let strip = |u: &Url| {
+        u.host_str()
+            .unwrap_or_default()
+            .trim_start_matches("www.")
+            .to_ascii_lowercase()
+    };
+    from.scheme() == to.scheme()
+        && from.port_or_known_default() == to.port_or_known_default()
+        && to.username().is_empty()
+        && to.password().is_none()
+        && strip(from) == strip(to)
+}
+
+fn client(limits: WebFetchLimits) -> Result<reqwest::Client, ToolError> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may win the race; either way a provider is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(limits.timeout)
+        .user_agent(concat!("Toolwright-WebFetch/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ToolError::msg(format!("Cannot build the HTTP client: {e}")))
+}
+
+/// The text of a reqwest error with its causes (reqwest's top line is generic).
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+async fn fetch(url: &Url, limits: WebFetchLimits) -> Result<Fetched, ToolError> {
+    let client = client(limits)?;
+    let mut current = url.clone();
+    for _ in 0..=MAX_REDIRECTS {
+        let response = client
+            .get(current.clone())
+            .header("Accept", "text/markdown, text/html, */*")
+            .send()
+            .await
+            .map_err(|e| {
+                if e.is_timeout() {
+                    ToolError::msg(format!(
+                        "Fetching {current} timed out after {} ms",
+                        limits.timeout.as_millis()
+                    ))
+                } else {
+                    ToolError::msg(format!("Fetching {current} failed: {}", describe(&e)))
+                }
+            })?;
+        let status = response.status();
+        let code_text = status.canonical_reason().unwrap_or("").to_owned();
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| {
+                    ToolError::msg(format!(
+                        "{current} answered {status} without a Location header"
+                    ))
+                })?;
+            let next = current.join(location).map_err(|e| {
+                ToolError::msg(format!(
+                    "{current} redirects to an invalid URL {location}: {e}"
+                ))
+            })?;
+            if is_permitted_redirect(&current, &next) {
+                current = next;
+                continue;
+            }
+            return Ok(Fetched::Redirect {
+                to: next.to_string(),
+                code: status.as_u16(),
+                code_text,
+            });
+        }
+        if !status.is_success() {
+            return Err(ToolError::msg(format!(
+                "Request failed with status code {} ({code_text}) for {current}",
+                status.as_u16()
+            )));
+        }
+        if let Some(len) = response.content_length()
+            && len > limits.max_bytes
+        {
+            return Err(ToolError::msg(format!(
+                "The response from {current} is {len} bytes; the limit is {} bytes",
+                limits.max_bytes
+            )));
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let body = read_body(response, &current, limits).await?;
+        let bytes = body.len() as u64;
+        return Ok(Fetched::Page(Page {
+            fetched: Instant::now(),
+            code: status.as_u16(),
+            code_text,
+            bytes,
+            content: to_markdown(&body, &content_type),
+        }));
+    }
+    Err(ToolError::msg(format!(
+        "Too many redirects (more than {MAX_REDIRECTS}) fetching {url}"
+    )))
+}
+
+async fn read_body(
+    mut response: reqwest::Response,
+    url: &Url,
+    limits: WebFetchLimits,
+) -> Result<Vec<u8>, ToolError> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() as u64 + chunk.len() as u64 > limits.max_bytes {
+                    return Err(ToolError::msg(format!(
+                        "The response from {url} is larger than the limit of {} bytes",
+                        limits.max_bytes
+                    )));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) if e.is_timeout() => {
+                return Err(ToolError::msg(format!(
+                    "Fetching {url} timed out after {} ms",
+                    limits.timeout.as_millis()
+                )));
+            }
+            Err(e) => {
+                return Err(ToolError::msg(format!(
+                    "Reading the response from {url} failed: {}",
+                    describe(&e)
+                )));
+            }
+        }
+    }
+}
+
+/// The page as the model reads it: HTML as Markdown, other text as it is, binary described.
+fn to_markdown(body: &[u8], content_type: &str) -> String {
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    let looks_html = mime.is_empty() && {
+        let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
+        head.contains("<html") || head.contains("<!doctype html")
+    };
+    if mime == "text/html" || mime == "application/xhtml+xml" || looks_html {
+        let html = String::from_utf8_lossy(body);
+        let converter = htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "template"])
+            .build();
+        return match converter.convert(&html) {
+            Ok(md) => md,
+            Err(_) => html.into_owned(),
+        };
+    }
+    let textual = mime.starts_with("text/")
+        || mime.is_empty()
+        || mime.ends_with("json")
+        || mime.ends_with("xml")
+        || mime.ends_with("javascript");
+    match std::str::from_utf8(body) {
+        Ok(text) if textual || !text.contains('\0') => text.to_owned(),
+        _ => format!(
+            "[Binary content ({}, {} bytes) is not shown]",
+            if mime.is_empty() {
+                "unknown type"
+            } else {
+                mime
+            },
+            body.len()
+        ),
+    }
+}
+
+/// The text of a redirect to another host (Claude Code's).
+fn redirect_text(original: &str, to: &str, code: u16, code_text: &str, prompt: &str) -> String {
+    format!(
+        "REDIRECT DETECTED: The URL redirects to a different host.\n\n\
+Original URL: {original}\n\
+Redirect URL: {to}\n\
+Status: {code} {code_text}\n\n\
+To complete your request, I need to fetch content from the redirected URL. Please use WebFetch again with these parameters:\n\
+- url: \"{to}\"\n\
+- prompt: \"{prompt}\""
+    )
+}
+
+/// The Markdown from `offset` (characters), cut at [`MAX_MARKDOWN_CHARS`] with a note.
+fn window(markdown: &str, offset: usize) -> String {
+    let total = markdown.chars().count();
+    if offset >= total && total > 0 {
+        return format!("[offset {offset} is past the end of the content ({total} characters)]");
+    }
+    let text: String = markdown
+        .chars()
+        .skip(offset)
+        .take(MAX_MARKDOWN_CHARS)
+        .collect();
+    let end = offset + text.chars().count();
+    if end < total {
+        format!(
+            "{text}\n\n[Content truncated: characters {offset}-{end} of {total} shown. Call WebFetch again with offset {end} to read more.]"
+        )
+    } else {
+        text
+    }
+}
+
+#[async_trait]
+impl TypedTool for WebFetch {
+    type Input = WebFetchInput;
+    type Output = WebFetchOutput;
+    const NAME: &'static str = "WebFetch";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Fetches content from a specified URL and processes it using an AI model".into()
+    }
+
+    fn prompt(&self) -> Cow<'_, str> {
+        "- Fetches content from a specified URL and processes it using an AI model\n\
+- Takes a URL and a prompt as input\n\
+- Fetches the URL content, converts HTML to markdown\n\
+- Processes the content with the prompt using a small, fast model\n\
+- Returns the model's response about the content\n\
+- Use this tool when you need to retrieve and analyze web content\n\n\
+Usage notes:\n\
+- The URL must be a fully-formed valid URL; HTTP URLs are automatically upgraded to HTTPS\n\
+- This tool is read-only and does not modify any files\n\
+- Results may be summarized if the content is very large\n\
+- Includes a self-cleaning 15-minute cache for faster responses when repeatedly accessing the same URL\n\
+- When a URL redirects to a different host, the tool will inform you and provide the redirect URL in a special format. You should then make a new WebFetch request with the redirect URL to fetch the content."
+            .into()
+    }
+
+    fn search_hint(&self) -> Option<&str> {
+        Some("fetch and read a web page url")
+    }
+
+    fn should_defer(&self) -> bool {
+        true
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn is_concurrency_safe(&self, _input: &WebFetchInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &WebFetchInput) -> bool {
+        true
+    }
+
+    fn is_open_world(&self, _input: &WebFetchInput) -> bool {
+        true
+    }
+
+    fn permission_subject(&self, input: &WebFetchInput) -> Option<PermissionSubject> {
+        Some(PermissionSubject::Url(input.url.clone()))
+    }
+
+    async fn validate_input(
+        &self,
+        input: &WebFetchInput,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        prepare_url(&input.url)
+            .map(|_| ())
+            .map_err(|e| ValidationError::with_code(e, 1))
+    }
+
+    async fn call(
+        &self,
+        input: WebFetchInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<WebFetchOutput>, ToolError> {
+        let started = Instant::now();
+        let url = prepare_url(&input.url).map_err(ToolError::msg)?;
+        let limits = ctx.app_state().get::<WebFetchLimits>().unwrap_or_default();
+        let key = url.to_string();
+        let page = match cached(&key) {
+            Some(page) => page,
+            None => {
+                let fetched = tokio::select! {
+                    f = fetch(&url, limits) => f?,
+                    () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+                };
+                match fetched {
+                    Fetched::Page(page) => {
+                        cache()
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .put(key.clone(), page.clone());
+                        page
+                    }
+                    Fetched::Redirect {
+                        to,
+                        code,
+                        code_text,
+                    } => {
+                        let result =
+                            redirect_text(&input.url, &to, code, &code_text, &input.prompt);
+                        return Ok(ToolResult::new(WebFetchOutput {
+                            bytes: result.len() as u64,
+                            code,
+                            code_text,
+                            result,
+                            duration_ms: elapsed_ms(started),
+                            url: key,
+                        }));
+                    }
+                }
+            }
+        };
+        let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        let result = match ctx.app_state().get::<WebFetchModelHook>() {
+            Some(WebFetchModelHook(model)) => {
+                let content = window(&page.content, offset);
+                model
+                    .apply(&key, &input.prompt, &content)
+                    .await
+                    .map_err(|e| ToolError::msg(format!("Applying the prompt failed: {e}")))?
+            }
+            None => format!(
+                "[No model is available to apply the prompt; the content of {key} follows as Markdown.]\n\n{}",
+                window(&page.content, offset)
+            ),
+        };
+        Ok(ToolResult::new(WebFetchOutput {
+            bytes: page.bytes,
+            code: page.code,
+            code_text: page.code_text,
+            result,
+            duration_ms: elapsed_ms(started),
+            url: key,
+        }))
+    }
+
+    fn to_content(&self, output: &WebFetchOutput) -> ToolResultContent {
+        ToolResultContent::Text(output.result.clone())
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

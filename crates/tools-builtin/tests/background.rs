@@ -1,0 +1,273 @@
+//! Background tasks with real processes: Bash `run_in_background`, TaskOutput, TaskStop, the
+//! lifetime limit and the registry's drop; /proc must show nothing left running.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_core::{ProgressSender, Tool, ToolOutput, ToolUseContext};
+use tools_builtin::tasks::{TaskStatus, task_registry};
+use tools_builtin::{Bash, TaskOutput, TaskStop};
+
+/// Live (not zombie) processes whose process group is `pgid`.
+fn live_in_group(pgid: i32) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split(' ').collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i32>() == Ok(pgid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+async fn gone_within(pgid: i32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if live_in_group(pgid).is_empty() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    live_in_group(pgid).is_empty()
+}
+
+async fn call(tool: &dyn Tool, ctx: &ToolUseContext, input: Value) -> Result<ToolOutput, String> {
+    let input = tool.parse_input(input).map_err(|e| e.to_model_text())?;
+    tool.validate_input(&input, ctx)
+        .await
+        .map_err(|e| e.message)?;
+    tool.call(input, ctx.clone(), ProgressSender::none())
+        .await
+        .map(|r| r.data)
+        .map_err(|e| e.to_model_text())
+}
+
+fn ctx(dir: &Path) -> ToolUseContext {
+    common::ctx(dir).with_results_dir(dir.join("results"))
+}
+
+/// Starts `command` in the background; returns its id and process group.
+async fn start(ctx: &ToolUseContext, command: &str, timeout: Option<u64>) -> (String, i32) {
+    let mut input = json!({"command": command, "run_in_background": true});
+    if let Some(t) = timeout {
+        input["timeout"] = json!(t);
+    }
+    let out = call(&Bash::default(), ctx, input).await.unwrap();
+    let id = out.structured["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let task = task_registry(ctx).get(&id).unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        format!(
+            "Command running in background with ID: {id}. Output is being written to: {}",
+            task.output_file.display()
+        )
+    );
+    (id, task.pgid)
+}
+
+#[tokio::test]
+async fn a_background_command_runs_and_its_output_is_read_incrementally() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let started = Instant::now();
+    let (id, pgid) = start(
+        &ctx,
+        "echo start; echo oops >&2; sleep 0.5; echo done; exit 3",
+        None,
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "returns at once"
+    );
+    assert!(id.starts_with('b') && id.len() == 9, "{id}");
+    let task = task_registry(&ctx).get(&id).unwrap();
+    assert!(
+        task.output_file
+            .starts_with(dir.path().join("results/tasks"))
+    );
+
+    // Not blocking while it runs: not_ready.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": false, "timeout": 0}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["retrieval_status"], "not_ready");
+    assert_eq!(out.structured["task"]["status"], "running");
+    assert_eq!(out.structured["task"]["output"], "start\noops\n");
+
+    // Blocking: waits for the end, returns only the new output.
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 10000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["retrieval_status"], "success");
+    assert_eq!(out.structured["task"]["status"], "failed");
+    assert_eq!(out.structured["task"]["exitCode"], 3);
+    assert_eq!(out.structured["task"]["output"], "done\n");
+    assert_eq!(
+        out.content.joined_text(),
+        format!(
+            "<retrieval_status>success</retrieval_status>\n\n<task_id>{id}</task_id>\n\n\
+             <task_type>local_bash</task_type>\n\n<status>failed</status>\n\n\
+             <exit_code>3</exit_code>\n\n<output>\ndone\n</output>"
+        )
+    );
+    // Nothing new after that; the file holds everything.
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 10}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["task"]["output"], "");
+    assert_eq!(
+        std::fs::read_to_string(&task.output_file).unwrap(),
+        "start\noops\ndone\n"
+    );
+    assert!(live_in_group(pgid).is_empty());
+
+    // A task that succeeds is `completed`; a short blocking wait on a running one times out.
+    let (id2, _) = start(&ctx, "sleep 0.4; echo ok", None).await;
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id2, "block": true, "timeout": 50}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["retrieval_status"], "timeout");
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id2, "block": true, "timeout": 10000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["task"]["status"], "completed");
+    assert_eq!(out.structured["task"]["output"], "ok\n");
+}
+
+#[tokio::test]
+async fn task_stop_kills_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, pgid) = start(&ctx, "sleep 100 & sleep 100 & wait", None).await;
+    let start_wait = Instant::now();
+    while live_in_group(pgid).len() < 3 && start_wait.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(live_in_group(pgid).len() >= 3, "shell and two sleeps run");
+
+    // The deprecated shell_id works.
+    let out = call(&TaskStop, &ctx, json!({"shell_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        format!("Successfully stopped task: {id} (sleep 100 & sleep 100 & wait)")
+    );
+    assert!(live_in_group(pgid).is_empty(), "{:?}", live_in_group(pgid));
+    let task = task_registry(&ctx).get(&id).unwrap();
+    assert_eq!(task.status, TaskStatus::Killed);
+    assert_eq!(task.kill_reason.as_deref(), Some("stopped"));
+
+    let err = call(&TaskStop, &ctx, json!({"task_id": id}))
+        .await
+        .unwrap_err();
+    assert_eq!(err, format!("Task {id} is not running (status: killed)"));
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": false, "timeout": 0}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["task"]["status"], "killed");
+    assert_eq!(out.structured["task"]["error"], "Task was killed: stopped");
+}
+
+#[tokio::test]
+async fn a_task_dies_when_its_lifetime_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, pgid) = start(&ctx, "trap '' TERM; sleep 100 & sleep 100", Some(300)).await;
+    let started = Instant::now();
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 10000}),
+    )
+    .await
+    .unwrap();
+    // The shell ignores SIGTERM: SIGKILL follows after the grace period.
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.structured["task"]["status"], "killed");
+    assert_eq!(
+        out.structured["task"]["error"],
+        "Task was killed: its lifetime of 300 ms ended"
+    );
+    assert!(gone_within(pgid, Duration::from_secs(1)).await);
+}
+
+#[tokio::test]
+async fn dropping_the_registry_kills_its_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (_, pgid1) = start(&ctx, "sleep 100 & sleep 100", None).await;
+    let (_, pgid2) = start(&ctx, "sleep 100", None).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!live_in_group(pgid1).is_empty() && !live_in_group(pgid2).is_empty());
+    drop(ctx);
+    assert!(gone_within(pgid1, Duration::from_secs(2)).await);
+    assert!(gone_within(pgid2, Duration::from_secs(2)).await);
+}
+
+#[tokio::test]
+async fn unknown_and_missing_ids_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let err = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": "bnope", "block": true, "timeout": 10}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err, "No task found with ID: bnope");
+    let err = call(&TaskStop, &ctx, json!({"task_id": "bnope"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err, "No task found with ID: bnope");
+    let err = call(&TaskStop, &ctx, json!({})).await.unwrap_err();
+    assert_eq!(err, "Missing required parameter: task_id");
+    assert_eq!(
+        TaskOutput.aliases(),
+        ["BashOutput", "BashOutputTool", "AgentOutputTool"]
+    );
+    assert_eq!(TaskStop.aliases(), ["KillShell"]);
+}

@@ -1,0 +1,349 @@
+//! TodoWrite (app state, validation, output text) and the plan-mode tools (mode switching
+//! through context modifiers, as the executor applies them).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::{Value, json};
+use tool_core::{
+    AgentInfo, PermissionMode, ProgressSender, Tool, ToolOutput, ToolPermissionContext, ToolResult,
+    ToolUseContext,
+};
+use tools_builtin::todo_write::{TodoStatus, current_todos};
+use tools_builtin::{EnterPlanMode, ExitPlanMode, TodoWrite};
+
+/// Runs a call through parse, validate and call, then applies its context modifier the way
+/// the executor does; returns the output and the next context.
+async fn step(
+    tool: &dyn Tool,
+    ctx: ToolUseContext,
+    input: Value,
+) -> Result<(ToolOutput, ToolUseContext), String> {
+    let input = tool.parse_input(input).map_err(|e| e.to_model_text())?;
+    tool.validate_input(&input, &ctx)
+        .await
+        .map_err(|e| e.message)?;
+    let result: ToolResult = tool
+        .call(input, ctx.clone(), ProgressSender::none())
+        .await
+        .map_err(|e| e.to_model_text())?;
+    let next = match result.context_modifier {
+        Some(m) => m.apply(ctx),
+        None => ctx,
+    };
+    Ok((result.data, next))
+}
+
+fn todo(content: &str, status: &str) -> Value {
+    json!({"content": content, "status": status, "activeForm": format!("{content}ing")})
+}
+
+#[tokio::test]
+async fn todo_write_keeps_the_list_in_app_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::ctx(dir.path()).with_session_id("s1");
+    let (out, ctx) = step(
+        &TodoWrite,
+        ctx,
+        json!({"todos": [todo("Build", "in_progress"), todo("Test", "pending")]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. Please proceed with the current tasks if applicable"
+    );
+    assert_eq!(out.structured["oldTodos"], json!([]));
+    assert_eq!(out.structured["newTodos"][0]["activeForm"], "Building");
+    let list = current_todos(&ctx);
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0].status, TodoStatus::InProgress);
+
+    // The next write sees the previous list; a sub-agent has its own.
+    let agent_ctx = ctx.clone().with_agent(AgentInfo {
+        id: "a1".into(),
+        agent_type: "general-purpose".into(),
+    });
+    let (out, agent_ctx) = step(
+        &TodoWrite,
+        agent_ctx,
+        json!({"todos": [todo("Explore", "pending")]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["oldTodos"], json!([]));
+    assert_eq!(current_todos(&agent_ctx).len(), 1);
+    assert_eq!(current_todos(&ctx).len(), 2);
+
+    // All completed: the list is cleared, the output still shows it.
+    let (out, ctx) = step(
+        &TodoWrite,
+        ctx,
+        json!({"todos": [todo("Build", "completed"), todo("Test", "completed")]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["oldTodos"].as_array().unwrap().len(), 2);
+    assert_eq!(out.structured["newTodos"].as_array().unwrap().len(), 2);
+    assert!(current_todos(&ctx).is_empty());
+}
+
+#[tokio::test]
+async fn todo_write_refuses_bad_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::ctx(dir.path());
+    let err = step(
+        &TodoWrite,
+        ctx.clone(),
+        json!({"todos": [todo("A", "in_progress"), todo("B", "in_progress")]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "Only one task may be in_progress at a time; 2 are: A; B"
+    );
+    let err = step(
+        &TodoWrite,
+        ctx.clone(),
+        json!({"todos": [{"content": " ", "status": "pending", "activeForm": "x"}]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err, "todos[0].content must not be empty");
+    let err = step(
+        &TodoWrite,
+        ctx.clone(),
+        json!({"todos": [{"content": "A", "status": "started", "activeForm": "x"}]}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("`started`") && err.contains("in_progress"),
+        "{err}"
+    );
+    let err = step(
+        &TodoWrite,
+        ctx.clone(),
+        json!({"todos": [{"content": "A", "status": "pending"}]}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("activeForm"), "{err}");
+    assert!(current_todos(&ctx).is_empty());
+}
+
+fn mode_ctx(dir: &std::path::Path, mode: PermissionMode) -> ToolUseContext {
+    common::ctx(dir).with_permission(ToolPermissionContext {
+        mode,
+        ..ToolPermissionContext::default()
+    })
+}
+
+#[tokio::test]
+async fn plan_mode_round_trip_restores_the_previous_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = mode_ctx(dir.path(), PermissionMode::AcceptEdits);
+    assert!(!EnterPlanMode.requires_user_interaction());
+    assert!(ExitPlanMode.requires_user_interaction());
+
+    // Not in plan mode: ExitPlanMode refuses.
+    let err = step(&ExitPlanMode, ctx.clone(), json!({}))
+        .await
+        .unwrap_err();
+    assert!(err.starts_with("You are not in plan mode."), "{err}");
+
+    let (out, ctx) = step(&EnterPlanMode, ctx, json!({})).await.unwrap();
+    assert_eq!(ctx.permission().mode, PermissionMode::Plan);
+    assert!(out.content.joined_text().starts_with("Entered plan mode."));
+    // Entering again keeps the remembered mode.
+    let (_, ctx) = step(&EnterPlanMode, ctx, json!({})).await.unwrap();
+    assert_eq!(ctx.permission().mode, PermissionMode::Plan);
+
+    // The permission check asks the user.
+    let input = ExitPlanMode.parse_input(json!({})).unwrap();
+    assert_eq!(
+        ExitPlanMode
+            .check_permissions(&input, &ctx)
+            .await
+            .behavior(),
+        "ask"
+    );
+
+    // The plan arrives through the passthrough fields, as hooks inject it.
+    let (out, ctx) = step(
+        &ExitPlanMode,
+        ctx,
+        json!({"plan": "1. Do it", "allowedPrompts": [{"tool": "Bash", "prompt": "run tests"}]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ctx.permission().mode, PermissionMode::AcceptEdits);
+    assert_eq!(
+        out.content.joined_text(),
+        "User has approved your plan. You can now start coding. Start with updating your todo list if applicable\n\n## Approved Plan:\n1. Do it"
+    );
+    assert_eq!(out.structured["plan"], "1. Do it");
+    assert_eq!(out.structured["isAgent"], false);
+}
+
+#[tokio::test]
+async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.md");
+    std::fs::write(&plan, "# Plan\n- step").unwrap();
+    // Plan mode set by the host (no EnterPlanMode): exit goes to `default`.
+    let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
+    let (out, ctx) = step(
+        &ExitPlanMode,
+        ctx,
+        json!({"planFilePath": plan.to_str().unwrap()}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ctx.permission().mode, PermissionMode::Default);
+    let text = out.content.joined_text();
+    assert!(
+        text.contains(&format!("Your plan has been saved to: {}", plan.display())),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("## Approved Plan:\n# Plan\n- step"),
+        "{text}"
+    );
+
+    // No plan at all.
+    let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
+    let (out, _) = step(&ExitPlanMode, ctx, json!({})).await.unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        "User has approved exiting plan mode. You can now proceed."
+    );
+
+    // Only Bash prompts.
+    let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
+    let err = step(
+        &ExitPlanMode,
+        ctx,
+        json!({"allowedPrompts": [{"tool": "Edit", "prompt": "x"}]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "allowedPrompts only supports the tool \"Bash\", not \"Edit\""
+    );
+}
+
+#[tokio::test]
+async fn enter_plan_mode_is_refused_in_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::ctx(dir.path()).with_agent(AgentInfo {
+        id: "a".into(),
+        agent_type: "Explore".into(),
+    });
+    let err = step(&EnterPlanMode, ctx, json!({})).await.unwrap_err();
+    assert_eq!(err, "EnterPlanMode tool cannot be used in agent contexts");
+}
+
+fn questions() -> Value {
+    json!([
+        {"question": "Which database?", "header": "Database", "multiSelect": false,
+         "options": [{"label": "Postgres", "description": "Relational"},
+                     {"label": "SQLite", "description": "Embedded"}]},
+        {"question": "Which features?", "header": "Features", "multiSelect": true,
+         "options": [{"label": "Auth", "description": "Login"},
+                     {"label": "Search", "description": "Full text", "preview": "fn search()"}]}
+    ])
+}
+
+#[tokio::test]
+async fn ask_user_question_returns_the_answers_given_by_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::ctx(dir.path());
+    let tool = tools_builtin::AskUserQuestion;
+    assert!(tool.requires_user_interaction());
+    let input = tool.parse_input(json!({"questions": questions()})).unwrap();
+    assert_eq!(tool.check_permissions(&input, &ctx).await.behavior(), "ask");
+    // The model's call alone has no answers.
+    let err = step(&tool, ctx.clone(), json!({"questions": questions()}))
+        .await
+        .unwrap_err();
+    assert!(err.starts_with("The user did not answer"), "{err}");
+    // The host's updatedInput carries them.
+    let (out, _) = step(
+        &tool,
+        ctx,
+        json!({
+            "questions": questions(),
+            "answers": {"Which features?": "Auth, Search", "Which database?": "SQLite"},
+            "annotations": {"Which database?": {"notes": "keep it small"}},
+            "metadata": {"source": "test"}
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        "User has answered your questions: \"Which database?\"=\"SQLite\" user notes: keep it small, \
+         \"Which features?\"=\"Auth, Search\". You can now continue with the user's answers in mind."
+    );
+    assert_eq!(out.structured["answers"]["Which database?"], "SQLite");
+    assert_eq!(out.structured["questions"][1]["multiSelect"], true);
+}
+
+#[tokio::test]
+async fn ask_user_question_enforces_its_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::ctx(dir.path());
+    let tool = tools_builtin::AskUserQuestion;
+    let opts = json!([{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]);
+    let q = |text: &str, header: &str, options: Value| json!({"question": text, "header": header, "options": options, "multiSelect": false});
+    let cases = [
+        (json!([]), "questions must contain 1 to 4 questions (got 0)"),
+        (
+            json!([
+                q("1?", "h", opts.clone()),
+                q("2?", "h", opts.clone()),
+                q("3?", "h", opts.clone()),
+                q("4?", "h", opts.clone()),
+                q("5?", "h", opts.clone())
+            ]),
+            "questions must contain 1 to 4 questions (got 5)",
+        ),
+        (
+            json!([q("Same?", "h", opts.clone()), q("Same?", "h", opts.clone())]),
+            "Question texts must be unique: \"Same?\" appears more than once",
+        ),
+        (
+            json!([q("Long?", "Thirteen char", opts.clone())]),
+            "The header \"Thirteen char\" is 13 characters long; the limit is 12",
+        ),
+        (
+            json!([q("One?", "h", json!([{"label": "A", "description": "a"}]))]),
+            "The question \"One?\" has 1 options; each question needs 2 to 4",
+        ),
+        (
+            json!([q(
+                "Dup?",
+                "h",
+                json!([{"label": "A", "description": "a"}, {"label": "A", "description": "b"}])
+            )]),
+            "Option labels must be unique within a question: \"A\" appears more than once in \"Dup?\"",
+        ),
+    ];
+    for (questions, want) in cases {
+        let err = step(&tool, ctx.clone(), json!({"questions": questions}))
+            .await
+            .unwrap_err();
+        assert_eq!(err, want);
+    }
+    // Twelve characters (not bytes) is fine.
+    step(
+        &tool,
+        ctx,
+        json!({"questions": [q("Ok?", "ééééééééééé!", opts)], "answers": {"Ok?": "A"}}),
+    )
+    .await
+    .unwrap();
+}

@@ -1,0 +1,433 @@
+//! WebFetch against a real HTTP server on 127.0.0.1 started by the test: HTML to Markdown,
+//! plain text, binary, same-host and cross-host redirects, size and time limits, errors,
+//! the cache, offsets, the host model hook, and URL checks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tool_core::{PermissionSubject, ProgressSender, Tool, ToolOutput, ToolUseContext, async_trait};
+use tools_builtin::WebFetch;
+use tools_builtin::web_fetch::{
+    WebFetchLimits, WebFetchModel, WebFetchModelHook, is_permitted_redirect, prepare_url,
+};
+
+const PAGE: &str = "<!doctype html><html><head><title>T</title><style>p{}</style>\
+<script>alert(1)</script></head><body><h1>Hello</h1><p>Some <strong>bold</strong> \
+text and a <a href=\"https://example.com/\">link</a>.</p><ul><li>one</li><li>two</li></ul>\
+</body></html>";
+
+struct Server {
+    base: String,
+    hits: Arc<AtomicUsize>,
+}
+
+async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsize>) {
+    let mut req = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+        match sock.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => req.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&req);
+    let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let head = |status: &str, ctype: &str, len: usize, extra: &str| {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len}\r\n{extra}Connection: close\r\n\r\n"
+        )
+    };
+    let (h, body): (String, Vec<u8>) = match path.as_str() {
+        "/page.html" => (
+            head("200 OK", "text/html; charset=utf-8", PAGE.len(), ""),
+            PAGE.into(),
+        ),
+        "/counted.html" => {
+            hits.fetch_add(1, Ordering::SeqCst);
+            (head("200 OK", "text/html", PAGE.len(), ""), PAGE.into())
+        }
+        "/notes.txt" => {
+            let t = "plain *text*, not <b>html</b>\n";
+            (head("200 OK", "text/plain", t.len(), ""), t.into())
+        }
+        "/image.png" => {
+            let b = vec![0x89, b'P', b'N', b'G', 0, 1, 2, 3, 0xff];
+            (head("200 OK", "image/png", b.len(), ""), b)
+        }
+        "/long.txt" => {
+            let t = "abcdefghij".repeat(15_000);
+            (head("200 OK", "text/plain", t.len(), ""), t.into())
+        }
+        "/same-host" => (
+            head(
+                "301 Moved Permanently",
+                "text/plain",
+                0,
+                "Location: /page.html\r\n",
+            ),
+            Vec::new(),
+        ),
+        "/other-host" => (
+            head(
+                "302 Found",
+                "text/plain",
+                0,
+                &format!("Location: http://localhost:{port}/page.html\r\n"),
+            ),
+            Vec::new(),
+        ),
+        "/loop" => (
+            head("302 Found", "text/plain", 0, "Location: /loop\r\n"),
+            Vec::new(),
+        ),
+        "/big-declared" => {
+            let h = head("200 OK", "text/plain", 5_000_000, "");
+            let _ = sock.write_all(h.as_bytes()).await;
+            return;
+        }
+        "/big-chunked" => {
+            // No length: the limit is found while reading.
+            let _ = sock
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+            let chunk = vec![b'x'; 64 * 1024];
+            for _ in 0..64 {
+                if sock.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+            return;
+        }
+        "/slow" => {
+            let _ = sock
+                .write_all(head("200 OK", "text/plain", 10, "").as_bytes())
+                .await;
+            let _ = sock.write_all(b"12345").await;
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            return;
+        }
+        _ => (head("404 Not Found", "text/plain", 4, ""), b"nope".to_vec()),
+    };
+    let _ = sock.write_all(h.as_bytes()).await;
+    let _ = sock.write_all(&body).await;
+    let _ = sock.shutdown().await;
+}
+
+async fn server() -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            tokio::spawn(respond(sock, port, h.clone()));
+        }
+    });
+    Server {
+        base: format!("http://127.0.0.1:{port}"),
+        hits,
+    }
+}
+
+fn ctx() -> ToolUseContext {
+    let ctx = common::ctx(std::path::Path::new("/"));
+    ctx.app_state().set(WebFetchLimits {
+        timeout: Duration::from_millis(1500),
+        max_bytes: 1024 * 1024,
+    });
+    ctx
+}
+
+async fn fetch(ctx: &ToolUseContext, input: Value) -> Result<ToolOutput, String> {
+    let input = WebFetch.parse_input(input).map_err(|e| e.to_model_text())?;
+    WebFetch
+        .validate_input(&input, ctx)
+        .await
+        .map_err(|e| e.message)?;
+    WebFetch
+        .call(input, ctx.clone(), ProgressSender::none())
+        .await
+        .map(|r| r.data)
+        .map_err(|e| e.to_model_text())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_becomes_markdown_and_other_types_are_handled() {
+    let s = server().await;
+    let ctx = ctx();
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/page.html", s.base), "prompt": "summarise"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.starts_with(
+            "[No model is available to apply the prompt; the content of http://127.0.0.1:"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("# Hello"), "{text}");
+    assert!(text.contains("**bold**"), "{text}");
+    assert!(text.contains("[link](https://example.com/)"), "{text}");
+    assert!(
+        !text.contains("alert(1)") && !text.contains("p{}"),
+        "{text}"
+    );
+    assert_eq!(out.structured["code"], 200);
+    assert_eq!(out.structured["codeText"], "OK");
+    assert_eq!(out.structured["bytes"], PAGE.len());
+
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/notes.txt", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.content
+            .joined_text()
+            .ends_with("plain *text*, not <b>html</b>\n")
+    );
+
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/image.png", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.content
+            .joined_text()
+            .ends_with("[Binary content (image/png, 9 bytes) is not shown]")
+    );
+
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/missing", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("Request failed with status code 404 (Not Found)"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_within_the_host_are_followed_and_others_reported() {
+    let s = server().await;
+    let ctx = ctx();
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/same-host", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.content.joined_text().contains("# Hello"));
+
+    let url = format!("{}/other-host", s.base);
+    let out = fetch(&ctx, json!({"url": url, "prompt": "get it"}))
+        .await
+        .unwrap();
+    let port = s.base.rsplit(':').next().unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        format!(
+            "REDIRECT DETECTED: The URL redirects to a different host.\n\n\
+             Original URL: {url}\nRedirect URL: http://localhost:{port}/page.html\n\
+             Status: 302 Found\n\n\
+             To complete your request, I need to fetch content from the redirected URL. \
+             Please use WebFetch again with these parameters:\n\
+             - url: \"http://localhost:{port}/page.html\"\n- prompt: \"get it\""
+        )
+    );
+    assert_eq!(out.structured["code"], 302);
+
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/loop", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.starts_with("Too many redirects (more than 10)"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn size_and_time_limits() {
+    let s = server().await;
+    let ctx = ctx();
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/big-declared", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("is 5000000 bytes; the limit is 1048576 bytes"),
+        "{err}"
+    );
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/big-chunked", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("is larger than the limit of 1048576 bytes"),
+        "{err}"
+    );
+    let started = Instant::now();
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/slow", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("timed out after 1500 ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_are_cached_and_long_ones_read_by_offset() {
+    let s = server().await;
+    let ctx = ctx();
+    let url = format!("{}/counted.html", s.base);
+    for _ in 0..3 {
+        fetch(&ctx, json!({"url": url, "prompt": "p"}))
+            .await
+            .unwrap();
+    }
+    assert_eq!(s.hits.load(Ordering::SeqCst), 1, "served from the cache");
+
+    let url = format!("{}/long.txt", s.base);
+    let out = fetch(&ctx, json!({"url": url, "prompt": "p"}))
+        .await
+        .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.ends_with(
+        "[Content truncated: characters 0-100000 of 150000 shown. Call WebFetch again with offset 100000 to read more.]"
+    ), "{}", &text[text.len() - 200..]);
+    let out = fetch(&ctx, json!({"url": url, "prompt": "p", "offset": 100_000}))
+        .await
+        .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.ends_with("abcdefghij") && !text.contains("truncated"));
+    assert_eq!(text.split("\n\n").nth(1).unwrap().len(), 50_000);
+}
+
+struct Echo;
+
+#[async_trait]
+impl WebFetchModel for Echo {
+    async fn apply(&self, url: &str, prompt: &str, markdown: &str) -> Result<String, String> {
+        Ok(format!(
+            "{prompt} @ {url}: {}",
+            markdown.lines().next().unwrap_or("")
+        ))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_model_applies_the_prompt() {
+    let s = server().await;
+    let ctx = ctx();
+    ctx.app_state().set(WebFetchModelHook(Arc::new(Echo)));
+    let url = format!("{}/page.html", s.base);
+    let out = fetch(&ctx, json!({"url": url, "prompt": "title?"}))
+        .await
+        .unwrap();
+    assert_eq!(out.content.joined_text(), format!("title? @ {url}: T"));
+}
+
+#[tokio::test]
+async fn urls_are_checked_and_upgraded() {
+    let ctx = ctx();
+    for (url, want) in [
+        (
+            "not a url",
+            "Invalid URL \"not a url\": relative URL without a base",
+        ),
+        (
+            "ftp://example.com/x",
+            "Invalid URL \"ftp://example.com/x\": only http and https URLs can be fetched",
+        ),
+        (
+            "https://user:pw@example.com/",
+            "Invalid URL \"https://user:pw@example.com/\": URLs with a user name or password are not fetched",
+        ),
+        (
+            "http://intranet/",
+            "Invalid URL \"http://intranet/\": the host name must be a public domain name",
+        ),
+    ] {
+        assert_eq!(
+            fetch(&ctx, json!({"url": url, "prompt": "p"}))
+                .await
+                .unwrap_err(),
+            want
+        );
+    }
+    let long = format!("https://example.com/{}", "a".repeat(2000));
+    assert!(
+        fetch(&ctx, json!({"url": long, "prompt": "p"}))
+            .await
+            .unwrap_err()
+            .contains("the limit is 2000")
+    );
+    assert_eq!(
+        prepare_url("http://example.com/a?b").unwrap().as_str(),
+        "https://example.com/a?b"
+    );
+    assert_eq!(
+        prepare_url("http://localhost:8080/").unwrap().as_str(),
+        "http://localhost:8080/"
+    );
+    assert_eq!(
+        prepare_url("http://127.0.0.5/").unwrap().as_str(),
+        "http://127.0.0.5/"
+    );
+    assert_eq!(
+        prepare_url("http://[::1]:9/").unwrap().as_str(),
+        "http://[::1]:9/"
+    );
+    let u = |s: &str| reqwest_url(s);
+    assert!(is_permitted_redirect(
+        &u("https://example.com/a"),
+        &u("https://www.example.com/b")
+    ));
+    assert!(!is_permitted_redirect(
+        &u("https://example.com/a"),
+        &u("https://evil.com/b")
+    ));
+    assert!(!is_permitted_redirect(
+        &u("https://example.com/a"),
+        &u("http://example.com/b")
+    ));
+    assert!(!is_permitted_redirect(
+        &u("https://example.com/a"),
+        &u("https://example.com:8443/b")
+    ));
+    let tool: &dyn Tool = &WebFetch;
+    assert_eq!(
+        tool.permission_subject(&json!({"url": "https://docs.rs/x", "prompt": "p"})),
+        Some(PermissionSubject::Url("https://docs.rs/x".into()))
+    );
+}
+
+fn reqwest_url(s: &str) -> tools_builtin::web_fetch::Url {
+    tools_builtin::web_fetch::Url::parse(s).unwrap()
+}

@@ -81,16 +81,16 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod content;
-mod context;
-mod error;
-mod file_state;
-mod input;
-mod permission;
-mod result;
-mod schema;
-mod tool;
-mod typed;
+pub mod content;
+pub mod context;
+pub mod error;
+pub mod file_state;
+pub mod input;
+pub mod permission;
+pub mod result;
+pub mod schema;
+pub mod tool;
+pub mod typed;
 
 pub use content::{
     ContentBlock, ImageSource, ToolResultBlock, ToolResultContent, empty_result_notice,

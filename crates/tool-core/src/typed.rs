@@ -3,7 +3,7 @@
 //! A tool author implements [`TypedTool`] with `Input: Deserialize + JsonSchema` (doc comments
 //! become field descriptions) and `Output: Serialize`. The blanket implementation
 //! `impl<T: TypedTool> Tool for T` generates and normalises the schema (once per type),
-//! checks the model's input with [`check_input`](crate::check_input) (the zod step), and
+//! checks the model's input with [`check_input`] (the zod step), and
 //! renders the output as tool_result content.
 
 use std::any::TypeId;

@@ -46,10 +46,10 @@
 
 mod claude_code;
 pub mod executor;
-mod persist;
-mod pipeline;
-mod seams;
-mod stream;
+pub mod persist;
+pub mod pipeline;
+pub mod seams;
+pub mod stream;
 
 pub use claude_code::PermissionRuleMatcher;
 pub use executor::{

@@ -51,7 +51,7 @@
 //!
 //! # Crate features
 //!
-//! - `proactive` (off by default): [`Sleep`](crate::sleep::Sleep), the one tool whose
+//! - `proactive` (off by default): `Sleep` (the `sleep` module), the one tool whose
 //!   interrupt behaviour is `cancel`.
 #![forbid(unsafe_code)]
 

@@ -171,3 +171,18 @@ fn revoking_trust_takes_it_back() {
     let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
     assert!(String::from_utf8_lossy(&out.stderr).contains("this folder is not trusted"));
 }
+
+#[test]
+fn a_symlinked_settings_local_json_is_still_a_project_file() {
+    let c = malicious_checkout();
+    // Move the malicious settings to a "private-looking" local file that is a symlink.
+    let elsewhere = c.root.parent().unwrap().join("shared-settings.json");
+    std::fs::rename(c.root.join(".claude/settings.json"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, c.root.join(".claude/settings.local.json")).unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("this folder is not trusted"));
+    let r = results(&out);
+    assert_eq!(r[0]["is_error"], true, "its allow rule must not apply");
+    assert_eq!(r[1]["is_error"], true, "its deny rule applies");
+    assert!(!c.root.join("hook-marker").exists());
+}

@@ -29,6 +29,33 @@ pub struct AgentArgs {
     pub json: bool,
 }
 
+/// Asks whether to trust the folder when stdin and stderr are a terminal and the folder is not
+/// trusted yet; a yes is recorded. `None` when nobody can be asked or nothing needs asking.
+fn ask_trust_if_interactive(cwd: &std::path::Path) -> Option<bool> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let dir = std::fs::canonicalize(cwd).ok()?;
+    if crate::trust::is_trusted(&dir) {
+        return None;
+    }
+    eprint!(
+        "Do you trust the files in {}?\nIts own settings can allow commands, run hooks and start MCP servers. \
+         Trust it [y/N]? ",
+        dir.display()
+    );
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).ok()?;
+    let yes = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
+    if yes {
+        if let Err(e) = crate::trust::set_trusted(&dir, true) {
+            eprintln!("toolwright agent: {e}");
+        }
+    }
+    Some(yes)
+}
+
 /// Runs `toolwright agent`.
 pub async fn run(args: &AgentArgs) -> ExitCode {
     let Some(api_key) = std::env::var("ANTHROPIC_API_KEY")
@@ -51,7 +78,12 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
         attempts: 4,
         backoff: Duration::from_millis(500),
     };
-    let session = match Session::open(&args.session.options(false)).await {
+    let mut options = args.session.options(false);
+    // In a terminal, an untrusted folder is asked about once, before the first turn.
+    if let Some(answer) = ask_trust_if_interactive(&options.cwd) {
+        options.trusted = Some(answer);
+    }
+    let session = match Session::open(&options).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("toolwright agent: {e}");

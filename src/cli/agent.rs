@@ -48,10 +48,8 @@ fn ask_trust_if_interactive(cwd: &std::path::Path) -> Option<bool> {
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).ok()?;
     let yes = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
-    if yes {
-        if let Err(e) = crate::trust::set_trusted(&dir, true) {
-            eprintln!("toolwright agent: {e}");
-        }
+    if yes && let Err(e) = crate::trust::set_trusted(&dir, true) {
+        eprintln!("toolwright agent: {e}");
     }
     Some(yes)
 }

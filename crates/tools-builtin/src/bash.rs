@@ -350,7 +350,9 @@ async fn run_command(
                 // moment to flush, then end it.
                 let drain = tokio::time::sleep(Duration::from_millis(200));
                 tokio::pin!(drain);
-                loop {
+                // Until both pipes reach end-of-file (the usual case, at once) or the grace
+                // period ends (something in the group still holds them).
+                while out_open || err_open {
                     tokio::select! {
                         n = read_some(&mut out_pipe, &mut out_buf), if out_open => match n {
                             Some(n) => stdout.push(&out_buf[..n]).await,
@@ -361,7 +363,6 @@ async fn run_command(
                             None => err_open = false,
                         },
                         () = &mut drain => break,
-                        else => break,
                     }
                 }
                 kill_group(group, true);

@@ -366,6 +366,9 @@ async fn run_command(
                     }
                 }
                 kill_group(group, true);
+                if let Some(pgid) = group {
+                    crate::procs::wait_group_gone(pgid, KILL_GRACE).await;
+                }
                 out_open = false;
                 err_open = false;
             },
@@ -427,6 +430,9 @@ async fn terminate(child: &mut tokio::process::Child, group: Option<i32>) {
     }
     // Children of the command that ignored SIGTERM.
     kill_group(group, true);
+    if let Some(pgid) = group {
+        crate::procs::wait_group_gone(pgid, KILL_GRACE).await;
+    }
 }
 
 /// Bounded capture of one stream. See the module docs.

@@ -70,6 +70,7 @@ pub mod grep;
 mod notebook;
 pub mod notebook_edit;
 mod patch;
+mod procs;
 pub mod read;
 pub mod skill;
 #[cfg(feature = "proactive")]

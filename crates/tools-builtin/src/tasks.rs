@@ -276,6 +276,7 @@ impl TaskRegistry {
                     let _ = child.wait().await;
                 }
                 kill_group(task.pgid, true);
+                crate::procs::wait_group_gone(task.pgid, KILL_GRACE).await;
                 let mut p = lock(&task.inner);
                 p.status = Some(TaskStatus::Killed);
                 p.kill_reason = Some(reason);

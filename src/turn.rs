@@ -199,10 +199,12 @@ mod tests {
         assert!(looks_like_sse(text));
         let turn = parse(text, Duration::from_millis(10));
         assert!(turn.error.is_none(), "{:?}", turn.error);
-        assert_eq!(turn.tool_uses().count(), 8);
+        assert_eq!(turn.tool_uses().count(), 9);
         let times: Vec<Duration> = turn.items.iter().map(|(t, _)| *t).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]));
-        assert!(turn.end > Duration::from_millis(500));
+        // Each delta event is taken to arrive 10 ms after the previous one.
+        let deltas = u32::try_from(text.matches("event: content_block_delta").count()).unwrap();
+        assert_eq!(turn.end, Duration::from_millis(10) * deltas);
     }
 
     #[test]

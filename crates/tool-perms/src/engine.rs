@@ -741,8 +741,24 @@ impl PermissionEngine {
             Kind::Ask if f.immune => return Explanation::from_finding(f, updated_input),
             _ => {}
         }
-        // 2a: bypass.
+        // Plan mode: only what does not change the world runs until the plan is approved.
         let perm = ctx.permission();
+        if perm.mode == PermissionMode::Plan
+            && !perm.bypass_available
+            && Self::changes_the_world(tool, input, f.kind == Kind::Allow)
+        {
+            return Explanation::from_finding(
+                Finding::new(
+                    Kind::Deny,
+                    format!(
+                        "Plan mode is active: {name} would make changes, and only read-only tools run until the plan is approved with ExitPlanMode."
+                    ),
+                )
+                .reason(DecisionReason::Mode { mode: PermissionMode::Plan }),
+                None,
+            );
+        }
+        // 2a: bypass.
         if perm.mode == PermissionMode::BypassPermissions
             || (perm.mode == PermissionMode::Plan && perm.bypass_available)
         {
@@ -767,6 +783,23 @@ impl PermissionEngine {
             }
         }
         Explanation::from_finding(f, updated_input)
+    }
+
+    /// Whether a call may change files, run a writing command or reach a server: what plan mode
+    /// refuses. `read_only_allowed` says whether the content check already found the call to be
+    /// a read-only command inside the working directories. Read-only calls, and calls that only
+    /// touch the session's own state (todos,
+    /// questions, skills) are fine.
+    fn changes_the_world(tool: &dyn Tool, input: &Value, read_only_allowed: bool) -> bool {
+        match tool.permission_subject(input) {
+            // The engine's own analysis (read-only commands in the working directories) decides.
+            Some(tool_core::PermissionSubject::Command(_)) => !read_only_allowed,
+            Some(tool_core::PermissionSubject::Path {
+                access: tool_core::FileAccess::Write,
+                ..
+            }) => true,
+            _ => !tool.is_read_only(input) && (tool.is_mcp() || tool.is_destructive(input)),
+        }
     }
 
     /// Claude Code's `checkRuleBasedPermissions`, used after a hook's allow: tool-wide deny and

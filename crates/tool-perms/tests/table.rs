@@ -570,8 +570,9 @@ async fn modes() {
         case("ask", "Edit", ".git/config").allow(&["Edit"]),
         // plan
         case("allow", "Bash", "ls").mode("plan"),
-        case("ask", "Bash", "rm x").mode("plan"),
-        case("ask", "Edit", "README.md").mode("plan"),
+        // Plan mode refuses what changes things (Toolwright's choice; docs/permissions.md).
+        case("deny", "Bash", "rm x").mode("plan"),
+        case("deny", "Edit", "README.md").mode("plan"),
         case("allow", "Bash", "rm x")
             .mode("plan")
             .bypass_available(),

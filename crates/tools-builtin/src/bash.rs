@@ -103,25 +103,7 @@ impl Default for Bash {
     }
 }
 
-/// Whether `command` only reads, by `tool-perms`' tree-sitter analysis: the parser
-/// understood all of it, every simple command (after safe wrappers and environment
-/// assignments) is on the built-in read-only list, and no redirection writes a file other
-/// than `/dev/null`. Anything else is not read-only (fail-closed), so it runs alone.
-pub fn is_read_only_command(command: &str) -> bool {
-    use tool_perms::bash::commands::{effective_words, is_read_only};
-    use tool_perms::bash::parse::{RedirectKind, analyze};
-    let analysis = analyze(command);
-    analysis.is_simple()
-        && !analysis.commands.is_empty()
-        && analysis
-            .commands
-            .iter()
-            .all(|c| effective_words(c).is_some_and(is_read_only))
-        && analysis.redirects.iter().all(|r| match r.kind {
-            RedirectKind::Write => r.target.value.as_deref() == Some("/dev/null"),
-            RedirectKind::Read | RedirectKind::FdDup => true,
-        })
-}
+pub use tool_perms::bash::is_read_only_command;
 
 impl Bash {
     /// Bash whose `is_read_only` (and so `is_concurrency_safe`) asks `check` instead of

@@ -80,8 +80,11 @@ impl TypedTool for EnterPlanMode {
         MaxResultSize::Chars(100_000)
     }
 
+    /// Not concurrency-safe (Claude Code says it is): the mode switch is a context modifier,
+    /// and the executor applies modifiers only from tools that run alone (design
+    /// invariant 3), so that no call runs under a half-switched mode.
     fn is_concurrency_safe(&self, _input: &EnterPlanModeInput) -> bool {
-        true
+        false
     }
 
     fn is_read_only(&self, _input: &EnterPlanModeInput) -> bool {

@@ -87,8 +87,11 @@ impl TypedTool for ExitPlanMode {
         MaxResultSize::Chars(100_000)
     }
 
+    /// Not concurrency-safe (Claude Code says it is): the mode switch is a context modifier,
+    /// and the executor applies modifiers only from tools that run alone (design
+    /// invariant 3), so that no call runs under a half-switched mode.
     fn is_concurrency_safe(&self, _input: &ExitPlanModeInput) -> bool {
-        true
+        false
     }
 
     async fn validate_input(

@@ -105,7 +105,7 @@ pub(crate) fn cargo() -> Command {
 }
 
 /// The test command README.md gives; CI runs exactly this.
-pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets"];
+pub const TEST_COMMAND: &[&str] = &["test", "--workspace", "--all-targets", "--no-fail-fast"];
 
 fn ci() -> Result {
     run(
@@ -129,6 +129,12 @@ fn ci() -> Result {
     docs::check(&workspace_root())?;
     println!("==> profiles");
     profiles::check(&workspace_root())?;
+    // Tests start example binaries (the MCP test servers and conformance client); with
+    // `--all-targets` cargo builds examples only as test harnesses, so build them first.
+    run(
+        "cargo build --workspace --examples",
+        cargo().args(["build", "--workspace", "--examples"]),
+    )?;
     run(
         &format!("cargo {}", TEST_COMMAND.join(" ")),
         cargo().args(TEST_COMMAND),

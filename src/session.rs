@@ -200,14 +200,15 @@ impl Session {
                 tools.clone(),
                 cwd.clone(),
             )));
+        let session = session_id();
         let results_dir = std::env::temp_dir()
-            .join(format!("toolwright-{}", session_id()))
+            .join(format!("toolwright-{session}"))
             .join("tool-results");
         let ctx = ToolUseContext::new(&cwd)
             .with_tools(tools)
             .with_permission(permission)
             .with_results_dir(results_dir)
-            .with_session_id(session_id());
+            .with_session_id(session);
         let pipeline = Pipeline::new(Arc::new(engine), Arc::new(DenyAsks), Arc::new(runner));
         Ok(Self {
             ctx,

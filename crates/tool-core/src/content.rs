@@ -106,6 +106,21 @@ impl ToolResultContent {
         }
     }
 
+    /// The size of the text in bytes (text blocks summed; images and references skipped),
+    /// without copying it.
+    pub fn text_bytes(&self) -> usize {
+        match self {
+            Self::Text(s) => s.len(),
+            Self::Blocks(blocks) => blocks
+                .iter()
+                .map(|b| match b {
+                    ContentBlock::Text { text } => text.len(),
+                    _ => 0,
+                })
+                .sum(),
+        }
+    }
+
     /// All text of the content, blocks joined by newlines (images and references skipped).
     pub fn joined_text(&self) -> String {
         match self {

@@ -9,7 +9,7 @@
 use std::any::TypeId;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -144,7 +144,15 @@ pub trait TypedTool: Send + Sync + 'static {
 
 /// The normalised input schema of `T`, generated once per type and cached.
 pub fn schema_for<T: JsonSchema + 'static>(deny_unknown_fields: bool) -> Value {
-    static CACHE: OnceLock<Mutex<HashMap<(TypeId, bool), Value>>> = OnceLock::new();
+    Value::clone(&cached_schema::<T>(deny_unknown_fields))
+}
+
+/// Normalised schemas by input type and strictness.
+type SchemaCache = Mutex<HashMap<(TypeId, bool), Arc<Value>>>;
+
+/// The cached schema itself, shared: the schema step reads it on every call without copying.
+fn cached_schema<T: JsonSchema + 'static>(deny_unknown_fields: bool) -> Arc<Value> {
+    static CACHE: OnceLock<SchemaCache> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     let key = (TypeId::of::<T>(), deny_unknown_fields);
     if let Some(schema) = cache
@@ -152,7 +160,7 @@ pub fn schema_for<T: JsonSchema + 'static>(deny_unknown_fields: bool) -> Value {
         .unwrap_or_else(PoisonError::into_inner)
         .get(&key)
     {
-        return schema.clone();
+        return Arc::clone(schema);
     }
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {
@@ -162,10 +170,11 @@ pub fn schema_for<T: JsonSchema + 'static>(deny_unknown_fields: bool) -> Value {
         .into_generator();
     let mut schema = normalize_schema(generator.into_root_schema_for::<T>().to_value());
     tidy_typed_schema(&mut schema, deny_unknown_fields);
+    let schema = Arc::new(schema);
     cache
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(key, schema.clone());
+        .insert(key, Arc::clone(&schema));
     schema
 }
 
@@ -244,7 +253,7 @@ impl<T: TypedTool> Tool for T {
             .and_then(|i| TypedTool::permission_subject(self, &i))
     }
     fn parse_input(&self, input: Value) -> Result<Value, InputError> {
-        let schema = self.input_schema();
+        let schema = cached_schema::<T::Input>(T::DENY_UNKNOWN_FIELDS);
         let checked = check_input(T::NAME, &schema, input, T::DENY_UNKNOWN_FIELDS)?;
         typed_input::<T>(&checked)?;
         Ok(checked)

@@ -430,13 +430,7 @@ impl Driver {
         });
         if tool.is_none() {
             // Unknown tools are answered at once and never wait in the queue.
-            let text = tool_use_error(format_args!(
-                "Error: No such tool available: {}",
-                self.records[index].tool_use.name
-            ));
-            let outcome = CallOutcome::synthetic(&self.records[index].tool_use, text);
-            let mut outcome = outcome;
-            outcome.ending = Ending::UnknownTool;
+            let outcome = CallOutcome::unknown_tool(&self.records[index].tool_use);
             self.finish_record(index, outcome);
             return;
         }

@@ -162,6 +162,19 @@ impl CallOutcome {
         )
     }
 
+    /// The answer to a call of a tool that does not exist (semantics 3.1).
+    pub fn unknown_tool(tool_use: &ToolUse) -> Self {
+        let text = tool_use_error(format_args!(
+            "Error: No such tool available: {}",
+            tool_use.name
+        ));
+        Self::new(
+            tool_use,
+            ToolResultBlock::error(&tool_use.id, text),
+            Ending::UnknownTool,
+        )
+    }
+
     /// Whether the tool ran and failed.
     pub fn call_failed(&self) -> bool {
         matches!(self.ending, Ending::Failed { .. })
@@ -245,7 +258,7 @@ impl Pipeline {
             tool_name = %tool_use.name,
             success,
             duration_ms = u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-            tool_result_size_bytes = outcome.result.content.joined_text().len(),
+            tool_result_size_bytes = outcome.result.content.text_bytes(),
             decision_type = decision,
             decision_source = source,
             ending = ?outcome.ending,
@@ -262,15 +275,7 @@ impl Pipeline {
     ) -> CallOutcome {
         // 3.1 Lookup.
         let Some(tool) = find_tool(ctx.tools(), &tool_use.name).cloned() else {
-            let text = tool_use_error(format_args!(
-                "Error: No such tool available: {}",
-                tool_use.name
-            ));
-            return CallOutcome::new(
-                tool_use,
-                ToolResultBlock::error(&tool_use.id, text),
-                Ending::UnknownTool,
-            );
+            return CallOutcome::unknown_tool(tool_use);
         };
         tracing::Span::current().record(
             "gen_ai.tool.type",

@@ -391,12 +391,7 @@ async fn read_some(pipe: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> Optio
 
 fn kill_group(group: Option<i32>, hard: bool) {
     if let Some(pgid) = group {
-        let signal = if hard {
-            nix::sys::signal::Signal::SIGKILL
-        } else {
-            nix::sys::signal::Signal::SIGTERM
-        };
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+        crate::procs::kill_group(pgid, hard);
     }
 }
 

@@ -2,6 +2,17 @@
 
 use std::time::{Duration, Instant};
 
+/// Sends SIGTERM (or SIGKILL when `hard`) to process group `pgid`; a group that is already
+/// gone is not an error.
+pub(crate) fn kill_group(pgid: i32, hard: bool) {
+    let signal = if hard {
+        nix::sys::signal::Signal::SIGKILL
+    } else {
+        nix::sys::signal::Signal::SIGTERM
+    };
+    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
+}
+
 /// Whether any live (not zombie) process is in group `pgid`: signal 0 says whether the group
 /// has any process; on Linux `/proc` then tells zombies (already dead) from the living.
 pub(crate) fn group_alive(pgid: i32) -> bool {

@@ -132,7 +132,7 @@ impl Drop for RegistryInner {
         let tasks = self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner);
         for task in tasks.values() {
             if task.is_running() {
-                kill_group(task.pgid, true);
+                crate::procs::kill_group(task.pgid, true);
             }
         }
     }
@@ -148,15 +148,6 @@ pub struct TaskRegistry {
 /// The registry of the context's session, created on first use in its app state.
 pub fn task_registry(ctx: &ToolUseContext) -> TaskRegistry {
     ctx.app_state().update::<TaskRegistry, _>(|r| r.clone())
-}
-
-fn kill_group(pgid: i32, hard: bool) {
-    let signal = if hard {
-        nix::sys::signal::Signal::SIGKILL
-    } else {
-        nix::sys::signal::Signal::SIGTERM
-    };
-    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
 }
 
 static TASK_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -249,7 +240,7 @@ impl TaskRegistry {
                 tokio::select! {
                     status = child.wait() => {
                         // Whatever the command left in its group goes with it.
-                        kill_group(task.pgid, true);
+                        crate::procs::kill_group(task.pgid, true);
                         let code = status.ok().and_then(|s| s.code());
                         let mut p = lock(&task.inner);
                         p.exit_code = code;
@@ -267,15 +258,15 @@ impl TaskRegistry {
                 }
             };
             if let Some(reason) = reason {
-                kill_group(task.pgid, false);
+                crate::procs::kill_group(task.pgid, false);
                 if tokio::time::timeout(KILL_GRACE, child.wait())
                     .await
                     .is_err()
                 {
-                    kill_group(task.pgid, true);
+                    crate::procs::kill_group(task.pgid, true);
                     let _ = child.wait().await;
                 }
-                kill_group(task.pgid, true);
+                crate::procs::kill_group(task.pgid, true);
                 crate::procs::wait_group_gone(task.pgid, KILL_GRACE).await;
                 let mut p = lock(&task.inner);
                 p.status = Some(TaskStatus::Killed);

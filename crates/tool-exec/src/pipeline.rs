@@ -516,10 +516,7 @@ impl Pipeline {
             },
         };
         match joined {
-            Ok(Ok(result)) if token.is_cancelled() => {
-                // It finished anyway; a result that raced the cancellation still counts.
-                Ok(result)
-            }
+            // A result that raced the cancellation still counts.
             Ok(result) => result.map_err(CallError::Tool),
             Err(panic) => {
                 let message = panic
@@ -538,7 +535,6 @@ impl Pipeline {
 
     async fn resolve_permission(
         &self,
-
         tool: &dyn Tool,
         input: Value,
         hook: Option<HookDecision>,
@@ -607,7 +603,6 @@ impl Pipeline {
     /// Claude Code's `canUseTool`: the full decision (or a forced ask), then the prompter.
     async fn can_use_tool(
         &self,
-
         tool: &dyn Tool,
         input: Value,
         forced: Option<PermissionResult>,

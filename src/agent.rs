@@ -1,271 +1,697 @@
-//! A small, real agent loop on the Anthropic Messages API.
+//! A small, real agent loop on the Anthropic Messages API, and the Agent (sub-agent) tool.
 //!
-//! Each turn streams a response (`stream: true`); every tool_use block goes to the streaming
-//! executor the moment it closes, and the next request carries exactly one tool_result per
-//! tool_use, in order. The loop ends when the model stops asking for tools, after
-//! `max_turns`, or when the spending limit is reached. Requests are retried with backoff on
-//! 429, 529 and 5xx answers and on connection failures before the first byte; an `error`
-//! event or a stream cut short mid-response ends the turn with a clear message (tools already
-//! started still get their results).
+//! [`AgentLoop::run`] sends the conversation to a [`ModelClient`] (normally an
+//! [`AnthropicClient`]) and streams the answer. Every tool_use block goes to a
+//! [`StreamingToolExecutor`] the moment its `content_block_stop` is read, so tools run while
+//! the model is still writing; the next request carries exactly one tool_result per tool_use,
+//! in order. The loop ends when the model stops asking for tools, after `max_turns`
+//! requests, when the spending limit (`maxBudgetUsd`, the context's
+//! [`ToolOptions::max_budget_usd`](tool_core::ToolOptions)) is reached, on a user interrupt,
+//! or on an error (an `error` event or a stream cut short ends the turn with a clear message,
+//! and tools already started still get their results).
+//!
+//! Deferred tools are handled as ToolSearch expects ([`tool_search`]); the Agent tool
+//! ([`AgentTool`]) runs sub-agents with this same loop; [`prompting`] has the prompters of
+//! the `toolwright agent` command. See `docs/agent.md` for a guide and an embedding example.
 
-use std::time::Duration;
+pub mod client;
+pub mod definitions;
+pub mod prompting;
+pub mod subagent;
+pub mod tool_search;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tool_core::Tool;
+use tool_core::{CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext};
 use tool_exec::{
-    AnthropicStream, ExecutorConfig, ExecutorEvent, StreamEvent, StreamingToolExecutor, ToolUse,
+    CallOutcome, ExecutorConfig, ExecutorEvent, Pipeline, StreamEvent, StreamingToolExecutor,
+    ToolUse,
 };
 
-use crate::session::Session;
+pub use client::{
+    ANTHROPIC_VERSION, AgentError, AnthropicClient, ClientConfig, EventStream, ModelClient,
+    ModelRequest, TOOL_SEARCH_BETA,
+};
+pub use definitions::{AgentDefinition, AgentSource, GENERAL_PURPOSE, load_agent_definitions};
+pub use subagent::AgentTool;
+pub use tool_search::ToolSearchMode;
 
-/// The Messages API version header.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The guide `docs/agent.md`, whose Rust examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/agent.md")]
+pub struct AgentGuide;
 
-/// Where and how to call the model.
+/// The text the model sees when the user interrupts it before any tool ran.
+pub const INTERRUPT_MESSAGE: &str = "[Request interrupted by user]";
+
+/// How the loop talks to the model.
 #[derive(Debug, Clone)]
-pub struct ModelConfig {
-    /// `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`).
-    pub base_url: String,
-    /// `ANTHROPIC_API_KEY`.
-    pub api_key: String,
+pub struct LoopConfig {
     /// The model name.
     pub model: String,
     /// `max_tokens` of each request.
     pub max_tokens: u32,
     /// How many requests at most.
     pub max_turns: usize,
-    /// Stop once the estimated spend reaches this many US dollars.
-    pub max_budget_usd: Option<f64>,
-    /// Attempts per request (first try included) on retryable failures.
-    pub attempts: u32,
-    /// The first retry's delay; each retry doubles it.
-    pub backoff: Duration,
+    /// The system prompt, if any.
+    pub system_prompt: Option<String>,
+    /// Whether deferred tools are withheld until ToolSearch loads them.
+    pub tool_search: ToolSearchMode,
+    /// The executor's settings (concurrency cap, sibling policy).
+    pub executor: ExecutorConfig,
 }
 
-/// Why the loop stopped early or could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    /// The HTTP request failed for good.
-    #[error("the model request failed: {0}")]
-    Request(String),
-    /// The API answered with an error status.
-    #[error("the API answered {status}: {body}")]
-    Api {
-        /// HTTP status.
-        status: u16,
-        /// Response body.
-        body: String,
-    },
-    /// The stream was malformed, cut short, or carried an `error` event.
-    #[error("{0}")]
-    Stream(String),
+impl LoopConfig {
+    /// Defaults for `model`: 8,192 output tokens per request, 20 requests, no system
+    /// prompt, tool search off, the executor's settings from the environment.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            max_tokens: 8192,
+            max_turns: 20,
+            system_prompt: None,
+            tool_search: ToolSearchMode::Off,
+            executor: ExecutorConfig::from_env(),
+        }
+    }
 }
 
-/// What one run of the loop produced.
+/// List prices in US dollars per million input and output tokens, by model family (an
+/// estimate for the spending limit: Opus $5/$25, Haiku $1/$5, anything else Sonnet's $3/$15).
+pub fn price_per_million(model: &str) -> (f64, f64) {
+    let model = model.to_ascii_lowercase();
+    if model.contains("opus") {
+        (5.0, 25.0)
+    } else if model.contains("haiku") {
+        (1.0, 5.0)
+    } else {
+        (3.0, 15.0)
+    }
+}
+
 #[derive(Debug, Default)]
+struct SpendState {
+    input_tokens: u64,
+    output_tokens: u64,
+    usd: f64,
+}
+
+/// Tokens and estimated dollars spent, shared by a loop and its sub-agents (cheap to clone).
+#[derive(Debug, Clone, Default)]
+pub struct Spend {
+    state: Arc<Mutex<SpendState>>,
+}
+
+impl Spend {
+    /// Records the usage of one response of `model`.
+    pub fn add(&self, model: &str, input_tokens: u64, output_tokens: u64) {
+        let (input_price, output_price) = price_per_million(model);
+        #[expect(clippy::cast_precision_loss, reason = "an estimate")]
+        let usd =
+            (input_tokens as f64) * input_price / 1e6 + (output_tokens as f64) * output_price / 1e6;
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.input_tokens += input_tokens;
+        s.output_tokens += output_tokens;
+        s.usd += usd;
+    }
+
+    /// Input and output tokens so far.
+    pub fn tokens(&self) -> (u64, u64) {
+        let s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        (s.input_tokens, s.output_tokens)
+    }
+
+    /// Estimated US dollars so far.
+    pub fn usd(&self) -> f64 {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .usd
+    }
+}
+
+/// Something that happened during a run, for live display.
+#[derive(Debug)]
+pub enum AgentEvent<'a> {
+    /// A request is about to be sent (1-based).
+    Request(usize),
+    /// Text from the model, as it streams.
+    Text(&'a str),
+    /// A call started; `running` calls run now, this one included.
+    ToolStarted {
+        /// The block.
+        tool_use: &'a ToolUse,
+        /// How many calls run now.
+        running: usize,
+    },
+    /// Progress from a running call.
+    ToolProgress(&'a ToolUse, &'a Value),
+    /// A call's result, in order.
+    ToolResult(&'a ToolUse, &'a CallOutcome),
+    /// A message for the user (a hook's system message).
+    Notice(&'a str),
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone)]
+pub enum Stop {
+    /// The model answered without asking for tools.
+    Finished,
+    /// `max_turns` requests were made.
+    MaxTurns(usize),
+    /// The spending limit was reached.
+    Budget(f64),
+    /// The user interrupted (Ctrl-C): running tools were cancelled or allowed to finish per
+    /// their interrupt behaviour, every tool_use got its result, and the run ended.
+    Interrupted,
+    /// The context's cancellation token fired: everything was cancelled.
+    Cancelled,
+    /// The user rejected a tool call without saying how to go on.
+    Rejected,
+    /// A hook stopped the turn (`continue: false`), with its reason.
+    HookStopped(Option<String>),
+    /// The request or the response failed.
+    Failed(AgentError),
+}
+
+impl Stop {
+    /// Whether the run ended the normal way (the model finished, or a hook said so).
+    pub fn is_success(&self) -> bool {
+        matches!(self, Self::Finished | Self::HookStopped(_))
+    }
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Finished => f.write_str("the model finished"),
+            Self::MaxTurns(n) => write!(f, "stopped after {n} requests (max_turns)"),
+            Self::Budget(limit) => {
+                write!(f, "stopped: the spending limit of ${limit} was reached")
+            }
+            Self::Interrupted => f.write_str("interrupted by the user"),
+            Self::Cancelled => f.write_str("cancelled"),
+            Self::Rejected => f.write_str("stopped: a tool call was rejected"),
+            Self::HookStopped(Some(reason)) => write!(f, "stopped by a hook: {reason}"),
+            Self::HookStopped(None) => f.write_str("stopped by a hook"),
+            Self::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// How long a tool_use waited between its block closing in the stream and its call
+/// starting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolStart {
+    /// The tool_use id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// From the parsed `content_block_stop` to the executor's start event.
+    pub after_block_stop: Duration,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone)]
 pub struct AgentOutcome {
-    /// The conversation, in the API's message format.
+    /// The conversation, in the API's message format (the deferred-tools announcement,
+    /// which is added per request, is not part of it).
     pub messages: Vec<Value>,
-    /// The model's final text.
+    /// The text of the model's last message that had text.
     pub final_text: String,
     /// Requests made.
     pub turns: usize,
-    /// Input and output tokens used.
+    /// Input and output tokens of this run's own requests.
     pub usage: (u64, u64),
-    /// Why the loop stopped.
-    pub stop: String,
+    /// Tool calls made.
+    pub tool_uses: usize,
+    /// Why the run ended.
+    pub stop: Stop,
+    /// The last stop reason the API gave (`end_turn`, `tool_use`, `max_tokens`).
+    pub stop_reason: Option<String>,
+    /// When each call started, relative to its block's end in the stream.
+    pub tool_starts: Vec<ToolStart>,
 }
 
-/// The API's tool definition of a tool.
-pub fn tool_definition(tool: &dyn Tool) -> Value {
-    json!({"name": tool.name(), "description": tool.prompt(), "input_schema": tool.input_schema()})
+/// The loop: a model client, the pipeline calls go through, and the settings. Cheap to
+/// clone.
+#[derive(Clone)]
+pub struct AgentLoop {
+    client: Arc<dyn ModelClient>,
+    pipeline: Arc<Pipeline>,
+    config: LoopConfig,
+    spend: Spend,
 }
 
-/// A rough cost estimate in US dollars (Sonnet-class list prices per million tokens: $3 in,
-/// $15 out); only used for the spending limit.
-fn cost_usd(usage: (u64, u64)) -> f64 {
-    #[expect(clippy::cast_precision_loss, reason = "an estimate")]
-    let (input, output) = (usage.0 as f64, usage.1 as f64);
-    input * 3.0 / 1e6 + output * 15.0 / 1e6
+impl fmt::Debug for AgentLoop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentLoop")
+            .field("config", &self.config)
+            .field("spend", &self.spend)
+            .finish_non_exhaustive()
+    }
 }
 
-fn retryable(status: u16) -> bool {
-    status == 429 || status == 529 || (500..600).contains(&status)
+/// What one streamed response produced.
+#[derive(Default)]
+struct TurnOutput {
+    assistant: Vec<Value>,
+    results: Vec<Value>,
+    extra: Vec<Value>,
+    tool_uses: usize,
+    input_tokens: u64,
+    output_tokens: u64,
+    stop_reason: Option<String>,
+    error: Option<AgentError>,
+    interrupted: bool,
+    cancelled: bool,
+    rejected: bool,
+    hook_stop: Option<Option<String>>,
+    starts: Vec<ToolStart>,
+    context: Option<ToolUseContext>,
 }
 
-/// Sends one request, retrying retryable failures before the first byte of a response.
-async fn send(
-    client: &reqwest::Client,
-    config: &ModelConfig,
-    body: &Value,
-) -> Result<reqwest::Response, AgentError> {
-    let url = format!("{}/v1/messages", config.base_url.trim_end_matches('/'));
-    let mut delay = config.backoff;
-    let mut last = String::new();
-    for attempt in 1..=config.attempts.max(1) {
-        let result = client
-            .post(&url)
-            .header("x-api-key", &config.api_key)
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header("content-type", "application/json")
-            .json(body)
-            .send()
-            .await;
-        match result {
-            Ok(response) if response.status().is_success() => return Ok(response),
-            Ok(response) => {
-                let status = response.status().as_u16();
-                let text = response.text().await.unwrap_or_default();
-                if !retryable(status) || attempt == config.attempts.max(1) {
-                    return Err(AgentError::Api { status, body: text });
+/// The model-facing text of messages a call added (hook context, blocking errors).
+fn message_texts(messages: &[Message], out: &mut Vec<Value>, notice: &mut dyn FnMut(&str)) {
+    for message in messages {
+        match message {
+            Message::Attachment(a) if !a.text.is_empty() => {
+                out.push(json!({"type": "text", "text": a.text}));
+            }
+            Message::User(blocks) => {
+                for block in blocks {
+                    if let tool_core::ContentBlock::Text { text } = block {
+                        out.push(json!({"type": "text", "text": text}));
+                    }
                 }
-                last = format!("{status}: {text}");
             }
-            Err(e) if attempt == config.attempts.max(1) => {
-                return Err(AgentError::Request(e.to_string()));
-            }
-            Err(e) => last = e.to_string(),
+            Message::System(text) => notice(text),
+            _ => {}
         }
-        tracing::warn!(attempt, error = %last, "model request failed; retrying");
-        tokio::time::sleep(delay).await;
-        delay *= 2;
     }
-    Err(AgentError::Request(last))
 }
 
-/// Runs the loop for `prompt` in `session`. `on_text` receives the model's text as it
-/// streams; `on_result` each tool result as it is handed out.
-pub async fn run(
-    session: &Session,
-    config: &ModelConfig,
-    prompt: &str,
-    mut on_text: impl FnMut(&str),
-    mut on_result: impl FnMut(&ToolUse, &tool_exec::CallOutcome),
-) -> Result<AgentOutcome, AgentError> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
+impl AgentLoop {
+    /// A loop calling `client`, running tools through `pipeline`, with `config`.
+    pub fn new(client: Arc<dyn ModelClient>, pipeline: Arc<Pipeline>, config: LoopConfig) -> Self {
+        Self {
+            client,
+            pipeline,
+            config,
+            spend: Spend::default(),
+        }
     }
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .build()
-        .map_err(|e| AgentError::Request(e.to_string()))?;
-    let tools: Vec<Value> = session
-        .ctx
-        .tools()
-        .iter()
-        .map(|t| tool_definition(t.as_ref()))
-        .collect();
-    let mut outcome = AgentOutcome {
-        messages: vec![json!({"role": "user", "content": prompt})],
-        ..Default::default()
-    };
-    let mut ctx = session.ctx.clone();
-    loop {
-        if outcome.turns >= config.max_turns {
-            outcome.stop = format!("stopped after {} requests (max_turns)", config.max_turns);
-            return Ok(outcome);
-        }
-        if let Some(limit) = config.max_budget_usd
-            && cost_usd(outcome.usage) >= limit
-        {
-            outcome.stop = format!("stopped: the spending limit of ${limit:.2} was reached");
-            return Ok(outcome);
-        }
-        let body = json!({
-            "model": config.model,
-            "max_tokens": config.max_tokens,
-            "stream": true,
-            "tools": tools,
-            "messages": outcome.messages,
-        });
-        outcome.turns += 1;
-        let response = send(&client, config, &body).await?;
+
+    /// With a spend tracker shared with other loops (a parent and its sub-agents).
+    pub fn with_spend(mut self, spend: Spend) -> Self {
+        self.spend = spend;
+        self
+    }
+
+    /// With another configuration (same client, pipeline and spend tracker).
+    pub fn with_config(mut self, config: LoopConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LoopConfig {
+        &self.config
+    }
+
+    /// The spend tracker.
+    pub fn spend(&self) -> &Spend {
+        &self.spend
+    }
+
+    /// The pipeline calls go through.
+    pub fn pipeline(&self) -> &Arc<Pipeline> {
+        &self.pipeline
+    }
+
+    /// Runs the loop for `prompt` in `ctx` (its tools, cwd, permission state, spending limit).
+    ///
+    /// `interrupt` is the user interrupt: once cancelled, the response stops being read,
+    /// running tools are cancelled or allowed to finish per their interrupt behaviour, calls
+    /// not started are answered with the rejection text, and the run ends with
+    /// [`Stop::Interrupted`]. Cancelling `ctx`'s own token cancels everything at once
+    /// ([`Stop::Cancelled`]). `on_event` sees text, calls and results as they happen.
+    pub async fn run(
+        &self,
+        ctx: ToolUseContext,
+        prompt: &str,
+        interrupt: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> AgentOutcome {
+        let mut outcome = AgentOutcome {
+            messages: vec![json!({"role": "user", "content": prompt})],
+            final_text: String::new(),
+            turns: 0,
+            usage: (0, 0),
+            tool_uses: 0,
+            stop: Stop::Finished,
+            stop_reason: None,
+            tool_starts: Vec::new(),
+        };
+        let mut ctx = ctx;
+        let hard = ctx.cancellation().clone();
+        outcome.stop = loop {
+            if hard.is_cancelled() {
+                break Stop::Cancelled;
+            }
+            if interrupt.is_cancelled() {
+                break Stop::Interrupted;
+            }
+            if outcome.turns >= self.config.max_turns {
+                break Stop::MaxTurns(self.config.max_turns);
+            }
+            if let Some(limit) = ctx.options().max_budget_usd
+                && self.spend.usd() >= limit
+            {
+                break Stop::Budget(limit);
+            }
+            let plan = tool_search::tools_for_request(
+                self.config.tool_search,
+                &self.config.model,
+                ctx.tools(),
+                &outcome.messages,
+            );
+            let request = ModelRequest {
+                model: self.config.model.clone(),
+                max_tokens: self.config.max_tokens,
+                system: self.config.system_prompt.clone(),
+                tools: plan.tools,
+                messages: tool_search::with_announcement(
+                    &outcome.messages,
+                    plan.announcement.as_deref(),
+                ),
+                betas: plan.betas,
+            };
+            outcome.turns += 1;
+            on_event(AgentEvent::Request(outcome.turns));
+            let stream = tokio::select! {
+                biased;
+                () = hard.cancelled() => break Stop::Cancelled,
+                () = interrupt.cancelled() => break Stop::Interrupted,
+                stream = self.client.stream(&request) => stream,
+            };
+            let stream = match stream {
+                Ok(s) => s,
+                Err(e) => break Stop::Failed(e),
+            };
+            let turn = self.turn(&ctx, stream, interrupt, on_event).await;
+            if let Some(next) = turn.context {
+                ctx = next;
+            }
+            outcome.usage.0 += turn.input_tokens;
+            outcome.usage.1 += turn.output_tokens;
+            outcome.tool_uses += turn.tool_uses;
+            outcome.tool_starts.extend(turn.starts);
+            if turn.stop_reason.is_some() {
+                outcome.stop_reason = turn.stop_reason;
+            }
+            let has_text = turn.assistant.iter().any(|b| b["type"] == "text");
+            if has_text {
+                outcome.final_text = turn
+                    .assistant
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("");
+            }
+            if !turn.assistant.is_empty() {
+                outcome
+                    .messages
+                    .push(json!({"role": "assistant", "content": turn.assistant}));
+            }
+            if turn.tool_uses > 0 {
+                let mut content = turn.results;
+                content.extend(turn.extra);
+                if turn.interrupted || turn.cancelled {
+                    content.push(json!({"type": "text", "text": INTERRUPT_MESSAGE_FOR_TOOL_USE}));
+                }
+                outcome
+                    .messages
+                    .push(json!({"role": "user", "content": content}));
+            } else if turn.interrupted || turn.cancelled {
+                outcome.messages.push(
+                    json!({"role": "user", "content": [{"type": "text", "text": INTERRUPT_MESSAGE}]}),
+                );
+            }
+            if turn.cancelled {
+                break Stop::Cancelled;
+            }
+            if turn.interrupted {
+                break Stop::Interrupted;
+            }
+            if let Some(e) = turn.error {
+                break Stop::Failed(e);
+            }
+            if turn.rejected {
+                break Stop::Rejected;
+            }
+            if let Some(reason) = turn.hook_stop {
+                break Stop::HookStopped(reason);
+            }
+            if turn.tool_uses == 0 {
+                break Stop::Finished;
+            }
+        };
+        outcome
+    }
+
+    /// Reads one response, running its tool_use blocks as they close.
+    async fn turn(
+        &self,
+        ctx: &ToolUseContext,
+        mut stream: EventStream,
+        interrupt: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> TurnOutput {
+        let mut out = TurnOutput::default();
         let mut executor = StreamingToolExecutor::new(
-            session.pipeline.clone(),
+            Arc::clone(&self.pipeline),
             ctx.clone(),
-            ExecutorConfig::from_env(),
+            self.config.executor,
         );
-        let mut parser = AnthropicStream::new();
-        let mut assistant: Vec<Value> = Vec::new();
+        let hard = ctx.cancellation().clone();
+        let mut by_id: HashMap<String, (ToolUse, Instant)> = HashMap::new();
         let mut text = String::new();
-        let mut tool_uses = Vec::new();
-        let mut stream_error = None;
-        let mut bytes = response.bytes_stream();
-        'read: while let Some(chunk) = bytes.next().await {
-            let chunk = match chunk {
-                Ok(c) => c,
-                Err(e) => {
-                    stream_error = Some(format!("the response stream broke: {e}"));
-                    break;
+        let (mut reading, mut finished) = (true, false);
+        loop {
+            if !reading && !finished {
+                // Closes the connection at once when the reading stopped early.
+                stream = futures::stream::empty().boxed();
+                if !text.is_empty() {
+                    out.assistant
+                        .push(json!({"type": "text", "text": std::mem::take(&mut text)}));
                 }
-            };
-            let events = match parser.feed(&String::from_utf8_lossy(&chunk)) {
-                Ok(events) => events,
-                Err(e) => {
-                    stream_error = Some(e.to_string());
-                    break 'read;
+                executor.finish();
+                finished = true;
+            }
+            tokio::select! {
+                biased;
+                () = hard.cancelled(), if !out.cancelled => {
+                    out.cancelled = true;
+                    reading = false;
                 }
-            };
-            for event in events {
-                match event {
-                    StreamEvent::Text(t) => {
-                        on_text(&t);
+                () = interrupt.cancelled(), if !out.interrupted && !out.cancelled => {
+                    out.interrupted = true;
+                    reading = false;
+                    executor.interrupt();
+                }
+                event = executor.next() => match event {
+                    Some(ExecutorEvent::Started { tool_use_id, running }) => {
+                        if let Some((tool_use, closed)) = by_id.get(&tool_use_id) {
+                            out.starts.push(ToolStart {
+                                id: tool_use_id.clone(),
+                                name: tool_use.name.clone(),
+                                after_block_stop: closed.elapsed(),
+                            });
+                            on_event(AgentEvent::ToolStarted { tool_use, running: running.len() });
+                        }
+                    }
+                    Some(ExecutorEvent::Progress(p)) => {
+                        if let Some((tool_use, _)) = by_id.get(&p.tool_use_id) {
+                            on_event(AgentEvent::ToolProgress(tool_use, &p.data));
+                        }
+                    }
+                    Some(ExecutorEvent::Result(r)) => {
+                        on_event(AgentEvent::ToolResult(&r.tool_use, &r.outcome));
+                        out.results.push(r.outcome.result.to_api_json());
+                        let mut notice = |t: &str| on_event(AgentEvent::Notice(t));
+                        message_texts(&r.outcome.messages_before, &mut out.extra, &mut notice);
+                        message_texts(&r.outcome.messages_after, &mut out.extra, &mut notice);
+                        if let Some(reason) = &r.outcome.stop_turn {
+                            out.hook_stop = Some(reason.clone());
+                        }
+                        if r.outcome.interrupt_turn {
+                            out.rejected = true;
+                        }
+                    }
+                    None => break,
+                },
+                item = stream.next(), if reading => match item {
+                    Some(Ok(StreamEvent::Text(t))) => {
+                        on_event(AgentEvent::Text(&t));
                         text.push_str(&t);
                     }
-                    StreamEvent::ToolUse(tool_use) => {
-                        if !text.is_empty() {
-                            assistant
-                                .push(json!({"type": "text", "text": std::mem::take(&mut text)}));
-                        }
-                        assistant.push(json!({"type": "tool_use", "id": tool_use.id, "name": tool_use.name, "input": tool_use.input}));
+                    Some(Ok(StreamEvent::ToolUse(tool_use))) => {
+                        let closed = Instant::now();
                         executor.add_tool(tool_use.clone());
-                        tool_uses.push(tool_use);
+                        if !text.is_empty() {
+                            out.assistant.push(json!({"type": "text", "text": std::mem::take(&mut text)}));
+                        }
+                        out.assistant.push(json!({
+                            "type": "tool_use", "id": tool_use.id, "name": tool_use.name, "input": tool_use.input,
+                        }));
+                        out.tool_uses += 1;
+                        by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }
-                    StreamEvent::Usage {
-                        input_tokens,
-                        output_tokens,
-                    } => {
-                        outcome.usage.0 += input_tokens;
-                        outcome.usage.1 += output_tokens;
+                    Some(Ok(StreamEvent::Usage { input_tokens, output_tokens })) => {
+                        out.input_tokens += input_tokens;
+                        // `message_delta` reports the output so far, not an increment.
+                        out.output_tokens = out.output_tokens.max(output_tokens);
                     }
-                    StreamEvent::MessageStart { .. }
-                    | StreamEvent::StopReason(_)
-                    | StreamEvent::MessageStop => {}
-                }
+                    Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
+                    Some(Ok(StreamEvent::MessageStart { .. } | StreamEvent::MessageStop)) => {}
+                    Some(Err(e)) => {
+                        out.error = Some(e);
+                        reading = false;
+                    }
+                    None => reading = false,
+                },
             }
         }
-        if stream_error.is_none()
-            && let Err(e) = parser.finish()
-        {
-            stream_error = Some(e.to_string());
+        out.context = executor.final_context().cloned();
+        self.spend
+            .add(&self.config.model, out.input_tokens, out.output_tokens);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use futures::StreamExt as _;
+    use serde_json::{Value, json};
+    use tool_core::{
+        MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, async_trait,
+    };
+    use tool_exec::{Pipeline, StreamEvent, ToolUse};
+
+    use super::*;
+
+    type Stamps = Arc<Mutex<HashMap<String, Instant>>>;
+
+    /// A model whose first answer is `calls` Stamp calls and whose second is text; it notes
+    /// when it hands each finished tool_use block over (its `content_block_stop`).
+    struct Scripted {
+        calls: usize,
+        handed: Stamps,
+    }
+
+    #[async_trait]
+    impl ModelClient for Scripted {
+        async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let events: Vec<StreamEvent> = if request.messages.len() == 1 {
+                (0..self.calls)
+                    .map(|i| {
+                        StreamEvent::ToolUse(ToolUse::new(format!("t{i}"), "Stamp", json!({})))
+                    })
+                    .chain([StreamEvent::MessageStop])
+                    .collect()
+            } else {
+                vec![StreamEvent::Text("done".into()), StreamEvent::MessageStop]
+            };
+            let handed = Arc::clone(&self.handed);
+            Ok(futures::stream::iter(events)
+                .inspect(move |event| {
+                    if let StreamEvent::ToolUse(t) = event {
+                        handed.lock().unwrap().insert(t.id.clone(), Instant::now());
+                    }
+                })
+                .map(Ok)
+                .boxed())
         }
-        if !text.is_empty() {
-            outcome.final_text.clone_from(&text);
-            assistant.push(json!({"type": "text", "text": text}));
+    }
+
+    /// A tool that notes when its call starts.
+    struct Stamp(Stamps);
+
+    #[async_trait]
+    impl Tool for Stamp {
+        fn name(&self) -> &str {
+            "Stamp"
         }
-        executor.finish();
-        let mut results = Vec::new();
-        while let Some(event) = executor.next().await {
-            if let ExecutorEvent::Result(r) = event {
-                on_result(&r.tool_use, &r.outcome);
-                results.push(r.outcome.result.to_api_json());
-                ctx = r.context;
-            }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
         }
-        if let Some(e) = stream_error {
-            // Every tool_use that arrived got its result; the turn still ends here.
-            return Err(AgentError::Stream(e));
+        fn description(&self) -> Cow<'_, str> {
+            "notes when it starts".into()
         }
-        outcome
-            .messages
-            .push(json!({"role": "assistant", "content": assistant}));
-        if tool_uses.is_empty() {
-            outcome.stop = "the model finished".to_owned();
-            return Ok(outcome);
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(100)
         }
-        outcome
-            .messages
-            .push(json!({"role": "user", "content": results}));
+        fn is_concurrency_safe(&self, _input: &Value) -> bool {
+            true
+        }
+        async fn call(
+            &self,
+            _input: Value,
+            ctx: ToolUseContext,
+            _progress: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            let id = ctx.tool_use_id().unwrap_or_default().to_owned();
+            self.0.lock().unwrap().insert(id, Instant::now());
+            Ok(ToolResult::text("ok"))
+        }
+    }
+
+    /// The time from a block's end in the stream to its tool's `call`, through the whole
+    /// pipeline (lookup, schema, permission, hooks). Printed, not asserted: run with
+    /// `--nocapture` to see it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn tool_calls_start_right_after_their_block_closes() {
+        let handed: Stamps = Arc::default();
+        let started: Stamps = Arc::default();
+        let client = Scripted {
+            calls: 8,
+            handed: Arc::clone(&handed),
+        };
+        let agent = AgentLoop::new(
+            Arc::new(client),
+            Arc::new(Pipeline::allow_all()),
+            LoopConfig::new("m"),
+        );
+        let ctx = ToolUseContext::new("/")
+            .with_tools(vec![Arc::new(Stamp(Arc::clone(&started))) as Arc<dyn Tool>]);
+        let outcome = agent
+            .run(ctx, "go", &CancellationToken::new(), &mut |_| {})
+            .await;
+        assert!(matches!(outcome.stop, Stop::Finished), "{}", outcome.stop);
+        assert_eq!(outcome.final_text, "done");
+        let results = outcome.messages[2]["content"].as_array().unwrap();
+        assert_eq!(results.len(), 8);
+        let (handed, started) = (handed.lock().unwrap(), started.lock().unwrap());
+        assert_eq!(started.len(), 8, "every call ran");
+        let mut micros: Vec<u128> = started
+            .iter()
+            .map(|(id, at)| at.duration_since(handed[id]).as_micros())
+            .collect();
+        micros.sort_unstable();
+        eprintln!(
+            "content_block_stop -> Tool::call, 8 parallel calls, µs: min {} median {} max {}",
+            micros[0], micros[4], micros[7]
+        );
     }
 }

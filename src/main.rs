@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod agent;
 mod cli;
 mod session;
+mod telemetry;
 mod trust;
 mod turn;
 
@@ -30,7 +30,8 @@ enum Command {
     /// Runs the tool_use blocks of a model response (Anthropic SSE or JSONL) and prints the
     /// results.
     Run(cli::run::RunArgs),
-    /// Serves this build's tools over MCP (stdio), each call through the full pipeline.
+    /// Serves this build's tools over MCP (stdio or Streamable HTTP), each call through the
+    /// full pipeline.
     Serve(cli::serve::ServeArgs),
     /// Lists the tools of this build with their flags and, optionally, their schemas.
     Tools(cli::tools::ToolsArgs),
@@ -49,6 +50,14 @@ enum PermissionsCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let telemetry = telemetry::init();
+    let code = run(cli);
+    // After the runtime is gone: the exporters flush with a blocking client.
+    drop(telemetry);
+    code
+}
+
+fn run(cli: Cli) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -81,6 +81,11 @@ pub struct Session {
     pub ctx: ToolUseContext,
     /// The pipeline with the session's permissions and hooks.
     pub pipeline: Arc<Pipeline>,
+    /// The session's permission engine, for a host that builds its own pipeline around it
+    /// (`toolwright serve` asks through the MCP client).
+    pub permissions: Arc<dyn tool_exec::Permissions>,
+    /// The session's hooks, likewise.
+    pub hooks: Arc<dyn tool_exec::Hooks>,
     /// Things the user should know (settings problems, ignored files).
     pub notices: Vec<String>,
     /// The MCP servers' connections; dropping the session ends their processes.
@@ -140,7 +145,8 @@ impl Session {
         if let Some(mode) = mode {
             permission.mode = mode;
         }
-        // Nobody is asked in this binary: a call that would ask is denied with the reason.
+        // By default nobody is asked: a call that would ask is denied with the reason. `serve`
+        // (elicitation to the client) and `agent` (on a terminal) turn prompts back on.
         permission.avoid_prompts = true;
         let (engine, rule_problems) =
             PermissionEngine::new_lenient(&permission, loaded.roots.clone());
@@ -209,10 +215,14 @@ impl Session {
             .with_permission(permission)
             .with_results_dir(results_dir)
             .with_session_id(session);
-        let pipeline = Pipeline::new(Arc::new(engine), Arc::new(DenyAsks), Arc::new(runner));
+        let permissions: Arc<dyn tool_exec::Permissions> = Arc::new(engine);
+        let hooks: Arc<dyn tool_exec::Hooks> = Arc::new(runner);
+        let pipeline = Pipeline::new(permissions.clone(), Arc::new(DenyAsks), hooks.clone());
         Ok(Self {
             ctx,
             pipeline: Arc::new(pipeline),
+            permissions,
+            hooks,
             notices,
             mcp,
         })

@@ -1,70 +1,240 @@
-//! `toolwright agent` against a local stand-in for the Messages API (a loopback HTTP server
-//! replaying scripted streaming responses): tool_use blocks run, the next request carries one
-//! tool_result per tool_use in order, overloaded answers are retried, a mid-stream error is
-//! reported.
+//! `toolwright agent` against a local stand-in for the Messages API: a loopback HTTP server
+//! (std `TcpListener`, one thread per connection) that answers each request with a scripted
+//! streaming response, byte for byte in the API's SSE format (chunked, as the API sends it),
+//! and records every request it receives. The tests assert on those requests: tool_use blocks
+//! run, the next request carries one tool_result per tool_use in order, retries, errors,
+//! interrupts, budget stops, deferred tools and sub-agents.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// A scripted response: status and body.
-type Scripted = (u16, String);
+/// The text the model sees for a call the user interrupted before it ran.
+const REJECT: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
 
-/// What the server saw: headers (lower-case names) and the JSON body.
-type Seen = Arc<Mutex<Vec<(Vec<(String, String)>, Value)>>>;
+/// A request the server received.
+#[derive(Debug, Clone)]
+struct Request {
+    /// Headers, lower-case names.
+    headers: Vec<(String, String)>,
+    /// The JSON body.
+    body: Value,
+}
 
-fn serve(responses: Vec<Scripted>) -> (String, Seen, JoinHandle<()>) {
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .map(|t| t["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn tool(&self, name: &str) -> Option<&Value> {
+        self.body["tools"]
+            .as_array()?
+            .iter()
+            .find(|t| t["name"] == name)
+    }
+
+    fn messages(&self) -> &Vec<Value> {
+        self.body["messages"].as_array().unwrap()
+    }
+
+    /// The text of the first user message (the prompt), whatever its shape.
+    fn prompt(&self) -> String {
+        let content = &self.messages()[0]["content"];
+        match content {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        }
+    }
+
+    fn is_subagent(&self) -> bool {
+        self.body["system"]
+            .as_str()
+            .is_some_and(|s| s.contains("Your agent id"))
+    }
+}
+
+/// Something that opens once.
+#[derive(Clone, Default)]
+struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    fn open(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+
+    /// Waits until open, at most `limit`; whether it opened.
+    fn wait(&self, limit: Duration) -> bool {
+        let guard = self.0.0.lock().unwrap();
+        let (guard, _) = self
+            .0
+            .1
+            .wait_timeout_while(guard, limit, |open| !*open)
+            .unwrap();
+        *guard
+    }
+}
+
+/// Waits until `n` parties arrived, at most `limit`; whether they all did.
+#[derive(Clone)]
+struct Rendezvous(Arc<(Mutex<usize>, Condvar)>, usize);
+
+impl Rendezvous {
+    fn new(n: usize) -> Self {
+        Self(Arc::default(), n)
+    }
+
+    fn arrive(&self, limit: Duration) -> bool {
+        let mut count = self.0.0.lock().unwrap();
+        *count += 1;
+        self.0.1.notify_all();
+        let n = self.1;
+        let (count, _) = self
+            .0
+            .1
+            .wait_timeout_while(count, limit, |c| *c < n)
+            .unwrap();
+        *count >= n
+    }
+}
+
+/// One piece of a streamed answer.
+enum Part {
+    /// Bytes of the body (one HTTP chunk).
+    Data(String),
+    /// Hold the stream open until the gate opens.
+    Hold(Gate),
+    /// Close the connection here, without ending the chunked body.
+    Cut,
+}
+
+/// How the server answers a request.
+enum Reply {
+    /// A complete answer with this status and JSON body.
+    Status(u16, String),
+    /// A streamed 200 answer, part by part.
+    Stream(Vec<Part>),
+    /// Close the connection without answering.
+    Drop,
+}
+
+fn full(sse: String) -> Reply {
+    Reply::Stream(vec![Part::Data(sse)])
+}
+
+type Seen = Arc<Mutex<Vec<Request>>>;
+
+/// Starts the server; `handler` gets each request with its arrival number.
+fn serve(handler: impl Fn(usize, &Request) -> Reply + Send + Sync + 'static) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen: Seen = Arc::default();
     let log = Arc::clone(&seen);
-    let handle = std::thread::spawn(move || {
-        for (status, body) in responses {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut headers = Vec::new();
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            loop {
-                line.clear();
-                reader.read_line(&mut line).unwrap();
-                let l = line.trim_end();
-                if l.is_empty() {
-                    break;
-                }
-                if let Some((k, v)) = l.split_once(':') {
-                    headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-                }
-            }
-            let len: usize = headers
-                .iter()
-                .find(|(k, _)| k == "content-length")
-                .map_or(0, |(_, v)| v.parse().unwrap());
-            let mut buf = vec![0; len];
-            reader.read_exact(&mut buf).unwrap();
-            log.lock()
-                .unwrap()
-                .push((headers, serde_json::from_slice(&buf).unwrap_or(Value::Null)));
-            let kind = if status == 200 {
-                "text/event-stream"
-            } else {
-                "application/json"
-            };
-            let reason = if status == 200 { "OK" } else { "Error" };
-            write!(
-                stream,
-                "HTTP/1.1 {status} {reason}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .unwrap();
+    let handler = Arc::new(handler);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (log, handler) = (Arc::clone(&log), Arc::clone(&handler));
+            std::thread::spawn(move || answer(stream, &log, handler.as_ref()));
         }
     });
-    (url, seen, handle)
+    (url, seen)
+}
+
+fn answer(
+    mut stream: TcpStream,
+    log: &Seen,
+    handler: &(dyn Fn(usize, &Request) -> Reply + Send + Sync),
+) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut headers = Vec::new();
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    loop {
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut buf = vec![0; len];
+    reader.read_exact(&mut buf).unwrap();
+    let request = Request {
+        headers,
+        body: serde_json::from_slice(&buf).unwrap_or(Value::Null),
+    };
+    let index = {
+        let mut log = log.lock().unwrap();
+        log.push(request.clone());
+        log.len() - 1
+    };
+    match handler(index, &request) {
+        Reply::Drop => {}
+        Reply::Status(status, body) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        Reply::Stream(parts) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            );
+            for part in parts {
+                match part {
+                    Part::Data(data) => {
+                        if write!(stream, "{:x}\r\n{data}\r\n", data.len()).is_err() {
+                            return;
+                        }
+                        let _ = stream.flush();
+                    }
+                    Part::Hold(gate) => {
+                        gate.wait(Duration::from_secs(60));
+                    }
+                    Part::Cut => return,
+                }
+            }
+            let _ = write!(stream, "0\r\n\r\n");
+        }
+    }
 }
 
 fn sse(events: &[Value]) -> String {
@@ -74,96 +244,247 @@ fn sse(events: &[Value]) -> String {
         .collect()
 }
 
-fn tool_turn() -> String {
-    sse(&[
-        json!({"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 100, "output_tokens": 1}}}),
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Checking."}}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {}}}),
-        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo agent-ran\"}"}}),
-        json!({"type": "content_block_stop", "index": 1}),
-        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_b", "name": "Nope", "input": {}}}),
-        json!({"type": "content_block_stop", "index": 2}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}}),
-        json!({"type": "message_stop"}),
-    ])
+fn start(input_tokens: u64) -> Value {
+    json!({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": input_tokens, "output_tokens": 1}}})
 }
 
-fn final_turn() -> String {
-    sse(&[
-        json!({"type": "message_start", "message": {"id": "m2", "usage": {"input_tokens": 150, "output_tokens": 1}}}),
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "All done."}}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}),
-        json!({"type": "message_stop"}),
-    ])
+fn text_block(index: u64, text: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": index}),
+    ]
 }
 
-fn agent(url: &str, dir: &std::path::Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolwright"))
+fn tool_block(index: u64, id: &str, name: &str, input: &Value) -> Vec<Value> {
+    vec![
+        json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        json!({"type": "content_block_stop", "index": index}),
+    ]
+}
+
+fn end(stop_reason: &str, output_tokens: u64) -> Vec<Value> {
+    vec![
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": output_tokens}}),
+        json!({"type": "message_stop"}),
+    ]
+}
+
+/// A response: optional text, then tool calls `(id, name, input)`; `tool_use` stop when
+/// there are calls, `end_turn` otherwise.
+fn turn(text: Option<&str>, calls: &[(&str, &str, Value)]) -> String {
+    let mut events = vec![start(100)];
+    let mut index = 0;
+    if let Some(t) = text {
+        events.extend(text_block(index, t));
+        index += 1;
+    }
+    for (id, name, input) in calls {
+        events.extend(tool_block(index, id, name, input));
+        index += 1;
+    }
+    events.extend(end(
+        if calls.is_empty() {
+            "end_turn"
+        } else {
+            "tool_use"
+        },
+        20,
+    ));
+    sse(&events)
+}
+
+fn agent_command(url: &str, dir: &Path, extra: &[&str], prompt: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+    command
         .arg("agent")
         .args(extra)
-        .arg("run the check")
+        .arg(prompt)
         .current_dir(dir)
         .env("ANTHROPIC_BASE_URL", url)
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        .env_remove("ENABLE_TOOL_SEARCH")
+        .env_remove("CLAUDE_CODE_MAX_RETRIES")
+        .env_remove("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS");
+    command
+}
+
+fn agent(url: &str, dir: &Path, extra: &[&str]) -> Output {
+    agent_command(url, dir, extra, "run the check")
         .output()
         .unwrap()
+}
+
+fn json_out(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The tool_results of a user message, by tool_use id.
+fn results(message: &Value) -> Vec<(String, Value)> {
+    assert_eq!(message["role"], "user", "{message}");
+    message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| (b["tool_use_id"].as_str().unwrap().to_owned(), b.clone()))
+        .collect()
 }
 
 #[test]
 fn tool_results_go_back_in_order_and_the_loop_ends() {
     let dir = tempfile::tempdir().unwrap();
-    // The first attempt is overloaded: the request is retried.
-    let overloaded = (
-        529,
-        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-            .to_string(),
+    let tool_turn = turn(
+        Some("Checking."),
+        &[
+            ("toolu_a", "Bash", json!({"command": "echo agent-ran"})),
+            ("toolu_b", "Nope", json!({})),
+        ],
     );
-    let (url, seen, server) = serve(vec![overloaded, (200, tool_turn()), (200, final_turn())]);
+    let (url, seen) = serve(move |i, _| {
+        match i {
+        // The connection closes before the first byte, then the API is overloaded: both are
+        // retried.
+        0 => Reply::Drop,
+        1 => Reply::Status(
+            529,
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                .to_string(),
+        ),
+        2 => full(tool_turn.clone()),
+        _ => full(turn(Some("All done."), &[])),
+    }
+    });
     let out = agent(&url, dir.path(), &["--json"]);
-    server.join().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = json_out(&out);
     assert_eq!(result["turns"], 2);
     assert_eq!(result["stop"], "the model finished");
+    assert_eq!(result["final_text"], "All done.");
 
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 3);
-    let (headers, first) = &seen[1];
-    assert!(headers.contains(&("x-api-key".into(), "test-key".into())));
-    assert!(headers.contains(&("anthropic-version".into(), "2023-06-01".into())));
-    assert_eq!(first["stream"], true);
+    assert_eq!(seen.len(), 4);
+    let first = &seen[2];
+    assert_eq!(first.header("x-api-key"), Some("test-key"));
+    assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(first.body["stream"], true);
+    assert_eq!(first.body["messages"], seen[0].body["messages"]);
     assert!(
-        first["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "Bash" && t["input_schema"]["type"] == "object")
+        first
+            .tool("Bash")
+            .is_some_and(|t| t.get("input_schema").is_some_and(|s| s["type"] == "object"))
     );
-    // The second request: the assistant turn echoed, then one tool_result per tool_use, in order.
-    let second = &seen[2].1["messages"];
+    // The second request: the assistant turn echoed, then one tool_result per tool_use, in
+    // order.
+    let second = seen[3].messages();
     assert_eq!(second[1]["role"], "assistant");
+    assert_eq!(
+        second[1]["content"][0],
+        json!({"type": "text", "text": "Checking."})
+    );
     assert_eq!(
         second[1]["content"][1],
         json!({"type": "tool_use", "id": "toolu_a", "name": "Bash", "input": {"command": "echo agent-ran"}})
     );
-    assert_eq!(second[2]["role"], "user");
-    let results = second[2]["content"].as_array().unwrap();
+    let results = results(&second[2]);
     assert_eq!(results.len(), 2);
     assert_eq!(
-        results[0],
+        results[0].1,
         json!({"type": "tool_result", "tool_use_id": "toolu_a", "content": "agent-ran"})
     );
-    assert_eq!(results[1]["tool_use_id"], "toolu_b");
-    assert_eq!(results[1]["is_error"], true);
+    assert_eq!(results[1].0, "toolu_b");
+    assert_eq!(results[1].1["is_error"], true);
+    assert!(
+        results[1].1["content"]
+            .as_str()
+            .unwrap()
+            .contains("No such tool available: Nope")
+    );
+}
+
+#[test]
+fn a_multi_turn_loop_with_parallel_calls_pairs_every_result() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let path = root.join("notes.txt").to_str().unwrap().to_owned();
+    // Glob and Grep describe a path (for the `Read` rules) only when one is given.
+    let root = root.to_str().unwrap().to_owned();
+    let first = turn(
+        None,
+        &[
+            ("t1", "Glob", json!({"pattern": "*.txt", "path": root})),
+            (
+                "t2",
+                "Grep",
+                json!({"pattern": "beta", "output_mode": "content", "path": root}),
+            ),
+            ("t3", "Read", json!({"file_path": path})),
+            ("t4", "Bash", json!({"command": "echo from-bash"})),
+        ],
+    );
+    let second = turn(
+        Some("One more."),
+        &[("t5", "Bash", json!({"command": "echo second-turn"}))],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(first.clone()),
+        1 => full(second.clone()),
+        _ => full(turn(Some("Finished."), &[])),
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["turns"], 3);
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    let ids = |r: &[(String, Value)]| r.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
+    let turn1 = results(&seen[1].messages()[2]);
+    assert_eq!(ids(&turn1), ["t1", "t2", "t3", "t4"]);
+    assert!(
+        turn1.iter().all(|(_, r)| r.get("is_error").is_none()),
+        "{turn1:?}"
+    );
+    assert!(
+        turn1[0].1["content"]
+            .as_str()
+            .unwrap()
+            .contains("notes.txt")
+    );
+    assert!(turn1[1].1["content"].as_str().unwrap().contains("beta"));
+    assert!(turn1[2].1["content"].as_str().unwrap().contains("alpha"));
+    assert_eq!(turn1[3].1["content"], "from-bash");
+    // The third request carries the whole conversation: both turns, each result after its
+    // tool_use.
+    let third = seen[2].messages();
+    assert_eq!(third.len(), 5);
+    assert_eq!(third[3]["content"][1]["id"], "t5");
+    assert_eq!(ids(&results(&third[4])), ["t5"]);
+    assert_eq!(results(&third[4])[0].1["content"], "second-turn");
+
+    // Every call started once; the figures are the start latencies (reported, not asserted).
+    let starts = result["tool_starts"].as_array().unwrap();
+    let mut started: Vec<&str> = starts.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    started.sort_unstable();
+    assert_eq!(started, ["t1", "t2", "t3", "t4", "t5"]);
+    let micros: Vec<u64> = starts
+        .iter()
+        .map(|s| s["after_block_stop_us"].as_u64().unwrap())
+        .collect();
+    eprintln!("content_block_stop -> tool start, µs: {micros:?}");
 }
 
 #[test]
@@ -171,16 +492,20 @@ fn a_mid_stream_error_and_a_missing_key_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let broken = sse(&[
         json!({"type": "message_start", "message": {"id": "m"}}),
+        json!({"type": "ping"}),
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     ]);
-    let (url, _seen, server) = serve(vec![(200, broken)]);
+    let (url, seen) = serve(move |_, _| full(broken.clone()));
     let out = agent(&url, dir.path(), &[]);
-    server.join().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("the API reported an error mid-stream (overloaded_error): Overloaded")
+        stderr(&out)
+            .contains("the API reported an error mid-stream (overloaded_error): Overloaded"),
+        "{}",
+        stderr(&out)
     );
+    // A stream that failed after its first byte is not retried.
+    assert_eq!(seen.lock().unwrap().len(), 1);
 
     let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
         .args(["agent", "hi"])
@@ -189,5 +514,466 @@ fn a_mid_stream_error_and_a_missing_key_are_clear() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY is not set"));
+    assert!(stderr(&out).contains("ANTHROPIC_API_KEY is not set"));
+}
+
+#[test]
+fn a_connection_dropped_mid_stream_still_answers_the_calls_that_arrived() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = vec![start(10)];
+    events.extend(tool_block(
+        0,
+        "toolu_kept",
+        "Bash",
+        &json!({"command": "echo kept"}),
+    ));
+    let head = sse(&events);
+    let (url, seen) = serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Cut]));
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = json_out(&out);
+    let stop = result["stop"].as_str().unwrap();
+    assert!(stop.contains("the response stream broke off"), "{stop}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    // The block that arrived ran and got its result.
+    let messages = result["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"][0]["id"], "toolu_kept");
+    let results = results(&messages[2]);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].1["content"], "kept");
+}
+
+#[test]
+fn the_spending_limit_stops_the_loop_before_the_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1,000 input tokens at $3 per million: $0.003, over the $0.001 limit.
+    let mut events = vec![start(1000)];
+    events.extend(tool_block(
+        0,
+        "toolu_1",
+        "Bash",
+        &json!({"command": "echo once"}),
+    ));
+    events.extend(end("tool_use", 10));
+    let body = sse(&events);
+    let (url, seen) = serve(move |_, _| full(body.clone()));
+    let out = agent(&url, dir.path(), &["--json", "--max-budget-usd", "0.001"]);
+    assert_eq!(out.status.code(), Some(1));
+    let result = json_out(&out);
+    assert_eq!(
+        result["stop"],
+        "stopped: the spending limit of $0.001 was reached"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let messages = result["messages"].as_array().unwrap();
+    assert_eq!(results(messages.last().unwrap())[0].1["content"], "once");
+}
+
+#[test]
+fn an_interrupt_mid_turn_answers_every_tool_use_and_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let mut events = vec![start(10)];
+    events.extend(tool_block(
+        0,
+        "toolu_slow",
+        "Bash",
+        &json!({"command": "touch started && sleep 2 && echo slow-done"}),
+    ));
+    events.extend(tool_block(
+        1,
+        "toolu_queued",
+        "Bash",
+        &json!({"command": "echo never"}),
+    ));
+    // The response stays open (no message_stop) until the test is over.
+    let gate = Gate::default();
+    let held = gate.clone();
+    let head = sse(&events);
+    let (url, seen) =
+        serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Hold(held.clone())]));
+    let settings = json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let child = agent_command(&url, dir.path(), &["--json", "--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the slow command runs, then press Ctrl-C (SIGINT to the process).
+    let mut waited = 0;
+    while !marker.exists() {
+        assert!(waited < 3000, "the slow command never started");
+        std::thread::sleep(Duration::from_millis(10));
+        waited += 1;
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    gate.open();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["stop"], "interrupted by the user");
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "no request after the interrupt"
+    );
+    let messages = result["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    let results = results(&messages[2]);
+    // Bash's interrupt behaviour is "block": the running command finished; the queued one
+    // never ran and got the rejection text.
+    assert_eq!(results[0].0, "toolu_slow");
+    assert_eq!(results[0].1["content"], "slow-done");
+    assert_eq!(results[1].0, "toolu_queued");
+    assert_eq!(results[1].1["is_error"], true);
+    assert_eq!(results[1].1["content"], REJECT);
+    assert_eq!(
+        messages[2]["content"][2],
+        json!({"type": "text", "text": "[Request interrupted by user for tool use]"})
+    );
+}
+
+#[test]
+fn deferred_tools_are_announced_and_loaded_by_tool_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let search = turn(
+        None,
+        &[(
+            "toolu_search",
+            "ToolSearch",
+            json!({"query": "select:TodoWrite"}),
+        )],
+    );
+    let todo = turn(
+        None,
+        &[(
+            "toolu_todo",
+            "TodoWrite",
+            json!({"todos": [{"content": "check", "status": "in_progress", "activeForm": "Checking"}]}),
+        )],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(search.clone()),
+        1 => full(todo.clone()),
+        _ => full(turn(Some("Planned."), &[])),
+    });
+    // ToolSearch and TodoWrite describe no permission subject: like any such tool here,
+    // they run when a rule allows them.
+    let settings = json!({"permissions": {"allow": ["ToolSearch", "TodoWrite"]}}).to_string();
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &["--json", "--settings", &settings],
+        "plan it",
+    )
+    .env("ENABLE_TOOL_SEARCH", "true")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+
+    // First request: deferred tools withheld, announced in the first user message.
+    let first = &seen[0];
+    let names = first.tool_names();
+    assert!(names.iter().any(|n| n == "ToolSearch") && names.iter().any(|n| n == "Read"));
+    assert!(
+        !names.iter().any(|n| n == "TodoWrite" || n == "WebFetch"),
+        "{names:?}"
+    );
+    assert_eq!(
+        first.header("anthropic-beta"),
+        Some("advanced-tool-use-2025-11-20")
+    );
+    let content = first.messages()[0]["content"].as_array().unwrap();
+    let announcement = content[0]["text"].as_str().unwrap();
+    assert!(
+        announcement.starts_with("<available-deferred-tools>\n"),
+        "{announcement}"
+    );
+    assert!(announcement.ends_with("\n</available-deferred-tools>"));
+    assert!(
+        announcement.lines().any(|l| l == "TodoWrite"),
+        "{announcement}"
+    );
+    assert_eq!(content[1], json!({"type": "text", "text": "plan it"}));
+
+    // ToolSearch answered with a tool_reference; the next request has TodoWrite's schema.
+    let second = &seen[1];
+    let reference = &results(&second.messages()[2])[0].1;
+    assert_eq!(
+        reference["content"],
+        json!([{"type": "tool_reference", "tool_name": "TodoWrite"}])
+    );
+    let todo_write = second.tool("TodoWrite").expect("TodoWrite is loaded");
+    assert_eq!(todo_write["defer_loading"], true);
+    assert_eq!(todo_write["input_schema"]["type"], "object");
+    assert!(second.tool("WebFetch").is_none());
+    // The announcement is per request, never part of the stored conversation.
+    assert_eq!(second.messages()[0]["content"][0]["text"], announcement);
+    let third = &seen[2];
+    let todo_result = &results(&third.messages()[4])[0].1;
+    assert!(todo_result.get("is_error").is_none(), "{todo_result}");
+}
+
+#[test]
+fn print_writes_only_the_final_text_and_refuses_asks_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("created.txt");
+    let first = turn(
+        Some("Let me write it."),
+        &[(
+            "toolu_w",
+            "Write",
+            json!({"file_path": target.to_str().unwrap(), "content": "x"}),
+        )],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(first.clone()),
+        _ => full(turn(Some("I could not write the file."), &[])),
+    });
+    let out = agent(&url, dir.path(), &["--print"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "I could not write the file.\n"
+    );
+    assert!(!target.exists());
+    let seen = seen.lock().unwrap();
+    let refused = &results(&seen[1].messages()[2])[0].1;
+    assert_eq!(refused["is_error"], true);
+    let text = refused["content"].as_str().unwrap();
+    assert!(
+        text.contains("Nobody can approve it in this session"),
+        "{text}"
+    );
+    assert!(text.contains("--print"), "{text}");
+}
+
+#[test]
+fn a_restricted_sub_agent_cannot_use_a_tool_it_lacks_and_the_parent_gets_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("reader.md"),
+        "---\nname: reader\ndescription: Reads files\ntools: Read, Glob\n---\nYou only read files.\n",
+    )
+    .unwrap();
+    let parent = turn(
+        Some("Delegating."),
+        &[(
+            "toolu_agent",
+            "Agent",
+            json!({"description": "read things", "prompt": "look around", "subagent_type": "reader"}),
+        )],
+    );
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            // The sub-agent tries Bash first, then reports.
+            if request.messages().len() == 1 {
+                full(turn(
+                    None,
+                    &[("toolu_sub", "Bash", json!({"command": "echo nope"}))],
+                ))
+            } else {
+                full(turn(Some("reader report: nothing to see"), &[]))
+            }
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("The reader found nothing."), &[]))
+        }
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    let subs: Vec<&Request> = seen.iter().filter(|r| r.is_subagent()).collect();
+    assert_eq!(subs.len(), 2);
+    // The sub-agent's own context: its definition's body as system prompt, only its tools
+    // (never the Agent tool), the prompt as its first message.
+    let system = subs[0].body["system"].as_str().unwrap();
+    assert!(system.starts_with("You only read files."), "{system}");
+    assert_eq!(subs[0].tool_names(), ["Glob", "Read"]);
+    assert_eq!(subs[0].prompt(), "look around");
+    let refused = &results(&subs[1].messages()[2])[0].1;
+    assert_eq!(refused["is_error"], true);
+    assert!(
+        refused["content"]
+            .as_str()
+            .unwrap()
+            .contains("No such tool available: Bash"),
+        "{refused}"
+    );
+    // The parent offered the Agent tool, and got the sub-agent's final text as the result.
+    let parents: Vec<&Request> = seen.iter().filter(|r| !r.is_subagent()).collect();
+    let agent_tool = parents[0].tool("Agent").unwrap();
+    assert!(
+        agent_tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("- reader: Reads files (Tools: Read, Glob)")
+    );
+    let report = &results(&parents[1].messages()[2])[0].1;
+    assert_eq!(
+        report,
+        &json!({"type": "tool_result", "tool_use_id": "toolu_agent", "content": "reader report: nothing to see"})
+    );
+}
+
+#[test]
+fn sub_agents_run_in_parallel_and_agent_rules_match_the_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = turn(
+        None,
+        &[
+            (
+                "toolu_1",
+                "Agent",
+                json!({"description": "a", "prompt": "task A"}),
+            ),
+            (
+                "toolu_2",
+                "Task",
+                json!({"description": "b", "prompt": "task B", "subagent_type": "general-purpose"}),
+            ),
+            (
+                "toolu_3",
+                "Agent",
+                json!({"description": "c", "prompt": "task C", "subagent_type": "secret"}),
+            ),
+        ],
+    );
+    // Both allowed sub-agents must be in flight at once before either gets an answer.
+    let both = Rendezvous::new(2);
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            let prompt = request.prompt();
+            if !both.arrive(Duration::from_secs(30)) {
+                return Reply::Status(
+                    500,
+                    "{\"error\": \"the sub-agents did not run in parallel\"}".into(),
+                );
+            }
+            full(turn(Some(&format!("report of {prompt}")), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("Done."), &[]))
+        }
+    });
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("secret.md"),
+        "---\nname: secret\ndescription: x\n---\nSecret.\n",
+    )
+    .unwrap();
+    let settings = json!({"permissions": {"deny": ["Agent(secret)"]}}).to_string();
+    let out = agent(&url, dir.path(), &["--json", "--settings", &settings]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let last = seen.iter().rfind(|r| !r.is_subagent()).unwrap();
+    let results = results(&last.messages()[2]);
+    assert_eq!(results[0].1["content"], "report of task A");
+    assert_eq!(results[1].1["content"], "report of task B");
+    assert_eq!(results[2].1["is_error"], true);
+    assert!(
+        results[2].1["content"]
+            .as_str()
+            .unwrap()
+            .contains("Permission to use Agent with secret has been denied"),
+        "{:?}",
+        results[2]
+    );
+    assert_eq!(seen.iter().filter(|r| r.is_subagent()).count(), 2);
+}
+
+/// Single-quotes `s` for `sh -c`.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+#[test]
+fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
+    // `script` runs the agent on a pseudo-terminal: standard input and standard error are a
+    // terminal, so the run is interactive. The answers are typed ahead: `n` to the folder
+    // trust question, `a` (always) to the first ask, feedback text to the second.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = turn(
+        None,
+        &[("toolu_1", "Bash", json!({"command": "touch one"}))],
+    );
+    let second = turn(
+        None,
+        &[
+            ("toolu_2", "Bash", json!({"command": "touch one"})),
+            ("toolu_3", "Bash", json!({"command": "touch two"})),
+        ],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(first.clone()),
+        1 => full(second.clone()),
+        _ => full(turn(Some("Made one."), &[])),
+    });
+    let command_line = format!(
+        "{} agent {}",
+        sh_quote(env!("CARGO_BIN_EXE_toolwright")),
+        sh_quote("make the files")
+    );
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &command_line, "/dev/null"])
+        .current_dir(dir.path())
+        .env("ANTHROPIC_BASE_URL", &url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .env_remove("ENABLE_TOOL_SEARCH")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"n\na\ndo not create two\n").unwrap();
+    stdin.flush().unwrap();
+    // Standard input stays open until the run is over (an end of input would refuse).
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{shown}\n{}", stderr(&out));
+    assert_eq!(
+        shown
+            .matches("Allow Bash `touch one`? [y]es / [n]o / [a]lways")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert_eq!(
+        shown
+            .matches("Allow Bash `touch two`? [y]es / [n]o / [a]lways")
+            .count(),
+        1,
+        "{shown}"
+    );
+    assert!(dir.path().join("one").exists());
+    assert!(!dir.path().join("two").exists());
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    let turn2 = results(&seen[2].messages()[4]);
+    // `always` added a session rule: the same command ran again without a question.
+    assert!(turn2[0].1.get("is_error").is_none(), "{turn2:?}");
+    let refused = turn2[1].1["content"].as_str().unwrap();
+    assert_eq!(turn2[1].1["is_error"], true);
+    assert!(
+        refused.ends_with("To tell you how to proceed, the user said:\ndo not create two"),
+        "{refused}"
+    );
 }

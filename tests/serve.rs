@@ -1,5 +1,6 @@
-//! `toolwright serve` driven by a third-party MCP client: the MCP inspector CLI of
-//! `../shared/mcp-peers` (installed by `.ci/run`; its path comes from `MCP_INSPECTOR_CLI`).
+//! `toolwright serve` over stdio, driven by third-party MCP clients of `../shared/mcp-peers`
+//! (installed by `.ci/run`): the MCP inspector CLI (`MCP_INSPECTOR_CLI`) and the Python SDK
+//! (`MCP_PYTHON`). `tests/serve_http.rs` covers Streamable HTTP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -7,20 +8,25 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// The inspector's path, or `None` (with a notice) outside CI when it is not installed.
-fn inspector() -> Option<String> {
-    match std::env::var("MCP_INSPECTOR_CLI") {
+/// A peer's path, or `None` (with a notice) outside CI when it is not installed.
+fn peer(var: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(path) if Path::new(&path).exists() => Some(path),
         _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("MCP_INSPECTOR_CLI is not set in CI: .ci/run must install ../shared/mcp-peers")
+            panic!("{var} is not set in CI: .ci/run must install ../shared/mcp-peers")
         }
         _ => {
             eprintln!(
-                "notice: MCP_INSPECTOR_CLI is not set; skipping (run `eval \"$(bash ../shared/mcp-peers/install.sh)\"`)"
+                "notice: {var} is not set; skipping (run `eval \"$(bash ../shared/mcp-peers/install.sh)\"`)"
             );
             None
         }
     }
+}
+
+/// The inspector's path, or `None` (with a notice) outside CI when it is not installed.
+fn inspector() -> Option<String> {
+    peer("MCP_INSPECTOR_CLI")
 }
 
 fn call(inspector: &str, project: &Path, method_args: &[&str]) -> Value {
@@ -70,6 +76,15 @@ fn a_third_party_client_lists_and_calls_our_tools_through_the_pipeline() {
         .find(|t| t["name"] == "Read")
         .unwrap();
     assert_eq!(read["inputSchema"]["required"][0], "file_path");
+    assert_eq!(read["annotations"]["readOnlyHint"], true);
+    let write = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "Write")
+        .unwrap();
+    assert_eq!(write["annotations"]["readOnlyHint"], false);
+    assert_eq!(write["annotations"]["destructiveHint"], true);
 
     let ok = call(
         &inspector,
@@ -131,4 +146,76 @@ fn a_third_party_client_lists_and_calls_our_tools_through_the_pipeline() {
         &["--method", "tools/call", "--tool-name", "Nope"],
     );
     assert_eq!(unknown["isError"], true);
+}
+
+/// A Python SDK client that spawns `toolwright serve` (stdio) and answers elicitations as
+/// argv[3] says (`accept` or `decline`).
+const PY_STDIO_CLIENT: &str = r#"
+import json, sys, anyio
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+exe, project, answer = sys.argv[1:4]
+asked = []
+
+async def elicit(ctx, params):
+    asked.append(params.message)
+    if answer == "accept":
+        return types.ElicitResult(action="accept", content={"allow": True})
+    return types.ElicitResult(action="decline")
+
+async def main():
+    server = StdioServerParameters(
+        command=exe,
+        args=["serve", "--cwd", project, "--settings", '{"permissions": {"ask": ["Bash(touch:*)"]}}'],
+        env={"CLAUDE_CONFIG_DIR": project + "/.no-user-config"},
+    )
+    async with Client(server, mode="legacy", elicitation_callback=elicit) as c:
+        r = await c.call_tool("Bash", {"command": "touch made.txt"})
+        print(json.dumps({"asked": asked, "isError": r.is_error, "text": r.content[0].text}))
+
+anyio.run(main)
+"#;
+
+#[test]
+fn over_stdio_an_ask_is_an_elicitation_to_the_client() {
+    let Some(python) = peer("MCP_PYTHON") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let script = root.join(".client.py");
+    std::fs::write(&script, PY_STDIO_CLIENT).unwrap();
+    let run = |answer: &str| -> Value {
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(env!("CARGO_BIN_EXE_toolwright"))
+            .arg(&root)
+            .arg(answer)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "python client failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    };
+
+    let declined = run("decline");
+    assert_eq!(declined["asked"].as_array().unwrap().len(), 1, "{declined}");
+    assert_eq!(declined["isError"], true);
+    assert_eq!(declined["text"], toolwright::exec::REJECT_MESSAGE);
+    assert!(!root.join("made.txt").exists());
+
+    let accepted = run("accept");
+    let message = accepted["asked"][0].as_str().unwrap();
+    assert!(
+        message.starts_with("Allow Bash(touch made.txt)?"),
+        "{message}"
+    );
+    assert_eq!(accepted["isError"], false, "{accepted}");
+    assert!(root.join("made.txt").exists());
 }

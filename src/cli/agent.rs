@@ -1,11 +1,28 @@
 //! `toolwright agent "<prompt>"`: runs the agent loop on the Anthropic Messages API in the
-//! current directory, with the directory's settings (hooks, permission rules).
+//! current directory, with the directory's settings (permission rules, hooks, `.mcp.json`),
+//! its agent definitions (`.claude/agents`) and the Agent tool.
+//!
+//! On a terminal, permission asks are put to the user (`y` / `n` / `always`), text streams
+//! to standard output and the calls are listed on standard error as they start and finish.
+//! With `--print` (or without a terminal) nobody is asked: asks become denials that say why.
+//! `--print` writes only the final text. Ctrl-C interrupts the turn (running tools are
+//! cancelled or allowed to finish per their interrupt behaviour; every tool_use still gets
+//! its result); a second Ctrl-C cancels everything.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::Instant;
 
-use crate::agent::{self, ModelConfig};
+use serde_json::json;
+use tool_core::{CancellationToken, Tool};
+use tool_exec::{DenyAsks, Pipeline};
+use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, input_summary};
+use toolwright::agent::{
+    AgentEvent, AgentLoop, AgentTool, AnthropicClient, ClientConfig, LoopConfig, Stop,
+    ToolSearchMode, load_agent_definitions,
+};
+
 use crate::session::{Session, SessionArgs};
 
 /// Arguments of `toolwright agent`.
@@ -24,18 +41,24 @@ pub struct AgentArgs {
     /// Stop when the estimated spend reaches this many US dollars.
     #[arg(long)]
     pub max_budget_usd: Option<f64>,
-    /// Print the whole conversation as JSON at the end.
+    /// `max_tokens` of each request.
+    #[arg(long, default_value_t = 8192)]
+    pub max_tokens: u32,
+    /// A system prompt.
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+    /// Non-interactive: nobody is asked (asks become denials) and only the final text is
+    /// printed.
+    #[arg(short = 'p', long)]
+    pub print: bool,
+    /// Print the whole conversation as JSON at the end (nobody is asked, as with --print).
     #[arg(long)]
     pub json: bool,
 }
 
-/// Asks whether to trust the folder when stdin and stderr are a terminal and the folder is not
-/// trusted yet; a yes is recorded. `None` when nobody can be asked or nothing needs asking.
-fn ask_trust_if_interactive(cwd: &std::path::Path) -> Option<bool> {
-    use std::io::IsTerminal as _;
-    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        return None;
-    }
+/// Asks whether to trust the folder when the folder is not trusted yet; a yes is recorded.
+/// `None` when nothing needs asking.
+fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
     let dir = std::fs::canonicalize(cwd).ok()?;
     if crate::trust::is_trusted(&dir) {
         return None;
@@ -54,31 +77,158 @@ fn ask_trust_if_interactive(cwd: &std::path::Path) -> Option<bool> {
     Some(yes)
 }
 
+/// Ctrl-C: the first press interrupts the turn (`soft`), the second cancels everything
+/// (`hard`), the third exits at once. The handler is installed before this returns.
+fn watch_interrupts(soft: CancellationToken, hard: CancellationToken) {
+    #[cfg(unix)]
+    let mut signals = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("toolwright agent: Ctrl-C will not interrupt the turn: {e}");
+            return;
+        }
+    };
+    tokio::spawn(async move {
+        let mut presses = 0u32;
+        loop {
+            #[cfg(unix)]
+            let pressed = signals.recv().await.is_some();
+            #[cfg(not(unix))]
+            let pressed = tokio::signal::ctrl_c().await.is_ok();
+            if !pressed {
+                return;
+            }
+            presses += 1;
+            match presses {
+                1 => {
+                    eprintln!(
+                        "\n(interrupted: ending the turn once the running tools stop; Ctrl-C again cancels them)"
+                    );
+                    soft.cancel();
+                }
+                2 => {
+                    eprintln!("\n(cancelling everything)");
+                    hard.cancel();
+                }
+                _ => std::process::exit(130),
+            }
+        }
+    });
+}
+
+/// Whether a tool-wide deny rule (`Agent`, `Task`, `Agent(*)`) removes the Agent tool.
+fn agent_blanket_denied(ctx: &tool_core::ToolUseContext) -> bool {
+    ctx.permission().deny.iter().any(|r| {
+        let parsed = tool_perms::rule::parse_rule_lenient(&r.rule);
+        parsed.tool_name == "Agent" && parsed.content.is_none()
+    })
+}
+
+/// The live display of a terminal run (standard error; text goes to standard output).
+struct Display {
+    started: Instant,
+    mid_line: bool,
+}
+
+impl Display {
+    fn event(&mut self, event: &AgentEvent<'_>) {
+        match event {
+            AgentEvent::Text(t) => {
+                print!("{t}");
+                let _ = std::io::stdout().flush();
+                self.mid_line = !t.ends_with('\n');
+            }
+            AgentEvent::ToolStarted { tool_use, .. } => {
+                self.break_line();
+                let summary = input_summary(&tool_use.input, 60);
+                eprintln!(
+                    "[{:>6.1}s] ⏺ {}{}",
+                    self.started.elapsed().as_secs_f64(),
+                    tool_use.name,
+                    if summary.is_empty() {
+                        String::new()
+                    } else {
+                        format!("({summary})")
+                    }
+                );
+            }
+            AgentEvent::ToolProgress(tool_use, data) => {
+                if let Some(tool) = data["tool"].as_str() {
+                    self.break_line();
+                    eprintln!("           ↳ {} · {tool}", tool_use.name);
+                }
+            }
+            AgentEvent::ToolResult(tool_use, outcome) => {
+                self.break_line();
+                let mark = if outcome.result.is_error {
+                    "✗"
+                } else {
+                    "✓"
+                };
+                let mut line = format!(
+                    "[{:>6.1}s]   {mark} {} · {} ms",
+                    self.started.elapsed().as_secs_f64(),
+                    tool_use.describe(),
+                    outcome.duration.as_millis()
+                );
+                if outcome.result.is_error {
+                    let text = outcome.result.content.joined_text();
+                    let first = text.lines().next().unwrap_or_default();
+                    line.push_str(&format!(
+                        " · {}",
+                        first.chars().take(100).collect::<String>()
+                    ));
+                }
+                eprintln!("{line}");
+            }
+            AgentEvent::Notice(text) => {
+                self.break_line();
+                eprintln!("toolwright: {text}");
+            }
+            AgentEvent::Request(_) => {}
+        }
+    }
+
+    fn break_line(&mut self) {
+        if self.mid_line {
+            println!();
+            let _ = std::io::stdout().flush();
+            self.mid_line = false;
+        }
+    }
+}
+
+fn exit_code(stop: &Stop) -> ExitCode {
+    match stop {
+        Stop::Finished | Stop::HookStopped(_) => ExitCode::SUCCESS,
+        Stop::Interrupted | Stop::Cancelled => ExitCode::from(130),
+        Stop::MaxTurns(_) | Stop::Budget(_) | Stop::Rejected | Stop::Failed(_) => ExitCode::from(1),
+    }
+}
+
 /// Runs `toolwright agent`.
 pub async fn run(args: &AgentArgs) -> ExitCode {
-    let Some(api_key) = std::env::var("ANTHROPIC_API_KEY")
-        .ok()
-        .filter(|k| !k.trim().is_empty())
-    else {
-        eprintln!(
-            "toolwright agent: ANTHROPIC_API_KEY is not set (try `toolwright demo` for a run without a model)"
-        );
-        return ExitCode::from(2);
+    let client_config = match ClientConfig::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolwright agent: {e} (try `toolwright demo` for a run without a model)");
+            return ExitCode::from(2);
+        }
     };
-    let config = ModelConfig {
-        base_url: std::env::var("ANTHROPIC_BASE_URL")
-            .unwrap_or_else(|_| "https://api.anthropic.com".to_owned()),
-        api_key,
-        model: args.model.clone(),
-        max_tokens: 8192,
-        max_turns: args.max_turns,
-        max_budget_usd: args.max_budget_usd,
-        attempts: 4,
-        backoff: Duration::from_millis(500),
+    let base_url = client_config.base_url.clone();
+    let client = match AnthropicClient::new(client_config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("toolwright agent: {e}");
+            return ExitCode::from(2);
+        }
     };
+    let quiet = args.print || args.json;
+    let interactive = !quiet && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut options = args.session.options(false);
     // In a terminal, an untrusted folder is asked about once, before the first turn.
-    if let Some(answer) = ask_trust_if_interactive(&options.cwd) {
+    if interactive && let Some(answer) = ask_trust(&options.cwd) {
         options.trusted = Some(answer);
     }
     let session = match Session::open(&options).await {
@@ -91,47 +241,119 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     for notice in &session.notices {
         eprintln!("toolwright: {notice}");
     }
-    let json = args.json;
-    let result = agent::run(
-        &session,
-        &config,
-        &args.prompt,
-        |text| {
-            if !json {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-            }
-        },
-        |tool_use, outcome| {
-            if !json {
-                let mark = if outcome.result.is_error {
-                    "✗"
-                } else {
-                    "✓"
-                };
-                println!("\n{mark} {}", tool_use.describe());
-            }
-        },
-    )
-    .await;
-    match result {
-        Ok(outcome) => {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"messages": outcome.messages, "stop": outcome.stop, "turns": outcome.turns})
-                );
-            } else {
-                println!(
-                    "\n[{}; {} request(s), {} input / {} output tokens]",
-                    outcome.stop, outcome.turns, outcome.usage.0, outcome.usage.1
-                );
-            }
-            ExitCode::SUCCESS
+
+    let soft = CancellationToken::new();
+    watch_interrupts(soft.clone(), session.ctx.cancellation().clone());
+
+    let pipeline = if interactive {
+        Pipeline::new(
+            Arc::clone(&session.permissions),
+            Arc::new(TerminalPrompter::new(soft.clone())),
+            Arc::clone(&session.hooks),
+        )
+    } else {
+        let why = if quiet {
+            "a non-interactive run: --print or --json"
+        } else {
+            "standard input or standard error is not a terminal"
+        };
+        Pipeline::new(
+            Arc::new(NoPrompts::new(Arc::clone(&session.permissions), why)),
+            Arc::new(DenyAsks),
+            Arc::clone(&session.hooks),
+        )
+    };
+    let config = LoopConfig {
+        max_tokens: args.max_tokens,
+        max_turns: args.max_turns,
+        system_prompt: args.system_prompt.clone(),
+        tool_search: ToolSearchMode::from_env(&base_url),
+        ..LoopConfig::new(args.model.clone())
+    };
+    let agent_loop = AgentLoop::new(Arc::new(client), Arc::new(pipeline), config);
+
+    let ctx = session.ctx.clone();
+    let mut permission = ctx.permission().clone();
+    // Asks reach the prompter (which refuses them with a reason when nobody can answer).
+    permission.avoid_prompts = false;
+    let mut tool_options = ctx.options().clone();
+    tool_options.model.clone_from(&args.model);
+    tool_options.max_budget_usd = args.max_budget_usd;
+    tool_options.non_interactive = !interactive;
+    let mut tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
+    if !agent_blanket_denied(&ctx) {
+        let (definitions, problems) = load_agent_definitions(ctx.cwd());
+        for problem in problems {
+            eprintln!("toolwright: {problem}");
         }
-        Err(e) => {
-            eprintln!("\ntoolwright agent: {e}");
-            ExitCode::from(1)
-        }
+        let agent_tool: Arc<dyn Tool> = Arc::new(AgentTool::new(agent_loop.clone(), definitions));
+        let at = tools
+            .iter()
+            .position(|t| t.is_mcp() || t.name() > "Agent")
+            .unwrap_or(tools.len());
+        tools.insert(at, agent_tool);
     }
+    let ctx = ctx
+        .with_permission(permission)
+        .with_options(tool_options)
+        .with_tools(tools);
+
+    let mut display = Display {
+        started: Instant::now(),
+        mid_line: false,
+    };
+    let outcome = {
+        let mut on_event = |event: AgentEvent<'_>| {
+            if !quiet {
+                display.event(&event);
+            }
+        };
+        agent_loop
+            .run(ctx, &args.prompt, &soft, &mut on_event)
+            .await
+    };
+
+    if args.json {
+        let starts: Vec<_> = outcome
+            .tool_starts
+            .iter()
+            .map(|s| {
+                json!({"id": s.id, "name": s.name, "after_block_stop_us": u64::try_from(s.after_block_stop.as_micros()).unwrap_or(u64::MAX)})
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "messages": outcome.messages,
+                "final_text": outcome.final_text,
+                "stop": outcome.stop.to_string(),
+                "success": outcome.stop.is_success(),
+                "turns": outcome.turns,
+                "usage": {"input_tokens": outcome.usage.0, "output_tokens": outcome.usage.1},
+                "cost_usd": agent_loop.spend().usd(),
+                "tool_starts": starts,
+            })
+        );
+    } else if args.print {
+        if outcome.stop.is_success() {
+            print!("{}", outcome.final_text);
+            if !outcome.final_text.ends_with('\n') {
+                println!();
+            }
+        }
+    } else {
+        display.break_line();
+        let (input, output) = agent_loop.spend().tokens();
+        eprintln!(
+            "[{}; {} request(s), {input} input / {output} output tokens, ~${:.4}]",
+            outcome.stop,
+            outcome.turns,
+            agent_loop.spend().usd()
+        );
+    }
+    if !outcome.stop.is_success() && quiet {
+        eprintln!("toolwright agent: {}", outcome.stop);
+    }
+    drop(session);
+    exit_code(&outcome.stop)
 }

@@ -8,9 +8,13 @@
 //! prints a live timeline, a summary table, and what streaming saved against running the
 //! same calls after the response ended.
 
+use std::collections::HashMap;
+use std::io::IsTerminal as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tool_exec::{PlannedCall, schedule_makespan};
 
@@ -72,6 +76,83 @@ fn write_project(root: &Path) -> std::io::Result<()> {
         root.join(".mcp.json"),
         serde_json::to_string_pretty(&mcp).unwrap_or_default(),
     )
+}
+
+/// The demo's timeline. On a terminal, each running call is a live spinner line (its
+/// latest progress as the message) above the finished lines; elsewhere every event is a
+/// plain line, in order.
+struct Timeline {
+    live: Option<(MultiProgress, HashMap<String, ProgressBar>)>,
+}
+
+impl Timeline {
+    fn new() -> Self {
+        let live = std::io::stdout().is_terminal().then(|| {
+            (
+                MultiProgress::with_draw_target(ProgressDrawTarget::stdout()),
+                HashMap::new(),
+            )
+        });
+        Self { live }
+    }
+
+    fn line(&self, text: String) {
+        match &self.live {
+            // Printed above the live spinners; falls back to stdout if drawing fails.
+            Some((multi, _)) => {
+                if multi.println(&text).is_err() {
+                    println!("{text}");
+                }
+            }
+            None => println!("{text}"),
+        }
+    }
+
+    fn started(&mut self, id: &str, text: String) {
+        let Some((multi, bars)) = &mut self.live else {
+            println!("{text}");
+            return;
+        };
+        let bar = multi.add(ProgressBar::new_spinner());
+        bar.set_style(
+            ProgressStyle::with_template("{prefix} {spinner} {elapsed:>3} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(text);
+        bar.enable_steady_tick(Duration::from_millis(80));
+        bars.insert(id.to_owned(), bar);
+    }
+
+    fn progress(&self, id: &str, text: String) {
+        match &self.live {
+            Some((_, bars)) => {
+                if let Some(bar) = bars.get(id) {
+                    bar.set_message(text.trim().to_owned());
+                }
+            }
+            None => println!("{text}"),
+        }
+    }
+
+    fn finished(&mut self, id: &str, text: String) {
+        if let Some((_, bars)) = &mut self.live
+            && let Some(bar) = bars.remove(id)
+        {
+            bar.finish_and_clear();
+        }
+        self.line(text);
+    }
+}
+
+impl Drop for Timeline {
+    fn drop(&mut self) {
+        if let Some((multi, bars)) = &mut self.live {
+            for (_, bar) in bars.drain() {
+                bar.finish_and_clear();
+            }
+            let _ = multi.clear();
+        }
+    }
 }
 
 fn secs(d: Duration) -> String {
@@ -138,8 +219,9 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         println!("  note:     {notice}");
     }
     println!();
+    let mut timeline = Timeline::new();
     let result = replay(&session, &turn, !args.no_pace, |at, event| match event {
-        ReplayEvent::Text(text) => println!("{}  model  {}", secs(at), text.trim()),
+        ReplayEvent::Text(text) => timeline.line(format!("{}  model  {}", secs(at), text.trim())),
         ReplayEvent::Added => {}
         ReplayEvent::Started(tool_use, running) => {
             let others = running.iter().filter(|id| **id != tool_use.id).count();
@@ -148,7 +230,8 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
             } else {
                 String::new()
             };
-            println!("{}  ▶ {}{parallel}", secs(at), label(tool_use));
+            let text = format!("{}  ▶ {}{parallel}", secs(at), label(tool_use));
+            timeline.started(&tool_use.id, text);
         }
         ReplayEvent::Progress(tool_use, data) => {
             if let Some(line) = data
@@ -156,7 +239,10 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
                 .and_then(|o| o.as_str())
                 .and_then(|o| o.lines().last())
             {
-                println!("{}    … {}: {line}", secs(at), tool_use.name);
+                timeline.progress(
+                    &tool_use.id,
+                    format!("{}    … {}: {line}", secs(at), tool_use.name),
+                );
             }
         }
         ReplayEvent::Finished(record) => {
@@ -165,12 +251,15 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
             } else {
                 "✓"
             };
-            println!(
-                "{}  {mark} {}   {}   {}",
-                secs(at),
-                label(&record.tool_use),
-                decision_text(&record.outcome),
-                ms(record.outcome.duration)
+            timeline.finished(
+                &record.tool_use.id,
+                format!(
+                    "{}  {mark} {}   {}   {}",
+                    secs(at),
+                    label(&record.tool_use),
+                    decision_text(&record.outcome),
+                    ms(record.outcome.duration)
+                ),
             );
             for message in record
                 .outcome
@@ -179,12 +268,13 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
                 .chain(&record.outcome.messages_after)
             {
                 if let tool_core::Message::Attachment(a) = message {
-                    println!("           ↳ hook: {}", a.text);
+                    timeline.line(format!("           ↳ hook: {}", a.text));
                 }
             }
         }
     })
     .await;
+    drop(timeline);
 
     println!(
         "\n  #  {:<42}  {:<42} {:>15}  {:>9}  {:>7}   persisted",

@@ -1,132 +1,57 @@
-//! `toolwright serve`: this build's tools as an MCP server over stdio, on the official SDK
-//! (`rmcp`). Every call goes through the full pipeline of the served directory: its hooks,
-//! its permission rules and mode. A call that would ask is refused with the reason (the
-//! server has no one to ask). Cancelling a request (`notifications/cancelled`) cancels the
-//! call.
+//! `toolwright serve`: this build's tools as an MCP server, over stdio (the default) or
+//! Streamable HTTP (`--http`), on the library's [`toolwright::serve`]. Every call goes
+//! through the full pipeline of the served directory: its hooks, its permission rules and
+//! mode. A call that would ask becomes an elicitation to the client when it can answer one,
+//! and is refused with the reason otherwise.
 
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ServerHandler, ServiceExt};
-use serde_json::{Value, json};
-use tool_core::{ContentBlock, ImageSource, ProgressSender, ToolResultContent};
-use tool_exec::ToolUse;
+use toolwright::serve::http::{HttpOptions, HttpServer, parse_addr};
+use toolwright::serve::{ToolServer, serve_stdio};
 
 use crate::session::{Session, SessionArgs};
+
+/// Where `--http` listens when given no address.
+pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8421";
 
 /// Arguments of `toolwright serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Serve over Streamable HTTP instead of stdio, at ADDR (PORT, IP:PORT, localhost:PORT;
+    /// default 127.0.0.1:8421, port 0 for any free port). The endpoint is /mcp; its URL is
+    /// printed on stdout.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        num_args = 0..=1,
+        default_missing_value = DEFAULT_HTTP_ADDR
+    )]
+    pub http: Option<String>,
+    /// Let --http listen on an address that is not loopback. Anyone who can reach it can run
+    /// these tools without authentication; Host headers are still checked (see
+    /// --allowed-host).
+    #[arg(long, requires = "http")]
+    pub allow_non_loopback: bool,
+    /// A Host name (NAME or NAME:PORT) that requests to --http may use besides localhost,
+    /// 127.0.0.1 and [::1]; repeatable.
+    #[arg(long = "allowed-host", value_name = "HOST[:PORT]", requires = "http")]
+    pub allowed_hosts: Vec<String>,
 }
 
-#[derive(Clone)]
-struct Server {
-    session: Arc<Session>,
-    calls: Arc<AtomicU64>,
-}
+const INSTRUCTIONS: &str = "Toolwright's tools, run through its permission rules and hooks.";
 
-/// The MCP `tools/list` entry of a tool: its name, the prompt as description, the input
-/// schema exactly as a model API would get it.
-fn tool_entry(tool: &dyn tool_core::Tool) -> Value {
-    json!({
-        "name": tool.name(),
-        "description": tool.prompt(),
-        "inputSchema": tool.input_schema(),
-        "annotations": {
-            "title": tool.name(),
-            // Flags that hold whatever the input is.
-            "readOnlyHint": tool.is_read_only(&json!({})),
-            "openWorldHint": tool.is_open_world(&json!({})),
-        },
-    })
-}
-
-/// Our tool_result content as MCP content.
-fn mcp_content(content: &ToolResultContent) -> Vec<Value> {
-    match content {
-        ToolResultContent::Text(text) => vec![json!({"type": "text", "text": text})],
-        ToolResultContent::Blocks(blocks) => blocks
-            .iter()
-            .map(|b| match b {
-                ContentBlock::Text { text } => json!({"type": "text", "text": text}),
-                ContentBlock::Image {
-                    source: ImageSource::Base64 { media_type, data },
-                } => {
-                    json!({"type": "image", "data": data, "mimeType": media_type})
-                }
-                ContentBlock::ToolReference { tool_name } => {
-                    json!({"type": "text", "text": format!("tool: {tool_name}")})
-                }
-                other => json!({"type": "text", "text": format!("{other:?}")}),
-            })
-            .collect(),
-    }
-}
-
-impl ServerHandler for Server {
-    fn get_info(&self) -> InitializeResult {
-        let caps: ServerCapabilities =
-            serde_json::from_value(json!({"tools": {}})).unwrap_or_default();
-        InitializeResult::new(caps)
-            .with_server_info(Implementation::new("toolwright", env!("CARGO_PKG_VERSION")))
-            .with_instructions("Toolwright's tools, run through its permission rules and hooks.")
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let tools: Vec<Value> = self
-            .session
-            .ctx
-            .tools()
-            .iter()
-            .map(|t| tool_entry(t.as_ref()))
-            .collect();
-        serde_json::from_value(json!({"tools": tools}))
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let n = self.calls.fetch_add(1, Ordering::Relaxed);
-        let input = Value::Object(request.arguments.clone().unwrap_or_default());
-        let tool_use = ToolUse::new(format!("mcp_call_{n}"), request.name.to_string(), input);
-        // The request's cancellation is the call's.
-        let ctx = self
-            .session
-            .ctx
-            .clone()
-            .with_cancellation(context.ct.child_token());
-        let outcome = self
-            .session
-            .pipeline
-            .run_tool_use(&tool_use, ctx, ProgressSender::none())
-            .await;
-        let result = json!({
-            "content": mcp_content(&outcome.result.content),
-            "isError": outcome.result.is_error,
-        });
-        let result: CallToolResult = serde_json::from_value(result)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(CallToolResponse::Complete(result))
-    }
-}
-
-/// Runs `toolwright serve` until the client closes standard input.
+/// Runs `toolwright serve`: until the client closes standard input, or for `--http` until
+/// interrupted (Ctrl-C, SIGTERM).
 pub async fn run(args: &ServeArgs) -> ExitCode {
+    let http = match args.http.as_deref().map(parse_addr).transpose() {
+        Ok(addr) => addr,
+        Err(e) => {
+            eprintln!("toolwright serve: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let session = match Session::open(&args.session.options(false)).await {
         Ok(s) => s,
         Err(e) => {
@@ -137,22 +62,77 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     for notice in &session.notices {
         eprintln!("toolwright serve: {notice}");
     }
-    let server = Server {
-        session: Arc::new(session),
-        calls: Arc::default(),
+    let server = ToolServer::new(
+        session.ctx.clone(),
+        session.permissions.clone(),
+        session.hooks.clone(),
+    )
+    .with_server_info("toolwright", env!("CARGO_PKG_VERSION"))
+    .with_instructions(INSTRUCTIONS);
+
+    let Some(addr) = http else {
+        return match serve_stdio(server).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("toolwright serve: {e}");
+                ExitCode::from(1)
+            }
+        };
     };
-    let service = match server.serve(rmcp::transport::io::stdio()).await {
-        Ok(service) => service,
-        Err(e) => {
-            eprintln!("toolwright serve: the client did not initialize: {e}");
-            return ExitCode::from(1);
-        }
+    let options = HttpOptions {
+        addr,
+        allow_non_loopback: args.allow_non_loopback,
+        allowed_hosts: args.allowed_hosts.clone(),
     };
-    match service.waiting().await {
-        Ok(_) => ExitCode::SUCCESS,
+    let listener = match HttpServer::bind(&options).await {
+        Ok(listener) => listener,
         Err(e) => {
             eprintln!("toolwright serve: {e}");
-            ExitCode::from(1)
+            return ExitCode::from(2);
         }
+    };
+    if !listener.local_addr().ip().is_loopback() {
+        eprintln!(
+            "toolwright serve: warning: listening on {}, which is not loopback: anyone who can reach it can run these tools without authentication",
+            listener.local_addr()
+        );
+    }
+    let url = listener.url();
+    eprintln!(
+        "toolwright serve: MCP over Streamable HTTP at {url} for {} (Ctrl-C stops)",
+        session.ctx.cwd().display()
+    );
+    // The URL alone on stdout, for scripts.
+    println!("{url}");
+    let shutdown = listener.shutdown_token();
+    tokio::spawn(async move {
+        interrupted().await;
+        shutdown.cancel();
+    });
+    listener.serve(move || server.for_new_session()).await;
+    drop(session);
+    ExitCode::SUCCESS
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -5,13 +5,20 @@
 //! - `check-layers [--manifest-path PATH]`: fails when a workspace crate depends on another
 //!   against the direction of `docs/architecture.md`.
 //! - `check-docs`: fails when `docs/architecture.md` names a path that does not exist.
+//! - `profiles`, `build --profile P`: the `external` and `internal` binaries, and the proof
+//!   that gated tools are compiled out (`profiles.rs`).
+//! - `bench [SECTION]`: speed against baselines (`bench/`).
+//! - `load [--calls N] [--clients N]`: the load test of `serve --http` (`load.rs`).
+//! - `fuzz [--time SECS] [TARGET...]`: the fuzz harnesses for a time budget (`fuzz.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod bench;
 mod docs;
+mod fuzz;
 mod layers;
+mod load;
 mod profiles;
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -24,6 +31,8 @@ fn main() -> ExitCode {
         Some("check-docs") => docs::check(&workspace_root()),
         Some("bench") => bench::run(&workspace_root(), &args[1..]),
         Some("profiles") => profiles::check(&workspace_root()),
+        Some("fuzz") => fuzz::run(&workspace_root(), &args[1..]),
+        Some("load") => load::run(&workspace_root(), &args[1..]),
         Some("build") => match args.get(1..) {
             Some([flag, profile]) if flag == "--profile" => {
                 profiles::build(&workspace_root(), profile).map(|p| println!("{}", p.display()))
@@ -52,9 +61,11 @@ fn print_help() {
          ci                               fmt check, clippy -D warnings, check-layers, check-docs, tests\n  \
          check-layers [--manifest-path P] check the crate dependency direction\n  \
          check-docs                       check that docs/architecture.md names only existing paths\n  \
-         bench [all|exec]                 run the benchmarks; report in target/bench/report.md\n  \
+         bench [all|exec|files|shell|hooks|perms|search|memory|mcp]  benchmarks vs baselines; report in target/bench/report.md, .json\n  \
          build --profile external|internal  build the binary of one profile\n  \
-         profiles                         build both profiles and prove gated tools are compiled out"
+         profiles                         build both profiles and prove gated tools are compiled out\n  \
+         fuzz [--time SECS] [TARGET...]   run the fuzz targets (default all, 60 s each; --list names them)\n  \
+         load [--calls N] [--clients N]   load test of `serve --http` (release; default 10000 calls, 16 clients)"
     );
 }
 
@@ -123,6 +134,19 @@ fn ci() -> Result {
             "warnings",
         ]),
     )?;
+    // Gated code (tool families, the OTLP exporter) is linted too.
+    run(
+        "cargo clippy --all-features -D warnings",
+        cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
     println!("==> check-layers");
     check_layers(&[])?;
     println!("==> check-docs");
@@ -142,6 +166,41 @@ fn ci() -> Result {
     run(
         "cargo test --doc",
         cargo().args(["test", "--workspace", "--doc"]),
+    )?;
+    // The other profiles. `internal`: the crates whose code differs (every gated family's
+    // tests, the registry's guard test against the checked-in list), and the OTLP exporter
+    // end to end. The bare registry: `--no-default-features`. The crates below them are the
+    // same code in every profile and ran above.
+    run(
+        "cargo test --all-features (profile internal)",
+        cargo().args([
+            "test",
+            "-p",
+            "tool-registry",
+            "-p",
+            "tools-builtin",
+            "-p",
+            "tools-word-count",
+            "--all-targets",
+            "--all-features",
+            "--no-fail-fast",
+        ]),
+    )?;
+    run(
+        "cargo test -p toolwright --features otlp --test otlp",
+        cargo().args([
+            "test",
+            "-p",
+            "toolwright",
+            "--features",
+            "otlp",
+            "--test",
+            "otlp",
+        ]),
+    )?;
+    run(
+        "cargo test -p tool-registry --no-default-features",
+        cargo().args(["test", "-p", "tool-registry", "--no-default-features"]),
     )?;
     println!("==> ci: all green");
     Ok(())

@@ -8,8 +8,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Each gated family and its marker.
-pub const GATED: &[(&str, &str)] = &[("Sleep", "toolwright-gated-tool:proactive")];
+/// Each gated tool and the marker of its family (in its prompt).
+pub const GATED: &[(&str, &str)] = &[
+    ("Sleep", "toolwright-gated-tool:proactive"),
+    ("EnterWorktree", "toolwright-gated-tool:worktree"),
+    ("ExitWorktree", "toolwright-gated-tool:worktree"),
+    ("CronCreate", "toolwright-gated-tool:agent-triggers"),
+    ("CronList", "toolwright-gated-tool:agent-triggers"),
+    ("CronDelete", "toolwright-gated-tool:agent-triggers"),
+    ("REPL", "toolwright-gated-tool:repl"),
+    ("WordCount", "toolwright-gated-tool:word-count"),
+];
 
 /// The profiles: name and the features it builds with (`--no-default-features` plus these).
 pub const PROFILES: &[(&str, &str)] = &[("external", "external"), ("internal", "internal")];

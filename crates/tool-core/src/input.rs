@@ -268,9 +268,13 @@ fn walk_object(
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    // A null for an optional field means "absent".
+    // A null for an optional declared field means "absent". Keys a free-form object does not
+    // declare (a `metadata` map) keep their nulls: there a null is data ("delete this key").
     map.retain(|k, v| {
-        !(v.is_null() && !required.contains(&k.as_str()) && !allows_null(props.get(k)))
+        !v.is_null()
+            || !props.contains_key(k)
+            || required.contains(&k.as_str())
+            || allows_null(props.get(k))
     });
     for name in &required {
         if !map.contains_key(*name) {
@@ -381,6 +385,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, json!({"file_path": "/a", "other": 1}));
+        // An undeclared key of an open object keeps its null (a metadata map's "delete").
+        let out = check_input(
+            "T",
+            &schema(),
+            json!({"file_path": "/a", "other": null}),
+            false,
+        )
+        .unwrap();
+        assert_eq!(out, json!({"file_path": "/a", "other": null}));
         let err = check_input("T", &schema(), json!({"file_path": null}), false).unwrap_err();
         assert_eq!(
             err.issues(),

@@ -2,7 +2,8 @@
 //!
 //! Above the threshold (min(tool limit, 50,000 chars) by default) the full result is written
 //! to `<results dir>/<tool_use_id>.txt` (or `.json` for a list of text blocks), created
-//! exclusively (an existing file for the same id is reused, never overwritten), and the
+//! exclusively (an existing file for the same id is reused, never overwritten) and atomically
+//! (a temporary file linked into place: the file is whole or absent, never torn), and the
 //! content is replaced by Claude Code's `<persisted-output>` block. Unlike Claude Code, the
 //! preview shows the tail as well as the head: a failing build prints its error last
 //! (decision 8). Images are never persisted. If the file cannot be written, the content is
@@ -11,6 +12,7 @@
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tool_core::{ContentBlock, ToolResultContent};
 
@@ -103,22 +105,73 @@ fn safe_file_stem(tool_use_id: &str) -> String {
     }
 }
 
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to `path` unless it exists, atomically: the bytes go to a temporary file
+/// beside it (`.NAME.tw-tmp.PID.N`), flushed to disk, which is then hard-linked to `path`
+/// (linking never replaces an existing file) and removed. A reader, or a crash at any
+/// moment, sees no file or the whole file, never a part of it. Where hard links are not
+/// supported the temporary file is renamed into place instead.
 fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(mut file) => {
-            let written = file.write_all(bytes).and_then(|()| file.sync_all());
-            if written.is_err() {
-                // Nothing half-written stays behind.
-                let _ = fs::remove_file(path);
-            }
-            written
+    if path.exists() {
+        return Ok(());
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    remove_stale_temps(dir);
+    let (tmp, mut file) = loop {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate = dir.join(format!(".{name}.tw-tmp.{}.{n}", std::process::id()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => break (candidate, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
         }
+    };
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
+    let placed = written.and_then(|()| match fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(()),
+        // Another call persisted the same id first: that file is kept.
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(_) if !path.exists() => fs::rename(&tmp, path),
         Err(e) => Err(e),
+    });
+    // Nothing half-written or temporary stays behind (after a rename this is a no-op).
+    let _ = fs::remove_file(&tmp);
+    placed
+}
+
+/// Removes the temporary files of writers killed mid-write (`.NAME.tw-tmp.PID.N` whose
+/// process no longer exists) from the results directory. Linux only; best effort.
+fn remove_stale_temps(dir: &Path) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .filter(|n| n.starts_with('.'))
+            .and_then(|n| n.rsplit_once(".tw-tmp."))
+            .and_then(|(_, rest)| rest.split_once('.'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

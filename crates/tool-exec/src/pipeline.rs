@@ -264,6 +264,17 @@ impl Pipeline {
             ending = ?outcome.ending,
             "tool_result"
         );
+        // The duration histogram: `tracing-opentelemetry`'s metrics layer turns a
+        // `histogram.`-prefixed field into an OpenTelemetry histogram, the other fields into
+        // its attributes (kept few and low-cardinality on purpose).
+        tracing::info!(
+            target: "toolwright::metrics",
+            parent: &span,
+            success,
+            histogram.toolwright.tool.duration = outcome.duration.as_secs_f64(),
+            gen_ai.tool.name = %tool_use.name,
+            "tool_duration"
+        );
         outcome
     }
 
@@ -302,8 +313,19 @@ impl Pipeline {
             }
         };
         let concurrency_safe = tool.is_concurrency_safe(&input);
-        // 3.4.2 Tool-specific validation.
-        if let Err(e) = tool.validate_input(&input, &ctx).await {
+        // 3.4.2 Tool-specific validation, abandoned when the call is cancelled (a
+        // validation that never ends must not hold the turn).
+        let validated = tokio::select! {
+            biased;
+            r = tool.validate_input(&input, &ctx) => Some(r),
+            () = ctx.cancellation().cancelled() => None,
+        };
+        let Some(validated) = validated else {
+            let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
+            out.concurrency_safe = concurrency_safe;
+            return out;
+        };
+        if let Err(e) = validated {
             let mut out = CallOutcome::new(
                 tool_use,
                 ToolResultBlock::error(&tool_use.id, tool_use_error(&e.message)),

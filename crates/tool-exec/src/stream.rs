@@ -6,7 +6,10 @@
 //! from `input_json_delta`s), the stop reason, the end. A tool_use whose accumulated input is
 //! not valid JSON is still returned (with the raw text as a JSON string), so the pipeline
 //! answers it with an input error instead of losing it. A malformed event is a
-//! [`StreamError`] that says which line and why; blocks already returned stay returned.
+//! [`StreamError`] that says which line and why; blocks already returned stay returned, and
+//! events completed earlier in the same chunk are returned first (the error then comes with
+//! the next call), so what a caller gets does not depend on how the text was cut into
+//! chunks. After an error the parser only repeats it.
 
 use std::collections::HashMap;
 
@@ -86,6 +89,7 @@ pub struct AnthropicStream {
     data_line: usize,
     blocks: HashMap<u64, Block>,
     stopped: bool,
+    failed: Option<StreamError>,
 }
 
 impl AnthropicStream {
@@ -96,27 +100,53 @@ impl AnthropicStream {
 
     /// Feeds the next chunk of SSE text; returns the events it completed.
     pub fn feed(&mut self, chunk: &str) -> Result<Vec<StreamEvent>, StreamError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         self.pending.push_str(chunk);
         let mut out = Vec::new();
         while let Some(pos) = self.pending.find('\n') {
             let line: String = self.pending.drain(..=pos).collect();
             let line = line.trim_end_matches(['\n', '\r']);
             self.line_no += 1;
-            self.line(line, &mut out)?;
+            if let Err(e) = self.line(line, &mut out) {
+                return self.fail(e, out);
+            }
         }
         Ok(out)
+    }
+
+    /// Records `e`; hands out the events completed before it first, if there are any.
+    fn fail(
+        &mut self,
+        e: StreamError,
+        out: Vec<StreamEvent>,
+    ) -> Result<Vec<StreamEvent>, StreamError> {
+        self.failed = Some(e.clone());
+        self.pending.clear();
+        if out.is_empty() { Err(e) } else { Ok(out) }
     }
 
     /// Ends the input: dispatches a last event without a trailing blank line, and reports a
     /// stream that never reached `message_stop`.
     pub fn finish(&mut self) -> Result<Vec<StreamEvent>, StreamError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         let mut out = Vec::new();
         if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
             self.line_no += 1;
-            self.line(line.trim_end_matches('\r'), &mut out)?;
+            // A line without its newline only sets a field: the event is dispatched below.
+            if let Err(e) = self.line(line.trim_end_matches('\r'), &mut out) {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
         }
-        self.dispatch(&mut out)?;
+        if let Err(e) = self.dispatch(&mut out) {
+            self.failed = Some(e.clone());
+            return Err(e);
+        }
         if self.stopped {
             Ok(out)
         } else {
@@ -188,6 +218,8 @@ impl AnthropicStream {
                 }
             }
             "content_block_start" => {
+                // The index first: a malformed event yields nothing.
+                let i = index()?;
                 let block = &json["content_block"];
                 let parsed = match block["type"].as_str() {
                     Some("tool_use") => {
@@ -211,7 +243,7 @@ impl AnthropicStream {
                     }
                     _ => Block::Other,
                 };
-                self.blocks.insert(index()?, parsed);
+                self.blocks.insert(i, parsed);
             }
             "content_block_delta" => {
                 let i = index()?;

@@ -1,6 +1,6 @@
 //! Running one command hook: its own process group, stdin written concurrently, bounded
-//! capture, a hard timeout counted from spawn, and the whole group killed at the limit or
-//! on cancellation.
+//! capture, a hard timeout counted from spawn, and the whole group killed at the limit, on
+//! cancellation, and when the hook exits (nothing it forked outlives it).
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -233,16 +233,13 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
             e
         }
-        None => match status {
-            Some(Ok(s)) => match s.code() {
-                Some(code) => Ending::Exited(code),
-                None => Ending::Signaled,
-            },
-            Some(Err(e)) => {
-                Ending::Failed(format!("waiting for `{}` failed: {e}", l.handler.command))
-            }
-            None => Ending::Signaled,
-        },
+        None => {
+            // The hook itself has exited: whatever it left in its group (a daemon it forked,
+            // with or without our pipes) ends with it, as Bash's leftovers do. A hook that
+            // must start a long-lived process detaches it into its own session (`setsid`).
+            kill_group(pid);
+            exit_ending(status, l.handler)
+        }
     };
     RawRun {
         ending,
@@ -251,5 +248,17 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
         stdout_truncated: out.truncated,
         pipes_held_open,
         duration: start.elapsed(),
+    }
+}
+
+/// How a hook that exited on its own ended.
+fn exit_ending(status: Option<std::io::Result<ExitStatus>>, handler: &CommandHandler) -> Ending {
+    match status {
+        Some(Ok(s)) => match s.code() {
+            Some(code) => Ending::Exited(code),
+            None => Ending::Signaled,
+        },
+        Some(Err(e)) => Ending::Failed(format!("waiting for `{}` failed: {e}", handler.command)),
+        None => Ending::Signaled,
     }
 }

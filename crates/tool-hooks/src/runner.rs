@@ -637,7 +637,7 @@ impl HookRunner {
         r.report = Some(report);
         if raw.pipes_held_open {
             r.errors.push(format!(
-                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used",
+                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used, and the process was killed",
                 PIPE_GRACE.as_millis()
             ));
         }
@@ -752,7 +752,7 @@ impl HookRunner {
         let n = PERSIST_COUNTER.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!("hook-{}-{n}.txt", std::process::id()));
         let preview: String = text.chars().take(PREVIEW_CHARS).collect();
-        match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &text)) {
+        match std::fs::create_dir_all(&dir).and_then(|()| write_whole(&path, text.as_bytes())) {
             Ok(()) => format!(
                 "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{preview}\n...\n</persisted-output>",
                 human_size(text.len()),
@@ -1213,4 +1213,22 @@ impl HookRunner {
         }
         out
     }
+}
+
+/// Writes a file atomically (a temporary file beside it, renamed into place), so a reader
+/// following the path, or a crash mid-write, never sees half of it.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tw-tmp.{}", std::process::id()));
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }

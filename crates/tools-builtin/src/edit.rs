@@ -148,6 +148,9 @@ impl TypedTool for Edit {
                     path.display()
                 )));
             }
+            if !meta.is_file() {
+                return Err(ValidationError::new(fsutil::not_regular_message(&path)));
+            }
             if meta.len() > MAX_EDIT_FILE_BYTES {
                 return Err(ValidationError::with_code(
                     format!(

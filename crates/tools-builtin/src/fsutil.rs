@@ -2,10 +2,12 @@
 //! sniffing, and the atomic write every writer uses.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::sys::stat::SFlag;
 
 use tool_core::{
     ContentHash, FileState, MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, ToolError,
@@ -236,60 +238,255 @@ pub(crate) fn read_head(path: &Path, n: usize) -> io::Result<Vec<u8>> {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The marker in the name of a writer's temporary file: `.NAME.tw-tmp.PID.N`, beside the file
+/// it replaces. A writer killed mid-write (SIGKILL, a crash, power loss) leaves one behind;
+/// the next write in that directory removes those whose process is gone.
+pub(crate) const TEMP_MARKER: &str = ".tw-tmp.";
+
+/// The refusal for a path that is a device, FIFO or socket: reading one may never end, and
+/// replacing one would swap a device node for a plain file.
+pub(crate) fn not_regular_message(path: &Path) -> String {
+    format!(
+        "Cannot write {}: it is not a regular file (a device, FIFO or socket).",
+        path.display()
+    )
+}
+
+/// Refuses an existing path that is not a regular file (symlinks are followed; a missing
+/// path or a directory is left to the caller's own checks).
+pub(crate) fn check_regular_or_missing(path: &Path) -> Result<(), String> {
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(not_regular_message(path)),
+        _ => Ok(()),
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory is written,
 /// flushed to disk and renamed over `path`, then the directory is synced. Readers (and a
 /// crash or kill at any moment) see either the old file or the new one, never a mix.
 ///
 /// An existing file keeps its permissions; a symlink is followed and its target replaced,
 /// so the link stays a link. A new file gets the default mode (0666 minus the umask).
-/// Missing parent directories are created.
+/// Missing parent directories are created. Devices, FIFOs and sockets are refused.
 pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    atomic_write_confined(path, bytes, None)
+}
+
+/// [`atomic_write`], landing only inside `confine` (canonical directories) when given.
+///
+/// The directory is opened once and everything after happens relative to that handle
+/// (`openat` with `O_NOFOLLOW | O_EXCL` for the temporary file, `renameat` over the name):
+/// the directory's real path is checked at open time, so a symlink swapped in afterwards
+/// (for the directory or the file) cannot redirect the write.
+pub(crate) fn atomic_write_confined(
+    path: &Path,
+    bytes: &[u8],
+    confine: Option<&[PathBuf]>,
+) -> io::Result<()> {
+    use nix::fcntl::{OFlag, open, openat, renameat};
+    use nix::sys::stat::Mode;
+
     let target = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path)?,
         _ => path.to_path_buf(),
+    };
+    let Some(name) = target.file_name().map(OsString::from) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path does not name a file",
+        ));
     };
     let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    if let Some(roots) = confine {
+        // Before creating any directory: where the existing part of the path leads.
+        check_confined(&resolve_existing(dir).join(&name), roots)?;
+    }
     fs::create_dir_all(dir)?;
-    let existing = fs::metadata(&target).ok();
-    let mut name = OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    let tmp = loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut candidate = name.clone();
-        candidate.push(format!(".tw-tmp.{}.{n}", std::process::id()));
-        let candidate = dir.join(candidate);
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+    let dir_fd = File::from(open(
+        dir,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?);
+    if let Some(roots) = confine {
+        check_confined(&real_dir(&dir_fd, dir)?.join(&name), roots)?;
+    }
+    let existing = nix::sys::stat::fstatat(
+        &dir_fd,
+        name.as_os_str(),
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    )
+    .ok();
+    if let Some(st) = &existing {
+        let kind = file_kind(st);
+        if kind == SFlag::S_IFDIR {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory, not a file",
+            ));
+        }
+        if kind != SFlag::S_IFREG && kind != SFlag::S_IFLNK {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is not a regular file (a device, FIFO or socket)",
+            ));
+        }
+    }
+    remove_stale_temps(&dir_fd, dir);
+    let mut prefix = OsString::from(".");
+    prefix.push(&name);
+    prefix.push(format!("{TEMP_MARKER}{}.", std::process::id()));
+    let (tmp_name, mut file) = loop {
+        let mut candidate = prefix.clone();
+        candidate.push(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed).to_string());
+        match openat(
+            &dir_fd,
+            candidate.as_os_str(),
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o666),
+        ) {
+            Ok(fd) => break (candidate, File::from(fd)),
+            Err(nix::errno::Errno::EEXIST) => continue,
+            Err(e) => return Err(e.into()),
         }
     };
-    let (tmp_path, mut file) = tmp;
     let result = (|| {
-        if let Some(meta) = &existing {
-            file.set_permissions(meta.permissions())?;
+        if let Some(st) = existing.filter(|st| file_kind(st) == SFlag::S_IFREG) {
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(fs::Permissions::from_mode(st.st_mode & 0o7777))?;
         }
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
-        fs::rename(&tmp_path, &target)?;
+        renameat(&dir_fd, tmp_name.as_os_str(), &dir_fd, name.as_os_str())?;
         // Make the rename itself durable. Not every platform can sync a directory.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+        let _ = dir_fd.sync_all();
         Ok(())
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp_path);
+        let _ = nix::unistd::unlinkat(
+            &dir_fd,
+            tmp_name.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
     }
     result
+}
+
+/// The file-type bits of a `stat` mode.
+fn file_kind(st: &nix::sys::stat::FileStat) -> SFlag {
+    SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits())
+}
+
+/// The real path of an open directory: what the kernel resolved when it was opened.
+fn real_dir(dir_fd: &File, dir: &Path) -> io::Result<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        if let Ok(p) = fs::read_link(format!("/proc/self/fd/{}", dir_fd.as_raw_fd())) {
+            return Ok(p);
+        }
+    }
+    let _ = dir_fd;
+    fs::canonicalize(dir)
+}
+
+/// `dir` with its longest existing ancestor canonicalised and the rest appended.
+fn resolve_existing(dir: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = dir;
+    loop {
+        if let Ok(real) = fs::canonicalize(cur) {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (cur.parent(), cur.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                cur = parent;
+            }
+            _ => return dir.to_path_buf(),
+        }
+    }
+}
+
+fn check_confined(real: &Path, roots: &[PathBuf]) -> io::Result<()> {
+    if roots.iter().any(|root| real.starts_with(root)) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "refusing to write: the path resolves to {}, outside the working directories                  (a symlink on the way leads out of them, or was swapped in after the permission                  check). Write to the real path instead, so that its permission is checked",
+                real.display()
+            ),
+        ))
+    }
+}
+
+/// Removes the temporary files of writers that are gone (killed mid-write) from the
+/// directory of a write: any `.NAME.tw-tmp.PID.N` whose process no longer exists. Best
+/// effort: anything unexpected is left alone.
+fn remove_stale_temps(dir_fd: &File, dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let own = std::process::id();
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name();
+        let Some(pid) = entry_name.to_str().and_then(stale_temp_pid) else {
+            continue;
+        };
+        if pid == own || process_alive(pid) {
+            continue;
+        }
+        let _ = nix::unistd::unlinkat(
+            dir_fd,
+            entry_name.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    }
+}
+
+/// The writer's pid in a temporary file's name (`.NAME.tw-tmp.PID.N`).
+fn stale_temp_pid(name: &str) -> Option<u32> {
+    if !name.starts_with('.') {
+        return None;
+    }
+    let (_, rest) = name.rsplit_once(TEMP_MARKER)?;
+    let (pid, n) = rest.split_once('.')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Whether process `pid` exists (signal 0; a process of another user also counts).
+fn process_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
+/// The directories a write whose path lies inside the working directories must stay in,
+/// resolved: `None` when the path is outside them (the permission check then named it
+/// explicitly, and it is written as given).
+pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Option<Vec<PathBuf>> {
+    let dirs = ctx.working_directories();
+    let lexical = tool_core::normalize_lexically(path);
+    let inside = dirs
+        .iter()
+        .any(|d| lexical.starts_with(tool_core::normalize_lexically(d)));
+    inside.then(|| {
+        dirs.iter()
+            .map(|d| fs::canonicalize(d).unwrap_or_else(|_| tool_core::normalize_lexically(d)))
+            .collect()
+    })
 }
 
 /// The model-facing text when a file changed between the checks and the write.
@@ -323,11 +520,16 @@ pub(crate) fn recheck_before_write(
     if ctx.file_state().check_fresh(path).is_err() {
         return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
     }
-    let now = match fs::read(path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(ToolError::io(path, e)),
-    };
+    // The mtime can miss a change (a write within the same millisecond as the read, or a
+    // tool that restores the mtime, as `cp -p` and rsync do): the content decides.
+    if let (Some(bytes), Some(seen)) = (
+        based_on,
+        ctx.file_state().get(path).and_then(|s| s.disk_hash),
+    ) && ContentHash::of(bytes) != seen
+    {
+        return Err(ToolError::msg(MODIFIED_MESSAGE));
+    }
+    let now = read_optional(path)?;
     if now.as_deref() != based_on {
         return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
     }
@@ -342,7 +544,8 @@ pub(crate) fn write_and_record(
     bytes: &[u8],
     content: String,
 ) -> Result<(), ToolError> {
-    atomic_write(path, bytes).map_err(|e| ToolError::io(path, e))?;
+    let confine = confinement(ctx, path);
+    atomic_write_confined(path, bytes, confine.as_deref()).map_err(|e| ToolError::io(path, e))?;
     let mtime = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
     let mut state = FileState::written(content, mtime);
     state.disk_hash = Some(ContentHash::of(bytes));
@@ -350,8 +553,10 @@ pub(crate) fn write_and_record(
     Ok(())
 }
 
-/// Reads a file that may not exist.
+/// Reads a file that may not exist. A device, FIFO or socket is refused without opening it
+/// (opening a FIFO blocks until a writer comes, reading `/dev/zero` never ends).
 pub(crate) fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    check_regular_or_missing(path).map_err(ToolError::msg)?;
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

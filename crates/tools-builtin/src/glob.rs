@@ -168,6 +168,31 @@ pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), Validat
     }
 }
 
+/// The permission of a Glob or Grep call whose search root has no permission subject (no
+/// `path`, or a relative one): a read of that root. Inside a working directory it is allowed,
+/// as Claude Code allows reads of the working directories; anything else (a root outside, a
+/// pattern climbing out with `..`) stays with the rules, which ask.
+pub(crate) fn relative_search_permission(
+    path: Option<&str>,
+    pattern: &str,
+    ctx: &ToolUseContext,
+) -> tool_core::PermissionResult {
+    let root = ctx.resolve_path(path.unwrap_or("."));
+    let climbs = Path::new(pattern)
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    if !climbs
+        && ctx
+            .working_directories()
+            .iter()
+            .any(|d| root.starts_with(d))
+    {
+        tool_core::PermissionResult::allow()
+    } else {
+        tool_core::PermissionResult::passthrough()
+    }
+}
+
 #[async_trait::async_trait]
 impl TypedTool for Glob {
     type Input = GlobInput;
@@ -222,6 +247,17 @@ impl TypedTool for Glob {
             })
     }
 
+    async fn check_permissions(
+        &self,
+        input: &GlobInput,
+        ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        if self.permission_subject(input).is_some() {
+            // An absolute root: the engine's path rules decide.
+            return tool_core::PermissionResult::passthrough();
+        }
+        relative_search_permission(input.path.as_deref(), &input.pattern, ctx)
+    }
     async fn call(
         &self,
         input: GlobInput,

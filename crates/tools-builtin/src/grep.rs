@@ -301,6 +301,17 @@ impl TypedTool for Grep {
         plan(input, ctx).map(|_| ())
     }
 
+    async fn check_permissions(
+        &self,
+        input: &GrepInput,
+        ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        if self.permission_subject(input).is_some() {
+            // An absolute root: the engine's path rules decide.
+            return tool_core::PermissionResult::passthrough();
+        }
+        crate::glob::relative_search_permission(input.path.as_deref(), "", ctx)
+    }
     async fn call(
         &self,
         input: GrepInput,

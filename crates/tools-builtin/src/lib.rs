@@ -53,6 +53,16 @@
 //!
 //! - `proactive` (off by default): `Sleep` (the `sleep` module), the one tool whose
 //!   interrupt behaviour is `cancel`.
+//! - `agent-triggers` (off by default): `CronCreate`, `CronList`, `CronDelete` (the `cron`
+//!   module), prompts scheduled on 5-field cron expressions, polled by the host through
+//!   `cron::CronStore::due_jobs`.
+//! - Tasks v2 ([`TaskCreate`], [`TaskGet`], [`TaskUpdate`], [`TaskList`]; module
+//!   [`task_list`]) is always compiled; the registry offers it only when
+//!   `TOOLWRIGHT_ENABLE_TASKS` is set.
+//! - `worktree` (off by default): `EnterWorktree` and `ExitWorktree` (the `worktree` module),
+//!   git worktree sessions that switch the session's working directory.
+//! - `repl` (off by default): `REPL` (the `repl` module), persistent Python and Node
+//!   interpreters per session.
 #![forbid(unsafe_code)]
 
 use std::sync::Arc;
@@ -61,6 +71,8 @@ use tool_core::Tool;
 
 pub mod ask_user_question;
 pub mod bash;
+#[cfg(feature = "agent-triggers")]
+pub mod cron;
 pub mod edit;
 pub mod enter_plan_mode;
 pub mod exit_plan_mode;
@@ -72,19 +84,26 @@ pub mod notebook_edit;
 mod patch;
 mod procs;
 pub mod read;
+#[cfg(feature = "repl")]
+pub mod repl;
 pub mod skill;
 #[cfg(feature = "proactive")]
 pub mod sleep;
+pub mod task_list;
 pub mod task_output;
 pub mod task_stop;
 pub mod tasks;
 pub mod todo_write;
 pub mod tool_search;
 pub mod web_fetch;
+#[cfg(feature = "worktree")]
+pub mod worktree;
 pub mod write;
 
 pub use ask_user_question::AskUserQuestion;
 pub use bash::Bash;
+#[cfg(feature = "agent-triggers")]
+pub use cron::{CronCreate, CronDelete, CronList};
 pub use edit::Edit;
 pub use enter_plan_mode::EnterPlanMode;
 pub use exit_plan_mode::ExitPlanMode;
@@ -93,14 +112,19 @@ pub use grep::Grep;
 pub use notebook_edit::NotebookEdit;
 pub use patch::Hunk;
 pub use read::Read;
+#[cfg(feature = "repl")]
+pub use repl::Repl;
 pub use skill::Skill;
 #[cfg(feature = "proactive")]
 pub use sleep::Sleep;
+pub use task_list::{TaskCreate, TaskGet, TaskList, TaskUpdate};
 pub use task_output::TaskOutput;
 pub use task_stop::TaskStop;
 pub use todo_write::TodoWrite;
 pub use tool_search::ToolSearch;
 pub use web_fetch::WebFetch;
+#[cfg(feature = "worktree")]
+pub use worktree::{EnterWorktree, ExitWorktree};
 pub use write::Write;
 
 /// All file and search tools, in Claude Code's order.

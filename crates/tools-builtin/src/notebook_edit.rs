@@ -3,7 +3,6 @@
 //! writes it atomically.
 
 use std::borrow::Cow;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -312,15 +311,16 @@ impl TypedTool for NotebookEdit {
                 5,
             ));
         }
-        let text = match fs::read(&path) {
-            Ok(bytes) => String::from_utf8(bytes)
+        let text = match fsutil::read_optional(&path) {
+            Ok(Some(bytes)) => String::from_utf8(bytes)
                 .map_err(|_| ValidationError::with_code("Notebook is not valid JSON.", 6))?,
-            Err(_) => {
+            Ok(None) => {
                 return Err(ValidationError::with_code(
                     "Notebook file does not exist.",
                     1,
                 ));
             }
+            Err(e) => return Err(ValidationError::new(e.to_model_text())),
         };
         fsutil::check_stale(ctx, &path, 9, 10)?;
         apply(&text, input)
@@ -357,7 +357,8 @@ fn edit_blocking(
     input: NotebookEditInput,
     ctx: &ToolUseContext,
 ) -> Result<NotebookEditOutput, ToolError> {
-    let bytes = fs::read(path).map_err(|_| ToolError::msg("Notebook file does not exist."))?;
+    let bytes = fsutil::read_optional(path)?
+        .ok_or_else(|| ToolError::msg("Notebook file does not exist."))?;
     let text = String::from_utf8(bytes.clone())
         .map_err(|_| ToolError::msg("Notebook is not valid JSON."))?;
     let applied = apply(&text, &input).map_err(|(message, _)| ToolError::msg(message))?;

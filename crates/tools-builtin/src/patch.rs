@@ -1,6 +1,8 @@
 //! Structured patches (Claude Code's `structuredPatch`), computed with `similar`.
 
 use serde::Serialize;
+use std::time::Duration;
+
 use similar::{ChangeTag, TextDiff};
 
 /// One hunk of a structured patch, as Claude Code reports edits to hooks.
@@ -19,9 +21,16 @@ pub struct Hunk {
     pub lines: Vec<String>,
 }
 
+/// How long the line diff may search for the smallest patch. Two large unrelated texts
+/// cost O(N·D) otherwise (minutes for a few MB); past the deadline the patch is still
+/// correct, only less minimal.
+const DIFF_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// The hunks turning `old` into `new`, with three lines of context.
 pub(crate) fn structured_patch(old: &str, new: &str) -> Vec<Hunk> {
-    let diff = TextDiff::from_lines(old, new);
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new);
     let mut hunks = Vec::new();
     for group in diff.grouped_ops(3) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {

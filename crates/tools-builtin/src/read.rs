@@ -367,6 +367,11 @@ fn read_blocking(
         && entry.offset == Some(offset)
         && entry.limit == limit
         && entry.mtime_ms == mtime
+        // The mtime alone can miss a change (same millisecond, or restored by `cp -p`): the
+        // content must be the one the model saw.
+        && entry
+            .disk_hash
+            .is_some_and(|seen| hash_file(path).is_ok_and(|now| now == seen))
     {
         return Ok(ReadOutput {
             data: ReadData::FileUnchanged {
@@ -705,6 +710,20 @@ fn finish_line(bytes: &[u8]) -> String {
         format!("{cut}{TRUNCATED_LINE_SUFFIX}")
     } else {
         text.into_owned()
+    }
+}
+
+/// The hash of a file's bytes, read in pieces.
+fn hash_file(path: &Path) -> io::Result<ContentHash> {
+    let mut file = File::open(path)?;
+    let mut hasher = ContentHasher::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(hasher.finish());
+        }
+        hasher.update(&buf[..n]);
     }
 }
 

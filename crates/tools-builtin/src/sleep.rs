@@ -66,6 +66,15 @@ impl TypedTool for Sleep {
         }
         Ok(())
     }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &SleepInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
     async fn call(
         &self,
         input: SleepInput,

@@ -104,6 +104,15 @@ impl TypedTool for TaskOutput {
         true
     }
 
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &TaskOutputInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
     async fn call(
         &self,
         input: TaskOutputInput,

@@ -108,6 +108,15 @@ impl TypedTool for TaskStop {
         }
     }
 
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &TaskStopInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
     async fn call(
         &self,
         input: TaskStopInput,

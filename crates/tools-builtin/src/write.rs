@@ -99,6 +99,7 @@ impl TypedTool for Write {
                 path.display()
             )));
         }
+        fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
         fsutil::check_stale(ctx, &path, 2, 3)
     }
 

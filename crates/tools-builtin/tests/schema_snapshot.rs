@@ -59,7 +59,12 @@ fn sorted_enum(t: &str) -> String {
 fn every_tool_matches_claude_code_input_fields() {
     let expected: Value =
         serde_json::from_str(include_str!("fixtures/claude-code-tool-inputs.json")).unwrap();
-    let session_tools: Vec<std::sync::Arc<dyn tool_core::Tool>> = vec![
+    #[allow(unused_mut)]
+    let mut session_tools: Vec<std::sync::Arc<dyn tool_core::Tool>> = vec![
+        std::sync::Arc::new(tools_builtin::TaskCreate),
+        std::sync::Arc::new(tools_builtin::TaskGet),
+        std::sync::Arc::new(tools_builtin::TaskUpdate),
+        std::sync::Arc::new(tools_builtin::TaskList),
         std::sync::Arc::new(tools_builtin::TodoWrite),
         std::sync::Arc::new(tools_builtin::EnterPlanMode),
         std::sync::Arc::new(tools_builtin::ExitPlanMode),
@@ -70,6 +75,18 @@ fn every_tool_matches_claude_code_input_fields() {
         std::sync::Arc::new(tools_builtin::Skill),
         std::sync::Arc::new(tools_builtin::WebFetch),
     ];
+    // The gated families, in builds that have them.
+    #[cfg(feature = "agent-triggers")]
+    session_tools.extend([
+        std::sync::Arc::new(tools_builtin::CronCreate) as std::sync::Arc<dyn tool_core::Tool>,
+        std::sync::Arc::new(tools_builtin::CronList),
+        std::sync::Arc::new(tools_builtin::CronDelete),
+    ]);
+    #[cfg(feature = "worktree")]
+    session_tools.extend([
+        std::sync::Arc::new(tools_builtin::EnterWorktree) as std::sync::Arc<dyn tool_core::Tool>,
+        std::sync::Arc::new(tools_builtin::ExitWorktree),
+    ]);
     for tool in tools_builtin::file_tools().into_iter().chain(session_tools) {
         let name = tool.name();
         let want = &expected[name];

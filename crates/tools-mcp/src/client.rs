@@ -15,9 +15,10 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, RequestId,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -199,11 +200,15 @@ pub(crate) struct Live {
     dead: AtomicBool,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     pid: Option<u32>,
+    /// The stdio server's process (killed when the connection dies or closes).
+    child: SharedChild,
 }
 
 impl Live {
     fn mark_dead(&self) {
         self.dead.store(true, Ordering::SeqCst);
+        // A connection we no longer trust has no use for its process.
+        kill_child(&self.child);
     }
 
     fn is_dead(&self) -> bool {
@@ -217,7 +222,277 @@ impl Live {
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(Duration::from_secs(5)).await;
         }
+        // Its stdin is closed now: a server gets a moment to exit on its own, then it is
+        // killed.
+        let child = lock(&self.child).take();
+        if let Some(mut child) = child
+            && tokio::time::timeout(Duration::from_secs(3), child.wait())
+                .await
+                .is_err()
+        {
+            let _ = child.kill().await;
+        }
     }
+}
+
+/// The largest message (one line of JSON-RPC) a stdio server may send: 64 MiB. A larger one
+/// closes the connection with a clear error instead of being dropped silently (which left the
+/// call waiting for its timeout).
+pub(crate) const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+type SharedChild = Arc<Mutex<Option<tokio::process::Child>>>;
+
+fn kill_child(child: &SharedChild) {
+    if let Some(child) = lock(child).as_mut() {
+        // Already exited: nothing to do. The process is reaped when the connection closes
+        // (or by tokio when the handle is dropped).
+        let _ = child.start_kill();
+    }
+}
+
+/// Lines up to this size are checked for protocol violations (larger ones are only bounded).
+const CHECKED_LINE_BYTES: usize = 1024 * 1024;
+
+/// The ids of the requests sent to one stdio server (as JSON text), to tell a response to
+/// one of them from a response to nothing.
+type SentIds = Arc<Mutex<std::collections::HashSet<String>>>;
+
+/// Complete lines out of a byte stream, keeping only lines up to [`CHECKED_LINE_BYTES`].
+#[derive(Default, Clone)]
+struct LineSplitter {
+    buf: Vec<u8>,
+    too_long: bool,
+}
+
+impl LineSplitter {
+    /// Feeds bytes; calls `each` with every complete line short enough to check.
+    fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        mut each: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        while !bytes.is_empty() {
+            let (segment, newline) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(pos) => (&bytes[..pos], true),
+                None => (bytes, false),
+            };
+            if !self.too_long {
+                if self.buf.len() + segment.len() > CHECKED_LINE_BYTES {
+                    self.too_long = true;
+                    self.buf = Vec::new();
+                } else {
+                    self.buf.extend_from_slice(segment);
+                }
+            }
+            if newline {
+                let result = if self.too_long {
+                    Ok(())
+                } else {
+                    each(&self.buf)
+                };
+                self.buf.clear();
+                self.too_long = false;
+                result?;
+                bytes = &bytes[segment.len() + 1..];
+            } else {
+                bytes = &[];
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The id of a JSON-RPC message as JSON text, if it has a non-null one.
+fn id_key(message: &Value) -> Option<String> {
+    message
+        .get("id")
+        .filter(|id| !id.is_null())
+        .map(ToString::to_string)
+}
+
+fn is_response(message: &Value) -> bool {
+    message.get("method").is_none()
+        && id_key(message).is_some()
+        && (message.get("result").is_some() || message.get("error").is_some())
+}
+
+/// What is wrong with a line from the server, when it is a response rmcp would drop (the
+/// request it answers would then wait for its timeout). Lines that are not JSON (log output
+/// on stdout) are tolerated, as every MCP SDK does.
+fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
+    let line = line.trim_ascii();
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if !line.starts_with(b"{") && !line.starts_with(b"[") {
+        return None;
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        // Broken JSON that starts like a JSON-RPC message was meant as one.
+        Err(e)
+            if line[..line.len().min(64)]
+                .windows(9)
+                .any(|w| w == b"\"jsonrpc\"") =>
+        {
+            return Some(format!(
+                "it sent a JSON-RPC message that is not valid JSON ({e})"
+            ));
+        }
+        Err(_) => return None,
+    };
+    match &value {
+        Value::Array(items) if items.iter().any(is_response) => {
+            Some("it answered with a batch (a JSON array), which MCP does not allow".to_owned())
+        }
+        Value::Object(_) if is_response(&value) => {
+            let id = id_key(&value).unwrap_or_default();
+            if !lock(sent).contains(&id) {
+                return Some(format!(
+                    "it sent a response to request {id}, which was never sent"
+                ));
+            }
+            serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value)
+                .err()
+                .map(|e| format!("it sent a malformed response to request {id}: {e}"))
+        }
+        _ => None,
+    }
+}
+
+/// A stdio server's stdout, as rmcp reads it: lines are bounded by
+/// [`MAX_STDIO_MESSAGE_BYTES`], and a response rmcp would drop (malformed, for a request never
+/// sent, batched) fails the connection at once with the reason in the server log, instead of
+/// leaving the call to wait for its timeout. When the stream ends (the server closed its
+/// stdout or exited) or breaks these rules, the process is killed: a server that can no
+/// longer answer must not keep running.
+struct GuardedStdout {
+    inner: tokio::process::ChildStdout,
+    line: usize,
+    limit: usize,
+    child: SharedChild,
+    log: Arc<StderrLog>,
+    sent: SentIds,
+    lines: LineSplitter,
+    ended: bool,
+}
+
+impl GuardedStdout {
+    fn fail(&mut self, message: String) -> std::io::Error {
+        self.ended = true;
+        kill_child(&self.child);
+        self.log
+            .push(format!("[toolwright] {message}; the connection was closed\n").as_bytes());
+        std::io::Error::other(message)
+    }
+}
+
+impl tokio::io::AsyncRead for GuardedStdout {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        if self.ended {
+            return Poll::Ready(Ok(()));
+        }
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                let new = &buf.filled()[before..];
+                if new.is_empty() {
+                    this.ended = true;
+                    kill_child(&this.child);
+                    return Poll::Ready(Ok(()));
+                }
+                this.line = match memrchr_newline(new) {
+                    Some(pos) => new.len() - pos - 1,
+                    None => this.line + new.len(),
+                };
+                if this.line > this.limit {
+                    let message = format!(
+                        "the server sent a message larger than {} MiB",
+                        this.limit / (1024 * 1024)
+                    );
+                    return Poll::Ready(Err(this.fail(message)));
+                }
+                let sent = this.sent.clone();
+                let checked = this
+                    .lines
+                    .feed(new, |line| match protocol_violation(line, &sent) {
+                        Some(problem) => Err(problem),
+                        None => Ok(()),
+                    });
+                if let Err(problem) = checked {
+                    let message = format!("protocol error: {problem}");
+                    return Poll::Ready(Err(this.fail(message)));
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => {
+                this.ended = true;
+                kill_child(&this.child);
+                Poll::Ready(Err(e))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// A stdio server's stdin: records the id of every request written to it.
+struct RecordingStdin {
+    inner: tokio::process::ChildStdin,
+    sent: SentIds,
+    lines: LineSplitter,
+}
+
+impl tokio::io::AsyncWrite for RecordingStdin {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        // Ids are recorded before the bytes reach the server: its answer may be read (on
+        // another task) before this write returns.
+        let sent = this.sent.clone();
+        let mut probe = this.lines.clone();
+        let _ = probe.feed(data, |line| {
+            if let Ok(message) = serde_json::from_slice::<Value>(line)
+                && message.get("method").is_some()
+                && let Some(id) = id_key(&message)
+            {
+                lock(&sent).insert(id);
+            }
+            Ok(())
+        });
+        match std::pin::Pin::new(&mut this.inner).poll_write(cx, data) {
+            Poll::Ready(Ok(n)) => {
+                let _ = this.lines.feed(&data[..n], |_| Ok(()));
+                Poll::Ready(Ok(n))
+            }
+            other => other,
+        }
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().rposition(|&b| b == b'\n')
 }
 
 /// Connection status of a server, for hosts and `/mcp`-style displays.
@@ -402,12 +677,19 @@ impl ServerConn {
                 if self.opts.project_dir.is_dir() {
                     cmd.current_dir(&self.opts.project_dir);
                 }
-                let (transport, stderr) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::piped())
+                cmd.stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                let mut child = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-                let pid = transport.id();
-                if let Some(mut stderr) = stderr {
+                let pid = child.id();
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err(format!(
+                        "cannot talk to `{command}`: its stdio was not piped"
+                    ));
+                };
+                if let Some(mut stderr) = child.stderr.take() {
                     let log = self.stderr.clone();
                     tokio::spawn(async move {
                         let mut buf = [0u8; 4096];
@@ -419,15 +701,45 @@ impl ServerConn {
                         }
                     });
                 }
-                let service = tokio::time::timeout(timeout, handler.serve(transport))
-                    .await
-                    .map_err(|_| timeout_message(timeout))?
-                    .map_err(|e| format!("initialization failed: {e}"))?;
+                let child: SharedChild = Arc::new(Mutex::new(Some(child)));
+                let sent = SentIds::default();
+                let stdout = GuardedStdout {
+                    inner: stdout,
+                    line: 0,
+                    limit: MAX_STDIO_MESSAGE_BYTES,
+                    child: child.clone(),
+                    log: self.stderr.clone(),
+                    sent: sent.clone(),
+                    lines: LineSplitter::default(),
+                    ended: false,
+                };
+                let stdin = RecordingStdin {
+                    inner: stdin,
+                    sent,
+                    lines: LineSplitter::default(),
+                };
+                // The bound is enforced by `GuardedStdout` (which fails the connection
+                // instead of skipping the message).
+                let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
+                    .with_max_line_length(usize::MAX);
+                let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
+                let service = match served {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => {
+                        kill_child(&child);
+                        return Err(format!("initialization failed: {e}"));
+                    }
+                    Err(_) => {
+                        kill_child(&child);
+                        return Err(timeout_message(timeout));
+                    }
+                };
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
                     service: Mutex::new(Some(service)),
                     pid,
+                    child,
                 }))
             }
             TransportConfig::Http { url, headers } => {
@@ -459,6 +771,7 @@ impl ServerConn {
                     dead: AtomicBool::new(false),
                     service: Mutex::new(Some(service)),
                     pid: None,
+                    child: Arc::default(),
                 }))
             }
             TransportConfig::Sse { .. } => Err(
@@ -661,6 +974,17 @@ impl ServerConn {
                 self.label()
             ))
         })?;
+        if !value.is_object() || value.get("content").is_some_and(|c| !c.is_array()) {
+            let mut shown = value.to_string();
+            if shown.len() > 200 {
+                shown = format!("{}…", shown.chars().take(200).collect::<String>());
+            }
+            return Err(ToolError::msg(format!(
+                "{}: tool \"{tool}\" returned a malformed result (expected an object with a \
+                 `content` list): {shown}. The call may or may not have taken effect.",
+                self.label()
+            )));
+        }
         match value.get("resultType").and_then(Value::as_str) {
             // A contentless result (`{}`) parses as another variant: it is still a result.
             None | Some("complete") => Ok(value),
@@ -785,6 +1109,7 @@ impl ServerConn {
         let live = lock(&self.live).take();
         if let Some(live) = live {
             drop(lock(&live.service).take());
+            kill_child(&live.child);
         }
         self.tools
             .write()

@@ -218,6 +218,9 @@ struct Walker<'a> {
     cwd: Option<String>,
 }
 
+const LINE_BREAK_IN_WORD: &str =
+    "a line break inside a word: bash may run more commands than the parse shows";
+
 const NESTED_SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"];
 
 impl Walker<'_> {
@@ -402,6 +405,29 @@ impl Walker<'_> {
         }
     }
 
+    /// Whether an unquoted word below `node` holds a line break. Bash ends a command at an
+    /// unquoted newline, but tree-sitter-bash reads `echo a<newline>\rm a` as one command whose
+    /// word spans the break: what would run then differs from what is checked.
+    fn line_break_in_word(&self, node: Node<'_>) -> bool {
+        // Iterative: the input may be nested arbitrarily deep.
+        let mut stack = vec![node];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "word" | "number" => {
+                    if self.text(node).contains(['\n', '\r']) {
+                        return true;
+                    }
+                }
+                "string" | "raw_string" | "ansi_c_string" | "heredoc_body" => {}
+                _ => {
+                    let mut cursor = node.walk();
+                    stack.extend(node.named_children(&mut cursor));
+                }
+            }
+        }
+        false
+    }
+
     fn word(&self, node: Node<'_>) -> Word {
         let raw = self.text(node);
         let (value, plain, glob) = self.word_value(node);
@@ -516,6 +542,9 @@ impl Walker<'_> {
                 }
                 "command_name" => {
                     self.scan(child);
+                    if self.line_break_in_word(child) {
+                        self.complex(LINE_BREAK_IN_WORD);
+                    }
                     let inner = child.named_child(0).unwrap_or(child);
                     let w = self.word(inner);
                     let name_ok = inner.kind() == "word"
@@ -544,6 +573,9 @@ impl Walker<'_> {
                 }
                 _ => {
                     self.scan_word(child);
+                    if self.line_break_in_word(child) {
+                        self.complex(LINE_BREAK_IN_WORD);
+                    }
                     words.push(self.word(child));
                 }
             }

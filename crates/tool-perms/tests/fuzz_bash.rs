@@ -1,0 +1,289 @@
+//! Fuzzing the bash analysis (on stable, with proptest): arbitrary text and structured
+//! mutations of shell commands. Properties: the analysis and the read-only check never
+//! panic; every refusal of the engine carries a message; and a denied command stays denied
+//! whatever it is wrapped in (`;`, `&&`, pipes, subshells, command substitution, control
+//! flow, line breaks): wrapping can never turn a deny into an allow.
+//!
+//! `TOOLWRIGHT_FUZZ_SECS=60 cargo test -p tool-perms --test fuzz_bash` (or `cargo xtask fuzz
+//! bash`) runs for a minute instead of the quick pass.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Fixture, case, context, probe};
+use proptest::prelude::*;
+use serde_json::json;
+use tool_core::PermissionResult;
+use tool_perms::bash::is_read_only_command;
+use tool_perms::bash::parse::analyze;
+
+const SHELL_BITS: &[&str] = &[
+    "ls",
+    "echo",
+    "rm",
+    "-rf",
+    "'",
+    "\"",
+    "`",
+    "$(",
+    ")",
+    "${",
+    "}",
+    "{",
+    "(",
+    ";",
+    "&&",
+    "||",
+    "|",
+    "&",
+    "\n",
+    "\\",
+    "<<EOF",
+    "EOF",
+    "<(",
+    ">(",
+    ">",
+    ">>",
+    "2>&1",
+    "$'\\x41'",
+    "*",
+    "?",
+    "[",
+    "]",
+    "~",
+    "#",
+    "=",
+    "X=1",
+    "bash -c",
+    "eval",
+    "xargs",
+    "find . -exec",
+    "\\;",
+    "if",
+    "then",
+    "fi",
+    "for",
+    "do",
+    "done",
+    "case",
+    "esac",
+    "((",
+    "))",
+    "$((1+2))",
+    "\t",
+    " ",
+    "é",
+    "!",
+    "[[",
+    "]]",
+    "/tmp/x",
+    "$HOME",
+    "sudo",
+    "env",
+    "command",
+    "nohup",
+    "time",
+];
+
+/// Shell text: joined shell pieces, mutated commands, or anything.
+fn shell_text() -> impl Strategy<Value = String> {
+    let joined = proptest::collection::vec(proptest::sample::select(SHELL_BITS), 0..20)
+        .prop_map(|v| v.join(" "));
+    let glued = proptest::collection::vec(proptest::sample::select(SHELL_BITS), 0..20)
+        .prop_map(|v| v.concat());
+    let mutated =
+        (joined.clone(), any::<prop::sample::Index>(), any::<char>()).prop_map(|(text, at, c)| {
+            let mut chars: Vec<char> = text.chars().collect();
+            let i = if chars.is_empty() {
+                0
+            } else {
+                at.index(chars.len())
+            };
+            chars.insert(i, c);
+            chars.into_iter().collect()
+        });
+    prop_oneof![joined, glued, mutated, any::<String>()]
+}
+
+/// An `rm` invocation: the command the deny rule names, with arguments of any kind.
+fn rm_command() -> impl Strategy<Value = String> {
+    (
+        proptest::sample::select(
+            &[
+                "rm",
+                "rm -rf",
+                "rm -f",
+                "\\rm",
+                "/bin/rm",
+                "command rm",
+                "env rm",
+                "sudo rm",
+            ][..],
+        ),
+        proptest::collection::vec("[a-z./*~-]{1,8}", 1..4),
+    )
+        .prop_map(|(rm, args)| format!("{rm} {}", args.join(" ")))
+}
+
+/// Ways to wrap a command in a larger one.
+const WRAPPERS: &[&str] = &[
+    "{}",
+    "echo a; {}",
+    "echo a && {}",
+    "echo a || {}",
+    "echo a | {}",
+    "{} | echo a",
+    "({})",
+    "{ {}; }",
+    "echo $({})",
+    "echo `{}`",
+    "echo a\n{}",
+    "if true; then {}; fi",
+    "for i in 1 2; do {}; done",
+    "while false; do :; done; {}",
+    "case x in x) {};; esac",
+    "echo a & {}",
+    "! {}",
+    "X=1 {}",
+    "time {}",
+    "nohup {}",
+    "bash -c '{}'",
+    "sh -c \"{}\"",
+    "eval '{}'",
+    "echo a | xargs {}",
+];
+
+/// Runs `test` on inputs from `strategy`: `cases` of them (the quick pass of a normal test
+/// run), or as many as fit in `TOOLWRIGHT_FUZZ_SECS` seconds when it is set (`cargo xtask
+/// fuzz`). A failure is shrunk to a minimal input and its seed saved next to this file
+/// (`*.proptest-regressions`), which every later run replays first.
+fn fuzz<S>(cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
+where
+    S: Strategy,
+    S::Value: std::fmt::Debug,
+{
+    use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
+    let budget = std::env::var("TOOLWRIGHT_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_secs);
+    let deadline = budget.map(|b| std::time::Instant::now() + b);
+    let mut total = 0u64;
+    loop {
+        let round = if deadline.is_some() { 512 } else { cases };
+        let config = Config {
+            cases: round,
+            source_file: Some(file!()),
+            failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+                "proptest-regressions",
+            ))),
+            ..Config::default()
+        };
+        match TestRunner::new(config).run(&strategy, &test) {
+            Ok(()) => {}
+            Err(TestError::Fail(reason, input)) => {
+                panic!("{reason}\nminimal failing input: {input:#?}")
+            }
+            Err(TestError::Abort(reason)) => panic!("fuzzing aborted: {reason}"),
+        }
+        total += u64::from(round);
+        if deadline.is_none_or(|d| std::time::Instant::now() >= d) {
+            break;
+        }
+    }
+    if budget.is_some() {
+        eprintln!("fuzzed {total} inputs");
+    }
+}
+
+fn message(r: &PermissionResult) -> Option<&str> {
+    match r {
+        PermissionResult::Deny { message, .. } | PermissionResult::Ask { message, .. } => {
+            Some(message)
+        }
+        PermissionResult::Passthrough { message, .. } => message.as_deref(),
+        PermissionResult::Allow { .. } => None,
+    }
+}
+
+#[test]
+fn fuzz_bash_analysis() {
+    fuzz(2000, shell_text(), |cmd| {
+        let analysis = analyze(&cmd);
+        for c in &analysis.commands {
+            let _ = c.raw_text();
+        }
+        let _ = is_read_only_command(&cmd);
+        Ok(())
+    });
+}
+
+#[test]
+fn fuzz_bash_decisions() {
+    let fx = Fixture::new();
+    let c = case("x", "Bash", "")
+        .allow(&["Bash(echo:*)", "Bash(ls:*)", "Bash(true)", "Bash(xargs:*)"])
+        .deny(&["Bash(rm:*)"]);
+    let (engine, ctx) = context(&fx, &c);
+    let bash = probe(&fx, "Bash");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    fuzz(400, shell_text(), |cmd| {
+        let r = rt.block_on(engine.decide(&bash, &json!({"command": cmd}), &ctx));
+        if let Some(m) = message(&r) {
+            prop_assert!(
+                !m.trim().is_empty(),
+                "a refusal without a message for {:?}",
+                cmd
+            );
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn fuzz_wrapping_never_turns_a_deny_into_an_allow() {
+    let fx = Fixture::new();
+    let c = case("x", "Bash", "")
+        .allow(&[
+            "Bash(echo:*)",
+            "Bash(ls:*)",
+            "Bash(true)",
+            "Bash(xargs:*)",
+            "Bash(bash:*)",
+            "Bash(sh:*)",
+            "Bash(eval:*)",
+            "Bash(time:*)",
+            "Bash(nohup:*)",
+        ])
+        .deny(&["Bash(rm:*)"]);
+    let (engine, ctx) = context(&fx, &c);
+    let bash = probe(&fx, "Bash");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let decide = |cmd: &str| rt.block_on(engine.decide(&bash, &json!({"command": cmd}), &ctx));
+    fuzz(
+        600,
+        (rm_command(), proptest::sample::select(WRAPPERS)),
+        |(rm, wrapper)| {
+            let inner = decide(&rm);
+            prop_assert!(
+                !matches!(inner, PermissionResult::Allow { .. }),
+                "{:?} itself was allowed",
+                rm
+            );
+            let wrapped = wrapper.replace("{}", &rm);
+            let outer = decide(&wrapped);
+            prop_assert!(
+                !matches!(outer, PermissionResult::Allow { .. }),
+                "{:?} was allowed although {:?} is denied: {:?}",
+                wrapped,
+                rm,
+                outer
+            );
+            Ok(())
+        },
+    );
+}

@@ -1,0 +1,1028 @@
+//! Cron tools (Cargo feature `agent-triggers`): [`CronCreate`], [`CronList`] and
+//! [`CronDelete`] schedule prompts on standard 5-field cron expressions, kept by a
+//! [`CronStore`] that a host loop polls with [`CronStore::due_jobs`].
+//!
+//! # Semantics (Claude Code's, where it has them)
+//!
+//! - Expressions have five fields, `minute hour day-of-month month day-of-week`, parsed by
+//!   the `croner` crate (lists, ranges, steps, month and weekday names, `L`/`W`/`#`, `?`, and
+//!   the `@hourly`/`@daily`/`@weekly`/`@monthly`/`@yearly` shortcuts; a day-of-month and a
+//!   day-of-week restriction combine with OR, as in Vixie cron). They are evaluated in the
+//!   machine's **local time zone** by default, as Claude Code does; a store can use UTC
+//!   instead ([`CronTimeZone`]). An expression that never matches (`0 0 30 2 *`) is refused.
+//! - `recurring` (default true) fires on every match; a one-shot job (`recurring: false`)
+//!   fires once at the next match and is then removed. A recurring job expires after
+//!   [`DEFAULT_RECURRING_MAX_AGE`] (seven days, as Claude Code): it fires one last time and is
+//!   removed (configurable with [`CronStore::with_recurring_max_age`]; a job stored with
+//!   `permanent: true` is exempt). After firing, a recurring job's next time is computed from
+//!   the poll time, so a host that was asleep gets one fire, not a burst of missed ones.
+//! - `durable` (default false): a session-only job lives in the store, which lives in the
+//!   session's app state; a durable job is also written to the store's JSON file, default
+//!   `<project>/.claude/scheduled_tasks.json` (Claude Code's path and format:
+//!   `{"tasks": [{id, cron, prompt, createdAt, lastFiredAt?, recurring?, permanent?}]}`,
+//!   times in epoch milliseconds). The file is written atomically (temporary file in the same
+//!   directory, fsync, rename), read once on first use, and only ever holds durable jobs. A
+//!   file that cannot be parsed is reported with its path and the parser's reason on every
+//!   operation until it is fixed or removed; it is never overwritten. One process is assumed
+//!   to own the file (there is no cross-process lock).
+//! - At most [`MAX_JOBS`] jobs per store. Ids are eight hexadecimal characters.
+//!
+//! The host installs a store with [`install_cron_store`] (keeping a clone to poll); without
+//! one, the tools create one for the context's working directory on first use.
+use std::borrow::Cow;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use chrono::{Local, SecondsFormat, TimeZone, Utc};
+use croner::Cron;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::{
+    AppState, MaxResultSize, ProgressSender, ToolError, ToolResult, ToolResultContent,
+    ToolUseContext, TypedTool, ValidationError, async_trait,
+};
+
+use crate::fsutil;
+
+/// The most jobs one store holds (Claude Code's limit).
+pub const MAX_JOBS: usize = 50;
+
+/// How long a recurring job lives before its last fire (seven days).
+pub const DEFAULT_RECURRING_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// The durable file's path inside a project directory.
+pub const DURABLE_FILE: &str = ".claude/scheduled_tasks.json";
+
+/// The time zone cron expressions are evaluated in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CronTimeZone {
+    /// The machine's local time zone (Claude Code's choice; the default).
+    #[default]
+    Local,
+    /// UTC.
+    Utc,
+}
+
+impl CronTimeZone {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Local => "local time",
+            Self::Utc => "UTC",
+        }
+    }
+}
+
+/// Why a cron operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CronError {
+    /// The expression does not parse.
+    #[error(
+        "Invalid cron expression \"{expr}\": {reason}. Use 5 fields: minute hour day-of-month month day-of-week (e.g. \"*/5 * * * *\")"
+    )]
+    InvalidExpression {
+        /// The expression as given.
+        expr: String,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// The expression parses but matches no time.
+    #[error("Cron expression \"{expr}\" never fires (no matching date)")]
+    NeverFires {
+        /// The expression.
+        expr: String,
+    },
+    /// The store already holds [`MAX_JOBS`] jobs.
+    #[error("Too many scheduled jobs (the limit is {max}); delete one with CronDelete first")]
+    TooManyJobs {
+        /// The limit.
+        max: usize,
+    },
+    /// No job with this id.
+    #[error("No scheduled job with id \"{id}\"; CronList shows the current ids")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// The durable file cannot be parsed; it is left untouched.
+    #[error(
+        "The scheduled jobs file {} is not valid ({reason}); fix or remove it, it was left untouched",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// Reading or writing the durable file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl From<CronError> for ToolError {
+    fn from(e: CronError) -> Self {
+        ToolError::msg(e.to_string())
+    }
+}
+
+/// Parses a 5-field cron expression (or an `@daily`-style shortcut).
+pub fn parse_cron(expr: &str) -> Result<Cron, CronError> {
+    let trimmed = expr.trim();
+    let invalid = |reason: String| CronError::InvalidExpression {
+        expr: expr.to_owned(),
+        reason,
+    };
+    if !trimmed.starts_with('@') {
+        let fields = trimmed.split_whitespace().count();
+        if fields != 5 {
+            return Err(invalid(format!("expected 5 fields, found {fields}")));
+        }
+    }
+    Cron::new(trimmed)
+        .parse()
+        .map_err(|e| invalid(e.to_string()))
+}
+
+/// A job to schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCronJob {
+    /// The cron expression.
+    pub cron: String,
+    /// The prompt to run at each fire.
+    pub prompt: String,
+    /// Fire on every match (true) or once (false).
+    pub recurring: bool,
+    /// Also keep the job in the durable file.
+    pub durable: bool,
+}
+
+/// A scheduled job, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CronJob {
+    /// The id (eight hexadecimal characters).
+    pub id: String,
+    /// The cron expression.
+    pub cron: String,
+    /// The prompt.
+    pub prompt: String,
+    /// Whether it fires on every match.
+    pub recurring: bool,
+    /// Whether it is kept in the durable file.
+    pub durable: bool,
+    /// Whether it is exempt from expiry (set only in the file).
+    pub permanent: bool,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When it last fired, if it has.
+    pub last_fired_at: Option<SystemTime>,
+    /// When it fires next.
+    pub next_fire_at: SystemTime,
+}
+
+/// A job whose time has come, returned by [`CronStore::due_jobs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueJob {
+    /// The job's id.
+    pub id: String,
+    /// The cron expression.
+    pub cron: String,
+    /// The prompt to run.
+    pub prompt: String,
+    /// Whether the job is recurring.
+    pub recurring: bool,
+    /// Whether the job is durable.
+    pub durable: bool,
+    /// The fire time that was reached (at or before the poll time).
+    pub scheduled_for: SystemTime,
+    /// The job's next fire time; `None` when it was removed (one-shot, or expired).
+    pub next_fire_at: Option<SystemTime>,
+    /// True when a recurring job reached its maximum age and was removed after this fire.
+    pub expired: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Job {
+    id: String,
+    cron: String,
+    schedule: Cron,
+    prompt: String,
+    recurring: bool,
+    durable: bool,
+    permanent: bool,
+    created_ms: i64,
+    last_fired_ms: Option<i64>,
+    next_ms: i64,
+}
+
+impl Job {
+    fn snapshot(&self) -> CronJob {
+        CronJob {
+            id: self.id.clone(),
+            cron: self.cron.clone(),
+            prompt: self.prompt.clone(),
+            recurring: self.recurring,
+            durable: self.durable,
+            permanent: self.permanent,
+            created_at: from_ms(self.created_ms),
+            last_fired_at: self.last_fired_ms.map(from_ms),
+            next_fire_at: from_ms(self.next_ms),
+        }
+    }
+}
+
+/// One entry of the durable file (Claude Code's format).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FileTask {
+    id: String,
+    cron: String,
+    prompt: String,
+    created_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_fired_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    recurring: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    permanent: bool,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CronFile {
+    tasks: Vec<FileTask>,
+}
+
+fn to_ms(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
+    }
+}
+
+fn from_ms(ms: i64) -> SystemTime {
+    let d = Duration::from_millis(ms.unsigned_abs());
+    if ms >= 0 {
+        UNIX_EPOCH + d
+    } else {
+        UNIX_EPOCH - d
+    }
+}
+
+/// The first match of `schedule` strictly after `after_ms`, in `tz`.
+fn next_after(schedule: &Cron, tz: CronTimeZone, after_ms: i64) -> Option<i64> {
+    // Cron has whole-second (here whole-minute) resolution: search from the second that
+    // contains `after_ms`, exclusive, so the result is always later than `after_ms`.
+    let secs = after_ms.div_euclid(1000);
+    match tz {
+        CronTimeZone::Utc => {
+            let t = Utc.timestamp_opt(secs, 0).single()?;
+            schedule
+                .find_next_occurrence(&t, false)
+                .ok()
+                .map(|d| d.timestamp_millis())
+        }
+        CronTimeZone::Local => {
+            let t = Local.timestamp_opt(secs, 0).single()?;
+            schedule
+                .find_next_occurrence(&t, false)
+                .ok()
+                .map(|d| d.timestamp_millis())
+        }
+    }
+}
+
+/// `t` as RFC 3339 in `tz`, to the second.
+pub fn format_time(t: SystemTime, tz: CronTimeZone) -> String {
+    let ms = to_ms(t);
+    let formatted = match tz {
+        CronTimeZone::Utc => Utc
+            .timestamp_millis_opt(ms)
+            .single()
+            .map(|d| d.to_rfc3339_opts(SecondsFormat::Secs, true)),
+        CronTimeZone::Local => Local
+            .timestamp_millis_opt(ms)
+            .single()
+            .map(|d| d.to_rfc3339_opts(SecondsFormat::Secs, true)),
+    };
+    formatted.unwrap_or_else(|| format!("{ms} ms after the epoch"))
+}
+
+static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn new_id(jobs: &[Job]) -> String {
+    loop {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(ID_COUNTER.fetch_add(1, Ordering::Relaxed));
+        h.write_i64(to_ms(SystemTime::now()));
+        h.write_u32(std::process::id());
+        let id = format!("{:08x}", h.finish() & 0xffff_ffff);
+        if !jobs.iter().any(|j| j.id == id) {
+            return id;
+        }
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    path: PathBuf,
+    tz: CronTimeZone,
+    max_age: Option<Duration>,
+    loaded: bool,
+    jobs: Vec<Job>,
+}
+
+impl State {
+    /// Reads the durable file once; an unreadable file is an error every time until fixed.
+    fn ensure_loaded(&mut self) -> Result<(), CronError> {
+        if self.loaded {
+            return Ok(());
+        }
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.loaded = true;
+                return Ok(());
+            }
+            Err(source) => {
+                return Err(CronError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        let corrupt = |reason: String| CronError::Corrupt {
+            path: self.path.clone(),
+            reason,
+        };
+        let file: CronFile = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        let mut loaded = Vec::with_capacity(file.tasks.len());
+        for task in file.tasks {
+            let schedule =
+                parse_cron(&task.cron).map_err(|e| corrupt(format!("job \"{}\": {e}", task.id)))?;
+            let from = task.last_fired_at.unwrap_or(task.created_at);
+            let next_ms = next_after(&schedule, self.tz, from).ok_or_else(|| {
+                corrupt(format!(
+                    "job \"{}\": cron expression \"{}\" never fires",
+                    task.id, task.cron
+                ))
+            })?;
+            if loaded.iter().any(|j: &Job| j.id == task.id) {
+                return Err(corrupt(format!("job id \"{}\" appears twice", task.id)));
+            }
+            loaded.push(Job {
+                id: task.id,
+                cron: task.cron,
+                schedule,
+                prompt: task.prompt,
+                recurring: task.recurring,
+                durable: true,
+                permanent: task.permanent,
+                created_ms: task.created_at,
+                last_fired_ms: task.last_fired_at,
+                next_ms,
+            });
+        }
+        // Jobs created before a failed load cannot exist: every operation loads first.
+        self.jobs = loaded;
+        self.loaded = true;
+        Ok(())
+    }
+
+    /// Writes the durable jobs of `jobs` to the file, atomically.
+    fn persist(&self, jobs: &[Job]) -> Result<(), CronError> {
+        let file = CronFile {
+            tasks: jobs
+                .iter()
+                .filter(|j| j.durable)
+                .map(|j| FileTask {
+                    id: j.id.clone(),
+                    cron: j.cron.clone(),
+                    prompt: j.prompt.clone(),
+                    created_at: j.created_ms,
+                    last_fired_at: j.last_fired_ms,
+                    recurring: j.recurring,
+                    permanent: j.permanent,
+                })
+                .collect(),
+        };
+        let io_err = |source: io::Error| CronError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut bytes =
+            serde_json::to_vec_pretty(&file).map_err(|e| io_err(io::Error::other(e)))?;
+        bytes.push(b'\n');
+        fsutil::atomic_write(&self.path, &bytes).map_err(io_err)
+    }
+}
+
+/// The scheduled jobs of a session: session-only ones in memory, durable ones also in a JSON
+/// file. Cheap to clone (clones share the jobs). See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct CronStore {
+    state: Arc<Mutex<State>>,
+}
+
+impl CronStore {
+    /// A store whose durable jobs live in `path` (read on first use).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(State {
+                path: path.into(),
+                tz: CronTimeZone::Local,
+                max_age: Some(DEFAULT_RECURRING_MAX_AGE),
+                loaded: false,
+                jobs: Vec::new(),
+            })),
+        }
+    }
+
+    /// A store for a project: durable jobs in `<project_dir>/.claude/scheduled_tasks.json`.
+    pub fn for_project(project_dir: &Path) -> Self {
+        Self::new(project_dir.join(DURABLE_FILE))
+    }
+
+    /// Evaluates expressions in `tz` (default [`CronTimeZone::Local`]).
+    pub fn with_time_zone(self, tz: CronTimeZone) -> Self {
+        self.lock().tz = tz;
+        self
+    }
+
+    /// Sets how long a recurring job lives; `None` keeps recurring jobs until deleted.
+    pub fn with_recurring_max_age(self, max_age: Option<Duration>) -> Self {
+        self.lock().max_age = max_age;
+        self
+    }
+
+    /// The durable file.
+    pub fn path(&self) -> PathBuf {
+        self.lock().path.clone()
+    }
+
+    /// The time zone expressions are evaluated in.
+    pub fn time_zone(&self) -> CronTimeZone {
+        self.lock().tz
+    }
+
+    /// The recurring-job lifetime.
+    pub fn recurring_max_age(&self) -> Option<Duration> {
+        self.lock().max_age
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Schedules a job, its first fire being the first match after `now`.
+    pub fn create(&self, job: NewCronJob, now: SystemTime) -> Result<CronJob, CronError> {
+        let schedule = parse_cron(&job.cron)?;
+        let mut state = self.lock();
+        state.ensure_loaded()?;
+        if state.jobs.len() >= MAX_JOBS {
+            return Err(CronError::TooManyJobs { max: MAX_JOBS });
+        }
+        let now_ms = to_ms(now);
+        let next_ms =
+            next_after(&schedule, state.tz, now_ms).ok_or_else(|| CronError::NeverFires {
+                expr: job.cron.clone(),
+            })?;
+        let new = Job {
+            id: new_id(&state.jobs),
+            cron: job.cron.trim().to_owned(),
+            schedule,
+            prompt: job.prompt,
+            recurring: job.recurring,
+            durable: job.durable,
+            permanent: false,
+            created_ms: now_ms,
+            last_fired_ms: None,
+            next_ms,
+        };
+        let snapshot = new.snapshot();
+        if new.durable {
+            let mut jobs = state.jobs.clone();
+            jobs.push(new);
+            state.persist(&jobs)?;
+            state.jobs = jobs;
+        } else {
+            state.jobs.push(new);
+        }
+        Ok(snapshot)
+    }
+
+    /// Every job, in creation order.
+    pub fn list(&self) -> Result<Vec<CronJob>, CronError> {
+        let mut state = self.lock();
+        state.ensure_loaded()?;
+        Ok(state.jobs.iter().map(Job::snapshot).collect())
+    }
+
+    /// Removes the job `id`, returning it.
+    pub fn delete(&self, id: &str) -> Result<CronJob, CronError> {
+        let mut state = self.lock();
+        state.ensure_loaded()?;
+        let Some(index) = state.jobs.iter().position(|j| j.id == id) else {
+            return Err(CronError::NotFound { id: id.to_owned() });
+        };
+        let mut jobs = state.jobs.clone();
+        let removed = jobs.remove(index);
+        if removed.durable {
+            state.persist(&jobs)?;
+        }
+        state.jobs = jobs;
+        Ok(removed.snapshot())
+    }
+
+    /// The jobs whose next fire time is at or before `now`, in fire-time order. Recurring
+    /// jobs move to their first match after `now` (or are removed when they expire); one-shot
+    /// jobs are removed. Durable changes are written before returning; if that write fails,
+    /// nothing changes and the error is returned (the same jobs are due at the next poll).
+    pub fn due_jobs(&self, now: SystemTime) -> Result<Vec<DueJob>, CronError> {
+        let mut state = self.lock();
+        state.ensure_loaded()?;
+        let now_ms = to_ms(now);
+        let max_age_ms = state
+            .max_age
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let mut jobs = Vec::with_capacity(state.jobs.len());
+        let mut due = Vec::new();
+        let mut durable_changed = false;
+        for mut job in state.jobs.iter().cloned() {
+            if job.next_ms > now_ms {
+                jobs.push(job);
+                continue;
+            }
+            let scheduled_for = from_ms(job.next_ms);
+            let expired = job.recurring
+                && !job.permanent
+                && max_age_ms.is_some_and(|age| now_ms.saturating_sub(job.created_ms) >= age);
+            let next = if job.recurring && !expired {
+                next_after(&job.schedule, state.tz, now_ms)
+            } else {
+                None
+            };
+            due.push(DueJob {
+                id: job.id.clone(),
+                cron: job.cron.clone(),
+                prompt: job.prompt.clone(),
+                recurring: job.recurring,
+                durable: job.durable,
+                scheduled_for,
+                next_fire_at: next.map(from_ms),
+                expired,
+            });
+            durable_changed |= job.durable;
+            if let Some(next_ms) = next {
+                job.last_fired_ms = Some(now_ms);
+                job.next_ms = next_ms;
+                jobs.push(job);
+            }
+        }
+        if durable_changed {
+            state.persist(&jobs)?;
+        }
+        state.jobs = jobs;
+        due.sort_by_key(|d| d.scheduled_for);
+        Ok(due)
+    }
+}
+
+/// The app-state slot holding the session's store.
+#[derive(Debug, Default)]
+struct CronSlot(Option<CronStore>);
+
+/// Makes `store` the cron store of every context sharing `app_state` (keep a clone to poll
+/// [`CronStore::due_jobs`]).
+pub fn install_cron_store(app_state: &AppState, store: CronStore) {
+    app_state.update::<CronSlot, _>(|slot| slot.0 = Some(store));
+}
+
+/// The context's store: the installed one, else one for the working directory (created on
+/// first use and kept in the app state).
+pub fn cron_store(ctx: &ToolUseContext) -> CronStore {
+    let cwd = ctx.cwd().to_path_buf();
+    ctx.app_state().update::<CronSlot, _>(|slot| {
+        slot.0
+            .get_or_insert_with(|| CronStore::for_project(&cwd))
+            .clone()
+    })
+}
+
+// ----- CronCreate -----
+
+/// Input of CronCreate.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CronCreateInput {
+    /// Standard 5-field cron expression in local time: "M H DoM Mon DoW" (e.g. "*/5 * * * *" = every 5 minutes, "30 14 28 2 *" = Feb 28 at 2:30pm once)
+    pub cron: String,
+    /// The prompt to run at each fire time
+    pub prompt: String,
+    /// true (default) = fire on every cron match until deleted or auto-expired after 7 days. false = fire once at the next match, then auto-delete
+    #[serde(default)]
+    pub recurring: Option<bool>,
+    /// true = persist to .claude/scheduled_tasks.json and survive restarts. false (default) = in-memory only, ends with this session
+    #[serde(default)]
+    pub durable: Option<bool>,
+}
+
+/// Output of CronCreate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CronCreateOutput {
+    /// The new job's id.
+    pub id: String,
+    /// The expression.
+    pub cron: String,
+    /// Whether it recurs.
+    pub recurring: bool,
+    /// Whether it is durable.
+    pub durable: bool,
+    /// The first fire time (RFC 3339).
+    #[serde(rename = "nextFireAt")]
+    pub next_fire_at: String,
+    /// `local time` or `UTC`.
+    #[serde(rename = "timeZone")]
+    pub time_zone: String,
+    /// Days until a recurring job expires, when it does.
+    #[serde(rename = "expiresAfterDays", skip_serializing_if = "Option::is_none")]
+    pub expires_after_days: Option<u64>,
+    /// The durable file, for a durable job.
+    #[serde(rename = "durablePath", skip_serializing_if = "Option::is_none")]
+    pub durable_path: Option<String>,
+}
+
+/// The prompt of CronCreate; it doubles as the marker `cargo xtask profiles` looks for.
+pub const CREATE_PROMPT: &str = "Schedule a prompt to run later, once or on a recurring cron schedule (toolwright-gated-tool:agent-triggers).
+
+- cron: a standard 5-field expression, minute hour day-of-month month day-of-week, evaluated in the user's local time (\"*/5 * * * *\" every 5 minutes, \"0 9 * * 1-5\" weekdays at 9:00). Avoid :00 and :30 when the exact minute does not matter (\"7 * * * *\" rather than \"0 * * * *\").
+- prompt: what to run when the job fires, written so it makes sense on its own.
+- recurring: true (default) fires on every match; recurring jobs expire after 7 days (they fire one final time, then are removed). false fires once at the next match (for \"remind me at 3pm\" pin minute, hour, day and month), then the job is removed.
+- durable: false (default) keeps the job for this session only; true also writes it to .claude/scheduled_tasks.json so it survives restarts.
+
+Jobs fire only while the host is running. The result gives the job id (for CronDelete) and the next fire time. At most 50 jobs.";
+
+/// The CronCreate tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CronCreate;
+
+#[async_trait]
+impl TypedTool for CronCreate {
+    type Input = CronCreateInput;
+    type Output = CronCreateOutput;
+    const NAME: &'static str = "CronCreate";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Schedule a prompt to run at a future time, once or on a recurring cron schedule".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        CREATE_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("schedule a recurring or one-shot prompt")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    async fn validate_input(
+        &self,
+        input: &CronCreateInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        let schedule = parse_cron(&input.cron).map_err(|e| ValidationError::new(e.to_string()))?;
+        if input.prompt.trim().is_empty() {
+            return Err(ValidationError::new("prompt must not be empty"));
+        }
+        let tz = cron_store(ctx).time_zone();
+        if next_after(&schedule, tz, to_ms(SystemTime::now())).is_none() {
+            return Err(ValidationError::new(
+                CronError::NeverFires {
+                    expr: input.cron.clone(),
+                }
+                .to_string(),
+            ));
+        }
+        Ok(())
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &CronCreateInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        input: CronCreateInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<CronCreateOutput>, ToolError> {
+        let store = cron_store(&ctx);
+        let new = NewCronJob {
+            cron: input.cron,
+            prompt: input.prompt,
+            recurring: input.recurring.unwrap_or(true),
+            durable: input.durable.unwrap_or(false),
+        };
+        let (job, tz, max_age, path) = fsutil::blocking(move || {
+            let job = store.create(new, SystemTime::now())?;
+            Ok((
+                job,
+                store.time_zone(),
+                store.recurring_max_age(),
+                store.path(),
+            ))
+        })
+        .await?;
+        Ok(ToolResult::new(CronCreateOutput {
+            next_fire_at: format_time(job.next_fire_at, tz),
+            time_zone: tz.label().to_owned(),
+            expires_after_days: max_age
+                .filter(|_| job.recurring)
+                .map(|d| d.as_secs().div_ceil(86_400)),
+            durable_path: job.durable.then(|| path.display().to_string()),
+            id: job.id,
+            cron: job.cron,
+            recurring: job.recurring,
+            durable: job.durable,
+        }))
+    }
+    fn to_content(&self, o: &CronCreateOutput) -> ToolResultContent {
+        let kind = if o.recurring { "recurring" } else { "one-shot" };
+        let mut text = format!(
+            "Scheduled {kind} job {} ({}, {}). ",
+            o.id, o.cron, o.time_zone
+        );
+        if o.recurring {
+            text.push_str(&format!("Next fire: {}. ", o.next_fire_at));
+        } else {
+            text.push_str(&format!(
+                "It fires once at {}, then is removed. ",
+                o.next_fire_at
+            ));
+        }
+        match &o.durable_path {
+            Some(path) => text.push_str(&format!("Persisted to {path}; it survives restarts. ")),
+            None => {
+                text.push_str("Session-only (not written to disk; it ends with this session). ")
+            }
+        }
+        if let Some(days) = o.expires_after_days {
+            text.push_str(&format!("Auto-expires after {days} days. "));
+        }
+        text.push_str(&format!("Use CronDelete with id {} to cancel it.", o.id));
+        ToolResultContent::Text(text)
+    }
+}
+
+// ----- CronList -----
+
+/// Input of CronList (no fields).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CronListInput {}
+
+/// One job as CronList shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CronJobView {
+    /// The id.
+    pub id: String,
+    /// The expression.
+    pub cron: String,
+    /// The prompt.
+    pub prompt: String,
+    /// Whether it recurs.
+    pub recurring: bool,
+    /// Whether it is durable.
+    pub durable: bool,
+    /// When it was created (RFC 3339).
+    #[serde(rename = "createdAt")]
+    pub created_at: String,
+    /// When it fires next (RFC 3339).
+    #[serde(rename = "nextFireAt")]
+    pub next_fire_at: String,
+}
+
+/// Output of CronList.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CronListOutput {
+    /// The jobs, in creation order.
+    pub jobs: Vec<CronJobView>,
+}
+
+/// The prompt of CronList (carries the gate marker too).
+pub const LIST_PROMPT: &str = "List the scheduled cron jobs of this session (toolwright-gated-tool:agent-triggers): id, cron expression, recurring or one-shot, durable or session-only, next fire time and prompt.";
+
+/// The CronList tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CronList;
+
+/// At most this many characters of a prompt in a CronList line.
+const PROMPT_PREVIEW_CHARS: usize = 200;
+
+#[async_trait]
+impl TypedTool for CronList {
+    type Input = CronListInput;
+    type Output = CronListOutput;
+    const NAME: &'static str = "CronList";
+
+    fn description(&self) -> Cow<'_, str> {
+        "List scheduled cron jobs".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        LIST_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("list scheduled cron jobs")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn is_concurrency_safe(&self, _input: &CronListInput) -> bool {
+        true
+    }
+    fn is_read_only(&self, _input: &CronListInput) -> bool {
+        true
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &CronListInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        _input: CronListInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<CronListOutput>, ToolError> {
+        let store = cron_store(&ctx);
+        let (jobs, tz) = fsutil::blocking(move || Ok((store.list()?, store.time_zone()))).await?;
+        Ok(ToolResult::new(CronListOutput {
+            jobs: jobs
+                .into_iter()
+                .map(|j| CronJobView {
+                    created_at: format_time(j.created_at, tz),
+                    next_fire_at: format_time(j.next_fire_at, tz),
+                    id: j.id,
+                    cron: j.cron,
+                    prompt: j.prompt,
+                    recurring: j.recurring,
+                    durable: j.durable,
+                })
+                .collect(),
+        }))
+    }
+    fn to_content(&self, output: &CronListOutput) -> ToolResultContent {
+        if output.jobs.is_empty() {
+            return ToolResultContent::Text("No scheduled jobs.".to_owned());
+        }
+        let lines: Vec<String> = output
+            .jobs
+            .iter()
+            .map(|j| {
+                let kind = if j.recurring { "recurring" } else { "one-shot" };
+                let scope = if j.durable { "durable" } else { "session-only" };
+                let mut prompt: String = j.prompt.chars().take(PROMPT_PREVIEW_CHARS).collect();
+                if j.prompt.chars().count() > PROMPT_PREVIEW_CHARS {
+                    prompt.push('…');
+                }
+                format!(
+                    "{} — {} ({kind}, {scope}) — next {}: {prompt}",
+                    j.id, j.cron, j.next_fire_at
+                )
+            })
+            .collect();
+        ToolResultContent::Text(lines.join("\n"))
+    }
+}
+
+// ----- CronDelete -----
+
+/// Input of CronDelete.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CronDeleteInput {
+    /// Job ID returned by CronCreate
+    pub id: String,
+}
+
+/// Output of CronDelete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CronDeleteOutput {
+    /// The deleted job's id.
+    pub id: String,
+}
+
+/// The prompt of CronDelete (carries the gate marker too).
+pub const DELETE_PROMPT: &str = "Cancel a scheduled cron job by the id CronCreate returned (toolwright-gated-tool:agent-triggers). A durable job is also removed from .claude/scheduled_tasks.json.";
+
+/// The CronDelete tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CronDelete;
+
+#[async_trait]
+impl TypedTool for CronDelete {
+    type Input = CronDeleteInput;
+    type Output = CronDeleteOutput;
+    const NAME: &'static str = "CronDelete";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Cancel a scheduled cron job".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        DELETE_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("cancel a scheduled cron job")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &CronDeleteInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        input: CronDeleteInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<CronDeleteOutput>, ToolError> {
+        let store = cron_store(&ctx);
+        let id = input.id;
+        let job = fsutil::blocking(move || Ok(store.delete(&id)?)).await?;
+        Ok(ToolResult::new(CronDeleteOutput { id: job.id }))
+    }
+    fn to_content(&self, output: &CronDeleteOutput) -> ToolResultContent {
+        ToolResultContent::Text(format!("Cancelled job {}.", output.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expressions_need_five_fields() {
+        assert!(parse_cron("*/5 * * * *").is_ok());
+        assert!(parse_cron("@daily").is_ok());
+        let err = parse_cron("0 */5 * * * *").unwrap_err().to_string();
+        assert!(err.contains("expected 5 fields, found 6"), "{err}");
+        let err = parse_cron("61 * * * *").unwrap_err().to_string();
+        assert!(
+            err.starts_with("Invalid cron expression \"61 * * * *\": "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn next_fire_is_strictly_later_and_in_the_zone() {
+        let every5 = parse_cron("*/5 * * * *").unwrap();
+        // 2024-01-01T10:00:00Z exactly: the next match is 10:05, not 10:00.
+        let t = 1_704_103_200_000;
+        assert_eq!(next_after(&every5, CronTimeZone::Utc, t), Some(t + 300_000));
+        assert_eq!(
+            next_after(&every5, CronTimeZone::Utc, t + 1),
+            Some(t + 300_000)
+        );
+        let nine = parse_cron("0 9 * * *").unwrap();
+        assert_eq!(
+            format_time(
+                from_ms(next_after(&nine, CronTimeZone::Utc, t).unwrap()),
+                CronTimeZone::Utc
+            ),
+            "2024-01-02T09:00:00Z"
+        );
+        assert_eq!(
+            next_after(&parse_cron("0 0 30 2 *").unwrap(), CronTimeZone::Utc, t),
+            None
+        );
+    }
+}

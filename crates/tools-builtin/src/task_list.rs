@@ -1,0 +1,1185 @@
+//! Tasks v2 (Claude Code's "todo v2"): [`TaskCreate`], [`TaskGet`], [`TaskUpdate`] and
+//! [`TaskList`], a task list kept on disk so it outlives the process and can be shared by
+//! every agent of a session.
+//!
+//! Always compiled; the registry offers these tools instead of TodoWrite when the
+//! environment variable [`ENABLE_TASKS_ENV`] is set (Claude Code's `isTodoV2Enabled()`).
+//! Not to be confused with [`crate::tasks`], Bash's background shell tasks.
+//!
+//! # Storage
+//!
+//! A [`TaskListStore`] is a `tasks` directory (default `$CLAUDE_CONFIG_DIR/tasks`, else
+//! `~/.claude/tasks`, as Claude Code); the list of a session lives in its sub-directory named
+//! after the session id (characters other than ASCII letters, digits, `-` and `_` become `-`;
+//! an empty session id uses `default`). As in Claude Code each task is one file, `<id>.json`
+//! (`{id, subject, description, activeForm?, owner?, status, blocks, blockedBy, metadata?}`),
+//! ids are `"1"`, `"2"`, ... and never reused (`.highwatermark` remembers the largest one
+//! handed out), and every change runs under an exclusive `flock` of `.lock` in the list's
+//! directory, so concurrent calls (the tools are concurrency-safe) and other processes sharing
+//! the list never lose an update. Every file is written atomically (temporary file in the same
+//! directory, fsync, rename). A task file that is not valid JSON is reported with its path and
+//! never overwritten. A change touching several tasks (blockers, deletion) writes each file
+//! atomically, but not the set: a crash in between can leave a one-sided `blocks` link.
+//!
+//! The host picks the directory by putting a store in the app state with
+//! [`install_task_list_store`]; without one the tools use [`TaskListStore::from_env`].
+//!
+//! # Behaviour
+//!
+//! - `status: "deleted"` removes the task's file and every reference to it in other tasks'
+//!   `blocks`/`blockedBy`.
+//! - `addBlocks`/`addBlockedBy` keep both sides in step (`A.blocks` has `B` iff `B.blockedBy`
+//!   has `A`); an unknown id or a task blocking itself is refused and nothing is written.
+//! - `metadata` in TaskUpdate merges into the task's metadata; a key set to `null` is removed.
+//! - `owner: ""` clears the owner.
+//! - Unknown `taskId`: the call fails with `Task #<id> not found`.
+//! - TaskList shows, per task, only the blockers that are not completed (as Claude Code), and
+//!   skips tasks whose metadata has `_internal: true`.
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tool_core::{
+    AppState, MaxResultSize, ProgressSender, ToolError, ToolResult, ToolResultContent,
+    ToolUseContext, TypedTool, ValidationError, async_trait,
+};
+
+use crate::fsutil;
+
+/// The environment variable that turns Tasks v2 on (any value but empty, `0` or `false`).
+pub const ENABLE_TASKS_ENV: &str = "TOOLWRIGHT_ENABLE_TASKS";
+
+/// Whether [`ENABLE_TASKS_ENV`] asks for Tasks v2 in this process's environment.
+pub fn tasks_v2_enabled() -> bool {
+    std::env::var(ENABLE_TASKS_ENV).is_ok_and(|v| {
+        let v = v.trim();
+        !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")
+    })
+}
+
+/// The state of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+impl TaskStatus {
+    /// The name the model sees (`pending`, `in_progress`, `completed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+        }
+    }
+}
+
+/// One task, as stored in `<id>.json` (Claude Code's file format).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// The id: `"1"`, `"2"`, ...
+    pub id: String,
+    /// A short title, in imperative form.
+    pub subject: String,
+    /// What needs to be done.
+    pub description: String,
+    /// The present-continuous form shown while the task runs.
+    #[serde(
+        rename = "activeForm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub active_form: Option<String>,
+    /// Who works on it (an agent name), if anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The state.
+    pub status: TaskStatus,
+    /// Tasks that cannot start until this one is done.
+    #[serde(default)]
+    pub blocks: Vec<String>,
+    /// Tasks that must be done before this one can start.
+    #[serde(rename = "blockedBy", default)]
+    pub blocked_by: Vec<String>,
+    /// Free-form data attached by the model or the host.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub metadata: Map<String, Value>,
+}
+
+impl Task {
+    fn is_internal(&self) -> bool {
+        self.metadata.get("_internal") == Some(&Value::Bool(true))
+    }
+}
+
+/// A task to create.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewTask {
+    /// The title.
+    pub subject: String,
+    /// What needs to be done.
+    pub description: String,
+    /// The present-continuous form.
+    pub active_form: Option<String>,
+    /// Initial metadata (`null` values are dropped).
+    pub metadata: Map<String, Value>,
+}
+
+/// The status a [`TaskPatch`] sets; `Deleted` removes the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskUpdateStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Remove the task.
+    Deleted,
+}
+
+/// A change to one task; `None`/empty fields are left alone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskPatch {
+    /// New title.
+    pub subject: Option<String>,
+    /// New description.
+    pub description: Option<String>,
+    /// New present-continuous form.
+    pub active_form: Option<String>,
+    /// New status, or deletion.
+    pub status: Option<TaskUpdateStatus>,
+    /// Ids of tasks this one now blocks.
+    pub add_blocks: Vec<String>,
+    /// Ids of tasks that now block this one.
+    pub add_blocked_by: Vec<String>,
+    /// New owner; an empty string clears it.
+    pub owner: Option<String>,
+    /// Keys to merge into the metadata; a `null` value removes the key.
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// What [`TaskListStore::update`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskUpdateOutcome {
+    /// The task after the change; `None` when it was deleted.
+    pub task: Option<Task>,
+    /// The fields that changed (input names: `subject`, `status`, `blocks`, ...).
+    pub updated_fields: Vec<String>,
+    /// The status before and after, when it changed.
+    pub status_change: Option<(TaskStatus, TaskStatus)>,
+}
+
+/// Why a task-list operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// No task with this id in the list.
+    #[error("Task #{id} not found")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// `addBlocks` or `addBlockedBy` names a task that does not exist.
+    #[error("{field} names task #{id}, which does not exist; nothing was changed")]
+    UnknownBlocker {
+        /// `addBlocks` or `addBlockedBy`.
+        field: &'static str,
+        /// The unknown id.
+        id: String,
+    },
+    /// A task was asked to block itself.
+    #[error("Task #{id} cannot block itself; nothing was changed")]
+    SelfBlock {
+        /// The task's id.
+        id: String,
+    },
+    /// A task file is not a valid task; it is left untouched.
+    #[error(
+        "task file {} is not a valid task ({reason}); fix or remove it, it was left untouched",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+    /// A file operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: io::Error,
+    },
+    /// Neither a store was installed nor `CLAUDE_CONFIG_DIR`/`HOME` set.
+    #[error(
+        "no task directory: set CLAUDE_CONFIG_DIR or HOME, or install a TaskListStore in the app state"
+    )]
+    NoDirectory,
+}
+
+impl From<TaskStoreError> for ToolError {
+    fn from(e: TaskStoreError) -> Self {
+        ToolError::msg(e.to_string())
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> TaskStoreError + '_ {
+    move |source| TaskStoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The `tasks` directory holding one sub-directory per task list. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskListStore {
+    root: PathBuf,
+}
+
+/// The file name that holds the largest id ever handed out in a list.
+const HIGH_WATER_MARK: &str = ".highwatermark";
+/// The lock file of a list.
+const LOCK_FILE: &str = ".lock";
+
+/// The directory name of a list id: ASCII letters, digits, `-` and `_` kept, anything else
+/// `-`; empty becomes `default`.
+pub fn sanitize_list_id(list_id: &str) -> String {
+    if list_id.is_empty() {
+        return "default".to_owned();
+    }
+    list_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Whether `id` can name a task file (digits only, so no path tricks).
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 18 && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// An open, exclusively locked list directory.
+struct LockedList {
+    dir: PathBuf,
+    _lock: Flock<File>,
+}
+
+impl LockedList {
+    fn task_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    fn read_task(&self, id: &str) -> Result<Option<Task>, TaskStoreError> {
+        if !valid_id(id) {
+            return Ok(None);
+        }
+        let path = self.task_path(id);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        parse_task(&path, &bytes).map(Some)
+    }
+
+    fn require(&self, id: &str) -> Result<Task, TaskStoreError> {
+        self.read_task(id)?
+            .ok_or_else(|| TaskStoreError::NotFound { id: id.to_owned() })
+    }
+
+    /// Every task, by numeric id.
+    fn all(&self) -> Result<Vec<Task>, TaskStoreError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&self.dir)(e)),
+        };
+        let mut tasks = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_err(&self.dir))?;
+            let name = entry.file_name();
+            let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+                continue;
+            };
+            if !valid_id(id) {
+                continue;
+            }
+            let path = entry.path();
+            let bytes = fs::read(&path).map_err(io_err(&path))?;
+            tasks.push(parse_task(&path, &bytes)?);
+        }
+        tasks.sort_by_key(|t| t.id.parse::<u64>().unwrap_or(u64::MAX));
+        Ok(tasks)
+    }
+
+    fn write_task(&self, task: &Task) -> Result<(), TaskStoreError> {
+        let path = self.task_path(&task.id);
+        let mut bytes = serde_json::to_vec_pretty(task).map_err(|e| TaskStoreError::Io {
+            path: path.clone(),
+            source: io::Error::other(e),
+        })?;
+        bytes.push(b'\n');
+        fsutil::atomic_write(&path, &bytes).map_err(io_err(&path))
+    }
+
+    fn high_water_mark(&self) -> Result<u64, TaskStoreError> {
+        let path = self.dir.join(HIGH_WATER_MARK);
+        match fs::read_to_string(&path) {
+            Ok(text) => text
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| TaskStoreError::Corrupt {
+                    path,
+                    reason: format!("expected a number: {e}"),
+                }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
+    fn set_high_water_mark(&self, n: u64) -> Result<(), TaskStoreError> {
+        let path = self.dir.join(HIGH_WATER_MARK);
+        fsutil::atomic_write(&path, format!("{n}\n").as_bytes()).map_err(io_err(&path))
+    }
+}
+
+fn parse_task(path: &Path, bytes: &[u8]) -> Result<Task, TaskStoreError> {
+    serde_json::from_slice::<Task>(bytes).map_err(|e| TaskStoreError::Corrupt {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+fn push_unique(list: &mut Vec<String>, id: &str) -> bool {
+    if list.iter().any(|x| x == id) {
+        false
+    } else {
+        list.push(id.to_owned());
+        true
+    }
+}
+
+impl TaskListStore {
+    /// A store whose lists live under `root` (the `tasks` directory).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// Claude Code's location: `$CLAUDE_CONFIG_DIR/tasks`, else `$HOME/.claude/tasks`;
+    /// `None` when neither variable is set.
+    pub fn from_env() -> Option<Self> {
+        let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| PathBuf::from(h).join(".claude"))
+            })?;
+        Some(Self::new(config.join("tasks")))
+    }
+
+    /// The `tasks` directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The directory of the list `list_id` (see [`sanitize_list_id`]).
+    pub fn list_dir(&self, list_id: &str) -> PathBuf {
+        self.root.join(sanitize_list_id(list_id))
+    }
+
+    /// Creates the list's directory if needed and takes its lock (blocking until free).
+    fn lock(&self, list_id: &str) -> Result<LockedList, TaskStoreError> {
+        let dir = self.list_dir(list_id);
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let lock_path = dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err(&lock_path))?;
+        let lock = loop {
+            match Flock::lock(file, FlockArg::LockExclusive) {
+                Ok(lock) => break lock,
+                // Interrupted by a signal: wait again.
+                Err((f, nix::errno::Errno::EINTR)) => file = f,
+                Err((_, errno)) => return Err(io_err(&lock_path)(io::Error::from(errno))),
+            }
+        };
+        Ok(LockedList { dir, _lock: lock })
+    }
+
+    /// Adds a task with the next id.
+    pub fn create(&self, list_id: &str, new: NewTask) -> Result<Task, TaskStoreError> {
+        let list = self.lock(list_id)?;
+        let existing_max = list
+            .all()?
+            .iter()
+            .filter_map(|t| t.id.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let next = list.high_water_mark()?.max(existing_max) + 1;
+        let mut metadata = new.metadata;
+        metadata.retain(|_, v| !v.is_null());
+        let task = Task {
+            id: next.to_string(),
+            subject: new.subject,
+            description: new.description,
+            active_form: new.active_form.filter(|a| !a.is_empty()),
+            owner: None,
+            status: TaskStatus::Pending,
+            blocks: Vec::new(),
+            blocked_by: Vec::new(),
+            metadata,
+        };
+        list.write_task(&task)?;
+        list.set_high_water_mark(next)?;
+        Ok(task)
+    }
+
+    /// The task `id`.
+    pub fn get(&self, list_id: &str, id: &str) -> Result<Task, TaskStoreError> {
+        self.lock(list_id)?.require(id)
+    }
+
+    /// Every task of the list, by id.
+    pub fn list(&self, list_id: &str) -> Result<Vec<Task>, TaskStoreError> {
+        self.lock(list_id)?.all()
+    }
+
+    /// Applies `patch` to task `id`, keeping blockers symmetric; see the module docs.
+    pub fn update(
+        &self,
+        list_id: &str,
+        id: &str,
+        patch: TaskPatch,
+    ) -> Result<TaskUpdateOutcome, TaskStoreError> {
+        let list = self.lock(list_id)?;
+        let mut task = list.require(id)?;
+
+        if patch.status == Some(TaskUpdateStatus::Deleted) {
+            let mut changed = Vec::new();
+            for mut other in list.all()? {
+                if other.id == task.id {
+                    continue;
+                }
+                let before = other.blocks.len() + other.blocked_by.len();
+                other.blocks.retain(|x| *x != task.id);
+                other.blocked_by.retain(|x| *x != task.id);
+                if other.blocks.len() + other.blocked_by.len() != before {
+                    changed.push(other);
+                }
+            }
+            let n = task.id.parse::<u64>().unwrap_or(0);
+            if list.high_water_mark()? < n {
+                list.set_high_water_mark(n)?;
+            }
+            let path = list.task_path(&task.id);
+            fs::remove_file(&path).map_err(io_err(&path))?;
+            for other in &changed {
+                list.write_task(other)?;
+            }
+            return Ok(TaskUpdateOutcome {
+                task: None,
+                updated_fields: vec!["deleted".to_owned()],
+                status_change: None,
+            });
+        }
+
+        let mut fields: Vec<String> = Vec::new();
+        let mut mark = |name: &str| {
+            if !fields.iter().any(|f| f == name) {
+                fields.push(name.to_owned());
+            }
+        };
+        if let Some(subject) = patch.subject
+            && subject != task.subject
+        {
+            task.subject = subject;
+            mark("subject");
+        }
+        if let Some(description) = patch.description
+            && description != task.description
+        {
+            task.description = description;
+            mark("description");
+        }
+        if let Some(active) = patch.active_form {
+            let active = Some(active).filter(|a| !a.is_empty());
+            if active != task.active_form {
+                task.active_form = active;
+                mark("activeForm");
+            }
+        }
+        if let Some(owner) = patch.owner {
+            let owner = Some(owner).filter(|o| !o.is_empty());
+            if owner != task.owner {
+                task.owner = owner;
+                mark("owner");
+            }
+        }
+        let mut status_change = None;
+        let new_status = match patch.status {
+            Some(TaskUpdateStatus::Pending) => Some(TaskStatus::Pending),
+            Some(TaskUpdateStatus::InProgress) => Some(TaskStatus::InProgress),
+            Some(TaskUpdateStatus::Completed) => Some(TaskStatus::Completed),
+            Some(TaskUpdateStatus::Deleted) | None => None,
+        };
+        if let Some(status) = new_status
+            && status != task.status
+        {
+            status_change = Some((task.status, status));
+            task.status = status;
+            mark("status");
+        }
+        if let Some(meta) = patch.metadata {
+            for (key, value) in meta {
+                if value.is_null() {
+                    if task.metadata.remove(&key).is_some() {
+                        mark("metadata");
+                    }
+                } else if task.metadata.get(&key) != Some(&value) {
+                    task.metadata.insert(key, value);
+                    mark("metadata");
+                }
+            }
+        }
+
+        // Blockers: check every id first, so a bad one changes nothing.
+        let mut others: BTreeMap<String, Task> = BTreeMap::new();
+        for (field, ids) in [
+            ("addBlocks", &patch.add_blocks),
+            ("addBlockedBy", &patch.add_blocked_by),
+        ] {
+            for other_id in ids {
+                if *other_id == task.id {
+                    return Err(TaskStoreError::SelfBlock {
+                        id: task.id.clone(),
+                    });
+                }
+                if others.contains_key(other_id) {
+                    continue;
+                }
+                let other =
+                    list.read_task(other_id)?
+                        .ok_or_else(|| TaskStoreError::UnknownBlocker {
+                            field,
+                            id: other_id.clone(),
+                        })?;
+                others.insert(other_id.clone(), other);
+            }
+        }
+        let mut touched: Vec<String> = Vec::new();
+        for other_id in &patch.add_blocks {
+            if let Some(other) = others.get_mut(other_id) {
+                let a = push_unique(&mut task.blocks, other_id);
+                let b = push_unique(&mut other.blocked_by, &task.id);
+                if a || b {
+                    mark("blocks");
+                    touched.push(other_id.clone());
+                }
+            }
+        }
+        for other_id in &patch.add_blocked_by {
+            if let Some(other) = others.get_mut(other_id) {
+                let a = push_unique(&mut task.blocked_by, other_id);
+                let b = push_unique(&mut other.blocks, &task.id);
+                if a || b {
+                    mark("blockedBy");
+                    touched.push(other_id.clone());
+                }
+            }
+        }
+
+        if !fields.is_empty() {
+            list.write_task(&task)?;
+        }
+        for other_id in touched {
+            if let Some(other) = others.get(&other_id) {
+                list.write_task(other)?;
+            }
+        }
+        Ok(TaskUpdateOutcome {
+            task: Some(task),
+            updated_fields: fields,
+            status_change,
+        })
+    }
+}
+
+/// The app-state slot holding the host's store.
+#[derive(Debug, Default)]
+struct TaskListSlot(Option<TaskListStore>);
+
+/// Makes `store` the task-list store of every context sharing `app_state`.
+pub fn install_task_list_store(app_state: &AppState, store: TaskListStore) {
+    app_state.update::<TaskListSlot, _>(|slot| slot.0 = Some(store));
+}
+
+/// The context's store: the installed one, else [`TaskListStore::from_env`].
+pub fn task_list_store(ctx: &ToolUseContext) -> Result<TaskListStore, TaskStoreError> {
+    ctx.app_state()
+        .update::<TaskListSlot, _>(|slot| slot.0.clone())
+        .or_else(TaskListStore::from_env)
+        .ok_or(TaskStoreError::NoDirectory)
+}
+
+/// The id of the context's task list: the session id (shared by its sub-agents).
+pub fn task_list_id(ctx: &ToolUseContext) -> String {
+    ctx.session_id().to_owned()
+}
+
+/// Runs `f` on the context's store and list id off the async runtime.
+async fn with_store<R, F>(ctx: &ToolUseContext, f: F) -> Result<R, ToolError>
+where
+    R: Send + 'static,
+    F: FnOnce(&TaskListStore, &str) -> Result<R, TaskStoreError> + Send + 'static,
+{
+    let store = task_list_store(ctx)?;
+    let list_id = task_list_id(ctx);
+    fsutil::blocking(move || f(&store, &list_id).map_err(ToolError::from)).await
+}
+
+fn non_blank(field: &str, value: &str) -> Result<(), ValidationError> {
+    if value.trim().is_empty() {
+        Err(ValidationError::new(format!("{field} must not be empty")))
+    } else {
+        Ok(())
+    }
+}
+
+// ----- TaskCreate -----
+
+/// Input of TaskCreate.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskCreateInput {
+    /// A brief title for the task, in imperative form (e.g. "Run the tests")
+    pub subject: String,
+    /// A detailed description of what needs to be done
+    pub description: String,
+    /// Present continuous form shown while the task is in progress (e.g. "Running the tests")
+    #[serde(rename = "activeForm", default)]
+    pub active_form: Option<String>,
+    /// Arbitrary metadata to attach to the task
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// The id and subject of a task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskRef {
+    /// The id.
+    pub id: String,
+    /// The subject.
+    pub subject: String,
+}
+
+/// Output of TaskCreate (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskCreateOutput {
+    /// The new task.
+    pub task: TaskRef,
+}
+
+/// The TaskCreate tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskCreate;
+
+const CREATE_PROMPT: &str = "Use this tool to create a task in the session's task list. Tasks track progress on multi-step work (3 or more distinct steps), work the user gave as a list, and follow-ups discovered along the way; skip it for a single trivial step.
+
+- subject: a brief imperative title (\"Fix the login redirect\")
+- description: what needs to be done, with enough context for another agent to pick it up
+- activeForm: the present continuous form shown while the task runs (\"Fixing the login redirect\")
+- metadata: optional free-form data
+
+A new task is `pending` with no owner. Use TaskUpdate to start it, complete it, assign it or set dependencies, and TaskList to see what is left.";
+
+#[async_trait]
+impl TypedTool for TaskCreate {
+    type Input = TaskCreateInput;
+    type Output = TaskCreateOutput;
+    const NAME: &'static str = "TaskCreate";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Create a new task in the task list".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        CREATE_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("create a task in the task list")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn is_concurrency_safe(&self, _input: &TaskCreateInput) -> bool {
+        true
+    }
+    async fn validate_input(
+        &self,
+        input: &TaskCreateInput,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        non_blank("subject", &input.subject)
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &TaskCreateInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        input: TaskCreateInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<TaskCreateOutput>, ToolError> {
+        let new = NewTask {
+            subject: input.subject,
+            description: input.description,
+            active_form: input.active_form,
+            metadata: input.metadata.unwrap_or_default(),
+        };
+        let task = with_store(&ctx, move |store, list| store.create(list, new)).await?;
+        Ok(ToolResult::new(TaskCreateOutput {
+            task: TaskRef {
+                id: task.id,
+                subject: task.subject,
+            },
+        }))
+    }
+    fn to_content(&self, output: &TaskCreateOutput) -> ToolResultContent {
+        ToolResultContent::Text(format!(
+            "Task #{} created successfully: {}",
+            output.task.id, output.task.subject
+        ))
+    }
+}
+
+// ----- TaskGet -----
+
+/// Input of TaskGet.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskGetInput {
+    /// The ID of the task to retrieve
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+}
+
+/// Output of TaskGet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskGetOutput {
+    /// The task.
+    pub task: Task,
+}
+
+/// The TaskGet tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskGet;
+
+const GET_PROMPT: &str = "Use this tool to read one task of the task list by its id: its subject, full description, status, owner, the tasks blocking it (blockedBy) and the tasks it blocks. Read a task before starting work on it, and check that its blockers are completed.";
+
+fn ids(list: &[String]) -> String {
+    list.iter()
+        .map(|id| format!("#{id}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[async_trait]
+impl TypedTool for TaskGet {
+    type Input = TaskGetInput;
+    type Output = TaskGetOutput;
+    const NAME: &'static str = "TaskGet";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Get a task by ID from the task list".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        GET_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("read one task of the task list")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn is_concurrency_safe(&self, _input: &TaskGetInput) -> bool {
+        true
+    }
+    fn is_read_only(&self, _input: &TaskGetInput) -> bool {
+        true
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &TaskGetInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        input: TaskGetInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<TaskGetOutput>, ToolError> {
+        let id = input.task_id;
+        let task = with_store(&ctx, move |store, list| store.get(list, &id)).await?;
+        Ok(ToolResult::new(TaskGetOutput { task }))
+    }
+    fn to_content(&self, output: &TaskGetOutput) -> ToolResultContent {
+        let t = &output.task;
+        let mut text = format!(
+            "Task #{}: {}\nStatus: {}\nDescription: {}",
+            t.id,
+            t.subject,
+            t.status.as_str(),
+            t.description
+        );
+        if let Some(owner) = &t.owner {
+            text.push_str(&format!("\nOwner: {owner}"));
+        }
+        if !t.blocked_by.is_empty() {
+            text.push_str(&format!("\nBlocked by: {}", ids(&t.blocked_by)));
+        }
+        if !t.blocks.is_empty() {
+            text.push_str(&format!("\nBlocks: {}", ids(&t.blocks)));
+        }
+        if !t.metadata.is_empty() {
+            text.push_str(&format!(
+                "\nMetadata: {}",
+                Value::Object(t.metadata.clone())
+            ));
+        }
+        ToolResultContent::Text(text)
+    }
+}
+
+// ----- TaskUpdate -----
+
+/// Input of TaskUpdate.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskUpdateInput {
+    /// The ID of the task to update
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    /// New subject for the task
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// New description for the task
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Present continuous form shown while the task is in progress (e.g. "Running the tests")
+    #[serde(rename = "activeForm", default)]
+    pub active_form: Option<String>,
+    /// New status for the task: pending, in_progress, completed, or deleted to remove it
+    #[serde(default)]
+    pub status: Option<TaskUpdateStatus>,
+    /// Task IDs that cannot start until this one is completed
+    #[serde(rename = "addBlocks", default)]
+    pub add_blocks: Option<Vec<String>>,
+    /// Task IDs that must be completed before this one can start
+    #[serde(rename = "addBlockedBy", default)]
+    pub add_blocked_by: Option<Vec<String>>,
+    /// New owner for the task (an agent name); an empty string clears it
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// Metadata keys to merge into the task; set a key to null to delete it
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// A status change, as `{from, to}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StatusChange {
+    /// The status before.
+    pub from: TaskStatus,
+    /// The status after.
+    pub to: TaskStatus,
+}
+
+/// Output of TaskUpdate (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskUpdateOutput {
+    /// Always true for a result (failures are errors).
+    pub success: bool,
+    /// The task's id.
+    #[serde(rename = "taskId")]
+    pub task_id: String,
+    /// The fields that changed; `["deleted"]` after a deletion.
+    #[serde(rename = "updatedFields")]
+    pub updated_fields: Vec<String>,
+    /// The status change, if any.
+    #[serde(rename = "statusChange", skip_serializing_if = "Option::is_none")]
+    pub status_change: Option<StatusChange>,
+}
+
+/// The TaskUpdate tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskUpdate;
+
+const UPDATE_PROMPT: &str = "Use this tool to change a task in the task list.
+
+- Mark a task in_progress when you start it and completed as soon as it is fully done (not when tests fail or work is partial); status `deleted` removes a task that is no longer relevant.
+- Set owner to assign a task to an agent (an empty string clears it).
+- addBlocks / addBlockedBy record dependencies by task id; both tasks are updated.
+- metadata merges keys into the task's metadata; a key set to null is removed.
+- Only the fields you give change. Read the task with TaskGet first if it may have changed.";
+
+#[async_trait]
+impl TypedTool for TaskUpdate {
+    type Input = TaskUpdateInput;
+    type Output = TaskUpdateOutput;
+    const NAME: &'static str = "TaskUpdate";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Update a task in the task list".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        UPDATE_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("update, complete or delete a task")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn is_concurrency_safe(&self, _input: &TaskUpdateInput) -> bool {
+        true
+    }
+    async fn validate_input(
+        &self,
+        input: &TaskUpdateInput,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        if let Some(subject) = &input.subject {
+            non_blank("subject", subject)?;
+        }
+        Ok(())
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &TaskUpdateInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        input: TaskUpdateInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<TaskUpdateOutput>, ToolError> {
+        let id = input.task_id;
+        let patch = TaskPatch {
+            subject: input.subject,
+            description: input.description,
+            active_form: input.active_form,
+            status: input.status,
+            add_blocks: input.add_blocks.unwrap_or_default(),
+            add_blocked_by: input.add_blocked_by.unwrap_or_default(),
+            owner: input.owner,
+            metadata: input.metadata,
+        };
+        let task_id = id.clone();
+        let outcome = with_store(&ctx, move |store, list| store.update(list, &id, patch)).await?;
+        Ok(ToolResult::new(TaskUpdateOutput {
+            success: true,
+            task_id,
+            updated_fields: outcome.updated_fields,
+            status_change: outcome
+                .status_change
+                .map(|(from, to)| StatusChange { from, to }),
+        }))
+    }
+    fn to_content(&self, output: &TaskUpdateOutput) -> ToolResultContent {
+        let id = &output.task_id;
+        let text = if output.updated_fields.iter().any(|f| f == "deleted") {
+            format!("Task #{id} deleted")
+        } else if output.updated_fields.is_empty() {
+            format!("Task #{id} unchanged (the values given were already set)")
+        } else {
+            format!("Updated task #{id} {}", output.updated_fields.join(", "))
+        };
+        ToolResultContent::Text(text)
+    }
+}
+
+// ----- TaskList -----
+
+/// Input of TaskList (no fields).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskListInput {}
+
+/// One line of TaskList.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskSummary {
+    /// The id.
+    pub id: String,
+    /// The subject.
+    pub subject: String,
+    /// The state.
+    pub status: TaskStatus,
+    /// The owner, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// Blockers that are not completed yet.
+    #[serde(rename = "blockedBy")]
+    pub blocked_by: Vec<String>,
+}
+
+/// Output of TaskList (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskListOutput {
+    /// The tasks, by id.
+    pub tasks: Vec<TaskSummary>,
+}
+
+/// The TaskList tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskList;
+
+const LIST_PROMPT: &str = "Use this tool to list every task of the task list with its id, status, owner and open blockers. Use it to find the next task to work on (pending, no owner, not blocked; lowest id first), to check overall progress, and after completing a task.";
+
+#[async_trait]
+impl TypedTool for TaskList {
+    type Input = TaskListInput;
+    type Output = TaskListOutput;
+    const NAME: &'static str = "TaskList";
+
+    fn description(&self) -> Cow<'_, str> {
+        "List all tasks in the task list".into()
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        LIST_PROMPT.into()
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Some("list all tasks")
+    }
+    fn should_defer(&self) -> bool {
+        true
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+    fn is_concurrency_safe(&self, _input: &TaskListInput) -> bool {
+        true
+    }
+    fn is_read_only(&self, _input: &TaskListInput) -> bool {
+        true
+    }
+    /// Touches only the session's own state: allowed, as Claude Code's default
+    /// `checkPermissions` allows (deny and ask rules still apply first).
+    async fn check_permissions(
+        &self,
+        _input: &TaskListInput,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        tool_core::PermissionResult::allow()
+    }
+    async fn call(
+        &self,
+        _input: TaskListInput,
+        ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<ToolResult<TaskListOutput>, ToolError> {
+        let tasks = with_store(&ctx, |store, list| store.list(list)).await?;
+        let completed: Vec<String> = tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Completed)
+            .map(|t| t.id.clone())
+            .collect();
+        let tasks = tasks
+            .into_iter()
+            .filter(|t| !t.is_internal())
+            .map(|t| TaskSummary {
+                blocked_by: t
+                    .blocked_by
+                    .into_iter()
+                    .filter(|b| !completed.contains(b))
+                    .collect(),
+                id: t.id,
+                subject: t.subject,
+                status: t.status,
+                owner: t.owner,
+            })
+            .collect();
+        Ok(ToolResult::new(TaskListOutput { tasks }))
+    }
+    fn to_content(&self, output: &TaskListOutput) -> ToolResultContent {
+        if output.tasks.is_empty() {
+            return ToolResultContent::Text("No tasks found".to_owned());
+        }
+        let lines: Vec<String> = output
+            .tasks
+            .iter()
+            .map(|t| {
+                let mut line = format!("#{} [{}] {}", t.id, t.status.as_str(), t.subject);
+                if let Some(owner) = &t.owner {
+                    line.push_str(&format!(" (owner: {owner})"));
+                }
+                if !t.blocked_by.is_empty() {
+                    line.push_str(&format!(" [blocked by {}]", ids(&t.blocked_by)));
+                }
+                line
+            })
+            .collect();
+        ToolResultContent::Text(lines.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_ids_become_safe_directory_names() {
+        assert_eq!(sanitize_list_id("abc-123_X"), "abc-123_X");
+        assert_eq!(sanitize_list_id("../etc/x y"), "---etc-x-y");
+        assert_eq!(sanitize_list_id(""), "default");
+        assert!(valid_id("12"));
+        assert!(!valid_id("../1"));
+        assert!(!valid_id(""));
+    }
+}

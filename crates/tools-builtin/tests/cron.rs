@@ -1,0 +1,570 @@
+//! The cron tools (feature `agent-triggers`): CronCreate/CronList/CronDelete through the tool
+//! contract, expression validation, `due_jobs` driven with explicit times (recurring,
+//! one-shot, expiry), durable jobs in a real JSON file across fresh stores, and a corrupt file
+//! reported and left untouched.
+#![cfg(feature = "agent-triggers")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tool_core::{Tool, ToolUseContext};
+use tools_builtin::cron::{
+    CronError, CronStore, CronTimeZone, DEFAULT_RECURRING_MAX_AGE, MAX_JOBS, NewCronJob,
+    cron_store, format_time, install_cron_store,
+};
+use tools_builtin::{CronCreate, CronDelete, CronList};
+
+/// 2024-01-01T00:00:00Z.
+const MIDNIGHT: u64 = 1_704_067_200;
+
+/// 2024-01-01 at `h:m:s` UTC.
+fn at(h: u64, m: u64, s: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(MIDNIGHT + h * 3600 + m * 60 + s)
+}
+
+fn utc_store(path: &Path) -> CronStore {
+    CronStore::new(path).with_time_zone(CronTimeZone::Utc)
+}
+
+fn job(cron: &str, prompt: &str, recurring: bool, durable: bool) -> NewCronJob {
+    NewCronJob {
+        cron: cron.into(),
+        prompt: prompt.into(),
+        recurring,
+        durable,
+    }
+}
+
+/// A context whose cron store keeps durable jobs in `<dir>/jobs.json`, in UTC.
+fn session(dir: &Path) -> (ToolUseContext, CronStore, PathBuf) {
+    let ctx = common::ctx(dir);
+    let path = dir.join("jobs.json");
+    let store = utc_store(&path);
+    install_cron_store(ctx.app_state(), store.clone());
+    (ctx, store, path)
+}
+
+/// The job id in a CronCreate text (`Scheduled ... job <id> (`).
+fn id_of(text: &str) -> String {
+    text.split(" job ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn create_list_and_delete_through_the_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, store, path) = session(dir.path());
+    assert_eq!(
+        common::text(&CronList, &ctx, json!({})).await,
+        "No scheduled jobs."
+    );
+
+    let before = SystemTime::now();
+    let out = common::run(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "*/5 * * * *", "prompt": "check the build"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    let id = id_of(&text);
+    assert_eq!(id.len(), 8);
+    assert!(id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+    let jobs = store.list().unwrap();
+    assert_eq!(jobs.len(), 1);
+    let next = jobs[0].next_fire_at;
+    assert!(next > before && next <= before + Duration::from_secs(300));
+    assert_eq!(
+        text,
+        format!(
+            "Scheduled recurring job {id} (*/5 * * * *, UTC). Next fire: {}. Session-only (not written to disk; it ends with this session). Auto-expires after 7 days. Use CronDelete with id {id} to cancel it.",
+            format_time(next, CronTimeZone::Utc)
+        )
+    );
+    assert_eq!(out.structured["recurring"], true);
+    assert_eq!(out.structured["durable"], false);
+    assert_eq!(out.structured["expiresAfterDays"], 7);
+    // Session-only: nothing on disk.
+    assert!(!path.exists());
+
+    // A durable one-shot job is written to the file.
+    let text = common::text(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "30 14 28 2 *", "prompt": "remind me", "recurring": false, "durable": true}),
+    )
+    .await;
+    let durable_id = id_of(&text);
+    assert!(
+        text.starts_with(&format!(
+            "Scheduled one-shot job {durable_id} (30 14 28 2 *, UTC). It fires once at "
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Persisted to {}", path.display())),
+        "{text}"
+    );
+    let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let tasks = file["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0]["id"], durable_id.as_str());
+    assert_eq!(tasks[0]["cron"], "30 14 28 2 *");
+    assert_eq!(tasks[0]["prompt"], "remind me");
+    assert!(tasks[0]["createdAt"].is_i64());
+    assert!(tasks[0].get("recurring").is_none());
+
+    let out = common::run(&CronList, &ctx, json!({})).await.unwrap();
+    let lines: Vec<String> = out
+        .content
+        .joined_text()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].starts_with(&format!(
+            "{id} — */5 * * * * (recurring, session-only) — next "
+        )),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with(": check the build"));
+    assert!(
+        lines[1].starts_with(&format!(
+            "{durable_id} — 30 14 28 2 * (one-shot, durable) — next "
+        )),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(out.structured["jobs"][1]["durable"], true);
+
+    // Delete: the durable job leaves the file; unknown ids are named.
+    assert_eq!(
+        common::text(&CronDelete, &ctx, json!({"id": durable_id})).await,
+        format!("Cancelled job {durable_id}.")
+    );
+    let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(file, json!({"tasks": []}));
+    let err = common::fail(&CronDelete, &ctx, json!({"id": durable_id})).await;
+    assert_eq!(
+        err.text,
+        format!("No scheduled job with id \"{durable_id}\"; CronList shows the current ids")
+    );
+    common::text(&CronDelete, &ctx, json!({"id": id})).await;
+    assert_eq!(
+        common::text(&CronList, &ctx, json!({})).await,
+        "No scheduled jobs."
+    );
+}
+
+#[tokio::test]
+async fn the_default_store_uses_the_project_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = common::ctx(dir.path());
+    let store = cron_store(&ctx);
+    let expected = dir.path().join(".claude/scheduled_tasks.json");
+    assert_eq!(store.path(), expected);
+    assert_eq!(store.time_zone(), CronTimeZone::Local);
+    assert_eq!(store.recurring_max_age(), Some(DEFAULT_RECURRING_MAX_AGE));
+    let text = common::text(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "7 * * * *", "prompt": "hourly", "durable": true}),
+    )
+    .await;
+    assert!(text.contains(", local time). Next fire: "), "{text}");
+    assert!(expected.is_file());
+    // The same store is kept in the app state.
+    assert_eq!(cron_store(&ctx).list().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn invalid_expressions_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, store, _) = session(dir.path());
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "61 * * * *", "prompt": "x"}),
+    )
+    .await;
+    assert!(
+        err.text
+            .contains("Invalid cron expression \"61 * * * *\": "),
+        "{}",
+        err.text
+    );
+    // The parser's own reason follows the expression.
+    let reason = err
+        .text
+        .split("\"61 * * * *\": ")
+        .nth(1)
+        .unwrap()
+        .split(". Use 5 fields")
+        .next()
+        .unwrap();
+    assert!(!reason.is_empty());
+
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "0 */5 * * * *", "prompt": "x"}),
+    )
+    .await;
+    assert!(
+        err.text.contains(
+            "Invalid cron expression \"0 */5 * * * *\": expected 5 fields, found 6. Use 5 fields: minute hour day-of-month month day-of-week"
+        ),
+        "{}",
+        err.text
+    );
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "every day", "prompt": "x"}),
+    )
+    .await;
+    assert!(err.text.contains("found 2"), "{}", err.text);
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "0 0 30 2 *", "prompt": "x"}),
+    )
+    .await;
+    assert!(
+        err.text
+            .contains("Cron expression \"0 0 30 2 *\" never fires"),
+        "{}",
+        err.text
+    );
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "* * * * *", "prompt": " "}),
+    )
+    .await;
+    assert!(
+        err.text.contains("prompt must not be empty"),
+        "{}",
+        err.text
+    );
+    // The store refuses too, for hosts that call it directly.
+    let err = store
+        .create(job("a b c d e", "x", true, false), at(10, 0, 0))
+        .unwrap_err();
+    assert!(matches!(err, CronError::InvalidExpression { .. }), "{err}");
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[test]
+fn recurring_jobs_fire_and_move_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = utc_store(&dir.path().join("jobs.json"));
+    let created = store
+        .create(job("*/5 * * * *", "poll", true, false), at(10, 2, 0))
+        .unwrap();
+    assert_eq!(created.next_fire_at, at(10, 5, 0));
+
+    assert!(store.due_jobs(at(10, 4, 59)).unwrap().is_empty());
+    let due = store.due_jobs(at(10, 5, 0)).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].id, created.id);
+    assert_eq!(due[0].prompt, "poll");
+    assert_eq!(due[0].scheduled_for, at(10, 5, 0));
+    assert_eq!(due[0].next_fire_at, Some(at(10, 10, 0)));
+    assert!(!due[0].expired);
+    // Not due again within the same window.
+    assert!(store.due_jobs(at(10, 5, 30)).unwrap().is_empty());
+    // A host that slept through several matches gets one fire, then the next future match.
+    let due = store.due_jobs(at(10, 27, 0)).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].scheduled_for, at(10, 10, 0));
+    assert_eq!(due[0].next_fire_at, Some(at(10, 30, 0)));
+    let listed = store.list().unwrap();
+    assert_eq!(listed[0].last_fired_at, Some(at(10, 27, 0)));
+    assert_eq!(listed[0].next_fire_at, at(10, 30, 0));
+
+    // Several jobs due at once come in fire-time order.
+    let hourly = store
+        .create(job("0 * * * *", "hourly", true, false), at(10, 27, 0))
+        .unwrap();
+    let due = store.due_jobs(at(11, 0, 0)).unwrap();
+    let ids: Vec<&str> = due.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, [created.id.as_str(), hourly.id.as_str()]);
+    assert_eq!(due[0].scheduled_for, at(10, 30, 0));
+    assert_eq!(due[1].scheduled_for, at(11, 0, 0));
+}
+
+#[test]
+fn one_shot_jobs_fire_once_and_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = utc_store(&dir.path().join("jobs.json"));
+    let once = store
+        .create(job("30 14 * * *", "remind", false, false), at(9, 0, 0))
+        .unwrap();
+    let keep = store
+        .create(job("0 9 * * *", "daily", true, false), at(9, 0, 0))
+        .unwrap();
+    assert_eq!(once.next_fire_at, at(14, 30, 0));
+    assert!(store.due_jobs(at(14, 29, 59)).unwrap().is_empty());
+    let due = store.due_jobs(at(14, 30, 1)).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].id, once.id);
+    assert!(!due[0].recurring);
+    assert_eq!(due[0].next_fire_at, None);
+    let ids: Vec<String> = store.list().unwrap().into_iter().map(|j| j.id).collect();
+    assert_eq!(ids, [keep.id]);
+    assert!(
+        store
+            .due_jobs(at(14, 30, 0) + Duration::from_secs(86_400 * 3 / 2))
+            .unwrap()
+            .iter()
+            .all(|d| d.id != once.id)
+    );
+}
+
+#[test]
+fn recurring_jobs_expire_after_their_max_age() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = utc_store(&dir.path().join("jobs.json"));
+    let created = store
+        .create(job("0 12 * * *", "noon", true, false), at(11, 0, 0))
+        .unwrap();
+    // Six days later it still recurs.
+    let day = Duration::from_secs(86_400);
+    let due = store.due_jobs(at(12, 0, 0) + day * 6).unwrap();
+    assert_eq!(due.len(), 1);
+    assert!(!due[0].expired);
+    // At seven days it fires one final time and is removed.
+    let due = store.due_jobs(at(12, 0, 0) + day * 7).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].id, created.id);
+    assert!(due[0].expired);
+    assert_eq!(due[0].next_fire_at, None);
+    assert!(store.list().unwrap().is_empty());
+
+    // Without a max age a recurring job lives on.
+    let forever = utc_store(&dir.path().join("other.json")).with_recurring_max_age(None);
+    forever
+        .create(job("0 12 * * *", "noon", true, false), at(11, 0, 0))
+        .unwrap();
+    let due = forever.due_jobs(at(12, 0, 0) + day * 30).unwrap();
+    assert!(!due[0].expired);
+    assert_eq!(forever.list().unwrap().len(), 1);
+}
+
+#[test]
+fn durable_jobs_survive_a_fresh_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/.claude/scheduled_tasks.json");
+    let first = utc_store(&path);
+    let durable = first
+        .create(job("*/10 * * * *", "durable poll", true, true), at(8, 1, 0))
+        .unwrap();
+    let once = first
+        .create(job("0 20 * * *", "durable once", false, true), at(8, 1, 0))
+        .unwrap();
+    first
+        .create(job("* * * * *", "session only", true, false), at(8, 1, 0))
+        .unwrap();
+    // Written atomically: no temporary file is left beside it.
+    let siblings: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(siblings, ["scheduled_tasks.json"]);
+
+    // A new store (a new process) loads the durable jobs only, with the same next times.
+    let second = utc_store(&path);
+    let jobs = second.list().unwrap();
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, [durable.id.as_str(), once.id.as_str()]);
+    assert_eq!(jobs[0].next_fire_at, at(8, 10, 0));
+    assert_eq!(jobs[0].created_at, at(8, 1, 0));
+    assert!(jobs[0].durable && jobs[0].recurring);
+    assert!(!jobs[1].recurring);
+
+    // Firing is persisted: the recurring job records lastFiredAt, the one-shot one leaves.
+    let due = second.due_jobs(at(20, 0, 0)).unwrap();
+    assert_eq!(due.len(), 2);
+    let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(file["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(file["tasks"][0]["id"], durable.id.as_str());
+    assert_eq!(file["tasks"][0]["recurring"], true);
+    assert_eq!(
+        file["tasks"][0]["lastFiredAt"],
+        json!((MIDNIGHT + 20 * 3600) * 1000)
+    );
+    let third = utc_store(&path);
+    assert_eq!(third.list().unwrap()[0].next_fire_at, at(20, 10, 0));
+    assert!(third.due_jobs(at(20, 5, 0)).unwrap().is_empty());
+
+    // A file written by Claude Code (same format, extra `permanent` flag) loads too.
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"tasks": [{{"id": "cafe0001", "cron": "0 6 * * 1", "prompt": "weekly", "createdAt": {}, "recurring": true, "permanent": true}}]}}"#,
+            MIDNIGHT * 1000
+        ),
+    )
+    .unwrap();
+    let fourth = utc_store(&path);
+    let jobs = fourth.list().unwrap();
+    assert_eq!(jobs[0].id, "cafe0001");
+    assert!(jobs[0].permanent);
+    // 2024-01-01 is a Monday: the first match after midnight is 06:00 that day.
+    assert_eq!(jobs[0].next_fire_at, at(6, 0, 0));
+    // Permanent jobs never expire.
+    let due = fourth
+        .due_jobs(at(6, 0, 0) + Duration::from_secs(86_400 * 28))
+        .unwrap();
+    assert!(!due[0].expired);
+}
+
+#[tokio::test]
+async fn a_corrupt_file_is_reported_and_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, store, path) = session(dir.path());
+    std::fs::write(&path, b"{\"tasks\": [oops").unwrap();
+
+    let err = store.list().unwrap_err();
+    let CronError::Corrupt { path: p, reason } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(p, &path);
+    assert!(!reason.is_empty());
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "The scheduled jobs file {} is not valid (",
+            path.display()
+        )),
+        "{msg}"
+    );
+    assert!(msg.ends_with("fix or remove it, it was left untouched"));
+
+    // Every tool and the poll refuse the same way; the file stays as it was.
+    let err = common::fail(&CronList, &ctx, json!({})).await;
+    assert_eq!(err.text, msg);
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "* * * * *", "prompt": "x", "durable": true}),
+    )
+    .await;
+    assert_eq!(err.text, msg);
+    let err = common::fail(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "* * * * *", "prompt": "x"}),
+    )
+    .await;
+    assert_eq!(err.text, msg);
+    assert!(store.due_jobs(at(12, 0, 0)).is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), b"{\"tasks\": [oops");
+
+    // A well-formed file with a bad expression is corrupt too, naming the job.
+    std::fs::write(
+        &path,
+        br#"{"tasks": [{"id": "bad1", "cron": "99 * * * *", "prompt": "p", "createdAt": 0}]}"#,
+    )
+    .unwrap();
+    let msg = store.list().unwrap_err().to_string();
+    assert!(
+        msg.contains("job \"bad1\": Invalid cron expression \"99 * * * *\""),
+        "{msg}"
+    );
+
+    // Once the file is removed the store works again.
+    std::fs::remove_file(&path).unwrap();
+    assert!(store.list().unwrap().is_empty());
+    common::text(
+        &CronCreate,
+        &ctx,
+        json!({"cron": "* * * * *", "prompt": "x", "durable": true}),
+    )
+    .await;
+    assert!(path.is_file());
+}
+
+#[test]
+fn at_most_fifty_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = utc_store(&dir.path().join("jobs.json"));
+    for i in 0..MAX_JOBS {
+        store
+            .create(
+                job("* * * * *", &format!("job {i}"), true, false),
+                at(1, 0, 0),
+            )
+            .unwrap();
+    }
+    let ids: std::collections::HashSet<String> =
+        store.list().unwrap().into_iter().map(|j| j.id).collect();
+    assert_eq!(ids.len(), MAX_JOBS);
+    let err = store
+        .create(job("* * * * *", "one too many", true, false), at(1, 0, 0))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Too many scheduled jobs (the limit is 50); delete one with CronDelete first"
+    );
+}
+
+#[test]
+fn schemas_flags_and_markers() {
+    let expected: Value =
+        serde_json::from_str(include_str!("fixtures/claude-code-tool-inputs.json")).unwrap();
+    let tools: Vec<(Arc<dyn Tool>, Value)> = vec![
+        (
+            Arc::new(CronCreate),
+            json!({"cron": "* * * * *", "prompt": "p"}),
+        ),
+        (Arc::new(CronList), json!({})),
+        (Arc::new(CronDelete), json!({"id": "x"})),
+    ];
+    for (tool, input) in &tools {
+        let name = tool.name();
+        let schema = tool.input_schema();
+        let props = schema["properties"].as_object().unwrap();
+        let fields = expected[name]["fields"].as_object().unwrap();
+        let mut ours: Vec<&String> = props.keys().collect();
+        let mut theirs: Vec<&String> = fields.keys().collect();
+        ours.sort();
+        theirs.sort();
+        assert_eq!(ours, theirs, "{name}");
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (field, spec) in fields {
+            assert_eq!(
+                required.contains(&field.as_str()),
+                spec["required"] == true,
+                "{name}.{field}"
+            );
+        }
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        // CronList is read-only and concurrency-safe; the others keep the defaults.
+        let list = name == "CronList";
+        assert_eq!(tool.is_read_only(input), list, "{name}");
+        assert_eq!(tool.is_concurrency_safe(input), list, "{name}");
+        assert!(tool.should_defer(), "{name}");
+        assert!(
+            tool.prompt()
+                .contains("toolwright-gated-tool:agent-triggers"),
+            "{name}"
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! REPL with real python3 and node processes: state persists between calls, exceptions are
+//! error results with tracebacks, timeouts and cancellation stop the interpreter (and the next
+//! call says so), dropping the session leaves no process of its groups, output is bounded.
+#![cfg(feature = "repl")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_core::{ProgressSender, Tool, ToolUseContext};
+use tools_builtin::Repl;
+use tools_builtin::repl::{Language, repl_sessions};
+
+/// Live (not zombie) processes whose process group is `pgid`.
+fn live_in_group(pgid: i32) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split(' ').collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i32>() == Ok(pgid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Polls until nothing of group `pgid` is alive (signals are delivered asynchronously).
+async fn gone_within(pgid: i32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if live_in_group(pgid).is_empty() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    live_in_group(pgid).is_empty()
+}
+
+async fn call(tool: &dyn Tool, ctx: &ToolUseContext, input: Value) -> Result<String, String> {
+    let input = tool.parse_input(input).map_err(|e| e.to_model_text())?;
+    tool.validate_input(&input, ctx)
+        .await
+        .map_err(|e| e.message)?;
+    tool.call(input, ctx.clone(), ProgressSender::none())
+        .await
+        .map(|r| r.data.content.joined_text())
+        .map_err(|e| e.to_model_text())
+}
+
+async fn py(ctx: &ToolUseContext, code: &str) -> Result<String, String> {
+    call(
+        &Repl::default(),
+        ctx,
+        json!({"code": code, "language": "python"}),
+    )
+    .await
+}
+
+async fn node(ctx: &ToolUseContext, code: &str) -> Result<String, String> {
+    call(
+        &Repl::default(),
+        ctx,
+        json!({"code": code, "language": "node"}),
+    )
+    .await
+}
+
+fn ctx() -> (tempfile::TempDir, ToolUseContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(std::fs::canonicalize(dir.path()).unwrap());
+    (dir, ctx)
+}
+
+#[tokio::test]
+async fn python_state_persists_and_each_call_gets_its_own_output() {
+    let (dir, ctx) = ctx();
+    assert_eq!(
+        py(&ctx, "x = 41\ndef inc(v):\n    return v + 1\nprint('one')")
+            .await
+            .unwrap(),
+        "one"
+    );
+    // The final expression's value is shown; only this call's output is returned.
+    assert_eq!(py(&ctx, "inc(x)").await.unwrap(), "42");
+    assert_eq!(
+        py(
+            &ctx,
+            "import sys\nprint('out')\nprint('err', file=sys.stderr)"
+        )
+        .await
+        .unwrap(),
+        "out\nerr"
+    );
+    assert_eq!(py(&ctx, "y = 1").await.unwrap(), "");
+    // It runs in the session's cwd, and the code cannot read the driver's requests.
+    assert_eq!(
+        py(&ctx, "import os\nos.getcwd()").await.unwrap(),
+        format!("{:?}", std::fs::canonicalize(dir.path()).unwrap()).replace('"', "'")
+    );
+    let err = py(&ctx, "input()").await.unwrap_err();
+    assert!(err.contains("EOFError"), "{err}");
+    assert_eq!(py(&ctx, "x").await.unwrap(), "41");
+    // One interpreter for all those calls.
+    assert!(repl_sessions(&ctx).pgid(Language::Python).await.is_some());
+}
+
+#[tokio::test]
+async fn node_state_persists() {
+    let (_dir, ctx) = ctx();
+    assert_eq!(
+        node(
+            &ctx,
+            "let x = 41; var y = 1; function f() { return x + y; }; console.log('hi')"
+        )
+        .await
+        .unwrap(),
+        "hi"
+    );
+    assert_eq!(node(&ctx, "f()").await.unwrap(), "42");
+    assert_eq!(
+        node(&ctx, "const path = require('path'); path.join('a', 'b')")
+            .await
+            .unwrap(),
+        "'a/b'"
+    );
+    assert_eq!(
+        node(&ctx, "console.error('to stderr'); undefined")
+            .await
+            .unwrap(),
+        "to stderr"
+    );
+    // A returned promise is awaited.
+    assert_eq!(
+        node(
+            &ctx,
+            "(async () => { await new Promise(r => setTimeout(r, 1)); return x * 2; })()"
+        )
+        .await
+        .unwrap(),
+        "82"
+    );
+}
+
+#[tokio::test]
+async fn exceptions_are_errors_with_tracebacks_and_keep_state() {
+    let (_dir, ctx) = ctx();
+    py(&ctx, "kept = 'yes'").await.unwrap();
+    let err = py(
+        &ctx,
+        "print('before')\ndef g():\n    raise ValueError('boom')\ng()",
+    )
+    .await
+    .unwrap_err();
+    assert!(err.starts_with("before\n"), "{err}");
+    assert!(err.contains("Traceback (most recent call last):"), "{err}");
+    assert!(err.contains("line 3, in g"), "{err}");
+    assert!(err.contains("raise ValueError('boom')"), "{err}");
+    assert!(err.ends_with("ValueError: boom"), "{err}");
+    // The driver's own frames are not shown.
+    assert!(!err.contains("_tw_main"), "{err}");
+    let err = py(&ctx, "def broken(:").await.unwrap_err();
+    assert!(err.contains("SyntaxError"), "{err}");
+    assert_eq!(py(&ctx, "kept").await.unwrap(), "'yes'");
+
+    node(&ctx, "var keptJs = 7").await.unwrap();
+    let err = node(&ctx, "function h() { throw new Error('bang'); }\nh()")
+        .await
+        .unwrap_err();
+    assert!(err.contains("\nError: bang\n"), "{err}");
+    assert!(err.contains("at h (<repl-"), "{err}");
+    assert!(!err.contains("node:vm"), "{err}");
+    assert_eq!(node(&ctx, "keptJs").await.unwrap(), "7");
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_interpreter_and_the_next_call_starts_fresh() {
+    let (_dir, ctx) = ctx();
+    py(
+        &ctx,
+        "x = 1\nimport subprocess\nchild = subprocess.Popen(['sleep', '300'])",
+    )
+    .await
+    .unwrap();
+    let pgid = repl_sessions(&ctx).pgid(Language::Python).await.unwrap();
+    assert!(
+        live_in_group(pgid).len() >= 2,
+        "the interpreter and its child"
+    );
+    let quick = Repl::with_timeout(Duration::from_millis(300));
+    let err = call(
+        &quick,
+        &ctx,
+        json!({"code": "print('spinning')\nwhile True: pass", "language": "python"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.starts_with("spinning\n"), "{err}");
+    assert!(
+        err.contains("The call timed out after 300 ms; the python interpreter was stopped"),
+        "{err}"
+    );
+    // The whole group is gone, the child too, before the call returned.
+    assert_eq!(live_in_group(pgid), Vec::<i32>::new());
+    assert_eq!(repl_sessions(&ctx).pgid(Language::Python).await, None);
+    let err = py(&ctx, "x").await.unwrap_err();
+    assert!(
+        err.starts_with(
+            "[Started a fresh python interpreter: the previous one timed out after 300 ms."
+        ),
+        "{err}"
+    );
+    assert!(err.contains("NameError"), "{err}");
+    // The note is given once.
+    assert_eq!(py(&ctx, "1 + 1").await.unwrap(), "2");
+    assert_ne!(repl_sessions(&ctx).pgid(Language::Python).await, Some(pgid));
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_interpreter() {
+    let (dir, ctx) = ctx();
+    node(&ctx, "var state = 1").await.unwrap();
+    let pgid = repl_sessions(&ctx).pgid(Language::Node).await.unwrap();
+    let flag = dir.path().join("started");
+    let child = ctx.child();
+    let token = child.cancellation().clone();
+    let tool: Arc<dyn Tool> = Arc::new(Repl::default());
+    let code = format!(
+        "require('fs').writeFileSync({:?}, 'go'); while (true) {{}}",
+        flag.display().to_string()
+    );
+    let input = tool
+        .parse_input(json!({"code": code, "language": "node"}))
+        .unwrap();
+    let running = tokio::spawn({
+        let tool = Arc::clone(&tool);
+        async move { tool.call(input, child, ProgressSender::none()).await }
+    });
+    // Cancel once the code is really running.
+    while !flag.exists() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    token.cancel();
+    let err = running.await.unwrap().unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+    assert_eq!(live_in_group(pgid), Vec::<i32>::new());
+    let err = node(&ctx, "state").await.unwrap_err();
+    assert!(
+        err.starts_with(
+            "[Started a fresh node interpreter: the previous one was stopped when a call was \
+             interrupted."
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("ReferenceError: state is not defined"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn an_abandoned_call_is_replaced_by_a_fresh_interpreter() {
+    let (dir, ctx) = ctx();
+    py(&ctx, "state = 1").await.unwrap();
+    let pgid = repl_sessions(&ctx).pgid(Language::Python).await.unwrap();
+    let flag = dir.path().join("started");
+    let code = format!(
+        "open({:?}, 'w').write('go')\nimport time\ntime.sleep(300)",
+        flag.display().to_string()
+    );
+    let running = tokio::spawn({
+        let ctx = ctx.clone();
+        async move { py(&ctx, &code).await }
+    });
+    while !flag.exists() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The executor drops the call's future without cancelling its token.
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    assert!(
+        !live_in_group(pgid).is_empty(),
+        "still running until the next call"
+    );
+    let err = py(&ctx, "state").await.unwrap_err();
+    assert!(
+        err.starts_with(
+            "[Started a fresh python interpreter: the previous one was stopped: an earlier call \
+             was abandoned."
+        ),
+        "{err}"
+    );
+    assert_eq!(live_in_group(pgid), Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn dropping_the_session_kills_the_interpreters() {
+    let (_dir, ctx) = ctx();
+    py(
+        &ctx,
+        "import subprocess\nchild = subprocess.Popen(['sleep', '300'])",
+    )
+    .await
+    .unwrap();
+    node(&ctx, "1").await.unwrap();
+    let sessions = repl_sessions(&ctx);
+    let py_group = sessions.pgid(Language::Python).await.unwrap();
+    let node_group = sessions.pgid(Language::Node).await.unwrap();
+    drop(sessions);
+    assert!(live_in_group(py_group).len() >= 2);
+    assert!(!live_in_group(node_group).is_empty());
+    drop(ctx);
+    assert!(gone_within(py_group, Duration::from_secs(5)).await);
+    assert!(gone_within(node_group, Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn an_exiting_interpreter_is_reported_and_replaced() {
+    let (_dir, ctx) = ctx();
+    py(&ctx, "v = 1").await.unwrap();
+    let err = py(&ctx, "import os\nprint('bye', flush=True)\nos._exit(3)")
+        .await
+        .unwrap_err();
+    assert!(err.starts_with("bye\n"), "{err}");
+    assert!(
+        err.contains("The python interpreter exited (exit status: 3)"),
+        "{err}"
+    );
+    let out = py(&ctx, "print('back')").await.unwrap();
+    assert_eq!(
+        out,
+        "[Started a fresh python interpreter: the previous one exited (exit status: 3). \
+         Variables, imports and definitions from earlier calls are gone.]\nback"
+    );
+}
+
+#[tokio::test]
+async fn output_is_capped_and_the_stream_stays_in_step() {
+    let (_dir, ctx) = ctx();
+    let out = py(&ctx, "print('a' * 3_000_000 + 'END')").await.unwrap();
+    assert!(out.len() < 100_000, "{}", out.len());
+    assert!(out.starts_with("aaaa"));
+    assert!(out.ends_with("aaaEND"));
+    assert!(out.contains("bytes of output omitted"), "no omission note");
+    assert_eq!(py(&ctx, "print('after')").await.unwrap(), "after");
+    assert_eq!(
+        Tool::max_result_size(&Repl::default()),
+        tool_core::MaxResultSize::Chars(30_000)
+    );
+}
+
+#[test]
+fn flags_schema_and_marker() {
+    let tool: &dyn Tool = &Repl::default();
+    let input = json!({"code": "1", "language": "python"});
+    assert!(!tool.is_concurrency_safe(&input));
+    assert!(!tool.is_read_only(&input));
+    assert!(tool.is_destructive(&input));
+    assert!(tool.prompt().contains("toolwright-gated-tool:repl"));
+    assert_eq!(tool.user_facing_name(&input), "REPL(python)");
+    let schema = tool.input_schema();
+    assert_eq!(schema["required"], json!(["code", "language"]));
+    let err = tool
+        .parse_input(json!({"code": "1", "language": "ruby"}))
+        .unwrap_err();
+    assert!(err.to_model_text().contains("`python` or `node`"));
+}

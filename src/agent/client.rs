@@ -1,0 +1,378 @@
+//! The model behind the loop: the [`ModelClient`] trait and its implementation for the
+//! Anthropic Messages API ([`AnthropicClient`]).
+//!
+//! A client takes a [`ModelRequest`] and returns the response as a stream of
+//! [`StreamEvent`]s, each yielded the moment the bytes that complete it arrive, so that a
+//! tool_use block reaches the executor as soon as its `content_block_stop` is read.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use tool_core::async_trait;
+use tool_exec::{AnthropicStream, StreamEvent};
+
+/// The Messages API version header.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// The beta that enables deferred tools (`defer_loading`) and `tool_reference` blocks.
+pub const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// Why a request, a response or the loop failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AgentError {
+    /// The HTTP request failed for good (after the retries).
+    #[error("the model request failed: {0}")]
+    Request(String),
+    /// The API answered with an error status (after the retries, for retryable ones).
+    #[error("the API answered {status}: {body}")]
+    Api {
+        /// HTTP status.
+        status: u16,
+        /// Response body.
+        body: String,
+    },
+    /// The stream was malformed, cut short, or carried an `error` event.
+    #[error("{0}")]
+    Stream(String),
+    /// The client could not be set up.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// One request to the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelRequest {
+    /// The model name.
+    pub model: String,
+    /// `max_tokens`.
+    pub max_tokens: u32,
+    /// The system prompt, if any.
+    pub system: Option<String>,
+    /// The tool definitions (`{name, description, input_schema[, defer_loading]}`).
+    pub tools: Vec<Value>,
+    /// The conversation, in the API's message format.
+    pub messages: Vec<Value>,
+    /// `anthropic-beta` values.
+    pub betas: Vec<String>,
+}
+
+impl ModelRequest {
+    /// The request body (`stream: true`).
+    pub fn body(&self) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "stream": true,
+            "messages": self.messages,
+        });
+        if let Some(system) = &self.system {
+            body["system"] = Value::String(system.clone());
+        }
+        if !self.tools.is_empty() {
+            body["tools"] = Value::Array(self.tools.clone());
+        }
+        body
+    }
+}
+
+/// A response as it streams: each item is an event, or the error that ended the stream.
+pub type EventStream = BoxStream<'static, Result<StreamEvent, AgentError>>;
+
+/// Something that answers [`ModelRequest`]s with a stream of events.
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Sends `request` and returns its response's events. Retries, if any, happen here,
+    /// before the first event.
+    async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError>;
+}
+
+/// Where and how to reach the Messages API.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`).
+    pub base_url: String,
+    /// `ANTHROPIC_API_KEY`.
+    pub api_key: String,
+    /// Attempts per request (first try included) on retryable failures.
+    pub attempts: u32,
+    /// The first retry's delay; each retry doubles it (a `retry-after` header can lengthen
+    /// it, up to a minute).
+    pub backoff: Duration,
+}
+
+impl ClientConfig {
+    /// From the environment: `ANTHROPIC_API_KEY` (required), `ANTHROPIC_BASE_URL`, and
+    /// `CLAUDE_CODE_MAX_RETRIES` (retries after the first attempt, default 3).
+    pub fn from_env() -> Result<Self, AgentError> {
+        let api_key = std::env::var("ANTHROPIC_API_KEY")
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .ok_or_else(|| AgentError::Setup("ANTHROPIC_API_KEY is not set".into()))?;
+        let retries = std::env::var("CLAUDE_CODE_MAX_RETRIES")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(3);
+        Ok(Self {
+            base_url: std::env::var("ANTHROPIC_BASE_URL")
+                .ok()
+                .filter(|u| !u.trim().is_empty())
+                .unwrap_or_else(|| "https://api.anthropic.com".to_owned()),
+            api_key,
+            attempts: retries.saturating_add(1),
+            backoff: Duration::from_millis(500),
+        })
+    }
+}
+
+/// The Anthropic Messages API over HTTPS (reqwest with rustls): `POST {base}/v1/messages`
+/// with `stream: true`, retried with backoff on 429, 529 and 5xx answers and on connection
+/// failures before the first byte.
+#[derive(Debug, Clone)]
+pub struct AnthropicClient {
+    http: reqwest::Client,
+    config: ClientConfig,
+}
+
+fn retryable(status: u16) -> bool {
+    status == 429 || status == 529 || (500..600).contains(&status)
+}
+
+/// An error and its sources, joined with `: ` (reqwest's own text alone hides the cause).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The delay a `retry-after` header asks for (seconds), capped at a minute.
+fn retry_after(response: &reqwest::Response) -> Option<Duration> {
+    let secs: f64 = response
+        .headers()
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
+}
+
+impl AnthropicClient {
+    /// A client for `config`.
+    pub fn new(config: ClientConfig) -> Result<Self, AgentError> {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Another thread may have installed one meanwhile; either way one is installed.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| AgentError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self { http, config })
+    }
+
+    /// The client's configuration.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    async fn send(&self, request: &ModelRequest) -> Result<reqwest::Response, AgentError> {
+        let url = format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'));
+        let body = request.body();
+        let attempts = self.config.attempts.max(1);
+        let mut delay = self.config.backoff;
+        let mut attempt = 1;
+        loop {
+            let mut builder = self
+                .http
+                .post(&url)
+                .header("x-api-key", &self.config.api_key)
+                .header("anthropic-version", ANTHROPIC_VERSION)
+                .header("accept", "text/event-stream")
+                .json(&body);
+            if !request.betas.is_empty() {
+                builder = builder.header("anthropic-beta", request.betas.join(","));
+            }
+            let (failure, wait) = match builder.send().await {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let wait = retry_after(&response);
+                    let text = response.text().await.unwrap_or_default();
+                    if !retryable(status) || attempt >= attempts {
+                        return Err(AgentError::Api { status, body: text });
+                    }
+                    (format!("{status}: {text}"), wait)
+                }
+                Err(e) if e.is_builder() || attempt >= attempts => {
+                    return Err(AgentError::Request(error_chain(&e)));
+                }
+                Err(e) => (error_chain(&e), None),
+            };
+            tracing::warn!(attempt, error = %failure, "model request failed; retrying");
+            tokio::time::sleep(wait.map_or(delay, |w| w.max(delay))).await;
+            delay = delay.saturating_mul(2);
+            attempt += 1;
+        }
+    }
+}
+
+/// The state of one response being parsed.
+struct Parsing {
+    /// The body's chunks; an error is the text of what broke the stream.
+    bytes: BoxStream<'static, Result<Vec<u8>, String>>,
+    parser: AnthropicStream,
+    /// Bytes of an incomplete UTF-8 character at the end of the last chunk.
+    carry: Vec<u8>,
+    ready: VecDeque<StreamEvent>,
+    done: bool,
+}
+
+impl Parsing {
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), AgentError> {
+        self.carry.extend_from_slice(chunk);
+        let valid = match std::str::from_utf8(&self.carry) {
+            Ok(_) => self.carry.len(),
+            // An incomplete character at the end waits for the next chunk; anything else is
+            // replaced, as `from_utf8_lossy` would.
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.carry.len(),
+        };
+        let rest = self.carry.split_off(valid);
+        let text = String::from_utf8_lossy(&self.carry).into_owned();
+        self.carry = rest;
+        let events = self
+            .parser
+            .feed(&text)
+            .map_err(|e| AgentError::Stream(e.to_string()))?;
+        self.ready.extend(events);
+        Ok(())
+    }
+
+    async fn next(&mut self) -> Option<Result<StreamEvent, AgentError>> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(Ok(event));
+            }
+            if self.done {
+                return None;
+            }
+            match self.bytes.next().await {
+                Some(Ok(chunk)) => {
+                    if let Err(e) = self.feed(&chunk) {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Some(Err(AgentError::Stream(format!(
+                        "the response stream broke off: {e}"
+                    ))));
+                }
+                None => {
+                    self.done = true;
+                    let tail = std::mem::take(&mut self.carry);
+                    if !tail.is_empty()
+                        && let Err(e) = self.parser.feed(&String::from_utf8_lossy(&tail))
+                    {
+                        return Some(Err(AgentError::Stream(e.to_string())));
+                    }
+                    match self.parser.finish() {
+                        Ok(events) => self.ready.extend(events),
+                        Err(e) => return Some(Err(AgentError::Stream(e.to_string()))),
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ModelClient for AnthropicClient {
+    async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
+        let response = self.send(request).await?;
+        let parsing = Parsing {
+            bytes: response
+                .bytes_stream()
+                .map(|chunk| chunk.map(|b| b.to_vec()).map_err(|e| error_chain(&e)))
+                .boxed(),
+            parser: AnthropicStream::new(),
+            carry: Vec::new(),
+            ready: VecDeque::new(),
+            done: false,
+        };
+        Ok(futures::stream::unfold(parsing, |mut p| async move {
+            let item = p.next().await?;
+            Some((item, p))
+        })
+        .boxed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_carries_what_was_set() {
+        let request = ModelRequest {
+            model: "m".into(),
+            max_tokens: 10,
+            system: Some("be brief".into()),
+            tools: vec![json!({"name": "Read"})],
+            messages: vec![json!({"role": "user", "content": "hi"})],
+            betas: Vec::new(),
+        };
+        let body = request.body();
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["system"], "be brief");
+        assert_eq!(body["tools"][0]["name"], "Read");
+        let bare = ModelRequest {
+            tools: Vec::new(),
+            system: None,
+            ..request
+        }
+        .body();
+        assert!(bare.get("tools").is_none() && bare.get("system").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_character_split_across_chunks_survives() {
+        let text = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"é\"}}\n\n";
+        let start = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+        let bytes = [start.as_bytes(), text.as_bytes()].concat();
+        let split = start.len() + text.find('é').unwrap_or(0) + 1; // inside the 2-byte 'é'
+        let chunks: Vec<Result<Vec<u8>, String>> =
+            vec![Ok(bytes[..split].to_vec()), Ok(bytes[split..].to_vec())];
+        let mut p = Parsing {
+            bytes: futures::stream::iter(chunks).boxed(),
+            parser: AnthropicStream::new(),
+            carry: Vec::new(),
+            ready: VecDeque::new(),
+            done: false,
+        };
+        let first = p.next().await;
+        assert!(
+            matches!(first, Some(Ok(StreamEvent::Text(ref t))) if t == "é"),
+            "{first:?}"
+        );
+        // No message_stop: the end is reported as a truncated stream.
+        let end = p.next().await;
+        assert!(
+            matches!(&end, Some(Err(AgentError::Stream(m))) if m.contains("truncated")),
+            "{end:?}"
+        );
+    }
+}

@@ -1,0 +1,473 @@
+//! Sub-agent definitions: `.claude/agents/<name>.md` files (Claude Code's format) and the
+//! built-in `general-purpose` agent.
+//!
+//! A definition is a Markdown file whose frontmatter (between `---` lines) names the agent
+//! and restricts its tools; the body is the agent's system prompt:
+//!
+//! ```text
+//! ---
+//! name: reviewer
+//! description: Reviews a change for bugs
+//! tools: Read, Grep, Glob          # or a YAML list; absent (or `*`) = every tool
+//! disallowedTools: [Bash]          # removed from whatever `tools` gives
+//! model: haiku                     # sonnet, opus, haiku, inherit or a model name
+//! ---
+//! You review code. ...
+//! ```
+//!
+//! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
+//! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
+//! (up to the home directory). A project definition overrides a user one of the same name,
+//! the nearer directory winning, and both override the built-in one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tool_core::Tool;
+
+/// The built-in agent's type.
+pub const GENERAL_PURPOSE: &str = "general-purpose";
+
+/// The tools no sub-agent gets (Claude Code's `ALL_AGENT_DISALLOWED_TOOLS`): they need the
+/// user or belong to the main thread. `Agent` is also withheld unless a definition's `tools`
+/// names it.
+pub const AGENT_DISALLOWED_TOOLS: &[&str] = &[
+    "TaskOutput",
+    "ExitPlanMode",
+    "EnterPlanMode",
+    "AskUserQuestion",
+    "TaskStop",
+];
+
+const GENERAL_PURPOSE_PROMPT: &str = "You are an agent started by another agent to carry out one task on its behalf. Use the tools available to you to complete the task in the user message fully: search, read and change what the task requires, and nothing more.
+
+When you are done, answer with a concise report of what you did and what you found, with the absolute paths of the files that matter. The agent that started you passes your answer on; it does not see your tool calls, so put everything it needs in the answer.";
+
+/// Where a definition comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentSource {
+    /// Built into Toolwright.
+    BuiltIn,
+    /// The user's agents directory.
+    User,
+    /// A project's `.claude/agents`.
+    Project,
+}
+
+/// One sub-agent type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentDefinition {
+    /// The type name (`subagent_type`).
+    pub name: String,
+    /// When to use it (shown to the model in the Agent tool's description).
+    pub description: String,
+    /// The tools it may use (`None`: every tool of the parent).
+    pub tools: Option<Vec<String>>,
+    /// Tools removed from that set.
+    pub disallowed_tools: Vec<String>,
+    /// The model (`sonnet`, `opus`, `haiku`, `inherit` or a model name).
+    pub model: Option<String>,
+    /// At most this many model requests (`maxTurns`).
+    pub max_turns: Option<usize>,
+    /// The system prompt.
+    pub prompt: String,
+    /// Where it was read from.
+    pub source: AgentSource,
+    /// The file, for definitions read from disk.
+    pub path: Option<PathBuf>,
+}
+
+impl AgentDefinition {
+    /// The built-in `general-purpose` agent: every tool, the parent's model.
+    pub fn general_purpose() -> Self {
+        Self {
+            name: GENERAL_PURPOSE.to_owned(),
+            description: "General-purpose agent for researching complex questions, searching for code, and executing multi-step tasks. When you are searching for a keyword or file and are not confident that you will find the right match in the first few tries, use this agent to perform the search for you.".to_owned(),
+            tools: None,
+            disallowed_tools: Vec::new(),
+            model: None,
+            max_turns: None,
+            prompt: GENERAL_PURPOSE_PROMPT.to_owned(),
+            source: AgentSource::BuiltIn,
+            path: None,
+        }
+    }
+
+    /// Parses a definition file's text. `fallback_name` (the file stem) names an agent whose
+    /// frontmatter has no `name`.
+    pub fn parse(text: &str, fallback_name: &str, source: AgentSource) -> Result<Self, String> {
+        let (front, body) = split_frontmatter(text)
+            .ok_or("it does not start with a `---` frontmatter block closed by `---`")?;
+        let name = front
+            .get("name")
+            .and_then(Value::as_text)
+            .map_or(fallback_name, str::trim)
+            .to_owned();
+        if name.is_empty() || name.chars().any(char::is_whitespace) {
+            return Err(format!(
+                "the agent name `{name}` is empty or contains spaces"
+            ));
+        }
+        let max_turns = match front.get("maxTurns").and_then(Value::as_text) {
+            Some(v) => Some(
+                v.trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("maxTurns `{v}` is not a number"))?,
+            ),
+            None => None,
+        };
+        let tools = front.get("tools").map(Value::items).and_then(|items| {
+            // `*` (alone) means every tool, like an absent list.
+            (!(items.len() == 1 && items[0] == "*")).then_some(items)
+        });
+        Ok(Self {
+            name,
+            description: front
+                .get("description")
+                .and_then(Value::as_text)
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
+            tools,
+            disallowed_tools: front
+                .get("disallowedTools")
+                .map(Value::items)
+                .unwrap_or_default(),
+            model: front
+                .get("model")
+                .and_then(Value::as_text)
+                .map(|m| m.trim().to_owned())
+                .filter(|m| !m.is_empty()),
+            max_turns,
+            prompt: body.trim().to_owned(),
+            source,
+            path: None,
+        })
+    }
+
+    /// Whether the definition lets the agent start agents itself (its `tools` names `Agent`
+    /// or `Task`, possibly as `Agent(type, ...)`).
+    pub fn allows_agent_tool(&self) -> bool {
+        self.tools.as_ref().is_some_and(|tools| {
+            tools
+                .iter()
+                .any(|t| matches!(tool_name_of(t), "Agent" | "Task"))
+        })
+    }
+
+    /// The tools an agent of this type gets out of `parent` (the calling context's tools):
+    /// the definition's `tools` (all when absent) minus `disallowedTools`, minus the tools no
+    /// sub-agent gets, minus `Agent` unless `tools` names it.
+    pub fn select_tools(&self, parent: &[Arc<dyn Tool>]) -> Vec<Arc<dyn Tool>> {
+        let allows_agent = self.allows_agent_tool();
+        let listed = |tool: &dyn Tool, list: &[String]| {
+            list.iter().any(|entry| {
+                let wanted = normalize(tool_name_of(entry));
+                wanted == tool.name() || tool.aliases().iter().any(|a| normalize(a) == wanted)
+            })
+        };
+        parent
+            .iter()
+            .filter(|t| {
+                let name = t.name();
+                if name == "Agent" {
+                    return allows_agent && !listed(t.as_ref(), &self.disallowed_tools);
+                }
+                if AGENT_DISALLOWED_TOOLS.contains(&name) {
+                    return false;
+                }
+                let allowed = self
+                    .tools
+                    .as_deref()
+                    .is_none_or(|list| listed(t.as_ref(), list));
+                allowed && !listed(t.as_ref(), &self.disallowed_tools)
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// `Agent(worker)` -> `Agent`.
+fn tool_name_of(entry: &str) -> &str {
+    entry.split('(').next().unwrap_or(entry).trim()
+}
+
+/// Legacy names as permission rules normalise them.
+fn normalize(name: &str) -> &str {
+    match name {
+        "Task" => "Agent",
+        "KillShell" => "TaskStop",
+        "AgentOutputTool" | "BashOutputTool" | "BashOutput" => "TaskOutput",
+        other => other,
+    }
+}
+
+/// A frontmatter value: text, or a list (`[a, b]` or `- item` lines).
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl Value {
+    fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(t),
+            Self::List(_) => None,
+        }
+    }
+
+    /// The items of a list, or of a comma-separated text.
+    fn items(&self) -> Vec<String> {
+        match self {
+            Self::List(items) => items.clone(),
+            Self::Text(t) => split_list(t),
+        }
+    }
+}
+
+fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = s.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    s
+}
+
+/// `a, b` or `[a, "b"]` -> `["a", "b"]`. Commas inside parentheses do not split
+/// (`Agent(a, b)` stays one item).
+fn split_list(text: &str) -> Vec<String> {
+    let text = text.trim();
+    let text = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(text);
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    items.push(current);
+    items
+        .iter()
+        .map(|i| unquote(i).to_owned())
+        .filter(|i| !i.is_empty())
+        .collect()
+}
+
+/// Strips a trailing ` # comment` (not inside quotes).
+fn strip_comment(line: &str) -> &str {
+    let mut quote = None;
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match (quote, b) {
+            (None, b'"' | b'\'') => quote = Some(b),
+            (Some(q), b) if b == q => quote = None,
+            (None, b'#') if i == 0 || bytes[i - 1].is_ascii_whitespace() => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// The frontmatter's keys and the body after it; `None` without a closed frontmatter.
+fn split_frontmatter(text: &str) -> Option<(BTreeMap<String, Value>, &str)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    let mut consumed = text.find('\n')? + 1;
+    let mut map = BTreeMap::new();
+    let mut last_key: Option<String> = None;
+    for line in lines {
+        consumed += line.len();
+        let content = strip_comment(line.trim_end());
+        if content.trim() == "---" {
+            return Some((map, &text[consumed..]));
+        }
+        if content.trim().is_empty() {
+            continue;
+        }
+        let trimmed = content.trim_start();
+        let item = if trimmed == "-" {
+            Some("")
+        } else {
+            trimmed.strip_prefix("- ")
+        };
+        if let Some(item) = item {
+            if let Some(key) = &last_key {
+                let entry = map
+                    .entry(key.clone())
+                    .or_insert_with(|| Value::List(Vec::new()));
+                if let Value::Text(t) = entry
+                    && t.trim().is_empty()
+                {
+                    *entry = Value::List(Vec::new());
+                }
+                if let Value::List(items) = entry {
+                    let item = unquote(item);
+                    if !item.is_empty() {
+                        items.push(item.to_owned());
+                    }
+                }
+            }
+            continue;
+        }
+        if let Some((key, value)) = content.split_once(':') {
+            let key = key.trim().to_owned();
+            map.insert(key.clone(), Value::Text(unquote(value).to_owned()));
+            last_key = Some(key);
+        }
+    }
+    None
+}
+
+/// The user's agents directory: `$CLAUDE_CONFIG_DIR/agents`, else `~/.claude/agents`.
+pub fn user_agents_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("agents"));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".claude").join("agents"))
+}
+
+/// The project agents directories of `cwd`, farthest first: `.claude/agents` in `cwd` and
+/// each parent up to (not including) the home directory.
+fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        if home.as_deref() == Some(dir) {
+            break;
+        }
+        dirs.push(dir.join(".claude").join("agents"));
+    }
+    dirs.reverse();
+    dirs
+}
+
+fn read_dir_definitions(
+    dir: &Path,
+    source: AgentSource,
+    into: &mut BTreeMap<String, AgentDefinition>,
+    problems: &mut Vec<String>,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+        .collect();
+    files.sort();
+    for file in files {
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let parsed = std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| AgentDefinition::parse(&text, &stem, source));
+        match parsed {
+            Ok(mut definition) => {
+                definition.path = Some(file);
+                into.insert(definition.name.clone(), definition);
+            }
+            Err(e) => problems.push(format!("agent definition {} ignored: {e}", file.display())),
+        }
+    }
+}
+
+/// Every agent definition `cwd` sees: the built-in one, the user's, the project's (later
+/// ones override earlier ones of the same name), sorted by name; and the files that could
+/// not be read.
+pub fn load_agent_definitions(cwd: &Path) -> (Vec<AgentDefinition>, Vec<String>) {
+    let mut map = BTreeMap::new();
+    let mut problems = Vec::new();
+    let builtin = AgentDefinition::general_purpose();
+    map.insert(builtin.name.clone(), builtin);
+    if let Some(dir) = user_agents_dir() {
+        read_dir_definitions(&dir, AgentSource::User, &mut map, &mut problems);
+    }
+    for dir in project_agents_dirs(cwd) {
+        read_dir_definitions(&dir, AgentSource::Project, &mut map, &mut problems);
+    }
+    (map.into_values().collect(), problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_lists_and_comma_lists_parse() {
+        let text = "---\nname: reviewer\ndescription: \"Reviews code\"\ntools: Read, Grep, Agent(a, b)\ndisallowedTools:\n  - Bash\n  - 'Write'\nmodel: haiku # cheap\nmaxTurns: 3\n---\n\nYou review.\n";
+        let d = AgentDefinition::parse(text, "file", AgentSource::Project).unwrap();
+        assert_eq!(d.name, "reviewer");
+        assert_eq!(d.description, "Reviews code");
+        assert_eq!(d.tools.as_deref().unwrap(), ["Read", "Grep", "Agent(a, b)"]);
+        assert_eq!(d.disallowed_tools, ["Bash", "Write"]);
+        assert_eq!(d.model.as_deref(), Some("haiku"));
+        assert_eq!(d.max_turns, Some(3));
+        assert_eq!(d.prompt, "You review.");
+        assert!(d.allows_agent_tool());
+
+        let yaml = "---\ndescription: x\ntools: [\"Read\", Glob]\n---\nbody";
+        let d = AgentDefinition::parse(yaml, "stem", AgentSource::User).unwrap();
+        assert_eq!(d.name, "stem");
+        assert_eq!(d.tools.as_deref().unwrap(), ["Read", "Glob"]);
+        let star =
+            AgentDefinition::parse("---\ntools: \"*\"\n---\n", "s", AgentSource::User).unwrap();
+        assert_eq!(star.tools, None);
+    }
+
+    #[test]
+    fn bad_definitions_say_why() {
+        let e = AgentDefinition::parse("no frontmatter", "x", AgentSource::User).unwrap_err();
+        assert!(e.contains("frontmatter"), "{e}");
+        let e =
+            AgentDefinition::parse("---\nname: a b\n---\n", "x", AgentSource::User).unwrap_err();
+        assert!(e.contains("spaces"), "{e}");
+        let e = AgentDefinition::parse("---\nmaxTurns: many\n---\n", "x", AgentSource::User)
+            .unwrap_err();
+        assert!(e.contains("maxTurns"), "{e}");
+    }
+
+    #[test]
+    fn tool_selection_restricts_and_withholds_agent() {
+        let parent: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools_builtin::Read),
+            Arc::new(tools_builtin::Glob),
+            Arc::new(tools_builtin::Bash::default()),
+            Arc::new(tools_builtin::AskUserQuestion),
+        ];
+        let names = |d: &AgentDefinition| -> Vec<String> {
+            d.select_tools(&parent)
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect()
+        };
+        let all = AgentDefinition::general_purpose();
+        assert_eq!(names(&all), ["Read", "Glob", "Bash"]);
+        let mut some = AgentDefinition::general_purpose();
+        some.tools = Some(vec!["Read".into(), "Bash".into(), "AskUserQuestion".into()]);
+        some.disallowed_tools = vec!["Bash".into()];
+        assert_eq!(names(&some), ["Read"]);
+    }
+}

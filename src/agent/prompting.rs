@@ -1,0 +1,302 @@
+//! Who answers a permission "ask" in `toolwright agent`.
+//!
+//! - [`TerminalPrompter`]: a person at the terminal, asked
+//!   `Allow <tool> <summary>? [y]es / [n]o / [a]lways` on standard error. `always` adds
+//!   session allow rules for what was asked (the engine's "don't ask again" rules, as
+//!   Claude Code does); any other text is a "no" that tells the model how to proceed.
+//! - [`NoPrompts`]: nobody (`--print`, or no terminal): every ask becomes a denial whose
+//!   message says why and how to allow the call.
+
+use std::io::BufRead as _;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::{Mutex, mpsc};
+use tool_core::{
+    CancellationToken, DecisionReason, PermissionResult, Tool, ToolUseContext, async_trait,
+};
+use tool_exec::{Permissions, PromptAnswer, PromptRequest, Prompter};
+
+/// The input's most telling field, cut to `max` characters, for a one-line summary of a call.
+pub fn input_summary(input: &Value, max: usize) -> String {
+    let keys = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "skill",
+        "subagent_type",
+        "description",
+    ];
+    let Some(text) = keys.iter().find_map(|k| {
+        input
+            .get(*k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }) else {
+        return String::new();
+    };
+    let one_line = text.replace('\n', " ");
+    if one_line.chars().count() > max {
+        format!("{}…", one_line.chars().take(max).collect::<String>())
+    } else {
+        one_line
+    }
+}
+
+/// The question asked for `request`.
+pub fn question(request: &PromptRequest) -> String {
+    let summary = input_summary(&request.input, 80);
+    let subject = if summary.is_empty() {
+        request.tool_name.clone()
+    } else {
+        format!("{} `{summary}`", request.tool_name)
+    };
+    format!("Allow {subject}? [y]es / [n]o / [a]lways ")
+}
+
+/// How a typed answer is read: `y`/`yes`, `a`/`always`, `n`/`no`; other text is a refusal
+/// with that text as the user's feedback; an empty line asks again (`None`).
+pub fn parse_answer(line: &str) -> Option<PromptAnswer> {
+    let trimmed = line.trim();
+    match trimmed.to_ascii_lowercase().as_str() {
+        "" => None,
+        "y" | "yes" => Some(PromptAnswer::AllowOnce {
+            updated_input: None,
+        }),
+        "a" | "always" => Some(PromptAnswer::AllowAlways {
+            updated_input: None,
+            updates: Vec::new(),
+        }),
+        "n" | "no" => Some(PromptAnswer::Deny { feedback: None }),
+        _ => Some(PromptAnswer::Deny {
+            feedback: Some(trimmed.to_owned()),
+        }),
+    }
+}
+
+/// Asks at the terminal: the question on standard error, the answer from standard input.
+/// Prompts are asked one at a time; a user interrupt (the token) answers a pending one with
+/// "no".
+pub struct TerminalPrompter {
+    lines: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+    interrupt: CancellationToken,
+}
+
+impl std::fmt::Debug for TerminalPrompter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalPrompter").finish_non_exhaustive()
+    }
+}
+
+impl TerminalPrompter {
+    /// A prompter that gives up a pending question when `interrupt` fires.
+    pub fn new(interrupt: CancellationToken) -> Self {
+        Self {
+            lines: Mutex::new(None),
+            interrupt,
+        }
+    }
+}
+
+/// Reads standard input line by line on a thread of its own (a plain thread: one blocked in
+/// `read_line` never holds up the runtime's shutdown).
+fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spawned = std::thread::Builder::new()
+        .name("toolwright-stdin".into())
+        .spawn(move || {
+            let stdin = std::io::stdin();
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match stdin.lock().read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line.clone()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot read the terminal; permission asks are refused");
+    }
+    rx
+}
+
+#[async_trait]
+impl Prompter for TerminalPrompter {
+    async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
+        let mut guard = self.lines.lock().await;
+        let lines = guard.get_or_insert_with(stdin_lines);
+        if !request.message.is_empty() {
+            eprintln!("\n{}", request.message);
+        }
+        if !request.dont_ask_again.is_empty() {
+            let rules: Vec<String> = request
+                .dont_ask_again
+                .iter()
+                .map(|r| match &r.rule_content {
+                    Some(c) => format!("{}({c})", r.tool_name),
+                    None => r.tool_name.clone(),
+                })
+                .collect();
+            eprintln!("(always adds the session rule {})", rules.join(", "));
+        }
+        loop {
+            eprint!("{}", question(request));
+            let line = tokio::select! {
+                biased;
+                () = self.interrupt.cancelled() => {
+                    eprintln!();
+                    return PromptAnswer::Deny { feedback: None };
+                }
+                line = lines.recv() => line,
+            };
+            let Some(line) = line else {
+                eprintln!("\n(standard input closed: refused)");
+                return PromptAnswer::Deny { feedback: None };
+            };
+            if let Some(answer) = parse_answer(&line) {
+                return answer;
+            }
+        }
+    }
+}
+
+/// Permissions for a session nobody can answer: decisions come from `inner`, and every ask
+/// becomes a denial that says why and how to allow the call.
+pub struct NoPrompts {
+    inner: Arc<dyn Permissions>,
+    why: String,
+}
+
+impl std::fmt::Debug for NoPrompts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NoPrompts")
+            .field("why", &self.why)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NoPrompts {
+    /// Wraps `inner`; `why` says why nobody can be asked (`--print`, no terminal).
+    pub fn new(inner: Arc<dyn Permissions>, why: impl Into<String>) -> Self {
+        Self {
+            inner,
+            why: why.into(),
+        }
+    }
+
+    fn refuse(
+        &self,
+        tool: &dyn Tool,
+        ctx: &ToolUseContext,
+        ask: PermissionResult,
+    ) -> PermissionResult {
+        let PermissionResult::Ask { message, .. } = ask else {
+            return ask;
+        };
+        ctx.update_denials(|d| d.record_denial());
+        let asked = if message.is_empty() {
+            format!("Permission to use {} requires approval.", tool.name())
+        } else {
+            message
+        };
+        PermissionResult::Deny {
+            message: format!(
+                "{asked} Nobody can approve it in this session ({}), so the call was denied; do not retry it. To allow it, add an allow rule for {} to the settings' permissions.",
+                self.why,
+                tool.name()
+            ),
+            reason: DecisionReason::Other {
+                reason: format!("no one to ask ({})", self.why),
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Permissions for NoPrompts {
+    async fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        let decision = self.inner.decide(tool, input, ctx).await;
+        self.refuse(tool, ctx, decision)
+    }
+
+    async fn check_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        self.inner.check_rule_based(tool, input, ctx).await
+    }
+
+    async fn resolve_ask(
+        &self,
+        _prompter: &dyn Prompter,
+        tool: &dyn Tool,
+        _input: &Value,
+        ctx: &ToolUseContext,
+        ask: PermissionResult,
+    ) -> PermissionResult {
+        self.refuse(tool, ctx, ask)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_parse() {
+        assert_eq!(parse_answer("\n"), None);
+        assert!(matches!(
+            parse_answer("Y\n"),
+            Some(PromptAnswer::AllowOnce { .. })
+        ));
+        assert!(matches!(
+            parse_answer("always"),
+            Some(PromptAnswer::AllowAlways { ref updates, .. }) if updates.is_empty()
+        ));
+        assert_eq!(
+            parse_answer("n"),
+            Some(PromptAnswer::Deny { feedback: None })
+        );
+        assert_eq!(
+            parse_answer("use rg instead\n"),
+            Some(PromptAnswer::Deny {
+                feedback: Some("use rg instead".into())
+            })
+        );
+    }
+
+    #[test]
+    fn the_question_names_the_tool_and_the_call() {
+        let request = PromptRequest {
+            tool_name: "Bash".into(),
+            input: json!({"command": "rm -rf build\nls"}),
+            message: String::new(),
+            reason: None,
+            suggestions: Vec::new(),
+            dont_ask_again: Vec::new(),
+        };
+        assert_eq!(
+            question(&request),
+            "Allow Bash `rm -rf build ls`? [y]es / [n]o / [a]lways "
+        );
+        assert_eq!(input_summary(&json!({"x": 1}), 10), "");
+        assert_eq!(input_summary(&json!({"pattern": "abcdef"}), 3), "abc…");
+    }
+}

@@ -1,0 +1,597 @@
+//! The Agent tool (alias `Task`): runs a sub-agent with the same loop and returns its final
+//! text.
+//!
+//! A sub-agent has its own context: its own read cache (`FileStateCache`), a cancellation
+//! token that is a child of the call's (cancelling the call stops the sub-agent and its
+//! tools), its agent id (TodoWrite keeps one list per agent), an empty conversation, and the
+//! tools its definition allows out of the caller's ([`AgentDefinition::select_tools`]; never
+//! the Agent tool unless the definition's `tools` names it). It goes through the same
+//! pipeline (permission rules, hooks, prompter) and spends from the same budget.
+//!
+//! Permission rules `Agent(type)` (or `Task(type)`) match the `subagent_type`
+//! (`general-purpose` when absent); the tool itself asks for nothing else, since each of the
+//! sub-agent's own calls is checked. At most [`DEFAULT_MAX_CONCURRENT`] sub-agents run at
+//! once per nesting level (`CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`); the others wait.
+//! `run_in_background: true` is refused: background tasks hold shell processes only.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::Semaphore;
+use tool_core::{
+    AgentInfo, CancellationToken, FileStateCache, InterruptBehavior, MaxResultSize,
+    PermissionResult, PermissionSubject, ProgressSender, Tool, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError, async_trait,
+};
+
+use super::definitions::{AgentDefinition, GENERAL_PURPOSE};
+use super::{AgentEvent, AgentLoop, LoopConfig, Stop};
+
+/// How many sub-agents may run at once per nesting level, unless
+/// `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS` says otherwise.
+pub const DEFAULT_MAX_CONCURRENT: usize = 4;
+
+/// A model the Agent tool's input may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentModel {
+    /// The Sonnet model (`ANTHROPIC_DEFAULT_SONNET_MODEL`, else `claude-sonnet-4-5`).
+    Sonnet,
+    /// The Opus model (`ANTHROPIC_DEFAULT_OPUS_MODEL`, else `claude-opus-4-5`).
+    Opus,
+    /// The Haiku model (`ANTHROPIC_DEFAULT_HAIKU_MODEL`, else `claude-haiku-4-5`).
+    Haiku,
+}
+
+/// Input of the Agent tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AgentInput {
+    /// A short (3-5 word) description of the task
+    pub description: String,
+    /// The task for the agent to perform
+    pub prompt: String,
+    /// The type of specialized agent to use for this task
+    pub subagent_type: Option<String>,
+    /// Optional model to use for this agent. If not specified, inherits from the agent definition or the parent. Prefer haiku for quick, straightforward tasks to minimize cost and latency.
+    pub model: Option<AgentModel>,
+    /// Not supported here: agents always run in the foreground (leave it out or false).
+    pub run_in_background: Option<bool>,
+}
+
+/// Token usage of a sub-agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AgentUsage {
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+}
+
+/// One text block of the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentText {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The text.
+    pub text: String,
+}
+
+/// Output of the Agent tool (Claude Code's foreground `tool_response`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOutput {
+    /// `completed`, or `stopped` when the sub-agent ran out of turns or budget.
+    pub status: &'static str,
+    /// The sub-agent's id.
+    pub agent_id: String,
+    /// Its type.
+    pub agent_type: String,
+    /// Its final text.
+    pub content: Vec<AgentText>,
+    /// The model it ran on.
+    pub resolved_model: String,
+    /// Input plus output tokens.
+    pub total_tokens: u64,
+    /// How long it ran.
+    pub total_duration_ms: u64,
+    /// How many tool calls it made.
+    pub total_tool_use_count: usize,
+    /// Its token usage.
+    pub usage: AgentUsage,
+    /// Why it stopped early, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+struct Shared {
+    agent_loop: AgentLoop,
+    definitions: Vec<AgentDefinition>,
+    max_concurrent: usize,
+    /// One semaphore per nesting level: a sub-agent waiting for its own sub-agents never
+    /// holds a permit they need.
+    levels: Mutex<Vec<Arc<Semaphore>>>,
+    next_id: AtomicU64,
+}
+
+impl Shared {
+    fn level(&self, depth: usize) -> Arc<Semaphore> {
+        let mut levels = self.levels.lock().unwrap_or_else(PoisonError::into_inner);
+        while levels.len() <= depth {
+            levels.push(Arc::new(Semaphore::new(self.max_concurrent.max(1))));
+        }
+        Arc::clone(&levels[depth])
+    }
+}
+
+/// The Agent tool. See the [module docs](self).
+#[derive(Clone)]
+pub struct AgentTool {
+    shared: Arc<Shared>,
+    depth: usize,
+    prompt: String,
+}
+
+impl std::fmt::Debug for AgentTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentTool")
+            .field("depth", &self.depth)
+            .field(
+                "types",
+                &self
+                    .shared
+                    .definitions
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+fn tools_text(definition: &AgentDefinition) -> String {
+    let mut text = match &definition.tools {
+        None => "*".to_owned(),
+        Some(tools) => tools.join(", "),
+    };
+    if !definition.disallowed_tools.is_empty() {
+        text.push_str(&format!(
+            " except {}",
+            definition.disallowed_tools.join(", ")
+        ));
+    }
+    text
+}
+
+fn build_prompt(definitions: &[AgentDefinition]) -> String {
+    let mut text = String::from(
+        "Launch a new agent to handle complex, multi-step tasks autonomously.\n\nThe Agent tool launches a sub-agent that works on its own with its own tools and context, and returns one final report. Available agent types and the tools they have access to:\n",
+    );
+    for d in definitions {
+        text.push_str(&format!(
+            "- {}: {} (Tools: {})\n",
+            d.name,
+            if d.description.is_empty() {
+                "(no description)"
+            } else {
+                &d.description
+            },
+            tools_text(d)
+        ));
+    }
+    text.push_str("\nWhen using the Agent tool, give subagent_type to pick an agent type (general-purpose when omitted).\n\nUsage notes:\n- Launch several agents at once when their tasks are independent: put several Agent calls in one message.\n- The agent's result is not shown to the user: relay what matters in your own answer.\n- Each agent starts fresh: write a prompt that contains everything it needs, and say exactly what it should report back.\n- Say whether the agent should change code or only research, since it cannot see the user's request.\n- Agents run in the foreground; run_in_background is not supported.");
+    text
+}
+
+/// The model name of an alias (`sonnet`, `opus`, `haiku`), `inherit` (`parent`), or a full
+/// model name as given.
+pub fn resolve_model(name: &str, parent: &str) -> String {
+    let env = |var: &str, default: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| default.to_owned())
+    };
+    match name.trim() {
+        "" | "inherit" => parent.to_owned(),
+        "sonnet" => env("ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-4-5"),
+        "opus" => env("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5"),
+        "haiku" => env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
+        other => other.to_owned(),
+    }
+}
+
+impl AgentTool {
+    /// The tool, running sub-agents with `agent_loop`'s client, pipeline, configuration and
+    /// spend tracker, of the types in `definitions` (load them with
+    /// [`load_agent_definitions`](super::load_agent_definitions); `general-purpose` is added
+    /// when missing). The concurrency cap comes from `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`
+    /// (default [`DEFAULT_MAX_CONCURRENT`]).
+    pub fn new(agent_loop: AgentLoop, mut definitions: Vec<AgentDefinition>) -> Self {
+        if !definitions.iter().any(|d| d.name == GENERAL_PURPOSE) {
+            definitions.push(AgentDefinition::general_purpose());
+            definitions.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        let max_concurrent = std::env::var("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(DEFAULT_MAX_CONCURRENT);
+        let prompt = build_prompt(&definitions);
+        Self {
+            shared: Arc::new(Shared {
+                agent_loop,
+                definitions,
+                max_concurrent,
+                levels: Mutex::new(Vec::new()),
+                next_id: AtomicU64::new(1),
+            }),
+            depth: 0,
+            prompt,
+        }
+    }
+
+    /// With another concurrency cap (sub-agents at once per nesting level).
+    pub fn with_max_concurrent(self, n: usize) -> Self {
+        let shared = Arc::try_unwrap(self.shared).map_or_else(
+            |shared| Shared {
+                agent_loop: shared.agent_loop.clone(),
+                definitions: shared.definitions.clone(),
+                max_concurrent: n,
+                levels: Mutex::new(Vec::new()),
+                next_id: AtomicU64::new(1),
+            },
+            |mut shared| {
+                shared.max_concurrent = n;
+                shared
+            },
+        );
+        Self {
+            shared: Arc::new(shared),
+            ..self
+        }
+    }
+
+    /// The agent types this tool runs.
+    pub fn definitions(&self) -> &[AgentDefinition] {
+        &self.shared.definitions
+    }
+
+    fn definition(&self, subagent_type: Option<&str>) -> Option<&AgentDefinition> {
+        let wanted = subagent_type
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(GENERAL_PURPOSE);
+        self.shared.definitions.iter().find(|d| d.name == wanted)
+    }
+
+    /// The tools of a sub-agent of `definition` called from `ctx`: the definition's choice,
+    /// with the Agent tool (when allowed) one nesting level deeper.
+    fn sub_tools(&self, definition: &AgentDefinition, ctx: &ToolUseContext) -> Vec<Arc<dyn Tool>> {
+        definition
+            .select_tools(ctx.tools())
+            .into_iter()
+            .map(|t| {
+                if t.name() == "Agent" {
+                    Arc::new(Self {
+                        depth: self.depth + 1,
+                        ..self.clone()
+                    }) as Arc<dyn Tool>
+                } else {
+                    t
+                }
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl TypedTool for AgentTool {
+    type Input = AgentInput;
+    type Output = AgentOutput;
+    const NAME: &'static str = "Agent";
+    const ALIASES: &'static [&'static str] = &["Task"];
+    // Claude Code's Agent input is a non-strict object: unknown keys are dropped.
+    const DENY_UNKNOWN_FIELDS: bool = false;
+
+    fn description(&self) -> Cow<'_, str> {
+        "Launch a sub-agent that works on a task with its own tools and returns a report".into()
+    }
+
+    fn prompt(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.prompt)
+    }
+
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100_000)
+    }
+
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        // A user interrupt stops the sub-agent (and, through its token, its tools).
+        InterruptBehavior::Cancel
+    }
+
+    fn is_concurrency_safe(&self, _input: &AgentInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &AgentInput) -> bool {
+        true
+    }
+
+    fn permission_subject(&self, input: &AgentInput) -> Option<PermissionSubject> {
+        Some(PermissionSubject::Name(
+            input
+                .subagent_type
+                .as_deref()
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .unwrap_or(GENERAL_PURPOSE)
+                .to_owned(),
+        ))
+    }
+
+    async fn validate_input(
+        &self,
+        input: &AgentInput,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        if input.run_in_background == Some(true) {
+            return Err(ValidationError::new(
+                "run_in_background is not supported: Toolwright runs agents in the foreground only. Call Agent again without run_in_background.",
+            ));
+        }
+        if self.definition(input.subagent_type.as_deref()).is_none() {
+            let names: Vec<&str> = self
+                .shared
+                .definitions
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect();
+            return Err(ValidationError::new(format!(
+                "Agent type '{}' not found. Available agents: {}",
+                input.subagent_type.as_deref().unwrap_or_default(),
+                names.join(", ")
+            )));
+        }
+        if input.prompt.trim().is_empty() {
+            return Err(ValidationError::new(
+                "The prompt is empty: say what the agent should do.",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn check_permissions(
+        &self,
+        _input: &AgentInput,
+        _ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        // Deny and ask rules `Agent(type)` still apply (they are checked on the subject);
+        // the sub-agent's own calls are checked one by one.
+        PermissionResult::allow()
+    }
+
+    async fn call(
+        &self,
+        input: AgentInput,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult<AgentOutput>, ToolError> {
+        let definition = self
+            .definition(input.subagent_type.as_deref())
+            .ok_or_else(|| ToolError::Message("unknown agent type".into()))?
+            .clone();
+        let permit = {
+            let level = self.shared.level(self.depth);
+            tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+                permit = level.acquire_owned() => permit
+                    .map_err(|e| ToolError::Harness(format!("the sub-agent limit is gone: {e}")))?,
+            }
+        };
+        let started = Instant::now();
+        let parent = &self.shared.agent_loop;
+        let parent_model = if ctx.options().model.is_empty() {
+            parent.config().model.clone()
+        } else {
+            ctx.options().model.clone()
+        };
+        let model = match (input.model, &definition.model) {
+            (Some(AgentModel::Sonnet), _) => resolve_model("sonnet", &parent_model),
+            (Some(AgentModel::Opus), _) => resolve_model("opus", &parent_model),
+            (Some(AgentModel::Haiku), _) => resolve_model("haiku", &parent_model),
+            (None, Some(m)) => resolve_model(m, &parent_model),
+            (None, None) => parent_model,
+        };
+        let n = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let agent_id = format!("a{:x}{n:04x}", std::process::id());
+        let mut options = ctx.options().clone();
+        options.model.clone_from(&model);
+        let tools = self.sub_tools(&definition, &ctx);
+        let sub_ctx = ctx
+            .child()
+            .with_options(options)
+            .with_tools(tools)
+            .with_file_state(FileStateCache::default())
+            .with_messages(Vec::new())
+            .with_agent(AgentInfo {
+                id: agent_id.clone(),
+                agent_type: definition.name.clone(),
+            });
+        let mut system = definition.prompt.clone();
+        system.push_str(&format!(
+            "\n\nWorking directory: {}\nYour agent id: {agent_id}",
+            ctx.cwd().display()
+        ));
+        let config = LoopConfig {
+            model: model.clone(),
+            system_prompt: Some(system),
+            max_turns: definition.max_turns.unwrap_or(parent.config().max_turns),
+            ..parent.config().clone()
+        };
+        let sub_loop = parent.clone().with_config(config);
+        let never = CancellationToken::new();
+        let id_for_progress = agent_id.clone();
+        let mut on_event = move |event: AgentEvent<'_>| {
+            if let AgentEvent::ToolStarted { tool_use, .. } = event {
+                progress.send(json!({
+                    "type": "agent_progress",
+                    "agentId": id_for_progress,
+                    "tool": tool_use.describe(),
+                }));
+            }
+        };
+        let outcome = sub_loop
+            .run(sub_ctx, &input.prompt, &never, &mut on_event)
+            .await;
+        drop(permit);
+        let stopped = match &outcome.stop {
+            Stop::Finished | Stop::HookStopped(_) => None,
+            Stop::Cancelled | Stop::Interrupted | Stop::Rejected => {
+                return Err(ToolError::Cancelled(None));
+            }
+            Stop::Failed(e) => {
+                return Err(ToolError::Message(format!(
+                    "The {} agent failed: {e}",
+                    definition.name
+                )));
+            }
+            other @ (Stop::MaxTurns(_) | Stop::Budget(_)) => Some(other.to_string()),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(ToolResult::new(AgentOutput {
+            status: if stopped.is_some() {
+                "stopped"
+            } else {
+                "completed"
+            },
+            agent_id,
+            agent_type: definition.name,
+            content: vec![AgentText {
+                kind: "text",
+                text: outcome.final_text,
+            }],
+            resolved_model: model,
+            total_tokens: outcome.usage.0 + outcome.usage.1,
+            total_duration_ms: duration_ms,
+            total_tool_use_count: outcome.tool_uses,
+            usage: AgentUsage {
+                input_tokens: outcome.usage.0,
+                output_tokens: outcome.usage.1,
+            },
+            stopped,
+        }))
+    }
+
+    fn to_content(&self, output: &AgentOutput) -> ToolResultContent {
+        let text: String = output.content.iter().map(|c| c.text.as_str()).collect();
+        let mut text = if text.trim().is_empty() {
+            "(the agent finished without a final answer)".to_owned()
+        } else {
+            text
+        };
+        if let Some(why) = &output.stopped {
+            text.push_str(&format!("\n\n(the agent did not finish: {why})"));
+        }
+        ToolResultContent::Text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    use futures::StreamExt as _;
+    use tool_exec::{Pipeline, StreamEvent};
+
+    use crate::agent::{AgentError, EventStream, ModelClient, ModelRequest};
+
+    /// A model that answers at once, counting how many requests are in flight together.
+    #[derive(Default)]
+    struct Counting {
+        active: AtomicUsize,
+        most: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl ModelClient for Counting {
+        async fn stream(&self, _request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            for _ in 0..20 {
+                tokio::task::yield_now().await;
+            }
+            self.active.fetch_sub(1, Ordering::SeqCst);
+            let events = vec![
+                Ok(StreamEvent::Text("done".into())),
+                Ok(StreamEvent::MessageStop),
+            ];
+            Ok(futures::stream::iter(events).boxed())
+        }
+    }
+
+    async fn most_at_once(cap: usize) -> usize {
+        let client = Arc::new(Counting::default());
+        let agent_loop = AgentLoop::new(
+            Arc::clone(&client) as Arc<dyn ModelClient>,
+            Arc::new(Pipeline::allow_all()),
+            LoopConfig::new("m"),
+        );
+        let tool = AgentTool::new(agent_loop, Vec::new()).with_max_concurrent(cap);
+        let ctx = ToolUseContext::new("/");
+        let call = |prompt: &str| {
+            Tool::call(
+                &tool,
+                json!({"description": "d", "prompt": prompt}),
+                ctx.clone(),
+                ProgressSender::none(),
+            )
+        };
+        let (a, b, c) = tokio::join!(call("a"), call("b"), call("c"));
+        for result in [a, b, c] {
+            let text = result.unwrap().data.content;
+            assert_eq!(text, ToolResultContent::Text("done".into()));
+        }
+        client.most.load(Ordering::SeqCst)
+    }
+
+    #[tokio::test]
+    async fn the_cap_limits_sub_agents_at_once() {
+        assert_eq!(most_at_once(1).await, 1);
+        assert_eq!(most_at_once(2).await, 2);
+        assert_eq!(most_at_once(4).await, 3);
+    }
+
+    #[test]
+    fn aliases_resolve_and_inherit() {
+        assert_eq!(resolve_model("inherit", "parent-model"), "parent-model");
+        assert_eq!(resolve_model("", "parent-model"), "parent-model");
+        assert_eq!(resolve_model("claude-x", "p"), "claude-x");
+    }
+
+    #[test]
+    fn the_prompt_lists_the_types_and_their_tools() {
+        let mut reviewer = AgentDefinition::general_purpose();
+        reviewer.name = "reviewer".into();
+        reviewer.description = "Reviews".into();
+        reviewer.tools = Some(vec!["Read".into(), "Grep".into()]);
+        reviewer.disallowed_tools = vec!["Bash".into()];
+        let text = build_prompt(&[AgentDefinition::general_purpose(), reviewer]);
+        assert!(
+            text.contains("- general-purpose: General-purpose agent"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- reviewer: Reviews (Tools: Read, Grep except Bash)"),
+            "{text}"
+        );
+    }
+}

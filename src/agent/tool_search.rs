@@ -1,0 +1,293 @@
+//! Deferred tools as ToolSearch expects them (Claude Code's semantics 7.2 and 7.3).
+//!
+//! When tool search is on for a request, the tools sent are the tools that are not deferred,
+//! ToolSearch itself, and the deferred tools already *discovered*: named by a
+//! `tool_reference` block inside a tool_result of the conversation so far. Those carry
+//! `defer_loading: true`, and the request carries the [`TOOL_SEARCH_BETA`] header. The
+//! deferred pool is announced to the model by a meta user message prepended to every request
+//! (`<available-deferred-tools>`, names sorted one per line), merged into the first user
+//! message as its first text block (what the API receives once adjacent user messages are
+//! merged). When tool search is off, every tool is sent with its full schema and ToolSearch
+//! is left out.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_core::Tool;
+use tools_builtin::tool_search::{TOOL_SEARCH_NAME, deferred_tools_announcement, is_deferred_tool};
+
+use super::client::TOOL_SEARCH_BETA;
+
+/// Whether deferred tools are withheld (`ENABLE_TOOL_SEARCH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSearchMode {
+    /// Every tool is sent with its schema; ToolSearch is not offered (`standard`).
+    Off,
+    /// Deferred tools are always withheld (`tst`).
+    Always,
+    /// Deferred tools are withheld when their definitions would take at least this percentage
+    /// of the context window (`tst-auto`, `auto:N`).
+    Auto {
+        /// The threshold, in percent of the context window.
+        percent: u32,
+    },
+}
+
+/// The context window assumed for the `auto` threshold, in tokens.
+pub const CONTEXT_WINDOW_TOKENS: u64 = 200_000;
+
+/// Characters per token of the `auto` threshold's fallback estimate.
+const CHARS_PER_TOKEN: f64 = 2.5;
+
+fn truthy(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+/// Whether `base_url` is Anthropic's own API (tool search is assumed to work there; a
+/// proxy must opt in with `ENABLE_TOOL_SEARCH`).
+fn is_anthropic_host(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let host = rest
+        .split(['/', ':', '?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    host == "anthropic.com" || host.ends_with(".anthropic.com")
+}
+
+impl ToolSearchMode {
+    /// The mode from `ENABLE_TOOL_SEARCH` and `CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS`, as
+    /// Claude Code reads them: `auto:0` or a truthy value -> always; `auto:100` or a defined
+    /// falsy value -> off; `auto` / `auto:N` -> auto at N% (default 10); unset -> always,
+    /// except against a base URL that is not an Anthropic host (a proxy), where it is off.
+    pub fn from_env(base_url: &str) -> Self {
+        let var = |name: &str| std::env::var(name).ok();
+        Self::from_values(
+            var("ENABLE_TOOL_SEARCH").as_deref(),
+            var("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS").as_deref(),
+            base_url,
+        )
+    }
+
+    /// [`from_env`](Self::from_env) with the values given.
+    pub fn from_values(
+        enable_tool_search: Option<&str>,
+        disable_betas: Option<&str>,
+        base_url: &str,
+    ) -> Self {
+        if disable_betas.is_some_and(truthy) {
+            return Self::Off;
+        }
+        let Some(value) = enable_tool_search else {
+            return if is_anthropic_host(base_url) {
+                Self::Always
+            } else {
+                Self::Off
+            };
+        };
+        let value = value.trim().to_ascii_lowercase();
+        if value == "auto" {
+            return Self::Auto { percent: 10 };
+        }
+        if let Some(n) = value.strip_prefix("auto:") {
+            return match n.trim().parse::<u32>() {
+                Ok(0) => Self::Always,
+                Ok(p) if p >= 100 => Self::Off,
+                Ok(p) => Self::Auto { percent: p },
+                Err(_) => Self::Auto { percent: 10 },
+            };
+        }
+        if truthy(&value) {
+            Self::Always
+        } else {
+            Self::Off
+        }
+    }
+}
+
+/// The API's definition of a tool.
+pub fn tool_definition(tool: &dyn Tool) -> Value {
+    json!({"name": tool.name(), "description": tool.prompt(), "input_schema": tool.input_schema()})
+}
+
+/// The names of the tools `tool_reference` blocks in tool_results of `messages` load.
+pub fn discovered_tools(messages: &[Value]) -> HashSet<String> {
+    let mut found = HashSet::new();
+    for message in messages {
+        let Some(blocks) = message["content"].as_array() else {
+            continue;
+        };
+        for block in blocks.iter().filter(|b| b["type"] == "tool_result") {
+            for inner in block["content"].as_array().into_iter().flatten() {
+                if inner["type"] == "tool_reference"
+                    && let Some(name) = inner["tool_name"].as_str()
+                {
+                    found.insert(name.to_owned());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What one request carries about tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsForRequest {
+    /// The tool definitions.
+    pub tools: Vec<Value>,
+    /// The `<available-deferred-tools>` announcement, when tool search is on.
+    pub announcement: Option<String>,
+    /// The `anthropic-beta` values it needs.
+    pub betas: Vec<String>,
+}
+
+/// Whether tool search is on for a request of `model` with `tools` (Claude Code's
+/// `isToolSearchEnabled`): off for `haiku` models, without ToolSearch in the list, without
+/// deferred tools, and in auto mode below the threshold.
+pub fn tool_search_enabled(mode: ToolSearchMode, model: &str, tools: &[Arc<dyn Tool>]) -> bool {
+    if mode == ToolSearchMode::Off || model.to_ascii_lowercase().contains("haiku") {
+        return false;
+    }
+    if !tools.iter().any(|t| t.name() == TOOL_SEARCH_NAME) {
+        return false;
+    }
+    let deferred = tools.iter().filter(|t| is_deferred_tool(t.as_ref()));
+    match mode {
+        ToolSearchMode::Off => false,
+        ToolSearchMode::Always => deferred.count() > 0,
+        ToolSearchMode::Auto { percent } => {
+            let chars: usize = deferred
+                .map(|t| t.name().len() + t.prompt().len() + t.input_schema().to_string().len())
+                .sum();
+            #[expect(clippy::cast_precision_loss, reason = "an estimate")]
+            let threshold = (CONTEXT_WINDOW_TOKENS * u64::from(percent) / 100) as f64;
+            #[expect(clippy::cast_precision_loss, reason = "an estimate")]
+            let chars = chars as f64;
+            chars > 0.0 && chars >= threshold * CHARS_PER_TOKEN
+        }
+    }
+}
+
+/// The tools, announcement and betas of a request of `model` over `tools`, given the
+/// conversation so far.
+pub fn tools_for_request(
+    mode: ToolSearchMode,
+    model: &str,
+    tools: &[Arc<dyn Tool>],
+    messages: &[Value],
+) -> ToolsForRequest {
+    if !tool_search_enabled(mode, model, tools) {
+        return ToolsForRequest {
+            tools: tools
+                .iter()
+                .filter(|t| t.name() != TOOL_SEARCH_NAME)
+                .map(|t| tool_definition(t.as_ref()))
+                .collect(),
+            announcement: None,
+            betas: Vec::new(),
+        };
+    }
+    let discovered = discovered_tools(messages);
+    let mut definitions = Vec::with_capacity(tools.len());
+    for tool in tools {
+        if !is_deferred_tool(tool.as_ref()) {
+            definitions.push(tool_definition(tool.as_ref()));
+        } else if discovered.contains(tool.name()) {
+            let mut definition = tool_definition(tool.as_ref());
+            definition["defer_loading"] = Value::Bool(true);
+            definitions.push(definition);
+        }
+    }
+    ToolsForRequest {
+        tools: definitions,
+        announcement: deferred_tools_announcement(tools),
+        betas: vec![TOOL_SEARCH_BETA.to_owned()],
+    }
+}
+
+/// The messages of a request: `messages` with `announcement` as the first text block of the
+/// first user message.
+pub fn with_announcement(messages: &[Value], announcement: Option<&str>) -> Vec<Value> {
+    let mut out = messages.to_vec();
+    let Some(text) = announcement else {
+        return out;
+    };
+    let block = json!({"type": "text", "text": text});
+    match out.first_mut() {
+        Some(first) if first["role"] == "user" => {
+            let content = match first["content"].take() {
+                Value::String(s) => vec![block, json!({"type": "text", "text": s})],
+                Value::Array(mut blocks) => {
+                    blocks.insert(0, block);
+                    blocks
+                }
+                _ => vec![block],
+            };
+            first["content"] = Value::Array(content);
+        }
+        _ => out.insert(0, json!({"role": "user", "content": [block]})),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_follows_claude_codes_reading() {
+        let api = "https://api.anthropic.com";
+        let proxy = "http://127.0.0.1:9";
+        let m = ToolSearchMode::from_values;
+        assert_eq!(m(None, None, api), ToolSearchMode::Always);
+        assert_eq!(m(None, None, proxy), ToolSearchMode::Off);
+        assert_eq!(m(Some("true"), None, proxy), ToolSearchMode::Always);
+        assert_eq!(m(Some("false"), None, api), ToolSearchMode::Off);
+        assert_eq!(
+            m(Some("auto"), None, api),
+            ToolSearchMode::Auto { percent: 10 }
+        );
+        assert_eq!(m(Some("auto:0"), None, api), ToolSearchMode::Always);
+        assert_eq!(m(Some("auto:100"), None, api), ToolSearchMode::Off);
+        assert_eq!(
+            m(Some("auto:25"), None, api),
+            ToolSearchMode::Auto { percent: 25 }
+        );
+        assert_eq!(m(Some("1"), Some("1"), api), ToolSearchMode::Off);
+        assert!(is_anthropic_host("https://eu.api.anthropic.com:443/x"));
+        assert!(!is_anthropic_host("https://anthropic.com.evil.example"));
+    }
+
+    #[test]
+    fn discovered_tools_come_from_tool_references_in_results() {
+        let messages = vec![
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
+                {"type": "tool_reference", "tool_name": "TodoWrite"}]}]}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "tool_reference WebFetch"}]}),
+        ];
+        let found = discovered_tools(&messages);
+        assert_eq!(found, HashSet::from(["TodoWrite".to_owned()]));
+    }
+
+    #[test]
+    fn the_announcement_leads_the_first_user_message() {
+        let messages = vec![json!({"role": "user", "content": "hello"})];
+        let out = with_announcement(
+            &messages,
+            Some("<available-deferred-tools>\nX\n</available-deferred-tools>"),
+        );
+        assert_eq!(
+            out[0]["content"][0]["text"],
+            "<available-deferred-tools>\nX\n</available-deferred-tools>"
+        );
+        assert_eq!(out[0]["content"][1]["text"], "hello");
+        assert_eq!(with_announcement(&messages, None), messages);
+    }
+}

@@ -1,0 +1,371 @@
+//! Permission asks of served calls: sent to the MCP client as an elicitation when it can
+//! answer one, refused with the reason when it cannot.
+//!
+//! Two pieces plug into the pipeline's seams for one call: [`ServePermissions`] wraps the
+//! host's permission policy (it decides exactly as the policy does, and turns an ask into a
+//! deny saying why when the client cannot be asked), and [`ElicitPrompter`] is the
+//! [`Prompter`] that asks the client.
+//!
+//! How the client is asked depends on the protocol version. Up to 2025-11-25 the server
+//! sends `elicitation/create` while the call waits. From 2026-07-28 on a server may not send
+//! requests: the call ends with an `InputRequiredResult` carrying the elicitation, and the
+//! client retries the call with the answer (SEP-2322). The retry runs the pipeline again
+//! (PreToolUse hooks run again); the answer applies only to the same tool and input, as
+//! the echoed `requestState` says.
+
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::{Value, json};
+use tool_core::{DecisionReason, PermissionResult, RuleSource, Tool, ToolUseContext};
+use tool_exec::{Permissions, PromptAnswer, PromptRequest, Prompter, ToolUse};
+
+/// The first protocol version without server-to-client requests.
+pub(crate) const FIRST_STATELESS_VERSION: &str = "2026-07-28";
+
+/// The key of the elicitation in an `InputRequiredResult`'s `inputRequests`.
+pub(crate) const INPUT_KEY: &str = "permission";
+
+/// How a call's asks reach the client.
+pub(crate) enum Channel {
+    /// The client did not declare the elicitation capability.
+    None,
+    /// `elicitation/create` while the call waits (protocol versions up to 2025-11-25).
+    Request(Peer<RoleServer>),
+    /// An `InputRequiredResult`, answered by a retry (2026-07-28 on): the answer the retry
+    /// carries, if any, as (`requestState`, the `ElicitResult`).
+    InputRequired(Option<(String, Value)>),
+}
+
+/// The client a call's asks go to, and what happened asking it.
+pub(crate) struct AskRoute {
+    channel: Channel,
+    failure: Mutex<Option<String>>,
+    /// An elicitation the client must answer in a retry: (`requestState`, params).
+    pending: Mutex<Option<(String, Value)>>,
+}
+
+impl AskRoute {
+    pub(crate) fn new(channel: Channel) -> Self {
+        Self {
+            channel,
+            failure: Mutex::new(None),
+            pending: Mutex::new(None),
+        }
+    }
+
+    fn take_failure(&self) -> Option<String> {
+        self.failure.lock().ok().and_then(|mut f| f.take())
+    }
+
+    fn set_failure(&self, text: String) {
+        if let Ok(mut f) = self.failure.lock() {
+            *f = Some(text);
+        }
+    }
+
+    /// The elicitation the call is waiting for, as (`requestState`, params).
+    pub(crate) fn take_pending(&self) -> Option<(String, Value)> {
+        self.pending.lock().ok().and_then(|mut p| p.take())
+    }
+
+    fn is_pending(&self) -> bool {
+        self.pending.lock().is_ok_and(|p| p.is_some())
+    }
+
+    fn set_pending(&self, state: String, params: Value) {
+        if let Ok(mut p) = self.pending.lock() {
+            *p = Some((state, params));
+        }
+    }
+}
+
+/// The `requestState` of an ask: which tool and which input the answer is for.
+fn state_of(request: &PromptRequest) -> String {
+    let mut hasher = std::hash::DefaultHasher::new();
+    request.tool_name.hash(&mut hasher);
+    request.input.to_string().hash(&mut hasher);
+    format!("toolwright-ask-{:016x}", hasher.finish())
+}
+
+/// Whether an `ElicitResult` (as JSON) allows the call: accept with `allow: true`.
+fn allows(answer: &Value) -> bool {
+    answer.get("action").and_then(Value::as_str) == Some("accept")
+        && answer.pointer("/content/allow").and_then(Value::as_bool) == Some(true)
+}
+
+/// The host's permission policy, with asks routed to the MCP client.
+pub(crate) struct ServePermissions {
+    inner: Arc<dyn Permissions>,
+    route: Arc<AskRoute>,
+}
+
+impl ServePermissions {
+    pub(crate) fn new(inner: Arc<dyn Permissions>, route: Arc<AskRoute>) -> Self {
+        Self { inner, route }
+    }
+}
+
+#[tool_core::async_trait]
+impl Permissions for ServePermissions {
+    async fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        self.inner.decide(tool, input, ctx).await
+    }
+
+    async fn check_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        self.inner.check_rule_based(tool, input, ctx).await
+    }
+
+    async fn resolve_ask(
+        &self,
+        prompter: &dyn Prompter,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+        ask: PermissionResult,
+    ) -> PermissionResult {
+        let PermissionResult::Ask {
+            message, reason, ..
+        } = &ask
+        else {
+            return ask;
+        };
+        if matches!(self.route.channel, Channel::None) {
+            let _ = ctx.update_denials(|d| d.record_denial());
+            return PermissionResult::Deny {
+                message: format!(
+                    "Permission to use {} requires approval ({}), and this MCP client cannot be asked: it did not declare the elicitation capability. Do not retry this call.",
+                    tool.name(),
+                    why(message, reason.as_ref()),
+                ),
+                reason: reason.clone().unwrap_or(DecisionReason::Other {
+                    reason: "the MCP client cannot answer permission prompts".into(),
+                }),
+            };
+        }
+        let message = message.clone();
+        let reason = reason.clone();
+        let result = self
+            .inner
+            .resolve_ask(prompter, tool, input, ctx, ask)
+            .await;
+        if self.route.is_pending() {
+            // The call ends here with an InputRequiredResult; this result is not shown.
+            return PermissionResult::Deny {
+                message: "waiting for the client's answer".into(),
+                reason: DecisionReason::Other {
+                    reason: "the MCP client is asked".into(),
+                },
+            };
+        }
+        match (result, self.route.take_failure()) {
+            (PermissionResult::Deny { .. }, Some(failure)) => PermissionResult::Deny {
+                message: format!(
+                    "Permission to use {} requires approval ({}), and asking the MCP client failed: {failure}. Do not retry this call.",
+                    tool.name(),
+                    why(&message, reason.as_ref()),
+                ),
+                reason: DecisionReason::Other {
+                    reason: format!("asking the MCP client failed: {failure}"),
+                },
+            },
+            (result, _) => result,
+        }
+    }
+}
+
+/// Asks the MCP client, one elicitation per ask, with a boolean `allow`. Accept with
+/// `allow: true` runs the call once; anything else (decline, cancel, `allow: false`) is the
+/// user's rejection.
+pub(crate) struct ElicitPrompter {
+    route: Arc<AskRoute>,
+}
+
+impl ElicitPrompter {
+    pub(crate) fn new(route: Arc<AskRoute>) -> Self {
+        Self { route }
+    }
+}
+
+#[tool_core::async_trait]
+impl Prompter for ElicitPrompter {
+    async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
+        let deny = PromptAnswer::Deny { feedback: None };
+        let allow = PromptAnswer::AllowOnce {
+            updated_input: None,
+        };
+        let params = elicitation(request);
+        match &self.route.channel {
+            Channel::None => deny,
+            Channel::InputRequired(answer) => {
+                let state = state_of(request);
+                match answer {
+                    Some((echoed, answer)) if *echoed == state => {
+                        if allows(answer) {
+                            allow
+                        } else {
+                            deny
+                        }
+                    }
+                    // No answer yet, or one for another call: ask.
+                    _ => {
+                        self.route.set_pending(state, params);
+                        deny
+                    }
+                }
+            }
+            Channel::Request(peer) => {
+                let params: ElicitRequestParams = match serde_json::from_value(params) {
+                    Ok(params) => params,
+                    Err(e) => {
+                        self.route
+                            .set_failure(format!("cannot build the elicitation request: {e}"));
+                        return deny;
+                    }
+                };
+                match peer.create_elicitation(params).await {
+                    Ok(answer) if answer.action == ElicitationAction::Accept => {
+                        let answer = json!({"action": "accept", "content": answer.content});
+                        if allows(&answer) { allow } else { deny }
+                    }
+                    Ok(_) => deny,
+                    Err(e) => {
+                        self.route.set_failure(e.to_string());
+                        deny
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The `elicitation/create` params for an ask: what would run, why it asks, and a form with
+/// one boolean, `allow` (default false).
+pub(crate) fn elicitation(request: &PromptRequest) -> Value {
+    let call = ToolUse::new("", request.tool_name.clone(), request.input.clone()).describe();
+    let mut input = serde_json::to_string_pretty(&request.input).unwrap_or_default();
+    if input.chars().count() > 2000 {
+        input = format!("{}…", input.chars().take(2000).collect::<String>());
+    }
+    let message = format!(
+        "Allow {call}?\n\nWhy this asks: {}.\n\nInput:\n{input}",
+        why(&request.message, request.reason.as_ref())
+    );
+    json!({
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "allow": {
+                    "type": "boolean",
+                    "title": "Allow",
+                    "description": format!("Run {} once with this input", request.tool_name),
+                    "default": false,
+                },
+            },
+            "required": ["allow"],
+        },
+    })
+}
+
+/// Why a call asks, for people: the rule (and where it is written), the mode, the hook or
+/// the check, then the decision's own message.
+fn why(message: &str, reason: Option<&DecisionReason>) -> String {
+    let reason = match reason {
+        Some(DecisionReason::Rule { rule, source }) => {
+            Some(format!("rule {rule} in {}", source_name(*source)))
+        }
+        Some(DecisionReason::Mode { mode }) => Some(format!("permission mode {}", mode.as_str())),
+        Some(DecisionReason::Hook { hook, reason }) => Some(match reason {
+            Some(r) => format!("{hook} hook: {r}"),
+            None => format!("{hook} hook"),
+        }),
+        Some(DecisionReason::SafetyCheck { reason }) => Some(format!("safety check: {reason}")),
+        Some(DecisionReason::WorkingDir { reason } | DecisionReason::Other { reason }) => {
+            Some(reason.clone())
+        }
+        Some(_) | None => None,
+    };
+    let message = message.trim().trim_end_matches('.');
+    match reason {
+        Some(r) if message.is_empty() || message.contains(&r) => r,
+        Some(r) => format!("{r}; {message}"),
+        None if message.is_empty() => "no rule allows it".to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+fn source_name(source: RuleSource) -> &'static str {
+    match source {
+        RuleSource::UserSettings => "user settings",
+        RuleSource::ProjectSettings => "project settings",
+        RuleSource::LocalSettings => "local project settings",
+        RuleSource::FlagSettings => "--settings",
+        RuleSource::PolicySettings => "managed settings",
+        RuleSource::CliArg => "the command line",
+        RuleSource::Command => "a command",
+        RuleSource::Session => "this session",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_elicitation_names_the_call_and_the_rule_and_asks_one_boolean() {
+        let request = PromptRequest {
+            tool_name: "Bash".into(),
+            input: json!({"command": "echo hi"}),
+            message: "Claude requested permissions to use Bash, but you haven't granted it yet."
+                .into(),
+            reason: Some(DecisionReason::Rule {
+                rule: "Bash(echo:*)".into(),
+                source: RuleSource::ProjectSettings,
+            }),
+            suggestions: Vec::new(),
+            dont_ask_again: Vec::new(),
+        };
+        let params = elicitation(&request);
+        let message = params["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Allow Bash(echo hi)?"), "{message}");
+        assert!(
+            message.contains("rule Bash(echo:*) in project settings"),
+            "{message}"
+        );
+        assert_eq!(params["requestedSchema"]["required"], json!(["allow"]));
+        assert_eq!(
+            params["requestedSchema"]["properties"]["allow"]["type"],
+            "boolean"
+        );
+        let parsed: Result<ElicitRequestParams, _> = serde_json::from_value(params);
+        assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    #[test]
+    fn an_answer_allows_only_when_accepted_with_allow_true() {
+        assert!(allows(
+            &json!({"action": "accept", "content": {"allow": true}})
+        ));
+        assert!(!allows(
+            &json!({"action": "accept", "content": {"allow": false}})
+        ));
+        assert!(!allows(&json!({"action": "accept"})));
+        assert!(!allows(&json!({"action": "decline"})));
+        assert!(!allows(
+            &json!({"action": "cancel", "content": {"allow": true}})
+        ));
+    }
+}

@@ -1,0 +1,191 @@
+//! Our tools, results and progress reports in MCP's shapes.
+
+use serde_json::{Map, Value, json};
+use tool_core::{ContentBlock, ImageSource, Tool, ToolResultContent};
+
+/// The MCP `tools/list` entry of a tool: its name, the model-facing prompt as description,
+/// the input schema exactly as a model API gets it, and annotations from its safety flags.
+///
+/// The flags are per input, so they are read on a probe: the smallest input the schema
+/// accepts (each required field with a placeholder of its type). A tool whose flags hold
+/// whatever the input (Read is read-only, Write destructive, WebFetch open-world) gets its
+/// own answer; a tool whose flags depend on the input (Bash) gets the answer for an unknown
+/// command, which is the cautious one (not read-only, destructive). `idempotentHint` is not
+/// sent: no flag says it.
+pub fn tool_entry(tool: &dyn Tool) -> Value {
+    let schema = tool.input_schema();
+    let probe = probe_input(&schema);
+    let read_only = tool.is_read_only(&probe);
+    let mut annotations = json!({
+        "title": tool.name(),
+        "readOnlyHint": read_only,
+        "openWorldHint": tool.is_open_world(&probe),
+    });
+    // MCP reads destructiveHint only for tools that are not read-only.
+    if !read_only {
+        annotations["destructiveHint"] = json!(tool.is_destructive(&probe));
+    }
+    json!({
+        "name": tool.name(),
+        "description": tool.prompt(),
+        "inputSchema": schema,
+        "annotations": annotations,
+    })
+}
+
+/// The smallest object `schema` accepts, near enough: every required property with a
+/// placeholder of its type (the first `enum` value, the `const`, `"x"`, `1`, `false`, `[]`,
+/// `{}`).
+fn probe_input(schema: &Value) -> Value {
+    let mut input = Map::new();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let property = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+        input.insert(name.to_owned(), placeholder(property));
+    }
+    Value::Object(input)
+}
+
+fn placeholder(property: &Value) -> Value {
+    if let Some(value) = property.get("const") {
+        return value.clone();
+    }
+    if let Some(first) = property
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    let kind = match property.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        // `["string", "null"]` and the like: the first non-null type.
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ => "",
+    };
+    match kind {
+        "string" => json!("x"),
+        "integer" | "number" => {
+            let min = property
+                .get("minimum")
+                .and_then(Value::as_f64)
+                .unwrap_or(1.0);
+            if kind == "integer" {
+                json!(min.max(1.0).ceil() as i64)
+            } else {
+                json!(min.max(1.0))
+            }
+        }
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "object" => probe_input(property),
+        "null" => Value::Null,
+        _ => json!("x"),
+    }
+}
+
+/// Our tool_result content as MCP content blocks.
+pub fn mcp_content(content: &ToolResultContent) -> Vec<Value> {
+    match content {
+        ToolResultContent::Text(text) => vec![json!({"type": "text", "text": text})],
+        ToolResultContent::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+                ContentBlock::Image {
+                    source: ImageSource::Base64 { media_type, data },
+                } => json!({"type": "image", "data": data, "mimeType": media_type}),
+                ContentBlock::ToolReference { tool_name } => {
+                    json!({"type": "text", "text": format!("tool: {tool_name}")})
+                }
+                other => json!({
+                    "type": "text",
+                    "text": serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}")),
+                }),
+            })
+            .collect(),
+    }
+}
+
+/// `(progress, total, message)` for one progress report of a call, given the last progress
+/// sent (see `ProgressForwarder`).
+pub(crate) fn progress_of(data: &Value, last: Option<f64>) -> (f64, Option<f64>, Option<String>) {
+    // An MCP tool's report: forwarded as its server sent it.
+    if let Some(progress) = data.get("progress").and_then(Value::as_f64) {
+        let total = data.get("total").and_then(Value::as_f64);
+        let message = data
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        return (progress, total, message);
+    }
+    // Bash: the output so far, counted in bytes, with its last line as the message.
+    if let Some(bytes) = data.get("totalBytes").and_then(Value::as_f64) {
+        let message = data
+            .get("output")
+            .and_then(Value::as_str)
+            .and_then(|out| out.lines().rev().find(|l| !l.trim().is_empty()))
+            .map(|line| {
+                format!(
+                    "{} bytes of output; last line: {}",
+                    bytes,
+                    cut(line.trim(), 200)
+                )
+            });
+        return (bytes, None, message);
+    }
+    // Anything else: one more step.
+    let step = last.map_or(1.0, |l| l.floor() + 1.0);
+    (step, None, Some(cut(&data.to_string(), 200)))
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_fills_every_required_field_with_its_type() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 3},
+                "mode": {"type": "string", "enum": ["content", "files"]},
+                "flag": {"type": ["boolean", "null"]},
+                "optional": {"type": "string"}
+            },
+            "required": ["file_path", "limit", "mode", "flag"]
+        });
+        assert_eq!(
+            probe_input(&schema),
+            json!({"file_path": "x", "limit": 3, "mode": "content", "flag": false})
+        );
+    }
+
+    #[test]
+    fn progress_increases_whatever_the_report() {
+        assert_eq!(
+            progress_of(&json!({"progress": 50, "total": 100}), Some(0.0)),
+            (50.0, Some(100.0), None)
+        );
+        let (bytes, total, message) =
+            progress_of(&json!({"output": "a\nb\n", "totalBytes": 4}), None);
+        assert_eq!((bytes, total), (4.0, None));
+        assert_eq!(message.as_deref(), Some("4 bytes of output; last line: b"));
+        assert_eq!(progress_of(&json!({"x": 1}), Some(4.0)).0, 5.0);
+        assert_eq!(progress_of(&json!({"x": 1}), None).0, 1.0);
+    }
+}

@@ -1,0 +1,454 @@
+//! MCP over Streamable HTTP: rmcp's Streamable HTTP service (sessions as rmcp does them),
+//! hosted on hyper (HTTP/1.1), at one endpoint, [`MCP_PATH`].
+//!
+//! A server that runs tools on this machine must not answer a web page: a page on any site
+//! can make the browser send requests to `127.0.0.1` (and, with DNS rebinding, under its own
+//! host name). So:
+//! - [`HttpServer::bind`] refuses an address that is not loopback unless
+//!   [`HttpOptions::allow_non_loopback`] says otherwise;
+//! - every request's `Host` must name a loopback host (`localhost`, `127.0.0.1`, `[::1]`) or
+//!   one of [`HttpOptions::allowed_hosts`], with the bound port;
+//! - an `Origin`, when present, must be a loopback origin (`http(s)://localhost`,
+//!   `127.0.0.1` or `[::1]`, any port).
+//!
+//! Anything else gets `403 Forbidden` with a body saying which header was refused and why.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+use tool_core::CancellationToken;
+
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Where and how to listen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// The address to listen on (port 0: any free port).
+    pub addr: SocketAddr,
+    /// Allow an address that is not loopback. Every request still has to name an allowed
+    /// `Host`: the loopback names, or [`allowed_hosts`](Self::allowed_hosts).
+    pub allow_non_loopback: bool,
+    /// More `Host` values to accept, as `name` (with the bound port) or `name:port`.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl HttpOptions {
+    /// Listen on `addr`, loopback only, loopback host names only.
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            allow_non_loopback: false,
+            allowed_hosts: Vec::new(),
+        }
+    }
+}
+
+/// Why the HTTP server could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// A non-loopback address without [`HttpOptions::allow_non_loopback`].
+    #[error(
+        "refusing to listen on {0}: it is not a loopback address, and anyone who can reach it could run these tools (shell commands, file edits) with no authentication; listen on 127.0.0.1 (the default), or allow it explicitly (`--allow-non-loopback`)"
+    )]
+    NotLoopback(SocketAddr),
+    /// An allowed host that is not a host name or `name:port`.
+    #[error("`{0}` is not a host name or host:port")]
+    BadAllowedHost(String),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// Parses an address for `--http`: `PORT`, `HOST:PORT` (an IP address or `localhost`), or
+/// `[IPV6]:PORT`.
+pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Some((host, port)) = text.rsplit_once(':')
+        && host.eq_ignore_ascii_case("localhost")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    Err(format!(
+        "`{text}` is not an address to listen on: expected PORT, IP:PORT, localhost:PORT or [IPV6]:PORT (e.g. 127.0.0.1:8421)"
+    ))
+}
+
+/// What every request is checked against: the `Host` names with the bound port, and
+/// loopback origins.
+#[derive(Debug, Clone)]
+struct RequestGuard {
+    /// Lower-case host names (IPv6 without brackets) and the port each must come with.
+    hosts: Vec<(String, u16)>,
+}
+
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+fn normalize_host(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    LOOPBACK_NAMES.contains(&normalize_host(host).as_str())
+}
+
+/// `name` or `[v6]` in a URL or a Host header.
+fn display_host(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
+}
+
+impl RequestGuard {
+    fn new(port: u16, extra: &[String]) -> Result<Self, HttpError> {
+        let mut hosts: Vec<(String, u16)> = LOOPBACK_NAMES
+            .iter()
+            .map(|h| ((*h).to_owned(), port))
+            .collect();
+        for entry in extra {
+            let parsed = http::uri::Authority::try_from(entry.trim())
+                .map_err(|_| HttpError::BadAllowedHost(entry.clone()))?;
+            if parsed.host().is_empty() {
+                return Err(HttpError::BadAllowedHost(entry.clone()));
+            }
+            hosts.push((
+                normalize_host(parsed.host()),
+                parsed.port_u16().unwrap_or(port),
+            ));
+        }
+        Ok(Self { hosts })
+    }
+
+    /// The `Host` values accepted, for messages and for rmcp's own check.
+    fn host_values(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .map(|(h, p)| format!("{}:{p}", display_host(h)))
+            .collect()
+    }
+
+    /// The origins accepted, in rmcp's syntax.
+    fn origin_values() -> Vec<String> {
+        ["http", "https"]
+            .iter()
+            .flat_map(|scheme| {
+                LOOPBACK_NAMES
+                    .iter()
+                    .map(move |h| format!("{scheme}://{}:*", display_host(h)))
+            })
+            .collect()
+    }
+
+    /// `Err(body)` when a header is refused.
+    fn check(&self, headers: &http::HeaderMap) -> Result<(), String> {
+        let accepted = self.host_values().join(", ");
+        let host = match headers.get(http::header::HOST).map(|h| h.to_str()) {
+            None => {
+                return Err(format!(
+                    "Forbidden: the request has no Host header. This MCP server answers only requests addressed to {accepted} (DNS-rebinding protection).\n"
+                ));
+            }
+            Some(Err(_)) => {
+                return Err("Forbidden: the Host header is not readable text.\n".to_owned());
+            }
+            Some(Ok(host)) => host,
+        };
+        let allowed = http::uri::Authority::try_from(host).is_ok_and(|a| {
+            let name = normalize_host(a.host());
+            let port = a.port_u16().unwrap_or(80);
+            self.hosts.iter().any(|(h, p)| *h == name && *p == port)
+        });
+        if !allowed {
+            return Err(format!(
+                "Forbidden: Host header `{host}` is not allowed. This MCP server runs tools on this machine and answers only requests addressed to {accepted}, so that a web page cannot reach it through a rebound DNS name (DNS-rebinding protection). To accept another name, start it with --allowed-host NAME.\n"
+            ));
+        }
+        if let Some(origin) = headers.get(http::header::ORIGIN) {
+            let text = origin.to_str().unwrap_or("(not readable text)");
+            let loopback = http::Uri::try_from(text).is_ok_and(|uri| {
+                matches!(uri.scheme_str(), Some("http" | "https"))
+                    && uri.host().is_some_and(is_loopback_name)
+            });
+            if !loopback {
+                return Err(format!(
+                    "Forbidden: Origin `{text}` is not allowed. This MCP server runs tools on this machine and accepts browser requests only from pages served by this machine (http or https on localhost, 127.0.0.1 or [::1]); requests without an Origin header (non-browser clients) are accepted.\n"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn text_response(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// The MCP endpoint behind the Host/Origin checks.
+struct Guarded<S: ServerHandler + Send + 'static> {
+    guard: Arc<RequestGuard>,
+    inner: StreamableHttpService<S, LocalSessionManager>,
+}
+
+impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
+    fn clone(&self) -> Self {
+        Self {
+            guard: self.guard.clone(),
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming>> for Guarded<S> {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        if let Err(body) = self.guard.check(request.headers()) {
+            tracing::warn!(target: "toolwright::serve", "refused a request: {}", body.trim_end());
+            return Box::pin(std::future::ready(Ok(text_response(
+                StatusCode::FORBIDDEN,
+                body,
+            ))));
+        }
+        if request.uri().path() != MCP_PATH {
+            let body = format!(
+                "Not found: {} is not served here; the MCP endpoint is {MCP_PATH}.\n",
+                request.uri().path()
+            );
+            return Box::pin(std::future::ready(Ok(text_response(
+                StatusCode::NOT_FOUND,
+                body,
+            ))));
+        }
+        let mut inner = self.inner.clone();
+        Box::pin(tower_service::Service::call(&mut inner, request))
+    }
+}
+
+/// A bound Streamable HTTP server, not yet serving.
+#[derive(Debug)]
+pub struct HttpServer {
+    listener: TcpListener,
+    local: SocketAddr,
+    guard: Arc<RequestGuard>,
+    shutdown: CancellationToken,
+}
+
+impl HttpServer {
+    /// Binds `options.addr` (checking it is loopback unless allowed otherwise).
+    pub async fn bind(options: &HttpOptions) -> Result<Self, HttpError> {
+        if !options.addr.ip().is_loopback() && !options.allow_non_loopback {
+            return Err(HttpError::NotLoopback(options.addr));
+        }
+        let listener = TcpListener::bind(options.addr)
+            .await
+            .map_err(|source| HttpError::Bind {
+                addr: options.addr,
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| HttpError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+        let guard = Arc::new(RequestGuard::new(local.port(), &options.allowed_hosts)?);
+        Ok(Self {
+            listener,
+            local,
+            guard,
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    /// The address bound (with the real port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The endpoint's URL for a client on this machine: `http://127.0.0.1:PORT/mcp`
+    /// (`[::1]` for an IPv6 address; the loopback address of the family for an unspecified
+    /// one).
+    pub fn url(&self) -> String {
+        let host = match self.local.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => "127.0.0.1".to_owned(),
+            IpAddr::V6(ip) if ip.is_unspecified() => "[::1]".to_owned(),
+            IpAddr::V4(ip) => ip.to_string(),
+            IpAddr::V6(ip) => format!("[{ip}]"),
+        };
+        format!("http://{host}:{}{MCP_PATH}", self.local.port())
+    }
+
+    /// Cancelling this token stops the server: no new connections, sessions ended, and
+    /// [`serve`](Self::serve) returns.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves until the [shutdown token](Self::shutdown_token) is cancelled. `factory` makes
+    /// the handler of each new MCP session.
+    pub async fn serve<S, F>(self, factory: F)
+    where
+        S: ServerHandler + Send + 'static,
+        F: Fn() -> S + Send + Sync + 'static,
+    {
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(self.guard.host_values())
+            .with_allowed_origins(RequestGuard::origin_values())
+            .with_cancellation_token(self.shutdown.child_token());
+        let inner = StreamableHttpService::new(
+            move || Ok(factory()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let service = Guarded {
+            guard: self.guard.clone(),
+            inner,
+        };
+        loop {
+            let stream = tokio::select! {
+                () = self.shutdown.cancelled() => break,
+                accepted = self.listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait a little and go on.
+                        tracing::warn!(target: "toolwright::serve", "accept failed: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let service = service.clone();
+            let shutdown = self.shutdown.clone();
+            tokio::spawn(async move {
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service);
+                tokio::pin!(connection);
+                tokio::select! {
+                    result = connection.as_mut() => {
+                        if let Err(e) = result {
+                            tracing::debug!(target: "toolwright::serve", "connection ended: {e}");
+                        }
+                    }
+                    () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> http::HeaderMap {
+        let mut map = http::HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(
+                *name,
+                http::HeaderValue::from_str(value)
+                    .unwrap_or_else(|_| http::HeaderValue::from_static("bad")),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn loopback_hosts_with_the_bound_port_pass_and_others_are_refused() {
+        let guard = RequestGuard::new(8421, &[]).map_err(|e| e.to_string());
+        let Ok(guard) = guard else {
+            panic!("{guard:?}")
+        };
+        for host in [
+            "127.0.0.1:8421",
+            "localhost:8421",
+            "[::1]:8421",
+            "LOCALHOST:8421",
+        ] {
+            assert_eq!(guard.check(&headers(&[("host", host)])), Ok(()), "{host}");
+        }
+        for host in [
+            "evil.example:8421",
+            "127.0.0.1:9999",
+            "localhost",
+            "127.0.0.2:8421",
+        ] {
+            let refused = guard.check(&headers(&[("host", host)]));
+            assert!(
+                refused
+                    .as_ref()
+                    .is_err_and(|body| body.contains("DNS-rebinding")),
+                "{host}: {refused:?}"
+            );
+        }
+        assert!(guard.check(&headers(&[])).is_err());
+    }
+
+    #[test]
+    fn origins_must_be_loopback_when_present() {
+        let Ok(guard) = RequestGuard::new(8421, &["box.lan".to_owned()]) else {
+            panic!("guard")
+        };
+        let ok =
+            |origin: &str| guard.check(&headers(&[("host", "127.0.0.1:8421"), ("origin", origin)]));
+        assert_eq!(ok("http://localhost:6274"), Ok(()));
+        assert_eq!(ok("https://127.0.0.1"), Ok(()));
+        assert_eq!(ok("http://[::1]:3000"), Ok(()));
+        for bad in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil.example:8421",
+            "file://",
+        ] {
+            assert!(ok(bad).is_err(), "{bad}");
+        }
+        assert_eq!(guard.check(&headers(&[("host", "box.lan:8421")])), Ok(()));
+        assert!(guard.check(&headers(&[("host", "box.lan:1")])).is_err());
+    }
+
+    #[test]
+    fn addresses_parse_as_the_help_says() {
+        assert_eq!(parse_addr("8421").ok(), "127.0.0.1:8421".parse().ok());
+        assert_eq!(parse_addr("localhost:0").ok(), "127.0.0.1:0".parse().ok());
+        assert_eq!(parse_addr("[::1]:80").ok(), "[::1]:80".parse().ok());
+        assert_eq!(parse_addr("0.0.0.0:1").ok(), "0.0.0.0:1".parse().ok());
+        assert!(parse_addr("example.com:80").is_err());
+    }
+}

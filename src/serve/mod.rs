@@ -1,0 +1,308 @@
+//! Tools served over MCP: the server side of `toolwright serve`, on the official Rust SDK
+//! (`rmcp`), usable by any host that wants to serve its own tool list.
+//!
+//! - [`ToolServer`] is an rmcp `ServerHandler` that lists a context's tools (name, the
+//!   model-facing prompt as description, the input schema exactly as a model API gets it,
+//!   annotations from the safety flags) and runs every `tools/call` through the per-call
+//!   pipeline (hooks, permission rules). A permission "ask" becomes an MCP elicitation
+//!   (a form with a boolean `allow`) when the client declared that capability, and a deny
+//!   saying why otherwise: `elicitation/create` while the call waits up to protocol
+//!   2025-11-25, an input-required result answered by a retry from 2026-07-28 on. A
+//!   request's `_meta.progressToken` turns the tool's progress reports into
+//!   `notifications/progress`; cancelling the request cancels the call.
+//! - [`serve_stdio`] serves a handler over standard input and output.
+//! - [`http`] serves a handler over Streamable HTTP on a loopback address, checking the `Host`
+//!   and `Origin` headers of every request (DNS-rebinding protection).
+//!
+//! A host with more than tools (resources, prompts) wraps a [`ToolServer`] in its own
+//! handler and delegates `tools/list` and `tools/call` to [`ToolServer::list`] and
+//! [`ToolServer::call`] (see `examples/conformance_server.rs`).
+
+pub mod http;
+
+mod ask;
+mod convert;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
+    InitializeResult, InputRequest, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities,
+};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tool_core::{FileStateCache, ProgressSender, ToolProgress, ToolUseContext};
+use tool_exec::{Hooks, Permissions, Pipeline, ToolUse};
+
+pub use convert::{mcp_content, tool_entry};
+
+/// Serves tools over MCP, each call through the pipeline. Cheap to clone; clones share the
+/// tools, permissions and hooks. See the [module docs](self).
+#[derive(Clone)]
+pub struct ToolServer {
+    ctx: ToolUseContext,
+    permissions: Arc<dyn Permissions>,
+    hooks: Arc<dyn Hooks>,
+    info: Implementation,
+    instructions: Option<String>,
+    calls: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for ToolServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolServer")
+            .field("ctx", &self.ctx)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolServer {
+    /// Serves the tools of `ctx`, deciding with `permissions` and running `hooks` around
+    /// each call. Calls run in `ctx` (its cwd, permission state, results directory), each with
+    /// its own cancellation; `avoid_prompts` is ignored, as asks go to the client.
+    pub fn new(
+        ctx: ToolUseContext,
+        permissions: Arc<dyn Permissions>,
+        hooks: Arc<dyn Hooks>,
+    ) -> Self {
+        Self {
+            ctx,
+            permissions,
+            hooks,
+            info: Implementation::new("toolwright", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            calls: Arc::default(),
+        }
+    }
+
+    /// The name and version given to clients in `initialize` (default: toolwright and this
+    /// crate's version).
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// The `instructions` given to clients in `initialize`.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// A server for a new client session: same tools, permissions and hooks, but its own
+    /// file-state cache (what one client read does not count as read for another).
+    pub fn for_new_session(&self) -> Self {
+        let mut server = self.clone();
+        server.ctx = server.ctx.with_file_state(FileStateCache::default());
+        server
+    }
+
+    /// The capabilities this server has: tools.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        serde_json::from_value(json!({"tools": {"listChanged": false}})).unwrap_or_default()
+    }
+
+    /// The `tools/list` entries, in the context's order.
+    pub fn list(&self) -> Vec<rmcp::model::Tool> {
+        self.ctx
+            .tools()
+            .iter()
+            .filter_map(|t| serde_json::from_value(tool_entry(t.as_ref())).ok())
+            .collect()
+    }
+
+    /// Runs one `tools/call` through the pipeline. The answer is a result (an unknown tool,
+    /// invalid input, a denial and a failure are `isError` results the caller reads), or,
+    /// on protocol 2026-07-28 and later, an input-required result when the call asks.
+    pub async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let input = Value::Object(request.arguments.clone().unwrap_or_default());
+        let tool_use = ToolUse::new(format!("mcp_call_{n}"), request.name.to_string(), input);
+
+        // Asks go to this client when it can answer them, through the pipeline's seams.
+        let can_elicit = context
+            .client_capabilities()
+            .is_some_and(|c| c.elicitation.is_some());
+        // From 2026-07-28 on, a server may not send requests: asks travel in the result.
+        let no_server_requests = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ask::FIRST_STATELESS_VERSION);
+        let channel = match (can_elicit, no_server_requests) {
+            (false, _) => ask::Channel::None,
+            (true, false) => ask::Channel::Request(context.peer.clone()),
+            (true, true) => ask::Channel::InputRequired(
+                request.request_state.clone().zip(
+                    request
+                        .input_responses
+                        .as_ref()
+                        .and_then(|r| r.get(ask::INPUT_KEY).cloned()),
+                ),
+            ),
+        };
+        let route = Arc::new(ask::AskRoute::new(channel));
+        let pipeline = Pipeline::new(
+            Arc::new(ask::ServePermissions::new(
+                self.permissions.clone(),
+                route.clone(),
+            )),
+            Arc::new(ask::ElicitPrompter::new(route.clone())),
+            self.hooks.clone(),
+        );
+        let mut permission = self.ctx.permission().clone();
+        permission.avoid_prompts = false;
+        // The request's cancellation is the call's.
+        let ctx = self
+            .ctx
+            .clone()
+            .with_permission(permission)
+            .with_cancellation(context.ct.child_token());
+
+        let token = context.meta.get_progress_token();
+        let (progress, mut reports) = match &token {
+            Some(_) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<ToolProgress>();
+                let sink = Arc::new(move |p: ToolProgress| {
+                    let _ = tx.send(p);
+                });
+                (ProgressSender::new(tool_use.id.clone(), sink), Some(rx))
+            }
+            None => (ProgressSender::none(), None),
+        };
+        let run = pipeline.run_tool_use(&tool_use, ctx, progress);
+        let outcome = match (&token, reports.as_mut()) {
+            (Some(token), Some(reports)) => {
+                let mut forward = ProgressForwarder::new(context.peer.clone(), token.clone());
+                tokio::pin!(run);
+                let outcome = loop {
+                    tokio::select! {
+                        biased;
+                        Some(report) = reports.recv() => forward.send(&report.data).await,
+                        outcome = &mut run => break outcome,
+                    }
+                };
+                // Reports sent just before the end still precede the response.
+                while let Ok(report) = reports.try_recv() {
+                    forward.send(&report.data).await;
+                }
+                outcome
+            }
+            _ => run.await,
+        };
+        if let Some((state, params)) = route.take_pending() {
+            let elicit = json!({"method": "elicitation/create", "params": params});
+            let elicit: InputRequest = serde_json::from_value(elicit).map_err(|e| {
+                ErrorData::internal_error(format!("cannot encode the elicitation: {e}"), None)
+            })?;
+            let requests = std::iter::once((ask::INPUT_KEY.to_owned(), elicit)).collect();
+            return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                Some(requests),
+                Some(state),
+            )));
+        }
+        let result = json!({
+            "resultType": "complete",
+            "content": mcp_content(&outcome.result.content),
+            "isError": outcome.result.is_error,
+        });
+        let result: CallToolResult = serde_json::from_value(result).map_err(|e| {
+            ErrorData::internal_error(format!("cannot encode the result: {e}"), None)
+        })?;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> InitializeResult {
+        let mut info =
+            InitializeResult::new(self.capabilities()).with_server_info(self.info.clone());
+        if let Some(text) = &self.instructions {
+            info = info.with_instructions(text.clone());
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.list()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.list().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await
+    }
+}
+
+/// Turns a call's progress reports into `notifications/progress` for one progress token.
+/// MCP wants `progress` to increase with every notification: a report with a numeric
+/// `progress` (an MCP tool's) is forwarded as it is, Bash's output reports count bytes, and
+/// any other report counts one step; a report that would not increase is dropped.
+struct ProgressForwarder {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    last: Option<f64>,
+}
+
+impl ProgressForwarder {
+    fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        Self {
+            peer,
+            token,
+            last: None,
+        }
+    }
+
+    async fn send(&mut self, data: &Value) {
+        let (progress, total, message) = convert::progress_of(data, self.last);
+        if self.last.is_some_and(|last| progress <= last) {
+            return;
+        }
+        self.last = Some(progress);
+        let mut param = ProgressNotificationParam::new(self.token.clone(), progress);
+        param.total = total;
+        param.message = message;
+        // A client that went away gets nothing more; the call's own result says the rest.
+        let _ = self.peer.notify_progress(param).await;
+    }
+}
+
+/// Serves `handler` over standard input and output until the client closes its end.
+pub async fn serve_stdio<S: ServerHandler>(handler: S) -> Result<(), ServeError> {
+    let service = handler
+        .serve(rmcp::transport::io::stdio())
+        .await
+        .map_err(|e| ServeError::Initialize(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| ServeError::Session(e.to_string()))
+}
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client never completed `initialize`.
+    #[error("the client did not initialize: {0}")]
+    Initialize(String),
+    /// The session ended abnormally.
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+}

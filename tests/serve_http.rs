@@ -1,0 +1,499 @@
+//! `toolwright serve --http` as a real process, driven by third-party clients of
+//! `../shared/mcp-peers` (the MCP inspector CLI, `MCP_INSPECTOR_CLI`; the Python SDK,
+//! `MCP_PYTHON`) and by raw HTTP requests: listing and calling tools, the Host/Origin checks,
+//! permission asks turned into elicitations (answered by a Python client, on the
+//! 2025-11-25 handshake and on 2026-07-28's input-required retries), progress notifications
+//! and cancellation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A peer's path from its environment variable, or `None` (with a notice) outside CI.
+fn peer(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(path) if !path.is_empty() && Path::new(&path).exists() => Some(path),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{var} is not set in CI: .ci/run must install ../shared/mcp-peers")
+        }
+        _ => {
+            eprintln!(
+                "notice: {var} is not set; skipping (run `eval \"$(bash ../shared/mcp-peers/install.sh)\"`)"
+            );
+            None
+        }
+    }
+}
+
+/// A temporary project, canonicalised.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, root)
+}
+
+/// `toolwright serve --http 127.0.0.1:0` on `project`, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    port: u16,
+}
+
+impl Server {
+    fn start(project: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["serve", "--http", "127.0.0.1:0", "--cwd"])
+            .arg(project)
+            .args(extra)
+            .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().to_owned();
+        assert!(
+            url.starts_with("http://127.0.0.1:"),
+            "no URL on stdout: {line:?}"
+        );
+        let port = url
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap();
+        Self { child, url, port }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn inspector_call(inspector: &str, url: &str, args: &[&str]) -> Value {
+    let out = Command::new(inspector)
+        .args([url, "--transport", "http"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "inspector failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_inspector_lists_and_calls_tools_over_http_through_the_pipeline() {
+    let Some(inspector) = peer("MCP_INSPECTOR_CLI") else {
+        return;
+    };
+    let (_dir, root) = project();
+    std::fs::write(root.join("f.txt"), "served file\n").unwrap();
+    let server = Server::start(
+        &root,
+        &["--settings", r#"{"permissions": {"deny": ["Bash(rm:*)"]}}"#],
+    );
+
+    let list = inspector_call(&inspector, &server.url, &["--method", "tools/list"]);
+    let tools = list["tools"].as_array().unwrap();
+    let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap();
+    for name in ["Bash", "Read", "Edit", "Glob", "Grep", "Write"] {
+        assert_eq!(tool(name)["inputSchema"]["type"], "object", "{name}");
+    }
+    assert_eq!(tool("Read")["inputSchema"]["required"][0], "file_path");
+    // Annotations from the safety flags.
+    assert_eq!(tool("Read")["annotations"]["readOnlyHint"], true);
+    assert_eq!(tool("Read")["annotations"]["openWorldHint"], false);
+    assert_eq!(tool("Write")["annotations"]["readOnlyHint"], false);
+    assert_eq!(tool("Write")["annotations"]["destructiveHint"], true);
+    assert_eq!(tool("Bash")["annotations"]["destructiveHint"], true);
+    assert_eq!(tool("WebFetch")["annotations"]["openWorldHint"], true);
+
+    let echo = inspector_call(
+        &inspector,
+        &server.url,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "Bash",
+            "--tool-arg",
+            "command=echo served over http",
+        ],
+    );
+    assert_eq!(echo["isError"], false, "{echo}");
+    assert_eq!(echo["content"][0]["text"], "served over http");
+
+    let arg = format!("file_path={}", root.join("f.txt").display());
+    let read = inspector_call(
+        &inspector,
+        &server.url,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "Read",
+            "--tool-arg",
+            &arg,
+        ],
+    );
+    assert_eq!(read["content"][0]["text"], "     1→served file");
+
+    let denied = inspector_call(
+        &inspector,
+        &server.url,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "Bash",
+            "--tool-arg",
+            "command=rm f.txt",
+        ],
+    );
+    assert_eq!(denied["isError"], true);
+    assert!(
+        denied["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("denied"),
+        "{denied}"
+    );
+    assert!(root.join("f.txt").exists());
+}
+
+/// Sends one raw HTTP/1.1 request and returns the status code and as much of the body as
+/// arrives before the server closes or the body is complete.
+fn raw_request(port: u16, path: &str, headers: &[(&str, String)]) -> (u16, String) {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!("POST {path} HTTP/1.1\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    ));
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let code: u16 = status.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    // A plain answer has a length; an event stream is not read (the status is enough).
+    let text = match length {
+        Some(n) => {
+            let mut buf = vec![0; n];
+            reader.read_exact(&mut buf).unwrap();
+            String::from_utf8_lossy(&buf).into_owned()
+        }
+        None => String::new(),
+    };
+    (code, text)
+}
+
+#[test]
+fn requests_with_a_foreign_host_or_origin_are_refused_before_anything_runs() {
+    let (_dir, root) = project();
+    let server = Server::start(&root, &[]);
+    let port = server.port;
+    let host = |h: &str| ("Host", h.to_owned());
+
+    // The DNS-rebinding attack: the browser sends the attacker's name as Host.
+    let (code, body) = raw_request(port, "/mcp", &[host(&format!("evil.example:{port}"))]);
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("Host header `evil.example:"), "{body}");
+    assert!(body.contains("DNS-rebinding"), "{body}");
+
+    // Loopback, but not this server's port.
+    let (code, _) = raw_request(port, "/mcp", &[host("localhost:1")]);
+    assert_eq!(code, 403);
+
+    // A page of another site, even with a loopback Host.
+    let (code, body) = raw_request(
+        port,
+        "/mcp",
+        &[
+            host(&format!("127.0.0.1:{port}")),
+            ("Origin", "http://evil.example".to_owned()),
+        ],
+    );
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body.contains("Origin `http://evil.example` is not allowed"),
+        "{body}"
+    );
+
+    // The same request from this machine's names is served: loopback origins too.
+    for (name, origin) in [
+        (format!("127.0.0.1:{port}"), None),
+        (format!("localhost:{port}"), Some("http://localhost:6274")),
+        (format!("[::1]:{port}"), Some("http://127.0.0.1:3000")),
+    ] {
+        let mut headers = vec![host(&name)];
+        if let Some(origin) = origin {
+            headers.push(("Origin", origin.to_owned()));
+        }
+        let (code, body) = raw_request(port, "/mcp", &headers);
+        assert_eq!(code, 200, "{name} {origin:?}: {body}");
+    }
+
+    // Only /mcp is served.
+    let (code, body) = raw_request(port, "/other", &[host(&format!("127.0.0.1:{port}"))]);
+    assert_eq!(code, 404);
+    assert!(body.contains("the MCP endpoint is /mcp"), "{body}");
+}
+
+#[test]
+fn a_non_loopback_address_needs_an_explicit_flag() {
+    let (_dir, root) = project();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--http", "0.0.0.0:0", "--cwd"])
+        .arg(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0: it is not a loopback address"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--allow-non-loopback"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--http", "example.com:80", "--cwd"])
+        .arg(&root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`example.com:80` is not an address"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The Python SDK client every Python test runs: `client.py URL MODE PROTOCOL WORKDIR`,
+/// printing one JSON object (the elicitations it was sent, the progress it got, the result).
+const PY_CLIENT: &str = r#"
+import json, os, sys, anyio
+import mcp_types as types
+from mcp import Client
+
+url, mode, protocol, work = sys.argv[1:5]
+out = {"elicitations": [], "progress": []}
+
+async def answer(ctx, params):
+    out["elicitations"].append({"message": params.message, "schema": params.requested_schema})
+    if mode == "accept":
+        return types.ElicitResult(action="accept", content={"allow": True})
+    return types.ElicitResult(action="decline")
+
+async def on_progress(progress, total, message):
+    out["progress"].append({"progress": progress, "total": total, "message": message})
+
+def dump(result):
+    return {"isError": result.is_error, "text": [c.text for c in result.content if c.type == "text"]}
+
+async def main():
+    callback = answer if mode in ("accept", "decline") else None
+    async with Client(url, mode=protocol, elicitation_callback=callback) as c:
+        out["protocol"] = c.protocol_version
+        if mode in ("accept", "decline", "no-elicitation"):
+            out["result"] = dump(await c.call_tool("Bash", {"command": "touch made.txt"}))
+        elif mode == "progress":
+            command = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
+            out["result"] = dump(await c.call_tool("Bash", {"command": command}, progress_callback=on_progress))
+        elif mode == "cancel":
+            pid_file = os.path.join(work, "shell.pid")
+            async with anyio.create_task_group() as tg:
+                async def call():
+                    await c.call_tool("Bash", {"command": f"echo $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file} && sleep 60 && touch {work}/late.txt"})
+                    out["finished"] = True
+                tg.start_soon(call)
+                with anyio.fail_after(30):
+                    while not os.path.exists(pid_file):
+                        await anyio.sleep(0.02)
+                tg.cancel_scope.cancel()
+            pid = int(open(pid_file).read())
+            # The server cancels the call, which ends the shell's process group.
+            with anyio.fail_after(30):
+                while True:
+                    try:
+                        os.kill(pid, 0)
+                    except ProcessLookupError:
+                        break
+                    await anyio.sleep(0.02)
+            out["shell_gone"] = True
+            out["result"] = dump(await c.call_tool("Bash", {"command": "echo still serving"}))
+    print(json.dumps(out))
+
+anyio.run(main)
+"#;
+
+/// Runs the Python client against `server`; `protocol` is the SDK's `mode`: `legacy` (the
+/// 2025-11-25 handshake) or `auto` (2026-07-28 when the server offers it).
+fn python(python: &str, server: &Server, work: &Path, mode: &str, protocol: &str) -> Value {
+    let script = work.join(".client.py");
+    std::fs::write(&script, PY_CLIENT).unwrap();
+    let out = Command::new(python)
+        .arg(&script)
+        .args([server.url.as_str(), mode, protocol])
+        .arg(work)
+        .current_dir(work)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python client ({mode}, {protocol}) failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+}
+
+const ASK_TOUCH: &str = r#"{"permissions": {"ask": ["Bash(touch:*)"]}}"#;
+
+#[test]
+fn an_ask_rule_becomes_an_elicitation_and_the_answer_decides() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let (_dir, root) = project();
+    let server = Server::start(&root, &["--settings", ASK_TOUCH]);
+    let made = root.join("made.txt");
+    for protocol in ["legacy", "auto"] {
+        // Accept with allow: true runs the call once.
+        let out = python(&py, &server, &root, "accept", protocol);
+        let expected = if protocol == "legacy" {
+            "2025-11-25"
+        } else {
+            "2026-07-28"
+        };
+        assert_eq!(out["protocol"], expected, "{out}");
+        let asked = &out["elicitations"].as_array().unwrap();
+        assert_eq!(asked.len(), 1, "{out}");
+        let message = asked[0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Allow Bash(touch made.txt)?"),
+            "{message}"
+        );
+        assert!(
+            message.contains("rule Bash(touch:*) in --settings"),
+            "{message}"
+        );
+        assert_eq!(asked[0]["schema"]["properties"]["allow"]["type"], "boolean");
+        assert_eq!(out["result"]["isError"], false, "{out}");
+        assert!(made.exists(), "{protocol}: the accepted call did not run");
+        std::fs::remove_file(&made).unwrap();
+
+        // Decline: the call does not run and the caller reads the rejection.
+        let out = python(&py, &server, &root, "decline", protocol);
+        assert_eq!(out["elicitations"].as_array().unwrap().len(), 1, "{out}");
+        assert_eq!(out["result"]["isError"], true, "{out}");
+        assert_eq!(
+            out["result"]["text"][0],
+            toolwright::exec::REJECT_MESSAGE,
+            "{out}"
+        );
+        assert!(!made.exists(), "{protocol}: the declined call ran");
+
+        // A client without the capability gets a deny that says why.
+        let out = python(&py, &server, &root, "no-elicitation", protocol);
+        assert_eq!(out["elicitations"], serde_json::json!([]));
+        assert_eq!(out["result"]["isError"], true, "{out}");
+        let text = out["result"]["text"][0].as_str().unwrap();
+        assert!(
+            text.contains("requires approval (rule Bash(touch:*) in --settings"),
+            "{text}"
+        );
+        assert!(
+            text.contains("did not declare the elicitation capability"),
+            "{text}"
+        );
+        assert!(!made.exists());
+    }
+}
+
+#[test]
+fn a_call_with_a_progress_token_gets_progress_notifications() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let (_dir, root) = project();
+    let server = Server::start(
+        &root,
+        &["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#],
+    );
+    for protocol in ["legacy", "auto"] {
+        let out = python(&py, &server, &root, "progress", protocol);
+        assert_eq!(out["result"]["isError"], false, "{out}");
+        assert_eq!(
+            out["result"]["text"][0],
+            "line 1\nline 2\nline 3\nline 4\nline 5\nline 6"
+        );
+        let progress: Vec<f64> = out["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["progress"].as_f64().unwrap())
+            .collect();
+        assert!(!progress.is_empty(), "{protocol}: no progress: {out}");
+        // Bash's reports count output bytes; MCP wants every notification to increase.
+        assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+        let message = out["progress"][0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("bytes of output; last line: line "),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn cancelling_a_request_cancels_the_call_and_the_server_goes_on() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let (_dir, root) = project();
+    let server = Server::start(
+        &root,
+        &["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#],
+    );
+    for protocol in ["legacy", "auto"] {
+        let _ = std::fs::remove_file(root.join("shell.pid"));
+        let out = python(&py, &server, &root, "cancel", protocol);
+        assert_eq!(out["shell_gone"], true, "{out}");
+        assert!(out.get("finished").is_none(), "{out}");
+        assert_eq!(out["result"]["text"][0], "still serving", "{out}");
+        assert!(!root.join("late.txt").exists());
+    }
+}

@@ -237,52 +237,14 @@ fn stream_text() -> impl Strategy<Value = String> {
     prop_oneof![3 => valid, 4 => mutated, 2 => noise, 1 => any::<String>()]
 }
 
-/// Runs `test` on inputs from `strategy`: `cases` of them (the quick pass of a normal test
-/// run), or as many as fit in `TOOLWRIGHT_FUZZ_SECS` seconds when it is set (`cargo xtask
-/// fuzz`). A failure is shrunk to a minimal input and its seed saved next to this file
-/// (`*.proptest-regressions`), which every later run replays first.
-fn fuzz<S>(cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
-where
-    S: Strategy,
-    S::Value: std::fmt::Debug,
-{
-    use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
-    let budget = std::env::var("TOOLWRIGHT_FUZZ_SECS")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_secs);
-    let deadline = budget.map(|b| std::time::Instant::now() + b);
-    let mut total = 0u64;
-    loop {
-        let round = if deadline.is_some() { 512 } else { cases };
-        let config = Config {
-            cases: round,
-            source_file: Some(file!()),
-            failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-                "proptest-regressions",
-            ))),
-            ..Config::default()
-        };
-        match TestRunner::new(config).run(&strategy, &test) {
-            Ok(()) => {}
-            Err(TestError::Fail(reason, input)) => {
-                panic!("{reason}\nminimal failing input: {input:#?}")
-            }
-            Err(TestError::Abort(reason)) => panic!("fuzzing aborted: {reason}"),
-        }
-        total += u64::from(round);
-        if deadline.is_none_or(|d| std::time::Instant::now() >= d) {
-            break;
-        }
-    }
-    if budget.is_some() {
-        eprintln!("fuzzed {total} inputs");
-    }
-}
+#[path = "../../../tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
 
 #[test]
 fn fuzz_sse_chunking_and_errors() {
     fuzz(
+        file!(),
         1500,
         (
             stream_text(),
@@ -303,6 +265,7 @@ fn fuzz_sse_chunking_and_errors() {
 #[test]
 fn fuzz_sse_valid_streams_lose_no_tool_use() {
     fuzz(
+        file!(),
         800,
         (
             proptest::collection::vec(block(), 0..6),

@@ -153,48 +153,9 @@ const WRAPPERS: &[&str] = &[
     "echo a | xargs {}",
 ];
 
-/// Runs `test` on inputs from `strategy`: `cases` of them (the quick pass of a normal test
-/// run), or as many as fit in `TOOLWRIGHT_FUZZ_SECS` seconds when it is set (`cargo xtask
-/// fuzz`). A failure is shrunk to a minimal input and its seed saved next to this file
-/// (`*.proptest-regressions`), which every later run replays first.
-fn fuzz<S>(cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
-where
-    S: Strategy,
-    S::Value: std::fmt::Debug,
-{
-    use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
-    let budget = std::env::var("TOOLWRIGHT_FUZZ_SECS")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_secs);
-    let deadline = budget.map(|b| std::time::Instant::now() + b);
-    let mut total = 0u64;
-    loop {
-        let round = if deadline.is_some() { 512 } else { cases };
-        let config = Config {
-            cases: round,
-            source_file: Some(file!()),
-            failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-                "proptest-regressions",
-            ))),
-            ..Config::default()
-        };
-        match TestRunner::new(config).run(&strategy, &test) {
-            Ok(()) => {}
-            Err(TestError::Fail(reason, input)) => {
-                panic!("{reason}\nminimal failing input: {input:#?}")
-            }
-            Err(TestError::Abort(reason)) => panic!("fuzzing aborted: {reason}"),
-        }
-        total += u64::from(round);
-        if deadline.is_none_or(|d| std::time::Instant::now() >= d) {
-            break;
-        }
-    }
-    if budget.is_some() {
-        eprintln!("fuzzed {total} inputs");
-    }
-}
+#[path = "../../../tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
 
 fn message(r: &PermissionResult) -> Option<&str> {
     match r {
@@ -208,7 +169,7 @@ fn message(r: &PermissionResult) -> Option<&str> {
 
 #[test]
 fn fuzz_bash_analysis() {
-    fuzz(2000, shell_text(), |cmd| {
+    fuzz(file!(), 2000, shell_text(), |cmd| {
         let analysis = analyze(&cmd);
         for c in &analysis.commands {
             let _ = c.raw_text();
@@ -229,7 +190,7 @@ fn fuzz_bash_decisions() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    fuzz(400, shell_text(), |cmd| {
+    fuzz(file!(), 400, shell_text(), |cmd| {
         let r = rt.block_on(engine.decide(&bash, &json!({"command": cmd}), &ctx));
         if let Some(m) = message(&r) {
             prop_assert!(
@@ -265,6 +226,7 @@ fn fuzz_wrapping_never_turns_a_deny_into_an_allow() {
         .unwrap();
     let decide = |cmd: &str| rt.block_on(engine.decide(&bash, &json!({"command": cmd}), &ctx));
     fuzz(
+        file!(),
         600,
         (rm_command(), proptest::sample::select(WRAPPERS)),
         |(rm, wrapper)| {

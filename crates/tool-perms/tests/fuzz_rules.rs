@@ -96,52 +96,13 @@ fn rule_text() -> impl Strategy<Value = String> {
     prop_oneof![built, mutated, any::<String>(), "[ -~]{0,40}"]
 }
 
-/// Runs `test` on inputs from `strategy`: `cases` of them (the quick pass of a normal test
-/// run), or as many as fit in `TOOLWRIGHT_FUZZ_SECS` seconds when it is set (`cargo xtask
-/// fuzz`). A failure is shrunk to a minimal input and its seed saved next to this file
-/// (`*.proptest-regressions`), which every later run replays first.
-fn fuzz<S>(cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
-where
-    S: Strategy,
-    S::Value: std::fmt::Debug,
-{
-    use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
-    let budget = std::env::var("TOOLWRIGHT_FUZZ_SECS")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_secs);
-    let deadline = budget.map(|b| std::time::Instant::now() + b);
-    let mut total = 0u64;
-    loop {
-        let round = if deadline.is_some() { 512 } else { cases };
-        let config = Config {
-            cases: round,
-            source_file: Some(file!()),
-            failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-                "proptest-regressions",
-            ))),
-            ..Config::default()
-        };
-        match TestRunner::new(config).run(&strategy, &test) {
-            Ok(()) => {}
-            Err(TestError::Fail(reason, input)) => {
-                panic!("{reason}\nminimal failing input: {input:#?}")
-            }
-            Err(TestError::Abort(reason)) => panic!("fuzzing aborted: {reason}"),
-        }
-        total += u64::from(round);
-        if deadline.is_none_or(|d| std::time::Instant::now() >= d) {
-            break;
-        }
-    }
-    if budget.is_some() {
-        eprintln!("fuzzed {total} inputs");
-    }
-}
+#[path = "../../../tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
 
 #[test]
 fn fuzz_rule_parser() {
-    fuzz(2000, rule_text(), |rule| {
+    fuzz(file!(), 2000, rule_text(), |rule| {
         let lenient = parse_rule_lenient(&rule);
         match parse_rule(&rule) {
             Ok(parsed) => {
@@ -186,6 +147,7 @@ fn fuzz_saved_rules_round_trip() {
         any::<String>(),
     ];
     fuzz(
+        file!(),
         2000,
         (proptest::sample::select(&TOOLS[..13]), content),
         |(tool, content)| {
@@ -204,26 +166,32 @@ fn fuzz_saved_rules_round_trip() {
 
 #[test]
 fn fuzz_engine_rule_lists() {
-    fuzz(300, proptest::collection::vec(rule_text(), 0..6), |rules| {
-        let sourced = |rules: &[String]| {
-            rules
-                .iter()
-                .map(|r| SourcedRule {
-                    source: RuleSource::ProjectSettings,
-                    rule: r.clone(),
-                })
-                .collect::<Vec<_>>()
-        };
-        let perm = ToolPermissionContext {
-            allow: sourced(&rules),
-            ask: sourced(&rules[rules.len() / 2..]),
-            deny: sourced(&rules[..rules.len() / 2]),
-            ..Default::default()
-        };
-        let (_engine, problems) = PermissionEngine::new_lenient(&perm, PathRoots::for_cwd("/p"));
-        for p in &problems {
-            prop_assert!(!p.to_string().trim().is_empty());
-        }
-        Ok(())
-    });
+    fuzz(
+        file!(),
+        300,
+        proptest::collection::vec(rule_text(), 0..6),
+        |rules| {
+            let sourced = |rules: &[String]| {
+                rules
+                    .iter()
+                    .map(|r| SourcedRule {
+                        source: RuleSource::ProjectSettings,
+                        rule: r.clone(),
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let perm = ToolPermissionContext {
+                allow: sourced(&rules),
+                ask: sourced(&rules[rules.len() / 2..]),
+                deny: sourced(&rules[..rules.len() / 2]),
+                ..Default::default()
+            };
+            let (_engine, problems) =
+                PermissionEngine::new_lenient(&perm, PathRoots::for_cwd("/p"));
+            for p in &problems {
+                prop_assert!(!p.to_string().trim().is_empty());
+            }
+            Ok(())
+        },
+    );
 }

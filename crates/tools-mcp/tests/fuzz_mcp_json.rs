@@ -99,48 +99,9 @@ fn document() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// Runs `test` on inputs from `strategy`: `cases` of them (the quick pass of a normal test
-/// run), or as many as fit in `TOOLWRIGHT_FUZZ_SECS` seconds when it is set (`cargo xtask
-/// fuzz`). A failure is shrunk to a minimal input and its seed saved next to this file
-/// (`*.proptest-regressions`), which every later run replays first.
-fn fuzz<S>(cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
-where
-    S: Strategy,
-    S::Value: std::fmt::Debug,
-{
-    use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunner};
-    let budget = std::env::var("TOOLWRIGHT_FUZZ_SECS")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_secs);
-    let deadline = budget.map(|b| std::time::Instant::now() + b);
-    let mut total = 0u64;
-    loop {
-        let round = if deadline.is_some() { 512 } else { cases };
-        let config = Config {
-            cases: round,
-            source_file: Some(file!()),
-            failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-                "proptest-regressions",
-            ))),
-            ..Config::default()
-        };
-        match TestRunner::new(config).run(&strategy, &test) {
-            Ok(()) => {}
-            Err(TestError::Fail(reason, input)) => {
-                panic!("{reason}\nminimal failing input: {input:#?}")
-            }
-            Err(TestError::Abort(reason)) => panic!("fuzzing aborted: {reason}"),
-        }
-        total += u64::from(round);
-        if deadline.is_none_or(|d| std::time::Instant::now() >= d) {
-            break;
-        }
-    }
-    if budget.is_some() {
-        eprintln!("fuzzed {total} inputs");
-    }
-}
+#[path = "../../../tests/support/fuzz.rs"]
+mod fuzz_support;
+use fuzz_support::fuzz;
 
 fn env() -> tools_mcp::EnvLookup {
     Arc::new(|name: &str| match name {
@@ -154,7 +115,7 @@ fn env() -> tools_mcp::EnvLookup {
 #[test]
 fn fuzz_mcp_json_documents() {
     let dir = tempfile::tempdir().unwrap();
-    fuzz(1500, document(), |doc| {
+    fuzz(file!(), 1500, document(), |doc| {
         let (servers, diags) = parse_mcp_json(&doc, ConfigScope::Project, dir.path());
         for d in &diags {
             prop_assert!(!d.message.trim().is_empty(), "{:?}", d);
@@ -191,7 +152,7 @@ fn fuzz_mcp_json_files() {
         proptest::collection::vec(any::<u8>(), 0..64)
             .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
     ];
-    fuzz(600, text, |text| {
+    fuzz(file!(), 600, text, |text| {
         std::fs::write(dir.path().join(".mcp.json"), &text).unwrap();
         let mut loader = ConfigLoader::new(dir.path()).with_env(env());
         loader.claude_json = None;

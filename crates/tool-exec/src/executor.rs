@@ -489,8 +489,11 @@ impl Driver {
             self.running_unsafe += 1;
         }
         let tool_use = record.tool_use.clone();
+        // Starts are first-in first-out, so nothing after the first queued record runs:
+        // stopping there keeps a long queue linear.
         let running = self.records[self.next_yield..]
             .iter()
+            .take_while(|r| r.state != State::Queued)
             .filter(|r| r.state == State::Running)
             .map(|r| r.tool_use.id.clone())
             .collect();

@@ -2,9 +2,8 @@
 //! capture, persistent cwd, output shaping) against a bare `tokio::process::Command` of the
 //! same command (`bash -c 'echo hi'`, output captured), in the same run. Target: ≤ 1.3x.
 //!
-//! Two more variants show where a gap goes: the bare spawn in its own process group (as the
-//! tool spawns), and that plus the tool's wrapper script (exit status kept, `pwd -P` written
-//! to a file and read back).
+//! A third variant, the bare spawn in its own process group (as the tool spawns), shows how
+//! much of a gap the process group accounts for.
 //!
 //! The variants run interleaved, one call each per round in a rotating order, so that load
 //! from elsewhere on a shared machine hits them alike; each figure is the median of the
@@ -22,20 +21,18 @@ use tool_core::{ProgressSender, Tool, ToolUseContext};
 use tools_builtin::Bash;
 
 const COMMAND: &str = "echo hi";
-const VARIANTS: [&str; 4] = ["baseline", "process_group", "wrapper", "tool"];
+const VARIANTS: [&str; 3] = ["baseline", "process_group", "tool"];
 
 struct Setup {
     dir: PathBuf,
-    script: String,
-    cwd_file: PathBuf,
     tool: Arc<dyn Tool>,
     input: Value,
     ctx: ToolUseContext,
 }
 
-async fn bare(dir: &Path, script: &str, group: bool) {
+async fn bare(dir: &Path, group: bool) {
     let mut cmd = tokio::process::Command::new("bash");
-    cmd.args(["-c", script])
+    cmd.args(["-c", COMMAND])
         .current_dir(dir)
         .stdin(std::process::Stdio::null());
     if group {
@@ -49,12 +46,8 @@ async fn bare(dir: &Path, script: &str, group: bool) {
 async fn once(s: &Setup, variant: &str) -> f64 {
     let start = Instant::now();
     match variant {
-        "baseline" => bare(&s.dir, COMMAND, false).await,
-        "process_group" => bare(&s.dir, COMMAND, true).await,
-        "wrapper" => {
-            bare(&s.dir, &s.script, true).await;
-            tokio::fs::read_to_string(&s.cwd_file).await.unwrap();
-        }
+        "baseline" => bare(&s.dir, false).await,
+        "process_group" => bare(&s.dir, true).await,
         _ => {
             let out = s
                 .tool
@@ -83,14 +76,8 @@ fn main() {
         .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
-    let cwd_file = dir.join("cwd");
     let tool: Arc<dyn Tool> = Arc::new(Bash::default());
     let setup = Setup {
-        script: format!(
-            "{COMMAND}\n__toolwright_status=$?\npwd -P 2>/dev/null >| '{}'\nexit $__toolwright_status",
-            cwd_file.display()
-        ),
-        cwd_file,
         input: tool.parse_input(json!({ "command": COMMAND })).unwrap(),
         ctx: ToolUseContext::new(&dir),
         tool,

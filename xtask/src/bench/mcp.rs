@@ -20,7 +20,7 @@ const SECTION: &str = "mcp";
 pub const STDIO_CALLS: usize = 1000;
 /// Calls per client run over Streamable HTTP (each call costs ~3-8 ms there).
 pub const HTTP_CALLS: usize = 500;
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 7;
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The `export NAME=path` lines of install.sh's standard output.

@@ -1,7 +1,9 @@
-//! The in-process micro-benchmark sections: `shell` (Bash spawn; interleaved rounds of
-//! crates/tools-builtin/benches/spawn.rs), and the criterion ones, `hooks` (a command hook),
-//! `perms` (a permission decision) and `search` (ToolSearch). A criterion figure is its
-//! median time per iteration, with the smallest and largest per-iteration sample mean.
+//! The in-process micro-benchmark sections. `shell` (Bash spawn, crates/tools-builtin/
+//! benches/spawn.rs) and `hooks` (a command hook, crates/tool-hooks/benches/hooks.rs) compare
+//! with a bare spawn in interleaved rounds, so that load from elsewhere hits both sides alike;
+//! `perms` (a permission decision) and `search` (ToolSearch) are criterion benches, whose
+//! figure is criterion's median time per iteration with the smallest and largest
+//! per-iteration sample mean.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,14 +55,7 @@ fn compare(
 
 /// The rows of the spawn bench's JSON (samples in ms per variant).
 pub fn shell_rows(doc: &Value) -> crate::Result<Vec<Row>> {
-    let figure = |variant: &str| -> crate::Result<Figure> {
-        let samples: Vec<f64> = doc["samples_ms"][variant]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default();
-        Ok(Figure::from_samples(&samples)
-            .ok_or_else(|| format!("spawn bench: no samples for `{variant}`"))?)
-    };
+    let figure = |variant: &str| samples(doc, variant);
     let base = ("tokio::process bash -c", figure("baseline")?);
     let rounds = doc["rounds"].as_u64().unwrap_or(0);
     Ok(vec![
@@ -81,52 +76,61 @@ pub fn shell_rows(doc: &Value) -> crate::Result<Vec<Row>> {
             base,
             Target::Report,
         )
-        .with_note("where the gap goes"),
-        Row::compare(
-            "shell",
-            "… plus the tool's wrapper script (status, `pwd -P` to a file, read back)",
-            Unit::Millis,
-            figure("wrapper")?,
-            base,
-            Target::Report,
-        )
-        .with_note("where the gap goes"),
+        .with_note("how much of a gap the process group explains"),
     ])
 }
 
-/// `shell`: `echo hi` through the Bash tool against tokio::process of the same command.
-pub fn shell(root: &Path, exes: &Exes, out: &mut Section) -> crate::Result {
-    let exe = exes.get(Kind::Bench, "spawn")?;
-    let json_path = root.join("target/bench/spawn.json");
+/// Runs the bench `bench` with `TOOLWRIGHT_BENCH_OUT` set and returns the JSON it wrote.
+fn json_bench(root: &Path, exes: &Exes, bench: &str) -> crate::Result<Value> {
+    let exe = exes.get(Kind::Bench, bench)?;
+    let json_path = root.join(format!("target/bench/{bench}.json"));
     let _ = std::fs::remove_file(&json_path);
-    println!("==> spawn bench (interleaved rounds)");
+    println!("==> {bench} bench (interleaved rounds)");
     let status = Command::new(exe)
         .arg("--bench")
         .env("TOOLWRIGHT_BENCH_OUT", &json_path)
         .status()
-        .map_err(|e| format!("spawn bench: could not start: {e}"))?;
+        .map_err(|e| format!("{bench} bench: could not start: {e}"))?;
     if !status.success() {
-        return Err(format!("spawn bench failed ({status})").into());
+        return Err(format!("{bench} bench failed ({status})").into());
     }
     let text =
         std::fs::read_to_string(&json_path).map_err(|e| format!("{}: {e}", json_path.display()))?;
-    out.rows.extend(shell_rows(&serde_json::from_str(&text)?)?);
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// The figure of `samples_ms.<variant>` in a bench's JSON.
+fn samples(doc: &Value, variant: &str) -> crate::Result<Figure> {
+    let xs: Vec<f64> = doc["samples_ms"][variant]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    Ok(Figure::from_samples(&xs).ok_or_else(|| format!("no samples for `{variant}`"))?)
+}
+
+/// `shell`: `echo hi` through the Bash tool against tokio::process of the same command.
+pub fn shell(root: &Path, exes: &Exes, out: &mut Section) -> crate::Result {
+    out.rows
+        .extend(shell_rows(&json_bench(root, exes, "spawn")?)?);
     Ok(())
 }
 
-/// `hooks`: one command hook round-trip against `sh -c 'cat >/dev/null'` with the same stdin.
+/// `hooks`: one command hook round-trip against `sh -c 'cat >/dev/null'` with the same stdin,
+/// in interleaved rounds (crates/tool-hooks/benches/hooks.rs with `TOOLWRIGHT_BENCH_OUT`).
 pub fn hooks(root: &Path, exes: &Exes, out: &mut Section) -> crate::Result {
-    let results = run_bench(root, exes, "hooks", Some("^spawn/"))?;
-    compare(
-        out,
-        &results,
-        (
+    let doc = json_bench(root, exes, "hooks")?;
+    let f = |k: &str| samples(&doc, k);
+    let rounds = doc["rounds"].as_u64().unwrap_or(0);
+    out.rows.push(
+        Row::compare(
             "hooks",
             "command hook round-trip (PreToolUse, `cat >/dev/null`)",
-        ),
-        "spawn/hook",
-        ("sh -c cat, same stdin", "spawn/bare"),
-        Target::RatioAtMost(1.2),
+            Unit::Millis,
+            f("hook")?,
+            ("sh -c cat, same stdin", f("bare")?),
+            Target::RatioAtMost(1.2),
+        )
+        .with_note(format!("median of {rounds} interleaved rounds")),
     );
     Ok(())
 }
@@ -222,15 +226,15 @@ mod tests {
     fn shell_rows_compare_medians_of_the_interleaved_samples() {
         let doc = serde_json::json!({"rounds": 3, "samples_ms": {
             "baseline": [2.0, 2.2, 2.1], "process_group": [2.3, 2.2, 2.4],
-            "wrapper": [2.5, 2.4, 2.6], "tool": [2.6, 2.8, 2.7]
+            "tool": [2.6, 2.8, 2.7]
         }});
         let rows = shell_rows(&doc).unwrap();
-        assert_eq!(rows.len(), 3);
+        assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].ours.unwrap().median, 2.7);
         assert_eq!(rows[0].baseline.as_ref().unwrap().1.median, 2.1);
         assert_eq!(rows[0].target, Target::RatioAtMost(1.3));
         assert_eq!(rows[0].note, "median of 3 interleaved rounds");
-        assert_eq!(rows[2].ours.unwrap().median, 2.5);
+        assert_eq!(rows[1].ours.unwrap().median, 2.3);
         let err = shell_rows(&serde_json::json!({"samples_ms": {}})).unwrap_err();
         assert!(
             err.to_string().contains("no samples for `baseline`"),

@@ -176,6 +176,83 @@ fn the_inspector_lists_and_calls_tools_over_http_through_the_pipeline() {
     assert!(root.join("f.txt").exists());
 }
 
+/// Every tool `tools/list` shows is called by the inspector through the pipeline, each with
+/// a small input: the tools that can succeed without a person or a network do, the others
+/// answer with a clear error result (no session state in a one-shot client, nobody to ask).
+/// A tool added to the build without an entry here fails the test.
+#[test]
+fn the_inspector_calls_every_listed_tool() {
+    let Some(inspector) = peer("MCP_INSPECTOR_CLI") else {
+        return;
+    };
+    let (_dir, root) = project();
+    std::fs::write(root.join("f.txt"), "served file\n").unwrap();
+    let server = Server::start(
+        &root,
+        &[
+            "--settings",
+            r#"{"permissions": {"allow": ["Write", "Edit", "NotebookEdit", "Bash(echo:*)", "WebFetch", "Skill"]}}"#,
+        ],
+    );
+    let path = |name: &str| root.join(name).display().to_string();
+    let todos = r#"todos=[{"content":"Serve","status":"pending","activeForm":"Serving"}]"#;
+    // (tool, arguments, must it succeed?, a word its text must contain)
+    let calls: Vec<(&str, Vec<String>, bool, &str)> = vec![
+        ("Read", vec![format!("file_path={}", path("f.txt"))], true, "served file"),
+        ("Write", vec![format!("file_path={}", path("new.txt")), "content=new".into()], true, "new.txt"),
+        // A one-shot client has not read the file in its session: Edit refuses, clearly.
+        ("Edit", vec![format!("file_path={}", path("f.txt")), "old_string=served".into(), "new_string=x".into()], false, "read"),
+        ("NotebookEdit", vec![format!("notebook_path={}", path("n.ipynb")), "new_source=x".into()], false, "n.ipynb"),
+        ("Glob", vec!["pattern=*.txt".into()], true, "f.txt"),
+        ("Grep", vec!["pattern=served".into()], true, "f.txt"),
+        ("Bash", vec!["command=echo every tool".into()], true, "every tool"),
+        ("TodoWrite", vec![todos.into()], true, "odo"),
+        ("ToolSearch", vec!["query=select:Read".into()], true, "Read"),
+        ("TaskOutput", vec!["task_id=nope".into(), "block=false".into(), "timeout=1".into()], false, "nope"),
+        ("TaskStop", vec!["task_id=nope".into()], false, "nope"),
+        ("WebFetch", vec!["url=http://127.0.0.1:9/".into(), "prompt=x".into()], false, "127.0.0.1"),
+        ("Skill", vec!["skill=no-such-skill".into()], false, "no-such-skill"),
+        ("EnterPlanMode", vec![], true, "plan"),
+        // Both need a person: with no elicitation capability the call is refused, saying so.
+        ("ExitPlanMode", vec![], false, "elicitation"),
+        ("AskUserQuestion", vec![r#"questions=[{"question":"Which?","header":"Pick","multiSelect":false,"options":[{"label":"a","description":"A"},{"label":"b","description":"B"}]}]"#.into()], false, "elicitation"),
+    ];
+    let list = inspector_call(&inspector, &server.url, &["--method", "tools/list"]);
+    let listed: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for name in &listed {
+        assert!(
+            calls.iter().any(|c| c.0 == *name),
+            "{name} is listed but this test has no call for it"
+        );
+    }
+    for (tool, args, succeeds, word) in &calls {
+        if !listed.contains(tool) {
+            continue;
+        }
+        let mut argv = vec!["--method", "tools/call", "--tool-name", tool];
+        for a in args {
+            argv.extend(["--tool-arg", a.as_str()]);
+        }
+        let out = inspector_call(&inspector, &server.url, &argv);
+        let text = out["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(!text.is_empty(), "{tool}: empty result {out}");
+        assert_eq!(out["isError"] == true, !succeeds, "{tool}: {out}");
+        assert!(
+            text.to_lowercase().contains(&word.to_lowercase()),
+            "{tool}: `{word}` not in {text}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("new.txt")).unwrap(),
+        "new"
+    );
+}
+
 /// Sends one raw HTTP/1.1 request and returns the status code and as much of the body as
 /// arrives before the server closes or the body is complete.
 fn raw_request(port: u16, path: &str, headers: &[(&str, String)]) -> (u16, String) {

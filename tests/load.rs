@@ -9,9 +9,8 @@
 //! `cargo xtask load` (10,000 calls, release build).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,48 +25,18 @@ fn env_number(var: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// `toolwright serve --http 127.0.0.1:0` in `dir`, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
+#[path = "support/serve.rs"]
+mod support;
+use support::UrlServer as Server;
 
-impl Server {
-    fn start(dir: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-            .args(["serve", "--http", "127.0.0.1:0", "--cwd"])
-            .arg(dir)
-            .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().to_owned();
-        assert!(url.starts_with("http://127.0.0.1:"), "no URL: {line:?}");
-        Self { child, url }
-    }
-
-    /// Resident memory in KiB, from /proc.
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Resident memory of a process in KiB, from /proc.
+fn rss_kib(child: &Child) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
 }
 
 /// Runs `per_client` Grep calls from each of `clients` concurrent clients; returns each
@@ -132,7 +101,12 @@ async fn many_calls_from_concurrent_clients_succeed_without_a_leak() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let file = root.join("data.txt");
     std::fs::write(&file, "load test line\n".repeat(20)).unwrap();
-    let server = Server::start(&root);
+    let server = {
+        // Its stderr stays quiet: thousands of calls.
+        let mut command = support::toolwright_http_command(&root, &[]);
+        command.stderr(Stdio::null());
+        Server::start(command)
+    };
 
     let mut clients = Vec::new();
     for _ in 0..n_clients {
@@ -148,12 +122,12 @@ async fn many_calls_from_concurrent_clients_succeed_without_a_leak() {
     // Warm-up: every session, allocator pools and caches settle.
     let warm = (per_client / 8).max(5);
     round(&clients, &file, warm, &root).await;
-    let before = server.rss_kib();
+    let before = rss_kib(&server.child);
 
     let started = Instant::now();
     let mut latencies = round(&clients, &file, per_client, &root).await;
     let wall = started.elapsed();
-    let after = server.rss_kib();
+    let after = rss_kib(&server.child);
     for manager in &clients {
         manager.shutdown().await;
     }

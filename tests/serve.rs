@@ -8,42 +8,24 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// A peer's path, or `None` (with a notice) outside CI when it is not installed.
-fn peer(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(path) if Path::new(&path).exists() => Some(path),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{var} is not set in CI: .ci/run must install ../shared/mcp-peers")
-        }
-        _ => {
-            eprintln!(
-                "notice: {var} is not set; skipping (run `eval \"$(bash ../shared/mcp-peers/install.sh)\"`)"
-            );
-            None
-        }
-    }
-}
+#[path = "support/serve.rs"]
+mod support;
+use support::{json_from, peer};
 
 /// The inspector's path, or `None` (with a notice) outside CI when it is not installed.
 fn inspector() -> Option<String> {
     peer("MCP_INSPECTOR_CLI")
 }
 
+/// The inspector CLI against `toolwright serve` over stdio in `project`.
 fn call(inspector: &str, project: &Path, method_args: &[&str]) -> Value {
-    let out = Command::new(inspector)
+    let mut command = Command::new(inspector);
+    command
         .arg(env!("CARGO_BIN_EXE_toolwright"))
         .args(["serve", "--cwd", project.to_str().unwrap()])
         .args(method_args)
-        .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "inspector failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+        .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"));
+    json_from(command)
 }
 
 #[test]

@@ -20,24 +20,12 @@
 //!   MCP client; `crates/tools-mcp/tests/conformance.rs` runs the non-auth ones against ours.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
-fn peer(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(path) if !path.is_empty() && Path::new(&path).exists() => Some(path),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{var} is not set in CI: .ci/run must install ../shared/mcp-peers")
-        }
-        _ => {
-            eprintln!(
-                "notice: {var} is not set; skipping (run `eval \"$(bash ../shared/mcp-peers/install.sh)\"`)"
-            );
-            None
-        }
-    }
-}
+#[path = "support/serve.rs"]
+mod support;
+use support::{UrlServer as Server, peer};
 
 /// The example binary (`cargo test` builds examples; `cargo build --examples` does too).
 fn example(name: &str) -> PathBuf {
@@ -54,40 +42,6 @@ fn example(name: &str) -> PathBuf {
         path.display()
     );
     path
-}
-
-/// A server process that printed its URL on stdout; killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(mut command: Command) -> Self {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().to_owned();
-        assert!(
-            url.starts_with("http://127.0.0.1:"),
-            "no URL on stdout: {line:?}"
-        );
-        Self { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Runs the suite with `selection` (`--suite X` or `--scenario X`) and fails with the
@@ -129,7 +83,7 @@ fn the_example_server_passes_every_active_server_scenario() {
         return;
     };
     let mut command = Command::new(example("conformance_server"));
-    command.arg("127.0.0.1:0");
+    command.arg("127.0.0.1:0").stderr(Stdio::inherit());
     let server = Server::start(command);
     let out = tempfile::tempdir().unwrap();
     run_suite(
@@ -153,12 +107,7 @@ fn toolwright_serve_passes_the_scenarios_of_a_plain_tool_server() {
     };
     let project = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(project.path()).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
-    command
-        .args(["serve", "--http", "127.0.0.1:0", "--cwd"])
-        .arg(&root)
-        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"));
-    let server = Server::start(command);
+    let server = Server::toolwright_http(&root, &[]);
     let out = tempfile::tempdir().unwrap();
     for scenario in [
         "server-initialize",

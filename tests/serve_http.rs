@@ -9,26 +9,14 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
-/// A peer's path from its environment variable, or `None` (with a notice) outside CI.
-fn peer(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(path) if !path.is_empty() && Path::new(&path).exists() => Some(path),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{var} is not set in CI: .ci/run must install ../shared/mcp-peers")
-        }
-        _ => {
-            eprintln!(
-                "notice: {var} is not set; skipping (run `eval \"$(bash ../shared/mcp-peers/install.sh)\"`)"
-            );
-            None
-        }
-    }
-}
+#[path = "support/serve.rs"]
+mod support;
+use support::{UrlServer as Server, json_from, peer};
 
 /// A temporary project, canonicalised.
 fn project() -> (tempfile::TempDir, PathBuf) {
@@ -37,63 +25,11 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (dir, root)
 }
 
-/// `toolwright serve --http 127.0.0.1:0` on `project`, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    port: u16,
-}
-
-impl Server {
-    fn start(project: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-            .args(["serve", "--http", "127.0.0.1:0", "--cwd"])
-            .arg(project)
-            .args(extra)
-            .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line.trim().to_owned();
-        assert!(
-            url.starts_with("http://127.0.0.1:"),
-            "no URL on stdout: {line:?}"
-        );
-        let port = url
-            .trim_start_matches("http://127.0.0.1:")
-            .trim_end_matches("/mcp")
-            .parse()
-            .unwrap();
-        Self { child, url, port }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// The inspector CLI against the server at `url`.
 fn inspector_call(inspector: &str, url: &str, args: &[&str]) -> Value {
-    let out = Command::new(inspector)
-        .args([url, "--transport", "http"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "inspector failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut command = Command::new(inspector);
+    command.args([url, "--transport", "http"]).args(args);
+    json_from(command)
 }
 
 #[test]
@@ -103,7 +39,7 @@ fn the_inspector_lists_and_calls_tools_over_http_through_the_pipeline() {
     };
     let (_dir, root) = project();
     std::fs::write(root.join("f.txt"), "served file\n").unwrap();
-    let server = Server::start(
+    let server = Server::toolwright_http(
         &root,
         &["--settings", r#"{"permissions": {"deny": ["Bash(rm:*)"]}}"#],
     );
@@ -187,7 +123,7 @@ fn the_inspector_calls_every_listed_tool() {
     };
     let (_dir, root) = project();
     std::fs::write(root.join("f.txt"), "served file\n").unwrap();
-    let server = Server::start(
+    let server = Server::toolwright_http(
         &root,
         &[
             "--settings",
@@ -302,8 +238,8 @@ fn raw_request(port: u16, path: &str, headers: &[(&str, String)]) -> (u16, Strin
 #[test]
 fn requests_with_a_foreign_host_or_origin_are_refused_before_anything_runs() {
     let (_dir, root) = project();
-    let server = Server::start(&root, &[]);
-    let port = server.port;
+    let server = Server::toolwright_http(&root, &[]);
+    let port = server.port();
     let host = |h: &str| ("Host", h.to_owned());
 
     // The DNS-rebinding attack: the browser sends the attacker's name as Host.
@@ -470,7 +406,7 @@ const ASK_TOUCH: &str = r#"{"permissions": {"ask": ["Bash(touch:*)"]}}"#;
 fn an_ask_rule_becomes_an_elicitation_and_the_answer_decides() {
     let Some(py) = peer("MCP_PYTHON") else { return };
     let (_dir, root) = project();
-    let server = Server::start(&root, &["--settings", ASK_TOUCH]);
+    let server = Server::toolwright_http(&root, &["--settings", ASK_TOUCH]);
     let made = root.join("made.txt");
     for protocol in ["legacy", "auto"] {
         // Accept with allow: true runs the call once.
@@ -529,7 +465,7 @@ fn an_ask_rule_becomes_an_elicitation_and_the_answer_decides() {
 fn a_call_with_a_progress_token_gets_progress_notifications() {
     let Some(py) = peer("MCP_PYTHON") else { return };
     let (_dir, root) = project();
-    let server = Server::start(
+    let server = Server::toolwright_http(
         &root,
         &["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#],
     );
@@ -561,7 +497,7 @@ fn a_call_with_a_progress_token_gets_progress_notifications() {
 fn cancelling_a_request_cancels_the_call_and_the_server_goes_on() {
     let Some(py) = peer("MCP_PYTHON") else { return };
     let (_dir, root) = project();
-    let server = Server::start(
+    let server = Server::toolwright_http(
         &root,
         &["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#],
     );

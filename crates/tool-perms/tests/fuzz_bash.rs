@@ -10,80 +10,12 @@
 
 mod common;
 
-use common::{Fixture, case, context, probe};
+use common::{Fixture, SHELL_BITS, case, context, probe};
 use proptest::prelude::*;
 use serde_json::json;
 use tool_core::PermissionResult;
 use tool_perms::bash::is_read_only_command;
 use tool_perms::bash::parse::analyze;
-
-const SHELL_BITS: &[&str] = &[
-    "ls",
-    "echo",
-    "rm",
-    "-rf",
-    "'",
-    "\"",
-    "`",
-    "$(",
-    ")",
-    "${",
-    "}",
-    "{",
-    "(",
-    ";",
-    "&&",
-    "||",
-    "|",
-    "&",
-    "\n",
-    "\\",
-    "<<EOF",
-    "EOF",
-    "<(",
-    ">(",
-    ">",
-    ">>",
-    "2>&1",
-    "$'\\x41'",
-    "*",
-    "?",
-    "[",
-    "]",
-    "~",
-    "#",
-    "=",
-    "X=1",
-    "bash -c",
-    "eval",
-    "xargs",
-    "find . -exec",
-    "\\;",
-    "if",
-    "then",
-    "fi",
-    "for",
-    "do",
-    "done",
-    "case",
-    "esac",
-    "((",
-    "))",
-    "$((1+2))",
-    "\t",
-    " ",
-    "é",
-    "!",
-    "[[",
-    "]]",
-    "/tmp/x",
-    "$HOME",
-    "sudo",
-    "env",
-    "command",
-    "nohup",
-    "time",
-];
 
 /// Shell text: joined shell pieces, mutated commands, or anything.
 fn shell_text() -> impl Strategy<Value = String> {

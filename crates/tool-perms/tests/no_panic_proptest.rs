@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Fixture, case, context, probe};
+use common::{Fixture, SHELL_BITS, case, context, probe};
 use proptest::prelude::*;
 use serde_json::json;
 use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
@@ -12,73 +12,13 @@ use tool_perms::bash::parse::analyze;
 use tool_perms::rule::{parse_rule, parse_rule_lenient};
 use tool_perms::{PathRoots, PermissionEngine};
 
-const SHELL_BITS: &[&str] = &[
-    "ls",
-    "rm",
-    "-rf",
-    "'",
-    "\"",
-    "`",
-    "$(",
-    ")",
-    "${",
-    "}",
-    "{",
-    "(",
-    ";",
-    "&&",
-    "||",
-    "|",
-    "&",
-    "\n",
-    "\\",
-    "<<EOF",
-    "EOF",
-    "<(",
-    ">(",
-    ">",
-    ">>",
-    "2>&1",
-    "$'\\x41'",
-    "*",
-    "?",
-    "[",
-    "]",
-    "~",
-    "#",
-    "=",
-    "X=1",
-    "bash -c",
-    "eval",
-    "xargs",
-    "find . -exec",
-    "\\;",
-    "if",
-    "then",
-    "fi",
-    "for",
-    "do",
-    "done",
-    "case",
-    "esac",
-    "((",
-    "))",
-    "$((1+2))",
-    "\t",
-    " ",
-    "é",
-    "\u{0}",
-    "!",
-    "[[",
-    "]]",
-];
-
+/// Shell text: the shared shell pieces plus a NUL byte, glued or spaced, or anything.
 fn shell_text() -> impl Strategy<Value = String> {
+    let bits: Vec<&str> = SHELL_BITS.iter().copied().chain(["\u{0}"]).collect();
     prop_oneof![
-        proptest::collection::vec(proptest::sample::select(SHELL_BITS), 0..16)
+        proptest::collection::vec(proptest::sample::select(bits.clone()), 0..16)
             .prop_map(|v| v.join("")),
-        proptest::collection::vec(proptest::sample::select(SHELL_BITS), 0..16)
-            .prop_map(|v| v.join(" ")),
+        proptest::collection::vec(proptest::sample::select(bits), 0..16).prop_map(|v| v.join(" ")),
         any::<String>(),
     ]
 }

@@ -7,42 +7,11 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::{gone_within, live_in_group};
 use serde_json::{Value, json};
 use tool_core::{ProgressSender, Tool, ToolOutput, ToolUseContext};
 use tools_builtin::tasks::{TaskStatus, task_registry};
 use tools_builtin::{Bash, TaskOutput, TaskStop};
-
-/// Live (not zombie) processes whose process group is `pgid`.
-fn live_in_group(pgid: i32) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = after.split(' ').collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i32>() == Ok(pgid) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
-async fn gone_within(pgid: i32, limit: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if live_in_group(pgid).is_empty() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    live_in_group(pgid).is_empty()
-}
 
 async fn call(tool: &dyn Tool, ctx: &ToolUseContext, input: Value) -> Result<ToolOutput, String> {
     let input = tool.parse_input(input).map_err(|e| e.to_model_text())?;

@@ -4,46 +4,16 @@
 #![cfg(feature = "repl")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+mod common;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{gone_within, live_in_group};
 use serde_json::{Value, json};
 use tool_core::{ProgressSender, Tool, ToolUseContext};
 use tools_builtin::Repl;
 use tools_builtin::repl::{Language, repl_sessions};
-
-/// Live (not zombie) processes whose process group is `pgid`.
-fn live_in_group(pgid: i32) -> Vec<i32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = after.split(' ').collect();
-        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i32>() == Ok(pgid) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
-/// Polls until nothing of group `pgid` is alive (signals are delivered asynchronously).
-async fn gone_within(pgid: i32, limit: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if live_in_group(pgid).is_empty() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    live_in_group(pgid).is_empty()
-}
 
 async fn call(tool: &dyn Tool, ctx: &ToolUseContext, input: Value) -> Result<String, String> {
     let input = tool.parse_input(input).map_err(|e| e.to_model_text())?;

@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 use tool_core::{
@@ -81,4 +81,37 @@ pub fn bump_mtime(path: &Path) {
 
 pub fn ctx(dir: &Path) -> ToolUseContext {
     ToolUseContext::new(dir)
+}
+
+/// Live (not zombie) processes whose process group is `pgid`.
+pub fn live_in_group(pgid: i32) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split(' ').collect();
+        if fields.len() > 2 && fields[0] != "Z" && fields[2].parse::<i32>() == Ok(pgid) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Polls until nothing of group `pgid` is alive (signals are delivered asynchronously).
+pub async fn gone_within(pgid: i32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if live_in_group(pgid).is_empty() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    live_in_group(pgid).is_empty()
 }

@@ -1,7 +1,8 @@
 //! A tiny MCP server written with rmcp, for the tests of `tools-mcp`: it produces the cases
 //! the third-party peers cannot (a call that hangs until cancelled, a crash mid-call, a
-//! 200-character tool name, a root-`anyOf` schema with `$ref`s, paged tool lists,
-//! `tools/list_changed`, `_meta` flags, huge and structured results).
+//! 200-character tool name, a root-`anyOf` schema with `$ref`s, an invalid schema, paged tool
+//! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
+//! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
 //! Usage: `tiny_server [--garbage]` (stdio). `--garbage` prints non-JSON lines on stdout
 //! before serving. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerRequest,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -55,6 +56,14 @@ impl Tiny {
                    "_meta": {"anthropic/alwaysLoad": true, "anthropic/maxResultSizeChars": 900000,
                              "anthropic/requiresUserInteraction": true, "anthropic/searchHint": "flag things"}}),
             json!({"name": "add_tool", "description": "Registers the `dynamic` tool and sends list_changed", "inputSchema": obj(json!({}))}),
+            json!({"name": "protocol_error", "description": "Answers with a JSON-RPC error", "inputSchema": obj(json!({}))}),
+            // An object, so rmcp passes it on, but not a usable JSON Schema.
+            json!({"name": "bad_schema", "description": "Invalid input schema",
+                   "inputSchema": {"type": "array", "properties": 5, "required": "x",
+                                   "anyOf": "nope", "items": {"$ref": "#/nowhere"}}}),
+            json!({"name": "ask", "description": "Sends elicitation/create and returns the answer", "inputSchema": obj(json!({}))}),
+            json!({"name": "sample", "description": "Sends sampling/createMessage and returns the answer", "inputSchema": obj(json!({}))}),
+            json!({"name": "noise", "description": "Writes N bytes to stderr, then `noise: done`", "inputSchema": obj(json!({"bytes": {"type": "integer"}}))}),
         ];
         if self.dynamic.load(Ordering::SeqCst) {
             tools.push(json!({"name": "dynamic", "description": "Added at run time", "inputSchema": obj(json!({}))}));
@@ -143,6 +152,39 @@ impl ServerHandler for Tiny {
                 Ok(text_result("added"))
             }
             "dynamic" => Ok(text_result("dynamic ok")),
+            "protocol_error" => Err(ErrorData::invalid_params("bad params on purpose", None)),
+            "bad_schema" => Ok(text_result(format!("bad_schema {args}"))),
+            // Sent raw, whatever the client's capabilities: the client must answer cleanly.
+            "ask" => Ok(text_result(
+                ask(
+                    &context,
+                    json!({"method": "elicitation/create", "params": {
+                        "mode": "form", "message": "Your name?",
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                    }}),
+                )
+                .await,
+            )),
+            "sample" => Ok(text_result(
+                ask(
+                    &context,
+                    json!({"method": "sampling/createMessage", "params": {
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                        "maxTokens": 10
+                    }}),
+                )
+                .await,
+            )),
+            "noise" => {
+                use std::io::Write;
+                let n = args["bytes"].as_u64().unwrap_or(0) as usize;
+                let mut err = std::io::stderr().lock();
+                for chunk in "n".repeat(n).as_bytes().chunks(4096) {
+                    err.write_all(chunk).unwrap();
+                }
+                writeln!(err, "\nnoise: done").unwrap();
+                Ok(text_result("noisy"))
+            }
             n if n == long_name() => Ok(text_result("long ok")),
             "union" | "flags" => Ok(text_result(format!("{name} {args}"))),
             other => Err(ErrorData::invalid_params(
@@ -150,6 +192,16 @@ impl ServerHandler for Tiny {
                 None,
             )),
         }
+    }
+}
+
+/// Sends a server-to-client request and describes the outcome: `result: {...}` or
+/// `error: ...`.
+async fn ask(context: &RequestContext<RoleServer>, request: Value) -> String {
+    let request: ServerRequest = serde_json::from_value(request).unwrap();
+    match context.peer.send_request(request).await {
+        Ok(result) => format!("result: {}", serde_json::to_value(&result).unwrap()),
+        Err(e) => format!("error: {e}"),
     }
 }
 

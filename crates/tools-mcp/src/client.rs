@@ -515,6 +515,14 @@ struct Backoff {
 }
 
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How long to wait before the next connection attempt after `failures` failed ones in a
+/// row: 1 s, doubling, at most [`MAX_BACKOFF`].
+fn backoff_delay(failures: u32) -> Duration {
+    Duration::from_millis(500)
+        .saturating_mul(1u32 << failures.clamp(1, 6))
+        .min(MAX_BACKOFF)
+}
 /// How often an HTTP server is pinged while a call is in flight.
 const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(2);
 /// How long one heartbeat ping may take.
@@ -761,7 +769,10 @@ impl ServerConn {
                 // rmcp's default retries a broken SSE stream forever, so a call in flight
                 // on a dead server would hang; give up after a few attempts instead.
                 config.retry_config = Arc::new(BoundedSseRetry);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    crate::http::SessionAwareClient(client),
+                    config,
+                );
                 let service = tokio::time::timeout(timeout, handler.serve(transport))
                     .await
                     .map_err(|_| timeout_message(timeout))?
@@ -885,10 +896,7 @@ impl ServerConn {
             Err(e) => {
                 let mut backoff = lock(&self.backoff);
                 backoff.failures += 1;
-                let delay = Duration::from_millis(500)
-                    .saturating_mul(1u32 << backoff.failures.min(6))
-                    .min(MAX_BACKOFF);
-                backoff.retry_at = Some(Instant::now() + delay);
+                backoff.retry_at = Some(Instant::now() + backoff_delay(backoff.failures));
                 backoff.last_error = Some(e.clone());
                 Err(ToolError::msg(format!(
                     "{} could not be reconnected: {e}",
@@ -903,7 +911,7 @@ impl ServerConn {
     pub(crate) fn record_initial_failure(&self, error: &str) {
         let mut backoff = lock(&self.backoff);
         backoff.failures = 1;
-        backoff.retry_at = Some(Instant::now() + Duration::from_secs(1));
+        backoff.retry_at = Some(Instant::now() + backoff_delay(1));
         backoff.last_error = Some(error.to_owned());
     }
 
@@ -1151,5 +1159,26 @@ pub(crate) fn human_duration(d: Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_one_second_up_to_thirty() {
+        let delays: Vec<u64> = (1..=8).map(|n| backoff_delay(n).as_secs()).collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 30, 30, 30]);
+        assert_eq!(backoff_delay(u32::MAX), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn stderr_log_keeps_the_newest_bytes() {
+        let log = StderrLog::new(8);
+        log.push(b"0123456789");
+        log.push(b"ab");
+        assert_eq!(log.text(), "456789ab");
+        assert_eq!(log.tail(3), "9ab");
     }
 }

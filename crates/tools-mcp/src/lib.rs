@@ -72,6 +72,7 @@
 #[allow(deprecated)]
 mod client;
 pub mod config;
+mod http;
 mod manager;
 pub mod naming;
 mod options;

@@ -130,3 +130,36 @@ impl McpOptions {
         opts
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_overrides_and_bad_values() {
+        let env = |name: &str| {
+            match name {
+                "MCP_TIMEOUT" => Some("1500"),
+                "MCP_TOOL_TIMEOUT" => Some(" 2000 "),
+                "MAX_MCP_OUTPUT_TOKENS" => Some("5000"),
+                _ => None,
+            }
+            .map(str::to_owned)
+        };
+        let o = McpOptions::from_lookup("/p", &env);
+        assert_eq!(o.startup_timeout, Duration::from_millis(1500));
+        assert_eq!(o.tool_timeout, Duration::from_secs(2));
+        assert_eq!(o.max_output_tokens, 5000);
+        assert_eq!(o.project_dir, PathBuf::from("/p"));
+
+        // Unset, unparsable, negative or zero: the defaults stay.
+        for bad in [None, Some("soon"), Some("-5"), Some("0"), Some("")] {
+            let o = McpOptions::from_lookup("/p", &|_| bad.map(str::to_owned));
+            assert_eq!(o.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+            assert_eq!(o.tool_timeout, DEFAULT_TOOL_TIMEOUT);
+            assert_eq!(o.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+        }
+        assert_eq!(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs(30));
+        assert_eq!(DEFAULT_MAX_OUTPUT_TOKENS, 25_000);
+    }
+}

@@ -198,7 +198,7 @@ impl Tool for ReadMcpResourceTool {
                 if let Some(dir) = path.parent() {
                     std::fs::create_dir_all(dir).map_err(|e| ToolError::io(dir, e))?;
                 }
-                std::fs::write(&path, &bytes).map_err(|e| ToolError::io(&path, e))?;
+                write_atomic(&path, &bytes)?;
                 contents.push(json!({
                     "uri": item_uri,
                     "mimeType": mime,
@@ -241,37 +241,41 @@ impl ReadMcpResourceTool {
     }
 }
 
-/// Standard base64 (with or without padding); `None` on invalid input.
+/// Standard base64 (with or without padding; whitespace ignored); `None` on invalid input.
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        } as u32)
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    let clean: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    LENIENT.decode(clean).ok()
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a
+/// reader never sees a partial file.
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), ToolError> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    // `create_new`: the name is predictable, so never follow or reuse whatever is there.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut file| {
+            std::io::Write::write_all(&mut file, bytes)?;
+            file.sync_all()
+        });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(ToolError::io(&tmp, e));
     }
-    let clean: Vec<u8> = text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
-        .collect();
-    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
-    for chunk in clean.chunks(4) {
-        let mut acc = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            acc |= val(*c)? << (18 - 6 * i);
-        }
-        let bytes = acc.to_be_bytes();
-        match chunk.len() {
-            4 => out.extend_from_slice(&bytes[1..4]),
-            3 => out.extend_from_slice(&bytes[1..3]),
-            2 => out.push(bytes[1]),
-            _ => return None,
-        }
-    }
-    Some(out)
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        ToolError::io(path, e)
+    })
 }
 
 #[cfg(test)]
@@ -283,6 +287,7 @@ mod tests {
         assert_eq!(decode_base64("aGVsbG8=").as_deref(), Some(&b"hello"[..]));
         assert_eq!(decode_base64("aGVsbG8").as_deref(), Some(&b"hello"[..]));
         assert_eq!(decode_base64("YQ==").as_deref(), Some(&b"a"[..]));
+        assert_eq!(decode_base64("aGVs\nbG8=").as_deref(), Some(&b"hello"[..]));
         assert_eq!(decode_base64("!!!"), None);
     }
 }

@@ -1,5 +1,7 @@
 //! Input schemas of MCP tools: normalised by tool-core, then root `anyOf`/`oneOf`/`allOf`
-//! flattened into one object schema (model APIs want `type: object` at the root).
+//! flattened into one object schema (model APIs want `type: object` at the root), and the
+//! root's structure repaired when a server sends an invalid one (a model API rejects the
+//! whole request over one bad tool schema).
 
 use serde_json::{Map, Value};
 
@@ -8,12 +10,50 @@ use serde_json::{Map, Value};
 /// object schemas merged into the root: properties are united; `required` is the union for
 /// `allOf` and the intersection for `anyOf`/`oneOf` (a property is only required when every
 /// alternative requires it).
+///
+/// An invalid root is repaired rather than passed on: `properties` that is not an object
+/// becomes `{}`, a property schema that is neither an object nor a boolean becomes `{}` (any
+/// value), `required` keeps only its strings, and an `additionalProperties` that is not a
+/// schema is dropped.
 pub fn mcp_input_schema(raw: &Value) -> Value {
     let mut schema = tool_core::normalize_schema(raw.clone());
     if let Value::Object(root) = &mut schema {
         flatten_root_combinators(root);
+        repair_root(root);
     }
     schema
+}
+
+fn repair_root(root: &mut Map<String, Value>) {
+    let properties = match root.remove("properties") {
+        Some(Value::Object(props)) => props
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::Object(_) | Value::Bool(_) => (k, v),
+                _ => (k, Value::Object(Map::new())),
+            })
+            .collect(),
+        _ => Map::new(),
+    };
+    root.insert("properties".into(), Value::Object(properties));
+    match root.get("required") {
+        None | Some(Value::Array(_)) => {}
+        Some(_) => {
+            root.remove("required");
+        }
+    }
+    if let Some(Value::Array(required)) = root.get_mut("required") {
+        required.retain(Value::is_string);
+        if required.is_empty() {
+            root.remove("required");
+        }
+    }
+    if root
+        .get("additionalProperties")
+        .is_some_and(|v| !v.is_object() && !v.is_boolean())
+    {
+        root.remove("additionalProperties");
+    }
 }
 
 fn flatten_root_combinators(root: &mut Map<String, Value>) {
@@ -113,6 +153,29 @@ mod tests {
         // Not an object at all: an empty object schema.
         assert_eq!(
             mcp_input_schema(&json!("nonsense")),
+            json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn repairs_an_invalid_root() {
+        let raw = json!({
+            "type": "array",
+            "properties": {"ok": {"type": "string"}, "bad": 5, "any": true},
+            "required": ["ok", 3],
+            "additionalProperties": "no"
+        });
+        assert_eq!(
+            mcp_input_schema(&raw),
+            json!({
+                "type": "object",
+                "properties": {"ok": {"type": "string"}, "bad": {}, "any": true},
+                "required": ["ok"]
+            })
+        );
+        let raw = json!({"properties": 5, "required": "x", "anyOf": "nope"});
+        assert_eq!(
+            mcp_input_schema(&raw),
             json!({"type": "object", "properties": {}})
         );
     }

@@ -1,6 +1,7 @@
 //! Against the tiny rmcp server of `examples/tiny_server.rs`: the cases third-party peers
-//! cannot produce (hang until cancelled, crash mid-call, 200-character names, root `anyOf`
-//! schemas, paging, list_changed, `_meta` flags).
+//! cannot produce (hang until cancelled, crash mid-call, EOF mid-call, 200-character names,
+//! root `anyOf` and invalid schemas, paging, list_changed, `_meta` flags, JSON-RPC errors,
+//! server requests without host handlers, backoff, bounded stderr).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -11,8 +12,11 @@ use std::time::{Duration, Instant};
 
 use common::{call, ctx, tiny_server, tool, wait_dead};
 use serde_json::json;
-use tool_core::{MaxResultSize, ProgressSender, ToolResultContent};
+use tool_core::{MaxResultSize, PermissionResult, ProgressSender, ToolResultContent};
 use tools_mcp::{McpManager, McpOptions, ServerConfig, ServerState, Severity};
+
+/// How many tools the tiny server lists at start.
+const TINY_TOOLS: usize = 15;
 
 fn opts() -> McpOptions {
     McpOptions::new(std::env::temp_dir())
@@ -36,8 +40,8 @@ async fn tiny(args: &[&str], opts: McpOptions) -> McpManager {
 async fn paged_tools_names_schemas_and_flags() {
     let manager = tiny(&[], opts()).await;
     let tools = manager.tools();
-    // 10 tools over 4 pages of 3.
-    assert_eq!(tools.len(), 10, "{tools:?}");
+    // 15 tools over 5 pages of 3.
+    assert_eq!(tools.len(), TINY_TOOLS, "{tools:?}");
 
     let long = tools
         .iter()
@@ -151,13 +155,16 @@ async fn cancellation_mid_call_sends_notifications_cancelled() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         token.cancel();
     });
-    let started = Instant::now();
-    let err = hang
-        .call(json!({}), context, ProgressSender::none())
-        .await
-        .unwrap_err();
+    // `hang` never answers on its own: only the cancellation can end this call (the guard
+    // turns a regression into a failure instead of a hung test).
+    let err = tokio::time::timeout(
+        Duration::from_secs(60),
+        hang.call(json!({}), context, ProgressSender::none()),
+    )
+    .await
+    .expect("cancelling did not end the call")
+    .unwrap_err();
     assert!(err.is_cancelled(), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(3));
     assert!(
         stderr_contains(&manager, "hang: cancelled by the client").await,
         "the server never saw notifications/cancelled: {:?}",
@@ -251,16 +258,32 @@ fn processes_with_arg(arg: &str) -> Vec<u32> {
     found
 }
 
+/// A stdio server that starts only once `other` has started: `touch <dir>/<me>`, wait for
+/// `<dir>/<other>`, then run the tiny server.
+fn gated(me: &str, other: &str, dir: &std::path::Path) -> ServerConfig {
+    let script = format!(
+        "touch '{d}/{me}'; while [ ! -e '{d}/{other}' ]; do sleep 0.02; done; exec \"$0\"",
+        d = dir.display()
+    );
+    ServerConfig::stdio(me, "sh", ["-c".to_owned(), script, tiny_server()])
+}
+
 #[tokio::test]
 async fn startup_timeout_never_blocks_the_other_servers() {
     let unique = format!("1000.{}", std::process::id());
+    let gates = tempfile::tempdir().unwrap();
     let mut o = opts();
-    o.startup_timeout = Duration::from_secs(1);
-    let started = Instant::now();
+    o.startup_timeout = Duration::from_secs(20);
     let (manager, diags) = McpManager::connect(
         vec![
-            ServerConfig::stdio("sleeper", "sleep", [unique.as_str()]),
-            ServerConfig::stdio("tiny", tiny_server(), Vec::<String>::new()),
+            // Never answers `initialize`; its own timeout (1 s) overrides MCP_TIMEOUT (20 s).
+            ServerConfig::stdio("sleeper", "sleep", [unique.as_str()])
+                .with_timeout(Duration::from_secs(1)),
+            // Each of these two starts only after the other one started: they can only both
+            // connect when servers are started concurrently (in sequence, the first would wait
+            // for the second forever and time out).
+            gated("gate-a", "gate-b", gates.path()),
+            gated("gate-b", "gate-a", gates.path()),
             ServerConfig::stdio(
                 "nothere",
                 "/nonexistent/toolwright-mcp-server",
@@ -270,11 +293,6 @@ async fn startup_timeout_never_blocks_the_other_servers() {
         o,
     )
     .await;
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "{:?}",
-        started.elapsed()
-    );
     let sleeper = diags
         .iter()
         .find(|d| d.server.as_deref() == Some("sleeper"))
@@ -292,10 +310,17 @@ async fn startup_timeout_never_blocks_the_other_servers() {
         .unwrap();
     assert!(missing.message.contains("cannot start"), "{missing}");
     assert_eq!(diags.len(), 2, "{diags:?}");
-    // The healthy server is fully there.
-    assert_eq!(manager.tools().len(), 10);
+    // Both gated servers are fully there.
+    assert_eq!(manager.tools().len(), 2 * TINY_TOOLS);
+    let connected: Vec<String> = manager
+        .servers()
+        .into_iter()
+        .filter(|s| s.state == ServerState::Connected)
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(connected, ["gate-a", "gate-b"]);
     // The hung child was killed.
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while !processes_with_arg(&unique).is_empty() {
         assert!(
             Instant::now() < deadline,
@@ -303,9 +328,9 @@ async fn startup_timeout_never_blocks_the_other_servers() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // Using a failed server reports why, naming it, without waiting for the backoff.
     let states = manager.servers();
-    assert!(matches!(&states[1].state, ServerState::Failed(m) if m.contains("initialization")));
+    let sleeper = states.iter().find(|s| s.name == "sleeper").unwrap();
+    assert!(matches!(&sleeper.state, ServerState::Failed(m) if m.contains("initialization")));
     manager.shutdown().await;
 }
 
@@ -400,4 +425,228 @@ async fn unsupported_transports_are_reported() {
         "{text:?}"
     );
     assert!(manager.tools().is_empty());
+}
+
+#[tokio::test]
+async fn per_server_timeout_overrides_mcp_tool_timeout() {
+    // MCP_TOOL_TIMEOUT stays at its default (about 28 hours): only the server's own
+    // `timeout` can end this call.
+    let (manager, diags) = McpManager::connect(
+        vec![
+            ServerConfig::stdio("tiny", tiny_server(), Vec::<String>::new())
+                .with_timeout(Duration::from_secs(1)),
+        ],
+        opts(),
+    )
+    .await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let err = call(&tool(&manager, "mcp__tiny__hang"), json!({}))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("MCP server \"tiny\"") && text.contains("timed out after 1 s"),
+        "{text}"
+    );
+    assert!(stderr_contains(&manager, "hang: cancelled by the client").await);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn protocol_errors_name_the_server_method_tool_and_code() {
+    let manager = tiny(&[], opts()).await;
+    let err = call(&tool(&manager, "mcp__tiny__protocol_error"), json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "MCP server \"tiny\" returned an error for tools/call \"protocol_error\": \
+         bad params on purpose (code -32602)"
+    );
+    // A JSON-RPC error is an answer: the connection stays up.
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "fine"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "fine");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_invalid_schema_is_repaired_and_the_tool_still_works() {
+    let manager = tiny(&[], opts()).await;
+    let bad = tool(&manager, "mcp__tiny__bad_schema");
+    // Sent: {"type": "array", "properties": 5, "required": "x", "anyOf": "nope", "items": ...}
+    let schema = bad.input_schema();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"], json!({}));
+    assert!(schema.get("required").is_none() && schema.get("anyOf").is_none());
+    let r = call(&bad, json!({"k": 1})).await.unwrap();
+    assert_eq!(r.data.content.joined_text(), r#"bad_schema {"k":1}"#);
+    // The other tools are unaffected.
+    assert_eq!(manager.tools().len(), TINY_TOOLS);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_requests_without_host_handlers_are_declined_cleanly() {
+    let manager = tiny(&[], opts()).await;
+    // The tiny server sends these whatever the client advertised.
+    let r = call(&tool(&manager, "mcp__tiny__ask"), json!({}))
+        .await
+        .unwrap();
+    let text = r.data.content.joined_text();
+    assert!(
+        text.starts_with("result: ") && text.contains(r#""action":"decline""#),
+        "{text}"
+    );
+    let r = call(&tool(&manager, "mcp__tiny__sample"), json!({}))
+        .await
+        .unwrap();
+    let text = r.data.content.joined_text();
+    assert!(
+        text.starts_with("error: ") && text.contains("sampling is not supported by this client"),
+        "{text}"
+    );
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn stderr_is_kept_in_a_bounded_buffer() {
+    let mut o = opts();
+    o.stderr_capacity = 1024;
+    let manager = tiny(&[], o).await;
+    assert!(stderr_contains(&manager, "tiny_server: CLAUDE_PROJECT_DIR=").await);
+    call(
+        &tool(&manager, "mcp__tiny__noise"),
+        json!({"bytes": 100_000}),
+    )
+    .await
+    .unwrap();
+    assert!(stderr_contains(&manager, "noise: done").await);
+    let log = manager.stderr("tiny").unwrap();
+    assert!(log.len() <= 1024, "{} bytes kept", log.len());
+    // The newest bytes are kept, the oldest dropped.
+    assert!(log.ends_with("nnnn\nnoise: done\n"), "{log:?}");
+    assert!(!log.contains("CLAUDE_PROJECT_DIR"), "{log:?}");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_always_load_means_never_deferred() {
+    let mut config = ServerConfig::stdio("tiny", tiny_server(), Vec::<String>::new());
+    config.always_load = true;
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let tools = manager.tools();
+    assert_eq!(tools.len(), TINY_TOOLS);
+    assert!(tools.iter().all(|t| t.always_load() && !t.should_defer()));
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn annotations_are_hints_never_an_allow() {
+    let manager = tiny(&[], opts()).await;
+    let context = ctx();
+    for name in [
+        "mcp__tiny__echo",  // readOnlyHint
+        "mcp__tiny__crash", // destructiveHint, openWorldHint
+        "mcp__tiny__flags", // _meta flags
+    ] {
+        let t = tool(&manager, name);
+        assert_eq!(
+            t.check_permissions(&json!({}), &context).await,
+            PermissionResult::passthrough(),
+            "{name}"
+        );
+    }
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn eof_mid_call_with_the_process_still_running() {
+    // `sh` runs the tiny server, then, once it has exited, closes its stdout and sleeps: the
+    // client sees EOF from a process that keeps running.
+    let config = ServerConfig::stdio(
+        "tiny",
+        "sh",
+        [
+            "-c".to_owned(),
+            "\"$0\"; exec sleep 1000 >&-".to_owned(),
+            tiny_server(),
+        ],
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let pid = manager.server_pid("tiny").unwrap();
+    let err = call(&tool(&manager, "mcp__tiny__crash"), json!({}))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("MCP server \"tiny\" disconnected"), "{text}");
+    assert!(text.contains("not retried"), "{text}");
+    // The process that stopped talking was killed (it would sleep for 1000 s).
+    assert!(
+        wait_dead(pid, Duration::from_secs(10)).await,
+        "the silent process was left running"
+    );
+    // The next use starts a new one.
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "back"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "back");
+    assert_ne!(manager.server_pid("tiny"), Some(pid));
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_server_is_retried_with_backoff_then_reconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts.log");
+    let ready = dir.path().join("ready");
+    // Logs every start; exits at once until `ready` exists.
+    let script = format!(
+        "echo start >> '{}'; [ -e '{}' ] || exit 1; exec \"$0\"",
+        starts.display(),
+        ready.display()
+    );
+    let config = ServerConfig::stdio("tiny", "sh", ["-c".to_owned(), script, tiny_server()]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(diags[0].message.contains("failed to connect"), "{diags:?}");
+    assert!(manager.tools().is_empty());
+
+    // Five uses in a row start the server at most once more (1 s, then 2 s, 4 s, ... between
+    // attempts); without backoff each would start it.
+    let mut errors = Vec::new();
+    for _ in 0..5 {
+        errors.push(manager.reconnect("tiny").await.unwrap_err().to_string());
+    }
+    assert!(
+        errors.iter().all(|e| e.contains("MCP server \"tiny\"")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("next reconnection attempt in")),
+        "{errors:?}"
+    );
+    let count = |path: &std::path::Path| std::fs::read_to_string(path).unwrap().lines().count();
+    assert!(count(&starts) <= 2, "{} starts", count(&starts));
+
+    // Once the server can start, a later use (after the backoff) connects it.
+    std::fs::write(&ready, "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while let Err(e) = manager.reconnect("tiny").await {
+        assert!(Instant::now() < deadline, "never reconnected: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "up"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "up");
+    manager.shutdown().await;
 }

@@ -69,7 +69,11 @@ impl Drop for ChildGuard {
 /// Starts server-everything's Streamable HTTP transport on a free port and waits until it
 /// accepts connections. Returns the guard and the endpoint URL.
 pub fn start_everything_http(bin: &str) -> (ChildGuard, String) {
-    let port = free_port();
+    start_everything_http_at(bin, free_port())
+}
+
+/// As [`start_everything_http`], on a given port (to restart a server at the same URL).
+pub fn start_everything_http_at(bin: &str, port: u16) -> (ChildGuard, String) {
     let child = Command::new(bin)
         .arg("streamableHttp")
         .env("PORT", port.to_string())
@@ -88,6 +92,14 @@ pub fn start_everything_http(bin: &str) -> (ChildGuard, String) {
         std::thread::sleep(Duration::from_millis(50));
     }
     (guard, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// The port of an `http://127.0.0.1:<port>/mcp` URL.
+pub fn port_of(url: &str) -> u16 {
+    url.trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap()
 }
 
 /// Whether process `pid` is still running (not a zombie).

@@ -1,0 +1,208 @@
+//! The HTTP client under rmcp's Streamable HTTP transport: reqwest, plus one repair.
+//!
+//! The MCP specification says a server answers a request for a session it does not know
+//! with HTTP 404, and rmcp then starts a new session and sends the request again. Many
+//! deployed servers (the TypeScript SDK's examples among them, server-everything included)
+//! answer `400 Bad Request` with a JSON-RPC error that has no `id` instead. rmcp cannot
+//! route an id-less error to the waiting request and drops it, so after a server restart
+//! the next call would wait until the heartbeat gives up on the connection.
+//!
+//! [`SessionAwareClient`] reads such an answer, to a message sent inside a session, as
+//! what it is: the server did not take the message into that session (it could not even
+//! tell which request it was, so it did not run it). It reports
+//! [`StreamableHttpError::SessionExpired`], and rmcp re-initialises and retries once. A
+//! retry here never repeats a side effect: the server rejected the message before reading
+//! it as a request.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+
+/// reqwest's client for rmcp, with id-less error answers inside a session read as a lost
+/// session (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct SessionAwareClient(pub(crate) reqwest::Client);
+
+type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+
+/// An id-less JSON-RPC error in answer to a message sent inside a session means the server
+/// did not accept the session.
+fn session_lost(in_session: bool, result: PostResult) -> PostResult {
+    match result {
+        Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _))
+            if in_session && error.id.is_none() =>
+        {
+            tracing::debug!(
+                error = %error.error.message,
+                "MCP server answered without an id inside a session: starting a new session"
+            );
+            Err(StreamableHttpError::SessionExpired)
+        }
+        other => other,
+    }
+}
+
+impl StreamableHttpClient for SessionAwareClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> PostResult {
+        let in_session = session_id.is_some();
+        let result = self
+            .0
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await;
+        session_lost(in_session, result)
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> PostResult {
+        let in_session = session_id.is_some();
+        let result = self
+            .0
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await;
+        session_lost(in_session, result)
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> PostResult {
+        let in_session = session_id.is_some();
+        let result = self
+            .0
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        session_lost(in_session, result)
+    }
+
+    fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> impl Future<Output = Result<(), StreamableHttpError<Self::Error>>> + Send + '_ {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+    }
+
+    fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> impl Future<
+        Output = Result<
+            BoxStream<'static, Result<Sse, SseError>>,
+            StreamableHttpError<Self::Error>,
+        >,
+    > + Send
+    + '_ {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+    }
+
+    fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> impl Future<
+        Output = Result<
+            BoxStream<'static, Result<Sse, SseError>>,
+            StreamableHttpError<Self::Error>,
+        >,
+    > + Send
+    + '_ {
+        self.0.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, NumberOrString, ServerJsonRpcMessage};
+
+    fn error_answer(id: Option<NumberOrString>) -> PostResult {
+        let error = ErrorData::new(ErrorCode(-32000), "Bad Request: No valid session ID", None);
+        let message: ServerJsonRpcMessage = JsonRpcMessage::Error(JsonRpcError::new(id, error));
+        Ok(StreamableHttpPostResponse::Json(message, None))
+    }
+
+    #[test]
+    fn only_id_less_errors_inside_a_session_mean_a_lost_session() {
+        assert!(matches!(
+            session_lost(true, error_answer(None)),
+            Err(StreamableHttpError::SessionExpired)
+        ));
+        // Before a session exists (initialize), the error is the server's answer.
+        assert!(matches!(
+            session_lost(false, error_answer(None)),
+            Ok(StreamableHttpPostResponse::Json(..))
+        ));
+        // An error with an id answers that request: rmcp routes it.
+        assert!(matches!(
+            session_lost(true, error_answer(Some(NumberOrString::Number(7)))),
+            Ok(StreamableHttpPostResponse::Json(..))
+        ));
+        assert!(matches!(
+            session_lost(true, Ok(StreamableHttpPostResponse::Accepted)),
+            Ok(StreamableHttpPostResponse::Accepted)
+        ));
+    }
+}

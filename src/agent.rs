@@ -29,8 +29,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tool_core::{CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext};
 use tool_exec::{
-    CallOutcome, ExecutorConfig, ExecutorEvent, Pipeline, StreamEvent, StreamingToolExecutor,
-    ToolUse,
+    CallOutcome, ExecutorConfig, ExecutorEvent, LoopEvent, LoopEventOutcome, Pipeline, StreamEvent,
+    StreamingToolExecutor, ToolUse,
 };
 
 pub use client::{
@@ -64,11 +64,24 @@ pub struct LoopConfig {
     pub tool_search: ToolSearchMode,
     /// The executor's settings (concurrency cap, sibling policy).
     pub executor: ExecutorConfig,
+    /// How many times in a row Stop (or SubagentStop) hooks may block the end of a run
+    /// before the run ends anyway, with a notice.
+    pub stop_hook_block_cap: usize,
+}
+
+/// How many Stop-hook blocks in a row a run allows: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, else 8
+/// (Claude Code's cap).
+fn stop_hook_block_cap_from_env() -> usize {
+    std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(8)
 }
 
 impl LoopConfig {
     /// Defaults for `model`: 8,192 output tokens per request, 20 requests, no system
-    /// prompt, tool search off, the executor's settings from the environment.
+    /// prompt, tool search off, the executor's settings and the Stop-hook block cap
+    /// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, default 8) from the environment.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
@@ -77,6 +90,7 @@ impl LoopConfig {
             system_prompt: None,
             tool_search: ToolSearchMode::Off,
             executor: ExecutorConfig::from_env(),
+            stop_hook_block_cap: stop_hook_block_cap_from_env(),
         }
     }
 }
@@ -173,8 +187,12 @@ pub enum Stop {
     Cancelled,
     /// The user rejected a tool call without saying how to go on.
     Rejected,
-    /// A hook stopped the turn (`continue: false`), with its reason.
+    /// A hook stopped the turn (`continue: false`, or a blocking PostToolBatch hook), with
+    /// its reason.
     HookStopped(Option<String>),
+    /// A UserPromptSubmit hook rejected the prompt (its `[hook]: reason` lines); nothing was
+    /// sent to the model.
+    PromptBlocked(String),
     /// The request or the response failed.
     Failed(AgentError),
 }
@@ -199,6 +217,9 @@ impl fmt::Display for Stop {
             Self::Rejected => f.write_str("stopped: a tool call was rejected"),
             Self::HookStopped(Some(reason)) => write!(f, "stopped by a hook: {reason}"),
             Self::HookStopped(None) => f.write_str("stopped by a hook"),
+            Self::PromptBlocked(reason) => {
+                write!(f, "UserPromptSubmit operation blocked by hook:\n{reason}")
+            }
             Self::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -273,6 +294,8 @@ struct TurnOutput {
     rejected: bool,
     hook_stop: Option<Option<String>>,
     starts: Vec<ToolStart>,
+    /// Each call with the tool_result content the model sees (for PostToolBatch).
+    batch: Vec<(ToolUse, Value)>,
     context: Option<ToolUseContext>,
 }
 
@@ -293,6 +316,41 @@ fn message_texts(messages: &[Message], out: &mut Vec<Value>, notice: &mut dyn Fn
             Message::System(text) => notice(text),
             _ => {}
         }
+    }
+}
+
+/// Hook messages split into what the model reads (additional context, blocking texts) and
+/// what the user sees (system messages, hook errors), each in order. For hosts that run
+/// [`LoopEvent`]s of their own, such as SessionStart.
+pub fn split_hook_messages(messages: &[Message]) -> (Vec<String>, Vec<String>) {
+    let (mut blocks, mut notices) = (Vec::new(), Vec::new());
+    message_texts(messages, &mut blocks, &mut |t: &str| {
+        notices.push(t.to_owned())
+    });
+    let context = blocks
+        .iter()
+        .filter_map(|b| b["text"].as_str().map(str::to_owned))
+        .collect();
+    (context, notices)
+}
+
+/// Adds `text` for the model as a user turn: to the last message when it is already the
+/// user's (the API wants the roles to alternate), else as a new message.
+fn push_user_text(messages: &mut Vec<Value>, text: String) {
+    let block = json!({"type": "text", "text": text});
+    if let Some(last) = messages.last_mut().filter(|m| m["role"] == "user") {
+        match last["content"].take() {
+            Value::String(s) => {
+                last["content"] = json!([{"type": "text", "text": s}, block]);
+            }
+            Value::Array(mut blocks) => {
+                blocks.push(block);
+                last["content"] = Value::Array(blocks);
+            }
+            _ => last["content"] = json!([block]),
+        }
+    } else {
+        messages.push(json!({"role": "user", "content": [block]}));
     }
 }
 
@@ -341,6 +399,15 @@ impl AgentLoop {
     /// not started are answered with the rejection text, and the run ends with
     /// [`Stop::Interrupted`]. Cancelling `ctx`'s own token cancels everything at once
     /// ([`Stop::Cancelled`]). `on_event` sees text, calls and results as they happen.
+    ///
+    /// Hooks (the pipeline's [`Hooks`](tool_exec::Hooks)) see the run's events: before the
+    /// first request UserPromptSubmit (or SubagentStart when `ctx` belongs to a sub-agent),
+    /// whose context goes to the model with the prompt and whose block rejects the prompt
+    /// ([`Stop::PromptBlocked`]); PostToolBatch after each response's calls, whose context
+    /// goes with the results and whose block stops the run; and Stop (SubagentStop) when the
+    /// model finishes, whose block makes the model go on with the hook's reason as a
+    /// `Stop hook feedback:` message, at most [`LoopConfig::stop_hook_block_cap`] times in a
+    /// row.
     pub async fn run(
         &self,
         ctx: ToolUseContext,
@@ -348,8 +415,24 @@ impl AgentLoop {
         interrupt: &CancellationToken,
         on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> AgentOutcome {
+        self.run_with_context(ctx, &[], prompt, interrupt, on_event)
+            .await
+    }
+
+    /// [`run`](Self::run) with `context` (for example a SessionStart hook's additional
+    /// context) sent to the model as text blocks ahead of the prompt.
+    pub async fn run_with_context(
+        &self,
+        ctx: ToolUseContext,
+        context: &[String],
+        prompt: &str,
+        interrupt: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
+    ) -> AgentOutcome {
+        let hooks = Arc::clone(self.pipeline.hooks());
+        let subagent = ctx.agent().is_some();
         let mut outcome = AgentOutcome {
-            messages: vec![json!({"role": "user", "content": prompt})],
+            messages: Vec::new(),
             final_text: String::new(),
             turns: 0,
             usage: (0, 0),
@@ -358,8 +441,38 @@ impl AgentLoop {
             stop_reason: None,
             tool_starts: Vec::new(),
         };
+        // The first message: context, the prompt, then what the start hooks added.
+        let mut first: Vec<Value> = context
+            .iter()
+            .map(|text| json!({"type": "text", "text": text}))
+            .collect();
+        first.push(json!({"type": "text", "text": prompt}));
+        let start = if subagent {
+            LoopEvent::SubagentStart
+        } else {
+            LoopEvent::UserPromptSubmit { prompt }
+        };
+        let started = hooks.loop_event(start, &ctx).await;
+        message_texts(&started.messages, &mut first, &mut |t: &str| {
+            on_event(AgentEvent::Notice(t));
+        });
+        if !subagent && !started.blocking.is_empty() {
+            // The prompt is rejected and erased, as in Claude Code.
+            outcome.stop = Stop::PromptBlocked(started.blocking.join("\n"));
+            return outcome;
+        }
+        if let Some(reason) = started.stop {
+            outcome.stop = Stop::HookStopped(reason);
+            return outcome;
+        }
+        outcome.messages.push(if first.len() == 1 {
+            json!({"role": "user", "content": prompt})
+        } else {
+            json!({"role": "user", "content": first})
+        });
         let mut ctx = ctx;
         let hard = ctx.cancellation().clone();
+        let mut stop_blocks = 0usize;
         outcome.stop = loop {
             if hard.is_cancelled() {
                 break Stop::Cancelled;
@@ -429,11 +542,19 @@ impl AgentLoop {
                     .messages
                     .push(json!({"role": "assistant", "content": turn.assistant}));
             }
+            let mut batch_verdict = LoopEventOutcome::default();
             if turn.tool_uses > 0 {
                 let mut content = turn.results;
                 content.extend(turn.extra);
                 if turn.interrupted || turn.cancelled {
                     content.push(json!({"type": "text", "text": INTERRUPT_MESSAGE_FOR_TOOL_USE}));
+                } else if turn.error.is_none() {
+                    batch_verdict = hooks
+                        .loop_event(LoopEvent::PostToolBatch { calls: &turn.batch }, &ctx)
+                        .await;
+                    message_texts(&batch_verdict.messages, &mut content, &mut |t: &str| {
+                        on_event(AgentEvent::Notice(t));
+                    });
                 }
                 outcome
                     .messages
@@ -455,11 +576,59 @@ impl AgentLoop {
             if turn.rejected {
                 break Stop::Rejected;
             }
-            if let Some(reason) = turn.hook_stop {
+            if let Some(reason) = turn.hook_stop.or(batch_verdict.stop) {
                 break Stop::HookStopped(reason);
             }
+            if let Some(first) = batch_verdict.blocking.first() {
+                break Stop::HookStopped(Some(first.clone()));
+            }
             if turn.tool_uses == 0 {
-                break Stop::Finished;
+                let last_assistant_message = if has_text {
+                    outcome.final_text.as_str()
+                } else {
+                    ""
+                };
+                let stop_hook_active = stop_blocks > 0;
+                let event = if subagent {
+                    LoopEvent::SubagentStop {
+                        stop_hook_active,
+                        last_assistant_message,
+                    }
+                } else {
+                    LoopEvent::Stop {
+                        stop_hook_active,
+                        last_assistant_message,
+                    }
+                };
+                let verdict = hooks.loop_event(event, &ctx).await;
+                let mut notices = Vec::new();
+                message_texts(&verdict.messages, &mut Vec::new(), &mut |t: &str| {
+                    notices.push(t.to_owned());
+                });
+                for notice in &notices {
+                    on_event(AgentEvent::Notice(notice));
+                }
+                if let Some(reason) = verdict.stop {
+                    break Stop::HookStopped(reason);
+                }
+                if verdict.blocking.is_empty() {
+                    break Stop::Finished;
+                }
+                if stop_blocks >= self.config.stop_hook_block_cap {
+                    on_event(AgentEvent::Notice(&format!(
+                        "{} hooks blocked stopping {stop_blocks} times in a row; ending the run \
+                         (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP)",
+                        event.name()
+                    )));
+                    break Stop::Finished;
+                }
+                stop_blocks += 1;
+                let feedback = format!(
+                    "{} hook feedback:\n{}",
+                    event.name(),
+                    verdict.blocking.join("\n")
+                );
+                push_user_text(&mut outcome.messages, feedback);
             }
         };
         outcome
@@ -523,7 +692,9 @@ impl AgentLoop {
                     }
                     Some(ExecutorEvent::Result(r)) => {
                         on_event(AgentEvent::ToolResult(&r.tool_use, &r.outcome));
-                        out.results.push(r.outcome.result.to_api_json());
+                        let result = r.outcome.result.to_api_json();
+                        out.batch.push((r.tool_use.clone(), result["content"].clone()));
+                        out.results.push(result);
                         let mut notice = |t: &str| on_event(AgentEvent::Notice(t));
                         message_texts(&r.outcome.messages_before, &mut out.extra, &mut notice);
                         message_texts(&r.outcome.messages_after, &mut out.extra, &mut notice);

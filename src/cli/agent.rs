@@ -12,15 +12,15 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tool_core::{CancellationToken, Tool};
-use tool_exec::{DenyAsks, Pipeline};
+use tool_core::{CancellationToken, Tool, ToolUseContext};
+use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
 use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, input_summary};
 use toolwright::agent::{
     AgentEvent, AgentLoop, AgentTool, AnthropicClient, ClientConfig, LoopConfig, Stop,
-    ToolSearchMode, load_agent_definitions,
+    ToolSearchMode, load_agent_definitions, split_hook_messages,
 };
 
 use crate::session::{Session, SessionArgs};
@@ -203,7 +203,39 @@ fn exit_code(stop: &Stop) -> ExitCode {
     match stop {
         Stop::Finished | Stop::HookStopped(_) => ExitCode::SUCCESS,
         Stop::Interrupted | Stop::Cancelled => ExitCode::from(130),
-        Stop::MaxTurns(_) | Stop::Budget(_) | Stop::Rejected | Stop::Failed(_) => ExitCode::from(1),
+        Stop::MaxTurns(_)
+        | Stop::Budget(_)
+        | Stop::Rejected
+        | Stop::PromptBlocked(_)
+        | Stop::Failed(_) => ExitCode::from(1),
+    }
+}
+
+/// Runs the SessionEnd hooks (`reason: "other"`: the one-shot run is over) within their
+/// shared budget: 1.5 s, or `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (at most 60 s). Hooks
+/// still running then are killed with their process groups, so exiting never hangs on one.
+async fn session_end(hooks: &dyn Hooks, ctx: &ToolUseContext) {
+    let budget = std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(Duration::from_millis(1500), |ms| {
+            Duration::from_millis(ms.min(60_000))
+        });
+    let token = CancellationToken::new();
+    let ctx = ctx.clone().with_cancellation(token.clone());
+    let deadline = tokio::spawn({
+        let token = token.clone();
+        async move {
+            tokio::time::sleep(budget).await;
+            token.cancel();
+        }
+    });
+    let ended = hooks
+        .loop_event(LoopEvent::SessionEnd { reason: "other" }, &ctx)
+        .await;
+    deadline.abort();
+    for notice in split_hook_messages(&ended.messages).1 {
+        eprintln!("toolwright: {notice}");
     }
 }
 
@@ -302,6 +334,22 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
         started: Instant::now(),
         mid_line: false,
     };
+    // SessionStart hooks: their context goes to the model ahead of the prompt.
+    let hooks = Arc::clone(agent_loop.pipeline().hooks());
+    let end_ctx = ctx.clone();
+    let started = hooks
+        .loop_event(
+            LoopEvent::SessionStart {
+                source: "startup",
+                model: Some(&args.model),
+            },
+            &ctx,
+        )
+        .await;
+    let (context, notices) = split_hook_messages(&started.messages);
+    for notice in notices {
+        eprintln!("toolwright: {notice}");
+    }
     let outcome = {
         let mut on_event = |event: AgentEvent<'_>| {
             if !quiet {
@@ -309,9 +357,10 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
             }
         };
         agent_loop
-            .run(ctx, &args.prompt, &soft, &mut on_event)
+            .run_with_context(ctx, &context, &args.prompt, &soft, &mut on_event)
             .await
     };
+    session_end(hooks.as_ref(), &end_ctx).await;
 
     if args.json {
         let starts: Vec<_> = outcome

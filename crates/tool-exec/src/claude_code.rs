@@ -6,13 +6,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tool_core::{PermissionResult, Tool, ToolUseContext, find_tool};
-use tool_hooks::{HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
+use tool_hooks::{BatchToolCall, HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
 use tool_perms::{PermissionEngine, Prompter};
 
 use crate::seams::{
-    HookCall, HookDecision, Hooks, Permissions, PostToolUseOutcome, PreToolUseOutcome,
+    HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, Permissions, PostToolUseOutcome,
+    PreToolUseOutcome,
 };
 
 #[async_trait]
@@ -118,6 +119,88 @@ impl Hooks for HookRunner {
             updated_output: None,
             stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
         }
+    }
+
+    async fn loop_event(&self, event: LoopEvent<'_>, ctx: &ToolUseContext) -> LoopEventOutcome {
+        run_loop_event(self, event, ctx).await
+    }
+}
+
+/// Blocking errors as `[hook]: reason` lines.
+fn blocking_lines(common: &tool_hooks::CommonOutcome) -> Vec<String> {
+    common
+        .blocking_errors
+        .iter()
+        .map(|b| format!("[{}]: {}", b.hook, b.text))
+        .collect()
+}
+
+/// Runs `event`'s hooks with `runner`: its own input fields, its matcher value (the agent
+/// type on Subagent*, `source` on SessionStart, `reason` on SessionEnd).
+async fn run_loop_event(
+    runner: &HookRunner,
+    event: LoopEvent<'_>,
+    ctx: &ToolUseContext,
+) -> LoopEventOutcome {
+    let name = event.name();
+    let mut extra = serde_json::Map::new();
+    let agent_type = ctx.agent().map(|a| a.agent_type.clone());
+    let outcome = match event {
+        LoopEvent::PostToolBatch { calls } => {
+            let batch: Vec<BatchToolCall> = calls
+                .iter()
+                .map(|(tool_use, content)| BatchToolCall {
+                    call: ToolCallInfo::new(&tool_use.name, tool_use.input.clone(), &tool_use.id),
+                    tool_response: Some(content.clone()),
+                })
+                .collect();
+            runner.run_post_tool_batch(&batch, ctx).await
+        }
+        LoopEvent::UserPromptSubmit { prompt } => {
+            extra.insert("prompt".into(), json!(prompt));
+            runner.run_event(name, extra, None, ctx).await
+        }
+        LoopEvent::Stop {
+            stop_hook_active,
+            last_assistant_message,
+        }
+        | LoopEvent::SubagentStop {
+            stop_hook_active,
+            last_assistant_message,
+        } => {
+            extra.insert("stop_hook_active".into(), json!(stop_hook_active));
+            extra.insert(
+                "last_assistant_message".into(),
+                json!(last_assistant_message),
+            );
+            let matcher = if name == "SubagentStop" {
+                agent_type.as_deref()
+            } else {
+                None
+            };
+            runner.run_event(name, extra, matcher, ctx).await
+        }
+        LoopEvent::SubagentStart => {
+            runner
+                .run_event(name, extra, agent_type.as_deref(), ctx)
+                .await
+        }
+        LoopEvent::SessionStart { source, model } => {
+            extra.insert("source".into(), json!(source));
+            if let Some(model) = model {
+                extra.insert("model".into(), json!(model));
+            }
+            runner.run_event(name, extra, Some(source), ctx).await
+        }
+        LoopEvent::SessionEnd { reason } => {
+            extra.insert("reason".into(), json!(reason));
+            runner.run_event(name, extra, Some(reason), ctx).await
+        }
+    };
+    LoopEventOutcome {
+        blocking: blocking_lines(&outcome.common),
+        messages: outcome.common.messages(name, false),
+        stop: outcome.common.stop_turn(),
     }
 }
 

@@ -61,8 +61,8 @@ pub use pipeline::{
     CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, ToolUse,
 };
 pub use seams::{
-    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, Permissions, PostToolUseOutcome,
-    PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE,
-    REJECT_WITH_FEEDBACK_PREFIX,
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, NoHooks,
+    Permissions, PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter,
+    REJECT_MESSAGE, REJECT_WITH_FEEDBACK_PREFIX,
 };
 pub use stream::{AnthropicStream, StreamError, StreamEvent};

@@ -224,6 +224,12 @@ impl Pipeline {
         self
     }
 
+    /// The hooks calls go through; an agent loop reports its [`LoopEvent`](crate::LoopEvent)s
+    /// to the same ones.
+    pub fn hooks(&self) -> &Arc<dyn Hooks> {
+        &self.hooks
+    }
+
     /// Runs one call. `ctx` must carry the call's own cancellation token; `progress` receives
     /// the tool's progress reports.
     pub async fn run_tool_use(

@@ -9,6 +9,8 @@
 use async_trait::async_trait;
 use serde_json::Value;
 use tool_core::{DecisionReason, Message, PermissionResult, Tool, ToolUseContext};
+
+use crate::ToolUse;
 pub use tool_perms::{
     PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE, REJECT_WITH_FEEDBACK_PREFIX,
 };
@@ -195,7 +197,84 @@ pub struct PostToolUseOutcome {
     pub stop: Option<Option<String>>,
 }
 
-/// Runs the tool-call hook events.
+/// A conversation-level hook event. The pipeline never raises these: an agent loop (or any
+/// host that owns the conversation) reports them through [`Hooks::loop_event`]. Inside a
+/// sub-agent the context carries the agent's id and type ([`ToolUseContext::agent`]).
+#[derive(Debug, Clone, Copy)]
+pub enum LoopEvent<'a> {
+    /// The user's prompt, before it goes to the model.
+    UserPromptSubmit {
+        /// The prompt.
+        prompt: &'a str,
+    },
+    /// Every call of one response has its result (before the next request).
+    PostToolBatch {
+        /// Each call with the tool_result content the model will see.
+        calls: &'a [(ToolUse, Value)],
+    },
+    /// The main agent is about to end its turn.
+    Stop {
+        /// Whether the agent is already going on because a Stop hook blocked.
+        stop_hook_active: bool,
+        /// The text of the agent's last message.
+        last_assistant_message: &'a str,
+    },
+    /// A sub-agent starts.
+    SubagentStart,
+    /// A sub-agent is about to end.
+    SubagentStop {
+        /// Whether the sub-agent is already going on because a SubagentStop hook blocked.
+        stop_hook_active: bool,
+        /// The text of the sub-agent's last message.
+        last_assistant_message: &'a str,
+    },
+    /// The session starts; `source` is `startup`, `resume`, `clear`, `compact` or `fork`.
+    SessionStart {
+        /// Why the session starts.
+        source: &'a str,
+        /// The model, when known.
+        model: Option<&'a str>,
+    },
+    /// The session ends; `reason` is `clear`, `resume`, `logout`, `prompt_input_exit` or
+    /// `other`.
+    SessionEnd {
+        /// Why the session ends.
+        reason: &'a str,
+    },
+}
+
+impl LoopEvent<'_> {
+    /// The event's name in settings files (`UserPromptSubmit`, `Stop`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::UserPromptSubmit { .. } => "UserPromptSubmit",
+            Self::PostToolBatch { .. } => "PostToolBatch",
+            Self::Stop { .. } => "Stop",
+            Self::SubagentStart => "SubagentStart",
+            Self::SubagentStop { .. } => "SubagentStop",
+            Self::SessionStart { .. } => "SessionStart",
+            Self::SessionEnd { .. } => "SessionEnd",
+        }
+    }
+}
+
+/// What the hooks of one [`LoopEvent`] produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoopEventOutcome {
+    /// Blocking errors (exit code 2, `decision: "block"` with its reason), each as
+    /// `[hook]: reason`. UserPromptSubmit: the prompt is rejected. Stop and SubagentStop: the
+    /// agent goes on with these as its next instruction. PostToolBatch: the loop stops.
+    /// Other events cannot block and never fill this.
+    pub blocking: Vec<String>,
+    /// Messages for the conversation: additional context for the model (and, on
+    /// UserPromptSubmit and SessionStart, plain stdout), system messages and hook errors for
+    /// the user.
+    pub messages: Vec<Message>,
+    /// `continue: false`: the agent stops, with this reason if given.
+    pub stop: Option<Option<String>>,
+}
+
+/// Runs the tool-call hook events (and, for hosts that own a conversation, the loop events).
 #[async_trait]
 pub trait Hooks: Send + Sync {
     /// PreToolUse.
@@ -215,6 +294,10 @@ pub trait Hooks: Send + Sync {
         is_interrupt: bool,
         ctx: &ToolUseContext,
     ) -> PostToolUseOutcome;
+    /// A conversation-level event ([`LoopEvent`]). The default runs nothing.
+    async fn loop_event(&self, _event: LoopEvent<'_>, _ctx: &ToolUseContext) -> LoopEventOutcome {
+        LoopEventOutcome::default()
+    }
 }
 
 /// No hooks at all; costs nothing.

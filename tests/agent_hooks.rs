@@ -1,0 +1,339 @@
+//! The agent loop's own hook events, with real hook scripts in the user's settings and
+//! `toolwright agent` against the local Messages API stand-in (`support/model_api.rs`):
+//! SessionStart, UserPromptSubmit, PostToolBatch, Stop (with its block cap), SubagentStart,
+//! SubagentStop and SessionEnd. Each script saves the JSON it got on stdin, so the tests check
+//! both what the hooks were told and what their answers did to the conversation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+#[path = "support/model_api.rs"]
+mod model_api;
+use model_api::*;
+
+/// A project directory whose user settings (`CLAUDE_CONFIG_DIR`, as `agent_command` sets
+/// it) run `hooks`: `(event, script body)`. Each script first saves its stdin as
+/// `<inputs>/<event>-<n>.json` (n = 0, 1, ...) in `$IN`, then runs its body.
+struct Project {
+    dir: tempfile::TempDir,
+    inputs: PathBuf,
+}
+
+impl Project {
+    fn new(hooks: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs = dir.path().join("hook-inputs");
+        let config = dir.path().join(".no-user-config");
+        std::fs::create_dir_all(&inputs).unwrap();
+        std::fs::create_dir_all(&config).unwrap();
+        let mut settings = serde_json::Map::new();
+        for (event, body) in hooks {
+            let script = config.join(format!("{event}.sh"));
+            std::fs::write(
+                &script,
+                format!(
+                    "#!/bin/sh\nn=$(ls '{d}' | grep -c '^{event}-')\nIN='{d}/{event}-'\"$n\"'.json'\ncat > \"$IN\"\n{body}\n",
+                    d = inputs.display()
+                ),
+            )
+            .unwrap();
+            settings.insert(
+                (*event).to_owned(),
+                json!([{"hooks": [{"type": "command", "command": format!("sh '{}'", script.display())}]}]),
+            );
+        }
+        std::fs::write(
+            config.join("settings.json"),
+            json!({"hooks": settings}).to_string(),
+        )
+        .unwrap();
+        Self { dir, inputs }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// What the hooks of `event` were given, in order.
+    fn inputs(&self, event: &str) -> Vec<Value> {
+        (0..)
+            .map(|n| self.inputs.join(format!("{event}-{n}.json")))
+            .take_while(|p| p.exists())
+            .map(|p| serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap())
+            .collect()
+    }
+}
+
+/// All text of a message's content, joined by newlines.
+fn text_of(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
+    let project = Project::new(&[
+        ("SessionStart", "echo 'session note: main branch is frozen'"),
+        ("UserPromptSubmit", "echo 'prompt note: answer in French'"),
+        ("SessionEnd", "true"),
+    ]);
+    let (url, seen) = serve(|_, _| full(turn(Some("Bonjour."), &[])));
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    let first = &seen[0].messages()[0];
+    assert_eq!(first["role"], "user");
+    // SessionStart's context, then the prompt, then UserPromptSubmit's context.
+    assert_eq!(
+        text_of(first),
+        "session note: main branch is frozen\nrun the check\nprompt note: answer in French"
+    );
+
+    let start = &project.inputs("SessionStart")[..];
+    assert_eq!(start.len(), 1);
+    assert_eq!(start[0]["hook_event_name"], "SessionStart");
+    assert_eq!(start[0]["source"], "startup");
+    assert_eq!(start[0]["model"], "claude-sonnet-4-5");
+    let prompt = &project.inputs("UserPromptSubmit")[..];
+    assert_eq!(prompt.len(), 1);
+    assert_eq!(prompt[0]["prompt"], "run the check");
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    assert_eq!(prompt[0]["cwd"], cwd.to_str().unwrap());
+    assert!(
+        prompt[0]["session_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert_eq!(prompt[0]["session_id"], start[0]["session_id"]);
+    let end = &project.inputs("SessionEnd")[..];
+    assert_eq!(end.len(), 1, "SessionEnd runs once, at exit");
+    assert_eq!(end[0]["reason"], "other");
+}
+
+#[test]
+fn a_blocking_prompt_hook_rejects_the_prompt_before_any_request() {
+    let project = Project::new(&[(
+        "UserPromptSubmit",
+        "echo 'prompts about the check are not allowed' >&2; exit 2",
+    )]);
+    let (url, seen) = serve(|_, _| full(turn(Some("should not be asked"), &[])));
+    let out = agent(&url, project.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(seen.lock().unwrap().is_empty(), "the model was asked");
+    let report = json_out(&out);
+    assert_eq!(report["success"], false);
+    let stop = report["stop"].as_str().unwrap();
+    assert!(
+        stop.starts_with("UserPromptSubmit operation blocked by hook:\n[")
+            && stop.ends_with("]: prompts about the check are not allowed"),
+        "{stop}"
+    );
+    // The prompt is erased, as in Claude Code.
+    assert_eq!(report["messages"], json!([]));
+}
+
+#[test]
+fn a_stop_hook_block_makes_the_model_go_on_with_the_reason() {
+    // Blocks the first stop only: the usual `stop_hook_active` guard of real Stop hooks.
+    let project = Project::new(&[(
+        "Stop",
+        r#"case "$(cat "$IN")" in *'"stop_hook_active":false'*) echo '{"decision":"block","reason":"run the tests first"}';; esac"#,
+    )]);
+    let (url, seen) = serve(|index, _| {
+        full(turn(
+            Some(if index == 0 {
+                "Done."
+            } else {
+                "Tests pass now."
+            }),
+            &[],
+        ))
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json_out(&out);
+    assert_eq!(report["final_text"], "Tests pass now.");
+    assert_eq!(report["turns"], 2);
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let messages = seen[1].messages();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(text_of(&messages[1]), "Done.");
+    let feedback = text_of(&messages[2]);
+    assert_eq!(messages[2]["role"], "user");
+    assert!(
+        feedback.starts_with("Stop hook feedback:\n[")
+            && feedback.ends_with("]: run the tests first"),
+        "{feedback}"
+    );
+
+    let stops = project.inputs("Stop");
+    assert_eq!(stops.len(), 2);
+    assert_eq!(stops[0]["stop_hook_active"], false);
+    assert_eq!(stops[0]["last_assistant_message"], "Done.");
+    assert_eq!(stops[1]["stop_hook_active"], true);
+    assert_eq!(stops[1]["last_assistant_message"], "Tests pass now.");
+}
+
+#[test]
+fn stop_hook_blocks_are_capped() {
+    let project = Project::new(&[("Stop", "echo 'never done' >&2; exit 2")]);
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    // Without --json the run's notices are shown on stderr.
+    let out = agent_command(&url, project.path(), &[], "run the check")
+        .env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "2")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The first answer and one more per allowed block.
+    assert_eq!(seen.lock().unwrap().len(), 3);
+    assert_eq!(project.inputs("Stop").len(), 3);
+    let err = stderr(&out);
+    assert!(
+        err.contains("Stop hooks blocked stopping 2 times in a row"),
+        "{err}"
+    );
+}
+
+#[test]
+fn post_tool_batch_sees_every_result_and_adds_context() {
+    let project = Project::new(&[(
+        "PostToolBatch",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PostToolBatch", "additionalContext": "batch note: both searches done"}}'"#,
+    )]);
+    std::fs::write(project.path().join("a.txt"), "alpha\n").unwrap();
+    let calls = turn(
+        None,
+        &[
+            ("toolu_1", "Glob", json!({"pattern": "*.txt"})),
+            ("toolu_2", "Grep", json!({"pattern": "alpha"})),
+        ],
+    );
+    let (url, seen) = serve(move |index, _| {
+        full(if index == 0 {
+            calls.clone()
+        } else {
+            turn(Some("Found it."), &[])
+        })
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let user = &seen[1].messages()[2];
+    let ids: Vec<String> = results(user).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, ["toolu_1", "toolu_2"]);
+    let blocks = user["content"].as_array().unwrap();
+    assert_eq!(
+        blocks.last().unwrap(),
+        &json!({"type": "text", "text": "batch note: both searches done"})
+    );
+
+    let batches = project.inputs("PostToolBatch");
+    assert_eq!(batches.len(), 1, "one batch, one run");
+    let calls = batches[0]["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0]["tool_name"], "Glob");
+    assert_eq!(calls[0]["tool_use_id"], "toolu_1");
+    assert_eq!(calls[0]["tool_input"], json!({"pattern": "*.txt"}));
+    // What the model saw: the tool_result content.
+    assert_eq!(calls[0]["tool_response"], results(user)[0].1["content"]);
+    assert!(
+        calls[0]["tool_response"].to_string().contains("a.txt"),
+        "{}",
+        calls[0]["tool_response"]
+    );
+    assert_eq!(calls[1]["tool_name"], "Grep");
+}
+
+#[test]
+fn a_blocking_post_tool_batch_hook_stops_the_loop() {
+    let project = Project::new(&[(
+        "PostToolBatch",
+        r#"echo '{"decision": "block", "reason": "budget for searches used up"}'"#,
+    )]);
+    let (url, seen) =
+        serve(|_, _| full(turn(None, &[("toolu_1", "Glob", json!({"pattern": "*"}))])));
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(seen.lock().unwrap().len(), 1, "no request after the block");
+    let report = json_out(&out);
+    let stop = report["stop"].as_str().unwrap();
+    assert!(
+        stop.starts_with("stopped by a hook: [")
+            && stop.ends_with("]: budget for searches used up"),
+        "{stop}"
+    );
+    // The conversation still pairs the call with its result.
+    let messages = report["messages"].as_array().unwrap();
+    assert_eq!(results(messages.last().unwrap()).len(), 1);
+}
+
+#[test]
+fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
+    let project = Project::new(&[
+        (
+            "SubagentStart",
+            r#"echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "sub note: stay read-only"}}'"#,
+        ),
+        ("SubagentStop", "true"),
+        ("Stop", "true"),
+        ("UserPromptSubmit", "true"),
+    ]);
+    let parent = turn(
+        None,
+        &[(
+            "toolu_agent",
+            "Agent",
+            json!({"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}),
+        )],
+    );
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            full(turn(Some("sub report: all quiet"), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("All quiet."), &[]))
+        }
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let seen = seen.lock().unwrap();
+    let sub = seen.iter().find(|r| r.is_subagent()).unwrap();
+    assert_eq!(
+        text_of(&sub.messages()[0]),
+        "look around\nsub note: stay read-only"
+    );
+
+    let start = project.inputs("SubagentStart");
+    assert_eq!(start.len(), 1);
+    assert_eq!(start[0]["agent_type"], "general-purpose");
+    let agent_id = start[0]["agent_id"].as_str().unwrap();
+    assert!(!agent_id.is_empty());
+    let stop = project.inputs("SubagentStop");
+    assert_eq!(stop.len(), 1);
+    assert_eq!(stop[0]["agent_id"], agent_id);
+    assert_eq!(stop[0]["last_assistant_message"], "sub report: all quiet");
+    assert_eq!(stop[0]["stop_hook_active"], false);
+    // The main agent's Stop and UserPromptSubmit ran once each, for the main agent only.
+    let main_stop = project.inputs("Stop");
+    assert_eq!(main_stop.len(), 1);
+    assert_eq!(main_stop[0]["last_assistant_message"], "All quiet.");
+    assert!(main_stop[0].get("agent_id").is_none());
+    assert_eq!(project.inputs("UserPromptSubmit").len(), 1);
+}

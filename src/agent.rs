@@ -456,13 +456,18 @@ impl AgentLoop {
         message_texts(&started.messages, &mut first, &mut |t: &str| {
             on_event(AgentEvent::Notice(t));
         });
+        if ctx.is_cancelled() {
+            outcome.stop = Stop::Cancelled;
+            return outcome;
+        }
+        // `continue: false` overrides any decision.
+        if let Some(reason) = started.stop {
+            outcome.stop = Stop::HookStopped(reason);
+            return outcome;
+        }
         if !subagent && !started.blocking.is_empty() {
             // The prompt is rejected and erased, as in Claude Code.
             outcome.stop = Stop::PromptBlocked(started.blocking.join("\n"));
-            return outcome;
-        }
-        if let Some(reason) = started.stop {
-            outcome.stop = Stop::HookStopped(reason);
             return outcome;
         }
         outcome.messages.push(if first.len() == 1 {
@@ -548,7 +553,8 @@ impl AgentLoop {
                 content.extend(turn.extra);
                 if turn.interrupted || turn.cancelled {
                     content.push(json!({"type": "text", "text": INTERRUPT_MESSAGE_FOR_TOOL_USE}));
-                } else if turn.error.is_none() {
+                } else if turn.error.is_none() && !turn.rejected && turn.hook_stop.is_none() {
+                    // The batch is complete and the run goes on: PostToolBatch.
                     batch_verdict = hooks
                         .loop_event(LoopEvent::PostToolBatch { calls: &turn.batch }, &ctx)
                         .await;
@@ -579,8 +585,8 @@ impl AgentLoop {
             if let Some(reason) = turn.hook_stop.or(batch_verdict.stop) {
                 break Stop::HookStopped(reason);
             }
-            if let Some(first) = batch_verdict.blocking.first() {
-                break Stop::HookStopped(Some(first.clone()));
+            if !batch_verdict.blocking.is_empty() {
+                break Stop::HookStopped(Some(batch_verdict.blocking.join("\n")));
             }
             if turn.tool_uses == 0 {
                 let last_assistant_message = if has_text {
@@ -601,8 +607,14 @@ impl AgentLoop {
                     }
                 };
                 let verdict = hooks.loop_event(event, &ctx).await;
+                if hard.is_cancelled() {
+                    break Stop::Cancelled;
+                }
+                // Additional context goes on the run as a block does (Claude Code's
+                // `<event> hook additional context: ...`); system messages are for the user.
+                let mut context = Vec::new();
                 let mut notices = Vec::new();
-                message_texts(&verdict.messages, &mut Vec::new(), &mut |t: &str| {
+                message_texts(&verdict.messages, &mut context, &mut |t: &str| {
                     notices.push(t.to_owned());
                 });
                 for notice in &notices {
@@ -611,24 +623,32 @@ impl AgentLoop {
                 if let Some(reason) = verdict.stop {
                     break Stop::HookStopped(reason);
                 }
-                if verdict.blocking.is_empty() {
+                if verdict.blocking.is_empty() && context.is_empty() {
                     break Stop::Finished;
                 }
                 if stop_blocks >= self.config.stop_hook_block_cap {
                     on_event(AgentEvent::Notice(&format!(
-                        "{} hooks blocked stopping {stop_blocks} times in a row; ending the run \
-                         (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP)",
-                        event.name()
+                        "A hook blocked the turn from ending {} consecutive times - overriding \
+                         and ending turn. For Stop/SubagentStop hooks, check stop_hook_active in \
+                         the input and return success while it's true. Set \
+                         CLAUDE_CODE_STOP_HOOK_BLOCK_CAP to raise this limit.",
+                        stop_blocks + 1
                     )));
                     break Stop::Finished;
                 }
                 stop_blocks += 1;
-                let feedback = format!(
-                    "{} hook feedback:\n{}",
-                    event.name(),
-                    verdict.blocking.join("\n")
-                );
-                push_user_text(&mut outcome.messages, feedback);
+                let name = event.name();
+                if !verdict.blocking.is_empty() {
+                    let feedback =
+                        format!("{name} hook feedback:\n{}", verdict.blocking.join("\n"));
+                    push_user_text(&mut outcome.messages, feedback);
+                }
+                for text in context.iter().filter_map(|b| b["text"].as_str()) {
+                    push_user_text(
+                        &mut outcome.messages,
+                        format!("{name} hook additional context: {text}"),
+                    );
+                }
             }
         };
         outcome
@@ -826,6 +846,32 @@ mod tests {
             self.0.lock().unwrap().insert(id, Instant::now());
             Ok(ToolResult::text("ok"))
         }
+    }
+
+    #[test]
+    fn hook_text_for_the_model_keeps_the_roles_alternating() {
+        // After an assistant message: a new user message.
+        let mut messages =
+            vec![json!({"role": "assistant", "content": [{"type": "text", "text": "Done."}]})];
+        push_user_text(&mut messages, "feedback".into());
+        assert_eq!(
+            messages[1],
+            json!({"role": "user", "content": [{"type": "text", "text": "feedback"}]})
+        );
+        // After a user message (an empty assistant turn was not recorded): merged into it,
+        // whether its content is a string or blocks.
+        push_user_text(&mut messages, "more".into());
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[1]["content"][1]["text"], "more");
+        let mut messages = vec![json!({"role": "user", "content": "the prompt"})];
+        push_user_text(&mut messages, "feedback".into());
+        assert_eq!(
+            messages,
+            [json!({"role": "user", "content": [
+                {"type": "text", "text": "the prompt"},
+                {"type": "text", "text": "feedback"}
+            ]})]
+        );
     }
 
     /// The time from a block's end in the stream to its tool's `call`, through the whole

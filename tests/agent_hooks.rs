@@ -23,6 +23,12 @@ struct Project {
 
 impl Project {
     fn new(hooks: &[(&str, &str)]) -> Self {
+        Self::with_settings(hooks, json!({}))
+    }
+
+    /// As [`new`](Self::new), with `extra` settings beside `hooks` (and a handler's
+    /// `timeout` when an event's body starts with `timeout=N;`).
+    fn with_settings(hooks: &[(&str, &str)], extra: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let inputs = dir.path().join("hook-inputs");
         let config = dir.path().join(".no-user-config");
@@ -39,16 +45,19 @@ impl Project {
                 ),
             )
             .unwrap();
-            settings.insert(
-                (*event).to_owned(),
-                json!([{"hooks": [{"type": "command", "command": format!("sh '{}'", script.display())}]}]),
-            );
+            let mut handler =
+                json!({"type": "command", "command": format!("sh '{}'", script.display())});
+            if let Some(secs) = body
+                .strip_prefix("timeout=")
+                .and_then(|rest| rest.split(';').next())
+            {
+                handler["timeout"] = json!(secs.parse::<u64>().unwrap());
+            }
+            settings.insert((*event).to_owned(), json!([{"hooks": [handler]}]));
         }
-        std::fs::write(
-            config.join("settings.json"),
-            json!({"hooks": settings}).to_string(),
-        )
-        .unwrap();
+        let mut all = extra;
+        all["hooks"] = Value::Object(settings);
+        std::fs::write(config.join("settings.json"), all.to_string()).unwrap();
         Self { dir, inputs }
     }
 
@@ -202,9 +211,113 @@ fn stop_hook_blocks_are_capped() {
     assert_eq!(project.inputs("Stop").len(), 3);
     let err = stderr(&out);
     assert!(
-        err.contains("Stop hooks blocked stopping 2 times in a row"),
+        err.contains(
+            "A hook blocked the turn from ending 3 consecutive times - overriding and ending turn."
+        ),
         "{err}"
     );
+}
+
+#[test]
+fn stop_hook_context_also_makes_the_model_go_on() {
+    let project = Project::new(&[(
+        "Stop",
+        r#"case "$(cat "$IN")" in *'"stop_hook_active":false'*) echo '{"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "the changelog is not updated"}}';; esac"#,
+    )]);
+    let (url, seen) = serve(|index, _| {
+        full(turn(
+            Some(if index == 0 {
+                "Done."
+            } else {
+                "Changelog updated."
+            }),
+            &[],
+        ))
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(
+        text_of(&seen[1].messages()[2]),
+        "Stop hook additional context: the changelog is not updated"
+    );
+    assert_eq!(json_out(&out)["final_text"], "Changelog updated.");
+}
+
+#[test]
+fn continue_false_overrides_a_prompt_block_and_ends_the_run_as_a_success() {
+    let project = Project::new(&[(
+        "UserPromptSubmit",
+        r#"echo '{"continue": false, "stopReason": "maintenance window", "decision": "block", "reason": "no"}'"#,
+    )]);
+    let (url, seen) = serve(|_, _| full(turn(Some("should not be asked"), &[])));
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(seen.lock().unwrap().is_empty());
+    assert_eq!(
+        json_out(&out)["stop"],
+        "stopped by a hook: maintenance window"
+    );
+}
+
+#[test]
+fn session_start_exports_reach_bash_through_claude_env_file() {
+    let project = Project::with_settings(
+        &[(
+            "SessionStart",
+            r#"echo "export GREETING='hello from the hook'" >> "$CLAUDE_ENV_FILE""#,
+        )],
+        json!({"permissions": {"allow": ["Bash(echo:*)"]}}),
+    );
+    let (url, seen) = serve(|index, _| {
+        full(if index == 0 {
+            turn(
+                None,
+                &[("toolu_1", "Bash", json!({"command": "echo \"$GREETING\""}))],
+            )
+        } else {
+            turn(Some("Greeted."), &[])
+        })
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let result = &results(&seen[1].messages()[2])[0].1;
+    assert_eq!(result["is_error"], Value::Null, "{result}");
+    assert_eq!(result["content"], "hello from the hook", "{result}");
+}
+
+#[test]
+fn session_end_hooks_are_stopped_at_their_budget() {
+    // Over the default 1.5 s budget: killed, so "finished" is never written.
+    let project = Project::new(&[(
+        "SessionEnd",
+        r#"touch "$IN.started"; sleep 30; touch "$IN.finished""#,
+    )]);
+    let (url, _) = serve(|_, _| full(turn(Some("Bye."), &[])));
+    let out = agent(&url, project.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let input = project.inputs.join("SessionEnd-0.json");
+    assert!(PathBuf::from(format!("{}.started", input.display())).exists());
+    assert!(!PathBuf::from(format!("{}.finished", input.display())).exists());
+    let err = stderr(&out);
+    assert!(
+        err.contains("SessionEnd hooks were stopped after their 1500 ms budget"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_session_end_hook_timeout_raises_the_budget() {
+    // A handler's own `timeout` (5 s) raises the shared budget: a 2 s hook finishes.
+    let project = Project::new(&[("SessionEnd", r#"timeout=5; sleep 2; touch "$IN.finished""#)]);
+    let (url, _) = serve(|_, _| full(turn(Some("Bye."), &[])));
+    let out = agent(&url, project.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let input = project.inputs.join("SessionEnd-0.json");
+    assert!(PathBuf::from(format!("{}.finished", input.display())).exists());
+    assert!(!stderr(&out).contains("budget"), "{}", stderr(&out));
 }
 
 #[test]

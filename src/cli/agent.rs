@@ -10,17 +10,18 @@
 //! its result); a second Ctrl-C cancels everything.
 
 use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::json;
 use tool_core::{CancellationToken, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
 use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, input_summary};
 use toolwright::agent::{
-    AgentEvent, AgentLoop, AgentTool, AnthropicClient, ClientConfig, LoopConfig, Stop,
-    ToolSearchMode, load_agent_definitions, split_hook_messages,
+    AgentEvent, AgentLoop, AgentOutcome, AgentTool, AnthropicClient, ClientConfig, LoopConfig,
+    Stop, ToolSearchMode, load_agent_definitions, split_hook_messages,
 };
 
 use crate::session::{Session, SessionArgs};
@@ -211,31 +212,38 @@ fn exit_code(stop: &Stop) -> ExitCode {
     }
 }
 
-/// Runs the SessionEnd hooks (`reason: "other"`: the one-shot run is over) within their
-/// shared budget: 1.5 s, or `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (at most 60 s). Hooks
-/// still running then are killed with their process groups, so exiting never hangs on one.
+/// Runs the SessionEnd hooks (`reason: "other"`: the one-shot run is over). They share a
+/// budget (the runner's: 1.5 s, raised to the largest configured timeout, at most 60 s),
+/// so exiting never hangs on one.
 async fn session_end(hooks: &dyn Hooks, ctx: &ToolUseContext) {
-    let budget = std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(Duration::from_millis(1500), |ms| {
-            Duration::from_millis(ms.min(60_000))
-        });
-    let token = CancellationToken::new();
-    let ctx = ctx.clone().with_cancellation(token.clone());
-    let deadline = tokio::spawn({
-        let token = token.clone();
-        async move {
-            tokio::time::sleep(budget).await;
-            token.cancel();
-        }
-    });
     let ended = hooks
-        .loop_event(LoopEvent::SessionEnd { reason: "other" }, &ctx)
+        .loop_event(LoopEvent::SessionEnd { reason: "other" }, ctx)
         .await;
-    deadline.abort();
     for notice in split_hook_messages(&ended.messages).1 {
         eprintln!("toolwright: {notice}");
+    }
+}
+
+/// Creates the session's `CLAUDE_ENV_FILE` (empty, owner-only) beside its results
+/// directory; `None` (with a notice) when it cannot be created.
+fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
+    let dir = ctx.results_dir()?.parent()?.to_path_buf();
+    let path = dir.join("session-env.sh");
+    let created = std::fs::create_dir_all(&dir).and_then(|()| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.open(&path)
+    });
+    match created {
+        Ok(_) => Some(path),
+        Err(e) => {
+            eprintln!(
+                "toolwright: cannot create {} for SessionStart hooks: {e}",
+                path.display()
+            );
+            None
+        }
     }
 }
 
@@ -312,6 +320,7 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     tool_options.model.clone_from(&args.model);
     tool_options.max_budget_usd = args.max_budget_usd;
     tool_options.non_interactive = !interactive;
+    tool_options.session_env_file = session_env_file(&ctx);
     let mut tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
     if !agent_blanket_denied(&ctx) {
         let (definitions, problems) = load_agent_definitions(ctx.cwd());
@@ -342,6 +351,7 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
             LoopEvent::SessionStart {
                 source: "startup",
                 model: Some(&args.model),
+                env_file: ctx.options().session_env_file.as_deref(),
             },
             &ctx,
         )
@@ -350,7 +360,19 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     for notice in notices {
         eprintln!("toolwright: {notice}");
     }
-    let outcome = {
+    let outcome = if let Some(reason) = started.stop {
+        // `continue: false` on SessionStart: nothing is sent.
+        AgentOutcome {
+            messages: Vec::new(),
+            final_text: String::new(),
+            turns: 0,
+            usage: (0, 0),
+            tool_uses: 0,
+            stop: Stop::HookStopped(reason),
+            stop_reason: None,
+            tool_starts: Vec::new(),
+        }
+    } else {
         let mut on_event = |event: AgentEvent<'_>| {
             if !quiet {
                 display.event(&event);
@@ -360,7 +382,6 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
             .run_with_context(ctx, &context, &args.prompt, &soft, &mut on_event)
             .await
     };
-    session_end(hooks.as_ref(), &end_ctx).await;
 
     if args.json {
         let starts: Vec<_> = outcome
@@ -403,6 +424,9 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     if !outcome.stop.is_success() && quiet {
         eprintln!("toolwright agent: {}", outcome.stop);
     }
+    // The run's output is complete before SessionEnd hooks run.
+    let _ = std::io::stdout().flush();
+    session_end(hooks.as_ref(), &end_ctx).await;
     drop(session);
     exit_code(&outcome.stop)
 }

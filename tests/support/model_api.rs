@@ -303,7 +303,9 @@ pub fn agent_command(url: &str, dir: &Path, extra: &[&str], prompt: &str) -> Com
         .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
         .env_remove("ENABLE_TOOL_SEARCH")
         .env_remove("CLAUDE_CODE_MAX_RETRIES")
-        .env_remove("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS");
+        .env_remove("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")
+        .env_remove("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+        .env_remove("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS");
     command
 }
 

@@ -50,6 +50,9 @@ pub struct ToolOptions {
     pub refresh_tools: Option<RefreshTools>,
     /// No user at a terminal: prompts are impossible.
     pub non_interactive: bool,
+    /// A shell file sourced before each Bash command: the `CLAUDE_ENV_FILE` that
+    /// SessionStart hooks append `export` lines to.
+    pub session_env_file: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for ToolOptions {
@@ -68,6 +71,7 @@ impl fmt::Debug for ToolOptions {
             .field("max_budget_usd", &self.max_budget_usd)
             .field("refresh_tools", &self.refresh_tools.is_some())
             .field("non_interactive", &self.non_interactive)
+            .field("session_env_file", &self.session_env_file)
             .finish()
     }
 }

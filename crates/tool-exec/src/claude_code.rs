@@ -174,6 +174,9 @@ async fn run_loop_event(
                 json!(last_assistant_message),
             );
             let matcher = if name == "SubagentStop" {
+                // No per-agent transcript is kept: the field is there, empty, as
+                // `transcript_path` is.
+                extra.insert("agent_transcript_path".into(), json!(""));
                 agent_type.as_deref()
             } else {
                 None
@@ -185,12 +188,27 @@ async fn run_loop_event(
                 .run_event(name, extra, agent_type.as_deref(), ctx)
                 .await
         }
-        LoopEvent::SessionStart { source, model } => {
+        LoopEvent::SessionStart {
+            source,
+            model,
+            env_file,
+        } => {
             extra.insert("source".into(), json!(source));
             if let Some(model) = model {
                 extra.insert("model".into(), json!(model));
             }
-            runner.run_event(name, extra, Some(source), ctx).await
+            let env: Vec<(String, String)> = env_file
+                .map(|p| {
+                    (
+                        "CLAUDE_ENV_FILE".to_owned(),
+                        p.to_string_lossy().into_owned(),
+                    )
+                })
+                .into_iter()
+                .collect();
+            runner
+                .run_event_with_env(name, extra, Some(source), &env, ctx)
+                .await
         }
         LoopEvent::SessionEnd { reason } => {
             extra.insert("reason".into(), json!(reason));

@@ -234,6 +234,10 @@ pub enum LoopEvent<'a> {
         source: &'a str,
         /// The model, when known.
         model: Option<&'a str>,
+        /// The file the hooks may append `export` lines to (`CLAUDE_ENV_FILE` in their
+        /// environment), which Bash then sources before each command
+        /// ([`ToolOptions::session_env_file`](tool_core::ToolOptions)).
+        env_file: Option<&'a std::path::Path>,
     },
     /// The session ends; `reason` is `clear`, `resume`, `logout`, `prompt_input_exit` or
     /// `other`.

@@ -1186,10 +1186,43 @@ impl HookRunner {
         for (k, v) in extra {
             input.insert(k, v);
         }
-        let (results, cancelled) = self
-            .run_raw(event, matcher_value, None, input, env, ctx)
-            .await;
-        self.event_outcome(event, ctx, &results, cancelled)
+        if event != "SessionEnd" {
+            let (results, cancelled) = self
+                .run_raw(event, matcher_value, None, input, env, ctx)
+                .await;
+            return self.event_outcome(event, ctx, &results, cancelled);
+        }
+        // SessionEnd hooks share one budget: whatever still runs then is killed, so ending
+        // a session never hangs on a hook.
+        let budget = session_end_budget(
+            inner.config.matching(event, matcher_value),
+            std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS").ok(),
+        );
+        let token = ctx.cancellation().child_token();
+        let budgeted = ctx.clone().with_cancellation(token.clone());
+        let run = self.run_raw(event, matcher_value, None, input, env, &budgeted);
+        tokio::pin!(run);
+        let mut over_budget = false;
+        let (results, cancelled) = tokio::select! {
+            done = &mut run => done,
+            () = tokio::time::sleep(budget) => {
+                over_budget = true;
+                token.cancel();
+                run.await
+            }
+        };
+        let mut out = self.event_outcome(event, ctx, &results, cancelled);
+        if over_budget {
+            out.common.errors.push(HookMessage {
+                hook: event.to_owned(),
+                text: format!(
+                    "SessionEnd hooks were stopped after their {} ms budget \
+                     (CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS)",
+                    budget.as_millis()
+                ),
+            });
+        }
+        out
     }
 
     fn event_outcome(
@@ -1213,6 +1246,21 @@ impl HookRunner {
         }
         out
     }
+}
+
+/// The shared budget of SessionEnd hooks, as Claude Code sets it: 1.5 s, raised to the
+/// largest timeout a matching handler sets, at most 60 s; `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`
+/// (`override_ms`) replaces it (still at most 60 s).
+fn session_end_budget(handlers: Vec<&HookHandler>, override_ms: Option<String>) -> Duration {
+    const MAX: Duration = Duration::from_secs(60);
+    if let Some(ms) = override_ms.and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Duration::from_millis(ms).min(MAX);
+    }
+    handlers
+        .iter()
+        .filter_map(|h| h.timeout)
+        .fold(Duration::from_millis(1500), Duration::max)
+        .min(MAX)
 }
 
 /// Writes a file atomically (a temporary file beside it, renamed into place), so a reader

@@ -273,6 +273,11 @@ fn spill_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
         .join(scratch_name(what))
 }
 
+/// `s` as one single-quoted shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 async fn run_command(
     command: &str,
     ctx: &ToolUseContext,
@@ -280,9 +285,17 @@ async fn run_command(
     progress: &ProgressSender,
 ) -> Result<Run, ToolError> {
     let cwd_file = std::env::temp_dir().join(scratch_name("cwd"));
-    // The command, then its status, then the directory it ended in.
+    // The session's environment file (SessionStart hooks' `CLAUDE_ENV_FILE`) when it has
+    // anything, then the command, then its status, then the directory it ended in.
+    let env_file = ctx
+        .options()
+        .session_env_file
+        .as_deref()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
+        .map(|p| format!(". {}\n", shell_quote(&p.to_string_lossy())))
+        .unwrap_or_default();
     let script = format!(
-        "{command}\n__toolwright_status=$?\npwd -P 2>/dev/null >| '{}'\nexit $__toolwright_status",
+        "{env_file}{command}\n__toolwright_status=$?\npwd -P 2>/dev/null >| '{}'\nexit $__toolwright_status",
         cwd_file.display()
     );
     let mut child = Command::new(shell())

@@ -7,12 +7,15 @@
 //! route an id-less error to the waiting request and drops it, so after a server restart
 //! the next call would wait until the heartbeat gives up on the connection.
 //!
-//! [`SessionAwareClient`] reads such an answer, to a message sent inside a session, as
-//! what it is: the server did not take the message into that session (it could not even
-//! tell which request it was, so it did not run it). It reports
-//! [`StreamableHttpError::SessionExpired`], and rmcp re-initialises and retries once. A
-//! retry here never repeats a side effect: the server rejected the message before reading
-//! it as a request.
+//! [`SessionAwareClient`] reads such an answer as what it is, and only such an answer: sent
+//! inside a session, an id-less error with the SDK's session codes (`-32000` or `-32001`)
+//! whose message speaks of the session ("No valid session ID provided", "Session not
+//! found"). The server rejected the message at its transport, before it read it as a
+//! request, so nothing ran. The client reports [`StreamableHttpError::SessionExpired`], and
+//! rmcp re-initialises and sends the message once more. Every other id-less error (a
+//! `-32603` internal error, which may come after the request was dispatched, a parse error,
+//! an unsupported protocol version) stays what it was, so a request that may have run is
+//! never sent again.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -20,7 +23,7 @@ use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -34,12 +37,17 @@ pub(crate) struct SessionAwareClient(pub(crate) reqwest::Client);
 
 type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 
-/// An id-less JSON-RPC error in answer to a message sent inside a session means the server
-/// did not accept the session.
+/// Whether an id-less error says the server does not know the session.
+fn is_session_rejection(error: &ErrorData) -> bool {
+    matches!(error.code.0, -32000 | -32001) && error.message.to_lowercase().contains("session")
+}
+
+/// A session rejection in answer to a message sent inside a session means the session is
+/// gone (see the module docs).
 fn session_lost(in_session: bool, result: PostResult) -> PostResult {
     match result {
         Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _))
-            if in_session && error.id.is_none() =>
+            if in_session && error.id.is_none() && is_session_rejection(&error.error) =>
         {
             tracing::debug!(
                 error = %error.error.message,
@@ -176,20 +184,49 @@ impl StreamableHttpClient for SessionAwareClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, NumberOrString, ServerJsonRpcMessage};
+    use rmcp::model::{ErrorCode, JsonRpcError, NumberOrString, ServerJsonRpcMessage};
 
-    fn error_answer(id: Option<NumberOrString>) -> PostResult {
-        let error = ErrorData::new(ErrorCode(-32000), "Bad Request: No valid session ID", None);
+    const NO_SESSION: (i32, &str) = (-32000, "Bad Request: No valid session ID provided");
+
+    fn answer(id: Option<NumberOrString>, (code, message): (i32, &'static str)) -> PostResult {
+        let error = ErrorData::new(ErrorCode(code), message, None);
         let message: ServerJsonRpcMessage = JsonRpcMessage::Error(JsonRpcError::new(id, error));
         Ok(StreamableHttpPostResponse::Json(message, None))
     }
 
+    fn error_answer(id: Option<NumberOrString>) -> PostResult {
+        answer(id, NO_SESSION)
+    }
+
     #[test]
-    fn only_id_less_errors_inside_a_session_mean_a_lost_session() {
+    fn only_session_rejections_inside_a_session_mean_a_lost_session() {
         assert!(matches!(
             session_lost(true, error_answer(None)),
             Err(StreamableHttpError::SessionExpired)
         ));
+        assert!(matches!(
+            session_lost(true, answer(None, (-32001, "Session not found"))),
+            Err(StreamableHttpError::SessionExpired)
+        ));
+        // Id-less errors that are not about the session stay errors: an internal error may
+        // come after the request ran, so it must never be sent again.
+        for other in [
+            (-32603, "Internal server error"),
+            (-32700, "Parse error: Invalid JSON"),
+            (-32000, "Bad Request: Unsupported protocol version"),
+            (
+                -32000,
+                "Not Acceptable: Client must accept text/event-stream",
+            ),
+        ] {
+            assert!(
+                matches!(
+                    session_lost(true, answer(None, other)),
+                    Ok(StreamableHttpPostResponse::Json(..))
+                ),
+                "{other:?}"
+            );
+        }
         // Before a session exists (initialize), the error is the server's answer.
         assert!(matches!(
             session_lost(false, error_answer(None)),

@@ -259,15 +259,15 @@ fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), ToolError> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
-    // `create_new`: the name is predictable, so never follow or reuse whatever is there.
-    let written = std::fs::OpenOptions::new()
+    // `create_new`: the name is predictable, so never follow or reuse whatever is there (and
+    // never remove a file this call did not create).
+    let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&tmp)
-        .and_then(|mut file| {
-            std::io::Write::write_all(&mut file, bytes)?;
-            file.sync_all()
-        });
+        .map_err(|e| ToolError::io(&tmp, e))?;
+    let written = std::io::Write::write_all(&mut file, bytes).and_then(|()| file.sync_all());
+    drop(file);
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(ToolError::io(&tmp, e));

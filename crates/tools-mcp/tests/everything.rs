@@ -255,7 +255,9 @@ async fn http_session_lost_between_calls_is_renewed_on_next_use() {
     assert_eq!(r.data.content.joined_text(), "Echo: one");
 
     // The server restarts while no call is in flight: it no longer knows our session and
-    // answers the next request with HTTP 404. That use starts a new session and succeeds.
+    // answers the next request with HTTP 400 and an id-less "No valid session ID provided"
+    // error (the specification says 404; the TypeScript SDK's examples say 400). That use
+    // starts a new session and succeeds.
     // (The restart runs off the runtime's thread, so the client sees its old connections
     // close, as it would between two calls of an agent.)
     let port = common::port_of(&url);

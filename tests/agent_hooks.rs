@@ -75,19 +75,6 @@ impl Project {
     }
 }
 
-/// All text of a message's content, joined by newlines.
-fn text_of(message: &Value) -> String {
-    match &message["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
 #[test]
 fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
     let project = Project::new(&[

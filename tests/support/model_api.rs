@@ -56,22 +56,26 @@ impl Request {
 
     /// The text of the first user message (the prompt), whatever its shape.
     pub fn prompt(&self) -> String {
-        let content = &self.messages()[0]["content"];
-        match content {
-            Value::String(s) => s.clone(),
-            Value::Array(blocks) => blocks
-                .iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        }
+        text_of(&self.messages()[0])
     }
 
     pub fn is_subagent(&self) -> bool {
         self.body["system"]
             .as_str()
             .is_some_and(|s| s.contains("Your agent id"))
+    }
+}
+
+/// All text of a message's content (a string, or its text blocks joined by newlines).
+pub fn text_of(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

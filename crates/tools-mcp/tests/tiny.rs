@@ -178,21 +178,39 @@ async fn cancellation_mid_call_sends_notifications_cancelled() {
     manager.shutdown().await;
 }
 
+/// Calls `hang`, which only a timeout ends: the error names the server and `limit`, and the
+/// server saw `notifications/cancelled`.
+async fn hang_times_out(manager: &McpManager, limit: &str) {
+    let err = call(&tool(manager, "mcp__tiny__hang"), json!({}))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("MCP server \"tiny\"") && text.contains(&format!("timed out after {limit}")),
+        "{text}"
+    );
+    assert!(stderr_contains(manager, "hang: cancelled by the client").await);
+}
+
 #[tokio::test]
 async fn per_call_timeout_cancels_the_request() {
     let mut o = opts();
     o.tool_timeout = Duration::from_millis(400);
     let manager = tiny(&[], o).await;
-    let err = call(&tool(&manager, "mcp__tiny__hang"), json!({}))
+    hang_times_out(&manager, "400 ms").await;
+    manager.shutdown().await;
+}
+
+/// Calls `crash`, which ends the server mid-call: the call fails at once, naming the server
+/// and saying it was not retried. Returns the error text.
+async fn crash_fails_clearly(manager: &McpManager) -> String {
+    let err = call(&tool(manager, "mcp__tiny__crash"), json!({}))
         .await
         .unwrap_err();
     let text = err.to_string();
-    assert!(
-        text.contains("MCP server \"tiny\"") && text.contains("timed out after 400 ms"),
-        "{text}"
-    );
-    assert!(stderr_contains(&manager, "hang: cancelled by the client").await);
-    manager.shutdown().await;
+    assert!(text.contains("MCP server \"tiny\" disconnected"), "{text}");
+    assert!(text.contains("not retried"), "{text}");
+    text
 }
 
 #[tokio::test]
@@ -205,12 +223,7 @@ async fn crash_mid_call_fails_clearly_is_not_replayed_and_reconnects() {
     assert!(diags.is_empty(), "{diags:?}");
     let first_pid = manager.server_pid("tiny").unwrap();
 
-    let err = call(&tool(&manager, "mcp__tiny__crash"), json!({}))
-        .await
-        .unwrap_err();
-    let text = err.to_string();
-    assert!(text.contains("MCP server \"tiny\" disconnected"), "{text}");
-    assert!(text.contains("not retried"), "{text}");
+    let text = crash_fails_clearly(&manager).await;
     assert!(
         text.contains("crash: exiting now"),
         "stderr tail expected: {text}"
@@ -440,15 +453,7 @@ async fn per_server_timeout_overrides_mcp_tool_timeout() {
     )
     .await;
     assert!(diags.is_empty(), "{diags:?}");
-    let err = call(&tool(&manager, "mcp__tiny__hang"), json!({}))
-        .await
-        .unwrap_err();
-    let text = err.to_string();
-    assert!(
-        text.contains("MCP server \"tiny\"") && text.contains("timed out after 1 s"),
-        "{text}"
-    );
-    assert!(stderr_contains(&manager, "hang: cancelled by the client").await);
+    hang_times_out(&manager, "1 s").await;
     manager.shutdown().await;
 }
 
@@ -580,12 +585,7 @@ async fn eof_mid_call_with_the_process_still_running() {
     let (manager, diags) = McpManager::connect(vec![config], opts()).await;
     assert!(diags.is_empty(), "{diags:?}");
     let pid = manager.server_pid("tiny").unwrap();
-    let err = call(&tool(&manager, "mcp__tiny__crash"), json!({}))
-        .await
-        .unwrap_err();
-    let text = err.to_string();
-    assert!(text.contains("MCP server \"tiny\" disconnected"), "{text}");
-    assert!(text.contains("not retried"), "{text}");
+    crash_fails_clearly(&manager).await;
     // The process that stopped talking was killed (it would sleep for 1000 s).
     assert!(
         wait_dead(pid, Duration::from_secs(10)).await,

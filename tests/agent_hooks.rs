@@ -437,3 +437,67 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
     assert!(main_stop[0].get("agent_id").is_none());
     assert_eq!(project.inputs("UserPromptSubmit").len(), 1);
 }
+
+#[test]
+fn permission_request_hooks_answer_asks_and_add_rules() {
+    // Allows Bash and adds a session rule for it, so the second call is never asked about.
+    let project = Project::new(&[(
+        "PermissionRequest",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedPermissions": [{"type": "addRules", "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "session"}]}}}'"#,
+    )]);
+    let (url, seen) = serve(|index, _| {
+        full(match index {
+            0 => turn(
+                None,
+                &[("toolu_1", "Bash", json!({"command": "touch first"}))],
+            ),
+            1 => turn(
+                None,
+                &[("toolu_2", "Bash", json!({"command": "touch second"}))],
+            ),
+            _ => turn(Some("Made both."), &[]),
+        })
+    });
+    // --json: nobody can be asked, so without the hook both calls would be refused.
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(project.path().join("first").exists());
+    assert!(project.path().join("second").exists());
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        results(&seen[1].messages()[2])[0].1["is_error"],
+        Value::Null
+    );
+
+    let asked = project.inputs("PermissionRequest");
+    assert_eq!(asked.len(), 1, "the added rule answers the second call");
+    assert_eq!(asked[0]["tool_name"], "Bash");
+    assert_eq!(asked[0]["tool_input"], json!({"command": "touch first"}));
+    assert!(asked[0]["permission_suggestions"].is_array());
+    assert!(asked[0].get("tool_use_id").is_none());
+}
+
+#[test]
+fn a_permission_request_hook_deny_is_the_result_the_model_sees() {
+    let project = Project::new(&[(
+        "PermissionRequest",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "Writes are frozen today"}}}'"#,
+    )]);
+    let (url, seen) = serve(|index, _| {
+        full(if index == 0 {
+            turn(
+                None,
+                &[("toolu_1", "Bash", json!({"command": "touch frozen"}))],
+            )
+        } else {
+            turn(Some("Understood."), &[])
+        })
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!project.path().join("frozen").exists());
+    let seen = seen.lock().unwrap();
+    let result = &results(&seen[1].messages()[2])[0].1;
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["content"], "Writes are frozen today");
+}

@@ -170,7 +170,9 @@ impl Prompter for TerminalPrompter {
 }
 
 /// Permissions for a session nobody can answer: decisions come from `inner`, and every ask
-/// becomes a denial that says why and how to allow the call.
+/// that reaches the user's turn becomes a denial that says why and how to allow the call.
+/// Asks still leave [`decide`](Permissions::decide) as asks, so PermissionRequest hooks
+/// answer them first, as Claude Code runs them for calls that cannot prompt.
 pub struct NoPrompts {
     inner: Arc<dyn Permissions>,
     why: String,
@@ -229,8 +231,7 @@ impl Permissions for NoPrompts {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> PermissionResult {
-        let decision = self.inner.decide(tool, input, ctx).await;
-        self.refuse(tool, ctx, decision)
+        self.inner.decide(tool, input, ctx).await
     }
 
     async fn check_rule_based(
@@ -251,6 +252,10 @@ impl Permissions for NoPrompts {
         ask: PermissionResult,
     ) -> PermissionResult {
         self.refuse(tool, ctx, ask)
+    }
+
+    fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) {
+        self.inner.apply_updates(updates);
     }
 }
 

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tool_core::{PermissionResult, Tool, ToolUseContext, find_tool};
+use tool_core::{PermissionResult, PermissionUpdate, Tool, ToolUseContext, find_tool};
 use tool_hooks::{BatchToolCall, HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
 use tool_perms::{PermissionEngine, Prompter};
 
 use crate::seams::{
-    HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, Permissions, PostToolUseOutcome,
-    PreToolUseOutcome,
+    HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, PermissionRequestOutcome,
+    Permissions, PostToolUseOutcome, PreToolUseOutcome,
 };
 
 #[async_trait]
@@ -50,6 +50,14 @@ impl Permissions for PermissionEngine {
             tracing::warn!(%problem, "a rule chosen at the prompt was not added");
         }
         result
+    }
+
+    fn apply_updates(&self, updates: &[PermissionUpdate]) {
+        for update in updates {
+            for problem in self.apply_update(update) {
+                tracing::warn!(%problem, "a rule from a PermissionRequest hook was not added");
+            }
+        }
     }
 }
 
@@ -118,6 +126,21 @@ impl Hooks for HookRunner {
             messages: out.common.messages("PostToolUseFailure", true),
             updated_output: None,
             stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
+        }
+    }
+
+    async fn permission_request(
+        &self,
+        call: HookCall<'_>,
+        suggestions: &[PermissionUpdate],
+        ctx: &ToolUseContext,
+    ) -> PermissionRequestOutcome {
+        let out = self
+            .run_permission_request(&call_info(call), suggestions, ctx)
+            .await;
+        PermissionRequestOutcome {
+            verdict: out.verdict,
+            messages: out.common.messages("PermissionRequest", false),
         }
     }
 

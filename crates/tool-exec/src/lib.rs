@@ -62,7 +62,8 @@ pub use pipeline::{
 };
 pub use seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, NoHooks,
-    Permissions, PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter,
-    REJECT_MESSAGE, REJECT_WITH_FEEDBACK_PREFIX,
+    PermissionRequestOutcome, PermissionRequestVerdict, Permissions, PostToolUseOutcome,
+    PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE,
+    REJECT_WITH_FEEDBACK_PREFIX,
 };
 pub use stream::{AnthropicStream, StreamError, StreamEvent};

@@ -1,10 +1,10 @@
 //! `run_tool_use`: one call through the whole pipeline, in Claude Code's order.
 //!
 //! lookup -> already cancelled? -> schema parse -> `validate_input` -> PreToolUse hooks ->
-//! permission (hook decision combined with the rules; ask goes to the prompter) -> `call`
-//! (panics caught, cancellation honoured) -> empty-result rule -> persistence of large
-//! results -> context modifier (handed to the executor) -> PostToolUse or
-//! PostToolUseFailure hooks -> telemetry.
+//! permission (hook decision combined with the rules; an ask goes to PermissionRequest hooks,
+//! then to the prompter) -> `call` (panics caught, cancellation honoured) -> empty-result
+//! rule -> persistence of large results -> context modifier (handed to the executor) ->
+//! PostToolUse or PostToolUseFailure hooks -> telemetry.
 //!
 //! Every path ends in exactly one [`CallOutcome`] with one `tool_result`; nothing here
 //! panics or returns early without one.
@@ -25,8 +25,8 @@ use tracing::Instrument;
 
 use crate::persist::persist_if_large;
 use crate::seams::{
-    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, Permissions, Prompter,
-    REJECT_MESSAGE,
+    AllowAll, DenyAsks, HookCall, HookDecision, Hooks, NoHooks, PermissionRequestVerdict,
+    Permissions, Prompter, REJECT_MESSAGE,
 };
 
 /// The largest result (in characters) handed to the model inline; larger ones are persisted.
@@ -381,7 +381,13 @@ impl Pipeline {
 
         // 3.6 Permission.
         let decision = self
-            .resolve_permission(tool.as_ref(), input, pre.decision, &ctx)
+            .resolve_permission(
+                tool.as_ref(),
+                input,
+                pre.decision,
+                &ctx,
+                &mut messages_before,
+            )
             .instrument(tracing::info_span!("permission"))
             .await;
         let (input, source, decision_reason) = match decision {
@@ -567,6 +573,7 @@ impl Pipeline {
         input: Value,
         hook: Option<HookDecision>,
         ctx: &ToolUseContext,
+        messages: &mut Vec<Message>,
     ) -> Resolved {
         let hook_reason = |reason: Option<String>| {
             Some(DecisionReason::Hook {
@@ -588,7 +595,7 @@ impl Pipeline {
                 let has_update = updated_input.is_some();
                 let input = updated_input.unwrap_or(input);
                 if tool.requires_user_interaction() && !has_update {
-                    return self.can_use_tool(tool, input, None, ctx).await;
+                    return self.can_use_tool(tool, input, None, ctx, messages).await;
                 }
                 match self.permissions.check_rule_based(tool, &input, ctx).await {
                     None => Resolved::Allowed {
@@ -602,7 +609,10 @@ impl Pipeline {
                         interrupt: false,
                         reason: Some(reason),
                     },
-                    Some(ask) => self.can_use_tool(tool, input, Some(ask), ctx).await,
+                    Some(ask) => {
+                        self.can_use_tool(tool, input, Some(ask), ctx, messages)
+                            .await
+                    }
                 }
             }
             Some(HookDecision::Ask {
@@ -622,23 +632,106 @@ impl Pipeline {
                     suggestions: Vec::new(),
                     reason: hook_reason(reason),
                 };
-                self.can_use_tool(tool, input, Some(forced), ctx).await
+                self.can_use_tool(tool, input, Some(forced), ctx, messages)
+                    .await
             }
-            None => self.can_use_tool(tool, input, None, ctx).await,
+            None => self.can_use_tool(tool, input, None, ctx, messages).await,
         }
     }
 
-    /// Claude Code's `canUseTool`: the full decision (or a forced ask), then the prompter.
+    /// PermissionRequest hooks for a call about to be put to the user: an allow runs it (after
+    /// its updated input passes the deny and ask rules again; an ask rule still goes to the
+    /// user) and applies its permission updates; a deny refuses it, stopping the turn when
+    /// the hook says `interrupt`; no verdict leaves the ask to the user.
+    async fn permission_request(
+        &self,
+        tool: &dyn Tool,
+        input: Value,
+        ask: PermissionResult,
+        ctx: &ToolUseContext,
+        messages: &mut Vec<Message>,
+    ) -> AfterPermissionRequest {
+        let suggestions = match &ask {
+            PermissionResult::Ask { suggestions, .. } => suggestions.clone(),
+            _ => Vec::new(),
+        };
+        let call = HookCall {
+            tool,
+            tool_use_id: ctx.tool_use_id().unwrap_or_default(),
+            input: &input,
+        };
+        let out = self
+            .hooks
+            .permission_request(call, &suggestions, ctx)
+            .instrument(tracing::info_span!("hooks", event = "PermissionRequest"))
+            .await;
+        messages.extend(out.messages);
+        let hook_reason = |reason: Option<String>| {
+            Some(DecisionReason::Hook {
+                hook: "PermissionRequest".into(),
+                reason,
+            })
+        };
+        match out.verdict {
+            None => Ok((input, ask)),
+            Some(PermissionRequestVerdict::Deny {
+                message, interrupt, ..
+            }) => Err(Resolved::Rejected {
+                reason: hook_reason(Some(message.clone())),
+                message,
+                source: "hook",
+                interrupt,
+            }),
+            Some(PermissionRequestVerdict::Allow {
+                updated_input,
+                updated_permissions,
+                ..
+            }) => {
+                self.permissions.apply_updates(&updated_permissions);
+                let input = updated_input.unwrap_or(input);
+                match self.permissions.check_rule_based(tool, &input, ctx).await {
+                    None => Err(Resolved::Allowed {
+                        input,
+                        source: "hook",
+                        reason: hook_reason(None),
+                    }),
+                    Some(PermissionResult::Deny { message, reason }) => Err(Resolved::Rejected {
+                        message,
+                        source: "config",
+                        interrupt: false,
+                        reason: Some(reason),
+                    }),
+                    Some(ask) => Ok((input, ask)),
+                }
+            }
+        }
+    }
+
+    /// Claude Code's `canUseTool`: the full decision (or a forced ask), then PermissionRequest
+    /// hooks, then the prompter.
     async fn can_use_tool(
         &self,
         tool: &dyn Tool,
         input: Value,
         forced: Option<PermissionResult>,
         ctx: &ToolUseContext,
+        messages: &mut Vec<Message>,
     ) -> Resolved {
         let decision = match forced {
             Some(ask) => ask,
             None => self.permissions.decide(tool, &input, ctx).await,
+        };
+        let (input, decision) = match decision {
+            ask @ PermissionResult::Ask { .. } => {
+                match self
+                    .permission_request(tool, input, ask, ctx, messages)
+                    .await
+                {
+                    Ok(next) => next,
+                    Err(resolved) => return resolved,
+                }
+            }
+            other => (input, other),
         };
         let resolved = match decision {
             ask @ PermissionResult::Ask { .. } => {
@@ -727,6 +820,10 @@ enum CallError {
 }
 
 /// The permission flow's verdict for one call.
+/// Where an ask goes after the PermissionRequest hooks: on to the user (with the input to
+/// show), or settled by a hook.
+type AfterPermissionRequest = Result<(Value, PermissionResult), Resolved>;
+
 enum Resolved {
     Allowed {
         input: Value,

@@ -8,7 +8,10 @@
 
 use async_trait::async_trait;
 use serde_json::Value;
-use tool_core::{DecisionReason, Message, PermissionResult, Tool, ToolUseContext};
+use tool_core::{
+    DecisionReason, Message, PermissionResult, PermissionUpdate, Tool, ToolUseContext,
+};
+pub use tool_hooks::PermissionRequestVerdict;
 
 use crate::ToolUse;
 pub use tool_perms::{
@@ -87,6 +90,11 @@ pub trait Permissions: Send + Sync {
             },
         }
     }
+
+    /// Applies permission updates a PermissionRequest hook returned with its allow
+    /// (`updatedPermissions`). The default ignores them; the permission engine adds and
+    /// removes its rules (saving to a settings file is the host's job).
+    fn apply_updates(&self, _updates: &[PermissionUpdate]) {}
 }
 
 /// Allows every call. For hosts that decide elsewhere and for tests; never a default.
@@ -184,6 +192,15 @@ pub struct PreToolUseOutcome {
     pub stop: Option<Option<String>>,
     /// The hooks were cancelled: the call does not run.
     pub cancelled: bool,
+}
+
+/// What the PermissionRequest hooks of one call produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PermissionRequestOutcome {
+    /// The hooks' answer in place of the user's, if any hook gave one.
+    pub verdict: Option<PermissionRequestVerdict>,
+    /// Messages for the conversation (system messages and hook errors).
+    pub messages: Vec<Message>,
 }
 
 /// What the PostToolUse (or PostToolUseFailure) hooks of one call produced.
@@ -298,6 +315,17 @@ pub trait Hooks: Send + Sync {
         is_interrupt: bool,
         ctx: &ToolUseContext,
     ) -> PostToolUseOutcome;
+    /// PermissionRequest: the call is about to be put to the user (or refused because nobody
+    /// can be asked); `suggestions` are what an "always" answer would add. A verdict answers
+    /// in the user's place. The default runs nothing.
+    async fn permission_request(
+        &self,
+        _call: HookCall<'_>,
+        _suggestions: &[PermissionUpdate],
+        _ctx: &ToolUseContext,
+    ) -> PermissionRequestOutcome {
+        PermissionRequestOutcome::default()
+    }
     /// A conversation-level event ([`LoopEvent`]). The default runs nothing.
     async fn loop_event(&self, _event: LoopEvent<'_>, _ctx: &ToolUseContext) -> LoopEventOutcome {
         LoopEventOutcome::default()

@@ -11,8 +11,9 @@ use tool_core::{
     ToolResultContent, ToolUseContext, async_trait,
 };
 use tool_exec::{
-    AllowAll, DenyAsks, Ending, HookCall, HookDecision, Hooks, NoHooks, Permissions, Pipeline,
-    PostToolUseOutcome, PreToolUseOutcome, PromptAnswer, Prompter, REJECT_MESSAGE, ToolUse,
+    AllowAll, DenyAsks, Ending, HookCall, HookDecision, Hooks, NoHooks, PermissionRequestOutcome,
+    PermissionRequestVerdict, Permissions, Pipeline, PostToolUseOutcome, PreToolUseOutcome,
+    PromptAnswer, Prompter, REJECT_MESSAGE, ToolUse,
 };
 
 /// Permissions with a fixed answer, recording what it was asked.
@@ -65,6 +66,8 @@ impl Prompter for Answer {
 struct ScriptedHooks {
     pre: PreToolUseOutcome,
     post: PostToolUseOutcome,
+    permission: Option<PermissionRequestVerdict>,
+    permission_asked: Mutex<u32>,
     failures: Mutex<Vec<(String, bool)>>,
     post_outputs: Mutex<Vec<Value>>,
 }
@@ -95,6 +98,18 @@ impl Hooks for ScriptedHooks {
             .unwrap()
             .push((error.to_owned(), is_interrupt));
         self.post.clone()
+    }
+    async fn permission_request(
+        &self,
+        _call: HookCall<'_>,
+        _suggestions: &[tool_core::PermissionUpdate],
+        _ctx: &ToolUseContext,
+    ) -> PermissionRequestOutcome {
+        *self.permission_asked.lock().unwrap() += 1;
+        PermissionRequestOutcome {
+            verdict: self.permission.clone(),
+            messages: vec![Message::System("PermissionRequest ran".into())],
+        }
     }
 }
 
@@ -305,6 +320,80 @@ async fn ask_goes_to_the_prompter() {
     let out = run(&feedback, "Edit", json!({})).await;
     assert!(text(&out).ends_with("To tell you how to proceed, the user said:\nuse git mv"));
     assert!(!out.interrupt_turn);
+}
+
+#[tokio::test]
+async fn permission_request_hooks_answer_before_the_prompter() {
+    let prompter = Arc::new(Answer(PromptAnswer::Deny { feedback: None }, Mutex::new(0)));
+    let pipeline = |permission, rule_based| {
+        let hooks = Arc::new(ScriptedHooks {
+            permission,
+            ..ScriptedHooks::default()
+        });
+        let p = Pipeline::new(
+            fixed(PermissionResult::ask("ok?"), rule_based),
+            prompter.clone(),
+            hooks.clone(),
+        );
+        (p, hooks)
+    };
+    let allow = |input: Option<Value>| {
+        Some(PermissionRequestVerdict::Allow {
+            hook: "approver".into(),
+            updated_input: input,
+            updated_permissions: Vec::new(),
+        })
+    };
+
+    // Allow: the call runs, nobody is asked, the hook is the source.
+    let (p, hooks) = pipeline(allow(None), None);
+    let out = run(&p, "Edit", json!({})).await;
+    assert_eq!(out.ending, Ending::Succeeded);
+    assert_eq!(out.decision, Some(("accept", "hook")));
+    assert_eq!(*hooks.permission_asked.lock().unwrap(), 1);
+    assert!(
+        out.messages_before
+            .contains(&Message::System("PermissionRequest ran".into()))
+    );
+
+    // An allow's input still has to pass the deny rules.
+    let (p, _) = pipeline(allow(Some(json!({"x": 1}))), Some(deny("no x")));
+    let out = run(&p, "Edit", json!({})).await;
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(text(&out), "no x");
+
+    // An ask rule still goes to the user (who says no here).
+    let (p, _) = pipeline(allow(None), Some(PermissionResult::ask("sure?")));
+    let out = run(&p, "Edit", json!({})).await;
+    assert_eq!(text(&out), REJECT_MESSAGE);
+
+    // Deny: the hook's message, and `interrupt` stops the turn.
+    let (p, _) = pipeline(
+        Some(PermissionRequestVerdict::Deny {
+            hook: "guard".into(),
+            message: "not today".into(),
+            interrupt: true,
+        }),
+        None,
+    );
+    let out = run(&p, "Edit", json!({})).await;
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(text(&out), "not today");
+    assert_eq!(out.decision, Some(("reject", "hook")));
+    assert!(out.interrupt_turn);
+
+    // No verdict: the user is asked as before.
+    assert_eq!(*prompter.1.lock().unwrap(), 1);
+    let (p, _) = pipeline(None, None);
+    let out = run(&p, "Edit", json!({})).await;
+    assert_eq!(text(&out), REJECT_MESSAGE);
+    assert_eq!(*prompter.1.lock().unwrap(), 2);
+
+    // An allowed call never reaches PermissionRequest.
+    let hooks = Arc::new(ScriptedHooks::default());
+    let p = Pipeline::new(Arc::new(AllowAll), prompter.clone(), hooks.clone());
+    run(&p, "Edit", json!({})).await;
+    assert_eq!(*hooks.permission_asked.lock().unwrap(), 0);
 }
 
 #[tokio::test]

@@ -116,6 +116,42 @@ fn run_json_prints_the_next_user_message() {
 }
 
 #[test]
+fn run_lets_permission_request_hooks_answer_before_refusing() {
+    // `toolwright run` cannot prompt: an ask is refused unless a PermissionRequest hook
+    // answers it first (Claude Code's order for sessions without prompts).
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let hook = r#"input=$(cat); case "$input" in *allowed.txt*) echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}';; esac"#;
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"PermissionRequest": [{"matcher": "Write", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let write = |id: &str, name: &str| json!({"type": "tool_use", "id": id, "name": "Write", "input": {"file_path": root.join(name), "content": "x"}});
+    let turn = jsonl(&[
+        write("toolu_1", "allowed.txt"),
+        write("toolu_2", "refused.txt"),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0].get("is_error"), None, "{message}");
+    assert_eq!(message["content"][1]["is_error"], true, "{message}");
+    assert!(
+        message["content"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Prompts are not available in this session"),
+        "{message}"
+    );
+    assert!(root.join("allowed.txt").exists());
+    assert!(!root.join("refused.txt").exists());
+}
+
+#[test]
 fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
     let dir = tempfile::tempdir().unwrap();
     let sse = |events: &[Value]| -> String {

@@ -24,6 +24,15 @@ impl Permissions for PermissionEngine {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> PermissionResult {
+        // In a session that cannot prompt, an ask still leaves here as an ask: the pipeline
+        // runs PermissionRequest hooks first, and `resolve_ask` refuses when none decided
+        // (Claude Code's order for background agents).
+        if ctx.permission().avoid_prompts {
+            let mut permission = ctx.permission().clone();
+            permission.avoid_prompts = false;
+            let asking = ctx.clone().with_permission(permission);
+            return PermissionEngine::decide(self, tool, input, &asking).await;
+        }
         PermissionEngine::decide(self, tool, input, ctx).await
     }
 
@@ -44,6 +53,9 @@ impl Permissions for PermissionEngine {
         ctx: &ToolUseContext,
         ask: PermissionResult,
     ) -> PermissionResult {
+        if ctx.permission().avoid_prompts && matches!(ask, PermissionResult::Ask { .. }) {
+            return PermissionEngine::refuse_prompt(tool, ctx);
+        }
         let (result, problems) =
             PermissionEngine::resolve_ask(self, prompter, tool, input, ctx, ask).await;
         for problem in problems {

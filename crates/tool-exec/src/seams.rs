@@ -128,7 +128,8 @@ impl Permissions for AllowAll {
 
 /// The prompter of a session with nobody to ask: every ask is refused with a message saying
 /// so, and the turn goes on. (A session that cannot prompt should also set
-/// `ToolPermissionContext::avoid_prompts`, so the engine denies before asking.)
+/// `ToolPermissionContext::avoid_prompts`, so the engine refuses asks itself, once
+/// PermissionRequest hooks gave no verdict.)
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DenyAsks;
 

@@ -664,16 +664,7 @@ impl PermissionEngine {
                 };
             }
             PermissionResult::Ask { .. } if perm.avoid_prompts => {
-                ctx.update_denials(|d| d.record_denial());
-                e.result = PermissionResult::Deny {
-                    message: format!(
-                        "Permission to use {} has been denied. Prompts are not available in this session (a background agent); do not retry this action.",
-                        tool.name()
-                    ),
-                    reason: DecisionReason::Other {
-                        reason: "permission prompts are unavailable".into(),
-                    },
-                };
+                e.result = Self::refuse_prompt(tool, ctx);
             }
             PermissionResult::Deny { .. } => {
                 ctx.update_denials(|d| d.record_denial());
@@ -681,6 +672,22 @@ impl PermissionEngine {
             _ => {}
         }
         e
+    }
+
+    /// The denial of an ask in a session that cannot prompt
+    /// (`ToolPermissionContext::avoid_prompts`), counted by denial tracking. A host that runs
+    /// PermissionRequest hooks first refuses with this once they gave no verdict.
+    pub fn refuse_prompt(tool: &dyn Tool, ctx: &ToolUseContext) -> PermissionResult {
+        ctx.update_denials(|d| d.record_denial());
+        PermissionResult::Deny {
+            message: format!(
+                "Permission to use {} has been denied. Prompts are not available in this session (a background agent); do not retry this action.",
+                tool.name()
+            ),
+            reason: DecisionReason::Other {
+                reason: "permission prompts are unavailable".into(),
+            },
+        }
     }
 
     /// The inner order only (no dontAsk / avoid-prompts conversion, no denial tracking).

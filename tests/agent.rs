@@ -582,6 +582,18 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // A Notification hook in the user's settings logs every notification (one JSON a line).
+    let config = dir.path().join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let log = dir.path().join("notifications.jsonl");
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"Notification": [{"matcher": "permission_prompt", "hooks": [
+            {"type": "command", "command": format!("cat >> '{}'; echo >> '{}'", log.display(), log.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
     let first = turn(
         None,
         &[("toolu_1", "Bash", json!({"command": "touch one"}))],
@@ -650,4 +662,17 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
         refused.ends_with("To tell you how to proceed, the user said:\ndo not create two"),
         "{refused}"
     );
+    // Each question ran the Notification hooks, as Claude Code's permission dialog does.
+    let notifications: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(notifications.len(), 2, "{notifications:?}");
+    for n in &notifications {
+        assert_eq!(n["hook_event_name"], "Notification");
+        assert_eq!(n["notification_type"], "permission_prompt");
+        assert_eq!(n["message"], "Claude needs your permission to use Bash");
+    }
 }

@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinSet;
 use tool_core::{
     CancellationToken, DecisionReason, PermissionResult, Tool, ToolUseContext, async_trait,
 };
-use tool_exec::{Permissions, PromptAnswer, PromptRequest, Prompter};
+use tool_exec::{Hooks, LoopEvent, Permissions, PromptAnswer, PromptRequest, Prompter};
 
 /// The input's most telling field, cut to `max` characters, for a one-line summary of a call.
 pub fn input_summary(input: &Value, max: usize) -> String {
@@ -80,10 +81,14 @@ pub fn parse_answer(line: &str) -> Option<PromptAnswer> {
 
 /// Asks at the terminal: the question on standard error, the answer from standard input.
 /// Prompts are asked one at a time; a user interrupt (the token) answers a pending one with
-/// "no".
+/// "no". With [`with_notifications`](Self::with_notifications), each question also runs the
+/// Notification hooks (`permission_prompt`) in the background, as Claude Code does when it
+/// shows a permission dialog.
 pub struct TerminalPrompter {
     lines: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
     interrupt: CancellationToken,
+    notify: Option<(Arc<dyn Hooks>, ToolUseContext)>,
+    notifications: std::sync::Mutex<JoinSet<()>>,
 }
 
 impl std::fmt::Debug for TerminalPrompter {
@@ -98,7 +103,56 @@ impl TerminalPrompter {
         Self {
             lines: Mutex::new(None),
             interrupt,
+            notify: None,
+            notifications: std::sync::Mutex::default(),
         }
+    }
+
+    /// Runs `hooks`' Notification hooks (in `ctx`: the session's id and directory) whenever
+    /// a question is asked; they run in the background and never delay it.
+    #[must_use]
+    pub fn with_notifications(mut self, hooks: Arc<dyn Hooks>, ctx: ToolUseContext) -> Self {
+        // A token of their own: giving up on them never cancels the session.
+        let token = ctx.cancellation().child_token();
+        self.notify = Some((hooks, ctx.with_cancellation(token)));
+        self
+    }
+
+    /// Waits for the Notification hooks still running, at most `limit`; those still running
+    /// then are cancelled (their process groups killed).
+    pub async fn finish_notifications(&self, limit: std::time::Duration) {
+        let mut set = std::mem::take(
+            &mut *self
+                .notifications
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let drained =
+            tokio::time::timeout(limit, async { while set.join_next().await.is_some() {} }).await;
+        if drained.is_err() {
+            if let Some((_, ctx)) = &self.notify {
+                ctx.cancellation().cancel();
+            }
+            while set.join_next().await.is_some() {}
+        }
+    }
+
+    fn notify(&self, tool_name: &str) {
+        let Some((hooks, ctx)) = &self.notify else {
+            return;
+        };
+        let (hooks, ctx) = (Arc::clone(hooks), ctx.clone());
+        let message = format!("Claude needs your permission to use {tool_name}");
+        self.notifications
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .spawn(async move {
+                let event = LoopEvent::Notification {
+                    message: &message,
+                    notification_type: "permission_prompt",
+                };
+                hooks.loop_event(event, &ctx).await;
+            });
     }
 }
 
@@ -134,6 +188,7 @@ impl Prompter for TerminalPrompter {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
         let mut guard = self.lines.lock().await;
         let lines = guard.get_or_insert_with(stdin_lines);
+        self.notify(&request.tool_name);
         if !request.message.is_empty() {
             eprintln!("\n{}", request.message);
         }

@@ -285,10 +285,16 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     let soft = CancellationToken::new();
     watch_interrupts(soft.clone(), session.ctx.cancellation().clone());
 
-    let pipeline = if interactive {
+    let terminal = interactive.then(|| {
+        Arc::new(
+            TerminalPrompter::new(soft.clone())
+                .with_notifications(Arc::clone(&session.hooks), session.ctx.clone()),
+        )
+    });
+    let pipeline = if let Some(terminal) = &terminal {
         Pipeline::new(
             Arc::clone(&session.permissions),
-            Arc::new(TerminalPrompter::new(soft.clone())),
+            Arc::clone(terminal) as Arc<dyn tool_exec::Prompter>,
             Arc::clone(&session.hooks),
         )
     } else {
@@ -426,6 +432,11 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     }
     // The run's output is complete before SessionEnd hooks run.
     let _ = std::io::stdout().flush();
+    if let Some(terminal) = &terminal {
+        terminal
+            .finish_notifications(std::time::Duration::from_secs(2))
+            .await;
+    }
     session_end(hooks.as_ref(), &end_ctx).await;
     drop(session);
     exit_code(&outcome.stop)

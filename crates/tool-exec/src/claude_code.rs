@@ -249,6 +249,16 @@ async fn run_loop_event(
             extra.insert("reason".into(), json!(reason));
             runner.run_event(name, extra, Some(reason), ctx).await
         }
+        LoopEvent::Notification {
+            message,
+            notification_type,
+        } => {
+            extra.insert("message".into(), json!(message));
+            extra.insert("notification_type".into(), json!(notification_type));
+            runner
+                .run_event(name, extra, Some(notification_type), ctx)
+                .await
+        }
     };
     LoopEventOutcome {
         blocking: blocking_lines(&outcome.common),

@@ -263,6 +263,14 @@ pub enum LoopEvent<'a> {
         /// Why the session ends.
         reason: &'a str,
     },
+    /// The user is told something needs them (`permission_prompt`: a permission question is
+    /// waiting).
+    Notification {
+        /// The text (`Claude needs your permission to use Bash`).
+        message: &'a str,
+        /// The kind, which matchers test.
+        notification_type: &'a str,
+    },
 }
 
 impl LoopEvent<'_> {
@@ -276,6 +284,7 @@ impl LoopEvent<'_> {
             Self::SubagentStop { .. } => "SubagentStop",
             Self::SessionStart { .. } => "SessionStart",
             Self::SessionEnd { .. } => "SessionEnd",
+            Self::Notification { .. } => "Notification",
         }
     }
 }

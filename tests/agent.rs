@@ -589,7 +589,7 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     std::fs::write(
         config.join("settings.json"),
         json!({"hooks": {"Notification": [{"matcher": "permission_prompt", "hooks": [
-            {"type": "command", "command": format!("cat >> '{}'; echo >> '{}'", log.display(), log.display())}
+            {"type": "command", "command": format!("printf '%s\\n' \"$(cat)\" >> '{}'", log.display())}
         ]}]}})
         .to_string(),
     )

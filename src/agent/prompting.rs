@@ -130,10 +130,12 @@ impl TerminalPrompter {
         let drained =
             tokio::time::timeout(limit, async { while set.join_next().await.is_some() {} }).await;
         if drained.is_err() {
+            // Cancelled hooks have their process groups killed; aborting the tasks bounds
+            // the wait even for one that ignores the token.
             if let Some((_, ctx)) = &self.notify {
                 ctx.cancellation().cancel();
             }
-            while set.join_next().await.is_some() {}
+            set.shutdown().await;
         }
     }
 
@@ -143,16 +145,19 @@ impl TerminalPrompter {
         };
         let (hooks, ctx) = (Arc::clone(hooks), ctx.clone());
         let message = format!("Claude needs your permission to use {tool_name}");
-        self.notifications
+        let mut set = self
+            .notifications
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .spawn(async move {
-                let event = LoopEvent::Notification {
-                    message: &message,
-                    notification_type: "permission_prompt",
-                };
-                hooks.loop_event(event, &ctx).await;
-            });
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Reap the finished ones so the set holds only what still runs.
+        while set.try_join_next().is_some() {}
+        set.spawn(async move {
+            let event = LoopEvent::Notification {
+                message: &message,
+                notification_type: "permission_prompt",
+            };
+            hooks.loop_event(event, &ctx).await;
+        });
     }
 }
 

@@ -153,6 +153,7 @@ impl Hooks for HookRunner {
         PermissionRequestOutcome {
             verdict: out.verdict,
             messages: out.common.messages("PermissionRequest", false),
+            stop: out.common.stop_turn(),
         }
     }
 

@@ -666,6 +666,22 @@ impl Pipeline {
             .instrument(tracing::info_span!("hooks", event = "PermissionRequest"))
             .await;
         messages.extend(out.messages);
+        if let Some(reason) = out.stop {
+            // `continue: false` overrides any verdict: nothing runs and the turn stops.
+            let message = match reason {
+                Some(r) => format!("Execution stopped by PermissionRequest hook: {r}"),
+                None => "Execution stopped by PermissionRequest hook".to_owned(),
+            };
+            return Err(Resolved::Rejected {
+                reason: Some(DecisionReason::Hook {
+                    hook: "PermissionRequest".into(),
+                    reason: Some(message.clone()),
+                }),
+                message,
+                source: "hook",
+                interrupt: true,
+            });
+        }
         let hook_reason = |reason: Option<String>| {
             Some(DecisionReason::Hook {
                 hook: "PermissionRequest".into(),
@@ -819,11 +835,11 @@ enum CallError {
     Panic(String),
 }
 
-/// The permission flow's verdict for one call.
 /// Where an ask goes after the PermissionRequest hooks: on to the user (with the input to
 /// show), or settled by a hook.
 type AfterPermissionRequest = Result<(Value, PermissionResult), Resolved>;
 
+/// The permission flow's verdict for one call.
 enum Resolved {
     Allowed {
         input: Value,

@@ -202,6 +202,9 @@ pub struct PermissionRequestOutcome {
     pub verdict: Option<PermissionRequestVerdict>,
     /// Messages for the conversation (system messages and hook errors).
     pub messages: Vec<Message>,
+    /// `continue: false`, with its reason if given: overrides any verdict; the call does not
+    /// run and the turn stops.
+    pub stop: Option<Option<String>>,
 }
 
 /// What the PostToolUse (or PostToolUseFailure) hooks of one call produced.

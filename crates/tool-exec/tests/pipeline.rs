@@ -67,6 +67,7 @@ struct ScriptedHooks {
     pre: PreToolUseOutcome,
     post: PostToolUseOutcome,
     permission: Option<PermissionRequestVerdict>,
+    permission_stop: Option<Option<String>>,
     permission_asked: Mutex<u32>,
     failures: Mutex<Vec<(String, bool)>>,
     post_outputs: Mutex<Vec<Value>>,
@@ -109,6 +110,7 @@ impl Hooks for ScriptedHooks {
         PermissionRequestOutcome {
             verdict: self.permission.clone(),
             messages: vec![Message::System("PermissionRequest ran".into())],
+            stop: self.permission_stop.clone(),
         }
     }
 }
@@ -380,6 +382,25 @@ async fn permission_request_hooks_answer_before_the_prompter() {
     assert_eq!(out.ending, Ending::Denied);
     assert_eq!(text(&out), "not today");
     assert_eq!(out.decision, Some(("reject", "hook")));
+    assert!(out.interrupt_turn);
+
+    // `continue: false` overrides even an allow: nothing runs and the turn stops.
+    let hooks = Arc::new(ScriptedHooks {
+        permission: allow(None),
+        permission_stop: Some(Some("maintenance".into())),
+        ..ScriptedHooks::default()
+    });
+    let p = Pipeline::new(
+        fixed(PermissionResult::ask("ok?"), None),
+        prompter.clone(),
+        hooks,
+    );
+    let out = run(&p, "Edit", json!({})).await;
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(
+        text(&out),
+        "Execution stopped by PermissionRequest hook: maintenance"
+    );
     assert!(out.interrupt_turn);
 
     // No verdict: the user is asked as before.

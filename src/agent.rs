@@ -612,11 +612,7 @@ impl AgentLoop {
                 }
                 // Additional context goes on the run as a block does (Claude Code's
                 // `<event> hook additional context: ...`); system messages are for the user.
-                let mut context = Vec::new();
-                let mut notices = Vec::new();
-                message_texts(&verdict.messages, &mut context, &mut |t: &str| {
-                    notices.push(t.to_owned());
-                });
+                let (context, notices) = split_hook_messages(&verdict.messages);
                 for notice in &notices {
                     on_event(AgentEvent::Notice(notice));
                 }
@@ -643,7 +639,7 @@ impl AgentLoop {
                         format!("{name} hook feedback:\n{}", verdict.blocking.join("\n"));
                     push_user_text(&mut outcome.messages, feedback);
                 }
-                for text in context.iter().filter_map(|b| b["text"].as_str()) {
+                for text in &context {
                     push_user_text(
                         &mut outcome.messages,
                         format!("{name} hook additional context: {text}"),

@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -164,8 +163,6 @@ impl HookResult {
         }
     }
 }
-
-static PERSIST_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn first_line(s: &str) -> &str {
     s.trim().lines().next().unwrap_or("")
@@ -749,11 +746,9 @@ impl HookRunner {
             .or_else(|| ctx.results_dir().map(Path::to_path_buf))
             .unwrap_or_else(std::env::temp_dir)
             .join("toolwright-hook-output");
-        let n = PERSIST_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("hook-{}-{n}.txt", std::process::id()));
         let preview: String = text.chars().take(PREVIEW_CHARS).collect();
-        match std::fs::create_dir_all(&dir).and_then(|()| write_whole(&path, text.as_bytes())) {
-            Ok(()) => format!(
+        match save_new_file(&dir, &text) {
+            Ok(path) => format!(
                 "<persisted-output>\nOutput too large ({}). Full output saved to: {}\n\nPreview (first 2KB):\n{preview}\n...\n</persisted-output>",
                 human_size(text.len()),
                 path.display()
@@ -1263,20 +1258,19 @@ fn session_end_budget(handlers: Vec<&HookHandler>, override_ms: Option<String>) 
         .min(MAX)
 }
 
-/// Writes a file atomically (a temporary file beside it, renamed into place), so a reader
-/// following the path, or a crash mid-write, never sees half of it.
-fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Saves `text` as a new file in `dir` under an unpredictable name (created exclusively, so
+/// nothing already there, such as a planted symlink in a shared temporary directory, is
+/// followed or replaced) and returns its path. The name is only handed out once the whole
+/// text is on disk.
+fn save_new_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
     use std::io::Write as _;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tw-tmp.{}", std::process::id()));
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::Builder::new()
+        .prefix(&format!("hook-{}-", std::process::id()))
+        .suffix(".txt")
+        .tempfile_in(dir)?;
+    file.write_all(text.as_bytes())?;
+    file.as_file().sync_all()?;
+    let (_, path) = file.keep().map_err(|e| e.error)?;
+    Ok(path)
 }

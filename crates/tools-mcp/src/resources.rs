@@ -253,29 +253,18 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
     LENIENT.decode(clean).ok()
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename, so a
-/// reader never sees a partial file.
+/// Writes `bytes` to `path` atomically: an exclusively created temporary file beside it
+/// (unpredictable name), synced, then renamed over `path`, so a reader never sees a partial
+/// file and a failed write leaves nothing behind.
 fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), ToolError> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    // `create_new`: the name is predictable, so never follow or reuse whatever is there (and
-    // never remove a file this call did not create).
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| ToolError::io(&tmp, e))?;
-    let written = std::io::Write::write_all(&mut file, bytes).and_then(|()| file.sync_all());
-    drop(file);
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(ToolError::io(&tmp, e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ToolError::io(path, e)
-    })
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(|e| ToolError::io(dir, e))?;
+    std::io::Write::write_all(&mut file, bytes)
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(|e| ToolError::io(file.path(), e))?;
+    file.persist(path)
+        .map_err(|e| ToolError::io(path, e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

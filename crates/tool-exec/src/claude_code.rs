@@ -27,13 +27,7 @@ impl Permissions for PermissionEngine {
         // In a session that cannot prompt, an ask still leaves here as an ask: the pipeline
         // runs PermissionRequest hooks first, and `resolve_ask` refuses when none decided
         // (Claude Code's order for background agents).
-        if ctx.permission().avoid_prompts {
-            let mut permission = ctx.permission().clone();
-            permission.avoid_prompts = false;
-            let asking = ctx.clone().with_permission(permission);
-            return PermissionEngine::decide(self, tool, input, &asking).await;
-        }
-        PermissionEngine::decide(self, tool, input, ctx).await
+        PermissionEngine::decide_keeping_asks(self, tool, input, ctx).await
     }
 
     async fn check_rule_based(

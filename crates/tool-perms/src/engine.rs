@@ -640,12 +640,37 @@ impl PermissionEngine {
         self.explain(tool, input, ctx).await.result
     }
 
+    /// [`decide`](Self::decide), except that in a session that cannot prompt
+    /// (`ToolPermissionContext::avoid_prompts`) an ask stays an ask: for a host that runs
+    /// PermissionRequest hooks first and refuses with [`refuse_prompt`](Self::refuse_prompt)
+    /// when none decided (Claude Code's order for background agents).
+    pub async fn decide_keeping_asks(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        self.explain_with(tool, input, ctx, false).await.result
+    }
+
     /// [`decide`](Self::decide) with the explanation (rule, source, subcommand).
     pub async fn explain(
         &self,
         tool: &dyn Tool,
         input: &Value,
         ctx: &ToolUseContext,
+    ) -> Explanation {
+        self.explain_with(tool, input, ctx, true).await
+    }
+
+    /// The outer wrapper: dontAsk turns an ask into a denial, and so does a session that
+    /// cannot prompt when `refuse_unpromptable` is set; denial tracking counts the outcome.
+    async fn explain_with(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+        refuse_unpromptable: bool,
     ) -> Explanation {
         let mut e = self.explain_inner(tool, input, ctx).await;
         let perm = ctx.permission();
@@ -663,7 +688,7 @@ impl PermissionEngine {
                     },
                 };
             }
-            PermissionResult::Ask { .. } if perm.avoid_prompts => {
+            PermissionResult::Ask { .. } if perm.avoid_prompts && refuse_unpromptable => {
                 e.result = Self::refuse_prompt(tool, ctx);
             }
             PermissionResult::Deny { .. } => {

@@ -590,6 +590,41 @@ async fn modes() {
     run_table(cases).await;
 }
 
+/// `decide_keeping_asks` leaves an ask for the host's PermissionRequest hooks where
+/// `decide` refuses it; everything else (allows, denials, dontAsk) is the same.
+#[tokio::test]
+async fn keeping_asks_in_a_session_that_cannot_prompt() {
+    let fx = common::Fixture::new();
+    for (c, decide, keeping) in [
+        (case("", "Bash", "rm x").no_prompts(), "deny", "ask"),
+        (case("", "Bash", "ls").no_prompts(), "allow", "allow"),
+        (case("", "Edit", "README.md").no_prompts(), "deny", "ask"),
+        (
+            case("", "Bash", "rm x").no_prompts().mode("dontAsk"),
+            "deny",
+            "deny",
+        ),
+        (
+            case("", "Bash", "rm x").no_prompts().deny(&["Bash(rm:*)"]),
+            "deny",
+            "deny",
+        ),
+        (case("", "Bash", "rm x"), "ask", "ask"),
+    ] {
+        let (engine, ctx) = common::context(&fx, &c);
+        let tool = common::probe(&fx, c.tool);
+        let input = fx.input(c.tool, &c.input);
+        let got = engine.decide(&tool, &input, &ctx).await;
+        assert_eq!(common::behavior(&got), decide, "decide {c:?}: {got:?}");
+        let got = engine.decide_keeping_asks(&tool, &input, &ctx).await;
+        assert_eq!(
+            common::behavior(&got),
+            keeping,
+            "keeping asks {c:?}: {got:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn path_rules() {
     let cases = vec![

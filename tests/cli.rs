@@ -152,6 +152,52 @@ fn run_lets_permission_request_hooks_answer_before_refusing() {
 }
 
 #[test]
+fn tools_and_hooks_never_wait_on_the_terminal() {
+    // Under a real terminal (a pty from `script`), a command or hook that reads /dev/tty
+    // (a password prompt) must fail at once, not be stopped by SIGTTIN until its timeout:
+    // children start in a session of their own, with no controlling terminal.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let hook = r#"if read -r x < /dev/tty; then echo "read the terminal"; else echo "had no terminal"; fi > hook.txt"#;
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook, "timeout": 60}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let turn = jsonl(
+        &[json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "read -r x < /dev/tty && echo read:$x", "timeout": 60000}})],
+    );
+    std::fs::write(root.join("turn.jsonl"), turn).unwrap();
+    let inner = format!(
+        "{} run --json --mode bypassPermissions turn.jsonl > out.json 2> err.txt",
+        env!("CARGO_BIN_EXE_toolwright")
+    );
+    let status = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .expect("`script` (util-linux) runs the binary under a pty");
+    let err = std::fs::read_to_string(root.join("err.txt")).unwrap_or_default();
+    assert!(status.success(), "{err}");
+    let message: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("out.json")).unwrap()).unwrap();
+    let all = message.to_string();
+    assert!(all.contains("No such device or address"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("hook.txt")).unwrap(),
+        "had no terminal\n"
+    );
+    assert!(!all.contains("timed out"), "{message}");
+}
+
+#[test]
 fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
     let dir = tempfile::tempdir().unwrap();
     let sse = |events: &[Value]| -> String {

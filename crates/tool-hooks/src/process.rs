@@ -112,10 +112,12 @@ fn build_command(l: &Launch<'_>) -> Command {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        // Own process group: no terminal signals reach it, it cannot read our terminal,
-        // and the whole group (grandchildren included) can be killed at once.
-        .process_group(0)
         .kill_on_drop(true);
+    // Own session: no controlling terminal (Claude Code's "no controlling terminal"), so no
+    // terminal signal reaches it and reading the terminal fails at once rather than stopping
+    // the hook until its timeout; and its process group (grandchildren included) can be
+    // killed at once.
+    tool_core::process::spawn_in_new_session(cmd.as_std_mut());
     cmd
 }
 

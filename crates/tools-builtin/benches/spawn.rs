@@ -1,9 +1,9 @@
-//! Bash spawn overhead: `echo hi` through the Bash tool (process group, timeout, bounded
+//! Bash spawn overhead: `echo hi` through the Bash tool (own session, timeout, bounded
 //! capture, persistent cwd, output shaping) against a bare `tokio::process::Command` of the
 //! same command (`bash -c 'echo hi'`, output captured), in the same run. Target: ≤ 1.3x.
 //!
-//! A third variant, the bare spawn in its own process group (as the tool spawns), shows how
-//! much of a gap the process group accounts for.
+//! A third variant, the bare spawn in a session of its own (as the tool spawns), shows how
+//! much of a gap the new session accounts for.
 //!
 //! The variants run interleaved, one call each per round in a rotating order, so that load
 //! from elsewhere on a shared machine hits them alike; each figure is the median of the
@@ -21,7 +21,7 @@ use tool_core::{ProgressSender, Tool, ToolUseContext};
 use tools_builtin::Bash;
 
 const COMMAND: &str = "echo hi";
-const VARIANTS: [&str; 3] = ["baseline", "process_group", "tool"];
+const VARIANTS: [&str; 3] = ["baseline", "new_session", "tool"];
 
 struct Setup {
     dir: PathBuf,
@@ -30,13 +30,13 @@ struct Setup {
     ctx: ToolUseContext,
 }
 
-async fn bare(dir: &Path, group: bool) {
+async fn bare(dir: &Path, session: bool) {
     let mut cmd = tokio::process::Command::new("bash");
     cmd.args(["-c", COMMAND])
         .current_dir(dir)
         .stdin(std::process::Stdio::null());
-    if group {
-        cmd.process_group(0);
+    if session {
+        tool_core::process::spawn_in_new_session(cmd.as_std_mut());
     }
     let out = cmd.output().await.unwrap();
     assert_eq!(out.stdout, b"hi\n");
@@ -47,7 +47,7 @@ async fn once(s: &Setup, variant: &str) -> f64 {
     let start = Instant::now();
     match variant {
         "baseline" => bare(&s.dir, false).await,
-        "process_group" => bare(&s.dir, true).await,
+        "new_session" => bare(&s.dir, true).await,
         _ => {
             let out = s
                 .tool

@@ -298,15 +298,18 @@ async fn run_command(
         "{env_file}{command}\n__toolwright_status=$?\npwd -P 2>/dev/null >| '{}'\nexit $__toolwright_status",
         cwd_file.display()
     );
-    let mut child = Command::new(shell())
-        .arg("-c")
+    let mut cmd = Command::new(shell());
+    cmd.arg("-c")
         .arg(&script)
         .current_dir(ctx.cwd())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // Own session: no terminal to read (a password prompt fails at once instead of stopping
+    // the command until its timeout), and one process group to kill.
+    tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+    let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
     let group = child.id().and_then(|id| i32::try_from(id).ok());

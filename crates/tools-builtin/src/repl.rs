@@ -413,26 +413,25 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
             cwd.display()
         )));
     }
-    let mut child = Command::new(program)
-        .args(language.args())
+    let mut cmd = Command::new(program);
+    cmd.args(language.args())
         .current_dir(cwd)
         .env("PYTHONIOENCODING", "utf-8")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ToolError::msg(format!(
-                    "{program} was not found on PATH: the REPL needs it to run {} code",
-                    language.as_str()
-                ))
-            } else {
-                ToolError::msg(format!("Could not start {program}: {e}"))
-            }
-        })?;
+        .kill_on_drop(true);
+    tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ToolError::msg(format!(
+                "{program} was not found on PATH: the REPL needs it to run {} code",
+                language.as_str()
+            ))
+        } else {
+            ToolError::msg(format!("Could not start {program}: {e}"))
+        }
+    })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let (Some(pgid), Some(stdin), Some(stdout), Some(stderr)) = (
         pgid,

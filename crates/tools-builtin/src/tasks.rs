@@ -204,15 +204,16 @@ impl TaskRegistry {
         let err = out
             .try_clone()
             .map_err(|e| ToolError::io(&output_file, e))?;
-        let mut child = Command::new(shell())
-            .arg("-c")
+        let mut cmd = Command::new(shell());
+        cmd.arg("-c")
             .arg(command)
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
-            .process_group(0)
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+        let mut child = cmd
             .spawn()
             .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
         let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {

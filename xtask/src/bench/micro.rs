@@ -70,13 +70,13 @@ pub fn shell_rows(doc: &Value) -> crate::Result<Vec<Row>> {
         .with_note(format!("median of {rounds} interleaved rounds")),
         Row::compare(
             "shell",
-            "… bare spawn in its own process group (as the tool spawns)",
+            "… bare spawn in a session of its own (as the tool spawns)",
             Unit::Millis,
-            figure("process_group")?,
+            figure("new_session")?,
             base,
             Target::Report,
         )
-        .with_note("how much of a gap the process group explains"),
+        .with_note("how much of a gap the new session explains"),
     ])
 }
 
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn shell_rows_compare_medians_of_the_interleaved_samples() {
         let doc = serde_json::json!({"rounds": 3, "samples_ms": {
-            "baseline": [2.0, 2.2, 2.1], "process_group": [2.3, 2.2, 2.4],
+            "baseline": [2.0, 2.2, 2.1], "new_session": [2.3, 2.2, 2.4],
             "tool": [2.6, 2.8, 2.7]
         }});
         let rows = shell_rows(&doc).unwrap();

@@ -169,7 +169,8 @@ impl Default for FileStateCache {
 
 impl FileStateCache {
     /// A cache holding at most `max_entries` entries (at least 1) and `max_bytes` bytes of
-    /// content. An entry larger than `max_bytes` is not kept.
+    /// content. An entry whose content alone is larger than `max_bytes` is kept without its
+    /// content (its mtime, hash and view still count as a read) and evicts nothing.
     pub fn new(max_entries: usize, max_bytes: usize) -> Self {
         let cap = NonZeroUsize::new(max_entries).unwrap_or(NonZeroUsize::MIN);
         Self {
@@ -191,9 +192,14 @@ impl FileStateCache {
     }
 
     /// Records `state` for `path`, evicting least recently used entries past either bound.
-    pub fn insert(&self, path: &Path, state: FileState) {
+    /// Content larger than the whole byte bound is dropped from the entry rather than
+    /// emptying the cache: the read-before-write rule needs only the mtime and hash.
+    pub fn insert(&self, path: &Path, mut state: FileState) {
         let mut inner = self.lock();
         let key = normalize_key(path);
+        if state.content.len() > inner.max_bytes {
+            state.content = String::new();
+        }
         let cost = state.cost();
         if let Some((_, old)) = inner.lru.push(key, state) {
             inner.bytes -= old.cost();
@@ -392,10 +398,15 @@ mod tests {
         // Replacing an entry accounts for the old size.
         cache.insert(Path::new("/c"), state("cc"));
         assert_eq!(cache.total_bytes(), 6);
-        // An entry over the byte bound is not kept at all.
-        cache.insert(Path::new("/big"), state(&"x".repeat(11)));
-        assert!(cache.get(Path::new("/big")).is_none());
-        assert_eq!(cache.total_bytes(), 0);
+        // An entry over the whole byte bound keeps its metadata, not its content, and
+        // evicts nothing.
+        let mut big = state(&"x".repeat(11));
+        big.mtime_ms = 7;
+        cache.insert(Path::new("/big"), big);
+        let kept = cache.get(Path::new("/big")).unwrap();
+        assert_eq!((kept.content.as_str(), kept.mtime_ms), ("", 7));
+        assert!(cache.get(Path::new("/c")).is_some() && cache.get(Path::new("/b")).is_some());
+        assert_eq!(cache.total_bytes(), 7);
     }
 
     #[test]

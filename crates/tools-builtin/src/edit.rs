@@ -172,7 +172,11 @@ impl TypedTool for Edit {
         }
         if let Some(bytes) = &bytes
             && input.old_string.is_empty()
-            && !String::from_utf8_lossy(bytes).trim().is_empty()
+            // A byte-order mark alone is an empty file.
+            && !fsutil::decode(bytes).map_or_else(
+                || String::from_utf8_lossy(bytes).trim().is_empty(),
+                |d| d.text.trim().is_empty(),
+            )
         {
             return Err(ValidationError::with_code(
                 "Cannot create new file - file already exists.",
@@ -324,8 +328,21 @@ fn not_found(old_string: &str) -> Refusal {
 }
 
 /// Replaces as Claude Code does: deleting a string that ends a line also deletes the line
-/// break after it.
+/// break after it. With `replace_all`, every occurrence is deleted, each with the line break
+/// that follows it where there is one (Claude Code's `replaceAll` of `old + "\n"` would leave
+/// the occurrences not followed by one).
 fn apply(content: &str, old: &str, new: &str, replace_all: bool) -> String {
+    if replace_all && new.is_empty() && !old.is_empty() && !old.ends_with('\n') {
+        let mut out = String::with_capacity(content.len());
+        let mut rest = content;
+        while let Some(at) = rest.find(old) {
+            out.push_str(&rest[..at]);
+            rest = &rest[at + old.len()..];
+            rest = rest.strip_prefix('\n').unwrap_or(rest);
+        }
+        out.push_str(rest);
+        return out;
+    }
     let with_newline = format!("{old}\n");
     let target = if new.is_empty() && !old.ends_with('\n') && content.contains(&with_newline) {
         with_newline.as_str()
@@ -419,6 +436,12 @@ mod tests {
     #[test]
     fn deleting_a_line_takes_its_newline() {
         assert_eq!(apply("a\nb\nc\n", "b", "", false), "a\nc\n");
+        assert_eq!(apply("x foo y foo\n", "foo", "", true), "x  y ");
         assert_eq!(apply("a b a", "a", "x", true), "x b x");
+        // Deleting every occurrence: each goes, with its line break where it has one.
+        assert_eq!(
+            apply("foo();\nlog(x); foo();\nfoo();", "foo();", "", true),
+            "log(x); "
+        );
     }
 }

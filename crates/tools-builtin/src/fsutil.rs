@@ -420,7 +420,9 @@ fn check_confined(real: &Path, roots: &[PathBuf]) -> io::Result<()> {
         Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
-                "refusing to write: the path resolves to {}, outside the working directories                  (a symlink on the way leads out of them, or was swapped in after the permission                  check). Write to the real path instead, so that its permission is checked",
+                "refusing to write: the path resolves to {}, outside the working directories \
+                 (a symlink on the way leads out of them, or was swapped in after the permission \
+                 check). Write to the real path instead, so that its permission is checked",
                 real.display()
             ),
         ))

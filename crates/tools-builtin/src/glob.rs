@@ -157,12 +157,16 @@ pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), Validat
             format!("Path is not a directory: {}", root.display()),
             2,
         )),
-        Err(_) => Err(ValidationError::with_code(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ValidationError::with_code(
             format!(
                 "Directory does not exist: {}. Note: your current working directory is {}.",
                 root.display(),
                 ctx.cwd().display()
             ),
+            1,
+        )),
+        Err(e) => Err(ValidationError::with_code(
+            format!("Cannot search {}: {e}", root.display()),
             1,
         )),
     }

@@ -191,18 +191,28 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
         Some(p) => ctx.resolve_path(p),
         None => ctx.cwd().to_path_buf(),
     };
-    let meta = std::fs::metadata(&root).map_err(|_| {
-        ValidationError::with_code(
+    let meta = std::fs::metadata(&root).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ValidationError::with_code(
             format!(
                 "Path does not exist: {}. Note: your current working directory is {}.",
                 root.display(),
                 ctx.cwd().display()
             ),
             1,
-        )
+        ),
+        _ => ValidationError::with_code(format!("Cannot search {}: {e}", root.display()), 1),
     })?;
     if meta.is_dir() {
         check_dir(&root, ctx)?;
+    } else if !meta.is_file() {
+        // Reading a FIFO or a device could block or never end.
+        return Err(ValidationError::with_code(
+            format!(
+                "Cannot search {}: it is not a regular file or a directory (a device, FIFO or socket).",
+                root.display()
+            ),
+            1,
+        ));
     }
     let multiline = input.multiline.unwrap_or(false);
     let mut builder = RegexMatcherBuilder::new();

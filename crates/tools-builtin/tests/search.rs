@@ -105,6 +105,14 @@ async fn glob_bad_inputs() {
     .await;
     assert_eq!(e.code, Some(1));
     assert!(e.text.contains("Directory does not exist"));
+    fs::write(dir.path().join("plain"), "x").unwrap();
+    let e = fail(
+        &Glob,
+        &c,
+        json!({"pattern": "*", "path": dir.path().join("plain/below")}),
+    )
+    .await;
+    assert!(e.text.contains("Not a directory"), "{}", e.text);
     fs::write(dir.path().join("f"), "").unwrap();
     assert_eq!(
         fail(
@@ -285,4 +293,31 @@ async fn grep_bad_inputs() {
             .text
             .contains("InputValidationError")
     );
+    // A FIFO (or a device) is refused, not read until it ends: nothing ever writes to this
+    // one, so searching it would block forever.
+    let fifo = dir.path().join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for path in [fifo.as_path(), Path::new("/dev/zero")] {
+        let e = fail(&Grep, &c, json!({"pattern": "x", "path": path})).await;
+        assert!(
+            e.text.contains("not a regular file or a directory"),
+            "{}",
+            e.text
+        );
+    }
+    // A path that cannot be inspected says why, instead of "does not exist".
+    fs::write(dir.path().join("plain"), "x").unwrap();
+    let e = fail(
+        &Grep,
+        &c,
+        json!({"pattern": "x", "path": dir.path().join("plain/below")}),
+    )
+    .await;
+    assert!(e.text.contains("Not a directory"), "{}", e.text);
 }

@@ -303,6 +303,18 @@ async fn edit_creates_a_missing_file_with_empty_old_string() {
     .await
     .unwrap();
     assert_eq!(fs::read_to_string(&f).unwrap(), "fresh\n");
+    // A file holding only a byte-order mark is empty: it is filled, and keeps its BOM.
+    let bom = dir.path().join("bom-only.txt");
+    fs::write(&bom, b"\xEF\xBB\xBF").unwrap();
+    text(&Read, &c, json!({"file_path": bom})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": bom, "old_string": "", "new_string": "filled\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&bom).unwrap(), b"\xEF\xBB\xBFfilled\n");
 }
 
 #[tokio::test]

@@ -265,9 +265,16 @@ pub(crate) fn check_regular_or_missing(path: &Path) -> Result<(), String> {
 /// flushed to disk and renamed over `path`, then the directory is synced. Readers (and a
 /// crash or kill at any moment) see either the old file or the new one, never a mix.
 ///
-/// An existing file keeps its permissions; a symlink is followed and its target replaced,
-/// so the link stays a link. A new file gets the default mode (0666 minus the umask).
-/// Missing parent directories are created. Devices, FIFOs and sockets are refused.
+/// An existing file keeps its permissions and its owner and group; a symlink is followed and
+/// its target replaced, so the link stays a link. A new file gets the default mode (0666
+/// minus the umask). Missing parent directories are created. Devices, FIFOs and sockets are
+/// refused, and so is a file this user may not write (as an in-place write would be).
+///
+/// Where a rename would change what the file is, the file is instead rewritten in place
+/// (truncated and written, not atomic): a file with other hard links (they would keep the
+/// old content), a file whose owner this user cannot give the new one, a file in a
+/// directory this user cannot create files in, and a file the rename cannot replace (a
+/// single file bind-mounted into a container: `EBUSY`).
 pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_write_confined(path, bytes, None)
 }
@@ -334,6 +341,25 @@ pub(crate) fn atomic_write_confined(
             ));
         }
     }
+    let existing_file = existing.filter(|st| file_kind(st) == SFlag::S_IFREG);
+    if let Some(st) = &existing_file {
+        use nix::unistd::{AccessFlags, faccessat};
+        if faccessat(
+            &dir_fd,
+            name.as_os_str(),
+            AccessFlags::W_OK,
+            nix::fcntl::AtFlags::empty(),
+        ) == Err(nix::errno::Errno::EACCES)
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the file is read-only for this user (no write permission)",
+            ));
+        }
+        if st.st_nlink > 1 {
+            return write_in_place(&dir_fd, &name, bytes);
+        }
+    }
     remove_stale_temps(&dir_fd, dir);
     let mut prefix = OsString::from(".");
     prefix.push(&name);
@@ -349,30 +375,69 @@ pub(crate) fn atomic_write_confined(
         ) {
             Ok(fd) => break (candidate, File::from(fd)),
             Err(nix::errno::Errno::EEXIST) => continue,
+            Err(nix::errno::Errno::EACCES | nix::errno::Errno::EROFS)
+                if existing_file.is_some() =>
+            {
+                // No new file can be made here; the file itself may still be writable.
+                return write_in_place(&dir_fd, &name, bytes);
+            }
             Err(e) => return Err(e.into()),
         }
     };
     let result = (|| {
-        if let Some(st) = existing.filter(|st| file_kind(st) == SFlag::S_IFREG) {
+        if let Some(st) = &existing_file {
             use std::os::unix::fs::PermissionsExt as _;
+            let meta = file.metadata()?;
+            use std::os::unix::fs::MetadataExt as _;
+            if (meta.uid(), meta.gid()) != (st.st_uid, st.st_gid)
+                && std::os::unix::fs::fchown(&file, Some(st.st_uid), Some(st.st_gid)).is_err()
+            {
+                // The new file would change the owner: keep the file itself instead.
+                return Ok(false);
+            }
+            // After the chown, which may clear set-id bits.
             file.set_permissions(fs::Permissions::from_mode(st.st_mode & 0o7777))?;
         }
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
-        renameat(&dir_fd, tmp_name.as_os_str(), &dir_fd, name.as_os_str())?;
+        match renameat(&dir_fd, tmp_name.as_os_str(), &dir_fd, name.as_os_str()) {
+            Ok(()) => {}
+            // A bind-mounted single file cannot be replaced, only rewritten.
+            Err(nix::errno::Errno::EBUSY) if existing_file.is_some() => return Ok(false),
+            Err(e) => return Err(io::Error::from(e)),
+        }
         // Make the rename itself durable. Not every platform can sync a directory.
         let _ = dir_fd.sync_all();
-        Ok(())
+        Ok(true)
     })();
-    if result.is_err() {
+    if !matches!(result, Ok(true)) {
         let _ = nix::unistd::unlinkat(
             &dir_fd,
             tmp_name.as_os_str(),
             nix::unistd::UnlinkatFlags::NoRemoveDir,
         );
     }
-    result
+    match result {
+        Ok(true) => Ok(()),
+        Ok(false) => write_in_place(&dir_fd, &name, bytes),
+        Err(e) => Err(e),
+    }
+}
+
+/// Rewrites the existing file `name` in `dir_fd` in place (truncate, write, sync): for the
+/// files [`atomic_write`] must not replace by a rename. Not atomic.
+fn write_in_place(dir_fd: &File, name: &OsString, bytes: &[u8]) -> io::Result<()> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let mut file = File::from(openat(
+        dir_fd,
+        name.as_os_str(),
+        OFlag::O_WRONLY | OFlag::O_TRUNC | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?);
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 /// The file-type bits of a `stat` mode.
@@ -626,6 +691,35 @@ mod tests {
         // Parents are created.
         atomic_write(&dir.path().join("a/b/c.txt"), b"deep").unwrap();
         assert_eq!(fs::read(dir.path().join("a/b/c.txt")).unwrap(), b"deep");
+    }
+
+    #[test]
+    fn atomic_write_keeps_hard_links_and_owner() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        // A hard-linked file is rewritten in place: every name sees the new content.
+        let file = dir.path().join("f.txt");
+        let twin = dir.path().join("twin.txt");
+        fs::write(&file, "old").unwrap();
+        fs::hard_link(&file, &twin).unwrap();
+        let inode = fs::metadata(&file).unwrap().ino();
+        atomic_write(&file, b"new").unwrap();
+        assert_eq!(fs::read(&twin).unwrap(), b"new");
+        assert_eq!(fs::metadata(&file).unwrap().ino(), inode);
+        // A file owned by someone else keeps its owner and group (root can give them; a
+        // user who cannot gets the in-place rewrite, which keeps them too).
+        let owned = dir.path().join("owned.txt");
+        fs::write(&owned, "old").unwrap();
+        let me = fs::metadata(&owned).unwrap();
+        let other = (me.uid() + 4321, me.gid() + 4321);
+        if std::os::unix::fs::chown(&owned, Some(other.0), Some(other.1)).is_ok() {
+            atomic_write(&owned, b"new").unwrap();
+            let after = fs::metadata(&owned).unwrap();
+            assert_eq!((after.uid(), after.gid()), other);
+            assert_eq!(fs::read(&owned).unwrap(), b"new");
+        }
+        // Nothing but the three files is left.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     /// The child side of the kill test: writes two large contents alternately forever.

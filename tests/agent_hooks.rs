@@ -132,7 +132,9 @@ fn a_blocking_prompt_hook_rejects_the_prompt_before_any_request() {
     let stop = report["stop"].as_str().unwrap();
     assert!(
         stop.starts_with("UserPromptSubmit operation blocked by hook:\n[")
-            && stop.ends_with("]: prompts about the check are not allowed"),
+            && stop.ends_with("]: prompts about the check are not allowed")
+            // The exit-2 text names the hook once.
+            && stop.matches("]: ").count() == 1,
         "{stop}"
     );
     // The prompt is erased, as in Claude Code.
@@ -171,7 +173,8 @@ fn a_stop_hook_block_makes_the_model_go_on_with_the_reason() {
     assert_eq!(messages[2]["role"], "user");
     assert!(
         feedback.starts_with("Stop hook feedback:\n[")
-            && feedback.ends_with("]: run the tests first"),
+            && feedback.ends_with("]: run the tests first")
+            && feedback.matches("]: ").count() == 1,
         "{feedback}"
     );
 

@@ -156,12 +156,18 @@ impl Hooks for HookRunner {
     }
 }
 
-/// Blocking errors as `[hook]: reason` lines.
+/// Blocking errors as `[hook]: reason` lines (an exit-2 block already reads so).
 fn blocking_lines(common: &tool_hooks::CommonOutcome) -> Vec<String> {
     common
         .blocking_errors
         .iter()
-        .map(|b| format!("[{}]: {}", b.hook, b.text))
+        .map(|b| {
+            if b.text.starts_with(&format!("[{}]: ", b.hook)) {
+                b.text.clone()
+            } else {
+                format!("[{}]: {}", b.hook, b.text)
+            }
+        })
         .collect()
 }
 

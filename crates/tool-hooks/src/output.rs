@@ -164,14 +164,35 @@ impl HookSpecificOutput {
 }
 
 /// Parses a hook's stdout JSON, with an error that says what is wrong.
-pub(crate) fn parse_output(text: &str) -> Result<HookOutput, String> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| format!("stdout is not valid JSON: {e}"))?;
+pub(crate) fn parse_output(text: &str) -> Result<HookOutput, OutputError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| OutputError::NotJson(format!("stdout is not valid JSON: {e}")))?;
     if !value.is_object() {
-        return Err("stdout JSON is not an object".into());
+        return Err(OutputError::Schema("stdout JSON is not an object".into()));
     }
-    serde_json::from_value(value)
-        .map_err(|e| format!("stdout JSON does not match the hook output schema: {e}"))
+    serde_json::from_value(value).map_err(|e| {
+        OutputError::Schema(format!(
+            "stdout JSON does not match the hook output schema: {e}"
+        ))
+    })
+}
+
+/// Why stdout is not a hook output.
+#[derive(Debug)]
+pub(crate) enum OutputError {
+    /// Not JSON at all: plain text, by Claude Code's rule.
+    NotJson(String),
+    /// JSON, but not the hook output schema: an error.
+    Schema(String),
+}
+
+impl OutputError {
+    #[cfg(test)]
+    fn message(&self) -> &str {
+        match self {
+            Self::NotJson(m) | Self::Schema(m) => m,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -193,14 +214,19 @@ mod tests {
         assert!(
             parse_output(r#"{"continue": "no"}"#)
                 .unwrap_err()
+                .message()
                 .contains("boolean")
         );
         assert!(
             parse_output(r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "maybe"}}"#)
                 .unwrap_err()
+                .message()
                 .contains("maybe")
         );
-        assert!(parse_output("{not json").is_err());
+        assert!(matches!(
+            parse_output("{not json"),
+            Err(OutputError::NotJson(_))
+        ));
         let pr = parse_output(
             r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedPermissions": [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]}}}"#,
         )

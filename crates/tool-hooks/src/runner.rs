@@ -20,7 +20,8 @@ use crate::outcome::{
     PostToolUseOutcome, PreToolDecision, PreToolUseOutcome, StopRequest,
 };
 use crate::output::{
-    HookOutput, PermissionDecision, PermissionRequestDecision, TopLevelDecision, parse_output,
+    HookOutput, OutputError, PermissionDecision, PermissionRequestDecision, TopLevelDecision,
+    parse_output,
 };
 use crate::process::{Ending, Launch, MAX_CAPTURE_BYTES, PIPE_GRACE, RawRun, run_command};
 
@@ -639,33 +640,45 @@ impl HookRunner {
             ));
         }
 
-        // stdout: JSON when it starts with `{`, else plain text.
+        // stdout: JSON when it starts with `{` and parses, else plain text. Invalid UTF-8 is
+        // decoded with replacement characters (as Node decodes it), with a notice, so one
+        // stray byte in a reason does not throw away the decision.
         let mut json_error: Option<String> = None;
-        match String::from_utf8(raw.stdout) {
+        let text = match String::from_utf8(raw.stdout) {
+            Ok(text) => text,
             Err(e) => {
-                json_error = Some(format!(
-                    "stdout is not valid UTF-8 ({} bytes); output ignored",
+                r.errors.push(format!(
+                    "stdout is not valid UTF-8 ({} bytes); invalid bytes were replaced with U+FFFD",
                     e.as_bytes().len()
                 ));
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
             }
-            Ok(text) => {
-                let trimmed = text.trim_start();
-                if trimmed.starts_with('{') {
-                    if raw.stdout_truncated {
-                        json_error = Some(format!(
-                            "stdout exceeds the {} byte capture limit; JSON output ignored",
-                            MAX_CAPTURE_BYTES
-                        ));
-                    } else {
-                        match parse_output(trimmed) {
-                            Ok(out) => r.output = Some(out),
-                            Err(e) => json_error = Some(e),
-                        }
+        };
+        let trimmed = text.trim_start();
+        if trimmed.starts_with('{') {
+            if raw.stdout_truncated {
+                json_error = Some(format!(
+                    "stdout exceeds the {} byte capture limit; JSON output ignored",
+                    MAX_CAPTURE_BYTES
+                ));
+            } else {
+                match parse_output(trimmed) {
+                    Ok(out) => r.output = Some(out),
+                    // Not JSON at all is plain text (Claude Code's rule), unless the handler
+                    // asked for invalid output to count as a failure.
+                    Err(OutputError::NotJson(e)) if handler.on_failure == OnFailure::Block => {
+                        json_error = Some(e);
                     }
-                } else if !trimmed.is_empty() {
-                    r.plain_stdout = Some(text);
+                    Err(OutputError::NotJson(_)) => r.plain_stdout = Some(text.clone()),
+                    Err(OutputError::Schema(e)) => json_error = Some(e),
                 }
             }
+        } else if !trimmed.is_empty() {
+            r.plain_stdout = Some(text.clone());
+        }
+        // Plain stdout is context only from a hook that succeeded.
+        if code != Some(0) {
+            r.plain_stdout = None;
         }
 
         match code {

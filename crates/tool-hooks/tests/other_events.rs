@@ -275,7 +275,11 @@ async fn generic_events() {
             cmd("echo 'Project uses pnpm'"),
             capture(&env, "ss.json"),
             cmd("echo '{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"json ctx\",\"sessionTitle\":\"T\"}}'"),
-            with_if
+            with_if,
+            // Text that only looks like JSON is plain text, hence context.
+            cmd("echo '{project: pnpm}'"),
+            // A failing hook's partial stdout is not context.
+            cmd("echo 'half a context'; exit 1"),
         ]}],
         "UserPromptSubmit": [{"hooks": [cmd("echo 'no secrets' >&2; exit 2")]}],
         "Stop": [{"hooks": [cmd("echo '{\"decision\":\"block\",\"reason\":\"tests not run\"}'")]}]
@@ -292,7 +296,9 @@ async fn generic_events() {
         .iter()
         .map(|c| c.text.as_str())
         .collect();
-    assert_eq!(ctxs, ["Project uses pnpm", "json ctx"]);
+    assert_eq!(ctxs, ["Project uses pnpm", "json ctx", "{project: pnpm}"]);
+    assert_eq!(out.common.errors.len(), 1, "{:?}", out.common.errors);
+    assert!(out.common.errors[0].text.contains("exit code 1"));
     assert_eq!(out.hook_specific[0].1.extra["sessionTitle"], "T");
     assert!(!env.path("never").exists());
     let got: Value = serde_json::from_str(&env.read("ss.json")).unwrap();

@@ -213,7 +213,6 @@ async fn broken_output_is_a_non_blocking_error() {
     let env = Env::new();
     let cases = [
         ("printf '\\377\\376{'", "not valid UTF-8"),
-        ("echo '{\"decision\": '", "not valid JSON"),
         ("echo '{\"continue\": \"no\"}'", "expected a boolean"),
         (
             "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"perhaps\"}}'",
@@ -260,6 +259,41 @@ async fn broken_output_is_a_non_blocking_error() {
         "{:?}",
         out.common.errors
     );
+    // Text that starts with `{` but is not JSON is plain text (no error), unless the
+    // handler says invalid output is a failure.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("echo '{\"decision\": '")],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(
+        out.decision.is_none() && out.common.errors.is_empty(),
+        "{out:?}"
+    );
+    let mut strict = cmd("echo '{\"decision\": '");
+    strict["onFailure"] = json!("block");
+    let r = runner(one("PreToolUse", "Bash", vec![strict]));
+    let d = r
+        .run_pre_tool_use(&bash("ls"), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert!(d.message.contains("not valid JSON"), "{}", d.message);
+    // One invalid byte does not throw away a decision: it is replaced, with a notice.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            "printf '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"caf\\351\"}}'",
+        )],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    let d = out.decision.unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert_eq!(d.message, "caf\u{FFFD}");
+    assert!(out.common.errors[0].text.contains("not valid UTF-8"));
     // Exit 2 with schema-invalid JSON still blocks.
     let r = runner(one(
         "PreToolUse",

@@ -152,6 +152,43 @@ fn run_lets_permission_request_hooks_answer_before_refusing() {
 }
 
 #[test]
+fn post_tool_use_hooks_can_redact_a_built_in_tool_output() {
+    // A PostToolUse hook's `updatedToolOutput` in Bash's output shape replaces what the model
+    // sees; one in another shape is ignored.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let redact = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {"stdout": "token=[REDACTED]\n", "stderr": "", "interrupted": false}}}'"#;
+    let wrong = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": {"text": "lost"}}}'"#;
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"PostToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": format!("grep -q hunter2 && {redact} || {wrong}")}]}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    let bash = |id: &str, command: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}});
+    let turn = jsonl(&[
+        bash("toolu_1", "echo token=hunter2"),
+        bash("toolu_2", "echo harmless"),
+    ]);
+    let out = toolwright(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"], "token=[REDACTED]",
+        "{message}"
+    );
+    assert_eq!(message["content"][1]["content"], "harmless", "{message}");
+}
+
+#[test]
 fn tools_and_hooks_never_wait_on_the_terminal() {
     // Under a real terminal (a pty from `script`), a command or hook that reads /dev/tty
     // (a password prompt) must fail at once, not be stopped by SIGTTIN until its timeout:

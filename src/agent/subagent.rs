@@ -64,7 +64,7 @@ pub struct AgentInput {
 }
 
 /// Token usage of a sub-agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentUsage {
     /// Input tokens.
     pub input_tokens: u64,
@@ -73,21 +73,21 @@ pub struct AgentUsage {
 }
 
 /// One text block of the output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentText {
     /// Always `text`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: String,
     /// The text.
     pub text: String,
 }
 
 /// Output of the Agent tool (Claude Code's foreground `tool_response`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentOutput {
     /// `completed`, or `stopped` when the sub-agent ran out of turns or budget.
-    pub status: &'static str,
+    pub status: String,
     /// The sub-agent's id.
     pub agent_id: String,
     /// Its type.
@@ -473,11 +473,12 @@ impl TypedTool for AgentTool {
                 "stopped"
             } else {
                 "completed"
-            },
+            }
+            .to_owned(),
             agent_id,
             agent_type: definition.name,
             content: vec![AgentText {
-                kind: "text",
+                kind: "text".to_owned(),
                 text: outcome.final_text,
             }],
             resolved_model: model,

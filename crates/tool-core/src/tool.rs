@@ -9,6 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::content::ToolResultContent;
 use crate::context::ToolUseContext;
 use crate::error::{ToolError, ValidationError};
 use crate::input::InputError;
@@ -215,6 +216,14 @@ pub trait Tool: Send + Sync + 'static {
     /// Above how many characters a result is persisted to disk. Required: a tool must think
     /// about how large its output can get.
     fn max_result_size(&self) -> MaxResultSize;
+
+    /// Renders a structured output given in place of the tool's own (a PostToolUse hook's
+    /// `updatedToolOutput`) as the model would see the tool's own output. `None` when
+    /// `output` does not have the tool's output shape; the replacement is then ignored.
+    /// Default: `None` (a tool that cannot check the shape takes no replacement).
+    fn render_output(&self, _output: &Value) -> Option<ToolResultContent> {
+        None
+    }
 
     /// What a user interrupt does to a running call.
     fn interrupt_behavior(&self) -> InterruptBehavior {

@@ -1,7 +1,8 @@
 //! The typed layer: write an input struct, get a dyn [`Tool`].
 //!
 //! A tool author implements [`TypedTool`] with `Input: Deserialize + JsonSchema` (doc comments
-//! become field descriptions) and `Output: Serialize`. The blanket implementation
+//! become field descriptions) and `Output: Serialize + Deserialize` (deserialising is how a
+//! hook's replacement output is checked against the tool's shape). The blanket implementation
 //! `impl<T: TypedTool> Tool for T` generates and normalises the schema (once per type),
 //! checks the model's input with [`check_input`] (the zod step), and
 //! renders the output as tool_result content.
@@ -37,8 +38,10 @@ use crate::tool::{
 pub trait TypedTool: Send + Sync + 'static {
     /// The input; its JSON Schema is what the model sees.
     type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
-    /// The output; serialised, it is the structured `tool_response` hooks see.
-    type Output: Serialize + Send + 'static;
+    /// The output; serialised, it is the structured `tool_response` hooks see. A PostToolUse
+    /// hook's `updatedToolOutput` that deserialises to it replaces it (rendered with
+    /// [`to_content`](Self::to_content)); one that does not is ignored.
+    type Output: Serialize + DeserializeOwned + Send + 'static;
 
     /// The tool's name.
     const NAME: &'static str;
@@ -222,6 +225,10 @@ impl<T: TypedTool> Tool for T {
     }
     fn max_result_size(&self) -> MaxResultSize {
         TypedTool::max_result_size(self)
+    }
+    fn render_output(&self, output: &Value) -> Option<ToolResultContent> {
+        let typed = T::Output::deserialize(output).ok()?;
+        Some(self.to_content(&typed))
     }
     fn interrupt_behavior(&self) -> InterruptBehavior {
         TypedTool::interrupt_behavior(self)

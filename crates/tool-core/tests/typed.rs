@@ -50,7 +50,7 @@ struct NestedInput {
     case_insensitive: Option<bool>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct EditOutput {
     replaced: usize,
 }

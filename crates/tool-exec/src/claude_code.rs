@@ -111,9 +111,13 @@ impl Hooks for HookRunner {
         ctx: &ToolUseContext,
     ) -> PostToolUseOutcome {
         let out = self.run_post_tool_use(&call_info(call), output, ctx).await;
+        let mcp = call.tool.is_mcp();
         PostToolUseOutcome {
             messages: out.common.messages("PostToolUse", true),
-            updated_output: out.updated_mcp_tool_output.clone(),
+            updated_output: out
+                .updated_tool_output
+                .clone()
+                .or_else(|| out.updated_mcp_tool_output.clone().filter(|_| mcp)),
             stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
         }
     }

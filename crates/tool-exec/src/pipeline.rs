@@ -18,8 +18,8 @@ use futures::FutureExt;
 use serde_json::Value;
 use tool_core::{
     Attachment, CANCEL_MESSAGE, ContextModifier, DecisionReason, MaxResultSize, Message,
-    PermissionResult, ProgressSender, Tool, ToolError, ToolResultBlock, ToolResultContent,
-    ToolUseContext, find_tool, tool_use_error,
+    PermissionResult, ProgressSender, Tool, ToolError, ToolResultBlock, ToolUseContext, find_tool,
+    tool_use_error,
 };
 use tracing::Instrument;
 
@@ -447,9 +447,15 @@ impl Pipeline {
                     .post_tool_use(call, &result.data.structured, &ctx)
                     .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
                     .await;
-                let content = match (post.updated_output, tool.is_mcp()) {
-                    (Some(replacement), true) => ToolResultContent::from_json(&replacement),
-                    _ => content,
+                let content = match post.updated_output {
+                    None => content,
+                    Some(replacement) => match tool.render_output(&replacement) {
+                        Some(rendered) => rendered.or_empty_notice(tool.name()),
+                        None => {
+                            tracing::warn!(tool = %tool.name(), tool_use_id = %tool_use.id, "a PostToolUse hook's updatedToolOutput does not have the tool's output shape; ignored");
+                            content
+                        }
+                    },
                 };
                 let persisted = match threshold {
                     Some(limit) => {

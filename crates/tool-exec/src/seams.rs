@@ -212,7 +212,9 @@ pub struct PermissionRequestOutcome {
 pub struct PostToolUseOutcome {
     /// Messages for the conversation after the result.
     pub messages: Vec<Message>,
-    /// A replacement for an MCP tool's output (`updatedMCPToolOutput`).
+    /// A replacement for the tool's structured output (`updatedToolOutput`, or for an MCP
+    /// tool the legacy `updatedMCPToolOutput`), rendered by [`Tool::render_output`]; ignored
+    /// when the tool does not take it.
     pub updated_output: Option<Value>,
     /// `continue: false`: the turn stops after this call.
     pub stop: Option<Option<String>>,

@@ -487,27 +487,38 @@ async fn large_results_are_persisted_in_the_results_dir() {
 }
 
 #[tokio::test]
-async fn post_hooks_add_messages_and_replace_only_mcp_output() {
-    let hooks = Arc::new(ScriptedHooks {
-        post: PostToolUseOutcome {
-            messages: vec![Message::Attachment(Attachment::new(
-                "hook_additional_context",
-                "formatted",
-            ))],
-            updated_output: Some(json!("replaced")),
-            stop: None,
-        },
-        ..Default::default()
-    });
-    let pipeline = Pipeline::new(Arc::new(AllowAll), Arc::new(DenyAsks), hooks.clone());
+async fn post_hooks_add_messages_and_replace_output_of_the_tool_shape() {
+    let hooks = |replacement: Value| {
+        Arc::new(ScriptedHooks {
+            post: PostToolUseOutcome {
+                messages: vec![Message::Attachment(Attachment::new(
+                    "hook_additional_context",
+                    "formatted",
+                ))],
+                updated_output: Some(replacement),
+                stop: None,
+            },
+            ..Default::default()
+        })
+    };
+    // The replacement has the tool's output shape: the tool renders it.
+    let scripted = hooks(json!("redacted"));
+    let pipeline = Pipeline::new(Arc::new(AllowAll), Arc::new(DenyAsks), scripted.clone());
     let out = run(&pipeline, "Edit", json!({})).await;
-    assert_eq!(
-        text(&out),
-        "toolu_1 done",
-        "non-MCP output is never replaced"
-    );
+    assert_eq!(text(&out), "rendered: redacted");
     assert_eq!(out.messages_after.len(), 1);
-    assert_eq!(hooks.post_outputs.lock().unwrap()[0], json!("toolu_1 done"));
+    assert_eq!(
+        scripted.post_outputs.lock().unwrap()[0],
+        json!("toolu_1 done")
+    );
+    // Another shape: ignored, the tool's own output stands.
+    let pipeline = Pipeline::new(
+        Arc::new(AllowAll),
+        Arc::new(DenyAsks),
+        hooks(json!({"stdout": "x"})),
+    );
+    let out = run(&pipeline, "Edit", json!({})).await;
+    assert_eq!(text(&out), "toolu_1 done");
 }
 
 #[tokio::test]

@@ -85,7 +85,7 @@ pub struct AskUserQuestionInput {
 }
 
 /// Output of the AskUserQuestion tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskUserQuestionOutput {
     /// The questions asked.
     pub questions: Vec<Question>,

@@ -63,7 +63,7 @@ pub struct BashInput {
 }
 
 /// What Bash returns (Claude Code's `tool_response` shape for PostToolUse hooks).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct BashOutput {
     /// Standard output (head and tail when it spilled).
@@ -78,7 +78,8 @@ pub struct BashOutput {
     /// Where the full output went when it was too large for memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_output_path: Option<String>,
-    /// Whether the command printed nothing.
+    /// Whether the command printed nothing (optional in a hook's replacement).
+    #[serde(default)]
     pub no_output_expected: bool,
     /// The id of the background task, when `run_in_background` started one.
     #[serde(skip_serializing_if = "Option::is_none")]

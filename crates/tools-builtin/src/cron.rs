@@ -637,7 +637,7 @@ pub struct CronCreateInput {
 }
 
 /// Output of CronCreate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CronCreateOutput {
     /// The new job's id.
     pub id: String,
@@ -796,7 +796,7 @@ impl TypedTool for CronCreate {
 pub struct CronListInput {}
 
 /// One job as CronList shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CronJobView {
     /// The id.
     pub id: String,
@@ -817,7 +817,7 @@ pub struct CronJobView {
 }
 
 /// Output of CronList.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CronListOutput {
     /// The jobs, in creation order.
     pub jobs: Vec<CronJobView>,
@@ -926,7 +926,7 @@ pub struct CronDeleteInput {
 }
 
 /// Output of CronDelete.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CronDeleteOutput {
     /// The deleted job's id.
     pub id: String,

@@ -34,7 +34,7 @@ pub struct EditInput {
 }
 
 /// What `Edit` returns (Claude Code's shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditOutput {
     /// The absolute path.

@@ -30,7 +30,7 @@ pub(crate) fn with_mode(ctx: ToolUseContext, mode: PermissionMode) -> ToolUseCon
 pub struct EnterPlanModeInput {}
 
 /// Output of EnterPlanMode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnterPlanModeOutput {
     /// A confirmation.
     pub message: String,

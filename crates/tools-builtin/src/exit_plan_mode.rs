@@ -40,7 +40,7 @@ pub struct ExitPlanModeInput {
 }
 
 /// Output of ExitPlanMode (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExitPlanModeOutput {
     /// The approved plan, when there is one.
     pub plan: Option<String>,

@@ -40,7 +40,7 @@ pub struct GlobInput {
 }
 
 /// What `Glob` returns (Claude Code's shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GlobOutput {
     /// How long the search took.

@@ -96,7 +96,7 @@ pub struct GrepInput {
 }
 
 /// What `Grep` returns (Claude Code's shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrepOutput {
     /// The output mode used.
@@ -120,8 +120,8 @@ pub struct GrepOutput {
     /// The offset, when not zero.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub applied_offset: Option<usize>,
-    /// Set when the offset is past the last entry.
-    #[serde(skip)]
+    /// Set when the offset is past the last entry (`offsetPastEnd`, present only then).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub offset_past_end: bool,
 }
 

@@ -246,12 +246,40 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
         cells_out.push(serde_json::json!({
             "cell_id": id,
             "cellType": cell_type,
+            "language": language,
             "source": source,
             "execution_count": cell.get("execution_count").and_then(Json::as_u64),
             "outputs": outputs_json,
         }));
     }
     (blocks, cells_out)
+}
+
+/// The blocks [`render`] makes, rebuilt from its cell summaries (for a hook's replacement
+/// output). Images are not in the summaries, so none are shown.
+pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
+    let mut blocks = Vec::new();
+    for cell in cells {
+        let text = |key: &str| cell[key].as_str().unwrap_or_default();
+        let (id, cell_type, language) = (text("cell_id"), text("cellType"), text("language"));
+        let mut meta = String::new();
+        if cell_type != "code" {
+            meta.push_str(&format!("<cell_type>{cell_type}</cell_type>"));
+        }
+        if cell_type == "code" && !language.is_empty() && language != "python" {
+            meta.push_str(&format!("<language>{language}</language>"));
+        }
+        blocks.push(ContentBlock::text(format!(
+            "<cell id=\"{id}\">{meta}{}</cell id=\"{id}\">",
+            text("source")
+        )));
+        for output in cell["outputs"].as_array().into_iter().flatten() {
+            if let Some(t) = output["text"].as_str().filter(|t| !t.is_empty()) {
+                blocks.push(ContentBlock::text(t));
+            }
+        }
+    }
+    blocks
 }
 
 fn render_output(output: &Json) -> (String, Option<(&'static str, String)>) {

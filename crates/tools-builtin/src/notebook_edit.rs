@@ -67,7 +67,7 @@ pub struct NotebookEditInput {
 }
 
 /// What `NotebookEdit` returns (Claude Code's shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NotebookEditOutput {
     /// The source written.
     pub new_source: String,

@@ -1,12 +1,12 @@
 //! Structured patches (Claude Code's `structuredPatch`), computed with `similar`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 use similar::{ChangeTag, TextDiff};
 
 /// One hunk of a structured patch, as Claude Code reports edits to hooks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hunk {
     /// First line of the hunk in the old text (1-based).

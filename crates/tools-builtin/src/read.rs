@@ -66,18 +66,19 @@ pub struct ReadInput {
 
 /// What `Read` returns; serialised in Claude Code's shape for hooks
 /// (`{type: "text", file: {filePath, content, numLines, startLine, totalLines}}`, ...).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReadOutput {
     /// The structured result.
     #[serde(flatten)]
     pub data: ReadData,
-    /// What the model sees.
+    /// What the model sees; `None` for an output not made by a call (a hook's replacement),
+    /// which is rendered from `data`.
     #[serde(skip)]
-    pub model_content: ToolResultContent,
+    pub model_content: Option<ToolResultContent>,
 }
 
 /// The kinds of `Read` result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ReadData {
     /// Lines of a text file.
@@ -107,8 +108,50 @@ pub enum ReadData {
     },
 }
 
+impl ReadData {
+    /// What the model sees for this data, as a call would show it (without the notices a
+    /// call adds: a partial view, scanned PDF pages): used for a hook's replacement output.
+    pub fn render(&self) -> ToolResultContent {
+        match self {
+            Self::Text { file } if file.total_lines == 0 => {
+                ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
+            }
+            Self::Text { file } if file.content.is_empty() && file.num_lines == 0 => {
+                ToolResultContent::Text(format!(
+                    "<system-reminder>Warning: the file exists but is shorter than the provided offset ({}). The file has {} lines.</system-reminder>",
+                    file.start_line, file.total_lines
+                ))
+            }
+            Self::Text { file } => {
+                let lines: Vec<&str> = file.content.split('\n').collect();
+                ToolResultContent::Text(format_numbered(&lines, file.start_line))
+            }
+            Self::Image { file } => ToolResultContent::Blocks(vec![ContentBlock::image(
+                &file.media_type,
+                file.base64.clone(),
+            )]),
+            Self::Pdf { file } => ToolResultContent::Text(
+                file.pages
+                    .iter()
+                    .map(|p| format!("<page number=\"{}\">\n{}\n</page>", p.page, p.text))
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            ),
+            Self::Notebook { file } if file.cells.is_empty() => {
+                ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
+            }
+            Self::Notebook { file } => {
+                ToolResultContent::Blocks(notebook::render_cells(&file.cells))
+            }
+            Self::FileUnchanged { .. } => {
+                ToolResultContent::Text(FILE_UNCHANGED_MESSAGE.to_owned())
+            }
+        }
+    }
+}
+
 /// Lines of a text file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextFile {
     /// The absolute path.
@@ -124,7 +167,7 @@ pub struct TextFile {
 }
 
 /// An image file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageFile {
     /// The bytes, base64-encoded.
@@ -137,7 +180,7 @@ pub struct ImageFile {
 }
 
 /// Text of some pages of a PDF.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PdfFile {
     /// The absolute path.
@@ -149,7 +192,7 @@ pub struct PdfFile {
 }
 
 /// The extracted text of one PDF page.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PdfPage {
     /// The page number (1-based).
     pub page: u32,
@@ -158,7 +201,7 @@ pub struct PdfPage {
 }
 
 /// A notebook.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotebookFile {
     /// The absolute path.
@@ -168,7 +211,7 @@ pub struct NotebookFile {
 }
 
 /// A file read again without change.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnchangedFile {
     /// The absolute path.
@@ -295,7 +338,10 @@ impl TypedTool for Read {
     }
 
     fn to_content(&self, output: &ReadOutput) -> ToolResultContent {
-        output.model_content.clone()
+        match &output.model_content {
+            Some(content) => content.clone(),
+            None => output.data.render(),
+        }
     }
 }
 
@@ -379,7 +425,7 @@ fn read_blocking(
                     file_path: path.to_path_buf(),
                 },
             },
-            model_content: ToolResultContent::Text(FILE_UNCHANGED_MESSAGE.to_owned()),
+            model_content: Some(ToolResultContent::Text(FILE_UNCHANGED_MESSAGE.to_owned())),
         });
     }
     if ext == "ipynb" {
@@ -458,7 +504,7 @@ fn read_blocking(
                 total_lines: slice.total_lines,
             },
         },
-        model_content: ToolResultContent::Text(text),
+        model_content: Some(ToolResultContent::Text(text)),
     })
 }
 
@@ -471,10 +517,10 @@ fn read_image(path: &Path, size: u64, media_type: &str) -> Result<ReadOutput, To
     let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok(ReadOutput {
-        model_content: ToolResultContent::Blocks(vec![ContentBlock::image(
+        model_content: Some(ToolResultContent::Blocks(vec![ContentBlock::image(
             media_type,
             data.clone(),
-        )]),
+        )])),
         data: ReadData::Image {
             file: ImageFile {
                 base64: data,
@@ -585,7 +631,7 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
                 pages: out_pages,
             },
         },
-        model_content: ToolResultContent::Text(text),
+        model_content: Some(ToolResultContent::Text(text)),
     })
 }
 
@@ -623,7 +669,7 @@ fn read_notebook(
                 cells,
             },
         },
-        model_content: content,
+        model_content: Some(content),
     })
 }
 

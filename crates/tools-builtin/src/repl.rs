@@ -106,7 +106,7 @@ pub struct ReplInput {
 }
 
 /// What REPL returns.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplOutput {
     /// The language of the call.

@@ -31,7 +31,7 @@ pub struct SkillInput {
 }
 
 /// Output of the Skill tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillOutput {
     /// Always true for a loaded skill.

@@ -691,7 +691,7 @@ pub struct TaskCreateInput {
 }
 
 /// The id and subject of a task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskRef {
     /// The id.
     pub id: String,
@@ -700,7 +700,7 @@ pub struct TaskRef {
 }
 
 /// Output of TaskCreate (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskCreateOutput {
     /// The new task.
     pub task: TaskRef,
@@ -798,7 +798,7 @@ pub struct TaskGetInput {
 }
 
 /// Output of TaskGet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskGetOutput {
     /// The task.
     pub task: Task,
@@ -926,7 +926,7 @@ pub struct TaskUpdateInput {
 }
 
 /// A status change, as `{from, to}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusChange {
     /// The status before.
     pub from: TaskStatus,
@@ -935,7 +935,7 @@ pub struct StatusChange {
 }
 
 /// Output of TaskUpdate (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskUpdateOutput {
     /// Always true for a result (failures are errors).
     pub success: bool,
@@ -1053,7 +1053,7 @@ impl TypedTool for TaskUpdate {
 pub struct TaskListInput {}
 
 /// One line of TaskList.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskSummary {
     /// The id.
     pub id: String,
@@ -1070,7 +1070,7 @@ pub struct TaskSummary {
 }
 
 /// Output of TaskList (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskListOutput {
     /// The tasks, by id.
     pub tasks: Vec<TaskSummary>,

@@ -29,7 +29,7 @@ pub struct TaskOutputInput {
 }
 
 /// Output of the TaskOutput tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskOutputOutput {
     /// `success` (ended), `timeout` (still running after the wait) or `not_ready` (running,
     /// no wait asked).
@@ -39,7 +39,7 @@ pub struct TaskOutputOutput {
 }
 
 /// The task part of [`TaskOutputOutput`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskOutputTask {
     /// The task id.
     pub task_id: String,

@@ -28,7 +28,7 @@ impl TaskStopInput {
 }
 
 /// Output of the TaskStop tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskStopOutput {
     /// What happened.
     pub message: String,

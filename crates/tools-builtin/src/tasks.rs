@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::process::Command;
 use tokio::sync::{Notify, watch};
 use tool_core::{ToolError, ToolUseContext};
@@ -31,7 +31,7 @@ pub const BACKGROUND_DEFAULT_MS: u64 = 1_800_000;
 pub const BACKGROUND_MAX_MS: u64 = 7_200_000;
 
 /// The state of a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// Still running.

@@ -48,7 +48,7 @@ pub struct TodoWriteInput {
 }
 
 /// Output of the TodoWrite tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TodoWriteOutput {
     /// The list before the call.
     #[serde(rename = "oldTodos")]

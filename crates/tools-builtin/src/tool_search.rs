@@ -47,7 +47,7 @@ pub struct ToolSearchInput {
 }
 
 /// Output of the ToolSearch tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolSearchOutput {
     /// The names found, best first.
     pub matches: Vec<String>,

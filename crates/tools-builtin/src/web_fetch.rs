@@ -92,7 +92,7 @@ pub struct WebFetchInput {
 }
 
 /// Output of the WebFetch tool (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WebFetchOutput {
     /// Size of the body, in bytes.

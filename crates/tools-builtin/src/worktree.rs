@@ -118,7 +118,7 @@ pub struct EnterWorktreeInput {
 }
 
 /// What EnterWorktree returns.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct EnterWorktreeOutput {
     /// The worktree's root directory, now the session's working directory.
@@ -156,7 +156,7 @@ pub struct ExitWorktreeInput {
 }
 
 /// What ExitWorktree returns.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ExitWorktreeOutput {
     /// `keep` or `remove`.

@@ -24,7 +24,7 @@ pub struct WriteInput {
 }
 
 /// Whether `Write` created a file or replaced one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WriteKind {
     /// The file did not exist.
@@ -34,7 +34,7 @@ pub enum WriteKind {
 }
 
 /// What `Write` returns (Claude Code's shape).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteOutput {
     /// Created or updated.

@@ -72,3 +72,25 @@ fn flags_sizes_and_permission_subjects() {
         subject("/w", FileAccess::Read)
     );
 }
+
+/// A hook's replacement output is taken only in the tool's own output shape.
+#[test]
+fn replacement_outputs_must_have_the_tool_shape() {
+    use tool_core::{Tool, ToolResultContent};
+    let bash: &dyn Tool = &tools_builtin::Bash::default();
+    assert_eq!(bash.render_output(&json!({"nope": 1})), None);
+    assert_eq!(bash.render_output(&json!("just text")), None);
+    let redacted = json!({"stdout": "token=[REDACTED]\n", "stderr": "", "interrupted": false});
+    assert_eq!(
+        bash.render_output(&redacted),
+        Some(ToolResultContent::Text("token=[REDACTED]".into()))
+    );
+    let read: &dyn Tool = &tools_builtin::Read;
+    assert_eq!(read.render_output(&json!({"type": "text"})), None);
+    let text = json!({"type": "text", "file": {"filePath": "/w/a.txt", "content": "one\ntwo",
+        "numLines": 2, "startLine": 5, "totalLines": 9}});
+    assert_eq!(
+        read.render_output(&text),
+        Some(ToolResultContent::Text("     5→one\n     6→two".into()))
+    );
+}

@@ -152,6 +152,11 @@ impl Tool for McpTool {
         MaxResultSize::Chars(self.max_result_chars)
     }
 
+    /// MCP output is not validated (Claude Code's rule): any replacement is shown as given.
+    fn render_output(&self, output: &Value) -> Option<ToolResultContent> {
+        Some(ToolResultContent::from_json(output))
+    }
+
     fn interrupt_behavior(&self) -> InterruptBehavior {
         // The call can be cancelled cleanly: `notifications/cancelled` is sent.
         InterruptBehavior::Cancel

@@ -39,7 +39,7 @@ pub struct WordCountInput {
 }
 
 /// What WordCount found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Counts {
     /// Newline characters, as `wc -l` counts them.
     pub lines: u64,
@@ -78,7 +78,7 @@ impl Counts {
 }
 
 /// Output of the WordCount tool (the structured `tool_response` hooks see).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WordCountOutput {
     /// The file counted.
     pub file_path: PathBuf,

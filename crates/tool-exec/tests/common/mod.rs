@@ -83,6 +83,12 @@ impl Tool for TestTool {
     fn interrupt_behavior(&self) -> InterruptBehavior {
         self.interrupt
     }
+    /// The output shape is a string.
+    fn render_output(&self, output: &Value) -> Option<tool_core::ToolResultContent> {
+        output
+            .as_str()
+            .map(|s| tool_core::ToolResultContent::Text(format!("rendered: {s}")))
+    }
     async fn call(
         &self,
         input: Value,

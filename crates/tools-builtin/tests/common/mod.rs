@@ -32,13 +32,38 @@ pub async fn run(
             text: tool_use_error(&e.message),
             code: e.error_code,
         })?;
-    tool.call(input, ctx.clone(), ProgressSender::none())
+    let out = tool
+        .call(input, ctx.clone(), ProgressSender::none())
         .await
         .map(|r| r.data)
         .map_err(|e| Failure {
             text: e.to_model_text(),
             code: None,
-        })
+        })?;
+    check_renders_like_the_call(tool, &out);
+    Ok(out)
+}
+
+/// Every successful call in these tests also checks that its structured output, given back
+/// as a PostToolUse hook's `updatedToolOutput`, renders as the call did (notices a call adds
+/// in a `<system-reminder>` are not part of the structured output).
+fn check_renders_like_the_call(tool: &dyn Tool, out: &ToolOutput) {
+    let rendered = tool.render_output(&out.structured);
+    if out.content.joined_text().contains("<system-reminder>") {
+        assert!(
+            rendered.is_some(),
+            "{}: the output does not deserialise",
+            tool.name()
+        );
+        return;
+    }
+    assert_eq!(
+        rendered.as_ref(),
+        Some(&out.content),
+        "{}: the structured output {} does not render as the call",
+        tool.name(),
+        out.structured
+    );
 }
 
 /// The text content of a successful call.

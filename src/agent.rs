@@ -493,6 +493,17 @@ impl AgentLoop {
             {
                 break Stop::Budget(limit);
             }
+            // What background hooks delivered since the last request goes with this one.
+            let late = hooks.take_background_messages();
+            if !late.is_empty() {
+                let (context, notices) = split_hook_messages(&late);
+                for notice in &notices {
+                    on_event(AgentEvent::Notice(notice));
+                }
+                for text in context {
+                    push_user_text(&mut outcome.messages, text);
+                }
+            }
             let plan = tool_search::tools_for_request(
                 self.config.tool_search,
                 &self.config.model,

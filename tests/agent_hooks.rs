@@ -27,7 +27,8 @@ impl Project {
     }
 
     /// As [`new`](Self::new), with `extra` settings beside `hooks` (and a handler's
-    /// `timeout` when an event's body starts with `timeout=N;`).
+    /// `timeout` when an event's body starts with `timeout=N;`, `async: true` when it starts
+    /// with `async;`).
     fn with_settings(hooks: &[(&str, &str)], extra: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let inputs = dir.path().join("hook-inputs");
@@ -52,6 +53,9 @@ impl Project {
                 .and_then(|rest| rest.split(';').next())
             {
                 handler["timeout"] = json!(secs.parse::<u64>().unwrap());
+            }
+            if body.starts_with("async;") {
+                handler["async"] = json!(true);
             }
             settings.insert((*event).to_owned(), json!([{"hooks": [handler]}]));
         }
@@ -360,6 +364,45 @@ fn post_tool_batch_sees_every_result_and_adds_context() {
         calls[0]["tool_response"]
     );
     assert_eq!(calls[1]["tool_name"], "Grep");
+}
+
+#[test]
+fn background_hook_context_reaches_the_model_on_a_later_request() {
+    // An `async: true` PostToolUse hook: its context is delivered with the next request
+    // after it finished (here the second tool waits until the hook is done).
+    let project = Project::with_settings(
+        &[(
+            "PostToolUse",
+            r#"async;case "$(cat "$IN")" in *'"Glob"'*) echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "late note: the glob was checked"}}'; touch "$CLAUDE_PROJECT_DIR/hook-done";; esac"#,
+        )],
+        json!({"permissions": {"allow": ["Bash"]}}),
+    );
+    let first = turn(None, &[("toolu_1", "Glob", json!({"pattern": "*.txt"}))]);
+    let wait = turn(
+        None,
+        &[(
+            "toolu_2",
+            "Bash",
+            json!({"command": "for i in $(seq 100); do [ -f hook-done ] && break; sleep 0.1; done; sleep 0.3; echo waited"}),
+        )],
+    );
+    let (url, seen) = serve(move |index, _| {
+        full(match index {
+            0 => first.clone(),
+            1 => wait.clone(),
+            _ => turn(Some("Done."), &[]),
+        })
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    let history = serde_json::to_string(&seen[2].messages()).unwrap();
+    assert_eq!(
+        history.matches("late note: the glob was checked").count(),
+        1,
+        "{history}"
+    );
 }
 
 #[test]

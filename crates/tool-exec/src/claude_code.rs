@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tool_core::{PermissionResult, PermissionUpdate, Tool, ToolUseContext, find_tool};
+use tool_core::{Message, PermissionResult, PermissionUpdate, Tool, ToolUseContext, find_tool};
 use tool_hooks::{BatchToolCall, HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
 use tool_perms::{PermissionEngine, Prompter};
 
@@ -157,6 +157,13 @@ impl Hooks for HookRunner {
 
     async fn loop_event(&self, event: LoopEvent<'_>, ctx: &ToolUseContext) -> LoopEventOutcome {
         run_loop_event(self, event, ctx).await
+    }
+
+    fn take_background_messages(&self) -> Vec<Message> {
+        self.take_async_results()
+            .iter()
+            .flat_map(|r| r.common.messages(&r.event, false))
+            .collect()
     }
 }
 

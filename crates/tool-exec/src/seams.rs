@@ -345,6 +345,12 @@ pub trait Hooks: Send + Sync {
     async fn loop_event(&self, _event: LoopEvent<'_>, _ctx: &ToolUseContext) -> LoopEventOutcome {
         LoopEventOutcome::default()
     }
+    /// What background (`async: true`) hooks delivered since the last call: their context
+    /// for the model and their notices, as messages. An agent loop takes them before each
+    /// model request ("delivered on the next turn"). The default has none.
+    fn take_background_messages(&self) -> Vec<Message> {
+        Vec::new()
+    }
 }
 
 /// No hooks at all; costs nothing.

@@ -32,6 +32,9 @@ pub const MAX_HOOK_STRING_CHARS: usize = 10_000;
 /// Chars of preview kept for a string saved to a file.
 const PREVIEW_CHARS: usize = 2_000;
 
+/// How many results of `async: true` hooks wait for [`HookRunner::take_async_results`].
+const MAX_PENDING_ASYNC_RESULTS: usize = 256;
+
 /// Events on which exit code 2 (or `decision: "block"`) is blocking.
 const NON_BLOCKING_EVENTS: &[&str] = &[
     "PermissionRequest",
@@ -291,7 +294,8 @@ impl HookRunner {
         self.active(event, matcher_value).is_some()
     }
 
-    /// Takes the results delivered by `async: true` hooks since the last call.
+    /// Takes the results delivered by `async: true` hooks since the last call (at most the
+    /// latest 256 are kept between calls).
     pub fn take_async_results(&self) -> Vec<AsyncHookResult> {
         match &self.inner {
             None => Vec::new(),
@@ -453,9 +457,12 @@ impl HookRunner {
             let result = runner.run_one(&job, &handler).await;
             let mut common = CommonOutcome::default();
             runner.absorb(&event, &ctx, &mut common, &result);
-            sink.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(AsyncHookResult { event, common });
+            let mut results = sink.lock().unwrap_or_else(PoisonError::into_inner);
+            // Nobody may be taking them (a host without an agent loop): keep the latest.
+            if results.len() >= MAX_PENDING_ASYNC_RESULTS {
+                results.remove(0);
+            }
+            results.push(AsyncHookResult { event, common });
         });
     }
 

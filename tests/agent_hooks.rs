@@ -403,6 +403,11 @@ fn background_hook_context_reaches_the_model_on_a_later_request() {
         1,
         "{history}"
     );
+    // PostToolUse input carries how long the call ran (the Glob's hook; the Bash's one may
+    // still be running when the agent exits).
+    let posts = project.inputs("PostToolUse");
+    assert_eq!(posts[0]["tool_name"], "Glob");
+    assert!(posts[0]["duration_ms"].is_u64(), "{posts:?}");
 }
 
 #[test]

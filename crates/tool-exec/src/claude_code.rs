@@ -69,6 +69,7 @@ impl Permissions for PermissionEngine {
 
 fn call_info(call: HookCall<'_>) -> ToolCallInfo {
     let mut info = ToolCallInfo::new(call.tool.name(), call.input.clone(), call.tool_use_id);
+    info.duration = call.duration;
     if let Some(mcp) = call.tool.mcp_info() {
         info.mcp_server = Some(serde_json::json!({"name": mcp.server_name}));
     }

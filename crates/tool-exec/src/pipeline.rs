@@ -360,6 +360,7 @@ impl Pipeline {
             tool: tool.as_ref(),
             tool_use_id: &tool_use.id,
             input: &input,
+            duration: None,
         };
         let pre = self
             .hooks
@@ -426,6 +427,7 @@ impl Pipeline {
         tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
 
         // 3.4.10 The call.
+        let started = std::time::Instant::now();
         let called = self
             .call_tool(tool, input.clone(), ctx.clone(), progress)
             .instrument(tracing::info_span!("execution"))
@@ -434,6 +436,7 @@ impl Pipeline {
             tool: tool.as_ref(),
             tool_use_id: &tool_use.id,
             input: &input,
+            duration: Some(started.elapsed()),
         };
         let mut out = match called {
             Ok(result) => {
@@ -665,6 +668,7 @@ impl Pipeline {
             tool,
             tool_use_id: ctx.tool_use_id().unwrap_or_default(),
             input: &input,
+            duration: None,
         };
         let out = self
             .hooks

@@ -154,6 +154,8 @@ pub struct HookCall<'a> {
     pub tool_use_id: &'a str,
     /// The input (after earlier rewrites).
     pub input: &'a Value,
+    /// How long the call ran: set for PostToolUse and PostToolUseFailure (`duration_ms`).
+    pub duration: Option<std::time::Duration>,
 }
 
 /// A PreToolUse hook's permission decision, aggregated across hooks (deny > ask > allow).

@@ -621,8 +621,8 @@ impl AgentLoop {
                 if hard.is_cancelled() {
                     break Stop::Cancelled;
                 }
-                // Additional context goes on the run as a block does (Claude Code's
-                // `<event> hook additional context: ...`); system messages are for the user.
+                // Additional context goes on the run as a block does; system messages are for
+                // the user.
                 let (context, notices) = split_hook_messages(&verdict.messages);
                 for notice in &notices {
                     on_event(AgentEvent::Notice(notice));
@@ -650,11 +650,9 @@ impl AgentLoop {
                         format!("{name} hook feedback:\n{}", verdict.blocking.join("\n"));
                     push_user_text(&mut outcome.messages, feedback);
                 }
-                for text in &context {
-                    push_user_text(
-                        &mut outcome.messages,
-                        format!("{name} hook additional context: {text}"),
-                    );
+                // Context arrives labelled (`<event> hook additional context: ...`).
+                for text in context {
+                    push_user_text(&mut outcome.messages, text);
                 }
             }
         };

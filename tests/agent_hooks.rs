@@ -79,6 +79,11 @@ impl Project {
     }
 }
 
+/// How a hook's additional context reaches the model.
+fn reminder(event: &str, text: &str) -> String {
+    format!("<system-reminder>\n{event} hook additional context: {text}\n</system-reminder>")
+}
+
 #[test]
 fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
     let project = Project::new(&[
@@ -97,7 +102,11 @@ fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
     // SessionStart's context, then the prompt, then UserPromptSubmit's context.
     assert_eq!(
         text_of(first),
-        "session note: main branch is frozen\nrun the check\nprompt note: answer in French"
+        format!(
+            "{}\nrun the check\n{}",
+            reminder("SessionStart", "session note: main branch is frozen"),
+            reminder("UserPromptSubmit", "prompt note: answer in French")
+        )
     );
 
     let start = &project.inputs("SessionStart")[..];
@@ -234,7 +243,7 @@ fn stop_hook_context_also_makes_the_model_go_on() {
     assert_eq!(seen.len(), 2);
     assert_eq!(
         text_of(&seen[1].messages()[2]),
-        "Stop hook additional context: the changelog is not updated"
+        reminder("Stop", "the changelog is not updated")
     );
     assert_eq!(json_out(&out)["final_text"], "Changelog updated.");
 }
@@ -346,7 +355,7 @@ fn post_tool_batch_sees_every_result_and_adds_context() {
     let blocks = user["content"].as_array().unwrap();
     assert_eq!(
         blocks.last().unwrap(),
-        &json!({"type": "text", "text": "batch note: both searches done"})
+        &json!({"type": "text", "text": reminder("PostToolBatch", "batch note: both searches done")})
     );
 
     let batches = project.inputs("PostToolBatch");
@@ -468,7 +477,10 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
     let sub = seen.iter().find(|r| r.is_subagent()).unwrap();
     assert_eq!(
         text_of(&sub.messages()[0]),
-        "look around\nsub note: stay read-only"
+        format!(
+            "look around\n{}",
+            reminder("SubagentStart", "sub note: stay read-only")
+        )
     );
 
     let start = project.inputs("SubagentStart");

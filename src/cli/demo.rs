@@ -268,7 +268,14 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
                 .chain(&record.outcome.messages_after)
             {
                 if let tool_core::Message::Attachment(a) = message {
-                    timeline.line(format!("           ↳ hook: {}", a.text));
+                    // The context as the hook wrote it, without the model's wrapping.
+                    let text = a
+                        .text
+                        .strip_prefix("<system-reminder>\n")
+                        .and_then(|t| t.strip_suffix("\n</system-reminder>"))
+                        .and_then(|t| t.split_once(" hook additional context: "))
+                        .map_or(a.text.as_str(), |(_, text)| text);
+                    timeline.line(format!("           ↳ hook: {text}"));
                 }
             }
         }

@@ -81,11 +81,17 @@ async fn hook_crashes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hook_prints_garbage() {
+    // Broken JSON is plain text (Claude Code's rule): no decision, no error, the call goes on.
+    let (rig, r) = read_through(
+        r#"echo $$ > PIDFILE; printf '{"hookSpecificOutput": {"permissionDecision": deny'"#,
+        None,
+    )
+    .await;
+    assert_read_went_through(&r);
+    assert!(messages(&r).is_empty(), "{:?}", messages(&r));
+    assert_no_process("hooks/hook.sh", Some(&pid_file(&rig))).await;
+    rig.assert_survives().await;
     for (body, expected) in [
-        (
-            r#"echo $$ > PIDFILE; printf '{"hookSpecificOutput": {"permissionDecision": deny'"#,
-            "stdout is not valid JSON",
-        ),
         (
             r"echo $$ > PIDFILE; printf '{\377\376\000junk'",
             "stdout is not valid UTF-8",

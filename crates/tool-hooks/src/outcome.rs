@@ -90,7 +90,8 @@ impl CommonOutcome {
     /// non-blocking errors as system messages (for the user), blocking errors as
     /// `hook_blocking_error` attachments (unless `include_blocking` is false, as on
     /// PreToolUse where they are already the deny message), `additionalContext`s as
-    /// `hook_additional_context` attachments (for the model). The stop request and
+    /// `hook_additional_context` attachments for the model, each reading
+    /// `<system-reminder>\n{event} hook additional context: TEXT\n</system-reminder>`. The stop request and
     /// cancellation are left to the caller (see [`stop`](Self::stop) and
     /// [`cancelled`](Self::cancelled)), which words them for its own flow.
     pub fn messages(&self, event: &str, include_blocking: bool) -> Vec<Message> {
@@ -112,7 +113,10 @@ impl CommonOutcome {
         for c in &self.additional_contexts {
             out.push(Message::Attachment(Attachment::new(
                 "hook_additional_context",
-                c.text.clone(),
+                format!(
+                    "<system-reminder>\n{event} hook additional context: {}\n</system-reminder>",
+                    c.text
+                ),
             )));
         }
         out

@@ -98,7 +98,10 @@ async fn post_tool_use_fields() {
                 "hook_blocking_error".to_owned(),
                 "PostToolUse hook blocking error: [echo 'formatter crashed' >&2; exit 2]: formatter crashed".to_owned()
             ),
-            ("hook_additional_context".to_owned(), "see lint".to_owned()),
+            (
+                "hook_additional_context".to_owned(),
+                "<system-reminder>\nPostToolUse hook additional context: see lint\n</system-reminder>".to_owned()
+            ),
         ]
     );
     assert_eq!(out.common.stop_turn(), None);

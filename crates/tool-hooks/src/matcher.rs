@@ -11,7 +11,8 @@ use serde_json::Value;
 /// - A string of only letters, digits, `_`, `-`, space, `,` and `|` is an exact name or a
 ///   list of exact names split on `|` or `,` (surrounding whitespace ignored).
 /// - Anything else is a regular expression, matched **unanchored** (like JavaScript's
-///   `RegExp.test`), so `Edit.*` also matches `NotebookEdit`.
+///   `RegExp.test`), so `Edit.*` also matches `NotebookEdit`. JavaScript's lookaround and
+///   backreferences (`^(?!mcp__)`) work too.
 #[derive(Clone)]
 pub enum Matcher {
     /// Matches every value.
@@ -20,6 +21,10 @@ pub enum Matcher {
     Exact(Vec<String>),
     /// Matches values the regex finds a match in (unanchored).
     Regex(Regex),
+    /// A regex with lookaround or backreferences (which [`Regex`] does not have), run by a
+    /// backtracking engine. A value it cannot decide within its backtracking limit counts
+    /// as a match: the hook runs.
+    Backtracking(fancy_regex::Regex),
 }
 
 impl fmt::Debug for Matcher {
@@ -28,6 +33,7 @@ impl fmt::Debug for Matcher {
             Self::All => f.write_str("All"),
             Self::Exact(names) => f.debug_tuple("Exact").field(names).finish(),
             Self::Regex(re) => f.debug_tuple("Regex").field(&re.as_str()).finish(),
+            Self::Backtracking(re) => f.debug_tuple("Backtracking").field(&re.as_str()).finish(),
         }
     }
 }
@@ -38,6 +44,7 @@ impl PartialEq for Matcher {
             (Self::All, Self::All) => true,
             (Self::Exact(a), Self::Exact(b)) => a == b,
             (Self::Regex(a), Self::Regex(b)) => a.as_str() == b.as_str(),
+            (Self::Backtracking(a), Self::Backtracking(b)) => a.as_str() == b.as_str(),
             _ => false,
         }
     }
@@ -98,12 +105,16 @@ impl Matcher {
             }
             return Ok(Self::Exact(names));
         }
-        Regex::new(pattern)
-            .map(Self::Regex)
-            .map_err(|e| MatcherError {
-                pattern: pattern.to_owned(),
-                reason: e.to_string(),
-            })
+        match Regex::new(pattern) {
+            Ok(re) => Ok(Self::Regex(re)),
+            Err(e) => fancy_regex::Regex::new(pattern)
+                .map(Self::Backtracking)
+                // The first engine's reason is the clearer one for a plain syntax error.
+                .map_err(|_| MatcherError {
+                    pattern: pattern.to_owned(),
+                    reason: e.to_string(),
+                }),
+        }
     }
 
     /// Whether `value` (a tool name, a SessionStart source, ...) matches.
@@ -112,6 +123,7 @@ impl Matcher {
             Self::All => true,
             Self::Exact(names) => names.iter().any(|n| n == value),
             Self::Regex(re) => re.is_match(value),
+            Self::Backtracking(re) => re.is_match(value).unwrap_or(true),
         }
     }
 }
@@ -269,6 +281,14 @@ mod tests {
         let m = Matcher::parse(Some("^Bash$")).unwrap();
         assert!(m.is_match("Bash") && !m.is_match("BashOutput"));
         assert!(Matcher::parse(Some("(unclosed")).is_err());
+        // JavaScript lookaround and backreferences, which `regex` lacks.
+        let m = Matcher::parse(Some("^(?!mcp__).*")).unwrap();
+        assert!(matches!(m, Matcher::Backtracking(_)));
+        assert!(m.is_match("Bash") && !m.is_match("mcp__memory__create"));
+        let m = Matcher::parse(Some("(?<=Notebook)Edit")).unwrap();
+        assert!(m.is_match("NotebookEdit") && !m.is_match("Edit"));
+        let m = Matcher::parse(Some(r"^(\w)\1")).unwrap();
+        assert!(m.is_match("llm_tool") && !m.is_match("Bash"));
         // FileChanged: `,` is not an exact-list separator there, so this is a regex.
         let m = Matcher::parse_for_event("FileChanged", Some("a,b")).unwrap();
         assert!(matches!(m, Matcher::Regex(_)) && m.is_match("xa,by") && !m.is_match("a"));

@@ -97,6 +97,8 @@ pub(crate) enum Encoding {
     },
     /// UTF-16 little-endian with its FF FE byte-order mark.
     Utf16Le,
+    /// UTF-16 big-endian with its FE FF byte-order mark.
+    Utf16Be,
 }
 
 /// A decoded text file and how to encode it back.
@@ -108,21 +110,23 @@ pub(crate) struct Decoded {
     pub encoding: Encoding,
 }
 
-/// Decodes file bytes as UTF-8 (BOM optional) or BOM-marked UTF-16 LE. `None` when the
-/// bytes are neither.
+/// Decodes file bytes as UTF-8 (BOM optional) or BOM-marked UTF-16 (LE or BE). `None`
+/// when the bytes are none of these.
 pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
-    if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
+    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16, encoding| {
         if rest.len() % 2 != 0 {
             return None;
         }
-        let units: Vec<u16> = rest
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        return String::from_utf16(&units).ok().map(|text| Decoded {
-            text,
-            encoding: Encoding::Utf16Le,
-        });
+        let units: Vec<u16> = rest.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
+        String::from_utf16(&units)
+            .ok()
+            .map(|text| Decoded { text, encoding })
+    };
+    if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
+        return utf16(rest, u16::from_le_bytes, Encoding::Utf16Le);
+    }
+    if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
+        return utf16(rest, u16::from_be_bytes, Encoding::Utf16Be);
     }
     let (bom, body) = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
         Some(rest) => (true, rest),
@@ -150,6 +154,14 @@ pub(crate) fn encode(text: &str, encoding: Encoding) -> Vec<u8> {
             out.extend_from_slice(&[0xFF, 0xFE]);
             for unit in text.encode_utf16() {
                 out.extend_from_slice(&unit.to_le_bytes());
+            }
+            out
+        }
+        Encoding::Utf16Be => {
+            let mut out = Vec::with_capacity(text.len() * 2 + 2);
+            out.extend_from_slice(&[0xFE, 0xFF]);
+            for unit in text.encode_utf16() {
+                out.extend_from_slice(&unit.to_be_bytes());
             }
             out
         }
@@ -294,7 +306,7 @@ pub(crate) fn atomic_write_confined(
     use nix::sys::stat::Mode;
 
     let target = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => fs::canonicalize(path)?,
+        Ok(meta) if meta.file_type().is_symlink() => follow_links(path)?,
         _ => path.to_path_buf(),
     };
     let Some(name) = target.file_name().map(OsString::from) else {
@@ -438,6 +450,28 @@ fn write_in_place(dir_fd: &File, name: &OsString, bytes: &[u8]) -> io::Result<()
     )?);
     file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// Where the symlink `path` finally leads, following a chain of links; the last target
+/// need not exist (writing through a dangling link creates it, as an in-place write would).
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let next = fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(parent) if next.is_relative() => parent.join(next),
+                    _ => next,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "too many levels of symbolic links",
+    ))
 }
 
 /// The file-type bits of a `stat` mode.
@@ -641,6 +675,7 @@ mod tests {
             b"plain\n".to_vec(),
             b"\xEF\xBB\xBFbom\r\n".to_vec(),
             encode("utf16 \u{e9}\r\n", Encoding::Utf16Le),
+            encode("utf16 be \u{e9}\u{1F600}\n", Encoding::Utf16Be),
         ] {
             let d = decode(&bytes).unwrap();
             assert_eq!(encode(&d.text, d.encoding), bytes);
@@ -682,12 +717,30 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(fs::read(&file).unwrap(), b"via link");
+        // A dangling link: its target is created, and the link stays.
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink("made/by-link.txt", &dangling).unwrap();
+        atomic_write(&dangling, b"through").unwrap();
+        assert_eq!(
+            fs::read(dir.path().join("made/by-link.txt")).unwrap(),
+            b"through"
+        );
+        assert!(
+            fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // A loop of links is refused, not followed forever.
+        std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
+        assert!(atomic_write(&dir.path().join("loop-a"), b"x").is_err());
         // No temporary files are left behind.
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(names.len(), 6, "{names:?}");
         // Parents are created.
         atomic_write(&dir.path().join("a/b/c.txt"), b"deep").unwrap();
         assert_eq!(fs::read(dir.path().join("a/b/c.txt")).unwrap(), b"deep");

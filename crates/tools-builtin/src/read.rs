@@ -786,7 +786,7 @@ fn stream_lines(
     let mut file = File::open(path).map_err(|e| ToolError::io(path, e))?;
     let mut hasher = ContentHasher::default();
     let mut collector = LineCollector::new(start, count);
-    if head.starts_with(&[0xFF, 0xFE]) {
+    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
         if size > MAX_UTF16_BYTES {
             return Err(ToolError::msg(format!(
                 "UTF-16 file is too large to read ({size} bytes; the maximum is {MAX_UTF16_BYTES})."

@@ -364,6 +364,30 @@ async fn edit_keeps_crlf_bom_utf16_mode_and_curly_quotes() {
     .unwrap();
     assert_eq!(fs::read(&u16).unwrap(), enc("tea\r\n"));
 
+    // UTF-16 big-endian (FE FF): read as text, edited, written back big-endian.
+    let be = dir.path().join("be.txt");
+    let enc_be = |s: &str| {
+        let mut v = vec![0xFE, 0xFF];
+        for u in s.encode_utf16() {
+            v.extend_from_slice(&u.to_be_bytes());
+        }
+        v
+    };
+    fs::write(&be, enc_be("hi \u{e9}\nsecond\n")).unwrap();
+    let shown = text(&Read, &c, json!({"file_path": be})).await;
+    assert!(
+        shown.contains("hi \u{e9}") && shown.contains("second"),
+        "{shown:?}"
+    );
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": be, "old_string": "second", "new_string": "2nd"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&be).unwrap(), enc_be("hi \u{e9}\n2nd\n"));
+
     let quotes = dir.path().join("q.md");
     fs::write(&quotes, "He said \u{201C}hi\u{201D}.\n").unwrap();
     text(&Read, &c, json!({"file_path": quotes})).await;

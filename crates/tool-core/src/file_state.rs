@@ -88,6 +88,10 @@ pub struct FileState {
     /// The model saw something other than the disk content (an injected, transformed view):
     /// such an entry does not count as a read.
     pub is_partial_view: bool,
+    /// A whole-file Read stopped at the output limit (its `PARTIAL view` notice): the model
+    /// saw only the first part. Edit may still change what was seen; Write, which replaces
+    /// the whole file, refuses until the rest is read.
+    pub truncated: bool,
 }
 
 impl FileState {
@@ -106,6 +110,7 @@ impl FileState {
             offset: Some(offset),
             limit,
             is_partial_view: false,
+            truncated: false,
         }
     }
 
@@ -119,6 +124,7 @@ impl FileState {
             offset: None,
             limit: None,
             is_partial_view: false,
+            truncated: false,
         }
     }
 

@@ -28,11 +28,13 @@
 //!   clear refusal rather than being resolved against the working directory.
 //! - Read numbers lines as Claude Code 2.0 did: the number right-aligned in six columns, then
 //!   `→` (U+2192), then the line. A cut line ends with `... [line truncated]`. An oversize
-//!   whole-file read returns the lines that fit the token cap with a `PARTIAL view` notice;
-//!   an oversize explicit range is an error unless `allow_large` is set. Devices and FIFOs
+//!   whole-file read returns the lines that fit the token cap with a `PARTIAL view` notice
+//!   (after which Edit may change what was shown, but Write refuses to replace the whole
+//!   file until the rest is read); an oversize explicit range is an error unless
+//!   `allow_large` is set. Devices and FIFOs
 //!   are refused. PDFs are read as extracted text per page (lopdf).
 //! - Binary files are refused by extension and by a NUL byte in the first 8 KiB.
-//! - Edit and Write refuse a file that is not UTF-8 or BOM-marked UTF-16 LE text rather than
+//! - Edit and Write refuse a file that is not UTF-8 or BOM-marked UTF-16 (LE or BE) text rather than
 //!   risk mangling it; a file whose every newline is CRLF is edited in LF form and written
 //!   back CRLF; mixed endings are left exactly as they are.
 //! - Glob and Grep show paths relative to the working directory when inside it, absolute

@@ -490,10 +490,9 @@ fn read_blocking(
     } else {
         limit
     };
-    cache.insert(
-        path,
-        FileState::read(content.clone(), mtime, slice.hash, offset, recorded_limit),
-    );
+    let mut state = FileState::read(content.clone(), mtime, slice.hash, offset, recorded_limit);
+    state.truncated = partial_notice.is_some();
+    cache.insert(path, state);
     Ok(ReadOutput {
         data: ReadData::Text {
             file: TextFile {

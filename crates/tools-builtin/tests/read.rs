@@ -250,6 +250,38 @@ async fn token_cap_gives_a_partial_view_or_an_error_for_explicit_ranges() {
         &partial[partial.len() - 300..]
     );
     assert!(partial.lines().count() < 200);
+    // A partial view does not allow replacing the whole file...
+    let refused = fail(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": f, "content": "short\n"}),
+    )
+    .await;
+    assert!(
+        refused.text.contains("only partly shown"),
+        "{}",
+        refused.text
+    );
+    assert_eq!(refused.code, Some(2));
+    // ...but the part that was shown can be edited.
+    let g = dir.path().join("headed.txt");
+    fs::write(
+        &g,
+        format!("first line\n{}", format!("{line}\n").repeat(200)),
+    )
+    .unwrap();
+    assert!(
+        text(&Read, &c, json!({"file_path": g}))
+            .await
+            .contains("PARTIAL view")
+    );
+    common::run(
+        &tools_builtin::Edit,
+        &c,
+        json!({"file_path": g, "old_string": "first line", "new_string": "1st line"}),
+    )
+    .await
+    .unwrap();
     let err = fail(
         &Read,
         &c,
@@ -268,6 +300,14 @@ async fn token_cap_gives_a_partial_view_or_an_error_for_explicit_ranges() {
     )
     .await;
     assert_eq!(all.lines().count(), 200);
+    // After the whole file was read, Write may replace it.
+    common::run(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": f, "content": "short\n"}),
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]

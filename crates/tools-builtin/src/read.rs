@@ -27,6 +27,8 @@ pub const MAX_LINE_CHARS: usize = 2000;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
 /// Largest image returned inline, in bytes (the API's 5 MB base64 limit).
 pub const MAX_IMAGE_BYTES: u64 = 3_932_160;
+/// The largest image side, in pixels, the Messages API accepts.
+pub const MAX_IMAGE_SIDE: usize = 8000;
 /// Largest notebook rendered, in bytes.
 pub const MAX_NOTEBOOK_BYTES: u64 = 100 * 1024 * 1024;
 /// A PDF with more pages than this needs `pages`.
@@ -514,6 +516,16 @@ fn read_image(path: &Path, size: u64, media_type: &str) -> Result<ReadOutput, To
         )));
     }
     let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
+    // The Messages API refuses an image over 8000 pixels on a side, and a refused image
+    // would fail every later request of the conversation: refuse it here instead.
+    if let Ok(dim) = imagesize::blob_size(&bytes)
+        && dim.width.max(dim.height) > MAX_IMAGE_SIDE
+    {
+        return Err(ToolError::msg(format!(
+            "Image is too large to return ({}x{} pixels; the maximum is {MAX_IMAGE_SIDE} on a side). Resize it first, e.g. with ImageMagick via Bash.",
+            dim.width, dim.height
+        )));
+    }
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok(ReadOutput {
         model_content: Some(ToolResultContent::Blocks(vec![ContentBlock::image(

@@ -166,6 +166,22 @@ async fn images_come_back_as_image_blocks() {
             .text
             .contains("too large")
     );
+    // A small file can still be too wide for the API (8000 pixels a side at most).
+    let png_of = |w: u32, h: u32| {
+        let mut v = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        v.extend_from_slice(&w.to_be_bytes());
+        v.extend_from_slice(&h.to_be_bytes());
+        v.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        v
+    };
+    let wide = dir.path().join("wide.png");
+    fs::write(&wide, png_of(9000, 200)).unwrap();
+    let e = fail(&Read, &ctx(dir.path()), json!({"file_path": wide})).await;
+    assert!(e.text.contains("9000x200 pixels"), "{}", e.text);
+    fs::write(&wide, png_of(8000, 200)).unwrap();
+    run(&Read, &ctx(dir.path()), json!({"file_path": wide}))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

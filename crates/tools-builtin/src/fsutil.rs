@@ -114,7 +114,7 @@ pub(crate) struct Decoded {
 /// when the bytes are none of these.
 pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
     let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16, encoding| {
-        if rest.len() % 2 != 0 {
+        if !rest.len().is_multiple_of(2) {
             return None;
         }
         let units: Vec<u16> = rest.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();

@@ -9,7 +9,7 @@ use tool_core::{PermissionMode, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Pipeline};
 use tool_hooks::{HookRunner, SettingsPaths, load_hooks};
 use tool_perms::PermissionEngine;
-use tool_perms::settings::{SettingsSources, load_permissions};
+use tool_perms::settings::{SettingsSources, Severity, load_permissions};
 
 /// The flags every subcommand that runs tools shares.
 #[derive(Debug, Clone, clap::Args)]
@@ -136,6 +136,19 @@ impl Session {
         sources.project_trusted = trusted;
 
         let loaded = load_permissions(&sources);
+        // What `--settings` gave is bad input when it is broken: running on without its
+        // rules (a deny the user meant to add) would fail open.
+        let fatal: Vec<String> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == Severity::Error && d.source == tool_core::RuleSource::FlagSettings
+            })
+            .map(ToString::to_string)
+            .collect();
+        if !fatal.is_empty() {
+            return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
+        }
         notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
         let mut ignored: Vec<String> = Vec::new();
         if !loaded.untrusted_ignored.is_empty() {
@@ -143,6 +156,14 @@ impl Session {
         }
         let mut permission = loaded.context.clone();
         if let Some(mode) = mode {
+            if mode == PermissionMode::BypassPermissions {
+                // A managed (or any) `disableBypassPermissionsMode: "disable"` wins over the
+                // flag, as in Claude Code.
+                if loaded.bypass_disabled {
+                    return Err("--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`)".into());
+                }
+                permission.bypass_available = true;
+            }
             permission.mode = mode;
         }
         // By default nobody is asked: a call that would ask is denied with the reason. `serve`

@@ -310,6 +310,40 @@ fn bad_inputs_say_what_is_wrong() {
     let out = toolwright(&["run", "--cwd", "/no/such/dir", "-"], dir.path(), Some(""));
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot use /no/such/dir as the project directory"));
+
+    // Broken `--settings` stops the run instead of running without its rules.
+    for bad in [
+        r#"{"permissions": {"deny": ["Bash(rm:*)"]}"#,
+        "no-such-settings.json",
+    ] {
+        let out = toolwright(&["run", "--settings", bad, "-"], dir.path(), Some(""));
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("bad --settings"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+
+    // Settings that disable bypass mode win over `--mode bypassPermissions`.
+    let config = dir.path().join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#,
+    )
+    .unwrap();
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        dir.path(),
+        Some(""),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("bypass is disabled by settings"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -348,6 +348,12 @@ async def main():
         out["protocol"] = c.protocol_version
         if mode in ("accept", "decline", "no-elicitation"):
             out["result"] = dump(await c.call_tool("Bash", {"command": "touch made.txt"}))
+        elif mode == "session":
+            f = os.path.join(work, "f.txt")
+            out["read"] = dump(await c.call_tool("Read", {"file_path": f}))
+            out["edit"] = dump(await c.call_tool("Edit", {"file_path": f, "old_string": "served", "new_string": "edited"}))
+            out["plan"] = dump(await c.call_tool("EnterPlanMode", {}))
+            out["write"] = dump(await c.call_tool("Write", {"file_path": os.path.join(work, "planned.txt"), "content": "x"}))
         elif mode == "progress":
             command = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
             out["result"] = dump(await c.call_tool("Bash", {"command": command}, progress_callback=on_progress))
@@ -458,6 +464,41 @@ fn an_ask_rule_becomes_an_elicitation_and_the_answer_decides() {
             "{text}"
         );
         assert!(!made.exists());
+    }
+}
+
+/// One client's calls share its state: a Read lets its Edit through (also on 2026-07-28,
+/// which has no sessions), and EnterPlanMode puts its later calls in plan mode.
+#[test]
+fn a_client_keeps_its_read_cache_and_plan_mode_across_calls() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    for protocol in ["legacy", "auto"] {
+        let (_dir, root) = project();
+        std::fs::write(root.join("f.txt"), "served file\n").unwrap();
+        let server = Server::toolwright_http(
+            &root,
+            &[
+                "--settings",
+                r#"{"permissions": {"allow": ["Edit", "Write"]}}"#,
+            ],
+        );
+        let out = python(&py, &server, &root, "session", protocol);
+        assert_eq!(out["read"]["isError"], false, "{protocol}: {out}");
+        assert_eq!(out["edit"]["isError"], false, "{protocol}: {out}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("f.txt")).unwrap(),
+            "edited file\n"
+        );
+        assert_eq!(out["plan"]["isError"], false, "{protocol}: {out}");
+        assert_eq!(out["write"]["isError"], true, "{protocol}: {out}");
+        assert!(
+            out["write"]["text"][0]
+                .as_str()
+                .unwrap()
+                .contains("Plan mode"),
+            "{protocol}: {out}"
+        );
+        assert!(!root.join("planned.txt").exists());
     }
 }
 

@@ -109,7 +109,8 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         interrupted().await;
         shutdown.cancel();
     });
-    listener.serve(move || server.for_new_session()).await;
+    // One handler for every request; it keeps each client session's state by its id.
+    listener.serve(move || server.clone()).await;
     drop(session);
     ExitCode::SUCCESS
 }

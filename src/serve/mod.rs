@@ -23,8 +23,9 @@ pub mod http;
 mod ask;
 mod convert;
 
-use std::sync::Arc;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
@@ -34,7 +35,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tool_core::{FileStateCache, ProgressSender, ToolProgress, ToolUseContext};
+use tool_core::{ProgressSender, ToolProgress, ToolUseContext};
 use tool_exec::{Hooks, Permissions, Pipeline, ToolUse};
 
 pub use convert::{mcp_content, tool_entry};
@@ -49,6 +50,19 @@ pub struct ToolServer {
     info: Implementation,
     instructions: Option<String>,
     calls: Arc<AtomicU64>,
+    sessions: Arc<Mutex<Sessions>>,
+}
+
+/// How many HTTP client sessions keep their state (read cache, permission mode, background
+/// tasks); the least recently used beyond this start afresh.
+const MAX_SESSIONS: usize = 32;
+
+/// The state calls run in: one context for requests without a session (stdio, and HTTP on
+/// protocol 2026-07-28, which has no sessions), one per `Mcp-Session-Id`. Plan-mode and
+/// worktree changes a call makes (its context modifier) stay with its session.
+struct Sessions {
+    sessionless: ToolUseContext,
+    by_id: lru::LruCache<String, ToolUseContext>,
 }
 
 impl std::fmt::Debug for ToolServer {
@@ -69,6 +83,10 @@ impl ToolServer {
         permissions: Arc<dyn Permissions>,
         hooks: Arc<dyn Hooks>,
     ) -> Self {
+        let sessions = Sessions {
+            sessionless: ctx.clone(),
+            by_id: lru::LruCache::new(NonZeroUsize::new(MAX_SESSIONS).unwrap_or(NonZeroUsize::MIN)),
+        };
         Self {
             ctx,
             permissions,
@@ -76,6 +94,7 @@ impl ToolServer {
             info: Implementation::new("toolwright", env!("CARGO_PKG_VERSION")),
             instructions: None,
             calls: Arc::default(),
+            sessions: Arc::new(Mutex::new(sessions)),
         }
     }
 
@@ -92,12 +111,40 @@ impl ToolServer {
         self
     }
 
-    /// A server for a new client session: same tools, permissions and hooks, but its own
-    /// file-state cache (what one client read does not count as read for another).
-    pub fn for_new_session(&self) -> Self {
-        let mut server = self.clone();
-        server.ctx = server.ctx.with_file_state(FileStateCache::default());
-        server
+    /// The context of the session `context`'s request belongs to (by its `Mcp-Session-Id`
+    /// header), made for its first request: what one client read does not count as read
+    /// for another, and its plan mode, worktree and background tasks are its own.
+    fn session(&self, context: &RequestContext<RoleServer>) -> (Option<String>, ToolUseContext) {
+        let id = context
+            .extensions
+            .get::<::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let ctx = match &id {
+            None => sessions.sessionless.clone(),
+            Some(id) => sessions
+                .by_id
+                .get_or_insert(id.clone(), || {
+                    let session = format!("{}-{id}", self.ctx.session_id());
+                    self.ctx.for_new_session(session)
+                })
+                .clone(),
+        };
+        (id, ctx)
+    }
+
+    /// Applies a call's context modifier to its session's context.
+    fn update_session(&self, id: Option<&str>, modifier: tool_core::ContextModifier) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = match id {
+            None => Some(&mut sessions.sessionless),
+            Some(id) => sessions.by_id.get_mut(id),
+        };
+        if let Some(slot) = slot {
+            *slot = modifier.apply(slot.clone());
+        }
     }
 
     /// The capabilities this server has: tools.
@@ -155,12 +202,11 @@ impl ToolServer {
             Arc::new(ask::ElicitPrompter::new(route.clone())),
             self.hooks.clone(),
         );
-        let mut permission = self.ctx.permission().clone();
+        let (session, session_ctx) = self.session(&context);
+        let mut permission = session_ctx.permission().clone();
         permission.avoid_prompts = false;
         // The request's cancellation is the call's.
-        let ctx = self
-            .ctx
-            .clone()
+        let ctx = session_ctx
             .with_permission(permission)
             .with_cancellation(context.ct.child_token());
 
@@ -195,6 +241,11 @@ impl ToolServer {
             }
             _ => run.await,
         };
+        let mut outcome = outcome;
+        // EnterPlanMode, ExitPlanMode, EnterWorktree, ...: the change stays with the session.
+        if let Some(modifier) = outcome.context_modifier.take() {
+            self.update_session(session.as_deref(), modifier);
+        }
         if let Some((state, params)) = route.take_pending() {
             let elicit = json!({"method": "elicitation/create", "params": params});
             let elicit: InputRequest = serde_json::from_value(elicit).map_err(|e| {

@@ -430,6 +430,24 @@ impl ToolUseContext {
         self.edit(|i| i.permission = permission)
     }
 
+    /// A context for another session of the same host (a second client of a server): the
+    /// same options, tools, directories, permission state and results directory, with
+    /// session state of its own: an empty read cache, new app state (background tasks,
+    /// task and todo lists, interpreters), new denial counters and content-replacement
+    /// decisions, no conversation, and `session_id`.
+    pub fn for_new_session(&self, session_id: impl Into<String>) -> Self {
+        let session_id = session_id.into();
+        self.clone().edit(|i| {
+            i.file_state = FileStateCache::default();
+            i.app_state = AppState::default();
+            i.denials = Arc::default();
+            i.content_replacement = Arc::default();
+            i.messages = Arc::from(Vec::new());
+            i.tool_use_id = None;
+            i.session_id = session_id;
+        })
+    }
+
     /// With a (shared) read cache.
     pub fn with_file_state(self, cache: FileStateCache) -> Self {
         self.edit(|i| i.file_state = cache)

@@ -34,8 +34,9 @@ pub struct SettingsSources {
     pub inline: Vec<(RuleSource, Value)>,
     /// Whether the project directory is trusted. An untrusted project's own files
     /// (`.claude/settings.json`, `.claude/settings.local.json`) may only restrict: their
-    /// `deny` and `ask` rules apply, everything else (allow rules, `additionalDirectories`,
-    /// `defaultMode`, ...) is ignored and the files are listed in
+    /// `deny` and `ask` rules and `disableBypassPermissionsMode: "disable"` apply, everything
+    /// else (allow rules, `additionalDirectories`, `defaultMode`, ...) is ignored and the
+    /// files are listed in
     /// [`LoadedPermissions::untrusted_ignored`]. Inline values were given by the user and
     /// always apply. Default: untrusted.
     pub project_trusted: bool,
@@ -340,6 +341,9 @@ pub struct LoadedPermissions {
     pub diagnostics: Vec<SettingsDiagnostic>,
     /// Project files of an untrusted project from which grants were ignored.
     pub untrusted_ignored: Vec<PathBuf>,
+    /// `disableBypassPermissionsMode: "disable"` was set: bypassPermissions may not be
+    /// entered, not even from a command-line flag.
+    pub bypass_disabled: bool,
 }
 
 impl LoadedPermissions {
@@ -356,14 +360,18 @@ impl LoadedPermissions {
     }
 }
 
-/// Keeps only `permissions.deny` and `permissions.ask` of an untrusted project file; returns
+/// Keeps only what restricts in an untrusted project file: `permissions.deny`,
+/// `permissions.ask` and `permissions.disableBypassPermissionsMode: "disable"`; returns
 /// whether anything that grants was dropped.
 fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
     let mut kept = serde_json::Map::new();
     let mut dropped = false;
     if let Some(perms) = value.get("permissions").and_then(Value::as_object) {
         for (key, v) in perms {
-            if key == "deny" || key == "ask" {
+            let restricts = key == "deny"
+                || key == "ask"
+                || (key == "disableBypassPermissionsMode" && v.as_str() == Some("disable"));
+            if restricts {
                 kept.insert(key.clone(), v.clone());
             } else if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) {
                 dropped = true;
@@ -557,6 +565,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         files,
         diagnostics,
         untrusted_ignored,
+        bypass_disabled,
     }
 }
 

@@ -40,12 +40,7 @@ pub const CONTEXT_WINDOW_TOKENS: u64 = 200_000;
 /// Characters per token of the `auto` threshold's fallback estimate.
 const CHARS_PER_TOKEN: f64 = 2.5;
 
-fn truthy(v: &str) -> bool {
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "1" | "true" | "yes" | "on"
-    )
-}
+use tool_core::env_truthy as truthy;
 
 /// Whether `base_url` is Anthropic's own API (tool search is assumed to work there; a
 /// proxy must opt in with `ENABLE_TOOL_SEARCH`).

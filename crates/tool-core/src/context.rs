@@ -216,6 +216,16 @@ struct Inner {
     results_dir: Option<PathBuf>,
 }
 
+/// Whether an environment variable's value turns a switch on, as Claude Code reads them
+/// (`isEnvTruthy`): `1`, `true`, `yes` or `on`, in any case, surrounding space ignored.
+/// Anything else (`0`, `false`, `off`, an empty string, a typo) leaves it off.
+pub fn env_truthy(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
 /// The context of a tool call. See the [module docs](self).
 #[derive(Clone)]
 pub struct ToolUseContext {
@@ -495,6 +505,18 @@ impl ToolUseContext {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn env_truthy_reads_as_claude_code() {
+        for on in ["1", "true", "TRUE", " yes ", "On"] {
+            assert!(super::env_truthy(on), "{on}");
+        }
+        for off in [
+            "", "0", "false", "FALSE", "no", "off", "Off", "2", "enabled",
+        ] {
+            assert!(!super::env_truthy(off), "{off}");
+        }
+    }
+
     use super::*;
     use crate::permission::PermissionMode;
 

@@ -60,9 +60,9 @@ pub enum Gate {
     NotEnv(&'static str),
 }
 
-/// Whether `value` (of an environment variable) is truthy.
+/// Whether `value` (of an environment variable) is truthy ([`tool_core::env_truthy`]).
 fn truthy(value: Option<String>) -> bool {
-    value.is_some_and(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"))
+    value.is_some_and(|v| tool_core::env_truthy(&v))
 }
 
 impl Gate {
@@ -233,8 +233,7 @@ impl ToolFilter {
     /// The filter the environment asks for (`CLAUDE_CODE_SIMPLE`).
     pub fn from_env() -> Self {
         Self {
-            simple: std::env::var("CLAUDE_CODE_SIMPLE")
-                .is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false")),
+            simple: truthy(std::env::var("CLAUDE_CODE_SIMPLE").ok()),
         }
     }
 }

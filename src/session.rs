@@ -130,8 +130,25 @@ impl Session {
             hook_paths.user_config_dir = None;
             hook_paths.managed_dir = None;
         }
-        sources.flag_settings = options.settings.clone();
-        hook_paths.flag_settings = options.settings.clone();
+        // A `--settings` file is named relative to where the command runs (not `--cwd`), once
+        // for both readers of it, with `~` expanded.
+        let invoked_in = std::env::current_dir().unwrap_or_else(|_| cwd.clone());
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let flag_settings: Vec<String> = options
+            .settings
+            .iter()
+            .map(|arg| {
+                if arg.trim_start().starts_with('{') {
+                    arg.clone()
+                } else {
+                    tool_core::expand_path(arg, &invoked_in, home.as_deref())
+                        .display()
+                        .to_string()
+                }
+            })
+            .collect();
+        sources.flag_settings = flag_settings.clone();
+        hook_paths.flag_settings = flag_settings;
         hook_paths.project_trusted = trusted;
         sources.project_trusted = trusted;
 

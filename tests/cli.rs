@@ -325,6 +325,67 @@ fn bad_inputs_say_what_is_wrong() {
         );
     }
 
+    // A relative `--settings` file is found from where the command runs, by the hooks as by
+    // the permissions: its PreToolUse hook runs although `--cwd` points elsewhere.
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        dir.path().join("guard.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo '{\"decision\": \"block\", \"reason\": \"guarded\"}'"}]}]}}"#,
+    )
+    .unwrap();
+    let line = r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo ran"}}"#;
+    let out = toolwright(
+        &[
+            "run",
+            "--json",
+            "--mode",
+            "bypassPermissions",
+            "--settings",
+            "guard.json",
+            "--cwd",
+        ]
+        .into_iter()
+        .chain([project.to_str().unwrap(), "-"])
+        .collect::<Vec<_>>(),
+        dir.path(),
+        Some(line),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("guarded"),
+        "{}",
+        text(&out.stdout)
+    );
+    // ...and by the permissions.
+    std::fs::write(
+        dir.path().join("deny.json"),
+        r#"{"permissions": {"deny": ["Bash(echo:*)"]}}"#,
+    )
+    .unwrap();
+    let out = toolwright(
+        &[
+            "run",
+            "--json",
+            "--mode",
+            "bypassPermissions",
+            "--settings",
+            "deny.json",
+            "--cwd",
+        ]
+        .into_iter()
+        .chain([project.to_str().unwrap(), "-"])
+        .collect::<Vec<_>>(),
+        dir.path(),
+        Some(line),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("denied"),
+        "{}",
+        text(&out.stdout)
+    );
+
     // Settings that disable bypass mode win over `--mode bypassPermissions`.
     let config = dir.path().join(".no-user-config");
     std::fs::create_dir_all(&config).unwrap();

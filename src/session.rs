@@ -192,19 +192,15 @@ impl Session {
 
         // MCP servers: `--mcp-config`, the user's and local scopes, and the project's
         // `.mcp.json` only when the folder is trusted.
-        let mut loader =
-            tools_mcp::ConfigLoader::new(&cwd).with_mcp_config(options.mcp_config.clone());
+        let mut loader = tools_mcp::ConfigLoader::new(&cwd)
+            .with_mcp_config(options.mcp_config.clone())
+            .with_project_trusted(trusted);
         if !options.user_and_managed_settings {
             loader.claude_json = None;
         }
-        let (mut servers, mcp_problems) = loader.load();
+        let (servers, mcp_problems) = loader.load();
         notices.extend(mcp_problems.iter().map(ToString::to_string));
-        if !trusted
-            && servers
-                .iter()
-                .any(|s| s.scope == tools_mcp::ConfigScope::Project)
-        {
-            servers.retain(|s| s.scope != tools_mcp::ConfigScope::Project);
+        if !loader.untrusted_project_servers().is_empty() {
             ignored.push("its .mcp.json servers".to_owned());
         }
         let mcp = if servers.is_empty() {

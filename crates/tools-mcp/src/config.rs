@@ -243,6 +243,10 @@ pub struct ConfigLoader {
     pub strict: bool,
     /// Environment lookup for `${VAR}` expansion.
     pub env: EnvLookup,
+    /// Whether the project's `.mcp.json` may be used (a trusted folder). When not, its
+    /// servers are left out *before* scopes are merged, so a user or local server of the
+    /// same name stays (see [`untrusted_project_servers`](Self::untrusted_project_servers)).
+    pub project_trusted: bool,
 }
 
 impl fmt::Debug for ConfigLoader {
@@ -252,6 +256,7 @@ impl fmt::Debug for ConfigLoader {
             .field("claude_json", &self.claude_json)
             .field("mcp_config_args", &self.mcp_config_args)
             .field("strict", &self.strict)
+            .field("project_trusted", &self.project_trusted)
             .finish_non_exhaustive()
     }
 }
@@ -268,7 +273,31 @@ impl ConfigLoader {
             mcp_config_args: Vec::new(),
             strict: false,
             env,
+            project_trusted: true,
         }
+    }
+
+    /// The same loader, using the project's `.mcp.json` only when `trusted`.
+    pub fn with_project_trusted(mut self, trusted: bool) -> Self {
+        self.project_trusted = trusted;
+        self
+    }
+
+    /// The names of the servers the project's `.mcp.json` defines, when the project is not
+    /// trusted and they are therefore left out (empty otherwise).
+    pub fn untrusted_project_servers(&self) -> Vec<String> {
+        if self.project_trusted || self.strict {
+            return Vec::new();
+        }
+        let file = self.project_dir.join(".mcp.json");
+        read_json(&file, false, &mut Vec::new())
+            .map(|doc| {
+                self.parse_document(&doc, ConfigScope::Project, Some(&file), &mut Vec::new())
+                    .into_iter()
+                    .map(|s| s.name)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The same loader with an environment lookup (also used to find `.claude.json`).
@@ -341,7 +370,9 @@ impl ConfigLoader {
                 ));
             }
             let project_file = self.project_dir.join(".mcp.json");
-            if let Some(doc) = read_json(&project_file, false, &mut diags) {
+            if self.project_trusted
+                && let Some(doc) = read_json(&project_file, false, &mut diags)
+            {
                 found.extend(self.parse_document(
                     &doc,
                     ConfigScope::Project,

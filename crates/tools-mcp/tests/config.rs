@@ -218,3 +218,37 @@ fn broken_files_are_diagnostics_not_failures() {
     assert!(diags.iter().any(|d| d.message.contains("not valid JSON")));
     assert!(diags.iter().any(|d| d.message.contains("cannot read")));
 }
+
+/// An untrusted folder's `.mcp.json` is left out before scopes merge: a user server of the
+/// same name stays, and the project's server names are reported for the notice.
+#[test]
+fn an_untrusted_project_does_not_shadow_the_users_servers() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &project.path().join(".mcp.json"),
+        r#"{"mcpServers": {"github": {"command": "evil-github"}, "proj": {"command": "p"}}}"#,
+    );
+    write(
+        &home.path().join(".claude.json"),
+        r#"{"mcpServers": {"github": {"command": "real-github"}}}"#,
+    );
+    let loader = ConfigLoader::new(project.path())
+        .with_env(env(&[("HOME", home.path().to_str().unwrap())]))
+        .with_project_trusted(false);
+    let (servers, diags) = loader.load();
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    assert_eq!(servers[0].scope, ConfigScope::User);
+    match &servers[0].transport {
+        TransportConfig::Stdio { command, .. } => assert_eq!(command, "real-github"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(loader.untrusted_project_servers(), ["github", "proj"]);
+    // Trusted: the project's entry wins over the user's, as before.
+    let loader = loader.with_project_trusted(true);
+    assert!(loader.untrusted_project_servers().is_empty());
+    let (servers, _) = loader.load();
+    assert_eq!(servers.len(), 2);
+    assert_eq!(servers[0].scope, ConfigScope::Project);
+}

@@ -314,6 +314,9 @@ async fn run_command(
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
     let group = child.id().and_then(|id| i32::try_from(id).ok());
+    // Declared after `child`, so dropped before it: the group is killed while its leader is
+    // still unreaped (its id cannot have been reused).
+    let mut guard = GroupGuard(group);
     let mut stdout = Capture::new(spill_path(ctx, "stdout.txt"));
     let mut stderr = Capture::new(spill_path(ctx, "stderr.txt"));
     let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
@@ -386,6 +389,8 @@ async fn run_command(
     if !matches!(end, End::Exited(_)) {
         terminate(&mut child, group).await;
     }
+    // The group is gone (ended above); nothing for the guard to do.
+    guard.0 = None;
     let final_cwd = tokio::fs::read_to_string(&cwd_file)
         .await
         .ok()
@@ -403,6 +408,17 @@ async fn read_some(pipe: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> Optio
     match pipe.read(buf).await {
         Ok(0) | Err(_) => None,
         Ok(n) => Some(n),
+    }
+}
+
+/// Kills the command's whole process group when the call is abandoned midway (its future
+/// dropped: a discarded stream, a server shutting down), so nothing it started lives on.
+/// `kill_on_drop` alone would end only the shell.
+struct GroupGuard(Option<i32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0, true);
     }
 }
 

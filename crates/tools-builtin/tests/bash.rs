@@ -141,6 +141,38 @@ async fn cancellation_kills_the_group() {
 }
 
 #[tokio::test]
+async fn dropping_the_call_kills_the_group() {
+    // A call abandoned without cancellation (its future dropped, as when a server shuts
+    // down) still ends everything the command started, not only the shell.
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let ctx = ToolUseContext::new(dir.path());
+    let command = format!(
+        "trap '' TERM; sleep 100 & echo $$ $! > {p}; wait",
+        p = pids.display()
+    );
+    let mut call = Box::pin(run(&ctx, json!({"command": command})));
+    loop {
+        tokio::select! {
+            _ = &mut call => panic!("the command ended by itself"),
+            () = tokio::time::sleep(Duration::from_millis(20)) => {
+                if read_pids(&pids).len() == 2 {
+                    break;
+                }
+            }
+        }
+    }
+    drop(call);
+    let started = Instant::now();
+    for pid in read_pids(&pids) {
+        while alive(pid) && started.elapsed() < Duration::from_secs(10) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive(pid), "process {pid} survived the dropped call");
+    }
+}
+
+#[tokio::test]
 async fn leftovers_in_the_group_are_ended_when_the_command_exits() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");

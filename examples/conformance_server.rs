@@ -675,9 +675,7 @@ async fn main() {
         });
     println!("{}", listener.url());
     listener
-        .serve(move || ConformanceServer {
-            tools: server.tools.for_new_session(),
-            ..server.clone()
-        })
+        // One handler for every request; the tool server keeps each session's state.
+        .serve(move || server.clone())
         .await;
 }

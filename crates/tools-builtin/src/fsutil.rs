@@ -368,7 +368,9 @@ pub(crate) fn atomic_write_confined(
                 "the file is read-only for this user (no write permission)",
             ));
         }
-        if st.st_nlink > 1 {
+        // Confined, another name of the file may lie outside the working directories: the
+        // rename keeps the write inside (and breaks the link) instead.
+        if st.st_nlink > 1 && confine.is_none() {
             return write_in_place(&dir_fd, &name, bytes);
         }
     }
@@ -391,7 +393,7 @@ pub(crate) fn atomic_write_confined(
                 if existing_file.is_some() =>
             {
                 // No new file can be made here; the file itself may still be writable.
-                return write_in_place(&dir_fd, &name, bytes);
+                return in_place_fallback(&dir_fd, &name, bytes, existing_file.as_ref(), confine);
             }
             Err(e) => return Err(e.into()),
         }
@@ -432,9 +434,27 @@ pub(crate) fn atomic_write_confined(
     }
     match result {
         Ok(true) => Ok(()),
-        Ok(false) => write_in_place(&dir_fd, &name, bytes),
+        Ok(false) => in_place_fallback(&dir_fd, &name, bytes, existing_file.as_ref(), confine),
         Err(e) => Err(e),
     }
+}
+
+/// The in-place rewrite where a rename cannot work, except for a hard-linked file of a
+/// confined write: its other names may lie outside the working directories.
+fn in_place_fallback(
+    dir_fd: &File,
+    name: &OsString,
+    bytes: &[u8],
+    existing: Option<&nix::sys::stat::FileStat>,
+    confine: Option<&[PathBuf]>,
+) -> io::Result<()> {
+    if confine.is_some() && existing.is_some_and(|st| st.st_nlink > 1) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "refusing to rewrite a hard-linked file in place: another name of it may lie outside the working directories",
+        ));
+    }
+    write_in_place(dir_fd, name, bytes)
 }
 
 /// Rewrites the existing file `name` in `dir_fd` in place (truncate, write, sync): for the
@@ -744,6 +764,20 @@ mod tests {
         // Parents are created.
         atomic_write(&dir.path().join("a/b/c.txt"), b"deep").unwrap();
         assert_eq!(fs::read(dir.path().join("a/b/c.txt")).unwrap(), b"deep");
+    }
+
+    #[test]
+    fn a_confined_write_never_reaches_a_hard_link_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        let (inside, outside) = (root.join("inside"), root.join("outside"));
+        fs::create_dir_all(&inside).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("secret"), "outside").unwrap();
+        fs::hard_link(outside.join("secret"), inside.join("notes")).unwrap();
+        atomic_write_confined(&inside.join("notes"), b"new", Some(&[inside.clone()])).unwrap();
+        assert_eq!(fs::read(inside.join("notes")).unwrap(), b"new");
+        assert_eq!(fs::read(outside.join("secret")).unwrap(), b"outside");
     }
 
     #[test]

@@ -493,8 +493,13 @@ impl AgentLoop {
             {
                 break Stop::Budget(limit);
             }
-            // What background hooks delivered since the last request goes with this one.
-            let late = hooks.take_background_messages();
+            // What background hooks delivered since the last request goes with this one (the
+            // main loop's: a sub-agent shares the hooks and must not take the parent's).
+            let late = if subagent {
+                Vec::new()
+            } else {
+                hooks.take_background_messages()
+            };
             if !late.is_empty() {
                 let (context, notices) = split_hook_messages(&late);
                 for notice in &notices {

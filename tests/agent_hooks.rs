@@ -378,7 +378,9 @@ fn post_tool_batch_sees_every_result_and_adds_context() {
 #[test]
 fn background_hook_context_reaches_the_model_on_a_later_request() {
     // An `async: true` PostToolUse hook: its context is delivered with the next request
-    // after it finished (here the second tool waits until the hook is done).
+    // after it finished (here the second tool waits until the hook is done, then a second
+    // more for the runner to collect it; the check reads the last request, so a late
+    // collection still passes as long as it lands before that one).
     let project = Project::with_settings(
         &[(
             "PostToolUse",
@@ -392,7 +394,7 @@ fn background_hook_context_reaches_the_model_on_a_later_request() {
         &[(
             "toolu_2",
             "Bash",
-            json!({"command": "for i in $(seq 100); do [ -f hook-done ] && break; sleep 0.1; done; sleep 0.3; echo waited"}),
+            json!({"command": "for i in $(seq 100); do [ -f hook-done ] && break; sleep 0.1; done; sleep 1; echo waited"}),
         )],
     );
     let (url, seen) = serve(move |index, _| {

@@ -405,6 +405,25 @@ fn bad_inputs_say_what_is_wrong() {
         "{}",
         text(&out.stderr)
     );
+    // `permissions check` decides as such a session would.
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--mode",
+            "bypassPermissions",
+            "Bash",
+            r#"{"command":"ls"}"#,
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("bypass is disabled by settings"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -352,6 +352,8 @@ async def main():
             f = os.path.join(work, "f.txt")
             out["read"] = dump(await c.call_tool("Read", {"file_path": f}))
             out["edit"] = dump(await c.call_tool("Edit", {"file_path": f, "old_string": "served", "new_string": "edited"}))
+            await c.call_tool("Bash", {"command": "mkdir -p sub && cd sub"})
+            out["pwd"] = dump(await c.call_tool("Bash", {"command": "pwd"}))
             out["plan"] = dump(await c.call_tool("EnterPlanMode", {}))
             out["write"] = dump(await c.call_tool("Write", {"file_path": os.path.join(work, "planned.txt"), "content": "x"}))
         elif mode == "progress":
@@ -479,10 +481,16 @@ fn a_client_keeps_its_read_cache_and_plan_mode_across_calls() {
             &root,
             &[
                 "--settings",
-                r#"{"permissions": {"allow": ["Edit", "Write"]}}"#,
+                r#"{"permissions": {"allow": ["Edit", "Write", "Bash"]}}"#,
             ],
         );
         let out = python(&py, &server, &root, "session", protocol);
+        // A `cd` does not carry over to the next command.
+        assert_eq!(
+            out["pwd"]["text"][0],
+            root.display().to_string(),
+            "{protocol}: {out}"
+        );
         assert_eq!(out["read"]["isError"], false, "{protocol}: {out}");
         assert_eq!(out["edit"]["isError"], false, "{protocol}: {out}");
         assert_eq!(

@@ -135,15 +135,33 @@ impl ToolServer {
         (id, ctx)
     }
 
-    /// Applies a call's context modifier to its session's context.
+    /// Applies a call's context modifier to its session's context, outside the lock and
+    /// with a panic in it caught (the change is then dropped, as the executor does).
     fn update_session(&self, id: Option<&str>, modifier: tool_core::ContextModifier) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = match id {
-            None => Some(&mut sessions.sessionless),
-            Some(id) => sessions.by_id.get_mut(id),
+        let lock = || self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = {
+            let mut sessions = lock();
+            match id {
+                None => Some(sessions.sessionless.clone()),
+                Some(id) => sessions.by_id.get(id).cloned(),
+            }
         };
-        if let Some(slot) = slot {
-            *slot = modifier.apply(slot.clone());
+        let Some(current) = current else { return };
+        let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            modifier.apply(current)
+        }));
+        let Ok(next) = applied else {
+            tracing::warn!("a tool's context modifier panicked; the change was dropped");
+            return;
+        };
+        let mut sessions = lock();
+        match id {
+            None => sessions.sessionless = next,
+            Some(id) => {
+                if let Some(slot) = sessions.by_id.get_mut(id) {
+                    *slot = next;
+                }
+            }
         }
     }
 
@@ -243,7 +261,10 @@ impl ToolServer {
         };
         let mut outcome = outcome;
         // EnterPlanMode, ExitPlanMode, EnterWorktree, ...: the change stays with the session.
-        if let Some(modifier) = outcome.context_modifier.take() {
+        // Not Bash's `cd`: over MCP each command starts in the project directory, as the
+        // docs say (and sessionless clients share one state, which one's `cd` must not move).
+        let modifier = outcome.context_modifier.take();
+        if let Some(modifier) = modifier.filter(|_| outcome.tool_name != "Bash") {
             self.update_session(session.as_deref(), modifier);
         }
         if let Some((state, params)) = route.take_pending() {

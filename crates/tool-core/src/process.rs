@@ -41,7 +41,8 @@ mod tests {
     fn child_leads_its_own_session() {
         let mut cmd = std::process::Command::new("sh");
         cmd.arg("-c")
-            .arg("echo $$ $(ps -o sid= -p $$) $(ps -o pgid= -p $$); cat /dev/tty 2>&1; true");
+            // pid, then session and process group from /proc (fields 6 and 5 of stat).
+            .arg("set -- $(cut -d')' -f2 /proc/$$/stat); echo $$ $4 $3; cat /dev/tty 2>&1; true");
         let out = spawn_in_new_session(&mut cmd).output();
         let out = match out {
             Ok(out) => out,

@@ -314,8 +314,9 @@ async fn run_command(
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
     let group = child.id().and_then(|id| i32::try_from(id).ok());
-    // Declared after `child`, so dropped before it: the group is killed while its leader is
-    // still unreaped (its id cannot have been reused).
+    // Declared after `child`, so dropped before it. Until the leader is reaped its id cannot
+    // be reused; after (a drop during the drain below) the group still has the members that
+    // hold it, and it is disarmed once the group is gone.
     let mut guard = GroupGuard(group);
     let mut stdout = Capture::new(spill_path(ctx, "stdout.txt"));
     let mut stderr = Capture::new(spill_path(ctx, "stderr.txt"));

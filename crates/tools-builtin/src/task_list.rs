@@ -52,15 +52,13 @@ use tool_core::{
 
 use crate::fsutil;
 
-/// The environment variable that turns Tasks v2 on (any value but empty, `0` or `false`).
+/// The environment variable that turns Tasks v2 on (`1`, `true`, `yes` or `on`:
+/// [`tool_core::env_truthy`], as the registry's gate reads it).
 pub const ENABLE_TASKS_ENV: &str = "TOOLWRIGHT_ENABLE_TASKS";
 
 /// Whether [`ENABLE_TASKS_ENV`] asks for Tasks v2 in this process's environment.
 pub fn tasks_v2_enabled() -> bool {
-    std::env::var(ENABLE_TASKS_ENV).is_ok_and(|v| {
-        let v = v.trim();
-        !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")
-    })
+    std::env::var(ENABLE_TASKS_ENV).is_ok_and(|v| tool_core::env_truthy(&v))
 }
 
 /// The state of a task.

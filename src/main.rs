@@ -50,11 +50,33 @@ enum PermissionsCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    apply_settings_env(&cli);
     let telemetry = telemetry::init();
     let code = run(cli);
     // After the runtime is gone: the exporters flush with a blocking client.
     drop(telemetry);
     code
+}
+
+/// Sets the settings' `env` (see `session::settings_env`) in this process's environment, as
+/// Claude Code does, so every tool, hook and MCP server started later inherits it and
+/// `.mcp.json` expands it. Done first thing, while this process has a single thread.
+fn apply_settings_env(cli: &Cli) {
+    let options = match &cli.command {
+        Command::Agent(args) => args.session.options(false),
+        Command::Run(args) => args.session.options(false),
+        Command::Serve(args) => args.session.options(false),
+        _ => return,
+    };
+    for (key, value) in session::settings_env(&options) {
+        // SAFETY: no other thread exists yet: the telemetry and the async runtime start
+        // after this, and nothing before it spawns one. Keys and values were checked for
+        // `=` and NUL bytes.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var(key, value);
+        }
+    }
 }
 
 fn run(cli: Cli) -> ExitCode {

@@ -99,6 +99,53 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
     })
 }
 
+/// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
+/// and the project's own files when the folder is trusted; higher levels win per
+/// variable), as Claude Code applies it to its own environment: for every tool, hook and
+/// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
+/// JSON (`3000`, `true`). Unreadable settings give nothing here; opening the session
+/// reports them.
+pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
+    use tool_core::RuleSource;
+    let Ok(cwd) = std::fs::canonicalize(&options.cwd) else {
+        return Vec::new();
+    };
+    let trusted = options
+        .trusted
+        .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
+    let mut sources = SettingsSources::standard(&cwd);
+    if !options.user_and_managed_settings {
+        sources.user_config_dir = None;
+        sources.managed_dir = None;
+    }
+    sources.flag_settings = resolve_flag_settings(&options.settings, &cwd);
+    let (files, _) = tool_perms::settings::load_settings_files(&sources);
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|f| {
+            trusted
+                || !matches!(
+                    f.source,
+                    RuleSource::ProjectSettings | RuleSource::LocalSettings
+                )
+        })
+        .collect();
+    let merged = tool_perms::settings::merge_settings(&files);
+    merged["env"]
+        .as_object()
+        .map(|env| {
+            env.iter()
+                .filter(|(k, _)| !k.is_empty() && !k.contains('=') && !k.contains('\0'))
+                .map(|(k, v)| {
+                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                    (k.clone(), v)
+                })
+                .filter(|(_, v)| !v.contains('\0'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `--settings` values as both settings readers take them: inline JSON as given, a file named
 /// relative to where the command runs (not `--cwd`, the default for `fallback`), `~` expanded.
 pub(crate) fn resolve_flag_settings(args: &[String], fallback: &std::path::Path) -> Vec<String> {

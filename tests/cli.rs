@@ -189,6 +189,41 @@ fn post_tool_use_hooks_can_redact_a_built_in_tool_output() {
 }
 
 #[test]
+fn settings_env_reaches_tools_as_in_claude_code() {
+    // The settings' `env` is in the environment of what the session starts; an untrusted
+    // folder's own settings do not set any.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        r#"{"env": {"TW_USER_VAR": "from user settings", "TW_NUMBER": 3000}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        r#"{"env": {"TW_PROJECT_VAR": "from the project"}}"#,
+    )
+    .unwrap();
+    let line = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "echo \"[$TW_USER_VAR] [$TW_NUMBER] [$TW_PROJECT_VAR]\""}})
+    .to_string();
+    let out = toolwright(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&line),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"], "[from user settings] [3000] []",
+        "{message}"
+    );
+}
+
+#[test]
 fn tools_and_hooks_never_wait_on_the_terminal() {
     // Under a real terminal (a pty from `script`), a command or hook that reads /dev/tty
     // (a password prompt) must fail at once, not be stopped by SIGTTIN until its timeout:

@@ -118,7 +118,7 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
         sources.user_config_dir = None;
         sources.managed_dir = None;
     }
-    sources.flag_settings = resolve_flag_settings(&options.settings, &cwd);
+    sources.flag_settings = tool_perms::settings::resolve_flag_settings(&options.settings, &cwd);
     let (files, _) = tool_perms::settings::load_settings_files(&sources);
     let files: Vec<_> = files
         .into_iter()
@@ -144,43 +144,6 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// `--settings` values as both settings readers take them: inline JSON as given, a file named
-/// relative to where the command runs (not `--cwd`, the default for `fallback`), `~` expanded.
-pub(crate) fn resolve_flag_settings(args: &[String], fallback: &std::path::Path) -> Vec<String> {
-    let invoked_in = std::env::current_dir().unwrap_or_else(|_| fallback.to_path_buf());
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    args.iter()
-        .map(|arg| {
-            if arg.trim_start().starts_with('{') {
-                arg.clone()
-            } else {
-                tool_core::expand_path(arg, &invoked_in, home.as_deref())
-                    .display()
-                    .to_string()
-            }
-        })
-        .collect()
-}
-
-/// Applies a `--mode` flag over the loaded settings: `bypassPermissions` is refused when
-/// the settings disable it (`disableBypassPermissionsMode: "disable"` wins, as in Claude
-/// Code), and otherwise makes bypass available.
-pub(crate) fn apply_mode_flag(
-    permission: &mut tool_core::ToolPermissionContext,
-    mode: Option<PermissionMode>,
-    loaded: &tool_perms::settings::LoadedPermissions,
-) -> Result<(), String> {
-    let Some(mode) = mode else { return Ok(()) };
-    if mode == PermissionMode::BypassPermissions {
-        if loaded.bypass_disabled {
-            return Err("--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`)".into());
-        }
-        permission.bypass_available = true;
-    }
-    permission.mode = mode;
-    Ok(())
 }
 
 fn session_id() -> String {
@@ -214,7 +177,7 @@ impl Session {
             hook_paths.user_config_dir = None;
             hook_paths.managed_dir = None;
         }
-        let flag_settings = resolve_flag_settings(&options.settings, &cwd);
+        let flag_settings = tool_perms::settings::resolve_flag_settings(&options.settings, &cwd);
         sources.flag_settings = flag_settings.clone();
         hook_paths.flag_settings = flag_settings;
         hook_paths.project_trusted = trusted;
@@ -240,7 +203,7 @@ impl Session {
             ignored.push("its allow rules, additionalDirectories and defaultMode".to_owned());
         }
         let mut permission = loaded.context.clone();
-        apply_mode_flag(&mut permission, mode, &loaded)?;
+        loaded.apply_mode_flag(&mut permission, mode)?;
         // By default nobody is asked: a call that would ask is denied with the reason. `serve`
         // (elicitation to the client) and `agent` (on a terminal) turn prompts back on.
         permission.avoid_prompts = true;

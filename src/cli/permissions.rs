@@ -105,7 +105,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
     let mut sources = SettingsSources::standard(&cwd);
     // What a session in this folder would apply: its own grants only when it is trusted.
     sources.project_trusted = crate::trust::is_trusted(&cwd);
-    sources.flag_settings = crate::session::resolve_flag_settings(&args.settings, &cwd);
+    sources.flag_settings = tool_perms::settings::resolve_flag_settings(&args.settings, &cwd);
     if let Some(rules) = &args.rules {
         let v: Value =
             serde_json::from_str(rules).map_err(|e| format!("--rules is not valid JSON: {e}"))?;
@@ -142,7 +142,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
     let warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
 
     let mut perm = loaded.context.clone();
-    crate::session::apply_mode_flag(&mut perm, mode, &loaded)?;
+    loaded.apply_mode_flag(&mut perm, mode)?;
     for d in &args.add_dir {
         let p = expand_path(&d.to_string_lossy(), &cwd, home.as_deref());
         if !perm.additional_working_directories.contains(&p) {

@@ -13,10 +13,13 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    PathUse, candidates, effective_words, is_accept_edits_command, is_read_only, is_transparent,
-    path_args, path_use,
+    PathUse, accept_edits_allows, candidates, changes_directory, effective_name, effective_words,
+    is_read_only, is_transparent, path_args, path_use, reads_listed_files,
+    reads_only_whatever_is_appended,
 };
-use crate::bash::parse::{Analysis, RedirectKind, SimpleCommand, Word, analyze, basename};
+use crate::bash::parse::{
+    Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
+};
 use crate::bash::pattern::{ShellPattern, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
@@ -347,6 +350,8 @@ struct Finding {
     immune: bool,
     suggestions: Vec<PermissionUpdate>,
     details: Vec<String>,
+    /// For a shell command: whether the engine's own analysis finds it read-only (plan mode).
+    read_only: Option<bool>,
 }
 
 impl Finding {
@@ -360,6 +365,7 @@ impl Finding {
             immune: false,
             suggestions: Vec::new(),
             details: Vec::new(),
+            read_only: None,
         }
     }
 
@@ -757,6 +763,7 @@ impl PermissionEngine {
         }
         // 1c: the subject's content rules and the tool's own check.
         let subject = self.check_subject(&set, tool, &names, input, ctx);
+        let read_only_command = subject.as_ref().and_then(|s| s.read_only);
         let own = tool.check_permissions(input, ctx).await;
         let (mut f, updated_input) = merge(subject, own);
         // 1d..1g
@@ -777,7 +784,7 @@ impl PermissionEngine {
         let perm = ctx.permission();
         if perm.mode == PermissionMode::Plan
             && !perm.bypass_available
-            && Self::changes_the_world(tool, input, f.kind == Kind::Allow)
+            && Self::changes_the_world(tool, input, f.kind == Kind::Allow, read_only_command)
         {
             return Explanation::from_finding(
                 Finding::new(
@@ -818,14 +825,22 @@ impl PermissionEngine {
     }
 
     /// Whether a call may change files, run a writing command or reach a server: what plan mode
-    /// refuses. `read_only_allowed` says whether the content check already found the call to be
-    /// a read-only command inside the working directories. Read-only calls, and calls that only
-    /// touch the session's own state (todos,
+    /// refuses. `allowed` says whether the content check allowed the call (for a command: its
+    /// paths are inside the working directories or allowed by Read rules). A command must
+    /// also be read-only by the engine's own analysis ([`is_read_only_shell`], `read_only`
+    /// when the content check already ran it): an allow rule does not make a writing command
+    /// read-only. Read-only calls, and calls that only touch the session's own state (todos,
     /// questions, skills) are fine.
-    fn changes_the_world(tool: &dyn Tool, input: &Value, read_only_allowed: bool) -> bool {
+    fn changes_the_world(
+        tool: &dyn Tool,
+        input: &Value,
+        allowed: bool,
+        read_only: Option<bool>,
+    ) -> bool {
         match tool.permission_subject(input) {
-            // The engine's own analysis (read-only commands in the working directories) decides.
-            Some(tool_core::PermissionSubject::Command(_)) => !read_only_allowed,
+            Some(tool_core::PermissionSubject::Command(cmd)) => {
+                !(allowed && read_only.unwrap_or_else(|| is_read_only_shell(&analyze(cmd.trim()))))
+            }
             Some(tool_core::PermissionSubject::Path {
                 access: tool_core::FileAccess::Write,
                 ..
@@ -1400,6 +1415,29 @@ impl PermissionEngine {
         out
     }
 
+    /// Every path `value` may name, run in `cwd` or one of `others`; `None` when it is relative
+    /// and one of them is [`UNKNOWN_DIR`].
+    fn resolve_in_dirs(
+        &self,
+        value: &str,
+        cwd: &Option<String>,
+        others: &[Option<String>],
+        ctx: &ToolUseContext,
+    ) -> Option<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        for dir in std::iter::once(cwd).chain(others) {
+            if dir.as_deref() == Some(UNKNOWN_DIR) && !value.starts_with(['/', '~']) {
+                return None;
+            }
+            for p in self.resolve_arg_all(value, dir.as_deref(), ctx) {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// Path constraints of one simple command (its path arguments).
     fn subcommand_paths(
         &self,
@@ -1411,10 +1449,18 @@ impl PermissionEngine {
         let name = basename(words.first()?.value.as_deref()?);
         let use_ = path_use(name, words)?;
         let text = sub.raw_text();
-        if sub.appended_args {
-            // Its paths arrive on stdin: never auto-allowed (read-only and acceptEdits skip
-            // it), but an explicit prefix rule may allow it.
-            return None;
+        if sub.appended_args || reads_listed_files(name, words) {
+            // Its paths arrive on stdin or in a list file: never auto-allowed (read-only and
+            // acceptEdits skip it), but an explicit prefix rule may allow it, unless path rules
+            // could be dodged.
+            return self.has_path_rules(set, use_).then(|| {
+                self.unchecked_path(
+                    set,
+                    use_,
+                    format!("`{text}` gets its paths from its input, which cannot be checked."),
+                )
+                .sub(text)
+            });
         }
         let mut worst: Option<Finding> = None;
         let args = path_args(name, words);
@@ -1430,92 +1476,154 @@ impl PermissionEngine {
         };
         let wds = ctx.working_directories();
         for arg in &args {
-            let Some(value) = &arg.value else {
-                let f = Finding::new(
-                    Kind::Ask,
-                    format!(
-                        "`{text}` uses a computed path ({}), which cannot be checked.",
-                        arg.raw
-                    ),
-                );
-                worst = Some(pick(worst, f));
-                continue;
+            // A static word, else the words of a static brace expansion (`{.env,x}`).
+            let braces = || {
+                arg.value
+                    .is_none()
+                    .then(|| expand_braces(&arg.raw))
+                    .flatten()
             };
-            let mut paths = Vec::new();
-            let resolutions = self.resolve_arg_all(value, sub.cwd.as_deref(), ctx);
-            if arg.glob {
-                match resolutions
-                    .iter()
-                    .map(|r| expand_glob(r))
-                    .collect::<Option<Vec<_>>>()
+            let values: Vec<(String, bool)> = match (&arg.value, braces()) {
+                (Some(v), _) => vec![(v.clone(), arg.glob)],
+                (None, Some(list)) => list
+                    .into_iter()
                     .map(|v| {
-                        let mut dirs = v.into_iter();
-                        let (dir, mut entries) = dirs.next().unwrap_or_default();
-                        for (d, e) in dirs {
-                            entries.push(d);
-                            entries.extend(e);
-                        }
-                        (dir, entries)
-                    }) {
-                    Some((dir, entries)) => {
-                        paths.push(dir.clone());
-                        paths.extend(entries);
-                        if matches!(name, "rm" | "rmdir") {
-                            let home = ctx.home().or(self.roots.home.as_deref());
-                            let last = value.rsplit('/').next().unwrap_or("");
-                            if matches!(last, "*" | ".*" | "*.*")
-                                && (is_critical_removal(&dir, home, &wds)
-                                    || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
-                            {
-                                let why = format!(
-                                    "`{text}` would delete everything in {}",
-                                    dir.display()
-                                );
-                                return Some(
-                                    Finding::new(Kind::Ask, why.clone())
-                                        .reason(DecisionReason::SafetyCheck { reason: why })
-                                        .immune()
-                                        .sub(text),
-                                );
+                        let glob = v.contains(['*', '?', '[']);
+                        (v, glob)
+                    })
+                    .collect(),
+                (None, None) => {
+                    let f = self.unchecked_path(
+                        set,
+                        use_,
+                        format!(
+                            "`{text}` uses a computed path ({}), which cannot be checked.",
+                            arg.raw
+                        ),
+                    );
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                    continue;
+                }
+            };
+            for (value, glob) in &values {
+                let mut paths = Vec::new();
+                let Some(resolutions) = self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
+                else {
+                    let f = self.unchecked_path(
+                        set,
+                        use_,
+                        format!(
+                            "`{text}` uses a relative path ({}) after a `cd` to a directory that is not known.",
+                            arg.raw
+                        ),
+                    );
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                    continue;
+                };
+                if *glob {
+                    match resolutions
+                        .iter()
+                        .map(|r| expand_glob(r))
+                        .collect::<Option<Vec<_>>>()
+                        .map(|v| {
+                            let mut dirs = v.into_iter();
+                            let (dir, mut entries) = dirs.next().unwrap_or_default();
+                            for (d, e) in dirs {
+                                entries.push(d);
+                                entries.extend(e);
+                            }
+                            (dir, entries)
+                        }) {
+                        Some((dir, entries)) => {
+                            paths.push(dir.clone());
+                            paths.extend(entries);
+                            if matches!(name, "rm" | "rmdir") {
+                                let home = ctx.home().or(self.roots.home.as_deref());
+                                let last = value.rsplit('/').next().unwrap_or("");
+                                if matches!(last, "*" | ".*" | "*.*")
+                                    && (is_critical_removal(&dir, home, &wds)
+                                        || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
+                                {
+                                    let why = format!(
+                                        "`{text}` would delete everything in {}",
+                                        dir.display()
+                                    );
+                                    return Some(
+                                        Finding::new(Kind::Ask, why.clone())
+                                            .reason(DecisionReason::SafetyCheck { reason: why })
+                                            .immune()
+                                            .sub(text),
+                                    );
+                                }
                             }
                         }
+                        None => {
+                            let f = self.unchecked_path(
+                                set,
+                                use_,
+                                format!(
+                                    "`{text}` uses a glob ({}) that cannot be checked.",
+                                    arg.raw
+                                ),
+                            );
+                            worst = Some(pick(worst, f.sub(text.clone())));
+                            continue;
+                        }
                     }
-                    None => {
-                        let f = Finding::new(
-                            Kind::Ask,
-                            format!("`{text}` uses a glob ({}) that cannot be checked.", arg.raw),
-                        );
-                        worst = Some(pick(worst, f));
-                        continue;
-                    }
+                } else {
+                    paths.extend(resolutions);
                 }
-            } else {
-                paths.extend(resolutions);
-            }
-            for p in paths {
-                if matches!(name, "rm" | "rmdir") {
-                    let home = ctx.home().or(self.roots.home.as_deref());
-                    if is_critical_removal(&p, home, &wds)
-                        || is_critical_removal(&resolve_symlinks(&p), home, &wds)
-                    {
-                        let why = format!(
-                            "`{text}` would delete the critical directory {}",
-                            p.display()
-                        );
-                        return Some(
-                            Finding::new(Kind::Ask, why.clone())
-                                .reason(DecisionReason::SafetyCheck { reason: why })
-                                .immune()
-                                .sub(text),
-                        );
+                for p in paths {
+                    if matches!(name, "rm" | "rmdir") {
+                        let home = ctx.home().or(self.roots.home.as_deref());
+                        if is_critical_removal(&p, home, &wds)
+                            || is_critical_removal(&resolve_symlinks(&p), home, &wds)
+                        {
+                            let why = format!(
+                                "`{text}` would delete the critical directory {}",
+                                p.display()
+                            );
+                            return Some(
+                                Finding::new(Kind::Ask, why.clone())
+                                    .reason(DecisionReason::SafetyCheck { reason: why })
+                                    .immune()
+                                    .sub(text),
+                            );
+                        }
                     }
-                }
-                if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
-                    worst = Some(pick(worst, f.sub(text.clone())));
+                    if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
+                        worst = Some(pick(worst, f.sub(text.clone())));
+                    }
                 }
             }
         }
         worst
+    }
+
+    /// Whether Read/Edit deny or ask rules exist that a path used this way could match.
+    fn has_path_rules(&self, set: &RuleSet, use_: PathUse) -> bool {
+        let read = !set.read[bi(RuleBehavior::Deny)].is_empty()
+            || !set.read[bi(RuleBehavior::Ask)].is_empty();
+        let edit = !set.edit[bi(RuleBehavior::Deny)].is_empty()
+            || !set.edit[bi(RuleBehavior::Ask)].is_empty();
+        match use_ {
+            PathUse::Read => read,
+            PathUse::Write => edit || !set.read[bi(RuleBehavior::Deny)].is_empty(),
+        }
+    }
+
+    /// The ask for a path that cannot be computed statically (a variable, a substitution, a
+    /// glob that cannot be listed, input to xargs): when Read/Edit deny or ask rules exist
+    /// it could dodge, bypass mode does not approve it either.
+    fn unchecked_path(&self, set: &RuleSet, use_: PathUse, message: String) -> Finding {
+        let f = Finding::new(Kind::Ask, message);
+        if self.has_path_rules(set, use_) {
+            let why = "a path that cannot be computed could match a Read/Edit deny or ask rule";
+            f.reason(DecisionReason::SafetyCheck { reason: why.into() })
+                .immune()
+        } else {
+            f
+        }
     }
 
     fn check_subcommand(
@@ -1585,18 +1693,14 @@ impl PermissionEngine {
             .map(basename)
             .unwrap_or("");
         let mode = ctx.permission().mode;
-        if mode == PermissionMode::AcceptEdits
-            && is_accept_edits_command(name)
-            && !sub.appended_args
-            && words.iter().all(|w| w.value.is_some())
-        {
+        if mode == PermissionMode::AcceptEdits && !sub.appended_args && accept_edits_allows(words) {
             return Finding::new(Kind::Allow, "")
                 .reason(DecisionReason::Mode { mode })
                 .sub(text);
         }
         if !sub.appended_args
             && is_read_only(words)
-            && !(name == "git" && analysis.commands.iter().any(|c| c.name() == Some("cd")))
+            && !(name == "git" && analysis.commands.iter().any(changes_directory))
         {
             return Finding::new(Kind::Allow, "")
                 .reason(DecisionReason::Other {
@@ -1615,9 +1719,23 @@ impl PermissionEngine {
         command: &str,
         ctx: &ToolUseContext,
     ) -> Finding {
-        let tname = tool.name();
         let trimmed = command.trim();
         let analysis = analyze(trimmed);
+        let mut f = self.check_analysis(set, tool, names, trimmed, &analysis, ctx);
+        f.read_only = Some(is_read_only_shell(&analysis));
+        f
+    }
+
+    fn check_analysis(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        trimmed: &str,
+        analysis: &Analysis,
+        ctx: &ToolUseContext,
+    ) -> Finding {
+        let tname = tool.name();
         let full = vec![trimmed.to_owned()];
         let deny_msg =
             |c: &str| format!("Permission to use {tname} with command {c} has been denied.");
@@ -1628,7 +1746,7 @@ impl PermissionEngine {
         let mut details = Vec::new();
         let mut findings = Vec::new();
         for sub in &analysis.commands {
-            let f = self.check_subcommand(set, tool, names, sub, ctx, &analysis);
+            let f = self.check_subcommand(set, tool, names, sub, ctx, analysis);
             details.push(format!("{}: {}", sub.raw_text(), describe(&f)));
             findings.push(f);
         }
@@ -1637,8 +1755,13 @@ impl PermissionEngine {
             let f = match r.kind {
                 RedirectKind::FdDup => continue,
                 _ => match &r.target.value {
-                    None => Finding::new(
-                        Kind::Ask,
+                    None => self.unchecked_path(
+                        set,
+                        if r.kind == RedirectKind::Read {
+                            PathUse::Read
+                        } else {
+                            PathUse::Write
+                        },
                         format!(
                             "A redirection to a computed target ({}) cannot be checked.",
                             r.target.raw
@@ -1652,7 +1775,25 @@ impl PermissionEngine {
                             FileAccess::Write
                         };
                         let mut worst: Option<Finding> = None;
-                        for p in self.resolve_arg_all(v, r.cwd.as_deref(), ctx) {
+                        let Some(paths) = self.resolve_in_dirs(v, &r.cwd, &r.other_cwds, ctx)
+                        else {
+                            let f = self.unchecked_path(
+                                set,
+                                if r.kind == RedirectKind::Read {
+                                    PathUse::Read
+                                } else {
+                                    PathUse::Write
+                                },
+                                format!(
+                                    "A redirection to a relative path ({}) after a `cd` to a directory that is not known cannot be checked.",
+                                    r.target.raw
+                                ),
+                            );
+                            details.push(format!("redirect {}: {}", r.target.raw, describe(&f)));
+                            redirect_findings.push(f.sub(format!("redirect to {}", r.target.raw)));
+                            continue;
+                        };
+                        for p in paths {
                             let f = self.check_path(set, &p, access, ctx);
                             worst = Some(match worst {
                                 None => f,
@@ -1697,6 +1838,17 @@ impl PermissionEngine {
         {
             return attach(f.clone(), &details);
         }
+        if analysis.truncated {
+            // Commands below the depth limit were listed without their context: what they
+            // touch may not have been checked against the path rules.
+            let why = "the command is nested too deeply to check everything it runs";
+            return attach(
+                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
+                    .reason(DecisionReason::SafetyCheck { reason: why.into() })
+                    .immune(),
+                &details,
+            );
+        }
         if !analysis.is_simple() {
             let why = analysis.complex.join("; ");
             return attach(
@@ -1711,7 +1863,7 @@ impl PermissionEngine {
         let cds = analysis
             .commands
             .iter()
-            .filter(|c| c.name() == Some("cd"))
+            .filter(|c| changes_directory(c))
             .count();
         if cds > 1 {
             return attach(
@@ -1726,7 +1878,7 @@ impl PermissionEngine {
             && analysis
                 .commands
                 .iter()
-                .any(|c| c.name().map(basename) == Some("git"))
+                .any(|c| effective_name(c) == Some("git"))
         {
             return attach(
                 Finding::new(
@@ -1925,6 +2077,102 @@ fn pick(current: Option<Finding>, new: Finding) -> Finding {
     }
 }
 
+/// The engine's own read-only analysis of a shell command, for plan mode: the parse is
+/// simple, every command it runs is a built-in read-only command (a `bash -c`/`eval`/`xargs`
+/// counts by the commands it runs, which are in the list too; one fed by `xargs`/`find
+/// -exec` only when no argument appended to it can make it write or run a program), and no
+/// redirection writes a file. Allow rules play no part.
+fn is_read_only_shell(analysis: &Analysis) -> bool {
+    analysis.is_simple()
+        && analysis.commands.iter().all(|c| {
+            is_transparent(c)
+                || effective_words(c).is_some_and(|w| {
+                    is_read_only(w) && (!c.appended_args || reads_only_whatever_is_appended(w))
+                })
+        })
+        && analysis.redirects.iter().all(|r| match r.kind {
+            RedirectKind::Write => r
+                .target
+                .value
+                .as_deref()
+                .is_some_and(|v| v != "-" && is_harmless_device(v)),
+            RedirectKind::Read | RedirectKind::FdDup => true,
+        })
+}
+
+/// Brace expansion is attempted only on words with at most this many `{`...
+const MAX_BRACE_GROUPS: usize = 16;
+/// ... and at most this many bytes ...
+const MAX_BRACE_WORD_LEN: usize = 1024;
+/// ... and gives up above this many words.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// The words of a static brace expansion (`{.env,x}`, `src/{a,b/{c,d}}.rs`): `None` when
+/// `raw` has no brace list, holds quotes, escapes or expansions, or is too big to expand
+/// cheaply (more than [`MAX_BRACE_GROUPS`] braces, [`MAX_BRACE_WORD_LEN`] bytes or
+/// [`MAX_BRACE_WORDS`] words): the caller then treats the word as uncomputable. Sequences
+/// (`{1..3}`) are not expanded. Iterative, with bounded work.
+fn expand_braces(raw: &str) -> Option<Vec<String>> {
+    if raw.contains(['\'', '"', '\\', '$', '`'])
+        || !raw.contains('{')
+        || raw.len() > MAX_BRACE_WORD_LEN
+        || raw.matches('{').count() > MAX_BRACE_GROUPS
+    {
+        return None;
+    }
+    let mut todo = vec![raw.to_owned()];
+    let mut out = Vec::new();
+    while let Some(s) = todo.pop() {
+        match first_brace_list(&s) {
+            None => out.push(s),
+            Some((open, commas, close)) => {
+                let (prefix, suffix) = (&s[..open], &s[close + 1..]);
+                let mut from = open + 1;
+                let mut alternatives = Vec::with_capacity(commas.len() + 1);
+                for end in commas.into_iter().chain([close]) {
+                    alternatives.push(format!("{prefix}{}{suffix}", &s[from..end]));
+                    from = end + 1;
+                }
+                todo.extend(alternatives.into_iter().rev());
+            }
+        }
+        // Every pending word expands to at least one word.
+        if out.len() + todo.len() > MAX_BRACE_WORDS {
+            return None;
+        }
+    }
+    (out.len() > 1 || out.first().is_some_and(|w| w != raw)).then_some(out)
+}
+
+/// The first brace list of `s` with a comma at its top level: the byte offsets of its `{`,
+/// of its top-level commas and of its `}`.
+fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
+    for (i, c) in s.char_indices() {
+        if c != '{' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (j, d) in s[i..].char_indices() {
+            match d {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if !commas.is_empty() {
+                            return Some((i, commas, i + j));
+                        }
+                        break;
+                    }
+                }
+                ',' if depth == 1 => commas.push(i + j),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 fn is_harmless_device(v: &str) -> bool {
     matches!(
         v,
@@ -2070,4 +2318,35 @@ fn merge(subject: Option<Finding>, own: PermissionResult) -> (Finding, Option<Va
         }
     };
     (chosen, updated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brace_expansion_is_bounded() {
+        assert_eq!(
+            expand_braces("{a,b}.rs"),
+            Some(vec!["a.rs".to_owned(), "b.rs".to_owned()])
+        );
+        assert_eq!(
+            expand_braces("src/{a,b/{c,d}}"),
+            Some(vec!["src/a".into(), "src/b/c".into(), "src/b/d".into()])
+        );
+        assert_eq!(expand_braces("{a}"), None);
+        assert_eq!(
+            expand_braces("{{a,b}"),
+            Some(vec!["{a".into(), "{b".into()])
+        );
+        // 2^6 = 64 words is the most; more, or more than 16 braces, is not expanded.
+        assert_eq!(expand_braces(&"{a,b}".repeat(6)).map(|v| v.len()), Some(64));
+        assert_eq!(expand_braces(&"{a,b}".repeat(7)), None);
+        assert_eq!(expand_braces(&format!("{}x", "{a}".repeat(17))), None);
+        assert_eq!(expand_braces(&"{a,b}".repeat(8000)), None);
+        assert_eq!(
+            expand_braces(&format!("{}a,b{}", "{".repeat(5000), "}".repeat(5000))),
+            None
+        );
+    }
 }

@@ -358,6 +358,47 @@ impl LoadedPermissions {
     pub fn engine(&self) -> PermissionEngine {
         PermissionEngine::new_lenient(&self.context, self.roots.clone()).0
     }
+
+    /// Applies a `--mode` flag to `permission` (loaded from these settings):
+    /// `bypassPermissions` is refused when the settings disable it
+    /// (`disableBypassPermissionsMode: "disable"` wins, as in Claude Code) and otherwise
+    /// makes bypass available.
+    pub fn apply_mode_flag(
+        &self,
+        permission: &mut ToolPermissionContext,
+        mode: Option<PermissionMode>,
+    ) -> Result<(), String> {
+        let Some(mode) = mode else { return Ok(()) };
+        if mode == PermissionMode::BypassPermissions {
+            if self.bypass_disabled {
+                return Err("--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`)".into());
+            }
+            permission.bypass_available = true;
+        }
+        permission.mode = mode;
+        Ok(())
+    }
+}
+
+/// `--settings` values as every settings reader should take them: inline JSON as given, a
+/// file named relative to where the command runs (the process's directory, else
+/// `fallback`), with `~` expanded, so that permissions and hooks read the same file.
+pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
+    let invoked_in = std::env::current_dir().unwrap_or_else(|_| fallback.to_path_buf());
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    args.iter()
+        .map(|arg| {
+            if arg.trim_start().starts_with('{') {
+                arg.clone()
+            } else {
+                expand_path(arg, &invoked_in, home.as_deref())
+                    .display()
+                    .to_string()
+            }
+        })
+        .collect()
 }
 
 /// Keeps only what restricts in an untrusted project file: `permissions.deny`,

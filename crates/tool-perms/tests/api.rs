@@ -722,3 +722,62 @@ fn an_untrusted_project_may_only_restrict() {
     );
     assert!(trusted.untrusted_ignored.is_empty());
 }
+
+/// `disableBypassPermissionsMode: "disable"` restricts, so an untrusted project's own file
+/// applies it (and is not listed as ignored for it).
+#[test]
+fn an_untrusted_project_may_disable_bypass_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"permissions": {
+            "deny": ["Bash(rm:*)"], "disableBypassPermissionsMode": "disable"
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut sources = SettingsSources::standard_with_env(&proj, |_| None);
+    sources.managed_dir = None;
+    sources.flag_settings = vec![r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#.into()];
+    let loaded = load_permissions(&sources);
+    assert_eq!(loaded.context.mode, tool_core::PermissionMode::Default);
+    assert!(!loaded.context.bypass_available);
+    assert!(
+        loaded.untrusted_ignored.is_empty(),
+        "{:?}",
+        loaded.untrusted_ignored
+    );
+
+    // A value that does not disable is a grant-free no-op: dropped and reported.
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"permissions": {"disableBypassPermissionsMode": "enable"}}).to_string(),
+    )
+    .unwrap();
+    let loaded = load_permissions(&sources);
+    assert_eq!(
+        loaded.context.mode,
+        tool_core::PermissionMode::BypassPermissions
+    );
+    assert!(loaded.context.bypass_available);
+    assert_eq!(
+        loaded.untrusted_ignored,
+        vec![proj.join(".claude/settings.json")]
+    );
+}
+
+/// The Bash tool's read-only flag follows the same analysis: an unquoted expansion in `[`
+/// may split into `-v a[$(cmd)]`, a `printf` format starting with text cannot be `-v`.
+#[test]
+fn read_only_command_flag() {
+    use tool_perms::bash::is_read_only_command;
+    assert!(!is_read_only_command("[ $x ]"));
+    assert!(is_read_only_command("[ -n \"$x\" ]"));
+    assert!(is_read_only_command("printf \"Total: $n\\n\""));
+    assert!(!is_read_only_command("printf \"$fmt\" x"));
+    assert!(!is_read_only_command("echo $((x + 1))"));
+    assert!(is_read_only_command("[[ $# -eq 0 ]] && echo none"));
+    assert!(!is_read_only_command("ls | xargs sort"));
+}

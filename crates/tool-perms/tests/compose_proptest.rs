@@ -101,8 +101,16 @@ fn compose() -> impl Strategy<Value = (String, String)> {
                 // re-split it and "second" is no longer what runs).
                 2 if !second.contains('\'') => format!("bash -c '{first} {op} {second}'"),
                 2 => format!("{first} {op} {second}"),
-                // A trailing backslash would escape the separator and change what "second" is.
-                _ if second.ends_with('\\') => format!("{first} {op} {second}"),
+                // A trailing backslash would escape the separator and change what "second" is;
+                // a trailing `&&`, `||` or `|` would take the first command as its own
+                // operand (`eval || \n npm test` is the valid `eval || npm test`).
+                _ if second.ends_with('\\')
+                    || ["&&", "||", "|", "|&"]
+                        .iter()
+                        .any(|o| second.trim_end().ends_with(o)) =>
+                {
+                    format!("{first} {op} {second}")
+                }
                 _ => format!("{second} {op} {first}"),
             };
             (composed, second)

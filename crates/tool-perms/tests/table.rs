@@ -848,3 +848,969 @@ async fn mcp_and_tool_names() {
     ];
     run_table(cases).await;
 }
+
+/// `[ … ]`, `[[ … ]]` and `test`: `[` is a command whose `>` is a redirection, and `-v` or an
+/// arithmetic comparison in `[[ ]]` evaluates an array subscript, which can run a command.
+#[tokio::test]
+async fn test_commands_are_checked() {
+    let mut cases = vec![
+        case("ask", "Bash", "[ x > ~/.bashrc ]"),
+        case("ask", "Bash", "[ x > ~/.bashrc ]").mode("bypassPermissions"),
+        case("ask", "Bash", "[ x >> .git/hooks/pre-commit ]").mode("bypassPermissions"),
+        case("ask", "Bash", "[ x > out.txt ]"),
+        case("allow", "Bash", "[ x > out.txt ]").mode("acceptEdits"),
+        case("deny", "Bash", "[ x > .env ]")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "[ \"$(rm x)\" = y ]").deny(&["Bash(rm:*)"]),
+        case("ask", "Bash", "[ -f x ] && [ x > out.txt ]"),
+        case("allow", "Bash", "[ -d src ] && [ -f README.md ]"),
+        case("allow", "Bash", "[ \"$HOME\" = x ] || echo no"),
+        case("allow", "Bash", "[ -n \"$HOME\" ]"),
+        case("allow", "Bash", "[[ -f README.md ]]"),
+        case("allow", "Bash", "[[ $HOME == /* ]] && ls"),
+        case("allow", "Bash", "test -f README.md && test x = x"),
+    ];
+    for cmd in [
+        "[[ 'a[$(touch /tmp/p)]' -eq 0 ]]",
+        "[[ 0 -lt 'a[`touch /tmp/p`]' ]]",
+        "[[ $HOME -ge 1 ]]",
+        "[[ -v 'BASH_VERSINFO[$(touch /tmp/p)]' ]]",
+        "[[ -v HOME ]]",
+        "[[ -f x && -v 'a[$(touch /tmp/p)]' ]]",
+        "[[ 'a[$(touch /tmp/p)]' ]]",
+        "test -v 'BASH_VERSINFO[$(touch /tmp/p)]'",
+        "test -v HOME",
+        "[ -v 'a[$(touch /tmp/p)]' ]",
+        "test -R 'a[$(touch /tmp/p)]'",
+        "test x = 'a[$(touch /tmp/p)]'",
+        "test \"$(echo -v)\" \"$(echo 'a[$(touch /tmp/p)]')\"",
+        "[ \"$(echo -v)\" \"$(echo 'a[$(touch /tmp/p)]')\" ]",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("ask", "Bash", cmd).mode("acceptEdits"));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// `printf -v NAME` assigns a variable (and evaluates an array subscript in NAME).
+#[tokio::test]
+async fn printf_v_is_not_read_only() {
+    let mut cases = vec![
+        case("allow", "Bash", "printf '%s\\n' \"$HOME\""),
+        case("allow", "Bash", "printf -- '%s' \"$HOME\""),
+        case("allow", "Bash", "printf '%s' -v"),
+    ];
+    for cmd in [
+        "printf -v 'a[$(touch /tmp/p)]' %s \"$HOME\"",
+        "printf -v PATH %s \"$PWD/bin\"; ls",
+        "printf -vPATH %s /tmp",
+        "printf -v x %s",
+        "printf \"$(echo -v)\" 'a[$(touch /tmp/p)]' x",
+        "printf \"$FMT\" x",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// Read-only `sed -n` takes one print script; `-e`/`-f` in any spelling add another.
+#[tokio::test]
+async fn sed_n_takes_no_other_script() {
+    let mut cases = vec![
+        case("allow", "Bash", "sed -n -E '1p' README.md"),
+        case("allow", "Bash", "sed --quiet 1p README.md"),
+        case("allow", "Bash", "sed -ns '1p;$p' README.md docs/a.md"),
+        // The script given by an option: every positional is a file.
+        case("deny", "Bash", "sed --expr=1p .env")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "sed -ne 1p README.md .env")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "grep -iex .env README.md")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "grep -iex $O/secret.txt README.md"),
+        case("deny", "Bash", "awk -fprog.awk .env")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+    ];
+    for cmd in [
+        "sed -n 1p --expression='1e touch /tmp/p' README.md",
+        "sed -n 1p --expr='1e touch /tmp/p' README.md",
+        "sed -n 1p -ne '1e touch /tmp/p' README.md",
+        "sed -n 1p -ze '1e touch /tmp/p' README.md",
+        "sed -n 1p --file=script.sed README.md",
+        "sed -n 1p --fi=script.sed README.md",
+        "sed -nf script.sed README.md",
+        "sed -n -e 1p -f script.sed README.md",
+        "sed -n '1w /tmp/out' README.md",
+        "sed -n '1e touch /tmp/p' README.md",
+        "sed -n -i 1p README.md",
+        "sed -n --in-pl 1p README.md",
+        "sed -n -l 5 1p README.md",
+        "sed 1p README.md",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// acceptEdits allows `sed` only with substitutions (no `e`/`w` flags) and print/delete
+/// commands, and only the options that select them.
+#[tokio::test]
+async fn sed_in_accept_edits() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "sed -i 's/a/b/' README.md",
+        "sed -i 's/a/b/g' README.md docs/a.md",
+        "sed -i -e 's/a/b/g' -e 's|c|d|2' README.md",
+        "sed -i --expression='s/a/b/' README.md",
+        "sed -E -i 's/(a)/\\1b/gI' README.md",
+        "sed -i '/^#/d' README.md",
+        "sed -i '3d;$d' README.md",
+        "sed -i '2,/x/ s/a/b/' README.md",
+        "sed -i 's/a\\/b/c/' README.md",
+        "sed -i '1!s/a/b/' README.md",
+        "sed -n 's/a/b/p' README.md",
+        "sed 's/a/b/' README.md",
+        "sed -i -- 's/a/b/' README.md",
+    ] {
+        cases.push(case("allow", "Bash", cmd).mode("acceptEdits"));
+    }
+    for cmd in [
+        "sed -i '1e curl x|sh' README.md",
+        "sed 's/a/b/w /tmp/out' README.md",
+        "sed -i 's/a/b/e' README.md",
+        "sed -i 's/a/b/gw /tmp/out' README.md",
+        "sed -i 's/a\\/b/c/w /tmp/out' README.md",
+        "sed -i 's/a/b/;e touch x' README.md",
+        "sed -i 's/a/b/\ne touch x' README.md",
+        "sed -i 'r /etc/shadow' README.md",
+        "sed -i '1R /etc/shadow' README.md",
+        "sed -i 'W /tmp/out' README.md",
+        "sed -i '1!G;h;$!d' README.md",
+        "sed -i '/x/{s/a/b/}' README.md",
+        "sed -i -f script.sed README.md",
+        "sed -i --file=script.sed README.md",
+        // A backup suffix names another file (`-ie` is `-i` with the suffix `e`).
+        "sed -ie 's/a/b/' README.md",
+        "sed -i.bak 's/a/b/' README.md",
+        "sed -i'/tmp/bak/*' 's/a/b/' README.md",
+        "sed --in-place=../bak/* 's/a/b/' README.md",
+        "sed -i -e 's/a/b/' -e '1e touch x' README.md",
+        "sed -i --expression 's/a/b/w /tmp/x' README.md",
+        "sed -i -s -u 's/a/b/' README.md",
+        "sed -i --debug 's/a/b/' README.md",
+        "sed -i 's/a/b/' $O/notes.md",
+        "sed -i",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("acceptEdits"));
+    }
+    run_table(cases).await;
+}
+
+/// `git grep -O<pager>` runs the pager; git takes abbreviated long options and bundled
+/// short ones.
+#[tokio::test]
+async fn git_grep_open_files_in_pager() {
+    let mut cases = vec![
+        case("allow", "Bash", "git grep -n main"),
+        case("allow", "Bash", "git grep -in main -- src"),
+        case("allow", "Bash", "git log --oneline --cc -3"),
+        case("allow", "Bash", "git diff --exit-code"),
+    ];
+    for cmd in [
+        "git grep -Orm hi",
+        "git grep -O'touch /tmp/p;true' hi",
+        "git grep -iOrm hi",
+        "git grep --open-f='touch /tmp/p; true' x",
+        "git grep --open-files-in-pager=rm x",
+        "git grep --o=rm x",
+        "git diff --out=x.txt",
+        "git diff --ext",
+        "git diff --no-i a b",
+        "git blame --contents $O/secret.txt README.md",
+        "git blame --cont=$O/secret.txt README.md",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// Options that write or run a program, in every spelling GNU getopt accepts: abbreviated
+/// long options and bundled short ones.
+#[tokio::test]
+async fn writing_options_in_any_spelling() {
+    let mut cases = vec![
+        case("allow", "Bash", "sort -u README.md"),
+        case("allow", "Bash", "sort -rn -k2 README.md"),
+        case("allow", "Bash", "sort --check README.md"),
+        case("allow", "Bash", "tree -a src"),
+        case("allow", "Bash", "date -u +%s"),
+        case("allow", "Bash", "date --utc"),
+        case("allow", "Bash", "date -Iseconds"),
+        case("allow", "Bash", "sort -t, -k2 README.md"),
+        case("allow", "Bash", "file -z README.md"),
+        case("allow", "Bash", "bat --paging=never README.md"),
+        case("ask", "Bash", "sort -uo .git/hooks/pre-commit README.md").mode("acceptEdits"),
+    ];
+    for cmd in [
+        "sort -uo .git/hooks/pre-commit README.md",
+        "sort -uo out.txt README.md",
+        "sort --o=out.txt README.md",
+        "sort --outp out.txt README.md",
+        "sort --compress-prog=sh README.md",
+        "sort --files0-from=list",
+        "tree -ao out.txt src",
+        "tree -o out.txt",
+        "file -zC",
+        "file --comp",
+        "base64 -do out.txt README.md",
+        "base64 --out=out.txt README.md",
+        "date -us 2020-01-01",
+        "date --se=2020-01-01",
+        "rg -iz foo",
+        "rg --pre=./x foo",
+        "bat --paging=always --pager='sh -c x' README.md",
+        "bat --pager=x README.md",
+        "wc --files0-from=list",
+        "du --files0-from=list",
+        "less -o out.txt README.md",
+        "less --log-file=out.txt README.md",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// Deny rules see the command behind a wrapper's options, and behind xargs' options in every
+/// GNU spelling, even in bypass mode.
+#[tokio::test]
+async fn deny_rules_see_past_wrapper_options() {
+    let rm = &["Bash(rm:*)"];
+    let mut cases: Vec<Case> = [
+        "nice -n 5 bash -c 'rm -rf /tmp/x'",
+        "nice -n5 rm x",
+        "nice --adjustment 5 rm x",
+        "nice --adj 5 sh -c 'rm x'",
+        "timeout -k 5 10 bash -c 'rm -rf /tmp/x'",
+        "timeout --kill 5 10 rm x",
+        "sudo -u root sh -c 'rm -rf /tmp/x'",
+        "sudo --user root sh -c 'rm x'",
+        "sudo --user root rm x",
+        "sudo -D /tmp rm x",
+        "sudo -E bash -c 'rm x'",
+        "sudo --bogus-option value bash -c 'rm x'",
+        "env -u FOO rm x",
+        "env -u FOO bash -c 'rm x'",
+        "env -S 'rm x'",
+        "env --split-string='rm x'",
+        "stdbuf -o L rm x",
+        "stdbuf -o L sh -c 'rm x'",
+        "bash --rcfile /dev/null -c 'rm x'",
+        "builtin command nice -n 1 rm x",
+        "ls | xargs -i rm -rf {}",
+        "ls | xargs -i{} rm -rf {}",
+        "ls | xargs --max-args 1 rm -rf",
+        "ls | xargs --max-a 1 rm -rf",
+        "ls | xargs -tn1 rm",
+        "ls | xargs -tn 1 rm",
+        "ls | xargs -e rm",
+        "ls | xargs -0 -I {} sh -c 'rm {}'",
+        "ls | xargs --replace rm {}",
+        "ls | xargs --bogus 1 rm",
+        "ls | xargs -J % rm %",
+    ]
+    .iter()
+    .flat_map(|cmd| {
+        [
+            case("deny", "Bash", cmd).deny(rm),
+            case("deny", "Bash", cmd).deny(rm).mode("bypassPermissions"),
+            case("deny", "Bash", cmd).deny(rm).allow(&["Bash"]),
+        ]
+    })
+    .collect();
+    cases.extend([
+        case("allow", "Bash", "nice -n 5 ls"),
+        case("allow", "Bash", "nice -n5 ls"),
+        case("allow", "Bash", "timeout -k 5 10 ls"),
+        case("allow", "Bash", "timeout -k 5 10 grep -r rm src").deny(rm),
+        case("allow", "Bash", "nice -n 5 grep rm README.md").deny(rm),
+        // Not denied (xargs runs `echo`); asked, as every command fed by xargs.
+        case("ask", "Bash", "ls | xargs -n 1 echo rm").deny(rm),
+        case("allow", "Bash", "ls | xargs -0 -n 1 wc -l").allow(&["Bash(wc:*)"]),
+        case("allow", "Bash", "nice -n 5 bash -c 'ls src'"),
+    ]);
+    run_table(cases).await;
+}
+
+/// `cd` behind `builtin`/`command`, `pushd`, `popd` and `cd -` change the directory too.
+#[tokio::test]
+async fn cd_behind_wrappers() {
+    let cases = vec![
+        case("ask", "Bash", "builtin cd src && git status"),
+        case("ask", "Bash", "command cd src && git status"),
+        case("ask", "Bash", "cd src && command git status"),
+        case("ask", "Bash", "pushd src && git status"),
+        case("ask", "Bash", "builtin cd src && builtin cd sub"),
+        case("ask", "Bash", "cd src && popd && cat ../README.md"),
+        case("ask", "Bash", "cd - && ls"),
+        case("allow", "Bash", "builtin cd src && cat main.rs"),
+        case("allow", "Bash", "cd -P src && cat main.rs"),
+        case("ask", "Bash", "builtin cd src && git status").allow(&["Bash(git status)"]),
+    ];
+    run_table(cases).await;
+}
+
+/// Read-only commands whose files are read: checked like `cat`'s.
+#[tokio::test]
+async fn read_only_commands_check_their_files() {
+    let mut cases = vec![
+        case("allow", "Bash", "expand README.md"),
+        case("allow", "Bash", "unexpand -a README.md"),
+        case("allow", "Bash", "comm README.md docs/a.md"),
+        case("allow", "Bash", "date --file=README.md"),
+        case("allow", "Bash", "date -R"),
+        case("deny", "Bash", "expand .env").deny(&["Read(.env)"]),
+        case("deny", "Bash", "comm .env /dev/null")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "date -f.env")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+    ];
+    for cmd in [
+        "expand /etc/shadow",
+        "expand $O/secret.txt",
+        "unexpand ~/.ssh/id_rsa",
+        "comm ~/.ssh/id_rsa /dev/null",
+        "date --file=/etc/shadow",
+        "date --file=$O/secret.txt",
+        "date -f$O/secret.txt",
+        "date -uf $O/secret.txt",
+        "date --fi $O/secret.txt",
+        "git blame --contents $O/secret.txt README.md",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+    }
+    run_table(cases).await;
+}
+
+/// Plan mode runs only what the engine itself finds read-only: an allow rule for a writing
+/// command does not make it read-only.
+#[tokio::test]
+async fn plan_mode_ignores_allow_rules_for_writes() {
+    let cases = vec![
+        case("deny", "Bash", "rm -rf build")
+            .mode("plan")
+            .allow(&["Bash(rm:*)"]),
+        case("deny", "Bash", "npm test")
+            .mode("plan")
+            .allow(&["Bash(npm test:*)"]),
+        case("deny", "Bash", "ls && rm x")
+            .mode("plan")
+            .allow(&["Bash"]),
+        case("deny", "Bash", "echo x > out.txt")
+            .mode("plan")
+            .allow(&["Bash(echo:*)", "Edit(out.txt)"]),
+        case("allow", "Bash", "ls src")
+            .mode("plan")
+            .allow(&["Bash(ls:*)"]),
+        case("allow", "Bash", "cat $O/notes.md")
+            .mode("plan")
+            .allow(&["Read(//$O/**)"]),
+        case("allow", "Bash", "bash -c 'ls src' 2>&1").mode("plan"),
+        case("allow", "Bash", "[[ -f README.md ]]").mode("plan"),
+        case("allow", "Bash", "rm x")
+            .mode("plan")
+            .allow(&["Bash(rm:*)"])
+            .bypass_available(),
+    ];
+    run_table(cases).await;
+}
+
+/// A path that cannot be computed statically (brace expansion, variables, substitutions)
+/// is never approved by bypass mode when Read/Edit deny or ask rules could cover it; simple
+/// static brace lists are expanded and checked.
+#[tokio::test]
+async fn uncomputable_paths_do_not_dodge_path_rules() {
+    let env = &["Read(.env)"];
+    let cases = vec![
+        case("deny", "Bash", "cat {.env,x}")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cat {README.md,.env}").deny(env),
+        case("deny", "Bash", "cat .{env,x}")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cat src/{sub/.env,main.rs}")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cat {a,{b,.env}}")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "rm {x,.env}")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat $F")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat \"$(echo .env)\"")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat */.env")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat < $F")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "rm $F")
+            .deny(&["Edit(src/**)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat $F")
+            .ask(&["Read(secrets/**)"])
+            .mode("bypassPermissions"),
+        // Paths fed by xargs or find -exec cannot be checked either.
+        case("ask", "Bash", "ls | xargs cat")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "find . -exec cat {} \\;")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "ls | xargs wc -l").allow(&["Bash(wc:*)"]),
+        // Without path rules bypass mode still allows them.
+        case("allow", "Bash", "cat $F").mode("bypassPermissions"),
+        case("allow", "Bash", "cat {.env,x}").mode("bypassPermissions"),
+        case("ask", "Bash", "cat {README.md,$O/secret.txt}"),
+        case("ask", "Bash", "cat {README.md,docs/a.md}"),
+    ];
+    run_table(cases).await;
+}
+
+/// Holes of the same kinds found while fixing the reviewer's: words after a redirection's
+/// target are arguments, bundled `-i` makes sed write, write commands' option values are
+/// paths, `bash -c` takes its script after all options.
+#[tokio::test]
+async fn related_holes() {
+    let env = &["Read(.env)"];
+    let cases = vec![
+        // tree-sitter reads `.env` as a second redirection target; bash gives it to cat.
+        case("deny", "Bash", "cat 2>/dev/null .env").deny(env),
+        case("deny", "Bash", "cat 2>/dev/null .env")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "ls; cat > /dev/null README.md .env").deny(env),
+        case("ask", "Bash", "cat 2>/dev/null $O/secret.txt"),
+        case("allow", "Bash", "cat 2>/dev/null README.md"),
+        case("ask", "Bash", "sed -Ei 's/a/b/' .git/config").mode("acceptEdits"),
+        case("ask", "Bash", "sed -Ei 's/a/b/' .git/config").mode("bypassPermissions"),
+        case("ask", "Bash", "sed -ni 's/a/b/p' $O/notes.md").mode("acceptEdits"),
+        case("ask", "Bash", "cp --target-directory=dir_out README.md").mode("acceptEdits"),
+        case("ask", "Bash", "cp -tdir_out README.md").mode("acceptEdits"),
+        case("allow", "Bash", "cp -t docs README.md").mode("acceptEdits"),
+        case("deny", "Bash", "bash -c -e 'rm x'")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "bash -o pipefail -c 'rm x'")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "bash \"$X\" 'rm x'"),
+        case("deny", "Bash", "bash \"$X\" 'rm x'")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "bash \"$X\" -c 'rm x'")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        // Found by compose_proptest: bash rejects a line break after `>>`; tree-sitter
+        // took the next line's first word as the target.
+        case("ask", "Bash", ">> \n npm test -- --watch").mode("acceptEdits"),
+        case("ask", "Bash", "echo x >\nREADME.md rm -rf x").mode("acceptEdits"),
+        case("ask", "Bash", "less '+!touch /tmp/p' README.md"),
+        case("ask", "Bash", "less -k keys README.md"),
+        // watch runs its words through `sh -c`; dd names its files in `if=`/`of=`.
+        case("deny", "Bash", "watch 'ls; rm x'")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "watch -n 1 ls \\; rm x")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "dd if=.env of=/tmp/x")
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "dd if=README.md of=.git/hooks/pre-commit").mode("bypassPermissions"),
+        // cat stays read-only whatever xargs appends (see `everyday_commands_stay_allowed`).
+        case("allow", "Bash", "ls | xargs cat")
+            .mode("plan")
+            .allow(&["Bash(cat:*)"]),
+        case("deny", "Bash", "ls | xargs sort")
+            .mode("plan")
+            .allow(&["Bash(sort:*)"]),
+    ];
+    run_table(cases).await;
+}
+
+/// Hostile input gets a decision: no stack overflow, bounded work. A brace list repeated
+/// thousands of times, deep nesting of every kind, and long commands of other shapes.
+#[tokio::test]
+async fn hostile_input_gets_a_decision() {
+    let env = &["Read(.env)"];
+    let rm = &["Bash(rm:*)"];
+    let braces = format!("cat {}", "{a,b}".repeat(8000));
+    let mut cases = vec![
+        case("ask", "Bash", &braces),
+        case("ask", "Bash", &braces)
+            .deny(env)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", &format!("cat {}.env", "{a,b}".repeat(17)))
+            .deny(env)
+            .mode("bypassPermissions"),
+        case(
+            "ask",
+            "Bash",
+            &format!("cat {}a,b{}", "{".repeat(5000), "}".repeat(5000)),
+        ),
+        case("ask", "Bash", &format!("echo {}", "x ".repeat(6000))),
+        case("ask", "Bash", &"a".repeat(20_000)),
+        // `!` is a reserved word, even repeated; tree-sitter reads `! ! rm` as a command `!`.
+        case("deny", "Bash", "! ! rm x")
+            .deny(rm)
+            .mode("bypassPermissions"),
+    ];
+    // Nesting of every kind, below and far beyond the walker's depth limit.
+    let mut nested = Vec::new();
+    for (open, close, runs_rm) in [
+        ("$(", ")", true),
+        ("( ", " )", true),
+        // `((` is arithmetic for bash: nothing runs.
+        ("(", ")", false),
+        ("{ ", "; }", true),
+        ("\"$(", ")\"", true),
+        ("<(", ")", true),
+        ("! ", "", true),
+        ("eval ", "", true),
+        ("$((", "))", false),
+        ("${a:-", "}", false),
+        ("[[ ( ", " ) ]]", false),
+        // tree-sitter's error recovery is slow on these: the parse is cut short.
+        ("$[", "]", false),
+        ("a=(", ")", false),
+    ] {
+        for n in [150, 300, 3000] {
+            nested.push((
+                format!("{}rm x{}", open.repeat(n), close.repeat(n)),
+                runs_rm,
+                n,
+            ));
+        }
+    }
+    for (cmd, _, _) in &nested {
+        cases.push(case("ask", "Bash", cmd));
+    }
+    // Long chains: `a && b && ...` nests to the left in the syntax tree.
+    for (sep, n) in [
+        (" && ", 1100),
+        (" || ", 1100),
+        (" | ", 1300),
+        ("; ", 1500),
+        ("\n", 3000),
+    ] {
+        let cmd = format!("true{sep}rm x{}", format!("{sep}true").repeat(n));
+        cases.push(case("deny", "Bash", &cmd).deny(rm));
+        cases.push(
+            case("deny", "Bash", &cmd)
+                .deny(rm)
+                .mode("bypassPermissions"),
+        );
+    }
+    cases.push(case(
+        "allow",
+        "Bash",
+        &format!("ls{}", " && ls".repeat(1200)),
+    ));
+    cases.push(case(
+        "allow",
+        "Bash",
+        &format!("ls{}", " | cat".repeat(1200)),
+    ));
+    run_table(cases).await;
+    // Deny rules cannot be dodged by nesting deeper: below the walker's depth limit the
+    // commands are still listed (up to a thousand), so `rm x` is denied; beyond what is
+    // analysed (payloads nested too deeply, too many commands) the command asks, even in
+    // bypass mode.
+    let fx = common::Fixture::new();
+    for (cmd, runs_rm, n) in &nested {
+        let c = case("deny", "Bash", cmd).deny(rm).mode("bypassPermissions");
+        let got = common::behavior(&common::run(&fx, &c).await);
+        let shown = &cmd[..cmd.len().min(60)];
+        if !runs_rm {
+            continue;
+        }
+        if *n <= 300 && !cmd.starts_with("eval") {
+            assert_eq!(got, "deny", "{shown}...");
+        } else {
+            assert!(["deny", "ask"].contains(&got), "{got} for {shown}...");
+        }
+    }
+}
+
+/// A `cd` in a subshell, a pipeline stage, a substitution or a background job does not move
+/// the shell; one inside `eval` does.
+#[tokio::test]
+async fn directory_changes_stay_in_their_subshell() {
+    let prod = &["Read(./config/prod.env)"];
+    let ssh = &["Read(~/.ssh/**)"];
+    let mut cases = vec![
+        case("allow", "Bash", "(cd src && cat main.rs)"),
+        case("allow", "Bash", "(cd src) && cat README.md"),
+        case("allow", "Bash", "cd src && cat main.rs | wc -l"),
+        case("allow", "Bash", "eval cd src && cat main.rs"),
+        case("deny", "Bash", "eval cd config && cat prod.env").deny(prod),
+        case("deny", "Bash", "eval 'cd config' && cat prod.env")
+            .deny(prod)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "eval cd ~ && cat .ssh/id_rsa")
+            .deny(ssh)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "builtin eval cd ~; cat .ssh/id_rsa")
+            .deny(ssh)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "sudo eval cd ~; cat .ssh/id_rsa"),
+    ];
+    for cmd in [
+        "(cd src) && cat ../sibling/.env",
+        "cd src | cat ../sibling/.env",
+        "cd src | true; cat ../sibling/.env",
+        "echo $(cd src) && cat ../sibling/.env",
+        "echo \"$(cd src)\" && cat ../sibling/.env",
+        "cat <(cd src) && cat ../sibling/.env",
+        "cd src & cat ../sibling/.env",
+        "{ cd src & } ; cat ../sibling/.env",
+        "(cd src; (cd sub) && cat ../../sibling/.env)",
+        // A `cd` may fail: after `;` or `||` the old directory counts too.
+        "cd nope; cat ../sibling/.env",
+        "cd nope || cat ../sibling/.env",
+        "cd nope\ncat ../sibling/.env",
+        "! cd nope && cat ../sibling/.env",
+        "cd src && true || cat ../sibling/.env",
+        "cd src; cat ../README.md",
+        "cd $X && cat main.rs",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+    }
+    cases.extend([
+        case("allow", "Bash", "cd src; cat main.rs"),
+        case("allow", "Bash", "cd src && cat ../README.md"),
+        case("allow", "Bash", "cd src && ls && cat main.rs"),
+        case("allow", "Bash", "cd src || ls"),
+        case("deny", "Bash", "cd ~ || cd src; cat .ssh/id_rsa")
+            .deny(ssh)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cd src; cat .ssh/id_rsa")
+            .deny(&["Read(./.ssh/**)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cd $X; cat .ssh/id_rsa")
+            .deny(ssh)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "popd; cat .ssh/id_rsa")
+            .deny(ssh)
+            .mode("bypassPermissions"),
+    ]);
+    run_table(cases).await;
+}
+
+/// Options that always name a file are checked as paths, in every spelling: `--opt=FILE`,
+/// `--opt FILE`, and a short option's attached value (`-fFILE`).
+#[tokio::test]
+async fn file_options_are_paths() {
+    let prod = &["Read(./config/prod.env)"];
+    let mut cases = vec![
+        case("allow", "Bash", "diff --from-file=README.md docs/a.md"),
+        case("allow", "Bash", "grep -f README.md docs/a.md"),
+        case("allow", "Bash", "grep -fREADME.md docs/a.md"),
+        case("allow", "Bash", "grep -rn -e foo -e bar src"),
+        case("ask", "Bash", "grep --file=$O/secret.txt README.md"),
+        case("ask", "Bash", "diff --to-file=$O/secret.txt README.md"),
+        case("ask", "Bash", "grep -f$O/secret.txt README.md"),
+        case("ask", "Bash", "grep -rnf$O/secret.txt README.md"),
+        case("ask", "Bash", "jq -f $O/secret.txt README.md"),
+    ];
+    for cmd in [
+        "diff --from-file=config/prod.env README.md",
+        "diff --to-file=config/prod.env README.md",
+        "diff --from-f=config/prod.env README.md",
+        "diff --from-file config/prod.env README.md",
+        "grep --file=config/prod.env README.md",
+        "grep --exclude-from=config/prod.env x README.md",
+        "grep -fconfig/prod.env README.md",
+        "grep -rnfconfig/prod.env README.md",
+        "grep -f config/prod.env README.md",
+        "rg --file=config/prod.env README.md",
+        "rg -fconfig/prod.env README.md",
+        "sed -fconfig/prod.env README.md",
+        "sed -nfconfig/prod.env README.md",
+        "sed --file=config/prod.env README.md",
+        "awk -fconfig/prod.env README.md",
+        "awk --file=config/prod.env README.md",
+        "jq -f config/prod.env README.md",
+        "jq --from-file config/prod.env",
+        "jq -n --rawfile x config/prod.env '$x'",
+    ] {
+        cases.push(case("deny", "Bash", cmd).deny(prod));
+        cases.push(
+            case("deny", "Bash", cmd)
+                .deny(prod)
+                .mode("bypassPermissions"),
+        );
+    }
+    run_table(cases).await;
+}
+
+/// ripgrep runs the program of `--hostname-bin` (and of `--pre`).
+#[tokio::test]
+async fn rg_options_that_run_programs() {
+    let mut cases = vec![
+        case("allow", "Bash", "rg --hyperlink-format=default foo"),
+        case("allow", "Bash", "rg --pretty foo src"),
+    ];
+    for cmd in [
+        "rg --hostname-bin=./x.sh --hyperlink-format=default foo",
+        "rg --hostname-bin ./x.sh foo",
+        "rg --pre=./x.sh foo",
+        "rg --pre ./x.sh foo",
+        "rg --pre-glob '*' --pre ./x foo",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// An unquoted expansion in `[`/`test` may become several words (`x='-v a[$(id)]'`), which
+/// can turn into `-v` with a subscript that runs a command; a quoted one stays one word.
+#[tokio::test]
+async fn test_operands_that_split() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "[ -n \"$USER\" ]",
+        "[ -f \"$USER/x\" ]",
+        "[ -d src ]",
+        "test -f README.md",
+        "[ \"$USER\" = \"$TERM\" ]",
+        "[ -z \"$(git status --porcelain)\" ] && echo clean",
+        "test -n \"${HOME}\"",
+    ] {
+        cases.push(case("allow", "Bash", cmd));
+        cases.push(case("allow", "Bash", cmd).mode("plan"));
+    }
+    for cmd in [
+        "[ $x ]",
+        "[ ! $x ]",
+        "[ $x = y ]",
+        "test $x",
+        "test -n $x",
+        "[ -n ${x} ]",
+        "[ -n $(echo x) ]",
+        "[ -n `echo x` ]",
+        "[ x = {-v,a} ]",
+        "[ * ]",
+        "test ''$x",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// Arithmetic contexts (`[[ -eq ]]`, `$(( ))`, array subscripts, substring offsets)
+/// evaluate a variable's value as an expression, which can run a command
+/// (`x='a[$(id)]'`): a reference by name asks; literals, `$#`, `$?`, `${#x}` are fine.
+#[tokio::test]
+async fn arithmetic_contexts() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "[[ $# -eq 0 ]] && echo none",
+        "[[ $? -ne 0 ]] || echo ok",
+        "[[ ${#HOME} -gt 3 ]]",
+        "[[ \"$#\" -lt 2 ]]",
+        "[[ 1 -le 0x10 ]]",
+        "echo $((1 + 2))",
+        "echo $(( $# * 2 ))",
+        "echo \"$((16#ff))\"",
+        "echo ${HOME[0]} ${HOME[@]} ${#HOME[@]}",
+        "echo ${HOME:1:2}",
+        "[[ $USER == /* ]]",
+    ] {
+        cases.push(case("allow", "Bash", cmd));
+        cases.push(case("allow", "Bash", cmd).mode("plan"));
+    }
+    for cmd in [
+        "[[ $x -eq 0 ]]",
+        "[[ ${x} -gt 0 ]]",
+        "[[ \"$x\" -lt 1 ]]",
+        "[[ x -eq 0 ]]",
+        "[[ 1 -eq 2 || $# -lt $n ]]",
+        "echo $((x+1))",
+        "echo $(($x+1))",
+        "echo \"$((x))\"",
+        "echo $[x+1]",
+        "echo $(( $(echo 1) ))",
+        "echo ${arr[x]}",
+        "echo ${arr[$i]}",
+        "echo \"${arr[i+1]}\"",
+        "echo ${HOME:x}",
+        "echo ${HOME:1:$n}",
+        "echo ${#arr[i]}",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// A `printf` format that starts with literal text cannot expand to `-v`.
+#[tokio::test]
+async fn printf_formats_with_literal_text() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "printf \"Total: $USER\\n\"",
+        "printf 'a'\"$USER\"",
+        "printf \"%s: %d\\n\" \"$USER\" 3",
+        "printf x$USER",
+    ] {
+        cases.push(case("allow", "Bash", cmd));
+    }
+    for cmd in [
+        "printf \"$FMT\" x",
+        "printf $FMT x",
+        "printf ''$FMT x",
+        "printf \"\"$FMT x",
+        "printf {-v,'a[$(id)]'} x",
+        "printf `echo -v` x",
+        "printf * x",
+        "printf \"${FMT}\" x",
+        "printf -v x %s",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// macOS `sed -i ''` (an empty backup suffix as its own word).
+#[tokio::test]
+async fn sed_in_place_with_empty_suffix() {
+    let mut cases = vec![
+        case("allow", "Bash", "sed -i '' 's/a/b/g' README.md").mode("acceptEdits"),
+        case("allow", "Bash", "sed -i \"\" -e 's/a/b/' README.md").mode("acceptEdits"),
+    ];
+    for cmd in [
+        "sed -i '' 's/a/b/w /tmp/x' README.md",
+        "sed -i '' 's/a/b/' $O/notes.md",
+        // GNU sed reads `''` as the script and `/tmp/d` as a file to edit.
+        "sed -i '' /tmp/d README.md",
+        "sed -i '' 1e README.md",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("acceptEdits"));
+    }
+    run_table(cases).await;
+}
+
+/// Everyday commands that must stay allowed: a backslash-newline continuation, `command -v`
+/// after a `cd`, xargs feeding a read-only command in plan mode.
+#[tokio::test]
+async fn everyday_commands_stay_allowed() {
+    let cases = vec![
+        case("allow", "Bash", "grep -rn foo 2>/dev/null \\\nsrc"),
+        case("allow", "Bash", "ls \\\n  -la \\\n  src"),
+        case("allow", "Bash", "cat \\\nREADME.md > /dev/null"),
+        case("ask", "Bash", "echo x >\nREADME.md rm -rf x"),
+        case("ask", "Bash", "echo x \\\\\nrm -rf x"),
+        case("allow", "Bash", "cd src && command -v git"),
+        case("allow", "Bash", "cd src && ls && command -v cd"),
+        case("allow", "Bash", "command -V ls"),
+        case("deny", "Bash", "command -v rm").deny(&["Bash(command:*)"]),
+        case("ask", "Bash", "command -p git status && cd src"),
+        case("allow", "Bash", "git ls-files | xargs grep -n TODO")
+            .mode("plan")
+            .allow(&["Bash(grep:*)"]),
+        case("allow", "Bash", "ls | xargs cat")
+            .mode("plan")
+            .allow(&["Bash(cat:*)"]),
+        case("allow", "Bash", "git ls-files | xargs wc -l")
+            .mode("plan")
+            .allow(&["Bash(wc:*)"]),
+        // Appended words could be `-o FILE`.
+        case("deny", "Bash", "ls | xargs sort")
+            .mode("plan")
+            .allow(&["Bash(sort:*)"]),
+        case("deny", "Bash", "ls | xargs uniq")
+            .mode("plan")
+            .allow(&["Bash(uniq:*)"]),
+        case("deny", "Bash", "ls | xargs rg foo")
+            .mode("plan")
+            .allow(&["Bash(rg:*)"]),
+    ];
+    run_table(cases).await;
+}
+
+/// Deny rules see the command behind more wrappers: `chrt`, `flock` (also its `-c` string),
+/// `prlimit`, `setpriv`, `unshare`, `runuser`/`su` (their `-c` string), `numactl`,
+/// `systemd-run`, `ionice`, `taskset`, `nsenter`, `chroot`.
+#[tokio::test]
+async fn deny_rules_see_past_more_wrappers() {
+    let rm = &["Bash(rm:*)"];
+    let cases: Vec<Case> = [
+        "chrt -o 0 rm -rf src",
+        "chrt --other 0 rm -rf src",
+        "chrt -T 5 -d 0 rm x",
+        "chrt -o rm -rf src",
+        "flock /tmp/l rm -rf src",
+        "flock -w 5 /tmp/l rm x",
+        "flock --timeout 5 /tmp/l rm x",
+        "flock -n -E 3 /tmp/l rm x",
+        "flock /tmp/l -c 'rm -rf src'",
+        "flock /tmp/l --command 'ls; rm x'",
+        "prlimit --nofile=10 rm x",
+        "prlimit -n10 rm x",
+        "prlimit -p 1 -o RESOURCE rm x",
+        "setpriv --reuid=1000 rm x",
+        "setpriv --reuid 1000 --init-groups rm x",
+        "unshare -r rm x",
+        "unshare --map-root-user -w /tmp rm x",
+        "unshare --mount=/tmp/ns rm x",
+        "runuser -u me rm x",
+        "runuser -u me -- rm x",
+        "runuser me -c 'rm x'",
+        "runuser -l me --command='rm x'",
+        "su me -c 'rm x'",
+        "su -c 'ls; rm x' - me",
+        "numactl --interleave=all rm x",
+        "numactl -i all rm x",
+        "systemd-run --user rm x",
+        "systemd-run -p Nice=5 --wait rm x",
+        "ionice -c 3 rm x",
+        "ionice -c3 -n7 rm x",
+        "taskset 0x1 rm x",
+        "taskset -c 0 rm x",
+        "nsenter -t 1 -m rm x",
+        "chroot / rm x",
+        "chroot --userspec=me:me / rm x",
+        "sudo flock /tmp/l chrt -o 0 rm x",
+    ]
+    .iter()
+    .flat_map(|cmd| {
+        [
+            case("deny", "Bash", cmd).deny(rm),
+            case("deny", "Bash", cmd).deny(rm).mode("bypassPermissions"),
+        ]
+    })
+    .collect();
+    run_table(cases).await;
+}

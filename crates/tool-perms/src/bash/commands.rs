@@ -1,7 +1,9 @@
 //! What a simple command is: the strings rules are matched against (wrappers and safe
 //! environment assignments stripped), read-only commands, and which arguments are paths.
 
+use super::options::{self, Safe, names_long, short_bundle_has, short_option_in};
 use super::parse::{SimpleCommand, Word, basename};
+use super::sed;
 
 /// Environment variables whose assignment before a command cannot change what runs
 /// (Claude Code's safe list, trimmed): stripped before allow rules match.
@@ -79,135 +81,83 @@ fn val(w: &Word) -> Option<&str> {
     if w.plain { w.value.as_deref() } else { None }
 }
 
-fn is_duration(s: &str) -> bool {
-    let digits = s.trim_end_matches(['s', 'm', 'h', 'd']);
-    !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && digits.chars().filter(|&c| c == '.').count() <= 1
-        && s.len() - digits.len() <= 1
-}
+/// How many wrappers (`sudo nice timeout ...`) are followed at most.
+pub(crate) const MAX_WRAPPERS: usize = 8;
+/// How many readings of one simple command deny and ask rules are matched against at most.
+const MAX_DENY_READINGS: usize = 32;
 
 /// How many words a safe wrapper takes before its command (`timeout 5`, `nice -n 5`,
-/// `stdbuf -oL`, `nohup`, `time`, `command`, `builtin`, `noglob`), or `None` when `words`
-/// does not start with one.
+/// `stdbuf -oL`, `nohup`, `time -p`, `command -p`, `builtin`, `noglob`), read with the
+/// wrapper's option table (the wrappers marked safe there). `None` when `words` does not
+/// start with one, or with one whose options are not all understood, not plain words, or
+/// not among those allowed there (bash's `time` takes only `-p`).
 pub fn safe_wrapper_len(words: &[Word]) -> Option<usize> {
     let name = val(words.first()?)?;
-    let arg = |i: usize| words.get(i).and_then(val);
-    let mut i = 1;
-    match name {
-        "timeout" => loop {
-            match arg(i)? {
-                "-k" | "-s" | "--kill-after" | "--signal" => i += 2,
-                "--preserve-status" | "--foreground" | "-v" | "--verbose" => i += 1,
-                a if a.starts_with("--kill-after=") || a.starts_with("--signal=") => i += 1,
-                a if a.starts_with("-k") || a.starts_with("-s") => i += 1,
-                "--" => i += 1,
-                a if is_duration(a) => {
-                    i += 1;
-                    break;
-                }
-                _ => return None,
-            }
-        },
-        "time" => {
-            if arg(i) == Some("-p") {
-                i += 1;
-            }
-        }
-        "nice" => match arg(i)? {
-            "-n" => i += 2,
-            a if a.starts_with("--adjustment=") => i += 1,
-            a if a.starts_with('-')
-                && a[1..].chars().all(|c| c.is_ascii_digit())
-                && a.len() > 1 =>
-            {
-                i += 1
-            }
-            _ => {}
-        },
-        "stdbuf" => {
-            while let Some(a) = arg(i) {
-                let ok = ["-i", "-o", "-e", "--input=", "--output=", "--error="]
-                    .iter()
-                    .any(|p| a.starts_with(p))
-                    && a.len() > 2;
-                if !ok {
-                    break;
-                }
-                i += 1;
-            }
-            if i == 1 {
-                return None;
-            }
-        }
-        "nohup" | "builtin" | "noglob" => {}
-        "command" => {
-            if arg(i).is_some_and(|a| a.starts_with('-') && a != "--" && a != "-p") {
-                return None;
-            }
-            if arg(i) == Some("-p") {
-                i += 1;
-            }
-        }
-        _ => return None,
-    }
-    if arg(i) == Some("--") {
-        i += 1;
-    }
-    (i < words.len()).then_some(i)
+    let spec = options::wrapper_spec(name).filter(|s| s.safe != Safe::No)?;
+    let read = options::read_options(words, spec);
+    let before = words.get(1..read.start)?;
+    let understood = read.unsure_from.is_none()
+        && read.start < words.len()
+        && before.iter().all(|w| match (val(w), spec.safe) {
+            (None, _) => false,
+            (Some("--"), _) => true,
+            (Some(v), Safe::Only(allowed)) => allowed.contains(&v),
+            (Some(_), _) => true,
+        });
+    understood.then_some(read.start)
 }
 
-/// Wrappers that deny and ask rules see through (any options).
-fn any_wrapper_len(words: &[Word]) -> Option<usize> {
-    if let Some(n) = safe_wrapper_len(words) {
-        return Some(n);
-    }
-    let name = words.first()?.value.as_deref().map(basename)?;
-    if !matches!(
-        name,
-        "sudo"
-            | "doas"
-            | "busybox"
-            | "env"
-            | "exec"
-            | "nohup"
-            | "nice"
-            | "timeout"
-            | "time"
-            | "stdbuf"
-            | "ionice"
-            | "coproc"
-            | "watch"
-            | "setsid"
-            | "command"
-            | "builtin"
-            | "noglob"
-            | "chronic"
-            | "unbuffer"
-            | "caffeinate"
-            | "taskset"
-    ) {
-        return None;
-    }
-    let mut i = 1;
-    while let Some(w) = words.get(i) {
-        let v = w.value.as_deref().unwrap_or("-");
-        let opt = v.starts_with('-') || (name == "env" && v.contains('='));
-        let number = matches!(name, "timeout" | "nice" | "taskset")
-            && v.chars().next().is_some_and(|c| c.is_ascii_digit());
-        if !opt && !number {
-            break;
-        }
-        i += 1;
-        if matches!(
-            v,
-            "-u" | "-g" | "-n" | "-k" | "-s" | "-C" | "-c" | "-p" | "-a"
-        ) && name != "env"
-        {
-            i += 1;
+/// Where the command the shell itself runs starts in `words`: after the wrappers that run
+/// their command in the shell (`builtin`, `command -p`, `time -p`, `noglob`), so that
+/// `builtin cd` moves the shell and `nice cd` does not.
+pub(crate) fn shell_command_start(words: &[Word]) -> usize {
+    let mut start = 0;
+    for _ in 0..MAX_WRAPPERS {
+        let here = &words[start..];
+        let in_shell = here
+            .first()
+            .and_then(val)
+            .and_then(options::wrapper_spec)
+            .is_some_and(|s| s.in_shell);
+        match safe_wrapper_len(here).filter(|_| in_shell) {
+            Some(n) => start += n,
+            None => break,
         }
     }
-    (i < words.len()).then_some(i)
+    start
+}
+
+/// Where the command run by a wrapper starts in `words` (any wrapper deny and ask rules see
+/// through: `sudo`, `env`, `nice`, `timeout`, `exec`, ..., with any options). `None` when
+/// `words` does not start with a wrapper followed by a command. Otherwise the indices of
+/// the possible starts, the reading with the wrapper's option table first, and whether that
+/// reading is certain (every option understood). When it is not, every later word that is
+/// not an option is a possible start too: deny and ask rules look at all of them.
+pub fn wrapped_command_starts(words: &[Word]) -> Option<(Vec<usize>, bool)> {
+    let name = basename(words.first()?.value.as_deref()?);
+    let spec = options::wrapper_spec(name)?;
+    let read = options::read_options(words, spec);
+    let starts = options::command_starts(words, read);
+    (!starts.is_empty()).then_some((starts, read.unsure_from.is_none()))
+}
+
+/// The name of the command `cmd` finally runs, through every wrapper (`builtin cd` is `cd`,
+/// `sudo -u x git` is `git`), by the wrappers' option tables.
+pub fn effective_name(cmd: &SimpleCommand) -> Option<&str> {
+    let mut words = &cmd.words[..];
+    for _ in 0..MAX_WRAPPERS {
+        match wrapped_command_starts(words) {
+            Some((starts, _)) => words = &words[starts[0]..],
+            None => break,
+        }
+    }
+    words.first()?.value.as_deref().map(basename)
+}
+
+/// Whether `cmd` changes the shell's directory (`cd`, `pushd`, `popd`, also behind
+/// `builtin`/`command` or another wrapper).
+pub fn changes_directory(cmd: &SimpleCommand) -> bool {
+    matches!(effective_name(cmd), Some("cd" | "pushd" | "popd"))
 }
 
 /// The strings `cmd` is matched against.
@@ -230,8 +180,9 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     }
     // Deny: every reading.
     push(&mut c.deny, cmd.text_with_assignments());
-    let mut words = &cmd.words[..];
-    for _ in 0..16 {
+    let mut todo: Vec<&[Word]> = vec![&cmd.words[..]];
+    for _ in 0..MAX_DENY_READINGS {
+        let Some(words) = todo.pop() else { break };
         push(&mut c.deny, join_raw(words));
         if let Some(v) = join_value(words) {
             push(&mut c.deny, v.clone());
@@ -242,9 +193,8 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
                 push(&mut c.deny, format!("{base}{}", &v[first.len()..]));
             }
         }
-        match any_wrapper_len(words) {
-            Some(n) => words = &words[n..],
-            None => break,
+        if let Some((starts, _)) = wrapped_command_starts(words) {
+            todo.extend(starts.iter().rev().map(|&s| &words[s..]));
         }
     }
     for a in c.allow.clone() {
@@ -286,9 +236,9 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "truncate" | "shred" | "install" | "rsync" | "dd" | "tee" | "unlink" => PathUse::Write,
         "sed"
             if words.iter().any(|w| {
-                w.value.as_deref().is_some_and(|v| {
-                    v == "-i" || v.starts_with("-i") || v.starts_with("--in-place")
-                })
+                w.value
+                    .as_deref()
+                    .is_some_and(|v| short_bundle_has(v, &['i']) || names_long(v, "--in-place"))
             }) =>
         {
             PathUse::Write
@@ -298,44 +248,170 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
         | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
         | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold" | "realpath" | "readlink"
-        | "source" | "." | "vim" | "vi" | "nano" | "emacs" | "cd" | "tr" | "xargs" => PathUse::Read,
+        | "source" | "." | "vim" | "vi" | "nano" | "emacs" | "cd" | "tr" | "xargs" | "comm"
+        | "expand" | "unexpand" | "date" => PathUse::Read,
         _ => return None,
     })
 }
 
-/// Commands whose first positional argument is a pattern or script, not a path.
+/// Commands whose first positional argument is a pattern or script, not a path, unless the
+/// script is given by an option (`grep -e`, `awk -f`, `jq -f`, bundled as in `grep -ie`,
+/// abbreviated as in `grep --regexp=`): then every positional is a file (for `jq -f`, the
+/// first one is the program file).
 fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
-    match name {
-        "grep" | "egrep" | "fgrep" | "rg" => !words.iter().any(|w| {
-            w.value.as_deref().is_some_and(|v| {
-                v == "-e"
-                    || v == "-f"
-                    || v.starts_with("--regexp")
-                    || v.starts_with("--file")
-                    || (v.starts_with("-e") && v.len() > 2)
-            })
-        }),
-        "sed" => !words.iter().any(|w| {
-            w.value
-                .as_deref()
-                .is_some_and(|v| v == "-e" || v == "-f" || v.starts_with("--expression"))
-        }),
-        "awk" => !words
+    let given_by_option = |letters: &[char], longs: &[&str]| {
+        words[1..]
             .iter()
-            .any(|w| w.value.as_deref().is_some_and(|v| v == "-f")),
-        "jq" => true,
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+            .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
+    };
+    match name {
+        "grep" | "egrep" | "fgrep" | "rg" => !given_by_option(&['e', 'f'], &["--regexp", "--file"]),
+        "awk" => !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"]),
+        "jq" => !given_by_option(&['f'], &["--from-file"]),
         _ => false,
     }
 }
 
+/// The short options of a command that take a value (`required`: the rest of the bundle,
+/// else the next word; `optional`: only ever the rest of the bundle), and those whose value
+/// names a file it reads or writes (`grep -f FILE`, `date -r FILE`, `cp -t DIR`).
+struct ShortValues {
+    required: &'static str,
+    optional: &'static str,
+    files: &'static [char],
+}
+
+fn short_values(name: &str) -> Option<ShortValues> {
+    let (required, optional, files): (&'static str, &'static str, &'static [char]) = match name {
+        "date" => ("dfrs", "I", &['f', 'r']),
+        "touch" => ("drt", "", &['r']),
+        "cp" | "mv" | "ln" => ("St", "", &['t']),
+        "install" => ("gmotS", "", &['t']),
+        "grep" | "egrep" | "fgrep" => ("ABCDdefm", "", &['f']),
+        "rg" => ("ABCdEefgjMmrTt", "", &['f']),
+        "awk" => ("fFveEilW", "dDLop", &['f', 'E', 'i']),
+        "diff" => ("CDFILSUWXx", "", &['X']),
+        "du" => ("BdtX", "", &['X']),
+        "sort" => ("kSTto", "", &['o', 'T']),
+        "head" => ("cn", "", &[]),
+        "tail" => ("cns", "", &[]),
+        "cut" => ("bcdf", "", &[]),
+        "uniq" => ("fsw", "", &[]),
+        "ls" => ("ITw", "", &[]),
+        "stat" => ("c", "", &[]),
+        _ => return None,
+    };
+    Some(ShortValues {
+        required,
+        optional,
+        files,
+    })
+}
+
+/// Long options whose value always names a file the command reads (`--opt=FILE` or
+/// `--opt FILE`, in any spelling getopt accepts).
+fn file_long_options(name: &str) -> &'static [&'static str] {
+    match name {
+        "diff" => &["--from-file", "--to-file", "--exclude-from"],
+        "grep" | "egrep" | "fgrep" => &["--file", "--exclude-from"],
+        "rg" => &["--file", "--ignore-file"],
+        "awk" => &["--file", "--include", "--exec"],
+        "jq" => &["--from-file", "--rawfile", "--slurpfile"],
+        "date" => &["--file", "--reference"],
+        "wc" | "sort" => &["--files0-from"],
+        "du" => &["--files0-from", "--exclude-from"],
+        _ => &[],
+    }
+}
+
+/// Whether the command reads files whose names it finds in another file (`wc
+/// --files0-from=LIST`): those paths cannot be checked.
+pub fn reads_listed_files(name: &str, words: &[Word]) -> bool {
+    matches!(name, "wc" | "du" | "sort")
+        && words[1..]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+            .any(|v| names_long(v, "--files0-from"))
+}
+
+/// In the bundle of short options `arg`, the first option that takes a value and that
+/// value (empty when it is the next word, or absent for an optional one).
+fn short_value_in<'a>(arg: &'a str, sv: &ShortValues) -> Option<(char, &'a str, bool)> {
+    let rest = arg.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+    for (k, c) in rest.char_indices() {
+        let required = sv.required.contains(c);
+        if required || sv.optional.contains(c) {
+            return Some((c, &rest[k + c.len_utf8()..], required));
+        }
+    }
+    None
+}
+
+/// What the next word is, after an option.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Next {
+    #[default]
+    Any,
+    /// The value of an option, not a path.
+    Skip,
+    /// The value of an option that names a file.
+    Path,
+    /// A name, then a file (`jq --rawfile NAME FILE`).
+    NameThenPath,
+}
+
 /// The arguments of `words` that are paths for [`path_use`]: positionals (after the script of
-/// grep/sed/awk/jq), the starting points of `find`, and values of `--opt=/path` flags.
+/// grep/awk/jq; sed's files as its own parse finds them), the starting points of `find`,
+/// values of options that name a file (`grep -f FILE`, `--from-file=FILE`, `date -rFILE`,
+/// `cp -t DIR`), values of `--opt=/path` flags (of every `--opt=value` flag for commands
+/// that write), and `dd`'s `if=`/`of=`.
 pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
+    if name == "sed" {
+        return sed_path_args(words);
+    }
     let mut out = Vec::new();
     let mut skip_script = first_positional_is_script(name, words);
     let mut after_dashdash = false;
     let mut find_expr = false;
+    let mut next = Next::Any;
+    let writes = path_use(name, words) == Some(PathUse::Write);
+    let shorts = short_values(name);
+    let file_longs = file_long_options(name);
+    let as_path = |value: &str, w: &Word| Word {
+        raw: value.to_owned(),
+        value: Some(value.to_owned()),
+        plain: w.plain,
+        glob: w.glob,
+    };
     for w in &words[1..] {
+        match std::mem::take(&mut next) {
+            Next::Skip => continue,
+            Next::Path => {
+                out.push(w.clone());
+                continue;
+            }
+            Next::NameThenPath => {
+                next = Next::Path;
+                continue;
+            }
+            Next::Any => {}
+        }
+        if name == "dd" {
+            // `dd if=FILE of=FILE`: its only paths.
+            if let Some(value) = w
+                .value
+                .as_deref()
+                .and_then(|v| v.strip_prefix("if=").or_else(|| v.strip_prefix("of=")))
+            {
+                out.push(as_path(value, w));
+            } else if w.value.is_none() {
+                out.push(w.clone());
+            }
+            continue;
+        }
         let v = w.value.as_deref();
         if !after_dashdash {
             if v == Some("--") {
@@ -346,16 +422,42 @@ pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
                 if name == "find" && (v.starts_with('-') || v == "(" || v == "!" || v == ")") {
                     find_expr = true;
                 }
+                if v.starts_with("--") {
+                    let names_a_file = file_longs.iter().any(|l| names_long(v, l));
+                    match v.split_once('=') {
+                        Some((_, value))
+                            if writes || names_a_file || value.starts_with(['/', '~', '.']) =>
+                        {
+                            out.push(as_path(value, w));
+                        }
+                        None if names_a_file => {
+                            next = if name == "jq" && !names_long(v, "--from-file") {
+                                Next::NameThenPath
+                            } else {
+                                Next::Path
+                            };
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
                 if v.starts_with('-') && v.len() > 1 {
                     if let Some((_, value)) = v.split_once('=')
-                        && value.starts_with(['/', '~', '.'])
+                        && (writes || value.starts_with(['/', '~', '.']))
                     {
-                        out.push(Word {
-                            raw: value.to_owned(),
-                            value: Some(value.to_owned()),
-                            plain: w.plain,
-                            glob: w.glob,
-                        });
+                        out.push(as_path(value, w));
+                    }
+                    if let Some((letter, value, required)) =
+                        shorts.as_ref().and_then(|sv| short_value_in(v, sv))
+                    {
+                        let file = shorts.as_ref().is_some_and(|sv| sv.files.contains(&letter));
+                        match (value.is_empty(), file) {
+                            (true, _) if !required => {}
+                            (true, true) => next = Next::Path,
+                            (true, false) => next = Next::Skip,
+                            (false, true) => out.push(as_path(value, w)),
+                            (false, false) => {}
+                        }
                     }
                     continue;
                 }
@@ -373,33 +475,157 @@ pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
     out
 }
 
+/// sed's paths: its files and its script files (`-f FILE`, `-fFILE`, `--file=FILE`), as
+/// [`sed`] reads the command line; a computed word is an operand. When the command line is
+/// not understood, one computed word: its paths cannot be checked.
+fn sed_path_args(words: &[Word]) -> Vec<Word> {
+    const COMPUTED: &str = "\0computed";
+    let args: Vec<&str> = words[1..]
+        .iter()
+        .map(|w| w.value.as_deref().unwrap_or(COMPUTED))
+        .collect();
+    let Some(paths) = sed::paths(&args) else {
+        return vec![Word {
+            raw: join_raw(words),
+            value: None,
+            plain: false,
+            glob: false,
+        }];
+    };
+    paths
+        .into_iter()
+        .filter_map(|(i, offset)| {
+            let w = words.get(i + 1)?;
+            Some(match (&w.value, offset) {
+                (Some(v), o) if o > 0 => {
+                    let value = v.get(o..)?.to_owned();
+                    Word {
+                        raw: value.clone(),
+                        value: Some(value),
+                        plain: w.plain,
+                        glob: w.glob,
+                    }
+                }
+                _ => w.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The first character a word expands to when it is literal text, not an expansion, a
+/// glob, a brace or an empty quote (`"Total: $n"` starts with `T`, `''$x` is unknown).
+fn literal_start(raw: &str) -> Option<char> {
+    let mut chars = raw.chars();
+    let mut in_double = false;
+    loop {
+        let c = chars.next()?;
+        match (c, in_double) {
+            ('\'', false) => match chars.next()? {
+                '\'' => {}
+                d => return Some(d),
+            },
+            ('"', _) => in_double = !in_double,
+            ('\\', false) => return chars.next().filter(|d| *d != '\n'),
+            ('\\', true) => {
+                return match chars.next()? {
+                    d @ ('$' | '`' | '"' | '\\') => Some(d),
+                    '\n' => None,
+                    _ => Some('\\'),
+                };
+            }
+            ('$' | '`', _) => return None,
+            ('{' | '*' | '?' | '[' | '~', false) => return None,
+            (d, _) => return Some(d),
+        }
+    }
+}
+
+/// Whether a word may become several words, or words other than its text: an unquoted
+/// expansion or substitution is split on whitespace (`x='-v a'`), a brace list or a glob
+/// expands to several words. A quoted `"$x"` stays one word.
+fn may_split(w: &Word) -> bool {
+    if w.glob {
+        return true;
+    }
+    if w.value.is_some() {
+        return false;
+    }
+    let mut chars = w.raw.chars();
+    let mut in_double = false;
+    while let Some(c) = chars.next() {
+        match (c, in_double) {
+            ('\'', false) => {
+                for d in chars.by_ref() {
+                    if d == '\'' {
+                        break;
+                    }
+                }
+            }
+            ('"', _) => in_double = !in_double,
+            ('\\', _) => {
+                chars.next();
+            }
+            ('$' | '`' | '{', false) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `printf -v NAME` assigns a variable (and evaluates an array subscript in NAME, which can
+/// run a command). Bash reads printf's options only before the format, so the first argument
+/// decides: static and not `-v`, or starting with literal text other than `-` (`"Total:
+/// $n"`); a first word that could expand to `-v` (`"$fmt"`, `''$x`, a brace, a glob) is not
+/// read-only.
+fn printf_is_read_only(args: &[Word]) -> bool {
+    match args.first() {
+        None => true,
+        Some(w) => match &w.value {
+            Some(v) if !w.glob => !v.starts_with("-v"),
+            _ => literal_start(&w.raw).is_some_and(|c| c != '-'),
+        },
+    }
+}
+
+/// `test`/`[`: `-v NAME` (and `-R`) look a variable up, evaluating an array subscript in NAME,
+/// which can run a command (`-v 'a[$(cmd)]'`). Refused: those operators, any operand with a
+/// subscript holding a substitution, a word that may become several (an unquoted `$x` may be
+/// `-v a[$(cmd)]`), and two computed words in a row (the first could expand to `-v`, the
+/// second to the subscript).
+fn test_is_read_only(args: &[Word]) -> bool {
+    let subscript = |a: &str| a.contains('[') && (a.contains("$(") || a.contains('`'));
+    args.iter()
+        .filter_map(|w| w.value.as_deref())
+        .all(|a| !matches!(a, "-v" | "-R") && !subscript(a))
+        && !args.iter().any(may_split)
+        && !args
+            .windows(2)
+            .any(|w| w[0].value.is_none() && w[1].value.is_none())
+}
+
 /// Whether `words` (wrappers already stripped) is a built-in read-only command: one that
-/// changes nothing, judged by its name, subcommand and flags.
+/// changes nothing, judged by its name, subcommand and flags. Options that write or run a
+/// program are refused in every spelling getopt accepts (bundled short options,
+/// abbreviated long ones).
 pub fn is_read_only(words: &[Word]) -> bool {
     let Some(name) = words.first().and_then(val) else {
         return false;
     };
-    let args: Vec<&str> = match words[1..]
+    match name {
+        "printf" => return printf_is_read_only(&words[1..]),
+        "test" | "[" => return test_is_read_only(&words[1..]),
+        _ => {}
+    }
+    let Some(args) = words[1..]
         .iter()
         .map(|w| w.value.as_deref())
-        .collect::<Option<Vec<_>>>()
-    {
-        Some(a) => a,
-        // Dynamic arguments are fine for commands that take no paths.
-        None => {
-            return matches!(
-                name,
-                "echo"
-                    | "printf"
-                    | "true"
-                    | "false"
-                    | "test"
-                    | "["
-                    | "seq"
-                    | "basename"
-                    | "dirname"
-            );
-        }
+        .collect::<Option<Vec<&str>>>()
+    else {
+        // Dynamic arguments are fine for commands that take no paths and no options that act.
+        return matches!(
+            name,
+            "echo" | "true" | "false" | "seq" | "basename" | "dirname"
+        );
     };
     let has = |flags: &[&str]| {
         args.iter().any(|a| {
@@ -408,56 +634,119 @@ pub fn is_read_only(words: &[Word]) -> bool {
                 .any(|f| a == f || (f.starts_with("--") && a.starts_with(&format!("{f}="))))
         })
     };
+    // An option in any spelling: a bundled short letter or an abbreviated long name.
+    let any_option = |letters: &[char], longs: &[&str]| {
+        args.iter()
+            .any(|a| short_bundle_has(a, letters) || longs.iter().any(|l| names_long(a, l)))
+    };
     let positionals = || args.iter().filter(|a| !a.starts_with('-')).count();
     match name {
-        "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "grep" | "egrep" | "fgrep"
-        | "stat" | "du" | "df" | "which" | "whereis" | "type" | "diff" | "cmp" | "cut" | "tr"
-        | "nl" | "od" | "hexdump" | "strings" | "basename" | "dirname" | "realpath"
-        | "readlink" | "uname" | "whoami" | "id" | "true" | "false" | "test" | "[" | "seq"
-        | "sleep" | "jq" | "column" | "fold" | "rev" | "tac" | "md5sum" | "sha1sum"
-        | "sha256sum" | "sha512sum" | "shasum" | "cksum" | "printenv" | "groups" | "ps"
-        | "pgrep" | "less" | "more" | "bat" | "nproc" | "arch" | "tty" | "locale" | "cal"
-        | "paste" | "comm" | "expand" | "unexpand" | "cd" => true,
-        "printf" => !has(&["-v"]),
+        "ls" | "cat" | "head" | "tail" | "pwd" | "echo" | "grep" | "egrep" | "fgrep" | "stat"
+        | "df" | "which" | "whereis" | "type" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
+        | "hexdump" | "strings" | "basename" | "dirname" | "realpath" | "readlink" | "uname"
+        | "whoami" | "id" | "true" | "false" | "seq" | "sleep" | "jq" | "column" | "fold"
+        | "rev" | "tac" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
+        | "printenv" | "groups" | "ps" | "pgrep" | "more" | "nproc" | "arch" | "tty" | "locale"
+        | "cal" | "paste" | "comm" | "expand" | "unexpand" | "cd" => true,
+        "wc" | "du" => !any_option(&[], &["--files0-from"]),
         "command" => args.first().is_some_and(|a| *a == "-v" || *a == "-V"),
-        "rg" => !has(&["--pre", "--pre-glob", "--search-zip", "-z"]),
+        // `--pre` and `--hostname-bin` run a program; `-z` runs decompressors.
+        "rg" => {
+            !has(&["--pre", "--pre-glob", "--search-zip"])
+                && !any_option(&['z'], &["--hostname-bin"])
+        }
         "find" => !has(&[
             "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
             "-fls",
         ]),
-        "tree" => !has(&["-o", "-R"]),
-        "file" => !has(&["-C", "--compile"]),
-        "sort" => {
-            !has(&["-o", "--output", "--compress-program"])
-                && !args.iter().any(|a| a.starts_with("-o"))
-        }
+        "tree" => !any_option(&['o', 'R'], &[]),
+        "file" => !any_option(&['C'], &["--compile"]),
+        "sort" => !args.iter().any(|a| {
+            short_option_in(a, &['o'], "kStT")
+                || ["--output", "--compress-program", "--files0-from"]
+                    .iter()
+                    .any(|l| names_long(a, l))
+        }),
         "uniq" | "xxd" => positionals() <= 1,
-        "base64" => !has(&["-o", "--output"]),
+        "base64" => !any_option(&['o'], &["--output"]),
+        "less" => {
+            !any_option(
+                &['o', 'O', 'k'],
+                &[
+                    "--log-file",
+                    "--LOG-FILE",
+                    "--lesskey-file",
+                    "--lesskey-src",
+                ],
+            ) && !args.iter().any(|a| a.starts_with('+'))
+        }
+        "bat" => !any_option(&[], &["--pager"]),
         "date" => {
-            !has(&["-s", "--set"])
+            !args
+                .iter()
+                .any(|a| short_option_in(a, &['s'], "dfrI") || names_long(a, "--set"))
                 && args
                     .iter()
                     .all(|a| a.starts_with('-') || a.starts_with('+'))
         }
         "hostname" => args.is_empty(),
         "env" => args.is_empty(),
-        "sed" => {
-            has(&["-n"])
-                && !args.iter().any(|a| {
-                    a.starts_with("-i") || a.starts_with("--in-place") || *a == "-f" || *a == "-e"
-                })
-                && args
-                    .iter()
-                    .find(|a| !a.starts_with('-'))
-                    .is_some_and(|script| {
-                        script
-                            .chars()
-                            .all(|c| c.is_ascii_digit() || matches!(c, ',' | '$' | 'p' | ';' | ' '))
-                    })
-        }
+        "sed" => sed::is_read_only_sed(&args),
         "git" => git_read_only(&args),
         _ => false,
     }
+}
+
+/// Whether `words` (a read-only command, wrappers stripped) stays read-only whatever
+/// arguments are appended to it (by `xargs` or `find -exec`): a command none of whose options
+/// writes a file or runs a program (not `sort -o`, `rg --pre`, `uniq IN OUT`, ...).
+pub fn reads_only_whatever_is_appended(words: &[Word]) -> bool {
+    words
+        .first()
+        .and_then(val)
+        .map(basename)
+        .is_some_and(|name| {
+            matches!(
+                name,
+                "cat"
+                    | "head"
+                    | "tail"
+                    | "wc"
+                    | "grep"
+                    | "egrep"
+                    | "fgrep"
+                    | "ls"
+                    | "stat"
+                    | "nl"
+                    | "od"
+                    | "cut"
+                    | "basename"
+                    | "dirname"
+                    | "realpath"
+                    | "readlink"
+                    | "md5sum"
+                    | "sha1sum"
+                    | "sha256sum"
+                    | "sha512sum"
+                    | "shasum"
+                    | "cksum"
+                    | "strings"
+                    | "hexdump"
+                    | "column"
+                    | "fold"
+                    | "rev"
+                    | "tac"
+                    | "comm"
+                    | "expand"
+                    | "unexpand"
+                    | "paste"
+                    | "diff"
+                    | "cmp"
+                    | "du"
+                    | "echo"
+                    | "jq"
+            )
+        })
 }
 
 fn git_read_only(args: &[&str]) -> bool {
@@ -470,15 +759,23 @@ fn git_read_only(args: &[&str]) -> bool {
     }
     let Some(sub) = args.get(i) else { return false };
     let rest = &args[i + 1..];
+    // Options that write a file, read one from outside the repository, or run a program
+    // (`git grep -O<pager>`), in any spelling git accepts (abbreviated, bundled).
     if rest.iter().any(|a| {
-        a.starts_with("--output")
-            || *a == "--no-index"
-            || a.starts_with("--ext-diff")
-            || a.starts_with("--exec")
-            || *a == "-O"
-            || a.starts_with("--open-files-in-pager")
-            || a.starts_with("--upload-pack")
-            || a.starts_with("--config")
+        [
+            "--output",
+            "--no-index",
+            "--ext-diff",
+            "--exec",
+            "--open-files-in-pager",
+            "--upload-pack",
+            "--config",
+            "--contents",
+        ]
+        .iter()
+        .any(|l| names_long(a, l))
+            || a.starts_with("-O")
+            || (*sub == "grep" && short_bundle_has(a, &['O']))
     }) {
         return false;
     }
@@ -552,12 +849,32 @@ fn git_read_only(args: &[&str]) -> bool {
     }
 }
 
-/// Commands acceptEdits mode allows inside the working directories.
+/// Commands acceptEdits mode allows inside the working directories (`sed` only with the
+/// scripts [`accept_edits_allows`] accepts).
 pub fn is_accept_edits_command(name: &str) -> bool {
     matches!(
         name,
         "mkdir" | "touch" | "rm" | "rmdir" | "mv" | "cp" | "sed"
     )
+}
+
+/// Whether acceptEdits mode may run `words` (wrappers stripped) once its paths are checked:
+/// one of [`is_accept_edits_command`] with static arguments, and for `sed` only
+/// substitutions without the `e`/`w` flags and `p`/`d` commands, with the options `-i` (no
+/// backup suffix), `-n`, `-E`, `-r`, `-e` (a sed script can run commands, write and read
+/// other files).
+pub fn accept_edits_allows(words: &[Word]) -> bool {
+    let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
+        return false;
+    };
+    let Some(args) = words[1..]
+        .iter()
+        .map(|w| w.value.as_deref())
+        .collect::<Option<Vec<&str>>>()
+    else {
+        return false;
+    };
+    is_accept_edits_command(name) && (name != "sed" || sed::accept_edits_allows_sed(&args))
 }
 
 /// Reads a file: compat decision 9 applies `Read` deny rules to these commands' paths.

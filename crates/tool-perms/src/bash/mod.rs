@@ -1,8 +1,10 @@
 //! Bash command analysis: the tree-sitter walk, rule patterns, wrappers and read-only commands.
 
 pub mod commands;
+mod options;
 pub mod parse;
 pub mod pattern;
+mod sed;
 
 /// Whether `command` only reads: the parser understood all of it, every simple command
 /// (after safe wrappers and environment assignments) is on the built-in read-only list, and

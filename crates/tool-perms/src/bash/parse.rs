@@ -5,15 +5,40 @@
 //! simple command that could be found).
 
 use std::cell::RefCell;
+use std::ops::ControlFlow;
 
 use tree_sitter::{Node, Parser};
 
+use super::commands::{MAX_WRAPPERS, effective_words, shell_command_start, wrapped_command_starts};
+use super::options::{
+    XARGS, command_starts, names_long, read_options, short_option_in, wrapper_script,
+};
+
 /// Above this many characters a command is never auto-allowed.
 pub const MAX_COMMAND_CHARS: usize = 10_000;
+/// Above this many characters a command is not analysed at all (the analysis is truncated):
+/// the work stays bounded.
+pub const MAX_ANALYZED_CHARS: usize = 100_000;
+/// tree-sitter's error recovery takes quadratic time on some inputs (`$[$[$[...`): a parse
+/// that takes longer is cancelled, and the analysis truncated.
+const PARSE_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// The directory after a `cd` to a directory that cannot be known (`cd $X`, `cd -`, `popd`):
+/// relative paths there cannot be checked.
+pub const UNKNOWN_DIR: &str = "\u{0}unknown directory";
+/// How many directories a command may run in are followed before the directory counts as
+/// unknown.
+const MAX_DIRS: usize = 8;
+/// How many commands below the depth limit are listed at most ...
+const MAX_SHALLOW_COMMANDS: usize = 1_000;
+/// ... and how many bytes of each of their words are kept.
+const MAX_SHALLOW_WORD: usize = 4_096;
 /// How deep the syntax tree is walked.
 const MAX_TREE_DEPTH: usize = 200;
 /// How deep `bash -c` / `eval` payloads are followed.
 const MAX_NESTING: usize = 4;
+/// How many other readings of a wrapper's command line (options not understood) are
+/// followed at most.
+const MAX_READINGS: usize = 16;
 
 /// One shell word.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +85,9 @@ pub struct Redirect {
     pub target: Word,
     /// The directory relative targets resolve against (after a `cd`), as written.
     pub cwd: Option<String>,
+    /// Other directories it may run in (an earlier `cd` may have failed): relative targets
+    /// are checked against every one.
+    pub other_cwds: Vec<Option<String>>,
 }
 
 /// A simple command: assignments, words (name first), as written.
@@ -71,8 +99,12 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
     /// Arguments are appended at run time (`xargs CMD`): exact rules cannot match.
     pub appended_args: bool,
-    /// The directory this command runs in after an earlier `cd`, as written.
+    /// The directory this command runs in after an earlier `cd`, as written ([`UNKNOWN_DIR`]
+    /// when it cannot be known).
     pub cwd: Option<String>,
+    /// Other directories it may run in (an earlier `cd` may have failed): relative paths are
+    /// checked against every one.
+    pub other_cwds: Vec<Option<String>>,
     /// A wrapper whose payload was analysed as commands of its own (`bash -c`, `eval`,
     /// `xargs`): deny and ask rules see it, allow decisions look at the payload only.
     pub transparent: bool,
@@ -121,6 +153,10 @@ pub struct Analysis {
     pub redirects: Vec<Redirect>,
     /// Why the command cannot be proven simple (empty when it can).
     pub complex: Vec<String>,
+    /// Part of the command was nested too deeply to be analysed in full: commands may be
+    /// missing (those found below the depth limit are listed without their context), so
+    /// deny and ask rules cannot be sure to have seen everything.
+    pub truncated: bool,
 }
 
 impl Analysis {
@@ -161,7 +197,11 @@ pub fn analyze(command: &str) -> Analysis {
             .complex
             .push("the command contains a NUL character".into());
     }
-    analyze_into(command, 0, &mut analysis);
+    if command.len() > MAX_ANALYZED_CHARS {
+        analysis.truncated = true;
+        return analysis;
+    }
+    analyze_source(command, 0, 0, false, &mut analysis);
     analysis
 }
 
@@ -187,12 +227,49 @@ fn parser_text(src: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-fn analyze_into(src: &str, depth: usize, out: &mut Analysis) {
+/// Where a nested analysis left the shell's directory.
+struct End {
+    /// The directories it may be in, relative to where the analysis started (as written).
+    dirs: Vec<Option<String>>,
+    /// Whether a `cd` of the shell itself ran (outside subshells).
+    moved: bool,
+}
+
+/// Analyses `src` (a payload `depth` levels down, inside `nest` levels of syntax tree); with
+/// `bracket`, the command whose name starts at byte 0 is renamed `[` (see
+/// [`Walker::bracket_test`]).
+fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut Analysis) -> End {
     let text = parser_text(src);
-    let tree = with_parser(|p| p.parse(text.as_ref(), None)).flatten();
+    let bytes = text.as_bytes();
+    let deadline = std::time::Instant::now() + PARSE_TIME_LIMIT;
+    let mut progress = |_: &tree_sitter::ParseState| {
+        if std::time::Instant::now() > deadline {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let tree = with_parser(|p| {
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+        let tree = p.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or_default(),
+            None,
+            Some(options),
+        );
+        if tree.is_none() {
+            // A cancelled parse would resume on the next call.
+            p.reset();
+        }
+        tree
+    })
+    .flatten();
     let Some(tree) = tree else {
         out.complex.push("the command could not be parsed".into());
-        return;
+        out.truncated = true;
+        return End {
+            dirs: vec![None],
+            moved: false,
+        };
     };
     let root = tree.root_node();
     if root.has_error() {
@@ -202,10 +279,18 @@ fn analyze_into(src: &str, depth: usize, out: &mut Analysis) {
         src: src.as_bytes(),
         out,
         depth,
-        nest: 0,
-        cwd: None,
+        nest,
+        dirs: vec![None],
+        cd_failed: None,
+        moved: false,
+        bracket,
+        shallow: 0,
     };
     walker.walk(root);
+    End {
+        dirs: walker.dirs,
+        moved: walker.moved,
+    }
 }
 
 struct Walker<'a> {
@@ -213,13 +298,55 @@ struct Walker<'a> {
     out: &'a mut Analysis,
     depth: usize,
     /// Current recursion depth of the tree walk (bounded so that deeply nested input cannot
-    /// overflow the stack).
+    /// overflow the stack), nested analyses included.
     nest: usize,
-    cwd: Option<String>,
+    /// The directories the shell may be in after the `cd`s so far, as written (`None`: where
+    /// it started); never empty.
+    dirs: Vec<Option<String>>,
+    /// Set by a `cd` of the shell: the directories if it fails.
+    cd_failed: Option<Vec<Option<String>>>,
+    /// Whether a `cd` of the shell itself was seen.
+    moved: bool,
+    /// How many commands below the depth limit were listed.
+    shallow: usize,
+    /// The source is a `[ ... ]` test with `[` replaced by a placeholder: the command whose
+    /// name starts at byte 0 is `[`.
+    bracket: bool,
 }
 
 const LINE_BREAK_IN_WORD: &str =
     "a line break inside a word: bash may run more commands than the parse shows";
+
+/// The node kinds [`Walker::walk_node`] handles.
+const STATEMENTS: &[&str] = &[
+    "program",
+    "negated_command",
+    "compound_statement",
+    "do_group",
+    "subshell",
+    "pipeline",
+    "list",
+    "comment",
+    "redirected_statement",
+    "command",
+    "test_command",
+    "variable_assignment",
+    "variable_assignments",
+    "declaration_command",
+    "unset_command",
+    "function_definition",
+    "if_statement",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "case_item",
+    "elif_clause",
+    "else_clause",
+    "file_redirect",
+    "heredoc_redirect",
+    "herestring_redirect",
+];
 
 const NESTED_SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"];
 
@@ -237,17 +364,41 @@ impl Walker<'_> {
         }
     }
 
+    /// Walks the children of `node` in order; one run in the background (`cmd &`) runs in
+    /// a subshell, so its `cd` does not move the shell.
     fn walk_children(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in children {
-            self.walk(child);
+            if child.next_sibling().is_some_and(|n| n.kind() == "&") {
+                self.in_subshell(|w| w.walk(child));
+            } else {
+                self.walk(child);
+            }
+            // A `cd` may fail: what follows runs in either directory.
+            if let Some(failed) = self.cd_failed.take() {
+                self.dirs = union(&self.dirs, &failed);
+            }
         }
+    }
+
+    /// Runs `f` in a subshell: the directory is restored after it.
+    fn in_subshell(&mut self, f: impl FnOnce(&mut Self)) {
+        let saved = self.dirs.clone();
+        f(self);
+        self.dirs = saved;
+        self.cd_failed = None;
+    }
+
+    /// The directory fields of a command or redirection run now.
+    fn dir_fields(&self) -> (Option<String>, Vec<Option<String>>) {
+        let mut dirs = self.dirs.iter().cloned();
+        (dirs.next().flatten(), dirs.collect())
     }
 
     fn walk(&mut self, node: Node<'_>) {
         if self.nest >= MAX_TREE_DEPTH {
-            self.complex("the command is nested too deeply");
+            self.too_deep(node);
             return;
         }
         self.nest += 1;
@@ -255,30 +406,137 @@ impl Walker<'_> {
         self.nest -= 1;
     }
 
+    /// `node` is below the depth limit: the analysis is truncated, and the commands and
+    /// redirections below it are listed without recursion (without directory tracking or the
+    /// other checks), so that deny and ask rules still see them.
+    fn too_deep(&mut self, node: Node<'_>) {
+        self.complex("the command is nested too deeply");
+        self.out.truncated = true;
+        let mut cursor = node.walk();
+        'tree: loop {
+            let n = cursor.node();
+            match n.kind() {
+                "command" => self.shallow_command(n),
+                "file_redirect" => self.record_redirect(n),
+                _ => {}
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() || cursor.node() == node {
+                    break 'tree;
+                }
+            }
+        }
+    }
+
+    /// A command found below the depth limit: its words (substitutions in them are found by
+    /// the caller's traversal) and what it runs.
+    fn shallow_command(&mut self, node: Node<'_>) {
+        if self.shallow >= MAX_SHALLOW_COMMANDS {
+            return;
+        }
+        self.shallow += 1;
+        let word = |w: &Self, n: Node<'_>| {
+            if n.byte_range().len() <= MAX_SHALLOW_WORD {
+                return w.word(n);
+            }
+            let head = w.src.get(n.start_byte()..n.start_byte() + MAX_SHALLOW_WORD);
+            Word {
+                raw: String::from_utf8_lossy(head.unwrap_or_default()).into_owned(),
+                value: None,
+                plain: false,
+                glob: false,
+            }
+        };
+        let mut cursor = node.walk();
+        let mut words = Vec::new();
+        let mut assignments = Vec::new();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" => assignments.push(Assignment {
+                    name: String::new(),
+                    raw: self.text(child),
+                    safe_value: false,
+                }),
+                "command_name" => words.push(word(self, child.named_child(0).unwrap_or(child))),
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {}
+                _ => words.push(word(self, child)),
+            }
+        }
+        if words.is_empty() {
+            return;
+        }
+        self.expand(SimpleCommand {
+            assignments,
+            words,
+            appended_args: false,
+            cwd: self.dir_fields().0,
+            other_cwds: self.dir_fields().1,
+            transparent: false,
+        });
+    }
+
     fn walk_node(&mut self, node: Node<'_>) {
         if node.is_error() || node.is_missing() {
             self.complex("the command has a syntax error");
-            self.scan(node);
+            self.walk_unknown(node);
             return;
         }
         match node.kind() {
-            "program" | "list" | "pipeline" | "negated_command" | "compound_statement"
-            | "subshell" | "do_group" => self.walk_children(node),
+            "program" | "compound_statement" | "do_group" => self.walk_children(node),
+            "negated_command" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    self.walk(child);
+                }
+                // `! cd x`: succeeds when the `cd` fails.
+                if let Some(failed) = self.cd_failed.take() {
+                    self.cd_failed = Some(std::mem::replace(&mut self.dirs, failed));
+                }
+            }
+            "subshell" => self.in_subshell(|w| w.walk_children(node)),
+            // Every stage of a pipeline runs in a subshell.
+            "pipeline" => {
+                let mut cursor = node.walk();
+                let stages: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for stage in stages {
+                    self.in_subshell(|w| w.walk(stage));
+                }
+            }
+            "list" => self.list(node),
             "comment" => {}
             "redirected_statement" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                // tree-sitter reads the words after a redirection's target as more targets
+                // (`cat 2>/dev/null .env`); bash passes them to the command.
+                let extra: Vec<Node<'_>> = children
+                    .iter()
+                    .flat_map(|c| extra_destinations(*c))
+                    .collect();
                 for child in children {
                     match child.kind() {
                         "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                             self.redirect(child)
                         }
-                        _ => self.walk(child),
+                        "command" => self.command(child, &extra),
+                        _ => {
+                            if !extra.is_empty() {
+                                self.complex("words after a redirection of a compound command");
+                                for e in &extra {
+                                    self.scan_word(*e);
+                                }
+                            }
+                            self.walk(child);
+                        }
                     }
                 }
             }
-            "command" => self.command(node),
-            "test_command" => self.scan(node),
+            "command" => self.command(node, &[]),
+            "test_command" => self.test_command(node),
             "variable_assignment" | "variable_assignments" => {
                 self.complex("a variable assignment changes the shell for later commands");
                 self.scan(node);
@@ -308,19 +566,107 @@ impl Walker<'_> {
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => self.redirect(node),
             other => {
                 self.complex(format!("unsupported shell syntax `{other}`"));
-                self.scan(node);
-                self.walk_children(node);
+                self.walk_unknown(node);
             }
         }
     }
 
-    /// Looks for command and process substitutions anywhere below `node` and walks them.
+    /// Syntax the walk does not understand (or a syntax error): the statements inside are
+    /// walked, substitutions too, arithmetic is checked; each node is visited once.
+    fn walk_unknown(&mut self, node: Node<'_>) {
+        self.arithmetic(node);
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if STATEMENTS.contains(&child.kind()) || child.is_error() {
+                self.walk(child);
+            } else if matches!(
+                child.kind(),
+                "command_substitution" | "process_substitution"
+            ) {
+                self.scan_word(child);
+            } else if self.nest >= MAX_TREE_DEPTH {
+                self.too_deep(child);
+            } else {
+                self.nest += 1;
+                self.walk_unknown(child);
+                self.nest -= 1;
+            }
+        }
+    }
+
+    /// `a && b || c` is `(list (list a b) c)`: walked as one flat sequence, so that a long
+    /// chain does not count as nesting. A `cd` may fail: after `&&` the next command runs in
+    /// the new directory, after `||` in the old one, and what follows the list in either.
+    fn list(&mut self, node: Node<'_>) {
+        // (operator before it, item), last item first.
+        let mut pending: Vec<(Option<bool>, Node<'_>)> = Vec::new();
+        let mut current = node;
+        loop {
+            let mut cursor = current.walk();
+            let children: Vec<Node<'_>> = current.children(&mut cursor).collect();
+            let mut and = None;
+            let mut items = Vec::new();
+            for c in &children {
+                match c.kind() {
+                    "&&" => and = Some(true),
+                    "||" => and = Some(false),
+                    _ if c.is_named() => {
+                        items.push((and.take(), *c));
+                    }
+                    _ => {}
+                }
+            }
+            match items.split_first() {
+                Some(((_, first), rest)) if first.kind() == "list" => {
+                    pending.extend(rest.iter().rev().copied());
+                    current = *first;
+                }
+                _ => {
+                    pending.extend(items.into_iter().rev());
+                    break;
+                }
+            }
+        }
+        // The directories if the part so far succeeded and if it failed.
+        let mut succeeded = self.dirs.clone();
+        let mut failed = self.dirs.clone();
+        for (i, (op, item)) in pending.into_iter().rev().enumerate() {
+            self.dirs = match op {
+                Some(false) => failed.clone(),
+                _ => succeeded.clone(),
+            };
+            let before = self.dirs.clone();
+            self.cd_failed = None;
+            self.walk(item);
+            let after = self.dirs.clone();
+            let (ok, not_ok) = match self.cd_failed.take() {
+                Some(f) => (after, f),
+                None if after == before => (after.clone(), after),
+                // Something else moved the shell (`eval cd`, a group): either way.
+                None => {
+                    let both = union(&before, &after);
+                    (both.clone(), both)
+                }
+            };
+            (succeeded, failed) = match op {
+                _ if i == 0 => (ok, not_ok),
+                Some(false) => (union(&ok, &succeeded), not_ok),
+                _ => (ok, union(&not_ok, &failed)),
+            };
+        }
+        self.dirs = union(&succeeded, &failed);
+    }
+
+    /// Looks for command and process substitutions anywhere below `node` and walks them (each
+    /// in a subshell), and checks arithmetic contexts.
     fn scan(&mut self, node: Node<'_>) {
         if self.nest >= MAX_TREE_DEPTH {
-            self.complex("the command is nested too deeply");
+            self.too_deep(node);
             return;
         }
         self.nest += 1;
+        self.arithmetic(node);
         self.scan_node(node);
         self.nest -= 1;
     }
@@ -329,10 +675,50 @@ impl Walker<'_> {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in children {
-            match child.kind() {
-                "command_substitution" | "process_substitution" => self.walk_children(child),
-                _ => self.scan(child),
+            self.scan_word(child);
+        }
+    }
+
+    /// Bash evaluates arithmetic (`$(( ))`, `$[ ]`, an indexed array's subscript, a substring's
+    /// offset and length) recursively: a variable's value is an expression, and a subscript in
+    /// it (`x='a[$(cmd)]'`) runs a command. Such a context that refers to a variable by name,
+    /// or takes a substitution's output, is complex; integer literals, `$#`, `$?`, `${#x}` are
+    /// fine. So is an indirect expansion `${!x}` (it looks up the name `x` holds).
+    fn arithmetic(&mut self, node: Node<'_>) {
+        const WHY: &str = "an arithmetic context (`$(( ))`, an array subscript, a substring offset, `${!x}`) that refers to a variable or a substitution evaluates it as an expression, which can run a command";
+        let safe = match node.kind() {
+            "arithmetic_expansion" => {
+                let text = self.text(node);
+                text.strip_prefix("$((")
+                    .and_then(|t| t.strip_suffix("))"))
+                    .or_else(|| text.strip_prefix("$[").and_then(|t| t.strip_suffix(']')))
+                    .is_some_and(arithmetic_is_literal)
             }
+            "subscript" => node
+                .child_by_field_name("index")
+                .map(|i| self.text(i))
+                .is_some_and(|i| matches!(i.as_str(), "@" | "*") || arithmetic_is_literal(&i)),
+            "expansion" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+                let kinds: Vec<&str> = children.iter().map(|c| c.kind()).collect();
+                let indirect = kinds.get(1) == Some(&"!") && kinds.get(2) == Some(&"variable_name");
+                // `${x:offset:length}`: everything after the first bare `:`.
+                let substring = children
+                    .iter()
+                    .position(|c| !c.is_named() && c.kind() == ":")
+                    .is_some_and(|at| {
+                        children[at + 1..]
+                            .iter()
+                            .filter(|c| c.is_named())
+                            .any(|c| !arithmetic_is_literal(&self.text(*c)))
+                    });
+                !indirect && !substring
+            }
+            _ => true,
+        };
+        if !safe {
+            self.complex(WHY);
         }
     }
 
@@ -346,61 +732,85 @@ impl Walker<'_> {
                         "heredoc_body" | "heredoc_start" | "heredoc_end" | "file_descriptor" => {
                             self.scan(child)
                         }
-                        "file_redirect" | "herestring_redirect" => self.redirect(child),
+                        "file_redirect" | "herestring_redirect" => {
+                            let extra = extra_destinations(child);
+                            if !extra.is_empty() {
+                                self.complex("words after a redirection next to a heredoc");
+                                for e in extra {
+                                    self.scan_word(e);
+                                }
+                            }
+                            self.redirect(child);
+                        }
                         _ => self.walk(child),
                     }
                 }
             }
             "herestring_redirect" => self.scan(node),
             _ => {
-                let mut op = String::new();
-                let mut cursor = node.walk();
-                for child in node.children(&mut cursor) {
-                    if !child.is_named() {
-                        op.push_str(child.kind());
-                    }
+                // Bash ends a redirection at a line break (a syntax error); tree-sitter reads
+                // the next line's first word as its target.
+                if has_line_break(&self.text(node)) {
+                    self.complex(LINE_BREAK_IN_WORD);
                 }
-                let targets: Vec<Node<'_>> = {
-                    let mut c = node.walk();
-                    node.children_by_field_name("destination", &mut c).collect()
-                };
-                for t in &targets {
-                    self.scan_word(*t);
+                let mut c = node.walk();
+                if let Some(t) = node.children_by_field_name("destination", &mut c).next() {
+                    self.scan_word(t);
                 }
-                let target = match targets.first() {
-                    Some(t) => self.word(*t),
-                    None => Word {
-                        raw: String::new(),
-                        value: Some(String::new()),
-                        plain: true,
-                        glob: false,
-                    },
-                };
-                let kind = match op.as_str() {
-                    "<" => RedirectKind::Read,
-                    ">&" | "<&" | ">&-" | "<&-"
-                        if target
-                            .value
-                            .as_deref()
-                            .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit())) =>
-                    {
-                        RedirectKind::FdDup
-                    }
-                    "<&" | "<&-" | ">&-" => RedirectKind::FdDup,
-                    _ => RedirectKind::Write,
-                };
-                self.out.redirects.push(Redirect {
-                    kind,
-                    target,
-                    cwd: self.cwd.clone(),
-                });
+                self.record_redirect(node);
             }
         }
     }
 
+    /// Records a file redirection (its target's substitutions are not walked here).
+    fn record_redirect(&mut self, node: Node<'_>) {
+        let mut op = String::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                op.push_str(child.kind());
+            }
+        }
+        let targets: Vec<Node<'_>> = {
+            let mut c = node.walk();
+            node.children_by_field_name("destination", &mut c).collect()
+        };
+        let target = match targets.first() {
+            Some(t) => self.word(*t),
+            None => Word {
+                raw: String::new(),
+                value: Some(String::new()),
+                plain: true,
+                glob: false,
+            },
+        };
+        let kind = match op.as_str() {
+            "<" => RedirectKind::Read,
+            ">&" | "<&" | ">&-" | "<&-"
+                if target
+                    .value
+                    .as_deref()
+                    .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit())) =>
+            {
+                RedirectKind::FdDup
+            }
+            "<&" | "<&-" | ">&-" => RedirectKind::FdDup,
+            _ => RedirectKind::Write,
+        };
+        self.out.redirects.push(Redirect {
+            kind,
+            target,
+            cwd: self.dir_fields().0,
+            other_cwds: self.dir_fields().1,
+        });
+    }
+
     fn scan_word(&mut self, node: Node<'_>) {
         match node.kind() {
-            "command_substitution" | "process_substitution" => self.walk_children(node),
+            // A substitution runs in a subshell.
+            "command_substitution" | "process_substitution" => {
+                self.in_subshell(|w| w.walk_children(node))
+            }
             _ => self.scan(node),
         }
     }
@@ -414,11 +824,17 @@ impl Walker<'_> {
         while let Some(node) = stack.pop() {
             match node.kind() {
                 "word" | "number" => {
-                    if self.text(node).contains(['\n', '\r']) {
+                    if has_line_break(&self.text(node)) {
                         return true;
                     }
                 }
-                "string" | "raw_string" | "ansi_c_string" | "heredoc_body" => {}
+                // Quoted, or the words of other commands (checked when those are walked).
+                "string"
+                | "raw_string"
+                | "ansi_c_string"
+                | "heredoc_body"
+                | "command_substitution"
+                | "process_substitution" => {}
                 _ => {
                     let mut cursor = node.walk();
                     stack.extend(node.named_children(&mut cursor));
@@ -510,11 +926,14 @@ impl Walker<'_> {
         }
     }
 
-    fn command(&mut self, node: Node<'_>) {
+    /// A simple command; `extra` are words tree-sitter put after a redirection's target of
+    /// the statement around it (they are arguments).
+    fn command(&mut self, node: Node<'_>, extra: &[Node<'_>]) {
         let mut assignments = Vec::new();
         let mut words = Vec::new();
         let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let mut children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        children.extend_from_slice(extra);
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -538,6 +957,14 @@ impl Walker<'_> {
                         name,
                         raw,
                         safe_value,
+                    });
+                }
+                "command_name" if self.bracket && child.start_byte() == 0 => {
+                    words.push(Word {
+                        raw: "[".into(),
+                        value: Some("[".into()),
+                        plain: true,
+                        glob: false,
                     });
                 }
                 "command_name" => {
@@ -565,7 +992,14 @@ impl Walker<'_> {
                     words.push(w);
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                    self.redirect(child)
+                    self.redirect(child);
+                    for e in extra_destinations(child) {
+                        self.scan_word(e);
+                        if words.is_empty() {
+                            self.complex("words after a redirection before the command name");
+                        }
+                        words.push(self.word(e));
+                    }
                 }
                 "subshell" => {
                     self.complex("unsupported shell syntax in a command");
@@ -580,6 +1014,11 @@ impl Walker<'_> {
                 }
             }
         }
+        // `! ! cmd`: bash takes every `!` as the reserved word; tree-sitter reads the second
+        // as the command name (already complex as a name).
+        while words.len() > 1 && words[0].plain && words[0].value.as_deref() == Some("!") {
+            words.remove(0);
+        }
         if words.is_empty() {
             if !assignments.is_empty() {
                 self.complex("a variable assignment changes the shell for later commands");
@@ -590,41 +1029,220 @@ impl Walker<'_> {
             assignments,
             words,
             appended_args: false,
-            cwd: self.cwd.clone(),
+            cwd: self.dir_fields().0,
+            other_cwds: self.dir_fields().1,
             transparent: false,
         };
         self.expand(cmd);
     }
 
-    /// Records a simple command and follows what it runs (`bash -c`, `eval`, `find -exec`,
-    /// `xargs`, wrappers of those).
-    fn expand(&mut self, cmd: SimpleCommand) {
-        let name = cmd.name().map(basename).unwrap_or_default().to_owned();
-        if name == "cd" || name == "pushd" {
-            match cmd.words.get(1) {
-                Some(w) => match &w.value {
-                    Some(v) => self.cwd = Some(v.clone()),
-                    None => self.complex("`cd` to a computed directory"),
-                },
-                None => self.cwd = Some("~".into()),
+    /// `[[ ... ]]` is syntax (no command, no redirection) and `[ ... ]` a command; both
+    /// evaluate array subscripts in some operands.
+    fn test_command(&mut self, node: Node<'_>) {
+        let text = self.text(node);
+        if text.starts_with("[[") {
+            self.scan(node);
+            self.double_bracket(node, &text);
+        } else if text.starts_with('[') {
+            self.bracket_test(&text);
+        } else {
+            self.complex("unsupported test syntax");
+            self.scan(node);
+        }
+    }
+
+    /// `[[ ]]`: bash evaluates an array subscript (`a[$(cmd)]`, which runs `cmd`) in the
+    /// operand of `-v`/`-R`, and the operands of arithmetic comparisons as arithmetic (where a
+    /// variable's value is evaluated as an expression, so `x='a[$(cmd)]'` runs `cmd`). Complex:
+    /// `-v`/`-R`, an arithmetic comparison with an operand other than an integer literal,
+    /// `$#`, `$?`, `${#x}`, and any operand with a subscript holding a substitution.
+    fn double_bracket(&mut self, node: Node<'_>, text: &str) {
+        const ARITHMETIC: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+        let inner = text.get(2..).unwrap_or("");
+        if inner.contains('[') && (inner.contains("$(") || inner.contains('`')) {
+            self.complex("a `[[ ]]` operand with an array subscript holding a substitution");
+            return;
+        }
+        let mut cursor = node.walk();
+        'tree: loop {
+            let n = cursor.node();
+            if n.child_count() == 0 || n.kind() == "test_operator" {
+                let op = self.text(n);
+                if matches!(op.as_str(), "-v" | "-R") {
+                    self.complex("`[[ ]]` with `-v` or `-R` evaluates an array subscript");
+                    return;
+                }
+                if ARITHMETIC.contains(&op.as_str()) {
+                    let parent = n.parent().filter(|p| {
+                        p.kind() == "binary_expression"
+                            && p.child_by_field_name("operator") == Some(n)
+                    });
+                    let literal = |field: &str| {
+                        parent
+                            .and_then(|p| p.child_by_field_name(field))
+                            .map(|o| self.text(o).replace(['"', '\''], ""))
+                            .is_some_and(|o| arithmetic_is_literal(&o))
+                    };
+                    if !(literal("left") && literal("right")) {
+                        self.complex(
+                            "`[[ ]]` compares as arithmetic, evaluating a variable's value as an expression",
+                        );
+                        return;
+                    }
+                }
+            }
+            // A substitution's own `[[ ]]` is checked when it is walked.
+            let substitution = matches!(n.kind(), "command_substitution" | "process_substitution");
+            if !substitution && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    break 'tree;
+                }
             }
         }
-        let inner = self.inner_payload(&cmd, &name);
-        let mut cmd = cmd;
-        cmd.transparent = match &inner {
-            Some(Inner::Script(_)) => true,
-            Some(Inner::Command(_)) => skip_wrappers(&name, &cmd.words[1..]).0 == "xargs",
-            _ => false,
+    }
+
+    /// `[ ... ]` is the command `[`: `>` and `<` inside are redirections (tree-sitter reads
+    /// them as comparisons). The text is analysed again with `[` replaced by a placeholder
+    /// word, so that tree-sitter reads it as a command, which is then named `[`.
+    fn bracket_test(&mut self, text: &str) {
+        if self.depth >= MAX_NESTING {
+            self.nested_too_deeply();
+            return;
+        }
+        let src = format!("_{}", text.get(1..).unwrap_or(""));
+        let mut nested = Analysis::default();
+        analyze_source(&src, self.depth + 1, self.nest, true, &mut nested);
+        self.merge(nested);
+    }
+
+    /// Follows `cd`, `pushd` and `popd` of the shell itself (bare, or behind `builtin`,
+    /// `command`, `time`, `noglob`): later relative paths resolve against the new directory.
+    /// Behind another wrapper (`nice cd`, `sudo cd`) it is a program that changes nothing.
+    fn track_directory(&mut self, cmd: &SimpleCommand) {
+        let value = |w: &Word| w.value.clone().unwrap_or_default();
+        let words = &cmd.words[shell_command_start(&cmd.words)..];
+        let Some(name) = words.first().map(value) else {
+            return;
         };
+        match name.as_str() {
+            "cd" | "pushd" => {
+                // `cd [-L|-P [-e]] [-@] [--] [dir]`, `pushd [-n] [dir]`.
+                let mut rest = &words[1..];
+                while let Some(v) = rest.first().map(value) {
+                    if v == "--" {
+                        rest = &rest[1..];
+                        break;
+                    }
+                    let option = v.len() > 1
+                        && v.starts_with('-')
+                        && v[1..]
+                            .chars()
+                            .all(|c| matches!(c, 'L' | 'P' | 'e' | '@' | 'n'));
+                    if !option {
+                        break;
+                    }
+                    rest = &rest[1..];
+                }
+                let target = match rest.first().map(|w| w.value.as_deref()) {
+                    None if name == "cd" => Some("~"),
+                    None => {
+                        self.complex("`pushd` without a directory swaps directories");
+                        None
+                    }
+                    Some(Some("-")) => {
+                        self.complex("`cd -` goes back to a directory not known here");
+                        None
+                    }
+                    Some(Some(v))
+                        if name == "pushd"
+                            && v.len() > 1
+                            && v.starts_with(['+', '-'])
+                            && v[1..].chars().all(|c| c.is_ascii_digit()) =>
+                    {
+                        self.complex("`pushd +N` rotates the directory stack");
+                        None
+                    }
+                    Some(Some(v)) => Some(v),
+                    Some(None) => {
+                        self.complex("`cd` to a computed directory");
+                        None
+                    }
+                };
+                self.change_directory(target);
+            }
+            "popd" => {
+                self.complex("`popd` returns to a directory not known here");
+                self.change_directory(None);
+            }
+            _ => {}
+        }
+    }
+
+    /// The shell goes to `target` (`None`: a directory not known here), if the `cd` succeeds.
+    fn change_directory(&mut self, target: Option<&str>) {
+        self.moved = true;
+        let before = self.dirs.clone();
+        self.dirs = match target {
+            Some(t) => bounded(before.iter().map(|d| Some(join_dir(d.as_deref(), t)))),
+            None => vec![Some(UNKNOWN_DIR.to_owned())],
+        };
+        self.cd_failed = Some(before);
+    }
+
+    /// Records a simple command and follows what it runs (`bash -c`, `eval`, `find -exec`,
+    /// `xargs`, `env -S`, wrappers of those).
+    fn expand(&mut self, cmd: SimpleCommand) {
+        self.track_directory(&cmd);
+        let found = Payloads::of(&cmd.words);
+        // An `eval` behind nothing but wrappers that run in the shell runs in the shell.
+        let in_shell = shell_command_start(&cmd.words) == found.start;
+        let mut cmd = cmd;
+        let same_as_effective =
+            effective_words(&cmd).is_some_and(|w| w.len() == cmd.words.len() - found.start);
+        cmd.transparent = found.certain
+            && same_as_effective
+            && match &found.main {
+                Some(Inner::Script(_) | Inner::Eval(_)) => true,
+                Some(Inner::Command(_)) => {
+                    cmd.words
+                        .get(found.start)
+                        .and_then(|w| w.value.as_deref())
+                        .map(basename)
+                        == Some("xargs")
+                }
+                _ => false,
+            };
         self.out.commands.push(cmd);
+        if !found.certain {
+            self.complex(
+                "the options of a wrapper or of xargs were not all understood: what it runs is uncertain",
+            );
+        }
+        for (k, inner) in found.main.into_iter().chain(found.others).enumerate() {
+            self.run_inner(inner, 0, in_shell && k == 0);
+        }
+    }
+
+    /// Analyses what a command runs; `in_shell`: an `eval` that runs in the shell itself.
+    fn run_inner(&mut self, inner: Inner, level: usize, in_shell: bool) {
         match inner {
-            Some(Inner::Script(script)) => self.nested_script(&script),
-            Some(Inner::Command(words)) => {
+            Inner::Script(script) => self.nested_script(&script, false),
+            Inner::Eval(script) => self.nested_script(&script, in_shell),
+            Inner::Split(script) => {
+                self.complex("`env -S` splits a string into a command");
+                self.nested_script(&script, false);
+            }
+            Inner::Dynamic(why) => self.complex(why),
+            Inner::Command(words) => {
                 let c = SimpleCommand {
                     assignments: Vec::new(),
                     words,
                     appended_args: true,
-                    cwd: self.cwd.clone(),
+                    cwd: self.dir_fields().0,
+                    other_cwds: self.dir_fields().1,
                     transparent: false,
                 };
                 if c.words
@@ -633,190 +1251,352 @@ impl Walker<'_> {
                 {
                     self.complex("a command run by find/xargs is quoted, escaped or computed");
                 }
-                let n = c.name().map(basename).unwrap_or_default().to_owned();
-                let nested = self.inner_payload(&c, &n);
+                let found = Payloads::of(&c.words);
                 self.out.commands.push(c);
-                if nested.is_some() {
-                    self.complex("a shell run by find/xargs");
+                let nested: Vec<Inner> = found.main.into_iter().chain(found.others).collect();
+                if nested.is_empty() {
+                    return;
                 }
-                if let Some(Inner::Script(script)) = nested {
-                    // Not allowed anyway; analysed so that deny rules see inside.
-                    self.nested_script(&script);
+                // Not allowed anyway; analysed so that deny rules see inside.
+                self.complex("a shell run by find/xargs");
+                if level >= MAX_NESTING {
+                    self.nested_too_deeply();
+                    return;
+                }
+                for n in nested {
+                    self.run_inner(n, level + 1, false);
                 }
             }
-            Some(Inner::Dynamic(why)) => self.complex(why),
-            None => {}
         }
     }
 
-    fn nested_script(&mut self, script: &str) {
+    /// A payload nested beyond [`MAX_NESTING`] is not analysed: the analysis is truncated.
+    fn nested_too_deeply(&mut self) {
+        self.complex("shell commands nested too deeply");
+        self.out.truncated = true;
+    }
+
+    /// Analyses a script run by `bash -c`, `eval`, ...; with `in_shell` (`eval`), a `cd` in it
+    /// moves the shell.
+    fn nested_script(&mut self, script: &str, in_shell: bool) {
         if self.depth >= MAX_NESTING {
-            self.complex("shell commands nested too deeply");
+            self.nested_too_deeply();
             return;
         }
         let mut nested = Analysis::default();
-        analyze_into(script, self.depth + 1, &mut nested);
+        let end = analyze_source(script, self.depth + 1, self.nest, false, &mut nested);
+        self.merge(nested);
+        if in_shell && end.moved {
+            // Wherever the script went, or (it may fail early) where it started.
+            self.moved = true;
+            let moved = self.dirs.iter().flat_map(|o| {
+                end.dirs.iter().map(move |i| match i {
+                    Some(i) => Some(join_dir(o.as_deref(), i)),
+                    None => o.clone(),
+                })
+            });
+            self.dirs = union(&self.dirs, &bounded(moved));
+        }
+    }
+
+    /// Adds a nested analysis; its directories are relative to the current ones.
+    fn merge(&mut self, nested: Analysis) {
+        let outer = self.dirs.clone();
+        let rebase = |cwd: &mut Option<String>, others: &mut Vec<Option<String>>| {
+            let inner: Vec<Option<String>> = std::iter::once(cwd.take())
+                .chain(others.drain(..))
+                .collect();
+            let all = bounded(outer.iter().flat_map(|o| {
+                inner.iter().map(move |i| match i {
+                    Some(i) => Some(join_dir(o.as_deref(), i)),
+                    None => o.clone(),
+                })
+            }));
+            let mut all = all.into_iter();
+            *cwd = all.next().flatten();
+            *others = all.collect();
+        };
         for mut c in nested.commands {
-            if c.cwd.is_none() {
-                c.cwd.clone_from(&self.cwd);
-            }
+            rebase(&mut c.cwd, &mut c.other_cwds);
             self.out.commands.push(c);
         }
-        self.out.redirects.extend(nested.redirects);
+        for mut r in nested.redirects {
+            rebase(&mut r.cwd, &mut r.other_cwds);
+            self.out.redirects.push(r);
+        }
         for why in nested.complex {
             self.complex(why);
         }
+        self.out.truncated |= nested.truncated;
     }
+}
 
-    fn inner_payload(&self, cmd: &SimpleCommand, name: &str) -> Option<Inner> {
-        let args = &cmd.words[1..];
-        // Skip wrappers to find nested shells behind them (`timeout 5 bash -c ...`).
-        let (name, args) = skip_wrappers(name, args);
-        if NESTED_SHELLS.contains(&name) {
-            let mut i = 0;
-            while i < args.len() {
-                let a = args[i].value.as_deref()?;
-                if a == "--" || !a.starts_with('-') && !a.starts_with('+') {
-                    return None; // a script file or stdin: not a -c payload
-                }
-                if a.starts_with('-') && !a.starts_with("--") && a.contains('c') {
-                    return Some(match args.get(i + 1).and_then(|w| w.value.clone()) {
-                        Some(script) => Inner::Script(script),
-                        None => Inner::Dynamic(format!("`{name} -c` with a computed script")),
-                    });
-                }
-                if a == "-o" || a == "+o" || a == "-O" || a == "+O" {
-                    i += 1;
-                }
-                i += 1;
+/// The directory `dir` names when the shell is in `cwd` (both as written; `None`: where the
+/// command started).
+fn join_dir(cwd: Option<&str>, dir: &str) -> String {
+    match cwd {
+        _ if dir.starts_with(['/', '~']) => dir.to_owned(),
+        Some(UNKNOWN_DIR) => UNKNOWN_DIR.to_owned(),
+        Some(o) => format!("{o}/{dir}"),
+        None => dir.to_owned(),
+    }
+}
+
+/// Directories without repeats; more than [`MAX_DIRS`] are one unknown directory.
+fn bounded(dirs: impl IntoIterator<Item = Option<String>>) -> Vec<Option<String>> {
+    let mut out: Vec<Option<String>> = Vec::new();
+    for d in dirs {
+        if !out.contains(&d) {
+            if out.len() == MAX_DIRS {
+                return vec![Some(UNKNOWN_DIR.to_owned())];
             }
-            return None;
-        }
-        match name {
-            "eval" => {
-                let mut script = String::new();
-                for a in args {
-                    match &a.value {
-                        Some(v) => {
-                            script.push_str(v);
-                            script.push(' ');
-                        }
-                        None => return Some(Inner::Dynamic("`eval` of a computed string".into())),
-                    }
-                }
-                Some(Inner::Script(script))
-            }
-            "source" | "." => Some(Inner::Dynamic(format!("`{name}` runs a script file"))),
-            "find" => {
-                let mut i = 0;
-                while i < args.len() {
-                    let a = args[i].value.as_deref().unwrap_or("");
-                    if matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
-                        let mut words = Vec::new();
-                        for w in &args[i + 1..] {
-                            let v = w.value.as_deref().unwrap_or("");
-                            if v == ";" || v == "+" {
-                                break;
-                            }
-                            words.push(w.clone());
-                        }
-                        if words.is_empty() {
-                            return None;
-                        }
-                        return Some(Inner::Command(words));
-                    }
-                    i += 1;
-                }
-                None
-            }
-            "xargs" => {
-                let mut i = 0;
-                while i < args.len() {
-                    let Some(a) = args[i].value.as_deref() else {
-                        return Some(Inner::Dynamic("`xargs` with computed options".into()));
-                    };
-                    if a == "--" {
-                        i += 1;
-                        break;
-                    }
-                    if !a.starts_with('-') {
-                        break;
-                    }
-                    let takes_value = matches!(
-                        a,
-                        "-I" | "-L" | "-n" | "-P" | "-d" | "-E" | "-s" | "-a" | "-i" | "-e"
-                    );
-                    i += if takes_value { 2 } else { 1 };
-                }
-                let words = args.get(i..).map(<[Word]>::to_vec).unwrap_or_default();
-                if words.is_empty() {
-                    // Bare xargs runs echo.
-                    return None;
-                }
-                Some(Inner::Command(words))
-            }
-            _ => None,
+            out.push(d);
         }
     }
+    if out.is_empty() {
+        out.push(None);
+    }
+    out
+}
+
+/// The directories of `a` and of `b`, bounded.
+fn union(a: &[Option<String>], b: &[Option<String>]) -> Vec<Option<String>> {
+    bounded(a.iter().chain(b).cloned())
+}
+
+/// The destinations of a file redirection after the first: tree-sitter reads the words
+/// after a redirection's target as more targets (`cat 2>/dev/null .env`), bash passes them
+/// to the command as arguments.
+fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
+    if node.kind() != "file_redirect" {
+        return Vec::new();
+    }
+    let mut c = node.walk();
+    node.children_by_field_name("destination", &mut c)
+        .skip(1)
+        .collect()
 }
 
 enum Inner {
+    /// A shell script run by another shell (`bash -c`, `su -c`, `flock -c`).
     Script(String),
+    /// A script `eval` runs in the shell itself.
+    Eval(String),
+    /// A string `env -S` splits into a command: analysed as a script, always complex.
+    Split(String),
+    /// A command with arguments appended at run time (`find -exec`, `xargs`).
     Command(Vec<Word>),
+    /// Something runs that cannot be known.
     Dynamic(String),
 }
 
-/// Skips `timeout N`, `nice`, `nohup`, `time`, `stdbuf`, `env VAR=x`, `sudo` and friends, to
-/// find the command they run.
-fn skip_wrappers<'a>(name: &'a str, args: &'a [Word]) -> (&'a str, &'a [Word]) {
-    let mut name = name;
-    let mut args = args;
-    for _ in 0..8 {
-        if !matches!(
-            name,
-            "timeout"
-                | "nice"
-                | "nohup"
-                | "time"
-                | "stdbuf"
-                | "env"
-                | "sudo"
-                | "doas"
-                | "command"
-                | "builtin"
-                | "exec"
-                | "noglob"
-                | "ionice"
-                | "coproc"
-                | "watch"
-                | "setsid"
-                | "chronic"
-        ) {
-            break;
-        }
-        let mut i = 0;
-        while i < args.len() {
-            let v = args[i].value.as_deref().unwrap_or("");
-            let is_opt = v.starts_with('-') || (name == "env" && v.contains('='));
-            let is_duration =
-                name == "timeout" && v.chars().next().is_some_and(|c| c.is_ascii_digit());
-            if !is_opt && !is_duration {
+/// What a simple command runs, found through its wrappers.
+struct Payloads {
+    /// What the command found by the wrappers' option tables runs.
+    main: Option<Inner>,
+    /// What other readings run, when an option was not understood.
+    others: Vec<Inner>,
+    /// Index of the command found by the option tables.
+    start: usize,
+    /// Whether every option on the way was understood.
+    certain: bool,
+}
+
+impl Payloads {
+    fn of(words: &[Word]) -> Self {
+        let mut found = Self {
+            main: None,
+            others: Vec::new(),
+            start: 0,
+            certain: true,
+        };
+        let mut budget = MAX_READINGS;
+        let (start, main) = found.follow(words, &mut budget);
+        found.start = start;
+        found.main = main;
+        found
+    }
+
+    /// Follows the wrappers of `words`; returns where the command they run starts and what
+    /// it runs. Other readings go to `others`.
+    fn follow(&mut self, words: &[Word], budget: &mut usize) -> (usize, Option<Inner>) {
+        let mut start = 0;
+        for _ in 0..MAX_WRAPPERS {
+            let here = &words[start..];
+            match wrapper_script(here) {
+                Some((true, script)) => {
+                    self.certain = false;
+                    self.others.push(script.map_or_else(
+                        || Inner::Dynamic("`env -S` with a computed string".into()),
+                        Inner::Split,
+                    ));
+                }
+                Some((false, script)) => self.others.push(script.map_or_else(
+                    || Inner::Dynamic("a wrapper runs a computed shell command string".into()),
+                    Inner::Script,
+                )),
+                None => {}
+            }
+            let Some((starts, sure)) = wrapped_command_starts(here) else {
                 break;
+            };
+            if let Some(script) = watch_script(here, starts[0]) {
+                self.others.push(script);
             }
-            i += 1;
-            if is_duration {
-                break;
+            if !sure {
+                self.certain = false;
+                for &alt in &starts[1..] {
+                    if *budget == 0 {
+                        break;
+                    }
+                    *budget -= 1;
+                    let (_, inner) = self.follow(&here[alt..], budget);
+                    self.others.extend(inner);
+                }
             }
+            start += starts[0];
         }
-        match args.get(i) {
-            Some(w) => {
-                name = w.value.as_deref().map(basename).unwrap_or("");
-                args = &args[i + 1..];
+        let here = &words[start..];
+        let (main, others, sure) = payload_of(here);
+        self.certain &= sure;
+        self.others.extend(others);
+        (start, main)
+    }
+}
+
+/// `watch` runs its command words joined by spaces through `sh -c` (unless `-x`/`--exec`):
+/// the script, when `words` is a watch whose command starts at `start`.
+fn watch_script(words: &[Word], start: usize) -> Option<Inner> {
+    let name = words.first()?.value.as_deref().map(basename)?;
+    let options = words.get(1..start)?;
+    let exec = options.iter().any(|w| {
+        w.value
+            .as_deref()
+            .is_some_and(|v| short_option_in(v, &['x'], "nqd") || names_long(v, "--exec"))
+    });
+    if name != "watch" || exec {
+        return None;
+    }
+    let mut script = String::new();
+    for w in &words[start..] {
+        match &w.value {
+            Some(v) => {
+                script.push_str(v);
+                script.push(' ');
             }
-            None => break,
+            None => return Some(Inner::Dynamic("`watch` of a computed command".into())),
         }
     }
-    (name, args)
+    Some(Inner::Script(script))
+}
+
+/// What `words` itself runs (no wrappers): the script of `bash -c` and `eval`, the command of
+/// `find -exec` and `xargs`. Returns the main reading, other readings (xargs options not all
+/// understood), and whether the reading is certain.
+fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
+    let name = words
+        .first()
+        .and_then(|w| w.value.as_deref())
+        .map(basename)
+        .unwrap_or_default();
+    let args = words.get(1..).unwrap_or_default();
+    if NESTED_SHELLS.contains(&name) {
+        return shell_script(name, args);
+    }
+    let main = match name {
+        "eval" => {
+            let mut script = String::new();
+            for a in args {
+                match &a.value {
+                    Some(v) => {
+                        script.push_str(v);
+                        script.push(' ');
+                    }
+                    None => {
+                        return (
+                            Some(Inner::Dynamic("`eval` of a computed string".into())),
+                            Vec::new(),
+                            true,
+                        );
+                    }
+                }
+            }
+            Some(Inner::Eval(script))
+        }
+        "source" | "." => Some(Inner::Dynamic(format!("`{name}` runs a script file"))),
+        "find" => {
+            let mut found = None;
+            for (i, a) in args.iter().enumerate() {
+                let a = a.value.as_deref().unwrap_or("");
+                if matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                    let words: Vec<Word> = args[i + 1..]
+                        .iter()
+                        .take_while(|w| !matches!(w.value.as_deref(), Some(";" | "+")))
+                        .cloned()
+                        .collect();
+                    if !words.is_empty() {
+                        found = Some(Inner::Command(words));
+                    }
+                    break;
+                }
+            }
+            found
+        }
+        "xargs" => {
+            let read = read_options(words, &XARGS);
+            let starts = command_starts(words, read);
+            let mut readings = starts.iter().map(|&s| Inner::Command(words[s..].to_vec()));
+            // Bare xargs runs echo.
+            let main = readings.next();
+            return (main, readings.collect(), read.unsure_from.is_none());
+        }
+        _ => None,
+    };
+    (main, Vec::new(), true)
+}
+
+/// The script a shell runs with `-c`: the first operand after all options (`bash -c -e
+/// 'cmd'`, `bash -o pipefail -c 'cmd'`, `bash --rcfile F -c 'cmd'`). `None` when it runs a
+/// script file or stdin. A computed word among the options could be `-c`: the reading is
+/// then uncertain, and the first operand is analysed as a script anyway (for deny rules).
+fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
+    let mut i = 0;
+    let mut dash_c = false;
+    let mut sure = true;
+    while let Some(w) = args.get(i) {
+        let Some(a) = w.value.as_deref() else {
+            sure = false;
+            i += 1;
+            continue;
+        };
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            i += if matches!(long, "rcfile" | "init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
+            dash_c |= a.starts_with('-') && letters.contains('c');
+            i += 1 + letters.chars().filter(|c| matches!(c, 'o' | 'O')).count();
+            continue;
+        }
+        break;
+    }
+    let operand = args.get(i).map(|w| match &w.value {
+        Some(script) => Inner::Script(script.clone()),
+        None => Inner::Dynamic(format!("`{name} -c` with a computed script")),
+    });
+    match (dash_c, sure) {
+        (true, _) => (operand, Vec::new(), sure),
+        (false, true) => (None, Vec::new(), true),
+        (false, false) => (None, operand.into_iter().collect(), false),
+    }
 }
 
 /// The last path component of a command name (`/bin/rm` -> `rm`).
@@ -834,6 +1614,73 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
     }
+}
+
+/// Whether `text` holds a line break other than a backslash-newline continuation (which
+/// bash removes before it splits words).
+fn has_line_break(text: &str) -> bool {
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\n' | '\r' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether an arithmetic expression refers to no variable and takes no substitution's
+/// output: integer literals (`10`, `0x1f`, `16#ff`), operators, parentheses, `$#`, `$?`,
+/// `$$`, `$!` and lengths (`${#x}`, `${#x[@]}`). Double quotes are ignored.
+fn arithmetic_is_literal(expr: &str) -> bool {
+    let name = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let length = |inner: &str| {
+        inner.strip_prefix('#').is_some_and(|n| {
+            let n = n
+                .strip_suffix("[@]")
+                .or_else(|| n.strip_suffix("[*]"))
+                .unwrap_or(n);
+            name(n)
+        })
+    };
+    let b = expr.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() || b"+-*/%<>=!&|^~?:,()\"".contains(&c) {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'#' | b'@' | b'_'))
+            {
+                i += 1;
+            }
+        } else if c == b'$' {
+            match b.get(i + 1) {
+                Some(b'#' | b'?' | b'$' | b'!') => i += 2,
+                Some(b'{') => {
+                    let Some(end) = expr[i + 2..].find('}') else {
+                        return false;
+                    };
+                    let inner = &expr[i + 2..i + 2 + end];
+                    if !(matches!(inner, "#" | "?" | "$" | "!") || length(inner)) {
+                        return false;
+                    }
+                    i += 2 + end + 1;
+                }
+                _ => return false,
+            }
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 fn has_unquoted_glob(raw: &str) -> bool {
@@ -1024,6 +1871,80 @@ mod tests {
         ] {
             let _ = analyze(cmd);
         }
+    }
+
+    #[test]
+    fn arithmetic_literals() {
+        for ok in [
+            "1 + 2",
+            "$# * 2",
+            "${#x}",
+            "${#a[@]}",
+            "0x1f",
+            "16#ff",
+            "(1 ? 2 : 3)",
+            "\"1\"",
+        ] {
+            assert!(arithmetic_is_literal(ok), "{ok}");
+        }
+        for bad in [
+            "x",
+            "$x",
+            "${x}",
+            "a[1]",
+            "$(echo 1)",
+            "`id`",
+            "${#a[i]}",
+            "$1",
+            "'1'",
+        ] {
+            assert!(!arithmetic_is_literal(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn continuation_lines_are_not_line_breaks() {
+        assert!(!has_line_break("2>/dev/null \\\nsrc"));
+        assert!(has_line_break("x\nrm"));
+        assert!(has_line_break("x \\\\\nrm"));
+        assert!(has_line_break("x \\\r\nrm"));
+    }
+
+    #[test]
+    fn directories_after_cd() {
+        let dirs = |cmd: &str| {
+            let a = analyze(cmd);
+            let c = a.commands.last().cloned();
+            c.map(|c| (c.cwd, c.other_cwds))
+        };
+        assert_eq!(dirs("cd src && ls"), Some((Some("src".into()), vec![])));
+        assert_eq!(dirs("cd src || ls"), Some((None, vec![])));
+        assert_eq!(dirs("cd src; ls"), Some((Some("src".into()), vec![None])));
+        assert_eq!(dirs("(cd src) && ls"), Some((None, vec![])));
+        assert_eq!(dirs("cd src | ls"), Some((None, vec![])));
+        assert_eq!(
+            dirs("cd a && cd b && ls"),
+            Some((Some("a/b".into()), vec![]))
+        );
+        assert_eq!(
+            dirs("eval cd src && ls"),
+            Some((None, vec![Some("src".into())]))
+        );
+        assert_eq!(
+            dirs("cd $X && ls"),
+            Some((Some(UNKNOWN_DIR.into()), vec![]))
+        );
+    }
+
+    #[test]
+    fn truncation() {
+        assert!(!analyze("ls && rm x").truncated);
+        let deep = format!("{}rm x{}", "$(".repeat(300), ")".repeat(300));
+        let a = analyze(&deep);
+        assert!(a.truncated);
+        assert!(a.commands.iter().any(|c| c.name() == Some("rm")));
+        assert!(analyze(&"eval ".repeat(10)).truncated);
+        assert!(analyze(&"a".repeat(MAX_ANALYZED_CHARS + 1)).truncated);
     }
 
     #[test]

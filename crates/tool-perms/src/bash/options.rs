@@ -1,0 +1,1017 @@
+//! How GNU-style command lines spell options: bundled short options (`-uo FILE` is `-u -o
+//! FILE`), abbreviated long options (`--out=FILE` is `--output=FILE`), and where the operands
+//! of a command start once its options are read.
+//!
+//! The checks that refuse a dangerous option use [`short_bundle_has`] and [`names_long`], so
+//! that every spelling getopt accepts is refused, not only the one written in full.
+
+use super::parse::Word;
+
+/// Whether `arg` is a bundle of short options (`-uo`, not `-`, `--x` or a plain word) that
+/// contains one of `letters`. A letter inside the value of an earlier option counts too
+/// (`-to` is `-t o` for sort): callers use this to refuse, so reading too much is safe.
+pub(crate) fn short_bundle_has(arg: &str, letters: &[char]) -> bool {
+    arg.strip_prefix('-').is_some_and(|rest| {
+        !rest.is_empty() && !rest.starts_with('-') && rest.chars().any(|c| letters.contains(&c))
+    })
+}
+
+/// Whether the bundle of short options `arg` contains one of `letters` before the first
+/// letter in `value_letters` (whose value is the rest of the bundle): precise where
+/// [`short_bundle_has`] would also read the value (`date -Iseconds` has no `-s`).
+pub(crate) fn short_option_in(arg: &str, letters: &[char], value_letters: &str) -> bool {
+    let Some(rest) = arg.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
+        return false;
+    };
+    for c in rest.chars() {
+        if letters.contains(&c) {
+            return true;
+        }
+        if value_letters.contains(c) {
+            return false;
+        }
+    }
+    false
+}
+
+/// Whether `arg` names the long option `long` (written with its dashes, `--output`) in a
+/// spelling getopt accepts: in full or abbreviated to at least one letter (`--o`, `--out`),
+/// with or without `=value`. An abbreviation that is ambiguous makes getopt fail, so
+/// refusing it too is harmless. Longer options that start with `long` are included
+/// (`--output-indicator-new` for `--output`): the caller refuses them as well.
+pub(crate) fn names_long(arg: &str, long: &str) -> bool {
+    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+    name.len() > 2 && name.starts_with("--") && (long.starts_with(name) || name.starts_with(long))
+}
+
+/// Whether allow rules look through a wrapper (Claude Code's safe wrappers), and with which
+/// options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Safe {
+    /// Not safe: only deny and ask rules look through it.
+    No,
+    /// Safe with any option of its table.
+    AnyOption,
+    /// Safe with these options only (bash's `time` keyword takes `-p` and nothing else).
+    Only(&'static [&'static str]),
+}
+
+/// The options a command takes, as getopt reads them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OptionSpec {
+    /// The command (its basename).
+    pub name: &'static str,
+    /// Short options that take a value: the rest of the bundle, else the next word.
+    pub short_value: &'static str,
+    /// Short options with an optional value, which is only ever the rest of the bundle.
+    pub short_optional: &'static str,
+    /// Short options without a value.
+    pub short_flags: &'static str,
+    /// Long options that take a value (`--user root` or `--user=root`), without dashes.
+    pub long_value: &'static [&'static str],
+    /// Long options without a value, or with an optional one (only as `--opt=value`).
+    pub long_flags: &'static [&'static str],
+    /// Operands read before the command (`timeout DURATION`, `taskset MASK`).
+    pub operands: usize,
+    /// The operands are numbers (a duration, a mask, a priority): a word that does not look
+    /// like one may be the command (`chrt -o rm` where the priority may be left out).
+    pub numeric_operands: bool,
+    /// Whether `NAME=VALUE` words after the options are assignments (`env`).
+    pub assignments: bool,
+    /// Options may follow operands (a permuting getopt, as `su`'s): they are read too.
+    pub permute: bool,
+    /// Short options (among `short_value`) whose value is a shell command string
+    /// (`su -c CMD`) or, for `env -S`, a string split into a command.
+    pub script_short: &'static str,
+    /// Long options (among `long_value`) whose value is such a string.
+    pub script_long: &'static [&'static str],
+    /// Words that, where the command would start, run the next word as a shell command
+    /// string instead (`flock FILE -c CMD`).
+    pub command_script: &'static [&'static str],
+    /// Short flags that make it look a name up instead of running it (`command -v`).
+    pub lookup_flags: &'static str,
+    /// Whether allow rules look through it.
+    pub safe: Safe,
+    /// Whether it runs its command in the shell itself (a `cd` behind it moves the shell):
+    /// `builtin`, `command`, bash's `time` keyword, `noglob`.
+    pub in_shell: bool,
+}
+
+impl OptionSpec {
+    const fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            short_value: "",
+            short_optional: "",
+            short_flags: "",
+            long_value: &[],
+            long_flags: &[],
+            operands: 0,
+            numeric_operands: false,
+            assignments: false,
+            permute: false,
+            script_short: "",
+            script_long: &[],
+            command_script: &[],
+            lookup_flags: "",
+            safe: Safe::No,
+            in_shell: false,
+        }
+    }
+}
+
+/// Wrappers: commands that run the command given after their options. Deny and ask rules
+/// look through all of them; allow rules only through the safe ones
+/// ([`safe_wrapper_len`](super::commands::safe_wrapper_len)).
+///
+/// `su`/`runuser -c`, `flock -c` and `env -S` run a string: see [`wrapper_script`].
+pub(crate) const WRAPPERS: &[OptionSpec] = &[
+    OptionSpec {
+        short_value: "ks",
+        short_flags: "v",
+        long_value: &["kill-after", "signal"],
+        long_flags: &[
+            "foreground",
+            "preserve-status",
+            "verbose",
+            "help",
+            "version",
+        ],
+        operands: 1,
+        numeric_operands: true,
+        safe: Safe::AnyOption,
+        ..OptionSpec::new("timeout")
+    },
+    OptionSpec {
+        short_value: "n",
+        long_value: &["adjustment"],
+        long_flags: &["help", "version"],
+        safe: Safe::AnyOption,
+        ..OptionSpec::new("nice")
+    },
+    OptionSpec {
+        short_value: "ioe",
+        long_value: &["input", "output", "error"],
+        long_flags: &["help", "version"],
+        safe: Safe::AnyOption,
+        ..OptionSpec::new("stdbuf")
+    },
+    // Bash's `time` keyword takes `-p`; GNU time also `-f FORMAT` and `-o FILE`.
+    OptionSpec {
+        short_value: "fo",
+        short_flags: "apqvV",
+        long_value: &["format", "output"],
+        long_flags: &[
+            "append",
+            "portability",
+            "quiet",
+            "verbose",
+            "help",
+            "version",
+        ],
+        safe: Safe::Only(&["-p"]),
+        in_shell: true,
+        ..OptionSpec::new("time")
+    },
+    OptionSpec {
+        long_flags: &["help", "version"],
+        safe: Safe::AnyOption,
+        ..OptionSpec::new("nohup")
+    },
+    OptionSpec {
+        short_flags: "pvV",
+        lookup_flags: "vV",
+        safe: Safe::Only(&["-p"]),
+        in_shell: true,
+        ..OptionSpec::new("command")
+    },
+    OptionSpec {
+        safe: Safe::AnyOption,
+        in_shell: true,
+        ..OptionSpec::new("builtin")
+    },
+    OptionSpec {
+        safe: Safe::AnyOption,
+        in_shell: true,
+        ..OptionSpec::new("noglob")
+    },
+    OptionSpec::new("coproc"),
+    OptionSpec::new("busybox"),
+    OptionSpec {
+        short_value: "aCcDgpRrTtUu",
+        short_optional: "h",
+        short_flags: "AbBEeHiKklnPSsVv",
+        long_value: &[
+            "auth-type",
+            "close-from",
+            "login-class",
+            "chdir",
+            "group",
+            "host",
+            "prompt",
+            "chroot",
+            "role",
+            "type",
+            "command-timeout",
+            "other-user",
+            "user",
+        ],
+        long_flags: &[
+            "askpass",
+            "background",
+            "bell",
+            "preserve-env",
+            "edit",
+            "set-home",
+            "help",
+            "login",
+            "remove-timestamp",
+            "reset-timestamp",
+            "list",
+            "non-interactive",
+            "preserve-groups",
+            "stdin",
+            "shell",
+            "version",
+            "validate",
+        ],
+        ..OptionSpec::new("sudo")
+    },
+    OptionSpec {
+        short_value: "aCu",
+        short_flags: "Lns",
+        ..OptionSpec::new("doas")
+    },
+    OptionSpec {
+        short_value: "CSu",
+        short_flags: "iv0",
+        long_value: &["chdir", "split-string", "unset"],
+        long_flags: &[
+            "ignore-environment",
+            "null",
+            "debug",
+            "block-signal",
+            "default-signal",
+            "ignore-signal",
+            "list-signal-handling",
+            "help",
+            "version",
+        ],
+        assignments: true,
+        script_short: "S",
+        script_long: &["split-string"],
+        ..OptionSpec::new("env")
+    },
+    OptionSpec {
+        short_value: "a",
+        short_flags: "cl",
+        ..OptionSpec::new("exec")
+    },
+    OptionSpec {
+        short_value: "cnpPu",
+        short_flags: "t",
+        long_value: &["class", "classdata", "pid", "pgid", "uid"],
+        long_flags: &["ignore", "help", "version"],
+        ..OptionSpec::new("ionice")
+    },
+    OptionSpec {
+        short_value: "nq",
+        short_optional: "d",
+        short_flags: "bcCegprtwx",
+        long_value: &["interval", "equexit", "shotsdir"],
+        long_flags: &[
+            "beep",
+            "color",
+            "no-color",
+            "differences",
+            "errexit",
+            "chgexit",
+            "precise",
+            "no-rerun",
+            "no-title",
+            "no-wrap",
+            "exec",
+            "help",
+            "version",
+        ],
+        ..OptionSpec::new("watch")
+    },
+    OptionSpec {
+        short_flags: "cfw",
+        long_flags: &["ctty", "fork", "wait", "help", "version"],
+        ..OptionSpec::new("setsid")
+    },
+    OptionSpec {
+        short_flags: "ev",
+        ..OptionSpec::new("chronic")
+    },
+    OptionSpec {
+        short_flags: "p",
+        ..OptionSpec::new("unbuffer")
+    },
+    OptionSpec {
+        short_value: "tw",
+        short_flags: "dimsu",
+        ..OptionSpec::new("caffeinate")
+    },
+    OptionSpec {
+        short_flags: "acp",
+        long_flags: &["all-tasks", "cpu-list", "pid", "help", "version"],
+        operands: 1,
+        numeric_operands: true,
+        ..OptionSpec::new("taskset")
+    },
+    OptionSpec {
+        short_value: "DPT",
+        short_flags: "abdfimoprRvhV",
+        long_value: &["sched-runtime", "sched-period", "sched-deadline"],
+        long_flags: &[
+            "all-tasks",
+            "batch",
+            "deadline",
+            "fifo",
+            "idle",
+            "other",
+            "rr",
+            "reset-on-fork",
+            "max",
+            "pid",
+            "verbose",
+            "help",
+            "version",
+        ],
+        operands: 1,
+        numeric_operands: true,
+        ..OptionSpec::new("chrt")
+    },
+    OptionSpec {
+        short_value: "wE",
+        short_flags: "sexnoFuhV",
+        long_value: &["timeout", "wait", "conflict-exit-code"],
+        long_flags: &[
+            "shared",
+            "exclusive",
+            "unlock",
+            "nonblock",
+            "nonblocking",
+            "nb",
+            "close",
+            "no-fork",
+            "verbose",
+            "help",
+            "version",
+        ],
+        operands: 1,
+        command_script: &["-c", "--command"],
+        ..OptionSpec::new("flock")
+    },
+    OptionSpec {
+        short_value: "po",
+        short_optional: "cdefilmnqrstuvxy",
+        short_flags: "hV",
+        long_value: &["pid", "output"],
+        long_flags: &[
+            "noheadings",
+            "raw",
+            "verbose",
+            "help",
+            "version",
+            "core",
+            "data",
+            "nice",
+            "fsize",
+            "sigpending",
+            "memlock",
+            "rss",
+            "nofile",
+            "msgqueue",
+            "rtprio",
+            "stack",
+            "cpu",
+            "nproc",
+            "as",
+            "locks",
+            "rttime",
+        ],
+        ..OptionSpec::new("prlimit")
+    },
+    OptionSpec {
+        short_flags: "dhV",
+        long_value: &[
+            "ambient-caps",
+            "inh-caps",
+            "bounding-set",
+            "ruid",
+            "euid",
+            "rgid",
+            "egid",
+            "reuid",
+            "regid",
+            "groups",
+            "securebits",
+            "pdeathsig",
+            "selinux-label",
+            "apparmor-profile",
+            "landlock-access",
+            "landlock-rule",
+            "seccomp-filter",
+        ],
+        long_flags: &[
+            "dump",
+            "nnp",
+            "no-new-privs",
+            "clear-groups",
+            "keep-groups",
+            "init-groups",
+            "reset-env",
+            "help",
+            "version",
+        ],
+        ..OptionSpec::new("setpriv")
+    },
+    OptionSpec {
+        short_value: "RwSG",
+        short_flags: "fhVmuinpCTUrc",
+        long_value: &[
+            "root",
+            "wd",
+            "setuid",
+            "setgid",
+            "propagation",
+            "setgroups",
+            "monotonic",
+            "boottime",
+            "map-user",
+            "map-group",
+            "map-users",
+            "map-groups",
+            "load-interp",
+        ],
+        long_flags: &[
+            "mount",
+            "uts",
+            "ipc",
+            "net",
+            "pid",
+            "user",
+            "cgroup",
+            "time",
+            "fork",
+            "map-root-user",
+            "map-current-user",
+            "map-auto",
+            "kill-child",
+            "mount-proc",
+            "mount-binfmt",
+            "keep-caps",
+            "help",
+            "version",
+        ],
+        ..OptionSpec::new("unshare")
+    },
+    OptionSpec {
+        short_value: "cgGsuw",
+        short_flags: "flmpPhV",
+        long_value: RUNUSER_LONG_VALUE,
+        long_flags: RUNUSER_LONG_FLAGS,
+        permute: true,
+        script_short: "c",
+        script_long: &["command", "session-command"],
+        ..OptionSpec::new("runuser")
+    },
+    OptionSpec {
+        short_value: "cgGsw",
+        short_flags: "flmpPhV",
+        long_value: RUNUSER_LONG_VALUE,
+        long_flags: RUNUSER_LONG_FLAGS,
+        permute: true,
+        script_short: "c",
+        script_long: &["command", "session-command"],
+        ..OptionSpec::new("su")
+    },
+    OptionSpec {
+        short_value: "iwPpmMNCSfILoc",
+        short_flags: "abHlsutTdDVh",
+        long_value: &[
+            "interleave",
+            "weighted-interleave",
+            "preferred",
+            "preferred-many",
+            "membind",
+            "cpunodebind",
+            "physcpubind",
+            "cpubind",
+            "shmmode",
+            "length",
+            "shm",
+            "file",
+            "shmid",
+            "offset",
+        ],
+        long_flags: &[
+            "all",
+            "localalloc",
+            "balancing",
+            "show",
+            "hardware",
+            "huge",
+            "strict",
+            "touch",
+            "dump",
+            "dump-nodes",
+            "version",
+            "help",
+        ],
+        ..OptionSpec::new("numactl")
+    },
+    OptionSpec {
+        short_value: "HMEpuC",
+        short_flags: "hrtPqGdS",
+        long_value: &[
+            "host",
+            "machine",
+            "unit",
+            "property",
+            "description",
+            "slice",
+            "service-type",
+            "uid",
+            "gid",
+            "nice",
+            "working-directory",
+            "setenv",
+            "path-property",
+            "socket-property",
+            "timer-property",
+            "on-active",
+            "on-boot",
+            "on-startup",
+            "on-unit-active",
+            "on-unit-inactive",
+            "on-calendar",
+            "capsule",
+        ],
+        long_flags: &[
+            "help",
+            "version",
+            "no-ask-password",
+            "user",
+            "system",
+            "scope",
+            "slice-inherit",
+            "no-block",
+            "remain-after-exit",
+            "wait",
+            "send-sighup",
+            "pty",
+            "pipe",
+            "quiet",
+            "collect",
+            "shell",
+            "same-dir",
+            "on-timezone-change",
+            "on-clock-change",
+        ],
+        ..OptionSpec::new("systemd-run")
+    },
+    OptionSpec {
+        short_value: "tSGW",
+        short_optional: "mnuipCUTrw",
+        short_flags: "aFZhV",
+        long_value: &["target", "setuid", "setgid", "wdns"],
+        long_flags: &[
+            "all",
+            "mount",
+            "uts",
+            "ipc",
+            "net",
+            "pid",
+            "cgroup",
+            "user",
+            "time",
+            "root",
+            "wd",
+            "preserve-credentials",
+            "no-fork",
+            "follow-context",
+            "help",
+            "version",
+        ],
+        ..OptionSpec::new("nsenter")
+    },
+    OptionSpec {
+        long_value: &["groups", "userspec"],
+        long_flags: &["skip-chdir", "help", "version"],
+        operands: 1,
+        ..OptionSpec::new("chroot")
+    },
+];
+
+const RUNUSER_LONG_VALUE: &[&str] = &[
+    "command",
+    "session-command",
+    "group",
+    "supp-group",
+    "shell",
+    "user",
+    "whitelist-environment",
+];
+
+const RUNUSER_LONG_FLAGS: &[&str] = &[
+    "fast",
+    "login",
+    "preserve-environment",
+    "pty",
+    "help",
+    "version",
+];
+
+/// GNU xargs (and BSD's `-J`, `-R`, `-S` are unknown: the reading is then uncertain).
+pub(crate) const XARGS: OptionSpec = OptionSpec {
+    short_value: "adEILnPs",
+    short_optional: "eil",
+    short_flags: "0oprtx",
+    long_value: &[
+        "arg-file",
+        "delimiter",
+        "max-args",
+        "max-procs",
+        "max-chars",
+        "process-slot-var",
+    ],
+    long_flags: &[
+        "eof",
+        "replace",
+        "max-lines",
+        "null",
+        "open-tty",
+        "interactive",
+        "no-run-if-empty",
+        "verbose",
+        "exit",
+        "show-limits",
+        "help",
+        "version",
+    ],
+    ..OptionSpec::new("xargs")
+};
+
+/// The wrapper spec for a command name, if it is a wrapper.
+pub(crate) fn wrapper_spec(name: &str) -> Option<&'static OptionSpec> {
+    WRAPPERS.iter().find(|s| s.name == name)
+}
+
+/// Where the operands (for a wrapper: the command it runs) start after a command's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OptionsRead {
+    /// Index in the words (the command name is index 0) of the first operand; may equal the
+    /// number of words. For a wrapper that runs nothing (`command -v`, `flock FILE -c CMD`),
+    /// the number of words.
+    pub start: usize,
+    /// The first word that was not understood (an unknown option, an ambiguous
+    /// abbreviation, a computed word): the operands may start anywhere after it. `None` when
+    /// every option was understood.
+    pub unsure_from: Option<usize>,
+    /// Where the value of a script option ([`OptionSpec::script_short`], `script_long`,
+    /// `command_script`) is: the index of its word and the byte offset of the value in it.
+    pub script: Option<(usize, usize)>,
+}
+
+/// Whether a long option (name without dashes, before `=`) takes a value, as getopt would
+/// resolve it: the exact name, else the only option it abbreviates. `None` when unknown or
+/// ambiguous. Also returns the full name.
+fn resolve_long<'s>(spec: &'s OptionSpec, name: &str) -> Option<(&'s str, bool)> {
+    for (list, takes) in [(spec.long_value, true), (spec.long_flags, false)] {
+        if let Some(l) = list.iter().find(|l| **l == name) {
+            return Some((l, takes));
+        }
+    }
+    if name.is_empty() {
+        return None;
+    }
+    let mut found = None;
+    for (list, takes) in [(spec.long_value, true), (spec.long_flags, false)] {
+        for l in list {
+            if l.starts_with(name) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some((*l, takes));
+            }
+        }
+    }
+    found
+}
+
+/// Whether an operand looks like a number, a duration, a mask or a CPU list (`5`, `1.5m`,
+/// `0x3`, `0-3,7`), not like a command.
+fn numeric_like(v: &str) -> bool {
+    v.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ',' | '-' | ':' | '+'))
+}
+
+/// What one option word does.
+enum OptionWord {
+    /// How many words it takes (1 or 2).
+    Takes(usize),
+    /// It was not understood.
+    Unknown,
+}
+
+/// Reads one option word `v` (at index `i`, starting with `-`) with `spec`; records a script
+/// option's value in `read`, and a lookup flag in `lookup`.
+fn read_option_word(
+    spec: &OptionSpec,
+    v: &str,
+    i: usize,
+    read: &mut OptionsRead,
+    lookup: &mut bool,
+) -> OptionWord {
+    if let Some(long) = v.strip_prefix("--") {
+        let (name, value_at) = match long.split_once('=') {
+            Some((n, _)) => (n, Some(2 + n.len() + 1)),
+            None => (long, None),
+        };
+        return match resolve_long(spec, name) {
+            Some((full, takes)) => {
+                if spec.script_long.contains(&full) {
+                    read.script = Some(value_at.map_or((i + 1, 0), |at| (i, at)));
+                }
+                OptionWord::Takes(if takes && value_at.is_none() { 2 } else { 1 })
+            }
+            None => OptionWord::Unknown,
+        };
+    }
+    for (k, c) in v.char_indices().skip(1) {
+        let after = k + c.len_utf8();
+        if spec.short_value.contains(c) {
+            let next = after == v.len();
+            if spec.script_short.contains(c) {
+                read.script = Some(if next { (i + 1, 0) } else { (i, after) });
+            }
+            return OptionWord::Takes(if next { 2 } else { 1 });
+        }
+        if spec.short_optional.contains(c) {
+            return OptionWord::Takes(1);
+        }
+        if !spec.short_flags.contains(c) {
+            return OptionWord::Unknown;
+        }
+        *lookup |= spec.lookup_flags.contains(c);
+    }
+    OptionWord::Takes(1)
+}
+
+/// Reads the options of `words` (`words[0]` is the command) with `spec`, up to its operands.
+pub(crate) fn read_options(words: &[Word], spec: &OptionSpec) -> OptionsRead {
+    let mut read = OptionsRead {
+        start: 0,
+        unsure_from: None,
+        script: None,
+    };
+    let mut lookup = false;
+    let unsure = |i: usize, read: &mut OptionsRead| {
+        if read.unsure_from.is_none() {
+            read.unsure_from = Some(i);
+        }
+    };
+    let mut i = 1;
+    let mut dashdash = false;
+    while let Some(w) = words.get(i) {
+        let Some(v) = w.value.as_deref() else {
+            // A computed word could be an option or the command.
+            unsure(i, &mut read);
+            break;
+        };
+        if v == "--" {
+            i += 1;
+            dashdash = true;
+            break;
+        }
+        if spec.name == "env" && v == "-" {
+            i += 1;
+            continue;
+        }
+        if !v.starts_with('-') || v == "-" {
+            break;
+        }
+        if spec.name == "nice" && v.len() > 1 && v[1..].chars().all(|c| c.is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        match read_option_word(spec, v, i, &mut read, &mut lookup) {
+            OptionWord::Takes(n) => i += n,
+            OptionWord::Unknown => {
+                unsure(i, &mut read);
+                i += 1;
+            }
+        }
+    }
+    if spec.permute && !dashdash {
+        // Options after the operands (up to `--`) are options too.
+        let mut j = i;
+        while let Some(w) = words.get(j) {
+            match w.value.as_deref() {
+                Some("--") => break,
+                Some(v) if v.starts_with('-') && v != "-" => {
+                    match read_option_word(spec, v, j, &mut read, &mut lookup) {
+                        OptionWord::Takes(n) => j += n,
+                        OptionWord::Unknown => {
+                            unsure(j, &mut read);
+                            j += 1;
+                        }
+                    }
+                }
+                _ => j += 1,
+            }
+        }
+    }
+    if spec.assignments {
+        while words
+            .get(i)
+            .and_then(|w| w.value.as_deref())
+            .is_some_and(|v| !v.starts_with('-') && v.contains('='))
+        {
+            i += 1;
+        }
+    }
+    for _ in 0..spec.operands {
+        if let Some(w) = words.get(i) {
+            if spec.numeric_operands && !w.value.as_deref().is_some_and(numeric_like) {
+                // Not a number: perhaps the operand was left out and this is the command.
+                unsure(i - 1, &mut read);
+            }
+            i += 1;
+        }
+    }
+    if let Some(v) = words.get(i).and_then(|w| w.value.as_deref())
+        && spec.command_script.contains(&v)
+    {
+        read.script = Some((i + 1, 0));
+        i = words.len();
+    }
+    read.start = if lookup {
+        words.len()
+    } else {
+        i.min(words.len())
+    };
+    read
+}
+
+/// The string a wrapper runs through a shell (`su -c CMD`, `runuser --command=CMD`, `flock
+/// FILE -c CMD`) or splits into a command (`env -S STRING`), when `words` is such a call:
+/// `(split, Some(string))`, or `(split, None)` when the string is computed.
+pub(crate) fn wrapper_script(words: &[Word]) -> Option<(bool, Option<String>)> {
+    let name = words.first()?.value.as_deref()?;
+    let spec = wrapper_spec(name.rsplit('/').next().unwrap_or(name))?;
+    let (at, offset) = read_options(words, spec).script?;
+    let split = spec.name == "env";
+    let value = match words.get(at) {
+        Some(w) => w
+            .value
+            .as_deref()
+            .and_then(|v| v.get(offset..))
+            .map(str::to_owned),
+        None => return None,
+    };
+    Some((split, value))
+}
+
+/// How many places where a wrapper's command may start are read at most.
+const MAX_STARTS: usize = 8;
+
+/// Every place the command run by a wrapper or xargs may start: the reading with the option
+/// table first, then, when a word was not understood, every later word that is not an option
+/// (deny and ask rules must see all of them). Bounded to a few readings.
+pub(crate) fn command_starts(words: &[Word], read: OptionsRead) -> Vec<usize> {
+    let mut out = Vec::new();
+    if read.start < words.len() {
+        out.push(read.start);
+    }
+    if let Some(u) = read.unsure_from {
+        for (j, w) in words.iter().enumerate().skip(u + 1) {
+            if out.len() >= MAX_STARTS {
+                break;
+            }
+            let option = w.value.as_deref().is_some_and(|v| v.starts_with('-'));
+            if !option && !out.contains(&j) {
+                out.push(j);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<Word> {
+        s.split(' ')
+            .map(|w| Word {
+                raw: w.into(),
+                value: Some(w.into()),
+                plain: true,
+                glob: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn spellings() {
+        assert!(short_bundle_has("-uo", &['o']));
+        assert!(!short_bundle_has("--output", &['o']));
+        assert!(!short_bundle_has("-", &['o']));
+        assert!(names_long("--o=x", "--output"));
+        assert!(names_long("--outp", "--output"));
+        assert!(names_long("--output=x", "--output"));
+        assert!(!names_long("--", "--output"));
+        assert!(!names_long("--oneline", "--output"));
+    }
+
+    #[test]
+    fn wrapper_options() {
+        let read = |s: &str| {
+            let w = words(s);
+            let spec = wrapper_spec(w[0].value.as_deref().unwrap_or("")).copied();
+            spec.map(|spec| read_options(&w, &spec))
+        };
+        let at = |start, unsure_from| {
+            Some(OptionsRead {
+                start,
+                unsure_from,
+                script: None,
+            })
+        };
+        assert_eq!(read("nice -n 5 rm x"), at(3, None));
+        assert_eq!(read("nice -n5 rm x"), at(2, None));
+        assert_eq!(read("nice -5 rm x"), at(2, None));
+        assert_eq!(read("nice --adj 5 rm x"), at(3, None));
+        assert_eq!(read("timeout -k 5 10 rm x"), at(4, None));
+        assert_eq!(read("sudo -u root rm x"), at(3, None));
+        assert_eq!(read("sudo --user root rm x"), at(3, None));
+        assert_eq!(read("sudo -Eu root rm x"), at(3, None));
+        assert_eq!(read("sudo --bogus value rm x"), at(2, Some(1)));
+        assert_eq!(read("env -u FOO A=1 rm x"), at(4, None));
+        assert_eq!(read("stdbuf -o L rm x"), at(3, None));
+        let w = words("sudo --bogus value rm x");
+        let unsure = OptionsRead {
+            start: 2,
+            unsure_from: Some(1),
+            script: None,
+        };
+        assert_eq!(command_starts(&w, unsure), [2, 3, 4]);
+        assert!(short_option_in("-us", &['s'], "dfrI"));
+        assert!(!short_option_in("-Iseconds", &['s'], "dfrI"));
+        let w = words("xargs -i rm {}");
+        assert_eq!(
+            read_options(&w, &XARGS),
+            OptionsRead {
+                start: 2,
+                unsure_from: None,
+                script: None,
+            }
+        );
+        let w = words("xargs --max-args 1 rm");
+        assert_eq!(read_options(&w, &XARGS).start, 3);
+        let w = words("xargs -tn1 rm");
+        assert_eq!(read_options(&w, &XARGS).start, 2);
+        let w = words("xargs --max 1 rm");
+        assert_eq!(read_options(&w, &XARGS).unsure_from, Some(1));
+        // An operand that is not a number may be the command (`chrt -o rm`).
+        assert_eq!(read("chrt -o 0 rm x"), at(3, None));
+        assert_eq!(read("chrt -o rm x").map(|r| r.unsure_from), Some(Some(1)));
+        assert_eq!(read("flock -w 5 /tmp/l rm x"), at(4, None));
+        // `command -v` looks a name up and runs nothing.
+        assert_eq!(read("command -v rm"), at(3, None));
+    }
+
+    #[test]
+    fn wrapper_scripts() {
+        let script = |s: &str| wrapper_script(&words(s));
+        assert_eq!(
+            script("flock /tmp/l -c ls"),
+            Some((false, Some("ls".into())))
+        );
+        assert_eq!(
+            script("flock -n /tmp/l --command ls"),
+            Some((false, Some("ls".into())))
+        );
+        assert_eq!(script("flock /tmp/l rm -c"), None);
+        assert_eq!(script("su me -c ls"), Some((false, Some("ls".into()))));
+        assert_eq!(
+            script("runuser -lc ls me"),
+            Some((false, Some("ls".into())))
+        );
+        assert_eq!(script("su --comm=ls me"), Some((false, Some("ls".into()))));
+        assert_eq!(script("env -S ls"), Some((true, Some("ls".into()))));
+        assert_eq!(script("env -iSls"), Some((true, Some("ls".into()))));
+        assert_eq!(
+            script("env --split-string=ls"),
+            Some((true, Some("ls".into())))
+        );
+        assert_eq!(script("env ls -S x"), None);
+        assert_eq!(script("sudo ls"), None);
+    }
+}

@@ -79,7 +79,7 @@
 //! None: the contract is the same for every build.
 
 #![deny(missing_docs)]
-// One audited `unsafe` block: `process::spawn_in_new_session` (setsid in the child).
+// One audited `unsafe` block: `process::new_session` (setsid in the child).
 #![deny(unsafe_code)]
 
 pub mod content;
@@ -88,6 +88,7 @@ pub mod error;
 pub mod file_state;
 pub mod input;
 pub mod permission;
+#[cfg(unix)]
 pub mod process;
 pub mod result;
 pub mod schema;

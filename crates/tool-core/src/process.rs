@@ -1,19 +1,43 @@
-//! How tools and hooks start child processes: each in a session of its own.
+//! How tools and hooks start child processes: out of reach of our terminal.
 
 use std::process::Command;
+use std::sync::OnceLock;
 
-/// Makes `cmd` start its child in a new session (`setsid`), as Claude Code's detached
-/// spawns do. The child then has no controlling terminal: a command that tries to read one
-/// (`sudo`, `ssh` or git asking for a password) fails at once ("No such device or address")
-/// instead of being stopped by `SIGTTIN` until its timeout, and the terminal's signals
-/// (Ctrl-C, Ctrl-Z) never reach it. The child leads its own process group (its id is the
-/// group id), so the whole group can be killed at once.
+/// Makes `cmd`'s child unable to reach this process's terminal, as Claude Code's detached
+/// spawns do, so that a command that tries to read it (`sudo`, `ssh` or git asking for a
+/// password) fails at once ("No such device or address") instead of being stopped by
+/// `SIGTTIN` until its timeout, and the terminal's signals (Ctrl-C, Ctrl-Z) never reach it.
+/// The child leads its own process group (its id is the group id), so the whole group can
+/// be killed at once.
 ///
-/// Do not also call `process_group` on `cmd`: a group leader cannot start a session, and
-/// the spawn would fail. A tokio command passes `cmd.as_std_mut()`.
-#[cfg(unix)]
+/// When this process has a controlling terminal the child starts a session of its own
+/// ([`new_session`]); when it has none (a pipeline, CI, a server started by an MCP host)
+/// there is no terminal to escape and a process group of its own is enough, which is
+/// cheaper: the standard library can then start the child with `posix_spawn` instead of
+/// `fork`.
+///
+/// Do not also call `process_group` on `cmd`. A tokio command passes `cmd.as_std_mut()`.
+pub fn detach_from_terminal(cmd: &mut Command) -> &mut Command {
+    if has_controlling_terminal() {
+        new_session(cmd)
+    } else {
+        use std::os::unix::process::CommandExt as _;
+        cmd.process_group(0)
+    }
+}
+
+/// Whether this process has a controlling terminal (`/dev/tty` opens), checked once.
+pub fn has_controlling_terminal() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    // Opening /dev/tty never acquires a terminal: without one it fails with ENXIO.
+    *HAS.get_or_init(|| std::fs::File::open("/dev/tty").is_ok())
+}
+
+/// Makes `cmd` start its child in a new session (`setsid` in the child before `exec`): no
+/// controlling terminal, its own process group. Needs `fork` (a `pre_exec` step). Do not
+/// also call `process_group` on `cmd`: a group leader cannot start a session.
 #[allow(unsafe_code)]
-pub fn spawn_in_new_session(cmd: &mut Command) -> &mut Command {
+pub fn new_session(cmd: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt as _;
     // SAFETY: the closure runs in the forked child before `exec`; it only calls setsid(2),
     // which is async-signal-safe, and converts an errno without allocating.
@@ -26,32 +50,40 @@ pub fn spawn_in_new_session(cmd: &mut Command) -> &mut Command {
     }
 }
 
-/// Elsewhere there is no session to leave: `cmd` is returned unchanged.
-#[cfg(not(unix))]
-pub fn spawn_in_new_session(cmd: &mut Command) -> &mut Command {
-    cmd
-}
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use super::spawn_in_new_session;
+    use super::{detach_from_terminal, new_session};
 
-    /// The child is a session leader (session id = its pid), with no controlling terminal.
-    #[test]
-    fn child_leads_its_own_session() {
+    /// pid, session id and process group id of a child started with `prepare`, and what
+    /// reading /dev/tty said.
+    fn ids(prepare: fn(&mut std::process::Command) -> &mut std::process::Command) -> String {
         let mut cmd = std::process::Command::new("sh");
+        // pid, then session and process group from /proc (stat fields 6 and 5).
         cmd.arg("-c")
-            // pid, then session and process group from /proc (fields 6 and 5 of stat).
             .arg("set -- $(cut -d')' -f2 /proc/$$/stat); echo $$ $4 $3; cat /dev/tty 2>&1; true");
-        let out = spawn_in_new_session(&mut cmd).output();
-        let out = match out {
-            Ok(out) => out,
+        match prepare(&mut cmd).output() {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
             Err(e) => panic!("spawn failed: {e}"),
-        };
-        let text = String::from_utf8_lossy(&out.stdout);
+        }
+    }
+
+    #[test]
+    fn a_new_session_is_led_by_the_child_with_no_terminal() {
+        let text = ids(new_session);
         let mut first = text.lines().next().unwrap_or_default().split_whitespace();
         let (pid, sid, pgid) = (first.next(), first.next(), first.next());
         assert!(pid.is_some() && pid == sid && pid == pgid, "{text}");
         assert!(text.contains("No such device or address"), "{text}");
+    }
+
+    #[test]
+    fn a_detached_child_leads_its_own_group() {
+        let text = ids(detach_from_terminal);
+        let mut first = text.lines().next().unwrap_or_default().split_whitespace();
+        let (pid, sid, pgid) = (first.next(), first.next(), first.next());
+        assert!(pid.is_some() && pid == pgid, "{text}");
+        if super::has_controlling_terminal() {
+            assert_eq!(pid, sid, "{text}");
+        }
     }
 }

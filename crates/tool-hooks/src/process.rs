@@ -113,11 +113,11 @@ fn build_command(l: &Launch<'_>) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // Own session: no controlling terminal (Claude Code's "no controlling terminal"), so no
+    // Out of the terminal's reach (Claude Code's "no controlling terminal"), so no
     // terminal signal reaches it and reading the terminal fails at once rather than stopping
     // the hook until its timeout; and its process group (grandchildren included) can be
     // killed at once.
-    tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+    tool_core::process::detach_from_terminal(cmd.as_std_mut());
     cmd
 }
 

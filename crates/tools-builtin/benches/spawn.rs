@@ -1,9 +1,10 @@
-//! Bash spawn overhead: `echo hi` through the Bash tool (own session, timeout, bounded
+//! Bash spawn overhead: `echo hi` through the Bash tool (own process group, timeout, bounded
 //! capture, persistent cwd, output shaping) against a bare `tokio::process::Command` of the
 //! same command (`bash -c 'echo hi'`, output captured), in the same run. Target: ≤ 1.3x.
 //!
-//! A third variant, the bare spawn in a session of its own (as the tool spawns), shows how
-//! much of a gap the new session accounts for.
+//! A third variant, the bare spawn in a session of its own (as the tool spawns when it has a
+//! controlling terminal; without one, as here, it uses a process group), shows what
+//! the new session costs.
 //!
 //! The variants run interleaved, one call each per round in a rotating order, so that load
 //! from elsewhere on a shared machine hits them alike; each figure is the median of the
@@ -36,7 +37,7 @@ async fn bare(dir: &Path, session: bool) {
         .current_dir(dir)
         .stdin(std::process::Stdio::null());
     if session {
-        tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+        tool_core::process::new_session(cmd.as_std_mut());
     }
     let out = cmd.output().await.unwrap();
     assert_eq!(out.stdout, b"hi\n");

@@ -307,9 +307,9 @@ async fn run_command(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    // Own session: no terminal to read (a password prompt fails at once instead of stopping
-    // the command until its timeout), and one process group to kill.
-    tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+    // Out of the terminal's reach (a password prompt fails at once instead of stopping the
+    // command until its timeout), and one process group to kill.
+    tool_core::process::detach_from_terminal(cmd.as_std_mut());
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;

@@ -421,7 +421,7 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+    tool_core::process::detach_from_terminal(cmd.as_std_mut());
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ToolError::msg(format!(

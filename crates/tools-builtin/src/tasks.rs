@@ -212,7 +212,7 @@ impl TaskRegistry {
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
             .kill_on_drop(true);
-        tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+        tool_core::process::detach_from_terminal(cmd.as_std_mut());
         let mut child = cmd
             .spawn()
             .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;

@@ -688,9 +688,9 @@ impl ServerConn {
                 cmd.stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
-                // Own session: the terminal's Ctrl-C (an interrupt of the turn) does not
+                // Out of the terminal's reach: its Ctrl-C (an interrupt of the turn) does not
                 // reach the server, and it cannot stop on reading the terminal.
-                tool_core::process::spawn_in_new_session(cmd.as_std_mut());
+                tool_core::process::detach_from_terminal(cmd.as_std_mut());
                 let mut child = cmd
                     .spawn()
                     .map_err(|e| format!("cannot start `{command}`: {e}"))?;

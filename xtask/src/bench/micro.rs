@@ -70,13 +70,13 @@ pub fn shell_rows(doc: &Value) -> crate::Result<Vec<Row>> {
         .with_note(format!("median of {rounds} interleaved rounds")),
         Row::compare(
             "shell",
-            "… bare spawn in a session of its own (as the tool spawns)",
+            "… bare spawn in a session of its own (as the tool spawns under a terminal)",
             Unit::Millis,
             figure("new_session")?,
             base,
             Target::Report,
         )
-        .with_note("how much of a gap the new session explains"),
+        .with_note("what a new session costs (fork instead of posix_spawn)"),
     ])
 }
 

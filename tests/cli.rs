@@ -370,56 +370,32 @@ fn bad_inputs_say_what_is_wrong() {
     )
     .unwrap();
     let line = r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"echo ran"}}"#;
-    let out = toolwright(
-        &[
+    let run_with = |settings: &str| {
+        let args = [
             "run",
             "--json",
             "--mode",
             "bypassPermissions",
             "--settings",
-            "guard.json",
+            settings,
             "--cwd",
-        ]
-        .into_iter()
-        .chain([project.to_str().unwrap(), "-"])
-        .collect::<Vec<_>>(),
-        dir.path(),
-        Some(line),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("guarded"),
-        "{}",
+            project.to_str().unwrap(),
+            "-",
+        ];
+        let out = toolwright(&args, dir.path(), Some(line));
+        assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)
-    );
+    };
+    let stdout = run_with("guard.json");
+    assert!(stdout.contains("guarded"), "{stdout}");
     // ...and by the permissions.
     std::fs::write(
         dir.path().join("deny.json"),
         r#"{"permissions": {"deny": ["Bash(echo:*)"]}}"#,
     )
     .unwrap();
-    let out = toolwright(
-        &[
-            "run",
-            "--json",
-            "--mode",
-            "bypassPermissions",
-            "--settings",
-            "deny.json",
-            "--cwd",
-        ]
-        .into_iter()
-        .chain([project.to_str().unwrap(), "-"])
-        .collect::<Vec<_>>(),
-        dir.path(),
-        Some(line),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("denied"),
-        "{}",
-        text(&out.stdout)
-    );
+    let stdout = run_with("deny.json");
+    assert!(stdout.contains("denied"), "{stdout}");
 
     // Settings that disable bypass mode win over `--mode bypassPermissions`.
     let config = dir.path().join(".no-user-config");

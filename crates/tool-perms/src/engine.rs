@@ -394,6 +394,14 @@ impl Finding {
         self.subcommand = Some(sub.into());
         self
     }
+
+    /// A safety check's ask about subcommand `sub`, which no mode or rule settles.
+    fn safety_ask(why: String, sub: impl Into<String>) -> Self {
+        Finding::new(Kind::Ask, why.clone())
+            .reason(DecisionReason::SafetyCheck { reason: why })
+            .immune()
+            .sub(sub)
+    }
 }
 
 /// A decision with its explanation: the result plus the rule (and source) that decided,
@@ -1548,12 +1556,7 @@ impl PermissionEngine {
                                         "`{text}` would delete everything in {}",
                                         dir.display()
                                     );
-                                    return Some(
-                                        Finding::new(Kind::Ask, why.clone())
-                                            .reason(DecisionReason::SafetyCheck { reason: why })
-                                            .immune()
-                                            .sub(text),
-                                    );
+                                    return Some(Finding::safety_ask(why, text));
                                 }
                             }
                         }
@@ -1583,12 +1586,7 @@ impl PermissionEngine {
                                 "`{text}` would delete the critical directory {}",
                                 p.display()
                             );
-                            return Some(
-                                Finding::new(Kind::Ask, why.clone())
-                                    .reason(DecisionReason::SafetyCheck { reason: why })
-                                    .immune()
-                                    .sub(text),
-                            );
+                            return Some(Finding::safety_ask(why, text));
                         }
                     }
                     if let Some(f) = self.path_constraint(set, &p, use_, ctx) {

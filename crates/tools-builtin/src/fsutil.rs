@@ -775,7 +775,12 @@ mod tests {
         fs::create_dir_all(&outside).unwrap();
         fs::write(outside.join("secret"), "outside").unwrap();
         fs::hard_link(outside.join("secret"), inside.join("notes")).unwrap();
-        atomic_write_confined(&inside.join("notes"), b"new", Some(&[inside.clone()])).unwrap();
+        atomic_write_confined(
+            &inside.join("notes"),
+            b"new",
+            Some(std::slice::from_ref(&inside)),
+        )
+        .unwrap();
         assert_eq!(fs::read(inside.join("notes")).unwrap(), b"new");
         assert_eq!(fs::read(outside.join("secret")).unwrap(), b"outside");
     }

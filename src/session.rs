@@ -9,7 +9,7 @@ use tool_core::{PermissionMode, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Pipeline};
 use tool_hooks::{HookRunner, SettingsPaths, load_hooks};
 use tool_perms::PermissionEngine;
-use tool_perms::settings::{SettingsSources, Severity, load_permissions};
+use tool_perms::settings::{SettingsSources, load_permissions};
 
 /// The flags every subcommand that runs tools shares.
 #[derive(Debug, Clone, clap::Args)]
@@ -61,6 +61,18 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
+    /// The settings files a session in `cwd` (canonical) reads, `--settings` resolved.
+    fn settings_sources(&self, cwd: &std::path::Path, trusted: bool) -> SettingsSources {
+        let mut sources = SettingsSources::standard(cwd);
+        if !self.user_and_managed_settings {
+            sources.user_config_dir = None;
+            sources.managed_dir = None;
+        }
+        sources.flag_settings = tool_perms::settings::resolve_flag_settings(&self.settings, cwd);
+        sources.project_trusted = trusted;
+        sources
+    }
+
     /// Only the project's own settings, trusted: what the demo uses for the project it
     /// created, so that nothing of the user's configuration changes what it shows.
     pub fn isolated(cwd: PathBuf) -> Self {
@@ -113,12 +125,7 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
     let trusted = options
         .trusted
         .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
-    let mut sources = SettingsSources::standard(&cwd);
-    if !options.user_and_managed_settings {
-        sources.user_config_dir = None;
-        sources.managed_dir = None;
-    }
-    sources.flag_settings = tool_perms::settings::resolve_flag_settings(&options.settings, &cwd);
+    let sources = options.settings_sources(&cwd, trusted);
     let (files, _) = tool_perms::settings::load_settings_files(&sources);
     let files: Vec<_> = files
         .into_iter()
@@ -169,31 +176,19 @@ impl Session {
             .trusted
             .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
 
-        let mut sources = SettingsSources::standard(&cwd);
+        let sources = options.settings_sources(&cwd, trusted);
         let mut hook_paths = SettingsPaths::discover(&cwd);
         if !options.user_and_managed_settings {
-            sources.user_config_dir = None;
-            sources.managed_dir = None;
             hook_paths.user_config_dir = None;
             hook_paths.managed_dir = None;
         }
-        let flag_settings = tool_perms::settings::resolve_flag_settings(&options.settings, &cwd);
-        sources.flag_settings = flag_settings.clone();
-        hook_paths.flag_settings = flag_settings;
+        hook_paths.flag_settings = sources.flag_settings.clone();
         hook_paths.project_trusted = trusted;
-        sources.project_trusted = trusted;
 
         let loaded = load_permissions(&sources);
         // What `--settings` gave is bad input when it is broken: running on without its
         // rules (a deny the user meant to add) would fail open.
-        let fatal: Vec<String> = loaded
-            .diagnostics
-            .iter()
-            .filter(|d| {
-                d.severity == Severity::Error && d.source == tool_core::RuleSource::FlagSettings
-            })
-            .map(ToString::to_string)
-            .collect();
+        let fatal = loaded.command_line_errors();
         if !fatal.is_empty() {
             return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
         }

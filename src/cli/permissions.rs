@@ -13,7 +13,7 @@ use tool_core::{
     DecisionReason, PermissionMode, PermissionResult, RuleSource, ToolUseContext, expand_path,
 };
 use tool_perms::probe::ProbeTool;
-use tool_perms::settings::{SettingsSources, Severity, load_permissions, parse_mode};
+use tool_perms::settings::{SettingsSources, load_permissions, parse_mode};
 use tool_perms::{Explanation, block_on};
 
 /// Arguments of `toolwright permissions check`.
@@ -126,16 +126,7 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
     let loaded = load_permissions(&sources);
     // Problems in what was given on the command line are bad input; problems in the ambient
     // settings files are reported as warnings.
-    let fatal: Vec<String> = loaded
-        .diagnostics
-        .iter()
-        .filter(|d| {
-            d.severity == Severity::Error
-                && (d.source == RuleSource::FlagSettings
-                    || (d.source == RuleSource::ProjectSettings && d.file.is_none()))
-        })
-        .map(ToString::to_string)
-        .collect();
+    let fatal = loaded.command_line_errors();
     if !fatal.is_empty() {
         return Err(format!("bad settings:\n  {}", fatal.join("\n  ")));
     }

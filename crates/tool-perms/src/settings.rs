@@ -359,6 +359,20 @@ impl LoadedPermissions {
         PermissionEngine::new_lenient(&self.context, self.roots.clone()).0
     }
 
+    /// The errors in what the command line gave (`--settings` files or JSON, inline rules),
+    /// which are bad input rather than problems of the ambient settings files.
+    pub fn command_line_errors(&self) -> Vec<String> {
+        self.diagnostics
+            .iter()
+            .filter(|d| {
+                d.severity == Severity::Error
+                    && (d.source == RuleSource::FlagSettings
+                        || (d.source == RuleSource::ProjectSettings && d.file.is_none()))
+            })
+            .map(ToString::to_string)
+            .collect()
+    }
+
     /// Applies a `--mode` flag to `permission` (loaded from these settings):
     /// `bypassPermissions` is refused when the settings disable it
     /// (`disableBypassPermissionsMode: "disable"` wins, as in Claude Code) and otherwise

@@ -115,30 +115,12 @@ impl ReadData {
     /// call adds: a partial view, scanned PDF pages): used for a hook's replacement output.
     pub fn render(&self) -> ToolResultContent {
         match self {
-            Self::Text { file } if file.total_lines == 0 => {
-                ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
-            }
-            Self::Text { file } if file.content.is_empty() && file.num_lines == 0 => {
-                ToolResultContent::Text(format!(
-                    "<system-reminder>Warning: the file exists but is shorter than the provided offset ({}). The file has {} lines.</system-reminder>",
-                    file.start_line, file.total_lines
-                ))
-            }
-            Self::Text { file } => {
-                let lines: Vec<&str> = file.content.split('\n').collect();
-                ToolResultContent::Text(format_numbered(&lines, file.start_line))
-            }
+            Self::Text { file } => ToolResultContent::Text(file.model_text()),
             Self::Image { file } => ToolResultContent::Blocks(vec![ContentBlock::image(
                 &file.media_type,
                 file.base64.clone(),
             )]),
-            Self::Pdf { file } => ToolResultContent::Text(
-                file.pages
-                    .iter()
-                    .map(|p| format!("<page number=\"{}\">\n{}\n</page>", p.page, p.text))
-                    .collect::<Vec<_>>()
-                    .join("\n\n"),
-            ),
+            Self::Pdf { file } => ToolResultContent::Text(file.model_text()),
             Self::Notebook { file } if file.cells.is_empty() => {
                 ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
             }
@@ -168,6 +150,24 @@ pub struct TextFile {
     pub total_lines: usize,
 }
 
+impl TextFile {
+    /// The numbered lines as the model sees them (or the empty-file / past-the-end notice),
+    /// without the notices only a call knows (a partial view).
+    fn model_text(&self) -> String {
+        if self.total_lines == 0 {
+            EMPTY_FILE_NOTICE.to_owned()
+        } else if self.content.is_empty() && self.num_lines == 0 {
+            format!(
+                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({}). The file has {} lines.</system-reminder>",
+                self.start_line, self.total_lines
+            )
+        } else {
+            let lines: Vec<&str> = self.content.split('\n').collect();
+            format_numbered(&lines, self.start_line)
+        }
+    }
+}
+
 /// An image file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -191,6 +191,17 @@ pub struct PdfFile {
     pub total_pages: usize,
     /// The pages read.
     pub pages: Vec<PdfPage>,
+}
+
+impl PdfFile {
+    /// The pages as the model sees them, each in a `<page number="N">` element.
+    fn model_text(&self) -> String {
+        self.pages
+            .iter()
+            .map(|p| format!("<page number=\"{}\">\n{}\n</page>", p.page, p.text))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
 }
 
 /// The extracted text of one PDF page.
@@ -470,41 +481,35 @@ fn read_blocking(
             slice.total_lines
         ));
     }
-    let content = lines.join("\n");
-    let num_lines = lines.len();
-    let text = if slice.total_lines == 0 {
-        EMPTY_FILE_NOTICE.to_owned()
-    } else if num_lines == 0 {
-        format!(
-            "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {} lines.</system-reminder>",
-            slice.total_lines
-        )
-    } else {
-        let mut t = format_numbered(&lines, offset);
-        if let Some(notice) = &partial_notice {
-            t.push('\n');
-            t.push_str(notice);
-        }
-        t
+    let file = TextFile {
+        file_path: path.to_path_buf(),
+        content: lines.join("\n"),
+        num_lines: lines.len(),
+        start_line: offset,
+        total_lines: slice.total_lines,
     };
+    let mut text = file.model_text();
+    if let Some(notice) = &partial_notice {
+        text.push('\n');
+        text.push_str(notice);
+    }
+    let num_lines = file.num_lines;
     let recorded_limit = if partial_notice.is_some() {
         Some(num_lines)
     } else {
         limit
     };
-    let mut state = FileState::read(content.clone(), mtime, slice.hash, offset, recorded_limit);
+    let mut state = FileState::read(
+        file.content.clone(),
+        mtime,
+        slice.hash,
+        offset,
+        recorded_limit,
+    );
     state.truncated = partial_notice.is_some();
     cache.insert(path, state);
     Ok(ReadOutput {
-        data: ReadData::Text {
-            file: TextFile {
-                file_path: path.to_path_buf(),
-                content,
-                num_lines,
-                start_line: offset,
-                total_lines: slice.total_lines,
-            },
-        },
+        data: ReadData::Text { file },
         model_content: Some(ToolResultContent::Text(text)),
     })
 }
@@ -615,33 +620,27 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
         }
         None => (1..=u32::try_from(total).unwrap_or(u32::MAX)).collect(),
     };
-    let mut out_pages = Vec::with_capacity(selected.len());
-    let mut text = String::new();
-    for n in selected {
-        let page_text = doc
-            .extract_text(&[n])
-            .map(|t| t.trim_end().to_owned())
-            .unwrap_or_default();
-        if !text.is_empty() {
-            text.push_str("\n\n");
-        }
-        text.push_str(&format!("<page number=\"{n}\">\n{page_text}\n</page>"));
-        out_pages.push(PdfPage {
+    let pages = selected
+        .into_iter()
+        .map(|n| PdfPage {
             page: n,
-            text: page_text,
-        });
-    }
-    if out_pages.iter().all(|p| p.text.trim().is_empty()) {
+            text: doc
+                .extract_text(&[n])
+                .map(|t| t.trim_end().to_owned())
+                .unwrap_or_default(),
+        })
+        .collect();
+    let file = PdfFile {
+        file_path: path.to_path_buf(),
+        total_pages: total,
+        pages,
+    };
+    let mut text = file.model_text();
+    if file.pages.iter().all(|p| p.text.trim().is_empty()) {
         text.push_str("\n<system-reminder>No text could be extracted from these pages (they may be scanned images).</system-reminder>");
     }
     Ok(ReadOutput {
-        data: ReadData::Pdf {
-            file: PdfFile {
-                file_path: path.to_path_buf(),
-                total_pages: total,
-                pages: out_pages,
-            },
-        },
+        data: ReadData::Pdf { file },
         model_content: Some(ToolResultContent::Text(text)),
     })
 }

@@ -68,7 +68,9 @@ fn apply_settings_env(cli: &Cli) {
         Command::Serve(args) => args.session.options(false),
         _ => return,
     };
-    for (key, value) in session::settings_env(&options) {
+    let env = session::settings_env(&options);
+    session::remember_env_before_settings(env.iter().map(|(k, _)| k.as_str()));
+    for (key, value) in env {
         // SAFETY: no other thread exists yet: the telemetry and the async runtime start
         // after this, and nothing before it spawns one. Keys and values were checked for
         // `=` and NUL bytes.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tool_core::{PermissionMode, Tool, ToolUseContext};
+use tool_core::{PermissionMode, RuleSource, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Pipeline};
 use tool_hooks::{HookRunner, SettingsPaths, load_hooks};
 use tool_perms::PermissionEngine;
@@ -111,6 +111,31 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
     })
 }
 
+/// The variables the settings' `env` set in this process, with the values they had before
+/// (see `main.rs`), so that MCP policy entries expand as the user's shell had them.
+static ENV_BEFORE_SETTINGS: std::sync::OnceLock<std::collections::HashMap<String, Option<String>>> =
+    std::sync::OnceLock::new();
+
+/// Records the current values of `keys` before the settings' `env` replaces them. Only the
+/// first call counts.
+pub(crate) fn remember_env_before_settings<'a>(keys: impl IntoIterator<Item = &'a str>) {
+    let before = keys
+        .into_iter()
+        .map(|k| (k.to_owned(), std::env::var(k).ok()))
+        .collect();
+    let _ = ENV_BEFORE_SETTINGS.set(before);
+}
+
+/// The environment this process started with: what settings files added is looked through.
+fn env_before_settings() -> tools_mcp::EnvLookup {
+    Arc::new(
+        |name| match ENV_BEFORE_SETTINGS.get().and_then(|m| m.get(name)) {
+            Some(before) => before.clone(),
+            None => std::env::var(name).ok(),
+        },
+    )
+}
+
 /// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
 /// and the project's own files when the folder is trusted; higher levels win per
 /// variable), as Claude Code applies it to its own environment: for every tool, hook and
@@ -207,12 +232,24 @@ impl Session {
         notices.extend(rule_problems.iter().map(ToString::to_string));
 
         // MCP servers: `--mcp-config`, the user's and local scopes, and the project's
-        // `.mcp.json` only when the folder is trusted.
+        // `.mcp.json` only when the folder is trusted; managed ones; then what the settings'
+        // allow and deny lists let through.
+        let (mcp_policy, policy_problems) =
+            tools_mcp::McpPolicy::from_settings(loaded.files.iter().map(|f| {
+                let managed = f.source == RuleSource::PolicySettings;
+                (managed, f.path.as_deref(), &f.value)
+            }));
+        notices.extend(policy_problems.iter().map(ToString::to_string));
         let mut loader = tools_mcp::ConfigLoader::new(&cwd)
             .with_mcp_config(options.mcp_config.clone())
-            .with_project_trusted(trusted);
+            .with_project_trusted(trusted)
+            .with_policy(mcp_policy.with_entry_env(env_before_settings()));
         if !options.user_and_managed_settings {
             loader.claude_json = None;
+            loader.managed_dir = None;
+        }
+        if let Some(refused) = loader.dynamic_config_refused() {
+            return Err(refused);
         }
         let (servers, mcp_problems) = loader.load();
         notices.extend(mcp_problems.iter().map(ToString::to_string));

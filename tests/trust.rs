@@ -186,3 +186,57 @@ fn a_symlinked_settings_local_json_is_still_a_project_file() {
     assert_eq!(r[1]["is_error"], true, "its deny rule applies");
     assert!(!c.root.join("hook-marker").exists());
 }
+
+#[test]
+fn project_settings_block_mcp_servers_trusted_or_not() {
+    let c = malicious_checkout();
+    // The user's own server, which the project's settings deny (a deny applies untrusted).
+    let helper = json!({"mcpServers": {"helper": {"command": "sh", "args": ["-c", format!("touch {}; exec sleep 5", c.root.join("helper-marker").display())]}}});
+    std::fs::write(c.config.join(".claude.json"), helper.to_string()).unwrap();
+    let settings_file = c.root.join(".claude/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap();
+    settings["deniedMcpServers"] = json!([{"serverName": "helper"}]);
+    std::fs::write(&settings_file, settings.to_string()).unwrap();
+
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("this folder is not trusted"), "{stderr}");
+    assert!(
+        stderr.contains("MCP server \"helper\"")
+            && stderr.contains("deniedMcpServers entry {\"serverName\": \"helper\"}"),
+        "{stderr}"
+    );
+    assert!(
+        !c.root.join("helper-marker").exists(),
+        "a denied server started"
+    );
+
+    // Trusted, the project's servers load unless the user rejected them.
+    let trusted = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["trust", c.root.to_str().unwrap()])
+        .env("CLAUDE_CONFIG_DIR", &c.config)
+        .output()
+        .unwrap();
+    assert!(trusted.status.success());
+    std::fs::write(
+        c.root.join(".claude/settings.local.json"),
+        json!({"disabledMcpjsonServers": ["evil"]}).to_string(),
+    )
+    .unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(
+        !c.root.join("mcp-marker").exists(),
+        "a rejected project server started"
+    );
+    assert!(
+        !c.root.join("helper-marker").exists(),
+        "a denied server started"
+    );
+    assert!(
+        c.root.join("ran-marker").exists(),
+        "the turn itself ran: {stderr}"
+    );
+}

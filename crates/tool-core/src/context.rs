@@ -216,6 +216,21 @@ struct Inner {
     results_dir: Option<PathBuf>,
 }
 
+/// The directory of managed (policy) settings, where an administrator deploys
+/// `managed-settings.json`, `managed-settings.d/` and `managed-mcp.json`, as Claude Code reads
+/// it: `/etc/claude-code` on Linux, `/Library/Application Support/ClaudeCode` on macOS,
+/// `C:\Program Files\ClaudeCode` on Windows. There is deliberately no environment override:
+/// what an administrator enforces must not be switched off by the user it restricts.
+pub fn managed_settings_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(if cfg!(target_os = "macos") {
+        "/Library/Application Support/ClaudeCode"
+    } else if cfg!(windows) {
+        "C:\\Program Files\\ClaudeCode"
+    } else {
+        "/etc/claude-code"
+    })
+}
+
 /// Whether an environment variable's value turns a switch on, as Claude Code reads them
 /// (`isEnvTruthy`): `1`, `true`, `yes` or `on`, in any case, surrounding space ignored.
 /// Anything else (`0`, `false`, `off`, an empty string, a typo) leaves it off.

@@ -100,7 +100,7 @@ pub use content::{
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,
-    NotificationSink, RefreshTools, ToolOptions, ToolUseContext, env_truthy,
+    NotificationSink, RefreshTools, ToolOptions, ToolUseContext, env_truthy, managed_settings_dir,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

@@ -29,14 +29,9 @@ pub struct SettingsPaths {
 
 impl SettingsPaths {
     /// Claude Code's locations for a session in `project_dir`: managed settings in
-    /// `/etc/claude-code` (Linux) or `/Library/Application Support/ClaudeCode` (macOS), the
-    /// user dir from `CLAUDE_CONFIG_DIR` or `$HOME/.claude`.
+    /// [`tool_core::managed_settings_dir`], the user dir from `CLAUDE_CONFIG_DIR` or `$HOME/.claude`.
     pub fn discover(project_dir: impl Into<PathBuf>) -> Self {
-        let managed = if cfg!(target_os = "macos") {
-            PathBuf::from("/Library/Application Support/ClaudeCode")
-        } else {
-            PathBuf::from("/etc/claude-code")
-        };
+        let managed = tool_core::managed_settings_dir();
         let user = std::env::var_os("CLAUDE_CONFIG_DIR")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)

@@ -61,13 +61,7 @@ impl SettingsSources {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".claude")));
-        let managed_dir = if cfg!(target_os = "macos") {
-            Some(PathBuf::from("/Library/Application Support/ClaudeCode"))
-        } else if cfg!(windows) {
-            Some(PathBuf::from("C:\\Program Files\\ClaudeCode"))
-        } else {
-            Some(PathBuf::from("/etc/claude-code"))
-        };
+        let managed_dir = Some(tool_core::managed_settings_dir());
         Self {
             project_dir: project_dir.into(),
             home,
@@ -416,8 +410,8 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
 }
 
 /// Keeps only what restricts in an untrusted project file: `permissions.deny`,
-/// `permissions.ask` and `permissions.disableBypassPermissionsMode: "disable"`; returns
-/// whether anything that grants was dropped.
+/// `permissions.ask`, `permissions.disableBypassPermissionsMode: "disable"` and
+/// `deniedMcpServers`; returns whether anything that grants was dropped.
 fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
     let mut kept = serde_json::Map::new();
     let mut dropped = false;
@@ -433,7 +427,11 @@ fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
             }
         }
     }
+    let denied_servers = value.get("deniedMcpServers").cloned();
     *value = serde_json::json!({"permissions": kept});
+    if let Some(denied) = denied_servers {
+        value["deniedMcpServers"] = denied;
+    }
     dropped
 }
 

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::policy::{McpPolicy, visit_strings};
+
 /// Server names Claude Code reserves for itself; entries with these names are skipped.
 pub const RESERVED_SERVER_NAMES: &[&str] = &[
     "workspace",
@@ -25,8 +27,13 @@ pub const RESERVED_SERVER_NAMES: &[&str] = &[
 /// Where a server entry comes from, highest precedence first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ConfigScope {
+    /// `managed-mcp.json` in the managed settings directory. When that file exists it has
+    /// exclusive control: only its servers and the [`Managed`](Self::Managed) ones load.
+    Enterprise,
     /// A `--mcp-config` file (or JSON string) given on the command line.
     Dynamic,
+    /// `managedMcpServers` in managed settings: remote servers provided to every user.
+    Managed,
     /// `~/.claude.json` → `projects[<project dir>].mcpServers` (private to one project).
     Local,
     /// `.mcp.json` at the project root (shared through version control).
@@ -38,7 +45,9 @@ pub enum ConfigScope {
 impl fmt::Display for ConfigScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Self::Enterprise => "enterprise",
             Self::Dynamic => "dynamic",
+            Self::Managed => "managed",
             Self::Local => "local",
             Self::Project => "project",
             Self::User => "user",
@@ -247,6 +256,11 @@ pub struct ConfigLoader {
     /// servers are left out *before* scopes are merged, so a user or local server of the
     /// same name stays (see [`untrusted_project_servers`](Self::untrusted_project_servers)).
     pub project_trusted: bool,
+    /// The managed settings directory, where `managed-mcp.json` takes exclusive control
+    /// when it exists ([`tool_core::managed_settings_dir`] by default; `None` skips it).
+    pub managed_dir: Option<PathBuf>,
+    /// What the settings allow, deny, disable and provide (see [`McpPolicy`]).
+    pub policy: McpPolicy,
 }
 
 impl fmt::Debug for ConfigLoader {
@@ -257,6 +271,8 @@ impl fmt::Debug for ConfigLoader {
             .field("mcp_config_args", &self.mcp_config_args)
             .field("strict", &self.strict)
             .field("project_trusted", &self.project_trusted)
+            .field("managed_dir", &self.managed_dir)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -274,7 +290,39 @@ impl ConfigLoader {
             strict: false,
             env,
             project_trusted: true,
+            managed_dir: Some(tool_core::managed_settings_dir()),
+            policy: McpPolicy::default(),
         }
+    }
+
+    /// The same loader applying `policy` (built from the session's settings).
+    pub fn with_policy(mut self, policy: McpPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// `<managed_dir>/managed-mcp.json`, when it exists (even unreadable or broken: it is
+    /// the administrator's, and a broken one must not open MCP up).
+    pub fn enterprise_config(&self) -> Option<PathBuf> {
+        let file = self.managed_dir.as_ref()?.join("managed-mcp.json");
+        match std::fs::metadata(&file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            _ => Some(file),
+        }
+    }
+
+    /// Why this loader's `--mcp-config`/`--strict-mcp-config` must not run: an enterprise
+    /// `managed-mcp.json` is present and owns the server set. Claude Code exits at startup
+    /// with this message; [`load`](Self::load) on its own ignores those servers.
+    pub fn dynamic_config_refused(&self) -> Option<String> {
+        let file = self.enterprise_config()?;
+        (!self.mcp_config_args.is_empty() || self.strict).then(|| {
+            format!(
+                "You cannot dynamically configure MCP servers when an enterprise MCP config is \
+                 present ({})",
+                file.display()
+            )
+        })
     }
 
     /// The same loader, using the project's `.mcp.json` only when `trusted`.
@@ -314,11 +362,65 @@ impl ConfigLoader {
     }
 
     /// Loads every scope and merges them: the same name in several scopes takes the whole
-    /// entry from the highest one (dynamic > local > project > user; no field merge).
-    /// Servers come back sorted by name.
+    /// entry from the highest one (enterprise > dynamic > managed > local > project > user;
+    /// no field merge), then applies the [`policy`](Self::policy). With an enterprise
+    /// `managed-mcp.json`, only its servers and the managed ones are read. Servers come back
+    /// sorted by name.
     pub fn load(&self) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
         let mut diags = Vec::new();
         let mut found: Vec<ServerConfig> = Vec::new();
+
+        let (provided, problems) = self.policy.provided_servers();
+        diags.extend(problems);
+        let provided: Vec<ServerConfig> = provided
+            .into_iter()
+            .filter_map(|(name, entry, file)| {
+                self.parse_entry(name, entry, ConfigScope::Managed, file, &mut diags)
+            })
+            .collect();
+
+        // managed-mcp.json entries skip the allowlist unless their values come from each
+        // user's environment (`managedMcpServers` ones always skip it).
+        let mut exempt: Vec<String> = Vec::new();
+        if let Some(file) = self.enterprise_config() {
+            if !self.mcp_config_args.is_empty() || self.strict {
+                diags.push(Diagnostic::error(
+                    None,
+                    Some(&file),
+                    "an enterprise MCP configuration has exclusive control over MCP servers; \
+                     --mcp-config and --strict-mcp-config are ignored"
+                        .into(),
+                ));
+            }
+            match read_json(&file, true, &mut diags) {
+                Some(doc) => {
+                    let servers = doc.get("mcpServers").and_then(Value::as_object);
+                    exempt.extend(servers.into_iter().flatten().filter_map(|(name, entry)| {
+                        let mut uses_env = false;
+                        visit_strings(entry, &mut |s| uses_env |= s.contains("${"));
+                        (!uses_env).then(|| name.clone())
+                    }));
+                    found.extend(self.parse_document(
+                        &doc,
+                        ConfigScope::Enterprise,
+                        Some(&file),
+                        &mut diags,
+                    ));
+                }
+                None => diags.push(Diagnostic::error(
+                    None,
+                    Some(&file),
+                    "the enterprise MCP configuration cannot be used, and while it is present \
+                     no other configured server loads"
+                        .into(),
+                )),
+            }
+            found.extend(provided);
+            return self.apply_policy(found, &exempt, diags);
+        }
+        if !self.strict {
+            found.extend(provided);
+        }
 
         for arg in &self.mcp_config_args {
             let trimmed = arg.trim_start();
@@ -373,18 +475,54 @@ impl ConfigLoader {
             if self.project_trusted
                 && let Some(doc) = read_json(&project_file, false, &mut diags)
             {
-                found.extend(self.parse_document(
-                    &doc,
-                    ConfigScope::Project,
-                    Some(&project_file),
-                    &mut diags,
-                ));
+                // Rejected ones are left out before scopes merge, like untrusted ones.
+                found.extend(
+                    self.parse_document(
+                        &doc,
+                        ConfigScope::Project,
+                        Some(&project_file),
+                        &mut diags,
+                    )
+                    .into_iter()
+                    .filter(|s| !self.policy.is_project_server_disabled(&s.name)),
+                );
             }
         }
+        self.apply_policy(found, &exempt, diags)
+    }
 
-        // Highest scope wins, whole entry; the first of equal scope wins.
+    /// Merges scopes (highest wins, whole entry; the first of equal scope wins), then drops
+    /// what the policy blocks, with a warning for each.
+    fn apply_policy(
+        &self,
+        mut found: Vec<ServerConfig>,
+        allowlist_exempt: &[String],
+        mut diags: Vec<Diagnostic>,
+    ) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
         found.sort_by(|a, b| a.name.cmp(&b.name).then(a.scope.cmp(&b.scope)));
         found.dedup_by(|later, earlier| later.name == earlier.name);
+        if !self.policy.restricts() {
+            return (found, diags);
+        }
+        let rules = self.policy.resolve(&*self.env, &mut diags);
+        found.retain(|server| {
+            let exempt = match server.scope {
+                ConfigScope::Managed => true,
+                ConfigScope::Enterprise => allowlist_exempt.contains(&server.name),
+                _ => false,
+            };
+            match rules.check(server, exempt) {
+                Ok(()) => true,
+                Err(blocked) => {
+                    diags.push(Diagnostic::warning(
+                        Some(&server.name),
+                        server.source.as_deref(),
+                        blocked.to_string(),
+                    ));
+                    false
+                }
+            }
+        });
         (found, diags)
     }
 

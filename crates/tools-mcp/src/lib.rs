@@ -1,7 +1,10 @@
 //! MCP servers' tools as ordinary Toolwright tools, on the official Rust SDK (`rmcp`).
 //!
 //! `tools-mcp` reads Claude Code's MCP configuration ([`ConfigLoader`]: `.mcp.json`, the
-//! user and local scopes of `~/.claude.json`, `--mcp-config`), connects to every server at
+//! user and local scopes of `~/.claude.json`, `--mcp-config`, an administrator's
+//! `managed-mcp.json` and `managedMcpServers`), keeps only what the settings' server policy
+//! lets through ([`McpPolicy`]: `allowedMcpServers`, `deniedMcpServers`,
+//! `disabledMcpjsonServers`), connects to every server at
 //! once ([`McpManager::connect`]: stdio child processes and Streamable HTTP), and wraps each
 //! remote tool as an `Arc<dyn Tool>` named `mcp__<server>__<tool>`, so the executor, hooks
 //! and permissions treat it like any other tool. It also provides `ListMcpResourcesTool` and
@@ -76,6 +79,7 @@ mod http;
 mod manager;
 pub mod naming;
 mod options;
+pub mod policy;
 mod resources;
 pub mod schema;
 mod tool;
@@ -91,6 +95,7 @@ pub use options::{
     DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPACITY,
     DEFAULT_TOOL_TIMEOUT, ElicitationHandler, McpOptions, SamplingHandler, ToolsChangedHook,
 };
+pub use policy::{Blocked, McpPolicy, ServerMatcher};
 pub use resources::{LIST_MCP_RESOURCES_TOOL, READ_MCP_RESOURCE_TOOL};
 pub use tool::{
     DEFAULT_MAX_RESULT_CHARS, IMAGE_TOKEN_ESTIMATE, MAX_RESULT_CHARS_CEILING, McpTool,

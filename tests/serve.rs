@@ -201,3 +201,69 @@ fn over_stdio_an_ask_is_an_elicitation_to_the_client() {
     assert_eq!(accepted["isError"], false, "{accepted}");
     assert!(root.join("made.txt").exists());
 }
+
+/// A Python SDK client that calls AskUserQuestion and answers the form it is sent.
+const PY_QUESTION_CLIENT: &str = r#"
+import json, sys, anyio
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+exe, project = sys.argv[1:3]
+asked = []
+
+async def elicit(ctx, params):
+    asked.append({"message": params.message, "schema": params.requested_schema})
+    return types.ElicitResult(action="accept", content={"q1": "SQLite", "q2": ["Docs", "Bench"], "q2_other": "CI"})
+
+async def main():
+    server = StdioServerParameters(
+        command=exe,
+        args=["serve", "--cwd", project],
+        env={"CLAUDE_CONFIG_DIR": project + "/.no-user-config"},
+    )
+    questions = [
+        {"question": "Which database?", "header": "DB", "multiSelect": False, "options": [
+            {"label": "Postgres", "description": "relational"},
+            {"label": "SQLite", "description": "embedded"}]},
+        {"question": "Which extras?", "header": "Extras", "multiSelect": True, "options": [
+            {"label": "Docs", "description": "write them"},
+            {"label": "Bench", "description": "measure"}]},
+    ]
+    async with Client(server, mode="legacy", elicitation_callback=elicit) as c:
+        r = await c.call_tool("AskUserQuestion", {"questions": questions})
+        print(json.dumps({"asked": asked, "isError": r.is_error, "text": r.content[0].text}, default=str))
+
+anyio.run(main)
+"#;
+
+#[test]
+fn over_stdio_ask_user_question_is_answered_by_the_clients_user() {
+    let Some(python) = peer("MCP_PYTHON") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let script = root.join(".client.py");
+    std::fs::write(&script, PY_QUESTION_CLIENT).unwrap();
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_toolwright"))
+        .arg(&root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(result["asked"].as_array().unwrap().len(), 1, "{result}");
+    let message = result["asked"][0]["message"].as_str().unwrap();
+    assert!(message.contains("1. Which database?"), "{message}");
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["text"],
+        "User has answered your questions: \"Which database?\"=\"SQLite\", \"Which extras?\"=\"Docs, Bench, CI\". You can now continue with the user's answers in mind."
+    );
+}

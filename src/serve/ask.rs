@@ -21,6 +21,7 @@ use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tool_core::{DecisionReason, PermissionResult, RuleSource, Tool, ToolUseContext};
 use tool_exec::{Permissions, PromptAnswer, PromptRequest, Prompter, ToolUse};
+use tools_builtin::ask_user_question::Question;
 
 /// The first protocol version without server-to-client requests.
 pub(crate) const FIRST_STATELESS_VERSION: &str = "2026-07-28";
@@ -88,6 +89,113 @@ fn state_of(request: &PromptRequest) -> String {
     request.tool_name.hash(&mut hasher);
     request.input.to_string().hash(&mut hasher);
     format!("toolwright-ask-{:016x}", hasher.finish())
+}
+
+/// The tool whose ask is a form of its own questions: the client's user answers them, and
+/// the answers become the call's `answers` (Claude Code's question dialog).
+const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// The prompt's answer from the client's `ElicitResult` (as JSON).
+fn answer_of(request: &PromptRequest, answer: &Value) -> PromptAnswer {
+    if request.tool_name == ASK_USER_QUESTION
+        && let Some(questions) = questions_of(&request.input)
+    {
+        if answer.get("action").and_then(Value::as_str) != Some("accept") {
+            return PromptAnswer::Deny { feedback: None };
+        }
+        let content = answer.get("content").unwrap_or(&Value::Null);
+        let answers = answers_from_form(&questions, content);
+        if answers.is_empty() {
+            return PromptAnswer::Deny {
+                feedback: Some("the user answered none of the questions".into()),
+            };
+        }
+        let mut input = request.input.clone();
+        input["answers"] = json!(answers);
+        return PromptAnswer::AllowOnce {
+            updated_input: Some(input),
+        };
+    }
+    if allows(answer) {
+        PromptAnswer::AllowOnce {
+            updated_input: None,
+        }
+    } else {
+        PromptAnswer::Deny { feedback: None }
+    }
+}
+
+/// AskUserQuestion's questions, when its input has them (it was validated before the ask).
+fn questions_of(input: &Value) -> Option<Vec<Question>> {
+    serde_json::from_value(input.get("questions")?.clone()).ok()
+}
+
+/// The form for AskUserQuestion: per question `qN` (a choice of its options, several for
+/// `multiSelect`) and `qN_other` (free text, Claude Code's "Other"); nothing is required.
+fn questions_form(questions: &[Question]) -> Value {
+    let mut properties = serde_json::Map::new();
+    let mut message = String::from("Please answer:");
+    for (i, q) in questions.iter().enumerate() {
+        let key = format!("q{}", i + 1);
+        message.push_str(&format!("\n{}. {}", i + 1, q.question));
+        let choices: Vec<Value> = q
+            .options
+            .iter()
+            .map(|o| json!({"const": o.label, "title": format!("{}: {}", o.label, o.description)}))
+            .collect();
+        let choice = if q.multi_select {
+            json!({"type": "array", "title": q.header, "description": q.question,
+                   "items": {"anyOf": choices}})
+        } else {
+            json!({"type": "string", "title": q.header, "description": q.question,
+                   "oneOf": choices})
+        };
+        properties.insert(key.clone(), choice);
+        properties.insert(
+            format!("{key}_other"),
+            json!({"type": "string", "title": format!("{}: other", q.header),
+                   "description": "Your own answer, instead of or besides the choices"}),
+        );
+    }
+    json!({
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": properties},
+    })
+}
+
+/// The answers a submitted form gives, question text -> label(s) joined with `, ` (own text
+/// last), as the tool's `answers`. Labels that are not the question's options are dropped.
+fn answers_from_form(questions: &[Question], content: &Value) -> serde_json::Map<String, Value> {
+    let mut answers = serde_json::Map::new();
+    for (i, q) in questions.iter().enumerate() {
+        let key = format!("q{}", i + 1);
+        let is_option = |label: &&str| q.options.iter().any(|o| o.label == *label);
+        let mut parts: Vec<&str> = match content.get(&key) {
+            Some(Value::String(label)) => vec![label.as_str()],
+            Some(Value::Array(labels)) => labels.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        parts.retain(|label| is_option(label));
+        if !q.multi_select {
+            parts.truncate(1);
+        }
+        let other = content
+            .get(format!("{key}_other"))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        if let Some(text) = other {
+            // A single choice is replaced by the user's own answer, as with "Other".
+            if !q.multi_select {
+                parts.clear();
+            }
+            parts.push(text);
+        }
+        if !parts.is_empty() {
+            answers.insert(q.question.clone(), Value::from(parts.join(", ")));
+        }
+    }
+    answers
 }
 
 /// Whether an `ElicitResult` (as JSON) allows the call: accept with `allow: true`.
@@ -207,22 +315,13 @@ impl ElicitPrompter {
 impl Prompter for ElicitPrompter {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
         let deny = PromptAnswer::Deny { feedback: None };
-        let allow = PromptAnswer::AllowOnce {
-            updated_input: None,
-        };
         let params = elicitation(request);
         match &self.route.channel {
             Channel::None => deny,
             Channel::InputRequired(answer) => {
                 let state = state_of(request);
                 match answer {
-                    Some((echoed, answer)) if *echoed == state => {
-                        if allows(answer) {
-                            allow
-                        } else {
-                            deny
-                        }
-                    }
+                    Some((echoed, answer)) if *echoed == state => answer_of(request, answer),
                     // No answer yet, or one for another call: ask.
                     _ => {
                         self.route.set_pending(state, params);
@@ -242,7 +341,7 @@ impl Prompter for ElicitPrompter {
                 match peer.create_elicitation(params).await {
                     Ok(answer) if answer.action == ElicitationAction::Accept => {
                         let answer = json!({"action": "accept", "content": answer.content});
-                        if allows(&answer) { allow } else { deny }
+                        answer_of(request, &answer)
                     }
                     Ok(_) => deny,
                     Err(e) => {
@@ -256,8 +355,13 @@ impl Prompter for ElicitPrompter {
 }
 
 /// The `elicitation/create` params for an ask: what would run, why it asks, and a form with
-/// one boolean, `allow` (default false).
+/// one boolean, `allow` (default false). AskUserQuestion's ask is the form of its questions.
 pub(crate) fn elicitation(request: &PromptRequest) -> Value {
+    if request.tool_name == ASK_USER_QUESTION
+        && let Some(questions) = questions_of(&request.input)
+    {
+        return questions_form(&questions);
+    }
     let call = ToolUse::new("", request.tool_name.clone(), request.input.clone()).describe();
     let mut input = serde_json::to_string_pretty(&request.input).unwrap_or_default();
     if input.chars().count() > 2000 {
@@ -356,6 +460,79 @@ mod tests {
         );
         let parsed: Result<ElicitRequestParams, _> = serde_json::from_value(params);
         assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    fn question_request() -> PromptRequest {
+        PromptRequest {
+            tool_name: ASK_USER_QUESTION.into(),
+            input: json!({"questions": [
+                {"question": "Which database?", "header": "DB", "multiSelect": false, "options": [
+                    {"label": "Postgres", "description": "relational"},
+                    {"label": "SQLite", "description": "embedded"}]},
+                {"question": "Which extras?", "header": "Extras", "multiSelect": true, "options": [
+                    {"label": "Docs", "description": "write them"},
+                    {"label": "Tests", "description": "write more"},
+                    {"label": "Bench", "description": "measure"}]}
+            ]}),
+            message: "Answer questions?".into(),
+            reason: None,
+            suggestions: Vec::new(),
+            dont_ask_again: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn ask_user_question_is_asked_as_a_form_of_its_questions() {
+        let request = question_request();
+        let params = elicitation(&request);
+        let message = params["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("1. Which database?") && message.contains("2. Which extras?"),
+            "{message}"
+        );
+        let properties = &params["requestedSchema"]["properties"];
+        assert_eq!(properties["q1"]["oneOf"][1]["const"], "SQLite");
+        assert_eq!(properties["q2"]["type"], "array");
+        assert_eq!(properties["q2"]["items"]["anyOf"][2]["const"], "Bench");
+        assert_eq!(properties["q2_other"]["type"], "string");
+        let parsed: Result<ElicitRequestParams, _> = serde_json::from_value(params);
+        assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    #[test]
+    fn the_submitted_form_becomes_the_calls_answers() {
+        let request = question_request();
+        let accept =
+            |content: Value| answer_of(&request, &json!({"action": "accept", "content": content}));
+        let answers = |answer: PromptAnswer| match answer {
+            PromptAnswer::AllowOnce {
+                updated_input: Some(input),
+            } => input["answers"].clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            answers(accept(json!({"q1": "SQLite", "q2": ["Docs", "Bench"]}))),
+            json!({"Which database?": "SQLite", "Which extras?": "Docs, Bench"})
+        );
+        // Own text replaces a single choice and joins several; unknown labels are dropped.
+        assert_eq!(
+            answers(accept(json!({"q1": "Postgres", "q1_other": " MySQL ",
+                                  "q2": ["Tests", "Fortran"], "q2_other": "CI"}))),
+            json!({"Which database?": "MySQL", "Which extras?": "Tests, CI"})
+        );
+        // Unanswered questions are left out.
+        assert_eq!(
+            answers(accept(json!({"q2": ["Docs"]}))),
+            json!({"Which extras?": "Docs"})
+        );
+        assert!(matches!(
+            accept(json!({"q1": "Oracle"})),
+            PromptAnswer::Deny { feedback: Some(f) } if f.contains("none of the questions")
+        ));
+        assert!(matches!(
+            answer_of(&request, &json!({"action": "decline"})),
+            PromptAnswer::Deny { feedback: None }
+        ));
     }
 
     #[test]

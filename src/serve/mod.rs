@@ -5,7 +5,8 @@
 //!   model-facing prompt as description, the input schema exactly as a model API gets it,
 //!   annotations from the safety flags) and runs every `tools/call` through the per-call
 //!   pipeline (hooks, permission rules). A permission "ask" becomes an MCP elicitation
-//!   (a form with a boolean `allow`) when the client declared that capability, and a deny
+//!   (a form with a boolean `allow`; for AskUserQuestion, a form of its questions whose
+//!   answers become the call's `answers`) when the client declared that capability, and a deny
 //!   saying why otherwise: `elicitation/create` while the call waits up to protocol
 //!   2025-11-25, an input-required result answered by a retry from 2026-07-28 on. A
 //!   request's `_meta.progressToken` turns the tool's progress reports into

@@ -189,6 +189,49 @@ fn post_tool_use_hooks_can_redact_a_built_in_tool_output() {
 }
 
 #[test]
+fn a_deferral_does_not_swallow_another_hooks_ask() {
+    // `defer` outranks `ask` among PreToolUse decisions, but `toolwright run` does not
+    // honour deferrals: the call must still ask (and, unanswerable here, be refused), not
+    // fall through to the allow rule.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let decide = |decision: &str| {
+        format!(
+            r#"printf '%s' '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "{decision}", "permissionDecisionReason": "hook says {decision}"}}}}'"#
+        )
+    };
+    let hooks = |decisions: &[&str]| {
+        let hooks: Vec<Value> = decisions
+            .iter()
+            .map(|d| json!({"type": "command", "command": decide(d)}))
+            .collect();
+        json!({"permissions": {"allow": ["Bash(touch:*)"]},
+               "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}})
+    };
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "touch made.txt"}}),
+    ]);
+    for (decisions, runs) in [(&["defer"][..], true), (&["ask", "defer"][..], false)] {
+        std::fs::write(config.join("settings.json"), hooks(decisions).to_string()).unwrap();
+        let _ = std::fs::remove_file(root.join("made.txt"));
+        let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            root.join("made.txt").exists(),
+            runs,
+            "{decisions:?}: {message}"
+        );
+        if !runs {
+            let result = message["content"][0]["content"].to_string();
+            assert!(result.contains("Permission to use Bash has been denied"), "{result}");
+        }
+    }
+}
+
+#[test]
 fn settings_env_reaches_tools_as_in_claude_code() {
     // The settings' `env` is in the environment of what the session starts; an untrusted
     // folder's own settings do not set any.

@@ -80,20 +80,22 @@ fn call_info(call: HookCall<'_>) -> ToolCallInfo {
 impl Hooks for HookRunner {
     async fn pre_tool_use(&self, call: HookCall<'_>, ctx: &ToolUseContext) -> PreToolUseOutcome {
         let out = self.run_pre_tool_use(&call_info(call), ctx).await;
+        let ask = |d: &tool_hooks::PreToolDecision| HookDecision::Ask {
+            updated_input: d.updated_input.clone(),
+            reason: Some(d.message.clone()),
+        };
         let decision = out.decision.as_ref().and_then(|d| match d.behavior {
             PermissionDecision::Allow => Some(HookDecision::Allow {
                 updated_input: d.updated_input.clone(),
                 reason: d.reason.clone(),
             }),
-            PermissionDecision::Ask => Some(HookDecision::Ask {
-                updated_input: d.updated_input.clone(),
-                reason: Some(d.message.clone()),
-            }),
+            PermissionDecision::Ask => Some(ask(d)),
             PermissionDecision::Deny => Some(HookDecision::Deny {
                 message: d.message.clone(),
             }),
-            // A deferral leaves the decision to the normal flow.
-            PermissionDecision::Defer => None,
+            // Deferrals are not honoured here: the normal flow decides, but another hook's
+            // ask still stands.
+            PermissionDecision::Defer => out.ask_behind_defer.as_ref().map(ask),
         });
         PreToolUseOutcome {
             decision,

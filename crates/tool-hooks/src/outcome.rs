@@ -186,6 +186,10 @@ pub struct PreToolUseOutcome {
     /// last in configuration order. It replaces the working input; the normal permission
     /// flow continues.
     pub passthrough_input: Option<Value>,
+    /// When the decision is `defer` and a hook also asked: that ask (the first in
+    /// configuration order, with the decided `updatedInput`). A host that does not honour
+    /// deferrals uses it, so that a deferral never swallows another hook's ask.
+    pub ask_behind_defer: Option<PreToolDecision>,
     /// Contexts, messages, errors, stop request.
     pub common: CommonOutcome,
 }

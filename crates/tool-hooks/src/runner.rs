@@ -870,6 +870,7 @@ impl HookRunner {
         out.common.cancelled = cancelled;
         let tool = &call.tool_name;
         let mut best: Option<PreToolDecision> = None;
+        let mut first_ask: Option<PreToolDecision> = None;
         let mut decided_input: Option<Value> = None;
         for r in &results {
             self.absorb(event, ctx, &mut out.common, r);
@@ -939,27 +940,40 @@ impl HookRunner {
                     reason.clone().unwrap_or_default()
                 }
             };
+            let this = PreToolDecision {
+                behavior,
+                hook: r.hook.clone(),
+                reason,
+                message,
+                from_blocking_error: from_block,
+                updated_input: None,
+            };
+            if behavior == PermissionDecision::Ask && first_ask.is_none() {
+                first_ask = Some(this.clone());
+            }
             let better = best
                 .as_ref()
                 .is_none_or(|b| behavior.precedence() > b.behavior.precedence());
             if better {
-                best = Some(PreToolDecision {
-                    behavior,
-                    hook: r.hook.clone(),
-                    reason,
-                    message,
-                    from_blocking_error: from_block,
-                    updated_input: None,
-                });
+                best = Some(this);
             }
         }
-        if let Some(b) = &mut best
-            && matches!(
-                b.behavior,
-                PermissionDecision::Allow | PermissionDecision::Ask
-            )
-        {
-            b.updated_input = decided_input;
+        match &mut best {
+            Some(b)
+                if matches!(
+                    b.behavior,
+                    PermissionDecision::Allow | PermissionDecision::Ask
+                ) =>
+            {
+                b.updated_input = decided_input;
+            }
+            Some(b) if b.behavior == PermissionDecision::Defer => {
+                out.ask_behind_defer = first_ask.map(|ask| PreToolDecision {
+                    updated_input: decided_input,
+                    ..ask
+                });
+            }
+            _ => {}
         }
         out.decision = best;
         out

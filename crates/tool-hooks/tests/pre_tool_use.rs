@@ -399,9 +399,18 @@ async fn parallel_conflicting_decisions() {
         ),
     ];
     for (hooks, expected) in cases {
+        let n = hooks.len();
         let r = runner(one("PreToolUse", "Bash", hooks));
         let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
-        assert_eq!(out.decision.unwrap().behavior, expected);
+        let behavior = out.decision.unwrap().behavior;
+        assert_eq!(behavior, expected);
+        // Behind a deferral, another hook's ask is kept for hosts that do not defer.
+        let behind = out.ask_behind_defer.map(|d| d.behavior);
+        if behavior == PermissionDecision::Defer {
+            assert_eq!(behind, Some(PermissionDecision::Ask), "{n} hooks");
+        } else {
+            assert_eq!(behind, None);
+        }
     }
     // An exit-2 block cannot be overridden by a later-finishing allow.
     let r = runner(one(

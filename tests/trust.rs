@@ -58,6 +58,21 @@ fn toolwright(checkout: &Checkout, args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `toolwright trust <dir>` with the checkout's configuration directory.
+fn trust(checkout: &Checkout, dir: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .arg("trust")
+        .arg(dir)
+        .env("CLAUDE_CONFIG_DIR", &checkout.config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn turn(root: &Path) -> String {
     [
         json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("touch {}", root.join("ran-marker").display())}}),
@@ -105,12 +120,7 @@ fn an_untrusted_checkout_only_restricts_until_trusted() {
     assert!(!c.root.join("ran-marker").exists());
     assert!(c.root.join("keep.txt").exists());
 
-    let trusted = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["trust", c.root.to_str().unwrap()])
-        .env("CLAUDE_CONFIG_DIR", &c.config)
-        .output()
-        .unwrap();
-    assert!(trusted.status.success());
+    trust(&c, &c.root);
     let record: Value =
         serde_json::from_str(&std::fs::read_to_string(c.config.join(".claude.json")).unwrap())
             .unwrap();
@@ -145,12 +155,7 @@ fn an_untrusted_checkout_only_restricts_until_trusted() {
 fn a_trusted_parent_does_not_trust_a_child() {
     let c = malicious_checkout();
     let parent = c.root.parent().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["trust", parent.to_str().unwrap()])
-        .env("CLAUDE_CONFIG_DIR", &c.config)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    trust(&c, parent);
     let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
     assert!(String::from_utf8_lossy(&out.stderr).contains("this folder is not trusted"));
     assert!(!c.root.join("hook-marker").exists());
@@ -213,12 +218,7 @@ fn project_settings_block_mcp_servers_trusted_or_not() {
     );
 
     // Trusted, the project's servers load unless the user rejected them.
-    let trusted = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["trust", c.root.to_str().unwrap()])
-        .env("CLAUDE_CONFIG_DIR", &c.config)
-        .output()
-        .unwrap();
-    assert!(trusted.status.success());
+    trust(&c, &c.root);
     std::fs::write(
         c.root.join(".claude/settings.local.json"),
         json!({"disabledMcpjsonServers": ["evil"]}).to_string(),

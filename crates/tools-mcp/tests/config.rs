@@ -1,12 +1,17 @@
-//! Configuration loading on real files in temporary directories.
+//! Configuration loading on real files in temporary directories, and the MCP server policy
+//! of Claude Code's settings (`managed-mcp.json`, `managedMcpServers`, `allowedMcpServers`,
+//! `deniedMcpServers`, `disabledMcpjsonServers`) that `ConfigLoader::load` applies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tools_mcp::{ConfigLoader, ConfigScope, EnvLookup, Severity, TransportConfig};
+use serde_json::{Value, json};
+use tools_mcp::{
+    ConfigLoader, ConfigScope, Diagnostic, EnvLookup, McpPolicy, Severity, TransportConfig,
+};
 
 fn env(pairs: &[(&str, &str)]) -> EnvLookup {
     let map: HashMap<String, String> = pairs
@@ -251,4 +256,588 @@ fn an_untrusted_project_does_not_shadow_the_users_servers() {
     let (servers, _) = loader.load();
     assert_eq!(servers.len(), 2);
     assert_eq!(servers[0].scope, ConfigScope::Project);
+}
+
+/// A project, a home with `~/.claude.json` and a managed directory, all temporary.
+struct Setup {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    home: PathBuf,
+    managed: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let home = dir.path().join("home");
+        let managed = dir.path().join("managed");
+        for d in [&project, &home, &managed] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        Self {
+            _dir: dir,
+            project,
+            home,
+            managed,
+        }
+    }
+
+    fn user_servers(&self, servers: Value) -> &Self {
+        write_json(
+            &self.home.join(".claude.json"),
+            &json!({"mcpServers": servers}),
+        );
+        self
+    }
+
+    fn project_servers(&self, servers: Value) -> &Self {
+        write_json(
+            &self.project.join(".mcp.json"),
+            &json!({"mcpServers": servers}),
+        );
+        self
+    }
+
+    fn managed_mcp_json(&self, text: &str) -> &Self {
+        std::fs::write(self.managed.join("managed-mcp.json"), text).unwrap();
+        self
+    }
+
+    fn loader(&self, settings: &[(bool, Value)]) -> (ConfigLoader, Vec<Diagnostic>) {
+        let (policy, diags) =
+            McpPolicy::from_settings(settings.iter().map(|(managed, v)| (*managed, None, v)));
+        let mut loader = ConfigLoader::new(&self.project)
+            .with_env(env(&[
+                ("HOME", self.home.to_str().unwrap()),
+                ("TOOLS", "/opt/tools"),
+            ]))
+            .with_policy(policy);
+        loader.managed_dir = Some(self.managed.clone());
+        (loader, diags)
+    }
+
+    fn load(&self, settings: &[(bool, Value)]) -> (Vec<String>, Vec<Diagnostic>) {
+        let (loader, mut diags) = self.loader(settings);
+        let (servers, more) = loader.load();
+        diags.extend(more);
+        (servers.into_iter().map(|s| s.name).collect(), diags)
+    }
+}
+
+fn write_json(path: &Path, value: &Value) {
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+fn blocked(diags: &[Diagnostic]) -> Vec<(String, String)> {
+    diags
+        .iter()
+        .filter(|d| d.message.starts_with("blocked by policy"))
+        .map(|d| (d.server.clone().unwrap(), d.message.clone()))
+        .collect()
+}
+
+/// The servers of Claude Code's examples: two stdio, three remote.
+fn example_servers() -> Value {
+    json!({
+        "local-tool": {"command": "npx", "args": ["-y", "approved-package"]},
+        "node-tool": {"command": "node", "args": ["server.js"]},
+        "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"},
+        "other-api": {"type": "http", "url": "https://external.example.com/mcp"},
+        "internal": {"type": "sse", "url": "https://api.internal.example.com/mcp"}
+    })
+}
+
+#[test]
+fn without_lists_every_server_loads() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    let (names, diags) = s.load(&[(true, json!({})), (false, json!({"env": {}}))]);
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert!(diags.is_empty(), "{diags:?}");
+}
+
+#[test]
+fn allowlists_follow_claude_codes_examples() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    let cases: [(Value, &[&str]); 5] = [
+        // URL-only: remote servers must match a URL; stdio servers have nothing to match.
+        (
+            json!([{"serverUrl": "https://mcp.example.com/*"},
+                   {"serverUrl": "https://*.internal.example.com/*"}]),
+            &["internal"],
+        ),
+        // Command-only: stdio servers must match a command; remote ones have no name entry.
+        (
+            json!([{"serverCommand": ["npx", "-y", "approved-package"]}]),
+            &["local-tool"],
+        ),
+        // Mixed name and command: a stdio server must match the command even when its name
+        // is listed; a remote server matches by name.
+        (
+            json!([{"serverName": "github"}, {"serverName": "node-tool"},
+                   {"serverCommand": ["npx", "-y", "approved-package"]}]),
+            &["github", "local-tool"],
+        ),
+        // Name-only: names count for both kinds.
+        (
+            json!([{"serverName": "github"}, {"serverName": "node-tool"}]),
+            &["github", "node-tool"],
+        ),
+        // Empty: nothing.
+        (json!([]), &[]),
+    ];
+    for (allow, expected) in cases {
+        let (names, diags) = s.load(&[(true, json!({"allowedMcpServers": allow}))]);
+        assert_eq!(names, expected, "allowlist {allow}");
+        assert_eq!(blocked(&diags).len(), 5 - expected.len(), "{diags:?}");
+        assert!(
+            blocked(&diags)
+                .iter()
+                .all(|(_, m)| m.contains("no allowedMcpServers entry matches")),
+            "{diags:?}"
+        );
+    }
+}
+
+#[test]
+fn the_denylist_wins_and_names_the_entry() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    let (names, diags) = s.load(&[(
+        true,
+        json!({
+            "allowedMcpServers": [{"serverUrl": "https://*.example.com/*"}],
+            "deniedMcpServers": [{"serverUrl": "https://api.*.example.com/*"}],
+        }),
+    )]);
+    assert_eq!(names, ["other-api"]);
+    let internal = blocked(&diags)
+        .into_iter()
+        .find(|(name, _)| name == "internal")
+        .unwrap();
+    assert!(
+        internal
+            .1
+            .contains(r#"deniedMcpServers entry {"serverUrl": "https://api.*.example.com/*"}"#),
+        "{internal:?}"
+    );
+}
+
+#[test]
+fn lists_merge_across_levels_unless_managed_only() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    let managed = json!({"allowedMcpServers": [{"serverName": "github"}]});
+    let user = json!({
+        "allowedMcpServers": [{"serverName": "other-api"}],
+        "deniedMcpServers": [{"serverCommand": ["node", "server.js"]}],
+    });
+    // A soft allowlist: the user broadens it.
+    let (names, _) = s.load(&[(true, managed.clone()), (false, user.clone())]);
+    assert_eq!(names, ["github", "other-api"]);
+    // allowManagedMcpServersOnly keeps the managed allowlist only.
+    let mut hard = managed;
+    hard["allowManagedMcpServersOnly"] = json!(true);
+    let (names, _) = s.load(&[(true, hard), (false, user.clone())]);
+    assert_eq!(names, ["github"]);
+    // From user settings the switch means nothing.
+    let mut own = user;
+    own["allowManagedMcpServersOnly"] = json!(true);
+    let (names, diags) = s.load(&[(false, own)]);
+    assert_eq!(names, ["other-api"]);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains("read from managed settings only")),
+        "{diags:?}"
+    );
+    // A user's denylist applies on its own: node-tool is the one blocked.
+    let (names, diags) = s.load(&[(
+        false,
+        json!({"deniedMcpServers": [{"serverCommand": ["node", "server.js"]}]}),
+    )]);
+    assert_eq!(names.len(), 4);
+    assert_eq!(blocked(&diags)[0].0, "node-tool");
+}
+
+#[test]
+fn spelling_a_host_differently_does_not_dodge_a_deny() {
+    let s = Setup::new();
+    s.user_servers(json!({
+        "a": {"type": "http", "url": "https://EVIL.example.COM./mcp"},
+        "b": {"type": "http", "url": "https://%65vil.example.com:443/mcp"},
+        "c": {"type": "http", "url": "https://someone@evil.example.com/mcp"},
+        "d": {"type": "http", "url": "https://evil.example.com.elsewhere.net/mcp"},
+    }));
+    let (names, diags) = s.load(&[(
+        false,
+        json!({"deniedMcpServers": [{"serverUrl": "https://evil.example.com"}]}),
+    )]);
+    assert_eq!(names, ["d"], "{diags:?}");
+}
+
+#[test]
+fn commands_match_exactly_after_expansion() {
+    let s = Setup::new();
+    s.user_servers(json!({
+        "exact": {"command": "${TOOLS}/server", "args": ["--port", "1"]},
+        "more-args": {"command": "/opt/tools/server", "args": ["--port", "1", "--flag"]},
+        "fewer-args": {"command": "/opt/tools/server", "args": ["--port"]},
+    }));
+    let (names, diags) = s.load(&[(
+        true,
+        json!({"allowedMcpServers": [{"serverCommand": ["/opt/tools/server", "--port", "1"]}]}),
+    )]);
+    assert_eq!(names, ["exact"], "{diags:?}");
+    // The entry expands too.
+    let (names, _) = s.load(&[(
+        true,
+        json!({"allowedMcpServers": [{"serverCommand": ["${TOOLS}/server", "--port", "1"]}]}),
+    )]);
+    assert_eq!(names, ["exact"]);
+}
+
+#[test]
+fn an_allow_entry_that_a_variable_could_widen_is_ignored() {
+    let s = Setup::new();
+    s.user_servers(json!({"remote": {"type": "http", "url": "https://mcp.example.com/api"}}));
+    for entry in ["https://${HOST}/*", "https://mcp.example.com/${ANY}"] {
+        let (loader, _) = s.loader(&[(true, json!({"allowedMcpServers": [{"serverUrl": entry}]}))]);
+        let home = s.home.to_str().unwrap();
+        let loader = loader.with_env(env(&[
+            ("HOME", home),
+            ("HOST", "mcp.example.com"),
+            ("ANY", "*"),
+        ]));
+        let (servers, diags) = loader.load();
+        assert!(servers.is_empty(), "{entry}: {servers:?}");
+        assert!(
+            diags.iter().any(|d| d.message.contains("could widen")),
+            "{entry}: {diags:?}"
+        );
+    }
+    // A variable in the path that adds no wildcard is fine.
+    let (loader, _) = s.loader(&[(
+        true,
+        json!({"allowedMcpServers": [{"serverUrl": "https://mcp.example.com/${P}"}]}),
+    )]);
+    let home = s.home.to_str().unwrap();
+    let (servers, _) = loader.with_env(env(&[("HOME", home), ("P", "api")])).load();
+    assert_eq!(servers.len(), 1);
+}
+
+#[test]
+fn broken_entries_fail_closed_for_allow_and_block_for_deny() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    // Not an array: allows nothing.
+    let (names, diags) = s.load(&[(true, json!({"allowedMcpServers": {"serverName": "github"}}))]);
+    assert!(names.is_empty());
+    assert!(diags.iter().any(|d| d.severity == Severity::Error
+        && d.message.contains("no server is allowed until it is fixed")));
+    // Two keys in one allow entry, even one of them malformed: ignored, and said so.
+    for entry in [
+        json!({"serverName": "github", "serverUrl": "https://x/*"}),
+        json!({"serverName": "git hub", "serverUrl": "https://api.githubcopilot.com/*"}),
+    ] {
+        let (names, diags) = s.load(&[(true, json!({"allowedMcpServers": [entry]}))]);
+        assert!(names.is_empty(), "{names:?}");
+        assert!(
+            diags.iter().any(|d| d.message.contains("give one of")),
+            "{diags:?}"
+        );
+    }
+    // Two keys in one deny entry: each blocks.
+    let (names, diags) = s.load(&[(
+        false,
+        json!({"deniedMcpServers": [{"serverName": "github", "serverCommand": ["node", "server.js"]}]}),
+    )]);
+    assert_eq!(names, ["internal", "local-tool", "other-api"]);
+    assert!(diags.iter().any(|d| d.message.contains("each one blocks")));
+    // An allow name outside the name alphabet never matches; a deny name may be anything.
+    let (names, diags) = s.load(&[(
+        true,
+        json!({"allowedMcpServers": [{"serverName": "git hub"}]}),
+    )]);
+    assert!(names.is_empty());
+    assert!(diags.iter().any(|d| d.message.contains("is ignored")));
+}
+
+#[test]
+fn managed_mcp_json_has_exclusive_control() {
+    let s = Setup::new();
+    s.user_servers(json!({"mine": {"command": "mine"}, "company": {"command": "user-copy"}}));
+    s.project_servers(json!({"proj": {"command": "p"}}));
+    s.managed_mcp_json(
+        &json!({"mcpServers": {
+            "company": {"command": "/usr/local/bin/company-mcp"},
+            "per-user": {"type": "http", "url": "https://${TEAM:-x}.example.com/mcp"},
+        }})
+        .to_string(),
+    );
+    let (loader, _) = s.loader(&[]);
+    let (servers, diags) = loader.load();
+    let names: Vec<_> = servers.iter().map(|s| (s.name.as_str(), s.scope)).collect();
+    assert_eq!(
+        names,
+        [
+            ("company", ConfigScope::Enterprise),
+            ("per-user", ConfigScope::Enterprise)
+        ]
+    );
+    assert!(diags.is_empty(), "{diags:?}");
+
+    // The allowlist does not apply to its literal entries, but does to one using ${VAR}.
+    let (names, diags) = s.load(&[(true, json!({"allowedMcpServers": []}))]);
+    assert_eq!(names, ["company"]);
+    assert_eq!(blocked(&diags)[0].0, "per-user");
+    // The denylist applies to all of them, a user's own too.
+    let (names, _) = s.load(&[(
+        false,
+        json!({"deniedMcpServers": [{"serverName": "company"}]}),
+    )]);
+    assert_eq!(names, ["per-user"]);
+
+    // --mcp-config is refused (and ignored by load on its own).
+    let (loader, _) = s.loader(&[]);
+    let loader = loader.with_mcp_config([r#"{"mcpServers": {"dyn": {"command": "d"}}}"#]);
+    let refused = loader.dynamic_config_refused().unwrap();
+    assert!(refused.starts_with(
+        "You cannot dynamically configure MCP servers when an enterprise MCP config is present"
+    ));
+    let (servers, diags) = loader.load();
+    assert_eq!(servers.len(), 2);
+    assert!(diags.iter().any(|d| d.severity == Severity::Error));
+}
+
+#[test]
+fn a_broken_managed_mcp_json_loads_nothing_else() {
+    let s = Setup::new();
+    s.user_servers(json!({"mine": {"command": "mine"}}));
+    s.managed_mcp_json("{ not json");
+    let (names, diags) = s.load(&[]);
+    assert!(names.is_empty(), "{names:?}");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains("no other configured server loads")),
+        "{diags:?}"
+    );
+    // An empty map disables MCP.
+    s.managed_mcp_json(r#"{"mcpServers": {}}"#);
+    let (names, diags) = s.load(&[]);
+    assert!(names.is_empty() && diags.is_empty(), "{names:?} {diags:?}");
+}
+
+#[test]
+fn managed_settings_provide_remote_servers_only() {
+    let s = Setup::new();
+    s.user_servers(json!({"search": {"command": "user-search"}, "mine": {"command": "mine"}}));
+    let provided = json!({"managedMcpServers": {
+        "search": {"type": "http", "url": "https://search.example.com/mcp"},
+        "records": {"type": "streamable-http", "url": "https://records.example.com/mcp",
+                    "headers": {"X-Key": "k"}},
+        "runs": {"type": "http", "url": "https://r.example.com/mcp", "command": "sh"},
+        "plain": {"type": "http", "url": "http://localhost:1/mcp"},
+        "expands": {"type": "http", "url": "https://${HOST}/mcp"},
+        "hidden": {"type": "http", "url": "https://a.example.com/mcp\u{200B}"},
+        "local": {"command": "x"},
+    }});
+    // Provided servers need no allow entry, take precedence over the user's, and pass the
+    // denylist only when it does not match.
+    let (loader, _) = s.loader(&[
+        (true, provided.clone()),
+        (true, json!({"allowedMcpServers": [{"serverName": "mine"}]})),
+    ]);
+    let (servers, diags) = loader.load();
+    let names: Vec<_> = servers.iter().map(|s| (s.name.as_str(), s.scope)).collect();
+    assert_eq!(
+        names,
+        [
+            ("mine", ConfigScope::User),
+            ("records", ConfigScope::Managed),
+            ("search", ConfigScope::Managed)
+        ]
+    );
+    let mut rejected: Vec<_> = diags
+        .iter()
+        .filter(|d| d.message.starts_with("managedMcpServers entry rejected"))
+        .map(|d| d.server.as_deref().unwrap())
+        .collect();
+    rejected.sort_unstable();
+    assert_eq!(rejected, ["expands", "hidden", "local", "plain", "runs"]);
+
+    // Outside managed settings the key is ignored.
+    let (names, diags) = s.load(&[(false, provided)]);
+    assert_eq!(names, ["mine", "search"]);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.message.contains("read from managed settings only"))
+    );
+    // Claude Desktop's array form is refused as a whole.
+    let (names, diags) = s.load(&[(true, json!({"managedMcpServers": [{"name": "x"}]}))]);
+    assert_eq!(names, ["mine", "search"]);
+    assert!(diags.iter().any(|d| d.message.contains("array form")));
+}
+
+#[test]
+fn rejected_project_servers_are_left_out_before_scopes_merge() {
+    let s = Setup::new();
+    s.user_servers(json!({"github": {"command": "real-github"}}));
+    s.project_servers(json!({"github": {"command": "project-github"}, "proj": {"command": "p"}}));
+    let (loader, _) = s.loader(&[(false, json!({"disabledMcpjsonServers": ["github"]}))]);
+    let (servers, diags) = loader.load();
+    assert!(diags.is_empty(), "{diags:?}");
+    let found: Vec<_> = servers.iter().map(|s| (s.name.as_str(), s.scope)).collect();
+    assert_eq!(
+        found,
+        [
+            ("github", ConfigScope::User),
+            ("proj", ConfigScope::Project)
+        ]
+    );
+}
+
+#[test]
+fn an_unusable_url_entry_still_binds_remote_servers_to_urls() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    // The URL entry is dropped (a variable in its host), but it still means remote servers
+    // must match a URL: the name entry lets no remote server through.
+    let (names, diags) = s.load(&[(
+        true,
+        json!({"allowedMcpServers": [{"serverName": "github"}, {"serverUrl": "https://${CORP}/*"}]}),
+    )]);
+    assert!(names.is_empty(), "{names:?}");
+    assert!(diags.iter().any(|d| d.message.contains("could widen")));
+}
+
+#[test]
+fn ports_hosts_paths_and_queries_are_compared_as_a_client_sees_them() {
+    let s = Setup::new();
+    s.user_servers(json!({
+        "default-port": {"type": "http", "url": "http://localhost/mcp"},
+        "explicit-default": {"type": "http", "url": "http://localhost:80/mcp"},
+        "other-port": {"type": "http", "url": "http://localhost:8080/mcp"},
+        "idna": {"type": "http", "url": "https://BÜCHER.example/mcp"},
+        "query": {"type": "http", "url": "https://evil.example/mcp?x=1"},
+        "escaped": {"type": "http", "url": "https://evil.example/%6Dcp"},
+        "elsewhere": {"type": "http", "url": "https://evil.example/other"},
+    }));
+    let deny = |patterns: &[&str]| {
+        let entries: Vec<Value> = patterns.iter().map(|p| json!({"serverUrl": p})).collect();
+        s.load(&[(false, json!({"deniedMcpServers": entries}))]).0
+    };
+    // `:*` covers the default port too; no port means the default port only.
+    assert_eq!(
+        deny(&["http://localhost:*/*"]),
+        ["elsewhere", "escaped", "idna", "query"]
+    );
+    assert_eq!(
+        deny(&["http://localhost/*"]),
+        ["elsewhere", "escaped", "idna", "other-port", "query"]
+    );
+    // A host written in Unicode matches its IDNA form, in any case.
+    assert!(!deny(&["https://bücher.example/*"]).contains(&"idna".to_owned()));
+    // No query in the pattern: the query is not compared; escapes of plain letters decode.
+    assert_eq!(
+        deny(&["https://evil.example/mcp"]),
+        [
+            "default-port",
+            "elsewhere",
+            "explicit-default",
+            "idna",
+            "other-port"
+        ]
+    );
+    // A deny pattern without a scheme blocks under every scheme.
+    assert_eq!(
+        deny(&["localhost:8080"]),
+        [
+            "default-port",
+            "elsewhere",
+            "escaped",
+            "explicit-default",
+            "idna",
+            "query"
+        ]
+    );
+}
+
+#[test]
+fn policy_entries_expand_through_the_environment_the_host_started_with() {
+    let s = Setup::new();
+    // A project's settings set TOOLS to point at its own program.
+    s.user_servers(json!({"server": {"command": "${TOOLS}/server"}}));
+    let settings = [(
+        true,
+        json!({"allowedMcpServers": [{"serverCommand": ["${TOOLS}/server"]}]}),
+    )];
+    let (loader, _) = s.loader(&settings);
+    let home = s.home.to_str().unwrap().to_owned();
+    let loader = loader.with_env(env(&[("HOME", &home), ("TOOLS", "./evil")]));
+    let pinned = |value: Option<&str>| -> EnvLookup {
+        let value = value.map(str::to_owned);
+        Arc::new(move |k| if k == "TOOLS" { value.clone() } else { None })
+    };
+    let mut with = loader.clone();
+    with.policy = with.policy.with_entry_env(pinned(None));
+    assert!(
+        with.load().0.is_empty(),
+        "the project's TOOLS widened the allowlist"
+    );
+    let mut with = loader.clone();
+    with.policy = with.policy.with_entry_env(pinned(Some("./evil")));
+    assert_eq!(with.load().0.len(), 1, "the user's own TOOLS applies");
+    // Without a pinned environment, entries expand as servers do.
+    assert_eq!(loader.load().0.len(), 1);
+}
+
+#[test]
+fn a_managed_switch_that_is_not_a_boolean_fails_closed() {
+    let s = Setup::new();
+    s.user_servers(example_servers());
+    let (names, diags) = s.load(&[
+        (
+            true,
+            json!({"allowManagedMcpServersOnly": "true", "allowedMcpServers": [{"serverName": "github"}]}),
+        ),
+        (false, json!({"allowedMcpServers": [{"serverName": "other-api"}]})),
+    ]);
+    assert_eq!(names, ["github"]);
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.severity == Severity::Error && d.message.contains("taken as true"))
+    );
+}
+
+#[test]
+fn the_denylist_applies_to_provided_servers_and_names_do_not_lend_exemptions() {
+    let s = Setup::new();
+    let provided = json!({"managedMcpServers": {
+        "search": {"type": "http", "url": "https://search.example.com/mcp"},
+        "shared": {"type": "http", "url": "https://shared.example.com/mcp"},
+    }});
+    let (names, diags) = s.load(&[
+        (true, provided.clone()),
+        (
+            false,
+            json!({"deniedMcpServers": [{"serverUrl": "https://search.example.com"}]}),
+        ),
+    ]);
+    assert_eq!(names, ["shared"]);
+    assert_eq!(blocked(&diags)[0].0, "search");
+    // A managed-mcp.json entry using ${VAR} is checked against the allowlist even when a
+    // provided server has the same name.
+    s.managed_mcp_json(
+        &json!({"mcpServers": {"shared": {"type": "http", "url": "https://${TEAM:-t}.example.com/mcp"}}})
+            .to_string(),
+    );
+    let (names, diags) = s.load(&[(true, provided), (true, json!({"allowedMcpServers": []}))]);
+    assert_eq!(names, ["search"], "{diags:?}");
+    assert_eq!(blocked(&diags)[0].0, "shared");
 }

@@ -226,7 +226,10 @@ fn a_deferral_does_not_swallow_another_hooks_ask() {
         );
         if !runs {
             let result = message["content"][0]["content"].to_string();
-            assert!(result.contains("Permission to use Bash has been denied"), "{result}");
+            assert!(
+                result.contains("Permission to use Bash has been denied"),
+                "{result}"
+            );
         }
     }
 }

@@ -85,6 +85,10 @@ pub struct McpToolInfo {
     pub server_name: String,
     /// The tool's name on that server.
     pub tool_name: String,
+    /// Where the server's configuration came from, as Claude Code names the scopes
+    /// (`user`, `project`, `local`, `dynamic`, `enterprise`, `managed`); hooks receive it
+    /// as `mcp_server.source`. `None` when unknown.
+    pub source: Option<String>,
 }
 
 /// One progress report from a running call.

@@ -71,7 +71,11 @@ fn call_info(call: HookCall<'_>) -> ToolCallInfo {
     let mut info = ToolCallInfo::new(call.tool.name(), call.input.clone(), call.tool_use_id);
     info.duration = call.duration;
     if let Some(mcp) = call.tool.mcp_info() {
-        info.mcp_server = Some(serde_json::json!({"name": mcp.server_name}));
+        let mut server = serde_json::json!({"name": mcp.server_name});
+        if let Some(source) = mcp.source {
+            server["source"] = source.into();
+        }
+        info.mcp_server = Some(server);
     }
     info
 }
@@ -322,5 +326,67 @@ impl RuleMatcher for PermissionRuleMatcher {
             // A tool we cannot see: fail open (run the hook), as Claude Code does.
             None => true,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::json;
+    use tool_core::{MaxResultSize, McpToolInfo, ProgressSender, ToolError, ToolResult};
+
+    use super::*;
+
+    struct Remote(Option<&'static str>);
+
+    #[async_trait]
+    impl Tool for Remote {
+        fn name(&self) -> &str {
+            "mcp__github__search"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "search".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(1000)
+        }
+        fn mcp_info(&self) -> Option<McpToolInfo> {
+            Some(McpToolInfo {
+                server_name: "github".into(),
+                tool_name: "search".into(),
+                source: self.0.map(str::to_owned),
+            })
+        }
+        async fn call(
+            &self,
+            _input: Value,
+            _ctx: ToolUseContext,
+            _progress: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            Err(ToolError::msg("not called"))
+        }
+    }
+
+    #[test]
+    fn hooks_see_the_mcp_server_name_and_its_scope() {
+        let input = json!({"q": "x"});
+        let info = |tool: &Remote| {
+            call_info(HookCall {
+                tool,
+                tool_use_id: "toolu_1",
+                input: &input,
+                duration: None,
+            })
+            .mcp_server
+        };
+        assert_eq!(
+            info(&Remote(Some("project"))),
+            Some(json!({"name": "github", "source": "project"}))
+        );
+        assert_eq!(info(&Remote(None)), Some(json!({"name": "github"})));
     }
 }

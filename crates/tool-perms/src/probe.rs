@@ -97,6 +97,7 @@ impl Tool for ProbeTool {
         Some(McpToolInfo {
             server_name: server.to_owned(),
             tool_name: tool.to_owned(),
+            source: None,
         })
     }
 

@@ -66,6 +66,7 @@ impl Tool for Fake {
         Some(McpToolInfo {
             server_name: server.to_owned(),
             tool_name: tool.to_owned(),
+            source: None,
         })
     }
     fn max_result_size(&self) -> MaxResultSize {

@@ -112,6 +112,7 @@ impl Tool for McpTool {
         Some(McpToolInfo {
             server_name: self.server.name().to_owned(),
             tool_name: self.tool_name.clone(),
+            source: Some(self.server.config.scope.to_string()),
         })
     }
 

@@ -344,3 +344,114 @@ async fn a_rejected_prompt_ends_the_turn() {
     );
     assert!(log.lock().unwrap().started.is_empty());
 }
+
+mod prompting {
+    use tool_core::{PermissionResult, Tool, ToolUseContext, async_trait};
+    use tool_exec::{Permissions, PromptAnswer, Prompter};
+
+    /// Asks for `Peek`, allows everything else.
+    pub struct AskPeek;
+    #[async_trait]
+    impl Permissions for AskPeek {
+        async fn decide(
+            &self,
+            tool: &dyn Tool,
+            _: &serde_json::Value,
+            _: &ToolUseContext,
+        ) -> PermissionResult {
+            if tool.name() == "Peek" {
+                PermissionResult::ask("?")
+            } else {
+                PermissionResult::allow()
+            }
+        }
+        async fn check_rule_based(
+            &self,
+            _: &dyn Tool,
+            _: &serde_json::Value,
+            _: &ToolUseContext,
+        ) -> Option<PermissionResult> {
+            None
+        }
+    }
+    /// A user who has not answered yet.
+    pub struct Pending;
+    #[async_trait]
+    impl Prompter for Pending {
+        async fn prompt(&self, _: &tool_exec::PromptRequest) -> PromptAnswer {
+            std::future::pending().await
+        }
+    }
+}
+
+/// A pipeline that asks for `Peek` (and nobody answers) over a read-only, hence
+/// concurrency-safe, `Bash`, a cancellable `Peek` and a blocking `Read`.
+fn prompting_executor(log: &Arc<Mutex<common::Log>>) -> StreamingToolExecutor {
+    use tool_core::{Tool, ToolUseContext};
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(common::TestTool::new("Bash", true, log)),
+        Arc::new(common::TestTool::new("Peek", true, log).cancellable()),
+        Arc::new(common::TestTool::new("Read", true, log)),
+    ];
+    let pipeline = Pipeline::new(
+        Arc::new(prompting::AskPeek),
+        Arc::new(prompting::Pending),
+        Arc::new(tool_exec::NoHooks),
+    );
+    StreamingToolExecutor::new(
+        Arc::new(pipeline),
+        ToolUseContext::new("/w").with_tools(tools),
+        ExecutorConfig::default(),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sibling_failure_withdraws_a_pending_prompt_without_ending_the_turn() {
+    let log = Arc::default();
+    let exec = prompting_executor(&log);
+    exec.add_tool(tu("p", "Peek", 1));
+    exec.add_tool(ToolUse::new(
+        "b",
+        "Bash",
+        json!({"ms": 10, "end": "shell", "command": "ls nope"}),
+    ));
+    exec.add_tool(tu("r", "Read", 1000));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    let sibling =
+        "<tool_use_error>Cancelled: parallel tool call Bash(ls nope) errored</tool_use_error>";
+    assert_eq!(results[0].outcome.result.content.joined_text(), sibling);
+    assert_eq!(
+        results[1].outcome.result.content.joined_text(),
+        "Exit code 2\nboom"
+    );
+    assert_eq!(results[2].outcome.result.content.joined_text(), sibling);
+    for r in &results {
+        assert!(
+            !r.outcome.interrupt_turn,
+            "{} would stop the turn as a user rejection",
+            r.tool_use.id
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_soft_interrupt_withdraws_a_pending_prompt_and_blocking_calls_finish() {
+    let log = Arc::default();
+    let exec = prompting_executor(&log);
+    exec.add_tool(tu("p", "Peek", 1));
+    exec.add_tool(tu("r", "Read", 1000));
+    exec.finish();
+    let handle = exec.handle();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        handle.interrupt();
+    });
+    let (results, _) = collect(exec).await;
+    assert_eq!(
+        results[0].outcome.result.content.joined_text(),
+        REJECT_MESSAGE
+    );
+    assert_eq!(results[1].outcome.result.content.joined_text(), "r done");
+    assert!(!results[0].outcome.interrupt_turn);
+}

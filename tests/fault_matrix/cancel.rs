@@ -137,9 +137,18 @@ async fn cancel_during_a_permission_ask() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_during_the_call() {
     let (tool, entered) = Faulty::new();
+    let failure_hook = format!(
+        "cat > '{}'",
+        std::env::temp_dir()
+            .join(format!("failure-{}.json", nonce()))
+            .display()
+    );
     let rig = rig()
         .tool(tool)
-        .settings(json!({"permissions": {"allow": ["Faulty", "Bash"]}}))
+        .settings(json!({
+            "permissions": {"allow": ["Faulty", "Bash"]},
+            "hooks": {"PostToolUseFailure": [{"matcher": "Faulty", "hooks": [{"type": "command", "command": failure_hook}]}]}
+        }))
         .build()
         .await;
     // A tool that honours its token.
@@ -150,6 +159,14 @@ async fn cancel_during_the_call() {
     )
     .await;
     assert_eq!(text(&r[0]), INTERRUPT_MESSAGE_FOR_TOOL_USE);
+    // The interrupted call's PostToolUseFailure hooks still ran, told it was an interrupt.
+    let file = failure_hook
+        .trim_start_matches("cat > '")
+        .trim_end_matches('\'');
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let _ = std::fs::remove_file(file);
+    assert_eq!(input["hook_event_name"], "PostToolUseFailure");
+    assert_eq!(input["is_interrupt"], true, "{input}");
     // A real process: Bash's whole process group goes.
     let marker = format!("1000.{}", nonce());
     let command = format!(

@@ -447,7 +447,7 @@ impl Pipeline {
                 let content = result.data.content.or_empty_notice(tool.name());
                 let post = self
                     .hooks
-                    .post_tool_use(call, &result.data.structured, &ctx)
+                    .post_tool_use(call, &result.data.structured, &after_cancel(&ctx))
                     .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
                     .await;
                 let content = match post.updated_output {
@@ -498,7 +498,7 @@ impl Pipeline {
                 let is_interrupt = error.is_cancelled();
                 let post = self
                     .hooks
-                    .post_tool_use_failure(call, &text, is_interrupt, &ctx)
+                    .post_tool_use_failure(call, &text, is_interrupt, &after_cancel(&ctx))
                     .instrument(tracing::info_span!("hooks", event = "PostToolUseFailure"))
                     .await;
                 let ending = match (is_interrupt, panicked) {
@@ -850,6 +850,19 @@ enum CallError {
 type AfterPermissionRequest = Result<(Value, PermissionResult), Resolved>;
 
 /// The permission flow's verdict for one call.
+/// The context a call's post hooks run in: the call's own, or, when the call was cancelled
+/// (an interrupt, a sibling's failure), one with a fresh token. Those hooks report on the
+/// call that ended (PostToolUseFailure with `is_interrupt`), so the cancellation that ended it
+/// must not stop them before they start; their own timeouts bound them.
+fn after_cancel(ctx: &ToolUseContext) -> ToolUseContext {
+    if ctx.is_cancelled() {
+        ctx.clone()
+            .with_cancellation(tool_core::CancellationToken::new())
+    } else {
+        ctx.clone()
+    }
+}
+
 enum Resolved {
     Allowed {
         input: Value,

@@ -412,11 +412,18 @@ impl Driver {
         let index = self.records.len();
         let tool = find_tool(self.ctx.tools(), &tool_use.name).cloned();
         let (safe, interrupt) = match &tool {
+            // A tool that panics here is taken as not concurrency-safe and blocking (the safe
+            // defaults); its call still runs through the pipeline, which reports the panic.
             Some(tool) => {
-                let safe = tool
-                    .parse_input(tool_use.input.clone())
-                    .is_ok_and(|input| tool.is_concurrency_safe(&input));
-                (safe, tool.interrupt_behavior())
+                let safe = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    tool.parse_input(tool_use.input.clone())
+                        .is_ok_and(|input| tool.is_concurrency_safe(&input))
+                }))
+                .unwrap_or(false);
+                let interrupt =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| tool.interrupt_behavior()))
+                        .unwrap_or(InterruptBehavior::Block);
+                (safe, interrupt)
             }
             None => (true, InterruptBehavior::Cancel),
         };

@@ -461,10 +461,24 @@ impl Pipeline {
                     },
                 };
                 let persisted = match threshold {
-                    Some(limit) => {
-                        persist_if_large(content, &tool_use.id, limit, ctx.results_dir())
+                    // Writing (and syncing) a large result blocks: on a blocking thread, so
+                    // the runtime's workers keep driving the other calls.
+                    Some(limit) if content.text_len() > limit && !content.has_image() => {
+                        let id = tool_use.id.clone();
+                        let dir = ctx.results_dir().map(std::path::Path::to_path_buf);
+                        tokio::task::spawn_blocking(move || {
+                            persist_if_large(content, &id, limit, dir.as_deref())
+                        })
+                        .await
+                        .unwrap_or_else(|e| crate::persist::Persisted {
+                            content: tool_core::ToolResultContent::Text(format!(
+                                "[Output too large and could not be saved to a file: {e}]"
+                            )),
+                            path: None,
+                            error: Some(std::io::Error::other(e.to_string())),
+                        })
                     }
-                    None => crate::persist::Persisted {
+                    _ => crate::persist::Persisted {
                         content,
                         path: None,
                         error: None,

@@ -455,3 +455,64 @@ async fn a_soft_interrupt_withdraws_a_pending_prompt_and_blocking_calls_finish()
     assert_eq!(results[1].outcome.result.content.joined_text(), "r done");
     assert!(!results[0].outcome.interrupt_turn);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_that_panics_while_being_scheduled_still_gets_its_one_result() {
+    use std::borrow::Cow;
+    use tool_core::{
+        InterruptBehavior, MaxResultSize, ProgressSender, Tool, ToolError, ToolResult,
+        ToolUseContext, async_trait,
+    };
+    /// Panics when asked whether it is concurrency-safe or how it takes an interrupt.
+    struct Unschedulable;
+    #[async_trait]
+    impl Tool for Unschedulable {
+        fn name(&self) -> &str {
+            "Unschedulable"
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "panics".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(1000)
+        }
+        fn is_concurrency_safe(&self, _: &serde_json::Value) -> bool {
+            panic!("is_concurrency_safe panicked on purpose")
+        }
+        fn interrupt_behavior(&self) -> InterruptBehavior {
+            panic!("interrupt_behavior panicked on purpose")
+        }
+        async fn call(
+            &self,
+            _: serde_json::Value,
+            _: ToolUseContext,
+            _: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            Ok(ToolResult::text("unreachable"))
+        }
+    }
+    let log = Arc::default();
+    let mut tools = common::tools(&log);
+    tools.push(Arc::new(Unschedulable));
+    let mut exec = StreamingToolExecutor::new(
+        Arc::new(Pipeline::allow_all()),
+        ToolUseContext::new("/w").with_tools(tools),
+        ExecutorConfig::default(),
+    );
+    exec.add_tool(tu("u", "Unschedulable", 1));
+    exec.add_tool(tu("r", "Read", 1));
+    exec.finish();
+    let mut results = Vec::new();
+    while let Some(event) = exec.next().await {
+        if let ExecutorEvent::Result(r) = event {
+            results.push(*r);
+        }
+    }
+    assert_eq!(ids(&results), ["u", "r"]);
+    assert!(results[0].outcome.result.is_error);
+    assert_eq!(results[1].outcome.result.content.joined_text(), "r done");
+    assert!(exec.final_context().is_some(), "the turn ended cleanly");
+}

@@ -637,14 +637,18 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     assert!(out.status.success(), "{shown}\n{}", stderr(&out));
     assert_eq!(
         shown
-            .matches("Allow Bash `touch one`? [y]es / [n]o / [a]lways")
+            .matches(
+                "Bash wants to run:\n  command:\n    touch one\nAllow Bash? [y]es / [n]o / [a]lways"
+            )
             .count(),
         1,
         "{shown}"
     );
     assert_eq!(
         shown
-            .matches("Allow Bash `touch two`? [y]es / [n]o / [a]lways")
+            .matches(
+                "Bash wants to run:\n  command:\n    touch two\nAllow Bash? [y]es / [n]o / [a]lways"
+            )
             .count(),
         1,
         "{shown}"

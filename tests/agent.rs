@@ -218,6 +218,38 @@ fn a_connection_dropped_mid_stream_still_answers_the_calls_that_arrived() {
 }
 
 #[test]
+fn a_response_that_goes_silent_fails_instead_of_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = sse(&[start(10)]);
+    // The headers and the first event arrive, then nothing, ever.
+    let silence = Gate::default();
+    let held = silence.clone();
+    let (url, _) =
+        serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Hold(held.clone())]));
+    let mut child = agent_command(&url, dir.path(), &["--json"], "run the check")
+        .env("API_TIMEOUT_MS", "300")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Not a speed check: the server holds for 60 s; a run still going after 30 s hangs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            silence.open();
+            panic!("the run hung on a silent response");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    silence.open();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let stop = json_out(&out)["stop"].as_str().unwrap().to_owned();
+    assert!(stop.contains("the response stream broke off"), "{stop}");
+}
+
+#[test]
 fn the_spending_limit_stops_the_loop_before_the_next_request() {
     let dir = tempfile::tempdir().unwrap();
     // 1,000 input tokens at $3 per million: $0.003, over the $0.001 limit.

@@ -168,6 +168,39 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
 }
 
+/// How long a response may stay silent: `API_TIMEOUT_MS` (Claude Code's variable), else ten
+/// minutes.
+fn read_timeout() -> Duration {
+    std::env::var("API_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(Duration::from_secs(600), Duration::from_millis)
+}
+
+/// The most of an error response's body that is kept (and printed).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Up to `max` bytes of `response`'s body, as text; what is cut is said.
+async fn capped_text(mut response: reqwest::Response, max: usize) -> String {
+    let mut body = Vec::new();
+    let mut cut = false;
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = max - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            cut = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let mut text = String::from_utf8_lossy(&body).into_owned();
+    if cut {
+        text.push_str("… [response cut at 64 KiB]");
+    }
+    text
+}
+
 impl AnthropicClient {
     /// A client for `config`.
     pub fn new(config: ClientConfig) -> Result<Self, AgentError> {
@@ -177,6 +210,9 @@ impl AnthropicClient {
         }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
+            // A connection that goes silent (no byte, not even the stream's pings) for this
+            // long fails instead of hanging the run.
+            .read_timeout(read_timeout())
             .build()
             .map_err(|e| AgentError::Setup(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self { http, config })
@@ -209,7 +245,7 @@ impl AnthropicClient {
                 Ok(response) => {
                     let status = response.status().as_u16();
                     let wait = retry_after(&response);
-                    let text = response.text().await.unwrap_or_default();
+                    let text = capped_text(response, MAX_ERROR_BODY).await;
                     if !retryable(status) || attempt >= attempts {
                         return Err(AgentError::Api { status, body: text });
                     }

@@ -712,3 +712,74 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
         assert_eq!(n["message"], "Claude needs your permission to use Bash");
     }
 }
+
+/// Whether a process whose command line contains `marker` is alive.
+fn process_alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(marker))
+    })
+}
+
+#[test]
+fn sigterm_ends_the_run_and_its_background_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("1000.{}", std::process::id());
+    let background = turn(
+        None,
+        &[(
+            "toolu_bg",
+            "Bash",
+            json!({"command": format!("sleep {marker}"), "run_in_background": true}),
+        )],
+    );
+    // The second request is never answered while the test runs.
+    let gate = Gate::default();
+    let held = gate.clone();
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(background.clone()),
+        _ => Reply::Stream(vec![Part::Hold(held.clone())]),
+    });
+    let mut child = agent_command(
+        &url,
+        dir.path(),
+        &["--json", "--mode", "bypassPermissions"],
+        "start it",
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while seen.lock().unwrap().len() < 2 || !process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    // The first SIGTERM cancels the run; a second one exits at once.
+    for _ in 0..2 {
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            gate.open();
+            panic!("the run did not end on SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    gate.open();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background task outlived the run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

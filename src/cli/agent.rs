@@ -18,6 +18,7 @@ use std::time::Instant;
 use serde_json::json;
 use tool_core::{CancellationToken, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
+use tools_builtin::tasks::TaskRegistry;
 use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, input_summary};
 use toolwright::agent::{
     AgentEvent, AgentLoop, AgentOutcome, AgentTool, AnthropicClient, ClientConfig, LoopConfig,
@@ -79,24 +80,54 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
 }
 
 /// Ctrl-C: the first press interrupts the turn (`soft`), the second cancels everything
-/// (`hard`), the third exits at once. The handler is installed before this returns.
-fn watch_interrupts(soft: CancellationToken, hard: CancellationToken) {
+/// (`hard`), the third kills the background tasks and exits at once. SIGTERM and SIGHUP (the
+/// terminal closed) cancel everything at once, and a second one exits the same way: the
+/// background tasks run in sessions of their own, out of the terminal's reach, so nothing
+/// else would stop them. The handlers are installed before this returns.
+fn watch_interrupts(soft: CancellationToken, hard: CancellationToken, tasks: TaskRegistry) {
     #[cfg(unix)]
-    let mut signals = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-    {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("toolwright agent: Ctrl-C will not interrupt the turn: {e}");
-            return;
-        }
+    let signals = {
+        use tokio::signal::unix::{SignalKind, signal};
+        let interrupt = match signal(SignalKind::interrupt()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("toolwright agent: Ctrl-C will not interrupt the turn: {e}");
+                return;
+            }
+        };
+        (
+            interrupt,
+            signal(SignalKind::terminate()).ok(),
+            signal(SignalKind::hangup()).ok(),
+        )
     };
     tokio::spawn(async move {
+        let exit = |code: i32| -> ! {
+            tasks.kill_all();
+            std::process::exit(code)
+        };
+        #[cfg(unix)]
+        let (mut interrupt, mut terminate, mut hangup) = signals;
         let mut presses = 0u32;
+        let mut ends = 0u32;
         loop {
             #[cfg(unix)]
-            let pressed = signals.recv().await.is_some();
+            let (pressed, ended) = tokio::select! {
+                s = interrupt.recv() => (s.is_some(), None),
+                Some(()) = async { terminate.as_mut()?.recv().await } => (false, Some(143)),
+                Some(()) = async { hangup.as_mut()?.recv().await } => (false, Some(129)),
+            };
             #[cfg(not(unix))]
-            let pressed = tokio::signal::ctrl_c().await.is_ok();
+            let (pressed, ended): (bool, Option<i32>) =
+                (tokio::signal::ctrl_c().await.is_ok(), None);
+            if let Some(code) = ended {
+                ends += 1;
+                if ends > 1 {
+                    exit(code);
+                }
+                hard.cancel();
+                continue;
+            }
             if !pressed {
                 return;
             }
@@ -112,7 +143,7 @@ fn watch_interrupts(soft: CancellationToken, hard: CancellationToken) {
                     eprintln!("\n(cancelling everything)");
                     hard.cancel();
                 }
-                _ => std::process::exit(130),
+                _ => exit(130),
             }
         }
     });
@@ -283,7 +314,11 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     }
 
     let soft = CancellationToken::new();
-    watch_interrupts(soft.clone(), session.ctx.cancellation().clone());
+    watch_interrupts(
+        soft.clone(),
+        session.ctx.cancellation().clone(),
+        tools_builtin::tasks::task_registry(&session.ctx),
+    );
 
     let terminal = interactive.then(|| {
         Arc::new(

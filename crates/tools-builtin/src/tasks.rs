@@ -127,14 +127,19 @@ struct RegistryInner {
     tasks: Mutex<HashMap<String, Arc<TaskState>>>,
 }
 
-impl Drop for RegistryInner {
-    fn drop(&mut self) {
-        let tasks = self.tasks.get_mut().unwrap_or_else(PoisonError::into_inner);
-        for task in tasks.values() {
+impl RegistryInner {
+    fn kill_running(&self) {
+        for task in lock(&self.tasks).values() {
             if task.is_running() {
                 crate::procs::kill_group(task.pgid, true);
             }
         }
+    }
+}
+
+impl Drop for RegistryInner {
+    fn drop(&mut self) {
+        self.kill_running();
     }
 }
 
@@ -280,6 +285,13 @@ impl TaskRegistry {
 
     fn task(&self, id: &str) -> Option<Arc<TaskState>> {
         lock(&self.inner.tasks).get(id).cloned()
+    }
+
+    /// Kills every running task with its process group, now: for a host about to exit
+    /// without unwinding (`std::process::exit` runs no destructor, so dropping the registry
+    /// would never happen).
+    pub fn kill_all(&self) {
+        self.inner.kill_running();
     }
 
     /// A copy of task `id`'s state.

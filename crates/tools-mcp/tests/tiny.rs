@@ -75,7 +75,11 @@ async fn paged_tools_names_schemas_and_flags() {
     assert_eq!(echo.max_result_size(), MaxResultSize::Chars(100_000));
     assert_eq!(echo.user_facing_name(&input), "tiny - echo (MCP)");
     let info = echo.mcp_info().unwrap();
-    assert_eq!(info.source.as_deref(), Some("dynamic"), "the scope of the entry");
+    assert_eq!(
+        info.source.as_deref(),
+        Some("dynamic"),
+        "the scope of the entry"
+    );
     assert_eq!(
         (info.server_name.as_str(), info.tool_name.as_str()),
         ("tiny", "echo")

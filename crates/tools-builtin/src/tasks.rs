@@ -344,11 +344,15 @@ impl TaskRegistry {
             return Some((String::new(), false));
         };
         let len = file.metadata().map_or(0, |m| m.len());
+        if len < p.read_offset {
+            // The file was truncated (`: > file`): read it again from its start.
+            p.read_offset = 0;
+        }
         let start = p.read_offset.max(len.saturating_sub(max_bytes));
         let skipped = start > p.read_offset;
         let mut buf = Vec::new();
         if file.seek(SeekFrom::Start(start)).is_ok() {
-            let _ = file.take(len - start).read_to_end(&mut buf);
+            let _ = file.take(len.saturating_sub(start)).read_to_end(&mut buf);
         }
         p.read_offset = start + buf.len() as u64;
         Some((String::from_utf8_lossy(&buf).into_owned(), skipped))

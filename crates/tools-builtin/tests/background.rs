@@ -240,3 +240,39 @@ async fn unknown_and_missing_ids_are_clear_errors() {
     );
     assert_eq!(TaskStop.aliases(), ["KillShell"]);
 }
+
+#[tokio::test]
+async fn a_truncated_output_file_is_read_again_from_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, _) = start(&ctx, "echo first-output-line; sleep 100", None).await;
+    let registry = task_registry(&ctx);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let file = registry.get(&id).unwrap().output_file;
+    while std::fs::read_to_string(&file)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "no output");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (first, _) = registry.read_new_output(&id, 1 << 20).unwrap();
+    assert_eq!(first, "first-output-line\n");
+    // The model empties the file (`: > file`) and something writes less than was read.
+    std::fs::write(&file, "new\n").unwrap();
+    let (again, skipped) = registry.read_new_output(&id, 1 << 20).unwrap();
+    assert_eq!((again.as_str(), skipped), ("new\n", false));
+    registry.kill_all();
+    assert_eq!(registry.read_new_output(&id, 1 << 20).unwrap().0, "");
+}
+
+#[tokio::test]
+async fn kill_all_stops_every_running_task_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (_, pgid) = start(&ctx, "sleep 100 & sleep 100", None).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!live_in_group(pgid).is_empty());
+    task_registry(&ctx).kill_all();
+    assert!(gone_within(pgid, Duration::from_secs(2)).await);
+}

@@ -3,7 +3,10 @@
 //!
 //! - The URL must be `http`/`https`, at most [`MAX_URL_LENGTH`] characters, without user
 //!   name or password, with a dotted host name (or `localhost`). `http` is upgraded to
-//!   `https`, except for loopback hosts (`localhost`, `127.0.0.0/8`, `::1`).
+//!   `https`, except for loopback hosts (`localhost`, `127.0.0.0/8`, `::1`). **Decision:**
+//!   Claude Code upgrades those too, which makes a local development or documentation server
+//!   unreachable; we keep them on `http`. Such a fetch still needs its permission like any
+//!   other (`WebFetch(domain:localhost)`), and a Bash `curl` could reach them anyway.
 //! - Redirects are followed (up to [`MAX_REDIRECTS`]) only within the same host (adding or
 //!   removing `www.`), scheme and port; a redirect elsewhere is returned as text telling the
 //!   model which URL to fetch instead.
@@ -11,10 +14,13 @@
 //!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
 //!   HTML becomes Markdown (`htmd`), other text is kept as it is, binary content is described,
 //!   not shown.
-//! - Fetched pages are kept for 15 minutes in a process-wide LRU cache (by URL).
-//! - The prompt is applied by a host-supplied model ([`WebFetchModel`] in the app state);
-//!   without one the Markdown itself is returned, from `offset`, cut at
-//!   [`MAX_MARKDOWN_CHARS`] with a note saying how to read on.
+//! - Fetched pages are kept for 15 minutes in a process-wide LRU cache (by URL), at most
+//!   [`CACHE_ENTRIES`] pages and [`CACHE_BYTES`] of content.
+//! - The prompt is applied by a host-supplied model ([`WebFetchModel`] in the app state),
+//!   which reads at most [`MAX_MARKDOWN_CHARS`] from `offset`; without one the Markdown
+//!   itself is returned, from `offset`, cut at [`RAW_WINDOW_CHARS`] (under the pipeline's
+//!   50,000-character persistence threshold, so the model reads it inline) with a note
+//!   saying how to read on.
 //! - Permission rules match the URL (`WebFetch(domain:host)` rules).
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -36,12 +42,16 @@ use tool_core::{
 pub const MAX_URL_LENGTH: usize = 2000;
 /// Most redirects followed within one host.
 pub const MAX_REDIRECTS: usize = 10;
-/// Characters of Markdown returned per call when no model applies the prompt.
+/// Characters of Markdown a host model ([`WebFetchModel`]) reads per call.
 pub const MAX_MARKDOWN_CHARS: usize = 100_000;
+/// Characters of Markdown returned per call when no model applies the prompt.
+pub const RAW_WINDOW_CHARS: usize = 40_000;
 /// How long a fetched page stays cached.
 pub const CACHE_TTL: Duration = Duration::from_secs(15 * 60);
 /// How many pages the cache keeps.
 pub const CACHE_ENTRIES: usize = 128;
+/// How much content (bytes of Markdown) the cache keeps, all pages together.
+pub const CACHE_BYTES: usize = 50 * 1024 * 1024;
 
 /// Size and time limits of a fetch. The defaults are Claude Code's; a host (or a test) may
 /// put other limits in the app state.
@@ -134,25 +144,54 @@ enum Fetched {
     },
 }
 
-fn cache() -> &'static Mutex<LruCache<String, Page>> {
-    static CACHE: OnceLock<Mutex<LruCache<String, Page>>> = OnceLock::new();
-    CACHE.get_or_init(|| {
-        Mutex::new(LruCache::new(
-            NonZeroUsize::new(CACHE_ENTRIES).unwrap_or(NonZeroUsize::MIN),
-        ))
-    })
+/// Recently fetched pages, bounded by count and by the bytes of their content.
+struct PageCache {
+    pages: LruCache<String, Arc<Page>>,
+    bytes: usize,
 }
 
-fn cached(url: &str) -> Option<Page> {
-    let mut cache = cache().lock().unwrap_or_else(PoisonError::into_inner);
-    match cache.get(url) {
-        Some(page) if page.fetched.elapsed() < CACHE_TTL => Some(page.clone()),
-        Some(_) => {
-            cache.pop(url);
-            None
+impl PageCache {
+    fn put(&mut self, url: String, page: Arc<Page>) {
+        if page.content.len() > CACHE_BYTES {
+            return;
         }
-        None => None,
+        self.bytes += page.content.len();
+        if let Some((_, old)) = self.pages.push(url, page) {
+            self.bytes -= old.content.len();
+        }
+        while self.bytes > CACHE_BYTES {
+            let Some((_, old)) = self.pages.pop_lru() else {
+                break;
+            };
+            self.bytes -= old.content.len();
+        }
     }
+
+    fn get(&mut self, url: &str) -> Option<Arc<Page>> {
+        match self.pages.get(url) {
+            Some(page) if page.fetched.elapsed() < CACHE_TTL => Some(Arc::clone(page)),
+            Some(_) => {
+                if let Some(old) = self.pages.pop(url) {
+                    self.bytes -= old.content.len();
+                }
+                None
+            }
+            None => None,
+        }
+    }
+}
+
+fn cache() -> std::sync::MutexGuard<'static, PageCache> {
+    static CACHE: OnceLock<Mutex<PageCache>> = OnceLock::new();
+    CACHE
+        .get_or_init(|| {
+            Mutex::new(PageCache {
+                pages: LruCache::new(NonZeroUsize::new(CACHE_ENTRIES).unwrap_or(NonZeroUsize::MIN)),
+                bytes: 0,
+            })
+        })
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`).
@@ -401,17 +440,13 @@ To complete your request, I need to fetch content from the redirected URL. Pleas
     )
 }
 
-/// The Markdown from `offset` (characters), cut at [`MAX_MARKDOWN_CHARS`] with a note.
-fn window(markdown: &str, offset: usize) -> String {
+/// The Markdown from `offset` (characters), cut at `max` characters with a note.
+fn window(markdown: &str, offset: usize, max: usize) -> String {
     let total = markdown.chars().count();
     if offset >= total && total > 0 {
         return format!("[offset {offset} is past the end of the content ({total} characters)]");
     }
-    let text: String = markdown
-        .chars()
-        .skip(offset)
-        .take(MAX_MARKDOWN_CHARS)
-        .collect();
+    let text: String = markdown.chars().skip(offset).take(max).collect();
     let end = offset + text.chars().count();
     if end < total {
         format!(
@@ -496,19 +531,23 @@ Usage notes:\n\
         let url = prepare_url(&input.url).map_err(ToolError::msg)?;
         let limits = ctx.app_state().get::<WebFetchLimits>().unwrap_or_default();
         let key = url.to_string();
-        let page = match cached(&key) {
+        let cached = cache().get(&key);
+        let page = match cached {
             Some(page) => page,
             None => {
+                // The limit covers the whole fetch, every redirect hop included.
+                let whole = tokio::time::timeout(limits.timeout, fetch(&url, limits));
                 let fetched = tokio::select! {
-                    f = fetch(&url, limits) => f?,
+                    f = whole => f.map_err(|_| ToolError::msg(format!(
+                        "Fetching {url} timed out after {} ms",
+                        limits.timeout.as_millis()
+                    )))??,
                     () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
                 };
                 match fetched {
                     Fetched::Page(page) => {
-                        cache()
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .put(key.clone(), page.clone());
+                        let page = Arc::new(page);
+                        cache().put(key.clone(), Arc::clone(&page));
                         page
                     }
                     Fetched::Redirect {
@@ -533,7 +572,7 @@ Usage notes:\n\
         let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX);
         let result = match ctx.app_state().get::<WebFetchModelHook>() {
             Some(WebFetchModelHook(model)) => {
-                let content = window(&page.content, offset);
+                let content = window(&page.content, offset, MAX_MARKDOWN_CHARS);
                 model
                     .apply(&key, &input.prompt, &content)
                     .await
@@ -541,13 +580,13 @@ Usage notes:\n\
             }
             None => format!(
                 "[No model is available to apply the prompt; the content of {key} follows as Markdown.]\n\n{}",
-                window(&page.content, offset)
+                window(&page.content, offset, RAW_WINDOW_CHARS)
             ),
         };
         Ok(ToolResult::new(WebFetchOutput {
             bytes: page.bytes,
             code: page.code,
-            code_text: page.code_text,
+            code_text: page.code_text.clone(),
             result,
             duration_ms: elapsed_ms(started),
             url: key,
@@ -561,4 +600,41 @@ Usage notes:\n\
 
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(size: usize) -> Arc<Page> {
+        Arc::new(Page {
+            fetched: Instant::now(),
+            code: 200,
+            code_text: "OK".into(),
+            bytes: size as u64,
+            content: "x".repeat(size),
+        })
+    }
+
+    #[test]
+    fn the_cache_is_bounded_by_bytes_as_well_as_pages() {
+        let mut cache = PageCache {
+            pages: LruCache::new(NonZeroUsize::new(CACHE_ENTRIES).unwrap_or(NonZeroUsize::MIN)),
+            bytes: 0,
+        };
+        let big = CACHE_BYTES / 2 + 1;
+        cache.put("a".into(), page(big));
+        cache.put("b".into(), page(10));
+        cache.put("c".into(), page(big));
+        // `a` went to make room; the small page stayed.
+        assert!(cache.get("a").is_none());
+        assert!(cache.get("b").is_some() && cache.get("c").is_some());
+        assert_eq!(cache.bytes, big + 10);
+        // Replacing an entry counts its bytes once; a page over the whole bound is not kept.
+        cache.put("b".into(), page(20));
+        assert_eq!(cache.bytes, big + 20);
+        cache.put("huge".into(), page(CACHE_BYTES + 1));
+        assert!(cache.get("huge").is_none());
+        assert!(cache.bytes <= CACHE_BYTES);
+    }
 }

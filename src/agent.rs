@@ -884,11 +884,12 @@ mod tests {
         );
     }
 
-    /// The time from a block's end in the stream to its tool's `call`, through the whole
-    /// pipeline (lookup, schema, permission, hooks). Printed, not asserted: run with
+    /// Every streamed call runs and gets its result. It also measures the time from a block's
+    /// end in the stream to its tool's `call`, through the whole pipeline (lookup, schema,
+    /// permission, hooks): printed, not asserted (speed is for benchmarks); run with
     /// `--nocapture` to see it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn tool_calls_start_right_after_their_block_closes() {
+    async fn every_streamed_call_runs_and_its_start_latency_is_printed() {
         let handed: Stamps = Arc::default();
         let started: Stamps = Arc::default();
         let client = Scripted {

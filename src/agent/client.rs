@@ -89,8 +89,8 @@ pub trait ModelClient: Send + Sync {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError>;
 }
 
-/// Where and how to reach the Messages API.
-#[derive(Debug, Clone)]
+/// Where and how to reach the Messages API. Its `Debug` never shows the key.
+#[derive(Clone)]
 pub struct ClientConfig {
     /// `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`).
     pub base_url: String,
@@ -101,6 +101,17 @@ pub struct ClientConfig {
     /// The first retry's delay; each retry doubles it (a `retry-after` header can lengthen
     /// it, up to a minute).
     pub backoff: Duration,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .field("attempts", &self.attempts)
+            .field("backoff", &self.backoff)
+            .finish()
+    }
 }
 
 impl ClientConfig {

@@ -18,6 +18,12 @@ use serde_json::{Map, Value};
 
 const MAX_DEPTH: usize = 64;
 
+/// Most schema nodes one normalisation produces. Inlining `$ref`s can multiply a schema (a
+/// definition that uses the next one twice, thirty levels deep, is 2^30 nodes); past this,
+/// references are no longer inlined but become `{}` ("any value"), so a hostile MCP server
+/// cannot hang the client or exhaust its memory. Real schemas stay far below it.
+const MAX_NODES: usize = 100_000;
+
 const STANDARD_FORMATS: &[&str] = &[
     "date-time",
     "date",
@@ -50,8 +56,12 @@ pub fn normalize_schema(schema: Value) -> Value {
     for key in ["$defs", "definitions", "$schema", "$id", "title"] {
         root.remove(key);
     }
-    let mut expanding = HashSet::new();
-    let mut value = rewrite(Value::Object(root), &defs, &mut expanding, 0);
+    let mut walk = Walk {
+        defs: &defs,
+        expanding: HashSet::new(),
+        budget: MAX_NODES,
+    };
+    let mut value = walk.rewrite(Value::Object(root), 0);
     if let Value::Object(map) = &mut value {
         map.insert("type".into(), Value::String("object".into()));
         map.entry("properties")
@@ -72,74 +82,80 @@ fn collect_defs(root: &Map<String, Value>) -> Map<String, Value> {
     defs
 }
 
-fn rewrite(
-    value: Value,
-    defs: &Map<String, Value>,
-    expanding: &mut HashSet<String>,
-    depth: usize,
-) -> Value {
-    if depth > MAX_DEPTH {
-        return Value::Object(Map::new());
-    }
-    match value {
-        Value::Object(mut map) => {
-            if let Some(Value::String(reference)) = map.remove("$ref") {
-                let resolved = match defs.get(&reference) {
-                    Some(def) if !expanding.contains(&reference) => {
-                        expanding.insert(reference.clone());
-                        let out = rewrite(def.clone(), defs, expanding, depth + 1);
-                        expanding.remove(&reference);
-                        out
-                    }
-                    // Recursive or dangling reference: any value.
-                    _ => Value::Object(Map::new()),
-                };
-                // Sibling keywords of `$ref` (a description, say) are kept on top.
-                let mut merged = match resolved {
-                    Value::Object(m) => m,
-                    _ => Map::new(),
-                };
-                for (k, v) in map {
-                    merged.insert(k.clone(), rewrite(v, defs, expanding, depth + 1));
-                }
-                return Value::Object(merged);
-            }
-            upgrade_draft07(&mut map);
-            if let Some(Value::String(format)) = map.get("format")
-                && !STANDARD_FORMATS.contains(&format.as_str())
-            {
-                map.remove("format");
-            }
-            let map = map
-                .into_iter()
-                .map(|(k, v)| {
-                    let v = match k.as_str() {
-                        // Maps whose values are schemas, and schema-valued keywords.
-                        "properties" | "patternProperties" | "dependentSchemas" => match v {
-                            Value::Object(props) => Value::Object(
-                                props
-                                    .into_iter()
-                                    .map(|(pk, pv)| (pk, rewrite(pv, defs, expanding, depth + 1)))
-                                    .collect(),
-                            ),
-                            other => other,
-                        },
-                        "enum" | "const" | "default" | "examples" | "required"
-                        | "dependentRequired" => v,
-                        _ => rewrite(v, defs, expanding, depth + 1),
-                    };
-                    (k, v)
-                })
-                .collect();
-            Value::Object(map)
+/// One normalisation: the definitions, the references being expanded, and the nodes left.
+struct Walk<'a> {
+    defs: &'a Map<String, Value>,
+    expanding: HashSet<String>,
+    budget: usize,
+}
+
+impl Walk<'_> {
+    fn rewrite(&mut self, value: Value, depth: usize) -> Value {
+        if depth > MAX_DEPTH {
+            return Value::Object(Map::new());
         }
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|v| rewrite(v, defs, expanding, depth + 1))
-                .collect(),
-        ),
-        other => other,
+        self.budget = self.budget.saturating_sub(1);
+        match value {
+            Value::Object(mut map) => {
+                if let Some(Value::String(reference)) = map.remove("$ref") {
+                    let resolved = match self.defs.get(&reference) {
+                        Some(def) if !self.expanding.contains(&reference) && self.budget > 0 => {
+                            self.expanding.insert(reference.clone());
+                            let out = self.rewrite(def.clone(), depth + 1);
+                            self.expanding.remove(&reference);
+                            out
+                        }
+                        // Recursive or dangling reference, or no budget left: any value.
+                        _ => Value::Object(Map::new()),
+                    };
+                    // Sibling keywords of `$ref` (a description, say) are kept on top.
+                    let mut merged = match resolved {
+                        Value::Object(m) => m,
+                        _ => Map::new(),
+                    };
+                    for (k, v) in map {
+                        let v = self.rewrite(v, depth + 1);
+                        merged.insert(k, v);
+                    }
+                    return Value::Object(merged);
+                }
+                upgrade_draft07(&mut map);
+                if let Some(Value::String(format)) = map.get("format")
+                    && !STANDARD_FORMATS.contains(&format.as_str())
+                {
+                    map.remove("format");
+                }
+                let map = map
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let v = match k.as_str() {
+                            // Maps whose values are schemas, and schema-valued keywords.
+                            "properties" | "patternProperties" | "dependentSchemas" => match v {
+                                Value::Object(props) => Value::Object(
+                                    props
+                                        .into_iter()
+                                        .map(|(pk, pv)| (pk, self.rewrite(pv, depth + 1)))
+                                        .collect(),
+                                ),
+                                other => other,
+                            },
+                            "enum" | "const" | "default" | "examples" | "required"
+                            | "dependentRequired" => v,
+                            _ => self.rewrite(v, depth + 1),
+                        };
+                        (k, v)
+                    })
+                    .collect();
+                Value::Object(map)
+            }
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|v| self.rewrite(v, depth + 1))
+                    .collect(),
+            ),
+            other => other,
+        }
     }
 }
 
@@ -245,6 +261,34 @@ fn drop_null_alternative(prop: &mut Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Counts the nodes of a JSON value.
+    fn nodes(v: &Value) -> usize {
+        1 + match v {
+            Value::Object(m) => m.values().map(nodes).sum(),
+            Value::Array(a) => a.iter().map(nodes).sum(),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn a_schema_that_doubles_at_every_reference_stays_bounded() {
+        // D0 uses D1 twice, D1 uses D2 twice, ... 40 levels: 2^40 nodes if inlined whole.
+        let mut defs = serde_json::Map::new();
+        for i in 0..40 {
+            let next = format!("#/$defs/D{}", i + 1);
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+            );
+        }
+        defs.insert("D40".into(), json!({"type": "string"}));
+        let schema = json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/D0"}}, "$defs": defs});
+        let out = normalize_schema(schema);
+        assert!(nodes(&out) <= 2 * MAX_NODES, "{} nodes", nodes(&out));
+        assert_eq!(out["type"], "object");
+        assert_eq!(out["properties"]["root"]["type"], "object");
+    }
 
     #[test]
     fn inlines_refs_and_drops_definitions() {

@@ -238,6 +238,27 @@ fn walk(
         });
         return;
     }
+    // A whole number written as a float (`10.0`) where only an integer fits: the integer,
+    // so that the typed layer's integer fields accept what this step accepted.
+    if types.contains(&"integer")
+        && !types.contains(&"number")
+        && value.as_i64().is_none()
+        && value.as_u64().is_none()
+        && let Some(f) = value.as_f64()
+        && f.fract() == 0.0
+    {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a whole number inside the i64 range converts exactly"
+        )]
+        if f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 {
+            *value = Value::from(f as i64);
+        } else if f >= 0.0 && f < 1.844_674_407_370_955_2e19 {
+            #[expect(clippy::cast_sign_loss, reason = "checked non-negative")]
+            let n = f as u64;
+            *value = Value::from(n);
+        }
+    }
     match value {
         Value::Object(map) => walk_object(schema, map, path, deny_unknown, issues),
         Value::Array(items) => {
@@ -416,13 +437,19 @@ mod tests {
 
     #[test]
     fn integers_accept_whole_floats_only() {
-        check_input(
+        let out = check_input(
             "T",
             &schema(),
             json!({"file_path": "/a", "limit": 3.0}),
             true,
         )
         .unwrap();
+        // Repaired to an integer, so that a typed `u64` field reads it.
+        assert!(out["limit"].is_u64(), "{out}");
+        assert_eq!(
+            serde_json::from_value::<u64>(out["limit"].clone()).unwrap(),
+            3
+        );
         assert!(
             check_input(
                 "T",

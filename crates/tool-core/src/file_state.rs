@@ -175,9 +175,11 @@ impl Default for FileStateCache {
 
 impl FileStateCache {
     /// A cache holding at most `max_entries` entries (at least 1) and `max_bytes` bytes of
-    /// content. An entry whose content alone is larger than `max_bytes` is kept without its
-    /// content (its mtime, hash and view still count as a read) and evicts nothing.
+    /// content (at least 1, which keeps one entry without content). An entry whose content
+    /// alone is larger than `max_bytes` is kept without its content (its mtime, hash and view
+    /// still count as a read) and evicts nothing.
     pub fn new(max_entries: usize, max_bytes: usize) -> Self {
+        let max_bytes = max_bytes.max(1);
         let cap = NonZeroUsize::new(max_entries).unwrap_or(NonZeroUsize::MIN);
         Self {
             inner: Arc::new(Mutex::new(CacheInner {
@@ -413,6 +415,14 @@ mod tests {
         assert_eq!((kept.content.as_str(), kept.mtime_ms), ("", 7));
         assert!(cache.get(Path::new("/c")).is_some() && cache.get(Path::new("/b")).is_some());
         assert_eq!(cache.total_bytes(), 7);
+    }
+
+    #[test]
+    fn a_zero_byte_bound_still_remembers_the_last_read() {
+        let cache = FileStateCache::new(100, 0);
+        cache.insert(Path::new("/a"), state("aaaa"));
+        let kept = cache.get(Path::new("/a")).expect("the read is remembered");
+        assert_eq!(kept.content, "");
     }
 
     #[test]

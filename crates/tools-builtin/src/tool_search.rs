@@ -538,31 +538,31 @@ fn strip_select(query: &str) -> Option<&str> {
         .then_some(rest)
 }
 
-/// The context's cached index, rebuilt when the tool list changes.
+/// The context's cached index, rebuilt when the tool list changes. It holds the tools it
+/// was built from: kept alive, none of their allocations can be reused by a new tool, so
+/// comparing by identity cannot mistake a new list for the old one.
 #[derive(Clone)]
 struct CachedIndex {
-    key: Arc<[usize]>,
+    tools: Arc<[Arc<dyn Tool>]>,
     index: Arc<ToolSearchIndex>,
-}
-
-fn tools_key(tools: &[Arc<dyn Tool>]) -> Vec<usize> {
-    tools
-        .iter()
-        .map(|t| Arc::as_ptr(t).cast::<()>() as usize)
-        .collect()
 }
 
 /// The index of the context's tool list, built on first use and kept in its app state.
 pub fn index_for(ctx: &ToolUseContext) -> Arc<ToolSearchIndex> {
-    let key = tools_key(ctx.tools());
+    let tools = ctx.tools();
     if let Some(cached) = ctx.app_state().get::<CachedIndex>()
-        && *cached.key == key[..]
+        && cached.tools.len() == tools.len()
+        && cached
+            .tools
+            .iter()
+            .zip(tools)
+            .all(|(a, b)| Arc::ptr_eq(a, b))
     {
         return cached.index;
     }
-    let index = Arc::new(ToolSearchIndex::build(ctx.tools()));
+    let index = Arc::new(ToolSearchIndex::build(tools));
     ctx.app_state().set(CachedIndex {
-        key: key.into(),
+        tools: tools.into(),
         index: Arc::clone(&index),
     });
     index

@@ -98,6 +98,23 @@ pub enum Ending {
     },
 }
 
+impl Ending {
+    /// The OpenTelemetry `error.type` of a call that did not succeed: the failure's class,
+    /// else the ending's name (`UnknownTool`, `InputValidationError`, `ValidationError`,
+    /// `PermissionDenied`, `Cancelled`). `None` for a success.
+    pub fn error_type(&self) -> Option<&str> {
+        Some(match self {
+            Self::Succeeded => return None,
+            Self::Failed { class } => class.as_str(),
+            Self::UnknownTool => "UnknownTool",
+            Self::InvalidInput => "InputValidationError",
+            Self::ValidationFailed => "ValidationError",
+            Self::Denied => "PermissionDenied",
+            Self::Cancelled => "Cancelled",
+        })
+    }
+}
+
 /// Everything one call produced.
 #[derive(Debug)]
 pub struct CallOutcome {
@@ -247,6 +264,7 @@ impl Pipeline {
             gen_ai.tool.call.id = %tool_use.id,
             gen_ai.tool.type = tracing::field::Empty,
             error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
         let mut outcome = self
             .run_inner(tool_use, ctx, progress)
@@ -254,15 +272,19 @@ impl Pipeline {
             .await;
         outcome.duration = started.elapsed();
         let success = matches!(outcome.ending, Ending::Succeeded);
-        if let Ending::Failed { class } = &outcome.ending {
-            span.record("error.type", class.as_str());
+        let error_type = outcome.ending.error_type();
+        if let Some(class) = error_type {
+            span.record("error.type", class);
+            span.record("otel.status_code", "ERROR");
         }
         let (decision, source) = outcome.decision.unwrap_or(("none", "none"));
         tracing::info!(
             target: "toolwright::tool_result",
             parent: &span,
             tool_name = %tool_use.name,
+            use_id = %tool_use.id,
             success,
+            error = error_type,
             duration_ms = u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
             tool_result_size_bytes = outcome.result.content.text_bytes(),
             decision_type = decision,
@@ -273,12 +295,18 @@ impl Pipeline {
         // The duration histogram: `tracing-opentelemetry`'s metrics layer turns a
         // `histogram.`-prefixed field into an OpenTelemetry histogram, the other fields into
         // its attributes (kept few and low-cardinality on purpose).
+        // A name the model made up is not a tool: one series for all of them.
+        let metric_name = if outcome.ending == Ending::UnknownTool {
+            "unknown"
+        } else {
+            tool_use.name.as_str()
+        };
         tracing::info!(
             target: "toolwright::metrics",
             parent: &span,
             success,
             histogram.toolwright.tool.duration = outcome.duration.as_secs_f64(),
-            gen_ai.tool.name = %tool_use.name,
+            gen_ai.tool.name = metric_name,
             "tool_duration"
         );
         outcome

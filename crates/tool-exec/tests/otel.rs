@@ -141,6 +141,11 @@ async fn a_failure_exports_its_error_type() {
         attr(&root.attributes, "error.type"),
         Some("ShellError".into())
     );
+    assert!(
+        matches!(root.status, opentelemetry::trace::Status::Error { .. }),
+        "{:?}",
+        root.status
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]

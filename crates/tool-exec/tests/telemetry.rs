@@ -106,6 +106,7 @@ async fn a_successful_call_has_the_span_tree_and_events() {
     assert_eq!(root.fields["gen_ai.tool.call.id"], "toolu_7");
     assert_eq!(root.fields["gen_ai.tool.type"], "function");
     assert!(!root.fields.contains_key("error.type"));
+    assert!(!root.fields.contains_key("otel.status_code"));
     let children: Vec<&str> = rec
         .spans
         .values()
@@ -144,10 +145,30 @@ async fn a_failed_call_records_the_error_class() {
         .find(|s| s.name == "execute_tool")
         .unwrap();
     assert_eq!(root.fields["error.type"], "ShellError");
+    assert_eq!(root.fields["otel.status_code"], "ERROR");
     let result = rec
         .events
         .iter()
         .find(|e| e.0 == "toolwright::tool_result")
         .unwrap();
     assert_eq!(result.2["success"], "false");
+    assert_eq!(result.2["error"], "ShellError");
+    assert_eq!(result.2["use_id"], "toolu_7");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn every_kind_of_error_result_has_an_error_type() {
+    for (tool, input, class) in [
+        ("Nope", json!({}), "UnknownTool"),
+        ("Read", json!({"ms": "soon"}), "InputValidationError"),
+    ] {
+        let rec = traced(tool, input).await;
+        let root = rec
+            .spans
+            .values()
+            .find(|s| s.name == "execute_tool")
+            .unwrap();
+        assert_eq!(root.fields["error.type"], class, "{tool}");
+        assert_eq!(root.fields["otel.status_code"], "ERROR", "{tool}");
+    }
 }

@@ -126,9 +126,11 @@ async fn cancel_during_a_permission_ask() {
         asked.notified(),
     )
     .await;
-    // The asked call is rejected (nothing ran) and the turn stops: the next is rejected too.
+    // The asked call is rejected (nothing ran) and the turn ends: the next does not run.
+    // The prompt was withdrawn, not answered "no": that alone does not stop a turn (a
+    // sibling's failure withdraws prompts too); the cancellation does.
     assert_eq!(text(&r[0]), REJECT_MESSAGE);
-    assert!(r[0].outcome.interrupt_turn);
+    assert!(!r[0].outcome.interrupt_turn);
     assert!(r[1].outcome.result.is_error, "{}", text(&r[1]));
     rig.assert_survives().await;
     rig.assert_no_temp_files();
@@ -185,6 +187,38 @@ async fn cancel_during_the_call() {
     assert_no_process(&marker, Some(&rig.path("bash.pid"))).await;
     rig.assert_survives().await;
     rig.assert_no_temp_files();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_failure_hook_cannot_hold_a_cancelled_turn() {
+    let (tool, entered) = Faulty::new();
+    let marker = format!("1000.{}", nonce());
+    let rig = rig()
+        .tool(tool)
+        .settings(json!({
+            "permissions": {"allow": ["Faulty"]},
+            "hooks": {"PostToolUseFailure": [{"matcher": "Faulty", "hooks": [
+                {"type": "command", "command": format!("sleep {marker}"), "timeout": 600}
+            ]}]}
+        }))
+        .build()
+        .await;
+    let started = std::time::Instant::now();
+    let r = cancel_when(
+        &rig,
+        &[call("toolu_1", "Faulty", json!({"fault": "wait"}))],
+        entered.notified(),
+    )
+    .await;
+    assert_eq!(text(&r[0]), INTERRUPT_MESSAGE_FOR_TOOL_USE);
+    // Not a speed check: the hook would run 600 s; the grace is 5 s.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the hook held the turn for {:?}",
+        started.elapsed()
+    );
+    assert_no_process(&marker, None).await;
+    rig.assert_survives().await;
 }
 
 /// Hooks that cancel the turn the moment the PostToolUse hooks are done: persistence, which

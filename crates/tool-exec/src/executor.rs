@@ -545,12 +545,9 @@ impl Driver {
         self.records[index].state = State::Done;
         if let Some(text) = self.abort_text(index) {
             // Cancelled by a sibling's failure or an interrupt: the synthetic text replaces
-            // whatever the call returned. A permission prompt it was waiting on was withdrawn,
-            // not answered: that is no user rejection, so it does not stop the turn (which a
-            // soft interrupt would otherwise escalate into a hard one).
+            // whatever the call returned.
             outcome.result = tool_core::ToolResultBlock::error(&outcome.result.tool_use_id, text);
             outcome.context_modifier = None;
-            outcome.interrupt_turn = false;
         }
         if let Some(modifier) = outcome.context_modifier.take() {
             if self.records[index].safe {

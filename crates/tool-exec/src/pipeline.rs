@@ -473,11 +473,14 @@ impl Pipeline {
                     MaxResultSize::Unbounded => None,
                 };
                 let content = result.data.content.or_empty_notice(tool.name());
-                let post = self
-                    .hooks
-                    .post_tool_use(call, &result.data.structured, &after_cancel(&ctx))
-                    .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
-                    .await;
+                let structured = &result.data.structured;
+                let post = post_hooks(&ctx, |hook_ctx| async move {
+                    self.hooks
+                        .post_tool_use(call, structured, &hook_ctx)
+                        .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
+                        .await
+                })
+                .await;
                 let content = match post.updated_output {
                     None => content,
                     Some(replacement) => match tool.render_output(&replacement) {
@@ -538,11 +541,16 @@ impl Pipeline {
                 };
                 let text = error.to_model_text();
                 let is_interrupt = error.is_cancelled();
-                let post = self
-                    .hooks
-                    .post_tool_use_failure(call, &text, is_interrupt, &after_cancel(&ctx))
-                    .instrument(tracing::info_span!("hooks", event = "PostToolUseFailure"))
-                    .await;
+                let post = post_hooks(&ctx, |hook_ctx| {
+                    let text = &text;
+                    async move {
+                        self.hooks
+                            .post_tool_use_failure(call, text, is_interrupt, &hook_ctx)
+                            .instrument(tracing::info_span!("hooks", event = "PostToolUseFailure"))
+                            .await
+                    }
+                })
+                .await;
                 let ending = match (is_interrupt, panicked) {
                     (true, _) => Ending::Cancelled,
                     (false, true) => Ending::Failed {
@@ -833,11 +841,14 @@ impl Pipeline {
                         };
                     }
                     Some(other) => other,
+                    // Cancelled while the user was being asked: the prompt is withdrawn, not
+                    // answered. No user rejection, so this does not stop the turn by itself
+                    // (whoever cancelled decides that); the executor shows why it ended.
                     None => {
                         return Resolved::Rejected {
                             message: REJECT_MESSAGE.to_owned(),
                             source: "user_reject",
-                            interrupt: true,
+                            interrupt: false,
                             reason: None,
                         };
                     }
@@ -891,20 +902,31 @@ enum CallError {
 /// show), or settled by a hook.
 type AfterPermissionRequest = Result<(Value, PermissionResult), Resolved>;
 
-/// The permission flow's verdict for one call.
-/// The context a call's post hooks run in: the call's own, or, when the call was cancelled
-/// (an interrupt, a sibling's failure), one with a fresh token. Those hooks report on the
-/// call that ended (PostToolUseFailure with `is_interrupt`), so the cancellation that ended it
-/// must not stop them before they start; their own timeouts bound them.
-fn after_cancel(ctx: &ToolUseContext) -> ToolUseContext {
-    if ctx.is_cancelled() {
-        ctx.clone()
-            .with_cancellation(tool_core::CancellationToken::new())
-    } else {
-        ctx.clone()
+/// Runs a call's post hooks (`run` gets the context to run them in). Those hooks report on the
+/// call that ended (PostToolUseFailure with `is_interrupt`), so for a cancelled call (an
+/// interrupt, a sibling's failure) the cancellation that ended it must not stop them before
+/// they start: they get a fresh token, which fires after [`CANCEL_GRACE`], so a hung hook
+/// cannot hold a cancelled turn open for its whole timeout.
+async fn post_hooks<F: std::future::Future>(
+    ctx: &ToolUseContext,
+    run: impl FnOnce(ToolUseContext) -> F,
+) -> F::Output {
+    if !ctx.is_cancelled() {
+        return run(ctx.clone()).await;
+    }
+    let token = tool_core::CancellationToken::new();
+    let hooks = run(ctx.clone().with_cancellation(token.clone()));
+    tokio::pin!(hooks);
+    tokio::select! {
+        out = &mut hooks => out,
+        () = tokio::time::sleep(CANCEL_GRACE) => {
+            token.cancel();
+            hooks.await
+        }
     }
 }
 
+/// The permission flow's verdict for one call.
 enum Resolved {
     Allowed {
         input: Value,

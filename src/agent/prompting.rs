@@ -66,7 +66,7 @@ pub fn question(request: &PromptRequest) -> String {
             for (key, value) in fields {
                 match value {
                     Value::String(text) => {
-                        out.push_str(&format!("  {key}:\n"));
+                        out.push_str(&format!("  {}:\n", escape_controls(key)));
                         let shown = if key == "command" {
                             text.clone()
                         } else {
@@ -79,7 +79,8 @@ pub fn question(request: &PromptRequest) -> String {
                     other => {
                         let json = serde_json::to_string(other).unwrap_or_default();
                         out.push_str(&format!(
-                            "  {key}: {}\n",
+                            "  {}: {}\n",
+                            escape_controls(key),
                             escape_controls(&head_and_tail(&json, SHOWN_FIELD_CHARS))
                         ));
                     }
@@ -111,9 +112,9 @@ fn head_and_tail(text: &str, max: usize) -> String {
     )
 }
 
-/// Control characters (C0 but the line feed, DEL, C1) and bidirectional or zero-width
-/// formatting characters as visible escapes (`\r`, `\t`, `\u{1b}`, ...); everything else
-/// as is.
+/// Control characters but the line feed, and invisible formatting characters (see
+/// [`tool_core::is_hidden_char`]), as visible escapes (`\r`, `\t`, `\u{1b}`, ...);
+/// everything else as is.
 pub fn escape_controls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -121,10 +122,7 @@ pub fn escape_controls(text: &str) -> String {
             '\n' => out.push('\n'),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control()
-                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-                    | '\u{2066}'..='\u{2069}' | '\u{FEFF}') =>
-            {
+            c if tool_core::is_hidden_char(c) => {
                 out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
             }
             c => out.push(c),
@@ -153,9 +151,13 @@ pub fn parse_answer(line: &str) -> Option<PromptAnswer> {
     }
 }
 
+/// The feedback of a question the user interrupted instead of answering.
+pub const INTERRUPTED_BEFORE_ANSWERING: &str =
+    "The user interrupted the turn before answering this permission question.";
+
 /// Asks at the terminal: the question on standard error, the answer from standard input.
-/// Prompts are asked one at a time; a user interrupt (the token) answers a pending one with
-/// "no". With [`with_notifications`](Self::with_notifications), each question also runs the
+/// Prompts are asked one at a time; a user interrupt (the token) withdraws a pending one: a
+/// refusal that says so, which, unlike a "no", does not stop the tools still running. With [`with_notifications`](Self::with_notifications), each question also runs the
 /// Notification hooks (`permission_prompt`) in the background, as Claude Code does when it
 /// shows a permission dialog.
 pub struct TerminalPrompter {
@@ -289,7 +291,11 @@ impl Prompter for TerminalPrompter {
                 biased;
                 () = self.interrupt.cancelled() => {
                     eprintln!();
-                    return PromptAnswer::Deny { feedback: None };
+                    // Withdrawn, not answered: a "no" would stop everything at once, while
+                    // an interrupt lets the running tools that block on it finish.
+                    return PromptAnswer::Deny {
+                        feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+                    };
                 }
                 line = lines.recv() => line,
             };
@@ -440,6 +446,32 @@ mod tests {
         assert_eq!(input_summary(&json!({"pattern": "abcdef"}), 3), "abc…");
     }
 
+    #[tokio::test]
+    async fn an_interrupt_withdraws_a_pending_question_without_a_plain_no() {
+        let interrupt = CancellationToken::new();
+        let prompter = TerminalPrompter::new(interrupt.clone());
+        // Nobody types anything.
+        let (_typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        interrupt.cancel();
+        let answer = prompter
+            .prompt(&PromptRequest {
+                tool_name: "Bash".into(),
+                input: json!({"command": "ls"}),
+                message: String::new(),
+                reason: None,
+                suggestions: Vec::new(),
+                dont_ask_again: Vec::new(),
+            })
+            .await;
+        assert_eq!(
+            answer,
+            PromptAnswer::Deny {
+                feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into())
+            }
+        );
+    }
+
     #[test]
     fn nothing_of_the_call_is_hidden_from_the_question() {
         let ask = |input: Value| {
@@ -466,5 +498,11 @@ mod tests {
         assert!(q.contains("/x") && q.contains("A") && q.contains("Z") && q.contains("n: 3"));
         assert!(q.contains("characters not shown"), "{q}");
         assert!(input_summary(&json!({"command": "a\u{1b}b"}), 20) == "a\\u{1b}b");
+        // Keys too (an MCP tool may take any), and separators that break lines unseen.
+        let q = ask(json!({"k\u{1b}[2J": "x\u{2028}y"}));
+        assert!(
+            q.contains("k\\u{1b}[2J:") && q.contains("x\\u{2028}y"),
+            "{q}"
+        );
     }
 }

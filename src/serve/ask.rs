@@ -130,32 +130,72 @@ fn questions_of(input: &Value) -> Option<Vec<Question>> {
     serde_json::from_value(input.get("questions")?.clone()).ok()
 }
 
+/// Longest question text shown in the form, in characters.
+const SHOWN_QUESTION_CHARS: usize = 1000;
+/// Longest option label or description shown, in characters.
+const SHOWN_OPTION_CHARS: usize = 300;
+
+/// Model-written text as the form shows it: invisible and control characters as visible
+/// escapes, cut at `max` characters.
+fn shown(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if tool_core::is_hidden_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The form for AskUserQuestion: per question `qN` (a choice of its options, several for
 /// `multiSelect`) and `qN_other` (free text, Claude Code's "Other"); nothing is required.
-fn questions_form(questions: &[Question]) -> Value {
+/// The texts are the model's: the message says so, and they are shown bounded and with
+/// hidden characters escaped.
+fn questions_form(questions: &[Question], why: Option<String>) -> Value {
     let mut properties = serde_json::Map::new();
-    let mut message = String::from("Please answer:");
+    let mut message = String::from(
+        "The assistant asks you (answer what you are willing to share; never a password or \
+         other secret):",
+    );
     for (i, q) in questions.iter().enumerate() {
         let key = format!("q{}", i + 1);
-        message.push_str(&format!("\n{}. {}", i + 1, q.question));
+        let question = shown(&q.question, SHOWN_QUESTION_CHARS);
+        let header = shown(&q.header, SHOWN_OPTION_CHARS);
+        message.push_str(&format!("\n{}. {question}", i + 1));
         let choices: Vec<Value> = q
             .options
             .iter()
-            .map(|o| json!({"const": o.label, "title": format!("{}: {}", o.label, o.description)}))
+            .map(|o| {
+                let title = format!(
+                    "{}: {}",
+                    shown(&o.label, SHOWN_OPTION_CHARS),
+                    shown(&o.description, SHOWN_OPTION_CHARS)
+                );
+                json!({"const": o.label, "title": title})
+            })
             .collect();
         let choice = if q.multi_select {
-            json!({"type": "array", "title": q.header, "description": q.question,
+            json!({"type": "array", "title": header, "description": question,
                    "items": {"anyOf": choices}})
         } else {
-            json!({"type": "string", "title": q.header, "description": q.question,
+            json!({"type": "string", "title": header, "description": question,
                    "oneOf": choices})
         };
         properties.insert(key.clone(), choice);
         properties.insert(
             format!("{key}_other"),
-            json!({"type": "string", "title": format!("{}: other", q.header),
+            json!({"type": "string", "title": format!("{header}: other"),
                    "description": "Your own answer, instead of or besides the choices"}),
         );
+    }
+    if let Some(why) = why {
+        message.push_str(&format!("\n\nWhy this asks: {why}."));
     }
     json!({
         "message": message,
@@ -360,7 +400,10 @@ pub(crate) fn elicitation(request: &PromptRequest) -> Value {
     if request.tool_name == ASK_USER_QUESTION
         && let Some(questions) = questions_of(&request.input)
     {
-        return questions_form(&questions);
+        // A hook that asked says why; the tool's own ask needs no explanation.
+        let why = matches!(request.reason, Some(DecisionReason::Hook { .. }))
+            .then(|| why(&request.message, request.reason.as_ref()));
+        return questions_form(&questions, why);
     }
     let call = ToolUse::new("", request.tool_name.clone(), request.input.clone()).describe();
     let mut input = serde_json::to_string_pretty(&request.input).unwrap_or_default();
@@ -487,9 +530,12 @@ mod tests {
         let params = elicitation(&request);
         let message = params["message"].as_str().unwrap_or_default();
         assert!(
-            message.contains("1. Which database?") && message.contains("2. Which extras?"),
+            message.starts_with("The assistant asks you")
+                && message.contains("1. Which database?")
+                && message.contains("2. Which extras?"),
             "{message}"
         );
+        assert!(!message.contains("Why this asks"), "{message}");
         let properties = &params["requestedSchema"]["properties"];
         assert_eq!(properties["q1"]["oneOf"][1]["const"], "SQLite");
         assert_eq!(properties["q2"]["type"], "array");
@@ -497,6 +543,42 @@ mod tests {
         assert_eq!(properties["q2_other"]["type"], "string");
         let parsed: Result<ElicitRequestParams, _> = serde_json::from_value(params);
         assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    #[test]
+    fn the_form_shows_model_text_bounded_and_visible_and_a_hooks_reason() {
+        let mut request = question_request();
+        request.input["questions"][0]["question"] =
+            json!(format!("Pick\u{202e}{}", "x".repeat(5000)));
+        request.input["questions"][0]["options"][0]["description"] = json!("ok\u{1b}[2J");
+        request.reason = Some(DecisionReason::Hook {
+            hook: "guard.sh".into(),
+            reason: Some("the team wants to know".into()),
+        });
+        let params = elicitation(&request);
+        let message = params["message"].as_str().unwrap();
+        assert!(
+            message.contains("Pick\\u{202e}xxx") && message.contains('…'),
+            "{message}"
+        );
+        assert!(
+            message.chars().count() < 1400,
+            "{}",
+            message.chars().count()
+        );
+        assert!(
+            message.contains("Why this asks: guard.sh hook: the team wants to know"),
+            "{message}"
+        );
+        let title = params["requestedSchema"]["properties"]["q1"]["oneOf"][0]["title"]
+            .as_str()
+            .unwrap();
+        assert_eq!(title, "Postgres: ok\\u{1b}[2J");
+        // The value the client sends back is still the label itself.
+        assert_eq!(
+            params["requestedSchema"]["properties"]["q1"]["oneOf"][0]["const"],
+            "Postgres"
+        );
     }
 
     #[test]

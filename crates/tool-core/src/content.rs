@@ -203,6 +203,19 @@ pub fn empty_result_notice(tool_name: &str) -> String {
     format!("({tool_name} completed with no output)")
 }
 
+/// Whether `c` can make a text read differently from what it is: a control character (C0,
+/// DEL, C1) or an invisible formatting one (soft hyphen, zero-width characters, bidirectional
+/// controls and isolates, word joiners, line and paragraph separators, the byte-order mark).
+/// For hosts that show model- or server-written text to a person and must escape or refuse
+/// such characters.
+pub fn is_hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

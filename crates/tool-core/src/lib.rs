@@ -97,6 +97,7 @@ pub mod typed;
 
 pub use content::{
     ContentBlock, ImageSource, ToolResultBlock, ToolResultContent, empty_result_notice,
+    is_hidden_char,
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,

@@ -741,7 +741,7 @@ fn check_provided(name: &str, entry: &Value) -> Result<(), String> {
         }
         if s.contains("${") {
             problem = Some("${VAR} is not expanded here; write literal values".to_owned());
-        } else if s.chars().any(is_hidden_char) {
+        } else if s.chars().any(tool_core::is_hidden_char) {
             problem = Some("a key or value contains a control or invisible character".to_owned());
         }
     });
@@ -761,16 +761,6 @@ pub(crate) fn visit_strings(value: &Value, f: &mut dyn FnMut(&str)) {
         }
         _ => {}
     }
-}
-
-/// Control characters and the invisible formatting characters (zero-width, bidirectional
-/// controls, the byte-order mark) that can make a value read differently from what it is.
-fn is_hidden_char(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' |
-            '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' |
-            '\u{FEFF}')
 }
 
 #[cfg(test)]

@@ -81,9 +81,9 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
 
 /// Ctrl-C: the first press interrupts the turn (`soft`), the second cancels everything
 /// (`hard`), the third kills the background tasks and exits at once. SIGTERM and SIGHUP (the
-/// terminal closed) cancel everything at once, and a second one exits the same way: the
-/// background tasks run in sessions of their own, out of the terminal's reach, so nothing
-/// else would stop them. The handlers are installed before this returns.
+/// terminal closed) kill the background tasks, which run in sessions of their own out of the
+/// terminal's reach, and cancel everything; after that, any further signal exits at once. The
+/// handlers are installed before this returns.
 fn watch_interrupts(soft: CancellationToken, hard: CancellationToken, tasks: TaskRegistry) {
     #[cfg(unix)]
     let signals = {
@@ -102,49 +102,46 @@ fn watch_interrupts(soft: CancellationToken, hard: CancellationToken, tasks: Tas
         )
     };
     tokio::spawn(async move {
-        let exit = |code: i32| -> ! {
-            tasks.kill_all();
-            std::process::exit(code)
-        };
         #[cfg(unix)]
         let (mut interrupt, mut terminate, mut hangup) = signals;
-        let mut presses = 0u32;
-        let mut ends = 0u32;
+        // 0: running; 1: interrupted; 2: everything cancelled; then exit.
+        let mut level = 0u8;
         loop {
             #[cfg(unix)]
-            let (pressed, ended) = tokio::select! {
-                s = interrupt.recv() => (s.is_some(), None),
-                Some(()) = async { terminate.as_mut()?.recv().await } => (false, Some(143)),
-                Some(()) = async { hangup.as_mut()?.recv().await } => (false, Some(129)),
+            let exit_code = tokio::select! {
+                s = interrupt.recv() => match s { Some(()) => 130, None => return },
+                Some(()) = async { terminate.as_mut()?.recv().await } => 143,
+                Some(()) = async { hangup.as_mut()?.recv().await } => 129,
             };
             #[cfg(not(unix))]
-            let (pressed, ended): (bool, Option<i32>) =
-                (tokio::signal::ctrl_c().await.is_ok(), None);
-            if let Some(code) = ended {
-                ends += 1;
-                if ends > 1 {
-                    exit(code);
+            let exit_code = match tokio::signal::ctrl_c().await {
+                Ok(()) => 130,
+                Err(_) => return,
+            };
+            let interrupt_key = exit_code == 130;
+            level = match (level, interrupt_key) {
+                (2.., _) => {
+                    tasks.kill_all();
+                    std::process::exit(exit_code)
                 }
-                hard.cancel();
-                continue;
-            }
-            if !pressed {
-                return;
-            }
-            presses += 1;
-            match presses {
-                1 => {
+                (0, true) => {
                     eprintln!(
                         "\n(interrupted: ending the turn once the running tools stop; Ctrl-C again cancels them)"
                     );
                     soft.cancel();
+                    1
                 }
-                2 => {
+                (_, interrupt_key) => {
+                    if !interrupt_key {
+                        // Whoever sent it may follow with SIGKILL, which the background
+                        // tasks, in sessions of their own, would outlive.
+                        tasks.kill_all();
+                    }
                     eprintln!("\n(cancelling everything)");
                     hard.cancel();
+                    2
                 }
-                _ => exit(130),
-            }
+            };
         }
     });
 }

@@ -251,9 +251,9 @@ fn walk(
             clippy::cast_possible_truncation,
             reason = "a whole number inside the i64 range converts exactly"
         )]
-        if f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 {
+        if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
             *value = Value::from(f as i64);
-        } else if f >= 0.0 && f < 1.844_674_407_370_955_2e19 {
+        } else if (0.0..1.844_674_407_370_955_2e19).contains(&f) {
             #[expect(clippy::cast_sign_loss, reason = "checked non-negative")]
             let n = f as u64;
             *value = Value::from(n);

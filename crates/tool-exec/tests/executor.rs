@@ -288,28 +288,8 @@ async fn unknown_tools_and_panics_still_get_one_result_each() {
 
 #[tokio::test(start_paused = true)]
 async fn a_rejected_prompt_ends_the_turn() {
-    use tool_core::{PermissionResult, Tool, ToolUseContext, async_trait};
-    use tool_exec::{NoHooks, Permissions, PromptAnswer, Prompter};
-    struct AskAll;
-    #[async_trait]
-    impl Permissions for AskAll {
-        async fn decide(
-            &self,
-            _: &dyn Tool,
-            _: &serde_json::Value,
-            _: &ToolUseContext,
-        ) -> PermissionResult {
-            PermissionResult::ask("?")
-        }
-        async fn check_rule_based(
-            &self,
-            _: &dyn Tool,
-            _: &serde_json::Value,
-            _: &ToolUseContext,
-        ) -> Option<PermissionResult> {
-            None
-        }
-    }
+    use tool_core::async_trait;
+    use tool_exec::{NoHooks, PromptAnswer, Prompter};
     struct No;
     #[async_trait]
     impl Prompter for No {
@@ -324,7 +304,11 @@ async fn a_rejected_prompt_ends_the_turn() {
         }
     }
     let log = Arc::default();
-    let pipeline = Pipeline::new(Arc::new(AskAll), Arc::new(No), Arc::new(NoHooks));
+    let pipeline = Pipeline::new(
+        Arc::new(prompting::AskFor(None)),
+        Arc::new(No),
+        Arc::new(NoHooks),
+    );
     let exec = StreamingToolExecutor::new(
         Arc::new(pipeline),
         common::ctx(&log),
@@ -345,21 +329,22 @@ async fn a_rejected_prompt_ends_the_turn() {
     assert!(log.lock().unwrap().started.is_empty());
 }
 
+/// Permissions and users for the tests that prompt.
 mod prompting {
     use tool_core::{PermissionResult, Tool, ToolUseContext, async_trait};
     use tool_exec::{Permissions, PromptAnswer, Prompter};
 
-    /// Asks for `Peek`, allows everything else.
-    pub struct AskPeek;
+    /// Asks for the named tool (every tool with `None`), allows the others.
+    pub struct AskFor(pub Option<&'static str>);
     #[async_trait]
-    impl Permissions for AskPeek {
+    impl Permissions for AskFor {
         async fn decide(
             &self,
             tool: &dyn Tool,
             _: &serde_json::Value,
             _: &ToolUseContext,
         ) -> PermissionResult {
-            if tool.name() == "Peek" {
+            if self.0.is_none_or(|name| tool.name() == name) {
                 PermissionResult::ask("?")
             } else {
                 PermissionResult::allow()
@@ -394,7 +379,7 @@ fn prompting_executor(log: &Arc<Mutex<common::Log>>) -> StreamingToolExecutor {
         Arc::new(common::TestTool::new("Read", true, log)),
     ];
     let pipeline = Pipeline::new(
-        Arc::new(prompting::AskPeek),
+        Arc::new(prompting::AskFor(Some("Peek"))),
         Arc::new(prompting::Pending),
         Arc::new(tool_exec::NoHooks),
     );

@@ -327,10 +327,21 @@ mod tests {
             (entry.build)()
         };
         let mcp = vec![build("Read"), build("Bash")];
+        let shadows: Vec<*const ()> = mcp.iter().map(|t| Arc::as_ptr(t).cast::<()>()).collect();
         let pool = assemble_tool_pool(builtins.clone(), mcp);
         let pool_names = names(&pool);
         let mut sorted = names(&builtins);
         sorted.sort();
         assert_eq!(pool_names, sorted);
+        // The instances kept are the built-ins, not the shadows.
+        for tool in &pool {
+            let kept = Arc::as_ptr(tool).cast::<()>();
+            assert!(!shadows.contains(&kept), "{} is the shadow", tool.name());
+            assert!(
+                builtins.iter().any(|b| Arc::ptr_eq(b, tool)),
+                "{} is not the built-in instance",
+                tool.name()
+            );
+        }
     }
 }

@@ -302,7 +302,11 @@ impl Session {
             .with_permission(permission)
             .with_results_dir(results_dir)
             .with_session_id(session);
-        let permissions: Arc<dyn tool_exec::Permissions> = Arc::new(engine);
+        let engine = Arc::new(engine);
+        // Grep and Glob apply its deny rules to the files they walk.
+        ctx.app_state()
+            .set(tool_perms::SessionEngine(Arc::clone(&engine)));
+        let permissions: Arc<dyn tool_exec::Permissions> = engine;
         let hooks: Arc<dyn tool_exec::Hooks> = Arc::new(runner);
         let pipeline = Pipeline::new(permissions.clone(), Arc::new(DenyAsks), hooks.clone());
         Ok(Self {

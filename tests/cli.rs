@@ -235,6 +235,39 @@ fn a_deferral_does_not_swallow_another_hooks_ask() {
 }
 
 #[test]
+fn a_read_deny_rule_holds_for_a_search_of_the_whole_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".no-user-config")).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::create_dir_all(root.join("secrets")).unwrap();
+    std::fs::write(root.join("secrets/api.txt"), "TOKEN=hunter2\n").unwrap();
+    std::fs::write(root.join("notes.txt"), "TOKEN is documented\n").unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        json!({"permissions": {"deny": ["Read(./secrets/**)"]}}).to_string(),
+    )
+    .unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Grep", "input": {"pattern": "TOKEN", "output_mode": "content"}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Glob", "input": {"pattern": "**/*.txt"}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let grep = message["content"][0]["content"].to_string();
+    let glob = message["content"][1]["content"].to_string();
+    assert!(
+        grep.contains("notes.txt") && !grep.contains("hunter2"),
+        "{grep}"
+    );
+    assert!(
+        glob.contains("notes.txt") && !glob.contains("secrets"),
+        "{glob}"
+    );
+}
+
+#[test]
 fn settings_env_reaches_tools_as_in_claude_code() {
     // The settings' `env` is in the environment of what the session starts; an untrusted
     // folder's own settings do not set any.

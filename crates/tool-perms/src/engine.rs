@@ -495,6 +495,17 @@ fn write_lock<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 
 const DONT_ASK_SUFFIX: &str = "because Claude Code is running in don't ask mode. Only pre-approved actions run in this mode; do not retry this action, and tell the user if it is needed.";
 
+/// The session's permission engine in a context's app state, for the tools that apply its
+/// deny rules to paths they find themselves ([`PermissionEngine::for_walking`]).
+#[derive(Clone)]
+pub struct SessionEngine(pub Arc<PermissionEngine>);
+
+impl std::fmt::Debug for SessionEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SessionEngine").finish_non_exhaustive()
+    }
+}
+
 impl PermissionEngine {
     /// Builds an engine; fails if any rule is malformed (see [`new_lenient`](Self::new_lenient)
     /// to keep going with warnings).
@@ -981,6 +992,29 @@ impl PermissionEngine {
                 rule_content: None,
             }],
         }
+    }
+
+    /// The engine a tool that walks directories (Grep, Glob) asks which paths its deny rules
+    /// forbid to read: the session's, when the host put it in the context's app state
+    /// ([`SessionEngine`]); else one made of the context's deny rules, anchored at its working
+    /// directory; `None` when there are no deny rules at all (nothing to filter).
+    pub fn for_walking(ctx: &ToolUseContext) -> Option<Arc<Self>> {
+        if let Some(SessionEngine(engine)) = ctx.app_state().get::<SessionEngine>() {
+            return Some(engine);
+        }
+        let deny = &ctx.permission().deny;
+        if deny.is_empty() {
+            return None;
+        }
+        let perm = ToolPermissionContext {
+            deny: deny.clone(),
+            ..Default::default()
+        };
+        let mut roots = PathRoots::for_cwd(ctx.cwd());
+        if let Some(home) = ctx.home() {
+            roots.home = Some(home.to_path_buf());
+        }
+        Some(Arc::new(Self::new_lenient(&perm, roots).0))
     }
 
     /// The deny rule that forbids `access` to `path` (checked on the path and its

@@ -325,12 +325,23 @@ fn glob_blocking(
         .git_global(honour_ignore)
         .git_exclude(honour_ignore)
         .parents(honour_ignore)
-        .overrides(overrides)
-        .filter_entry(|e| {
-            !(e.depth() > 0
-                && e.file_type().is_some_and(|t| t.is_dir())
-                && is_vcs_dir(e.file_name()))
-        });
+        .overrides(overrides);
+    // Paths the read deny rules forbid are not listed (Claude Code turns them into ignore
+    // patterns).
+    let denials = tool_perms::PermissionEngine::for_walking(ctx);
+    walker.filter_entry(move |e| {
+        if e.depth() == 0 {
+            return true;
+        }
+        if e.file_type().is_some_and(|t| t.is_dir()) && is_vcs_dir(e.file_name()) {
+            return false;
+        }
+        denials.as_ref().is_none_or(|engine| {
+            engine
+                .denied_by(e.path(), tool_core::FileAccess::Read)
+                .is_none()
+        })
+    });
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
     let timed_out = AtomicBool::new(false);
     let mut builder = CollectorBuilder {

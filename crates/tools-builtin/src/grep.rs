@@ -540,6 +540,16 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             .map_err(|e| ToolError::msg(format!("Invalid glob: {e}")))?;
         let mut walker = ignore::WalkBuilder::new(&plan.root);
         walker.hidden(false).overrides(overrides);
+        // Files the read deny rules forbid are not searched (Claude Code turns them into
+        // ignore patterns): a deny on `./secrets/**` holds for a search of the whole tree.
+        if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
+            walker.filter_entry(move |e| {
+                e.depth() == 0
+                    || engine
+                        .denied_by(e.path(), tool_core::FileAccess::Read)
+                        .is_none()
+            });
+        }
         if let Some(t) = &plan.file_type {
             let mut tb = TypesBuilder::new();
             tb.add_defaults().select(t);

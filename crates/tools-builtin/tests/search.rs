@@ -321,3 +321,63 @@ async fn grep_bad_inputs() {
     .await;
     assert!(e.text.contains("Not a directory"), "{}", e.text);
 }
+
+#[tokio::test]
+async fn read_deny_rules_hold_for_searches_of_the_whole_tree() {
+    use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    fs::create_dir_all(dir.path().join("secrets/deep")).unwrap();
+    fs::write(
+        dir.path().join("secrets/deep/key.rs"),
+        "fn hello_key() {}\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join(".env"), "hello=token\n").unwrap();
+    let deny = |rules: &[&str]| {
+        ctx(dir.path()).with_permission(ToolPermissionContext {
+            deny: rules
+                .iter()
+                .map(|r| SourcedRule {
+                    source: RuleSource::ProjectSettings,
+                    rule: (*r).to_owned(),
+                })
+                .collect(),
+            ..Default::default()
+        })
+    };
+    let open = ctx(dir.path());
+    let all = text(&Grep, &open, json!({"pattern": "hello", "-i": true})).await;
+    assert!(
+        all.contains("secrets/deep/key.rs") && all.contains(".env"),
+        "{all}"
+    );
+
+    let c = deny(&["Read(./secrets/**)", "Read(./.env)"]);
+    let found = text(&Grep, &c, json!({"pattern": "hello", "-i": true})).await;
+    assert!(
+        !found.contains("secrets") && !found.contains(".env"),
+        "{found}"
+    );
+    assert!(found.contains("src/main.rs"), "{found}");
+    let content = text(
+        &Grep,
+        &c,
+        json!({"pattern": "hello", "-i": true, "output_mode": "content"}),
+    )
+    .await;
+    assert!(
+        !content.contains("hello_key") && !content.contains("token"),
+        "{content}"
+    );
+    let listed = text(&Glob, &c, json!({"pattern": "**/*"})).await;
+    assert!(
+        !listed.contains("secrets") && !listed.contains(".env"),
+        "{listed}"
+    );
+    assert!(listed.contains("src/lib.rs"), "{listed}");
+    // A rule on the directory itself hides what is under it.
+    let c = deny(&["Read(./secrets)"]);
+    let listed = text(&Glob, &c, json!({"pattern": "**/*.rs"})).await;
+    assert!(!listed.contains("secrets"), "{listed}");
+}

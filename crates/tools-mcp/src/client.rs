@@ -253,9 +253,18 @@ fn kill_child(child: &SharedChild) {
 /// Lines up to this size are checked for protocol violations (larger ones are only bounded).
 const CHECKED_LINE_BYTES: usize = 1024 * 1024;
 
-/// The ids of the requests sent to one stdio server (as JSON text), to tell a response to
-/// one of them from a response to nothing.
-type SentIds = Arc<Mutex<std::collections::HashSet<String>>>;
+/// The requests sent to one stdio server and not answered yet, to tell a response to one of
+/// them from a response to nothing.
+#[derive(Debug, Default)]
+struct Outstanding {
+    /// Their ids, as JSON text.
+    ids: std::collections::HashSet<String>,
+    /// Requests too large to read their id from (over [`CHECKED_LINE_BYTES`]): as many
+    /// responses with an unknown id are accepted.
+    unread: usize,
+}
+
+type SentIds = Arc<Mutex<Outstanding>>;
 
 /// Complete lines out of a byte stream, keeping only lines up to [`CHECKED_LINE_BYTES`].
 #[derive(Default, Clone)]
@@ -265,11 +274,12 @@ struct LineSplitter {
 }
 
 impl LineSplitter {
-    /// Feeds bytes; calls `each` with every complete line short enough to check.
+    /// Feeds bytes; calls `each` with every complete line short enough to check, and with
+    /// `None` for a complete line that was too long.
     fn feed(
         &mut self,
         mut bytes: &[u8],
-        mut each: impl FnMut(&[u8]) -> Result<(), String>,
+        mut each: impl FnMut(Option<&[u8]>) -> Result<(), String>,
     ) -> Result<(), String> {
         while !bytes.is_empty() {
             let (segment, newline) = match bytes.iter().position(|&b| b == b'\n') {
@@ -286,9 +296,9 @@ impl LineSplitter {
             }
             if newline {
                 let result = if self.too_long {
-                    Ok(())
+                    each(None)
                 } else {
-                    each(&self.buf)
+                    each(Some(&self.buf))
                 };
                 self.buf.clear();
                 self.too_long = false;
@@ -345,11 +355,16 @@ fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
         }
         Value::Object(_) if is_response(&value) => {
             let id = id_key(&value).unwrap_or_default();
-            if !lock(sent).contains(&id) {
-                return Some(format!(
-                    "it sent a response to request {id}, which was never sent"
-                ));
+            let mut outstanding = lock(sent);
+            if !outstanding.ids.remove(&id) {
+                if outstanding.unread == 0 {
+                    return Some(format!(
+                        "it sent a response to request {id}, which was never sent"
+                    ));
+                }
+                outstanding.unread -= 1;
             }
+            drop(outstanding);
             serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value)
                 .err()
                 .map(|e| format!("it sent a malformed response to request {id}: {e}"))
@@ -417,12 +432,12 @@ impl tokio::io::AsyncRead for GuardedStdout {
                     return Poll::Ready(Err(this.fail(message)));
                 }
                 let sent = this.sent.clone();
-                let checked = this
-                    .lines
-                    .feed(new, |line| match protocol_violation(line, &sent) {
+                let checked = this.lines.feed(new, |line| {
+                    match line.and_then(|l| protocol_violation(l, &sent)) {
                         Some(problem) => Err(problem),
                         None => Ok(()),
-                    });
+                    }
+                });
                 if let Err(problem) = checked {
                     let message = format!("protocol error: {problem}");
                     return Poll::Ready(Err(this.fail(message)));
@@ -459,11 +474,18 @@ impl tokio::io::AsyncWrite for RecordingStdin {
         let sent = this.sent.clone();
         let mut probe = this.lines.clone();
         let _ = probe.feed(data, |line| {
-            if let Ok(message) = serde_json::from_slice::<Value>(line)
-                && message.get("method").is_some()
-                && let Some(id) = id_key(&message)
-            {
-                lock(&sent).insert(id);
+            match line {
+                Some(line) => {
+                    if let Ok(message) = serde_json::from_slice::<Value>(line)
+                        && message.get("method").is_some()
+                        && let Some(id) = id_key(&message)
+                    {
+                        lock(&sent).ids.insert(id);
+                    }
+                }
+                // A request too large to read (a big file to write): its answer will come
+                // with an id we could not record.
+                None => lock(&sent).unread += 1,
             }
             Ok(())
         });
@@ -527,6 +549,11 @@ fn backoff_delay(failures: u32) -> Duration {
 const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(2);
 /// How long one heartbeat ping may take.
 const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an HTTP server may leave pings unanswered during a call before it counts as gone
+/// (a server's own `timeout`, when longer, replaces it): a server that runs a tool on its only
+/// thread answers no ping meanwhile, and is busy, not dead. Claude Code fails HTTP requests
+/// after 60 s by default too.
+const HEARTBEAT_GIVE_UP: Duration = Duration::from_secs(60);
 
 /// One configured server and its (re)connections.
 pub(crate) struct ServerConn {
@@ -1014,21 +1041,32 @@ impl ServerConn {
         if !matches!(self.config.transport, TransportConfig::Http { .. }) {
             return std::future::pending().await;
         }
-        let mut slow = 0;
+        let give_up = self
+            .config
+            .timeout
+            .map_or(HEARTBEAT_GIVE_UP, |t| t.max(HEARTBEAT_GIVE_UP));
+        let mut silent_since: Option<tokio::time::Instant> = None;
         loop {
             tokio::time::sleep(HEARTBEAT_INTERVAL).await;
             let ping = live
                 .peer
                 .send_request(ClientRequest::PingRequest(Default::default()));
             match tokio::time::timeout(HEARTBEAT_TIMEOUT, ping).await {
-                Ok(Ok(_)) => slow = 0,
+                // Any answer, an error included (a server without `ping`), means it is there.
+                Ok(
+                    Ok(_)
+                    | Err(rmcp::ServiceError::McpError(_) | rmcp::ServiceError::UnexpectedResponse),
+                ) => {
+                    silent_since = None;
+                }
                 Ok(Err(e)) => return format!("ping failed: {e}"),
                 Err(_) => {
-                    slow += 1;
-                    if slow >= 2 {
+                    let since = *silent_since
+                        .get_or_insert_with(|| tokio::time::Instant::now() - HEARTBEAT_TIMEOUT);
+                    if since.elapsed() >= give_up {
                         return format!(
-                            "no answer to two pings in {} s each",
-                            HEARTBEAT_TIMEOUT.as_secs()
+                            "no answer to any ping for {} s",
+                            since.elapsed().as_secs()
                         );
                     }
                 }

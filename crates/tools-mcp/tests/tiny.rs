@@ -655,3 +655,26 @@ async fn a_failed_server_is_retried_with_backoff_then_reconnects() {
     assert_eq!(r.data.content.joined_text(), "up");
     manager.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_request_over_a_mebibyte_is_answered_like_any_other() {
+    // Too large for the id check to read: its answer must still be accepted, not taken for
+    // a response to a request never sent (which killed the server after the call ran).
+    let manager = tiny(&[], opts()).await;
+    let echo = tool(&manager, "mcp__tiny__echo");
+    // A large input with a small answer (as writing a big file is).
+    let r = call(
+        &tool(&manager, "mcp__tiny__structured"),
+        json!({"pad": "y".repeat(1_500_000)}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        r.mcp_meta.unwrap().structured_content,
+        Some(json!({"n": 7}))
+    );
+    // And the connection is still good for the next, small one.
+    let r = call(&echo, json!({"text": "after"})).await.unwrap();
+    assert_eq!(r.data.content, ToolResultContent::Text("after".into()));
+    manager.shutdown().await;
+}

@@ -87,3 +87,17 @@ mod tests {
         }
     }
 }
+
+/// Kills (SIGKILL) every process of group `pgid`, the group of a child started with
+/// [`detach_from_terminal`] (its id). A group that is gone is no error. Ids 0 and 1 are
+/// refused: `killpg(0)` would be this process's own group.
+pub fn kill_process_group(pgid: u32) {
+    if let Ok(pgid) = i32::try_from(pgid)
+        && pgid > 1
+    {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pgid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}

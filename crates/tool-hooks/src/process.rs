@@ -6,8 +6,6 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::time::{Instant, sleep_until};
@@ -137,9 +135,8 @@ impl Drop for GroupGuard {
 }
 
 fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        // ESRCH (already gone) is fine.
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    if let Some(pid) = pid {
+        tool_core::process::kill_process_group(pid);
     }
 }
 

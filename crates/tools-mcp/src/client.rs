@@ -225,12 +225,19 @@ impl Live {
         // Its stdin is closed now: a server gets a moment to exit on its own, then it is
         // killed.
         let child = lock(&self.child).take();
-        if let Some(mut child) = child
-            && tokio::time::timeout(Duration::from_secs(3), child.wait())
+        if let Some(mut child) = child {
+            let pid = child.id();
+            if tokio::time::timeout(Duration::from_secs(3), child.wait())
                 .await
                 .is_err()
-        {
-            let _ = child.kill().await;
+            {
+                let _ = child.kill().await;
+            }
+            // What it started and left behind goes too (reaped a moment ago, its id cannot
+            // have been reused yet).
+            if let Some(pid) = pid {
+                tool_core::process::kill_process_group(pid);
+            }
         }
     }
 }
@@ -242,10 +249,16 @@ pub(crate) const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 type SharedChild = Arc<Mutex<Option<tokio::process::Child>>>;
 
+/// Kills the server and everything it started: it leads its own process group, and a
+/// launcher's child (`npx` starting `node`, `uvx` starting Python) that ignores the closed
+/// stdin would outlive it otherwise.
 fn kill_child(child: &SharedChild) {
     if let Some(child) = lock(child).as_mut() {
-        // Already exited: nothing to do. The process is reaped when the connection closes
-        // (or by tokio when the handle is dropped).
+        // Already exited (reaped): its id is gone and with it the group's name. The process
+        // is reaped when the connection closes (or by tokio when the handle is dropped).
+        if let Some(pid) = child.id() {
+            tool_core::process::kill_process_group(pid);
+        }
         let _ = child.start_kill();
     }
 }

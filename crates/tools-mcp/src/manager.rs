@@ -58,9 +58,10 @@ pub struct ServerStatus {
 /// The MCP connection manager: owns one connection per configured server and exposes their
 /// tools as `Arc<dyn Tool>`. See the [crate docs](crate) for an example.
 ///
-/// Dropping the manager ends every server: the connections are cancelled and stdio child
-/// processes killed. [`shutdown`](Self::shutdown) does the same gracefully (stdin closed,
-/// then SIGTERM, then SIGKILL) and waits for it.
+/// Dropping the manager ends every server: the connections are cancelled and each stdio
+/// server killed with its whole process group (what it started, too).
+/// [`shutdown`](Self::shutdown) does the same gracefully (stdin closed, then, after 3 s, SIGKILL
+/// to the server; then SIGKILL to what is left of its process group) and waits for it.
 pub struct McpManager {
     inner: Arc<Inner>,
 }
@@ -227,7 +228,7 @@ impl McpManager {
     }
 
     /// Closes every connection and waits for stdio servers to exit (stdin closed, then
-    /// SIGTERM, then SIGKILL, a few seconds each at most).
+    /// SIGKILL after 3 s), then kills what is left of each server's process group.
     pub async fn shutdown(&self) {
         futures::future::join_all(self.inner.servers.iter().map(|s| s.shutdown())).await;
     }

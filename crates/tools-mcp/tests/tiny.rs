@@ -678,3 +678,36 @@ async fn a_request_over_a_mebibyte_is_answered_like_any_other() {
     assert_eq!(r.data.content, ToolResultContent::Text("after".into()));
     manager.shutdown().await;
 }
+
+#[tokio::test]
+async fn what_a_server_started_ends_with_it() {
+    // A launcher-style server: it starts a helper that ignores the closed stdin, then becomes
+    // the server (as `npx` leaves `node`, or a wrapper script its children).
+    for drop_it in [false, true] {
+        let marker = format!("1000.{}{}", std::process::id(), u8::from(drop_it));
+        let script = format!(
+            "sleep {marker} </dev/null >/dev/null 2>&1 & exec '{}'",
+            tiny_server()
+        );
+        let (manager, diags) = McpManager::connect(
+            vec![ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()])],
+            opts(),
+        )
+        .await;
+        assert!(diags.is_empty(), "{diags:?}");
+        assert_eq!(processes_with_arg(&marker).len(), 1, "the helper runs");
+        if drop_it {
+            drop(manager);
+        } else {
+            manager.shutdown().await;
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !processes_with_arg(&marker).is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the helper outlived the server (dropped: {drop_it})"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}

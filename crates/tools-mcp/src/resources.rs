@@ -242,7 +242,7 @@ impl ReadMcpResourceTool {
 }
 
 /// Standard base64 (with or without padding; whitespace ignored); `None` on invalid input.
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     use base64::Engine as _;
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
     const LENIENT: GeneralPurpose = GeneralPurpose::new(

@@ -259,11 +259,64 @@ pub fn map_call_result(
     Ok(result)
 }
 
+/// Largest image passed on to the model, decoded (the Messages API's limit per image).
+pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+
+/// An image from a server as the model API will take it, or a note saying why it is not
+/// passed on: the API accepts only JPEG, PNG, GIF and WebP of at most 5 MB, and one image
+/// it refuses fails every later request of the conversation (the block stays in history).
+/// The type is read from the bytes (a server's `mimeType` may be wrong) and the data is
+/// re-encoded as plain base64.
+fn image_block(mime: &str, data: &str) -> ContentBlock {
+    use base64::Engine as _;
+    let omitted = |why: &str| {
+        ContentBlock::text(format!(
+            "[Image ({}, {} base64 characters) omitted: {why}]",
+            if mime.is_empty() { "no type" } else { mime },
+            data.len()
+        ))
+    };
+    if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+        return omitted("larger than the 5 MB an image may be");
+    }
+    let Some(bytes) = crate::resources::decode_base64(data) else {
+        return omitted("its data is not valid base64");
+    };
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return omitted("larger than the 5 MB an image may be");
+    }
+    let sniffed = match bytes.as_slice() {
+        [0x89, b'P', b'N', b'G', ..] => "image/png",
+        [0xFF, 0xD8, 0xFF, ..] => "image/jpeg",
+        [b'G', b'I', b'F', b'8', ..] => "image/gif",
+        [
+            b'R',
+            b'I',
+            b'F',
+            b'F',
+            _,
+            _,
+            _,
+            _,
+            b'W',
+            b'E',
+            b'B',
+            b'P',
+            ..,
+        ] => "image/webp",
+        _ => return omitted("only JPEG, PNG, GIF and WebP images can be shown"),
+    };
+    ContentBlock::image(
+        sniffed,
+        base64::engine::general_purpose::STANDARD.encode(&bytes),
+    )
+}
+
 fn map_block(block: &Value) -> ContentBlock {
     let s = |k: &str| block[k].as_str().unwrap_or_default();
     match s("type") {
         "text" => ContentBlock::text(s("text")),
-        "image" => ContentBlock::image(s("mimeType"), s("data")),
+        "image" => image_block(s("mimeType"), s("data")),
         "audio" => ContentBlock::text(format!(
             "[Audio content ({}, {} base64 characters) is not supported and was omitted]",
             s("mimeType"),
@@ -287,7 +340,7 @@ fn map_block(block: &Value) -> ContentBlock {
                 ContentBlock::text(format!("[Resource from {uri}]\n{text}"))
             } else if let Some(blob) = res["blob"].as_str() {
                 match mime {
-                    Some(m) if m.starts_with("image/") => ContentBlock::image(m, blob),
+                    Some(m) if m.starts_with("image/") => image_block(m, blob),
                     _ => ContentBlock::text(format!(
                         "[Binary resource {uri} ({}), {} base64 characters, omitted]",
                         mime.unwrap_or("unknown type"),
@@ -395,6 +448,47 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "bad");
+    }
+
+    #[test]
+    fn images_the_api_would_refuse_become_notes() {
+        use base64::Engine as _;
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let png = [
+            &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A][..],
+            &[0; 16],
+        ]
+        .concat();
+        // A real PNG labelled wrongly, with line breaks in its base64: passed on as PNG.
+        let wrapped = {
+            let plain = b64(&png);
+            format!("{}\n{}", &plain[..10], &plain[10..])
+        };
+        match image_block("image/jpeg", &wrapped) {
+            ContentBlock::Image {
+                source: tool_core::ImageSource::Base64 { media_type, data },
+            } => {
+                assert_eq!(media_type, "image/png");
+                assert_eq!(data, b64(&png));
+            }
+            other => panic!("{other:?}"),
+        }
+        let note = |mime: &str, data: &str| match image_block(mime, data) {
+            ContentBlock::Text { text } => text,
+            other => panic!("{other:?}"),
+        };
+        assert!(note("image/svg+xml", &b64(b"<svg/>")).contains("only JPEG, PNG, GIF and WebP"));
+        assert!(note("image/png", "not base64 at all!").contains("not valid base64"));
+        let huge = [&png[..], &vec![0; MAX_IMAGE_BYTES]].concat();
+        assert!(note("image/png", &b64(&huge)).contains("larger than the 5 MB"));
+        // The same check for an image resource.
+        let raw = json!({"content": [{"type": "resource", "resource": {"uri": "x://i", "mimeType": "image/bmp", "blob": b64(b"BM....")}}]});
+        let r = map_call_result("s", "t", &raw, 25_000).unwrap();
+        assert!(
+            r.data.content.joined_text().contains("omitted"),
+            "{:?}",
+            r.data.content
+        );
     }
 
     #[test]

@@ -263,6 +263,22 @@ fn kill_child(child: &SharedChild) {
     }
 }
 
+/// A server URL as error texts show it: scheme, host, port and path; user info and query
+/// (where credentials sit) replaced by `redacted`.
+fn shown_url(url: &str) -> String {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return "<the configured URL>".to_owned();
+    };
+    if parsed.query().is_some_and(|q| !q.is_empty()) {
+        parsed.set_query(Some("redacted"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        let _ = parsed.set_username("redacted");
+        let _ = parsed.set_password(None);
+    }
+    parsed.to_string()
+}
+
 /// Lines up to this size are checked for protocol violations (larger ones are only bounded).
 const CHECKED_LINE_BYTES: usize = 1024 * 1024;
 
@@ -661,6 +677,28 @@ impl ServerConn {
         format!("MCP server \"{}\"", self.config.name)
     }
 
+    /// `text` with this server's URL shown without its user info and query, where a token
+    /// often sits (`?key=${API_KEY}`): error texts reach the model and the transcript.
+    fn scrub(&self, text: String) -> String {
+        let url = match &self.config.transport {
+            TransportConfig::Http { url, .. }
+            | TransportConfig::Sse { url, .. }
+            | TransportConfig::Ws { url, .. } => url,
+            TransportConfig::Stdio { .. } => return text,
+        };
+        let mut text = text.replace(url.as_str(), &shown_url(url));
+        if let Ok(parsed) = reqwest::Url::parse(url) {
+            text = text.replace(parsed.as_str(), &shown_url(url));
+            if let Some(query) = parsed.query().filter(|q| !q.is_empty()) {
+                text = text.replace(query, "…");
+            }
+            if let Some(password) = parsed.password() {
+                text = text.replace(password, "…");
+            }
+        }
+        text
+    }
+
     fn stderr_note(&self) -> String {
         let tail = self.stderr.tail(2_000);
         if tail.is_empty() {
@@ -819,7 +857,9 @@ impl ServerConn {
                 let service = tokio::time::timeout(timeout, handler.serve(transport))
                     .await
                     .map_err(|_| timeout_message(timeout))?
-                    .map_err(|e| format!("initialization failed at {url}: {e}"))?;
+                    .map_err(|e| {
+                        self.scrub(format!("initialization failed at {}: {e}", shown_url(url)))
+                    })?;
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
@@ -1113,12 +1153,12 @@ impl ServerConn {
         // Anything else is a transport or protocol failure: this connection is not trusted
         // any more, and the next use starts a fresh one.
         live.mark_dead();
-        ToolError::msg(format!(
+        ToolError::msg(self.scrub(format!(
             "{} disconnected during {method} \"{tool}\" ({e}). The request was not retried \
              (it may or may not have taken effect); the server is reconnected on the next use.{}",
             self.label(),
             self.stderr_note()
-        ))
+        )))
     }
 
     pub(crate) async fn list_resources(self: &Arc<Self>) -> Result<Vec<Value>, ToolError> {

@@ -711,3 +711,13 @@ async fn what_a_server_started_ends_with_it() {
         }
     }
 }
+
+#[tokio::test]
+async fn credentials_in_a_server_url_stay_out_of_error_texts() {
+    let url = "http://someone:pw-SECRET-1@127.0.0.1:9/mcp?key=SECRET-2";
+    let (_manager, diags) =
+        McpManager::connect(vec![ServerConfig::http("remote", url)], opts()).await;
+    let text: String = diags.iter().map(ToString::to_string).collect();
+    assert!(text.contains("remote"), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+}

@@ -4,8 +4,8 @@
 //! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
-//! Usage: `tiny_server [--garbage]` (stdio). `--garbage` prints non-JSON lines on stdout
-//! before serving. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
+//! Usage: `tiny_server [--garbage] [--fail-list]` (stdio). `--garbage` prints non-JSON lines on
+//! stdout before serving; `--fail-list` answers every `tools/list` with an error. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -89,6 +89,12 @@ impl ServerHandler for Tiny {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if std::env::args().any(|a| a == "--fail-list") {
+            return Err(ErrorData::internal_error(
+                "tools/list fails on purpose",
+                None,
+            ));
+        }
         let start: usize = request
             .and_then(|r| r.cursor)
             .and_then(|c| c.parse().ok())

@@ -898,6 +898,11 @@ impl ServerConn {
         self.supports_resources
             .store(has_resources, Ordering::SeqCst);
         if let Err(e) = self.refresh_tools_with(&live).await {
+            // A connection without its tools is no connection: it must not be reused (the
+            // next use would skip the backoff) nor keep its process.
+            live.mark_dead();
+            *lock(&self.live) = None;
+            live.close().await;
             *lock(&self.state) = ServerState::Failed(e.clone());
             return Err(e);
         }
@@ -908,7 +913,11 @@ impl ServerConn {
     pub(crate) async fn refresh_tools(self: &Arc<Self>) -> Result<(), String> {
         let live = lock(&self.live).clone();
         match live {
-            Some(live) if !live.is_dead() => self.refresh_tools_with(&live).await,
+            Some(live) if !live.is_dead() => {
+                self.refresh_tools_with(&live).await?;
+                *lock(&self.state) = ServerState::Connected;
+                Ok(())
+            }
             _ => Err(format!("{} is not connected", self.label())),
         }
     }

@@ -721,3 +721,37 @@ async fn credentials_in_a_server_url_stay_out_of_error_texts() {
     assert!(text.contains("remote"), "{text}");
     assert!(!text.contains("SECRET"), "{text}");
 }
+
+#[tokio::test]
+async fn a_server_whose_tools_cannot_be_listed_is_not_kept_half_connected() {
+    let (manager, diags) = McpManager::connect(
+        vec![ServerConfig::stdio("tiny", tiny_server(), ["--fail-list"])],
+        opts(),
+    )
+    .await;
+    let text: String = diags.iter().map(ToString::to_string).collect();
+    assert!(text.contains("tools/list failed"), "{text}");
+    assert!(manager.tools().is_empty());
+    assert!(
+        processes_with_arg("--fail-list").is_empty() || {
+            // The process is being reaped: give it a moment.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            processes_with_arg("--fail-list").is_empty()
+        },
+        "the server was left running"
+    );
+    // The next use waits for the backoff instead of reusing the half connection.
+    let err = manager.reconnect("tiny").await.unwrap_err().to_string();
+    assert!(
+        err.contains("tools/list failed") || err.contains("next reconnection"),
+        "{err}"
+    );
+    assert!(matches!(
+        manager
+            .servers()
+            .into_iter()
+            .find(|s| s.name == "tiny")
+            .map(|s| s.state),
+        Some(tools_mcp::ServerState::Failed(_))
+    ));
+}

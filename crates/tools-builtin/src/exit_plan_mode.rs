@@ -6,6 +6,7 @@
 //! (`default` when none was). The plan itself is read from the input's passthrough `plan`
 //! field (as hooks inject it) or from the file named by `planFilePath`.
 use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,67 @@ pub struct ExitPlanModeOutput {
 /// The ExitPlanMode tool. Requires the user's interaction.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExitPlanMode;
+
+/// Largest plan file read.
+const MAX_PLAN_BYTES: u64 = 1024 * 1024;
+
+/// The plans directories, where a host saves plan files (`planFilePath`): Claude Code's
+/// `~/.claude/plans`, and `$CLAUDE_CONFIG_DIR/plans` when that is set.
+fn plans_dirs(home: Option<&Path>) -> Vec<PathBuf> {
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    config
+        .into_iter()
+        .chain(home.map(|h| h.join(".claude")))
+        .map(|d| d.join("plans"))
+        .collect()
+}
+
+/// The plan a host saved at `path`: only a regular file of at most 1 MiB inside the plans
+/// directory is read. `planFilePath` arrives in the tool's input, which the model writes: any
+/// other path would let it read a file the user never agreed to show (the question only says
+/// "Exit plan mode?"). A missing file is no plan.
+async fn read_plan_file(path: &Path, home: Option<&Path>) -> Result<Option<String>, String> {
+    let dirs = plans_dirs(home);
+    let refuse = || {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        format!(
+            "planFilePath {} is not a plan file: only files in the plans directory ({}) are read",
+            path.display(),
+            if shown.is_empty() {
+                "none".to_owned()
+            } else {
+                shown.join(" or ")
+            }
+        )
+    };
+    let dirs: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect();
+    let real = match std::fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let meta =
+        std::fs::metadata(&real).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !dirs.iter().any(|d| real.starts_with(d)) || !meta.is_file() {
+        return Err(refuse());
+    }
+    if meta.len() > MAX_PLAN_BYTES {
+        return Err(format!(
+            "the plan file {} is {} bytes; the limit is {MAX_PLAN_BYTES}",
+            path.display(),
+            meta.len()
+        ));
+    }
+    tokio::fs::read_to_string(&real)
+        .await
+        .map(Some)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
 
 #[async_trait]
 impl TypedTool for ExitPlanMode {
@@ -139,14 +201,9 @@ impl TypedTool for ExitPlanMode {
             .map(str::to_owned);
         let plan = match (input.extra.get("plan").and_then(Value::as_str), &file_path) {
             (Some(plan), _) => Some(plan.to_owned()),
-            (None, Some(path)) => {
-                let path = ctx.resolve_path(path);
-                match tokio::fs::read_to_string(&path).await {
-                    Ok(text) => Some(text),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => return Err(ToolError::io(path, e)),
-                }
-            }
+            (None, Some(path)) => read_plan_file(&ctx.resolve_path(path), ctx.home())
+                .await
+                .map_err(ToolError::msg)?,
             (None, None) => None,
         };
         let restore = ctx

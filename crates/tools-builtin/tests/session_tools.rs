@@ -190,8 +190,11 @@ async fn plan_mode_round_trip_restores_the_previous_mode() {
 #[tokio::test]
 async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("plan.md");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".claude/plans")).unwrap();
+    let plan = home.join(".claude/plans/plan.md");
     std::fs::write(&plan, "# Plan\n- step").unwrap();
+    let mode_ctx = |dir: &std::path::Path, mode| mode_ctx(dir, mode).with_home(Some(home.clone()));
     // Plan mode set by the host (no EnterPlanMode): exit goes to `default`.
     let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
     let (out, ctx) = step(
@@ -210,6 +213,17 @@ async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
     assert!(
         text.ends_with("## Approved Plan:\n# Plan\n- step"),
         "{text}"
+    );
+
+    // A path the model made up, outside the plans directory, is not read.
+    std::fs::write(dir.path().join("secret.txt"), "hunter2").unwrap();
+    let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
+    let err = step(&ExitPlanMode, ctx, json!({"planFilePath": "secret.txt"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("is not a plan file") && !err.contains("hunter2"),
+        "{err}"
     );
 
     // No plan at all.

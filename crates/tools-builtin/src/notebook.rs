@@ -193,12 +193,47 @@ pub(crate) fn language(nb: &Json) -> String {
 /// Outputs longer than this are replaced by a pointer to read them with jq.
 const MAX_OUTPUT_CHARS: usize = 10_000;
 
+/// Most images one notebook read shows.
+pub(crate) const MAX_NOTEBOOK_IMAGES: usize = 20;
+
+/// Why the `n`-th image output (base64 `data`) of a notebook cannot go to the model, if it
+/// cannot: the Messages API refuses images over 8000 pixels a side or too large, and one
+/// refused image fails every later request of the conversation.
+fn image_problem(data: &str, n: usize) -> Option<String> {
+    use base64::Engine as _;
+    if n > MAX_NOTEBOOK_IMAGES {
+        return Some(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
+    }
+    let clean: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(clean.as_bytes()) else {
+        return Some("its data is not valid base64".to_owned());
+    };
+    if bytes.len() as u64 > crate::read::MAX_IMAGE_BYTES {
+        return Some(format!(
+            "{} bytes; the maximum is {}",
+            bytes.len(),
+            crate::read::MAX_IMAGE_BYTES
+        ));
+    }
+    match imagesize::blob_size(&bytes) {
+        Ok(dim) if dim.width.max(dim.height) > crate::read::MAX_IMAGE_SIDE => Some(format!(
+            "{}x{} pixels; the maximum is {} on a side",
+            dim.width,
+            dim.height,
+            crate::read::MAX_IMAGE_SIDE
+        )),
+        Ok(_) => None,
+        Err(_) => Some("it is not an image that can be read".to_owned()),
+    }
+}
+
 /// Renders a notebook for the model: one text block per cell (`<cell id="...">...`), then
 /// its outputs as text and image blocks. Also returns a structured summary of the cells.
 pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<serde_json::Value>) {
     let language = language(nb);
     let mut blocks = Vec::new();
     let mut cells_out = Vec::new();
+    let mut images = 0;
     let cells = match nb.get("cells") {
         Some(Json::Arr(cells)) => cells.as_slice(),
         _ => &[],
@@ -238,7 +273,13 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
                     blocks.push(ContentBlock::text(text.clone()));
                 }
                 if let Some((media_type, data)) = &image {
-                    blocks.push(ContentBlock::image(*media_type, data.clone()));
+                    images += 1;
+                    match image_problem(data, images) {
+                        None => blocks.push(ContentBlock::image(*media_type, data.clone())),
+                        Some(why) => blocks.push(ContentBlock::text(format!(
+                            "[Image output omitted: {why}. Use Bash with: cat \"{path_display}\" | jq '.cells[{index}].outputs']"
+                        ))),
+                    }
                 }
                 outputs_json.push(serde_json::json!({"text": text, "has_image": image.is_some()}));
             }

@@ -221,6 +221,48 @@ async fn notebooks_render_cell_by_cell() {
 }
 
 #[tokio::test]
+async fn notebook_images_the_api_would_refuse_become_notes() {
+    use base64::Engine as _;
+    // A PNG header: signature, then an IHDR chunk with the width and height.
+    let png = |w: u32, h: u32| {
+        let mut b = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+        b.extend_from_slice(b"IHDR");
+        b.extend_from_slice(&w.to_be_bytes());
+        b.extend_from_slice(&h.to_be_bytes());
+        b.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        base64::engine::general_purpose::STANDARD.encode(b)
+    };
+    let output = |data: String| json!({"output_type": "display_data", "metadata": {}, "data": {"image/png": data}});
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("plots.ipynb");
+    let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1,
+        "source": "plot()", "outputs": [output(png(100, 50)), output(png(9000, 10)), output("!!".into())]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    fs::write(&nb, notebook.to_string()).unwrap();
+    // Called directly: a notebook's structured output has no image data to render again.
+    let out = tool_core::Tool::call(
+        &Read,
+        json!({"file_path": nb}),
+        ctx(dir.path()),
+        tool_core::ProgressSender::none(),
+    )
+    .await
+    .unwrap()
+    .data;
+    let ToolResultContent::Blocks(blocks) = &out.content else {
+        panic!("{:?}", out.content)
+    };
+    let images = blocks
+        .iter()
+        .filter(|b| matches!(b, ContentBlock::Image { .. }))
+        .count();
+    assert_eq!(images, 1, "{blocks:?}");
+    let notes = out.content.joined_text();
+    assert!(notes.contains("9000x10 pixels"), "{notes}");
+    assert!(notes.contains("Image output omitted"), "{notes}");
+}
+
+#[tokio::test]
 async fn records_the_read_and_dedups_an_unchanged_reread() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("a.txt");

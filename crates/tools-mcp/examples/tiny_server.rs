@@ -4,8 +4,9 @@
 //! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
-//! Usage: `tiny_server [--garbage] [--fail-list]` (stdio). `--garbage` prints non-JSON lines on
-//! stdout before serving; `--fail-list` answers every `tools/list` with an error. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
+//! Usage: `tiny_server [--garbage] [--fail-list] [--hang-resources]` (stdio). `--garbage`
+//! prints non-JSON lines on stdout before serving; `--fail-list` answers every `tools/list`
+//! with an error; `--hang-resources` offers resources and never answers `resources/list`. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -13,7 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerRequest,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerRequest,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -79,9 +81,21 @@ fn text_result(text: impl Into<String>) -> CallToolResponse {
 
 impl ServerHandler for Tiny {
     fn get_info(&self) -> InitializeResult {
-        let caps: ServerCapabilities =
-            serde_json::from_value(json!({"tools": {"listChanged": true}})).unwrap();
+        let mut caps = json!({"tools": {"listChanged": true}});
+        if std::env::args().any(|a| a == "--hang-resources") {
+            caps["resources"] = json!({});
+        }
+        let caps: ServerCapabilities = serde_json::from_value(caps).unwrap();
         InitializeResult::new(caps)
+    }
+
+    /// With `--hang-resources`: never answers.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        std::future::pending().await
     }
 
     async fn list_tools(

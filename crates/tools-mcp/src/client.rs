@@ -1170,12 +1170,20 @@ impl ServerConn {
         )))
     }
 
+    /// Lists the server's resources, within its startup timeout (`MCP_TIMEOUT` or its
+    /// `timeout`): a server that never answers must not hang the tool.
     pub(crate) async fn list_resources(self: &Arc<Self>) -> Result<Vec<Value>, ToolError> {
         let live = self.live().await?;
-        let listed = live
-            .peer
-            .list_all_resources()
+        let limit = self.startup_timeout();
+        let listed = tokio::time::timeout(limit, live.peer.list_all_resources())
             .await
+            .map_err(|_| {
+                ToolError::msg(format!(
+                    "{}: resources/list got no answer within {} ms",
+                    self.label(),
+                    limit.as_millis()
+                ))
+            })?
             .map_err(|e| self.call_error("", "resources/list", e, &live))?;
         Ok(listed
             .iter()

@@ -79,9 +79,20 @@ impl Tool for ListMcpResourcesTool {
     async fn call(
         &self,
         input: Value,
-        _ctx: ToolUseContext,
+        ctx: ToolUseContext,
         _progress: ProgressSender,
     ) -> Result<ToolResult, ToolError> {
+        tokio::select! {
+            listed = self.list(&input) => listed,
+            () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled(None)),
+        }
+    }
+}
+
+impl ListMcpResourcesTool {
+    /// Lists the resources of one server, or of every server with resources, all at once
+    /// (one slow server does not hold up the others).
+    async fn list(&self, input: &Value) -> Result<ToolResult, ToolError> {
         let wanted = input["server"].as_str();
         let servers: Vec<_> = match wanted {
             Some(name) => vec![self.inner.server(name)?],
@@ -93,9 +104,11 @@ impl Tool for ListMcpResourcesTool {
                 .cloned()
                 .collect(),
         };
+        let listed =
+            futures::future::join_all(servers.iter().map(|server| server.list_resources())).await;
         let mut all = Vec::new();
-        for server in servers {
-            match server.list_resources().await {
+        for (server, listed) in servers.iter().zip(listed) {
+            match listed {
                 Ok(list) => {
                     for mut r in list {
                         if let Value::Object(map) = &mut r {

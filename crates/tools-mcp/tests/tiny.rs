@@ -755,3 +755,30 @@ async fn a_server_whose_tools_cannot_be_listed_is_not_kept_half_connected() {
         Some(tools_mcp::ServerState::Failed(_))
     ));
 }
+
+#[tokio::test]
+async fn a_server_that_never_lists_its_resources_does_not_hang_the_tool() {
+    let mut o = opts();
+    o.startup_timeout = Duration::from_millis(1500);
+    let manager = tiny(&["--hang-resources"], o).await;
+    let list = tool(&manager, "ListMcpResourcesTool");
+    // Named: its silence is the answer, within the server's startup timeout.
+    let err = call(&list, json!({"server": "tiny"})).await.unwrap_err();
+    assert!(
+        err.to_model_text()
+            .contains("resources/list got no answer within 1500 ms"),
+        "{}",
+        err.to_model_text()
+    );
+    // And a cancelled call ends at once.
+    let cancelled_ctx = tool_core::ToolUseContext::new(std::env::temp_dir());
+    cancelled_ctx.cancellation().cancel();
+    let cancelled = list
+        .call(json!({}), cancelled_ctx, ProgressSender::none())
+        .await;
+    assert!(
+        matches!(cancelled, Err(tool_core::ToolError::Cancelled(_))),
+        "{cancelled:?}"
+    );
+    manager.shutdown().await;
+}

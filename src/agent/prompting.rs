@@ -70,7 +70,7 @@ pub fn question(request: &PromptRequest) -> String {
                         let shown = if key == "command" {
                             text.clone()
                         } else {
-                            head_and_tail(text, SHOWN_FIELD_CHARS)
+                            tool_core::truncate_middle(text, SHOWN_FIELD_CHARS)
                         };
                         for line in shown.split('\n') {
                             out.push_str(&format!("    {}\n", escape_controls(line)));
@@ -81,7 +81,7 @@ pub fn question(request: &PromptRequest) -> String {
                         out.push_str(&format!(
                             "  {}: {}\n",
                             escape_controls(key),
-                            escape_controls(&head_and_tail(&json, SHOWN_FIELD_CHARS))
+                            escape_controls(&tool_core::truncate_middle(&json, SHOWN_FIELD_CHARS))
                         ));
                     }
                 }
@@ -95,21 +95,6 @@ pub fn question(request: &PromptRequest) -> String {
         request.tool_name
     ));
     out
-}
-
-/// `text`, or its first and last `max / 2` characters around a note of how many are left out.
-fn head_and_tail(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_owned();
-    }
-    let half = max / 2;
-    let head: String = text.chars().take(half).collect();
-    let tail: String = text.chars().skip(count - half).collect();
-    format!(
-        "{head}\n[… {} characters not shown …]\n{tail}",
-        count - 2 * half
-    )
 }
 
 /// Control characters but the line feed, and invisible formatting characters (see
@@ -496,7 +481,7 @@ mod tests {
         let q =
             ask(json!({"file_path": "/x", "content": format!("A{}Z", "m".repeat(5000)), "n": 3}));
         assert!(q.contains("/x") && q.contains("A") && q.contains("Z") && q.contains("n: 3"));
-        assert!(q.contains("characters not shown"), "{q}");
+        assert!(q.contains("characters truncated"), "{q}");
         assert!(input_summary(&json!({"command": "a\u{1b}b"}), 20) == "a\\u{1b}b");
         // Keys too (an MCP tool may take any), and separators that break lines unseen.
         let q = ask(json!({"k\u{1b}[2J": "x\u{2028}y"}));

@@ -4,9 +4,12 @@
 //! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
-//! Usage: `tiny_server [--garbage] [--fail-list] [--hang-resources]` (stdio). `--garbage`
-//! prints non-JSON lines on stdout before serving; `--fail-list` answers every `tools/list`
-//! with an error; `--hang-resources` offers resources and never answers `resources/list`. `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting.
+//! Usage: `tiny_server [--garbage] [--fail-list] [--loop-cursor] [--hang-resources]` (stdio).
+//! `--garbage` prints non-JSON lines on stdout before serving; `--fail-list` answers every
+//! `tools/list` with an error; `--loop-cursor` answers every `tools/list` page with the same
+//! `nextCursor`; `--hang-resources` offers resources, never answers `resources/list`, and
+//! answers `resources/read` only when cancelled. `TINY_CRASH_LOG=path` makes `crash` append
+//! a line there before exiting.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -14,8 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerRequest,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerRequest,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -98,6 +101,18 @@ impl ServerHandler for Tiny {
         std::future::pending().await
     }
 
+    /// With `--hang-resources`: answers only when the client cancels.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        eprintln!("read {}: started", request.uri);
+        context.ct.cancelled().await;
+        eprintln!("read {}: cancelled by the client", request.uri);
+        Err(ErrorData::internal_error("cancelled", None))
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -108,6 +123,12 @@ impl ServerHandler for Tiny {
                 "tools/list fails on purpose",
                 None,
             ));
+        }
+        if std::env::args().any(|a| a == "--loop-cursor") {
+            let page: Vec<Value> = self.all_tools().into_iter().take(PAGE).collect();
+            return Ok(
+                serde_json::from_value(json!({"tools": page, "nextCursor": "again"})).unwrap(),
+            );
         }
         let start: usize = request
             .and_then(|r| r.cursor)

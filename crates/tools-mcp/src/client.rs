@@ -926,7 +926,11 @@ impl ServerConn {
         // Refreshes can overlap (list_changed during the first listing): a list fetched
         // earlier never replaces one fetched later.
         let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
-        let listed = tokio::time::timeout(self.startup_timeout(), live.peer.list_all_tools())
+        let pages = list_all("tools", |cursor| async {
+            let page = live.peer.list_tools(Some(page_params(cursor))).await?;
+            Ok((page.tools, page.next_cursor))
+        });
+        let listed = tokio::time::timeout(self.startup_timeout(), pages)
             .await
             .map_err(|_| format!("tools/list timed out after {:?}", self.startup_timeout()))?
             .map_err(|e| format!("tools/list failed: {e}"))?;
@@ -1175,7 +1179,11 @@ impl ServerConn {
     pub(crate) async fn list_resources(self: &Arc<Self>) -> Result<Vec<Value>, ToolError> {
         let live = self.live().await?;
         let limit = self.startup_timeout();
-        let listed = tokio::time::timeout(limit, live.peer.list_all_resources())
+        let pages = list_all("resources", |cursor| async {
+            let page = live.peer.list_resources(Some(page_params(cursor))).await?;
+            Ok((page.resources, page.next_cursor))
+        });
+        let listed = tokio::time::timeout(limit, pages)
             .await
             .map_err(|_| {
                 ToolError::msg(format!(
@@ -1184,7 +1192,12 @@ impl ServerConn {
                     limit.as_millis()
                 ))
             })?
-            .map_err(|e| self.call_error("", "resources/list", e, &live))?;
+            .map_err(|e| match e {
+                ListError::Service(e) => self.call_error("", "resources/list", e, &live),
+                ListError::Paging(why) => {
+                    ToolError::msg(format!("{}: resources/list failed: {why}", self.label()))
+                }
+            })?;
         Ok(listed
             .iter()
             .filter_map(|r| serde_json::to_value(r).ok())
@@ -1237,6 +1250,100 @@ impl ServerConn {
     }
 }
 
+/// Most pages one listing follows: a server whose cursors never end is cut off here (well
+/// within the listing's timeout) rather than growing the list until the timeout.
+const MAX_LIST_PAGES: usize = 1_000;
+/// Most items one listing keeps (Claude Code's largest known tool sets are a few thousand).
+const MAX_LIST_ITEMS: usize = 100_000;
+/// Most bytes (as JSON) one listing keeps.
+const MAX_LIST_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Why a paged listing failed.
+#[derive(Debug)]
+enum ListError {
+    /// A page's request failed.
+    Service(ServiceError),
+    /// The server's paging went wrong: a repeated cursor, or too many pages, items or bytes.
+    Paging(String),
+}
+
+impl std::fmt::Display for ListError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Service(e) => e.fmt(f),
+            Self::Paging(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<ServiceError> for ListError {
+    fn from(e: ServiceError) -> Self {
+        Self::Service(e)
+    }
+}
+
+fn page_params(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {
+    rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)
+}
+
+/// Follows a listing's `nextCursor`s to the end. Unlike rmcp's `list_all_*`, a cursor the
+/// server already sent is a loop and ends the listing with an error, and the pages, items
+/// and bytes kept are bounded (`MAX_LIST_*`).
+async fn list_all<T, F, Fut>(what: &str, mut page: F) -> Result<Vec<T>, ListError>
+where
+    T: serde::Serialize,
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
+{
+    let mut items = Vec::new();
+    let mut bytes = 0_u64;
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let (page_items, next) = page(cursor).await?;
+        for item in &page_items {
+            bytes += json_len(item);
+        }
+        items.extend(page_items);
+        if items.len() > MAX_LIST_ITEMS || bytes > MAX_LIST_BYTES {
+            return Err(ListError::Paging(format!(
+                "the server listed more than {MAX_LIST_ITEMS} {what} or {} MiB of them",
+                MAX_LIST_BYTES / (1024 * 1024)
+            )));
+        }
+        match next {
+            None => return Ok(items),
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ListError::Paging(format!(
+                    "the server sent the cursor {:?} twice (its paging loops)",
+                    tool_core::truncate_middle(&next, 80)
+                )));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Err(ListError::Paging(format!(
+        "the server's {what} did not end within {MAX_LIST_PAGES} pages"
+    )))
+}
+
+/// The length of `value` as JSON, without building the text.
+fn json_len(value: &impl serde::Serialize) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// Resumes a broken SSE stream at most 3 times (0.25 s, 0.5 s, 1 s apart).
 #[derive(Debug)]
 struct BoundedSseRetry;
@@ -1276,6 +1383,47 @@ pub(crate) fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn listing_follows_cursors_and_bounds_pages_and_bytes() {
+        // Three pages, then the end.
+        let listed = list_all("tools", |cursor: Option<String>| async move {
+            let n: u32 = cursor.map_or(0, |c| c.parse().unwrap_or(99));
+            Ok((vec![n], (n < 2).then(|| (n + 1).to_string())))
+        })
+        .await
+        .unwrap();
+        assert_eq!(listed, [0, 1, 2]);
+        // Fresh cursors forever: cut off at the page limit.
+        let pages = std::cell::Cell::new(0_usize);
+        let endless = list_all("tools", |_| {
+            pages.set(pages.get() + 1);
+            let n = pages.get();
+            async move { Ok((Vec::<u8>::new(), Some(n.to_string()))) }
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert_eq!(pages.get(), MAX_LIST_PAGES);
+        assert!(
+            endless.contains("did not end within 1000 pages"),
+            "{endless}"
+        );
+        // Big pages: cut off at the byte limit, long before the page limit.
+        let big = "x".repeat(8 * 1024 * 1024);
+        pages.set(0);
+        let huge = list_all("tools", |_| {
+            pages.set(pages.get() + 1);
+            let n = pages.get();
+            let item = big.clone();
+            async move { Ok((vec![item], Some(n.to_string()))) }
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert_eq!(pages.get(), 16, "{huge}");
+        assert!(huge.contains("more than 100000 tools or 128 MiB"), "{huge}");
+    }
 
     #[test]
     fn backoff_doubles_from_one_second_up_to_thirty() {

@@ -782,3 +782,53 @@ async fn a_server_that_never_lists_its_resources_does_not_hang_the_tool() {
     );
     manager.shutdown().await;
 }
+
+#[tokio::test]
+async fn cancelling_a_resource_read_sends_notifications_cancelled() {
+    let manager = tiny(&["--hang-resources"], opts()).await;
+    let read = tool(&manager, "ReadMcpResourceTool");
+    let context = ctx();
+    let token = context.cancellation().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel();
+    });
+    let err = tokio::time::timeout(
+        Duration::from_secs(60),
+        read.call(
+            json!({"server": "tiny", "uri": "tiny://hang"}),
+            context,
+            ProgressSender::none(),
+        ),
+    )
+    .await
+    .expect("cancelling did not end the read")
+    .unwrap_err();
+    assert!(err.is_cancelled(), "{err}");
+    assert!(
+        stderr_contains(&manager, "read tiny://hang: cancelled by the client").await,
+        "the server never saw notifications/cancelled: {:?}",
+        manager.stderr("tiny")
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_whose_tool_pages_loop_fails_instead_of_listing_forever() {
+    let (manager, diags) = McpManager::connect(
+        vec![ServerConfig::stdio(
+            "tiny",
+            tiny_server(),
+            ["--loop-cursor"],
+        )],
+        opts(),
+    )
+    .await;
+    let text: String = diags.iter().map(ToString::to_string).collect();
+    assert!(
+        text.contains("tools/list failed: the server sent the cursor \"again\" twice"),
+        "{text}"
+    );
+    assert!(manager.tools().is_empty());
+    manager.shutdown().await;
+}

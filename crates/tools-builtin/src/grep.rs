@@ -6,7 +6,9 @@
 //! (`--hidden --glob '!.git' ... --max-columns 500`).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
@@ -123,6 +125,10 @@ pub struct GrepOutput {
     /// Set when the offset is past the last entry (`offsetPastEnd`, present only then).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub offset_past_end: bool,
+    /// Set when content mode's output reached [`MAX_CONTENT_BYTES`] before the page's end:
+    /// the bound (a Toolwright addition; Claude Code's `rg` has no such bound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_cut_at_bytes: Option<usize>,
 }
 
 /// The `Grep` tool. See the [module docs](self).
@@ -156,6 +162,8 @@ struct Plan {
     file_type: Option<String>,
     head_limit: usize,
     offset: usize,
+    /// [`MAX_CONTENT_BYTES`] (lowered by tests).
+    max_content_bytes: usize,
 }
 
 fn to_usize(v: u64) -> usize {
@@ -266,6 +274,7 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
         file_type: input.file_type.clone(),
         head_limit: input.head_limit.map_or(DEFAULT_HEAD_LIMIT, to_usize),
         offset: input.offset.map_or(0, to_usize),
+        max_content_bytes: MAX_CONTENT_BYTES,
     })
 }
 
@@ -366,10 +375,18 @@ fn render(output: &GrepOutput) -> String {
                 .as_deref()
                 .filter(|c| !c.is_empty())
                 .unwrap_or("No matches found");
-            match info {
+            let mut text = match info {
                 Some(info) => format!("{body}\n\n[Showing results with pagination = {info}]"),
                 None => body.to_owned(),
+            };
+            if let Some(bytes) = output.content_cut_at_bytes {
+                text.push_str(&format!(
+                    "\n\n[Output cut at {} MiB: the matches after these lines are not shown. \
+                     Narrow the search (path, glob, type or a more specific pattern).]",
+                    bytes.div_ceil(1024 * 1024)
+                ));
             }
+            text
         }
         OutputMode::Count => {
             let body = output
@@ -404,13 +421,172 @@ fn render(output: &GrepOutput) -> String {
     }
 }
 
+/// Most bytes of `content` output a search keeps (and most one file may print): past it, the
+/// output stops at the last whole line that fits, and the page says how far it got.
+pub const MAX_CONTENT_BYTES: usize = 32 * 1024 * 1024;
+
 /// One searched file's result.
 struct FileHit {
     path: PathBuf,
     display: String,
     mtime: SystemTime,
     count: u64,
-    printed: Vec<u8>,
+    /// Lines printed (content mode; bounded by the searcher's `max_matches`).
+    lines: usize,
+}
+
+/// Every file with a match, and in content mode the printed output of the first files in
+/// path order: only what the page (`offset + head_limit` lines) can show, and at most
+/// [`MAX_CONTENT_BYTES`], is kept, so a search that matches everywhere does not hold the
+/// whole tree's output in memory.
+struct Hits {
+    files: Vec<FileHit>,
+    /// Lines the page needs (`offset + head_limit`); `None` when unlimited.
+    need: Option<usize>,
+    /// Whether a `--` line separates files (context lines asked for).
+    separate: bool,
+    /// The printed output kept, by path.
+    kept: BTreeMap<PathBuf, Vec<u8>>,
+    kept_lines: usize,
+    kept_bytes: usize,
+    /// Files sorting after this one keep no output: the page ends before them.
+    cutoff: Option<PathBuf>,
+    /// Whether the byte bound (not the page) ended the kept output.
+    cut_by_bytes: bool,
+    /// [`MAX_CONTENT_BYTES`], from the plan.
+    max_bytes: usize,
+}
+
+impl Hits {
+    fn new(plan: &Plan) -> Self {
+        let need = (plan.head_limit > 0).then(|| plan.offset.saturating_add(plan.head_limit));
+        Self {
+            files: Vec::new(),
+            need,
+            separate: plan.before > 0 || plan.after > 0,
+            kept: BTreeMap::new(),
+            kept_lines: 0,
+            kept_bytes: 0,
+            cutoff: None,
+            cut_by_bytes: false,
+            max_bytes: plan.max_content_bytes,
+        }
+    }
+
+    fn add(&mut self, hit: FileHit, printed: Vec<u8>, printed_whole: bool) {
+        let past_cutoff = self.cutoff.as_ref().is_some_and(|c| hit.path > *c);
+        if !printed.is_empty() && !past_cutoff {
+            self.kept_lines += line_count(&printed);
+            self.kept_bytes += printed.len();
+            self.kept.insert(hit.path.clone(), printed);
+            if !printed_whole {
+                // The bound cut this file's output: nothing after it may be shown.
+                self.cut_by_bytes = true;
+                self.keep_through(&hit.path);
+            }
+            let over_lines = self
+                .need
+                .is_some_and(|n| self.kept_lines > n.saturating_mul(2).max(64));
+            if over_lines || self.kept_bytes > self.max_bytes.saturating_mul(2) {
+                self.prune();
+            }
+        }
+        self.files.push(hit);
+    }
+
+    /// Drops the output of every file after `last`, and of any such file found later.
+    fn keep_through(&mut self, last: &Path) {
+        let later: Vec<PathBuf> = self
+            .kept
+            .range::<Path, _>((Bound::Excluded(last), Bound::Unbounded))
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in later {
+            self.kept.remove(&path);
+        }
+        self.kept.retain(|_, printed| !printed.is_empty());
+        if self.cutoff.as_deref().is_none_or(|c| last < c) {
+            self.cutoff = Some(last.to_path_buf());
+        }
+        self.kept_lines = self.kept.values().map(|p| line_count(p)).sum();
+        self.kept_bytes = self.kept.values().map(Vec::len).sum();
+    }
+
+    /// Drops the output the page cannot show: the files that start past the lines needed,
+    /// and everything past [`MAX_CONTENT_BYTES`] (cut at a line end).
+    fn prune(&mut self) {
+        let (mut lines, mut bytes) = (0_usize, 0_usize);
+        // The last file whose output stays, when some must go.
+        let mut last = None;
+        for (i, printed) in self.kept.values_mut().enumerate() {
+            if self.need.is_some_and(|n| lines >= n) {
+                // Starts past the page (its `--` line too): this file and the ones after it
+                // are not shown.
+                last = Some(i.saturating_sub(1));
+                break;
+            }
+            if i > 0 && self.separate {
+                lines += 1;
+                bytes += 3;
+            }
+            let room = self.max_bytes.saturating_sub(bytes);
+            if printed.len() > room {
+                let end = printed[..room]
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |i| i + 1);
+                printed.truncate(end);
+                self.cut_by_bytes = true;
+                last = Some(i);
+                break;
+            }
+            lines += line_count(printed);
+            bytes += printed.len();
+        }
+        if let Some(last) = last.and_then(|i| self.kept.keys().nth(i).cloned()) {
+            self.keep_through(&last);
+        }
+    }
+}
+
+/// Lines in printed output (each ends with `\n`; a last unterminated one counts too).
+fn line_count(printed: &[u8]) -> usize {
+    let newlines = printed.iter().filter(|b| **b == b'\n').count();
+    newlines + usize::from(printed.last().is_some_and(|b| *b != b'\n'))
+}
+
+/// The content printer's buffer: it refuses bytes past [`MAX_CONTENT_BYTES`], which ends
+/// the file's search.
+struct BoundedBuf {
+    bytes: Vec<u8>,
+    cap: usize,
+    full: bool,
+}
+
+impl BoundedBuf {
+    fn new(cap: usize) -> Self {
+        Self {
+            bytes: Vec::new(),
+            cap,
+            full: false,
+        }
+    }
+}
+
+impl io::Write for BoundedBuf {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = self.cap.saturating_sub(self.bytes.len());
+        if buf.len() > room {
+            self.bytes.extend_from_slice(&buf[..room]);
+            self.full = true;
+            return Err(io::Error::other("the Grep output bound was reached"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Counts matches; stops at the first when only presence matters.
@@ -429,6 +605,14 @@ impl Sink for CountSink {
 
 fn searcher_for(plan: &Plan, explicit: bool) -> Searcher {
     let mut b = SearcherBuilder::new();
+    if plan.mode == OutputMode::Content && plan.head_limit > 0 {
+        // One more match than the page can show: enough to tell that the page was cut.
+        let need = plan
+            .offset
+            .saturating_add(plan.head_limit)
+            .saturating_add(1);
+        b.max_matches(Some(u64::try_from(need).unwrap_or(u64::MAX)));
+    }
     b.line_number(plan.line_numbers)
         .multi_line(plan.multiline)
         .before_context(plan.before)
@@ -442,7 +626,7 @@ fn searcher_for(plan: &Plan, explicit: bool) -> Searcher {
 }
 
 /// The printer content mode uses, configured as Claude Code runs `rg`.
-type Printer = Standard<NoColor<Vec<u8>>>;
+type Printer = Standard<NoColor<BoundedBuf>>;
 
 fn printer_for(plan: &Plan) -> Printer {
     StandardBuilder::new()
@@ -451,8 +635,11 @@ fn printer_for(plan: &Plan) -> Printer {
         .only_matching(plan.only_matching)
         .max_columns(Some(MAX_COLUMNS))
         .separator_search(None)
-        .build_no_color(Vec::new())
+        .build_no_color(BoundedBuf::new(plan.max_content_bytes))
 }
+
+/// One file's hit, with its printed output (content mode) and whether that output is whole.
+type Searched = Option<(FileHit, Vec<u8>, bool)>;
 
 /// Searches one file as ripgrep would print it. The printer is reused across files; its
 /// buffer is taken after each one.
@@ -462,7 +649,7 @@ fn search_file(
     printer: &mut Printer,
     path: &Path,
     display: &str,
-) -> io::Result<Option<FileHit>> {
+) -> io::Result<Searched> {
     match plan.mode {
         OutputMode::Content => {
             let matched = {
@@ -471,18 +658,33 @@ fn search_file(
                 let count = sink.match_count();
                 result.map(|()| count)
             };
-            let printed = std::mem::take(printer.get_mut().get_mut());
-            let matched = matched?;
-            if matched == 0 {
+            let buf = printer.get_mut().get_mut();
+            let (mut printed, whole) = (std::mem::take(&mut buf.bytes), !buf.full);
+            buf.full = false;
+            if whole {
+                matched?;
+            } else {
+                // The bound ended the search: keep the whole lines printed before it.
+                let end = printed
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |i| i + 1);
+                printed.truncate(end);
+            }
+            if printed.is_empty() && whole {
                 return Ok(None);
             }
-            Ok(Some(FileHit {
-                path: path.to_path_buf(),
-                display: display.to_owned(),
-                mtime: SystemTime::UNIX_EPOCH,
-                count: matched,
+            Ok(Some((
+                FileHit {
+                    path: path.to_path_buf(),
+                    display: display.to_owned(),
+                    mtime: SystemTime::UNIX_EPOCH,
+                    count: 0,
+                    lines: line_count(&printed),
+                },
                 printed,
-            }))
+                whole,
+            )))
         }
         OutputMode::Count | OutputMode::FilesWithMatches => {
             let mut sink = CountSink {
@@ -500,30 +702,35 @@ fn search_file(
             } else {
                 SystemTime::UNIX_EPOCH
             };
-            Ok(Some(FileHit {
-                path: path.to_path_buf(),
-                display: display.to_owned(),
-                mtime,
-                count: sink.count,
-                printed: Vec::new(),
-            }))
+            Ok(Some((
+                FileHit {
+                    path: path.to_path_buf(),
+                    display: display.to_owned(),
+                    mtime,
+                    count: sink.count,
+                    lines: 0,
+                },
+                Vec::new(),
+                true,
+            )))
         }
     }
 }
 
 fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     let cwd = ctx.cwd().to_path_buf();
-    let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
+    let hits = Mutex::new(Hits::new(plan));
     if plan.root_is_file {
         let mut searcher = searcher_for(plan, true);
         let mut printer = printer_for(plan);
         let display = fsutil::display_path(&plan.root, &cwd);
-        if let Some(hit) = search_file(plan, &mut searcher, &mut printer, &plan.root, &display)
-            .map_err(|e| ToolError::io(&plan.root, e))?
+        if let Some((hit, printed, whole)) =
+            search_file(plan, &mut searcher, &mut printer, &plan.root, &display)
+                .map_err(|e| ToolError::io(&plan.root, e))?
         {
             hits.lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push(hit);
+                .add(hit, printed, whole);
         }
     } else {
         let mut ob = OverrideBuilder::new(&plan.root);
@@ -569,8 +776,9 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled(None));
     }
-    let mut hits = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let total_matches: u64 = hits.iter().map(|h| h.count).sum();
+    let mut found = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
+    found.prune();
+    let total_matches: u64 = found.files.iter().map(|h| h.count).sum();
     let offset = plan.offset;
     let limit = plan.head_limit;
     let mut out = GrepOutput {
@@ -583,6 +791,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         applied_limit: None,
         applied_offset: (offset > 0).then_some(offset),
         offset_past_end: false,
+        content_cut_at_bytes: None,
     };
     // Pages a list: returns the kept entries and whether the limit cut it.
     let page = |len: usize| -> (std::ops::Range<usize>, bool) {
@@ -596,6 +805,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     };
     match plan.mode {
         OutputMode::FilesWithMatches => {
+            let mut hits = found.files;
             hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
             let (range, cut) = page(hits.len());
             out.offset_past_end = offset > 0 && !hits.is_empty() && offset >= hits.len();
@@ -604,26 +814,46 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             out.applied_limit = cut.then_some(limit);
         }
         OutputMode::Content => {
+            let mut hits = std::mem::take(&mut found.files);
             hits.sort_by(|a, b| a.path.cmp(&b.path));
-            let separate = plan.before > 0 || plan.after > 0;
             let mut text = String::new();
-            for (i, hit) in hits.iter().enumerate() {
-                if i > 0 && separate {
+            for (i, printed) in found.kept.values().enumerate() {
+                if i > 0 && found.separate {
                     text.push_str("--\n");
                 }
-                text.push_str(&String::from_utf8_lossy(&hit.printed));
+                text.push_str(&String::from_utf8_lossy(printed));
             }
             let lines: Vec<&str> = text.lines().collect();
-            let (range, cut) = page(lines.len());
-            out.offset_past_end = offset > 0 && !lines.is_empty() && offset >= lines.len();
-            let shown = &lines[range];
+            // Every file's lines (as far as the searcher counted), kept or not.
+            let total = hits.iter().map(|h| h.lines).sum::<usize>()
+                + if found.separate {
+                    hits.len().saturating_sub(1)
+                } else {
+                    0
+                };
+            out.offset_past_end = offset > 0 && total > 0 && offset >= total;
+            let (range, _) = page(lines.len());
+            if found.cut_by_bytes && range.is_empty() && !out.offset_past_end {
+                return Err(ToolError::msg(format!(
+                    "Grep: the output before offset {offset} is over {} bytes; narrow the search \
+                     (path, glob, type or a more specific pattern)",
+                    plan.max_content_bytes
+                )));
+            }
+            let shown = &lines[range.clone()];
+            let cut = range.end < total;
             out.num_lines = Some(shown.len());
             out.content = Some(shown.join("\n"));
             out.num_files = hits.len();
-            out.filenames = hits.iter().map(|h| h.display.clone()).collect();
-            out.applied_limit = cut.then_some(limit);
+            out.filenames = hits.into_iter().map(|h| h.display).collect();
+            out.applied_limit = (cut && limit > 0).then_some(limit);
+            // Only a page the byte bound shortened says so.
+            let short = limit == 0 || shown.len() < limit;
+            out.content_cut_at_bytes =
+                (found.cut_by_bytes && cut && short).then_some(plan.max_content_bytes);
         }
         OutputMode::Count => {
+            let mut hits = found.files;
             hits.sort_by(|a, b| a.path.cmp(&b.path));
             let entries: Vec<String> = hits
                 .iter()
@@ -649,7 +879,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
 
 struct SearchBuilder<'a> {
     plan: &'a Plan,
-    hits: &'a Mutex<Vec<FileHit>>,
+    hits: &'a Mutex<Hits>,
     cwd: &'a Path,
     cancel: CancellationToken,
 }
@@ -663,20 +893,18 @@ impl<'a> ParallelVisitorBuilder<'a> for SearchBuilder<'a> {
             cancel: self.cancel.clone(),
             searcher: searcher_for(self.plan, false),
             printer: printer_for(self.plan),
-            local: Vec::new(),
         })
     }
 }
 
-/// One walker thread: searches each file it is handed, keeps hits locally.
+/// One walker thread: searches each file it is handed.
 struct SearchVisitor<'a> {
     plan: &'a Plan,
-    hits: &'a Mutex<Vec<FileHit>>,
+    hits: &'a Mutex<Hits>,
     cwd: &'a Path,
     cancel: CancellationToken,
     searcher: Searcher,
     printer: Printer,
-    local: Vec<FileHit>,
 }
 
 impl ParallelVisitor for SearchVisitor<'_> {
@@ -693,33 +921,135 @@ impl ParallelVisitor for SearchVisitor<'_> {
         let path = entry.path();
         let display = fsutil::display_path(path, self.cwd);
         // Unreadable files are skipped, as ripgrep skips them (with a warning).
-        if let Ok(Some(hit)) = search_file(
+        if let Ok(Some((hit, printed, whole))) = search_file(
             self.plan,
             &mut self.searcher,
             &mut self.printer,
             path,
             &display,
         ) {
-            self.local.push(hit);
-        }
-        WalkState::Continue
-    }
-}
-
-impl Drop for SearchVisitor<'_> {
-    fn drop(&mut self) {
-        if !self.local.is_empty() {
             self.hits
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .append(&mut self.local);
+                .add(hit, printed, whole);
         }
+        WalkState::Continue
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tree of `files` files with `lines` matching lines each.
+    fn tree(files: usize, lines: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for f in 0..files {
+            let text: String = (0..lines)
+                .map(|l| format!("needle {l} of file {f}\n"))
+                .collect();
+            std::fs::write(dir.path().join(format!("f{f:03}.txt")), text).unwrap();
+        }
+        dir
+    }
+
+    fn grep(
+        dir: &Path,
+        input: serde_json::Value,
+        max_bytes: usize,
+    ) -> Result<GrepOutput, ToolError> {
+        let ctx = ToolUseContext::new(dir.to_path_buf());
+        let mut input = input;
+        input["pattern"] = "needle".into();
+        input["output_mode"] = "content".into();
+        let input: GrepInput = serde_json::from_value(input).unwrap();
+        let mut plan = plan(&input, &ctx).unwrap();
+        plan.max_content_bytes = max_bytes;
+        search(&plan, &ctx)
+    }
+
+    fn lines_of(out: &GrepOutput) -> Vec<String> {
+        out.content
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn content_pages_keep_only_what_they_show_and_match_the_whole_output() {
+        let dir = tree(120, 9);
+        for extra in [serde_json::json!({}), serde_json::json!({"-C": 1})] {
+            let mut all = extra.clone();
+            all["head_limit"] = 0.into();
+            let full = lines_of(&grep(dir.path(), all, usize::MAX).unwrap());
+            assert!(full.len() >= 120 * 9, "{}", full.len());
+            for (offset, limit) in [(0, 7), (50, 7), (500, 200), (1070, 100)] {
+                let mut page = extra.clone();
+                page["offset"] = offset.into();
+                page["head_limit"] = limit.into();
+                let out = grep(dir.path(), page, usize::MAX).unwrap();
+                let end = (offset + limit).min(full.len());
+                assert_eq!(
+                    lines_of(&out),
+                    full[offset..end],
+                    "offset {offset} limit {limit} {extra}"
+                );
+                assert_eq!(out.applied_limit, (end < full.len()).then_some(limit));
+                assert_eq!(out.num_files, 120);
+            }
+        }
+    }
+
+    #[test]
+    fn content_past_the_byte_bound_stops_at_a_line_and_says_so() {
+        let dir = tree(40, 20);
+        let full =
+            lines_of(&grep(dir.path(), serde_json::json!({"head_limit": 0}), usize::MAX).unwrap());
+        let bound = 4000;
+        let first = grep(dir.path(), serde_json::json!({"head_limit": 0}), bound).unwrap();
+        let shown = lines_of(&first);
+        let shown_first = shown.len();
+        assert!(first.content.as_deref().unwrap().len() <= bound);
+        assert!(
+            !shown.is_empty() && shown.len() < full.len(),
+            "{}",
+            shown.len()
+        );
+        assert_eq!(shown, full[..shown.len()]);
+        // The page says it was cut, and how to get the rest.
+        assert_eq!(first.content_cut_at_bytes, Some(bound));
+        assert_eq!(first.applied_limit, None);
+        assert!(render(&first).ends_with(
+            "[Output cut at 1 MiB: the matches after these lines are not shown. Narrow the \
+             search (path, glob, type or a more specific pattern).]"
+        ));
+        // A page that fits says nothing.
+        let fits = grep(dir.path(), serde_json::json!({"head_limit": 20}), bound).unwrap();
+        assert_eq!(lines_of(&fits), full[..20]);
+        assert_eq!(
+            (fits.content_cut_at_bytes, fits.applied_limit),
+            (None, Some(20))
+        );
+        // One file bigger than the bound: its first whole lines.
+        let big = tree(1, 2000);
+        let full =
+            lines_of(&grep(big.path(), serde_json::json!({"head_limit": 0}), usize::MAX).unwrap());
+        let out = grep(big.path(), serde_json::json!({"head_limit": 0}), bound).unwrap();
+        let shown = lines_of(&out);
+        assert!(out.content.as_deref().unwrap().len() <= bound);
+        assert_eq!(shown, full[..shown.len()]);
+        // An offset the bound cannot reach is refused with a way out.
+        let err = grep(
+            dir.path(),
+            serde_json::json!({"head_limit": 10, "offset": shown_first}),
+            bound,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("narrow the search"), "{err}");
+    }
 
     #[test]
     fn glob_parameter_splits_like_claude_code() {

@@ -1799,6 +1799,21 @@ impl PermissionEngine {
                             r.target.raw
                         ),
                     ),
+                    // Bash expands a glob in a redirection's target when it matches one
+                    // file: `cat < .e*` reads `.env`.
+                    Some(_) if r.target.glob => self.unchecked_path(
+                        set,
+                        if r.kind == RedirectKind::Read {
+                            PathUse::Read
+                        } else {
+                            PathUse::Write
+                        },
+                        format!(
+                            "A redirection to a glob pattern ({}) cannot be checked: bash \
+                             redirects to the file it matches.",
+                            r.target.raw
+                        ),
+                    ),
                     Some(v) if is_harmless_device(v) => continue,
                     Some(v) => {
                         let access = if r.kind == RedirectKind::Read {
@@ -2127,7 +2142,7 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
                 .target
                 .value
                 .as_deref()
-                .is_some_and(|v| v != "-" && is_harmless_device(v)),
+                .is_some_and(|v| !r.target.glob && is_harmless_device(v)),
             RedirectKind::Read | RedirectKind::FdDup => true,
         })
 }
@@ -2205,11 +2220,13 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
     None
 }
 
+/// A redirection target that is no file: `/dev/null`, the standard streams, the terminal,
+/// `/dev/fd/N`. Exactly these names: `/dev/fd/../../etc/x` is `/etc/x`, and `-` is a file
+/// named `-` to a redirection.
 fn is_harmless_device(v: &str) -> bool {
-    matches!(
-        v,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "-"
-    ) || v.starts_with("/dev/fd/")
+    matches!(v, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty")
+        || v.strip_prefix("/dev/fd/")
+            .is_some_and(|fd| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The path the kernel resolves: `..` applies to the symlink-resolved directory so far.

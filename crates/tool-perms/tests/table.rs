@@ -175,6 +175,20 @@ const COMPLEX: &[&str] = &[
     "cat {README.md,/etc/passwd}",
     "cat ~root/.bashrc",
     "$'ls'",
+    // Code in `${…}` operands, which tree-sitter-bash reads as plain tokens.
+    "echo ${x:-`touch pwned`}",
+    "echo ${x#$(touch pwned)}",
+    "echo ${x%%$(touch pwned)}",
+    "echo ${x,,$(touch pwned)}",
+    "echo ${x^^<(touch pwned)}",
+    "echo \"${x//`touch pwned`}\"",
+    "cat <<< ${x#`touch pwned`}",
+    "ls ${x:+`touch pwned`}",
+    // A prompt expansion runs the substitutions in the value.
+    "true '$(touch pwned)'; echo ${_@P}",
+    // Backslashes inside backticks are removed before the body runs.
+    "echo `echo \\`touch pwned\\` `",
+    "echo `echo \\$(touch pwned)`",
 ];
 
 #[tokio::test]
@@ -1813,4 +1827,31 @@ async fn deny_rules_see_past_more_wrappers() {
     })
     .collect();
     run_table(cases).await;
+}
+
+/// A redirection's target is a file unless it is exactly a device name: `/dev/fd/../..`
+/// climbs to `/`, `-` is a file named `-`, and a glob names the one file it matches.
+#[tokio::test]
+async fn redirection_targets_that_only_look_harmless_are_checked_as_files() {
+    let env_rules = ["Read(./.env)", "Edit(./.env)"];
+    run_table(vec![
+        case("allow", "Bash", "echo hi > /dev/null"),
+        case("allow", "Bash", "echo hi > /dev/fd/2"),
+        case("allow", "Bash", "echo hi 2> /dev/stderr"),
+        case("ask", "Bash", "echo evil >> /dev/fd/../../../root/.bashrc"),
+        case("ask", "Bash", "echo evil > /dev/fd/"),
+        case("ask", "Bash", "echo x > -"),
+        case("deny", "Bash", "cat < /dev/fd/../../..$P/.env").deny(&env_rules),
+        case("deny", "Bash", "echo x > /dev/fd/../../..$P/.env").deny(&env_rules),
+        case("allow", "Bash", "cat < README.md").deny(&env_rules),
+        // Not provable either way: never allowed, and an ask that bypass mode keeps.
+        case("ask", "Bash", "cat < .e*").deny(&env_rules),
+        case("ask", "Bash", "cat < .e*")
+            .deny(&env_rules)
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "echo x >> .en?")
+            .deny(&env_rules)
+            .mode("acceptEdits"),
+    ])
+    .await;
 }

@@ -575,6 +575,7 @@ impl Walker<'_> {
     /// walked, substitutions too, arithmetic is checked; each node is visited once.
     fn walk_unknown(&mut self, node: Node<'_>) {
         self.arithmetic(node);
+        self.hidden_code(node);
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -667,8 +668,35 @@ impl Walker<'_> {
         }
         self.nest += 1;
         self.arithmetic(node);
+        self.hidden_code(node);
         self.scan_node(node);
         self.nest -= 1;
+    }
+
+    /// Code bash runs that tree-sitter-bash does not show as a substitution. Some operands of
+    /// `${…}` (the pattern of `${x#…}`, `${x,,…}`, `${x//…}`, a backticked default of
+    /// `${x:-…}`) are leaf tokens, yet bash expands them, running the `$(…)`, `` `…` `` or
+    /// `<(…)` they hold; and `${x@P}` expands a value as a prompt, which runs the
+    /// substitutions in it.
+    fn hidden_code(&mut self, node: Node<'_>) {
+        const WHY: &str = "a substitution inside a `${…}` operand, or a `${x@P}` prompt expansion, runs code the parser does not see";
+        let leaf = node.is_named()
+            && node.child_count() == 0
+            && !matches!(
+                node.kind(),
+                "raw_string"
+                    | "ansi_c_string"
+                    | "comment"
+                    | "heredoc_body"
+                    | "heredoc_content"
+                    | "heredoc_start"
+                    | "heredoc_end"
+            );
+        if (leaf && has_unescaped_substitution(&self.text(node)))
+            || (node.kind() == "expansion" && self.text(node).trim_end_matches('}').ends_with("@P"))
+        {
+            self.complex(WHY);
+        }
     }
 
     fn scan_node(&mut self, node: Node<'_>) {
@@ -809,6 +837,14 @@ impl Walker<'_> {
         match node.kind() {
             // A substitution runs in a subshell.
             "command_substitution" | "process_substitution" => {
+                // In backticks, bash removes the backslash of `\``, `\$` and `\\` before
+                // running the body: `` `echo \`cmd\`` `` runs `cmd`, which the parser reads
+                // as a literal word.
+                let text = self.text(node);
+                if text.starts_with('`') && ["\\`", "\\$", "\\\\"].iter().any(|e| text.contains(e))
+                {
+                    self.complex("an escaped `, $ or \\ inside backticks is unescaped and run");
+                }
                 self.in_subshell(|w| w.walk_children(node))
             }
             _ => self.scan(node),
@@ -1627,6 +1663,22 @@ fn has_line_break(text: &str) -> bool {
             }
             '\n' | '\r' => return true,
             _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `text` holds a `$(`, a backtick, `<(` or `>(` not escaped by a backslash (the
+/// start of a substitution, in bash's eyes).
+fn has_unescaped_substitution(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'`' => return true,
+            b'$' | b'<' | b'>' if bytes.get(i + 1) == Some(&b'(') => return true,
+            _ => i += 1,
         }
     }
     false

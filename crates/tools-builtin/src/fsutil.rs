@@ -283,7 +283,8 @@ pub(crate) fn check_regular_or_missing(path: &Path) -> Result<(), String> {
 /// refused, and so is a file this user may not write (as an in-place write would be).
 ///
 /// Where a rename would change what the file is, the file is instead rewritten in place
-/// (truncated and written, not atomic): a file with other hard links (they would keep the
+/// (space reserved, then written over and cut to length: not atomic, but a full disk fails
+/// before the file changes): a file with other hard links (they would keep the
 /// old content), a file whose owner this user cannot give the new one, a file in a
 /// directory this user cannot create files in, and a file the rename cannot replace (a
 /// single file bind-mounted into a container: `EBUSY`).
@@ -376,7 +377,7 @@ pub(crate) fn atomic_write_confined(
     }
     remove_stale_temps(&dir_fd, dir);
     let mut prefix = OsString::from(".");
-    prefix.push(&name);
+    prefix.push(temp_stem(&name));
     prefix.push(format!("{TEMP_MARKER}{}.", std::process::id()));
     let (tmp_name, mut file) = loop {
         let mut candidate = prefix.clone();
@@ -457,19 +458,48 @@ fn in_place_fallback(
     write_in_place(dir_fd, name, bytes)
 }
 
-/// Rewrites the existing file `name` in `dir_fd` in place (truncate, write, sync): for the
-/// files [`atomic_write`] must not replace by a rename. Not atomic.
+/// Rewrites the existing file `name` in `dir_fd` in place: for the files [`atomic_write`]
+/// must not replace by a rename. Not atomic, but a full disk or a file size limit refuses
+/// the write before any byte of the file changes: the space is reserved first, then the
+/// bytes are written over the old ones, then the file is cut to their length (it is never
+/// truncated first).
 fn write_in_place(dir_fd: &File, name: &OsString, bytes: &[u8]) -> io::Result<()> {
     use nix::fcntl::{OFlag, openat};
     use nix::sys::stat::Mode;
     let mut file = File::from(openat(
         dir_fd,
         name.as_os_str(),
-        OFlag::O_WRONLY | OFlag::O_TRUNC | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        OFlag::O_WRONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     )?);
+    reserve(&file, bytes.len())?;
     file.write_all(bytes)?;
+    file.set_len(bytes.len() as u64)?;
     file.sync_all()
+}
+
+/// Reserves `len` bytes for `file` where the platform can (`posix_fallocate`); a file
+/// system that cannot reserve is written without.
+fn reserve(file: &File, len: usize) -> io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    {
+        use nix::errno::Errno;
+        let Ok(len) = nix::libc::off_t::try_from(len) else {
+            return Err(io::Error::from(Errno::EFBIG));
+        };
+        if len == 0 {
+            return Ok(());
+        }
+        match nix::fcntl::posix_fallocate(file, 0, len) {
+            Ok(()) | Err(Errno::EOPNOTSUPP | Errno::ENOSYS | Errno::EINVAL) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+    {
+        let _ = (file, len);
+        Ok(())
+    }
 }
 
 /// Where the symlink `path` finally leads, following a chain of links; the last target
@@ -572,6 +602,28 @@ fn remove_stale_temps(dir_fd: &File, dir: &Path) {
     }
 }
 
+/// The file's name as the temporary file's name starts with it: cut (at a character) so
+/// that `.NAME.tw-tmp.PID.N` stays within the 255-byte limit of a file name.
+fn temp_stem(name: &std::ffi::OsStr) -> OsString {
+    use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+    // The dot, the marker, a pid (10 digits), a dot and a counter (20 digits).
+    const MAX: usize = 255 - 1 - TEMP_MARKER.len() - 10 - 1 - 20;
+    let bytes = name.as_bytes();
+    if bytes.len() <= MAX {
+        return name.to_owned();
+    }
+    match name.to_str() {
+        Some(text) => {
+            let end = (0..=MAX)
+                .rev()
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap_or(0);
+            OsString::from(&text[..end])
+        }
+        None => OsString::from_vec(bytes[..MAX].to_vec()),
+    }
+}
+
 /// The writer's pid in a temporary file's name (`.NAME.tw-tmp.PID.N`).
 fn stale_temp_pid(name: &str) -> Option<u32> {
     if !name.starts_with('.') {
@@ -648,6 +700,8 @@ pub(crate) fn recheck_before_write(
         ctx.file_state().get(path).and_then(|s| s.disk_hash),
     ) && ContentHash::of(bytes) != seen
     {
+        // What the model read is not what is on disk: it was modified since the read (a
+        // change the mtime missed), and the model is told so as at validation.
         return Err(ToolError::msg(MODIFIED_MESSAGE));
     }
     let now = read_optional(path)?;
@@ -783,6 +837,86 @@ mod tests {
         .unwrap();
         assert_eq!(fs::read(inside.join("notes")).unwrap(), b"new");
         assert_eq!(fs::read(outside.join("secret")).unwrap(), b"outside");
+    }
+
+    #[test]
+    fn a_file_whose_name_is_near_the_length_limit_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        // 80 three-byte characters and `.md`: 243 bytes, a legal name.
+        let file = dir.path().join(format!("{}.md", "文".repeat(80)));
+        atomic_write(&file, b"first").unwrap();
+        atomic_write(&file, b"second").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"second");
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "a temporary file was left behind");
+        // The cut stem still names a temporary file that can be cleaned up.
+        let stem = temp_stem(file.file_name().unwrap());
+        let temp = format!(
+            ".{}{TEMP_MARKER}4294967295.{}",
+            stem.to_str().unwrap(),
+            u64::MAX
+        );
+        assert!(temp.len() <= 255, "{}", temp.len());
+        assert_eq!(stale_temp_pid(&temp), Some(u32::MAX));
+    }
+
+    #[test]
+    fn an_in_place_rewrite_grows_and_shrinks_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        let twin = dir.path().join("twin.txt");
+        fs::write(&file, "a medium line\n").unwrap();
+        fs::hard_link(&file, &twin).unwrap();
+        let long = "x".repeat(100_000);
+        atomic_write(&file, long.as_bytes()).unwrap();
+        assert_eq!(fs::read_to_string(&twin).unwrap(), long);
+        atomic_write(&file, b"short").unwrap();
+        assert_eq!(fs::read(&twin).unwrap(), b"short");
+        atomic_write(&file, b"").unwrap();
+        assert_eq!(fs::read(&twin).unwrap(), b"");
+    }
+
+    /// Rewrites a hard-linked file in place: run by
+    /// `an_in_place_rewrite_that_cannot_fit_leaves_the_file_as_it_was` in a process of its
+    /// own, under a 64 KiB file size limit (which holds for the whole process).
+    #[test]
+    #[ignore = "a helper process of another test"]
+    fn in_place_rewrite_under_a_file_size_limit() {
+        let Some(path) = std::env::var_os("TW_IN_PLACE_FILE") else {
+            return;
+        };
+        let result = atomic_write(Path::new(&path), &vec![b'n'; 256 * 1024]);
+        std::process::exit(if result.is_err() { 0 } else { 3 });
+    }
+
+    #[test]
+    fn an_in_place_rewrite_that_cannot_fit_leaves_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        fs::hard_link(
+            {
+                fs::write(&file, "o".repeat(16 * 1024)).unwrap();
+                &file
+            },
+            dir.path().join("twin.txt"),
+        )
+        .unwrap();
+        // The shell sets the limit and ignores SIGXFSZ; both hold across the exec.
+        let status = std::process::Command::new("bash")
+            .args(["-c", "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\""])
+            .arg(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "fsutil::tests::in_place_rewrite_under_a_file_size_limit",
+                "--ignored",
+                "--quiet",
+            ])
+            .env("TW_IN_PLACE_FILE", &file)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "the write did not fail: {status:?}");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "o".repeat(16 * 1024));
     }
 
     #[test]

@@ -445,21 +445,41 @@ fn read_blocking(
         return read_notebook(path, &meta, ctx);
     }
 
+    let max_tokens = max_output_tokens();
+    let allow_large = input.allow_large.unwrap_or(false);
+    // Enough numbered lines for any partial view within `max_tokens` (a line costs at
+    // least 2 tokens and at most its bytes plus 24), never more than MAX_RANGE_BYTES: a
+    // huge range is measured, not kept.
+    let budget = if allow_large {
+        MAX_RANGE_BYTES
+    } else {
+        max_tokens
+            .saturating_mul(16)
+            .saturating_add(MAX_LINE_BYTES)
+            .min(MAX_RANGE_BYTES)
+    };
     let slice = stream_lines(
         path,
         &head,
         meta.len(),
         offset - 1,
         limit.unwrap_or(DEFAULT_LINE_LIMIT),
+        budget,
         ctx.cancellation(),
     )?;
-    let max_tokens = max_output_tokens();
     let ranged = input.offset.is_some() || input.limit.is_some();
-    let allow_large = input.allow_large.unwrap_or(false);
     let mut lines = slice.lines;
     let mut partial_notice = None;
-    let rendered_tokens = estimate_tokens(&format_numbered(&lines, offset));
-    if rendered_tokens > max_tokens && !allow_large {
+    let rendered_tokens = slice.rendered_bytes.div_ceil(4);
+    if slice.cut && allow_large {
+        return Err(ToolError::msg(format!(
+            "File content ({rendered_tokens} tokens) exceeds the {} MiB one Read returns, even \
+             with allow_large. Please use offset and limit parameters to read specific portions \
+             of the file, or use the Grep tool to search for specific content.",
+            MAX_RANGE_BYTES / (1024 * 1024)
+        )));
+    }
+    if (rendered_tokens > max_tokens || slice.cut) && !allow_large {
         if ranged {
             return Err(ToolError::msg(format!(
                 "File content ({rendered_tokens} tokens) exceeds maximum allowed tokens ({max_tokens}). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content."
@@ -688,10 +708,19 @@ struct Slice {
     lines: Vec<String>,
     total_lines: usize,
     hash: ContentHash,
+    /// The length of the whole range as the model would see it (numbered lines).
+    rendered_bytes: usize,
+    /// Whether lines of the range were left out to stay within the byte budget.
+    cut: bool,
 }
 
+/// Most bytes of numbered lines one Read keeps, `allow_large` or not: about a million
+/// tokens, the largest context window.
+pub const MAX_RANGE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Collects lines `[start, start + count)` from bytes fed in pieces, keeping at most a
-/// bounded prefix of each line.
+/// bounded prefix of each line, and of the range at most `budget` bytes as numbered lines
+/// (the rest is measured, not kept).
 struct LineCollector {
     start: usize,
     end: usize,
@@ -699,13 +728,22 @@ struct LineCollector {
     current: Vec<u8>,
     pending: bool,
     lines: Vec<String>,
+    budget: usize,
+    rendered: usize,
+    cut: bool,
+}
+
+/// The length of line `number` as `format_numbered` shows it, with its line break.
+fn numbered_len(number: usize, line: &str, first: bool) -> usize {
+    let digits = number.checked_ilog10().map_or(1, |d| d as usize + 1);
+    digits.max(6) + '\u{2192}'.len_utf8() + line.len() + usize::from(!first)
 }
 
 /// Bytes kept per line: enough for `MAX_LINE_CHARS` characters of any width.
 const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
 
 impl LineCollector {
-    fn new(start: usize, count: usize) -> Self {
+    fn new(start: usize, count: usize, budget: usize) -> Self {
         Self {
             start,
             end: start.saturating_add(count),
@@ -713,6 +751,9 @@ impl LineCollector {
             current: Vec::new(),
             pending: false,
             lines: Vec::new(),
+            budget,
+            rendered: 0,
+            cut: false,
         }
     }
 
@@ -731,7 +772,15 @@ impl LineCollector {
     fn end_line(&mut self) {
         if self.in_range() {
             let bytes = std::mem::take(&mut self.current);
-            self.lines.push(finish_line(&bytes));
+            let line = finish_line(&bytes);
+            let len = numbered_len(self.index + 1, &line, self.index == self.start);
+            self.rendered += len;
+            // A prefix of the range: after the first line left out, none is kept.
+            if !self.cut && self.rendered <= self.budget {
+                self.lines.push(line);
+            } else {
+                self.cut = true;
+            }
         }
         self.index += 1;
         self.pending = false;
@@ -755,6 +804,11 @@ impl LineCollector {
             self.end_line();
         }
         (self.lines, self.index)
+    }
+
+    /// The numbered length of the whole range, and whether lines of it were left out.
+    fn measure(&self) -> (usize, bool) {
+        (self.rendered, self.cut)
     }
 }
 
@@ -791,11 +845,12 @@ fn stream_lines(
     size: u64,
     start: usize,
     count: usize,
+    budget: usize,
     cancel: &CancellationToken,
 ) -> Result<Slice, ToolError> {
     let mut file = File::open(path).map_err(|e| ToolError::io(path, e))?;
     let mut hasher = ContentHasher::default();
-    let mut collector = LineCollector::new(start, count);
+    let mut collector = LineCollector::new(start, count, budget);
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
         if size > MAX_UTF16_BYTES {
             return Err(ToolError::msg(format!(
@@ -835,11 +890,17 @@ fn stream_lines(
             }
         }
     }
+    if collector.pending {
+        collector.end_line();
+    }
+    let (rendered_bytes, cut) = collector.measure();
     let (lines, total_lines) = collector.finish();
     Ok(Slice {
         lines,
         total_lines,
         hash: hasher.finish(),
+        rendered_bytes,
+        cut,
     })
 }
 
@@ -848,11 +909,40 @@ mod tests {
     use super::*;
 
     fn collect(chunks: &[&[u8]], start: usize, count: usize) -> (Vec<String>, usize) {
-        let mut c = LineCollector::new(start, count);
+        let mut c = LineCollector::new(start, count, usize::MAX);
         for chunk in chunks {
             c.feed(chunk);
         }
         c.finish()
+    }
+
+    #[test]
+    fn a_huge_range_is_measured_exactly_but_kept_only_to_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        // Line numbers past 999,999 are wider than six columns.
+        let text: String = (0..1_100_000).map(|i| format!("line {i}\n")).collect();
+        fs::write(&path, &text).unwrap();
+        let head = fs::read(&path).unwrap()[..16].to_vec();
+        let size = text.len() as u64;
+        let never = CancellationToken::new();
+        let whole = stream_lines(&path, &head, size, 0, usize::MAX, usize::MAX, &never).unwrap();
+        assert!(!whole.cut);
+        assert_eq!(whole.rendered_bytes, format_numbered(&whole.lines, 1).len());
+        let budget = 100_000;
+        let kept = stream_lines(&path, &head, size, 0, usize::MAX, budget, &never).unwrap();
+        assert!(kept.cut);
+        assert_eq!(kept.rendered_bytes, whole.rendered_bytes);
+        assert_eq!(kept.total_lines, 1_100_000);
+        assert_eq!(kept.hash, whole.hash);
+        assert!(format_numbered(&kept.lines, 1).len() <= budget);
+        assert_eq!(kept.lines[..], whole.lines[..kept.lines.len()]);
+        // From an offset: the numbering starts there.
+        let tail = stream_lines(&path, &head, size, 999_990, 20, usize::MAX, &never).unwrap();
+        assert_eq!(
+            tail.rendered_bytes,
+            format_numbered(&tail.lines, 999_991).len()
+        );
     }
 
     #[test]

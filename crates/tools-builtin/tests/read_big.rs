@@ -55,4 +55,32 @@ async fn huge_file_with_offset_and_limit_is_streamed() {
     // The full-file hash was computed while streaming.
     let state = c.file_state().get(&f).unwrap();
     assert!(state.disk_hash.is_some());
+
+    // A limit far past the token cap over millions of real lines: measured while
+    // streaming (the error gives the range's size), never held in memory.
+    let lines = dir.path().join("lines.log");
+    {
+        let mut file = std::io::BufWriter::new(fs::File::create(&lines).unwrap());
+        for i in 1..=3_000_000 {
+            writeln!(file, "line {i:07}").unwrap();
+        }
+    }
+    let before = peak_rss_kib();
+    for input in [
+        json!({"file_path": lines, "offset": 1, "limit": 100_000_000}),
+        json!({"file_path": lines, "limit": 100_000_000, "allow_large": true}),
+    ] {
+        let err = common::run(&Read, &c, input).await.unwrap_err().text;
+        assert!(err.contains("exceeds"), "{err}");
+        // Six columns and an arrow of three bytes (up to line 999,999), then seven.
+        let tokens =
+            (999_999 * (6 + 3 + 12 + 1) + 2_000_001 * (7 + 3 + 12 + 1) - 1_usize).div_ceil(4);
+        assert!(err.contains(&format!("({tokens} tokens)")), "{err}");
+    }
+    if let (Some(before), Some(after)) = (before, peak_rss_kib()) {
+        assert!(
+            after < before + 64 * 1024,
+            "peak RSS grew from {before} KiB to {after} KiB"
+        );
+    }
 }

@@ -162,7 +162,8 @@ fn read_json(
 }
 
 /// Reads every settings file that exists, highest precedence first: managed
-/// (`managed-settings.json`, then `managed-settings.d/*.json` alphabetically), `--settings`
+/// (`managed-settings.d/*.json` in reverse name order, then `managed-settings.json`: the
+/// drop-ins merge after the main file, the last one winning), `--settings`
 /// values, inline values, `.claude/settings.local.json`, `.claude/settings.json`, the user's
 /// `settings.json`. Missing optional files are skipped silently; unreadable or invalid ones
 /// are reported and skipped.
@@ -185,13 +186,8 @@ pub fn load_settings_files(
         }
     };
     if let Some(dir) = &sources.managed_dir {
-        add(
-            RuleSource::PolicySettings,
-            dir.join("managed-settings.json"),
-            false,
-            &mut files,
-            &mut diags,
-        );
+        // Drop-ins merge after the main file, alphabetically: the last one wins, so it
+        // comes first here (highest precedence first).
         if let Ok(rd) = std::fs::read_dir(dir.join("managed-settings.d")) {
             let mut paths: Vec<PathBuf> = rd
                 .flatten()
@@ -199,10 +195,17 @@ pub fn load_settings_files(
                 .filter(|p| p.extension().is_some_and(|e| e == "json"))
                 .collect();
             paths.sort();
-            for p in paths {
+            for p in paths.into_iter().rev() {
                 add(RuleSource::PolicySettings, p, true, &mut files, &mut diags);
             }
         }
+        add(
+            RuleSource::PolicySettings,
+            dir.join("managed-settings.json"),
+            false,
+            &mut files,
+            &mut diags,
+        );
     }
     for flag in &sources.flag_settings {
         if flag.trim_start().starts_with('{') {
@@ -578,12 +581,27 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 )),
             }
         }
+        match perms.get("disableBypassPermissionsMode") {
+            None => {}
+            Some(v) if v.as_str() == Some("disable") => bypass_disabled = true,
+            // Claude Code's schema allows only "disable": a `true` that reads as "disable"
+            // but does nothing must not pass unnoticed.
+            Some(v) => diagnostics.push(diag(
+                Severity::Error,
+                format!(
+                    "`permissions.disableBypassPermissionsMode` must be \"disable\", got {}; ignored",
+                    crate::settings::json_type_name(v)
+                ),
+            )),
+        }
         if perms
-            .get("disableBypassPermissionsMode")
-            .and_then(Value::as_str)
-            == Some("disable")
+            .get("additionalDirectories")
+            .is_some_and(|v| !v.is_array())
         {
-            bypass_disabled = true;
+            diagnostics.push(diag(
+                Severity::Error,
+                "`permissions.additionalDirectories` must be an array; ignored".into(),
+            ));
         }
         for d in rule_list(perms, "additionalDirectories") {
             match d.as_str() {
@@ -652,4 +670,18 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
             ));
         }
     })
+}
+
+/// The JSON type of `v` with its value when short (`true`, `"yes"`), for diagnostics that
+/// must not echo a whole (possibly secret) value.
+pub(crate) fn json_type_name(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.chars().count() <= 20 => format!("{s:?}"),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
 }

@@ -613,6 +613,73 @@ fn settings_errors_and_bypass_disable() {
     assert!(!loaded.context.bypass_available);
 }
 
+/// Drop-ins merge after `managed-settings.json`, alphabetically: the last one wins.
+#[test]
+fn managed_drop_ins_override_the_main_file_in_name_order() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    write(
+        &managed.join("managed-settings.json"),
+        json!({"permissions": {"defaultMode": "acceptEdits"}, "env": {"X": "main", "Y": "main"}}),
+    );
+    write(
+        &managed.join("managed-settings.d/50-lock.json"),
+        json!({"permissions": {"defaultMode": "plan"}, "env": {"X": "fifty"}}),
+    );
+    write(
+        &managed.join("managed-settings.d/10-base.json"),
+        json!({"permissions": {"defaultMode": "dontAsk"}, "env": {"X": "ten", "Y": "ten"}}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("nothing-here")),
+        managed_dir: Some(managed),
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    assert_eq!(
+        load_permissions(&sources).context.mode,
+        PermissionMode::Plan
+    );
+    let (files, _) = load_settings_files(&sources);
+    let merged = merge_settings(&files);
+    assert_eq!(merged["env"], json!({"X": "fifty", "Y": "ten"}));
+}
+
+/// Values Claude Code's schema refuses are reported, not silently dropped.
+#[test]
+fn settings_values_of_the_wrong_kind_are_reported() {
+    let fx = Fixture::new();
+    write(
+        &fx.proj.join(".claude/settings.json"),
+        json!({"permissions": {"disableBypassPermissionsMode": true, "additionalDirectories": "../lib"}}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("nothing-here")),
+        managed_dir: None,
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let loaded = load_permissions(&sources);
+    let msgs: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        msgs.iter().any(|m| m.contains(
+            "`permissions.disableBypassPermissionsMode` must be \"disable\", got true; ignored"
+        )),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("`permissions.additionalDirectories` must be an array")),
+        "{msgs:?}"
+    );
+}
+
 #[test]
 fn claude_config_dir_is_honoured() {
     let fx = Fixture::new();

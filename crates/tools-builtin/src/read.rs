@@ -61,7 +61,7 @@ pub struct ReadInput {
     /// Page range for PDF files (e.g., "1-5", "3", "10-20"). Only applicable to PDF files.
     #[serde(default)]
     pub pages: Option<String>,
-    /// Return the whole requested range even when it exceeds the output token limit.
+    /// Return the whole requested range even when it exceeds the output token limit (up to 4 MiB of numbered lines).
     #[serde(default)]
     pub allow_large: Option<bool>,
 }

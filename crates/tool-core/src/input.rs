@@ -151,6 +151,22 @@ pub fn json_type(value: &Value) -> &'static str {
     }
 }
 
+/// A value as a configuration diagnostic shows it: `true`, `5`, `null` and short strings as
+/// they are, anything else by its type (`an array`, `an object`, `a string`), so that a
+/// message about a malformed setting never echoes a whole value (a header with a token, a
+/// URL with a key).
+pub fn shown_setting(value: &Value) -> String {
+    match value {
+        Value::String(s) if s.chars().count() <= 20 && !s.chars().any(char::is_control) => {
+            format!("{s:?}")
+        }
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+        scalar => scalar.to_string(),
+    }
+}
+
 /// Repairs and checks `input` against a normalised `schema`; see the [module docs](self).
 /// `deny_unknown_fields` rejects top-level keys the schema does not list even when the schema
 /// itself allows them. Returns the repaired input.

@@ -112,7 +112,7 @@ pub use file_state::{
     MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, expand_path, mtime_ms, normalize_lexically,
     now_ms,
 };
-pub use input::{InputError, InputIssue, check_input, json_type};
+pub use input::{InputError, InputIssue, check_input, json_type, shown_setting};
 pub use permission::{
     DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource,
     RuleValue, SourcedRule, ToolPermissionContext, UpdateDestination,

@@ -281,12 +281,16 @@ fn rank(source: RuleSource) -> u8 {
 }
 
 fn parse_timeout(v: &Value) -> Result<Duration, String> {
-    let secs = v
-        .as_f64()
-        .ok_or_else(|| format!("`timeout` must be a number of seconds, got {v}"))?;
+    let secs = v.as_f64().ok_or_else(|| {
+        format!(
+            "`timeout` must be a number of seconds, got {}",
+            tool_core::shown_setting(v)
+        )
+    })?;
     if !(secs.is_finite() && secs > 0.0 && secs <= 1.0e9) {
         return Err(format!(
-            "`timeout` must be a positive number of seconds, got {v}"
+            "`timeout` must be a positive number of seconds, got {}",
+            tool_core::shown_setting(v)
         ));
     }
     Ok(Duration::from_secs_f64(secs))
@@ -296,7 +300,10 @@ fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, Str
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("`{key}` must be a string, got {other}")),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, got {}",
+            tool_core::shown_setting(other)
+        )),
     }
 }
 
@@ -325,13 +332,21 @@ fn parse_handler(
     source: RuleSource,
     path: Option<&PathBuf>,
 ) -> Result<Option<HookHandler>, String> {
-    let obj = value
-        .as_object()
-        .ok_or_else(|| format!("a hook handler must be an object, got {value}"))?;
+    let obj = value.as_object().ok_or_else(|| {
+        format!(
+            "a hook handler must be an object, got {}",
+            tool_core::shown_setting(value)
+        )
+    })?;
     let ty = match obj.get("type") {
         Some(Value::String(s)) => s.as_str(),
         None => "command",
-        Some(other) => return Err(format!("`type` must be a string, got {other}")),
+        Some(other) => {
+            return Err(format!(
+                "`type` must be a string, got {}",
+                tool_core::shown_setting(other)
+            ));
+        }
     };
     let kind = match ty {
         "command" => {
@@ -344,14 +359,20 @@ fn parse_handler(
                     items
                         .iter()
                         .map(|a| {
-                            a.as_str()
-                                .map(str::to_owned)
-                                .ok_or_else(|| format!("`args` must hold strings, got {a}"))
+                            a.as_str().map(str::to_owned).ok_or_else(|| {
+                                format!(
+                                    "`args` must hold strings, got {}",
+                                    tool_core::shown_setting(a)
+                                )
+                            })
                         })
                         .collect::<Result<Vec<_>, _>>()?,
                 ),
                 Some(other) => {
-                    return Err(format!("`args` must be an array of strings, got {other}"));
+                    return Err(format!(
+                        "`args` must be an array of strings, got {}",
+                        tool_core::shown_setting(other)
+                    ));
                 }
             };
             let shell = opt_string(obj, "shell")?;
@@ -366,7 +387,12 @@ fn parse_handler(
             let is_async = match obj.get("async") {
                 None | Some(Value::Null) => false,
                 Some(Value::Bool(b)) => *b,
-                Some(other) => return Err(format!("`async` must be a boolean, got {other}")),
+                Some(other) => {
+                    return Err(format!(
+                        "`async` must be a boolean, got {}",
+                        tool_core::shown_setting(other)
+                    ));
+                }
             };
             HandlerKind::Command(CommandHandler {
                 command,
@@ -387,7 +413,12 @@ fn parse_handler(
                             .ok_or_else(|| format!("header {k:?} must be a string"))
                     })
                     .collect::<Result<_, _>>()?,
-                Some(other) => return Err(format!("`headers` must be an object, got {other}")),
+                Some(other) => {
+                    return Err(format!(
+                        "`headers` must be an object, got {}",
+                        tool_core::shown_setting(other)
+                    ));
+                }
             };
             let allowed_env_vars = match obj.get("allowedEnvVars") {
                 None | Some(Value::Null) => Vec::new(),
@@ -396,7 +427,10 @@ fn parse_handler(
                     .filter_map(|v| v.as_str().map(str::to_owned))
                     .collect(),
                 Some(other) => {
-                    return Err(format!("`allowedEnvVars` must be an array, got {other}"));
+                    return Err(format!(
+                        "`allowedEnvVars` must be an array, got {}",
+                        tool_core::shown_setting(other)
+                    ));
                 }
             };
             HandlerKind::Http(HttpHandler {
@@ -473,7 +507,10 @@ impl HooksConfig {
                     source: Some(f.source),
                     path: f.path.clone(),
                     location: "disableAllHooks".into(),
-                    message: format!("must be a boolean, got {other}; ignored"),
+                    message: format!(
+                        "must be a boolean, got {}; ignored",
+                        tool_core::shown_setting(other)
+                    ),
                 }),
             }
             if let Some(v) = f.value.get("allowManagedHooksOnly") {
@@ -489,7 +526,10 @@ impl HooksConfig {
                         source: Some(f.source),
                         path: f.path.clone(),
                         location: "allowManagedHooksOnly".into(),
-                        message: format!("must be a boolean, got {other}; ignored"),
+                        message: format!(
+                            "must be a boolean, got {}; ignored",
+                            tool_core::shown_setting(other)
+                        ),
                     }),
                 }
             }
@@ -513,7 +553,10 @@ impl HooksConfig {
                         source: Some(f.source),
                         path: f.path.clone(),
                         location: key.into(),
-                        message: format!("must be an array of strings, got {other}; ignored"),
+                        message: format!(
+                            "must be an array of strings, got {}; ignored",
+                            tool_core::shown_setting(other)
+                        ),
                     }),
                 }
             }
@@ -549,7 +592,10 @@ impl HooksConfig {
                 if !hooks.is_null() {
                     diags.push(diag(
                         "hooks".into(),
-                        format!("must be an object of event names, got {hooks}"),
+                        format!(
+                            "must be an object of event names, got {}",
+                            tool_core::shown_setting(hooks)
+                        ),
                     ));
                 }
                 continue;
@@ -565,7 +611,10 @@ impl HooksConfig {
                 let Some(groups) = groups.as_array() else {
                     diags.push(diag(
                         format!("hooks.{event}"),
-                        format!("must be an array of matcher groups, got {groups}"),
+                        format!(
+                            "must be an array of matcher groups, got {}",
+                            tool_core::shown_setting(groups)
+                        ),
                     ));
                     continue;
                 };
@@ -574,7 +623,10 @@ impl HooksConfig {
                     let Some(gobj) = group.as_object() else {
                         diags.push(diag(
                             loc,
-                            format!("a matcher group must be an object, got {group}"),
+                            format!(
+                                "a matcher group must be an object, got {}",
+                                tool_core::shown_setting(group)
+                            ),
                         ));
                         continue;
                     };
@@ -584,7 +636,10 @@ impl HooksConfig {
                         Some(other) => {
                             diags.push(diag(
                                 format!("{loc}.matcher"),
-                                format!("must be a string, got {other}; group skipped"),
+                                format!(
+                                    "must be a string, got {}; group skipped",
+                                    tool_core::shown_setting(other)
+                                ),
                             ));
                             continue;
                         }
@@ -620,7 +675,7 @@ impl HooksConfig {
                                     {
                                         diags.push(diag(
                                                 format!("{loc}.hooks[{hi}]"),
-                                                format!("http hook URL {:?} is not in allowedHttpHookUrls; skipped", http.url),
+                                                format!("http hook URL {:?} is not in allowedHttpHookUrls; skipped", shown_url(&http.url)),
                                             ));
                                         continue;
                                     }
@@ -711,6 +766,25 @@ impl HooksConfig {
         }
         out
     }
+}
+
+/// A hook URL as a diagnostic shows it: user info and query (where credentials sit) and
+/// the fragment replaced by `redacted`.
+fn shown_url(url: &str) -> String {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return "<an unparsable URL>".to_owned();
+    };
+    if parsed.query().is_some() {
+        parsed.set_query(Some("redacted"));
+    }
+    if parsed.fragment().is_some() {
+        parsed.set_fragment(None);
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        let _ = parsed.set_username("redacted");
+        let _ = parsed.set_password(None);
+    }
+    parsed.to_string()
 }
 
 #[cfg(test)]

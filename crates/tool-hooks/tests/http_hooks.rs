@@ -233,3 +233,43 @@ fn allowed_http_hook_urls_restrict() {
     assert!(diags[0].message.contains("not in allowedHttpHookUrls"));
     assert_eq!(config.matching("PreToolUse", Some("Bash")).len(), 1);
 }
+
+/// Diagnostics about malformed or refused hooks never echo the values that hold secrets.
+#[test]
+fn hook_diagnostics_do_not_echo_secrets() {
+    let secret = "sk-live-0123456789abcdef0123456789";
+    let hooks = json!({"PreToolUse": [
+        {"hooks": [
+            {"type": "http", "url": format!("https://evil.example.net/b?key={secret}")},
+            {"type": "http", "url": "https://hooks.example.com/a", "headers": [format!("Authorization: Bearer {secret}")]},
+            [format!("echo {secret}")]
+        ]},
+        format!("group {secret}")
+    ]});
+    let files = [
+        SettingsFile {
+            source: RuleSource::ProjectSettings,
+            path: None,
+            value: json!({"hooks": hooks}),
+        },
+        SettingsFile {
+            source: RuleSource::PolicySettings,
+            path: None,
+            value: json!({"allowedHttpHookUrls": ["https://hooks.example.com/*"]}),
+        },
+    ];
+    let (_, diags) = HooksConfig::from_settings(&files);
+    let text: Vec<String> = diags.iter().map(|d| d.message.clone()).collect();
+    assert!(text.len() >= 4, "{text:?}");
+    assert!(text.iter().all(|m| !m.contains(secret)), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|m| m.contains("https://evil.example.net/b?redacted")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter()
+            .any(|m| m.contains("`headers` must be an object, got an array")),
+        "{text:?}"
+    );
+}

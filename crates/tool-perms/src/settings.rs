@@ -590,7 +590,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 Severity::Error,
                 format!(
                     "`permissions.disableBypassPermissionsMode` must be \"disable\", got {}; ignored",
-                    crate::settings::json_type_name(v)
+                    tool_core::shown_setting(v)
                 ),
             )),
         }
@@ -670,18 +670,4 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
             ));
         }
     })
-}
-
-/// The JSON type of `v` with its value when short (`true`, `"yes"`), for diagnostics that
-/// must not echo a whole (possibly secret) value.
-pub(crate) fn json_type_name(v: &Value) -> String {
-    match v {
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "null".into(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) if s.chars().count() <= 20 => format!("{s:?}"),
-        Value::String(_) => "a string".into(),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-    }
 }

@@ -356,6 +356,18 @@ async def main():
             out["pwd"] = dump(await c.call_tool("Bash", {"command": "pwd"}))
             out["plan"] = dump(await c.call_tool("EnterPlanMode", {}))
             out["write"] = dump(await c.call_tool("Write", {"file_path": os.path.join(work, "planned.txt"), "content": "x"}))
+        elif mode == "spoof":
+            # Requests on 2026-07-28 (no sessions) that name made-up sessions must neither
+            # reach nor push out this client's session state.
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+            f = os.path.join(work, "f.txt")
+            out["read"] = dump(await c.call_tool("Read", {"file_path": f}))
+            for i in range(40):
+                async with httpx2.AsyncClient(headers={"Mcp-Session-Id": f"made-up-{i}"}) as h:
+                    async with Client(streamable_http_client(url, http_client=h), mode="auto") as other:
+                        await other.call_tool("Glob", {"pattern": "*.txt"})
+            out["edit"] = dump(await c.call_tool("Edit", {"file_path": f, "old_string": "served", "new_string": "edited"}))
         elif mode == "progress":
             command = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
             out["result"] = dump(await c.call_tool("Bash", {"command": command}, progress_callback=on_progress))
@@ -508,6 +520,27 @@ fn a_client_keeps_its_read_cache_and_plan_mode_across_calls() {
         );
         assert!(!root.join("planned.txt").exists());
     }
+}
+
+/// A session's state belongs to the session rmcp made, not to whatever `Mcp-Session-Id` a
+/// request names: forty sessionless requests naming made-up sessions leave a real
+/// session's read cache in place.
+#[test]
+fn requests_naming_made_up_sessions_do_not_push_out_a_real_one() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let (_dir, root) = project();
+    std::fs::write(root.join("f.txt"), "served file\n").unwrap();
+    let server = Server::toolwright_http(
+        &root,
+        &["--settings", r#"{"permissions": {"allow": ["Edit"]}}"#],
+    );
+    let out = python(&py, &server, &root, "spoof", "legacy");
+    assert_eq!(out["read"]["isError"], false, "{out}");
+    assert_eq!(out["edit"]["isError"], false, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("f.txt")).unwrap(),
+        "edited file\n"
+    );
 }
 
 #[test]

@@ -110,7 +110,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         shutdown.cancel();
     });
     // One handler for every request; it keeps each client session's state by its id.
-    listener.serve(move || server.clone()).await;
+    listener.serve(move || server.for_session()).await;
     drop(session);
     ExitCode::SUCCESS
 }

@@ -24,7 +24,6 @@ pub mod http;
 mod ask;
 mod convert;
 
-use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -51,19 +50,14 @@ pub struct ToolServer {
     info: Implementation,
     instructions: Option<String>,
     calls: Arc<AtomicU64>,
-    sessions: Arc<Mutex<Sessions>>,
-}
-
-/// How many HTTP client sessions keep their state (read cache, permission mode, background
-/// tasks); the least recently used beyond this start afresh.
-const MAX_SESSIONS: usize = 32;
-
-/// The state calls run in: one context for requests without a session (stdio, and HTTP on
-/// protocol 2026-07-28, which has no sessions), one per `Mcp-Session-Id`. Plan-mode and
-/// worktree changes a call makes (its context modifier) stay with its session.
-struct Sessions {
-    sessionless: ToolUseContext,
-    by_id: lru::LruCache<String, ToolUseContext>,
+    /// The context of requests without a session (stdio, and HTTP on protocol 2026-07-28,
+    /// which has no sessions), shared by every clone.
+    sessionless: Arc<Mutex<ToolUseContext>>,
+    /// The context of the HTTP session this server was made for ([`Self::for_session`]),
+    /// made on its first request. It lives as long as rmcp keeps the session's handler:
+    /// when the session ends (`DELETE`, idle timeout), its read cache and background tasks
+    /// go with it. `None` on the shared server, whose requests are all sessionless.
+    session: Option<Arc<Mutex<Option<ToolUseContext>>>>,
 }
 
 impl std::fmt::Debug for ToolServer {
@@ -84,18 +78,27 @@ impl ToolServer {
         permissions: Arc<dyn Permissions>,
         hooks: Arc<dyn Hooks>,
     ) -> Self {
-        let sessions = Sessions {
-            sessionless: ctx.clone(),
-            by_id: lru::LruCache::new(NonZeroUsize::new(MAX_SESSIONS).unwrap_or(NonZeroUsize::MIN)),
-        };
         Self {
+            sessionless: Arc::new(Mutex::new(ctx.clone())),
             ctx,
             permissions,
             hooks,
             info: Implementation::new("toolwright", env!("CARGO_PKG_VERSION")),
             instructions: None,
             calls: Arc::default(),
-            sessions: Arc::new(Mutex::new(sessions)),
+            session: None,
+        }
+    }
+
+    /// A server for one HTTP session: the same tools, permissions and hooks, and session
+    /// state of its own (read cache, plan mode, worktree, background tasks) for the
+    /// requests that carry an `Mcp-Session-Id`, dropped with this server. Give this to
+    /// rmcp's Streamable HTTP service as its factory: rmcp makes one per session (and one
+    /// per sessionless request, whose requests use the shared sessionless state).
+    pub fn for_session(&self) -> Self {
+        Self {
+            session: Some(Arc::default()),
+            ..self.clone()
         }
     }
 
@@ -112,40 +115,55 @@ impl ToolServer {
         self
     }
 
-    /// The context of the session `context`'s request belongs to (by its `Mcp-Session-Id`
-    /// header), made for its first request: what one client read does not count as read
-    /// for another, and its plan mode, worktree and background tasks are its own.
-    fn session(&self, context: &RequestContext<RoleServer>) -> (Option<String>, ToolUseContext) {
+    /// The context `context`'s request runs in, and whether it is a session's: this
+    /// server's own when the request belongs to an HTTP session (it carries
+    /// `Mcp-Session-Id` and this server was made for a session), made on first use; else
+    /// the shared sessionless context. What one client read does not count as read for
+    /// another, and its plan mode, worktree and background tasks are its own. The header
+    /// alone picks nothing: a client cannot reach another session's state, or push one out,
+    /// by naming it.
+    fn session(&self, context: &RequestContext<RoleServer>) -> (bool, ToolUseContext) {
         let id = context
             .extensions
             .get::<::http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        let ctx = match &id {
-            None => sessions.sessionless.clone(),
-            Some(id) => sessions
-                .by_id
-                .get_or_insert(id.clone(), || {
-                    let session = format!("{}-{id}", self.ctx.session_id());
-                    self.ctx.for_new_session(session)
-                })
-                .clone(),
-        };
-        (id, ctx)
+            .and_then(|v| v.to_str().ok());
+        if let (Some(slot), Some(id)) = (&self.session, id) {
+            let mut own = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let ctx = own.get_or_insert_with(|| {
+                let fresh = self
+                    .ctx
+                    .for_new_session(format!("{}-{id}", self.ctx.session_id()));
+                // The session's permission engine (rules with their sources, and those
+                // added at run time) is shared, not session state: Grep and Glob skip what
+                // it denies, as on stdio.
+                if let Some(engine) = self.ctx.app_state().get::<tool_perms::SessionEngine>() {
+                    fresh.app_state().set(engine);
+                }
+                fresh
+            });
+            return (true, ctx.clone());
+        }
+        let shared = self
+            .sessionless
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        (false, shared.clone())
     }
 
-    /// Applies a call's context modifier to its session's context, outside the lock and
-    /// with a panic in it caught (the change is then dropped, as the executor does).
-    fn update_session(&self, id: Option<&str>, modifier: tool_core::ContextModifier) {
-        let lock = || self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        let current = {
-            let mut sessions = lock();
-            match id {
-                None => Some(sessions.sessionless.clone()),
-                Some(id) => sessions.by_id.get(id).cloned(),
-            }
+    /// Applies a call's context modifier to its session's context (or the sessionless one),
+    /// outside the lock and with a panic in it caught (the change is then dropped, as the
+    /// executor does).
+    fn update_session(&self, in_session: bool, modifier: tool_core::ContextModifier) {
+        let own = self.session.as_deref().filter(|_| in_session);
+        let current = match own {
+            Some(slot) => slot.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            None => Some(
+                self.sessionless
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            ),
         };
         let Some(current) = current else { return };
         let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
@@ -155,13 +173,13 @@ impl ToolServer {
             tracing::warn!("a tool's context modifier panicked; the change was dropped");
             return;
         };
-        let mut sessions = lock();
-        match id {
-            None => sessions.sessionless = next,
-            Some(id) => {
-                if let Some(slot) = sessions.by_id.get_mut(id) {
-                    *slot = next;
-                }
+        match own {
+            Some(slot) => *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(next),
+            None => {
+                *self
+                    .sessionless
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = next
             }
         }
     }
@@ -266,7 +284,7 @@ impl ToolServer {
         // docs say (and sessionless clients share one state, which one's `cd` must not move).
         let modifier = outcome.context_modifier.take();
         if let Some(modifier) = modifier.filter(|_| outcome.tool_name != "Bash") {
-            self.update_session(session.as_deref(), modifier);
+            self.update_session(session, modifier);
         }
         if let Some((state, params)) = route.take_pending() {
             let elicit = json!({"method": "elicitation/create", "params": params});

@@ -70,6 +70,7 @@ fn apply_settings_env(cli: &Cli) {
     };
     let env = session::settings_env(&options);
     session::remember_env_before_settings(env.iter().map(|(k, _)| k.as_str()));
+    trust::remember_location();
     for (key, value) in env {
         // SAFETY: no other thread exists yet: the telemetry and the async runtime start
         // after this, and nothing before it spawns one. Keys and values were checked for

@@ -63,7 +63,7 @@ pub struct SessionOptions {
 impl SessionOptions {
     /// The settings files a session in `cwd` (canonical) reads, `--settings` resolved.
     fn settings_sources(&self, cwd: &std::path::Path, trusted: bool) -> SettingsSources {
-        let mut sources = SettingsSources::standard(cwd);
+        let mut sources = SettingsSources::standard_with_env(cwd, var_before_settings);
         if !self.user_and_managed_settings {
             sources.user_config_dir = None;
             sources.managed_dir = None;
@@ -113,27 +113,33 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
 
 /// The variables the settings' `env` set in this process, with the values they had before
 /// (see `main.rs`), so that MCP policy entries expand as the user's shell had them.
-static ENV_BEFORE_SETTINGS: std::sync::OnceLock<std::collections::HashMap<String, Option<String>>> =
-    std::sync::OnceLock::new();
+static ENV_BEFORE_SETTINGS: std::sync::OnceLock<
+    std::collections::HashMap<String, Option<std::ffi::OsString>>,
+> = std::sync::OnceLock::new();
 
 /// Records the current values of `keys` before the settings' `env` replaces them. Only the
 /// first call counts.
 pub(crate) fn remember_env_before_settings<'a>(keys: impl IntoIterator<Item = &'a str>) {
     let before = keys
         .into_iter()
-        .map(|k| (k.to_owned(), std::env::var(k).ok()))
+        .map(|k| (k.to_owned(), std::env::var_os(k)))
         .collect();
     let _ = ENV_BEFORE_SETTINGS.set(before);
 }
 
+/// `name` as this process's environment had it before the settings' `env` was applied:
+/// where the configuration lives (`HOME`, `CLAUDE_CONFIG_DIR`) is not something the
+/// configuration itself can move.
+pub(crate) fn var_before_settings(name: &str) -> Option<std::ffi::OsString> {
+    match ENV_BEFORE_SETTINGS.get().and_then(|m| m.get(name)) {
+        Some(before) => before.clone(),
+        None => std::env::var_os(name),
+    }
+}
+
 /// The environment this process started with: what settings files added is looked through.
 fn env_before_settings() -> tools_mcp::EnvLookup {
-    Arc::new(
-        |name| match ENV_BEFORE_SETTINGS.get().and_then(|m| m.get(name)) {
-            Some(before) => before.clone(),
-            None => std::env::var(name).ok(),
-        },
-    )
+    Arc::new(|name| var_before_settings(name).and_then(|v| v.into_string().ok()))
 }
 
 /// The `env` of the settings a session with `options` reads (managed, user, `--settings`,
@@ -203,8 +209,10 @@ impl Session {
 
         let sources = options.settings_sources(&cwd, trusted);
         let mut hook_paths = SettingsPaths::discover(&cwd);
+        // The same files as the permissions: found through the environment before the
+        // settings' `env`.
+        hook_paths.user_config_dir = sources.user_config_dir.clone();
         if !options.user_and_managed_settings {
-            hook_paths.user_config_dir = None;
             hook_paths.managed_dir = None;
         }
         hook_paths.flag_settings = sources.flag_settings.clone();
@@ -244,6 +252,9 @@ impl Session {
             .with_mcp_config(options.mcp_config.clone())
             .with_project_trusted(trusted)
             .with_policy(mcp_policy.with_entry_env(env_before_settings()));
+        // `.claude.json` where the environment before the settings' `env` puts it; the
+        // servers' `${VAR}`s still expand with the settings' `env`.
+        loader.claude_json = tools_mcp::default_claude_json(&*env_before_settings());
         if !options.user_and_managed_settings {
             loader.claude_json = None;
             loader.managed_dir = None;

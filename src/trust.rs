@@ -7,16 +7,35 @@
 //! trust children: Claude Code walks up the parents only for projects with no allow rules,
 //! hooks or MCP servers of their own, which have nothing to trust anyway.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+/// `CLAUDE_CONFIG_DIR` and `HOME` as they were before the settings' `env` was applied
+/// (see `main.rs`): a settings file cannot move the record that decides whether its own
+/// folder is trusted.
+static LOCATION: std::sync::OnceLock<[Option<OsString>; 2]> = std::sync::OnceLock::new();
+
+/// Records where the trust record is, from the environment as it is now. Only the first
+/// call counts; without one, the record follows the environment of the moment.
+pub fn remember_location() {
+    let _ = LOCATION.set([
+        std::env::var_os("CLAUDE_CONFIG_DIR"),
+        std::env::var_os("HOME"),
+    ]);
+}
+
 /// Where the trust record is.
 pub fn record_path() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+    let var = |name: &str| match LOCATION.get() {
+        Some([config, home]) => if name == "HOME" { home } else { config }.clone(),
+        None => std::env::var_os(name),
+    };
+    if let Some(dir) = var("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(dir).join(".claude.json"));
     }
-    std::env::var_os("HOME")
+    var("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(".claude.json"))
 }

@@ -548,3 +548,51 @@ fn tools_lists_the_build_with_schemas() {
     assert_eq!(bash["input_schema"]["required"], json!(["command"]));
     assert_eq!(bash["input_schema"]["additionalProperties"], false);
 }
+
+/// The settings' `env` reaches the tools, but not where the settings themselves are read
+/// from: a user settings file that sets `CLAUDE_CONFIG_DIR` still has its rules applied.
+#[test]
+fn settings_env_does_not_move_the_settings_it_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"env": {"CLAUDE_CONFIG_DIR": root.join("elsewhere"), "FROM_SETTINGS": "yes"},
+               "permissions": {"allow": ["Bash(touch:*)", "Bash(echo:*)"]}})
+        .to_string(),
+    )
+    .unwrap();
+    // The trust record there trusts the folder, whose own settings allow `mkdir`.
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {root.display().to_string(): {"hasTrustDialogAccepted": true}}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Bash(mkdir:*)"]}}).to_string(),
+    )
+    .unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "touch made.txt"}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "echo $FROM_SETTINGS $CLAUDE_CONFIG_DIR"}}),
+        json!({"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "mkdir made_dir"}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0].get("is_error"), None, "{message}");
+    assert!(root.join("made.txt").exists(), "{message}");
+    // The tools see the settings' env.
+    assert_eq!(
+        message["content"][1]["content"],
+        format!("yes {}", root.join("elsewhere").display()),
+        "{message}"
+    );
+    assert_eq!(message["content"][2].get("is_error"), None, "{message}");
+    assert!(root.join("made_dir").is_dir());
+}

@@ -87,7 +87,7 @@ mod tool;
 pub use client::ServerState;
 pub use config::{
     ConfigLoader, ConfigScope, Diagnostic, EnvLookup, RESERVED_SERVER_NAMES, ServerConfig,
-    Severity, TransportConfig, expand_env, parse_mcp_json,
+    Severity, TransportConfig, default_claude_json, expand_env, parse_mcp_json,
 };
 pub use manager::{McpManager, ServerStatus};
 pub use naming::{MAX_TOOL_NAME_LEN, mcp_tool_name, normalize_name_for_mcp, parse_mcp_tool_name};

@@ -295,9 +295,11 @@ async fn run_command(
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
         .map(|p| format!(". {}\n", shell_quote(&p.to_string_lossy())))
         .unwrap_or_default();
+    // An empty line after the command: a trailing `\` continues onto it, not onto the
+    // epilogue.
     let script = format!(
-        "{env_file}{command}\n__toolwright_status=$?\npwd -P 2>/dev/null >| '{}'\nexit $__toolwright_status",
-        cwd_file.display()
+        "{env_file}{command}\n\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
+        shell_quote(&cwd_file.to_string_lossy())
     );
     let mut cmd = Command::new(shell());
     cmd.arg("-c")

@@ -58,6 +58,26 @@ async fn success_output_and_structured_response() {
     assert!(result.context_modifier.is_none());
 }
 
+/// A command ending in a line continuation does not run into what follows it (the exit
+/// status and the directory the shell ended in).
+#[tokio::test]
+async fn a_trailing_backslash_does_not_join_the_epilogue() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let result = run(&ctx, json!({"command": "echo hello \\"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "hello");
+    let err = run(&ctx, json!({"command": "(exit 4) \\"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_model_text().starts_with("Exit code 4"),
+        "{}",
+        err.to_model_text()
+    );
+}
+
 #[tokio::test]
 async fn failures_use_the_exit_code_format() {
     let dir = tempfile::tempdir().unwrap();

@@ -124,81 +124,8 @@ impl TypedTool for Edit {
         input: &EditInput,
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
-        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx)?;
-        if input.old_string == input.new_string {
-            return Err(ValidationError::with_code(
-                "No changes to make: old_string and new_string are exactly the same.",
-                1,
-            ));
-        }
-        let meta = match fs::metadata(&path) {
-            Ok(meta) => Some(meta),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(ValidationError::new(format!(
-                    "Cannot access {}: {e}",
-                    path.display()
-                )));
-            }
-        };
-        if let Some(meta) = &meta {
-            if meta.is_dir() {
-                return Err(ValidationError::new(format!(
-                    "Path is a directory, not a file: {}",
-                    path.display()
-                )));
-            }
-            if !meta.is_file() {
-                return Err(ValidationError::new(fsutil::not_regular_message(&path)));
-            }
-            if meta.len() > MAX_EDIT_FILE_BYTES {
-                return Err(ValidationError::with_code(
-                    format!(
-                        "File is too large to edit ({} bytes). Maximum editable file size is 1 GiB.",
-                        meta.len()
-                    ),
-                    10,
-                ));
-            }
-        }
-        let bytes =
-            fsutil::read_optional(&path).map_err(|e| ValidationError::new(e.to_model_text()))?;
-        // Checks that do not depend on the read cache come first, as in Claude Code.
-        if bytes.is_none() && !input.old_string.is_empty() {
-            return Err(ValidationError::with_code(
-                fsutil::not_found_message(ctx),
-                4,
-            ));
-        }
-        if let Some(bytes) = &bytes
-            && input.old_string.is_empty()
-            // A byte-order mark alone is an empty file.
-            && !fsutil::decode(bytes).map_or_else(
-                || String::from_utf8_lossy(bytes).trim().is_empty(),
-                |d| d.text.trim().is_empty(),
-            )
-        {
-            return Err(ValidationError::with_code(
-                "Cannot create new file - file already exists.",
-                3,
-            ));
-        }
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
-        {
-            return Err(ValidationError::with_code(
-                "File is a Jupyter Notebook. Use the NotebookEdit to edit this file.",
-                5,
-            ));
-        }
-        fsutil::check_stale(ctx, &path, 6, 7)?;
-        plan(bytes.as_deref(), input)
-            .map(|_| ())
-            .map_err(|r| match r.code {
-                Some(code) => ValidationError::with_code(r.message, code),
-                None => ValidationError::new(r.message),
-            })
+        let (input, ctx) = (input.clone(), ctx.clone());
+        fsutil::blocking_validation(move || validate(&input, &ctx)).await
     }
 
     async fn call(
@@ -416,6 +343,85 @@ fn preserve_quote_style(old: &str, actual: &str, new: &str) -> String {
         }
     }
     out
+}
+
+/// Edit's `validate_input`, on the blocking pool (it reads the file and plans the edit).
+fn validate(input: &EditInput, ctx: &ToolUseContext) -> Result<(), ValidationError> {
+    let path = fsutil::absolute_path(&input.file_path, "file_path", ctx)?;
+    if input.old_string == input.new_string {
+        return Err(ValidationError::with_code(
+            "No changes to make: old_string and new_string are exactly the same.",
+            1,
+        ));
+    }
+    let meta = match fs::metadata(&path) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(ValidationError::new(format!(
+                "Cannot access {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    if let Some(meta) = &meta {
+        if meta.is_dir() {
+            return Err(ValidationError::new(format!(
+                "Path is a directory, not a file: {}",
+                path.display()
+            )));
+        }
+        if !meta.is_file() {
+            return Err(ValidationError::new(fsutil::not_regular_message(&path)));
+        }
+        if meta.len() > MAX_EDIT_FILE_BYTES {
+            return Err(ValidationError::with_code(
+                format!(
+                    "File is too large to edit ({} bytes). Maximum editable file size is 1 GiB.",
+                    meta.len()
+                ),
+                10,
+            ));
+        }
+    }
+    let bytes =
+        fsutil::read_optional(&path).map_err(|e| ValidationError::new(e.to_model_text()))?;
+    // Checks that do not depend on the read cache come first, as in Claude Code.
+    if bytes.is_none() && !input.old_string.is_empty() {
+        return Err(ValidationError::with_code(
+            fsutil::not_found_message(ctx),
+            4,
+        ));
+    }
+    if let Some(bytes) = &bytes
+        && input.old_string.is_empty()
+        // A byte-order mark alone is an empty file.
+        && !fsutil::decode(bytes).map_or_else(
+            || String::from_utf8_lossy(bytes).trim().is_empty(),
+            |d| d.text.trim().is_empty(),
+        )
+    {
+        return Err(ValidationError::with_code(
+            "Cannot create new file - file already exists.",
+            3,
+        ));
+    }
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+    {
+        return Err(ValidationError::with_code(
+            "File is a Jupyter Notebook. Use the NotebookEdit to edit this file.",
+            5,
+        ));
+    }
+    fsutil::check_stale(ctx, &path, 6, 7)?;
+    plan(bytes.as_deref(), input)
+        .map(|_| ())
+        .map_err(|r| match r.code {
+            Some(code) => ValidationError::with_code(r.message, code),
+            None => ValidationError::new(r.message),
+        })
 }
 
 #[cfg(test)]

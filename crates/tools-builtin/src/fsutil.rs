@@ -87,6 +87,23 @@ where
     }
 }
 
+/// [`blocking`] for `validate_input`: a check that reads (and may hash or plan on) a file
+/// of up to a gigabyte runs on the blocking pool, not on an async worker it would stall.
+pub(crate) async fn blocking_validation<F>(f: F) -> Result<(), ValidationError>
+where
+    F: FnOnce() -> Result<(), ValidationError> + Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => match handle.spawn_blocking(f).await {
+            Ok(result) => result,
+            Err(e) => Err(ValidationError::new(format!(
+                "the file check failed to complete: {e}"
+            ))),
+        },
+        Err(_) => f(),
+    }
+}
+
 /// The text encodings the writers keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Encoding {

@@ -92,24 +92,9 @@ impl TypedTool for Write {
         input: &WriteInput,
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
-        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx)?;
-        if path.is_dir() {
-            return Err(ValidationError::new(format!(
-                "Path is a directory, not a file: {}",
-                path.display()
-            )));
-        }
-        fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
-        fsutil::check_stale(ctx, &path, 2, 3)?;
-        // Replacing the whole file needs the whole file seen (Claude Code: a PARTIAL view
-        // read does not count); Edit can still change the part that was shown.
-        if ctx.file_state().get(&path).is_some_and(|s| s.truncated) {
-            return Err(ValidationError::with_code(
-                "The file was only partly shown (a PARTIAL view). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
-                2,
-            ));
-        }
-        Ok(())
+        // Only the path: the content can be large and is not looked at here.
+        let (file_path, ctx) = (input.file_path.clone(), ctx.clone());
+        fsutil::blocking_validation(move || validate(&file_path, &ctx)).await
     }
 
     async fn call(
@@ -185,4 +170,26 @@ fn write_blocking(
         structured_patch,
         original_file,
     })
+}
+
+/// Write's `validate_input`, on the blocking pool (the stale check hashes the file).
+fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError> {
+    let path = fsutil::absolute_path(file_path, "file_path", ctx)?;
+    if path.is_dir() {
+        return Err(ValidationError::new(format!(
+            "Path is a directory, not a file: {}",
+            path.display()
+        )));
+    }
+    fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
+    fsutil::check_stale(ctx, &path, 2, 3)?;
+    // Replacing the whole file needs the whole file seen (Claude Code: a PARTIAL view
+    // read does not count); Edit can still change the part that was shown.
+    if ctx.file_state().get(&path).is_some_and(|s| s.truncated) {
+        return Err(ValidationError::with_code(
+            "The file was only partly shown (a PARTIAL view). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
+            2,
+        ));
+    }
+    Ok(())
 }

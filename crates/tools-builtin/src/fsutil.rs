@@ -2,6 +2,7 @@
 //! sniffing, and the atomic write every writer uses.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -320,6 +321,45 @@ pub(crate) fn atomic_write_confined(
     bytes: &[u8],
     confine: Option<&[PathBuf]>,
 ) -> io::Result<()> {
+    write_between(path, bytes, confine, || {})
+}
+
+/// Another writer changed the file while [`atomic_write`] wrote its replacement: the
+/// replacement was dropped, the other writer's file kept.
+#[derive(Debug)]
+pub(crate) struct ChangedDuringWrite;
+
+impl fmt::Display for ChangedDuringWrite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the file changed while its new content was being written")
+    }
+}
+
+impl std::error::Error for ChangedDuringWrite {}
+
+/// What identifies a version of a file: a change to it (or its replacement) changes this.
+fn version(st: &nix::sys::stat::FileStat) -> [i64; 7] {
+    [
+        st.st_dev as i64,
+        st.st_ino as i64,
+        st.st_size,
+        st.st_mtime,
+        st.st_mtime_nsec,
+        st.st_ctime,
+        st.st_ctime_nsec,
+    ]
+}
+
+/// [`atomic_write_confined`], with `before_rename` run right before the temporary file
+/// replaces the target (tests change the file there). The target is looked at again just
+/// before the rename: if it changed since the write began (its writing and `fsync` can take
+/// a while), the write is abandoned with [`ChangedDuringWrite`].
+fn write_between(
+    path: &Path,
+    bytes: &[u8],
+    confine: Option<&[PathBuf]>,
+    before_rename: impl FnOnce(),
+) -> io::Result<()> {
     use nix::fcntl::{OFlag, open, openat, renameat};
     use nix::sys::stat::Mode;
 
@@ -433,6 +473,16 @@ pub(crate) fn atomic_write_confined(
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
+        before_rename();
+        let now = nix::sys::stat::fstatat(
+            &dir_fd,
+            name.as_os_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .ok();
+        if now.as_ref().map(version) != existing.as_ref().map(version) {
+            return Err(io::Error::other(ChangedDuringWrite));
+        }
         match renameat(&dir_fd, tmp_name.as_os_str(), &dir_fd, name.as_os_str()) {
             Ok(()) => {}
             // A bind-mounted single file cannot be replaced, only rewritten.
@@ -737,7 +787,15 @@ pub(crate) fn write_and_record(
     content: String,
 ) -> Result<(), ToolError> {
     let confine = confinement(ctx, path);
-    atomic_write_confined(path, bytes, confine.as_deref()).map_err(|e| ToolError::io(path, e))?;
+    atomic_write_confined(path, bytes, confine.as_deref()).map_err(|e| {
+        if e.get_ref()
+            .is_some_and(|inner| inner.is::<ChangedDuringWrite>())
+        {
+            ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE)
+        } else {
+            ToolError::io(path, e)
+        }
+    })?;
     let mtime = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
     let mut state = FileState::written(content, mtime);
     state.disk_hash = Some(ContentHash::of(bytes));
@@ -875,6 +933,31 @@ mod tests {
         );
         assert!(temp.len() <= 255, "{}", temp.len());
         assert_eq!(stale_temp_pid(&temp), Some(u32::MAX));
+    }
+
+    #[test]
+    fn a_change_while_the_replacement_is_written_keeps_the_other_writers_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        fs::write(&file, "ours to replace").unwrap();
+        let err = write_between(&file, b"our new content", None, || {
+            fs::write(&file, "a formatter's save").unwrap();
+        })
+        .unwrap_err();
+        assert!(err.get_ref().unwrap().is::<ChangedDuringWrite>(), "{err}");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "a formatter's save");
+        // A file created meanwhile where there was none is kept too.
+        let new = dir.path().join("new.txt");
+        let err =
+            write_between(&new, b"ours", None, || fs::write(&new, "theirs").unwrap()).unwrap_err();
+        assert!(err.get_ref().unwrap().is::<ChangedDuringWrite>(), "{err}");
+        assert_eq!(fs::read_to_string(&new).unwrap(), "theirs");
+        // No temporary file is left behind.
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // Untouched, the write goes through.
+        write_between(&file, b"ours at last", None, || {}).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "ours at last");
     }
 
     #[test]

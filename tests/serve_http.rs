@@ -343,7 +343,18 @@ def dump(result):
     return {"isError": result.is_error, "text": [c.text for c in result.content if c.type == "text"]}
 
 async def main():
-    callback = answer if mode in ("accept", "decline") else None
+    asked, withdrawn = anyio.Event(), anyio.Event()
+
+    async def never_answer(ctx, params):
+        asked.set()
+        try:
+            await anyio.sleep(60)
+        except anyio.get_cancelled_exc_class():
+            withdrawn.set()
+            raise
+        return types.ElicitResult(action="decline")
+
+    callback = answer if mode in ("accept", "decline") else never_answer if mode == "withdraw" else None
     async with Client(url, mode=protocol, elicitation_callback=callback) as c:
         out["protocol"] = c.protocol_version
         if mode in ("accept", "decline", "no-elicitation"):
@@ -356,6 +367,18 @@ async def main():
             out["pwd"] = dump(await c.call_tool("Bash", {"command": "pwd"}))
             out["plan"] = dump(await c.call_tool("EnterPlanMode", {}))
             out["write"] = dump(await c.call_tool("Write", {"file_path": os.path.join(work, "planned.txt"), "content": "x"}))
+        elif mode == "withdraw":
+            # The call is cancelled while its question is open: the server withdraws it.
+            async with anyio.create_task_group() as tg:
+                async def call():
+                    await c.call_tool("Bash", {"command": "touch made.txt"})
+                tg.start_soon(call)
+                with anyio.fail_after(30):
+                    await asked.wait()
+                tg.cancel_scope.cancel()
+            with anyio.fail_after(10):
+                await withdrawn.wait()
+            out["withdrawn"] = True
         elif mode == "spoof":
             # Requests on 2026-07-28 (no sessions) that name made-up sessions must neither
             # reach nor push out this client's session state.
@@ -520,6 +543,23 @@ fn a_client_keeps_its_read_cache_and_plan_mode_across_calls() {
         );
         assert!(!root.join("planned.txt").exists());
     }
+}
+
+/// A call cancelled while its permission question is open withdraws the question
+/// (`notifications/cancelled` for the elicitation), and nothing runs.
+#[test]
+fn a_cancelled_call_withdraws_its_open_question() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--settings", ASK_TOUCH]);
+    let out = python(&py, &server, &root, "withdraw", "legacy");
+    assert_eq!(out["withdrawn"], true, "{out}");
+    assert_eq!(
+        out["elicitations"].as_array().map(Vec::len),
+        Some(0),
+        "{out}"
+    );
+    assert!(!root.join("made.txt").exists());
 }
 
 /// A session's state belongs to the session rmcp made, not to whatever `Mcp-Session-Id` a

@@ -16,8 +16,11 @@
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams,
+    ElicitationAction, RequestId, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 use serde_json::{Value, json};
 use tool_core::{DecisionReason, PermissionResult, RuleSource, Tool, ToolUseContext};
 use tool_exec::{Permissions, PromptAnswer, PromptRequest, Prompter, ToolUse};
@@ -378,12 +381,39 @@ impl Prompter for ElicitPrompter {
                         return deny;
                     }
                 };
-                match peer.create_elicitation(params).await {
-                    Ok(answer) if answer.action == ElicitationAction::Accept => {
+                let request_ = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+                let handle = match peer
+                    .send_request_with_option(request_, PeerRequestOptions::no_options())
+                    .await
+                {
+                    Ok(handle) => handle,
+                    Err(e) => {
+                        self.route.set_failure(e.to_string());
+                        return deny;
+                    }
+                };
+                // A call cancelled while its question is open withdraws the question: the
+                // client's prompt is not left waiting for an answer nobody reads.
+                let mut withdraw = Withdraw {
+                    peer: peer.clone(),
+                    id: Some(handle.id.clone()),
+                };
+                let answer = handle.await_response().await;
+                withdraw.id = None;
+                match answer {
+                    Ok(ClientResult::ElicitResult(answer))
+                        if answer.action == ElicitationAction::Accept =>
+                    {
                         let answer = json!({"action": "accept", "content": answer.content});
                         answer_of(request, &answer)
                     }
-                    Ok(_) => deny,
+                    Ok(ClientResult::ElicitResult(_)) => deny,
+                    Ok(_) => {
+                        self.route.set_failure(
+                            "the client answered the elicitation with something else".into(),
+                        );
+                        deny
+                    }
                     Err(e) => {
                         self.route.set_failure(e.to_string());
                         deny
@@ -391,6 +421,28 @@ impl Prompter for ElicitPrompter {
                 }
             }
         }
+    }
+}
+
+/// Sends `notifications/cancelled` for an elicitation still open when dropped (the call
+/// asking it was cancelled).
+struct Withdraw {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let reason = "the tool call that asked was cancelled".to_owned();
+            let params = CancelledNotificationParam::new(Some(id), Some(reason));
+            let _ = peer.notify_cancelled(params).await;
+        });
     }
 }
 

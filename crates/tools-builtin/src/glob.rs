@@ -2,6 +2,7 @@
 //! walker with its glob (override) semantics.
 
 use std::borrow::Cow;
+use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -342,7 +343,7 @@ fn glob_blocking(
                 .is_none()
         })
     });
-    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    let found: Found = Mutex::default();
     let timed_out = AtomicBool::new(false);
     let mut builder = CollectorBuilder {
         found: &found,
@@ -355,13 +356,13 @@ fn glob_blocking(
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled(None));
     }
-    let mut files = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let truncated = files.len() > MAX_RESULTS || timed_out.into_inner();
-    files.truncate(MAX_RESULTS);
-    let filenames: Vec<String> = files
+    let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let truncated = found.matched > MAX_RESULTS || timed_out.into_inner();
+    let filenames: Vec<String> = found
+        .newest
+        .into_sorted_vec()
         .iter()
-        .map(|(_, p)| fsutil::display_path(p, ctx.cwd()))
+        .map(|Ranked(_, p)| fsutil::display_path(p, ctx.cwd()))
         .collect();
     Ok(GlobOutput {
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
@@ -376,7 +377,42 @@ pub(crate) fn is_vcs_dir(name: &std::ffi::OsStr) -> bool {
     name.to_str().is_some_and(|n| VCS_DIRS.contains(&n))
 }
 
-type Found = Mutex<Vec<(SystemTime, PathBuf)>>;
+/// A match, ordered worst first: the older file, then (same time) the later path. The
+/// top of a max-heap of these is the match to let go.
+#[derive(Debug, PartialEq, Eq)]
+struct Ranked(SystemTime, PathBuf);
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.cmp(&self.0).then_with(|| self.1.cmp(&other.1))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The [`MAX_RESULTS`] newest matches, and how many there were in all: a pattern that
+/// matches a million files keeps a hundred.
+#[derive(Debug, Default)]
+struct Newest {
+    newest: BinaryHeap<Ranked>,
+    matched: usize,
+}
+
+impl Newest {
+    fn add(&mut self, found: Ranked) {
+        self.matched += 1;
+        self.newest.push(found);
+        if self.newest.len() > MAX_RESULTS {
+            self.newest.pop();
+        }
+    }
+}
+
+type Found = Mutex<Newest>;
 
 struct CollectorBuilder<'a> {
     found: &'a Found,
@@ -394,20 +430,20 @@ impl<'a> ParallelVisitorBuilder<'a> for CollectorBuilder<'a> {
             started: self.started,
             timeout: self.timeout,
             cancel: self.cancel.clone(),
-            local: Vec::new(),
+            local: Newest::default(),
             seen: 0,
         })
     }
 }
 
-/// One walker thread's visitor: buffers matches locally, hands them over when dropped.
+/// One walker thread's visitor: keeps its newest matches, hands them over when dropped.
 struct Collector<'a> {
     found: &'a Found,
     timed_out: &'a AtomicBool,
     started: Instant,
     timeout: Duration,
     cancel: CancellationToken,
-    local: Vec<(SystemTime, PathBuf)>,
+    local: Newest,
     seen: u32,
 }
 
@@ -428,7 +464,7 @@ impl ParallelVisitor for Collector<'_> {
                 .ok()
                 .and_then(|m| m.modified().ok())
                 .unwrap_or(SystemTime::UNIX_EPOCH);
-            self.local.push((mtime, entry.into_path()));
+            self.local.add(Ranked(mtime, entry.into_path()));
         }
         WalkState::Continue
     }
@@ -436,11 +472,11 @@ impl ParallelVisitor for Collector<'_> {
 
 impl Drop for Collector<'_> {
     fn drop(&mut self) {
-        if !self.local.is_empty() {
-            self.found
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .append(&mut self.local);
+        let local = std::mem::take(&mut self.local);
+        let mut found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
+        found.matched += local.matched - local.newest.len();
+        for ranked in local.newest {
+            found.add(ranked);
         }
     }
 }
@@ -448,6 +484,42 @@ impl Drop for Collector<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_newest_matches_are_kept_in_order_across_threads() {
+        let at = |secs: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+        // 1,000 matches over four "threads", with ties in time broken by path.
+        let all: Vec<(u64, String)> = (0..1000_u64)
+            .map(|i| ((i * 7919) % 300, format!("f{:04}", (i * 31) % 1000)))
+            .collect();
+        let found: Found = Mutex::default();
+        for part in all.chunks(250) {
+            let mut local = Newest::default();
+            for (t, p) in part {
+                local.add(Ranked(at(*t), PathBuf::from(p)));
+            }
+            assert!(local.newest.len() <= MAX_RESULTS);
+            let mut f = found.lock().unwrap();
+            f.matched += local.matched - local.newest.len();
+            for r in local.newest {
+                f.add(r);
+            }
+        }
+        let found = found.into_inner().unwrap();
+        assert_eq!(found.matched, 1000);
+        let mut expected = all.clone();
+        expected.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let kept: Vec<(u64, String)> = found
+            .newest
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Ranked(t, p)| {
+                let secs = t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+                (secs, p.display().to_string())
+            })
+            .collect();
+        assert_eq!(kept, expected[..MAX_RESULTS]);
+    }
 
     #[test]
     fn switches_follow_claude_code_env_vars() {

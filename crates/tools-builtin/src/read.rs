@@ -442,7 +442,7 @@ fn read_blocking(
         });
     }
     if ext == "ipynb" {
-        return read_notebook(path, &meta, ctx);
+        return read_notebook(path, &meta, ctx, input.allow_large.unwrap_or(false));
     }
 
     let max_tokens = max_output_tokens();
@@ -669,6 +669,7 @@ fn read_notebook(
     path: &Path,
     meta: &fs::Metadata,
     ctx: &ToolUseContext,
+    allow_large: bool,
 ) -> Result<ReadOutput, ToolError> {
     if meta.len() > MAX_NOTEBOOK_BYTES {
         return Err(ToolError::msg(format!(
@@ -684,6 +685,35 @@ fn read_notebook(
         .map_err(|e| ToolError::msg(format!("Notebook is not valid JSON: {e}")))?;
     let display = fsutil::display_path(path, ctx.cwd());
     let (blocks, cells) = notebook::render(&nb, &display);
+    // The cells' text counts against the output limit as a text file's lines do (images
+    // are bounded on their own): a notebook of long outputs must not flood the context.
+    let text_bytes: usize = blocks
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text { text } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    let tokens = text_bytes.div_ceil(4);
+    let max_tokens = max_output_tokens();
+    if (tokens > max_tokens && !allow_large) || text_bytes > MAX_RANGE_BYTES {
+        let limit = if allow_large {
+            format!(
+                "the {} MiB one Read returns",
+                MAX_RANGE_BYTES / (1024 * 1024)
+            )
+        } else {
+            format!("maximum allowed tokens ({max_tokens})")
+        };
+        return Err(ToolError::msg(format!(
+            "Notebook content ({tokens} tokens) exceeds {limit}. Use Bash with jq to read \
+             specific portions:\n  cat \"{p}\" | jq '.cells[:20]' # First 20 cells\n  \
+             cat \"{p}\" | jq '.cells[100:120]' # Cells 100-120\n  cat \"{p}\" | jq '.cells | \
+             length' # Count total cells\n  cat \"{p}\" | jq '.cells[] | \
+             select(.cell_type==\"code\") | .source' # All code sources",
+            p = path.display()
+        )));
+    }
     let hash = ContentHash::of(text.as_bytes());
     ctx.file_state()
         .insert(path, FileState::read(text, mtime_ms(meta), hash, 1, None));

@@ -220,6 +220,38 @@ async fn notebooks_render_cell_by_cell() {
     );
 }
 
+/// A notebook's text counts against the output token limit, as a text file's does.
+#[tokio::test]
+async fn a_notebook_over_the_token_limit_is_refused_with_a_way_to_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("long.ipynb");
+    let output = "x".repeat(1000) + "\n";
+    let cells: Vec<_> = (0..120)
+        .map(|i| {
+            json!({"cell_type": "code", "id": format!("c{i}"), "metadata": {}, "execution_count": 1,
+            "source": "print('x' * 1000)",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": [output]}]})
+        })
+        .collect();
+    fs::write(
+        &nb,
+        json!({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).to_string(),
+    )
+    .unwrap();
+    let c = ctx(dir.path());
+    let err = fail(&Read, &c, json!({"file_path": nb})).await.text;
+    assert!(
+        err.contains("exceeds maximum allowed tokens (25000)") && err.contains("jq '.cells[:20]'"),
+        "{err}"
+    );
+    assert!(c.file_state().get(&nb).is_none());
+    // Asked for, the whole notebook comes back.
+    let out = run(&Read, &c, json!({"file_path": nb, "allow_large": true}))
+        .await
+        .unwrap();
+    assert!(out.content.joined_text().contains(&"x".repeat(1000)));
+}
+
 #[tokio::test]
 async fn notebook_images_the_api_would_refuse_become_notes() {
     use base64::Engine as _;

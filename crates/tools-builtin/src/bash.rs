@@ -274,6 +274,20 @@ fn spill_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
         .join(scratch_name(what))
 }
 
+/// `command` after the sourcing of the session's environment file (SessionStart hooks'
+/// `CLAUDE_ENV_FILE`) when it has anything: foreground and background commands alike run
+/// with what the hooks exported.
+pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
+    let env_file = ctx
+        .options()
+        .session_env_file
+        .as_deref()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
+        .map(|p| format!(". {}\n", shell_quote(&p.to_string_lossy())))
+        .unwrap_or_default();
+    format!("{env_file}{command}")
+}
+
 /// `s` as one single-quoted shell word.
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
@@ -286,19 +300,12 @@ async fn run_command(
     progress: &ProgressSender,
 ) -> Result<Run, ToolError> {
     let cwd_file = std::env::temp_dir().join(scratch_name("cwd"));
-    // The session's environment file (SessionStart hooks' `CLAUDE_ENV_FILE`) when it has
-    // anything, then the command, then its status, then the directory it ended in.
-    let env_file = ctx
-        .options()
-        .session_env_file
-        .as_deref()
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
-        .map(|p| format!(". {}\n", shell_quote(&p.to_string_lossy())))
-        .unwrap_or_default();
-    // An empty line after the command: a trailing `\` continues onto it, not onto the
-    // epilogue.
+    // The command (after the session's environment), then its status, then the directory
+    // it ended in. An empty line after the command: a trailing `\` continues onto it, not
+    // onto the epilogue.
     let script = format!(
-        "{env_file}{command}\n\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
+        "{}\n\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
+        with_session_env(ctx, command),
         shell_quote(&cwd_file.to_string_lossy())
     );
     let mut cmd = Command::new(shell());

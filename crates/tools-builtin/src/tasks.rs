@@ -190,11 +190,13 @@ impl TaskRegistry {
         Self::default()
     }
 
-    /// Starts `command` in the background in `cwd`, its output going to a file under
+    /// Starts `command` in the background in `cwd`, running `script` (the command, after
+    /// whatever sets up its environment), its output going to a file under
     /// `output_dir/tasks/`; it is killed after `lifetime`. Must run inside a Tokio runtime.
     pub fn spawn(
         &self,
         command: &str,
+        script: &str,
         description: Option<String>,
         cwd: &Path,
         output_dir: &Path,
@@ -211,7 +213,7 @@ impl TaskRegistry {
             .map_err(|e| ToolError::io(&output_file, e))?;
         let mut cmd = Command::new(shell());
         cmd.arg("-c")
-            .arg(command)
+            .arg(script)
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
@@ -384,6 +386,7 @@ pub(crate) fn start_background(
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
     task_registry(ctx).spawn(
         command,
+        &crate::bash::with_session_env(ctx, command),
         description,
         ctx.cwd(),
         &dir,

@@ -276,3 +276,29 @@ async fn kill_all_stops_every_running_task_now() {
     task_registry(&ctx).kill_all();
     assert!(gone_within(pgid, Duration::from_secs(2)).await);
 }
+
+/// A background command runs with what the session's hooks exported (`CLAUDE_ENV_FILE`), as
+/// a foreground one does; the task still shows the command as given.
+#[tokio::test]
+async fn a_background_command_sees_the_session_environment_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let env_file = dir.path().join("session.env");
+    std::fs::write(&env_file, "export FROM_HOOK=exported\n").unwrap();
+    let ctx = ctx(dir.path());
+    let mut options = ctx.options().clone();
+    options.session_env_file = Some(env_file);
+    let ctx = ctx.with_options(options);
+    let (id, _) = start(&ctx, "echo \"hook says $FROM_HOOK\"", None).await;
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 10000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["task"]["output"], "hook says exported\n");
+    assert_eq!(
+        task_registry(&ctx).get(&id).unwrap().command,
+        "echo \"hook says $FROM_HOOK\""
+    );
+}

@@ -708,7 +708,18 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
     }
     let exists = path.is_dir();
     if exists && !discard {
-        let status = git(path, &["status", "--porcelain"]).await?;
+        // Every untracked file and submodule change, whatever the user's config hides
+        // (`status.showUntrackedFiles=no` would let a new file be deleted unseen).
+        let status = git(
+            path,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--ignore-submodules=none",
+            ],
+        )
+        .await?;
         let lines: Vec<&str> = status.lines().filter(|l| !l.trim().is_empty()).collect();
         if !lines.is_empty() {
             let mut shown: Vec<String> = lines
@@ -732,8 +743,12 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
                 shown.join("\n")
             )));
         }
-        // Commits on the worktree's HEAD that the original branch does not have (the commit
-        // it started from when that branch is gone or was detached).
+    }
+    if !discard {
+        // Commits on the worktree's HEAD or on its branch (the one deleted below; HEAD may
+        // have left it) that the original branch does not have (the commit it started from
+        // when that branch is gone or was detached). Checked even when the directory is
+        // already gone: the branch still holds them.
         let (base, base_name) = match &active.original_branch {
             Some(b)
                 if git_maybe(
@@ -755,8 +770,20 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
                 format!("commit {}", active.original_head),
             ),
         };
-        let count = git(path, &["rev-list", "--count", "HEAD", "--not", &base]).await?;
-        let count: u64 = count.trim().parse().unwrap_or(0);
+        let mut count: u64 = 0;
+        if exists {
+            let ahead = git(path, &["rev-list", "--count", "HEAD", "--not", &base]).await?;
+            count = ahead.trim().parse().unwrap_or(0);
+        }
+        if let Some(branch) = &active.branch {
+            let branch_ref = format!("refs/heads/{branch}");
+            let ahead = git_maybe(
+                &active.main_root,
+                &["rev-list", "--count", &branch_ref, "--not", &base],
+            )
+            .await?;
+            count = count.max(ahead.and_then(|a| a.trim().parse().ok()).unwrap_or(0));
+        }
         if count > 0 {
             return Err(ToolError::msg(format!(
                 "Not removed: the worktree at {} has {count} commit{} that {} not on the \

@@ -356,6 +356,61 @@ async fn remove_with_commits_not_on_the_original_branch_needs_discard_changes() 
     assert!(!wt.exists());
 }
 
+/// Commits are found wherever they still are: on the branch after the directory was
+/// deleted, or after HEAD left the branch.
+#[tokio::test]
+async fn remove_keeps_a_branch_with_commits_when_the_directory_is_gone_or_head_moved() {
+    let (_tmp, root) = repo();
+    let ctx = ToolUseContext::new(&root);
+    for (name, how) in [("gone", "rm -rf"), ("detached", "switch --detach")] {
+        let (_, _, inside) = call(&EnterWorktree, &ctx, json!({"name": name}))
+            .await
+            .unwrap();
+        let wt = root.join(format!(".claude/worktrees/{name}"));
+        std::fs::write(wt.join("work.txt"), "precious").unwrap();
+        git(&wt, &["add", "work.txt"]);
+        git(&wt, &["commit", "-q", "-m", "precious work"]);
+        if how == "rm -rf" {
+            std::fs::remove_dir_all(&wt).unwrap();
+        } else {
+            git(&wt, &["switch", "-q", "--detach", "main"]);
+        }
+        let err = call(&ExitWorktree, &inside, json!({"action": "remove"}))
+            .await
+            .unwrap_err();
+        assert!(
+            err.contains("1 commit that is not on the original branch main"),
+            "{how}: {err}"
+        );
+        assert!(
+            branches(&root).contains(&format!("worktree-{name}")),
+            "{how}"
+        );
+        let _ = call(&ExitWorktree, &inside, json!({"action": "keep"})).await;
+    }
+}
+
+/// A new file counts as a change whatever the user's git config hides.
+#[tokio::test]
+async fn remove_sees_untracked_files_that_git_config_hides() {
+    let (_tmp, root) = repo();
+    git(&root, &["config", "status.showUntrackedFiles", "no"]);
+    let ctx = ToolUseContext::new(&root);
+    let (_, _, inside) = call(&EnterWorktree, &ctx, json!({"name": "hidden"}))
+        .await
+        .unwrap();
+    let wt = root.join(".claude/worktrees/hidden");
+    std::fs::write(wt.join("notes.txt"), "unsaved thoughts").unwrap();
+    let err = call(&ExitWorktree, &inside, json!({"action": "remove"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("uncommitted changes (1 file)") && err.contains("notes.txt"),
+        "{err}"
+    );
+    assert!(wt.join("notes.txt").is_file());
+}
+
 #[tokio::test]
 async fn exit_without_enter_is_an_error() {
     let (_tmp, root) = repo();

@@ -3,6 +3,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Largest image, decoded, a content block may carry: the Messages API refuses an image
+/// whose base64 text is over 5 MiB (5,242,880 characters, 3,932,160 bytes decoded), and
+/// one refused image fails every later request of the conversation.
+pub const MAX_IMAGE_BYTES: usize = 3_932_160;
+
 /// One block of tool_result content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

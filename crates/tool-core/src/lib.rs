@@ -96,8 +96,8 @@ pub mod tool;
 pub mod typed;
 
 pub use content::{
-    ContentBlock, ImageSource, ToolResultBlock, ToolResultContent, empty_result_notice,
-    is_hidden_char,
+    ContentBlock, ImageSource, MAX_IMAGE_BYTES, ToolResultBlock, ToolResultContent,
+    empty_result_notice, is_hidden_char,
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,

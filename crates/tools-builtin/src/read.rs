@@ -26,7 +26,7 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// Default output cap in (estimated) tokens (`CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
 /// Largest image returned inline, in bytes (the API's 5 MB base64 limit).
-pub const MAX_IMAGE_BYTES: u64 = 3_932_160;
+pub const MAX_IMAGE_BYTES: u64 = tool_core::MAX_IMAGE_BYTES as u64;
 /// The largest image side, in pixels, the Messages API accepts.
 pub const MAX_IMAGE_SIDE: usize = 8000;
 /// Largest notebook rendered, in bytes.

@@ -259,8 +259,9 @@ pub fn map_call_result(
     Ok(result)
 }
 
-/// Largest image passed on to the model, decoded (the Messages API's limit per image).
-pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
+/// Largest image passed on to the model, decoded: the Messages API's 5 MiB limit is on the
+/// base64 text ([`tool_core::MAX_IMAGE_BYTES`]).
+pub const MAX_IMAGE_BYTES: usize = tool_core::MAX_IMAGE_BYTES;
 
 /// An image from a server as the model API will take it, or a note saying why it is not
 /// passed on: the API accepts only JPEG, PNG, GIF and WebP of at most 5 MB, and one image
@@ -276,7 +277,8 @@ fn image_block(mime: &str, data: &str) -> ContentBlock {
             data.len()
         ))
     };
-    if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+    // Before decoding: far too long whatever whitespace it holds.
+    if data.len() / 2 > MAX_IMAGE_BYTES {
         return omitted("larger than the 5 MB an image may be");
     }
     let Some(bytes) = crate::resources::decode_base64(data) else {
@@ -481,6 +483,14 @@ mod tests {
         assert!(note("image/png", "not base64 at all!").contains("not valid base64"));
         let huge = [&png[..], &vec![0; MAX_IMAGE_BYTES]].concat();
         assert!(note("image/png", &b64(&huge)).contains("larger than the 5 MB"));
+        // The limit is on the base64 text: 4,000,000 bytes are 5,333,336 characters.
+        let over = [&png[..], &vec![0; 4_000_000 - png.len()]].concat();
+        assert!(note("image/png", &b64(&over)).contains("larger than the 5 MB"));
+        let at = [&png[..], &vec![0; MAX_IMAGE_BYTES - png.len()]].concat();
+        assert!(matches!(
+            image_block("image/png", &b64(&at)),
+            ContentBlock::Image { .. }
+        ));
         // The same check for an image resource.
         let raw = json!({"content": [{"type": "resource", "resource": {"uri": "x://i", "mimeType": "image/bmp", "blob": b64(b"BM....")}}]});
         let r = map_call_result("s", "t", &raw, 25_000).unwrap();

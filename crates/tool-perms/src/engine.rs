@@ -317,15 +317,15 @@ fn tool_matches(m: &ToolMatcher, tool: &dyn Tool, names: &[String]) -> bool {
     match m {
         ToolMatcher::Name(n) => names.iter().any(|x| x == n),
         ToolMatcher::Glob(p) => names.iter().any(|x| p.matches(x)),
-        ToolMatcher::McpServer(server) => {
-            let from_name = names
+        // The server a tool comes from, when it says so, decides: a server named
+        // `gh__admin` has tools named `mcp__gh__admin__…`, which a rule for server `gh`
+        // must not reach. Only a tool without that information is judged by its name.
+        ToolMatcher::McpServer(server) => match tool.mcp_info() {
+            Some(info) => &normalize_mcp_name(&info.server_name) == server,
+            None => names
                 .iter()
-                .any(|n| mcp_server_of(n) == Some(server.as_str()));
-            let from_info = tool
-                .mcp_info()
-                .is_some_and(|i| &normalize_mcp_name(&i.server_name) == server);
-            from_name || from_info
-        }
+                .any(|n| mcp_server_of(n) == Some(server.as_str())),
+        },
     }
 }
 

@@ -23,6 +23,7 @@ pub struct ProbeTool {
     home: Option<PathBuf>,
     own_check: Option<PermissionResult>,
     read_only_tools: bool,
+    mcp_server: Option<String>,
 }
 
 impl ProbeTool {
@@ -35,7 +36,15 @@ impl ProbeTool {
             home,
             own_check: None,
             read_only_tools: true,
+            mcp_server: None,
         }
+    }
+
+    /// The MCP server the probed tool comes from (default: the part of an `mcp__…` name
+    /// before its second `__`, which is ambiguous for a server whose name holds `__`).
+    pub fn with_mcp_server(mut self, server: impl Into<String>) -> Self {
+        self.mcp_server = Some(server.into());
+        self
     }
 
     /// Makes the probe's own `check_permissions` return `result` (default: passthrough,
@@ -93,7 +102,13 @@ impl Tool for ProbeTool {
 
     fn mcp_info(&self) -> Option<McpToolInfo> {
         let rest = self.name.strip_prefix("mcp__")?;
-        let (server, tool) = rest.split_once("__")?;
+        let (server, tool) = match &self.mcp_server {
+            Some(server) => (
+                server.as_str(),
+                rest.strip_prefix(server.as_str())?.strip_prefix("__")?,
+            ),
+            None => rest.split_once("__")?,
+        };
         Some(McpToolInfo {
             server_name: server.to_owned(),
             tool_name: tool.to_owned(),

@@ -702,6 +702,32 @@ fn claude_config_dir_is_honoured() {
     assert_eq!(loaded.context.allow[0].source, RuleSource::UserSettings);
 }
 
+/// A server whose name holds `__` (`gh__admin`) has tools named like another server's
+/// (`mcp__gh__admin__delete`): rules for server `gh` do not reach them.
+#[tokio::test]
+async fn a_server_rule_matches_the_tools_real_server_not_its_name_prefix() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(
+        &fx,
+        &case("x", "Bash", "").allow(&["mcp__gh", "mcp__other__*"]),
+    );
+    let admin = probe(&fx, "mcp__gh__admin__delete_repo").with_mcp_server("gh__admin");
+    assert_eq!(
+        behavior(&engine.decide(&admin, &json!({}), &ctx).await),
+        "ask"
+    );
+    let gh = probe(&fx, "mcp__gh__admin__delete_repo").with_mcp_server("gh");
+    assert_eq!(
+        behavior(&engine.decide(&gh, &json!({}), &ctx).await),
+        "allow"
+    );
+    let other = probe(&fx, "mcp__other__x").with_mcp_server("other");
+    assert_eq!(
+        behavior(&engine.decide(&other, &json!({}), &ctx).await),
+        "allow"
+    );
+}
+
 #[tokio::test]
 async fn tool_own_check_is_merged() {
     let fx = Fixture::new();

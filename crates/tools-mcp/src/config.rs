@@ -579,6 +579,16 @@ impl ConfigLoader {
             );
             return None;
         }
+        if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
+            diags.push(Diagnostic::warning(
+                Some(name),
+                file,
+                "this name holds `__` (or starts or ends with `_`): its tools' names \
+                 (`mcp__<server>__<tool>`) read as another server's and may collide with them; \
+                 permission rules still match the server by its real name. Rename the server."
+                    .into(),
+            ));
+        }
         let Some(obj) = entry.as_object() else {
             err(
                 diags,

@@ -245,7 +245,18 @@ impl Drop for McpManager {
 fn collect_tools(inner: &Arc<Inner>) -> Vec<Arc<dyn Tool>> {
     let mut tools: Vec<Arc<dyn Tool>> = inner.servers.iter().flat_map(|s| s.tools()).collect();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
-    tools.dedup_by(|later, earlier| later.name() == earlier.name());
+    // Reported at connection time (`name_collisions`); a list refreshed later can collide
+    // too, so it is logged here as well.
+    tools.dedup_by(|later, earlier| {
+        let same = later.name() == earlier.name();
+        if same {
+            tracing::warn!(
+                tool = later.name(),
+                "two MCP tools have the same name after normalisation; only the first is offered"
+            );
+        }
+        same
+    });
     if inner
         .servers
         .iter()

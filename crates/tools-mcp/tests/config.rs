@@ -184,12 +184,13 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
             "no-command": {"args": []},
             "weird": {"type": "carrier-pigeon", "url": "x"},
             "bad-args": {"command": "x", "args": "not-a-list"},
-            "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"}
+            "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+            "gh__admin": {"command": "x"}
         }}"#,
     );
     let (servers, diags) = ConfigLoader::new(project.path()).with_env(env(&[])).load();
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["good", "legacy"]);
+    assert_eq!(names, ["gh__admin", "good", "legacy"]);
     assert_eq!(servers[0].timeout, None, "timeouts under 1 s are ignored");
     let find = |server: &str| {
         diags
@@ -207,6 +208,9 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
     assert!(find("bad-args").message.contains("\"args\""));
     assert!(find("good").message.contains("under 1000 ms"));
     assert_eq!(find("bad-args").file.as_deref(), Some(file.as_path()));
+    // Kept, with a warning: its tool names read as server `gh`'s.
+    assert_eq!(find("gh__admin").severity, Severity::Warning);
+    assert!(find("gh__admin").message.contains("Rename the server"));
 }
 
 #[test]

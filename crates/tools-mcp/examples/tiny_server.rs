@@ -55,6 +55,8 @@ impl Tiny {
                 ]
             }}),
             json!({"name": "big", "description": "Returns N characters", "inputSchema": obj(json!({"chars": {"type": "integer"}}))}),
+            json!({"name": "big_meta", "description": "Returns N characters; its own result limit is 150,000 characters", "inputSchema": obj(json!({"chars": {"type": "integer"}})),
+                   "_meta": {"anthropic/maxResultSizeChars": 150000}}),
             json!({"name": "structured", "description": "Structured content", "inputSchema": obj(json!({}))}),
             json!({"name": "fail", "description": "Tool-level error", "inputSchema": obj(json!({}))}),
             json!({"name": "flags", "description": "Has _meta flags", "inputSchema": obj(json!({})),
@@ -171,7 +173,7 @@ impl ServerHandler for Tiny {
                 eprintln!("crash: exiting now");
                 std::process::exit(3);
             }
-            "big" => Ok(text_result(
+            "big" | "big_meta" => Ok(text_result(
                 "x".repeat(args["chars"].as_u64().unwrap_or(10) as usize),
             )),
             "structured" => {

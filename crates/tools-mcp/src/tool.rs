@@ -41,6 +41,9 @@ pub struct McpTool {
     requires_user_interaction: bool,
     always_load: bool,
     max_result_chars: usize,
+    /// The tool's own `anthropic/maxResultSizeChars`: its text limit in place of
+    /// `MAX_MCP_OUTPUT_TOKENS`.
+    own_max_chars: Option<usize>,
     search_hint: Option<String>,
 }
 
@@ -62,12 +65,11 @@ impl McpTool {
         let annotations = &raw["annotations"];
         let meta = &raw["_meta"];
         let hint = |k: &str| annotations[k].as_bool().unwrap_or(false);
-        let max_result_chars = meta["anthropic/maxResultSizeChars"]
+        let own_max_chars = meta["anthropic/maxResultSizeChars"]
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
-            .map_or(DEFAULT_MAX_RESULT_CHARS, |n| {
-                n.clamp(1, MAX_RESULT_CHARS_CEILING)
-            });
+            .map(|n| n.clamp(1, MAX_RESULT_CHARS_CEILING));
+        let max_result_chars = own_max_chars.unwrap_or(DEFAULT_MAX_RESULT_CHARS);
         let title = raw["title"]
             .as_str()
             .or_else(|| annotations["title"].as_str())
@@ -86,6 +88,7 @@ impl McpTool {
             always_load: meta["anthropic/alwaysLoad"] == Value::Bool(true)
                 || server.config.always_load,
             max_result_chars,
+            own_max_chars,
             search_hint: meta["anthropic/searchHint"].as_str().map(str::to_owned),
             server,
         }
@@ -204,12 +207,13 @@ impl Tool for McpTool {
             .server
             .call_tool(&self.tool_name, arguments, ctx.cancellation(), progress)
             .await?;
-        map_call_result(
-            self.server.name(),
-            &self.tool_name,
-            &raw,
-            self.server.max_output_tokens(),
-        )
+        // A tool that names its own result size is cut there, not at the server's token
+        // limit (what is over the pipeline's persistence threshold still goes to a file).
+        let max_tokens = self.own_max_chars.map_or_else(
+            || self.server.max_output_tokens(),
+            |chars| chars.div_ceil(4),
+        );
+        map_call_result(self.server.name(), &self.tool_name, &raw, max_tokens)
     }
 }
 

@@ -16,7 +16,7 @@ use tool_core::{MaxResultSize, PermissionResult, ProgressSender, ToolResultConte
 use tools_mcp::{McpManager, McpOptions, ServerConfig, ServerState, Severity};
 
 /// How many tools the tiny server lists at start.
-const TINY_TOOLS: usize = 15;
+const TINY_TOOLS: usize = 16;
 
 fn opts() -> McpOptions {
     McpOptions::new(std::env::temp_dir())
@@ -130,6 +130,18 @@ async fn results_errors_and_output_limit() {
     assert!(text.starts_with(&"x".repeat(4_000)));
     assert!(!text.contains(&"x".repeat(4_001)));
     assert!(text.contains("[OUTPUT TRUNCATED - exceeded 1000 token limit]"));
+    // A tool with its own maxResultSizeChars is cut there instead.
+    let big_meta = tool(&manager, "mcp__tiny__big_meta");
+    let r = call(&big_meta, json!({"chars": 120_000})).await.unwrap();
+    assert_eq!(r.data.content.joined_text(), "x".repeat(120_000));
+    let r = call(&big_meta, json!({"chars": 200_000})).await.unwrap();
+    let text = r.data.content.joined_text();
+    assert!(text.starts_with(&"x".repeat(150_000)) && !text.contains(&"x".repeat(150_001)));
+    assert!(
+        text.contains("[OUTPUT TRUNCATED - exceeded 37500 token limit]"),
+        "{}",
+        &text[150_000..]
+    );
 
     // A non-object input is refused with the tool's name, not sent.
     let err = call(&echo, json!("text")).await.unwrap_err();

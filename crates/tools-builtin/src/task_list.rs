@@ -364,11 +364,19 @@ impl LockedList {
     }
 }
 
+/// The task in `path`, its id the file's name: a file copied or renamed by hand (`cp 3.json
+/// 8.json`) is task 8, so that updating or deleting 8 never touches `3.json`.
 fn parse_task(path: &Path, bytes: &[u8]) -> Result<Task, TaskStoreError> {
-    serde_json::from_slice::<Task>(bytes).map_err(|e| TaskStoreError::Corrupt {
+    let mut task = serde_json::from_slice::<Task>(bytes).map_err(|e| TaskStoreError::Corrupt {
         path: path.to_path_buf(),
         reason: e.to_string(),
-    })
+    })?;
+    if let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        && task.id != stem
+    {
+        stem.clone_into(&mut task.id);
+    }
+    Ok(task)
 }
 
 fn push_unique(list: &mut Vec<String>, id: &str) -> bool {
@@ -441,7 +449,15 @@ impl TaskListStore {
             .filter_map(|t| t.id.parse::<u64>().ok())
             .max()
             .unwrap_or(0);
-        let next = list.high_water_mark()?.max(existing_max) + 1;
+        let next = list
+            .high_water_mark()?
+            .max(existing_max)
+            .checked_add(1)
+            .filter(|n| valid_id(&n.to_string()))
+            .ok_or_else(|| TaskStoreError::Corrupt {
+                path: list.dir.join(HIGH_WATER_MARK),
+                reason: "the next task id would be over 18 digits".to_owned(),
+            })?;
         let mut metadata = new.metadata;
         metadata.retain(|_, v| !v.is_null());
         let task = Task {

@@ -564,3 +564,51 @@ fn schemas_and_flags_match_claude_code() {
         assert!(tool.should_defer(), "{name}");
     }
 }
+
+/// A task file copied by hand is the task its name says: updating or deleting the copy
+/// never touches the original.
+#[tokio::test]
+async fn a_copied_task_file_is_the_task_its_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path(), "s");
+    create(&ctx, "Original").await;
+    let list = dir.path().join("tasks/s");
+    std::fs::copy(list.join("1.json"), list.join("8.json")).unwrap();
+    update(&ctx, json!({"taskId": "8", "subject": "The copy"})).await;
+    let store = TaskListStore::new(dir.path().join("tasks"));
+    let subjects: Vec<(String, String)> = store
+        .list("s")
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.id, t.subject))
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            ("1".to_owned(), "Original".to_owned()),
+            ("8".to_owned(), "The copy".to_owned())
+        ]
+    );
+    update(&ctx, json!({"taskId": "8", "status": "deleted"})).await;
+    assert!(list.join("1.json").is_file());
+    assert!(!list.join("8.json").exists());
+}
+
+/// A high-water mark at the largest id refuses a new task instead of overflowing.
+#[tokio::test]
+async fn ids_that_would_overflow_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path(), "s");
+    create(&ctx, "First").await;
+    let list = dir.path().join("tasks/s");
+    for mark in ["999999999999999999", "18446744073709551615"] {
+        std::fs::write(list.join(".highwatermark"), mark).unwrap();
+        let err = common::fail(
+            &TaskCreate,
+            &ctx,
+            json!({"subject": "Next", "description": "x"}),
+        )
+        .await;
+        assert!(err.text.contains("over 18 digits"), "{}", err.text);
+    }
+}

@@ -107,7 +107,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 async fn read_first(ctx: &ToolUseContext, path: &Path) {
     let input = Read
-        .parse_input(json!({"file_path": path, "limit": 3}))
+        .parse_input(json!({"file_path": path, "limit": 3, "allow_large": true}))
         .unwrap();
     Read.call(input, ctx.clone(), ProgressSender::none())
         .await

@@ -61,19 +61,33 @@ fn flatten_root_combinators(root: &mut Map<String, Value>) {
         let Some(Value::Array(branches)) = root.remove(keyword) else {
             continue;
         };
-        let mut properties = match root.remove("properties") {
-            Some(Value::Object(p)) => p,
-            _ => Map::new(),
+        // Each property's distinct schemas, the root's own first.
+        let mut alternatives: Vec<(String, Vec<Value>)> = Vec::new();
+        let mut add = |k: &String, v: &Value| match alternatives.iter_mut().find(|(n, _)| n == k) {
+            Some((_, seen)) if !seen.contains(v) => seen.push(v.clone()),
+            Some(_) => {}
+            None => alternatives.push((k.clone(), vec![v.clone()])),
         };
+        if let Some(Value::Object(props)) = root.remove("properties") {
+            for (k, v) in &props {
+                add(k, v);
+            }
+        }
         let mut required: Vec<String> = string_array(root.get("required"));
         let mut branch_required: Option<Vec<String>> = None;
         for branch in &branches {
-            let Value::Object(branch) = branch else {
-                continue;
+            let branch = match branch {
+                Value::Object(branch) => branch,
+                // `true` accepts anything: in an `anyOf`/`oneOf` nothing is then required.
+                Value::Bool(true) if keyword != "allOf" => {
+                    branch_required = Some(Vec::new());
+                    continue;
+                }
+                _ => continue,
             };
             if let Some(Value::Object(props)) = branch.get("properties") {
                 for (k, v) in props {
-                    properties.entry(k.clone()).or_insert_with(|| v.clone());
+                    add(k, v);
                 }
             }
             let req = string_array(branch.get("required"));
@@ -95,6 +109,23 @@ fn flatten_root_combinators(root: &mut Map<String, Value>) {
                 required.push(r);
             }
         }
+        // A property the branches describe differently keeps every description: a
+        // discriminated union's `kind: {const: "file"}` and `kind: {const: "url"}` become
+        // `kind: {anyOf: [...]}`, not the first branch's alone.
+        let combine = if keyword == "allOf" { "allOf" } else { "anyOf" };
+        let properties: Map<String, Value> = alternatives
+            .into_iter()
+            .map(|(k, mut schemas)| {
+                let v = if schemas.len() == 1 {
+                    schemas.remove(0)
+                } else {
+                    let mut m = Map::new();
+                    m.insert(combine.into(), Value::Array(schemas));
+                    Value::Object(m)
+                };
+                (k, v)
+            })
+            .collect();
         root.insert("properties".into(), Value::Object(properties));
         if required.is_empty() {
             root.remove("required");
@@ -154,6 +185,33 @@ mod tests {
         assert_eq!(
             mcp_input_schema(&json!("nonsense")),
             json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn a_property_the_branches_describe_differently_keeps_every_description() {
+        let raw = json!({"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "file"}, "path": {"type": "string"}}, "required": ["kind", "path"]},
+            {"type": "object", "properties": {"kind": {"const": "url"}, "url": {"type": "string"}}, "required": ["kind", "url"]}
+        ]});
+        assert_eq!(
+            mcp_input_schema(&raw),
+            json!({
+                "type": "object",
+                "properties": {
+                    "kind": {"anyOf": [{"const": "file"}, {"const": "url"}]},
+                    "path": {"type": "string"},
+                    "url": {"type": "string"}
+                },
+                "required": ["kind"]
+            })
+        );
+        // A `true` branch accepts anything: nothing is required.
+        let raw =
+            json!({"anyOf": [true, {"properties": {"a": {"type": "string"}}, "required": ["a"]}]});
+        assert_eq!(
+            mcp_input_schema(&raw),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}})
         );
     }
 

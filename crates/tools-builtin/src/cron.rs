@@ -608,15 +608,31 @@ pub fn install_cron_store(app_state: &AppState, store: CronStore) {
     app_state.update::<CronSlot, _>(|slot| slot.0 = Some(store));
 }
 
-/// The context's store: the installed one, else one for the working directory (created on
-/// first use and kept in the app state).
+/// The context's store: the installed one, else one for the project (created on first use
+/// and kept in the app state). The project is the working directory, or, inside one of
+/// EnterWorktree's worktrees (`<project>/.claude/worktrees/<name>`), the project it belongs
+/// to: durable jobs must not live in a worktree that ExitWorktree may delete.
 pub fn cron_store(ctx: &ToolUseContext) -> CronStore {
-    let cwd = ctx.cwd().to_path_buf();
+    let project = project_of(ctx.cwd());
     ctx.app_state().update::<CronSlot, _>(|slot| {
         slot.0
-            .get_or_insert_with(|| CronStore::for_project(&cwd))
+            .get_or_insert_with(|| CronStore::for_project(&project))
             .clone()
     })
+}
+
+/// `cwd`, or the project whose `.claude/worktrees/<name>` holds it.
+fn project_of(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| {
+            dir.file_name().is_some_and(|n| n == "worktrees")
+                && dir
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".claude")
+        })
+        .and_then(|worktrees| worktrees.parent()?.parent())
+        .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf)
 }
 
 // ----- CronCreate -----

@@ -186,6 +186,11 @@ async fn the_default_store_uses_the_project_file() {
     assert!(expected.is_file());
     // The same store is kept in the app state.
     assert_eq!(cron_store(&ctx).list().unwrap().len(), 1);
+    // Inside one of EnterWorktree's worktrees, the project's file (a worktree may be
+    // removed, and its jobs with it).
+    let inside = dir.path().join(".claude/worktrees/feature/src");
+    std::fs::create_dir_all(&inside).unwrap();
+    assert_eq!(cron_store(&common::ctx(&inside)).path(), expected);
 }
 
 #[tokio::test]

@@ -57,6 +57,9 @@ use tool_core::{
 use crate::bash::KILL_CAP;
 pub use crate::bash::{DEFAULT_TIMEOUT_MS, KEEP_HEAD_TAIL, KILL_GRACE, MAX_TIMEOUT_MS};
 
+/// How long the other output stream is still read after one ends (the interpreter exited).
+const EXIT_DRAIN: Duration = Duration::from_millis(500);
+
 /// Bytes of one stream of one call kept in memory before only its head and tail are kept.
 pub const MEMORY_CAP: usize = 1024 * 1024;
 
@@ -534,10 +537,18 @@ impl Interpreter {
             tokio::pin!(write);
             let mut out_buf = vec![0u8; 64 * 1024];
             let mut err_buf = vec![0u8; 64 * 1024];
+            // Once one stream ends (the interpreter exited), what the other still holds is
+            // read for a moment before giving up on it.
+            let (mut out_eof, mut err_eof) = (false, false);
+            let mut drain_until: Option<tokio::time::Instant> = None;
             loop {
                 if out.done && err.done {
                     break End::Done(out.status());
                 }
+                if (out_eof || out.done) && (err_eof || err.done) {
+                    break End::Exited;
+                }
+                let drain_at = drain_until;
                 tokio::select! {
                     written = &mut write, if !sent => {
                         sent = true;
@@ -545,14 +556,23 @@ impl Interpreter {
                         // file) says the rest.
                         let _ = written;
                     }
-                    n = read_some(stdout, &mut out_buf), if !out.done => match n {
+                    n = read_some(stdout, &mut out_buf), if !out.done && !out_eof => match n {
                         Some(n) => out.feed(&out_buf[..n]),
-                        None => break End::Exited,
+                        None => {
+                            out_eof = true;
+                            drain_until.get_or_insert_with(|| tokio::time::Instant::now() + EXIT_DRAIN);
+                        }
                     },
-                    n = read_some(stderr, &mut err_buf), if !err.done => match n {
+                    n = read_some(stderr, &mut err_buf), if !err.done && !err_eof => match n {
                         Some(n) => err.feed(&err_buf[..n]),
-                        None => break End::Exited,
+                        None => {
+                            err_eof = true;
+                            drain_until.get_or_insert_with(|| tokio::time::Instant::now() + EXIT_DRAIN);
+                        }
                     },
+                    () = tokio::time::sleep_until(drain_at.unwrap_or_else(tokio::time::Instant::now)), if drain_at.is_some() => {
+                        break End::Exited;
+                    }
                     () = &mut deadline => break End::TimedOut,
                     () = cancel.cancelled() => break End::Cancelled,
                 }

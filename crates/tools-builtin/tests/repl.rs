@@ -310,6 +310,17 @@ async fn an_exiting_interpreter_is_reported_and_replaced() {
         "[Started a fresh python interpreter: the previous one exited (exit status: 3). \
          Variables, imports and definitions from earlier calls are gone.]\nback"
     );
+    // What the interpreter wrote to both streams just before exiting is all kept, whichever
+    // stream ends first.
+    for _ in 0..10 {
+        let err = py(
+            &ctx,
+            "import os, sys\nprint('out', flush=True)\nsys.stderr.write('err-bye\\n')\nsys.stderr.flush()\nos._exit(4)",
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("out") && err.contains("err-bye"), "{err}");
+    }
 }
 
 #[tokio::test]

@@ -102,6 +102,18 @@ pub struct Session {
     pub notices: Vec<String>,
     /// The MCP servers' connections; dropping the session ends their processes.
     pub mcp: Option<tools_mcp::McpManager>,
+    /// The session's directory, removed with the session when nothing was written to it.
+    _dir: SessionDir,
+}
+
+/// Removes the session's directory when the session ends with it still empty, so a
+/// session that saved nothing leaves nothing behind.
+struct SessionDir(PathBuf);
+
+impl Drop for SessionDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
 }
 
 /// Parses a permission mode name as settings files spell it.
@@ -267,12 +279,23 @@ impl Session {
         if !loader.untrusted_project_servers().is_empty() {
             ignored.push("its .mcp.json servers".to_owned());
         }
+        let session = session_id();
+        // The session's own directory: private (0700) and unguessable, so no other user of
+        // the machine can read what tools wrote there or plant files in it. It holds the
+        // persisted tool results, MCP binary resources and the hooks' environment file, and
+        // is kept after the session (a later `toolwright run` may Read a saved result).
+        let session_dir = tempfile::Builder::new()
+            .prefix(&format!("toolwright-{session}-"))
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?
+            .keep();
         let mcp = if servers.is_empty() {
             None
         } else {
-            let (manager, problems) =
-                tools_mcp::McpManager::connect(servers, tools_mcp::McpOptions::from_env(&cwd))
-                    .await;
+            let mut options = tools_mcp::McpOptions::from_env(&cwd);
+            options.blob_dir = Some(session_dir.join("mcp-resources"));
+            let (manager, problems) = tools_mcp::McpManager::connect(servers, options).await;
             notices.extend(problems.iter().map(ToString::to_string));
             Some(manager)
         };
@@ -304,10 +327,7 @@ impl Session {
                 tools.clone(),
                 cwd.clone(),
             )));
-        let session = session_id();
-        let results_dir = std::env::temp_dir()
-            .join(format!("toolwright-{session}"))
-            .join("tool-results");
+        let results_dir = session_dir.join("tool-results");
         let ctx = ToolUseContext::new(&cwd)
             .with_tools(tools)
             .with_permission(permission)
@@ -327,6 +347,7 @@ impl Session {
             hooks,
             notices,
             mcp,
+            _dir: SessionDir(session_dir),
         })
     }
 }

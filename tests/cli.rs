@@ -596,3 +596,30 @@ fn settings_env_does_not_move_the_settings_it_came_from() {
     assert_eq!(message["content"][2].get("is_error"), None, "{message}");
     assert!(root.join("made_dir").is_dir());
 }
+
+/// A persisted result lands in the session's own directory, which only its user can enter.
+#[test]
+fn persisted_results_live_in_a_private_session_directory() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let turn = jsonl(
+        &[json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "seq 1 40000"}})],
+    );
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"][0]["content"].as_str().unwrap();
+    let saved = content
+        .split("Full output saved to: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("not persisted: {content}"));
+    let saved = std::path::Path::new(saved);
+    assert!(saved.is_file());
+    let session_dir = saved.parent().unwrap().parent().unwrap();
+    let mode = std::fs::metadata(session_dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "{}", session_dir.display());
+    std::fs::remove_dir_all(session_dir).unwrap();
+}

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tool_core::{
-    MaxResultSize, ProgressSender, Tool, ToolError, ToolOutput, ToolResult, ToolResultContent,
-    ToolUseContext,
+    InputError, MaxResultSize, ProgressSender, Tool, ToolError, ToolOutput, ToolResult,
+    ToolResultContent, ToolUseContext,
 };
 
 use crate::manager::Inner;
@@ -52,6 +52,10 @@ impl Tool for ListMcpResourcesTool {
             },
             "additionalProperties": false
         })
+    }
+
+    fn parse_input(&self, input: Value) -> Result<Value, InputError> {
+        resource_input(self.name(), &self.input_schema(), input)
     }
 
     fn description(&self) -> Cow<'_, str> {
@@ -161,6 +165,10 @@ impl Tool for ReadMcpResourceTool {
         })
     }
 
+    fn parse_input(&self, input: Value) -> Result<Value, InputError> {
+        resource_input(self.name(), &self.input_schema(), input)
+    }
+
     fn description(&self) -> Cow<'_, str> {
         "Reads a specific resource from an MCP server, identified by server name and resource URI."
             .into()
@@ -257,6 +265,21 @@ impl ReadMcpResourceTool {
             std::process::id()
         ))
     }
+}
+
+/// The schema step of the two resource tools: the fields are checked against `schema`
+/// (a `server` that is not a string is refused, not read as "every server"), and keys the
+/// schema does not list are dropped, as Claude Code's non-strict objects do.
+fn resource_input(tool: &str, schema: &Value, input: Value) -> Result<Value, InputError> {
+    let mut lenient = schema.clone();
+    if let Some(obj) = lenient.as_object_mut() {
+        obj.remove("additionalProperties");
+    }
+    let mut input = tool_core::check_input(tool, &lenient, input, false)?;
+    if let Value::Object(fields) = &mut input {
+        fields.retain(|k, _| schema["properties"].get(k).is_some());
+    }
+    Ok(input)
 }
 
 /// Standard base64 (with or without padding; whitespace ignored); `None` on invalid input.

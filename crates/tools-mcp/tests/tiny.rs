@@ -844,3 +844,29 @@ async fn a_server_whose_tool_pages_loop_fails_instead_of_listing_forever() {
     assert!(manager.tools().is_empty());
     manager.shutdown().await;
 }
+
+#[tokio::test]
+async fn resource_tool_inputs_go_through_the_schema_step() {
+    let manager = tiny(&["--hang-resources"], opts()).await;
+    let read = tool(&manager, "ReadMcpResourceTool");
+    let err = read.parse_input(json!({"server": "tiny"})).unwrap_err();
+    assert!(
+        err.to_model_text().contains("InputValidationError"),
+        "{}",
+        err.to_model_text()
+    );
+    assert!(
+        err.to_model_text().contains("uri"),
+        "{}",
+        err.to_model_text()
+    );
+    // Unknown keys are dropped, not refused (a non-strict object, as in Claude Code).
+    let ok = read
+        .parse_input(json!({"server": "tiny", "uri": "tiny://x", "extra": 1}))
+        .unwrap();
+    assert_eq!(ok, json!({"server": "tiny", "uri": "tiny://x"}));
+    // A server that is not a string is refused, not read as "every server".
+    let list = tool(&manager, "ListMcpResourcesTool");
+    assert!(list.parse_input(json!({"server": 5})).is_err());
+    manager.shutdown().await;
+}

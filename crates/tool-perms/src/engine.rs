@@ -1784,16 +1784,17 @@ impl PermissionEngine {
         }
         let mut redirect_findings = Vec::new();
         for r in &analysis.redirects {
+            let use_ = if r.kind == RedirectKind::Read {
+                PathUse::Read
+            } else {
+                PathUse::Write
+            };
             let f = match r.kind {
                 RedirectKind::FdDup => continue,
                 _ => match &r.target.value {
                     None => self.unchecked_path(
                         set,
-                        if r.kind == RedirectKind::Read {
-                            PathUse::Read
-                        } else {
-                            PathUse::Write
-                        },
+                        use_,
                         format!(
                             "A redirection to a computed target ({}) cannot be checked.",
                             r.target.raw
@@ -1803,11 +1804,7 @@ impl PermissionEngine {
                     // file: `cat < .e*` reads `.env`.
                     Some(_) if r.target.glob => self.unchecked_path(
                         set,
-                        if r.kind == RedirectKind::Read {
-                            PathUse::Read
-                        } else {
-                            PathUse::Write
-                        },
+                        use_,
                         format!(
                             "A redirection to a glob pattern ({}) cannot be checked: bash \
                              redirects to the file it matches.",
@@ -1826,11 +1823,7 @@ impl PermissionEngine {
                         else {
                             let f = self.unchecked_path(
                                 set,
-                                if r.kind == RedirectKind::Read {
-                                    PathUse::Read
-                                } else {
-                                    PathUse::Write
-                                },
+                                use_,
                                 format!(
                                     "A redirection to a relative path ({}) after a `cd` to a directory that is not known cannot be checked.",
                                     r.target.raw

@@ -77,15 +77,10 @@ where
     R: Send + 'static,
     F: FnOnce() -> Result<R, ToolError> + Send + 'static,
 {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => match handle.spawn_blocking(f).await {
-            Ok(result) => result,
-            Err(e) => Err(ToolError::msg(format!(
-                "file operation failed to complete: {e}"
-            ))),
-        },
-        Err(_) => f(),
-    }
+    on_blocking_pool(f, |e| {
+        ToolError::msg(format!("file operation failed to complete: {e}"))
+    })
+    .await
 }
 
 /// [`blocking`] for `validate_input`: a check that reads (and may hash or plan on) a file
@@ -94,13 +89,28 @@ pub(crate) async fn blocking_validation<F>(f: F) -> Result<(), ValidationError>
 where
     F: FnOnce() -> Result<(), ValidationError> + Send + 'static,
 {
+    on_blocking_pool(f, |e| {
+        ValidationError::new(format!("the file check failed to complete: {e}"))
+    })
+    .await
+}
+
+/// Runs `f` on the blocking pool when there is a runtime (else here); a task that did not
+/// complete (it panicked) becomes `failed(its error)`.
+async fn on_blocking_pool<R, E, F>(
+    f: F,
+    failed: impl FnOnce(tokio::task::JoinError) -> E,
+) -> Result<R, E>
+where
+    R: Send + 'static,
+    E: Send + 'static,
+    F: FnOnce() -> Result<R, E> + Send + 'static,
+{
     match tokio::runtime::Handle::try_current() {
-        Ok(handle) => match handle.spawn_blocking(f).await {
-            Ok(result) => result,
-            Err(e) => Err(ValidationError::new(format!(
-                "the file check failed to complete: {e}"
-            ))),
-        },
+        Ok(handle) => handle
+            .spawn_blocking(f)
+            .await
+            .unwrap_or_else(|e| Err(failed(e))),
         Err(_) => f(),
     }
 }

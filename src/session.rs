@@ -106,12 +106,20 @@ pub struct Session {
     _dir: SessionDir,
 }
 
-/// Removes the session's directory when the session ends with it still empty, so a
-/// session that saved nothing leaves nothing behind.
+/// The hooks' environment file (`CLAUDE_ENV_FILE`) `agent` creates in the session's
+/// directory.
+pub(crate) const SESSION_ENV_FILE: &str = "session-env.sh";
+
+/// Removes the session's directory when the session ends with nothing saved in it (an
+/// empty hooks' environment file does not count), so such a session leaves nothing behind.
 struct SessionDir(PathBuf);
 
 impl Drop for SessionDir {
     fn drop(&mut self) {
+        let env_file = self.0.join(SESSION_ENV_FILE);
+        if std::fs::metadata(&env_file).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(&env_file);
+        }
         let _ = std::fs::remove_dir(&self.0);
     }
 }

@@ -390,6 +390,11 @@ async def main():
                 async with httpx2.AsyncClient(headers={"Mcp-Session-Id": f"made-up-{i}"}) as h:
                     async with Client(streamable_http_client(url, http_client=h), mode="auto") as other:
                         await other.call_tool("Glob", {"pattern": "*.txt"})
+                        if i == 0:
+                            # Sessionless requests share their state whatever they send.
+                            g = os.path.join(work, "g.txt")
+                            await other.call_tool("Read", {"file_path": g})
+                            out["other_edit"] = dump(await other.call_tool("Edit", {"file_path": g, "old_string": "other", "new_string": "edited"}))
             out["edit"] = dump(await c.call_tool("Edit", {"file_path": f, "old_string": "served", "new_string": "edited"}))
         elif mode == "progress":
             command = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
@@ -574,8 +579,10 @@ fn requests_naming_made_up_sessions_do_not_push_out_a_real_one() {
         &root,
         &["--settings", r#"{"permissions": {"allow": ["Edit"]}}"#],
     );
+    std::fs::write(root.join("g.txt"), "other file\n").unwrap();
     let out = python(&py, &server, &root, "spoof", "legacy");
     assert_eq!(out["read"]["isError"], false, "{out}");
+    assert_eq!(out["other_edit"]["isError"], false, "{out}");
     assert_eq!(out["edit"]["isError"], false, "{out}");
     assert_eq!(
         std::fs::read_to_string(root.join("f.txt")).unwrap(),

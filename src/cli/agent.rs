@@ -256,7 +256,7 @@ async fn session_end(hooks: &dyn Hooks, ctx: &ToolUseContext) {
 /// directory; `None` (with a notice) when it cannot be created.
 fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
     let dir = ctx.results_dir()?.parent()?.to_path_buf();
-    let path = dir.join("session-env.sh");
+    let path = dir.join(crate::session::SESSION_ENV_FILE);
     let created = std::fs::create_dir_all(&dir).and_then(|()| {
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);

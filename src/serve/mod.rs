@@ -123,11 +123,20 @@ impl ToolServer {
     /// alone picks nothing: a client cannot reach another session's state, or push one out,
     /// by naming it.
     fn session(&self, context: &RequestContext<RoleServer>) -> (bool, ToolUseContext) {
-        let id = context
+        let headers = context
             .extensions
             .get::<::http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok());
+            .map(|parts| &parts.headers);
+        let header = |name: &str| {
+            headers
+                .and_then(|h| h.get(name))
+                .and_then(|v| v.to_str().ok())
+        };
+        // From 2026-07-28 on there are no sessions: such a request is sessionless whatever
+        // it sends (rmcp made this server for that one request).
+        let sessionless_protocol =
+            header("mcp-protocol-version").is_some_and(|v| v >= "2026-07-28");
+        let id = header("mcp-session-id").filter(|_| !sessionless_protocol);
         if let (Some(slot), Some(id)) = (&self.session, id) {
             let mut own = slot.lock().unwrap_or_else(PoisonError::into_inner);
             let ctx = own.get_or_insert_with(|| {

@@ -768,8 +768,8 @@ impl HooksConfig {
     }
 }
 
-/// A hook URL as a diagnostic shows it: user info and query (where credentials sit) and
-/// the fragment replaced by `redacted`.
+/// A hook URL as a diagnostic shows it: user info and query (where credentials sit)
+/// replaced by `redacted`, the fragment dropped.
 fn shown_url(url: &str) -> String {
     let Ok(mut parsed) = reqwest::Url::parse(url) else {
         return "<an unparsable URL>".to_owned();

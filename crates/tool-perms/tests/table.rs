@@ -30,6 +30,8 @@ const READ_ONLY: &[&str] = &[
     "find . -name '*.rs'",
     "find src -type f",
     "git status",
+    // Process substitution does not happen inside double quotes.
+    "echo \"map x->(y) <(z)\"",
     "git log --oneline -5",
     "git diff HEAD",
     "git diff --stat",

@@ -555,24 +555,27 @@ fn write_in_place(dir_fd: &File, name: &OsString, bytes: &[u8]) -> io::Result<()
     file.sync_all()
 }
 
-/// Reserves `len` bytes for `file` where the platform can (`posix_fallocate`); a file
-/// system that cannot reserve is written without.
+/// Reserves `len` bytes for `file` where the file system can (Linux `fallocate`); one that
+/// cannot is written without. Not glibc's `posix_fallocate`: on a file system without
+/// `fallocate` it emulates by reading and writing each block, which fails on this
+/// write-only descriptor.
 fn reserve(file: &File, len: usize) -> io::Result<()> {
-    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    #[cfg(target_os = "linux")]
     {
         use nix::errno::Errno;
+        use nix::fcntl::{FallocateFlags, fallocate};
         let Ok(len) = nix::libc::off_t::try_from(len) else {
             return Err(io::Error::from(Errno::EFBIG));
         };
         if len == 0 {
             return Ok(());
         }
-        match nix::fcntl::posix_fallocate(file, 0, len) {
+        match fallocate(file, FallocateFlags::empty(), 0, len) {
             Ok(()) | Err(Errno::EOPNOTSUPP | Errno::ENOSYS | Errno::EINVAL) => Ok(()),
             Err(e) => Err(e.into()),
         }
     }
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+    #[cfg(not(target_os = "linux"))]
     {
         let _ = (file, len);
         Ok(())

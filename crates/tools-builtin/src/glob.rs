@@ -410,6 +410,14 @@ impl Newest {
             self.newest.pop();
         }
     }
+
+    /// Takes in what another walker thread found.
+    fn merge(&mut self, other: Newest) {
+        self.matched += other.matched - other.newest.len();
+        for ranked in other.newest {
+            self.add(ranked);
+        }
+    }
 }
 
 type Found = Mutex<Newest>;
@@ -473,11 +481,10 @@ impl ParallelVisitor for Collector<'_> {
 impl Drop for Collector<'_> {
     fn drop(&mut self) {
         let local = std::mem::take(&mut self.local);
-        let mut found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
-        found.matched += local.matched - local.newest.len();
-        for ranked in local.newest {
-            found.add(ranked);
-        }
+        self.found
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .merge(local);
     }
 }
 
@@ -499,11 +506,7 @@ mod tests {
                 local.add(Ranked(at(*t), PathBuf::from(p)));
             }
             assert!(local.newest.len() <= MAX_RESULTS);
-            let mut f = found.lock().unwrap();
-            f.matched += local.matched - local.newest.len();
-            for r in local.newest {
-                f.add(r);
-            }
+            found.lock().unwrap().merge(local);
         }
         let found = found.into_inner().unwrap();
         assert_eq!(found.matched, 1000);

@@ -680,7 +680,8 @@ fn search_file(
                     display: display.to_owned(),
                     mtime: SystemTime::UNIX_EPOCH,
                     count: 0,
-                    lines: line_count(&printed),
+                    // A file the bound cut had at least one line more than it kept.
+                    lines: line_count(&printed) + usize::from(!whole),
                 },
                 printed,
                 whole,
@@ -831,7 +832,8 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
                 } else {
                     0
                 };
-            out.offset_past_end = offset > 0 && total > 0 && offset >= total;
+            // Past the end only when the end is known: output the bound cut has no end here.
+            out.offset_past_end = !found.cut_by_bytes && offset > 0 && total > 0 && offset >= total;
             let (range, _) = page(lines.len());
             if found.cut_by_bytes && range.is_empty() && !out.offset_past_end {
                 return Err(ToolError::msg(format!(
@@ -1040,6 +1042,20 @@ mod tests {
         let shown = lines_of(&out);
         assert!(out.content.as_deref().unwrap().len() <= bound);
         assert_eq!(shown, full[..shown.len()]);
+        assert_eq!(
+            out.content_cut_at_bytes,
+            Some(bound),
+            "the cut must be reported"
+        );
+        // Past what the bound kept of it: no "No entries at this offset", a way out.
+        let err = grep(
+            big.path(),
+            serde_json::json!({"head_limit": 5, "offset": 1900}),
+            bound,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("narrow the search"), "{err}");
         // An offset the bound cannot reach is refused with a way out.
         let err = grep(
             dir.path(),

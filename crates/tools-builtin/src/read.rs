@@ -447,9 +447,9 @@ fn read_blocking(
 
     let max_tokens = max_output_tokens();
     let allow_large = input.allow_large.unwrap_or(false);
-    // Enough numbered lines for any partial view within `max_tokens` (a line costs at
-    // least 2 tokens and at most its bytes plus 24), never more than MAX_RANGE_BYTES: a
-    // huge range is measured, not kept.
+    // Enough numbered lines for a partial view within `max_tokens` (a line costs at least
+    // 2 tokens and at most its bytes plus 24), never more than MAX_RANGE_BYTES (a partial
+    // view of a larger limit ends there): a huge range is measured, not kept.
     let budget = if allow_large {
         MAX_RANGE_BYTES
     } else {
@@ -805,8 +805,9 @@ impl LineCollector {
             let line = finish_line(&bytes);
             let len = numbered_len(self.index + 1, &line, self.index == self.start);
             self.rendered += len;
-            // A prefix of the range: after the first line left out, none is kept.
-            if !self.cut && self.rendered <= self.budget {
+            // A prefix of the range: after the first line left out, none is kept. The
+            // first line always is (a partial view shows at least one line).
+            if !self.cut && (self.rendered <= self.budget || self.lines.is_empty()) {
                 self.lines.push(line);
             } else {
                 self.cut = true;
@@ -967,6 +968,9 @@ mod tests {
         assert_eq!(kept.hash, whole.hash);
         assert!(format_numbered(&kept.lines, 1).len() <= budget);
         assert_eq!(kept.lines[..], whole.lines[..kept.lines.len()]);
+        // A budget smaller than the first line still keeps that line.
+        let first = stream_lines(&path, &head, size, 0, usize::MAX, 1, &never).unwrap();
+        assert_eq!((first.lines.len(), first.cut), (1, true));
         // From an offset: the numbering starts there.
         let tail = stream_lines(&path, &head, size, 999_990, 20, usize::MAX, &never).unwrap();
         assert_eq!(

@@ -61,18 +61,19 @@ fn flatten_root_combinators(root: &mut Map<String, Value>) {
         let Some(Value::Array(branches)) = root.remove(keyword) else {
             continue;
         };
-        // Each property's distinct schemas, the root's own first.
-        let mut alternatives: Vec<(String, Vec<Value>)> = Vec::new();
+        // The root's own properties (they hold together with every branch), then each
+        // property's distinct schemas in the branches.
+        let own = match root.remove("properties") {
+            Some(Value::Object(props)) => props,
+            _ => Map::new(),
+        };
+        let mut alternatives: Vec<(String, Vec<Value>)> =
+            own.keys().map(|k| (k.clone(), Vec::new())).collect();
         let mut add = |k: &String, v: &Value| match alternatives.iter_mut().find(|(n, _)| n == k) {
             Some((_, seen)) if !seen.contains(v) => seen.push(v.clone()),
             Some(_) => {}
             None => alternatives.push((k.clone(), vec![v.clone()])),
         };
-        if let Some(Value::Object(props)) = root.remove("properties") {
-            for (k, v) in &props {
-                add(k, v);
-            }
-        }
         let mut required: Vec<String> = string_array(root.get("required"));
         let mut branch_required: Option<Vec<String>> = None;
         for branch in &branches {
@@ -113,15 +114,25 @@ fn flatten_root_combinators(root: &mut Map<String, Value>) {
         // discriminated union's `kind: {const: "file"}` and `kind: {const: "url"}` become
         // `kind: {anyOf: [...]}`, not the first branch's alone.
         let combine = if keyword == "allOf" { "allOf" } else { "anyOf" };
+        let one_of = |mut schemas: Vec<Value>, keyword: &str| {
+            if schemas.len() == 1 {
+                schemas.remove(0)
+            } else {
+                let mut m = Map::new();
+                m.insert(keyword.into(), Value::Array(schemas));
+                Value::Object(m)
+            }
+        };
         let properties: Map<String, Value> = alternatives
             .into_iter()
             .map(|(k, mut schemas)| {
-                let v = if schemas.len() == 1 {
-                    schemas.remove(0)
-                } else {
-                    let mut m = Map::new();
-                    m.insert(combine.into(), Value::Array(schemas));
-                    Value::Object(m)
+                schemas.retain(|s| own.get(&k) != Some(s));
+                let v = match (own.get(&k), schemas.is_empty()) {
+                    (Some(own), true) => own.clone(),
+                    (Some(own), false) => {
+                        one_of(vec![own.clone(), one_of(schemas, combine)], "allOf")
+                    }
+                    (None, _) => one_of(schemas, combine),
                 };
                 (k, v)
             })
@@ -205,6 +216,13 @@ mod tests {
                 },
                 "required": ["kind"]
             })
+        );
+        // The root's own schema for a property holds with every branch's.
+        let raw = json!({"properties": {"n": {"type": "integer"}},
+                         "anyOf": [{"properties": {"n": {"minimum": 5}}}]});
+        assert_eq!(
+            mcp_input_schema(&raw)["properties"]["n"],
+            json!({"allOf": [{"type": "integer"}, {"minimum": 5}]})
         );
         // A `true` branch accepts anything: nothing is required.
         let raw =

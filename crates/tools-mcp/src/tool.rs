@@ -41,7 +41,7 @@ pub struct McpTool {
     requires_user_interaction: bool,
     always_load: bool,
     max_result_chars: usize,
-    /// The tool's own `anthropic/maxResultSizeChars`: its text limit in place of
+    /// The tool's own `anthropic/maxResultSizeChars`: its text limit where it is above
     /// `MAX_MCP_OUTPUT_TOKENS`.
     own_max_chars: Option<usize>,
     search_hint: Option<String>,
@@ -207,12 +207,13 @@ impl Tool for McpTool {
             .server
             .call_tool(&self.tool_name, arguments, ctx.cancellation(), progress)
             .await?;
-        // A tool that names its own result size is cut there, not at the server's token
-        // limit (what is over the pipeline's persistence threshold still goes to a file).
-        let max_tokens = self.own_max_chars.map_or_else(
-            || self.server.max_output_tokens(),
-            |chars| chars.div_ceil(4),
-        );
+        // A tool that names a result size larger than the server's token limit is cut at
+        // its own size instead. Never lower: what is over the tool's size goes whole to a
+        // file through the pipeline's persistence (its threshold), not cut first.
+        let server_max = self.server.max_output_tokens();
+        let max_tokens = self
+            .own_max_chars
+            .map_or(server_max, |chars| chars.div_ceil(4).max(server_max));
         map_call_result(self.server.name(), &self.tool_name, &raw, max_tokens)
     }
 }

@@ -692,7 +692,9 @@ impl Walker<'_> {
                     | "heredoc_start"
                     | "heredoc_end"
             );
-        if (leaf && has_unescaped_substitution(&self.text(node)))
+        // Inside double quotes only `$(` and backticks substitute (`"a->(b)"` is text).
+        let quoted = node.kind() == "string_content";
+        if (leaf && has_unescaped_substitution(&self.text(node), !quoted))
             || (node.kind() == "expansion" && self.text(node).trim_end_matches('}').ends_with("@P"))
         {
             self.complex(WHY);
@@ -1668,16 +1670,17 @@ fn has_line_break(text: &str) -> bool {
     false
 }
 
-/// Whether `text` holds a `$(`, a backtick, `<(` or `>(` not escaped by a backslash (the
-/// start of a substitution, in bash's eyes).
-fn has_unescaped_substitution(text: &str) -> bool {
+/// Whether `text` holds a `$(` or a backtick, and with `process` a `<(` or `>(`, not
+/// escaped by a backslash (the start of a substitution, in bash's eyes).
+fn has_unescaped_substitution(text: &str, process: bool) -> bool {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
             b'`' => return true,
-            b'$' | b'<' | b'>' if bytes.get(i + 1) == Some(&b'(') => return true,
+            b'$' if bytes.get(i + 1) == Some(&b'(') => return true,
+            b'<' | b'>' if process && bytes.get(i + 1) == Some(&b'(') => return true,
             _ => i += 1,
         }
     }

@@ -275,7 +275,22 @@ impl ToolServer {
                 let outcome = loop {
                     tokio::select! {
                         biased;
-                        Some(report) = reports.recv() => forward.send(&report.data).await,
+                        Some(mut report) = reports.recv() => {
+                            // Only the newest of the reports waiting is worth sending (they
+                            // count up), and the call keeps running while it is written: a
+                            // client that stops reading must not stall the tool's timers
+                            // and cancellation.
+                            while let Ok(newer) = reports.try_recv() {
+                                report = newer;
+                            }
+                            let send = forward.send(&report.data);
+                            tokio::pin!(send);
+                            tokio::select! {
+                                biased;
+                                () = &mut send => {}
+                                outcome = &mut run => break outcome,
+                            }
+                        }
                         outcome = &mut run => break outcome,
                     }
                 };

@@ -8,6 +8,9 @@ use serde_json::Value;
 /// one refused image fails every later request of the conversation.
 pub const MAX_IMAGE_BYTES: usize = 3_932_160;
 
+/// Largest side, in pixels, of an image the Messages API accepts.
+pub const MAX_IMAGE_SIDE: usize = 8000;
+
 /// One block of tool_result content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -96,7 +96,7 @@ pub mod tool;
 pub mod typed;
 
 pub use content::{
-    ContentBlock, ImageSource, MAX_IMAGE_BYTES, ToolResultBlock, ToolResultContent,
+    ContentBlock, ImageSource, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, ToolResultBlock, ToolResultContent,
     empty_result_notice, is_hidden_char,
 };
 pub use context::{

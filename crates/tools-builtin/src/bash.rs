@@ -299,7 +299,14 @@ async fn run_command(
     timeout: Duration,
     progress: &ProgressSender,
 ) -> Result<Run, ToolError> {
-    let cwd_file = std::env::temp_dir().join(scratch_name("cwd"));
+    // In the session's own (private) directory when it has one: a predictable name in the
+    // shared temp directory could be a symlink another user planted, which `>|` follows.
+    let scratch_dir = ctx
+        .results_dir()
+        .and_then(Path::parent)
+        .filter(|dir| dir.is_dir())
+        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let cwd_file = scratch_dir.join(scratch_name("cwd"));
     // The command (after the session's environment), then its status, then the directory
     // it ended in. An empty line after the command: a trailing `\` continues onto it, not
     // onto the epilogue.

@@ -28,7 +28,7 @@ pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
 /// Largest image returned inline, in bytes (the API's 5 MB base64 limit).
 pub const MAX_IMAGE_BYTES: u64 = tool_core::MAX_IMAGE_BYTES as u64;
 /// The largest image side, in pixels, the Messages API accepts.
-pub const MAX_IMAGE_SIDE: usize = 8000;
+pub const MAX_IMAGE_SIDE: usize = tool_core::MAX_IMAGE_SIDE;
 /// Largest notebook rendered, in bytes.
 pub const MAX_NOTEBOOK_BYTES: u64 = 100 * 1024 * 1024;
 /// A PDF with more pages than this needs `pages`.

@@ -313,6 +313,16 @@ fn image_block(mime: &str, data: &str) -> ContentBlock {
         ] => "image/webp",
         _ => return omitted("only JPEG, PNG, GIF and WebP images can be shown"),
     };
+    if let Ok(dim) = imagesize::blob_size(&bytes)
+        && dim.width.max(dim.height) > tool_core::MAX_IMAGE_SIDE
+    {
+        return omitted(&format!(
+            "{}x{} pixels, over the {} an image may have on a side",
+            dim.width,
+            dim.height,
+            tool_core::MAX_IMAGE_SIDE
+        ));
+    }
     ContentBlock::image(
         sniffed,
         base64::engine::general_purpose::STANDARD.encode(&bytes),
@@ -486,6 +496,20 @@ mod tests {
         };
         assert!(note("image/svg+xml", &b64(b"<svg/>")).contains("only JPEG, PNG, GIF and WebP"));
         assert!(note("image/png", "not base64 at all!").contains("not valid base64"));
+        // Over 8000 pixels on a side: the API would refuse it.
+        let header = |w: u32, h: u32| {
+            let mut b = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+            b.extend_from_slice(b"IHDR");
+            b.extend_from_slice(&w.to_be_bytes());
+            b.extend_from_slice(&h.to_be_bytes());
+            b.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+            b
+        };
+        assert!(note("image/png", &b64(&header(9000, 10))).contains("9000x10 pixels"));
+        assert!(matches!(
+            image_block("image/png", &b64(&header(8000, 8000))),
+            ContentBlock::Image { .. }
+        ));
         let huge = [&png[..], &vec![0; MAX_IMAGE_BYTES]].concat();
         assert!(note("image/png", &b64(&huge)).contains("larger than the 5 MB"));
         // The limit is on the base64 text: 4,000,000 bytes are 5,333,336 characters.

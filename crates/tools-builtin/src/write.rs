@@ -182,6 +182,17 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
         )));
     }
     fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
+    // The old content is read (to check it is what the model saw, and for the diff): a
+    // file too large for that is refused here, clearly, instead of exhausting memory.
+    if let Ok(meta) = std::fs::metadata(&path)
+        && meta.len() > crate::edit::MAX_EDIT_FILE_BYTES
+    {
+        return Err(ValidationError::new(format!(
+            "File is too large to overwrite with Write ({} bytes; the maximum is 1 GiB). \
+             Remove or truncate it with Bash first if replacing it is intended.",
+            meta.len()
+        )));
+    }
     fsutil::check_stale(ctx, &path, 2, 3)?;
     // Replacing the whole file needs the whole file seen (Claude Code: a PARTIAL view
     // read does not count); Edit can still change the part that was shown.

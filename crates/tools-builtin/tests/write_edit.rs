@@ -436,3 +436,25 @@ async fn edit_keeps_crlf_bom_utf16_mode_and_curly_quotes() {
     assert!(e.text.contains("not UTF-8 or UTF-16 text"), "{}", e.text);
     assert_eq!(fs::read(&bin).unwrap(), b"\xC3\x28 bad utf8");
 }
+
+/// Overwriting a file over 1 GiB is refused before its content is read into memory.
+#[tokio::test]
+async fn write_refuses_to_overwrite_a_file_too_large_to_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("huge.log");
+    {
+        let file = fs::File::create(&f).unwrap();
+        std::io::Write::write_all(&mut &file, b"first line\n").unwrap();
+        // A hole: 1 GiB and a byte on paper, no disk used.
+        file.set_len((1 << 30) + 1).unwrap();
+    }
+    let c = ctx(dir.path());
+    let err = fail(&Write, &c, json!({"file_path": f, "content": "small"})).await;
+    assert!(
+        err.text
+            .contains("File is too large to overwrite with Write"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::metadata(&f).unwrap().len(), (1 << 30) + 1);
+}

@@ -324,6 +324,17 @@ fn normalize_key(path: &Path) -> PathBuf {
     nfc(&normalize_lexically(path))
 }
 
+/// Creates `dir` and the missing directories above it readable by this user only (0700 on
+/// Unix): for the places tools write output other users must not read (persisted results,
+/// MCP resources). An existing directory is left as it is.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 /// Resolves a path the way tools see it (Claude Code's `expandPath`): trims whitespace,
 /// expands a leading `~` to `home`, makes it absolute against `cwd`, collapses `.` and `..`
 /// lexically (symlinks are not resolved), and puts it in Unicode NFC.

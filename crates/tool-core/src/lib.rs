@@ -109,8 +109,8 @@ pub use error::{
 };
 pub use file_state::{
     ContentHash, ContentHasher, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache,
-    MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, expand_path, mtime_ms, normalize_lexically,
-    now_ms,
+    MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, create_private_dir, expand_path, mtime_ms,
+    normalize_lexically, now_ms,
 };
 pub use input::{InputError, InputIssue, check_input, json_type, shown_setting};
 pub use permission::{

@@ -66,16 +66,6 @@ fn tail_preview(text: &str, max: usize) -> String {
     }
 }
 
-/// Creates `dir` and the missing directories above it readable by this user only: results
-/// can hold whatever a tool printed (tokens, file contents).
-pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
 /// The `<persisted-output>` block for a result of `size` characters saved at `path`.
 pub fn persisted_block(text: &str, size: usize, path: &Path) -> String {
     let (head, truncated) = head_preview(text, PREVIEW_CHARS);
@@ -226,7 +216,8 @@ pub fn persist_if_large(
     let result = match dir {
         Some(dir) => {
             let path = dir.join(format!("{}.{extension}", safe_file_stem(tool_use_id)));
-            create_private_dir(dir)
+            // Owner-only: results can hold whatever a tool printed (tokens, file contents).
+            tool_core::create_private_dir(dir)
                 .and_then(|()| write_exclusive(&path, &bytes))
                 .map(|()| path)
         }

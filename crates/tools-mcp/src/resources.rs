@@ -218,11 +218,7 @@ impl Tool for ReadMcpResourceTool {
                 let path = self.blob_path(server, &item_uri, mime.as_str());
                 if let Some(dir) = path.parent() {
                     // Readable by this user only: a resource may be anything the server has.
-                    let mut builder = std::fs::DirBuilder::new();
-                    builder.recursive(true);
-                    #[cfg(unix)]
-                    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-                    builder.create(dir).map_err(|e| ToolError::io(dir, e))?;
+                    tool_core::create_private_dir(dir).map_err(|e| ToolError::io(dir, e))?;
                 }
                 write_atomic(&path, &bytes)?;
                 contents.push(json!({

@@ -23,8 +23,11 @@
 //!   times in epoch milliseconds). The file is written atomically (temporary file in the same
 //!   directory, fsync, rename), read once on first use, and only ever holds durable jobs. A
 //!   file that cannot be parsed is reported with its path and the parser's reason on every
-//!   operation until it is fixed or removed; it is never overwritten. One process is assumed
-//!   to own the file (there is no cross-process lock).
+//!   operation until it is fixed or removed; it is never overwritten. One bad entry (a field
+//!   missing, an expression that does not parse or never fires, an id seen before) does not
+//!   stop the others: it is not scheduled, [`CronStore::unusable`] and CronList report it
+//!   with the reason, every rewrite of the file keeps it as it was, and CronDelete with its
+//!   id removes it. One process is assumed to own the file (there is no cross-process lock).
 //! - At most [`MAX_JOBS`] jobs per store. Ids are eight hexadecimal characters.
 //!
 //! The host installs a store with [`install_cron_store`] (keeping a clone to poll); without
@@ -258,9 +261,26 @@ struct FileTask {
     permanent: bool,
 }
 
+/// The durable file as read: entries stay raw until each is checked on its own.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct CronFile {
-    tasks: Vec<FileTask>,
+    tasks: Vec<serde_json::Value>,
+}
+
+/// An entry of the durable file that cannot be scheduled, kept as it was read.
+#[derive(Debug, Clone)]
+struct UnusableEntry {
+    raw: serde_json::Value,
+    problem: UnusableJob,
+}
+
+/// An entry of the durable file that is not scheduled, and why (see [`CronStore::unusable`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableJob {
+    /// The entry's `id`, when it has a string one.
+    pub id: Option<String>,
+    /// What is wrong with it.
+    pub reason: String,
 }
 
 fn to_ms(t: SystemTime) -> i64 {
@@ -320,14 +340,16 @@ pub fn format_time(t: SystemTime, tz: CronTimeZone) -> String {
 
 static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn new_id(jobs: &[Job]) -> String {
+fn new_id(jobs: &[Job], unusable: &[UnusableEntry]) -> String {
     loop {
         let mut h = RandomState::new().build_hasher();
         h.write_u64(ID_COUNTER.fetch_add(1, Ordering::Relaxed));
         h.write_i64(to_ms(SystemTime::now()));
         h.write_u32(std::process::id());
         let id = format!("{:08x}", h.finish() & 0xffff_ffff);
-        if !jobs.iter().any(|j| j.id == id) {
+        if !jobs.iter().any(|j| j.id == id)
+            && !unusable.iter().any(|u| u.problem.id.as_ref() == Some(&id))
+        {
             return id;
         }
     }
@@ -340,6 +362,8 @@ struct State {
     max_age: Option<Duration>,
     loaded: bool,
     jobs: Vec<Job>,
+    /// Entries of the durable file that cannot be scheduled; written back unchanged.
+    unusable: Vec<UnusableEntry>,
 }
 
 impl State {
@@ -366,62 +390,89 @@ impl State {
             reason,
         };
         let file: CronFile = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
-        let mut loaded = Vec::with_capacity(file.tasks.len());
-        for task in file.tasks {
-            let schedule =
-                parse_cron(&task.cron).map_err(|e| corrupt(format!("job \"{}\": {e}", task.id)))?;
-            let from = task.last_fired_at.unwrap_or(task.created_at);
-            let next_ms = next_after(&schedule, self.tz, from).ok_or_else(|| {
-                corrupt(format!(
-                    "job \"{}\": cron expression \"{}\" never fires",
-                    task.id, task.cron
-                ))
-            })?;
-            if loaded.iter().any(|j: &Job| j.id == task.id) {
-                return Err(corrupt(format!("job id \"{}\" appears twice", task.id)));
+        let mut loaded: Vec<Job> = Vec::with_capacity(file.tasks.len());
+        let mut unusable = Vec::new();
+        for raw in file.tasks {
+            match self.job_from_entry(&raw, &loaded, &unusable) {
+                Ok(job) => loaded.push(job),
+                Err(reason) => {
+                    let id = raw.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+                    tracing::warn!(
+                        path = %self.path.display(),
+                        id = id.as_deref().unwrap_or(""),
+                        "scheduled job not loaded: {reason}"
+                    );
+                    unusable.push(UnusableEntry {
+                        raw,
+                        problem: UnusableJob { id, reason },
+                    });
+                }
             }
-            loaded.push(Job {
-                id: task.id,
-                cron: task.cron,
-                schedule,
-                prompt: task.prompt,
-                recurring: task.recurring,
-                durable: true,
-                permanent: task.permanent,
-                created_ms: task.created_at,
-                last_fired_ms: task.last_fired_at,
-                next_ms,
-            });
         }
         // Jobs created before a failed load cannot exist: every operation loads first.
         self.jobs = loaded;
+        self.unusable = unusable;
         self.loaded = true;
         Ok(())
     }
 
-    /// Writes the durable jobs of `jobs` to the file, atomically.
-    fn persist(&self, jobs: &[Job]) -> Result<(), CronError> {
-        let file = CronFile {
-            tasks: jobs
+    /// The job an entry of the durable file describes, or what is wrong with it. `loaded`
+    /// and `unusable` are the entries before it (an id may appear once).
+    fn job_from_entry(
+        &self,
+        raw: &serde_json::Value,
+        loaded: &[Job],
+        unusable: &[UnusableEntry],
+    ) -> Result<Job, String> {
+        let task = FileTask::deserialize(raw).map_err(|e| format!("not a job entry: {e}"))?;
+        let seen = loaded.iter().any(|j| j.id == task.id)
+            || unusable
                 .iter()
-                .filter(|j| j.durable)
-                .map(|j| FileTask {
-                    id: j.id.clone(),
-                    cron: j.cron.clone(),
-                    prompt: j.prompt.clone(),
-                    created_at: j.created_ms,
-                    last_fired_at: j.last_fired_ms,
-                    recurring: j.recurring,
-                    permanent: j.permanent,
-                })
-                .collect(),
-        };
+                .any(|u| u.problem.id.as_ref() == Some(&task.id));
+        if seen {
+            return Err(format!("job id \"{}\" appears twice", task.id));
+        }
+        let schedule = parse_cron(&task.cron).map_err(|e| e.to_string())?;
+        let from = task.last_fired_at.unwrap_or(task.created_at);
+        let next_ms = next_after(&schedule, self.tz, from)
+            .ok_or_else(|| format!("cron expression \"{}\" never fires", task.cron))?;
+        Ok(Job {
+            id: task.id,
+            cron: task.cron,
+            schedule,
+            prompt: task.prompt,
+            recurring: task.recurring,
+            durable: true,
+            permanent: task.permanent,
+            created_ms: task.created_at,
+            last_fired_ms: task.last_fired_at,
+            next_ms,
+        })
+    }
+
+    /// Writes the durable jobs of `jobs` and the `unusable` entries (unchanged) to the file,
+    /// atomically.
+    fn persist(&self, jobs: &[Job], unusable: &[UnusableEntry]) -> Result<(), CronError> {
         let io_err = |source: io::Error| CronError::Io {
             path: self.path.clone(),
             source,
         };
-        let mut bytes =
-            serde_json::to_vec_pretty(&file).map_err(|e| io_err(io::Error::other(e)))?;
+        let mut tasks = Vec::with_capacity(jobs.len() + unusable.len());
+        for j in jobs.iter().filter(|j| j.durable) {
+            let task = FileTask {
+                id: j.id.clone(),
+                cron: j.cron.clone(),
+                prompt: j.prompt.clone(),
+                created_at: j.created_ms,
+                last_fired_at: j.last_fired_ms,
+                recurring: j.recurring,
+                permanent: j.permanent,
+            };
+            tasks.push(serde_json::to_value(task).map_err(|e| io_err(io::Error::other(e)))?);
+        }
+        tasks.extend(unusable.iter().map(|u| u.raw.clone()));
+        let mut bytes = serde_json::to_vec_pretty(&CronFile { tasks })
+            .map_err(|e| io_err(io::Error::other(e)))?;
         bytes.push(b'\n');
         fsutil::atomic_write(&self.path, &bytes).map_err(io_err)
     }
@@ -444,6 +495,7 @@ impl CronStore {
                 max_age: Some(DEFAULT_RECURRING_MAX_AGE),
                 loaded: false,
                 jobs: Vec::new(),
+                unusable: Vec::new(),
             })),
         }
     }
@@ -498,7 +550,7 @@ impl CronStore {
                 expr: job.cron.clone(),
             })?;
         let new = Job {
-            id: new_id(&state.jobs),
+            id: new_id(&state.jobs, &state.unusable),
             cron: job.cron.trim().to_owned(),
             schedule,
             prompt: job.prompt,
@@ -513,7 +565,7 @@ impl CronStore {
         if new.durable {
             let mut jobs = state.jobs.clone();
             jobs.push(new);
-            state.persist(&jobs)?;
+            state.persist(&jobs, &state.unusable)?;
             state.jobs = jobs;
         } else {
             state.jobs.push(new);
@@ -528,20 +580,37 @@ impl CronStore {
         Ok(state.jobs.iter().map(Job::snapshot).collect())
     }
 
-    /// Removes the job `id`, returning it.
-    pub fn delete(&self, id: &str) -> Result<CronJob, CronError> {
+    /// The entries of the durable file that are not scheduled, in file order, each with
+    /// what is wrong with it. They stay in the file until fixed by hand or deleted.
+    pub fn unusable(&self) -> Result<Vec<UnusableJob>, CronError> {
         let mut state = self.lock();
         state.ensure_loaded()?;
-        let Some(index) = state.jobs.iter().position(|j| j.id == id) else {
+        Ok(state.unusable.iter().map(|u| u.problem.clone()).collect())
+    }
+
+    /// Removes the job `id`, returning it; `None` when `id` named an unusable entry of
+    /// the durable file, which is removed from it.
+    pub fn delete(&self, id: &str) -> Result<Option<CronJob>, CronError> {
+        let mut state = self.lock();
+        state.ensure_loaded()?;
+        if let Some(index) = state.jobs.iter().position(|j| j.id == id) {
+            let mut jobs = state.jobs.clone();
+            let removed = jobs.remove(index);
+            if removed.durable {
+                state.persist(&jobs, &state.unusable)?;
+            }
+            state.jobs = jobs;
+            return Ok(Some(removed.snapshot()));
+        }
+        let Some(index) = (state.unusable.iter()).position(|u| u.problem.id.as_deref() == Some(id))
+        else {
             return Err(CronError::NotFound { id: id.to_owned() });
         };
-        let mut jobs = state.jobs.clone();
-        let removed = jobs.remove(index);
-        if removed.durable {
-            state.persist(&jobs)?;
-        }
-        state.jobs = jobs;
-        Ok(removed.snapshot())
+        let mut unusable = state.unusable.clone();
+        unusable.remove(index);
+        state.persist(&state.jobs, &unusable)?;
+        state.unusable = unusable;
+        Ok(None)
     }
 
     /// The jobs whose next fire time is at or before `now`, in fire-time order. Recurring
@@ -590,7 +659,7 @@ impl CronStore {
             }
         }
         if durable_changed {
-            state.persist(&jobs)?;
+            state.persist(&jobs, &state.unusable)?;
         }
         state.jobs = jobs;
         due.sort_by_key(|d| d.scheduled_for);
@@ -837,6 +906,13 @@ pub struct CronJobView {
 pub struct CronListOutput {
     /// The jobs, in creation order.
     pub jobs: Vec<CronJobView>,
+    /// Entries of the durable file that are not scheduled: `"<id>: <reason>"`, or the
+    /// reason alone for an entry without an id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unusable: Vec<String>,
+    /// The durable file, when it has unusable entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// The prompt of CronList (carries the gate marker too).
@@ -892,8 +968,24 @@ impl TypedTool for CronList {
         _progress: ProgressSender,
     ) -> Result<ToolResult<CronListOutput>, ToolError> {
         let store = cron_store(&ctx);
-        let (jobs, tz) = fsutil::blocking(move || Ok((store.list()?, store.time_zone()))).await?;
+        let (jobs, unusable, tz, path) = fsutil::blocking(move || {
+            Ok((
+                store.list()?,
+                store.unusable()?,
+                store.time_zone(),
+                store.path(),
+            ))
+        })
+        .await?;
         Ok(ToolResult::new(CronListOutput {
+            file: (!unusable.is_empty()).then(|| path.display().to_string()),
+            unusable: unusable
+                .into_iter()
+                .map(|u| match u.id {
+                    Some(id) => format!("{id}: {}", u.reason),
+                    None => u.reason,
+                })
+                .collect(),
             jobs: jobs
                 .into_iter()
                 .map(|j| CronJobView {
@@ -909,10 +1001,7 @@ impl TypedTool for CronList {
         }))
     }
     fn to_content(&self, output: &CronListOutput) -> ToolResultContent {
-        if output.jobs.is_empty() {
-            return ToolResultContent::Text("No scheduled jobs.".to_owned());
-        }
-        let lines: Vec<String> = output
+        let mut lines: Vec<String> = output
             .jobs
             .iter()
             .map(|j| {
@@ -928,6 +1017,16 @@ impl TypedTool for CronList {
                 )
             })
             .collect();
+        if lines.is_empty() {
+            lines.push("No scheduled jobs.".to_owned());
+        }
+        if let Some(file) = &output.file {
+            lines.push(format!(
+                "Not scheduled: {} unusable entries in {file} (kept as they are; fix the file, or remove one with CronDelete and its id):",
+                output.unusable.len()
+            ));
+            lines.extend(output.unusable.iter().map(|u| format!("- {u}")));
+        }
         ToolResultContent::Text(lines.join("\n"))
     }
 }
@@ -946,6 +1045,9 @@ pub struct CronDeleteInput {
 pub struct CronDeleteOutput {
     /// The deleted job's id.
     pub id: String,
+    /// True when the id named an unusable entry of the durable file (removed from it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unusable: bool,
 }
 
 /// The prompt of CronDelete (carries the gate marker too).
@@ -993,10 +1095,22 @@ impl TypedTool for CronDelete {
     ) -> Result<ToolResult<CronDeleteOutput>, ToolError> {
         let store = cron_store(&ctx);
         let id = input.id;
-        let job = fsutil::blocking(move || Ok(store.delete(&id)?)).await?;
-        Ok(ToolResult::new(CronDeleteOutput { id: job.id }))
+        let job = {
+            let id = id.clone();
+            fsutil::blocking(move || Ok(store.delete(&id)?)).await?
+        };
+        Ok(ToolResult::new(CronDeleteOutput {
+            id,
+            unusable: job.is_none(),
+        }))
     }
     fn to_content(&self, output: &CronDeleteOutput) -> ToolResultContent {
+        if output.unusable {
+            return ToolResultContent::Text(format!(
+                "Removed the unusable entry {} from the scheduled jobs file.",
+                output.id
+            ));
+        }
         ToolResultContent::Text(format!("Cancelled job {}.", output.id))
     }
 }

@@ -478,18 +478,6 @@ async fn a_corrupt_file_is_reported_and_never_overwritten() {
     assert!(store.due_jobs(at(12, 0, 0)).is_err());
     assert_eq!(std::fs::read(&path).unwrap(), b"{\"tasks\": [oops");
 
-    // A well-formed file with a bad expression is corrupt too, naming the job.
-    std::fs::write(
-        &path,
-        br#"{"tasks": [{"id": "bad1", "cron": "99 * * * *", "prompt": "p", "createdAt": 0}]}"#,
-    )
-    .unwrap();
-    let msg = store.list().unwrap_err().to_string();
-    assert!(
-        msg.contains("job \"bad1\": Invalid cron expression \"99 * * * *\""),
-        "{msg}"
-    );
-
     // Once the file is removed the store works again.
     std::fs::remove_file(&path).unwrap();
     assert!(store.list().unwrap().is_empty());
@@ -500,6 +488,99 @@ async fn a_corrupt_file_is_reported_and_never_overwritten() {
     )
     .await;
     assert!(path.is_file());
+}
+
+/// One bad entry in the durable file does not stop the good ones: they load and fire, the
+/// bad ones are reported with their reasons, kept verbatim across rewrites, and removable.
+#[tokio::test]
+async fn a_bad_entry_is_reported_and_kept_while_the_others_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, store, path) = session(dir.path());
+    let created = MIDNIGHT * 1000;
+    let bad_expr = json!({"id": "bad1", "cron": "99 * * * *", "prompt": "p", "createdAt": created, "note": "hand-edited"});
+    let never = json!({"id": "feb30", "cron": "0 0 30 2 *", "prompt": "p", "createdAt": created});
+    let no_prompt = json!({"id": "half", "cron": "* * * * *", "createdAt": created});
+    let twice = json!({"id": "good", "cron": "0 * * * *", "prompt": "again", "createdAt": created});
+    let not_an_object = json!([1, 2]);
+    let bad = [bad_expr, never, no_prompt, twice, not_an_object];
+    let good = json!({"id": "good", "cron": "*/10 * * * *", "prompt": "poll", "createdAt": created, "recurring": true});
+    let file = json!({"tasks": [
+        bad[0].clone(), good, bad[1].clone(), bad[2].clone(), bad[3].clone(), bad[4].clone()
+    ]});
+    std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+
+    let jobs = store.list().unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].id, "good");
+    let unusable = store.unusable().unwrap();
+    let ids: Vec<Option<&str>> = unusable.iter().map(|u| u.id.as_deref()).collect();
+    assert_eq!(
+        ids,
+        [
+            Some("bad1"),
+            Some("feb30"),
+            Some("half"),
+            Some("good"),
+            None
+        ]
+    );
+    assert!(
+        unusable[0]
+            .reason
+            .starts_with("Invalid cron expression \"99 * * * *\""),
+        "{}",
+        unusable[0].reason
+    );
+    assert_eq!(
+        unusable[1].reason,
+        "cron expression \"0 0 30 2 *\" never fires"
+    );
+    assert!(
+        unusable[2].reason.contains("missing field `prompt`"),
+        "{}",
+        unusable[2].reason
+    );
+    assert_eq!(unusable[3].reason, "job id \"good\" appears twice");
+    assert!(unusable[4].reason.starts_with("not a job entry"));
+
+    // The good job fires, and the rewrite keeps every bad entry exactly as it was.
+    let due = store.due_jobs(at(0, 10, 0)).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].prompt, "poll");
+    let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let tasks = written["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 6);
+    assert_eq!(tasks[0]["id"], "good");
+    assert_eq!(tasks[0]["lastFiredAt"], json!(created + 600_000));
+    assert_eq!(tasks[1..], bad);
+
+    // CronList shows both, with the file and the way out.
+    let text = common::text(&CronList, &ctx, json!({})).await;
+    assert!(text.contains("good — */10 * * * *"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "Not scheduled: 5 unusable entries in {}",
+            path.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("- bad1: Invalid cron expression"), "{text}");
+    assert!(text.contains("- feb30: cron expression"), "{text}");
+
+    // A new id never takes a bad entry's; CronDelete removes a bad entry by its id.
+    let text = common::text(&CronDelete, &ctx, json!({"id": "feb30"})).await;
+    assert_eq!(
+        text,
+        "Removed the unusable entry feb30 from the scheduled jobs file."
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(written["tasks"].as_array().unwrap().len(), 5);
+    assert!(!written.to_string().contains("feb30"));
+    assert_eq!(store.unusable().unwrap().len(), 4);
+    // The duplicate's id names the scheduled job first.
+    common::text(&CronDelete, &ctx, json!({"id": "good"})).await;
+    assert!(store.list().unwrap().is_empty());
+    assert_eq!(store.unusable().unwrap()[2].id.as_deref(), Some("good"));
 }
 
 #[test]

@@ -308,16 +308,21 @@ async fn run_command(
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
     let cwd_file = scratch_dir.join(scratch_name("cwd"));
     // The command (after the session's environment), then its status, then the directory
-    // it ended in. An empty line after the command: a trailing `\` continues onto it, not
-    // onto the epilogue.
-    let script = format!(
-        "{}\n\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
-        with_session_env(ctx, command),
-        shell_quote(&cwd_file.to_string_lossy())
+    // it ended in. The command is an argument, run through `eval` as Claude Code runs it:
+    // whatever it leaves open (a here-document without its end line, a trailing `\`) ends
+    // where it ends, so the epilogue is never read as part of it.
+    let script = with_session_env(
+        ctx,
+        &format!(
+            "__toolwright_command=$1\nset --\neval \"$__toolwright_command\"\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
+            shell_quote(&cwd_file.to_string_lossy())
+        ),
     );
     let mut cmd = Command::new(shell());
     cmd.arg("-c")
         .arg(&script)
+        .arg(shell())
+        .arg(command)
         .current_dir(ctx.cwd())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -58,17 +58,34 @@ async fn success_output_and_structured_response() {
     assert!(result.context_modifier.is_none());
 }
 
-/// A command ending in a line continuation does not run into what follows it (the exit
-/// status and the directory the shell ended in).
+/// A command ending in a line continuation, or in a here-document without its end line,
+/// does not run into what follows it (the exit status and the directory the shell ended
+/// in): the command ends where its text ends, as `bash -c` and Claude Code's `eval` read it.
 #[tokio::test]
-async fn a_trailing_backslash_does_not_join_the_epilogue() {
+async fn a_command_left_open_does_not_swallow_the_epilogue() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolUseContext::new(dir.path());
     let result = run(&ctx, json!({"command": "echo hello \\"}))
         .await
         .unwrap();
-    assert_eq!(text(&result), "hello");
-    let err = run(&ctx, json!({"command": "(exit 4) \\"}))
+    assert_eq!(text(&result), "hello \\");
+    // The here-document holds the command's own lines only, and the `cd` before it counts.
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let result = run(
+        &ctx,
+        json!({"command": "cd sub && cat <<EOF\nfirst line\nlast line"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.data.structured["stdout"], "first line\nlast line\n");
+    let moved = result
+        .context_modifier
+        .expect("the directory changed")
+        .apply(ctx.clone());
+    assert_eq!(moved.cwd(), std::fs::canonicalize(&sub).unwrap());
+    // The command's status is the result's, not the epilogue's.
+    let err = run(&ctx, json!({"command": "(exit 4) <<EOF\nbody"}))
         .await
         .unwrap_err();
     assert!(

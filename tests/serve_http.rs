@@ -127,7 +127,7 @@ fn the_inspector_calls_every_listed_tool() {
         &root,
         &[
             "--settings",
-            r#"{"permissions": {"allow": ["Write", "Edit", "NotebookEdit", "Bash(echo:*)", "WebFetch", "Skill"]}}"#,
+            r#"{"permissions": {"allow": ["Write", "Edit", "NotebookEdit", "Bash(echo:*)", "WebFetch", "Skill", "REPL", "CronCreate", "CronDelete", "EnterWorktree", "ExitWorktree"]}}"#,
         ],
     );
     let path = |name: &str| root.join(name).display().to_string();
@@ -152,6 +152,16 @@ fn the_inspector_calls_every_listed_tool() {
         // Both need a person, whom this client cannot reach: refused.
         ("ExitPlanMode", vec![], false, ""),
         ("AskUserQuestion", vec![r#"questions=[{"question":"Which?","header":"Pick","multiSelect":false,"options":[{"label":"a","description":"A"},{"label":"b","description":"B"}]}]"#.into()], false, ""),
+        // The tools of the `internal` profile (listed only in builds with their features).
+        // The project is not a git repository, and no worktree was entered.
+        ("EnterWorktree", vec!["name=w1".into()], false, "git"),
+        ("ExitWorktree", vec!["action=keep".into()], false, "worktree"),
+        ("REPL", vec!["language=python".into(), "code=print(6 * 7)".into()], true, "42"),
+        ("Sleep", vec!["duration_ms=1".into()], true, ""),
+        ("CronCreate", vec!["cron=*/5 * * * *".into(), "prompt=check".into()], true, ""),
+        ("CronList", vec![], true, ""),
+        ("CronDelete", vec!["id=nope".into()], false, "nope"),
+        ("WordCount", vec![format!("file_path={}", path("f.txt"))], true, "2"),
     ];
     let list = inspector_call(&inspector, &server.url, &["--method", "tools/list"]);
     let listed: Vec<&str> = list["tools"]

@@ -11,6 +11,67 @@ pub const MAX_IMAGE_BYTES: usize = 3_932_160;
 /// Largest side, in pixels, of an image the Messages API accepts.
 pub const MAX_IMAGE_SIDE: usize = 8000;
 
+/// Why an image cannot be passed to the model (see [`check_image`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageRejection {
+    /// Over [`MAX_IMAGE_BYTES`].
+    #[error("{size} bytes; the maximum is {MAX_IMAGE_BYTES} bytes")]
+    TooLarge {
+        /// The image's size in bytes.
+        size: usize,
+    },
+    /// Over [`MAX_IMAGE_SIDE`] pixels on a side.
+    #[error("{width}x{height} pixels; the maximum is {MAX_IMAGE_SIDE} on a side")]
+    TooWide {
+        /// Width in pixels.
+        width: usize,
+        /// Height in pixels.
+        height: usize,
+    },
+    /// Not a JPEG, PNG, GIF or WebP image, by its first bytes.
+    #[error("not a JPEG, PNG, GIF or WebP image")]
+    UnknownFormat,
+}
+
+/// The media type of `head` (the first bytes of a file) when it is one of the image
+/// formats the Messages API takes (PNG, JPEG, GIF, WebP), read from its magic bytes.
+pub fn image_media_type(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
+        Some("image/png")
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// Whether the Messages API will take `image` as an image block, and under which media
+/// type: the type is read from the bytes (a label from a file name or a server may be
+/// wrong, and the API refuses a mismatch), the size and the sides are within the API's
+/// limits. One image the API refuses fails every later request of the conversation (the
+/// block stays in the history), so every tool that returns images checks them here.
+pub fn check_image(image: &[u8]) -> Result<&'static str, ImageRejection> {
+    let media_type = image_media_type(image).ok_or(ImageRejection::UnknownFormat)?;
+    if image.len() > MAX_IMAGE_BYTES {
+        return Err(ImageRejection::TooLarge { size: image.len() });
+    }
+    // A header whose size cannot be read is left to the API: the format is known.
+    if let Ok(dim) = imagesize::blob_size(image)
+        && dim.width.max(dim.height) > MAX_IMAGE_SIDE
+    {
+        return Err(ImageRejection::TooWide {
+            width: dim.width,
+            height: dim.height,
+        });
+    }
+    Ok(media_type)
+}
+
 /// One block of tool_result content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -227,6 +288,41 @@ pub fn is_hidden_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_are_checked_by_their_bytes_and_the_api_limits() {
+        let png = |w: u32, h: u32| {
+            let mut b = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+            b.extend_from_slice(b"IHDR");
+            b.extend_from_slice(&w.to_be_bytes());
+            b.extend_from_slice(&h.to_be_bytes());
+            b.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+            b
+        };
+        assert_eq!(check_image(&png(8000, 8000)), Ok("image/png"));
+        assert_eq!(
+            check_image(&png(8001, 10)),
+            Err(ImageRejection::TooWide {
+                width: 8001,
+                height: 10
+            })
+        );
+        assert_eq!(
+            check_image(&png(10, 9000)).unwrap_err().to_string(),
+            "10x9000 pixels; the maximum is 8000 on a side"
+        );
+        assert_eq!(check_image(b"GIF89a\x01\0\x01\0"), Ok("image/gif"));
+        assert_eq!(check_image(b"GIF8"), Err(ImageRejection::UnknownFormat));
+        assert_eq!(check_image(b"<svg/>"), Err(ImageRejection::UnknownFormat));
+        let mut big = png(10, 10);
+        big.resize(MAX_IMAGE_BYTES, 0);
+        assert_eq!(check_image(&big), Ok("image/png"));
+        big.push(0);
+        assert_eq!(
+            check_image(&big).unwrap_err().to_string(),
+            "3932161 bytes; the maximum is 3932160 bytes"
+        );
+    }
 
     #[test]
     fn empty_rule_covers_every_empty_shape() {

@@ -96,8 +96,8 @@ pub mod tool;
 pub mod typed;
 
 pub use content::{
-    ContentBlock, ImageSource, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, ToolResultBlock, ToolResultContent,
-    empty_result_notice, is_hidden_char,
+    ContentBlock, ImageRejection, ImageSource, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE, ToolResultBlock,
+    ToolResultContent, check_image, empty_result_notice, image_media_type, is_hidden_char,
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,

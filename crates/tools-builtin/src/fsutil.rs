@@ -248,21 +248,6 @@ pub(crate) fn binary_extension(path: &Path) -> Option<String> {
     BINARY_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
 }
 
-/// The image media type of `head` by magic bytes (PNG, JPEG, GIF, WebP).
-pub(crate) fn image_media_type(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
-        Some("image/png")
-    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
-
 /// Whether `head` is a PDF.
 pub(crate) fn is_pdf(head: &[u8]) -> bool {
     head.starts_with(b"%PDF-")

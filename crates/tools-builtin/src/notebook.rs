@@ -196,35 +196,26 @@ const MAX_OUTPUT_CHARS: usize = 10_000;
 /// Most images one notebook read shows.
 pub(crate) const MAX_NOTEBOOK_IMAGES: usize = 20;
 
-/// Why the `n`-th image output (base64 `data`) of a notebook cannot go to the model, if it
-/// cannot: the Messages API refuses images over 8000 pixels a side or too large, and one
-/// refused image fails every later request of the conversation.
-fn image_problem(data: &str, n: usize) -> Option<String> {
+/// The media type of the `n`-th image output (base64 `data`) of a notebook as the model
+/// will be shown it ([`tool_core::check_image`]: read from the bytes, not the output's
+/// label), or why it cannot be shown: one image the API refuses fails every later request
+/// of the conversation.
+fn image_to_show(data: &str, n: usize) -> Result<&'static str, String> {
     use base64::Engine as _;
     if n > MAX_NOTEBOOK_IMAGES {
-        return Some(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
+        return Err(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
     }
-    let clean: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(clean.as_bytes()) else {
-        return Some("its data is not valid base64".to_owned());
-    };
-    if bytes.len() as u64 > crate::read::MAX_IMAGE_BYTES {
-        return Some(format!(
-            "{} bytes; the maximum is {}",
-            bytes.len(),
-            crate::read::MAX_IMAGE_BYTES
-        ));
+    // Before decoding: far too long to be an image the API takes.
+    if data.len() / 4 * 3 > tool_core::MAX_IMAGE_BYTES + 2 {
+        return Err(tool_core::ImageRejection::TooLarge {
+            size: data.len() / 4 * 3,
+        }
+        .to_string());
     }
-    match imagesize::blob_size(&bytes) {
-        Ok(dim) if dim.width.max(dim.height) > crate::read::MAX_IMAGE_SIDE => Some(format!(
-            "{}x{} pixels; the maximum is {} on a side",
-            dim.width,
-            dim.height,
-            crate::read::MAX_IMAGE_SIDE
-        )),
-        Ok(_) => None,
-        Err(_) => Some("it is not an image that can be read".to_owned()),
-    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_bytes())
+        .map_err(|_| "its data is not valid base64".to_owned())?;
+    tool_core::check_image(&bytes).map_err(|why| why.to_string())
 }
 
 /// Renders a notebook for the model: one text block per cell (`<cell id="...">...`), then
@@ -272,11 +263,11 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
                 if !text.is_empty() {
                     blocks.push(ContentBlock::text(text.clone()));
                 }
-                if let Some((media_type, data)) = &image {
+                if let Some(data) = &image {
                     images += 1;
-                    match image_problem(data, images) {
-                        None => blocks.push(ContentBlock::image(*media_type, data.clone())),
-                        Some(why) => blocks.push(ContentBlock::text(format!(
+                    match image_to_show(data, images) {
+                        Ok(media_type) => blocks.push(ContentBlock::image(media_type, data.clone())),
+                        Err(why) => blocks.push(ContentBlock::text(format!(
                             "[Image output omitted: {why}. Use Bash with: cat \"{path_display}\" | jq '.cells[{index}].outputs']"
                         ))),
                     }
@@ -323,7 +314,8 @@ pub(crate) fn render_cells(cells: &[serde_json::Value]) -> Vec<ContentBlock> {
     blocks
 }
 
-fn render_output(output: &Json) -> (String, Option<(&'static str, String)>) {
+/// An output's text and the base64 of its image (PNG or JPEG), if it has one.
+fn render_output(output: &Json) -> (String, Option<String>) {
     match output.get("output_type").and_then(Json::as_str) {
         Some("stream") => (
             output
@@ -339,19 +331,14 @@ fn render_output(output: &Json) -> (String, Option<(&'static str, String)>) {
                 .map(Json::multiline_text)
                 .unwrap_or_default();
             let image = data.and_then(|d| {
-                [("image/png", "image/png"), ("image/jpeg", "image/jpeg")]
-                    .into_iter()
-                    .find_map(|(key, media)| {
-                        d.get(key).map(|v| {
-                            (
-                                media,
-                                v.multiline_text()
-                                    .chars()
-                                    .filter(|c| !c.is_whitespace())
-                                    .collect(),
-                            )
-                        })
+                ["image/png", "image/jpeg"].into_iter().find_map(|key| {
+                    d.get(key).map(|v| {
+                        v.multiline_text()
+                            .chars()
+                            .filter(|c| !c.is_whitespace())
+                            .collect()
                     })
+                })
             });
             (text, image)
         }

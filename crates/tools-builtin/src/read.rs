@@ -25,10 +25,6 @@ pub const DEFAULT_LINE_LIMIT: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Default output cap in (estimated) tokens (`CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
-/// Largest image returned inline, in bytes (the API's 5 MB base64 limit).
-pub const MAX_IMAGE_BYTES: u64 = tool_core::MAX_IMAGE_BYTES as u64;
-/// The largest image side, in pixels, the Messages API accepts.
-pub const MAX_IMAGE_SIDE: usize = tool_core::MAX_IMAGE_SIDE;
 /// Largest notebook rendered, in bytes.
 pub const MAX_NOTEBOOK_BYTES: u64 = 100 * 1024 * 1024;
 /// A PDF with more pages than this needs `pages`.
@@ -395,8 +391,8 @@ fn read_blocking(
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
 
-    if let Some(media_type) = fsutil::image_media_type(&head) {
-        return read_image(path, meta.len(), media_type);
+    if tool_core::image_media_type(&head).is_some() {
+        return read_image(path, meta.len());
     }
     if ext == "pdf" || fsutil::is_pdf(&head) {
         return read_pdf(path, meta.len(), input.pages.as_deref());
@@ -534,23 +530,30 @@ fn read_blocking(
     })
 }
 
-fn read_image(path: &Path, size: u64, media_type: &str) -> Result<ReadOutput, ToolError> {
-    if size > MAX_IMAGE_BYTES {
-        return Err(ToolError::msg(format!(
-            "Image file is too large to return ({size} bytes; the maximum is {MAX_IMAGE_BYTES} bytes). Resize or compress it first, e.g. with ImageMagick via Bash."
-        )));
+fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
+    let refused = |why: tool_core::ImageRejection| {
+        ToolError::msg(format!(
+            "Image is too large to return ({why}). Resize or compress it first, e.g. with ImageMagick via Bash."
+        ))
+    };
+    // Before reading it: the size on disk is enough to refuse.
+    if size > tool_core::MAX_IMAGE_BYTES as u64 {
+        return Err(refused(tool_core::ImageRejection::TooLarge {
+            size: usize::try_from(size).unwrap_or(usize::MAX),
+        }));
     }
-    let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
-    // The Messages API refuses an image over 8000 pixels on a side, and a refused image
-    // would fail every later request of the conversation: refuse it here instead.
-    if let Ok(dim) = imagesize::blob_size(&bytes)
-        && dim.width.max(dim.height) > MAX_IMAGE_SIDE
-    {
-        return Err(ToolError::msg(format!(
-            "Image is too large to return ({}x{} pixels; the maximum is {MAX_IMAGE_SIDE} on a side). Resize it first, e.g. with ImageMagick via Bash.",
-            dim.width, dim.height
-        )));
-    }
+    // One byte over the limit at most, should the file have grown since.
+    let bytes = fsutil::read_head(path, tool_core::MAX_IMAGE_BYTES + 1)
+        .map_err(|e| ToolError::io(path, e))?;
+    // What the API would refuse fails every later request of the conversation: refused
+    // here instead. The file may have changed since its head was read: checked again.
+    let media_type = tool_core::check_image(&bytes).map_err(|why| match why {
+        tool_core::ImageRejection::UnknownFormat => ToolError::msg(format!(
+            "{} changed while it was read and is no longer an image; read it again",
+            path.display()
+        )),
+        why => refused(why),
+    })?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok(ReadOutput {
         model_content: Some(ToolResultContent::Blocks(vec![ContentBlock::image(

@@ -265,10 +265,13 @@ async fn notebook_images_the_api_would_refuse_become_notes() {
         base64::engine::general_purpose::STANDARD.encode(b)
     };
     let output = |data: String| json!({"output_type": "display_data", "metadata": {}, "data": {"image/png": data}});
+    // JPEG bytes under the `image/png` key: shown as what they are (the API refuses a
+    // mismatched type).
+    let jpeg = base64::engine::general_purpose::STANDARD.encode([0xFF, 0xD8, 0xFF, 0xE0, 0, 16]);
     let dir = tempfile::tempdir().unwrap();
     let nb = dir.path().join("plots.ipynb");
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1,
-        "source": "plot()", "outputs": [output(png(100, 50)), output(png(9000, 10)), output("!!".into())]}],
+        "source": "plot()", "outputs": [output(png(100, 50)), output(png(9000, 10)), output("!!".into()), output(jpeg.clone())]}],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     fs::write(&nb, notebook.to_string()).unwrap();
     // Called directly: a notebook's structured output has no image data to render again.
@@ -284,11 +287,16 @@ async fn notebook_images_the_api_would_refuse_become_notes() {
     let ToolResultContent::Blocks(blocks) = &out.content else {
         panic!("{:?}", out.content)
     };
-    let images = blocks
+    let types: Vec<&str> = blocks
         .iter()
-        .filter(|b| matches!(b, ContentBlock::Image { .. }))
-        .count();
-    assert_eq!(images, 1, "{blocks:?}");
+        .filter_map(|b| match b {
+            ContentBlock::Image {
+                source: tool_core::ImageSource::Base64 { media_type, .. },
+            } => Some(media_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(types, ["image/png", "image/jpeg"], "{blocks:?}");
     let notes = out.content.joined_text();
     assert!(notes.contains("9000x10 pixels"), "{notes}");
     assert!(notes.contains("Image output omitted"), "{notes}");

@@ -264,15 +264,11 @@ pub fn map_call_result(
     Ok(result)
 }
 
-/// Largest image passed on to the model, decoded: the Messages API's 5 MiB limit is on the
-/// base64 text ([`tool_core::MAX_IMAGE_BYTES`]).
-pub const MAX_IMAGE_BYTES: usize = tool_core::MAX_IMAGE_BYTES;
-
 /// An image from a server as the model API will take it, or a note saying why it is not
-/// passed on: the API accepts only JPEG, PNG, GIF and WebP of at most 5 MB, and one image
-/// it refuses fails every later request of the conversation (the block stays in history).
-/// The type is read from the bytes (a server's `mimeType` may be wrong) and the data is
-/// re-encoded as plain base64.
+/// passed on ([`tool_core::check_image`]: JPEG, PNG, GIF and WebP within the API's limits;
+/// one image it refuses fails every later request of the conversation, as the block stays
+/// in the history). The type is read from the bytes (a server's `mimeType` may be wrong)
+/// and the data is re-encoded as plain base64.
 fn image_block(mime: &str, data: &str) -> ContentBlock {
     use base64::Engine as _;
     let omitted = |why: &str| {
@@ -283,50 +279,24 @@ fn image_block(mime: &str, data: &str) -> ContentBlock {
         ))
     };
     // Before decoding: far too long whatever whitespace it holds.
-    if data.len() / 2 > MAX_IMAGE_BYTES {
-        return omitted("larger than the 5 MB an image may be");
+    if data.len() / 2 > tool_core::MAX_IMAGE_BYTES {
+        return omitted(
+            &tool_core::ImageRejection::TooLarge {
+                size: data.len() / 4 * 3,
+            }
+            .to_string(),
+        );
     }
     let Some(bytes) = crate::resources::decode_base64(data) else {
         return omitted("its data is not valid base64");
     };
-    if bytes.len() > MAX_IMAGE_BYTES {
-        return omitted("larger than the 5 MB an image may be");
+    match tool_core::check_image(&bytes) {
+        Ok(media_type) => ContentBlock::image(
+            media_type,
+            base64::engine::general_purpose::STANDARD.encode(&bytes),
+        ),
+        Err(why) => omitted(&why.to_string()),
     }
-    let sniffed = match bytes.as_slice() {
-        [0x89, b'P', b'N', b'G', ..] => "image/png",
-        [0xFF, 0xD8, 0xFF, ..] => "image/jpeg",
-        [b'G', b'I', b'F', b'8', ..] => "image/gif",
-        [
-            b'R',
-            b'I',
-            b'F',
-            b'F',
-            _,
-            _,
-            _,
-            _,
-            b'W',
-            b'E',
-            b'B',
-            b'P',
-            ..,
-        ] => "image/webp",
-        _ => return omitted("only JPEG, PNG, GIF and WebP images can be shown"),
-    };
-    if let Ok(dim) = imagesize::blob_size(&bytes)
-        && dim.width.max(dim.height) > tool_core::MAX_IMAGE_SIDE
-    {
-        return omitted(&format!(
-            "{}x{} pixels, over the {} an image may have on a side",
-            dim.width,
-            dim.height,
-            tool_core::MAX_IMAGE_SIDE
-        ));
-    }
-    ContentBlock::image(
-        sniffed,
-        base64::engine::general_purpose::STANDARD.encode(&bytes),
-    )
 }
 
 fn map_block(block: &Value) -> ContentBlock {
@@ -494,7 +464,9 @@ mod tests {
             ContentBlock::Text { text } => text,
             other => panic!("{other:?}"),
         };
-        assert!(note("image/svg+xml", &b64(b"<svg/>")).contains("only JPEG, PNG, GIF and WebP"));
+        assert!(
+            note("image/svg+xml", &b64(b"<svg/>")).contains("not a JPEG, PNG, GIF or WebP image")
+        );
         assert!(note("image/png", "not base64 at all!").contains("not valid base64"));
         // Over 8000 pixels on a side: the API would refuse it.
         let header = |w: u32, h: u32| {
@@ -510,12 +482,15 @@ mod tests {
             image_block("image/png", &b64(&header(8000, 8000))),
             ContentBlock::Image { .. }
         ));
-        let huge = [&png[..], &vec![0; MAX_IMAGE_BYTES]].concat();
-        assert!(note("image/png", &b64(&huge)).contains("larger than the 5 MB"));
+        let huge = [&png[..], &vec![0; tool_core::MAX_IMAGE_BYTES]].concat();
+        assert!(note("image/png", &b64(&huge)).contains(&format!(
+            "{} bytes; the maximum is 3932160 bytes",
+            huge.len()
+        )));
         // The limit is on the base64 text: 4,000,000 bytes are 5,333,336 characters.
         let over = [&png[..], &vec![0; 4_000_000 - png.len()]].concat();
-        assert!(note("image/png", &b64(&over)).contains("larger than the 5 MB"));
-        let at = [&png[..], &vec![0; MAX_IMAGE_BYTES - png.len()]].concat();
+        assert!(note("image/png", &b64(&over)).contains("the maximum is 3932160 bytes"));
+        let at = [&png[..], &vec![0; tool_core::MAX_IMAGE_BYTES - png.len()]].concat();
         assert!(matches!(
             image_block("image/png", &b64(&at)),
             ContentBlock::Image { .. }

@@ -175,9 +175,14 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     let input = l.input;
     // Stdin is written concurrently with reading and waiting: a hook that never reads it
     // cannot block us, and EPIPE (hook exited or closed stdin) is ignored.
+    // The JSON ends with a line break, as Claude Code writes it: without one, a script's
+    // `read -r line` fails (status 1) even though it read the line.
     let writer = async move {
         if let Some(mut s) = stdin {
             let _ = s.write_all(input).await;
+            if !input.ends_with(b"\n") {
+                let _ = s.write_all(b"\n").await;
+            }
             let _ = s.shutdown().await;
         }
     };

@@ -306,3 +306,44 @@ async fn approver_allows_with_permissions() {
             .is_none()
     );
 }
+
+/// Hook 7: a bash guard that reads its input with `read -r` under `set -e`. It works only
+/// when the JSON ends with a line break, as Claude Code writes it; without one `read`
+/// fails, the script exits 1 (a non-blocking error) and the command runs.
+const READ_LINE_GUARD: &str = r#"#!/bin/bash
+set -e
+read -r INPUT
+if echo "$INPUT" | grep -q 'rm -rf'; then
+  echo "no rm -rf here" >&2
+  exit 2
+fi
+exit 0
+"#;
+
+#[tokio::test]
+async fn a_read_line_guard_sees_its_input() {
+    let env = Env::new();
+    env.script(".claude/hooks/guard.sh", READ_LINE_GUARD);
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"}
+    ]}]}});
+    std::fs::write(env.path(".claude/settings.json"), settings.to_string()).unwrap();
+    let paths = SettingsPaths {
+        project_dir: Some(env.root().to_path_buf()),
+        project_trusted: true,
+        ..SettingsPaths::default()
+    };
+    let runner = HookRunner::new(load_hooks(&paths).config).with_project_dir(env.root());
+    let out = runner
+        .run_pre_tool_use(&bash("rm -rf build"), &env.ctx())
+        .await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    let d = out.decision.expect("the guard blocks");
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert!(d.message.ends_with("no rm -rf here"), "{}", d.message);
+    let out = runner.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(
+        out.decision.is_none() && out.common.errors.is_empty(),
+        "{out:?}"
+    );
+}

@@ -121,7 +121,7 @@ pub use result::{Attachment, ContextModifier, McpMeta, Message, ToolOutput, Tool
 pub use schema::normalize_schema;
 pub use tool::{
     FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo, PermissionSubject, ProgressSender,
-    SearchOrRead, Tool, ToolProgress, find_tool,
+    SearchOrRead, Tool, ToolProgress, find_tool, legacy_tool_names, normalize_tool_name,
 };
 pub use typed::{TypedTool, schema_for};
 

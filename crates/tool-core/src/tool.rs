@@ -322,3 +322,25 @@ pub fn find_tool<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> Option<&'a Arc<d
         .find(|t| t.name() == name)
         .or_else(|| tools.iter().find(|t| t.aliases().contains(&name)))
 }
+
+/// Maps a legacy tool name to its current name (`Task` -> `Agent`, `KillShell` -> `TaskStop`,
+/// `AgentOutputTool`/`BashOutputTool`/`BashOutput` -> `TaskOutput`), as Claude Code does for
+/// permission rules and hook matchers; other names are returned unchanged.
+pub fn normalize_tool_name(name: &str) -> &str {
+    match name {
+        "Task" => "Agent",
+        "KillShell" => "TaskStop",
+        "AgentOutputTool" | "BashOutputTool" | "BashOutput" => "TaskOutput",
+        other => other,
+    }
+}
+
+/// The legacy names of the tool now called `name` (the inverse of [`normalize_tool_name`]).
+pub fn legacy_tool_names(name: &str) -> &'static [&'static str] {
+    match name {
+        "Agent" => &["Task"],
+        "TaskStop" => &["KillShell"],
+        "TaskOutput" => &["AgentOutputTool", "BashOutputTool", "BashOutput"],
+        _ => &[],
+    }
+}

@@ -117,13 +117,23 @@ impl Matcher {
         }
     }
 
-    /// Whether `value` (a tool name, a SessionStart source, ...) matches.
+    /// Whether `value` (a tool name, a SessionStart source, ...) matches. A tool's legacy
+    /// names count as its name, as in Claude Code: `Task` matches Agent, `^BashOutput$`
+    /// matches TaskOutput ([`tool_core::normalize_tool_name`]).
     pub fn is_match(&self, value: &str) -> bool {
+        let current = tool_core::normalize_tool_name(value);
+        let names = || {
+            std::iter::once(value)
+                .chain((current != value).then_some(current))
+                .chain(tool_core::legacy_tool_names(current).iter().copied())
+        };
         match self {
             Self::All => true,
-            Self::Exact(names) => names.iter().any(|n| n == value),
-            Self::Regex(re) => re.is_match(value),
-            Self::Backtracking(re) => re.is_match(value).unwrap_or(true),
+            Self::Exact(patterns) => patterns
+                .iter()
+                .any(|p| tool_core::normalize_tool_name(p) == current),
+            Self::Regex(re) => names().any(|n| re.is_match(n)),
+            Self::Backtracking(re) => names().any(|n| re.is_match(n).unwrap_or(true)),
         }
     }
 }
@@ -280,6 +290,15 @@ mod tests {
         );
         let m = Matcher::parse(Some("^Bash$")).unwrap();
         assert!(m.is_match("Bash") && !m.is_match("BashOutput"));
+        // Legacy names, as Claude Code: exact and regex matchers alike.
+        let m = Matcher::parse(Some("Task")).unwrap();
+        assert!(m.is_match("Agent") && m.is_match("Task") && !m.is_match("TaskStop"));
+        let m = Matcher::parse(Some("Agent|KillShell")).unwrap();
+        assert!(m.is_match("Task") && m.is_match("TaskStop") && !m.is_match("TaskOutput"));
+        let m = Matcher::parse(Some("^BashOutput$")).unwrap();
+        assert!(m.is_match("TaskOutput") && !m.is_match("Bash"));
+        let m = Matcher::parse(Some("^Agent$")).unwrap();
+        assert!(m.is_match("Task") && !m.is_match("TaskList"));
         assert!(Matcher::parse(Some("(unclosed")).is_err());
         // JavaScript lookaround and backreferences, which `regex` lacks.
         let m = Matcher::parse(Some("^(?!mcp__).*")).unwrap();

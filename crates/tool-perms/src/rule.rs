@@ -34,17 +34,7 @@ impl fmt::Display for RuleSyntaxError {
 
 impl std::error::Error for RuleSyntaxError {}
 
-/// Maps a legacy tool name to its current name (`Task` -> `Agent`, `KillShell` -> `TaskStop`,
-/// `AgentOutputTool`/`BashOutputTool`/`BashOutput` -> `TaskOutput`); other names are returned
-/// unchanged.
-pub fn normalize_tool_name(name: &str) -> &str {
-    match name {
-        "Task" => "Agent",
-        "KillShell" => "TaskStop",
-        "AgentOutputTool" | "BashOutputTool" | "BashOutput" => "TaskOutput",
-        other => other,
-    }
-}
+pub use tool_core::normalize_tool_name;
 
 fn is_escaped(s: &[u8], idx: usize) -> bool {
     let mut n = 0;

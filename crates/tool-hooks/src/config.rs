@@ -461,11 +461,21 @@ fn parse_handler(
         }
     };
     let status_message = opt_string(obj, "statusMessage")?;
-    // Identity: the handler JSON without presentation-only fields, keys sorted.
-    let mut key_obj = obj.clone();
-    key_obj.remove("statusMessage");
-    key_obj.remove("once");
-    let dedupe_key = canonical(&Value::Object(key_obj));
+    // Identity, as Claude Code's: what runs and when (the shell, the command or URL, the
+    // `if`), not how (timeout, status message, async): the same script in user and project
+    // settings runs once, with the settings of the later file.
+    let condition = if_condition.as_deref().unwrap_or("");
+    let dedupe_key = match &kind {
+        HandlerKind::Command(c) => canonical(&serde_json::json!([
+            "command",
+            c.shell.as_deref().unwrap_or("bash"),
+            c.command,
+            c.args,
+            condition
+        ])),
+        HandlerKind::Http(h) => canonical(&serde_json::json!(["http", h.url, condition])),
+        HandlerKind::Native(hook) => format!("native:{:p}", Arc::as_ptr(hook)),
+    };
     Ok(Some(HookHandler {
         kind,
         if_condition,
@@ -746,10 +756,12 @@ impl HooksConfig {
     }
 
     /// The handlers of `event` whose matcher accepts `matcher_value` (`None` = no matcher
-    /// target: every group matches), in configuration order, identical handlers once.
+    /// target: every group matches), in configuration order, identical handlers once: at
+    /// the first one's place, as the last one is configured (a later settings file's
+    /// timeout wins, as in Claude Code).
     pub fn matching(&self, event: &str, matcher_value: Option<&str>) -> Vec<&HookHandler> {
-        let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::new();
+        let mut seen = std::collections::HashMap::new();
+        let mut out: Vec<&HookHandler> = Vec::new();
         for group in self.groups(event) {
             let hit = match matcher_value {
                 Some(v) => group.matcher.is_match(v),
@@ -759,8 +771,12 @@ impl HooksConfig {
                 continue;
             }
             for h in &group.hooks {
-                if seen.insert(h.dedupe_key.as_str()) {
-                    out.push(h);
+                match seen.entry(h.dedupe_key.as_str()) {
+                    std::collections::hash_map::Entry::Occupied(at) => out[*at.get()] = h,
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(out.len());
+                        out.push(h);
+                    }
                 }
             }
         }

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use common::{Env, cmd, one, runner};
 use serde_json::{Value, json};
-use tool_core::{PermissionMode, PermissionResult, ToolPermissionContext};
-use tool_hooks::{HookRunner, PermissionDecision, ToolCallInfo};
+use tool_core::{PermissionMode, PermissionResult, RuleSource, ToolPermissionContext};
+use tool_hooks::{HookRunner, HooksConfig, PermissionDecision, ToolCallInfo};
 
 fn bash(command: &str) -> ToolCallInfo {
     ToolCallInfo::new(
@@ -582,4 +582,26 @@ async fn identical_handlers_run_once() {
         .run_pre_tool_use(&bash("ls"), &env.ctx())
         .await;
     assert_eq!(env.read("count").lines().count(), 1);
+
+    // Identity is the shell, the command and the `if` (as Claude Code's): a copy that only
+    // adds a timeout, a status message or the default shell is the same hook, configured
+    // as the last copy is; another `if` or shell is another hook.
+    let c = "./check.sh";
+    let hooks = json!({"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd(c)]},
+        {"matcher": "*", "hooks": [
+            {"type": "command", "command": c, "timeout": 10, "shell": "bash", "statusMessage": "checking"},
+            {"type": "command", "command": c, "if": "Bash(git *)"},
+            {"type": "command", "command": c, "shell": "powershell"}
+        ]}
+    ]});
+    let (config, diags) = HooksConfig::from_hooks_value(&hooks, RuleSource::UserSettings);
+    assert!(diags.is_empty(), "{diags:?}");
+    let matching = config.matching("PreToolUse", Some("Bash"));
+    assert_eq!(matching.len(), 3, "{matching:?}");
+    assert_eq!(
+        matching[0].timeout,
+        Some(std::time::Duration::from_secs(10))
+    );
+    assert_eq!(matching[1].if_condition.as_deref(), Some("Bash(git *)"));
 }

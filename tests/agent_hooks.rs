@@ -184,12 +184,8 @@ fn a_stop_hook_block_makes_the_model_go_on_with_the_reason() {
     assert_eq!(text_of(&messages[1]), "Done.");
     let feedback = text_of(&messages[2]);
     assert_eq!(messages[2]["role"], "user");
-    assert!(
-        feedback.starts_with("Stop hook feedback:\n[")
-            && feedback.ends_with("]: run the tests first")
-            && feedback.matches("]: ").count() == 1,
-        "{feedback}"
-    );
+    // A JSON block's reason as it was given (only an exit-2 block names the hook).
+    assert_eq!(feedback, "Stop hook feedback:\nrun the tests first");
 
     let stops = project.inputs("Stop");
     assert_eq!(stops.len(), 2);
@@ -436,11 +432,7 @@ fn a_blocking_post_tool_batch_hook_stops_the_loop() {
     assert_eq!(seen.lock().unwrap().len(), 1, "no request after the block");
     let report = json_out(&out);
     let stop = report["stop"].as_str().unwrap();
-    assert!(
-        stop.starts_with("stopped by a hook: [")
-            && stop.ends_with("]: budget for searches used up"),
-        "{stop}"
-    );
+    assert_eq!(stop, "stopped by a hook: budget for searches used up");
     // The conversation still pairs the call with its result.
     let messages = report["messages"].as_array().unwrap();
     assert_eq!(results(messages.last().unwrap()).len(), 1);

@@ -174,18 +174,13 @@ impl Hooks for HookRunner {
     }
 }
 
-/// Blocking errors as `[hook]: reason` lines (an exit-2 block already reads so).
+/// Blocking errors as Claude Code shows them: an exit-2 block as `[hook]: stderr` (its text
+/// already reads so), a JSON `decision: "block"` as its reason alone.
 fn blocking_lines(common: &tool_hooks::CommonOutcome) -> Vec<String> {
     common
         .blocking_errors
         .iter()
-        .map(|b| {
-            if b.text.starts_with(&format!("[{}]: ", b.hook)) {
-                b.text.clone()
-            } else {
-                format!("[{}]: {}", b.hook, b.text)
-            }
-        })
+        .map(|b| b.text.clone())
         .collect()
 }
 

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::HttpHandler;
-use crate::process::{Ending, MAX_CAPTURE_BYTES, RawRun};
+use crate::process::{Ending, MAX_STDOUT_BYTES, RawRun};
 
 /// Builds the shared client: rustls with the ring provider, no system proxy.
 pub(crate) fn build_client() -> Result<reqwest::Client, String> {
@@ -121,7 +121,7 @@ pub(crate) async fn run_http(
             .await
             .map_err(|e| describe(e, "reading the response failed"))?
         {
-            let room = MAX_CAPTURE_BYTES.saturating_sub(body.len());
+            let room = MAX_STDOUT_BYTES.saturating_sub(body.len());
             if chunk.len() > room {
                 truncated = true;
                 body.extend_from_slice(&chunk[..room]);

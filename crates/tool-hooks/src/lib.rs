@@ -17,7 +17,7 @@
 //! included), runs in its own process group which is killed (`SIGKILL` to the group) at the
 //! limit, when the context's cancellation token fires, or when the caller drops the run;
 //! stdout and stderr capture is
-//! bounded ([`MAX_CAPTURE_BYTES`]); strings over [`MAX_HOOK_STRING_CHARS`] go to a file with
+//! bounded ([`MAX_STDOUT_BYTES`], [`MAX_CAPTURE_BYTES`]); strings over [`MAX_HOOK_STRING_CHARS`] go to a file with
 //! a preview. Bad output never panics and never hangs past the timeout: it becomes a
 //! non-blocking error naming the hook. `http` handlers POST the same JSON (reqwest on
 //! rustls); `prompt`, `agent` and `mcp_tool` handlers are reported and skipped.
@@ -75,7 +75,7 @@ pub use outcome::{
 pub use output::{
     HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopLevelDecision,
 };
-pub use process::{MAX_CAPTURE_BYTES, PIPE_GRACE};
+pub use process::{MAX_CAPTURE_BYTES, MAX_STDOUT_BYTES, PIPE_GRACE};
 pub use runner::{BatchToolCall, HookRunner, MAX_HOOK_STRING_CHARS, ToolCallInfo};
 pub use settings::{LoadedHooks, SettingsPaths, load_hooks};
 

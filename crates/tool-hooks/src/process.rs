@@ -13,8 +13,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::CommandHandler;
 
-/// Bytes kept from a hook's stdout and from its stderr; the rest is read and discarded.
+/// Bytes kept from a hook's stderr; the rest is read and discarded.
 pub const MAX_CAPTURE_BYTES: usize = 1024 * 1024;
+
+/// Bytes kept from a hook's stdout (and an http hook's response body): enough for JSON
+/// output that replaces a large tool result (`updatedToolOutput`, as a redaction hook
+/// returns it), where the 1 MiB of [`MAX_CAPTURE_BYTES`] would drop the replacement and let
+/// the original through. Claude Code reads stdout without a limit.
+pub const MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long to keep reading stdout/stderr after the hook process exited, for a background
 /// child that inherited them.
@@ -47,15 +53,23 @@ pub(crate) struct RawRun {
     pub duration: Duration,
 }
 
-#[derive(Default)]
 struct Capture {
     buf: Vec<u8>,
     truncated: bool,
+    limit: usize,
 }
 
 impl Capture {
+    fn new(limit: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            truncated: false,
+            limit,
+        }
+    }
+
     fn push(&mut self, data: &[u8]) {
-        let room = MAX_CAPTURE_BYTES.saturating_sub(self.buf.len());
+        let room = self.limit.saturating_sub(self.buf.len());
         if data.len() > room {
             self.truncated = true;
         }
@@ -188,8 +202,8 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     };
     tokio::pin!(writer);
     let mut writer_done = false;
-    let mut out = Capture::default();
-    let mut err = Capture::default();
+    let mut out = Capture::new(MAX_STDOUT_BYTES);
+    let mut err = Capture::new(MAX_CAPTURE_BYTES);
     let mut obuf = vec![0u8; 16 * 1024];
     let mut ebuf = vec![0u8; 16 * 1024];
     let mut status: Option<std::io::Result<ExitStatus>> = None;

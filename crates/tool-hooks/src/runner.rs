@@ -23,7 +23,7 @@ use crate::output::{
     HookOutput, OutputError, PermissionDecision, PermissionRequestDecision, TopLevelDecision,
     parse_output,
 };
-use crate::process::{Ending, Launch, MAX_CAPTURE_BYTES, PIPE_GRACE, RawRun, run_command};
+use crate::process::{Ending, Launch, MAX_STDOUT_BYTES, PIPE_GRACE, RawRun, run_command};
 
 /// Strings a hook returns longer than this (in chars) are saved to a file and replaced by
 /// its path and a preview.
@@ -666,7 +666,7 @@ impl HookRunner {
             if raw.stdout_truncated {
                 json_error = Some(format!(
                     "stdout exceeds the {} byte capture limit; JSON output ignored",
-                    MAX_CAPTURE_BYTES
+                    MAX_STDOUT_BYTES
                 ));
             } else {
                 match parse_output(trimmed) {

@@ -150,12 +150,23 @@ async fn huge_outputs_are_bounded() {
     let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(out.decision.is_none() && out.common.errors.is_empty());
+    // JSON of a few MiB (a hook replacing a large tool result) is read whole.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            "printf '{\"systemMessage\": \"'; head -c 3000000 /dev/zero | tr '\\0' a; printf '\"}'",
+        )],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    assert_eq!(out.common.system_messages.len(), 1);
     // JSON above the capture limit: clear error.
     let r = runner(one(
         "PreToolUse",
         "Bash",
         vec![cmd(
-            "printf '{\"systemMessage\": \"'; head -c 2000000 /dev/zero | tr '\\0' a; printf '\"}'",
+            "printf '{\"systemMessage\": \"'; head -c 17000000 /dev/zero | tr '\\0' a; printf '\"}'",
         )],
     ));
     let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;

@@ -252,10 +252,14 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
             e
         }
         None => {
-            // The hook itself has exited: whatever it left in its group (a daemon it forked,
-            // with or without our pipes) ends with it, as Bash's leftovers do. A hook that
-            // must start a long-lived process detaches it into its own session (`setsid`).
-            kill_group(pid);
+            // The hook itself has exited. A process it started in the background with its
+            // output redirected (`nohup npm run watch >/dev/null 2>&1 &`, a sound played
+            // from a Notification hook) goes on, as it does under Claude Code: that is what
+            // the hook asked for. One still holding our pipes past the grace was most
+            // likely started by mistake (`cmd &`): the group is killed and it is reported.
+            if pipes_held_open {
+                kill_group(pid);
+            }
             exit_ending(status, l.handler)
         }
     };

@@ -623,3 +623,83 @@ fn persisted_results_live_in_a_private_session_directory() {
     assert_eq!(mode & 0o777, 0o700, "{}", session_dir.display());
     std::fs::remove_dir_all(session_dir).unwrap();
 }
+
+/// Hooks see a file tool's path as the tool will use it (Claude Code's
+/// `backfillObservableInput`): absolute, `~` expanded, `..` collapsed. A protector guarding
+/// `$HOME/.ssh/*` blocks `~/.ssh/authorized_keys`, and a logger sees `<root>/ok.txt` for
+/// `<root>/sub/../ok.txt`; the call itself still gets the model's input.
+#[test]
+fn hooks_see_the_absolute_path_a_file_tool_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let log = root.join("seen.log");
+    let protect = format!(
+        r#"fp=$(jq -r .tool_input.file_path); echo "pre $fp" >> '{log}'; case "$fp" in "$HOME"/.ssh/*) echo "protected: $fp" >&2; exit 2;; esac"#,
+        log = log.display()
+    );
+    let after = format!(
+        r#"jq -r '"post " + .tool_input.file_path' >> '{}'"#,
+        log.display()
+    );
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": protect}]}],
+            "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": after}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let write = |id: &str, path: &str| json!({"type": "tool_use", "id": id, "name": "Write", "input": {"file_path": path, "content": "x\n"}});
+    let dotted = format!("{}/sub/../ok.txt", root.display());
+    let turn = jsonl(&[
+        write("toolu_1", "~/.ssh/authorized_keys"),
+        write("toolu_2", &dotted),
+    ]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mode", "bypassPermissions", "-"])
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(turn.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let blocked = message["content"][0]["content"].to_string();
+    assert!(
+        blocked.contains(&format!(
+            "protected: {}",
+            home.join(".ssh/authorized_keys").display()
+        )),
+        "{message}"
+    );
+    assert!(!home.join(".ssh/authorized_keys").exists());
+    assert_eq!(message["content"][1]["is_error"], Value::Null, "{message}");
+    assert_eq!(std::fs::read_to_string(root.join("ok.txt")).unwrap(), "x\n");
+    let ok = root.join("ok.txt").display().to_string();
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!(
+            "pre {}\npre {ok}\npost {ok}\n",
+            home.join(".ssh/authorized_keys").display()
+        )
+    );
+}

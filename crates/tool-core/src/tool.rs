@@ -271,6 +271,15 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The input as hooks, permission checks and the user see it, when it differs from the
+    /// model's (Claude Code's `backfillObservableInput`): derived fields filled in, such as
+    /// a file tool's `file_path` made absolute with `~` expanded, so that a hook script
+    /// guarding `$HOME/.ssh/*` sees `~/.ssh/x` as the path it is. `None` (the default): they
+    /// see the input as it is. The call itself gets the model's input (see the pipeline).
+    fn observable_input(&self, _input: &Value, _ctx: &ToolUseContext) -> Option<Value> {
+        None
+    }
+
     // ----- the call -----
 
     /// The schema step: checks the model's raw input and returns the input every later step

@@ -111,6 +111,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn permission_subject(&self, _input: &Self::Input) -> Option<PermissionSubject> {
         None
     }
+    /// See [`Tool::observable_input`] (on the raw input: only parsed input reaches it).
+    fn observable_input(&self, _input: &Value, _ctx: &ToolUseContext) -> Option<Value> {
+        None
+    }
     /// See [`Tool::validate_input`].
     async fn validate_input(
         &self,
@@ -258,6 +262,9 @@ impl<T: TypedTool> Tool for T {
         typed_input::<T>(input)
             .ok()
             .and_then(|i| TypedTool::permission_subject(self, &i))
+    }
+    fn observable_input(&self, input: &Value, ctx: &ToolUseContext) -> Option<Value> {
+        TypedTool::observable_input(self, input, ctx)
     }
     fn parse_input(&self, input: Value) -> Result<Value, InputError> {
         let schema = cached_schema::<T::Input>(T::DENY_UNKNOWN_FIELDS);

@@ -383,11 +383,15 @@ impl Pipeline {
         ctx: ToolUseContext,
         progress: ProgressSender,
     ) -> CallOutcome {
+        // 3.4.5 What hooks, permission checks and the user see: derived fields filled in
+        // (a file tool's absolute path); the call gets the model's input unless they
+        // change it.
+        let observed = tool.observable_input(&input, &ctx);
         // 3.5 PreToolUse hooks.
         let call = HookCall {
             tool: tool.as_ref(),
             tool_use_id: &tool_use.id,
-            input: &input,
+            input: observed.as_ref().unwrap_or(&input),
             duration: None,
         };
         let pre = self
@@ -406,13 +410,16 @@ impl Pipeline {
             return out;
         }
         let stop = pre.stop;
-        let input = pre.updated_input.unwrap_or(input);
+        let seen = pre
+            .updated_input
+            .or_else(|| observed.clone())
+            .unwrap_or_else(|| input.clone());
 
         // 3.6 Permission.
         let decision = self
             .resolve_permission(
                 tool.as_ref(),
-                input,
+                seen,
                 pre.decision,
                 &ctx,
                 &mut messages_before,
@@ -421,10 +428,14 @@ impl Pipeline {
             .await;
         let (input, source, decision_reason) = match decision {
             Resolved::Allowed {
-                input,
+                input: decided,
                 source,
                 reason,
-            } => (input, source, reason),
+            } => (
+                model_fields_restored(decided, observed.as_ref(), input),
+                source,
+                reason,
+            ),
             Resolved::Rejected {
                 message,
                 source,
@@ -460,10 +471,11 @@ impl Pipeline {
             .call_tool(tool, input.clone(), ctx.clone(), progress)
             .instrument(tracing::info_span!("execution"))
             .await;
+        let observed_call = tool.observable_input(&input, &ctx);
         let call = HookCall {
             tool: tool.as_ref(),
             tool_use_id: &tool_use.id,
-            input: &input,
+            input: observed_call.as_ref().unwrap_or(&input),
             duration: Some(started.elapsed()),
         };
         let mut out = match called {
@@ -939,4 +951,68 @@ enum Resolved {
         interrupt: bool,
         reason: Option<DecisionReason>,
     },
+}
+
+/// The input for the call (Claude Code's rule, step 3.4.9): hooks and permission checks saw
+/// `observed` (derived fields filled in, see [`Tool::observable_input`]) and `decided` is
+/// what they settled on. Unchanged, the call gets the model's `original` input; changed,
+/// it gets the change, with every field still equal to its derived value put back as the
+/// model wrote it (a hook that rewrote `content` leaves `file_path` the model's).
+fn model_fields_restored(decided: Value, observed: Option<&Value>, original: Value) -> Value {
+    let Some(observed) = observed else {
+        return decided;
+    };
+    if &decided == observed {
+        return original;
+    }
+    let Value::Object(mut fields) = decided else {
+        return decided;
+    };
+    let (Some(derived), Some(model)) = (observed.as_object(), original.as_object()) else {
+        return Value::Object(fields);
+    };
+    for (key, value) in derived {
+        if model.get(key) != Some(value)
+            && fields.get(key) == Some(value)
+            && let Some(as_written) = model.get(key)
+        {
+            fields.insert(key.clone(), as_written.clone());
+        }
+    }
+    Value::Object(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::model_fields_restored;
+
+    #[test]
+    fn the_call_gets_the_models_fields_unless_a_hook_changed_them() {
+        let model = json!({"file_path": "~/a.txt", "content": "x"});
+        let observed = json!({"file_path": "/home/u/a.txt", "content": "x"});
+        // Nobody changed anything: the model's input.
+        assert_eq!(
+            model_fields_restored(observed.clone(), Some(&observed), model.clone()),
+            model
+        );
+        // A hook rewrote the content: the path goes back to the model's.
+        let rewritten = json!({"file_path": "/home/u/a.txt", "content": "y"});
+        assert_eq!(
+            model_fields_restored(rewritten, Some(&observed), model.clone()),
+            json!({"file_path": "~/a.txt", "content": "y"})
+        );
+        // A hook moved the file: its path stands.
+        let moved = json!({"file_path": "/home/u/b.txt", "content": "x"});
+        assert_eq!(
+            model_fields_restored(moved.clone(), Some(&observed), model.clone()),
+            moved
+        );
+        // A tool with nothing derived: the decision as it is.
+        assert_eq!(
+            model_fields_restored(json!({"a": 2}), None, json!({"a": 1})),
+            json!({"a": 2})
+        );
+    }
 }

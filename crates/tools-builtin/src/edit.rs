@@ -112,6 +112,15 @@ impl TypedTool for Edit {
     fn search_hint(&self) -> Option<&str> {
         Some("modify file contents in place")
     }
+    /// Hooks and prompts see the absolute path the tool uses (Claude Code's
+    /// `backfillObservableInput`).
+    fn observable_input(
+        &self,
+        input: &serde_json::Value,
+        ctx: &ToolUseContext,
+    ) -> Option<serde_json::Value> {
+        fsutil::observable_path(input, "file_path", ctx)
+    }
     fn permission_subject(&self, input: &EditInput) -> Option<PermissionSubject> {
         fsutil::subject_path(&input.file_path).map(|path| PermissionSubject::Path {
             path,

@@ -40,6 +40,26 @@ pub(crate) fn absolute_path(
     Ok(ctx.resolve_path(trimmed))
 }
 
+/// The input with its path field `field` as hooks and permission prompts see it (Claude
+/// Code's `backfillObservableInput`): the path the tool will use, trimmed, `~` expanded,
+/// `.` and `..` collapsed. `None` when that is already how the model wrote it, or the field
+/// is not a path this tool accepts (validation refused it before anyone looks).
+pub(crate) fn observable_path(
+    input: &serde_json::Value,
+    field: &str,
+    ctx: &ToolUseContext,
+) -> Option<serde_json::Value> {
+    let raw = input.get(field)?.as_str()?;
+    let resolved = absolute_path(raw, field, ctx).ok()?;
+    let resolved = resolved.to_str()?;
+    if resolved == raw {
+        return None;
+    }
+    let mut observed = input.clone();
+    observed[field] = serde_json::Value::String(resolved.to_owned());
+    Some(observed)
+}
+
 /// The resolved path for a permission subject, computed without a context: only absolute
 /// and `~` paths resolve (relative ones are refused by `validate_input` before permissions).
 pub(crate) fn subject_path(raw: &str) -> Option<PathBuf> {

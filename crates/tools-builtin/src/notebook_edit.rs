@@ -292,6 +292,15 @@ impl TypedTool for NotebookEdit {
     fn search_hint(&self) -> Option<&str> {
         Some("edit Jupyter notebook cells (.ipynb)")
     }
+    /// Hooks and prompts see the absolute path the tool uses (Claude Code's
+    /// `backfillObservableInput`).
+    fn observable_input(
+        &self,
+        input: &serde_json::Value,
+        ctx: &ToolUseContext,
+    ) -> Option<serde_json::Value> {
+        fsutil::observable_path(input, "notebook_path", ctx)
+    }
     fn permission_subject(&self, input: &NotebookEditInput) -> Option<PermissionSubject> {
         fsutil::subject_path(&input.notebook_path).map(|path| PermissionSubject::Path {
             path,

@@ -303,6 +303,15 @@ impl TypedTool for Read {
             ..SearchOrRead::default()
         }
     }
+    /// Hooks and prompts see the absolute path the tool uses (Claude Code's
+    /// `backfillObservableInput`).
+    fn observable_input(
+        &self,
+        input: &serde_json::Value,
+        ctx: &ToolUseContext,
+    ) -> Option<serde_json::Value> {
+        fsutil::observable_path(input, "file_path", ctx)
+    }
     fn permission_subject(&self, input: &ReadInput) -> Option<PermissionSubject> {
         fsutil::subject_path(&input.file_path).map(|path| PermissionSubject::Path {
             path,

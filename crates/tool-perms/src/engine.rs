@@ -15,7 +15,7 @@ use tool_core::{
 use crate::bash::commands::{
     PathUse, accept_edits_allows, candidates, changes_directory, effective_name, effective_words,
     is_read_only, is_transparent, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended,
+    reads_only_whatever_is_appended, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1682,7 +1682,11 @@ impl PermissionEngine {
         let paths = if is_transparent(sub) {
             None
         } else {
-            self.subcommand_paths(set, sub, words.unwrap_or(&sub.words), ctx)
+            // The command as it is and every command a wrapper runs (`env cat .env`).
+            wrapped_readings(words.unwrap_or(&sub.words))
+                .into_iter()
+                .filter_map(|reading| self.subcommand_paths(set, sub, reading, ctx))
+                .reduce(|worst, f| pick(Some(worst), f))
         };
         if let Some(f) = paths.as_ref().filter(|f| f.kind == Kind::Deny) {
             return f.clone();

@@ -1857,3 +1857,41 @@ async fn redirection_targets_that_only_look_harmless_are_checked_as_files() {
     ])
     .await;
 }
+
+/// Paths behind any wrapper are checked, as deny rules see them: `env`, `sudo`, `setsid`,
+/// `exec` and the others ran `cat .env` past `Read(.env)` in bypass mode.
+#[tokio::test]
+async fn paths_behind_any_wrapper_are_checked() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "env cat .env",
+        "env -i FOO=1 cat .env",
+        "sudo cat .env",
+        "sudo -u root cat .env",
+        "setsid cat .env",
+        "exec cat .env",
+        "ionice -c3 cat .env",
+        "nice env sudo cat .env",
+    ] {
+        cases.push(
+            case("deny", "Bash", cmd)
+                .deny(&["Read(.env)"])
+                .mode("bypassPermissions"),
+        );
+        cases.push(case("deny", "Bash", cmd).deny(&["Read(.env)"]));
+    }
+    cases.push(
+        case("deny", "Bash", "env tee prot/f")
+            .deny(&["Edit(prot/**)"])
+            .mode("bypassPermissions"),
+    );
+    // A wrapper's own allow rule does not let a denied path through.
+    cases.push(
+        case("deny", "Bash", "sudo cat .env")
+            .deny(&["Read(.env)"])
+            .allow(&["Bash(sudo:*)"]),
+    );
+    // Nothing denied: a wrapper is still not auto-allowed.
+    cases.push(case("ask", "Bash", "sudo cat README.md"));
+    run_table(cases).await;
+}

@@ -203,6 +203,23 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     c
 }
 
+/// Every reading of `words` through its wrappers, `words` first: `sudo -u x cat f` is read
+/// as itself and as `cat f` (any wrapper, with every start its option table allows, at most
+/// `MAX_DENY_READINGS`). Path checks look at all of them, as deny rules do: a path behind
+/// `env`, `sudo` or `setsid` is as much read as one behind nothing.
+pub fn wrapped_readings(words: &[Word]) -> Vec<&[Word]> {
+    let mut readings = Vec::new();
+    let mut todo: Vec<&[Word]> = vec![words];
+    while readings.len() < MAX_DENY_READINGS {
+        let Some(words) = todo.pop() else { break };
+        readings.push(words);
+        if let Some((starts, _)) = wrapped_command_starts(words) {
+            todo.extend(starts.iter().rev().map(|&s| &words[s..]));
+        }
+    }
+    readings
+}
+
 /// The simple command after safe assignments and safe wrappers: what read-only and
 /// path checks look at. `None` when an unsafe assignment precedes it.
 pub fn effective_words(cmd: &SimpleCommand) -> Option<&[Word]> {

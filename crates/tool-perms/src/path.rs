@@ -6,6 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use tool_core::{RuleBehavior, RuleSource, normalize_lexically};
+use unicode_normalization::UnicodeNormalization as _;
 
 /// The directories that anchor path patterns, per Claude Code's table: `/x` is relative to
 /// the settings source's root, bare and `./x` to the session's original cwd.
@@ -100,6 +101,11 @@ impl PathRoots {
         if line.starts_with('!') || line.starts_with('#') {
             line.insert(0, '\\');
         }
+        // As the paths it is matched against: absolute and lexically normal (a home of
+        // `/h//u` or `/h/u/.` would not prefix them, and the matcher asserts it does), in
+        // Unicode NFC (a rule typed in NFD would match nothing).
+        let root = normalize_lexically(&self.cwd.join(root));
+        let line = line.nfc().collect();
         Ok((root, line))
     }
 }
@@ -171,6 +177,10 @@ impl PathRuleSet {
 
     /// The index of a rule matching `path` (absolute), if any.
     pub fn matching(&self, path: &Path) -> Option<usize> {
+        // `//` and inner `.` dropped: the matcher strips the root as bytes and asserts
+        // what is left is relative.
+        let normal: PathBuf = path.components().collect();
+        let path = normal.as_path();
         let is_dir = path.is_dir();
         for g in &self.groups {
             if !path.starts_with(&g.root) || path == g.root {

@@ -45,3 +45,54 @@ async fn a_line_break_before_an_escaped_command_hid_it_from_the_rules() {
         .await;
     assert_eq!(behavior(&r), "allow", "{r:?}");
 }
+
+/// Found by review: a home directory spelled with `//` or a trailing `/.` (as `HOME` may
+/// be) made `Read(~/.ssh/**)` panic inside the gitignore matcher ("path is expected to be
+/// under the root") or silently miss; and a rule typed in Unicode NFD never matched the
+/// NFC paths it is compared with.
+#[tokio::test]
+async fn odd_spellings_of_a_rule_root_or_name_missed_or_panicked() {
+    use tool_core::{RuleSource, SourcedRule, ToolPermissionContext, ToolUseContext};
+    use tool_perms::{PathRoots, PermissionEngine, probe::ProbeTool};
+    let fx = Fixture::new();
+    let key = fx.home.join(".ssh/id_rsa");
+    let parent = fx.home.parent().unwrap().display().to_string();
+    for home in [
+        format!("{}/.", fx.home.display()),
+        format!("{parent}//home"),
+        format!("{parent}/./home/"),
+    ] {
+        let home = std::path::PathBuf::from(home);
+        let perm = ToolPermissionContext {
+            deny: vec![SourcedRule {
+                source: RuleSource::UserSettings,
+                rule: "Read(~/.ssh/**)".to_owned(),
+            }],
+            ..ToolPermissionContext::default()
+        };
+        let roots = PathRoots {
+            home: Some(home.clone()),
+            ..PathRoots::for_cwd(&fx.proj)
+        };
+        let engine = PermissionEngine::new(&perm, roots).unwrap();
+        let ctx = ToolUseContext::new(&fx.proj)
+            .with_home(Some(home.clone()))
+            .with_permission(perm);
+        let read = ProbeTool::new("Read", &fx.proj, Some(home.clone()));
+        let r = engine.decide(&read, &json!({"file_path": key}), &ctx).await;
+        assert_eq!(behavior(&r), "deny", "HOME={}: {r:?}", home.display());
+    }
+
+    // NFD rule, NFD file name on disk.
+    let nfd = "cafe\u{301}.txt";
+    std::fs::write(fx.proj.join(nfd), "x").unwrap();
+    let c = case("x", "Read", "").deny(&[&format!("Read({nfd})")]);
+    let (engine, ctx) = context(&fx, &c);
+    for (tool, input) in [
+        ("Read", json!({"file_path": fx.proj.join(nfd)})),
+        ("Bash", json!({"command": format!("cat {nfd}")})),
+    ] {
+        let r = engine.decide(&probe(&fx, tool), &input, &ctx).await;
+        assert_eq!(behavior(&r), "deny", "{tool}: {r:?}");
+    }
+}

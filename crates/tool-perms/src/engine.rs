@@ -796,10 +796,10 @@ impl PermissionEngine {
                 }
                 return Explanation::from_finding(f, updated_input);
             }
-            Kind::Ask if f.immune => return Explanation::from_finding(f, updated_input),
             _ => {}
         }
-        // Plan mode: only what does not change the world runs until the plan is approved.
+        // Plan mode: only what does not change the world runs until the plan is approved
+        // (a refusal, also where a safety check or an ask rule would have asked).
         let perm = ctx.permission();
         if perm.mode == PermissionMode::Plan
             && !perm.bypass_available
@@ -815,6 +815,9 @@ impl PermissionEngine {
                 .reason(DecisionReason::Mode { mode: PermissionMode::Plan }),
                 None,
             );
+        }
+        if f.kind == Kind::Ask && f.immune {
+            return Explanation::from_finding(f, updated_input);
         }
         // 2a: bypass.
         if perm.mode == PermissionMode::BypassPermissions

@@ -1895,3 +1895,52 @@ async fn paths_behind_any_wrapper_are_checked() {
     cases.push(case("ask", "Bash", "sudo cat README.md"));
     run_table(cases).await;
 }
+
+/// Readers that also write: their output file is checked as a write (Edit rules and the
+/// protected paths apply), and sed's script files (`1r .env`, `w out`) cannot be checked.
+/// `find`'s options before its start points do not hide them.
+#[tokio::test]
+async fn files_written_by_readers_and_paths_behind_find_options() {
+    let mut cases = vec![
+        case("ask", "Bash", "sort -o .git/hooks/pre-commit README.md").mode("bypassPermissions"),
+        case("ask", "Bash", "sort --output=.git/config README.md").mode("bypassPermissions"),
+        case("ask", "Bash", "tree -o .git/hooks/post-merge").mode("bypassPermissions"),
+        case("ask", "Bash", "find . -fprint .git/hooks/pre-push").mode("bypassPermissions"),
+        case("ask", "Bash", "vim .git/config").mode("bypassPermissions"),
+        // The file names inside a sed script are not taken apart: asked, even in bypass
+        // mode, when a path rule could be dodged.
+        case("ask", "Bash", "sed '1r .env' README.md")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "sed 's/a/b/w prot/f' README.md")
+            .deny(&["Edit(prot/**)"])
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "sed 's/a/b/' README.md")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "find -H $H/.ssh -name id_rsa").deny(&["Read(~/.ssh/**)"]),
+        case("deny", "Bash", "find -L $H/.ssh").deny(&["Read(~/.ssh/**)"]),
+        case("deny", "Bash", "find -O2 -D tree $H/.ssh").deny(&["Read(~/.ssh/**)"]),
+        case("ask", "Bash", "find -H /etc -name shadow"),
+        // Plain reads stay reads.
+        case("allow", "Bash", "sort README.md"),
+        case("allow", "Bash", "find . -name '*.rs'"),
+        case("allow", "Bash", "sed -n '1,5p' README.md"),
+        case("allow", "Bash", "uniq README.md").deny(&["Edit(README.md)"]),
+    ];
+    for cmd in [
+        "sort -o prot/f README.md",
+        "sort -uo prot/f README.md",
+        "uniq README.md prot/f",
+        "xxd README.md prot/f",
+        "find . -fls prot/f",
+        "find . -delete",
+    ] {
+        cases.push(
+            case("deny", "Bash", cmd)
+                .deny(&["Edit(prot/**)", "Edit(./**)"])
+                .mode("bypassPermissions"),
+        );
+    }
+    run_table(cases).await;
+}

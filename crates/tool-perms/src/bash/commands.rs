@@ -251,13 +251,28 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
     Some(match name {
         "rm" | "rmdir" | "mkdir" | "touch" | "mv" | "cp" | "ln" | "chmod" | "chown" | "chgrp"
         | "truncate" | "shred" | "install" | "rsync" | "dd" | "tee" | "unlink" => PathUse::Write,
+        // In place, or with a script that may write a file it names (`w out`).
         "sed"
             if words.iter().any(|w| {
                 w.value
                     .as_deref()
                     .is_some_and(|v| short_bundle_has(v, &['i']) || names_long(v, "--in-place"))
-            }) =>
+            }) || {
+                let args: Vec<&str> = words[1..]
+                    .iter()
+                    .map(|w| w.value.as_deref().unwrap_or("\0computed"))
+                    .collect();
+                sed::may_use_script_files(&args)
+            } =>
         {
+            PathUse::Write
+        }
+        // Editors write what they open.
+        "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
+        // Readers that can also write a file they are given (`sort -o F`, `uniq IN OUT`,
+        // `xxd IN OUT`, `tree -o F`, `less -o LOG`, `find -fprint F`): when used so, every
+        // path counts as written (which one is the output is not worked out).
+        "sort" | "uniq" | "xxd" | "tree" | "less" | "base64" | "find" if !is_read_only(words) => {
             PathUse::Write
         }
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
@@ -265,8 +280,9 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
         | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
         | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold" | "realpath" | "readlink"
-        | "source" | "." | "vim" | "vi" | "nano" | "emacs" | "cd" | "tr" | "xargs" | "comm"
-        | "expand" | "unexpand" | "date" => PathUse::Read,
+        | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand" | "unexpand" | "date" => {
+            PathUse::Read
+        }
         _ => return None,
     })
 }
@@ -316,6 +332,8 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "tail" => ("cns", "", &[]),
         "cut" => ("bcdf", "", &[]),
         "uniq" => ("fsw", "", &[]),
+        "tree" => ("LPIHTo", "", &['o']),
+        "less" => ("bhjkoOpPtTxyz#", "", &['k', 'o', 'O', 'T']),
         "ls" => ("ITw", "", &[]),
         "stat" => ("c", "", &[]),
         _ => return None,
@@ -337,7 +355,14 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
         "awk" => &["--file", "--include", "--exec"],
         "jq" => &["--from-file", "--rawfile", "--slurpfile"],
         "date" => &["--file", "--reference"],
-        "wc" | "sort" => &["--files0-from"],
+        "wc" => &["--files0-from"],
+        "sort" => &["--files0-from", "--output"],
+        "less" => &[
+            "--log-file",
+            "--LOG-FILE",
+            "--lesskey-file",
+            "--lesskey-src",
+        ],
         "du" => &["--files0-from", "--exclude-from"],
         _ => &[],
     }
@@ -436,8 +461,25 @@ pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
                 continue;
             }
             if let Some(v) = v {
+                if name == "find" && !find_expr {
+                    // Options before the start points, not the expression: `-H`, `-L`,
+                    // `-P`, `-Olevel`, `-D debugopts`.
+                    match v {
+                        "-H" | "-L" | "-P" => continue,
+                        "-D" => {
+                            next = Next::Skip;
+                            continue;
+                        }
+                        _ if v.starts_with("-O") => continue,
+                        _ => {}
+                    }
+                }
                 if name == "find" && (v.starts_with('-') || v == "(" || v == "!" || v == ")") {
                     find_expr = true;
+                    // The files an expression writes: `-fprint F`, `-fls F`, ...
+                    if matches!(v, "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
+                        next = Next::Path;
+                    }
                 }
                 if v.starts_with("--") {
                     let names_a_file = file_longs.iter().any(|l| names_long(v, l));
@@ -501,14 +543,16 @@ fn sed_path_args(words: &[Word]) -> Vec<Word> {
         .iter()
         .map(|w| w.value.as_deref().unwrap_or(COMPUTED))
         .collect();
-    let Some(paths) = sed::paths(&args) else {
-        return vec![Word {
-            raw: join_raw(words),
-            value: None,
-            plain: false,
-            glob: false,
-        }];
+    let computed = || Word {
+        raw: join_raw(words),
+        value: None,
+        plain: false,
+        glob: false,
     };
+    let Some(paths) = sed::paths(&args) else {
+        return vec![computed()];
+    };
+    let in_script = sed::may_use_script_files(&args).then(computed);
     paths
         .into_iter()
         .filter_map(|(i, offset)| {
@@ -526,6 +570,7 @@ fn sed_path_args(words: &[Word]) -> Vec<Word> {
                 _ => w.clone(),
             })
         })
+        .chain(in_script)
         .collect()
 }
 

@@ -193,6 +193,22 @@ pub(crate) fn paths(args: &[&str]) -> Option<Vec<(usize, usize)>> {
     Some(out)
 }
 
+/// Whether `sed ARGS` may read or write files its command line does not name: a script from
+/// a file, or a script that is not a plain edit and has `r`/`R`/`w`/`W` in it (`1r .env`,
+/// `w out`, `s/a/b/w out`). Their names are in the script, which is not taken apart: the
+/// caller treats them as paths that cannot be checked. `true` when the line is not
+/// understood.
+pub(crate) fn may_use_script_files(args: &[&str]) -> bool {
+    let Some(call) = SedCall::parse(args) else {
+        return true;
+    };
+    !call.script_files.is_empty()
+        || call
+            .scripts()
+            .iter()
+            .any(|s| !is_edit_script(s) && s.contains(['r', 'R', 'w', 'W']))
+}
+
 /// Whether `sed ARGS` only prints lines: `-n` (or `--quiet`), no `-i`, no `-f`, options that
 /// change nothing but the reading (`-E -r -s -z -u`), and scripts made of line numbers,
 /// `$`, `,`, `;` and `p`.

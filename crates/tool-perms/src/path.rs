@@ -200,28 +200,53 @@ impl PathRuleSet {
     }
 }
 
-/// The symlink-resolved form of `path`: the longest existing ancestor canonicalised, the rest
-/// appended.
+/// The symlink-resolved form of `path`, as the kernel will resolve it when a command writes
+/// there: every symlink on the way followed, a dangling one included (`ln -s ~/.ssh/x link;
+/// echo > link` creates `~/.ssh/x`), the components that do not exist kept as they are.
+/// At most 40 links are followed (the kernel's limit); past that the rest is kept as is.
 pub fn resolve_symlinks(path: &Path) -> PathBuf {
     if let Ok(p) = std::fs::canonicalize(path) {
         return p;
     }
-    let mut rest = Vec::new();
-    let mut cur = path.to_path_buf();
-    while let Some(parent) = cur.parent().map(Path::to_path_buf) {
-        if let Some(name) = cur.file_name() {
-            rest.push(name.to_owned());
+    let mut resolved = PathBuf::new();
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = Default::default();
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => resolved.push(c.as_os_str()),
+            other => pending.push_back(other.as_os_str().to_owned()),
         }
-        if let Ok(p) = std::fs::canonicalize(&parent) {
-            let mut out = p;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            return normalize_lexically(&out);
-        }
-        cur = parent;
     }
-    path.to_path_buf()
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        if name == ".." {
+            resolved.pop();
+            continue;
+        }
+        if name == "." {
+            continue;
+        }
+        let next = resolved.join(&name);
+        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        let target = is_link
+            .then(|| std::fs::read_link(&next).ok())
+            .flatten()
+            .filter(|_| links < 40);
+        match target {
+            Some(target) => {
+                links += 1;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                for c in target.components().rev() {
+                    if !matches!(c, Component::RootDir | Component::Prefix(_)) {
+                        pending.push_front(c.as_os_str().to_owned());
+                    }
+                }
+            }
+            None => resolved = next,
+        }
+    }
+    resolved
 }
 
 /// Whether `path` is `dir` or below it (lexically).

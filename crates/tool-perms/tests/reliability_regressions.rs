@@ -96,3 +96,54 @@ async fn odd_spellings_of_a_rule_root_or_name_missed_or_panicked() {
         assert_eq!(behavior(&r), "deny", "{tool}: {r:?}");
     }
 }
+
+/// Found by review: a symlink whose target does not exist yet was checked as itself (a file
+/// inside the project), yet `>`, `touch`, `cp` and the Write tool follow it and create the
+/// target: `ln -s ~/.ssh/authorized_keys dl` in a cloned repository, then `echo key >> dl`
+/// in acceptEdits mode, wrote past `Edit(~/.ssh/**)`.
+#[tokio::test]
+async fn a_dangling_symlink_is_checked_as_its_target() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink(fx.home.join(".ssh/authorized_keys"), fx.proj.join("dl")).unwrap();
+    // Through a relative link, and a link to a directory that does not exist.
+    std::os::unix::fs::symlink("../home/.ssh/new", fx.proj.join("rel")).unwrap();
+    std::os::unix::fs::symlink(fx.home.join(".ssh/sub"), fx.proj.join("dir")).unwrap();
+    let c = case("x", "Bash", "")
+        .deny(&["Edit(~/.ssh/**)"])
+        .mode("acceptEdits");
+    let (engine, ctx) = context(&fx, &c);
+    for (tool, input) in [
+        ("Bash", json!({"command": "echo key >> dl"})),
+        ("Bash", json!({"command": "touch dl"})),
+        ("Bash", json!({"command": "cp README.md dl"})),
+        ("Bash", json!({"command": "echo key > rel"})),
+        ("Bash", json!({"command": "mkdir -p dir/x"})),
+        (
+            "Write",
+            json!({"file_path": fx.proj.join("dl"), "content": "key"}),
+        ),
+    ] {
+        let r = engine.decide(&probe(&fx, tool), &input, &ctx).await;
+        assert_eq!(behavior(&r), "deny", "{tool} {input}: {r:?}");
+    }
+    // With no rule, a target outside the working directories is asked about.
+    std::os::unix::fs::symlink(fx.out.join("new.txt"), fx.proj.join("out")).unwrap();
+    let c = case("x", "Bash", "").mode("acceptEdits");
+    let (engine, ctx) = context(&fx, &c);
+    let r = engine
+        .decide(
+            &probe(&fx, "Bash"),
+            &json!({"command": "echo x > out"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(behavior(&r), "ask", "{r:?}");
+    let r = engine
+        .decide(
+            &probe(&fx, "Bash"),
+            &json!({"command": "echo x > inside.txt"}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(behavior(&r), "allow", "{r:?}");
+}

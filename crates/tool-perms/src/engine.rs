@@ -23,7 +23,7 @@ use crate::bash::parse::{
 use crate::bash::pattern::{ShellPattern, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
-    PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks,
+    PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks, through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -1551,6 +1551,19 @@ impl PermissionEngine {
                 }
             };
             for (value, glob) in &values {
+                // What it names depends on the shell: not checkable, though its text may
+                // still match a rule (checked below too).
+                if through_proc(value) || sub.cwd.as_deref().is_some_and(through_proc) {
+                    let f = self.unchecked_path(
+                        set,
+                        use_,
+                        format!(
+                            "`{text}` uses a path through /proc ({}), which names what the shell sees and cannot be checked.",
+                            arg.raw
+                        ),
+                    );
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                }
                 let mut paths = Vec::new();
                 let Some(resolutions) = self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
                 else {
@@ -1849,7 +1862,20 @@ impl PermissionEngine {
                                 Some(w) => pick(Some(w), f),
                             });
                         }
-                        worst.unwrap_or_else(|| Finding::new(Kind::Ask, ""))
+                        let f = worst.unwrap_or_else(|| Finding::new(Kind::Ask, ""));
+                        if through_proc(v) || r.cwd.as_deref().is_some_and(through_proc) {
+                            let unchecked = self.unchecked_path(
+                                set,
+                                use_,
+                                format!(
+                                    "A redirection through /proc ({}) names what the shell sees and cannot be checked.",
+                                    r.target.raw
+                                ),
+                            );
+                            pick(Some(f), unchecked)
+                        } else {
+                            f
+                        }
                     }
                 },
             };

@@ -249,6 +249,29 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
     resolved
 }
 
+/// Whether `path` goes through a process's view of the file system (`/proc/self/cwd/…`,
+/// `/proc/123/root/…`, `/proc/thread-self/fd/3`, `/proc/self/task/1/cwd`): what it names
+/// depends on the process that opens it (for a command: the shell, not us), so it cannot
+/// be checked here. Looked for anywhere in the text, `..` or not.
+pub fn through_proc(path: &str) -> bool {
+    let path = format!("/{path}");
+    let is_pid = |p: &str| {
+        matches!(p, "self" | "thread-self")
+            || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    path.match_indices("/proc/").any(|(at, found)| {
+        let mut parts = path[at + found.len()..]
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".");
+        is_pid(parts.next().unwrap_or(""))
+            && match parts.next().unwrap_or("") {
+                "cwd" | "root" | "fd" | "map_files" | "exe" => true,
+                "task" => is_pid(parts.next().unwrap_or("")),
+                _ => false,
+            }
+    })
+}
+
 /// Whether `path` is `dir` or below it (lexically).
 pub fn is_inside(path: &Path, dir: &Path) -> bool {
     path.starts_with(dir)

@@ -1944,3 +1944,37 @@ async fn files_written_by_readers_and_paths_behind_find_options() {
     }
     run_table(cases).await;
 }
+
+/// A path through `/proc/<pid>/{cwd,root,fd}` names what the shell sees, not what the
+/// engine's process sees: it cannot be checked.
+#[tokio::test]
+async fn paths_through_proc_cannot_be_checked() {
+    let cases = vec![
+        case("ask", "Bash", "cd src && cat /proc/self/cwd/sub/.env")
+            .deny(&["Read(./src/sub/**)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat < /proc/thread-self/cwd/src/sub/.env")
+            .deny(&["Read(./src/sub/**)"])
+            .mode("bypassPermissions"),
+        // `/proc/self/root` is `/` for every process: the path it names is still denied.
+        case("deny", "Bash", "cat /proc/self/root/$H/.ssh/id_rsa")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "echo x > /proc/1/task/1/cwd/src/sub/x")
+            .deny(&["Edit(./src/sub/**)"])
+            .mode("bypassPermissions"),
+        // A name a rule matches anywhere is still denied.
+        case("deny", "Bash", "cat /proc/self/cwd/.env")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cat < /proc/self/cwd/.env")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        // Other /proc files are plain paths outside the project.
+        case("allow", "Bash", "cat /proc/cpuinfo")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat /proc/cpuinfo"),
+    ];
+    run_table(cases).await;
+}

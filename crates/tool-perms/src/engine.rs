@@ -1520,6 +1520,8 @@ impl PermissionEngine {
             args
         };
         let wds = ctx.working_directories();
+        // Each path once (`cat * * *` lists the same files again), and only so many.
+        let mut checked = std::collections::HashSet::new();
         for arg in &args {
             // A static word, else the words of a static brace expansion (`{.env,x}`).
             let braces = || {
@@ -1627,6 +1629,17 @@ impl PermissionEngine {
                     paths.extend(resolutions);
                 }
                 for p in paths {
+                    if !checked.insert(p.clone()) {
+                        continue;
+                    }
+                    if checked.len() > MAX_CHECKED_PATHS {
+                        let f = self.unchecked_path(
+                            set,
+                            use_,
+                            format!("`{text}` names more than {MAX_CHECKED_PATHS} paths; they were not all checked."),
+                        );
+                        return Some(pick(worst, f.sub(text)));
+                    }
                     if matches!(name, "rm" | "rmdir") {
                         let home = ctx.home().or(self.roots.home.as_deref());
                         if is_critical_removal(&p, home, &wds)
@@ -2276,20 +2289,31 @@ fn physical_path(path: &Path) -> PathBuf {
 
 /// Lists the entries a last-component glob could match: `(directory, matching entries)`, or
 /// `None` when the glob is not in the last component only.
+/// `None` too for what `globset` would read differently from bash: a POSIX class, an
+/// equivalence class or a collating symbol (`[[:alpha:]]`, `[[=e=]]`, `[[.a.]]`), which it
+/// does not know (bash's `[^x]` is read as `[!x]`), and a directory with more than
+/// [`MAX_GLOB_ENTRIES`] entries, which is not listed to the end.
 fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     let dir = path.parent()?.to_path_buf();
     let pattern = path.file_name()?.to_str()?;
     if dir.to_string_lossy().contains(['*', '?', '[']) {
         return None;
     }
-    let glob = globset::GlobBuilder::new(pattern)
+    if pattern.contains("[:") || pattern.contains("[=") || pattern.contains("[.") {
+        return None;
+    }
+    let pattern = pattern.replace("[^", "[!");
+    let glob = globset::GlobBuilder::new(&pattern)
         .literal_separator(true)
         .build()
         .ok()?
         .compile_matcher();
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir(&dir) {
-        for e in rd.flatten().take(10_000) {
+        for (n, e) in rd.flatten().enumerate() {
+            if n == MAX_GLOB_ENTRIES {
+                return None;
+            }
             if glob.is_match(e.file_name()) {
                 out.push(dir.join(e.file_name()));
             }
@@ -2297,6 +2321,13 @@ fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     }
     Some((dir, out))
 }
+
+/// Entries of one directory a glob is matched against at most.
+const MAX_GLOB_ENTRIES: usize = 10_000;
+
+/// Distinct paths one command's arguments are checked for at most; past that the command
+/// is asked about (its paths are not all checked).
+const MAX_CHECKED_PATHS: usize = 20_000;
 
 const NO_PREFIX: &[&str] = &[
     "rm", "rmdir", "sudo", "doas", "bash", "sh", "zsh", "eval", "exec", "env", "xargs", "chmod",

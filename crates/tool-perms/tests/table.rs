@@ -1978,3 +1978,24 @@ async fn paths_through_proc_cannot_be_checked() {
     ];
     run_table(cases).await;
 }
+
+/// Globs read as bash reads them: a POSIX class globset does not know cannot be checked,
+/// and bash's `[^x]` negates as `[!x]` does.
+#[tokio::test]
+async fn globs_globset_reads_differently_from_bash() {
+    let cases = vec![
+        case("ask", "Bash", "cat .[[:alpha:]]nv").deny(&["Read(.env)"]),
+        case("ask", "Bash", "cat .[[:alpha:]]nv")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "cat .e[[=n=]]v")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cat .[^x]nv").deny(&["Read(.env)"]),
+        case("deny", "Bash", "cat .[!x]nv").deny(&["Read(.env)"]),
+        // With no path rule to dodge, bypass mode runs it.
+        case("ask", "Bash", "cat READM[[:upper:]].md"),
+        case("allow", "Bash", "cat READM[[:upper:]].md").mode("bypassPermissions"),
+    ];
+    run_table(cases).await;
+}

@@ -1999,3 +1999,25 @@ async fn globs_globset_reads_differently_from_bash() {
     ];
     run_table(cases).await;
 }
+
+/// A command that sets `CDPATH` may `cd` somewhere else than `./name`: the paths after such
+/// a `cd` cannot be checked.
+#[tokio::test]
+async fn cd_through_cdpath_leads_somewhere_unknown() {
+    let cases = vec![
+        case("ask", "Bash", "export CDPATH=$H; cd .ssh && cat id_rsa")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "CDPATH=$H bash -c 'cd .ssh && cat id_rsa'")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+        // `./name` is never looked up in CDPATH.
+        case("allow", "Bash", "export CDPATH=$H; cd ./src && cat main.rs")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "cd src && cat main.rs")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+    ];
+    run_table(cases).await;
+}

@@ -276,7 +276,8 @@ fn spill_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
 
 /// `command` after the sourcing of the session's environment file (SessionStart hooks'
 /// `CLAUDE_ENV_FILE`) when it has anything: foreground and background commands alike run
-/// with what the hooks exported.
+/// with what the hooks exported. `CDPATH` is then unset: with it, `cd name` may go
+/// somewhere other than `./name`, where the permission check looked.
 pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
     let env_file = ctx
         .options()
@@ -285,7 +286,7 @@ pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
         .map(|p| format!(". {}\n", shell_quote(&p.to_string_lossy())))
         .unwrap_or_default();
-    format!("{env_file}{command}")
+    format!("{env_file}unset CDPATH\n{command}")
 }
 
 /// `s` as one single-quoted shell word.

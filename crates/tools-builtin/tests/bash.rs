@@ -346,3 +346,38 @@ async fn schema_and_input_rules() {
         );
     }
 }
+
+/// `CDPATH` is not in effect for commands, even when the session's environment file exports
+/// it: `cd name` goes to `./name`, where the permission check looked, not `$CDPATH/name`.
+#[tokio::test]
+async fn cdpath_does_not_move_cd() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let elsewhere = root.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("target")).unwrap();
+    let project = root.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let env_file = root.join("session.env");
+    std::fs::write(
+        &env_file,
+        format!("export CDPATH={}\n", elsewhere.display()),
+    )
+    .unwrap();
+    let ctx = ToolUseContext::new(&project);
+    let mut options = ctx.options().clone();
+    options.session_env_file = Some(env_file);
+    let ctx = ctx.with_options(options);
+    let err = run(&ctx, json!({"command": "cd target && pwd"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_model_text()
+            .contains("target: No such file or directory"),
+        "{}",
+        err.to_model_text()
+    );
+    let out = run(&ctx, json!({"command": "echo \"[$CDPATH]\""}))
+        .await
+        .unwrap();
+    assert_eq!(text(&out), "[]");
+}

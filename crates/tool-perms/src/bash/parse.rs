@@ -157,6 +157,10 @@ pub struct Analysis {
     /// missing (those found below the depth limit are listed without their context), so
     /// deny and ask rules cannot be sure to have seen everything.
     pub truncated: bool,
+    /// The command mentions `CDPATH`: a `cd` to a bare relative name (`cd .ssh`) may go to
+    /// a directory found through it, so such a `cd` leads to an unknown directory. (The
+    /// Bash tool clears `CDPATH` from the environment, so only the command can set it.)
+    pub cdpath: bool,
 }
 
 impl Analysis {
@@ -201,6 +205,7 @@ pub fn analyze(command: &str) -> Analysis {
         analysis.truncated = true;
         return analysis;
     }
+    analysis.cdpath = command.contains("CDPATH");
     analyze_source(command, 0, 0, false, &mut analysis);
     analysis
 }
@@ -1151,7 +1156,10 @@ impl Walker<'_> {
             return;
         }
         let src = format!("_{}", text.get(1..).unwrap_or(""));
-        let mut nested = Analysis::default();
+        let mut nested = Analysis {
+            cdpath: self.out.cdpath,
+            ..Analysis::default()
+        };
         analyze_source(&src, self.depth + 1, self.nest, true, &mut nested);
         self.merge(nested);
     }
@@ -1223,9 +1231,20 @@ impl Walker<'_> {
     fn change_directory(&mut self, target: Option<&str>) {
         self.moved = true;
         let before = self.dirs.clone();
+        // With CDPATH set, `cd name` may go to `$CDPATH/name` (`./name` and `../name` not).
+        let through_cdpath = |t: &str| {
+            self.out.cdpath
+                && !t.is_empty()
+                && !t.starts_with(['/', '~'])
+                && !matches!(t, "." | ".." | "-")
+                && !t.starts_with("./")
+                && !t.starts_with("../")
+        };
         self.dirs = match target {
-            Some(t) => bounded(before.iter().map(|d| Some(join_dir(d.as_deref(), t)))),
-            None => vec![Some(UNKNOWN_DIR.to_owned())],
+            Some(t) if !through_cdpath(t) => {
+                bounded(before.iter().map(|d| Some(join_dir(d.as_deref(), t))))
+            }
+            _ => vec![Some(UNKNOWN_DIR.to_owned())],
         };
         self.cd_failed = Some(before);
     }
@@ -1321,7 +1340,10 @@ impl Walker<'_> {
             self.nested_too_deeply();
             return;
         }
-        let mut nested = Analysis::default();
+        let mut nested = Analysis {
+            cdpath: self.out.cdpath,
+            ..Analysis::default()
+        };
         let end = analyze_source(script, self.depth + 1, self.nest, false, &mut nested);
         self.merge(nested);
         if in_shell && end.moved {

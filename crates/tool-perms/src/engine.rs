@@ -15,7 +15,7 @@ use tool_core::{
 use crate::bash::commands::{
     PathUse, accept_edits_allows, candidates, changes_directory, effective_name, effective_words,
     is_read_only, is_transparent, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended, wrapped_readings,
+    reads_only_whatever_is_appended, reads_trees, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1509,20 +1509,29 @@ impl PermissionEngine {
         }
         let mut worst: Option<Finding> = None;
         let args = path_args(name, words);
-        let args: Vec<Word> = if name == "cd" && args.is_empty() {
+        let tree = reads_trees(name, words);
+        let here = |at: &str| {
             vec![Word {
-                raw: "~".into(),
-                value: Some("~".into()),
+                raw: at.into(),
+                value: Some(at.into()),
                 plain: true,
                 glob: false,
             }]
+        };
+        let args: Vec<Word> = if name == "cd" && args.is_empty() {
+            here("~")
+        } else if args.is_empty() && tree.is_some_and(|t| t.defaults_to_cwd) {
+            here(".")
         } else {
             args
         };
         let wds = ctx.working_directories();
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
-        for arg in &args {
+        for (index, arg) in args.iter().enumerate() {
+            // `cp -r SRC… DEST`: the destination's own tree is not read.
+            let tree =
+                tree.filter(|_| !(matches!(name, "cp" | "rsync") && index + 1 == args.len()));
             // A static word, else the words of a static brace expansion (`{.env,x}`).
             let braces = || {
                 arg.value
@@ -1655,10 +1664,79 @@ impl PermissionEngine {
                     if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
                         worst = Some(pick(worst, f.sub(text.clone())));
                     }
+                    if let Some(t) = tree
+                        && p.is_dir()
+                        && let Some(f) = self.denied_inside(set, &p, t, &text)
+                    {
+                        worst = Some(pick(worst, f));
+                    }
                 }
             }
         }
         worst
+    }
+
+    /// A finding for a command that reads the whole tree under `dir` ([`TreeRead`]) when a
+    /// Read deny rule forbids a file in it: denied, as a Read of that file is (`grep -r
+    /// TOKEN .` printed `.env` past `Read(.env)`). The tree is listed the way the command
+    /// reads it (ripgrep's filters for `rg`); one of more than [`MAX_TREE_ENTRIES`] entries
+    /// cannot be checked and is asked about.
+    fn denied_inside(
+        &self,
+        set: &RuleSet,
+        dir: &Path,
+        tree: crate::bash::commands::TreeRead,
+        text: &str,
+    ) -> Option<Finding> {
+        if set.read[bi(RuleBehavior::Deny)].is_empty() {
+            return None;
+        }
+        let mut walk = ignore::WalkBuilder::new(dir);
+        walk.follow_links(tree.follow_links);
+        match tree.rg_filters {
+            Some((skip_hidden, use_ignore_files)) => {
+                walk.hidden(skip_hidden)
+                    .ignore(use_ignore_files)
+                    .git_ignore(use_ignore_files)
+                    .git_global(use_ignore_files)
+                    .git_exclude(use_ignore_files)
+                    .parents(use_ignore_files);
+            }
+            None => {
+                walk.standard_filters(false);
+            }
+        }
+        for (n, entry) in walk.build().enumerate() {
+            if n > MAX_TREE_ENTRIES {
+                return Some(Finding::safety_ask(
+                    format!(
+                        "`{text}` reads everything under {}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the Read deny rules.",
+                        dir.display()
+                    ),
+                    text,
+                ));
+            }
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            let resolved = resolve_symlinks(path);
+            if let Some(rule) =
+                self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
+            {
+                return Some(
+                    Finding::new(
+                        Kind::Deny,
+                        format!(
+                            "Permission to read {} has been denied: `{text}` reads everything under {}. Search with the Grep tool (it skips denied files) or name the files.",
+                            path.display(),
+                            dir.display()
+                        ),
+                    )
+                    .with_rule(Some(rule))
+                    .sub(text),
+                );
+            }
+        }
+        None
     }
 
     /// Whether Read/Edit deny or ask rules exist that a path used this way could match.
@@ -2321,6 +2399,10 @@ fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     }
     Some((dir, out))
 }
+
+/// Entries of a tree a recursive command reads that are checked against the Read deny
+/// rules at most.
+const MAX_TREE_ENTRIES: usize = 20_000;
 
 /// Entries of one directory a glob is matched against at most.
 const MAX_GLOB_ENTRIES: usize = 10_000;

@@ -2021,3 +2021,41 @@ async fn cd_through_cdpath_leads_somewhere_unknown() {
     ];
     run_table(cases).await;
 }
+
+/// Commands that read a whole tree (`grep -r`, `rg`, `cp -r`) are denied when a Read deny
+/// rule forbids a file in it, as the Grep tool skips such files; `rg` is judged by its own
+/// filters (hidden and ignored files are skipped unless asked for).
+#[tokio::test]
+async fn recursive_reads_meet_the_read_deny_rules() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "grep -r SECRET .",
+        "grep -R SECRET",
+        "grep -rn SECRET src",
+        "grep --recursive SECRET src",
+        "grep -d recurse SECRET src",
+        "rg --hidden SECRET",
+        "rg -uu SECRET src",
+        "cp -r src /tmp/copy",
+        "cp -a src /tmp/copy",
+    ] {
+        cases.push(
+            case("deny", "Bash", cmd)
+                .deny(&["Read(.env)"])
+                .mode("bypassPermissions"),
+        );
+    }
+    cases.extend([
+        // ripgrep skips hidden files unless told otherwise.
+        case("allow", "Bash", "rg SECRET src").deny(&["Read(.env)"]),
+        // Nothing denied inside, or no recursion.
+        case("allow", "Bash", "grep -r SECRET docs").deny(&["Read(.env)"]),
+        case("allow", "Bash", "grep SECRET README.md").deny(&["Read(.env)"]),
+        case("allow", "Bash", "grep -r SECRET src"),
+        // The destination of a copy is not read.
+        case("allow", "Bash", "cp -r docs src")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+    ]);
+    run_table(cases).await;
+}

@@ -287,6 +287,70 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
     })
 }
 
+/// How a command reads the whole tree under a directory it is given (`grep -r`, `rg`,
+/// `cp -r`): the files inside are read though they are not named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeRead {
+    /// Symlinks inside the tree are followed (`grep -R`, `rg -L`, `cp -L`).
+    pub follow_links: bool,
+    /// Hidden files and those ignored by `.gitignore` and the like are skipped (`rg`
+    /// without `--hidden`/`-uu`/`--no-ignore`): ripgrep's own filters.
+    pub rg_filters: Option<(bool, bool)>,
+    /// With no directory given, the tree is the working directory (`grep -r x`, `rg x`).
+    pub defaults_to_cwd: bool,
+}
+
+/// Whether `name WORDS` reads directory trees ([`TreeRead`]), and how.
+pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
+    let opts: Vec<&str> = words[1..]
+        .iter()
+        .filter_map(|w| w.value.as_deref())
+        .take_while(|v| *v != "--")
+        .filter(|v| v.starts_with('-'))
+        .collect();
+    let has = |letters: &[char], longs: &[&str]| {
+        opts.iter()
+            .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
+    };
+    match name {
+        "grep" | "egrep" | "fgrep" => {
+            let recurse_dir = words.windows(2).any(|w| {
+                w[0].value.as_deref() == Some("-d") && w[1].value.as_deref() == Some("recurse")
+            }) || opts
+                .iter()
+                .any(|v| *v == "--directories=recurse" || *v == "-drecurse");
+            let deref = has(&['R'], &["--dereference-recursive"]);
+            (deref || recurse_dir || has(&['r'], &["--recursive"])).then_some(TreeRead {
+                follow_links: deref,
+                rg_filters: None,
+                defaults_to_cwd: true,
+            })
+        }
+        "rg" => {
+            let u = opts
+                .iter()
+                .filter(|v| !v.starts_with("--"))
+                .map(|v| v.matches('u').count())
+                .sum::<usize>();
+            let no_ignore = u >= 1 || has(&[], &["--no-ignore"]);
+            let hidden = u >= 2 || has(&['.'], &["--hidden"]);
+            Some(TreeRead {
+                follow_links: has(&['L'], &["--follow"]),
+                rg_filters: Some((!hidden, !no_ignore)),
+                defaults_to_cwd: true,
+            })
+        }
+        "cp" | "rsync" => {
+            has(&['r', 'R', 'a'], &["--recursive", "--archive"]).then_some(TreeRead {
+                follow_links: has(&['L'], &["--dereference", "--copy-links"]),
+                rg_filters: None,
+                defaults_to_cwd: false,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// Commands whose first positional argument is a pattern or script, not a path, unless the
 /// script is given by an option (`grep -e`, `awk -f`, `jq -f`, bundled as in `grep -ie`,
 /// abbreviated as in `grep --regexp=`): then every positional is a file (for `jq -f`, the

@@ -19,6 +19,7 @@ pub mod definitions;
 pub mod prompting;
 pub mod subagent;
 pub mod tool_search;
+pub mod transcript;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -67,6 +68,9 @@ pub struct LoopConfig {
     /// How many times in a row Stop (or SubagentStop) hooks may block the end of a run
     /// before the run ends anyway, with a notice.
     pub stop_hook_block_cap: usize,
+    /// Where the main conversation is written as it goes (the `transcript_path` hooks are
+    /// given; see [`transcript`]); `None`: nowhere. Sub-agents do not write to it.
+    pub transcript: Option<std::path::PathBuf>,
 }
 
 /// How many Stop-hook blocks in a row a run allows: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, else 8
@@ -91,6 +95,7 @@ impl LoopConfig {
             tool_search: ToolSearchMode::Off,
             executor: ExecutorConfig::from_env(),
             stop_hook_block_cap: stop_hook_block_cap_from_env(),
+            transcript: None,
         }
     }
 }
@@ -431,6 +436,17 @@ impl AgentLoop {
     ) -> AgentOutcome {
         let hooks = Arc::clone(self.pipeline.hooks());
         let subagent = ctx.agent().is_some();
+        let mut transcript = self
+            .config
+            .transcript
+            .as_ref()
+            .filter(|_| !subagent)
+            .map(|path| transcript::Transcript::new(path, ctx.session_id(), ctx.cwd()));
+        let mut settle = |messages: &[Value]| {
+            if let Some(t) = transcript.as_mut() {
+                t.sync(messages);
+            }
+        };
         let mut outcome = AgentOutcome {
             messages: Vec::new(),
             final_text: String::new(),
@@ -475,6 +491,7 @@ impl AgentLoop {
         } else {
             json!({"role": "user", "content": first})
         });
+        settle(&outcome.messages);
         let mut ctx = ctx;
         let hard = ctx.cancellation().clone();
         let mut stop_blocks = 0usize;
@@ -509,6 +526,7 @@ impl AgentLoop {
                     push_user_text(&mut outcome.messages, text);
                 }
             }
+            settle(&outcome.messages);
             let plan = tool_search::tools_for_request(
                 self.config.tool_search,
                 &self.config.model,
@@ -622,6 +640,7 @@ impl AgentLoop {
                         last_assistant_message,
                     }
                 };
+                settle(&outcome.messages);
                 let verdict = hooks.loop_event(event, &ctx).await;
                 if hard.is_cancelled() {
                     break Stop::Cancelled;
@@ -661,6 +680,7 @@ impl AgentLoop {
                 }
             }
         };
+        settle(&outcome.messages);
         outcome
     }
 

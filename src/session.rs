@@ -102,9 +102,15 @@ pub struct Session {
     pub notices: Vec<String>,
     /// The MCP servers' connections; dropping the session ends their processes.
     pub mcp: Option<tools_mcp::McpManager>,
+    /// The transcript file hooks are given as `transcript_path` (in the session's
+    /// directory); `agent` writes the conversation to it.
+    pub transcript_path: PathBuf,
     /// The session's directory, removed with the session when nothing was written to it.
     _dir: SessionDir,
 }
+
+/// The transcript's file name in the session's directory.
+pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 
 /// The hooks' environment file (`CLAUDE_ENV_FILE`) `agent` creates in the session's
 /// directory.
@@ -329,8 +335,10 @@ impl Session {
         if !ignored.is_empty() {
             notices.push(crate::trust::untrusted_notice(&cwd, &ignored));
         }
+        let transcript_path = session_dir.join(TRANSCRIPT_FILE);
         let runner = HookRunner::new(hooks.config)
             .with_project_dir(&cwd)
+            .with_transcript_path(&transcript_path)
             .with_rule_matcher(Arc::new(tool_exec::PermissionRuleMatcher::for_tools(
                 tools.clone(),
                 cwd.clone(),
@@ -355,6 +363,7 @@ impl Session {
             hooks,
             notices,
             mcp,
+            transcript_path,
             _dir: SessionDir(session_dir),
         })
     }

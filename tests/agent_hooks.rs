@@ -560,3 +560,32 @@ fn a_permission_request_hook_deny_is_the_result_the_model_sees() {
     assert_eq!(result["is_error"], true);
     assert_eq!(result["content"], "Writes are frozen today");
 }
+
+/// Stop hooks read the conversation at `transcript_path`, as they do under Claude Code: one
+/// JSON line per message, the model's last answer last.
+#[test]
+fn stop_hooks_read_the_transcript() {
+    let project = Project::new(&[(
+        "Stop",
+        r#"cp "$(sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' "$IN")" "$IN.transcript""#,
+    )]);
+    let (url, _seen) = serve(|_, _| full(turn(Some("All done."), &[])));
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stops = project.inputs("Stop");
+    assert_eq!(stops.len(), 1);
+    let path = stops[0]["transcript_path"].as_str().unwrap();
+    assert!(path.ends_with("transcript.jsonl"), "{path}");
+    let copy = project.inputs.join("Stop-0.json.transcript");
+    let lines: Vec<Value> = std::fs::read_to_string(&copy)
+        .unwrap_or_else(|e| panic!("{}: {e}", copy.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["type"], "user");
+    assert_eq!(lines[1]["type"], "assistant");
+    assert_eq!(lines[1]["message"]["content"][0]["text"], "All done.");
+    assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
+    assert_eq!(lines[0]["sessionId"], stops[0]["session_id"]);
+}

@@ -346,6 +346,7 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
         max_turns: args.max_turns,
         system_prompt: args.system_prompt.clone(),
         tool_search: ToolSearchMode::from_env(&base_url),
+        transcript: Some(session.transcript_path.clone()),
         ..LoopConfig::new(args.model.clone())
     };
     let agent_loop = AgentLoop::new(Arc::new(client), Arc::new(pipeline), config);

@@ -13,9 +13,9 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    PathUse, accept_edits_allows, candidates, changes_directory, effective_name, effective_words,
-    is_read_only, is_transparent, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, wrapped_readings,
+    PathUse, accept_edits_allows, awk_may_use_other_files, candidates, changes_directory,
+    effective_name, effective_words, is_read_only, is_transparent, path_args, path_use,
+    reads_listed_files, reads_only_whatever_is_appended, reads_trees, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1508,6 +1508,19 @@ impl PermissionEngine {
             });
         }
         let mut worst: Option<Finding> = None;
+        // An awk program that may open files itself: they cannot be checked. Asked only
+        // when a path rule could be dodged (a comparison reads like a redirection).
+        if name == "awk"
+            && self.has_path_rules(set, PathUse::Write)
+            && awk_may_use_other_files(words)
+        {
+            let f = self.unchecked_path(
+                set,
+                PathUse::Write,
+                format!("`{text}` runs an awk program that may open files it names itself, which cannot be checked."),
+            );
+            worst = Some(f.sub(text.clone()));
+        }
         let args = path_args(name, words);
         let tree = reads_trees(name, words);
         let here = |at: &str| {

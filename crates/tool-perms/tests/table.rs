@@ -2059,3 +2059,30 @@ async fn recursive_reads_meet_the_read_deny_rules() {
     ]);
     run_table(cases).await;
 }
+
+/// An awk program can open files itself (`print > "f"`, `getline < "f"`): with path rules to
+/// dodge, it cannot be checked; without them nothing changes.
+#[tokio::test]
+async fn awk_programs_that_open_files() {
+    let cases = vec![
+        case("ask", "Bash", r#"awk '{print > "prot/f"}' README.md"#)
+            .deny(&["Edit(./prot/**)"])
+            .mode("bypassPermissions"),
+        case(
+            "ask",
+            "Bash",
+            r#"awk 'BEGIN {while ((getline l < ".env") > 0) print l}'"#,
+        )
+        .deny(&["Read(.env)"])
+        .mode("bypassPermissions"),
+        case("ask", "Bash", "awk -f prog.awk README.md")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "awk -F, '{print $2}' README.md")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "awk '$1 > 5' README.md").allow(&["Bash(awk:*)"]),
+        case("deny", "Bash", "awk '{print}' .env").deny(&["Read(.env)"]),
+    ];
+    run_table(cases).await;
+}

@@ -351,6 +351,45 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
     }
 }
 
+/// Whether an awk command line may read or write files its arguments do not name: a
+/// program from a file (`-f`, `--file`, `--include`, `--exec`), or a program with an output
+/// redirection or pipe (`print > "f"`, `| "cmd"`), `getline`, `system` or `close`. A `>`
+/// that is a comparison (`$1 > 5`) counts too: the program is not taken apart.
+pub fn awk_may_use_other_files(words: &[Word]) -> bool {
+    let mut args = words[1..].iter().map(|w| w.value.as_deref());
+    while let Some(arg) = args.next() {
+        let Some(arg) = arg else { return true };
+        if arg == "--" {
+            return args
+                .next()
+                .is_none_or(|a| a.is_none_or(program_may_use_files));
+        }
+        if let Some(opt) = arg.strip_prefix('-').filter(|o| !o.is_empty()) {
+            if ["--file", "--include", "--exec", "--source"]
+                .iter()
+                .any(|l| names_long(arg, l))
+                || short_bundle_has(arg, &['f', 'E', 'i', 'e'])
+            {
+                return true;
+            }
+            // `-F SEP`, `-v VAR=VALUE`, `-l LIB`, `-W OPT`: the value is the next word.
+            if opt.len() == 1 && "FvlW".contains(opt) {
+                args.next();
+            }
+            continue;
+        }
+        return program_may_use_files(arg);
+    }
+    false
+}
+
+fn program_may_use_files(program: &str) -> bool {
+    program.contains(['>', '|'])
+        || ["getline", "system", "close"]
+            .iter()
+            .any(|f| program.contains(f))
+}
+
 /// Commands whose first positional argument is a pattern or script, not a path, unless the
 /// script is given by an option (`grep -e`, `awk -f`, `jq -f`, bundled as in `grep -ie`,
 /// abbreviated as in `grep --regexp=`): then every positional is a file (for `jq -f`, the

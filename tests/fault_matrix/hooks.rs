@@ -128,7 +128,7 @@ async fn hook_prints_100_mb() {
     )
     .await;
     assert_read_went_through(&r);
-    assert_hook_error(&r, "exceeds the 1048576 byte capture limit");
+    assert_hook_error(&r, "exceeds the 16777216 byte capture limit");
     assert_no_process("hooks/hook.sh", Some(&pid_file(&rig))).await;
     rig.assert_survives().await;
     rig.assert_no_temp_files();

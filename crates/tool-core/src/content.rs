@@ -32,6 +32,9 @@ pub enum ImageRejection {
     /// Not a JPEG, PNG, GIF or WebP image, by its first bytes.
     #[error("not a JPEG, PNG, GIF or WebP image")]
     UnknownFormat,
+    /// The header does not give its size: truncated or corrupt (the API would refuse it).
+    #[error("its header cannot be read (truncated or corrupt)")]
+    Unreadable,
 }
 
 /// The media type of `head` (the first bytes of a file) when it is one of the image
@@ -60,10 +63,9 @@ pub fn check_image(image: &[u8]) -> Result<&'static str, ImageRejection> {
     if image.len() > MAX_IMAGE_BYTES {
         return Err(ImageRejection::TooLarge { size: image.len() });
     }
-    // A header whose size cannot be read is left to the API: the format is known.
-    if let Ok(dim) = imagesize::blob_size(image)
-        && dim.width.max(dim.height) > MAX_IMAGE_SIDE
-    {
+    // A header that does not give the size: the API would refuse the image too.
+    let dim = imagesize::blob_size(image).map_err(|_| ImageRejection::Unreadable)?;
+    if dim.width.max(dim.height) > MAX_IMAGE_SIDE {
         return Err(ImageRejection::TooWide {
             width: dim.width,
             height: dim.height,
@@ -311,7 +313,12 @@ mod tests {
             check_image(&png(10, 9000)).unwrap_err().to_string(),
             "10x9000 pixels; the maximum is 8000 on a side"
         );
-        assert_eq!(check_image(b"GIF89a\x01\0\x01\0"), Ok("image/gif"));
+        assert_eq!(check_image(b"GIF89a\x01\0\x01\0\0\0\0"), Ok("image/gif"));
+        // Only the signature: the API would refuse it.
+        assert_eq!(
+            check_image(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]),
+            Err(ImageRejection::Unreadable)
+        );
         assert_eq!(check_image(b"GIF8"), Err(ImageRejection::UnknownFormat));
         assert_eq!(check_image(b"<svg/>"), Err(ImageRejection::UnknownFormat));
         let mut big = png(10, 10);

@@ -14,8 +14,9 @@ use tool_core::{
 
 use crate::bash::commands::{
     PathUse, accept_edits_allows, awk_may_use_other_files, candidates, changes_directory,
-    effective_name, effective_words, is_read_only, is_transparent, path_args, path_use,
-    reads_listed_files, reads_only_whatever_is_appended, reads_trees, wrapped_readings,
+    effective_name, effective_words, is_read_only, is_transparent, names_target_directory,
+    path_args, path_use, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
+    wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1541,10 +1542,11 @@ impl PermissionEngine {
         let wds = ctx.working_directories();
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
+        // `cp -r SRC… DEST`: the destination's own tree is not read (with `-t DIR` every
+        // operand is a source).
+        let last_is_destination = matches!(name, "cp" | "rsync") && !names_target_directory(words);
         for (index, arg) in args.iter().enumerate() {
-            // `cp -r SRC… DEST`: the destination's own tree is not read.
-            let tree =
-                tree.filter(|_| !(matches!(name, "cp" | "rsync") && index + 1 == args.len()));
+            let tree = tree.filter(|_| !(last_is_destination && index + 1 == args.len()));
             // A static word, else the words of a static brace expansion (`{.env,x}`).
             let braces = || {
                 arg.value

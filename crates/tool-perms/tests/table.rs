@@ -1918,6 +1918,10 @@ async fn files_written_by_readers_and_paths_behind_find_options() {
         case("allow", "Bash", "sed 's/a/b/' README.md")
             .deny(&["Read(.env)"])
             .mode("bypassPermissions"),
+        // A script in a variable may hold anything.
+        case("ask", "Bash", "S='1r .env'; sed \"$S\" README.md")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
         case("deny", "Bash", "find -H $H/.ssh -name id_rsa").deny(&["Read(~/.ssh/**)"]),
         case("deny", "Bash", "find -L $H/.ssh").deny(&["Read(~/.ssh/**)"]),
         case("deny", "Bash", "find -O2 -D tree $H/.ssh").deny(&["Read(~/.ssh/**)"]),
@@ -2052,8 +2056,14 @@ async fn recursive_reads_meet_the_read_deny_rules() {
         case("allow", "Bash", "grep -r SECRET docs").deny(&["Read(.env)"]),
         case("allow", "Bash", "grep SECRET README.md").deny(&["Read(.env)"]),
         case("allow", "Bash", "grep -r SECRET src"),
-        // The destination of a copy is not read.
+        // The destination of a copy is not read; with `-t DIR` every operand is a source.
         case("allow", "Bash", "cp -r docs src")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cp -r -t /tmp/copy docs src")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cp -rt /tmp/copy src")
             .deny(&["Read(.env)"])
             .mode("bypassPermissions"),
     ]);

@@ -588,18 +588,24 @@ impl CronStore {
         Ok(state.unusable.iter().map(|u| u.problem.clone()).collect())
     }
 
-    /// Removes the job `id`, returning it; `None` when `id` named an unusable entry of
-    /// the durable file, which is removed from it.
+    /// Removes the job `id` (and any unusable copy of it in the durable file), returning
+    /// it; `None` when `id` named only an unusable entry of the durable file, which is
+    /// removed from it.
     pub fn delete(&self, id: &str) -> Result<Option<CronJob>, CronError> {
         let mut state = self.lock();
         state.ensure_loaded()?;
         if let Some(index) = state.jobs.iter().position(|j| j.id == id) {
             let mut jobs = state.jobs.clone();
             let removed = jobs.remove(index);
-            if removed.durable {
-                state.persist(&jobs, &state.unusable)?;
+            // A copy of it in the file (an unusable duplicate) goes too: it would be the
+            // job again at the next load.
+            let mut unusable = state.unusable.clone();
+            unusable.retain(|u| u.problem.id.as_deref() != Some(id));
+            if removed.durable || unusable.len() != state.unusable.len() {
+                state.persist(&jobs, &unusable)?;
             }
             state.jobs = jobs;
+            state.unusable = unusable;
             return Ok(Some(removed.snapshot()));
         }
         let Some(index) = (state.unusable.iter()).position(|u| u.problem.id.as_deref() == Some(id))

@@ -561,6 +561,10 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
             "{} changed while it was read and is no longer an image; read it again",
             path.display()
         )),
+        tool_core::ImageRejection::Unreadable => ToolError::msg(format!(
+            "Cannot return {} as an image: {why}.",
+            path.display()
+        )),
         why => refused(why),
     })?;
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);

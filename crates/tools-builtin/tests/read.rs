@@ -141,8 +141,9 @@ async fn bad_inputs_get_clear_errors() {
 #[tokio::test]
 async fn images_come_back_as_image_blocks() {
     let dir = tempfile::tempdir().unwrap();
+    use base64::Engine as _;
     let png = dir.path().join("pic.bin");
-    let bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    let bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0".to_vec();
     fs::write(&png, &bytes).unwrap();
     let out = run(&Read, &ctx(dir.path()), json!({"file_path": png}))
         .await
@@ -151,9 +152,14 @@ async fn images_come_back_as_image_blocks() {
         out.content,
         ToolResultContent::Blocks(vec![ContentBlock::image(
             "image/png",
-            "iVBORw0KGgoAAAANSUhEUg=="
+            base64::engine::general_purpose::STANDARD.encode(&bytes)
         )])
     );
+    // A header cut before its size: the API would refuse it, and every later request.
+    let cut = dir.path().join("cut.png");
+    fs::write(&cut, &bytes[..16]).unwrap();
+    let err = fail(&Read, &ctx(dir.path()), json!({"file_path": cut})).await;
+    assert!(err.text.contains("header cannot be read"), "{}", err.text);
     assert_eq!(out.structured["type"], "image");
     assert_eq!(out.structured["file"]["originalSize"], bytes.len());
     let big = dir.path().join("big.gif");
@@ -267,7 +273,10 @@ async fn notebook_images_the_api_would_refuse_become_notes() {
     let output = |data: String| json!({"output_type": "display_data", "metadata": {}, "data": {"image/png": data}});
     // JPEG bytes under the `image/png` key: shown as what they are (the API refuses a
     // mismatched type).
-    let jpeg = base64::engine::general_purpose::STANDARD.encode([0xFF, 0xD8, 0xFF, 0xE0, 0, 16]);
+    let jpeg = base64::engine::general_purpose::STANDARD.encode([
+        0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x10, 0x00, 0x10, 0x03, 1, 0x22, 0, 2,
+        0x11, 1, 3, 0x11, 1,
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let nb = dir.path().join("plots.ipynb");
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1,

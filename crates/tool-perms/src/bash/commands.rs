@@ -258,7 +258,9 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
                     .as_deref()
                     .is_some_and(|v| short_bundle_has(v, &['i']) || names_long(v, "--in-place"))
             }) || {
-                let args: Vec<&str> = words[1..]
+                let args: Vec<&str> = words
+                    .get(1..)
+                    .unwrap_or_default()
                     .iter()
                     .map(|w| w.value.as_deref().unwrap_or("\0computed"))
                     .collect();
@@ -298,6 +300,18 @@ pub struct TreeRead {
     pub rg_filters: Option<(bool, bool)>,
     /// With no directory given, the tree is the working directory (`grep -r x`, `rg x`).
     pub defaults_to_cwd: bool,
+}
+
+/// Whether a `cp`/`mv`/`rsync` command line names its destination with `-t DIR` /
+/// `--target-directory` (then its operands are all sources).
+pub fn names_target_directory(words: &[Word]) -> bool {
+    words
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|w| w.value.as_deref())
+        .take_while(|v| *v != "--")
+        .any(|v| short_bundle_has(v, &['t']) || names_long(v, "--target-directory"))
 }
 
 /// Whether `name WORDS` reads directory trees ([`TreeRead`]), and how.
@@ -1040,11 +1054,6 @@ pub fn accept_edits_allows(words: &[Word]) -> bool {
         return false;
     };
     is_accept_edits_command(name) && (name != "sed" || sed::accept_edits_allows_sed(&args))
-}
-
-/// Reads a file: compat decision 9 applies `Read` deny rules to these commands' paths.
-pub fn is_simple_reader(name: &str) -> bool {
-    matches!(path_use(name, &[]), Some(PathUse::Read))
 }
 
 /// Whether a wrapper command (`bash -c`, `eval`, `xargs`) may be looked through for allow

@@ -203,10 +203,10 @@ pub(crate) fn may_use_script_files(args: &[&str]) -> bool {
         return true;
     };
     !call.script_files.is_empty()
-        || call
-            .scripts()
-            .iter()
-            .any(|s| !is_edit_script(s) && s.contains(['r', 'R', 'w', 'W']))
+        || call.scripts().iter().any(|s| {
+            // A computed script (`sed "$S"`) may hold anything.
+            s.contains('\0') || (!is_edit_script(s) && s.contains(['r', 'R', 'w', 'W']))
+        })
 }
 
 /// Whether `sed ARGS` only prints lines: `-n` (or `--quiet`), no `-i`, no `-f`, options that

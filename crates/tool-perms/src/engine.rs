@@ -25,6 +25,7 @@ use crate::bash::pattern::{ShellPattern, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks, through_proc,
+    walks_through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -1656,6 +1657,17 @@ impl PermissionEngine {
                     if !checked.insert(p.clone()) {
                         continue;
                     }
+                    if walks_through_proc(&p) {
+                        let f = self.unchecked_path(
+                            set,
+                            use_,
+                            format!(
+                                "`{text}` uses a path through /proc ({}), which names what the shell sees and cannot be checked.",
+                                p.display()
+                            ),
+                        );
+                        worst = Some(pick(worst, f.sub(text.clone())));
+                    }
                     if checked.len() > MAX_CHECKED_PATHS {
                         let f = self.unchecked_path(
                             set,
@@ -1959,8 +1971,8 @@ impl PermissionEngine {
                             redirect_findings.push(f.sub(format!("redirect to {}", r.target.raw)));
                             continue;
                         };
-                        for p in paths {
-                            let f = self.check_path(set, &p, access, ctx);
+                        for p in &paths {
+                            let f = self.check_path(set, p, access, ctx);
                             worst = Some(match worst {
                                 None => f,
                                 Some(w) if w.kind == Kind::Allow => f,
@@ -1969,7 +1981,10 @@ impl PermissionEngine {
                             });
                         }
                         let f = worst.unwrap_or_else(|| Finding::new(Kind::Ask, ""));
-                        if through_proc(v) || r.cwd.as_deref().is_some_and(through_proc) {
+                        if through_proc(v)
+                            || r.cwd.as_deref().is_some_and(through_proc)
+                            || paths.iter().any(|p| walks_through_proc(p))
+                        {
                             let unchecked = self.unchecked_path(
                                 set,
                                 use_,

@@ -249,12 +249,16 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
     resolved
 }
 
-/// Whether `path` goes through a process's view of the file system (`/proc/self/cwd/…`,
-/// `/proc/123/root/…`, `/proc/thread-self/fd/3`, `/proc/self/task/1/cwd`): what it names
-/// depends on the process that opens it (for a command: the shell, not us), so it cannot
-/// be checked here. Looked for anywhere in the text, `..` or not.
+/// Whether `path` (as written) goes through a process's view of the file system
+/// (`/proc/self/cwd/…`, `/proc/123/root/…`, `/proc/thread-self/fd/3`,
+/// `/proc/self/task/1/cwd`, `/proc/self/../self/cwd`, `/dev/fd/../cwd`): what it names
+/// depends on the process that opens it (for a command: the shell, not us), so it cannot be
+/// checked here. See also [`walks_through_proc`] for symlinks that lead there.
 pub fn through_proc(path: &str) -> bool {
     let path = format!("/{path}");
+    if path.contains("/dev/fd/") {
+        return true;
+    }
     let is_pid = |p: &str| {
         matches!(p, "self" | "thread-self")
             || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
@@ -262,7 +266,11 @@ pub fn through_proc(path: &str) -> bool {
     path.match_indices("/proc/").any(|(at, found)| {
         let mut parts = path[at + found.len()..]
             .split('/')
-            .filter(|p| !p.is_empty() && *p != ".");
+            .filter(|p| !p.is_empty() && *p != ".")
+            .peekable();
+        if parts.clone().any(|p| p == "..") {
+            return true;
+        }
         is_pid(parts.next().unwrap_or(""))
             && match parts.next().unwrap_or("") {
                 "cwd" | "root" | "fd" | "map_files" | "exe" => true,
@@ -270,6 +278,61 @@ pub fn through_proc(path: &str) -> bool {
                 _ => false,
             }
     })
+}
+
+/// Whether `path` (absolute) reaches a process's view of the file system
+/// (`/proc/<pid>/{cwd,root,fd,map_files,exe}`) through its symlinks: `x/.env` where `x` is
+/// a link to `/proc/self/cwd`. Each component is looked up as the kernel would, without
+/// following the magic links themselves (at most 40 links).
+pub fn walks_through_proc(path: &Path) -> bool {
+    let mut resolved = PathBuf::from("/");
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = path
+        .components()
+        .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    let mut links = 0;
+    while let Some(name) = pending.pop_front() {
+        if name == ".." {
+            resolved.pop();
+            continue;
+        }
+        if name == "." {
+            continue;
+        }
+        let mut parts = resolved.components().skip(1);
+        if parts.next().is_some_and(|c| c.as_os_str() == "proc")
+            && parts.next().is_some_and(|c| {
+                c.as_os_str()
+                    .to_str()
+                    .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+            })
+            && parts.next().is_none()
+            && matches!(
+                name.to_str(),
+                Some("cwd" | "root" | "fd" | "map_files" | "exe")
+            )
+        {
+            return true;
+        }
+        let next = resolved.join(&name);
+        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        match is_link.then(|| std::fs::read_link(&next).ok()).flatten() {
+            Some(target) if links < 40 => {
+                links += 1;
+                if target.is_absolute() {
+                    resolved = PathBuf::from("/");
+                }
+                for c in target.components().rev() {
+                    if !matches!(c, Component::RootDir | Component::Prefix(_)) {
+                        pending.push_front(c.as_os_str().to_owned());
+                    }
+                }
+            }
+            _ => resolved = next,
+        }
+    }
+    false
 }
 
 /// Whether `path` is `dir` or below it (lexically).

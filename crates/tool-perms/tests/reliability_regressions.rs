@@ -147,3 +147,25 @@ async fn a_dangling_symlink_is_checked_as_its_target() {
         .await;
     assert_eq!(behavior(&r), "allow", "{r:?}");
 }
+
+/// Found by review: a symlink to `/proc/self/cwd` (planted in a cloned repository) was
+/// resolved in the engine's own process, naming the engine's directory instead of the
+/// shell's.
+#[tokio::test]
+async fn a_symlink_into_proc_cannot_be_checked() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink("/proc/self/cwd", fx.proj.join("here")).unwrap();
+    let c = case("x", "Bash", "")
+        .deny(&["Read(./src/sub/**)"])
+        .mode("bypassPermissions");
+    let (engine, ctx) = context(&fx, &c);
+    for cmd in [
+        "cd src && cat ../here/sub/.env",
+        "cd src && cat < ../here/sub/.env",
+    ] {
+        let r = engine
+            .decide(&probe(&fx, "Bash"), &json!({"command": cmd}), &ctx)
+            .await;
+        assert_eq!(behavior(&r), "ask", "{cmd}: {r:?}");
+    }
+}

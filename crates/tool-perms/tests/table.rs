@@ -1967,6 +1967,17 @@ async fn paths_through_proc_cannot_be_checked() {
         case("ask", "Bash", "echo x > /proc/1/task/1/cwd/src/sub/x")
             .deny(&["Edit(./src/sub/**)"])
             .mode("bypassPermissions"),
+        // Reached through `..` or /dev/fd.
+        case(
+            "ask",
+            "Bash",
+            "cd $H && cat /proc/self/../self/cwd/.ssh/id_rsa",
+        )
+        .deny(&["Read(~/.ssh/**)"])
+        .mode("bypassPermissions"),
+        case("ask", "Bash", "cd $H && cat /dev/fd/../cwd/.ssh/id_rsa")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
         // A name a rule matches anywhere is still denied.
         case("deny", "Bash", "cat /proc/self/cwd/.env")
             .deny(&["Read(.env)"])

@@ -13,10 +13,10 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    PathUse, accept_edits_allows, awk_may_use_other_files, candidates, changes_directory,
-    effective_name, effective_words, is_read_only, is_transparent, names_target_directory,
-    path_args, path_use, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
-    wrapped_readings,
+    PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
+    changes_directory, effective_name, effective_words, is_read_only, is_transparent,
+    names_target_directory, path_args, path_use, reads_listed_files,
+    reads_only_whatever_is_appended, reads_trees, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1816,10 +1816,37 @@ impl PermissionEngine {
         let paths = if is_transparent(sub) {
             None
         } else {
-            // The command as it is and every command a wrapper runs (`env cat .env`).
+            // The command as it is and every command a wrapper runs (`env cat .env`), in
+            // the directory the wrappers leave it (`env -C DIR` elsewhere, `chroot` under
+            // another root).
             wrapped_readings(words.unwrap_or(&sub.words))
                 .into_iter()
-                .filter_map(|reading| self.subcommand_paths(set, sub, reading, ctx))
+                .filter_map(|(reading, moved)| match moved {
+                    WrappedPaths::AsWritten => self.subcommand_paths(set, sub, reading, ctx),
+                    WrappedPaths::OtherDirectory => {
+                        let mut elsewhere = sub.clone();
+                        elsewhere.cwd = Some(UNKNOWN_DIR.to_owned());
+                        elsewhere.other_cwds.clear();
+                        self.subcommand_paths(set, &elsewhere, reading, ctx)
+                    }
+                    WrappedPaths::OtherRoot => {
+                        // What the paths name under the new root is not known; as written
+                        // they may still match a rule.
+                        let name = basename(reading.first()?.value.as_deref()?);
+                        let use_ = path_use(name, reading)?;
+                        let unchecked = self
+                            .unchecked_path(
+                                set,
+                                use_,
+                                format!(
+                                    "`{text}` runs `{name}` under another root directory: its paths cannot be checked."
+                                ),
+                            )
+                            .sub(text.clone());
+                        let as_written = self.subcommand_paths(set, sub, reading, ctx);
+                        Some(pick(as_written, unchecked))
+                    }
+                })
                 .reduce(|worst, f| pick(Some(worst), f))
         };
         if let Some(f) = paths.as_ref().filter(|f| f.kind == Kind::Deny) {

@@ -1893,6 +1893,27 @@ async fn paths_behind_any_wrapper_are_checked() {
     );
     // Nothing denied: a wrapper is still not auto-allowed.
     cases.push(case("ask", "Bash", "sudo cat README.md"));
+    // As written, a path under another root may still be denied.
+    cases.push(
+        case("deny", "Bash", "chroot / cat $H/.ssh/id_rsa")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+    );
+    // Wrappers that run the command elsewhere: its relative paths (or, under another root,
+    // all of them) cannot be checked.
+    for cmd in [
+        "env -C $H/.ssh cat id_rsa",
+        "env --chdir=$H/.ssh cat id_rsa",
+        "sudo -D $H/.ssh cat id_rsa",
+        "sudo -i cat .ssh/id_rsa",
+        "chroot /srv cat /etc/shadow",
+    ] {
+        cases.push(
+            case("ask", "Bash", cmd)
+                .deny(&["Read(~/.ssh/**)"])
+                .mode("bypassPermissions"),
+        );
+    }
     run_table(cases).await;
 }
 

@@ -203,18 +203,64 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     c
 }
 
+/// Where the wrappers before a reading leave its relative (and absolute) paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WrappedPaths {
+    /// Where the shell is: as for the command alone.
+    AsWritten,
+    /// In another directory (`env -C DIR`, `sudo -D DIR`, `sudo -i`, `nsenter --wd`):
+    /// relative paths are somewhere not known here.
+    OtherDirectory,
+    /// Under another root (`chroot DIR`, `nsenter --root`): every path is.
+    OtherRoot,
+}
+
+/// How the wrapper at the start of `words` (up to its command at `start`) moves the paths
+/// of the command it runs.
+fn wrapper_moves_paths(words: &[Word], start: usize) -> WrappedPaths {
+    let Some(name) = words.first().and_then(val).map(basename) else {
+        return WrappedPaths::AsWritten;
+    };
+    let opts: Vec<&str> = words[1..start.min(words.len())]
+        .iter()
+        .filter_map(|w| w.value.as_deref())
+        .collect();
+    let has = |letters: &[char], longs: &[&str]| {
+        opts.iter()
+            .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
+    };
+    match name {
+        "chroot" => WrappedPaths::OtherRoot,
+        "nsenter" if has(&['r'], &["--root"]) => WrappedPaths::OtherRoot,
+        "nsenter" if has(&['w'], &["--wd", "--wdns"]) => WrappedPaths::OtherDirectory,
+        "env" if has(&['C'], &["--chdir"]) => WrappedPaths::OtherDirectory,
+        "sudo" | "doas" if has(&['D', 'i'], &["--chdir", "--login"]) => {
+            WrappedPaths::OtherDirectory
+        }
+        _ => WrappedPaths::AsWritten,
+    }
+}
+
 /// Every reading of `words` through its wrappers, `words` first: `sudo -u x cat f` is read
 /// as itself and as `cat f` (any wrapper, with every start its option table allows, at most
-/// `MAX_DENY_READINGS`). Path checks look at all of them, as deny rules do: a path behind
-/// `env`, `sudo` or `setsid` is as much read as one behind nothing.
-pub fn wrapped_readings(words: &[Word]) -> Vec<&[Word]> {
+/// `MAX_DENY_READINGS`), each with where its wrappers leave its paths ([`WrappedPaths`]).
+/// Path checks look at all of them, as deny rules do: a path behind `env`, `sudo` or
+/// `setsid` is as much read as one behind nothing.
+pub fn wrapped_readings(words: &[Word]) -> Vec<(&[Word], WrappedPaths)> {
     let mut readings = Vec::new();
-    let mut todo: Vec<&[Word]> = vec![words];
+    let mut todo: Vec<(&[Word], WrappedPaths)> = vec![(words, WrappedPaths::AsWritten)];
     while readings.len() < MAX_DENY_READINGS {
-        let Some(words) = todo.pop() else { break };
-        readings.push(words);
+        let Some((words, moved)) = todo.pop() else {
+            break;
+        };
+        readings.push((words, moved));
         if let Some((starts, _)) = wrapped_command_starts(words) {
-            todo.extend(starts.iter().rev().map(|&s| &words[s..]));
+            todo.extend(
+                starts
+                    .iter()
+                    .rev()
+                    .map(|&s| (&words[s..], moved.max(wrapper_moves_paths(words, s)))),
+            );
         }
     }
     readings

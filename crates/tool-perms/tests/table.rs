@@ -2047,6 +2047,17 @@ async fn cd_through_cdpath_leads_somewhere_unknown() {
         case("ask", "Bash", "CDPATH=$H bash -c 'cd .ssh && cat id_rsa'")
             .deny(&["Read(~/.ssh/**)"])
             .mode("bypassPermissions"),
+        // However its name is spelled.
+        case("ask", "Bash", "export CD''PATH=$H; cd .ssh && cat id_rsa")
+            .deny(&["Read(~/.ssh/**)"])
+            .mode("bypassPermissions"),
+        case(
+            "ask",
+            "Bash",
+            "read CD\"\"PATH <<< $H; cd .ssh && cat id_rsa",
+        )
+        .deny(&["Read(~/.ssh/**)"])
+        .mode("bypassPermissions"),
         // `./name` is never looked up in CDPATH.
         case("allow", "Bash", "export CDPATH=$H; cd ./src && cat main.rs")
             .deny(&["Read(~/.ssh/**)"])

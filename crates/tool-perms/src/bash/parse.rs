@@ -143,6 +143,9 @@ fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
     out
 }
 
+/// The end of the reason a declaration (`export`, `declare`, `local`, ...) gives.
+const CHANGES_VARIABLES: &str = "changes the shell's variables";
+
 /// The result of analysing one Bash command.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Analysis {
@@ -207,6 +210,40 @@ pub fn analyze(command: &str) -> Analysis {
     }
     analysis.cdpath = command.contains("CDPATH");
     analyze_source(command, 0, 0, false, &mut analysis);
+    // A builtin that sets a variable whose name may be spelled so that it does not read
+    // `CDPATH` (`export CD''PATH=~`, `read CD""PATH`, a sourced file): read again as if
+    // CDPATH were set.
+    if !analysis.cdpath
+        && (analysis
+            .complex
+            .iter()
+            .any(|why| why.ends_with(CHANGES_VARIABLES))
+            || analysis.commands.iter().any(|c| {
+                matches!(
+                    super::commands::effective_name(c),
+                    Some(
+                        "export"
+                            | "declare"
+                            | "typeset"
+                            | "readonly"
+                            | "local"
+                            | "read"
+                            | "printf"
+                            | "mapfile"
+                            | "readarray"
+                            | "source"
+                            | "."
+                    )
+                )
+            }))
+    {
+        let mut again = Analysis {
+            cdpath: true,
+            ..Analysis::default()
+        };
+        analyze_source(command, 0, 0, false, &mut again);
+        return again;
+    }
     analysis
 }
 
@@ -548,7 +585,7 @@ impl Walker<'_> {
             }
             "declaration_command" | "unset_command" => {
                 self.complex(format!(
-                    "`{}` changes the shell's variables",
+                    "`{}` {CHANGES_VARIABLES}",
                     first_word(&self.text(node))
                 ));
                 self.scan(node);

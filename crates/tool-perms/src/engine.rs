@@ -1535,7 +1535,11 @@ impl PermissionEngine {
         };
         let args: Vec<Word> = if name == "cd" && args.is_empty() {
             here("~")
-        } else if args.is_empty() && tree.is_some_and(|t| t.defaults_to_cwd) {
+        } else if args.is_empty()
+            && tree.is_some_and(|t| t.defaults_to_cwd)
+            // `cmd | rg x` searches its input (grep -r ignores its input).
+            && !(name == "rg" && sub.piped_input)
+        {
             here(".")
         } else {
             args

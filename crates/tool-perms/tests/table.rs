@@ -2083,6 +2083,7 @@ async fn recursive_reads_meet_the_read_deny_rules() {
         "grep -d recurse SECRET src",
         "rg --hidden SECRET",
         "rg -uu SECRET src",
+        "rg --unrestricted --unrestricted SECRET",
         "cp -r src /tmp/copy",
         "cp -a src /tmp/copy",
     ] {
@@ -2093,8 +2094,12 @@ async fn recursive_reads_meet_the_read_deny_rules() {
         );
     }
     cases.extend([
-        // ripgrep skips hidden files unless told otherwise.
+        // ripgrep skips hidden files unless told otherwise, and searches its input when
+        // it is piped one.
         case("allow", "Bash", "rg SECRET src").deny(&["Read(.env)"]),
+        case("allow", "Bash", "echo x | rg --hidden SECRET")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
         // Nothing denied inside, or no recursion.
         case("allow", "Bash", "grep -r SECRET docs").deny(&["Read(.env)"]),
         case("allow", "Bash", "grep SECRET README.md").deny(&["Read(.env)"]),

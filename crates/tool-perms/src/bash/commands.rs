@@ -392,11 +392,17 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 .filter(|v| !v.starts_with("--"))
                 .map(|v| v.matches('u').count())
                 .sum::<usize>();
+            let u = u + opts
+                .iter()
+                .filter(|v| names_long(v, "--unrestricted"))
+                .count();
             let no_ignore = u >= 1 || has(&[], &["--no-ignore"]);
             let hidden = u >= 2 || has(&['.'], &["--hidden"]);
+            // A configuration file (RIPGREP_CONFIG_PATH) may turn the filters off.
+            let configured = std::env::var_os("RIPGREP_CONFIG_PATH").is_some_and(|v| !v.is_empty());
             Some(TreeRead {
                 follow_links: has(&['L'], &["--follow"]),
-                rg_filters: Some((!hidden, !no_ignore)),
+                rg_filters: (!configured).then_some((!hidden, !no_ignore)),
                 defaults_to_cwd: true,
             })
         }

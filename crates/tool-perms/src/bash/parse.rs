@@ -108,6 +108,9 @@ pub struct SimpleCommand {
     /// A wrapper whose payload was analysed as commands of its own (`bash -c`, `eval`,
     /// `xargs`): deny and ask rules see it, allow decisions look at the payload only.
     pub transparent: bool,
+    /// Its standard input is the output of an earlier stage of a pipeline (`cmd | rg x`):
+    /// a command that reads either its input or the working directory reads the input.
+    pub piped_input: bool,
 }
 
 impl SimpleCommand {
@@ -327,6 +330,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         moved: false,
         bracket,
         shallow: 0,
+        piped: false,
     };
     walker.walk(root);
     End {
@@ -354,6 +358,8 @@ struct Walker<'a> {
     /// The source is a `[ ... ]` test with `[` replaced by a placeholder: the command whose
     /// name starts at byte 0 is `[`.
     bracket: bool,
+    /// The commands walked now read the output of an earlier pipeline stage.
+    piped: bool,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -517,6 +523,7 @@ impl Walker<'_> {
             cwd: self.dir_fields().0,
             other_cwds: self.dir_fields().1,
             transparent: false,
+            piped_input: self.piped,
         });
     }
 
@@ -544,9 +551,12 @@ impl Walker<'_> {
             "pipeline" => {
                 let mut cursor = node.walk();
                 let stages: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-                for stage in stages {
+                let outer = self.piped;
+                for (i, stage) in stages.into_iter().enumerate() {
+                    self.piped = outer || i > 0;
                     self.in_subshell(|w| w.walk(stage));
                 }
+                self.piped = outer;
             }
             "list" => self.list(node),
             "comment" => {}
@@ -1112,6 +1122,7 @@ impl Walker<'_> {
             cwd: self.dir_fields().0,
             other_cwds: self.dir_fields().1,
             transparent: false,
+            piped_input: self.piped,
         };
         self.expand(cmd);
     }
@@ -1338,6 +1349,7 @@ impl Walker<'_> {
                     cwd: self.dir_fields().0,
                     other_cwds: self.dir_fields().1,
                     transparent: false,
+                    piped_input: true,
                 };
                 if c.words
                     .first()

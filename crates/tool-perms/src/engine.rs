@@ -803,8 +803,12 @@ impl PermissionEngine {
         // Plan mode: only what does not change the world runs until the plan is approved
         // (a refusal, also where a safety check or an ask rule would have asked).
         let perm = ctx.permission();
+        // A read-only command a safety check asks about (a path it cannot check, a tree
+        // too large to check) is asked about, not refused as a change.
+        let read_only_ask = f.kind == Kind::Ask && f.immune && read_only_command == Some(true);
         if perm.mode == PermissionMode::Plan
             && !perm.bypass_available
+            && !read_only_ask
             && Self::changes_the_world(tool, input, f.kind == Kind::Allow, read_only_command)
         {
             return Explanation::from_finding(
@@ -1737,6 +1741,8 @@ impl PermissionEngine {
                 walk.standard_filters(false);
             }
         }
+        // Symlinks resolved once for the root, then only for the links inside.
+        let root_resolved = resolve_symlinks(dir);
         for (n, entry) in walk.build().enumerate() {
             if n > MAX_TREE_ENTRIES {
                 return Some(Finding::safety_ask(
@@ -1749,7 +1755,14 @@ impl PermissionEngine {
             }
             let Ok(entry) = entry else { continue };
             let path = entry.path();
-            let resolved = resolve_symlinks(path);
+            // Without following links the walk never goes through one: below the root,
+            // only a link entry itself needs resolving.
+            let resolved = match path.strip_prefix(dir) {
+                Ok(inside) if !tree.follow_links && !entry.path_is_symlink() => {
+                    root_resolved.join(inside)
+                }
+                _ => resolve_symlinks(path),
+            };
             if let Some(rule) =
                 self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
             {
@@ -2463,7 +2476,7 @@ fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
 
 /// Entries of a tree a recursive command reads that are checked against the Read deny
 /// rules at most.
-const MAX_TREE_ENTRIES: usize = 20_000;
+const MAX_TREE_ENTRIES: usize = 100_000;
 
 /// Entries of one directory a glob is matched against at most.
 const MAX_GLOB_ENTRIES: usize = 10_000;

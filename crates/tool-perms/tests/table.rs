@@ -2144,3 +2144,18 @@ async fn awk_programs_that_open_files() {
     ];
     run_table(cases).await;
 }
+
+/// Plan mode refuses changes, not a read-only search a safety check asks about.
+#[tokio::test]
+async fn plan_mode_asks_about_a_read_only_command_it_cannot_check() {
+    let cases = vec![
+        case("ask", "Bash", "cat .[[:alpha:]]nv")
+            .deny(&["Read(.env)"])
+            .mode("plan"),
+        case("deny", "Bash", "rm $X")
+            .deny(&["Read(.env)"])
+            .mode("plan"),
+        case("deny", "Bash", "sort -o .git/config README.md").mode("plan"),
+    ];
+    run_table(cases).await;
+}

@@ -491,7 +491,6 @@ impl AgentLoop {
         } else {
             json!({"role": "user", "content": first})
         });
-        settle(&outcome.messages);
         let mut ctx = ctx;
         let hard = ctx.cancellation().clone();
         let mut stop_blocks = 0usize;

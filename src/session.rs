@@ -117,14 +117,17 @@ pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 pub(crate) const SESSION_ENV_FILE: &str = "session-env.sh";
 
 /// Removes the session's directory when the session ends with nothing saved in it (an
-/// empty hooks' environment file does not count), so such a session leaves nothing behind.
+/// empty hooks' environment file or transcript does not count), so such a session leaves
+/// nothing behind.
 struct SessionDir(PathBuf);
 
 impl Drop for SessionDir {
     fn drop(&mut self) {
-        let env_file = self.0.join(SESSION_ENV_FILE);
-        if std::fs::metadata(&env_file).is_ok_and(|m| m.is_file() && m.len() == 0) {
-            let _ = std::fs::remove_file(&env_file);
+        for name in [SESSION_ENV_FILE, TRANSCRIPT_FILE] {
+            let file = self.0.join(name);
+            if std::fs::metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                let _ = std::fs::remove_file(&file);
+            }
         }
         let _ = std::fs::remove_dir(&self.0);
     }
@@ -335,7 +338,14 @@ impl Session {
         if !ignored.is_empty() {
             notices.push(crate::trust::untrusted_notice(&cwd, &ignored));
         }
+        // There from the start (empty until `agent` writes to it), so a hook that reads it
+        // finds a file in every session.
         let transcript_path = session_dir.join(TRANSCRIPT_FILE);
+        let _ = std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new().create(true).append(true),
+            0o600,
+        )
+        .open(&transcript_path);
         let runner = HookRunner::new(hooks.config)
             .with_project_dir(&cwd)
             .with_transcript_path(&transcript_path)

@@ -216,31 +216,36 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
     } else {
         let old = fsutil::crlf_to_lf_if(crlf, &input.old_string);
         let new = fsutil::crlf_to_lf_if(crlf, &input.new_string);
-        let (actual, new) = match find_actual(&original, &old) {
+        // A file with both endings: Read showed it without `\r`, so text that spans lines
+        // is matched line-ending-blind (and counted so) and each match keeps its endings.
+        let mixed = !crlf && original.contains("\r\n") && old.contains(['\n', '\r']);
+        let (actual, new) = match find_actual(&original, &old).filter(|_| !mixed) {
             Some(actual) => {
                 let new = preserve_quote_style(&old, &actual, &new);
                 (actual, new)
             }
-            // A mixed-ending file: the model's LF text may stand for CRLF lines.
-            None if !crlf && original.contains("\r\n") && old.contains('\n') => {
-                let old_crlf = fsutil::lf_to_crlf(&fsutil::crlf_to_lf(&old));
-                match find_actual(&original, &old_crlf) {
-                    Some(actual) => (actual, fsutil::lf_to_crlf(&fsutil::crlf_to_lf(&new))),
-                    None => return Err(not_found(&input.old_string)),
-                }
+            None if mixed => {
+                let replace_all = input.replace_all.unwrap_or(false);
+                let updated =
+                    mixed_endings_edit(&original, &old, &new, replace_all).map_err(|count| {
+                        match count {
+                            0 => not_found(&input.old_string),
+                            n => too_many(n, &input.old_string),
+                        }
+                    })?;
+                let bytes = fsutil::encode(&updated, encoding);
+                return Ok(Planned {
+                    bytes,
+                    original,
+                    updated,
+                });
             }
             None => return Err(not_found(&input.old_string)),
         };
         let matches = original.matches(actual.as_str()).count();
         let replace_all = input.replace_all.unwrap_or(false);
         if matches > 1 && !replace_all {
-            return Err(Refusal::code(
-                format!(
-                    "Found {matches} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {}",
-                    input.old_string
-                ),
-                9,
-            ));
+            return Err(too_many(matches, &input.old_string));
         }
         apply(&original, &actual, &new, replace_all)
     };
@@ -254,6 +259,82 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
         original,
         updated,
     })
+}
+
+fn too_many(matches: usize, old_string: &str) -> Refusal {
+    Refusal::code(
+        format!(
+            "Found {matches} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {old_string}"
+        ),
+        9,
+    )
+}
+
+/// An edit of a file with both CRLF and LF line endings, which Read showed with LF only:
+/// `old` is looked for in the text with every `\r\n` read as `\n` (curly quotes matching
+/// straight ones, as [`find_actual`]), and each match is replaced in the file itself by
+/// `new` with the match's own line ending (CRLF when it held one). Deleting a string that
+/// ends a line also deletes that line's break. `Err(n)`: `n` matches where exactly one was
+/// needed (0: not found).
+fn mixed_endings_edit(
+    original: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, usize> {
+    // The LF view, and where each of its bytes is in the file.
+    let mut lf = String::with_capacity(original.len());
+    let mut at = Vec::with_capacity(original.len() + 1);
+    let bytes = original.as_bytes();
+    for (i, c) in original.char_indices() {
+        if c == '\r' && bytes.get(i + 1) == Some(&b'\n') {
+            continue;
+        }
+        for k in 0..c.len_utf8() {
+            at.push(i + k);
+        }
+        lf.push(c);
+    }
+    let old_lf = fsutil::crlf_to_lf(old);
+    let new_lf = fsutil::crlf_to_lf(new);
+    let actual = find_actual(&lf, &old_lf).ok_or(0usize)?;
+    let new_lf = preserve_quote_style(&old_lf, &actual, &new_lf);
+    let spans: Vec<(usize, usize)> = lf
+        .match_indices(actual.as_str())
+        .map(|(s, m)| {
+            let e = s + m.len();
+            // The `\r` of a `\r\n` the match starts with belongs to it.
+            let mut start = at[s];
+            if bytes[start] == b'\n' && start > 0 && bytes[start - 1] == b'\r' {
+                start -= 1;
+            }
+            let mut end = at[e - 1] + 1;
+            if new_lf.is_empty() && !old_lf.ends_with('\n') {
+                if original[end..].starts_with("\r\n") {
+                    end += 2;
+                } else if original[end..].starts_with('\n') {
+                    end += 1;
+                }
+            }
+            (start, end)
+        })
+        .collect();
+    if spans.len() > 1 && !replace_all {
+        return Err(spans.len());
+    }
+    let mut out = String::with_capacity(original.len() + new.len());
+    let mut done = 0;
+    for (start, end) in spans {
+        out.push_str(&original[done..start]);
+        if original[start..end].contains("\r\n") {
+            out.push_str(&fsutil::lf_to_crlf(&new_lf));
+        } else {
+            out.push_str(&new_lf);
+        }
+        done = end;
+    }
+    out.push_str(&original[done..]);
+    Ok(out)
 }
 
 fn not_found(old_string: &str) -> Refusal {
@@ -274,13 +355,20 @@ fn apply(content: &str, old: &str, new: &str, replace_all: bool) -> String {
         while let Some(at) = rest.find(old) {
             out.push_str(&rest[..at]);
             rest = &rest[at + old.len()..];
-            rest = rest.strip_prefix('\n').unwrap_or(rest);
+            rest = rest
+                .strip_prefix("\r\n")
+                .or_else(|| rest.strip_prefix('\n'))
+                .unwrap_or(rest);
         }
         out.push_str(rest);
         return out;
     }
+    let with_crlf = format!("{old}\r\n");
     let with_newline = format!("{old}\n");
-    let target = if new.is_empty() && !old.ends_with('\n') && content.contains(&with_newline) {
+    let deletes_line = new.is_empty() && !old.ends_with('\n');
+    let target = if deletes_line && content.contains(&with_crlf) {
+        with_crlf.as_str()
+    } else if deletes_line && content.contains(&with_newline) {
         with_newline.as_str()
     } else {
         old

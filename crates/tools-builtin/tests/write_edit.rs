@@ -458,3 +458,56 @@ async fn write_refuses_to_overwrite_a_file_too_large_to_read() {
     );
     assert_eq!(fs::metadata(&f).unwrap().len(), (1 << 30) + 1);
 }
+
+/// A file with both CRLF and LF endings, which Read shows with LF only: the model's text is
+/// matched whatever the endings, each match keeps its own, and deleting a line takes its
+/// CRLF with it.
+#[tokio::test]
+async fn edit_matches_across_mixed_line_endings() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let mixed = dir.path().join("mixed.txt");
+    fs::write(&mixed, "line1\r\nline2\r\nline3\nline4\r\n").unwrap();
+    text(&Read, &c, json!({"file_path": mixed})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": mixed, "old_string": "line2\nline3\nline4", "new_string": "two\nthree"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&mixed).unwrap(), b"line1\r\ntwo\r\nthree\r\n");
+
+    let del = dir.path().join("del.txt");
+    fs::write(&del, "a\r\nb\r\nc\n").unwrap();
+    text(&Read, &c, json!({"file_path": del})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": del, "old_string": "b", "new_string": ""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&del).unwrap(), b"a\r\nc\n");
+
+    // Ambiguity is counted across endings; replace_all replaces each with its own.
+    let twice = dir.path().join("twice.txt");
+    fs::write(&twice, "x\r\ny\nx\ny\r\n").unwrap();
+    text(&Read, &c, json!({"file_path": twice})).await;
+    let err = run(
+        &Edit,
+        &c,
+        json!({"file_path": twice, "old_string": "x\ny", "new_string": "z\nw"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.text.contains("Found 2 matches"), "{}", err.text);
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": twice, "old_string": "x\ny", "new_string": "z\nw", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&twice).unwrap(), b"z\r\nw\nz\nw\r\n");
+}

@@ -241,6 +241,20 @@ fn walk(
             *value = decoded;
         }
     }
+    // A boolean or a number sent as a string (`"true"`, `"100"`), as Claude Code's
+    // `semanticBoolean`/`semanticNumber` accept them: the value it spells.
+    if let Value::String(s) = value
+        && !types.contains(&"string")
+    {
+        let spelled = s.trim();
+        if types.contains(&"boolean") && matches!(spelled, "true" | "false") {
+            *value = Value::Bool(spelled == "true");
+        } else if (types.contains(&"number") || types.contains(&"integer"))
+            && let Ok(n) = serde_json::from_str::<serde_json::Number>(spelled)
+        {
+            *value = Value::Number(n);
+        }
+    }
     if !types.is_empty() && !types.iter().any(|t| type_matches(t, value)) {
         let expected = types
             .iter()
@@ -386,6 +400,36 @@ mod tests {
             err.message(),
             "Read failed due to the following issue:\nThe required parameter `file_path` is missing"
         );
+    }
+
+    #[test]
+    fn booleans_and_numbers_sent_as_strings_are_read() {
+        let out = check_input(
+            "Edit",
+            &schema(),
+            json!({"file_path": "/a", "limit": " 100 ", "opts": {"deep": "true"}}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"file_path": "/a", "limit": 100, "opts": {"deep": true}})
+        );
+        // Anything else stays a type error; a string field is left alone.
+        for bad in [
+            json!({"limit": "ten"}),
+            json!({"opts": {"deep": "yes"}}),
+            json!({"limit": "1.5"}),
+        ] {
+            let mut input = bad.clone();
+            input["file_path"] = json!("/a");
+            assert!(
+                check_input("Edit", &schema(), input, true).is_err(),
+                "{bad}"
+            );
+        }
+        let out = check_input("Edit", &schema(), json!({"file_path": "100"}), true).unwrap();
+        assert_eq!(out["file_path"], "100");
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //!   unreachable; we keep them on `http`. Such a fetch still needs its permission like any
 //!   other (`WebFetch(domain:localhost)`), and a Bash `curl` could reach them anyway.
 //! - Redirects are followed (up to [`MAX_REDIRECTS`]) only within the same host (adding or
-//!   removing `www.`), scheme and port; a redirect elsewhere is returned as text telling the
-//!   model which URL to fetch instead.
+//!   removing `www.`), scheme and port, and only when the session's permission rules let
+//!   WebFetch reach the new URL too (a deny or ask rule on the `www.` host holds); any other
+//!   redirect is returned as text telling the model which URL to fetch instead.
 //! - The body is read up to [`WebFetchLimits::max_bytes`] (10 MiB) within
 //!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
 //!   HTML becomes Markdown (`htmd`), other text is kept as it is, binary content is described,
@@ -276,7 +277,27 @@ fn describe(e: &reqwest::Error) -> String {
     text
 }
 
-async fn fetch(url: &Url, limits: WebFetchLimits) -> Result<Fetched, ToolError> {
+/// Whether the session's permission rules let WebFetch reach `url` as they let it reach the
+/// URL it was called with: a same-site redirect is followed only then (a deny or ask rule
+/// on `www.example.com` holds when `example.com` redirects there); otherwise it is handed
+/// back as a redirect, for the model to fetch (and be permitted) on its own.
+async fn rules_clear(url: &Url, ctx: &ToolUseContext) -> bool {
+    let Some(engine) = ctx.app_state().get::<tool_perms::SessionEngine>() else {
+        return true;
+    };
+    let input = serde_json::json!({"url": url.as_str(), "prompt": ""});
+    engine
+        .0
+        .check_rule_based(&WebFetch, &input, ctx)
+        .await
+        .is_none()
+}
+
+async fn fetch(
+    url: &Url,
+    limits: WebFetchLimits,
+    ctx: &ToolUseContext,
+) -> Result<Fetched, ToolError> {
     let client = client(limits)?;
     let mut current = url.clone();
     for _ in 0..=MAX_REDIRECTS {
@@ -312,7 +333,7 @@ async fn fetch(url: &Url, limits: WebFetchLimits) -> Result<Fetched, ToolError> 
                     "{current} redirects to an invalid URL {location}: {e}"
                 ))
             })?;
-            if is_permitted_redirect(&current, &next) {
+            if is_permitted_redirect(&current, &next) && rules_clear(&next, ctx).await {
                 current = next;
                 continue;
             }
@@ -536,7 +557,7 @@ Usage notes:\n\
             Some(page) => page,
             None => {
                 // The limit covers the whole fetch, every redirect hop included.
-                let whole = tokio::time::timeout(limits.timeout, fetch(&url, limits));
+                let whole = tokio::time::timeout(limits.timeout, fetch(&url, limits, &ctx));
                 let fetched = tokio::select! {
                     f = whole => f.map_err(|_| ToolError::msg(format!(
                         "Fetching {url} timed out after {} ms",

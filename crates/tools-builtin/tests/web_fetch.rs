@@ -87,6 +87,15 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             head("302 Found", "text/plain", 0, "Location: /loop\r\n"),
             Vec::new(),
         ),
+        "/to-www" => (
+            head(
+                "301 Moved Permanently",
+                "text/plain",
+                0,
+                &format!("Location: http://www.localhost:{port}/page.html\r\n"),
+            ),
+            Vec::new(),
+        ),
         "/big-declared" => {
             let h = head("200 OK", "text/plain", 5_000_000, "");
             let _ = sock.write_all(h.as_bytes()).await;
@@ -453,4 +462,38 @@ async fn urls_are_checked_and_upgraded() {
 
 fn reqwest_url(s: &str) -> tools_builtin::web_fetch::Url {
     tools_builtin::web_fetch::Url::parse(s).unwrap()
+}
+
+/// A same-site redirect (`localhost` to `www.localhost`) is followed only when the
+/// permission rules let WebFetch reach the new URL too: a deny rule on the `www.` host is
+/// not stepped around; the redirect goes back to the model instead.
+#[tokio::test]
+async fn a_same_site_redirect_to_a_denied_host_is_handed_back() {
+    let s = server().await;
+    let port = s.base.rsplit(':').next().unwrap().to_owned();
+    let ctx = ctx();
+    let perm = tool_core::ToolPermissionContext {
+        deny: vec![tool_core::SourcedRule {
+            source: tool_core::RuleSource::ProjectSettings,
+            rule: "WebFetch(domain:www.localhost)".into(),
+        }],
+        ..tool_core::ToolPermissionContext::default()
+    };
+    let engine =
+        tool_perms::PermissionEngine::new(&perm, tool_perms::PathRoots::for_cwd("/")).unwrap();
+    let ctx = ctx.with_permission(perm);
+    ctx.app_state()
+        .set(tool_perms::SessionEngine(Arc::new(engine)));
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("http://localhost:{port}/to-www"), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.starts_with("REDIRECT DETECTED"), "{text}");
+    assert!(
+        text.contains(&format!("http://www.localhost:{port}/page.html")),
+        "{text}"
+    );
 }

@@ -32,7 +32,8 @@
 //!   (after which Edit may change what was shown, but Write refuses to replace the whole
 //!   file until the rest is read); an oversize explicit range is an error unless
 //!   `allow_large` is set. Devices and FIFOs
-//!   are refused. PDFs are read as extracted text per page (lopdf).
+//!   are refused. PDFs are read as extracted text per page (lopdf), capped at the
+//!   same token limit as text.
 //! - Binary files are refused by extension and by a NUL byte in the first 8 KiB.
 //! - Edit and Write refuse a file that is not UTF-8 or BOM-marked UTF-16 (LE or BE) text rather than
 //!   risk mangling it; a file whose every newline is CRLF is edited in LF form and written

@@ -672,6 +672,16 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
         pages,
     };
     let mut text = file.model_text();
+    // The text is capped as a text file's is: twenty dense pages can be far more than the
+    // model should take in one result.
+    let (tokens, max_tokens) = (estimate_tokens(&text), max_output_tokens());
+    if tokens > max_tokens {
+        let shown = file.pages.len();
+        return Err(ToolError::msg(format!(
+            "The text of the {shown} pages read ({tokens} tokens) exceeds maximum allowed tokens ({max_tokens}). Use the pages parameter to read fewer pages at a time (e.g., pages: \"{first}\").",
+            first = file.pages.first().map_or(1, |p| p.page)
+        )));
+    }
     if file.pages.iter().all(|p| p.text.trim().is_empty()) {
         text.push_str("\n<system-reminder>No text could be extracted from these pages (they may be scanned images).</system-reminder>");
     }

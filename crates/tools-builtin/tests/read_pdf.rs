@@ -128,3 +128,29 @@ async fn large_pdf_needs_pages_and_at_most_20() {
             .contains("Could not read the PDF")
     );
 }
+
+/// The text of the pages read is capped as a text file's is (25,000 tokens by default):
+/// asking for fewer pages gets through.
+#[tokio::test]
+async fn pdf_text_over_the_token_cap_asks_for_fewer_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dense.pdf");
+    let dense: Vec<String> = (1..=4)
+        .map(|i| format!("page {i} {}", "word ".repeat(6_000)))
+        .collect();
+    fs::write(&f, make_pdf(&dense)).unwrap();
+    let c = ctx(dir.path());
+    let e = fail(&Read, &c, json!({"file_path": f})).await;
+    assert!(
+        e.text.contains("exceeds maximum allowed tokens (25000)")
+            && e.text.contains("pages parameter"),
+        "{}",
+        e.text
+    );
+    let out = text(&Read, &c, json!({"file_path": f, "pages": "2"})).await;
+    assert!(
+        out.contains("page 2 word"),
+        "{}",
+        &out[..100.min(out.len())]
+    );
+}

@@ -801,7 +801,8 @@ impl PermissionEngine {
             _ => {}
         }
         // Plan mode: only what does not change the world runs until the plan is approved
-        // (a refusal, also where a safety check or an ask rule would have asked).
+        // (a refusal, also where a safety check or an ask rule would have asked, unless
+        // the command is read-only by the engine's own analysis).
         let perm = ctx.permission();
         // A read-only command a safety check asks about (a path it cannot check, a tree
         // too large to check) is asked about, not refused as a change.
@@ -1490,12 +1491,15 @@ impl PermissionEngine {
     }
 
     /// Path constraints of one simple command (its path arguments).
+    /// `rg_config`: the command sets `RIPGREP_CONFIG_PATH` somewhere, so ripgrep's filters
+    /// cannot be relied on.
     fn subcommand_paths(
         &self,
         set: &RuleSet,
         sub: &SimpleCommand,
         words: &[Word],
         ctx: &ToolUseContext,
+        rg_config: bool,
     ) -> Option<Finding> {
         let name = basename(words.first()?.value.as_deref()?);
         let use_ = path_use(name, words)?;
@@ -1517,7 +1521,7 @@ impl PermissionEngine {
         // An awk program that may open files itself: they cannot be checked. Asked only
         // when a path rule could be dodged (a comparison reads like a redirection).
         if name == "awk"
-            && self.has_path_rules(set, PathUse::Write)
+            && (self.has_path_rules(set, PathUse::Write) || self.has_path_rules(set, PathUse::Read))
             && awk_may_use_other_files(words)
         {
             let f = self.unchecked_path(
@@ -1528,7 +1532,12 @@ impl PermissionEngine {
             worst = Some(f.sub(text.clone()));
         }
         let args = path_args(name, words);
-        let tree = reads_trees(name, words);
+        let tree = reads_trees(name, words).map(|mut t| {
+            if rg_config {
+                t.rg_filters = None;
+            }
+            t
+        });
         let here = |at: &str| {
             vec![Word {
                 raw: at.into(),
@@ -1553,7 +1562,9 @@ impl PermissionEngine {
         let mut checked = std::collections::HashSet::new();
         // `cp -r SRC… DEST`: the destination's own tree is not read (with `-t DIR` every
         // operand is a source).
-        let last_is_destination = matches!(name, "cp" | "rsync") && !names_target_directory(words);
+        // (rsync's `-t` is `--times`: its last operand is always the destination.)
+        let last_is_destination =
+            name == "rsync" || (name == "cp" && !names_target_directory(words));
         for (index, arg) in args.iter().enumerate() {
             let tree = tree.filter(|_| !(last_is_destination && index + 1 == args.len()));
             // A static word, else the words of a static brace expansion (`{.env,x}`).
@@ -1588,7 +1599,13 @@ impl PermissionEngine {
             for (value, glob) in &values {
                 // What it names depends on the shell: not checkable, though its text may
                 // still match a rule (checked below too).
-                if through_proc(value) || sub.cwd.as_deref().is_some_and(through_proc) {
+                // Also as written, before `..` is folded away: `/dev/fd/../cwd`,
+                // `link/../cwd` with `link` -> `/proc/self/fd`.
+                let as_written = self.unfolded(value, sub.cwd.as_deref(), ctx);
+                if through_proc(value)
+                    || sub.cwd.as_deref().is_some_and(through_proc)
+                    || as_written.as_deref().is_some_and(walks_through_proc)
+                {
                     let f = self.unchecked_path(
                         set,
                         use_,
@@ -1709,6 +1726,39 @@ impl PermissionEngine {
             }
         }
         worst
+    }
+
+    /// `value` made absolute against the directory `cwd` (as written, `None`: the session's)
+    /// without folding `..` or resolving links, for [`walks_through_proc`]. `None` when the
+    /// directory is not known.
+    fn unfolded(&self, value: &str, cwd: Option<&str>, ctx: &ToolUseContext) -> Option<PathBuf> {
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let expand = |p: &str| -> Option<PathBuf> {
+            match p.strip_prefix('~') {
+                Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                    Some(home?.join(rest.trim_start_matches('/')))
+                }
+                Some(_) => None,
+                None => Some(PathBuf::from(p)),
+            }
+        };
+        let value_path = expand(value)?;
+        if value_path.is_absolute() {
+            return Some(value_path);
+        }
+        let base = match cwd {
+            None => ctx.cwd().to_path_buf(),
+            Some(UNKNOWN_DIR) => return None,
+            Some(dir) => {
+                let dir = expand(dir)?;
+                if dir.is_absolute() {
+                    dir
+                } else {
+                    ctx.cwd().join(dir)
+                }
+            }
+        };
+        Some(base.join(value_path))
     }
 
     /// A finding for a command that reads the whole tree under `dir` ([`TreeRead`]) when a
@@ -1839,12 +1889,14 @@ impl PermissionEngine {
             wrapped_readings(words.unwrap_or(&sub.words))
                 .into_iter()
                 .filter_map(|(reading, moved)| match moved {
-                    WrappedPaths::AsWritten => self.subcommand_paths(set, sub, reading, ctx),
+                    WrappedPaths::AsWritten => {
+                        self.subcommand_paths(set, sub, reading, ctx, analysis.rg_config)
+                    }
                     WrappedPaths::OtherDirectory => {
                         let mut elsewhere = sub.clone();
                         elsewhere.cwd = Some(UNKNOWN_DIR.to_owned());
                         elsewhere.other_cwds.clear();
-                        self.subcommand_paths(set, &elsewhere, reading, ctx)
+                        self.subcommand_paths(set, &elsewhere, reading, ctx, analysis.rg_config)
                     }
                     WrappedPaths::OtherRoot => {
                         // What the paths name under the new root is not known; as written
@@ -1860,7 +1912,8 @@ impl PermissionEngine {
                                 ),
                             )
                             .sub(text.clone());
-                        let as_written = self.subcommand_paths(set, sub, reading, ctx);
+                        let as_written =
+                            self.subcommand_paths(set, sub, reading, ctx, analysis.rg_config);
                         Some(pick(as_written, unchecked))
                     }
                 })
@@ -2028,6 +2081,10 @@ impl PermissionEngine {
                         if through_proc(v)
                             || r.cwd.as_deref().is_some_and(through_proc)
                             || paths.iter().any(|p| walks_through_proc(p))
+                            || self
+                                .unfolded(v, r.cwd.as_deref(), ctx)
+                                .as_deref()
+                                .is_some_and(walks_through_proc)
                         {
                             let unchecked = self.unchecked_path(
                                 set,

@@ -255,29 +255,33 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
 /// depends on the process that opens it (for a command: the shell, not us), so it cannot be
 /// checked here. See also [`walks_through_proc`] for symlinks that lead there.
 pub fn through_proc(path: &str) -> bool {
-    let path = format!("/{path}");
-    if path.contains("/dev/fd/") {
+    // `//` and `/./` spell the same path.
+    let mut path = path.to_owned();
+    while path.contains("//") || path.contains("/./") {
+        path = path.replace("//", "/").replace("/./", "/");
+    }
+    if path.starts_with("/dev/fd/") {
         return true;
     }
+    let Some(rest) = path.strip_prefix("/proc/") else {
+        return false;
+    };
     let is_pid = |p: &str| {
         matches!(p, "self" | "thread-self")
             || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
     };
-    path.match_indices("/proc/").any(|(at, found)| {
-        let mut parts = path[at + found.len()..]
-            .split('/')
-            .filter(|p| !p.is_empty() && *p != ".")
-            .peekable();
-        if parts.clone().any(|p| p == "..") {
-            return true;
-        }
-        is_pid(parts.next().unwrap_or(""))
-            && match parts.next().unwrap_or("") {
-                "cwd" | "root" | "fd" | "map_files" | "exe" => true,
-                "task" => is_pid(parts.next().unwrap_or("")),
-                _ => false,
-            }
-    })
+    let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.contains(&"..") {
+        return true;
+    }
+    let magic = |p: Option<&&str>| {
+        p.is_some_and(|p| matches!(*p, "cwd" | "root" | "fd" | "map_files" | "exe"))
+    };
+    parts.first().is_some_and(|p| is_pid(p))
+        && (magic(parts.get(1))
+            || (parts.get(1) == Some(&"task")
+                && parts.get(2).is_some_and(|p| is_pid(p))
+                && magic(parts.get(3))))
 }
 
 /// Whether `path` (absolute) reaches a process's view of the file system
@@ -300,14 +304,19 @@ pub fn walks_through_proc(path: &Path) -> bool {
         if name == "." {
             continue;
         }
-        let mut parts = resolved.components().skip(1);
-        if parts.next().is_some_and(|c| c.as_os_str() == "proc")
-            && parts.next().is_some_and(|c| {
-                c.as_os_str()
-                    .to_str()
-                    .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
-            })
-            && parts.next().is_none()
+        // `/proc/<pid>/` or `/proc/<pid>/task/<tid>/`, then a magic link.
+        let digits = |c: Option<Component<'_>>| {
+            c.and_then(|c| c.as_os_str().to_str())
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let parts: Vec<Component<'_>> = resolved.components().skip(1).collect();
+        let in_process = parts.first().is_some_and(|c| c.as_os_str() == "proc")
+            && digits(parts.get(1).copied())
+            && (parts.len() == 2
+                || (parts.len() == 4
+                    && parts[2].as_os_str() == "task"
+                    && digits(parts.get(3).copied())));
+        if in_process
             && matches!(
                 name.to_str(),
                 Some("cwd" | "root" | "fd" | "map_files" | "exe")

@@ -2159,3 +2159,61 @@ async fn plan_mode_asks_about_a_read_only_command_it_cannot_check() {
     ];
     run_table(cases).await;
 }
+
+/// Second review: more ways around the path checks.
+#[tokio::test]
+async fn more_ways_around_the_path_checks() {
+    let bypass = |expect, cmd: &'static str, rule: &'static str| {
+        case(expect, "Bash", cmd)
+            .deny(&[rule])
+            .mode("bypassPermissions")
+    };
+    let cases = vec![
+        // rg's input replaced by /dev/null: it searches the directory.
+        bypass("deny", "echo | rg -uu SECRET </dev/null", "Read(.env)"),
+        bypass(
+            "deny",
+            "echo | { rg --hidden SECRET; } </dev/null",
+            "Read(.env)",
+        ),
+        // `-g` overrides ripgrep's filters; a configuration may too.
+        bypass("deny", "rg -g '*' SECRET", "Read(.env)"),
+        bypass("deny", "RIPGREP_CONFIG_PATH=./cfg rg SECRET", "Read(.env)"),
+        // /proc through odd spellings.
+        bypass(
+            "ask",
+            "cd $H && cat /dev//fd/../cwd/.ssh/id_rsa",
+            "Read(~/.ssh/**)",
+        ),
+        bypass("ask", "cd /dev && cat fd/../cwd/x", "Read(~/.ssh/**)"),
+        // More wrappers that move the command.
+        bypass("ask", "unshare -w $H/.ssh cat id_rsa", "Read(~/.ssh/**)"),
+        bypass("ask", "sudo -R /srv cat /etc/shadow", "Read(~/.ssh/**)"),
+        // awk programs that open files in other ways.
+        bypass("ask", "awk -W exec prog.awk README.md", "Read(.env)"),
+        bypass(
+            "ask",
+            r#"awk --assign x=1 '{print > "prot/f"}' README.md"#,
+            "Edit(./prot/**)",
+        ),
+        bypass(
+            "ask",
+            r#"awk 'BEGIN{ARGV[1]=".env";ARGC=2}1'"#,
+            "Read(.env)",
+        ),
+        // A variable named through eval; a plain export does not move `cd`.
+        bypass(
+            "ask",
+            r#"eval "CD""PATH=$H"; cd .ssh && cat id_rsa"#,
+            "Read(~/.ssh/**)",
+        ),
+        bypass(
+            "allow",
+            "export RUST_LOG=x; cd src && cat main.rs",
+            "Read(~/.ssh/**)",
+        ),
+        // rsync's -t is --times: the destination is still not read.
+        bypass("allow", "rsync -rt docs src", "Read(.env)"),
+    ];
+    run_table(cases).await;
+}

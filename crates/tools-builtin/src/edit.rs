@@ -325,6 +325,11 @@ fn mixed_endings_edit(
     let mut out = String::with_capacity(original.len() + new.len());
     let mut done = 0;
     for (start, end) in spans {
+        // A line break taken with the match before may be where this one starts: that
+        // match is gone with it (as the LF path's deletion loop reads it).
+        if start < done {
+            continue;
+        }
         out.push_str(&original[done..start]);
         if original[start..end].contains("\r\n") {
             out.push_str(&fsutil::lf_to_crlf(&new_lf));

@@ -333,7 +333,10 @@ async fn fetch(
                     "{current} redirects to an invalid URL {location}: {e}"
                 ))
             })?;
-            if is_permitted_redirect(&current, &next) && rules_clear(&next, ctx).await {
+            // Only a change of host (adding or dropping `www.`) can meet other rules.
+            if is_permitted_redirect(&current, &next)
+                && (next.host_str() == current.host_str() || rules_clear(&next, ctx).await)
+            {
                 current = next;
                 continue;
             }

@@ -510,4 +510,17 @@ async fn edit_matches_across_mixed_line_endings() {
     .await
     .unwrap();
     assert_eq!(fs::read(&twice).unwrap(), b"z\r\nw\nz\nw\r\n");
+
+    // Deleting adjacent matches, each taking its line break: no overlap, no panic.
+    let adjacent = dir.path().join("adjacent.txt");
+    fs::write(&adjacent, "x\r\ny\nb\nb\n").unwrap();
+    text(&Read, &c, json!({"file_path": adjacent})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": adjacent, "old_string": "\nb", "new_string": "", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&adjacent).unwrap(), b"x\r\nyb\n");
 }

@@ -231,10 +231,16 @@ fn wrapper_moves_paths(words: &[Word], start: usize) -> WrappedPaths {
     };
     match name {
         "chroot" => WrappedPaths::OtherRoot,
-        "nsenter" if has(&['r'], &["--root"]) => WrappedPaths::OtherRoot,
-        "nsenter" if has(&['w'], &["--wd", "--wdns"]) => WrappedPaths::OtherDirectory,
+        "nsenter" | "unshare" if has(&['r', 'R'], &["--root"]) => WrappedPaths::OtherRoot,
+        "sudo" if has(&['R'], &["--chroot"]) => WrappedPaths::OtherRoot,
+        "nsenter" | "unshare" if has(&['w', 'W'], &["--wd", "--wdns"]) => {
+            WrappedPaths::OtherDirectory
+        }
         "env" if has(&['C'], &["--chdir"]) => WrappedPaths::OtherDirectory,
         "sudo" | "doas" if has(&['D', 'i'], &["--chdir", "--login"]) => {
+            WrappedPaths::OtherDirectory
+        }
+        "systemd-run" if has(&[], &["--working-directory", "--same-dir"]) => {
             WrappedPaths::OtherDirectory
         }
         _ => WrappedPaths::AsWritten,
@@ -398,8 +404,10 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 .count();
             let no_ignore = u >= 1 || has(&[], &["--no-ignore"]);
             let hidden = u >= 2 || has(&['.'], &["--hidden"]);
-            // A configuration file (RIPGREP_CONFIG_PATH) may turn the filters off.
-            let configured = std::env::var_os("RIPGREP_CONFIG_PATH").is_some_and(|v| !v.is_empty());
+            // A configuration file (RIPGREP_CONFIG_PATH) may turn the filters off, and a
+            // `-g` glob overrides them (`rg -g '*' x` searches hidden files).
+            let configured = std::env::var_os("RIPGREP_CONFIG_PATH").is_some_and(|v| !v.is_empty())
+                || has(&['g'], &["--glob", "--iglob"]);
             Some(TreeRead {
                 follow_links: has(&['L'], &["--follow"]),
                 rg_filters: (!configured).then_some((!hidden, !no_ignore)),
@@ -431,15 +439,22 @@ pub fn awk_may_use_other_files(words: &[Word]) -> bool {
                 .is_none_or(|a| a.is_none_or(program_may_use_files));
         }
         if let Some(opt) = arg.strip_prefix('-').filter(|o| !o.is_empty()) {
+            // A program from a file, or options of one awk or another that take one
+            // (mawk's `-W exec FILE`).
             if ["--file", "--include", "--exec", "--source"]
                 .iter()
                 .any(|l| names_long(arg, l))
-                || short_bundle_has(arg, &['f', 'E', 'i', 'e'])
+                || short_bundle_has(arg, &['f', 'E', 'i', 'e', 'W'])
             {
                 return true;
             }
-            // `-F SEP`, `-v VAR=VALUE`, `-l LIB`, `-W OPT`: the value is the next word.
-            if opt.len() == 1 && "FvlW".contains(opt) {
+            // `-F SEP`, `-v VAR=VALUE`, `-l LIB` and their long forms: the value is the
+            // next word (unless given with `=`).
+            let long_with_value = ["--assign", "--field-separator", "--load"]
+                .iter()
+                .any(|l| names_long(arg, l))
+                && !arg.contains('=');
+            if (opt.len() == 1 && "Fvl".contains(opt)) || long_with_value {
                 args.next();
             }
             continue;
@@ -450,8 +465,9 @@ pub fn awk_may_use_other_files(words: &[Word]) -> bool {
 }
 
 fn program_may_use_files(program: &str) -> bool {
+    // `ARGV` counts too: a program that sets `ARGV[1] = ".env"` reads that file.
     program.contains(['>', '|'])
-        || ["getline", "system", "close"]
+        || ["getline", "system", "close", "ARGV", "ARGC"]
             .iter()
             .any(|f| program.contains(f))
 }

@@ -167,6 +167,13 @@ pub struct Analysis {
     /// a directory found through it, so such a `cd` leads to an unknown directory. (The
     /// Bash tool clears `CDPATH` from the environment, so only the command can set it.)
     pub cdpath: bool,
+    /// The command may set a variable whose name is not written out (`export CD''PATH=x`,
+    /// `read`, `printf -v`, `mapfile`, `source`, `eval`): it is read again as if it
+    /// mentioned `CDPATH`.
+    pub hidden_assignment: bool,
+    /// The command mentions `RIPGREP_CONFIG_PATH`: ripgrep may read a configuration that
+    /// turns its filters off.
+    pub rg_config: bool,
 }
 
 impl Analysis {
@@ -212,36 +219,13 @@ pub fn analyze(command: &str) -> Analysis {
         return analysis;
     }
     analysis.cdpath = command.contains("CDPATH");
+    analysis.rg_config = command.contains("RIPGREP_CONFIG_PATH");
     analyze_source(command, 0, 0, false, &mut analysis);
-    // A builtin that sets a variable whose name may be spelled so that it does not read
-    // `CDPATH` (`export CD''PATH=~`, `read CD""PATH`, a sourced file): read again as if
-    // CDPATH were set.
-    if !analysis.cdpath
-        && (analysis
-            .complex
-            .iter()
-            .any(|why| why.ends_with(CHANGES_VARIABLES))
-            || analysis.commands.iter().any(|c| {
-                matches!(
-                    super::commands::effective_name(c),
-                    Some(
-                        "export"
-                            | "declare"
-                            | "typeset"
-                            | "readonly"
-                            | "local"
-                            | "read"
-                            | "printf"
-                            | "mapfile"
-                            | "readarray"
-                            | "source"
-                            | "."
-                    )
-                )
-            }))
-    {
+    // A variable set under a name not written out may be CDPATH: read again so.
+    if !analysis.cdpath && analysis.hidden_assignment {
         let mut again = Analysis {
             cdpath: true,
+            rg_config: analysis.rg_config,
             ..Analysis::default()
         };
         analyze_source(command, 0, 0, false, &mut again);
@@ -331,6 +315,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         bracket,
         shallow: 0,
         piped: false,
+        last_stage_stdin: false,
     };
     walker.walk(root);
     End {
@@ -360,6 +345,9 @@ struct Walker<'a> {
     bracket: bool,
     /// The commands walked now read the output of an earlier pipeline stage.
     piped: bool,
+    /// The pipeline walked next has its standard input redirected: tree-sitter reads
+    /// `a | b < f` as a redirection of the pipeline, bash gives it to its last stage.
+    last_stage_stdin: bool,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -552,8 +540,10 @@ impl Walker<'_> {
                 let mut cursor = node.walk();
                 let stages: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
                 let outer = self.piped;
+                let last_redirected = std::mem::take(&mut self.last_stage_stdin);
+                let last = stages.len().saturating_sub(1);
                 for (i, stage) in stages.into_iter().enumerate() {
-                    self.piped = outer || i > 0;
+                    self.piped = (outer || i > 0) && !(last_redirected && i == last);
                     self.in_subshell(|w| w.walk(stage));
                 }
                 self.piped = outer;
@@ -563,6 +553,12 @@ impl Walker<'_> {
             "redirected_statement" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                // A redirection of standard input replaces what a pipe would have given.
+                let outer_piped = self.piped;
+                if self.redirects_stdin(&children) {
+                    self.piped = false;
+                    self.last_stage_stdin = true;
+                }
                 // tree-sitter reads the words after a redirection's target as more targets
                 // (`cat 2>/dev/null .env`); bash passes them to the command.
                 let extra: Vec<Node<'_>> = children
@@ -586,6 +582,8 @@ impl Walker<'_> {
                         }
                     }
                 }
+                self.piped = outer_piped;
+                self.last_stage_stdin = false;
             }
             "command" => self.command(node, &[]),
             "test_command" => self.test_command(node),
@@ -594,10 +592,15 @@ impl Walker<'_> {
                 self.scan(node);
             }
             "declaration_command" | "unset_command" => {
-                self.complex(format!(
-                    "`{}` {CHANGES_VARIABLES}",
-                    first_word(&self.text(node))
-                ));
+                let text = self.text(node);
+                // A name with quotes, escapes or expansions in it may spell any variable.
+                if text.split_whitespace().skip(1).any(|w| {
+                    let name = w.split_once('=').map_or(w, |(n, _)| n);
+                    name.contains(['\'', '"', '\\', '$', '`'])
+                }) {
+                    self.out.hidden_assignment = true;
+                }
+                self.complex(format!("`{}` {CHANGES_VARIABLES}", first_word(&text)));
                 self.scan(node);
             }
             "function_definition" => {
@@ -1018,12 +1021,31 @@ impl Walker<'_> {
 
     /// A simple command; `extra` are words tree-sitter put after a redirection's target of
     /// the statement around it (they are arguments).
+    /// Whether one of `nodes` redirects standard input (`< f`, `0<&-`, a here-document).
+    fn redirects_stdin(&self, nodes: &[Node<'_>]) -> bool {
+        nodes.iter().any(|c| {
+            matches!(
+                c.kind(),
+                "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+            ) && {
+                let t = self.text(*c);
+                let t = t.trim_start();
+                t.starts_with('<') || t.starts_with("0<") || t.starts_with("0>")
+            }
+        })
+    }
+
     fn command(&mut self, node: Node<'_>, extra: &[Node<'_>]) {
         let mut assignments = Vec::new();
         let mut words = Vec::new();
         let mut cursor = node.walk();
         let mut children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         children.extend_from_slice(extra);
+        // Its own redirection of standard input replaces what a pipe would have given.
+        let outer_piped = self.piped;
+        if self.redirects_stdin(&children) {
+            self.piped = false;
+        }
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -1110,6 +1132,7 @@ impl Walker<'_> {
             words.remove(0);
         }
         if words.is_empty() {
+            self.piped = outer_piped;
             if !assignments.is_empty() {
                 self.complex("a variable assignment changes the shell for later commands");
             }
@@ -1124,6 +1147,7 @@ impl Walker<'_> {
             transparent: false,
             piped_input: self.piped,
         };
+        self.piped = outer_piped;
         self.expand(cmd);
     }
 
@@ -1205,7 +1229,7 @@ impl Walker<'_> {
         }
         let src = format!("_{}", text.get(1..).unwrap_or(""));
         let mut nested = Analysis {
-            cdpath: self.out.cdpath,
+            cdpath: self.out.cdpath || src.contains("CDPATH"),
             ..Analysis::default()
         };
         analyze_source(&src, self.depth + 1, self.nest, true, &mut nested);
@@ -1301,6 +1325,16 @@ impl Walker<'_> {
     /// `xargs`, `env -S`, wrappers of those).
     fn expand(&mut self, cmd: SimpleCommand) {
         self.track_directory(&cmd);
+        let sets_variables = match super::commands::effective_name(&cmd) {
+            Some("read" | "mapfile" | "readarray" | "source" | ".") => true,
+            Some("printf") => cmd
+                .words
+                .iter()
+                .filter_map(|w| w.value.as_deref())
+                .any(|v| super::options::short_bundle_has(v, &['v'])),
+            _ => false,
+        };
+        self.out.hidden_assignment |= sets_variables;
         let found = Payloads::of(&cmd.words);
         // An `eval` behind nothing but wrappers that run in the shell runs in the shell.
         let in_shell = shell_command_start(&cmd.words) == found.start;
@@ -1340,7 +1374,11 @@ impl Walker<'_> {
                 self.complex("`env -S` splits a string into a command");
                 self.nested_script(&script, false);
             }
-            Inner::Dynamic(why) => self.complex(why),
+            Inner::Dynamic(why) => {
+                // A computed payload (`eval "$x"`) may set any variable.
+                self.out.hidden_assignment = true;
+                self.complex(why);
+            }
             Inner::Command(words) => {
                 let c = SimpleCommand {
                     assignments: Vec::new(),
@@ -1390,7 +1428,7 @@ impl Walker<'_> {
             return;
         }
         let mut nested = Analysis {
-            cdpath: self.out.cdpath,
+            cdpath: self.out.cdpath || script.contains("CDPATH"),
             ..Analysis::default()
         };
         let end = analyze_source(script, self.depth + 1, self.nest, false, &mut nested);
@@ -1425,6 +1463,8 @@ impl Walker<'_> {
             *cwd = all.next().flatten();
             *others = all.collect();
         };
+        // A payload that names CDPATH (`eval "CD""PATH=x"` reads `CDPATH=x`) may set it.
+        self.out.hidden_assignment |= nested.hidden_assignment || nested.cdpath;
         for mut c in nested.commands {
             rebase(&mut c.cwd, &mut c.other_cwds);
             self.out.commands.push(c);

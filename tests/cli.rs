@@ -8,6 +8,16 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
+    toolwright_with_env(args, cwd, stdin, &[])
+}
+
+/// [`toolwright`] with more environment variables.
+fn toolwright_with_env(
+    args: &[&str],
+    cwd: &Path,
+    stdin: Option<&str>,
+    env: &[(&str, &Path)],
+) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
     cmd.args(args).current_dir(cwd).stdin(if stdin.is_some() {
         Stdio::piped()
@@ -17,6 +27,7 @@ fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     // Keep the user's own Claude Code settings out of the tests.
     cmd.env("CLAUDE_CONFIG_DIR", cwd.join(".no-user-config"));
+    cmd.envs(env.iter().copied());
     let mut child = cmd.spawn().unwrap();
     if let Some(input) = stdin {
         use std::io::Write;
@@ -661,26 +672,12 @@ fn hooks_see_the_absolute_path_a_file_tool_uses() {
         write("toolu_1", "~/.ssh/authorized_keys"),
         write("toolu_2", &dotted),
     ]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["run", "--json", "--mode", "bypassPermissions", "-"])
-        .current_dir(&root)
-        .env("CLAUDE_CONFIG_DIR", &config)
-        .env("HOME", &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(turn.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = toolwright_with_env(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+        &[("HOME", &home)],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let message: Value = serde_json::from_slice(&out.stdout).unwrap();
     let blocked = message["content"][0]["content"].to_string();

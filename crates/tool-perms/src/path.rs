@@ -208,6 +208,25 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
     if let Ok(p) = std::fs::canonicalize(path) {
         return p;
     }
+    match walk_links(path, |_, _| false) {
+        Walk::Resolved(p) | Walk::Stopped(p) => p,
+    }
+}
+
+/// How [`walk_links`] ended.
+enum Walk {
+    /// Every component was looked up: the resolved path.
+    Resolved(PathBuf),
+    /// The visitor stopped the walk before the next component (in this directory).
+    Stopped(PathBuf),
+}
+
+/// Walks `path` component by component as the kernel resolves it: `..` goes up from where
+/// the walk is (after the links before it), a symlink is replaced by its target, a
+/// component that does not exist is kept as it is, and at most 40 links are followed (the
+/// rest is kept as it is). Before each component `stop` is asked, with the directory
+/// reached and the name about to be looked up.
+fn walk_links(path: &Path, mut stop: impl FnMut(&Path, &std::ffi::OsStr) -> bool) -> Walk {
     let mut resolved = PathBuf::new();
     let mut pending: std::collections::VecDeque<std::ffi::OsString> = Default::default();
     for c in path.components() {
@@ -224,6 +243,9 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
         }
         if name == "." {
             continue;
+        }
+        if stop(&resolved, &name) {
+            return Walk::Stopped(resolved);
         }
         let next = resolved.join(&name);
         let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
@@ -246,7 +268,7 @@ pub fn resolve_symlinks(path: &Path) -> PathBuf {
             None => resolved = next,
         }
     }
-    resolved
+    Walk::Resolved(resolved)
 }
 
 /// Whether `path` (as written) goes through a process's view of the file system
@@ -289,59 +311,24 @@ pub fn through_proc(path: &str) -> bool {
 /// a link to `/proc/self/cwd`. Each component is looked up as the kernel would, without
 /// following the magic links themselves (at most 40 links).
 pub fn walks_through_proc(path: &Path) -> bool {
-    let mut resolved = PathBuf::from("/");
-    let mut pending: std::collections::VecDeque<std::ffi::OsString> = path
-        .components()
-        .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
-        .map(|c| c.as_os_str().to_owned())
-        .collect();
-    let mut links = 0;
-    while let Some(name) = pending.pop_front() {
-        if name == ".." {
-            resolved.pop();
-            continue;
-        }
-        if name == "." {
-            continue;
-        }
-        // `/proc/<pid>/` or `/proc/<pid>/task/<tid>/`, then a magic link.
-        let digits = |c: Option<Component<'_>>| {
-            c.and_then(|c| c.as_os_str().to_str())
-                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        };
-        let parts: Vec<Component<'_>> = resolved.components().skip(1).collect();
+    // `/proc/<pid>/` or `/proc/<pid>/task/<tid>/`, then a magic link.
+    let digits = |c: Option<&Component<'_>>| {
+        c.and_then(|c| c.as_os_str().to_str())
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let magic = |dir: &Path, name: &std::ffi::OsStr| {
+        let parts: Vec<Component<'_>> = dir.components().skip(1).collect();
         let in_process = parts.first().is_some_and(|c| c.as_os_str() == "proc")
-            && digits(parts.get(1).copied())
+            && digits(parts.get(1))
             && (parts.len() == 2
-                || (parts.len() == 4
-                    && parts[2].as_os_str() == "task"
-                    && digits(parts.get(3).copied())));
-        if in_process
+                || (parts.len() == 4 && parts[2].as_os_str() == "task" && digits(parts.get(3))));
+        in_process
             && matches!(
                 name.to_str(),
                 Some("cwd" | "root" | "fd" | "map_files" | "exe")
             )
-        {
-            return true;
-        }
-        let next = resolved.join(&name);
-        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
-        match is_link.then(|| std::fs::read_link(&next).ok()).flatten() {
-            Some(target) if links < 40 => {
-                links += 1;
-                if target.is_absolute() {
-                    resolved = PathBuf::from("/");
-                }
-                for c in target.components().rev() {
-                    if !matches!(c, Component::RootDir | Component::Prefix(_)) {
-                        pending.push_front(c.as_os_str().to_owned());
-                    }
-                }
-            }
-            _ => resolved = next,
-        }
-    }
-    false
+    };
+    matches!(walk_links(path, magic), Walk::Stopped(_))
 }
 
 /// Whether `path` is `dir` or below it (lexically).

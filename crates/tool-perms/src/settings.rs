@@ -534,9 +534,22 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                     ));
                     continue;
                 }
+                // `/x` in a `--settings` file is relative to that file's own directory; the
+                // engine anchors flag rules at the first file's, so a later file's are
+                // made absolute here.
+                let own_dir = f.path.as_deref().and_then(Path::parent);
+                let rule = match own_dir {
+                    Some(dir)
+                        if f.source == RuleSource::FlagSettings
+                            && roots.flag_settings_dir.as_deref() != Some(dir) =>
+                    {
+                        anchored_in(rule, &roots.cwd.join(dir))
+                    }
+                    _ => rule.to_owned(),
+                };
                 let sr = SourcedRule {
                     source: f.source,
-                    rule: rule.to_owned(),
+                    rule,
                 };
                 match behavior {
                     RuleBehavior::Allow => file_ctx.allow.push(sr),
@@ -670,4 +683,24 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
             ));
         }
     })
+}
+
+/// A path rule whose pattern is relative to its settings file (`Read(/secret.txt)`) made
+/// absolute against `dir` (`Read(//dir/secret.txt)`); other rules unchanged.
+fn anchored_in(rule: &str, dir: &Path) -> String {
+    let parsed = crate::rule::parse_rule_lenient(rule);
+    match parsed.content.as_deref() {
+        Some(pattern)
+            if pattern.starts_with('/')
+                && !pattern.starts_with("//")
+                && matches!(
+                    parsed.tool_name.as_str(),
+                    "Read" | "Edit" | "Write" | "NotebookEdit" | "Glob" | "Grep"
+                ) =>
+        {
+            let absolute = format!("/{}{pattern}", dir.display());
+            crate::rule::format_rule(&parsed.tool_name, Some(&absolute))
+        }
+        _ => rule.to_owned(),
+    }
 }

@@ -874,3 +874,53 @@ fn read_only_command_flag() {
     assert!(is_read_only_command("[[ $# -eq 0 ]] && echo none"));
     assert!(!is_read_only_command("ls | xargs sort"));
 }
+
+/// `/x` in each `--settings` file is relative to that file's directory: a second file's
+/// rule no longer lands in the first file's directory.
+#[tokio::test]
+async fn each_flag_settings_file_anchors_its_own_rules() {
+    let fx = Fixture::new();
+    let first = fx.home.join("s1/a.json");
+    let second = fx.home.join("s2/b.json");
+    write(&first, json!({"permissions": {"deny": ["Read(/one.txt)"]}}));
+    write(
+        &second,
+        json!({"permissions": {"deny": ["Read(/secret.txt)", "Bash(rm:*)"]}}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("nothing-here")),
+        managed_dir: None,
+        flag_settings: vec![first.display().to_string(), second.display().to_string()],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let loaded = load_permissions(&sources);
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let rules: Vec<&str> = loaded
+        .context
+        .deny
+        .iter()
+        .map(|r| r.rule.as_str())
+        .collect();
+    let absolute = format!("Read(/{}/secret.txt)", fx.home.join("s2").display());
+    assert_eq!(rules, ["Read(/one.txt)", absolute.as_str(), "Bash(rm:*)"]);
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(loaded.context.clone());
+    let read = common::probe(&fx, "Read");
+    for (path, expected) in [
+        (fx.home.join("s2/secret.txt"), "deny"),
+        (fx.home.join("s1/one.txt"), "deny"),
+        (fx.home.join("s1/secret.txt"), "ask"),
+    ] {
+        let got = behavior(
+            &engine
+                .decide(&read, &json!({"file_path": path}), &tctx)
+                .await,
+        );
+        assert_eq!(got, expected, "{}", path.display());
+    }
+}

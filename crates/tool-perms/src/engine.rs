@@ -1601,10 +1601,11 @@ impl PermissionEngine {
                 // still match a rule (checked below too).
                 // Also as written, before `..` is folded away: `/dev/fd/../cwd`,
                 // `link/../cwd` with `link` -> `/proc/self/fd`.
-                let as_written = self.unfolded(value, sub.cwd.as_deref(), ctx);
-                if through_proc(value)
-                    || sub.cwd.as_deref().is_some_and(through_proc)
-                    || as_written.as_deref().is_some_and(walks_through_proc)
+                let as_written = std::iter::once(&sub.cwd)
+                    .chain(&sub.other_cwds)
+                    .filter_map(|dir| self.unfolded(value, dir.as_deref(), ctx))
+                    .any(|p| walks_through_proc(&p));
+                if through_proc(value) || sub.cwd.as_deref().is_some_and(through_proc) || as_written
                 {
                     let f = self.unchecked_path(
                         set,
@@ -2081,10 +2082,10 @@ impl PermissionEngine {
                         if through_proc(v)
                             || r.cwd.as_deref().is_some_and(through_proc)
                             || paths.iter().any(|p| walks_through_proc(p))
-                            || self
-                                .unfolded(v, r.cwd.as_deref(), ctx)
-                                .as_deref()
-                                .is_some_and(walks_through_proc)
+                            || std::iter::once(&r.cwd)
+                                .chain(&r.other_cwds)
+                                .filter_map(|dir| self.unfolded(v, dir.as_deref(), ctx))
+                                .any(|p| walks_through_proc(&p))
                         {
                             let unchecked = self.unchecked_path(
                                 set,

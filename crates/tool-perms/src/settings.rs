@@ -689,7 +689,7 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
 /// absolute against `dir` (`Read(//dir/secret.txt)`); other rules unchanged.
 fn anchored_in(rule: &str, dir: &Path) -> String {
     let parsed = crate::rule::parse_rule_lenient(rule);
-    match parsed.content.as_deref() {
+    match parsed.content.as_deref().map(str::trim) {
         Some(pattern)
             if pattern.starts_with('/')
                 && !pattern.starts_with("//")
@@ -698,7 +698,17 @@ fn anchored_in(rule: &str, dir: &Path) -> String {
                     "Read" | "Edit" | "Write" | "NotebookEdit" | "Glob" | "Grep"
                 ) =>
         {
-            let absolute = format!("/{}{pattern}", dir.display());
+            // The directory is a literal: its glob characters are escaped.
+            let literal: String = dir
+                .display()
+                .to_string()
+                .chars()
+                .flat_map(|c| {
+                    let escape = "[]*?\\!".contains(c).then_some('\\');
+                    escape.into_iter().chain(std::iter::once(c))
+                })
+                .collect();
+            let absolute = format!("/{literal}{pattern}");
             crate::rule::format_rule(&parsed.tool_name, Some(&absolute))
         }
         _ => rule.to_owned(),

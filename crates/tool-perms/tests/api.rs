@@ -882,6 +882,12 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
     let fx = Fixture::new();
     let first = fx.home.join("s1/a.json");
     let second = fx.home.join("s2/b.json");
+    // A directory whose name holds glob characters is taken literally.
+    let third = fx.home.join("s[3]/c.json");
+    write(
+        &third,
+        json!({"permissions": {"deny": ["Read( /three.txt)"]}}),
+    );
     write(&first, json!({"permissions": {"deny": ["Read(/one.txt)"]}}));
     write(
         &second,
@@ -892,7 +898,11 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
         home: Some(fx.home.clone()),
         user_config_dir: Some(fx.home.join("nothing-here")),
         managed_dir: None,
-        flag_settings: vec![first.display().to_string(), second.display().to_string()],
+        flag_settings: vec![
+            first.display().to_string(),
+            second.display().to_string(),
+            third.display().to_string(),
+        ],
         inline: vec![],
         project_trusted: true,
     };
@@ -905,7 +915,10 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
         .map(|r| r.rule.as_str())
         .collect();
     let absolute = format!("Read(/{}/secret.txt)", fx.home.join("s2").display());
-    assert_eq!(rules, ["Read(/one.txt)", absolute.as_str(), "Bash(rm:*)"]);
+    assert_eq!(
+        rules[..3],
+        ["Read(/one.txt)", absolute.as_str(), "Bash(rm:*)"]
+    );
     let engine = loaded.engine();
     let tctx = ToolUseContext::new(&fx.proj)
         .with_home(Some(fx.home.clone()))
@@ -915,6 +928,8 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
         (fx.home.join("s2/secret.txt"), "deny"),
         (fx.home.join("s1/one.txt"), "deny"),
         (fx.home.join("s1/secret.txt"), "ask"),
+        (fx.home.join("s[3]/three.txt"), "deny"),
+        (fx.home.join("s3/three.txt"), "ask"),
     ] {
         let got = behavior(
             &engine

@@ -2214,6 +2214,28 @@ async fn more_ways_around_the_path_checks() {
         ),
         // rsync's -t is --times: the destination is still not read.
         bypass("allow", "rsync -rt docs src", "Read(.env)"),
+        bypass(
+            "ask",
+            "builtin export CD''PATH=$H; cd .ssh && cat id_rsa",
+            "Read(~/.ssh/**)",
+        ),
+        bypass(
+            "ask",
+            "export CD{PATH,}=$H; cd .ssh && cat id_rsa",
+            "Read(~/.ssh/**)",
+        ),
+        // A list's input redirection belongs to its last command.
+        bypass(
+            "deny",
+            "echo | cat && echo | rg -uu SECRET < /dev/null",
+            "Read(.env)",
+        ),
+        // A systemd-run service runs in `/` unless told to stay.
+        bypass(
+            "ask",
+            "systemd-run --user -P cat .ssh/id_rsa",
+            "Read(~/.ssh/**)",
+        ),
     ];
     run_table(cases).await;
 }

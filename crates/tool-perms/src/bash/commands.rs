@@ -240,9 +240,8 @@ fn wrapper_moves_paths(words: &[Word], start: usize) -> WrappedPaths {
         "sudo" | "doas" if has(&['D', 'i'], &["--chdir", "--login"]) => {
             WrappedPaths::OtherDirectory
         }
-        "systemd-run" if has(&[], &["--working-directory", "--same-dir"]) => {
-            WrappedPaths::OtherDirectory
-        }
+        // A service runs in `/` (or the home directory) unless told to stay.
+        "systemd-run" if !has(&['d'], &["--same-dir", "--scope"]) => WrappedPaths::OtherDirectory,
         _ => WrappedPaths::AsWritten,
     }
 }

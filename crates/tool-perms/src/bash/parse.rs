@@ -146,6 +146,14 @@ fn join<'a>(parts: impl Iterator<Item = &'a str>) -> String {
     out
 }
 
+/// Whether an argument of `export`/`declare`/... may spell a variable name that is not
+/// written out: quotes, escapes, expansions, braces or glob characters before its `=`
+/// (`CD''PATH=x`, `CD{PATH,}=x`).
+fn hides_a_name(word: &str) -> bool {
+    let name = word.split_once('=').map_or(word, |(n, _)| n);
+    name.contains(['\'', '"', '\\', '$', '`', '{', '[', '*', '?'])
+}
+
 /// The end of the reason a declaration (`export`, `declare`, `local`, ...) gives.
 const CHANGES_VARIABLES: &str = "changes the shell's variables";
 
@@ -594,10 +602,7 @@ impl Walker<'_> {
             "declaration_command" | "unset_command" => {
                 let text = self.text(node);
                 // A name with quotes, escapes or expansions in it may spell any variable.
-                if text.split_whitespace().skip(1).any(|w| {
-                    let name = w.split_once('=').map_or(w, |(n, _)| n);
-                    name.contains(['\'', '"', '\\', '$', '`'])
-                }) {
+                if text.split_whitespace().skip(1).any(hides_a_name) {
                     self.out.hidden_assignment = true;
                 }
                 self.complex(format!("`{}` {CHANGES_VARIABLES}", first_word(&text)));
@@ -684,10 +689,14 @@ impl Walker<'_> {
                 }
             }
         }
+        // A redirection of the whole list's input is the last item's (`a | b && c | d < f`).
+        let last_redirected = std::mem::take(&mut self.last_stage_stdin);
+        let last = pending.len().saturating_sub(1);
         // The directories if the part so far succeeded and if it failed.
         let mut succeeded = self.dirs.clone();
         let mut failed = self.dirs.clone();
         for (i, (op, item)) in pending.into_iter().rev().enumerate() {
+            self.last_stage_stdin = last_redirected && i == last;
             self.dirs = match op {
                 Some(false) => failed.clone(),
                 _ => succeeded.clone(),
@@ -1327,6 +1336,10 @@ impl Walker<'_> {
         self.track_directory(&cmd);
         let sets_variables = match super::commands::effective_name(&cmd) {
             Some("read" | "mapfile" | "readarray" | "source" | ".") => true,
+            // `builtin export …` and `command export …` are plain commands to tree-sitter.
+            Some("export" | "declare" | "typeset" | "local" | "readonly") => {
+                cmd.words.iter().skip(1).any(|w| hides_a_name(&w.raw))
+            }
             Some("printf") => cmd
                 .words
                 .iter()

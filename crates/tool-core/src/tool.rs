@@ -332,24 +332,30 @@ pub fn find_tool<'a>(tools: &'a [Arc<dyn Tool>], name: &str) -> Option<&'a Arc<d
         .or_else(|| tools.iter().find(|t| t.aliases().contains(&name)))
 }
 
+/// Legacy tool names and the current names they stand for, as Claude Code normalises them
+/// for permission rules and hook matchers.
+const LEGACY_TOOL_NAMES: &[(&str, &str)] = &[
+    ("Task", "Agent"),
+    ("KillShell", "TaskStop"),
+    ("AgentOutputTool", "TaskOutput"),
+    ("BashOutputTool", "TaskOutput"),
+    ("BashOutput", "TaskOutput"),
+];
+
 /// Maps a legacy tool name to its current name (`Task` -> `Agent`, `KillShell` -> `TaskStop`,
-/// `AgentOutputTool`/`BashOutputTool`/`BashOutput` -> `TaskOutput`), as Claude Code does for
-/// permission rules and hook matchers; other names are returned unchanged.
+/// `AgentOutputTool`/`BashOutputTool`/`BashOutput` -> `TaskOutput`); other names are
+/// returned unchanged.
 pub fn normalize_tool_name(name: &str) -> &str {
-    match name {
-        "Task" => "Agent",
-        "KillShell" => "TaskStop",
-        "AgentOutputTool" | "BashOutputTool" | "BashOutput" => "TaskOutput",
-        other => other,
-    }
+    LEGACY_TOOL_NAMES
+        .iter()
+        .find(|(legacy, _)| *legacy == name)
+        .map_or(name, |(_, current)| current)
 }
 
 /// The legacy names of the tool now called `name` (the inverse of [`normalize_tool_name`]).
-pub fn legacy_tool_names(name: &str) -> &'static [&'static str] {
-    match name {
-        "Agent" => &["Task"],
-        "TaskStop" => &["KillShell"],
-        "TaskOutput" => &["AgentOutputTool", "BashOutputTool", "BashOutput"],
-        _ => &[],
-    }
+pub fn legacy_tool_names(name: &str) -> impl Iterator<Item = &'static str> + '_ {
+    LEGACY_TOOL_NAMES
+        .iter()
+        .filter(move |(_, current)| *current == name)
+        .map(|(legacy, _)| *legacy)
 }

@@ -122,18 +122,19 @@ impl Matcher {
     /// matches TaskOutput ([`tool_core::normalize_tool_name`]).
     pub fn is_match(&self, value: &str) -> bool {
         let current = tool_core::normalize_tool_name(value);
-        let names = || {
-            std::iter::once(value)
-                .chain((current != value).then_some(current))
-                .chain(tool_core::legacy_tool_names(current).iter().copied())
+        // The value, its current name and the current name's legacy names.
+        let any_name = |is: &dyn Fn(&str) -> bool| {
+            is(value)
+                || (current != value && is(current))
+                || tool_core::legacy_tool_names(current).any(is)
         };
         match self {
             Self::All => true,
             Self::Exact(patterns) => patterns
                 .iter()
                 .any(|p| tool_core::normalize_tool_name(p) == current),
-            Self::Regex(re) => names().any(|n| re.is_match(n)),
-            Self::Backtracking(re) => names().any(|n| re.is_match(n).unwrap_or(true)),
+            Self::Regex(re) => any_name(&|n| re.is_match(n)),
+            Self::Backtracking(re) => any_name(&|n| re.is_match(n).unwrap_or(true)),
         }
     }
 }

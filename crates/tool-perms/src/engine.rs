@@ -25,7 +25,6 @@ use crate::bash::pattern::{ShellPattern, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks, through_proc,
-    walks_through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -1599,14 +1598,7 @@ impl PermissionEngine {
             for (value, glob) in &values {
                 // What it names depends on the shell: not checkable, though its text may
                 // still match a rule (checked below too).
-                // Also as written, before `..` is folded away: `/dev/fd/../cwd`,
-                // `link/../cwd` with `link` -> `/proc/self/fd`.
-                let as_written = std::iter::once(&sub.cwd)
-                    .chain(&sub.other_cwds)
-                    .filter_map(|dir| self.unfolded(value, dir.as_deref(), ctx))
-                    .any(|p| walks_through_proc(&p));
-                if through_proc(value) || sub.cwd.as_deref().is_some_and(through_proc) || as_written
-                {
+                if self.through_proc(value, &sub.cwd, &sub.other_cwds, ctx) {
                     let f = self.unchecked_path(
                         set,
                         use_,
@@ -1683,17 +1675,6 @@ impl PermissionEngine {
                     if !checked.insert(p.clone()) {
                         continue;
                     }
-                    if walks_through_proc(&p) {
-                        let f = self.unchecked_path(
-                            set,
-                            use_,
-                            format!(
-                                "`{text}` uses a path through /proc ({}), which names what the shell sees and cannot be checked.",
-                                p.display()
-                            ),
-                        );
-                        worst = Some(pick(worst, f.sub(text.clone())));
-                    }
                     if checked.len() > MAX_CHECKED_PATHS {
                         let f = self.unchecked_path(
                             set,
@@ -1729,8 +1710,23 @@ impl PermissionEngine {
         worst
     }
 
+    /// Whether `value`, in any of the directories a command may run in (`cwd`, `others`,
+    /// as written), goes through a process's view of the file system ([`through_proc`]).
+    fn through_proc(
+        &self,
+        value: &str,
+        cwd: &Option<String>,
+        others: &[Option<String>],
+        ctx: &ToolUseContext,
+    ) -> bool {
+        std::iter::once(cwd)
+            .chain(others)
+            .filter_map(|dir| self.unfolded(value, dir.as_deref(), ctx))
+            .any(|p| through_proc(&p))
+    }
+
     /// `value` made absolute against the directory `cwd` (as written, `None`: the session's)
-    /// without folding `..` or resolving links, for [`walks_through_proc`]. `None` when the
+    /// without folding `..` or resolving links, for [`through_proc`]. `None` when the
     /// directory is not known.
     fn unfolded(&self, value: &str, cwd: Option<&str>, ctx: &ToolUseContext) -> Option<PathBuf> {
         let home = ctx.home().or(self.roots.home.as_deref());
@@ -2069,8 +2065,8 @@ impl PermissionEngine {
                             redirect_findings.push(f.sub(format!("redirect to {}", r.target.raw)));
                             continue;
                         };
-                        for p in &paths {
-                            let f = self.check_path(set, p, access, ctx);
+                        for p in paths {
+                            let f = self.check_path(set, &p, access, ctx);
                             worst = Some(match worst {
                                 None => f,
                                 Some(w) if w.kind == Kind::Allow => f,
@@ -2079,14 +2075,7 @@ impl PermissionEngine {
                             });
                         }
                         let f = worst.unwrap_or_else(|| Finding::new(Kind::Ask, ""));
-                        if through_proc(v)
-                            || r.cwd.as_deref().is_some_and(through_proc)
-                            || paths.iter().any(|p| walks_through_proc(p))
-                            || std::iter::once(&r.cwd)
-                                .chain(&r.other_cwds)
-                                .filter_map(|dir| self.unfolded(v, dir.as_deref(), ctx))
-                                .any(|p| walks_through_proc(&p))
-                        {
+                        if self.through_proc(v, &r.cwd, &r.other_cwds, ctx) {
                             let unchecked = self.unchecked_path(
                                 set,
                                 use_,

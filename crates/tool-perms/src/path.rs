@@ -271,46 +271,14 @@ fn walk_links(path: &Path, mut stop: impl FnMut(&Path, &std::ffi::OsStr) -> bool
     Walk::Resolved(resolved)
 }
 
-/// Whether `path` (as written) goes through a process's view of the file system
-/// (`/proc/self/cwd/…`, `/proc/123/root/…`, `/proc/thread-self/fd/3`,
-/// `/proc/self/task/1/cwd`, `/proc/self/../self/cwd`, `/dev/fd/../cwd`): what it names
-/// depends on the process that opens it (for a command: the shell, not us), so it cannot be
-/// checked here. See also [`walks_through_proc`] for symlinks that lead there.
-pub fn through_proc(path: &str) -> bool {
-    // `//` and `/./` spell the same path.
-    let mut path = path.to_owned();
-    while path.contains("//") || path.contains("/./") {
-        path = path.replace("//", "/").replace("/./", "/");
-    }
-    if path.starts_with("/dev/fd/") {
-        return true;
-    }
-    let Some(rest) = path.strip_prefix("/proc/") else {
-        return false;
-    };
-    let is_pid = |p: &str| {
-        matches!(p, "self" | "thread-self")
-            || (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
-    if parts.contains(&"..") {
-        return true;
-    }
-    let magic = |p: Option<&&str>| {
-        p.is_some_and(|p| matches!(*p, "cwd" | "root" | "fd" | "map_files" | "exe"))
-    };
-    parts.first().is_some_and(|p| is_pid(p))
-        && (magic(parts.get(1))
-            || (parts.get(1) == Some(&"task")
-                && parts.get(2).is_some_and(|p| is_pid(p))
-                && magic(parts.get(3))))
-}
-
-/// Whether `path` (absolute) reaches a process's view of the file system
-/// (`/proc/<pid>/{cwd,root,fd,map_files,exe}`) through its symlinks: `x/.env` where `x` is
-/// a link to `/proc/self/cwd`. Each component is looked up as the kernel would, without
-/// following the magic links themselves (at most 40 links).
-pub fn walks_through_proc(path: &Path) -> bool {
+/// Whether `path` (absolute, as written: `..` not folded) reaches a process's view of the
+/// file system, `/proc/<pid>/{cwd,root,fd,map_files,exe}` (also under `task/<tid>`): what
+/// it names depends on the process that opens it (for a command: the shell, not us), so it
+/// cannot be checked here. Each component is looked up as the kernel would, so every
+/// spelling counts: `/proc/self/cwd`, `/proc/self/../self/cwd`, `/dev//fd/../cwd` (`/dev/fd`
+/// is a link to `/proc/self/fd`), `x/.env` with `x` a link to `/proc/thread-self/cwd`. The
+/// magic links themselves are not followed (at most 40 links in all).
+pub fn through_proc(path: &Path) -> bool {
     // `/proc/<pid>/` or `/proc/<pid>/task/<tid>/`, then a magic link.
     let digits = |c: Option<&Component<'_>>| {
         c.and_then(|c| c.as_os_str().to_str())

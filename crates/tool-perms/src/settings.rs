@@ -693,10 +693,8 @@ fn anchored_in(rule: &str, dir: &Path) -> String {
         Some(pattern)
             if pattern.starts_with('/')
                 && !pattern.starts_with("//")
-                && matches!(
-                    parsed.tool_name.as_str(),
-                    "Read" | "Edit" | "Write" | "NotebookEdit" | "Glob" | "Grep"
-                ) =>
+                // Only Read and Edit rules are path patterns (the engine's anchoring).
+                && matches!(parsed.tool_name.as_str(), "Read" | "Edit") =>
         {
             // The directory is a literal: its glob characters are escaped.
             let literal: String = dir

@@ -69,7 +69,8 @@ pub struct LoopConfig {
     /// before the run ends anyway, with a notice.
     pub stop_hook_block_cap: usize,
     /// Where the main conversation is written as it goes (the `transcript_path` hooks are
-    /// given; see [`transcript`]); `None`: nowhere. Sub-agents do not write to it.
+    /// given; see [`transcript`]); `None`: nowhere. A sub-agent writes its own next to it
+    /// ([`tool_hooks::agent_transcript_path`]).
     pub transcript: Option<std::path::PathBuf>,
 }
 
@@ -436,13 +437,22 @@ impl AgentLoop {
     ) -> AgentOutcome {
         let hooks = Arc::clone(self.pipeline.hooks());
         let subagent = ctx.agent().is_some();
+        // A sub-agent's conversation goes to its own file, where SubagentStop hooks are told
+        // it is (`agent_transcript_path`).
         let mut transcript = self
             .config
             .transcript
             .as_ref()
-            .filter(|_| !subagent)
-            .map(|path| transcript::Transcript::new(path, ctx.session_id(), ctx.cwd()));
-        let mut settle = |messages: &[Value]| {
+            .map(|path| match ctx.agent() {
+                Some(agent) => transcript::Transcript::new(
+                    tool_hooks::agent_transcript_path(path, &agent.id),
+                    ctx.session_id(),
+                    ctx.cwd(),
+                )
+                .sidechain(&agent.id),
+                None => transcript::Transcript::new(path, ctx.session_id(), ctx.cwd()),
+            });
+        let settle = |transcript: &mut Option<transcript::Transcript>, messages: &[Value]| {
             if let Some(t) = transcript.as_mut() {
                 t.sync(messages);
             }
@@ -525,7 +535,7 @@ impl AgentLoop {
                     push_user_text(&mut outcome.messages, text);
                 }
             }
-            settle(&outcome.messages);
+            settle(&mut transcript, &outcome.messages);
             let plan = tool_search::tools_for_request(
                 self.config.tool_search,
                 &self.config.model,
@@ -555,7 +565,9 @@ impl AgentLoop {
                 Ok(s) => s,
                 Err(e) => break Stop::Failed(e),
             };
-            let turn = self.turn(&ctx, stream, interrupt, on_event).await;
+            let turn = self
+                .turn(&ctx, stream, interrupt, transcript.as_mut(), on_event)
+                .await;
             if let Some(next) = turn.context {
                 ctx = next;
             }
@@ -639,7 +651,7 @@ impl AgentLoop {
                         last_assistant_message,
                     }
                 };
-                settle(&outcome.messages);
+                settle(&mut transcript, &outcome.messages);
                 let verdict = hooks.loop_event(event, &ctx).await;
                 if hard.is_cancelled() {
                     break Stop::Cancelled;
@@ -679,7 +691,7 @@ impl AgentLoop {
                 }
             }
         };
-        settle(&outcome.messages);
+        settle(&mut transcript, &outcome.messages);
         outcome
     }
 
@@ -689,6 +701,7 @@ impl AgentLoop {
         ctx: &ToolUseContext,
         mut stream: EventStream,
         interrupt: &CancellationToken,
+        mut transcript: Option<&mut transcript::Transcript>,
         on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> TurnOutput {
         let mut out = TurnOutput::default();
@@ -763,13 +776,18 @@ impl AgentLoop {
                     }
                     Some(Ok(StreamEvent::ToolUse(tool_use))) => {
                         let closed = Instant::now();
-                        executor.add_tool(tool_use.clone());
+                        let written = out.assistant.len();
                         if !text.is_empty() {
                             out.assistant.push(json!({"type": "text", "text": std::mem::take(&mut text)}));
                         }
                         out.assistant.push(json!({
                             "type": "tool_use", "id": tool_use.id, "name": tool_use.name, "input": tool_use.input,
                         }));
+                        // In the transcript before the call's hooks run.
+                        if let Some(t) = transcript.as_deref_mut() {
+                            t.blocks(&out.assistant[written..]);
+                        }
+                        executor.add_tool(tool_use.clone());
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }

@@ -41,7 +41,7 @@ impl Project {
             std::fs::write(
                 &script,
                 format!(
-                    "#!/bin/sh\nn=$(ls '{d}' | grep -c '^{event}-')\nIN='{d}/{event}-'\"$n\"'.json'\ncat > \"$IN\"\n{body}\n",
+                    "#!/bin/sh\nn=$(ls '{d}' | grep -c '^{event}-[0-9]*\\.json$')\nIN='{d}/{event}-'\"$n\"'.json'\ncat > \"$IN\"\n{body}\n",
                     d = inputs.display()
                 ),
             )
@@ -445,8 +445,8 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
             "SubagentStart",
             r#"echo '{"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "sub note: stay read-only"}}'"#,
         ),
-        ("SubagentStop", "true"),
-        ("Stop", "true"),
+        ("SubagentStop", COPY_AGENT_TRANSCRIPT),
+        ("Stop", COPY_TRANSCRIPT),
         ("UserPromptSubmit", "true"),
     ]);
     let parent = turn(
@@ -495,6 +495,57 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
     assert_eq!(main_stop[0]["last_assistant_message"], "All quiet.");
     assert!(main_stop[0].get("agent_id").is_none());
     assert_eq!(project.inputs("UserPromptSubmit").len(), 1);
+
+    // The sub-agent's conversation is in its own transcript, next to the main one, which
+    // does not hold it.
+    let main_path = Path::new(main_stop[0]["transcript_path"].as_str().unwrap());
+    let sub_path = stop[0]["agent_transcript_path"].as_str().unwrap();
+    assert_eq!(
+        Path::new(sub_path),
+        main_path
+            .parent()
+            .unwrap()
+            .join(format!("subagents/agent-{agent_id}.jsonl"))
+    );
+    let sub = transcript_copy(&project, "SubagentStop-0");
+    assert_eq!(sub.len(), 2, "{sub:?}");
+    assert_eq!(sub[0]["message"]["content"][0]["text"], "look around");
+    assert_eq!(
+        sub[1]["message"]["content"][0]["text"],
+        "sub report: all quiet"
+    );
+    for line in &sub {
+        assert_eq!(line["isSidechain"], true);
+        assert_eq!(line["agentId"], agent_id);
+    }
+    let main = transcript_copy(&project, "Stop-0");
+    let texts: Vec<&Value> = main
+        .iter()
+        .flat_map(|l| l["message"]["content"].as_array().into_iter().flatten())
+        .collect();
+    assert!(
+        texts.iter().all(|b| b["text"] != "sub report: all quiet"),
+        "{main:?}"
+    );
+    assert!(main.iter().all(|l| l["isSidechain"] == false));
+}
+
+/// A hook body that copies the transcript it was given to `$IN.transcript`.
+const COPY_TRANSCRIPT: &str =
+    r#"cp "$(sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' "$IN")" "$IN.transcript""#;
+
+/// A hook body that copies the sub-agent transcript it was given to `$IN.transcript`.
+const COPY_AGENT_TRANSCRIPT: &str =
+    r#"cp "$(sed -n 's/.*"agent_transcript_path":"\([^"]*\)".*/\1/p' "$IN")" "$IN.transcript""#;
+
+/// The lines of the transcript the hook run `<event>-<n>` copied.
+fn transcript_copy(project: &Project, run: &str) -> Vec<Value> {
+    let copy = project.inputs.join(format!("{run}.json.transcript"));
+    std::fs::read_to_string(&copy)
+        .unwrap_or_else(|e| panic!("{}: {e}", copy.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -565,10 +616,7 @@ fn a_permission_request_hook_deny_is_the_result_the_model_sees() {
 /// JSON line per message, the model's last answer last.
 #[test]
 fn stop_hooks_read_the_transcript() {
-    let project = Project::new(&[(
-        "Stop",
-        r#"cp "$(sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' "$IN")" "$IN.transcript""#,
-    )]);
+    let project = Project::new(&[("Stop", COPY_TRANSCRIPT)]);
     let (url, _seen) = serve(|_, _| full(turn(Some("All done."), &[])));
     let out = agent(&url, project.path(), &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -576,16 +624,72 @@ fn stop_hooks_read_the_transcript() {
     assert_eq!(stops.len(), 1);
     let path = stops[0]["transcript_path"].as_str().unwrap();
     assert!(path.ends_with("transcript.jsonl"), "{path}");
-    let copy = project.inputs.join("Stop-0.json.transcript");
-    let lines: Vec<Value> = std::fs::read_to_string(&copy)
-        .unwrap_or_else(|e| panic!("{}: {e}", copy.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = transcript_copy(&project, "Stop-0");
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0]["type"], "user");
     assert_eq!(lines[1]["type"], "assistant");
     assert_eq!(lines[1]["message"]["content"][0]["text"], "All done.");
     assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
     assert_eq!(lines[0]["sessionId"], stops[0]["session_id"]);
+}
+
+/// As under Claude Code, a call is in the transcript (a content block per line) before its
+/// PreToolUse hooks run, so a guard can read what the model said before asking.
+#[test]
+fn pre_tool_use_hooks_find_the_call_in_the_transcript() {
+    let project = Project::new(&[("PreToolUse", COPY_TRANSCRIPT), ("Stop", COPY_TRANSCRIPT)]);
+    let (url, _seen) = serve(|index, _| {
+        full(match index {
+            0 => turn(
+                Some("Listing first."),
+                &[
+                    // Not read-only, so one at a time (the hook scripts number their runs).
+                    ("toolu_1", "Bash", json!({"command": "touch a"})),
+                    ("toolu_2", "Bash", json!({"command": "touch b"})),
+                ],
+            ),
+            _ => turn(Some("Listed."), &[]),
+        })
+    });
+    let out = agent(&url, project.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Each hook finds its call (the stream may have delivered the next one by then).
+    for (n, input) in project.inputs("PreToolUse").iter().enumerate() {
+        let copy = transcript_copy(&project, &format!("PreToolUse-{n}"));
+        assert!(
+            copy.iter()
+                .any(|l| l["message"]["content"][0]["id"] == input["tool_use_id"]),
+            "{n}: {copy:?}"
+        );
+        assert_eq!(copy[1]["message"]["content"][0]["text"], "Listing first.");
+    }
+    assert_eq!(project.inputs("PreToolUse").len(), 2);
+    // Each block once, in order, chained, and the results after them.
+    let all = transcript_copy(&project, "Stop-0");
+    let kinds: Vec<String> = all
+        .iter()
+        .map(|l| {
+            format!(
+                "{}:{}",
+                l["type"].as_str().unwrap(),
+                l["message"]["content"][0]["type"]
+                    .as_str()
+                    .unwrap_or("string")
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user:string",
+            "assistant:text",
+            "assistant:tool_use",
+            "assistant:tool_use",
+            "user:tool_result",
+            "assistant:text"
+        ]
+    );
+    for pair in all.windows(2) {
+        assert_eq!(pair[1]["parentUuid"], pair[0]["uuid"]);
+    }
 }

@@ -4,11 +4,14 @@
 //!
 //! Each line has Claude Code's fields: `type` (`user` or `assistant`), `message` (the
 //! Messages API message), `uuid`, `parentUuid` (the line before), `sessionId`, `cwd`,
-//! `timestamp` (RFC 3339, UTC), `isSidechain` (false), `userType` (`external`) and
-//! `version` (Toolwright's). The file is owner-only and only ever appended to.
+//! `timestamp` (RFC 3339, UTC), `isSidechain`, `userType` (`external`) and `version`
+//! (Toolwright's); a sub-agent's lines add `agentId`. As in Claude Code, an assistant
+//! message is written a content block per line, each block as soon as it closes, so a
+//! PreToolUse hook finds the call it is asked about. The file is owner-only and only ever
+//! appended to.
 
 use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -19,7 +22,11 @@ pub struct Transcript {
     path: PathBuf,
     session_id: String,
     cwd: String,
+    agent_id: Option<String>,
+    /// Messages written whole.
     written: usize,
+    /// Blocks of the message after those written early ([`blocks`](Self::blocks)).
+    early_blocks: usize,
     last_uuid: Option<String>,
     failed: bool,
 }
@@ -31,10 +38,20 @@ impl Transcript {
             path: path.into(),
             session_id: session_id.into(),
             cwd: cwd.display().to_string(),
+            agent_id: None,
             written: 0,
+            early_blocks: 0,
             last_uuid: None,
             failed: false,
         }
+    }
+
+    /// Makes this the transcript of sub-agent `agent_id` (`isSidechain`, `agentId`); its
+    /// directory is created on the first write.
+    #[must_use]
+    pub fn sidechain(mut self, agent_id: impl Into<String>) -> Self {
+        self.agent_id = Some(agent_id.into());
+        self
     }
 
     /// The file.
@@ -44,48 +61,123 @@ impl Transcript {
 
     /// Appends the messages of `messages` not written yet, in one write. A message is
     /// written once: the loop calls this when the last one is settled (before a request,
-    /// before the Stop hooks, at the end). A failed write is logged and ends the
-    /// transcript (the conversation goes on; hooks see what was written).
+    /// before the Stop hooks, at the end). An assistant message's blocks already written by
+    /// [`blocks`](Self::blocks) are not written again. A failed write is logged and ends
+    /// the transcript (the conversation goes on; hooks see what was written).
     pub fn sync(&mut self, messages: &[Value]) {
         if self.failed || messages.len() <= self.written {
             return;
         }
-        let mut lines = String::new();
-        let mut last = self.last_uuid.clone();
+        let mut lines = Lines::after(self.last_uuid.clone());
         for message in &messages[self.written..] {
-            let uuid = uuid::Uuid::new_v4().to_string();
-            let line = json!({
-                "parentUuid": last,
-                "isSidechain": false,
-                "userType": "external",
-                "cwd": self.cwd,
-                "sessionId": self.session_id,
-                "version": env!("CARGO_PKG_VERSION"),
-                "type": if message["role"] == "assistant" { "assistant" } else { "user" },
-                "message": message,
-                "uuid": uuid,
-                "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            });
-            lines.push_str(&line.to_string());
-            lines.push('\n');
-            last = Some(uuid);
+            if message["role"] == "assistant" {
+                let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
+                let skip = std::mem::take(&mut self.early_blocks).min(blocks.len());
+                for block in &blocks[skip..] {
+                    lines.push(self, &json!({"role": "assistant", "content": [block]}));
+                }
+            } else {
+                lines.push(self, message);
+            }
         }
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&self.path)
-            .and_then(|mut f| f.write_all(lines.as_bytes()));
+        if self.append(lines) {
+            self.written = messages.len();
+        }
+    }
+
+    /// Appends the assistant content blocks `blocks` of the message being received (the
+    /// blocks after those already written), a line each, before the message is whole.
+    pub fn blocks(&mut self, blocks: &[Value]) {
+        if self.failed || blocks.is_empty() {
+            return;
+        }
+        let mut lines = Lines::after(self.last_uuid.clone());
+        for block in blocks {
+            lines.push(self, &json!({"role": "assistant", "content": [block]}));
+        }
+        if self.append(lines) {
+            self.early_blocks += blocks.len();
+        }
+    }
+
+    fn line(&self, message: &Value, parent: Option<&str>, uuid: &str) -> String {
+        let mut line = json!({
+            "parentUuid": parent,
+            "isSidechain": self.agent_id.is_some(),
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": env!("CARGO_PKG_VERSION"),
+            "type": if message["role"] == "assistant" { "assistant" } else { "user" },
+            "message": message,
+            "uuid": uuid,
+            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        });
+        if let Some(agent_id) = &self.agent_id {
+            line["agentId"] = json!(agent_id);
+        }
+        line.to_string()
+    }
+
+    /// Writes `lines` in one append; false (and the transcript ended) when that fails.
+    fn append(&mut self, lines: Lines) -> bool {
+        if lines.text.is_empty() {
+            return true;
+        }
+        let file = || {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(&self.path)
+        };
+        let appended = file()
+            .or_else(|e| match self.path.parent() {
+                // A sub-agent's transcript is the first thing in its directory.
+                Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::DirBuilder::new()
+                        .recursive(true)
+                        .mode(0o700)
+                        .create(dir)?;
+                    file()
+                }
+                _ => Err(e),
+            })
+            .and_then(|mut f| f.write_all(lines.text.as_bytes()));
         match appended {
             Ok(()) => {
-                self.written = messages.len();
-                self.last_uuid = last;
+                self.last_uuid = lines.last;
+                true
             }
             Err(e) => {
                 tracing::warn!(path = %self.path.display(), error = %e, "cannot write the transcript; hooks see it as it was");
                 self.failed = true;
+                false
             }
         }
+    }
+}
+
+/// Lines to append, each the child of the one before.
+struct Lines {
+    text: String,
+    last: Option<String>,
+}
+
+impl Lines {
+    fn after(last: Option<String>) -> Self {
+        Self {
+            text: String::new(),
+            last,
+        }
+    }
+
+    fn push(&mut self, transcript: &Transcript, message: &Value) {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        self.text
+            .push_str(&transcript.line(message, self.last.as_deref(), &uuid));
+        self.text.push('\n');
+        self.last = Some(uuid);
     }
 }
 
@@ -120,6 +212,48 @@ mod tests {
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
+        );
+    }
+
+    #[test]
+    fn blocks_written_early_are_not_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/agent-x.jsonl");
+        let mut t = Transcript::new(&path, "s1", dir.path()).sidechain("x");
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        t.sync(&messages);
+        let blocks = vec![
+            json!({"type": "text", "text": "first"}),
+            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}),
+            json!({"type": "text", "text": "last"}),
+        ];
+        t.blocks(&blocks[..2]);
+        messages.push(json!({"role": "assistant", "content": blocks}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}));
+        t.sync(&messages);
+        let lines: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let contents: Vec<&Value> = lines.iter().map(|l| &l["message"]["content"]).collect();
+        assert_eq!(
+            contents,
+            [
+                &json!("go"),
+                &json!([{"type": "text", "text": "first"}]),
+                &json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]),
+                &json!([{"type": "text", "text": "last"}]),
+                &json!([{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+            ]
+        );
+        for pair in lines.windows(2) {
+            assert_eq!(pair[1]["parentUuid"], pair[0]["uuid"]);
+        }
+        assert!(
+            lines
+                .iter()
+                .all(|l| l["isSidechain"] == true && l["agentId"] == "x")
         );
     }
 }

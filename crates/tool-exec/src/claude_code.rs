@@ -223,9 +223,13 @@ async fn run_loop_event(
                 json!(last_assistant_message),
             );
             let matcher = if name == "SubagentStop" {
-                // No per-agent transcript is kept: the field is there, empty, as
-                // `transcript_path` is.
-                extra.insert("agent_transcript_path".into(), json!(""));
+                // Empty, as `transcript_path` is, when no transcript is kept.
+                let path = ctx
+                    .agent()
+                    .and_then(|a| runner.agent_transcript_path(&a.id))
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                extra.insert("agent_transcript_path".into(), json!(path));
                 agent_type.as_deref()
             } else {
                 None

@@ -76,7 +76,9 @@ pub use output::{
     HookOutput, HookSpecificOutput, PermissionDecision, PermissionRequestDecision, TopLevelDecision,
 };
 pub use process::{MAX_CAPTURE_BYTES, MAX_STDOUT_BYTES, PIPE_GRACE};
-pub use runner::{BatchToolCall, HookRunner, MAX_HOOK_STRING_CHARS, ToolCallInfo};
+pub use runner::{
+    BatchToolCall, HookRunner, MAX_HOOK_STRING_CHARS, ToolCallInfo, agent_transcript_path,
+};
 pub use settings::{LoadedHooks, SettingsPaths, load_hooks};
 
 /// A JSON value's type name for messages.

@@ -131,6 +131,17 @@ impl fmt::Debug for HookRunner {
     }
 }
 
+/// Where a sub-agent's transcript goes, given the main conversation's: Claude Code's
+/// layout, `subagents/agent-<agent_id>.jsonl` next to the main transcript. Who writes the
+/// transcripts and who tells hooks where they are both use this.
+pub fn agent_transcript_path(transcript: &Path, agent_id: &str) -> PathBuf {
+    transcript
+        .parent()
+        .unwrap_or_else(|| Path::new(""))
+        .join("subagents")
+        .join(format!("agent-{agent_id}.jsonl"))
+}
+
 /// What one hook run needs (internal).
 #[derive(Clone, Copy)]
 struct Job<'a> {
@@ -260,6 +271,14 @@ impl HookRunner {
     pub fn with_transcript_path(self, path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         self.edit(|i| i.transcript_path = Some(path))
+    }
+
+    /// Where the sub-agent `agent_id`'s own transcript is (SubagentStop's
+    /// `agent_transcript_path`): [`agent_transcript_path`] of the `transcript_path`; `None`
+    /// when no transcript path is set.
+    pub fn agent_transcript_path(&self, agent_id: &str) -> Option<PathBuf> {
+        let transcript = self.inner.as_ref()?.transcript_path.as_deref()?;
+        Some(agent_transcript_path(transcript, agent_id))
     }
 
     /// Sets where over-long hook strings are saved (default: the context's results dir,

@@ -4,11 +4,15 @@
 //! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
-//! Usage: `tiny_server [--garbage] [--fail-list] [--loop-cursor] [--hang-resources]` (stdio).
+//! Usage: `tiny_server [--garbage] [--fail-list] [--loop-cursor] [--hang-resources]
+//! [--resources-only]` (stdio).
 //! `--garbage` prints non-JSON lines on stdout before serving; `--fail-list` answers every
 //! `tools/list` with an error; `--loop-cursor` answers every `tools/list` page with the same
 //! `nextCursor`; `--hang-resources` offers resources, never answers `resources/list`, and
-//! answers `resources/read` only when cancelled. `TINY_CRASH_LOG=path` makes `crash` append
+//! answers `resources/read` only when cancelled; `--resources-only` declares resources and
+//! no tools, answering `tools/list` with "Method not found" as the TypeScript SDK's servers
+//! without tools do, and serves one resource, `tiny://note`. `TINY_CRASH_LOG=path` makes
+//! `crash` append
 //! a line there before exiting.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,6 +29,10 @@ use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 const PAGE: usize = 3;
+
+fn resources_only() -> bool {
+    std::env::args().any(|a| a == "--resources-only")
+}
 
 #[derive(Clone, Default)]
 struct Tiny {
@@ -87,6 +95,9 @@ fn text_result(text: impl Into<String>) -> CallToolResponse {
 impl ServerHandler for Tiny {
     fn get_info(&self) -> InitializeResult {
         let mut caps = json!({"tools": {"listChanged": true}});
+        if resources_only() {
+            caps = json!({"resources": {}});
+        }
         if std::env::args().any(|a| a == "--hang-resources") {
             caps["resources"] = json!({});
         }
@@ -100,6 +111,10 @@ impl ServerHandler for Tiny {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        if resources_only() {
+            let v = json!({"resources": [{"uri": "tiny://note", "name": "note", "mimeType": "text/plain"}]});
+            return Ok(serde_json::from_value(v).unwrap());
+        }
         std::future::pending().await
     }
 
@@ -109,6 +124,12 @@ impl ServerHandler for Tiny {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if resources_only() {
+            let v = json!({"contents": [{"uri": request.uri, "mimeType": "text/plain", "text": "a note without tools"}]});
+            return Ok(ReadResourceResponse::Complete(
+                serde_json::from_value(v).unwrap(),
+            ));
+        }
         eprintln!("read {}: started", request.uri);
         context.ct.cancelled().await;
         eprintln!("read {}: cancelled by the client", request.uri);
@@ -120,6 +141,13 @@ impl ServerHandler for Tiny {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if resources_only() {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "Method not found",
+                None,
+            ));
+        }
         if std::env::args().any(|a| a == "--fail-list") {
             return Err(ErrorData::internal_error(
                 "tools/list fails on purpose",

@@ -897,6 +897,17 @@ impl ServerConn {
             .is_some_and(|info| info.capabilities.resources.is_some());
         self.supports_resources
             .store(has_resources, Ordering::SeqCst);
+        // A server that declares no tools (resources or prompts only) is not asked for them:
+        // many answer `tools/list` with "Method not found".
+        let has_tools = live
+            .peer
+            .peer_info()
+            .is_none_or(|info| info.capabilities.tools.is_some());
+        if !has_tools {
+            let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
+            self.store_tools(seq, Vec::new());
+            return Ok(live);
+        }
         if let Err(e) = self.refresh_tools_with(&live).await {
             // A connection without its tools is no connection: it must not be reused (the
             // next use would skip the backoff) nor keep its process.
@@ -939,12 +950,17 @@ impl ServerConn {
             .filter_map(|t| serde_json::to_value(t).ok())
             .map(|raw| Arc::new(crate::tool::McpTool::new(self.clone(), &raw)) as Arc<dyn Tool>)
             .collect();
+        self.store_tools(seq, tools);
+        Ok(())
+    }
+
+    /// Keeps `tools`, the listing numbered `seq`, unless a later listing was kept already.
+    fn store_tools(&self, seq: u64, tools: Vec<Arc<dyn Tool>>) {
         let mut stored = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if seq > self.stored_seq.load(Ordering::SeqCst) && !self.shut_down.load(Ordering::SeqCst) {
             self.stored_seq.store(seq, Ordering::SeqCst);
             *stored = tools;
         }
-        Ok(())
     }
 
     /// The live connection, reconnecting a dead one (with backoff after failures).

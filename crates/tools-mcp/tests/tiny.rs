@@ -870,3 +870,33 @@ async fn resource_tool_inputs_go_through_the_schema_step() {
     assert!(list.parse_input(json!({"server": 5})).is_err());
     manager.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_server_without_tools_connects_and_serves_its_resources() {
+    // Declares resources only and answers tools/list with "Method not found", as the
+    // TypeScript SDK's servers without tools do: it is not asked for tools.
+    let manager = tiny(&["--resources-only"], opts()).await;
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    assert!(
+        manager.tools().iter().all(|t| t.mcp_info().is_none()),
+        "{:?}",
+        manager.tools()
+    );
+    let list = tool(&manager, "ListMcpResourcesTool");
+    let listed = call(&list, json!({"server": "tiny"}))
+        .await
+        .unwrap()
+        .data
+        .content
+        .joined_text();
+    assert!(listed.contains("tiny://note"), "{listed}");
+    let read = tool(&manager, "ReadMcpResourceTool");
+    let text = call(&read, json!({"server": "tiny", "uri": "tiny://note"}))
+        .await
+        .unwrap()
+        .data
+        .content
+        .joined_text();
+    assert!(text.contains("a note without tools"), "{text}");
+    manager.shutdown().await;
+}

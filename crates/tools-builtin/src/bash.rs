@@ -107,8 +107,8 @@ impl Default for Bash {
 pub use tool_perms::bash::is_read_only_command;
 
 impl Bash {
-    /// Bash whose `is_read_only` (and so `is_concurrency_safe`) asks `check` instead of
-    /// [`is_read_only_command`].
+    /// Bash whose `is_read_only` (and so `is_concurrency_safe`, which also requires that the
+    /// command does not change directory) asks `check` instead of [`is_read_only_command`].
     pub fn with_read_only_check(check: ReadOnlyCheck) -> Self {
         Self { read_only: check }
     }
@@ -147,7 +147,9 @@ impl TypedTool for Bash {
         (self.read_only)(&input.command)
     }
     fn is_concurrency_safe(&self, input: &BashInput) -> bool {
-        (self.read_only)(&input.command)
+        // A `cd` reaches the next command through the context modifier, which the executor
+        // takes only from calls that run alone.
+        (self.read_only)(&input.command) && !tool_perms::bash::may_change_directory(&input.command)
     }
     fn is_destructive(&self, input: &BashInput) -> bool {
         !(self.read_only)(&input.command)

@@ -780,8 +780,16 @@ impl AgentLoop {
                         if !text.is_empty() {
                             out.assistant.push(json!({"type": "text", "text": std::mem::take(&mut text)}));
                         }
+                        // The API takes nothing but an object as a call's input: one that did
+                        // not parse (a response cut off mid-call) goes back as `{}`, or every
+                        // later request would be refused. The call's result says what was wrong.
+                        let input = if tool_use.input.is_object() {
+                            tool_use.input.clone()
+                        } else {
+                            json!({})
+                        };
                         out.assistant.push(json!({
-                            "type": "tool_use", "id": tool_use.id, "name": tool_use.name, "input": tool_use.input,
+                            "type": "tool_use", "id": tool_use.id, "name": tool_use.name, "input": input,
                         }));
                         // In the transcript before the call's hooks run.
                         if let Some(t) = transcript.as_deref_mut() {

@@ -780,3 +780,36 @@ fn sigterm_ends_the_run_and_its_background_tasks() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A response cut off in the middle of a call's input (`max_tokens`) leaves JSON that does
+/// not parse: the call gets an error result, and the answer goes back to the API with `{}`
+/// as the call's input, since the API refuses anything but an object there (and would
+/// refuse every later request of the conversation).
+#[test]
+fn a_call_whose_input_did_not_parse_goes_back_with_an_empty_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|index, _| {
+        full(if index == 0 {
+            sse(&[
+                start(10),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_cut", "name": "Bash", "input": {}}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ls -"}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 5}}),
+                json!({"type": "message_stop"}),
+            ])
+        } else {
+            turn(Some("Retrying later."), &[])
+        })
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let answer = &seen[1].messages()[1];
+    assert_eq!(answer["role"], "assistant");
+    assert_eq!(answer["content"][0]["id"], "toolu_cut");
+    assert_eq!(answer["content"][0]["input"], json!({}));
+    let result = &results(&seen[1].messages()[2])[0].1;
+    assert_eq!(result["is_error"], true, "{result}");
+}

@@ -700,3 +700,49 @@ fn hooks_see_the_absolute_path_a_file_tool_uses() {
         )
     );
 }
+
+/// `BASH_DEFAULT_TIMEOUT_MS` and `BASH_MAX_TIMEOUT_MS`, set in the settings' `env` as users
+/// of Claude Code set them, size Bash's default timeout and its ceiling.
+#[test]
+fn bash_timeouts_follow_the_settings_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        json!({
+            "env": {"BASH_DEFAULT_TIMEOUT_MS": "300", "BASH_MAX_TIMEOUT_MS": "400"},
+            "permissions": {"allow": ["Bash"]},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // One call a run: a Bash failure would cancel the calls beside it.
+    let run = |input: Value| {
+        let turn =
+            jsonl(&[json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": input})]);
+        let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        message["content"][0].clone()
+    };
+    // No timeout: the default from the settings; above the ceiling from the settings:
+    // reduced to it (either 30 s sleep would have printed its text otherwise).
+    for input in [
+        json!({"command": "sleep 30; echo not-applied"}),
+        json!({"command": "sleep 30; echo not-applied", "timeout": 600000}),
+    ] {
+        let result = run(input);
+        assert_eq!(result["is_error"], true, "{result}");
+        assert!(
+            result["content"].to_string().contains("Command timed out"),
+            "{result}"
+        );
+    }
+    // Within it: as asked.
+    assert_eq!(
+        run(json!({"command": "echo quick", "timeout": 350}))["content"],
+        "quick"
+    );
+}

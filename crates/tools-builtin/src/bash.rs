@@ -31,10 +31,36 @@ use tool_core::{
     ToolResultContent, ToolUseContext, TypedTool, async_trait,
 };
 
-/// Default timeout, in milliseconds (`BASH_DEFAULT_TIMEOUT_MS`).
+/// Default timeout, in milliseconds, unless `BASH_DEFAULT_TIMEOUT_MS` says otherwise
+/// ([`default_timeout_ms`]).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-/// Largest timeout, in milliseconds; larger values are reduced to it (`BASH_MAX_TIMEOUT_MS`).
+/// Largest timeout, in milliseconds, unless `BASH_MAX_TIMEOUT_MS` says otherwise
+/// ([`max_timeout_ms`]); larger values are reduced to it.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// A positive whole number of milliseconds from the environment variable `name`.
+fn env_ms(name: &str) -> Option<u64> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+}
+
+/// The timeout of a command that gives none: `BASH_DEFAULT_TIMEOUT_MS` when it is a positive
+/// whole number (the settings' `env` sets it too), else [`DEFAULT_TIMEOUT_MS`], as in Claude
+/// Code.
+pub fn default_timeout_ms() -> u64 {
+    env_ms("BASH_DEFAULT_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT_MS)
+}
+
+/// The largest timeout a command may ask for: `BASH_MAX_TIMEOUT_MS` when it is a positive
+/// whole number, else [`MAX_TIMEOUT_MS`], and never below [`default_timeout_ms`], as in
+/// Claude Code.
+pub fn max_timeout_ms() -> u64 {
+    env_ms("BASH_MAX_TIMEOUT_MS")
+        .unwrap_or(MAX_TIMEOUT_MS)
+        .max(default_timeout_ms())
+}
 /// Bytes of one stream kept in memory before it spills to a file.
 pub const MEMORY_CAP: usize = 1024 * 1024;
 /// Bytes of head and of tail kept in memory once a stream has spilled.
@@ -114,13 +140,20 @@ impl Bash {
     }
 }
 
-const PROMPT: &str = "Executes a given bash command and returns its output.\n\n\
+/// The prompt, with the timeouts in effect.
+fn prompt() -> String {
+    format!(
+        "Executes a given bash command and returns its output.\n\n\
 The working directory persists between commands, but shell state does not. \
 The shell environment is initialized from the user's profile (bash or zsh).\n\n\
 - Always quote file paths that contain spaces.\n\
 - Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
-- The timeout is in milliseconds (default 120000, at most 600000).\n\
-- Set run_in_background for long-running processes such as servers.";
+- The timeout is in milliseconds (default {}, at most {}).\n\
+- Set run_in_background for long-running processes such as servers.",
+        default_timeout_ms(),
+        max_timeout_ms()
+    )
+}
 
 #[async_trait]
 impl TypedTool for Bash {
@@ -132,7 +165,7 @@ impl TypedTool for Bash {
         "Runs a shell command".into()
     }
     fn prompt(&self) -> Cow<'_, str> {
-        PROMPT.into()
+        prompt().into()
     }
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(30_000)
@@ -177,12 +210,13 @@ impl TypedTool for Bash {
                 #[expect(
                     clippy::cast_possible_truncation,
                     clippy::cast_sign_loss,
-                    reason = "clamped to 1..=MAX first"
+                    clippy::cast_precision_loss,
+                    reason = "clamped to 1..=max first; the max is far below 2^52"
                 )]
-                let ms = t.clamp(1.0, MAX_TIMEOUT_MS as f64) as u64;
+                let ms = t.clamp(1.0, max_timeout_ms() as f64) as u64;
                 ms
             }
-            _ => DEFAULT_TIMEOUT_MS,
+            _ => default_timeout_ms(),
         };
         if input.run_in_background == Some(true) {
             let task = crate::tasks::start_background(

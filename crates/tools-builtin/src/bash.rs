@@ -619,19 +619,13 @@ impl Capture {
 }
 
 /// Whether exit code 1 of `command` means "no match / different", not failure: decided by the
-/// last command of the pipeline or list, which sets the exit status.
+/// command that sets the exit status (the last of a list or pipeline), as the shell parses
+/// it (`grep -E 'a|b' f 2>&1` is grep's).
 pub fn exit_one_is_an_answer(command: &str) -> Option<&'static str> {
-    let last = command
-        .rsplit(['|', ';', '&', '\n'])
-        .find(|s| !s.trim().is_empty())
-        .unwrap_or(command);
-    let words: Vec<&str> = last
-        .split_whitespace()
-        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
-        .take(2)
-        .collect();
-    let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
-    match (program, words.get(1).copied()) {
+    let words = tool_perms::bash::parse::exit_status_command(command)?;
+    let value = |i: usize| words.get(i).and_then(|w| w.value.as_deref());
+    let program = value(0).map(tool_perms::bash::parse::basename);
+    match (program, value(1)) {
         (Some("grep" | "rg" | "egrep" | "fgrep"), _) => Some("No matches found"),
         (Some("find"), _) => Some("Some directories were inaccessible"),
         (Some("diff"), _) => Some("Files differ"),
@@ -751,7 +745,28 @@ mod tests {
             exit_one_is_an_answer("/usr/bin/diff a b"),
             Some("Files differ")
         );
+        // Quotes, redirections and background lists as the shell reads them.
+        for command in [
+            "grep -E 'TODO|FIXME' src/x.rs",
+            "grep \"a;b\" f",
+            "grep foo f 2>&1",
+            "grep foo f &>/dev/null",
+            "rg x | grep -v 'y&z'",
+            "grep foo f # a | comment",
+        ] {
+            assert_eq!(
+                exit_one_is_an_answer(command),
+                Some("No matches found"),
+                "{command}"
+            );
+        }
         assert_eq!(exit_one_is_an_answer("grep foo x; false"), None);
+        assert_eq!(exit_one_is_an_answer("echo 'x | grep'"), None);
+        assert_eq!(exit_one_is_an_answer("! grep foo f"), None);
+        assert_eq!(
+            exit_one_is_an_answer("for f in *; do grep x $f; done"),
+            None
+        );
         assert_eq!(exit_one_is_an_answer("git status"), None);
         assert_eq!(exit_one_is_an_answer("make"), None);
     }

@@ -264,18 +264,9 @@ fn parser_text(src: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Where a nested analysis left the shell's directory.
-struct End {
-    /// The directories it may be in, relative to where the analysis started (as written).
-    dirs: Vec<Option<String>>,
-    /// Whether a `cd` of the shell itself ran (outside subshells).
-    moved: bool,
-}
-
-/// Analyses `src` (a payload `depth` levels down, inside `nest` levels of syntax tree); with
-/// `bracket`, the command whose name starts at byte 0 is renamed `[` (see
-/// [`Walker::bracket_test`]).
-fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut Analysis) -> End {
+/// The syntax tree of `src` (read as [`parser_text`]), or `None` when parsing failed or took
+/// longer than [`PARSE_TIME_LIMIT`].
+fn parse(src: &str) -> Option<tree_sitter::Tree> {
     let text = parser_text(src);
     let bytes = text.as_bytes();
     let deadline = std::time::Instant::now() + PARSE_TIME_LIMIT;
@@ -286,7 +277,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             ControlFlow::Continue(())
         }
     };
-    let tree = with_parser(|p| {
+    with_parser(|p| {
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
         let tree = p.parse_with_options(
             &mut |i, _| bytes.get(i..).unwrap_or_default(),
@@ -299,8 +290,80 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         }
         tree
     })
-    .flatten();
-    let Some(tree) = tree else {
+    .flatten()
+}
+
+/// The words of the simple command whose exit status is `command`'s (its last statement; of
+/// a list, the last command; of a pipeline, the last stage), without its assignments and
+/// redirections, as [`Word`]s (quotes removed where the value is static). `None` when the
+/// command does not parse cleanly, or that command is not a simple one (a loop, a subshell,
+/// a negation `! cmd`, ...). Bash uses it to tell `grep`'s "no match" exit 1 from a failure.
+pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
+    if command.len() > MAX_ANALYZED_CHARS {
+        return None;
+    }
+    let tree = parse(command)?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    fn last_named(node: Node<'_>) -> Option<Node<'_>> {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor)
+            .filter(|n| n.kind() != "comment")
+            .last()
+    }
+    let mut node = last_named(root)?;
+    loop {
+        node = match node.kind() {
+            "list" | "pipeline" => last_named(node)?,
+            "redirected_statement" => node.child_by_field_name("body")?,
+            "command" => break,
+            _ => return None,
+        };
+    }
+    let mut analysis = Analysis::default();
+    let walker = Walker {
+        src: command.as_bytes(),
+        out: &mut analysis,
+        depth: 0,
+        nest: 0,
+        dirs: vec![None],
+        cd_failed: None,
+        moved: false,
+        bracket: false,
+        shallow: 0,
+        piped: false,
+        last_stage_stdin: false,
+    };
+    let mut cursor = node.walk();
+    let words = node
+        .named_children(&mut cursor)
+        .filter_map(|child| match child.kind() {
+            "command_name" => Some(walker.word(child.named_child(0).unwrap_or(child))),
+            "variable_assignment"
+            | "file_redirect"
+            | "herestring_redirect"
+            | "heredoc_redirect" => None,
+            _ => Some(walker.word(child)),
+        })
+        .collect();
+    Some(words)
+}
+
+/// Where a nested analysis left the shell's directory.
+struct End {
+    /// The directories it may be in, relative to where the analysis started (as written).
+    dirs: Vec<Option<String>>,
+    /// Whether a `cd` of the shell itself ran (outside subshells).
+    moved: bool,
+}
+
+/// Analyses `src` (a payload `depth` levels down, inside `nest` levels of syntax tree); with
+/// `bracket`, the command whose name starts at byte 0 is renamed `[` (see
+/// [`Walker::bracket_test`]).
+fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut Analysis) -> End {
+    let Some(tree) = parse(src) else {
         out.complex.push("the command could not be parsed".into());
         out.truncated = true;
         return End {

@@ -691,6 +691,18 @@ impl Pipeline {
                 reason,
             }) => {
                 let input = updated_input.unwrap_or(input);
+                // Deny rules hold whatever a hook says: a hook asking must not put a denied
+                // call to the user (Claude Code skips the rules there; we do not).
+                if let Some(PermissionResult::Deny { message, reason }) =
+                    self.permissions.check_rule_based(tool, &input, ctx).await
+                {
+                    return Resolved::Rejected {
+                        message,
+                        source: "config",
+                        interrupt: false,
+                        reason: Some(reason),
+                    };
+                }
                 let message = reason.clone().unwrap_or_else(|| {
                     format!(
                         "Hook PreToolUse:{} asked for confirmation for this tool",

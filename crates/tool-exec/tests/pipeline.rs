@@ -259,6 +259,52 @@ async fn hook_allow_still_obeys_deny_rules_but_skips_the_prompt() {
 }
 
 #[tokio::test]
+async fn hook_ask_does_not_put_a_denied_call_to_the_user() {
+    let hook_ask = || ScriptedHooks {
+        pre: PreToolUseOutcome {
+            decision: Some(HookDecision::Ask {
+                updated_input: None,
+                reason: Some("confirm every Bash".into()),
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let allow_all_prompts = || {
+        Arc::new(Answer(
+            PromptAnswer::AllowOnce {
+                updated_input: None,
+            },
+            Mutex::new(0),
+        ))
+    };
+    // A deny rule: refused, the user never asked.
+    let prompter = allow_all_prompts();
+    let denied = Pipeline::new(
+        fixed(
+            deny("no"),
+            Some(deny("Permission to use Bash has been denied.")),
+        ),
+        prompter.clone(),
+        Arc::new(hook_ask()),
+    );
+    let out = run(&denied, "Bash", json!({})).await;
+    assert_eq!(text(&out), "Permission to use Bash has been denied.");
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(*prompter.1.lock().unwrap(), 0);
+    // No deny rule: the hook's ask goes to the user, even where the rules would allow.
+    let prompter = allow_all_prompts();
+    let asked = Pipeline::new(
+        fixed(PermissionResult::allow(), None),
+        prompter.clone(),
+        Arc::new(hook_ask()),
+    );
+    let out = run(&asked, "Bash", json!({})).await;
+    assert_eq!(out.ending, Ending::Succeeded);
+    assert_eq!(*prompter.1.lock().unwrap(), 1);
+}
+
+#[tokio::test]
 async fn hook_updated_input_reaches_the_call() {
     let hooks = ScriptedHooks {
         pre: PreToolUseOutcome {

@@ -543,9 +543,13 @@ impl Driver {
             out
         });
         self.records[index].state = State::Done;
-        if let Some(text) = self.abort_text(index) {
+        if outcome.ending != Ending::Succeeded
+            && let Some(text) = self.abort_text(index)
+        {
             // Cancelled by a sibling's failure or an interrupt: the synthetic text replaces
-            // whatever the call returned.
+            // what the call returned. Not a call that ran to success first: it did what it
+            // did, and "rejected, NOT written" would have the model do it again (Claude Code
+            // replaces those too).
             outcome.result = tool_core::ToolResultBlock::error(&outcome.result.tool_use_id, text);
             outcome.context_modifier = None;
         }

@@ -464,6 +464,13 @@ impl Pipeline {
             }
         };
         tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
+        // Cancelled while the permission was decided: the call must not start (its first
+        // step may already act, such as sending an MCP request).
+        if ctx.is_cancelled() {
+            let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
+            out.messages_before = messages_before;
+            return out;
+        }
 
         // 3.4.10 The call.
         let started = std::time::Instant::now();

@@ -216,6 +216,58 @@ async fn interrupt_cancels_cancel_tools_and_lets_block_tools_finish() {
     assert_eq!(log.lock().unwrap().started, ["peek", "read"]);
 }
 
+/// A call that ran to success before the cancellation reached it keeps its result: it did
+/// what it did, and the rejection text ("NOT written") would have the model do it again.
+/// Calls the cancellation did stop get the synthetic texts.
+#[tokio::test(start_paused = true)]
+async fn a_call_that_succeeded_anyway_keeps_its_result() {
+    let log = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(ToolUse::new(
+        "done",
+        "Peek",
+        json!({"ms": 100, "stubborn": true}),
+    ));
+    exec.add_tool(tu("stopped", "Peek", 1000));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    exec.interrupt();
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
+    assert_eq!(texts, ["done done", REJECT_MESSAGE]);
+
+    // The same when a failing sibling cancels the others.
+    let log = Arc::default();
+    let exec = executor(
+        &log,
+        ExecutorConfig {
+            sibling_policy: SiblingPolicy::AnyError,
+            ..Default::default()
+        },
+    );
+    exec.add_tool(ToolUse::new(
+        "done",
+        "Peek",
+        json!({"ms": 100, "stubborn": true}),
+    ));
+    exec.add_tool(tu("stopped", "Peek", 1000));
+    exec.add_tool(ToolUse::new("p", "Peek", json!({"ms": 10, "end": "fail"})));
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
+    assert_eq!(texts[0], "done done");
+    assert!(
+        texts[1].contains("Cancelled: parallel tool call"),
+        "{texts:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn discard_cancels_everything_and_yields_nothing() {
     let log: Arc<Mutex<common::Log>> = Arc::default();

@@ -597,3 +597,41 @@ async fn hook_cancellation_stops_the_call() {
     let out = run(&pipeline, "Edit", json!({})).await;
     assert_eq!(text(&out), CANCEL_MESSAGE);
 }
+
+/// Allows every call, but the call is cancelled while the answer is on its way.
+struct CancelledWhileDeciding;
+
+#[async_trait]
+impl Permissions for CancelledWhileDeciding {
+    async fn decide(
+        &self,
+        _tool: &dyn Tool,
+        _input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        ctx.cancellation().cancel();
+        PermissionResult::allow()
+    }
+    async fn check_rule_based(
+        &self,
+        _tool: &dyn Tool,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        None
+    }
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_its_permission_was_decided_does_not_start() {
+    let log = Arc::default();
+    let pipeline = Pipeline::new(
+        Arc::new(CancelledWhileDeciding),
+        Arc::new(DenyAsks),
+        Arc::new(NoHooks),
+    );
+    let out = run_in(&pipeline, &common::ctx(&log), "Edit", json!({})).await;
+    assert_eq!(text(&out), CANCEL_MESSAGE);
+    assert_eq!(out.ending, Ending::Cancelled);
+    assert!(log.lock().unwrap().started.is_empty());
+}

@@ -66,7 +66,7 @@ impl Tool for TestTool {
         self.name
     }
     fn input_schema(&self) -> Value {
-        json!({"type": "object", "properties": {"ms": {"type": "integer"}, "end": {"type": "string"}}})
+        json!({"type": "object", "properties": {"ms": {"type": "integer"}, "end": {"type": "string"}, "stubborn": {"type": "boolean"}}})
     }
     fn description(&self) -> Cow<'_, str> {
         "test tool".into()
@@ -118,9 +118,11 @@ impl Tool for TestTool {
         };
         progress.send(json!({"started": id}));
         let ms = input["ms"].as_u64().unwrap_or(0);
+        // A stubborn call finishes its work whatever the token says.
+        let stubborn = input["stubborn"].as_bool() == Some(true);
         tokio::select! {
             () = tokio::time::sleep(Duration::from_millis(ms)) => {}
-            () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+            () = ctx.cancellation().cancelled(), if !stubborn => return Err(ToolError::Cancelled(None)),
         }
         let result = match input["end"].as_str().unwrap_or("ok") {
             "fail" => return Err(ToolError::msg(format!("{id} failed"))),

@@ -266,10 +266,30 @@ impl Pipeline {
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        let mut outcome = self
-            .run_inner(tool_use, ctx, progress)
-            .instrument(span.clone())
-            .await;
+        // A panic anywhere in the steps (a tool's schema, validation or rendering, a hook
+        // or prompter implementation) is this call's failure, never the caller's: the
+        // executor and `toolwright serve` both rely on getting an outcome.
+        let run = AssertUnwindSafe(
+            self.run_inner(tool_use, ctx, progress)
+                .instrument(span.clone()),
+        )
+        .catch_unwind()
+        .await;
+        let mut outcome = run.unwrap_or_else(|panic| {
+            let message = panic_message(panic.as_ref());
+            tracing::error!(parent: &span, tool = %tool_use.name, %message, "the pipeline panicked");
+            let mut out = CallOutcome::synthetic(
+                tool_use,
+                tool_use_error(format_args!(
+                    "Error calling tool ({}): {message}",
+                    tool_use.name
+                )),
+            );
+            out.ending = Ending::Failed {
+                class: "Panic".into(),
+            };
+            out
+        });
         outcome.duration = started.elapsed();
         let success = matches!(outcome.ending, Ending::Succeeded);
         let error_type = outcome.ending.error_type();
@@ -631,11 +651,7 @@ impl Pipeline {
             // A result that raced the cancellation still counts.
             Ok(result) => result.map_err(CallError::Tool),
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_owned());
+                let message = panic_message(panic.as_ref());
                 tracing::error!(tool = tool.name(), %message, "tool panicked");
                 Err(CallError::Panic(tool_use_error(format_args!(
                     "Error calling tool ({}): the tool panicked: {message}",
@@ -999,6 +1015,15 @@ fn model_fields_restored(decided: Value, observed: Option<&Value>, original: Val
         }
     }
     Value::Object(fields)
+}
+
+/// The text of a caught panic's payload.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
 #[cfg(test)]

@@ -635,3 +635,55 @@ async fn a_call_cancelled_while_its_permission_was_decided_does_not_start() {
     assert_eq!(out.ending, Ending::Cancelled);
     assert!(log.lock().unwrap().started.is_empty());
 }
+
+/// Panics while its input is validated, outside `call`.
+struct PanicsInValidation;
+
+#[async_trait]
+impl Tool for PanicsInValidation {
+    fn name(&self) -> &str {
+        "Fragile"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn description(&self) -> std::borrow::Cow<'_, str> {
+        "panics in validate_input".into()
+    }
+    fn max_result_size(&self) -> tool_core::MaxResultSize {
+        tool_core::MaxResultSize::Chars(1000)
+    }
+    async fn validate_input(
+        &self,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), tool_core::ValidationError> {
+        panic!("validation panicked on purpose")
+    }
+    async fn call(
+        &self,
+        _input: Value,
+        _ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<tool_core::ToolResult, tool_core::ToolError> {
+        Ok(tool_core::ToolResult::text("ran"))
+    }
+}
+
+#[tokio::test]
+async fn a_panic_outside_the_call_is_the_calls_error() {
+    let ctx = ToolUseContext::new(std::env::temp_dir())
+        .with_tools(vec![Arc::new(PanicsInValidation) as Arc<dyn Tool>]);
+    let out = run_in(&Pipeline::allow_all(), &ctx, "Fragile", json!({})).await;
+    assert!(out.result.is_error);
+    assert_eq!(
+        text(&out),
+        "<tool_use_error>Error calling tool (Fragile): validation panicked on purpose</tool_use_error>"
+    );
+    assert_eq!(
+        out.ending,
+        Ending::Failed {
+            class: "Panic".into()
+        }
+    );
+}

@@ -199,10 +199,22 @@ fn the_inspector_calls_every_listed_tool() {
     );
 }
 
-/// Sends one raw HTTP/1.1 request and returns the status code and as much of the body as
-/// arrives before the server closes or the body is complete.
+/// Sends one raw HTTP/1.1 request (an `initialize`) and returns the status code and as much
+/// of the body as arrives before the server closes or the body is complete.
 fn raw_request(port: u16, path: &str, headers: &[(&str, String)]) -> (u16, String) {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let (code, _, text) = raw_post(port, path, headers, body);
+    (code, text)
+}
+
+/// Sends one raw HTTP/1.1 POST of `body` and returns the status code, the response headers
+/// (names in lower case) and the body when it has a length (an event stream is not read).
+fn raw_post(
+    port: u16,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -220,20 +232,21 @@ fn raw_request(port: u16, path: &str, headers: &[(&str, String)]) -> (u16, Strin
     let mut status = String::new();
     reader.read_line(&mut status).unwrap();
     let code: u16 = status.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let mut length = None;
+    let mut response_headers = Vec::new();
     loop {
         let mut line = String::new();
         reader.read_line(&mut line).unwrap();
         if line.trim().is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse::<usize>().ok();
+        if let Some((name, value)) = line.split_once(':') {
+            response_headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
         }
     }
-    // A plain answer has a length; an event stream is not read (the status is enough).
+    let length = response_headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok());
     let text = match length {
         Some(n) => {
             let mut buf = vec![0; n];
@@ -242,7 +255,7 @@ fn raw_request(port: u16, path: &str, headers: &[(&str, String)]) -> (u16, Strin
         }
         None => String::new(),
     };
-    (code, text)
+    (code, response_headers, text)
 }
 
 #[test]
@@ -406,6 +419,9 @@ async def main():
                             await other.call_tool("Read", {"file_path": g})
                             out["other_edit"] = dump(await other.call_tool("Edit", {"file_path": g, "old_string": "other", "new_string": "edited"}))
             out["edit"] = dump(await c.call_tool("Edit", {"file_path": f, "old_string": "served", "new_string": "edited"}))
+        elif mode == "idle":
+            # A call longer than the idle timeout, with no progress: the session stays.
+            out["result"] = dump(await c.call_tool("Bash", {"command": "sleep 3 && echo outlived"}))
         elif mode == "progress":
             command = "for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done"
             out["result"] = dump(await c.call_tool("Bash", {"command": command}, progress_callback=on_progress))
@@ -648,4 +664,58 @@ fn cancelling_a_request_cancels_the_call_and_the_server_goes_on() {
         assert_eq!(out["result"]["text"][0], "still serving", "{out}");
         assert!(!root.join("late.txt").exists());
     }
+}
+
+/// A session lives as long as a call of its runs, however long and however quiet (rmcp's
+/// own idle timeout counted messages, and closed a session, cancelling its call, five
+/// minutes into a silent one), and is closed once idle for the timeout.
+#[test]
+fn a_long_silent_call_keeps_its_session_and_an_idle_session_closes() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(
+        &root,
+        &[
+            "--settings",
+            r#"{"permissions": {"allow": ["Bash"]}}"#,
+            "--session-idle-timeout",
+            "1",
+        ],
+    );
+    let out = python(&py, &server, &root, "idle", "legacy");
+    assert_eq!(out["result"]["isError"], false, "{out}");
+    assert_eq!(out["result"]["text"][0], "outlived", "{out}");
+
+    // A session whose client went away without DELETE (nothing open, nothing arriving).
+    let host = [("Host", format!("127.0.0.1:{}", server.port()))];
+    let (code, headers, _) = raw_post(
+        server.port(),
+        "/mcp",
+        &host,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(code, 200);
+    let session = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    let ping = |id: &str| {
+        let headers = [host[0].clone(), ("Mcp-Session-Id", id.to_owned())];
+        raw_post(
+            server.port(),
+            "/mcp",
+            &headers,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        )
+        .0
+    };
+    assert_eq!(ping(&session), 200, "the session is there at first");
+    // Closed once left alone for longer than the timeout (a ping is activity, so each try
+    // waits longer, in case a slow machine kept the first wait from being long enough).
+    let closed = [2, 4, 8].into_iter().any(|secs| {
+        std::thread::sleep(Duration::from_secs(secs));
+        ping(&session) == 404
+    });
+    assert!(closed, "an idle session was never closed");
 }

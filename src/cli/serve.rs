@@ -38,6 +38,18 @@ pub struct ServeArgs {
     /// 127.0.0.1 and [::1]; repeatable.
     #[arg(long = "allowed-host", value_name = "HOST[:PORT]", requires = "http")]
     pub allowed_hosts: Vec<String>,
+    /// Close an --http session after this many seconds with no request of its own open (a
+    /// call still running keeps it) and none arriving, ending its background tasks.
+    #[arg(long, value_name = "SECONDS", default_value_t = toolwright::serve::http::SESSION_IDLE_TIMEOUT.as_secs_f64(), requires = "http", value_parser = parse_seconds)]
+    pub session_idle_timeout: f64,
+}
+
+/// A positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(s),
+        _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
 }
 
 const INSTRUCTIONS: &str = "Toolwright's tools, run through its permission rules and hooks.";
@@ -80,9 +92,10 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         };
     };
     let options = HttpOptions {
-        addr,
         allow_non_loopback: args.allow_non_loopback,
         allowed_hosts: args.allowed_hosts.clone(),
+        session_idle_timeout: std::time::Duration::from_secs_f64(args.session_idle_timeout),
+        ..HttpOptions::new(addr)
     };
     let listener = match HttpServer::bind(&options).await {
         Ok(listener) => listener,

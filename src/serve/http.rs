@@ -13,11 +13,13 @@
 //!
 //! Anything else gets `403 Forbidden` with a body saying which header was refused and why.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -34,6 +36,12 @@ use tool_core::CancellationToken;
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
+/// How long a session may go without a request of its own open (a call running, an SSE
+/// stream the client holds) and without a new one before it is closed, with its state
+/// (background tasks, interpreters): a client that went away without `DELETE` leaves
+/// nothing running for longer than this.
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
 /// Where and how to listen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpOptions {
@@ -44,6 +52,9 @@ pub struct HttpOptions {
     pub allow_non_loopback: bool,
     /// More `Host` values to accept, as `name` (with the bound port) or `name:port`.
     pub allowed_hosts: Vec<String>,
+    /// When an idle session is closed ([`SESSION_IDLE_TIMEOUT`] by default). A session
+    /// with a request open (a call still running, however long) is not idle.
+    pub session_idle_timeout: Duration,
 }
 
 impl HttpOptions {
@@ -53,8 +64,77 @@ impl HttpOptions {
             addr,
             allow_non_loopback: false,
             allowed_hosts: Vec::new(),
+            session_idle_timeout: SESSION_IDLE_TIMEOUT,
         }
     }
+}
+
+/// What each session is doing, from its HTTP requests: rmcp's own idle timeout counts
+/// messages only, so it closed a session whose one call ran longer than five minutes
+/// without progress (and cancelled the call). Ours counts requests still open.
+#[derive(Default)]
+struct SessionActivity {
+    sessions: Mutex<HashMap<String, Activity>>,
+}
+
+struct Activity {
+    /// Requests of the session whose response is still open.
+    open: usize,
+    /// When the last one opened or closed (or when the session was first seen).
+    last: Instant,
+}
+
+impl SessionActivity {
+    /// Notes a request of session `id` opening; the guard notes it closing when dropped.
+    fn open(self: &Arc<Self>, id: &str) -> OpenRequest {
+        let mut sessions = lock(&self.sessions);
+        let entry = sessions.entry(id.to_owned()).or_insert(Activity {
+            open: 0,
+            last: Instant::now(),
+        });
+        entry.open += 1;
+        entry.last = Instant::now();
+        OpenRequest {
+            activity: Arc::clone(self),
+            id: id.to_owned(),
+        }
+    }
+
+    /// The sessions among `live` (the session manager's) idle for longer than `idle`;
+    /// forgets the ones no longer live.
+    fn idle(&self, live: &[String], idle: Duration) -> Vec<String> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|id, _| live.contains(id));
+        let now = Instant::now();
+        live.iter()
+            .filter(|id| {
+                let entry = sessions
+                    .entry((*id).clone())
+                    .or_insert(Activity { open: 0, last: now });
+                entry.open == 0 && now.duration_since(entry.last) > idle
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// A request of a session whose response is still open.
+struct OpenRequest {
+    activity: Arc<SessionActivity>,
+    id: String,
+}
+
+impl Drop for OpenRequest {
+    fn drop(&mut self) {
+        if let Some(entry) = lock(&self.activity.sessions).get_mut(&self.id) {
+            entry.open = entry.open.saturating_sub(1);
+            entry.last = Instant::now();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Why the HTTP server could not start.
@@ -225,6 +305,7 @@ fn text_response(status: StatusCode, text: String) -> Response<Body> {
 struct Guarded<S: ServerHandler + Send + 'static> {
     guard: Arc<RequestGuard>,
     inner: StreamableHttpService<S, LocalSessionManager>,
+    activity: Arc<SessionActivity>,
 }
 
 impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
@@ -232,6 +313,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
         Self {
             guard: self.guard.clone(),
             inner: self.inner.clone(),
+            activity: self.activity.clone(),
         }
     }
 }
@@ -259,8 +341,55 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 body,
             ))));
         }
+        let open = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(|id| self.activity.open(id));
         let mut inner = self.inner.clone();
-        Box::pin(tower_service::Service::call(&mut inner, request))
+        Box::pin(async move {
+            let response = tower_service::Service::call(&mut inner, request).await?;
+            // Open until the response's body (an SSE stream for a call) is done or dropped.
+            Ok(match open {
+                None => response,
+                Some(open) => response.map(|body| {
+                    body.map_frame(move |frame| {
+                        let _ = &open;
+                        frame
+                    })
+                    .boxed()
+                }),
+            })
+        })
+    }
+}
+
+/// Closes the sessions idle for longer than `idle` until `shutdown`, looking a few times
+/// per `idle` (at least once a minute).
+async fn reap_idle_sessions(
+    sessions: Arc<LocalSessionManager>,
+    activity: Arc<SessionActivity>,
+    idle: Duration,
+    shutdown: CancellationToken,
+) {
+    use rmcp::transport::streamable_http_server::session::SessionManager as _;
+    let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let live: Vec<String> = sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(ToString::to_string)
+            .collect();
+        for id in activity.idle(&live, idle) {
+            tracing::info!(target: "toolwright::serve", session = %id, "closing a session idle for longer than {idle:?}");
+            let _ = sessions.close_session(&Arc::from(id.as_str())).await;
+        }
     }
 }
 
@@ -271,6 +400,7 @@ pub struct HttpServer {
     local: SocketAddr,
     guard: Arc<RequestGuard>,
     shutdown: CancellationToken,
+    idle: Duration,
 }
 
 impl HttpServer {
@@ -295,6 +425,7 @@ impl HttpServer {
             local,
             guard,
             shutdown: CancellationToken::new(),
+            idle: options.session_idle_timeout,
         })
     }
 
@@ -333,14 +464,22 @@ impl HttpServer {
             .with_allowed_hosts(self.guard.host_values())
             .with_allowed_origins(RequestGuard::origin_values())
             .with_cancellation_token(self.shutdown.child_token());
-        let inner = StreamableHttpService::new(
-            move || Ok(factory()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        // rmcp's idle timeout is replaced by ours (see `SessionActivity`).
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = None;
+        let sessions = Arc::new(sessions);
+        let activity = Arc::new(SessionActivity::default());
+        tokio::spawn(reap_idle_sessions(
+            Arc::clone(&sessions),
+            Arc::clone(&activity),
+            self.idle,
+            self.shutdown.clone(),
+        ));
+        let inner = StreamableHttpService::new(move || Ok(factory()), sessions, config);
         let service = Guarded {
             guard: self.guard.clone(),
             inner,
+            activity,
         };
         loop {
             let stream = tokio::select! {

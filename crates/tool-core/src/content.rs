@@ -259,12 +259,21 @@ impl ToolResultBlock {
 
 impl ToolResultContent {
     /// Claude Code's empty-result rule: empty content becomes `(NAME completed with no
-    /// output)`, so the model never sees a blank result.
+    /// output)`, so the model never sees a blank result. Blank text blocks beside others
+    /// (an image with an empty caption) are dropped: the Messages API refuses a text block
+    /// that is empty or only whitespace, and the refused block would stay in the history.
     pub fn or_empty_notice(self, tool_name: &str) -> Self {
         if self.is_empty() {
-            Self::Text(empty_result_notice(tool_name))
-        } else {
-            self
+            return Self::Text(empty_result_notice(tool_name));
+        }
+        match self {
+            Self::Blocks(mut blocks) => {
+                blocks.retain(
+                    |b| !matches!(b, ContentBlock::Text { text } if text.trim().is_empty()),
+                );
+                Self::Blocks(blocks)
+            }
+            text => text,
         }
     }
 }
@@ -349,6 +358,20 @@ mod tests {
         let image = ToolResultContent::Blocks(vec![ContentBlock::image("image/png", "AAAA")]);
         assert!(!image.is_empty());
         assert!(image.has_image());
+        // Blank text beside other blocks is dropped (the API refuses blank text blocks).
+        let captioned = ToolResultContent::Blocks(vec![
+            ContentBlock::text(""),
+            ContentBlock::image("image/png", "AAAA"),
+            ContentBlock::text(" \n"),
+            ContentBlock::text("caption"),
+        ]);
+        assert_eq!(
+            captioned.or_empty_notice("mcp__x__shot"),
+            ToolResultContent::Blocks(vec![
+                ContentBlock::image("image/png", "AAAA"),
+                ContentBlock::text("caption"),
+            ])
+        );
     }
 
     #[test]

@@ -1141,7 +1141,23 @@ impl ServerConn {
                 ) => {
                     silent_since = None;
                 }
-                Ok(Err(e)) => return format!("ping failed: {e}"),
+                // Gone for certain: the connection ended.
+                Ok(Err(e @ rmcp::ServiceError::TransportClosed)) => {
+                    return format!("ping failed: {e}");
+                }
+                // Anything else (a proxy's 502 or 429, a 405 from an endpoint that takes
+                // no pings) says nothing of the call's own stream, which breaks by itself
+                // when the server dies: counted as silence.
+                Ok(Err(e)) => {
+                    tracing::debug!(server = %self.label(), error = %e, "a heartbeat ping failed");
+                    let since = *silent_since.get_or_insert_with(tokio::time::Instant::now);
+                    if since.elapsed() >= give_up {
+                        return format!(
+                            "pings failed for {} s, the last with: {e}",
+                            since.elapsed().as_secs()
+                        );
+                    }
+                }
                 Err(_) => {
                     let since = *silent_since
                         .get_or_insert_with(|| tokio::time::Instant::now() - HEARTBEAT_TIMEOUT);

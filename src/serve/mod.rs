@@ -161,34 +161,34 @@ impl ToolServer {
     }
 
     /// Applies a call's context modifier to its session's context (or the sessionless one),
-    /// outside the lock and with a panic in it caught (the change is then dropped, as the
-    /// executor does).
+    /// under the lock, so that two calls of one session changing it at once (EnterPlanMode
+    /// and EnterWorktree) both count; a panic in it is caught (the change is then dropped,
+    /// as the executor does).
     fn update_session(&self, in_session: bool, modifier: tool_core::ContextModifier) {
-        let own = self.session.as_deref().filter(|_| in_session);
-        let current = match own {
-            Some(slot) => slot.lock().unwrap_or_else(PoisonError::into_inner).clone(),
-            None => Some(
-                self.sessionless
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone(),
-            ),
+        let apply = |current: ToolUseContext| {
+            let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                modifier.apply(current)
+            }));
+            if applied.is_err() {
+                tracing::warn!("a tool's context modifier panicked; the change was dropped");
+            }
+            applied.ok()
         };
-        let Some(current) = current else { return };
-        let applied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            modifier.apply(current)
-        }));
-        let Ok(next) = applied else {
-            tracing::warn!("a tool's context modifier panicked; the change was dropped");
-            return;
-        };
-        match own {
-            Some(slot) => *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(next),
+        match self.session.as_deref().filter(|_| in_session) {
+            Some(slot) => {
+                let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(next) = slot.clone().and_then(apply) {
+                    *slot = Some(next);
+                }
+            }
             None => {
-                *self
+                let mut shared = self
                     .sessionless
                     .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = next
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(next) = apply(shared.clone()) {
+                    *shared = next;
+                }
             }
         }
     }
@@ -420,4 +420,42 @@ pub enum ServeError {
     /// The session ended abnormally.
     #[error("the MCP session failed: {0}")]
     Session(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two calls of one client changing its context at once both count: each change is
+    /// applied to the other's result, not to the context both started from.
+    #[test]
+    fn concurrent_context_changes_are_not_lost() {
+        let ctx = ToolUseContext::new(std::env::temp_dir());
+        let server = ToolServer::new(
+            ctx,
+            Arc::new(tool_exec::AllowAll),
+            Arc::new(tool_exec::NoHooks),
+        );
+        let slow = |dir: &'static str| {
+            tool_core::ContextModifier::new(move |ctx: ToolUseContext| {
+                // Slow, so that without the lock both would start from the same context.
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                let mut dirs = ctx.working_directories();
+                dirs.push(dir.into());
+                ctx.with_working_directories(dirs)
+            })
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| server.update_session(false, slow("/first")));
+            s.spawn(|| server.update_session(false, slow("/second")));
+        });
+        let dirs = server
+            .sessionless
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .working_directories();
+        for dir in ["/first", "/second"] {
+            assert!(dirs.contains(&std::path::PathBuf::from(dir)), "{dirs:?}");
+        }
+    }
 }

@@ -7,20 +7,19 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Length of the hash suffix of a shortened name (`_` + 8 hex digits).
 const HASH_SUFFIX_LEN: usize = 9;
 
-/// Claude Code's name normaliser: every character outside `[A-Za-z0-9_-]` becomes `_`. For
-/// servers named `claude.ai …`, runs of `_` are also collapsed and leading/trailing `_`
-/// trimmed.
+/// Claude Code's name normaliser: every character outside `[A-Za-z0-9_-]` becomes `_`, one
+/// per UTF-16 code unit as JavaScript's regex (without the `u` flag) replaces them, so a
+/// character outside the Basic Multilingual Plane (an emoji) becomes `__`. For servers named
+/// `claude.ai …`, runs of `_` are also collapsed and leading/trailing `_` trimmed.
 pub fn normalize_name_for_mcp(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
     if name.starts_with("claude.ai ") {
         let mut collapsed = String::with_capacity(out.len());
         for c in out.chars() {
@@ -103,6 +102,9 @@ mod tests {
     fn normalises_like_claude_code() {
         assert_eq!(normalize_name_for_mcp("my server.v2"), "my_server_v2");
         assert_eq!(normalize_name_for_mcp("get-sum"), "get-sum");
+        // One `_` per UTF-16 unit, as JavaScript's replace does: é is one, 🔍 two.
+        assert_eq!(normalize_name_for_mcp("café"), "caf_");
+        assert_eq!(normalize_name_for_mcp("🔍search"), "__search");
         assert_eq!(
             normalize_name_for_mcp("claude.ai  Gmail!"),
             "claude_ai_Gmail"

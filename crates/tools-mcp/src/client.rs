@@ -890,6 +890,22 @@ impl ServerConn {
             }
         };
         *lock(&self.live) = Some(live.clone());
+        // A shutdown that came while this connected took nothing, or took this one: either
+        // way it must not be left running. (`shutdown` sets the flag before it takes.)
+        if self.shut_down.load(Ordering::SeqCst) {
+            let ours = {
+                let mut slot = lock(&self.live);
+                if slot.as_ref().is_some_and(|l| Arc::ptr_eq(l, &live)) {
+                    slot.take()
+                } else {
+                    None
+                }
+            };
+            if ours.is_some() {
+                live.close().await;
+            }
+            return Err(format!("{}: the MCP manager was shut down", self.label()));
+        }
         *lock(&self.state) = ServerState::Connected;
         let has_resources = live
             .peer

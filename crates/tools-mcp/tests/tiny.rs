@@ -900,3 +900,42 @@ async fn a_server_without_tools_connects_and_serves_its_resources() {
     assert!(text.contains("a note without tools"), "{text}");
     manager.shutdown().await;
 }
+
+/// A shutdown while a reconnection is starting the server leaves no server running: the
+/// connection that completes after it is closed, not kept.
+#[tokio::test]
+async fn a_shutdown_during_a_reconnection_leaves_no_server_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("started-once");
+    let pid_file = dir.path().join("second.pid");
+    // Starts at once the first time; the second time notes its pid and takes a second.
+    let script = format!(
+        "if [ -e '{mark}' ]; then echo $$ > '{pid}.tmp'; mv '{pid}.tmp' '{pid}'; sleep 1; fi\ntouch '{mark}'\nexec '{tiny}' \"$@\"\n",
+        mark = mark.display(),
+        pid = pid_file.display(),
+        tiny = tiny_server(),
+    );
+    let config = ServerConfig::stdio("tiny", "sh", ["-c".to_owned(), script, "sh".to_owned()]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    crash_fails_clearly(&manager).await;
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let reconnecting = tokio::spawn(async move { call(&echo, json!({"text": "late"})).await });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pid_file.exists() {
+        assert!(Instant::now() < deadline, "the reconnection never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    manager.shutdown().await;
+    assert!(reconnecting.await.unwrap().is_err());
+    assert!(
+        wait_dead(pid, Duration::from_secs(5)).await,
+        "the server started by the reconnection outlived the shutdown"
+    );
+    drop(manager);
+}

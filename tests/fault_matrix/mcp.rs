@@ -282,7 +282,7 @@ async fn mcp_server_sends_malformed_json_rpc() {
 async fn mcp_server_sends_a_50_mb_result() {
     let fake = Fake::new();
     let rig = fake.rig("big").build().await;
-    // 50 MB arrives, and is cut to the output limit before it reaches the model.
+    // 50 MB arrives: the model sees a preview, the whole of it is saved to a file.
     let r = work(&rig, "toolu_1", "").await;
     let t = text(&r);
     assert!(!r.outcome.result.is_error, "{}", &t[..t.len().min(500)]);
@@ -292,10 +292,12 @@ async fn mcp_server_sends_a_50_mb_result() {
         t.len()
     );
     assert!(
-        t.contains("[OUTPUT TRUNCATED - exceeded 25000 token limit]"),
+        t.starts_with("<persisted-output>"),
         "{}",
-        &t[t.len().saturating_sub(500)..]
+        &t[..t.len().min(500)]
     );
+    let saved = r.outcome.persisted.as_ref().unwrap();
+    assert!(std::fs::metadata(saved).unwrap().len() >= 50_000_000);
     // Above the 64 MiB message bound the connection is closed, clearly.
     let pid = fake.pid().unwrap();
     let r = work(&rig, "toolu_2", "huge").await;
@@ -415,7 +417,13 @@ async fn tiny_rmcp_server_sends_50_mb() {
         "{} characters reached the model",
         t.len()
     );
-    assert!(t.contains("[OUTPUT TRUNCATED - exceeded 25000 token limit]"));
+    assert!(t.starts_with("<persisted-output>"), "{t}");
+    let saved = r.outcome.persisted.as_ref().unwrap();
+    assert_eq!(
+        std::fs::metadata(saved).unwrap().len(),
+        50 * 1024 * 1024,
+        "the whole result is saved"
+    );
     rig.assert_survives().await;
     rig.assert_no_temp_files();
     rig.mcp.as_ref().unwrap().shutdown().await;

@@ -152,8 +152,15 @@ impl Tool for McpTool {
         self.always_load
     }
 
+    /// The tool's own `maxResultSizeChars`, else the server's token limit (at 4 characters
+    /// a token) or [`DEFAULT_MAX_RESULT_CHARS`], whichever is lower: the pipeline saves a
+    /// text result over it whole to a file and shows its head and tail.
     fn max_result_size(&self) -> MaxResultSize {
-        MaxResultSize::Chars(self.max_result_chars)
+        MaxResultSize::Chars(self.own_max_chars.unwrap_or_else(|| {
+            self.max_result_chars
+                .min(self.server.max_output_tokens().saturating_mul(4))
+                .max(1)
+        }))
     }
 
     /// MCP output is not validated (Claude Code's rule): any replacement is shown as given.
@@ -207,9 +214,8 @@ impl Tool for McpTool {
             .server
             .call_tool(&self.tool_name, arguments, ctx.cancellation(), progress)
             .await?;
-        // A tool that names a result size larger than the server's token limit is cut at
-        // its own size instead. Never lower: what is over the tool's size goes whole to a
-        // file through the pipeline's persistence (its threshold), not cut first.
+        // Only a result with images is cut (images are never saved to a file): at the
+        // server's token limit, or at the tool's own size when that is larger.
         let server_max = self.server.max_output_tokens();
         let max_tokens = self
             .own_max_chars
@@ -220,8 +226,11 @@ impl Tool for McpTool {
 
 /// Maps a `CallToolResult` (as JSON) to a tool result: text, images, resource links and
 /// embedded resources become content blocks; `structuredContent` and `_meta` go to
-/// [`McpMeta`]; `isError: true` becomes `Err` with the server's text; output over
-/// `max_tokens` (estimated at 4 characters a token) is cut with a note.
+/// [`McpMeta`]; `isError: true` becomes `Err` with the server's text. Output with images
+/// over `max_tokens` (estimated at 4 characters a token, [`IMAGE_TOKEN_ESTIMATE`] an image)
+/// is cut with a note. Text alone is left whole, as Claude Code leaves it: the pipeline
+/// saves what is over the tool's [`max_result_size`](Tool::max_result_size) to a file and
+/// shows its head and tail, so the end of a long log is not lost.
 pub fn map_call_result(
     server: &str,
     tool: &str,
@@ -245,7 +254,14 @@ pub fn map_call_result(
     {
         blocks.push(ContentBlock::text(sc.to_string()));
     }
-    let blocks = apply_token_limit(blocks, max_tokens);
+    let has_image = blocks
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Image { .. }));
+    let blocks = if has_image {
+        apply_token_limit(blocks, max_tokens)
+    } else {
+        blocks
+    };
     let content_out = match blocks.as_slice() {
         [ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
         _ => ToolResultContent::Blocks(blocks),
@@ -437,10 +453,23 @@ mod tests {
         assert_eq!(err.to_string(), "bad");
     }
 
+    fn b64(bytes: &[u8]) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// The first bytes of a `w` x `h` PNG (enough for the size check).
+    fn png_header(w: u32, h: u32) -> Vec<u8> {
+        let mut b = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
+        b.extend_from_slice(b"IHDR");
+        b.extend_from_slice(&w.to_be_bytes());
+        b.extend_from_slice(&h.to_be_bytes());
+        b.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        b
+    }
+
     #[test]
     fn images_the_api_would_refuse_become_notes() {
-        use base64::Engine as _;
-        let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
         let png = [
             &[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A][..],
             &[0; 16],
@@ -469,14 +498,7 @@ mod tests {
         );
         assert!(note("image/png", "not base64 at all!").contains("not valid base64"));
         // Over 8000 pixels on a side: the API would refuse it.
-        let header = |w: u32, h: u32| {
-            let mut b = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13];
-            b.extend_from_slice(b"IHDR");
-            b.extend_from_slice(&w.to_be_bytes());
-            b.extend_from_slice(&h.to_be_bytes());
-            b.extend_from_slice(&[8, 6, 0, 0, 0, 0, 0, 0, 0]);
-            b
-        };
+        let header = png_header;
         assert!(note("image/png", &b64(&header(9000, 10))).contains("9000x10 pixels"));
         assert!(matches!(
             image_block("image/png", &b64(&header(8000, 8000))),
@@ -506,12 +528,21 @@ mod tests {
     }
 
     #[test]
-    fn limits_output() {
-        let raw = json!({"content": [{"type": "text", "text": "x".repeat(1000)}]});
-        let r = map_call_result("s", "t", &raw, 100).unwrap();
+    fn limits_output_with_images_and_leaves_text_whole() {
+        let png = b64(&png_header(10, 10));
+        let raw = json!({"content": [
+            {"type": "image", "mimeType": "image/png", "data": png},
+            {"type": "text", "text": "x".repeat(10_000)},
+        ]});
+        // 2,000 tokens: the image counts 1,600, so 400 tokens (1,600 characters) of text.
+        let r = map_call_result("s", "t", &raw, 2_000).unwrap();
         let text = r.data.content.joined_text();
-        assert!(text.starts_with(&"x".repeat(400)));
-        assert!(!text.contains(&"x".repeat(401)));
-        assert!(text.contains("[OUTPUT TRUNCATED - exceeded 100 token limit]"));
+        assert!(text.starts_with(&"x".repeat(1_600)));
+        assert!(!text.contains(&"x".repeat(1_601)));
+        assert!(text.contains("[OUTPUT TRUNCATED - exceeded 2000 token limit]"));
+        // Text alone is not cut here: the pipeline saves it to a file, tail included.
+        let raw = json!({"content": [{"type": "text", "text": "x".repeat(1000) + "END"}]});
+        let r = map_call_result("s", "t", &raw, 100).unwrap();
+        assert_eq!(r.data.content.joined_text(), "x".repeat(1000) + "END");
     }
 }

@@ -491,14 +491,17 @@ async fn filesystem_and_memory_servers() {
         .unwrap_err();
     assert!(err.to_string().to_lowercase().contains("denied"), "{err}");
 
-    // A huge result is cut at MAX_MCP_OUTPUT_TOKENS (25,000 tokens ~ 100,000 characters).
+    // A huge text result comes back whole; the pipeline saves what is over the tool's
+    // size (MAX_MCP_OUTPUT_TOKENS, 25,000 tokens ~ 100,000 characters) to a file.
     std::fs::write(root.join("huge.txt"), "y".repeat(300_000)).unwrap();
     let r = call(&read, json!({"path": root.join("huge.txt")}))
         .await
         .unwrap();
-    let text = r.data.content.joined_text();
-    assert!(text.contains("[OUTPUT TRUNCATED - exceeded 25000 token limit]"));
-    assert!(text.len() < 101_000, "{}", text.len());
+    assert_eq!(r.data.content.joined_text(), "y".repeat(300_000));
+    assert_eq!(
+        read.max_result_size(),
+        tool_core::MaxResultSize::Chars(100_000)
+    );
 
     let create = tool(&manager, "mcp__memory__create_entities");
     call(

@@ -123,25 +123,17 @@ async fn results_errors_and_output_limit() {
         .unwrap_err();
     assert_eq!(err.to_model_text(), "it failed on purpose");
 
-    let r = call(&tool(&manager, "mcp__tiny__big"), json!({"chars": 200_000}))
-        .await
-        .unwrap();
-    let text = r.data.content.joined_text();
-    assert!(text.starts_with(&"x".repeat(4_000)));
-    assert!(!text.contains(&"x".repeat(4_001)));
-    assert!(text.contains("[OUTPUT TRUNCATED - exceeded 1000 token limit]"));
-    // A tool with its own maxResultSizeChars is cut there instead.
+    // Text over the limit comes back whole: the pipeline saves it to a file from the
+    // tool's result size (the token limit at 4 characters a token), tail included.
+    let big = tool(&manager, "mcp__tiny__big");
+    assert_eq!(big.max_result_size(), MaxResultSize::Chars(4_000));
+    let r = call(&big, json!({"chars": 200_000})).await.unwrap();
+    assert_eq!(r.data.content.joined_text(), "x".repeat(200_000));
+    // A tool with its own maxResultSizeChars is saved from there instead.
     let big_meta = tool(&manager, "mcp__tiny__big_meta");
-    let r = call(&big_meta, json!({"chars": 120_000})).await.unwrap();
-    assert_eq!(r.data.content.joined_text(), "x".repeat(120_000));
+    assert_eq!(big_meta.max_result_size(), MaxResultSize::Chars(150_000));
     let r = call(&big_meta, json!({"chars": 200_000})).await.unwrap();
-    let text = r.data.content.joined_text();
-    assert!(text.starts_with(&"x".repeat(150_000)) && !text.contains(&"x".repeat(150_001)));
-    assert!(
-        text.contains("[OUTPUT TRUNCATED - exceeded 37500 token limit]"),
-        "{}",
-        &text[150_000..]
-    );
+    assert_eq!(r.data.content.joined_text(), "x".repeat(200_000));
 
     // A non-object input is refused with the tool's name, not sent.
     let err = call(&echo, json!("text")).await.unwrap_err();

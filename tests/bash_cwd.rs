@@ -1,8 +1,10 @@
 //! Bash's working directory through the streaming executor: a `cd` in a read-only command
 //! still carries to the next call (the executor keeps context modifiers only from calls that
-//! run alone, so such a call must not count as concurrency-safe).
+//! run alone, so such a call must not count as concurrency-safe), back up to the project
+//! root too, and a directory removed under the session does not break Bash.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -10,11 +12,8 @@ use tool_core::{RuleSource, SourcedRule, ToolPermissionContext, ToolUseContext};
 use tool_exec::{DenyAsks, ExecutorConfig, NoHooks, Pipeline, ToolUse, run_tools};
 use tool_perms::{PathRoots, PermissionEngine};
 
-#[tokio::test]
-async fn a_read_only_cd_carries_to_the_next_call() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    std::fs::create_dir(root.join("sub")).unwrap();
+/// A session in `root` with Bash allowed: its pipeline and context.
+fn session(root: &Path) -> (Arc<Pipeline>, ToolUseContext) {
     let permission = ToolPermissionContext {
         allow: vec![SourcedRule {
             source: RuleSource::ProjectSettings,
@@ -23,9 +22,9 @@ async fn a_read_only_cd_carries_to_the_next_call() {
         avoid_prompts: true,
         ..Default::default()
     };
-    let (engine, problems) = PermissionEngine::new_lenient(&permission, PathRoots::for_cwd(&root));
+    let (engine, problems) = PermissionEngine::new_lenient(&permission, PathRoots::for_cwd(root));
     assert!(problems.is_empty(), "{problems:?}");
-    let ctx = ToolUseContext::new(&root)
+    let ctx = ToolUseContext::new(root)
         .with_tools(tool_registry::all_base_tools())
         .with_permission(permission);
     let pipeline = Arc::new(Pipeline::new(
@@ -33,26 +32,96 @@ async fn a_read_only_cd_carries_to_the_next_call() {
         Arc::new(DenyAsks),
         Arc::new(NoHooks),
     ));
-    let bash = |id: &str, command: &str| ToolUse::new(id, "Bash", json!({"command": command}));
-    let (results, after) = run_tools(
-        pipeline,
-        ctx,
-        vec![
-            bash("ls", "ls"),
-            bash("cd", "cd sub && ls"),
-            bash("pwd", "pwd"),
-        ],
-        ExecutorConfig::default(),
+    (pipeline, ctx)
+}
+
+/// Runs the Bash `commands` (id, command) as one turn; returns each result's text and the
+/// context after the turn.
+async fn turn(
+    pipeline: &Arc<Pipeline>,
+    ctx: ToolUseContext,
+    commands: &[(&str, &str)],
+) -> (Vec<String>, ToolUseContext) {
+    let calls = commands
+        .iter()
+        .map(|(id, command)| ToolUse::new(*id, "Bash", json!({"command": command})))
+        .collect();
+    let (results, after) =
+        run_tools(Arc::clone(pipeline), ctx, calls, ExecutorConfig::default()).await;
+    let texts = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
+    (texts, after)
+}
+
+/// [`turn`] in a new [`session`] in `root`.
+async fn run(root: &Path, commands: &[(&str, &str)]) -> (Vec<String>, ToolUseContext) {
+    let (pipeline, ctx) = session(root);
+    turn(&pipeline, ctx, commands).await
+}
+
+fn project() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    (dir, root)
+}
+
+#[tokio::test]
+async fn a_read_only_cd_carries_to_the_next_call() {
+    let (_dir, root) = project();
+    let (texts, after) = run(
+        &root,
+        &[("ls", "ls"), ("cd", "cd sub && ls"), ("pwd", "pwd")],
     )
     .await;
-    let texts: Vec<String> = results
-        .iter()
-        .map(|r| {
-            assert!(!r.outcome.result.is_error, "{:?}", r.outcome.result);
-            r.outcome.result.content.joined_text()
-        })
-        .collect();
     assert!(texts[0].contains("sub"), "{texts:?}");
     assert_eq!(texts[2].trim(), root.join("sub").display().to_string());
     assert_eq!(after.cwd(), root.join("sub"));
+}
+
+#[tokio::test]
+async fn a_cd_back_up_to_the_project_root_carries_too() {
+    let (_dir, root) = project();
+    let (texts, after) = run(&root, &[("cd", "cd sub"), ("up", "cd .."), ("pwd", "pwd")]).await;
+    assert_eq!(texts[2].trim(), root.display().to_string(), "{texts:?}");
+    assert_eq!(after.cwd(), root);
+}
+
+/// The directory the session is in is removed: the next command runs in the project
+/// directory, says so, and the session stays there.
+#[tokio::test]
+async fn a_removed_working_directory_falls_back_to_the_project() {
+    let (_dir, root) = project();
+    let (pipeline, ctx) = session(&root);
+    let (_, ctx) = turn(&pipeline, ctx, &[("cd", "mkdir build && cd build")]).await;
+    assert_eq!(ctx.cwd(), root.join("build"));
+    std::fs::remove_dir(root.join("build")).unwrap();
+    let root_text = root.display().to_string();
+    let note = format!("Shell cwd was reset to {root_text} ({root_text}/build no longer exists)");
+    // Read-only commands run (in the project) and say so; as concurrency-safe calls they
+    // cannot move the session (the executor drops their modifiers).
+    let (texts, ctx) = turn(&pipeline, ctx, &[("pwd", "pwd"), ("ls", "ls")]).await;
+    assert_eq!(texts[0], format!("{root_text}\n{note}"), "{texts:?}");
+    assert!(
+        texts[1].starts_with("sub\n") && texts[1].contains(&note),
+        "{texts:?}"
+    );
+    // Another command moves it.
+    let (texts, ctx) = turn(&pipeline, ctx, &[("touch", "touch made && pwd")]).await;
+    assert_eq!(texts[0], format!("{root_text}\n{note}"), "{texts:?}");
+    assert_eq!(ctx.cwd(), root);
+    let (texts, _) = turn(&pipeline, ctx, &[("pwd", "pwd")]).await;
+    assert_eq!(texts[0], root_text);
+}
+
+/// A command that removes the directory it is in ends there: nothing claims a reset to it.
+#[tokio::test]
+async fn a_command_removing_its_own_directory_is_not_reported_as_a_reset() {
+    let (_dir, root) = project();
+    let (pipeline, ctx) = session(&root);
+    let (_, ctx) = turn(&pipeline, ctx, &[("cd", "mkdir build && cd build")]).await;
+    let (texts, _) = turn(&pipeline, ctx, &[("rm", "rmdir \"$PWD\" && echo removed")]).await;
+    assert_eq!(texts[0], "removed", "{texts:?}");
 }

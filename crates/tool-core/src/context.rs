@@ -200,6 +200,7 @@ pub struct AgentInfo {
 struct Inner {
     options: ToolOptions,
     cwd: PathBuf,
+    project_dir: PathBuf,
     working_directories: Vec<PathBuf>,
     home: Option<PathBuf>,
     permission: ToolPermissionContext,
@@ -270,10 +271,12 @@ impl ToolUseContext {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
+        let cwd = cwd.into();
         Self {
             inner: Arc::new(Inner {
                 options: ToolOptions::default(),
-                cwd: cwd.into(),
+                project_dir: cwd.clone(),
+                cwd,
                 working_directories: Vec::new(),
                 home,
                 permission: ToolPermissionContext::default(),
@@ -314,14 +317,20 @@ impl ToolUseContext {
         &self.inner.cwd
     }
 
-    /// The working directories: the cwd first, then the additional ones from the permission
-    /// context and from [`with_working_directories`](Self::with_working_directories).
+    /// The project directory: the cwd the context was made with, which a later
+    /// [`with_cwd`](Self::with_cwd) (a Bash `cd`, a worktree) does not change. Claude Code's
+    /// original cwd.
+    pub fn project_dir(&self) -> &Path {
+        &self.inner.project_dir
+    }
+
+    /// The working directories: the cwd first, the [project directory](Self::project_dir),
+    /// then the additional ones from the permission context and from
+    /// [`with_working_directories`](Self::with_working_directories).
     pub fn working_directories(&self) -> Vec<PathBuf> {
         let mut dirs = vec![self.inner.cwd.clone()];
-        for d in self
-            .inner
-            .working_directories
-            .iter()
+        for d in std::iter::once(&self.inner.project_dir)
+            .chain(&self.inner.working_directories)
             .chain(&self.inner.permission.additional_working_directories)
         {
             if !dirs.contains(d) {

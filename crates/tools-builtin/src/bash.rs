@@ -11,8 +11,10 @@
 //!   the head and tail stay in memory. Past [`KILL_CAP`] bytes the command is killed with a
 //!   note.
 //! - The working directory persists through a context modifier while it stays inside the
-//!   working directories; otherwise it is reset and the output says
-//!   `Shell cwd was reset to <dir>`.
+//!   working directories (the project directory included, so `cd ..` back to it holds);
+//!   otherwise it is reset and the output says `Shell cwd was reset to <dir>`. When the
+//!   session's directory has been removed, the command runs in the first working directory
+//!   that still exists, and the output says so.
 //! - Exit code 1 is not an error for `grep`, `rg`, `egrep`, `fgrep`, `find`, `diff`, `test`,
 //!   `[`, `git diff` and `git grep` (no match / a difference is an answer, not a failure).
 
@@ -239,6 +241,22 @@ impl TypedTool for Bash {
                 background_task_id: Some(task.id),
             }));
         }
+        // The session's directory is gone (an earlier command removed it): this command runs
+        // in the first working directory that still exists, and the session moves there.
+        let moved = (!ctx.cwd().is_dir()).then(|| {
+            let gone = ctx.cwd().to_path_buf();
+            let to = ctx
+                .working_directories()
+                .into_iter()
+                .find(|d| d.is_dir())
+                .or_else(|| gone.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf))
+                .unwrap_or_else(|| PathBuf::from("/"));
+            (gone, to)
+        });
+        let ctx = match &moved {
+            Some((_, to)) => ctx.with_cwd(to.clone()),
+            None => ctx,
+        };
         let run = run_command(
             &input.command,
             &ctx,
@@ -246,7 +264,32 @@ impl TypedTool for Bash {
             &progress,
         )
         .await?;
-        finish(&input.command, run, &ctx)
+        let mut result = finish(&input.command, run, &ctx);
+        if let Some((gone, to)) = moved {
+            let note = format!(
+                "Shell cwd was reset to {} ({} no longer exists)",
+                to.display(),
+                gone.display()
+            );
+            let push = |stderr: &mut String| {
+                if !stderr.is_empty() && !stderr.ends_with('\n') {
+                    stderr.push('\n');
+                }
+                stderr.push_str(&note);
+            };
+            match &mut result {
+                Ok(r) => {
+                    push(&mut r.data.stderr);
+                    if r.context_modifier.is_none() {
+                        r.context_modifier =
+                            Some(tool_core::ContextModifier::new(move |ctx| ctx.with_cwd(to)));
+                    }
+                }
+                Err(ToolError::Shell { stderr, .. }) => push(stderr),
+                Err(_) => {}
+            }
+        }
+        result
     }
 
     fn to_content(&self, output: &BashOutput) -> ToolResultContent {
@@ -450,10 +493,13 @@ async fn run_command(
     }
     // The group is gone (ended above); nothing for the guard to do.
     guard.0 = None;
+    // Empty when `pwd -P` failed: the directory the command ended in was removed.
     let final_cwd = tokio::fs::read_to_string(&cwd_file)
         .await
         .ok()
-        .map(|s| PathBuf::from(s.trim_end()));
+        .map(|s| s.trim_end().to_owned())
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from);
     let _ = tokio::fs::remove_file(&cwd_file).await;
     Ok(Run {
         end,

@@ -302,7 +302,8 @@ fn from_ms(ms: i64) -> SystemTime {
 /// The first match of `schedule` strictly after `after_ms`, in `tz`.
 fn next_after(schedule: &Cron, tz: CronTimeZone, after_ms: i64) -> Option<i64> {
     // Cron has whole-second (here whole-minute) resolution: search from the second that
-    // contains `after_ms`, exclusive, so the result is always later than `after_ms`.
+    // contains `after_ms`, exclusive, so the result is always later than `after_ms` (in the
+    // hour a clock turned back repeats too: see the test).
     let secs = after_ms.div_euclid(1000);
     match tz {
         CronTimeZone::Utc => {
@@ -1124,6 +1125,62 @@ impl TypedTool for CronDelete {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In the hour a clock turned back repeats (New York, 2025-11-02, 01:00-02:00 twice), a
+    /// job's next time is never one already past. Local time is the process's, so this runs
+    /// itself again with `TZ` set.
+    #[test]
+    fn the_repeated_hour_of_a_clock_turned_back_has_no_past_next_time() {
+        if std::env::var_os("TOOLWRIGHT_TZ_CHILD").is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "cron::tests::the_repeated_hour_of_a_clock_turned_back_has_no_past_next_time",
+                    "--nocapture",
+                ])
+                .env("TZ", "America/New_York")
+                .env("TOOLWRIGHT_TZ_CHILD", "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(text.contains("1 passed"), "the child ran nothing: {text}");
+            return;
+        }
+        // 06:16Z is 01:16 EST, the second 01:16 of the day.
+        let now = Utc
+            .with_ymd_and_hms(2025, 11, 2, 6, 16, 0)
+            .unwrap()
+            .timestamp_millis();
+        let offset = Local
+            .timestamp_millis_opt(now)
+            .unwrap()
+            .offset()
+            .local_minus_utc();
+        assert_eq!(offset, -5 * 3600, "no New York time zone data here");
+        for daily in ["30 1 * * *", "*/15 1 * * *", "45 * * * *"] {
+            let next = next_after(&parse_cron(daily).unwrap(), CronTimeZone::Local, now);
+            assert!(next.unwrap() > now, "{daily}: {next:?}");
+        }
+        let every_15 = parse_cron("*/15 * * * *").unwrap();
+        let mut at = now;
+        for _ in 0..8 {
+            let next = next_after(&every_15, CronTimeZone::Local, at).unwrap();
+            assert!(next > at, "{next} is not after {at}");
+            at = next;
+        }
+        // Past the repeated hour within those steps.
+        assert!(
+            at > Utc
+                .with_ymd_and_hms(2025, 11, 2, 7, 0, 0)
+                .unwrap()
+                .timestamp_millis()
+        );
+    }
 
     #[test]
     fn expressions_need_five_fields() {

@@ -341,6 +341,7 @@ impl TaskRegistry {
     pub fn read_new_output(&self, id: &str, max_bytes: u64) -> Option<(String, bool)> {
         use std::io::{Read, Seek, SeekFrom};
         let task = self.task(id)?;
+        let running = task.snapshot().status == TaskStatus::Running;
         let mut p = lock(&task.inner);
         let Ok(mut file) = std::fs::File::open(&task.output_file) else {
             return Some((String::new(), false));
@@ -356,9 +357,46 @@ impl TaskRegistry {
         if file.seek(SeekFrom::Start(start)).is_ok() {
             let _ = file.take(len.saturating_sub(start)).read_to_end(&mut buf);
         }
+        // A character the command has only half written yet is left for the next read, and a
+        // read that skipped ahead starts at the next whole character: neither shows as �.
+        let held = if running {
+            incomplete_utf8_tail(&buf)
+        } else {
+            0
+        };
+        buf.truncate(buf.len() - held);
         p.read_offset = start + buf.len() as u64;
-        Some((String::from_utf8_lossy(&buf).into_owned(), skipped))
+        let text = if skipped {
+            let lead = buf
+                .iter()
+                .take(3)
+                .take_while(|b| (0x80..0xC0).contains(*b))
+                .count();
+            String::from_utf8_lossy(&buf[lead..]).into_owned()
+        } else {
+            String::from_utf8_lossy(&buf).into_owned()
+        };
+        Some((text, skipped))
     }
+}
+
+/// How many bytes at the end of `buf` begin a UTF-8 character they do not finish (0 to 3).
+fn incomplete_utf8_tail(buf: &[u8]) -> usize {
+    for back in 1..=buf.len().min(3) {
+        let b = buf[buf.len() - back];
+        if b < 0x80 {
+            return 0;
+        }
+        if b >= 0xC0 {
+            let width = match b {
+                0xC0..0xE0 => 2,
+                0xE0..0xF0 => 3,
+                _ => 4,
+            };
+            return if width > back { back } else { 0 };
+        }
+    }
+    0
 }
 
 /// Starts a background task for Bash: the lifetime is `timeout_ms` (default

@@ -266,6 +266,27 @@ async fn a_truncated_output_file_is_read_again_from_its_start() {
     assert_eq!(registry.read_new_output(&id, 1 << 20).unwrap().0, "");
 }
 
+/// A character the task has only half written is not shown broken: it waits for the next
+/// read, whole; a read that skips ahead starts at a whole character.
+#[tokio::test]
+async fn a_half_written_character_waits_for_the_next_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, _) = start(&ctx, "sleep 100", None).await;
+    let registry = task_registry(&ctx);
+    let file = registry.get(&id).unwrap().output_file;
+    // "é" is C3 A9: the first byte alone, then the second.
+    std::fs::write(&file, b"caf\xC3").unwrap();
+    assert_eq!(registry.read_new_output(&id, 1 << 20).unwrap().0, "caf");
+    std::fs::write(&file, "café\n").unwrap();
+    assert_eq!(registry.read_new_output(&id, 1 << 20).unwrap().0, "é\n");
+    // Skipping ahead into the middle of a character: from the next whole one.
+    std::fs::write(&file, "café\nééé").unwrap();
+    let (text, skipped) = registry.read_new_output(&id, 5).unwrap();
+    assert_eq!((text.as_str(), skipped), ("éé", true));
+    registry.kill_all();
+}
+
 #[tokio::test]
 async fn kill_all_stops_every_running_task_now() {
     let dir = tempfile::tempdir().unwrap();

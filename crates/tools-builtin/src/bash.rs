@@ -746,6 +746,17 @@ fn finish(
         _ => None,
     };
     if code != Some(0) && interpretation.is_none() {
+        // The error text keeps only its head and tail: where the full output is goes first.
+        let saved: Vec<String> = [("output", &stdout.spill), ("error output", &stderr.spill)]
+            .into_iter()
+            .filter_map(|(what, path)| {
+                path.as_ref()
+                    .map(|p| format!("[The full {what} is saved in {}]", p.display()))
+            })
+            .collect();
+        if !saved.is_empty() {
+            stderr_text = format!("{}\n{stderr_text}", saved.join("\n"));
+        }
         return Err(ToolError::Shell {
             exit_code: code,
             stderr: stderr_text,

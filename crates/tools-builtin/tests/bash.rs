@@ -246,6 +246,24 @@ async fn huge_output_spills_to_a_file_with_bounded_memory() {
     assert_eq!(std::fs::metadata(path).unwrap().len(), 64 * 1024 * 1024);
 }
 
+/// A failing command's error keeps only its head and tail: where its full output is saved
+/// comes first, so the model can still read it.
+#[tokio::test]
+async fn a_failing_command_says_where_its_full_output_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
+    let command = "head -c 3000000 /dev/zero | tr '\\0' 'a'; echo; echo THE-ERROR >&2; exit 3";
+    let err = run(&ctx, json!({"command": command})).await.unwrap_err();
+    let text = err.to_model_text();
+    let first_lines: Vec<&str> = text.lines().take(2).collect();
+    assert_eq!(first_lines[0], "Exit code 3", "{first_lines:?}");
+    let path = first_lines[1]
+        .strip_prefix("[The full output is saved in ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{first_lines:?}"));
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 3_000_001);
+}
+
 #[tokio::test]
 async fn cwd_persists_inside_and_resets_outside() {
     let dir = tempfile::tempdir().unwrap();

@@ -125,3 +125,20 @@ async fn a_command_removing_its_own_directory_is_not_reported_as_a_reset() {
     let (texts, _) = turn(&pipeline, ctx, &[("rm", "rmdir \"$PWD\" && echo removed")]).await;
     assert_eq!(texts[0], "removed", "{texts:?}");
 }
+
+/// As in a shell, a `cd` holds although the command then failed (`cd build && make`).
+#[tokio::test]
+async fn a_cd_before_a_failure_holds() {
+    let (_dir, root) = project();
+    let (pipeline, ctx) = session(&root);
+    // (A failing Bash cancels the calls beside it: the next command is in a later turn.)
+    let (texts, ctx) = turn(&pipeline, ctx, &[("cd", "cd sub && false")]).await;
+    assert_eq!(texts[0], "Exit code 1", "{texts:?}");
+    assert_eq!(ctx.cwd(), root.join("sub"));
+    let (texts, _) = turn(&pipeline, ctx, &[("pwd", "pwd")]).await;
+    assert_eq!(
+        texts[0],
+        root.join("sub").display().to_string(),
+        "{texts:?}"
+    );
+}

@@ -50,6 +50,16 @@ pub enum ToolError {
         /// Whether the command was interrupted (cancelled or timed out).
         interrupted: bool,
     },
+    /// `error`, with a change to the context that holds although the call failed: a Bash
+    /// command that changed directory and then failed leaves the shell in the new directory
+    /// (see [`with_context_change`](Self::with_context_change)).
+    #[error("{error}")]
+    WithContextChange {
+        /// The failure.
+        error: Box<ToolError>,
+        /// The change, applied as a successful call's modifier is.
+        modifier: crate::result::ContextModifier,
+    },
     /// The call was cancelled (Claude Code's `AbortError`). `None` uses the standard
     /// interrupt text.
     #[error("{}", .0.as_deref().unwrap_or(INTERRUPT_MESSAGE_FOR_TOOL_USE))]
@@ -96,14 +106,39 @@ impl ToolError {
         }
     }
 
+    /// This failure, with a change to the context that holds although the call failed. The
+    /// pipeline takes it off ([`take_context_change`](Self::take_context_change)) and
+    /// applies it as a successful call's modifier.
+    #[must_use]
+    pub fn with_context_change(self, modifier: crate::result::ContextModifier) -> Self {
+        Self::WithContextChange {
+            error: Box::new(self.take_context_change().0),
+            modifier,
+        }
+    }
+
+    /// The failure without its context change, and the change if there is one.
+    pub fn take_context_change(self) -> (Self, Option<crate::result::ContextModifier>) {
+        match self {
+            Self::WithContextChange { error, modifier } => (*error, Some(modifier)),
+            other => (other, None),
+        }
+    }
+
     /// Whether this failure ends the turn instead of being shown to the model.
     pub fn is_harness(&self) -> bool {
-        matches!(self, Self::Harness(_))
+        match self {
+            Self::WithContextChange { error, .. } => error.is_harness(),
+            other => matches!(other, Self::Harness(_)),
+        }
     }
 
     /// Whether this failure is a cancellation.
     pub fn is_cancelled(&self) -> bool {
-        matches!(self, Self::Cancelled(_))
+        match self {
+            Self::WithContextChange { error, .. } => error.is_cancelled(),
+            other => matches!(other, Self::Cancelled(_)),
+        }
     }
 
     /// The text the model sees in the `is_error` tool_result (Claude Code's `formatError`):
@@ -126,6 +161,7 @@ impl ToolError {
             Self::Shell { .. } => "ShellError".into(),
             Self::Cancelled(_) => "Cancelled".into(),
             Self::Harness(_) => "HarnessError".into(),
+            Self::WithContextChange { error, .. } => error.class(),
         }
     }
 }
@@ -195,6 +231,13 @@ mod tests {
         };
         assert_eq!(err.to_model_text(), "Exit code 2\nboom");
         assert_eq!(err.class(), "ShellError");
+        // A context change rides along without changing what the failure says.
+        let changed = err.with_context_change(crate::result::ContextModifier::new(|c| c));
+        assert_eq!(changed.to_model_text(), "Exit code 2\nboom");
+        assert_eq!(changed.class(), "ShellError");
+        assert!(!changed.is_cancelled());
+        let (inner, change) = changed.take_context_change();
+        assert!(matches!(inner, ToolError::Shell { .. }) && change.is_some());
     }
 
     #[test]

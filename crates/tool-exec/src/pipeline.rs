@@ -578,6 +578,9 @@ impl Pipeline {
                     CallError::Tool(error) => (error, false),
                     CallError::Panic(text) => (ToolError::Message(text), true),
                 };
+                // A change that holds although the call failed (a Bash `cd` before a failing
+                // command) applies as a successful call's does.
+                let (error, context_modifier) = error.take_context_change();
                 let text = error.to_model_text();
                 let is_interrupt = error.is_cancelled();
                 let post = post_hooks(&ctx, |hook_ctx| {
@@ -603,6 +606,7 @@ impl Pipeline {
                     CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
                 out.messages_after = post.messages;
                 out.stop_turn = post.stop.or(stop);
+                out.context_modifier = context_modifier;
                 if let ToolError::Harness(reason) = &error {
                     out.harness_error = Some(reason.clone());
                 }

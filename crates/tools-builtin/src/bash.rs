@@ -285,8 +285,18 @@ impl TypedTool for Bash {
                             Some(tool_core::ContextModifier::new(move |ctx| ctx.with_cwd(to)));
                     }
                 }
-                Err(ToolError::Shell { stderr, .. }) => push(stderr),
-                Err(_) => {}
+                Err(error) => {
+                    let (mut inner, change) =
+                        std::mem::replace(error, ToolError::Cancelled(None)).take_context_change();
+                    if let ToolError::Shell { stderr, .. } = &mut inner {
+                        push(stderr);
+                    }
+                    // The session moves to where this command ran, unless it moved on.
+                    let change = change.unwrap_or_else(|| {
+                        tool_core::ContextModifier::new(move |ctx| ctx.with_cwd(to))
+                    });
+                    *error = inner.with_context_change(change);
+                }
             }
         }
         result
@@ -757,11 +767,19 @@ fn finish(
         if !saved.is_empty() {
             stderr_text = format!("{}\n{stderr_text}", saved.join("\n"));
         }
-        return Err(ToolError::Shell {
+        let error = ToolError::Shell {
             exit_code: code,
             stderr: stderr_text,
             stdout: stdout.text,
             interrupted,
+        };
+        // A `cd` before the failure holds, as in the shell (`cd build && make` failing
+        // leaves the next command in build).
+        return Err(match new_cwd {
+            Some(dir) => error.with_context_change(tool_core::ContextModifier::new(move |ctx| {
+                ctx.with_cwd(dir)
+            })),
+            None => error,
         });
     }
     let output = BashOutput {

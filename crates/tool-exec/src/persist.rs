@@ -87,22 +87,27 @@ pub fn persisted_block(text: &str, size: usize, path: &Path) -> String {
     out
 }
 
+/// The file name stem of a result: the tool_use id itself when it is a plain name (as the
+/// API's `toolu_…` ids are); else the id with other characters replaced, plus a hash of the
+/// id, so that two ids (`a/b`, `a.b`) never share a file.
 fn safe_file_stem(tool_use_id: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !tool_use_id.is_empty() && tool_use_id.chars().all(plain) {
+        return tool_use_id.to_owned();
+    }
     let stem: String = tool_use_id
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if plain(c) { c } else { '_' })
+        .take(64)
         .collect();
-    if stem.is_empty() {
-        "tool_use".to_owned()
-    } else {
-        stem
-    }
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(tool_use_id, &mut hasher);
+    let hash = std::hash::Hasher::finish(&hasher);
+    format!(
+        "{}-{:08x}",
+        if stem.is_empty() { "tool_use" } else { &stem },
+        hash as u32
+    )
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -195,7 +200,15 @@ pub fn persist_if_large(
     dir: Option<&Path>,
 ) -> Persisted {
     let size = content.text_len();
-    if size <= threshold || content.has_image() {
+    // Only text is saved (Claude Code's rule): content with any other block (an image, a
+    // tool reference) stays as it is.
+    let only_text = match &content {
+        ToolResultContent::Text(_) => true,
+        ToolResultContent::Blocks(blocks) => blocks
+            .iter()
+            .all(|b| matches!(b, ContentBlock::Text { .. })),
+    };
+    if size <= threshold || !only_text {
         return Persisted {
             content,
             path: None,
@@ -261,6 +274,35 @@ mod tests {
     }
 
     #[test]
+    fn different_ids_never_share_a_file() {
+        assert_eq!(safe_file_stem("toolu_01AbC-x"), "toolu_01AbC-x");
+        let stems: Vec<String> = ["a.b", "a/b", "a_b", "", "é"]
+            .iter()
+            .map(|id| safe_file_stem(id))
+            .collect();
+        for (i, a) in stems.iter().enumerate() {
+            assert!(!a.is_empty());
+            for b in &stems[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn tool_references_are_not_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let content = ToolResultContent::Blocks(vec![
+            ContentBlock::text("x".repeat(100)),
+            ContentBlock::ToolReference {
+                tool_name: "Read".into(),
+            },
+        ]);
+        let out = persist_if_large(content.clone(), "t3", 10, Some(dir.path()));
+        assert!(out.path.is_none());
+        assert_eq!(out.content, content);
+    }
+
+    #[test]
     fn small_results_and_images_stay() {
         let dir = tempfile::tempdir().unwrap();
         let small = persist_if_large(
@@ -294,7 +336,14 @@ mod tests {
             Some(dir.path()),
         );
         let path = out.path.unwrap();
-        assert_eq!(path, dir.path().join("toolu____x.txt"));
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("toolu____x-")
+                && name.ends_with(".txt")
+                && path.parent() == Some(dir.path()),
+            "{}",
+            path.display()
+        );
         assert_eq!(fs::read_to_string(&path).unwrap(), text);
         let ToolResultContent::Text(preview) = out.content else {
             panic!()

@@ -9,7 +9,7 @@ use tool_core::{
     TypedTool, ValidationError, async_trait,
 };
 
-use crate::tasks::task_registry;
+use crate::tasks::{TaskStatus, task_registry};
 
 /// Input of the TaskStop tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -127,8 +127,31 @@ impl TypedTool for TaskStop {
             .id()
             .ok_or_else(|| ToolError::msg("Missing required parameter: task_id"))?;
         let task = task_registry(&ctx).stop(id).await?;
+        // Said from where the task ended up: it may have finished on its own meanwhile, or
+        // still be dying.
+        let message = match task.status {
+            TaskStatus::Killed => {
+                format!("Successfully stopped task: {} ({})", task.id, task.command)
+            }
+            TaskStatus::Running => {
+                return Err(ToolError::msg(format!(
+                    "Task {} did not stop within {} s; it is still being killed",
+                    task.id,
+                    (crate::bash::KILL_GRACE * 3).as_secs()
+                )));
+            }
+            other => format!(
+                "Task {} had already finished ({}{}) before it could be stopped: {}",
+                task.id,
+                other.as_str(),
+                task.exit_code
+                    .map(|c| format!(", exit code {c}"))
+                    .unwrap_or_default(),
+                task.command
+            ),
+        };
         Ok(ToolResult::new(TaskStopOutput {
-            message: format!("Successfully stopped task: {} ({})", task.id, task.command),
+            message,
             task_id: task.id,
             task_type: "local_bash".to_owned(),
             command: task.command,

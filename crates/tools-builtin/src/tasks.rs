@@ -332,7 +332,9 @@ impl TaskRegistry {
         }
         let mut done = task.done.subscribe();
         task.stop.notify_one();
-        let _ = tokio::time::timeout(KILL_GRACE * 2, done.wait_for(|d| *d)).await;
+        // The watcher's worst case: the grace after SIGTERM, then as long again for the
+        // group to go after SIGKILL; a little more for its own bookkeeping.
+        let _ = tokio::time::timeout(KILL_GRACE * 3, done.wait_for(|d| *d)).await;
         Ok(task.snapshot())
     }
 

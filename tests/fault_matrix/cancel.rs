@@ -1,15 +1,14 @@
 //! Cancellation at every stage of the pipeline, injected when the call is known to be in
 //! that stage: during validation, a PreToolUse hook, a permission ask, the call, the
 //! persistence of a large result, a PostToolUse hook. Plus a user interrupt and a dropped
-//! executor mid-call.
+//! executor mid-call. Cancelling the turn's token is a hard interrupt: whatever the stage,
+//! the model is told the call was rejected (Claude Code's `user_interrupted`).
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use tool_core::{
-    CANCEL_MESSAGE, CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, ToolUseContext,
-};
+use tool_core::{CancellationToken, ToolUseContext};
 use tool_exec::{
     HookCall, Hooks, PostToolUseOutcome, PreToolUseOutcome, REJECT_MESSAGE, ToolCallResult, ToolUse,
 };
@@ -57,7 +56,7 @@ async fn cancel_during_validation() {
     )
     .await;
     assert!(r[0].outcome.result.is_error);
-    assert_eq!(text(&r[0]), CANCEL_MESSAGE);
+    assert_eq!(text(&r[0]), REJECT_MESSAGE);
     rig.assert_survives().await;
     rig.assert_no_temp_files();
 }
@@ -94,7 +93,7 @@ async fn cancel_during_a_pre_tool_use_hook() {
     )
     .await;
     assert!(r[0].outcome.result.is_error);
-    assert_eq!(text(&r[0]), CANCEL_MESSAGE);
+    assert_eq!(text(&r[0]), REJECT_MESSAGE);
     assert!(
         messages(&r[0]).contains(&"PreToolUse hooks were cancelled".to_owned()),
         "{:?}",
@@ -160,7 +159,7 @@ async fn cancel_during_the_call() {
         entered.notified(),
     )
     .await;
-    assert_eq!(text(&r[0]), INTERRUPT_MESSAGE_FOR_TOOL_USE);
+    assert_eq!(text(&r[0]), REJECT_MESSAGE);
     // The interrupted call's PostToolUseFailure hooks still ran, told it was an interrupt.
     let file = failure_hook
         .trim_start_matches("cat > '")
@@ -183,7 +182,7 @@ async fn cancel_during_the_call() {
     )
     .await;
     assert!(r[0].outcome.result.is_error);
-    assert_eq!(text(&r[0]), INTERRUPT_MESSAGE_FOR_TOOL_USE);
+    assert_eq!(text(&r[0]), REJECT_MESSAGE);
     assert_no_process(&marker, Some(&rig.path("bash.pid"))).await;
     rig.assert_survives().await;
     rig.assert_no_temp_files();
@@ -210,7 +209,7 @@ async fn a_hung_failure_hook_cannot_hold_a_cancelled_turn() {
         entered.notified(),
     )
     .await;
-    assert_eq!(text(&r[0]), INTERRUPT_MESSAGE_FOR_TOOL_USE);
+    assert_eq!(text(&r[0]), REJECT_MESSAGE);
     // Not a speed check: the hook would run 600 s; the grace is 5 s.
     assert!(
         started.elapsed() < std::time::Duration::from_secs(60),

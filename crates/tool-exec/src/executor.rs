@@ -164,9 +164,11 @@ impl StreamingToolExecutor {
     pub fn new(pipeline: Arc<Pipeline>, ctx: ToolUseContext, config: ExecutorConfig) -> Self {
         let (commands, command_rx) = mpsc::unbounded_channel();
         let (message_tx, messages) = mpsc::unbounded_channel();
-        let turn = ctx.cancellation().child_token();
+        let host = ctx.cancellation().clone();
+        let turn = host.child_token();
         let sibling = turn.child_token();
         let driver = Driver {
+            host,
             pipeline,
             ctx,
             config: ExecutorConfig {
@@ -348,6 +350,8 @@ struct Driver {
     pipeline: Arc<Pipeline>,
     ctx: ToolUseContext,
     config: ExecutorConfig,
+    /// The host's token (the context's): its cancellation is a hard interrupt.
+    host: CancellationToken,
     turn: CancellationToken,
     sibling: CancellationToken,
     records: Vec<Record>,
@@ -389,6 +393,11 @@ impl Driver {
                         self.discard();
                     }
                 },
+                // The host cancelled everything: every call is answered as after a hard
+                // interrupt (the rejection text), not each with whatever step it was at.
+                () = self.host.cancelled(), if self.interrupted != Some(Interrupted::Hard) && !self.discarded => {
+                    self.interrupt(Interrupted::Hard);
+                }
                 Some((index, joined)) = self.tasks.next(), if !self.tasks.is_empty() => self.complete(index, joined),
                 else => {
                     // No command source and no task: nothing can happen any more.
@@ -526,6 +535,13 @@ impl Driver {
     }
 
     fn complete(&mut self, index: usize, joined: Result<CallOutcome, JoinError>) {
+        // A call the host's cancellation ended may be back before the driver saw the token.
+        if self.host.is_cancelled()
+            && self.interrupted != Some(Interrupted::Hard)
+            && !self.discarded
+        {
+            self.interrupt(Interrupted::Hard);
+        }
         self.running -= 1;
         if !self.records[index].safe {
             self.running_unsafe -= 1;

@@ -268,6 +268,33 @@ async fn a_call_that_succeeded_anyway_keeps_its_result() {
     );
 }
 
+/// Cancelling the context's token (the host's hard cancel) answers every call, running or
+/// queued, with the rejection text, as a hard interrupt does.
+#[tokio::test(start_paused = true)]
+async fn the_hosts_cancellation_is_a_hard_interrupt() {
+    let log = Arc::default();
+    let ctx = common::ctx(&log);
+    let host = ctx.cancellation().clone();
+    let exec = StreamingToolExecutor::new(
+        Arc::new(Pipeline::allow_all()),
+        ctx,
+        ExecutorConfig::default(),
+    );
+    exec.add_tool(tu("peek", "Peek", 1000)); // safe, cancellable
+    exec.add_tool(tu("read", "Read", 1000)); // safe, block
+    exec.add_tool(tu("edit", "Edit", 10)); // queued behind them
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    host.cancel();
+    exec.finish();
+    let (results, _) = collect(exec).await;
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
+    assert_eq!(texts, [REJECT_MESSAGE, REJECT_MESSAGE, REJECT_MESSAGE]);
+    assert_eq!(log.lock().unwrap().started, ["peek", "read"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn discard_cancels_everything_and_yields_nothing() {
     let log: Arc<Mutex<common::Log>> = Arc::default();

@@ -11,12 +11,12 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tool_core::{
-    CANCEL_MESSAGE, MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolResultContent,
-    ToolUseContext, ValidationError, async_trait,
+    MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolResultContent, ToolUseContext,
+    ValidationError, async_trait,
 };
 use tool_exec::{
-    AnthropicStream, ExecutorConfig, ExecutorEvent, Pipeline, StreamError, StreamEvent,
-    StreamingToolExecutor, ToolUse, persist_if_large,
+    AnthropicStream, ExecutorConfig, ExecutorEvent, Pipeline, REJECT_MESSAGE, StreamError,
+    StreamEvent, StreamingToolExecutor, ToolUse, persist_if_large,
 };
 
 /// A tool whose `validate_input` never returns (and ignores the cancellation token).
@@ -90,9 +90,10 @@ async fn a_validation_that_never_ends_held_the_turn() {
     .expect("the cancelled call never got its result");
     assert_eq!(results.len(), 1);
     assert!(results[0].outcome.result.is_error);
+    // The host's cancellation answers as a hard interrupt does.
     assert_eq!(
         results[0].outcome.result.content.joined_text(),
-        CANCEL_MESSAGE
+        REJECT_MESSAGE
     );
 }
 

@@ -243,6 +243,13 @@ impl AnthropicStream {
                     }
                     _ => Block::Other,
                 };
+                if let Some(Block::ToolUse { name, .. }) = self.blocks.get(&i) {
+                    // The call's block never closed: it would be lost without a word.
+                    return Err(malformed(
+                        &kind,
+                        format!("block {i} starts again while its tool_use ({name}) is still open"),
+                    ));
+                }
                 self.blocks.insert(i, parsed);
             }
             "content_block_delta" => {
@@ -302,6 +309,22 @@ impl AnthropicStream {
                 }
             }
             "message_stop" => {
+                if let Some((i, name)) = self
+                    .blocks
+                    .iter()
+                    .filter_map(|(i, b)| match b {
+                        Block::ToolUse { name, .. } => Some((*i, name.clone())),
+                        _ => None,
+                    })
+                    .min()
+                {
+                    return Err(malformed(
+                        &kind,
+                        format!(
+                            "the message ends with its tool_use block {i} ({name}) never stopped"
+                        ),
+                    ));
+                }
                 self.stopped = true;
                 out.push(StreamEvent::MessageStop);
             }
@@ -412,6 +435,27 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "the API reported an error mid-stream (overloaded_error): Overloaded"
+        );
+    }
+
+    #[test]
+    fn a_tool_use_block_that_never_stops_is_an_error_not_a_lost_call() {
+        let start = |i: u64, id: &str| json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": id, "name": "Bash"}});
+        // The message ends with the block open.
+        let text = sse(&[start(0, "t1"), json!({"type": "message_stop"})]);
+        let err = AnthropicStream::new().feed(&text).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the message ends with its tool_use block 0 (Bash) never stopped"),
+            "{err}"
+        );
+        // A second start on the open block.
+        let text = sse(&[start(0, "t1"), start(0, "t2")]);
+        let err = AnthropicStream::new().feed(&text).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("block 0 starts again while its tool_use (Bash) is still open"),
+            "{err}"
         );
     }
 

@@ -451,11 +451,24 @@ impl Pipeline {
                 input: decided,
                 source,
                 reason,
-            } => (
-                model_fields_restored(decided, observed.as_ref(), input),
-                source,
-                reason,
-            ),
+            } => {
+                let decided = model_fields_restored(decided, observed.as_ref(), input.clone());
+                // An input a hook or the user changed goes through the schema and the
+                // tool's validation again: a rewrite the tool cannot take is refused with
+                // the reason, before anything runs.
+                let decided = if decided == input {
+                    decided
+                } else {
+                    match self
+                        .recheck(tool.as_ref(), tool_use, decided, &ctx, &mut messages_before)
+                        .await
+                    {
+                        Ok(checked) => checked,
+                        Err(out) => return *out,
+                    }
+                };
+                (decided, source, reason)
+            }
             Resolved::Rejected {
                 message,
                 source,
@@ -629,6 +642,56 @@ impl Pipeline {
         out.decision = Some(("accept", source));
         out.decision_reason = decision_reason;
         out
+    }
+
+    /// The schema step and the tool's validation again, for an input a PreToolUse or
+    /// PermissionRequest hook or the user changed; the outcome to return when it fails.
+    async fn recheck(
+        &self,
+        tool: &dyn Tool,
+        tool_use: &ToolUse,
+        changed: Value,
+        ctx: &ToolUseContext,
+        messages_before: &mut Vec<Message>,
+    ) -> Result<Value, Box<CallOutcome>> {
+        let refused = |text: String, ending: Ending, messages: &mut Vec<Message>| {
+            let mut out =
+                CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
+            out.messages_before = std::mem::take(messages);
+            Box::new(out)
+        };
+        let input = tool.parse_input(changed).map_err(|e| {
+            refused(
+                tool_use_error(format_args!(
+                    "InputValidationError: the input as changed by a hook or the permission \
+                     prompt is not valid: {}",
+                    e.message()
+                )),
+                Ending::InvalidInput,
+                messages_before,
+            )
+        })?;
+        let validated = tokio::select! {
+            biased;
+            r = tool.validate_input(&input, ctx) => Some(r),
+            () = ctx.cancellation().cancelled() => None,
+        };
+        match validated {
+            None => {
+                let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
+                out.messages_before = std::mem::take(messages_before);
+                Err(Box::new(out))
+            }
+            Some(Err(e)) => Err(refused(
+                tool_use_error(format_args!(
+                    "The input as changed by a hook or the permission prompt was refused: {}",
+                    e.message
+                )),
+                Ending::ValidationFailed,
+                messages_before,
+            )),
+            Some(Ok(())) => Ok(input),
+        }
     }
 
     /// Runs `tool.call`, turning a panic into a failure and honouring cancellation: once the

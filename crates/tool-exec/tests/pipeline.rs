@@ -687,3 +687,40 @@ async fn a_panic_outside_the_call_is_the_calls_error() {
         }
     );
 }
+
+/// An input a hook rewrote goes through the schema step again: a rewrite the tool cannot
+/// take is refused before anything runs, and says why.
+#[tokio::test]
+async fn a_hook_rewrite_the_tool_cannot_take_is_refused_before_the_call() {
+    let log = Arc::default();
+    let rewrite = |input: Value| ScriptedHooks {
+        pre: PreToolUseOutcome {
+            decision: Some(HookDecision::Allow {
+                updated_input: Some(input),
+                reason: None,
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let pipeline = Pipeline::new(
+        fixed(PermissionResult::allow(), None),
+        Arc::new(DenyAsks),
+        Arc::new(rewrite(json!({"ms": "soon"}))),
+    );
+    let out = run_in(&pipeline, &common::ctx(&log), "Edit", json!({"ms": 1})).await;
+    assert_eq!(out.ending, Ending::InvalidInput);
+    assert_eq!(
+        text(&out),
+        "<tool_use_error>InputValidationError: the input as changed by a hook or the permission prompt is not valid: Edit failed due to the following issue:\nThe parameter `ms` type is expected as `number` but provided as `string`</tool_use_error>"
+    );
+    assert!(log.lock().unwrap().started.is_empty());
+    // A rewrite it can take runs.
+    let pipeline = Pipeline::new(
+        fixed(PermissionResult::allow(), None),
+        Arc::new(DenyAsks),
+        Arc::new(rewrite(json!({"ms": 2, "end": "ok"}))),
+    );
+    let out = run_in(&pipeline, &common::ctx(&log), "Edit", json!({"ms": 1})).await;
+    assert_eq!(out.ending, Ending::Succeeded);
+}

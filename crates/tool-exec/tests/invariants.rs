@@ -1,6 +1,9 @@
 //! Property tests of the executor's invariants (design.md 1-3 and 5) over random turns:
 //! safe and unsafe tools, random durations and arrival times, failures, panics, unknown
 //! names, invalid inputs, Bash failures, user interrupts and discards at random points.
+//! Some calls of the cancellable tools last a minute, longer than the test waits after the
+//! turn: an interrupt or a discard that did not stop them leaves them running (or shows
+//! their result), so cancellation is checked, not assumed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -13,8 +16,12 @@ use futures::StreamExt;
 use proptest::prelude::*;
 use serde_json::json;
 use tool_exec::{
-    Ending, ExecutorConfig, ExecutorEvent, Pipeline, SiblingPolicy, StreamingToolExecutor, ToolUse,
+    Ending, ExecutorConfig, ExecutorEvent, Pipeline, REJECT_MESSAGE, SiblingPolicy,
+    StreamingToolExecutor, ToolUse,
 };
+
+/// How long a long call lasts: far past the ten seconds the test waits after the turn.
+const LONG_MS: u64 = 60_000;
 
 #[derive(Debug, Clone)]
 struct Block {
@@ -37,7 +44,7 @@ fn block() -> impl Strategy<Value = Block> {
         prop::sample::select(vec![
             "Read", "Grep", "Edit", "Bash", "Sleep", "Peek", "Mystery",
         ]),
-        0u64..40,
+        prop_oneof![5 => 0u64..40, 1 => Just(LONG_MS)],
         prop::sample::select(vec![
             "ok", "ok", "ok", "fail", "shell", "panic", "empty", "invalid",
         ]),
@@ -46,7 +53,12 @@ fn block() -> impl Strategy<Value = Block> {
     )
         .prop_map(|(name, ms, end, modify, delay)| Block {
             name,
-            ms,
+            // Only calls an interrupt cancels may be long: a blocking one runs to its end.
+            ms: if ms == LONG_MS && !is_cancellable(name) {
+                40
+            } else {
+                ms
+            },
             end,
             modify,
             delay,
@@ -71,6 +83,10 @@ fn policy() -> impl Strategy<Value = SiblingPolicy> {
 
 fn is_unsafe(name: &str) -> bool {
     matches!(name, "Edit" | "Bash" | "Sleep")
+}
+
+fn is_cancellable(name: &str) -> bool {
+    matches!(name, "Sleep" | "Peek")
 }
 
 /// Panics of the test tools are expected; keep them out of the output.
@@ -108,6 +124,9 @@ fn run_case(
         let ids: Vec<String> = (0..blocks.len()).map(|i| format!("t{i}")).collect();
         let mut results = Vec::new();
         let mut discarded = false;
+        let mut interrupted = false;
+        // The blocks added after the interrupt.
+        let mut after_interrupt = Vec::new();
         let mut elapsed = 0u64;
         let mut pending_event = event;
         for (i, b) in blocks.iter().enumerate() {
@@ -118,6 +137,7 @@ fn run_case(
                     tokio::time::sleep(Duration::from_millis(at - elapsed)).await;
                     elapsed = at;
                     exec.interrupt();
+                    interrupted = true;
                     pending_event = Event::None;
                 }
                 Event::Discard(at) if at <= wake => {
@@ -136,11 +156,17 @@ fn run_case(
             } else {
                 json!({"ms": b.ms, "end": b.end, "modify": b.modify, "command": "cmd"})
             };
+            if interrupted {
+                after_interrupt.push(ids[i].clone());
+            }
             exec.add_tool(ToolUse::new(ids[i].clone(), b.name, input));
         }
         exec.finish();
         match pending_event {
-            Event::Interrupt(_) => exec.interrupt(),
+            Event::Interrupt(_) => {
+                exec.interrupt();
+                interrupted = true;
+            }
             Event::Discard(_) => {
                 exec.discard();
                 discarded = true;
@@ -166,6 +192,42 @@ fn run_case(
             }
         }
         let log = log.lock().unwrap();
+        // An interrupt stops what it must: a call added after it never starts and is
+        // rejected (a call of no known tool is answered as such, as Claude Code does); a
+        // long cancellable call never runs to its end.
+        if interrupted {
+            for r in &results {
+                let id = &r.tool_use.id;
+                if after_interrupt.contains(id) && r.outcome.ending != Ending::UnknownTool {
+                    // (A sibling's failure before it takes precedence, as in Claude Code.)
+                    let text = r.outcome.result.content.joined_text();
+                    prop_assert!(
+                        text == REJECT_MESSAGE
+                            || text.starts_with("<tool_use_error>Cancelled: parallel tool call "),
+                        "{}: {}",
+                        id,
+                        text
+                    );
+                    prop_assert!(
+                        !log.started.contains(id),
+                        "{} started after the interrupt",
+                        id
+                    );
+                }
+            }
+        }
+        if interrupted || discarded {
+            for (r, b) in results.iter().zip(&blocks) {
+                if b.ms == LONG_MS {
+                    prop_assert!(
+                        r.outcome.ending != Ending::Succeeded,
+                        "{} ran its whole minute despite the {}",
+                        r.tool_use.id,
+                        if discarded { "discard" } else { "interrupt" }
+                    );
+                }
+            }
+        }
         // 2. No unsafe overlap; the cap holds.
         prop_assert!(log.violations.is_empty(), "{:?}", log.violations);
         prop_assert!(log.max_parallel <= cap);

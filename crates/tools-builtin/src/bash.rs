@@ -355,6 +355,36 @@ fn scratch_name(what: &str) -> String {
     format!("toolwright-bash-{}-{n}-{what}", std::process::id())
 }
 
+/// A scratch file, removed when dropped (whether the command ran, failed to start or was
+/// cancelled).
+struct ScratchFile(PathBuf);
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A new empty file named by [`scratch_name`] in `dir`, created exclusively (never an
+/// existing file or a link), readable by the owner only; another name is tried when one is
+/// taken.
+fn create_scratch_file(dir: &Path, what: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    loop {
+        let path = dir.join(scratch_name(what));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Where a stream spills: the session's results directory when there is one (the model may
 /// Read it later), else the system temp directory.
 fn spill_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
@@ -396,7 +426,11 @@ async fn run_command(
         .and_then(Path::parent)
         .filter(|dir| dir.is_dir())
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
-    let cwd_file = scratch_dir.join(scratch_name("cwd"));
+    // Made here, exclusively and owner-only, so the shell's `>|` writes to this file and
+    // not to one planted under a name guessed in a shared directory.
+    let cwd_file = ScratchFile(
+        create_scratch_file(&scratch_dir, "cwd").map_err(|e| ToolError::io(&scratch_dir, e))?,
+    );
     // The command (after the session's environment), then its status, then the directory
     // it ended in. The command is an argument, run through `eval` as Claude Code runs it:
     // whatever it leaves open (a here-document without its end line, a trailing `\`) ends
@@ -405,7 +439,7 @@ async fn run_command(
         ctx,
         &format!(
             "__toolwright_command=$1\nset --\neval \"$__toolwright_command\"\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
-            shell_quote(&cwd_file.to_string_lossy())
+            shell_quote(&cwd_file.0.to_string_lossy())
         ),
     );
     let mut cmd = Command::new(shell());
@@ -504,13 +538,13 @@ async fn run_command(
     // The group is gone (ended above); nothing for the guard to do.
     guard.0 = None;
     // Empty when `pwd -P` failed: the directory the command ended in was removed.
-    let final_cwd = tokio::fs::read_to_string(&cwd_file)
+    let final_cwd = tokio::fs::read_to_string(&cwd_file.0)
         .await
         .ok()
         .map(|s| s.trim_end().to_owned())
         .filter(|s| !s.is_empty())
         .map(PathBuf::from);
-    let _ = tokio::fs::remove_file(&cwd_file).await;
+    drop(cwd_file);
     Ok(Run {
         end,
         stdout: stdout.finish().await,
@@ -598,7 +632,14 @@ impl Capture {
             if let Some(dir) = self.spill_path.parent() {
                 let _ = tokio::fs::create_dir_all(dir).await;
             }
-            match tokio::fs::File::create(&self.spill_path).await {
+            // Exclusively and owner-only: never through a link planted under the name.
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&self.spill_path)
+                .await
+            {
                 Ok(mut file) => {
                     if let Err(e) = file.write_all(&self.memory).await {
                         self.spill_error = Some(e.to_string());

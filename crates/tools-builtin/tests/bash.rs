@@ -264,6 +264,28 @@ async fn a_failing_command_says_where_its_full_output_is() {
     assert_eq!(std::fs::metadata(path).unwrap().len(), 3_000_001);
 }
 
+/// Without a results directory the shell's scratch files go to the shared temp directory
+/// under names another user could guess: a link planted under one must not make the shell
+/// write through it.
+#[tokio::test]
+async fn a_link_planted_under_a_scratch_name_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let tmp = std::env::temp_dir();
+    let planted: Vec<std::path::PathBuf> = (0..400)
+        .map(|n| tmp.join(format!("toolwright-bash-{}-{n}-cwd", std::process::id())))
+        .filter(|p| std::os::unix::fs::symlink(&victim, p).is_ok())
+        .collect();
+    let ctx = ToolUseContext::new(dir.path());
+    let result = run(&ctx, json!({"command": "echo ran"})).await;
+    for p in &planted {
+        let _ = std::fs::remove_file(p);
+    }
+    assert_eq!(text(&result.unwrap()), "ran");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
 #[tokio::test]
 async fn cwd_persists_inside_and_resets_outside() {
     let dir = tempfile::tempdir().unwrap();

@@ -386,10 +386,10 @@ fn create_scratch_file(dir: &Path, what: &str) -> std::io::Result<PathBuf> {
 }
 
 /// Where a stream spills: the session's results directory when there is one (the model may
-/// Read it later), else the system temp directory.
-fn spill_path(ctx: &ToolUseContext, what: &str) -> PathBuf {
+/// Read it later), else `fallback` (the [private temp directory](private_temp_dir)).
+fn spill_path(ctx: &ToolUseContext, fallback: &Path, what: &str) -> PathBuf {
     ctx.results_dir()
-        .map_or_else(std::env::temp_dir, Path::to_path_buf)
+        .unwrap_or(fallback)
         .join(scratch_name(what))
 }
 
@@ -408,6 +408,26 @@ pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
     format!("{env_file}unset CDPATH\n{command}")
 }
 
+/// Where shell scratch files and background task output go when the session has no results
+/// directory: this user's own directory in the temp directory (`toolwright-<uid>`), made
+/// owner-only, and refused when something else holds the name (another user's directory,
+/// a link, one others may write to). The shared temp directory itself would let another
+/// user read the output or plant links under guessable names.
+pub(crate) fn private_temp_dir() -> Result<PathBuf, ToolError> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let uid = nix::unistd::geteuid();
+    let dir = std::env::temp_dir().join(format!("toolwright-{uid}"));
+    tool_core::create_private_dir(&dir).map_err(|e| ToolError::io(&dir, e))?;
+    let meta = std::fs::symlink_metadata(&dir).map_err(|e| ToolError::io(&dir, e))?;
+    if !meta.is_dir() || meta.uid() != uid.as_raw() || meta.permissions().mode() & 0o077 != 0 {
+        return Err(ToolError::msg(format!(
+            "{} is not a private directory of this user; remove it, or give the session a results directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
 /// `s` as one single-quoted shell word.
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
@@ -419,15 +439,19 @@ async fn run_command(
     timeout: Duration,
     progress: &ProgressSender,
 ) -> Result<Run, ToolError> {
-    // In the session's own (private) directory when it has one: a predictable name in the
-    // shared temp directory could be a symlink another user planted, which `>|` follows.
-    let scratch_dir = ctx
+    // In the session's own (private) directory when it has one, else this user's private
+    // temp directory: never the shared temp directory, where another user could plant a
+    // link under a predictable name, which `>|` follows.
+    let scratch_dir = match ctx
         .results_dir()
         .and_then(Path::parent)
         .filter(|dir| dir.is_dir())
-        .map_or_else(std::env::temp_dir, Path::to_path_buf);
-    // Made here, exclusively and owner-only, so the shell's `>|` writes to this file and
-    // not to one planted under a name guessed in a shared directory.
+    {
+        Some(dir) => dir.to_path_buf(),
+        None => private_temp_dir()?,
+    };
+    // Made here, exclusively and owner-only, so the shell's `>|` writes to this file (and
+    // never through a link, should one appear anyway).
     let cwd_file = ScratchFile(
         create_scratch_file(&scratch_dir, "cwd").map_err(|e| ToolError::io(&scratch_dir, e))?,
     );
@@ -463,8 +487,8 @@ async fn run_command(
     // be reused; after (a drop during the drain below) the group still has the members that
     // hold it, and it is disarmed once the group is gone.
     let mut guard = GroupGuard(group);
-    let mut stdout = Capture::new(spill_path(ctx, "stdout.txt"));
-    let mut stderr = Capture::new(spill_path(ctx, "stderr.txt"));
+    let mut stdout = Capture::new(spill_path(ctx, &scratch_dir, "stdout.txt"));
+    let mut stderr = Capture::new(spill_path(ctx, &scratch_dir, "stderr.txt"));
     let (Some(mut out_pipe), Some(mut err_pipe)) = (child.stdout.take(), child.stderr.take())
     else {
         kill_group(group, true);

@@ -206,8 +206,16 @@ impl TaskRegistry {
         let dir = output_dir.join("tasks");
         std::fs::create_dir_all(&dir).map_err(|e| ToolError::io(&dir, e))?;
         let output_file = dir.join(format!("{id}.output"));
-        let out =
-            std::fs::File::create(&output_file).map_err(|e| ToolError::io(&output_file, e))?;
+        // Owner-only: a task's output can hold whatever the command printed.
+        let out = {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&output_file)
+                .map_err(|e| ToolError::io(&output_file, e))?
+        };
         let err = out
             .try_clone()
             .map_err(|e| ToolError::io(&output_file, e))?;
@@ -421,9 +429,10 @@ pub(crate) fn start_background(
         }
         _ => BACKGROUND_DEFAULT_MS,
     };
-    let dir = ctx
-        .results_dir()
-        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let dir = match ctx.results_dir() {
+        Some(dir) => dir.to_path_buf(),
+        None => crate::bash::private_temp_dir()?,
+    };
     task_registry(ctx).spawn(
         command,
         &crate::bash::with_session_env(ctx, command),

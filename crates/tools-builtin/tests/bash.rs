@@ -264,15 +264,18 @@ async fn a_failing_command_says_where_its_full_output_is() {
     assert_eq!(std::fs::metadata(path).unwrap().len(), 3_000_001);
 }
 
-/// Without a results directory the shell's scratch files go to the shared temp directory
-/// under names another user could guess: a link planted under one must not make the shell
-/// write through it.
+/// Without a results directory the shell's scratch files go to this user's private
+/// directory in the temp directory (owner-only), under names made exclusively: even a link
+/// under such a name is never written through.
 #[tokio::test]
 async fn a_link_planted_under_a_scratch_name_is_not_written_through() {
+    use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, "precious\n").unwrap();
-    let tmp = std::env::temp_dir();
+    let tmp = std::env::temp_dir().join(format!("toolwright-{}", nix::unistd::geteuid()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o700)).unwrap();
     let planted: Vec<std::path::PathBuf> = (0..400)
         .map(|n| tmp.join(format!("toolwright-bash-{}-{n}-cwd", std::process::id())))
         .filter(|p| std::os::unix::fs::symlink(&victim, p).is_ok())
@@ -284,6 +287,8 @@ async fn a_link_planted_under_a_scratch_name_is_not_written_through() {
     }
     assert_eq!(text(&result.unwrap()), "ran");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let mode = std::fs::metadata(&tmp).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
 }
 
 #[tokio::test]

@@ -50,9 +50,67 @@ pub fn new_session(cmd: &mut Command) -> &mut Command {
     }
 }
 
+/// Makes `fd` the child's descriptor `target` (a protocol channel beside the standard
+/// streams, say on 3), open across `exec`. The parent's copy is closed when `cmd` is dropped,
+/// so drop `cmd` after spawning.
+#[allow(unsafe_code)]
+pub fn pass_fd(
+    cmd: &mut Command,
+    fd: std::os::fd::OwnedFd,
+    target: std::os::fd::RawFd,
+) -> &mut Command {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the closure runs in the forked child before `exec`; it only calls dup(2) and
+    // dup2(2), which are async-signal-safe, and converts an errno without allocating. The
+    // descriptors it makes are left to `exec` (forgotten, never closed twice).
+    unsafe {
+        cmd.pre_exec(move || {
+            let to_io = |e: nix::Error| std::io::Error::from_raw_os_error(e as i32);
+            let mut source = fd.as_raw_fd();
+            if source == target {
+                // dup2 onto itself would keep close-on-exec: copy it elsewhere first.
+                let copy = nix::unistd::dup(&fd).map_err(to_io)?;
+                source = copy.as_raw_fd();
+                std::mem::forget(copy);
+            }
+            let made = nix::unistd::dup2_raw(std::os::fd::BorrowedFd::borrow_raw(source), target)
+                .map_err(to_io)?;
+            std::mem::forget(made);
+            Ok(())
+        })
+    }
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use super::{detach_from_terminal, new_session};
+    use super::{detach_from_terminal, new_session, pass_fd};
+
+    /// The child reads the pipe on the descriptor it was given, also when that is the very
+    /// number the parent's copy has (where dup2 alone would leave it closed on exec).
+    #[test]
+    fn a_passed_descriptor_is_open_in_the_child() {
+        use std::io::Write as _;
+        use std::os::fd::AsRawFd as _;
+        for same_number in [false, true] {
+            let (reader, mut writer) = std::io::pipe().unwrap();
+            let target = if same_number { reader.as_raw_fd() } else { 7 };
+            let mut cmd = std::process::Command::new("sh");
+            cmd.arg("-c")
+                .arg(format!("cat <&{target}"))
+                .stdout(std::process::Stdio::piped());
+            pass_fd(&mut cmd, reader.into(), target);
+            let child = cmd.spawn().unwrap();
+            drop(cmd);
+            writer.write_all(b"through the pipe").unwrap();
+            drop(writer);
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(
+                out.stdout, b"through the pipe",
+                "same number: {same_number}"
+            );
+        }
+    }
 
     /// pid, session id and process group id of a child started with `prepare`, and what
     /// reading /dev/tty said.

@@ -4,12 +4,12 @@
 //!
 //! - The interpreter is `python3 -u -c <driver>` or `node -e <driver>`, found on `PATH`,
 //!   started on the first call of its language in the context's cwd, in its own process
-//!   group (as Bash runs commands), with piped stdin, stdout and stderr. Its working
-//!   directory is its own from then on (a later change of the session's cwd does not move
-//!   it).
+//!   group (as Bash runs commands), with stdin from /dev/null, piped stdout and stderr, and
+//!   a pipe for requests as descriptor 3. Its working directory is its own from then on (a
+//!   later change of the session's cwd does not move it).
 //! - A small driver protocol keeps calls apart: each call sends one JSON line
-//!   `{"code", "marker"}` on stdin with a fresh random marker; the driver runs the code in one
-//!   persistent namespace (a globals dict for Python, a `vm` context for Node), lets it write
+//!   `{"code", "marker"}` on descriptor 3 with a fresh random marker (nothing the code runs
+//!   reads it: stdin is empty); the driver runs the code in one persistent namespace (a globals dict for Python, a `vm` context for Node), lets it write
 //!   to the real stdout and stderr, then writes the marker alone on a line to stderr and the
 //!   marker followed by a JSON status (`{"ok": true}` or `{"ok": false, "error": <traceback>}`)
 //!   to stdout. The output of a call is what each stream carried before its marker; anything
@@ -48,7 +48,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tool_core::{
     CancellationToken, MaxResultSize, ProgressSender, ToolError, ToolResult, ToolResultContent,
     ToolUseContext, TypedTool, async_trait,
@@ -171,7 +171,8 @@ type LostReason = String;
 struct Interpreter {
     child: Child,
     pgid: i32,
-    stdin: ChildStdin,
+    /// The driver's request channel, its descriptor 3.
+    requests: tokio::net::unix::pipe::Sender,
     stdout: ChildStdout,
     stderr: ChildStderr,
     /// Bytes read past the previous call's marker, per stream.
@@ -416,16 +417,26 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
             cwd.display()
         )));
     }
+    // Requests go on descriptor 3, not stdin: the code and whatever it starts (a child
+    // with `stdio: 'inherit'`, `input()`) read an empty stdin and can never eat a request.
+    let (requests_in, requests_out) =
+        std::io::pipe().map_err(|e| ToolError::msg(format!("Could not start {program}: {e}")))?;
     let mut cmd = Command::new(program);
     cmd.args(language.args())
         .current_dir(cwd)
         .env("PYTHONIOENCODING", "utf-8")
-        .stdin(Stdio::piped())
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     tool_core::process::detach_from_terminal(cmd.as_std_mut());
-    let mut child = cmd.spawn().map_err(|e| {
+    tool_core::process::pass_fd(cmd.as_std_mut(), requests_in.into(), 3);
+    let spawned = cmd.spawn();
+    // The parent's copy of the read end goes with the command.
+    drop(cmd);
+    let requests = tokio::net::unix::pipe::Sender::from_owned_fd(requests_out.into())
+        .map_err(|e| ToolError::msg(format!("Could not start {program}: {e}")))?;
+    let mut child = spawned.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ToolError::msg(format!(
                 "{program} was not found on PATH: the REPL needs it to run {} code",
@@ -436,12 +447,8 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
         }
     })?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
-    let (Some(pgid), Some(stdin), Some(stdout), Some(stderr)) = (
-        pgid,
-        child.stdin.take(),
-        child.stdout.take(),
-        child.stderr.take(),
-    ) else {
+    let (Some(pgid), Some(stdout), Some(stderr)) = (pgid, child.stdout.take(), child.stderr.take())
+    else {
         return Err(ToolError::msg(format!(
             "{program} exited as soon as it started"
         )));
@@ -449,7 +456,7 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
     Ok(Interpreter {
         child,
         pgid,
-        stdin,
+        requests,
         stdout,
         stderr,
         carry_out: Vec::new(),
@@ -524,15 +531,15 @@ impl Interpreter {
         let mut err = Stream::new(std::mem::take(&mut self.carry_err), marker.as_bytes());
         let end = {
             let Self {
-                stdin,
+                requests,
                 stdout,
                 stderr,
                 ..
             } = &mut *self;
             let mut sent = false;
             let write = async {
-                stdin.write_all(request.as_bytes()).await?;
-                stdin.flush().await
+                requests.write_all(request.as_bytes()).await?;
+                requests.flush().await
             };
             tokio::pin!(write);
             let mut out_buf = vec![0u8; 64 * 1024];
@@ -552,8 +559,8 @@ impl Interpreter {
                 tokio::select! {
                     written = &mut write, if !sent => {
                         sent = true;
-                        // A closed stdin means the interpreter is gone; its output (end of
-                        // file) says the rest.
+                        // A closed channel means the interpreter is gone; its output (end
+                        // of file) says the rest.
                         let _ = written;
                     }
                     n = read_some(stdout, &mut out_buf), if !out.done && !out_eof => match n {
@@ -712,8 +719,8 @@ impl Capture {
     }
 }
 
-/// The Python driver (see the module docs). It reads requests from a duplicate of its stdin
-/// and gives the code /dev/null as stdin, so nothing the code runs can eat a request.
+/// The Python driver (see the module docs). It reads requests from descriptor 3, which the
+/// code's children do not inherit; stdin is /dev/null.
 const PYTHON_DRIVER: &str = r#"
 import ast, json, linecache, os, sys, traceback
 
@@ -723,11 +730,8 @@ def _tw_write(fd, text):
         data = data[os.write(fd, data):]
 
 def _tw_main():
-    proto = os.fdopen(os.dup(0), "rb")
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    sys.stdin = open(os.devnull)
+    os.set_inheritable(3, False)
+    proto = os.fdopen(3, "rb")
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
     n = 0
     while True:
@@ -824,8 +828,10 @@ const NODE_DRIVER: &str = r#"
   };
   process.on('uncaughtException', (e) => err('Uncaught ' + describe(e)));
   process.on('unhandledRejection', (e) => err('Unhandled rejection: ' + describe(e)));
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk) => {
+  // Requests come on descriptor 3 (stdin is /dev/null, for the code and its children).
+  const requests = new (require('net').Socket)({ fd: 3, readable: true, writable: false });
+  requests.setEncoding('utf8');
+  requests.on('data', (chunk) => {
     buffered += chunk;
     let i;
     while ((i = buffered.indexOf('\n')) >= 0) {
@@ -834,7 +840,7 @@ const NODE_DRIVER: &str = r#"
     }
     pump();
   });
-  process.stdin.on('end', () => process.exit(0));
+  requests.on('end', () => process.exit(0));
 })();
 "#;
 

@@ -78,9 +78,35 @@ async fn python_state_persists_and_each_call_gets_its_own_output() {
     );
     let err = py(&ctx, "input()").await.unwrap_err();
     assert!(err.contains("EOFError"), "{err}");
+    // Nor can a child that inherits stdin.
+    assert_eq!(
+        py(
+            &ctx,
+            "import subprocess\nsubprocess.run(['cat']).returncode"
+        )
+        .await
+        .unwrap(),
+        "0"
+    );
     assert_eq!(py(&ctx, "x").await.unwrap(), "41");
     // One interpreter for all those calls.
     assert!(repl_sessions(&ctx).pgid(Language::Python).await.is_some());
+}
+
+/// A child that inherits the interpreter's stdin (`stdio: 'inherit'`) reads an empty one:
+/// it cannot eat the next request and hang the REPL until its timeout.
+#[tokio::test]
+async fn node_children_cannot_read_the_requests() {
+    let (_dir, ctx) = ctx();
+    let repl = Repl::with_timeout(Duration::from_secs(20));
+    let run = |code: &str| call(&repl, &ctx, json!({"code": code, "language": "node"}));
+    assert_eq!(
+        run("require('child_process').spawnSync('cat', { stdio: 'inherit' }).status")
+            .await
+            .unwrap(),
+        "0"
+    );
+    assert_eq!(run("1 + 1").await.unwrap(), "2");
 }
 
 #[tokio::test]

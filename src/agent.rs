@@ -101,6 +101,13 @@ impl LoopConfig {
     }
 }
 
+/// How many times in a row an answer cut off by `max_tokens` is followed by a request to
+/// go on (Claude Code's `MAX_OUTPUT_TOKENS_RECOVERY_LIMIT`).
+pub const MAX_CUT_OFF_RECOVERIES: usize = 3;
+
+/// What the model is told after an answer cut off by `max_tokens` (Claude Code's words).
+pub const CUT_OFF_RECOVERY: &str = "Output token limit hit. Resume directly \u{2014} no apology, no recap of what you were doing. Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
+
 /// List prices in US dollars per million input and output tokens, by model family (an
 /// estimate for the spending limit: Opus $5/$25, Haiku $1/$5, anything else Sonnet's $3/$15).
 pub fn price_per_million(model: &str) -> (f64, f64) {
@@ -199,6 +206,8 @@ pub enum Stop {
     /// A UserPromptSubmit hook rejected the prompt (its `[hook]: reason` lines); nothing was
     /// sent to the model.
     PromptBlocked(String),
+    /// The model declined to answer (`stop_reason: "refusal"`).
+    Refused,
     /// The request or the response failed.
     Failed(AgentError),
 }
@@ -226,6 +235,7 @@ impl fmt::Display for Stop {
             Self::PromptBlocked(reason) => {
                 write!(f, "UserPromptSubmit operation blocked by hook:\n{reason}")
             }
+            Self::Refused => f.write_str("the model declined to answer (refusal)"),
             Self::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -303,6 +313,8 @@ struct TurnOutput {
     /// Each call with the tool_result content the model sees (for PostToolBatch).
     batch: Vec<(ToolUse, Value)>,
     context: Option<ToolUseContext>,
+    /// The tools of the calls whose input did not parse (a response cut off mid-call).
+    unparsed_calls: Vec<String>,
 }
 
 /// The model-facing text of messages a call added (hook context, blocking errors).
@@ -504,6 +516,7 @@ impl AgentLoop {
         let mut ctx = ctx;
         let hard = ctx.cancellation().clone();
         let mut stop_blocks = 0usize;
+        let mut cut_off_recoveries = 0usize;
         outcome.stop = loop {
             if hard.is_cancelled() {
                 break Stop::Cancelled;
@@ -575,6 +588,8 @@ impl AgentLoop {
             outcome.usage.1 += turn.output_tokens;
             outcome.tool_uses += turn.tool_uses;
             outcome.tool_starts.extend(turn.starts);
+            let cut_off = turn.stop_reason.as_deref() == Some("max_tokens");
+            let refused = turn.stop_reason.as_deref() == Some("refusal");
             if turn.stop_reason.is_some() {
                 outcome.stop_reason = turn.stop_reason;
             }
@@ -596,6 +611,17 @@ impl AgentLoop {
             if turn.tool_uses > 0 {
                 let mut content = turn.results;
                 content.extend(turn.extra);
+                if cut_off && !turn.unparsed_calls.is_empty() {
+                    // Its result says the input was not valid; this says why, so the model
+                    // does not send the same oversized call again.
+                    content.push(json!({"type": "text", "text": format!(
+                        "Your response hit the output token limit (max_tokens {}) in the middle \
+                         of a {} call, so its input was cut off and the call was not run. Send \
+                         less in one call: write a large file in parts.",
+                        self.config.max_tokens,
+                        turn.unparsed_calls.join(", ")
+                    )}));
+                }
                 if turn.interrupted || turn.cancelled {
                     content.push(json!({"type": "text", "text": INTERRUPT_MESSAGE_FOR_TOOL_USE}));
                 } else if turn.error.is_none() && !turn.rejected && turn.hook_stop.is_none() {
@@ -632,6 +658,19 @@ impl AgentLoop {
             }
             if !batch_verdict.blocking.is_empty() {
                 break Stop::HookStopped(Some(batch_verdict.blocking.join("\n")));
+            }
+            if refused {
+                break Stop::Refused;
+            }
+            // An answer cut off by the output limit is not the end: the model is asked to go
+            // on, a few times in a row at most, as Claude Code does.
+            if turn.tool_uses == 0 && cut_off && cut_off_recoveries < MAX_CUT_OFF_RECOVERIES {
+                cut_off_recoveries += 1;
+                push_user_text(&mut outcome.messages, CUT_OFF_RECOVERY.to_owned());
+                continue;
+            }
+            if !cut_off {
+                cut_off_recoveries = 0;
             }
             if turn.tool_uses == 0 {
                 let last_assistant_message = if has_text {
@@ -718,10 +757,12 @@ impl AgentLoop {
             if !reading && !finished {
                 // Closes the connection at once when the reading stopped early.
                 stream = futures::stream::empty().boxed();
-                if !text.is_empty() {
-                    out.assistant
-                        .push(json!({"type": "text", "text": std::mem::take(&mut text)}));
+                // Shown as it came, kept only with something in it: the API refuses a text
+                // block that is only whitespace (often a "\n\n" before a call).
+                if !text.trim().is_empty() {
+                    out.assistant.push(json!({"type": "text", "text": &text}));
                 }
+                text.clear();
                 executor.finish();
                 finished = true;
             }
@@ -777,15 +818,17 @@ impl AgentLoop {
                     Some(Ok(StreamEvent::ToolUse(tool_use))) => {
                         let closed = Instant::now();
                         let written = out.assistant.len();
-                        if !text.is_empty() {
-                            out.assistant.push(json!({"type": "text", "text": std::mem::take(&mut text)}));
+                        if !text.trim().is_empty() {
+                            out.assistant.push(json!({"type": "text", "text": &text}));
                         }
+                        text.clear();
                         // The API takes nothing but an object as a call's input: one that did
                         // not parse (a response cut off mid-call) goes back as `{}`, or every
                         // later request would be refused. The call's result says what was wrong.
                         let input = if tool_use.input.is_object() {
                             tool_use.input.clone()
                         } else {
+                            out.unparsed_calls.push(tool_use.name.clone());
                             json!({})
                         };
                         out.assistant.push(json!({

@@ -812,4 +812,80 @@ fn a_call_whose_input_did_not_parse_goes_back_with_an_empty_object() {
     assert_eq!(answer["content"][0]["input"], json!({}));
     let result = &results(&seen[1].messages()[2])[0].1;
     assert_eq!(result["is_error"], true, "{result}");
+    // And the model is told why, so it does not send the same call again.
+    let note = text_of(&seen[1].messages()[2]);
+    assert!(
+        note.contains("hit the output token limit") && note.contains("Bash call"),
+        "{note}"
+    );
+}
+
+/// A text block that is only whitespace (a "\n\n" before a call) is not sent back: the API
+/// refuses such a block, which would fail the next request.
+#[test]
+fn whitespace_only_text_is_not_sent_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|index, _| {
+        full(if index == 0 {
+            turn(
+                Some("\n\n"),
+                &[("toolu_1", "Bash", json!({"command": "true"}))],
+            )
+        } else {
+            turn(Some("Done."), &[])
+        })
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let answer = &seen[1].messages()[1];
+    let blocks = answer["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "{answer}");
+    assert_eq!(blocks[0]["type"], "tool_use");
+}
+
+/// An answer cut off by max_tokens is followed by a request to go on (three times in a row
+/// at most), as Claude Code does; the run then finishes.
+#[test]
+fn an_answer_cut_off_by_max_tokens_is_asked_to_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|index, _| {
+        full(if index < 4 {
+            let mut events = vec![start(10)];
+            events.extend(text_block(0, &format!("part {index} ")));
+            events.extend(end("max_tokens", 5));
+            sse(&events)
+        } else {
+            turn(Some("never asked"), &[])
+        })
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4, "three requests to go on, then the end");
+    for request in &seen[1..] {
+        let last = request.messages().last().unwrap();
+        assert_eq!(last["role"], "user");
+        assert!(
+            text_of(last).starts_with("Output token limit hit. Resume directly"),
+            "{last}"
+        );
+    }
+}
+
+/// A refusal ends the run as a failure, not as "the model finished".
+#[test]
+fn a_refusal_is_not_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _seen) = serve(|_, _| {
+        let mut events = vec![start(10)];
+        events.extend(end("refusal", 1));
+        full(sse(&events))
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        json_out(&out)["stop"],
+        "the model declined to answer (refusal)"
+    );
 }

@@ -463,9 +463,10 @@ impl TypedTool for AgentTool {
                     definition.name
                 )));
             }
-            other @ (Stop::MaxTurns(_) | Stop::Budget(_) | Stop::PromptBlocked(_)) => {
-                Some(other.to_string())
-            }
+            other @ (Stop::MaxTurns(_)
+            | Stop::Budget(_)
+            | Stop::PromptBlocked(_)
+            | Stop::Refused) => Some(other.to_string()),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(ToolResult::new(AgentOutput {

@@ -236,6 +236,7 @@ fn exit_code(stop: &Stop) -> ExitCode {
         | Stop::Budget(_)
         | Stop::Rejected
         | Stop::PromptBlocked(_)
+        | Stop::Refused
         | Stop::Failed(_) => ExitCode::from(1),
     }
 }

@@ -156,6 +156,30 @@ impl AgentDefinition {
         })
     }
 
+    /// The agent types an agent of this type may start: those its `tools` names as
+    /// `Agent(a, b)` (or `Task(...)`); `None` (any) when it names the Agent tool bare.
+    pub fn allowed_agent_types(&self) -> Option<Vec<String>> {
+        let mut types = Vec::new();
+        for entry in self.tools.iter().flatten() {
+            if !matches!(tool_name_of(entry), "Agent" | "Task") {
+                continue;
+            }
+            let inner = entry
+                .split_once('(')
+                .and_then(|(_, rest)| rest.trim_end().strip_suffix(')'));
+            match inner {
+                None => return None,
+                Some(list) => types.extend(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned),
+                ),
+            }
+        }
+        Some(types)
+    }
+
     /// The tools an agent of this type gets out of `parent` (the calling context's tools):
     /// the definition's `tools` (all when absent) minus `disallowedTools`, minus the tools no
     /// sub-agent gets, minus `Agent` unless `tools` names it.

@@ -134,8 +134,16 @@ impl Shared {
 pub struct AgentTool {
     shared: Arc<Shared>,
     depth: usize,
+    /// The agent types this tool may start (`None`: all): a sub-agent whose definition says
+    /// `tools: Agent(worker)` starts workers only.
+    allowed: Option<Arc<[String]>>,
     prompt: String,
 }
+
+/// How deep sub-agents nest: the main agent is level 0, and an agent at the last level
+/// never gets the Agent tool, whatever its definition says (each level can start several,
+/// so the cost of deeper trees has no useful bound).
+pub const MAX_AGENT_DEPTH: usize = 3;
 
 impl std::fmt::Debug for AgentTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -232,6 +240,7 @@ impl AgentTool {
                 next_id: AtomicU64::new(1),
             }),
             depth: 0,
+            allowed: None,
             prompt,
         }
     }
@@ -267,21 +276,38 @@ impl AgentTool {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .unwrap_or(GENERAL_PURPOSE);
-        self.shared.definitions.iter().find(|d| d.name == wanted)
+        self.startable().find(|d| d.name == wanted)
+    }
+
+    /// The definitions this tool may start.
+    fn startable(&self) -> impl Iterator<Item = &AgentDefinition> {
+        self.shared
+            .definitions
+            .iter()
+            .filter(|d| self.allowed.as_ref().is_none_or(|a| a.contains(&d.name)))
     }
 
     /// The tools of a sub-agent of `definition` called from `ctx`: the definition's choice,
-    /// with the Agent tool (when allowed) one nesting level deeper.
+    /// with the Agent tool (when allowed, and not at the last level of
+    /// [`MAX_AGENT_DEPTH`]) one nesting level deeper, starting only the types the
+    /// definition names (`Agent(worker)`).
     fn sub_tools(&self, definition: &AgentDefinition, ctx: &ToolUseContext) -> Vec<Arc<dyn Tool>> {
+        let depth = self.depth + 1;
         definition
             .select_tools(ctx.tools())
             .into_iter()
+            .filter(|t| t.name() != "Agent" || depth + 1 < MAX_AGENT_DEPTH)
             .map(|t| {
                 if t.name() == "Agent" {
-                    Arc::new(Self {
-                        depth: self.depth + 1,
+                    let allowed: Option<Arc<[String]>> =
+                        definition.allowed_agent_types().map(Into::into);
+                    let mut nested = Self {
+                        depth,
+                        allowed,
                         ..self.clone()
-                    }) as Arc<dyn Tool>
+                    };
+                    nested.prompt = build_prompt(&nested.startable().cloned().collect::<Vec<_>>());
+                    Arc::new(nested) as Arc<dyn Tool>
                 } else {
                     t
                 }
@@ -347,12 +373,7 @@ impl TypedTool for AgentTool {
             ));
         }
         if self.definition(input.subagent_type.as_deref()).is_none() {
-            let names: Vec<&str> = self
-                .shared
-                .definitions
-                .iter()
-                .map(|d| d.name.as_str())
-                .collect();
+            let names: Vec<&str> = self.startable().map(|d| d.name.as_str()).collect();
             return Err(ValidationError::new(format!(
                 "Agent type '{}' not found. Available agents: {}",
                 input.subagent_type.as_deref().unwrap_or_default(),
@@ -572,6 +593,56 @@ mod tests {
         assert_eq!(most_at_once(1).await, 1);
         assert_eq!(most_at_once(2).await, 2);
         assert_eq!(most_at_once(4).await, 3);
+    }
+
+    /// A definition naming `Agent(worker)` gives its agents an Agent tool that starts
+    /// workers only; and past the last level no agent gets the Agent tool at all.
+    #[tokio::test]
+    async fn nested_agent_tools_start_only_the_named_types_and_stop_nesting() {
+        let agent_loop = AgentLoop::new(
+            Arc::new(Counting::default()) as Arc<dyn ModelClient>,
+            Arc::new(Pipeline::allow_all()),
+            LoopConfig::new("m"),
+        );
+        let named = |name: &str, tools: &[&str]| {
+            let mut d = AgentDefinition::general_purpose();
+            d.name = name.into();
+            d.tools = Some(tools.iter().map(|t| (*t).to_owned()).collect());
+            d
+        };
+        let lead = named("lead", &["Read", "Agent(worker)"]);
+        let worker = named("worker", &["Read"]);
+        let anyone = named("anyone", &["Read", "Agent"]);
+        let tool = AgentTool::new(agent_loop, vec![lead.clone(), worker, anyone.clone()]);
+        let mut top = tool_registry::all_base_tools();
+        top.push(Arc::new(tool.clone()));
+        let ctx = ToolUseContext::new("/").with_tools(top);
+        let nested_agent =
+            |tools: Vec<Arc<dyn Tool>>| tools.into_iter().find(|t| t.name() == "Agent");
+        // The lead's agents start workers, nothing else.
+        let nested = nested_agent(tool.sub_tools(&lead, &ctx)).expect("lead gets Agent");
+        let check = |t: &Arc<dyn Tool>, kind: &str| {
+            let t = Arc::clone(t);
+            let ctx = ctx.clone();
+            let kind = kind.to_owned();
+            async move {
+                let input = t
+                    .parse_input(json!({"description": "d", "prompt": "p", "subagent_type": kind}))
+                    .unwrap();
+                t.validate_input(&input, &ctx).await.map_err(|e| e.message)
+            }
+        };
+        assert!(check(&nested, "worker").await.is_ok());
+        let err = check(&nested, "general-purpose").await.unwrap_err();
+        assert!(err.contains("Available agents: worker"), "{err}");
+        assert!(!nested.prompt().contains("- general-purpose"));
+        // Nesting ends at the last level.
+        let level_one = AgentTool {
+            depth: MAX_AGENT_DEPTH - 2,
+            ..tool.clone()
+        };
+        assert!(nested_agent(level_one.sub_tools(&anyone, &ctx)).is_none());
+        assert!(nested_agent(tool.sub_tools(&anyone, &ctx)).is_some());
     }
 
     #[test]

@@ -98,8 +98,8 @@ pub struct ClientConfig {
     pub api_key: String,
     /// Attempts per request (first try included) on retryable failures.
     pub attempts: u32,
-    /// The first retry's delay; each retry doubles it (a `retry-after` header can lengthen
-    /// it, up to a minute).
+    /// The first retry's delay; each retry doubles it, up to 32 s, less a random part of up
+    /// to a quarter (a `retry-after` header can lengthen it, up to a minute).
     pub backoff: Duration,
 }
 
@@ -139,16 +139,45 @@ impl ClientConfig {
 }
 
 /// The Anthropic Messages API over HTTPS (reqwest with rustls): `POST {base}/v1/messages`
-/// with `stream: true`, retried with backoff on 429, 529 and 5xx answers and on connection
-/// failures before the first byte.
+/// with `stream: true`, retried with backoff on 408, 409, 429, 529 and 5xx answers (or as
+/// `x-should-retry` says) and on connection failures before the first byte.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
     http: reqwest::Client,
     config: ClientConfig,
 }
 
-fn retryable(status: u16) -> bool {
-    status == 429 || status == 529 || (500..600).contains(&status)
+/// Whether an error answer is retried: what the API's `x-should-retry` header says when it
+/// says it, else 408 (timeout), 409 (conflict), 429 (rate limit), 529 (overloaded) and other
+/// 5xx, as the Anthropic SDKs and Claude Code retry.
+fn retryable(status: u16, should_retry: Option<&str>) -> bool {
+    match should_retry {
+        Some("true") => true,
+        Some("false") => false,
+        _ => matches!(status, 408 | 409 | 429) || (500..600).contains(&status),
+    }
+}
+
+/// The longest wait between two attempts: doubling stops here (Claude Code's 32 s).
+const MAX_BACKOFF: Duration = Duration::from_secs(32);
+
+/// The wait before attempt `attempt + 1`: `base` doubled per attempt up to [`MAX_BACKOFF`],
+/// less up to a quarter at random so that agents hitting a limit together do not all come
+/// back at the same moment, and never less than what the server asked for.
+fn retry_delay(base: Duration, attempt: u32, asked: Option<Duration>) -> Duration {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let doubled = base
+        .saturating_mul(
+            1u32.checked_shl(attempt.saturating_sub(1))
+                .unwrap_or(u32::MAX),
+        )
+        .min(MAX_BACKOFF);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(attempt);
+    #[expect(clippy::cast_precision_loss, reason = "a fraction for jitter")]
+    let random = (hasher.finish() % 1000) as f64 / 1000.0;
+    let jittered = doubled.mul_f64(1.0 - 0.25 * random);
+    asked.map_or(jittered, |w| w.max(jittered))
 }
 
 /// An error and its sources, joined with `: ` (reqwest's own text alone hides the cause).
@@ -166,17 +195,24 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// The delay a `retry-after` header asks for (seconds), capped at a minute.
+/// The delay the answer asks for (`retry-after-ms` in milliseconds, else `retry-after` in
+/// seconds), capped at a minute.
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let secs: f64 = response
-        .headers()
-        .get("retry-after")?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(60.0)))
+    let header = |name: &str| -> Option<f64> {
+        response
+            .headers()
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+    };
+    let secs = header("retry-after-ms")
+        .map(|ms| ms / 1000.0)
+        .or_else(|| header("retry-after"))?;
+    Some(Duration::from_secs_f64(secs.min(60.0)))
 }
 
 /// How long a response may stay silent: `API_TIMEOUT_MS` (Claude Code's variable), else ten
@@ -238,7 +274,6 @@ impl AnthropicClient {
         let url = format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'));
         let body = request.body();
         let attempts = self.config.attempts.max(1);
-        let mut delay = self.config.backoff;
         let mut attempt = 1;
         loop {
             let mut builder = self
@@ -256,8 +291,13 @@ impl AnthropicClient {
                 Ok(response) => {
                     let status = response.status().as_u16();
                     let wait = retry_after(&response);
+                    let should_retry = response
+                        .headers()
+                        .get("x-should-retry")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
                     let text = capped_text(response, MAX_ERROR_BODY).await;
-                    if !retryable(status) || attempt >= attempts {
+                    if !retryable(status, should_retry.as_deref()) || attempt >= attempts {
                         return Err(AgentError::Api { status, body: text });
                     }
                     (format!("{status}: {text}"), wait)
@@ -268,8 +308,7 @@ impl AnthropicClient {
                 Err(e) => (error_chain(&e), None),
             };
             tracing::warn!(attempt, error = %failure, "model request failed; retrying");
-            tokio::time::sleep(wait.map_or(delay, |w| w.max(delay))).await;
-            delay = delay.saturating_mul(2);
+            tokio::time::sleep(retry_delay(self.config.backoff, attempt, wait)).await;
             attempt += 1;
         }
     }
@@ -370,6 +409,36 @@ impl ModelClient for AnthropicClient {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn retries_wait_doubling_up_to_a_cap_with_jitter() {
+        let base = Duration::from_millis(500);
+        for attempt in 1..=20u32 {
+            let wait = retry_delay(base, attempt, None);
+            let full = base
+                .saturating_mul(1u32.checked_shl(attempt - 1).unwrap_or(u32::MAX))
+                .min(MAX_BACKOFF);
+            assert!(
+                wait <= full && wait >= full.mul_f64(0.75),
+                "{attempt}: {wait:?}"
+            );
+        }
+        // What the server asks for is a floor.
+        let asked = Duration::from_secs(40);
+        assert_eq!(retry_delay(base, 1, Some(asked)), asked);
+    }
+
+    #[test]
+    fn which_answers_are_retried() {
+        for status in [408, 409, 429, 500, 503, 529] {
+            assert!(retryable(status, None), "{status}");
+        }
+        for status in [400, 401, 403, 404, 413] {
+            assert!(!retryable(status, None), "{status}");
+        }
+        assert!(retryable(400, Some("true")));
+        assert!(!retryable(529, Some("false")));
+    }
     use super::*;
 
     #[test]

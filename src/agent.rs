@@ -108,14 +108,32 @@ pub const MAX_CUT_OFF_RECOVERIES: usize = 3;
 /// What the model is told after an answer cut off by `max_tokens` (Claude Code's words).
 pub const CUT_OFF_RECOVERY: &str = "Output token limit hit. Resume directly \u{2014} no apology, no recap of what you were doing. Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.";
 
-/// List prices in US dollars per million input and output tokens, by model family (an
-/// estimate for the spending limit: Opus $5/$25, Haiku $1/$5, anything else Sonnet's $3/$15).
+/// List prices in US dollars per million input and output tokens, by model (an estimate for
+/// the spending limit): Opus 4.5 and later $5/$25, earlier Opus (4, 4.1, 3) $15/$75, Haiku
+/// 4.5 $1/$5, Haiku 3.5 $0.80/$4, Haiku 3 $0.25/$1.25, anything else Sonnet's $3/$15.
 pub fn price_per_million(model: &str) -> (f64, f64) {
     let model = model.to_ascii_lowercase();
+    // The character after `family-4`: none or `-` then a date or a minor version.
+    let minor_after = |family: &str| {
+        model.split_once(family).map(|(_, rest)| {
+            rest.strip_prefix('-')
+                .and_then(|r| r.chars().next())
+                .filter(char::is_ascii_digit)
+        })
+    };
     if model.contains("opus") {
-        (5.0, 25.0)
+        let early = model.contains("3-opus")
+            // opus-4, opus-4-0, opus-4-1 and dated opus-4-2025...: the first prices.
+            || matches!(minor_after("opus-4"), Some(None | Some('0' | '1' | '2')));
+        if early { (15.0, 75.0) } else { (5.0, 25.0) }
     } else if model.contains("haiku") {
-        (1.0, 5.0)
+        if model.contains("3-5-haiku") {
+            (0.8, 4.0)
+        } else if model.contains("3-haiku") {
+            (0.25, 1.25)
+        } else {
+            (1.0, 5.0)
+        }
     } else {
         (3.0, 15.0)
     }
@@ -879,6 +897,24 @@ mod tests {
     use tool_exec::{Pipeline, StreamEvent, ToolUse};
 
     use super::*;
+
+    #[test]
+    fn prices_follow_the_model_version() {
+        for (model, price) in [
+            ("claude-opus-4-5", (5.0, 25.0)),
+            ("claude-opus-4-6-20260101", (5.0, 25.0)),
+            ("claude-opus-4-1-20250805", (15.0, 75.0)),
+            ("claude-opus-4-20250514", (15.0, 75.0)),
+            ("claude-opus-4-0", (15.0, 75.0)),
+            ("claude-3-opus-20240229", (15.0, 75.0)),
+            ("claude-haiku-4-5", (1.0, 5.0)),
+            ("claude-3-5-haiku-20241022", (0.8, 4.0)),
+            ("claude-3-haiku-20240307", (0.25, 1.25)),
+            ("claude-sonnet-4-5", (3.0, 15.0)),
+        ] {
+            assert_eq!(price_per_million(model), price, "{model}");
+        }
+    }
 
     type Stamps = Arc<Mutex<HashMap<String, Instant>>>;
 

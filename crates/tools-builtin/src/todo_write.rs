@@ -27,9 +27,9 @@ pub enum TodoStatus {
     Completed,
 }
 
-/// One todo item.
+/// One todo item. Other keys are dropped, as Claude Code's (non-strict) item schema drops
+/// them: a model that adds the older `id` or `priority` is not refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TodoItem {
     /// The task, in imperative form (e.g. "Run the tests")
     pub content: String,

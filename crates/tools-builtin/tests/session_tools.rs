@@ -58,6 +58,18 @@ async fn todo_write_keeps_the_list_in_app_state() {
     let list = current_todos(&ctx);
     assert_eq!(list.len(), 2);
     assert_eq!(list[0].status, TodoStatus::InProgress);
+    // Keys of older item shapes (`id`, `priority`) are dropped, not refused.
+    let mut older = todo("Build", "in_progress");
+    older["id"] = json!("1");
+    older["priority"] = json!("high");
+    let (out, ctx) = step(
+        &TodoWrite,
+        ctx,
+        json!({"todos": [older, todo("Test", "pending")]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["newTodos"][0].get("priority"), None);
 
     // The next write sees the previous list; a sub-agent has its own.
     let agent_ctx = ctx.clone().with_agent(AgentInfo {

@@ -3,7 +3,8 @@
 //!
 //! - [`EnterWorktree`] with a `name` (or neither field: a generated name) runs
 //!   `git worktree add -b worktree-<name> <main root>/.claude/worktrees/<name> HEAD`, the
-//!   layout Claude Code uses (a `/` in the name becomes `+` in the directory name). With a
+//!   layout Claude Code uses (a `/` in the name becomes `+` in the directory and branch
+//!   names). With a
 //!   `path` it enters an existing linked worktree of the same repository, checked against
 //!   `git worktree list --porcelain`. Either way it switches the session's working directory
 //!   through a context modifier.
@@ -488,7 +489,10 @@ async fn create(
         let name = name.clone().unwrap_or_else(generated_name);
         check_name(&name).map_err(ToolError::msg)?;
         let dir = main_root.join(WORKTREES_DIR).join(dir_name(&name));
-        let branch = format!("{BRANCH_PREFIX}{name}");
+        // Flattened as the directory is (Claude Code's `worktreeBranchName`): `team/fix`
+        // and `team` would otherwise clash as refs (`worktree-team/fix` needs
+        // `worktree-team` to be a directory of refs).
+        let branch = format!("{BRANCH_PREFIX}{}", dir_name(&name));
         let dir_taken = dir.symlink_metadata().is_ok();
         let branch_ref = format!("refs/heads/{branch}");
         let branch_taken = git_maybe(cwd, &["show-ref", "--verify", "--quiet", &branch_ref])

@@ -124,6 +124,26 @@ async fn enter_creates_a_worktree_and_branch_and_moves_the_cwd() {
     assert!(err.contains("Already in a worktree session"), "{err}");
 }
 
+/// A name with `/` is flattened in the branch as in the directory, so `team/fix` and then
+/// `team` do not clash as refs (`worktree-team/fix` would need `worktree-team` to be a
+/// directory of refs).
+#[tokio::test]
+async fn slashed_names_make_flat_branches() {
+    let (_tmp, root) = repo();
+    let ctx = ToolUseContext::new(&root);
+    let (_, out, inside) = call(&EnterWorktree, &ctx, json!({"name": "team/fix"}))
+        .await
+        .unwrap();
+    assert_eq!(out["worktreeBranch"], "worktree-team+fix");
+    let (_, _, back) = call(&ExitWorktree, &inside, json!({"action": "keep"}))
+        .await
+        .unwrap();
+    let (_, out, _) = call(&EnterWorktree, &back, json!({"name": "team"}))
+        .await
+        .unwrap();
+    assert_eq!(out["worktreeBranch"], "worktree-team");
+}
+
 #[tokio::test]
 async fn enter_without_input_generates_a_name() {
     let (_tmp, root) = repo();

@@ -28,7 +28,7 @@
 //!
 //! # Runtime gates
 //!
-//! - `TOOLWRIGHT_ENABLE_TASKS`: TaskCreate, TaskGet, TaskUpdate and TaskList (Claude Code's
+//! - `TOOLWRIGHT_ENABLE_TASKS` (or Claude Code's `CLAUDE_CODE_ENABLE_TASKS`): TaskCreate, TaskGet, TaskUpdate and TaskList (Claude Code's
 //!   todo v2) replace TodoWrite.
 //!
 //! # Example
@@ -80,13 +80,23 @@ impl Gate {
     /// through `env` (feature gates are decided at compile time: an entry that exists is
     /// open).
     pub fn is_open_in(self, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        // A variable, or Claude Code's name for the same switch.
+        let on = |var: &str| {
+            truthy(env(var))
+                || ENV_ALIASES
+                    .iter()
+                    .any(|(ours, theirs)| *ours == var && truthy(env(theirs)))
+        };
         match self {
             Self::Always | Self::Feature(_) => true,
-            Self::Env(var) => truthy(env(var)),
-            Self::NotEnv(var) => !truthy(env(var)),
+            Self::Env(var) => on(var),
+            Self::NotEnv(var) => !on(var),
         }
     }
 }
+
+/// Claude Code's names of our switches: a user's existing setting works unchanged.
+const ENV_ALIASES: &[(&str, &str)] = &[(TASKS_ENV, "CLAUDE_CODE_ENABLE_TASKS")];
 
 /// One entry of the tool list.
 #[derive(Debug, Clone, Copy)]
@@ -195,7 +205,8 @@ pub const BUILTIN_TOOLS: &[ToolEntry] = &[
 ];
 
 /// The environment variable that turns Claude Code's todo v2 on: TaskCreate, TaskGet,
-/// TaskUpdate and TaskList instead of TodoWrite.
+/// TaskUpdate and TaskList instead of TodoWrite. Claude Code's `CLAUDE_CODE_ENABLE_TASKS`
+/// does the same.
 pub const TASKS_ENV: &str = "TOOLWRIGHT_ENABLE_TASKS";
 
 /// Every built-in tool of this build whose runtime gate is open, in list order.

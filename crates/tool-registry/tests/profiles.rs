@@ -98,9 +98,12 @@ fn the_tasks_gate_swaps_todo_write_for_the_task_tools() {
         assert!(tasks.iter().all(|t| !names.contains(&(*t).to_owned())));
     }
     for on in ["1", "true", "yes"] {
-        let names = names_with(&[(TASKS_ENV, on)]);
-        assert!(!names.contains(&"TodoWrite".to_owned()), "{on}");
-        assert!(tasks.iter().all(|t| names.contains(&(*t).to_owned())));
+        // Ours, or Claude Code's name for the same switch.
+        for var in [TASKS_ENV, "CLAUDE_CODE_ENABLE_TASKS"] {
+            let names = names_with(&[(var, on)]);
+            assert!(!names.contains(&"TodoWrite".to_owned()), "{var}={on}");
+            assert!(tasks.iter().all(|t| names.contains(&(*t).to_owned())));
+        }
     }
     assert_eq!(
         tool_registry::gate_of("TaskCreate"),

@@ -28,8 +28,8 @@
 //!
 //! # Runtime gates
 //!
-//! - `TOOLWRIGHT_ENABLE_TASKS` (or Claude Code's `CLAUDE_CODE_ENABLE_TASKS`): TaskCreate, TaskGet, TaskUpdate and TaskList (Claude Code's
-//!   todo v2) replace TodoWrite.
+//! - `TOOLWRIGHT_ENABLE_TASKS` (or Claude Code's `CLAUDE_CODE_ENABLE_TASKS`): TaskCreate,
+//!   TaskGet, TaskUpdate and TaskList (Claude Code's todo v2) replace TodoWrite.
 //!
 //! # Example
 //!

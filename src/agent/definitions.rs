@@ -418,10 +418,13 @@ fn read_dir_definitions(
     }
 }
 
-/// Every agent definition `cwd` sees: the built-in one, the user's, the project's (later
-/// ones override earlier ones of the same name), sorted by name; and the files that could
-/// not be read.
-pub fn load_agent_definitions(cwd: &Path) -> (Vec<AgentDefinition>, Vec<String>) {
+/// Every agent definition `cwd` sees: the built-in one, the user's, the project's when the
+/// folder is trusted (later ones override earlier ones of the same name), sorted by name;
+/// and the files that could not be read (or a note that the project's were not).
+pub fn load_agent_definitions(
+    cwd: &Path,
+    project_trusted: bool,
+) -> (Vec<AgentDefinition>, Vec<String>) {
     let mut map = BTreeMap::new();
     let mut problems = Vec::new();
     let builtin = AgentDefinition::general_purpose();
@@ -429,8 +432,16 @@ pub fn load_agent_definitions(cwd: &Path) -> (Vec<AgentDefinition>, Vec<String>)
     if let Some(dir) = user_agents_dir() {
         read_dir_definitions(&dir, AgentSource::User, &mut map, &mut problems);
     }
-    for dir in project_agents_dirs(cwd) {
-        read_dir_definitions(&dir, AgentSource::Project, &mut map, &mut problems);
+    let project_dirs = project_agents_dirs(cwd);
+    if project_trusted {
+        for dir in project_dirs {
+            read_dir_definitions(&dir, AgentSource::Project, &mut map, &mut problems);
+        }
+    } else if let Some(dir) = project_dirs.iter().find(|d| d.is_dir()) {
+        problems.push(format!(
+            "{} was not read: the folder is not trusted (its agents could replace the built-in ones)",
+            dir.display()
+        ));
     }
     (map.into_values().collect(), problems)
 }

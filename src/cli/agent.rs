@@ -363,7 +363,12 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     tool_options.session_env_file = session_env_file(&ctx);
     let mut tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
     if !agent_blanket_denied(&ctx) {
-        let (definitions, problems) = load_agent_definitions(ctx.cwd());
+        // An untrusted folder's definitions are not loaded: they could replace
+        // general-purpose's system prompt, as its settings are not read either.
+        let trusted = options
+            .trusted
+            .unwrap_or_else(|| crate::trust::is_trusted(ctx.cwd()));
+        let (definitions, problems) = load_agent_definitions(ctx.cwd(), trusted);
         for problem in problems {
             eprintln!("toolwright: {problem}");
         }

@@ -344,3 +344,16 @@ pub fn results(message: &Value) -> Vec<(String, Value)> {
         .map(|b| (b["tool_use_id"].as_str().unwrap().to_owned(), b.clone()))
         .collect()
 }
+
+/// Records `dir` as a trusted folder in the user configuration `agent_command` points at
+/// (`.no-user-config/.claude.json`), as accepting the trust dialog does.
+pub fn trust(dir: &Path) {
+    let config = dir.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let key = std::fs::canonicalize(dir).unwrap().display().to_string();
+    std::fs::write(
+        config.join(".claude.json"),
+        serde_json::json!({"projects": {key: {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+}

@@ -423,7 +423,7 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         head.contains("<html") || head.contains("<!doctype html")
     };
     if mime == "text/html" || mime == "application/xhtml+xml" || looks_html {
-        let html = String::from_utf8_lossy(body);
+        let html = decode_text(body, content_type, true);
         let converter = htmd::HtmlToMarkdown::builder()
             .skip_tags(vec!["script", "style", "noscript", "template"])
             .build();
@@ -437,8 +437,11 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         || mime.ends_with("json")
         || mime.ends_with("xml")
         || mime.ends_with("javascript");
+    if textual {
+        return decode_text(body, content_type, false).into_owned();
+    }
     match std::str::from_utf8(body) {
-        Ok(text) if textual || !text.contains('\0') => text.to_owned(),
+        Ok(text) if !text.contains('\0') => text.to_owned(),
         _ => format!(
             "[Binary content ({}, {} bytes) is not shown]",
             if mime.is_empty() {
@@ -449,6 +452,31 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
             body.len()
         ),
     }
+}
+
+/// `body` as text in the character set its `charset` parameter names, else (for HTML) its
+/// `<meta>` declaration, else its byte-order mark, else UTF-8; what does not decode becomes
+/// U+FFFD. A Latin-1 page or a log with one stray byte is text, not "binary".
+fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, str> {
+    let label = |text: &str| -> Option<String> {
+        let lower = text.to_ascii_lowercase();
+        let at = lower.find("charset=")? + "charset=".len();
+        let value: String = lower[at..]
+            .trim_start_matches(['"', '\''])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c))
+            .collect();
+        (!value.is_empty()).then_some(value)
+    };
+    let declared = label(content_type).or_else(|| {
+        html.then(|| String::from_utf8_lossy(&body[..body.len().min(2048)]).into_owned())
+            .and_then(|head| label(&head))
+    });
+    let encoding = declared
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    // `decode` prefers a byte-order mark to the label, as browsers do.
+    encoding.decode(body).0
 }
 
 /// The text of a redirect to another host (Claude Code's).

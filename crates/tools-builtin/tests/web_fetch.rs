@@ -57,6 +57,22 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             let t = "plain *text*, not <b>html</b>\n";
             (head("200 OK", "text/plain", t.len(), ""), t.into())
         }
+        // "café" in Latin-1: é is the single byte E9.
+        "/latin1.txt" => {
+            let b = b"caf\xe9 au lait\n".to_vec();
+            (
+                head("200 OK", "text/plain; charset=iso-8859-1", b.len(), ""),
+                b,
+            )
+        }
+        "/stray-byte.log" => {
+            let b = b"line one\nbad \xff byte\n".to_vec();
+            (head("200 OK", "text/plain", b.len(), ""), b)
+        }
+        "/meta-charset.html" => {
+            let b = b"<html><head><meta charset=\"windows-1252\"></head><body><p>na\xefve \x93quotes\x94</p></body></html>".to_vec();
+            (head("200 OK", "text/html", b.len(), ""), b)
+        }
         "/image.png" => {
             let b = vec![0x89, b'P', b'N', b'G', 0, 1, 2, 3, 0xff];
             (head("200 OK", "image/png", b.len(), ""), b)
@@ -496,4 +512,29 @@ async fn a_same_site_redirect_to_a_denied_host_is_handed_back() {
         text.contains(&format!("http://www.localhost:{port}/page.html")),
         "{text}"
     );
+}
+
+/// Text in another character set, or with one stray byte, is decoded as text (by the
+/// header's charset, else the page's `<meta>`, else UTF-8 with U+FFFD), not called binary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_is_decoded_by_its_character_set() {
+    let s = server().await;
+    let ctx = ctx();
+    let text = |path: &'static str| {
+        let ctx = ctx.clone();
+        let url = format!("{}{path}", s.base);
+        async move {
+            fetch(&ctx, json!({"url": url, "prompt": "read"}))
+                .await
+                .unwrap()
+                .content
+                .joined_text()
+        }
+    };
+    let latin1 = text("/latin1.txt").await;
+    assert!(latin1.contains("café au lait"), "{latin1}");
+    let stray = text("/stray-byte.log").await;
+    assert!(stray.contains("bad \u{fffd} byte"), "{stray}");
+    let meta = text("/meta-charset.html").await;
+    assert!(meta.contains("naïve \u{201c}quotes\u{201d}"), "{meta}");
 }

@@ -235,15 +235,21 @@ pub fn find_skill(ctx: &ToolUseContext, name: &str) -> Option<SkillInfo> {
         .find_map(|(root, source)| load_skill(&root.join(name), source))
 }
 
-/// The skill's text for the conversation: arguments and directory substituted.
+/// The skill's text for the conversation: arguments and directory substituted, as Claude
+/// Code substitutes them: `$ARGUMENTS[N]` and `$N` are the N-th argument (0-based, split as
+/// a shell splits words), `$ARGUMENTS` all of them; when the body has none of these, the
+/// arguments follow it as an `ARGUMENTS:` line.
 pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
     let args = args.unwrap_or("").trim();
-    let mut body = skill
+    let body = skill
         .body
         .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy());
+    let words =
+        shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
+    let (mut body, indexed) = substitute_indexed(&body, &words);
     if body.contains("$ARGUMENTS") {
         body = body.replace("$ARGUMENTS", args);
-    } else if !args.is_empty() {
+    } else if !indexed && !args.is_empty() {
         body = format!("{}\n\nARGUMENTS: {args}", body.trim_end());
     }
     format!(
@@ -251,6 +257,45 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
         skill.dir.display(),
         body.trim()
     )
+}
+
+/// `body` with `$ARGUMENTS[N]` and `$N` replaced by the N-th of `words` (empty when there
+/// is none), and whether any was.
+fn substitute_indexed(body: &str, words: &[String]) -> (String, bool) {
+    let mut out = String::with_capacity(body.len());
+    let mut replaced = false;
+    let mut rest = body;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (digits, skip) = match after.strip_prefix("ARGUMENTS[") {
+            Some(inner) => {
+                let n = inner.chars().take_while(char::is_ascii_digit).count();
+                if n > 0 && inner[n..].starts_with(']') {
+                    (&inner[..n], "ARGUMENTS[".len() + n + 1)
+                } else {
+                    ("", 0)
+                }
+            }
+            None => {
+                let n = after.chars().take_while(char::is_ascii_digit).count();
+                (&after[..n], n)
+            }
+        };
+        match digits.parse::<usize>() {
+            Ok(i) if skip > 0 => {
+                out.push_str(words.get(i).map_or("", String::as_str));
+                replaced = true;
+                rest = &after[skip..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    (out, replaced)
 }
 
 /// The Skill tool.
@@ -337,5 +382,46 @@ Important:\n\
 
     fn to_content(&self, output: &SkillOutput) -> ToolResultContent {
         ToolResultContent::Text(format!("Launching skill: {}", output.command_name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skill(body: &str) -> SkillInfo {
+        SkillInfo {
+            name: "s".into(),
+            dir: PathBuf::from("/skills/s"),
+            source: SkillSource::Project,
+            description: None,
+            allowed_tools: None,
+            model: None,
+            argument_hint: None,
+            when_to_use: None,
+            disable_model_invocation: false,
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn arguments_are_substituted_by_position_and_whole() {
+        let render = |body: &str, args: &str| {
+            render_skill(&skill(body), Some(args))
+                .trim_start_matches("Base directory for this skill: /skills/s\n\n")
+                .to_owned()
+        };
+        // Split as a shell splits words; 0-based.
+        assert_eq!(
+            render("from $ARGUMENTS[0] to $1 ($2)", "'a b.txt' c.txt"),
+            "from a b.txt to c.txt ()"
+        );
+        assert_eq!(render("all: $ARGUMENTS", "x y"), "all: x y");
+        // No placeholder: the arguments follow.
+        assert_eq!(render("Do it.", "x y"), "Do it.\n\nARGUMENTS: x y");
+        // A `$` that is no placeholder stays.
+        assert_eq!(render("costs $ and $x", ""), "costs $ and $x");
+        // Not an index: `$ARGUMENTS` itself is replaced.
+        assert_eq!(render("$ARGUMENTS[z]", "a"), "a[z]");
     }
 }

@@ -114,6 +114,10 @@ pub struct Task {
     /// Free-form data attached by the model or the host.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+    /// Fields this version does not know (a newer Claude Code's, in a list both share),
+    /// kept so that rewriting the task does not drop them.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
 impl Task {
@@ -470,6 +474,7 @@ impl TaskListStore {
             blocks: Vec::new(),
             blocked_by: Vec::new(),
             metadata,
+            other: Map::new(),
         };
         list.write_task(&task)?;
         list.set_high_water_mark(next)?;

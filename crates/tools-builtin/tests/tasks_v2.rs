@@ -478,6 +478,23 @@ async fn tasks_survive_a_fresh_store_and_process_state() {
     );
 }
 
+/// A field this version does not know (a newer Claude Code's, in a list both share) is
+/// kept when the task is rewritten.
+#[tokio::test]
+async fn fields_of_other_versions_survive_an_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = session(dir.path(), "shared");
+    create(&ctx, "Keep fields").await;
+    let path = dir.path().join("tasks/shared/1.json");
+    let mut stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    stored["epoch"] = json!(7);
+    std::fs::write(&path, stored.to_string()).unwrap();
+    update(&ctx, json!({"taskId": "1", "status": "in_progress"})).await;
+    let stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(stored["epoch"], 7, "{stored}");
+    assert_eq!(stored["status"], "in_progress");
+}
+
 #[tokio::test]
 async fn a_corrupt_task_file_is_reported_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();

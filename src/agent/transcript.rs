@@ -27,6 +27,9 @@ pub struct Transcript {
     written: usize,
     /// Blocks of the message after those written early ([`blocks`](Self::blocks)).
     early_blocks: usize,
+    /// How many content blocks the last message written whole had: the loop may add text
+    /// to it later (a Stop hook's feedback), which is then written as a line of its own.
+    last_blocks: usize,
     last_uuid: Option<String>,
     failed: bool,
 }
@@ -41,6 +44,7 @@ impl Transcript {
             agent_id: None,
             written: 0,
             early_blocks: 0,
+            last_blocks: 0,
             last_uuid: None,
             failed: false,
         }
@@ -65,11 +69,25 @@ impl Transcript {
     /// [`blocks`](Self::blocks) are not written again. A failed write is logged and ends
     /// the transcript (the conversation goes on; hooks see what was written).
     pub fn sync(&mut self, messages: &[Value]) {
-        if self.failed || messages.len() <= self.written {
+        if self.failed {
             return;
         }
         let mut lines = Lines::after(self.last_uuid.clone());
-        for message in &messages[self.written..] {
+        // Blocks added to the last user message written (text merged into it since).
+        if let Some(last) = self.written.checked_sub(1).and_then(|i| messages.get(i))
+            && last["role"] == "user"
+        {
+            let now = block_count(last);
+            if now > self.last_blocks
+                && let Some(added) = last["content"].as_array().map(|b| &b[self.last_blocks..])
+            {
+                lines.push(self, &json!({"role": "user", "content": added}));
+            }
+        }
+        if messages.len() <= self.written && lines.text.is_empty() {
+            return;
+        }
+        for message in &messages[self.written.min(messages.len())..] {
             if message["role"] == "assistant" {
                 let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
                 let skip = std::mem::take(&mut self.early_blocks).min(blocks.len());
@@ -82,6 +100,7 @@ impl Transcript {
         }
         if self.append(lines) {
             self.written = messages.len();
+            self.last_blocks = messages.last().map_or(0, block_count);
         }
     }
 
@@ -155,6 +174,15 @@ impl Transcript {
                 false
             }
         }
+    }
+}
+
+/// How many content blocks `message` has (a string is one).
+fn block_count(message: &Value) -> usize {
+    match &message["content"] {
+        Value::Array(blocks) => blocks.len(),
+        Value::Null => 0,
+        _ => 1,
     }
 }
 
@@ -255,5 +283,32 @@ mod tests {
                 .iter()
                 .all(|l| l["isSidechain"] == true && l["agentId"] == "x")
         );
+    }
+
+    #[test]
+    fn text_added_to_a_written_message_is_written_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut t = Transcript::new(&path, "s1", dir.path());
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        t.sync(&messages);
+        // An empty answer, then a Stop hook's feedback merged into the prompt's message.
+        messages[0]["content"] = json!([
+            {"type": "text", "text": "go"},
+            {"type": "text", "text": "Stop hook feedback:\nnot done"}
+        ]);
+        t.sync(&messages);
+        t.sync(&messages);
+        let lines: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(
+            lines[1]["message"]["content"],
+            json!([{"type": "text", "text": "Stop hook feedback:\nnot done"}])
+        );
+        assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
     }
 }

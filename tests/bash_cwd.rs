@@ -142,3 +142,36 @@ async fn a_cd_before_a_failure_holds() {
         "{texts:?}"
     );
 }
+
+/// When the session's directory was removed, a command's relative paths are checked where
+/// it runs (the fallback directory), not where the session was: `cat ../secret.txt` from a
+/// removed `proj/a/b` looks like `proj/a/secret.txt`, but runs in `proj` and reads outside.
+#[tokio::test]
+async fn paths_are_checked_where_the_command_runs_after_its_directory_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("proj");
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    std::fs::write(base.join("secret.txt"), "TOP SECRET\n").unwrap();
+    // No allow rule: read-only commands run inside the project, the rest is asked (and
+    // nobody can answer here).
+    let permission = ToolPermissionContext {
+        avoid_prompts: true,
+        ..Default::default()
+    };
+    let (engine, problems) = PermissionEngine::new_lenient(&permission, PathRoots::for_cwd(&root));
+    assert!(problems.is_empty(), "{problems:?}");
+    let ctx = ToolUseContext::new(&root)
+        .with_tools(tool_registry::all_base_tools())
+        .with_permission(permission);
+    let pipeline = Arc::new(Pipeline::new(
+        Arc::new(engine),
+        Arc::new(DenyAsks),
+        Arc::new(NoHooks),
+    ));
+    let (_, ctx) = turn(&pipeline, ctx, &[("cd", "cd a/b")]).await;
+    assert_eq!(ctx.cwd(), root.join("a/b"));
+    std::fs::remove_dir_all(root.join("a/b")).unwrap();
+    let (texts, _) = turn(&pipeline, ctx, &[("cat", "cat ../secret.txt")]).await;
+    assert!(!texts[0].contains("TOP SECRET"), "{texts:?}");
+}

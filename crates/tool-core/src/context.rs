@@ -317,6 +317,24 @@ impl ToolUseContext {
         &self.inner.cwd
     }
 
+    /// The directory commands run in: the cwd, or, when it no longer exists (an earlier
+    /// command removed it), the first working directory that does, else the nearest existing
+    /// ancestor of the cwd. Bash runs there, and the permission checks resolve a command's
+    /// relative paths against it, so both agree on what a path names.
+    pub fn effective_cwd(&self) -> std::borrow::Cow<'_, Path> {
+        let cwd = self.cwd();
+        if cwd.is_dir() {
+            return std::borrow::Cow::Borrowed(cwd);
+        }
+        let fallback = self
+            .working_directories()
+            .into_iter()
+            .find(|d| d.is_dir())
+            .or_else(|| cwd.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("/"));
+        std::borrow::Cow::Owned(fallback)
+    }
+
     /// The project directory: the cwd the context was made with, which a later
     /// [`with_cwd`](Self::with_cwd) (a Bash `cd`, a worktree) does not change. Claude Code's
     /// original cwd.

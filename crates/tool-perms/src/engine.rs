@@ -1423,9 +1423,11 @@ impl PermissionEngine {
 
     fn resolve_arg(&self, value: &str, sub_cwd: Option<&str>, ctx: &ToolUseContext) -> PathBuf {
         let home = ctx.home().or(self.roots.home.as_deref());
+        // Where the command runs: the cwd, or where Bash runs it when the cwd was removed.
+        let cwd = ctx.effective_cwd();
         let base = match sub_cwd {
-            Some(d) => tool_core::expand_path(d, ctx.cwd(), home),
-            None => ctx.cwd().to_path_buf(),
+            Some(d) => tool_core::expand_path(d, &cwd, home),
+            None => cwd.into_owned(),
         };
         tool_core::expand_path(value, &base, home)
     }
@@ -1454,9 +1456,10 @@ impl PermissionEngine {
                     _ => base.join(v),
                 }
             };
+            let cwd = ctx.effective_cwd();
             let base = match sub_cwd {
-                Some(d) => physical_path(&tilde(d, ctx.cwd())),
-                None => ctx.cwd().to_path_buf(),
+                Some(d) => physical_path(&tilde(d, &cwd)),
+                None => cwd.into_owned(),
             };
             let physical = physical_path(&tilde(value, &base));
             if physical != lexical {

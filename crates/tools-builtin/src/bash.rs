@@ -243,16 +243,9 @@ impl TypedTool for Bash {
         }
         // The session's directory is gone (an earlier command removed it): this command runs
         // in the first working directory that still exists, and the session moves there.
-        let moved = (!ctx.cwd().is_dir()).then(|| {
-            let gone = ctx.cwd().to_path_buf();
-            let to = ctx
-                .working_directories()
-                .into_iter()
-                .find(|d| d.is_dir())
-                .or_else(|| gone.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf))
-                .unwrap_or_else(|| PathBuf::from("/"));
-            (gone, to)
-        });
+        // (Where the permission checks resolved its relative paths too.)
+        let moved = (!ctx.cwd().is_dir())
+            .then(|| (ctx.cwd().to_path_buf(), ctx.effective_cwd().into_owned()));
         let ctx = match &moved {
             Some((_, to)) => ctx.with_cwd(to.clone()),
             None => ctx,
@@ -646,6 +639,15 @@ impl Capture {
         self.spill.is_some() || self.spill_error.is_some()
     }
 
+    async fn open_spill(&self) -> std::io::Result<tokio::fs::File> {
+        tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&self.spill_path)
+            .await
+    }
+
     async fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         if !self.spilled() && self.memory.len() + bytes.len() <= MEMORY_CAP {
@@ -656,14 +658,25 @@ impl Capture {
             if let Some(dir) = self.spill_path.parent() {
                 let _ = tokio::fs::create_dir_all(dir).await;
             }
-            // Exclusively and owner-only: never through a link planted under the name.
-            match tokio::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&self.spill_path)
-                .await
-            {
+            // Exclusively and owner-only: never through a link planted under the name. A name
+            // already taken (a file an earlier process of the same pid left) gives way to the
+            // next one.
+            let mut opened = self.open_spill().await;
+            for _ in 0..16 {
+                if !matches!(&opened, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists) {
+                    break;
+                }
+                let suffix = self
+                    .spill_path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.rsplit_once('-'))
+                    .map_or("output.txt", |(_, s)| s)
+                    .to_owned();
+                self.spill_path = self.spill_path.with_file_name(scratch_name(&suffix));
+                opened = self.open_spill().await;
+            }
+            match opened {
                 Ok(mut file) => {
                     if let Err(e) = file.write_all(&self.memory).await {
                         self.spill_error = Some(e.to_string());

@@ -246,7 +246,12 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
         .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy());
     let words =
         shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
-    let (mut body, indexed) = substitute_indexed(&body, &words);
+    // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`).
+    let (mut body, indexed) = if words.is_empty() {
+        (body, false)
+    } else {
+        substitute_indexed(&body, &words)
+    };
     if body.contains("$ARGUMENTS") {
         body = body.replace("$ARGUMENTS", args);
     } else if !indexed && !args.is_empty() {
@@ -279,7 +284,16 @@ fn substitute_indexed(body: &str, words: &[String]) -> (String, bool) {
             }
             None => {
                 let n = after.chars().take_while(char::is_ascii_digit).count();
-                (&after[..n], n)
+                // `$1abc` is no placeholder.
+                let word_follows = after[n..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if word_follows {
+                    ("", 0)
+                } else {
+                    (&after[..n], n)
+                }
             }
         };
         match digits.parse::<usize>() {
@@ -419,8 +433,10 @@ mod tests {
         assert_eq!(render("all: $ARGUMENTS", "x y"), "all: x y");
         // No placeholder: the arguments follow.
         assert_eq!(render("Do it.", "x y"), "Do it.\n\nARGUMENTS: x y");
-        // A `$` that is no placeholder stays.
+        // A `$` that is no placeholder stays; without arguments `$1` stays too.
         assert_eq!(render("costs $ and $x", ""), "costs $ and $x");
+        assert_eq!(render("awk '{print $1}'", ""), "awk '{print $1}'");
+        assert_eq!(render("$0abc $0", "v"), "$0abc v");
         // Not an index: `$ARGUMENTS` itself is replaced.
         assert_eq!(render("$ARGUMENTS[z]", "a"), "a[z]");
     }

@@ -437,7 +437,12 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         || mime.ends_with("json")
         || mime.ends_with("xml")
         || mime.ends_with("javascript");
-    if textual {
+    // A textual type with no charset and NUL bytes in it (and no byte-order mark) is binary
+    // served under the wrong label.
+    let mislabelled = !content_type.to_ascii_lowercase().contains("charset=")
+        && encoding_rs::Encoding::for_bom(body).is_none()
+        && body.contains(&0);
+    if textual && !mislabelled {
         return decode_text(body, content_type, false).into_owned();
     }
     match std::str::from_utf8(body) {

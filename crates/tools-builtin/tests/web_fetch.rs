@@ -73,6 +73,10 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             let b = b"<html><head><meta charset=\"windows-1252\"></head><body><p>na\xefve \x93quotes\x94</p></body></html>".to_vec();
             (head("200 OK", "text/html", b.len(), ""), b)
         }
+        "/fake.json" => {
+            let b = vec![0x00, 0x01, 0x02, b'{', 0x00, 0xff];
+            (head("200 OK", "application/json", b.len(), ""), b)
+        }
         "/image.png" => {
             let b = vec![0x89, b'P', b'N', b'G', 0, 1, 2, 3, 0xff];
             (head("200 OK", "image/png", b.len(), ""), b)
@@ -537,4 +541,10 @@ async fn text_is_decoded_by_its_character_set() {
     assert!(stray.contains("bad \u{fffd} byte"), "{stray}");
     let meta = text("/meta-charset.html").await;
     assert!(meta.contains("naïve \u{201c}quotes\u{201d}"), "{meta}");
+    // Binary under a textual label (NUL bytes, no charset) is still described, not dumped.
+    let fake = text("/fake.json").await;
+    assert!(
+        fake.contains("[Binary content (application/json, 6 bytes)"),
+        "{fake}"
+    );
 }

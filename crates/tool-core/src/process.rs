@@ -61,21 +61,22 @@ pub fn pass_fd(
 ) -> &mut Command {
     use std::os::fd::AsRawFd as _;
     use std::os::unix::process::CommandExt as _;
-    // SAFETY: the closure runs in the forked child before `exec`; it only calls dup(2) and
+    // SAFETY: the closure runs in the forked child before `exec`; it only calls fcntl(2) and
     // dup2(2), which are async-signal-safe, and converts an errno without allocating. The
     // descriptors it makes are left to `exec` (forgotten, never closed twice).
     unsafe {
         cmd.pre_exec(move || {
             let to_io = |e: nix::Error| std::io::Error::from_raw_os_error(e as i32);
-            let mut source = fd.as_raw_fd();
-            if source == target {
-                // dup2 onto itself would keep close-on-exec: copy it elsewhere first.
-                let copy = nix::unistd::dup(&fd).map_err(to_io)?;
-                source = copy.as_raw_fd();
-                std::mem::forget(copy);
-            }
-            let made = nix::unistd::dup2_raw(std::os::fd::BorrowedFd::borrow_raw(source), target)
+            if fd.as_raw_fd() == target {
+                // Already there (dup2 onto itself would keep close-on-exec): clear the flag.
+                nix::fcntl::fcntl(
+                    &fd,
+                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                )
                 .map_err(to_io)?;
+                return Ok(());
+            }
+            let made = nix::unistd::dup2_raw(&fd, target).map_err(to_io)?;
             std::mem::forget(made);
             Ok(())
         })

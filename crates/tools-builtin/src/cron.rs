@@ -1131,6 +1131,11 @@ mod tests {
     /// itself again with `TZ` set.
     #[test]
     fn the_repeated_hour_of_a_clock_turned_back_has_no_past_next_time() {
+        let zone = std::path::Path::new("/usr/share/zoneinfo/America/New_York");
+        if !zone.exists() && std::env::var("CI").is_err() {
+            eprintln!("notice: no time zone data ({}); skipping", zone.display());
+            return;
+        }
         if std::env::var_os("TOOLWRIGHT_TZ_CHILD").is_none() {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
                 .args([

@@ -56,9 +56,12 @@ use crate::fsutil;
 /// [`tool_core::env_truthy`], as the registry's gate reads it).
 pub const ENABLE_TASKS_ENV: &str = "TOOLWRIGHT_ENABLE_TASKS";
 
-/// Whether [`ENABLE_TASKS_ENV`] asks for Tasks v2 in this process's environment.
+/// Whether [`ENABLE_TASKS_ENV`] (or Claude Code's `CLAUDE_CODE_ENABLE_TASKS`) asks for Tasks v2
+/// in this process's environment.
 pub fn tasks_v2_enabled() -> bool {
-    std::env::var(ENABLE_TASKS_ENV).is_ok_and(|v| tool_core::env_truthy(&v))
+    [ENABLE_TASKS_ENV, "CLAUDE_CODE_ENABLE_TASKS"]
+        .iter()
+        .any(|var| std::env::var(var).is_ok_and(|v| tool_core::env_truthy(&v)))
 }
 
 /// The state of a task.

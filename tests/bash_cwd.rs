@@ -14,11 +14,19 @@ use tool_perms::{PathRoots, PermissionEngine};
 
 /// A session in `root` with Bash allowed: its pipeline and context.
 fn session(root: &Path) -> (Arc<Pipeline>, ToolUseContext) {
+    session_allowing(root, &["Bash"])
+}
+
+/// A session in `root` whose allow rules are `allow` (nobody can answer an ask).
+fn session_allowing(root: &Path, allow: &[&str]) -> (Arc<Pipeline>, ToolUseContext) {
     let permission = ToolPermissionContext {
-        allow: vec![SourcedRule {
-            source: RuleSource::ProjectSettings,
-            rule: "Bash".into(),
-        }],
+        allow: allow
+            .iter()
+            .map(|rule| SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: (*rule).into(),
+            })
+            .collect(),
         avoid_prompts: true,
         ..Default::default()
     };
@@ -155,20 +163,7 @@ async fn paths_are_checked_where_the_command_runs_after_its_directory_went() {
     std::fs::write(base.join("secret.txt"), "TOP SECRET\n").unwrap();
     // No allow rule: read-only commands run inside the project, the rest is asked (and
     // nobody can answer here).
-    let permission = ToolPermissionContext {
-        avoid_prompts: true,
-        ..Default::default()
-    };
-    let (engine, problems) = PermissionEngine::new_lenient(&permission, PathRoots::for_cwd(&root));
-    assert!(problems.is_empty(), "{problems:?}");
-    let ctx = ToolUseContext::new(&root)
-        .with_tools(tool_registry::all_base_tools())
-        .with_permission(permission);
-    let pipeline = Arc::new(Pipeline::new(
-        Arc::new(engine),
-        Arc::new(DenyAsks),
-        Arc::new(NoHooks),
-    ));
+    let (pipeline, ctx) = session_allowing(&root, &[]);
     let (_, ctx) = turn(&pipeline, ctx, &[("cd", "cd a/b")]).await;
     assert_eq!(ctx.cwd(), root.join("a/b"));
     std::fs::remove_dir_all(root.join("a/b")).unwrap();

@@ -213,6 +213,14 @@ impl Lines {
 mod tests {
     use super::*;
 
+    fn read_lines(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     #[test]
     fn messages_are_appended_once_each_in_claude_codes_shape() {
         let dir = tempfile::tempdir().unwrap();
@@ -223,11 +231,7 @@ mod tests {
         messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": "hello"}]}));
         t.sync(&messages);
         t.sync(&messages);
-        let lines: Vec<Value> = std::fs::read_to_string(&path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = read_lines(&path);
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["type"], "user");
         assert_eq!(lines[0]["parentUuid"], Value::Null);
@@ -259,11 +263,7 @@ mod tests {
         messages.push(json!({"role": "assistant", "content": blocks}));
         messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}));
         t.sync(&messages);
-        let lines: Vec<Value> = std::fs::read_to_string(&path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = read_lines(&path);
         let contents: Vec<&Value> = lines.iter().map(|l| &l["message"]["content"]).collect();
         assert_eq!(
             contents,
@@ -299,11 +299,7 @@ mod tests {
         ]);
         t.sync(&messages);
         t.sync(&messages);
-        let lines: Vec<Value> = std::fs::read_to_string(&path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = read_lines(&path);
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert_eq!(
             lines[1]["message"]["content"],

@@ -434,8 +434,6 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
     let spawned = cmd.spawn();
     // The parent's copy of the read end goes with the command.
     drop(cmd);
-    let requests = tokio::net::unix::pipe::Sender::from_owned_fd(requests_out.into())
-        .map_err(|e| ToolError::msg(format!("Could not start {program}: {e}")))?;
     let mut child = spawned.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ToolError::msg(format!(
@@ -446,6 +444,8 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
             ToolError::msg(format!("Could not start {program}: {e}"))
         }
     })?;
+    let requests = tokio::net::unix::pipe::Sender::from_owned_fd(requests_out.into())
+        .map_err(|e| ToolError::msg(format!("Could not start {program}: {e}")))?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let (Some(pgid), Some(stdout), Some(stderr)) = (pgid, child.stdout.take(), child.stderr.take())
     else {

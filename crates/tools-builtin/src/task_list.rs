@@ -315,29 +315,58 @@ impl LockedList {
             .ok_or_else(|| TaskStoreError::NotFound { id: id.to_owned() })
     }
 
-    /// Every task, by numeric id.
-    fn all(&self) -> Result<Vec<Task>, TaskStoreError> {
+    /// The ids of the list's task files, from their names alone: an unreadable file still
+    /// holds its id, so a new task never takes it.
+    fn ids(&self) -> Result<Vec<u64>, TaskStoreError> {
+        Ok(self
+            .task_files()?
+            .iter()
+            .filter_map(|(id, _)| id.parse().ok())
+            .collect())
+    }
+
+    /// `(id, path)` of every task file.
+    fn task_files(&self) -> Result<Vec<(String, PathBuf)>, TaskStoreError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(io_err(&self.dir)(e)),
         };
-        let mut tasks = Vec::new();
+        let mut files = Vec::new();
         for entry in entries {
             let entry = entry.map_err(io_err(&self.dir))?;
             let name = entry.file_name();
             let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
                 continue;
             };
-            if !valid_id(id) {
-                continue;
+            if valid_id(id) {
+                files.push((id.to_owned(), entry.path()));
             }
-            let path = entry.path();
-            let bytes = fs::read(&path).map_err(io_err(&path))?;
-            tasks.push(parse_task(&path, &bytes)?);
         }
-        tasks.sort_by_key(|t| t.id.parse::<u64>().unwrap_or(u64::MAX));
-        Ok(tasks)
+        Ok(files)
+    }
+
+    /// Every task, by numeric id, and the task files that are not valid tasks (left
+    /// untouched): one bad file does not hide the others.
+    fn all(&self) -> Result<TaskListing, TaskStoreError> {
+        let mut listing = TaskListing::default();
+        for (_, path) in self.task_files()? {
+            let bytes = match fs::read(&path) {
+                Ok(b) => b,
+                // Deleted by another process since the directory was read.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err(&path)(e)),
+            };
+            match parse_task(&path, &bytes) {
+                Ok(task) => listing.tasks.push(task),
+                Err(e) => listing.unreadable.push(e),
+            }
+        }
+        listing
+            .tasks
+            .sort_by_key(|t| t.id.parse::<u64>().unwrap_or(u64::MAX));
+        listing.unreadable.sort_by_key(|e| e.to_string());
+        Ok(listing)
     }
 
     fn write_task(&self, task: &Task) -> Result<(), TaskStoreError> {
@@ -395,6 +424,16 @@ fn push_unique(list: &mut Vec<String>, id: &str) -> bool {
     }
 }
 
+/// What [`TaskListStore::list`] found.
+#[derive(Debug, Default)]
+pub struct TaskListing {
+    /// The tasks, by numeric id.
+    pub tasks: Vec<Task>,
+    /// One [`TaskStoreError::Corrupt`] per task file that is not a valid task; those files are
+    /// left untouched, and their ids are never reused.
+    pub unreadable: Vec<TaskStoreError>,
+}
+
 impl TaskListStore {
     /// A store whose lists live under `root` (the `tasks` directory).
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -450,12 +489,7 @@ impl TaskListStore {
     /// Adds a task with the next id.
     pub fn create(&self, list_id: &str, new: NewTask) -> Result<Task, TaskStoreError> {
         let list = self.lock(list_id)?;
-        let existing_max = list
-            .all()?
-            .iter()
-            .filter_map(|t| t.id.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0);
+        let existing_max = list.ids()?.into_iter().max().unwrap_or(0);
         let next = list
             .high_water_mark()?
             .max(existing_max)
@@ -489,8 +523,8 @@ impl TaskListStore {
         self.lock(list_id)?.require(id)
     }
 
-    /// Every task of the list, by id.
-    pub fn list(&self, list_id: &str) -> Result<Vec<Task>, TaskStoreError> {
+    /// Every task of the list, by id, and the files that are not valid tasks.
+    pub fn list(&self, list_id: &str) -> Result<TaskListing, TaskStoreError> {
         self.lock(list_id)?.all()
     }
 
@@ -506,7 +540,7 @@ impl TaskListStore {
 
         if patch.status == Some(TaskUpdateStatus::Deleted) {
             let mut changed = Vec::new();
-            for mut other in list.all()? {
+            for mut other in list.all()?.tasks {
                 if other.id == task.id {
                     continue;
                 }
@@ -1096,6 +1130,9 @@ pub struct TaskSummary {
 pub struct TaskListOutput {
     /// The tasks, by id.
     pub tasks: Vec<TaskSummary>,
+    /// One line per task file that is not a valid task (left untouched), saying which and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 /// The TaskList tool.
@@ -1146,7 +1183,9 @@ impl TypedTool for TaskList {
         ctx: ToolUseContext,
         _progress: ProgressSender,
     ) -> Result<ToolResult<TaskListOutput>, ToolError> {
-        let tasks = with_store(&ctx, |store, list| store.list(list)).await?;
+        let TaskListing { tasks, unreadable } =
+            with_store(&ctx, |store, list| store.list(list)).await?;
+        let unreadable = unreadable.iter().map(ToString::to_string).collect();
         let completed: Vec<String> = tasks
             .iter()
             .filter(|t| t.status == TaskStatus::Completed)
@@ -1167,13 +1206,10 @@ impl TypedTool for TaskList {
                 owner: t.owner,
             })
             .collect();
-        Ok(ToolResult::new(TaskListOutput { tasks }))
+        Ok(ToolResult::new(TaskListOutput { tasks, unreadable }))
     }
     fn to_content(&self, output: &TaskListOutput) -> ToolResultContent {
-        if output.tasks.is_empty() {
-            return ToolResultContent::Text("No tasks found".to_owned());
-        }
-        let lines: Vec<String> = output
+        let mut lines: Vec<String> = output
             .tasks
             .iter()
             .map(|t| {
@@ -1187,6 +1223,10 @@ impl TypedTool for TaskList {
                 line
             })
             .collect();
+        if lines.is_empty() {
+            lines.push("No tasks found".to_owned());
+        }
+        lines.extend(output.unreadable.iter().cloned());
         ToolResultContent::Text(lines.join("\n"))
     }
 }

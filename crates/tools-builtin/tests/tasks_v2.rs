@@ -199,7 +199,7 @@ async fn blockers_stay_symmetric() {
     assert_eq!(got["text"], "Updated task #3 blockedBy");
 
     let store = TaskListStore::new(dir.path().join("tasks"));
-    let tasks = store.list("s").unwrap();
+    let tasks = store.list("s").unwrap().tasks;
     for t in &tasks {
         for b in &t.blocks {
             let other = tasks.iter().find(|o| &o.id == b).unwrap();
@@ -275,7 +275,7 @@ async fn deleting_removes_the_task_and_its_links() {
     let err = common::fail(&TaskGet, &ctx, json!({"taskId": "2"})).await;
     assert_eq!(err.text, "Task #2 not found");
     let store = TaskListStore::new(dir.path().join("tasks"));
-    let tasks = store.list("s").unwrap();
+    let tasks = store.list("s").unwrap().tasks;
     assert_eq!(tasks.len(), 2);
     assert!(
         tasks
@@ -502,34 +502,37 @@ async fn a_corrupt_task_file_is_reported_and_left_alone() {
     create(&ctx, "Good").await;
     let bad = dir.path().join("tasks/s/2.json");
     std::fs::write(&bad, b"{not json").unwrap();
-    let err = common::fail(&TaskList, &ctx, json!({})).await;
+    // The list still shows the good task, and names the bad file and what is wrong with it.
+    let text = common::text(&TaskList, &ctx, json!({})).await;
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("#1 [pending] Good"), "{text}");
+    let note = lines.next().unwrap_or_default();
     assert!(
-        err.text.starts_with(&format!(
+        note.starts_with(&format!(
             "task file {} is not a valid task (",
             bad.display()
         )),
-        "{}",
-        err.text
+        "{text}"
     );
     assert!(
-        err.text
-            .ends_with("fix or remove it, it was left untouched")
+        note.ends_with("fix or remove it, it was left untouched"),
+        "{text}"
     );
-    // Creating would need the list's ids: refused, nothing overwritten.
-    let err = common::fail(
-        &TaskCreate,
-        &ctx,
-        json!({"subject": "x", "description": "y"}),
-    )
-    .await;
-    assert!(err.text.contains("is not a valid task"), "{}", err.text);
+    assert_eq!(lines.next(), None, "{text}");
+    // A new task does not take the bad file's id, and the file is not overwritten.
+    create(&ctx, "Next").await;
     assert_eq!(std::fs::read(&bad).unwrap(), b"{not json");
-    // Task #1 itself is still readable.
     assert!(
-        common::text(&TaskGet, &ctx, json!({"taskId": "1"}))
+        common::text(&TaskGet, &ctx, json!({"taskId": "3"}))
             .await
-            .starts_with("Task #1: Good")
+            .starts_with("Task #3: Next")
     );
+    // Reading the bad task itself says what is wrong.
+    let err = common::fail(&TaskGet, &ctx, json!({"taskId": "2"})).await;
+    assert!(err.text.contains("is not a valid task"), "{}", err.text);
+    // Deleting another task works around it.
+    update(&ctx, json!({"taskId": "1", "status": "deleted"})).await;
+    assert_eq!(std::fs::read(&bad).unwrap(), b"{not json");
 }
 
 #[test]
@@ -596,6 +599,7 @@ async fn a_copied_task_file_is_the_task_its_name_says() {
     let subjects: Vec<(String, String)> = store
         .list("s")
         .unwrap()
+        .tasks
         .into_iter()
         .map(|t| (t.id, t.subject))
         .collect();

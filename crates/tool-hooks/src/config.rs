@@ -164,14 +164,15 @@ pub struct HookHandler {
 }
 
 impl HookHandler {
-    /// The name used in messages: the command line, the URL, or the native hook's name.
+    /// The name used in messages: the command line, the URL (its query and user info, where
+    /// credentials sit, redacted), or the native hook's name.
     pub fn display_name(&self) -> String {
         match &self.kind {
             HandlerKind::Command(c) => match &c.args {
                 Some(args) if !args.is_empty() => format!("{} {}", c.command, args.join(" ")),
                 _ => c.command.clone(),
             },
-            HandlerKind::Http(h) => h.url.clone(),
+            HandlerKind::Http(h) => shown_url(&h.url),
             HandlerKind::Native(n) => n.name().to_owned(),
         }
     }
@@ -786,7 +787,7 @@ impl HooksConfig {
 
 /// A hook URL as a diagnostic shows it: user info and query (where credentials sit)
 /// replaced by `redacted`, the fragment dropped.
-fn shown_url(url: &str) -> String {
+pub(crate) fn shown_url(url: &str) -> String {
     let Ok(mut parsed) = reqwest::Url::parse(url) else {
         return "<an unparsable URL>".to_owned();
     };

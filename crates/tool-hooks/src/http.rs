@@ -6,10 +6,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::HttpHandler;
+use crate::config::{HttpHandler, shown_url};
 use crate::process::{Ending, MAX_STDOUT_BYTES, RawRun};
 
-/// Builds the shared client: rustls with the ring provider, no system proxy.
+/// Builds the shared client: rustls with the ring provider, no system proxy, and no
+/// redirects: the hook input goes only to the URL the settings name (and
+/// `allowedHttpHookUrls` allowed); a 3xx is a failed hook, as in Claude Code.
 pub(crate) fn build_client() -> Result<reqwest::Client, String> {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Another thread may win the race; either way a provider is installed.
@@ -17,6 +19,7 @@ pub(crate) fn build_client() -> Result<reqwest::Client, String> {
     }
     reqwest::Client::builder()
         .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
@@ -88,14 +91,23 @@ pub(crate) async fn run_http(
     };
     let mut req = client
         .post(&handler.url)
-        .header("Content-Type", "application/json")
         .body(input.to_vec())
         .timeout(timeout);
+    // The user's own Content-Type replaces the default (a header added twice is sent twice).
+    if !handler
+        .headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("content-type"))
+    {
+        req = req.header("Content-Type", "application/json");
+    }
     for (k, v) in &handler.headers {
         req = req.header(k.as_str(), expand_header(v, &handler.allowed_env_vars));
     }
     let work = async {
         let describe = |e: reqwest::Error, what: &str| {
+            // The URL is named redacted, once; reqwest's own text would repeat it whole.
+            let e = e.without_url();
             if e.is_timeout() {
                 None
             } else {
@@ -112,7 +124,7 @@ pub(crate) async fn run_http(
         let mut resp = req
             .send()
             .await
-            .map_err(|e| describe(e, &format!("request to {} failed", handler.url)))?;
+            .map_err(|e| describe(e, &format!("request to {} failed", shown_url(&handler.url))))?;
         let status = resp.status();
         let mut body = Vec::new();
         let mut truncated = false;
@@ -161,11 +173,23 @@ pub(crate) async fn run_http(
                 };
                 return failed(msg, start);
             }
-            let trimmed = String::from_utf8_lossy(&body);
-            let t = trimmed.trim();
+            // A body is empty or one JSON object; anything else (a proxy's truncated page
+            // too) is a failed hook, never text for the model.
+            let text = String::from_utf8_lossy(&body);
+            let t = text.trim();
             if !t.is_empty() && !t.starts_with('{') {
                 return failed(
                     format!("HTTP {status} response body is not a JSON object"),
+                    start,
+                );
+            }
+            // (A body cut at the size limit is judged by the runner, as a command's stdout is.)
+            if !t.is_empty()
+                && !truncated
+                && let Err(e) = serde_json::from_str::<serde_json::Value>(t)
+            {
+                return failed(
+                    format!("HTTP {status} response body is not valid JSON: {e}"),
                     start,
                 );
             }

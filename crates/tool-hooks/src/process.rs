@@ -101,13 +101,15 @@ fn build_command(l: &Launch<'_>) -> Command {
         None => {
             // Shell form: the shell expands $CLAUDE_PROJECT_DIR / ${CLAUDE_PROJECT_DIR} from
             // the environment, which keeps paths with spaces or quotes intact.
-            let (shell, flag) = match l.handler.shell.as_deref() {
-                Some("bash") => ("bash", "-c"),
-                Some("powershell") => ("pwsh", "-Command"),
-                _ => ("sh", "-c"),
+            // PowerShell as Claude Code starts it: without the user's profile, whose output
+            // would come before the hook's JSON, and never waiting for input.
+            let (shell, flags): (&str, &[&str]) = match l.handler.shell.as_deref() {
+                Some("bash") => ("bash", &["-c"]),
+                Some("powershell") => ("pwsh", &["-NoProfile", "-NonInteractive", "-Command"]),
+                _ => ("sh", &["-c"]),
             };
             let mut c = Command::new(shell);
-            c.arg(flag).arg(&l.handler.command);
+            c.args(flags).arg(&l.handler.command);
             c
         }
     };
@@ -167,12 +169,27 @@ async fn read_chunk<R: AsyncRead + Unpin>(
 /// Runs one command hook to its end, the timeout, or cancellation.
 pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     let start = Instant::now();
-    let deadline = start + l.timeout;
-    let mut child = match build_command(&l).spawn() {
+    // A timeout too large to add (a host's `Duration::MAX`) is as good as none.
+    let deadline = start
+        .checked_add(l.timeout)
+        .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600));
+    let mut command = build_command(&l);
+    let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
+            // Name what could not be started: the hook's program, or the shell that runs it.
+            let program = command
+                .as_std()
+                .get_program()
+                .to_string_lossy()
+                .into_owned();
+            let what = if program == l.handler.command {
+                format!("`{program}`")
+            } else {
+                format!("`{program}` to run `{}`", l.handler.command)
+            };
             return RawRun {
-                ending: Ending::Failed(format!("cannot start `{}`: {e}", l.handler.command)),
+                ending: Ending::Failed(format!("cannot start {what} in {}: {e}", l.cwd.display())),
                 stdout: Vec::new(),
                 stderr: Vec::new(),
                 stdout_truncated: false,
@@ -238,7 +255,15 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
                 pipes_held_open = true;
                 break None;
             }
-            () = &mut deadline_sleep => break Some(Ending::TimedOut),
+            () = &mut deadline_sleep => {
+                if status.is_some() {
+                    // The hook exited in time; the deadline only cut its grace short (both
+                    // timers can fire in one tick). What it printed counts.
+                    pipes_held_open = true;
+                    break None;
+                }
+                break Some(Ending::TimedOut);
+            }
             () = &mut cancelled => break Some(Ending::Cancelled),
         }
     };
@@ -282,5 +307,115 @@ fn exit_ending(status: Option<std::io::Result<ExitStatus>>, handler: &CommandHan
         },
         Some(Err(e)) => Ending::Failed(format!("waiting for `{}` failed: {e}", handler.command)),
         None => Ending::Signaled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn handler(command: &str, shell: Option<&str>) -> CommandHandler {
+        CommandHandler {
+            command: command.to_owned(),
+            args: None,
+            shell: shell.map(str::to_owned),
+            is_async: false,
+        }
+    }
+
+    async fn run(h: &CommandHandler, timeout: Duration) -> RawRun {
+        let dir = std::env::temp_dir();
+        let cancel = CancellationToken::new();
+        run_command(Launch {
+            handler: h,
+            input: b"{}",
+            cwd: &dir,
+            project_dir: &dir,
+            extra_env: &[],
+            timeout,
+            cancel: &cancel,
+        })
+        .await
+    }
+
+    #[test]
+    fn powershell_starts_without_the_profile_and_never_waits_for_input() {
+        let h = handler("Write-Output hi", Some("powershell"));
+        let dir = std::env::temp_dir();
+        let cancel = CancellationToken::new();
+        let cmd = build_command(&Launch {
+            handler: &h,
+            input: b"",
+            cwd: &dir,
+            project_dir: &dir,
+            extra_env: &[],
+            timeout: Duration::from_secs(1),
+            cancel: &cancel,
+        });
+        let std = cmd.as_std();
+        assert_eq!(std.get_program(), "pwsh");
+        let args: Vec<_> = std.get_args().collect();
+        assert_eq!(
+            args,
+            [
+                "-NoProfile",
+                "-NonInteractive",
+                "-Command",
+                "Write-Output hi"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_too_large_to_add_is_no_timeout() {
+        let out = run(&handler("echo ok", None), Duration::MAX).await;
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert_eq!(out.stdout, b"ok\n");
+    }
+
+    /// A hook that exits at once leaving a background child on its pipes, with a timeout
+    /// shorter than the grace: the grace is cut to the deadline, and both timers fire in one
+    /// tick. The hook exited in time, so what it printed counts (a random pick reported a
+    /// timeout, throwing the output away, half the time).
+    #[tokio::test]
+    async fn a_hook_that_exits_in_time_is_not_timed_out() {
+        let h = handler("sleep 5 & echo done", None);
+        for _ in 0..10 {
+            let out = run(&h, Duration::from_millis(150)).await;
+            assert_eq!(out.ending, Ending::Exited(0), "{out:?}");
+            assert_eq!(out.stdout, b"done\n");
+            assert!(out.pipes_held_open);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_shell_that_cannot_start_is_named() {
+        let out = run(&handler("echo hi", Some("bash")), Duration::from_secs(5)).await;
+        assert_eq!(out.ending, Ending::Exited(0));
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let cancel = CancellationToken::new();
+        let h = handler("echo hi", None);
+        let out = run_command(Launch {
+            handler: &h,
+            input: b"{}",
+            cwd: &gone,
+            project_dir: dir.path(),
+            extra_env: &[],
+            timeout: Duration::from_secs(5),
+            cancel: &cancel,
+        })
+        .await;
+        let Ending::Failed(msg) = out.ending else {
+            panic!("{out:?}")
+        };
+        assert!(
+            msg.starts_with(&format!(
+                "cannot start `sh` to run `echo hi` in {}: ",
+                gone.display()
+            )),
+            "{msg}"
+        );
     }
 }

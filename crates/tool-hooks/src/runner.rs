@@ -501,10 +501,14 @@ impl HookRunner {
         let mut r = HookResult::new(name.clone());
         match &handler.kind {
             HandlerKind::Command(c) => {
+                // Where commands run: the session's cwd, or, once an earlier command removed
+                // it, where Bash now runs too (else every hook would fail to start and no
+                // guard would block anything).
+                let cwd = ctx.effective_cwd();
                 let raw = run_command(Launch {
                     handler: c,
                     input: bytes,
-                    cwd: ctx.cwd(),
+                    cwd: &cwd,
                     project_dir,
                     extra_env: env,
                     timeout,
@@ -680,7 +684,9 @@ impl HookRunner {
                 String::from_utf8_lossy(e.as_bytes()).into_owned()
             }
         };
-        let trimmed = text.trim_start();
+        // A byte order mark (PowerShell's `Out-File`) is whitespace too, as JavaScript's
+        // `trim()` treats it.
+        let trimmed = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
         if trimmed.starts_with('{') {
             if raw.stdout_truncated {
                 json_error = Some(format!(

@@ -61,6 +61,7 @@ async fn serve() -> (String, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>)
                 };
                 let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
                 log.lock().unwrap().push(Seen { head, body });
+                let mut extra = String::new();
                 let (status, body) = match path.as_str() {
                     "/deny" => (
                         "200 OK",
@@ -68,6 +69,11 @@ async fn serve() -> (String, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>)
                     ),
                     "/empty" => ("200 OK", String::new()),
                     "/text" => ("200 OK", "hello".to_owned()),
+                    "/broken" => ("200 OK", "{oops".to_owned()),
+                    "/redirect" => {
+                        extra = "Location: /deny\r\n".to_owned();
+                        ("307 Temporary Redirect", String::new())
+                    }
                     "/error" => ("500 Internal Server Error", "database down".to_owned()),
                     "/hang" => {
                         tokio::time::sleep(Duration::from_secs(100)).await;
@@ -76,7 +82,7 @@ async fn serve() -> (String, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>)
                     _ => ("404 Not Found", String::new()),
                 };
                 let resp = format!(
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
                     body.len()
                 );
                 let _ = sock.write_all(resp.as_bytes()).await;
@@ -128,10 +134,14 @@ async fn http_hook_decides_and_sends_input() {
 #[tokio::test]
 async fn http_failures_are_non_blocking() {
     let env = Env::new();
-    let (base, _seen, task) = serve().await;
+    let (base, seen, task) = serve().await;
     let cases = [
         ("/empty", None),
         ("/text", Some("not a JSON object")),
+        // Looks like JSON, is not: a failure, not text for the model.
+        ("/broken", Some("response body is not valid JSON")),
+        // Redirects are not followed: the input goes only where the settings say.
+        ("/redirect", Some("HTTP status 307")),
         (
             "/error",
             Some("HTTP status 500 Internal Server Error: database down"),
@@ -159,6 +169,14 @@ async fn http_failures_are_non_blocking() {
             ),
         }
     }
+    assert!(
+        !seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.head.starts_with("POST /deny")),
+        "the redirect was followed"
+    );
     // Timeout.
     let r = runner(one(
         "PreToolUse",
@@ -192,22 +210,46 @@ async fn http_failures_are_non_blocking() {
         "{:?}",
         out.common.errors
     );
-    // onFailure: block makes a failure blocking.
+    // onFailure: block makes a failure blocking; the reason names the URL without the
+    // credentials in its query.
     let r = runner(one(
         "PreToolUse",
         "Bash",
         vec![
-            json!({"type": "http", "url": format!("http://127.0.0.1:{port}/x"), "onFailure": "block"}),
+            json!({"type": "http", "url": format!("http://127.0.0.1:{port}/x?key=SECRET"), "onFailure": "block"}),
         ],
     ));
+    let d = r
+        .run_pre_tool_use(&bash(), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert!(d.message.contains("/x?redacted"), "{}", d.message);
+    assert!(!d.message.contains("SECRET"), "{}", d.message);
+}
+
+#[tokio::test]
+async fn a_users_content_type_replaces_the_default() {
+    let env = Env::new();
+    let (base, seen, task) = serve().await;
+    let hook = json!({"type": "http", "url": format!("{base}/empty"),
+        "headers": {"content-type": "application/json; charset=utf-8"}});
+    let out = runner(one("PreToolUse", "Bash", vec![hook]))
+        .run_pre_tool_use(&bash(), &env.ctx())
+        .await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    let head = seen.lock().unwrap()[0].head.to_ascii_lowercase();
+    let types: Vec<&str> = head
+        .lines()
+        .filter(|l| l.starts_with("content-type:"))
+        .collect();
     assert_eq!(
-        r.run_pre_tool_use(&bash(), &env.ctx())
-            .await
-            .decision
-            .unwrap()
-            .behavior,
-        PermissionDecision::Deny
+        types,
+        ["content-type: application/json; charset=utf-8"],
+        "{head}"
     );
+    task.abort();
 }
 
 #[test]

@@ -60,3 +60,45 @@ async fn background_processes_of_a_hook_that_exited() {
         }
     }
 }
+
+/// The session's cwd removed by an earlier command (`cd build && rm -rf ../build`): hooks
+/// start where Bash now runs, so a guard still blocks (every hook failed to start, and
+/// nothing was blocked, until a later command moved the session).
+#[tokio::test]
+async fn hooks_still_run_after_the_cwd_is_removed() {
+    let env = Env::new();
+    let gone = env.path("build");
+    std::fs::create_dir(&gone).unwrap();
+    let ctx = tool_core::ToolUseContext::new(&gone);
+    std::fs::remove_dir(&gone).unwrap();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd("echo 'no Bash today' >&2; exit 2")],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &ctx).await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    let d = out.decision.expect("the guard decided");
+    assert_eq!(d.behavior, tool_hooks::PermissionDecision::Deny);
+    assert!(d.message.contains("no Bash today"), "{}", d.message);
+}
+
+/// JSON output after a byte order mark (PowerShell's `Out-File`, Windows editors) is JSON,
+/// as JavaScript's `trim()` has it; it was taken for plain text and the deny ignored.
+#[tokio::test]
+async fn json_after_a_byte_order_mark_is_read() {
+    let env = Env::new();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            r#"printf '\357\273\277{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"bom"}}'"#,
+        )],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    let d = out.decision.expect("the hook decided");
+    assert_eq!(
+        (d.behavior, d.message.as_str()),
+        (tool_hooks::PermissionDecision::Deny, "bom")
+    );
+}

@@ -19,7 +19,7 @@ use crate::bash::commands::{
     reads_only_whatever_is_appended, reads_trees, wrapped_readings,
 };
 use crate::bash::parse::{
-    Analysis, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
+    Analysis, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
 };
 use crate::bash::pattern::{ShellPattern, first_word};
 use crate::domain::{DomainPattern, url_host};
@@ -2046,7 +2046,12 @@ impl PermissionEngine {
                             r.target.raw
                         ),
                     ),
-                    Some(v) if is_harmless_device(v) => continue,
+                    Some(v)
+                        if (r.kind == RedirectKind::Read && is_harmless_device(v))
+                            || harmless_write_target(v, &analysis.redirects) =>
+                    {
+                        continue;
+                    }
                     Some(v) => {
                         let access = if r.kind == RedirectKind::Read {
                             FileAccess::Read
@@ -2379,11 +2384,11 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
                 })
         })
         && analysis.redirects.iter().all(|r| match r.kind {
-            RedirectKind::Write => r
-                .target
-                .value
-                .as_deref()
-                .is_some_and(|v| !r.target.glob && is_harmless_device(v)),
+            RedirectKind::Write => {
+                r.target.value.as_deref().is_some_and(|v| {
+                    !r.target.glob && harmless_write_target(v, &analysis.redirects)
+                })
+            }
             RedirectKind::Read | RedirectKind::FdDup => true,
         })
 }
@@ -2465,9 +2470,30 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
 /// `/dev/fd/N`. Exactly these names: `/dev/fd/../../etc/x` is `/etc/x`, and `-` is a file
 /// named `-` to a redirection.
 fn is_harmless_device(v: &str) -> bool {
-    matches!(v, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty")
+    matches!(v, "/dev/null" | "/dev/tty") || is_stream_device(v)
+}
+
+/// One of the process's own streams: `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`.
+fn is_stream_device(v: &str) -> bool {
+    matches!(v, "/dev/stdin" | "/dev/stdout" | "/dev/stderr")
         || v.strip_prefix("/dev/fd/")
             .is_some_and(|fd| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A write redirection's target that reaches no file: `/dev/null`, the terminal, or one of
+/// the command's own streams when no redirection of the command put a file on one. Linux
+/// opens `/dev/fd/N` (and `/dev/stdout`, ...) afresh through `/proc/self/fd/N`, truncating:
+/// `printf x < .git/config > /dev/fd/0` rewrites `.git/config`.
+fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {
+    matches!(v, "/dev/null" | "/dev/tty")
+        || (is_stream_device(v)
+            && redirects.iter().all(|r| {
+                r.kind == RedirectKind::FdDup
+                    || r.target.value.as_deref().is_some_and(|t| {
+                        !r.target.glob
+                            && (matches!(t, "/dev/null" | "/dev/tty") || is_stream_device(t))
+                    })
+            }))
 }
 
 /// The path the kernel resolves: `..` applies to the symlink-resolved directory so far.
@@ -2538,7 +2564,7 @@ const MAX_CHECKED_PATHS: usize = 20_000;
 const NO_PREFIX: &[&str] = &[
     "rm", "rmdir", "sudo", "doas", "bash", "sh", "zsh", "eval", "exec", "env", "xargs", "chmod",
     "chown", "dd", "mv", "cp", "python", "python3", "node", "perl", "ruby", "curl", "wget", "ssh",
-    "scp", "kill", "pkill", "killall",
+    "scp", "kill", "pkill", "killall", "sed", "awk", "gawk", "find",
 ];
 
 /// The prefix rule content "don't ask again" stores for a subcommand: `program subcommand:*`
@@ -2557,9 +2583,13 @@ pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
                 && s.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
         });
-    match second {
-        Some(s) => format!("{name} {s}:*"),
-        None => format!("{name}:*"),
+    match (second, sub.words.len()) {
+        (Some(s), _) => format!("{name} {s}:*"),
+        // A lone program (`make`): any arguments.
+        (None, 1) => format!("{name}:*"),
+        // An option or a path first (`sed -i …`, `git -C dir log`): no subcommand to stop
+        // at, and `sed:*` would allow `sed 'e cmd'`; the exact command is stored.
+        (None, _) => sub.raw_text(),
     }
 }
 

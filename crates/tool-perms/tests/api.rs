@@ -353,6 +353,25 @@ async fn explanations_name_rule_source_and_subcommand() {
     assert!(
         matches!(&suggestions[0], PermissionUpdate::AddRules { rules, .. } if rules[0].rule_content.as_deref() == Some("rm x"))
     );
+    // A program whose first argument is an option has no subcommand to stop at: the exact
+    // command, never `sed:*` (which would allow `sed 'e cmd'`) or `git:*`.
+    for (command, stored) in [
+        ("sed -i s/a/b/ README.md", "sed -i s/a/b/ README.md"),
+        ("git -C sub commit -m x", "git -C sub commit -m x"),
+        ("cargo build --release", "cargo build:*"),
+        ("make", "make:*"),
+    ] {
+        let e = engine
+            .explain(&bash, &json!({"command": command}), &ctx)
+            .await;
+        let PermissionResult::Ask { suggestions, .. } = &e.result else {
+            panic!("{command}: {:?}", e.result)
+        };
+        assert!(
+            matches!(&suggestions[0], PermissionUpdate::AddRules { rules, .. } if rules[0].rule_content.as_deref() == Some(stored)),
+            "{command}: {suggestions:?}"
+        );
+    }
 }
 
 #[test]

@@ -120,6 +120,8 @@ const NOT_READ_ONLY: &[&str] = &[
     "find . -delete",
     "find . -name '*.o' -exec rm {} \\;",
     "sort -o out.txt README.md",
+    "echo x | uniq - out.txt",
+    "xxd -r -p - out.bin",
     "echo hi > out.txt",
     "echo hi >> README.md",
     "tee out.txt",
@@ -1829,6 +1831,34 @@ async fn deny_rules_see_past_more_wrappers() {
     })
     .collect();
     run_table(cases).await;
+}
+
+/// Found by the third review of tool-perms: each was allowed (some in plan mode).
+#[tokio::test]
+async fn third_review_bypasses() {
+    let edit_readme = ["Edit(./README.md)"];
+    let env_rules = ["Read(./.env)"];
+    run_table(vec![
+        // Linux opens /dev/fd/N afresh, truncating the file a redirect put on fd N.
+        case("ask", "Bash", "printf x < README.md > /dev/fd/0"),
+        case("deny", "Bash", "printf x < README.md > /dev/fd/0").mode("plan"),
+        case("ask", "Bash", "echo x 1<README.md >/dev/stdout"),
+        case("allow", "Bash", "echo hi > /dev/fd/2"),
+        case("allow", "Bash", "echo hi 2>/dev/null >/dev/stderr"),
+        // A startup file given on the command line runs before the script.
+        case("ask", "Bash", "bash --rcfile <(echo id) -ic true"),
+        case("ask", "Bash", "bash --init-file ./evil -i -c ls"),
+        case("allow", "Bash", "bash --norc -c ls"),
+        case("allow", "Bash", "bash -lc ls"),
+        // `-` is an operand: `uniq IN OUT` writes OUT.
+        case("deny", "Bash", "echo x | uniq - README.md").deny(&edit_readme),
+        case("allow", "Bash", "echo x | uniq -"),
+        // Two paths, one outside the repository: git compares the files themselves.
+        case("deny", "Bash", "git diff /dev/null .env").deny(&env_rules),
+        case("ask", "Bash", "git diff /dev/null $O/secret.txt"),
+        case("allow", "Bash", "git diff HEAD~1 HEAD -- src"),
+    ])
+    .await;
 }
 
 /// A redirection's target is a file unless it is exactly a device name: `/dev/fd/../..`

@@ -322,6 +322,11 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         }
         // Editors write what they open.
         "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
+        // Given two paths, one outside the repository (`/dev/null`, `~/.aws/credentials`),
+        // or outside any repository, `git diff` compares the files themselves (an implicit
+        // `--no-index`): its operands are checked as paths read (a revision names no file
+        // and passes).
+        "git" if git_subcommand(words) == Some("diff") => PathUse::Read,
         // Readers that can also write a file they are given (`sort -o F`, `uniq IN OUT`,
         // `xxd IN OUT`, `tree -o F`, `less -o LOG`, `find -fprint F`): when used so, every
         // path counts as written (which one is the output is not worked out).
@@ -885,7 +890,17 @@ pub fn is_read_only(words: &[Word]) -> bool {
         args.iter()
             .any(|a| short_bundle_has(a, letters) || longs.iter().any(|l| names_long(a, l)))
     };
-    let positionals = || args.iter().filter(|a| !a.starts_with('-')).count();
+    // Operands: `-` (stdin, or stdout as an output) is one, and so is everything after `--`.
+    let positionals = || {
+        let mut after_dashes = false;
+        args.iter()
+            .filter(|a| {
+                let operand = after_dashes || **a == "-" || !a.starts_with('-');
+                after_dashes |= **a == "--";
+                operand
+            })
+            .count()
+    };
     match name {
         "ls" | "cat" | "head" | "tail" | "pwd" | "echo" | "grep" | "egrep" | "fgrep" | "stat"
         | "df" | "which" | "whereis" | "type" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
@@ -993,6 +1008,21 @@ pub fn reads_only_whatever_is_appended(words: &[Word]) -> bool {
                     | "jq"
             )
         })
+}
+
+/// The subcommand of a `git` command after the global options [`git_read_only`] accepts.
+fn git_subcommand(words: &[Word]) -> Option<&str> {
+    words
+        .iter()
+        .skip(1)
+        .map(|w| w.value.as_deref())
+        .find(|v| {
+            !matches!(
+                v,
+                Some("--no-pager" | "-P" | "--no-optional-locks" | "--no-replace-objects")
+            )
+        })
+        .flatten()
 }
 
 fn git_read_only(args: &[&str]) -> bool {

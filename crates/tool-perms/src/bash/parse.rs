@@ -1782,8 +1782,9 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
 
 /// The script a shell runs with `-c`: the first operand after all options (`bash -c -e
 /// 'cmd'`, `bash -o pipefail -c 'cmd'`, `bash --rcfile F -c 'cmd'`). `None` when it runs a
-/// script file or stdin. A computed word among the options could be `-c`: the reading is
-/// then uncertain, and the first operand is analysed as a script anyway (for deny rules).
+/// script file or stdin. A computed word among the options could be `-c`, and a startup file
+/// it is given (`--rcfile F`) runs code besides the script: the reading is then uncertain,
+/// and the first operand is analysed as a script anyway (for deny rules).
 fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
     let mut i = 0;
     let mut dash_c = false;
@@ -1799,6 +1800,13 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
             break;
         }
         if let Some(long) = a.strip_prefix("--") {
+            // A startup file named on the command line (`--rcfile F -i`) runs before the
+            // script: what the shell runs is then not only the script. (The user's own
+            // startup files, of `-i` or `--login`, are not the command's doing.)
+            sure &= matches!(
+                long,
+                "norc" | "noprofile" | "login" | "posix" | "restricted" | "verbose" | "noediting"
+            );
             i += if matches!(long, "rcfile" | "init-file") {
                 2
             } else {

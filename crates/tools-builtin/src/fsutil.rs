@@ -60,6 +60,29 @@ pub(crate) fn observable_path(
     Some(observed)
 }
 
+/// Glob's and Grep's input as hooks and permission checks see it: a `path` given relative
+/// (or with `~`, `.`, `..`) resolved against the cwd, so the path rules (and their symlink
+/// checks) judge the directory the search walks. `None` when `path` is absent or already
+/// that.
+pub(crate) fn observable_search_path(
+    input: &serde_json::Value,
+    ctx: &ToolUseContext,
+) -> Option<serde_json::Value> {
+    let raw = input.get("path")?.as_str()?;
+    let trimmed = raw.trim();
+    if trimmed.is_empty() || trimmed.contains('\0') {
+        return None;
+    }
+    let resolved = ctx.resolve_path(trimmed);
+    let resolved = resolved.to_str()?;
+    if resolved == raw {
+        return None;
+    }
+    let mut observed = input.clone();
+    observed["path"] = serde_json::Value::String(resolved.to_owned());
+    Some(observed)
+}
+
 /// The resolved path for a permission subject, computed without a context: only absolute
 /// and `~` paths resolve (relative ones are refused by `validate_input` before permissions).
 pub(crate) fn subject_path(raw: &str) -> Option<PathBuf> {

@@ -225,6 +225,13 @@ impl TypedTool for Glob {
             ..SearchOrRead::default()
         }
     }
+    fn observable_input(
+        &self,
+        input: &serde_json::Value,
+        ctx: &ToolUseContext,
+    ) -> Option<serde_json::Value> {
+        fsutil::observable_search_path(input, ctx)
+    }
     fn permission_subject(&self, input: &GlobInput) -> Option<PermissionSubject> {
         let raw = if input.pattern.starts_with('/') {
             split_absolute(&input.pattern).0.display().to_string()

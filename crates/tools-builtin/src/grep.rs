@@ -305,6 +305,13 @@ impl TypedTool for Grep {
             ..SearchOrRead::default()
         }
     }
+    fn observable_input(
+        &self,
+        input: &serde_json::Value,
+        ctx: &ToolUseContext,
+    ) -> Option<serde_json::Value> {
+        fsutil::observable_search_path(input, ctx)
+    }
     fn permission_subject(&self, input: &GrepInput) -> Option<PermissionSubject> {
         fsutil::subject_path(input.path.as_deref()?).map(|path| PermissionSubject::Path {
             path,

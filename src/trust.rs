@@ -64,16 +64,20 @@ pub fn is_trusted(dir: &Path) -> bool {
     let Ok(record) = read_record(&path) else {
         return false;
     };
-    let trusted = |d: &Path| {
-        d.to_str().is_some_and(|key| {
-            record["projects"][key]["hasTrustDialogAccepted"] == Value::Bool(true)
-        })
+    let accepted = |d: &Path| {
+        d.to_str()
+            .and_then(|key| record["projects"][key]["hasTrustDialogAccepted"].as_bool())
     };
-    trusted(dir) || git_root(dir).is_some_and(|root| trusted(&root))
+    // The folder's own answer wins, a `false` too (`toolwright trust --revoke` of a folder
+    // inside a trusted repository); else its repository's.
+    accepted(dir)
+        .or_else(|| git_root(dir).and_then(|root| accepted(&root)))
+        .unwrap_or(false)
 }
 
 /// Records `dir` as trusted (or not), keeping everything else in the record. The file is
-/// replaced atomically (written beside it, then renamed), so a crash leaves the old record.
+/// replaced atomically (written beside it, synced, then renamed), so a crash leaves the old
+/// record; a new record is created owner-only.
 pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
     let path = record_path()
         .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: nowhere to record trust")?;
@@ -104,16 +108,43 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
     let parent = path.parent().ok_or("the record has no parent directory")?;
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let tmp = parent.join(format!(".claude.json.toolwright-{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(&path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", path.display())
-    })?;
+    write_record(&path, text.as_bytes())?;
     Ok(path)
+}
+
+/// Replaces the record atomically: a temporary file beside the real one (a symlinked
+/// record's target: the link stays a link) with the record's mode, or owner-only for a new
+/// record (it holds account data), synced, then renamed over it.
+fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let parent = target
+        .parent()
+        .ok_or("the record has no parent directory")?;
+    let mode = std::fs::metadata(&target).map_or(0o600, |m| m.permissions().mode() & 0o7777);
+    let tmp = parent.join(format!(".claude.json.toolwright-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .and_then(|mut f| {
+            // The mode asked for at creation is cut by the umask; set it exactly.
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            f.write_all(bytes)?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, &target));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write {}: {e}", path.display()));
+    }
+    if let Ok(dir) = std::fs::File::open(parent) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
 /// The notice an untrusted session prints once, naming what it ignored.

@@ -240,3 +240,82 @@ fn project_settings_block_mcp_servers_trusted_or_not() {
         "the turn itself ran: {stderr}"
     );
 }
+
+/// A folder revoked inside a trusted repository is not trusted: its own `false` wins over
+/// the repository's `true` (`trust --revoke` reported success, and its hooks still ran).
+#[test]
+fn revoking_a_folder_inside_a_trusted_repository_holds() {
+    let c = malicious_checkout();
+    let repo = c.root.parent().unwrap();
+    std::fs::create_dir(repo.join(".git")).unwrap();
+    trust(&c, repo);
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("not trusted"));
+    std::fs::remove_file(c.root.join("hook-marker")).unwrap();
+
+    let out = toolwright(&c, &["trust", "--revoke", c.root.to_str().unwrap()], "");
+    assert!(out.status.success());
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("this folder is not trusted"), "{stderr}");
+    assert!(
+        !c.root.join("hook-marker").exists(),
+        "a revoked folder's hook ran"
+    );
+}
+
+/// The record holds account data: created owner-only; a symlinked record (a dotfile
+/// manager's) stays a link, its target rewritten.
+#[test]
+fn the_trust_record_is_private_and_a_linked_record_stays_linked() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = malicious_checkout();
+    trust(&c, &c.root);
+    let record = c.config.join(".claude.json");
+    let mode = std::fs::metadata(&record).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+
+    let real = c.config.join("dotfiles-claude.json");
+    std::fs::rename(&record, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &record).unwrap();
+    let out = toolwright(&c, &["trust", "--revoke", c.root.to_str().unwrap()], "");
+    assert!(out.status.success());
+    assert!(
+        std::fs::symlink_metadata(&record)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    assert_eq!(
+        saved["projects"][c.root.to_str().unwrap()]["hasTrustDialogAccepted"],
+        false
+    );
+}
+
+/// `permissions check --cwd LINK` decides as a session opened through the link would: on the
+/// real folder's trust (it looked trust up under the link's path, and answered "ask").
+#[test]
+fn permissions_check_through_a_symlinked_cwd_sees_the_trust() {
+    let c = malicious_checkout();
+    trust(&c, &c.root);
+    let link = c.root.parent().unwrap().join("link");
+    std::os::unix::fs::symlink(&c.root, &link).unwrap();
+    let out = toolwright(
+        &c,
+        &[
+            "permissions",
+            "check",
+            "--json",
+            "--cwd",
+            link.to_str().unwrap(),
+            "Bash",
+            r#"{"command":"touch newfile"}"#,
+        ],
+        "",
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    assert_eq!(report["decision"], "allow", "{report}");
+}

@@ -95,6 +95,9 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
     if !cwd.is_dir() {
         return Err(format!("--cwd {} is not a directory", cwd.display()));
     }
+    // As a session opens it: trust and settings are looked up by the real path.
+    let cwd = std::fs::canonicalize(&cwd)
+        .map_err(|e| format!("cannot resolve --cwd {}: {e}", cwd.display()))?;
     let input: Value = serde_json::from_str(&args.input)
         .map_err(|e| format!("INPUT-JSON is not valid JSON: {e}"))?;
     if !input.is_object() {

@@ -93,7 +93,7 @@ fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Agent(args) => runtime.block_on(cli::agent::run(&args)),
         Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),
         Command::Run(args) => runtime.block_on(cli::run::run(&args)),
@@ -101,5 +101,10 @@ fn run(cli: Cli) -> ExitCode {
         Command::Tools(args) => cli::tools::run(&args),
         Command::Trust(args) => cli::trust::run(&args),
         Command::Permissions(PermissionsCommand::Check(args)) => cli::permissions::run(&args),
-    }
+    };
+    // Tasks still spawned are dropped (their destructors kill what they started); a thread
+    // blocked reading a terminal that is still open (stdio serving stopped by a signal) is
+    // not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
 }

@@ -267,3 +267,89 @@ fn over_stdio_ask_user_question_is_answered_by_the_clients_user() {
         "User has answered your questions: \"Which database?\"=\"SQLite\", \"Which extras?\"=\"Docs, Bench, CI\". You can now continue with the user's answers in mind."
     );
 }
+
+/// SIGTERM (a client's shutdown: close stdin, SIGTERM, SIGKILL) stops the running command and
+/// the background tasks before the server exits; a signal ends a process without its
+/// destructors, so both were left running.
+#[test]
+fn a_signal_stops_running_commands_and_background_tasks() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--mode", "bypassPermissions", "--cwd"])
+        .arg(&project)
+        .env("CLAUDE_CONFIG_DIR", project.join(".config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "signal-test", "version": "1"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = |id: u64, command: &str, background: bool| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "Bash", "arguments": {"command": command, "run_in_background": background}}})
+    };
+    send(call(2, "echo $$ > bg.pid; exec sleep 300", true));
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":2"), "{line}");
+    send(call(3, "echo $$ > fg.pid; exec sleep 300", false));
+
+    let pid_of = |name: &str| -> Option<String> {
+        let text = std::fs::read_to_string(project.join(name)).ok()?;
+        Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+    };
+    let start = Instant::now();
+    let (fg, bg) = loop {
+        if let (Some(fg), Some(bg)) = (pid_of("fg.pid"), pid_of("bg.pid")) {
+            break (fg, bg);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the commands did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let alive = |pid: &str| {
+        // A zombie is gone for this purpose: it runs nothing.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        !state.is_empty() && !state.contains(") Z ")
+    };
+    assert!(alive(&fg) && alive(&bg));
+
+    Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(143));
+    let start = Instant::now();
+    while (alive(&fg) || alive(&bg)) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(&fg), "the running command outlived the server");
+    assert!(!alive(&bg), "the background task outlived the server");
+}

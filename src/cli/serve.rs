@@ -83,11 +83,20 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     .with_instructions(INSTRUCTIONS);
 
     let Some(addr) = http else {
-        return match serve_stdio(server).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("toolwright serve: {e}");
-                ExitCode::from(1)
+        // A signal ends the process without destructors: calls are cancelled (their
+        // commands' process groups killed) and background tasks stopped first.
+        let handle = server.clone();
+        return tokio::select! {
+            served = serve_stdio(server) => match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("toolwright serve: {e}");
+                    ExitCode::from(1)
+                }
+            },
+            code = interrupted() => {
+                handle.shut_down(SHUTDOWN_GRACE).await;
+                ExitCode::from(code)
             }
         };
     };
@@ -118,9 +127,11 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // The URL alone on stdout, for scripts.
     println!("{url}");
     let shutdown = listener.shutdown_token();
+    let handle = server.clone();
     tokio::spawn(async move {
         interrupted().await;
         shutdown.cancel();
+        handle.shut_down(SHUTDOWN_GRACE).await;
     });
     // One handler for every request; it keeps each client session's state by its id.
     listener.serve(move || server.for_session()).await;
@@ -128,25 +139,26 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn interrupted() {
+/// How long calls get to end (their commands killed) once a signal stops the server.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP, with the exit status the signal calls for
+/// (128 + its number).
+async fn interrupted() -> u8 {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+        let mut term = signal(SignalKind::terminate()).ok();
+        let mut hangup = signal(SignalKind::hangup()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => 130,
+            Some(()) = async { term.as_mut()?.recv().await } => 143,
+            Some(()) = async { hangup.as_mut()?.recv().await } => 129,
         }
     }
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+        130
     }
 }

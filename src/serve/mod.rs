@@ -35,7 +35,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tool_core::{ProgressSender, ToolProgress, ToolUseContext};
+use tool_core::{CancellationToken, ProgressSender, ToolProgress, ToolUseContext};
 use tool_exec::{Hooks, Permissions, Pipeline, ToolUse};
 
 pub use convert::{mcp_content, tool_entry};
@@ -50,6 +50,10 @@ pub struct ToolServer {
     info: Implementation,
     instructions: Option<String>,
     calls: Arc<AtomicU64>,
+    /// Cancelled by [`Self::shut_down`]: every call in progress, of every clone, stops.
+    shutdown: CancellationToken,
+    /// How many calls are in progress, across clones; [`Self::shut_down`] waits for none.
+    running: Arc<tokio::sync::watch::Sender<usize>>,
     /// The context of requests without a session (stdio, and HTTP on protocol 2026-07-28,
     /// which has no sessions), shared by every clone.
     sessionless: Arc<Mutex<ToolUseContext>>,
@@ -86,6 +90,8 @@ impl ToolServer {
             info: Implementation::new("toolwright", env!("CARGO_PKG_VERSION")),
             instructions: None,
             calls: Arc::default(),
+            shutdown: CancellationToken::new(),
+            running: Arc::new(tokio::sync::watch::Sender::new(0)),
             session: None,
         }
     }
@@ -113,6 +119,30 @@ impl ToolServer {
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
         self
+    }
+
+    /// Stops serving calls: cancels every call in progress (a running command's process
+    /// group is killed), waits up to `grace` for them to end, and stops the background tasks
+    /// of the sessionless state (an HTTP session's go with it). A host calls it on SIGTERM or
+    /// Ctrl-C before exiting, as nothing runs the destructors of a process a signal ends.
+    pub async fn shut_down(&self, grace: std::time::Duration) {
+        self.shutdown.cancel();
+        let mut running = self.running.subscribe();
+        let _ = tokio::time::timeout(grace, running.wait_for(|n| *n == 0)).await;
+        let sessionless = self
+            .sessionless
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        tools_builtin::tasks::task_registry(&sessionless).kill_all();
+        if let Some(session) = &self.session
+            && let Some(ctx) = session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        {
+            tools_builtin::tasks::task_registry(&ctx).kill_all();
+        }
     }
 
     /// The context `context`'s request runs in, and whether it is a session's: this
@@ -216,6 +246,8 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        self.running.send_modify(|n| *n += 1);
+        let _running = Running(&self.running);
         let input = Value::Object(request.arguments.clone().unwrap_or_default());
         let tool_use = ToolUse::new(format!("mcp_call_{n}"), request.name.to_string(), input);
 
@@ -251,10 +283,23 @@ impl ToolServer {
         let (session, session_ctx) = self.session(&context);
         let mut permission = session_ctx.permission().clone();
         permission.avoid_prompts = false;
-        // The request's cancellation is the call's.
+        // The request's cancellation is the call's, and so is the server's shutdown.
+        let cancel = context.ct.child_token();
+        if self.shutdown.is_cancelled() {
+            cancel.cancel();
+        }
+        let _link = AbortOnDrop(tokio::spawn({
+            let (shutdown, cancel) = (self.shutdown.clone(), cancel.clone());
+            async move {
+                tokio::select! {
+                    () = shutdown.cancelled() => cancel.cancel(),
+                    () = cancel.cancelled() => {}
+                }
+            }
+        }));
         let ctx = session_ctx
             .with_permission(permission)
-            .with_cancellation(context.ct.child_token());
+            .with_cancellation(cancel);
 
         let token = context.meta.get_progress_token();
         let (progress, mut reports) = match &token {
@@ -368,6 +413,24 @@ impl ServerHandler for ToolServer {
 /// MCP wants `progress` to increase with every notification: a report with a numeric
 /// `progress` (an MCP tool's) is forwarded as it is, Bash's output reports count bytes, and
 /// any other report counts one step; a report that would not increase is dropped.
+/// Ends a helper task with the call that started it.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Counts a call as running until dropped.
+struct Running<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
 struct ProgressForwarder {
     peer: Peer<RoleServer>,
     token: ProgressToken,

@@ -457,11 +457,21 @@ pub(crate) fn elicitation(request: &PromptRequest) -> Value {
             .then(|| why(&request.message, request.reason.as_ref()));
         return questions_form(&questions, why);
     }
+    // Model-written text is shown as it is: a line break, a bidi override (`/p/\u{202e}gnp.sh`
+    // showing as `…hs.png`) or a zero-width character is written out as an escape, in the
+    // headline and in the input alike.
     let call = ToolUse::new("", request.tool_name.clone(), request.input.clone()).describe();
-    let mut input = serde_json::to_string_pretty(&request.input).unwrap_or_default();
-    if input.chars().count() > 2000 {
-        input = format!("{}…", input.chars().take(2000).collect::<String>());
-    }
+    let call = shown(&call, usize::MAX);
+    let pretty = serde_json::to_string_pretty(&request.input).unwrap_or_default();
+    let input = pretty
+        .lines()
+        .map(|line| shown(line, usize::MAX))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let input = match input.char_indices().nth(2000) {
+        Some((cut, _)) => format!("{}…", &input[..cut]),
+        None => input,
+    };
     let message = format!(
         "Allow {call}?\n\nWhy this asks: {}.\n\nInput:\n{input}",
         why(&request.message, request.reason.as_ref())
@@ -555,6 +565,41 @@ mod tests {
         );
         let parsed: Result<ElicitRequestParams, _> = serde_json::from_value(params);
         assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    /// The headline and the input show a bidi override, a zero-width space and a line break
+    /// as escapes: `/p/\u{202e}gnp.sh` displayed as `…hs.png`, and a command could fake
+    /// lines after the headline.
+    #[test]
+    fn the_elicitation_shows_hidden_characters_as_escapes() {
+        for (tool, input) in [
+            (
+                "Edit",
+                json!({"file_path": "/p/\u{202e}gnp.sh", "old_string": "a\u{200b}", "new_string": "b"}),
+            ),
+            ("Bash", json!({"command": "ls\n\nSafe, read-only.\n"})),
+        ] {
+            let request = PromptRequest {
+                tool_name: tool.into(),
+                input,
+                message: "asks".into(),
+                reason: None,
+                suggestions: Vec::new(),
+                dont_ask_again: Vec::new(),
+            };
+            let message = elicitation(&request)["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            assert!(
+                !message
+                    .chars()
+                    .any(|c| c != '\n' && tool_core::is_hidden_char(c)),
+                "{message:?}"
+            );
+            let headline = message.lines().next().unwrap_or_default();
+            assert!(headline.ends_with(")?"), "{message:?}");
+        }
     }
 
     fn question_request() -> PromptRequest {

@@ -12,18 +12,28 @@ use tool_core::{ContentBlock, ImageSource, Tool, ToolResultContent};
 /// own answer; a tool whose flags depend on the input (Bash) gets the answer for an unknown
 /// command, which is the cautious one (not read-only, destructive). `idempotentHint` is not
 /// sent: no flag says it.
+///
+/// MCP's defaults are the cautious answers (`destructiveHint` and `openWorldHint` true), and
+/// some clients approve on these hints. An upstream MCP tool's flags say only what its
+/// server stated, so for it only the hints that are `true` are sent: one the server did not
+/// state stays absent, never turned into a `false` that reads as "safe".
 pub fn tool_entry(tool: &dyn Tool) -> Value {
     let schema = tool.input_schema();
     let probe = probe_input(&schema);
     let read_only = tool.is_read_only(&probe);
-    let mut annotations = json!({
-        "title": tool.name(),
-        "readOnlyHint": read_only,
-        "openWorldHint": tool.is_open_world(&probe),
-    });
+    let open_world = tool.is_open_world(&probe);
+    let destructive = tool.is_destructive(&probe);
+    let stated = |hint: bool| !tool.is_mcp() || hint;
+    let mut annotations = json!({"title": tool.name()});
+    if stated(read_only) {
+        annotations["readOnlyHint"] = json!(read_only);
+    }
+    if stated(open_world) {
+        annotations["openWorldHint"] = json!(open_world);
+    }
     // MCP reads destructiveHint only for tools that are not read-only.
-    if !read_only {
-        annotations["destructiveHint"] = json!(tool.is_destructive(&probe));
+    if !read_only && stated(destructive) {
+        annotations["destructiveHint"] = json!(destructive);
     }
     json!({
         "name": tool.name(),
@@ -155,6 +165,59 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An upstream MCP tool that stated no hints: its flags all read false.
+    struct Unannotated;
+
+    #[tool_core::async_trait]
+    impl Tool for Unannotated {
+        fn name(&self) -> &str {
+            "mcp__up__thing"
+        }
+        fn mcp_info(&self) -> Option<tool_core::McpToolInfo> {
+            Some(tool_core::McpToolInfo {
+                server_name: "up".into(),
+                tool_name: "thing".into(),
+                source: None,
+            })
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> std::borrow::Cow<'_, str> {
+            "a thing".into()
+        }
+        fn max_result_size(&self) -> tool_core::MaxResultSize {
+            tool_core::MaxResultSize::Chars(1000)
+        }
+        async fn call(
+            &self,
+            _input: Value,
+            _ctx: tool_core::ToolUseContext,
+            _progress: tool_core::ProgressSender,
+        ) -> Result<tool_core::ToolResult, tool_core::ToolError> {
+            Err(tool_core::ToolError::msg("not called"))
+        }
+    }
+
+    /// Hints never read "safe" where nothing said so: an upstream tool's unstated hints are
+    /// left out (MCP's cautious defaults); Edit is destructive, Bash open-world.
+    #[test]
+    fn annotations_never_claim_safety_nobody_stated() {
+        let up = tool_entry(&Unannotated);
+        assert_eq!(
+            up["annotations"],
+            json!({"title": "mcp__up__thing"}),
+            "{up}"
+        );
+        let edit = tool_entry(&tools_builtin::Edit);
+        assert_eq!(edit["annotations"]["destructiveHint"], true, "{edit}");
+        let bash = tool_entry(&tools_builtin::Bash::default());
+        assert_eq!(bash["annotations"]["openWorldHint"], true, "{bash}");
+        let read = tool_entry(&tools_builtin::Read);
+        assert_eq!(read["annotations"]["readOnlyHint"], true, "{read}");
+        assert_eq!(read["annotations"]["openWorldHint"], false, "{read}");
+    }
 
     #[test]
     fn a_probe_fills_every_required_field_with_its_type() {

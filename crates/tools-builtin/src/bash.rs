@@ -189,6 +189,10 @@ impl TypedTool for Bash {
     fn is_destructive(&self, input: &BashInput) -> bool {
         !(self.read_only)(&input.command)
     }
+    /// A command can reach the network (`curl`, `git push`), whatever it looks like.
+    fn is_open_world(&self, _input: &BashInput) -> bool {
+        true
+    }
     fn is_search_or_read(&self, input: &BashInput) -> SearchOrRead {
         let first = input.command.split_whitespace().next().unwrap_or_default();
         SearchOrRead {

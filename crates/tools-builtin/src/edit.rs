@@ -112,6 +112,10 @@ impl TypedTool for Edit {
     fn search_hint(&self) -> Option<&str> {
         Some("modify file contents in place")
     }
+    /// It replaces or deletes existing text: not an additive change.
+    fn is_destructive(&self, _: &EditInput) -> bool {
+        true
+    }
     /// Hooks and prompts see the absolute path the tool uses (Claude Code's
     /// `backfillObservableInput`).
     fn observable_input(

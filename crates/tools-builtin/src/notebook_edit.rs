@@ -292,6 +292,10 @@ impl TypedTool for NotebookEdit {
     fn search_hint(&self) -> Option<&str> {
         Some("edit Jupyter notebook cells (.ipynb)")
     }
+    /// It replaces or deletes existing text: not an additive change.
+    fn is_destructive(&self, _: &NotebookEditInput) -> bool {
+        true
+    }
     /// Hooks and prompts see the absolute path the tool uses (Claude Code's
     /// `backfillObservableInput`).
     fn observable_input(

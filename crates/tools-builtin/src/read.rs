@@ -506,6 +506,20 @@ fn read_blocking(
             slice.total_lines
         ));
     }
+    // Without a limit, at most DEFAULT_LINE_LIMIT lines are shown: say so when the file goes
+    // on, or the model takes the first 2,000 lines for the whole file (and a Write of them
+    // back would drop the rest).
+    let shown_to = offset - 1 + lines.len();
+    if partial_notice.is_none()
+        && limit.is_none()
+        && !lines.is_empty()
+        && shown_to < slice.total_lines
+    {
+        partial_notice = Some(format!(
+            "<system-reminder>This is a PARTIAL view of the file: lines {offset}-{shown_to} of {} are shown ({DEFAULT_LINE_LIMIT} lines at most without a limit). Use offset and limit to read the rest.</system-reminder>",
+            slice.total_lines
+        ));
+    }
     let file = TextFile {
         file_path: path.to_path_buf(),
         content: lines.join("\n"),

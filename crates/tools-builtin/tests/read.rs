@@ -44,15 +44,35 @@ async fn long_lines_are_cut_and_many_lines_capped_at_2000() {
     for i in 2..=2100 {
         body.push_str(&format!("l{i}\n"));
     }
-    fs::write(&f, body).unwrap();
-    let out = text(&Read, &ctx(dir.path()), json!({"file_path": f})).await;
+    fs::write(&f, &body).unwrap();
+    let c = ctx(dir.path());
+    let out = text(&Read, &c, json!({"file_path": f})).await;
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2000);
+    assert_eq!(lines.len(), 2001);
     assert_eq!(
         lines[0],
         format!("     1\u{2192}{}... [line truncated]", "x".repeat(2000))
     );
     assert_eq!(lines[1999], "  2000\u{2192}l2000");
+    // The file goes on: the model is told, and a Write of what it saw is refused (it would
+    // drop lines 2001-2100).
+    assert!(
+        lines[2000].contains("PARTIAL view of the file: lines 1-2000 of 2100 are shown"),
+        "{}",
+        lines[2000]
+    );
+    let err = fail(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": f, "content": "x"}),
+    )
+    .await;
+    assert!(err.text.contains("PARTIAL view"), "{}", err.text);
+    assert_eq!(fs::read_to_string(&f).unwrap(), body);
+    // Seen to its end, the file may be replaced.
+    let rest = text(&Read, &c, json!({"file_path": f, "offset": 2001})).await;
+    assert!(!rest.contains("PARTIAL"), "{rest}");
+    assert!(rest.ends_with("  2100\u{2192}l2100"), "{rest}");
 }
 
 #[tokio::test]

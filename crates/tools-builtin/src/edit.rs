@@ -312,20 +312,13 @@ fn mixed_endings_edit(
             if bytes[start] == b'\n' && start > 0 && bytes[start - 1] == b'\r' {
                 start -= 1;
             }
-            let mut end = at[e - 1] + 1;
-            if new_lf.is_empty() && !old_lf.ends_with('\n') {
-                if original[end..].starts_with("\r\n") {
-                    end += 2;
-                } else if original[end..].starts_with('\n') {
-                    end += 1;
-                }
-            }
-            (start, end)
+            (start, at[e - 1] + 1)
         })
         .collect();
     if spans.len() > 1 && !replace_all {
         return Err(spans.len());
     }
+    let deletes_line = new_lf.is_empty() && !old_lf.ends_with('\n');
     let mut out = String::with_capacity(original.len() + new.len());
     let mut done = 0;
     for (start, end) in spans {
@@ -334,6 +327,12 @@ fn mixed_endings_edit(
         if start < done {
             continue;
         }
+        let (start, end) = if deletes_line {
+            let (line, end) = deletion_span(original, start, end);
+            (line.max(done), end)
+        } else {
+            (start, end)
+        };
         out.push_str(&original[done..start]);
         if original[start..end].contains("\r\n") {
             out.push_str(&fsutil::lf_to_crlf(&new_lf));
@@ -353,39 +352,57 @@ fn not_found(old_string: &str) -> Refusal {
     )
 }
 
-/// Replaces as Claude Code does: deleting a string that ends a line also deletes the line
-/// break after it. With `replace_all`, every occurrence is deleted, each with the line break
-/// that follows it where there is one (Claude Code's `replaceAll` of `old + "\n"` would leave
-/// the occurrences not followed by one).
+/// Replaces `old` with `new` (every occurrence with `replace_all`, else the first). Deleting
+/// a string (`new` empty) that is all its line holds besides indentation deletes the whole
+/// line, its line break included, as Claude Code does; one after other text on its line
+/// leaves the line break (Claude Code deletes it whenever it follows, joining the line with
+/// the next: `x = 1;  // TODO` + newline + `y = 2;` became `x = 1;y = 2;`).
 fn apply(content: &str, old: &str, new: &str, replace_all: bool) -> String {
-    if replace_all && new.is_empty() && !old.is_empty() && !old.ends_with('\n') {
-        let mut out = String::with_capacity(content.len());
-        let mut rest = content;
-        while let Some(at) = rest.find(old) {
-            out.push_str(&rest[..at]);
-            rest = &rest[at + old.len()..];
-            rest = rest
-                .strip_prefix("\r\n")
-                .or_else(|| rest.strip_prefix('\n'))
-                .unwrap_or(rest);
-        }
-        out.push_str(rest);
-        return out;
+    if !(new.is_empty() && !old.is_empty() && !old.ends_with('\n')) {
+        return if replace_all {
+            content.replace(old, new)
+        } else {
+            content.replacen(old, new, 1)
+        };
     }
-    let with_crlf = format!("{old}\r\n");
-    let with_newline = format!("{old}\n");
-    let deletes_line = new.is_empty() && !old.ends_with('\n');
-    let target = if deletes_line && content.contains(&with_crlf) {
-        with_crlf.as_str()
-    } else if deletes_line && content.contains(&with_newline) {
-        with_newline.as_str()
+    let mut out = String::with_capacity(content.len());
+    let mut done = 0;
+    for (at, _) in content.match_indices(old) {
+        // A line break taken with the match before may be where this one starts: that
+        // match is gone with it.
+        if at < done {
+            continue;
+        }
+        let (start, end) = deletion_span(content, at, at + old.len());
+        out.push_str(&content[done..start.max(done)]);
+        done = end;
+        if !replace_all {
+            break;
+        }
+    }
+    out.push_str(&content[done..]);
+    out
+}
+
+/// What deleting `content[start..end]` removes: the whole line, line break included, when
+/// the match is all the line holds besides indentation and a line break follows it; else
+/// the match alone.
+fn deletion_span(content: &str, start: usize, end: usize) -> (usize, usize) {
+    let line = content[..start].rfind('\n').map_or(0, |i| i + 1);
+    let break_len = if content[end..].starts_with("\r\n") {
+        2
+    } else if content[end..].starts_with('\n') {
+        1
     } else {
-        old
+        0
     };
-    if replace_all {
-        content.replace(target, new)
+    let indented = content[line..start]
+        .bytes()
+        .all(|b| b == b' ' || b == b'\t');
+    if break_len > 0 && indented {
+        (line, end + break_len)
     } else {
-        content.replacen(target, new, 1)
+        (start, end)
     }
 }
 
@@ -548,12 +565,33 @@ mod tests {
     #[test]
     fn deleting_a_line_takes_its_newline() {
         assert_eq!(apply("a\nb\nc\n", "b", "", false), "a\nc\n");
-        assert_eq!(apply("x foo y foo\n", "foo", "", true), "x  y ");
+        assert_eq!(apply("a\r\nb\r\nc\r\n", "b", "", false), "a\r\nc\r\n");
+        // An indented line goes whole, indentation included.
+        assert_eq!(
+            apply("fn f() {\n    // TODO\n    g();\n}\n", "// TODO", "", false),
+            "fn f() {\n    g();\n}\n"
+        );
         assert_eq!(apply("a b a", "a", "x", true), "x b x");
-        // Deleting every occurrence: each goes, with its line break where it has one.
+        // Deleting every occurrence: a whole line goes with its line break; one after other
+        // text on its line leaves the line break.
+        assert_eq!(apply("x foo y foo\n", "foo", "", true), "x  y \n");
         assert_eq!(
             apply("foo();\nlog(x); foo();\nfoo();", "foo();", "", true),
-            "log(x); "
+            "log(x); \n"
+        );
+    }
+
+    /// Deleting the end of a line never joins it with the next (Claude Code's quirk: it
+    /// deletes the line break whenever one follows).
+    #[test]
+    fn deleting_the_end_of_a_line_keeps_its_line_break() {
+        assert_eq!(
+            apply("x = 1;  // TODO\ny = 2;\n", "  // TODO", "", false),
+            "x = 1;\ny = 2;\n"
+        );
+        assert_eq!(
+            apply("a(); // x\r\nb(); // x\r\n", " // x", "", true),
+            "a();\r\nb();\r\n"
         );
     }
 }

@@ -1641,6 +1641,20 @@ impl PermissionEngine {
                             (dir, entries)
                         }) {
                         Some((dir, entries)) => {
+                            // Bash puts a matching name like `--pre=sh` or `-exec` among the
+                            // arguments, where the program reads it as an option: `rg TODO *`
+                            // would run `sh`.
+                            if let Some(option) = entries.iter().find_map(|e| {
+                                e.file_name()
+                                    .and_then(|n| n.to_str())
+                                    .filter(|n| n.starts_with('-'))
+                            }) {
+                                let why = format!(
+                                    "`{text}`: the glob {} matches `{option}`, which {name} would take as an option",
+                                    arg.raw
+                                );
+                                return Some(Finding::safety_ask(why, text));
+                            }
                             paths.push(dir.clone());
                             paths.extend(entries);
                             if matches!(name, "rm" | "rmdir") {

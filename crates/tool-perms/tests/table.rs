@@ -1861,6 +1861,27 @@ async fn third_review_bypasses() {
     .await;
 }
 
+/// A glob that matches a name starting with `-` puts an option among the arguments (wildcard
+/// injection): `rg TODO *` in a tree holding `--pre=sh` runs `sh`. It asks, in bypass mode too.
+#[tokio::test]
+async fn a_glob_matching_an_option_like_name_asks() {
+    let fx = common::Fixture::new();
+    std::fs::create_dir(fx.proj.join("inj")).unwrap();
+    std::fs::write(fx.proj.join("inj/--pre=sh"), "").unwrap();
+    std::fs::write(fx.proj.join("inj/payload"), "").unwrap();
+    for (expect, command, mode) in [
+        ("ask", "cd inj && rg TODO *", "default"),
+        ("ask", "rg TODO inj/*", "default"),
+        ("ask", "rm inj/*", "bypassPermissions"),
+        ("allow", "rg TODO inj/p*", "default"),
+        ("allow", "rg TODO src/*", "default"),
+    ] {
+        let c = case(expect, "Bash", command).mode(mode);
+        let got = common::run(&fx, &c).await;
+        assert_eq!(common::behavior(&got), expect, "{command}: {got:?}");
+    }
+}
+
 /// A redirection's target is a file unless it is exactly a device name: `/dev/fd/../..`
 /// climbs to `/`, `-` is a file named `-`, and a glob names the one file it matches.
 #[tokio::test]

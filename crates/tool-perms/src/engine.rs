@@ -1717,7 +1717,7 @@ impl PermissionEngine {
                     }
                     if let Some(t) = tree
                         && p.is_dir()
-                        && let Some(f) = self.denied_inside(set, &p, t, &text)
+                        && let Some(f) = self.denied_inside(set, &p, t, &text, ctx)
                     {
                         worst = Some(pick(worst, f));
                     }
@@ -1786,10 +1786,15 @@ impl PermissionEngine {
         dir: &Path,
         tree: crate::bash::commands::TreeRead,
         text: &str,
+        ctx: &ToolUseContext,
     ) -> Option<Finding> {
-        if set.read[bi(RuleBehavior::Deny)].is_empty() {
+        let deny_rules = !set.read[bi(RuleBehavior::Deny)].is_empty();
+        // A command that follows links reads what they point to: one leading out of the
+        // working directories is a read outside them (`grep -R x .` through `out -> ~`).
+        if !deny_rules && !tree.follow_links {
             return None;
         }
+        let mut outside: Option<Finding> = None;
         let mut walk = ignore::WalkBuilder::new(dir);
         walk.follow_links(tree.follow_links);
         match tree.rg_filters {
@@ -1827,8 +1832,29 @@ impl PermissionEngine {
                 }
                 _ => resolve_symlinks(path),
             };
-            if let Some(rule) =
-                self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
+            if tree.follow_links
+                && outside.is_none()
+                && entry.path_is_symlink()
+                && !self.inside_working_dirs(path, &resolved, ctx)
+            {
+                outside = Some(
+                    Finding::new(
+                        Kind::Ask,
+                        format!(
+                            "`{text}` follows the link {} to {}, outside the working directories.",
+                            path.display(),
+                            resolved.display()
+                        ),
+                    )
+                    .sub(text),
+                );
+                if !deny_rules {
+                    return outside;
+                }
+            }
+            if deny_rules
+                && let Some(rule) =
+                    self.path_rule(set, false, RuleBehavior::Deny, path, &resolved, false)
             {
                 return Some(
                     Finding::new(
@@ -1844,7 +1870,7 @@ impl PermissionEngine {
                 );
             }
         }
-        None
+        outside
     }
 
     /// Whether Read/Edit deny or ask rules exist that a path used this way could match.

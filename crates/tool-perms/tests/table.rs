@@ -1857,6 +1857,14 @@ async fn third_review_bypasses() {
         case("deny", "Bash", "git diff /dev/null .env").deny(&env_rules),
         case("ask", "Bash", "git diff /dev/null $O/secret.txt"),
         case("allow", "Bash", "git diff HEAD~1 HEAD -- src"),
+        // `diff -r` reads whole trees; commands that follow links read what they point to.
+        case("deny", "Bash", "diff -rN docs .").deny(&env_rules),
+        case("ask", "Bash", "grep -R SECRET ."),
+        case("ask", "Bash", "rg -L SECRET"),
+        case("ask", "Bash", "diff -r docs ."),
+        case("allow", "Bash", "grep -r SECRET ."),
+        case("allow", "Bash", "diff -r --no-dereference docs src"),
+        case("allow", "Bash", "grep -R SECRET src"),
     ])
     .await;
 }

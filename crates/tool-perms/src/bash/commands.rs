@@ -418,6 +418,12 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 defaults_to_cwd: true,
             })
         }
+        // GNU diff follows links unless told not to.
+        "diff" => has(&['r'], &["--recursive"]).then_some(TreeRead {
+            follow_links: !has(&[], &["--no-dereference"]),
+            rg_filters: None,
+            defaults_to_cwd: false,
+        }),
         "cp" | "rsync" => {
             has(&['r', 'R', 'a'], &["--recursive", "--archive"]).then_some(TreeRead {
                 follow_links: has(&['L'], &["--dereference", "--copy-links"]),

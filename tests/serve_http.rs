@@ -263,22 +263,23 @@ fn requests_with_a_foreign_host_or_origin_are_refused_before_anything_runs() {
     let (_dir, root) = project();
     let server = Server::toolwright_http(&root, &[]);
     let port = server.port();
+    let path = server.path();
     let host = |h: &str| ("Host", h.to_owned());
 
     // The DNS-rebinding attack: the browser sends the attacker's name as Host.
-    let (code, body) = raw_request(port, "/mcp", &[host(&format!("evil.example:{port}"))]);
+    let (code, body) = raw_request(port, &path, &[host(&format!("evil.example:{port}"))]);
     assert_eq!(code, 403, "{body}");
     assert!(body.contains("Host header `evil.example:"), "{body}");
     assert!(body.contains("DNS-rebinding"), "{body}");
 
     // Loopback, but not this server's port.
-    let (code, _) = raw_request(port, "/mcp", &[host("localhost:1")]);
+    let (code, _) = raw_request(port, &path, &[host("localhost:1")]);
     assert_eq!(code, 403);
 
     // A page of another site, even with a loopback Host.
     let (code, body) = raw_request(
         port,
-        "/mcp",
+        &path,
         &[
             host(&format!("127.0.0.1:{port}")),
             ("Origin", "http://evil.example".to_owned()),
@@ -300,14 +301,31 @@ fn requests_with_a_foreign_host_or_origin_are_refused_before_anything_runs() {
         if let Some(origin) = origin {
             headers.push(("Origin", origin.to_owned()));
         }
-        let (code, body) = raw_request(port, "/mcp", &headers);
+        let (code, body) = raw_request(port, &path, &headers);
         assert_eq!(code, 200, "{name} {origin:?}: {body}");
     }
 
     // Only /mcp is served.
-    let (code, body) = raw_request(port, "/other", &[host(&format!("127.0.0.1:{port}"))]);
+    let (code, body) = raw_request(
+        port,
+        &server.path_with("/other"),
+        &[host(&format!("127.0.0.1:{port}"))],
+    );
     assert_eq!(code, 404);
     assert!(body.contains("the MCP endpoint is /mcp"), "{body}");
+
+    // Loopback is not private: without the run's token (in the printed URL, or as a bearer
+    // token), nothing is served.
+    let loopback = host(&format!("127.0.0.1:{port}"));
+    let (code, body) = raw_request(port, "/mcp", std::slice::from_ref(&loopback));
+    assert_eq!(code, 401, "{body}");
+    assert!(body.contains("Unauthorized"), "{body}");
+    let (code, _) = raw_request(port, "/mcp?token=wrong", std::slice::from_ref(&loopback));
+    assert_eq!(code, 401);
+    let token = path.split("token=").nth(1).unwrap().to_owned();
+    let bearer = ("Authorization", format!("Bearer {token}"));
+    let (code, body) = raw_request(port, "/mcp", &[loopback, bearer]);
+    assert_eq!(code, 200, "{body}");
 }
 
 #[test]
@@ -690,7 +708,7 @@ fn a_long_silent_call_keeps_its_session_and_an_idle_session_closes() {
     let host = [("Host", format!("127.0.0.1:{}", server.port()))];
     let (code, headers, _) = raw_post(
         server.port(),
-        "/mcp",
+        &server.path(),
         &host,
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
     );
@@ -704,7 +722,7 @@ fn a_long_silent_call_keeps_its_session_and_an_idle_session_closes() {
         let headers = [host[0].clone(), ("Mcp-Session-Id", id.to_owned())];
         raw_post(
             server.port(),
-            "/mcp",
+            &server.path(),
             &headers,
             r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
         )
@@ -718,4 +736,26 @@ fn a_long_silent_call_keeps_its_session_and_an_idle_session_closes() {
         ping(&session) == 404
     });
     assert!(closed, "an idle session was never closed");
+}
+
+/// `--no-auth` serves without a token (the printed URL has none), and TOOLWRIGHT_SERVE_TOKEN
+/// fixes the token of a run.
+#[test]
+fn the_token_can_be_fixed_or_turned_off() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--no-auth"]);
+    assert!(!server.url.contains("token="), "{}", server.url);
+    let port = server.port();
+    let (code, body) = raw_request(port, "/mcp", &[("Host", format!("127.0.0.1:{port}"))]);
+    assert_eq!(code, 200, "{body}");
+
+    let mut command = support::toolwright_http_command(&root, &[]);
+    command.env("TOOLWRIGHT_SERVE_TOKEN", "fixed-token_1");
+    command.stderr(Stdio::inherit());
+    let server = Server::start(command);
+    assert!(
+        server.url.ends_with("/mcp?token=fixed-token_1"),
+        "{}",
+        server.url
+    );
 }

@@ -29,11 +29,16 @@ pub struct ServeArgs {
         default_missing_value = DEFAULT_HTTP_ADDR
     )]
     pub http: Option<String>,
-    /// Let --http listen on an address that is not loopback. Anyone who can reach it can run
-    /// these tools without authentication; Host headers are still checked (see
-    /// --allowed-host).
+    /// Let --http listen on an address that is not loopback. Anyone who can reach it and has
+    /// the token can run these tools; Host headers are still checked (see --allowed-host).
     #[arg(long, requires = "http")]
     pub allow_non_loopback: bool,
+    /// Serve --http without a token: any local process (another user, a container sharing
+    /// the network) can then run these tools. By default every request must carry the
+    /// token of this run (`Authorization: Bearer TOKEN`, or `?token=` as in the printed
+    /// URL): a random one, or TOOLWRIGHT_SERVE_TOKEN when set.
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
     /// A Host name (NAME or NAME:PORT) that requests to --http may use besides localhost,
     /// 127.0.0.1 and [::1]; repeatable.
     #[arg(long = "allowed-host", value_name = "HOST[:PORT]", requires = "http")]
@@ -104,6 +109,17 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         allow_non_loopback: args.allow_non_loopback,
         allowed_hosts: args.allowed_hosts.clone(),
         session_idle_timeout: std::time::Duration::from_secs_f64(args.session_idle_timeout),
+        token: if args.no_auth {
+            None
+        } else {
+            match serve_token() {
+                Ok(token) => Some(token),
+                Err(e) => {
+                    eprintln!("toolwright serve: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        },
         ..HttpOptions::new(addr)
     };
     let listener = match HttpServer::bind(&options).await {
@@ -115,8 +131,13 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     };
     if !listener.local_addr().ip().is_loopback() {
         eprintln!(
-            "toolwright serve: warning: listening on {}, which is not loopback: anyone who can reach it can run these tools without authentication",
-            listener.local_addr()
+            "toolwright serve: warning: listening on {}, which is not loopback: anyone who can reach it{} can run these tools (and the token travels unencrypted)",
+            listener.local_addr(),
+            if args.no_auth {
+                ""
+            } else {
+                " and has the token"
+            }
         );
     }
     let url = listener.url();
@@ -137,6 +158,31 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     listener.serve(move || server.for_session()).await;
     drop(session);
     ExitCode::SUCCESS
+}
+
+/// The token --http requires: TOOLWRIGHT_SERVE_TOKEN when set, else 32 random bytes in hex.
+fn serve_token() -> Result<String, String> {
+    if let Some(token) = std::env::var("TOOLWRIGHT_SERVE_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+    {
+        if !token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        {
+            return Err(
+                "TOOLWRIGHT_SERVE_TOKEN may hold only letters, digits and - . _ ~ (it goes in a URL)"
+                    .to_owned(),
+            );
+        }
+        return Ok(token);
+    }
+    use std::io::Read as _;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("cannot make a token from /dev/urandom: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// How long calls get to end (their commands killed) once a signal stops the server.

@@ -12,6 +12,12 @@
 //!   `127.0.0.1` or `[::1]`, any port).
 //!
 //! Anything else gets `403 Forbidden` with a body saying which header was refused and why.
+//!
+//! Loopback is not private on a shared machine (another user, a container sharing the
+//! network): with [`HttpOptions::token`] set, every request must also carry the secret, as
+//! `Authorization: Bearer TOKEN` or `?token=TOKEN` on the URL (for clients that set no
+//! headers; [`HttpServer::url`] includes it), or gets `401 Unauthorized`. `toolwright serve
+//! --http` makes a random one per run unless told otherwise.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -55,6 +61,9 @@ pub struct HttpOptions {
     /// When an idle session is closed ([`SESSION_IDLE_TIMEOUT`] by default). A session
     /// with a request open (a call still running, however long) is not idle.
     pub session_idle_timeout: Duration,
+    /// The secret every request must carry (`Authorization: Bearer TOKEN`, or `?token=TOKEN`
+    /// on the URL); `None`: any request that passes the Host and Origin checks is served.
+    pub token: Option<String>,
 }
 
 impl HttpOptions {
@@ -65,6 +74,7 @@ impl HttpOptions {
             allow_non_loopback: false,
             allowed_hosts: Vec::new(),
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
+            token: None,
         }
     }
 }
@@ -186,6 +196,8 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
 struct RequestGuard {
     /// Lower-case host names (IPv6 without brackets) and the port each must come with.
     hosts: Vec<(String, u16)>,
+    /// The secret every request must carry, if any.
+    token: Option<String>,
 }
 
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -226,7 +238,35 @@ impl RequestGuard {
                 parsed.port_u16().unwrap_or(port),
             ));
         }
-        Ok(Self { hosts })
+        Ok(Self { hosts, token: None })
+    }
+
+    /// Whether `request` carries the token (when one is required): as a bearer token, or as
+    /// the `token` query parameter. Compared in time independent of where it differs.
+    fn authorized<B>(&self, request: &Request<B>) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let same = |given: &str| {
+            given.len() == token.len()
+                && given
+                    .bytes()
+                    .zip(token.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        };
+        let bearer = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|v| same(v.trim()));
+        let query = request.uri().query().is_some_and(|q| {
+            q.split('&')
+                .filter_map(|pair| pair.strip_prefix("token="))
+                .any(same)
+        });
+        bearer || query
     }
 
     /// The `Host` values accepted, for messages and for rmcp's own check.
@@ -331,6 +371,18 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 body,
             ))));
         }
+        if !self.guard.authorized(&request) {
+            tracing::warn!(target: "toolwright::serve", "refused a request without the token");
+            let mut response = text_response(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: this MCP server runs tools on this machine and serves only clients that have its token: send `Authorization: Bearer TOKEN`, or use the URL it printed at start (which carries `?token=`).\n".to_owned(),
+            );
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer"),
+            );
+            return Box::pin(std::future::ready(Ok(response)));
+        }
         if request.uri().path() != MCP_PATH {
             let body = format!(
                 "Not found: {} is not served here; the MCP endpoint is {MCP_PATH}.\n",
@@ -419,7 +471,9 @@ impl HttpServer {
             addr: options.addr,
             source,
         })?;
-        let guard = Arc::new(RequestGuard::new(local.port(), &options.allowed_hosts)?);
+        let mut guard = RequestGuard::new(local.port(), &options.allowed_hosts)?;
+        guard.token = options.token.clone().filter(|t| !t.is_empty());
+        let guard = Arc::new(guard);
         Ok(Self {
             listener,
             local,
@@ -436,7 +490,7 @@ impl HttpServer {
 
     /// The endpoint's URL for a client on this machine: `http://127.0.0.1:PORT/mcp`
     /// (`[::1]` for an IPv6 address; the loopback address of the family for an unspecified
-    /// one).
+    /// one), with `?token=TOKEN` when a token is required.
     pub fn url(&self) -> String {
         let host = match self.local.ip() {
             IpAddr::V4(ip) if ip.is_unspecified() => "127.0.0.1".to_owned(),
@@ -444,7 +498,13 @@ impl HttpServer {
             IpAddr::V4(ip) => ip.to_string(),
             IpAddr::V6(ip) => format!("[{ip}]"),
         };
-        format!("http://{host}:{}{MCP_PATH}", self.local.port())
+        let query = self
+            .guard
+            .token
+            .as_ref()
+            .map(|t| format!("?token={t}"))
+            .unwrap_or_default();
+        format!("http://{host}:{}{MCP_PATH}{query}", self.local.port())
     }
 
     /// Cancelling this token stops the server: no new connections, sessions ended, and

@@ -63,6 +63,17 @@ impl UrlServer {
         Self::start(command)
     }
 
+    /// The URL's path and query (`/mcp?token=…`), for raw requests.
+    pub fn path(&self) -> String {
+        let rest = self.url.trim_start_matches("http://");
+        rest[rest.find('/').unwrap_or(rest.len())..].to_owned()
+    }
+
+    /// The URL with `path` in place of the endpoint's (the token kept).
+    pub fn path_with(&self, path: &str) -> String {
+        self.path().replacen("/mcp", path, 1)
+    }
+
     /// The port of the URL.
     pub fn port(&self) -> u16 {
         let rest = self.url.trim_start_matches("http://127.0.0.1:");

@@ -20,6 +20,7 @@ use crate::error::tool_use_error;
 
 /// One problem with an input.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputIssue {
     /// A required parameter is absent.
     Missing {
@@ -40,6 +41,15 @@ pub enum InputIssue {
         /// The type that arrived.
         received: &'static str,
     },
+    /// A number below the schema's `minimum` (a negative `offset`).
+    TooSmall {
+        /// Where.
+        path: String,
+        /// The smallest value allowed.
+        minimum: String,
+        /// The value that arrived.
+        received: String,
+    },
 }
 
 impl fmt::Display for InputIssue {
@@ -57,6 +67,14 @@ impl fmt::Display for InputIssue {
                     "The parameter `{path}` type is expected as `{expected}` but provided as `{received}`"
                 )
             }
+            Self::TooSmall {
+                path,
+                minimum,
+                received,
+            } => write!(
+                f,
+                "The parameter `{path}` must be at least {minimum}, but is {received}"
+            ),
         }
     }
 }
@@ -77,7 +95,7 @@ impl InputError {
         issues.sort_by_key(|i| match i {
             InputIssue::Missing { .. } => 0,
             InputIssue::Unexpected { .. } => 1,
-            InputIssue::WrongType { .. } => 2,
+            InputIssue::WrongType { .. } | InputIssue::TooSmall { .. } => 2,
         });
         Self {
             tool: tool.to_owned(),
@@ -256,15 +274,36 @@ fn walk(
         }
     }
     if !types.is_empty() && !types.iter().any(|t| type_matches(t, value)) {
+        let received = json_type(value);
+        // Claude Code's schemas call an integer a `number`; a number that is not whole
+        // (`10.5`) is told what it should have been, not "a number, got a number".
         let expected = types
             .iter()
-            .map(|t| if *t == "integer" { "number" } else { t })
+            .map(|t| {
+                if *t == "integer" && received != "number" {
+                    "number"
+                } else {
+                    t
+                }
+            })
             .collect::<Vec<_>>()
             .join(" | ");
         issues.push(InputIssue::WrongType {
             path: path.to_owned(),
             expected,
-            received: json_type(value),
+            received,
+        });
+        return;
+    }
+    if let (Some(n), Some(min)) = (
+        value.as_f64(),
+        schema.get("minimum").and_then(Value::as_f64),
+    ) && n < min
+    {
+        issues.push(InputIssue::TooSmall {
+            path: path.to_owned(),
+            minimum: schema["minimum"].to_string(),
+            received: value.to_string(),
         });
         return;
     }
@@ -391,6 +430,33 @@ mod tests {
              The parameter `edits[0].old` type is expected as `string` but provided as `number`\n\
              The parameter `limit` type is expected as `number` but provided as `string`</tool_use_error>"
         );
+    }
+
+    /// A fraction where a whole number goes, and a number below the minimum, say what was
+    /// wrong ("expected as `number` but provided as `number`" and serde's "invalid value:
+    /// integer `-1`, expected u64" said nothing useful).
+    #[test]
+    fn a_fraction_or_a_number_below_the_minimum_is_named() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"offset": {"type": "integer", "minimum": 0}},
+        });
+        let err = check_input("Read", &schema, json!({"offset": 10.5}), true).unwrap_err();
+        assert!(
+            err.message().ends_with(
+                "The parameter `offset` type is expected as `integer` but provided as `number`"
+            ),
+            "{}",
+            err.message()
+        );
+        let err = check_input("Read", &schema, json!({"offset": -1}), true).unwrap_err();
+        assert!(
+            err.message()
+                .ends_with("The parameter `offset` must be at least 0, but is -1"),
+            "{}",
+            err.message()
+        );
+        assert!(check_input("Read", &schema, json!({"offset": 0}), true).is_ok());
     }
 
     #[test]

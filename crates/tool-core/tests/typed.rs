@@ -202,7 +202,11 @@ fn every_parse_error_text() {
     let err = nested
         .parse_input(json!({"todos": [{"content": "x", "priority": -1}]}))
         .unwrap_err();
-    assert!(err.to_model_text().contains("invalid value"), "{err}");
+    assert!(
+        err.to_model_text()
+            .contains("The parameter `todos[0].priority` must be at least 0, but is -1"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -232,7 +232,29 @@ impl RuleSet {
                         format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted"),
                         false,
                     )),
-                    _ => rule.shell = Some(ShellPattern::parse(c)),
+                    _ => {
+                        // Commands are compared as written, words one space apart: a space at
+                        // either end of the pattern, or before its `:*`, would match nothing
+                        // (`Bash( rm:*)` denying nothing). Taken off, and said.
+                        let (prefix, star) = match c.strip_suffix(":*") {
+                            Some(p) => (p, ":*"),
+                            None => (c.as_str(), ""),
+                        };
+                        let trimmed = format!("{}{star}", prefix.trim());
+                        if trimmed != *c {
+                            set.diagnostics.push(diag(
+                                format!("spaces around the command were taken off: read as `{tool_name}({trimmed})`"),
+                                false,
+                            ));
+                        }
+                        if prefix.trim().contains("  ") {
+                            set.diagnostics.push(diag(
+                                "two spaces in a row never match: commands are compared with their words one space apart".into(),
+                                false,
+                            ));
+                        }
+                        rule.shell = Some(ShellPattern::parse(&trimmed));
+                    }
                 }
                 set.by_name[bi(behavior)]
                     .entry(tool_name.clone())

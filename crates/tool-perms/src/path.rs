@@ -91,6 +91,21 @@ impl PathRoots {
                 (self.cwd.clone(), rest)
             }
         };
+        // `..` leading the pattern climbs from its root (`Read(../secrets/**)` from the cwd):
+        // gitignore patterns cannot hold `..`, so it would match nothing.
+        let mut root = root;
+        while let Some(rest) = line
+            .strip_prefix("../")
+            .or_else(|| line.strip_prefix("/../"))
+        {
+            root = normalize_lexically(&self.cwd.join(&root).join(".."));
+            line = format!("/{}", rest.trim_start_matches('/'));
+        }
+        if line.split('/').any(|segment| segment == "..") {
+            return Err(format!(
+                "`..` may only start a path pattern (`../dir/**`): in `{pattern}` it would never match"
+            ));
+        }
         if behavior != RuleBehavior::Allow
             && let Some(stripped) = line.strip_suffix("/**")
             && !stripped.is_empty()

@@ -5,6 +5,8 @@
 mod common;
 
 use common::{Case, case, run_table};
+use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
+use tool_perms::{PathRoots, PermissionEngine};
 
 /// Built-in read-only commands inside the project: allowed without any rule, in every mode
 /// that does not deny everything.
@@ -1865,8 +1867,53 @@ async fn third_review_bypasses() {
         case("allow", "Bash", "grep -r SECRET ."),
         case("allow", "Bash", "diff -r --no-dereference docs src"),
         case("allow", "Bash", "grep -R SECRET src"),
+        // Rules that matched nothing: spaces around the command, `..` leading a path.
+        case("deny", "Bash", "rm x").deny(&["Bash( rm:*)"]),
+        case("deny", "Bash", "rm -rf x").deny(&["Bash(rm -rf :*)"]),
+        case("deny", "Bash", "cat $O/secret.txt").deny(&["Read(../outside/**)"]),
+        case("deny", "Read", "$O/notes.md").deny(&["Read(../outside/**)"]),
+        case("allow", "Read", "$P/README.md").deny(&["Read(../outside/**)"]),
     ])
     .await;
+}
+
+/// A rule that would match nothing is said so: a `..` inside a path pattern is refused, and
+/// spaces taken off a command pattern are reported.
+#[test]
+fn rules_that_would_match_nothing_are_reported() {
+    let fx = common::Fixture::new();
+    let rules = |deny: &[&str]| ToolPermissionContext {
+        deny: deny
+            .iter()
+            .map(|r| SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: (*r).to_owned(),
+            })
+            .collect(),
+        ..ToolPermissionContext::default()
+    };
+    let roots = PathRoots::for_cwd(&fx.proj);
+    let (_, problems) = PermissionEngine::new_lenient(&rules(&["Read(a/../b)"]), roots.clone());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.to_string().contains("`..` may only start a path pattern")),
+        "{problems:?}"
+    );
+    let (_, problems) = PermissionEngine::new_lenient(&rules(&["Bash( rm:*)"]), roots.clone());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.to_string().contains("read as `Bash(rm:*)`")),
+        "{problems:?}"
+    );
+    let (_, problems) = PermissionEngine::new_lenient(&rules(&["Bash(git  push:*)"]), roots);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.to_string().contains("two spaces in a row")),
+        "{problems:?}"
+    );
 }
 
 /// A glob that matches a name starting with `-` puts an option among the arguments (wildcard

@@ -1867,6 +1867,12 @@ async fn third_review_bypasses() {
         case("allow", "Bash", "grep -r SECRET ."),
         case("allow", "Bash", "diff -r --no-dereference docs src"),
         case("allow", "Bash", "grep -R SECRET src"),
+        // Option values that are paths read: jq's module directory, `rg --files DIR`.
+        case("ask", "Bash", "jq -n -L $O '.'"),
+        case("ask", "Bash", "jq -n -L$O '.'"),
+        case("ask", "Bash", "rg --files $O"),
+        case("allow", "Bash", "rg --files src"),
+        case("allow", "Bash", "jq -n -L src '.'"),
         // Rules that matched nothing: spaces around the command, `..` leading a path.
         case("deny", "Bash", "rm x").deny(&["Bash( rm:*)"]),
         case("deny", "Bash", "rm -rf x").deny(&["Bash(rm -rf :*)"]),

@@ -495,7 +495,9 @@ fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
             .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
     };
     match name {
-        "grep" | "egrep" | "fgrep" | "rg" => !given_by_option(&['e', 'f'], &["--regexp", "--file"]),
+        "grep" | "egrep" | "fgrep" => !given_by_option(&['e', 'f'], &["--regexp", "--file"]),
+        // `rg --files DIR` lists DIR: no pattern.
+        "rg" => !given_by_option(&['e', 'f'], &["--regexp", "--file", "--files"]),
         "awk" => !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"]),
         "jq" => !given_by_option(&['f'], &["--from-file"]),
         _ => false,
@@ -531,6 +533,8 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "less" => ("bhjkoOpPtTxyz#", "", &['k', 'o', 'O', 'T']),
         "ls" => ("ITw", "", &[]),
         "stat" => ("c", "", &[]),
+        // `-L DIR`: modules are read from it.
+        "jq" => ("fL", "", &['f', 'L']),
         _ => return None,
     };
     Some(ShortValues {
@@ -548,7 +552,7 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
         "grep" | "egrep" | "fgrep" => &["--file", "--exclude-from"],
         "rg" => &["--file", "--ignore-file"],
         "awk" => &["--file", "--include", "--exec"],
-        "jq" => &["--from-file", "--rawfile", "--slurpfile"],
+        "jq" => &["--from-file", "--rawfile", "--slurpfile", "--library-path"],
         "date" => &["--file", "--reference"],
         "wc" => &["--files0-from"],
         "sort" => &["--files0-from", "--output"],

@@ -553,34 +553,60 @@ fn read_blocking(
     })
 }
 
+/// Images larger than this on disk are not decoded to be scaled down: refused.
+const MAX_SHRINK_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// The long side an image over the API's limits is scaled down to (the API itself scales
+/// anything over 1568 pixels down, so nothing the model sees is lost).
+const SHRUNK_LONG_SIDE: u32 = 1568;
+/// Memory a decoded image may take at most (an 8000x8000 RGBA image is 256 MB).
+const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
+
 fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
-    let refused = |why: tool_core::ImageRejection| {
+    let refused = |why: &dyn std::fmt::Display| {
         ToolError::msg(format!(
             "Image is too large to return ({why}). Resize or compress it first, e.g. with ImageMagick via Bash."
         ))
     };
-    // Before reading it: the size on disk is enough to refuse.
-    if size > tool_core::MAX_IMAGE_BYTES as u64 {
-        return Err(refused(tool_core::ImageRejection::TooLarge {
+    let too_large = size > tool_core::MAX_IMAGE_BYTES as u64;
+    let bytes = if too_large {
+        Vec::new()
+    } else {
+        // One byte over the limit at most, should the file have grown since.
+        fsutil::read_head(path, tool_core::MAX_IMAGE_BYTES + 1)
+            .map_err(|e| ToolError::io(path, e))?
+    };
+    // What the API would refuse fails every later request of the conversation: refused or
+    // scaled down here instead. The file may have changed since its head was read: checked
+    // again.
+    let checked = if too_large {
+        Err(tool_core::ImageRejection::TooLarge {
             size: usize::try_from(size).unwrap_or(usize::MAX),
-        }));
-    }
-    // One byte over the limit at most, should the file have grown since.
-    let bytes = fsutil::read_head(path, tool_core::MAX_IMAGE_BYTES + 1)
-        .map_err(|e| ToolError::io(path, e))?;
-    // What the API would refuse fails every later request of the conversation: refused
-    // here instead. The file may have changed since its head was read: checked again.
-    let media_type = tool_core::check_image(&bytes).map_err(|why| match why {
-        tool_core::ImageRejection::UnknownFormat => ToolError::msg(format!(
-            "{} changed while it was read and is no longer an image; read it again",
-            path.display()
-        )),
-        tool_core::ImageRejection::Unreadable => ToolError::msg(format!(
-            "Cannot return {} as an image: {why}.",
-            path.display()
-        )),
-        why => refused(why),
-    })?;
+        })
+    } else {
+        tool_core::check_image(&bytes)
+    };
+    let (bytes, media_type) = match checked {
+        Ok(media_type) => (bytes, media_type),
+        Err(tool_core::ImageRejection::UnknownFormat) => {
+            return Err(ToolError::msg(format!(
+                "{} changed while it was read and is no longer an image; read it again",
+                path.display()
+            )));
+        }
+        Err(why @ tool_core::ImageRejection::Unreadable) => {
+            return Err(ToolError::msg(format!(
+                "Cannot return {} as an image: {why}.",
+                path.display()
+            )));
+        }
+        // Too large or too wide: scaled down and re-encoded, as Claude Code does, where
+        // it can be decoded.
+        Err(why) => {
+            let shrunk = shrink_image(path, size).map_err(|e| refused(&format!("{why}; {e}")))?;
+            let media_type = tool_core::check_image(&shrunk).map_err(|e| refused(&e))?;
+            (shrunk, media_type)
+        }
+    };
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok(ReadOutput {
         model_content: Some(ToolResultContent::Blocks(vec![ContentBlock::image(
@@ -591,10 +617,60 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
             file: ImageFile {
                 base64: data,
                 media_type: media_type.to_owned(),
-                original_size: bytes.len() as u64,
+                original_size: size,
             },
         },
     })
+}
+
+/// `path` (PNG or JPEG) scaled down to [`SHRUNK_LONG_SIDE`] pixels on its long side and
+/// encoded as JPEG, smaller in quality steps until it is within the API's byte limit.
+fn shrink_image(path: &Path, size: u64) -> Result<Vec<u8>, String> {
+    use image::ImageDecoder as _;
+    if size > MAX_SHRINK_INPUT_BYTES {
+        return Err(format!(
+            "over {} MiB, too large to scale down here",
+            MAX_SHRINK_INPUT_BYTES / (1024 * 1024)
+        ));
+    }
+    let cannot = |e: image::ImageError| format!("it could not be scaled down: {e}");
+    let mut reader = image::ImageReader::open(path)
+        .map_err(|e| format!("it could not be opened to be scaled down: {e}"))?
+        .with_guessed_format()
+        .map_err(|e| format!("it could not be opened to be scaled down: {e}"))?;
+    if !matches!(
+        reader.format(),
+        Some(image::ImageFormat::Png | image::ImageFormat::Jpeg)
+    ) {
+        return Err("only PNG and JPEG images are scaled down here".to_owned());
+    }
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(MAX_DECODE_ALLOC);
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(cannot)?;
+    let orientation = decoder.orientation().ok();
+    let mut img = image::DynamicImage::from_decoder(decoder).map_err(cannot)?;
+    if let Some(orientation) = orientation {
+        img.apply_orientation(orientation);
+    }
+    let mut side = SHRUNK_LONG_SIDE;
+    for quality in [85u8, 70, 50, 35] {
+        let scaled = if img.width().max(img.height()) > side {
+            img.resize(side, side, image::imageops::FilterType::Triangle)
+        } else {
+            img.clone()
+        };
+        let rgb = scaled.to_rgb8();
+        let mut out = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
+            .encode_image(&rgb)
+            .map_err(cannot)?;
+        if out.len() <= tool_core::MAX_IMAGE_BYTES {
+            return Ok(out);
+        }
+        side = side * 3 / 4;
+    }
+    Err("it stays over the byte limit even scaled down".to_owned())
 }
 
 /// Parses a `pages` value: `3`, `1-5`, or a comma-separated list of those (1-based,

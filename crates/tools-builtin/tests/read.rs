@@ -210,6 +210,57 @@ async fn images_come_back_as_image_blocks() {
         .unwrap();
 }
 
+/// An image over the API's limits (bytes, or pixels on a side) comes back scaled down as a
+/// JPEG within them, as Claude Code does; it was refused ("Resize or compress it first").
+#[tokio::test]
+async fn images_over_the_limits_are_scaled_down() {
+    let dir = tempfile::tempdir().unwrap();
+    // Noise does not compress: a 1400x1400 PNG of it is about 5.9 MB.
+    let mut state = 0x2545_f491_u32;
+    let noisy = image::RgbImage::from_fn(1400, 1400, |_, _| {
+        let mut px = [0u8; 3];
+        for c in &mut px {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            *c = state.to_le_bytes()[0];
+        }
+        image::Rgb(px)
+    });
+    let heavy = dir.path().join("heavy.png");
+    noisy.save(&heavy).unwrap();
+    let on_disk = fs::metadata(&heavy).unwrap().len();
+    assert!(on_disk > tool_core::MAX_IMAGE_BYTES as u64, "{on_disk}");
+    let wide = dir.path().join("wide.png");
+    image::RgbImage::from_pixel(9000, 4, image::Rgb([200, 10, 10]))
+        .save(&wide)
+        .unwrap();
+    for (path, side) in [(&heavy, 1400), (&wide, 1568)] {
+        let out = run(&Read, &ctx(dir.path()), json!({"file_path": path}))
+            .await
+            .unwrap();
+        let ToolResultContent::Blocks(blocks) = &out.content else {
+            panic!("{:?}", out.content)
+        };
+        let [ContentBlock::Image { source }] = blocks.as_slice() else {
+            panic!("{blocks:?}")
+        };
+        let tool_core::ImageSource::Base64 { media_type, data } = source;
+        assert_eq!(media_type, "image/jpeg");
+        use base64::Engine as _;
+        let jpeg = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        assert!(jpeg.len() <= tool_core::MAX_IMAGE_BYTES);
+        let shown = image::load_from_memory(&jpeg).unwrap();
+        assert_eq!(shown.width().max(shown.height()), side);
+        assert_eq!(
+            out.structured["file"]["originalSize"],
+            fs::metadata(path).unwrap().len()
+        );
+    }
+}
+
 #[tokio::test]
 async fn notebooks_render_cell_by_cell() {
     let dir = tempfile::tempdir().unwrap();

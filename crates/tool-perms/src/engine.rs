@@ -21,7 +21,7 @@ use crate::bash::commands::{
 use crate::bash::parse::{
     Analysis, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
 };
-use crate::bash::pattern::{ShellPattern, first_word};
+use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks, through_proc,
@@ -1663,19 +1663,23 @@ impl PermissionEngine {
                             (dir, entries)
                         }) {
                         Some((dir, entries)) => {
-                            // Bash puts a matching name like `--pre=sh` or `-exec` among the
+                            // A glob of the cwd (no directory before it) that matches a
+                            // name like `--pre=sh` or `-exec` puts that name among the
                             // arguments, where the program reads it as an option: `rg TODO *`
-                            // would run `sh`.
-                            if let Some(option) = entries.iter().find_map(|e| {
-                                e.file_name()
-                                    .and_then(|n| n.to_str())
-                                    .filter(|n| n.starts_with('-'))
-                            }) {
+                            // would run `sh`. (`dir/*` expands to `dir/--pre=sh`, harmless.)
+                            // Its matches are still checked below: a deny stays a deny.
+                            if !value.contains('/')
+                                && let Some(option) = entries.iter().find_map(|e| {
+                                    e.file_name()
+                                        .and_then(|n| n.to_str())
+                                        .filter(|n| n.starts_with('-'))
+                                })
+                            {
                                 let why = format!(
                                     "`{text}`: the glob {} matches `{option}`, which {name} would take as an option",
                                     arg.raw
                                 );
-                                return Some(Finding::safety_ask(why, text));
+                                worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
                             }
                             paths.push(dir.clone());
                             paths.extend(entries);
@@ -1836,6 +1840,10 @@ impl PermissionEngine {
         let root_resolved = resolve_symlinks(dir);
         for (n, entry) in walk.build().enumerate() {
             if n > MAX_TREE_ENTRIES {
+                if !deny_rules {
+                    // Only links were looked for: as many as a walk this long found.
+                    return outside;
+                }
                 return Some(Finding::safety_ask(
                     format!(
                         "`{text}` reads everything under {}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the Read deny rules.",
@@ -2633,8 +2641,10 @@ const NO_PREFIX: &[&str] = &[
 /// (or the exact command for programs too dangerous to allow by prefix).
 pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
     let name = sub.name().unwrap_or("");
+    // The exact command, as a pattern that matches only it.
+    let exact = || escape_stars(&sub.raw_text());
     if NO_PREFIX.contains(&basename(name)) || sub.words.iter().any(|w| w.value.is_none()) {
-        return sub.raw_text();
+        return exact();
     }
     let second = sub
         .words
@@ -2651,7 +2661,7 @@ pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
         (None, 1) => format!("{name}:*"),
         // An option or a path first (`sed -i …`, `git -C dir log`): no subcommand to stop
         // at, and `sed:*` would allow `sed 'e cmd'`; the exact command is stored.
-        (None, _) => sub.raw_text(),
+        (None, _) => exact(),
     }
 }
 

@@ -81,8 +81,13 @@ impl PathRoots {
         } else if pattern.starts_with('/') {
             (self.source_root(source), pattern.clone())
         } else {
-            let rest = pattern.trim_start_matches("./").to_owned();
-            let bare_name = !rest.trim_end_matches("/**").contains('/');
+            let mut rest = pattern.trim_start_matches("./").to_owned();
+            // `..` alone is the parent directory: what is in it and below.
+            if rest == ".." || rest == "../" {
+                rest = "../**".to_owned();
+            }
+            // A pattern that climbs (`../x`) names a place, never a name at any depth.
+            let bare_name = !rest.starts_with("../") && !rest.trim_end_matches("/**").contains('/');
             // Deliberate: a bare-name deny/ask (`Read(.env)`) applies anywhere on disk, not only
             // under the cwd; an allow stays under the cwd.
             if bare_name && behavior != RuleBehavior::Allow {

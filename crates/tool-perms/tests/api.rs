@@ -354,9 +354,11 @@ async fn explanations_name_rule_source_and_subcommand() {
         matches!(&suggestions[0], PermissionUpdate::AddRules { rules, .. } if rules[0].rule_content.as_deref() == Some("rm x"))
     );
     // A program whose first argument is an option has no subcommand to stop at: the exact
-    // command, never `sed:*` (which would allow `sed 'e cmd'`) or `git:*`.
+    // command, never `sed:*` (which would allow `sed 'e cmd'`) or `git:*`; its `*` escaped,
+    // so that it stays that one command.
     for (command, stored) in [
         ("sed -i s/a/b/ README.md", "sed -i s/a/b/ README.md"),
+        ("sed -i 's/a/b/' *.txt", "sed -i 's/a/b/' \\*.txt"),
         ("git -C sub commit -m x", "git -C sub commit -m x"),
         ("cargo build --release", "cargo build:*"),
         ("make", "make:*"),

@@ -1879,6 +1879,10 @@ async fn third_review_bypasses() {
         case("deny", "Bash", "cat $O/secret.txt").deny(&["Read(../outside/**)"]),
         case("deny", "Read", "$O/notes.md").deny(&["Read(../outside/**)"]),
         case("allow", "Read", "$P/README.md").deny(&["Read(../outside/**)"]),
+        // `..` alone, or `../**`: the parent and what is below it, not the whole disk.
+        case("deny", "Read", "$O/notes.md").deny(&["Read(../**)"]),
+        case("deny", "Read", "$O/notes.md").deny(&["Read(..)"]),
+        case("ask", "Read", "/usr/share/x").deny(&["Read(../**)"]),
     ])
     .await;
 }
@@ -1932,8 +1936,10 @@ async fn a_glob_matching_an_option_like_name_asks() {
     std::fs::write(fx.proj.join("inj/payload"), "").unwrap();
     for (expect, command, mode) in [
         ("ask", "cd inj && rg TODO *", "default"),
-        ("ask", "rg TODO inj/*", "default"),
-        ("ask", "rm inj/*", "bypassPermissions"),
+        ("ask", "cd inj && rm *", "bypassPermissions"),
+        // A directory before the glob: `inj/--pre=sh` is no option.
+        ("allow", "rg TODO inj/*", "default"),
+        ("allow", "rm inj/*", "bypassPermissions"),
         ("allow", "rg TODO inj/p*", "default"),
         ("allow", "rg TODO src/*", "default"),
     ] {
@@ -1941,6 +1947,10 @@ async fn a_glob_matching_an_option_like_name_asks() {
         let got = common::run(&fx, &c).await;
         assert_eq!(common::behavior(&got), expect, "{command}: {got:?}");
     }
+    // What the glob matches is still checked: a deny stays a deny.
+    let c = case("deny", "Bash", "cd inj && cat *").deny(&["Read(./inj/payload)"]);
+    let got = common::run(&fx, &c).await;
+    assert_eq!(common::behavior(&got), "deny", "{got:?}");
 }
 
 /// A redirection's target is a file unless it is exactly a device name: `/dev/fd/../..`

@@ -496,8 +496,15 @@ fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
     };
     match name {
         "grep" | "egrep" | "fgrep" => !given_by_option(&['e', 'f'], &["--regexp", "--file"]),
-        // `rg --files DIR` lists DIR: no pattern.
-        "rg" => !given_by_option(&['e', 'f'], &["--regexp", "--file", "--files"]),
+        // `rg --files DIR` lists DIR: no pattern (`--files-with-matches` is another option).
+        "rg" => {
+            !given_by_option(&['e', 'f'], &["--regexp", "--file"])
+                && !words[1..]
+                    .iter()
+                    .filter_map(|w| w.value.as_deref())
+                    .take_while(|v| *v != "--")
+                    .any(|v| v == "--files")
+        }
         "awk" => !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"]),
         "jq" => !given_by_option(&['f'], &["--from-file"]),
         _ => false,

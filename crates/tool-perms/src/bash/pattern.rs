@@ -123,6 +123,13 @@ fn has_unescaped_star(s: &str) -> bool {
     false
 }
 
+/// `s` as an exact pattern: `\` and `*` escaped, so that [`ShellPattern::parse`] reads it as
+/// that one command, never as a wildcard (`find . -name '*.rs'` stored by "don't ask again"
+/// must not match `find . -name 'x' -delete -o -name 'y.rs'`).
+pub fn escape_stars(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('*', "\\*")
+}
+
 fn unescape_stars(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();

@@ -5,6 +5,8 @@
 //! and is refused with the reason otherwise.
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use toolwright::serve::http::{HttpOptions, HttpServer, parse_addr};
 use toolwright::serve::{ToolServer, serve_stdio};
@@ -91,6 +93,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         // A signal ends the process without destructors: calls are cancelled (their
         // commands' process groups killed) and background tasks stopped first.
         let handle = server.clone();
+        let signal = interrupted();
         return tokio::select! {
             served = serve_stdio(server) => match served {
                 Ok(()) => ExitCode::SUCCESS,
@@ -99,7 +102,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                     ExitCode::from(1)
                 }
             },
-            code = interrupted() => {
+            code = signal => {
                 handle.shut_down(SHUTDOWN_GRACE).await;
                 ExitCode::from(code)
             }
@@ -140,6 +143,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             }
         );
     }
+    let signal = interrupted();
     let url = listener.url();
     eprintln!(
         "toolwright serve: MCP over Streamable HTTP at {url} for {} (Ctrl-C stops)",
@@ -149,15 +153,26 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     println!("{url}");
     let shutdown = listener.shutdown_token();
     let handle = server.clone();
-    tokio::spawn(async move {
-        interrupted().await;
-        shutdown.cancel();
-        handle.shut_down(SHUTDOWN_GRACE).await;
+    let signalled = Arc::new(AtomicU8::new(0));
+    tokio::spawn({
+        let signalled = Arc::clone(&signalled);
+        async move {
+            let code = signal.await;
+            // Calls first (their commands killed), then the listener: once it stops, the
+            // process is on its way out.
+            handle.shut_down(SHUTDOWN_GRACE).await;
+            signalled.store(code, Ordering::SeqCst);
+            shutdown.cancel();
+        }
     });
     // One handler for every request; it keeps each client session's state by its id.
+    // Sessions end with it, and their background tasks with them.
     listener.serve(move || server.for_session()).await;
     drop(session);
-    ExitCode::SUCCESS
+    match signalled.load(Ordering::SeqCst) {
+        0 => ExitCode::SUCCESS,
+        code => ExitCode::from(code),
+    }
 }
 
 /// The token --http requires: TOOLWRIGHT_SERVE_TOKEN when set, else 32 random bytes in hex.
@@ -189,22 +204,29 @@ fn serve_token() -> Result<String, String> {
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Resolves on Ctrl-C, SIGTERM or SIGHUP, with the exit status the signal calls for
-/// (128 + its number).
-async fn interrupted() -> u8 {
+/// (128 + its number). The handlers are installed when this is called, not when it is first
+/// polled: a signal that comes right after the URL is printed is not the default fatal one.
+fn interrupted() -> impl std::future::Future<Output = u8> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
+        let mut int = signal(SignalKind::interrupt()).ok();
         let mut term = signal(SignalKind::terminate()).ok();
         let mut hangup = signal(SignalKind::hangup()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => 130,
-            Some(()) = async { term.as_mut()?.recv().await } => 143,
-            Some(()) = async { hangup.as_mut()?.recv().await } => 129,
+        async move {
+            tokio::select! {
+                Some(()) = async { int.as_mut()?.recv().await } => 130,
+                Some(()) = async { term.as_mut()?.recv().await } => 143,
+                Some(()) = async { hangup.as_mut()?.recv().await } => 129,
+                else => std::future::pending().await,
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
-        130
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+            130
+        }
     }
 }

@@ -472,10 +472,13 @@ pub(crate) fn elicitation(request: &PromptRequest) -> Value {
         Some((cut, _)) => format!("{}…", &input[..cut]),
         None => input,
     };
-    let message = format!(
-        "Allow {call}?\n\nWhy this asks: {}.\n\nInput:\n{input}",
-        why(&request.message, request.reason.as_ref())
-    );
+    // The reason names paths and commands the model wrote, and names found on disk.
+    let reason = why(&request.message, request.reason.as_ref())
+        .lines()
+        .map(|line| shown(line, usize::MAX))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let message = format!("Allow {call}?\n\nWhy this asks: {reason}.\n\nInput:\n{input}");
     json!({
         "message": message,
         "requestedSchema": {
@@ -582,7 +585,7 @@ mod tests {
             let request = PromptRequest {
                 tool_name: tool.into(),
                 input,
-                message: "asks".into(),
+                message: "Claude requested permissions to write to /p/\u{202e}gnp.sh".into(),
                 reason: None,
                 suggestions: Vec::new(),
                 dont_ask_again: Vec::new(),

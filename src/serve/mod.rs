@@ -409,10 +409,6 @@ impl ServerHandler for ToolServer {
     }
 }
 
-/// Turns a call's progress reports into `notifications/progress` for one progress token.
-/// MCP wants `progress` to increase with every notification: a report with a numeric
-/// `progress` (an MCP tool's) is forwarded as it is, Bash's output reports count bytes, and
-/// any other report counts one step; a report that would not increase is dropped.
 /// Ends a helper task with the call that started it.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -431,6 +427,10 @@ impl Drop for Running<'_> {
     }
 }
 
+/// Turns a call's progress reports into `notifications/progress` for one progress token.
+/// MCP wants `progress` to increase with every notification: a report with a numeric
+/// `progress` (an MCP tool's) is forwarded as it is, Bash's output reports count bytes, and
+/// any other report counts one step; a report that would not increase is dropped.
 struct ProgressForwarder {
     peer: Peer<RoleServer>,
     token: ProgressToken,

@@ -64,16 +64,22 @@ pub fn is_trusted(dir: &Path) -> bool {
     let Ok(record) = read_record(&path) else {
         return false;
     };
-    let accepted = |d: &Path| {
-        d.to_str()
-            .and_then(|key| record["projects"][key]["hasTrustDialogAccepted"].as_bool())
-    };
-    // The folder's own answer wins, a `false` too (`toolwright trust --revoke` of a folder
-    // inside a trusted repository); else its repository's.
-    accepted(dir)
-        .or_else(|| git_root(dir).and_then(|root| accepted(&root)))
-        .unwrap_or(false)
+    let entry = |d: &Path| d.to_str().map(|key| &record["projects"][key]);
+    let accepted = |d: &Path| entry(d).is_some_and(|e| e[ACCEPTED] == Value::Bool(true));
+    // A folder revoked with `toolwright trust --revoke` stays untrusted inside a trusted
+    // repository. Claude Code's own `false` (a default it writes for folders it ran in) does
+    // not block the repository's trust, as in Claude Code.
+    if entry(dir).is_some_and(|e| e[REVOKED] == Value::Bool(true)) {
+        return false;
+    }
+    accepted(dir) || git_root(dir).is_some_and(|root| accepted(&root))
 }
+
+/// Claude Code's trust field of a project entry.
+const ACCEPTED: &str = "hasTrustDialogAccepted";
+/// Ours: set by `toolwright trust --revoke`, so that a revoked folder inside a trusted
+/// repository stays untrusted (Claude Code's `false` cannot say that).
+const REVOKED: &str = "toolwrightTrustRevoked";
 
 /// Records `dir` as trusted (or not), keeping everything else in the record. The file is
 /// replaced atomically (written beside it, synced, then renamed), so a crash leaves the old
@@ -103,7 +109,12 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
             path.display()
         ));
     };
-    entry.insert("hasTrustDialogAccepted".into(), Value::Bool(trusted));
+    entry.insert(ACCEPTED.into(), Value::Bool(trusted));
+    if trusted {
+        entry.remove(REVOKED);
+    } else {
+        entry.insert(REVOKED.into(), Value::Bool(true));
+    }
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
     let parent = path.parent().ok_or("the record has no parent directory")?;
     std::fs::create_dir_all(parent)

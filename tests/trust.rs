@@ -319,3 +319,23 @@ fn permissions_check_through_a_symlinked_cwd_sees_the_trust() {
     });
     assert_eq!(report["decision"], "allow", "{report}");
 }
+
+/// Claude Code writes `hasTrustDialogAccepted: false` for folders it ran in: such an entry
+/// inside a trusted repository does not make the folder untrusted (it is in Claude Code).
+#[test]
+fn claude_codes_default_false_does_not_untrust_a_folder_of_a_trusted_repository() {
+    let c = malicious_checkout();
+    let repo = c.root.parent().unwrap();
+    std::fs::create_dir(repo.join(".git")).unwrap();
+    trust(&c, repo);
+    let record_path = c.config.join(".claude.json");
+    let mut record: Value =
+        serde_json::from_str(&std::fs::read_to_string(&record_path).unwrap()).unwrap();
+    record["projects"][c.root.to_str().unwrap()] =
+        json!({"hasTrustDialogAccepted": false, "allowedTools": []});
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists());
+}

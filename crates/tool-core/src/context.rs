@@ -4,6 +4,12 @@
 //! are copied on write by the `with_*` methods, which is how a context modifier derives the
 //! next context. Shared state (the file-state cache, app state, denial tracking,
 //! content-replacement decisions) is shared by all clones on purpose.
+//!
+//! A context for another conversation is therefore not a clone: a sub-agent's clone would
+//! count the parent's reads as its own ("File unchanged since the earlier Read"). Give it
+//! its own read cache (`ctx.clone().with_file_state(ctx.file_state().deep_clone())` to start
+//! from the parent's, or [`FileStateCache::default`] to start empty), or use
+//! [`ToolUseContext::for_new_session`] for a separate session altogether.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;

@@ -660,7 +660,7 @@ fn shrink_image(path: &Path, size: u64) -> Result<Vec<u8>, String> {
         } else {
             img.clone()
         };
-        let rgb = scaled.to_rgb8();
+        let rgb = on_white(&scaled);
         let mut out = Vec::new();
         image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
             .encode_image(&rgb)
@@ -671,6 +671,23 @@ fn shrink_image(path: &Path, size: u64) -> Result<Vec<u8>, String> {
         side = side * 3 / 4;
     }
     Err("it stays over the byte limit even scaled down".to_owned())
+}
+
+/// The image without its transparency, as on a white page: JPEG has no alpha, and the
+/// colour under a transparent pixel is usually black (a diagram's black text would vanish).
+fn on_white(img: &image::DynamicImage) -> image::RgbImage {
+    if !img.color().has_alpha() {
+        return img.to_rgb8();
+    }
+    let rgba = img.to_rgba8();
+    image::RgbImage::from_fn(rgba.width(), rgba.height(), |x, y| {
+        let image::Rgba([r, g, b, a]) = *rgba.get_pixel(x, y);
+        let blend = |c: u8| {
+            let (c, a) = (u16::from(c), u16::from(a));
+            u8::try_from((c * a + 255 * (255 - a)) / 255).unwrap_or(u8::MAX)
+        };
+        image::Rgb([blend(r), blend(g), blend(b)])
+    })
 }
 
 /// Parses a `pages` value: `3`, `1-5`, or a comma-separated list of those (1-based,

@@ -231,10 +231,17 @@ async fn images_over_the_limits_are_scaled_down() {
     noisy.save(&heavy).unwrap();
     let on_disk = fs::metadata(&heavy).unwrap().len();
     assert!(on_disk > tool_core::MAX_IMAGE_BYTES as u64, "{on_disk}");
+    // Transparent (black under the transparency) with opaque black text: on white.
     let wide = dir.path().join("wide.png");
-    image::RgbImage::from_pixel(9000, 4, image::Rgb([200, 10, 10]))
-        .save(&wide)
-        .unwrap();
+    image::RgbaImage::from_fn(9000, 4, |x, _| {
+        if x < 4500 {
+            image::Rgba([0, 0, 0, 0])
+        } else {
+            image::Rgba([0, 0, 0, 255])
+        }
+    })
+    .save(&wide)
+    .unwrap();
     for (path, side) in [(&heavy, 1400), (&wide, 1568)] {
         let out = run(&Read, &ctx(dir.path()), json!({"file_path": path}))
             .await
@@ -254,6 +261,12 @@ async fn images_over_the_limits_are_scaled_down() {
         assert!(jpeg.len() <= tool_core::MAX_IMAGE_BYTES);
         let shown = image::load_from_memory(&jpeg).unwrap();
         assert_eq!(shown.width().max(shown.height()), side);
+        if path == &wide {
+            let rgb = shown.to_rgb8();
+            let at = |x: u32| rgb.get_pixel(x, 0).0[0];
+            assert!(at(100) > 200, "the transparent half is white: {}", at(100));
+            assert!(at(1400) < 60, "the black half stays black: {}", at(1400));
+        }
         assert_eq!(
             out.structured["file"]["originalSize"],
             fs::metadata(path).unwrap().len()

@@ -92,6 +92,19 @@ pub fn check(root: &Path) -> super::Result {
             bytes.len(),
             names.join(", ")
         );
+        // Every feature-gated tool of the build must be proven absent above: one added
+        // without its row in GATED would never be checked.
+        for tool in tools.as_array().into_iter().flatten() {
+            let gated = tool["gate"]
+                .as_str()
+                .is_some_and(|g| g.starts_with("feature:"));
+            let name = tool["name"].as_str().unwrap_or_default();
+            if gated && !GATED.iter().any(|(t, _)| *t == name) {
+                failures.push(format!(
+                    "{name} is gated by a feature but has no row in xtask's GATED list, so its absence is never proven"
+                ));
+            }
+        }
         for (tool, _) in GATED {
             if names.contains(tool) != (*profile == "internal") {
                 failures.push(format!(

@@ -80,12 +80,13 @@ impl Gate {
     /// through `env` (feature gates are decided at compile time: an entry that exists is
     /// open).
     pub fn is_open_in(self, env: &dyn Fn(&str) -> Option<String>) -> bool {
-        // A variable, or Claude Code's name for the same switch.
-        let on = |var: &str| {
-            truthy(env(var))
-                || ENV_ALIASES
-                    .iter()
-                    .any(|(ours, theirs)| *ours == var && truthy(env(theirs)))
+        // A variable, or, when it is not set, Claude Code's name for the same switch (ours
+        // set to `0` wins over a `CLAUDE_CODE_…=1` left in a shell profile).
+        let on = |var: &str| match env(var).filter(|v| !v.trim().is_empty()) {
+            Some(value) => tool_core::env_truthy(&value),
+            None => ENV_ALIASES
+                .iter()
+                .any(|(ours, theirs)| *ours == var && truthy(env(theirs))),
         };
         match self {
             Self::Always | Self::Feature(_) => true,
@@ -306,7 +307,7 @@ mod tests {
         assert_eq!(
             announcement,
             "<available-deferred-tools>\nAskUserQuestion\nEnterPlanMode\nExitPlanMode\n\
-             TaskOutput\nTaskStop\nTodoWrite\nWebFetch\n</available-deferred-tools>"
+             NotebookEdit\nTaskOutput\nTaskStop\nTodoWrite\nWebFetch\n</available-deferred-tools>"
         );
         let index = tools_builtin::tool_search::ToolSearchIndex::build(&tools);
         assert_eq!(

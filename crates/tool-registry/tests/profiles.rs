@@ -54,7 +54,11 @@ fn the_tool_list_is_the_checked_in_list_of_the_profile() {
         .join("profiles")
         .join(format!("{profile}.txt"));
     let actual = listing();
-    if std::env::var_os("TOOLWRIGHT_BLESS").is_some() {
+    // Rewritten only when asked for (`TOOLWRIGHT_BLESS=1`), and never in CI, where a
+    // variable left exported would turn the check into a copy.
+    let bless = std::env::var("TOOLWRIGHT_BLESS").is_ok_and(|v| tool_core::env_truthy(&v));
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    if bless && !in_ci {
         std::fs::write(&path, &actual).unwrap();
     }
     let expected = std::fs::read_to_string(&path)
@@ -105,6 +109,9 @@ fn the_tasks_gate_swaps_todo_write_for_the_task_tools() {
             assert!(tasks.iter().all(|t| names.contains(&(*t).to_owned())));
         }
     }
+    // Ours, when set, wins over Claude Code's (left on in a shell profile, say).
+    let names = names_with(&[(TASKS_ENV, "0"), ("CLAUDE_CODE_ENABLE_TASKS", "1")]);
+    assert!(names.contains(&"TodoWrite".to_owned()), "{names:?}");
     assert_eq!(
         tool_registry::gate_of("TaskCreate"),
         "env:TOOLWRIGHT_ENABLE_TASKS"

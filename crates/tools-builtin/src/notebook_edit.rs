@@ -296,6 +296,10 @@ impl TypedTool for NotebookEdit {
     fn is_destructive(&self, _: &NotebookEditInput) -> bool {
         true
     }
+    /// Announced by name and loaded through ToolSearch, as in Claude Code.
+    fn should_defer(&self) -> bool {
+        true
+    }
     /// Hooks and prompts see the absolute path the tool uses (Claude Code's
     /// `backfillObservableInput`).
     fn observable_input(

@@ -56,12 +56,15 @@ use crate::fsutil;
 /// [`tool_core::env_truthy`], as the registry's gate reads it).
 pub const ENABLE_TASKS_ENV: &str = "TOOLWRIGHT_ENABLE_TASKS";
 
-/// Whether [`ENABLE_TASKS_ENV`] (or Claude Code's `CLAUDE_CODE_ENABLE_TASKS`) asks for Tasks v2
-/// in this process's environment.
+/// Whether [`ENABLE_TASKS_ENV`] (or, when it is not set, Claude Code's
+/// `CLAUDE_CODE_ENABLE_TASKS`) asks for Tasks v2 in this process's environment, as the
+/// registry's gate reads them.
 pub fn tasks_v2_enabled() -> bool {
-    [ENABLE_TASKS_ENV, "CLAUDE_CODE_ENABLE_TASKS"]
-        .iter()
-        .any(|var| std::env::var(var).is_ok_and(|v| tool_core::env_truthy(&v)))
+    let set = |var: &str| std::env::var(var).ok().filter(|v| !v.trim().is_empty());
+    match set(ENABLE_TASKS_ENV) {
+        Some(value) => tool_core::env_truthy(&value),
+        None => set("CLAUDE_CODE_ENABLE_TASKS").is_some_and(|v| tool_core::env_truthy(&v)),
+    }
 }
 
 /// The state of a task.

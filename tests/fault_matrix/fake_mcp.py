@@ -56,6 +56,10 @@ TOOLS = [{
 def malformed(req_id, kind):
     if kind == "not-json":
         raw(b'{"jsonrpc": "2.0", "id": ' + str(req_id).encode() + b', "result": {"content": [\n')
+    elif kind == "lone-surrogate":
+        # As the TypeScript SDK writes it: `result` first, a string cut mid-emoji.
+        raw(b'{"result": {"content": [{"type": "text", "text": "cut mid-emoji x\\ud83d"}]}, '
+            b'"jsonrpc": "2.0", "id": ' + str(req_id).encode() + b'}\n')
     elif kind == "binary":
         raw(b"\xff\xfe\x00garbage\x80\n")
     elif kind == "result-not-object":

@@ -206,6 +206,13 @@ async fn mcp_server_sends_malformed_json_rpc() {
             ],
         ),
         (
+            "lone-surrogate",
+            vec![
+                disconnected,
+                "[toolwright] protocol error: it sent a JSON-RPC message that is not valid JSON",
+            ],
+        ),
+        (
             "result-not-object",
             vec![
                 "tool \"work\" returned a malformed result",

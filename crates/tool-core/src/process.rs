@@ -151,12 +151,19 @@ mod tests {
 /// [`detach_from_terminal`] (its id). A group that is gone is no error. Ids 0 and 1 are
 /// refused: `killpg(0)` would be this process's own group.
 pub fn kill_process_group(pgid: u32) {
+    signal_process_group(pgid, nix::sys::signal::Signal::SIGKILL);
+}
+
+/// Asks (SIGTERM) every process of group `pgid` to end, as [`kill_process_group`] does
+/// with SIGKILL: a process that cleans up on SIGTERM gets to.
+pub fn terminate_process_group(pgid: u32) {
+    signal_process_group(pgid, nix::sys::signal::Signal::SIGTERM);
+}
+
+fn signal_process_group(pgid: u32, signal: nix::sys::signal::Signal) {
     if let Ok(pgid) = i32::try_from(pgid)
         && pgid > 1
     {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pgid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
     }
 }

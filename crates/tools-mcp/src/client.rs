@@ -222,8 +222,9 @@ impl Live {
         if let Some(mut service) = service {
             let _ = service.close_with_timeout(Duration::from_secs(5)).await;
         }
-        // Its stdin is closed now: a server gets a moment to exit on its own, then it is
-        // killed.
+        // Its stdin is closed now: a server gets a moment to exit on its own, then SIGTERM
+        // and another moment (MCP's stdio shutdown: one that cleans up on SIGTERM gets
+        // to), then it is killed.
         let child = lock(&self.child).take();
         if let Some(mut child) = child {
             let pid = child.id();
@@ -231,7 +232,15 @@ impl Live {
                 .await
                 .is_err()
             {
-                let _ = child.kill().await;
+                if let Some(pid) = pid {
+                    tool_core::process::terminate_process_group(pid);
+                }
+                if tokio::time::timeout(Duration::from_secs(2), child.wait())
+                    .await
+                    .is_err()
+                {
+                    let _ = child.kill().await;
+                }
             }
             // What it started and left behind goes too (reaped a moment ago, its id cannot
             // have been reused yet).
@@ -341,6 +350,23 @@ impl LineSplitter {
     }
 }
 
+/// rmcp serves an expired cached answer (a server's `ttlMs`) when the request that would
+/// renew it fails, the server's own "not found" included: a resource read would return old
+/// content as current. Off: a failure is reported.
+async fn no_stale_answers(peer: &rmcp::Peer<RoleClient>) {
+    peer.set_response_cache_config(
+        rmcp::ClientCacheConfig::default().with_serve_stale_on_error(false),
+    )
+    .await;
+}
+
+/// `path` as a file URL, as Node's `pathToFileURL` makes it: `#`, `?`, `%` and spaces
+/// percent-encoded (`file:///home/u/app#2` names `/home/u/app` to a server).
+fn file_uri(path: &std::path::Path) -> String {
+    reqwest::Url::from_file_path(path)
+        .map_or_else(|()| format!("file://{}", path.display()), String::from)
+}
+
 /// The id of a JSON-RPC message as JSON text, if it has a non-null one.
 fn id_key(message: &Value) -> Option<String> {
     message
@@ -366,12 +392,11 @@ fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
-        // Broken JSON that starts like a JSON-RPC message was meant as one.
-        Err(e)
-            if line[..line.len().min(64)]
-                .windows(9)
-                .any(|w| w == b"\"jsonrpc\"") =>
-        {
+        // Broken JSON that holds a `"jsonrpc"` member was meant as a JSON-RPC message,
+        // wherever the member is (the TypeScript SDK writes it after `result`): a lone
+        // surrogate (`"\ud83d"`, a string cut mid-emoji) is one that Node reads and
+        // serde_json does not.
+        Err(e) if line.windows(9).any(|w| w == b"\"jsonrpc\"") => {
             return Some(format!(
                 "it sent a JSON-RPC message that is not valid JSON ({e})"
             ));
@@ -741,7 +766,7 @@ impl ServerConn {
         Handler {
             server: self.config.name.clone(),
             info: self.client_info(),
-            roots: json!({"roots": [{"uri": format!("file://{}", root.display()), "name": name}]}),
+            roots: json!({"roots": [{"uri": file_uri(root), "name": name}]}),
             routes: self.routes.clone(),
             conn: Arc::downgrade(self),
             opts: self.opts.clone(),
@@ -823,6 +848,7 @@ impl ServerConn {
                         return Err(timeout_message(timeout));
                     }
                 };
+                no_stale_answers(service.peer()).await;
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
@@ -860,6 +886,7 @@ impl ServerConn {
                     .map_err(|e| {
                         self.scrub(format!("initialization failed at {}: {e}", shown_url(url)))
                     })?;
+                no_stale_answers(service.peer()).await;
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
@@ -1431,6 +1458,16 @@ pub(crate) fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The roots a server is given are file URLs it reads back as the same directory.
+    #[test]
+    fn roots_are_percent_encoded_file_urls() {
+        assert_eq!(
+            file_uri(std::path::Path::new("/home/u/app#2 v?%")),
+            "file:///home/u/app%232%20v%3F%25"
+        );
+        assert_eq!(file_uri(std::path::Path::new("/tmp")), "file:///tmp");
+    }
 
     #[tokio::test]
     async fn listing_follows_cursors_and_bounds_pages_and_bytes() {

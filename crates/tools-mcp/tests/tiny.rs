@@ -931,3 +931,26 @@ async fn a_shutdown_during_a_reconnection_leaves_no_server_running() {
     );
     drop(manager);
 }
+
+/// A server that does not exit when its stdin closes gets SIGTERM (and time to clean up)
+/// before SIGKILL, as MCP's stdio shutdown has it; it used to get SIGKILL straight away.
+#[tokio::test]
+async fn shutdown_sends_sigterm_before_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cleaned");
+    // The server runs in the background; the wrapper outlives its stdin and cleans up on
+    // SIGTERM.
+    let script = format!(
+        "trap 'echo cleaned > \"{}\"; exit 0' TERM; exec 3<&0; \"$0\" <&3 & wait; while :; do sleep 0.1; done",
+        log.display()
+    );
+    let config = ServerConfig::stdio("tiny", "sh", ["-c".to_owned(), script, tiny_server()]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    manager.shutdown().await;
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap_or_default().trim(),
+        "cleaned",
+        "the server got no SIGTERM"
+    );
+}

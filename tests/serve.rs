@@ -330,21 +330,7 @@ fn a_signal_stops_running_commands_and_background_tasks() {
     };
     assert!(alive(&fg) && alive(&bg));
 
-    Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the server did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::terminate_and_wait(&mut server);
     assert_eq!(status.code(), Some(143));
     let start = Instant::now();
     while (alive(&fg) || alive(&bg)) && start.elapsed() < Duration::from_secs(10) {

@@ -764,22 +764,7 @@ fn the_token_can_be_fixed_or_turned_off() {
 #[test]
 fn a_signal_stops_the_http_server_with_its_status() {
     let (_dir, root) = project();
-    let server = Server::toolwright_http(&root, &[]);
-    Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .unwrap();
-    let mut server = server;
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the server did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut server = Server::toolwright_http(&root, &[]);
+    let status = support::terminate_and_wait(&mut server.child);
     assert_eq!(status.code(), Some(143));
 }

@@ -102,6 +102,25 @@ pub fn toolwright_http_command(project: &Path, extra: &[&str]) -> Command {
     command
 }
 
+/// Sends SIGTERM to `child` and waits (up to 20 s) for it to exit; its exit status.
+pub fn terminate_and_wait(child: &mut Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the server did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Runs a client command that prints one JSON document (the MCP inspector CLI's output),
 /// failing with its stdout and stderr if it does not succeed.
 pub fn json_from(mut command: Command) -> Value {

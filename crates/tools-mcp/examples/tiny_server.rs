@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerRequest,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerRequest,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -50,6 +50,8 @@ impl Tiny {
             json!({"name": "echo", "description": "Echoes text", "inputSchema": obj(json!({"text": {"type": "string"}})),
                    "annotations": {"readOnlyHint": true}}),
             json!({"name": "hang", "description": "Never answers until cancelled", "inputSchema": obj(json!({}))}),
+            json!({"name": "ticks", "description": "Reports progress `count` times, `every_ms` apart, then answers",
+                   "inputSchema": obj(json!({"count": {"type": "integer"}, "every_ms": {"type": "integer"}}))}),
             json!({"name": "crash", "description": "Exits the server mid-call", "inputSchema": obj(json!({})),
                    "annotations": {"destructiveHint": true, "openWorldHint": true}}),
             json!({"name": long_name(), "description": "A 200-character name", "inputSchema": obj(json!({}))}),
@@ -187,6 +189,20 @@ impl ServerHandler for Tiny {
                 context.ct.cancelled().await;
                 eprintln!("hang: cancelled by the client");
                 Err(ErrorData::internal_error("cancelled", None))
+            }
+            "ticks" => {
+                let count = args["count"].as_u64().unwrap_or(3);
+                let every = std::time::Duration::from_millis(args["every_ms"].as_u64().unwrap_or(100));
+                let token = context.meta.get_progress_token();
+                for n in 1..=count {
+                    tokio::time::sleep(every).await;
+                    if let Some(token) = &token {
+                        let mut param = ProgressNotificationParam::new(token.clone(), n as f64);
+                        param.total = Some(count as f64);
+                        let _ = context.peer.notify_progress(param).await;
+                    }
+                }
+                Ok(text_result(format!("ticked {count}")))
             }
             "crash" => {
                 if let Ok(path) = std::env::var("TINY_CRASH_LOG") {

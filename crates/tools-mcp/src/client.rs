@@ -81,6 +81,8 @@ type ProgressRoutes = Arc<Mutex<HashMap<String, ProgressRoute>>>;
 struct ProgressRoute {
     sender: ProgressSender,
     tool: String,
+    /// Told of every notification of the call: it is not idle.
+    activity: Arc<tokio::sync::Notify>,
 }
 
 /// The rmcp client handler of one connection.
@@ -152,6 +154,7 @@ impl ClientHandler for Handler {
         let key = token_key(&params.progress_token);
         let route = lock(&self.routes).get(&key).cloned();
         if let Some(route) = route {
+            route.activity.notify_one();
             route.sender.send(json!({
                 "type": "mcp_progress",
                 "server": self.server,
@@ -697,6 +700,17 @@ impl ServerConn {
         self.config.timeout.unwrap_or(self.opts.tool_timeout)
     }
 
+    /// How long a call may go without a word from the server: the option, else Claude
+    /// Code's defaults (30 minutes for a stdio server, 5 for a network one).
+    fn idle_timeout(&self) -> Duration {
+        self.opts
+            .tool_idle_timeout
+            .unwrap_or(match self.config.transport {
+                TransportConfig::Stdio { .. } => crate::options::DEFAULT_STDIO_IDLE_TIMEOUT,
+                _ => crate::options::DEFAULT_NETWORK_IDLE_TIMEOUT,
+            })
+    }
+
     /// `MCP server "name"`, the subject of every error message.
     pub(crate) fn label(&self) -> String {
         format!("MCP server \"{}\"", self.config.name)
@@ -1090,11 +1104,13 @@ impl ServerConn {
             .map_err(|e| self.call_error(tool, "tools/call", e, &live))?;
         let request_id = handle.id.clone();
         let token = token_key(&handle.progress_token);
+        let activity = Arc::new(tokio::sync::Notify::new());
         lock(&self.routes).insert(
             token.clone(),
             ProgressRoute {
                 sender: progress,
                 tool: tool.to_owned(),
+                activity: Arc::clone(&activity),
             },
         );
         let _route = RouteGuard {
@@ -1102,8 +1118,25 @@ impl ServerConn {
             token,
         };
         let timeout = self.call_timeout();
+        let idle = self.idle_timeout();
+        // Ends when the server has sent nothing for the call (no progress) for `idle`.
+        let silent = async {
+            while tokio::time::timeout(idle, activity.notified())
+                .await
+                .is_ok()
+            {}
+        };
         let outcome = tokio::select! {
             r = handle.await_response() => r,
+            () = silent => {
+                self.send_cancelled(&live, request_id, "idle").await;
+                return Err(ToolError::msg(format!(
+                    "{}: tool \"{tool}\" sent nothing for {} (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT: no progress and no answer); \
+                     the request was cancelled",
+                    self.label(),
+                    human_duration(idle)
+                )));
+            }
             reason = self.heartbeat(&live) => {
                 live.mark_dead();
                 return Err(ToolError::msg(format!(

@@ -13,6 +13,11 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default per-call timeout (`MCP_TOOL_TIMEOUT`): 100,000,000 ms (about 28 hours), as in
 /// Claude Code.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_millis(100_000_000);
+/// Default idle limit of a call to a stdio server (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`):
+/// 1,800,000 ms, as in Claude Code.
+pub const DEFAULT_STDIO_IDLE_TIMEOUT: Duration = Duration::from_millis(1_800_000);
+/// Default idle limit of a call to a network server: 300,000 ms, as in Claude Code.
+pub const DEFAULT_NETWORK_IDLE_TIMEOUT: Duration = Duration::from_millis(300_000);
 /// Default output limit of one MCP result, in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
 /// Default size of the captured stderr of a stdio server (the newest bytes are kept).
@@ -54,6 +59,10 @@ pub struct McpOptions {
     /// How long one `tools/call` may take (`MCP_TOOL_TIMEOUT`). A server's own `timeout`
     /// overrides it.
     pub tool_timeout: Duration,
+    /// How long a call may go without a word from its server (a progress notification, or
+    /// the answer) before it is cancelled (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`); `None`: the
+    /// defaults, [`DEFAULT_STDIO_IDLE_TIMEOUT`] and [`DEFAULT_NETWORK_IDLE_TIMEOUT`].
+    pub tool_idle_timeout: Option<Duration>,
     /// Output limit of one result in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
     pub max_output_tokens: usize,
     /// How many bytes of each stdio server's stderr are kept.
@@ -74,6 +83,7 @@ impl fmt::Debug for McpOptions {
             .field("project_dir", &self.project_dir)
             .field("startup_timeout", &self.startup_timeout)
             .field("tool_timeout", &self.tool_timeout)
+            .field("tool_idle_timeout", &self.tool_idle_timeout)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("stderr_capacity", &self.stderr_capacity)
             .field("blob_dir", &self.blob_dir)
@@ -91,6 +101,7 @@ impl McpOptions {
             project_dir: project_dir.into(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            tool_idle_timeout: None,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             stderr_capacity: DEFAULT_STDERR_CAPACITY,
             blob_dir: None,
@@ -100,8 +111,9 @@ impl McpOptions {
         }
     }
 
-    /// Defaults overridden by `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` (milliseconds) and
-    /// `MAX_MCP_OUTPUT_TOKENS` from the process environment. Unparsable or zero values are
+    /// Defaults overridden by `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT`,
+    /// `CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT` (milliseconds) and `MAX_MCP_OUTPUT_TOKENS` from the
+    /// process environment. Unparsable or zero values are
     /// ignored.
     pub fn from_env(project_dir: impl Into<PathBuf>) -> Self {
         Self::from_lookup(project_dir, &|name| std::env::var(name).ok())
@@ -123,6 +135,9 @@ impl McpOptions {
         }
         if let Some(ms) = num("MCP_TOOL_TIMEOUT") {
             opts.tool_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = num("CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT") {
+            opts.tool_idle_timeout = Some(Duration::from_millis(ms));
         }
         if let Some(tokens) = num("MAX_MCP_OUTPUT_TOKENS") {
             opts.max_output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);

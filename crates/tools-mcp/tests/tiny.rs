@@ -16,7 +16,7 @@ use tool_core::{MaxResultSize, PermissionResult, ProgressSender, ToolResultConte
 use tools_mcp::{McpManager, McpOptions, ServerConfig, ServerState, Severity};
 
 /// How many tools the tiny server lists at start.
-const TINY_TOOLS: usize = 16;
+const TINY_TOOLS: usize = 17;
 
 fn opts() -> McpOptions {
     McpOptions::new(std::env::temp_dir())
@@ -208,6 +208,46 @@ async fn per_call_timeout_cancels_the_request() {
     let manager = tiny(&[], o).await;
     hang_times_out(&manager, "400 ms").await;
     manager.shutdown().await;
+}
+
+/// A call its server says nothing about for the idle limit is cancelled
+/// (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`); progress notifications keep a long call going.
+#[tokio::test]
+async fn a_silent_call_is_cancelled_after_the_idle_limit_and_progress_keeps_one_alive() {
+    let mut o = opts();
+    o.tool_idle_timeout = Some(Duration::from_millis(700));
+    let manager = tiny(&[], o).await;
+    // (The guard turns a regression into a failure instead of a hung test.)
+    let err = tokio::time::timeout(
+        Duration::from_secs(30),
+        call(&tool(&manager, "mcp__tiny__hang"), json!({})),
+    )
+    .await
+    .expect("the idle limit did not end the call")
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("MCP server \"tiny\": tool \"hang\" sent nothing for 700 ms"),
+        "{err}"
+    );
+    assert!(stderr_contains(&manager, "hang: cancelled by the client").await);
+    // Ten reports 200 ms apart: two seconds in all, never 700 ms of silence.
+    let r = call(
+        &tool(&manager, "mcp__tiny__ticks"),
+        json!({"count": 10, "every_ms": 200}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.data.content.joined_text(), "ticked 10");
+    manager.shutdown().await;
+}
+
+#[test]
+fn the_idle_limit_comes_from_the_environment() {
+    let env = |name: &str| (name == "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT").then(|| "1500".to_owned());
+    let o = McpOptions::from_lookup(std::env::temp_dir(), &env);
+    assert_eq!(o.tool_idle_timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(opts().tool_idle_timeout, None);
 }
 
 /// Calls `crash`, which ends the server mid-call: the call fails at once, naming the server

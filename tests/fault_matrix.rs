@@ -18,6 +18,7 @@
 //! | MCP server hangs on initialize | [`mcp::mcp_server_hangs_on_initialize`] |
 //! | MCP server hangs on a call | [`mcp::mcp_server_hangs_on_a_call`] |
 //! | MCP server sends malformed JSON-RPC | [`mcp::mcp_server_sends_malformed_json_rpc`] |
+//! | MCP server lists an invalid tool | [`mcp::mcp_server_lists_an_invalid_tool`] |
 //! | MCP server sends a 50 MB result | [`mcp::mcp_server_sends_a_50_mb_result`] |
 //! | MCP server closes stdout, keeps running | [`mcp::mcp_server_closes_stdout_but_keeps_running`] |
 //! | the same against the real rmcp server | [`mcp::tiny_rmcp_server_crash_and_hang`], [`mcp::tiny_rmcp_server_sends_50_mb`] |

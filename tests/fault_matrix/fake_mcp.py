@@ -8,6 +8,7 @@ $FAKE_MCP_LOG. MODE decides the fault:
   crash         exits (status 3) on `tools/call`, without answering
   hang-call     never answers `tools/call` (logs `notifications/cancelled`)
   malformed     answers `tools/call` with broken JSON-RPC, chosen by the argument `kind`
+  bad-tool      lists one more tool, whose definition is invalid
   big           answers `tools/call` with a 50 MB text result (80 MB for kind `huge`)
   close-stdout  closes its stdout on `tools/call` and keeps running (reading stdin)
 """
@@ -102,7 +103,12 @@ for line in sys.stdin:
             "serverInfo": {"name": "fake", "version": "1"},
         }})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": req_id, "result": {"tools": TOOLS}})
+        tools = TOOLS
+        if MODE == "bad-tool":
+            # A hint of the wrong type: one tool no strict reader accepts.
+            tools = TOOLS + [{"name": "broken", "inputSchema": {"type": "object"},
+                              "annotations": {"readOnlyHint": "yes"}}]
+        send({"jsonrpc": "2.0", "id": req_id, "result": {"tools": tools}})
     elif method == "tools/call":
         args = msg.get("params", {}).get("arguments") or {}
         if MODE == "crash":

@@ -186,6 +186,28 @@ async fn mcp_server_hangs_on_a_call() {
     finish(rig, &fake).await;
 }
 
+/// One invalid tool definition leaves that tool out, named in the server's log; the others
+/// are offered. rmcp failed the whole `tools/list` ("Unexpected response type"), so the
+/// server connected with no tools and no word of which was wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_server_lists_an_invalid_tool() {
+    let fake = Fake::new();
+    let rig = fake.rig("bad-tool").build().await;
+    let r = work(&rig, "toolu_1", "").await;
+    assert!(!r.outcome.result.is_error, "{}", text(&r));
+    let mcp = rig.mcp.as_ref().unwrap();
+    assert!(
+        !mcp.tools().iter().any(|t| t.name() == "mcp__fake__broken"),
+        "the invalid tool was offered"
+    );
+    let log = mcp.stderr("fake").unwrap_or_default();
+    assert!(
+        log.contains("the tool \"broken\" is left out: its definition is not valid"),
+        "{log}"
+    );
+    finish(rig, &fake).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_server_sends_malformed_json_rpc() {
     let fake = Fake::new();

@@ -995,8 +995,16 @@ impl ServerConn {
         // earlier never replaces one fetched later.
         let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
         let pages = list_all("tools", |cursor| async {
-            let page = live.peer.list_tools(Some(page_params(cursor))).await?;
-            Ok((page.tools, page.next_cursor))
+            let request = rmcp::model::ListToolsRequest {
+                method: Default::default(),
+                params: Some(page_params(cursor)),
+                extensions: Default::default(),
+            };
+            let page = live
+                .peer
+                .send_request(ClientRequest::ListToolsRequest(request))
+                .await?;
+            self.tools_of_page(page)
         });
         let listed = tokio::time::timeout(self.startup_timeout(), pages)
             .await
@@ -1004,11 +1012,58 @@ impl ServerConn {
             .map_err(|e| format!("tools/list failed: {e}"))?;
         let tools: Vec<Arc<dyn Tool>> = listed
             .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .map(|raw| Arc::new(crate::tool::McpTool::new(self.clone(), &raw)) as Arc<dyn Tool>)
+            .map(|raw| Arc::new(crate::tool::McpTool::new(self.clone(), raw)) as Arc<dyn Tool>)
             .collect();
         self.store_tools(seq, tools);
         Ok(())
+    }
+
+    /// The tools of one `tools/list` page as JSON, and its next cursor. A tool definition
+    /// rmcp cannot read (a string `readOnlyHint`, no `inputSchema`) makes the page a custom
+    /// result: its tools are then read one by one, and a bad one is left out with a line in
+    /// the server's log naming it and what is wrong, instead of failing the whole server
+    /// with "Unexpected response type".
+    fn tools_of_page(
+        &self,
+        page: rmcp::model::ServerResult,
+    ) -> Result<(Vec<Value>, Option<String>), ServiceError> {
+        let page = match page {
+            rmcp::model::ServerResult::ListToolsResult(page) => {
+                let tools = page
+                    .tools
+                    .iter()
+                    .filter_map(|t| serde_json::to_value(t).ok())
+                    .collect();
+                return Ok((tools, page.next_cursor));
+            }
+            rmcp::model::ServerResult::CustomResult(rmcp::model::CustomResult(page)) => page,
+            _ => return Err(ServiceError::UnexpectedResponse),
+        };
+        let Some(items) = page.get("tools").and_then(Value::as_array) else {
+            return Err(ServiceError::UnexpectedResponse);
+        };
+        let mut tools = Vec::with_capacity(items.len());
+        for item in items {
+            match serde_json::from_value::<rmcp::model::Tool>(item.clone()) {
+                Ok(tool) => tools.extend(serde_json::to_value(tool).ok()),
+                Err(e) => {
+                    let name = item
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(no name)");
+                    let line = format!(
+                        "[toolwright] tools/list: the tool \"{name}\" is left out: its definition is not valid ({e})\n"
+                    );
+                    tracing::warn!(server = %self.label(), "{}", line.trim_end());
+                    self.stderr.push(line.as_bytes());
+                }
+            }
+        }
+        let next = page
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok((tools, next))
     }
 
     /// Keeps `tools`, the listing numbered `seq`, unless a later listing was kept already.

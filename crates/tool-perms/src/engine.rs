@@ -1526,7 +1526,10 @@ impl PermissionEngine {
         rg_config: bool,
     ) -> Option<Finding> {
         let name = basename(words.first()?.value.as_deref()?);
-        let use_ = path_use(name, words)?;
+        let option_glob = self.option_like_glob(sub, words, ctx);
+        let Some(use_) = path_use(name, words) else {
+            return option_glob;
+        };
         let text = sub.raw_text();
         if sub.appended_args || reads_listed_files(name, words) {
             // Its paths arrive on stdin or in a list file: never auto-allowed (read-only and
@@ -1541,7 +1544,8 @@ impl PermissionEngine {
                 .sub(text)
             });
         }
-        let mut worst: Option<Finding> = None;
+        // Its paths are still checked: a deny stays a deny.
+        let mut worst: Option<Finding> = option_glob;
         // An awk program that may open files itself: they cannot be checked. Asked only
         // when a path rule could be dodged (a comparison reads like a redirection).
         if name == "awk"
@@ -1663,24 +1667,6 @@ impl PermissionEngine {
                             (dir, entries)
                         }) {
                         Some((dir, entries)) => {
-                            // A glob of the cwd (no directory before it) that matches a
-                            // name like `--pre=sh` or `-exec` puts that name among the
-                            // arguments, where the program reads it as an option: `rg TODO *`
-                            // would run `sh`. (`dir/*` expands to `dir/--pre=sh`, harmless.)
-                            // Its matches are still checked below: a deny stays a deny.
-                            if !value.contains('/')
-                                && let Some(option) = entries.iter().find_map(|e| {
-                                    e.file_name()
-                                        .and_then(|n| n.to_str())
-                                        .filter(|n| n.starts_with('-'))
-                                })
-                            {
-                                let why = format!(
-                                    "`{text}`: the glob {} matches `{option}`, which {name} would take as an option",
-                                    arg.raw
-                                );
-                                worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
-                            }
                             paths.push(dir.clone());
                             paths.extend(entries);
                             if matches!(name, "rm" | "rmdir") {
@@ -1751,6 +1737,52 @@ impl PermissionEngine {
             }
         }
         worst
+    }
+
+    /// A glob argument of the cwd (no directory before it, before any `--`) that matches a
+    /// name starting with `-`: bash puts that name among the arguments, where the program
+    /// reads it as an option (wildcard injection: `rg TODO *` beside a file `--pre=sh` runs
+    /// `sh`; `tar cf a.tar *` beside `--checkpoint-action=exec=sh x`). A safety ask, in every
+    /// mode. `dir/*` expands to `dir/--pre=sh`, which is no option.
+    fn option_like_glob(
+        &self,
+        sub: &SimpleCommand,
+        words: &[Word],
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        let name = basename(words.first()?.value.as_deref()?);
+        for w in words.iter().skip(1) {
+            let Some(value) = w.value.as_deref() else {
+                continue;
+            };
+            if value == "--" {
+                break;
+            }
+            if !w.glob || value.contains('/') {
+                continue;
+            }
+            let resolutions = self
+                .resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
+                .unwrap_or_default();
+            for resolved in resolutions {
+                let Some((_, entries)) = expand_glob(&resolved) else {
+                    continue;
+                };
+                if let Some(option) = entries.iter().find_map(|e| {
+                    e.file_name()
+                        .and_then(|n| n.to_str())
+                        .filter(|n| n.starts_with('-'))
+                }) {
+                    let text = sub.raw_text();
+                    let why = format!(
+                        "`{text}`: the glob {} matches `{option}`, which {name} would take as an option",
+                        w.raw
+                    );
+                    return Some(Finding::safety_ask(why, text));
+                }
+            }
+        }
+        None
     }
 
     /// Whether `value`, in any of the directories a command may run in (`cwd`, `others`,

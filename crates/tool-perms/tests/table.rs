@@ -1937,6 +1937,11 @@ async fn a_glob_matching_an_option_like_name_asks() {
     for (expect, command, mode) in [
         ("ask", "cd inj && rg TODO *", "default"),
         ("ask", "cd inj && rm *", "bypassPermissions"),
+        // Commands whose paths are not checked too (tar's --checkpoint-action runs a program).
+        ("ask", "cd inj && tar cf ../a.tar *", "bypassPermissions"),
+        ("ask", "cd inj && python3 x.py *", "bypassPermissions"),
+        // After `--`, a name is an operand.
+        ("allow", "cd inj && rm -- *", "bypassPermissions"),
         // A directory before the glob: `inj/--pre=sh` is no option.
         ("allow", "rg TODO inj/*", "default"),
         ("allow", "rm inj/*", "bypassPermissions"),

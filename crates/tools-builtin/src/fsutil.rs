@@ -50,9 +50,17 @@ pub(crate) fn observable_path(
     ctx: &ToolUseContext,
 ) -> Option<serde_json::Value> {
     let raw = input.get(field)?.as_str()?;
-    let resolved = absolute_path(raw, field, ctx).ok()?;
+    with_resolved(input, field, &absolute_path(raw, field, ctx).ok()?)
+}
+
+/// `input` with `field` set to `resolved`; `None` when it already holds that.
+fn with_resolved(
+    input: &serde_json::Value,
+    field: &str,
+    resolved: &Path,
+) -> Option<serde_json::Value> {
     let resolved = resolved.to_str()?;
-    if resolved == raw {
+    if input.get(field).and_then(serde_json::Value::as_str) == Some(resolved) {
         return None;
     }
     let mut observed = input.clone();
@@ -73,14 +81,7 @@ pub(crate) fn observable_search_path(
     if trimmed.is_empty() || trimmed.contains('\0') {
         return None;
     }
-    let resolved = ctx.resolve_path(trimmed);
-    let resolved = resolved.to_str()?;
-    if resolved == raw {
-        return None;
-    }
-    let mut observed = input.clone();
-    observed["path"] = serde_json::Value::String(resolved.to_owned());
-    Some(observed)
+    with_resolved(input, "path", &ctx.resolve_path(trimmed))
 }
 
 /// The resolved path for a permission subject, computed without a context: only absolute

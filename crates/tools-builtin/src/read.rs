@@ -655,12 +655,11 @@ fn shrink_image(path: &Path, size: u64) -> Result<Vec<u8>, String> {
     }
     let mut side = SHRUNK_LONG_SIDE;
     for quality in [85u8, 70, 50, 35] {
-        let scaled = if img.width().max(img.height()) > side {
-            img.resize(side, side, image::imageops::FilterType::Triangle)
+        let rgb = if img.width().max(img.height()) > side {
+            on_white(&img.resize(side, side, image::imageops::FilterType::Triangle))
         } else {
-            img.clone()
+            on_white(&img)
         };
-        let rgb = on_white(&scaled);
         let mut out = Vec::new();
         image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
             .encode_image(&rgb)

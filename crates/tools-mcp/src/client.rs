@@ -1044,8 +1044,9 @@ impl ServerConn {
         };
         let mut tools = Vec::with_capacity(items.len());
         for item in items {
-            match serde_json::from_value::<rmcp::model::Tool>(item.clone()) {
-                Ok(tool) => tools.extend(serde_json::to_value(tool).ok()),
+            // Checked as rmcp reads it, kept as the server sent it.
+            match <rmcp::model::Tool as serde::Deserialize>::deserialize(item) {
+                Ok(_) => tools.push(item.clone()),
                 Err(e) => {
                     let name = item
                         .get("name")

@@ -1027,18 +1027,21 @@ pub fn reads_only_whatever_is_appended(words: &[Word]) -> bool {
         })
 }
 
+/// The global options of git that change nothing a read-only subcommand does.
+const GIT_GLOBAL_OPTIONS: &[&str] = &[
+    "--no-pager",
+    "-P",
+    "--no-optional-locks",
+    "--no-replace-objects",
+];
+
 /// The subcommand of a `git` command after the global options [`git_read_only`] accepts.
 fn git_subcommand(words: &[Word]) -> Option<&str> {
     words
         .iter()
         .skip(1)
         .map(|w| w.value.as_deref())
-        .find(|v| {
-            !matches!(
-                v,
-                Some("--no-pager" | "-P" | "--no-optional-locks" | "--no-replace-objects")
-            )
-        })
+        .find(|v| !v.is_some_and(|v| GIT_GLOBAL_OPTIONS.contains(&v)))
         .flatten()
 }
 
@@ -1046,7 +1049,7 @@ fn git_read_only(args: &[&str]) -> bool {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         match *a {
-            "--no-pager" | "-P" | "--no-optional-locks" | "--no-replace-objects" => i += 1,
+            a if GIT_GLOBAL_OPTIONS.contains(&a) => i += 1,
             _ => break,
         }
     }

@@ -36,14 +36,61 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct StderrLog {
     buf: Mutex<VecDeque<u8>>,
     capacity: usize,
+    /// How many stderr pipes are still being read into the log (one per started process
+    /// whose stderr has not reached its end).
+    open_pipes: std::sync::atomic::AtomicUsize,
+    /// Told when a pipe reaches its end.
+    pipe_closed: tokio::sync::Notify,
 }
+
+/// How long an error waits for a failed server's last words on stderr: a server that dies
+/// writes them just before it exits, and they may still be in the pipe when its stdout
+/// ends. Only a pipe some other process keeps open (a daemon the server started) makes the
+/// error wait this long.
+const LAST_WORDS_WAIT: Duration = Duration::from_millis(500);
 
 impl StderrLog {
     fn new(capacity: usize) -> Self {
         Self {
             buf: Mutex::new(VecDeque::new()),
             capacity: capacity.max(1),
+            open_pipes: std::sync::atomic::AtomicUsize::new(0),
+            pipe_closed: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Reads `pipe` into the log until it ends, on a task of its own.
+    fn read_from(self: &Arc<Self>, mut pipe: tokio::process::ChildStderr) {
+        self.open_pipes.fetch_add(1, Ordering::SeqCst);
+        let log = self.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                log.push(&buf[..n]);
+            }
+            log.open_pipes.fetch_sub(1, Ordering::SeqCst);
+            log.pipe_closed.notify_waiters();
+        });
+    }
+
+    /// Waits, at most `limit`, until every stderr pipe has been read to its end.
+    async fn settled(&self, limit: Duration) {
+        let all_read = async {
+            loop {
+                let closed = self.pipe_closed.notified();
+                tokio::pin!(closed);
+                // Registered before the check: a pipe that ends in between still wakes it.
+                closed.as_mut().enable();
+                if self.open_pipes.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                closed.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, all_read).await;
     }
 
     fn push(&self, bytes: &[u8]) {
@@ -738,7 +785,10 @@ impl ServerConn {
         text
     }
 
-    fn stderr_note(&self) -> String {
+    /// The tail of the server's log for an error message, once what a dying server wrote
+    /// to stderr has been read (see [`LAST_WORDS_WAIT`]).
+    async fn stderr_note(&self) -> String {
+        self.stderr.settled(LAST_WORDS_WAIT).await;
         let tail = self.stderr.tail(2_000);
         if tail.is_empty() {
             String::new()
@@ -817,17 +867,8 @@ impl ServerConn {
                         "cannot talk to `{command}`: its stdio was not piped"
                     ));
                 };
-                if let Some(mut stderr) = child.stderr.take() {
-                    let log = self.stderr.clone();
-                    tokio::spawn(async move {
-                        let mut buf = [0u8; 4096];
-                        while let Ok(n) = stderr.read(&mut buf).await {
-                            if n == 0 {
-                                break;
-                            }
-                            log.push(&buf[..n]);
-                        }
-                    });
+                if let Some(stderr) = child.stderr.take() {
+                    self.stderr.read_from(stderr);
                 }
                 let child: SharedChild = Arc::new(Mutex::new(Some(child)));
                 let sent = SentIds::default();
@@ -925,7 +966,7 @@ impl ServerConn {
         let live = match self.connect_once().await {
             Ok(live) => live,
             Err(e) => {
-                let message = format!("{e}{}", self.stderr_note());
+                let message = format!("{e}{}", self.stderr_note().await);
                 *lock(&self.state) = ServerState::Failed(message.clone());
                 return Err(message);
             }
@@ -1153,11 +1194,14 @@ impl ServerConn {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // rmcp puts its own progress token in `_meta`; progress is routed by that token.
-        let handle = live
+        let handle = match live
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| self.call_error(tool, "tools/call", e, &live))?;
+        {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.call_error(tool, "tools/call", e, &live).await),
+        };
         let request_id = handle.id.clone();
         let token = token_key(&handle.progress_token);
         let activity = Arc::new(tokio::sync::Notify::new());
@@ -1218,7 +1262,7 @@ impl ServerConn {
         };
         let result = match outcome {
             Ok(result) => result,
-            Err(e) => return Err(self.call_error(tool, "tools/call", e, &live)),
+            Err(e) => return Err(self.call_error(tool, "tools/call", e, &live).await),
         };
         let value = serde_json::to_value(&result).map_err(|e| {
             ToolError::msg(format!(
@@ -1312,7 +1356,7 @@ impl ServerConn {
             tokio::time::timeout(Duration::from_secs(2), live.peer.notify_cancelled(params)).await;
     }
 
-    pub(crate) fn call_error(
+    pub(crate) async fn call_error(
         &self,
         tool: &str,
         method: &str,
@@ -1330,11 +1374,11 @@ impl ServerConn {
         // Anything else is a transport or protocol failure: this connection is not trusted
         // any more, and the next use starts a fresh one.
         live.mark_dead();
+        let note = self.stderr_note().await;
         ToolError::msg(self.scrub(format!(
             "{} disconnected during {method} \"{tool}\" ({e}). The request was not retried \
-             (it may or may not have taken effect); the server is reconnected on the next use.{}",
+             (it may or may not have taken effect); the server is reconnected on the next use.{note}",
             self.label(),
-            self.stderr_note()
         )))
     }
 
@@ -1347,21 +1391,25 @@ impl ServerConn {
             let page = live.peer.list_resources(Some(page_params(cursor))).await?;
             Ok((page.resources, page.next_cursor))
         });
-        let listed = tokio::time::timeout(limit, pages)
-            .await
-            .map_err(|_| {
-                ToolError::msg(format!(
+        let listed = match tokio::time::timeout(limit, pages).await {
+            Err(_) => {
+                return Err(ToolError::msg(format!(
                     "{}: resources/list got no answer within {} ms",
                     self.label(),
                     limit.as_millis()
-                ))
-            })?
-            .map_err(|e| match e {
-                ListError::Service(e) => self.call_error("", "resources/list", e, &live),
-                ListError::Paging(why) => {
-                    ToolError::msg(format!("{}: resources/list failed: {why}", self.label()))
-                }
-            })?;
+                )));
+            }
+            Ok(Err(ListError::Service(e))) => {
+                return Err(self.call_error("", "resources/list", e, &live).await);
+            }
+            Ok(Err(ListError::Paging(why))) => {
+                return Err(ToolError::msg(format!(
+                    "{}: resources/list failed: {why}",
+                    self.label()
+                )));
+            }
+            Ok(Ok(listed)) => listed,
+        };
         Ok(listed
             .iter()
             .filter_map(|r| serde_json::to_value(r).ok())
@@ -1381,7 +1429,10 @@ impl ServerConn {
                 return Err(ToolError::msg(format!("{}: resources/read \"{uri}\" timed out", self.label())));
             }
         };
-        let result = outcome.map_err(|e| self.call_error(uri, "resources/read", e, &live))?;
+        let result = match outcome {
+            Ok(result) => result,
+            Err(e) => return Err(self.call_error(uri, "resources/read", e, &live).await),
+        };
         serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))
     }
 

@@ -649,6 +649,25 @@ async fn eof_mid_call_with_the_process_still_running() {
     manager.shutdown().await;
 }
 
+/// A server that fails at startup says why on stderr as it dies, and its stdout can end
+/// before those last words are in the log: here a helper process of the server writes them
+/// 200 ms after the server's stdout closed. The error waits for the stderr pipe to end
+/// (within a bound), so they are in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_start_reports_what_the_server_wrote_as_it_died() {
+    let script = "exec >&-; setsid sh -c \"sleep 0.2; echo 'cannot open the database: permission denied' >&2\" & exit 1";
+    let config = ServerConfig::stdio("late", "sh", ["-c", script]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(
+        diags[0]
+            .message
+            .contains("cannot open the database: permission denied"),
+        "the server's last words are missing: {diags:?}"
+    );
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_failed_server_is_retried_with_backoff_then_reconnects() {
     let dir = tempfile::tempdir().unwrap();

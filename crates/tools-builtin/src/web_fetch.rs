@@ -127,6 +127,8 @@ pub struct WebFetch;
 /// A fetched page, as cached.
 #[derive(Debug, Clone)]
 struct Page {
+    /// Where the page came from, after any same-site redirects.
+    url: Url,
     fetched: Instant,
     code: u16,
     code_text: String,
@@ -237,13 +239,14 @@ pub fn prepare_url(raw: &str) -> Result<Url, String> {
 }
 
 /// Whether a redirect from `from` to `to` stays on the same site: same scheme and port, and
-/// the same host once a leading `www.` is removed.
+/// the same host once one leading `www.` is removed.
 pub fn is_permitted_redirect(from: &Url, to: &Url) -> bool {
     let strip = |u: &Url| {
-        u.host_str()
-            .unwrap_or_default()
-            .trim_start_matches("www.")
-            .to_ascii_lowercase()
+        let host = u.host_str().unwrap_or_default().to_ascii_lowercase();
+        match host.strip_prefix("www.") {
+            Some(rest) => rest.to_owned(),
+            None => host,
+        }
     };
     from.scheme() == to.scheme()
         && from.port_or_known_default() == to.port_or_known_default()
@@ -318,7 +321,8 @@ async fn fetch(
             })?;
         let status = response.status();
         let code_text = status.canonical_reason().unwrap_or("").to_owned();
-        if status.is_redirection() {
+        // The redirects Claude Code follows or reports; a 300, 303 or 304 is an answer.
+        if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
@@ -368,12 +372,16 @@ async fn fetch(
             .to_ascii_lowercase();
         let body = read_body(response, &current, limits).await?;
         let bytes = body.len() as u64;
+        // Converting up to 10 MiB of HTML is CPU work: off the async workers.
+        let content =
+            crate::fsutil::blocking(move || Ok(to_markdown(&body, &content_type))).await?;
         return Ok(Fetched::Page(Page {
+            url: current,
             fetched: Instant::now(),
             code: status.as_u16(),
             code_text,
             bytes,
-            content: to_markdown(&body, &content_type),
+            content,
         }));
     }
     Err(ToolError::msg(format!(
@@ -415,6 +423,40 @@ async fn read_body(
     }
 }
 
+/// How deep the HTML tree may nest before its deeper part is flattened. The conversion to
+/// Markdown recurses once per level, and a page of 200,000 nested `<span>`s would overflow
+/// the thread's stack, which aborts the process (no unwinding catches that).
+const MAX_HTML_DEPTH: usize = 128;
+
+/// Flattens `root`'s tree below `max_depth`: a node at that depth gets all its descendants,
+/// in document order and without children of their own, as its children. Every text node
+/// is kept, in order; only the structure below that depth is lost. Iterative, so a tree of
+/// any depth is safe to walk.
+fn flatten_below(root: &std::rc::Rc<htmd::Node>, max_depth: usize) {
+    let mut stack = vec![(root.clone(), 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        if depth < max_depth {
+            stack.extend(
+                node.children
+                    .borrow()
+                    .iter()
+                    .map(|c| (c.clone(), depth + 1)),
+            );
+            continue;
+        }
+        let mut flat = Vec::new();
+        let mut pending: Vec<_> = node.children.take();
+        pending.reverse();
+        while let Some(descendant) = pending.pop() {
+            let mut children = descendant.children.take();
+            children.reverse();
+            pending.extend(children);
+            flat.push(descendant);
+        }
+        *node.children.borrow_mut() = flat;
+    }
+}
+
 /// The page as the model reads it: HTML as Markdown, other text as it is, binary described.
 fn to_markdown(body: &[u8], content_type: &str) -> String {
     let mime = content_type.split(';').next().unwrap_or("").trim();
@@ -427,8 +469,11 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         let converter = htmd::HtmlToMarkdown::builder()
             .skip_tags(vec!["script", "style", "noscript", "template"])
             .build();
-        return match converter.convert(&html) {
-            Ok(md) => md,
+        return match converter.html_to_tree(&html) {
+            Ok(tree) => {
+                flatten_below(&tree, MAX_HTML_DEPTH);
+                converter.tree_to_markdown(&tree)
+            }
             Err(_) => html.into_owned(),
         };
     }
@@ -473,12 +518,24 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, st
             .collect();
         (!value.is_empty()).then_some(value)
     };
-    let declared = label(content_type).or_else(|| {
-        html.then(|| String::from_utf8_lossy(&body[..body.len().min(2048)]).into_owned())
-            .and_then(|head| label(&head))
-    });
-    let encoding = declared
+    let from_meta = || {
+        let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).into_owned();
+        let meta = encoding_rs::Encoding::for_label(label(&head)?.as_bytes())?;
+        // A `<meta>` that says UTF-16 was read as ASCII, so it cannot be true: browsers take
+        // UTF-8 then (and windows-1252 for x-user-defined), as the HTML standard says.
+        Some(
+            if meta == encoding_rs::UTF_16LE || meta == encoding_rs::UTF_16BE {
+                encoding_rs::UTF_8
+            } else if meta == encoding_rs::X_USER_DEFINED {
+                encoding_rs::WINDOWS_1252
+            } else {
+                meta
+            },
+        )
+    };
+    let encoding = label(content_type)
         .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .or_else(|| if html { from_meta() } else { None })
         .unwrap_or(encoding_rs::UTF_8);
     // `decode` prefers a byte-order mark to the label, as browsers do.
     encoding.decode(body).0
@@ -604,7 +661,11 @@ Usage notes:\n\
                 match fetched {
                     Fetched::Page(page) => {
                         let page = Arc::new(page);
-                        cache().put(key.clone(), Arc::clone(&page));
+                        // A page reached by a change of host (`www.`) passed the rules for
+                        // that host as they were; a cache hit would skip them next time.
+                        if page.url.host_str() == url.host_str() {
+                            cache().put(key.clone(), Arc::clone(&page));
+                        }
                         page
                     }
                     Fetched::Redirect {

@@ -53,6 +53,14 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             hits.fetch_add(1, Ordering::SeqCst);
             (head("200 OK", "text/html", PAGE.len(), ""), PAGE.into())
         }
+        // 150,000 nested elements (never closed, which HTML allows): the conversion must
+        // not recurse once per level.
+        "/deep.html" => {
+            let mut page = String::from("<!doctype html><html><body><p>top</p><div>");
+            page.push_str(&"<span>".repeat(150_000));
+            page.push_str("deep <b>inside</b> text</div><p>after</p></body></html>");
+            (head("200 OK", "text/html", page.len(), ""), page.into())
+        }
         "/notes.txt" => {
             let t = "plain *text*, not <b>html</b>\n";
             (head("200 OK", "text/plain", t.len(), ""), t.into())
@@ -72,6 +80,26 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
         "/meta-charset.html" => {
             let b = b"<html><head><meta charset=\"windows-1252\"></head><body><p>na\xefve \x93quotes\x94</p></body></html>".to_vec();
             (head("200 OK", "text/html", b.len(), ""), b)
+        }
+        // The label was read as ASCII, so the page cannot be UTF-16 (browsers take UTF-8).
+        "/meta-utf16.html" => {
+            let b = "<meta charset=\"utf-16\"><h1>Hi café</h1>"
+                .as_bytes()
+                .to_vec();
+            (head("200 OK", "text/html", b.len(), ""), b)
+        }
+        // A 300 is not a redirect to follow or report.
+        "/choices" => {
+            let t = "pick one of the formats";
+            (
+                head(
+                    "300 Multiple Choices",
+                    "text/plain",
+                    t.len(),
+                    "Location: /page.html\r\n",
+                ),
+                t.into(),
+            )
         }
         "/fake.json" => {
             let b = vec![0x00, 0x01, 0x02, b'{', 0x00, 0xff];
@@ -203,6 +231,26 @@ async fn fetch(ctx: &ToolUseContext, input: Value) -> Result<ToolOutput, String>
         .map_err(|e| e.to_model_text())
 }
 
+/// A page nested 150,000 levels deep overflowed the stack in the HTML conversion, which
+/// aborted the whole process. Its text is kept, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deeply_nested_page_is_converted_without_overflowing_the_stack() {
+    let s = server().await;
+    let out = fetch(
+        &ctx(),
+        json!({"url": format!("{}/deep.html", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    let (_, page) = text.split_once("as Markdown.]").expect("the notice");
+    let at = |part: &str| {
+        page.find(part)
+            .unwrap_or_else(|| panic!("{part:?} missing: {page}"))
+    };
+    assert!(at("top") < at("deep") && at("deep") < at("inside") && at("inside") < at("after"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn html_becomes_markdown_and_other_types_are_handled() {
     let s = server().await;
@@ -263,6 +311,17 @@ async fn html_becomes_markdown_and_other_types_are_handled() {
     .unwrap_err();
     assert!(
         err.contains("Request failed with status code 404 (Not Found)"),
+        "{err}"
+    );
+    // Only 301, 302, 307 and 308 are redirects; a 300 with a Location is a failed request.
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/choices", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("Request failed with status code 300 (Multiple Choices)"),
         "{err}"
     );
 }
@@ -465,6 +524,11 @@ async fn urls_are_checked_and_upgraded() {
         &u("https://example.com/a"),
         &u("https://evil.com/b")
     ));
+    // One `www.` is the same site; two is another host.
+    assert!(!is_permitted_redirect(
+        &u("https://example.com/a"),
+        &u("https://www.www.example.com/b")
+    ));
     assert!(!is_permitted_redirect(
         &u("https://example.com/a"),
         &u("http://example.com/b")
@@ -541,6 +605,8 @@ async fn text_is_decoded_by_its_character_set() {
     assert!(stray.contains("bad \u{fffd} byte"), "{stray}");
     let meta = text("/meta-charset.html").await;
     assert!(meta.contains("naïve \u{201c}quotes\u{201d}"), "{meta}");
+    let utf16 = text("/meta-utf16.html").await;
+    assert!(utf16.contains("# Hi café"), "{utf16}");
     // Binary under a textual label (NUL bytes, no charset) is still described, not dumped.
     let fake = text("/fake.json").await;
     assert!(

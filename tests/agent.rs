@@ -610,8 +610,9 @@ fn sh_quote(s: &str) -> String {
 #[test]
 fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     // `script` runs the agent on a pseudo-terminal: standard input and standard error are a
-    // terminal, so the run is interactive. The answers are typed ahead: `n` to the folder
-    // trust question, `a` (always) to the first ask, feedback text to the second.
+    // terminal, so the run is interactive. Each answer is typed once its question shows:
+    // `n` to the folder trust question, `a` (always) to the first ask, feedback text to the
+    // second.
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("skipped: util-linux `script` is not installed");
         return;
@@ -663,11 +664,58 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"n\na\ndo not create two\n").unwrap();
-    stdin.flush().unwrap();
+    // Everything the terminal shows, as it comes.
+    let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut pty_out = child.stdout.take().unwrap();
+    let reader = {
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut pty_out, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    // Types `answer` once the terminal has shown `question` `times` times.
+    let mut answer_after = |question: &str, times: usize, answer: &[u8]| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let shown = String::from_utf8_lossy(&screen.lock().unwrap()).replace('\r', "");
+            if shown.matches(question).count() >= times {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never asked {question:?}:\n{shown}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stdin.write_all(answer).unwrap();
+        stdin.flush().unwrap();
+    };
+    answer_after("Trust it [y/N]? ", 1, b"n\n");
+    // `always`, and a `y` typed ahead: it must not answer the next question, which nobody
+    // has seen yet (it would create `two`).
+    answer_after("Allow Bash? [y]es / [n]o / [a]lways", 1, b"a\ny\n");
+    answer_after(
+        "Allow Bash? [y]es / [n]o / [a]lways",
+        2,
+        b"do not create two\n",
+    );
     // Standard input stays open until the run is over (an end of input would refuse).
-    let out = child.wait_with_output().unwrap();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
     drop(stdin);
+    let mut err = Vec::new();
+    std::io::Read::read_to_end(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let out = std::process::Output {
+        status,
+        stdout: std::mem::take(&mut *screen.lock().unwrap()),
+        stderr: err,
+    };
     let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
     assert!(out.status.success(), "{shown}\n{}", stderr(&out));
     assert_eq!(

@@ -249,11 +249,56 @@ fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
     rx
 }
 
+/// Throws away what was typed before a question was put: lines already read (`lines`) and,
+/// on a terminal, what waits in its input buffer. An answer typed ahead (a second `y`, text
+/// typed while tools ran) must never answer a question nobody has seen yet.
+pub fn discard_typed_ahead(lines: Option<&mut mpsc::UnboundedReceiver<String>>) {
+    #[cfg(unix)]
+    {
+        use std::io::IsTerminal as _;
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            let _ = nix::sys::termios::tcflush(&stdin, nix::sys::termios::FlushArg::TCIFLUSH);
+        }
+    }
+    if let Some(lines) = lines {
+        while lines.try_recv().is_ok() {}
+    }
+}
+
+/// Says so on the terminal when a question is withdrawn unanswered (its call was cancelled,
+/// say by a failing sibling), so an answer typed later is not taken for its answer.
+struct Withdrawn {
+    answered: bool,
+}
+
+impl Drop for Withdrawn {
+    fn drop(&mut self) {
+        if !self.answered {
+            eprintln!("\n(question withdrawn: the call was cancelled)");
+        }
+    }
+}
+
 #[async_trait]
 impl Prompter for TerminalPrompter {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
         let mut guard = self.lines.lock().await;
         let lines = guard.get_or_insert_with(stdin_lines);
+        discard_typed_ahead(Some(lines));
+        let mut pending = Withdrawn { answered: false };
+        let answer = self.ask(request, lines).await;
+        pending.answered = true;
+        answer
+    }
+}
+
+impl TerminalPrompter {
+    async fn ask(
+        &self,
+        request: &PromptRequest,
+        lines: &mut mpsc::UnboundedReceiver<String>,
+    ) -> PromptAnswer {
         self.notify(&request.tool_name);
         if !request.message.is_empty() {
             eprintln!("\n{}", escape_controls(&request.message));

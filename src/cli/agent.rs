@@ -65,6 +65,7 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
     if crate::trust::is_trusted(&dir) {
         return None;
     }
+    toolwright::agent::prompting::discard_typed_ahead(None);
     eprint!(
         "Do you trust the files in {}?\nIts own settings can allow commands, run hooks and start MCP servers. \
          Trust it [y/N]? ",

@@ -776,6 +776,18 @@ fn process_alive(marker: &str) -> bool {
 fn sigterm_ends_the_run_and_its_background_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("1000.{}", std::process::id());
+    // A SessionEnd hook in the user's settings: it runs although the run was cancelled.
+    let config = dir.path().join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let ended = dir.path().join("session-ended");
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"SessionEnd": [{"hooks": [
+            {"type": "command", "command": format!("cat > '{}'", ended.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
     let background = turn(
         None,
         &[(
@@ -813,15 +825,25 @@ fn sigterm_ends_the_run_and_its_background_tasks() {
     // One SIGTERM: the background task is killed and the run is cancelled.
     let _ = Command::new("kill").args(["-TERM", &pid]).status();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
             gate.open();
             panic!("the run did not end on SIGTERM");
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
     gate.open();
+    // 128 + 15, as a shell reports a process ended by SIGTERM.
+    assert_eq!(status.code(), Some(143));
+    let hook_input: Value = serde_json::from_str(
+        &std::fs::read_to_string(&ended).expect("the SessionEnd hook did not run"),
+    )
+    .unwrap();
+    assert_eq!(hook_input["hook_event_name"], "SessionEnd");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while process_alive(&marker) {
         assert!(
@@ -964,4 +986,30 @@ fn an_untrusted_folders_agents_are_not_loaded() {
     let seen = seen.lock().unwrap();
     let description = seen[0].tool("Agent").unwrap()["description"].to_string();
     assert!(!description.contains("planted"), "{description}");
+}
+
+/// What the model (or a tool) writes cannot drive the terminal: escape sequences in its text,
+/// in a tool's name, or in an error's first line are shown as escapes, not sent raw (they
+/// could move the cursor and redraw a pending permission question).
+#[test]
+fn model_text_and_tool_names_reach_the_terminal_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool_turn = turn(
+        Some("clear\u{1b}[2J the screen"),
+        &[("toolu_x", "Evil\u{1b}[5A", json!({}))],
+    );
+    let (url, _seen) = serve(move |i, _| match i {
+        0 => full(tool_turn.clone()),
+        _ => full(turn(Some("Done\u{1b}]0;title\u{7}."), &[])),
+    });
+    let out = agent(&url, dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (shown, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        !shown.contains('\u{1b}') && !err.contains('\u{1b}'),
+        "{shown}\n{err}"
+    );
+    assert!(!shown.contains('\u{7}'), "{shown}");
+    assert!(shown.contains("clear\\u{1b}[2J the screen"), "{shown}");
+    assert!(err.contains("Evil\\u{1b}[5A"), "{err}");
 }

@@ -19,7 +19,7 @@ use serde_json::json;
 use tool_core::{CancellationToken, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
 use tools_builtin::tasks::TaskRegistry;
-use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, input_summary};
+use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, escape_controls, input_summary};
 use toolwright::agent::{
     AgentEvent, AgentLoop, AgentOutcome, AgentTool, AnthropicClient, ClientConfig, LoopConfig,
     Stop, ToolSearchMode, load_agent_definitions, split_hook_messages,
@@ -85,7 +85,13 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
 /// terminal closed) kill the background tasks, which run in sessions of their own out of the
 /// terminal's reach, and cancel everything; after that, any further signal exits at once. The
 /// handlers are installed before this returns.
-fn watch_interrupts(soft: CancellationToken, hard: CancellationToken, tasks: TaskRegistry) {
+/// The exit code of the last signal received is kept in `signalled` (0: none).
+fn watch_interrupts(
+    soft: CancellationToken,
+    hard: CancellationToken,
+    tasks: TaskRegistry,
+    signalled: Arc<std::sync::atomic::AtomicU8>,
+) {
     #[cfg(unix)]
     let signals = {
         use tokio::signal::unix::{SignalKind, signal};
@@ -119,11 +125,12 @@ fn watch_interrupts(soft: CancellationToken, hard: CancellationToken, tasks: Tas
                 Ok(()) => 130,
                 Err(_) => return,
             };
+            signalled.store(exit_code, std::sync::atomic::Ordering::SeqCst);
             let interrupt_key = exit_code == 130;
             level = match (level, interrupt_key) {
                 (2.., _) => {
                     tasks.kill_all();
-                    std::process::exit(exit_code)
+                    std::process::exit(i32::from(exit_code))
                 }
                 (0, true) => {
                     eprintln!(
@@ -165,7 +172,7 @@ impl Display {
     fn event(&mut self, event: &AgentEvent<'_>) {
         match event {
             AgentEvent::Text(t) => {
-                print!("{t}");
+                print!("{}", escape_terminal_codes(t));
                 let _ = std::io::stdout().flush();
                 self.mid_line = !t.ends_with('\n');
             }
@@ -175,7 +182,7 @@ impl Display {
                 eprintln!(
                     "[{:>6.1}s] ⏺ {}{}",
                     self.started.elapsed().as_secs_f64(),
-                    tool_use.name,
+                    escape_controls(&tool_use.name),
                     if summary.is_empty() {
                         String::new()
                     } else {
@@ -186,7 +193,11 @@ impl Display {
             AgentEvent::ToolProgress(tool_use, data) => {
                 if let Some(tool) = data["tool"].as_str() {
                     self.break_line();
-                    eprintln!("           ↳ {} · {tool}", tool_use.name);
+                    eprintln!(
+                        "           ↳ {} · {}",
+                        escape_controls(&tool_use.name),
+                        escape_controls(tool)
+                    );
                 }
             }
             AgentEvent::ToolResult(tool_use, outcome) => {
@@ -199,7 +210,7 @@ impl Display {
                 let mut line = format!(
                     "[{:>6.1}s]   {mark} {} · {} ms",
                     self.started.elapsed().as_secs_f64(),
-                    tool_use.describe(),
+                    escape_controls(&tool_use.describe()),
                     outcome.duration.as_millis()
                 );
                 if outcome.result.is_error {
@@ -207,14 +218,14 @@ impl Display {
                     let first = text.lines().next().unwrap_or_default();
                     line.push_str(&format!(
                         " · {}",
-                        first.chars().take(100).collect::<String>()
+                        escape_controls(&first.chars().take(100).collect::<String>())
                     ));
                 }
                 eprintln!("{line}");
             }
             AgentEvent::Notice(text) => {
                 self.break_line();
-                eprintln!("toolwright: {text}");
+                eprintln!("toolwright: {}", escape_controls(text));
             }
             AgentEvent::Request(_) => {}
         }
@@ -229,9 +240,35 @@ impl Display {
     }
 }
 
-fn exit_code(stop: &Stop) -> ExitCode {
+/// The model's text as the terminal shows it: control characters other than line breaks and
+/// tabs (an escape sequence could move the cursor and redraw a permission question) are
+/// shown as escapes.
+fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// The exit code for `stop`; an interrupted or cancelled run exits as the signal that
+/// stopped it says (`signalled`: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP; 0 when
+/// none was received).
+fn exit_code(stop: &Stop, signalled: u8) -> ExitCode {
     match stop {
         Stop::Finished | Stop::HookStopped(_) => ExitCode::SUCCESS,
+        Stop::Interrupted | Stop::Cancelled if signalled != 0 => ExitCode::from(signalled),
         Stop::Interrupted | Stop::Cancelled => ExitCode::from(130),
         Stop::MaxTurns(_)
         | Stop::Budget(_)
@@ -313,10 +350,12 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     }
 
     let soft = CancellationToken::new();
+    let signalled = Arc::new(std::sync::atomic::AtomicU8::new(0));
     watch_interrupts(
         soft.clone(),
         session.ctx.cancellation().clone(),
         tools_builtin::tasks::task_registry(&session.ctx),
+        Arc::clone(&signalled),
     );
 
     let terminal = interactive.then(|| {
@@ -477,7 +516,13 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
             .finish_notifications(std::time::Duration::from_secs(2))
             .await;
     }
+    // The session's token is cancelled after a second Ctrl-C or a SIGTERM; the SessionEnd
+    // hooks still run (within their own budget).
+    let end_ctx = end_ctx.with_cancellation(CancellationToken::new());
     session_end(hooks.as_ref(), &end_ctx).await;
     drop(session);
-    exit_code(&outcome.stop)
+    exit_code(
+        &outcome.stop,
+        signalled.load(std::sync::atomic::Ordering::SeqCst),
+    )
 }

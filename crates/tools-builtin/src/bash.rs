@@ -147,7 +147,7 @@ fn prompt() -> String {
     format!(
         "Executes a given bash command and returns its output.\n\n\
 The working directory persists between commands, but shell state does not. \
-The shell environment is initialized from the user's profile (bash or zsh).\n\n\
+Commands run in a non-interactive bash: the user's shell profile and aliases are not loaded.\n\n\
 - Always quote file paths that contain spaces.\n\
 - Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
 - The timeout is in milliseconds (default {}, at most {}).\n\
@@ -224,14 +224,23 @@ impl TypedTool for Bash {
             }
             _ => default_timeout_ms(),
         };
-        if input.run_in_background == Some(true) {
+        // The session's directory is gone (an earlier command removed it): this command runs
+        // in the first working directory that still exists, and the session moves there.
+        // (Where the permission checks resolved its relative paths too.)
+        let moved = (!ctx.cwd().is_dir())
+            .then(|| (ctx.cwd().to_path_buf(), ctx.effective_cwd().into_owned()));
+        let ctx = match &moved {
+            Some((_, to)) => ctx.with_cwd(to.clone()),
+            None => ctx,
+        };
+        let mut result = if input.run_in_background == Some(true) {
             let task = crate::tasks::start_background(
                 &ctx,
                 &input.command,
                 input.description.clone(),
                 input.timeout,
             )?;
-            return Ok(ToolResult::new(BashOutput {
+            Ok(ToolResult::new(BashOutput {
                 stdout: format!(
                     "Command running in background with ID: {}. Output is being written to: {}",
                     task.id,
@@ -243,25 +252,17 @@ impl TypedTool for Bash {
                 raw_output_path: None,
                 no_output_expected: false,
                 background_task_id: Some(task.id),
-            }));
-        }
-        // The session's directory is gone (an earlier command removed it): this command runs
-        // in the first working directory that still exists, and the session moves there.
-        // (Where the permission checks resolved its relative paths too.)
-        let moved = (!ctx.cwd().is_dir())
-            .then(|| (ctx.cwd().to_path_buf(), ctx.effective_cwd().into_owned()));
-        let ctx = match &moved {
-            Some((_, to)) => ctx.with_cwd(to.clone()),
-            None => ctx,
+            }))
+        } else {
+            let run = run_command(
+                &input.command,
+                &ctx,
+                Duration::from_millis(timeout_ms),
+                &progress,
+            )
+            .await?;
+            finish(&input.command, run, &ctx)
         };
-        let run = run_command(
-            &input.command,
-            &ctx,
-            Duration::from_millis(timeout_ms),
-            &progress,
-        )
-        .await?;
-        let mut result = finish(&input.command, run, &ctx);
         if let Some((gone, to)) = moved {
             let note = format!(
                 "Shell cwd was reset to {} ({} no longer exists)",
@@ -301,6 +302,11 @@ impl TypedTool for Bash {
 
     fn to_content(&self, output: &BashOutput) -> ToolResultContent {
         let mut parts = Vec::new();
+        // First, where a preview of the result (and the executor's own cut, past 30,000
+        // characters) still shows it.
+        if let Some(path) = &output.raw_output_path {
+            parts.push(format!("[The full output is saved in {path}]"));
+        }
         if !output.stdout.trim_end().is_empty() {
             parts.push(output.stdout.trim_end().to_owned());
         }
@@ -456,12 +462,17 @@ async fn run_command(
     // it ended in. The command is an argument, run through `eval` as Claude Code runs it:
     // whatever it leaves open (a here-document without its end line, a trailing `\`) ends
     // where it ends, so the epilogue is never read as part of it.
-    let script = with_session_env(
-        ctx,
-        &format!(
-            "__toolwright_command=$1\nset --\neval \"$__toolwright_command\"\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
-            shell_quote(&cwd_file.0.to_string_lossy())
-        ),
+    // The command is taken from `$1` before the environment file is sourced: a `shift` or
+    // `set --` in that file must not change what runs.
+    let script = format!(
+        "__toolwright_command=$1\nset --\n{}",
+        with_session_env(
+            ctx,
+            &format!(
+                "eval \"$__toolwright_command\"\n__toolwright_status=$?\npwd -P 2>/dev/null >| {}\nexit $__toolwright_status",
+                shell_quote(&cwd_file.0.to_string_lossy())
+            ),
+        )
     );
     let mut cmd = Command::new(shell());
     cmd.arg("-c")
@@ -562,7 +573,8 @@ async fn run_command(
     let final_cwd = tokio::fs::read_to_string(&cwd_file.0)
         .await
         .ok()
-        .map(|s| s.trim_end().to_owned())
+        // Only `pwd`'s own line break: a directory's name may end in spaces.
+        .map(|s| s.strip_suffix('\n').unwrap_or(&s).to_owned())
         .filter(|s| !s.is_empty())
         .map(PathBuf::from);
     drop(cwd_file);
@@ -717,7 +729,13 @@ impl Capture {
             &self.memory
         };
         let start = src.len().saturating_sub(max);
-        String::from_utf8_lossy(&src[start..]).into_owned()
+        let from = &src[start..];
+        let from = if start > 0 {
+            &from[crate::tasks::partial_utf8_head(from)..]
+        } else {
+            from
+        };
+        String::from_utf8_lossy(from).into_owned()
     }
 
     async fn finish(mut self) -> Captured {
@@ -731,8 +749,13 @@ impl Capture {
             let _ = file.flush().await;
         }
         let tail_start = self.tail.len().saturating_sub(KEEP_HEAD_TAIL);
-        let head = String::from_utf8_lossy(&self.memory);
-        let tail = String::from_utf8_lossy(&self.tail[tail_start..]);
+        // The head and tail were cut at byte counts: a character they split is left out
+        // (it is in the saved file), not shown as �.
+        let head =
+            &self.memory[..self.memory.len() - crate::tasks::incomplete_utf8_tail(&self.memory)];
+        let tail = &self.tail[tail_start..];
+        let tail = &tail[crate::tasks::partial_utf8_head(tail)..];
+        let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
         let omitted = self
             .total
             .saturating_sub((self.memory.len() + self.tail.len() - tail_start) as u64);

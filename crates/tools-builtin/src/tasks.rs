@@ -228,9 +228,15 @@ impl TaskRegistry {
             .stderr(Stdio::from(err))
             .kill_on_drop(true);
         tool_core::process::detach_from_terminal(cmd.as_std_mut());
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
+        let mut child = cmd.spawn().map_err(|e| {
+            // Nothing ran: no output file is left behind for it.
+            let _ = std::fs::remove_file(&output_file);
+            ToolError::msg(format!(
+                "Could not start {} in {}: {e}",
+                shell(),
+                cwd.display()
+            ))
+        })?;
         let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
             return Err(ToolError::msg("The background command exited at once"));
         };
@@ -377,12 +383,7 @@ impl TaskRegistry {
         buf.truncate(buf.len() - held);
         p.read_offset = start + buf.len() as u64;
         let text = if skipped {
-            let lead = buf
-                .iter()
-                .take(3)
-                .take_while(|b| (0x80..0xC0).contains(*b))
-                .count();
-            String::from_utf8_lossy(&buf[lead..]).into_owned()
+            String::from_utf8_lossy(&buf[partial_utf8_head(&buf)..]).into_owned()
         } else {
             String::from_utf8_lossy(&buf).into_owned()
         };
@@ -390,8 +391,16 @@ impl TaskRegistry {
     }
 }
 
+/// How many bytes at the start of `buf` end a UTF-8 character begun before it (0 to 3).
+pub(crate) fn partial_utf8_head(buf: &[u8]) -> usize {
+    buf.iter()
+        .take(3)
+        .take_while(|b| (0x80..0xC0).contains(*b))
+        .count()
+}
+
 /// How many bytes at the end of `buf` begin a UTF-8 character they do not finish (0 to 3).
-fn incomplete_utf8_tail(buf: &[u8]) -> usize {
+pub(crate) fn incomplete_utf8_tail(buf: &[u8]) -> usize {
     for back in 1..=buf.len().min(3) {
         let b = buf[buf.len() - back];
         if b < 0x80 {

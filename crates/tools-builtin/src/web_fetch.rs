@@ -726,6 +726,7 @@ mod tests {
 
     fn page(size: usize) -> Arc<Page> {
         Arc::new(Page {
+            url: Url::parse("https://example.com/").unwrap_or_else(|e| panic!("{e}")),
             fetched: Instant::now(),
             code: 200,
             code_text: "OK".into(),

@@ -323,3 +323,39 @@ async fn a_background_command_sees_the_session_environment_file() {
         "echo \"hook says $FROM_HOOK\""
     );
 }
+
+/// The session's directory was removed: a background command runs in the project directory
+/// (as a foreground one does) and says so; it failed to start before.
+#[tokio::test]
+async fn a_background_command_runs_where_the_session_fell_back_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let gone = root.join("build");
+    std::fs::create_dir(&gone).unwrap();
+    let ctx = ctx(&root).with_cwd(&gone);
+    std::fs::remove_dir(&gone).unwrap();
+    let out = call(
+        &Bash::default(),
+        &ctx,
+        json!({"command": "pwd", "run_in_background": true}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.contains(&format!("Shell cwd was reset to {}", root.display())),
+        "{text}"
+    );
+    let id = out.structured["backgroundTaskId"].as_str().unwrap();
+    let done = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 10000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        done.structured["task"]["output"],
+        format!("{}\n", root.display())
+    );
+}

@@ -246,6 +246,28 @@ async fn huge_output_spills_to_a_file_with_bounded_memory() {
     assert_eq!(std::fs::metadata(path).unwrap().len(), 64 * 1024 * 1024);
 }
 
+/// A successful command whose output spilled says first where all of it is (past 30,000
+/// characters the executor shows only the result's head: a note in the middle would be
+/// lost), and its head and tail, cut at byte counts, never show half a character as �.
+#[tokio::test]
+async fn a_spilled_output_names_its_file_first_and_cuts_between_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
+    // "a", then 1,500,000 "é" (two bytes each), then "b": every cut at an even byte count
+    // from the start or the end falls inside an "é".
+    let command = "printf a; yes 'é' | tr -d '\\n' | head -c 3000000; printf b";
+    let result = run(&ctx, json!({"command": command})).await.unwrap();
+    let out = text(&result);
+    let first = out.lines().next().unwrap();
+    let path = first
+        .strip_prefix("[The full output is saved in ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 3_000_002);
+    assert!(!out.contains('\u{fffd}'), "a character was cut in half");
+    assert!(out.contains("\naé") && out.trim_end().ends_with("éb"));
+}
+
 /// A failing command's error keeps only its head and tail: where its full output is saved
 /// comes first, so the model can still read it.
 #[tokio::test]
@@ -289,6 +311,50 @@ async fn a_link_planted_under_a_scratch_name_is_not_written_through() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     let mode = std::fs::metadata(&tmp).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
+}
+
+/// A directory whose name ends in a space is where a `cd` leaves the session, not the
+/// directory named without it.
+#[tokio::test]
+async fn cd_into_a_name_ending_in_a_space_persists_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(root.join("foo ")).unwrap();
+    std::fs::create_dir(root.join("foo")).unwrap();
+    let ctx = ToolUseContext::new(&root);
+    let result = run(&ctx, json!({"command": "cd 'foo '"})).await.unwrap();
+    let next = result
+        .context_modifier
+        .expect("cd inside persists")
+        .apply(ctx.clone());
+    assert_eq!(next.cwd(), root.join("foo "));
+}
+
+/// The session's environment file is sourced in the command's shell; a `shift` or `set --`
+/// in it cannot change (or empty) the command that runs.
+#[tokio::test]
+async fn the_session_env_file_cannot_change_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    for (name, exports) in [
+        ("shift.env", "export FOO=1\nshift\n"),
+        ("set.env", "export FOO=2\nset -- false\n"),
+    ] {
+        let env_file = root.join(name);
+        std::fs::write(&env_file, exports).unwrap();
+        let ctx = ToolUseContext::new(&root);
+        let mut options = ctx.options().clone();
+        options.session_env_file = Some(env_file);
+        let ctx = ctx.with_options(options);
+        let out = run(&ctx, json!({"command": "echo \"ran with $FOO\""}))
+            .await
+            .unwrap();
+        assert!(
+            text(&out).starts_with("ran with "),
+            "{name}: {}",
+            text(&out)
+        );
+    }
 }
 
 #[tokio::test]

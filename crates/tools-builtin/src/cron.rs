@@ -685,11 +685,12 @@ pub fn install_cron_store(app_state: &AppState, store: CronStore) {
 }
 
 /// The context's store: the installed one, else one for the project (created on first use
-/// and kept in the app state). The project is the working directory, or, inside one of
+/// and kept in the app state). The project is the session's project directory (not where a
+/// `cd` left the shell), or, inside one of
 /// EnterWorktree's worktrees (`<project>/.claude/worktrees/<name>`), the project it belongs
 /// to: durable jobs must not live in a worktree that ExitWorktree may delete.
 pub fn cron_store(ctx: &ToolUseContext) -> CronStore {
-    let project = project_of(ctx.cwd());
+    let project = project_of(ctx.project_dir());
     ctx.app_state().update::<CronSlot, _>(|slot| {
         slot.0
             .get_or_insert_with(|| CronStore::for_project(&project))

@@ -191,6 +191,13 @@ async fn the_default_store_uses_the_project_file() {
     let inside = dir.path().join(".claude/worktrees/feature/src");
     std::fs::create_dir_all(&inside).unwrap();
     assert_eq!(cron_store(&common::ctx(&inside)).path(), expected);
+    // A `cd` (the session's cwd moved into a subdirectory) does not move the project file.
+    let sub = dir.path().join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    assert_eq!(
+        cron_store(&common::ctx(dir.path()).with_cwd(&sub)).path(),
+        expected
+    );
 }
 
 #[tokio::test]

@@ -215,6 +215,18 @@ pub enum TaskStoreError {
         /// The task's id.
         id: String,
     },
+    /// The new blocking links would close a loop (each task waiting on the next, the last
+    /// on the first): none of them could ever start.
+    #[error(
+        "Task #{id} would end up waiting on itself ({}); nothing was changed",
+        cycle.iter().map(|id| format!("#{id}")).collect::<Vec<_>>().join(" blocks ")
+    )]
+    BlockCycle {
+        /// The updated task.
+        id: String,
+        /// The loop, as the ids in blocking order, starting and ending with `id`.
+        cycle: Vec<String>,
+    },
     /// A task file is not a valid task; it is left untouched.
     #[error(
         "task file {} is not a valid task ({reason}); fix or remove it, it was left untouched",
@@ -675,6 +687,14 @@ impl TaskListStore {
             }
         }
 
+        if !touched.is_empty()
+            && let Some(cycle) = blocking_cycle(&list, &task, &others)?
+        {
+            return Err(TaskStoreError::BlockCycle {
+                id: task.id.clone(),
+                cycle,
+            });
+        }
         if !fields.is_empty() {
             list.write_task(&task)?;
         }
@@ -689,6 +709,50 @@ impl TaskListStore {
             status_change,
         })
     }
+}
+
+/// A loop of blocking links through `task` once its new links are in (`task` and `others`
+/// as they are about to be written; every other task as it is on disk): the ids from `task`
+/// along `blocks` back to it, or `None`. Tasks that cannot be read are passed over.
+fn blocking_cycle(
+    list: &LockedList,
+    task: &Task,
+    others: &BTreeMap<String, Task>,
+) -> Result<Option<Vec<String>>, TaskStoreError> {
+    // Breadth-first from `task`, remembering where each id was reached from.
+    let mut came_from: BTreeMap<String, String> = BTreeMap::new();
+    let mut queue: std::collections::VecDeque<String> = task.blocks.iter().cloned().collect();
+    for id in &task.blocks {
+        came_from.insert(id.clone(), task.id.clone());
+    }
+    while let Some(id) = queue.pop_front() {
+        if id == task.id {
+            let mut cycle = vec![task.id.clone()];
+            let mut at = came_from.get(&task.id).cloned();
+            while let Some(prev) = at.filter(|p| *p != task.id) {
+                cycle.push(prev.clone());
+                at = came_from.get(&prev).cloned();
+            }
+            cycle.push(task.id.clone());
+            cycle.reverse();
+            return Ok(Some(cycle));
+        }
+        let blocks = match others.get(&id) {
+            Some(other) => other.blocks.clone(),
+            None => match list.read_task(&id) {
+                Ok(Some(other)) => other.blocks,
+                Ok(None) | Err(TaskStoreError::Corrupt { .. }) => continue,
+                Err(e) => return Err(e),
+            },
+        };
+        for next in blocks {
+            if !came_from.contains_key(&next) {
+                came_from.insert(next.clone(), id.clone());
+                queue.push_back(next);
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The app-state slot holding the host's store.

@@ -253,6 +253,51 @@ async fn blockers_stay_symmetric() {
         std::fs::read(dir.path().join("tasks/s/2.json")).unwrap(),
         before
     );
+
+    // A loop of blocking links (#1 blocks #2 and #3 already) is refused: none of its tasks
+    // could ever start. The shortest loop is named. Also when one call adds both directions.
+    let before: Vec<Vec<u8>> = ["1", "2", "3"]
+        .iter()
+        .map(|id| std::fs::read(dir.path().join(format!("tasks/s/{id}.json"))).unwrap())
+        .collect();
+    let err = common::fail(
+        &TaskUpdate,
+        &ctx,
+        json!({"taskId": "3", "addBlocks": ["1"]}),
+    )
+    .await;
+    assert_eq!(
+        err.text,
+        "Task #3 would end up waiting on itself (#3 blocks #1 blocks #3); nothing was changed"
+    );
+    let err = common::fail(
+        &TaskUpdate,
+        &ctx,
+        json!({"taskId": "2", "addBlocks": ["1"]}),
+    )
+    .await;
+    assert!(
+        err.text.contains("(#2 blocks #1 blocks #2)"),
+        "{}",
+        err.text
+    );
+    create(&ctx, "Deploy").await;
+    let err = common::fail(
+        &TaskUpdate,
+        &ctx,
+        json!({"taskId": "3", "addBlocks": ["4"], "addBlockedBy": ["4"]}),
+    )
+    .await;
+    assert!(
+        err.text.contains("(#3 blocks #4 blocks #3)"),
+        "{}",
+        err.text
+    );
+    let after: Vec<Vec<u8>> = ["1", "2", "3"]
+        .iter()
+        .map(|id| std::fs::read(dir.path().join(format!("tasks/s/{id}.json"))).unwrap())
+        .collect();
+    assert_eq!(after, before);
 }
 
 #[tokio::test]

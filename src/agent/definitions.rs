@@ -17,7 +17,7 @@
 //!
 //! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
 //! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
-//! (up to the home directory). A project definition overrides a user one of the same name,
+//! (up to the git repository's root, never the home directory). A project definition overrides a user one of the same name,
 //! the nearer directory winning, and both override the built-in one.
 
 use std::collections::BTreeMap;
@@ -371,16 +371,14 @@ pub fn user_agents_dir() -> Option<PathBuf> {
 }
 
 /// The project agents directories of `cwd`, farthest first: `.claude/agents` in `cwd` and
-/// each parent up to (not including) the home directory.
+/// each parent up to the git repository's root, never the home directory or above it (see
+/// [`tool_core::project_dirs`]).
 fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut dirs = Vec::new();
-    for dir in cwd.ancestors() {
-        if home.as_deref() == Some(dir) {
-            break;
-        }
-        dirs.push(dir.join(".claude").join("agents"));
-    }
+    let mut dirs: Vec<PathBuf> = tool_core::project_dirs(cwd, home.as_deref())
+        .into_iter()
+        .map(|dir| dir.join(".claude").join("agents"))
+        .collect();
     dirs.reverse();
     dirs
 }
@@ -449,6 +447,24 @@ pub fn load_agent_definitions(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn project_agents_come_from_the_repository_not_above_it() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let repo = tmp.path().join("outer/repo");
+        let cwd = repo.join("src");
+        std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
+        let dirs = project_agents_dirs(&cwd);
+        assert!(
+            dirs.contains(&tmp.path().join("outer/.claude/agents")),
+            "{dirs:?}"
+        );
+        std::fs::create_dir(repo.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            project_agents_dirs(&cwd),
+            [repo.join(".claude/agents"), cwd.join(".claude/agents")]
+        );
+    }
 
     #[test]
     fn frontmatter_lists_and_comma_lists_parse() {

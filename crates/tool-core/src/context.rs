@@ -223,6 +223,25 @@ struct Inner {
     results_dir: Option<PathBuf>,
 }
 
+/// The directories whose `.claude/<kind>` (skills, agents) belong to a session in `cwd`, as
+/// Claude Code looks for them, nearest first: `cwd` and its parents, stopping after the git
+/// repository's root (a folder above the repository, such as a shared `/tmp`, has no say in
+/// it) and before the home directory (whose `.claude` is the user's own, read as such).
+pub fn project_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let git_root = cwd.ancestors().find(|d| d.join(".git").exists());
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        if Some(dir) == home {
+            break;
+        }
+        dirs.push(dir.to_path_buf());
+        if Some(dir) == git_root {
+            break;
+        }
+    }
+    dirs
+}
+
 /// The directory of managed (policy) settings, where an administrator deploys
 /// `managed-settings.json`, `managed-settings.d/` and `managed-mcp.json`, as Claude Code reads
 /// it: `/etc/claude-code` on Linux, `/Library/Application Support/ClaudeCode` on macOS,

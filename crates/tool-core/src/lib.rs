@@ -102,6 +102,7 @@ pub use content::{
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,
     NotificationSink, RefreshTools, ToolOptions, ToolUseContext, env_truthy, managed_settings_dir,
+    project_dirs,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

@@ -186,16 +186,14 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
 }
 
 /// The skill directories searched, in precedence order: `.claude/skills` of the cwd and of
-/// each ancestor (stopping before the home directory), then `~/.claude/skills`.
+/// each parent up to the git repository's root (never the home directory or above it: see
+/// [`tool_core::project_dirs`]), then `~/.claude/skills`.
 pub fn skill_roots(ctx: &ToolUseContext) -> Vec<(PathBuf, SkillSource)> {
     let home = ctx.home();
-    let mut roots = Vec::new();
-    for dir in ctx.cwd().ancestors() {
-        if Some(dir) == home {
-            break;
-        }
-        roots.push((dir.join(".claude/skills"), SkillSource::Project));
-    }
+    let mut roots: Vec<_> = tool_core::project_dirs(ctx.cwd(), home)
+        .into_iter()
+        .map(|dir| (dir.join(".claude/skills"), SkillSource::Project))
+        .collect();
     if let Some(home) = home {
         roots.push((home.join(".claude/skills"), SkillSource::User));
     }
@@ -246,12 +244,9 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
         .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy());
     let words =
         shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
-    // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`).
-    let (mut body, indexed) = if words.is_empty() {
-        (body, false)
-    } else {
-        substitute_indexed(&body, &words)
-    };
+    // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`);
+    // `$ARGUMENTS[1]` is still a placeholder, and becomes empty.
+    let (mut body, indexed) = substitute_indexed(&body, &words, !words.is_empty());
     if body.contains("$ARGUMENTS") {
         body = body.replace("$ARGUMENTS", args);
     } else if !indexed && !args.is_empty() {
@@ -264,9 +259,9 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
     )
 }
 
-/// `body` with `$ARGUMENTS[N]` and `$N` replaced by the N-th of `words` (empty when there
-/// is none), and whether any was.
-fn substitute_indexed(body: &str, words: &[String]) -> (String, bool) {
+/// `body` with `$ARGUMENTS[N]` (and `$N` when `bare` is set) replaced by the N-th of
+/// `words` (empty when there is none), and whether any was.
+fn substitute_indexed(body: &str, words: &[String], bare: bool) -> (String, bool) {
     let mut out = String::with_capacity(body.len());
     let mut replaced = false;
     let mut rest = body;
@@ -282,6 +277,7 @@ fn substitute_indexed(body: &str, words: &[String]) -> (String, bool) {
                     ("", 0)
                 }
             }
+            None if !bare => ("", 0),
             None => {
                 let n = after.chars().take_while(char::is_ascii_digit).count();
                 // `$1abc` is no placeholder.
@@ -436,6 +432,8 @@ mod tests {
         // A `$` that is no placeholder stays; without arguments `$1` stays too.
         assert_eq!(render("costs $ and $x", ""), "costs $ and $x");
         assert_eq!(render("awk '{print $1}'", ""), "awk '{print $1}'");
+        // `$ARGUMENTS[N]` without arguments is empty, not `[N]`.
+        assert_eq!(render("File: $ARGUMENTS[0].", ""), "File: .");
         assert_eq!(render("$0abc $0", "v"), "$0abc v");
         // Not an index: `$ARGUMENTS` itself is replaced.
         assert_eq!(render("$ARGUMENTS[z]", "a"), "a[z]");

@@ -146,6 +146,24 @@ async fn project_skills_win_and_arguments_are_substituted() {
     assert_eq!(commit.description.as_deref(), Some("Make a commit"));
 }
 
+/// Inside a git repository, skills come from the repository and the user only: a
+/// `.claude/skills` above the repository's root (a shared `/tmp`, say) is not the project's.
+#[tokio::test]
+async fn skills_above_the_repository_root_are_not_the_projects() {
+    let s = setup();
+    assert!(discover_skills(&s.ctx).iter().any(|k| k.name == "plain"));
+    std::fs::create_dir(s.project.join(".git")).unwrap();
+    let names: Vec<String> = discover_skills(&s.ctx)
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(names, ["commit", "pdf", "secret"]);
+    assert!(
+        run(&s.ctx, json!({"skill": "plain"})).await.is_err(),
+        "a skill above the repository was loaded"
+    );
+}
+
 #[tokio::test]
 async fn unknown_and_manual_only_skills_are_refused() {
     let s = setup();

@@ -463,7 +463,12 @@ impl Driver {
             if self.records[index].state != State::Queued {
                 continue;
             }
-            if let Some(text) = self.abort_text(index) {
+            // A discarded executor starts nothing more: its results are thrown away, and a
+            // call started now would only trace a cancelled run that never was.
+            let text = self
+                .abort_text(index)
+                .or_else(|| self.discarded.then(|| REJECT_MESSAGE.to_owned()));
+            if let Some(text) = text {
                 let outcome = CallOutcome::synthetic(&self.records[index].tool_use, text);
                 self.finish_record(index, outcome);
                 continue;
@@ -559,9 +564,11 @@ impl Driver {
             out
         });
         self.records[index].state = State::Done;
+        let mut replaced = false;
         if outcome.ending != Ending::Succeeded
             && let Some(text) = self.abort_text(index)
         {
+            replaced = true;
             // Cancelled by a sibling's failure or an interrupt: the synthetic text replaces
             // what the call returned. Not a call that ran to success first: it did what it
             // did, and "rejected, NOT written" would have the model do it again (Claude Code
@@ -582,7 +589,10 @@ impl Driver {
                 }
             }
         }
+        // A result the executor itself replaced (the call was cancelled by an interrupt or a
+        // sibling) is no failure of the call's own: it cancels nobody, as in Claude Code.
         let cancels_siblings = self.sibling_error.is_none()
+            && !replaced
             && match self.config.sibling_policy {
                 SiblingPolicy::BashFailure => {
                     outcome.call_failed() && self.records[index].tool_use.name == "Bash"

@@ -192,28 +192,43 @@ async fn running_safe_siblings_are_cancelled_too_and_other_failures_do_not_casca
     );
 }
 
+/// Whatever the sibling policy: the rejection the executor gives a cancelled call is not a
+/// failure that cancels its siblings (under `AnyError` it once cancelled the Block tool).
 #[tokio::test(start_paused = true)]
 async fn interrupt_cancels_cancel_tools_and_lets_block_tools_finish() {
-    let log = Arc::default();
-    let exec = executor(&log, ExecutorConfig::default());
-    exec.add_tool(tu("peek", "Peek", 1000)); // safe, cancellable
-    exec.add_tool(tu("read", "Read", 200)); // safe, block
-    exec.add_tool(tu("edit", "Edit", 10)); // queued behind them
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    exec.interrupt();
-    exec.add_tool(tu("late", "Read", 10)); // arrives after the interrupt
-    exec.finish();
-    let (results, _) = collect(exec).await;
-    let texts: Vec<String> = results
-        .iter()
-        .map(|r| r.outcome.result.content.joined_text())
-        .collect();
-    assert_eq!(ids(&results), ["peek", "read", "edit", "late"]);
-    assert_eq!(
-        texts,
-        [REJECT_MESSAGE, "read done", REJECT_MESSAGE, REJECT_MESSAGE]
-    );
-    assert_eq!(log.lock().unwrap().started, ["peek", "read"]);
+    for policy in [
+        SiblingPolicy::BashFailure,
+        SiblingPolicy::AnyError,
+        SiblingPolicy::Never,
+    ] {
+        let log = Arc::default();
+        let exec = executor(
+            &log,
+            ExecutorConfig {
+                sibling_policy: policy,
+                ..Default::default()
+            },
+        );
+        exec.add_tool(tu("peek", "Peek", 1000)); // safe, cancellable
+        exec.add_tool(tu("read", "Read", 200)); // safe, block
+        exec.add_tool(tu("edit", "Edit", 10)); // queued behind them
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        exec.interrupt();
+        exec.add_tool(tu("late", "Read", 10)); // arrives after the interrupt
+        exec.finish();
+        let (results, _) = collect(exec).await;
+        let texts: Vec<String> = results
+            .iter()
+            .map(|r| r.outcome.result.content.joined_text())
+            .collect();
+        assert_eq!(ids(&results), ["peek", "read", "edit", "late"]);
+        assert_eq!(
+            texts,
+            [REJECT_MESSAGE, "read done", REJECT_MESSAGE, REJECT_MESSAGE],
+            "{policy:?}"
+        );
+        assert_eq!(log.lock().unwrap().started, ["peek", "read"]);
+    }
 }
 
 /// A call that ran to success before the cancellation reached it keeps its result: it did

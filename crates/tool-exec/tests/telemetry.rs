@@ -172,3 +172,33 @@ async fn every_kind_of_error_result_has_an_error_type() {
         assert_eq!(root.fields["otel.status_code"], "ERROR", "{tool}");
     }
 }
+
+/// A discarded executor starts none of its queued calls: they never ran, so nothing traces
+/// a call for them (the running call that was cancelled is traced, as it did start).
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_discarded_executor_traces_no_call_it_never_started() {
+    use futures::StreamExt as _;
+    let recorded = Arc::new(Mutex::new(Recorded::default()));
+    let subscriber = tracing_subscriber::registry().with(Recorder(Arc::clone(&recorded)));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let log = Arc::default();
+    let mut exec = tool_exec::StreamingToolExecutor::new(
+        Arc::new(Pipeline::allow_all()),
+        common::ctx(&log),
+        tool_exec::ExecutorConfig::default(),
+    );
+    exec.add_tool(ToolUse::new("edit", "Edit", json!({"ms": 100})));
+    exec.add_tool(ToolUse::new("queued", "Edit", json!({"ms": 100})));
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    exec.discard();
+    assert!(exec.next().await.is_none());
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let rec = recorded.lock().unwrap();
+    let traced: Vec<&str> = rec
+        .spans
+        .values()
+        .filter(|s| s.name == "execute_tool")
+        .map(|s| s.fields["gen_ai.tool.call.id"].as_str())
+        .collect();
+    assert_eq!(traced, ["edit"]);
+}

@@ -130,11 +130,12 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (tmp, mut file) = loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(format!(".{name}.tw-tmp.{}.{n}", std::process::id()));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        // Owner-only, whatever the directory's mode: a result holds whatever a tool printed.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        match options.open(&candidate) {
             Ok(file) => break (candidate, file),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -345,6 +346,13 @@ mod tests {
             path.display()
         );
         assert_eq!(fs::read_to_string(&path).unwrap(), text);
+        // Owner-only, although the directory (a tempdir here) lets others list it.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
         let ToolResultContent::Text(preview) = out.content else {
             panic!()
         };

@@ -464,7 +464,11 @@ impl Pipeline {
                         .await
                     {
                         Ok(checked) => checked,
-                        Err(out) => return *out,
+                        Err(mut out) => {
+                            // A hook's `continue: false` still ends the turn.
+                            out.stop_turn = stop;
+                            return *out;
+                        }
                     }
                 };
                 (decided, source, reason)
@@ -502,6 +506,7 @@ impl Pipeline {
         if ctx.is_cancelled() {
             let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
             out.messages_before = messages_before;
+            out.stop_turn = stop;
             return out;
         }
 

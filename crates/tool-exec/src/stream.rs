@@ -220,6 +220,13 @@ impl AnthropicStream {
             "content_block_start" => {
                 // The index first: a malformed event yields nothing.
                 let i = index()?;
+                if let Some(Block::ToolUse { name, .. }) = self.blocks.get(&i) {
+                    // The call's block never closed: it would be lost without a word.
+                    return Err(malformed(
+                        &kind,
+                        format!("block {i} starts again while its tool_use ({name}) is still open"),
+                    ));
+                }
                 let block = &json["content_block"];
                 let parsed = match block["type"].as_str() {
                     Some("tool_use") => {
@@ -243,13 +250,6 @@ impl AnthropicStream {
                     }
                     _ => Block::Other,
                 };
-                if let Some(Block::ToolUse { name, .. }) = self.blocks.get(&i) {
-                    // The call's block never closed: it would be lost without a word.
-                    return Err(malformed(
-                        &kind,
-                        format!("block {i} starts again while its tool_use ({name}) is still open"),
-                    ));
-                }
                 self.blocks.insert(i, parsed);
             }
             "content_block_delta" => {
@@ -457,6 +457,13 @@ mod tests {
                 .contains("block 0 starts again while its tool_use (Bash) is still open"),
             "{err}"
         );
+        // A text block started on it: the malformed event yields no text first.
+        let text = sse(&[
+            start(0, "t1"),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "hi"}}),
+        ]);
+        let err = AnthropicStream::new().feed(&text).unwrap_err();
+        assert!(err.to_string().contains("block 0 starts again"), "{err}");
     }
 
     #[test]

@@ -715,6 +715,21 @@ async fn a_hook_rewrite_the_tool_cannot_take_is_refused_before_the_call() {
         "<tool_use_error>InputValidationError: the input as changed by a hook or the permission prompt is not valid: Edit failed due to the following issue:\nThe parameter `ms` type is expected as `number` but provided as `string`</tool_use_error>"
     );
     assert!(log.lock().unwrap().started.is_empty());
+    // The same hook's `continue: false` still ends the turn.
+    let pipeline = Pipeline::new(
+        fixed(PermissionResult::allow(), None),
+        Arc::new(DenyAsks),
+        Arc::new(ScriptedHooks {
+            pre: PreToolUseOutcome {
+                stop: Some(Some("policy".into())),
+                ..rewrite(json!({"ms": "soon"})).pre
+            },
+            ..Default::default()
+        }),
+    );
+    let out = run_in(&pipeline, &common::ctx(&log), "Edit", json!({"ms": 1})).await;
+    assert_eq!(out.ending, Ending::InvalidInput);
+    assert_eq!(out.stop_turn, Some(Some("policy".into())));
     // A rewrite it can take runs.
     let pipeline = Pipeline::new(
         fixed(PermissionResult::allow(), None),

@@ -163,7 +163,7 @@ pub fn decision_text(outcome: &CallOutcome) -> String {
             format!(" · {reason}")
         }
         Some(_) | None => match outcome.decision {
-            Some((_, "user_temporary" | "user_reject")) => " · user".to_owned(),
+            Some((_, "user_temporary" | "user_permanent" | "user_reject")) => " · user".to_owned(),
             _ => String::new(),
         },
     };

@@ -142,6 +142,12 @@ pub enum DecisionReason {
         /// Explanation.
         reason: String,
     },
+    /// The user answered the permission question with an allow: once, or for good
+    /// (`permanent`: "don't ask again", which also added rules).
+    User {
+        /// Whether the answer also holds for later calls.
+        permanent: bool,
+    },
     /// Anything else, explained.
     Other {
         /// Explanation.

@@ -132,7 +132,8 @@ pub struct CallOutcome {
     /// Where the pipeline ended.
     pub ending: Ending,
     /// The permission decision, if the flow got that far (`accept`/`reject`), and its source
-    /// (`config`, `hook`, `user_temporary`, `user_reject`).
+    /// (`config`, `hook`, `user_temporary`, `user_permanent`, `user_reject`, `user_abort`: the
+    /// question was withdrawn unanswered).
     pub decision: Option<(&'static str, &'static str)>,
     /// Why the permission flow decided as it did (the rule and its file, the mode, the hook).
     pub decision_reason: Option<DecisionReason>,
@@ -144,8 +145,14 @@ pub struct CallOutcome {
     pub interrupt_turn: bool,
     /// A harness failure: the turn must end (the result still tells the model).
     pub harness_error: Option<String>,
-    /// Time from the start of the pipeline to the end.
+    /// Time from the start of the pipeline to the end (hooks, the wait for the user and
+    /// persistence included).
     pub duration: Duration,
+    /// Time the tool's own call took (Claude Code's `duration_ms`); `None` when it never ran.
+    pub call_duration: Option<Duration>,
+    /// The size in bytes of the result's text as the tool (or a PostToolUse hook) gave it,
+    /// before a large result was saved and cut to a preview; `None` when it never ran.
+    pub result_size_bytes: Option<usize>,
     /// Whether the tool was concurrency-safe for this input (decides modifier handling).
     pub concurrency_safe: bool,
 }
@@ -166,6 +173,8 @@ impl CallOutcome {
             interrupt_turn: false,
             harness_error: None,
             duration: Duration::ZERO,
+            call_duration: None,
+            result_size_bytes: None,
             concurrency_safe: false,
         }
     }
@@ -305,8 +314,13 @@ impl Pipeline {
             use_id = %tool_use.id,
             success,
             error = error_type,
-            duration_ms = u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-            tool_result_size_bytes = outcome.result.content.text_bytes(),
+            // The tool's own time and output, as Claude Code reports them (not the time
+            // spent on hooks or waiting for the user, not the saved result's preview).
+            duration_ms = millis(outcome.call_duration.unwrap_or_default()),
+            pipeline_duration_ms = millis(outcome.duration),
+            tool_result_size_bytes = outcome
+                .result_size_bytes
+                .unwrap_or_else(|| outcome.result.content.text_bytes()),
             decision_type = decision,
             decision_source = source,
             ending = ?outcome.ending,
@@ -516,12 +530,13 @@ impl Pipeline {
             .call_tool(tool, input.clone(), ctx.clone(), progress)
             .instrument(tracing::info_span!("execution"))
             .await;
+        let call_duration = started.elapsed();
         let observed_call = tool.observable_input(&input, &ctx);
         let call = HookCall {
             tool: tool.as_ref(),
             tool_use_id: &tool_use.id,
             input: observed_call.as_ref().unwrap_or(&input),
-            duration: Some(started.elapsed()),
+            duration: Some(call_duration),
         };
         let mut out = match called {
             Ok(result) => {
@@ -548,6 +563,7 @@ impl Pipeline {
                         }
                     },
                 };
+                let result_size_bytes = content.text_bytes();
                 let persisted = match threshold {
                     // Writing (and syncing) a large result blocks: on a blocking thread, so
                     // the runtime's workers keep driving the other calls.
@@ -585,6 +601,7 @@ impl Pipeline {
                     Ending::Succeeded,
                 );
                 out.persisted = persisted.path;
+                out.result_size_bytes = Some(result_size_bytes);
                 out.context_modifier = result.context_modifier;
                 out.messages_after = post.messages;
                 out.messages_after.extend(result.new_messages);
@@ -622,6 +639,7 @@ impl Pipeline {
                 };
                 let mut out =
                     CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
+                out.result_size_bytes = Some(out.result.content.text_bytes());
                 out.messages_after = post.messages;
                 out.stop_turn = post.stop.or(stop);
                 out.context_modifier = context_modifier;
@@ -631,6 +649,7 @@ impl Pipeline {
                 out
             }
         };
+        out.call_duration = Some(call_duration);
         let mut before = messages_before;
         before.append(&mut out.messages_before);
         out.messages_before = before;
@@ -943,9 +962,13 @@ impl Pipeline {
                         updated_input,
                         reason,
                     }) => {
+                        let source = match reason {
+                            Some(DecisionReason::User { permanent: true }) => "user_permanent",
+                            _ => "user_temporary",
+                        };
                         return Resolved::Allowed {
                             input: updated_input.unwrap_or(input),
-                            source: "user_temporary",
+                            source,
                             reason,
                         };
                     }
@@ -966,7 +989,7 @@ impl Pipeline {
                     None => {
                         return Resolved::Rejected {
                             message: REJECT_MESSAGE.to_owned(),
-                            source: "user_reject",
+                            source: "user_abort",
                             interrupt: false,
                             reason: None,
                         };
@@ -1087,6 +1110,11 @@ fn model_fields_restored(decided: Value, observed: Option<&Value>, original: Val
         }
     }
     Value::Object(fields)
+}
+
+/// Whole milliseconds, saturating.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// The text of a caught panic's payload.

@@ -71,13 +71,17 @@ pub trait Permissions: Send + Sync {
         match prompter.prompt(&request).await {
             PromptAnswer::AllowOnce {
                 updated_input: changed,
-            }
-            | PromptAnswer::AllowAlways {
+            } => PermissionResult::Allow {
+                updated_input: changed.or(updated_input),
+                reason: Some(DecisionReason::User { permanent: false }),
+            },
+            // Nothing is remembered here, but the user did answer "always".
+            PromptAnswer::AllowAlways {
                 updated_input: changed,
                 ..
             } => PermissionResult::Allow {
                 updated_input: changed.or(updated_input),
-                reason,
+                reason: Some(DecisionReason::User { permanent: true }),
             },
             PromptAnswer::Deny { feedback } => PermissionResult::Deny {
                 message: match feedback.filter(|f| !f.trim().is_empty()) {

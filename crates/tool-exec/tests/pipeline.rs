@@ -343,6 +343,21 @@ async fn ask_goes_to_the_prompter() {
     assert_eq!(out.decision, Some(("accept", "user_temporary")));
     assert_eq!(*allow.1.lock().unwrap(), 1);
 
+    // "Always" is logged as the permanent answer it is.
+    let always = Pipeline::new(
+        fixed(PermissionResult::ask("ok?"), None),
+        Arc::new(Answer(
+            PromptAnswer::AllowAlways {
+                updated_input: None,
+                updates: Vec::new(),
+            },
+            Mutex::new(0),
+        )),
+        Arc::new(NoHooks),
+    );
+    let out = run(&always, "Edit", json!({})).await;
+    assert_eq!(out.decision, Some(("accept", "user_permanent")));
+
     let reject = Pipeline::new(
         fixed(PermissionResult::ask("ok?"), None),
         Arc::new(Answer(PromptAnswer::Deny { feedback: None }, Mutex::new(0))),

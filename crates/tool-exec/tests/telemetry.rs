@@ -202,3 +202,72 @@ async fn a_discarded_executor_traces_no_call_it_never_started() {
         .collect();
     assert_eq!(traced, ["edit"]);
 }
+
+/// `tool_result` reports what Claude Code's does: `duration_ms` is the tool's own time (not
+/// the wait for the user, which `pipeline_duration_ms` includes), and the size is the
+/// result the tool gave, not the preview a large result was cut to.
+#[tokio::test(flavor = "current_thread")]
+async fn tool_result_reports_the_calls_own_time_and_size() {
+    struct AlwaysAsk;
+    #[tool_core::async_trait]
+    impl tool_exec::Permissions for AlwaysAsk {
+        async fn decide(
+            &self,
+            _tool: &dyn tool_core::Tool,
+            _input: &serde_json::Value,
+            _ctx: &tool_core::ToolUseContext,
+        ) -> tool_core::PermissionResult {
+            tool_core::PermissionResult::ask("ok?")
+        }
+        async fn check_rule_based(
+            &self,
+            _tool: &dyn tool_core::Tool,
+            _input: &serde_json::Value,
+            _ctx: &tool_core::ToolUseContext,
+        ) -> Option<tool_core::PermissionResult> {
+            None
+        }
+    }
+    /// Says yes after 300 ms.
+    struct SlowYes;
+    #[tool_core::async_trait]
+    impl tool_exec::Prompter for SlowYes {
+        async fn prompt(&self, _request: &tool_exec::PromptRequest) -> tool_exec::PromptAnswer {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            tool_exec::PromptAnswer::AllowOnce {
+                updated_input: None,
+            }
+        }
+    }
+    let recorded = Arc::new(Mutex::new(Recorded::default()));
+    let subscriber = tracing_subscriber::registry().with(Recorder(Arc::clone(&recorded)));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let log = Arc::default();
+    let pipeline = Pipeline::new(
+        Arc::new(AlwaysAsk),
+        Arc::new(SlowYes),
+        Arc::new(tool_exec::NoHooks),
+    );
+    let out = pipeline
+        .run_tool_use(
+            &ToolUse::new("toolu_big", "Read", json!({"end": "big"})),
+            common::ctx(&log).child(),
+            ProgressSender::none(),
+        )
+        .await;
+    assert!(
+        out.result.content.text_bytes() < 60_000,
+        "the result was cut"
+    );
+    let rec = recorded.lock().unwrap();
+    let result = &rec
+        .events
+        .iter()
+        .find(|e| e.0 == "toolwright::tool_result")
+        .expect("tool_result")
+        .2;
+    let ms = |field: &str| result[field].parse::<u64>().unwrap();
+    assert!(ms("duration_ms") < 250, "{result:?}");
+    assert!(ms("pipeline_duration_ms") >= 300, "{result:?}");
+    assert_eq!(result["tool_result_size_bytes"], "60000");
+}

@@ -94,9 +94,6 @@ impl PermissionEngine {
             dont_ask_again: self.suggest_rules(tool, input, ctx),
         };
         let mut diags = Vec::new();
-        let user = DecisionReason::Other {
-            reason: "the user decided".into(),
-        };
         match prompter.prompt(&request).await {
             PromptAnswer::AllowOnce {
                 updated_input: changed,
@@ -105,7 +102,7 @@ impl PermissionEngine {
                 (
                     PermissionResult::Allow {
                         updated_input: changed.or(updated_input),
-                        reason: Some(user),
+                        reason: Some(DecisionReason::User { permanent: false }),
                     },
                     diags,
                 )
@@ -129,7 +126,7 @@ impl PermissionEngine {
                 (
                     PermissionResult::Allow {
                         updated_input: changed.or(updated_input),
-                        reason: Some(user),
+                        reason: Some(DecisionReason::User { permanent: true }),
                     },
                     diags,
                 )
@@ -142,7 +139,9 @@ impl PermissionEngine {
                 (
                     PermissionResult::Deny {
                         message,
-                        reason: user,
+                        reason: DecisionReason::Other {
+                            reason: "the user decided".into(),
+                        },
                     },
                     diags,
                 )

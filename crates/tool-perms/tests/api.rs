@@ -121,9 +121,7 @@ async fn prompt_answers() {
         r,
         PermissionResult::Allow {
             updated_input: Some(json!({"command": "rm -r build"})),
-            reason: Some(DecisionReason::Other {
-                reason: "the user decided".into()
-            })
+            reason: Some(DecisionReason::User { permanent: false })
         }
     );
     // Allow once adds nothing.
@@ -143,7 +141,17 @@ async fn prompt_answers() {
         },
         seen: Mutex::default(),
     };
-    engine.decide_and_prompt(&always, &bash, &input, &ctx).await;
+    let r = engine.decide_and_prompt(&always, &bash, &input, &ctx).await;
+    assert!(
+        matches!(
+            r,
+            PermissionResult::Allow {
+                reason: Some(DecisionReason::User { permanent: true }),
+                ..
+            }
+        ),
+        "{r:?}"
+    );
     assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "allow");
     // Removing it restores the ask.
     engine.apply_update(&PermissionUpdate::RemoveRules {

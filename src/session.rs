@@ -98,6 +98,8 @@ pub struct Session {
     pub permissions: Arc<dyn tool_exec::Permissions>,
     /// The session's hooks, likewise.
     pub hooks: Arc<dyn tool_exec::Hooks>,
+    /// What the hooks' `if` conditions are matched with; told of tools added later.
+    pub rule_matcher: Arc<tool_exec::PermissionRuleMatcher>,
     /// Things the user should know (settings problems, ignored files).
     pub notices: Vec<String>,
     /// The MCP servers' connections; dropping the session ends their processes.
@@ -346,13 +348,14 @@ impl Session {
             0o600,
         )
         .open(&transcript_path);
+        let rule_matcher = Arc::new(tool_exec::PermissionRuleMatcher::for_tools(
+            tools.clone(),
+            cwd.clone(),
+        ));
         let runner = HookRunner::new(hooks.config)
             .with_project_dir(&cwd)
             .with_transcript_path(&transcript_path)
-            .with_rule_matcher(Arc::new(tool_exec::PermissionRuleMatcher::for_tools(
-                tools.clone(),
-                cwd.clone(),
-            )));
+            .with_rule_matcher(Arc::clone(&rule_matcher) as Arc<dyn tool_hooks::RuleMatcher>);
         let results_dir = session_dir.join("tool-results");
         let ctx = ToolUseContext::new(&cwd)
             .with_tools(tools)
@@ -371,6 +374,7 @@ impl Session {
             pipeline: Arc::new(pipeline),
             permissions,
             hooks,
+            rule_matcher,
             notices,
             mcp,
             transcript_path,

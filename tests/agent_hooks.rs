@@ -693,3 +693,46 @@ fn pre_tool_use_hooks_find_the_call_in_the_transcript() {
         assert_eq!(pair[1]["parentUuid"], pair[0]["uuid"]);
     }
 }
+
+/// A hook's `if` condition is matched against the Agent tool too (it is added to the
+/// session after the hooks were built): `if: "Agent(reviewer)"` does not fire for a
+/// general-purpose agent. It once matched every Agent call, blocking them all.
+#[test]
+fn a_hook_if_condition_is_matched_against_agent_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "if": "Agent(reviewer)", "command": "echo 'no reviewers today' >&2; exit 2"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let parent = turn(
+        None,
+        &[(
+            "toolu_agent",
+            "Agent",
+            json!({"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}),
+        )],
+    );
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            full(turn(Some("sub report: all quiet"), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("All quiet."), &[]))
+        }
+    });
+    let out = agent(&url, dir.path(), &["--json", "--mode", "bypassPermissions"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.iter().any(|r| r.is_subagent()),
+        "the general-purpose agent was blocked: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

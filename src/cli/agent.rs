@@ -418,6 +418,8 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
             .position(|t| t.is_mcp() || t.name() > "Agent")
             .unwrap_or(tools.len());
         tools.insert(at, agent_tool);
+        // The hooks' `if` conditions must know the Agent tool's rules (`Agent(reviewer)`).
+        session.rule_matcher.set_tools(tools.clone());
     }
     let ctx = ctx
         .with_permission(permission)

@@ -288,7 +288,7 @@ async fn run_loop_event(
 /// Evaluates hooks' `if` conditions with `tool-perms`' matcher (each Bash subcommand, path
 /// rules with Claude Code's anchoring), for the session's tools.
 pub struct PermissionRuleMatcher {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: std::sync::RwLock<Vec<Arc<dyn Tool>>>,
     ctx: ToolUseContext,
 }
 
@@ -304,7 +304,7 @@ impl PermissionRuleMatcher {
     /// A matcher for the tools of `ctx`, with paths anchored at `ctx`'s cwd.
     pub fn new(ctx: &ToolUseContext) -> Self {
         Self {
-            tools: ctx.tools().to_vec(),
+            tools: std::sync::RwLock::new(ctx.tools().to_vec()),
             ctx: ctx.clone(),
         }
     }
@@ -312,15 +312,29 @@ impl PermissionRuleMatcher {
     /// A matcher for `tools` in `cwd`.
     pub fn for_tools(tools: Vec<Arc<dyn Tool>>, cwd: PathBuf) -> Self {
         Self {
-            tools,
+            tools: std::sync::RwLock::new(tools),
             ctx: ToolUseContext::new(cwd),
         }
+    }
+
+    /// Replaces the tools it knows: a host that adds a tool after the hooks were built (the
+    /// Agent tool, which needs the pipeline those hooks are part of) tells the matcher, or
+    /// every `if` condition would match that tool's calls.
+    pub fn set_tools(&self, tools: Vec<Arc<dyn Tool>>) {
+        *self
+            .tools
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tools;
     }
 }
 
 impl RuleMatcher for PermissionRuleMatcher {
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
-        match find_tool(&self.tools, tool_name) {
+        let tools = self
+            .tools
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match find_tool(&tools, tool_name) {
             Some(tool) => tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx),
             // A tool we cannot see: fail open (run the hook), as Claude Code does.
             None => true,

@@ -226,6 +226,10 @@ pub enum Stop {
     PromptBlocked(String),
     /// The model declined to answer (`stop_reason: "refusal"`).
     Refused,
+    /// The answer ended before the model finished it: still cut off by the output token
+    /// limit after the attempts to go on, or stopped for another reason the API gave (such
+    /// as `model_context_window_exceeded`), named here.
+    Incomplete(String),
     /// The request or the response failed.
     Failed(AgentError),
 }
@@ -254,6 +258,7 @@ impl fmt::Display for Stop {
                 write!(f, "UserPromptSubmit operation blocked by hook:\n{reason}")
             }
             Self::Refused => f.write_str("the model declined to answer (refusal)"),
+            Self::Incomplete(reason) => write!(f, "the answer is incomplete: {reason}"),
             Self::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -535,6 +540,8 @@ impl AgentLoop {
         let hard = ctx.cancellation().clone();
         let mut stop_blocks = 0usize;
         let mut cut_off_recoveries = 0usize;
+        // The last turn was cut off and the model was asked to go on.
+        let mut continuing_cut_off = false;
         outcome.stop = loop {
             if hard.is_cancelled() {
                 break Stop::Cancelled;
@@ -608,18 +615,33 @@ impl AgentLoop {
             outcome.tool_starts.extend(turn.starts);
             let cut_off = turn.stop_reason.as_deref() == Some("max_tokens");
             let refused = turn.stop_reason.as_deref() == Some("refusal");
+            // Why this response ended, when it was not the model ending its turn (or asking
+            // for tools, or being cut off, which is handled on its own).
+            let other_reason = turn.stop_reason.clone().filter(|r| {
+                !matches!(
+                    r.as_str(),
+                    "end_turn" | "stop_sequence" | "tool_use" | "max_tokens" | "refusal"
+                )
+            });
             if turn.stop_reason.is_some() {
                 outcome.stop_reason = turn.stop_reason;
             }
             let has_text = turn.assistant.iter().any(|b| b["type"] == "text");
             if has_text {
-                outcome.final_text = turn
+                let text = turn
                     .assistant
                     .iter()
                     .filter_map(|b| b["text"].as_str())
                     .collect::<Vec<_>>()
                     .join("");
+                // Going on after a cut-off: the answer is what came before and this.
+                if continuing_cut_off {
+                    outcome.final_text.push_str(&text);
+                } else {
+                    outcome.final_text = text;
+                }
             }
+            continuing_cut_off = false;
             if !turn.assistant.is_empty() {
                 outcome
                     .messages
@@ -684,11 +706,25 @@ impl AgentLoop {
             // on, a few times in a row at most, as Claude Code does.
             if turn.tool_uses == 0 && cut_off && cut_off_recoveries < MAX_CUT_OFF_RECOVERIES {
                 cut_off_recoveries += 1;
+                continuing_cut_off = true;
                 push_user_text(&mut outcome.messages, CUT_OFF_RECOVERY.to_owned());
                 continue;
             }
+            if turn.tool_uses == 0 && cut_off {
+                break Stop::Incomplete(format!(
+                    "it was still cut off by the output token limit (max_tokens {}) after                      {MAX_CUT_OFF_RECOVERIES} attempts to go on",
+                    self.config.max_tokens
+                ));
+            }
             if !cut_off {
                 cut_off_recoveries = 0;
+            }
+            // A reason that is not the model ending its turn (or asking for tools): the
+            // answer is incomplete, whatever text it has.
+            if turn.tool_uses == 0
+                && let Some(reason) = other_reason
+            {
+                break Stop::Incomplete(format!("the API stopped it ({reason})"));
             }
             if turn.tool_uses == 0 {
                 let last_assistant_message = if has_text {

@@ -921,6 +921,27 @@ fn whitespace_only_text_is_not_sent_back() {
 /// at most), as Claude Code does; the run then finishes.
 #[test]
 fn an_answer_cut_off_by_max_tokens_is_asked_to_go_on() {
+    // Cut off once, then finished: the answer is both parts.
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _seen) = serve(|index, _| {
+        full(if index == 0 {
+            let mut events = vec![start(10)];
+            events.extend(text_block(0, "The first half, "));
+            events.extend(end("max_tokens", 5));
+            sse(&events)
+        } else {
+            turn(Some("and the second."), &[])
+        })
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        json_out(&out)["final_text"],
+        "The first half, and the second."
+    );
+
+    // Cut off every time: three requests to go on, then the run ends incomplete (a
+    // failure), with all it got.
     let dir = tempfile::tempdir().unwrap();
     let (url, seen) = serve(|index, _| {
         full(if index < 4 {
@@ -933,7 +954,15 @@ fn an_answer_cut_off_by_max_tokens_is_asked_to_go_on() {
         })
     });
     let out = agent(&url, dir.path(), &["--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["final_text"], "part 0 part 1 part 2 part 3 ");
+    assert!(
+        result["stop"].as_str().unwrap().starts_with(
+            "the answer is incomplete: it was still cut off by the output token limit"
+        ),
+        "{result}"
+    );
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 4, "three requests to go on, then the end");
     for request in &seen[1..] {
@@ -944,6 +973,25 @@ fn an_answer_cut_off_by_max_tokens_is_asked_to_go_on() {
             "{last}"
         );
     }
+}
+
+/// A response the API ended for another reason (the context window is full) is an
+/// incomplete answer, not "the model finished".
+#[test]
+fn another_stop_reason_ends_the_run_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _seen) = serve(|_, _| {
+        let mut events = vec![start(10)];
+        events.extend(text_block(0, "Half an ans"));
+        events.extend(end("model_context_window_exceeded", 1));
+        full(sse(&events))
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        json_out(&out)["stop"],
+        "the answer is incomplete: the API stopped it (model_context_window_exceeded)"
+    );
 }
 
 /// A refusal ends the run as a failure, not as "the model finished".

@@ -487,7 +487,8 @@ impl TypedTool for AgentTool {
             other @ (Stop::MaxTurns(_)
             | Stop::Budget(_)
             | Stop::PromptBlocked(_)
-            | Stop::Refused) => Some(other.to_string()),
+            | Stop::Refused
+            | Stop::Incomplete(_)) => Some(other.to_string()),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(ToolResult::new(AgentOutput {

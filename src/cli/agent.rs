@@ -275,6 +275,7 @@ fn exit_code(stop: &Stop, signalled: u8) -> ExitCode {
         | Stop::Rejected
         | Stop::PromptBlocked(_)
         | Stop::Refused
+        | Stop::Incomplete(_)
         | Stop::Failed(_) => ExitCode::from(1),
     }
 }

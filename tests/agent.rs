@@ -178,8 +178,50 @@ fn a_mid_stream_error_and_a_missing_key_are_clear() {
         "{}",
         stderr(&out)
     );
-    // A stream that failed after its first byte is not retried.
+    // An overload reported before any content (nothing shown, nothing run) is retried as
+    // a 529 is, up to the attempts.
+    assert_eq!(seen.lock().unwrap().len(), 4);
+
+    // Once: the retry answers.
+    let overloaded = sse(&[
+        json!({"type": "message_start", "message": {"id": "m"}}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ]);
+    let (url, seen) = serve(move |i, _| {
+        if i == 0 {
+            full(overloaded.clone())
+        } else {
+            full(turn(Some("Fine now."), &[]))
+        }
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_out(&out)["final_text"], "Fine now.");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+
+    // After content has begun, an error is not retried (the text was shown).
+    let mut events = vec![start(10)];
+    events.extend(text_block(0, "Half"));
+    events.push(
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    );
+    let late = sse(&events);
+    let (url, seen) = serve(move |_, _| full(late.clone()));
+    let out = agent(&url, dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(seen.lock().unwrap().len(), 1);
+
+    // A success status with something other than an event stream says what it got.
+    let (url, _) = serve(|_, _| Reply::Status(200, r#"{"note": "not streaming"}"#.into()));
+    let out = agent(&url, dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(
+            r#"the API answered 200 with application/json instead of an event stream: {"note": "not streaming"}"#
+        ),
+        "{}",
+        stderr(&out)
+    );
 
     let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
         .args(["agent", "hi"])

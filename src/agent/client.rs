@@ -270,11 +270,16 @@ impl AnthropicClient {
         &self.config
     }
 
-    async fn send(&self, request: &ModelRequest) -> Result<reqwest::Response, AgentError> {
+    /// Sends `request` until it is answered with a success status or the attempts are used
+    /// up; `attempt` is the number of the first attempt, and is left at the last one made.
+    async fn send(
+        &self,
+        request: &ModelRequest,
+        attempt: &mut u32,
+    ) -> Result<reqwest::Response, AgentError> {
         let url = format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'));
         let body = request.body();
         let attempts = self.config.attempts.max(1);
-        let mut attempt = 1;
         loop {
             let mut builder = self
                 .http
@@ -286,6 +291,7 @@ impl AnthropicClient {
             if !request.betas.is_empty() {
                 builder = builder.header("anthropic-beta", request.betas.join(","));
             }
+            let attempt_now = *attempt;
             let (failure, wait) = match builder.send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
@@ -297,19 +303,19 @@ impl AnthropicClient {
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_owned);
                     let text = capped_text(response, MAX_ERROR_BODY).await;
-                    if !retryable(status, should_retry.as_deref()) || attempt >= attempts {
+                    if !retryable(status, should_retry.as_deref()) || attempt_now >= attempts {
                         return Err(AgentError::Api { status, body: text });
                     }
                     (format!("{status}: {text}"), wait)
                 }
-                Err(e) if e.is_builder() || attempt >= attempts => {
+                Err(e) if e.is_builder() || attempt_now >= attempts => {
                     return Err(AgentError::Request(error_chain(&e)));
                 }
                 Err(e) => (error_chain(&e), None),
             };
-            tracing::warn!(attempt, error = %failure, "model request failed; retrying");
-            tokio::time::sleep(retry_delay(self.config.backoff, attempt, wait)).await;
-            attempt += 1;
+            tracing::warn!(attempt = attempt_now, error = %failure, "model request failed; retrying");
+            tokio::time::sleep(retry_delay(self.config.backoff, attempt_now, wait)).await;
+            *attempt += 1;
         }
     }
 }
@@ -323,6 +329,9 @@ struct Parsing {
     carry: Vec<u8>,
     ready: VecDeque<StreamEvent>,
     done: bool,
+    /// The last error was an `error` event the API says to retry (`overloaded_error`,
+    /// `api_error`: a 529 or 500 that came after the 200).
+    retryable: bool,
 }
 
 impl Parsing {
@@ -338,12 +347,19 @@ impl Parsing {
         let rest = self.carry.split_off(valid);
         let text = String::from_utf8_lossy(&self.carry).into_owned();
         self.carry = rest;
-        let events = self
-            .parser
-            .feed(&text)
-            .map_err(|e| AgentError::Stream(e.to_string()))?;
+        let events = self.parser.feed(&text).map_err(|e| self.failed(&e))?;
         self.ready.extend(events);
         Ok(())
+    }
+
+    /// `e` as the run reports it, noting whether the API said to retry.
+    fn failed(&mut self, e: &tool_exec::StreamError) -> AgentError {
+        self.retryable = matches!(
+            e,
+            tool_exec::StreamError::Api { kind, .. }
+                if kind == "overloaded_error" || kind == "api_error"
+        );
+        AgentError::Stream(e.to_string())
     }
 
     async fn next(&mut self) -> Option<Result<StreamEvent, AgentError>> {
@@ -373,11 +389,11 @@ impl Parsing {
                     if !tail.is_empty()
                         && let Err(e) = self.parser.feed(&String::from_utf8_lossy(&tail))
                     {
-                        return Some(Err(AgentError::Stream(e.to_string())));
+                        return Some(Err(self.failed(&e)));
                     }
                     match self.parser.finish() {
                         Ok(events) => self.ready.extend(events),
-                        Err(e) => return Some(Err(AgentError::Stream(e.to_string()))),
+                        Err(e) => return Some(Err(self.failed(&e))),
                     }
                 }
             }
@@ -388,22 +404,80 @@ impl Parsing {
 #[async_trait]
 impl ModelClient for AnthropicClient {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
-        let response = self.send(request).await?;
-        let parsing = Parsing {
-            bytes: response
-                .bytes_stream()
-                .map(|chunk| chunk.map(|b| b.to_vec()).map_err(|e| error_chain(&e)))
-                .boxed(),
-            parser: AnthropicStream::new(),
-            carry: Vec::new(),
-            ready: VecDeque::new(),
-            done: false,
-        };
-        Ok(futures::stream::unfold(parsing, |mut p| async move {
-            let item = p.next().await?;
-            Some((item, p))
-        })
-        .boxed())
+        let attempts = self.config.attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let response = self.send(request, &mut attempt).await?;
+            let content_type = response
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            if !content_type.starts_with("text/event-stream") {
+                // A proxy that ignored `stream: true`, or an error page sent as a success.
+                let status = response.status().as_u16();
+                let body = capped_text(response, MAX_ERROR_BODY).await;
+                return Err(AgentError::Stream(format!(
+                    "the API answered {status} with {} instead of an event stream: {body}",
+                    if content_type.is_empty() {
+                        "no Content-Type"
+                    } else {
+                        &content_type
+                    }
+                )));
+            }
+            let mut parsing = Parsing {
+                bytes: response
+                    .bytes_stream()
+                    .map(|chunk| chunk.map(|b| b.to_vec()).map_err(|e| error_chain(&e)))
+                    .boxed(),
+                parser: AnthropicStream::new(),
+                carry: Vec::new(),
+                ready: VecDeque::new(),
+                done: false,
+                retryable: false,
+            };
+            // Up to the first content: an overload reported then (nothing shown, nothing
+            // run) is retried like a 529.
+            let mut early = VecDeque::new();
+            let failed = loop {
+                match parsing.next().await {
+                    Some(Ok(event)) => {
+                        let content = !matches!(
+                            event,
+                            StreamEvent::MessageStart { .. } | StreamEvent::Usage { .. }
+                        );
+                        early.push_back(event);
+                        if content {
+                            break None;
+                        }
+                    }
+                    Some(Err(e)) => break Some(e),
+                    None => break None,
+                }
+            };
+            match failed {
+                Some(_) if parsing.retryable && attempt < attempts => {
+                    tracing::warn!(
+                        attempt,
+                        "the API reported an overload before any content; retrying"
+                    );
+                    tokio::time::sleep(retry_delay(self.config.backoff, attempt, None)).await;
+                    attempt += 1;
+                }
+                Some(e) => return Err(e),
+                None => {
+                    early.append(&mut parsing.ready);
+                    parsing.ready = early;
+                    return Ok(futures::stream::unfold(parsing, |mut p| async move {
+                        let item = p.next().await?;
+                        Some((item, p))
+                    })
+                    .boxed());
+                }
+            }
+        }
     }
 }
 
@@ -478,6 +552,7 @@ mod tests {
             carry: Vec::new(),
             ready: VecDeque::new(),
             done: false,
+            retryable: false,
         };
         let first = p.next().await;
         assert!(

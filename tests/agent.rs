@@ -1103,3 +1103,20 @@ fn model_text_and_tool_names_reach_the_terminal_escaped() {
     assert!(shown.contains("clear\\u{1b}[2J the screen"), "{shown}");
     assert!(err.contains("Evil\\u{1b}[5A"), "{err}");
 }
+
+/// Standard output closed early (`toolwright agent ... | head -1`): the run still ends the
+/// normal way, with no panic (printing to a closed pipe once panicked, exit 101).
+#[test]
+fn a_closed_standard_output_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _seen) = serve(|_, _| full(turn(Some("A long answer.\nWith lines.\n"), &[])));
+    let mut child = agent_command(&url, dir.path(), &["--json"], "answer")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -172,7 +172,7 @@ impl Display {
     fn event(&mut self, event: &AgentEvent<'_>) {
         match event {
             AgentEvent::Text(t) => {
-                print!("{}", escape_terminal_codes(t));
+                out!("{}", escape_terminal_codes(t));
                 let _ = std::io::stdout().flush();
                 self.mid_line = !t.ends_with('\n');
             }
@@ -233,7 +233,7 @@ impl Display {
 
     fn break_line(&mut self) {
         if self.mid_line {
-            println!();
+            outln!();
             let _ = std::io::stdout().flush();
             self.mid_line = false;
         }
@@ -479,7 +479,7 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
                 json!({"id": s.id, "name": s.name, "after_block_stop_us": u64::try_from(s.after_block_stop.as_micros()).unwrap_or(u64::MAX)})
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({
                 "messages": outcome.messages,
@@ -494,9 +494,9 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
         );
     } else if args.print {
         if outcome.stop.is_success() {
-            print!("{}", outcome.final_text);
+            out!("{}", outcome.final_text);
             if !outcome.final_text.ends_with('\n') {
-                println!();
+                outln!();
             }
         }
     } else {

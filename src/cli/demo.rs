@@ -101,16 +101,16 @@ impl Timeline {
             // Printed above the live spinners; falls back to stdout if drawing fails.
             Some((multi, _)) => {
                 if multi.println(&text).is_err() {
-                    println!("{text}");
+                    outln!("{text}");
                 }
             }
-            None => println!("{text}"),
+            None => outln!("{text}"),
         }
     }
 
     fn started(&mut self, id: &str, text: String) {
         let Some((multi, bars)) = &mut self.live else {
-            println!("{text}");
+            outln!("{text}");
             return;
         };
         let bar = multi.add(ProgressBar::new_spinner());
@@ -130,7 +130,7 @@ impl Timeline {
                     bar.set_message(text.trim().to_owned());
                 }
             }
-            None => println!("{text}"),
+            None => outln!("{text}"),
         }
     }
 
@@ -198,27 +198,30 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         }
     }
 
-    println!("Toolwright demo: a recorded model turn replayed through the full pipeline");
-    println!("  project:  {root_text} (a copy of a small Python project with a bug)");
-    println!(
+    outln!("Toolwright demo: a recorded model turn replayed through the full pipeline");
+    outln!("  project:  {root_text} (a copy of a small Python project with a bug)");
+    outln!(
         "  settings: .claude/settings.json (allow rules, a deny rule for `rm -rf`, a PreToolUse hook)"
     );
-    println!("  mcp:      .mcp.json starts `toolwright serve` on docs/ as the MCP server `docs`");
+    outln!("  mcp:      .mcp.json starts `toolwright serve` on docs/ as the MCP server `docs`");
     for server in session
         .mcp
         .as_ref()
         .map(|m| m.servers())
         .unwrap_or_default()
     {
-        println!(
+        outln!(
             "            server `{}` ({}): {:?}, {} tools",
-            server.name, server.transport, server.state, server.tool_count
+            server.name,
+            server.transport,
+            server.state,
+            server.tool_count
         );
     }
     for notice in &session.notices {
-        println!("  note:     {notice}");
+        outln!("  note:     {notice}");
     }
-    println!();
+    outln!();
     let mut timeline = Timeline::new();
     let result = replay(&session, &turn, !args.no_pace, |at, event| match event {
         ReplayEvent::Text(text) => timeline.line(format!("{}  model  {}", secs(at), text.trim())),
@@ -283,9 +286,13 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     .await;
     drop(timeline);
 
-    println!(
+    outln!(
         "\n  #  {:<42}  {:<42} {:>15}  {:>9}  {:>7}   persisted",
-        "call", "decision", "arrived→started", "took", "result"
+        "call",
+        "decision",
+        "arrived→started",
+        "took",
+        "result"
     );
     for (i, call) in result.calls.iter().enumerate() {
         let outcome = &call.outcome;
@@ -297,7 +304,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         let started = call
             .started
             .map_or_else(|| "-".to_owned(), |s| format!("{:.2}s", s.as_secs_f64()));
-        println!(
+        outln!(
             " {:>2}  {:<42}  {:<42} {:>15}  {:>9}  {:>7}   {}",
             i + 1,
             name,
@@ -324,12 +331,12 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         .collect();
     let batch = result.stream_end + schedule_makespan(&planned, tool_exec::DEFAULT_MAX_CONCURRENCY);
     let saved = batch.saturating_sub(result.total);
-    println!(
+    outln!(
         "\nThe response streamed for {:.2}s; the last result was ready {:.2}s after it began.",
         result.stream_end.as_secs_f64(),
         result.total.as_secs_f64()
     );
-    println!(
+    outln!(
         "Running the same calls after the stream ended would take about {:.2}s: streaming saved {:.2}s ({:.0}%).",
         batch.as_secs_f64(),
         saved.as_secs_f64(),
@@ -341,7 +348,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     }
     if args.keep {
         let kept = dir.keep();
-        println!("\nThe project is kept in {}", kept.display());
+        outln!("\nThe project is kept in {}", kept.display());
     }
     ExitCode::SUCCESS
 }

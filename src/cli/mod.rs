@@ -1,5 +1,18 @@
 //! The subcommands, and the replay loop they share.
 
+/// `print!` to standard output, except that a closed output (`toolwright agent ... | head`)
+/// is no panic: what follows is dropped, and the run goes on to its end (its SessionEnd
+/// hooks, its transcript).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!($($arg)*)) };
+}
+
+/// `println!` with [`out!`]'s handling of a closed output.
+macro_rules! outln {
+    () => { $crate::cli::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 pub mod agent;
 pub mod demo;
 pub mod permissions;
@@ -16,6 +29,23 @@ use tool_exec::{CallOutcome, ExecutorConfig, ExecutorEvent, StreamingToolExecuto
 
 use crate::session::Session;
 use crate::turn::{Turn, TurnItem};
+
+/// Whether standard output was found closed (nothing more is written to it).
+static OUTPUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `args` to standard output; see [`out!`].
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if OUTPUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    if let Err(e) = std::io::stdout().lock().write_fmt(args)
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        OUTPUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Something that happened during a replay, for live display.
 pub enum ReplayEvent<'a> {
@@ -77,10 +107,16 @@ pub async fn replay(
             if pace {
                 tokio::time::sleep_until((start + at).into()).await;
             }
-            if let TurnItem::ToolUse(tool_use) = &item {
-                handle.add_tool(tool_use.clone());
-            }
+            // The arrival is queued before the executor can start the call: the display
+            // (which reads arrivals first) then knows the call when its start comes.
+            let added = match &item {
+                TurnItem::ToolUse(tool_use) => Some(tool_use.clone()),
+                TurnItem::Text(_) => None,
+            };
             let _ = arrival_tx.send((start.elapsed(), item));
+            if let Some(tool_use) = added {
+                handle.add_tool(tool_use);
+            }
         }
         if pace {
             tokio::time::sleep_until((start + end).into()).await;

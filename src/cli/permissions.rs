@@ -68,9 +68,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
                 eprintln!("warning: {w}");
             }
             if args.json {
-                println!("{}", render_json(&report));
+                outln!("{}", render_json(&report));
             } else {
-                print!("{}", render_text(&report));
+                out!("{}", render_text(&report));
             }
             ExitCode::SUCCESS
         }

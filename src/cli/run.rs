@@ -82,7 +82,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 } else {
                     "✓"
                 };
-                println!(
+                outln!(
                     "{mark} {}  [{}]  {}  {}",
                     label(&record.tool_use),
                     record.tool_use.id,
@@ -90,10 +90,10 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     ms(outcome.duration)
                 );
                 for line in outcome.result.content.joined_text().lines().take(20) {
-                    println!("    {line}");
+                    outln!("    {line}");
                 }
             }
-            ReplayEvent::Text(text) => println!("· {}", text.trim()),
+            ReplayEvent::Text(text) => outln!("· {}", text.trim()),
             ReplayEvent::Started(..) | ReplayEvent::Added | ReplayEvent::Progress(..) => {}
         }
         let _ = at;
@@ -105,7 +105,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .iter()
             .map(|c| c.outcome.result.to_api_json())
             .collect();
-        println!("{}", json!({"role": "user", "content": content}));
+        outln!("{}", json!({"role": "user", "content": content}));
     }
     match &turn.error {
         Some(e) => {

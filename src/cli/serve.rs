@@ -150,7 +150,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         session.ctx.cwd().display()
     );
     // The URL alone on stdout, for scripts.
-    println!("{url}");
+    outln!("{url}");
     let shutdown = listener.shutdown_token();
     let handle = server.clone();
     let signalled = Arc::new(AtomicU8::new(0));

@@ -43,19 +43,22 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
             .iter()
             .map(|t| describe(t.as_ref(), args.schemas))
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&list).unwrap_or_default()
         );
         return ExitCode::SUCCESS;
     }
-    println!(
+    outln!(
         "{:<14} {:<10} {:<10} {:<9} description",
-        "tool", "read-only", "parallel", "gate"
+        "tool",
+        "read-only",
+        "parallel",
+        "gate"
     );
     for tool in &tools {
         let v = describe(tool.as_ref(), args.schemas);
-        println!(
+        outln!(
             "{:<14} {:<10} {:<10} {:<9} {}",
             tool.name(),
             if v["read_only"] == true {
@@ -72,7 +75,7 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
             tool.description()
         );
         if args.schemas {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&tool.input_schema()).unwrap_or_default()
             );

@@ -30,7 +30,7 @@ pub fn run(args: &TrustArgs) -> ExitCode {
             } else {
                 "trusted"
             };
-            println!(
+            outln!(
                 "{} is {verb} (recorded in {}).",
                 dir.display(),
                 record.display()

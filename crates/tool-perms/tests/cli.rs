@@ -2,6 +2,14 @@
 //! compiled into this test (it only needs this crate, tool-core, serde_json and clap).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The binary's `out!`/`outln!` (which survive a closed standard output) as plain prints.
+macro_rules! out {
+    ($($arg:tt)*) => { print!($($arg)*) };
+}
+macro_rules! outln {
+    ($($arg:tt)*) => { println!($($arg)*) };
+}
+
 #[path = "../../../src/cli/permissions.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod permissions;

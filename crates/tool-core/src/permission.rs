@@ -106,6 +106,26 @@ pub struct ToolPermissionContext {
     pub bypass_available: bool,
     /// Background agents cannot prompt: anything that would ask is denied.
     pub avoid_prompts: bool,
+    /// The mode plan mode was entered from, to return to when it ends (Claude Code's
+    /// `prePlanMode`); kept by [`set_mode`](Self::set_mode).
+    pub pre_plan_mode: Option<PermissionMode>,
+}
+
+impl ToolPermissionContext {
+    /// Switches to `mode` as Claude Code does: entering plan mode remembers the mode it
+    /// left in [`pre_plan_mode`](Self::pre_plan_mode); any other switch forgets it. A host
+    /// that changes the mode (the user's mode switch) does it with this, so that leaving
+    /// plan mode never returns to a mode the user has left since.
+    pub fn set_mode(&mut self, mode: PermissionMode) {
+        if mode == PermissionMode::Plan {
+            if self.mode != PermissionMode::Plan {
+                self.pre_plan_mode = Some(self.mode);
+            }
+        } else {
+            self.pre_plan_mode = None;
+        }
+        self.mode = mode;
+    }
 }
 
 /// Why a decision was reached; shown to users and written to telemetry.

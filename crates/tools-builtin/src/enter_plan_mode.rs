@@ -1,6 +1,7 @@
 //! EnterPlanMode: switches the permission mode to `plan` through a context modifier
-//! (Claude Code's `EnterPlanModeTool`), remembering the mode it leaves ([`PlanModeState`] in
-//! the app state) for [`ExitPlanMode`](crate::ExitPlanMode) to restore.
+//! (Claude Code's `EnterPlanModeTool`), remembering the mode it leaves
+//! ([`ToolPermissionContext::pre_plan_mode`](tool_core::ToolPermissionContext::pre_plan_mode))
+//! for [`ExitPlanMode`](crate::ExitPlanMode) to restore.
 use std::borrow::Cow;
 
 use schemars::JsonSchema;
@@ -10,18 +11,11 @@ use tool_core::{
     ToolUseContext, TypedTool, ValidationError, async_trait,
 };
 
-/// The mode to return to when plan mode ends. Kept in
-/// [`ToolUseContext::app_state`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PlanModeState {
-    /// The mode that was active when EnterPlanMode ran.
-    pub pre_plan_mode: Option<PermissionMode>,
-}
-
-/// The context modifier's effect: `ctx` with permission mode `mode`.
+/// The context modifier's effect: `ctx` switched to permission mode `mode`
+/// ([`set_mode`](tool_core::ToolPermissionContext::set_mode)).
 pub(crate) fn with_mode(ctx: ToolUseContext, mode: PermissionMode) -> ToolUseContext {
     let mut permission = ctx.permission().clone();
-    permission.mode = mode;
+    permission.set_mode(mode);
     ctx.with_permission(permission)
 }
 
@@ -116,15 +110,9 @@ impl TypedTool for EnterPlanMode {
     async fn call(
         &self,
         _input: EnterPlanModeInput,
-        ctx: ToolUseContext,
+        _ctx: ToolUseContext,
         _progress: ProgressSender,
     ) -> Result<ToolResult<EnterPlanModeOutput>, ToolError> {
-        let current = ctx.permission().mode;
-        if current != PermissionMode::Plan {
-            ctx.app_state().set(PlanModeState {
-                pre_plan_mode: Some(current),
-            });
-        }
         Ok(ToolResult::new(EnterPlanModeOutput {
             message: "Entered plan mode".to_owned(),
         })

@@ -16,7 +16,7 @@ use tool_core::{
     ToolResultContent, ToolUseContext, TypedTool, ValidationError, async_trait,
 };
 
-use crate::enter_plan_mode::{PlanModeState, with_mode};
+use crate::enter_plan_mode::with_mode;
 
 /// A prompt-based permission ExitPlanMode asks for (deprecated in Claude Code 2.1).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -206,11 +206,12 @@ impl TypedTool for ExitPlanMode {
                 .map_err(ToolError::msg)?,
             (None, None) => None,
         };
-        let restore = ctx
-            .app_state()
-            .set(PlanModeState::default())
-            .and_then(|s| s.pre_plan_mode)
+        let permission = ctx.permission();
+        let restore = permission
+            .pre_plan_mode
             .filter(|m| *m != PermissionMode::Plan)
+            // Never back to bypassing permissions where the session may not.
+            .filter(|m| *m != PermissionMode::BypassPermissions || permission.bypass_available)
             .unwrap_or_default();
         Ok(ToolResult::new(ExitPlanModeOutput {
             plan: plan.filter(|p| !p.trim().is_empty()),

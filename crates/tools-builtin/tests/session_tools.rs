@@ -197,6 +197,22 @@ async fn plan_mode_round_trip_restores_the_previous_mode() {
     );
     assert_eq!(out.structured["plan"], "1. Do it");
     assert_eq!(out.structured["isAgent"], false);
+
+    // The user leaves plan mode and comes back through the host (`set_mode`): leaving plan
+    // mode again returns to where the user entered it from, not to a mode left long ago.
+    let ctx = mode_ctx(dir.path(), PermissionMode::BypassPermissions);
+    let (_, ctx) = step(&EnterPlanMode, ctx, json!({})).await.unwrap();
+    let mut permission = ctx.permission().clone();
+    permission.set_mode(PermissionMode::Default);
+    permission.set_mode(PermissionMode::Plan);
+    let ctx = ctx.with_permission(permission);
+    let (_, ctx) = step(&ExitPlanMode, ctx, json!({})).await.unwrap();
+    assert_eq!(ctx.permission().mode, PermissionMode::Default);
+    // Nor back to bypassing permissions where the session may not.
+    let ctx = mode_ctx(dir.path(), PermissionMode::BypassPermissions);
+    let (_, ctx) = step(&EnterPlanMode, ctx, json!({})).await.unwrap();
+    let (_, ctx) = step(&ExitPlanMode, ctx, json!({})).await.unwrap();
+    assert_eq!(ctx.permission().mode, PermissionMode::Default);
 }
 
 #[tokio::test]

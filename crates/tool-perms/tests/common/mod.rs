@@ -182,6 +182,7 @@ pub fn context(fx: &Fixture, c: &Case) -> (PermissionEngine, ToolUseContext) {
         ask: rules(&c.ask),
         bypass_available: c.bypass_available || c.mode == "bypassPermissions",
         avoid_prompts: c.avoid_prompts,
+        pre_plan_mode: None,
     };
     let roots = PathRoots {
         cwd: fx.proj.clone(),

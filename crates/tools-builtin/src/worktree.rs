@@ -799,17 +799,15 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
             )));
         }
     }
+    // Also when the directory is already gone: git drops its record of this worktree only
+    // (`worktree prune` would drop every worktree whose directory is missing, such as one
+    // on a drive not mounted now).
     let path_arg = path.display().to_string();
-    if exists {
-        git(
-            &active.main_root,
-            &["worktree", "remove", "--force", &path_arg],
-        )
-        .await?;
-    } else {
-        // The directory is already gone: drop git's record of it.
-        git(&active.main_root, &["worktree", "prune"]).await?;
-    }
+    git(
+        &active.main_root,
+        &["worktree", "remove", "--force", &path_arg],
+    )
+    .await?;
     let mut message = format!("Removed the worktree at {}", path.display());
     if let Some(branch) = &active.branch {
         match git(&active.main_root, &["branch", "-D", branch]).await {

@@ -410,6 +410,43 @@ async fn remove_keeps_a_branch_with_commits_when_the_directory_is_gone_or_head_m
     }
 }
 
+/// Removing a session's worktree whose directory is already gone drops git's record of that
+/// worktree only: another one whose directory is missing now (a drive not mounted) keeps
+/// its record (`git worktree prune` dropped them all).
+#[tokio::test]
+async fn remove_of_a_gone_worktree_leaves_other_missing_worktrees_registered() {
+    let (_tmp, root) = repo();
+    let elsewhere = root.parent().unwrap().join("on-a-usb-drive");
+    git(
+        &root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "usb",
+            elsewhere.to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_dir_all(&elsewhere).unwrap();
+    let ctx = ToolUseContext::new(&root);
+    let (_, _, inside) = call(&EnterWorktree, &ctx, json!({"name": "gone"}))
+        .await
+        .unwrap();
+    std::fs::remove_dir_all(root.join(".claude/worktrees/gone")).unwrap();
+    call(&ExitWorktree, &inside, json!({"action": "remove"}))
+        .await
+        .unwrap();
+    let list = std::process::Command::new("git")
+        .args(["worktree", "list", "--porcelain"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("on-a-usb-drive"), "{list}");
+    assert!(!list.contains(".claude/worktrees/gone"), "{list}");
+}
+
 /// A new file counts as a change whatever the user's git config hides.
 #[tokio::test]
 async fn remove_sees_untracked_files_that_git_config_hides() {

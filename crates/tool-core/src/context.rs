@@ -31,14 +31,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A function that returns a fresh tool list (after MCP servers connect, say).
 pub type RefreshTools = Arc<dyn Fn() -> Vec<Arc<dyn Tool>> + Send + Sync>;
 
-/// A connected MCP server as the context sees it: a name and a status, nothing of the
+/// A configured MCP server as the context sees it: a name and a state, nothing of the
 /// protocol (tool-core knows nothing about MCP).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpClientInfo {
     /// The server's name in the configuration.
     pub name: String,
-    /// Whether it is connected now.
-    pub connected: bool,
+    /// Where its connection is.
+    pub state: McpClientState,
+}
+
+/// Where an MCP server's connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpClientState {
+    /// Still connecting: its tools may appear shortly.
+    Pending,
+    /// Connected.
+    Connected,
+    /// Failed or shut down: its tools will not appear by waiting.
+    Failed,
 }
 
 /// Session-wide options (Claude Code's `ToolUseContext.options`).

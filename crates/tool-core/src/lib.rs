@@ -100,9 +100,9 @@ pub use content::{
     ToolResultContent, check_image, empty_result_notice, image_media_type, is_hidden_char,
 };
 pub use context::{
-    AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, Notification,
-    NotificationSink, RefreshTools, ToolOptions, ToolUseContext, env_truthy, managed_settings_dir,
-    project_dirs,
+    AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, McpClientState,
+    Notification, NotificationSink, RefreshTools, ToolOptions, ToolUseContext, env_truthy,
+    managed_settings_dir, project_dirs,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

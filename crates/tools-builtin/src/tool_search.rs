@@ -618,7 +618,8 @@ impl TypedTool for ToolSearch {
             .options()
             .mcp_clients
             .iter()
-            .filter(|c| !c.connected)
+            // Only servers still connecting: a failed one will not bring tools by waiting.
+            .filter(|c| c.state == tool_core::McpClientState::Pending)
             .map(|c| c.name.clone())
             .collect();
         Ok(ToolResult::new(ToolSearchOutput {

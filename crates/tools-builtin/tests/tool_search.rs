@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use tool_core::{
-    ContentBlock, MaxResultSize, McpClientInfo, McpToolInfo, ProgressSender, Tool, ToolError,
-    ToolOptions, ToolResult, ToolResultContent, ToolUseContext, async_trait,
+    ContentBlock, MaxResultSize, McpClientInfo, McpClientState, McpToolInfo, ProgressSender, Tool,
+    ToolError, ToolOptions, ToolResult, ToolResultContent, ToolUseContext, async_trait,
 };
 use tools_builtin::tool_search::{
     ToolSearchIndex, deferred_tools_announcement, is_deferred_tool, name_parts, word_match,
@@ -565,11 +565,16 @@ async fn the_tool_returns_tool_references() {
         mcp_clients: vec![
             McpClientInfo {
                 name: "jira".into(),
-                connected: false,
+                state: McpClientState::Pending,
             },
             McpClientInfo {
                 name: "slack".into(),
-                connected: true,
+                state: McpClientState::Connected,
+            },
+            // Failed: not named, waiting will not help.
+            McpClientInfo {
+                name: "broken".into(),
+                state: McpClientState::Failed,
             },
         ]
         .into(),

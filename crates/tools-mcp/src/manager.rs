@@ -179,7 +179,13 @@ impl McpManager {
             .iter()
             .map(|s| McpClientInfo {
                 name: s.name().to_owned(),
-                connected: s.state() == ServerState::Connected,
+                // `connect` waits for every server, so none is still connecting.
+                state: match s.state() {
+                    ServerState::Connected => tool_core::McpClientState::Connected,
+                    ServerState::Failed(_) | ServerState::ShutDown => {
+                        tool_core::McpClientState::Failed
+                    }
+                },
             })
             .collect()
     }

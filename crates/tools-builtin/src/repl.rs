@@ -616,11 +616,19 @@ struct Stream<'m> {
     scan: Vec<u8>,
     capture: Capture,
     done: bool,
-    /// What followed the marker on its line.
+    /// The marker was found: the status line is being read.
+    in_status: bool,
+    /// What followed the marker on its line (at most [`STATUS_CAP`] bytes of it).
     status_line: Vec<u8>,
+    /// The status line was longer than [`STATUS_CAP`].
+    status_cut: bool,
     /// What followed the marker's line.
     rest: Vec<u8>,
 }
+
+/// The most of a status line that is kept. The drivers shorten a long traceback before
+/// sending it; this bounds what a status that is somehow longer can take.
+const STATUS_CAP: usize = 1024 * 1024;
 
 impl<'m> Stream<'m> {
     fn new(carried: Vec<u8>, marker: &'m [u8]) -> Self {
@@ -629,7 +637,9 @@ impl<'m> Stream<'m> {
             scan: Vec::new(),
             capture: Capture::default(),
             done: false,
+            in_status: false,
             status_line: Vec::new(),
+            status_cut: false,
             rest: Vec::new(),
         };
         stream.feed(&carried);
@@ -637,16 +647,30 @@ impl<'m> Stream<'m> {
     }
 
     fn feed(&mut self, bytes: &[u8]) {
+        if self.in_status {
+            // Only the new bytes are searched for the line's end; the line is kept bounded.
+            let (line, rest) = match memchr::memchr(b'\n', bytes) {
+                Some(nl) => (&bytes[..nl], Some(&bytes[nl + 1..])),
+                None => (bytes, None),
+            };
+            let room = STATUS_CAP - self.status_line.len();
+            self.status_cut |= line.len() > room;
+            self.status_line
+                .extend_from_slice(&line[..line.len().min(room)]);
+            if let Some(rest) = rest {
+                self.rest = rest.to_vec();
+                self.done = true;
+            }
+            return;
+        }
         self.scan.extend_from_slice(bytes);
         if let Some(pos) = memchr::memmem::find(&self.scan, self.marker) {
             let after = pos + self.marker.len();
-            if let Some(nl) = memchr::memchr(b'\n', &self.scan[after..]) {
-                self.capture.push(&self.scan[..pos]);
-                self.status_line = self.scan[after..after + nl].to_vec();
-                self.rest = self.scan[after + nl + 1..].to_vec();
-                self.scan.clear();
-                self.done = true;
-            }
+            self.capture.push(&self.scan[..pos]);
+            let status = self.scan.split_off(after);
+            self.scan.clear();
+            self.in_status = true;
+            self.feed(&status);
             return;
         }
         let keep = self.marker.len().saturating_sub(1);
@@ -659,6 +683,15 @@ impl<'m> Stream<'m> {
 
     fn status(&self) -> Status {
         let line = String::from_utf8_lossy(&self.status_line);
+        if self.status_cut {
+            let head: String = line.chars().take(2_000).collect();
+            return Status {
+                error: Some(format!(
+                    "The REPL driver sent a status line over {} MiB; its start: {head}",
+                    STATUS_CAP / (1024 * 1024)
+                )),
+            };
+        }
         serde_json::from_str(line.trim()).unwrap_or_else(|e| Status {
             error: Some(format!(
                 "The REPL driver sent an unreadable status ({e}): {line}"
@@ -756,7 +789,11 @@ def _tw_main():
             tb = e.__traceback__
             while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<repl-"):
                 tb = tb.tb_next
-            status = {"ok": False, "error": "".join(traceback.format_exception(type(e), e, tb))}
+            error = "".join(traceback.format_exception(type(e), e, tb))
+            if len(error) > 20000:
+                # The host keeps 10,000 characters: a huge message is cut here, not carried.
+                error = error[:10000] + "\n... [traceback cut] ...\n" + error[-10000:]
+            status = {"ok": False, "error": error}
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 stream.flush()
@@ -812,7 +849,16 @@ const NODE_DRIVER: &str = r#"
       if (value !== undefined) out(util.inspect(value) + '\n');
     } catch (e) {
       status.ok = false;
-      status.error = describe(e);
+      let error = describe(e);
+      // The host keeps 10,000 characters: a huge message is cut here, not carried.
+      if (error.length > 20000) {
+        // Not half a surrogate pair at either cut (JSON would carry it, and it would not
+        // read back).
+        error = error.slice(0, 10000).replace(/[\uD800-\uDBFF]$/, '')
+          + '\n... [traceback cut] ...\n'
+          + error.slice(-10000).replace(/^[\uDC00-\uDFFF]/, '');
+      }
+      status.error = error;
     }
     err(request.marker + '\n');
     out(request.marker + ' ' + JSON.stringify(status) + '\n');
@@ -847,6 +893,29 @@ const NODE_DRIVER: &str = r#"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_line_is_kept_bounded() {
+        let marker = b"__m__";
+        let mut s = Stream::new(Vec::new(), marker);
+        s.feed(b"out __m__ {\"ok\": false, \"error\": \"");
+        let chunk = vec![b'x'; 64 * 1024];
+        for _ in 0..40 {
+            s.feed(&chunk);
+        }
+        assert!(!s.done);
+        assert!(s.status_line.len() <= STATUS_CAP);
+        s.feed(b"\"}\nnext");
+        assert!(s.done);
+        assert_eq!(s.rest, b"next");
+        let error = s.status().error.unwrap();
+        assert!(
+            error.starts_with("The REPL driver sent a status line over 1 MiB; its start:"),
+            "{}",
+            &error[..200]
+        );
+        assert_eq!(s.finish(), "out ");
+    }
 
     #[test]
     fn stream_splits_at_the_marker_across_chunks() {

@@ -177,6 +177,38 @@ async fn exceptions_are_errors_with_tracebacks_and_keep_state() {
     assert_eq!(node(&ctx, "keptJs").await.unwrap(), "7");
 }
 
+/// An exception with a huge message is cut by the interpreter's driver to its head and
+/// tail before it is sent: the host never holds megabytes of traceback (a status line over
+/// 1 MiB is refused as unreadable), and the error still names the exception and ends as it
+/// ends.
+#[tokio::test]
+async fn a_huge_exception_message_is_cut_before_it_is_sent() {
+    let (_dir, ctx) = ctx();
+    let err = py(&ctx, "raise ValueError('start' + 'x' * 5_000_000 + 'end')")
+        .await
+        .unwrap_err();
+    assert!(err.len() < 30_000, "{} bytes", err.len());
+    assert!(
+        err.contains("ValueError: start") && err.ends_with("end"),
+        "{}",
+        &err[..300.min(err.len())]
+    );
+    assert_eq!(py(&ctx, "1 + 1").await.unwrap(), "2");
+    let err = node(
+        &ctx,
+        "throw new Error('start' + 'x'.repeat(5000000) + 'end')",
+    )
+    .await
+    .unwrap_err();
+    assert!(err.len() < 30_000, "{} bytes", err.len());
+    assert!(
+        err.contains("Error: start") && err.contains("xxxend"),
+        "{}",
+        &err[err.len().saturating_sub(300)..]
+    );
+    assert_eq!(node(&ctx, "1 + 1").await.unwrap(), "2");
+}
+
 #[tokio::test]
 async fn a_timeout_kills_the_interpreter_and_the_next_call_starts_fresh() {
     let (_dir, ctx) = ctx();

@@ -2,9 +2,12 @@
 //! capture, and a working directory that persists between calls.
 //!
 //! - The command runs under `bash -c` (or `sh -c` where there is no bash), in the context's
-//!   cwd, with no stdin, in a new process group. On timeout or cancellation the whole group
-//!   gets SIGTERM, then SIGKILL after a grace period: nothing is left running. When the
-//!   command itself exits, anything it left in its group is killed too (use
+//!   cwd, with no stdin, in a new process group. On cancellation the whole group gets
+//!   SIGTERM, then SIGKILL after a grace period: nothing is left running. A command still
+//!   running at its timeout goes on as a background task, as in Claude Code (its output so
+//!   far starts the task's file; the result gives the task's id), except one that starts
+//!   with `sleep`, runs `git`, or does not parse: that one is ended like a cancelled one.
+//!   When the command itself exits, anything it left in its group is killed too (use
 //!   `run_in_background` for servers).
 //! - Output is captured with bounded memory: up to [`MEMORY_CAP`] bytes per stream stay in
 //!   memory; past that the stream spills to a file (kept up to [`SPILL_FILE_CAP`]) and only
@@ -150,7 +153,7 @@ The working directory persists between commands, but shell state does not. \
 Commands run in a non-interactive bash: the user's shell profile and aliases are not loaded.\n\n\
 - Always quote file paths that contain spaces.\n\
 - Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
-- The timeout is in milliseconds (default {}, at most {}).\n\
+- The timeout is in milliseconds (default {}, at most {}); a command still running then goes on in the background (read it with TaskOutput).\n\
 - Set run_in_background for long-running processes such as servers.",
         default_timeout_ms(),
         max_timeout_ms()
@@ -325,6 +328,15 @@ impl TypedTool for Bash {
 enum End {
     Exited(Option<i32>),
     TimedOut,
+    /// The timeout passed and the command went on as a background task.
+    MovedToBackground {
+        /// The task's id.
+        id: String,
+        /// Its output file.
+        output_file: PathBuf,
+        /// The timeout that passed.
+        after: Duration,
+    },
     Cancelled,
     OutputCap,
 }
@@ -564,6 +576,46 @@ async fn run_command(
             progress.send(serde_json::json!({"output": stdout.tail_text(2000), "totalBytes": stdout.total + stderr.total}));
         }
     };
+    // A command still going at its timeout goes on in the background, as in Claude Code
+    // (not `sleep`, `git`, or what the parser cannot follow): its output so far starts the
+    // task's file, and the rest is added as it comes.
+    if matches!(end, End::TimedOut)
+        && let Some(pgid) = group
+        && moves_to_background(command)
+    {
+        let so_far = [stdout.finish().await.text, stderr.finish().await.text].concat();
+        let dir = match ctx.results_dir() {
+            Some(dir) => dir.to_path_buf(),
+            None => scratch_dir.clone(),
+        };
+        let task = crate::tasks::task_registry(ctx).adopt(
+            command,
+            None,
+            child,
+            (out_pipe, err_pipe),
+            pgid,
+            so_far.as_bytes(),
+            &dir,
+            Duration::from_millis(crate::tasks::BACKGROUND_DEFAULT_MS),
+            cwd_file,
+        )?;
+        // The task owns the group now.
+        guard.0 = None;
+        let none = || Captured {
+            text: String::new(),
+            spill: None,
+        };
+        return Ok(Run {
+            end: End::MovedToBackground {
+                id: task.id,
+                output_file: task.output_file,
+                after: timeout,
+            },
+            stdout: none(),
+            stderr: none(),
+            final_cwd: None,
+        });
+    }
     if !matches!(end, End::Exited(_)) {
         terminate(&mut child, group).await;
     }
@@ -591,6 +643,24 @@ async fn read_some(pipe: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> Optio
         Ok(0) | Err(_) => None,
         Ok(n) => Some(n),
     }
+}
+
+/// Whether a foreground command that reached its timeout goes on in the background (as
+/// Claude Code decides): not one that starts with `sleep` (waiting is all it does), not
+/// one that runs `git` (it may hold the repository's lock), and not one the parser cannot
+/// follow in full.
+fn moves_to_background(command: &str) -> bool {
+    let analysis = tool_perms::bash::parse::analyze(command);
+    let mut names = analysis
+        .commands
+        .iter()
+        .filter_map(|c| c.name())
+        .map(tool_perms::bash::parse::basename);
+    analysis.is_parsed()
+        && names
+            .next()
+            .is_some_and(|first| first != "sleep" && first != "git")
+        && names.all(|name| name != "git")
 }
 
 /// Kills the command's whole process group when the call is abandoned midway (its future
@@ -843,6 +913,26 @@ fn finish(
             (None, true)
         }
         End::Cancelled => return Err(ToolError::Cancelled(None)),
+        End::MovedToBackground {
+            id,
+            output_file,
+            after,
+        } => {
+            return Ok(ToolResult::new(BashOutput {
+                stdout: format!(
+                    "Command was still running after its timeout of {} ms, so it was moved to \
+                     the background with ID: {id}. Output is being written to: {}",
+                    after.as_millis(),
+                    output_file.display()
+                ),
+                stderr: String::new(),
+                interrupted: false,
+                return_code_interpretation: None,
+                raw_output_path: None,
+                no_output_expected: false,
+                background_task_id: Some(id),
+            }));
+        }
         End::OutputCap => {
             let note = format!(
                 "Command killed: its output exceeded {} GiB",

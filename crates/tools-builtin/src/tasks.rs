@@ -184,6 +184,23 @@ fn shell() -> &'static str {
     }
 }
 
+/// A new task id and its output file under `output_dir/tasks/`, created exclusively and
+/// owner-only (a task's output can hold whatever the command printed).
+fn new_output_file(output_dir: &Path) -> Result<(String, PathBuf, std::fs::File), ToolError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let id = new_task_id();
+    let dir = output_dir.join("tasks");
+    std::fs::create_dir_all(&dir).map_err(|e| ToolError::io(&dir, e))?;
+    let output_file = dir.join(format!("{id}.output"));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&output_file)
+        .map_err(|e| ToolError::io(&output_file, e))?;
+    Ok((id, output_file, file))
+}
+
 impl TaskRegistry {
     /// An empty registry.
     pub fn new() -> Self {
@@ -202,20 +219,7 @@ impl TaskRegistry {
         output_dir: &Path,
         lifetime: Duration,
     ) -> Result<TaskSnapshot, ToolError> {
-        let id = new_task_id();
-        let dir = output_dir.join("tasks");
-        std::fs::create_dir_all(&dir).map_err(|e| ToolError::io(&dir, e))?;
-        let output_file = dir.join(format!("{id}.output"));
-        // Owner-only: a task's output can hold whatever the command printed.
-        let out = {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&output_file)
-                .map_err(|e| ToolError::io(&output_file, e))?
-        };
+        let (id, output_file, out) = new_output_file(output_dir)?;
         let err = out
             .try_clone()
             .map_err(|e| ToolError::io(&output_file, e))?;
@@ -228,7 +232,7 @@ impl TaskRegistry {
             .stderr(Stdio::from(err))
             .kill_on_drop(true);
         tool_core::process::detach_from_terminal(cmd.as_std_mut());
-        let mut child = cmd.spawn().map_err(|e| {
+        let child = cmd.spawn().map_err(|e| {
             // Nothing ran: no output file is left behind for it.
             let _ = std::fs::remove_file(&output_file);
             ToolError::msg(format!(
@@ -240,6 +244,92 @@ impl TaskRegistry {
         let Some(pgid) = child.id().and_then(|id| i32::try_from(id).ok()) else {
             return Err(ToolError::msg("The background command exited at once"));
         };
+        Ok(self.watch(
+            id,
+            command,
+            description,
+            output_file,
+            pgid,
+            child,
+            lifetime,
+            None,
+        ))
+    }
+
+    /// Takes over `child` (a foreground command whose timeout passed, running in its own
+    /// process group) as a background task: its output so far (`so_far`) starts the task's
+    /// output file, and what it still writes to its standard output and error (the pipes
+    /// the foreground call read) is added as it comes.
+    /// `keep` lives until the command's output ends (a scratch file its shell still writes).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site, each argument distinct"
+    )]
+    pub(crate) fn adopt(
+        &self,
+        command: &str,
+        description: Option<String>,
+        child: tokio::process::Child,
+        (mut out, mut err): (tokio::process::ChildStdout, tokio::process::ChildStderr),
+        pgid: i32,
+        so_far: &[u8],
+        output_dir: &Path,
+        lifetime: Duration,
+        keep: impl Send + 'static,
+    ) -> Result<TaskSnapshot, ToolError> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (id, output_file, mut file) = new_output_file(output_dir)?;
+        std::io::Write::write_all(&mut file, so_far).map_err(|e| ToolError::io(&output_file, e))?;
+        let copy = tokio::spawn(async move {
+            let _keep = keep;
+            let mut file = tokio::fs::File::from_std(file);
+            let (mut out_buf, mut err_buf) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+            let (mut out_open, mut err_open) = (true, true);
+            while out_open || err_open {
+                let bytes = tokio::select! {
+                    n = out.read(&mut out_buf), if out_open => match n {
+                        Ok(n) if n > 0 => &out_buf[..n],
+                        _ => { out_open = false; continue; }
+                    },
+                    n = err.read(&mut err_buf), if err_open => match n {
+                        Ok(n) if n > 0 => &err_buf[..n],
+                        _ => { err_open = false; continue; }
+                    },
+                };
+                // A full disk ends the copy; the command goes on.
+                if file.write_all(bytes).await.is_err() {
+                    break;
+                }
+            }
+            let _ = file.flush().await;
+        });
+        Ok(self.watch(
+            id,
+            command,
+            description,
+            output_file,
+            pgid,
+            child,
+            lifetime,
+            Some(copy),
+        ))
+    }
+
+    /// Registers a running task and watches it: its exit, its lifetime, TaskStop, and the
+    /// size of its output. `copy` (an adopted command's output being copied to its file) is
+    /// awaited before the task counts as done, so its output is complete by then.
+    #[expect(clippy::too_many_arguments, reason = "the parts of one task")]
+    fn watch(
+        &self,
+        id: String,
+        command: &str,
+        description: Option<String>,
+        output_file: PathBuf,
+        pgid: i32,
+        mut child: tokio::process::Child,
+        lifetime: Duration,
+        copy: Option<tokio::task::JoinHandle<()>>,
+    ) -> TaskSnapshot {
         let (done, _) = watch::channel(false);
         let task = Arc::new(TaskState {
             id: id.clone(),
@@ -294,9 +384,14 @@ impl TaskRegistry {
                 p.status = Some(TaskStatus::Killed);
                 p.kill_reason = Some(reason);
             }
+            if let Some(copy) = copy {
+                // The group is gone, so its pipes are at their end: the copy finishes now
+                // (bounded all the same: a descendant that left the group holds them).
+                let _ = tokio::time::timeout(KILL_GRACE, copy).await;
+            }
             task.done.send_replace(true);
         });
-        Ok(task.snapshot())
+        task.snapshot()
     }
 
     fn task(&self, id: &str) -> Option<Arc<TaskState>> {

@@ -359,3 +359,53 @@ async fn a_background_command_runs_where_the_session_fell_back_to() {
         format!("{}\n", root.display())
     );
 }
+
+/// A foreground command still running at its timeout goes on as a background task (as in
+/// Claude Code): the call returns its id, the task's output holds what the command wrote
+/// before and after, and it ends as the command ends.
+#[tokio::test]
+async fn a_command_past_its_timeout_moves_to_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ctx = ctx(&root);
+    let stop = root.join("stop");
+    let command = format!(
+        "echo before; while [ ! -e '{}' ]; do sleep 0.05; done; echo after >&2; exit 3",
+        stop.display()
+    );
+    let out = call(
+        &Bash::default(),
+        &ctx,
+        json!({"command": command, "timeout": 500}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.starts_with(
+            "Command was still running after its timeout of 500 ms, so it was moved to the \
+             background with ID: "
+        ),
+        "{text}"
+    );
+    let id = out.structured["backgroundTaskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let task = task_registry(&ctx).get(&id).unwrap();
+    assert!(
+        !live_in_group(task.pgid).is_empty(),
+        "the command was killed"
+    );
+    std::fs::write(&stop, "").unwrap();
+    let done = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 10000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.structured["task"]["output"], "before\nafter\n");
+    assert_eq!(done.structured["task"]["exitCode"], 3);
+    assert!(gone_within(task.pgid, Duration::from_secs(2)).await);
+}

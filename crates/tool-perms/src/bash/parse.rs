@@ -189,7 +189,25 @@ impl Analysis {
     pub fn is_simple(&self) -> bool {
         self.complex.is_empty()
     }
+
+    /// Whether the whole command was parsed: no syntax error, nothing cut off or too long
+    /// (it may still hold constructs [`is_simple`](Self::is_simple) refuses to vouch for).
+    pub fn is_parsed(&self) -> bool {
+        !self.truncated
+            && !self.complex.iter().any(|why| {
+                why == NOT_PARSED
+                    || why == SYNTAX_ERROR
+                    || why.starts_with(TOO_LONG)
+                    || why == HAS_NUL
+            })
+    }
 }
+
+/// [`Analysis::complex`] reasons that mean the command was not parsed in full.
+const NOT_PARSED: &str = "the command could not be parsed";
+const SYNTAX_ERROR: &str = "the command has a syntax error";
+const TOO_LONG: &str = "the command is longer than ";
+const HAS_NUL: &str = "the command contains a NUL character";
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -213,14 +231,12 @@ fn with_parser<R>(f: impl FnOnce(&mut Parser) -> R) -> Option<R> {
 pub fn analyze(command: &str) -> Analysis {
     let mut analysis = Analysis::default();
     if command.len() > MAX_COMMAND_CHARS {
-        analysis.complex.push(format!(
-            "the command is longer than {MAX_COMMAND_CHARS} characters"
-        ));
-    }
-    if command.contains('\0') {
         analysis
             .complex
-            .push("the command contains a NUL character".into());
+            .push(format!("{TOO_LONG}{MAX_COMMAND_CHARS} characters"));
+    }
+    if command.contains('\0') {
+        analysis.complex.push(HAS_NUL.into());
     }
     if command.len() > MAX_ANALYZED_CHARS {
         analysis.truncated = true;
@@ -364,7 +380,7 @@ struct End {
 /// [`Walker::bracket_test`]).
 fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut Analysis) -> End {
     let Some(tree) = parse(src) else {
-        out.complex.push("the command could not be parsed".into());
+        out.complex.push(NOT_PARSED.into());
         out.truncated = true;
         return End {
             dirs: vec![None],
@@ -373,7 +389,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
     };
     let root = tree.root_node();
     if root.has_error() {
-        out.complex.push("the command has a syntax error".into());
+        out.complex.push(SYNTAX_ERROR.into());
     }
     let mut walker = Walker {
         src: src.as_bytes(),

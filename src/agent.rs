@@ -472,6 +472,13 @@ impl AgentLoop {
     ) -> AgentOutcome {
         let hooks = Arc::clone(self.pipeline.hooks());
         let subagent = ctx.agent().is_some();
+        // Each user prompt has an id hooks are given (`prompt_id`); a sub-agent works on its
+        // parent's prompt and keeps its id.
+        let ctx = if subagent {
+            ctx
+        } else {
+            ctx.with_prompt_id(uuid::Uuid::new_v4().to_string())
+        };
         // A sub-agent's conversation goes to its own file, where SubagentStop hooks are told
         // it is (`agent_transcript_path`).
         let mut transcript = self

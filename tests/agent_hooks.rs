@@ -125,6 +125,14 @@ fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
             .is_some_and(|s| !s.is_empty())
     );
     assert_eq!(prompt[0]["session_id"], start[0]["session_id"]);
+    // The prompt's id: absent before the first prompt, as in Claude Code.
+    assert!(start[0].get("prompt_id").is_none(), "{}", start[0]);
+    assert_eq!(
+        prompt[0]["prompt_id"].as_str().map(str::len),
+        Some(36),
+        "{}",
+        prompt[0]
+    );
     let end = &project.inputs("SessionEnd")[..];
     assert_eq!(end.len(), 1, "SessionEnd runs once, at exit");
     assert_eq!(end[0]["reason"], "other");
@@ -482,6 +490,12 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
     let start = project.inputs("SubagentStart");
     assert_eq!(start.len(), 1);
     assert_eq!(start[0]["agent_type"], "general-purpose");
+    // The sub-agent works on the user's prompt: its hooks get that prompt's id.
+    assert_eq!(
+        start[0]["prompt_id"],
+        project.inputs("UserPromptSubmit")[0]["prompt_id"]
+    );
+    assert!(start[0]["prompt_id"].is_string(), "{}", start[0]);
     let agent_id = start[0]["agent_id"].as_str().unwrap();
     assert!(!agent_id.is_empty());
     let stop = project.inputs("SubagentStop");

@@ -231,6 +231,7 @@ struct Inner {
     content_replacement: Arc<Mutex<ContentReplacementState>>,
     tool_use_id: Option<String>,
     session_id: String,
+    prompt_id: Option<String>,
     results_dir: Option<PathBuf>,
 }
 
@@ -326,6 +327,7 @@ impl ToolUseContext {
                 content_replacement: Arc::default(),
                 tool_use_id: None,
                 session_id: String::new(),
+                prompt_id: None,
                 results_dir: None,
             }),
         }
@@ -479,6 +481,12 @@ impl ToolUseContext {
         &self.inner.session_id
     }
 
+    /// The id of the user prompt being worked on (hooks get it as `prompt_id`); `None`
+    /// before the first prompt, or where there are no prompts.
+    pub fn prompt_id(&self) -> Option<&str> {
+        self.inner.prompt_id.as_deref()
+    }
+
     /// Where large results are written, if persistence is on.
     pub fn results_dir(&self) -> Option<&Path> {
         self.inner.results_dir.as_deref()
@@ -533,6 +541,7 @@ impl ToolUseContext {
             i.messages = Arc::from(Vec::new());
             i.tool_use_id = None;
             i.session_id = session_id;
+            i.prompt_id = None;
         })
     }
 
@@ -572,6 +581,12 @@ impl ToolUseContext {
     pub fn with_session_id(self, id: impl Into<String>) -> Self {
         let id = id.into();
         self.edit(|i| i.session_id = id)
+    }
+
+    /// With the id of the user prompt being worked on.
+    pub fn with_prompt_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.prompt_id = Some(id))
     }
 
     /// With a directory for persisted large results.

@@ -344,6 +344,9 @@ impl HookRunner {
             "permission_mode".into(),
             json!(ctx.permission().mode.as_str()),
         );
+        if let Some(prompt_id) = ctx.prompt_id() {
+            m.insert("prompt_id".into(), json!(prompt_id));
+        }
         if let Some(agent) = ctx.agent() {
             m.insert("agent_id".into(), json!(agent.id));
             m.insert("agent_type".into(), json!(agent.agent_type));

@@ -142,6 +142,10 @@ pub fn parse_rule(rule: &str) -> Result<RuleValueParsed, RuleSyntaxError> {
     if name.contains(char::is_whitespace) {
         return Err(err("a tool name cannot contain spaces"));
     }
+    // `\()()` would read as the tool `\()`, which no tool is, and would not read back.
+    if name.contains('\\') {
+        return Err(err("a tool name cannot contain `\\`"));
+    }
     if &rule[open..] == "()" {
         return Err(err(
             "empty parentheses `()`: write the bare tool name for a tool-wide rule",
@@ -153,6 +157,14 @@ pub fn parse_rule(rule: &str) -> Result<RuleValueParsed, RuleSyntaxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backslash_before_the_content_is_no_tool_name() {
+        // Found by the rule-parser fuzz test: it read as the tool `\()` and did not read
+        // back from its own text.
+        let err = parse_rule("\\()()").unwrap_err();
+        assert_eq!(err.reason, "a tool name cannot contain `\\`");
+    }
 
     #[test]
     fn parses_and_unescapes() {

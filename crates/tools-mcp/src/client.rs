@@ -43,12 +43,6 @@ pub(crate) struct StderrLog {
     pipe_closed: tokio::sync::Notify,
 }
 
-/// How long an error waits for a failed server's last words on stderr: a server that dies
-/// writes them just before it exits, and they may still be in the pipe when its stdout
-/// ends. Only a pipe some other process keeps open (a daemon the server started) makes the
-/// error wait this long.
-const LAST_WORDS_WAIT: Duration = Duration::from_millis(500);
-
 impl StderrLog {
     fn new(capacity: usize) -> Self {
         Self {
@@ -786,9 +780,9 @@ impl ServerConn {
     }
 
     /// The tail of the server's log for an error message, once what a dying server wrote
-    /// to stderr has been read (see [`LAST_WORDS_WAIT`]).
+    /// to stderr has been read (within [`McpOptions::last_words_wait`]).
     async fn stderr_note(&self) -> String {
-        self.stderr.settled(LAST_WORDS_WAIT).await;
+        self.stderr.settled(self.opts.last_words_wait).await;
         let tail = self.stderr.tail(2_000);
         if tail.is_empty() {
             String::new()

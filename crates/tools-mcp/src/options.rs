@@ -20,6 +20,10 @@ pub const DEFAULT_STDIO_IDLE_TIMEOUT: Duration = Duration::from_millis(1_800_000
 pub const DEFAULT_NETWORK_IDLE_TIMEOUT: Duration = Duration::from_millis(300_000);
 /// Default output limit of one MCP result, in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
+/// Default of [`McpOptions::last_words_wait`]: only a pipe some other process keeps open
+/// (a daemon the server started) makes an error wait this long.
+pub const DEFAULT_LAST_WORDS_WAIT: Duration = Duration::from_millis(500);
+
 /// Default size of the captured stderr of a stdio server (the newest bytes are kept).
 pub const DEFAULT_STDERR_CAPACITY: usize = 64 * 1024;
 
@@ -67,6 +71,9 @@ pub struct McpOptions {
     pub max_output_tokens: usize,
     /// How many bytes of each stdio server's stderr are kept.
     pub stderr_capacity: usize,
+    /// How long an error about a stdio server that failed waits for the rest of what it
+    /// wrote to stderr as it died (its stdout can end first), for the error to show it.
+    pub last_words_wait: Duration,
     /// Where ReadMcpResourceTool writes binary resources (default: the system temp dir).
     pub blob_dir: Option<PathBuf>,
     /// Host handler for elicitation requests.
@@ -86,6 +93,7 @@ impl fmt::Debug for McpOptions {
             .field("tool_idle_timeout", &self.tool_idle_timeout)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("stderr_capacity", &self.stderr_capacity)
+            .field("last_words_wait", &self.last_words_wait)
             .field("blob_dir", &self.blob_dir)
             .field("elicitation", &self.elicitation.is_some())
             .field("sampling", &self.sampling.is_some())
@@ -104,6 +112,7 @@ impl McpOptions {
             tool_idle_timeout: None,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             stderr_capacity: DEFAULT_STDERR_CAPACITY,
+            last_words_wait: DEFAULT_LAST_WORDS_WAIT,
             blob_dir: None,
             elicitation: None,
             sampling: None,

@@ -651,13 +651,18 @@ async fn eof_mid_call_with_the_process_still_running() {
 
 /// A server that fails at startup says why on stderr as it dies, and its stdout can end
 /// before those last words are in the log: here a helper process of the server writes them
-/// 200 ms after the server's stdout closed. The error waits for the stderr pipe to end
-/// (within a bound), so they are in it.
+/// 300 ms after the server's stdout closed. The error waits for the stderr pipe to end
+/// (within `last_words_wait`), so they are in it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_start_reports_what_the_server_wrote_as_it_died() {
-    let script = "exec >&-; setsid sh -c \"sleep 0.2; echo 'cannot open the database: permission denied' >&2\" & exit 1";
+    // The helper leaves the server's process group (setsid) and closes its copy of stdout
+    // before the server exits, so the server's end is seen at once and the helper lives on.
+    let script = "setsid sh -c \"exec >&-; sleep 0.5; echo 'cannot open the database: permission denied' >&2\" & sleep 0.2; exit 1";
     let config = ServerConfig::stdio("late", "sh", ["-c", script]);
-    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    // Room for a loaded machine to start the helper; the wait ends once stderr does.
+    let mut o = opts();
+    o.last_words_wait = Duration::from_secs(10);
+    let (manager, diags) = McpManager::connect(vec![config], o).await;
     assert_eq!(diags.len(), 1, "{diags:?}");
     assert!(
         diags[0]

@@ -719,7 +719,8 @@ impl AgentLoop {
             }
             if turn.tool_uses == 0 && cut_off {
                 break Stop::Incomplete(format!(
-                    "it was still cut off by the output token limit (max_tokens {}) after                      {MAX_CUT_OFF_RECOVERIES} attempts to go on",
+                    "it was still cut off by the output token limit (max_tokens {}) after \
+                     {MAX_CUT_OFF_RECOVERIES} attempts to go on",
                     self.config.max_tokens
                 ));
             }

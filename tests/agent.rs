@@ -686,7 +686,7 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     let (url, seen) = serve(move |i, _| match i {
         0 => full(first.clone()),
         1 => full(second.clone()),
-        _ => full(turn(Some("Made one."), &[])),
+        _ => full(turn(Some("Made one.\u{1b}[2J"), &[])),
     });
     let command_line = format!(
         "{} agent {}",
@@ -780,6 +780,8 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     );
     assert!(dir.path().join("one").exists());
     assert!(!dir.path().join("two").exists());
+    // The model's text reaches the terminal with its control sequences escaped.
+    assert!(shown.contains("Made one.\\u{1b}[2J"), "{shown}");
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 3);
     let turn2 = results(&seen[2].messages()[4]);
@@ -999,11 +1001,10 @@ fn an_answer_cut_off_by_max_tokens_is_asked_to_go_on() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let result = json_out(&out);
     assert_eq!(result["final_text"], "part 0 part 1 part 2 part 3 ");
-    assert!(
-        result["stop"].as_str().unwrap().starts_with(
-            "the answer is incomplete: it was still cut off by the output token limit"
-        ),
-        "{result}"
+    assert_eq!(
+        result["stop"],
+        "the answer is incomplete: it was still cut off by the output token limit \
+         (max_tokens 8192) after 3 attempts to go on"
     );
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 4, "three requests to go on, then the end");
@@ -1078,9 +1079,9 @@ fn an_untrusted_folders_agents_are_not_loaded() {
     assert!(!description.contains("planted"), "{description}");
 }
 
-/// What the model (or a tool) writes cannot drive the terminal: escape sequences in its text,
-/// in a tool's name, or in an error's first line are shown as escapes, not sent raw (they
-/// could move the cursor and redraw a pending permission question).
+/// What the model (or a tool) writes cannot drive the terminal: escape sequences in a tool's
+/// name or an error's first line are shown as escapes, not sent raw (they could move the
+/// cursor and redraw a pending permission question).
 #[test]
 fn model_text_and_tool_names_reach_the_terminal_escaped() {
     let dir = tempfile::tempdir().unwrap();
@@ -1095,13 +1096,11 @@ fn model_text_and_tool_names_reach_the_terminal_escaped() {
     let out = agent(&url, dir.path(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let (shown, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
-    assert!(
-        !shown.contains('\u{1b}') && !err.contains('\u{1b}'),
-        "{shown}\n{err}"
-    );
-    assert!(!shown.contains('\u{7}'), "{shown}");
-    assert!(shown.contains("clear\\u{1b}[2J the screen"), "{shown}");
+    assert!(!err.contains('\u{1b}'), "{err}");
     assert!(err.contains("Evil\\u{1b}[5A"), "{err}");
+    // Standard output is a pipe here, not a terminal: the text is kept as the model wrote
+    // it (the terminal case is in the pseudo-terminal test).
+    assert!(shown.contains("clear\u{1b}[2J the screen"), "{shown}");
 }
 
 /// Standard output closed early (`toolwright agent ... | head -1`): the run still ends the

@@ -375,7 +375,7 @@ pub fn user_agents_dir() -> Option<PathBuf> {
 /// [`tool_core::project_dirs`]).
 fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let mut dirs: Vec<PathBuf> = tool_core::project_dirs(cwd, home.as_deref())
+    let mut dirs: Vec<PathBuf> = tool_core::project_dirs(cwd, cwd, home.as_deref())
         .into_iter()
         .map(|dir| dir.join(".claude").join("agents"))
         .collect();

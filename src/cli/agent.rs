@@ -166,13 +166,20 @@ fn agent_blanket_denied(ctx: &tool_core::ToolUseContext) -> bool {
 struct Display {
     started: Instant,
     mid_line: bool,
+    /// Standard output is a terminal: the model's text is shown with its control
+    /// sequences escaped (written to a file or pipe, it is kept as it is).
+    terminal_output: bool,
 }
 
 impl Display {
     fn event(&mut self, event: &AgentEvent<'_>) {
         match event {
             AgentEvent::Text(t) => {
-                out!("{}", escape_terminal_codes(t));
+                if self.terminal_output {
+                    out!("{}", escape_terminal_codes(t));
+                } else {
+                    out!("{t}");
+                }
                 let _ = std::io::stdout().flush();
                 self.mid_line = !t.ends_with('\n');
             }
@@ -430,6 +437,7 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
     let mut display = Display {
         started: Instant::now(),
         mid_line: false,
+        terminal_output: std::io::stdout().is_terminal(),
     };
     // SessionStart hooks: their context goes to the model ahead of the prompt.
     let hooks = Arc::clone(agent_loop.pipeline().hooks());

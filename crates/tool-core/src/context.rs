@@ -235,19 +235,29 @@ struct Inner {
     results_dir: Option<PathBuf>,
 }
 
-/// The directories whose `.claude/<kind>` (skills, agents) belong to a session in `cwd`, as
-/// Claude Code looks for them, nearest first: `cwd` and its parents, stopping after the git
-/// repository's root (a folder above the repository, such as a shared `/tmp`, has no say in
-/// it) and before the home directory (whose `.claude` is the user's own, read as such).
-pub fn project_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let git_root = cwd.ancestors().find(|d| d.join(".git").exists());
+/// The directories whose `.claude/<kind>` (skills, agents) belong to a session in `cwd`
+/// whose project is `project_dir`, as Claude Code looks for them, nearest first: `cwd` and
+/// its parents, stopping after the git repository's root (a folder above the repository,
+/// such as a shared `/tmp`, has no say in it) and before the home directory (whose
+/// `.claude` is the user's own, read as such). Inside the project, the root is the
+/// project's repository's, not that of a repository nested in it (a submodule, a vendored
+/// clone, a worktree under `.claude/worktrees`): the project's own `.claude` stays in view.
+pub fn project_dirs(cwd: &Path, project_dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    fn git_root(dir: &Path) -> Option<&Path> {
+        dir.ancestors().find(|d| d.join(".git").exists())
+    }
+    let stop = if cwd.starts_with(project_dir) {
+        git_root(project_dir)
+    } else {
+        git_root(cwd)
+    };
     let mut dirs = Vec::new();
     for dir in cwd.ancestors() {
         if Some(dir) == home {
             break;
         }
         dirs.push(dir.to_path_buf());
-        if Some(dir) == git_root {
+        if Some(dir) == stop {
             break;
         }
     }

@@ -651,11 +651,11 @@ async fn read_some(pipe: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> Optio
 /// follow in full.
 fn moves_to_background(command: &str) -> bool {
     let analysis = tool_perms::bash::parse::analyze(command);
+    // What runs, behind wrappers: `timeout 900 git fetch` runs git.
     let mut names = analysis
         .commands
         .iter()
-        .filter_map(|c| c.name())
-        .map(tool_perms::bash::parse::basename);
+        .filter_map(tool_perms::bash::commands::effective_name);
     analysis.is_parsed()
         && names
             .next()
@@ -996,6 +996,28 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_commands_move_to_the_background_at_their_timeout() {
+        for command in [
+            "cargo build",
+            "make -j2 && ./run-tests",
+            "npm test | tee log",
+        ] {
+            assert!(moves_to_background(command), "{command}");
+        }
+        for command in [
+            "sleep 100",
+            "git clone https://example.com/x",
+            "echo start && git push",
+            "timeout 900 git fetch",
+            "nice -n 5 git gc",
+            "timeout 5 sleep 3",
+            "echo $(",
+        ] {
+            assert!(!moves_to_background(command), "{command}");
+        }
+    }
 
     #[test]
     fn exit_one_exemptions() {

@@ -2,7 +2,8 @@
 //! Code's `SkillTool`).
 //!
 //! Skills are found in the project (`.claude/skills` of the working directory and of each
-//! of its ancestors, nearest first) and then for the user (`~/.claude/skills`); the first
+//! of its parents up to the project's git root, nearest first: see
+//! [`tool_core::project_dirs`]) and then for the user (`~/.claude/skills`); the first
 //! skill of a name wins. `SKILL.md` may start with a `---` frontmatter block of `key: value`
 //! lines (`name`, `description`, `allowed-tools` as a comma list or a `- item` list,
 //! `model`, `argument-hint`, `when_to_use`, `disable-model-invocation`). The body, with
@@ -190,7 +191,7 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
 /// [`tool_core::project_dirs`]), then `~/.claude/skills`.
 pub fn skill_roots(ctx: &ToolUseContext) -> Vec<(PathBuf, SkillSource)> {
     let home = ctx.home();
-    let mut roots: Vec<_> = tool_core::project_dirs(ctx.cwd(), home)
+    let mut roots: Vec<_> = tool_core::project_dirs(ctx.cwd(), ctx.project_dir(), home)
         .into_iter()
         .map(|dir| (dir.join(".claude/skills"), SkillSource::Project))
         .collect();

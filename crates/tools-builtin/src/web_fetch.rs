@@ -429,7 +429,8 @@ async fn read_body(
 const MAX_HTML_DEPTH: usize = 128;
 
 /// Flattens `root`'s tree below `max_depth`: a node at that depth gets all its descendants,
-/// in document order and without children of their own, as its children. Every text node
+/// in document order and without children of their own, as its children (and is their
+/// parent). Every text node
 /// is kept, in order; only the structure below that depth is lost. Iterative, so a tree of
 /// any depth is safe to walk.
 fn flatten_below(root: &std::rc::Rc<htmd::Node>, max_depth: usize) {
@@ -451,6 +452,9 @@ fn flatten_below(root: &std::rc::Rc<htmd::Node>, max_depth: usize) {
             let mut children = descendant.children.take();
             children.reverse();
             pending.extend(children);
+            // Its parent is `node` now: the conversion walks up through parents (is this
+            // inside a `<pre>`?), and the old chain would make that walk as deep as the page.
+            descendant.parent.set(Some(std::rc::Rc::downgrade(&node)));
             flat.push(descendant);
         }
         *node.children.borrow_mut() = flat;

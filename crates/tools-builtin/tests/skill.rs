@@ -162,6 +162,18 @@ async fn skills_above_the_repository_root_are_not_the_projects() {
         run(&s.ctx, json!({"skill": "plain"})).await.is_err(),
         "a skill above the repository was loaded"
     );
+    // A repository nested in the project (a vendored clone the shell moved into): the
+    // project's skills stay in view.
+    let nested = s.project.join("src/vendor/lib");
+    std::fs::create_dir_all(nested.join(".git")).unwrap();
+    let inside = common::ctx(&s.project)
+        .with_cwd(&nested)
+        .with_home(s.ctx.home().map(Path::to_path_buf));
+    let found: Vec<(String, SkillSource)> = discover_skills(&inside)
+        .into_iter()
+        .map(|k| (k.name, k.source))
+        .collect();
+    assert_eq!(found[0], ("commit".to_owned(), SkillSource::Project));
 }
 
 #[tokio::test]

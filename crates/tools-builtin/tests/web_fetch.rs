@@ -61,6 +61,13 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             page.push_str("deep <b>inside</b> text</div><p>after</p></body></html>");
             (head("200 OK", "text/html", page.len(), ""), page.into())
         }
+        // 50,000 nested `<b>`: every one of them asks whether it is inside a `<pre>`.
+        "/deep-bold.html" => {
+            let mut page = String::from("<!doctype html><html><body><p>top</p><div>");
+            page.push_str(&"<b>".repeat(50_000));
+            page.push_str("deep inside</div><p>after</p></body></html>");
+            (head("200 OK", "text/html", page.len(), ""), page.into())
+        }
         "/notes.txt" => {
             let t = "plain *text*, not <b>html</b>\n";
             (head("200 OK", "text/plain", t.len(), ""), t.into())
@@ -236,6 +243,15 @@ async fn fetch(ctx: &ToolUseContext, input: Value) -> Result<ToolOutput, String>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deeply_nested_page_is_converted_without_overflowing_the_stack() {
     let s = server().await;
+    // Time for a loaded machine to convert the pages (a debug build).
+    let ctx = || {
+        let ctx = ctx();
+        ctx.app_state().set(WebFetchLimits {
+            timeout: Duration::from_secs(60),
+            max_bytes: 1024 * 1024,
+        });
+        ctx
+    };
     let out = fetch(
         &ctx(),
         json!({"url": format!("{}/deep.html", s.base), "prompt": "p"}),
@@ -249,6 +265,15 @@ async fn a_deeply_nested_page_is_converted_without_overflowing_the_stack() {
             .unwrap_or_else(|| panic!("{part:?} missing: {page}"))
     };
     assert!(at("top") < at("deep") && at("deep") < at("inside") && at("inside") < at("after"));
+    // Nested elements that look at their parents (a `<b>` asks whether it is in a `<pre>`)
+    // look through the flattened tree, not the page's 50,000 levels (quadratic before).
+    let out = fetch(
+        &ctx(),
+        json!({"url": format!("{}/deep-bold.html", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.content.joined_text().contains("deep inside"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

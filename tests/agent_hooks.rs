@@ -457,23 +457,7 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
         ("Stop", COPY_TRANSCRIPT),
         ("UserPromptSubmit", "true"),
     ]);
-    let parent = turn(
-        None,
-        &[(
-            "toolu_agent",
-            "Agent",
-            json!({"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}),
-        )],
-    );
-    let (url, seen) = serve(move |_, request| {
-        if request.is_subagent() {
-            full(turn(Some("sub report: all quiet"), &[]))
-        } else if request.messages().len() == 1 {
-            full(parent.clone())
-        } else {
-            full(turn(Some("All quiet."), &[]))
-        }
-    });
+    let (url, seen) = serve_one_agent_call();
     let out = agent(&url, project.path(), &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
 
@@ -542,6 +526,28 @@ fn sub_agents_run_subagent_start_and_stop_hooks_not_the_main_ones() {
         "{main:?}"
     );
     assert!(main.iter().all(|l| l["isSidechain"] == false));
+}
+
+/// The model API for a run whose model calls one general-purpose agent ("look around"),
+/// which reports "sub report: all quiet"; then the model says "All quiet.".
+fn serve_one_agent_call() -> (String, Seen) {
+    let parent = turn(
+        None,
+        &[(
+            "toolu_agent",
+            "Agent",
+            json!({"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}),
+        )],
+    );
+    serve(move |_, request| {
+        if request.is_subagent() {
+            full(turn(Some("sub report: all quiet"), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("All quiet."), &[]))
+        }
+    })
 }
 
 /// A hook body that copies the transcript it was given to `$IN.transcript`.
@@ -724,23 +730,7 @@ fn a_hook_if_condition_is_matched_against_agent_calls() {
         .to_string(),
     )
     .unwrap();
-    let parent = turn(
-        None,
-        &[(
-            "toolu_agent",
-            "Agent",
-            json!({"description": "look", "prompt": "look around", "subagent_type": "general-purpose"}),
-        )],
-    );
-    let (url, seen) = serve(move |_, request| {
-        if request.is_subagent() {
-            full(turn(Some("sub report: all quiet"), &[]))
-        } else if request.messages().len() == 1 {
-            full(parent.clone())
-        } else {
-            full(turn(Some("All quiet."), &[]))
-        }
-    });
+    let (url, seen) = serve_one_agent_call();
     let out = agent(&url, dir.path(), &["--json", "--mode", "bypassPermissions"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let seen = seen.lock().unwrap();

@@ -40,12 +40,6 @@ pub fn record_path() -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".claude.json"))
 }
 
-fn git_root(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
-}
-
 fn read_record(path: &Path) -> Result<Value, String> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
@@ -72,7 +66,7 @@ pub fn is_trusted(dir: &Path) -> bool {
     if entry(dir).is_some_and(|e| e[REVOKED] == Value::Bool(true)) {
         return false;
     }
-    accepted(dir) || git_root(dir).is_some_and(|root| accepted(&root))
+    accepted(dir) || tool_core::git_root(dir).is_some_and(accepted)
 }
 
 /// Claude Code's trust field of a project entry.

@@ -335,6 +335,18 @@ struct Parsing {
 }
 
 impl Parsing {
+    /// Parses the response body `bytes`.
+    fn new(bytes: BoxStream<'static, Result<Vec<u8>, String>>) -> Self {
+        Self {
+            bytes,
+            parser: AnthropicStream::new(),
+            carry: Vec::new(),
+            ready: VecDeque::new(),
+            done: false,
+            retryable: false,
+        }
+    }
+
     fn feed(&mut self, chunk: &[u8]) -> Result<(), AgentError> {
         self.carry.extend_from_slice(chunk);
         let valid = match std::str::from_utf8(&self.carry) {
@@ -427,17 +439,12 @@ impl ModelClient for AnthropicClient {
                     }
                 )));
             }
-            let mut parsing = Parsing {
-                bytes: response
+            let mut parsing = Parsing::new(
+                response
                     .bytes_stream()
                     .map(|chunk| chunk.map(|b| b.to_vec()).map_err(|e| error_chain(&e)))
                     .boxed(),
-                parser: AnthropicStream::new(),
-                carry: Vec::new(),
-                ready: VecDeque::new(),
-                done: false,
-                retryable: false,
-            };
+            );
             // Up to the first content: an overload reported then (nothing shown, nothing
             // run) is retried like a 529.
             let mut early = VecDeque::new();
@@ -546,14 +553,7 @@ mod tests {
         let split = start.len() + text.find('é').unwrap_or(0) + 1; // inside the 2-byte 'é'
         let chunks: Vec<Result<Vec<u8>, String>> =
             vec![Ok(bytes[..split].to_vec()), Ok(bytes[split..].to_vec())];
-        let mut p = Parsing {
-            bytes: futures::stream::iter(chunks).boxed(),
-            parser: AnthropicStream::new(),
-            carry: Vec::new(),
-            ready: VecDeque::new(),
-            done: false,
-            retryable: false,
-        };
+        let mut p = Parsing::new(futures::stream::iter(chunks).boxed());
         let first = p.next().await;
         assert!(
             matches!(first, Some(Ok(StreamEvent::Text(ref t))) if t == "é"),

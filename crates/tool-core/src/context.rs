@@ -235,6 +235,12 @@ struct Inner {
     results_dir: Option<PathBuf>,
 }
 
+/// The root of the git repository (or worktree) holding `dir`: the nearest of `dir` and its
+/// parents with a `.git` entry.
+pub fn git_root(dir: &Path) -> Option<&Path> {
+    dir.ancestors().find(|d| d.join(".git").exists())
+}
+
 /// The directories whose `.claude/<kind>` (skills, agents) belong to a session in `cwd`
 /// whose project is `project_dir`, as Claude Code looks for them, nearest first: `cwd` and
 /// its parents, stopping after the git repository's root (a folder above the repository,
@@ -243,9 +249,6 @@ struct Inner {
 /// project's repository's, not that of a repository nested in it (a submodule, a vendored
 /// clone, a worktree under `.claude/worktrees`): the project's own `.claude` stays in view.
 pub fn project_dirs(cwd: &Path, project_dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    fn git_root(dir: &Path) -> Option<&Path> {
-        dir.ancestors().find(|d| d.join(".git").exists())
-    }
     let stop = if cwd.starts_with(project_dir) {
         git_root(project_dir)
     } else {

@@ -801,7 +801,7 @@ impl Capture {
         let start = src.len().saturating_sub(max);
         let from = &src[start..];
         let from = if start > 0 {
-            &from[crate::tasks::partial_utf8_head(from)..]
+            &from[crate::fsutil::partial_utf8_head(from)..]
         } else {
             from
         };
@@ -822,9 +822,9 @@ impl Capture {
         // The head and tail were cut at byte counts: a character they split is left out
         // (it is in the saved file), not shown as �.
         let head =
-            &self.memory[..self.memory.len() - crate::tasks::incomplete_utf8_tail(&self.memory)];
+            &self.memory[..self.memory.len() - crate::fsutil::incomplete_utf8_tail(&self.memory)];
         let tail = &self.tail[tail_start..];
-        let tail = &tail[crate::tasks::partial_utf8_head(tail)..];
+        let tail = &tail[crate::fsutil::partial_utf8_head(tail)..];
         let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
         let omitted = self
             .total

@@ -266,6 +266,33 @@ pub(crate) fn lf_to_crlf(text: &str) -> String {
     text.replace('\n', "\r\n")
 }
 
+/// How many bytes at the start of `buf` end a UTF-8 character begun before it (0 to 3).
+pub(crate) fn partial_utf8_head(buf: &[u8]) -> usize {
+    buf.iter()
+        .take(3)
+        .take_while(|b| (0x80..0xC0).contains(*b))
+        .count()
+}
+
+/// How many bytes at the end of `buf` begin a UTF-8 character they do not finish (0 to 3).
+pub(crate) fn incomplete_utf8_tail(buf: &[u8]) -> usize {
+    for back in 1..=buf.len().min(3) {
+        let b = buf[buf.len() - back];
+        if b < 0x80 {
+            return 0;
+        }
+        if b >= 0xC0 {
+            let width = match b {
+                0xC0..0xE0 => 2,
+                0xE0..0xF0 => 3,
+                _ => 4,
+            };
+            return if width > back { back } else { 0 };
+        }
+    }
+    0
+}
+
 /// Whether the start of a file looks binary: a NUL byte in the first 8 KiB, as git and
 /// ripgrep decide (UTF-16 with a BOM is text).
 pub(crate) fn looks_binary(head: &[u8]) -> bool {

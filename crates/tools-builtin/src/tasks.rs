@@ -471,46 +471,19 @@ impl TaskRegistry {
         // A character the command has only half written yet is left for the next read, and a
         // read that skipped ahead starts at the next whole character: neither shows as �.
         let held = if running {
-            incomplete_utf8_tail(&buf)
+            crate::fsutil::incomplete_utf8_tail(&buf)
         } else {
             0
         };
         buf.truncate(buf.len() - held);
         p.read_offset = start + buf.len() as u64;
         let text = if skipped {
-            String::from_utf8_lossy(&buf[partial_utf8_head(&buf)..]).into_owned()
+            String::from_utf8_lossy(&buf[crate::fsutil::partial_utf8_head(&buf)..]).into_owned()
         } else {
             String::from_utf8_lossy(&buf).into_owned()
         };
         Some((text, skipped))
     }
-}
-
-/// How many bytes at the start of `buf` end a UTF-8 character begun before it (0 to 3).
-pub(crate) fn partial_utf8_head(buf: &[u8]) -> usize {
-    buf.iter()
-        .take(3)
-        .take_while(|b| (0x80..0xC0).contains(*b))
-        .count()
-}
-
-/// How many bytes at the end of `buf` begin a UTF-8 character they do not finish (0 to 3).
-pub(crate) fn incomplete_utf8_tail(buf: &[u8]) -> usize {
-    for back in 1..=buf.len().min(3) {
-        let b = buf[buf.len() - back];
-        if b < 0x80 {
-            return 0;
-        }
-        if b >= 0xC0 {
-            let width = match b {
-                0xC0..0xE0 => 2,
-                0xE0..0xF0 => 3,
-                _ => 4,
-            };
-            return if width > back { back } else { 0 };
-        }
-    }
-    0
 }
 
 /// Starts a background task for Bash: the lifetime is `timeout_ms` (default

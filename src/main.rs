@@ -50,9 +50,16 @@ enum PermissionsCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    apply_settings_env(&cli);
+    trust::remember_location();
+    // The trust question comes first: the answer decides whether the folder's own settings
+    // `env` is applied, which must happen while this process has a single thread.
+    let trusted = match &cli.command {
+        Command::Agent(args) => cli::agent::ask_trust_if_interactive(args),
+        _ => None,
+    };
+    apply_settings_env(&cli, trusted);
     let telemetry = telemetry::init();
-    let code = run(cli);
+    let code = run(cli, trusted);
     // After the runtime is gone: the exporters flush with a blocking client.
     drop(telemetry);
     code
@@ -61,16 +68,19 @@ fn main() -> ExitCode {
 /// Sets the settings' `env` (see `session::settings_env`) in this process's environment, as
 /// Claude Code does, so every tool, hook and MCP server started later inherits it and
 /// `.mcp.json` expands it. Done first thing, while this process has a single thread.
-fn apply_settings_env(cli: &Cli) {
-    let options = match &cli.command {
+/// `trusted` is the answer to the trust question, when it was asked.
+fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
+    let mut options = match &cli.command {
         Command::Agent(args) => args.session.options(false),
         Command::Run(args) => args.session.options(false),
         Command::Serve(args) => args.session.options(false),
         _ => return,
     };
+    if trusted.is_some() {
+        options.trusted = trusted;
+    }
     let env = session::settings_env(&options);
     session::remember_env_before_settings(env.iter().map(|(k, _)| k.as_str()));
-    trust::remember_location();
     for (key, value) in env {
         // SAFETY: no other thread exists yet: the telemetry and the async runtime start
         // after this, and nothing before it spawns one. Keys and values were checked for
@@ -82,7 +92,7 @@ fn apply_settings_env(cli: &Cli) {
     }
 }
 
-fn run(cli: Cli) -> ExitCode {
+fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -94,7 +104,7 @@ fn run(cli: Cli) -> ExitCode {
         }
     };
     let code = match cli.command {
-        Command::Agent(args) => runtime.block_on(cli::agent::run(&args)),
+        Command::Agent(args) => runtime.block_on(cli::agent::run(&args, trusted)),
         Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),
         Command::Run(args) => runtime.block_on(cli::run::run(&args)),
         Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),

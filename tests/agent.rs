@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -649,6 +650,144 @@ fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// Runs `toolwright agent <prompt>` in `dir` on a pseudo-terminal (util-linux `script`):
+/// standard input and standard error are a terminal, so the run is interactive. Each
+/// `(question, times, answer)` types `answer` once the terminal has shown `question` `times`
+/// times. Standard output is everything the terminal showed. The model is `url`; the user's
+/// configuration directory is `dir/.no-user-config`.
+fn agent_on_terminal(
+    dir: &Path,
+    url: &str,
+    prompt: &str,
+    answers: &[(&str, usize, &[u8])],
+) -> std::process::Output {
+    let command_line = format!(
+        "{} agent {}",
+        sh_quote(env!("CARGO_BIN_EXE_toolwright")),
+        sh_quote(prompt)
+    );
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &command_line, "/dev/null"])
+        .current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        .env_remove("ENABLE_TOOL_SEARCH")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Everything the terminal shows, as it comes.
+    let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut pty_out = child.stdout.take().unwrap();
+    let reader = {
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut pty_out, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    for (question, times, answer) in answers {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let shown = String::from_utf8_lossy(&screen.lock().unwrap()).replace('\r', "");
+            if shown.matches(question).count() >= *times {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never asked {question:?}:\n{shown}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stdin.write_all(answer).unwrap();
+        stdin.flush().unwrap();
+    }
+    // Standard input stays open until the run is over (an end of input would refuse); a run
+    // that waits for an answer nobody gives is ended after a minute.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = Command::new("pkill")
+                .args(["-KILL", "-f", &format!("agent {}", sh_quote(prompt))])
+                .status();
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reader.join().unwrap();
+    drop(stdin);
+    let mut err = Vec::new();
+    std::io::Read::read_to_end(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    std::process::Output {
+        status,
+        stdout: std::mem::take(&mut *screen.lock().unwrap()),
+        stderr: err,
+    }
+}
+
+#[test]
+fn trusting_the_folder_on_a_terminal_brings_in_its_settings_env() {
+    // The folder's own settings set a variable and allow the command; the answer `y` to the
+    // trust question must bring in both (the env was applied before the question once, and
+    // the command ran without the variable).
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".no-user-config")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        json!({
+            "env": {"TW_FROM_PROJECT": "project value"},
+            "permissions": {"allow": ["Bash(printf:*)"]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let first = turn(
+        None,
+        &[(
+            "toolu_1",
+            "Bash",
+            json!({"command": "printf '%s' \"$TW_FROM_PROJECT\""}),
+        )],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(first.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let out = agent_on_terminal(
+        dir.path(),
+        &url,
+        "show it",
+        &[("Trust it [y/N]? ", 1, b"y\n")],
+    );
+    let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{shown}\n{}", stderr(&out));
+    assert!(
+        !shown.contains("Allow Bash?"),
+        "the project's allow rule applies: {shown}"
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let answered = results(&seen[1].messages()[2]);
+    assert_eq!(answered[0].1["content"], "project value", "{answered:?}");
+}
+
 #[test]
 fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     // `script` runs the agent on a pseudo-terminal: standard input and standard error are a
@@ -688,76 +827,22 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
         1 => full(second.clone()),
         _ => full(turn(Some("Made one.\u{1b}[2J"), &[])),
     });
-    let command_line = format!(
-        "{} agent {}",
-        sh_quote(env!("CARGO_BIN_EXE_toolwright")),
-        sh_quote("make the files")
+    // `n` to the folder trust question; `always`, and a `y` typed ahead: it must not answer
+    // the next question, which nobody has seen yet (it would create `two`).
+    let out = agent_on_terminal(
+        dir.path(),
+        &url,
+        "make the files",
+        &[
+            ("Trust it [y/N]? ", 1, b"n\n"),
+            ("Allow Bash? [y]es / [n]o / [a]lways", 1, b"a\ny\n"),
+            (
+                "Allow Bash? [y]es / [n]o / [a]lways",
+                2,
+                b"do not create two\n",
+            ),
+        ],
     );
-    let mut child = Command::new("script")
-        .args(["-q", "-e", "-c", &command_line, "/dev/null"])
-        .current_dir(dir.path())
-        .env("ANTHROPIC_BASE_URL", &url)
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
-        .env_remove("ENABLE_TOOL_SEARCH")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // Everything the terminal shows, as it comes.
-    let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut pty_out = child.stdout.take().unwrap();
-    let reader = {
-        let screen = screen.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut pty_out, &mut buf) {
-                if n == 0 {
-                    break;
-                }
-                screen.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
-    // Types `answer` once the terminal has shown `question` `times` times.
-    let mut answer_after = |question: &str, times: usize, answer: &[u8]| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let shown = String::from_utf8_lossy(&screen.lock().unwrap()).replace('\r', "");
-            if shown.matches(question).count() >= times {
-                break;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never asked {question:?}:\n{shown}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        stdin.write_all(answer).unwrap();
-        stdin.flush().unwrap();
-    };
-    answer_after("Trust it [y/N]? ", 1, b"n\n");
-    // `always`, and a `y` typed ahead: it must not answer the next question, which nobody
-    // has seen yet (it would create `two`).
-    answer_after("Allow Bash? [y]es / [n]o / [a]lways", 1, b"a\ny\n");
-    answer_after(
-        "Allow Bash? [y]es / [n]o / [a]lways",
-        2,
-        b"do not create two\n",
-    );
-    // Standard input stays open until the run is over (an end of input would refuse).
-    let status = child.wait().unwrap();
-    reader.join().unwrap();
-    drop(stdin);
-    let mut err = Vec::new();
-    std::io::Read::read_to_end(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-    let out = std::process::Output {
-        status,
-        stdout: std::mem::take(&mut *screen.lock().unwrap()),
-        stderr: err,
-    };
     let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
     assert!(out.status.success(), "{shown}\n{}", stderr(&out));
     assert_eq!(

@@ -60,6 +60,23 @@ pub struct AgentArgs {
 
 /// Asks whether to trust the folder when the folder is not trusted yet; a yes is recorded.
 /// `None` when nothing needs asking.
+/// Asks whether to trust the folder `toolwright agent` runs in, when the run is interactive
+/// (no `--print`/`--json`, standard input and error are terminals) and the folder is not
+/// trusted yet. Called before anything else starts, so a "yes" brings in the folder's own
+/// settings `env` too. `None`: nothing was asked.
+pub fn ask_trust_if_interactive(args: &AgentArgs) -> Option<bool> {
+    if !is_interactive(args) {
+        return None;
+    }
+    ask_trust(&args.session.options(false).cwd)
+}
+
+/// Whether a person answers this run's questions: no `--print`/`--json`, and standard input
+/// and error are terminals.
+fn is_interactive(args: &AgentArgs) -> bool {
+    !(args.print || args.json) && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
     let dir = std::fs::canonicalize(cwd).ok()?;
     if crate::trust::is_trusted(&dir) {
@@ -322,8 +339,9 @@ fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
     }
 }
 
-/// Runs `toolwright agent`.
-pub async fn run(args: &AgentArgs) -> ExitCode {
+/// Runs `toolwright agent`. `trusted`: the answer to the trust question, asked before the
+/// runtime started (see [`ask_trust_if_interactive`]).
+pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let client_config = match ClientConfig::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -340,11 +358,10 @@ pub async fn run(args: &AgentArgs) -> ExitCode {
         }
     };
     let quiet = args.print || args.json;
-    let interactive = !quiet && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = is_interactive(args);
     let mut options = args.session.options(false);
-    // In a terminal, an untrusted folder is asked about once, before the first turn.
-    if interactive && let Some(answer) = ask_trust(&options.cwd) {
-        options.trusted = Some(answer);
+    if trusted.is_some() {
+        options.trusted = trusted;
     }
     let session = match Session::open(&options).await {
         Ok(s) => s,

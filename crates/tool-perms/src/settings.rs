@@ -188,16 +188,10 @@ pub fn load_settings_files(
     if let Some(dir) = &sources.managed_dir {
         // Drop-ins merge after the main file, alphabetically: the last one wins, so it
         // comes first here (highest precedence first).
-        if let Ok(rd) = std::fs::read_dir(dir.join("managed-settings.d")) {
-            let mut paths: Vec<PathBuf> = rd
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                .collect();
-            paths.sort();
-            for p in paths.into_iter().rev() {
-                add(RuleSource::PolicySettings, p, true, &mut files, &mut diags);
-            }
+        let mut paths = managed_drop_ins(dir, &mut diags);
+        paths.reverse();
+        for p in paths {
+            add(RuleSource::PolicySettings, p, true, &mut files, &mut diags);
         }
         add(
             RuleSource::PolicySettings,
@@ -207,7 +201,8 @@ pub fn load_settings_files(
             &mut diags,
         );
     }
-    for flag in &sources.flag_settings {
+    // The last `--settings` given wins: it comes first here.
+    for flag in sources.flag_settings.iter().rev() {
         if flag.trim_start().starts_with('{') {
             match serde_json::from_str::<Value>(flag) {
                 Ok(value @ Value::Object(_)) => files.push(SettingsFile {
@@ -271,9 +266,77 @@ pub fn load_settings_files(
             &mut diags,
         );
     }
+    for file in &mut files {
+        drop_mistyped_sections(file, &mut diags);
+    }
     // Stable: inline project values come before the project file; keep scan order otherwise.
     files.sort_by_key(|f| precedence(f.source));
     (files, diags)
+}
+
+/// The `*.json` files of `managed_dir/managed-settings.d`, in name order. A missing
+/// directory is no drop-ins; one that cannot be read (or an entry that cannot) is reported
+/// as an error: the administrator's policy would otherwise be dropped without a word.
+fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<SettingsDiagnostic>) -> Vec<PathBuf> {
+    let dir = managed_dir.join("managed-settings.d");
+    let mut report = |e: std::io::Error| {
+        diags.push(SettingsDiagnostic {
+            file: Some(dir.clone()),
+            source: RuleSource::PolicySettings,
+            severity: Severity::Error,
+            message: format!("cannot read the managed settings drop-in directory: {e}"),
+        });
+    };
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            report(e);
+            return Vec::new();
+        }
+    };
+    let mut paths = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(e) => report(e),
+        }
+    }
+    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    paths.sort();
+    paths
+}
+
+/// Sections that must be JSON objects (`env`, `permissions`): one of another type is
+/// reported and left out of the file, so it cannot wipe out the same section of the levels
+/// below when the files merge.
+fn drop_mistyped_sections(file: &mut SettingsFile, diags: &mut Vec<SettingsDiagnostic>) {
+    let Some(object) = file.value.as_object_mut() else {
+        return;
+    };
+    for key in ["env", "permissions"] {
+        let Some(section) = object.get(key) else {
+            continue;
+        };
+        if section.is_object() {
+            continue;
+        }
+        let kind = match section {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        };
+        diags.push(SettingsDiagnostic {
+            file: file.path.clone(),
+            source: file.source,
+            severity: Severity::Error,
+            message: format!("`{key}` must be an object, not {kind}; it is ignored"),
+        });
+        object.remove(key);
+    }
 }
 
 fn precedence(source: RuleSource) -> u8 {
@@ -505,13 +568,6 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             severity,
             message,
         };
-        if !perms.is_object() {
-            diagnostics.push(diag(
-                Severity::Error,
-                "`permissions` must be an object; ignored".into(),
-            ));
-            continue;
-        }
         let mut file_ctx = ToolPermissionContext::default();
         let rules_allowed = !managed_only || f.source == RuleSource::PolicySettings;
         for (key, behavior) in [

@@ -677,6 +677,117 @@ fn managed_drop_ins_override_the_main_file_in_name_order() {
     assert_eq!(merged["env"], json!({"X": "fifty", "Y": "ten"}));
 }
 
+/// A drop-in directory that cannot be read is an error, not an empty policy.
+#[test]
+fn an_unreadable_managed_drop_in_directory_is_reported() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    write(
+        &managed.join("managed-settings.json"),
+        json!({"permissions": {"deny": ["Bash(curl:*)"]}}),
+    );
+    // A file where the directory should be: reading it fails (as an unreadable directory
+    // does for a user who is not root).
+    std::fs::write(managed.join("managed-settings.d"), "not a directory").unwrap();
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("nothing-here")),
+        managed_dir: Some(managed),
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let loaded = load_permissions(&sources);
+    assert!(loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let msgs: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        msgs.iter().any(|m| m.contains("managed-settings.d")
+            && m.contains("cannot read the managed settings drop-in directory")),
+        "{msgs:?}"
+    );
+    // The main file still applies.
+    assert_eq!(loaded.context.deny.len(), 1);
+}
+
+/// An `env` (or `permissions`) that is not an object is reported and left out: it does not
+/// replace the other levels' variables when the files merge.
+#[test]
+fn a_mistyped_env_does_not_wipe_the_other_levels() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    write(
+        &managed.join("managed-settings.json"),
+        json!({"env": {"M": "managed"}}),
+    );
+    let user = fx.home.join("user-config");
+    write(&user.join("settings.json"), json!({"env": {"U": "user"}}));
+    write(
+        &fx.proj.join(".claude/settings.json"),
+        json!({"env": null, "permissions": ["Bash(ls)"]}),
+    );
+    write(
+        &fx.proj.join(".claude/settings.local.json"),
+        json!({"env": ["A=1"]}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(user),
+        managed_dir: Some(managed),
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let (files, diags) = load_settings_files(&sources);
+    assert_eq!(
+        merge_settings(&files)["env"],
+        json!({"M": "managed", "U": "user"})
+    );
+    let msgs: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    for expected in [
+        "`env` must be an object, not null",
+        "`env` must be an object, not an array",
+        "`permissions` must be an object, not an array",
+    ] {
+        assert!(
+            msgs.iter().any(|m| m.contains(expected)),
+            "{expected}: {msgs:?}"
+        );
+    }
+}
+
+/// With several `--settings`, the last one given wins (as it does for hooks).
+#[test]
+fn the_last_settings_flag_wins() {
+    let fx = Fixture::new();
+    let first = fx.home.join("first.json");
+    let second = fx.home.join("second.json");
+    write(
+        &first,
+        json!({"permissions": {"defaultMode": "plan"}, "env": {"X": "first"}}),
+    );
+    write(
+        &second,
+        json!({"permissions": {"defaultMode": "acceptEdits"}, "env": {"X": "second"}}),
+    );
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("nothing-here")),
+        managed_dir: None,
+        flag_settings: vec![first.display().to_string(), second.display().to_string()],
+        inline: vec![],
+        project_trusted: true,
+    };
+    assert_eq!(
+        load_permissions(&sources).context.mode,
+        PermissionMode::AcceptEdits
+    );
+    let (files, _) = load_settings_files(&sources);
+    assert_eq!(merge_settings(&files)["env"], json!({"X": "second"}));
+}
+
 /// Values Claude Code's schema refuses are reported, not silently dropped.
 #[test]
 fn settings_values_of_the_wrong_kind_are_reported() {
@@ -944,9 +1055,17 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
         .map(|r| r.rule.as_str())
         .collect();
     let absolute = format!("Read(/{}/secret.txt)", fx.home.join("s2").display());
+    // The last file given comes first (it wins where values conflict); its rules are
+    // anchored through `flag_settings_dir`, the others are made absolute.
+    let one = format!("Read(/{}/one.txt)", fx.home.join("s1").display());
     assert_eq!(
-        rules[..3],
-        ["Read(/one.txt)", absolute.as_str(), "Bash(rm:*)"]
+        rules[..4],
+        [
+            "Read( /three.txt)",
+            absolute.as_str(),
+            "Bash(rm:*)",
+            one.as_str()
+        ]
     );
     let engine = loaded.engine();
     let tctx = ToolUseContext::new(&fx.proj)

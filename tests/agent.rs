@@ -1204,3 +1204,30 @@ fn a_closed_standard_output_is_not_a_panic() {
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// The Agent tool is offered like the built-in tools: not in simple mode, not under a
+/// tool-wide deny such as `*`.
+#[test]
+fn simple_mode_and_a_deny_all_rule_leave_the_agent_tool_out() {
+    for (env, settings, expected) in [
+        (Some("1"), None, vec!["Bash", "Edit", "Read"]),
+        (None, Some(r#"{"permissions": {"deny": ["*"]}}"#), vec![]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, seen) = serve(move |_, _| full(turn(Some("Done."), &[])));
+        let mut command = agent_command(&url, dir.path(), &["--json"], "list");
+        command.env_remove("CLAUDE_CODE_SIMPLE");
+        if let Some(v) = env {
+            command.env("CLAUDE_CODE_SIMPLE", v);
+        }
+        if let Some(s) = settings {
+            command.args(["--settings", s]);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let seen = seen.lock().unwrap();
+        let mut names = seen[0].tool_names();
+        names.sort();
+        assert_eq!(names, expected, "{env:?} {settings:?}");
+    }
+}

@@ -171,12 +171,15 @@ fn watch_interrupts(
     });
 }
 
-/// Whether a tool-wide deny rule (`Agent`, `Task`, `Agent(*)`) removes the Agent tool.
-fn agent_blanket_denied(ctx: &tool_core::ToolUseContext) -> bool {
-    ctx.permission().deny.iter().any(|r| {
-        let parsed = tool_perms::rule::parse_rule_lenient(&r.rule);
-        parsed.tool_name == "Agent" && parsed.content.is_none()
-    })
+/// Whether the Agent tool is offered, as the built-in tools are: not in simple mode
+/// (`CLAUDE_CODE_SIMPLE`), not under a tool-wide deny rule (`Agent`, `Task`, `Agent(*)`,
+/// `*`).
+fn agent_offered(ctx: &tool_core::ToolUseContext, agent_tool: &dyn Tool) -> bool {
+    let denied = ctx
+        .app_state()
+        .get::<tool_perms::SessionEngine>()
+        .is_some_and(|engine| engine.0.is_blanket_denied(agent_tool));
+    tool_registry::ToolFilter::from_env().admits(agent_tool.name()) && !denied
 }
 
 /// The live display of a terminal run (standard error; text goes to standard output).
@@ -427,17 +430,17 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     tool_options.non_interactive = !interactive;
     tool_options.session_env_file = session_env_file(&ctx);
     let mut tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
-    if !agent_blanket_denied(&ctx) {
-        // An untrusted folder's definitions are not loaded: they could replace
-        // general-purpose's system prompt, as its settings are not read either.
-        let trusted = options
-            .trusted
-            .unwrap_or_else(|| crate::trust::is_trusted(ctx.cwd()));
-        let (definitions, problems) = load_agent_definitions(ctx.cwd(), trusted);
+    // An untrusted folder's definitions are not loaded: they could replace
+    // general-purpose's system prompt, as its settings are not read either.
+    let trusted = options
+        .trusted
+        .unwrap_or_else(|| crate::trust::is_trusted(ctx.cwd()));
+    let (definitions, problems) = load_agent_definitions(ctx.cwd(), trusted);
+    let agent_tool: Arc<dyn Tool> = Arc::new(AgentTool::new(agent_loop.clone(), definitions));
+    if agent_offered(&ctx, agent_tool.as_ref()) {
         for problem in problems {
             eprintln!("toolwright: {problem}");
         }
-        let agent_tool: Arc<dyn Tool> = Arc::new(AgentTool::new(agent_loop.clone(), definitions));
         let at = tools
             .iter()
             .position(|t| t.is_mcp() || t.name() > "Agent")

@@ -3,30 +3,26 @@
 
 use std::path::Path;
 
-/// Every backquoted token in `text` that looks like a workspace path (starts with one of the
-/// workspace's top-level entries and contains a `/` or a known file extension).
+/// Every backquoted token in `text` that names a workspace path: a top-level directory
+/// (`crates/`, `examples`), something under one (`crates/tool-core/src/tool.rs`), or a
+/// top-level file (`deny.toml`). Tokens with spaces or wildcards are not paths.
 pub fn named_paths(text: &str) -> Vec<String> {
-    const ROOTS: &[&str] = &[
-        "crates/",
-        "xtask/",
-        "docs/",
-        "tests/",
-        "src/",
-        ".ci/",
-        "Cargo.toml",
-        "deny.toml",
-        "README.md",
+    const DIRS: &[&str] = &[
+        "crates", "xtask", "docs", "tests", "src", "examples", "benches", ".ci",
     ];
+    const FILES: &[&str] = &["Cargo.toml", "deny.toml", "README.md"];
     text.split('`')
         .skip(1)
         .step_by(2)
         .map(|t| t.trim_end_matches(':').trim_end_matches('/'))
+        .filter(|t| !t.contains(' ') && !t.contains('*'))
         .filter(|t| {
-            !t.contains(' ')
-                && !t.contains('*')
-                && ROOTS.iter().any(|r| t.starts_with(r.trim_end_matches('/')))
+            FILES.contains(t)
+                || DIRS.iter().any(|d| {
+                    t.strip_prefix(d)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                })
         })
-        .filter(|t| t.contains('/') || t.ends_with(".toml") || t.ends_with(".md"))
         .map(str::to_owned)
         .collect()
 }
@@ -57,12 +53,16 @@ mod tests {
 
     #[test]
     fn finds_paths_in_backquotes_only() {
-        let text = "See `crates/tool-core/src/tool.rs` and `tool_core::Tool`, `cargo xtask ci`, `deny.toml`, `crates/*`.";
+        let text = "See `crates/tool-core/src/tool.rs` and `tool_core::Tool`, `cargo xtask ci`, \
+                    `deny.toml`, `crates/*`, `examples/tools-word-count`, `xtask/`, `srcery`, `src`.";
         assert_eq!(
             named_paths(text),
-            vec![
-                "crates/tool-core/src/tool.rs".to_owned(),
-                "deny.toml".to_owned()
+            [
+                "crates/tool-core/src/tool.rs",
+                "deny.toml",
+                "examples/tools-word-count",
+                "xtask",
+                "src"
             ]
         );
     }

@@ -34,8 +34,9 @@ pub fn build(root: &Path, profile: &str) -> super::Result<PathBuf> {
         .find(|(name, _)| *name == profile)
         .map(|(_, f)| *f)
         .ok_or_else(|| format!("unknown profile `{profile}`: expected external or internal"))?;
-    super::run(
-        &format!("build the {profile} profile"),
+    let step = format!("build the {profile} profile");
+    println!("==> {step}");
+    let exes = crate::bench::build::build_reporting_executables(
         super::cargo().args([
             "build",
             "--bin",
@@ -44,12 +45,14 @@ pub fn build(root: &Path, profile: &str) -> super::Result<PathBuf> {
             "--features",
             features,
         ]),
+        &step,
     )?;
-    let built = root.join("target/debug/toolwright");
+    // Where cargo says it put the binary (the target directory may be anywhere).
+    let built = exes.get(crate::bench::build::Kind::Bin, "toolwright")?;
     let dir = root.join("target/profiles").join(profile);
     std::fs::create_dir_all(&dir)?;
     let dest = dir.join("toolwright");
-    std::fs::copy(&built, &dest).map_err(|e| format!("copy {}: {e}", built.display()))?;
+    std::fs::copy(built, &dest).map_err(|e| format!("copy {}: {e}", built.display()))?;
     Ok(dest)
 }
 

@@ -248,6 +248,13 @@ impl ToolFilter {
             simple: truthy(std::env::var("CLAUDE_CODE_SIMPLE").ok()),
         }
     }
+
+    /// Whether a tool named `name` may be offered under this filter (in simple mode only
+    /// Bash, Read and Edit are). A host that adds tools of its own (the Agent tool) asks
+    /// this too.
+    pub fn admits(&self, name: &str) -> bool {
+        !self.simple || matches!(name, "Bash" | "Read" | "Edit")
+    }
 }
 
 /// The tools offered to the model (Claude Code's `getTools`): the base tools, only Bash,
@@ -256,7 +263,7 @@ impl ToolFilter {
 pub fn tools(filter: ToolFilter, denied: impl Fn(&dyn Tool) -> bool) -> Vec<Arc<dyn Tool>> {
     all_base_tools()
         .into_iter()
-        .filter(|t| !filter.simple || matches!(t.name(), "Bash" | "Read" | "Edit"))
+        .filter(|t| filter.admits(t.name()))
         .filter(|t| !denied(t.as_ref()) && t.is_enabled())
         .collect()
 }

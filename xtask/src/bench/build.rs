@@ -29,6 +29,8 @@ pub enum Kind {
     Bench,
     /// An example.
     Example,
+    /// A `[[bin]]` target.
+    Bin,
 }
 
 /// The built executables, by kind and target name.
@@ -58,14 +60,30 @@ pub fn build_all() -> crate::Result<Exes> {
     for e in EXAMPLES {
         cmd.args(["--example", e]);
     }
-    cmd.arg("--message-format=json-render-diagnostics")
-        .current_dir(crate::workspace_root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
     println!(
         "==> cargo build --release (benches and examples of {})",
         PACKAGES.join(", ")
     );
+    let found = build_reporting_executables(&mut cmd, "building the benches")?;
+    for (kind, names) in [(Kind::Bench, BENCHES), (Kind::Example, EXAMPLES)] {
+        for n in names {
+            found.get(kind, n)?;
+        }
+    }
+    Ok(found)
+}
+
+/// Runs the `cargo build` of `cmd` and returns the executables it reports (benches,
+/// examples, binaries), wherever the target directory is (`CARGO_TARGET_DIR`,
+/// `build.target-dir`, `--target`). `what` names the build in the error.
+pub fn build_reporting_executables(
+    cmd: &mut std::process::Command,
+    what: &str,
+) -> crate::Result<Exes> {
+    cmd.arg("--message-format=json-render-diagnostics")
+        .current_dir(crate::workspace_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cargo: could not start: {e}"))?;
@@ -80,18 +98,13 @@ pub fn build_all() -> crate::Result<Exes> {
     }
     let status = child.wait().map_err(|e| format!("cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("building the benches failed ({status})").into());
-    }
-    for (kind, names) in [(Kind::Bench, BENCHES), (Kind::Example, EXAMPLES)] {
-        for n in names {
-            found.get(kind, n)?;
-        }
+        return Err(format!("{what} failed ({status})").into());
     }
     Ok(found)
 }
 
-/// The kind, target name and executable of a `compiler-artifact` message for a bench or an
-/// example.
+/// The kind, target name and executable of a `compiler-artifact` message for a bench, an
+/// example or a binary.
 fn artifact(line: &str) -> Option<(Kind, String, PathBuf)> {
     let v: Value = serde_json::from_str(line).ok()?;
     if v["reason"] != "compiler-artifact" {
@@ -102,6 +115,8 @@ fn artifact(line: &str) -> Option<(Kind, String, PathBuf)> {
         Kind::Bench
     } else if kinds.iter().any(|k| k == "example") {
         Kind::Example
+    } else if kinds.iter().any(|k| k == "bin") {
+        Kind::Bin
     } else {
         return None;
     };
@@ -118,7 +133,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_executables_of_benches_and_examples() {
+    fn finds_executables_of_benches_examples_and_binaries() {
         let bench = r#"{"reason":"compiler-artifact","target":{"name":"pipeline","kind":["bench"]},"executable":"/t/release/deps/pipeline-1"}"#;
         let example = r#"{"reason":"compiler-artifact","target":{"name":"tool_once","kind":["example"]},"executable":"/t/release/examples/tool_once"}"#;
         let lib = r#"{"reason":"compiler-artifact","target":{"name":"tool_exec","kind":["lib"]},"executable":null}"#;
@@ -135,6 +150,15 @@ mod tests {
             Some((Kind::Example, "tool_once".into()))
         );
         assert_eq!(artifact(lib), None);
+        let bin = r#"{"reason":"compiler-artifact","target":{"name":"toolwright","kind":["bin"]},"executable":"/elsewhere/debug/toolwright"}"#;
+        assert_eq!(
+            artifact(bin),
+            Some((
+                Kind::Bin,
+                "toolwright".into(),
+                PathBuf::from("/elsewhere/debug/toolwright")
+            ))
+        );
         assert_eq!(
             artifact(r#"{"reason":"build-finished","success":true}"#),
             None

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-mod build;
+pub(crate) mod build;
 mod corpus;
 mod criterion;
 mod exec;

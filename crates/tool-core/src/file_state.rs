@@ -320,8 +320,10 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// The cache key of `path`: lexically normal. Not Unicode-normalised: tools resolve paths
+/// to the form on disk ([`expand_path`]), and on Linux two forms are two files.
 fn normalize_key(path: &Path) -> PathBuf {
-    nfc(&normalize_lexically(path))
+    normalize_lexically(path)
 }
 
 /// Creates `dir` and the missing directories above it readable by this user only (0700 on
@@ -336,8 +338,15 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Resolves a path the way tools see it (Claude Code's `expandPath`): trims whitespace,
-/// expands a leading `~` to `home`, makes it absolute against `cwd`, collapses `.` and `..`
-/// lexically (symlinks are not resolved), and puts it in Unicode NFC.
+/// expands a leading `~` to `home`, makes it absolute against `cwd` and collapses `.` and
+/// `..` lexically (symlinks are not resolved).
+///
+/// Unicode: the path is kept in the form given, because on Linux `café` in NFC and in NFD
+/// are two different names (an archive made on macOS unpacks decomposed names). Only when
+/// nothing exists under the given form and something does under its NFC (or else NFD)
+/// form is that form used, so a name typed composed still finds a decomposed file. Claude
+/// Code puts every path in NFC, which on Linux misses decomposed files and makes Write
+/// create a second file beside them. Permission rules compare in NFC.
 pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     let raw = raw.trim();
     let path = match (raw.strip_prefix('~'), home) {
@@ -352,7 +361,26 @@ pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     } else {
         cwd.join(path)
     };
-    nfc(&normalize_lexically(&absolute))
+    existing_unicode_form(normalize_lexically(&absolute))
+}
+
+/// `path` itself, unless only its NFC or NFD form exists (see [`expand_path`]). Plain ASCII
+/// paths (the usual case) are returned without touching the disk.
+fn existing_unicode_form(path: PathBuf) -> PathBuf {
+    let Some(text) = path.to_str().filter(|t| !t.is_ascii()) else {
+        return path;
+    };
+    let composed: String = text.nfc().collect();
+    let decomposed: String = text.nfd().collect();
+    if (composed == text && decomposed == text) || path.symlink_metadata().is_ok() {
+        return path;
+    }
+    [composed, decomposed]
+        .into_iter()
+        .filter(|form| form != text)
+        .map(PathBuf::from)
+        .find(|form| form.symlink_metadata().is_ok())
+        .unwrap_or(path)
 }
 
 /// Collapses `.` and `..` components and duplicate separators without touching the disk.
@@ -374,13 +402,6 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
         PathBuf::from(".")
     } else {
         out
-    }
-}
-
-fn nfc(path: &Path) -> PathBuf {
-    match path.to_str() {
-        Some(s) => PathBuf::from(s.nfc().collect::<String>()),
-        None => path.to_path_buf(),
     }
 }
 
@@ -441,12 +462,28 @@ mod tests {
         let cache = FileStateCache::default();
         cache.insert(Path::new("/p/./q/../r//file"), state("x"));
         assert!(cache.get(Path::new("/p/r/file")).is_some());
-        // NFD "é" and NFC "é" are one key.
+        // NFD "é" and NFC "é" are two files on Linux, so two keys.
         cache.insert(Path::new("/caf\u{65}\u{301}"), state("y"));
-        assert_eq!(
-            cache.get(Path::new("/caf\u{e9}")).map(|s| s.content),
-            Some("y".to_owned())
-        );
+        assert!(cache.get(Path::new("/caf\u{e9}")).is_none());
+    }
+
+    #[test]
+    fn expand_path_keeps_the_unicode_form_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let decomposed = "cafe\u{301}.txt";
+        let composed = "caf\u{e9}.txt";
+        std::fs::write(root.join(decomposed), "d").unwrap();
+        // The decomposed file is found under both spellings.
+        assert_eq!(expand_path(decomposed, &root, None), root.join(decomposed));
+        assert_eq!(expand_path(composed, &root, None), root.join(decomposed));
+        // With both on disk, each name is its own file.
+        std::fs::write(root.join(composed), "c").unwrap();
+        assert_eq!(expand_path(decomposed, &root, None), root.join(decomposed));
+        assert_eq!(expand_path(composed, &root, None), root.join(composed));
+        // A name that exists in no form stays as given.
+        let new = "nai\u{308}ve.txt";
+        assert_eq!(expand_path(new, &root, None), root.join(new));
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl PathRoots {
         // As the paths it is matched against: absolute and lexically normal (a home of
         // `/h//u` or `/h/u/.` would not prefix them, and the matcher asserts it does), in
         // Unicode NFC (a rule typed in NFD would match nothing).
-        let root = normalize_lexically(&self.cwd.join(root));
+        let root = nfc(&normalize_lexically(&self.cwd.join(root)));
         let line = line.nfc().collect();
         Ok((root, line))
     }
@@ -200,8 +200,11 @@ impl PathRuleSet {
         // `//` and inner `.` dropped: the matcher strips the root as bytes and asserts
         // what is left is relative.
         let normal: PathBuf = path.components().collect();
+        let is_dir = normal.is_dir();
+        // Rules are in NFC; so is the path they are matched with (the file on disk may be
+        // named in NFD, which is the same name to the person who wrote the rule).
+        let normal = nfc(&normal);
         let path = normal.as_path();
-        let is_dir = path.is_dir();
         for g in &self.groups {
             if !path.starts_with(&g.root) || path == g.root {
                 continue;
@@ -217,6 +220,14 @@ impl PathRuleSet {
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
+    }
+}
+
+/// `path` in Unicode NFC (a path that is not UTF-8 is kept as it is).
+fn nfc(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some(text) if !text.is_ascii() => PathBuf::from(text.nfc().collect::<String>()),
+        _ => path.to_path_buf(),
     }
 }
 

@@ -1087,3 +1087,47 @@ async fn each_flag_settings_file_anchors_its_own_rules() {
         assert_eq!(got, expected, "{}", path.display());
     }
 }
+
+/// Rules are written (and kept) in NFC; the files and the project directory may be named in
+/// NFD on disk (unpacked from a macOS archive). A deny still applies to them.
+#[tokio::test]
+async fn path_rules_match_decomposed_names_on_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let proj = root.join("proje\u{301}t");
+    std::fs::create_dir_all(&proj).unwrap();
+    for name in ["cafe\u{301}.txt", "secret.txt", "open.txt"] {
+        std::fs::write(proj.join(name), "x").unwrap();
+    }
+    write(
+        &proj.join(".claude/settings.json"),
+        json!({"permissions": {"deny": ["Read(./caf\u{e9}.txt)", "Read(./secret.txt)"]}}),
+    );
+    let sources = SettingsSources {
+        project_dir: proj.clone(),
+        home: None,
+        user_config_dir: Some(root.join("nothing-here")),
+        managed_dir: None,
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let loaded = load_permissions(&sources);
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(&proj).with_permission(loaded.context.clone());
+    let read = tool_perms::probe::ProbeTool::new("Read", &proj, None);
+    for (name, expected) in [
+        ("cafe\u{301}.txt", "deny"),
+        ("caf\u{e9}.txt", "deny"),
+        ("secret.txt", "deny"),
+        ("open.txt", "allow"),
+    ] {
+        let got = behavior(
+            &engine
+                .decide(&read, &json!({"file_path": proj.join(name)}), &tctx)
+                .await,
+        );
+        assert_eq!(got, expected, "{name:?}");
+    }
+}

@@ -252,6 +252,11 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
     if text.ends_with('\n') {
         updated.push('\n');
     }
+    // A notebook saved with CRLF line endings keeps them (a one-cell edit must not show
+    // every line as changed).
+    if fsutil::is_pure_crlf(text) {
+        updated = fsutil::lf_to_crlf(&updated);
+    }
     Ok(Applied {
         updated,
         cell_id: result_id,
@@ -328,24 +333,48 @@ impl TypedTool for NotebookEdit {
                 5,
             ));
         }
-        let text = match fsutil::read_optional(&path) {
-            Ok(Some(bytes)) => String::from_utf8(bytes)
-                .map_err(|_| ValidationError::with_code("Notebook is not valid JSON.", 6))?,
-            Ok(None) => {
-                return Err(ValidationError::with_code(
-                    "Notebook file does not exist.",
-                    1,
-                ));
+        let (input, ctx) = (input.clone(), ctx.clone());
+        // Off the async workers: the notebook may be large. Cheap checks first: a file that
+        // was never read (or changed since) is refused before it is loaded, and one too
+        // large for Read to show could never have been read whole.
+        fsutil::blocking_validation(move || {
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.len() > crate::read::MAX_NOTEBOOK_BYTES => {
+                    return Err(ValidationError::new(format!(
+                        "Notebook is {} bytes, more than the {} bytes a notebook may have to be edited.",
+                        meta.len(),
+                        crate::read::MAX_NOTEBOOK_BYTES
+                    )));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(ValidationError::with_code(
+                        "Notebook file does not exist.",
+                        1,
+                    ));
+                }
+                Err(e) => return Err(ValidationError::new(ToolError::io(&path, e).to_model_text())),
             }
-            Err(e) => return Err(ValidationError::new(e.to_model_text())),
-        };
-        fsutil::check_stale(ctx, &path, 9, 10)?;
-        apply(&text, input)
-            .map(|_| ())
-            .map_err(|(message, code)| match code {
-                Some(code) => ValidationError::with_code(message, code),
-                None => ValidationError::new(message),
-            })
+            fsutil::check_stale(&ctx, &path, 9, 10)?;
+            let text = match fsutil::read_optional(&path) {
+                Ok(Some(bytes)) => String::from_utf8(bytes)
+                    .map_err(|_| ValidationError::with_code("Notebook is not valid JSON.", 6))?,
+                Ok(None) => {
+                    return Err(ValidationError::with_code(
+                        "Notebook file does not exist.",
+                        1,
+                    ));
+                }
+                Err(e) => return Err(ValidationError::new(e.to_model_text())),
+            };
+            apply(&text, &input)
+                .map(|_| ())
+                .map_err(|(message, code)| match code {
+                    Some(code) => ValidationError::with_code(message, code),
+                    None => ValidationError::new(message),
+                })
+        })
+        .await
     }
 
     async fn call(

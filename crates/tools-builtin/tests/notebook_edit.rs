@@ -213,3 +213,47 @@ async fn bad_inputs() {
     );
     assert_eq!(fs::read_to_string(&broken).unwrap(), "{oops");
 }
+
+/// A notebook saved with CRLF line endings keeps them: only the edited cell changes.
+#[tokio::test]
+async fn a_crlf_notebook_keeps_its_line_endings() {
+    let (dir, nb) = setup();
+    fs::write(&nb, NB.replace('\n', "\r\n")).unwrap();
+    let c = ctx(dir.path());
+    run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    text(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "intro", "new_source": "# Title\ntext"}),
+    )
+    .await;
+    // The same source: the file is byte for byte what it was.
+    assert_eq!(fs::read_to_string(&nb).unwrap(), NB.replace('\n', "\r\n"));
+}
+
+/// A notebook too large for Read to show is refused before it is loaded, with what was
+/// wrong.
+#[tokio::test]
+async fn a_notebook_too_large_to_read_is_refused_up_front() {
+    let (dir, nb) = setup();
+    // Sparse: the size without the disk space.
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&nb)
+        .unwrap()
+        .set_len(tools_builtin::read::MAX_NOTEBOOK_BYTES + 1)
+        .unwrap();
+    let c = ctx(dir.path());
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "intro", "new_source": "x"}),
+    )
+    .await;
+    assert!(
+        e.text
+            .contains("more than the 104857600 bytes a notebook may have"),
+        "{}",
+        e.text
+    );
+}

@@ -525,3 +525,47 @@ async fn edit_matches_across_mixed_line_endings() {
     .unwrap();
     assert_eq!(fs::read(&adjacent).unwrap(), b"x\r\ny\n");
 }
+
+/// On Linux a name in NFD (as unpacked from a macOS archive) and the same name in NFC are
+/// two files. The decomposed file is read, edited and written where it is, under either
+/// spelling, and Write never makes a composed twin beside it.
+#[tokio::test]
+async fn a_decomposed_file_name_is_the_file_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let decomposed = root.join("cafe\u{301}.txt");
+    let composed = root.join("caf\u{e9}.txt");
+    fs::write(&decomposed, "old\n").unwrap();
+    let c = ctx(&root);
+    assert!(
+        text(&Read, &c, json!({"file_path": decomposed}))
+            .await
+            .contains("old")
+    );
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": decomposed, "old_string": "old", "new_string": "edited"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&decomposed).unwrap(), "edited\n");
+    // The name typed composed finds the same file.
+    assert!(
+        text(&Read, &c, json!({"file_path": composed}))
+            .await
+            .contains("edited")
+    );
+    run(
+        &Write,
+        &c,
+        json!({"file_path": composed, "content": "written\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&decomposed).unwrap(), "written\n");
+    assert!(
+        !composed.exists(),
+        "Write made a second file beside the first"
+    );
+}

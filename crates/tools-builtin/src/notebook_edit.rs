@@ -338,6 +338,7 @@ impl TypedTool for NotebookEdit {
         // was never read (or changed since) is refused before it is loaded, and one too
         // large for Read to show could never have been read whole.
         fsutil::blocking_validation(move || {
+            fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
             match std::fs::metadata(&path) {
                 Ok(meta) if meta.len() > crate::read::MAX_NOTEBOOK_BYTES => {
                     return Err(ValidationError::new(format!(

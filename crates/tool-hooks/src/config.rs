@@ -106,8 +106,31 @@ pub struct CommandHandler {
     pub args: Option<Vec<String>>,
     /// `bash` or `powershell`; shell form uses `sh -c` when absent.
     pub shell: Option<String>,
-    /// `async: true`: run detached, no blocking effect, output delivered later.
+    /// `async: true`, or `asyncRewake: true` (which implies it): run detached, no blocking
+    /// effect, output delivered later.
     pub is_async: bool,
+    /// `asyncRewake: true`: run in the background like `async`; only an exit code 2 tells
+    /// the model something (its stderr, else stdout), with the next model request.
+    pub async_rewake: bool,
+}
+
+impl CommandHandler {
+    /// The shell that runs the command and the flags put before it: `sh -c` when `shell` is
+    /// absent, `bash -c` for `bash`, PowerShell (`pwsh`) started as Claude Code starts it,
+    /// without the user's profile (whose output would come before the hook's JSON) and
+    /// never waiting for input; `None` in exec form (`args`), which starts `command`
+    /// itself. Running and de-duplicating both use it, so two handlers are one hook only
+    /// when the same program would run them.
+    pub(crate) fn shell_invocation(&self) -> Option<(&'static str, &'static [&'static str])> {
+        if self.args.is_some() {
+            return None;
+        }
+        Some(match self.shell.as_deref() {
+            Some("bash") => ("bash", &["-c"]),
+            Some("powershell") => ("pwsh", &["-NoProfile", "-NonInteractive", "-Command"]),
+            _ => ("sh", &["-c"]),
+        })
+    }
 }
 
 /// An `http` handler (parsed and reported; see the crate docs for its status).
@@ -385,21 +408,24 @@ fn parse_handler(
                     "`shell` must be \"bash\" or \"powershell\", got {s:?}"
                 ));
             }
-            let is_async = match obj.get("async") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(other) => {
-                    return Err(format!(
-                        "`async` must be a boolean, got {}",
-                        tool_core::shown_setting(other)
-                    ));
-                }
+            let flag = |key: &str| match obj.get(key) {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(other) => Err(format!(
+                    "`{key}` must be a boolean, got {}",
+                    tool_core::shown_setting(other)
+                )),
             };
+            // "asyncRewake: If true, runs in background and wakes Claude on exit code 2.
+            // Implies async."
+            let async_rewake = flag("asyncRewake")?;
+            let is_async = flag("async")? || async_rewake;
             HandlerKind::Command(CommandHandler {
                 command,
                 args,
                 shell,
                 is_async,
+                async_rewake,
             })
         }
         "http" => {
@@ -464,12 +490,15 @@ fn parse_handler(
     let status_message = opt_string(obj, "statusMessage")?;
     // Identity, as Claude Code's: what runs and when (the shell, the command or URL, the
     // `if`), not how (timeout, status message, async): the same script in user and project
-    // settings runs once, with the settings of the later file.
+    // settings runs once, with the settings of the later file. The shell is the program
+    // that would run the command (`sh` when `shell` is absent, as execution has it; none in
+    // exec form): Claude Code defaults both to bash, but here `"shell": "bash"` runs bash
+    // and no `shell` runs sh, so the two are different hooks.
     let condition = if_condition.as_deref().unwrap_or("");
     let dedupe_key = match &kind {
         HandlerKind::Command(c) => canonical(&serde_json::json!([
             "command",
-            c.shell.as_deref().unwrap_or("bash"),
+            c.shell_invocation().map(|(program, _)| program),
             c.command,
             c.args,
             condition

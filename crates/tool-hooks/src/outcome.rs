@@ -68,6 +68,10 @@ pub struct CommonOutcome {
     pub cancelled: bool,
     /// One report per hook that ran (async hooks not included).
     pub runs: Vec<HookRunReport>,
+    /// What `asyncRewake` hooks that exited with code 2 say to the model (their stderr,
+    /// else stdout). Only the results of background hooks
+    /// ([`HookRunner::take_async_results`](crate::HookRunner::take_async_results)) hold any.
+    pub wake_messages: Vec<HookMessage>,
 }
 
 impl CommonOutcome {
@@ -91,7 +95,10 @@ impl CommonOutcome {
     /// `hook_blocking_error` attachments (unless `include_blocking` is false, as on
     /// PreToolUse where they are already the deny message), `additionalContext`s as
     /// `hook_additional_context` attachments for the model, each reading
-    /// `<system-reminder>\n{event} hook additional context: TEXT\n</system-reminder>`. The stop request and
+    /// `<system-reminder>\n{event} hook additional context: TEXT\n</system-reminder>`, then
+    /// the [`wake_messages`](Self::wake_messages) of `asyncRewake` hooks as `queued_command`
+    /// attachments for the model, each reading `<system-reminder>\n{event} hook blocking
+    /// error from command "HOOK": TEXT\n</system-reminder>`. The stop request and
     /// cancellation are left to the caller (see [`stop`](Self::stop) and
     /// [`cancelled`](Self::cancelled)), which words them for its own flow.
     pub fn messages(&self, event: &str, include_blocking: bool) -> Vec<Message> {
@@ -119,6 +126,15 @@ impl CommonOutcome {
                 ),
             )));
         }
+        for w in &self.wake_messages {
+            out.push(Message::Attachment(Attachment::new(
+                "queued_command",
+                format!(
+                    "<system-reminder>\n{event} hook blocking error from command \"{}\": {}\n</system-reminder>",
+                    w.hook, w.text
+                ),
+            )));
+        }
         out
     }
 }
@@ -133,9 +149,11 @@ pub struct PreToolDecision {
     pub hook: String,
     /// The hook's reason as given (`permissionDecisionReason`, else `reason`).
     pub reason: Option<String>,
-    /// The text to show: for deny the model-facing message (`Blocked by hook` when no
-    /// reason; `PreToolUse:TOOL hook error: ...` for an exit-2 block), for ask the prompt
-    /// text (`Hook PreToolUse:TOOL asked for confirmation for this tool` when no reason).
+    /// The text to show: for deny the model-facing message (the reason; without one
+    /// `Hook PreToolUse:TOOL denied this tool` for a `permissionDecision`, `Blocked by hook`
+    /// for a legacy `decision: "block"`; `PreToolUse:TOOL hook error: ...` for an exit-2
+    /// block), for ask the prompt text (`Hook PreToolUse:TOOL asked for confirmation for
+    /// this tool` when no reason).
     pub message: String,
     /// Whether the deny came from a blocking error (exit 2, `decision: "block"`,
     /// `onFailure: "block"`) rather than a `permissionDecision`.
@@ -278,11 +296,13 @@ pub struct PermissionDeniedOutcome {
     pub common: CommonOutcome,
 }
 
-/// The delivered result of an `async: true` hook, to hand to the model on the next turn.
+/// The delivered result of an `async: true` (or `asyncRewake: true`) hook, to hand to the
+/// model on the next turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AsyncHookResult {
     /// The event it ran for.
     pub event: String,
-    /// Its `additionalContext` / `systemMessage` / errors.
+    /// An `async` hook's `additionalContext` / `systemMessage` / errors; an `asyncRewake`
+    /// hook's wake message (exit code 2) or errors.
     pub common: CommonOutcome,
 }

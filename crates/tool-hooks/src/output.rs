@@ -114,7 +114,9 @@ pub enum PermissionRequestDecision {
 }
 
 /// `hookSpecificOutput`: the union of the tool events' fields; fields for other events are
-/// kept in `extra`.
+/// kept in `extra`. A hook's stdout is read for the event it ran for: a typed field that
+/// belongs to another event (`decision` outside PermissionRequest, `permissionDecision`
+/// outside PreToolUse, ...) lands in `extra` unread, whatever its value.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookSpecificOutput {
@@ -163,18 +165,51 @@ impl HookSpecificOutput {
     }
 }
 
-/// Parses a hook's stdout JSON, with an error that says what is wrong.
-pub(crate) fn parse_output(text: &str) -> Result<HookOutput, OutputError> {
-    let value: Value = serde_json::from_str(text)
+/// The typed `hookSpecificOutput` fields of [`HookSpecificOutput`] and the events they
+/// belong to (`None`: every event). On a hook of another event such a field is not read
+/// as its type, so a value of another event's shape cannot invalidate the output.
+const EVENT_FIELDS: &[(&str, Option<&[&str]>)] = &[
+    ("permissionDecision", Some(&["PreToolUse"])),
+    ("permissionDecisionReason", Some(&["PreToolUse"])),
+    ("updatedInput", Some(&["PreToolUse"])),
+    ("additionalContext", None),
+    ("updatedToolOutput", Some(&["PostToolUse"])),
+    ("updatedMCPToolOutput", Some(&["PostToolUse"])),
+    ("decision", Some(&["PermissionRequest"])),
+    ("retry", Some(&["PermissionDenied"])),
+];
+
+/// Parses the stdout JSON of a hook that ran for `event`, with an error that says what is
+/// wrong. In `hookSpecificOutput`, a typed field that belongs to another event (a
+/// PermissionRequest `decision` in a PreToolUse hook's output, say) is kept, as given, in
+/// [`HookSpecificOutput::extra`] instead of being read as its type: it cannot make the
+/// output invalid and throw away the hook's own decision. The hook's own fields are
+/// checked as before (a wrongly typed one is a schema error).
+pub(crate) fn parse_output(text: &str, event: &str) -> Result<HookOutput, OutputError> {
+    let mut value: Value = serde_json::from_str(text)
         .map_err(|e| OutputError::NotJson(format!("stdout is not valid JSON: {e}")))?;
-    if !value.is_object() {
+    let Some(top) = value.as_object_mut() else {
         return Err(OutputError::Schema("stdout JSON is not an object".into()));
+    };
+    let mut foreign = Map::new();
+    if let Some(Value::Object(hso)) = top.get_mut("hookSpecificOutput") {
+        for (field, events) in EVENT_FIELDS {
+            if events.is_some_and(|events| !events.contains(&event))
+                && let Some(v) = hso.remove(*field)
+            {
+                foreign.insert((*field).to_owned(), v);
+            }
+        }
     }
-    serde_json::from_value(value).map_err(|e| {
+    let mut out: HookOutput = serde_json::from_value(value).map_err(|e| {
         OutputError::Schema(format!(
             "stdout JSON does not match the hook output schema: {e}"
         ))
-    })
+    })?;
+    if let Some(hso) = &mut out.hook_specific_output {
+        hso.extra.extend(foreign);
+    }
+    Ok(out)
 }
 
 /// Why stdout is not a hook output.
@@ -203,6 +238,7 @@ mod tests {
     fn parses_and_rejects() {
         let out = parse_output(
             r#"{"continue": true, "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no", "sessionTitle": "x"}}"#,
+            "PreToolUse",
         )
         .unwrap();
         let hso = out.hook_specific_output.unwrap();
@@ -212,28 +248,80 @@ mod tests {
             Some(&Value::String("x".into()))
         );
         assert!(
-            parse_output(r#"{"continue": "no"}"#)
+            parse_output(r#"{"continue": "no"}"#, "PreToolUse")
                 .unwrap_err()
                 .message()
                 .contains("boolean")
         );
         assert!(
-            parse_output(r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "maybe"}}"#)
+            parse_output(r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "maybe"}}"#, "PreToolUse")
                 .unwrap_err()
                 .message()
                 .contains("maybe")
         );
         assert!(matches!(
-            parse_output("{not json"),
+            parse_output("{not json", "PreToolUse"),
             Err(OutputError::NotJson(_))
         ));
         let pr = parse_output(
             r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedPermissions": [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]}}}"#,
+            "PermissionRequest",
         )
         .unwrap();
         assert!(matches!(
             pr.hook_specific_output.unwrap().decision,
             Some(PermissionRequestDecision::Allow { updated_permissions: Some(ref p), .. }) if p.len() == 1
         ));
+    }
+
+    /// A field of another event, in a shape our one struct cannot take for it (a
+    /// `decision: "block"`, which the struct reads as PermissionRequest's object), does not
+    /// make the output invalid: the hook's own deny holds (it was a schema error, and the
+    /// deny was lost: the hook failed open). A wrongly typed field of the hook's own event
+    /// is still an error.
+    #[test]
+    fn other_events_fields_do_not_invalidate_the_output() {
+        let out = parse_output(
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no","decision":"block","retry":"soon"}}"#,
+            "PreToolUse",
+        )
+        .unwrap();
+        let hso = out.hook_specific_output.unwrap();
+        assert_eq!(hso.permission_decision, Some(PermissionDecision::Deny));
+        assert_eq!(hso.permission_decision_reason.as_deref(), Some("no"));
+        assert_eq!(hso.decision, None);
+        assert_eq!(hso.extra.get("decision"), Some(&Value::from("block")));
+        assert_eq!(hso.extra.get("retry"), Some(&Value::from("soon")));
+        // PostToolUse: PreToolUse's fields, whatever their type, are not read.
+        let post = parse_output(
+            r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"c","permissionDecision":"maybe","updatedInput":"x"}}"#,
+            "PostToolUse",
+        )
+        .unwrap()
+        .hook_specific_output
+        .unwrap();
+        assert_eq!(post.additional_context.as_deref(), Some("c"));
+        assert_eq!(post.permission_decision, None);
+        assert_eq!(
+            post.extra.get("permissionDecision"),
+            Some(&Value::from("maybe"))
+        );
+        // The event's own fields are still checked.
+        let own = parse_output(
+            r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":"block"}}"#,
+            "PermissionRequest",
+        );
+        assert!(matches!(own, Err(OutputError::Schema(_))), "{own:?}");
+        let own = parse_output(
+            r#"{"hookSpecificOutput":{"hookEventName":"PermissionDenied","retry":"soon"}}"#,
+            "PermissionDenied",
+        );
+        assert!(matches!(own, Err(OutputError::Schema(_))), "{own:?}");
+        // additionalContext belongs to every event.
+        let any = parse_output(
+            r#"{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":5}}"#,
+            "Stop",
+        );
+        assert!(matches!(any, Err(OutputError::Schema(_))), "{any:?}");
     }
 }

@@ -88,28 +88,49 @@ pub(crate) struct Launch<'a> {
     pub cancel: &'a CancellationToken,
 }
 
+/// The text PowerShell runs for a shell-form `command`: first a statement that sets each
+/// placeholder's PowerShell variable from the environment variable of the same name, so
+/// `${CLAUDE_PROJECT_DIR}` (a PowerShell variable, empty otherwise) names the project as it
+/// does in exec form and in `sh`, where the shell reads it from the environment. The values
+/// are never written into the text: a project path holding `$(...)` or quotes stays data.
+fn powershell_command(placeholders: &[(&str, &str)], command: &str) -> String {
+    let mut text = String::new();
+    for (name, _) in placeholders {
+        text.push_str(&format!("${{{name}}} = $env:{name}; "));
+    }
+    text.push_str(command);
+    text
+}
+
 fn build_command(l: &Launch<'_>) -> Command {
     let project = l.project_dir.to_string_lossy();
-    let mut cmd = match &l.handler.args {
-        Some(args) => {
+    // The `${NAME}` placeholders of `command`/`args` and their values; each is also an
+    // environment variable of the hook.
+    let placeholders: [(&str, &str); 1] = [("CLAUDE_PROJECT_DIR", &project)];
+    let mut cmd = match l.handler.shell_invocation() {
+        None => {
             // Exec form: no shell, placeholders substituted.
-            let subst = |s: &str| s.replace("${CLAUDE_PROJECT_DIR}", &project);
+            let subst = |s: &str| {
+                placeholders
+                    .iter()
+                    .fold(s.to_owned(), |text, (name, value)| {
+                        text.replace(&format!("${{{name}}}"), value)
+                    })
+            };
             let mut c = Command::new(subst(&l.handler.command));
-            c.args(args.iter().map(|a| subst(a)));
+            c.args(l.handler.args.iter().flatten().map(|a| subst(a)));
             c
         }
-        None => {
-            // Shell form: the shell expands $CLAUDE_PROJECT_DIR / ${CLAUDE_PROJECT_DIR} from
-            // the environment, which keeps paths with spaces or quotes intact.
-            // PowerShell as Claude Code starts it: without the user's profile, whose output
-            // would come before the hook's JSON, and never waiting for input.
-            let (shell, flags): (&str, &[&str]) = match l.handler.shell.as_deref() {
-                Some("bash") => ("bash", &["-c"]),
-                Some("powershell") => ("pwsh", &["-NoProfile", "-NonInteractive", "-Command"]),
-                _ => ("sh", &["-c"]),
-            };
+        Some((shell, flags)) => {
             let mut c = Command::new(shell);
-            c.args(flags).arg(&l.handler.command);
+            c.args(flags);
+            if l.handler.shell.as_deref() == Some("powershell") {
+                c.arg(powershell_command(&placeholders, &l.handler.command));
+            } else {
+                // sh and bash expand $CLAUDE_PROJECT_DIR / ${CLAUDE_PROJECT_DIR} from the
+                // environment, which keeps paths with spaces or quotes intact.
+                c.arg(&l.handler.command);
+            }
             c
         }
     };
@@ -321,6 +342,7 @@ mod tests {
             args: None,
             shell: shell.map(str::to_owned),
             is_async: false,
+            async_rewake: false,
         }
     }
 
@@ -362,9 +384,77 @@ mod tests {
                 "-NoProfile",
                 "-NonInteractive",
                 "-Command",
-                "Write-Output hi"
+                "${CLAUDE_PROJECT_DIR} = $env:CLAUDE_PROJECT_DIR; Write-Output hi"
             ]
         );
+    }
+
+    /// `${CLAUDE_PROJECT_DIR}` in a PowerShell shell-form hook is a PowerShell variable,
+    /// empty unless set: the command line sets it from the environment first (the script
+    /// path resolved to `/.claude/hooks/...` and the hook failed to start). The project path
+    /// is never written into the text PowerShell parses, so a path holding `$(...)` or
+    /// quotes cannot run anything. `sh` and `bash` get the command as written: they expand
+    /// the environment variable themselves.
+    #[test]
+    fn powershell_gets_the_placeholders_from_the_environment() {
+        let project = std::path::PathBuf::from("/tmp/it's $(touch pwned) \"p\"");
+        let command = r#"& "${CLAUDE_PROJECT_DIR}/.claude/hooks/check.ps1""#;
+        let launch = |h: &CommandHandler| {
+            build_command(&Launch {
+                handler: h,
+                input: b"",
+                cwd: &std::env::temp_dir(),
+                project_dir: &project,
+                extra_env: &[],
+                timeout: Duration::from_secs(1),
+                cancel: &CancellationToken::new(),
+            })
+        };
+        let ps = handler(command, Some("powershell"));
+        let cmd = launch(&ps);
+        let std = cmd.as_std();
+        let text = std.get_args().last().unwrap().to_str().unwrap();
+        assert_eq!(
+            text,
+            format!("${{CLAUDE_PROJECT_DIR}} = $env:CLAUDE_PROJECT_DIR; {command}")
+        );
+        assert!(!text.contains("pwned"), "{text}");
+        let env: Vec<_> = std.get_envs().collect();
+        assert!(
+            env.contains(&(
+                std::ffi::OsStr::new("CLAUDE_PROJECT_DIR"),
+                Some(project.as_os_str())
+            )),
+            "{env:?}"
+        );
+        for shell in [None, Some("bash")] {
+            let h = handler(command, shell);
+            let cmd = launch(&h);
+            let args: Vec<_> = cmd.as_std().get_args().collect();
+            assert_eq!(args, ["-c", command], "{shell:?}");
+        }
+    }
+
+    /// Exec form starts `command` itself, placeholders substituted, whatever `shell` says.
+    #[test]
+    fn exec_form_runs_without_a_shell() {
+        let mut h = handler("${CLAUDE_PROJECT_DIR}/hook", Some("bash"));
+        h.args = Some(vec!["${CLAUDE_PROJECT_DIR}".into()]);
+        let dir = std::path::PathBuf::from("/p q");
+        let cancel = CancellationToken::new();
+        let cmd = build_command(&Launch {
+            handler: &h,
+            input: b"",
+            cwd: &dir,
+            project_dir: &dir,
+            extra_env: &[],
+            timeout: Duration::from_secs(1),
+            cancel: &cancel,
+        });
+        assert_eq!(cmd.as_std().get_program(), "/p q/hook");
+        let args: Vec<_> = cmd.as_std().get_args().collect();
+        assert_eq!(args, ["/p q"]);
+        assert_eq!(h.shell_invocation(), None);
     }
 
     #[tokio::test]

@@ -163,6 +163,8 @@ struct HookResult {
     errors: Vec<String>,
     cancelled: bool,
     report: Option<HookRunReport>,
+    /// Exit code 2: the stderr, else the stdout (what an `asyncRewake` hook tells the model).
+    exit2_output: Option<String>,
 }
 
 impl HookResult {
@@ -175,6 +177,7 @@ impl HookResult {
             errors: Vec::new(),
             cancelled: false,
             report: None,
+            exit2_output: None,
         }
     }
 }
@@ -478,7 +481,34 @@ impl HookRunner {
             };
             let result = runner.run_one(&job, &handler).await;
             let mut common = CommonOutcome::default();
-            runner.absorb(&event, &ctx, &mut common, &result);
+            let rewake = matches!(&handler.kind, HandlerKind::Command(c) if c.async_rewake);
+            if rewake {
+                // Claude Code's asyncRewake: exit code 2 tells the model the hook's stderr
+                // (else stdout), on any event; nothing else the hook printed is used (so
+                // nothing is said about it on exit 0). Its failures (timeout, cannot
+                // start, other exit codes) are notices for the user, as an `async` hook's
+                // are.
+                common.runs.extend(result.report.clone());
+                let exited_0 = result.report.as_ref().and_then(|r| r.exit_code) == Some(0);
+                match &result.exit2_output {
+                    Some(text) => common.wake_messages.push(HookMessage {
+                        hook: result.hook.clone(),
+                        text: runner.bound(&ctx, text.clone()),
+                    }),
+                    None if exited_0 => {}
+                    None => {
+                        let failure = result.errors.iter().chain(&result.blocking);
+                        for e in failure {
+                            common.errors.push(HookMessage {
+                                hook: result.hook.clone(),
+                                text: runner.bound(&ctx, e.clone()),
+                            });
+                        }
+                    }
+                }
+            } else {
+                runner.absorb(&event, &ctx, &mut common, &result);
+            }
             let mut results = sink.lock().unwrap_or_else(PoisonError::into_inner);
             // Nobody may be taking them (a host without an agent loop): keep the latest.
             if results.len() >= MAX_PENDING_ASYNC_RESULTS {
@@ -697,7 +727,7 @@ impl HookRunner {
                     MAX_STDOUT_BYTES
                 ));
             } else {
-                match parse_output(trimmed) {
+                match parse_output(trimmed, event) {
                     Ok(out) => r.output = Some(out),
                     // Not JSON at all is plain text (Claude Code's rule), unless the handler
                     // asked for invalid output to count as a failure.
@@ -723,6 +753,11 @@ impl HookRunner {
                 }
             }
             Some(2) => {
+                let said = [stderr.trim(), text.trim()]
+                    .into_iter()
+                    .find(|s| !s.is_empty())
+                    .unwrap_or("No stderr output");
+                r.exit2_output = Some(said.to_owned());
                 if let Some(e) = &json_error {
                     r.errors.push(e.clone());
                 }
@@ -958,9 +993,14 @@ impl HookRunner {
                         reason.clone().unwrap_or_default()
                     )
                 }
-                PermissionDecision::Deny => reason
+                // Legacy `decision: "block"` keeps Claude Code's blocking-error text; a
+                // `permissionDecision: "deny"` without a reason reads as the pipeline words it.
+                PermissionDecision::Deny if from_block => reason
                     .clone()
                     .unwrap_or_else(|| "Blocked by hook".to_owned()),
+                PermissionDecision::Deny => reason
+                    .clone()
+                    .unwrap_or_else(|| format!("Hook PreToolUse:{tool} denied this tool")),
                 PermissionDecision::Ask => reason.clone().unwrap_or_else(|| {
                     format!("Hook PreToolUse:{tool} asked for confirmation for this tool")
                 }),

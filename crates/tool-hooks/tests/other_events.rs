@@ -453,6 +453,116 @@ async fn async_hooks_run_detached() {
     assert_eq!(delivered[0].common.system_messages[0].text, "tests passed");
 }
 
+/// Takes background results until `n` arrived (or 4 s passed).
+async fn wait_async(r: &HookRunner, n: usize) -> Vec<tool_hooks::AsyncHookResult> {
+    let mut delivered = Vec::new();
+    for _ in 0..80 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        delivered.extend(r.take_async_results());
+        if delivered.len() >= n {
+            break;
+        }
+    }
+    delivered
+}
+
+/// `asyncRewake: true` implies `async` (it ran in the foreground, holding up the call): the
+/// hook runs in the background, and only an exit code 2 says something, to the model: its
+/// stderr (else stdout), on any event, with the next model request. An exit 0 delivers
+/// nothing, not even its JSON (Claude Code ignores an asyncRewake hook's output).
+#[tokio::test]
+async fn async_rewake_runs_in_the_background_and_wakes_on_exit_2() {
+    let env = Env::new();
+    let failing = "sleep 1; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"unused\"}}'; echo 'tests failed: 3' >&2; exit 2";
+    let passing = "sleep 1; echo '{\"systemMessage\":\"unused\",\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"unused\"}}'";
+    let r = runner(one(
+        "PostToolUse",
+        "*",
+        vec![
+            json!({"type": "command", "asyncRewake": true, "command": failing}),
+            json!({"type": "command", "asyncRewake": true, "command": passing}),
+        ],
+    ));
+    let start = Instant::now();
+    let out = r
+        .run_post_tool_use(
+            &ToolCallInfo::new("Edit", json!({}), "t"),
+            &json!({}),
+            &env.ctx(),
+        )
+        .await;
+    assert!(
+        start.elapsed() < Duration::from_millis(800),
+        "an asyncRewake hook must not block: {:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.common, Default::default());
+    let mut delivered = wait_async(&r, 2).await;
+    assert_eq!(delivered.len(), 2, "{delivered:?}");
+    delivered.sort_by_key(|d| d.common.wake_messages.is_empty());
+    let woke = &delivered[0].common;
+    assert_eq!(delivered[0].event, "PostToolUse");
+    assert_eq!(woke.wake_messages.len(), 1, "{woke:?}");
+    assert_eq!(woke.wake_messages[0].hook, failing);
+    assert_eq!(woke.wake_messages[0].text, "tests failed: 3");
+    assert!(woke.additional_contexts.is_empty() && woke.errors.is_empty());
+    let messages = woke.messages("PostToolUse", false);
+    assert_eq!(
+        messages,
+        [tool_core::Message::Attachment(tool_core::Attachment::new(
+            "queued_command",
+            format!(
+                "<system-reminder>\nPostToolUse hook blocking error from command \"{failing}\": tests failed: 3\n</system-reminder>"
+            ),
+        ))]
+    );
+    assert!(
+        delivered[1]
+            .common
+            .messages("PostToolUse", false)
+            .is_empty()
+    );
+
+    // Any event, a non-blocking one too; no stderr: the stdout.
+    let r = runner(json!({"Notification": [{"hooks": [
+        {"type": "command", "asyncRewake": true, "command": "echo 'look at the build'; exit 2"}
+    ]}]}));
+    let out = r
+        .run_event("Notification", Map::new(), Some("idle_prompt"), &env.ctx())
+        .await;
+    assert_eq!(out.common, Default::default());
+    let delivered = wait_async(&r, 1).await;
+    assert_eq!(delivered.len(), 1, "{delivered:?}");
+    assert_eq!(
+        delivered[0].common.wake_messages[0].text,
+        "look at the build"
+    );
+    assert!(delivered[0].common.errors.is_empty());
+
+    // Exit 0 says nothing, whatever it printed; another exit code is a notice for the user.
+    let r = runner(json!({"Notification": [{"hooks": [
+        {"type": "command", "asyncRewake": true, "command": "echo '{\"continue\": \"no\"}'"},
+        {"type": "command", "asyncRewake": true, "command": "echo 'no config' >&2; exit 1"}
+    ]}]}));
+    r.run_event("Notification", Map::new(), Some("idle_prompt"), &env.ctx())
+        .await;
+    let mut delivered = wait_async(&r, 2).await;
+    assert_eq!(delivered.len(), 2, "{delivered:?}");
+    delivered.sort_by_key(|d| !d.common.errors.is_empty());
+    assert!(
+        delivered[0]
+            .common
+            .messages("Notification", false)
+            .is_empty()
+    );
+    assert_eq!(
+        delivered[1].common.messages("Notification", false),
+        [tool_core::Message::System(
+            "Notification hook error: hook `echo 'no config' >&2; exit 1`: failed with exit code 1: no config".into()
+        )]
+    );
+}
+
 #[tokio::test]
 async fn empty_config_is_none() {
     let (config, _) = HooksConfig::from_hooks_value(&json!({}), RuleSource::UserSettings);

@@ -180,7 +180,7 @@ async fn json_fields() {
         (PermissionDecision::Deny, "not here", false)
     );
 
-    // deny without reason.
+    // deny without reason: worded as Claude Code's pipeline words it (semantics §3.5).
     let r = runner(one(
         "PreToolUse",
         "Bash",
@@ -194,7 +194,7 @@ async fn json_fields() {
             .decision
             .unwrap()
             .message,
-        "Blocked by hook"
+        "Hook PreToolUse:Bash denied this tool"
     );
 
     // defer.
@@ -242,6 +242,21 @@ async fn json_fields() {
     assert_eq!(
         (d.behavior, d.message.as_str()),
         (PermissionDecision::Deny, "legacy no")
+    );
+    // A legacy block without a reason keeps Claude Code's blocking-error text.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![json_hook(&json!({"decision": "block"}))],
+    ));
+    let d = r
+        .run_pre_tool_use(&bash("ls"), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert_eq!(
+        (d.behavior, d.message.as_str()),
+        (PermissionDecision::Deny, "Blocked by hook")
     );
 
     // continue:false + stopReason.
@@ -584,13 +599,13 @@ async fn identical_handlers_run_once() {
     assert_eq!(env.read("count").lines().count(), 1);
 
     // Identity is the shell, the command and the `if` (as Claude Code's): a copy that only
-    // adds a timeout, a status message or the default shell is the same hook, configured
-    // as the last copy is; another `if` or shell is another hook.
+    // adds a timeout or a status message is the same hook, configured as the last copy is;
+    // another `if` or shell is another hook.
     let c = "./check.sh";
     let hooks = json!({"PreToolUse": [
         {"matcher": "Bash", "hooks": [cmd(c)]},
         {"matcher": "*", "hooks": [
-            {"type": "command", "command": c, "timeout": 10, "shell": "bash", "statusMessage": "checking"},
+            {"type": "command", "command": c, "timeout": 10, "statusMessage": "checking"},
             {"type": "command", "command": c, "if": "Bash(git *)"},
             {"type": "command", "command": c, "shell": "powershell"}
         ]}
@@ -604,4 +619,77 @@ async fn identical_handlers_run_once() {
         Some(std::time::Duration::from_secs(10))
     );
     assert_eq!(matching[1].if_condition.as_deref(), Some("Bash(git *)"));
+}
+
+/// The shell in a hook's identity is the one that runs it: without `shell` that is `sh`,
+/// so a copy with `"shell": "bash"` is another hook and both run, each under its own shell
+/// (the copy without `shell` was merged into the bash one, as if bash were the default,
+/// and ran under bash only).
+#[tokio::test]
+async fn the_default_shell_is_not_bash_for_de_duplication() {
+    let env = Env::new();
+    let log = env.path("shells");
+    // `$0` of `sh -c` / `bash -c` is the shell's name.
+    let c = format!("echo \"$0\" >> '{}'", log.display());
+    let hooks = json!({"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd(&c)]},
+        {"matcher": "*", "hooks": [{"type": "command", "command": c, "shell": "bash"}]}
+    ]});
+    let r = runner(hooks);
+    let matching = r.config().matching("PreToolUse", Some("Bash"));
+    assert_eq!(matching.len(), 2, "{matching:?}");
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    assert_eq!(out.common.runs.len(), 2);
+    let mut shells: Vec<String> = env.read("shells").lines().map(str::to_owned).collect();
+    shells.sort();
+    assert_eq!(shells, ["bash", "sh"]);
+    // In exec form no shell runs: `shell` does not make another hook.
+    let hooks = json!({"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "/bin/true", "args": []},
+        {"type": "command", "command": "/bin/true", "args": [], "shell": "bash"}
+    ]}]});
+    assert_eq!(
+        runner(hooks)
+            .config()
+            .matching("PreToolUse", Some("Bash"))
+            .len(),
+        1
+    );
+}
+
+/// A field of another event in `hookSpecificOutput`, of a type our one struct reads for
+/// that event only (`decision` is PermissionRequest's object), does not make the output
+/// invalid: the PreToolUse deny holds. It was a schema error, and the hook failed open.
+#[tokio::test]
+async fn other_events_fields_keep_the_deny() {
+    let env = Env::new();
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![json_hook(&json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": "no", "decision": "block"}}))],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
+    let d = out.decision.expect("the hook denied");
+    assert_eq!(
+        (d.behavior, d.message.as_str()),
+        (PermissionDecision::Deny, "no")
+    );
+    // The hook's own field of the wrong type is still an error naming the schema.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![json_hook(&json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": 5}}))],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.decision.is_none());
+    assert!(
+        out.common.errors[0].text.contains("hook output schema"),
+        "{:?}",
+        out.common.errors
+    );
 }

@@ -333,7 +333,25 @@ impl Session {
         let tools = tool_registry::assemble_tool_pool(builtins, mcp_tools);
 
         let hooks = load_hooks(&hook_paths);
-        notices.extend(hooks.diagnostics.iter().map(ToString::to_string));
+        // Both loaders read the same files: a file the permissions already reported as
+        // unreadable or invalid is not reported a second time (the hooks' problems inside a
+        // file, which carry a location, are theirs alone).
+        let reported: Vec<&std::path::Path> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == tool_perms::settings::Severity::Error)
+            .filter_map(|d| d.file.as_deref())
+            .collect();
+        notices.extend(
+            hooks
+                .diagnostics
+                .iter()
+                .filter(|d| {
+                    !(d.location.is_empty()
+                        && d.path.as_deref().is_some_and(|p| reported.contains(&p)))
+                })
+                .map(ToString::to_string),
+        );
         if !hooks.untrusted_ignored.is_empty() {
             ignored.insert(ignored.len().min(1), "its hooks".to_owned());
         }

@@ -746,3 +746,25 @@ fn bash_timeouts_follow_the_settings_env() {
         "quick"
     );
 }
+
+/// A broken settings file is reported once, though permissions and hooks both read it.
+#[test]
+fn a_broken_settings_file_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("settings.json"), "{\"env\": ").unwrap();
+    let line = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "echo ran"}})
+    .to_string();
+    let out = toolwright(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&line),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let shown = config.join("settings.json").display().to_string();
+    assert_eq!(stderr.matches(&shown).count(), 1, "{stderr}");
+}

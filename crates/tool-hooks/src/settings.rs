@@ -129,6 +129,38 @@ fn parse_text(
     }
 }
 
+/// The `*.json` files of the managed drop-in directory `dir`, in name order. A missing
+/// directory has none; one that cannot be read (or an entry that cannot) is reported: the
+/// administrator's hooks would otherwise be dropped without a word.
+fn managed_drop_ins(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let mut report = |e: std::io::Error| {
+        diags.push(Diagnostic {
+            source: Some(RuleSource::PolicySettings),
+            path: Some(dir.to_path_buf()),
+            location: String::new(),
+            message: format!("cannot read the managed settings drop-in directory: {e}"),
+        });
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            report(e);
+            return Vec::new();
+        }
+    };
+    let mut paths = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(e) => report(e),
+        }
+    }
+    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    paths.sort();
+    paths
+}
+
 /// Reads the settings files at `paths` and merges their hooks (see
 /// [`HooksConfig::from_settings`]). Missing files are fine; unreadable or invalid ones and
 /// bad hooks entries are reported in `diagnostics`.
@@ -142,17 +174,8 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
             &mut files,
             &mut diags,
         );
-        let drop_in = dir.join("managed-settings.d");
-        if let Ok(entries) = std::fs::read_dir(&drop_in) {
-            let mut names: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
-                .collect();
-            names.sort();
-            for p in names {
-                read_file(&p, RuleSource::PolicySettings, &mut files, &mut diags);
-            }
+        for p in managed_drop_ins(&dir.join("managed-settings.d"), &mut diags) {
+            read_file(&p, RuleSource::PolicySettings, &mut files, &mut diags);
         }
     }
     for arg in &paths.flag_settings {

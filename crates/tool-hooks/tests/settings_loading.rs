@@ -186,3 +186,21 @@ fn an_untrusted_project_runs_none_of_its_hooks() {
     // The default is untrusted.
     assert!(!SettingsPaths::discover("/x").project_trusted);
 }
+
+/// A drop-in directory that cannot be read is reported, not taken for an empty policy.
+#[tokio::test]
+async fn an_unreadable_managed_drop_in_directory_is_reported() {
+    let env = Env::new();
+    write(&env, "managed/managed-settings.json", &hook("managed"));
+    // A file where the directory should be: reading it fails, as an unreadable directory
+    // does for a user who is not root.
+    std::fs::write(env.path("managed/managed-settings.d"), "not a directory").unwrap();
+    let loaded = load_hooks(&paths(&env));
+    let shown: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        shown.iter().any(|d| d.contains("managed-settings.d")
+            && d.contains("cannot read the managed settings drop-in directory")),
+        "{shown:?}"
+    );
+    assert_eq!(commands(&loaded), ["managed"]);
+}

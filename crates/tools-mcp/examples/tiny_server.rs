@@ -4,31 +4,43 @@
 //! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
-//! Usage: `tiny_server [--garbage] [--fail-list] [--loop-cursor] [--hang-resources]
-//! [--resources-only]` (stdio).
-//! `--garbage` prints non-JSON lines on stdout before serving; `--fail-list` answers every
+//! Usage: `tiny_server [--garbage] [--bracket-logs] [--fail-list] [--slow-list]
+//! [--loop-cursor] [--hang-resources] [--resources-only]` (stdio).
+//! `--garbage` prints non-JSON lines on stdout before serving; `--bracket-logs` prints a log
+//! line quoting a JSON-RPC message, `[DEBUG] recv {"jsonrpc":"2.0","id":3}`, on stdout before
+//! serving and before each `echo` answer; `--slow-list` writes `tools/list: slow` to stderr
+//! and waits a minute before answering `tools/list`; `--fail-list` answers every
 //! `tools/list` with an error; `--loop-cursor` answers every `tools/list` page with the same
 //! `nextCursor`; `--hang-resources` offers resources, never answers `resources/list`, and
 //! answers `resources/read` only when cancelled; `--resources-only` declares resources and
 //! no tools, answering `tools/list` with "Method not found" as the TypeScript SDK's servers
 //! without tools do, and serves one resource, `tiny://note`. `TINY_CRASH_LOG=path` makes
 //! `crash` append
-//! a line there before exiting.
+//! a line there before exiting. Every `notifications/cancelled` is logged on stderr as
+//! `cancelled <requestId>: <reason>`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, InitializeResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerRequest,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam, ErrorData,
+    InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerRequest,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 const PAGE: usize = 3;
+
+/// A log line on stdout that quotes a JSON-RPC message (as some servers' debug output does).
+const BRACKET_LOG: &str = r#"[DEBUG] recv {"jsonrpc":"2.0","id":3}"#;
+
+fn bracket_logs() -> bool {
+    std::env::args().any(|a| a == "--bracket-logs")
+}
 
 fn resources_only() -> bool {
     std::env::args().any(|a| a == "--resources-only")
@@ -138,6 +150,21 @@ impl ServerHandler for Tiny {
         Err(ErrorData::internal_error("cancelled", None))
     }
 
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        let id = notification
+            .request_id
+            .map(|id| serde_json::to_string(&id).unwrap())
+            .unwrap_or_default();
+        eprintln!(
+            "cancelled {id}: {}",
+            notification.reason.unwrap_or_default()
+        );
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -149,6 +176,10 @@ impl ServerHandler for Tiny {
                 "Method not found",
                 None,
             ));
+        }
+        if std::env::args().any(|a| a == "--slow-list") {
+            eprintln!("tools/list: slow");
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
         }
         if std::env::args().any(|a| a == "--fail-list") {
             return Err(ErrorData::internal_error(
@@ -183,7 +214,12 @@ impl ServerHandler for Tiny {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         let name = request.name.to_string();
         match name.as_str() {
-            "echo" => Ok(text_result(args["text"].as_str().unwrap_or_default())),
+            "echo" => {
+                if bracket_logs() {
+                    println!("{BRACKET_LOG}");
+                }
+                Ok(text_result(args["text"].as_str().unwrap_or_default()))
+            }
             "hang" => {
                 eprintln!("hang: started");
                 context.ct.cancelled().await;
@@ -298,6 +334,9 @@ async fn main() {
         println!("this is not JSON-RPC");
         println!("{{\"neither\": \"is this\"}}");
         println!("Server starting... ✓");
+    }
+    if bracket_logs() {
+        println!("{BRACKET_LOG}");
     }
     eprintln!(
         "tiny_server: CLAUDE_PROJECT_DIR={}",

@@ -272,6 +272,11 @@ impl Live {
         let child = lock(&self.child).take();
         if let Some(mut child) = child {
             let pid = child.id();
+            // What it started and left behind goes too, when this ends or is dropped
+            // half-way (declared after `child`, so it runs before the handle is dropped:
+            // the id is the group's name until the server is reaped, and reaped a moment
+            // ago it cannot have been reused yet).
+            let _group = GroupKiller(pid);
             if tokio::time::timeout(Duration::from_secs(3), child.wait())
                 .await
                 .is_err()
@@ -285,11 +290,6 @@ impl Live {
                 {
                     let _ = child.kill().await;
                 }
-            }
-            // What it started and left behind goes too (reaped a moment ago, its id cannot
-            // have been reused yet).
-            if let Some(pid) = pid {
-                tool_core::process::kill_process_group(pid);
             }
         }
     }
@@ -313,6 +313,64 @@ fn kill_child(child: &SharedChild) {
             tool_core::process::kill_process_group(pid);
         }
         let _ = child.start_kill();
+    }
+}
+
+/// Kills process group `.0` when dropped.
+struct GroupKiller(Option<u32>);
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            tool_core::process::kill_process_group(pid);
+        }
+    }
+}
+
+/// Kills a stdio server being started, with its whole process group, unless disarmed: a
+/// start that fails, or whose future is dropped (a cancelled call that was reconnecting),
+/// leaves nothing running. (`kill_on_drop` alone would reach the server's own process only,
+/// and a launcher's child, `npx`'s `node`, would live on.)
+struct StartGuard {
+    child: SharedChild,
+    armed: bool,
+}
+
+impl Drop for StartGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_child(&self.child);
+        }
+    }
+}
+
+/// Undoes a connection stored before its tools are listed when the listing does not
+/// complete because its future was dropped (a cancelled call that was reconnecting): the
+/// connection is taken out and killed, and the next use starts afresh, instead of finding it
+/// connected with its tools never listed.
+struct ListingGuard<'a> {
+    conn: &'a ServerConn,
+    live: Arc<Live>,
+    armed: bool,
+}
+
+impl Drop for ListingGuard<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        {
+            let mut slot = lock(&self.conn.live);
+            if slot.as_ref().is_some_and(|l| Arc::ptr_eq(l, &self.live)) {
+                *slot = None;
+            }
+        }
+        self.live.mark_dead();
+        *lock(&self.conn.state) = ServerState::Failed(
+            "the connection was abandoned before its tools were listed (what was connecting \
+             it stopped waiting, as a cancelled call does); it is reconnected on the next use"
+                .into(),
+        );
     }
 }
 
@@ -430,17 +488,21 @@ fn is_response(message: &Value) -> bool {
 /// on stdout) are tolerated, as every MCP SDK does.
 fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
     let line = line.trim_ascii();
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = line
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(line)
+        .trim_ascii_start();
     if !line.starts_with(b"{") && !line.starts_with(b"[") {
         return None;
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
-        // Broken JSON that holds a `"jsonrpc"` member was meant as a JSON-RPC message,
-        // wherever the member is (the TypeScript SDK writes it after `result`): a lone
-        // surrogate (`"\ud83d"`, a string cut mid-emoji) is one that Node reads and
-        // serde_json does not.
-        Err(e) if line.windows(9).any(|w| w == b"\"jsonrpc\"") => {
+        // Broken JSON that opens as an object and holds a `"jsonrpc"` member was meant as
+        // a JSON-RPC message, wherever the member is (the TypeScript SDK writes it after
+        // `result`): a lone surrogate (`"\ud83d"`, a string cut mid-emoji) is one that
+        // Node reads and serde_json does not. A line that opens with `[` and is not JSON is
+        // log output (`[DEBUG] recv {"jsonrpc": ...}`), skipped like any other.
+        Err(e) if line.starts_with(b"{") && has_jsonrpc_member(line) => {
             return Some(format!(
                 "it sent a JSON-RPC message that is not valid JSON ({e})"
             ));
@@ -469,6 +531,15 @@ fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Whether `line` holds `"jsonrpc"` as a member name (followed by `:`), not only as text.
+fn has_jsonrpc_member(line: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"jsonrpc\"";
+    line.windows(KEY.len())
+        .enumerate()
+        .filter(|(_, w)| *w == KEY)
+        .any(|(at, _)| line[at + KEY.len()..].trim_ascii_start().starts_with(b":"))
 }
 
 /// A stdio server's stdout, as rmcp reads it: lines are bounded by
@@ -647,11 +718,6 @@ fn backoff_delay(failures: u32) -> Duration {
 const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(2);
 /// How long one heartbeat ping may take.
 const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long an HTTP server may leave pings unanswered during a call before it counts as gone
-/// (a server's own `timeout`, when longer, replaces it): a server that runs a tool on its only
-/// thread answers no ping meanwhile, and is busy, not dead. Claude Code fails HTTP requests
-/// after 60 s by default too.
-const HEARTBEAT_GIVE_UP: Duration = Duration::from_secs(60);
 
 /// One configured server and its (re)connections.
 pub(crate) struct ServerConn {
@@ -865,6 +931,10 @@ impl ServerConn {
                     self.stderr.read_from(stderr);
                 }
                 let child: SharedChild = Arc::new(Mutex::new(Some(child)));
+                let mut start = StartGuard {
+                    child: child.clone(),
+                    armed: true,
+                };
                 let sent = SentIds::default();
                 let stdout = GuardedStdout {
                     inner: stdout,
@@ -886,18 +956,14 @@ impl ServerConn {
                 let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
                     .with_max_line_length(usize::MAX);
                 let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
+                // On failure, `start` kills the server.
                 let service = match served {
                     Ok(Ok(service)) => service,
-                    Ok(Err(e)) => {
-                        kill_child(&child);
-                        return Err(format!("initialization failed: {e}"));
-                    }
-                    Err(_) => {
-                        kill_child(&child);
-                        return Err(timeout_message(timeout));
-                    }
+                    Ok(Err(e)) => return Err(format!("initialization failed: {e}")),
+                    Err(_) => return Err(timeout_message(timeout)),
                 };
                 no_stale_answers(service.peer()).await;
+                start.armed = false;
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
@@ -960,12 +1026,19 @@ impl ServerConn {
         let live = match self.connect_once().await {
             Ok(live) => live,
             Err(e) => {
-                let message = format!("{e}{}", self.stderr_note().await);
+                let message = self.scrub(format!("{e}{}", self.stderr_note().await));
                 *lock(&self.state) = ServerState::Failed(message.clone());
                 return Err(message);
             }
         };
+        // Stored before the listing, so that a `tools/list_changed` sent meanwhile re-lists
+        // on it; `listing` takes it out again if this future is dropped before the end.
         *lock(&self.live) = Some(live.clone());
+        let mut listing = ListingGuard {
+            conn: self,
+            live: live.clone(),
+            armed: true,
+        };
         // A shutdown that came while this connected took nothing, or took this one: either
         // way it must not be left running. (`shutdown` sets the flag before it takes.)
         if self.shut_down.load(Ordering::SeqCst) {
@@ -980,6 +1053,7 @@ impl ServerConn {
             if ours.is_some() {
                 live.close().await;
             }
+            listing.armed = false;
             return Err(format!("{}: the MCP manager was shut down", self.label()));
         }
         *lock(&self.state) = ServerState::Connected;
@@ -998,9 +1072,12 @@ impl ServerConn {
         if !has_tools {
             let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
             self.store_tools(seq, Vec::new());
+            listing.armed = false;
             return Ok(live);
         }
-        if let Err(e) = self.refresh_tools_with(&live).await {
+        let listed = self.refresh_tools_with(&live).await;
+        listing.armed = false;
+        if let Err(e) = listed {
             // A connection without its tools is no connection: it must not be reused (the
             // next use would skip the backoff) nor keep its process.
             live.mark_dead();
@@ -1044,7 +1121,7 @@ impl ServerConn {
         let listed = tokio::time::timeout(self.startup_timeout(), pages)
             .await
             .map_err(|_| format!("tools/list timed out after {:?}", self.startup_timeout()))?
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| self.scrub(format!("tools/list failed: {e}")))?;
         let tools: Vec<Arc<dyn Tool>> = listed
             .iter()
             .map(|raw| Arc::new(crate::tool::McpTool::new(self.clone(), raw)) as Arc<dyn Tool>)
@@ -1139,11 +1216,11 @@ impl ServerConn {
             if let (Some(at), Some(err)) = (backoff.retry_at, &backoff.last_error) {
                 let now = Instant::now();
                 if at > now {
-                    return Err(ToolError::msg(format!(
+                    return Err(ToolError::msg(self.scrub(format!(
                         "{} is not connected (last error: {err}); next reconnection attempt in {:.1}s",
                         self.label(),
                         (at - now).as_secs_f64()
-                    )));
+                    ))));
                 }
             }
         }
@@ -1158,10 +1235,10 @@ impl ServerConn {
                 backoff.failures += 1;
                 backoff.retry_at = Some(Instant::now() + backoff_delay(backoff.failures));
                 backoff.last_error = Some(e.clone());
-                Err(ToolError::msg(format!(
+                Err(ToolError::msg(self.scrub(format!(
                     "{} could not be reconnected: {e}",
                     self.label()
-                )))
+                ))))
             }
         }
     }
@@ -1172,7 +1249,7 @@ impl ServerConn {
         let mut backoff = lock(&self.backoff);
         backoff.failures = 1;
         backoff.retry_at = Some(Instant::now() + backoff_delay(1));
-        backoff.last_error = Some(error.to_owned());
+        backoff.last_error = Some(self.scrub(error.to_owned()));
     }
 
     /// One `tools/call`, never retried. `cancel` aborts it (sending
@@ -1184,7 +1261,13 @@ impl ServerConn {
         cancel: &tokio_util::sync::CancellationToken,
         progress: ProgressSender,
     ) -> Result<Value, ToolError> {
-        let live = self.live().await?;
+        // A reconnection can take as long as the startup timeout: a cancellation meanwhile
+        // ends the call at once (the half-started server is killed).
+        let live = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ToolError::Cancelled(None)),
+            live = self.live() => live?,
+        };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // rmcp puts its own progress token in `_meta`; progress is routed by that token.
@@ -1232,13 +1315,16 @@ impl ServerConn {
                 )));
             }
             reason = self.heartbeat(&live) => {
+                // Best effort, like the others: the server may be gone, or only its pings
+                // held up (a proxy), and then it learns the call was given up.
+                self.send_cancelled(&live, request_id, "the server stopped answering pings").await;
                 live.mark_dead();
-                return Err(ToolError::msg(format!(
+                return Err(ToolError::msg(self.scrub(format!(
                     "{} stopped answering during tools/call \"{tool}\" ({reason}). The request was \
                      not retried (it may or may not have taken effect); the server is reconnected \
                      on the next use.",
                     self.label()
-                )));
+                ))));
             }
             () = cancel.cancelled() => {
                 self.send_cancelled(&live, request_id, "cancelled by the user").await;
@@ -1293,17 +1379,16 @@ impl ServerConn {
         if !matches!(self.config.transport, TransportConfig::Http { .. }) {
             return std::future::pending().await;
         }
-        let give_up = self
-            .config
-            .timeout
-            .map_or(HEARTBEAT_GIVE_UP, |t| t.max(HEARTBEAT_GIVE_UP));
+        let give_up = self.heartbeat_give_up();
+        // A ping is never waited for longer than the whole silence may last.
+        let ping_timeout = HEARTBEAT_TIMEOUT.min(give_up);
         let mut silent_since: Option<tokio::time::Instant> = None;
         loop {
             tokio::time::sleep(HEARTBEAT_INTERVAL).await;
             let ping = live
                 .peer
                 .send_request(ClientRequest::PingRequest(Default::default()));
-            match tokio::time::timeout(HEARTBEAT_TIMEOUT, ping).await {
+            match tokio::time::timeout(ping_timeout, ping).await {
                 // Any answer, an error included (a server without `ping`), means it is there.
                 Ok(
                     Ok(_)
@@ -1330,7 +1415,7 @@ impl ServerConn {
                 }
                 Err(_) => {
                     let since = *silent_since
-                        .get_or_insert_with(|| tokio::time::Instant::now() - HEARTBEAT_TIMEOUT);
+                        .get_or_insert_with(|| tokio::time::Instant::now() - ping_timeout);
                     if since.elapsed() >= give_up {
                         return format!(
                             "no answer to any ping for {} s",
@@ -1340,6 +1425,22 @@ impl ServerConn {
                 }
             }
         }
+    }
+
+    /// How long pings may go unanswered during a call before the server counts as gone:
+    /// [`McpOptions::http_silence_limit`] (60 s), or the server's `timeout` or an explicit
+    /// `MCP_TOOL_TIMEOUT` when longer (either lifts Claude Code's 60 s limit on HTTP
+    /// requests).
+    fn heartbeat_give_up(&self) -> Duration {
+        let mut limit = self.opts.http_silence_limit;
+        if let Some(timeout) = self.config.timeout {
+            limit = limit.max(timeout);
+        }
+        // The default (about 28 hours) is no one's choice: it leaves the limit alone.
+        if self.opts.tool_timeout != crate::options::DEFAULT_TOOL_TIMEOUT {
+            limit = limit.max(self.opts.tool_timeout);
+        }
+        limit
     }
 
     /// `notifications/cancelled` for an abandoned request (best effort: the connection may
@@ -1415,19 +1516,58 @@ impl ServerConn {
         uri: &str,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Value, ToolError> {
-        let live = self.live().await?;
-        let outcome = tokio::select! {
-            r = live.peer.read_resource(ReadResourceRequestParams::new(uri)) => r,
+        let live = tokio::select! {
+            biased;
             () = cancel.cancelled() => return Err(ToolError::Cancelled(None)),
-            () = tokio::time::sleep(self.call_timeout()) => {
-                return Err(ToolError::msg(format!("{}: resources/read \"{uri}\" timed out", self.label())));
-            }
+            live = self.live() => live?,
         };
-        let result = match outcome {
-            Ok(result) => result,
+        // Sent as tools/call is, so that an abandoned read is cancelled with its reason (and
+        // never served from rmcp's response cache).
+        let request = ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri),
+        ));
+        let handle = match live
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
             Err(e) => return Err(self.call_error(uri, "resources/read", e, &live).await),
         };
-        serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))
+        let request_id = handle.id.clone();
+        let timeout = self.call_timeout();
+        let outcome = tokio::select! {
+            r = handle.await_response() => r,
+            () = cancel.cancelled() => {
+                self.send_cancelled(&live, request_id, "cancelled by the user").await;
+                return Err(ToolError::Cancelled(None));
+            }
+            () = tokio::time::sleep(timeout) => {
+                self.send_cancelled(&live, request_id, "timed out").await;
+                return Err(ToolError::msg(format!(
+                    "{}: resources/read \"{uri}\" timed out after {} (MCP_TOOL_TIMEOUT or the \
+                     server's \"timeout\"); the request was cancelled",
+                    self.label(),
+                    human_duration(timeout)
+                )));
+            }
+        };
+        match outcome {
+            Ok(rmcp::model::ServerResult::ReadResourceResult(result)) => {
+                serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))
+            }
+            Ok(rmcp::model::ServerResult::InputRequiredResult(_)) => Err(ToolError::msg(format!(
+                "{}: resources/read \"{uri}\" returned an unsupported result (input-required \
+                     rounds are not supported)",
+                self.label()
+            ))),
+            Ok(_) => Err(ToolError::msg(format!(
+                "{}: resources/read \"{uri}\" returned a malformed result (expected an object \
+                 with a `contents` list)",
+                self.label()
+            ))),
+            Err(e) => Err(self.call_error(uri, "resources/read", e, &live).await),
+        }
     }
 
     /// Closes the connection for good: the child process ends.
@@ -1649,6 +1789,67 @@ mod tests {
         let delays: Vec<u64> = (1..=8).map(|n| backoff_delay(n).as_secs()).collect();
         assert_eq!(delays, [1, 2, 4, 8, 16, 30, 30, 30]);
         assert_eq!(backoff_delay(u32::MAX), MAX_BACKOFF);
+    }
+
+    /// Pings may go unanswered for 60 s, or for longer when the server's `timeout` or an
+    /// explicit `MCP_TOOL_TIMEOUT` is longer (spec: HTTP requests time out at 60 s unless
+    /// either is over 60000 ms).
+    #[test]
+    fn the_heartbeat_waits_for_the_longer_of_60_s_and_explicit_timeouts() {
+        let give_up = |server: Option<u64>, tool: Option<u64>| {
+            let mut config = ServerConfig::http("h", "http://127.0.0.1:9/mcp");
+            config.timeout = server.map(Duration::from_secs);
+            let mut opts = McpOptions::new("/p");
+            if let Some(tool) = tool {
+                opts.tool_timeout = Duration::from_secs(tool);
+            }
+            ServerConn::new(config, Arc::new(opts))
+                .heartbeat_give_up()
+                .as_secs()
+        };
+        assert_eq!(give_up(None, None), 60);
+        assert_eq!(give_up(Some(90), None), 90);
+        assert_eq!(give_up(Some(10), None), 60);
+        assert_eq!(give_up(None, Some(120)), 120);
+        assert_eq!(give_up(None, Some(30)), 60);
+        assert_eq!(give_up(Some(90), Some(120)), 120);
+        let env = |name: &str| (name == "MCP_TOOL_TIMEOUT").then(|| "150000".to_owned());
+        let opts = McpOptions::from_lookup("/p", &env);
+        let conn = ServerConn::new(
+            ServerConfig::http("h", "http://127.0.0.1:9/mcp"),
+            Arc::new(opts),
+        );
+        assert_eq!(conn.heartbeat_give_up(), Duration::from_secs(150));
+    }
+
+    /// Lines a server logs on stdout are skipped, even when they open with `[` and quote a
+    /// JSON-RPC message; broken JSON that is an object with a `"jsonrpc"` member (a lone
+    /// surrogate from a Node server) and a batch of responses are protocol errors.
+    #[test]
+    fn only_broken_json_rpc_objects_and_batches_are_protocol_violations() {
+        let sent = SentIds::default();
+        let check = |line: &str| protocol_violation(line.as_bytes(), &sent);
+        for log in [
+            r#"[DEBUG] recv {"jsonrpc":"2.0","id":3}"#,
+            r#"[2026-01-01T00:00:00Z INFO] sent {"jsonrpc": "2.0", "result": {}}"#,
+            r#"[notice] "jsonrpc": broken"#,
+            "[]",
+            r#"["log", "line"]"#,
+            r#"{"level": "info", "msg": "saw \"jsonrpc\" in a request"#,
+            "not json at all",
+        ] {
+            assert_eq!(check(log), None, "{log}");
+        }
+        for broken in [
+            r#"{"result": {"content": [{"type": "text", "text": "cut \ud83d"}]}, "jsonrpc": "2.0", "id": 1}"#,
+            "\u{feff} {\"jsonrpc\" : \"2.0\", \"id\": 1, \"result\": {\"content\": [",
+            r#"  {"jsonrpc": "2.0", "id": 1, "result": {"content": ["#,
+        ] {
+            let why = check(broken).unwrap_or_else(|| panic!("not reported: {broken}"));
+            assert!(why.contains("not valid JSON"), "{why}");
+        }
+        let batch = check(r#"[{"jsonrpc": "2.0", "id": 1, "result": {}}]"#).unwrap();
+        assert!(batch.contains("batch"), "{batch}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `~/.claude.json` (user and local scopes) and `--mcp-config` files.
 //!
 //! Loading never fails as a whole: every problem (a file that is not JSON, a server entry
-//! without a command, an invalid or reserved name, an unset `${VAR}`) becomes a
+//! without a command, an empty or reserved name, an unset `${VAR}`) becomes a
 //! [`Diagnostic`] naming the file and the server, and the other servers still load.
 
 use std::collections::BTreeMap;
@@ -423,7 +423,7 @@ impl ConfigLoader {
         }
 
         for arg in &self.mcp_config_args {
-            let trimmed = arg.trim_start();
+            let trimmed = arg.trim_start_matches('\u{feff}').trim_start();
             if trimmed.starts_with('{') {
                 match serde_json::from_str::<Value>(trimmed) {
                     Ok(doc) => found.extend(self.parse_document(
@@ -502,6 +502,7 @@ impl ConfigLoader {
         found.sort_by(|a, b| a.name.cmp(&b.name).then(a.scope.cmp(&b.scope)));
         found.dedup_by(|later, earlier| later.name == earlier.name);
         if !self.policy.restricts() {
+            diags.extend(prefix_clashes(&found));
             return (found, diags);
         }
         let rules = self.policy.resolve(&*self.env, &mut diags);
@@ -523,6 +524,7 @@ impl ConfigLoader {
                 }
             }
         });
+        diags.extend(prefix_clashes(&found));
         (found, diags)
     }
 
@@ -571,22 +573,36 @@ impl ConfigLoader {
             ));
             return None;
         }
-        if !is_valid_server_name(name) {
+        if name.is_empty() {
             err(
                 diags,
-                "invalid server name: use only letters, digits, '-' and '_'; the server is skipped"
-                    .into(),
+                "the server name is empty; the server is skipped".into(),
             );
             return None;
         }
-        if name.contains("__") || name.starts_with('_') || name.ends_with('_') {
+        // Loaded, as Claude Code does: its tools' names are made from the normalised name.
+        let normalised = crate::naming::normalize_name_for_mcp(name);
+        if !is_valid_server_name(name) {
             diags.push(Diagnostic::warning(
                 Some(name),
                 file,
-                "this name holds `__` (or starts or ends with `_`): its tools' names \
-                 (`mcp__<server>__<tool>`) read as another server's and may collide with them; \
-                 permission rules still match the server by its real name. Rename the server."
-                    .into(),
+                format!(
+                    "server names should use only letters, digits, '-' and '_'; its tools are \
+                     named `mcp__{normalised}__<tool>`, and permission rules match it as \
+                     `mcp__{normalised}`"
+                ),
+            ));
+        }
+        if normalised.contains("__") || normalised.starts_with('_') || normalised.ends_with('_') {
+            diags.push(Diagnostic::warning(
+                Some(name),
+                file,
+                format!(
+                    "this name (normalised: `{normalised}`) holds `__` (or starts or ends with \
+                     `_`): its tools' names (`mcp__<server>__<tool>`) read as another server's \
+                     and may collide with them; permission rules still match the server by its \
+                     real name. Rename the server."
+                ),
             ));
         }
         let Some(obj) = entry.as_object() else {
@@ -755,6 +771,34 @@ impl ConfigLoader {
     }
 }
 
+/// A warning for each server whose name normalises to that of a server before it (by name):
+/// their tools' names share the prefix `mcp__<name>__`, so a tool name both offer is
+/// offered for the first server only ([`McpManager::connect`](crate::McpManager::connect)
+/// warns again, naming the tools left out), and server-level permission rules match both.
+fn prefix_clashes(servers: &[ServerConfig]) -> Vec<Diagnostic> {
+    let mut first: BTreeMap<String, &str> = BTreeMap::new();
+    let mut out = Vec::new();
+    for server in servers {
+        let normalised = crate::naming::normalize_name_for_mcp(&server.name);
+        match first.get(&normalised) {
+            Some(earlier) => out.push(Diagnostic::warning(
+                Some(&server.name),
+                server.source.as_deref(),
+                format!(
+                    "its tools are named `mcp__{normalised}__<tool>`, like those of server \
+                     \"{earlier}\": where both have a tool of the same name, only server \
+                     \"{earlier}\"'s is offered, and permission rules for `mcp__{normalised}` \
+                     match both servers. Rename one of them."
+                ),
+            )),
+            None => {
+                first.insert(normalised, &server.name);
+            }
+        }
+    }
+    out
+}
+
 /// `$CLAUDE_CONFIG_DIR/.claude.json` when the variable is set, else `$HOME/.claude.json`.
 pub fn default_claude_json(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if let Some(dir) = env("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
@@ -765,7 +809,10 @@ pub fn default_claude_json(env: &dyn Fn(&str) -> Option<String>) -> Option<PathB
         .map(|h| PathBuf::from(h).join(".claude.json"))
 }
 
-/// Whether `name` is a valid server name: non-empty, only ASCII letters, digits, `-`, `_`.
+/// Whether `name` is a well-formed server name: non-empty, only ASCII letters, digits, `-`,
+/// `_`. Other non-empty names still load, with a warning (their tools are named from
+/// [`normalize_name_for_mcp`](crate::naming::normalize_name_for_mcp)); an allowlist's
+/// `serverName` must be well-formed.
 pub fn is_valid_server_name(name: &str) -> bool {
     !name.is_empty()
         && name
@@ -841,7 +888,9 @@ fn read_json(path: &Path, required: bool, diags: &mut Vec<Diagnostic>) -> Option
             return None;
         }
     };
-    match serde_json::from_str(&text) {
+    // A byte order mark (Windows editors write one) is not JSON, and not part of the file's
+    // content either.
+    match serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)) {
         Ok(v) => Some(v),
         Err(e) => {
             diags.push(Diagnostic::error(

@@ -16,9 +16,10 @@
 //! `-32603` internal error, which may come after the request was dispatched, a parse error,
 //! an unsupported protocol version) stays what it was, so a request that may have run is
 //! never sent again.
+//!
+//! It also takes the request's URL out of reqwest's errors (see [`without_url`]).
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
@@ -59,6 +60,16 @@ fn session_lost(in_session: bool, result: PostResult) -> PostResult {
     }
 }
 
+/// `error` without the request's URL: reqwest's errors end with ` for url (<the whole
+/// URL>)`, query included, where a token often sits (`?key=${API_KEY}`), and error texts
+/// reach the model and the transcript.
+fn without_url(error: StreamableHttpError<reqwest::Error>) -> StreamableHttpError<reqwest::Error> {
+    match error {
+        StreamableHttpError::Client(e) => StreamableHttpError::Client(e.without_url()),
+        other => other,
+    }
+}
+
 impl StreamableHttpClient for SessionAwareClient {
     type Error = reqwest::Error;
 
@@ -74,7 +85,8 @@ impl StreamableHttpClient for SessionAwareClient {
         let result = self
             .0
             .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await;
+            .await
+            .map_err(without_url);
         session_lost(in_session, result)
     }
 
@@ -98,7 +110,8 @@ impl StreamableHttpClient for SessionAwareClient {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await;
+            .await
+            .map_err(without_url);
         session_lost(in_session, result)
     }
 
@@ -122,40 +135,39 @@ impl StreamableHttpClient for SessionAwareClient {
                 custom_headers,
                 limits,
             )
-            .await;
+            .await
+            .map_err(without_url);
         session_lost(in_session, result)
     }
 
-    fn delete_session(
+    async fn delete_session(
         &self,
         uri: Arc<str>,
         session_id: Arc<str>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> impl Future<Output = Result<(), StreamableHttpError<Self::Error>>> + Send + '_ {
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
         self.0
             .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+            .map_err(without_url)
     }
 
-    fn get_stream(
+    async fn get_stream(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> impl Future<
-        Output = Result<
-            BoxStream<'static, Result<Sse, SseError>>,
-            StreamableHttpError<Self::Error>,
-        >,
-    > + Send
-    + '_ {
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+            .map_err(without_url)
     }
 
-    fn get_stream_with_max_sse_event_size(
+    async fn get_stream_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
@@ -163,21 +175,18 @@ impl StreamableHttpClient for SessionAwareClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> impl Future<
-        Output = Result<
-            BoxStream<'static, Result<Sse, SseError>>,
-            StreamableHttpError<Self::Error>,
-        >,
-    > + Send
-    + '_ {
-        self.0.get_stream_with_max_sse_event_size(
-            uri,
-            session_id,
-            last_event_id,
-            auth_header,
-            custom_headers,
-            max_sse_event_size,
-        )
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+            .map_err(without_url)
     }
 }
 

@@ -92,9 +92,10 @@ pub use config::{
 pub use manager::{McpManager, ServerStatus};
 pub use naming::{MAX_TOOL_NAME_LEN, mcp_tool_name, normalize_name_for_mcp, parse_mcp_tool_name};
 pub use options::{
-    DEFAULT_LAST_WORDS_WAIT, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_STARTUP_TIMEOUT,
-    DEFAULT_STDERR_CAPACITY, DEFAULT_TOOL_TIMEOUT, ElicitationHandler, McpOptions, SamplingHandler,
-    ToolsChangedHook,
+    DEFAULT_HTTP_SILENCE_LIMIT, DEFAULT_LAST_WORDS_WAIT, DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_NETWORK_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, DEFAULT_STDERR_CAPACITY,
+    DEFAULT_STDIO_IDLE_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ElicitationHandler, McpOptions,
+    SamplingHandler, ToolsChangedHook,
 };
 pub use policy::{Blocked, McpPolicy, ServerMatcher};
 pub use resources::{LIST_MCP_RESOURCES_TOOL, READ_MCP_RESOURCE_TOOL};

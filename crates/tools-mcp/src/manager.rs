@@ -123,27 +123,47 @@ impl McpManager {
         (manager, diagnostics)
     }
 
+    /// One warning per server with tools left out because a tool before them (of a server
+    /// earlier by name, or earlier in the same server's list) has the same name after
+    /// normalisation (servers `my.server` and `my_server`, or two tool names that differ
+    /// only in characters outside `[A-Za-z0-9_-]`).
     fn name_collisions(&self) -> Vec<Diagnostic> {
-        let mut seen = HashSet::new();
+        let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         let mut out = Vec::new();
-        for tool in self.all_mcp_tools() {
-            if !seen.insert(tool.name().to_owned()) {
-                let info = tool.mcp_info();
-                out.push(Diagnostic::warning(
-                    info.as_ref().map(|i| i.server_name.as_str()),
-                    None,
-                    format!(
-                        "tool name {} is used twice after normalisation; only the first is offered",
-                        tool.name()
-                    ),
-                ));
+        for server in &self.inner.servers {
+            let mut hidden: Vec<(String, String)> = Vec::new();
+            for tool in server.tools() {
+                match owner.get(tool.name()) {
+                    Some(first) => hidden.push((tool.name().to_owned(), first.clone())),
+                    None => {
+                        owner.insert(tool.name().to_owned(), server.name().to_owned());
+                    }
+                }
             }
+            if hidden.is_empty() {
+                continue;
+            }
+            let shown: Vec<String> = hidden
+                .iter()
+                .take(5)
+                .map(|(tool, first)| format!("{tool} (offered from server \"{first}\")"))
+                .collect();
+            let more = match hidden.len() {
+                n if n > 5 => format!(" and {} more", n - 5),
+                _ => String::new(),
+            };
+            out.push(Diagnostic::warning(
+                Some(server.name()),
+                server.config.source.as_deref(),
+                format!(
+                    "{} of its tools are not offered: each has the same name after \
+                     normalisation as a tool offered before it: {}{more}",
+                    hidden.len(),
+                    shown.join(", ")
+                ),
+            ));
         }
         out
-    }
-
-    fn all_mcp_tools(&self) -> Vec<Arc<dyn Tool>> {
-        self.inner.servers.iter().flat_map(|s| s.tools()).collect()
     }
 
     /// Every MCP tool of the connected servers, sorted by name and de-duplicated (first

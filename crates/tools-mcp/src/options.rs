@@ -18,6 +18,9 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_millis(100_000_000);
 pub const DEFAULT_STDIO_IDLE_TIMEOUT: Duration = Duration::from_millis(1_800_000);
 /// Default idle limit of a call to a network server: 300,000 ms, as in Claude Code.
 pub const DEFAULT_NETWORK_IDLE_TIMEOUT: Duration = Duration::from_millis(300_000);
+/// Default of [`McpOptions::http_silence_limit`]: 60 s, Claude Code's limit on one HTTP
+/// request to an MCP server.
+pub const DEFAULT_HTTP_SILENCE_LIMIT: Duration = Duration::from_secs(60);
 /// Default output limit of one MCP result, in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
 /// Default of [`McpOptions::last_words_wait`]: only a pipe some other process keeps open
@@ -67,6 +70,12 @@ pub struct McpOptions {
     /// the answer) before it is cancelled (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`); `None`: the
     /// defaults, [`DEFAULT_STDIO_IDLE_TIMEOUT`] and [`DEFAULT_NETWORK_IDLE_TIMEOUT`].
     pub tool_idle_timeout: Option<Duration>,
+    /// How long an HTTP server may leave the pings sent during a call unanswered before the
+    /// call fails and the connection counts as dead ([`DEFAULT_HTTP_SILENCE_LIMIT`]). A
+    /// longer server `timeout`, or a longer [`tool_timeout`](Self::tool_timeout) other than
+    /// [`DEFAULT_TOOL_TIMEOUT`] (an `MCP_TOOL_TIMEOUT` over 60 s), raises it, as either
+    /// lifts Claude Code's 60 s limit on HTTP requests.
+    pub http_silence_limit: Duration,
     /// Output limit of one result in estimated tokens (`MAX_MCP_OUTPUT_TOKENS`).
     pub max_output_tokens: usize,
     /// How many bytes of each stdio server's stderr are kept.
@@ -91,6 +100,7 @@ impl fmt::Debug for McpOptions {
             .field("startup_timeout", &self.startup_timeout)
             .field("tool_timeout", &self.tool_timeout)
             .field("tool_idle_timeout", &self.tool_idle_timeout)
+            .field("http_silence_limit", &self.http_silence_limit)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("stderr_capacity", &self.stderr_capacity)
             .field("last_words_wait", &self.last_words_wait)
@@ -110,6 +120,7 @@ impl McpOptions {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             tool_idle_timeout: None,
+            http_silence_limit: DEFAULT_HTTP_SILENCE_LIMIT,
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             stderr_capacity: DEFAULT_STDERR_CAPACITY,
             last_words_wait: DEFAULT_LAST_WORDS_WAIT,

@@ -178,7 +178,7 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
         &file,
         r#"{"mcpServers": {
             "good": {"command": "ok", "timeout": 500},
-            "bad name!": {"command": "x"},
+            "": {"command": "x"},
             "workspace": {"command": "x"},
             "url-no-type": {"url": "https://x"},
             "no-command": {"args": []},
@@ -198,8 +198,8 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
             .find(|d| d.server.as_deref() == Some(server))
             .unwrap_or_else(|| panic!("no diagnostic for {server}: {diags:?}"))
     };
-    assert_eq!(find("bad name!").severity, Severity::Error);
-    assert!(find("bad name!").message.contains("invalid server name"));
+    assert_eq!(find("").severity, Severity::Error);
+    assert!(find("").message.contains("empty"));
     assert_eq!(find("workspace").severity, Severity::Warning);
     assert!(find("workspace").message.contains("reserved"));
     assert!(find("url-no-type").message.contains("no \"type\""));
@@ -844,4 +844,86 @@ fn the_denylist_applies_to_provided_servers_and_names_do_not_lend_exemptions() {
     let (names, diags) = s.load(&[(true, provided), (true, json!({"allowedMcpServers": []}))]);
     assert_eq!(names, ["search"], "{diags:?}");
     assert_eq!(blocked(&diags)[0].0, "shared");
+}
+
+/// Claude Code loads a server whose name holds other characters than letters, digits, `-`
+/// and `_`, and names its tools from the normalised name: so do we, with a warning. Two
+/// names that normalise alike are both loaded, with a warning on the second.
+#[test]
+fn names_outside_the_safe_characters_load_with_a_warning() {
+    let project = tempfile::tempdir().unwrap();
+    let file = project.path().join(".mcp.json");
+    write(
+        &file,
+        r#"{"mcpServers": {
+            "my.server": {"command": "a"},
+            "my_server": {"command": "b"},
+            "Claude Preview": {"command": "x"},
+            "café search": {"command": "c"},
+            "a._b": {"command": "d"}
+        }}"#,
+    );
+    let (servers, diags) = ConfigLoader::new(project.path()).with_env(env(&[])).load();
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["a._b", "café search", "my.server", "my_server"]);
+    assert!(
+        diags.iter().all(|d| d.severity == Severity::Warning),
+        "{diags:?}"
+    );
+    let about = |server: &str| -> Vec<String> {
+        diags
+            .iter()
+            .filter(|d| d.server.as_deref() == Some(server))
+            .map(|d| d.message.clone())
+            .collect()
+    };
+    let dotted = about("my.server");
+    assert_eq!(dotted.len(), 1, "{dotted:?}");
+    assert!(
+        dotted[0].contains("should use only letters, digits")
+            && dotted[0].contains("`mcp__my_server__<tool>`"),
+        "{dotted:?}"
+    );
+    // Same prefix as the server before it (by name): said once, on the second.
+    let plain = about("my_server");
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert!(
+        plain[0].contains("like those of server \"my.server\"")
+            && plain[0].contains("only server \"my.server\"'s is offered"),
+        "{plain:?}"
+    );
+    assert!(about("café search")[0].contains("`mcp__caf__search__<tool>`"));
+    // Normalised to `a__b`: its tools read as server `a`'s.
+    assert!(
+        about("a._b")
+            .iter()
+            .any(|m| m.contains("Rename the server"))
+    );
+    // Reserved names stay skipped.
+    assert!(about("Claude Preview")[0].contains("reserved"));
+}
+
+/// A `.mcp.json` saved with a byte order mark (as some Windows editors write it) is read.
+#[test]
+fn a_byte_order_mark_does_not_break_a_config_file() {
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &project.path().join(".mcp.json"),
+        "\u{feff}{\"mcpServers\": {\"bom\": {\"command\": \"x\"}}}",
+    );
+    write(
+        &project.path().join("extra.json"),
+        "\u{feff}{\"mcpServers\": {\"bom-extra\": {\"command\": \"y\"}}}",
+    );
+    let mut loader = ConfigLoader::new(project.path())
+        .with_env(env(&[]))
+        .with_mcp_config([
+            "extra.json",
+            "\u{feff}{\"mcpServers\": {\"bom-inline\": {\"command\": \"z\"}}}",
+        ]);
+    loader.claude_json = None;
+    let (servers, diags) = loader.load();
+    assert!(diags.is_empty(), "{diags:?}");
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["bom", "bom-extra", "bom-inline"]);
 }

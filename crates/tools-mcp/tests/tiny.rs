@@ -878,6 +878,11 @@ async fn cancelling_a_resource_read_sends_notifications_cancelled() {
         "the server never saw notifications/cancelled: {:?}",
         manager.stderr("tiny")
     );
+    assert!(
+        stderr_contains(&manager, ": cancelled by the user").await,
+        "the cancellation's reason is missing: {:?}",
+        manager.stderr("tiny")
+    );
     manager.shutdown().await;
 }
 
@@ -1017,4 +1022,233 @@ async fn shutdown_sends_sigterm_before_sigkill() {
         "cleaned",
         "the server got no SIGTERM"
     );
+}
+
+/// A server that logs on stdout with lines such as `[DEBUG] recv {"jsonrpc":"2.0","id":3}`
+/// (not JSON: it opens with a log level) keeps working; such a line used to be taken for a
+/// broken JSON-RPC message and closed the connection.
+#[tokio::test]
+async fn log_lines_quoting_json_rpc_on_stdout_are_skipped() {
+    // It prints one before serving and one before each echo answer.
+    let manager = tiny(&["--bracket-logs"], opts()).await;
+    let echo = tool(&manager, "mcp__tiny__echo");
+    for text in ["one", "two"] {
+        let r = call(&echo, json!({"text": text})).await.unwrap();
+        assert_eq!(r.data.content.joined_text(), text);
+    }
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    manager.shutdown().await;
+}
+
+/// A resource read that runs out of time is cancelled on the server, as a tool call is.
+#[tokio::test]
+async fn a_resource_read_that_times_out_is_cancelled_with_its_reason() {
+    let mut o = opts();
+    o.tool_timeout = Duration::from_millis(400);
+    let manager = tiny(&["--hang-resources"], o).await;
+    let read = tool(&manager, "ReadMcpResourceTool");
+    let err = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&read, json!({"server": "tiny", "uri": "tiny://slow"})),
+    )
+    .await
+    .expect("the timeout did not end the read")
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("MCP server \"tiny\": resources/read \"tiny://slow\" timed out after 400 ms"),
+        "{err}"
+    );
+    assert!(
+        stderr_contains(&manager, ": timed out").await,
+        "the server never saw notifications/cancelled with the reason: {:?}",
+        manager.stderr("tiny")
+    );
+    assert!(stderr_contains(&manager, "read tiny://slow: cancelled by the client").await);
+    manager.shutdown().await;
+}
+
+/// Two servers whose names normalise alike (`my.server`, `my_server`) both connect; their
+/// tools share names, and the first server's (by name) are offered, with one warning
+/// naming what the other one loses.
+#[tokio::test]
+async fn servers_whose_names_normalise_alike_offer_the_first_ones_tools_with_a_warning() {
+    let (manager, diags) = McpManager::connect(
+        vec![
+            ServerConfig::stdio("my_server", tiny_server(), Vec::<String>::new()),
+            ServerConfig::stdio("my.server", tiny_server(), Vec::<String>::new()),
+        ],
+        opts(),
+    )
+    .await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].severity, Severity::Warning);
+    assert_eq!(diags[0].server.as_deref(), Some("my_server"));
+    assert!(
+        diags[0]
+            .message
+            .contains(&format!("{TINY_TOOLS} of its tools are not offered"))
+            && diags[0]
+                .message
+                .contains("mcp__my_server__echo (offered from server \"my.server\")"),
+        "{}",
+        diags[0]
+    );
+    let tools: Vec<_> = manager
+        .tools()
+        .into_iter()
+        .filter(|t| t.mcp_info().is_some())
+        .collect();
+    assert_eq!(tools.len(), TINY_TOOLS);
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.mcp_info().unwrap().server_name == "my.server")
+    );
+    let r = call(
+        &tool(&manager, "mcp__my_server__echo"),
+        json!({"text": "dot"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.data.content.joined_text(), "dot");
+    assert!(
+        manager
+            .servers()
+            .iter()
+            .all(|s| s.state == ServerState::Connected)
+    );
+    manager.shutdown().await;
+}
+
+/// A stdio server started with `script`, which `sh` runs with the tiny server's path as
+/// `$0` and `starts` holding one line per start so far (this one included) as `$n`.
+fn restarting(script: &str, starts: &std::path::Path) -> ServerConfig {
+    let script = format!(
+        "echo start >> '{s}'; n=$(wc -l < '{s}'); {script}",
+        s = starts.display()
+    );
+    ServerConfig::stdio("tiny", "sh", ["-c".to_owned(), script, tiny_server()])
+}
+
+/// A call whose server is being restarted (its connection died) ends at once when it is
+/// cancelled, instead of when the restart ends (up to the startup timeout), and the
+/// half-started server goes with everything it started.
+#[tokio::test]
+async fn cancelling_a_call_while_its_server_restarts_ends_it_and_leaves_nothing_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let pid_file = dir.path().join("second.pid");
+    let marker = format!("1000.{}2", std::process::id());
+    // The second start notes its pid, starts a helper in its process group (as `npx` starts
+    // `node`) and takes half a minute before it becomes the server.
+    let script = format!(
+        "if [ \"$n\" -eq 2 ]; then sleep {marker} </dev/null >/dev/null 2>&1 & \
+         echo $$ > '{p}.tmp'; mv '{p}.tmp' '{p}'; sleep 30; fi; exec \"$0\"",
+        p = pid_file.display()
+    );
+    let mut o = opts();
+    o.startup_timeout = Duration::from_secs(40);
+    let (manager, diags) = McpManager::connect(vec![restarting(&script, &starts)], o).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    crash_fails_clearly(&manager).await;
+
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let context = ctx();
+    let token = context.cancellation().clone();
+    let reconnecting = tokio::spawn(async move {
+        echo.call(json!({"text": "x"}), context, ProgressSender::none())
+            .await
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pid_file.exists() {
+        assert!(Instant::now() < deadline, "the restart never began");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(processes_with_arg(&marker).len(), 1, "the helper runs");
+    token.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(5), reconnecting)
+        .await
+        .expect("the cancellation was not seen until the restart ended")
+        .unwrap();
+    assert!(
+        matches!(result, Err(tool_core::ToolError::Cancelled(_))),
+        "{result:?}"
+    );
+    assert!(
+        wait_dead(pid, Duration::from_secs(5)).await,
+        "the half-started server was left running"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with_arg(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "what the half-started server started was left running"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The abandoned start is no failure: the next use starts the server at once.
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "back"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "back");
+    manager.shutdown().await;
+}
+
+/// A reconnection abandoned while it lists the server's tools (the call that was making it
+/// was cancelled) is not kept as a connection whose tools were never listed: it is killed,
+/// and the next use connects afresh.
+#[tokio::test]
+async fn a_reconnection_cancelled_while_listing_tools_is_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    // The second start answers `tools/list` only after a minute.
+    let script = "if [ \"$n\" -eq 2 ]; then exec \"$0\" --slow-list; fi; exec \"$0\"";
+    let (manager, diags) = McpManager::connect(vec![restarting(script, &starts)], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    crash_fails_clearly(&manager).await;
+
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let context = ctx();
+    let token = context.cancellation().clone();
+    let reconnecting = tokio::spawn(async move {
+        echo.call(json!({"text": "x"}), context, ProgressSender::none())
+            .await
+    });
+    assert!(
+        stderr_contains(&manager, "tools/list: slow").await,
+        "the reconnection never listed the tools: {:?}",
+        manager.stderr("tiny")
+    );
+    let pid = manager.server_pid("tiny").expect("the listing connection");
+    token.cancel();
+    let result = tokio::time::timeout(Duration::from_secs(5), reconnecting)
+        .await
+        .expect("the cancellation was not seen until the listing ended")
+        .unwrap();
+    assert!(
+        matches!(result, Err(tool_core::ToolError::Cancelled(_))),
+        "{result:?}"
+    );
+    assert!(
+        matches!(&manager.servers()[0].state, ServerState::Failed(why) if why.contains("abandoned")),
+        "{:?}",
+        manager.servers()[0].state
+    );
+    assert!(
+        wait_dead(pid, Duration::from_secs(5)).await,
+        "the abandoned connection's server was left running"
+    );
+    let r = call(&tool(&manager, "mcp__tiny__echo"), json!({"text": "back"}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "back");
+    assert_ne!(manager.server_pid("tiny"), Some(pid));
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    manager.shutdown().await;
 }

@@ -266,8 +266,9 @@ impl FileStateCache {
     ///
     /// - a file that does not exist passes (writing creates it);
     /// - no entry, or a partial-view entry: [`StaleFile::NotRead`];
-    /// - mtime not newer than recorded: passes;
-    /// - mtime newer: the file's bytes are hashed; the same hash as recorded passes (and the
+    /// - the recorded mtime and size: passes;
+    /// - any other mtime (newer, or older: `cp -p` or `tar x` put an older file back) or
+    ///   size: the file's bytes are hashed; the same hash as recorded passes (and the
     ///   entry's mtime is refreshed), anything else is [`StaleFile::Modified`].
     pub fn check_fresh(&self, path: &Path) -> Result<(), StaleFile> {
         let meta = match fs::metadata(path) {
@@ -287,7 +288,8 @@ impl FileStateCache {
             return Err(StaleFile::NotRead);
         }
         let mtime = mtime_ms(&meta);
-        if mtime <= entry.mtime_ms {
+        let same_size = entry.disk_hash.is_none_or(|h| h.len == meta.len());
+        if mtime == entry.mtime_ms && same_size {
             return Ok(());
         }
         let bytes = fs::read(path).map_err(|source| StaleFile::Io {
@@ -560,6 +562,29 @@ mod tests {
         let err = cache.check_fresh(&path).unwrap_err();
         assert!(matches!(err, StaleFile::Modified));
         assert_eq!(err.to_string(), MODIFIED_MESSAGE);
+
+        // Other content put back with an older mtime (`cp -p backup f.txt`): stale too.
+        fs::write(&path, "one").unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        cache.insert(
+            &path,
+            FileState::read(
+                "one".into(),
+                mtime_ms(&meta),
+                ContentHash::of(b"one"),
+                1,
+                None,
+            ),
+        );
+        fs::write(&path, "older backup").unwrap();
+        let earlier = SystemTime::now() - std::time::Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(earlier)
+            .unwrap();
+        assert!(matches!(cache.check_fresh(&path), Err(StaleFile::Modified)));
 
         // A partial view does not count as a read.
         let mut partial = FileState::written("two".into(), u64::MAX);

@@ -546,6 +546,11 @@ fn read_blocking(
         recorded_limit,
     );
     state.truncated = partial_notice.is_some();
+    // A Read given up on (its result is an interruption) must not count as seen: the next
+    // Read would get the "unchanged" stub for content the model never received.
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled(None));
+    }
     cache.insert(path, state);
     Ok(ReadOutput {
         data: ReadData::Text { file },
@@ -704,6 +709,11 @@ pub fn parse_pages(spec: &str, total: usize) -> Result<Vec<u32>, String> {
             None => (part, part),
         };
         let a: u32 = a.parse().map_err(|_| bad("not a page number"))?;
+        if a != 0 && to_usize(u64::from(a)) > total {
+            return Err(format!(
+                "Invalid pages parameter \"{spec}\": the PDF has {total} pages."
+            ));
+        }
         let b: u32 = if b.is_empty() {
             u32::try_from(total).unwrap_or(u32::MAX)
         } else {
@@ -728,12 +738,14 @@ pub fn parse_pages(spec: &str, total: usize) -> Result<Vec<u32>, String> {
             if !pages.contains(&n) {
                 pages.push(n);
             }
+            // Checked as it grows: a list of 100,000 pages stops here, not after a
+            // quadratic walk.
+            if pages.len() > MAX_PDF_PAGES_PER_CALL {
+                return Err(format!(
+                    "Page range \"{spec}\" exceeds the maximum of {MAX_PDF_PAGES_PER_CALL} pages per request."
+                ));
+            }
         }
-    }
-    if pages.len() > MAX_PDF_PAGES_PER_CALL {
-        return Err(format!(
-            "Page range \"{spec}\" exceeds the maximum of {MAX_PDF_PAGES_PER_CALL} pages per request."
-        ));
     }
     Ok(pages)
 }
@@ -847,6 +859,9 @@ fn read_notebook(
         )));
     }
     let hash = ContentHash::of(text.as_bytes());
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled(None));
+    }
     ctx.file_state()
         .insert(path, FileState::read(text, mtime_ms(meta), hash, 1, None));
     let content = if blocks.is_empty() {
@@ -1077,6 +1092,19 @@ mod tests {
             c.feed(chunk);
         }
         c.finish()
+    }
+
+    #[test]
+    fn page_lists_say_what_is_wrong_and_stop_at_the_cap() {
+        assert_eq!(parse_pages("1-3, 2, 5", 10).unwrap(), [1, 2, 3, 5]);
+        // Past the end: the page count, not "a range must not go backwards".
+        let err = parse_pages("5-", 3).unwrap_err();
+        assert!(err.contains("the PDF has 3 pages"), "{err}");
+        // A long list is refused as soon as it passes the cap.
+        let long: Vec<String> = (1..=100_000).map(|n| n.to_string()).collect();
+        let err = parse_pages(&long.join(","), 200_000).unwrap_err();
+        assert!(err.contains("exceeds the maximum of 20 pages"), "{err}");
+        assert!(parse_pages("0", 3).unwrap_err().contains("numbered from 1"));
     }
 
     #[test]

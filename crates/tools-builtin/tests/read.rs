@@ -522,3 +522,22 @@ async fn bom_and_utf16_files_read_as_text() {
         "     1\u{2192}h\u{e9}\n     2\u{2192}x"
     );
 }
+
+/// A Read given up on (cancelled: the model gets an interruption, not the content) does not
+/// count as seen: the next Read shows the file, not the "unchanged" stub.
+#[tokio::test]
+async fn a_cancelled_read_does_not_make_the_next_one_a_stub() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    std::fs::write(&f, "the content\n").unwrap();
+    let c = ctx(dir.path());
+    let cancelled = c.child();
+    cancelled.cancellation().cancel();
+    assert!(
+        run(&Read, &cancelled, json!({"file_path": f}))
+            .await
+            .is_err()
+    );
+    let shown = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(shown.contains("the content"), "{shown}");
+}

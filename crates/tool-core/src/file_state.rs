@@ -88,10 +88,13 @@ pub struct FileState {
     /// The model saw something other than the disk content (an injected, transformed view):
     /// such an entry does not count as a read.
     pub is_partial_view: bool,
-    /// A whole-file Read stopped at the output limit (its `PARTIAL view` notice): the model
-    /// saw only the first part. Edit may still change what was seen; Write, which replaces
-    /// the whole file, refuses until the rest is read.
+    /// The Reads of this content have not shown every line yet (a `PARTIAL view` notice, or
+    /// a range such as `offset: 500, limit: 20`). Edit may still change what was seen;
+    /// Write, which replaces the whole file, refuses until the rest is read.
     pub truncated: bool,
+    /// While `truncated`: the line ranges (1-based, inclusive, merged) the Reads of this
+    /// same content have shown. Empty otherwise.
+    pub seen_lines: Vec<(usize, usize)>,
 }
 
 impl FileState {
@@ -111,6 +114,7 @@ impl FileState {
             limit,
             is_partial_view: false,
             truncated: false,
+            seen_lines: Vec::new(),
         }
     }
 
@@ -125,7 +129,49 @@ impl FileState {
             limit: None,
             is_partial_view: false,
             truncated: false,
+            seen_lines: Vec::new(),
         }
+    }
+
+    /// Records that a Read showed lines `first..=last` (nothing when `last < first`) of
+    /// the `total` lines of this entry's content, on top of what `previous` (the entry this
+    /// one replaces) had seen of the same content: [`truncated`](Self::truncated) stays set
+    /// until the Reads together have shown every line. A previous entry of other content
+    /// counts for nothing; one of the same content that saw it all (or wrote it) makes this
+    /// one whole.
+    pub fn merge_seen(
+        &mut self,
+        first: usize,
+        last: usize,
+        total: usize,
+        previous: Option<&FileState>,
+    ) {
+        let same = previous.filter(|p| {
+            !p.is_partial_view && p.disk_hash.is_some() && p.disk_hash == self.disk_hash
+        });
+        let mut ranges = match same {
+            Some(p) if !p.truncated => {
+                self.truncated = false;
+                self.seen_lines.clear();
+                return;
+            }
+            Some(p) => p.seen_lines.clone(),
+            None => Vec::new(),
+        };
+        if last >= first {
+            ranges.push((first, last));
+        }
+        ranges.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(prev) if a <= prev.1.saturating_add(1) => prev.1 = prev.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let whole = total == 0 || matches!(merged.first(), Some(&(1, end)) if end >= total);
+        self.truncated = !whole;
+        self.seen_lines = if whole { Vec::new() } else { merged };
     }
 
     fn cost(&self) -> usize {
@@ -591,6 +637,41 @@ mod tests {
         partial.is_partial_view = true;
         cache.insert(&path, partial);
         assert!(matches!(cache.check_fresh(&path), Err(StaleFile::NotRead)));
+    }
+
+    #[test]
+    fn reads_of_the_same_content_add_up_to_the_whole_file() {
+        let hash = ContentHash::of(b"ten lines");
+        let read = |first, last, previous: Option<&FileState>| {
+            let mut s = FileState::read(String::new(), 1, hash, first, None);
+            s.merge_seen(first, last, 10, previous);
+            s
+        };
+        let head = read(1, 4, None);
+        assert!(head.truncated);
+        assert_eq!(head.seen_lines, [(1, 4)]);
+        // A far range does not cover the gap.
+        let tail = read(9, 10, Some(&head));
+        assert!(tail.truncated);
+        assert_eq!(tail.seen_lines, [(1, 4), (9, 10)]);
+        // The gap read: the whole file has been seen.
+        let all = read(5, 8, Some(&tail));
+        assert!(!all.truncated);
+        assert!(all.seen_lines.is_empty());
+        // After that, a small range of the same content is still whole.
+        assert!(!read(3, 3, Some(&all)).truncated);
+        // Other content: what was seen before counts for nothing.
+        let mut other = FileState::read(String::new(), 2, ContentHash::of(b"x"), 5, None);
+        other.merge_seen(5, 10, 10, Some(&tail));
+        assert!(other.truncated);
+        // A written entry saw everything.
+        let mut after_write = FileState::read(String::new(), 3, ContentHash::of(b"w"), 2, None);
+        after_write.merge_seen(2, 2, 10, Some(&FileState::written("w".into(), 3)));
+        assert!(!after_write.truncated);
+        // An empty file is whole.
+        let mut empty = FileState::read(String::new(), 1, hash, 1, None);
+        empty.merge_seen(1, 0, 0, None);
+        assert!(!empty.truncated);
     }
 
     #[test]

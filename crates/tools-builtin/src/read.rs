@@ -545,7 +545,10 @@ fn read_blocking(
         offset,
         recorded_limit,
     );
-    state.truncated = partial_notice.is_some();
+    // Write replaces the whole file: it needs every line seen, by this Read or by earlier
+    // Reads of the same content (a PARTIAL view, then the rest with offset and limit).
+    let previous = cache.get(path);
+    state.merge_seen(offset, shown_to, slice.total_lines, previous.as_ref());
     // A Read given up on (its result is an interruption) must not count as seen: the next
     // Read would get the "unchanged" stub for content the model never received.
     if ctx.is_cancelled() {

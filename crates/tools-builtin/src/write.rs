@@ -203,11 +203,12 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
         )));
     }
     fsutil::check_stale(ctx, &path, 2, 3)?;
-    // Replacing the whole file needs the whole file seen (Claude Code: a PARTIAL view
-    // read does not count); Edit can still change the part that was shown.
+    // Replacing the whole file needs the whole file seen, by one Read or by several of the
+    // same content (Claude Code: a PARTIAL view read does not count); Edit can still change
+    // the part that was shown.
     if ctx.file_state().get(&path).is_some_and(|s| s.truncated) {
         return Err(ValidationError::with_code(
-            "The file was only partly shown (a PARTIAL view). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
+            "The file was only partly shown (a PARTIAL view or a range of its lines). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
             2,
         ));
     }

@@ -425,8 +425,13 @@ async fn edit_keeps_crlf_bom_utf16_mode_and_curly_quotes() {
     // A binary file is refused, not mangled.
     let bin = dir.path().join("b.dat");
     fs::write(&bin, b"\xC3\x28 bad utf8").unwrap();
-    c.file_state()
-        .insert(&bin, tool_core::FileState::written(String::new(), u64::MAX));
+    // Recorded as seen (Read refuses binary files, so it cannot be read first).
+    let mut seen = tool_core::FileState::written(
+        String::new(),
+        tool_core::mtime_ms(&fs::metadata(&bin).unwrap()),
+    );
+    seen.disk_hash = Some(tool_core::ContentHash::of(b"\xC3\x28 bad utf8"));
+    c.file_state().insert(&bin, seen);
     let e = fail(
         &Edit,
         &c,
@@ -568,4 +573,39 @@ async fn a_decomposed_file_name_is_the_file_on_disk() {
         !composed.exists(),
         "Write made a second file beside the first"
     );
+}
+
+/// Write replaces the whole file: a Read of part of it (a range, or the first 2,000 lines)
+/// is not enough, until Reads of the same content have shown every line.
+#[tokio::test]
+async fn write_needs_every_line_seen_by_reads_of_the_same_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.txt");
+    let body: String = (1..=2500).map(|n| format!("line {n}\n")).collect();
+    fs::write(&f, &body).unwrap();
+    let c = ctx(dir.path());
+    let partly = "The file was only partly shown";
+    // A small range of a long file.
+    text(
+        &Read,
+        &c,
+        json!({"file_path": f, "offset": 2490, "limit": 5}),
+    )
+    .await;
+    let err = fail(&Write, &c, json!({"file_path": f, "content": "x"})).await;
+    assert!(err.text.contains(partly), "{}", err.text);
+    // The first 2,000 lines: lines 2001-2489 and 2495-2500 are still unseen.
+    text(&Read, &c, json!({"file_path": f})).await;
+    let err = fail(&Write, &c, json!({"file_path": f, "content": "x"})).await;
+    assert!(err.text.contains(partly), "{}", err.text);
+    text(
+        &Read,
+        &c,
+        json!({"file_path": f, "offset": 2001, "limit": 500}),
+    )
+    .await;
+    run(&Write, &c, json!({"file_path": f, "content": "replaced\n"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(&f).unwrap(), "replaced\n");
 }

@@ -107,7 +107,8 @@ fn runtime() -> tokio::runtime::Runtime {
 
 async fn read_first(ctx: &ToolUseContext, path: &Path) {
     let input = Read
-        .parse_input(json!({"file_path": path, "limit": 3, "allow_large": true}))
+        // Every line: Write replaces the whole file only after the whole file was seen.
+        .parse_input(json!({"file_path": path, "limit": 1_000_000, "allow_large": true}))
         .unwrap();
     Read.call(input, ctx.clone(), ProgressSender::none())
         .await

@@ -266,7 +266,13 @@ fn diff_of_two_large_unrelated_files_never_ended() {
             .unwrap();
         rt.block_on(async {
             let c = ctx(path.parent().unwrap());
-            text(&Read, &c, json!({"file_path": path, "limit": 1})).await;
+            // Every line: Write replaces the whole file only after the whole file was seen.
+            text(
+                &Read,
+                &c,
+                json!({"file_path": path, "limit": 30_000, "allow_large": true}),
+            )
+            .await;
             let out = run(&Write, &c, json!({"file_path": path, "content": expected}))
                 .await
                 .unwrap();

@@ -718,9 +718,7 @@ fn agent_on_terminal(
             break status;
         }
         if std::time::Instant::now() > deadline {
-            let _ = Command::new("pkill")
-                .args(["-KILL", "-f", &format!("agent {}", sh_quote(prompt))])
-                .status();
+            // The terminal closes with `script`: the agent gets SIGHUP and ends.
             let _ = child.kill();
             break child.wait().unwrap();
         }

@@ -58,8 +58,6 @@ pub struct AgentArgs {
     pub json: bool,
 }
 
-/// Asks whether to trust the folder when the folder is not trusted yet; a yes is recorded.
-/// `None` when nothing needs asking.
 /// Asks whether to trust the folder `toolwright agent` runs in, when the run is interactive
 /// (no `--print`/`--json`, standard input and error are terminals) and the folder is not
 /// trusted yet. Called before anything else starts, so a "yes" brings in the folder's own
@@ -77,6 +75,8 @@ fn is_interactive(args: &AgentArgs) -> bool {
     !(args.print || args.json) && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
+/// Asks whether to trust the folder when the folder is not trusted yet; a yes is recorded.
+/// `None` when nothing needs asking.
 fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
     let dir = std::fs::canonicalize(cwd).ok()?;
     if crate::trust::is_trusted(&dir) {

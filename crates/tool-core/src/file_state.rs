@@ -390,9 +390,10 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// `..` lexically (symlinks are not resolved).
 ///
 /// Unicode: the path is kept in the form given, because on Linux `café` in NFC and in NFD
-/// are two different names (an archive made on macOS unpacks decomposed names). Only when
-/// nothing exists under the given form and something does under its NFC (or else NFD)
-/// form is that form used, so a name typed composed still finds a decomposed file. Claude
+/// are two different names (an archive made on macOS unpacks decomposed names). Component by
+/// component, only when nothing exists under the given form and something does under its
+/// NFC (or else NFD) form is that form used, so a name typed composed still finds a
+/// decomposed file. Claude
 /// Code puts every path in NFC, which on Linux misses decomposed files and makes Write
 /// create a second file beside them. Permission rules compare in NFC.
 pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
@@ -412,23 +413,48 @@ pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     existing_unicode_form(normalize_lexically(&absolute))
 }
 
-/// `path` itself, unless only its NFC or NFD form exists (see [`expand_path`]). Plain ASCII
-/// paths (the usual case) are returned without touching the disk.
+/// `path` with each component in the Unicode form that exists on disk (see
+/// [`expand_path`]): component by component from the root, a name that does not exist as
+/// given is replaced by its NFC (else NFD) form when that one exists; from the first
+/// component that exists in no form, the rest is kept as given (a new file goes into the
+/// directory that is there, not into a twin of it). Plain ASCII paths (the usual case) are
+/// returned without touching the disk.
 fn existing_unicode_form(path: PathBuf) -> PathBuf {
-    let Some(text) = path.to_str().filter(|t| !t.is_ascii()) else {
-        return path;
-    };
-    let composed: String = text.nfc().collect();
-    let decomposed: String = text.nfd().collect();
-    if (composed == text && decomposed == text) || path.symlink_metadata().is_ok() {
+    if path.to_str().is_none_or(str::is_ascii) {
         return path;
     }
-    [composed, decomposed]
-        .into_iter()
-        .filter(|form| form != text)
-        .map(PathBuf::from)
-        .find(|form| form.symlink_metadata().is_ok())
-        .unwrap_or(path)
+    let mut out = PathBuf::new();
+    let mut components = path.components();
+    for component in components.by_ref() {
+        let Component::Normal(name) = component else {
+            out.push(component.as_os_str());
+            continue;
+        };
+        let given = out.join(name);
+        if given.symlink_metadata().is_ok() {
+            out = given;
+            continue;
+        }
+        let other_form = name.to_str().and_then(|text| {
+            [
+                text.nfc().collect::<String>(),
+                text.nfd().collect::<String>(),
+            ]
+            .into_iter()
+            .filter(|form| form != text)
+            .map(|form| out.join(form))
+            .find(|candidate| candidate.symlink_metadata().is_ok())
+        });
+        match other_form {
+            Some(found) => out = found,
+            None => {
+                out = given;
+                break;
+            }
+        }
+    }
+    out.extend(components);
+    out
 }
 
 /// Collapses `.` and `..` components and duplicate separators without touching the disk.
@@ -532,6 +558,22 @@ mod tests {
         // A name that exists in no form stays as given.
         let new = "nai\u{308}ve.txt";
         assert_eq!(expand_path(new, &root, None), root.join(new));
+        // Each component in its own form: a composed directory holding a decomposed file,
+        // typed the other way round; and a new file goes into the directory that exists.
+        std::fs::create_dir(root.join("d\u{e9}j\u{e0}")).unwrap();
+        std::fs::write(
+            root.join("d\u{e9}j\u{e0}").join("re\u{301}sume\u{301}"),
+            "r",
+        )
+        .unwrap();
+        assert_eq!(
+            expand_path("de\u{301}ja\u{300}/r\u{e9}sum\u{e9}", &root, None),
+            root.join("d\u{e9}j\u{e0}").join("re\u{301}sume\u{301}")
+        );
+        assert_eq!(
+            expand_path("de\u{301}ja\u{300}/new.md", &root, None),
+            root.join("d\u{e9}j\u{e0}").join("new.md")
+        );
     }
 
     #[test]

@@ -88,18 +88,18 @@ pub(crate) struct Launch<'a> {
     pub cancel: &'a CancellationToken,
 }
 
-/// The text PowerShell runs for a shell-form `command`: first a statement that sets each
-/// placeholder's PowerShell variable from the environment variable of the same name, so
-/// `${CLAUDE_PROJECT_DIR}` (a PowerShell variable, empty otherwise) names the project as it
-/// does in exec form and in `sh`, where the shell reads it from the environment. The values
-/// are never written into the text: a project path holding `$(...)` or quotes stays data.
+/// The text PowerShell runs for a shell-form `command`: each `${NAME}` placeholder is
+/// rewritten as `${env:NAME}`, PowerShell's reference to the environment variable of the
+/// same name, so it names the project as it does in exec form and in `sh` (where the shell
+/// reads the environment itself). Still a variable reference, never the value: a project
+/// path holding `$(...)` or quotes stays data. Nothing is put before the command, which
+/// may have to start with `param(...)`, `using namespace` or `#requires`.
 fn powershell_command(placeholders: &[(&str, &str)], command: &str) -> String {
-    let mut text = String::new();
-    for (name, _) in placeholders {
-        text.push_str(&format!("${{{name}}} = $env:{name}; "));
-    }
-    text.push_str(command);
-    text
+    placeholders
+        .iter()
+        .fold(command.to_owned(), |text, (name, _)| {
+            text.replace(&format!("${{{name}}}"), &format!("${{env:{name}}}"))
+        })
 }
 
 fn build_command(l: &Launch<'_>) -> Command {
@@ -384,13 +384,13 @@ mod tests {
                 "-NoProfile",
                 "-NonInteractive",
                 "-Command",
-                "${CLAUDE_PROJECT_DIR} = $env:CLAUDE_PROJECT_DIR; Write-Output hi"
+                "Write-Output hi"
             ]
         );
     }
 
     /// `${CLAUDE_PROJECT_DIR}` in a PowerShell shell-form hook is a PowerShell variable,
-    /// empty unless set: the command line sets it from the environment first (the script
+    /// empty unless set: it is rewritten as `${env:CLAUDE_PROJECT_DIR}` (the script
     /// path resolved to `/.claude/hooks/...` and the hook failed to start). The project path
     /// is never written into the text PowerShell parses, so a path holding `$(...)` or
     /// quotes cannot run anything. `sh` and `bash` get the command as written: they expand
@@ -416,7 +416,7 @@ mod tests {
         let text = std.get_args().last().unwrap().to_str().unwrap();
         assert_eq!(
             text,
-            format!("${{CLAUDE_PROJECT_DIR}} = $env:CLAUDE_PROJECT_DIR; {command}")
+            r#"& "${env:CLAUDE_PROJECT_DIR}/.claude/hooks/check.ps1""#
         );
         assert!(!text.contains("pwned"), "{text}");
         let env: Vec<_> = std.get_envs().collect();

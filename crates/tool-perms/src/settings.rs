@@ -591,8 +591,8 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                     continue;
                 }
                 // `/x` in a `--settings` file is relative to that file's own directory; the
-                // engine anchors flag rules at the first file's, so a later file's are
-                // made absolute here.
+                // engine anchors flag rules at the directory of the highest-precedence file
+                // (the last `--settings` given), so the other files' are made absolute here.
                 let own_dir = f.path.as_deref().and_then(Path::parent);
                 let rule = match own_dir {
                     Some(dir)

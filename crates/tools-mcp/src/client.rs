@@ -841,6 +841,16 @@ impl ServerConn {
             if let Some(password) = parsed.password() {
                 text = text.replace(password, "…");
             }
+            // A token given as the user name (`https://ghp_…@host/mcp`): hidden where it
+            // stands before the host, and anywhere when it is long enough to be a secret
+            // rather than a word.
+            let user = parsed.username();
+            if !user.is_empty() {
+                text = text.replace(&format!("{user}@"), "…@");
+                if user.len() >= 8 {
+                    text = text.replace(user, "…");
+                }
+            }
         }
         text
     }

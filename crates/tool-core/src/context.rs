@@ -282,6 +282,30 @@ pub fn managed_settings_dir() -> std::path::PathBuf {
     })
 }
 
+/// The `*.json` drop-ins of `managed_dir/managed-settings.d`, in name order (they merge
+/// after `managed-settings.json`, the last one winning), and the errors met reading the
+/// directory. A missing directory has none and no error; one that cannot be read (or an
+/// entry that cannot) gives its error, which the caller must report: the administrator's
+/// policy would otherwise be dropped without a word.
+pub fn managed_drop_ins(managed_dir: &Path) -> (Vec<PathBuf>, Vec<std::io::Error>) {
+    let dir = managed_dir.join("managed-settings.d");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(e) => return (Vec::new(), vec![e]),
+    };
+    let (mut paths, mut errors) = (Vec::new(), Vec::new());
+    for entry in entries {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(e) => errors.push(e),
+        }
+    }
+    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    paths.sort();
+    (paths, errors)
+}
+
 /// Whether an environment variable's value turns a switch on, as Claude Code reads them
 /// (`isEnvTruthy`): `1`, `true`, `yes` or `on`, in any case, surrounding space ignored.
 /// Anything else (`0`, `false`, `off`, an empty string, a typo) leaves it off.

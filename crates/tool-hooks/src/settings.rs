@@ -129,35 +129,18 @@ fn parse_text(
     }
 }
 
-/// The `*.json` files of the managed drop-in directory `dir`, in name order. A missing
-/// directory has none; one that cannot be read (or an entry that cannot) is reported: the
-/// administrator's hooks would otherwise be dropped without a word.
-fn managed_drop_ins(dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
-    let mut report = |e: std::io::Error| {
+/// The managed drop-ins ([`tool_core::managed_drop_ins`]), with the errors met reading
+/// their directory reported.
+fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let (paths, errors) = tool_core::managed_drop_ins(managed_dir);
+    for e in errors {
         diags.push(Diagnostic {
             source: Some(RuleSource::PolicySettings),
-            path: Some(dir.to_path_buf()),
+            path: Some(managed_dir.join("managed-settings.d")),
             location: String::new(),
             message: format!("cannot read the managed settings drop-in directory: {e}"),
         });
-    };
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) => {
-            report(e);
-            return Vec::new();
-        }
-    };
-    let mut paths = Vec::new();
-    for entry in entries {
-        match entry {
-            Ok(entry) => paths.push(entry.path()),
-            Err(e) => report(e),
-        }
     }
-    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    paths.sort();
     paths
 }
 
@@ -174,7 +157,7 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
             &mut files,
             &mut diags,
         );
-        for p in managed_drop_ins(&dir.join("managed-settings.d"), &mut diags) {
+        for p in managed_drop_ins(dir, &mut diags) {
             read_file(&p, RuleSource::PolicySettings, &mut files, &mut diags);
         }
     }

@@ -274,36 +274,18 @@ pub fn load_settings_files(
     (files, diags)
 }
 
-/// The `*.json` files of `managed_dir/managed-settings.d`, in name order. A missing
-/// directory is no drop-ins; one that cannot be read (or an entry that cannot) is reported
-/// as an error: the administrator's policy would otherwise be dropped without a word.
+/// The managed drop-ins ([`tool_core::managed_drop_ins`]), with the errors met reading
+/// their directory reported.
 fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<SettingsDiagnostic>) -> Vec<PathBuf> {
-    let dir = managed_dir.join("managed-settings.d");
-    let mut report = |e: std::io::Error| {
+    let (paths, errors) = tool_core::managed_drop_ins(managed_dir);
+    for e in errors {
         diags.push(SettingsDiagnostic {
-            file: Some(dir.clone()),
+            file: Some(managed_dir.join("managed-settings.d")),
             source: RuleSource::PolicySettings,
             severity: Severity::Error,
             message: format!("cannot read the managed settings drop-in directory: {e}"),
         });
-    };
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) => {
-            report(e);
-            return Vec::new();
-        }
-    };
-    let mut paths = Vec::new();
-    for entry in entries {
-        match entry {
-            Ok(entry) => paths.push(entry.path()),
-            Err(e) => report(e),
-        }
     }
-    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    paths.sort();
     paths
 }
 

@@ -393,9 +393,8 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 /// are two different names (an archive made on macOS unpacks decomposed names). Component by
 /// component, only when nothing exists under the given form and something does under its
 /// NFC (or else NFD) form is that form used, so a name typed composed still finds a
-/// decomposed file. Claude
-/// Code puts every path in NFC, which on Linux misses decomposed files and makes Write
-/// create a second file beside them. Permission rules compare in NFC.
+/// decomposed file. Claude Code puts every path in NFC, which on Linux misses decomposed
+/// files and makes Write create a second file beside them. Permission rules compare in NFC.
 pub fn expand_path(raw: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     let raw = raw.trim();
     let path = match (raw.strip_prefix('~'), home) {

@@ -122,7 +122,8 @@ pub use result::{Attachment, ContextModifier, McpMeta, Message, ToolOutput, Tool
 pub use schema::normalize_schema;
 pub use tool::{
     FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo, PermissionSubject, ProgressSender,
-    SearchOrRead, Tool, ToolProgress, find_tool, legacy_tool_names, normalize_tool_name,
+    SearchOrRead, Tool, ToolProgress, find_tool, legacy_tool_names, normalize_mcp_name,
+    normalize_tool_name,
 };
 pub use typed::{TypedTool, schema_for};
 

@@ -91,6 +91,34 @@ pub struct McpToolInfo {
     pub source: Option<String>,
 }
 
+/// Claude Code's MCP name normaliser, the one every crate uses for server and tool names in
+/// `mcp__<server>__<tool>` and in permission rules.
+///
+/// Every character outside `[A-Za-z0-9_-]` becomes `_`, one per UTF-16 code unit as
+/// JavaScript's regex (without the `u` flag) replaces them, so a character outside the Basic
+/// Multilingual Plane (an emoji) becomes `__`. For servers named `claude.ai …`, runs of `_`
+/// are also collapsed and leading/trailing `_` trimmed.
+pub fn normalize_mcp_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
+    if name.starts_with("claude.ai ") {
+        let mut collapsed = String::with_capacity(out.len());
+        for c in out.chars() {
+            if !(c == '_' && collapsed.ends_with('_')) {
+                collapsed.push(c);
+            }
+        }
+        out = collapsed.trim_matches('_').to_owned();
+    }
+    out
+}
+
 /// One progress report from a running call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolProgress {

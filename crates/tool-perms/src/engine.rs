@@ -10,6 +10,7 @@ use tool_core::{
     DecisionReason, FileAccess, PermissionMode, PermissionResult, PermissionSubject,
     PermissionUpdate, RuleBehavior, RuleSource, RuleValue, SourcedRule, Tool,
     ToolPermissionContext, ToolUseContext, UpdateDestination, normalize_lexically,
+    normalize_mcp_name,
 };
 
 use crate::bash::commands::{
@@ -307,19 +308,6 @@ impl RuleSet {
 /// The server part of an MCP tool name (`mcp__srv__tool` -> `srv`).
 fn mcp_server_of(name: &str) -> Option<&str> {
     name.strip_prefix("mcp__")?.split_once("__").map(|(s, _)| s)
-}
-
-/// Claude Code's MCP name normaliser: characters outside `[A-Za-z0-9_-]` become `_`.
-pub fn normalize_mcp_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 fn tool_names(tool: &dyn Tool) -> Vec<String> {

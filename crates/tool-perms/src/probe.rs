@@ -40,8 +40,9 @@ impl ProbeTool {
         }
     }
 
-    /// The MCP server the probed tool comes from (default: the part of an `mcp__…` name
-    /// before its second `__`, which is ambiguous for a server whose name holds `__`).
+    /// The MCP server the probed tool comes from, as configured (default: the part of an
+    /// `mcp__…` name before its second `__`, which is ambiguous for a server whose name
+    /// holds `__`). The probe's name must start with `mcp__<normalised server>__`.
     pub fn with_mcp_server(mut self, server: impl Into<String>) -> Self {
         self.mcp_server = Some(server.into());
         self
@@ -103,9 +104,11 @@ impl Tool for ProbeTool {
     fn mcp_info(&self) -> Option<McpToolInfo> {
         let rest = self.name.strip_prefix("mcp__")?;
         let (server, tool) = match &self.mcp_server {
+            // The name holds the server's normalised form; the info keeps it as configured.
             Some(server) => (
                 server.as_str(),
-                rest.strip_prefix(server.as_str())?.strip_prefix("__")?,
+                rest.strip_prefix(tool_core::normalize_mcp_name(server).as_str())?
+                    .strip_prefix("__")?,
             ),
             None => rest.split_once("__")?,
         };

@@ -868,6 +868,19 @@ async fn a_server_rule_matches_the_tools_real_server_not_its_name_prefix() {
     );
 }
 
+/// The server rule compares the names the model sees, normalised the way tools-mcp names
+/// the tools: `claude.ai Gmail!` is `claude_ai_Gmail` (runs collapsed, ends trimmed).
+#[tokio::test]
+async fn a_server_rule_matches_the_server_under_the_tool_names_normalisation() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").allow(&["mcp__claude_ai_Gmail"]));
+    let gmail = probe(&fx, "mcp__claude_ai_Gmail__send").with_mcp_server("claude.ai Gmail!");
+    assert_eq!(
+        behavior(&engine.decide(&gmail, &json!({}), &ctx).await),
+        "allow"
+    );
+}
+
 #[tokio::test]
 async fn tool_own_check_is_merged() {
     let fx = Fixture::new();

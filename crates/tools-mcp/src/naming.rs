@@ -7,30 +7,7 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Length of the hash suffix of a shortened name (`_` + 8 hex digits).
 const HASH_SUFFIX_LEN: usize = 9;
 
-/// Claude Code's name normaliser: every character outside `[A-Za-z0-9_-]` becomes `_`, one
-/// per UTF-16 code unit as JavaScript's regex (without the `u` flag) replaces them, so a
-/// character outside the Basic Multilingual Plane (an emoji) becomes `__`. For servers named
-/// `claude.ai …`, runs of `_` are also collapsed and leading/trailing `_` trimmed.
-pub fn normalize_name_for_mcp(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            out.push(c);
-        } else {
-            out.extend(std::iter::repeat_n('_', c.len_utf16()));
-        }
-    }
-    if name.starts_with("claude.ai ") {
-        let mut collapsed = String::with_capacity(out.len());
-        for c in out.chars() {
-            if !(c == '_' && collapsed.ends_with('_')) {
-                collapsed.push(c);
-            }
-        }
-        out = collapsed.trim_matches('_').to_owned();
-    }
-    out
-}
+pub use tool_core::normalize_mcp_name as normalize_name_for_mcp;
 
 /// The full model-facing name of `tool` on `server`: `mcp__<norm(server)>__<norm(tool)>`,
 /// shortened when longer than [`MAX_TOOL_NAME_LEN`].

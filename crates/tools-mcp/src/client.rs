@@ -242,6 +242,10 @@ fn token_key(token: &ProgressToken) -> String {
 pub(crate) struct Live {
     peer: Peer<RoleClient>,
     dead: AtomicBool,
+    /// Set once its tools are listed. Until then the connection is in the slot (for a
+    /// `tools/list_changed` to find) but not handed to calls: the connecting future may still
+    /// be dropped and take it down.
+    listed: AtomicBool,
     service: Mutex<Option<RunningService<RoleClient, Handler>>>,
     pid: Option<u32>,
     /// The stdio server's process (killed when the connection dies or closes).
@@ -977,6 +981,7 @@ impl ServerConn {
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
+                    listed: AtomicBool::new(false),
                     service: Mutex::new(Some(service)),
                     pid,
                     child,
@@ -1015,6 +1020,7 @@ impl ServerConn {
                 Ok(Arc::new(Live {
                     peer: service.peer().clone(),
                     dead: AtomicBool::new(false),
+                    listed: AtomicBool::new(false),
                     service: Mutex::new(Some(service)),
                     pid: None,
                     child: Arc::default(),
@@ -1083,6 +1089,7 @@ impl ServerConn {
             let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
             self.store_tools(seq, Vec::new());
             listing.armed = false;
+            live.listed.store(true, Ordering::SeqCst);
             return Ok(live);
         }
         let listed = self.refresh_tools_with(&live).await;
@@ -1096,6 +1103,7 @@ impl ServerConn {
             *lock(&self.state) = ServerState::Failed(e.clone());
             return Err(e);
         }
+        live.listed.store(true, Ordering::SeqCst);
         Ok(live)
     }
 
@@ -1206,7 +1214,10 @@ impl ServerConn {
                 self.label()
             )));
         }
+        // A connection still listing its tools is not taken without the lock: its connecting
+        // future holds the lock and may yet be dropped, killing it under this call.
         if let Some(live) = lock(&self.live).clone()
+            && live.listed.load(Ordering::SeqCst)
             && !live.is_dead()
         {
             return Ok(live);

@@ -1252,3 +1252,53 @@ async fn a_reconnection_cancelled_while_listing_tools_is_not_kept() {
     assert_eq!(manager.servers()[0].state, ServerState::Connected);
     manager.shutdown().await;
 }
+
+/// A call that comes while another call's reconnection is still listing the tools waits for
+/// that listing instead of using the half-ready connection: when the first call is cancelled
+/// and its connection killed, the second is not taken down with it.
+#[tokio::test]
+async fn a_call_during_another_calls_unfinished_reconnection_survives_its_cancellation() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    // The second start answers `tools/list` only after a minute.
+    let script = "if [ \"$n\" -eq 2 ]; then exec \"$0\" --slow-list; fi; exec \"$0\"";
+    let (manager, diags) = McpManager::connect(vec![restarting(script, &starts)], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    crash_fails_clearly(&manager).await;
+
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let context = ctx();
+    let token = context.cancellation().clone();
+    let reconnecting = tokio::spawn(async move {
+        echo.call(json!({"text": "x"}), context, ProgressSender::none())
+            .await
+    });
+    assert!(
+        stderr_contains(&manager, "tools/list: slow").await,
+        "the reconnection never listed the tools: {:?}",
+        manager.stderr("tiny")
+    );
+    // A second call, half a second long, starts while the listing hangs.
+    let ticks = tool(&manager, "mcp__tiny__ticks");
+    let second =
+        tokio::spawn(async move { call(&ticks, json!({"count": 5, "every_ms": 100})).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    token.cancel();
+    let first = tokio::time::timeout(Duration::from_secs(5), reconnecting)
+        .await
+        .expect("the cancellation was not seen until the listing ended")
+        .unwrap();
+    assert!(
+        matches!(first, Err(tool_core::ToolError::Cancelled(_))),
+        "{first:?}"
+    );
+    let second = tokio::time::timeout(Duration::from_secs(20), second)
+        .await
+        .expect("the second call never ended")
+        .unwrap();
+    assert!(
+        second.is_ok(),
+        "the second call went down with the first: {second:?}"
+    );
+    manager.shutdown().await;
+}

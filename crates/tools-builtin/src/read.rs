@@ -561,6 +561,9 @@ fn read_blocking(
     })
 }
 
+/// Images heavier than this (and within the API's limits) are re-encoded as JPEG when that
+/// makes them lighter, as Claude Code re-encodes images over 500 KB.
+const REENCODE_OVER_BYTES: usize = 500 * 1024;
 /// Images larger than this on disk are not decoded to be scaled down: refused.
 const MAX_SHRINK_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// The long side an image over the API's limits is scaled down to (the API itself scales
@@ -594,6 +597,15 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
         tool_core::check_image(&bytes)
     };
     let (bytes, media_type) = match checked {
+        // Within the API's limits but heavy: re-encoded as JPEG, as Claude Code does, when
+        // that makes it lighter (every later request of the conversation carries it). An
+        // image that cannot be (another format, a decoding error) goes as it is.
+        Ok(media_type) if bytes.len() > REENCODE_OVER_BYTES => match shrink_image(path, size) {
+            Ok(shrunk) if shrunk.len() < bytes.len() && tool_core::check_image(&shrunk).is_ok() => {
+                (shrunk, "image/jpeg")
+            }
+            _ => (bytes, media_type),
+        },
         Ok(media_type) => (bytes, media_type),
         Err(tool_core::ImageRejection::UnknownFormat) => {
             return Err(ToolError::msg(format!(

@@ -274,6 +274,71 @@ async fn images_over_the_limits_are_scaled_down() {
     }
 }
 
+/// An image within the API's limits but over 500 KB comes back re-encoded as a lighter
+/// JPEG of the same size in pixels, as Claude Code does; a lighter one comes back as it is.
+#[tokio::test]
+async fn images_over_500_kb_are_re_encoded_as_jpeg() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let noise = |side: u32| {
+        let mut state = 0x2545_f491_u32;
+        image::RgbImage::from_fn(side, side, move |_, _| {
+            let mut px = [0u8; 3];
+            for c in &mut px {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                *c = state.to_le_bytes()[0];
+            }
+            image::Rgb(px)
+        })
+    };
+    let decoded = |out: &tool_core::ToolOutput| {
+        let ToolResultContent::Blocks(blocks) = &out.content else {
+            panic!("{:?}", out.content)
+        };
+        let [ContentBlock::Image { source }] = blocks.as_slice() else {
+            panic!("{blocks:?}")
+        };
+        let tool_core::ImageSource::Base64 { media_type, data } = source;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        (media_type.clone(), bytes)
+    };
+    // About 1 MB of PNG noise.
+    let heavy = dir.path().join("heavy.png");
+    noise(600).save(&heavy).unwrap();
+    let on_disk = fs::metadata(&heavy).unwrap().len();
+    assert!(
+        on_disk > 500 * 1024 && on_disk < tool_core::MAX_IMAGE_BYTES as u64,
+        "{on_disk}"
+    );
+    let out = run(&Read, &ctx(dir.path()), json!({"file_path": heavy}))
+        .await
+        .unwrap();
+    let (media_type, bytes) = decoded(&out);
+    assert_eq!(media_type, "image/jpeg");
+    assert!(
+        (bytes.len() as u64) < on_disk,
+        "{} >= {on_disk}",
+        bytes.len()
+    );
+    let shown = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((shown.width(), shown.height()), (600, 600));
+    assert_eq!(out.structured["file"]["originalSize"], on_disk);
+    // A light one is left alone, byte for byte.
+    let light = dir.path().join("light.png");
+    noise(200).save(&light).unwrap();
+    let out = run(&Read, &ctx(dir.path()), json!({"file_path": light}))
+        .await
+        .unwrap();
+    assert_eq!(
+        decoded(&out),
+        ("image/png".to_owned(), fs::read(&light).unwrap())
+    );
+}
+
 #[tokio::test]
 async fn notebooks_render_cell_by_cell() {
     let dir = tempfile::tempdir().unwrap();

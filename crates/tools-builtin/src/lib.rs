@@ -33,7 +33,8 @@
 //!   file until the rest is read); an oversize explicit range is an error unless
 //!   `allow_large` is set. Devices and FIFOs
 //!   are refused. PDFs are read as extracted text per page (lopdf), capped at the
-//!   same token limit as text.
+//!   same token limit as text; one whose compressed streams inflate to over 256 MiB
+//!   (measured first, into nothing) is refused as a likely decompression bomb.
 //! - Binary files are refused by extension and by a NUL byte in the first 8 KiB.
 //! - Edit and Write refuse a file that is not UTF-8 or BOM-marked UTF-16 (LE or BE) text rather than
 //!   risk mangling it; a file whose every newline is CRLF is edited in LF form and written
@@ -85,6 +86,7 @@ pub mod grep;
 mod notebook;
 pub mod notebook_edit;
 mod patch;
+mod pdf_inflate;
 mod procs;
 pub mod read;
 #[cfg(feature = "repl")]

@@ -33,6 +33,9 @@ pub const PDF_PAGES_WITHOUT_RANGE: usize = 10;
 pub const MAX_PDF_PAGES_PER_CALL: usize = 20;
 /// Largest PDF parsed, in bytes.
 pub const MAX_PDF_BYTES: u64 = 100 * 1024 * 1024;
+/// What a PDF's compressed streams (images aside) may inflate to, all together, for it to be
+/// parsed.
+pub const MAX_PDF_INFLATED_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest UTF-16 file decoded (it cannot be streamed line by line).
 const MAX_UTF16_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -771,8 +774,19 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
             "PDF file is too large to read ({size} bytes; the maximum is {MAX_PDF_BYTES} bytes)."
         )));
     }
-    let doc = lopdf::Document::load(path)
+    let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
+    // lopdf inflates streams whole and unbounded: a crafted file of a few MB can inflate to
+    // many GB. Measured first, into nothing.
+    if crate::pdf_inflate::inflated_size(&bytes, MAX_PDF_INFLATED_BYTES) > MAX_PDF_INFLATED_BYTES {
+        return Err(ToolError::msg(format!(
+            "The PDF {} is not read: its compressed streams inflate to over {} MiB (images aside), which may be a decompression bomb. Extract its text with a tool made for it, e.g. pdftotext via Bash.",
+            path.display(),
+            MAX_PDF_INFLATED_BYTES >> 20
+        )));
+    }
+    let doc = lopdf::Document::load_mem(&bytes)
         .map_err(|e| ToolError::msg(format!("Could not read the PDF {}: {e}", path.display())))?;
+    drop(bytes);
     if doc.is_encrypted() {
         return Err(ToolError::msg(format!(
             "The PDF {} is password-protected; its text cannot be read.",

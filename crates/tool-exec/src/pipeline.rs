@@ -794,10 +794,10 @@ impl Pipeline {
                         interrupt: false,
                         reason: Some(reason),
                     },
-                    Some(ask) => {
-                        self.can_use_tool(tool, input, Some(ask), ctx, messages)
-                            .await
-                    }
+                    // An ask rule (or a safety check) objects: the call goes through the
+                    // permission decision as any other would (the semantics' "ask -> call
+                    // canUseTool"), so a mode that refuses asks (don't-ask) refuses it.
+                    Some(_) => self.can_use_tool(tool, input, None, ctx, messages).await,
                 }
             }
             Some(HookDecision::Ask {

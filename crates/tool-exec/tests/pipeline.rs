@@ -258,6 +258,41 @@ async fn hook_allow_still_obeys_deny_rules_but_skips_the_prompt() {
     assert!(perms.asked.lock().unwrap().is_empty());
 }
 
+/// A hook's allow met by an ask rule goes through the permission decision as usual (the
+/// semantics' "ask -> call canUseTool"), not straight to the user: in don't-ask mode that
+/// decision is a deny, and no one is asked.
+#[tokio::test]
+async fn hook_allow_met_by_an_ask_rule_goes_through_the_permission_decision() {
+    let hook_allow = ScriptedHooks {
+        pre: PreToolUseOutcome {
+            decision: Some(HookDecision::Allow {
+                updated_input: None,
+                reason: None,
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let dont_ask =
+        "Permission to use Bash has been denied because Claude Code is running in don't ask mode.";
+    let perms = fixed(
+        deny(dont_ask),
+        Some(PermissionResult::ask("Bash(git push:*) asks")),
+    );
+    let prompter = Arc::new(Answer(
+        PromptAnswer::AllowOnce {
+            updated_input: None,
+        },
+        Mutex::new(0),
+    ));
+    let pipeline = Pipeline::new(perms.clone(), prompter.clone(), Arc::new(hook_allow));
+    let out = run(&pipeline, "Bash", json!({"command": "git push"})).await;
+    assert_eq!(text(&out), dont_ask);
+    assert_eq!(out.ending, Ending::Denied);
+    assert_eq!(*prompter.1.lock().unwrap(), 0);
+    assert_eq!(perms.asked.lock().unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn hook_ask_does_not_put_a_denied_call_to_the_user() {
     let hook_ask = || ScriptedHooks {

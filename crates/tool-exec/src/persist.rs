@@ -2,7 +2,8 @@
 //!
 //! Above the threshold (min(tool limit, 50,000 chars) by default) the full result is written
 //! to `<results dir>/<tool_use_id>.txt` (or `.json` for a list of text blocks), created
-//! exclusively (an existing file for the same id is reused, never overwritten) and atomically
+//! exclusively (an existing file for the same id is reused when it holds the same result,
+//! never overwritten; another result of a repeated id goes to `<id>.2.txt`) and atomically
 //! (a temporary file linked into place: the file is whole or absent, never torn), and the
 //! content is replaced by Claude Code's `<persisted-output>` block. Unlike Claude Code, the
 //! preview shows the tail as well as the head: a failing build prints its error last
@@ -87,12 +88,13 @@ pub fn persisted_block(text: &str, size: usize, path: &Path) -> String {
     out
 }
 
-/// The file name stem of a result: the tool_use id itself when it is a plain name (as the
-/// API's `toolu_…` ids are); else the id with other characters replaced, plus a hash of the
-/// id, so that two ids (`a/b`, `a.b`) never share a file.
+/// The file name stem of a result: the tool_use id itself when it is a plain name of at most
+/// 64 characters (as the API's `toolu_…` ids are); else its first 64 characters, others
+/// replaced, plus a hash of the id, so that two ids (`a/b`, `a.b`) never share a file.
 fn safe_file_stem(tool_use_id: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if !tool_use_id.is_empty() && tool_use_id.chars().all(plain) {
+    // Past 64 characters a name risks the file system's limit (255 bytes): shortened.
+    if !tool_use_id.is_empty() && tool_use_id.len() <= 64 && tool_use_id.chars().all(plain) {
         return tool_use_id.to_owned();
     }
     let stem: String = tool_use_id
@@ -112,14 +114,22 @@ fn safe_file_stem(tool_use_id: &str) -> String {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `bytes` to `path` unless it exists, atomically: the bytes go to a temporary file
-/// beside it (`.NAME.tw-tmp.PID.N`), flushed to disk, which is then hard-linked to `path`
-/// (linking never replaces an existing file) and removed. A reader, or a crash at any
-/// moment, sees no file or the whole file, never a part of it. Where hard links are not
-/// supported the temporary file is renamed into place instead.
-fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if path.exists() {
-        return Ok(());
+/// How many files one tool_use id may have (`ID.txt`, `ID.2.txt`, ...): ids repeat only
+/// when a host replays or duplicates a turn.
+const MAX_FILES_PER_ID: u32 = 100;
+
+/// Writes `bytes` at `path`, atomically, never over another file, and returns where they
+/// are. A file already at `path` with the same bytes is reused (the same result saved
+/// again); one with other bytes (a repeated id with another result) is kept, and the bytes
+/// go to `NAME.2.EXT`, `NAME.3.EXT`, ...: a preview never points at another result.
+///
+/// The bytes go to a temporary file beside it (`.NAME.tw-tmp.PID.N`), flushed to disk, which
+/// is then hard-linked into place (linking never replaces an existing file) and removed. A
+/// reader, or a crash at any moment, sees no file or the whole file, never a part of it.
+/// Where hard links are not supported the temporary file is renamed into place instead.
+fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
+    if holds(path, bytes) {
+        return Ok(path.to_path_buf());
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
@@ -143,16 +153,52 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<()> {
     };
     let written = file.write_all(bytes).and_then(|()| file.sync_all());
     drop(file);
-    let placed = written.and_then(|()| match fs::hard_link(&tmp, path) {
-        Ok(()) => Ok(()),
-        // Another call persisted the same id first: that file is kept.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(_) if !path.exists() => fs::rename(&tmp, path),
-        Err(e) => Err(e),
+    let placed = written.and_then(|()| {
+        for n in 1..=MAX_FILES_PER_ID {
+            let target = numbered(path, n);
+            match fs::hard_link(&tmp, &target) {
+                Ok(()) => return Ok(target),
+                // Taken (by an earlier result or a concurrent writer): kept; reused when it
+                // holds these very bytes.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if holds(&target, bytes) {
+                        return Ok(target);
+                    }
+                }
+                Err(_) if !target.exists() => return fs::rename(&tmp, &target).map(|()| target),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{MAX_FILES_PER_ID} results were already saved under this tool_use id"),
+        ))
     });
     // Nothing half-written or temporary stays behind (after a rename this is a no-op).
     let _ = fs::remove_file(&tmp);
     placed
+}
+
+/// `path` for `n == 1`, else `NAME.n.EXT`.
+fn numbered(path: &Path, n: u32) -> PathBuf {
+    if n == 1 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{n}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{n}"),
+    };
+    path.with_file_name(name)
+}
+
+/// Whether the file at `path` holds exactly `bytes`.
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+        && fs::read(path).is_ok_and(|on_disk| on_disk == bytes)
 }
 
 /// Removes the temporary files of writers killed mid-write (`.NAME.tw-tmp.PID.N` whose
@@ -231,9 +277,7 @@ pub fn persist_if_large(
         Some(dir) => {
             let path = dir.join(format!("{}.{extension}", safe_file_stem(tool_use_id)));
             // Owner-only: results can hold whatever a tool printed (tokens, file contents).
-            tool_core::create_private_dir(dir)
-                .and_then(|()| write_exclusive(&path, &bytes))
-                .map(|()| path)
+            tool_core::create_private_dir(dir).and_then(|()| write_exclusive(&path, &bytes))
         }
         None => Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -379,20 +423,53 @@ mod tests {
         assert!(head.ends_with(|c: char| c.is_ascii_digit()));
     }
 
+    /// A file already saved for the id is never overwritten. The same result saved again
+    /// reuses it; another result under the same id (a repeated id) goes beside it, so the
+    /// preview never points at another result's file.
     #[test]
-    fn existing_file_is_reused_not_overwritten() {
+    fn an_existing_file_is_kept_and_reused_only_for_the_same_result() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("t.txt"), "first").unwrap();
-        let out = persist_if_large(
-            ToolResultContent::Text("y".repeat(100)),
-            "t",
-            10,
-            Some(dir.path()),
-        );
-        assert_eq!(out.path.unwrap(), dir.path().join("t.txt"));
+        let save = |text: &str| {
+            persist_if_large(
+                ToolResultContent::Text(text.to_owned()),
+                "t",
+                10,
+                Some(dir.path()),
+            )
+            .path
+            .unwrap()
+        };
+        let y = "y".repeat(100);
+        let second = save(&y);
+        assert_eq!(second, dir.path().join("t.2.txt"));
+        assert_eq!(fs::read_to_string(&second).unwrap(), y);
         assert_eq!(
             fs::read_to_string(dir.path().join("t.txt")).unwrap(),
             "first"
+        );
+        assert_eq!(save(&y), second, "the same result is saved once");
+        let z = "z".repeat(100);
+        let third = save(&z);
+        assert_eq!(third, dir.path().join("t.3.txt"));
+        assert_eq!(fs::read_to_string(&third).unwrap(), z);
+    }
+
+    /// A long plain id is shortened: the file system refuses names over 255 bytes.
+    #[test]
+    fn a_long_id_still_gets_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = "a".repeat(300);
+        let out = persist_if_large(
+            ToolResultContent::Text("y".repeat(100)),
+            &id,
+            10,
+            Some(dir.path()),
+        );
+        assert!(out.error.is_none(), "{:?}", out.error);
+        assert_eq!(
+            fs::read_to_string(out.path.unwrap()).unwrap(),
+            "y".repeat(100)
         );
     }
 

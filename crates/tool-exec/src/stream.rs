@@ -104,10 +104,16 @@ impl AnthropicStream {
             return Err(e.clone());
         }
         self.pending.push_str(chunk);
+        // The complete lines are taken out at once and the rest kept: draining line by line
+        // would move the rest of a large chunk once per line.
+        let Some(last) = self.pending.rfind('\n') else {
+            return Ok(Vec::new());
+        };
+        let rest = self.pending.split_off(last + 1);
+        let lines = std::mem::replace(&mut self.pending, rest);
         let mut out = Vec::new();
-        while let Some(pos) = self.pending.find('\n') {
-            let line: String = self.pending.drain(..=pos).collect();
-            let line = line.trim_end_matches(['\n', '\r']);
+        for line in lines.split_terminator('\n') {
+            let line = line.trim_end_matches('\r');
             self.line_no += 1;
             if let Err(e) = self.line(line, &mut out) {
                 return self.fail(e, out);

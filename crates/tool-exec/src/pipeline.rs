@@ -501,11 +501,14 @@ impl Pipeline {
                     _ => message,
                 };
                 tracing::info!(target: "toolwright::tool_decision", decision = "reject", source, tool_name = %tool_use.name, "tool_decision");
-                let mut out = CallOutcome::new(
-                    tool_use,
-                    ToolResultBlock::error(&tool_use.id, text),
-                    Ending::Denied,
-                );
+                // A question withdrawn unanswered is no denial: the call was cancelled.
+                let ending = if source == WITHDRAWN {
+                    Ending::Cancelled
+                } else {
+                    Ending::Denied
+                };
+                let mut out =
+                    CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
                 out.messages_before = messages_before;
                 out.decision = Some(("reject", source));
                 out.decision_reason = reason;
@@ -989,7 +992,7 @@ impl Pipeline {
                     None => {
                         return Resolved::Rejected {
                             message: REJECT_MESSAGE.to_owned(),
-                            source: "user_abort",
+                            source: WITHDRAWN,
                             interrupt: false,
                             reason: None,
                         };
@@ -1069,6 +1072,10 @@ async fn post_hooks<F: std::future::Future>(
 }
 
 /// The permission flow's verdict for one call.
+/// The decision source of a permission question withdrawn unanswered (the call was
+/// cancelled while the user was being asked).
+const WITHDRAWN: &str = "user_abort";
+
 enum Resolved {
     Allowed {
         input: Value,

@@ -533,6 +533,8 @@ async fn a_soft_interrupt_withdraws_a_pending_prompt_and_blocking_calls_finish()
     );
     assert_eq!(results[1].outcome.result.content.joined_text(), "r done");
     assert!(!results[0].outcome.interrupt_turn);
+    // Withdrawn, not refused: telemetry must not count a permission denial.
+    assert_eq!(results[0].outcome.ending, tool_exec::Ending::Cancelled);
 }
 
 #[tokio::test(start_paused = true)]

@@ -19,6 +19,9 @@
 //!   order, exactly one per tool_use id, whatever fails, panics or is cancelled;
 //! - context modifiers of unsafe tools apply when they finish, before the next tool starts;
 //!   those of concurrency-safe tools are dropped with a warning;
+//! - safety is judged on the input as the model wrote it, when the block arrives; a call
+//!   started as safe whose input a hook or the user then makes unsafe waits, just before the
+//!   tool runs, until it can run alone (nothing new starts meanwhile), and counts as unsafe;
 //! - a Bash call that fails to run successfully cancels its running and queued siblings
 //!   (the [`SiblingPolicy`]); [`interrupt`](StreamingToolExecutor::interrupt) cancels tools
 //!   whose interrupt behaviour is `Cancel` and lets `Block` tools finish;
@@ -35,14 +38,14 @@ use std::task::{Context, Poll};
 
 use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 use tool_core::{
     InterruptBehavior, ProgressSender, ToolProgress, ToolUseContext, find_tool, tool_use_error,
 };
 
-use crate::pipeline::{CallOutcome, Ending, Pipeline, ToolUse};
+use crate::pipeline::{CallOutcome, Ending, ExclusiveGate, Pipeline, ToolUse};
 use crate::seams::REJECT_MESSAGE;
 
 /// The default number of calls that may run at once.
@@ -167,7 +170,10 @@ impl StreamingToolExecutor {
         let host = ctx.cancellation().clone();
         let turn = host.child_token();
         let sibling = turn.child_token();
+        let (upgrades, upgrade_rx) = mpsc::unbounded_channel();
         let driver = Driver {
+            upgrades,
+            waiting_alone: std::collections::BTreeMap::new(),
             host,
             pipeline,
             ctx,
@@ -188,7 +194,7 @@ impl StreamingToolExecutor {
             tasks: FuturesUnordered::new(),
             out: message_tx,
         };
-        tokio::spawn(driver.run(command_rx));
+        tokio::spawn(driver.run(command_rx, upgrade_rx));
         Self {
             commands,
             messages,
@@ -364,6 +370,10 @@ struct Driver {
     adding_done: bool,
     tasks: FuturesUnordered<Task>,
     out: mpsc::UnboundedSender<Message>,
+    /// Where calls scheduled as concurrency-safe ask to run alone (their input changed).
+    upgrades: mpsc::UnboundedSender<(usize, oneshot::Sender<()>)>,
+    /// Those waiting to run alone, by record index; granted lowest first.
+    waiting_alone: std::collections::BTreeMap<usize, oneshot::Sender<()>>,
 }
 
 fn sibling_text(desc: &str) -> String {
@@ -371,7 +381,11 @@ fn sibling_text(desc: &str) -> String {
 }
 
 impl Driver {
-    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+    async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut upgrades: mpsc::UnboundedReceiver<(usize, oneshot::Sender<()>)>,
+    ) {
         let mut commands_open = true;
         loop {
             if self.discarded && self.tasks.is_empty() {
@@ -399,6 +413,8 @@ impl Driver {
                     self.interrupt(Interrupted::Hard);
                 }
                 Some((index, joined)) = self.tasks.next(), if !self.tasks.is_empty() => self.complete(index, joined),
+                // Never `None`: the driver holds a sender.
+                Some((index, granted)) = upgrades.recv() => self.wait_alone(index, granted),
                 else => {
                     // No command source and no task: nothing can happen any more.
                     if !self.adding_done {
@@ -451,6 +467,41 @@ impl Driver {
             return;
         }
         self.process_queue();
+    }
+
+    /// A call scheduled as concurrency-safe whose input no longer is asks to run alone: it
+    /// counts as unsafe from now on (nothing new starts beside it, its context modifier
+    /// applies) and is let go once nothing else runs.
+    fn wait_alone(&mut self, index: usize, granted: oneshot::Sender<()>) {
+        let record = &mut self.records[index];
+        if record.state != State::Running {
+            return;
+        }
+        if record.safe {
+            record.safe = false;
+            self.running_unsafe += 1;
+        }
+        self.waiting_alone.insert(index, granted);
+        self.let_alone_calls_go();
+    }
+
+    /// Lets the first call waiting to run alone go once every other running call has
+    /// finished, calls waiting behind it aside (they run nothing while they wait, and the
+    /// first must not wait for them: two such calls would wait for each other).
+    fn let_alone_calls_go(&mut self) {
+        let Some(&first) = self.waiting_alone.keys().next() else {
+            return;
+        };
+        let others_running = self.records[self.next_yield..]
+            .iter()
+            .enumerate()
+            .map(|(offset, r)| (self.next_yield + offset, r))
+            .any(|(i, r)| {
+                r.state == State::Running && i != first && !self.waiting_alone.contains_key(&i)
+            });
+        if !others_running && let Some(granted) = self.waiting_alone.remove(&first) {
+            let _ = granted.send(());
+        }
     }
 
     fn can_start(&self, record: &Record) -> bool {
@@ -533,8 +584,14 @@ impl Driver {
             }),
         );
         let pipeline = Arc::clone(&self.pipeline);
+        let gate = self.records[index].safe.then(|| ExclusiveGate {
+            index,
+            requests: self.upgrades.clone(),
+        });
         let handle =
-            tokio::spawn(async move { pipeline.run_tool_use(&tool_use, ctx, progress).await });
+            tokio::spawn(
+                async move { pipeline.run_scheduled(&tool_use, ctx, progress, gate).await },
+            );
         self.tasks
             .push(Box::pin(async move { (index, handle.await) }));
     }
@@ -551,6 +608,8 @@ impl Driver {
         if !self.records[index].safe {
             self.running_unsafe -= 1;
         }
+        // Cancelled while it waited to run alone.
+        self.waiting_alone.remove(&index);
         let mut outcome = joined.unwrap_or_else(|e| {
             // The pipeline catches panics in tools; this is a panic in the pipeline itself.
             let tool_use = &self.records[index].tool_use;
@@ -564,6 +623,8 @@ impl Driver {
             out
         });
         self.records[index].state = State::Done;
+        // A call waiting to run alone may go now.
+        self.let_alone_calls_go();
         let mut replaced = false;
         if outcome.ending != Ending::Succeeded
             && let Some(text) = self.abort_text(index)

@@ -264,6 +264,18 @@ impl Pipeline {
         ctx: ToolUseContext,
         progress: ProgressSender,
     ) -> CallOutcome {
+        self.run_scheduled(tool_use, ctx, progress, None).await
+    }
+
+    /// [`run_tool_use`](Self::run_tool_use) for a call the executor scheduled; `gate` is
+    /// set when it was scheduled as concurrency-safe (see [`ExclusiveGate`]).
+    pub(crate) async fn run_scheduled(
+        &self,
+        tool_use: &ToolUse,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+        gate: Option<ExclusiveGate>,
+    ) -> CallOutcome {
         let started = Instant::now();
         let span = tracing::info_span!(
             "execute_tool",
@@ -279,7 +291,7 @@ impl Pipeline {
         // or prompter implementation) is this call's failure, never the caller's: the
         // executor and `toolwright serve` both rely on getting an outcome.
         let run = AssertUnwindSafe(
-            self.run_inner(tool_use, ctx, progress)
+            self.run_inner(tool_use, ctx, progress, gate)
                 .instrument(span.clone()),
         )
         .catch_unwind()
@@ -351,6 +363,7 @@ impl Pipeline {
         tool_use: &ToolUse,
         ctx: ToolUseContext,
         progress: ProgressSender,
+        gate: Option<ExclusiveGate>,
     ) -> CallOutcome {
         // 3.1 Lookup.
         let Some(tool) = find_tool(ctx.tools(), &tool_use.name).cloned() else {
@@ -402,10 +415,14 @@ impl Pipeline {
             out.concurrency_safe = concurrency_safe;
             return out;
         }
+        let mut schedule = Schedule {
+            gate,
+            concurrency_safe,
+        };
         let mut out = self
-            .run_checked(tool_use, &tool, input, ctx, progress)
+            .run_checked(tool_use, &tool, input, ctx, progress, &mut schedule)
             .await;
-        out.concurrency_safe = concurrency_safe;
+        out.concurrency_safe = schedule.concurrency_safe;
         out
     }
 
@@ -416,6 +433,7 @@ impl Pipeline {
         input: Value,
         ctx: ToolUseContext,
         progress: ProgressSender,
+        schedule: &mut Schedule,
     ) -> CallOutcome {
         // 3.4.5 What hooks, permission checks and the user see: derived fields filled in
         // (a file tool's absolute path); the call gets the model's input unless they
@@ -525,6 +543,27 @@ impl Pipeline {
             out.messages_before = messages_before;
             out.stop_turn = stop;
             return out;
+        }
+        // The input that runs may not be the one the call was scheduled by: a hook's or the
+        // user's rewrite can make a concurrency-safe call unsafe (`git status` becoming
+        // `cd app && make`). Such a call waits here until it can run alone.
+        schedule.concurrency_safe =
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.is_concurrency_safe(&input)))
+                .unwrap_or(false);
+        if let Some(gate) = &schedule.gate
+            && !schedule.concurrency_safe
+        {
+            let alone = tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => false,
+                () = gate.run_alone() => true,
+            };
+            if !alone {
+                let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
+                out.messages_before = messages_before;
+                out.stop_turn = stop;
+                return out;
+            }
         }
 
         // 3.4.10 The call.
@@ -1072,6 +1111,35 @@ async fn post_hooks<F: std::future::Future>(
 }
 
 /// The permission flow's verdict for one call.
+/// The executor's hold on a call it scheduled as concurrency-safe. Just before the tool
+/// runs, a call whose input (changed by a hook or the user since it was scheduled) is no
+/// longer concurrency-safe asks, through it, to run alone, and waits until it may: the
+/// executor starts nothing new and lets the calls running beside it finish first.
+pub(crate) struct ExclusiveGate {
+    /// The call's place in the executor's records.
+    pub(crate) index: usize,
+    /// Where the executor hears the request; the answer comes on the sender it carries.
+    pub(crate) requests:
+        tokio::sync::mpsc::UnboundedSender<(usize, tokio::sync::oneshot::Sender<()>)>,
+}
+
+impl ExclusiveGate {
+    /// Resolves once the call may run alone (at once when the executor is gone).
+    async fn run_alone(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.requests.send((self.index, tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// How a call was scheduled, and whether the input it runs with is concurrency-safe (the
+/// input that runs decides: a hook or the user may have changed it).
+struct Schedule {
+    gate: Option<ExclusiveGate>,
+    concurrency_safe: bool,
+}
+
 /// The decision source of a permission question withdrawn unanswered (the call was
 /// cancelled while the user was being asked).
 const WITHDRAWN: &str = "user_abort";

@@ -597,3 +597,46 @@ async fn a_tool_that_panics_while_being_scheduled_still_gets_its_one_result() {
     assert_eq!(results[1].outcome.result.content.joined_text(), "r done");
     assert!(exec.final_context().is_some(), "the turn ended cleanly");
 }
+
+/// A call scheduled as concurrency-safe whose input a hook made unsafe runs alone: it waits
+/// for the calls running beside it, nothing starts beside it, and its context modifier
+/// applies. Two such calls do not wait for each other.
+#[tokio::test(start_paused = true)]
+async fn a_call_a_hook_made_unsafe_runs_alone_and_its_modifier_applies() {
+    let log: Arc<Mutex<common::Log>> = Arc::default();
+    let pipeline = Pipeline::new(
+        Arc::new(tool_exec::AllowAll),
+        Arc::new(tool_exec::DenyAsks),
+        Arc::new(common::RewritesUnsafe),
+    );
+    let exec = StreamingToolExecutor::new(
+        Arc::new(pipeline),
+        common::ctx(&log),
+        ExecutorConfig::default(),
+    );
+    let start = Instant::now();
+    exec.add_tool(tu("a", "Read", 100));
+    let rewritten = json!({"ms": 50, "rewrite": true, "modify": true});
+    exec.add_tool(ToolUse::new("x", "Read", rewritten.clone()));
+    exec.add_tool(ToolUse::new("y", "Read", rewritten));
+    exec.add_tool(tu("b", "Read", 10));
+    exec.finish();
+    let mut exec = exec;
+    let mut results = Vec::new();
+    while let Some(event) = exec.next().await {
+        if let ExecutorEvent::Result(r) = event {
+            results.push(*r);
+        }
+    }
+    assert_eq!(ids(&results), ["a", "x", "y", "b"]);
+    assert_eq!(
+        exec.final_context().unwrap().cwd(),
+        std::path::Path::new("/w/x/y"),
+        "the modifiers of x and y applied, in order"
+    );
+    let log = log.lock().unwrap();
+    assert!(log.violations.is_empty(), "{:?}", log.violations);
+    // All four started at once (all were safe as the model wrote them), but `x` and `y`
+    // waited before running: `a` (with `b`) 100 ms, then `x` alone, then `y` alone.
+    assert_eq!(start.elapsed(), Duration::from_millis(200));
+}

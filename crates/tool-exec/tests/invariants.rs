@@ -1,6 +1,7 @@
 //! Property tests of the executor's invariants (design.md 1-3 and 5) over random turns:
 //! safe and unsafe tools, random durations and arrival times, failures, panics, unknown
-//! names, invalid inputs, Bash failures, user interrupts and discards at random points.
+//! names, invalid inputs, Bash failures, user interrupts and discards at random points, and
+//! safe calls a PreToolUse hook makes unsafe after they were scheduled.
 //! Some calls of the cancellable tools last a minute, longer than the test waits after the
 //! turn: an interrupt or a discard that did not stop them leaves them running (or shows
 //! their result), so cancellation is checked, not assumed.
@@ -30,6 +31,8 @@ struct Block {
     end: &'static str,
     modify: bool,
     delay: u64,
+    /// A PreToolUse hook makes the call unsafe.
+    rewrite: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -50,8 +53,9 @@ fn block() -> impl Strategy<Value = Block> {
         ]),
         any::<bool>(),
         0u64..15,
+        prop::bool::weighted(0.2),
     )
-        .prop_map(|(name, ms, end, modify, delay)| Block {
+        .prop_map(|(name, ms, end, modify, delay, rewrite)| Block {
             name,
             // Only calls an interrupt cancels may be long: a blocking one runs to its end.
             ms: if ms == LONG_MS && !is_cancellable(name) {
@@ -62,6 +66,7 @@ fn block() -> impl Strategy<Value = Block> {
             end,
             modify,
             delay,
+            rewrite,
         })
 }
 
@@ -119,8 +124,12 @@ fn run_case(
             max_concurrency: cap,
             sibling_policy: policy,
         };
-        let mut exec =
-            StreamingToolExecutor::new(Arc::new(Pipeline::allow_all()), common::ctx(&log), config);
+        let pipeline = Pipeline::new(
+            Arc::new(tool_exec::AllowAll),
+            Arc::new(tool_exec::DenyAsks),
+            Arc::new(common::RewritesUnsafe),
+        );
+        let mut exec = StreamingToolExecutor::new(Arc::new(pipeline), common::ctx(&log), config);
         let ids: Vec<String> = (0..blocks.len()).map(|i| format!("t{i}")).collect();
         let mut results = Vec::new();
         let mut discarded = false;
@@ -154,7 +163,7 @@ fn run_case(
             let input = if b.end == "invalid" {
                 json!({"ms": "not a number"})
             } else {
-                json!({"ms": b.ms, "end": b.end, "modify": b.modify, "command": "cmd"})
+                json!({"ms": b.ms, "end": b.end, "modify": b.modify, "command": "cmd", "rewrite": b.rewrite})
             };
             if interrupted {
                 after_interrupt.push(ids[i].clone());
@@ -239,7 +248,7 @@ fn run_case(
             for (r, b) in results.iter().zip(&blocks) {
                 let own_success =
                     r.outcome.ending == Ending::Succeeded && !r.outcome.result.is_error;
-                if is_unsafe(b.name) && b.modify && own_success {
+                if (is_unsafe(b.name) || b.rewrite) && b.modify && own_success {
                     expected.push(&r.tool_use.id);
                 }
             }

@@ -66,7 +66,7 @@ impl Tool for TestTool {
         self.name
     }
     fn input_schema(&self) -> Value {
-        json!({"type": "object", "properties": {"ms": {"type": "integer"}, "end": {"type": "string"}, "stubborn": {"type": "boolean"}}})
+        json!({"type": "object", "properties": {"ms": {"type": "integer"}, "end": {"type": "string"}, "stubborn": {"type": "boolean"}, "unsafe": {"type": "boolean"}, "modify": {"type": "boolean"}, "rewrite": {"type": "boolean"}}})
     }
     fn description(&self) -> Cow<'_, str> {
         "test tool".into()
@@ -74,8 +74,9 @@ impl Tool for TestTool {
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(100_000)
     }
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        self.safe
+    /// The tool's safety, unless the input says `"unsafe": true`.
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.safe && input["unsafe"].as_bool() != Some(true)
     }
     fn parse_input(&self, input: Value) -> Result<Value, tool_core::InputError> {
         tool_core::check_input(self.name, &self.input_schema(), input, false)
@@ -96,18 +97,19 @@ impl Tool for TestTool {
         progress: ProgressSender,
     ) -> Result<ToolResult, ToolError> {
         let id = ctx.tool_use_id().unwrap_or_default().to_owned();
+        let safe = self.is_concurrency_safe(&input);
         {
             let mut log = self.log.lock().unwrap();
             let others_unsafe = log.running.iter().any(|(_, safe)| !safe);
-            if !log.running.is_empty() && (!self.safe || others_unsafe) {
+            if !log.running.is_empty() && (!safe || others_unsafe) {
                 let msg = format!(
                     "{id} ({}) overlapped {:?}",
-                    if self.safe { "safe" } else { "unsafe" },
+                    if safe { "safe" } else { "unsafe" },
                     log.running
                 );
                 log.violations.push(msg);
             }
-            log.running.push((id.clone(), self.safe));
+            log.running.push((id.clone(), safe));
             log.max_parallel = log.max_parallel.max(log.running.len());
             log.started.push(id.clone());
             log.cwd_seen.push((id.clone(), ctx.cwd().to_path_buf()));
@@ -165,4 +167,47 @@ pub fn tools(log: &Arc<Mutex<Log>>) -> Vec<Arc<dyn Tool>> {
 
 pub fn ctx(log: &Arc<Mutex<Log>>) -> ToolUseContext {
     ToolUseContext::new("/w").with_tools(tools(log))
+}
+
+/// PreToolUse hooks that allow every call and make those whose input says `"rewrite": true`
+/// unsafe (`"unsafe": true`), as a hook rewriting `git status` into `cd app && make` does.
+pub struct RewritesUnsafe;
+
+#[async_trait]
+impl tool_exec::Hooks for RewritesUnsafe {
+    async fn pre_tool_use(
+        &self,
+        call: tool_exec::HookCall<'_>,
+        _ctx: &ToolUseContext,
+    ) -> tool_exec::PreToolUseOutcome {
+        if call.input["rewrite"].as_bool() != Some(true) {
+            return tool_exec::PreToolUseOutcome::default();
+        }
+        let mut input = call.input.clone();
+        input["unsafe"] = json!(true);
+        tool_exec::PreToolUseOutcome {
+            decision: Some(tool_exec::HookDecision::Allow {
+                updated_input: Some(input),
+                reason: None,
+            }),
+            ..Default::default()
+        }
+    }
+    async fn post_tool_use(
+        &self,
+        _call: tool_exec::HookCall<'_>,
+        _output: &Value,
+        _ctx: &ToolUseContext,
+    ) -> tool_exec::PostToolUseOutcome {
+        tool_exec::PostToolUseOutcome::default()
+    }
+    async fn post_tool_use_failure(
+        &self,
+        _call: tool_exec::HookCall<'_>,
+        _error: &str,
+        _is_interrupt: bool,
+        _ctx: &ToolUseContext,
+    ) -> tool_exec::PostToolUseOutcome {
+        tool_exec::PostToolUseOutcome::default()
+    }
 }

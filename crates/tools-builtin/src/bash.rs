@@ -3,10 +3,12 @@
 //!
 //! - The command runs under `bash -c` (or `sh -c` where there is no bash), in the context's
 //!   cwd, with no stdin, in a new process group. On cancellation the whole group gets
-//!   SIGTERM, then SIGKILL after a grace period: nothing is left running. A command still
-//!   running at its timeout goes on as a background task, as in Claude Code (its output so
-//!   far starts the task's file; the result gives the task's id), except one that starts
-//!   with `sleep`, runs `git`, or does not parse: that one is ended like a cancelled one.
+//!   SIGTERM, then what is left of it SIGKILL after a grace period (the group's grace, not
+//!   only the shell's: a process cleaning up on SIGTERM gets to finish): nothing is left
+//!   running. A command still running at its timeout goes on as a background task, as in
+//!   Claude Code (its output so far starts the task's file; the result gives the task's id),
+//!   except one that starts with `sleep`, runs `git`, or does not parse: that one is ended
+//!   like a cancelled one.
 //!   When the command itself exits, anything it left in its group is killed too (use
 //!   `run_in_background` for servers).
 //! - Output is captured with bounded memory: up to [`MEMORY_CAP`] bytes per stream stay in
@@ -15,9 +17,14 @@
 //!   note.
 //! - The working directory persists through a context modifier while it stays inside the
 //!   working directories (the project directory included, so `cd ..` back to it holds);
-//!   otherwise it is reset and the output says `Shell cwd was reset to <dir>`. When the
-//!   session's directory has been removed, the command runs in the first working directory
-//!   that still exists, and the output says so.
+//!   otherwise the session goes back to the project directory (Claude Code's original cwd,
+//!   not where the previous command left it) and the output says
+//!   `Shell cwd was reset to <project dir>`. When the session's directory has been removed,
+//!   the command runs in the first working directory that still exists, and the output says
+//!   so.
+//! - Unlike Claude Code, a `cd` holds even when the command then fails (`cd build && make`
+//!   failing leaves the next command in `build`, as in an interactive shell); Claude Code
+//!   records the new directory only after a command that succeeded.
 //! - Exit code 1 is not an error for `grep`, `rg`, `egrep`, `fgrep`, `find`, `diff`, `test`,
 //!   `[`, `git diff` and `git grep` (no match / a difference is an answer, not a failure).
 
@@ -680,20 +687,16 @@ fn kill_group(group: Option<i32>, hard: bool) {
     }
 }
 
-/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`], and reap the child.
+/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`] unless the whole group is gone by then
+/// (not only the shell leading it), and reap the child
+/// ([`terminate_group`](crate::procs::terminate_group)).
 async fn terminate(child: &mut tokio::process::Child, group: Option<i32>) {
-    kill_group(group, false);
-    if tokio::time::timeout(KILL_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        kill_group(group, true);
-        let _ = child.wait().await;
-    }
-    // Children of the command that ignored SIGTERM.
-    kill_group(group, true);
-    if let Some(pgid) = group {
-        crate::procs::wait_group_gone(pgid, KILL_GRACE).await;
+    match group {
+        Some(pgid) => crate::procs::terminate_group(child, pgid, KILL_GRACE).await,
+        // No id: the child was already reaped.
+        None => {
+            let _ = child.wait().await;
+        }
     }
 }
 
@@ -884,7 +887,9 @@ fn finish(
         .or(stderr.spill.as_ref())
         .map(|p| p.display().to_string());
     let mut stderr_text = stderr.text;
-    // The working directory: kept while inside the working directories, else reset.
+    // The working directory: kept while inside the working directories, else reset to the
+    // project directory (Claude Code's original cwd; the worktree in a worktree session),
+    // wherever the session was before.
     let mut new_cwd = None;
     if let Some(dir) = final_cwd.filter(|d| d.as_path() != ctx.cwd()) {
         let inside = ctx.working_directories().iter().any(|w| {
@@ -894,10 +899,18 @@ fn finish(
         if inside {
             new_cwd = Some(dir);
         } else {
+            // In a worktree session, its worktree: the session must not land in the
+            // repository it left.
+            #[cfg(feature = "worktree")]
+            let worktree = crate::worktree::active_worktree(ctx).map(|w| w.worktree_path);
+            #[cfg(not(feature = "worktree"))]
+            let worktree: Option<PathBuf> = None;
+            let project = worktree.as_deref().unwrap_or(ctx.project_dir());
             if !stderr_text.is_empty() && !stderr_text.ends_with('\n') {
                 stderr_text.push('\n');
             }
-            stderr_text.push_str(&format!("Shell cwd was reset to {}", ctx.cwd().display()));
+            stderr_text.push_str(&format!("Shell cwd was reset to {}", project.display()));
+            new_cwd = (project != ctx.cwd()).then(|| project.to_path_buf());
         }
     }
     let (code, interrupted) = match end {

@@ -49,16 +49,59 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
 
 /// Waits (at most `limit`) until nothing in group `pgid` is alive, so that a caller told
 /// "stopped" can rely on it. Signals are delivered asynchronously: a process sent SIGKILL may
-/// still be running for a moment.
+/// still be running for a moment. The scan of `/proc` runs on Tokio's blocking pool, never on
+/// the async worker threads.
 pub(crate) async fn wait_group_gone(pgid: i32, limit: Duration) -> bool {
     let start = Instant::now();
     loop {
-        if !group_alive(pgid) {
+        if !group_alive_off_runtime(pgid).await {
             return true;
         }
         if start.elapsed() >= limit {
             return false;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// [`group_alive`] without blocking an async worker: the cheap signal-0 probe here, the scan
+/// of `/proc` (only when the group still has a process, maybe a zombie) on the blocking pool.
+async fn group_alive_off_runtime(pgid: i32) -> bool {
+    if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_err() {
+        return false;
+    }
+    // A runtime shutting down cannot run it: the group is taken as still there.
+    tokio::task::spawn_blocking(move || group_alive(pgid))
+        .await
+        .unwrap_or(true)
+}
+
+/// Ends process group `pgid`, led by `child`: SIGTERM to the group, then SIGKILL once `grace`
+/// has passed since, unless the whole group is gone by then; `child` is reaped, and nothing
+/// of the group is left alive when this returns (bounded by another `grace` after SIGKILL).
+///
+/// The grace is the group's, not only the leader's: a `bash -c` wrapper dies at once on
+/// SIGTERM, while what it started (a server, a shell whose TERM trap cleans up) is still
+/// finishing. Waiting for the leader alone sent them SIGKILL at once.
+pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32, grace: Duration) {
+    let deadline = tokio::time::Instant::now() + grace;
+    kill_group(pgid, false);
+    let reaped = tokio::time::timeout_at(deadline, child.wait())
+        .await
+        .is_ok();
+    // The rest of the grace for the rest of the group, once the leader is gone.
+    let gone = reaped
+        && wait_group_gone(
+            pgid,
+            deadline.saturating_duration_since(tokio::time::Instant::now()),
+        )
+        .await;
+    if !gone {
+        // Whatever ignored SIGTERM, or outlived the grace.
+        kill_group(pgid, true);
+        if !reaped {
+            let _ = child.wait().await;
+        }
+        wait_group_gone(pgid, grace).await;
     }
 }

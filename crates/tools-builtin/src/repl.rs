@@ -19,12 +19,13 @@
 //! - Timeout: [`DEFAULT_TIMEOUT_MS`] (Bash's default; the input has no timeout field).
 //!   [`Repl::with_timeout`] sets another, at most [`MAX_TIMEOUT_MS`]. On timeout, on
 //!   cancellation, and when the output passes Bash's kill cap, the whole process group gets
-//!   SIGTERM, then SIGKILL after [`KILL_GRACE`]; the interpreter is dropped and the next call
-//!   starts a fresh one and says so. A call abandoned half-way (its future dropped) leaves the
-//!   interpreter busy; the next call replaces it the same way.
+//!   SIGTERM, then SIGKILL to what is left of it after [`KILL_GRACE`]; the interpreter is
+//!   dropped and the next call starts a fresh one and says so. A call abandoned half-way (its
+//!   future dropped) leaves the interpreter busy; the next call replaces it the same way.
 //! - Output is held with bounded memory: up to [`MEMORY_CAP`] bytes per stream, past that the
-//!   first and last [`KEEP_HEAD_TAIL`] bytes with a note of what was left out; the result's
-//!   size limit is Bash's 30,000 characters (larger results are persisted by the executor).
+//!   first and last [`KEEP_HEAD_TAIL`] bytes (cut between characters) with a note of what was
+//!   left out; the result's size limit is Bash's 30,000 characters (larger results are
+//!   persisted by the executor).
 //! - The interpreters live in [`ReplSessions`], kept in the context's app state; when its last
 //!   handle is dropped (the session ends) every interpreter's process group gets SIGKILL.
 //!
@@ -465,20 +466,11 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
     })
 }
 
-/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`], reap the interpreter and wait until
-/// nothing of its group is left.
+/// SIGTERM to the group, SIGKILL after [`KILL_GRACE`] unless the whole group is gone by then
+/// (not only the interpreter), reap the interpreter and wait until nothing of its group is
+/// left ([`terminate_group`](crate::procs::terminate_group)).
 async fn terminate(mut interpreter: Interpreter) {
-    let pgid = interpreter.pgid;
-    crate::procs::kill_group(pgid, false);
-    if tokio::time::timeout(KILL_GRACE, interpreter.child.wait())
-        .await
-        .is_err()
-    {
-        crate::procs::kill_group(pgid, true);
-        let _ = interpreter.child.wait().await;
-    }
-    crate::procs::kill_group(pgid, true);
-    crate::procs::wait_group_gone(pgid, KILL_GRACE).await;
+    crate::procs::terminate_group(&mut interpreter.child, interpreter.pgid, KILL_GRACE).await;
 }
 
 static MARKER_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -740,13 +732,15 @@ impl Capture {
         if !self.overflowed {
             return String::from_utf8_lossy(&self.head).into_owned();
         }
+        // The head and tail were cut at byte counts: a character they split is left out (and
+        // counted as omitted), not shown as U+FFFD.
+        let head = &self.head[..self.head.len() - crate::fsutil::incomplete_utf8_tail(&self.head)];
         let tail = &self.tail[self.tail.len().saturating_sub(KEEP_HEAD_TAIL)..];
-        let omitted = self
-            .total
-            .saturating_sub((self.head.len() + tail.len()) as u64);
+        let tail = &tail[crate::fsutil::partial_utf8_head(tail)..];
+        let omitted = self.total.saturating_sub((head.len() + tail.len()) as u64);
         format!(
             "{}\n\n... [{omitted} bytes of output omitted] ...\n\n{}",
-            String::from_utf8_lossy(&self.head),
+            String::from_utf8_lossy(head),
             String::from_utf8_lossy(tail)
         )
     }

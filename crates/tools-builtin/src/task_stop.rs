@@ -137,7 +137,7 @@ impl TypedTool for TaskStop {
                 return Err(ToolError::msg(format!(
                     "Task {} did not stop within {} s; it is still being killed",
                     task.id,
-                    (crate::bash::KILL_GRACE * 3).as_secs()
+                    crate::tasks::STOP_WAIT.as_secs()
                 )));
             }
             other => format!(

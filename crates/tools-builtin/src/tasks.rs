@@ -5,11 +5,13 @@
 //! A task runs `bash -c` (or `sh -c`) in its own process group with stdout and stderr both
 //! appended to one output file (the session's results directory, else the temp directory,
 //! under `tasks/<id>.output`), so a task's output never sits in memory. Its whole process
-//! group is killed (SIGTERM, then SIGKILL after [`KILL_GRACE`]) when
-//! it is stopped, when its lifetime ends (default [`BACKGROUND_DEFAULT_MS`], at most
-//! [`BACKGROUND_MAX_MS`]), when its output passes [`KILL_CAP`], and
-//! (SIGKILL at once) when the last handle of its registry is dropped. When the command itself
-//! exits, what it left in its group is killed too.
+//! group is killed (SIGTERM, then SIGKILL to what is left of the group after [`KILL_GRACE`])
+//! when it is stopped, when its lifetime ends (default [`BACKGROUND_DEFAULT_MS`], at most
+//! [`BACKGROUND_MAX_MS`]), when its output passes [`KILL_CAP`], and (SIGKILL at once, the
+//! task then reported `killed`) by [`TaskRegistry::kill_all`] and when the last handle of its
+//! registry is dropped. When the command itself exits, what it left in its group is killed
+//! too. A command moved to the background at its timeout ends only once its output is all
+//! in its file.
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -30,6 +32,11 @@ pub const BACKGROUND_DEFAULT_MS: u64 = 1_800_000;
 /// Longest lifetime of a background task, in milliseconds; larger values are reduced to it.
 pub const BACKGROUND_MAX_MS: u64 = 7_200_000;
 
+/// How long [`TaskRegistry::stop`] waits for a task to end. The watcher's worst case: the
+/// grace after SIGTERM, as long again for the group to go after SIGKILL, as long again for an
+/// adopted command's output copy to finish; a little more for its own bookkeeping.
+pub(crate) const STOP_WAIT: Duration = Duration::from_secs(KILL_GRACE.as_secs() * 4);
+
 /// The state of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -40,7 +47,8 @@ pub enum TaskStatus {
     Completed,
     /// Exited with another code, or could not be waited for.
     Failed,
-    /// Killed: stopped, out of lifetime, or past the output cap.
+    /// Killed: stopped, out of lifetime, past the output cap, or ended with every other
+    /// task ([`TaskRegistry::kill_all`], the registry dropped).
     Killed,
 }
 
@@ -91,9 +99,16 @@ struct TaskState {
 
 #[derive(Debug, Default)]
 struct Progress {
+    /// Set once the task has ended and its output is all in its file.
     status: Option<TaskStatus>,
     exit_code: Option<i32>,
     kill_reason: Option<String>,
+    /// The command was reaped (its output may still be being copied): its group is no
+    /// longer this task's to signal.
+    reaped: bool,
+    /// Why [`TaskRegistry::kill_all`] (or the registry's drop) killed it, for the watcher to
+    /// report once the command is reaped.
+    killed_by: Option<String>,
     /// Bytes of the output file already returned by TaskOutput.
     read_offset: u64,
 }
@@ -112,10 +127,14 @@ impl TaskState {
             kill_reason: p.kill_reason.clone(),
         }
     }
+}
 
-    fn is_running(&self) -> bool {
-        lock(&self.inner).status.is_none()
-    }
+/// How the watch of a running task ended.
+enum Ended {
+    /// The command exited on its own (or by `kill_all`'s signal), with this code.
+    Exited(Option<i32>),
+    /// It is to be killed, for this reason.
+    Kill(String),
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -128,9 +147,15 @@ struct RegistryInner {
 }
 
 impl RegistryInner {
-    fn kill_running(&self) {
+    /// SIGKILL to every task whose command is still running; each is then reported `killed`
+    /// for `reason`.
+    fn kill_running(&self, reason: &str) {
         for task in lock(&self.tasks).values() {
-            if task.is_running() {
+            // Under the task's lock: the watcher marks it reaped under the same lock, so a
+            // task is either killed here (and reported killed) or already reaped.
+            let mut p = lock(&task.inner);
+            if p.status.is_none() && !p.reaped {
+                p.killed_by.get_or_insert_with(|| reason.to_owned());
                 crate::procs::kill_group(task.pgid, true);
             }
         }
@@ -139,7 +164,7 @@ impl RegistryInner {
 
 impl Drop for RegistryInner {
     fn drop(&mut self) {
-        self.kill_running();
+        self.kill_running("its session ended");
     }
 }
 
@@ -317,7 +342,8 @@ impl TaskRegistry {
 
     /// Registers a running task and watches it: its exit, its lifetime, TaskStop, and the
     /// size of its output. `copy` (an adopted command's output being copied to its file) is
-    /// awaited before the task counts as done, so its output is complete by then.
+    /// awaited (at most [`KILL_GRACE`], then aborted) before the task gets its final status,
+    /// so its output is complete by the time anyone sees it ended.
     #[expect(clippy::too_many_arguments, reason = "the parts of one task")]
     fn watch(
         &self,
@@ -348,46 +374,55 @@ impl TaskRegistry {
             let deadline = tokio::time::sleep(lifetime);
             tokio::pin!(deadline);
             let mut size_check = tokio::time::interval(Duration::from_secs(1));
-            let reason = loop {
+            let ended = loop {
                 tokio::select! {
                     status = child.wait() => {
                         // Whatever the command left in its group goes with it.
                         crate::procs::kill_group(task.pgid, true);
-                        let code = status.ok().and_then(|s| s.code());
-                        let mut p = lock(&task.inner);
-                        p.exit_code = code;
-                        p.status = Some(if code == Some(0) { TaskStatus::Completed } else { TaskStatus::Failed });
-                        break None;
+                        break Ended::Exited(status.ok().and_then(|s| s.code()));
                     }
-                    () = &mut deadline => break Some(format!("its lifetime of {} ms ended", lifetime.as_millis())),
-                    () = task.stop.notified() => break Some("stopped".to_owned()),
+                    () = &mut deadline => break Ended::Kill(format!("its lifetime of {} ms ended", lifetime.as_millis())),
+                    () = task.stop.notified() => break Ended::Kill("stopped".to_owned()),
                     _ = size_check.tick() => {
                         let size = std::fs::metadata(&task.output_file).map_or(0, |m| m.len());
                         if size > KILL_CAP {
-                            break Some(format!("its output passed {KILL_CAP} bytes"));
+                            break Ended::Kill(format!("its output passed {KILL_CAP} bytes"));
                         }
                     }
                 }
             };
-            if let Some(reason) = reason {
-                crate::procs::kill_group(task.pgid, false);
-                if tokio::time::timeout(KILL_GRACE, child.wait())
-                    .await
-                    .is_err()
-                {
-                    crate::procs::kill_group(task.pgid, true);
-                    let _ = child.wait().await;
+            let (status, exit_code, kill_reason) = match ended {
+                Ended::Kill(reason) => {
+                    crate::procs::terminate_group(&mut child, task.pgid, KILL_GRACE).await;
+                    lock(&task.inner).reaped = true;
+                    (TaskStatus::Killed, None, Some(reason))
                 }
-                crate::procs::kill_group(task.pgid, true);
-                crate::procs::wait_group_gone(task.pgid, KILL_GRACE).await;
-                let mut p = lock(&task.inner);
-                p.status = Some(TaskStatus::Killed);
-                p.kill_reason = Some(reason);
-            }
-            if let Some(copy) = copy {
+                Ended::Exited(code) => {
+                    let mut p = lock(&task.inner);
+                    p.reaped = true;
+                    match (code, p.killed_by.take()) {
+                        // Ended by a signal after `kill_all` sent one.
+                        (None, Some(reason)) => (TaskStatus::Killed, None, Some(reason)),
+                        (Some(0), _) => (TaskStatus::Completed, code, None),
+                        _ => (TaskStatus::Failed, code, None),
+                    }
+                }
+            };
+            if let Some(mut copy) = copy {
                 // The group is gone, so its pipes are at their end: the copy finishes now
-                // (bounded all the same: a descendant that left the group holds them).
-                let _ = tokio::time::timeout(KILL_GRACE, copy).await;
+                // (bounded all the same: a descendant that left the group holds them; the
+                // copy is then abandoned, not left running).
+                if tokio::time::timeout(KILL_GRACE, &mut copy).await.is_err() {
+                    copy.abort();
+                }
+            }
+            // Only now, with its output all in its file, does the task count as ended: a
+            // reader that sees it ended has read everything.
+            {
+                let mut p = lock(&task.inner);
+                p.status = Some(status);
+                p.exit_code = exit_code;
+                p.kill_reason = kill_reason;
             }
             task.done.send_replace(true);
         });
@@ -402,7 +437,7 @@ impl TaskRegistry {
     /// without unwinding (`std::process::exit` runs no destructor, so dropping the registry
     /// would never happen).
     pub fn kill_all(&self) {
-        self.inner.kill_running();
+        self.inner.kill_running("every task was killed");
     }
 
     /// A copy of task `id`'s state.
@@ -441,9 +476,7 @@ impl TaskRegistry {
         }
         let mut done = task.done.subscribe();
         task.stop.notify_one();
-        // The watcher's worst case: the grace after SIGTERM, then as long again for the
-        // group to go after SIGKILL; a little more for its own bookkeeping.
-        let _ = tokio::time::timeout(KILL_GRACE * 3, done.wait_for(|d| *d)).await;
+        let _ = tokio::time::timeout(STOP_WAIT, done.wait_for(|d| *d)).await;
         Ok(task.snapshot())
     }
 

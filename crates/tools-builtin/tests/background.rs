@@ -409,3 +409,109 @@ async fn a_command_past_its_timeout_moves_to_the_background() {
     assert_eq!(done.structured["task"]["exitCode"], 3);
     assert!(gone_within(task.pgid, Duration::from_secs(2)).await);
 }
+
+/// TaskStop sends SIGTERM to the whole group and gives it the grace period: a grandchild that
+/// cleans up on SIGTERM finishes, although the shell leading the group dies at once. It was
+/// SIGKILLed as soon as the leader was reaped.
+#[tokio::test]
+async fn task_stop_gives_a_grandchild_s_term_trap_its_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let ready = dir.path().join("ready");
+    let cleaned = dir.path().join("cleaned");
+    let command = format!(
+        "bash -c 'trap \"sleep 0.5; touch {c}\" TERM; touch {r}; sleep 100 & wait'; true",
+        c = cleaned.display(),
+        r = ready.display()
+    );
+    let (id, pgid) = start(&ctx, &command, None).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the command did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    call(&TaskStop, &ctx, json!({"task_id": id})).await.unwrap();
+    assert!(cleaned.exists(), "the TERM trap did not finish");
+    assert!(live_in_group(pgid).is_empty(), "{:?}", live_in_group(pgid));
+    assert_eq!(
+        task_registry(&ctx).get(&id).unwrap().status,
+        TaskStatus::Killed
+    );
+}
+
+/// A command moved to the background at its timeout counts as ended only once what it wrote
+/// to its pipes is all in its output file: a non-blocking TaskOutput that sees it ended has
+/// its whole output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adopted_command_ends_only_once_its_output_is_in_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ctx = ctx(&root);
+    for round in 0..5 {
+        let stop = root.join(format!("stop{round}"));
+        let command = format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done; seq 1 200000",
+            stop.display()
+        );
+        let out = call(
+            &Bash::default(),
+            &ctx,
+            json!({"command": command, "timeout": 300}),
+        )
+        .await
+        .unwrap();
+        let id = out.structured["backgroundTaskId"]
+            .as_str()
+            .expect("moved to the background")
+            .to_owned();
+        std::fs::write(&stop, "").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // Everything read up to the read that first sees the task ended.
+        let mut output = String::new();
+        let status = loop {
+            let out = call(
+                &TaskOutput,
+                &ctx,
+                json!({"task_id": id, "block": false, "timeout": 0}),
+            )
+            .await
+            .unwrap();
+            output.push_str(out.structured["task"]["output"].as_str().unwrap());
+            if out.structured["task"]["status"] != "running" {
+                break out.structured["task"]["status"].clone();
+            }
+            assert!(Instant::now() < deadline, "the command did not end");
+            tokio::task::yield_now().await;
+        };
+        assert_eq!(status, "completed");
+        assert!(
+            output.ends_with("\n199999\n200000\n"),
+            "round {round}: the output ends with {:?}",
+            &output[output.len().saturating_sub(40)..]
+        );
+    }
+}
+
+/// Tasks ended by `kill_all` (and so by dropping the registry, which kills the same way) are
+/// `killed`, with a reason, not `failed`.
+#[tokio::test]
+async fn tasks_ended_by_kill_all_are_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, pgid) = start(&ctx, "sleep 100", None).await;
+    let registry = task_registry(&ctx);
+    registry.kill_all();
+    let task = registry.wait(&id, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(task.status, TaskStatus::Killed);
+    assert_eq!(task.exit_code, None);
+    assert!(task.kill_reason.is_some());
+    assert!(gone_within(pgid, Duration::from_secs(2)).await);
+    let out = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": false, "timeout": 0}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["task"]["status"], "killed");
+}

@@ -492,3 +492,81 @@ async fn cdpath_does_not_move_cd() {
         .unwrap();
     assert_eq!(text(&out), "[]");
 }
+
+/// Cancellation sends SIGTERM to the whole group and gives it the grace period: a process of
+/// the group that cleans up on SIGTERM (here a grandchild, the inner shell's trap) finishes,
+/// although the shell that leads the group dies at once. It was SIGKILLed as soon as the
+/// leader was reaped.
+#[tokio::test]
+async fn cancellation_gives_a_grandchild_s_term_trap_its_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let cleaned = dir.path().join("cleaned");
+    let ctx = ToolUseContext::new(dir.path());
+    let token = ctx.cancellation().clone();
+    let command = format!(
+        "bash -c 'trap \"sleep 0.5; touch {c}\" TERM; touch {r}; sleep 100 & wait'; true",
+        c = cleaned.display(),
+        r = ready.display()
+    );
+    let call = tokio::spawn({
+        let ctx = ctx.clone();
+        async move { run(&ctx, json!({"command": command})).await }
+    });
+    while !ready.exists() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = Instant::now();
+    token.cancel();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_cancelled(), "{err:?}");
+    assert!(cleaned.exists(), "the TERM trap did not finish");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+/// A `cd` out of the working directories sends the session back to the project directory
+/// (Claude Code's original cwd), not to where the previous command left it, and says so;
+/// a failing command that left them is reset the same way.
+#[tokio::test]
+async fn cd_out_of_the_working_directories_resets_to_the_project_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let ctx = ToolUseContext::new(&root);
+    let into_sub = run(&ctx, json!({"command": "cd sub"})).await.unwrap();
+    let in_sub = into_sub.context_modifier.unwrap().apply(ctx.clone());
+    assert_eq!(in_sub.cwd(), root.join("sub"));
+
+    let out = run(&in_sub, json!({"command": "cd /tmp && echo moved"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&out),
+        format!("moved\nShell cwd was reset to {}", root.display())
+    );
+    let back = out
+        .context_modifier
+        .expect("the session goes back to the project directory")
+        .apply(in_sub.clone());
+    assert_eq!(back.cwd(), root);
+
+    let err = run(&in_sub, json!({"command": "cd /tmp && false"}))
+        .await
+        .unwrap_err();
+    let (err, change) = err.take_context_change();
+    let ToolError::Shell { stderr, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        stderr.ends_with(&format!("Shell cwd was reset to {}", root.display())),
+        "{stderr}"
+    );
+    let back = change
+        .expect("the session goes back to the project directory")
+        .apply(in_sub);
+    assert_eq!(back.cwd(), root);
+}

@@ -412,3 +412,53 @@ fn flags_schema_and_marker() {
         .unwrap_err();
     assert!(err.to_model_text().contains("`python` or `node`"));
 }
+
+/// A timed-out call sends SIGTERM to the interpreter's whole group and gives it the grace
+/// period: a child that cleans up on SIGTERM finishes, although the interpreter itself dies
+/// at once. It was SIGKILLed as soon as the interpreter was reaped.
+#[tokio::test]
+async fn a_timeout_gives_a_child_s_term_trap_its_grace() {
+    let (dir, ctx) = ctx();
+    let ready = dir.path().join("ready");
+    let cleaned = dir.path().join("cleaned");
+    let script = format!(
+        "trap \"sleep 0.5; touch {c}\" TERM; touch {r}; sleep 100 & wait",
+        c = cleaned.display(),
+        r = ready.display()
+    );
+    let code = format!(
+        "import os, subprocess, time\n\
+         child = subprocess.Popen(['bash', '-c', {script:?}])\n\
+         while not os.path.exists({ready:?}): time.sleep(0.01)",
+        ready = ready.display().to_string()
+    );
+    py(&ctx, &code).await.unwrap();
+    let pgid = repl_sessions(&ctx).pgid(Language::Python).await.unwrap();
+    let quick = Repl::with_timeout(Duration::from_millis(300));
+    let err = call(
+        &quick,
+        &ctx,
+        json!({"code": "while True: pass", "language": "python"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("The call timed out after 300 ms"), "{err}");
+    assert!(cleaned.exists(), "the TERM trap did not finish");
+    assert_eq!(live_in_group(pgid), Vec::<i32>::new());
+}
+
+/// Output cut to its head and tail is cut between characters: no U+FFFD where a cut fell
+/// inside one (two-byte characters in Python, three-byte ones in Node, both cuts off their
+/// boundaries).
+#[tokio::test]
+async fn a_cut_output_never_splits_a_character() {
+    let (_dir, ctx) = ctx();
+    let out = py(&ctx, "print('x' + 'é' * 1_000_000)").await.unwrap();
+    assert!(out.contains("bytes of output omitted"), "no omission note");
+    assert!(!out.contains('\u{fffd}'), "a character was split");
+    assert!(out.starts_with("xéé") && out.ends_with("éé"));
+    let out = node(&ctx, "console.log('€'.repeat(700000))").await.unwrap();
+    assert!(out.contains("bytes of output omitted"), "no omission note");
+    assert!(!out.contains('\u{fffd}'), "a character was split");
+    assert!(out.starts_with("€€") && out.ends_with("€€"));
+}

@@ -507,3 +507,39 @@ fn schemas_flags_and_markers_match_the_spec() {
         assert!(!tool.is_read_only(&json!({"action": "keep"})));
     }
 }
+
+/// In a worktree session, a `cd` out of the working directories lands in the worktree, not
+/// in the repository the session left (where edits would go to the wrong branch).
+#[tokio::test]
+async fn a_cd_out_in_a_worktree_session_resets_to_the_worktree() {
+    let (_tmp, root) = repo();
+    let ctx = ToolUseContext::new(&root);
+    let (_, _, inside) = call(&EnterWorktree, &ctx, json!({"name": "w"}))
+        .await
+        .unwrap();
+    let wt = root.join(".claude/worktrees/w");
+    let sub = wt.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (_, _, in_sub) = call(
+        &tools_builtin::Bash::default(),
+        &inside,
+        json!({"command": "cd sub"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(in_sub.cwd(), sub);
+    let outside = tempfile::tempdir().unwrap();
+    let cd_out = format!("cd {} && pwd", outside.path().display());
+    let (text, _, after) = call(
+        &tools_builtin::Bash::default(),
+        &in_sub,
+        json!({"command": cd_out}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(after.cwd(), wt, "{text}");
+    assert!(
+        text.contains(&format!("Shell cwd was reset to {}", wt.display())),
+        "{text}"
+    );
+}

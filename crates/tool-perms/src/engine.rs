@@ -14,10 +14,11 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
-    changes_directory, effective_name, effective_words, is_read_only, is_transparent,
-    names_target_directory, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, wrapped_readings,
+    GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
+    changes_directory, effective_name, effective_words, git_content, has_path_operands,
+    is_read_only, is_transparent, names_target_directory, path_args, path_use, reads_listed_files,
+    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
+    wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1515,6 +1516,10 @@ impl PermissionEngine {
     ) -> Option<Finding> {
         let name = basename(words.first()?.value.as_deref()?);
         let option_glob = self.option_like_glob(sub, words, ctx);
+        let option_glob = match self.git_content_read(set, sub, name, words, ctx) {
+            Some(f) => Some(pick(option_glob, f)),
+            None => option_glob,
+        };
         let Some(use_) = path_use(name, words) else {
             return option_glob;
         };
@@ -1564,12 +1569,15 @@ impl PermissionEngine {
         };
         let args: Vec<Word> = if name == "cd" && args.is_empty() {
             here("~")
-        } else if args.is_empty()
+        } else if !has_path_operands(name, words)
             && tree.is_some_and(|t| t.defaults_to_cwd)
             // `cmd | rg x` searches its input (grep -r ignores its input).
             && !(name == "rg" && sub.piped_input)
         {
-            here(".")
+            // The values of options that name files (`rg -f PATTERNS`) are read too.
+            let mut args = args;
+            args.extend(here("."));
+            args
         } else {
             args
         };
@@ -1727,6 +1735,62 @@ impl PermissionEngine {
         worst
     }
 
+    /// A git command that prints files of the repository or its history it does not name
+    /// ([`git_content`]: a blob `REV:PATH`, `git grep`, `git cat-file`, a patch without
+    /// pathspecs, or with one that is not a plain file): those files cannot be checked, so
+    /// it is asked about when a Read deny rule exists (as a recursive grep's tree is
+    /// checked). Named files are checked as paths read ([`path_use`]).
+    fn git_content_read(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        name: &str,
+        words: &[Word],
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        if name != "git" || set.read[bi(RuleBehavior::Deny)].is_empty() {
+            return None;
+        }
+        let resolve = |w: &Word| {
+            w.value
+                .as_deref()
+                .and_then(|v| self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx))
+        };
+        // A pathspec that selects one plain file, named as it is.
+        let one_file = |w: &Word| {
+            !w.glob
+                && w.value
+                    .as_deref()
+                    .is_some_and(|v| !v.starts_with(':') && !v.contains(['*', '?', '[']))
+                && resolve(w).is_some_and(|ps| !ps.is_empty() && ps.iter().all(|p| p.is_file()))
+        };
+        let unnamed = match git_content(words)? {
+            GitContent::Unnamed => true,
+            GitContent::Pathspecs { operands, paths } => {
+                // Operands that exist are paths; the others are revisions.
+                let mut specs: Vec<&Word> = operands
+                    .iter()
+                    .filter(|w| {
+                        resolve(w).is_none_or(|ps| ps.iter().any(|p| p.symlink_metadata().is_ok()))
+                    })
+                    .collect();
+                specs.extend(&paths);
+                specs.is_empty() || !specs.iter().all(|w| one_file(w))
+            }
+        };
+        let text = sub.raw_text();
+        unnamed.then(|| {
+            self.unchecked_path(
+                set,
+                PathUse::Read,
+                format!(
+                    "`{text}` prints files of the repository it does not name, which cannot be checked against the Read deny rules."
+                ),
+            )
+            .sub(text)
+        })
+    }
+
     /// A glob argument of the cwd (no directory before it, before any `--`) that matches a
     /// name starting with `-`: bash puts that name among the arguments, where the program
     /// reads it as an option (wildcard injection: `rg TODO *` beside a file `--pre=sh` runs
@@ -1845,6 +1909,10 @@ impl PermissionEngine {
         walk.follow_links(tree.follow_links);
         match tree.rg_filters {
             Some((skip_hidden, use_ignore_files)) => {
+                // ripgrep's own ignore file: a `!.env` there makes it search a hidden file.
+                if use_ignore_files {
+                    walk.add_custom_ignore_filename(".rgignore");
+                }
                 walk.hidden(skip_hidden)
                     .ignore(use_ignore_files)
                     .git_ignore(use_ignore_files)
@@ -2660,22 +2728,42 @@ const NO_PREFIX: &[&str] = &[
 /// The prefix rule content "don't ask again" stores for a subcommand: `program subcommand:*`
 /// (or the exact command for programs too dangerous to allow by prefix).
 pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
-    let name = sub.name().unwrap_or("");
     // The exact command, as a pattern that matches only it.
     let exact = || escape_stars(&sub.raw_text());
-    if NO_PREFIX.contains(&basename(name)) || sub.words.iter().any(|w| w.value.is_none()) {
+    if sub.words.iter().any(|w| w.value.is_none()) {
         return exact();
     }
-    let second = sub
-        .words
-        .get(1)
-        .and_then(|w| w.value.as_deref())
-        .filter(|s| {
-            s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+    // A command too dangerous to prefix, behind any wrapper (`nice rm -rf x`, `setsid rm`),
+    // in any reading of the wrappers' options.
+    let no_prefix = wrapped_readings(&sub.words)
+        .into_iter()
+        .any(|(reading, _)| {
+            reading
+                .first()
+                .and_then(|w| w.value.as_deref())
+                .is_some_and(|n| NO_PREFIX.contains(&basename(n)))
         });
-    match (second, sub.words.len()) {
+    if no_prefix {
+        return exact();
+    }
+    // Allow rules see through the safe wrappers (`nice`, `timeout 5`): the prefix is the
+    // wrapped command's. Behind another wrapper (`setsid git push`) the command as written.
+    let mut words = &sub.words[..];
+    while let Some(n) = safe_wrapper_len(words) {
+        words = &words[n..];
+    }
+    if wrapped_command_starts(words).is_some() {
+        return exact();
+    }
+    let Some(name) = words.first().and_then(|w| w.value.as_deref()) else {
+        return exact();
+    };
+    let second = words.get(1).and_then(|w| w.value.as_deref()).filter(|s| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+    });
+    match (second, words.len()) {
         (Some(s), _) => format!("{name} {s}:*"),
         // A lone program (`make`): any arguments.
         (None, 1) => format!("{name}:*"),

@@ -327,6 +327,17 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // `--no-index`): its operands are checked as paths read (a revision names no file
         // and passes).
         "git" if git_subcommand(words) == Some("diff") => PathUse::Read,
+        // Subcommands that print the files they are given (`git blame .env`, `git log -p --
+        // .env`): their operands are checked as paths read (a revision names no file and
+        // passes). What they print of files they are not given: [`git_content`].
+        "git"
+            if matches!(
+                git_subcommand(words),
+                Some("blame" | "annotate" | "log" | "show" | "whatchanged" | "grep")
+            ) =>
+        {
+            PathUse::Read
+        }
         // Readers that can also write a file they are given (`sort -o F`, `uniq IN OUT`,
         // `xxd IN OUT`, `tree -o F`, `less -o LOG`, `find -fprint F`): when used so, every
         // path counts as written (which one is the output is not worked out).
@@ -408,10 +419,11 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 .count();
             let no_ignore = u >= 1 || has(&[], &["--no-ignore"]);
             let hidden = u >= 2 || has(&['.'], &["--hidden"]);
-            // A configuration file (RIPGREP_CONFIG_PATH) may turn the filters off, and a
-            // `-g` glob overrides them (`rg -g '*' x` searches hidden files).
+            // A configuration file (RIPGREP_CONFIG_PATH) may turn the filters off, a `-g`
+            // glob overrides them (`rg -g '*' x` searches hidden files), and so does a `!.env`
+            // in an ignore file given by `--ignore-file`.
             let configured = std::env::var_os("RIPGREP_CONFIG_PATH").is_some_and(|v| !v.is_empty())
-                || has(&['g'], &["--glob", "--iglob"]);
+                || has(&['g'], &["--glob", "--iglob", "--ignore-file"]);
             Some(TreeRead {
                 follow_links: has(&['L'], &["--follow"]),
                 rg_filters: (!configured).then_some((!hidden, !no_ignore)),
@@ -470,6 +482,115 @@ pub fn awk_may_use_other_files(words: &[Word]) -> bool {
             continue;
         }
         return program_may_use_files(arg);
+    }
+    false
+}
+
+/// Whether a jq command line may read files its arguments do not name: a program from a
+/// file (`-f`, `--from-file`), a module directory (`-L`, `--library-path`), or a program
+/// that loads modules or data files (`import`, `include`, `modulemeta`), which jq finds
+/// through a path the program spells. Every argument that is not an option is read as a
+/// program (a file name with such a word in it is refused too).
+fn jq_may_use_other_files(args: &[&str]) -> bool {
+    args.iter().any(|a| {
+        short_bundle_has(a, &['f', 'L'])
+            || ["--from-file", "--library-path"]
+                .iter()
+                .any(|l| names_long(a, l))
+            || (!a.starts_with('-') && jq_program_loads_modules(a))
+    })
+}
+
+/// Whether jq's arguments hold its program (an operand that is not the value of an
+/// option); a computed word may be anything.
+fn jq_has_program(args: &[Word]) -> bool {
+    let mut skip = 0;
+    for w in args {
+        let Some(v) = w.value.as_deref() else {
+            return false;
+        };
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        match v {
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => skip = 2,
+            "--indent" => skip = 1,
+            "--args" | "--jsonargs" => return false,
+            _ if v.starts_with('-') && v.len() > 1 => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+/// Whether a jq program uses `import`, `include` or `modulemeta` as a keyword or function
+/// (not as a field `.include`, a variable `$import`, a format or inside a string literal).
+/// Comments run to the end of the line. A string's interpolation `\(…)` is code.
+fn jq_program_loads_modules(program: &str) -> bool {
+    const WORDS: &[&str] = &["import", "include", "modulemeta"];
+    let b = program.as_bytes();
+    // Open interpolations: the parenthesis depth inside each.
+    let mut interpolations: Vec<usize> = Vec::new();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' if b.get(i + 1) == Some(&b'(') => {
+                    interpolations.push(0);
+                    in_string = false;
+                    i += 2;
+                }
+                b'\\' => i += 2,
+                b'"' => {
+                    in_string = false;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        match c {
+            b'"' => {
+                in_string = true;
+                i += 1;
+            }
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                if let Some(depth) = interpolations.last_mut() {
+                    *depth += 1;
+                }
+                i += 1;
+            }
+            b')' => {
+                match interpolations.last_mut() {
+                    Some(0) => {
+                        interpolations.pop();
+                        in_string = true;
+                    }
+                    Some(depth) => *depth -= 1,
+                    None => {}
+                }
+                i += 1;
+            }
+            _ if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let field = start > 0 && matches!(b[start - 1], b'.' | b'$' | b'@');
+                if !field && WORDS.contains(&&program[start..i]) {
+                    return true;
+                }
+            }
+            _ => i += 1,
+        }
     }
     false
 }
@@ -617,9 +738,23 @@ enum Next {
 /// `cp -t DIR`), values of `--opt=/path` flags (of every `--opt=value` flag for commands
 /// that write), and `dd`'s `if=`/`of=`.
 pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
+    path_args_and_operands(name, words).0
+}
+
+/// Whether `words` names a path as an operand (not only as an option's value, as in `rg
+/// -f PATTERNS` or `rg --ignore-file F`, which still search the working directory).
+pub fn has_path_operands(name: &str, words: &[Word]) -> bool {
+    path_args_and_operands(name, words).1
+}
+
+/// [`path_args`], and whether one of them is an operand.
+fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
     if name == "sed" {
-        return sed_path_args(words);
+        let paths = sed_path_args(words);
+        let any = !paths.is_empty();
+        return (paths, any);
     }
+    let mut operands = false;
     let mut out = Vec::new();
     let mut skip_script = first_positional_is_script(name, words);
     let mut after_dashdash = false;
@@ -735,9 +870,10 @@ pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
             skip_script = false;
             continue;
         }
+        operands = true;
         out.push(w.clone());
     }
-    out
+    (out, operands)
 }
 
 /// sed's paths: its files and its script files (`-f FILE`, `-fFILE`, `--file=FILE`), as
@@ -922,8 +1058,8 @@ pub fn is_read_only(words: &[Word]) -> bool {
         "ls" | "cat" | "head" | "tail" | "pwd" | "echo" | "grep" | "egrep" | "fgrep" | "stat"
         | "df" | "which" | "whereis" | "type" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
         | "hexdump" | "strings" | "basename" | "dirname" | "realpath" | "readlink" | "uname"
-        | "whoami" | "id" | "true" | "false" | "seq" | "sleep" | "jq" | "column" | "fold"
-        | "rev" | "tac" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
+        | "whoami" | "id" | "true" | "false" | "seq" | "sleep" | "column" | "fold" | "rev"
+        | "tac" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
         | "printenv" | "groups" | "ps" | "pgrep" | "more" | "nproc" | "arch" | "tty" | "locale"
         | "cal" | "paste" | "comm" | "expand" | "unexpand" | "cd" => true,
         "wc" | "du" => !any_option(&[], &["--files0-from"]),
@@ -947,6 +1083,9 @@ pub fn is_read_only(words: &[Word]) -> bool {
         }),
         "uniq" | "xxd" => positionals() <= 1,
         "base64" => !any_option(&['o'], &["--output"]),
+        // A lesskey file or lesskey text (`--lesskey-content`) can bind keys to shell
+        // commands; less takes any unambiguous abbreviation of a long option
+        // (`--lesskey-con=`), which `names_long` covers.
         "less" => {
             !any_option(
                 &['o', 'O', 'k'],
@@ -955,9 +1094,11 @@ pub fn is_read_only(words: &[Word]) -> bool {
                     "--LOG-FILE",
                     "--lesskey-file",
                     "--lesskey-src",
+                    "--lesskey-content",
                 ],
             ) && !args.iter().any(|a| a.starts_with('+'))
         }
+        "jq" => !jq_may_use_other_files(&args),
         "bat" => !any_option(&[], &["--pager"]),
         "date" => {
             !args
@@ -979,52 +1120,53 @@ pub fn is_read_only(words: &[Word]) -> bool {
 /// arguments are appended to it (by `xargs` or `find -exec`): a command none of whose options
 /// writes a file or runs a program (not `sort -o`, `rg --pre`, `uniq IN OUT`, ...).
 pub fn reads_only_whatever_is_appended(words: &[Word]) -> bool {
-    words
-        .first()
-        .and_then(val)
-        .map(basename)
-        .is_some_and(|name| {
-            matches!(
-                name,
-                "cat"
-                    | "head"
-                    | "tail"
-                    | "wc"
-                    | "grep"
-                    | "egrep"
-                    | "fgrep"
-                    | "ls"
-                    | "stat"
-                    | "nl"
-                    | "od"
-                    | "cut"
-                    | "basename"
-                    | "dirname"
-                    | "realpath"
-                    | "readlink"
-                    | "md5sum"
-                    | "sha1sum"
-                    | "sha256sum"
-                    | "sha512sum"
-                    | "shasum"
-                    | "cksum"
-                    | "strings"
-                    | "hexdump"
-                    | "column"
-                    | "fold"
-                    | "rev"
-                    | "tac"
-                    | "comm"
-                    | "expand"
-                    | "unexpand"
-                    | "paste"
-                    | "diff"
-                    | "cmp"
-                    | "du"
-                    | "echo"
-                    | "jq"
-            )
-        })
+    let name = words.first().and_then(val).map(basename);
+    // The first word appended to a jq without a program is its program.
+    if name == Some("jq") && !jq_has_program(&words[1..]) {
+        return false;
+    }
+    name.is_some_and(|name| {
+        matches!(
+            name,
+            "cat"
+                | "head"
+                | "tail"
+                | "wc"
+                | "grep"
+                | "egrep"
+                | "fgrep"
+                | "ls"
+                | "stat"
+                | "nl"
+                | "od"
+                | "cut"
+                | "basename"
+                | "dirname"
+                | "realpath"
+                | "readlink"
+                | "md5sum"
+                | "sha1sum"
+                | "sha256sum"
+                | "sha512sum"
+                | "shasum"
+                | "cksum"
+                | "strings"
+                | "hexdump"
+                | "column"
+                | "fold"
+                | "rev"
+                | "tac"
+                | "comm"
+                | "expand"
+                | "unexpand"
+                | "paste"
+                | "diff"
+                | "cmp"
+                | "du"
+                | "echo"
+                | "jq"
+        )
+    })
 }
 
 /// The global options of git that change nothing a read-only subcommand does.
@@ -1043,6 +1185,139 @@ fn git_subcommand(words: &[Word]) -> Option<&str> {
         .map(|w| w.value.as_deref())
         .find(|v| !v.is_some_and(|v| GIT_GLOBAL_OPTIONS.contains(&v)))
         .flatten()
+}
+
+/// What a git command prints of the files in the repository (or its history), for the Read
+/// deny rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitContent {
+    /// Files it does not name, or names in a way that cannot be checked: a blob
+    /// (`git show HEAD:.env`, `git cat-file`), a search (`git grep`), a line range (`log
+    /// -L`), a repository elsewhere or configured on the command line (`-C`, `-c`).
+    Unnamed,
+    /// A patch of the files its pathspecs select (of every file when it has none): the
+    /// words after `--`, and the operands before it that are paths (those that exist; the
+    /// others are revisions).
+    Pathspecs {
+        /// Operands before `--`: revisions or paths.
+        operands: Vec<Word>,
+        /// Words after `--`: paths.
+        paths: Vec<Word>,
+    },
+}
+
+/// What `words` (a `git` command) prints of files' contents ([`GitContent`]), or `None` when
+/// it prints none (`git status`, `git log --oneline`) or only the files it names as
+/// operands (`git blame F`, checked as paths read).
+pub fn git_content(words: &[Word]) -> Option<GitContent> {
+    let mut i = 1;
+    let mut elsewhere = false;
+    let mut configured = false;
+    while let Some(v) = words.get(i).map(|w| w.value.as_deref()) {
+        let Some(v) = v else {
+            return Some(GitContent::Unnamed);
+        };
+        if !v.starts_with('-') {
+            break;
+        }
+        i += 1;
+        if GIT_GLOBAL_OPTIONS.contains(&v)
+            || matches!(
+                v,
+                "-p" | "--paginate"
+                    | "--literal-pathspecs"
+                    | "--glob-pathspecs"
+                    | "--noglob-pathspecs"
+                    | "--icase-pathspecs"
+            )
+        {
+            continue;
+        }
+        // Another repository or work tree, configuration (an alias, a textconv filter),
+        // anything else: what it prints cannot be told apart.
+        elsewhere = true;
+        configured |= v == "-c" || names_long(v, "--config-env");
+        if matches!(
+            v,
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+        ) {
+            i += 1;
+        }
+    }
+    let sub = words.get(i)?.value.as_deref()?;
+    let rest = &words[i + 1..];
+    let values: Vec<Option<&str>> = rest.iter().map(|w| w.value.as_deref()).collect();
+    let dashdash = values
+        .iter()
+        .position(|v| *v == Some("--"))
+        .unwrap_or(values.len());
+    let options = || {
+        values[..dashdash]
+            .iter()
+            .filter_map(|v| *v)
+            .filter(|v| v.starts_with('-'))
+    };
+    let operands = || {
+        rest[..dashdash]
+            .iter()
+            .filter(|w| w.value.as_deref().is_none_or(|v| !v.starts_with('-')))
+    };
+    // `REV:PATH` names a blob (or a tree) by its path in a revision.
+    let blob = operands().any(|w| w.value.as_deref().is_none_or(|v| v.contains(':')));
+    // Options that print a patch (in log's family), or a line range's (`-L 1,5:.env`).
+    let line_range = options().any(|v| v.starts_with("-L"));
+    let patch = options().any(|v| {
+        matches!(v, "-p" | "-u" | "--cc" | "-c" | "--dd" | "-W")
+            || v.starts_with("-U")
+            || [
+                "--patch",
+                "--patch-with-stat",
+                "--patch-with-raw",
+                "--unified",
+                "--word-diff",
+                "--color-words",
+                "--function-context",
+                "--binary",
+                "--full-diff",
+                "--remerge-diff",
+            ]
+            .iter()
+            .any(|l| names_long(v, l))
+    });
+    let no_patch = options().any(|v| {
+        matches!(
+            v,
+            "-s" | "--no-patch" | "--stat" | "--numstat" | "--shortstat" | "--raw"
+        ) || v.starts_with("--stat=")
+            || ["--name-only", "--name-status", "--summary", "--dirstat"]
+                .iter()
+                .any(|l| names_long(v, l))
+    });
+    let pathspecs = || GitContent::Pathspecs {
+        operands: operands().cloned().collect(),
+        paths: rest.get(dashdash + 1..).unwrap_or_default().to_vec(),
+    };
+    let shows = match sub {
+        "grep" | "cat-file" => return Some(GitContent::Unnamed),
+        "diff" => {
+            return (blob || elsewhere).then_some(GitContent::Unnamed);
+        }
+        "show" => blob || line_range || patch || !no_patch,
+        "log" | "whatchanged" | "reflog" => line_range || patch,
+        "stash" => values.first() == Some(&Some("show")) && patch,
+        "blame" | "annotate" => return elsewhere.then_some(GitContent::Unnamed),
+        "range-diff" | "format-patch" | "archive" | "bundle" => true,
+        // An alias defined on the command line may be any of the above.
+        _ => return configured.then_some(GitContent::Unnamed),
+    };
+    if !shows {
+        return None;
+    }
+    if elsewhere || blob || line_range || !matches!(sub, "show" | "log" | "whatchanged" | "reflog")
+    {
+        return Some(GitContent::Unnamed);
+    }
+    Some(pathspecs())
 }
 
 fn git_read_only(args: &[&str]) -> bool {

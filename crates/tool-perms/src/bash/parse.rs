@@ -351,6 +351,7 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
         shallow: 0,
         piped: false,
         last_stage_stdin: false,
+        hidden: 0,
     };
     let mut cursor = node.walk();
     let words = node
@@ -391,6 +392,43 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
     if root.has_error() {
         out.complex.push(SYNTAX_ERROR.into());
     }
+    // Bash deletes a backslash-newline (outside single quotes, comments and quoted
+    // here-documents) before it splits words; tree-sitter-bash reads it as a blank. When one
+    // joins two pieces (`tr\<newline>uncate`, `$\<newline>(cmd)`), the words bash runs differ
+    // from the parse: complex, and the text as bash reads it is analysed too, so that deny
+    // and ask rules see what runs.
+    let continued = continuations(src.as_bytes(), &literal_ranges(root, src.as_bytes()));
+    if let Some(joined) = continued {
+        // Only ASCII bytes were taken out: still UTF-8.
+        let joined = String::from_utf8_lossy(&joined).into_owned();
+        if !out.complex.iter().any(|w| w == JOINED_BY_CONTINUATION) {
+            out.complex.push(JOINED_BY_CONTINUATION.into());
+        }
+        if depth >= MAX_NESTING {
+            if !out.complex.iter().any(|w| w == NESTED_TOO_DEEPLY) {
+                out.complex.push(NESTED_TOO_DEEPLY.into());
+            }
+            out.truncated = true;
+        } else {
+            let mut again = Analysis {
+                cdpath: out.cdpath || joined.contains("CDPATH"),
+                rg_config: out.rg_config || joined.contains("RIPGREP_CONFIG_PATH"),
+                ..Analysis::default()
+            };
+            // Both readings start where this one does.
+            analyze_source(&joined, depth + 1, nest, bracket, &mut again);
+            out.hidden_assignment |= again.hidden_assignment || again.cdpath;
+            out.rg_config |= again.rg_config;
+            out.commands.extend(again.commands);
+            out.redirects.extend(again.redirects);
+            for why in again.complex {
+                if !out.complex.contains(&why) {
+                    out.complex.push(why);
+                }
+            }
+            out.truncated |= again.truncated;
+        }
+    }
     let mut walker = Walker {
         src: src.as_bytes(),
         out,
@@ -403,6 +441,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         shallow: 0,
         piped: false,
         last_stage_stdin: false,
+        hidden: 0,
     };
     walker.walk(root);
     End {
@@ -435,10 +474,18 @@ struct Walker<'a> {
     /// The pipeline walked next has its standard input redirected: tree-sitter reads
     /// `a | b < f` as a redirection of the pipeline, bash gives it to its last stage.
     last_stage_stdin: bool,
+    /// How many substitutions the parser did not show were analysed
+    /// ([`Walker::hidden_substitutions`]).
+    hidden: usize,
 }
 
 const LINE_BREAK_IN_WORD: &str =
     "a line break inside a word: bash may run more commands than the parse shows";
+const JOINED_BY_CONTINUATION: &str = "a backslash-newline joins two pieces of the command into one word, which the parser reads as two";
+const NESTED_TOO_DEEPLY: &str = "shell commands nested too deeply";
+/// How many substitutions the parser did not show ([`Walker::hidden_substitutions`]) are
+/// analysed at most in one source; past that the analysis is truncated.
+const MAX_HIDDEN_SUBSTITUTIONS: usize = 32;
 
 /// The node kinds [`Walker::walk_node`] handles.
 const STATEMENTS: &[&str] = &[
@@ -702,7 +749,13 @@ impl Walker<'_> {
                 self.complex("control flow (if/for/while/case) is not auto-allowed");
                 self.walk_children(node);
             }
-            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => self.redirect(node),
+            "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
+                self.redirect(node);
+                for e in extra_destinations(node) {
+                    self.complex("words after a redirection without a command");
+                    self.scan_word(e);
+                }
+            }
             other => {
                 self.complex(format!("unsupported shell syntax `{other}`"));
                 self.walk_unknown(node);
@@ -837,10 +890,97 @@ impl Walker<'_> {
             );
         // Inside double quotes only `$(` and backticks substitute (`"a->(b)"` is text).
         let quoted = node.kind() == "string_content";
-        if (leaf && has_unescaped_substitution(&self.text(node), !quoted))
-            || (node.kind() == "expansion" && self.text(node).trim_end_matches('}').ends_with("@P"))
-        {
+        if leaf {
+            let text = self.text(node);
+            if has_unescaped_substitution(&text, !quoted) {
+                self.complex(WHY);
+                self.hidden_substitutions(&text, !quoted);
+            }
+        }
+        if node.kind() == "expansion" && self.text(node).trim_end_matches('}').ends_with("@P") {
             self.complex(WHY);
+        }
+    }
+
+    /// The body of a here-document whose delimiter is not quoted: bash expands it as if it
+    /// were in double quotes, running its `$(…)` and `` `…` `` (`\``, `\$` are literal,
+    /// `\<newline>` is deleted). tree-sitter-bash shows no backtick there as a substitution,
+    /// nor a `$(` after leading blanks or split by a backslash-newline: the text outside the
+    /// substitutions and expansions it does show is searched for more.
+    fn heredoc_body(&mut self, body: Node<'_>) {
+        const WHY: &str =
+            "a substitution in a here-document's body runs code the parser does not see";
+        let (start, end) = (body.start_byte(), body.end_byte());
+        let Some(text) = self.src.get(start..end) else {
+            return;
+        };
+        let mut gaps = text.to_vec();
+        let mut cursor = body.walk();
+        for child in body.named_children(&mut cursor) {
+            if matches!(
+                child.kind(),
+                "command_substitution"
+                    | "process_substitution"
+                    | "expansion"
+                    | "simple_expansion"
+                    | "arithmetic_expansion"
+            ) {
+                let from = child.start_byte().saturating_sub(start).min(gaps.len());
+                let to = child.end_byte().saturating_sub(start).min(gaps.len());
+                for b in &mut gaps[from..to] {
+                    *b = b'_';
+                }
+            }
+        }
+        let gaps = String::from_utf8_lossy(&gaps).into_owned();
+        if has_unescaped_substitution(&gaps, false) {
+            self.complex(WHY);
+            self.hidden_substitutions(&gaps, false);
+        }
+    }
+
+    /// Analyses the substitutions bash runs in `text` (a token tree-sitter-bash shows as text:
+    /// a `${…}` operand, a here-document's body, a string split by a backslash-newline), so
+    /// that deny and ask rules see their commands: each is taken as far as the parser reads it
+    /// when it starts the text. One that cannot be taken apart, or more than
+    /// [`MAX_HIDDEN_SUBSTITUTIONS`], truncates the analysis.
+    fn hidden_substitutions(&mut self, text: &str, process: bool) {
+        let text = without_continuations(text);
+        let mut from = 0;
+        while let Some(at) = unescaped_substitution_at(&text, process, from) {
+            if self.hidden >= MAX_HIDDEN_SUBSTITUTIONS {
+                self.complex("too many substitutions the parser does not see");
+                self.out.truncated = true;
+                return;
+            }
+            self.hidden += 1;
+            let probe = format!(": {}", &text[at..]);
+            let found = parse(&probe).and_then(|tree| {
+                let mut node = tree.root_node().descendant_for_byte_range(2, 3)?;
+                loop {
+                    if node.start_byte() != 2 {
+                        return None;
+                    }
+                    if matches!(
+                        node.kind(),
+                        "command_substitution" | "process_substitution" | "arithmetic_expansion"
+                    ) {
+                        return Some(node.end_byte());
+                    }
+                    node = node.parent()?;
+                }
+            });
+            let Some(end) = found.filter(|e| *e > 3) else {
+                self.complex("a substitution the parser cannot take apart");
+                self.out.truncated = true;
+                return;
+            };
+            let Some(substitution) = probe.get(..end) else {
+                self.out.truncated = true;
+                return;
+            };
+            self.nested_script(substitution, false);
+            from = at + end - 2;
         }
     }
 
@@ -900,21 +1040,26 @@ impl Walker<'_> {
             "heredoc_redirect" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                let quoted = children
+                    .iter()
+                    .find(|c| c.kind() == "heredoc_start")
+                    .is_some_and(|s| quoted_delimiter(&self.text(*s)));
+                // Words after the delimiter are the command's (its caller takes them).
+                let arguments = extra_destinations(node);
                 for child in children {
+                    if arguments.contains(&child) {
+                        continue;
+                    }
                     match child.kind() {
+                        "heredoc_body" if !quoted => {
+                            self.heredoc_body(child);
+                            self.scan(child);
+                        }
                         "heredoc_body" | "heredoc_start" | "heredoc_end" | "file_descriptor" => {
                             self.scan(child)
                         }
-                        "file_redirect" | "herestring_redirect" => {
-                            let extra = extra_destinations(child);
-                            if !extra.is_empty() {
-                                self.complex("words after a redirection next to a heredoc");
-                                for e in extra {
-                                    self.scan_word(e);
-                                }
-                            }
-                            self.redirect(child);
-                        }
+                        // Its extra destinations are among `arguments`.
+                        "file_redirect" | "herestring_redirect" => self.redirect(child),
                         _ => self.walk(child),
                     }
                 }
@@ -989,6 +1134,10 @@ impl Walker<'_> {
                 if text.starts_with('`') && ["\\`", "\\$", "\\\\"].iter().any(|e| text.contains(e))
                 {
                     self.complex("an escaped `, $ or \\ inside backticks is unescaped and run");
+                    // The body as bash runs it, for deny and ask rules.
+                    if let Some(body) = text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) {
+                        self.nested_script(&unescape_backticks(body), false);
+                    }
                 }
                 self.in_subshell(|w| w.walk_children(node))
             }
@@ -1508,7 +1657,7 @@ impl Walker<'_> {
 
     /// A payload nested beyond [`MAX_NESTING`] is not analysed: the analysis is truncated.
     fn nested_too_deeply(&mut self) {
-        self.complex("shell commands nested too deeply");
+        self.complex(NESTED_TOO_DEEPLY);
         self.out.truncated = true;
     }
 
@@ -1607,15 +1756,29 @@ fn union(a: &[Option<String>], b: &[Option<String>]) -> Vec<Option<String>> {
 
 /// The destinations of a file redirection after the first: tree-sitter reads the words
 /// after a redirection's target as more targets (`cat 2>/dev/null .env`), bash passes them
-/// to the command as arguments.
+/// to the command as arguments. Likewise the words after a here-document's delimiter (`cat
+/// <<EOF .env`, `cat <<EOF >/dev/null .env`), which tree-sitter puts in the redirection.
 fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
-    if node.kind() != "file_redirect" {
-        return Vec::new();
-    }
     let mut c = node.walk();
-    node.children_by_field_name("destination", &mut c)
-        .skip(1)
-        .collect()
+    match node.kind() {
+        "file_redirect" => node
+            .children_by_field_name("destination", &mut c)
+            .skip(1)
+            .collect(),
+        "heredoc_redirect" => {
+            let mut out: Vec<Node<'_>> = Vec::new();
+            for child in node.named_children(&mut c) {
+                if child.kind() == "file_redirect" {
+                    out.extend(extra_destinations(child));
+                }
+            }
+            let mut c = node.walk();
+            out.extend(node.children_by_field_name("argument", &mut c));
+            out.sort_by_key(Node::start_byte);
+            out
+        }
+        _ => Vec::new(),
+    }
 }
 
 enum Inner {
@@ -1766,22 +1929,31 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
         }
         "source" | "." => Some(Inner::Dynamic(format!("`{name}` runs a script file"))),
         "find" => {
-            let mut found = None;
+            // Every action that runs a command, wherever it is (one may be the value of
+            // another primary, `-name -exec`: listing it too only adds a reading). Its
+            // command ends at `;`, or at `+` right after `{}`.
+            let mut found: Vec<Inner> = Vec::new();
             for (i, a) in args.iter().enumerate() {
                 let a = a.value.as_deref().unwrap_or("");
                 if matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
-                    let words: Vec<Word> = args[i + 1..]
+                    let rest = &args[i + 1..];
+                    let end = rest
                         .iter()
-                        .take_while(|w| !matches!(w.value.as_deref(), Some(";" | "+")))
-                        .cloned()
-                        .collect();
-                    if !words.is_empty() {
-                        found = Some(Inner::Command(words));
+                        .enumerate()
+                        .position(|(k, w)| match w.value.as_deref() {
+                            Some(";") => true,
+                            Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
+                            _ => false,
+                        })
+                        .unwrap_or(rest.len());
+                    if end > 0 {
+                        found.push(Inner::Command(rest[..end].to_vec()));
                     }
-                    break;
                 }
             }
-            found
+            let mut found = found.into_iter();
+            let main = found.next();
+            return (main, found.collect(), true);
         }
         "xargs" => {
             let read = read_options(words, &XARGS);
@@ -1881,21 +2053,195 @@ fn has_line_break(text: &str) -> bool {
     false
 }
 
-/// Whether `text` holds a `$(` or a backtick, and with `process` a `<(` or `>(`, not
-/// escaped by a backslash (the start of a substitution, in bash's eyes).
-fn has_unescaped_substitution(text: &str, process: bool) -> bool {
-    let bytes = text.as_bytes();
+/// Whether a here-document's delimiter (its `heredoc_start`) is quoted (`'EOF'`, `"EOF"`,
+/// `\EOF`, `E'O'F`): its body is then literal text, else bash expands it.
+fn quoted_delimiter(start: &str) -> bool {
+    start.contains(['\'', '"', '\\'])
+}
+
+/// Whether `node` is the body (or part of it) of a here-document whose delimiter is quoted.
+fn in_quoted_heredoc(node: Node<'_>, src: &[u8]) -> bool {
+    let mut n = node;
+    while let Some(parent) = n.parent() {
+        if parent.kind() == "heredoc_redirect" {
+            let mut cursor = parent.walk();
+            let start = parent
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "heredoc_start");
+            return start
+                .and_then(|s| s.utf8_text(src).ok())
+                .is_some_and(quoted_delimiter);
+        }
+        n = parent;
+    }
+    false
+}
+
+/// The byte ranges of `root`'s text where bash keeps a backslash-newline as it is: single
+/// quotes, ANSI-C quotes (`$'…'`), comments, and the bodies of here-documents with a quoted
+/// delimiter.
+fn literal_ranges(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    'tree: loop {
+        let n = cursor.node();
+        let literal = match n.kind() {
+            "raw_string" | "ansi_c_string" | "comment" => true,
+            "heredoc_body" => in_quoted_heredoc(n, src),
+            _ => false,
+        };
+        if literal {
+            out.push((n.start_byte(), n.end_byte()));
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'tree;
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Bash deletes every backslash-newline outside `literal` ranges before it splits words.
+/// When one has a non-blank character on both sides (as bash reads them, after the
+/// deletion), it joins two pieces into one word (`tr\<newline>uncate`, `$\<newline>(cmd)`,
+/// `a\<newline>#`), which tree-sitter-bash reads as two (the pair is a blank in its
+/// grammar): the text with every such backslash-newline deleted, else `None`. A break after
+/// a list or pipeline operator before a word (`&&\<newline>cmd`) joins nothing that matters.
+fn continuations(src: &[u8], literal: &[(usize, usize)]) -> Option<Vec<u8>> {
+    let blank = |c: u8| matches!(c, b' ' | b'\t' | b'\n');
+    let is_break = |i: usize| src.get(i) == Some(&b'\\') && src.get(i + 1) == Some(&b'\n');
+    let mut joined = Vec::with_capacity(src.len());
+    let mut joins = false;
+    let mut ranges = literal.iter().peekable();
+    // The last character as bash reads it, and whether it was escaped.
+    let mut prev: Option<(u8, bool)> = None;
     let mut i = 0;
+    while i < src.len() {
+        while ranges.peek().is_some_and(|r| r.1 <= i) {
+            ranges.next();
+        }
+        if let Some(&&(start, end)) = ranges.peek()
+            && start <= i
+        {
+            joined.extend_from_slice(&src[i..end]);
+            prev = src.get(end.saturating_sub(1)).map(|c| (*c, false));
+            i = end;
+            continue;
+        }
+        if is_break(i) {
+            let mut j = i + 2;
+            while is_break(j) {
+                j += 2;
+            }
+            let next = src.get(j).copied();
+            let after_operator = |p: u8| {
+                matches!(p, b';' | b'|' | b'&')
+                    && next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'_')
+            };
+            if let (Some((p, escaped)), Some(n)) = (prev, next)
+                && (escaped || !blank(p))
+                && !blank(n)
+                && (escaped || !after_operator(p))
+            {
+                joins = true;
+            }
+            i += 2;
+            continue;
+        }
+        let c = src[i];
+        joined.push(c);
+        if c == b'\\'
+            && let Some(&d) = src.get(i + 1)
+        {
+            joined.push(d);
+            prev = Some((d, true));
+            i += 2;
+        } else {
+            prev = Some((c, false));
+            i += 1;
+        }
+    }
+    joins.then_some(joined)
+}
+
+/// The body of a backtick substitution as bash runs it: the backslash of `\``, `\$` and
+/// `\\` removed.
+fn unescape_backticks(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+            && matches!(n, '`' | '$' | '\\')
+        {
+            out.push(n);
+            chars.next();
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Skips the backslash-newlines at `i` in `bytes` (bash deletes them).
+fn skip_continuations(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i) == Some(&b'\\') && bytes.get(i + 1) == Some(&b'\n') {
+        i += 2;
+    }
+    i
+}
+
+/// Where `text` holds the first `$(` or backtick, and with `process` a `<(` or `>(`, not
+/// escaped by a backslash (the start of a substitution, in bash's eyes), from byte `from`.
+/// A backslash-newline is deleted by bash: `$\<newline>(` is `$(`.
+fn unescaped_substitution_at(text: &str, process: bool, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = from;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
-            b'`' => return true,
-            b'$' if bytes.get(i + 1) == Some(&b'(') => return true,
-            b'<' | b'>' if process && bytes.get(i + 1) == Some(&b'(') => return true,
+            b'`' => return Some(i),
+            b'$' if bytes.get(skip_continuations(bytes, i + 1)) == Some(&b'(') => return Some(i),
+            b'<' | b'>'
+                if process && bytes.get(skip_continuations(bytes, i + 1)) == Some(&b'(') =>
+            {
+                return Some(i);
+            }
             _ => i += 1,
         }
     }
-    false
+    None
+}
+
+/// Whether `text` holds the start of a substitution ([`unescaped_substitution_at`]).
+fn has_unescaped_substitution(text: &str, process: bool) -> bool {
+    unescaped_substitution_at(text, process, 0).is_some()
+}
+
+/// `text` with every backslash-newline deleted (as bash does outside single quotes; `\\`
+/// is an escaped backslash).
+fn without_continuations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('\n') => {}
+            Some(d) => {
+                out.push(c);
+                out.push(d);
+            }
+            None => out.push(c),
+        }
+    }
+    out
 }
 
 /// Whether an arithmetic expression refers to no variable and takes no substitution's
@@ -2174,6 +2520,61 @@ mod tests {
         assert!(has_line_break("x\nrm"));
         assert!(has_line_break("x \\\\\nrm"));
         assert!(has_line_break("x \\\r\nrm"));
+    }
+
+    #[test]
+    fn continuations_that_join_words() {
+        let joins = |cmd: &str| {
+            let tree = parse(cmd).expect("parsed");
+            continuations(
+                cmd.as_bytes(),
+                &literal_ranges(tree.root_node(), cmd.as_bytes()),
+            )
+            .map(|j| String::from_utf8(j).expect("utf-8"))
+        };
+        assert_eq!(joins("tr\\\nuncate x").as_deref(), Some("truncate x"));
+        assert_eq!(joins("a\\ \\\nb").as_deref(), Some("a\\ b"));
+        assert_eq!(joins("echo \"$\\\n(x)\"").as_deref(), Some("echo \"$(x)\""));
+        assert_eq!(joins("a\\\n\\\nb").as_deref(), Some("ab"));
+        // Joined while the single-quoted one is kept.
+        assert_eq!(
+            joins("echo 'a\\\nb' c\\\nd").as_deref(),
+            Some("echo 'a\\\nb' cd")
+        );
+        for keeps in [
+            "cargo test \\\n  --all",
+            "ls\\\n -la",
+            "ls \\\n\\\n-la",
+            "a &&\\\nb",
+            "a |\\\nb",
+            "echo 'a\\\nb'",
+            "echo $'a\\\nb'",
+            "ls # a\\\nb",
+            "echo a\\\\\nb",
+            "cat <<'EOF'\na\\\nb\nEOF",
+        ] {
+            assert_eq!(joins(keeps), None, "{keeps}");
+        }
+        for joined in [
+            "a |\\\n|b",
+            "a &\\\n>b",
+            "a \\;\\\nb",
+            "cat <<EOF\na\\\nb\nEOF",
+        ] {
+            assert!(joins(joined).is_some(), "{joined}");
+        }
+    }
+
+    #[test]
+    fn substitutions_split_by_a_continuation() {
+        assert!(has_unescaped_substitution("$\\\n(x)", false));
+        assert!(has_unescaped_substitution("$\\\n\\\n(x)", false));
+        assert!(has_unescaped_substitution("<\\\n(x)", true));
+        assert!(!has_unescaped_substitution("<\\\n(x)", false));
+        assert!(!has_unescaped_substitution("\\$\\\n(x)", false));
+        assert!(!has_unescaped_substitution("\\`x\\`", false));
+        assert!(has_unescaped_substitution("\\\\`x`", false));
+        assert_eq!(without_continuations("a\\\nb\\\\\nc"), "ab\\\\\nc");
     }
 
     #[test]

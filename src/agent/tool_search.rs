@@ -59,7 +59,8 @@ fn is_anthropic_host(base_url: &str) -> bool {
 impl ToolSearchMode {
     /// The mode from `ENABLE_TOOL_SEARCH` and `CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS`, as
     /// Claude Code reads them: `auto:0` or a truthy value -> always; `auto:100` or a defined
-    /// falsy value -> off; `auto` / `auto:N` -> auto at N% (default 10); unset -> always,
+    /// falsy value (`0`, `false`, `no`, `off`) -> off; `auto` / `auto:N` -> auto at N%
+    /// (default 10); any other value -> the default, always; unset (or empty) -> always,
     /// except against a base URL that is not an Anthropic host (a proxy), where it is off.
     pub fn from_env(base_url: &str) -> Self {
         let var = |name: &str| std::env::var(name).ok();
@@ -79,7 +80,8 @@ impl ToolSearchMode {
         if disable_betas.is_some_and(truthy) {
             return Self::Off;
         }
-        let Some(value) = enable_tool_search else {
+        // An empty value reads as unset (Claude Code tests `!process.env.ENABLE_TOOL_SEARCH`).
+        let Some(value) = enable_tool_search.filter(|v| !v.is_empty()) else {
             return if is_anthropic_host(base_url) {
                 Self::Always
             } else {
@@ -98,10 +100,13 @@ impl ToolSearchMode {
                 Err(_) => Self::Auto { percent: 10 },
             };
         }
-        if truthy(&value) {
-            Self::Always
-        } else {
+        // Truthy -> always; defined falsy -> off; any other value is neither and falls
+        // through to the default, `tst` (always). Only an unset variable is off against a
+        // proxy.
+        if matches!(value.as_str(), "0" | "false" | "no" | "off") {
             Self::Off
+        } else {
+            Self::Always
         }
     }
 }
@@ -255,6 +260,23 @@ mod tests {
             ToolSearchMode::Auto { percent: 25 }
         );
         assert_eq!(m(Some("1"), Some("1"), api), ToolSearchMode::Off);
+        // Defined falsy values turn it off; any other value is not falsy and falls through
+        // to the default mode (`tst`, always), even against a proxy (only an unset variable
+        // is turned off there).
+        for off in ["0", "false", "No", " OFF "] {
+            assert_eq!(m(Some(off), None, api), ToolSearchMode::Off, "{off}");
+        }
+        for other in ["banana", "2", "enabled"] {
+            assert_eq!(m(Some(other), None, api), ToolSearchMode::Always, "{other}");
+            assert_eq!(
+                m(Some(other), None, proxy),
+                ToolSearchMode::Always,
+                "{other}"
+            );
+        }
+        // An empty value reads as unset (`!process.env.ENABLE_TOOL_SEARCH`).
+        assert_eq!(m(Some(""), None, api), ToolSearchMode::Always);
+        assert_eq!(m(Some(""), None, proxy), ToolSearchMode::Off);
         assert!(is_anthropic_host("https://eu.api.anthropic.com:443/x"));
         assert!(!is_anthropic_host("https://anthropic.com.evil.example"));
     }

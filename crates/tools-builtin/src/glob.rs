@@ -65,21 +65,21 @@ const DESCRIPTION: &str = "- Fast file pattern matching tool that works with any
 - When you are doing an open ended search that may require multiple rounds of globbing and grepping, use the Agent tool instead
 - You can call multiple tools in a single response. It is always better to speculatively perform multiple searches in parallel if they are potentially useful.";
 
-/// A boolean switch value: `false`/`0`/`no`/`off` turn it off, anything else on.
+/// A boolean switch as Claude Code reads it (`isEnvTruthy(process.env.X || default)`):
+/// unset or empty is the default; otherwise on only for `1`, `true`, `yes` or `on` (any
+/// case), off for anything else.
 fn flag(value: Option<String>, default: bool) -> bool {
     match value {
-        Some(v) => !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "false" | "0" | "no" | "off"
-        ),
-        None => default,
+        Some(v) if !v.is_empty() => tool_core::env_truthy(&v),
+        _ => default,
     }
 }
 
 /// What the walk lists, switchable as Claude Code's environment variables do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Switches {
-    /// Honour `.gitignore` and `.ignore` (`CLAUDE_CODE_GLOB_NO_IGNORE=false`; off by default).
+    /// Honour `.gitignore`, `.ignore` and `.rgignore` (`CLAUDE_CODE_GLOB_NO_IGNORE=false`; off
+    /// by default).
     honour_ignore: bool,
     /// List hidden files (`CLAUDE_CODE_GLOB_HIDDEN`; on by default).
     hidden: bool,
@@ -98,7 +98,8 @@ impl Switches {
     }
 }
 
-/// Splits an absolute pattern into its literal directory prefix and the glob below it.
+/// Splits an absolute pattern into its literal directory prefix, with `.` and `..` collapsed
+/// lexically (`/x/../proj/*.rs` walks `/proj`, as `/proj/*.rs` does), and the glob below it.
 fn split_absolute(pattern: &str) -> (PathBuf, String) {
     let parts: Vec<&str> = pattern.split('/').collect();
     let first_glob = parts
@@ -119,18 +120,18 @@ fn split_absolute(pattern: &str) -> (PathBuf, String) {
             .collect::<Vec<_>>()
             .join("/")
     );
-    (PathBuf::from(dir), format!("/{}", glob_parts.join("/")))
+    (
+        tool_core::normalize_lexically(Path::new(&dir)),
+        format!("/{}", glob_parts.join("/")),
+    )
 }
 
 fn resolve_root(
     input: &GlobInput,
     ctx: &ToolUseContext,
 ) -> Result<(PathBuf, String), ValidationError> {
-    if input.pattern.contains('\0') || input.path.as_deref().is_some_and(|p| p.contains('\0')) {
-        return Err(ValidationError::new(
-            "Glob pattern and path must not contain null bytes.",
-        ));
-    }
+    reject_null_bytes("pattern", Some(&input.pattern))?;
+    reject_null_bytes("path", input.path.as_deref())?;
     if input.pattern.trim().is_empty() {
         return Err(ValidationError::new("The glob pattern must not be empty."));
     }
@@ -148,6 +149,16 @@ fn resolve_root(
         return Ok((dir, rest));
     }
     Ok((base, input.pattern.clone()))
+}
+
+/// Refuses a NUL byte in the input field `field` (Claude Code: "null byte in input -> error").
+pub(crate) fn reject_null_bytes(field: &str, value: Option<&str>) -> Result<(), ValidationError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter contains a null byte, which is not allowed."
+        )));
+    }
+    Ok(())
 }
 
 /// Validates a root directory as Claude Code's Glob and Grep do.
@@ -250,13 +261,18 @@ impl TypedTool for Glob {
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
         let (root, pattern) = resolve_root(input, ctx)?;
-        check_dir(&root, ctx)?;
-        OverrideBuilder::new(&root)
-            .add(&pattern)
-            .map(|_| ())
-            .map_err(|e| {
-                ValidationError::new(format!("Invalid glob pattern `{}`: {e}", input.pattern))
-            })
+        let raw = input.pattern.clone();
+        let ctx = ctx.clone();
+        // The directory check touches the disk (a hung mount stalls it): off the async
+        // workers.
+        fsutil::blocking_validation(move || {
+            check_dir(&root, &ctx)?;
+            OverrideBuilder::new(&root)
+                .add(&pattern)
+                .map(|_| ())
+                .map_err(|e| ValidationError::new(format!("Invalid glob pattern `{raw}`: {e}")))
+        })
+        .await
     }
 
     async fn check_permissions(
@@ -277,8 +293,8 @@ impl TypedTool for Glob {
         _progress: ProgressSender,
     ) -> Result<ToolResult<GlobOutput>, ToolError> {
         let (root, pattern) = resolve_root(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
-        check_dir(&root, &ctx).map_err(|e| ToolError::msg(e.message))?;
         let out = fsutil::blocking(move || {
+            check_dir(&root, &ctx).map_err(|e| ToolError::msg(e.message))?;
             glob_blocking(
                 &root,
                 &pattern,
@@ -334,6 +350,10 @@ fn glob_blocking(
         .git_exclude(honour_ignore)
         .parents(honour_ignore)
         .overrides(overrides);
+    if honour_ignore {
+        // As ripgrep reads them (and `--no-ignore` skips them).
+        walker.add_custom_ignore_filename(".rgignore");
+    }
     // Paths the read deny rules forbid are not listed (Claude Code turns them into ignore
     // patterns).
     let denials = tool_perms::PermissionEngine::for_walking(ctx);
@@ -548,6 +568,69 @@ mod tests {
                 honour_ignore: true,
                 hidden: false
             }
+        );
+    }
+
+    #[test]
+    fn switches_are_on_only_for_truthy_values() {
+        // Claude Code reads both with isEnvTruthy ("1", "true", "yes", "on", any case); an
+        // empty value is the default.
+        for on in ["1", "true", "YES", " On "] {
+            assert_eq!(
+                Switches::from_lookup(|_| Some(on.to_owned())),
+                Switches {
+                    honour_ignore: false,
+                    hidden: true
+                },
+                "{on}"
+            );
+        }
+        for off in ["0", "false", "banana", "2", "enabled"] {
+            assert_eq!(
+                Switches::from_lookup(|_| Some(off.to_owned())),
+                Switches {
+                    honour_ignore: true,
+                    hidden: false
+                },
+                "{off}"
+            );
+        }
+        assert_eq!(
+            Switches::from_lookup(|_| Some(String::new())),
+            Switches::from_lookup(|_| None)
+        );
+    }
+
+    #[test]
+    fn rgignore_is_honoured_with_the_ignore_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // Directories: a file the pattern matches is listed whatever the ignore files say,
+        // as with `rg --files --glob`.
+        std::fs::create_dir_all(root.join("gen")).unwrap();
+        std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+        std::fs::write(root.join(".rgignore"), "gen/\n").unwrap();
+        std::fs::write(root.join("sub/.rgignore"), "deep/\n").unwrap();
+        std::fs::write(root.join("gen/out.txt"), "").unwrap();
+        std::fs::write(root.join("sub/deep/x.txt"), "").unwrap();
+        std::fs::write(root.join("sub/keep.txt"), "").unwrap();
+        std::fs::write(root.join("a.txt"), "").unwrap();
+        let ctx = ToolUseContext::new(root);
+        let list = |honour_ignore| {
+            let switches = Switches {
+                honour_ignore,
+                hidden: true,
+            };
+            let mut names = glob_blocking(root, "*.txt", "*.txt", &ctx, DEFAULT_TIMEOUT, switches)
+                .unwrap()
+                .filenames;
+            names.sort();
+            names
+        };
+        assert_eq!(list(true), ["a.txt", "sub/keep.txt"]);
+        assert_eq!(
+            list(false),
+            ["a.txt", "gen/out.txt", "sub/deep/x.txt", "sub/keep.txt"]
         );
     }
 

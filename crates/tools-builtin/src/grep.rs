@@ -28,7 +28,7 @@ use tool_core::{
 };
 
 use crate::fsutil;
-use crate::glob::{VCS_DIRS, check_dir};
+use crate::glob::{VCS_DIRS, check_dir, reject_null_bytes};
 
 /// Entries returned when `head_limit` is not given (0 means unlimited).
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -103,9 +103,11 @@ pub struct GrepInput {
 pub struct GrepOutput {
     /// The output mode used.
     pub mode: OutputMode,
-    /// Files in the result (shown files for files_with_matches; files with matches otherwise).
+    /// Files in the result: the files shown (files_with_matches), the files with matches
+    /// (count, as its summary line says), 0 (content).
     pub num_files: usize,
-    /// The files shown (files_with_matches) or matched.
+    /// The files shown (files_with_matches); empty in content and count modes, as in Claude
+    /// Code (the paths are in `content`).
     pub filenames: Vec<String>,
     /// The text shown (content and count modes).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -185,11 +187,10 @@ fn split_globs(raw: &str) -> Vec<String> {
 }
 
 fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError> {
-    if input.pattern.contains('\0') {
-        return Err(ValidationError::new(
-            "The pattern must not contain null bytes.",
-        ));
-    }
+    reject_null_bytes("pattern", Some(&input.pattern))?;
+    reject_null_bytes("path", input.path.as_deref())?;
+    reject_null_bytes("glob", input.glob.as_deref())?;
+    reject_null_bytes("type", input.file_type.as_deref())?;
     let root = match input
         .path
         .as_deref()
@@ -324,7 +325,10 @@ impl TypedTool for Grep {
         input: &GrepInput,
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
-        plan(input, ctx).map(|_| ())
+        // `plan` touches the disk (metadata, the directory check) and compiles the regex:
+        // off the async workers.
+        let (input, ctx) = (input.clone(), ctx.clone());
+        fsutil::blocking_validation(move || plan(&input, &ctx).map(|_| ())).await
     }
 
     async fn check_permissions(
@@ -344,8 +348,11 @@ impl TypedTool for Grep {
         ctx: ToolUseContext,
         _progress: ProgressSender,
     ) -> Result<ToolResult<GrepOutput>, ToolError> {
-        let plan = plan(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
-        let out = fsutil::blocking(move || search(&plan, &ctx)).await?;
+        let out = fsutil::blocking(move || {
+            let plan = plan(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+            search(&plan, &ctx)
+        })
+        .await?;
         Ok(ToolResult::new(out))
     }
 
@@ -371,7 +378,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// The text the model sees, in Claude Code's layout.
 fn render(output: &GrepOutput) -> String {
-    if output.offset_past_end {
+    if output.offset_past_end && output.mode != OutputMode::Count {
         return "No entries at this offset".to_owned();
     }
     let info = limit_info(output);
@@ -396,11 +403,16 @@ fn render(output: &GrepOutput) -> String {
             text
         }
         OutputMode::Count => {
-            let body = output
-                .content
-                .as_deref()
-                .filter(|c| !c.is_empty())
-                .unwrap_or("No matches found");
+            // Past the end the total over all files still follows.
+            let body = if output.offset_past_end {
+                "No entries at this offset"
+            } else {
+                output
+                    .content
+                    .as_deref()
+                    .filter(|c| !c.is_empty())
+                    .unwrap_or("No matches found")
+            };
             let matches = output.num_matches.unwrap_or(0);
             let files = output.num_files as u64;
             let pagination = info
@@ -754,7 +766,11 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             .build()
             .map_err(|e| ToolError::msg(format!("Invalid glob: {e}")))?;
         let mut walker = ignore::WalkBuilder::new(&plan.root);
-        walker.hidden(false).overrides(overrides);
+        // `.rgignore` is read as ripgrep reads it, with `.ignore` and `.gitignore`.
+        walker
+            .hidden(false)
+            .add_custom_ignore_filename(".rgignore")
+            .overrides(overrides);
         // Files the read deny rules forbid are not searched (Claude Code turns them into
         // ignore patterns): a deny on `./secrets/**` holds for a search of the whole tree.
         if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
@@ -822,8 +838,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             out.applied_limit = cut.then_some(limit);
         }
         OutputMode::Content => {
-            let mut hits = std::mem::take(&mut found.files);
-            hits.sort_by(|a, b| a.path.cmp(&b.path));
+            let hits = std::mem::take(&mut found.files);
             let mut text = String::new();
             for (i, printed) in found.kept.values().enumerate() {
                 if i > 0 && found.separate {
@@ -853,8 +868,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             let cut = range.end < total;
             out.num_lines = Some(shown.len());
             out.content = Some(shown.join("\n"));
-            out.num_files = hits.len();
-            out.filenames = hits.into_iter().map(|h| h.display).collect();
+            // Claude Code's content mode names no files (`numFiles: 0, filenames: []`).
             out.applied_limit = (cut && limit > 0).then_some(limit);
             // Only a page the byte bound shortened says so.
             let short = limit == 0 || shown.len() < limit;
@@ -877,8 +891,9 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             let (range, cut) = page(entries.len());
             out.offset_past_end = offset > 0 && !entries.is_empty() && offset >= entries.len();
             out.content = Some(entries[range.clone()].join("\n"));
+            // The files the total covers; their names are in `content` (the page) only:
+            // Claude Code's count mode has `filenames: []`.
             out.num_files = hits.len();
-            out.filenames = hits.iter().map(|h| h.display.clone()).collect();
             out.num_matches = Some(total_matches);
             out.applied_limit = cut.then_some(limit);
         }
@@ -1006,7 +1021,7 @@ mod tests {
                     "offset {offset} limit {limit} {extra}"
                 );
                 assert_eq!(out.applied_limit, (end < full.len()).then_some(limit));
-                assert_eq!(out.num_files, 120);
+                assert_eq!((out.num_files, out.filenames.len()), (0, 0));
             }
         }
     }

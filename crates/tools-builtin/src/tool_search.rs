@@ -147,6 +147,19 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// Every start of `needle` in `haystack`, overlapping ones included (`memmem::find_iter`
+/// resumes after a match, so it skips an occurrence that overlaps the previous one, as in
+/// `x-x` in `ax-x-x`).
+fn find_overlapping<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let finder = memmem::Finder::new(needle);
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let at = from + finder.find(haystack.get(from..)?)?;
+        from = at + 1;
+        Some(at)
+    })
+}
+
 /// Whether `text` matches the JavaScript regex `\b<term>\b` (`term` literal, ASCII word
 /// boundaries).
 pub fn word_match(text: &str, term: &str) -> bool {
@@ -154,7 +167,7 @@ pub fn word_match(text: &str, term: &str) -> bool {
     let (Some(&first), Some(&last)) = (n.first(), n.last()) else {
         return false;
     };
-    memmem::find_iter(t, n).any(|at| {
+    find_overlapping(t, n).any(|at| {
         let before = at.checked_sub(1).and_then(|i| t.get(i)).copied();
         let after = t.get(at + n.len()).copied();
         before.is_some_and(is_word_byte) != is_word_byte(first)
@@ -197,17 +210,19 @@ impl Blob {
         let (Some(&first), Some(&last)) = (n.first(), n.last()) else {
             return Vec::new();
         };
+        let finder = memmem::Finder::new(n);
         let mut out: Vec<usize> = Vec::new();
-        for at in memmem::find_iter(&self.text, n) {
+        let mut from = 0;
+        while let Some(found) = self.text.get(from..).and_then(|h| finder.find(h)) {
+            let at = from + found;
             let entry = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
-            if out.last() == Some(&entry) {
-                continue;
-            }
             // The entry's end (its NUL); a match must not run past it.
             let end = self
                 .starts
                 .get(entry + 1)
                 .map_or(self.text.len(), |&s| s - 1);
+            // Next, the byte after this start: an occurrence overlapping this one counts.
+            from = at + 1;
             if at + n.len() > end {
                 continue;
             }
@@ -221,6 +236,8 @@ impl Blob {
                 }
             }
             out.push(entry);
+            // The entry is found: go on from the next one.
+            from = end + 1;
         }
         out
     }

@@ -381,3 +381,159 @@ async fn read_deny_rules_hold_for_searches_of_the_whole_tree() {
     let listed = text(&Glob, &c, json!({"pattern": "**/*.rs"})).await;
     assert!(!listed.contains("secrets"), "{listed}");
 }
+
+// ----- review findings -----
+
+/// Content and count modes name no files in the structured output (Claude Code's shape:
+/// `numFiles: 0, filenames: []` in content mode, `filenames: []` in count mode): it goes to
+/// PostToolUse hooks as `tool_response`, and a search matching everywhere must not send
+/// every path there. Count mode's `numFiles` is the total its summary line reports.
+#[tokio::test]
+async fn grep_structured_output_names_only_the_page_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        fs::write(dir.path().join(format!("f{i:02}.txt")), "hit\nhit\n").unwrap();
+    }
+    let c = ctx(dir.path());
+    let out = run(
+        &Grep,
+        &c,
+        json!({"pattern": "hit", "output_mode": "content", "head_limit": 3}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["numFiles"], 0, "{}", out.structured);
+    assert_eq!(out.structured["filenames"], json!([]), "{}", out.structured);
+    assert_eq!(out.structured["numLines"], 3);
+
+    let out = run(
+        &Grep,
+        &c,
+        json!({"pattern": "hit", "output_mode": "count", "head_limit": 3}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["filenames"], json!([]), "{}", out.structured);
+    assert_eq!(out.structured["numFiles"], 40);
+    assert_eq!(out.structured["numMatches"], 80);
+    assert!(
+        out.content
+            .joined_text()
+            .ends_with("Found 80 total occurrences across 40 files. with pagination = limit: 3"),
+        "{}",
+        out.content.joined_text()
+    );
+
+    let out = run(&Grep, &c, json!({"pattern": "hit", "head_limit": 3}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["numFiles"], 3);
+    assert_eq!(out.structured["filenames"].as_array().unwrap().len(), 3);
+}
+
+/// An offset past the end says `No entries at this offset`; count mode still appends its
+/// total over all files (spec: "`count` mode appends a total over all files").
+#[tokio::test]
+async fn grep_count_offset_past_the_end_keeps_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..5 {
+        fs::write(dir.path().join(format!("f{i}.txt")), "hit\nhit\nmiss\n").unwrap();
+    }
+    let c = ctx(dir.path());
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "hit", "output_mode": "count", "offset": 9})
+        )
+        .await,
+        "No entries at this offset\n\nFound 10 total occurrences across 5 files. with pagination = offset: 9"
+    );
+    for mode in ["content", "files_with_matches"] {
+        assert_eq!(
+            text(
+                &Grep,
+                &c,
+                json!({"pattern": "hit", "output_mode": mode, "offset": 50})
+            )
+            .await,
+            "No entries at this offset",
+            "{mode}"
+        );
+    }
+}
+
+/// ripgrep reads `.rgignore` as it reads `.ignore` and `.gitignore`.
+#[tokio::test]
+async fn grep_honours_rgignore() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("gen")).unwrap();
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("gen/out.rs"), "needle\n").unwrap();
+    fs::write(dir.path().join("src/lib.rs"), "needle\n").unwrap();
+    fs::write(dir.path().join("src/skip.rs"), "needle\n").unwrap();
+    fs::write(dir.path().join(".rgignore"), "gen/\n").unwrap();
+    fs::write(dir.path().join("src/.rgignore"), "skip.rs\n").unwrap();
+    let c = ctx(dir.path());
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "needle"})).await,
+        "Found 1 file\nsrc/lib.rs"
+    );
+    // Glob does not honour ignore files by default (CLAUDE_CODE_GLOB_NO_IGNORE).
+    let mut listed: Vec<String> = text(&Glob, &c, json!({"pattern": "**/*.rs"}))
+        .await
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["gen/out.rs", "src/lib.rs", "src/skip.rs"]);
+}
+
+/// A NUL byte is refused in each of Grep's string fields, naming the field.
+#[tokio::test]
+async fn grep_refuses_null_bytes_in_every_path_like_field() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    let c = ctx(dir.path());
+    for (field, input) in [
+        ("pattern", json!({"pattern": "x\u{0}"})),
+        ("path", json!({"pattern": "x", "path": "a.txt\u{0}"})),
+        ("glob", json!({"pattern": "x", "glob": "*.txt\u{0}"})),
+        ("type", json!({"pattern": "x", "type": "rust\u{0}"})),
+    ] {
+        let e = fail(&Grep, &c, input).await;
+        assert!(
+            e.text
+                .contains(&format!("The {field} parameter contains a null byte")),
+            "{field}: {}",
+            e.text
+        );
+    }
+    let e = fail(&Glob, &c, json!({"pattern": "*", "path": "a\u{0}"})).await;
+    assert!(
+        e.text.contains("The path parameter contains a null byte"),
+        "{}",
+        e.text
+    );
+}
+
+/// An absolute pattern with `..` is resolved lexically, as `/proj/*.rs` would be.
+#[tokio::test]
+async fn glob_absolute_pattern_with_dot_dot_is_normalised() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    fs::create_dir_all(&proj).unwrap();
+    fs::create_dir_all(dir.path().join("x")).unwrap();
+    fs::write(proj.join("a.rs"), "").unwrap();
+    let c = ctx(&proj);
+    for via in ["x", "missing", "x/./../x"] {
+        let pattern = format!("{}/{via}/../proj/*.rs", dir.path().display());
+        assert_eq!(
+            text(&Glob, &c, json!({"pattern": pattern})).await,
+            "a.rs",
+            "{pattern}"
+        );
+    }
+    let pattern = format!("{}/proj/./sub/../*.rs", dir.path().display());
+    assert_eq!(text(&Glob, &c, json!({"pattern": pattern})).await, "a.rs");
+}

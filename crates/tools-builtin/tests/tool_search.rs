@@ -91,8 +91,20 @@ fn arcs(tools: Vec<Fake>) -> Vec<Arc<dyn Tool>> {
 
 // ----- a literal port of Claude Code's searchToolsWithKeywords / select -----
 
+/// JavaScript's `/\b<escaped term>\b/.test(text)`, written out independently of
+/// [`word_match`]: every start position is tried (occurrences may overlap), with ASCII `\w`
+/// boundaries on both sides.
 fn js_word_re(text: &str, term: &str) -> bool {
-    word_match(text, term)
+    let (t, n) = (text.as_bytes(), term.as_bytes());
+    if n.is_empty() || n.len() > t.len() {
+        return false;
+    }
+    let w = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    (0..=t.len() - n.len()).any(|at| {
+        &t[at..at + n.len()] == n
+            && w(at.checked_sub(1).and_then(|i| t.get(i))) != w(n.first())
+            && w(n.last()) != w(t.get(at + n.len()))
+    })
 }
 
 /// A tool as Claude Code's search sees it, derived once per list (the port re-derives
@@ -338,6 +350,32 @@ fn word_match_is_javascript_word_boundary() {
     assert!(word_match("x c++ y", "c"));
     assert!(!word_match("x c++ y", "c+"));
     assert!(!word_match("", "x"));
+    // Overlapping occurrences: the first `x-x` in `ax-x-x` has a word character before it,
+    // the second (overlapping it) does not; `/\bx-x\b/.test("ax-x-x")` is true.
+    assert!(word_match("ax-x-x", "x-x"));
+    assert!(word_match("ba-a-a", "a-a"));
+    assert!(!word_match("aa-a", "a-a"));
+    assert!(!word_match("ax-xb", "x-x"));
+    assert!(word_match("x.x.x", "x.x"));
+    assert!(word_match("a..b ..", ".."));
+}
+
+/// The indexed search finds a term whose only word-bounded occurrence overlaps an earlier,
+/// unbounded one (hand-written expectations, not the port, which shares `word_match`'s
+/// reading of `\b`).
+#[test]
+fn overlapping_occurrences_score_in_descriptions_and_hints() {
+    let mut hinted = fake("Beta", "Nothing here.");
+    hinted.hint = Some("ax-x-x".to_owned());
+    let tools = arcs(vec![
+        fake("Alpha", "Handles ax-x-x records."),
+        hinted,
+        fake("Gamma", "Handles ax-x records."),
+    ]);
+    let index = ToolSearchIndex::build(&tools);
+    // Beta: hint word match (+4); Alpha: description word match (+2); Gamma: none.
+    assert_eq!(index.search("x-x", 5), ["Beta", "Alpha"]);
+    assert_eq!(index.search("+x-x", 5), ["Beta", "Alpha"]);
 }
 
 #[test]

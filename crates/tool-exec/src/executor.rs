@@ -140,6 +140,7 @@ enum Command {
     Finish,
     Interrupt,
     Discard,
+    StopQueued(String),
 }
 
 enum Message {
@@ -174,6 +175,7 @@ impl StreamingToolExecutor {
         let driver = Driver {
             upgrades,
             waiting_alone: std::collections::BTreeMap::new(),
+            queued_text: None,
             host,
             pipeline,
             ctx,
@@ -222,6 +224,15 @@ impl StreamingToolExecutor {
         self.handle().interrupt();
     }
 
+    /// Starts nothing more: calls not yet started (and any added later) are answered with
+    /// `text` as an error; running calls finish normally, whatever their interrupt
+    /// behaviour. For a response that broke off: what had started goes on, the rest of the
+    /// model's plan is not carried out. An interrupt or a sibling's failure still takes
+    /// precedence with its own text.
+    pub fn stop_queued(&self, text: impl Into<String>) {
+        self.handle().stop_queued(text);
+    }
+
     /// A handle that adds blocks from another task (the one reading the model's stream)
     /// while this one consumes results.
     pub fn handle(&self) -> ExecutorHandle {
@@ -264,6 +275,11 @@ impl ExecutorHandle {
     /// See [`StreamingToolExecutor::interrupt`].
     pub fn interrupt(&self) {
         let _ = self.commands.send(Command::Interrupt);
+    }
+
+    /// See [`StreamingToolExecutor::stop_queued`].
+    pub fn stop_queued(&self, text: impl Into<String>) {
+        let _ = self.commands.send(Command::StopQueued(text.into()));
     }
 }
 
@@ -370,6 +386,8 @@ struct Driver {
     adding_done: bool,
     tasks: FuturesUnordered<Task>,
     out: mpsc::UnboundedSender<Message>,
+    /// Set by [`StreamingToolExecutor::stop_queued`]: the answer of every call not started.
+    queued_text: Option<String>,
     /// Where calls scheduled as concurrency-safe ask to run alone (their input changed).
     upgrades: mpsc::UnboundedSender<(usize, oneshot::Sender<()>)>,
     /// Those waiting to run alone, by record index; granted lowest first.
@@ -401,6 +419,10 @@ impl Driver {
                     Some(Command::Finish) => self.adding_done = true,
                     Some(Command::Interrupt) => self.interrupt(Interrupted::Soft),
                     Some(Command::Discard) => self.discard(),
+                    Some(Command::StopQueued(text)) => {
+                        self.queued_text.get_or_insert(text);
+                        self.process_queue();
+                    }
                     None => {
                         // The handle is gone: nobody will read results; stop everything.
                         commands_open = false;
@@ -547,6 +569,7 @@ impl Driver {
             {
                 Some(REJECT_MESSAGE.to_owned())
             }
+            _ if self.records[index].state == State::Queued => self.queued_text.clone(),
             _ => None,
         }
     }

@@ -640,3 +640,29 @@ async fn a_call_a_hook_made_unsafe_runs_alone_and_its_modifier_applies() {
     // waited before running: `a` (with `b`) 100 ms, then `x` alone, then `y` alone.
     assert_eq!(start.elapsed(), Duration::from_millis(200));
 }
+
+/// `stop_queued` (a response that broke off): started calls finish, cancellable ones too;
+/// the queued ones, and any added later, get the given text without running.
+#[tokio::test(start_paused = true)]
+async fn stop_queued_lets_started_calls_finish_and_runs_nothing_more() {
+    let log: Arc<Mutex<common::Log>> = Arc::default();
+    let exec = executor(&log, ExecutorConfig::default());
+    exec.add_tool(tu("s", "Sleep", 100)); // unsafe, cancellable: runs
+    exec.add_tool(tu("e", "Edit", 10)); // queued behind it
+    exec.add_tool(tu("r", "Read", 10)); // queued behind the barrier
+    let handle = exec.handle();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        handle.stop_queued("not run");
+        handle.add_tool(tu("late", "Read", 10));
+        handle.finish();
+    });
+    let (results, _) = collect(exec).await;
+    assert_eq!(ids(&results), ["s", "e", "r", "late"]);
+    assert_eq!(results[0].outcome.result.content.joined_text(), "s done");
+    for r in &results[1..] {
+        assert_eq!(r.outcome.result.content.joined_text(), "not run");
+        assert!(r.outcome.result.is_error);
+    }
+    assert_eq!(log.lock().unwrap().started, ["s"]);
+}

@@ -21,6 +21,9 @@ use tool_exec::{
     StreamingToolExecutor, ToolUse,
 };
 
+/// The answer of calls not started after `stop_queued`.
+const NOT_RUN: &str = "not run";
+
 /// How long a long call lasts: far past the ten seconds the test waits after the turn.
 const LONG_MS: u64 = 60_000;
 
@@ -40,6 +43,7 @@ enum Event {
     None,
     Interrupt(u64),
     Discard(u64),
+    StopQueued(u64),
 }
 
 fn block() -> impl Strategy<Value = Block> {
@@ -75,6 +79,7 @@ fn event() -> impl Strategy<Value = Event> {
         4 => Just(Event::None),
         1 => (0u64..100).prop_map(Event::Interrupt),
         1 => (0u64..100).prop_map(Event::Discard),
+        1 => (0u64..100).prop_map(Event::StopQueued),
     ]
 }
 
@@ -136,6 +141,9 @@ fn run_case(
         let mut interrupted = false;
         // The blocks added after the interrupt.
         let mut after_interrupt = Vec::new();
+        // The blocks added after `stop_queued`.
+        let mut stopped = false;
+        let mut after_stop = Vec::new();
         let mut elapsed = 0u64;
         let mut pending_event = event;
         for (i, b) in blocks.iter().enumerate() {
@@ -156,6 +164,13 @@ fn run_case(
                     discarded = true;
                     pending_event = Event::None;
                 }
+                Event::StopQueued(at) if at <= wake => {
+                    tokio::time::sleep(Duration::from_millis(at - elapsed)).await;
+                    elapsed = at;
+                    exec.stop_queued(NOT_RUN);
+                    stopped = true;
+                    pending_event = Event::None;
+                }
                 _ => {}
             }
             tokio::time::sleep(Duration::from_millis(wake - elapsed)).await;
@@ -167,6 +182,9 @@ fn run_case(
             };
             if interrupted {
                 after_interrupt.push(ids[i].clone());
+            }
+            if stopped {
+                after_stop.push(ids[i].clone());
             }
             exec.add_tool(ToolUse::new(ids[i].clone(), b.name, input));
         }
@@ -180,6 +198,7 @@ fn run_case(
                 exec.discard();
                 discarded = true;
             }
+            Event::StopQueued(_) => exec.stop_queued(NOT_RUN),
             Event::None => {}
         }
         while let Some(ev) = exec.next().await {
@@ -223,6 +242,22 @@ fn run_case(
                         id
                     );
                 }
+            }
+        }
+        // After `stop_queued` nothing starts: a block added then is answered without running
+        // (by the text, or by a sibling's failure before it), unless it names no tool.
+        for r in &results {
+            let id = &r.tool_use.id;
+            if after_stop.contains(id) && r.outcome.ending != Ending::UnknownTool {
+                prop_assert!(!log.started.contains(id), "{} started after stop_queued", id);
+                let text = r.outcome.result.content.joined_text();
+                prop_assert!(
+                    text == NOT_RUN
+                        || text.starts_with("<tool_use_error>Cancelled: parallel tool call "),
+                    "{}: {}",
+                    id,
+                    text
+                );
             }
         }
         if interrupted || discarded {

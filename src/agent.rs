@@ -298,6 +298,36 @@ pub struct AgentOutcome {
     pub tool_starts: Vec<ToolStart>,
 }
 
+/// The turns running now, by the ids of the calls they made, each with the token that stops
+/// that turn's calls: how the user's rejection inside a foreground sub-agent reaches the
+/// turn whose Agent call started it ([`AgentLoop::reject_turn_of`]). Shared by a loop's
+/// clones, its sub-agents' among them.
+///
+/// Each entry has the number of its turn, so that a turn removes only its own entries (ids
+/// are the model's, and two sub-agents' could be the same).
+#[derive(Debug, Clone, Default)]
+struct TurnAborts(Arc<Mutex<TurnAbortMap>>);
+
+#[derive(Debug, Default)]
+struct TurnAbortMap {
+    turns: u64,
+    calls: HashMap<String, (u64, CancellationToken)>,
+}
+
+impl TurnAborts {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TurnAbortMap> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The result of a call that had not started when the response stream failed: it is not
+/// run (the model's answer is incomplete, and the call may have depended on what was lost).
+fn not_run_after_stream_error() -> String {
+    tool_core::tool_use_error(
+        "Not run: the response stream failed before this call started. Nothing was done.",
+    )
+}
+
 /// The loop: a model client, the pipeline calls go through, and the settings. Cheap to
 /// clone.
 #[derive(Clone)]
@@ -306,6 +336,7 @@ pub struct AgentLoop {
     pipeline: Arc<Pipeline>,
     config: LoopConfig,
     spend: Spend,
+    turn_aborts: TurnAborts,
 }
 
 impl fmt::Debug for AgentLoop {
@@ -403,7 +434,24 @@ impl AgentLoop {
             pipeline,
             config,
             spend: Spend::default(),
+            turn_aborts: TurnAborts::default(),
         }
+    }
+
+    /// Ends the turn (of this loop or of a clone of it) that made call `tool_use_id` as the
+    /// user's rejection of one of its own calls does: its other calls are cancelled or
+    /// answered with the rejection text, and the run ends with [`Stop::Rejected`]. For a
+    /// foreground sub-agent, which shares its caller's turn: the user rejecting one of the
+    /// sub-agent's calls stops the caller too, as in Claude Code. Whether such a turn was
+    /// running.
+    pub(crate) fn reject_turn_of(&self, tool_use_id: &str) -> bool {
+        let token = self
+            .turn_aborts
+            .lock()
+            .calls
+            .get(tool_use_id)
+            .map(|(_, t)| t.clone());
+        token.map(|t| t.cancel()).is_some()
     }
 
     /// With a spend tracker shared with other loops (a parent and its sub-agents).
@@ -684,9 +732,9 @@ impl AgentLoop {
                     .messages
                     .push(json!({"role": "user", "content": content}));
             } else if turn.interrupted || turn.cancelled {
-                outcome.messages.push(
-                    json!({"role": "user", "content": [{"type": "text", "text": INTERRUPT_MESSAGE}]}),
-                );
+                // Interrupted before the model said anything, there is no assistant message
+                // to answer: the text joins the last user message (the roles alternate).
+                push_user_text(&mut outcome.messages, INTERRUPT_MESSAGE.to_owned());
             }
             if turn.cancelled {
                 break Stop::Cancelled;
@@ -806,12 +854,21 @@ impl AgentLoop {
         on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> TurnOutput {
         let mut out = TurnOutput::default();
+        let hard = ctx.cancellation().clone();
+        // This turn's own token, under the run's: cancelling it stops the turn's calls (the
+        // executor's hard interrupt) without cancelling the run. A sub-agent's rejection does
+        // that ([`reject_turn_of`](Self::reject_turn_of)).
+        let abort = hard.child_token();
+        let turn_number = {
+            let mut aborts = self.turn_aborts.lock();
+            aborts.turns += 1;
+            aborts.turns
+        };
         let mut executor = StreamingToolExecutor::new(
             Arc::clone(&self.pipeline),
-            ctx.clone(),
+            ctx.clone().with_cancellation(abort.clone()),
             self.config.executor,
         );
-        let hard = ctx.cancellation().clone();
         let mut by_id: HashMap<String, (ToolUse, Instant)> = HashMap::new();
         let mut text = String::new();
         let (mut reading, mut finished) = (true, false);
@@ -838,6 +895,11 @@ impl AgentLoop {
                     out.interrupted = true;
                     reading = false;
                     executor.interrupt();
+                }
+                // A sub-agent's rejection: the turn stops as for a rejection of its own
+                // (the executor saw the token too and stopped the other calls).
+                () = abort.cancelled(), if !out.rejected && !out.cancelled && !hard.is_cancelled() => {
+                    out.rejected = true;
                 }
                 event = executor.next() => match event {
                     Some(ExecutorEvent::Started { tool_use_id, running }) => {
@@ -900,6 +962,10 @@ impl AgentLoop {
                         if let Some(t) = transcript.as_deref_mut() {
                             t.blocks(&out.assistant[written..]);
                         }
+                        self.turn_aborts
+                            .lock()
+                            .calls
+                            .insert(tool_use.id.clone(), (turn_number, abort.clone()));
                         executor.add_tool(tool_use.clone());
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
@@ -914,12 +980,23 @@ impl AgentLoop {
                     Some(Err(e)) => {
                         out.error = Some(e);
                         reading = false;
+                        // The calls already started finish; those still queued are not run
+                        // (each still gets a result saying so).
+                        executor.stop_queued(not_run_after_stream_error());
                     }
                     None => reading = false,
                 },
             }
         }
-        out.context = executor.final_context().cloned();
+        {
+            let mut aborts = self.turn_aborts.lock();
+            aborts.calls.retain(|_, (turn, _)| *turn != turn_number);
+        }
+        // The context goes on with the run's token, not this turn's.
+        out.context = executor
+            .final_context()
+            .cloned()
+            .map(|c| c.with_cancellation(hard.clone()));
         self.spend
             .add(&self.config.model, out.input_tokens, out.output_tokens);
         out

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[macro_use]
 mod cli;
 mod session;
 mod telemetry;
@@ -99,7 +100,7 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("toolwright: cannot start the async runtime: {e}");
+            eoutln!("toolwright: cannot start the async runtime: {e}");
             return ExitCode::from(2);
         }
     };

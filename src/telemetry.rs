@@ -42,7 +42,7 @@ pub fn init() -> Telemetry {
             _providers: endpoint.and_then(|_| match otlp::install() {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    eprintln!("toolwright: telemetry export is off: {e}");
+                    eoutln!("toolwright: telemetry export is off: {e}");
                     None
                 }
             }),
@@ -51,7 +51,7 @@ pub fn init() -> Telemetry {
     #[cfg(not(feature = "otlp"))]
     {
         if endpoint.is_some() {
-            eprintln!(
+            eoutln!(
                 "toolwright: {ENDPOINT} is set, but this build has no OTLP exporter \
                  (build with `--features otlp`); telemetry is not exported"
             );
@@ -94,10 +94,10 @@ mod otlp {
         fn drop(&mut self) {
             // Flushes what is buffered; a collector that is gone is reported, not fatal.
             if let Err(e) = self.tracer.shutdown_with_timeout(SHUTDOWN_TIMEOUT) {
-                eprintln!("toolwright: exporting the last spans failed: {e}");
+                eoutln!("toolwright: exporting the last spans failed: {e}");
             }
             if let Err(e) = self.meter.shutdown() {
-                eprintln!("toolwright: exporting the last metrics failed: {e}");
+                eoutln!("toolwright: exporting the last metrics failed: {e}");
             }
         }
     }

@@ -1229,3 +1229,267 @@ fn simple_mode_and_a_deny_all_rule_leave_the_agent_tool_out() {
         assert_eq!(names, expected, "{env:?} {settings:?}");
     }
 }
+
+/// Waits for `child` at most `limit`; kills it and fails when it is still running.
+fn wait_at_most(
+    child: &mut std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Standard error closed (`toolwright agent ... 2>&-` in a pipeline whose reader left):
+/// Ctrl-C still interrupts the run. Printing the interrupt notice to the closed stream once
+/// panicked the signal watcher before it cancelled anything, and later presses were
+/// swallowed, so the run went on until its command ended.
+#[test]
+fn ctrl_c_works_with_a_closed_standard_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let slow = turn(
+        None,
+        &[(
+            "toolu_slow",
+            "Bash",
+            json!({"command": "touch started && sleep 60"}),
+        )],
+    );
+    let (url, _seen) = serve(move |i, _| match i {
+        0 => full(slow.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let settings = json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let mut child = agent_command(&url, dir.path(), &["-p", "--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = child.id().to_string();
+    // The first press lets the running command finish (Bash blocks interrupts); the second
+    // cancels it.
+    for _ in 0..2 {
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(15),
+        "Ctrl-C did not end the run",
+    );
+    assert_eq!(status.code(), Some(130));
+}
+
+/// Standard error closed on a run that shows its calls there: no panic (exit 101), the run
+/// ends the normal way.
+#[test]
+fn a_closed_standard_error_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = turn(
+        Some("Checking."),
+        &[("toolu_a", "Bash", json!({"command": "echo hi"}))],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(calls.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let settings = json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let mut child = agent_command(&url, dir.path(), &["--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = wait_at_most(&mut child, Duration::from_secs(30), "the run hung");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+/// A SessionEnd hook (in the user settings `agent_command` points at) that copies the
+/// session's transcript to `dest`.
+fn copy_transcript_at_session_end(dir: &Path, dest: &Path) {
+    let config = dir.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let command = format!(
+        r#"sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p' | xargs -I{{}} cp {{}} '{}'"#,
+        dest.display()
+    );
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+}
+
+/// The Messages API messages of a transcript file, one per message (an assistant message's
+/// blocks, written a line each, joined).
+fn transcript_messages(path: &Path) -> Vec<Value> {
+    let mut messages: Vec<Value> = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let entry: Value = serde_json::from_str(line).unwrap();
+        let message = entry["message"].clone();
+        let blocks = match &message["content"] {
+            Value::Array(b) => b.clone(),
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            _ => Vec::new(),
+        };
+        match messages.last_mut() {
+            Some(last) if last["role"] == message["role"] => {
+                last["content"].as_array_mut().unwrap().extend(blocks);
+            }
+            _ => messages.push(json!({"role": message["role"], "content": blocks})),
+        }
+    }
+    messages
+}
+
+/// A stream cut after two calls that must run one after the other: the first, already
+/// running, finishes; the second had not started and does not run. Every tool_use still
+/// gets its result, in the output and in the transcript.
+#[test]
+fn a_broken_stream_runs_no_call_that_had_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("transcript-copy.jsonl");
+    copy_transcript_at_session_end(dir.path(), &copy);
+    let mut events = vec![start(10)];
+    events.extend(tool_block(
+        0,
+        "toolu_first",
+        "Bash",
+        &json!({"command": "sleep 1"}),
+    ));
+    events.extend(tool_block(
+        1,
+        "toolu_second",
+        "Bash",
+        &json!({"command": "touch b"}),
+    ));
+    let head = sse(&events);
+    let (url, seen) = serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Cut]));
+    let settings = json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let out = agent(&url, dir.path(), &["--json", "--settings", &settings]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    // Give a call that wrongly started time to show.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!dir.path().join("b").exists(), "the queued call ran");
+    let result = json_out(&out);
+    let messages = result["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    let results = results(&messages[2]);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].0, "toolu_first");
+    assert!(results[0].1.get("is_error").is_none(), "{:?}", results[0]);
+    assert_eq!(results[1].0, "toolu_second");
+    assert_eq!(results[1].1["is_error"], true);
+    let said = results[1].1["content"].as_str().unwrap();
+    assert!(
+        said.contains("Not run: the response stream failed"),
+        "{said}"
+    );
+    // The transcript has the same pairs.
+    let written = transcript_messages(&copy);
+    assert_eq!(written.len(), 3, "{written:?}");
+    let uses: Vec<&str> = written[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let answered: Vec<&str> = written[2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(uses, ["toolu_first", "toolu_second"]);
+    assert_eq!(answered, uses);
+}
+
+/// A spending limit that is not a positive number is refused at the command line.
+#[test]
+fn a_spending_limit_must_be_a_positive_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(move |_, _| full(turn(Some("Done."), &[])));
+    for bad in ["nan", "NaN", "inf", "-1", "0", "-0.5"] {
+        let flag = format!("--max-budget-usd={bad}");
+        let out = agent(&url, dir.path(), &["--json", &flag]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--max-budget-usd") && stderr(&out).contains("positive"),
+            "{bad}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(seen.lock().unwrap().len(), 0);
+    let out = agent(&url, dir.path(), &["--json", "--max-budget-usd", "2.5"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Ctrl-C before the model said anything: the interruption text joins the prompt's user
+/// message, since the API wants the roles to alternate.
+#[test]
+fn an_interrupt_before_any_content_keeps_the_roles_alternating() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gate::default();
+    let held = gate.clone();
+    // Only blank text so far, which is not kept (the API refuses a blank text block): there
+    // is no assistant message when the interrupt comes.
+    let mut events = vec![start(10)];
+    events.extend(text_block(0, "\n\n"));
+    let head = sse(&events);
+    let (url, seen) =
+        serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Hold(held.clone())]));
+    let mut child = agent_command(&url, dir.path(), &["--json"], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while seen.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no request came");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The response has begun (the blank text is on its way): the loop is reading it.
+    std::thread::sleep(Duration::from_secs(1));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(15),
+        "the interrupt did not end the run",
+    );
+    gate.open();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["stop"], "interrupted by the user");
+    let messages = result["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(text_of(&messages[0]), "go\n[Request interrupted by user]");
+}

@@ -768,3 +768,134 @@ fn a_broken_settings_file_is_reported_once() {
     let shown = config.join("settings.json").display().to_string();
     assert_eq!(stderr.matches(&shown).count(), 1, "{stderr}");
 }
+
+/// Whether a process whose command line contains `marker` is alive.
+fn process_alive(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(marker))
+    })
+}
+
+/// Waits for `child` at most `limit`; kills it and fails when it is still running.
+fn wait_at_most(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// SIGTERM and Ctrl-C end `toolwright run` the way they end `agent`: its commands (which
+/// run in sessions of their own, out of the terminal's reach) are killed, and it exits with
+/// 128 + the signal's number.
+#[test]
+fn a_signal_ends_run_and_its_commands() {
+    for (signal, code, seconds) in [("-TERM", 143, 1001), ("-INT", 130, 1002)] {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = format!("{seconds}.{}", std::process::id());
+        let input = dir.path().join("turn.jsonl");
+        std::fs::write(
+            &input,
+            jsonl(&[
+                json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("sleep {marker}")}}),
+            ]),
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["run", "--json", "--mode", "bypassPermissions"])
+            .arg(&input)
+            .current_dir(dir.path())
+            .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !process_alive(&marker) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the command never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status();
+        let status = wait_at_most(
+            &mut child,
+            std::time::Duration::from_secs(30),
+            "the run did not end on the signal",
+        );
+        assert_eq!(status.code(), Some(code), "{signal}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while process_alive(&marker) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the command outlived the run ({signal})"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// Ctrl-C in the middle of the demo ends it through its destructors: its temporary project
+/// is removed (killed by the signal, it stayed behind).
+#[test]
+fn ctrl_c_ends_the_demo_and_removes_its_project() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .arg("demo")
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut project = None;
+    let mut line = String::new();
+    while project.is_none() {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no project line");
+        project = line
+            .trim()
+            .strip_prefix("project:")
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(std::path::PathBuf::from);
+    }
+    let project = project.unwrap();
+    assert!(project.exists());
+    // The replay takes about a second from here.
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    // Keep reading, so the demo never blocks on a full pipe.
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut rest);
+    });
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(30),
+        "the demo did not end on Ctrl-C",
+    );
+    let _ = reader.join();
+    // 130, or 0 if the replay was already over when the signal came.
+    assert!(matches!(status.code(), Some(130 | 0)), "{status:?}");
+    assert!(!project.exists(), "{} was left behind", project.display());
+}

@@ -768,3 +768,35 @@ fn a_signal_stops_the_http_server_with_its_status() {
     let status = support::terminate_and_wait(&mut server.child);
     assert_eq!(status.code(), Some(143));
 }
+
+/// The token is printed on standard output only: standard error (often a log file others
+/// can read) names the address, not the token.
+#[test]
+fn the_token_is_not_printed_on_standard_error() {
+    let (_dir, root) = project();
+    let mut command = support::toolwright_http_command(&root, &[]);
+    command
+        .env("TOOLWRIGHT_SERVE_TOKEN", "secret-token-42")
+        .stderr(Stdio::piped());
+    let mut server = Server::start(command);
+    assert!(
+        server.url.ends_with("?token=secret-token-42"),
+        "{}",
+        server.url
+    );
+    let status = support::terminate_and_wait(&mut server.child);
+    assert_eq!(status.code(), Some(143));
+    let mut stderr = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("MCP over Streamable HTTP at http://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("secret-token-42"), "{stderr}");
+}

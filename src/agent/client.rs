@@ -196,22 +196,26 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// The delay the answer asks for (`retry-after-ms` in milliseconds, else `retry-after` in
-/// seconds), capped at a minute.
+/// seconds or as an HTTP-date), capped at a minute.
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
-    let header = |name: &str| -> Option<f64> {
-        response
-            .headers()
-            .get(name)?
-            .to_str()
-            .ok()?
-            .trim()
+    let text =
+        |name: &str| -> Option<&str> { Some(response.headers().get(name)?.to_str().ok()?.trim()) };
+    let number = |name: &str| -> Option<f64> {
+        text(name)?
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite() && *v >= 0.0)
     };
-    let secs = header("retry-after-ms")
+    // An HTTP-date (`Wed, 21 Oct 2015 07:28:00 GMT`): the wait until then, none once past.
+    let until_date = || -> Option<f64> {
+        let date = chrono::DateTime::parse_from_rfc2822(text("retry-after")?).ok()?;
+        let wait = date.with_timezone(&chrono::Utc) - chrono::Utc::now();
+        Some(wait.to_std().map_or(0.0, |d| d.as_secs_f64()))
+    };
+    let secs = number("retry-after-ms")
         .map(|ms| ms / 1000.0)
-        .or_else(|| header("retry-after"))?;
+        .or_else(|| number("retry-after"))
+        .or_else(until_date)?;
     Some(Duration::from_secs_f64(secs.min(60.0)))
 }
 
@@ -543,6 +547,47 @@ mod tests {
         }
         .body();
         assert!(bare.get("tools").is_none() && bare.get("system").is_none());
+    }
+
+    #[test]
+    fn retry_after_is_seconds_or_an_http_date() {
+        let answer = |name: &str, value: &str| {
+            reqwest::Response::from(
+                http::Response::builder()
+                    .header(name, value)
+                    .body("")
+                    .unwrap(),
+            )
+        };
+        assert_eq!(
+            retry_after(&answer("retry-after", "7")),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(&answer("retry-after-ms", "1500")),
+            Some(Duration::from_millis(1500))
+        );
+        let date = |from_now: i64| {
+            (chrono::Utc::now() + chrono::TimeDelta::seconds(from_now))
+                .format("%a, %d %b %Y %H:%M:%S GMT")
+                .to_string()
+        };
+        let wait =
+            retry_after(&answer("retry-after", &date(20))).expect("an HTTP-date is understood");
+        assert!(
+            wait <= Duration::from_secs(20) && wait >= Duration::from_secs(17),
+            "{wait:?}"
+        );
+        // A date gone by asks for no wait; one far ahead is capped at a minute.
+        assert_eq!(
+            retry_after(&answer("retry-after", &date(-30))),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after(&answer("retry-after", &date(3600))),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(retry_after(&answer("retry-after", "soon")), None);
     }
 
     #[tokio::test]

@@ -266,6 +266,13 @@ pub fn discard_typed_ahead(lines: Option<&mut mpsc::UnboundedReceiver<String>>) 
     }
 }
 
+/// Writes to standard error, where the questions go. A failed write (the terminal gone) is
+/// no panic: the question is then refused when standard input ends, or withdrawn.
+fn show(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
 /// Says so on the terminal when a question is withdrawn unanswered (its call was cancelled,
 /// say by a failing sibling), so an answer typed later is not taken for its answer.
 struct Withdrawn {
@@ -275,7 +282,9 @@ struct Withdrawn {
 impl Drop for Withdrawn {
     fn drop(&mut self) {
         if !self.answered {
-            eprintln!("\n(question withdrawn: the call was cancelled)");
+            show(format_args!(
+                "\n(question withdrawn: the call was cancelled)\n"
+            ));
         }
     }
 }
@@ -301,7 +310,7 @@ impl TerminalPrompter {
     ) -> PromptAnswer {
         self.notify(&request.tool_name);
         if !request.message.is_empty() {
-            eprintln!("\n{}", escape_controls(&request.message));
+            show(format_args!("\n{}\n", escape_controls(&request.message)));
         }
         if !request.dont_ask_again.is_empty() {
             let rules: Vec<String> = request
@@ -313,14 +322,14 @@ impl TerminalPrompter {
                 })
                 .collect();
             let rules = escape_controls(&rules.join(", "));
-            eprintln!("(always adds the session rule {rules})");
+            show(format_args!("(always adds the session rule {rules})\n"));
         }
         loop {
-            eprint!("{}", question(request));
+            show(format_args!("{}", question(request)));
             let line = tokio::select! {
                 biased;
                 () = self.interrupt.cancelled() => {
-                    eprintln!();
+                    show(format_args!("\n"));
                     // Withdrawn, not answered: a "no" would stop everything at once, while
                     // an interrupt lets the running tools that block on it finish.
                     return PromptAnswer::Deny {
@@ -330,7 +339,7 @@ impl TerminalPrompter {
                 line = lines.recv() => line,
             };
             let Some(line) = line else {
-                eprintln!("\n(standard input closed: refused)");
+                show(format_args!("\n(standard input closed: refused)\n"));
                 return PromptAnswer::Deny { feedback: None };
             };
             if let Some(answer) = parse_answer(&line) {

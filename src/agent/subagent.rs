@@ -6,7 +6,10 @@
 //! tools), its agent id (TodoWrite keeps one list per agent), an empty conversation, and the
 //! tools its definition allows out of the caller's ([`AgentDefinition::select_tools`]; never
 //! the Agent tool unless the definition's `tools` names it). It goes through the same
-//! pipeline (permission rules, hooks, prompter) and spends from the same budget.
+//! pipeline (permission rules, hooks, prompter) and spends from the same budget. It runs in
+//! the foreground, within its caller's turn: the user rejecting one of its calls without
+//! feedback ends the caller's turn too ([`Stop::Rejected`]), as a rejection of the caller's
+//! own call does.
 //!
 //! Permission rules `Agent(type)` (or `Task(type)`) match the `subagent_type`
 //! (`general-purpose` when absent); the tool itself asks for nothing else, since each of the
@@ -475,7 +478,15 @@ impl TypedTool for AgentTool {
         drop(permit);
         let stopped = match &outcome.stop {
             Stop::Finished | Stop::HookStopped(_) => None,
-            Stop::Cancelled | Stop::Interrupted | Stop::Rejected => {
+            Stop::Rejected => {
+                // A foreground sub-agent shares its caller's turn: the user's rejection
+                // (without feedback) of one of its calls stops the caller's turn as well.
+                if let Some(id) = ctx.tool_use_id() {
+                    parent.reject_turn_of(id);
+                }
+                return Err(ToolError::Cancelled(None));
+            }
+            Stop::Cancelled | Stop::Interrupted => {
                 return Err(ToolError::Cancelled(None));
             }
             Stop::Failed(e) => {
@@ -644,6 +655,141 @@ mod tests {
         };
         assert!(nested_agent(level_one.sub_tools(&anyone, &ctx)).is_none());
         assert!(nested_agent(tool.sub_tools(&anyone, &ctx)).is_some());
+    }
+
+    /// A tool whose every call needs the user's permission.
+    struct Touchy;
+
+    #[async_trait]
+    impl Tool for Touchy {
+        fn name(&self) -> &str {
+            "Touchy"
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "needs permission".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(100)
+        }
+        async fn call(
+            &self,
+            _input: serde_json::Value,
+            _ctx: ToolUseContext,
+            _progress: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            Ok(ToolResult::text("touched"))
+        }
+    }
+
+    /// Asks the user about Touchy, allows everything else.
+    struct AskForTouchy;
+
+    #[async_trait]
+    impl tool_exec::Permissions for AskForTouchy {
+        async fn decide(
+            &self,
+            tool: &dyn Tool,
+            _input: &serde_json::Value,
+            _ctx: &ToolUseContext,
+        ) -> PermissionResult {
+            if tool.name() == "Touchy" {
+                PermissionResult::ask("Touch?")
+            } else {
+                PermissionResult::allow()
+            }
+        }
+        async fn check_rule_based(
+            &self,
+            _tool: &dyn Tool,
+            _input: &serde_json::Value,
+            _ctx: &ToolUseContext,
+        ) -> Option<PermissionResult> {
+            None
+        }
+    }
+
+    /// A user who says no, and nothing more.
+    struct SaysNo;
+
+    #[async_trait]
+    impl tool_exec::Prompter for SaysNo {
+        async fn prompt(&self, _request: &tool_exec::PromptRequest) -> tool_exec::PromptAnswer {
+            tool_exec::PromptAnswer::Deny { feedback: None }
+        }
+    }
+
+    /// The main agent starts a sub-agent, whose first answer calls Touchy; every later
+    /// answer is text. Counts the main agent's requests.
+    #[derive(Default)]
+    struct Delegating {
+        main_requests: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl ModelClient for Delegating {
+        async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let sub = request
+                .system
+                .as_deref()
+                .is_some_and(|s| s.contains("Your agent id"));
+            if !sub {
+                self.main_requests.fetch_add(1, Ordering::SeqCst);
+            }
+            let call = match (sub, request.messages.len()) {
+                (false, 1) => Some(tool_exec::ToolUse::new(
+                    "toolu_agent",
+                    "Agent",
+                    json!({"description": "d", "prompt": "touch it"}),
+                )),
+                (true, 1) => Some(tool_exec::ToolUse::new("toolu_touchy", "Touchy", json!({}))),
+                _ => None,
+            };
+            let events = match call {
+                Some(call) => vec![Ok(StreamEvent::ToolUse(call)), Ok(StreamEvent::MessageStop)],
+                None => vec![
+                    Ok(StreamEvent::Text("went on".into())),
+                    Ok(StreamEvent::MessageStop),
+                ],
+            };
+            Ok(futures::stream::iter(events).boxed())
+        }
+    }
+
+    /// A foreground sub-agent shares its parent's turn: the user rejecting one of its calls
+    /// (without saying how to go on) ends the parent's turn too, as a rejection of the
+    /// parent's own call does.
+    #[tokio::test]
+    async fn a_rejection_in_a_sub_agent_ends_the_parents_turn() {
+        let client = Arc::new(Delegating::default());
+        let pipeline = Pipeline::new(
+            Arc::new(AskForTouchy),
+            Arc::new(SaysNo),
+            Arc::new(tool_exec::NoHooks),
+        );
+        let agent_loop = AgentLoop::new(
+            Arc::clone(&client) as Arc<dyn ModelClient>,
+            Arc::new(pipeline),
+            LoopConfig::new("m"),
+        );
+        let agent_tool = AgentTool::new(agent_loop.clone(), Vec::new());
+        let ctx = ToolUseContext::new("/").with_tools(vec![
+            Arc::new(agent_tool) as Arc<dyn Tool>,
+            Arc::new(Touchy) as Arc<dyn Tool>,
+        ]);
+        let outcome = agent_loop
+            .run(ctx, "go", &CancellationToken::new(), &mut |_| {})
+            .await;
+        assert!(matches!(outcome.stop, Stop::Rejected), "{}", outcome.stop);
+        assert_eq!(client.main_requests.load(Ordering::SeqCst), 1);
+        // The Agent call still has its result, the rejection text.
+        assert_eq!(outcome.messages.len(), 3, "{:?}", outcome.messages);
+        let result = &outcome.messages[2]["content"][0];
+        assert_eq!(result["tool_use_id"], "toolu_agent");
+        assert_eq!(result["is_error"], true);
+        assert_eq!(result["content"], tool_exec::REJECT_MESSAGE);
     }
 
     #[test]

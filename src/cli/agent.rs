@@ -40,8 +40,8 @@ pub struct AgentArgs {
     /// At most this many model requests.
     #[arg(long, default_value_t = 20)]
     pub max_turns: usize,
-    /// Stop when the estimated spend reaches this many US dollars.
-    #[arg(long)]
+    /// Stop when the estimated spend reaches this many US dollars (a positive number).
+    #[arg(long, value_parser = parse_dollars)]
     pub max_budget_usd: Option<f64>,
     /// `max_tokens` of each request.
     #[arg(long, default_value_t = 8192)]
@@ -56,6 +56,15 @@ pub struct AgentArgs {
     /// Print the whole conversation as JSON at the end (nobody is asked, as with --print).
     #[arg(long)]
     pub json: bool,
+}
+
+/// A positive, finite number of US dollars (`nan`, `inf`, zero and negative numbers are
+/// refused: the limit could never be reached, or would stop the run before it began).
+fn parse_dollars(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!("`{text}` is not a positive number of US dollars")),
+    }
 }
 
 /// Asks whether to trust the folder `toolwright agent` runs in, when the run is interactive
@@ -83,7 +92,7 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
         return None;
     }
     toolwright::agent::prompting::discard_typed_ahead(None);
-    eprint!(
+    eout!(
         "Do you trust the files in {}?\nIts own settings can allow commands, run hooks and start MCP servers. \
          Trust it [y/N]? ",
         dir.display()
@@ -92,7 +101,7 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
     std::io::stdin().read_line(&mut line).ok()?;
     let yes = matches!(line.trim(), "y" | "Y" | "yes" | "Yes");
     if yes && let Err(e) = crate::trust::set_trusted(&dir, true) {
-        eprintln!("toolwright agent: {e}");
+        eoutln!("toolwright agent: {e}");
     }
     Some(yes)
 }
@@ -115,7 +124,7 @@ fn watch_interrupts(
         let interrupt = match signal(SignalKind::interrupt()) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("toolwright agent: Ctrl-C will not interrupt the turn: {e}");
+                eoutln!("toolwright agent: Ctrl-C will not interrupt the turn: {e}");
                 return;
             }
         };
@@ -149,11 +158,13 @@ fn watch_interrupts(
                     tasks.kill_all();
                     std::process::exit(i32::from(exit_code))
                 }
+                // Each signal acts before anything is printed: printing can fail (standard
+                // error closed), and must never keep a signal from acting.
                 (0, true) => {
-                    eprintln!(
+                    soft.cancel();
+                    eoutln!(
                         "\n(interrupted: ending the turn once the running tools stop; Ctrl-C again cancels them)"
                     );
-                    soft.cancel();
                     1
                 }
                 (_, interrupt_key) => {
@@ -162,8 +173,8 @@ fn watch_interrupts(
                         // tasks, in sessions of their own, would outlive.
                         tasks.kill_all();
                     }
-                    eprintln!("\n(cancelling everything)");
                     hard.cancel();
+                    eoutln!("\n(cancelling everything)");
                     2
                 }
             };
@@ -206,7 +217,7 @@ impl Display {
             AgentEvent::ToolStarted { tool_use, .. } => {
                 self.break_line();
                 let summary = input_summary(&tool_use.input, 60);
-                eprintln!(
+                eoutln!(
                     "[{:>6.1}s] ⏺ {}{}",
                     self.started.elapsed().as_secs_f64(),
                     escape_controls(&tool_use.name),
@@ -220,7 +231,7 @@ impl Display {
             AgentEvent::ToolProgress(tool_use, data) => {
                 if let Some(tool) = data["tool"].as_str() {
                     self.break_line();
-                    eprintln!(
+                    eoutln!(
                         "           ↳ {} · {}",
                         escape_controls(&tool_use.name),
                         escape_controls(tool)
@@ -248,11 +259,11 @@ impl Display {
                         escape_controls(&first.chars().take(100).collect::<String>())
                     ));
                 }
-                eprintln!("{line}");
+                eoutln!("{line}");
             }
             AgentEvent::Notice(text) => {
                 self.break_line();
-                eprintln!("toolwright: {}", escape_controls(text));
+                eoutln!("toolwright: {}", escape_controls(text));
             }
             AgentEvent::Request(_) => {}
         }
@@ -315,7 +326,7 @@ async fn session_end(hooks: &dyn Hooks, ctx: &ToolUseContext) {
         .loop_event(LoopEvent::SessionEnd { reason: "other" }, ctx)
         .await;
     for notice in split_hook_messages(&ended.messages).1 {
-        eprintln!("toolwright: {notice}");
+        eoutln!("toolwright: {notice}");
     }
 }
 
@@ -333,7 +344,7 @@ fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
     match created {
         Ok(_) => Some(path),
         Err(e) => {
-            eprintln!(
+            eoutln!(
                 "toolwright: cannot create {} for SessionStart hooks: {e}",
                 path.display()
             );
@@ -348,7 +359,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let client_config = match ClientConfig::from_env() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("toolwright agent: {e} (try `toolwright demo` for a run without a model)");
+            eoutln!("toolwright agent: {e} (try `toolwright demo` for a run without a model)");
             return ExitCode::from(2);
         }
     };
@@ -356,7 +367,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let client = match AnthropicClient::new(client_config) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("toolwright agent: {e}");
+            eoutln!("toolwright agent: {e}");
             return ExitCode::from(2);
         }
     };
@@ -369,12 +380,12 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let session = match Session::open(&options).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("toolwright agent: {e}");
+            eoutln!("toolwright agent: {e}");
             return ExitCode::from(2);
         }
     };
     for notice in &session.notices {
-        eprintln!("toolwright: {notice}");
+        eoutln!("toolwright: {notice}");
     }
 
     let soft = CancellationToken::new();
@@ -439,7 +450,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let agent_tool: Arc<dyn Tool> = Arc::new(AgentTool::new(agent_loop.clone(), definitions));
     if agent_offered(&ctx, agent_tool.as_ref()) {
         for problem in problems {
-            eprintln!("toolwright: {problem}");
+            eoutln!("toolwright: {problem}");
         }
         let at = tools
             .iter()
@@ -474,7 +485,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         .await;
     let (context, notices) = split_hook_messages(&started.messages);
     for notice in notices {
-        eprintln!("toolwright: {notice}");
+        eoutln!("toolwright: {notice}");
     }
     let outcome = if let Some(reason) = started.stop {
         // `continue: false` on SessionStart: nothing is sent.
@@ -530,7 +541,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     } else {
         display.break_line();
         let (input, output) = agent_loop.spend().tokens();
-        eprintln!(
+        eoutln!(
             "[{}; {} request(s), {input} input / {output} output tokens, ~${:.4}]",
             outcome.stop,
             outcome.turns,
@@ -538,7 +549,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         );
     }
     if !outcome.stop.is_success() && quiet {
-        eprintln!("toolwright agent: {}", outcome.stop);
+        eoutln!("toolwright agent: {}", outcome.stop);
     }
     // The run's output is complete before SessionEnd hooks run.
     let _ = std::io::stdout().flush();

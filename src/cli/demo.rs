@@ -18,7 +18,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tool_exec::{PlannedCall, schedule_makespan};
 
-use super::{ReplayEvent, decision_text, label, ms, replay};
+use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
 use crate::session::{Session, SessionOptions};
 use crate::turn::{self, TurnItem};
 
@@ -159,27 +159,31 @@ fn secs(d: Duration) -> String {
     format!("{:6.2}s", d.as_secs_f64())
 }
 
-/// Runs the demo.
+/// Runs the demo. Ctrl-C, SIGTERM or SIGHUP cancels its calls (their commands killed) and
+/// ends it with 128 + the signal's number, its temporary project removed.
 pub async fn run(args: &DemoArgs) -> ExitCode {
+    // Installed first: a signal from now on cancels the calls (once the session is open)
+    // instead of ending the process without its destructors.
+    let signals = Signals::install();
     let dir = match tempfile::Builder::new()
         .prefix("toolwright-demo-")
         .tempdir()
     {
         Ok(dir) => dir,
         Err(e) => {
-            eprintln!("toolwright demo: cannot create a temporary directory: {e}");
+            eoutln!("toolwright demo: cannot create a temporary directory: {e}");
             return ExitCode::from(2);
         }
     };
     let root = std::fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
     if let Err(e) = write_project(&root) {
-        eprintln!("toolwright demo: cannot write the sample project: {e}");
+        eoutln!("toolwright demo: cannot write the sample project: {e}");
         return ExitCode::from(2);
     }
     let session = match Session::open(&SessionOptions::isolated(root.clone())).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("toolwright demo: {e}");
+            eoutln!("toolwright demo: {e}");
             return ExitCode::from(2);
         }
     };
@@ -223,7 +227,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     }
     outln!();
     let mut timeline = Timeline::new();
-    let result = replay(&session, &turn, !args.no_pace, |at, event| match event {
+    let replayed = replay(&session, &turn, !args.no_pace, |at, event| match event {
         ReplayEvent::Text(text) => timeline.line(format!("{}  model  {}", secs(at), text.trim())),
         ReplayEvent::Added => {}
         ReplayEvent::Started(tool_use, running) => {
@@ -282,9 +286,13 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
                 }
             }
         }
-    })
-    .await;
+    });
+    let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
     drop(timeline);
+    if let Some(code) = signalled {
+        outln!("\nThe demo was cancelled by a signal.");
+        return ExitCode::from(code);
+    }
 
     outln!(
         "\n  #  {:<42}  {:<42} {:>15}  {:>9}  {:>7}   persisted",
@@ -343,7 +351,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         100.0 * saved.as_secs_f64() / batch.as_secs_f64().max(f64::EPSILON)
     );
     if let Some(e) = &turn.error {
-        eprintln!("toolwright demo: the bundled turn is malformed: {e}");
+        eoutln!("toolwright demo: the bundled turn is malformed: {e}");
         return ExitCode::from(1);
     }
     if args.keep {

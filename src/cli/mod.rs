@@ -13,6 +13,20 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
+/// `eprint!`, except that a failed write to standard error (a closed pipe) is no panic: the
+/// text is dropped and the run goes on. Every write to standard error in the binary goes
+/// through this or [`eoutln!`]: a panic in a signal watcher or in the middle of a run would
+/// leave it unable to stop or to clean up.
+macro_rules! eout {
+    ($($arg:tt)*) => { $crate::cli::write_err(format_args!($($arg)*)) };
+}
+
+/// `eprintln!` with [`eout!`]'s handling of a failed write.
+macro_rules! eoutln {
+    () => { $crate::cli::write_err(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::write_err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 pub mod agent;
 pub mod demo;
 pub mod permissions;
@@ -45,6 +59,94 @@ pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
     {
         OUTPUT_CLOSED.store(true, Ordering::Relaxed);
     }
+}
+
+/// Writes `args` to standard error, ignoring a failure; see [`eout!`].
+pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+/// The signals that end a run: Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed).
+/// The handlers are installed when this is made, so from then on such a signal no longer
+/// ends the process at once (without its destructors); [`next`](Self::next) says which came.
+pub(crate) struct Signals {
+    #[cfg(unix)]
+    streams: [Option<tokio::signal::unix::Signal>; 3],
+}
+
+impl Signals {
+    /// Installs the handlers (in a tokio runtime).
+    pub(crate) fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                streams: [
+                    signal(SignalKind::interrupt()).ok(),
+                    signal(SignalKind::terminate()).ok(),
+                    signal(SignalKind::hangup()).ok(),
+                ],
+            }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    /// The next signal, as the exit status it calls for (128 + its number: 130 for Ctrl-C,
+    /// 143 for SIGTERM, 129 for SIGHUP). Never resolves when no handler could be installed.
+    pub(crate) async fn next(&mut self) -> u8 {
+        #[cfg(unix)]
+        {
+            let [int, term, hangup] = &mut self.streams;
+            tokio::select! {
+                Some(()) = async { int.as_mut()?.recv().await } => 130,
+                Some(()) = async { term.as_mut()?.recv().await } => 143,
+                Some(()) = async { hangup.as_mut()?.recv().await } => 129,
+                else => std::future::pending().await,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => 130,
+                Err(_) => std::future::pending().await,
+            }
+        }
+    }
+}
+
+/// Runs `work` (the calls of `session`) with `signals` watched: the first signal kills the
+/// session's background tasks and cancels its calls (their commands' process groups are
+/// killed, and every call still gets its result), so `work` ends soon with destructors run;
+/// a second signal exits at once. Returns `work`'s output and the exit status of the signal
+/// that came (`None`: none).
+pub(crate) async fn cancel_on_signal<T>(
+    session: &Session,
+    mut signals: Signals,
+    work: impl std::future::Future<Output = T>,
+) -> (T, Option<u8>) {
+    let token = session.ctx.cancellation().clone();
+    let tasks = tools_builtin::tasks::task_registry(&session.ctx);
+    let signalled = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let watcher = tokio::spawn({
+        let signalled = std::sync::Arc::clone(&signalled);
+        async move {
+            let code = signals.next().await;
+            signalled.store(code, std::sync::atomic::Ordering::SeqCst);
+            // The background tasks run in sessions of their own, out of the terminal's
+            // reach: whoever sent this may follow with SIGKILL, which they would outlive.
+            tasks.kill_all();
+            token.cancel();
+            let code = signals.next().await;
+            tasks.kill_all();
+            std::process::exit(i32::from(code));
+        }
+    });
+    let output = work.await;
+    watcher.abort();
+    let code = signalled.load(std::sync::atomic::Ordering::SeqCst);
+    (output, (code != 0).then_some(code))
 }
 
 /// Something that happened during a replay, for live display.
@@ -100,13 +202,25 @@ pub async fn replay(
     let handle = executor.handle();
     let items = turn.items.clone();
     let end = turn.end;
+    // Once the session is cancelled (a signal), the rest of the turn comes at once: each
+    // block still gets its result (the cancellation's), without waiting for its time.
+    let cancelled = session.ctx.cancellation().clone();
+    let pace_until = move |at: Duration| {
+        let cancelled = cancelled.clone();
+        async move {
+            if pace {
+                tokio::select! {
+                    () = tokio::time::sleep_until((start + at).into()) => {}
+                    () = cancelled.cancelled() => {}
+                }
+            }
+        }
+    };
     let (arrival_tx, mut arrival_rx) =
         tokio::sync::mpsc::unbounded_channel::<(Duration, TurnItem)>();
     let feeder = tokio::spawn(async move {
         for (at, item) in items {
-            if pace {
-                tokio::time::sleep_until((start + at).into()).await;
-            }
+            pace_until(at).await;
             // The arrival is queued before the executor can start the call: the display
             // (which reads arrivals first) then knows the call when its start comes.
             let added = match &item {
@@ -118,9 +232,7 @@ pub async fn replay(
                 handle.add_tool(tool_use);
             }
         }
-        if pace {
-            tokio::time::sleep_until((start + end).into()).await;
-        }
+        pace_until(end).await;
         handle.finish();
         start.elapsed()
     });

@@ -65,7 +65,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     match check(args) {
         Ok(report) => {
             for w in &report.warnings {
-                eprintln!("warning: {w}");
+                eoutln!("warning: {w}");
             }
             if args.json {
                 outln!("{}", render_json(&report));
@@ -75,7 +75,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(message) => {
-            eprintln!("toolwright permissions check: {message}");
+            eoutln!("toolwright permissions check: {message}");
             ExitCode::from(2)
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{ReplayEvent, decision_text, label, ms, replay};
+use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
 use crate::session::{Session, SessionArgs};
 use crate::turn;
 
@@ -44,12 +44,14 @@ fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
 
 /// Runs `toolwright run`. Exit codes: 0 when every block was run (whatever the tools
 /// answered), 1 when the input was malformed part-way (the blocks before the problem still
-/// ran and their results are printed), 2 for bad arguments or settings.
+/// ran and their results are printed), 2 for bad arguments or settings, 128 + the signal's
+/// number after Ctrl-C, SIGTERM or SIGHUP (the calls are cancelled, their commands killed,
+/// and every block still gets its result).
 pub async fn run(args: &RunArgs) -> ExitCode {
     let text = match read_input(args.input.as_ref()) {
         Ok(text) => text,
         Err(e) => {
-            eprintln!("toolwright run: {e}");
+            eoutln!("toolwright run: {e}");
             return ExitCode::from(2);
         }
     };
@@ -59,18 +61,21 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         Duration::ZERO
     };
     let turn = turn::parse(&text, per_delta);
+    // From here a signal cancels the calls instead of ending the process on the spot: the
+    // commands run in sessions of their own, and only their owner can kill them.
+    let signals = Signals::install();
     let session = match Session::open(&args.session.options(false)).await {
         Ok(session) => session,
         Err(e) => {
-            eprintln!("toolwright run: {e}");
+            eoutln!("toolwright run: {e}");
             return ExitCode::from(2);
         }
     };
     for notice in &session.notices {
-        eprintln!("toolwright: {notice}");
+        eoutln!("toolwright: {notice}");
     }
     let json_mode = args.json;
-    let result = replay(&session, &turn, args.pace, |at, event| {
+    let replayed = replay(&session, &turn, args.pace, |at, event| {
         if json_mode {
             return;
         }
@@ -97,8 +102,8 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             ReplayEvent::Started(..) | ReplayEvent::Added | ReplayEvent::Progress(..) => {}
         }
         let _ = at;
-    })
-    .await;
+    });
+    let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
     if json_mode {
         let content: Vec<Value> = result
             .calls
@@ -107,9 +112,13 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .collect();
         outln!("{}", json!({"role": "user", "content": content}));
     }
+    if let Some(code) = signalled {
+        eoutln!("toolwright run: cancelled by a signal");
+        return ExitCode::from(code);
+    }
     match &turn.error {
         Some(e) => {
-            eprintln!(
+            eoutln!(
                 "toolwright run: the input is malformed: {e} (the {} blocks before it were run)",
                 result.calls.len()
             );

@@ -67,19 +67,19 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     let http = match args.http.as_deref().map(parse_addr).transpose() {
         Ok(addr) => addr,
         Err(e) => {
-            eprintln!("toolwright serve: {e}");
+            eoutln!("toolwright serve: {e}");
             return ExitCode::from(2);
         }
     };
     let session = match Session::open(&args.session.options(false)).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("toolwright serve: {e}");
+            eoutln!("toolwright serve: {e}");
             return ExitCode::from(2);
         }
     };
     for notice in &session.notices {
-        eprintln!("toolwright serve: {notice}");
+        eoutln!("toolwright serve: {notice}");
     }
     let server = ToolServer::new(
         session.ctx.clone(),
@@ -98,7 +98,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             served = serve_stdio(server) => match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("toolwright serve: {e}");
+                    eoutln!("toolwright serve: {e}");
                     ExitCode::from(1)
                 }
             },
@@ -118,7 +118,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             match serve_token() {
                 Ok(token) => Some(token),
                 Err(e) => {
-                    eprintln!("toolwright serve: {e}");
+                    eoutln!("toolwright serve: {e}");
                     return ExitCode::from(2);
                 }
             }
@@ -128,12 +128,12 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     let listener = match HttpServer::bind(&options).await {
         Ok(listener) => listener,
         Err(e) => {
-            eprintln!("toolwright serve: {e}");
+            eoutln!("toolwright serve: {e}");
             return ExitCode::from(2);
         }
     };
     if !listener.local_addr().ip().is_loopback() {
-        eprintln!(
+        eoutln!(
             "toolwright serve: warning: listening on {}, which is not loopback: anyone who can reach it{} can run these tools (and the token travels unencrypted)",
             listener.local_addr(),
             if args.no_auth {
@@ -145,8 +145,13 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     }
     let signal = interrupted();
     let url = listener.url();
-    eprintln!(
-        "toolwright serve: MCP over Streamable HTTP at {url} for {} (Ctrl-C stops)",
+    // Standard error (often a log others can read) names the endpoint without the token.
+    let (endpoint, with_token) = match url.split_once('?') {
+        Some((endpoint, _)) => (endpoint, "; the URL with its token is on standard output"),
+        None => (url.as_str(), ""),
+    };
+    eoutln!(
+        "toolwright serve: MCP over Streamable HTTP at {endpoint} for {} (Ctrl-C stops{with_token})",
         session.ctx.cwd().display()
     );
     // The URL alone on stdout, for scripts.
@@ -207,26 +212,6 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// (128 + its number). The handlers are installed when this is called, not when it is first
 /// polled: a signal that comes right after the URL is printed is not the default fatal one.
 fn interrupted() -> impl std::future::Future<Output = u8> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut int = signal(SignalKind::interrupt()).ok();
-        let mut term = signal(SignalKind::terminate()).ok();
-        let mut hangup = signal(SignalKind::hangup()).ok();
-        async move {
-            tokio::select! {
-                Some(()) = async { int.as_mut()?.recv().await } => 130,
-                Some(()) = async { term.as_mut()?.recv().await } => 143,
-                Some(()) = async { hangup.as_mut()?.recv().await } => 129,
-                else => std::future::pending().await,
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        async {
-            let _ = tokio::signal::ctrl_c().await;
-            130
-        }
-    }
+    let mut signals = super::Signals::install();
+    async move { signals.next().await }
 }

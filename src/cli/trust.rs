@@ -19,7 +19,7 @@ pub fn run(args: &TrustArgs) -> ExitCode {
     let dir = match std::fs::canonicalize(&dir) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("toolwright trust: cannot use {}: {e}", dir.display());
+            eoutln!("toolwright trust: cannot use {}: {e}", dir.display());
             return ExitCode::from(2);
         }
     };
@@ -38,7 +38,7 @@ pub fn run(args: &TrustArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("toolwright trust: {e}");
+            eoutln!("toolwright trust: {e}");
             ExitCode::from(1)
         }
     }

@@ -2,12 +2,16 @@
 //! compiled into this test (it only needs this crate, tool-core, serde_json and clap).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// The binary's `out!`/`outln!` (which survive a closed standard output) as plain prints.
+// The binary's `out!`/`outln!`/`eoutln!` (which survive a closed standard output or error)
+// as plain prints.
 macro_rules! out {
     ($($arg:tt)*) => { print!($($arg)*) };
 }
 macro_rules! outln {
     ($($arg:tt)*) => { println!($($arg)*) };
+}
+macro_rules! eoutln {
+    ($($arg:tt)*) => { eprintln!($($arg)*) };
 }
 
 #[path = "../../../src/cli/permissions.rs"]

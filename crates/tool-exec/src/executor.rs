@@ -354,6 +354,9 @@ struct Record {
     safe: bool,
     interrupt: InterruptBehavior,
     state: State,
+    /// Running, but held before its tool started (waiting to run alone): an interrupt or
+    /// `stop_queued` answers it as a queued call.
+    held: bool,
     token: Option<CancellationToken>,
     outcome: Option<CallOutcome>,
 }
@@ -421,6 +424,7 @@ impl Driver {
                     Some(Command::Discard) => self.discard(),
                     Some(Command::StopQueued(text)) => {
                         self.queued_text.get_or_insert(text);
+                        self.cancel_held();
                         self.process_queue();
                     }
                     None => {
@@ -479,6 +483,7 @@ impl Driver {
             safe,
             interrupt,
             state: State::Queued,
+            held: false,
             token: None,
             outcome: None,
         });
@@ -503,6 +508,16 @@ impl Driver {
             record.safe = false;
             self.running_unsafe += 1;
         }
+        // Its tool has not started: an interrupt (or `stop_queued`) that came first answers
+        // it as a queued call.
+        if self.interrupted.is_some() || self.queued_text.is_some() {
+            record.held = true;
+            if let Some(token) = &record.token {
+                token.cancel();
+            }
+            return;
+        }
+        record.held = true;
         self.waiting_alone.insert(index, granted);
         self.let_alone_calls_go();
     }
@@ -522,6 +537,7 @@ impl Driver {
                 r.state == State::Running && i != first && !self.waiting_alone.contains_key(&i)
             });
         if !others_running && let Some(granted) = self.waiting_alone.remove(&first) {
+            self.records[first].held = false;
             let _ = granted.send(());
         }
     }
@@ -561,7 +577,9 @@ impl Driver {
         }
         match self.interrupted {
             Some(Interrupted::Hard) => Some(REJECT_MESSAGE.to_owned()),
-            Some(Interrupted::Soft) if self.records[index].state == State::Queued => {
+            Some(Interrupted::Soft)
+                if self.records[index].state == State::Queued || self.records[index].held =>
+            {
                 Some(REJECT_MESSAGE.to_owned())
             }
             Some(Interrupted::Soft)
@@ -569,7 +587,9 @@ impl Driver {
             {
                 Some(REJECT_MESSAGE.to_owned())
             }
-            _ if self.records[index].state == State::Queued => self.queued_text.clone(),
+            _ if self.records[index].state == State::Queued || self.records[index].held => {
+                self.queued_text.clone()
+            }
             _ => None,
         }
     }
@@ -714,7 +734,8 @@ impl Driver {
             match record.state {
                 State::Running
                     if kind == Interrupted::Hard
-                        || record.interrupt == InterruptBehavior::Cancel =>
+                        || record.interrupt == InterruptBehavior::Cancel
+                        || record.held =>
                 {
                     if let Some(token) = &record.token {
                         token.cancel();
@@ -725,6 +746,19 @@ impl Driver {
                     self.finish_record(index, outcome);
                 }
                 _ => {}
+            }
+        }
+    }
+
+    /// Cancels the calls held before their tool started (see [`Record::held`]).
+    fn cancel_held(&mut self) {
+        for index in self.next_yield..self.records.len() {
+            let record = &self.records[index];
+            if record.state == State::Running
+                && record.held
+                && let Some(token) = &record.token
+            {
+                token.cancel();
             }
         }
     }

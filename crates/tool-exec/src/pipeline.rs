@@ -556,7 +556,7 @@ impl Pipeline {
             let alone = tokio::select! {
                 biased;
                 () = ctx.cancellation().cancelled() => false,
-                () = gate.run_alone() => true,
+                granted = gate.run_alone() => granted,
             };
             if !alone {
                 let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
@@ -1110,11 +1110,13 @@ async fn post_hooks<F: std::future::Future>(
     }
 }
 
-/// The permission flow's verdict for one call.
 /// The executor's hold on a call it scheduled as concurrency-safe. Just before the tool
 /// runs, a call whose input (changed by a hook or the user since it was scheduled) is no
 /// longer concurrency-safe asks, through it, to run alone, and waits until it may: the
-/// executor starts nothing new and lets the calls running beside it finish first.
+/// executor starts nothing new and lets the calls running beside it finish first. It runs
+/// in the context it was scheduled with, where its permission was decided (a modifier
+/// applied while it waited does not reach it); an interrupt while it waits answers it as a
+/// queued call.
 pub(crate) struct ExclusiveGate {
     /// The call's place in the executor's records.
     pub(crate) index: usize,
@@ -1124,12 +1126,11 @@ pub(crate) struct ExclusiveGate {
 }
 
 impl ExclusiveGate {
-    /// Resolves once the call may run alone (at once when the executor is gone).
-    async fn run_alone(&self) {
+    /// Resolves once the call may run alone (`true`), or once the executor has answered it
+    /// otherwise or is gone (`false`: the call must not run).
+    async fn run_alone(&self) -> bool {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        if self.requests.send((self.index, tx)).is_ok() {
-            let _ = rx.await;
-        }
+        self.requests.send((self.index, tx)).is_ok() && rx.await.is_ok()
     }
 }
 
@@ -1144,6 +1145,7 @@ struct Schedule {
 /// cancelled while the user was being asked).
 const WITHDRAWN: &str = "user_abort";
 
+/// The permission flow's verdict for one call.
 enum Resolved {
     Allowed {
         input: Value,

@@ -666,3 +666,44 @@ async fn stop_queued_lets_started_calls_finish_and_runs_nothing_more() {
     }
     assert_eq!(log.lock().unwrap().started, ["s"]);
 }
+
+/// A call held to run alone (a hook made it unsafe) has not started its tool: an interrupt
+/// answers it as a queued call instead of letting it run once the others finish; so does
+/// `stop_queued`.
+#[tokio::test(start_paused = true)]
+async fn a_call_held_to_run_alone_does_not_start_after_an_interrupt() {
+    for stop in [false, true] {
+        let log: Arc<Mutex<common::Log>> = Arc::default();
+        let pipeline = Pipeline::new(
+            Arc::new(tool_exec::AllowAll),
+            Arc::new(tool_exec::DenyAsks),
+            Arc::new(common::RewritesUnsafe),
+        );
+        let exec = StreamingToolExecutor::new(
+            Arc::new(pipeline),
+            common::ctx(&log),
+            ExecutorConfig::default(),
+        );
+        exec.add_tool(tu("a", "Read", 100));
+        exec.add_tool(ToolUse::new(
+            "x",
+            "Read",
+            json!({"ms": 10, "rewrite": true}),
+        ));
+        exec.finish();
+        let handle = exec.handle();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            if stop {
+                handle.stop_queued("not run");
+            } else {
+                handle.interrupt();
+            }
+        });
+        let (results, _) = collect(exec).await;
+        assert_eq!(results[0].outcome.result.content.joined_text(), "a done");
+        let expected = if stop { "not run" } else { REJECT_MESSAGE };
+        assert_eq!(results[1].outcome.result.content.joined_text(), expected);
+        assert!(!log.lock().unwrap().started.contains(&"x".to_owned()));
+    }
+}

@@ -34,7 +34,8 @@
 //!   `allow_large` is set. Devices and FIFOs
 //!   are refused. PDFs are read as extracted text per page (lopdf), capped at the
 //!   same token limit as text; one whose compressed streams inflate to over 256 MiB
-//!   (measured first, into nothing) is refused as a likely decompression bomb.
+//!   (measured before lopdf inflates them, module `pdf_inflate`) is refused as a likely
+//!   decompression bomb.
 //! - Binary files are refused by extension and by a NUL byte in the first 8 KiB.
 //! - Edit and Write refuse a file that is not UTF-8 or BOM-marked UTF-16 (LE or BE) text rather than
 //!   risk mangling it; a file whose every newline is CRLF is edited in LF form and written

@@ -776,15 +776,16 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
     }
     let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
     // lopdf inflates streams whole and unbounded: a crafted file of a few MB can inflate to
-    // many GB. Measured first, into nothing.
-    if crate::pdf_inflate::inflated_size(&bytes, MAX_PDF_INFLATED_BYTES) > MAX_PDF_INFLATED_BYTES {
-        return Err(ToolError::msg(format!(
+    // many GB. What it would inflate is measured first (`pdf_inflate`).
+    let bomb = || {
+        ToolError::msg(format!(
             "The PDF {} is not read: its compressed streams inflate to over {} MiB (images aside), which may be a decompression bomb. Extract its text with a tool made for it, e.g. pdftotext via Bash.",
             path.display(),
             MAX_PDF_INFLATED_BYTES >> 20
-        )));
-    }
-    let doc = lopdf::Document::load_mem(&bytes)
+        ))
+    };
+    let doc = crate::pdf_inflate::load(&bytes, MAX_PDF_INFLATED_BYTES)
+        .map_err(|_| bomb())?
         .map_err(|e| ToolError::msg(format!("Could not read the PDF {}: {e}", path.display())))?;
     drop(bytes);
     if doc.is_encrypted() {
@@ -803,6 +804,16 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
         }
         None => (1..=u32::try_from(total).unwrap_or(u32::MAX)).collect(),
     };
+    let page_ids = doc.get_pages();
+    let read: Vec<lopdf::ObjectId> = selected
+        .iter()
+        .filter_map(|n| page_ids.get(n).copied())
+        .collect();
+    if crate::pdf_inflate::text_streams_size(&doc, &read, MAX_PDF_INFLATED_BYTES)
+        > MAX_PDF_INFLATED_BYTES
+    {
+        return Err(bomb());
+    }
     let pages = selected
         .into_iter()
         .map(|n| PdfPage {

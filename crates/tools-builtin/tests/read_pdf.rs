@@ -235,6 +235,35 @@ async fn a_decompression_bomb_is_refused_before_it_is_inflated() {
         "{}",
         err.text
     );
+    // The same bomb under twelve more zlib layers, as an object stream (inflated while the
+    // file loads), or claiming to be an image (a page's content is inflated all the same).
+    let mut layered = zlib_of_spaces(spaces);
+    for _ in 0..12 {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, &layered).unwrap();
+        layered = e.finish().unwrap();
+    }
+    let thirteen = vec!["/FlateDecode"; 13].join(" ");
+    for (dict, stream) in [
+        (format!("/Filter [{thirteen}]"), layered),
+        (
+            "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode".to_owned(),
+            zlib_of_spaces(spaces),
+        ),
+        (
+            "/Subtype /Image /Filter /FlateDecode".to_owned(),
+            zlib_of_spaces(spaces),
+        ),
+    ] {
+        fs::write(&f, pdf_of_contents(&[(dict.as_str(), stream)])).unwrap();
+        common::bump_mtime(&f);
+        let err = fail(&Read, &ctx(dir.path()), json!({"file_path": f})).await;
+        assert!(
+            err.text.contains("inflate to over 256 MiB"),
+            "{dict}: {}",
+            err.text
+        );
+    }
     // The same stream at 1 MiB is read: spaces, so no text.
     let one_mib = 1 + 258 * 4064;
     fs::write(

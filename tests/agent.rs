@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 #[path = "support/model_api.rs"]
 mod model_api;
 use model_api::*;
+#[path = "support/processes.rs"]
+mod processes;
+use processes::{process_alive, wait_at_most};
 
 /// The text the model sees for a call the user interrupted before it ran.
 const REJECT: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
@@ -891,14 +894,6 @@ fn on_a_terminal_asks_are_put_to_the_user_and_always_adds_a_session_rule() {
     }
 }
 
-/// Whether a process whose command line contains `marker` is alive.
-fn process_alive(marker: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(marker))
-    })
-}
-
 #[test]
 fn sigterm_ends_the_run_and_its_background_tasks() {
     let dir = tempfile::tempdir().unwrap();
@@ -1227,26 +1222,6 @@ fn simple_mode_and_a_deny_all_rule_leave_the_agent_tool_out() {
         let mut names = seen[0].tool_names();
         names.sort();
         assert_eq!(names, expected, "{env:?} {settings:?}");
-    }
-}
-
-/// Waits for `child` at most `limit`; kills it and fails when it is still running.
-fn wait_at_most(
-    child: &mut std::process::Child,
-    limit: Duration,
-    what: &str,
-) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

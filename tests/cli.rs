@@ -7,6 +7,10 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "support/processes.rs"]
+mod processes;
+use processes::{process_alive, wait_at_most};
+
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
     toolwright_with_env(args, cwd, stdin, &[])
 }
@@ -767,34 +771,6 @@ fn a_broken_settings_file_is_reported_once() {
     let stderr = text(&out.stderr);
     let shown = config.join("settings.json").display().to_string();
     assert_eq!(stderr.matches(&shown).count(), 1, "{stderr}");
-}
-
-/// Whether a process whose command line contains `marker` is alive.
-fn process_alive(marker: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(marker))
-    })
-}
-
-/// Waits for `child` at most `limit`; kills it and fails when it is still running.
-fn wait_at_most(
-    child: &mut std::process::Child,
-    limit: std::time::Duration,
-    what: &str,
-) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 /// SIGTERM and Ctrl-C end `toolwright run` the way they end `agent`: its commands (which

@@ -598,22 +598,27 @@ async fn a_tool_that_panics_while_being_scheduled_still_gets_its_one_result() {
     assert!(exec.final_context().is_some(), "the turn ended cleanly");
 }
 
+/// An executor whose PreToolUse hooks make the calls marked `"rewrite": true` unsafe.
+fn rewriting_executor(log: &Arc<Mutex<common::Log>>) -> StreamingToolExecutor {
+    let pipeline = Pipeline::new(
+        Arc::new(tool_exec::AllowAll),
+        Arc::new(tool_exec::DenyAsks),
+        Arc::new(common::RewritesUnsafe),
+    );
+    StreamingToolExecutor::new(
+        Arc::new(pipeline),
+        common::ctx(log),
+        ExecutorConfig::default(),
+    )
+}
+
 /// A call scheduled as concurrency-safe whose input a hook made unsafe runs alone: it waits
 /// for the calls running beside it, nothing starts beside it, and its context modifier
 /// applies. Two such calls do not wait for each other.
 #[tokio::test(start_paused = true)]
 async fn a_call_a_hook_made_unsafe_runs_alone_and_its_modifier_applies() {
     let log: Arc<Mutex<common::Log>> = Arc::default();
-    let pipeline = Pipeline::new(
-        Arc::new(tool_exec::AllowAll),
-        Arc::new(tool_exec::DenyAsks),
-        Arc::new(common::RewritesUnsafe),
-    );
-    let exec = StreamingToolExecutor::new(
-        Arc::new(pipeline),
-        common::ctx(&log),
-        ExecutorConfig::default(),
-    );
+    let exec = rewriting_executor(&log);
     let start = Instant::now();
     exec.add_tool(tu("a", "Read", 100));
     let rewritten = json!({"ms": 50, "rewrite": true, "modify": true});
@@ -674,16 +679,7 @@ async fn stop_queued_lets_started_calls_finish_and_runs_nothing_more() {
 async fn a_call_held_to_run_alone_does_not_start_after_an_interrupt() {
     for stop in [false, true] {
         let log: Arc<Mutex<common::Log>> = Arc::default();
-        let pipeline = Pipeline::new(
-            Arc::new(tool_exec::AllowAll),
-            Arc::new(tool_exec::DenyAsks),
-            Arc::new(common::RewritesUnsafe),
-        );
-        let exec = StreamingToolExecutor::new(
-            Arc::new(pipeline),
-            common::ctx(&log),
-            ExecutorConfig::default(),
-        );
+        let exec = rewriting_executor(&log);
         exec.add_tool(tu("a", "Read", 100));
         exec.add_tool(ToolUse::new(
             "x",

@@ -1200,19 +1200,21 @@ async fn cancelling_a_call_while_its_server_restarts_ends_it_and_leaves_nothing_
     manager.shutdown().await;
 }
 
-/// A reconnection abandoned while it lists the server's tools (the call that was making it
-/// was cancelled) is not kept as a connection whose tools were never listed: it is killed,
-/// and the next use connects afresh.
-#[tokio::test]
-async fn a_reconnection_cancelled_while_listing_tools_is_not_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let starts = dir.path().join("starts");
-    // The second start answers `tools/list` only after a minute.
+/// A manager whose server crashed, and an echo call reconnecting it, stuck listing the tools
+/// (the second start answers `tools/list` only after a minute): the manager, the call's
+/// cancellation token and the call.
+async fn a_reconnection_stuck_listing_tools(
+    dir: &std::path::Path,
+) -> (
+    McpManager,
+    tool_core::CancellationToken,
+    tokio::task::JoinHandle<Result<tool_core::ToolResult, tool_core::ToolError>>,
+) {
+    let starts = dir.join("starts");
     let script = "if [ \"$n\" -eq 2 ]; then exec \"$0\" --slow-list; fi; exec \"$0\"";
     let (manager, diags) = McpManager::connect(vec![restarting(script, &starts)], opts()).await;
     assert!(diags.is_empty(), "{diags:?}");
     crash_fails_clearly(&manager).await;
-
     let echo = tool(&manager, "mcp__tiny__echo");
     let context = ctx();
     let token = context.cancellation().clone();
@@ -1225,6 +1227,16 @@ async fn a_reconnection_cancelled_while_listing_tools_is_not_kept() {
         "the reconnection never listed the tools: {:?}",
         manager.stderr("tiny")
     );
+    (manager, token, reconnecting)
+}
+
+/// A reconnection abandoned while it lists the server's tools (the call that was making it
+/// was cancelled) is not kept as a connection whose tools were never listed: it is killed,
+/// and the next use connects afresh.
+#[tokio::test]
+async fn a_reconnection_cancelled_while_listing_tools_is_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (manager, token, reconnecting) = a_reconnection_stuck_listing_tools(dir.path()).await;
     let pid = manager.server_pid("tiny").expect("the listing connection");
     token.cancel();
     let result = tokio::time::timeout(Duration::from_secs(5), reconnecting)
@@ -1259,25 +1271,7 @@ async fn a_reconnection_cancelled_while_listing_tools_is_not_kept() {
 #[tokio::test]
 async fn a_call_during_another_calls_unfinished_reconnection_survives_its_cancellation() {
     let dir = tempfile::tempdir().unwrap();
-    let starts = dir.path().join("starts");
-    // The second start answers `tools/list` only after a minute.
-    let script = "if [ \"$n\" -eq 2 ]; then exec \"$0\" --slow-list; fi; exec \"$0\"";
-    let (manager, diags) = McpManager::connect(vec![restarting(script, &starts)], opts()).await;
-    assert!(diags.is_empty(), "{diags:?}");
-    crash_fails_clearly(&manager).await;
-
-    let echo = tool(&manager, "mcp__tiny__echo");
-    let context = ctx();
-    let token = context.cancellation().clone();
-    let reconnecting = tokio::spawn(async move {
-        echo.call(json!({"text": "x"}), context, ProgressSender::none())
-            .await
-    });
-    assert!(
-        stderr_contains(&manager, "tools/list: slow").await,
-        "the reconnection never listed the tools: {:?}",
-        manager.stderr("tiny")
-    );
+    let (manager, token, reconnecting) = a_reconnection_stuck_listing_tools(dir.path()).await;
     // A second call, half a second long, starts while the listing hangs.
     let ticks = tool(&manager, "mcp__tiny__ticks");
     let second =

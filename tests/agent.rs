@@ -1262,16 +1262,25 @@ fn ctrl_c_works_with_a_closed_standard_error() {
     }
     let pid = child.id().to_string();
     // The first press lets the running command finish (Bash blocks interrupts); the second
-    // cancels it.
-    for _ in 0..2 {
+    // cancels it, a third exits at once. Pressed until the run ends (two presses close
+    // together may count as one on a loaded machine), at most five times.
+    let mut status = None;
+    for _ in 0..5 {
         let _ = Command::new("kill").args(["-INT", &pid]).status();
-        std::thread::sleep(Duration::from_millis(300));
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while status.is_none() && std::time::Instant::now() < deadline {
+            status = child.try_wait().unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if status.is_some() {
+            break;
+        }
     }
-    let status = wait_at_most(
-        &mut child,
-        Duration::from_secs(15),
-        "Ctrl-C did not end the run",
-    );
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("Ctrl-C did not end the run");
+    };
     assert_eq!(status.code(), Some(130));
 }
 

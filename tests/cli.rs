@@ -875,3 +875,71 @@ fn ctrl_c_ends_the_demo_and_removes_its_project() {
     assert!(matches!(status.code(), Some(130 | 0)), "{status:?}");
     assert!(!project.exists(), "{} was left behind", project.display());
 }
+
+/// Ctrl-C while the session still opens (an MCP server that never answers `initialize`, with
+/// half a minute to do so) ends the run there, with 130, the server gone with it.
+#[test]
+fn ctrl_c_while_the_session_opens_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join(".claude.json"),
+        json!({"projects": {root.display().to_string(): {"hasTrustDialogAccepted": true}}})
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        json!({"enableAllProjectMcpServers": true}).to_string(),
+    )
+    .unwrap();
+    let marker = format!("1003.{}", std::process::id());
+    let started = root.join("server-started");
+    let server = json!({"mcpServers": {"mute": {"command": "sh", "args": ["-c", format!("touch {}; exec sleep {marker}", started.display())]}}});
+    std::fs::write(root.join(".mcp.json"), server.to_string()).unwrap();
+    let input = root.join("turn.jsonl");
+    std::fs::write(
+        &input,
+        jsonl(&[json!({"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": input.display().to_string()}})]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json"])
+        .arg(&input)
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("MCP_TIMEOUT", "30000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(10),
+        "Ctrl-C did not end the run while its session opened",
+    );
+    assert_eq!(status.code(), Some(130));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived the run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -164,7 +164,7 @@ fn secs(d: Duration) -> String {
 pub async fn run(args: &DemoArgs) -> ExitCode {
     // Installed first: a signal from now on cancels the calls (once the session is open)
     // instead of ending the process without its destructors.
-    let signals = Signals::install();
+    let mut signals = Signals::install();
     let dir = match tempfile::Builder::new()
         .prefix("toolwright-demo-")
         .tempdir()
@@ -180,7 +180,14 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         eoutln!("toolwright demo: cannot write the sample project: {e}");
         return ExitCode::from(2);
     }
-    let session = match Session::open(&SessionOptions::isolated(root.clone())).await {
+    // A signal while the session opens (MCP servers can take their startup timeout) ends
+    // the run there: the servers being started go with the dropped future.
+    let options = SessionOptions::isolated(root.clone());
+    let opened = tokio::select! {
+        opened = Session::open(&options) => opened,
+        code = signals.next() => return ExitCode::from(code),
+    };
+    let session = match opened {
         Ok(s) => s,
         Err(e) => {
             eoutln!("toolwright demo: {e}");

@@ -63,8 +63,15 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     let turn = turn::parse(&text, per_delta);
     // From here a signal cancels the calls instead of ending the process on the spot: the
     // commands run in sessions of their own, and only their owner can kill them.
-    let signals = Signals::install();
-    let session = match Session::open(&args.session.options(false)).await {
+    let mut signals = Signals::install();
+    // A signal while the session opens (MCP servers can take their startup timeout) ends
+    // the run there: the servers being started go with the dropped future.
+    let options = args.session.options(false);
+    let opened = tokio::select! {
+        opened = Session::open(&options) => opened,
+        code = signals.next() => return ExitCode::from(code),
+    };
+    let session = match opened {
         Ok(session) => session,
         Err(e) => {
             eoutln!("toolwright run: {e}");

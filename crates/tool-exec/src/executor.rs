@@ -526,6 +526,14 @@ impl Driver {
     /// finished, calls waiting behind it aside (they run nothing while they wait, and the
     /// first must not wait for them: two such calls would wait for each other).
     fn let_alone_calls_go(&mut self) {
+        // One cancelled while it waited (an interrupt, `stop_queued`) is not let go: it ends
+        // as a call that never started.
+        self.waiting_alone.retain(|&index, _| {
+            self.records[index]
+                .token
+                .as_ref()
+                .is_none_or(|t| !t.is_cancelled())
+        });
         let Some(&first) = self.waiting_alone.keys().next() else {
             return;
         };

@@ -15,10 +15,10 @@ use tool_core::{
 
 use crate::bash::commands::{
     GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
-    changes_directory, effective_name, effective_words, git_content, has_path_operands,
-    is_read_only, is_transparent, names_target_directory, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
-    wrapped_readings,
+    changes_directory, effective_name, effective_words, git_content, git_repository_elsewhere,
+    has_path_operands, is_read_only, is_transparent, names_target_directory, path_args, path_use,
+    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
+    wrapped_command_starts, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
@@ -1504,19 +1504,21 @@ impl PermissionEngine {
     }
 
     /// Path constraints of one simple command (its path arguments).
-    /// `rg_config`: the command sets `RIPGREP_CONFIG_PATH` somewhere, so ripgrep's filters
-    /// cannot be relied on.
+    /// `analysis`: the whole command's (`RIPGREP_CONFIG_PATH` set somewhere: ripgrep's
+    /// filters cannot be relied on; a `GIT_` variable: git may work in another repository).
     fn subcommand_paths(
         &self,
         set: &RuleSet,
         sub: &SimpleCommand,
         words: &[Word],
         ctx: &ToolUseContext,
-        rg_config: bool,
+        analysis: &Analysis,
     ) -> Option<Finding> {
+        let rg_config = analysis.rg_config;
+        let git_env = analysis.git_env || analysis.hidden_assignment;
         let name = basename(words.first()?.value.as_deref()?);
         let option_glob = self.option_like_glob(sub, words, ctx);
-        let option_glob = match self.git_content_read(set, sub, name, words, ctx) {
+        let option_glob = match self.git_content_read(set, sub, name, words, ctx, git_env) {
             Some(f) => Some(pick(option_glob, f)),
             None => option_glob,
         };
@@ -1738,8 +1740,10 @@ impl PermissionEngine {
     /// A git command that prints files of the repository or its history it does not name
     /// ([`git_content`]: a blob `REV:PATH`, `git grep`, `git cat-file`, a patch without
     /// pathspecs, or with one that is not a plain file): those files cannot be checked, so
-    /// it is asked about when a Read deny rule exists (as a recursive grep's tree is
-    /// checked). Named files are checked as paths read ([`path_use`]).
+    /// it is asked about when a Read deny rule could match one of them
+    /// ([`Self::read_denied_may_reach_repository`]; as a recursive grep's tree is checked).
+    /// Named files are checked as paths read ([`path_use`]). `git_env`: the command mentions
+    /// a `GIT_` variable.
     fn git_content_read(
         &self,
         set: &RuleSet,
@@ -1747,10 +1751,18 @@ impl PermissionEngine {
         name: &str,
         words: &[Word],
         ctx: &ToolUseContext,
+        git_env: bool,
     ) -> Option<Finding> {
         if name != "git" || set.read[bi(RuleBehavior::Deny)].is_empty() {
             return None;
         }
+        let content = git_content(words)?;
+        // Where the repository is not known, neither is what its pathspecs name.
+        let known = match self.read_denied_may_reach_repository(set, sub, words, ctx, git_env) {
+            Some(false) => return None,
+            Some(true) => true,
+            None => false,
+        };
         let resolve = |w: &Word| {
             w.value
                 .as_deref()
@@ -1764,7 +1776,8 @@ impl PermissionEngine {
                     .is_some_and(|v| !v.starts_with(':') && !v.contains(['*', '?', '[']))
                 && resolve(w).is_some_and(|ps| !ps.is_empty() && ps.iter().all(|p| p.is_file()))
         };
-        let unnamed = match git_content(words)? {
+        let unnamed = match content {
+            _ if !known => true,
             GitContent::Unnamed => true,
             GitContent::Pathspecs { operands, paths } => {
                 // Operands that exist are paths; the others are revisions.
@@ -1789,6 +1802,56 @@ impl PermissionEngine {
             )
             .sub(text)
         })
+    }
+
+    /// Whether a Read deny rule could match a file git prints from the repository it works in
+    /// (the nearest directory up from each directory the command may run in that holds
+    /// `.git`; that directory itself when none does): a rule whose pattern starts inside
+    /// the repository's work tree or above it (`.env` at any depth, `src/**`, `~/**`), not
+    /// one elsewhere (`~/.ssh/**` beside the project). Whatever the files in it now: its
+    /// history may hold others. When the repository cannot be known (another one named by
+    /// `-C`, `--git-dir`, `-c` or a `GIT_` variable, an unknown directory, a directory
+    /// inside a git directory, a work tree configured elsewhere), every rule may: `None`.
+    fn read_denied_may_reach_repository(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        words: &[Word],
+        ctx: &ToolUseContext,
+        git_env: bool,
+    ) -> Option<bool> {
+        const GIT_ENV: &[&str] = &[
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_COMMON_DIR",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            "GIT_INDEX_FILE",
+            "GIT_NAMESPACE",
+            "GIT_CONFIG",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+            "GIT_CONFIG_GLOBAL",
+            "GIT_CONFIG_SYSTEM",
+        ];
+        if git_env
+            || git_repository_elsewhere(words)
+            || sub.assignments.iter().any(|a| a.name.starts_with("GIT_"))
+            || GIT_ENV
+                .iter()
+                .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
+        {
+            return None;
+        }
+        let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
+        let rules = &set.read[bi(RuleBehavior::Deny)];
+        let mut reaches = false;
+        for dir in dirs.iter().flat_map(|d| [d.clone(), resolve_symlinks(d)]) {
+            let root = git_work_tree(&dir)?;
+            reaches |=
+                rules.may_match_inside(&root) || rules.may_match_inside(&resolve_symlinks(&root));
+        }
+        Some(reaches)
     }
 
     /// A glob argument of the cwd (no directory before it, before any `--`) that matches a
@@ -2048,13 +2111,13 @@ impl PermissionEngine {
                 .into_iter()
                 .filter_map(|(reading, moved)| match moved {
                     WrappedPaths::AsWritten => {
-                        self.subcommand_paths(set, sub, reading, ctx, analysis.rg_config)
+                        self.subcommand_paths(set, sub, reading, ctx, analysis)
                     }
                     WrappedPaths::OtherDirectory => {
                         let mut elsewhere = sub.clone();
                         elsewhere.cwd = Some(UNKNOWN_DIR.to_owned());
                         elsewhere.other_cwds.clear();
-                        self.subcommand_paths(set, &elsewhere, reading, ctx, analysis.rg_config)
+                        self.subcommand_paths(set, &elsewhere, reading, ctx, analysis)
                     }
                     WrappedPaths::OtherRoot => {
                         // What the paths name under the new root is not known; as written
@@ -2071,7 +2134,7 @@ impl PermissionEngine {
                             )
                             .sub(text.clone());
                         let as_written =
-                            self.subcommand_paths(set, sub, reading, ctx, analysis.rg_config);
+                            self.subcommand_paths(set, sub, reading, ctx, analysis);
                         Some(pick(as_written, unchecked))
                     }
                 })
@@ -2724,6 +2787,26 @@ const NO_PREFIX: &[&str] = &[
     "chown", "dd", "mv", "cp", "python", "python3", "node", "perl", "ruby", "curl", "wget", "ssh",
     "scp", "kill", "pkill", "killall", "sed", "awk", "gawk", "find",
 ];
+
+/// The work tree of the repository git finds from `dir`: the nearest directory up from it
+/// that holds `.git` (`dir` itself when none does: git finds no repository there). `None`
+/// when it cannot be told: `dir` is inside a git directory (a bare repository, `.git`
+/// itself), or the repository's configuration names a work tree (`core.worktree`).
+fn git_work_tree(dir: &Path) -> Option<PathBuf> {
+    for at in dir.ancestors() {
+        let dot_git = at.join(".git");
+        if let Ok(meta) = std::fs::metadata(&dot_git) {
+            let configured = meta.is_dir()
+                && std::fs::read(dot_git.join("config"))
+                    .is_ok_and(|c| c.to_ascii_lowercase().windows(8).any(|w| w == b"worktree"));
+            return (!configured).then(|| at.to_path_buf());
+        }
+        if at.join("HEAD").is_file() && at.join("objects").is_dir() {
+            return None;
+        }
+    }
+    Some(dir.to_path_buf())
+}
 
 /// The prefix rule content "don't ask again" stores for a subcommand: `program subcommand:*`
 /// (or the exact command for programs too dangerous to allow by prefix).

@@ -221,6 +221,39 @@ impl PathRuleSet {
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }
+
+    /// Whether a rule could match `dir` (absolute) or a path below it, whether or not such a
+    /// path exists: the place a rule's pattern starts from (its root, and the literal
+    /// leading directories of an anchored pattern: `~/.ssh/**` starts at `~/.ssh`) lies
+    /// inside `dir`, or `dir` inside it. A pattern without a slash (`.env`) matches a name at
+    /// any depth of its root.
+    pub fn may_match_inside(&self, dir: &Path) -> bool {
+        let dir = nfc(&dir.components().collect::<PathBuf>());
+        self.groups.iter().any(|g| {
+            g.lines.keys().any(|line| {
+                let start = pattern_start(&g.root, line);
+                start.starts_with(&dir) || dir.starts_with(&start)
+            })
+        })
+    }
+}
+
+/// The directory (or file) a gitignore `line` under `root` matches from: `root` for a pattern
+/// that matches at any depth (no slash but a trailing one), else `root` joined with the
+/// pattern's components before the first one holding a wildcard or an escape.
+fn pattern_start(root: &Path, line: &str) -> PathBuf {
+    let line = line.strip_suffix('/').unwrap_or(line);
+    let mut start = root.to_path_buf();
+    if !line.contains('/') {
+        return start;
+    }
+    for segment in line.trim_start_matches('/').split('/') {
+        if segment.is_empty() || segment.contains(['*', '?', '[', '\\']) {
+            break;
+        }
+        start.push(segment);
+    }
+    start
 }
 
 /// `path` in Unicode NFC (a path that is not UTF-8 is kept as it is).
@@ -483,5 +516,54 @@ mod tests {
         let s = mk("/docs/*.md", RuleBehavior::Allow);
         assert!(s.matching(Path::new("/p/docs/a.md")).is_some());
         assert!(s.matching(Path::new("/p/docs/x/a.md")).is_none());
+    }
+
+    #[test]
+    fn rules_that_may_match_inside_a_directory() {
+        let roots = PathRoots {
+            cwd: "/h/p".into(),
+            home: Some("/h".into()),
+            project_root: None,
+            user_config_dir: None,
+            flag_settings_dir: None,
+        };
+        let reaches = |pat: &str, dir: &str| {
+            let (root, line) = roots
+                .anchor(pat, RuleSource::ProjectSettings, RuleBehavior::Deny)
+                .unwrap();
+            PathRuleSet::build(&[(0, root, line)])
+                .0
+                .may_match_inside(Path::new(dir))
+        };
+        for (pat, dir) in [
+            (".env", "/h/p"),
+            ("./.env", "/elsewhere"),
+            ("*.pem", "/h/p"),
+            ("secrets/", "/h/p"),
+            ("src/**", "/h/p"),
+            ("/secrets/**", "/h/p"),
+            ("~/p/.env", "/h/p"),
+            ("~/**", "/h/p"),
+            ("~/*/.env", "/h/p"),
+            ("~/**/.env", "/h/p"),
+            ("../**", "/h/p"),
+            ("//**/id_rsa", "/h/p"),
+            ("//h/p/src/**", "/h/p"),
+            ("src/**", "/h/p/src/sub"),
+        ] {
+            assert!(reaches(pat, dir), "{pat} in {dir}");
+        }
+        for (pat, dir) in [
+            ("~/.ssh/**", "/h/p"),
+            ("~/.ssh/id_*", "/h/p"),
+            ("~/.bashrc", "/h/p"),
+            ("//etc/shadow", "/h/p"),
+            ("~/q/**", "/h/p"),
+            ("~/pq/**", "/h/p"),
+            ("//h/p/src/**", "/h/p/docs"),
+            ("/src/*.rs", "/h/p/docs"),
+        ] {
+            assert!(!reaches(pat, dir), "{pat} in {dir}");
+        }
     }
 }

@@ -407,3 +407,302 @@ async fn jq_imports_are_not_read_only() {
     }
     run_table(cases).await;
 }
+
+/// 4a. Only a Read deny rule that can match a file of the repository (or of the directories
+///     the command runs in) makes git's unnamed reads ask: `Read(~/.ssh/**)` names nothing
+///     git can print.
+#[tokio::test]
+async fn git_reads_ask_only_for_read_deny_rules_reaching_the_repository() {
+    let git = &["Bash(git:*)"];
+    let mut cases = Vec::new();
+    let unnamed = [
+        "git show HEAD",
+        "git show",
+        "git log -p -3",
+        "git grep foo",
+        "git show HEAD:.env",
+        "git cat-file -p HEAD:README.md",
+    ];
+    for deny in [
+        "Read(~/.ssh/**)",
+        "Read(~/.bashrc)",
+        "Read(/$O/**)",
+        "Read(/$O/secret.txt)",
+        "Read(//etc/shadow)",
+    ] {
+        for cmd in unnamed {
+            // `git cat-file` is read-only too; each is allowed in default mode.
+            cases.push(case("allow", "Bash", cmd).deny(&[deny]));
+            cases.push(case("allow", "Bash", cmd).deny(&[deny]).allow(git));
+            cases.push(
+                case("allow", "Bash", cmd)
+                    .deny(&[deny])
+                    .mode("bypassPermissions"),
+            );
+        }
+    }
+    // Rules that can match a file of the repository, present or only in its history.
+    for deny in [
+        "Read(./.env)",
+        "Read(.env)",
+        "Read(**/.env)",
+        "Read(src/**)",
+        "Read(secrets/gone/**)",
+        "Read(/secrets/**)",
+        "Read(/$P/.env)",
+        "Read(/$P/secrets/**)",
+        "Read(../proj/secrets/**)",
+        "Read(~/../proj/.env)",
+        "Read(//**/id_rsa)",
+        "Read(*.pem)",
+    ] {
+        for cmd in unnamed {
+            cases.push(case("ask", "Bash", cmd).deny(&[deny]).allow(git));
+            cases.push(
+                case("ask", "Bash", cmd)
+                    .deny(&[deny])
+                    .mode("bypassPermissions"),
+            );
+        }
+    }
+    // In another directory, or in a repository given elsewhere, the rule may match.
+    let ssh = &["Read(~/.ssh/**)"];
+    for cmd in [
+        "cd $H && git show HEAD",
+        "cd \"$X\" && git show HEAD",
+        "GIT_DIR=$H/.git git show HEAD",
+        "GIT_WORK_TREE=$H git grep foo",
+        "git --git-dir=$H/.git show HEAD",
+        "git --work-tree=$H grep foo",
+        "git -C $H grep foo",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(ssh).allow(git));
+        cases.push(case("ask", "Bash", cmd).deny(ssh).mode("bypassPermissions"));
+    }
+    for cmd in [
+        "export GIT_WORK_TREE=$H; git grep foo",
+        "export GIT_DIR=$H/.git; git show HEAD",
+        "declare -x GIT_WORK_TREE=$H; git grep foo",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(ssh).allow(&[
+            "Bash(git:*)",
+            "Bash(export:*)",
+            "Bash(declare:*)",
+        ]));
+        cases.push(case("ask", "Bash", cmd).deny(ssh).mode("bypassPermissions"));
+    }
+    run_table(cases).await;
+}
+
+/// The repository is found where git finds it: above the working directory, its files
+/// outside the working directory may be printed; the project inside the home directory
+/// does not bring `~/.ssh` into it.
+#[tokio::test]
+async fn git_reads_find_the_repository_as_git_does() {
+    let git = &["Bash(git:*)"];
+    // The session runs in `proj/src`, inside the repository at `proj`.
+    let mut fx = Fixture::new();
+    let repo = fx.proj.clone();
+    fx.proj = repo.join("src");
+    let env = format!("Read(/{}/.env)", repo.display());
+    for (expect, cmd, deny) in [
+        ("ask", "git show HEAD", env.as_str()),
+        ("ask", "git grep foo", env.as_str()),
+        ("allow", "git show HEAD", "Read(~/.ssh/**)"),
+    ] {
+        let c = case(expect, "Bash", cmd).deny(&[deny]).allow(git);
+        let got = run(&fx, &c).await;
+        assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
+    }
+    // A work tree configured elsewhere, or a directory inside a git directory: the
+    // repository's files may be anywhere.
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(fx.proj.join(".git/objects")).unwrap();
+    for (cmd, config) in [
+        ("git grep foo", "[core]\n\tworktree = $H\n"),
+        ("git show HEAD", "[core]\n\tWorkTree = $H\n"),
+        ("cd .git && git show HEAD", "[core]\n"),
+        ("cd .git/objects && git grep foo", "[core]\n"),
+    ] {
+        std::fs::write(fx.proj.join(".git/config"), fx.subst(config)).unwrap();
+        for mode in ["default", "bypassPermissions"] {
+            let c = case("ask", "Bash", cmd)
+                .deny(&["Read(~/.ssh/**)"])
+                .allow(&["Bash(git:*)", "Bash(cd:*)"])
+                .mode(mode);
+            let got = run(&fx, &c).await;
+            assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
+        }
+    }
+    std::fs::write(fx.proj.join(".git/config"), "[core]\n").unwrap();
+    let c = case("allow", "Bash", "git grep foo")
+        .deny(&["Read(~/.ssh/**)"])
+        .mode("bypassPermissions");
+    let got = run(&fx, &c).await;
+    assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
+    // The project inside the home directory.
+    let mut fx = Fixture::new();
+    fx.home = fx.proj.parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
+    for (expect, deny) in [
+        ("allow", "Read(~/.ssh/**)"),
+        ("allow", "Read(~/.ssh/id_*)"),
+        ("allow", "Read(~/outside/**)"),
+        ("ask", "Read(~/proj/.env)"),
+        // Everything: `HEAD` names a file denied too.
+        ("deny", "Read(~/**)"),
+        ("ask", "Read(~/*/.env)"),
+        ("ask", "Read(~/**/.env)"),
+    ] {
+        for mode in ["default", "bypassPermissions"] {
+            let c = case(expect, "Bash", "git show HEAD")
+                .deny(&[deny])
+                .allow(git)
+                .mode(mode);
+            let got = run(&fx, &c).await;
+            assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
+        }
+    }
+}
+
+/// 4b. git's option values and `git grep`'s pattern are not paths: they no longer read as
+///     reads outside the working directories. Its paths are still checked.
+#[tokio::test]
+async fn git_option_values_and_grep_patterns_are_not_paths() {
+    let env = &["Read(.env)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "git grep \"/api/v1\"",
+        "git grep /api/v1 -- src",
+        "git grep -e /users",
+        "git grep -e /users -e /admin HEAD -- src",
+        "git grep -n -i /api/v1",
+        "git grep -C 3 /api/v1",
+        "git grep -A2 -B 2 --max-depth 1 /api/v1",
+        "git grep --and -e /a --or -e /b",
+        "git log --grep /fix/",
+        "git log --grep=/fix/",
+        "git log -S /usr/local",
+        "git log -S/usr/local",
+        "git log -G /usr/.*",
+        "git log -p -G /usr -- src",
+        "git log --author /x/ --committer /y/",
+        "git log --format=/%h/",
+        "git log -n 3 --since /x --until /y",
+        "git log --max-count 3 --skip 1 --oneline",
+        "git log --date /x/ --encoding /x",
+        "git log -I /x -p -- src",
+        "git log --diff-filter /x",
+        "git show -S /usr/local HEAD",
+        "git diff -S /usr/local",
+        "git blame -L 1,5 src/main.rs",
+        "git blame --ignore-rev /x src/main.rs",
+    ] {
+        cases.extend(everywhere("allow", cmd, &[]));
+    }
+    // Paths, and files option values name, are still read.
+    for cmd in [
+        "git grep -f /etc/patterns",
+        "git grep -e x -- $O/secret.txt",
+        "git grep x $O/secret.txt",
+        "git log -p -- $O/secret.txt",
+        "git log -n 3 $O/secret.txt",
+        "git blame -L 1,5 $O/secret.txt",
+        "git blame -S /etc/revs src/main.rs",
+        "git log -O /etc/order -p",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+    }
+    for cmd in [
+        "git log -n 3 -p .env",
+        "git log -S x -p .env",
+        "git log -S x -p -- .env",
+        "git log --grep fix -p .env",
+        "git log --author=me -p .env",
+        "git log -p --follow .env",
+        "git grep -e x .env",
+        "git grep -e x -e y HEAD -- .env",
+        "git grep -n x .env",
+        "git grep -i -n x .env",
+        "git grep x HEAD .env",
+        "git grep -f .env",
+        "git grep --file=.env",
+        "git blame -L 1,5 .env",
+        "git blame -M .env",
+        "git blame -S .env src/main.rs",
+        "git blame -w -n .env",
+        "git show -n 1 HEAD -- .env",
+    ] {
+        cases.push(case("deny", "Bash", cmd).deny(env));
+        cases.push(
+            case("deny", "Bash", cmd)
+                .deny(env)
+                .mode("bypassPermissions"),
+        );
+    }
+    // An option's value names no pathspec: every file's patch is printed.
+    for cmd in [
+        "git log -p -S README.md",
+        "git log -p --grep README.md",
+        "git show -G src/main.rs",
+        "git grep .env",
+        // Bundled short options.
+        "git log -pw",
+        "git log -pS README.md",
+        "git log -wL1,5:.env",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(env).mode("bypassPermissions"));
+    }
+    cases.push(case("allow", "Bash", "git log -p -n 3 -- README.md").deny(env));
+    run_table(cases).await;
+}
+
+/// 8b. Only jq's program is a program: an input file or an option's value that holds
+///     `import` or `include` is not one.
+#[tokio::test]
+async fn jq_only_its_program_is_a_program() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "jq .version node_modules/eslint-plugin-import/package.json",
+        "jq . include.json",
+        "jq . src/include",
+        "jq --arg include x '.a'",
+        "jq --arg x 'include \"y\"; .' '.a'",
+        "jq --arg x 'import \"y\" as $c; $c' -n '$x'",
+        "jq --argjson import 1 '.a' package.json",
+        "jq --slurpfile include package.json '.a' package.json",
+        "jq --rawfile import package.json -n '$import'",
+        "jq -n '$ARGS' --args include import",
+        "jq -n '$ARGS' --jsonargs 1 '\"include\"'",
+        "jq --args -n '$ARGS' include 'import \"x\" as $c; $c'",
+        "jq --indent 2 .a package.json",
+        "jq -r --tab .include package.json",
+        "jq -- .a package.json",
+    ] {
+        cases.extend(everywhere("allow", cmd, &[]));
+    }
+    for cmd in [
+        "jq -n 'import \"x\" as $c; $c'",
+        "jq --arg a b 'include \"x\"; .'",
+        "jq --indent 2 'import \"x\" as $c; $c' package.json",
+        "jq --args 'include \"x\"; .' a",
+        "jq -nr 'include \"x\"; .'",
+        "jq -- 'include \"x\"; .' package.json",
+        "jq -n -- 'include \"x\"; .'",
+        "jq '-(\"x\" | modulemeta)'",
+        "jq --rawfile a package.json --arg b c 'include \"x\"; .'",
+        "echo x | xargs jq -n 'include \"x\"; .'",
+        "echo x | xargs jq -L src .",
+        "echo x | xargs jq -f prog.jq",
+        // A program that starts with a dash is still the program: the file is read.
+        "jq -R '-(-1) as $x | .' $O/secret.txt",
+        "jq -R -- '.' $O/secret.txt",
+        "jq --arg a b '.' $O/secret.txt",
+        "jq --indent 2 . $O/secret.txt",
+        "jq --rawfile a $O/secret.txt -n '$a'",
+    ] {
+        cases.extend(everywhere("ask", cmd, &[]));
+    }
+    run_table(cases).await;
+}

@@ -486,42 +486,91 @@ pub fn awk_may_use_other_files(words: &[Word]) -> bool {
     false
 }
 
-/// Whether a jq command line may read files its arguments do not name: a program from a
-/// file (`-f`, `--from-file`), a module directory (`-L`, `--library-path`), or a program
-/// that loads modules or data files (`import`, `include`, `modulemeta`), which jq finds
-/// through a path the program spells. Every argument that is not an option is read as a
-/// program (a file name with such a word in it is refused too).
-fn jq_may_use_other_files(args: &[&str]) -> bool {
-    args.iter().any(|a| {
-        short_bundle_has(a, &['f', 'L'])
-            || ["--from-file", "--library-path"]
+/// A jq command line as jq reads it: options anywhere (a short option may be bundled, a long
+/// one is spelled out), `--` ends them.
+struct JqCommandLine {
+    /// The index of its program among the arguments: the first operand, not the value of an
+    /// option (with `-f`, the file holding the program). `None` when it has none (under
+    /// `xargs`, the first word appended is its program).
+    program: Option<usize>,
+    /// An option makes it read files its operands do not name: the program from a file
+    /// (`-f`, `--from-file`), a module directory (`-L`, `--library-path`), a test file
+    /// whose programs may load modules (`--run-tests`).
+    other_files: bool,
+}
+
+/// [`JqCommandLine`] of jq's arguments; `None` when a computed word may be an option or the
+/// program.
+fn jq_command_line(args: &[Option<&str>]) -> Option<JqCommandLine> {
+    let mut program = None;
+    let mut other_files = false;
+    let mut options_done = false;
+    let mut values = 0;
+    for (i, arg) in args.iter().enumerate() {
+        // The values of `--arg NAME VALUE`, `--argjson NAME JSON`, `--slurpfile NAME FILE`,
+        // `--rawfile NAME FILE`, `--indent N`, `-L DIR`: not its program.
+        if values > 0 {
+            values -= 1;
+            continue;
+        }
+        let arg = (*arg)?;
+        // jq's test for an option: a dash, then a letter or a second dash (`-`, `-1` and
+        // `-(…)` are operands).
+        let option = !options_done
+            && arg
+                .strip_prefix('-')
+                .is_some_and(|r| r.starts_with(|c: char| c == '-' || c.is_ascii_alphabetic()));
+        if !option {
+            // After `--args`/`--jsonargs` the operands that follow the program are values
+            // too, but the first one is still the program.
+            program.get_or_insert(i);
+            continue;
+        }
+        match arg {
+            "--" => options_done = true,
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => values = 2,
+            "--indent" | "-L" | "--library-path" => values = 1,
+            _ => {}
+        }
+        other_files |= short_bundle_has(arg, &['f', 'L'])
+            || ["--from-file", "--library-path", "--run-tests"]
                 .iter()
-                .any(|l| names_long(a, l))
-            || (!a.starts_with('-') && jq_program_loads_modules(a))
+                .any(|l| names_long(arg, l));
+    }
+    Some(JqCommandLine {
+        program,
+        other_files,
     })
 }
 
-/// Whether jq's arguments hold its program (an operand that is not the value of an
-/// option); a computed word may be anything.
-fn jq_has_program(args: &[Word]) -> bool {
-    let mut skip = 0;
-    for w in args {
-        let Some(v) = w.value.as_deref() else {
-            return false;
-        };
-        if skip > 0 {
-            skip -= 1;
-            continue;
-        }
-        match v {
-            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => skip = 2,
-            "--indent" => skip = 1,
-            "--args" | "--jsonargs" => return false,
-            _ if v.starts_with('-') && v.len() > 1 => {}
-            _ => return true,
-        }
-    }
-    false
+/// Whether a jq command line may read files its arguments do not name: a program from a
+/// file, a module directory ([`JqCommandLine::other_files`]), or a program that loads
+/// modules or data files (`import`, `include`, `modulemeta`), which jq finds through a path
+/// the program spells. Only the program is read as one: input files and the values of
+/// options (`--arg include x`) are not.
+fn jq_may_use_other_files(args: &[&str]) -> bool {
+    let args: Vec<Option<&str>> = args.iter().map(|a| Some(*a)).collect();
+    jq_command_line(&args).is_none_or(|line| {
+        line.other_files
+            || line
+                .program
+                .and_then(|i| args[i])
+                .is_some_and(jq_program_loads_modules)
+    })
+}
+
+/// Whether jq's arguments hold its program (an operand that is not the value of an option),
+/// one that reads no other file ([`jq_may_use_other_files`]): the words appended to it are
+/// only its input files. A computed word may be anything.
+fn jq_reads_only_its_operands(args: &[Word]) -> bool {
+    let args: Vec<Option<&str>> = args.iter().map(|w| w.value.as_deref()).collect();
+    jq_command_line(&args).is_some_and(|line| {
+        !line.other_files
+            && line
+                .program
+                .and_then(|i| args[i])
+                .is_some_and(|p| !jq_program_loads_modules(p))
+    })
 }
 
 /// Whether a jq program uses `import`, `include` or `modulemeta` as a keyword or function
@@ -730,6 +779,8 @@ enum Next {
     Path,
     /// A name, then a file (`jq --rawfile NAME FILE`).
     NameThenPath,
+    /// Two values, not paths (`jq --arg NAME VALUE`).
+    SkipTwo,
 }
 
 /// The arguments of `words` that are paths for [`path_use`]: positionals (after the script of
@@ -753,6 +804,9 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
         let paths = sed_path_args(words);
         let any = !paths.is_empty();
         return (paths, any);
+    }
+    if name == "git" {
+        return git_path_args(words);
     }
     let mut operands = false;
     let mut out = Vec::new();
@@ -778,6 +832,10 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
             }
             Next::NameThenPath => {
                 next = Next::Path;
+                continue;
+            }
+            Next::SkipTwo => {
+                next = Next::Skip;
                 continue;
             }
             Next::Any => {}
@@ -822,6 +880,19 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
                         next = Next::Path;
                     }
                 }
+                if name == "jq" && v.starts_with("--") {
+                    match v {
+                        "--arg" | "--argjson" => {
+                            next = Next::SkipTwo;
+                            continue;
+                        }
+                        "--indent" => {
+                            next = Next::Skip;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
                 if v.starts_with("--") {
                     let names_a_file = file_longs.iter().any(|l| names_long(v, l));
                     match v.split_once('=') {
@@ -841,7 +912,13 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
                     }
                     continue;
                 }
-                if v.starts_with('-') && v.len() > 1 {
+                // jq reads `-1` or `-(…)` as an operand (its program): only a letter after
+                // the dash makes an option.
+                let jq_operand = name == "jq"
+                    && v.strip_prefix('-').is_some_and(|r| {
+                        !r.starts_with(|c: char| c == '-' || c.is_ascii_alphabetic())
+                    });
+                if v.starts_with('-') && v.len() > 1 && !jq_operand {
                     if let Some((_, value)) = v.split_once('=')
                         && (writes || value.starts_with(['/', '~', '.']))
                     {
@@ -1121,8 +1198,9 @@ pub fn is_read_only(words: &[Word]) -> bool {
 /// writes a file or runs a program (not `sort -o`, `rg --pre`, `uniq IN OUT`, ...).
 pub fn reads_only_whatever_is_appended(words: &[Word]) -> bool {
     let name = words.first().and_then(val).map(basename);
-    // The first word appended to a jq without a program is its program.
-    if name == Some("jq") && !jq_has_program(&words[1..]) {
+    // The first word appended to a jq without a program is its program; a program may load
+    // other files.
+    if name == Some("jq") && !jq_reads_only_its_operands(&words[1..]) {
         return false;
     }
     name.is_some_and(|name| {
@@ -1206,17 +1284,17 @@ pub enum GitContent {
     },
 }
 
-/// What `words` (a `git` command) prints of files' contents ([`GitContent`]), or `None` when
-/// it prints none (`git status`, `git log --oneline`) or only the files it names as
-/// operands (`git blame F`, checked as paths read).
-pub fn git_content(words: &[Word]) -> Option<GitContent> {
+/// The global options before git's subcommand: the index of the subcommand in `words`,
+/// whether an option names another repository, work tree or configuration (or cannot be
+/// told apart from one: anything but the options that change nothing git reads), and
+/// whether one configures git (`-c`, `--config-env`: an alias may be any subcommand).
+/// `None` when a computed word stands among them.
+fn git_globals(words: &[Word]) -> Option<(usize, bool, bool)> {
     let mut i = 1;
     let mut elsewhere = false;
     let mut configured = false;
     while let Some(v) = words.get(i).map(|w| w.value.as_deref()) {
-        let Some(v) = v else {
-            return Some(GitContent::Unnamed);
-        };
+        let v = v?;
         if !v.starts_with('-') {
             break;
         }
@@ -1233,8 +1311,6 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         {
             continue;
         }
-        // Another repository or work tree, configuration (an alias, a textconv filter),
-        // anything else: what it prints cannot be told apart.
         elsewhere = true;
         configured |= v == "-c" || names_long(v, "--config-env");
         if matches!(
@@ -1244,30 +1320,290 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
             i += 1;
         }
     }
+    Some((i, elsewhere, configured))
+}
+
+/// Whether git's global options (`-C DIR`, `--git-dir`, `--work-tree`, `-c`) may make it
+/// work in a repository other than the one it finds from its directory.
+pub fn git_repository_elsewhere(words: &[Word]) -> bool {
+    git_globals(words).is_none_or(|(_, elsewhere, _)| elsewhere)
+}
+
+/// The revision and diff options (`git log`, `show`, `whatchanged`, `diff`, and `blame`
+/// through them) that take a value, which may be the next word (`--grep /fix/`).
+const GIT_REVISION_VALUE_OPTIONS: &[&str] = &[
+    // Revision walking and commit filtering.
+    "--max-count",
+    "--skip",
+    "--max-age",
+    "--min-age",
+    "--since",
+    "--since-as-filter",
+    "--after",
+    "--before",
+    "--until",
+    "--author",
+    "--committer",
+    "--grep",
+    "--grep-reflog",
+    "--encoding",
+    "--date",
+    "--default",
+    "--diff-merges",
+    "--decorate-refs",
+    "--decorate-refs-exclude",
+    // `--format`/`--pretty` only take `=VALUE` (git refuses `--format VALUE`).
+    "--format",
+    // Diff output.
+    "--output",
+    "--stat-width",
+    "--stat-name-width",
+    "--stat-graph-width",
+    "--stat-count",
+    "--color-moved-ws",
+    "--word-diff-regex",
+    "--ws-error-highlight",
+    "--diff-filter",
+    "--find-object",
+    "--skip-to",
+    "--rotate-to",
+    "--src-prefix",
+    "--dst-prefix",
+    "--line-prefix",
+    "--inter-hunk-context",
+    "--ignore-matching-lines",
+    "--anchored",
+    "--diff-algorithm",
+    "--output-indicator-new",
+    "--output-indicator-old",
+    "--output-indicator-context",
+];
+
+/// Which options of a git subcommand (one whose operands are checked as paths) take a value
+/// (git takes `--opt=VALUE` or `--opt VALUE`, `-XVALUE` or `-X VALUE` for these), and which
+/// of them name a file it reads (or writes).
+struct GitValueOptions {
+    /// Short options taking a value, and those of them naming a file.
+    shorts: &'static str,
+    short_files: &'static str,
+    /// Long options taking a value (besides [`GIT_REVISION_VALUE_OPTIONS`] for every
+    /// subcommand but grep), and those naming a file.
+    longs: &'static [&'static str],
+    long_files: &'static [&'static str],
+    /// Whether the revision and diff options are taken too.
+    revision: bool,
+}
+
+fn git_value_options(sub: &str) -> GitValueOptions {
+    match sub {
+        // `-e PATTERN`, `-f FILE`, context and counts; `-O[PAGER]` and `--color[=WHEN]` only
+        // take a value in the same word.
+        "grep" => GitValueOptions {
+            shorts: "efABCm",
+            short_files: "f",
+            longs: &[
+                "--file",
+                "--max-depth",
+                "--threads",
+                "--context",
+                "--after-context",
+                "--before-context",
+                "--max-count",
+            ],
+            long_files: &["--file"],
+            revision: false,
+        },
+        // `-L RANGE`, `-S REVS-FILE`; `-M[N]`, `-C[N]` only in the same word (`-n`, `-l`,
+        // `-e` are flags of blame's own).
+        "blame" | "annotate" => GitValueOptions {
+            shorts: "LS",
+            short_files: "S",
+            longs: &["--contents", "--ignore-rev", "--ignore-revs-file"],
+            long_files: &["--contents", "--ignore-revs-file"],
+            revision: true,
+        },
+        // `-n N`, `-S STRING`, `-G REGEX`, `-O ORDERFILE`, `-l N`, `-I REGEX`, log's
+        // `-L RANGE:FILE` (its file is a path in a revision); `-U[N]`, `-M[N]`, `-C[N]`,
+        // `-B[N]`, `-X[PARAMS]` only in the same word.
+        _ => GitValueOptions {
+            shorts: "nSGOlIL",
+            short_files: "O",
+            longs: &[],
+            long_files: &["--output"],
+            revision: true,
+        },
+    }
+}
+
+/// A git subcommand's arguments as git reads them.
+#[derive(Default)]
+struct GitArgs<'a> {
+    /// Its options, with a value given in the same word (`-S/x`, `--grep=/x`).
+    options: Vec<&'a str>,
+    /// Its operands before `--` (revisions or paths), not `git grep`'s pattern.
+    operands: Vec<&'a Word>,
+    /// The words after `--`: paths.
+    paths: Vec<&'a Word>,
+    /// The files that options' values name (`git grep -f FILE`, `git blame --contents F`,
+    /// an unknown option's `--opt=/path`).
+    files: Vec<Word>,
+}
+
+/// The arguments of git's subcommand `sub` ([`GitArgs`]): the values of its options are
+/// neither options nor operands (`git log --grep /fix/ -S /usr`), and `git grep`'s first
+/// operand is its pattern unless `-e`/`-f` gives one. A computed word stands for an operand.
+fn git_args<'a>(sub: &str, args: &'a [Word]) -> GitArgs<'a> {
+    let table = git_value_options(sub);
+    let takes_value = |long: &str| {
+        table.longs.contains(&long)
+            || (table.revision && GIT_REVISION_VALUE_OPTIONS.contains(&long))
+    };
+    let as_path = |value: &str, w: &Word| Word {
+        raw: value.to_owned(),
+        value: Some(value.to_owned()),
+        plain: w.plain,
+        glob: w.glob,
+    };
+    // An option giving a pattern, in any spelling (an abbreviated `--fi`, a bundle `-ie`):
+    // then the first operand is a revision or a path.
+    let mut pattern = sub == "grep"
+        && !args
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+            .any(|v| short_bundle_has(v, &['e', 'f']) || names_long(v, "--file"));
+    let mut out = GitArgs::default();
+    let mut options_done = false;
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        let Some(v) = w.value.as_deref() else {
+            // Anything, the pattern included: what follows is checked as paths.
+            pattern = false;
+            out.operands.push(w);
+            continue;
+        };
+        if v == "--" {
+            out.paths.extend(words.by_ref());
+            break;
+        }
+        if !options_done && v == "--end-of-options" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && v.starts_with('-') && v.len() > 1 {
+            out.options.push(v);
+            if let Some(long) = v.strip_prefix("--").map(|l| l.split_once('=')) {
+                let (name, value) = match long {
+                    Some((name, value)) => (&v[..name.len() + 2], Some(value)),
+                    None => (v, None),
+                };
+                let file = table.long_files.contains(&name);
+                match value {
+                    None if file => out.files.extend(words.next().cloned()),
+                    None if takes_value(name) => {
+                        words.next();
+                    }
+                    Some(value)
+                        if file || (!takes_value(name) && value.starts_with(['/', '~', '.'])) =>
+                    {
+                        out.files.push(as_path(value, w));
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            let shorts = ShortValues {
+                required: table.shorts,
+                optional: "",
+                files: &[],
+            };
+            match short_value_in(v, &shorts) {
+                Some((letter, value, _)) => {
+                    let file = table.short_files.contains(letter);
+                    match (value.is_empty(), file) {
+                        (true, true) => out.files.extend(words.next().cloned()),
+                        (true, false) => {
+                            words.next();
+                        }
+                        (false, true) => out.files.push(as_path(value, w)),
+                        (false, false) => {}
+                    }
+                }
+                None => {
+                    if let Some((_, value)) = v.split_once('=')
+                        && value.starts_with(['/', '~', '.'])
+                    {
+                        out.files.push(as_path(value, w));
+                    }
+                }
+            }
+            continue;
+        }
+        // `git grep -e a --and ( -e b --or -e c )`: parentheses are options of its own.
+        if sub == "grep" && !options_done && matches!(v, "(" | ")") {
+            out.options.push(v);
+            continue;
+        }
+        if pattern {
+            pattern = false;
+            continue;
+        }
+        out.operands.push(w);
+    }
+    out
+}
+
+/// The paths of a git command whose operands are checked as paths read ([`path_use`]): the
+/// files its options' values name, its operands (revisions are checked too, and pass), and
+/// the words after `--`; not the values of its options nor `git grep`'s pattern. Also
+/// whether it has operands.
+fn git_path_args(words: &[Word]) -> (Vec<Word>, bool) {
+    let at = words
+        .iter()
+        .skip(1)
+        .position(|w| {
+            !w.value
+                .as_deref()
+                .is_some_and(|v| GIT_GLOBAL_OPTIONS.contains(&v))
+        })
+        .map_or(words.len(), |i| i + 1);
+    let Some(sub) = words.get(at) else {
+        return (Vec::new(), false);
+    };
+    let Some(name) = sub.value.as_deref() else {
+        // Not known: every word is a path.
+        return (words[at..].to_vec(), true);
+    };
+    let args = git_args(name, &words[at + 1..]);
+    let operands = !args.operands.is_empty() || !args.paths.is_empty();
+    let mut out = args.files;
+    out.extend(args.operands.into_iter().cloned());
+    out.extend(args.paths.into_iter().cloned());
+    (out, operands)
+}
+
+/// What `words` (a `git` command) prints of files' contents ([`GitContent`]), or `None` when
+/// it prints none (`git status`, `git log --oneline`) or only the files it names as
+/// operands (`git blame F`, checked as paths read).
+pub fn git_content(words: &[Word]) -> Option<GitContent> {
+    let Some((i, elsewhere, configured)) = git_globals(words) else {
+        return Some(GitContent::Unnamed);
+    };
     let sub = words.get(i)?.value.as_deref()?;
     let rest = &words[i + 1..];
-    let values: Vec<Option<&str>> = rest.iter().map(|w| w.value.as_deref()).collect();
-    let dashdash = values
-        .iter()
-        .position(|v| *v == Some("--"))
-        .unwrap_or(values.len());
-    let options = || {
-        values[..dashdash]
-            .iter()
-            .filter_map(|v| *v)
-            .filter(|v| v.starts_with('-'))
-    };
-    let operands = || {
-        rest[..dashdash]
-            .iter()
-            .filter(|w| w.value.as_deref().is_none_or(|v| !v.starts_with('-')))
-    };
+    let args = git_args(sub, rest);
+    let options = || args.options.iter().copied();
     // `REV:PATH` names a blob (or a tree) by its path in a revision.
-    let blob = operands().any(|w| w.value.as_deref().is_none_or(|v| v.contains(':')));
+    let blob = args
+        .operands
+        .iter()
+        .any(|w| w.value.as_deref().is_none_or(|v| v.contains(':')));
     // Options that print a patch (in log's family), or a line range's (`-L 1,5:.env`).
-    let line_range = options().any(|v| v.starts_with("-L"));
+    // Short options may be bundled (`-pw`, `-wL1,5:.env`).
+    let line_range = options().any(|v| v.starts_with("-L") || short_bundle_has(v, &['L']));
     let patch = options().any(|v| {
         matches!(v, "-p" | "-u" | "--cc" | "-c" | "--dd" | "-W")
+            || short_option_in(v, &['p', 'u', 'W'], "nSGOlILUMCBX")
             || v.starts_with("-U")
             || [
                 "--patch",
@@ -1293,10 +1629,6 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
                 .iter()
                 .any(|l| names_long(v, l))
     });
-    let pathspecs = || GitContent::Pathspecs {
-        operands: operands().cloned().collect(),
-        paths: rest.get(dashdash + 1..).unwrap_or_default().to_vec(),
-    };
     let shows = match sub {
         "grep" | "cat-file" => return Some(GitContent::Unnamed),
         "diff" => {
@@ -1304,7 +1636,7 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         }
         "show" => blob || line_range || patch || !no_patch,
         "log" | "whatchanged" | "reflog" => line_range || patch,
-        "stash" => values.first() == Some(&Some("show")) && patch,
+        "stash" => rest.first().and_then(|w| w.value.as_deref()) == Some("show") && patch,
         "blame" | "annotate" => return elsewhere.then_some(GitContent::Unnamed),
         "range-diff" | "format-patch" | "archive" | "bundle" => true,
         // An alias defined on the command line may be any of the above.
@@ -1317,7 +1649,10 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     {
         return Some(GitContent::Unnamed);
     }
-    Some(pathspecs())
+    Some(GitContent::Pathspecs {
+        operands: args.operands.into_iter().cloned().collect(),
+        paths: args.paths.into_iter().cloned().collect(),
+    })
 }
 
 fn git_read_only(args: &[&str]) -> bool {

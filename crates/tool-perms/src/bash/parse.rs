@@ -182,6 +182,9 @@ pub struct Analysis {
     /// The command mentions `RIPGREP_CONFIG_PATH`: ripgrep may read a configuration that
     /// turns its filters off.
     pub rg_config: bool,
+    /// The command mentions a `GIT_` variable (`GIT_DIR`, `GIT_WORK_TREE`): git may work in
+    /// a repository other than the one it finds from its directory.
+    pub git_env: bool,
 }
 
 impl Analysis {
@@ -244,12 +247,14 @@ pub fn analyze(command: &str) -> Analysis {
     }
     analysis.cdpath = command.contains("CDPATH");
     analysis.rg_config = command.contains("RIPGREP_CONFIG_PATH");
+    analysis.git_env = command.contains("GIT_");
     analyze_source(command, 0, 0, false, &mut analysis);
     // A variable set under a name not written out may be CDPATH: read again so.
     if !analysis.cdpath && analysis.hidden_assignment {
         let mut again = Analysis {
             cdpath: true,
             rg_config: analysis.rg_config,
+            git_env: analysis.git_env,
             ..Analysis::default()
         };
         analyze_source(command, 0, 0, false, &mut again);
@@ -413,12 +418,14 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             let mut again = Analysis {
                 cdpath: out.cdpath || joined.contains("CDPATH"),
                 rg_config: out.rg_config || joined.contains("RIPGREP_CONFIG_PATH"),
+                git_env: out.git_env || joined.contains("GIT_"),
                 ..Analysis::default()
             };
             // Both readings start where this one does.
             analyze_source(&joined, depth + 1, nest, bracket, &mut again);
             out.hidden_assignment |= again.hidden_assignment || again.cdpath;
             out.rg_config |= again.rg_config;
+            out.git_env |= again.git_env;
             out.commands.extend(again.commands);
             out.redirects.extend(again.redirects);
             for why in again.complex {
@@ -1467,6 +1474,7 @@ impl Walker<'_> {
         let src = format!("_{}", text.get(1..).unwrap_or(""));
         let mut nested = Analysis {
             cdpath: self.out.cdpath || src.contains("CDPATH"),
+            git_env: src.contains("GIT_"),
             ..Analysis::default()
         };
         analyze_source(&src, self.depth + 1, self.nest, true, &mut nested);
@@ -1670,6 +1678,7 @@ impl Walker<'_> {
         }
         let mut nested = Analysis {
             cdpath: self.out.cdpath || script.contains("CDPATH"),
+            git_env: script.contains("GIT_"),
             ..Analysis::default()
         };
         let end = analyze_source(script, self.depth + 1, self.nest, false, &mut nested);
@@ -1706,6 +1715,7 @@ impl Walker<'_> {
         };
         // A payload that names CDPATH (`eval "CD""PATH=x"` reads `CDPATH=x`) may set it.
         self.out.hidden_assignment |= nested.hidden_assignment || nested.cdpath;
+        self.out.git_env |= nested.git_env;
         for mut c in nested.commands {
             rebase(&mut c.cwd, &mut c.other_cwds);
             self.out.commands.push(c);

@@ -303,20 +303,60 @@ pub struct AgentOutcome {
 /// turn whose Agent call started it ([`AgentLoop::reject_turn_of`]). Shared by a loop's
 /// clones, its sub-agents' among them.
 ///
-/// Each entry has the number of its turn, so that a turn removes only its own entries (ids
-/// are the model's, and two sub-agents' could be the same).
+/// Each entry has the number of its turn, so that a turn removes only its own entries. Ids
+/// are the model's, and a sub-agent's call can have the id of its caller's: an id holds a
+/// stack of entries, the innermost turn's last. A sub-agent's turns have ended (and left
+/// the stack) by the time its caller is looked up.
 #[derive(Debug, Clone, Default)]
 struct TurnAborts(Arc<Mutex<TurnAbortMap>>);
 
 #[derive(Debug, Default)]
 struct TurnAbortMap {
     turns: u64,
-    calls: HashMap<String, (u64, CancellationToken)>,
+    calls: HashMap<String, Vec<(u64, CancellationToken)>>,
 }
 
 impl TurnAborts {
     fn lock(&self) -> std::sync::MutexGuard<'_, TurnAbortMap> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Opens a turn: its number, and a guard that removes its entries when the turn ends,
+    /// however it ends (a turn's future dropped mid-way included).
+    fn open_turn(&self) -> TurnEntries {
+        let mut map = self.lock();
+        map.turns += 1;
+        TurnEntries {
+            aborts: self.clone(),
+            turn: map.turns,
+        }
+    }
+}
+
+/// The entries of one turn in [`TurnAborts`], removed on drop.
+struct TurnEntries {
+    aborts: TurnAborts,
+    turn: u64,
+}
+
+impl TurnEntries {
+    fn add(&self, tool_use_id: &str, token: &CancellationToken) {
+        self.aborts
+            .lock()
+            .calls
+            .entry(tool_use_id.to_owned())
+            .or_default()
+            .push((self.turn, token.clone()));
+    }
+}
+
+impl Drop for TurnEntries {
+    fn drop(&mut self) {
+        let mut map = self.aborts.lock();
+        map.calls.retain(|_, entries| {
+            entries.retain(|(turn, _)| *turn != self.turn);
+            !entries.is_empty()
+        });
     }
 }
 
@@ -450,6 +490,7 @@ impl AgentLoop {
             .lock()
             .calls
             .get(tool_use_id)
+            .and_then(|entries| entries.last())
             .map(|(_, t)| t.clone());
         token.map(|t| t.cancel()).is_some()
     }
@@ -859,11 +900,7 @@ impl AgentLoop {
         // executor's hard interrupt) without cancelling the run. A sub-agent's rejection does
         // that ([`reject_turn_of`](Self::reject_turn_of)).
         let abort = hard.child_token();
-        let turn_number = {
-            let mut aborts = self.turn_aborts.lock();
-            aborts.turns += 1;
-            aborts.turns
-        };
+        let entries = self.turn_aborts.open_turn();
         let mut executor = StreamingToolExecutor::new(
             Arc::clone(&self.pipeline),
             ctx.clone().with_cancellation(abort.clone()),
@@ -962,10 +999,7 @@ impl AgentLoop {
                         if let Some(t) = transcript.as_deref_mut() {
                             t.blocks(&out.assistant[written..]);
                         }
-                        self.turn_aborts
-                            .lock()
-                            .calls
-                            .insert(tool_use.id.clone(), (turn_number, abort.clone()));
+                        entries.add(&tool_use.id, &abort);
                         executor.add_tool(tool_use.clone());
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
@@ -988,10 +1022,7 @@ impl AgentLoop {
                 },
             }
         }
-        {
-            let mut aborts = self.turn_aborts.lock();
-            aborts.calls.retain(|_, (turn, _)| *turn != turn_number);
-        }
+        drop(entries);
         // The context goes on with the run's token, not this turn's.
         out.context = executor
             .final_context()

@@ -726,6 +726,9 @@ mod tests {
     #[derive(Default)]
     struct Delegating {
         main_requests: AtomicUsize,
+        /// The sub-agent's call has its caller's id (ids are the model's: a proxy or a
+        /// mock may repeat them).
+        same_ids: bool,
     }
 
     #[async_trait]
@@ -744,7 +747,15 @@ mod tests {
                     "Agent",
                     json!({"description": "d", "prompt": "touch it"}),
                 )),
-                (true, 1) => Some(tool_exec::ToolUse::new("toolu_touchy", "Touchy", json!({}))),
+                (true, 1) => Some(tool_exec::ToolUse::new(
+                    if self.same_ids {
+                        "toolu_agent"
+                    } else {
+                        "toolu_touchy"
+                    },
+                    "Touchy",
+                    json!({}),
+                )),
                 _ => None,
             };
             let events = match call {
@@ -763,7 +774,16 @@ mod tests {
     /// parent's own call does.
     #[tokio::test]
     async fn a_rejection_in_a_sub_agent_ends_the_parents_turn() {
-        let client = Arc::new(Delegating::default());
+        for same_ids in [false, true] {
+            a_rejection_in_a_sub_agent_ends_the_parents_turn_with(same_ids).await;
+        }
+    }
+
+    async fn a_rejection_in_a_sub_agent_ends_the_parents_turn_with(same_ids: bool) {
+        let client = Arc::new(Delegating {
+            same_ids,
+            ..Delegating::default()
+        });
         let pipeline = Pipeline::new(
             Arc::new(AskForTouchy),
             Arc::new(SaysNo),

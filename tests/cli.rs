@@ -943,3 +943,66 @@ fn ctrl_c_while_the_session_opens_ends_the_run() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A second signal exits at once, but not before killing what the run started: a command
+/// that ignores SIGTERM, still in its grace period after the first signal, does not outlive
+/// the run.
+#[test]
+fn a_second_signal_kills_a_command_still_in_its_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("1004.{}", std::process::id());
+    let input = dir.path().join("turn.jsonl");
+    std::fs::write(
+        &input,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("trap '' TERM; sleep {marker}")}}),
+        ]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mode", "bypassPermissions"])
+        .arg(&input)
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    // Pressed until the run ends (two presses close together may count as one).
+    let mut status = None;
+    for _ in 0..10 {
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        status = child.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+    }
+    let status = match status {
+        Some(s) => s,
+        None => wait_at_most(
+            &mut child,
+            std::time::Duration::from_secs(10),
+            "the run did not end on the signals",
+        ),
+    };
+    assert_eq!(status.code(), Some(130));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command outlived the run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -156,6 +156,8 @@ fn watch_interrupts(
             level = match (level, interrupt_key) {
                 (2.., _) => {
                     tasks.kill_all();
+                    #[cfg(unix)]
+                    tool_core::process::kill_child_process_groups();
                     std::process::exit(i32::from(exit_code))
                 }
                 // Each signal acts before anything is printed: printing can fail (standard

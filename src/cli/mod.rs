@@ -138,8 +138,12 @@ pub(crate) async fn cancel_on_signal<T>(
             // reach: whoever sent this may follow with SIGKILL, which they would outlive.
             tasks.kill_all();
             token.cancel();
+            // A second signal exits at once: what the destructors would have ended (a
+            // command still in its grace period, an MCP server) is killed first.
             let code = signals.next().await;
             tasks.kill_all();
+            #[cfg(unix)]
+            tool_core::process::kill_child_process_groups();
             std::process::exit(i32::from(code));
         }
     });

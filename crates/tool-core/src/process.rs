@@ -160,6 +160,47 @@ pub fn terminate_process_group(pgid: u32) {
     signal_process_group(pgid, nix::sys::signal::Signal::SIGTERM);
 }
 
+/// Kills (SIGKILL) every child of this process and the group each leads: the last resort
+/// of a process about to exit at once (a second Ctrl-C), whose destructors would have ended
+/// them. Its children run detached from the terminal ([`detach_from_terminal`]), so nothing
+/// else reaches them: a command ignoring SIGTERM in its grace period would outlive it.
+/// Linux only (children are found in `/proc`); elsewhere it does nothing.
+pub fn kill_child_process_groups() {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // `/proc/PID/stat`: `pid (comm) state ppid ...`; comm may hold spaces and parens.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(me) {
+            kill_process_group(pid);
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
 fn signal_process_group(pgid: u32, signal: nix::sys::signal::Signal) {
     if let Ok(pgid) = i32::try_from(pgid)
         && pgid > 1

@@ -12,8 +12,8 @@
 //!   the rest of them once the budget is spent, so lopdf never inflates past it;
 //! - [`text_streams_size`] measures, on the loaded (and decrypted) document, the streams text
 //!   extraction inflates: the content streams of the pages read, whatever they claim to be,
-//!   and every other stream that is not an image, a font program, an embedded file or
-//!   metadata.
+//!   and every other stream that is not another page's content, an image, a font program,
+//!   an embedded file or metadata.
 //!
 //! What it does not cover: an encrypted file's object streams, which lopdf decrypts and
 //! inflates while loading without calling the load filter.
@@ -74,8 +74,8 @@ fn measure_object_stream(id: ObjectId, object: &mut Object) -> Option<(ObjectId,
 }
 
 /// What text extraction would inflate, counted up to just past `cap`: the content streams
-/// of `pages`, and every stream that is not an image, a font program, an embedded file or
-/// metadata (character maps and the like).
+/// of `pages`, and every stream that is not another page's content, an image, a font
+/// program, an embedded file or metadata (character maps and the like).
 pub(crate) fn text_streams_size(doc: &Document, pages: &[ObjectId], cap: u64) -> u64 {
     let mut counted: HashSet<ObjectId> = HashSet::new();
     let mut total = 0u64;
@@ -91,8 +91,14 @@ pub(crate) fn text_streams_size(doc: &Document, pages: &[ObjectId], cap: u64) ->
             }
         }
     }
+    // The other pages' content is not read.
+    let other_pages: HashSet<ObjectId> = doc
+        .page_iter()
+        .flat_map(|page| doc.get_page_contents(page))
+        .collect();
     for (&id, object) in &doc.objects {
         if let Object::Stream(stream) = object
+            && !other_pages.contains(&id)
             && !skipped_for_text(stream)
         {
             add(id, stream, &mut total);

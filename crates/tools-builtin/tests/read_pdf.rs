@@ -264,6 +264,33 @@ async fn a_decompression_bomb_is_refused_before_it_is_inflated() {
             err.text
         );
     }
+    // Only the pages read count: a bomb on page 2 does not stop page 1.
+    let text_page = "BT /F1 12 Tf 72 720 Td (First page) Tj ET"
+        .as_bytes()
+        .to_vec();
+    fs::write(
+        &f,
+        pdf_of_contents(&[
+            ("", text_page),
+            ("/Filter /FlateDecode", zlib_of_spaces(spaces)),
+        ]),
+    )
+    .unwrap();
+    common::bump_mtime(&f);
+    let first = text(
+        &Read,
+        &ctx(dir.path()),
+        json!({"file_path": f, "pages": "1"}),
+    )
+    .await;
+    assert!(first.contains("First page"), "{first}");
+    let err = fail(
+        &Read,
+        &ctx(dir.path()),
+        json!({"file_path": f, "pages": "2"}),
+    )
+    .await;
+    assert!(err.text.contains("inflate to over 256 MiB"), "{}", err.text);
     // The same stream at 1 MiB is read: spaces, so no text.
     let one_mib = 1 + 258 * 4064;
     fs::write(

@@ -773,6 +773,38 @@ fn a_broken_settings_file_is_reported_once() {
     assert_eq!(stderr.matches(&shown).count(), 1, "{stderr}");
 }
 
+/// `toolwright run` (bypass mode) on one Bash call of `command` in `dir`, returned once a
+/// process whose command line holds `marker` runs.
+fn run_bash_until_it_runs(dir: &Path, command: &str, marker: &str) -> std::process::Child {
+    let input = dir.join("turn.jsonl");
+    std::fs::write(
+        &input,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}),
+        ]),
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mode", "bypassPermissions"])
+        .arg(&input)
+        .current_dir(dir)
+        .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !process_alive(marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child
+}
+
 /// SIGTERM and Ctrl-C end `toolwright run` the way they end `agent`: its commands (which
 /// run in sessions of their own, out of the terminal's reach) are killed, and it exits with
 /// 128 + the signal's number.
@@ -781,32 +813,7 @@ fn a_signal_ends_run_and_its_commands() {
     for (signal, code, seconds) in [("-TERM", 143, 1001), ("-INT", 130, 1002)] {
         let dir = tempfile::tempdir().unwrap();
         let marker = format!("{seconds}.{}", std::process::id());
-        let input = dir.path().join("turn.jsonl");
-        std::fs::write(
-            &input,
-            jsonl(&[
-                json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("sleep {marker}")}}),
-            ]),
-        )
-        .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-            .args(["run", "--json", "--mode", "bypassPermissions"])
-            .arg(&input)
-            .current_dir(dir.path())
-            .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !process_alive(&marker) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the command never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        let mut child = run_bash_until_it_runs(dir.path(), &format!("sleep {marker}"), &marker);
         let _ = Command::new("kill")
             .args([signal, &child.id().to_string()])
             .status();
@@ -951,32 +958,11 @@ fn ctrl_c_while_the_session_opens_ends_the_run() {
 fn a_second_signal_kills_a_command_still_in_its_grace() {
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("1004.{}", std::process::id());
-    let input = dir.path().join("turn.jsonl");
-    std::fs::write(
-        &input,
-        jsonl(&[
-            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": format!("trap '' TERM; sleep {marker}")}}),
-        ]),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["run", "--json", "--mode", "bypassPermissions"])
-        .arg(&input)
-        .current_dir(dir.path())
-        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !process_alive(&marker) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let mut child = run_bash_until_it_runs(
+        dir.path(),
+        &format!("trap '' TERM; sleep {marker}"),
+        &marker,
+    );
     let pid = child.id().to_string();
     // Pressed until the run ends (two presses close together may count as one).
     let mut status = None;

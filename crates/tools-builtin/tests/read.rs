@@ -210,14 +210,11 @@ async fn images_come_back_as_image_blocks() {
         .unwrap();
 }
 
-/// An image over the API's limits (bytes, or pixels on a side) comes back scaled down as a
-/// JPEG within them, as Claude Code does; it was refused ("Resize or compress it first").
-#[tokio::test]
-async fn images_over_the_limits_are_scaled_down() {
-    let dir = tempfile::tempdir().unwrap();
-    // Noise does not compress: a 1400x1400 PNG of it is about 5.9 MB.
+/// A `side`x`side` image of pseudo-random noise (which PNG cannot compress), the same on
+/// every run.
+fn noise(side: u32) -> image::RgbImage {
     let mut state = 0x2545_f491_u32;
-    let noisy = image::RgbImage::from_fn(1400, 1400, |_, _| {
+    image::RgbImage::from_fn(side, side, move |_, _| {
         let mut px = [0u8; 3];
         for c in &mut px {
             state ^= state << 13;
@@ -226,7 +223,16 @@ async fn images_over_the_limits_are_scaled_down() {
             *c = state.to_le_bytes()[0];
         }
         image::Rgb(px)
-    });
+    })
+}
+
+/// An image over the API's limits (bytes, or pixels on a side) comes back scaled down as a
+/// JPEG within them, as Claude Code does; it was refused ("Resize or compress it first").
+#[tokio::test]
+async fn images_over_the_limits_are_scaled_down() {
+    let dir = tempfile::tempdir().unwrap();
+    // Noise does not compress: a 1400x1400 PNG of it is about 5.9 MB.
+    let noisy = noise(1400);
     let heavy = dir.path().join("heavy.png");
     noisy.save(&heavy).unwrap();
     let on_disk = fs::metadata(&heavy).unwrap().len();
@@ -280,19 +286,6 @@ async fn images_over_the_limits_are_scaled_down() {
 async fn images_over_500_kb_are_re_encoded_as_jpeg() {
     use base64::Engine as _;
     let dir = tempfile::tempdir().unwrap();
-    let noise = |side: u32| {
-        let mut state = 0x2545_f491_u32;
-        image::RgbImage::from_fn(side, side, move |_, _| {
-            let mut px = [0u8; 3];
-            for c in &mut px {
-                state ^= state << 13;
-                state ^= state >> 17;
-                state ^= state << 5;
-                *c = state.to_le_bytes()[0];
-            }
-            image::Rgb(px)
-        })
-    };
     let decoded = |out: &tool_core::ToolOutput| {
         let ToolResultContent::Blocks(blocks) = &out.content else {
             panic!("{:?}", out.content)

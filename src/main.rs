@@ -75,6 +75,7 @@ fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
         Command::Agent(args) => args.session.options(false),
         Command::Run(args) => args.session.options(false),
         Command::Serve(args) => args.session.options(false),
+        Command::Tools(args) => args.options(),
         _ => return,
     };
     if trusted.is_some() {

@@ -564,6 +564,31 @@ fn tools_lists_the_build_with_schemas() {
     assert_eq!(bash["input_schema"]["additionalProperties"], false);
 }
 
+/// `tools` lists what a session would have: the settings' `env` turns on the tools an
+/// environment variable gates (Claude Code applies that `env` to its own process).
+#[test]
+fn tools_answers_environment_gates_from_the_settings_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = |args: &[&str]| -> Vec<String> {
+        let out = toolwright(args, dir.path(), None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let plain = names(&["tools", "--json"]);
+    assert!(plain.iter().any(|n| n == "TodoWrite"), "{plain:?}");
+    assert!(!plain.iter().any(|n| n == "TaskCreate"), "{plain:?}");
+    let settings = json!({"env": {"TOOLWRIGHT_ENABLE_TASKS": "1"}}).to_string();
+    let gated = names(&["tools", "--json", "--settings", &settings]);
+    assert!(gated.iter().any(|n| n == "TaskCreate"), "{gated:?}");
+    assert!(!gated.iter().any(|n| n == "TodoWrite"), "{gated:?}");
+}
+
 /// The settings' `env` reaches the tools, but not where the settings themselves are read
 /// from: a user settings file that sets `CLAUDE_CONFIG_DIR` still has its rules applied.
 #[test]

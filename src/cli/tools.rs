@@ -14,6 +14,27 @@ pub struct ToolsArgs {
     /// Include each tool's JSON Schema exactly as sent to a model API.
     #[arg(long)]
     pub schemas: bool,
+    /// A settings file (or inline JSON), as Claude Code's `--settings`; repeatable. Its
+    /// `env` (with the user's, the managed and, in a trusted folder, the project's) turns
+    /// on the tools an environment variable gates, as it does for `run` and `agent`.
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// The project directory whose settings apply (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<std::path::PathBuf>,
+}
+
+impl ToolsArgs {
+    /// The session options whose settings' `env` decides the environment gates.
+    pub fn options(&self) -> crate::session::SessionOptions {
+        crate::session::SessionArgs {
+            settings: self.settings.clone(),
+            mode: None,
+            cwd: self.cwd.clone(),
+            mcp_config: Vec::new(),
+        }
+        .options(false)
+    }
 }
 
 fn describe(tool: &dyn Tool, schemas: bool) -> Value {
@@ -35,7 +56,8 @@ fn describe(tool: &dyn Tool, schemas: bool) -> Value {
     v
 }
 
-/// Runs `toolwright tools`.
+/// Runs `toolwright tools`. The settings' `env` is already in this process's environment
+/// (see `main`), so the environment gates answer as they would in a session.
 pub fn run(args: &ToolsArgs) -> ExitCode {
     let tools = tool_registry::all_base_tools();
     if args.json {

@@ -1130,10 +1130,9 @@ impl ServerConn {
                 params: Some(page_params(cursor)),
                 extensions: Default::default(),
             };
-            let page = live
-                .peer
-                .send_request(ClientRequest::ListToolsRequest(request))
-                .await?;
+            let page =
+                request_cancelled_if_dropped(&live.peer, ClientRequest::ListToolsRequest(request))
+                    .await?;
             self.tools_of_page(page)
         });
         let listed = tokio::time::timeout(self.startup_timeout(), pages)
@@ -1504,8 +1503,22 @@ impl ServerConn {
         let live = self.live().await?;
         let limit = self.startup_timeout();
         let pages = list_all("resources", |cursor| async {
-            let page = live.peer.list_resources(Some(page_params(cursor))).await?;
-            Ok((page.resources, page.next_cursor))
+            let request = rmcp::model::ListResourcesRequest {
+                method: Default::default(),
+                params: Some(page_params(cursor)),
+                extensions: Default::default(),
+            };
+            match request_cancelled_if_dropped(
+                &live.peer,
+                ClientRequest::ListResourcesRequest(request),
+            )
+            .await?
+            {
+                rmcp::model::ServerResult::ListResourcesResult(page) => {
+                    Ok((page.resources, page.next_cursor))
+                }
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
         });
         let listed = match tokio::time::timeout(limit, pages).await {
             Err(_) => {
@@ -1650,6 +1663,45 @@ impl From<ServiceError> for ListError {
     fn from(e: ServiceError) -> Self {
         Self::Service(e)
     }
+}
+
+/// Sends `request` and waits for its answer; if the wait is given up (a listing's timeout,
+/// the user's cancellation), the server is told with `notifications/cancelled` rather than
+/// left working on a request no one reads, as the MCP specification asks of a client.
+async fn request_cancelled_if_dropped(
+    peer: &Peer<RoleClient>,
+    request: ClientRequest,
+) -> Result<rmcp::model::ServerResult, ServiceError> {
+    /// Sends the cancellation when dropped while still armed.
+    struct CancelOnDrop {
+        peer: Peer<RoleClient>,
+        id: Option<RequestId>,
+    }
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            let Some(id) = self.id.take() else { return };
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let peer = self.peer.clone();
+            runtime.spawn(async move {
+                let params =
+                    CancelledNotificationParam::new(Some(id), Some("abandoned".to_owned()));
+                let _ = tokio::time::timeout(Duration::from_secs(2), peer.notify_cancelled(params))
+                    .await;
+            });
+        }
+    }
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut guard = CancelOnDrop {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    guard.id = None;
+    answer
 }
 
 fn page_params(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {

@@ -825,7 +825,7 @@ async fn a_server_whose_tools_cannot_be_listed_is_not_kept_half_connected() {
 }
 
 #[tokio::test]
-async fn a_server_that_never_lists_its_resources_does_not_hang_the_tool() {
+async fn a_server_that_never_lists_its_resources_does_not_hang_the_tool_and_is_told() {
     let mut o = opts();
     o.startup_timeout = Duration::from_millis(1500);
     let manager = tiny(&["--hang-resources"], o).await;
@@ -837,6 +837,13 @@ async fn a_server_that_never_lists_its_resources_does_not_hang_the_tool() {
             .contains("resources/list got no answer within 1500 ms"),
         "{}",
         err.to_model_text()
+    );
+    // The server is told the request was given up (MCP: a client SHOULD cancel a request
+    // it no longer waits for).
+    assert!(
+        stderr_contains(&manager, ": abandoned").await,
+        "the server never saw notifications/cancelled: {:?}",
+        manager.stderr("tiny")
     );
     // And a cancelled call ends at once.
     let cancelled_ctx = tool_core::ToolUseContext::new(std::env::temp_dir());

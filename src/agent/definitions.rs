@@ -31,13 +31,18 @@ pub const GENERAL_PURPOSE: &str = "general-purpose";
 
 /// The tools no sub-agent gets (Claude Code's `ALL_AGENT_DISALLOWED_TOOLS`): they need the
 /// user or belong to the main thread. `Agent` is also withheld unless a definition's `tools`
-/// names it.
+/// names it. The worktree tools are ours to add: the worktree session is the main
+/// thread's (one per session, in its app state), so a sub-agent's `ExitWorktree` would
+/// remove the directory its parent works in, and its `EnterWorktree` would move only
+/// itself while refusing the parent's.
 pub const AGENT_DISALLOWED_TOOLS: &[&str] = &[
     "TaskOutput",
     "ExitPlanMode",
     "EnterPlanMode",
     "AskUserQuestion",
     "TaskStop",
+    "EnterWorktree",
+    "ExitWorktree",
 ];
 
 const GENERAL_PURPOSE_PROMPT: &str = "You are an agent started by another agent to carry out one task on its behalf. Use the tools available to you to complete the task in the user message fully: search, read and change what the task requires, and nothing more.
@@ -520,5 +525,31 @@ mod tests {
         some.tools = Some(vec!["Read".into(), "Bash".into(), "AskUserQuestion".into()]);
         some.disallowed_tools = vec!["Bash".into()];
         assert_eq!(names(&some), ["Read"]);
+    }
+
+    /// A sub-agent never gets the worktree tools, even when its definition names them: the
+    /// worktree session belongs to the main thread.
+    #[cfg(feature = "internal")]
+    #[test]
+    fn sub_agents_never_get_the_worktree_tools() {
+        let parent: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(tools_builtin::Read),
+            Arc::new(tools_builtin::EnterWorktree),
+            Arc::new(tools_builtin::ExitWorktree),
+        ];
+        let mut wants = AgentDefinition::general_purpose();
+        wants.tools = Some(vec![
+            "Read".into(),
+            "EnterWorktree".into(),
+            "ExitWorktree".into(),
+        ]);
+        for definition in [AgentDefinition::general_purpose(), wants] {
+            let names: Vec<String> = definition
+                .select_tools(&parent)
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect();
+            assert_eq!(names, ["Read"]);
+        }
     }
 }

@@ -4,6 +4,8 @@
 //!   `Allow <tool> <summary>? [y]es / [n]o / [a]lways` on standard error. `always` adds
 //!   session allow rules for what was asked (the engine's "don't ask again" rules, as
 //!   Claude Code does); any other text is a "no" that tells the model how to proceed.
+//!   AskUserQuestion's ask is its questions instead: numbered options, the typed numbers
+//!   or the user's own text become the call's `answers`.
 //! - [`NoPrompts`]: nobody (`--print`, or no terminal): every ask becomes a denial whose
 //!   message says why and how to allow the call.
 
@@ -17,6 +19,7 @@ use tool_core::{
     CancellationToken, DecisionReason, PermissionResult, Tool, ToolUseContext, async_trait,
 };
 use tool_exec::{Hooks, LoopEvent, Permissions, PromptAnswer, PromptRequest, Prompter};
+use tools_builtin::ask_user_question::Question;
 
 /// The input's most telling field, cut to `max` characters, for a one-line summary of a call
 /// (a status line; never what a permission question shows). Control characters are shown
@@ -309,6 +312,9 @@ impl TerminalPrompter {
         lines: &mut mpsc::UnboundedReceiver<String>,
     ) -> PromptAnswer {
         self.notify(&request.tool_name);
+        if let Some(questions) = user_questions(request) {
+            return self.ask_questions(request, &questions, lines).await;
+        }
         if !request.message.is_empty() {
             show(format_args!("\n{}\n", escape_controls(&request.message)));
         }
@@ -346,6 +352,113 @@ impl TerminalPrompter {
                 return answer;
             }
         }
+    }
+
+    /// AskUserQuestion's ask is its questions (Claude Code's question dialog): each is put
+    /// with its numbered options, the typed answer becomes the call's `answers`.
+    async fn ask_questions(
+        &self,
+        request: &PromptRequest,
+        questions: &[Question],
+        lines: &mut mpsc::UnboundedReceiver<String>,
+    ) -> PromptAnswer {
+        let mut answers = serde_json::Map::new();
+        for question in questions {
+            show(format_args!("{}", question_form(question)));
+            let line = tokio::select! {
+                biased;
+                () = self.interrupt.cancelled() => {
+                    show(format_args!("\n"));
+                    return PromptAnswer::Deny {
+                        feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+                    };
+                }
+                line = lines.recv() => line,
+            };
+            let Some(line) = line else {
+                show(format_args!("\n(standard input closed: refused)\n"));
+                return PromptAnswer::Deny { feedback: None };
+            };
+            if let Some(answer) = answer_to(question, &line) {
+                answers.insert(question.question.clone(), Value::String(answer));
+            }
+        }
+        if answers.is_empty() {
+            return PromptAnswer::Deny {
+                feedback: Some("the user answered none of the questions".into()),
+            };
+        }
+        let mut input = request.input.clone();
+        input["answers"] = Value::Object(answers);
+        PromptAnswer::AllowOnce {
+            updated_input: Some(input),
+        }
+    }
+}
+
+/// The tool whose ask is its own questions to the user.
+const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// AskUserQuestion's questions, when `request` is its ask (its input was validated before).
+fn user_questions(request: &PromptRequest) -> Option<Vec<Question>> {
+    if request.tool_name != ASK_USER_QUESTION {
+        return None;
+    }
+    serde_json::from_value(request.input.get("questions")?.clone()).ok()
+}
+
+/// One question as the terminal shows it: header, text, numbered options with their
+/// descriptions, and how to answer. Model-written text has its control characters escaped.
+pub fn question_form(question: &Question) -> String {
+    let text = |t: &str| escape_controls(&tool_core::truncate_middle(t, SHOWN_FIELD_CHARS));
+    let mut out = format!(
+        "\n[{}] {}\n",
+        text(&question.header),
+        text(&question.question)
+    );
+    for (i, option) in question.options.iter().enumerate() {
+        out.push_str(&format!("  {}. {}", i + 1, text(&option.label)));
+        if !option.description.is_empty() {
+            out.push_str(&format!(" - {}", text(&option.description)));
+        }
+        out.push('\n');
+    }
+    if question.multi_select {
+        out.push_str("Numbers separated by commas, or your own answer (empty: skip): ");
+    } else {
+        out.push_str("A number, or your own answer (empty: skip): ");
+    }
+    out
+}
+
+/// The answer a typed `line` gives to `question`: option numbers (one, or several for a
+/// multi-select question, comma- or space-separated) become their labels joined with
+/// `, `; any other text is the user's own answer; an empty line answers nothing.
+pub fn answer_to(question: &Question, line: &str) -> Option<String> {
+    let typed = line.trim();
+    if typed.is_empty() {
+        return None;
+    }
+    let picks: Option<Vec<usize>> = typed
+        .split([',', ' '])
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            t.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=question.options.len()).contains(n))
+        })
+        .collect();
+    match picks {
+        Some(mut picks) if question.multi_select || picks.len() == 1 => {
+            let mut seen = std::collections::HashSet::new();
+            picks.retain(|n| seen.insert(*n));
+            let labels: Vec<&str> = picks
+                .iter()
+                .map(|n| question.options[n - 1].label.as_str())
+                .collect();
+            Some(labels.join(", "))
+        }
+        _ => Some(typed.to_owned()),
     }
 }
 
@@ -507,6 +620,85 @@ mod tests {
             answer,
             PromptAnswer::Deny {
                 feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into())
+            }
+        );
+    }
+
+    /// AskUserQuestion at the terminal is its questions: the typed numbers or text become
+    /// the call's `answers`, so the tool has something to return (a plain "y" gave none).
+    #[tokio::test]
+    async fn ask_user_question_at_the_terminal_collects_answers() {
+        let prompter = TerminalPrompter::new(CancellationToken::new());
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let input = json!({"questions": [
+            {"question": "Which database?", "header": "DB", "multiSelect": false,
+             "options": [{"label": "SQLite", "description": "a file"},
+                         {"label": "Postgres", "description": "a server"}]},
+            {"question": "What else?", "header": "Extras", "multiSelect": true,
+             "options": [{"label": "Docs", "description": ""}, {"label": "Bench", "description": ""},
+                         {"label": "CI", "description": ""}]},
+            {"question": "Name?", "header": "Name",
+             "options": [{"label": "a", "description": ""}, {"label": "b", "description": ""}]},
+            {"question": "Skipped?", "header": "Skip",
+             "options": [{"label": "a", "description": ""}, {"label": "b", "description": ""}]}
+        ]});
+        let request = PromptRequest {
+            tool_name: "AskUserQuestion".into(),
+            input: input.clone(),
+            message: String::new(),
+            reason: None,
+            suggestions: Vec::new(),
+            dont_ask_again: Vec::new(),
+        };
+        // Lines typed before the question are thrown away; send after it is put.
+        let asking = prompter.prompt(&request);
+        let typed = async {
+            tokio::task::yield_now().await;
+            for line in ["2\n", "3, 1 3\n", "my own name\n", "\n"] {
+                typing.send(line.into()).unwrap();
+            }
+        };
+        let (answer, ()) = tokio::join!(asking, typed);
+        let PromptAnswer::AllowOnce {
+            updated_input: Some(updated),
+        } = answer
+        else {
+            panic!("{answer:?}");
+        };
+        assert_eq!(
+            updated["answers"],
+            json!({"Which database?": "Postgres", "What else?": "CI, Docs", "Name?": "my own name"})
+        );
+        assert_eq!(updated["questions"], input["questions"]);
+
+        // A number out of range, or several for a single choice, is the user's own text.
+        let q: Question = serde_json::from_value(input["questions"][0].clone()).unwrap();
+        assert_eq!(answer_to(&q, "7"), Some("7".into()));
+        assert_eq!(answer_to(&q, "1,2"), Some("1,2".into()));
+        assert_eq!(answer_to(&q, "  "), None);
+        let form = question_form(&q);
+        assert!(
+            form.contains("[DB] Which database?") && form.contains("  2. Postgres - a server"),
+            "{form}"
+        );
+
+        // Nothing answered is a refusal that says so.
+        let prompter = TerminalPrompter::new(CancellationToken::new());
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let asking = prompter.prompt(&request);
+        let typed = async {
+            tokio::task::yield_now().await;
+            for _ in 0..4 {
+                typing.send("\n".into()).unwrap();
+            }
+        };
+        let (answer, ()) = tokio::join!(asking, typed);
+        assert_eq!(
+            answer,
+            PromptAnswer::Deny {
+                feedback: Some("the user answered none of the questions".into())
             }
         );
     }

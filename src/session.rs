@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tool_core::{PermissionMode, RuleSource, Tool, ToolUseContext};
+use tool_core::{RuleSource, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Pipeline};
 use tool_hooks::{HookRunner, SettingsPaths, load_hooks};
 use tool_perms::PermissionEngine;
@@ -135,13 +135,6 @@ impl Drop for SessionDir {
     }
 }
 
-/// Parses a permission mode name as settings files spell it.
-pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
-    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|_| {
-        format!("unknown mode `{name}`: expected default, acceptEdits, plan, dontAsk or bypassPermissions")
-    })
-}
-
 /// The variables the settings' `env` set in this process, with the values they had before
 /// (see `main.rs`), so that MCP policy entries expand as the user's shell had them.
 static ENV_BEFORE_SETTINGS: std::sync::OnceLock<
@@ -232,7 +225,11 @@ impl Session {
                 options.cwd.display()
             )
         })?;
-        let mode = options.mode.as_deref().map(parse_mode).transpose()?;
+        let mode = options
+            .mode
+            .as_deref()
+            .map(tool_perms::settings::parse_mode)
+            .transpose()?;
         let mut notices = Vec::new();
         let trusted = options
             .trusted

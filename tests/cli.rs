@@ -431,10 +431,13 @@ fn bad_inputs_say_what_is_wrong() {
     let out = toolwright(&["run", "--mode", "yolo", "-"], dir.path(), Some(""));
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("unknown mode `yolo`"),
+        text(&out.stderr).contains("unknown permission mode `yolo`"),
         "{}",
         text(&out.stderr)
     );
+    // `manual` is Claude Code's alias of `default` (2.1.200), as settings accept it.
+    let out = toolwright(&["run", "--mode", "manual", "-"], dir.path(), Some(""));
+    assert!(out.status.success(), "{}", text(&out.stderr));
 
     let out = toolwright(&["run", "--cwd", "/no/such/dir", "-"], dir.path(), Some(""));
     assert_eq!(out.status.code(), Some(2));

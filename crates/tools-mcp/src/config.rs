@@ -537,7 +537,30 @@ impl ConfigLoader {
         file: Option<&Path>,
         diags: &mut Vec<Diagnostic>,
     ) -> Vec<ServerConfig> {
-        let Some(servers) = doc.get("mcpServers") else {
+        let Some(object) = doc.as_object() else {
+            diags.push(Diagnostic::error(
+                None,
+                file,
+                format!(
+                    "the configuration must be a JSON object with \"mcpServers\" (found {}); \
+                     nothing is read from it",
+                    tool_core::shown_setting(doc)
+                ),
+            ));
+            return Vec::new();
+        };
+        let Some(servers) = object.get("mcpServers") else {
+            // A near miss would otherwise load nothing without a word.
+            if let Some(key) = object.keys().find(|k| {
+                let k = k.to_ascii_lowercase().replace(['_', '-'], "");
+                k == "mcpservers" || k == "servers"
+            }) {
+                diags.push(Diagnostic::warning(
+                    None,
+                    file,
+                    format!("\"{key}\" is not read: the servers go under \"mcpServers\""),
+                ));
+            }
             return Vec::new();
         };
         let Some(servers) = servers.as_object() else {

@@ -136,7 +136,10 @@ impl fmt::Display for Blocked {
 impl McpPolicy {
     /// Adds the MCP keys of one settings document. `managed` says whether it comes from
     /// managed (policy) settings: only those can set `allowManagedMcpServersOnly` and
-    /// `managedMcpServers`. Give documents in any order; problems name `file`.
+    /// `managedMcpServers`. Give documents highest precedence first, as
+    /// `tool_perms::settings::load_settings_files` returns them: a `managedMcpServers` entry
+    /// a document already gave is kept (a later drop-in of `managed-settings.d` wins over
+    /// an earlier one and over `managed-settings.json`). Problems name `file`.
     pub fn add_settings(
         &mut self,
         settings: &Value,
@@ -198,10 +201,13 @@ impl McpPolicy {
                 "\"managedMcpServers\" is read from managed settings only; it is ignored".into(),
             )),
             Some(Value::Object(servers)) => {
-                // Later managed documents (managed-settings.d) replace whole entries.
+                // Documents come highest precedence first: the first to name a server
+                // keeps it, whole.
                 for (name, entry) in servers {
                     let source = file.map(Path::to_path_buf);
-                    self.provided.insert(name.clone(), (entry.clone(), source));
+                    self.provided
+                        .entry(name.clone())
+                        .or_insert_with(|| (entry.clone(), source));
                 }
             }
             Some(_) => self.provided_rejected.push(Diagnostic::error(
@@ -215,7 +221,8 @@ impl McpPolicy {
         diags
     }
 
-    /// The policy of a list of settings documents (`(managed, file, settings)`).
+    /// The policy of a list of settings documents (`(managed, file, settings)`), highest
+    /// precedence first (see [`add_settings`](Self::add_settings)).
     pub fn from_settings<'a>(
         documents: impl IntoIterator<Item = (bool, Option<&'a Path>, &'a Value)>,
     ) -> (Self, Vec<Diagnostic>) {

@@ -228,6 +228,51 @@ fn broken_files_are_diagnostics_not_failures() {
     assert!(diags.iter().any(|d| d.message.contains("cannot read")));
 }
 
+/// A file that loads nothing because of its shape says so: a top level that is not an
+/// object, and a servers key that is not `mcpServers` (VS Code's `servers`, a typo).
+#[test]
+fn a_file_shaped_wrong_says_why_it_gives_no_servers() {
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &project.path().join(".mcp.json"),
+        r#"{"mcpservers": {"gh": {"command": "gh-mcp"}}}"#,
+    );
+    let listed = project.path().join("listed.json");
+    write(&listed, r#"[{"mcpServers": {}}]"#);
+    let (servers, diags) = ConfigLoader::new(project.path())
+        .with_env(env(&[]))
+        .with_project_trusted(true)
+        .with_mcp_config([listed.to_str().unwrap(), r#"{"servers": {}}"#])
+        .load();
+    assert!(servers.is_empty());
+    let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("must be a JSON object") && m.contains("an array")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("\"mcpservers\" is not read")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("\"servers\" is not read")),
+        "{messages:?}"
+    );
+    // A file without servers at all is no problem.
+    write(&project.path().join(".mcp.json"), "{}");
+    let (_, diags) = ConfigLoader::new(project.path())
+        .with_env(env(&[]))
+        .with_project_trusted(true)
+        .load();
+    assert!(diags.is_empty(), "{diags:?}");
+}
+
 /// An untrusted folder's `.mcp.json` is left out before scopes merge: a user server of the
 /// same name stays, and the project's server names are reported for the notice.
 #[test]
@@ -685,6 +730,27 @@ fn managed_settings_provide_remote_servers_only() {
     let (names, diags) = s.load(&[(true, json!({"managedMcpServers": [{"name": "x"}]}))]);
     assert_eq!(names, ["mine", "search"]);
     assert!(diags.iter().any(|d| d.message.contains("array form")));
+}
+
+/// Settings documents come highest precedence first (as tool-perms loads them: the last
+/// `managed-settings.d` drop-in, ..., `managed-settings.json`): the first to provide a
+/// server is the one used.
+#[test]
+fn the_highest_managed_document_provides_a_server_named_twice() {
+    let s = Setup::new();
+    let provides = |host: &str| json!({"managedMcpServers": {"search": {"type": "http", "url": format!("https://{host}/mcp")}}});
+    let (loader, _) = s.loader(&[
+        (true, provides("new.example")),
+        (true, provides("old.example")),
+    ]);
+    let (servers, diags) = loader.load();
+    assert!(diags.is_empty(), "{diags:?}");
+    let search = servers.iter().find(|s| s.name == "search").unwrap();
+    let shown = format!("{search:?}");
+    assert!(
+        shown.contains("new.example") && !shown.contains("old.example"),
+        "{shown}"
+    );
 }
 
 #[test]

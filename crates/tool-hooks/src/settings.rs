@@ -16,7 +16,9 @@ pub struct SettingsPaths {
     pub managed_dir: Option<PathBuf>,
     /// `--settings` arguments: a file path, or inline JSON (starting with `{`).
     pub flag_settings: Vec<String>,
-    /// The project root: `.claude/settings.json` and `.claude/settings.local.json` there.
+    /// The project directory: `.claude/settings.json` there, and
+    /// `.claude/settings.local.json` at the root of its git repository (there too outside a
+    /// repository).
     pub project_dir: Option<PathBuf>,
     /// The user config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): `settings.json` there.
     pub user_config_dir: Option<PathBuf>,
@@ -98,6 +100,34 @@ fn read_file(
     parse_text(&text, Some(path.to_path_buf()), source, files, diags);
 }
 
+/// Settings text as JSON sees it: a leading UTF-8 byte order mark (PowerShell 5.1 and some
+/// Windows editors write one) is not part of the content, as Claude Code and `.mcp.json`'s
+/// reader take it (and `tool_perms`' settings reader, which reads the same files). Only the
+/// very first character: a BOM anywhere else is invalid JSON.
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Whether a `--settings` argument is inline JSON (it starts with `{`, after a byte order
+/// mark and whitespace) rather than a file name.
+fn is_inline_json(arg: &str) -> bool {
+    without_bom(arg).trim_start().starts_with('{')
+}
+
+/// Where `.claude/settings.local.json` is for a session in `project_dir`: at the root of
+/// its git repository (Claude Code keeps it there since 2.1.211, while
+/// `.claude/settings.json` stays the project directory's), found as the trust record finds
+/// it ([`tool_core::git_root`]: the nearest directory up from `project_dir` with a `.git`
+/// directory, or file in a worktree); outside a repository, the project directory's. The
+/// permissions (`tool_perms`) read the same file.
+fn local_settings_path(project_dir: &Path) -> PathBuf {
+    tool_core::git_root(project_dir)
+        .unwrap_or(project_dir)
+        .join(".claude/settings.local.json")
+}
+
+/// Parses a settings file's text (`path`) or an inline `--settings` value (no path): a
+/// leading byte order mark is skipped and blank text is `{}`.
 fn parse_text(
     text: &str,
     path: Option<PathBuf>,
@@ -105,6 +135,20 @@ fn parse_text(
     files: &mut Vec<SettingsFile>,
     diags: &mut Vec<Diagnostic>,
 ) {
+    let text = without_bom(text);
+    let ignored = if path.is_some() {
+        "file ignored"
+    } else {
+        "the inline --settings value is ignored"
+    };
+    if text.trim().is_empty() {
+        files.push(SettingsFile {
+            source,
+            path,
+            value: Value::Object(serde_json::Map::new()),
+        });
+        return;
+    }
     match serde_json::from_str::<Value>(text) {
         Ok(value @ Value::Object(_)) => files.push(SettingsFile {
             source,
@@ -116,7 +160,7 @@ fn parse_text(
             path,
             location: String::new(),
             message: format!(
-                "settings must be a JSON object, got {}",
+                "settings must be a JSON object, got {}; {ignored}",
                 crate::config_type_name(&other)
             ),
         }),
@@ -124,7 +168,7 @@ fn parse_text(
             source: Some(source),
             path,
             location: String::new(),
-            message: format!("invalid JSON, file ignored: {e}"),
+            message: format!("invalid JSON, {ignored}: {e}"),
         }),
     }
 }
@@ -145,8 +189,9 @@ fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<Path
 }
 
 /// Reads the settings files at `paths` and merges their hooks (see
-/// [`HooksConfig::from_settings`]). Missing files are fine; unreadable or invalid ones and
-/// bad hooks entries are reported in `diagnostics`.
+/// [`HooksConfig::from_settings`]). Missing files are fine, a leading UTF-8 byte order mark
+/// is skipped and a blank file is `{}`; unreadable or invalid ones and bad hooks entries are
+/// reported in `diagnostics`.
 pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
     let mut files = Vec::new();
     let mut diags = Vec::new();
@@ -162,7 +207,7 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
         }
     }
     for arg in &paths.flag_settings {
-        if arg.trim_start().starts_with('{') {
+        if is_inline_json(arg) {
             parse_text(arg, None, RuleSource::FlagSettings, &mut files, &mut diags);
         } else {
             let p = PathBuf::from(arg);
@@ -182,7 +227,7 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
     if let Some(project) = &paths.project_dir {
         let mut project_files = Vec::new();
         read_file(
-            &project.join(".claude/settings.local.json"),
+            &local_settings_path(project),
             RuleSource::LocalSettings,
             &mut project_files,
             &mut diags,

@@ -18,8 +18,9 @@ use crate::path::PathRoots;
 /// Where to look for settings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SettingsSources {
-    /// The project directory (`.claude/settings.json` and `.claude/settings.local.json` live
-    /// below it).
+    /// The project directory (`.claude/settings.json` lives below it;
+    /// `.claude/settings.local.json` below the root of its git repository, or below it
+    /// outside a repository).
     pub project_dir: PathBuf,
     /// The home directory (for `~` and the default user config dir).
     pub home: Option<PathBuf>,
@@ -119,6 +120,50 @@ impl std::fmt::Display for SettingsDiagnostic {
     }
 }
 
+/// Settings text as JSON sees it: a leading UTF-8 byte order mark (PowerShell 5.1 and some
+/// Windows editors write one) is not part of the content, as Claude Code and `.mcp.json`'s
+/// reader take it. Only the very first character: a BOM anywhere else is invalid JSON.
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Whether a `--settings` value is inline JSON (it starts with `{`, after a byte order mark
+/// and whitespace) rather than a file name.
+fn is_inline_json(arg: &str) -> bool {
+    without_bom(arg).trim_start().starts_with('{')
+}
+
+/// Parses the text of a settings file or inline value into its object: a leading byte
+/// order mark is skipped and blank text (nothing but whitespace) is `{}`. The error says
+/// what is wrong: invalid JSON with serde's reason, line and column, or valid JSON that is
+/// not an object.
+fn parse_settings_text(text: &str) -> Result<Value, String> {
+    let text = without_bom(text);
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!(
+            "settings must be a JSON object, not {}",
+            kind_of(&other)
+        )),
+        Err(e) => Err(format!("invalid JSON ({e})")),
+    }
+}
+
+/// A JSON value's kind, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 fn read_json(
     path: &Path,
     source: RuleSource,
@@ -138,35 +183,39 @@ fn read_json(
             return None;
         }
     };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(v @ Value::Object(_)) => Some(v),
-        Ok(_) => {
+    match parse_settings_text(&text) {
+        Ok(v) => Some(v),
+        Err(problem) => {
             diags.push(SettingsDiagnostic {
                 file: Some(path.to_path_buf()),
                 source,
                 severity: Severity::Error,
-                message: "settings must be a JSON object; file ignored".into(),
-            });
-            None
-        }
-        Err(e) => {
-            diags.push(SettingsDiagnostic {
-                file: Some(path.to_path_buf()),
-                source,
-                severity: Severity::Error,
-                message: format!("invalid JSON ({e}); file ignored"),
+                message: format!("{problem}; file ignored"),
             });
             None
         }
     }
 }
 
+/// Where `.claude/settings.local.json` is for a session in `project_dir`: at the root of
+/// its git repository (Claude Code keeps it there since 2.1.211, while
+/// `.claude/settings.json` stays the project directory's), found as the trust record finds
+/// it ([`tool_core::git_root`]: the nearest directory up from `project_dir` with a `.git`
+/// directory, or file in a worktree); outside a repository, the project directory's.
+/// `tool_hooks` reads the same file.
+fn local_settings_path(project_dir: &Path) -> PathBuf {
+    tool_core::git_root(project_dir)
+        .unwrap_or(project_dir)
+        .join(".claude/settings.local.json")
+}
+
 /// Reads every settings file that exists, highest precedence first: managed
 /// (`managed-settings.d/*.json` in reverse name order, then `managed-settings.json`: the
 /// drop-ins merge after the main file, the last one winning), `--settings`
-/// values, inline values, `.claude/settings.local.json`, `.claude/settings.json`, the user's
-/// `settings.json`. Missing optional files are skipped silently; unreadable or invalid ones
-/// are reported and skipped.
+/// values, inline values, `.claude/settings.local.json` (at the git repository's root),
+/// `.claude/settings.json`, the user's `settings.json`. Missing optional files are skipped
+/// silently; a UTF-8 byte order mark at the start of a file or value is skipped and a blank
+/// file is `{}`; unreadable or invalid files are reported and skipped.
 pub fn load_settings_files(
     sources: &SettingsSources,
 ) -> (Vec<SettingsFile>, Vec<SettingsDiagnostic>) {
@@ -203,18 +252,18 @@ pub fn load_settings_files(
     }
     // The last `--settings` given wins: it comes first here.
     for flag in sources.flag_settings.iter().rev() {
-        if flag.trim_start().starts_with('{') {
-            match serde_json::from_str::<Value>(flag) {
-                Ok(value @ Value::Object(_)) => files.push(SettingsFile {
+        if is_inline_json(flag) {
+            match parse_settings_text(flag) {
+                Ok(value) => files.push(SettingsFile {
                     source: RuleSource::FlagSettings,
                     path: None,
                     value,
                 }),
-                Ok(_) | Err(_) => diags.push(SettingsDiagnostic {
+                Err(problem) => diags.push(SettingsDiagnostic {
                     file: None,
                     source: RuleSource::FlagSettings,
                     severity: Severity::Error,
-                    message: "the --settings value is not a valid JSON object".into(),
+                    message: format!("the inline --settings value is ignored: {problem}"),
                 }),
             }
         } else {
@@ -239,9 +288,23 @@ pub fn load_settings_files(
         }
     }
     let claude = sources.project_dir.join(".claude");
+    let local = local_settings_path(&sources.project_dir);
+    let beside_project = claude.join("settings.local.json");
+    if local != beside_project && beside_project.is_file() {
+        // Claude Code does not read it either; its rules must not be lost unnoticed.
+        diags.push(SettingsDiagnostic {
+            file: Some(beside_project),
+            source: RuleSource::LocalSettings,
+            severity: Severity::Warning,
+            message: format!(
+                "not read: the local settings file is the git repository's, {}; move these settings there",
+                local.display()
+            ),
+        });
+    }
     add(
         RuleSource::LocalSettings,
-        claude.join("settings.local.json"),
+        local,
         false,
         &mut files,
         &mut diags,
@@ -303,14 +366,7 @@ fn drop_mistyped_sections(file: &mut SettingsFile, diags: &mut Vec<SettingsDiagn
         if section.is_object() {
             continue;
         }
-        let kind = match section {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
-        };
+        let kind = kind_of(section);
         diags.push(SettingsDiagnostic {
             file: file.path.clone(),
             source: file.source,
@@ -446,7 +502,7 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
         .map(PathBuf::from);
     args.iter()
         .map(|arg| {
-            if arg.trim_start().starts_with('{') {
+            if is_inline_json(arg) {
                 arg.clone()
             } else {
                 expand_path(arg, &invoked_in, home.as_deref())

@@ -1,0 +1,343 @@
+//! How settings files are read, from real files in a temp dir: a UTF-8 byte order mark,
+//! blank files, where `.claude/settings.local.json` is (the git repository's root), and
+//! what a bad inline `--settings` value is reported as.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Fixture, behavior, probe};
+use serde_json::json;
+use tool_core::{RuleSource, ToolUseContext};
+use tool_perms::settings::{
+    LoadedPermissions, SettingsSources, Severity, load_permissions, load_settings_files,
+    resolve_flag_settings,
+};
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+const DENY_RM: &str = r#"{"permissions":{"deny":["Bash(rm *)"]}}"#;
+
+fn write_bytes(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn with_bom(text: &str) -> Vec<u8> {
+    [BOM, text.as_bytes()].concat()
+}
+
+/// Sources for `project_dir` with nothing but what the test writes: the user config dir
+/// is `<home>/config`, no managed settings.
+fn sources(fx: &Fixture, project_dir: PathBuf) -> SettingsSources {
+    SettingsSources {
+        project_dir,
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("config")),
+        managed_dir: None,
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    }
+}
+
+fn messages(loaded: &LoadedPermissions) -> Vec<String> {
+    loaded.diagnostics.iter().map(ToString::to_string).collect()
+}
+
+/// What the loaded settings decide for `Bash` running `command` in `cwd`.
+async fn bash(fx: &Fixture, loaded: &LoadedPermissions, cwd: &Path, command: &str) -> String {
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(cwd)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(loaded.context.clone());
+    let tool = probe(fx, "Bash");
+    behavior(
+        &engine
+            .decide(&tool, &json!({"command": command}), &tctx)
+            .await,
+    )
+    .to_owned()
+}
+
+// --- 1. A UTF-8 byte order mark -------------------------------------------------------------
+
+/// A BOM'd user settings.json (what PowerShell 5.1 and some Windows editors write) is read:
+/// its deny rule holds. It used to be thrown away as invalid JSON, deny rules with it.
+#[tokio::test]
+async fn a_bom_prefixed_user_settings_file_keeps_its_deny_rules() {
+    let fx = Fixture::new();
+    write_bytes(&fx.home.join("config/settings.json"), &with_bom(DENY_RM));
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    assert!(
+        loaded
+            .context
+            .deny
+            .iter()
+            .any(|r| r.rule == "Bash(rm *)" && r.source == RuleSource::UserSettings),
+        "{:?}",
+        loaded.context.deny
+    );
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
+}
+
+/// Every level takes a BOM: managed, a `--settings` file, project, local.
+#[test]
+fn every_settings_file_may_start_with_a_bom() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    let rule = |r: &str| format!(r#"{{"permissions":{{"deny":["{r}"]}}}}"#);
+    write_bytes(
+        &managed.join("managed-settings.json"),
+        &with_bom(&rule("Bash(curl:*)")),
+    );
+    write_bytes(
+        &managed.join("managed-settings.d/10-x.json"),
+        &with_bom(&rule("Bash(wget:*)")),
+    );
+    let flag = fx.home.join("flag.json");
+    write_bytes(&flag, &with_bom(&rule("Bash(nc:*)")));
+    write_bytes(
+        &fx.proj.join(".claude/settings.json"),
+        &with_bom(&rule("Bash(scp:*)")),
+    );
+    write_bytes(
+        &fx.proj.join(".claude/settings.local.json"),
+        &with_bom(&rule("Bash(ssh:*)")),
+    );
+    let mut s = sources(&fx, fx.proj.clone());
+    s.managed_dir = Some(managed);
+    s.flag_settings = vec![flag.display().to_string()];
+    let loaded = load_permissions(&s);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let mut deny: Vec<(&str, RuleSource)> = loaded
+        .context
+        .deny
+        .iter()
+        .map(|r| (r.rule.as_str(), r.source))
+        .collect();
+    deny.sort_by_key(|(r, _)| *r);
+    assert_eq!(
+        deny,
+        [
+            ("Bash(curl:*)", RuleSource::PolicySettings),
+            ("Bash(nc:*)", RuleSource::FlagSettings),
+            ("Bash(scp:*)", RuleSource::ProjectSettings),
+            ("Bash(ssh:*)", RuleSource::LocalSettings),
+            ("Bash(wget:*)", RuleSource::PolicySettings),
+        ]
+    );
+}
+
+/// Inline `--settings` JSON with a BOM (pasted from a BOM'd file) is inline JSON, not a file
+/// name, both where the binary resolves the values and where they are loaded.
+#[tokio::test]
+async fn inline_settings_json_may_start_with_a_bom() {
+    let fx = Fixture::new();
+    let inline = format!("\u{feff}{DENY_RM}");
+    assert_eq!(
+        resolve_flag_settings(std::slice::from_ref(&inline), &fx.proj),
+        std::slice::from_ref(&inline),
+        "a BOM'd inline value must stay inline, not become a file path"
+    );
+    let mut s = sources(&fx, fx.proj.clone());
+    s.flag_settings = vec![inline];
+    let loaded = load_permissions(&s);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    assert!(loaded.command_line_errors().is_empty());
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
+}
+
+/// A BOM is taken only at the very start: one anywhere else is still invalid JSON, reported
+/// with the file.
+#[test]
+fn a_bom_elsewhere_is_still_invalid_json() {
+    let fx = Fixture::new();
+    let user = fx.home.join("config/settings.json");
+    write_bytes(&user, format!(" \u{feff}{DENY_RM}").as_bytes());
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let msgs = messages(&loaded);
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with(&user.display().to_string())
+                && m.contains("invalid JSON")
+                && m.contains("line 1 column")),
+        "{msgs:?}"
+    );
+}
+
+// --- 2. `.claude/settings.local.json` at the git repository's root --------------------------
+
+/// `repo/.git` and `repo/.claude/settings.local.json` with a deny; a session in `repo/sub`
+/// reads that local file (Claude Code keeps it at the repository root), while
+/// `.claude/settings.json` stays relative to the project directory.
+#[tokio::test]
+async fn the_local_settings_file_is_read_from_the_git_root() {
+    let fx = Fixture::new();
+    let repo = fx.out.join("repo");
+    let sub = repo.join("sub");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&sub).unwrap();
+    write_bytes(
+        &repo.join(".claude/settings.local.json"),
+        DENY_RM.as_bytes(),
+    );
+    // The shared file is the project directory's, not the root's.
+    write_bytes(
+        &repo.join(".claude/settings.json"),
+        br#"{"permissions":{"deny":["Bash(root-shared *)"]}}"#,
+    );
+    write_bytes(
+        &sub.join(".claude/settings.json"),
+        br#"{"permissions":{"deny":["Bash(sub-shared *)"]}}"#,
+    );
+    let loaded = load_permissions(&sources(&fx, sub.clone()));
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let deny: Vec<(&str, RuleSource)> = loaded
+        .context
+        .deny
+        .iter()
+        .map(|r| (r.rule.as_str(), r.source))
+        .collect();
+    assert_eq!(
+        deny,
+        [
+            ("Bash(rm *)", RuleSource::LocalSettings),
+            ("Bash(sub-shared *)", RuleSource::ProjectSettings),
+        ]
+    );
+    let local = loaded
+        .files
+        .iter()
+        .find(|f| f.source == RuleSource::LocalSettings)
+        .and_then(|f| f.path.clone());
+    assert_eq!(local, Some(repo.join(".claude/settings.local.json")));
+    assert_eq!(bash(&fx, &loaded, &sub, "rm -rf build").await, "deny");
+}
+
+/// A worktree's `.git` is a file: its directory is the root all the same.
+#[test]
+fn a_worktree_git_file_marks_the_root() {
+    let fx = Fixture::new();
+    let wt = fx.out.join("wt");
+    write_bytes(&wt.join(".git"), b"gitdir: /somewhere/.git/worktrees/wt\n");
+    write_bytes(&wt.join(".claude/settings.local.json"), DENY_RM.as_bytes());
+    let deep = wt.join("a/b");
+    std::fs::create_dir_all(&deep).unwrap();
+    let loaded = load_permissions(&sources(&fx, deep));
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    assert!(
+        loaded
+            .context
+            .deny
+            .iter()
+            .any(|r| r.rule == "Bash(rm *)" && r.source == RuleSource::LocalSettings),
+        "{:?}",
+        loaded.context.deny
+    );
+}
+
+/// Outside any repository the local file is the project directory's, as before.
+#[test]
+fn without_a_repository_the_local_file_is_the_project_dirs() {
+    let fx = Fixture::new();
+    let plain = fx.out.join("plain");
+    write_bytes(
+        &plain.join(".claude/settings.local.json"),
+        DENY_RM.as_bytes(),
+    );
+    // The directory above is no repository either (the temp dir's parents hold no `.git`).
+    assert!(tool_core::git_root(&plain).is_none());
+    let (files, diags) = load_settings_files(&sources(&fx, plain.clone()));
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(
+        files
+            .iter()
+            .find(|f| f.source == RuleSource::LocalSettings)
+            .and_then(|f| f.path.clone()),
+        Some(plain.join(".claude/settings.local.json"))
+    );
+}
+
+/// A local file in a subdirectory of the repository is not read (Claude Code does not read
+/// it either); one with content is reported, so that its rules are not lost unnoticed.
+#[test]
+fn a_local_file_below_the_git_root_is_reported_not_read() {
+    let fx = Fixture::new();
+    let repo = fx.out.join("repo");
+    let sub = repo.join("sub");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let stray = sub.join(".claude/settings.local.json");
+    write_bytes(&stray, br#"{"permissions":{"deny":["Bash(sub-local *)"]}}"#);
+    let loaded = load_permissions(&sources(&fx, sub));
+    assert!(loaded.context.deny.is_empty(), "{:?}", loaded.context.deny);
+    let warning = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.file.as_deref() == Some(stray.as_path()))
+        .unwrap_or_else(|| panic!("{:?}", messages(&loaded)));
+    assert_eq!(warning.severity, Severity::Warning);
+    assert!(
+        warning.message.contains(
+            &repo
+                .join(".claude/settings.local.json")
+                .display()
+                .to_string()
+        ),
+        "{warning}"
+    );
+    assert!(!loaded.has_errors());
+}
+
+// --- 3. Blank files --------------------------------------------------------------------------
+
+/// Empty, whitespace-only and BOM-only files are `{}`: no error on every session.
+#[test]
+fn blank_settings_files_are_empty_objects() {
+    let fx = Fixture::new();
+    let managed = fx.home.join("managed");
+    write_bytes(&managed.join("managed-settings.json"), b"");
+    write_bytes(&fx.home.join("config/settings.json"), b"  \n\t\r\n");
+    write_bytes(&fx.proj.join(".claude/settings.json"), BOM);
+    write_bytes(
+        &fx.proj.join(".claude/settings.local.json"),
+        b"\xEF\xBB\xBF \n",
+    );
+    let flag = fx.home.join("blank-flag.json");
+    write_bytes(&flag, b"\n");
+    let mut s = sources(&fx, fx.proj.clone());
+    s.managed_dir = Some(managed);
+    s.flag_settings = vec![flag.display().to_string()];
+    let loaded = load_permissions(&s);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    assert!(loaded.command_line_errors().is_empty());
+    assert!(loaded.context.deny.is_empty() && loaded.context.allow.is_empty());
+}
+
+// --- 4. A bad inline `--settings` value --------------------------------------------------------
+
+/// Invalid inline JSON is reported with serde's line, column and reason.
+#[test]
+fn bad_inline_settings_json_says_where_and_what() {
+    let fx = Fixture::new();
+    let mut s = sources(&fx, fx.proj.clone());
+    s.flag_settings = vec!["{\"permissions\": {\n  \"deny\": [\"Bash(rm *)\",]\n}}".into()];
+    let loaded = load_permissions(&s);
+    let errors = loaded.command_line_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = &errors[0];
+    assert!(e.contains("--settings"), "{e}");
+    assert!(e.contains("invalid JSON"), "{e}");
+    assert!(e.contains("trailing comma"), "{e}");
+    assert!(e.contains("line 2 column"), "{e}");
+
+    s.flag_settings = vec![r#"{"permissions": {}} extra"#.into()];
+    let errors = load_permissions(&s).command_line_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("trailing characters at line 1 column"),
+        "{}",
+        errors[0]
+    );
+}

@@ -11,10 +11,9 @@ pub fn named_paths(text: &str) -> Vec<String> {
         "crates", "xtask", "docs", "tests", "src", "examples", "benches", ".ci",
     ];
     const FILES: &[&str] = &["Cargo.toml", "deny.toml", "README.md"];
-    text.split('`')
-        .skip(1)
-        .step_by(2)
-        .map(|t| t.trim_end_matches(':').trim_end_matches('/'))
+    code_spans(text)
+        .into_iter()
+        .map(|t| t.trim().trim_end_matches(':').trim_end_matches('/'))
         .filter(|t| !t.contains(' ') && !t.contains('*'))
         .filter(|t| {
             FILES.contains(t)
@@ -25,6 +24,70 @@ pub fn named_paths(text: &str) -> Vec<String> {
         })
         .map(str::to_owned)
         .collect()
+}
+
+/// The inline code spans of Markdown `text`, as CommonMark reads them: a run of n backticks
+/// opens a span that the next run of exactly n backticks closes (so ``` `` a`b `` ``` is one
+/// span, `a`b`); a run never closed is literal text. Fenced code blocks are skipped: a
+/// diagram's backticks must not shift which text counts as code.
+fn code_spans(text: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let mut in_fence = false;
+    // Byte ranges of the text outside fenced blocks, line by line.
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if !in_fence {
+            match pieces.last_mut() {
+                Some((_, end)) if *end == start => *end = at,
+                _ => pieces.push((start, at)),
+            }
+        }
+    }
+    for (start, end) in pieces {
+        let piece = &text[start..end];
+        let bytes = piece.as_bytes();
+        let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'`' {
+                i += 1;
+                continue;
+            }
+            let n = run_at(i);
+            let open_end = i + n;
+            // The next run of exactly n backticks closes the span.
+            let mut j = open_end;
+            let mut close = None;
+            while j < bytes.len() {
+                if bytes[j] == b'`' {
+                    let m = run_at(j);
+                    if m == n {
+                        close = Some(j);
+                        break;
+                    }
+                    j += m;
+                } else {
+                    j += 1;
+                }
+            }
+            match close {
+                Some(j) => {
+                    spans.push(&piece[open_end..j]);
+                    i = j + n;
+                }
+                None => i = open_end,
+            }
+        }
+    }
+    spans
 }
 
 /// Fails when a path named in `docs/architecture.md` is missing.
@@ -65,6 +128,16 @@ mod tests {
                 "src"
             ]
         );
+    }
+
+    /// A double-backtick span or a fenced block with an odd number of backticks does not
+    /// shift which text counts as code: the paths after it are still checked.
+    #[test]
+    fn double_backticks_and_fences_do_not_hide_later_paths() {
+        let text = "Use ``a`b`` then see `crates/nope.rs`.\n\
+                    ```text\n a ` diagram\n```\n\
+                    and `docs/gone.md`, but not ``` `` ``` or an unclosed ` tick.";
+        assert_eq!(named_paths(text), ["crates/nope.rs", "docs/gone.md"]);
     }
 
     #[test]

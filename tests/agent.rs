@@ -1477,3 +1477,39 @@ fn an_interrupt_before_any_content_keeps_the_roles_alternating() {
     assert_eq!(messages[0]["role"], "user");
     assert_eq!(text_of(&messages[0]), "go\n[Request interrupted by user]");
 }
+
+/// The model is told which skills exist (name and description, as Claude Code lists them),
+/// ahead of the prompt: it cannot call a skill it has never heard of.
+#[test]
+fn the_first_message_lists_the_skills_the_skill_tool_can_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join(".claude/skills/deploy");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the app to staging\n---\nRun ./deploy.sh\n",
+    )
+    .unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent(&url, dir.path(), &["--print"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let first = text_of(&seen[0].messages()[0]);
+    assert!(
+        first.starts_with(
+            "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n- deploy: Deploy the app to staging\n</system-reminder>"
+        ),
+        "{first}"
+    );
+    assert!(first.ends_with("run the check"), "{first}");
+
+    // Without skills, nothing is added.
+    std::fs::remove_dir_all(dir.path().join(".claude/skills")).unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent(&url, dir.path(), &["--print"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        text_of(&seen.lock().unwrap()[0].messages()[0]),
+        "run the check"
+    );
+}

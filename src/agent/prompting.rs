@@ -332,26 +332,37 @@ impl TerminalPrompter {
         }
         loop {
             show(format_args!("{}", question(request)));
-            let line = tokio::select! {
-                biased;
-                () = self.interrupt.cancelled() => {
-                    show(format_args!("\n"));
-                    // Withdrawn, not answered: a "no" would stop everything at once, while
-                    // an interrupt lets the running tools that block on it finish.
-                    return PromptAnswer::Deny {
-                        feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
-                    };
-                }
-                line = lines.recv() => line,
-            };
-            let Some(line) = line else {
-                show(format_args!("\n(standard input closed: refused)\n"));
-                return PromptAnswer::Deny { feedback: None };
+            let line = match self.next_line(lines).await {
+                Ok(line) => line,
+                Err(refused) => return refused,
             };
             if let Some(answer) = parse_answer(&line) {
                 return answer;
             }
         }
+    }
+
+    /// The next line typed, or the refusal that ends the question: a user interrupt
+    /// withdraws it (not a "no", which would stop everything at once, while an interrupt
+    /// lets the running tools that block on it finish); standard input closing refuses it.
+    async fn next_line(
+        &self,
+        lines: &mut mpsc::UnboundedReceiver<String>,
+    ) -> Result<String, PromptAnswer> {
+        let line = tokio::select! {
+            biased;
+            () = self.interrupt.cancelled() => {
+                show(format_args!("\n"));
+                return Err(PromptAnswer::Deny {
+                    feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+                });
+            }
+            line = lines.recv() => line,
+        };
+        line.ok_or_else(|| {
+            show(format_args!("\n(standard input closed: refused)\n"));
+            PromptAnswer::Deny { feedback: None }
+        })
     }
 
     /// AskUserQuestion's ask is its questions (Claude Code's question dialog): each is put
@@ -365,19 +376,9 @@ impl TerminalPrompter {
         let mut answers = serde_json::Map::new();
         for question in questions {
             show(format_args!("{}", question_form(question)));
-            let line = tokio::select! {
-                biased;
-                () = self.interrupt.cancelled() => {
-                    show(format_args!("\n"));
-                    return PromptAnswer::Deny {
-                        feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
-                    };
-                }
-                line = lines.recv() => line,
-            };
-            let Some(line) = line else {
-                show(format_args!("\n(standard input closed: refused)\n"));
-                return PromptAnswer::Deny { feedback: None };
+            let line = match self.next_line(lines).await {
+                Ok(line) => line,
+                Err(refused) => return refused,
             };
             if let Some(answer) = answer_to(question, &line) {
                 answers.insert(question.question.clone(), Value::String(answer));

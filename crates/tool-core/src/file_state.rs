@@ -7,7 +7,10 @@
 //! content hash is compared with the one recorded, and identical content passes (decision 7
 //! in `claude-code-compat.md`).
 //!
-//! The cache is an LRU bounded both by entry count and by total content bytes.
+//! The cache is an LRU bounded both by entry count and by total content bytes. Past the entry
+//! bound the least recently used entries go; past the byte bound only their cached content
+//! does (the mtime, hash and flags the read-before-write rule needs stay), so reading or
+//! writing a few large files never makes an earlier Read of a small one count as unread.
 
 use std::fs;
 use std::hash::Hasher;
@@ -95,6 +98,14 @@ pub struct FileState {
     /// While `truncated`: the line ranges (1-based, inclusive, merged) the Reads of this
     /// same content have shown. Empty otherwise.
     pub seen_lines: Vec<(usize, usize)>,
+    /// A Read of this content cut a line it showed (longer than Read shows, `... [line
+    /// truncated]`). Every line may have been shown, but not whole: Write, which would
+    /// replace the file with what the model saw, refuses; Edit, which matches its text
+    /// against the file itself, may still change it.
+    pub lines_cut: bool,
+    /// A Read of this content showed bytes that are not UTF-8 as U+FFFD: as
+    /// [`lines_cut`](Self::lines_cut), Write refuses (it would replace the original bytes).
+    pub not_utf8: bool,
 }
 
 impl FileState {
@@ -115,6 +126,8 @@ impl FileState {
             is_partial_view: false,
             truncated: false,
             seen_lines: Vec::new(),
+            lines_cut: false,
+            not_utf8: false,
         }
     }
 
@@ -130,6 +143,8 @@ impl FileState {
             is_partial_view: false,
             truncated: false,
             seen_lines: Vec::new(),
+            lines_cut: false,
+            not_utf8: false,
         }
     }
 
@@ -139,6 +154,11 @@ impl FileState {
     /// until the Reads together have shown every line. A previous entry of other content
     /// counts for nothing; one of the same content that saw it all (or wrote it) makes this
     /// one whole.
+    ///
+    /// What a Read showed altered ([`lines_cut`](Self::lines_cut),
+    /// [`not_utf8`](Self::not_utf8), set on this entry by the caller) adds up the same way
+    /// across Reads of the same content, and is cleared only by a previous entry of that
+    /// content that had it whole and unaltered (the model wrote it).
     pub fn merge_seen(
         &mut self,
         first: usize,
@@ -149,6 +169,15 @@ impl FileState {
         let same = previous.filter(|p| {
             !p.is_partial_view && p.disk_hash.is_some() && p.disk_hash == self.disk_hash
         });
+        if let Some(p) = same {
+            if !p.truncated && !p.lines_cut && !p.not_utf8 {
+                self.lines_cut = false;
+                self.not_utf8 = false;
+            } else {
+                self.lines_cut |= p.lines_cut;
+                self.not_utf8 |= p.not_utf8;
+            }
+        }
         let mut ranges = match same {
             Some(p) if !p.truncated => {
                 self.truncated = false;
@@ -174,8 +203,10 @@ impl FileState {
         self.seen_lines = if whole { Vec::new() } else { merged };
     }
 
+    /// What the entry counts against the byte bound: its cached content (the rest is
+    /// small and bounded by the entry count).
     fn cost(&self) -> usize {
-        self.content.len().max(1)
+        self.content.len()
     }
 }
 
@@ -221,9 +252,9 @@ impl Default for FileStateCache {
 
 impl FileStateCache {
     /// A cache holding at most `max_entries` entries (at least 1) and `max_bytes` bytes of
-    /// content (at least 1, which keeps one entry without content). An entry whose content
-    /// alone is larger than `max_bytes` is kept without its content (its mtime, hash and view
-    /// still count as a read) and evicts nothing.
+    /// content (at least 1). An entry whose content alone is larger than `max_bytes` is kept
+    /// without its content (its mtime, hash and view still count as a read); past the byte
+    /// bound, the least recently used entries lose their content the same way, and stay.
     pub fn new(max_entries: usize, max_bytes: usize) -> Self {
         let max_bytes = max_bytes.max(1);
         let cap = NonZeroUsize::new(max_entries).unwrap_or(NonZeroUsize::MIN);
@@ -245,9 +276,11 @@ impl FileStateCache {
         self.lock().lru.get(&normalize_key(path)).cloned()
     }
 
-    /// Records `state` for `path`, evicting least recently used entries past either bound.
-    /// Content larger than the whole byte bound is dropped from the entry rather than
-    /// emptying the cache: the read-before-write rule needs only the mtime and hash.
+    /// Records `state` for `path`. Past the entry bound the least recently used entry is
+    /// evicted; past the byte bound the least recently used entries lose their cached
+    /// content but stay, since the read-before-write rule needs only their mtime, hash and
+    /// flags (a large Read or Write must not make an earlier Read of another file count as
+    /// unread). Content larger than the whole byte bound is not cached at all.
     pub fn insert(&self, path: &Path, mut state: FileState) {
         let mut inner = self.lock();
         let key = normalize_key(path);
@@ -255,15 +288,25 @@ impl FileStateCache {
             state.content = String::new();
         }
         let cost = state.cost();
+        // `push` returns the entry replaced under the same key, or the one evicted by the
+        // entry bound: either way its bytes are gone.
         if let Some((_, old)) = inner.lru.push(key, state) {
             inner.bytes -= old.cost();
         }
         inner.bytes += cost;
-        while inner.bytes > inner.max_bytes {
-            match inner.lru.pop_lru() {
-                Some((_, evicted)) => inner.bytes -= evicted.cost(),
-                None => break,
+        let max_bytes = inner.max_bytes;
+        let mut bytes = inner.bytes;
+        if bytes > max_bytes {
+            // Least recently used first. The entry just inserted is the most recent and fits
+            // on its own, so the others' content always makes enough room.
+            for (_, entry) in inner.lru.iter_mut().rev() {
+                if bytes <= max_bytes {
+                    break;
+                }
+                bytes -= entry.cost();
+                entry.content = String::new();
             }
+            inner.bytes = bytes;
         }
     }
 
@@ -387,7 +430,9 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 
 /// Resolves a path the way tools see it (Claude Code's `expandPath`): trims whitespace,
 /// expands a leading `~` to `home`, makes it absolute against `cwd` and collapses `.` and
-/// `..` lexically (symlinks are not resolved).
+/// `..` lexically (symlinks are not resolved). Without a `home`, `~` is not expanded and
+/// reads as a name under `cwd`: callers that write must refuse such a path first (the file
+/// tools do, in `tools-builtin`'s `absolute_path`).
 ///
 /// Unicode: the path is kept in the form given, because on Linux `café` in NFC and in NFD
 /// are two different names (an archive made on macOS unpacks decomposed names). Component by
@@ -500,26 +545,58 @@ mod tests {
     }
 
     #[test]
-    fn byte_bound_evicts_least_recently_used() {
+    fn byte_bound_counts_replacements_and_keeps_oversize_entries_without_content() {
         let cache = FileStateCache::new(100, 10);
         cache.insert(Path::new("/a"), state("aaaa"));
         cache.insert(Path::new("/b"), state("bbbb"));
         assert_eq!(cache.total_bytes(), 8);
-        cache.insert(Path::new("/c"), state("cccc"));
-        assert!(cache.get(Path::new("/a")).is_none());
-        assert_eq!(cache.total_bytes(), 8);
         // Replacing an entry accounts for the old size.
-        cache.insert(Path::new("/c"), state("cc"));
+        cache.insert(Path::new("/b"), state("bb"));
         assert_eq!(cache.total_bytes(), 6);
-        // An entry over the whole byte bound keeps its metadata, not its content, and
-        // evicts nothing.
+        // An entry over the whole byte bound keeps its metadata, not its content, and takes
+        // nothing from the others.
         let mut big = state(&"x".repeat(11));
         big.mtime_ms = 7;
         cache.insert(Path::new("/big"), big);
         let kept = cache.get(Path::new("/big")).unwrap();
         assert_eq!((kept.content.as_str(), kept.mtime_ms), ("", 7));
-        assert!(cache.get(Path::new("/c")).is_some() && cache.get(Path::new("/b")).is_some());
-        assert_eq!(cache.total_bytes(), 7);
+        assert_eq!(cache.get(Path::new("/a")).unwrap().content, "aaaa");
+        assert_eq!(cache.get(Path::new("/b")).unwrap().content, "bb");
+        assert_eq!(cache.total_bytes(), 6);
+        // Removing an entry gives its bytes back.
+        cache.remove(Path::new("/a"));
+        assert_eq!(cache.total_bytes(), 2);
+    }
+
+    /// Under byte pressure the least recently used entries lose their content, not their
+    /// place: a file read before a few large ones still counts as read.
+    #[test]
+    fn byte_pressure_drops_content_not_entries() {
+        let cache = FileStateCache::new(100, 10);
+        let mut a = state("aaaa");
+        a.mtime_ms = 5;
+        cache.insert(Path::new("/a"), a);
+        cache.insert(Path::new("/b"), state("bbbb"));
+        cache.insert(Path::new("/c"), state("cccc"));
+        let kept = cache.get(Path::new("/a")).expect("/a is still known");
+        assert_eq!((kept.content.as_str(), kept.mtime_ms), ("", 5));
+        assert_eq!(kept.disk_hash, Some(ContentHash::of(b"aaaa")));
+        assert_eq!(cache.get(Path::new("/b")).unwrap().content, "bbbb");
+        assert_eq!(cache.get(Path::new("/c")).unwrap().content, "cccc");
+        assert_eq!(cache.len(), 3);
+        assert!(cache.total_bytes() <= 10, "{}", cache.total_bytes());
+        // /a was used last: it keeps its (empty) entry, the next least recent loses content.
+        cache.insert(Path::new("/d"), state("dddddd"));
+        assert_eq!(cache.len(), 4);
+        assert!(cache.total_bytes() <= 10, "{}", cache.total_bytes());
+        assert_eq!(cache.get(Path::new("/d")).unwrap().content, "dddddd");
+        // The entry bound still evicts whole entries.
+        let small = FileStateCache::new(2, 10);
+        for p in ["/x", "/y", "/z"] {
+            small.insert(Path::new(p), state("1"));
+        }
+        assert!(small.get(Path::new("/x")).is_none());
+        assert_eq!(small.len(), 2);
     }
 
     #[test]
@@ -713,6 +790,40 @@ mod tests {
         let mut empty = FileState::read(String::new(), 1, hash, 1, None);
         empty.merge_seen(1, 0, 0, None);
         assert!(!empty.truncated);
+    }
+
+    #[test]
+    fn what_reads_showed_altered_adds_up_until_a_write() {
+        let hash = ContentHash::of(b"ten lines");
+        let read = |first, last, cut: bool, previous: Option<&FileState>| {
+            let mut s = FileState::read(String::new(), 1, hash, first, None);
+            s.lines_cut = cut;
+            s.merge_seen(first, last, 10, previous);
+            s
+        };
+        // The range with the long line, then the rest: every line seen, one of them cut.
+        let head = read(1, 5, true, None);
+        assert!(head.truncated && head.lines_cut);
+        let all = read(6, 10, false, Some(&head));
+        assert!(!all.truncated);
+        assert!(all.lines_cut);
+        // Read again without the long line: still cut (same content).
+        assert!(read(6, 6, false, Some(&all)).lines_cut);
+        // Other content: nothing carries over.
+        let mut other = FileState::read(String::new(), 2, ContentHash::of(b"x"), 1, None);
+        other.merge_seen(1, 10, 10, Some(&all));
+        assert!(!other.lines_cut && !other.not_utf8);
+        // The model wrote this content itself: it saw it whole.
+        let mut written = FileState::written("w".into(), 3);
+        let mut after_write = FileState::read(String::new(), 3, ContentHash::of(b"w"), 1, None);
+        after_write.lines_cut = true;
+        after_write.merge_seen(1, 10, 10, Some(&written));
+        assert!(!after_write.lines_cut && !after_write.truncated);
+        // Unless what it wrote was an edit of a file it saw altered.
+        written.not_utf8 = true;
+        let mut after_edit = FileState::read(String::new(), 3, ContentHash::of(b"w"), 1, None);
+        after_edit.merge_seen(1, 10, 10, Some(&written));
+        assert!(after_edit.not_utf8);
     }
 
     #[test]

@@ -181,8 +181,17 @@ fn edit_blocking(
         return Err(ToolError::msg(fsutil::not_found_message(ctx)));
     }
     let planned = plan(bytes.as_deref(), &input).map_err(|r| ToolError::msg(r.message))?;
-    fsutil::recheck_before_write(ctx, path, bytes.as_deref())?;
-    fsutil::write_and_record(ctx, path, &planned.bytes, planned.updated.clone())?;
+    let verified = fsutil::recheck_before_write(ctx, path, bytes.as_deref())?;
+    // What Read showed altered of the file (a cut line) the edit did not show the model
+    // either: Write stays refused.
+    fsutil::write_and_record(
+        ctx,
+        path,
+        &planned.bytes,
+        planned.updated.clone(),
+        verified,
+        fsutil::Known::AsBefore,
+    )?;
     Ok(EditOutput {
         file_path: path.to_path_buf(),
         structured_patch: structured_patch(&planned.original, &planned.updated),
@@ -286,33 +295,27 @@ fn mixed_endings_edit(
     new: &str,
     replace_all: bool,
 ) -> Result<String, usize> {
-    // The LF view, and where each of its bytes is in the file.
-    let mut lf = String::with_capacity(original.len());
-    let mut at = Vec::with_capacity(original.len() + 1);
+    // The LF view, and where in it each `\r\n` of the file became a `\n`: a byte of the view
+    // lies in the file as many bytes further on as `\r`s were dropped up to it. Kept for
+    // the line breaks only (not for every byte: a large file would take eight times its
+    // size).
+    let view = LfView::of(original);
+    let (lf, at) = (view.text.as_str(), |i| view.in_file(i));
     let bytes = original.as_bytes();
-    for (i, c) in original.char_indices() {
-        if c == '\r' && bytes.get(i + 1) == Some(&b'\n') {
-            continue;
-        }
-        for k in 0..c.len_utf8() {
-            at.push(i + k);
-        }
-        lf.push(c);
-    }
     let old_lf = fsutil::crlf_to_lf(old);
     let new_lf = fsutil::crlf_to_lf(new);
-    let actual = find_actual(&lf, &old_lf).ok_or(0usize)?;
+    let actual = find_actual(lf, &old_lf).ok_or(0usize)?;
     let new_lf = preserve_quote_style(&old_lf, &actual, &new_lf);
     let spans: Vec<(usize, usize)> = lf
         .match_indices(actual.as_str())
         .map(|(s, m)| {
             let e = s + m.len();
             // The `\r` of a `\r\n` the match starts with belongs to it.
-            let mut start = at[s];
+            let mut start = at(s);
             if bytes[start] == b'\n' && start > 0 && bytes[start - 1] == b'\r' {
                 start -= 1;
             }
-            (start, at[e - 1] + 1)
+            (start, at(e - 1) + 1)
         })
         .collect();
     if spans.len() > 1 && !replace_all {
@@ -343,6 +346,36 @@ fn mixed_endings_edit(
     }
     out.push_str(&original[done..]);
     Ok(out)
+}
+
+/// A text with every `\r\n` read as `\n` (as Read shows it), and where in it the `\n`s are
+/// that were `\r\n`.
+struct LfView {
+    text: String,
+    /// The positions in `text` of the `\n`s that were `\r\n`, ascending.
+    crlf_at: Vec<usize>,
+}
+
+impl LfView {
+    fn of(original: &str) -> Self {
+        let mut text = String::with_capacity(original.len());
+        let mut crlf_at = Vec::new();
+        let mut done = 0;
+        for (i, _) in original.match_indices("\r\n") {
+            text.push_str(&original[done..i]);
+            crlf_at.push(text.len());
+            text.push('\n');
+            done = i + 2;
+        }
+        text.push_str(&original[done..]);
+        Self { text, crlf_at }
+    }
+
+    /// Where byte `i` of the view is in the original: further on by the `\r`s dropped up to
+    /// it (that of its own `\r\n` included, for a `\n` that was one).
+    fn in_file(&self, i: usize) -> usize {
+        i + self.crlf_at.partition_point(|&n| n <= i)
+    }
 }
 
 fn not_found(old_string: &str) -> Refusal {
@@ -579,6 +612,79 @@ mod tests {
             apply("foo();\nlog(x); foo();\nfoo();", "foo();", "", true),
             "log(x); \n"
         );
+    }
+
+    /// The LF view maps each of its bytes to the same place in the file as a map of every
+    /// byte would (the map it replaced, which took eight times the file's size).
+    #[test]
+    fn the_lf_view_maps_every_byte_back_to_the_file() {
+        let pieces = [
+            "a",
+            "\r\n",
+            "\n",
+            "\r",
+            "\u{e9}",
+            "\u{1F600}",
+            "\r\r\n",
+            "xy",
+        ];
+        let mut texts = vec![String::new(), "\r\n".to_owned(), "\r".to_owned()];
+        // Every sequence of up to four pieces, and a long mixed one.
+        let mut frontier = vec![String::new()];
+        for _ in 0..4 {
+            let next: Vec<String> = frontier
+                .iter()
+                .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
+                .collect();
+            texts.extend(next.iter().cloned());
+            frontier = next;
+        }
+        texts.push(
+            (0..5000_u32)
+                .map(|n| {
+                    format!(
+                        "line {n} \u{e9}{}",
+                        if n.is_multiple_of(3) { "\n" } else { "\r\n" }
+                    )
+                })
+                .collect(),
+        );
+        for text in &texts {
+            let mut lf = String::new();
+            let mut at = Vec::new();
+            let bytes = text.as_bytes();
+            for (i, c) in text.char_indices() {
+                if c == '\r' && bytes.get(i + 1) == Some(&b'\n') {
+                    continue;
+                }
+                at.extend(i..i + c.len_utf8());
+                lf.push(c);
+            }
+            let view = LfView::of(text);
+            assert_eq!(view.text, lf, "{text:?}");
+            let mapped: Vec<usize> = (0..lf.len()).map(|i| view.in_file(i)).collect();
+            assert_eq!(mapped, at, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_mixed_ending_edit_far_into_a_long_file() {
+        let ending = |n: usize| if n.is_multiple_of(2) { "\r\n" } else { "\n" };
+        let text: String = (0..10_000).map(|n| format!("l{n}{}", ending(n))).collect();
+        // l9000 ends in CRLF, l9001 in LF.
+        let out = mixed_endings_edit(&text, "l9000\nl9001\nl9002", "A\nB\nl9002", false).unwrap();
+        let want = text.replacen("l9000\r\nl9001\nl9002", "A\r\nB\r\nl9002", 1);
+        assert_eq!(out, want);
+        // Every `l1…9\nl…` across both endings, each keeping its own.
+        let out = mixed_endings_edit(&text, "9\nl", "9!\nl", true).unwrap();
+        let want = text.replace("9\r\nl", "9!\r\nl").replace("9\nl", "9!\nl");
+        assert_eq!(out, want);
+        assert_eq!(
+            mixed_endings_edit(&text, "l5\nl6", "x", false),
+            Ok(text.replacen("l5\nl6", "x", 1))
+        );
+        // Ambiguity is counted across both endings.
+        assert_eq!(mixed_endings_edit(&text, "0\nl", "x", false), Err(1000));
     }
 
     /// Deleting the end of a line never joins it with the next (Claude Code's quirk: it

@@ -15,7 +15,8 @@ use tool_core::{
     ToolUseContext, ValidationError, expand_path, mtime_ms,
 };
 
-/// Resolves a model-supplied file path that must be absolute (or start with `~`).
+/// Resolves a model-supplied file path that must be absolute (or start with `~`, when there
+/// is a home directory to expand it to: without one, `~/x` would become `<cwd>/~/x`).
 pub(crate) fn absolute_path(
     raw: &str,
     field: &str,
@@ -32,9 +33,15 @@ pub(crate) fn absolute_path(
             "The {field} parameter must not be empty."
         )));
     }
-    if !(Path::new(trimmed).is_absolute() || trimmed == "~" || trimmed.starts_with("~/")) {
+    let tilde = trimmed == "~" || trimmed.starts_with("~/");
+    if !(Path::new(trimmed).is_absolute() || tilde) {
         return Err(ValidationError::new(format!(
             "The {field} parameter must be an absolute path, not a relative path: {trimmed}"
+        )));
+    }
+    if tilde && ctx.home().is_none() {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter starts with ~, but there is no home directory to expand it to: {trimmed}. Use an absolute path instead."
         )));
     }
     Ok(ctx.resolve_path(trimmed))
@@ -387,7 +394,7 @@ pub(crate) fn atomic_write_confined(
     bytes: &[u8],
     confine: Option<&[PathBuf]>,
 ) -> io::Result<()> {
-    write_between(path, bytes, confine, || {})
+    write_between(path, bytes, confine, None, || {})
 }
 
 /// Another writer changed the file while [`atomic_write`] wrote its replacement: the
@@ -402,6 +409,14 @@ impl fmt::Display for ChangedDuringWrite {
 }
 
 impl std::error::Error for ChangedDuringWrite {}
+
+/// The version of the file (or its absence) that the last check before a write verified:
+/// [`recheck_before_write`] returns it, and the write goes ahead only while the file is still
+/// that one (see [`write_and_record`]). Nothing that happens between the two is taken for
+/// the file the new content was computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "the write must be checked against the version verified"]
+pub(crate) struct Verified(Option<[i64; 7]>);
 
 /// What identifies a version of a file: a change to it (or its replacement) changes this.
 fn version(st: &nix::sys::stat::FileStat) -> [i64; 7] {
@@ -419,11 +434,14 @@ fn version(st: &nix::sys::stat::FileStat) -> [i64; 7] {
 /// [`atomic_write_confined`], with `before_rename` run right before the temporary file
 /// replaces the target (tests change the file there). The target is looked at again just
 /// before the rename: if it changed since the write began (its writing and `fsync` can take
-/// a while), the write is abandoned with [`ChangedDuringWrite`].
+/// a while), the write is abandoned with [`ChangedDuringWrite`]. With `expected`, the
+/// target must also be, when the write begins, the version a check verified before (else
+/// [`ChangedDuringWrite`] too, before anything is written).
 fn write_between(
     path: &Path,
     bytes: &[u8],
     confine: Option<&[PathBuf]>,
+    expected: Option<Verified>,
     before_rename: impl FnOnce(),
 ) -> io::Result<()> {
     use nix::fcntl::{OFlag, open, openat, renameat};
@@ -462,6 +480,11 @@ fn write_between(
         nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
     )
     .ok();
+    // What the caller checked last is still what is here: a file renamed over the target (or
+    // created, or swapped for a link) since is another writer's, and is kept.
+    if expected.is_some_and(|Verified(seen)| existing.as_ref().map(version) != seen) {
+        return Err(io::Error::other(ChangedDuringWrite));
+    }
     if let Some(st) = &existing {
         let kind = file_kind(st);
         if kind == SFlag::S_IFDIR {
@@ -820,12 +843,14 @@ pub(crate) fn check_stale(
 }
 
 /// The last check before a write: the stale rule again, and the bytes on disk must still
-/// be the ones the new content was computed from (`None`: the file did not exist).
+/// be the ones the new content was computed from (`None`: the file did not exist). Returns
+/// the version of the file it verified, which [`write_and_record`] checks the file against
+/// when it begins to write, so that a change in between is not overwritten.
 pub(crate) fn recheck_before_write(
     ctx: &ToolUseContext,
     path: &Path,
     based_on: Option<&[u8]>,
-) -> Result<(), ToolError> {
+) -> Result<Verified, ToolError> {
     if ctx.file_state().check_fresh(path).is_err() {
         return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
     }
@@ -840,23 +865,78 @@ pub(crate) fn recheck_before_write(
         // change the mtime missed), and the model is told so as at validation.
         return Err(ToolError::msg(MODIFIED_MESSAGE));
     }
-    let now = read_optional(path)?;
+    let (now, verified) = read_versioned(path)?;
     if now.as_deref() != based_on {
         return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
     }
-    Ok(())
+    Ok(verified)
 }
 
-/// Writes atomically and records the write in the read cache: the model's view of the new
-/// content, the new mtime and the hash of the bytes on disk.
+/// The file's bytes (`None`: it does not exist) and the version they are, from one handle:
+/// its status before and after the read must agree (a file written meanwhile is refused as
+/// modified). A device, FIFO or socket is refused without reading it.
+fn read_versioned(path: &Path) -> Result<(Option<Vec<u8>>, Verified), ToolError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    check_regular_or_missing(path).map_err(ToolError::msg)?;
+    // Non-blocking: a FIFO swapped in since the check does not hang the open.
+    let mut file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, Verified(None))),
+        Err(e) => return Err(ToolError::io(path, e)),
+    };
+    let status = |file: &File| {
+        nix::sys::stat::fstat(file)
+            .map(|st| (file_kind(&st), version(&st)))
+            .map_err(|e| ToolError::io(path, e.into()))
+    };
+    let (kind, before) = status(&file)?;
+    if kind != SFlag::S_IFREG {
+        return Err(ToolError::msg(not_regular_message(path)));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(path, e))?;
+    if status(&file)?.1 != before {
+        return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
+    }
+    Ok((Some(bytes), Verified(Some(before))))
+}
+
+/// What the model knows of the content a write leaves, for the read cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Known {
+    /// All of it: the model wrote the whole content (Write, NotebookEdit).
+    Whole,
+    /// What it knew of the file before, changed where it matched: what the Reads of that
+    /// file showed altered (a cut line, bytes that are not UTF-8) stays unknown (Edit).
+    AsBefore,
+}
+
+/// Writes atomically, if the file is still the version `verified` (else
+/// [`UNEXPECTEDLY_MODIFIED_MESSAGE`]), and records the write in the read cache: the model's
+/// view of the new content, the new mtime and the hash of the bytes on disk.
 pub(crate) fn write_and_record(
     ctx: &ToolUseContext,
     path: &Path,
     bytes: &[u8],
     content: String,
+    verified: Verified,
+    known: Known,
 ) -> Result<(), ToolError> {
     let confine = confinement(ctx, path);
-    atomic_write_confined(path, bytes, confine.as_deref()).map_err(|e| {
+    let altered = match known {
+        Known::Whole => None,
+        Known::AsBefore => ctx
+            .file_state()
+            .get(path)
+            .map(|seen| (seen.lines_cut, seen.not_utf8)),
+    };
+    write_between(path, bytes, confine.as_deref(), Some(verified), || {}).map_err(|e| {
         if e.get_ref()
             .is_some_and(|inner| inner.is::<ChangedDuringWrite>())
         {
@@ -868,6 +948,9 @@ pub(crate) fn write_and_record(
     let mtime = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
     let mut state = FileState::written(content, mtime);
     state.disk_hash = Some(ContentHash::of(bytes));
+    if let Some((lines_cut, not_utf8)) = altered {
+        (state.lines_cut, state.not_utf8) = (lines_cut, not_utf8);
+    }
     ctx.file_state().insert(path, state);
     Ok(())
 }
@@ -1009,7 +1092,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f.txt");
         fs::write(&file, "ours to replace").unwrap();
-        let err = write_between(&file, b"our new content", None, || {
+        let err = write_between(&file, b"our new content", None, None, || {
             fs::write(&file, "a formatter's save").unwrap();
         })
         .unwrap_err();
@@ -1017,16 +1100,80 @@ mod tests {
         assert_eq!(fs::read_to_string(&file).unwrap(), "a formatter's save");
         // A file created meanwhile where there was none is kept too.
         let new = dir.path().join("new.txt");
-        let err =
-            write_between(&new, b"ours", None, || fs::write(&new, "theirs").unwrap()).unwrap_err();
+        let err = write_between(&new, b"ours", None, None, || {
+            fs::write(&new, "theirs").unwrap()
+        })
+        .unwrap_err();
         assert!(err.get_ref().unwrap().is::<ChangedDuringWrite>(), "{err}");
         assert_eq!(fs::read_to_string(&new).unwrap(), "theirs");
         // No temporary file is left behind.
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
         assert_eq!(names.len(), 2, "{names:?}");
         // Untouched, the write goes through.
-        write_between(&file, b"ours at last", None, || {}).unwrap();
+        write_between(&file, b"ours at last", None, None, || {}).unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), "ours at last");
+    }
+
+    /// The last check and the write have nothing in between: a file renamed over the target
+    /// after the check passed (an editor's atomic save) is not taken for the one the new
+    /// content was computed from.
+    #[test]
+    fn a_file_renamed_over_the_target_after_the_recheck_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        fs::write(&file, "v1\n").unwrap();
+        let ctx = ToolUseContext::new(dir.path());
+        let meta = fs::metadata(&file).unwrap();
+        ctx.file_state().insert(
+            &file,
+            FileState::read(
+                "v1\n".into(),
+                mtime_ms(&meta),
+                ContentHash::of(b"v1\n"),
+                1,
+                None,
+            ),
+        );
+        let verified = recheck_before_write(&ctx, &file, Some(b"v1\n")).unwrap();
+        let other = dir.path().join("other.tmp");
+        fs::write(&other, "v2\n").unwrap();
+        fs::rename(&other, &file).unwrap();
+        let err = write_and_record(
+            &ctx,
+            &file,
+            b"v1 edited\n",
+            "v1 edited\n".into(),
+            verified,
+            Known::Whole,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_model_text(), UNEXPECTEDLY_MODIFIED_MESSAGE);
+        assert_eq!(fs::read_to_string(&file).unwrap(), "v2\n");
+        // A file created where the check found none is kept too.
+        let new = dir.path().join("new.txt");
+        let verified = recheck_before_write(&ctx, &new, None).unwrap();
+        fs::write(&new, "theirs").unwrap();
+        let err = write_and_record(&ctx, &new, b"ours", "ours".into(), verified, Known::Whole)
+            .unwrap_err();
+        assert_eq!(err.to_model_text(), UNEXPECTEDLY_MODIFIED_MESSAGE);
+        assert_eq!(fs::read_to_string(&new).unwrap(), "theirs");
+        // Nothing changed in between: the write goes through.
+        let verified = recheck_before_write(&ctx, &file, Some(b"v2\n"));
+        assert!(verified.is_err(), "v2 was never read");
+        let meta = fs::metadata(&file).unwrap();
+        ctx.file_state().insert(
+            &file,
+            FileState::read(
+                "v2\n".into(),
+                mtime_ms(&meta),
+                ContentHash::of(b"v2\n"),
+                1,
+                None,
+            ),
+        );
+        let verified = recheck_before_write(&ctx, &file, Some(b"v2\n")).unwrap();
+        write_and_record(&ctx, &file, b"v3\n", "v3\n".into(), verified, Known::Whole).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "v3\n");
     }
 
     #[test]

@@ -340,6 +340,10 @@ impl TypedTool for NotebookEdit {
         fsutil::blocking_validation(move || {
             fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
             match std::fs::metadata(&path) {
+                // As Edit and Write say it (not "has not been read yet").
+                Ok(meta) if meta.is_dir() => {
+                    return Err(ValidationError::new(directory_message(&path)));
+                }
                 Ok(meta) if meta.len() > crate::read::MAX_NOTEBOOK_BYTES => {
                     return Err(ValidationError::new(format!(
                         "Notebook is {} bytes, more than the {} bytes a notebook may have to be edited.",
@@ -399,22 +403,32 @@ impl TypedTool for NotebookEdit {
     }
 }
 
+/// The refusal for a path that is a directory, in Edit's and Write's words.
+fn directory_message(path: &Path) -> String {
+    format!("Path is a directory, not a file: {}", path.display())
+}
+
 fn edit_blocking(
     path: &Path,
     input: NotebookEditInput,
     ctx: &ToolUseContext,
 ) -> Result<NotebookEditOutput, ToolError> {
+    if path.is_dir() {
+        return Err(ToolError::msg(directory_message(path)));
+    }
     let bytes = fsutil::read_optional(path)?
         .ok_or_else(|| ToolError::msg("Notebook file does not exist."))?;
     let text = String::from_utf8(bytes.clone())
         .map_err(|_| ToolError::msg("Notebook is not valid JSON."))?;
     let applied = apply(&text, &input).map_err(|(message, _)| ToolError::msg(message))?;
-    fsutil::recheck_before_write(ctx, path, Some(&bytes))?;
+    let verified = fsutil::recheck_before_write(ctx, path, Some(&bytes))?;
     fsutil::write_and_record(
         ctx,
         path,
         applied.updated.as_bytes(),
         applied.updated.clone(),
+        verified,
+        fsutil::Known::Whole,
     )?;
     Ok(NotebookEditOutput {
         new_source: input.new_source,

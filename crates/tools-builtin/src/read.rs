@@ -549,7 +549,11 @@ fn read_blocking(
         recorded_limit,
     );
     // Write replaces the whole file: it needs every line seen, by this Read or by earlier
-    // Reads of the same content (a PARTIAL view, then the rest with offset and limit).
+    // Reads of the same content (a PARTIAL view, then the rest with offset and limit), and
+    // seen as it is: a line cut at MAX_LINE_CHARS, or bytes shown as U+FFFD, would be lost.
+    let shown = |first: Option<usize>| first.is_some_and(|i| i < num_lines);
+    state.lines_cut = shown(slice.first_cut_line);
+    state.not_utf8 = shown(slice.first_lossy_line);
     let previous = cache.get(path);
     state.merge_seen(offset, shown_to, slice.total_lines, previous.as_ref());
     // A Read given up on (its result is an interruption) must not count as seen: the next
@@ -929,6 +933,11 @@ struct Slice {
     rendered_bytes: usize,
     /// Whether lines of the range were left out to stay within the byte budget.
     cut: bool,
+    /// The index in `lines` of the first line shown cut at `MAX_LINE_CHARS`.
+    first_cut_line: Option<usize>,
+    /// The index in `lines` of the first line with bytes that are not UTF-8 (shown as
+    /// U+FFFD).
+    first_lossy_line: Option<usize>,
 }
 
 /// Most bytes of numbered lines one Read keeps, `allow_large` or not: about a million
@@ -948,6 +957,8 @@ struct LineCollector {
     budget: usize,
     rendered: usize,
     cut: bool,
+    first_cut_line: Option<usize>,
+    first_lossy_line: Option<usize>,
 }
 
 /// The length of line `number` as `format_numbered` shows it, with its line break.
@@ -971,6 +982,8 @@ impl LineCollector {
             budget,
             rendered: 0,
             cut: false,
+            first_cut_line: None,
+            first_lossy_line: None,
         }
     }
 
@@ -989,13 +1002,20 @@ impl LineCollector {
     fn end_line(&mut self) {
         if self.in_range() {
             let bytes = std::mem::take(&mut self.current);
-            let line = finish_line(&bytes);
-            let len = numbered_len(self.index + 1, &line, self.index == self.start);
+            let shown = finish_line(&bytes);
+            let len = numbered_len(self.index + 1, &shown.text, self.index == self.start);
             self.rendered += len;
             // A prefix of the range: after the first line left out, none is kept. The
             // first line always is (a partial view shows at least one line).
             if !self.cut && (self.rendered <= self.budget || self.lines.is_empty()) {
-                self.lines.push(line);
+                let at = Some(self.lines.len());
+                if shown.cut && self.first_cut_line.is_none() {
+                    self.first_cut_line = at;
+                }
+                if shown.lossy && self.first_lossy_line.is_none() {
+                    self.first_lossy_line = at;
+                }
+                self.lines.push(shown.text);
             } else {
                 self.cut = true;
             }
@@ -1030,14 +1050,38 @@ impl LineCollector {
     }
 }
 
-fn finish_line(bytes: &[u8]) -> String {
+/// A line as Read shows it, and how it differs from the file.
+struct ShownLine {
+    text: String,
+    /// Cut at `MAX_LINE_CHARS` characters.
+    cut: bool,
+    /// Bytes that are not UTF-8 shown as U+FFFD, within what is shown of the line.
+    lossy: bool,
+}
+
+fn finish_line(bytes: &[u8]) -> ShownLine {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     let text = String::from_utf8_lossy(bytes);
+    // `Owned` only when something was replaced. Past the cut it is not shown (and the kept
+    // bytes of a long line may end in the middle of a character).
+    let lossy = matches!(text, Cow::Owned(_))
+        && std::str::from_utf8(bytes).is_err_and(|e| {
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).map_or(0, |valid| valid.chars().count())
+                < MAX_LINE_CHARS
+        });
     if text.chars().count() > MAX_LINE_CHARS {
         let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
-        format!("{cut}{TRUNCATED_LINE_SUFFIX}")
+        ShownLine {
+            text: format!("{cut}{TRUNCATED_LINE_SUFFIX}"),
+            cut: true,
+            lossy,
+        }
     } else {
-        text.into_owned()
+        ShownLine {
+            text: text.into_owned(),
+            cut: false,
+            lossy,
+        }
     }
 }
 
@@ -1112,6 +1156,7 @@ fn stream_lines(
         collector.end_line();
     }
     let (rendered_bytes, cut) = collector.measure();
+    let (first_cut_line, first_lossy_line) = (collector.first_cut_line, collector.first_lossy_line);
     let (lines, total_lines) = collector.finish();
     Ok(Slice {
         lines,
@@ -1119,6 +1164,8 @@ fn stream_lines(
         hash: hasher.finish(),
         rendered_bytes,
         cut,
+        first_cut_line,
+        first_lossy_line,
     })
 }
 
@@ -1189,6 +1236,30 @@ mod tests {
         assert_eq!(collect(&[b""], 0, 10), (vec![], 0));
         assert_eq!(collect(&[b"\n"], 0, 10), (vec![String::new()], 1));
         assert_eq!(collect(&[b"a\nb\nc\n"], 5, 10), (vec![], 3));
+    }
+
+    #[test]
+    fn a_shown_line_says_how_it_differs_from_the_file() {
+        let flags = |bytes: &[u8]| {
+            let shown = finish_line(bytes);
+            (shown.cut, shown.lossy)
+        };
+        assert_eq!(flags(b"plain \xc3\xa9\r"), (false, false));
+        assert_eq!(flags(b"caf\xe9"), (false, true));
+        // A U+FFFD that is in the file is no loss.
+        assert_eq!(flags("\u{FFFD}".as_bytes()), (false, false));
+        let long = vec![b'x'; MAX_LINE_CHARS + 1];
+        assert_eq!(flags(&long), (true, false));
+        // A byte that is not UTF-8 past the cut is not shown; one before it is.
+        let mut late = vec![b'x'; MAX_LINE_CHARS + 5];
+        late.push(0xE9);
+        assert_eq!(flags(&late), (true, false));
+        let mut early = vec![b'x'; MAX_LINE_CHARS + 5];
+        early[10] = 0xE9;
+        assert_eq!(flags(&early), (true, true));
+        // The kept bytes of a very long line end in the middle of a character.
+        let wide = "\u{1F600}".repeat(MAX_LINE_BYTES / 4 + 10);
+        assert_eq!(flags(&wide.as_bytes()[..MAX_LINE_BYTES]), (true, false));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_core::{
-    FileAccess, MaxResultSize, PermissionSubject, ProgressSender, ToolError, ToolResult,
+    FileAccess, FileState, MaxResultSize, PermissionSubject, ProgressSender, ToolError, ToolResult,
     ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
@@ -157,8 +157,15 @@ fn write_blocking(
         content.clone()
     };
     let bytes = fsutil::encode(&disk_text, encoding);
-    fsutil::recheck_before_write(ctx, path, old_bytes.as_deref())?;
-    fsutil::write_and_record(ctx, path, &bytes, content.clone())?;
+    let verified = fsutil::recheck_before_write(ctx, path, old_bytes.as_deref())?;
+    fsutil::write_and_record(
+        ctx,
+        path,
+        &bytes,
+        content.clone(),
+        verified,
+        fsutil::Known::Whole,
+    )?;
     let original_file = match (&old_bytes, old) {
         (_, Some(d)) => Some(d.text),
         (Some(raw), None) => Some(String::from_utf8_lossy(raw).into_owned()),
@@ -204,13 +211,53 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
     }
     fsutil::check_stale(ctx, &path, 2, 3)?;
     // Replacing the whole file needs the whole file seen, by one Read or by several of the
-    // same content (Claude Code: a PARTIAL view read does not count); Edit can still change
-    // the part that was shown.
-    if ctx.file_state().get(&path).is_some_and(|s| s.truncated) {
+    // same content (Claude Code: a PARTIAL view read does not count), and seen as it is:
+    // Read cuts long lines and shows bytes that are not UTF-8 as U+FFFD, and writing back
+    // what it showed would destroy the rest. Edit can still change what it can match.
+    let Some(seen) = ctx.file_state().get(&path).filter(|_| path.exists()) else {
+        // Nothing read, or nothing left to lose: a file that is gone is created.
+        return Ok(());
+    };
+    if seen.lines_cut || seen.not_utf8 {
+        return Err(ValidationError::with_code(altered_view_message(&seen), 2));
+    }
+    if seen.truncated {
         return Err(ValidationError::with_code(
             "The file was only partly shown (a PARTIAL view or a range of its lines). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
             2,
         ));
     }
     Ok(())
+}
+
+/// Why Write refuses a file whose Reads showed it altered (a cut line, undecodable bytes),
+/// and what to do instead. Reading again would show it the same way.
+fn altered_view_message(seen: &FileState) -> String {
+    let mut why = Vec::new();
+    if seen.lines_cut {
+        why.push(format!(
+            "lines longer than {} characters were cut (\"... [line truncated]\")",
+            crate::read::MAX_LINE_CHARS
+        ));
+    }
+    if seen.not_utf8 {
+        why.push(
+            "the file is not valid UTF-8 (bytes that could not be decoded were shown as \u{FFFD})"
+                .to_owned(),
+        );
+    }
+    let instead = if seen.not_utf8 {
+        "Change it with Bash instead (for example, convert it to UTF-8 with iconv first)."
+    } else {
+        "Change it with Edit instead (its old_string is matched against the file itself), or with Bash."
+    };
+    let partly = if seen.truncated {
+        " It was also only partly shown (a PARTIAL view or a range of its lines)."
+    } else {
+        ""
+    };
+    format!(
+        "The file was not shown as it is: {}. Replacing the whole file with Write would lose what was not shown.{partly} {instead}",
+        why.join(", and ")
+    )
 }

@@ -257,3 +257,27 @@ async fn a_notebook_too_large_to_read_is_refused_up_front() {
         e.text
     );
 }
+
+/// A directory named like a notebook is refused as Edit and Write refuse one, not as a file
+/// that was never read.
+#[tokio::test]
+async fn a_directory_named_like_a_notebook_is_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("x.ipynb");
+    fs::create_dir(&nb).unwrap();
+    let c = ctx(dir.path());
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "a", "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (
+            tool_use_error(format!("Path is a directory, not a file: {}", nb.display())),
+            None
+        )
+    );
+    assert!(nb.is_dir());
+}

@@ -69,10 +69,25 @@ async fn long_lines_are_cut_and_many_lines_capped_at_2000() {
     .await;
     assert!(err.text.contains("PARTIAL view"), "{}", err.text);
     assert_eq!(fs::read_to_string(&f).unwrap(), body);
-    // Seen to its end, the file may be replaced.
     let rest = text(&Read, &c, json!({"file_path": f, "offset": 2001})).await;
     assert!(!rest.contains("PARTIAL"), "{rest}");
     assert!(rest.ends_with("  2100\u{2192}l2100"), "{rest}");
+    // Seen to its end, but line 1 was cut: a Write of what was shown would lose the rest
+    // of it, and is still refused.
+    let err = fail(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": f, "content": "x"}),
+    )
+    .await;
+    assert!(
+        err.text
+            .contains("lines longer than 2000 characters were cut"),
+        "{}",
+        err.text
+    );
+    assert!(!err.text.contains("PARTIAL"), "{}", err.text);
+    assert_eq!(fs::read_to_string(&f).unwrap(), body);
 }
 
 #[tokio::test]

@@ -609,3 +609,237 @@ async fn write_needs_every_line_seen_by_reads_of_the_same_content() {
         .unwrap();
     assert_eq!(fs::read_to_string(&f).unwrap(), "replaced\n");
 }
+
+/// Read cuts a line over 2,000 characters (`... [line truncated]`) and shows bytes that are
+/// not UTF-8 as U+FFFD. Every line was shown, but not as it is: a Write of what the model saw
+/// would destroy the cut text or the original bytes, so it is refused, saying why. Edit,
+/// which matches its text against the file itself, still works.
+#[tokio::test]
+async fn write_after_a_read_that_cut_a_line_or_decoded_lossily_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let long = dir.path().join("long.txt");
+    let body = format!("short\n{}\nend\n", "y".repeat(2500));
+    fs::write(&long, &body).unwrap();
+    let shown = text(&Read, &c, json!({"file_path": long})).await;
+    assert!(shown.contains("... [line truncated]"), "{shown}");
+    let as_seen = format!("short\n{}... [line truncated]\nend\n", "y".repeat(2000));
+    let err = fail(&Write, &c, json!({"file_path": long, "content": as_seen})).await;
+    assert_eq!(err.code, Some(2), "{}", err.text);
+    assert!(
+        err.text.contains("longer than 2000 characters"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::read_to_string(&long).unwrap(), body);
+    // Edit is not refused: its old_string is matched against the file.
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": long, "old_string": "short", "new_string": "first"}),
+    )
+    .await
+    .unwrap();
+    let edited = body.replacen("short", "first", 1);
+    assert_eq!(fs::read_to_string(&long).unwrap(), edited);
+    // The edit did not show the model the cut line: Write is still refused.
+    let err = fail(&Write, &c, json!({"file_path": long, "content": "x\n"})).await;
+    assert!(
+        err.text.contains("longer than 2000 characters"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::read_to_string(&long).unwrap(), edited);
+
+    // Ranges add up to every line, but one of them cut a line: still refused.
+    let ranged = dir.path().join("ranged.txt");
+    fs::write(&ranged, &body).unwrap();
+    text(
+        &Read,
+        &c,
+        json!({"file_path": ranged, "offset": 2, "limit": 1}),
+    )
+    .await;
+    text(
+        &Read,
+        &c,
+        json!({"file_path": ranged, "offset": 1, "limit": 1}),
+    )
+    .await;
+    text(&Read, &c, json!({"file_path": ranged, "offset": 3})).await;
+    let err = fail(&Write, &c, json!({"file_path": ranged, "content": "x\n"})).await;
+    assert!(
+        err.text.contains("longer than 2000 characters"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::read_to_string(&ranged).unwrap(), body);
+
+    // A long line the model wrote itself was seen whole: reading it back cut does not stop
+    // the next Write.
+    let own = dir.path().join("own.txt");
+    run(&Write, &c, json!({"file_path": own, "content": body}))
+        .await
+        .unwrap();
+    text(&Read, &c, json!({"file_path": own})).await;
+    run(&Write, &c, json!({"file_path": own, "content": "new\n"}))
+        .await
+        .unwrap();
+
+    // Latin-1: `é` is the byte E9, shown as U+FFFD.
+    let latin = dir.path().join("latin1.txt");
+    fs::write(&latin, b"caf\xe9\n").unwrap();
+    let shown = text(&Read, &c, json!({"file_path": latin})).await;
+    assert!(shown.contains("caf\u{FFFD}"), "{shown}");
+    let err = fail(
+        &Write,
+        &c,
+        json!({"file_path": latin, "content": "caf\u{e9}\n"}),
+    )
+    .await;
+    assert_eq!(err.code, Some(2), "{}", err.text);
+    assert!(err.text.contains("not valid UTF-8"), "{}", err.text);
+    assert_eq!(fs::read(&latin).unwrap(), b"caf\xe9\n");
+}
+
+/// A large file with both CRLF and LF endings: edits far into it land where they should and
+/// every other line keeps its own ending.
+#[tokio::test]
+async fn edit_of_a_long_mixed_ending_file_keeps_every_ending() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let f = dir.path().join("mixed-long.txt");
+    let ending = |n: usize| if n.is_multiple_of(3) { "\n" } else { "\r\n" };
+    let line = |n: usize| format!("line {n} \u{e9}t\u{e9}");
+    let body: String = (0..20_000)
+        .map(|n| format!("{}{}", line(n), ending(n)))
+        .collect();
+    fs::write(&f, &body).unwrap();
+    text(&Read, &c, json!({"file_path": f})).await;
+    // Lines 15001 and 15002 end in CRLF, line 15003 in LF.
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 15001 \u{e9}t\u{e9}\nline 15002 \u{e9}t\u{e9}\nline 15003", "new_string": "A\nB\nline 15003"}),
+    )
+    .await
+    .unwrap();
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "15003 \u{e9}t\u{e9}\nline 15004", "new_string": "C\nline 15004"}),
+    )
+    .await
+    .unwrap();
+    let expected: String = (0..20_000)
+        .map(|n| match n {
+            15001 => format!("A{}", ending(n)),
+            15002 => format!("B{}", ending(n)),
+            15003 => format!("line C{}", ending(n)),
+            _ => format!("{}{}", line(n), ending(n)),
+        })
+        .collect();
+    assert_eq!(fs::read_to_string(&f).unwrap(), expected);
+    // Deleting a whole line takes its own ending; a replace_all across endings keeps each.
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 19998 \u{e9}t\u{e9}\nline 19999 \u{e9}t\u{e9}", "new_string": ""}),
+    )
+    .await
+    .unwrap();
+    let gone = format!(
+        "{}{}{}{}",
+        line(19998),
+        ending(19998),
+        line(19999),
+        ending(19999)
+    );
+    let expected = expected.replace(&gone, "");
+    assert_eq!(fs::read_to_string(&f).unwrap(), expected);
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "7 \u{e9}t\u{e9}\nline", "new_string": "7!\nline", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    let expected = expected
+        .replace("7 \u{e9}t\u{e9}\r\nline", "7!\r\nline")
+        .replace("7 \u{e9}t\u{e9}\nline", "7!\nline");
+    assert_eq!(fs::read_to_string(&f).unwrap(), expected);
+}
+
+/// Large reads and writes fill the read cache's byte budget: the small file read before them
+/// is still known to have been read (only its cached content goes), so it can be edited.
+#[tokio::test]
+async fn byte_heavy_writes_do_not_forget_an_earlier_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let a = dir.path().join("a.txt");
+    fs::write(&a, "small\n").unwrap();
+    text(&Read, &c, json!({"file_path": a})).await;
+    let big = "z".repeat(13 * 1024 * 1024);
+    for name in ["b.txt", "c.txt"] {
+        run(
+            &Write,
+            &c,
+            json!({"file_path": dir.path().join(name), "content": big}),
+        )
+        .await
+        .unwrap();
+    }
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": a, "old_string": "small", "new_string": "edited"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&a).unwrap(), "edited\n");
+    // The big files are still known too.
+    run(
+        &Write,
+        &c,
+        json!({"file_path": dir.path().join("b.txt"), "content": "b\n"}),
+    )
+    .await
+    .unwrap();
+}
+
+/// With no home directory, a `~` path cannot be expanded: it is refused, rather than read as
+/// a directory named `~` under the working directory.
+#[tokio::test]
+async fn a_tilde_path_without_a_home_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path()).with_home(None);
+    for (tool, input) in [
+        (
+            &Write as &dyn tool_core::Tool,
+            json!({"file_path": "~/x.txt", "content": "x"}),
+        ),
+        (
+            &Edit,
+            json!({"file_path": "~/x.txt", "old_string": "", "new_string": "x"}),
+        ),
+        (&Read, json!({"file_path": "~/x.txt"})),
+        (&Read, json!({"file_path": "~"})),
+    ] {
+        let err = fail(tool, &c, input).await;
+        assert!(
+            err.text.contains("no home directory"),
+            "{}: {}",
+            tool.name(),
+            err.text
+        );
+    }
+    assert!(!dir.path().join("~").exists(), "a directory `~` was made");
+    // With a home directory, `~` is expanded.
+    let home = dir.path().join("home");
+    fs::create_dir(&home).unwrap();
+    let c = ctx(dir.path()).with_home(Some(home.clone()));
+    run(&Write, &c, json!({"file_path": "~/x.txt", "content": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(home.join("x.txt")).unwrap(), "x");
+}

@@ -1503,6 +1503,24 @@ fn the_first_message_lists_the_skills_the_skill_tool_can_load() {
     );
     assert!(first.ends_with("run the check"), "{first}");
 
+    // The user's skills are in `$CLAUDE_CONFIG_DIR/skills` (the harness points it at
+    // `.no-user-config`), and a personal skill shadows a project one of the same name.
+    let personal = dir.path().join(".no-user-config/skills/deploy");
+    std::fs::create_dir_all(&personal).unwrap();
+    std::fs::write(
+        personal.join("SKILL.md"),
+        "---\ndescription: My own deploy\n---\nRun make deploy\n",
+    )
+    .unwrap();
+    drop(seen);
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent(&url, dir.path(), &["--print"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = text_of(&seen.lock().unwrap()[0].messages()[0]);
+    assert!(first.contains("- deploy: My own deploy\n"), "{first}");
+    assert!(!first.contains("staging"), "{first}");
+    std::fs::remove_dir_all(dir.path().join(".no-user-config/skills")).unwrap();
+
     // Without skills, nothing is added.
     std::fs::remove_dir_all(dir.path().join(".claude/skills")).unwrap();
     let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));

@@ -5,9 +5,15 @@
 //! # Semantics (Claude Code's, where it has them)
 //!
 //! - Expressions have five fields, `minute hour day-of-month month day-of-week`, parsed by
-//!   the `croner` crate (lists, ranges, steps, month and weekday names, `L`/`W`/`#`, `?`, and
-//!   the `@hourly`/`@daily`/`@weekly`/`@monthly`/`@yearly` shortcuts; a day-of-month and a
-//!   day-of-week restriction combine with OR, as in Vixie cron). They are evaluated in the
+//!   the `croner` crate (lists, ranges, steps, `L`/`W`/`#`, `?`, and the
+//!   `@hourly`/`@daily`/`@weekly`/`@monthly`/`@yearly` shortcuts). Claude Code's tool text
+//!   shows numeric fields only; as an extension, month names (`JAN`-`DEC`) and weekday names
+//!   (`SUN`-`SAT`) are accepted too, in any case, but only in their own field: a name anywhere else (`0 9 * MON
+//!   *`) is refused with the field and the value, since croner would silently read it as a
+//!   number of the other kind. Day-of-month and day-of-week combine as in Vixie cron: a field
+//!   that starts with `*` (`*`, `*/2`) is unrestricted and the other one alone decides
+//!   (`0 0 15 * */1` fires on the 15th only); when both are restricted, a day matching either
+//!   fires (see [`parse_cron`]). They are evaluated in the
 //!   machine's **local time zone** by default, as Claude Code does; a store can use UTC
 //!   instead ([`CronTimeZone`]). An expression that never matches (`0 0 30 2 *`) is refused.
 //! - `recurring` (default true) fires on every match; a one-shot job (`recurring: false`)
@@ -17,23 +23,36 @@
 //!   `permanent: true` is exempt). After firing, a recurring job's next time is computed from
 //!   the poll time, so a host that was asleep gets one fire, not a burst of missed ones.
 //! - `durable` (default false): a session-only job lives in the store, which lives in the
-//!   session's app state; a durable job is also written to the store's JSON file, default
+//!   session's app state; a durable job lives in the store's JSON file, default
 //!   `<project>/.claude/scheduled_tasks.json` (Claude Code's path and format:
 //!   `{"tasks": [{id, cron, prompt, createdAt, lastFiredAt?, recurring?, permanent?}]}`,
-//!   times in epoch milliseconds). The file is written atomically (temporary file in the same
-//!   directory, fsync, rename), read once on first use, and only ever holds durable jobs. A
-//!   file that cannot be parsed is reported with its path and the parser's reason on every
+//!   times in epoch milliseconds). The file holds durable jobs only.
+//! - Several sessions (stores, in one process or several) may share the file. It is read
+//!   again at every operation, so each sees the others' jobs, and every change (create,
+//!   delete, a fire) is made under an exclusive `flock` of `<file>.lock` beside it (as the
+//!   task list's changes are): the file is read again under the lock, only the entries the
+//!   change is about are added, removed or updated (by id; every other entry is written back
+//!   as it was, in its place), and the file is written atomically (temporary file in the
+//!   same directory, fsync, rename) before the lock is released. A due durable job is
+//!   claimed that way ([`CronStore::due_jobs`]): the store that records its fire (or removes
+//!   a one-shot job) returns it, the others find it no longer due, so it fires once across
+//!   sessions.
+//! - A file that cannot be parsed is reported with its path and the parser's reason on every
 //!   operation until it is fixed or removed; it is never overwritten. One bad entry (a field
 //!   missing, an expression that does not parse or never fires, an id seen before) does not
 //!   stop the others: it is not scheduled, [`CronStore::unusable`] and CronList report it
 //!   with the reason, every rewrite of the file keeps it as it was, and CronDelete with its
-//!   id removes it. One process is assumed to own the file (there is no cross-process lock).
-//! - At most [`MAX_JOBS`] jobs per store. Ids are eight hexadecimal characters.
+//!   id removes it.
+//! - At most [`MAX_JOBS`] jobs per store (its session-only jobs and the file's). Ids are
+//!   eight hexadecimal characters.
 //!
 //! The host installs a store with [`install_cron_store`] (keeping a clone to poll); without
 //! one, the tools create one for the context's working directory on first use.
 use std::borrow::Cow;
 use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,6 +62,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{Local, SecondsFormat, TimeZone, Utc};
 use croner::Cron;
+use nix::fcntl::Flock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_core::{
@@ -140,22 +160,121 @@ impl From<CronError> for ToolError {
     }
 }
 
+/// The five fields' names, in order.
+const FIELD_NAMES: [&str; 5] = ["minute", "hour", "day-of-month", "month", "day-of-week"];
+
+/// Month names, in the month field only.
+const MONTH_NAMES: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// Weekday names, in the day-of-week field only.
+const WEEKDAY_NAMES: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+
+/// Refuses a word (a run of letters) that does not belong in its field. `croner` lower-cases
+/// the whole expression and replaces month and weekday names wherever they occur, so `MON`
+/// in the month field would be January and `JAN` in the day-of-week field Monday; a name
+/// glued to a number (`1jan`) would become another number. A name must stand alone (between
+/// `,` and `-`, or before `#` and `/`) in its own field; the other words croner knows (`L`
+/// and `W` in the day fields) are left to it.
+fn check_words(fields: &[&str]) -> Result<(), String> {
+    for (index, field) in fields.iter().enumerate() {
+        let name = FIELD_NAMES[index];
+        let bytes = field.as_bytes();
+        let mut start = 0;
+        while start < bytes.len() {
+            if !bytes[start].is_ascii_alphabetic() {
+                start += 1;
+                continue;
+            }
+            let end = (start..bytes.len())
+                .find(|&i| !bytes[i].is_ascii_alphabetic())
+                .unwrap_or(bytes.len());
+            let word = &field[start..end];
+            let lower = word.to_ascii_lowercase();
+            let before = start.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(end).copied();
+            let alone = matches!(before, None | Some(b',' | b'-'))
+                && matches!(after, None | Some(b',' | b'-' | b'#' | b'/'));
+            // The token the word is part of, to name it in the error.
+            let token_start = field[..start]
+                .rfind([',', '-', '/', '#'])
+                .map_or(0, |i| i + 1);
+            let token_end = field[end..]
+                .find([',', '-', '/', '#'])
+                .map_or(field.len(), |i| end + i);
+            let token = &field[token_start..token_end];
+            let is_month = MONTH_NAMES.contains(&lower.as_str());
+            let is_weekday = WEEKDAY_NAMES.contains(&lower.as_str());
+            let own_field = (is_month && index == 3) || (is_weekday && index == 4);
+            if own_field && alone {
+                start = end;
+                continue;
+            }
+            let flag_letters = match index {
+                2 => lower.bytes().all(|b| b == b'l' || b == b'w'),
+                4 => lower == "l",
+                _ => false,
+            };
+            if !is_month && !is_weekday && flag_letters {
+                start = end;
+                continue;
+            }
+            let accepts = match index {
+                3 => " (months are 1-12 or JAN-DEC)",
+                4 => " (days of the week are 0-7 or SUN-SAT)",
+                2 => " (days of the month are 1-31, L or a day with W)",
+                _ => " (only numbers go there)",
+            };
+            return Err(if own_field {
+                format!("the {name} field has \"{token}\": a name must stand on its own{accepts}")
+            } else if is_month {
+                format!("the {name} field has \"{token}\", a month name{accepts}")
+            } else if is_weekday {
+                format!("the {name} field has \"{token}\", a day-of-week name{accepts}")
+            } else {
+                format!("the {name} field has \"{token}\", which it does not accept{accepts}")
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Parses a 5-field cron expression (or an `@daily`-style shortcut).
+///
+/// Month names (`JAN`-`DEC`) are accepted in the month field only and weekday names
+/// (`SUN`-`SAT`) in the day-of-week field only, in any case; anywhere else they are refused
+/// with the field and the value. Day-of-month and day-of-week combine as in Vixie cron: when
+/// either field starts with `*` (`*`, `*/2`) it is unrestricted and the other one alone
+/// decides (`0 0 15 * */1` fires on the 15th only); when both are restricted, a day matching
+/// either fires.
 pub fn parse_cron(expr: &str) -> Result<Cron, CronError> {
     let trimmed = expr.trim();
     let invalid = |reason: String| CronError::InvalidExpression {
         expr: expr.to_owned(),
         reason,
     };
+    let mut cron = Cron::new(trimmed);
     if !trimmed.starts_with('@') {
-        let fields = trimmed.split_whitespace().count();
-        if fields != 5 {
-            return Err(invalid(format!("expected 5 fields, found {fields}")));
+        let fields: Vec<&str> = trimmed.split_whitespace().collect();
+        if fields.len() != 5 {
+            return Err(invalid(format!(
+                "expected 5 fields, found {}",
+                fields.len()
+            )));
+        }
+        check_words(&fields).map_err(invalid)?;
+        // croner treats a day field as unrestricted only when it is exactly `*` (or `?`), and
+        // otherwise ORs the two. Vixie cron also counts a field starting with `*` as
+        // unrestricted; then the days must match both fields (the unrestricted one matches
+        // every day it allows), which croner's AND mode gives. When either is exactly `*`,
+        // croner ignores the mode and lets the other one decide, the same result.
+        let star = |f: &str| f.starts_with(['*', '?']);
+        if star(fields[2]) || star(fields[4]) {
+            cron.with_dom_and_dow();
         }
     }
-    Cron::new(trimmed)
-        .parse()
-        .map_err(|e| invalid(e.to_string()))
+    cron.parse().map_err(|e| invalid(e.to_string()))
 }
 
 /// A job to schedule.
@@ -267,13 +386,6 @@ struct CronFile {
     tasks: Vec<serde_json::Value>,
 }
 
-/// An entry of the durable file that cannot be scheduled, kept as it was read.
-#[derive(Debug, Clone)]
-struct UnusableEntry {
-    raw: serde_json::Value,
-    problem: UnusableJob,
-}
-
 /// An entry of the durable file that is not scheduled, and why (see [`CronStore::unusable`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnusableJob {
@@ -341,19 +453,91 @@ pub fn format_time(t: SystemTime, tz: CronTimeZone) -> String {
 
 static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-fn new_id(jobs: &[Job], unusable: &[UnusableEntry]) -> String {
+/// A new job id, for which `taken` is false.
+fn new_id(taken: impl Fn(&str) -> bool) -> String {
     loop {
         let mut h = RandomState::new().build_hasher();
         h.write_u64(ID_COUNTER.fetch_add(1, Ordering::Relaxed));
         h.write_i64(to_ms(SystemTime::now()));
         h.write_u32(std::process::id());
         let id = format!("{:08x}", h.finish() & 0xffff_ffff);
-        if !jobs.iter().any(|j| j.id == id)
-            && !unusable.iter().any(|u| u.problem.id.as_ref() == Some(&id))
-        {
+        if !taken(&id) {
             return id;
         }
     }
+}
+
+/// The `id` of a raw entry of the durable file, when it has a string one.
+fn entry_id(entry: &serde_json::Value) -> Option<&str> {
+    entry.get("id").and_then(serde_json::Value::as_str)
+}
+
+/// What a job's fire does: the [`DueJob`] to hand out, and the job's next fire time
+/// (`None`: it is removed).
+fn fire(
+    job: &Job,
+    tz: CronTimeZone,
+    max_age_ms: Option<i64>,
+    now_ms: i64,
+) -> (DueJob, Option<i64>) {
+    let expired = job.recurring
+        && !job.permanent
+        && max_age_ms.is_some_and(|age| now_ms.saturating_sub(job.created_ms) >= age);
+    let next = if job.recurring && !expired {
+        next_after(&job.schedule, tz, now_ms)
+    } else {
+        None
+    };
+    let due = DueJob {
+        id: job.id.clone(),
+        cron: job.cron.clone(),
+        prompt: job.prompt.clone(),
+        recurring: job.recurring,
+        durable: job.durable,
+        scheduled_for: from_ms(job.next_ms),
+        next_fire_at: next.map(from_ms),
+        expired,
+    };
+    (due, next)
+}
+
+/// The durable file as read at one moment.
+#[derive(Debug, Default)]
+struct DurableFile {
+    /// Every entry, raw, in file order: a rewrite keeps each as it is unless it changes.
+    entries: Vec<serde_json::Value>,
+    /// The entries that are jobs, each with its index in `entries`.
+    jobs: Vec<(usize, Job)>,
+    /// The entries that are not, in file order.
+    unusable: Vec<UnusableJob>,
+}
+
+impl DurableFile {
+    /// Whether `id` is the id of an entry (a job or not) or of a job in `session`.
+    fn taken(&self, session: &[Job], id: &str) -> bool {
+        session.iter().any(|j| j.id == id) || self.entries.iter().any(|e| entry_id(e) == Some(id))
+    }
+}
+
+/// An exclusive `flock` on the durable file's lock file, held while a change to the file is
+/// made (read again, changed, written), as the task list's changes are (`task_list.rs`): the
+/// file itself cannot carry the lock, since each atomic write replaces it with a new file.
+#[derive(Debug)]
+struct FileLock {
+    _lock: Flock<File>,
+}
+
+/// Turns an I/O error on `path` into a [`CronError`].
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CronError {
+    let path = path.to_path_buf();
+    move |source| CronError::Io { path, source }
+}
+
+/// The lock file of the durable file `path`: `<path>.lock`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(OsString::from).unwrap_or_default();
+    name.push(".lock");
+    path.with_file_name(name)
 }
 
 #[derive(Debug)]
@@ -361,24 +545,22 @@ struct State {
     path: PathBuf,
     tz: CronTimeZone,
     max_age: Option<Duration>,
-    loaded: bool,
-    jobs: Vec<Job>,
-    /// Entries of the durable file that cannot be scheduled; written back unchanged.
-    unusable: Vec<UnusableEntry>,
+    /// The session-only jobs (never in the file).
+    session: Vec<Job>,
+    /// The order this store first saw each job in (its own and the file's), for listing.
+    order: HashMap<String, u64>,
+    next_order: u64,
+    /// The unusable entries already reported in the log (each is reported once).
+    reported: HashSet<(Option<String>, String)>,
 }
 
 impl State {
-    /// Reads the durable file once; an unreadable file is an error every time until fixed.
-    fn ensure_loaded(&mut self) -> Result<(), CronError> {
-        if self.loaded {
-            return Ok(());
-        }
+    /// Reads the durable file as it is now (a missing file has no entries). A file that
+    /// cannot be parsed is an error, every time until it is fixed or removed.
+    fn read_file(&mut self) -> Result<DurableFile, CronError> {
         let bytes = match std::fs::read(&self.path) {
             Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                self.loaded = true;
-                return Ok(());
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(DurableFile::default()),
             Err(source) => {
                 return Err(CronError::Io {
                     path: self.path.clone(),
@@ -386,35 +568,31 @@ impl State {
                 });
             }
         };
-        let corrupt = |reason: String| CronError::Corrupt {
+        let file: CronFile = serde_json::from_slice(&bytes).map_err(|e| CronError::Corrupt {
             path: self.path.clone(),
-            reason,
+            reason: e.to_string(),
+        })?;
+        let mut read = DurableFile {
+            entries: file.tasks,
+            ..DurableFile::default()
         };
-        let file: CronFile = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
-        let mut loaded: Vec<Job> = Vec::with_capacity(file.tasks.len());
-        let mut unusable = Vec::new();
-        for raw in file.tasks {
-            match self.job_from_entry(&raw, &loaded, &unusable) {
-                Ok(job) => loaded.push(job),
+        for (index, raw) in read.entries.iter().enumerate() {
+            match self.job_from_entry(raw, &read.jobs, &read.unusable) {
+                Ok(job) => read.jobs.push((index, job)),
                 Err(reason) => {
-                    let id = raw.get("id").and_then(|v| v.as_str()).map(str::to_owned);
-                    tracing::warn!(
-                        path = %self.path.display(),
-                        id = id.as_deref().unwrap_or(""),
-                        "scheduled job not loaded: {reason}"
-                    );
-                    unusable.push(UnusableEntry {
-                        raw,
-                        problem: UnusableJob { id, reason },
-                    });
+                    let id = entry_id(raw).map(str::to_owned);
+                    if self.reported.insert((id.clone(), reason.clone())) {
+                        tracing::warn!(
+                            path = %self.path.display(),
+                            id = id.as_deref().unwrap_or(""),
+                            "scheduled job not loaded: {reason}"
+                        );
+                    }
+                    read.unusable.push(UnusableJob { id, reason });
                 }
             }
         }
-        // Jobs created before a failed load cannot exist: every operation loads first.
-        self.jobs = loaded;
-        self.unusable = unusable;
-        self.loaded = true;
-        Ok(())
+        Ok(read)
     }
 
     /// The job an entry of the durable file describes, or what is wrong with it. `loaded`
@@ -422,14 +600,12 @@ impl State {
     fn job_from_entry(
         &self,
         raw: &serde_json::Value,
-        loaded: &[Job],
-        unusable: &[UnusableEntry],
+        loaded: &[(usize, Job)],
+        unusable: &[UnusableJob],
     ) -> Result<Job, String> {
         let task = FileTask::deserialize(raw).map_err(|e| format!("not a job entry: {e}"))?;
-        let seen = loaded.iter().any(|j| j.id == task.id)
-            || unusable
-                .iter()
-                .any(|u| u.problem.id.as_ref() == Some(&task.id));
+        let seen = loaded.iter().any(|(_, j)| j.id == task.id)
+            || unusable.iter().any(|u| u.id.as_ref() == Some(&task.id));
         if seen {
             return Err(format!("job id \"{}\" appears twice", task.id));
         }
@@ -451,52 +627,62 @@ impl State {
         })
     }
 
-    /// Writes the durable jobs of `jobs` and the `unusable` entries (unchanged) to the file,
-    /// atomically.
-    fn persist(&self, jobs: &[Job], unusable: &[UnusableEntry]) -> Result<(), CronError> {
-        let io_err = |source: io::Error| CronError::Io {
-            path: self.path.clone(),
-            source,
+    /// Takes the exclusive lock for changing the durable file (creating its directory if
+    /// needed), waiting while another store (in this process or another) holds it.
+    fn lock_file(&self) -> Result<FileLock, CronError> {
+        let lock_path = lock_path(&self.path);
+        let lock = crate::fsutil::lock_exclusive(&lock_path).map_err(io_err(&lock_path))?;
+        Ok(FileLock { _lock: lock })
+    }
+
+    /// Writes `entries` to the durable file, atomically. Call with the lock held.
+    fn write_file(
+        &self,
+        entries: Vec<serde_json::Value>,
+        _lock: &FileLock,
+    ) -> Result<(), CronError> {
+        let io_err = io_err(&self.path);
+        let mut bytes = match serde_json::to_vec_pretty(&CronFile { tasks: entries }) {
+            Ok(bytes) => bytes,
+            Err(e) => return Err(io_err(io::Error::other(e))),
         };
-        let mut tasks = Vec::with_capacity(jobs.len() + unusable.len());
-        for j in jobs.iter().filter(|j| j.durable) {
-            let task = FileTask {
-                id: j.id.clone(),
-                cron: j.cron.clone(),
-                prompt: j.prompt.clone(),
-                created_at: j.created_ms,
-                last_fired_at: j.last_fired_ms,
-                recurring: j.recurring,
-                permanent: j.permanent,
-            };
-            tasks.push(serde_json::to_value(task).map_err(|e| io_err(io::Error::other(e)))?);
-        }
-        tasks.extend(unusable.iter().map(|u| u.raw.clone()));
-        let mut bytes = serde_json::to_vec_pretty(&CronFile { tasks })
-            .map_err(|e| io_err(io::Error::other(e)))?;
         bytes.push(b'\n');
         fsutil::atomic_write(&self.path, &bytes).map_err(io_err)
     }
+
+    /// The listing position of `id` (given on first sight).
+    fn order_of(&mut self, id: &str) -> u64 {
+        if let Some(&n) = self.order.get(id) {
+            return n;
+        }
+        let n = self.next_order;
+        self.next_order += 1;
+        self.order.insert(id.to_owned(), n);
+        n
+    }
 }
 
-/// The scheduled jobs of a session: session-only ones in memory, durable ones also in a JSON
-/// file. Cheap to clone (clones share the jobs). See the [module docs](self).
+/// The scheduled jobs of a session: session-only ones in memory, durable ones in a JSON
+/// file that other sessions in the same project may share. Cheap to clone (clones share the
+/// jobs). See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct CronStore {
     state: Arc<Mutex<State>>,
 }
 
 impl CronStore {
-    /// A store whose durable jobs live in `path` (read on first use).
+    /// A store whose durable jobs live in `path` (read at every operation, changed under the
+    /// lock file `<path>.lock`).
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             state: Arc::new(Mutex::new(State {
                 path: path.into(),
                 tz: CronTimeZone::Local,
                 max_age: Some(DEFAULT_RECURRING_MAX_AGE),
-                loaded: false,
-                jobs: Vec::new(),
-                unusable: Vec::new(),
+                session: Vec::new(),
+                order: HashMap::new(),
+                next_order: 0,
+                reported: HashSet::new(),
             })),
         }
     }
@@ -537,12 +723,19 @@ impl CronStore {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Schedules a job, its first fire being the first match after `now`.
+    /// Schedules a job, its first fire being the first match after `now`. A durable job is
+    /// added to the durable file as it is at that moment (under its lock), keeping every
+    /// entry other sessions wrote.
     pub fn create(&self, job: NewCronJob, now: SystemTime) -> Result<CronJob, CronError> {
         let schedule = parse_cron(&job.cron)?;
         let mut state = self.lock();
-        state.ensure_loaded()?;
-        if state.jobs.len() >= MAX_JOBS {
+        let lock = if job.durable {
+            Some(state.lock_file()?)
+        } else {
+            None
+        };
+        let mut file = state.read_file()?;
+        if state.session.len() + file.jobs.len() >= MAX_JOBS {
             return Err(CronError::TooManyJobs { max: MAX_JOBS });
         }
         let now_ms = to_ms(now);
@@ -551,7 +744,7 @@ impl CronStore {
                 expr: job.cron.clone(),
             })?;
         let new = Job {
-            id: new_id(&state.jobs, &state.unusable),
+            id: new_id(|id| file.taken(&state.session, id)),
             cron: job.cron.trim().to_owned(),
             schedule,
             prompt: job.prompt,
@@ -563,112 +756,152 @@ impl CronStore {
             next_ms,
         };
         let snapshot = new.snapshot();
-        if new.durable {
-            let mut jobs = state.jobs.clone();
-            jobs.push(new);
-            state.persist(&jobs, &state.unusable)?;
-            state.jobs = jobs;
+        if let Some(lock) = &lock {
+            let task = FileTask {
+                id: new.id.clone(),
+                cron: new.cron.clone(),
+                prompt: new.prompt.clone(),
+                created_at: new.created_ms,
+                last_fired_at: None,
+                recurring: new.recurring,
+                permanent: false,
+            };
+            let value =
+                serde_json::to_value(task).map_err(|e| io_err(&state.path)(io::Error::other(e)))?;
+            file.entries.push(value);
+            state.write_file(file.entries, lock)?;
         } else {
-            state.jobs.push(new);
+            state.session.push(new);
         }
+        state.order_of(&snapshot.id);
         Ok(snapshot)
     }
 
-    /// Every job, in creation order.
+    /// Every job: the durable ones as the file has them now (including other sessions'),
+    /// and this session's own, in creation order (jobs created in the same millisecond in
+    /// the order this store first saw them).
     pub fn list(&self) -> Result<Vec<CronJob>, CronError> {
         let mut state = self.lock();
-        state.ensure_loaded()?;
-        Ok(state.jobs.iter().map(Job::snapshot).collect())
+        let file = state.read_file()?;
+        let snapshots: Vec<CronJob> = (file.jobs.iter().map(|(_, j)| j))
+            .chain(&state.session)
+            .map(Job::snapshot)
+            .collect();
+        let mut jobs: Vec<((SystemTime, u64), CronJob)> = snapshots
+            .into_iter()
+            .map(|j| ((j.created_at, state.order_of(&j.id)), j))
+            .collect();
+        // Forget the jobs that are gone.
+        state
+            .order
+            .retain(|id, _| jobs.iter().any(|(_, j)| j.id == *id));
+        jobs.sort_by_key(|(key, _)| *key);
+        Ok(jobs.into_iter().map(|(_, j)| j).collect())
     }
 
     /// The entries of the durable file that are not scheduled, in file order, each with
     /// what is wrong with it. They stay in the file until fixed by hand or deleted.
     pub fn unusable(&self) -> Result<Vec<UnusableJob>, CronError> {
         let mut state = self.lock();
-        state.ensure_loaded()?;
-        Ok(state.unusable.iter().map(|u| u.problem.clone()).collect())
+        Ok(state.read_file()?.unusable)
     }
 
     /// Removes the job `id` (and any unusable copy of it in the durable file), returning
     /// it; `None` when `id` named only an unusable entry of the durable file, which is
-    /// removed from it.
+    /// removed from it. Durable entries are removed from the file as it is at that moment
+    /// (under its lock): other sessions' entries stay.
     pub fn delete(&self, id: &str) -> Result<Option<CronJob>, CronError> {
         let mut state = self.lock();
-        state.ensure_loaded()?;
-        if let Some(index) = state.jobs.iter().position(|j| j.id == id) {
-            let mut jobs = state.jobs.clone();
-            let removed = jobs.remove(index);
-            // A copy of it in the file (an unusable duplicate) goes too: it would be the
-            // job again at the next load.
-            let mut unusable = state.unusable.clone();
-            unusable.retain(|u| u.problem.id.as_deref() != Some(id));
-            if removed.durable || unusable.len() != state.unusable.len() {
-                state.persist(&jobs, &unusable)?;
-            }
-            state.jobs = jobs;
-            state.unusable = unusable;
+        let file = state.read_file()?;
+        if let Some(index) = state.session.iter().position(|j| j.id == id) {
+            let removed = state.session.remove(index);
+            state.order.remove(id);
             return Ok(Some(removed.snapshot()));
         }
-        let Some(index) = (state.unusable.iter()).position(|u| u.problem.id.as_deref() == Some(id))
-        else {
-            return Err(CronError::NotFound { id: id.to_owned() });
-        };
-        let mut unusable = state.unusable.clone();
-        unusable.remove(index);
-        state.persist(&state.jobs, &unusable)?;
-        state.unusable = unusable;
-        Ok(None)
+        let not_found = || CronError::NotFound { id: id.to_owned() };
+        if !file.entries.iter().any(|e| entry_id(e) == Some(id)) {
+            return Err(not_found());
+        }
+        let lock = state.lock_file()?;
+        let mut file = state.read_file()?;
+        let job = file
+            .jobs
+            .iter()
+            .find(|(_, j)| j.id == id)
+            .map(|(_, j)| j.snapshot());
+        let before = file.entries.len();
+        // A copy of it in the file (an unusable duplicate) goes too: it would be the job
+        // again at the next read.
+        file.entries.retain(|e| entry_id(e) != Some(id));
+        if file.entries.len() == before {
+            // Another session removed it since the first look.
+            return Err(not_found());
+        }
+        state.write_file(file.entries, &lock)?;
+        state.order.remove(id);
+        Ok(job)
     }
 
     /// The jobs whose next fire time is at or before `now`, in fire-time order. Recurring
     /// jobs move to their first match after `now` (or are removed when they expire); one-shot
-    /// jobs are removed. Durable changes are written before returning; if that write fails,
-    /// nothing changes and the error is returned (the same jobs are due at the next poll).
+    /// jobs are removed.
+    ///
+    /// A due durable job is claimed under the durable file's lock: the file is read again,
+    /// and only a job still due there is returned, its fire recorded (`lastFiredAt`) or its
+    /// entry removed before the lock is released. Of several sessions polling the same file,
+    /// one fires it. If that write fails, nothing changes and the error is returned (the
+    /// same jobs are due at the next poll).
     pub fn due_jobs(&self, now: SystemTime) -> Result<Vec<DueJob>, CronError> {
         let mut state = self.lock();
-        state.ensure_loaded()?;
         let now_ms = to_ms(now);
+        let tz = state.tz;
         let max_age_ms = state
             .max_age
             .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let mut jobs = Vec::with_capacity(state.jobs.len());
         let mut due = Vec::new();
-        let mut durable_changed = false;
-        for mut job in state.jobs.iter().cloned() {
+        let file = state.read_file()?;
+        if file.jobs.iter().any(|(_, j)| j.next_ms <= now_ms) {
+            let lock = state.lock_file()?;
+            let mut file = state.read_file()?;
+            let mut removed = Vec::new();
+            for (index, job) in &file.jobs {
+                if job.next_ms > now_ms {
+                    continue;
+                }
+                let (fired, next) = fire(job, tz, max_age_ms, now_ms);
+                due.push(fired);
+                match (next, file.entries[*index].as_object_mut()) {
+                    (Some(_), Some(entry)) => {
+                        entry.insert("lastFiredAt".to_owned(), now_ms.into());
+                    }
+                    _ => removed.push(*index),
+                }
+            }
+            if !due.is_empty() {
+                let mut index = 0;
+                file.entries.retain(|_| {
+                    let keep = !removed.contains(&index);
+                    index += 1;
+                    keep
+                });
+                state.write_file(file.entries, &lock)?;
+            }
+        }
+        let mut session = Vec::with_capacity(state.session.len());
+        for mut job in std::mem::take(&mut state.session) {
             if job.next_ms > now_ms {
-                jobs.push(job);
+                session.push(job);
                 continue;
             }
-            let scheduled_for = from_ms(job.next_ms);
-            let expired = job.recurring
-                && !job.permanent
-                && max_age_ms.is_some_and(|age| now_ms.saturating_sub(job.created_ms) >= age);
-            let next = if job.recurring && !expired {
-                next_after(&job.schedule, state.tz, now_ms)
-            } else {
-                None
-            };
-            due.push(DueJob {
-                id: job.id.clone(),
-                cron: job.cron.clone(),
-                prompt: job.prompt.clone(),
-                recurring: job.recurring,
-                durable: job.durable,
-                scheduled_for,
-                next_fire_at: next.map(from_ms),
-                expired,
-            });
-            durable_changed |= job.durable;
+            let (fired, next) = fire(&job, tz, max_age_ms, now_ms);
+            due.push(fired);
             if let Some(next_ms) = next {
                 job.last_fired_ms = Some(now_ms);
                 job.next_ms = next_ms;
-                jobs.push(job);
+                session.push(job);
             }
         }
-        if durable_changed {
-            state.persist(&jobs, &state.unusable)?;
-        }
-        state.jobs = jobs;
+        state.session = session;
         due.sort_by_key(|d| d.scheduled_for);
         Ok(due)
     }

@@ -364,6 +364,29 @@ pub(crate) fn check_regular_or_missing(path: &Path) -> Result<(), String> {
     }
 }
 
+/// Takes an exclusive `flock` on `lock_path` (created if missing, with its directory),
+/// waiting while another holder (in this process or another) has it; a wait interrupted by
+/// a signal waits again. The lock is held until the returned value is dropped. Blocking:
+/// call off the async threads.
+pub(crate) fn lock_exclusive(lock_path: &Path) -> io::Result<nix::fcntl::Flock<File>> {
+    use nix::fcntl::{Flock, FlockArg};
+    if let Some(dir) = lock_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)?;
+    }
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock_path)?;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusive) {
+            Ok(lock) => return Ok(lock),
+            Err((f, nix::errno::Errno::EINTR)) => file = f,
+            Err((_, errno)) => return Err(io::Error::from(errno)),
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory is written,
 /// flushed to disk and renamed over `path`, then the directory is synced. Readers (and a
 /// crash or kill at any moment) see either the old file or the new one, never a mix.

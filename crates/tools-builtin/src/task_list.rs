@@ -37,11 +37,11 @@
 //!   skips tasks whose metadata has `_internal: true`.
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -484,20 +484,7 @@ impl TaskListStore {
         let dir = self.list_dir(list_id);
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let lock_path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io_err(&lock_path))?;
-        let lock = loop {
-            match Flock::lock(file, FlockArg::LockExclusive) {
-                Ok(lock) => break lock,
-                // Interrupted by a signal: wait again.
-                Err((f, nix::errno::Errno::EINTR)) => file = f,
-                Err((_, errno)) => return Err(io_err(&lock_path)(io::Error::from(errno))),
-            }
-        };
+        let lock = crate::fsutil::lock_exclusive(&lock_path).map_err(io_err(&lock_path))?;
         Ok(LockedList { dir, _lock: lock })
     }
 

@@ -12,20 +12,42 @@ use tool_core::{
 
 use crate::tasks::{TaskStatus, task_registry};
 
-/// Longest wait, in milliseconds; larger values are reduced to it.
+/// Longest wait, in milliseconds (Claude Code's schema maximum); larger values are reduced
+/// to it rather than refused, and negative ones to zero.
 pub const MAX_WAIT_MS: u64 = 600_000;
 /// Bytes of new output returned at most; the end is kept.
 pub const MAX_OUTPUT_BYTES: u64 = 30_000;
 
-/// Input of the TaskOutput tool.
+/// How long a blocking read waits when `timeout` is not given, in milliseconds (Claude
+/// Code's default).
+pub const DEFAULT_WAIT_MS: u64 = 30_000;
+
+/// Input of the TaskOutput tool. Only `task_id` is required: as Claude Code's runtime
+/// schema does, `block` defaults to true and `timeout` to [`DEFAULT_WAIT_MS`] (at most
+/// [`MAX_WAIT_MS`]). The JSON schema shows both defaults and the range, and lists only
+/// `task_id` as required.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TaskOutputInput {
     /// The task ID to get output from
     pub task_id: String,
     /// Whether to wait for completion
+    #[serde(default = "default_block")]
     pub block: bool,
     /// Max wait time in ms
+    #[serde(default = "default_timeout")]
+    #[schemars(range(min = 0, max = 600_000))]
     pub timeout: f64,
+}
+
+/// `block`'s default: wait.
+fn default_block() -> bool {
+    true
+}
+
+/// `timeout`'s default: [`DEFAULT_WAIT_MS`].
+#[expect(clippy::cast_precision_loss, reason = "30000 is exact in an f64")]
+fn default_timeout() -> f64 {
+    DEFAULT_WAIT_MS as f64
 }
 
 /// Output of the TaskOutput tool (Claude Code's shape).
@@ -78,7 +100,7 @@ impl TypedTool for TaskOutput {
         "- Retrieves output from a running or completed background task (a background shell)\n\
 - Takes a task_id parameter identifying the task\n\
 - Returns the output written since the last read, with the task's status\n\
-- Use block=true to wait for the task to finish, up to timeout milliseconds\n\
+- Use block=true (the default) to wait for the task to finish, up to timeout milliseconds (default 30000, at most 600000)\n\
 - Use block=false for a non-blocking check of the current status\n\
 - Task IDs are returned by Bash when run_in_background is set"
             .into()

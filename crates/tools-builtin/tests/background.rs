@@ -515,3 +515,46 @@ async fn tasks_ended_by_kill_all_are_killed() {
     .unwrap();
     assert_eq!(out.structured["task"]["status"], "killed");
 }
+
+/// Claude Code's schema defaults `block` (true) and `timeout` (30000 ms, at most 600000):
+/// `{"task_id": ...}` alone parses and waits for the task, and the schema tells the model so.
+#[tokio::test]
+async fn task_output_needs_only_the_task_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, _) = start(&ctx, "sleep 0.3; echo finished", None).await;
+    let started = Instant::now();
+    let out = call(&TaskOutput, &ctx, json!({"task_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["retrieval_status"], "success");
+    assert_eq!(out.structured["task"]["status"], "completed");
+    assert_eq!(out.structured["task"]["output"], "finished\n");
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // One of the two given: the other keeps its default (no wait when not blocking).
+    let (id, _) = start(&ctx, "sleep 5", None).await;
+    let started = Instant::now();
+    let out = call(&TaskOutput, &ctx, json!({"task_id": id, "block": false}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["retrieval_status"], "not_ready");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let out = call(&TaskOutput, &ctx, json!({"task_id": id, "timeout": 50}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["retrieval_status"], "timeout");
+    call(&TaskStop, &ctx, json!({"task_id": id})).await.unwrap();
+
+    // The defaults, as parsed and as the model sees them.
+    let input: tools_builtin::task_output::TaskOutputInput =
+        serde_json::from_value(json!({"task_id": "b1"})).unwrap();
+    assert!(input.block);
+    assert!((input.timeout - 30_000.0).abs() < f64::EPSILON);
+    let schema = TaskOutput.input_schema();
+    assert_eq!(schema["required"], json!(["task_id"]));
+    assert_eq!(schema["properties"]["block"]["default"], true);
+    assert_eq!(schema["properties"]["timeout"]["default"], 30_000.0);
+    assert_eq!(schema["properties"]["timeout"]["maximum"], 600_000);
+    assert_eq!(schema["properties"]["timeout"]["minimum"], 0);
+}

@@ -389,12 +389,17 @@ fn durable_jobs_survive_a_fresh_store() {
     first
         .create(job("* * * * *", "session only", true, false), at(8, 1, 0))
         .unwrap();
-    // Written atomically: no temporary file is left beside it.
-    let siblings: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+    // Written atomically: no temporary file is left beside it, only the lock file changes
+    // are made under.
+    let mut siblings: Vec<String> = std::fs::read_dir(path.parent().unwrap())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(siblings, ["scheduled_tasks.json"]);
+    siblings.sort();
+    assert_eq!(
+        siblings,
+        ["scheduled_tasks.json", "scheduled_tasks.json.lock"]
+    );
 
     // A new store (a new process) loads the durable jobs only, with the same next times.
     let second = utc_store(&path);
@@ -550,16 +555,18 @@ async fn a_bad_entry_is_reported_and_kept_while_the_others_run() {
     assert_eq!(unusable[3].reason, "job id \"good\" appears twice");
     assert!(unusable[4].reason.starts_with("not a job entry"));
 
-    // The good job fires, and the rewrite keeps every bad entry exactly as it was.
+    // The good job fires, and the rewrite keeps every bad entry exactly as it was, where it
+    // was: only the fired job's entry changes.
     let due = store.due_jobs(at(0, 10, 0)).unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].prompt, "poll");
     let written: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let tasks = written["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 6);
-    assert_eq!(tasks[0]["id"], "good");
-    assert_eq!(tasks[0]["lastFiredAt"], json!(created + 600_000));
-    assert_eq!(tasks[1..], bad);
+    assert_eq!(tasks[1]["id"], "good");
+    assert_eq!(tasks[1]["lastFiredAt"], json!(created + 600_000));
+    assert_eq!(tasks[0], bad[0]);
+    assert_eq!(tasks[2..], bad[1..]);
 
     // CronList shows both, with the file and the way out.
     let text = common::text(&CronList, &ctx, json!({})).await;
@@ -668,4 +675,295 @@ fn schemas_flags_and_markers() {
             "{name}"
         );
     }
+}
+
+/// Two sessions in one project (two stores on one file): neither loses the other's durable
+/// jobs, a deleted job stays deleted, and a due durable job fires in one session only.
+#[test]
+fn two_sessions_share_the_durable_file_without_losing_or_double_firing_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".claude/scheduled_tasks.json");
+    let a = utc_store(&path);
+    let b = utc_store(&path);
+    // Both sessions have looked at the (empty) file before either creates anything.
+    assert!(a.list().unwrap().is_empty());
+    assert!(b.list().unwrap().is_empty());
+
+    let ja = a
+        .create(job("0 12 * * *", "from A", true, true), at(8, 0, 0))
+        .unwrap();
+    let jb = b
+        .create(job("0 12 * * *", "from B", true, true), at(8, 1, 0))
+        .unwrap();
+    let file_ids = || -> Vec<String> {
+        let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        file["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(file_ids(), [ja.id.clone(), jb.id.clone()], "a job was lost");
+    // Each session sees the other's durable jobs.
+    let ids =
+        |s: &CronStore| -> Vec<String> { s.list().unwrap().into_iter().map(|j| j.id).collect() };
+    assert_eq!(ids(&a), [ja.id.clone(), jb.id.clone()]);
+    assert_eq!(ids(&b), [ja.id.clone(), jb.id.clone()]);
+
+    // A deletes its job: B's stays, and B never writes A's back nor fires it.
+    a.delete(&ja.id).unwrap();
+    assert_eq!(file_ids(), [jb.id.as_str()]);
+    assert_eq!(ids(&b), [jb.id.as_str()]);
+    let due_a = a.due_jobs(at(12, 0, 0)).unwrap();
+    let due_b = b.due_jobs(at(12, 0, 0)).unwrap();
+    let fired: Vec<&str> = due_a.iter().chain(&due_b).map(|d| d.id.as_str()).collect();
+    assert_eq!(fired, [jb.id.as_str()], "fired once, by one session only");
+    assert_eq!(file_ids(), [jb.id.as_str()]);
+    // Both see the claimed fire: the next time is tomorrow for either session.
+    for s in [&a, &b] {
+        let jobs = s.list().unwrap();
+        assert_eq!(jobs[0].last_fired_at, Some(at(12, 0, 0)));
+        assert_eq!(
+            jobs[0].next_fire_at,
+            at(12, 0, 0) + Duration::from_secs(86_400)
+        );
+    }
+    // B deletes a job A created... after A fired it: nothing comes back.
+    b.delete(&jb.id).unwrap();
+    assert!(file_ids().is_empty());
+    assert!(ids(&a).is_empty());
+    assert!(
+        a.due_jobs(at(12, 0, 0) + Duration::from_secs(86_400))
+            .unwrap()
+            .is_empty()
+    );
+    // Deleting what the other session already deleted is "not found", not a rewrite.
+    assert!(matches!(a.delete(&jb.id), Err(CronError::NotFound { .. })));
+}
+
+/// Many sessions polling at the same moment: a due durable one-shot job and a due recurring
+/// one each fire exactly once across them all.
+#[test]
+fn due_durable_jobs_are_claimed_by_one_of_many_concurrent_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let creator = utc_store(&path);
+    let once = creator
+        .create(job("30 9 * * *", "once", false, true), at(9, 0, 0))
+        .unwrap();
+    let daily = creator
+        .create(job("30 9 * * *", "daily", true, true), at(9, 0, 0))
+        .unwrap();
+    let sessions = 8;
+    let barrier = Arc::new(std::sync::Barrier::new(sessions));
+    let handles: Vec<_> = (0..sessions)
+        .map(|_| {
+            let store = utc_store(&path);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                store.list().unwrap();
+                barrier.wait();
+                store.due_jobs(at(9, 30, 0)).unwrap()
+            })
+        })
+        .collect();
+    let mut fired: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .map(|d| d.id)
+        .collect();
+    fired.sort();
+    let mut expected = vec![once.id.clone(), daily.id.clone()];
+    expected.sort();
+    assert_eq!(fired, expected);
+    // The one-shot job is gone from the file, the recurring one records its fire.
+    let jobs = utc_store(&path).list().unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].id, daily.id);
+    assert_eq!(jobs[0].last_fired_at, Some(at(9, 30, 0)));
+    // Changes are made under a lock file beside the durable file; no temporary file is left.
+    let mut siblings: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    siblings.sort();
+    assert_eq!(siblings, ["jobs.json", "jobs.json.lock"]);
+}
+
+/// A month name is refused outside the month field and a weekday name outside the
+/// day-of-week field (the parser would otherwise read `MON` in the month field as January),
+/// with the field and the value named.
+#[test]
+fn names_are_accepted_only_in_their_own_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = utc_store(&dir.path().join("jobs.json"));
+    let refused = [
+        (
+            "0 9 * MON *",
+            "the month field has \"MON\", a day-of-week name",
+        ),
+        (
+            "0 9 * * JAN",
+            "the day-of-week field has \"JAN\", a month name",
+        ),
+        (
+            "0 9 FRI * *",
+            "the day-of-month field has \"FRI\", a day-of-week name",
+        ),
+        (
+            "sun 9 * * *",
+            "the minute field has \"sun\", a day-of-week name",
+        ),
+        ("0 dec * * *", "the hour field has \"dec\", a month name"),
+        ("0 9 * 1jan *", "the month field has \"1jan\""),
+        ("0 9 * * monday", "the day-of-week field has \"monday\""),
+    ];
+    for (expr, reason) in refused {
+        let err = store
+            .create(job(expr, "x", true, false), at(1, 0, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("Invalid cron expression \"{expr}\": {reason}")),
+            "{expr}: {err}"
+        );
+    }
+    // Names in their own field work, in any case, in lists and ranges.
+    let day = Duration::from_secs(86_400);
+    // 2024-01-01 is a Monday.
+    let mon = store
+        .create(job("0 9 * * MON", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    assert_eq!(mon.next_fire_at, at(9, 0, 0));
+    let weekdays = store
+        .create(job("0 9 * * tue-Fri", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    assert_eq!(weekdays.next_fire_at, at(9, 0, 0) + day);
+    let march = store
+        .create(job("0 9 1 mar,Apr *", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    // 2024-03-01: 31 + 29 days after 2024-01-01.
+    assert_eq!(march.next_fire_at, at(9, 0, 0) + day * 60);
+    assert!(
+        store
+            .create(job("0 9 L * *", "x", true, false), at(1, 0, 0))
+            .is_ok()
+    );
+    assert!(
+        store
+            .create(job("0 9 * * 5L", "x", true, false), at(1, 0, 0))
+            .is_ok()
+    );
+    assert!(
+        store
+            .create(job("0 9 * * mon#2", "x", true, false), at(1, 0, 0))
+            .is_ok()
+    );
+}
+
+/// Day-of-month and day-of-week combine as in Vixie cron: with OR when both are restricted,
+/// but a field starting with `*` (`*/1`, `*/2`) counts as unrestricted, so the other one
+/// alone decides.
+#[test]
+fn a_day_field_starting_with_a_star_is_unrestricted_as_in_vixie_cron() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = utc_store(&dir.path().join("jobs.json")).with_recurring_max_age(None);
+    let day = Duration::from_secs(86_400);
+    // 2024-01-01 (a Monday): `0 0 15 * */1` fires on the 15th only, not every day.
+    let fifteenth = store
+        .create(job("0 0 15 * */1", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    assert_eq!(fifteenth.next_fire_at, at(0, 0, 0) + day * 14);
+    // `*/2` in the day of the month (odd days) with Monday: odd-day Mondays only.
+    // 2024-01-01 is an odd Monday (already past at 01:00); the next odd Monday is 01-15.
+    let odd_mondays = store
+        .create(job("0 0 */2 * 1", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    assert_eq!(odd_mondays.next_fire_at, at(0, 0, 0) + day * 14);
+    // Both restricted: either one (the 15th, or any Monday: 2024-01-08).
+    let either = store
+        .create(job("0 0 15 * 1", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    assert_eq!(either.next_fire_at, at(0, 0, 0) + day * 7);
+    // `*` alone is unrestricted as before.
+    let mondays = store
+        .create(job("0 0 * * 1", "x", true, false), at(1, 0, 0))
+        .unwrap();
+    assert_eq!(mondays.next_fire_at, at(0, 0, 0) + day * 7);
+    // Firing follows the same rule.
+    let due = store.due_jobs(at(0, 0, 0) + day * 7).unwrap();
+    let ids: Vec<&str> = due.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, [either.id.as_str(), mondays.id.as_str()]);
+}
+
+/// The lock is a real file lock: sessions in separate processes (this test binary run again
+/// as children) polling the same file at the same moment fire a due durable job once.
+#[test]
+fn due_durable_jobs_fire_once_across_processes() {
+    const CHILD: &str = "TOOLWRIGHT_CRON_CHILD_FILE";
+    if let Some(path) = std::env::var_os(CHILD) {
+        // A child: wait for the go file, poll once, print what fired.
+        let path = PathBuf::from(path);
+        let store = utc_store(&path);
+        store.list().unwrap();
+        let go = path.with_file_name("go");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !go.exists() {
+            assert!(std::time::Instant::now() < deadline, "no go file");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for due in store.due_jobs(at(9, 30, 0)).unwrap() {
+            println!("FIRED {}", due.id);
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("jobs.json");
+    let creator = utc_store(&path);
+    let once = creator
+        .create(job("30 9 * * *", "once", false, true), at(9, 0, 0))
+        .unwrap();
+    let daily = creator
+        .create(job("30 9 * * *", "daily", true, true), at(9, 0, 0))
+        .unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "due_durable_jobs_fire_once_across_processes",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(CHILD, &path)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(dir.path().join("go"), b"").unwrap();
+    let mut fired = Vec::new();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        fired.extend(
+            stdout
+                .lines()
+                // The harness's `test ... ` may precede the first line on its line.
+                .filter_map(|l| l.split("FIRED ").nth(1))
+                .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned()),
+        );
+    }
+    fired.sort();
+    let mut expected = vec![once.id, daily.id];
+    expected.sort();
+    assert_eq!(fired, expected, "each due job fires in exactly one process");
 }

@@ -1,5 +1,5 @@
-//! Skill: discovery in project and user directories, frontmatter, argument substitution,
-//! refusals, and the permission subject.
+//! Skill: discovery in project and user directories and their precedence, frontmatter,
+//! argument substitution, refusals, and the permission subject.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::json;
 use tool_core::{ContentBlock, Message, PermissionSubject, ProgressSender, Tool, ToolUseContext};
 use tools_builtin::Skill;
-use tools_builtin::skill::{SkillSource, discover_skills};
+use tools_builtin::skill::{SkillSource, discover_skills, load_skill};
 
 fn write_skill(root: &Path, name: &str, text: &str) {
     let dir = root.join(".claude/skills").join(name);
@@ -21,24 +21,34 @@ struct Setup {
     _tmp: tempfile::TempDir,
     ctx: ToolUseContext,
     project: std::path::PathBuf,
+    home: std::path::PathBuf,
 }
 
+/// A home and a project (a git repository, `work/project`) with skills in both; the session
+/// started in the project and its shell moved into `src`. `work/.claude/skills` (above the
+/// repository) has one too.
 fn setup() -> Setup {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     let project = tmp.path().join("work/project");
     let sub = project.join("src");
     std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
     std::fs::create_dir_all(&home).unwrap();
     write_skill(
         &project,
+        "ship",
+        "---\nname: ship\ndescription: \"Make a commit\"\nallowed-tools: Bash(git add:*), Bash(git commit:*)\nmodel: haiku\n---\n\nCommit with message: $ARGUMENTS\nScripts in ${CLAUDE_SKILL_DIR}/bin\n",
+    );
+    write_skill(
+        &project,
         "commit",
-        "---\nname: commit\ndescription: \"Make a commit\"\nallowed-tools: Bash(git add:*), Bash(git commit:*)\nmodel: haiku\n---\n\nCommit with message: $ARGUMENTS\nScripts in ${CLAUDE_SKILL_DIR}/bin\n",
+        "---\ndescription: the cloned repository's version\n---\nproject commit\n",
     );
     write_skill(
         &home,
         "commit",
-        "---\ndescription: user version\n---\nshadowed\n",
+        "---\ndescription: user version\n---\nthe user's own commit\n",
     );
     write_skill(
         &home,
@@ -55,11 +65,14 @@ fn setup() -> Setup {
         "plain",
         "Just text, no frontmatter.\n",
     );
-    let ctx = common::ctx(&sub).with_home(Some(home));
+    let ctx = common::ctx(&project)
+        .with_cwd(&sub)
+        .with_home(Some(home.clone()));
     Setup {
         _tmp: tmp,
         ctx,
         project,
+        home,
     }
 }
 
@@ -94,14 +107,14 @@ fn message_text(messages: &[Message]) -> String {
 }
 
 #[tokio::test]
-async fn project_skills_win_and_arguments_are_substituted() {
+async fn project_skills_load_and_arguments_are_substituted() {
     let s = setup();
     let (text, messages, structured) =
-        run(&s.ctx, json!({"skill": "/commit", "args": "fix the bug"}))
+        run(&s.ctx, json!({"skill": "/ship", "args": "fix the bug"}))
             .await
             .unwrap();
-    assert_eq!(text, "Launching skill: commit");
-    let dir = s.project.join(".claude/skills/commit");
+    assert_eq!(text, "Launching skill: ship");
+    let dir = s.project.join(".claude/skills/ship");
     assert_eq!(
         message_text(&messages),
         format!(
@@ -111,7 +124,7 @@ async fn project_skills_win_and_arguments_are_substituted() {
     );
     assert_eq!(
         structured,
-        json!({"success": true, "commandName": "commit",
+        json!({"success": true, "commandName": "ship",
                "allowedTools": ["Bash(git add:*)", "Bash(git commit:*)"], "model": "haiku"})
     );
 
@@ -125,25 +138,40 @@ async fn project_skills_win_and_arguments_are_substituted() {
         json!(["Read", "Bash(pdftotext:*)"])
     );
 
-    // A skill in an ancestor directory, no frontmatter.
-    let (_, messages, _) = run(&s.ctx, json!({"skill": "plain"})).await.unwrap();
-    assert!(message_text(&messages).ends_with("\n\nJust text, no frontmatter."));
+    let ship = discover_skills(&s.ctx)
+        .into_iter()
+        .find(|k| k.name == "ship")
+        .unwrap();
+    assert_eq!(ship.description.as_deref(), Some("Make a commit"));
+    assert_eq!(ship.source, SkillSource::Project);
+}
 
-    let names: Vec<(String, SkillSource)> = discover_skills(&s.ctx)
+/// Claude Code's order is managed > personal > project: a repository's `commit` skill does
+/// not replace the user's own.
+#[tokio::test]
+async fn a_personal_skill_shadows_a_project_skill_of_the_same_name() {
+    let s = setup();
+    let (_, messages, _) = run(&s.ctx, json!({"skill": "commit"})).await.unwrap();
+    assert_eq!(
+        message_text(&messages),
+        format!(
+            "Base directory for this skill: {}\n\nthe user's own commit",
+            s.home.join(".claude/skills/commit").display()
+        )
+    );
+    let found: Vec<(String, SkillSource)> = discover_skills(&s.ctx)
         .into_iter()
         .map(|k| (k.name, k.source))
         .collect();
     assert_eq!(
-        names,
+        found,
         [
-            ("commit".to_owned(), SkillSource::Project),
-            ("plain".to_owned(), SkillSource::Project),
+            ("commit".to_owned(), SkillSource::User),
             ("pdf".to_owned(), SkillSource::User),
             ("secret".to_owned(), SkillSource::User),
+            ("ship".to_owned(), SkillSource::Project),
         ]
     );
-    let commit = &discover_skills(&s.ctx)[0];
-    assert_eq!(commit.description.as_deref(), Some("Make a commit"));
 }
 
 /// Inside a git repository, skills come from the repository and the user only: a
@@ -151,15 +179,14 @@ async fn project_skills_win_and_arguments_are_substituted() {
 #[tokio::test]
 async fn skills_above_the_repository_root_are_not_the_projects() {
     let s = setup();
-    assert!(discover_skills(&s.ctx).iter().any(|k| k.name == "plain"));
-    std::fs::create_dir(s.project.join(".git")).unwrap();
     let names: Vec<String> = discover_skills(&s.ctx)
         .into_iter()
         .map(|k| k.name)
         .collect();
-    assert_eq!(names, ["commit", "pdf", "secret"]);
-    assert!(
-        run(&s.ctx, json!({"skill": "plain"})).await.is_err(),
+    assert_eq!(names, ["commit", "pdf", "secret", "ship"]);
+    assert_eq!(
+        run(&s.ctx, json!({"skill": "plain"})).await.unwrap_err(),
+        "Unknown skill: plain",
         "a skill above the repository was loaded"
     );
     // A repository nested in the project (a vendored clone the shell moved into): the
@@ -168,12 +195,191 @@ async fn skills_above_the_repository_root_are_not_the_projects() {
     std::fs::create_dir_all(nested.join(".git")).unwrap();
     let inside = common::ctx(&s.project)
         .with_cwd(&nested)
-        .with_home(s.ctx.home().map(Path::to_path_buf));
+        .with_home(Some(s.home.clone()));
     let found: Vec<(String, SkillSource)> = discover_skills(&inside)
         .into_iter()
         .map(|k| (k.name, k.source))
         .collect();
-    assert_eq!(found[0], ("commit".to_owned(), SkillSource::Project));
+    assert!(found.contains(&("ship".to_owned(), SkillSource::Project)));
+}
+
+/// Outside any git repository the walk up stops at the project directory (the session's
+/// start), or at the working directory itself when the shell left the project: a
+/// `.claude/skills` in a parent (`/tmp`, say) is never read.
+#[tokio::test]
+async fn outside_a_repository_the_search_stops_at_the_project_directory() {
+    let s = setup();
+    std::fs::remove_dir(s.project.join(".git")).unwrap();
+    let names: Vec<String> = discover_skills(&s.ctx)
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(names, ["commit", "pdf", "secret", "ship"]);
+    assert_eq!(
+        run(&s.ctx, json!({"skill": "plain"})).await.unwrap_err(),
+        "Unknown skill: plain"
+    );
+    // The shell moved out of the project, into a directory whose parent has skills: only
+    // the working directory's own `.claude/skills` (and the user's) count.
+    let elsewhere = s.project.parent().unwrap().join("other/deep");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    write_skill(&elsewhere, "here", "---\ndescription: here\n---\nhere\n");
+    let outside = s.ctx.with_cwd(&elsewhere);
+    let names: Vec<String> = discover_skills(&outside)
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(names, ["commit", "pdf", "secret", "here"]);
+}
+
+/// YAML frontmatter as skills write it: folded and literal block scalars (with chomping
+/// indicators), continuation lines, comments after values, quoted values with escapes, and
+/// `allowed-tools` as a space-separated string, a comma list, a flow list or a `- item` list.
+#[test]
+fn frontmatter_block_scalars_lists_and_comments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let load = |name: &str, text: &str| {
+        write_skill(tmp.path(), name, text);
+        load_skill(
+            &tmp.path().join(".claude/skills").join(name),
+            SkillSource::Project,
+        )
+        .unwrap()
+    };
+    let k = load(
+        "folded",
+        "---\n\
+         description: >\n  Folds these\n  lines into one.\n\n  New paragraph.\n\
+         when_to_use: |\n  Line one\n    indented\n  Line three\n\
+         argument-hint: \"[file] # not a comment\"  # a comment\n\
+         model: sonnet # the model\n\
+         allowed-tools: Read Grep Bash(ls *)  # three tools\n\
+         disable-model-invocation: false # no\n\
+         ---\nbody\n",
+    );
+    assert_eq!(
+        k.description.as_deref(),
+        Some("Folds these lines into one.\nNew paragraph.\n")
+    );
+    assert_eq!(
+        k.when_to_use.as_deref(),
+        Some("Line one\n  indented\nLine three\n")
+    );
+    assert_eq!(k.argument_hint.as_deref(), Some("[file] # not a comment"));
+    assert_eq!(k.model.as_deref(), Some("sonnet"));
+    assert_eq!(
+        k.allowed_tools,
+        Some(vec!["Read".into(), "Grep".into(), "Bash(ls *)".into()])
+    );
+    assert!(!k.disable_model_invocation);
+    assert_eq!(k.body, "body\n");
+    assert!(k.warnings.is_empty(), "{:?}", k.warnings);
+
+    // Chomping: `-` strips the final line break, `+` keeps the blank lines too.
+    let k = load(
+        "chomp",
+        "---\ndescription: >-\n  one\n  two\nwhen_to_use: |+\n  kept\n\n---\nx",
+    );
+    assert_eq!(k.description.as_deref(), Some("one two"));
+    assert_eq!(k.when_to_use.as_deref(), Some("kept\n\n"));
+
+    // A plain value continued on indented lines folds; quoted values unescape; lists in
+    // every form.
+    let k = load(
+        "plain",
+        "---\r\ndescription: A long\r\n  description here\r\nwhen_to_use: 'it''s \"fine\"'\r\nargument-hint: \"tab\\there \\\"q\\\"\"\r\nallowed-tools: [Read, \"Bash(git diff:*)\", Grep]\r\n---\r\nx",
+    );
+    assert_eq!(k.description.as_deref(), Some("A long description here"));
+    assert_eq!(k.when_to_use.as_deref(), Some("it's \"fine\""));
+    assert_eq!(k.argument_hint.as_deref(), Some("tab\there \"q\""));
+    assert_eq!(
+        k.allowed_tools,
+        Some(vec![
+            "Read".into(),
+            "Bash(git diff:*)".into(),
+            "Grep".into()
+        ])
+    );
+    let k = load(
+        "items",
+        "---\nallowed-tools:\n- Read  # reads\n- \"Bash(ls *)\"\n- Edit, Write\n---\nx",
+    );
+    assert_eq!(
+        k.allowed_tools,
+        Some(vec![
+            "Read".into(),
+            "Bash(ls *)".into(),
+            "Edit, Write".into()
+        ])
+    );
+    let k = load(
+        "commas",
+        "---\nallowed-tools: Read,Grep, Bash(git add:*) Bash(git commit -m:*)\n---\nx",
+    );
+    assert_eq!(
+        k.allowed_tools,
+        Some(vec![
+            "Read".into(),
+            "Grep".into(),
+            "Bash(git add:*)".into(),
+            "Bash(git commit -m:*)".into()
+        ])
+    );
+}
+
+/// Frontmatter the parser cannot read never panics or hides the skill: what it skipped is
+/// in `warnings`, with the line and the reason, and the rest is used.
+#[test]
+fn bad_frontmatter_is_reported_line_by_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let load = |name: &str, text: &str| {
+        write_skill(tmp.path(), name, text);
+        load_skill(
+            &tmp.path().join(".claude/skills").join(name),
+            SkillSource::Project,
+        )
+        .unwrap()
+    };
+    let k = load(
+        "bad",
+        "---\ndescription: \"never closed\nnot a key line\nmodel: opus\ndescription: again\nwhen_to_use: >x\n  text\n---\nbody",
+    );
+    assert_eq!(k.model.as_deref(), Some("opus"));
+    assert_eq!(k.description.as_deref(), Some("\"never closed"));
+    assert_eq!(k.body, "body");
+    assert_eq!(
+        k.warnings,
+        [
+            "line 2: the value of `description` opens a \" quote that is not closed on its line; the value is taken as written",
+            "line 3: not a `key: value` line; skipped",
+            "line 5: `description` is given again; the first value is used",
+            "line 6: `when_to_use` has an invalid block scalar header \">x\"; the value is taken as written",
+        ]
+    );
+    // No closing `---`: no frontmatter, the whole file is the body, and that is said.
+    let k = load("open", "---\ndescription: x\nbody");
+    assert_eq!(k.description, None);
+    assert_eq!(k.body, "---\ndescription: x\nbody");
+    assert_eq!(
+        k.warnings,
+        [
+            "the frontmatter opened on line 1 is not closed by a `---` line; the whole file is the body"
+        ]
+    );
+    // Odd bytes and shapes do not panic.
+    for text in [
+        "---\n---\n",
+        "---\n: no key\n---\n",
+        "---\nk: >\n---\n",
+        "---\nk: |-\n\n\n---\n",
+        "---\n- orphan\n  indented orphan\n---\n",
+        "---\nk: \"é\\\n---\n",
+        "---\nk: 'é\n---\n",
+        "---\nk: [a, (b, c\n---\n",
+        "\u{feff}---\nk: v\n---\n",
+    ] {
+        load("odd", text);
+    }
 }
 
 #[tokio::test]

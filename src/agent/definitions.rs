@@ -17,7 +17,7 @@
 //!
 //! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
 //! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
-//! (up to the git repository's root, never the home directory). A project definition overrides a user one of the same name,
+//! (up to the git repository's root, or only the project directory outside a repository; never the home directory). A project definition overrides a user one of the same name,
 //! the nearer directory winning, and both override the built-in one.
 
 use std::collections::BTreeMap;
@@ -376,7 +376,8 @@ pub fn user_agents_dir() -> Option<PathBuf> {
 }
 
 /// The project agents directories of `cwd`, farthest first: `.claude/agents` in `cwd` and
-/// each parent up to the git repository's root, never the home directory or above it (see
+/// each parent up to the git repository's root (outside a repository, `cwd` only), never
+/// the home directory or above it (see
 /// [`tool_core::project_dirs`]).
 fn project_agents_dirs(cwd: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -459,11 +460,9 @@ mod tests {
         let repo = tmp.path().join("outer/repo");
         let cwd = repo.join("src");
         std::fs::create_dir_all(&cwd).unwrap_or_else(|e| panic!("{e}"));
-        let dirs = project_agents_dirs(&cwd);
-        assert!(
-            dirs.contains(&tmp.path().join("outer/.claude/agents")),
-            "{dirs:?}"
-        );
+        // Outside a repository only the directory itself is the project's: a parent such
+        // as a shared `/tmp` has no say in it.
+        assert_eq!(project_agents_dirs(&cwd), [cwd.join(".claude/agents")]);
         std::fs::create_dir(repo.join(".git")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             project_agents_dirs(&cwd),

@@ -248,19 +248,23 @@ pub fn git_root(dir: &Path) -> Option<&Path> {
 /// `.claude` is the user's own, read as such). Inside the project, the root is the
 /// project's repository's, not that of a repository nested in it (a submodule, a vendored
 /// clone, a worktree under `.claude/worktrees`): the project's own `.claude` stays in view.
+/// Outside any repository the walk stops at the project directory (the session's start),
+/// or at `cwd` itself when the shell has left the project: a parent such as a shared `/tmp`
+/// is never the project's.
 pub fn project_dirs(cwd: &Path, project_dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let stop = if cwd.starts_with(project_dir) {
-        git_root(project_dir)
+    let base = if cwd.starts_with(project_dir) {
+        project_dir
     } else {
-        git_root(cwd)
+        cwd
     };
+    let stop = git_root(base).unwrap_or(base);
     let mut dirs = Vec::new();
     for dir in cwd.ancestors() {
         if Some(dir) == home {
             break;
         }
         dirs.push(dir.to_path_buf());
-        if Some(dir) == stop {
+        if dir == stop {
             break;
         }
     }

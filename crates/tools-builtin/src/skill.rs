@@ -4,7 +4,7 @@
 //! Skills are found, in Claude Code's precedence order (managed > personal > project), in
 //! the managed settings directory's `.claude/skills`, then the user's `skills` (`$CLAUDE_CONFIG_DIR/skills`, else `~/.claude/skills`),
 //! then the project's `.claude/skills` directories, nearest first ([`skill_roots`],
-//! [`project_skill_dirs`]: the working directory and its parents up to the project's git
+//! [`tool_core::project_dirs`]: the working directory and its parents up to the project's git
 //! root, or only up to the project directory outside a repository). The first skill of a
 //! name wins, so a repository cannot replace a user's own skill.
 //!
@@ -604,30 +604,10 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
     })
 }
 
-/// The directories whose `.claude/skills` are the project's, nearest first: the working
-/// directory and its parents up to the git repository's root (the project's repository when
-/// the working directory is inside the project; see [`tool_core::project_dirs`], which also
-/// never goes to the home directory or above it). Outside any repository the walk stops at
-/// the project directory (the session's start, as the other project files are found there),
-/// or at the working directory itself when the shell has left the project: a parent such as
-/// a shared `/tmp` is never the project's.
-pub fn project_skill_dirs(cwd: &Path, project_dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let base = if cwd.starts_with(project_dir) {
-        project_dir
-    } else {
-        cwd
-    };
-    let mut dirs = tool_core::project_dirs(cwd, project_dir, home);
-    if tool_core::git_root(base).is_none() {
-        dirs.retain(|dir| dir.starts_with(base));
-    }
-    dirs
-}
-
 /// The skill directories searched, in precedence order (Claude Code's: managed, then
 /// personal, then project): `.claude/skills` in the managed settings directory,
 /// the user's (`$CLAUDE_CONFIG_DIR/skills`, else `~/.claude/skills`), then the project's `.claude/skills` directories nearest first (see
-/// [`project_skill_dirs`]). Of skills with the same name, the first found wins: a cloned
+/// [`tool_core::project_dirs`]). Of skills with the same name, the first found wins: a cloned
 /// repository's `commit` skill does not replace the user's own.
 pub fn skill_roots(ctx: &ToolUseContext) -> Vec<(PathBuf, SkillSource)> {
     roots_with_managed(ctx, &tool_core::managed_settings_dir())
@@ -646,7 +626,7 @@ fn roots_with_managed(ctx: &ToolUseContext, managed: &Path) -> Vec<(PathBuf, Ski
         roots.push((config.join("skills"), SkillSource::User));
     }
     roots.extend(
-        project_skill_dirs(ctx.cwd(), ctx.project_dir(), ctx.home())
+        tool_core::project_dirs(ctx.cwd(), ctx.project_dir(), ctx.home())
             .into_iter()
             .map(|dir| (dir.join(".claude/skills"), SkillSource::Project)),
     );

@@ -329,12 +329,28 @@ impl PermissionRuleMatcher {
 }
 
 impl RuleMatcher for PermissionRuleMatcher {
+    /// Claude Code's `if`: the rule must name the call's tool (legacy names normalised on
+    /// both sides: `Task` is Agent, `KillShell` is TaskStop); only then is its content
+    /// matched, with tool-perms' matcher. The deny-rule reading alone is wider: there a
+    /// `Read(**/.env)` rule also covers Write and Edit calls (and an Edit rule covers
+    /// Write), so a hook meant for reads of `.env` ran for writes too.
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
         let tools = self
             .tools
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match find_tool(&tools, tool_name) {
+        let found = find_tool(&tools, tool_name);
+        let rule_tool = tool_perms::rule::parse_rule_lenient(rule).tool_name;
+        let names_the_call = rule_tool == tool_core::normalize_tool_name(tool_name)
+            || found.is_some_and(|tool| {
+                std::iter::once(tool.name())
+                    .chain(tool.aliases().iter().copied())
+                    .any(|n| tool_core::normalize_tool_name(n) == rule_tool)
+            });
+        if !names_the_call {
+            return false;
+        }
+        match found {
             Some(tool) => tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx),
             // A tool we cannot see: fail open (run the hook), as Claude Code does.
             None => true,

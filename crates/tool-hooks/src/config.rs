@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tool_core::RuleSource;
 
-use crate::matcher::{Matcher, glob_match};
+use crate::matcher::{Matcher, glob_match, if_rule_problem};
 use crate::native::NativeHook;
 
 /// Every hook event name Claude Code knows (`HOOK_EVENTS`, 2.1.333).
@@ -709,6 +709,19 @@ impl HooksConfig {
                     for (hi, h) in handlers.iter().enumerate() {
                         match parse_handler(h, f.source, f.path.as_ref()) {
                             Ok(Some(mut handler)) => {
+                                // A malformed `if` never runs (as in Claude Code); said
+                                // here, once, rather than found out by a hook that never
+                                // fires. The handler stays: that is what was configured.
+                                if let Some(rule) = &handler.if_condition
+                                    && let Some(problem) = if_rule_problem(rule)
+                                {
+                                    diags.push(diag(
+                                        format!("{loc}.hooks[{hi}].if"),
+                                        format!(
+                                            "the {event} hook's `if` condition {rule:?} is not a valid permission rule ({problem}); the hook never runs"
+                                        ),
+                                    ));
+                                }
                                 if let HandlerKind::Http(http) = &mut handler.kind {
                                     if let Some(allowed) = &url_allow
                                         && !allowed.iter().any(|p| glob_match(p, &http.url))

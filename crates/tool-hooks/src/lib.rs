@@ -15,8 +15,11 @@
 //!
 //! Execution guarantees: every handler has a hard timeout counted from spawn (stdin write
 //! included), runs in its own process group which is killed (`SIGKILL` to the group) at the
-//! limit, when the context's cancellation token fires, or when the caller drops the run;
-//! stdout and stderr capture is
+//! limit, when the context's cancellation token fires, or when the caller drops the run.
+//! What a hook leaves running on its pipes after it exits (a background job), or the hook
+//! itself once its first stdout line is the `{"async": true}` form, goes on without holding
+//! up the outcome, its output drained and unused, until that limit (or `asyncTimeout`), a
+//! cancel, or the [`HookRunner`] being dropped; stdout and stderr capture is
 //! bounded ([`MAX_STDOUT_BYTES`], [`MAX_CAPTURE_BYTES`]); strings over [`MAX_HOOK_STRING_CHARS`] go to a file with
 //! a preview. Bad output never panics and never hangs past the timeout: it becomes a
 //! non-blocking error naming the hook. `http` handlers POST the same JSON (reqwest on
@@ -65,7 +68,7 @@ pub use config::{
     HooksConfig, HttpHandler, MatcherGroup, NO_MATCHER_EVENTS, OnFailure, SettingsFile,
     TOOL_EVENTS, default_timeout,
 };
-pub use matcher::{BasicRuleMatcher, Matcher, MatcherError, RuleMatcher};
+pub use matcher::{BasicRuleMatcher, Matcher, MatcherError, RuleMatcher, if_rule_problem};
 pub use native::{NativeHook, NativeHookError};
 pub use outcome::{
     AsyncHookResult, CommonOutcome, EventOutcome, HookMessage, HookRunReport,

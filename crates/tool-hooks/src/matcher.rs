@@ -9,7 +9,8 @@ use serde_json::Value;
 ///
 /// - `"*"`, `""` (or absent) match everything.
 /// - A string of only letters, digits, `_`, `-`, space, `,` and `|` is an exact name or a
-///   list of exact names split on `|` or `,` (surrounding whitespace ignored).
+///   list of exact names split on `|` or `,` (surrounding whitespace ignored). One of
+///   separators only (`"|"`, `" , "`) names nothing and matches nothing.
 /// - Anything else is a regular expression, matched **unanchored** (like JavaScript's
 ///   `RegExp.test`), so `Edit.*` also matches `NotebookEdit`. JavaScript's lookaround and
 ///   backreferences (`^(?!mcp__)`) work too.
@@ -17,7 +18,7 @@ use serde_json::Value;
 pub enum Matcher {
     /// Matches every value.
     All,
-    /// Matches values equal to one of the names.
+    /// Matches values equal to one of the names (none when the list is empty).
     Exact(Vec<String>),
     /// Matches values the regex finds a match in (unanchored).
     Regex(Regex),
@@ -100,9 +101,8 @@ impl Matcher {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
                 .collect();
-            if names.is_empty() {
-                return Ok(Self::All);
-            }
+            // Only separators (`"|"`, `" , "`) name no value: they match nothing, as in
+            // Claude Code. Only `"*"`, `""` or no matcher match everything.
             return Ok(Self::Exact(names));
         }
         match Regex::new(pattern) {
@@ -149,10 +149,66 @@ impl Matcher {
 ///   (after stripping leading `VAR=value` assignments, looking inside `$(...)` and
 ///   backticks), returning `true` if any subcommand matches, and must **fail open**
 ///   (return `true`) when the command cannot be parsed.
-/// - An unparseable rule should return `true` (run the hook) rather than silently skip it.
+/// - A malformed rule (unbalanced parentheses, no tool name before `(`: see
+///   [`if_rule_problem`]) matches nothing (`false`): the hook never runs, as in Claude
+///   Code, whose `if` reads such a string as a tool name no tool has. It is not silent:
+///   [`HooksConfig`](crate::HooksConfig) reports it as a diagnostic when the hooks are
+///   loaded.
 pub trait RuleMatcher: Send + Sync {
     /// Whether `rule` matches the call of `tool_name` with `tool_input`.
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool;
+}
+
+fn is_escaped(s: &[u8], idx: usize) -> bool {
+    s[..idx].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
+}
+
+/// What is wrong with an `if` rule that the permission rule parser (tool-perms', which the
+/// host's [`RuleMatcher`] uses) refuses, so that the hook never runs; `None` for a rule
+/// it accepts. The same checks as tool-perms' `parse_rule`: an empty rule, unbalanced
+/// parentheses (escaped ones, `\(`, do not count), text after the closing `)`, no tool
+/// name before `(`, a tool name with spaces or a backslash, empty parentheses `()`.
+pub fn if_rule_problem(rule: &str) -> Option<&'static str> {
+    if rule.trim().is_empty() {
+        return Some("the rule is empty");
+    }
+    let bytes = rule.as_bytes();
+    let unescaped = |c: u8| {
+        (0..bytes.len())
+            .filter(|&i| bytes[i] == c && !is_escaped(bytes, i))
+            .count()
+    };
+    let (opens, closes) = (unescaped(b'('), unescaped(b')'));
+    if opens == 0 && closes == 0 {
+        return rule
+            .contains(char::is_whitespace)
+            .then_some("a tool name cannot contain spaces");
+    }
+    if opens != closes && (opens == 0 || closes == 0) {
+        return Some("unbalanced parentheses");
+    }
+    if !rule.ends_with(')') || is_escaped(bytes, bytes.len() - 1) {
+        return Some(if opens == closes {
+            "the rule must end with `)` after its content"
+        } else {
+            "unbalanced parentheses"
+        });
+    }
+    let open = rule.find('(').unwrap_or(0);
+    let name = &rule[..open];
+    if name.is_empty() {
+        return Some("no tool name before `(`");
+    }
+    if name.contains(char::is_whitespace) {
+        return Some("a tool name cannot contain spaces");
+    }
+    if name.contains('\\') {
+        return Some("a tool name cannot contain `\\`");
+    }
+    if &rule[open..] == "()" {
+        return Some("empty parentheses `()`: write the bare tool name for a tool-wide rule");
+    }
+    None
 }
 
 /// A small built-in [`RuleMatcher`] used when the host supplies none.
@@ -232,6 +288,9 @@ fn split_subcommands(command: &str) -> Vec<String> {
 
 impl RuleMatcher for BasicRuleMatcher {
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        if if_rule_problem(rule).is_some() {
+            return false;
+        }
         let rule = rule.trim();
         let (name, spec) = match (rule.find('('), rule.ends_with(')')) {
             (Some(open), true) => (&rule[..open], Some(&rule[open + 1..rule.len() - 1])),

@@ -1,13 +1,20 @@
 //! Running one command hook: its own process group, stdin written concurrently, bounded
-//! capture, a hard timeout counted from spawn, and the whole group killed at the limit, on
-//! cancellation, and when the hook exits (nothing it forked outlives it).
+//! capture, a hard timeout counted from spawn, and the whole group killed at the limit and
+//! on cancellation. What the hook leaves running on its pipes (a background job, or the
+//! hook itself once it printed the `{"async": true}` form) is drained by a detached task and
+//! killed with the group at its deadline, on cancellation, or when the runner goes: never
+//! later than the hook's timeout.
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
@@ -23,8 +30,13 @@ pub const MAX_CAPTURE_BYTES: usize = 1024 * 1024;
 pub const MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long to keep reading stdout/stderr after the hook process exited, for a background
-/// child that inherited them.
+/// child that inherited them. What arrives later is drained and not used; the child goes
+/// on until the hook's timeout.
 pub const PIPE_GRACE: Duration = Duration::from_millis(200);
+
+/// The longest first line read as the `{"async": true}` form (a few dozen bytes); a longer
+/// one is output.
+const MAX_ASYNC_LINE: usize = 4 * 1024;
 
 /// How a command hook ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +51,10 @@ pub(crate) enum Ending {
     Cancelled,
     /// Could not be started, or (http) the request failed.
     Failed(String),
+    /// Its first stdout line was the async form (`{"async": true, "asyncTimeout"?: ms}`)
+    /// while it still ran: it goes on in the background until `asyncTimeout` (else its
+    /// timeout), and nothing it prints is used.
+    Backgrounded,
 }
 
 /// What a command hook produced.
@@ -48,7 +64,9 @@ pub(crate) struct RawRun {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub stdout_truncated: bool,
-    /// The hook exited but a process it started kept stdout/stderr open past the grace.
+    /// The hook exited but a process it started kept stdout/stderr open past the grace:
+    /// what it writes later is drained and not used, and it is killed with the hook's
+    /// group at the hook's timeout (or on cancellation) if it still holds them then.
     pub pipes_held_open: bool,
     pub duration: Duration,
 }
@@ -80,12 +98,105 @@ impl Capture {
 /// Everything needed to start one command hook.
 pub(crate) struct Launch<'a> {
     pub handler: &'a CommandHandler,
-    pub input: &'a [u8],
+    /// The stdin JSON; owned, since a hook that goes on in the background may still be
+    /// reading it.
+    pub input: Arc<[u8]>,
     pub cwd: &'a Path,
     pub project_dir: &'a Path,
     pub extra_env: &'a [(String, String)],
     pub timeout: Duration,
     pub cancel: &'a CancellationToken,
+    /// Fires when the runner goes: what a hook left running in the background is killed.
+    pub lifetime: &'a CancellationToken,
+}
+
+/// What the first stdout line says about the async form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LineForm {
+    /// Not (yet) a JSON value.
+    NotJson,
+    /// JSON, but not the async form.
+    Sync,
+    /// `{"async": true}`, with its `asyncTimeout` when it gives a positive one (ms).
+    Async(Option<Duration>),
+}
+
+fn line_form(line: &[u8]) -> LineForm {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return LineForm::NotJson;
+    };
+    // Whitespace and a byte order mark around it do not count (JavaScript's `trim()`).
+    let text = text.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if !text.starts_with('{') {
+        return LineForm::NotJson;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) if m.get("async") == Some(&Value::Bool(true)) => {
+            let timeout = m
+                .get("asyncTimeout")
+                .and_then(Value::as_f64)
+                .filter(|ms| ms.is_finite() && *ms > 0.0)
+                .map(|ms| Duration::from_secs_f64((ms / 1000.0).min(1.0e9)));
+            LineForm::Async(timeout)
+        }
+        Ok(_) => LineForm::Sync,
+        Err(_) => LineForm::NotJson,
+    }
+}
+
+/// Whether a hook's (whole) stdout opens with the async form on its first line, as Claude
+/// Code reads it (`{"async": true}` and more output after it is still the async form).
+pub(crate) fn starts_with_async_form(stdout: &[u8]) -> bool {
+    // Only the head is looked at: the async line is short, stdout may be 16 MiB.
+    let head = &stdout[..stdout.len().min(MAX_ASYNC_LINE + 1)];
+    let end = head
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(stdout.len());
+    end <= MAX_ASYNC_LINE && matches!(line_form(&stdout[..end]), LineForm::Async(_))
+}
+
+/// Watches stdout, as it arrives, for the async form on its first line.
+#[derive(Default)]
+struct AsyncLineWatch {
+    decided: bool,
+}
+
+impl AsyncLineWatch {
+    /// After `chunk` was added to `captured` (all stdout so far): `Some(asyncTimeout)` when
+    /// the first line is the async form. Decided once: on the first line break, on a first
+    /// line that is already a whole JSON value, or past [`MAX_ASYNC_LINE`].
+    fn feed(&mut self, chunk: &[u8], captured: &[u8]) -> Option<Option<Duration>> {
+        if self.decided {
+            return None;
+        }
+        let form = if chunk.contains(&b'\n') {
+            self.decided = true;
+            let end = captured.iter().position(|&b| b == b'\n')?;
+            if end > MAX_ASYNC_LINE {
+                return None;
+            }
+            line_form(&captured[..end])
+        } else if captured.len() > MAX_ASYNC_LINE {
+            self.decided = true;
+            return None;
+        } else if !captured.trim_ascii_end().ends_with(b"}") {
+            // Not a whole object yet.
+            return None;
+        } else {
+            match line_form(captured) {
+                LineForm::NotJson => return None,
+                form => {
+                    self.decided = true;
+                    form
+                }
+            }
+        };
+        match form {
+            LineForm::Async(timeout) => Some(timeout),
+            LineForm::NotJson | LineForm::Sync => None,
+        }
+    }
 }
 
 /// The text PowerShell runs for a shell-form `command`: each `${NAME}` placeholder is
@@ -187,7 +298,119 @@ async fn read_chunk<R: AsyncRead + Unpin>(
     }
 }
 
-/// Runs one command hook to its end, the timeout, or cancellation.
+/// A future that writes the hook's stdin; it may outlive the call (a backgrounded hook).
+type StdinWriter = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+async fn write_stdin(writer: &mut Option<StdinWriter>) {
+    match writer {
+        Some(w) => w.await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn wait_child(child: &mut Option<Child>) {
+    match child {
+        Some(c) => {
+            let _ = c.wait().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// How the read loop of [`run_command`] ended.
+enum Stop {
+    /// The hook exited; `held`: a process it started still holds its pipes after the grace.
+    Exited {
+        held: bool,
+    },
+    TimedOut,
+    Cancelled,
+    /// Its first stdout line was the async form; its `asyncTimeout`, if any.
+    Backgrounded(Option<Duration>),
+}
+
+/// What a hook leaves running on its pipes once its outcome is decided.
+struct Leftover {
+    pid: Option<u32>,
+    /// The hook itself, when it still runs (backgrounded).
+    child: Option<Child>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    writer: Option<StdinWriter>,
+    /// When the group is killed if it still holds the pipes (or the hook still runs).
+    until: Instant,
+    /// The call's cancellation (`None`: not cancelled with the call).
+    cancel: Option<CancellationToken>,
+    /// The runner's lifetime.
+    lifetime: CancellationToken,
+}
+
+/// Drains (and discards) what `left` still writes, in a detached task, and kills its
+/// process group at `until`, on cancellation, when the runner goes, or when the task is
+/// dropped (the runtime shuts down). Once the hook has exited and the pipes are closed,
+/// nothing is killed: a daemon started with its output redirected goes on, as it does when
+/// the hook's pipes close in time.
+fn leave_running(left: Leftover) {
+    let Leftover {
+        pid,
+        mut child,
+        mut stdout,
+        mut stderr,
+        mut writer,
+        until,
+        cancel,
+        lifetime,
+    } = left;
+    // Armed before the task first runs: a task dropped unpolled (the runtime shutting
+    // down) still kills the group.
+    let guard = GroupGuard { pid, armed: true };
+    tokio::spawn(async move {
+        // The whole guard moves in (not just the field the task sets).
+        let mut guard = guard;
+        let mut obuf = vec![0u8; 4096];
+        let mut ebuf = vec![0u8; 4096];
+        let deadline = sleep_until(until);
+        tokio::pin!(deadline);
+        let cancelled = async {
+            match &cancel {
+                Some(token) => token.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(cancelled);
+        let gone = lifetime.cancelled();
+        tokio::pin!(gone);
+        loop {
+            if child.is_none() && stdout.is_none() && stderr.is_none() {
+                // Ended on its own: nothing to kill.
+                guard.armed = false;
+                return;
+            }
+            tokio::select! {
+                r = read_chunk(&mut stdout, &mut obuf) => if matches!(r, Ok(0) | Err(_)) {
+                    stdout = None;
+                },
+                r = read_chunk(&mut stderr, &mut ebuf) => if matches!(r, Ok(0) | Err(_)) {
+                    stderr = None;
+                },
+                () = write_stdin(&mut writer) => writer = None,
+                () = wait_child(&mut child) => child = None,
+                () = &mut deadline => break,
+                () = &mut cancelled => break,
+                () = &mut gone => break,
+            }
+        }
+        guard.armed = false;
+        kill_group(pid);
+        if let Some(mut child) = child {
+            // Reap promptly; SIGKILL cannot be ignored.
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+        }
+    });
+}
+
+/// Runs one command hook to its end, the timeout, cancellation, or the async form on its
+/// first stdout line.
 pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     let start = Instant::now();
     // A timeout too large to add (a host's `Duration::MAX`) is as good as none.
@@ -224,28 +447,27 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let stdin = child.stdin.take();
-    let input = l.input;
+    let input = l.input.clone();
     // Stdin is written concurrently with reading and waiting: a hook that never reads it
     // cannot block us, and EPIPE (hook exited or closed stdin) is ignored.
     // The JSON ends with a line break, as Claude Code writes it: without one, a script's
     // `read -r line` fails (status 1) even though it read the line.
-    let writer = async move {
+    let mut writer: Option<StdinWriter> = Some(Box::pin(async move {
         if let Some(mut s) = stdin {
-            let _ = s.write_all(input).await;
+            let _ = s.write_all(&input).await;
             if !input.ends_with(b"\n") {
                 let _ = s.write_all(b"\n").await;
             }
             let _ = s.shutdown().await;
         }
-    };
-    tokio::pin!(writer);
-    let mut writer_done = false;
+    }));
     let mut out = Capture::new(MAX_STDOUT_BYTES);
     let mut err = Capture::new(MAX_CAPTURE_BYTES);
     let mut obuf = vec![0u8; 16 * 1024];
     let mut ebuf = vec![0u8; 16 * 1024];
     let mut status: Option<std::io::Result<ExitStatus>> = None;
-    let mut pipes_held_open = false;
+    // Exec form and every shell alike: Claude Code watches any command hook's stdout.
+    let mut async_line = AsyncLineWatch::default();
     // Timers and the cancellation future are created once, not per loop turn.
     let deadline_sleep = sleep_until(deadline);
     tokio::pin!(deadline_sleep);
@@ -254,59 +476,101 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     let cancelled = l.cancel.cancelled();
     tokio::pin!(cancelled);
 
-    let ending = loop {
+    let stop = loop {
         if status.is_some() && stdout.is_none() && stderr.is_none() {
-            break None;
+            break Stop::Exited { held: false };
         }
         tokio::select! {
             r = read_chunk(&mut stdout, &mut obuf) => match r {
                 Ok(0) | Err(_) => stdout = None,
-                Ok(n) => out.push(&obuf[..n]),
+                Ok(n) => {
+                    out.push(&obuf[..n]);
+                    // Only a hook still running is backgrounded; one that has exited is
+                    // read as it is (the async form then decides nothing either).
+                    if let Some(timeout) = async_line.feed(&obuf[..n], &out.buf)
+                        && status.is_none()
+                    {
+                        break Stop::Backgrounded(timeout);
+                    }
+                }
             },
             r = read_chunk(&mut stderr, &mut ebuf) => match r {
                 Ok(0) | Err(_) => stderr = None,
                 Ok(n) => err.push(&ebuf[..n]),
             },
-            () = &mut writer, if !writer_done => writer_done = true,
+            () = write_stdin(&mut writer) => writer = None,
             s = child.wait(), if status.is_none() => {
                 status = Some(s);
                 grace_sleep.as_mut().reset((Instant::now() + PIPE_GRACE).min(deadline));
             }
-            () = &mut grace_sleep, if status.is_some() => {
-                pipes_held_open = true;
-                break None;
-            }
+            () = &mut grace_sleep, if status.is_some() => break Stop::Exited { held: true },
             () = &mut deadline_sleep => {
                 if status.is_some() {
                     // The hook exited in time; the deadline only cut its grace short (both
                     // timers can fire in one tick). What it printed counts.
-                    pipes_held_open = true;
-                    break None;
+                    break Stop::Exited { held: true };
                 }
-                break Some(Ending::TimedOut);
+                break Stop::TimedOut;
             }
-            () = &mut cancelled => break Some(Ending::Cancelled),
+            () = &mut cancelled => break Stop::Cancelled,
         }
     };
-    // From here on the run is settled: the guard's job is done either way.
+    // From here on the run is settled: the guard's job is done, or handed on.
     guard.armed = false;
-    let ending = match ending {
-        Some(e) => {
+    let mut pipes_held_open = false;
+    let ending = match stop {
+        Stop::TimedOut | Stop::Cancelled => {
             kill_group(pid);
             // Reap promptly; SIGKILL cannot be ignored.
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-            e
-        }
-        None => {
-            // The hook itself has exited. A process it started in the background with its
-            // output redirected (`nohup npm run watch >/dev/null 2>&1 &`, a sound played
-            // from a Notification hook) goes on, as it does under Claude Code: that is what
-            // the hook asked for. One still holding our pipes past the grace was most
-            // likely started by mistake (`cmd &`): the group is killed and it is reported.
-            if pipes_held_open {
-                kill_group(pid);
+            if matches!(stop, Stop::TimedOut) {
+                Ending::TimedOut
+            } else {
+                Ending::Cancelled
             }
+        }
+        // The hook itself has exited. A process it started in the background with its
+        // output redirected (`nohup npm run watch >/dev/null 2>&1 &`) goes on, as it does
+        // under Claude Code: that is what the hook asked for.
+        Stop::Exited { held: false } => exit_ending(status, l.handler),
+        Stop::Exited { held: true } => {
+            // One still holding our pipes (`afplay done.aiff &`, `(sleep 1; notify-send …)
+            // &`) goes on too, as under Claude Code, which waits for the pipes to close: the
+            // outcome is decided from what arrived within the grace and returned now; what
+            // it writes later is drained and not used, and at the hook's timeout (or on
+            // cancellation, or when the runner goes) its group is killed if it still holds
+            // them.
+            pipes_held_open = true;
+            leave_running(Leftover {
+                pid,
+                child: None,
+                stdout,
+                stderr,
+                writer,
+                until: deadline,
+                cancel: Some(l.cancel.clone()),
+                lifetime: l.lifetime.clone(),
+            });
             exit_ending(status, l.handler)
+        }
+        Stop::Backgrounded(async_timeout) => {
+            // Claude Code's async form: the hook goes on in the background, not cancelled
+            // with the call (as an `async: true` hook), until its `asyncTimeout` or else its
+            // own timeout; nothing it prints is used.
+            let until = async_timeout
+                .and_then(|t| Instant::now().checked_add(t))
+                .unwrap_or(deadline);
+            leave_running(Leftover {
+                pid,
+                child: Some(child),
+                stdout,
+                stderr,
+                writer,
+                until,
+                cancel: None,
+                lifetime: l.lifetime.clone(),
+            });
+            Ending::Backgrounded
         }
     };
     RawRun {
@@ -351,7 +615,8 @@ mod tests {
         let cancel = CancellationToken::new();
         run_command(Launch {
             handler: h,
-            input: b"{}",
+            input: Arc::from(&b"{}"[..]),
+            lifetime: &CancellationToken::new(),
             cwd: &dir,
             project_dir: &dir,
             extra_env: &[],
@@ -368,7 +633,8 @@ mod tests {
         let cancel = CancellationToken::new();
         let cmd = build_command(&Launch {
             handler: &h,
-            input: b"",
+            input: Arc::from(&b""[..]),
+            lifetime: &CancellationToken::new(),
             cwd: &dir,
             project_dir: &dir,
             extra_env: &[],
@@ -402,7 +668,8 @@ mod tests {
         let launch = |h: &CommandHandler| {
             build_command(&Launch {
                 handler: h,
-                input: b"",
+                input: Arc::from(&b""[..]),
+                lifetime: &CancellationToken::new(),
                 cwd: &std::env::temp_dir(),
                 project_dir: &project,
                 extra_env: &[],
@@ -444,7 +711,8 @@ mod tests {
         let cancel = CancellationToken::new();
         let cmd = build_command(&Launch {
             handler: &h,
-            input: b"",
+            input: Arc::from(&b""[..]),
+            lifetime: &CancellationToken::new(),
             cwd: &dir,
             project_dir: &dir,
             extra_env: &[],
@@ -455,6 +723,52 @@ mod tests {
         let args: Vec<_> = cmd.as_std().get_args().collect();
         assert_eq!(args, ["/p q"]);
         assert_eq!(h.shell_invocation(), None);
+    }
+
+    /// The async form is found on the first line however stdout is cut into reads, and
+    /// only there.
+    #[test]
+    fn the_async_form_is_read_from_the_first_line_only() {
+        let watch = |chunks: &[&str]| {
+            let mut w = AsyncLineWatch::default();
+            let mut captured = Vec::new();
+            chunks.iter().find_map(|c| {
+                captured.extend_from_slice(c.as_bytes());
+                w.feed(c.as_bytes(), &captured)
+            })
+        };
+        assert_eq!(watch(&["{\"async\":true}\n"]), Some(None));
+        assert_eq!(watch(&["{\"asy", "nc\": true", "}\n{\"x\":1}"]), Some(None));
+        // A whole object is enough, before its line break (Claude Code reads it so).
+        assert_eq!(watch(&[" {\"async\":true} "]), Some(None));
+        assert_eq!(
+            watch(&["{\"async\":true,\"asyncTimeout\":1500}\r\n"]),
+            Some(Some(Duration::from_millis(1500)))
+        );
+        assert_eq!(
+            watch(&["{\"async\":true,\"asyncTimeout\":0}\n"]),
+            Some(None)
+        );
+        for sync in [
+            &["{\"async\":false}\n"][..],
+            &["{\"async\":\"true\"}\n"],
+            &["hello\n", "{\"async\":true}\n"],
+            &["{\"decision\":\"block\"}", "\n{\"async\":true}\n"],
+            &["{\n\"async\": true}\n"],
+            &["[1]\n"],
+        ] {
+            assert_eq!(watch(sync), None, "{sync:?}");
+        }
+        assert!(starts_with_async_form(
+            b"{\"async\": true}\n{\"decision\":\"block\"}"
+        ));
+        assert!(starts_with_async_form(b"\xef\xbb\xbf{\"async\": true}"));
+        assert!(!starts_with_async_form(
+            b"{\"decision\":\"block\"}\n{\"async\":true}"
+        ));
+        let mut long = vec![b' '; MAX_ASYNC_LINE];
+        long.extend_from_slice(b"{\"async\": true}");
+        assert!(!starts_with_async_form(&long));
     }
 
     #[tokio::test]
@@ -489,7 +803,8 @@ mod tests {
         let h = handler("echo hi", None);
         let out = run_command(Launch {
             handler: &h,
-            input: b"{}",
+            input: Arc::from(&b"{}"[..]),
+            lifetime: &CancellationToken::new(),
             cwd: &gone,
             project_dir: dir.path(),
             extra_env: &[],

@@ -23,7 +23,9 @@ use crate::output::{
     HookOutput, OutputError, PermissionDecision, PermissionRequestDecision, TopLevelDecision,
     parse_output,
 };
-use crate::process::{Ending, Launch, MAX_STDOUT_BYTES, PIPE_GRACE, RawRun, run_command};
+use crate::process::{
+    Ending, Launch, MAX_STDOUT_BYTES, PIPE_GRACE, RawRun, run_command, starts_with_async_form,
+};
 
 /// Strings a hook returns longer than this (in chars) are saved to a file and replaced by
 /// its path and a preview.
@@ -100,6 +102,17 @@ pub struct BatchToolCall {
     pub tool_response: Option<Value>,
 }
 
+/// Fires (cancels its token) when the last copy of a runner goes: what its hooks left running
+/// in the background (a job holding a hook's pipes, a backgrounded hook) is killed then.
+#[derive(Default)]
+struct Lifetime(CancellationToken);
+
+impl Drop for Lifetime {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 struct Inner {
     config: HooksConfig,
     rule_matcher: Arc<dyn RuleMatcher>,
@@ -108,6 +121,7 @@ struct Inner {
     output_dir: Option<PathBuf>,
     async_results: Arc<Mutex<Vec<AsyncHookResult>>>,
     http_client: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    lifetime: Arc<Lifetime>,
 }
 
 /// Runs hooks. Cheap to clone (one `Arc`), `Send + Sync`. [`HookRunner::none`] runs nothing
@@ -147,7 +161,7 @@ pub fn agent_transcript_path(transcript: &Path, agent_id: &str) -> PathBuf {
 struct Job<'a> {
     event: &'a str,
     input: &'a Value,
-    bytes: &'a [u8],
+    bytes: &'a Arc<[u8]>,
     env: &'a [(String, String)],
     ctx: &'a ToolUseContext,
     project_dir: &'a Path,
@@ -234,6 +248,7 @@ impl HookRunner {
                 output_dir: None,
                 async_results: Arc::default(),
                 http_client: Arc::default(),
+                lifetime: Arc::default(),
             })),
         }
     }
@@ -250,6 +265,7 @@ impl HookRunner {
                     output_dir: shared.output_dir.clone(),
                     async_results: shared.async_results.clone(),
                     http_client: shared.http_client.clone(),
+                    lifetime: shared.lifetime.clone(),
                 },
             };
             f(&mut owned);
@@ -426,7 +442,7 @@ impl HookRunner {
             return (Vec::new(), false);
         }
         let input = Value::Object(input);
-        let bytes = serde_json::to_vec(&input).unwrap_or_default();
+        let bytes: Arc<[u8]> = serde_json::to_vec(&input).unwrap_or_default().into();
         let project_dir = inner
             .project_dir
             .clone()
@@ -459,7 +475,7 @@ impl HookRunner {
 
     fn spawn_async(&self, inner: &Arc<Inner>, job: &Job<'_>, handler: &HookHandler) {
         let env = job.env.to_vec();
-        let bytes: Arc<[u8]> = Arc::from(job.bytes);
+        let bytes = job.bytes.clone();
         let runner = self.clone();
         let handler = handler.clone();
         let event = job.event.to_owned();
@@ -538,14 +554,18 @@ impl HookRunner {
                 // it, where Bash now runs too (else every hook would fail to start and no
                 // guard would block anything).
                 let cwd = ctx.effective_cwd();
+                let Some(inner) = &self.inner else {
+                    return r;
+                };
                 let raw = run_command(Launch {
                     handler: c,
-                    input: bytes,
+                    input: bytes.clone(),
                     cwd: &cwd,
                     project_dir,
                     extra_env: env,
                     timeout,
                     cancel,
+                    lifetime: &inner.lifetime.0,
                 })
                 .await;
                 self.interpret(event, can_block, handler, &name, raw, timeout, &mut r);
@@ -691,15 +711,27 @@ impl HookRunner {
                 self.failure(handler, r, msg.clone(), can_block);
                 return;
             }
+            // Claude Code's async form: a success that decides nothing; the hook goes on in
+            // the background and nothing it prints is used.
+            Ending::Backgrounded => {
+                r.report = Some(report);
+                return;
+            }
             Ending::Signaled => None,
             Ending::Exited(c) => Some(*c),
         };
         report.exit_code = code;
         r.report = Some(report);
+        // The async form, read only once the hook had already exited: the same success
+        // that decides nothing (not a deny from the JSON after it, not plain-text context).
+        if matches!(handler.kind, HandlerKind::Command(_)) && starts_with_async_form(&raw.stdout) {
+            return;
+        }
         if raw.pipes_held_open {
             r.errors.push(format!(
-                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used, and the process was killed",
-                PIPE_GRACE.as_millis()
+                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used: its later output is not used, and it is killed at the hook's timeout ({}) if it still holds them then",
+                PIPE_GRACE.as_millis(),
+                secs(timeout)
             ));
         }
 
@@ -1347,10 +1379,15 @@ impl HookRunner {
 
 /// The shared budget of SessionEnd hooks, as Claude Code sets it: 1.5 s, raised to the
 /// largest timeout a matching handler sets, at most 60 s; `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`
-/// (`override_ms`) replaces it (still at most 60 s).
+/// (`override_ms`) replaces it (still at most 60 s) when it is a number of milliseconds
+/// above 0. Anything else (`0`, negative, not a number) is ignored, as Claude Code ignores
+/// it: a 0 ms budget would kill every SessionEnd hook before it started.
 fn session_end_budget(handlers: Vec<&HookHandler>, override_ms: Option<String>) -> Duration {
     const MAX: Duration = Duration::from_secs(60);
-    if let Some(ms) = override_ms.and_then(|v| v.trim().parse::<u64>().ok()) {
+    if let Some(ms) = override_ms
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+    {
         return Duration::from_millis(ms).min(MAX);
     }
     handlers
@@ -1375,4 +1412,61 @@ fn save_new_file(dir: &Path, text: &str) -> std::io::Result<PathBuf> {
     file.as_file().sync_all()?;
     let (_, path) = file.keep().map_err(|e| e.error)?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use tool_core::RuleSource;
+
+    fn session_end_hooks(timeouts: &[Option<u64>]) -> HooksConfig {
+        let handlers: Vec<Value> = timeouts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut h = json!({"type": "command", "command": format!("true {i}")});
+                if let Some(t) = t {
+                    h["timeout"] = json!(t);
+                }
+                h
+            })
+            .collect();
+        let (config, diags) = HooksConfig::from_hooks_value(
+            &json!({"SessionEnd": [{"hooks": handlers}]}),
+            RuleSource::UserSettings,
+        );
+        assert!(diags.is_empty(), "{diags:?}");
+        config
+    }
+
+    /// `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` replaces the budget only when it is a
+    /// number above 0, as in Claude Code; `0` made a 0 ms budget that killed every
+    /// SessionEnd hook at once.
+    #[test]
+    fn the_session_end_budget_ignores_an_env_value_that_is_not_positive() {
+        let config = session_end_hooks(&[None]);
+        let budget = |v: Option<&str>| {
+            session_end_budget(
+                config.matching("SessionEnd", Some("other")),
+                v.map(str::to_owned),
+            )
+        };
+        let default = Duration::from_millis(1500);
+        for bad in ["0", " 0 ", "-5", "-0", "abc", "", "  "] {
+            assert_eq!(budget(Some(bad)), default, "{bad:?}");
+        }
+        assert_eq!(budget(None), default);
+        assert_eq!(budget(Some("3000")), Duration::from_millis(3000));
+        assert_eq!(budget(Some("1")), Duration::from_millis(1));
+        assert_eq!(budget(Some("999999")), Duration::from_secs(60));
+        // A value that is not positive falls back to the computed budget, which the
+        // hooks' own timeouts raise.
+        let config = session_end_hooks(&[Some(5), None]);
+        let budget = session_end_budget(
+            config.matching("SessionEnd", Some("other")),
+            Some("0".to_owned()),
+        );
+        assert_eq!(budget, Duration::from_secs(5));
+    }
 }

@@ -335,6 +335,11 @@ impl RuleMatcher for PermissionRuleMatcher {
     /// `Read(**/.env)` rule also covers Write and Edit calls (and an Edit rule covers
     /// Write), so a hook meant for reads of `.env` ran for writes too.
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        // A malformed rule matches nothing (and was reported when the hooks were loaded),
+        // also for a tool this matcher cannot see.
+        if tool_hooks::if_rule_problem(rule).is_some() {
+            return false;
+        }
         let tools = self
             .tools
             .read()

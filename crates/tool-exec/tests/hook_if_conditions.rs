@@ -159,3 +159,16 @@ async fn legacy_tool_names_in_if_still_match() {
         assert_eq!(!ran(&log).is_empty(), expected, "if {rule:?} on {tool}");
     }
 }
+
+/// A malformed `if` rule matches nothing, also for a tool the matcher cannot see (where a
+/// well-formed rule naming the call fails open, as Claude Code runs the hook): the load-time
+/// diagnostic says the hook never runs, and it must not.
+#[test]
+fn a_malformed_if_rule_matches_no_call_even_of_an_unknown_tool() {
+    use tool_hooks::RuleMatcher as _;
+    let dir = tempfile::tempdir().unwrap();
+    let matcher = PermissionRuleMatcher::for_tools(tools(), dir.path().to_path_buf());
+    assert!(!matcher.matches("Foo()", "Foo", &json!({})));
+    assert!(!matcher.matches("Foo(", "Foo", &json!({})));
+    assert!(matcher.matches("Foo(x)", "Foo", &json!({})));
+}

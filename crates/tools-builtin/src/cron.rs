@@ -627,14 +627,6 @@ impl State {
         })
     }
 
-    /// Takes the exclusive lock for changing the durable file (creating its directory if
-    /// needed), waiting while another store (in this process or another) holds it.
-    fn lock_file(&self) -> Result<FileLock, CronError> {
-        let lock_path = lock_path(&self.path);
-        let lock = crate::fsutil::lock_exclusive(&lock_path).map_err(io_err(&lock_path))?;
-        Ok(FileLock { _lock: lock })
-    }
-
     /// Writes `entries` to the durable file, atomically. Call with the lock held.
     fn write_file(
         &self,
@@ -667,6 +659,9 @@ impl State {
 /// jobs). See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct CronStore {
+    /// The durable file (also in `state`; here to take its lock without the state's
+    /// mutex).
+    path: Arc<Path>,
     state: Arc<Mutex<State>>,
 }
 
@@ -674,9 +669,11 @@ impl CronStore {
     /// A store whose durable jobs live in `path` (read at every operation, changed under the
     /// lock file `<path>.lock`).
     pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path: PathBuf = path.into();
         Self {
+            path: Arc::from(path.as_path()),
             state: Arc::new(Mutex::new(State {
-                path: path.into(),
+                path,
                 tz: CronTimeZone::Local,
                 max_age: Some(DEFAULT_RECURRING_MAX_AGE),
                 session: Vec::new(),
@@ -706,7 +703,7 @@ impl CronStore {
 
     /// The durable file.
     pub fn path(&self) -> PathBuf {
-        self.lock().path.clone()
+        self.path.to_path_buf()
     }
 
     /// The time zone expressions are evaluated in.
@@ -723,17 +720,27 @@ impl CronStore {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Takes the exclusive lock for changing the durable file (creating its directory if
+    /// needed), waiting while another store (in this process or another) holds it. Always
+    /// taken before the state's mutex, never while holding it: a wait for another session
+    /// must not hold up what only needs the state (the time zone, session-only jobs).
+    fn lock_file(&self) -> Result<FileLock, CronError> {
+        let lock_path = lock_path(&self.path);
+        let lock = crate::fsutil::lock_exclusive(&lock_path).map_err(io_err(&lock_path))?;
+        Ok(FileLock { _lock: lock })
+    }
+
     /// Schedules a job, its first fire being the first match after `now`. A durable job is
     /// added to the durable file as it is at that moment (under its lock), keeping every
     /// entry other sessions wrote.
     pub fn create(&self, job: NewCronJob, now: SystemTime) -> Result<CronJob, CronError> {
         let schedule = parse_cron(&job.cron)?;
-        let mut state = self.lock();
         let lock = if job.durable {
-            Some(state.lock_file()?)
+            Some(self.lock_file()?)
         } else {
             None
         };
+        let mut state = self.lock();
         let mut file = state.read_file()?;
         if state.session.len() + file.jobs.len() >= MAX_JOBS {
             return Err(CronError::TooManyJobs { max: MAX_JOBS });
@@ -822,7 +829,9 @@ impl CronStore {
         if !file.entries.iter().any(|e| entry_id(e) == Some(id)) {
             return Err(not_found());
         }
-        let lock = state.lock_file()?;
+        drop(state);
+        let lock = self.lock_file()?;
+        let mut state = self.lock();
         let mut file = state.read_file()?;
         let job = file
             .jobs
@@ -851,6 +860,9 @@ impl CronStore {
     /// entry removed before the lock is released. Of several sessions polling the same file,
     /// one fires it. If that write fails, nothing changes and the error is returned (the
     /// same jobs are due at the next poll).
+    ///
+    /// Blocking (it reads the durable file and may wait for its lock, as `create`, `list`
+    /// and `delete` do): call it off the async threads, e.g. in `spawn_blocking`.
     pub fn due_jobs(&self, now: SystemTime) -> Result<Vec<DueJob>, CronError> {
         let mut state = self.lock();
         let now_ms = to_ms(now);
@@ -861,7 +873,9 @@ impl CronStore {
         let mut due = Vec::new();
         let file = state.read_file()?;
         if file.jobs.iter().any(|(_, j)| j.next_ms <= now_ms) {
-            let lock = state.lock_file()?;
+            drop(state);
+            let lock = self.lock_file()?;
+            state = self.lock();
             let mut file = state.read_file()?;
             let mut removed = Vec::new();
             for (index, job) in &file.jobs {

@@ -967,3 +967,43 @@ fn due_durable_jobs_fire_once_across_processes() {
     expected.sort();
     assert_eq!(fired, expected, "each due job fires in exactly one process");
 }
+
+/// A store waiting for the durable file's lock (another session holds it) does not hold up
+/// what needs only the store's own state: the time zone (read by CronCreate's async input
+/// check) and session-only jobs.
+#[test]
+fn waiting_for_the_file_lock_does_not_hold_the_store() {
+    use nix::fcntl::{Flock, FlockArg};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".claude/scheduled_tasks.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let lock_file =
+        std::fs::File::create(dir.path().join(".claude/scheduled_tasks.json.lock")).unwrap();
+    // Another session holds the lock.
+    let held = Flock::lock(lock_file, FlockArg::LockExclusive).unwrap();
+    let store = CronStore::new(&path);
+    let waiting = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store.create(job("0 9 * * *", "durable", true, true), SystemTime::now())
+        })
+    };
+    // Long enough for the durable create to be waiting for the lock.
+    std::thread::sleep(Duration::from_millis(300));
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let tz = store.time_zone();
+            let session = store.create(job("0 9 * * *", "session", true, false), SystemTime::now());
+            let _ = tx.send((tz, session.is_ok()));
+        });
+    }
+    let answered = rx.recv_timeout(Duration::from_secs(20));
+    drop(held);
+    assert!(waiting.join().unwrap().is_ok());
+    assert!(
+        matches!(answered, Ok((_, true))),
+        "the store was held while waiting for the file lock: {answered:?}"
+    );
+}

@@ -68,6 +68,12 @@ fn collector() -> (String, Received) {
 }
 
 fn run_one_read(endpoint: &str) -> Output {
+    run_one_read_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)])
+}
+
+/// `toolwright run` of one Read with the `OTEL_*` variables `vars` (and the test's service
+/// name unless `vars` name the service some other way).
+fn run_one_read_with(vars: &[(&str, &str)]) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("hello.txt");
     std::fs::write(&file, "hello\n").unwrap();
@@ -76,12 +82,26 @@ fn run_one_read(endpoint: &str) -> Output {
         "input": {"file_path": file},
     })
     .to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+    let names_service = vars
+        .iter()
+        .any(|(k, _)| *k == "OTEL_SERVICE_NAME" || *k == "OTEL_RESOURCE_ATTRIBUTES");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+    // What the test's own environment has is not the test's.
+    for var in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_SERVICE_NAME",
+        "OTEL_RESOURCE_ATTRIBUTES",
+    ] {
+        command.env_remove(var);
+    }
+    if !names_service {
+        command.env("OTEL_SERVICE_NAME", "toolwright-test");
+    }
+    let mut child = command
         .args(["run", "--json", "-"])
         .current_dir(dir.path())
         .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
-        .env("OTEL_SERVICE_NAME", "toolwright-test")
+        .envs(vars.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -162,4 +182,109 @@ fn a_missing_collector_costs_a_notice_not_the_results() {
         json["content"][0]["content"].to_string().contains("hello"),
         "{stdout}"
     );
+}
+
+/// A collector that is not there is named at exit, once: the spans it lost are not lost
+/// unnoticed.
+#[test]
+fn a_missing_collector_is_reported_at_exit() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = run_one_read(&format!("http://127.0.0.1:{port}"));
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The spans' export failure, not only the metrics' final flush.
+    assert!(stderr.contains("exporting spans failed"), "{stderr}");
+}
+
+/// The standard variables choose what is exported: a signal's own endpoint exports that
+/// signal only, `OTEL_TRACES_EXPORTER=none` and `OTEL_SDK_DISABLED=true` turn export off.
+#[test]
+fn the_standard_variables_choose_the_signals() {
+    let paths = |vars: &[(&str, &str)]| {
+        let out = run_one_read_with(vars);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let (url, received) = collector();
+    paths(&[(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        &format!("{url}/v1/traces"),
+    )]);
+    let got: Vec<String> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.0.clone())
+        .collect();
+    assert!(got.iter().any(|p| p == "/v1/traces"), "{got:?}");
+    assert!(!got.iter().any(|p| p == "/v1/metrics"), "{got:?}");
+
+    let (url, received) = collector();
+    paths(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_TRACES_EXPORTER", "none"),
+    ]);
+    let got: Vec<String> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.0.clone())
+        .collect();
+    assert!(!got.iter().any(|p| p == "/v1/traces"), "{got:?}");
+    assert!(got.iter().any(|p| p == "/v1/metrics"), "{got:?}");
+
+    let (url, received) = collector();
+    paths(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_SDK_DISABLED", "true"),
+    ]);
+    assert!(received.lock().unwrap().is_empty());
+}
+
+/// A protocol this build does not have is said, not silently replaced.
+#[test]
+fn a_grpc_protocol_is_said_on_stderr() {
+    let (url, _received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported"),
+        "{stderr}"
+    );
+}
+
+/// `service.name` from `OTEL_RESOURCE_ATTRIBUTES` is kept (the default `toolwright` only
+/// applies when nothing names the service).
+#[test]
+fn the_service_name_from_resource_attributes_is_kept() {
+    let (url, received) = collector();
+    let out = run_one_read_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", &url),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "service.name=from-attributes,team=tools",
+        ),
+    ]);
+    assert!(out.status.success());
+    let spans: Vec<u8> = received
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.0 == "/v1/traces")
+        .flat_map(|r| r.2.clone())
+        .collect();
+    assert!(contains(&spans, "from-attributes"));
+    assert!(contains(&spans, "team"));
 }

@@ -208,6 +208,30 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// What makes the settings `options` name unusable, as [`Session::open`] refuses them: a
+/// project directory that cannot be resolved, or a `--settings` value that cannot be read or
+/// parsed. Empty when they can be used.
+pub(crate) fn settings_errors(options: &SessionOptions) -> Vec<String> {
+    let cwd = match std::fs::canonicalize(&options.cwd) {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            return vec![format!(
+                "cannot use {} as the project directory: {e}",
+                options.cwd.display()
+            )];
+        }
+    };
+    let trusted = options
+        .trusted
+        .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
+    let sources = options.settings_sources(&cwd, trusted);
+    load_permissions(&sources)
+        .command_line_errors()
+        .into_iter()
+        .map(|e| format!("bad --settings: {e}"))
+        .collect()
+}
+
 fn session_id() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -1490,6 +1490,14 @@ fn the_first_message_lists_the_skills_the_skill_tool_can_load() {
         "---\nname: deploy\ndescription: Deploy the app to staging\n---\nRun ./deploy.sh\n",
     )
     .unwrap();
+    // One only the user may invoke is not offered (the Skill tool refuses it to the model).
+    let manual = dir.path().join(".claude/skills/release");
+    std::fs::create_dir_all(&manual).unwrap();
+    std::fs::write(
+        manual.join("SKILL.md"),
+        "---\ndescription: Cut a release\ndisable-model-invocation: true\n---\nTag it\n",
+    )
+    .unwrap();
     let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
     let out = agent(&url, dir.path(), &["--print"]);
     assert!(out.status.success(), "{}", stderr(&out));

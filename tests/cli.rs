@@ -590,6 +590,16 @@ fn tools_answers_environment_gates_from_the_settings_env() {
     let gated = names(&["tools", "--json", "--settings", &settings]);
     assert!(gated.iter().any(|n| n == "TaskCreate"), "{gated:?}");
     assert!(!gated.iter().any(|n| n == "TodoWrite"), "{gated:?}");
+    // Settings that cannot be used stop the command, as they stop a session.
+    for bad in [
+        &["tools", "--settings", "missing.json"][..],
+        &["tools", "--settings", "{\"env\": "][..],
+        &["tools", "--cwd", "/no/such/dir"][..],
+    ] {
+        let out = toolwright(bad, dir.path(), None);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(text(&out.stderr).contains("toolwright: "), "{bad:?}");
+    }
 }
 
 /// The settings' `env` reaches the tools, but not where the settings themselves are read

@@ -587,7 +587,12 @@ fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
     if !ctx.tools().iter().any(|t| t.name() == "Skill") {
         return None;
     }
-    let skills = tools_builtin::skill::discover_skills(ctx);
+    // A skill only the user may invoke (`disable-model-invocation`) is refused to the
+    // model: it is not offered either.
+    let skills: Vec<_> = tools_builtin::skill::discover_skills(ctx)
+        .into_iter()
+        .filter(|s| !s.disable_model_invocation)
+        .collect();
     if skills.is_empty() {
         return None;
     }

@@ -59,6 +59,15 @@ fn describe(tool: &dyn Tool, schemas: bool) -> Value {
 /// Runs `toolwright tools`. The settings' `env` is already in this process's environment
 /// (see `main`), so the environment gates answer as they would in a session.
 pub fn run(args: &ToolsArgs) -> ExitCode {
+    // Settings that cannot be used would leave the environment gates unanswered: the list
+    // would be another session's.
+    let errors = crate::session::settings_errors(&args.options());
+    if !errors.is_empty() {
+        for error in errors {
+            eoutln!("toolwright: {error}");
+        }
+        return ExitCode::from(2);
+    }
     let tools = tool_registry::all_base_tools();
     if args.json {
         let list: Vec<Value> = tools

@@ -160,12 +160,53 @@ pub fn terminate_process_group(pgid: u32) {
     signal_process_group(pgid, nix::sys::signal::Signal::SIGTERM);
 }
 
-/// Kills (SIGKILL) every child of this process and the group each leads: the last resort
-/// of a process about to exit at once (a second Ctrl-C), whose destructors would have ended
-/// them. Its children run detached from the terminal ([`detach_from_terminal`]), so nothing
-/// else reaches them: a command ignoring SIGTERM in its grace period would outlive it.
+/// Process groups this process left running on purpose, which are no longer its children
+/// (their leader was reaped): a hook's background job that still held its pipes, ended by
+/// a timer of its owner. [`kill_child_process_groups`] kills them too, since the exit that
+/// calls it runs no destructors and no timers.
+static TRACKED_GROUPS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps group `pgid` in the set [`kill_child_process_groups`] kills, until dropped.
+#[derive(Debug)]
+#[must_use = "the group is tracked only while the value lives"]
+pub struct TrackedGroup(u32);
+
+/// Tracks group `pgid` (see [`TrackedGroup`]): a process group left running after its
+/// leader was reaped, which the last-resort kill at exit cannot find among this process's
+/// children.
+pub fn track_process_group(pgid: u32) -> TrackedGroup {
+    TRACKED_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(pgid);
+    TrackedGroup(pgid)
+}
+
+impl Drop for TrackedGroup {
+    fn drop(&mut self) {
+        let mut groups = TRACKED_GROUPS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = groups.iter().position(|&g| g == self.0) {
+            groups.swap_remove(at);
+        }
+    }
+}
+
+/// Kills (SIGKILL) every child of this process and the group each leads, and the groups
+/// tracked with [`track_process_group`]: the last resort of a process about to exit at once
+/// (a second Ctrl-C), whose destructors would have ended them. Its children run detached
+/// from the terminal ([`detach_from_terminal`]), so nothing else reaches them: a command
+/// ignoring SIGTERM in its grace period would outlive it.
 /// Linux only (children are found in `/proc`); elsewhere it does nothing.
 pub fn kill_child_process_groups() {
+    let tracked: Vec<u32> = TRACKED_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    for pgid in tracked {
+        kill_process_group(pgid);
+    }
     if !cfg!(target_os = "linux") {
         return;
     }

@@ -364,8 +364,13 @@ fn leave_running(left: Leftover) {
     // Armed before the task first runs: a task dropped unpolled (the runtime shutting
     // down) still kills the group.
     let guard = GroupGuard { pid, armed: true };
+    // Its leader is (or will be) reaped: the last-resort kill of an immediate exit must
+    // still find the group.
+    let tracked = pid.map(tool_core::process::track_process_group);
     tokio::spawn(async move {
-        // The whole guard moves in (not just the field the task sets).
+        // The whole guard moves in (not just the field the task sets); the group stays
+        // tracked until the task is done with it.
+        let _tracked = tracked;
         let mut guard = guard;
         let mut obuf = vec![0u8; 4096];
         let mut ebuf = vec![0u8; 4096];

@@ -44,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 use tool_core::{
     InterruptBehavior, ProgressSender, ToolProgress, ToolUseContext, find_tool, tool_use_error,
 };
+use tracing::Instrument;
 
 use crate::pipeline::{CallOutcome, Ending, ExclusiveGate, Pipeline, ToolUse};
 use crate::seams::REJECT_MESSAGE;
@@ -136,7 +137,8 @@ pub enum ExecutorEvent {
 
 #[derive(Debug)]
 enum Command {
-    Add(ToolUse),
+    /// A block, and the span current where it was added (its call's parent).
+    Add(ToolUse, tracing::Span),
     Finish,
     Interrupt,
     Discard,
@@ -152,6 +154,11 @@ enum Message {
 ///
 /// Create it inside a tokio runtime; it spawns one driver task and one task per call.
 /// Dropping it before the end cancels every running call.
+///
+/// Each call's `execute_tool` span is a child of the span current where its block was added
+/// ([`add_tool`](Self::add_tool), [`ExecutorHandle::add_tool`]), or, when none is, of the
+/// span current where the executor was created: the calls belong to the caller's trace
+/// (an `invoke_agent` or `chat` span), although they run in tasks of their own.
 #[derive(Debug)]
 pub struct StreamingToolExecutor {
     commands: mpsc::UnboundedSender<Command>,
@@ -172,7 +179,9 @@ impl StreamingToolExecutor {
         let turn = host.child_token();
         let sibling = turn.child_token();
         let (upgrades, upgrade_rx) = mpsc::unbounded_channel();
+        let span = tracing::Span::current();
         let driver = Driver {
+            span: span.clone(),
             upgrades,
             waiting_alone: std::collections::BTreeMap::new(),
             queued_text: None,
@@ -196,7 +205,7 @@ impl StreamingToolExecutor {
             tasks: FuturesUnordered::new(),
             out: message_tx,
         };
-        tokio::spawn(driver.run(command_rx, upgrade_rx));
+        tokio::spawn(driver.run(command_rx, upgrade_rx).instrument(span));
         Self {
             commands,
             messages,
@@ -264,7 +273,9 @@ pub struct ExecutorHandle {
 impl ExecutorHandle {
     /// See [`StreamingToolExecutor::add_tool`].
     pub fn add_tool(&self, tool_use: ToolUse) {
-        let _ = self.commands.send(Command::Add(tool_use));
+        let _ = self
+            .commands
+            .send(Command::Add(tool_use, tracing::Span::current()));
     }
 
     /// See [`StreamingToolExecutor::finish`].
@@ -359,6 +370,8 @@ struct Record {
     held: bool,
     token: Option<CancellationToken>,
     outcome: Option<CallOutcome>,
+    /// The parent of the call's span.
+    span: tracing::Span,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -372,6 +385,9 @@ enum Interrupted {
 type Task = Pin<Box<dyn Future<Output = (usize, Result<CallOutcome, JoinError>)> + Send>>;
 
 struct Driver {
+    /// The span current where the executor was created: the parent of the spans of calls
+    /// added where none is current.
+    span: tracing::Span,
     pipeline: Arc<Pipeline>,
     ctx: ToolUseContext,
     config: ExecutorConfig,
@@ -418,7 +434,7 @@ impl Driver {
             }
             tokio::select! {
                 command = commands.recv(), if commands_open => match command {
-                    Some(Command::Add(tool_use)) => self.add(tool_use),
+                    Some(Command::Add(tool_use, span)) => self.add(tool_use, span),
                     Some(Command::Finish) => self.adding_done = true,
                     Some(Command::Interrupt) => self.interrupt(Interrupted::Soft),
                     Some(Command::Discard) => self.discard(),
@@ -456,10 +472,15 @@ impl Driver {
         }
     }
 
-    fn add(&mut self, tool_use: ToolUse) {
+    fn add(&mut self, tool_use: ToolUse, span: tracing::Span) {
         if self.discarded {
             return;
         }
+        let span = if span.is_disabled() {
+            self.span.clone()
+        } else {
+            span
+        };
         let index = self.records.len();
         let tool = find_tool(self.ctx.tools(), &tool_use.name).cloned();
         let (safe, interrupt) = match &tool {
@@ -486,10 +507,16 @@ impl Driver {
             held: false,
             token: None,
             outcome: None,
+            span,
         });
         if tool.is_none() {
-            // Unknown tools are answered at once and never wait in the queue.
-            let outcome = CallOutcome::unknown_tool(&self.records[index].tool_use);
+            // Unknown tools are answered at once and never wait in the queue; their calls
+            // are traced and counted as those the pipeline runs are.
+            let record = &self.records[index];
+            let outcome = record.span.in_scope(|| {
+                self.pipeline
+                    .answer_unknown_tool(&record.tool_use, self.ctx.tools())
+            });
             self.finish_record(index, outcome);
             return;
         }
@@ -639,10 +666,12 @@ impl Driver {
             index,
             requests: self.upgrades.clone(),
         });
-        let handle =
-            tokio::spawn(
-                async move { pipeline.run_scheduled(&tool_use, ctx, progress, gate).await },
-            );
+        // The call's task holds its parent from now on (a record lives as long as the turn).
+        let span = std::mem::replace(&mut self.records[index].span, tracing::Span::none());
+        let handle = tokio::spawn(
+            async move { pipeline.run_scheduled(&tool_use, ctx, progress, gate).await }
+                .instrument(span),
+        );
         self.tasks
             .push(Box::pin(async move { (index, handle.await) }));
     }
@@ -731,6 +760,7 @@ impl Driver {
         let record = &mut self.records[index];
         record.state = State::Done;
         record.outcome = Some(outcome);
+        record.span = tracing::Span::none();
     }
 
     fn interrupt(&mut self, kind: Interrupted) {

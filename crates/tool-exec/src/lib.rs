@@ -12,8 +12,9 @@
 //!
 //! The pipeline reaches permissions and hooks only through the [`Permissions`],
 //! [`Prompter`] and [`Hooks`] traits. It is the only crate that spawns tasks for tool calls.
-//! It never names a concrete tool (apart from the sibling policy's "Bash") and never parses
-//! settings.
+//! It never names a concrete tool (apart from the sibling policy's "Bash", and the opt-in
+//! `tool_parameters` of Claude Code's `tool_result` event, which are Bash's and Skill's own)
+//! and never parses settings.
 //!
 //! # Example
 //!
@@ -58,7 +59,8 @@ pub use executor::{
 };
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{
-    CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, ToolUse,
+    CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, TOOL_DETAILS_MAX_BYTES,
+    ToolUse,
 };
 pub use seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, NoHooks,

@@ -36,6 +36,24 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
 /// cancellation error) before the pipeline stops waiting for it.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
+/// The most bytes of `tool_parameters` and of `tool_input` a `tool_result` event carries when
+/// tool details are on (see [`Pipeline::with_tool_details`]); longer ones are cut, ending
+/// in `…`.
+pub const TOOL_DETAILS_MAX_BYTES: usize = 4096;
+
+/// The most characters of one string in `tool_input` (Claude Code's cut); a longer one is cut,
+/// ending in `…`.
+const TOOL_INPUT_STRING_MAX_CHARS: usize = 512;
+
+/// The most characters of one string in `tool_parameters` (a Bash command), so that a call's
+/// few parameters usually stay valid JSON within [`TOOL_DETAILS_MAX_BYTES`] (the byte cap
+/// cuts what does not).
+const TOOL_PARAMETER_STRING_MAX_CHARS: usize = 2048;
+
+/// The most bytes of a panic's text in a telemetry event (it is unbounded and may carry
+/// input data).
+const PANIC_MESSAGE_MAX_BYTES: usize = 1024;
+
 /// One tool_use block from the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolUse {
@@ -214,18 +232,22 @@ pub struct Pipeline {
     prompter: Arc<dyn Prompter>,
     hooks: Arc<dyn Hooks>,
     max_result_chars: usize,
+    /// Whether `tool_result` events carry the call's details (`OTEL_LOG_TOOL_DETAILS`).
+    log_tool_details: bool,
 }
 
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pipeline")
             .field("max_result_chars", &self.max_result_chars)
+            .field("log_tool_details", &self.log_tool_details)
             .finish_non_exhaustive()
     }
 }
 
 impl Pipeline {
     /// A pipeline deciding with `permissions`, asking through `prompter` and running `hooks`.
+    /// Reads `OTEL_LOG_TOOL_DETAILS` (see [`with_tool_details`](Self::with_tool_details)).
     pub fn new(
         permissions: Arc<dyn Permissions>,
         prompter: Arc<dyn Prompter>,
@@ -236,6 +258,7 @@ impl Pipeline {
             prompter,
             hooks,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            log_tool_details: tool_details_from_env(),
         }
     }
 
@@ -247,6 +270,18 @@ impl Pipeline {
     /// Changes the global result-size limit (default 50,000 characters).
     pub fn with_max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = chars;
+        self
+    }
+
+    /// Whether each call's `tool_result` event carries the call's details: Claude Code's
+    /// `tool_parameters` (a Bash call's command, timeout, description and sandbox flag, an
+    /// MCP tool's server and tool names, a skill's name), `tool_input` (the input as the
+    /// model wrote it) and an MCP tool's `mcp_server_scope`, the first two as JSON strings of
+    /// at most [`TOOL_DETAILS_MAX_BYTES`] bytes. Off unless `OTEL_LOG_TOOL_DETAILS` was
+    /// `1`/`true`/`yes`/`on` (any case) when the pipeline was made: commands and inputs may
+    /// carry secrets and personal data.
+    pub fn with_tool_details(mut self, on: bool) -> Self {
+        self.log_tool_details = on;
         self
     }
 
@@ -276,17 +311,8 @@ impl Pipeline {
         progress: ProgressSender,
         gate: Option<ExclusiveGate>,
     ) -> CallOutcome {
-        let started = Instant::now();
-        let span = tracing::info_span!(
-            "execute_tool",
-            otel.name = %format!("execute_tool {}", tool_use.name),
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %tool_use.name,
-            gen_ai.tool.call.id = %tool_use.id,
-            gen_ai.tool.type = tracing::field::Empty,
-            error.type = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-        );
+        let telemetry = CallTelemetry::start(tool_use, ctx.tools(), self.log_tool_details);
+        let span = telemetry.span.clone();
         // A panic anywhere in the steps (a tool's schema, validation or rendering, a hook
         // or prompter implementation) is this call's failure, never the caller's: the
         // executor and `toolwright serve` both rely on getting an outcome.
@@ -298,7 +324,12 @@ impl Pipeline {
         .await;
         let mut outcome = run.unwrap_or_else(|panic| {
             let message = panic_message(panic.as_ref());
-            tracing::error!(parent: &span, tool = %tool_use.name, %message, "the pipeline panicked");
+            tracing::error!(
+                parent: &span,
+                tool = %tool_use.name,
+                panic.message = %bounded(&message, PANIC_MESSAGE_MAX_BYTES),
+                "the pipeline panicked"
+            );
             let mut out = CallOutcome::synthetic(
                 tool_use,
                 tool_use_error(format_args!(
@@ -311,50 +342,21 @@ impl Pipeline {
             };
             out
         });
-        outcome.duration = started.elapsed();
-        let success = matches!(outcome.ending, Ending::Succeeded);
-        let error_type = outcome.ending.error_type();
-        if let Some(class) = error_type {
-            span.record("error.type", class);
-            span.record("otel.status_code", "ERROR");
-        }
-        let (decision, source) = outcome.decision.unwrap_or(("none", "none"));
-        tracing::info!(
-            target: "toolwright::tool_result",
-            parent: &span,
-            tool_name = %tool_use.name,
-            use_id = %tool_use.id,
-            success,
-            error = error_type,
-            // The tool's own time and output, as Claude Code reports them (not the time
-            // spent on hooks or waiting for the user, not the saved result's preview).
-            duration_ms = millis(outcome.call_duration.unwrap_or_default()),
-            pipeline_duration_ms = millis(outcome.duration),
-            tool_result_size_bytes = outcome
-                .result_size_bytes
-                .unwrap_or_else(|| outcome.result.content.text_bytes()),
-            decision_type = decision,
-            decision_source = source,
-            ending = ?outcome.ending,
-            "tool_result"
-        );
-        // The duration histogram: `tracing-opentelemetry`'s metrics layer turns a
-        // `histogram.`-prefixed field into an OpenTelemetry histogram, the other fields into
-        // its attributes (kept few and low-cardinality on purpose).
-        // A name the model made up is not a tool: one series for all of them.
-        let metric_name = if outcome.ending == Ending::UnknownTool {
-            "unknown"
-        } else {
-            tool_use.name.as_str()
-        };
-        tracing::info!(
-            target: "toolwright::metrics",
-            parent: &span,
-            success,
-            histogram.toolwright.tool.duration = outcome.duration.as_secs_f64(),
-            gen_ai.tool.name = metric_name,
-            "tool_duration"
-        );
+        telemetry.finish(&mut outcome);
+        outcome
+    }
+
+    /// The answer to a call of a tool that does not exist, with the telemetry of a call the
+    /// pipeline ran (its span, `tool_result` event and histogram point), for the executor,
+    /// which answers those at once without scheduling them.
+    pub(crate) fn answer_unknown_tool(
+        &self,
+        tool_use: &ToolUse,
+        tools: &[Arc<dyn Tool>],
+    ) -> CallOutcome {
+        let telemetry = CallTelemetry::start(tool_use, tools, self.log_tool_details);
+        let mut outcome = CallOutcome::unknown_tool(tool_use);
+        telemetry.finish(&mut outcome);
         outcome
     }
 
@@ -785,7 +787,11 @@ impl Pipeline {
             Ok(result) => result.map_err(CallError::Tool),
             Err(panic) => {
                 let message = panic_message(panic.as_ref());
-                tracing::error!(tool = tool.name(), %message, "tool panicked");
+                tracing::error!(
+                    tool = tool.name(),
+                    panic.message = %bounded(&message, PANIC_MESSAGE_MAX_BYTES),
+                    "tool panicked"
+                );
                 Err(CallError::Panic(tool_use_error(format_args!(
                     "Error calling tool ({}): the tool panicked: {message}",
                     tool.name()
@@ -1187,6 +1193,229 @@ fn model_fields_restored(decided: Value, observed: Option<&Value>, original: Val
         }
     }
     Value::Object(fields)
+}
+
+/// The telemetry of one call: its `execute_tool` span, and the `tool_result` event and
+/// duration histogram point it ends with. A guard: dropped before
+/// [`finish`](Self::finish), because the call's future was dropped (an embedder's
+/// `timeout` or `select!`, an aborted task, a runtime shutting down, `toolwright serve`
+/// stopping), it ends the call as [`Ending::Cancelled`], so that the span still says why it
+/// ended and the call still counts.
+struct CallTelemetry<'a> {
+    span: tracing::Span,
+    tool_use: &'a ToolUse,
+    started: Instant,
+    /// Set when tool details are on.
+    details: Option<ToolDetails>,
+    finished: bool,
+}
+
+/// What `tool_result` adds when tool details are on.
+struct ToolDetails {
+    parameters: Option<String>,
+    input: String,
+    mcp_server_scope: Option<String>,
+}
+
+impl<'a> CallTelemetry<'a> {
+    /// Opens the call's span (a child of the current span); `tools` are the tools the call
+    /// is looked up in.
+    fn start(tool_use: &'a ToolUse, tools: &[Arc<dyn Tool>], log_details: bool) -> Self {
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format!("execute_tool {}", tool_use.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %tool_use.name,
+            gen_ai.tool.call.id = %tool_use.id,
+            gen_ai.tool.type = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let details =
+            log_details.then(|| ToolDetails::of(tool_use, find_tool(tools, &tool_use.name)));
+        Self {
+            span,
+            tool_use,
+            started: Instant::now(),
+            details,
+            finished: false,
+        }
+    }
+
+    /// Ends the call with `outcome` (its duration set here).
+    fn finish(mut self, outcome: &mut CallOutcome) {
+        self.finished = true;
+        outcome.duration = self.started.elapsed();
+        self.report(
+            &outcome.ending,
+            outcome.decision,
+            // The tool's own time and output, as Claude Code reports them (not the time
+            // spent on hooks or waiting for the user, not the saved result's preview).
+            outcome.call_duration,
+            outcome.duration,
+            outcome
+                .result_size_bytes
+                .unwrap_or_else(|| outcome.result.content.text_bytes()),
+        );
+    }
+
+    fn report(
+        &self,
+        ending: &Ending,
+        decision: Option<(&str, &str)>,
+        call_duration: Option<Duration>,
+        duration: Duration,
+        result_size_bytes: usize,
+    ) {
+        let span = &self.span;
+        let tool_use = self.tool_use;
+        let success = matches!(ending, Ending::Succeeded);
+        let error_type = ending.error_type();
+        if let Some(class) = error_type {
+            span.record("error.type", class);
+            span.record("otel.status_code", "ERROR");
+        }
+        let (decision, source) = decision.unwrap_or(("none", "none"));
+        let details = self.details.as_ref();
+        tracing::info!(
+            target: "toolwright::tool_result",
+            parent: span,
+            tool_name = %tool_use.name,
+            use_id = %tool_use.id,
+            success,
+            error = error_type,
+            duration_ms = millis(call_duration.unwrap_or_default()),
+            pipeline_duration_ms = millis(duration),
+            tool_result_size_bytes = result_size_bytes,
+            decision_type = decision,
+            decision_source = source,
+            ending = ?ending,
+            // Opt-in (`OTEL_LOG_TOOL_DETAILS`): absent unless tool details are on.
+            tool_parameters = details.and_then(|d| d.parameters.as_deref()),
+            tool_input = details.map(|d| d.input.as_str()),
+            mcp_server_scope = details.and_then(|d| d.mcp_server_scope.as_deref()),
+            "tool_result"
+        );
+        // The duration histogram: `tracing-opentelemetry`'s metrics layer turns a
+        // `histogram.`-prefixed field into an OpenTelemetry histogram, the other fields into
+        // its attributes (kept few and low-cardinality on purpose).
+        // A name the model made up is not a tool: one series for all of them.
+        let metric_name = if *ending == Ending::UnknownTool {
+            "unknown"
+        } else {
+            tool_use.name.as_str()
+        };
+        tracing::info!(
+            target: "toolwright::metrics",
+            parent: span,
+            success,
+            histogram.toolwright.tool.duration = duration.as_secs_f64(),
+            gen_ai.tool.name = metric_name,
+            "tool_duration"
+        );
+    }
+}
+
+impl Drop for CallTelemetry<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let report = || {
+            self.report(&Ending::Cancelled, None, None, self.started.elapsed(), 0);
+        };
+        // The call may be dropped where its subscriber is not the default (a runtime
+        // shutting down on another thread): report to the span's own.
+        match self.span.with_subscriber(|(_, dispatch)| dispatch.clone()) {
+            Some(dispatch) => tracing::dispatcher::with_default(&dispatch, report),
+            None => report(),
+        }
+    }
+}
+
+impl ToolDetails {
+    /// Claude Code's `tool_parameters` for the call (by the tool it names, when there is
+    /// one), its input, and an MCP tool's scope.
+    fn of(tool_use: &ToolUse, tool: Option<&Arc<dyn Tool>>) -> Self {
+        let input = &tool_use.input;
+        let name = tool.map_or(tool_use.name.as_str(), |t| t.name());
+        let mut parameters = serde_json::Map::new();
+        // (field in the input, name in `tool_parameters`)
+        let copied: &[(&str, &str)] = match name {
+            "Bash" => {
+                if let Some(command) = input.get("command").and_then(Value::as_str) {
+                    let first = command.split_whitespace().next().unwrap_or_default();
+                    parameters.insert("bash_command".into(), first.into());
+                    parameters.insert("full_command".into(), command.into());
+                }
+                &[
+                    ("timeout", "timeout"),
+                    ("description", "description"),
+                    ("dangerouslyDisableSandbox", "dangerouslyDisableSandbox"),
+                ]
+            }
+            "Skill" => &[("skill", "skill_name")],
+            _ => &[],
+        };
+        for (from, to) in copied {
+            if let Some(value) = input.get(from).filter(|v| !v.is_null()) {
+                parameters.insert((*to).to_owned(), value.clone());
+            }
+        }
+        let mcp = tool.and_then(|t| t.mcp_info());
+        if let Some(info) = &mcp {
+            parameters.insert("mcp_server_name".into(), info.server_name.clone().into());
+            parameters.insert("mcp_tool_name".into(), info.tool_name.clone().into());
+        }
+        Self {
+            parameters: (!parameters.is_empty())
+                .then(|| capped_json(Value::Object(parameters), TOOL_PARAMETER_STRING_MAX_CHARS)),
+            input: capped_json(input.clone(), TOOL_INPUT_STRING_MAX_CHARS),
+            mcp_server_scope: mcp.and_then(|info| info.source),
+        }
+    }
+}
+
+/// `value` as JSON, every string in it cut to `max_chars` characters and the whole to
+/// [`TOOL_DETAILS_MAX_BYTES`] bytes (cut ones end in `…`).
+fn capped_json(mut value: Value, max_chars: usize) -> String {
+    fn cut_strings(value: &mut Value, max_chars: usize) {
+        match value {
+            Value::String(s) => {
+                if let Some((at, _)) = s.char_indices().nth(max_chars) {
+                    s.truncate(at);
+                    s.push('…');
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| cut_strings(v, max_chars)),
+            Value::Object(fields) => fields.values_mut().for_each(|v| cut_strings(v, max_chars)),
+            _ => {}
+        }
+    }
+    cut_strings(&mut value, max_chars);
+    bounded(&value.to_string(), TOOL_DETAILS_MAX_BYTES).into_owned()
+}
+
+/// `text` cut to at most `max_bytes` bytes (on a character boundary), ending in `…` when cut.
+fn bounded(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max_bytes {
+        return text.into();
+    }
+    let mut at = max_bytes.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}…", &text[..at]).into()
+}
+
+/// `OTEL_LOG_TOOL_DETAILS` as Claude Code reads it: `1`, `true`, `yes` or `on`, in any case.
+fn tool_details_from_env() -> bool {
+    std::env::var("OTEL_LOG_TOOL_DETAILS").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }
 
 /// Whole milliseconds, saturating.

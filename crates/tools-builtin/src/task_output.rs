@@ -12,8 +12,9 @@ use tool_core::{
 
 use crate::tasks::{TaskStatus, task_registry};
 
-/// Longest wait, in milliseconds (Claude Code's schema maximum); larger values are reduced
-/// to it rather than refused, and negative ones to zero.
+/// Longest wait, in milliseconds (Claude Code's schema maximum). The input schema's range
+/// refuses larger and negative values, as Claude Code's does; a caller that skips the
+/// input check gets them clamped to `0..=MAX_WAIT_MS`.
 pub const MAX_WAIT_MS: u64 = 600_000;
 /// Bytes of new output returned at most; the end is kept.
 pub const MAX_OUTPUT_BYTES: u64 = 30_000;

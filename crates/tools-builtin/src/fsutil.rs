@@ -936,7 +936,8 @@ pub(crate) enum Known {
     /// All of it: the model wrote the whole content (Write, NotebookEdit).
     Whole,
     /// What it knew of the file before, changed where it matched: what the Reads of that
-    /// file showed altered (a cut line, bytes that are not UTF-8) stays unknown (Edit).
+    /// file showed altered (a cut line, bytes that are not UTF-8) or did not show (a
+    /// PARTIAL view, a range of lines) stays unknown (Edit).
     AsBefore,
 }
 
@@ -957,7 +958,7 @@ pub(crate) fn write_and_record(
         Known::AsBefore => ctx
             .file_state()
             .get(path)
-            .map(|seen| (seen.lines_cut, seen.not_utf8)),
+            .map(|seen| (seen.lines_cut, seen.not_utf8, seen.truncated)),
     };
     write_between(path, bytes, confine.as_deref(), Some(verified), || {}).map_err(|e| {
         if e.get_ref()
@@ -971,8 +972,11 @@ pub(crate) fn write_and_record(
     let mtime = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
     let mut state = FileState::written(content, mtime);
     state.disk_hash = Some(ContentHash::of(bytes));
-    if let Some((lines_cut, not_utf8)) = altered {
+    if let Some((lines_cut, not_utf8, partly_seen)) = altered {
         (state.lines_cut, state.not_utf8) = (lines_cut, not_utf8);
+        // An Edit of a file seen in part leaves the rest unseen: Write, which replaces the
+        // whole file, still needs it read (a new Read of all of it clears this).
+        state.truncated = partly_seen;
     }
     ctx.file_state().insert(path, state);
     Ok(())

@@ -546,6 +546,19 @@ async fn token_cap_gives_a_partial_view_or_an_error_for_explicit_ranges() {
     )
     .await
     .unwrap();
+    // The Edit changed what was seen; the rest is still unseen, so Write still refuses.
+    let refused = fail(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": g, "content": "short\n"}),
+    )
+    .await;
+    assert!(
+        refused.text.contains("only partly shown"),
+        "{}",
+        refused.text
+    );
+    assert!(fs::read_to_string(&g).unwrap().starts_with("1st line\n"));
     let err = fail(
         &Read,
         &c,

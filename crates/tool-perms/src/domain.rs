@@ -26,6 +26,9 @@ impl DomainPattern {
                 "`{host}` is not a hostname (write the host only, without scheme, port or path)"
             ));
         }
+        // The URL's host is in its ASCII (IDNA) form: so is the rule's, label by label
+        // (`*` labels kept).
+        let host = to_ascii(&host)?;
         if host == "*" {
             return Ok(Self::Any);
         }
@@ -57,6 +60,31 @@ impl DomainPattern {
 
 fn normalize_host(host: &str) -> String {
     host.trim().trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// A rule's hostname in the ASCII form a URL's host has (`bücher.de` -> `xn--bcher-kva.de`,
+/// as the `url` crate's IDNA processing makes it), `*` labels kept. The label separators
+/// IDNA knows (`.`, `。`, `．`, `｡`) all separate labels.
+fn to_ascii(host: &str) -> Result<String, String> {
+    if host.is_ascii() {
+        return Ok(host.to_owned());
+    }
+    let mut labels = Vec::new();
+    for label in host.split(['.', '\u{3002}', '\u{FF0E}', '\u{FF61}']) {
+        if label.is_ascii() {
+            labels.push(label.to_ascii_lowercase());
+            continue;
+        }
+        // Parsed as a domain whose last label is not a number (else it could be read as an
+        // IPv4 address): the label's ASCII form is what precedes `.a`.
+        match url::Host::parse(&format!("{label}.a")) {
+            Ok(url::Host::Domain(d)) => {
+                labels.push(d.strip_suffix(".a").unwrap_or(&d).to_owned());
+            }
+            _ => return Err(format!("`{host}` is not a valid hostname (IDNA)")),
+        }
+    }
+    Ok(labels.join(".").trim_end_matches('.').to_owned())
 }
 
 /// The host of a URL as the fetch would see it (userinfo dropped, IDNA applied, lowercase,

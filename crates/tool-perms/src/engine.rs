@@ -26,7 +26,8 @@ use crate::bash::parse::{
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
-    PathRoots, PathRuleSet, is_critical_removal, protected_reason, resolve_symlinks, through_proc,
+    PathRoots, PathRuleSet, escape_glob, is_critical_removal, protected_reason, resolve_symlinks,
+    resolved_anchor, through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -142,6 +143,10 @@ fn bi(b: RuleBehavior) -> usize {
 
 const PATH_ONLY_TOOLS: &[&str] = &["Write", "NotebookEdit", "Glob", "Grep", "MultiEdit", "LS"];
 
+/// The tools whose rule content is a command (`Bash(npm test:*)`) or a name (`Skill(x)`,
+/// `Agent(Explore)`): the built-in tools whose permission subject such a rule matches.
+const COMMAND_OR_NAME_TOOLS: &[&str] = &["Bash", "Monitor", "PowerShell", "Skill", "Agent"];
+
 impl RuleSet {
     fn build(entries: &[(RuleBehavior, SourcedRule)], roots: &PathRoots) -> Self {
         let mut set = Self::default();
@@ -212,7 +217,21 @@ impl RuleSet {
                     "Read" | "Edit" => {
                         let fam = usize::from(tool_name == "Edit");
                         match roots.anchor(c, sourced.source, behavior) {
-                            Ok((root, line)) => path_entries[fam][bi(behavior)].push((idx, root, line)),
+                            Ok(anchored) => {
+                                if let Some(w) = anchored.warning {
+                                    set.diagnostics.push(diag(w, false));
+                                }
+                                // A deny or ask rule written through a symlink also covers
+                                // where the link leads (allow rules need both anyway).
+                                let resolved = (behavior != RuleBehavior::Allow)
+                                    .then(|| resolved_anchor(&anchored.root, &anchored.line))
+                                    .flatten();
+                                let entries = &mut path_entries[fam][bi(behavior)];
+                                entries.push((idx, anchored.root, anchored.line));
+                                if let Some((root, line)) = resolved {
+                                    entries.push((idx, root, line));
+                                }
+                            }
                             Err(e) => {
                                 set.diagnostics.push(diag(e, true));
                                 continue;
@@ -234,7 +253,21 @@ impl RuleSet {
                         format!("path rules are written `Read(...)` or `Edit(...)`; `{n}(...)` is never consulted"),
                         false,
                     )),
-                    _ => {
+                    n => {
+                        if !COMMAND_OR_NAME_TOOLS.contains(&n) {
+                            // Claude Code's `Tool(param:value)` form (2.1.178+): matched
+                            // against one input field. Not supported: only a tool that gives a
+                            // command or a name as its permission subject is matched with
+                            // content, and no MCP tool does.
+                            set.diagnostics.push(diag(
+                                if n.starts_with("mcp__") {
+                                    format!("`{n}(param:value)` rules are not supported: MCP tools are matched by name only, so this rule does nothing (write `{n}` for the whole tool)")
+                                } else {
+                                    format!("`Tool(param:value)` rules are not supported, and no built-in tool named `{n}` takes rule content: this rule does nothing (unless the tool gives a command or a name to match)")
+                                },
+                                false,
+                            ));
+                        }
                         // Commands are compared as written, words one space apart: a space at
                         // either end of the pattern, or before its `:*`, would match nothing
                         // (`Bash( rm:*)` denying nothing). Taken off, and said.
@@ -278,8 +311,15 @@ impl RuleSet {
         }
         for (fam, per_behavior) in path_entries.iter().enumerate() {
             for (b, entries) in per_behavior.iter().enumerate() {
-                let (rs, errors) = PathRuleSet::build(entries);
+                // Deny and ask rules ignore case (node `ignore`'s default, and a
+                // case-insensitive file system's); allow rules keep it.
+                let (rs, errors) = PathRuleSet::build(entries, b != bi(RuleBehavior::Allow));
+                let mut reported = std::collections::HashSet::new();
                 for (idx, e) in errors {
+                    // A rule and its resolved form fail alike: said once.
+                    if !reported.insert(idx) {
+                        continue;
+                    }
                     if let Some(r) = set.rules.get(idx) {
                         set.diagnostics.push(RuleDiagnostic {
                             rule: r.sourced.rule.clone(),
@@ -978,20 +1018,18 @@ impl PermissionEngine {
                 out
             }
             Some(PermissionSubject::Path { path, access }) => {
-                let dir = if path.is_dir() {
-                    path.clone()
-                } else {
-                    path.parent().map_or(path.clone(), Path::to_path_buf)
-                };
                 let tool_name = if access == FileAccess::Read {
                     "Read"
                 } else {
                     "Edit"
                 };
-                vec![RuleValue {
-                    tool_name: tool_name.into(),
-                    rule_content: Some(format!("/{}/**", dir.display())),
-                }]
+                self.path_grant(&normalize_lexically(&path), ctx)
+                    .into_iter()
+                    .map(|content| RuleValue {
+                        tool_name: tool_name.into(),
+                        rule_content: Some(content),
+                    })
+                    .collect()
             }
             Some(PermissionSubject::Url(u)) => url_host(&u)
                 .map(|h| {
@@ -1012,6 +1050,41 @@ impl PermissionEngine {
                 rule_content: None,
             }],
         }
+    }
+
+    /// Whether granting `dir` and everything in it would grant too much to suggest: `/`, the
+    /// home directory (as written or resolved) or a directory above it.
+    fn too_wide_to_grant(&self, dir: &Path, ctx: &ToolUseContext) -> bool {
+        let home = self.roots.home.as_deref().or(ctx.home());
+        dir.parent().is_none()
+            || home.is_some_and(|h| {
+                let h = normalize_lexically(h);
+                h.starts_with(dir) || resolve_symlinks(&h).starts_with(dir)
+            })
+    }
+
+    /// The contents of the path rules (`//dir/**`) that would allow `path` (absolute) again:
+    /// its directory (itself when it is one) and everything in it, or only the file when its
+    /// directory is too wide to grant (`/`, the home directory: never `///**`), nothing for
+    /// such a directory itself. The path is a literal (`app/[slug]` escaped). A rule is added
+    /// for the symlink-resolved path too when it differs, as an allow needs both to match.
+    fn path_grant(&self, path: &Path, ctx: &ToolUseContext) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in [path.to_path_buf(), resolve_symlinks(path)] {
+            let is_dir = p.is_dir();
+            let dir = if is_dir { &p } else { p.parent().unwrap_or(&p) };
+            let content = if !self.too_wide_to_grant(dir, ctx) {
+                format!("/{}/**", escape_glob(&dir.display().to_string()))
+            } else if is_dir || p.parent().is_none() {
+                continue;
+            } else {
+                format!("/{}", escape_glob(&p.display().to_string()))
+            };
+            if !out.contains(&content) {
+                out.push(content);
+            }
+        }
+        out
     }
 
     /// The engine a tool that walks directories (Grep, Glob) asks which paths its deny rules
@@ -1282,16 +1355,39 @@ impl PermissionEngine {
                 {
                     return Finding::new(Kind::Allow, "").with_rule(Some(r));
                 }
-                let dir = path.parent().unwrap_or(path);
                 let mut f = Finding::new(
                     Kind::Ask,
                     format!("Claude requested permissions to read from {shown}, which is outside the working directories."),
                 )
                 .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") });
-                f.suggestions.push(PermissionUpdate::AddDirectories {
-                    directories: vec![dir.display().to_string()],
-                    destination: UpdateDestination::Session,
-                });
+                // What allows this read again: a session Read rule for the directory (the
+                // subject itself when it is one: Grep and Glob search directories), and the
+                // directory as a working directory, unless it is `/` or the home directory.
+                let grant = self.path_grant(path, ctx);
+                if !grant.is_empty() {
+                    f.suggestions.push(PermissionUpdate::AddRules {
+                        rules: grant
+                            .into_iter()
+                            .map(|content| RuleValue {
+                                tool_name: "Read".into(),
+                                rule_content: Some(content),
+                            })
+                            .collect(),
+                        behavior: RuleBehavior::Allow,
+                        destination: UpdateDestination::Session,
+                    });
+                }
+                let dir = if path.is_dir() {
+                    path
+                } else {
+                    path.parent().unwrap_or(path)
+                };
+                if !self.too_wide_to_grant(dir, ctx) {
+                    f.suggestions.push(PermissionUpdate::AddDirectories {
+                        directories: vec![dir.display().to_string()],
+                        destination: UpdateDestination::Session,
+                    });
+                }
                 f
             }
             FileAccess::Write => {
@@ -1339,24 +1435,40 @@ impl PermissionEngine {
                 {
                     return Finding::new(Kind::Allow, "").with_rule(Some(r));
                 }
-                let mut f = if inside {
-                    Finding::new(
+                if inside {
+                    let mut f = Finding::new(
                         Kind::Ask,
                         format!(
                             "Claude requested permissions to write to {shown}, but you haven't granted it yet."
                         ),
-                    )
-                } else {
-                    Finding::new(
-                        Kind::Ask,
-                        format!("Claude requested permissions to write to {shown}, which is outside the working directories."),
-                    )
-                    .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") })
-                };
-                f.suggestions.push(PermissionUpdate::SetMode {
-                    mode: PermissionMode::AcceptEdits,
-                    destination: UpdateDestination::Session,
-                });
+                    );
+                    f.suggestions.push(PermissionUpdate::SetMode {
+                        mode: PermissionMode::AcceptEdits,
+                        destination: UpdateDestination::Session,
+                    });
+                    return f;
+                }
+                let mut f = Finding::new(
+                    Kind::Ask,
+                    format!("Claude requested permissions to write to {shown}, which is outside the working directories."),
+                )
+                .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") });
+                // acceptEdits would not allow a write outside the working directories: an
+                // Edit rule for the directory does (nothing when it is `/` or the home).
+                let grant = self.path_grant(path, ctx);
+                if !grant.is_empty() {
+                    f.suggestions.push(PermissionUpdate::AddRules {
+                        rules: grant
+                            .into_iter()
+                            .map(|content| RuleValue {
+                                tool_name: "Edit".into(),
+                                rule_content: Some(content),
+                            })
+                            .collect(),
+                        behavior: RuleBehavior::Allow,
+                        destination: UpdateDestination::Session,
+                    });
+                }
                 f
             }
         }

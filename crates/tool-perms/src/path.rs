@@ -47,13 +47,14 @@ impl PathRoots {
         }
     }
 
-    /// The root directory and the gitignore line a path pattern becomes, or why it cannot.
+    /// The root directory and the gitignore line a path pattern becomes (with a warning
+    /// when it is not read as written), or why it cannot.
     pub fn anchor(
         &self,
         pattern: &str,
         source: RuleSource,
         behavior: RuleBehavior,
-    ) -> Result<(PathBuf, String), String> {
+    ) -> Result<Anchored, String> {
         let pattern = pattern.trim();
         if pattern.is_empty() {
             return Err("empty path pattern".into());
@@ -86,8 +87,11 @@ impl PathRoots {
             if rest == ".." || rest == "../" {
                 rest = "../**".to_owned();
             }
-            // A pattern that climbs (`../x`) names a place, never a name at any depth.
-            let bare_name = !rest.starts_with("../") && !rest.trim_end_matches("/**").contains('/');
+            // A pattern that climbs (`../x`) names a place, never a name at any depth; nor
+            // does `.` (the cwd itself).
+            let itself = rest.is_empty() || rest == ".";
+            let bare_name =
+                !itself && !rest.starts_with("../") && !rest.trim_end_matches("/**").contains('/');
             // Deliberate: a bare-name deny/ask (`Read(.env)`) applies anywhere on disk, not only
             // under the cwd; an allow stays under the cwd.
             if bare_name && behavior != RuleBehavior::Allow {
@@ -111,6 +115,29 @@ impl PathRoots {
                 "`..` may only start a path pattern (`../dir/**`): in `{pattern}` it would never match"
             ));
         }
+        let mut warning = None;
+        if matches!(line.trim_start_matches('/'), "" | ".") {
+            // The pattern names its base directory itself (`./`, `.`, `/`, `//`, `~/`), which
+            // a gitignore line never matches (an empty line is skipped, `.` is no path's
+            // name): Claude Code's rule silently does nothing. A deny or ask rule is read as
+            // the directory and everything in it, as it was surely meant; an allow rule keeps
+            // matching nothing (granting more than Claude Code would is not ours to decide).
+            if behavior == RuleBehavior::Allow {
+                warning = Some(format!(
+                    "`{pattern}` names a directory itself, which a path pattern never matches: this allow rule matches nothing (as in Claude Code); end the directory with `/**` to allow everything in it"
+                ));
+                line = String::new();
+            } else {
+                warning = Some(format!(
+                    "`{pattern}` names a directory itself, which a path pattern never matches: read as that directory and everything in it (`/**`)"
+                ));
+                line = "**".to_owned();
+            }
+        } else if line.split('/').any(|segment| segment == ".") {
+            warning = Some(format!(
+                "a `.` segment never matches (paths are compared without them): `{pattern}` matches nothing; write it without the `.`"
+            ));
+        }
         if behavior != RuleBehavior::Allow
             && let Some(stripped) = line.strip_suffix("/**")
             && !stripped.is_empty()
@@ -126,8 +153,103 @@ impl PathRoots {
         // Unicode NFC (a rule typed in NFD would match nothing).
         let root = nfc(&normalize_lexically(&self.cwd.join(root)));
         let line = line.nfc().collect();
-        Ok((root, line))
+        Ok(Anchored {
+            root,
+            line,
+            warning,
+        })
     }
+}
+
+/// A path pattern anchored: the gitignore `line` it is matched as, below `root`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchored {
+    /// The directory the line is relative to (absolute, lexically normal, NFC).
+    pub root: PathBuf,
+    /// The gitignore line.
+    pub line: String,
+    /// Why the pattern is not read as written, if it is not (the rule is kept).
+    pub warning: Option<String>,
+}
+
+/// `text` with the characters a gitignore line gives a meaning (`[ ] * ? { } \ !`) escaped
+/// with a backslash, so that it matches itself only (`app/[slug]` is not a character class).
+pub fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '[' | ']' | '*' | '?' | '{' | '}' | '\\' | '!') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A segment of a gitignore line read as a literal name (backslash escapes undone), or
+/// `None` when it holds a glob character.
+fn literal_segment(segment: &str) -> Option<String> {
+    let mut name = String::with_capacity(segment.len());
+    let mut chars = segment.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => name.push(chars.next()?),
+            '*' | '?' | '[' | '{' => return None,
+            c => name.push(c),
+        }
+    }
+    Some(name)
+}
+
+/// For a deny or ask rule, the same rule where its pattern starts from once symlinks are
+/// resolved: the root joined with the pattern's literal leading directories (`/link/**`
+/// starts at `<root>/link`, `//var/run/x/*.pem` at `/var/run/x`, `~/**` at the home
+/// directory) is resolved (canonicalized where it exists), and the rest of the pattern kept.
+/// `None` when resolving changes nothing. The path a call names and its resolved target are
+/// both checked, but the rule itself was written through the link: without this,
+/// `Read(//var/run/secrets/**)` (`/var/run -> /run`) would miss `/run/secrets/token`.
+pub fn resolved_anchor(root: &Path, line: &str) -> Option<(PathBuf, String)> {
+    let (body, dir_only) = match line.strip_suffix('/') {
+        Some(body) => (body, "/"),
+        None => (line, ""),
+    };
+    if body.is_empty() {
+        return None;
+    }
+    // gitignore: a line with a slash (not only at the end) is matched from the root; one
+    // without matches a name at any depth below it.
+    let anchored = body.contains('/');
+    let mut base = root.to_path_buf();
+    let mut remainder = body.to_owned();
+    if anchored {
+        let segments: Vec<&str> = body.trim_start_matches('/').split('/').collect();
+        let mut literal = 0;
+        for segment in &segments {
+            match literal_segment(segment) {
+                Some(name) if !name.is_empty() && name != "." && name != ".." => {
+                    base.push(name);
+                    literal += 1;
+                }
+                _ => break,
+            }
+        }
+        remainder = segments[literal..].join("/");
+    }
+    let resolved = nfc(&resolve_symlinks(&base));
+    if resolved == base {
+        return None;
+    }
+    if remainder.is_empty() {
+        // The whole pattern is literal: the resolved path itself (and what is below it).
+        let name = resolved.file_name()?.to_str()?;
+        let parent = resolved.parent()?.to_path_buf();
+        return Some((parent, format!("/{}{dir_only}", escape_glob(name))));
+    }
+    let line = if anchored {
+        format!("/{remainder}{dir_only}")
+    } else {
+        format!("{remainder}{dir_only}")
+    };
+    Some((resolved, line.nfc().collect()))
 }
 
 struct Group {
@@ -141,6 +263,7 @@ struct Group {
 #[derive(Default)]
 pub struct PathRuleSet {
     groups: Vec<Group>,
+    case_insensitive: bool,
 }
 
 impl std::fmt::Debug for PathRuleSet {
@@ -153,8 +276,13 @@ impl std::fmt::Debug for PathRuleSet {
 
 impl PathRuleSet {
     /// Builds from `(rule index, root, line)`; returns the set and `(rule index, error)` for
-    /// lines that are not valid globs.
-    pub fn build(entries: &[(usize, PathBuf, String)]) -> (Self, Vec<(usize, String)>) {
+    /// lines that are not valid globs. `case_insensitive`: the lines and the roots match
+    /// paths whatever their case (as node `ignore`, which Claude Code uses, does by default,
+    /// and as a case-insensitive file system opens them): for deny and ask rules.
+    pub fn build(
+        entries: &[(usize, PathBuf, String)],
+        case_insensitive: bool,
+    ) -> (Self, Vec<(usize, String)>) {
         let mut by_root: Vec<(PathBuf, Vec<(usize, String)>)> = Vec::new();
         for (idx, root, line) in entries {
             match by_root.iter_mut().find(|(r, _)| r == root) {
@@ -166,6 +294,8 @@ impl PathRuleSet {
         let mut groups = Vec::new();
         for (root, lines) in by_root {
             let mut builder = GitignoreBuilder::new(&root);
+            // Always `Ok` (the `Result` is historical).
+            let _ = builder.case_insensitive(case_insensitive);
             let mut map = HashMap::new();
             let mut first = None;
             for (idx, line) in lines {
@@ -192,7 +322,13 @@ impl PathRuleSet {
                 }
             }
         }
-        (Self { groups }, errors)
+        (
+            Self {
+                groups,
+                case_insensitive,
+            },
+            errors,
+        )
     }
 
     /// The index of a rule matching `path` (absolute), if any.
@@ -206,10 +342,14 @@ impl PathRuleSet {
         let normal = nfc(&normal);
         let path = normal.as_path();
         for g in &self.groups {
-            if !path.starts_with(&g.root) || path == g.root {
+            // Matched relative to the root (the matcher takes a relative path as it is).
+            let Some(relative) = strip_root(path, &g.root, self.case_insensitive) else {
+                continue;
+            };
+            if relative.as_os_str().is_empty() {
                 continue;
             }
-            let m = g.matcher.matched_path_or_any_parents(path, is_dir);
+            let m = g.matcher.matched_path_or_any_parents(relative, is_dir);
             if let ignore::Match::Ignore(glob) = m {
                 return Some(g.lines.get(glob.original()).copied().unwrap_or(g.first));
             }
@@ -228,14 +368,43 @@ impl PathRuleSet {
     /// inside `dir`, or `dir` inside it. A pattern without a slash (`.env`) matches a name at
     /// any depth of its root.
     pub fn may_match_inside(&self, dir: &Path) -> bool {
-        let dir = nfc(&dir.components().collect::<PathBuf>());
+        let fold = |p: PathBuf| {
+            if self.case_insensitive {
+                PathBuf::from(p.to_string_lossy().to_lowercase())
+            } else {
+                p
+            }
+        };
+        let dir = fold(nfc(&dir.components().collect::<PathBuf>()));
         self.groups.iter().any(|g| {
             g.lines.keys().any(|line| {
-                let start = pattern_start(&g.root, line);
+                let start = fold(pattern_start(&g.root, line));
                 start.starts_with(&dir) || dir.starts_with(&start)
             })
         })
     }
+}
+
+/// `path` relative to `root` when it is below it (or is it: empty), component by
+/// component, the case of each ignored when `case_insensitive`.
+fn strip_root<'a>(path: &'a Path, root: &Path, case_insensitive: bool) -> Option<&'a Path> {
+    if let Ok(relative) = path.strip_prefix(root) {
+        return Some(relative);
+    }
+    if !case_insensitive {
+        return None;
+    }
+    let mut components = path.components();
+    for r in root.components() {
+        let c = components.next()?;
+        if c != r
+            && c.as_os_str().to_string_lossy().to_lowercase()
+                != r.as_os_str().to_string_lossy().to_lowercase()
+        {
+            return None;
+        }
+    }
+    Some(components.as_path())
 }
 
 /// The directory (or file) a gitignore `line` under `root` matches from: `root` for a pattern
@@ -248,7 +417,7 @@ fn pattern_start(root: &Path, line: &str) -> PathBuf {
         return start;
     }
     for segment in line.trim_start_matches('/').split('/') {
-        if segment.is_empty() || segment.contains(['*', '?', '[', '\\']) {
+        if segment.is_empty() || segment.contains(['*', '?', '[', '{', '\\']) {
             break;
         }
         start.push(segment);
@@ -496,8 +665,8 @@ mod tests {
             flag_settings_dir: None,
         };
         let mk = |pat: &str, b| {
-            let (root, line) = roots.anchor(pat, RuleSource::ProjectSettings, b).unwrap();
-            PathRuleSet::build(&[(0, root, line)]).0
+            let a = roots.anchor(pat, RuleSource::ProjectSettings, b).unwrap();
+            PathRuleSet::build(&[(0, a.root, a.line)], b != RuleBehavior::Allow).0
         };
         let s = mk(".env", RuleBehavior::Deny);
         assert!(s.matching(Path::new("/p/.env")).is_some());
@@ -528,10 +697,10 @@ mod tests {
             flag_settings_dir: None,
         };
         let reaches = |pat: &str, dir: &str| {
-            let (root, line) = roots
+            let a = roots
                 .anchor(pat, RuleSource::ProjectSettings, RuleBehavior::Deny)
                 .unwrap();
-            PathRuleSet::build(&[(0, root, line)])
+            PathRuleSet::build(&[(0, a.root, a.line)], true)
                 .0
                 .may_match_inside(Path::new(dir))
         };

@@ -790,16 +790,8 @@ fn anchored_in(rule: &str, dir: &Path) -> String {
                 // Only Read and Edit rules are path patterns (the engine's anchoring).
                 && matches!(parsed.tool_name.as_str(), "Read" | "Edit") =>
         {
-            // The directory is a literal: its glob characters are escaped.
-            let literal: String = dir
-                .display()
-                .to_string()
-                .chars()
-                .flat_map(|c| {
-                    let escape = "[]*?\\!".contains(c).then_some('\\');
-                    escape.into_iter().chain(std::iter::once(c))
-                })
-                .collect();
+            // The directory is a literal: its glob characters (`{` `}` too) are escaped.
+            let literal = crate::path::escape_glob(&dir.display().to_string());
             let absolute = format!("/{literal}{pattern}");
             crate::rule::format_rule(&parsed.tool_name, Some(&absolute))
         }

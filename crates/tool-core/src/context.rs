@@ -271,6 +271,32 @@ pub fn project_dirs(cwd: &Path, project_dir: &Path, home: Option<&Path>) -> Vec<
     dirs
 }
 
+/// Configuration text as JSON sees it: a leading UTF-8 byte order mark (PowerShell 5.1 and
+/// some Windows editors write one) is not part of the content, as Claude Code reads its
+/// settings and `.mcp.json`. Only the very first character: a BOM anywhere else is invalid
+/// JSON.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Whether a `--settings` or `--mcp-config` argument is inline JSON (it starts with `{`,
+/// after a byte order mark and whitespace) rather than a file name.
+pub fn is_inline_json(arg: &str) -> bool {
+    without_bom(arg).trim_start().starts_with('{')
+}
+
+/// Where `.claude/settings.local.json` is for a session in `project_dir`: at the root of
+/// its git repository (Claude Code keeps it there since 2.1.211, while
+/// `.claude/settings.json` stays the project directory's), found as the trust record finds
+/// it ([`git_root`]: the nearest directory up from `project_dir` with a `.git` directory, or
+/// file in a worktree); outside a repository, the project directory's. The permissions and
+/// the hooks read this one file.
+pub fn local_settings_path(project_dir: &Path) -> PathBuf {
+    git_root(project_dir)
+        .unwrap_or(project_dir)
+        .join(".claude/settings.local.json")
+}
+
 /// The directory of managed (policy) settings, where an administrator deploys
 /// `managed-settings.json`, `managed-settings.d/` and `managed-mcp.json`, as Claude Code reads
 /// it: `/etc/claude-code` on Linux, `/Library/Application Support/ClaudeCode` on macOS,

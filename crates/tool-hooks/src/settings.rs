@@ -100,32 +100,6 @@ fn read_file(
     parse_text(&text, Some(path.to_path_buf()), source, files, diags);
 }
 
-/// Settings text as JSON sees it: a leading UTF-8 byte order mark (PowerShell 5.1 and some
-/// Windows editors write one) is not part of the content, as Claude Code and `.mcp.json`'s
-/// reader take it (and `tool_perms`' settings reader, which reads the same files). Only the
-/// very first character: a BOM anywhere else is invalid JSON.
-fn without_bom(text: &str) -> &str {
-    text.strip_prefix('\u{feff}').unwrap_or(text)
-}
-
-/// Whether a `--settings` argument is inline JSON (it starts with `{`, after a byte order
-/// mark and whitespace) rather than a file name.
-fn is_inline_json(arg: &str) -> bool {
-    without_bom(arg).trim_start().starts_with('{')
-}
-
-/// Where `.claude/settings.local.json` is for a session in `project_dir`: at the root of
-/// its git repository (Claude Code keeps it there since 2.1.211, while
-/// `.claude/settings.json` stays the project directory's), found as the trust record finds
-/// it ([`tool_core::git_root`]: the nearest directory up from `project_dir` with a `.git`
-/// directory, or file in a worktree); outside a repository, the project directory's. The
-/// permissions (`tool_perms`) read the same file.
-fn local_settings_path(project_dir: &Path) -> PathBuf {
-    tool_core::git_root(project_dir)
-        .unwrap_or(project_dir)
-        .join(".claude/settings.local.json")
-}
-
 /// Parses a settings file's text (`path`) or an inline `--settings` value (no path): a
 /// leading byte order mark is skipped and blank text is `{}`.
 fn parse_text(
@@ -135,7 +109,7 @@ fn parse_text(
     files: &mut Vec<SettingsFile>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let text = without_bom(text);
+    let text = tool_core::without_bom(text);
     let ignored = if path.is_some() {
         "file ignored"
     } else {
@@ -207,7 +181,7 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
         }
     }
     for arg in &paths.flag_settings {
-        if is_inline_json(arg) {
+        if tool_core::is_inline_json(arg) {
             parse_text(arg, None, RuleSource::FlagSettings, &mut files, &mut diags);
         } else {
             let p = PathBuf::from(arg);
@@ -227,7 +201,7 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
     if let Some(project) = &paths.project_dir {
         let mut project_files = Vec::new();
         read_file(
-            &local_settings_path(project),
+            &tool_core::local_settings_path(project),
             RuleSource::LocalSettings,
             &mut project_files,
             &mut diags,

@@ -120,25 +120,12 @@ impl std::fmt::Display for SettingsDiagnostic {
     }
 }
 
-/// Settings text as JSON sees it: a leading UTF-8 byte order mark (PowerShell 5.1 and some
-/// Windows editors write one) is not part of the content, as Claude Code and `.mcp.json`'s
-/// reader take it. Only the very first character: a BOM anywhere else is invalid JSON.
-fn without_bom(text: &str) -> &str {
-    text.strip_prefix('\u{feff}').unwrap_or(text)
-}
-
-/// Whether a `--settings` value is inline JSON (it starts with `{`, after a byte order mark
-/// and whitespace) rather than a file name.
-fn is_inline_json(arg: &str) -> bool {
-    without_bom(arg).trim_start().starts_with('{')
-}
-
 /// Parses the text of a settings file or inline value into its object: a leading byte
 /// order mark is skipped and blank text (nothing but whitespace) is `{}`. The error says
 /// what is wrong: invalid JSON with serde's reason, line and column, or valid JSON that is
 /// not an object.
 fn parse_settings_text(text: &str) -> Result<Value, String> {
-    let text = without_bom(text);
+    let text = tool_core::without_bom(text);
     if text.trim().is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
@@ -197,18 +184,6 @@ fn read_json(
     }
 }
 
-/// Where `.claude/settings.local.json` is for a session in `project_dir`: at the root of
-/// its git repository (Claude Code keeps it there since 2.1.211, while
-/// `.claude/settings.json` stays the project directory's), found as the trust record finds
-/// it ([`tool_core::git_root`]: the nearest directory up from `project_dir` with a `.git`
-/// directory, or file in a worktree); outside a repository, the project directory's.
-/// `tool_hooks` reads the same file.
-fn local_settings_path(project_dir: &Path) -> PathBuf {
-    tool_core::git_root(project_dir)
-        .unwrap_or(project_dir)
-        .join(".claude/settings.local.json")
-}
-
 /// Reads every settings file that exists, highest precedence first: managed
 /// (`managed-settings.d/*.json` in reverse name order, then `managed-settings.json`: the
 /// drop-ins merge after the main file, the last one winning), `--settings`
@@ -252,7 +227,7 @@ pub fn load_settings_files(
     }
     // The last `--settings` given wins: it comes first here.
     for flag in sources.flag_settings.iter().rev() {
-        if is_inline_json(flag) {
+        if tool_core::is_inline_json(flag) {
             match parse_settings_text(flag) {
                 Ok(value) => files.push(SettingsFile {
                     source: RuleSource::FlagSettings,
@@ -288,7 +263,7 @@ pub fn load_settings_files(
         }
     }
     let claude = sources.project_dir.join(".claude");
-    let local = local_settings_path(&sources.project_dir);
+    let local = tool_core::local_settings_path(&sources.project_dir);
     let beside_project = claude.join("settings.local.json");
     if local != beside_project && beside_project.is_file() {
         // Claude Code does not read it either; its rules must not be lost unnoticed.
@@ -502,7 +477,7 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
         .map(PathBuf::from);
     args.iter()
         .map(|arg| {
-            if is_inline_json(arg) {
+            if tool_core::is_inline_json(arg) {
                 arg.clone()
             } else {
                 expand_path(arg, &invoked_in, home.as_deref())

@@ -423,8 +423,8 @@ impl ConfigLoader {
         }
 
         for arg in &self.mcp_config_args {
-            let trimmed = arg.trim_start_matches('\u{feff}').trim_start();
-            if trimmed.starts_with('{') {
+            if tool_core::is_inline_json(arg) {
+                let trimmed = tool_core::without_bom(arg).trim_start();
                 match serde_json::from_str::<Value>(trimmed) {
                     Ok(doc) => found.extend(self.parse_document(
                         &doc,
@@ -439,7 +439,7 @@ impl ConfigLoader {
                     )),
                 }
             } else {
-                let path = resolve(&self.project_dir, trimmed);
+                let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
                 if let Some(doc) = read_json(&path, true, &mut diags) {
                     found.extend(self.parse_document(
                         &doc,
@@ -913,7 +913,7 @@ fn read_json(path: &Path, required: bool, diags: &mut Vec<Diagnostic>) -> Option
     };
     // A byte order mark (Windows editors write one) is not JSON, and not part of the file's
     // content either.
-    match serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)) {
+    match serde_json::from_str(tool_core::without_bom(&text)) {
         Ok(v) => Some(v),
         Err(e) => {
             diags.push(Diagnostic::error(

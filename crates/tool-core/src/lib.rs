@@ -117,7 +117,8 @@ pub use file_state::{
 pub use input::{InputError, InputIssue, check_input, json_type, shown_setting};
 pub use permission::{
     DecisionReason, PermissionMode, PermissionResult, PermissionUpdate, RuleBehavior, RuleSource,
-    RuleValue, SourcedRule, ToolPermissionContext, UpdateDestination,
+    RuleValue, SourcedRule, ToolPermissionContext, UpdateDestination, rule_char_is_escaped,
+    rule_syntax_problem,
 };
 pub use result::{Attachment, ContextModifier, McpMeta, Message, ToolOutput, ToolResult};
 pub use schema::normalize_schema;

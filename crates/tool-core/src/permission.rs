@@ -340,6 +340,63 @@ pub enum PermissionUpdate {
     },
 }
 
+/// Whether the byte at `idx` of a rule is escaped: preceded by an odd number of
+/// backslashes (`\(` is a literal parenthesis, `\\(` a backslash and an opening one).
+pub fn rule_char_is_escaped(rule: &[u8], idx: usize) -> bool {
+    rule[..idx]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count()
+        % 2
+        == 1
+}
+
+/// What is wrong with a permission rule's syntax (`Tool` or `Tool(content)`), or `None` for
+/// a well-formed one: an empty rule, unbalanced parentheses (escaped ones, `\(`, do not
+/// count), text after the closing `)`, no tool name before `(`, a tool name with spaces or a
+/// backslash, empty parentheses `()`. The one check behind tool-perms' `parse_rule` and the
+/// hooks' `if` diagnostics, so that a rule one refuses the other reports.
+pub fn rule_syntax_problem(rule: &str) -> Option<&'static str> {
+    if rule.trim().is_empty() {
+        return Some("the rule is empty");
+    }
+    let bytes = rule.as_bytes();
+    let unescaped = |c: u8| {
+        (0..bytes.len())
+            .filter(|&i| bytes[i] == c && !rule_char_is_escaped(bytes, i))
+            .count()
+    };
+    let (opens, closes) = (unescaped(b'('), unescaped(b')'));
+    if opens == 0 && closes == 0 {
+        return rule
+            .contains(char::is_whitespace)
+            .then_some("a tool name cannot contain spaces (did you mean `Tool(content)`?)");
+    }
+    if opens == 0 || closes == 0 {
+        return Some("mismatched parentheses (escape literal ones as `\\(` and `\\)`)");
+    }
+    if !rule.ends_with(')') || rule_char_is_escaped(bytes, bytes.len() - 1) {
+        return Some("the rule must end with `)` after its content");
+    }
+    let open = rule.find('(').unwrap_or(0);
+    let name = &rule[..open];
+    if name.is_empty() {
+        return Some("the tool name before `(` is empty");
+    }
+    if name.contains(char::is_whitespace) {
+        return Some("a tool name cannot contain spaces");
+    }
+    // `\()()` would read as the tool `\()`, which no tool is, and would not read back.
+    if name.contains('\\') {
+        return Some("a tool name cannot contain `\\`");
+    }
+    if &rule[open..] == "()" {
+        return Some("empty parentheses `()`: write the bare tool name for a tool-wide rule");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

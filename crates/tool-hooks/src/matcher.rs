@@ -159,56 +159,11 @@ pub trait RuleMatcher: Send + Sync {
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool;
 }
 
-fn is_escaped(s: &[u8], idx: usize) -> bool {
-    s[..idx].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
-}
-
 /// What is wrong with an `if` rule that the permission rule parser (tool-perms', which the
-/// host's [`RuleMatcher`] uses) refuses, so that the hook never runs; `None` for a rule
-/// it accepts. The same checks as tool-perms' `parse_rule`: an empty rule, unbalanced
-/// parentheses (escaped ones, `\(`, do not count), text after the closing `)`, no tool
-/// name before `(`, a tool name with spaces or a backslash, empty parentheses `()`.
+/// host's [`RuleMatcher`] uses) refuses, so that the hook never runs; `None` for a rule it
+/// accepts: [`tool_core::rule_syntax_problem`], the check behind that parser.
 pub fn if_rule_problem(rule: &str) -> Option<&'static str> {
-    if rule.trim().is_empty() {
-        return Some("the rule is empty");
-    }
-    let bytes = rule.as_bytes();
-    let unescaped = |c: u8| {
-        (0..bytes.len())
-            .filter(|&i| bytes[i] == c && !is_escaped(bytes, i))
-            .count()
-    };
-    let (opens, closes) = (unescaped(b'('), unescaped(b')'));
-    if opens == 0 && closes == 0 {
-        return rule
-            .contains(char::is_whitespace)
-            .then_some("a tool name cannot contain spaces");
-    }
-    if opens != closes && (opens == 0 || closes == 0) {
-        return Some("unbalanced parentheses");
-    }
-    if !rule.ends_with(')') || is_escaped(bytes, bytes.len() - 1) {
-        return Some(if opens == closes {
-            "the rule must end with `)` after its content"
-        } else {
-            "unbalanced parentheses"
-        });
-    }
-    let open = rule.find('(').unwrap_or(0);
-    let name = &rule[..open];
-    if name.is_empty() {
-        return Some("no tool name before `(`");
-    }
-    if name.contains(char::is_whitespace) {
-        return Some("a tool name cannot contain spaces");
-    }
-    if name.contains('\\') {
-        return Some("a tool name cannot contain `\\`");
-    }
-    if &rule[open..] == "()" {
-        return Some("empty parentheses `()`: write the bare tool name for a tool-wide rule");
-    }
-    None
+    tool_core::rule_syntax_problem(rule)
 }
 
 /// A small built-in [`RuleMatcher`] used when the host supplies none.

@@ -36,16 +36,6 @@ impl std::error::Error for RuleSyntaxError {}
 
 pub use tool_core::normalize_tool_name;
 
-fn is_escaped(s: &[u8], idx: usize) -> bool {
-    let mut n = 0;
-    let mut i = idx;
-    while i > 0 && s[i - 1] == b'\\' {
-        n += 1;
-        i -= 1;
-    }
-    n % 2 == 1
-}
-
 /// Unescapes rule content: `\(` -> `(`, `\)` -> `)`, then `\\` -> `\`.
 pub fn unescape_content(content: &str) -> String {
     content
@@ -75,10 +65,11 @@ pub fn format_rule(tool_name: &str, content: Option<&str>) -> String {
 /// whole string a tool name. `Tool()` and `Tool(*)` are tool-wide.
 pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
     let bytes = rule.as_bytes();
-    let open = (0..bytes.len()).find(|&i| bytes[i] == b'(' && !is_escaped(bytes, i));
+    let open =
+        (0..bytes.len()).find(|&i| bytes[i] == b'(' && !tool_core::rule_char_is_escaped(bytes, i));
     let close = (0..bytes.len())
         .rev()
-        .find(|&i| bytes[i] == b')' && !is_escaped(bytes, i));
+        .find(|&i| bytes[i] == b')' && !tool_core::rule_char_is_escaped(bytes, i));
     match (open, close) {
         (Some(o), Some(c)) if c == bytes.len() - 1 && c > o && o > 0 => {
             let name = normalize_tool_name(&rule[..o]).to_owned();
@@ -104,54 +95,13 @@ pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
 /// Parses and validates a rule string: rejects empty rules, mismatched or misplaced
 /// parentheses, empty `()`, an empty tool name and whitespace around the name.
 pub fn parse_rule(rule: &str) -> Result<RuleValueParsed, RuleSyntaxError> {
-    let err = |reason: &str| RuleSyntaxError {
-        rule: rule.to_owned(),
-        reason: reason.to_owned(),
-    };
-    if rule.trim().is_empty() {
-        return Err(err("the rule is empty"));
+    match tool_core::rule_syntax_problem(rule) {
+        Some(reason) => Err(RuleSyntaxError {
+            rule: rule.to_owned(),
+            reason: reason.to_owned(),
+        }),
+        None => Ok(parse_rule_lenient(rule)),
     }
-    let bytes = rule.as_bytes();
-    let opens = (0..bytes.len())
-        .filter(|&i| bytes[i] == b'(' && !is_escaped(bytes, i))
-        .count();
-    let closes = (0..bytes.len())
-        .filter(|&i| bytes[i] == b')' && !is_escaped(bytes, i))
-        .count();
-    if opens == 0 && closes == 0 {
-        if rule.trim() != rule || rule.contains(char::is_whitespace) {
-            return Err(err(
-                "a tool name cannot contain spaces (did you mean `Tool(content)`?)",
-            ));
-        }
-        return Ok(parse_rule_lenient(rule));
-    }
-    if opens == 0 || closes == 0 {
-        return Err(err(
-            "mismatched parentheses (escape literal ones as `\\(` and `\\)`)",
-        ));
-    }
-    if !rule.ends_with(')') || is_escaped(bytes, bytes.len() - 1) {
-        return Err(err("the rule must end with `)` after its content"));
-    }
-    let open = rule.find('(').unwrap_or(0);
-    let name = &rule[..open];
-    if name.is_empty() {
-        return Err(err("the tool name before `(` is empty"));
-    }
-    if name.contains(char::is_whitespace) {
-        return Err(err("a tool name cannot contain spaces"));
-    }
-    // `\()()` would read as the tool `\()`, which no tool is, and would not read back.
-    if name.contains('\\') {
-        return Err(err("a tool name cannot contain `\\`"));
-    }
-    if &rule[open..] == "()" {
-        return Err(err(
-            "empty parentheses `()`: write the bare tool name for a tool-wide rule",
-        ));
-    }
-    Ok(parse_rule_lenient(rule))
 }
 
 #[cfg(test)]

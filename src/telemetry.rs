@@ -89,7 +89,7 @@ impl ExportPlan {
                     .map(|v| ("OTEL_EXPORTER_OTLP_PROTOCOL".into(), v))
             });
             if let Some((var, value)) = protocol
-                && value.trim() != HTTP_PROTOBUF
+                && !value.trim().eq_ignore_ascii_case(HTTP_PROTOBUF)
             {
                 let notice = format!(
                     "{var}={} is not supported: this build exports OTLP over HTTP with \
@@ -401,6 +401,12 @@ mod tests {
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
         ]);
         assert!(fine.notices.is_empty());
+        // The SDK reads the value without regard to case.
+        let upper = plan(&[
+            (ENDPOINT, url),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "HTTP/Protobuf"),
+        ]);
+        assert!(upper.notices.is_empty(), "{:?}", upper.notices);
         // A signal not exported says nothing about its protocol.
         let off = plan(&[
             (ENDPOINT, url),

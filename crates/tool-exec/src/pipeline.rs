@@ -1231,8 +1231,16 @@ impl<'a> CallTelemetry<'a> {
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        let details =
-            log_details.then(|| ToolDetails::of(tool_use, find_tool(tools, &tool_use.name)));
+        // A tool whose `name` or `mcp_info` panics costs its details, never the caller: a
+        // panic in a call's steps is that call's failure.
+        let details = log_details
+            .then(|| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    ToolDetails::of(tool_use, find_tool(tools, &tool_use.name))
+                }))
+                .ok()
+            })
+            .flatten();
         Self {
             span,
             tool_use,

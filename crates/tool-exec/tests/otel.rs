@@ -547,6 +547,8 @@ async fn an_unknown_tool_run_by_the_executor_is_traced_and_counted() {
 struct Named {
     name: &'static str,
     mcp: Option<tool_core::McpToolInfo>,
+    /// `mcp_info` panics (a tool implementation's bug).
+    panics: bool,
 }
 
 #[tool_core::async_trait]
@@ -555,6 +557,7 @@ impl tool_core::Tool for Named {
         self.name
     }
     fn mcp_info(&self) -> Option<tool_core::McpToolInfo> {
+        assert!(!self.panics, "mcp_info panicked on purpose");
         self.mcp.clone()
     }
     fn input_schema(&self) -> serde_json::Value {
@@ -592,10 +595,17 @@ async fn tool_results(
                 tool_name: "echo".into(),
                 source: Some("project".into()),
             }),
+            panics: false,
         }));
         tools.push(Arc::new(Named {
             name: "Skill",
             mcp: None,
+            panics: false,
+        }));
+        tools.push(Arc::new(Named {
+            name: "Boom",
+            mcp: None,
+            panics: true,
         }));
         let ctx = ToolUseContext::new("/w").with_tools(tools);
         let mut pipeline = Pipeline::allow_all();
@@ -682,6 +692,7 @@ async fn tool_details_when_switched_on() {
             ("Skill", json!({"skill": "pdf", "args": "a.pdf"})),
             ("Read", json!({"ms": 1})),
             ("Bash", json!({"command": long})),
+            ("Boom", json!({})),
         ],
     )
     .await;
@@ -716,6 +727,10 @@ async fn tool_details_when_switched_on() {
     // A tool with no parameters of its own has only its input.
     assert_eq!(attr(&results[3], "tool_parameters"), None);
     assert_eq!(json_attr(&results[3], "tool_input"), Some(json!({"ms": 1})));
+
+    // A tool whose `mcp_info` panics costs its details, not the caller (the call itself
+    // ran: its span has a tool_result).
+    assert_eq!(attr(&results[5], "tool_input"), None);
 
     // Both are capped.
     for key in ["tool_parameters", "tool_input"] {

@@ -222,10 +222,17 @@ impl RuleSet {
                                     set.diagnostics.push(diag(w, false));
                                 }
                                 // A deny or ask rule written through a symlink also covers
-                                // where the link leads (allow rules need both anyway).
-                                let resolved = (behavior != RuleBehavior::Allow)
-                                    .then(|| resolved_anchor(&anchored.root, &anchored.line))
-                                    .flatten();
+                                // where the link leads (allow rules need both anyway), unless
+                                // that is far wider than the rule (said in a warning).
+                                let resolved = if behavior == RuleBehavior::Allow {
+                                    None
+                                } else {
+                                    resolved_anchor(&anchored.root, &anchored.line, roots)
+                                        .unwrap_or_else(|w| {
+                                            set.diagnostics.push(diag(w, false));
+                                            None
+                                        })
+                                };
                                 let entries = &mut path_entries[fam][bi(behavior)];
                                 entries.push((idx, anchored.root, anchored.line));
                                 if let Some((root, line)) = resolved {
@@ -311,8 +318,8 @@ impl RuleSet {
         }
         for (fam, per_behavior) in path_entries.iter().enumerate() {
             for (b, entries) in per_behavior.iter().enumerate() {
-                // Deny and ask rules ignore case (node `ignore`'s default, and a
-                // case-insensitive file system's); allow rules keep it.
+                // Deny and ask rules ignore case below their root (node `ignore`'s
+                // default, and a case-insensitive file system's); allow rules keep it.
                 let (rs, errors) = PathRuleSet::build(entries, b != bi(RuleBehavior::Allow));
                 let mut reported = std::collections::HashSet::new();
                 for (idx, e) in errors {
@@ -1063,22 +1070,37 @@ impl PermissionEngine {
             })
     }
 
-    /// The contents of the path rules (`//dir/**`) that would allow `path` (absolute) again:
-    /// its directory (itself when it is one) and everything in it, or only the file when its
+    /// The contents of the path rules that would allow `path` (absolute) again: its directory
+    /// and everything in it (`//dir/**`); for a directory, itself and everything in it
+    /// (`//dir`: `//dir/**` would not match the directory itself); only the file when its
     /// directory is too wide to grant (`/`, the home directory: never `///**`), nothing for
     /// such a directory itself. The path is a literal (`app/[slug]` escaped). A rule is added
-    /// for the symlink-resolved path too when it differs, as an allow needs both to match.
+    /// for the symlink-resolved path too when it differs, as an allow needs both to match:
+    /// for the file alone when the path's last component is the link (`out/hosts ->
+    /// /etc/hosts` must not grant `/etc`), the directory when a link is above the file.
     fn path_grant(&self, path: &Path, ctx: &ToolUseContext) -> Vec<String> {
+        let resolved = resolve_symlinks(path);
+        let last_is_link = !resolved.is_dir()
+            && path
+                .parent()
+                .zip(path.file_name())
+                .is_some_and(|(parent, name)| resolve_symlinks(parent).join(name) != resolved);
+        let literal = |p: &Path| format!("/{}", escape_glob(&p.display().to_string()));
         let mut out: Vec<String> = Vec::new();
-        for p in [path.to_path_buf(), resolve_symlinks(path)] {
-            let is_dir = p.is_dir();
-            let dir = if is_dir { &p } else { p.parent().unwrap_or(&p) };
-            let content = if !self.too_wide_to_grant(dir, ctx) {
-                format!("/{}/**", escape_glob(&dir.display().to_string()))
-            } else if is_dir || p.parent().is_none() {
-                continue;
+        for (p, file_only) in [(path.to_path_buf(), false), (resolved, last_is_link)] {
+            let content = if p.is_dir() {
+                if self.too_wide_to_grant(&p, ctx) {
+                    continue;
+                }
+                literal(&p)
             } else {
-                format!("/{}", escape_glob(&p.display().to_string()))
+                match p.parent() {
+                    None => continue,
+                    Some(dir) if !file_only && !self.too_wide_to_grant(dir, ctx) => {
+                        format!("{}/**", literal(dir))
+                    }
+                    Some(_) => literal(&p),
+                }
             };
             if !out.contains(&content) {
                 out.push(content);

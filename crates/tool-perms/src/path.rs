@@ -204,16 +204,28 @@ fn literal_segment(segment: &str) -> Option<String> {
 /// resolved: the root joined with the pattern's literal leading directories (`/link/**`
 /// starts at `<root>/link`, `//var/run/x/*.pem` at `/var/run/x`, `~/**` at the home
 /// directory) is resolved (canonicalized where it exists), and the rest of the pattern kept.
-/// `None` when resolving changes nothing. The path a call names and its resolved target are
-/// both checked, but the rule itself was written through the link: without this,
+/// `Ok(None)` when resolving changes nothing. The path a call names and its resolved target
+/// are both checked, but the rule itself was written through the link: without this,
 /// `Read(//var/run/secrets/**)` (`/var/run -> /run`) would miss `/run/secrets/token`.
-pub fn resolved_anchor(root: &Path, line: &str) -> Option<(PathBuf, String)> {
+///
+/// Not resolved (`Ok(None)`): a start through `/proc` or `/dev/fd`, which names what the
+/// process opening it sees (here: toolwright's own cwd and root, so that
+/// `Read(//proc/self/cwd/**)` would deny the whole project and `Read(//proc/self/root/*)`
+/// every path); a path through `/proc` is judged per call instead
+/// ([`through_proc`]). Refused, with the warning as `Err`: a resolved start that is `/`, or
+/// holds the home directory, the cwd or the project root, when the start as written does
+/// not (a link to `/` or to `..` would turn `Edit(/link/**)` into a rule for everything).
+pub fn resolved_anchor(
+    root: &Path,
+    line: &str,
+    roots: &PathRoots,
+) -> Result<Option<(PathBuf, String)>, String> {
     let (body, dir_only) = match line.strip_suffix('/') {
         Some(body) => (body, "/"),
         None => (line, ""),
     };
     if body.is_empty() {
-        return None;
+        return Ok(None);
     }
     // gitignore: a line with a slash (not only at the end) is matched from the root; one
     // without matches a name at any depth below it.
@@ -236,20 +248,68 @@ pub fn resolved_anchor(root: &Path, line: &str) -> Option<(PathBuf, String)> {
     }
     let resolved = nfc(&resolve_symlinks(&base));
     if resolved == base {
-        return None;
+        return Ok(None);
+    }
+    let per_process = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev/fd");
+    if per_process(&base) || per_process(&resolved) || through_proc(&base) {
+        return Ok(None);
+    }
+    let widened: Vec<&str> = roots
+        .held_by(&resolved)
+        .into_iter()
+        .filter(|what| !roots.held_by(&base).contains(what))
+        .collect();
+    if !widened.is_empty() {
+        return Err(format!(
+            "written through a link to `{}`, which holds {}: not also applied there (it would cover far more than the rule names); only paths written through the link match",
+            resolved.display(),
+            widened.join(", ")
+        ));
     }
     if remainder.is_empty() {
         // The whole pattern is literal: the resolved path itself (and what is below it).
-        let name = resolved.file_name()?.to_str()?;
-        let parent = resolved.parent()?.to_path_buf();
-        return Some((parent, format!("/{}{dir_only}", escape_glob(name))));
+        let Some((name, parent)) = resolved
+            .file_name()
+            .and_then(|n| n.to_str())
+            .zip(resolved.parent())
+        else {
+            return Ok(None);
+        };
+        return Ok(Some((
+            parent.to_path_buf(),
+            format!("/{}{dir_only}", escape_glob(name)),
+        )));
     }
     let line = if anchored {
         format!("/{remainder}{dir_only}")
     } else {
         format!("{remainder}{dir_only}")
     };
-    Some((resolved, line.nfc().collect()))
+    Ok(Some((resolved, line.nfc().collect())))
+}
+
+impl PathRoots {
+    /// What `dir` (absolute, normal) holds of the places a rule must not be widened to:
+    /// everything (it is `/`), the home directory, the cwd, the project root (each as
+    /// written or resolved).
+    fn held_by(&self, dir: &Path) -> Vec<&'static str> {
+        if dir.parent().is_none() {
+            return vec!["every path"];
+        }
+        let mut held = Vec::new();
+        for (what, place) in [
+            ("the home directory", self.home.as_deref()),
+            ("the working directory", Some(self.cwd.as_path())),
+            ("the project", self.project_root.as_deref()),
+        ] {
+            let Some(place) = place else { continue };
+            let place = normalize_lexically(place);
+            if place.starts_with(dir) || resolve_symlinks(&place).starts_with(dir) {
+                held.push(what);
+            }
+        }
+        held
+    }
 }
 
 struct Group {
@@ -276,9 +336,10 @@ impl std::fmt::Debug for PathRuleSet {
 
 impl PathRuleSet {
     /// Builds from `(rule index, root, line)`; returns the set and `(rule index, error)` for
-    /// lines that are not valid globs. `case_insensitive`: the lines and the roots match
-    /// paths whatever their case (as node `ignore`, which Claude Code uses, does by default,
-    /// and as a case-insensitive file system opens them): for deny and ask rules.
+    /// lines that are not valid globs. `case_insensitive`: the lines match the path below
+    /// their root whatever its case (as node `ignore`, which Claude Code uses, does by
+    /// default, and as a case-insensitive file system opens them): for deny and ask rules.
+    /// The root itself is matched exactly.
     pub fn build(
         entries: &[(usize, PathBuf, String)],
         case_insensitive: bool,
@@ -342,8 +403,11 @@ impl PathRuleSet {
         let normal = nfc(&normal);
         let path = normal.as_path();
         for g in &self.groups {
-            // Matched relative to the root (the matcher takes a relative path as it is).
-            let Some(relative) = strip_root(path, &g.root, self.case_insensitive) else {
+            // Matched relative to the root (the matcher takes a relative path as it is). The
+            // root is compared as it is, whatever `case_insensitive`: only the relative path's
+            // case is ignored (as node `ignore` does; `/home/u/Proj` is not `/home/u/proj` on
+            // a case-sensitive file system).
+            let Ok(relative) = path.strip_prefix(&g.root) else {
                 continue;
             };
             if relative.as_os_str().is_empty() {
@@ -366,7 +430,8 @@ impl PathRuleSet {
     /// path exists: the place a rule's pattern starts from (its root, and the literal
     /// leading directories of an anchored pattern: `~/.ssh/**` starts at `~/.ssh`) lies
     /// inside `dir`, or `dir` inside it. A pattern without a slash (`.env`) matches a name at
-    /// any depth of its root.
+    /// any depth of its root. Case is ignored in the root too when `case_insensitive` (a
+    /// guess on the safe side: the same directory, on a case-insensitive file system).
     pub fn may_match_inside(&self, dir: &Path) -> bool {
         let fold = |p: PathBuf| {
             if self.case_insensitive {
@@ -383,28 +448,6 @@ impl PathRuleSet {
             })
         })
     }
-}
-
-/// `path` relative to `root` when it is below it (or is it: empty), component by
-/// component, the case of each ignored when `case_insensitive`.
-fn strip_root<'a>(path: &'a Path, root: &Path, case_insensitive: bool) -> Option<&'a Path> {
-    if let Ok(relative) = path.strip_prefix(root) {
-        return Some(relative);
-    }
-    if !case_insensitive {
-        return None;
-    }
-    let mut components = path.components();
-    for r in root.components() {
-        let c = components.next()?;
-        if c != r
-            && c.as_os_str().to_string_lossy().to_lowercase()
-                != r.as_os_str().to_string_lossy().to_lowercase()
-        {
-            return None;
-        }
-    }
-    Some(components.as_path())
 }
 
 /// The directory (or file) a gitignore `line` under `root` matches from: `root` for a pattern

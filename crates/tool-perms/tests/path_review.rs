@@ -119,6 +119,151 @@ async fn a_home_behind_a_symlink_keeps_its_deny_rules() {
     );
 }
 
+/// The behaviour of one Read in a session whose cwd is `cwd`, with these deny and ask rules.
+async fn read_in(cwd: &Path, mode: &str, deny: &[&str], ask: &[&str], path: &str) -> String {
+    let rules = |v: &[&str]| {
+        v.iter()
+            .map(|r| SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: (*r).to_owned(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let perm = ToolPermissionContext {
+        mode: common::mode_of(mode),
+        bypass_available: true,
+        deny: rules(deny),
+        ask: rules(ask),
+        ..Default::default()
+    };
+    let engine = PermissionEngine::new(&perm, PathRoots::for_cwd(cwd)).unwrap();
+    let ctx = ToolUseContext::new(cwd).with_permission(perm);
+    let tool = ProbeTool::new("Read", cwd, None);
+    let input = json!({ "file_path": path });
+    behavior(&engine.decide(&tool, &input, &ctx).await).to_owned()
+}
+
+/// A rule written through `/proc` is not also compiled where toolwright's own process sees
+/// it lead: `/proc/self/cwd` is our cwd (the session's), `/proc/self/root` is `/`. Resolved,
+/// `Read(//proc/self/cwd/**)` denied every read in the project and `Read(//proc/self/root/*)`
+/// every path on disk. The rules still apply to paths written through `/proc`.
+#[tokio::test]
+async fn rules_through_proc_are_not_resolved_in_our_own_process() {
+    // cargo runs a test in its package's directory: the session's cwd here.
+    let cwd = std::fs::canonicalize(std::env::current_dir().unwrap()).unwrap();
+    let manifest = cwd.join("Cargo.toml");
+    assert!(manifest.is_file(), "{}", manifest.display());
+    let manifest = manifest.display().to_string();
+    for deny in ["Read(//proc/self/cwd/**)", "Read(//proc/self/root/*)"] {
+        assert_eq!(
+            read_in(&cwd, "default", &[deny], &[], &manifest).await,
+            "allow",
+            "{deny}"
+        );
+        assert_eq!(
+            read_in(&cwd, "bypassPermissions", &[], &[deny], &manifest).await,
+            "allow",
+            "{deny} as an ask rule"
+        );
+    }
+    assert_eq!(
+        read_in(
+            &cwd,
+            "bypassPermissions",
+            &["Read(//proc/self/cwd/**)"],
+            &[],
+            "/proc/self/cwd/Cargo.toml"
+        )
+        .await,
+        "deny"
+    );
+    assert_eq!(
+        read_in(
+            &cwd,
+            "bypassPermissions",
+            &["Read(//proc/self/root/*)"],
+            &[],
+            "/proc/self/root/etc/hostname"
+        )
+        .await,
+        "deny"
+    );
+}
+
+/// A link to `/`, to a directory holding the project, or to the home directory does not
+/// widen a rule written through it to that directory (the rule is kept as written, with a
+/// warning); a link to anywhere narrower still does.
+#[tokio::test]
+async fn rules_through_a_link_to_a_wide_directory_are_not_widened() {
+    let fx = Fixture::new();
+    let above = fx.proj.parent().unwrap().to_path_buf();
+    std::os::unix::fs::symlink("/", fx.proj.join("slash")).unwrap();
+    std::os::unix::fs::symlink(&above, fx.proj.join("up")).unwrap();
+    std::os::unix::fs::symlink(&fx.home, fx.proj.join("homelink")).unwrap();
+    let wide = [
+        "Read(/slash/*)",
+        "Read(/slash/**)",
+        "Read(/up/**)",
+        "Read(/up/*/README.md)",
+        "Read(/homelink/**)",
+    ];
+    let mut cases = vec![];
+    for rule in wide {
+        // A project file, a home file, a file outside: as without the rule.
+        cases.push(case("allow", "Read", "$P/README.md").deny(&[rule]));
+        cases.push(
+            case("allow", "Read", "$H/.bashrc")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+        );
+        cases.push(
+            case("allow", "Read", "$P/README.md")
+                .mode("bypassPermissions")
+                .ask(&[rule]),
+        );
+    }
+    // The rules as written still apply.
+    cases.extend([
+        case("deny", "Read", "$P/slash/etc/hostname")
+            .mode("bypassPermissions")
+            .deny(&["Read(/slash/*)"]),
+        case("deny", "Read", "$P/up/outside/notes.md")
+            .mode("bypassPermissions")
+            .deny(&["Read(/up/**)"]),
+        case("deny", "Read", "$P/homelink/.bashrc")
+            .mode("bypassPermissions")
+            .deny(&["Read(/homelink/**)"]),
+        // Narrower than the link's target: resolved as before.
+        case("deny", "Read", "/etc/hostname")
+            .mode("bypassPermissions")
+            .deny(&["Read(/slash/etc/hostname)"]),
+        case("deny", "Read", "$O/notes.md")
+            .mode("bypassPermissions")
+            .deny(&["Read(/up/outside/**)"]),
+        case("deny", "Read", "$H/.ssh/id_rsa")
+            .mode("bypassPermissions")
+            .deny(&["Read(/homelink/.ssh/**)"]),
+    ]);
+    for c in &cases {
+        assert_eq!(
+            behavior(&common::run(&fx, c).await),
+            c.expect,
+            "{} {} {:?} {:?}",
+            c.mode,
+            c.input,
+            c.deny,
+            c.ask
+        );
+    }
+    for rule in wide {
+        let w = warnings(&fx, &[rule], &[]);
+        assert!(
+            w.iter().any(|w| w.starts_with(rule) && w.contains("link")),
+            "{rule}: {w:?}"
+        );
+    }
+}
+
 // --- 2. Case-insensitive deny and ask rules -------------------------------------------------
 
 /// Deny and ask rules match whatever the case (node `ignore`'s default, and what a
@@ -136,10 +281,17 @@ async fn deny_and_ask_rules_ignore_case() {
         case("deny", "Read", "$O/Secret.TXT")
             .mode("bypassPermissions")
             .deny(&["Read(//$O/secret.txt)"]),
-        // The root too (`$P/../PROJ` is `$P` in other case).
-        case("deny", "Read", "$P/../PROJ/secrets/key.pem")
+        case("deny", "Read", "$P/SECRETS/key.pem")
             .mode("bypassPermissions")
             .deny(&["Read(/secrets/**)"]),
+        // Not the root: `$P/../PROJ` is another directory on Linux, not the project, and
+        // node `ignore` folds only the path relative to the root.
+        case("allow", "Read", "$P/../PROJ/secrets/key.pem")
+            .mode("bypassPermissions")
+            .deny(&["Read(/secrets/**)"]),
+        case("allow", "Read", "$P/../PROJ/docs/a.md")
+            .mode("bypassPermissions")
+            .ask(&["Read(/docs/**)"]),
         case("ask", "Read", "Docs/A.md")
             .mode("bypassPermissions")
             .ask(&["Read(docs/*.md)"]),
@@ -216,7 +368,33 @@ async fn a_directory_outside_suggests_itself_not_its_parent() {
     let out = fx.out.display().to_string();
     let (s, engine) = ask_of(&fx, "Grep", "$O").await;
     assert_eq!(added_dirs(&s), std::slice::from_ref(&out), "{s:?}");
-    assert_eq!(added_rules(&s), [format!("Read(/{out}/**)")], "{s:?}");
+    // The rule alone (without the working directory) allows the same search again and what
+    // is in the directory, not a sibling whose name starts alike.
+    let sibling = fx.out.parent().unwrap().join("outside2");
+    std::fs::create_dir_all(&sibling).unwrap();
+    std::fs::write(sibling.join("notes.md"), "n").unwrap();
+    for u in &s {
+        if matches!(u, PermissionUpdate::AddRules { .. }) {
+            engine.apply_update(u);
+        }
+    }
+    assert_eq!(decide_with(&fx, &engine, "Grep", "$O").await, "allow");
+    assert_eq!(decide_with(&fx, &engine, "Glob", "$O").await, "allow");
+    assert_eq!(
+        decide_with(&fx, &engine, "Read", "$O/notes.md").await,
+        "allow"
+    );
+    let sibling_notes = sibling.join("notes.md").display().to_string();
+    assert_eq!(
+        decide_with(&fx, &engine, "Read", &sibling_notes).await,
+        "ask"
+    );
+    assert_eq!(added_rules(&s), [format!("Read(/{out})")], "{s:?}");
+    // So does the "don't ask again" answer.
+    let (engine, _) = context(&fx, &case("ask", "Read", ""));
+    add_session_allows(&fx, &engine, "Grep", "$O");
+    assert_eq!(decide_with(&fx, &engine, "Grep", "$O").await, "allow");
+    let (s, engine) = ask_of(&fx, "Grep", "$O").await;
     for u in &s {
         engine.apply_update(u);
     }
@@ -273,6 +451,59 @@ async fn a_write_outside_suggests_what_allows_it() {
     assert!(
         s.iter()
             .any(|u| matches!(u, PermissionUpdate::SetMode { .. })),
+        "{s:?}"
+    );
+}
+
+/// A path whose last component is a link to a file elsewhere (`out/hosts -> /etc/hosts`,
+/// dangling or not) gets a rule for that file, not for the directory it is in (which would
+/// make `/etc` writable); a link in a directory above still gets the directory it leads to.
+#[tokio::test]
+async fn a_link_to_a_file_grants_that_file_not_its_directory() {
+    let fx = Fixture::new();
+    let generated = fx.proj.join("gen");
+    std::fs::create_dir_all(&generated).unwrap();
+    std::os::unix::fs::symlink(fx.out.join("secret.txt"), generated.join("hosts")).unwrap();
+    std::os::unix::fs::symlink(fx.out.join("new.txt"), generated.join("dangling")).unwrap();
+    let out = fx.out.display().to_string();
+    for (tool, name, target) in [
+        ("Write", "hosts", "secret.txt"),
+        ("Write", "dangling", "new.txt"),
+        ("Read", "hosts", "secret.txt"),
+    ] {
+        let family = if tool == "Read" { "Read" } else { "Edit" };
+        let raw = format!("$P/gen/{name}");
+        let (s, engine) = ask_of(&fx, tool, &raw).await;
+        let rules = added_rules(&s);
+        assert!(
+            rules.contains(&format!("{family}(/{out}/{target})")),
+            "{tool} {name}: {rules:?}"
+        );
+        for u in &s {
+            engine.apply_update(u);
+        }
+        assert_eq!(decide_with(&fx, &engine, tool, &raw).await, "allow");
+        // Nothing else in the target's directory.
+        assert_eq!(
+            decide_with(&fx, &engine, tool, "$O/notes.md").await,
+            "ask",
+            "{tool} {name}: {rules:?}"
+        );
+        // "Don't ask again" likewise.
+        let (engine, _) = context(&fx, &case("ask", "Read", ""));
+        let rules = dont_ask_again(&fx, &engine, tool, &raw);
+        assert!(
+            !rules.contains(&format!("{family}(/{out}/**)")),
+            "{tool} {name}: {rules:?}"
+        );
+        add_session_allows(&fx, &engine, tool, &raw);
+        assert_eq!(decide_with(&fx, &engine, tool, &raw).await, "allow");
+        assert_eq!(decide_with(&fx, &engine, tool, "$O/notes.md").await, "ask");
+    }
+    // A link in a directory above the file: the directory it leads to.
+    let (s, _) = ask_of(&fx, "Write", "$P/dir_out/new.txt").await;
+    assert!(
+        added_rules(&s).contains(&format!("Edit(/{out}/**)")),
         "{s:?}"
     );
 }

@@ -748,7 +748,7 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
         "auto" => PermissionMode::Auto,
         other => {
             return Err(format!(
-                "unknown permission mode `{other}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)"
+                "unknown permission mode `{other}` (expected default or its alias manual, acceptEdits, plan, dontAsk, bypassPermissions or auto)"
             ));
         }
     })

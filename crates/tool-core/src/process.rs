@@ -147,6 +147,13 @@ mod tests {
     }
 }
 
+/// The user id this process acts as (its effective uid): the owner of what it creates, for
+/// checks that a directory is its own.
+#[cfg(unix)]
+pub fn effective_uid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
 /// Kills (SIGKILL) every process of group `pgid`, the group of a child started with
 /// [`detach_from_terminal`] (its id). A group that is gone is no error. Ids 0 and 1 are
 /// refused: `killpg(0)` would be this process's own group.

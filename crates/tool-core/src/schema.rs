@@ -10,6 +10,12 @@
 //!   boolean `exclusiveMinimum`/`exclusiveMaximum`, `dependencies`);
 //! - `$schema`, `$id` and the root `title` are dropped, as are `format` values that are not
 //!   JSON Schema formats (schemars' `uint`, `int64`, `double`, ...);
+//! - keyword values of the wrong JSON type are repaired at every depth (a model API refuses
+//!   the whole request over one tool whose schema is not valid draft 2020-12): a `required`
+//!   that is not an array (`"required": true` on a property, OpenAPI style) is dropped, an
+//!   unknown `type` (`"any"`, `"file"`) is dropped (no type constraint), `properties` entries
+//!   that are not schemas become `{}`, and so on ([`schema_problem`] says what is still
+//!   wrong, if anything);
 //! - the top level is `type: object` with a `properties` map.
 
 use std::collections::HashSet;
@@ -114,9 +120,10 @@ impl Walk<'_> {
                         _ => Map::new(),
                     };
                     for (k, v) in map {
-                        let v = self.rewrite(v, depth + 1);
+                        let v = self.rewrite_keyword(&k, v, depth);
                         merged.insert(k, v);
                     }
+                    repair_keywords(&mut merged);
                     return Value::Object(merged);
                 }
                 upgrade_draft07(&mut map);
@@ -125,27 +132,14 @@ impl Walk<'_> {
                 {
                     map.remove("format");
                 }
-                let map = map
+                let mut map = map
                     .into_iter()
                     .map(|(k, v)| {
-                        let v = match k.as_str() {
-                            // Maps whose values are schemas, and schema-valued keywords.
-                            "properties" | "patternProperties" | "dependentSchemas" => match v {
-                                Value::Object(props) => Value::Object(
-                                    props
-                                        .into_iter()
-                                        .map(|(pk, pv)| (pk, self.rewrite(pv, depth + 1)))
-                                        .collect(),
-                                ),
-                                other => other,
-                            },
-                            "enum" | "const" | "default" | "examples" | "required"
-                            | "dependentRequired" => v,
-                            _ => self.rewrite(v, depth + 1),
-                        };
+                        let v = self.rewrite_keyword(&k, v, depth);
                         (k, v)
                     })
                     .collect();
+                repair_keywords(&mut map);
                 Value::Object(map)
             }
             Value::Array(items) => Value::Array(
@@ -157,6 +151,290 @@ impl Walk<'_> {
             other => other,
         }
     }
+
+    /// The value of keyword `k` of a schema at `depth`, rewritten where it holds schemas.
+    fn rewrite_keyword(&mut self, k: &str, v: Value, depth: usize) -> Value {
+        match k {
+            // Maps whose values are schemas (their keys are names, not keywords).
+            "properties" | "patternProperties" | "dependentSchemas" | "$defs" | "definitions" => {
+                match v {
+                    Value::Object(props) => Value::Object(
+                        props
+                            .into_iter()
+                            .map(|(pk, pv)| (pk, self.rewrite(pv, depth + 1)))
+                            .collect(),
+                    ),
+                    other => other,
+                }
+            }
+            // Values, not schemas (`example` is OpenAPI's).
+            "enum" | "const" | "default" | "examples" | "example" | "required"
+            | "dependentRequired" => v,
+            _ => self.rewrite(v, depth + 1),
+        }
+    }
+}
+
+/// The names `type` may hold.
+const TYPE_NAMES: &[&str] = &[
+    "array", "boolean", "integer", "null", "number", "object", "string",
+];
+
+/// What the value of a keyword must be in draft 2020-12 (its meta-schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A schema: an object or a boolean.
+    Schema,
+    /// An object whose values are schemas.
+    SchemaMap,
+    /// A non-empty array of schemas, where each one's position counts (`prefixItems`).
+    SchemaTuple,
+    /// A non-empty array of schemas.
+    SchemaArray,
+    /// A string.
+    Str,
+    /// A number.
+    Number,
+    /// A number above zero.
+    Positive,
+    /// A non-negative integer.
+    Count,
+    /// A boolean.
+    Bool,
+    /// An array of anything.
+    Array,
+    /// An array of distinct strings.
+    Names,
+    /// An object whose values are arrays of distinct strings.
+    NamesMap,
+    /// A type name, or a non-empty array of distinct ones.
+    Type,
+}
+
+impl Kind {
+    fn expected(self) -> &'static str {
+        match self {
+            Self::Schema => "a schema (an object or a boolean)",
+            Self::SchemaMap => "an object whose values are schemas",
+            Self::SchemaTuple | Self::SchemaArray => "a non-empty array of schemas",
+            Self::Str => "a string",
+            Self::Number => "a number",
+            Self::Positive => "a number above zero",
+            Self::Count => "a non-negative integer",
+            Self::Bool => "a boolean",
+            Self::Array => "an array",
+            Self::Names => "an array of distinct strings",
+            Self::NamesMap => "an object whose values are arrays of distinct strings",
+            Self::Type => {
+                "a type name (array, boolean, integer, null, number, object, string) or an array of distinct ones"
+            }
+        }
+    }
+}
+
+/// The kind of value `keyword` takes; `None` for a keyword draft 2020-12 does not define
+/// (any value is valid there).
+fn keyword_kind(keyword: &str) -> Option<Kind> {
+    Some(match keyword {
+        "items"
+        | "additionalProperties"
+        | "contains"
+        | "propertyNames"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "unevaluatedItems"
+        | "unevaluatedProperties"
+        | "contentSchema" => Kind::Schema,
+        "properties" | "patternProperties" | "dependentSchemas" | "$defs" => Kind::SchemaMap,
+        "prefixItems" => Kind::SchemaTuple,
+        "allOf" | "anyOf" | "oneOf" => Kind::SchemaArray,
+        "title" | "description" | "$comment" | "pattern" | "format" | "contentMediaType"
+        | "contentEncoding" | "$ref" | "$id" | "$schema" | "$anchor" | "$dynamicRef"
+        | "$dynamicAnchor" => Kind::Str,
+        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => Kind::Number,
+        "multipleOf" => Kind::Positive,
+        "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"
+        | "minContains" | "maxContains" => Kind::Count,
+        "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" => Kind::Bool,
+        "enum" | "examples" => Kind::Array,
+        "required" => Kind::Names,
+        "dependentRequired" => Kind::NamesMap,
+        "type" => Kind::Type,
+        _ => return None,
+    })
+}
+
+fn is_schema(v: &Value) -> bool {
+    v.is_object() || v.is_boolean()
+}
+
+fn is_count(v: &Value) -> bool {
+    v.is_u64() || v.as_f64().is_some_and(|n| n >= 0.0 && n.fract() == 0.0)
+}
+
+fn distinct_strings(items: &[Value]) -> bool {
+    let mut seen = HashSet::new();
+    items
+        .iter()
+        .all(|v| v.as_str().is_some_and(|s| seen.insert(s)))
+}
+
+/// Keeps the distinct strings of `items` that `keep` accepts, in order.
+fn retain_distinct_strings(items: &mut Vec<Value>, keep: impl Fn(&str) -> bool) {
+    let mut seen = HashSet::new();
+    items.retain(|v| {
+        v.as_str()
+            .is_some_and(|s| keep(s) && seen.insert(s.to_owned()))
+    });
+}
+
+/// Whether `v` is what a keyword of `kind` takes (one level deep: the schemas it holds are
+/// checked on their own).
+fn value_ok(kind: Kind, v: &Value) -> bool {
+    match kind {
+        Kind::Schema => is_schema(v),
+        Kind::SchemaMap => v.as_object().is_some_and(|m| m.values().all(is_schema)),
+        Kind::SchemaTuple | Kind::SchemaArray => v
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(is_schema)),
+        Kind::Str => v.is_string(),
+        Kind::Number => v.is_number(),
+        Kind::Positive => v.as_f64().is_some_and(|n| n > 0.0),
+        Kind::Count => is_count(v),
+        Kind::Bool => v.is_boolean(),
+        Kind::Array => v.is_array(),
+        Kind::Names => v.as_array().is_some_and(|a| distinct_strings(a)),
+        Kind::NamesMap => v.as_object().is_some_and(|m| {
+            m.values()
+                .all(|n| n.as_array().is_some_and(|a| distinct_strings(a)))
+        }),
+        Kind::Type => match v {
+            Value::String(t) => TYPE_NAMES.contains(&t.as_str()),
+            Value::Array(a) => {
+                !a.is_empty()
+                    && distinct_strings(a)
+                    && a.iter()
+                        .all(|t| t.as_str().is_some_and(|t| TYPE_NAMES.contains(&t)))
+            }
+            _ => false,
+        },
+    }
+}
+
+/// Repairs the keywords of one schema object whose values have the wrong JSON type: what can
+/// be kept is (the strings of a `required`, the known names of a `type` array, the schemas
+/// of an `anyOf`), the rest is dropped. A dropped keyword only ever loosens the schema
+/// (`"type": "any"` means no type constraint).
+fn repair_keywords(map: &mut Map<String, Value>) {
+    map.retain(|k, v| match keyword_kind(k) {
+        None => true,
+        Some(kind) if value_ok(kind, v) => true,
+        Some(kind) => repair_value(kind, v),
+    });
+}
+
+/// Repairs `v`, a value of a keyword of `kind`; `false` when the keyword is to be dropped.
+fn repair_value(kind: Kind, v: &mut Value) -> bool {
+    match (kind, v) {
+        (Kind::SchemaMap, Value::Object(m)) => {
+            for s in m.values_mut() {
+                if !is_schema(s) {
+                    *s = Value::Object(Map::new());
+                }
+            }
+            true
+        }
+        // A position that is not a schema accepts anything.
+        (Kind::SchemaTuple, Value::Array(a)) if !a.is_empty() => {
+            for s in a.iter_mut() {
+                if !is_schema(s) {
+                    *s = Value::Object(Map::new());
+                }
+            }
+            true
+        }
+        (Kind::SchemaArray, Value::Array(a)) => {
+            a.retain(is_schema);
+            !a.is_empty()
+        }
+        (Kind::Names, Value::Array(a)) => {
+            retain_distinct_strings(a, |_| true);
+            true
+        }
+        (Kind::NamesMap, Value::Object(m)) => {
+            m.retain(|_, names| match names {
+                Value::Array(a) => {
+                    retain_distinct_strings(a, |_| true);
+                    true
+                }
+                _ => false,
+            });
+            true
+        }
+        (Kind::Type, Value::Array(a)) => {
+            retain_distinct_strings(a, |t| TYPE_NAMES.contains(&t));
+            !a.is_empty()
+        }
+        _ => false,
+    }
+}
+
+/// What keeps `schema` from being a valid draft 2020-12 schema in the keywords
+/// [`normalize_schema`] repairs, with where it is (`/properties/a/required: ...`); `None`
+/// when nothing does. Keywords draft 2020-12 does not define are not looked at.
+pub fn schema_problem(schema: &Value) -> Option<String> {
+    check_schema(schema, "", 0)
+}
+
+fn check_schema(schema: &Value, path: &str, depth: usize) -> Option<String> {
+    let at = |path: &str| {
+        if path.is_empty() {
+            "the root".to_owned()
+        } else {
+            path.to_owned()
+        }
+    };
+    if depth > 2 * MAX_DEPTH {
+        return Some(format!("{}: nested too deeply", at(path)));
+    }
+    let map = match schema {
+        Value::Bool(_) => return None,
+        Value::Object(map) => map,
+        other => {
+            return Some(format!(
+                "{}: a schema must be an object or a boolean, not {}",
+                at(path),
+                crate::json_type(other)
+            ));
+        }
+    };
+    for (k, v) in map {
+        let Some(kind) = keyword_kind(k) else {
+            continue;
+        };
+        let here = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
+        if !value_ok(kind, v) {
+            return Some(format!("{here}: must be {}", kind.expected()));
+        }
+        let problem = match (kind, v) {
+            (Kind::Schema, _) => check_schema(v, &here, depth + 1),
+            (Kind::SchemaMap, Value::Object(m)) => m.iter().find_map(|(name, s)| {
+                let name = name.replace('~', "~0").replace('/', "~1");
+                check_schema(s, &format!("{here}/{name}"), depth + 1)
+            }),
+            (Kind::SchemaTuple | Kind::SchemaArray, Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, s)| check_schema(s, &format!("{here}/{i}"), depth + 1)),
+            _ => None,
+        };
+        if problem.is_some() {
+            return problem;
+        }
+    }
+    None
 }
 
 fn upgrade_draft07(map: &mut Map<String, Value>) {
@@ -358,6 +636,104 @@ mod tests {
         assert_eq!(
             normalize_schema(schema.clone())["properties"]["e"],
             schema["properties"]["e"]
+        );
+    }
+
+    #[test]
+    fn keywords_of_the_wrong_type_are_repaired_at_every_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "required": true},
+                "b": {"type": "any", "description": 5},
+                "c": {"type": ["string", "file", "string", 3]},
+                "d": {"type": "object", "required": ["x", 1, "x"], "properties": {
+                    "x": {"type": "integer", "minimum": "0", "maxLength": -1, "multipleOf": 0}
+                }, "additionalProperties": "no"},
+                "e": {"type": "array", "items": 5, "uniqueItems": "yes", "minItems": 1.0},
+                "f": {"anyOf": [5, {"type": "string"}], "oneOf": "x", "allOf": []},
+                "g": {"prefixItems": [1, {"type": "string"}], "enum": "a", "not": null},
+                "h": 7,
+                "i": {"$defs": {"D": {"type": "nonsense"}}, "dependentRequired": {"a": "b", "c": ["d", "d"]}}
+            },
+            "required": "a"
+        });
+        assert!(schema_problem(&schema).is_some());
+        let out = normalize_schema(schema);
+        assert_eq!(schema_problem(&out), None, "{out}");
+        let p = &out["properties"];
+        assert_eq!(p["a"], json!({"type": "string"}));
+        assert_eq!(p["b"], json!({}));
+        assert_eq!(p["c"], json!({"type": ["string"]}));
+        assert_eq!(
+            p["d"],
+            json!({"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}})
+        );
+        assert_eq!(p["e"], json!({"type": "array", "minItems": 1.0}));
+        assert_eq!(p["f"], json!({"anyOf": [{"type": "string"}]}));
+        assert_eq!(p["g"], json!({"prefixItems": [{}, {"type": "string"}]}));
+        assert_eq!(p["h"], json!({}));
+        assert_eq!(
+            p["i"],
+            json!({"$defs": {"D": {}}, "dependentRequired": {"c": ["d"]}})
+        );
+        assert!(out.get("required").is_none());
+    }
+
+    #[test]
+    fn valid_schemas_are_left_alone_and_values_are_not_schemas() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": ["any", "file"], "default": "any"},
+                "required": {"type": ["boolean", "null"], "examples": [{"required": true}]},
+                "o": {"type": "object", "example": {"type": "any", "required": 1},
+                      "properties": {"items": {"const": {"items": 5}}}, "x-extra": {"required": "kept?"}},
+                "r": {"$ref": "#/$defs/R", "required": ["z"], "properties": {"type": {"type": "string"}}}
+            },
+            "$defs": {"R": {"type": "object"}},
+            "required": ["type"]
+        });
+        let out = normalize_schema(schema.clone());
+        assert_eq!(schema_problem(&out), None, "{out}");
+        for k in ["type", "required"] {
+            assert_eq!(out["properties"][k], schema["properties"][k]);
+        }
+        assert_eq!(
+            out["properties"]["o"]["example"],
+            json!({"type": "any", "required": 1})
+        );
+        assert_eq!(
+            out["properties"]["o"]["properties"]["items"],
+            json!({"const": {"items": 5}})
+        );
+        // `$ref` siblings are keywords like any others: `properties` holds names.
+        assert_eq!(
+            out["properties"]["r"],
+            json!({"type": "object", "required": ["z"], "properties": {"type": {"type": "string"}}})
+        );
+        assert_eq!(out["required"], json!(["type"]));
+    }
+
+    #[test]
+    fn schema_problem_says_where() {
+        assert_eq!(
+            schema_problem(&json!({"properties": {"a/b": {"required": true}}})).as_deref(),
+            Some("/properties/a~1b/required: must be an array of distinct strings")
+        );
+        assert_eq!(
+            schema_problem(&json!({"anyOf": [{"type": "any"}]})).as_deref(),
+            Some(
+                "/anyOf/0/type: must be a type name (array, boolean, integer, null, number, object, string) or an array of distinct ones"
+            )
+        );
+        assert_eq!(
+            schema_problem(&json!(5)).as_deref(),
+            Some("the root: a schema must be an object or a boolean, not number")
+        );
+        assert_eq!(
+            schema_problem(&json!({"x-anything": {"required": 1}})),
+            None
         );
     }
 }

@@ -1,16 +1,18 @@
 //! A tiny MCP server written with rmcp, for the tests of `tools-mcp`: it produces the cases
 //! the third-party peers cannot (a call that hangs until cancelled, a crash mid-call, a
-//! 200-character tool name, a root-`anyOf` schema with `$ref`s, an invalid schema, paged tool
-//! lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
+//! 200-character tool name, a root-`anyOf` schema with `$ref`s, an invalid schema, property
+//! names the model API refuses (`odd_keys`, which echoes its arguments), paged tool lists, `tools/list_changed`, `_meta` flags, huge and structured results, JSON-RPC errors,
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
 //! Usage: `tiny_server [--garbage] [--bracket-logs] [--fail-list] [--slow-list]
-//! [--loop-cursor] [--hang-resources] [--resources-only]` (stdio).
+//! [--exit-on-list] [--loop-cursor] [--hang-resources] [--resources-only]` (stdio).
 //! `--garbage` prints non-JSON lines on stdout before serving; `--bracket-logs` prints a log
 //! line quoting a JSON-RPC message, `[DEBUG] recv {"jsonrpc":"2.0","id":3}`, on stdout before
 //! serving and before each `echo` answer; `--slow-list` writes `tools/list: slow` to stderr
 //! and waits a minute before answering `tools/list`; `--fail-list` answers every
-//! `tools/list` with an error; `--loop-cursor` answers every `tools/list` page with the same
+//! `tools/list` with an error; `--exit-on-list` writes `fatal: GITHUB_TOKEN not set` to
+//! stderr and exits on the first `tools/list` (as a server that initialises before it checks
+//! its configuration); `--loop-cursor` answers every `tools/list` page with the same
 //! `nextCursor`; `--hang-resources` offers resources, never answers `resources/list`, and
 //! answers `resources/read` only when cancelled; `--resources-only` declares resources and
 //! no tools, answering `tools/list` with "Method not found" as the TypeScript SDK's servers
@@ -93,6 +95,19 @@ impl Tiny {
             json!({"name": "ask", "description": "Sends elicitation/create and returns the answer", "inputSchema": obj(json!({}))}),
             json!({"name": "sample", "description": "Sends sampling/createMessage and returns the answer", "inputSchema": obj(json!({}))}),
             json!({"name": "noise", "description": "Writes N bytes to stderr, then `noise: done`", "inputSchema": obj(json!({"bytes": {"type": "integer"}}))}),
+            // As OpenAPI-generated servers write them: property names the model API refuses,
+            // and nested keywords of the wrong type. Echoes the arguments it receives.
+            json!({"name": "odd_keys", "description": "Property names the model API refuses",
+                   "inputSchema": {"type": "object", "properties": {
+                       "$filter": {"type": "string"},
+                       "StartTime<": {"type": "string", "required": true},
+                       "settings[include_credits]": {"type": "boolean"},
+                       "user name": {},
+                       "_filter": {"type": "any", "description": "a valid name already"},
+                       "nested": {"type": "object", "required": "yes",
+                                  "properties": {"deep": {"type": ["string", "file"], "minLength": "1"}},
+                                  "items": 5, "anyOf": "none"}
+                   }, "required": ["$filter", "nested"]}}),
         ];
         if self.dynamic.load(Ordering::SeqCst) {
             tools.push(json!({"name": "dynamic", "description": "Added at run time", "inputSchema": obj(json!({}))}));
@@ -180,6 +195,10 @@ impl ServerHandler for Tiny {
         if std::env::args().any(|a| a == "--slow-list") {
             eprintln!("tools/list: slow");
             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        }
+        if std::env::args().any(|a| a == "--exit-on-list") {
+            eprintln!("fatal: GITHUB_TOKEN not set");
+            std::process::exit(1);
         }
         if std::env::args().any(|a| a == "--fail-list") {
             return Err(ErrorData::internal_error(
@@ -309,7 +328,7 @@ impl ServerHandler for Tiny {
                 Ok(text_result("noisy"))
             }
             n if n == long_name() => Ok(text_result("long ok")),
-            "union" | "flags" => Ok(text_result(format!("{name} {args}"))),
+            "union" | "flags" | "odd_keys" => Ok(text_result(format!("{name} {args}"))),
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other}"),
                 None,

@@ -1100,6 +1100,9 @@ impl ServerConn {
             live.mark_dead();
             *lock(&self.live) = None;
             live.close().await;
+            // What it wrote as it died (a server that starts, then exits on its first
+            // request: "fatal: GITHUB_TOKEN not set") says why, as for a failed start.
+            let e = format!("{e}{}", self.scrub(self.stderr_note().await));
             *lock(&self.state) = ServerState::Failed(e.clone());
             return Err(e);
         }
@@ -1139,12 +1142,27 @@ impl ServerConn {
             .await
             .map_err(|_| format!("tools/list timed out after {:?}", self.startup_timeout()))?
             .map_err(|e| self.scrub(format!("tools/list failed: {e}")))?;
-        let tools: Vec<Arc<dyn Tool>> = listed
-            .iter()
-            .map(|raw| Arc::new(crate::tool::McpTool::new(self.clone(), raw)) as Arc<dyn Tool>)
-            .collect();
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
+        for raw in &listed {
+            match crate::tool::McpTool::new(self.clone(), raw) {
+                Ok(tool) => tools.push(Arc::new(tool)),
+                // Sent on, it would fail every request to the model API.
+                Err(why) => self.leave_tool_out(
+                    raw["name"].as_str().unwrap_or("(no name)"),
+                    &format!("its input schema cannot be made valid for the model API ({why})"),
+                ),
+            }
+        }
         self.store_tools(seq, tools);
         Ok(())
+    }
+
+    /// Leaves a tool of a listing out, with a line naming it and why in the server's log
+    /// (and a warning in the trace): the server's other tools are offered.
+    fn leave_tool_out(&self, name: &str, why: &str) {
+        let line = format!("[toolwright] tools/list: the tool \"{name}\" is left out: {why}\n");
+        tracing::warn!(server = %self.label(), "{}", line.trim_end());
+        self.stderr.push(line.as_bytes());
     }
 
     /// The tools of one `tools/list` page as JSON, and its next cursor. A tool definition
@@ -1181,11 +1199,7 @@ impl ServerConn {
                         .get("name")
                         .and_then(Value::as_str)
                         .unwrap_or("(no name)");
-                    let line = format!(
-                        "[toolwright] tools/list: the tool \"{name}\" is left out: its definition is not valid ({e})\n"
-                    );
-                    tracing::warn!(server = %self.label(), "{}", line.trim_end());
-                    self.stderr.push(line.as_bytes());
+                    self.leave_tool_out(name, &format!("its definition is not valid ({e})"));
                 }
             }
         }
@@ -1299,71 +1313,9 @@ impl ServerConn {
             Ok(handle) => handle,
             Err(e) => return Err(self.call_error(tool, "tools/call", e, &live).await),
         };
-        let request_id = handle.id.clone();
-        let token = token_key(&handle.progress_token);
-        let activity = Arc::new(tokio::sync::Notify::new());
-        lock(&self.routes).insert(
-            token.clone(),
-            ProgressRoute {
-                sender: progress,
-                tool: tool.to_owned(),
-                activity: Arc::clone(&activity),
-            },
-        );
-        let _route = RouteGuard {
-            routes: self.routes.clone(),
-            token,
-        };
-        let timeout = self.call_timeout();
-        let idle = self.idle_timeout();
-        // Ends when the server has sent nothing for the call (no progress) for `idle`.
-        let silent = async {
-            while tokio::time::timeout(idle, activity.notified())
-                .await
-                .is_ok()
-            {}
-        };
-        let outcome = tokio::select! {
-            r = handle.await_response() => r,
-            () = silent => {
-                self.send_cancelled(&live, request_id, "idle").await;
-                return Err(ToolError::msg(format!(
-                    "{}: tool \"{tool}\" sent nothing for {} (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT: no progress and no answer); \
-                     the request was cancelled",
-                    self.label(),
-                    human_duration(idle)
-                )));
-            }
-            reason = self.heartbeat(&live) => {
-                // Best effort, like the others: the server may be gone, or only its pings
-                // held up (a proxy), and then it learns the call was given up.
-                self.send_cancelled(&live, request_id, "the server stopped answering pings").await;
-                live.mark_dead();
-                return Err(ToolError::msg(self.scrub(format!(
-                    "{} stopped answering during tools/call \"{tool}\" ({reason}). The request was \
-                     not retried (it may or may not have taken effect); the server is reconnected \
-                     on the next use.",
-                    self.label()
-                ))));
-            }
-            () = cancel.cancelled() => {
-                self.send_cancelled(&live, request_id, "cancelled by the user").await;
-                return Err(ToolError::Cancelled(None));
-            }
-            () = tokio::time::sleep(timeout) => {
-                self.send_cancelled(&live, request_id, "timed out").await;
-                return Err(ToolError::msg(format!(
-                    "{}: tool \"{tool}\" timed out after {} (MCP_TOOL_TIMEOUT or the server's \"timeout\"); \
-                     the request was cancelled",
-                    self.label(),
-                    human_duration(timeout)
-                )));
-            }
-        };
-        let result = match outcome {
-            Ok(result) => result,
-            Err(e) => return Err(self.call_error(tool, "tools/call", e, &live).await),
-        };
+        let result = self
+            .await_answer(&live, handle, "tools/call", tool, progress, cancel)
+            .await?;
         let value = serde_json::to_value(&result).map_err(|e| {
             ToolError::msg(format!(
                 "{}: cannot read the result of tool \"{tool}\": {e}",
@@ -1389,6 +1341,95 @@ impl ServerConn {
                  tasks and input-required rounds are not supported",
                 self.label()
             ))),
+        }
+    }
+
+    /// Waits for the answer to `handle`, a `tools/call` or `resources/read` request for
+    /// `target` (a tool's name or a resource's URI), as long as the server is heard from:
+    /// its progress notifications go to `progress` and count as a word. The request is
+    /// given up, and the server sent `notifications/cancelled` with the reason, after
+    /// [`idle_timeout`](Self::idle_timeout) without a word, when an HTTP server stops
+    /// answering pings ([`heartbeat`](Self::heartbeat): the connection then counts as dead),
+    /// when `cancel` fires, or at [`call_timeout`](Self::call_timeout). Errors name the
+    /// server, the method and the target.
+    async fn await_answer(
+        &self,
+        live: &Live,
+        handle: rmcp::service::RequestHandle<RoleClient>,
+        method: &str,
+        target: &str,
+        progress: ProgressSender,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<rmcp::model::ServerResult, ToolError> {
+        let subject = if method == "tools/call" {
+            format!("tool \"{target}\"")
+        } else {
+            format!("{method} \"{target}\"")
+        };
+        let request_id = handle.id.clone();
+        let token = token_key(&handle.progress_token);
+        let activity = Arc::new(tokio::sync::Notify::new());
+        lock(&self.routes).insert(
+            token.clone(),
+            ProgressRoute {
+                sender: progress,
+                tool: target.to_owned(),
+                activity: Arc::clone(&activity),
+            },
+        );
+        let _route = RouteGuard {
+            routes: self.routes.clone(),
+            token,
+        };
+        let timeout = self.call_timeout();
+        let idle = self.idle_timeout();
+        // Ends when the server has sent nothing for the request (no progress) for `idle`.
+        let silent = async {
+            while tokio::time::timeout(idle, activity.notified())
+                .await
+                .is_ok()
+            {}
+        };
+        let outcome = tokio::select! {
+            r = handle.await_response() => r,
+            () = silent => {
+                self.send_cancelled(live, request_id, "idle").await;
+                return Err(ToolError::msg(format!(
+                    "{}: {subject} sent nothing for {} (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT: no progress and no answer); \
+                     the request was cancelled",
+                    self.label(),
+                    human_duration(idle)
+                )));
+            }
+            reason = self.heartbeat(live) => {
+                // Best effort, like the others: the server may be gone, or only its pings
+                // held up (a proxy), and then it learns the request was given up.
+                self.send_cancelled(live, request_id, "the server stopped answering pings").await;
+                live.mark_dead();
+                return Err(ToolError::msg(self.scrub(format!(
+                    "{} stopped answering during {method} \"{target}\" ({reason}). The request was \
+                     not retried (it may or may not have taken effect); the server is reconnected \
+                     on the next use.",
+                    self.label()
+                ))));
+            }
+            () = cancel.cancelled() => {
+                self.send_cancelled(live, request_id, "cancelled by the user").await;
+                return Err(ToolError::Cancelled(None));
+            }
+            () = tokio::time::sleep(timeout) => {
+                self.send_cancelled(live, request_id, "timed out").await;
+                return Err(ToolError::msg(format!(
+                    "{}: {subject} timed out after {} (MCP_TOOL_TIMEOUT or the server's \"timeout\"); \
+                     the request was cancelled",
+                    self.label(),
+                    human_duration(timeout)
+                )));
+            }
+        };
+        match outcome {
+            Ok(result) => Ok(result),
+            Err(e) => Err(self.call_error(target, method, e, live).await),
         }
     }
 
@@ -1568,39 +1609,32 @@ impl ServerConn {
             Ok(handle) => handle,
             Err(e) => return Err(self.call_error(uri, "resources/read", e, &live).await),
         };
-        let request_id = handle.id.clone();
-        let timeout = self.call_timeout();
-        let outcome = tokio::select! {
-            r = handle.await_response() => r,
-            () = cancel.cancelled() => {
-                self.send_cancelled(&live, request_id, "cancelled by the user").await;
-                return Err(ToolError::Cancelled(None));
-            }
-            () = tokio::time::sleep(timeout) => {
-                self.send_cancelled(&live, request_id, "timed out").await;
-                return Err(ToolError::msg(format!(
-                    "{}: resources/read \"{uri}\" timed out after {} (MCP_TOOL_TIMEOUT or the \
-                     server's \"timeout\"); the request was cancelled",
-                    self.label(),
-                    human_duration(timeout)
-                )));
-            }
-        };
+        // Waited for as a tool call is: given up after the idle limit without a word, when
+        // an HTTP server stops answering pings, on cancellation, or at the call timeout.
+        let outcome = self
+            .await_answer(
+                &live,
+                handle,
+                "resources/read",
+                uri,
+                ProgressSender::none(),
+                cancel,
+            )
+            .await?;
         match outcome {
-            Ok(rmcp::model::ServerResult::ReadResourceResult(result)) => {
+            rmcp::model::ServerResult::ReadResourceResult(result) => {
                 serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))
             }
-            Ok(rmcp::model::ServerResult::InputRequiredResult(_)) => Err(ToolError::msg(format!(
+            rmcp::model::ServerResult::InputRequiredResult(_) => Err(ToolError::msg(format!(
                 "{}: resources/read \"{uri}\" returned an unsupported result (input-required \
                      rounds are not supported)",
                 self.label()
             ))),
-            Ok(_) => Err(ToolError::msg(format!(
+            _ => Err(ToolError::msg(format!(
                 "{}: resources/read \"{uri}\" returned a malformed result (expected an object \
                  with a `contents` list)",
                 self.label()
             ))),
-            Err(e) => Err(self.call_error(uri, "resources/read", e, &live).await),
         }
     }
 

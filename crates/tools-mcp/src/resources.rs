@@ -2,7 +2,7 @@
 //! tools, as in Claude Code.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -215,11 +215,7 @@ impl Tool for ReadMcpResourceTool {
                         "MCP server \"{server}\": resource {item_uri} has invalid base64 data"
                     ))
                 })?;
-                let path = self.blob_path(server, &item_uri, mime.as_str());
-                if let Some(dir) = path.parent() {
-                    // Readable by this user only: a resource may be anything the server has.
-                    tool_core::create_private_dir(dir).map_err(|e| ToolError::io(dir, e))?;
-                }
+                let path = self.blob_path(&self.blob_dir()?, server, &item_uri, mime.as_str());
                 write_atomic(&path, &bytes)?;
                 contents.push(json!({
                     "uri": item_uri,
@@ -234,13 +230,20 @@ impl Tool for ReadMcpResourceTool {
 }
 
 impl ReadMcpResourceTool {
-    fn blob_path(&self, server: &str, uri: &str, mime: Option<&str>) -> PathBuf {
-        let dir = self
-            .inner
-            .opts
-            .blob_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("toolwright-mcp-resources"));
+    /// Where binary contents go, created readable by this user only (a resource may be
+    /// anything the server has): [`McpOptions::blob_dir`](crate::McpOptions::blob_dir), else
+    /// [`default_blob_dir`] in the system temp dir.
+    fn blob_dir(&self) -> Result<PathBuf, ToolError> {
+        match &self.inner.opts.blob_dir {
+            Some(dir) => {
+                tool_core::create_private_dir(dir).map_err(|e| ToolError::io(dir, e))?;
+                Ok(dir.clone())
+            }
+            None => default_blob_dir(&std::env::temp_dir()),
+        }
+    }
+
+    fn blob_path(&self, dir: &Path, server: &str, uri: &str, mime: Option<&str>) -> PathBuf {
         let stem: String = uri
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -260,6 +263,78 @@ impl ReadMcpResourceTool {
             crate::naming::normalize_name_for_mcp(server),
             std::process::id()
         ))
+    }
+}
+
+/// The name of the default blob directory in the system temp dir.
+const BLOB_DIR_NAME: &str = "toolwright-mcp-resources";
+
+/// The default blob directory under `base` (the system temp dir), created owner-only:
+/// `toolwright-mcp-resources`, or `toolwright-mcp-resources-<uid>` when that name is taken
+/// by something unsafe. On a shared machine anyone may create the first name before us (a
+/// directory of theirs, one others may write to, a symlink to a place of their choosing), and
+/// then our blobs would be theirs to read or replace: the directory must be a real directory
+/// (not a symlink), ours, and writable by no one else. When neither name is, the error says
+/// why, for both.
+fn default_blob_dir(base: &Path) -> Result<PathBuf, ToolError> {
+    let shared = base.join(BLOB_DIR_NAME);
+    #[cfg(unix)]
+    {
+        let uid = tool_core::process::effective_uid();
+        let Some(why_shared) = unsafe_dir(&shared, uid) else {
+            return Ok(shared);
+        };
+        let own = base.join(format!("{BLOB_DIR_NAME}-{uid}"));
+        match unsafe_dir(&own, uid) {
+            None => {
+                tracing::warn!(
+                    "{} {why_shared}; binary MCP resources go to {} instead",
+                    shared.display(),
+                    own.display()
+                );
+                Ok(own)
+            }
+            Some(why_own) => Err(ToolError::msg(format!(
+                "binary MCP resources cannot be saved safely: {} {why_shared}, and {} \
+                 {why_own}; remove them, or have the host set a blob directory of its own",
+                shared.display(),
+                own.display()
+            ))),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tool_core::create_private_dir(&shared).map_err(|e| ToolError::io(&shared, e))?;
+        Ok(shared)
+    }
+}
+
+/// Creates `dir` owner-only if it does not exist, then says what makes it unsafe for private
+/// files, if anything: not a real directory (a symlink, a file), another user's, or writable
+/// by its group or others.
+#[cfg(unix)]
+fn unsafe_dir(dir: &Path, uid: u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if let Err(e) = tool_core::create_private_dir(dir) {
+        return Some(format!("cannot be created ({e})"));
+    }
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) => return Some(format!("cannot be examined ({e})")),
+    };
+    if meta.file_type().is_symlink() {
+        Some("is a symbolic link".into())
+    } else if !meta.is_dir() {
+        Some("is not a directory".into())
+    } else if meta.uid() != uid {
+        Some(format!("belongs to another user (uid {})", meta.uid()))
+    } else if meta.mode() & 0o022 != 0 {
+        Some(format!(
+            "is writable by other users (mode {:o})",
+            meta.mode() & 0o777
+        ))
+    } else {
+        None
     }
 }
 
@@ -306,7 +381,7 @@ fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), ToolError> {
 
 #[cfg(test)]
 mod tests {
-    use super::decode_base64;
+    use super::*;
 
     #[test]
     fn base64_round_trips() {
@@ -315,5 +390,51 @@ mod tests {
         assert_eq!(decode_base64("YQ==").as_deref(), Some(&b"a"[..]));
         assert_eq!(decode_base64("aGVs\nbG8=").as_deref(), Some(&b"hello"[..]));
         assert_eq!(decode_base64("!!!"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_blob_dir_others_could_write_to_or_swap_is_not_used() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let private = |dir: &Path| {
+            let meta = std::fs::symlink_metadata(dir).unwrap();
+            meta.is_dir() && meta.mode() & 0o077 == 0
+        };
+        // Made before us, writable by anyone: the blobs go elsewhere, to a private directory.
+        let base = tempfile::tempdir().unwrap();
+        let shared = base.path().join(BLOB_DIR_NAME);
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let dir = default_blob_dir(base.path()).unwrap();
+        assert_ne!(dir, shared);
+        assert!(dir.starts_with(base.path()), "{}", dir.display());
+        assert!(private(&dir), "{}", dir.display());
+        // A symlink to somewhere else: not followed.
+        let base = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(elsewhere.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let link = base.path().join(BLOB_DIR_NAME);
+        std::os::unix::fs::symlink(elsewhere.path(), &link).unwrap();
+        let dir = default_blob_dir(base.path()).unwrap();
+        assert_ne!(dir, link);
+        assert!(private(&dir), "{}", dir.display());
+        // Ours and private already: used as it is.
+        let base = tempfile::tempdir().unwrap();
+        let first = default_blob_dir(base.path()).unwrap();
+        assert_eq!(first, base.path().join(BLOB_DIR_NAME));
+        assert_eq!(default_blob_dir(base.path()).unwrap(), first);
+        // Both names taken by unsafe directories: a clear error.
+        let base = tempfile::tempdir().unwrap();
+        let uid = std::fs::metadata(base.path()).unwrap().uid();
+        for name in [BLOB_DIR_NAME.to_owned(), format!("{BLOB_DIR_NAME}-{uid}")] {
+            let dir = base.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let err = default_blob_dir(base.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(BLOB_DIR_NAME) && err.contains("writable by other users"),
+            "{err}"
+        );
     }
 }

@@ -12,7 +12,7 @@ use tool_core::{
 
 use crate::client::ServerConn;
 use crate::naming::mcp_tool_name;
-use crate::schema::mcp_input_schema;
+use crate::schema::prepare_mcp_input_schema;
 
 /// Default persistence threshold of MCP results, in characters.
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
@@ -35,6 +35,9 @@ pub struct McpTool {
     title: Option<String>,
     description: String,
     schema: Value,
+    /// `(name the model uses, name on the server)` of the top-level properties renamed for
+    /// the model API: arguments go back to the server's names before they are sent.
+    renamed: Vec<(String, String)>,
     read_only: bool,
     destructive: bool,
     open_world: bool,
@@ -59,9 +62,12 @@ impl fmt::Debug for McpTool {
 
 impl McpTool {
     /// Builds the wrapper from the server's `Tool` JSON (`name`, `description`,
-    /// `inputSchema`, `annotations`, `_meta`).
-    pub(crate) fn new(server: Arc<ServerConn>, raw: &Value) -> Self {
+    /// `inputSchema`, `annotations`, `_meta`). `Err` says why its input schema cannot be
+    /// made sane for the model API (the tool is then left out: one bad schema would fail
+    /// every request).
+    pub(crate) fn new(server: Arc<ServerConn>, raw: &Value) -> Result<Self, String> {
         let tool_name = raw["name"].as_str().unwrap_or_default().to_owned();
+        let input = prepare_mcp_input_schema(&raw["inputSchema"])?;
         let annotations = &raw["annotations"];
         let meta = &raw["_meta"];
         let hint = |k: &str| annotations[k].as_bool().unwrap_or(false);
@@ -74,12 +80,13 @@ impl McpTool {
             .as_str()
             .or_else(|| annotations["title"].as_str())
             .map(str::to_owned);
-        Self {
+        Ok(Self {
             name: mcp_tool_name(server.name(), &tool_name),
             tool_name,
             title,
             description: raw["description"].as_str().unwrap_or_default().to_owned(),
-            schema: mcp_input_schema(&raw["inputSchema"]),
+            schema: input.schema,
+            renamed: input.renamed,
             read_only: hint("readOnlyHint"),
             destructive: hint("destructiveHint"),
             open_world: hint("openWorldHint"),
@@ -91,7 +98,18 @@ impl McpTool {
             own_max_chars,
             search_hint: meta["anthropic/searchHint"].as_str().map(str::to_owned),
             server,
+        })
+    }
+
+    /// The arguments under the server's own property names (see
+    /// [`McpInputSchema::renamed`](crate::schema::McpInputSchema::renamed)).
+    fn server_arguments(&self, mut arguments: Map<String, Value>) -> Map<String, Value> {
+        for (model, server) in &self.renamed {
+            if let Some(value) = arguments.remove(model) {
+                arguments.insert(server.clone(), value);
+            }
         }
+        arguments
     }
 
     /// The tool's name on its server (what `tools/call` sends).
@@ -210,6 +228,7 @@ impl Tool for McpTool {
                 )));
             }
         };
+        let arguments = self.server_arguments(arguments);
         let raw = self
             .server
             .call_tool(&self.tool_name, arguments, ctx.cancellation(), progress)

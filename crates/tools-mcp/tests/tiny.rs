@@ -1,6 +1,6 @@
 //! Against the tiny rmcp server of `examples/tiny_server.rs`: the cases third-party peers
 //! cannot produce (hang until cancelled, crash mid-call, EOF mid-call, 200-character names,
-//! root `anyOf` and invalid schemas, paging, list_changed, `_meta` flags, JSON-RPC errors,
+//! root `anyOf` and invalid schemas, property names the model API refuses, paging, list_changed, `_meta` flags, JSON-RPC errors,
 //! server requests without host handlers, backoff, bounded stderr).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,7 +16,7 @@ use tool_core::{MaxResultSize, PermissionResult, ProgressSender, ToolResultConte
 use tools_mcp::{McpManager, McpOptions, ServerConfig, ServerState, Severity};
 
 /// How many tools the tiny server lists at start.
-const TINY_TOOLS: usize = 17;
+const TINY_TOOLS: usize = 18;
 
 fn opts() -> McpOptions {
     McpOptions::new(std::env::temp_dir())
@@ -40,7 +40,7 @@ async fn tiny(args: &[&str], opts: McpOptions) -> McpManager {
 async fn paged_tools_names_schemas_and_flags() {
     let manager = tiny(&[], opts()).await;
     let tools = manager.tools();
-    // 15 tools over 5 pages of 3.
+    // 18 tools over 6 pages of 3.
     assert_eq!(tools.len(), TINY_TOOLS, "{tools:?}");
 
     let long = tools
@@ -1301,5 +1301,159 @@ async fn a_call_during_another_calls_unfinished_reconnection_survives_its_cancel
         second.is_ok(),
         "the second call went down with the first: {second:?}"
     );
+    manager.shutdown().await;
+}
+
+/// Whether `key` is a property name the Anthropic API takes: `^[a-zA-Z0-9_.-]{1,64}$`.
+fn api_key(key: &str) -> bool {
+    (1..=64).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// Every `required` in `schema` (at any depth) is an array, and no `type` is unknown.
+fn nested_keywords_are_sane(schema: &serde_json::Value) -> bool {
+    const TYPES: &[&str] = &[
+        "array", "boolean", "integer", "null", "number", "object", "string",
+    ];
+    match schema {
+        serde_json::Value::Object(map) => map.iter().all(|(k, v)| {
+            let ok = match k.as_str() {
+                "required" => v.is_array(),
+                "type" => match v {
+                    serde_json::Value::String(t) => TYPES.contains(&t.as_str()),
+                    serde_json::Value::Array(ts) => ts
+                        .iter()
+                        .all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+                    _ => false,
+                },
+                "items" | "additionalProperties" | "not" => v.is_object() || v.is_boolean(),
+                "anyOf" | "oneOf" | "allOf" => v.is_array(),
+                "minLength" | "maxLength" => v.is_u64(),
+                _ => true,
+            };
+            ok && nested_keywords_are_sane(v)
+        }),
+        serde_json::Value::Array(items) => items.iter().all(nested_keywords_are_sane),
+        _ => true,
+    }
+}
+
+/// A tool whose property names the model API refuses (`$filter`, `StartTime<`,
+/// `settings[include_credits]`, `user name`) is offered with names it takes, `required` in
+/// step, nested keywords of the wrong type dropped; a call with the new names reaches the
+/// server under the names it declared.
+#[tokio::test]
+async fn property_names_the_model_api_refuses_are_renamed_and_mapped_back() {
+    let manager = tiny(&[], opts()).await;
+    let odd = tool(&manager, "mcp__tiny__odd_keys");
+    let schema = odd.input_schema();
+    let props = schema["properties"].as_object().unwrap();
+    assert!(props.keys().all(|k| api_key(k)), "{schema}");
+    assert!(nested_keywords_are_sane(&schema), "{schema}");
+    // `_filter` was taken by a property of its own: `$filter` becomes `_filter_2`.
+    let names: Vec<&str> = props.keys().map(String::as_str).collect();
+    for name in [
+        "_filter",
+        "_filter_2",
+        "StartTime_",
+        "settings_include_credits_",
+        "user_name",
+        "nested",
+    ] {
+        assert!(names.contains(&name), "{name} missing: {names:?}");
+    }
+    assert_eq!(schema["required"], json!(["_filter_2", "nested"]));
+    assert_eq!(
+        props["_filter"],
+        json!({"description": "a valid name already"})
+    );
+    assert_eq!(
+        props["nested"]["properties"]["deep"],
+        json!({"type": ["string"]})
+    );
+
+    let r = call(
+        &odd,
+        json!({"_filter_2": "f", "_filter": "own", "StartTime_": "t",
+               "settings_include_credits_": true, "user_name": 1, "nested": {}}),
+    )
+    .await
+    .unwrap();
+    let text = r.data.content.joined_text();
+    let echoed: serde_json::Value =
+        serde_json::from_str(text.strip_prefix("odd_keys ").unwrap()).unwrap();
+    assert_eq!(
+        echoed,
+        json!({"$filter": "f", "_filter": "own", "StartTime<": "t",
+               "settings[include_credits]": true, "user name": 1, "nested": {}})
+    );
+    manager.shutdown().await;
+}
+
+/// A server that initialises, then exits on `tools/list` (as one that checks its
+/// configuration on the first request does) is reported with what it wrote as it died.
+#[tokio::test]
+async fn a_server_that_dies_on_tools_list_is_reported_with_its_stderr() {
+    let (manager, diags) = McpManager::connect(
+        vec![ServerConfig::stdio(
+            "tiny",
+            tiny_server(),
+            ["--exit-on-list"],
+        )],
+        opts(),
+    )
+    .await;
+    let text: String = diags.iter().map(ToString::to_string).collect();
+    assert!(text.contains("tools/list failed"), "{text}");
+    assert!(text.contains("fatal: GITHUB_TOKEN not set"), "{text}");
+    match &manager.servers()[0].state {
+        ServerState::Failed(why) => assert!(why.contains("fatal: GITHUB_TOKEN not set"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    manager.shutdown().await;
+}
+
+/// A `tools/list` that times out at connection is reported with the server's stderr.
+#[tokio::test]
+async fn a_tools_list_that_times_out_is_reported_with_the_servers_stderr() {
+    let mut o = opts();
+    o.startup_timeout = Duration::from_millis(1500);
+    let (manager, diags) = McpManager::connect(
+        vec![ServerConfig::stdio("tiny", tiny_server(), ["--slow-list"])],
+        o,
+    )
+    .await;
+    let text: String = diags.iter().map(ToString::to_string).collect();
+    assert!(text.contains("tools/list timed out"), "{text}");
+    assert!(text.contains("tools/list: slow"), "{text}");
+    manager.shutdown().await;
+}
+
+/// A resource read its server says nothing about for the idle limit is cancelled, as a
+/// tool call is (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`), instead of waiting for the call
+/// timeout (about 28 hours by default).
+#[tokio::test]
+async fn a_silent_resource_read_is_cancelled_after_the_idle_limit() {
+    let mut o = opts();
+    o.tool_idle_timeout = Some(Duration::from_secs(1));
+    let manager = tiny(&["--hang-resources"], o).await;
+    let read = tool(&manager, "ReadMcpResourceTool");
+    let err = tokio::time::timeout(
+        Duration::from_secs(10),
+        call(&read, json!({"server": "tiny", "uri": "tiny://hang"})),
+    )
+    .await
+    .expect("the idle limit did not end the read")
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("MCP server \"tiny\": resources/read \"tiny://hang\" sent nothing for 1 s")
+            && err.contains("CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT"),
+        "{err}"
+    );
+    assert!(stderr_contains(&manager, "read tiny://hang: cancelled by the client").await);
+    assert!(stderr_contains(&manager, ": idle").await);
     manager.shutdown().await;
 }

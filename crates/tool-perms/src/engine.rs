@@ -227,7 +227,7 @@ impl RuleSet {
                                 let resolved = if behavior == RuleBehavior::Allow {
                                     None
                                 } else {
-                                    resolved_anchor(&anchored.root, &anchored.line, roots)
+                                    resolved_anchor(&anchored.root, &anchored.line)
                                         .unwrap_or_else(|w| {
                                             set.diagnostics.push(diag(w, false));
                                             None

@@ -200,6 +200,29 @@ fn literal_segment(segment: &str) -> Option<String> {
     Some(name)
 }
 
+/// Whether this platform's file systems ignore case by default (macOS, Windows).
+const CASE_INSENSITIVE_FILE_SYSTEMS: bool = cfg!(any(target_os = "macos", windows));
+
+/// `path` below `root`: the rest of it when `root` is a prefix of it, component by
+/// component, ignoring case when `fold`.
+fn strip_root<'p>(path: &'p Path, root: &Path, fold: bool) -> Option<&'p Path> {
+    if let Ok(relative) = path.strip_prefix(root) {
+        return Some(relative);
+    }
+    if !fold {
+        return None;
+    }
+    let mut rest = path.components();
+    for want in root.components() {
+        let got = rest.next()?;
+        let lower = |c: std::path::Component<'_>| c.as_os_str().to_string_lossy().to_lowercase();
+        if lower(got) != lower(want) {
+            return None;
+        }
+    }
+    Some(rest.as_path())
+}
+
 /// For a deny or ask rule, the same rule where its pattern starts from once symlinks are
 /// resolved: the root joined with the pattern's literal leading directories (`/link/**`
 /// starts at `<root>/link`, `//var/run/x/*.pem` at `/var/run/x`, `~/**` at the home
@@ -212,14 +235,11 @@ fn literal_segment(segment: &str) -> Option<String> {
 /// process opening it sees (here: toolwright's own cwd and root, so that
 /// `Read(//proc/self/cwd/**)` would deny the whole project and `Read(//proc/self/root/*)`
 /// every path); a path through `/proc` is judged per call instead
-/// ([`through_proc`]). Refused, with the warning as `Err`: a resolved start that is `/`, or
-/// holds the home directory, the cwd or the project root, when the start as written does
-/// not (a link to `/` or to `..` would turn `Edit(/link/**)` into a rule for everything).
-pub fn resolved_anchor(
-    root: &Path,
-    line: &str,
-    roots: &PathRoots,
-) -> Result<Option<(PathBuf, String)>, String> {
+/// ([`through_proc`]). Refused, with the warning as `Err`: a resolved start that is `/` or
+/// holds the link itself (a link to `/` or to `..` would turn `Edit(/link/**)` into a rule
+/// for everything, or for the whole project); a start that is merely elsewhere (a home
+/// directory behind a link) is resolved.
+pub fn resolved_anchor(root: &Path, line: &str) -> Result<Option<(PathBuf, String)>, String> {
     let (body, dir_only) = match line.strip_suffix('/') {
         Some(body) => (body, "/"),
         None => (line, ""),
@@ -254,16 +274,18 @@ pub fn resolved_anchor(
     if per_process(&base) || per_process(&resolved) || through_proc(&base) {
         return Ok(None);
     }
-    let widened: Vec<&str> = roots
-        .held_by(&resolved)
-        .into_iter()
-        .filter(|what| !roots.held_by(&base).contains(what))
-        .collect();
-    if !widened.is_empty() {
+    // A link to `/`, or to a directory above where the link itself is (`..`, the home
+    // directory from inside the project), would make the rule cover what holds it. A base
+    // that is a link elsewhere (a home directory behind `/home/u -> /nfs/u`, `/var/run ->
+    // /run`) is the same place under another name and keeps its rule.
+    let above_itself = resolved.parent().is_none()
+        || base
+            .parent()
+            .is_some_and(|parent| nfc(&resolve_symlinks(parent)).starts_with(&resolved));
+    if above_itself {
         return Err(format!(
-            "written through a link to `{}`, which holds {}: not also applied there (it would cover far more than the rule names); only paths written through the link match",
+            "written through a link to `{}`, which holds the link itself: not also applied there (it would cover far more than the rule names); only paths written through the link match",
             resolved.display(),
-            widened.join(", ")
         ));
     }
     if remainder.is_empty() {
@@ -286,30 +308,6 @@ pub fn resolved_anchor(
         format!("{remainder}{dir_only}")
     };
     Ok(Some((resolved, line.nfc().collect())))
-}
-
-impl PathRoots {
-    /// What `dir` (absolute, normal) holds of the places a rule must not be widened to:
-    /// everything (it is `/`), the home directory, the cwd, the project root (each as
-    /// written or resolved).
-    fn held_by(&self, dir: &Path) -> Vec<&'static str> {
-        if dir.parent().is_none() {
-            return vec!["every path"];
-        }
-        let mut held = Vec::new();
-        for (what, place) in [
-            ("the home directory", self.home.as_deref()),
-            ("the working directory", Some(self.cwd.as_path())),
-            ("the project", self.project_root.as_deref()),
-        ] {
-            let Some(place) = place else { continue };
-            let place = normalize_lexically(place);
-            if place.starts_with(dir) || resolve_symlinks(&place).starts_with(dir) {
-                held.push(what);
-            }
-        }
-        held
-    }
 }
 
 struct Group {
@@ -403,11 +401,14 @@ impl PathRuleSet {
         let normal = nfc(&normal);
         let path = normal.as_path();
         for g in &self.groups {
-            // Matched relative to the root (the matcher takes a relative path as it is). The
-            // root is compared as it is, whatever `case_insensitive`: only the relative path's
-            // case is ignored (as node `ignore` does; `/home/u/Proj` is not `/home/u/proj` on
-            // a case-sensitive file system).
-            let Ok(relative) = path.strip_prefix(&g.root) else {
+            // Matched relative to the root (the matcher takes a relative path as it is). On a
+            // case-sensitive system the root is compared as it is, whatever
+            // `case_insensitive`: only the relative path's case is ignored (as node `ignore`
+            // does; `/home/u/Proj` is not `/home/u/proj` there). Where file systems ignore
+            // case by default (macOS, Windows), so does the root of a deny or ask rule: a
+            // new file spelled `/USERS/u/proj/config/x` is in the project.
+            let fold_root = self.case_insensitive && CASE_INSENSITIVE_FILE_SYSTEMS;
+            let Some(relative) = strip_root(path, &g.root, fold_root) else {
                 continue;
             };
             if relative.as_os_str().is_empty() {
@@ -686,6 +687,22 @@ pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[Pat
 
 #[cfg(test)]
 mod tests {
+    /// The root of a rule compared ignoring case only when asked (on macOS and Windows).
+    #[test]
+    fn a_root_is_folded_only_when_asked() {
+        use std::path::Path;
+        let (path, root) = (
+            Path::new("/USERS/u/Proj/config/x"),
+            Path::new("/Users/u/proj"),
+        );
+        assert_eq!(super::strip_root(path, root, false), None);
+        assert_eq!(
+            super::strip_root(path, root, true),
+            Some(Path::new("config/x"))
+        );
+        assert_eq!(super::strip_root(Path::new("/Users/u"), root, true), None);
+    }
+
     use super::*;
 
     #[test]

@@ -76,13 +76,21 @@ async fn a_home_behind_a_symlink_keeps_its_deny_rules() {
     let tmp = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(tmp.path()).unwrap();
     let real_home = root.join("real_home");
-    let proj = root.join("proj");
     std::fs::create_dir_all(real_home.join(".ssh")).unwrap();
-    std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(real_home.join(".ssh/id_rsa"), "k").unwrap();
     std::fs::write(real_home.join("notes.txt"), "n").unwrap();
     let home = root.join("home_link");
     std::os::unix::fs::symlink(&real_home, &home).unwrap();
+    // The project beside the home directory, and inside it (the session's cwd is
+    // canonical: under the real home, while `$HOME` names the link).
+    for proj in [root.join("proj"), real_home.join("proj")] {
+        std::fs::create_dir_all(&proj).unwrap();
+        home_behind_a_symlink(&home, &real_home, &proj).await;
+    }
+}
+
+async fn home_behind_a_symlink(home: &Path, real_home: &Path, proj: &Path) {
+    let (home, proj) = (home.to_path_buf(), proj.to_path_buf());
     let decide = async |deny: &str, path: &Path| {
         let perm = ToolPermissionContext {
             mode: tool_core::PermissionMode::BypassPermissions,
@@ -116,6 +124,10 @@ async fn a_home_behind_a_symlink_keeps_its_deny_rules() {
     assert_eq!(
         decide("Read(~/.ssh/**)", &real_home.join("notes.txt")).await,
         "allow"
+    );
+    assert_eq!(
+        decide("Read(~/**)", &real_home.join("notes.txt")).await,
+        "deny"
     );
 }
 
@@ -194,18 +206,19 @@ async fn rules_through_proc_are_not_resolved_in_our_own_process() {
 /// widen a rule written through it to that directory (the rule is kept as written, with a
 /// warning); a link to anywhere narrower still does.
 #[tokio::test]
-async fn rules_through_a_link_to_a_wide_directory_are_not_widened() {
+async fn rules_through_a_link_to_slash_or_above_are_not_widened() {
     let fx = Fixture::new();
     let above = fx.proj.parent().unwrap().to_path_buf();
     std::os::unix::fs::symlink("/", fx.proj.join("slash")).unwrap();
     std::os::unix::fs::symlink(&above, fx.proj.join("up")).unwrap();
     std::os::unix::fs::symlink(&fx.home, fx.proj.join("homelink")).unwrap();
+    // Links to `/` and to a directory holding the link: covering their targets would cover
+    // the project itself, or everything.
     let wide = [
         "Read(/slash/*)",
         "Read(/slash/**)",
         "Read(/up/**)",
         "Read(/up/*/README.md)",
-        "Read(/homelink/**)",
     ];
     let mut cases = vec![];
     for rule in wide {
@@ -233,6 +246,12 @@ async fn rules_through_a_link_to_a_wide_directory_are_not_widened() {
         case("deny", "Read", "$P/homelink/.bashrc")
             .mode("bypassPermissions")
             .deny(&["Read(/homelink/**)"]),
+        // A link elsewhere (here to the home directory, beside the project) is that place
+        // under another name: the rule covers it by its real name too.
+        case("deny", "Read", "$H/.bashrc")
+            .mode("bypassPermissions")
+            .deny(&["Read(/homelink/**)"]),
+        case("allow", "Read", "$P/README.md").deny(&["Read(/homelink/**)"]),
         // Narrower than the link's target: resolved as before.
         case("deny", "Read", "/etc/hostname")
             .mode("bypassPermissions")

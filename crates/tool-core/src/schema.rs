@@ -170,7 +170,17 @@ impl Walk<'_> {
             // Values, not schemas (`example` is OpenAPI's).
             "enum" | "const" | "default" | "examples" | "example" | "required"
             | "dependentRequired" => v,
-            _ => self.rewrite(v, depth + 1),
+            // Keywords that hold schemas.
+            _ if matches!(
+                keyword_kind(k),
+                Some(Kind::Schema | Kind::SchemaArray | Kind::SchemaTuple)
+            ) =>
+            {
+                self.rewrite(v, depth + 1)
+            }
+            // Anything else (`x-extra`, a `discriminator`) is a value of its own: whatever
+            // keys it has are not keywords.
+            _ => v,
         }
     }
 }
@@ -324,8 +334,8 @@ fn value_ok(kind: Kind, v: &Value) -> bool {
 }
 
 /// Repairs the keywords of one schema object whose values have the wrong JSON type: what can
-/// be kept is (the strings of a `required`, the known names of a `type` array, the schemas
-/// of an `anyOf`), the rest is dropped. A dropped keyword only ever loosens the schema
+/// be kept is (the strings of a `required`, the distinct names of a `type` array, the
+/// schemas of an `anyOf`, with `{}` for an entry that is none), the rest is dropped. A dropped keyword only ever loosens the schema
 /// (`"type": "any"` means no type constraint).
 fn repair_keywords(map: &mut Map<String, Value>) {
     map.retain(|k, v| match keyword_kind(k) {
@@ -355,9 +365,15 @@ fn repair_value(kind: Kind, v: &mut Value) -> bool {
             }
             true
         }
-        (Kind::SchemaArray, Value::Array(a)) => {
-            a.retain(is_schema);
-            !a.is_empty()
+        // An entry that is not a schema accepts anything: `{}` in its place loosens an
+        // `anyOf` rather than narrowing it to the other entries.
+        (Kind::SchemaArray, Value::Array(a)) if !a.is_empty() => {
+            for s in a.iter_mut() {
+                if !is_schema(s) {
+                    *s = Value::Object(Map::new());
+                }
+            }
+            true
         }
         (Kind::Names, Value::Array(a)) => {
             retain_distinct_strings(a, |_| true);
@@ -373,8 +389,16 @@ fn repair_value(kind: Kind, v: &mut Value) -> bool {
             });
             true
         }
+        // Repeated names are dropped; a name that is no type (`any`) drops the keyword: no
+        // type constraint, never a narrower one (`["any", "null"]` is not "only null").
         (Kind::Type, Value::Array(a)) => {
-            retain_distinct_strings(a, |t| TYPE_NAMES.contains(&t));
+            if !a
+                .iter()
+                .all(|t| t.as_str().is_some_and(|t| TYPE_NAMES.contains(&t)))
+            {
+                return false;
+            }
+            retain_distinct_strings(a, |_| true);
             !a.is_empty()
         }
         _ => false,
@@ -664,13 +688,15 @@ mod tests {
         let p = &out["properties"];
         assert_eq!(p["a"], json!({"type": "string"}));
         assert_eq!(p["b"], json!({}));
-        assert_eq!(p["c"], json!({"type": ["string"]}));
+        // A name that is no type drops the whole `type`: never narrowed to the others.
+        assert_eq!(p["c"], json!({}));
         assert_eq!(
             p["d"],
             json!({"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}})
         );
         assert_eq!(p["e"], json!({"type": "array", "minItems": 1.0}));
-        assert_eq!(p["f"], json!({"anyOf": [{"type": "string"}]}));
+        // An entry that is no schema accepts anything.
+        assert_eq!(p["f"], json!({"anyOf": [{}, {"type": "string"}]}));
         assert_eq!(p["g"], json!({"prefixItems": [{}, {"type": "string"}]}));
         assert_eq!(p["h"], json!({}));
         assert_eq!(
@@ -706,6 +732,11 @@ mod tests {
         assert_eq!(
             out["properties"]["o"]["properties"]["items"],
             json!({"const": {"items": 5}})
+        );
+        // A keyword draft 2020-12 does not define holds a value, not a schema.
+        assert_eq!(
+            out["properties"]["o"]["x-extra"],
+            json!({"required": "kept?"})
         );
         // `$ref` siblings are keywords like any others: `properties` holds names.
         assert_eq!(

@@ -126,6 +126,30 @@ fn unused_name(base: &str, used: &HashSet<String>) -> String {
 /// name them (`required`, `dependentRequired`, `dependentSchemas`). Returns `(new name,
 /// server's name)` pairs.
 fn rename_properties(root: &mut Map<String, Value>) -> Vec<(String, String)> {
+    // Every name the schema gives outside `properties` too (`required` may name a property
+    // that only `additionalProperties` describes): a new name must not be taken for one.
+    let mut named_elsewhere: HashSet<String> = HashSet::new();
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Some(required) = root.get("required") {
+        named_elsewhere.extend(strings(required));
+    }
+    for keyword in ["dependentRequired", "dependentSchemas"] {
+        if let Some(Value::Object(map)) = root.get(keyword) {
+            named_elsewhere.extend(map.keys().cloned());
+            if keyword == "dependentRequired" {
+                named_elsewhere.extend(map.values().flat_map(strings));
+            }
+        }
+    }
     let Some(Value::Object(properties)) = root.get_mut("properties") else {
         return Vec::new();
     };
@@ -136,6 +160,7 @@ fn rename_properties(root: &mut Map<String, Value>) -> Vec<(String, String)> {
         .keys()
         .filter(|k| is_api_property_name(k))
         .cloned()
+        .chain(named_elsewhere)
         .collect();
     let mut renamed = Vec::new();
     for (name, schema) in std::mem::take(properties) {
@@ -446,6 +471,20 @@ mod tests {
         assert!(required_are_arrays(&s), "{s}");
         assert_eq!(props.len(), 3, "{s}");
         assert_eq!(props["x"], json!({"type": "string"}));
+    }
+
+    /// A new name never takes one the schema gives elsewhere (`required` may name a property
+    /// only `additionalProperties` describes): `required` would repeat it, and the argument
+    /// of that name would be mapped to the renamed one.
+    #[test]
+    fn a_new_name_does_not_take_one_named_outside_properties() {
+        let raw = json!({"type": "object", "properties": {"a b": {}},
+            "required": ["a b", "a_b"], "dependentRequired": {"c_d": ["e_f"]}});
+        let prepared = prepare_mcp_input_schema(&raw).unwrap();
+        let new = &prepared.renamed[0].0;
+        assert!(!["a_b", "c_d", "e_f"].contains(&new.as_str()), "{new}");
+        assert_eq!(prepared.schema["required"], json!([new, "a_b"]));
+        assert_eq!(input_schema_problem(&prepared.schema), None);
     }
 
     #[test]

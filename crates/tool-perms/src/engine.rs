@@ -1070,6 +1070,30 @@ impl PermissionEngine {
             })
     }
 
+    /// The session allow rules of `tool` that grant `path` again ([`path_grant`]), as a
+    /// suggestion; none when nothing narrower than `/` or the home directory would.
+    ///
+    /// [`path_grant`]: Self::path_grant
+    fn session_grant(
+        &self,
+        tool: &str,
+        path: &Path,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionUpdate> {
+        let grant = self.path_grant(path, ctx);
+        (!grant.is_empty()).then(|| PermissionUpdate::AddRules {
+            rules: grant
+                .into_iter()
+                .map(|content| RuleValue {
+                    tool_name: tool.into(),
+                    rule_content: Some(content),
+                })
+                .collect(),
+            behavior: RuleBehavior::Allow,
+            destination: UpdateDestination::Session,
+        })
+    }
+
     /// The contents of the path rules that would allow `path` (absolute) again: its directory
     /// and everything in it (`//dir/**`); for a directory, itself and everything in it
     /// (`//dir`: `//dir/**` would not match the directory itself); only the file when its
@@ -1385,20 +1409,7 @@ impl PermissionEngine {
                 // What allows this read again: a session Read rule for the directory (the
                 // subject itself when it is one: Grep and Glob search directories), and the
                 // directory as a working directory, unless it is `/` or the home directory.
-                let grant = self.path_grant(path, ctx);
-                if !grant.is_empty() {
-                    f.suggestions.push(PermissionUpdate::AddRules {
-                        rules: grant
-                            .into_iter()
-                            .map(|content| RuleValue {
-                                tool_name: "Read".into(),
-                                rule_content: Some(content),
-                            })
-                            .collect(),
-                        behavior: RuleBehavior::Allow,
-                        destination: UpdateDestination::Session,
-                    });
-                }
+                f.suggestions.extend(self.session_grant("Read", path, ctx));
                 let dir = if path.is_dir() {
                     path
                 } else {
@@ -1477,20 +1488,7 @@ impl PermissionEngine {
                 .reason(DecisionReason::WorkingDir { reason: format!("{shown} is outside the working directories") });
                 // acceptEdits would not allow a write outside the working directories: an
                 // Edit rule for the directory does (nothing when it is `/` or the home).
-                let grant = self.path_grant(path, ctx);
-                if !grant.is_empty() {
-                    f.suggestions.push(PermissionUpdate::AddRules {
-                        rules: grant
-                            .into_iter()
-                            .map(|content| RuleValue {
-                                tool_name: "Edit".into(),
-                                rule_content: Some(content),
-                            })
-                            .collect(),
-                        behavior: RuleBehavior::Allow,
-                        destination: UpdateDestination::Session,
-                    });
-                }
+                f.suggestions.extend(self.session_grant("Edit", path, ctx));
                 f
             }
         }

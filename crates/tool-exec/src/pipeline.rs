@@ -1416,14 +1416,9 @@ fn bounded(text: &str, max_bytes: usize) -> std::borrow::Cow<'_, str> {
     format!("{}…", &text[..at]).into()
 }
 
-/// `OTEL_LOG_TOOL_DETAILS` as Claude Code reads it: `1`, `true`, `yes` or `on`, in any case.
+/// `OTEL_LOG_TOOL_DETAILS` as Claude Code reads it ([`tool_core::env_truthy`]).
 fn tool_details_from_env() -> bool {
-    std::env::var("OTEL_LOG_TOOL_DETAILS").is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
+    std::env::var("OTEL_LOG_TOOL_DETAILS").is_ok_and(|v| tool_core::env_truthy(&v))
 }
 
 /// Whole milliseconds, saturating.

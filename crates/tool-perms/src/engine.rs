@@ -1030,13 +1030,7 @@ impl PermissionEngine {
                 } else {
                     "Edit"
                 };
-                self.path_grant(&normalize_lexically(&path), ctx)
-                    .into_iter()
-                    .map(|content| RuleValue {
-                        tool_name: tool_name.into(),
-                        rule_content: Some(content),
-                    })
-                    .collect()
+                self.grant_rules(tool_name, &normalize_lexically(&path), ctx)
             }
             Some(PermissionSubject::Url(u)) => url_host(&u)
                 .map(|h| {
@@ -1070,25 +1064,32 @@ impl PermissionEngine {
             })
     }
 
-    /// The session allow rules of `tool` that grant `path` again ([`path_grant`]), as a
-    /// suggestion; none when nothing narrower than `/` or the home directory would.
+    /// The rules of `tool` that grant `path` again ([`path_grant`]).
     ///
     /// [`path_grant`]: Self::path_grant
+    fn grant_rules(&self, tool: &str, path: &Path, ctx: &ToolUseContext) -> Vec<RuleValue> {
+        self.path_grant(path, ctx)
+            .into_iter()
+            .map(|content| RuleValue {
+                tool_name: tool.into(),
+                rule_content: Some(content),
+            })
+            .collect()
+    }
+
+    /// The session allow rules of `tool` that grant `path` again ([`grant_rules`]), as a
+    /// suggestion; none when nothing narrower than `/` or the home directory would.
+    ///
+    /// [`grant_rules`]: Self::grant_rules
     fn session_grant(
         &self,
         tool: &str,
         path: &Path,
         ctx: &ToolUseContext,
     ) -> Option<PermissionUpdate> {
-        let grant = self.path_grant(path, ctx);
-        (!grant.is_empty()).then(|| PermissionUpdate::AddRules {
-            rules: grant
-                .into_iter()
-                .map(|content| RuleValue {
-                    tool_name: tool.into(),
-                    rule_content: Some(content),
-                })
-                .collect(),
+        let rules = self.grant_rules(tool, path, ctx);
+        (!rules.is_empty()).then_some(PermissionUpdate::AddRules {
+            rules,
             behavior: RuleBehavior::Allow,
             destination: UpdateDestination::Session,
         })

@@ -400,14 +400,14 @@ impl PathRuleSet {
         // named in NFD, which is the same name to the person who wrote the rule).
         let normal = nfc(&normal);
         let path = normal.as_path();
+        // Matched relative to the root (the matcher takes a relative path as it is). On a
+        // case-sensitive system the root is compared as it is, whatever `case_insensitive`:
+        // only the relative path's case is ignored (as node `ignore` does; `/home/u/Proj` is
+        // not `/home/u/proj` there). Where file systems ignore case by default (macOS,
+        // Windows), so does the root of a deny or ask rule: a new file spelled
+        // `/USERS/u/proj/config/x` is in the project.
+        let fold_root = self.case_insensitive && CASE_INSENSITIVE_FILE_SYSTEMS;
         for g in &self.groups {
-            // Matched relative to the root (the matcher takes a relative path as it is). On a
-            // case-sensitive system the root is compared as it is, whatever
-            // `case_insensitive`: only the relative path's case is ignored (as node `ignore`
-            // does; `/home/u/Proj` is not `/home/u/proj` there). Where file systems ignore
-            // case by default (macOS, Windows), so does the root of a deny or ask rule: a
-            // new file spelled `/USERS/u/proj/config/x` is in the project.
-            let fold_root = self.case_insensitive && CASE_INSENSITIVE_FILE_SYSTEMS;
             let Some(relative) = strip_root(path, &g.root, fold_root) else {
                 continue;
             };
@@ -687,23 +687,19 @@ pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[Pat
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The root of a rule compared ignoring case only when asked (on macOS and Windows).
     #[test]
     fn a_root_is_folded_only_when_asked() {
-        use std::path::Path;
         let (path, root) = (
             Path::new("/USERS/u/Proj/config/x"),
             Path::new("/Users/u/proj"),
         );
-        assert_eq!(super::strip_root(path, root, false), None);
-        assert_eq!(
-            super::strip_root(path, root, true),
-            Some(Path::new("config/x"))
-        );
-        assert_eq!(super::strip_root(Path::new("/Users/u"), root, true), None);
+        assert_eq!(strip_root(path, root, false), None);
+        assert_eq!(strip_root(path, root, true), Some(Path::new("config/x")));
+        assert_eq!(strip_root(Path::new("/Users/u"), root, true), None);
     }
-
-    use super::*;
 
     #[test]
     fn protected() {

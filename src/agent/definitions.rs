@@ -15,6 +15,10 @@
 //! You review code. ...
 //! ```
 //!
+//! The frontmatter is read by [`tools_builtin::frontmatter`], as skills' is (block scalars,
+//! lists, quotes, comments); what it could not read is in [`AgentDefinition::warnings`] and
+//! among the problems [`load_agent_definitions`] returns.
+//!
 //! Definitions are read from the user's directory (`$CLAUDE_CONFIG_DIR/agents`, else
 //! `~/.claude/agents`) and from `.claude/agents` in the project directory and its parents
 //! (up to the git repository's root, or only the project directory outside a repository; never the home directory). A project definition overrides a user one of the same name,
@@ -25,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tool_core::Tool;
+use tools_builtin::frontmatter;
 
 /// The built-in agent's type.
 pub const GENERAL_PURPOSE: &str = "general-purpose";
@@ -81,6 +86,9 @@ pub struct AgentDefinition {
     pub source: AgentSource,
     /// The file, for definitions read from disk.
     pub path: Option<PathBuf>,
+    /// What in the frontmatter could not be read as written (`line N: ...`) and what was
+    /// done instead; empty for a clean frontmatter.
+    pub warnings: Vec<String>,
 }
 
 impl AgentDefinition {
@@ -96,25 +104,23 @@ impl AgentDefinition {
             prompt: GENERAL_PURPOSE_PROMPT.to_owned(),
             source: AgentSource::BuiltIn,
             path: None,
+            warnings: Vec::new(),
         }
     }
 
     /// Parses a definition file's text. `fallback_name` (the file stem) names an agent whose
     /// frontmatter has no `name`.
     pub fn parse(text: &str, fallback_name: &str, source: AgentSource) -> Result<Self, String> {
-        let (front, body) = split_frontmatter(text)
-            .ok_or("it does not start with a `---` frontmatter block closed by `---`")?;
+        let (front, body) = frontmatter::split(text).map_err(|e| e.to_string())?;
         let name = front
-            .get("name")
-            .and_then(Value::as_text)
-            .map_or(fallback_name, str::trim)
-            .to_owned();
+            .text("name")
+            .map_or_else(|| fallback_name.to_owned(), |n| n.trim().to_owned());
         if name.is_empty() || name.chars().any(char::is_whitespace) {
             return Err(format!(
                 "the agent name `{name}` is empty or contains spaces"
             ));
         }
-        let max_turns = match front.get("maxTurns").and_then(Value::as_text) {
+        let max_turns = match front.text("maxTurns") {
             Some(v) => Some(
                 v.trim()
                     .parse::<usize>()
@@ -122,32 +128,28 @@ impl AgentDefinition {
             ),
             None => None,
         };
-        let tools = front.get("tools").map(Value::items).and_then(|items| {
+        let tools = front.list("tools").and_then(|items| {
             // `*` (alone) means every tool, like an absent list.
             (!(items.len() == 1 && items[0] == "*")).then_some(items)
         });
         Ok(Self {
             name,
             description: front
-                .get("description")
-                .and_then(Value::as_text)
+                .text("description")
                 .unwrap_or_default()
                 .trim()
                 .to_owned(),
             tools,
-            disallowed_tools: front
-                .get("disallowedTools")
-                .map(Value::items)
-                .unwrap_or_default(),
+            disallowed_tools: front.list("disallowedTools").unwrap_or_default(),
             model: front
-                .get("model")
-                .and_then(Value::as_text)
+                .text("model")
                 .map(|m| m.trim().to_owned())
                 .filter(|m| !m.is_empty()),
             max_turns,
             prompt: body.trim().to_owned(),
             source,
             path: None,
+            warnings: front.warnings().to_vec(),
         })
     }
 
@@ -232,139 +234,6 @@ fn normalize(name: &str) -> &str {
     }
 }
 
-/// A frontmatter value: text, or a list (`[a, b]` or `- item` lines).
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    Text(String),
-    List(Vec<String>),
-}
-
-impl Value {
-    fn as_text(&self) -> Option<&str> {
-        match self {
-            Self::Text(t) => Some(t),
-            Self::List(_) => None,
-        }
-    }
-
-    /// The items of a list, or of a comma-separated text.
-    fn items(&self) -> Vec<String> {
-        match self {
-            Self::List(items) => items.clone(),
-            Self::Text(t) => split_list(t),
-        }
-    }
-}
-
-fn unquote(s: &str) -> &str {
-    let s = s.trim();
-    for q in ['"', '\''] {
-        if let Some(inner) = s.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
-            return inner;
-        }
-    }
-    s
-}
-
-/// `a, b` or `[a, "b"]` -> `["a", "b"]`. Commas inside parentheses do not split
-/// (`Agent(a, b)` stays one item).
-fn split_list(text: &str) -> Vec<String> {
-    let text = text.trim();
-    let text = text
-        .strip_prefix('[')
-        .and_then(|t| t.strip_suffix(']'))
-        .unwrap_or(text);
-    let mut items = Vec::new();
-    let mut depth = 0usize;
-    let mut current = String::new();
-    for c in text.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                items.push(std::mem::take(&mut current));
-                continue;
-            }
-            _ => {}
-        }
-        current.push(c);
-    }
-    items.push(current);
-    items
-        .iter()
-        .map(|i| unquote(i).to_owned())
-        .filter(|i| !i.is_empty())
-        .collect()
-}
-
-/// Strips a trailing ` # comment` (not inside quotes).
-fn strip_comment(line: &str) -> &str {
-    let mut quote = None;
-    let bytes = line.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        match (quote, b) {
-            (None, b'"' | b'\'') => quote = Some(b),
-            (Some(q), b) if b == q => quote = None,
-            (None, b'#') if i == 0 || bytes[i - 1].is_ascii_whitespace() => return &line[..i],
-            _ => {}
-        }
-    }
-    line
-}
-
-/// The frontmatter's keys and the body after it; `None` without a closed frontmatter.
-fn split_frontmatter(text: &str) -> Option<(BTreeMap<String, Value>, &str)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    if lines.next()?.trim_end() != "---" {
-        return None;
-    }
-    let mut consumed = text.find('\n')? + 1;
-    let mut map = BTreeMap::new();
-    let mut last_key: Option<String> = None;
-    for line in lines {
-        consumed += line.len();
-        let content = strip_comment(line.trim_end());
-        if content.trim() == "---" {
-            return Some((map, &text[consumed..]));
-        }
-        if content.trim().is_empty() {
-            continue;
-        }
-        let trimmed = content.trim_start();
-        let item = if trimmed == "-" {
-            Some("")
-        } else {
-            trimmed.strip_prefix("- ")
-        };
-        if let Some(item) = item {
-            if let Some(key) = &last_key {
-                let entry = map
-                    .entry(key.clone())
-                    .or_insert_with(|| Value::List(Vec::new()));
-                if let Value::Text(t) = entry
-                    && t.trim().is_empty()
-                {
-                    *entry = Value::List(Vec::new());
-                }
-                if let Value::List(items) = entry {
-                    let item = unquote(item);
-                    if !item.is_empty() {
-                        items.push(item.to_owned());
-                    }
-                }
-            }
-            continue;
-        }
-        if let Some((key, value)) = content.split_once(':') {
-            let key = key.trim().to_owned();
-            map.insert(key.clone(), Value::Text(unquote(value).to_owned()));
-            last_key = Some(key);
-        }
-    }
-    None
-}
-
 /// The user's agents directory: `$CLAUDE_CONFIG_DIR/agents`, else `~/.claude/agents`.
 pub fn user_agents_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
@@ -414,6 +283,12 @@ fn read_dir_definitions(
             .and_then(|text| AgentDefinition::parse(&text, &stem, source));
         match parsed {
             Ok(mut definition) => {
+                problems.extend(
+                    definition
+                        .warnings
+                        .iter()
+                        .map(|warning| format!("agent definition {}: {warning}", file.display())),
+                );
                 definition.path = Some(file);
                 into.insert(definition.name.clone(), definition);
             }
@@ -490,6 +365,30 @@ mod tests {
         let star =
             AgentDefinition::parse("---\ntools: \"*\"\n---\n", "s", AgentSource::User).unwrap();
         assert_eq!(star.tools, None);
+    }
+
+    /// Descriptions written as YAML block scalars or continued on indented lines read as
+    /// YAML reads them (the same frontmatter reader as skills).
+    #[test]
+    fn multi_line_descriptions_read_as_yaml() {
+        let text = "---\nname: a\ndescription: |\n  Use for reviews.\n  Example: a diff\ntools:\n  - Read\n---\nbody";
+        let d = AgentDefinition::parse(text, "f", AgentSource::User).unwrap();
+        assert_eq!(d.description, "Use for reviews.\nExample: a diff");
+        assert_eq!(d.tools.as_deref().unwrap(), ["Read"]);
+        let folded = "---\ndescription: Reviews code\n  for bugs # and style\n---\n";
+        let d = AgentDefinition::parse(folded, "f", AgentSource::User).unwrap();
+        assert_eq!(d.description, "Reviews code for bugs");
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        let odd = "---\nname: a\nmodel: \"haiku\ntools: Read\n---\n";
+        let d = AgentDefinition::parse(odd, "f", AgentSource::User).unwrap();
+        assert_eq!(d.tools.as_deref().unwrap(), ["Read"]);
+        assert!(
+            d.warnings.len() == 1 && d.warnings[0].starts_with("line 3: the value of `model`"),
+            "{:?}",
+            d.warnings
+        );
+        let e = AgentDefinition::parse("---\nname: a\n", "f", AgentSource::User).unwrap_err();
+        assert!(e.contains("not closed"), "{e}");
     }
 
     #[test]

@@ -81,6 +81,7 @@ pub mod cron;
 pub mod edit;
 pub mod enter_plan_mode;
 pub mod exit_plan_mode;
+pub mod frontmatter;
 mod fsutil;
 pub mod glob;
 pub mod grep;

@@ -21,7 +21,7 @@ pub mod subagent;
 pub mod tool_search;
 pub mod transcript;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -30,8 +30,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tool_core::{CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext};
 use tool_exec::{
-    CallOutcome, ExecutorConfig, ExecutorEvent, LoopEvent, LoopEventOutcome, Pipeline, StreamEvent,
-    StreamingToolExecutor, ToolUse,
+    CallOutcome, Ending, ExecutorConfig, ExecutorEvent, LoopEvent, LoopEventOutcome, Pipeline,
+    StreamEvent, StreamingToolExecutor, ToolUse,
 };
 
 pub use client::{
@@ -676,6 +676,7 @@ impl AgentLoop {
                 ctx.tools(),
                 &outcome.messages,
             );
+            let withheld = plan.withheld;
             let request = ModelRequest {
                 model: self.config.model.clone(),
                 max_tokens: self.config.max_tokens,
@@ -700,7 +701,14 @@ impl AgentLoop {
                 Err(e) => break Stop::Failed(e),
             };
             let turn = self
-                .turn(&ctx, stream, interrupt, transcript.as_mut(), on_event)
+                .turn(
+                    &ctx,
+                    stream,
+                    interrupt,
+                    &withheld,
+                    transcript.as_mut(),
+                    on_event,
+                )
                 .await;
             if let Some(next) = turn.context {
                 ctx = next;
@@ -891,6 +899,7 @@ impl AgentLoop {
         ctx: &ToolUseContext,
         mut stream: EventStream,
         interrupt: &CancellationToken,
+        withheld: &HashSet<String>,
         mut transcript: Option<&mut transcript::Transcript>,
         on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> TurnOutput {
@@ -956,7 +965,12 @@ impl AgentLoop {
                     }
                     Some(ExecutorEvent::Result(r)) => {
                         on_event(AgentEvent::ToolResult(&r.tool_use, &r.outcome));
-                        let result = r.outcome.result.to_api_json();
+                        let mut result = r.outcome.result.to_api_json();
+                        if r.outcome.ending == Ending::InvalidInput
+                            && withheld.contains(&r.tool_use.name)
+                        {
+                            tool_search::add_schema_not_sent_hint(&mut result, &r.tool_use.name);
+                        }
                         out.batch.push((r.tool_use.clone(), result["content"].clone()));
                         out.results.push(result);
                         let mut notice = |t: &str| on_event(AgentEvent::Notice(t));

@@ -471,6 +471,63 @@ fn deferred_tools_are_announced_and_loaded_by_tool_search() {
     assert!(todo_result.get("is_error").is_none(), "{todo_result}");
 }
 
+/// A deferred tool called before ToolSearch loaded it gets Claude Code's "schema not sent"
+/// hint with its input error; once loaded, the same bad input gets the plain error.
+#[test]
+fn a_deferred_tool_called_unloaded_gets_the_schema_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let stringly = json!({"todos": "check the build"});
+    let early = turn(None, &[("toolu_early", "TodoWrite", stringly.clone())]);
+    let search = turn(
+        None,
+        &[(
+            "toolu_search",
+            "ToolSearch",
+            json!({"query": "select:TodoWrite"}),
+        )],
+    );
+    let late = turn(None, &[("toolu_late", "TodoWrite", stringly)]);
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(early.clone()),
+        1 => full(search.clone()),
+        2 => full(late.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let settings = json!({"permissions": {"allow": ["ToolSearch", "TodoWrite"]}}).to_string();
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &["--json", "--settings", &settings],
+        "plan it",
+    )
+    .env("ENABLE_TOOL_SEARCH", "true")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    let early = &results(&seen[1].messages()[2])[0].1;
+    let text = early["content"].as_str().unwrap_or_default();
+    assert_eq!(early["is_error"], true, "{early}");
+    assert!(
+        text.starts_with("<tool_use_error>InputValidationError: ")
+            && text.ends_with(
+                "Load the tool first: call ToolSearch with query \"select:TodoWrite\", then \
+                 retry this call.</tool_use_error>"
+            )
+            && text.contains("This tool's schema was not sent to the API"),
+        "{text}"
+    );
+    let late = &results(&seen[3].messages()[6])[0].1;
+    let text = late["content"].as_str().unwrap_or_default();
+    assert_eq!(late["is_error"], true, "{late}");
+    assert!(
+        text.starts_with("<tool_use_error>InputValidationError: ")
+            && !text.contains("schema was not sent"),
+        "{text}"
+    );
+}
+
 #[test]
 fn print_writes_only_the_final_text_and_refuses_asks_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();

@@ -145,6 +145,43 @@ pub struct ToolsForRequest {
     pub announcement: Option<String>,
     /// The `anthropic-beta` values it needs.
     pub betas: Vec<String>,
+    /// The deferred tools whose schemas it does not carry (not yet discovered); empty when
+    /// tool search is off.
+    pub withheld: HashSet<String>,
+}
+
+/// Claude Code's hint after the input error of a call to a deferred tool whose schema was
+/// not sent (`buildSchemaNotSentHint`): without it the model tends to send the same
+/// stringly-typed input again.
+pub fn schema_not_sent_hint(name: &str) -> String {
+    format!(
+        "\n\nThis tool's schema was not sent to the API \u{2014} it was not in the discovered-tool \
+         set derived from message history. Without the schema in your prompt, typed parameters \
+         (arrays, numbers, booleans) get emitted as strings and the client-side parser rejects \
+         them. Load the tool first: call ToolSearch with query \"select:{name}\", then retry \
+         this call."
+    )
+}
+
+/// Adds [`schema_not_sent_hint`] to a tool_result block (API JSON) whose input failed the
+/// schema: inside its `<tool_use_error>` tags, where Claude Code puts it.
+pub fn add_schema_not_sent_hint(result: &mut Value, name: &str) {
+    let hint = schema_not_sent_hint(name);
+    let text = match &mut result["content"] {
+        Value::String(text) => text,
+        Value::Array(blocks) => match blocks.iter_mut().rev().find_map(|b| match &mut b["text"] {
+            Value::String(text) => Some(text),
+            _ => None,
+        }) {
+            Some(text) => text,
+            None => return,
+        },
+        _ => return,
+    };
+    match text.strip_suffix("</tool_use_error>") {
+        Some(inner) => *text = format!("{inner}{hint}</tool_use_error>"),
+        None => text.push_str(&hint),
+    }
 }
 
 /// Whether tool search is on for a request of `model` with `tools` (Claude Code's
@@ -191,10 +228,12 @@ pub fn tools_for_request(
                 .collect(),
             announcement: None,
             betas: Vec::new(),
+            withheld: HashSet::new(),
         };
     }
     let discovered = discovered_tools(messages);
     let mut definitions = Vec::with_capacity(tools.len());
+    let mut withheld = HashSet::new();
     for tool in tools {
         if !is_deferred_tool(tool.as_ref()) {
             definitions.push(tool_definition(tool.as_ref()));
@@ -202,12 +241,15 @@ pub fn tools_for_request(
             let mut definition = tool_definition(tool.as_ref());
             definition["defer_loading"] = Value::Bool(true);
             definitions.push(definition);
+        } else {
+            withheld.insert(tool.name().to_owned());
         }
     }
     ToolsForRequest {
         tools: definitions,
         announcement: deferred_tools_announcement(tools),
         betas: vec![TOOL_SEARCH_BETA.to_owned()],
+        withheld,
     }
 }
 

@@ -66,8 +66,8 @@ pub struct LoopConfig {
     /// The executor's settings (concurrency cap, sibling policy).
     pub executor: ExecutorConfig,
     /// How many times in a row Stop (or SubagentStop) hooks may block the end of a run
-    /// before the run ends anyway, with a notice.
-    pub stop_hook_block_cap: usize,
+    /// before the run ends anyway, with a notice; `None`: no limit.
+    pub stop_hook_block_cap: Option<usize>,
     /// Where the main conversation is written as it goes (the `transcript_path` hooks are
     /// given; see [`transcript`]); `None`: nowhere. A sub-agent writes its own next to it
     /// ([`tool_hooks::agent_transcript_path`]).
@@ -76,11 +76,23 @@ pub struct LoopConfig {
 
 /// How many Stop-hook blocks in a row a run allows: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, else 8
 /// (Claude Code's cap).
-fn stop_hook_block_cap_from_env() -> usize {
-    std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(8)
+fn stop_hook_block_cap_from_env() -> Option<usize> {
+    stop_hook_block_cap(
+        std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+            .ok()
+            .as_deref(),
+    )
+}
+
+/// The Stop-hook block cap a value of `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` gives, as Claude Code
+/// reads it: a whole number above zero is the cap, zero or a negative number turns the cap
+/// off (`None`); unset or not a number, 8.
+fn stop_hook_block_cap(value: Option<&str>) -> Option<usize> {
+    match value.map(|v| v.trim().parse::<i64>()) {
+        Some(Ok(n)) if n <= 0 => None,
+        Some(Ok(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+        None | Some(Err(_)) => Some(8),
+    }
 }
 
 impl LoopConfig {
@@ -866,7 +878,11 @@ impl AgentLoop {
                 if verdict.blocking.is_empty() && context.is_empty() {
                     break Stop::Finished;
                 }
-                if stop_blocks >= self.config.stop_hook_block_cap {
+                if self
+                    .config
+                    .stop_hook_block_cap
+                    .is_some_and(|cap| stop_blocks >= cap)
+                {
                     on_event(AgentEvent::Notice(&format!(
                         "A hook blocked the turn from ending {} consecutive times - overriding \
                          and ending turn. For Stop/SubagentStop hooks, check stop_hook_active in \
@@ -1064,6 +1080,17 @@ mod tests {
 
     use super::*;
 
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` as Claude Code reads it: zero or below turns the cap
+    /// off, anything that is not a number keeps the default.
+    #[test]
+    fn the_stop_hook_block_cap_reads_as_claude_codes() {
+        use super::stop_hook_block_cap as cap;
+        assert_eq!(cap(None), Some(8));
+        assert_eq!(cap(Some(" 3 ")), Some(3));
+        assert_eq!(cap(Some("0")), None);
+        assert_eq!(cap(Some("-1")), None);
+        assert_eq!(cap(Some("many")), Some(8));
+    }
     #[test]
     fn prices_follow_the_model_version() {
         for (model, price) in [

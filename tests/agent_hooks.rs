@@ -225,6 +225,31 @@ fn stop_hook_blocks_are_capped() {
     );
 }
 
+/// A cap of 0 turns the cap off, as in Claude Code: the hook decides alone when the run ends.
+#[test]
+fn a_stop_hook_block_cap_of_zero_is_no_cap() {
+    let project = Project::new(&[(
+        "Stop",
+        r#"n=$(cat "$CLAUDE_PROJECT_DIR/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$CLAUDE_PROJECT_DIR/count"; if [ $n -le 10 ]; then echo "not yet $n" >&2; exit 2; fi"#,
+    )]);
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent_command(
+        &url,
+        project.path(),
+        &["--max-turns", "30"],
+        "run the check",
+    )
+    .env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "0")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Ten blocks, each followed by one more answer; the eleventh Stop lets the run end.
+    assert_eq!(seen.lock().unwrap().len(), 11);
+    assert_eq!(project.inputs("Stop").len(), 11);
+    let err = stderr(&out);
+    assert!(!err.contains("overriding and ending turn"), "{err}");
+}
+
 #[test]
 fn stop_hook_context_also_makes_the_model_go_on() {
     let project = Project::new(&[(

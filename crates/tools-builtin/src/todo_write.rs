@@ -3,8 +3,9 @@
 //!
 //! The list is keyed by the agent id when the call runs in a sub-agent, by the session id
 //! otherwise. As in Claude Code, a list whose every item is completed is stored as empty.
-//! Beyond Claude Code's schema, an item's `content` and `activeForm` must not be blank and at
-//! most one item may be `in_progress` (a refusal the model can correct).
+//! Beyond Claude Code's schema, an item's `content` and `activeForm` must not be blank (a
+//! refusal the model can correct). As in Claude Code, several items may be `in_progress` at
+//! once: the prompt advises one at a time, the tool does not enforce it.
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -21,7 +22,7 @@ use tool_core::{
 pub enum TodoStatus {
     /// Not started.
     Pending,
-    /// Being worked on (at most one item).
+    /// Being worked on.
     InProgress,
     /// Done.
     Completed,
@@ -140,19 +141,6 @@ impl TypedTool for TodoWrite {
                     "todos[{i}].activeForm must not be empty"
                 )));
             }
-        }
-        let in_progress: Vec<&str> = input
-            .todos
-            .iter()
-            .filter(|t| t.status == TodoStatus::InProgress)
-            .map(|t| t.content.as_str())
-            .collect();
-        if in_progress.len() > 1 {
-            return Err(ValidationError::new(format!(
-                "Only one task may be in_progress at a time; {} are: {}",
-                in_progress.len(),
-                in_progress.join("; ")
-            )));
         }
         Ok(())
     }

@@ -15,8 +15,11 @@
 //!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
 //!   HTML becomes Markdown (`htmd`), other text is kept as it is, binary content is described,
 //!   not shown.
-//! - Fetched pages are kept for 15 minutes in a process-wide LRU cache (by URL), at most
-//!   [`CACHE_ENTRIES`] pages and [`CACHE_BYTES`] of content.
+//! - Fetched pages are kept for 15 minutes ([`CACHE_TTL`]) in a process-wide LRU cache (by
+//!   URL), at most [`CACHE_ENTRIES`] pages and [`CACHE_BYTES`] of content.
+//!   `CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS` ([`CACHE_TTL_ENV`], read at each lookup) sets
+//!   another time in milliseconds, `0` turning the cache off; an empty or unreadable value
+//!   keeps the 15 minutes.
 //! - The prompt is applied by a host-supplied model ([`WebFetchModel`] in the app state),
 //!   which reads at most [`MAX_MARKDOWN_CHARS`] from `offset`; without one the Markdown
 //!   itself is returned, from `offset`, cut at [`RAW_WINDOW_CHARS`] (under the pipeline's
@@ -47,8 +50,11 @@ pub const MAX_REDIRECTS: usize = 10;
 pub const MAX_MARKDOWN_CHARS: usize = 100_000;
 /// Characters of Markdown returned per call when no model applies the prompt.
 pub const RAW_WINDOW_CHARS: usize = 40_000;
-/// How long a fetched page stays cached.
+/// How long a fetched page stays cached, unless [`CACHE_TTL_ENV`] says otherwise.
 pub const CACHE_TTL: Duration = Duration::from_secs(15 * 60);
+/// The environment variable that sets how long a fetched page stays cached, in milliseconds
+/// (`0`: not cached).
+pub const CACHE_TTL_ENV: &str = "CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS";
 /// How many pages the cache keeps.
 pub const CACHE_ENTRIES: usize = 128;
 /// How much content (bytes of Markdown) the cache keeps, all pages together.
@@ -170,9 +176,10 @@ impl PageCache {
         }
     }
 
-    fn get(&mut self, url: &str) -> Option<Arc<Page>> {
+    /// The page cached for `url` if it is younger than `ttl`; an older one is dropped.
+    fn get(&mut self, url: &str, ttl: Duration) -> Option<Arc<Page>> {
         match self.pages.get(url) {
-            Some(page) if page.fetched.elapsed() < CACHE_TTL => Some(Arc::clone(page)),
+            Some(page) if page.fetched.elapsed() < ttl => Some(Arc::clone(page)),
             Some(_) => {
                 if let Some(old) = self.pages.pop(url) {
                     self.bytes -= old.content.len();
@@ -182,6 +189,19 @@ impl PageCache {
             None => None,
         }
     }
+}
+
+/// The cache time a value of [`CACHE_TTL_ENV`] sets: milliseconds; [`CACHE_TTL`] when the
+/// variable is unset, empty or not a whole number.
+fn cache_ttl_from(value: Option<&str>) -> Duration {
+    value
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(CACHE_TTL, Duration::from_millis)
+}
+
+/// The cache time the environment sets now ([`cache_ttl_from`]).
+fn cache_ttl() -> Duration {
+    cache_ttl_from(std::env::var(CACHE_TTL_ENV).ok().as_deref())
 }
 
 fn cache() -> std::sync::MutexGuard<'static, PageCache> {
@@ -284,13 +304,34 @@ fn describe(e: &reqwest::Error) -> String {
 /// URL it was called with: a same-site redirect is followed only then (a deny or ask rule
 /// on `www.example.com` holds when `example.com` redirects there); otherwise it is handed
 /// back as a redirect, for the model to fetch (and be permitted) on its own.
+///
+/// The rules are the session engine's when the host put one in the app state
+/// ([`tool_perms::SessionEngine`]); else those of the context's permission settings (a
+/// library host may keep its rules only there), as Grep and Glob read them
+/// ([`tool_perms::PermissionEngine::for_walking`]), with the ask rules as well as the deny
+/// rules.
 async fn rules_clear(url: &Url, ctx: &ToolUseContext) -> bool {
-    let Some(engine) = ctx.app_state().get::<tool_perms::SessionEngine>() else {
-        return true;
+    let engine = match ctx.app_state().get::<tool_perms::SessionEngine>() {
+        Some(tool_perms::SessionEngine(engine)) => engine,
+        None => {
+            let perm = ctx.permission();
+            if perm.deny.is_empty() && perm.ask.is_empty() {
+                return true;
+            }
+            let rules = tool_core::ToolPermissionContext {
+                deny: perm.deny.clone(),
+                ask: perm.ask.clone(),
+                ..Default::default()
+            };
+            let mut roots = tool_perms::PathRoots::for_cwd(ctx.cwd());
+            if let Some(home) = ctx.home() {
+                roots.home = Some(home.to_path_buf());
+            }
+            Arc::new(tool_perms::PermissionEngine::new_lenient(&rules, roots).0)
+        }
     };
     let input = serde_json::json!({"url": url.as_str(), "prompt": ""});
     engine
-        .0
         .check_rule_based(&WebFetch, &input, ctx)
         .await
         .is_none()
@@ -649,7 +690,13 @@ Usage notes:\n\
         let url = prepare_url(&input.url).map_err(ToolError::msg)?;
         let limits = ctx.app_state().get::<WebFetchLimits>().unwrap_or_default();
         let key = url.to_string();
-        let cached = cache().get(&key);
+        // A time of zero turns the cache off: nothing is read from it or kept in it.
+        let ttl = cache_ttl();
+        let cached = if ttl.is_zero() {
+            None
+        } else {
+            cache().get(&key, ttl)
+        };
         let page = match cached {
             Some(page) => page,
             None => {
@@ -667,7 +714,7 @@ Usage notes:\n\
                         let page = Arc::new(page);
                         // A page reached by a change of host (`www.`) passed the rules for
                         // that host as they were; a cache hit would skip them next time.
-                        if page.url.host_str() == url.host_str() {
+                        if !ttl.is_zero() && page.url.host_str() == url.host_str() {
                             cache().put(key.clone(), Arc::clone(&page));
                         }
                         page
@@ -750,14 +797,40 @@ mod tests {
         cache.put("b".into(), page(10));
         cache.put("c".into(), page(big));
         // `a` went to make room; the small page stayed.
-        assert!(cache.get("a").is_none());
-        assert!(cache.get("b").is_some() && cache.get("c").is_some());
+        assert!(cache.get("a", CACHE_TTL).is_none());
+        assert!(cache.get("b", CACHE_TTL).is_some() && cache.get("c", CACHE_TTL).is_some());
         assert_eq!(cache.bytes, big + 10);
         // Replacing an entry counts its bytes once; a page over the whole bound is not kept.
         cache.put("b".into(), page(20));
         assert_eq!(cache.bytes, big + 20);
         cache.put("huge".into(), page(CACHE_BYTES + 1));
-        assert!(cache.get("huge").is_none());
+        assert!(cache.get("huge", CACHE_TTL).is_none());
         assert!(cache.bytes <= CACHE_BYTES);
+    }
+
+    #[test]
+    fn the_cache_time_is_read_in_milliseconds() {
+        assert_eq!(cache_ttl_from(None), CACHE_TTL);
+        assert_eq!(cache_ttl_from(Some("")), CACHE_TTL);
+        assert_eq!(cache_ttl_from(Some("soon")), CACHE_TTL);
+        assert_eq!(cache_ttl_from(Some("-5")), CACHE_TTL);
+        assert_eq!(cache_ttl_from(Some("1.5")), CACHE_TTL);
+        assert_eq!(cache_ttl_from(Some("0")), Duration::ZERO);
+        assert_eq!(cache_ttl_from(Some(" 2500 ")), Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn a_page_older_than_the_cache_time_is_dropped() {
+        let mut cache = PageCache {
+            pages: LruCache::new(NonZeroUsize::new(CACHE_ENTRIES).unwrap_or(NonZeroUsize::MIN)),
+            bytes: 0,
+        };
+        cache.put("a".into(), page(10));
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(cache.get("a", CACHE_TTL).is_some());
+        assert!(cache.get("a", Duration::from_millis(1)).is_none());
+        // Dropped, not only skipped.
+        assert!(cache.get("a", CACHE_TTL).is_none());
+        assert_eq!(cache.bytes, 0);
     }
 }

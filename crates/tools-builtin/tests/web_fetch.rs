@@ -607,6 +607,131 @@ async fn a_same_site_redirect_to_a_denied_host_is_handed_back() {
     );
 }
 
+/// The same, for a library host that keeps its rules only in the context's permission
+/// settings (no [`tool_perms::SessionEngine`] in the app state): the deny rule on the `www.`
+/// host still holds.
+#[tokio::test]
+async fn a_same_site_redirect_to_a_host_denied_in_the_context_rules_is_handed_back() {
+    let s = server().await;
+    let port = s.base.rsplit(':').next().unwrap().to_owned();
+    let ctx = ctx().with_permission(tool_core::ToolPermissionContext {
+        deny: vec![tool_core::SourcedRule {
+            source: tool_core::RuleSource::ProjectSettings,
+            rule: "WebFetch(domain:www.localhost)".into(),
+        }],
+        ..tool_core::ToolPermissionContext::default()
+    });
+    assert!(ctx.app_state().get::<tool_perms::SessionEngine>().is_none());
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("http://localhost:{port}/to-www"), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.starts_with("REDIRECT DETECTED"), "{text}");
+    assert!(
+        text.contains(&format!("http://www.localhost:{port}/page.html")),
+        "{text}"
+    );
+}
+
+/// An ask rule in the context's permission settings holds too: the model fetches the `www.`
+/// URL itself, and is asked.
+#[tokio::test]
+async fn a_same_site_redirect_to_a_host_with_an_ask_rule_in_the_context_is_handed_back() {
+    let s = server().await;
+    let port = s.base.rsplit(':').next().unwrap().to_owned();
+    let ctx = ctx().with_permission(tool_core::ToolPermissionContext {
+        ask: vec![tool_core::SourcedRule {
+            source: tool_core::RuleSource::UserSettings,
+            rule: "WebFetch(domain:www.localhost)".into(),
+        }],
+        ..tool_core::ToolPermissionContext::default()
+    });
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("http://localhost:{port}/to-www"), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.starts_with("REDIRECT DETECTED"), "{text}");
+}
+
+/// Set in a child process of this test (the cache time is read from the process
+/// environment): the hit counts expected after two quick fetches, and after one more past a
+/// second.
+const TTL_CHILD: &str = "TOOLWRIGHT_WEBFETCH_TTL_CHILD";
+
+/// `CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS` sets how long a page stays cached, in milliseconds:
+/// `0` fetches every time; unset, empty or unreadable keeps the 15 minutes. Each case runs in
+/// a child process with its own environment (and its own process-wide cache), so no other
+/// test sees the variable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_time_comes_from_the_environment() {
+    const NAME: &str = "the_cache_time_comes_from_the_environment";
+    const VAR: &str = tools_builtin::web_fetch::CACHE_TTL_ENV;
+    if let Ok(expected) = std::env::var(TTL_CHILD) {
+        let s = server().await;
+        let ctx = ctx();
+        let url = format!("{}/counted.html", s.base);
+        for _ in 0..2 {
+            fetch(&ctx, json!({"url": url, "prompt": "p"}))
+                .await
+                .unwrap();
+        }
+        let quick = s.hits.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        fetch(&ctx, json!({"url": url, "prompt": "p"}))
+            .await
+            .unwrap();
+        let later = s.hits.load(Ordering::SeqCst);
+        assert_eq!(
+            format!("{quick},{later}"),
+            expected,
+            "{VAR}={:?}",
+            std::env::var(VAR)
+        );
+        return;
+    }
+    let cases: [(Option<&str>, &str); 5] = [
+        (Some("0"), "2,3"),
+        (None, "1,1"),
+        (Some(""), "1,1"),
+        (Some("soon"), "1,1"),
+        (Some("1000"), "1,2"),
+    ];
+    let children: Vec<_> = cases
+        .iter()
+        .map(|(value, expected)| {
+            let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+            cmd.args(["--exact", NAME, "--nocapture"])
+                .env(TTL_CHILD, expected)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            match value {
+                Some(v) => cmd.env(VAR, v),
+                None => cmd.env_remove(VAR),
+            };
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for ((value, _), child) in cases.iter().zip(children) {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{VAR}={value:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("1 passed"),
+            "{VAR}={value:?}: the child ran nothing: {text}"
+        );
+    }
+}
+
 /// Text in another character set, or with one stray byte, is decoded as text (by the
 /// header's charset, else the page's `<meta>`, else UTF-8 with U+FFFD), not called binary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

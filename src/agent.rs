@@ -21,18 +21,21 @@ pub mod subagent;
 pub mod tool_search;
 pub mod transcript;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tool_core::{CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext};
+use tool_core::{
+    CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext, find_tool,
+};
 use tool_exec::{
     CallOutcome, Ending, ExecutorConfig, ExecutorEvent, LoopEvent, LoopEventOutcome, Pipeline,
     StreamEvent, StreamingToolExecutor, ToolUse,
 };
+use tools_builtin::tool_search::TOOL_SEARCH_NAME;
 
 pub use client::{
     ANTHROPIC_VERSION, AgentError, AnthropicClient, ClientConfig, EventStream, ModelClient,
@@ -41,6 +44,7 @@ pub use client::{
 pub use definitions::{AgentDefinition, AgentSource, GENERAL_PURPOSE, load_agent_definitions};
 pub use subagent::AgentTool;
 pub use tool_search::ToolSearchMode;
+use tool_search::ToolsForRequest;
 
 /// The guide `docs/agent.md`, whose Rust examples run as doc tests.
 #[cfg(doctest)]
@@ -682,23 +686,23 @@ impl AgentLoop {
                 }
             }
             settle(&mut transcript, &outcome.messages);
-            let plan = tool_search::tools_for_request(
+            let mut plan = tool_search::tools_for_request(
                 self.config.tool_search,
                 &self.config.model,
                 ctx.tools(),
                 &outcome.messages,
             );
-            let withheld = plan.withheld;
+            let tools = std::mem::take(&mut plan.tools);
             let request = ModelRequest {
                 model: self.config.model.clone(),
                 max_tokens: self.config.max_tokens,
                 system: self.config.system_prompt.clone(),
-                tools: plan.tools,
+                tools,
                 messages: tool_search::with_announcement(
                     &outcome.messages,
                     plan.announcement.as_deref(),
                 ),
-                betas: plan.betas,
+                betas: std::mem::take(&mut plan.betas),
             };
             outcome.turns += 1;
             on_event(AgentEvent::Request(outcome.turns));
@@ -717,7 +721,7 @@ impl AgentLoop {
                     &ctx,
                     stream,
                     interrupt,
-                    &withheld,
+                    &plan,
                     transcript.as_mut(),
                     on_event,
                 )
@@ -778,7 +782,7 @@ impl AgentLoop {
                         turn.unparsed_calls.join(", ")
                     )}));
                 }
-                if turn.interrupted || turn.cancelled {
+                if turn.interrupted || turn.cancelled || turn.rejected {
                     content.push(json!({"type": "text", "text": INTERRUPT_MESSAGE_FOR_TOOL_USE}));
                 } else if turn.error.is_none() && !turn.rejected && turn.hook_stop.is_none() {
                     // The batch is complete and the run goes on: PostToolBatch.
@@ -915,7 +919,7 @@ impl AgentLoop {
         ctx: &ToolUseContext,
         mut stream: EventStream,
         interrupt: &CancellationToken,
-        withheld: &HashSet<String>,
+        plan: &ToolsForRequest,
         mut transcript: Option<&mut transcript::Transcript>,
         on_event: &mut (dyn FnMut(AgentEvent<'_>) + Send),
     ) -> TurnOutput {
@@ -926,11 +930,24 @@ impl AgentLoop {
         // that ([`reject_turn_of`](Self::reject_turn_of)).
         let abort = hard.child_token();
         let entries = self.turn_aborts.open_turn();
-        let mut executor = StreamingToolExecutor::new(
-            Arc::clone(&self.pipeline),
-            ctx.clone().with_cancellation(abort.clone()),
-            self.config.executor,
-        );
+        // ToolSearch is not offered when tool search is off: a call of it the model makes
+        // anyway gets "No such tool", since its `tool_reference` answer would make every later
+        // request one the API refuses (no beta header).
+        let search_tool = (!plan.tool_search)
+            .then(|| find_tool(ctx.tools(), TOOL_SEARCH_NAME).cloned())
+            .flatten();
+        let mut turn_ctx = ctx.clone().with_cancellation(abort.clone());
+        if search_tool.is_some() {
+            let offered: Vec<_> = ctx
+                .tools()
+                .iter()
+                .filter(|t| t.name() != TOOL_SEARCH_NAME)
+                .cloned()
+                .collect();
+            turn_ctx = turn_ctx.with_tools(offered);
+        }
+        let mut executor =
+            StreamingToolExecutor::new(Arc::clone(&self.pipeline), turn_ctx, self.config.executor);
         let mut by_id: HashMap<String, (ToolUse, Instant)> = HashMap::new();
         let mut text = String::new();
         let (mut reading, mut finished) = (true, false);
@@ -962,6 +979,8 @@ impl AgentLoop {
                 // (the executor saw the token too and stopped the other calls).
                 () = abort.cancelled(), if !out.rejected && !out.cancelled && !hard.is_cancelled() => {
                     out.rejected = true;
+                    // As for a rejection of its own: the rest of the response is not read.
+                    reading = false;
                 }
                 event = executor.next() => match event {
                     Some(ExecutorEvent::Started { tool_use_id, running }) => {
@@ -983,7 +1002,7 @@ impl AgentLoop {
                         on_event(AgentEvent::ToolResult(&r.tool_use, &r.outcome));
                         let mut result = r.outcome.result.to_api_json();
                         if r.outcome.ending == Ending::InvalidInput
-                            && withheld.contains(&r.tool_use.name)
+                            && plan.withheld.contains(&r.tool_use.name)
                         {
                             tool_search::add_schema_not_sent_hint(&mut result, &r.tool_use.name);
                         }
@@ -996,7 +1015,10 @@ impl AgentLoop {
                             out.hook_stop = Some(reason.clone());
                         }
                         if r.outcome.interrupt_turn {
+                            // The user said no: the rest of the response is neither read nor
+                            // paid for (Claude Code aborts the request).
                             out.rejected = true;
+                            reading = false;
                         }
                     }
                     None => break,
@@ -1040,7 +1062,9 @@ impl AgentLoop {
                         out.output_tokens = out.output_tokens.max(output_tokens);
                     }
                     Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
-                    Some(Ok(StreamEvent::MessageStart { .. } | StreamEvent::MessageStop)) => {}
+                    Some(Ok(StreamEvent::MessageStart { .. })) => {}
+                    // The message is complete; a connection a gateway keeps open is not waited on.
+                    Some(Ok(StreamEvent::MessageStop)) => reading = false,
                     Some(Err(e)) => {
                         out.error = Some(e);
                         reading = false;
@@ -1054,10 +1078,19 @@ impl AgentLoop {
         }
         drop(entries);
         // The context goes on with the run's token, not this turn's.
-        out.context = executor
-            .final_context()
-            .cloned()
-            .map(|c| c.with_cancellation(hard.clone()));
+        out.context = executor.final_context().cloned().map(|c| {
+            let c = c.with_cancellation(hard.clone());
+            // ToolSearch, held back for this turn, stays the run's (whatever the calls'
+            // context changes did to the other tools).
+            match &search_tool {
+                Some(search) if find_tool(c.tools(), TOOL_SEARCH_NAME).is_none() => {
+                    let mut tools = c.tools().to_vec();
+                    tools.push(Arc::clone(search));
+                    c.with_tools(tools)
+                }
+                _ => c,
+            }
+        });
         self.spend
             .add(&self.config.model, out.input_tokens, out.output_tokens);
         out

@@ -263,6 +263,28 @@ fn a_connection_dropped_mid_stream_still_answers_the_calls_that_arrived() {
     assert_eq!(results[0].1["content"], "kept");
 }
 
+/// A gateway that sends `data: [DONE]` after `message_stop` and then keeps the connection
+/// open: the message is complete at `message_stop`, the run finishes, nothing is waited for.
+#[test]
+fn a_gateways_end_marker_and_open_connection_after_message_stop_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = format!("{}data: [DONE]\n\n", turn(Some("All done."), &[]));
+    let open = Gate::default();
+    let held = open.clone();
+    let (url, seen) = serve(move |_, _| {
+        Reply::Stream(vec![Part::Data(answer.clone()), Part::Hold(held.clone())])
+    });
+    let out = agent_command(&url, dir.path(), &["--print"], "finish")
+        // Without the fix the run would wait this long, then fail.
+        .env("API_TIMEOUT_MS", "20000")
+        .output()
+        .unwrap();
+    open.open();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "All done.");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
+
 #[test]
 fn a_response_that_goes_silent_fails_instead_of_hanging() {
     let dir = tempfile::tempdir().unwrap();
@@ -469,6 +491,48 @@ fn deferred_tools_are_announced_and_loaded_by_tool_search() {
     let third = &seen[2];
     let todo_result = &results(&third.messages()[4])[0].1;
     assert!(todo_result.get("is_error").is_none(), "{todo_result}");
+}
+
+/// With tool search off, ToolSearch is not offered, and a call of it the model makes anyway
+/// is answered as a call of a tool that does not exist: its `tool_reference` blocks would
+/// make every later request one the API refuses.
+#[test]
+fn tool_search_off_answers_a_tool_search_call_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let search = turn(
+        None,
+        &[(
+            "toolu_search",
+            "ToolSearch",
+            json!({"query": "select:TodoWrite"}),
+        )],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(search.clone()),
+        _ => full(turn(Some("Done."), &[])),
+    });
+    let settings = json!({"permissions": {"allow": ["ToolSearch"]}}).to_string();
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &["--json", "--settings", &settings],
+        "plan it",
+    )
+    .env("ENABLE_TOOL_SEARCH", "false")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[0].tool("ToolSearch").is_none());
+    let result = &results(&seen[1].messages()[2])[0].1;
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("No such tool available: ToolSearch")),
+        "{result}"
+    );
 }
 
 /// A deferred tool called before ToolSearch loaded it gets Claude Code's "schema not sent"

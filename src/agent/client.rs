@@ -118,10 +118,7 @@ impl ClientConfig {
     /// From the environment: `ANTHROPIC_API_KEY` (required), `ANTHROPIC_BASE_URL`, and
     /// `CLAUDE_CODE_MAX_RETRIES` (retries after the first attempt, default 3).
     pub fn from_env() -> Result<Self, AgentError> {
-        let api_key = std::env::var("ANTHROPIC_API_KEY")
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| AgentError::Setup("ANTHROPIC_API_KEY is not set".into()))?;
+        let api_key = api_key(std::env::var("ANTHROPIC_API_KEY").ok())?;
         let retries = std::env::var("CLAUDE_CODE_MAX_RETRIES")
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
@@ -136,6 +133,23 @@ impl ClientConfig {
             backoff: Duration::from_millis(500),
         })
     }
+}
+
+/// The API key of `ANTHROPIC_API_KEY`'s value: surrounding whitespace (a key read from a
+/// file with CRLF line ends) is dropped; a key that is missing or holds a control character
+/// is refused with what is wrong, never sent as a header the HTTP client refuses.
+fn api_key(value: Option<String>) -> Result<String, AgentError> {
+    let key = value.as_deref().map(str::trim).unwrap_or_default();
+    if key.is_empty() {
+        return Err(AgentError::Setup("ANTHROPIC_API_KEY is not set".into()));
+    }
+    if let Some(c) = key.chars().find(|c| c.is_control()) {
+        return Err(AgentError::Setup(format!(
+            "ANTHROPIC_API_KEY contains a control character ({:?}); check how it was set",
+            c
+        )));
+    }
+    Ok(key.to_owned())
 }
 
 /// The Anthropic Messages API over HTTPS (reqwest with rustls): `POST {base}/v1/messages`
@@ -381,6 +395,12 @@ impl Parsing {
     async fn next(&mut self) -> Option<Result<StreamEvent, AgentError>> {
         loop {
             if let Some(event) = self.ready.pop_front() {
+                if event == StreamEvent::MessageStop {
+                    // The message is complete: what the connection may still carry (a
+                    // gateway's end marker, or nothing while it stays open) is not waited for.
+                    self.ready.clear();
+                    self.done = true;
+                }
                 return Some(Ok(event));
             }
             if self.done {
@@ -494,6 +514,21 @@ impl ModelClient for AnthropicClient {
 
 #[cfg(test)]
 mod tests {
+
+    /// A key from a CRLF file loses its line end; a control character inside, or no key, is
+    /// refused with a message that names the variable.
+    #[test]
+    fn the_api_key_is_trimmed_and_checked() {
+        assert_eq!(api_key(Some("sk-x\r\n".into())).unwrap(), "sk-x");
+        let err = api_key(Some("sk-\u{7}x".into())).unwrap_err().to_string();
+        assert!(
+            err.contains("ANTHROPIC_API_KEY contains a control character"),
+            "{err}"
+        );
+        let err = api_key(Some("  ".into())).unwrap_err().to_string();
+        assert!(err.contains("ANTHROPIC_API_KEY is not set"), "{err}");
+        assert!(api_key(None).is_err());
+    }
 
     #[test]
     fn retries_wait_doubling_up_to_a_cap_with_jitter() {

@@ -812,6 +812,50 @@ mod tests {
         assert_eq!(result["content"], tool_exec::REJECT_MESSAGE);
     }
 
+    /// A model that calls Touchy, then never ends its response.
+    struct Stalling;
+
+    #[async_trait]
+    impl ModelClient for Stalling {
+        async fn stream(&self, _request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let call = tool_exec::ToolUse::new("toolu_touchy", "Touchy", json!({}));
+            Ok(futures::stream::iter([Ok(StreamEvent::ToolUse(call))])
+                .chain(futures::stream::pending())
+                .boxed())
+        }
+    }
+
+    /// The user's "no" ends the turn at once: the rest of the response is not waited for
+    /// (Claude Code aborts the request), and the results are followed by the interruption
+    /// text.
+    #[tokio::test]
+    async fn a_rejection_stops_reading_the_response() {
+        let pipeline = Pipeline::new(
+            Arc::new(AskForTouchy),
+            Arc::new(SaysNo),
+            Arc::new(tool_exec::NoHooks),
+        );
+        let agent_loop = AgentLoop::new(
+            Arc::new(Stalling) as Arc<dyn ModelClient>,
+            Arc::new(pipeline),
+            LoopConfig::new("m"),
+        );
+        let ctx = ToolUseContext::new("/").with_tools(vec![Arc::new(Touchy) as Arc<dyn Tool>]);
+        let outcome = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            agent_loop.run(ctx, "go", &CancellationToken::new(), &mut |_| {}),
+        )
+        .await
+        .expect("the run ends without the rest of the response");
+        assert!(matches!(outcome.stop, Stop::Rejected), "{}", outcome.stop);
+        let content = outcome.messages[2]["content"].as_array().unwrap();
+        assert_eq!(content[0]["content"], tool_exec::REJECT_MESSAGE);
+        assert_eq!(
+            content[1],
+            json!({"type": "text", "text": tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE})
+        );
+    }
+
     #[test]
     fn aliases_resolve_and_inherit() {
         assert_eq!(resolve_model("inherit", "parent-model"), "parent-model");

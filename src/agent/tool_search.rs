@@ -148,6 +148,9 @@ pub struct ToolsForRequest {
     /// The deferred tools whose schemas it does not carry (not yet discovered); empty when
     /// tool search is off.
     pub withheld: HashSet<String>,
+    /// Whether tool search is on for the request (ToolSearch is offered); when it is off, a
+    /// ToolSearch call is answered as a call of a tool that does not exist.
+    pub tool_search: bool,
 }
 
 /// Claude Code's hint after the input error of a call to a deferred tool whose schema was
@@ -229,6 +232,7 @@ pub fn tools_for_request(
             announcement: None,
             betas: Vec::new(),
             withheld: HashSet::new(),
+            tool_search: false,
         };
     }
     let discovered = discovered_tools(messages);
@@ -250,6 +254,7 @@ pub fn tools_for_request(
         announcement: deferred_tools_announcement(tools),
         betas: vec![TOOL_SEARCH_BETA.to_owned()],
         withheld,
+        tool_search: true,
     }
 }
 

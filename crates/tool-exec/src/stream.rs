@@ -191,13 +191,36 @@ impl AnthropicStream {
             return Ok(());
         }
         let data = std::mem::take(&mut self.data);
+        if self.stopped {
+            // Nothing after `message_stop` belongs to the message: some gateways send a
+            // `data: [DONE]` line there.
+            self.event = None;
+            return Ok(());
+        }
         let malformed = |event: &str, reason: String| StreamError::Malformed {
             event: event.to_owned(),
             line: self.data_line,
             reason,
         };
-        let json: Value = serde_json::from_str(&data)
-            .map_err(|e| malformed(self.event.as_deref().unwrap_or("?"), e.to_string()))?;
+        let json: Value = match serde_json::from_str(&data) {
+            Ok(json) => json,
+            // Data that is no JSON object (`[DONE]`) under no event name, or one the API does
+            // not send, is ignored, as the Anthropic SDK ignores events it does not know. A
+            // broken object is an error whatever the name: it may be a lost delta.
+            Err(_)
+                if !data.trim_start().starts_with('{')
+                    && !self.event.as_deref().is_some_and(is_message_event) =>
+            {
+                self.event = None;
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(malformed(
+                    self.event.as_deref().unwrap_or("?"),
+                    e.to_string(),
+                ));
+            }
+        };
         let kind = self
             .event
             .take()
@@ -350,6 +373,21 @@ impl AnthropicStream {
     }
 }
 
+/// Whether `event` is an event name of the Messages API's stream, whose data must be JSON.
+fn is_message_event(event: &str) -> bool {
+    matches!(
+        event,
+        "message_start"
+            | "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop"
+            | "message_delta"
+            | "message_stop"
+            | "error"
+            | "ping"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,6 +446,31 @@ mod tests {
                 "chunk size {chunk_size}"
             );
         }
+    }
+
+    /// `data: [DONE]` (some gateways' end marker) after `message_stop`, or under no event
+    /// name, changes nothing; anything after `message_stop` is ignored; a broken JSON object
+    /// is still an error.
+    #[test]
+    fn gateway_end_markers_are_ignored() {
+        let text = format!("{}data: [DONE]\n\n", turn());
+        let mut parser = AnthropicStream::new();
+        let mut events = parser.feed(&text).unwrap();
+        events.extend(parser.finish().unwrap());
+        assert_eq!(events.last(), Some(&StreamEvent::MessageStop));
+        assert_eq!(events.len(), 6);
+        let after = format!("{}event: message_delta\ndata: {{oops\n\n", turn());
+        let mut parser = AnthropicStream::new();
+        assert!(parser.feed(&after).is_ok());
+        assert!(parser.finish().is_ok());
+        let mut parser = AnthropicStream::new();
+        parser
+            .feed("data: [DONE]\n\nevent: foo\ndata: nope\n\n")
+            .unwrap();
+        let err = parser
+            .feed("data: {\"type\": \"content_block_delta\"\n\n")
+            .unwrap_err();
+        assert!(matches!(err, StreamError::Malformed { .. }), "{err}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -161,6 +161,8 @@ impl ClientHandler for Handler {
             return Ok(decline());
         };
         let request = serde_json::to_value(&request).unwrap_or(Value::Null);
+        // The user may take their time: the server's calls wait for them, not idle.
+        let _asking = AskingHost::new(&self.conn);
         let answer = handler.elicit(&self.server, request).await;
         Ok(serde_json::from_value(answer).unwrap_or_else(|_| decline()))
     }
@@ -178,6 +180,7 @@ impl ClientHandler for Handler {
             ));
         };
         let request = serde_json::to_value(&params).unwrap_or(Value::Null);
+        let _asking = AskingHost::new(&self.conn);
         let answer = handler
             .create_message(&self.server, request)
             .await
@@ -738,6 +741,9 @@ pub(crate) struct ServerConn {
     list_seq: AtomicU64,
     stored_seq: AtomicU64,
     state: Mutex<ServerState>,
+    /// The server's elicitation and sampling requests being answered by the host (the user,
+    /// or a model): while there is one, the server's calls are not idle.
+    asking_host: AtomicUsize,
 }
 
 impl std::fmt::Debug for ServerConn {
@@ -765,6 +771,7 @@ impl ServerConn {
             list_seq: AtomicU64::new(0),
             stored_seq: AtomicU64::new(0),
             state: Mutex::new(ServerState::Failed("not connected yet".into())),
+            asking_host: AtomicUsize::new(0),
         })
     }
 
@@ -1383,12 +1390,18 @@ impl ServerConn {
         };
         let timeout = self.call_timeout();
         let idle = self.idle_timeout();
-        // Ends when the server has sent nothing for the request (no progress) for `idle`.
+        // Ends when the server has sent nothing for the request (no progress) for `idle`,
+        // and is not waiting for the host to answer a request of its own (an elicitation
+        // the user is filling in).
         let silent = async {
-            while tokio::time::timeout(idle, activity.notified())
-                .await
-                .is_ok()
-            {}
+            loop {
+                let heard = tokio::time::timeout(idle, activity.notified())
+                    .await
+                    .is_ok();
+                if !heard && self.asking_host.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+            }
         };
         let outcome = tokio::select! {
             r = handle.await_response() => r,
@@ -1813,6 +1826,32 @@ impl SseRetryPolicy for BoundedSseRetry {
 struct RouteGuard {
     routes: ProgressRoutes,
     token: String,
+}
+
+/// Counts a server request the host is answering ([`ServerConn::asking_host`]) while it
+/// lives. Its end counts as a word from the server for every call in progress, so their
+/// idle time starts again from the answer.
+struct AskingHost(Option<Arc<ServerConn>>);
+
+impl AskingHost {
+    fn new(conn: &Weak<ServerConn>) -> Self {
+        let conn = conn.upgrade();
+        if let Some(conn) = &conn {
+            conn.asking_host.fetch_add(1, Ordering::SeqCst);
+        }
+        Self(conn)
+    }
+}
+
+impl Drop for AskingHost {
+    fn drop(&mut self) {
+        if let Some(conn) = &self.0 {
+            conn.asking_host.fetch_sub(1, Ordering::SeqCst);
+            for route in lock(&conn.routes).values() {
+                route.activity.notify_one();
+            }
+        }
+    }
 }
 
 impl Drop for RouteGuard {

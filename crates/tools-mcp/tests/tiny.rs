@@ -566,6 +566,40 @@ async fn server_requests_without_host_handlers_are_declined_cleanly() {
     manager.shutdown().await;
 }
 
+/// A user who takes a while to fill in a form.
+struct SlowUser;
+
+#[tool_core::async_trait]
+impl tools_mcp::ElicitationHandler for SlowUser {
+    async fn elicit(&self, _server: &str, _request: serde_json::Value) -> serde_json::Value {
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        json!({"action": "accept", "content": {"name": "Ada"}})
+    }
+}
+
+/// While the user answers the server's elicitation, the call waiting on it is not idle: the
+/// idle limit (700 ms here) is not the user's time to answer.
+#[tokio::test]
+async fn a_call_waiting_for_the_users_answer_is_not_idle() {
+    let mut o = opts();
+    o.tool_idle_timeout = Some(Duration::from_millis(700));
+    o.elicitation = Some(Arc::new(SlowUser));
+    let manager = tiny(&[], o).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(30),
+        call(&tool(&manager, "mcp__tiny__ask"), json!({})),
+    )
+    .await
+    .expect("the call ended")
+    .unwrap();
+    let text = r.data.content.joined_text();
+    assert!(
+        text.starts_with("result: ") && text.contains(r#""name":"Ada""#),
+        "{text}"
+    );
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn stderr_is_kept_in_a_bounded_buffer() {
     let mut o = opts();

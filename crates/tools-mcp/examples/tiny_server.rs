@@ -86,7 +86,7 @@ impl Tiny {
             json!({"name": "flags", "description": "Has _meta flags", "inputSchema": obj(json!({})),
                    "_meta": {"anthropic/alwaysLoad": true, "anthropic/maxResultSizeChars": 900000,
                              "anthropic/requiresUserInteraction": true, "anthropic/searchHint": "flag things"}}),
-            json!({"name": "add_tool", "description": "Registers the `dynamic` tool and sends list_changed", "inputSchema": obj(json!({}))}),
+            json!({"name": "add_tool", "description": "Registers the `dynamic` tool and sends list_changed (`times` times, default once)", "inputSchema": obj(json!({"times": {"type": "integer"}}))}),
             json!({"name": "protocol_error", "description": "Answers with a JSON-RPC error", "inputSchema": obj(json!({}))}),
             // An object, so rmcp passes it on, but not a usable JSON Schema.
             json!({"name": "bad_schema", "description": "Invalid input schema",
@@ -216,6 +216,9 @@ impl ServerHandler for Tiny {
             .and_then(|r| r.cursor)
             .and_then(|c| c.parse().ok())
             .unwrap_or(0);
+        if start == 0 {
+            eprintln!("tools/list: from the start");
+        }
         let all = self.all_tools();
         let page: Vec<Value> = all.iter().skip(start).take(PAGE).cloned().collect();
         let mut result = json!({"tools": page});
@@ -290,7 +293,9 @@ impl ServerHandler for Tiny {
             }
             "add_tool" => {
                 self.dynamic.store(true, Ordering::SeqCst);
-                let _ = context.peer.notify_tool_list_changed().await;
+                for _ in 0..args["times"].as_u64().unwrap_or(1) {
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
                 Ok(text_result("added"))
             }
             "dynamic" => Ok(text_result("dynamic ok")),

@@ -225,11 +225,7 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(conn) = self.conn.upgrade() {
-            tokio::spawn(async move {
-                if conn.refresh_tools().await.is_ok() {
-                    conn.notify_tools_changed();
-                }
-            });
+            conn.relist();
         }
     }
 }
@@ -744,6 +740,16 @@ pub(crate) struct ServerConn {
     /// The server's elicitation and sampling requests being answered by the host (the user,
     /// or a model): while there is one, the server's calls are not idle.
     asking_host: AtomicUsize,
+    /// `tools/list_changed` handling: whether a re-listing runs, and whether another
+    /// notification came while it ran ([`relist`](Self::relist)).
+    relisting: Mutex<Relisting>,
+}
+
+/// The state of [`ServerConn::relist`].
+#[derive(Debug, Default)]
+struct Relisting {
+    running: bool,
+    again: bool,
 }
 
 impl std::fmt::Debug for ServerConn {
@@ -772,6 +778,7 @@ impl ServerConn {
             stored_seq: AtomicU64::new(0),
             state: Mutex::new(ServerState::Failed("not connected yet".into())),
             asking_host: AtomicUsize::new(0),
+            relisting: Mutex::default(),
         })
     }
 
@@ -816,6 +823,33 @@ impl ServerConn {
 
     pub(crate) fn call_timeout(&self) -> Duration {
         self.config.timeout.unwrap_or(self.opts.tool_timeout)
+    }
+
+    /// Lists the tools again after a `tools/list_changed`. Notifications are coalesced: one
+    /// listing runs at a time, and the notifications that come while it runs make one more
+    /// listing after it, however many they are, not one each.
+    fn relist(self: &Arc<Self>) {
+        {
+            let mut state = lock(&self.relisting);
+            if state.running {
+                state.again = true;
+                return;
+            }
+            state.running = true;
+        }
+        let conn = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                if conn.refresh_tools().await.is_ok() {
+                    conn.notify_tools_changed();
+                }
+                let mut state = lock(&conn.relisting);
+                if !std::mem::take(&mut state.again) {
+                    state.running = false;
+                    break;
+                }
+            }
+        });
     }
 
     /// How long a call may go without a word from the server: the option, else Claude

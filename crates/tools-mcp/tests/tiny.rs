@@ -424,6 +424,48 @@ async fn list_changed_refreshes_the_tool_list() {
     manager.shutdown().await;
 }
 
+/// A burst of `tools/list_changed` notifications is coalesced: one listing runs at a time,
+/// and one more after it for everything that came meanwhile, not one per notification.
+#[tokio::test]
+async fn a_burst_of_list_changed_is_coalesced() {
+    let manager = tiny(&[], opts()).await;
+    let lists = |m: &McpManager| {
+        m.stderr("tiny")
+            .unwrap_or_default()
+            .matches("tools/list: from the start")
+            .count()
+    };
+    assert!(stderr_contains(&manager, "tools/list: from the start").await);
+    let before = lists(&manager);
+    call(&tool(&manager, "mcp__tiny__add_tool"), json!({"times": 50}))
+        .await
+        .unwrap();
+    // Settled: the count of listings stays the same for a second.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = (lists(&manager), Instant::now());
+    while last.1.elapsed() < Duration::from_secs(1) {
+        assert!(Instant::now() < deadline, "the listings never settled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = lists(&manager);
+        if now != last.0 {
+            last = (now, Instant::now());
+        }
+    }
+    let after = last.0 - before;
+    // However the 50 arrive, far fewer listings than notifications.
+    assert!(
+        (1..=10).contains(&after),
+        "{after} listings for 50 notifications"
+    );
+    assert!(
+        manager
+            .tools()
+            .iter()
+            .any(|t| t.name() == "mcp__tiny__dynamic")
+    );
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn children_end_with_the_manager_and_see_the_project_dir() {
     let project = tempfile::tempdir().unwrap();

@@ -22,6 +22,7 @@ use crate::bash::commands::{
 };
 use crate::bash::parse::{
     Analysis, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
+    trim_command,
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
@@ -925,7 +926,9 @@ impl PermissionEngine {
     ) -> bool {
         match tool.permission_subject(input) {
             Some(tool_core::PermissionSubject::Command(cmd)) => {
-                !(allowed && read_only.unwrap_or_else(|| is_read_only_shell(&analyze(cmd.trim()))))
+                !(allowed
+                    && read_only
+                        .unwrap_or_else(|| is_read_only_shell(&analyze(trim_command(&cmd)))))
             }
             Some(tool_core::PermissionSubject::Path {
                 access: tool_core::FileAccess::Write,
@@ -1395,6 +1398,11 @@ impl PermissionEngine {
                 if self.inside_working_dirs(path, &resolved, ctx) {
                     return Finding::new(Kind::Allow, "").reason(DecisionReason::WorkingDir {
                         reason: "inside the working directories".into(),
+                    });
+                }
+                if inside_results_dir(path, &resolved, ctx) {
+                    return Finding::new(Kind::Allow, "").reason(DecisionReason::Other {
+                        reason: "a tool result saved in the session's results directory".into(),
                     });
                 }
                 if let Some(r) =
@@ -2323,6 +2331,17 @@ impl PermissionEngine {
             && is_read_only(words)
             && !(name == "git" && analysis.commands.iter().any(changes_directory))
         {
+            if name == "git"
+                && let Some(why) = self.planted_repository(sub, ctx)
+            {
+                return Finding::new(
+                    Kind::Ask,
+                    format!(
+                        "`{text}` needs approval: {why}, and git would run what its configuration names."
+                    ),
+                )
+                .sub(text);
+            }
             return Finding::new(Kind::Allow, "")
                 .reason(DecisionReason::Other {
                     reason: format!("`{text}` is a read-only command"),
@@ -2330,6 +2349,31 @@ impl PermissionEngine {
                 .sub(text);
         }
         Finding::new(Kind::Passthrough, format!("`{text}` requires approval.")).sub(text)
+    }
+
+    /// Why git, run by `sub`, may take a planted directory for its repository: walking up
+    /// from each directory `sub` may run in (the session's cwd joined with the command's
+    /// `cd`s, as written and with links resolved) to the first one that holds `.git`, a
+    /// directory on the way looks like a git directory ([`planted_git_dir`]), or the
+    /// directory is not known. git's discovery takes such a directory for a bare repository
+    /// and obeys its configuration (`core.fsmonitor` runs a command); the session's cwd may
+    /// have been moved there by an earlier call's `cd`. `None` when no directory does.
+    fn planted_repository(&self, sub: &SimpleCommand, ctx: &ToolUseContext) -> Option<String> {
+        let Some(dirs) = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx) else {
+            return Some(
+                "it runs in a directory not known here, which may be a planted git repository"
+                    .into(),
+            );
+        };
+        dirs.iter()
+            .flat_map(|d| [d.clone(), resolve_symlinks(d)])
+            .find_map(|d| planted_git_dir(&d))
+            .map(|at| {
+                format!(
+                    "{} looks like a planted git repository (`HEAD`, `objects/` and `refs/` outside any `.git`)",
+                    at.display()
+                )
+            })
     }
 
     fn check_command(
@@ -2340,7 +2384,7 @@ impl PermissionEngine {
         command: &str,
         ctx: &ToolUseContext,
     ) -> Finding {
-        let trimmed = command.trim();
+        let trimmed = trim_command(command);
         let analysis = analyze(trimmed);
         let mut f = self.check_analysis(set, tool, names, trimmed, &analysis, ctx);
         f.read_only = Some(is_read_only_shell(&analysis));
@@ -2492,6 +2536,19 @@ impl PermissionEngine {
             return attach(
                 Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
                     .reason(DecisionReason::SafetyCheck { reason: why.into() })
+                    .immune(),
+                &details,
+            );
+        }
+        if !analysis.incomplete.is_empty() {
+            // Parsed, but what runs is rebound out of sight (`hash -p`, an alias, `PS4`).
+            let why = format!(
+                "what the command runs cannot all be seen ({})",
+                analysis.incomplete.join("; ")
+            );
+            return attach(
+                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
+                    .reason(DecisionReason::SafetyCheck { reason: why })
                     .immune(),
                 &details,
             );
@@ -2850,6 +2907,19 @@ fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {
             }))
 }
 
+/// Whether `path` is in the context's results directory, where a result too large for the
+/// conversation is saved for the model to Read (Claude Code's internal `tool-results`
+/// path). `resolved` (every link on the way followed) must be inside the directory too: a
+/// link in it that points out of it does not count.
+fn inside_results_dir(path: &Path, resolved: &Path, ctx: &ToolUseContext) -> bool {
+    let Some(dir) = ctx.results_dir() else {
+        return false;
+    };
+    let dir = normalize_lexically(dir);
+    let real = resolve_symlinks(&dir);
+    (path.starts_with(&dir) || path.starts_with(&real)) && resolved.starts_with(&real)
+}
+
 /// The path the kernel resolves: `..` applies to the symlink-resolved directory so far.
 fn physical_path(path: &Path) -> PathBuf {
     use std::path::Component;
@@ -2939,6 +3009,21 @@ fn git_work_tree(dir: &Path) -> Option<PathBuf> {
         }
     }
     Some(dir.to_path_buf())
+}
+
+/// The first directory up from `dir`, before one that holds `.git`, that looks like a git
+/// directory the way git's discovery recognises a bare repository: a `HEAD` file beside
+/// `objects/` and `refs/` directories. `None` when there is none.
+fn planted_git_dir(dir: &Path) -> Option<PathBuf> {
+    for at in dir.ancestors() {
+        if at.join(".git").symlink_metadata().is_ok() {
+            return None;
+        }
+        if at.join("HEAD").is_file() && at.join("objects").is_dir() && at.join("refs").is_dir() {
+            return Some(at.to_path_buf());
+        }
+    }
+    None
 }
 
 /// The prefix rule content "don't ask again" stores for a subcommand: `program subcommand:*`

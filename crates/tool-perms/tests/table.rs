@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Case, case, run_table};
+use common::{Case, Fixture, behavior, case, context, probe, run_table};
 use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
 use tool_perms::{PathRoots, PermissionEngine};
 
@@ -431,6 +431,13 @@ async fn bash_deny_rules_see_every_reading() {
         "ls | xargs -n1 sh -c 'rm $0'",
         "find . -exec bash -c 'rm {}' \\;",
         "r\"\"m x",
+        // A trap's action and a mapfile callback are scripts the shell runs.
+        "trap 'rm -rf x' EXIT",
+        "trap -- 'ls; rm x' INT TERM",
+        "builtin trap 'rm x' EXIT",
+        "mapfile -C 'rm x' -c 1 < f",
+        "readarray -tC'rm x' -c1 lines < f",
+        "mapfile -C rm -c 1 < f",
     ]
     .iter()
     .flat_map(|cmd| {
@@ -464,6 +471,42 @@ async fn bash_deny_rules_see_every_reading() {
         case("deny", "Bash", "anything").deny(&["*"]),
         case("deny", "Bash", "git status && rm x").deny(&["Bash(git status && rm x)"]),
     ]);
+    // What runs cannot be seen: a name rebound by `hash -p`, an alias, a `PS4` that `set -x`
+    // expands. An incomplete analysis: asked, even in bypass mode.
+    for cmd in [
+        "hash -p /bin/rm ls; ls x",
+        "shopt -s expand_aliases; alias ls='rm -rf'\nls x",
+        "bash -O expand_aliases -c 'ls x'",
+        "alias ls=rm\nls x",
+        "PS4='$(rm x)'; set -x; ls",
+        "set -x; export PS4='$(rm x)'; ls",
+        "PS4='$(rm x)' bash -xc ls",
+        "eval $'P\\x534=\\'$(rm x)\\''; set -ex; ls",
+    ] {
+        cases.extend([
+            case("ask", "Bash", cmd).deny(rm),
+            case("ask", "Bash", cmd).deny(rm).mode("bypassPermissions"),
+            case("ask", "Bash", cmd).deny(rm).allow(&["Bash"]),
+        ]);
+    }
+    // Traps that run nothing, and harmless ones.
+    for cmd in [
+        "trap - EXIT",
+        "trap '' INT",
+        "trap -p EXIT",
+        "trap 'echo done' EXIT",
+        "mapfile -t lines < README.md",
+        "set -x; ls",
+        "echo \"${PS4}\"",
+        "hash -r",
+    ] {
+        cases.push(case("allow", "Bash", cmd).deny(rm).allow(&["Bash"]));
+        cases.push(
+            case("allow", "Bash", cmd)
+                .deny(rm)
+                .mode("bypassPermissions"),
+        );
+    }
     run_table(cases).await;
 }
 
@@ -2197,6 +2240,77 @@ async fn cd_through_cdpath_leads_somewhere_unknown() {
     run_table(cases).await;
 }
 
+/// A command that sets `HOME` moves `~` (and a bare `cd`) somewhere not known here; a
+/// function that changes directory, or one named `cd`, `pushd`, `popd`, `builtin` or
+/// `command`, moves the shell when it is called: the paths after them cannot be checked.
+#[tokio::test]
+async fn cd_after_home_or_a_function_leads_somewhere_unknown() {
+    let secret = &["Read(/$O/secret.txt)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "HOME=$O cd && cat secret.txt",
+        "HOME=$O cd ~ && cat secret.txt",
+        "HOME=$O; cat ~/secret.txt",
+        "export HOME=$O; cat ~/secret.txt",
+        "HOME=$O; cat < ~/secret.txt",
+        "read HOME <<< $O; cd; cat secret.txt",
+        "cd() { builtin cd $O; }; cd src && cat secret.txt",
+        "pushd() { builtin cd $O; }; pushd src && cat secret.txt",
+        "cd src/sub && { f() { cd ..; }; f; f; f; cat outside/secret.txt; }",
+        "cd src/sub && { f() { eval cd ..; }; f; f; f; cat outside/secret.txt; }",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(secret).allow(&["Bash"]));
+        cases.push(
+            case("ask", "Bash", cmd)
+                .deny(secret)
+                .mode("bypassPermissions"),
+        );
+    }
+    cases.extend([
+        // Where it is known, the rule denies.
+        case("deny", "Bash", "cat $O/secret.txt")
+            .deny(secret)
+            .allow(&["Bash"]),
+        case("deny", "Bash", "cd $O && cat secret.txt")
+            .deny(secret)
+            .allow(&["Bash"]),
+        // Reading HOME changes nothing; a function that does not move the shell neither.
+        case("allow", "Bash", "echo ${HOME}; cat ~/.bashrc")
+            .deny(secret)
+            .allow(&["Bash"]),
+        case("allow", "Bash", "f() { ls; }; f; cat README.md")
+            .deny(secret)
+            .allow(&["Bash"]),
+        case("allow", "Bash", "cd src && cat main.rs")
+            .deny(secret)
+            .mode("bypassPermissions"),
+    ]);
+    run_table(cases).await;
+}
+
+/// `bat cache` deletes or writes bat's cache (`--clear --target DIR` deletes files in DIR),
+/// `--generate-config-file` writes its configuration: not read-only.
+#[tokio::test]
+async fn bat_cache_and_config_are_not_read_only() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "bat cache --clear --target .",
+        "bat cache --build",
+        "bat --generate-config-file",
+        "bat --generate-config",
+        "bat -p --generate-config-file",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    cases.extend([
+        case("allow", "Bash", "bat README.md"),
+        case("allow", "Bash", "bat -n README.md docs/a.md"),
+        case("allow", "Bash", "bat README.md").mode("plan"),
+    ]);
+    run_table(cases).await;
+}
+
 /// Commands that read a whole tree (`grep -r`, `rg`, `cp -r`) are denied when a Read deny
 /// rule forbids a file in it, as the Grep tool skips such files; `rg` is judged by its own
 /// filters (hidden and ignored files are skipped unless asked for).
@@ -2366,4 +2480,148 @@ async fn more_ways_around_the_path_checks() {
         ),
     ];
     run_table(cases).await;
+}
+
+/// Makes `dir` look like a git directory (`HEAD`, `objects/`, `refs/`) whose configuration
+/// runs a command whenever git reads the index.
+fn plant_repository(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir.join("objects")).unwrap();
+    std::fs::create_dir_all(dir.join("refs/sub")).unwrap();
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        dir.join("config"),
+        "[core]\n\tfsmonitor = \"touch /tmp/pwned; false\"\n",
+    )
+    .unwrap();
+}
+
+/// The decision on `command` run by Bash with the session in `cwd`.
+async fn bash_in(fx: &Fixture, cwd: &std::path::Path, mode: &'static str, command: &str) -> String {
+    let c = case("", "Bash", command).mode(mode);
+    let (engine, ctx) = context(fx, &c);
+    let ctx = ctx.with_cwd(cwd);
+    let got = engine
+        .decide(&probe(fx, "Bash"), &fx.input("Bash", command), &ctx)
+        .await;
+    format!("{} {got:?}", behavior(&got))
+}
+
+/// git finds its repository from the directory it runs in, upward: a directory on the way to
+/// the nearest `.git` that looks like a git directory (a planted bare repository) is the
+/// repository, and its configuration runs commands (`core.fsmonitor`). The session's cwd
+/// carries over from an earlier `cd evil`, so no `cd` shows in the command itself.
+#[tokio::test]
+async fn git_in_a_planted_repository_is_not_read_only() {
+    let fx = Fixture::new();
+    let evil = fx.proj.join("evil");
+    plant_repository(&evil);
+    for (cwd, mode, command, expect) in [
+        (evil.join("refs"), "default", "git status", "ask"),
+        (evil.join("refs"), "plan", "git status", "deny"),
+        (evil.clone(), "default", "git log --oneline", "ask"),
+        (evil.join("refs/sub"), "default", "git status", "ask"),
+        (evil.join("refs/sub"), "default", "ls && git diff", "ask"),
+        (
+            evil.join("refs/sub"),
+            "default",
+            "bash -c 'git status'",
+            "ask",
+        ),
+        // A normal repository's subdirectory, and commands other than git, stay allowed.
+        (fx.proj.join("src/sub"), "default", "git status", "allow"),
+        (fx.proj.join("src/sub"), "plan", "git status", "allow"),
+        (fx.proj.clone(), "default", "git status", "allow"),
+        (evil.join("refs"), "default", "ls", "allow"),
+    ] {
+        let got = bash_in(&fx, &cwd, mode, command).await;
+        assert!(
+            got.starts_with(expect),
+            "{command} in {} ({mode}): expected {expect}, got {got}",
+            cwd.display()
+        );
+        if expect == "ask" {
+            assert!(got.contains("planted git repository"), "{got}");
+        }
+    }
+    // A planted repository at the top, with no `.git` anywhere above.
+    let bare = fx.out.join("bare");
+    plant_repository(&bare);
+    let got = bash_in(&fx, &bare.join("refs/sub"), "default", "git status").await;
+    assert!(got.starts_with("ask"), "{got}");
+}
+
+/// A command that names git's repository itself (`GIT_DIR`, `--git-dir`, `-C`) is never
+/// taken for a read-only one.
+#[tokio::test]
+async fn git_pointed_at_another_repository_is_not_read_only() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "GIT_DIR=evil git status",
+        "GIT_WORK_TREE=. git status",
+        "GIT_DIR=evil GIT_WORK_TREE=. git log",
+        "env GIT_DIR=evil git status",
+        "export GIT_DIR=evil; git status",
+        "git --git-dir=evil status",
+        "git --git-dir evil status",
+        "git -C evil status",
+        "git --work-tree=. status",
+        "git -c core.fsmonitor=x status",
+    ] {
+        cases.push(case("ask", "Bash", cmd));
+        cases.push(case("deny", "Bash", cmd).mode("plan"));
+    }
+    run_table(cases).await;
+}
+
+/// A result too large for the conversation is saved in the context's results directory and
+/// the model is told to Read it: reading there is allowed after the deny and ask rules, as
+/// inside a working directory. Only reading, and only what really is in there.
+#[tokio::test]
+async fn reads_of_saved_results_are_allowed() {
+    let fx = Fixture::new();
+    let results = fx.out.join("results");
+    std::fs::create_dir_all(&results).unwrap();
+    std::fs::write(results.join("toolu_1.txt"), "big output").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(fx.out.join("secret.txt"), results.join("escape.txt")).unwrap();
+    let decide = |c: Case| {
+        let fx = &fx;
+        let results = results.clone();
+        async move {
+            let (engine, ctx) = context(fx, &c);
+            let ctx = ctx.with_results_dir(results);
+            let got = engine
+                .decide(&probe(fx, c.tool), &fx.input(c.tool, &c.input), &ctx)
+                .await;
+            (behavior(&got), format!("{c:?} -> {got:?}"))
+        }
+    };
+    for (expect, c) in [
+        ("allow", case("", "Read", "$O/results/toolu_1.txt")),
+        (
+            "allow",
+            case("", "Read", "$O/results/toolu_1.txt").mode("plan"),
+        ),
+        (
+            "allow",
+            case("", "Read", "$O/results/../results/toolu_1.txt"),
+        ),
+        (
+            "deny",
+            case("", "Read", "$O/results/toolu_1.txt").deny(&["Read(/$O/results/**)"]),
+        ),
+        (
+            "ask",
+            case("", "Read", "$O/results/toolu_1.txt").ask(&["Read(/$O/results/**)"]),
+        ),
+        ("ask", case("", "Write", "$O/results/toolu_1.txt")),
+        ("ask", case("", "Edit", "$O/results/toolu_1.txt")),
+        // A link out of the directory, and the directory's neighbours, are not in it.
+        ("ask", case("", "Read", "$O/results/escape.txt")),
+        ("ask", case("", "Read", "$O/notes.md")),
+        ("ask", case("", "Read", "$O/results2/x.txt")),
+    ] {
+        let (got, shown) = decide(c).await;
+        assert_eq!(got, expect, "{shown}");
+    }
 }

@@ -1176,7 +1176,12 @@ pub fn is_read_only(words: &[Word]) -> bool {
             ) && !args.iter().any(|a| a.starts_with('+'))
         }
         "jq" => !jq_may_use_other_files(&args),
-        "bat" => !any_option(&[], &["--pager"]),
+        // `bat cache` (its first operand) builds or clears (`--clear --target DIR`) its
+        // cache, and `--generate-config-file` writes its configuration.
+        "bat" => {
+            !any_option(&[], &["--pager", "--generate-config-file"])
+                && args.iter().find(|a| !a.starts_with('-')) != Some(&"cache")
+        }
         "date" => {
             !args
                 .iter()

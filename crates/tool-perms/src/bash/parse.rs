@@ -185,6 +185,17 @@ pub struct Analysis {
     /// The command mentions a `GIT_` variable (`GIT_DIR`, `GIT_WORK_TREE`): git may work in
     /// a repository other than the one it finds from its directory.
     pub git_env: bool,
+    /// The command may set `HOME` (it names the variable other than as `$HOME`): `~` and a
+    /// bare `cd` lead to a directory not known here, and a word starting with `~` is
+    /// computed.
+    pub home: bool,
+    /// The command may set `PS4` (it names the variable other than as `$PS4`), whose
+    /// expansion runs code when `set -x` traces.
+    pub ps4: bool,
+    /// What runs cannot all be seen, though the command was parsed: a name rebound by
+    /// `hash -p`, an alias, a `PS4` expanded by `set -x`. Like [`truncated`](Self::truncated),
+    /// deny and ask rules cannot be sure to have seen everything: the reasons why.
+    pub incomplete: Vec<String>,
 }
 
 impl Analysis {
@@ -232,6 +243,15 @@ fn with_parser<R>(f: impl FnOnce(&mut Parser) -> R) -> Option<R> {
 
 /// Analyses a Bash command.
 pub fn analyze(command: &str) -> Analysis {
+    // A whitespace character a backslash escapes at the very end is an argument (`echo \ `),
+    // which the parser reads only before a line end.
+    let last = command.chars().next_back();
+    if last.is_some_and(|c| c.is_whitespace() && c != '\n') {
+        let before = &command[..command.len() - last.map_or(0, char::len_utf8)];
+        if (before.len() - before.trim_end_matches('\\').len()) % 2 == 1 {
+            return analyze(&format!("{command}\n"));
+        }
+    }
     let mut analysis = Analysis::default();
     if command.len() > MAX_COMMAND_CHARS {
         analysis
@@ -248,19 +268,133 @@ pub fn analyze(command: &str) -> Analysis {
     analysis.cdpath = command.contains("CDPATH");
     analysis.rg_config = command.contains("RIPGREP_CONFIG_PATH");
     analysis.git_env = command.contains("GIT_");
+    analysis.home = names_variable(command, "HOME");
+    analysis.ps4 = names_variable(command, "PS4");
     analyze_source(command, 0, 0, false, &mut analysis);
-    // A variable set under a name not written out may be CDPATH: read again so.
-    if !analysis.cdpath && analysis.hidden_assignment {
+    // A variable set under a name not written out may be CDPATH or HOME: read again so.
+    if analysis.hidden_assignment && !(analysis.cdpath && analysis.home) {
         let mut again = Analysis {
             cdpath: true,
+            home: true,
+            ps4: analysis.ps4,
             rg_config: analysis.rg_config,
             git_env: analysis.git_env,
             ..Analysis::default()
         };
         analyze_source(command, 0, 0, false, &mut again);
+        traces_with_ps4(&mut again);
         return again;
     }
+    traces_with_ps4(&mut analysis);
     analysis
+}
+
+/// `command` without the whitespace around it, except a whitespace character a backslash
+/// escapes at its end: `echo \ ` (an argument that is one space) must not become `echo \`
+/// (a backslash at the end of the input, which the parser takes for a syntax error).
+pub fn trim_command(command: &str) -> &str {
+    let start = command.trim_start();
+    let end = start.trim_end();
+    let backslashes = end.len() - end.trim_end_matches('\\').len();
+    if backslashes % 2 == 1
+        && let Some(escaped) = start[end.len()..].chars().next()
+    {
+        return &start[..end.len() + escaped.len_utf8()];
+    }
+    end
+}
+
+/// Whether `text` names the variable `name` other than to read it as `$name`: it may
+/// assign it (`name=x`, `export name`, `read name`, `${name:=x}`).
+fn names_variable(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        let read = before == Some('$') || (before == Some('{') && after == Some('}'));
+        !read && !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// Marks the analysis incomplete when a command turns tracing on (`set -x`, `bash -x`)
+/// and the command may set `PS4`: bash expands `PS4` before every command it traces, and
+/// a substitution in it runs code no rule sees.
+fn traces_with_ps4(a: &mut Analysis) {
+    const WHY: &str = "`set -x` expands a `PS4` the command sets, which can run any command";
+    if (a.ps4 || a.hidden_assignment)
+        && a.commands.iter().any(enables_xtrace)
+        && !a.incomplete.iter().any(|w| w == WHY)
+    {
+        a.incomplete.push(WHY.into());
+        if !a.complex.iter().any(|w| w == WHY) {
+            a.complex.push(WHY.into());
+        }
+    }
+}
+
+/// The words of `cmd` from the command its wrappers run (`nice set -x` is `set -x`).
+fn effective_part(cmd: &SimpleCommand) -> &[Word] {
+    let mut words = &cmd.words[..];
+    for _ in 0..MAX_WRAPPERS {
+        match wrapped_command_starts(words) {
+            Some((starts, _)) => words = &words[starts[0]..],
+            None => break,
+        }
+    }
+    words
+}
+
+/// Whether `cmd` may turn tracing on: `set -x`, `set -o xtrace`, `shopt -so xtrace`, a
+/// shell run with `-x`, anything that names `xtrace` (`SHELLOPTS=xtrace`), or one of those
+/// with a computed argument.
+fn enables_xtrace(cmd: &SimpleCommand) -> bool {
+    let words = effective_part(cmd);
+    let name = words
+        .first()
+        .and_then(|w| w.value.as_deref())
+        .map(basename)
+        .unwrap_or_default();
+    let args = words.get(1..).unwrap_or_default();
+    let option_x = matches!(name, "set" | "shopt") || NESTED_SHELLS.contains(&name);
+    cmd.assignments.iter().any(|a| a.raw.contains("xtrace"))
+        || words.iter().any(|w| w.raw.contains("xtrace"))
+        || (option_x
+            && args.iter().any(|w| match w.value.as_deref() {
+                None => true,
+                Some(v) => super::options::short_bundle_has(v, &['x']),
+            }))
+}
+
+/// Why what `cmd` makes later commands run cannot be seen: `hash -p` binds a name to any
+/// program, an alias replaces a name with any text (bash expands aliases with
+/// `expand_aliases`, `sh` always). `None` for anything else.
+fn hides_what_runs(cmd: &SimpleCommand) -> Option<&'static str> {
+    let words = effective_part(cmd);
+    let name = words
+        .first()
+        .and_then(|w| w.value.as_deref())
+        .map(basename)?;
+    let args = words.get(1..).unwrap_or_default();
+    let any = |f: &dyn Fn(&str) -> bool| args.iter().any(|w| w.value.as_deref().is_none_or(f));
+    match name {
+        "hash" if any(&|v| super::options::short_bundle_has(v, &['p'])) => {
+            Some("`hash -p` binds a command name to another program")
+        }
+        "alias" if any(&|v| v.contains('=')) => {
+            Some("an alias makes a command name run other text")
+        }
+        "shopt" if any(&|v| v == "expand_aliases") => {
+            Some("`expand_aliases` makes command names run the text of aliases")
+        }
+        _ if NESTED_SHELLS.contains(&name)
+            && args
+                .iter()
+                .any(|w| w.value.as_deref() == Some("expand_aliases")) =>
+        {
+            Some("`expand_aliases` makes command names run the text of aliases")
+        }
+        _ => None,
+    }
 }
 
 /// The text handed to tree-sitter: every non-ASCII character replaced by as many `a` bytes
@@ -419,13 +553,22 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
                 cdpath: out.cdpath || joined.contains("CDPATH"),
                 rg_config: out.rg_config || joined.contains("RIPGREP_CONFIG_PATH"),
                 git_env: out.git_env || joined.contains("GIT_"),
+                home: out.home || names_variable(&joined, "HOME"),
+                ps4: out.ps4 || names_variable(&joined, "PS4"),
                 ..Analysis::default()
             };
             // Both readings start where this one does.
             analyze_source(&joined, depth + 1, nest, bracket, &mut again);
-            out.hidden_assignment |= again.hidden_assignment || again.cdpath;
+            out.hidden_assignment |=
+                again.hidden_assignment || again.cdpath || (again.home && !out.home);
             out.rg_config |= again.rg_config;
             out.git_env |= again.git_env;
+            out.ps4 |= again.ps4;
+            for why in again.incomplete {
+                if !out.incomplete.contains(&why) {
+                    out.incomplete.push(why);
+                }
+            }
             out.commands.extend(again.commands);
             out.redirects.extend(again.redirects);
             for why in again.complex {
@@ -743,7 +886,26 @@ impl Walker<'_> {
             }
             "function_definition" => {
                 self.complex("a function definition can shadow commands");
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| self.text(n))
+                    .unwrap_or_default();
+                let moved = std::mem::replace(&mut self.moved, false);
                 self.walk_children(node);
+                // A function that changes directory, or replaces a command that does, moves
+                // the shell wherever it is called: from here on the directory is not known.
+                if self.moved
+                    || matches!(
+                        name.as_str(),
+                        "cd" | "pushd" | "popd" | "builtin" | "command"
+                    )
+                {
+                    self.dirs = vec![Some(UNKNOWN_DIR.to_owned())];
+                    self.cd_failed = None;
+                    self.moved = true;
+                } else {
+                    self.moved = moved;
+                }
             }
             "if_statement"
             | "while_statement"
@@ -1200,12 +1362,15 @@ impl Walker<'_> {
                 let glob = has_unquoted_glob(&raw);
                 let brace = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
                 let plain = !raw.contains('\\');
-                let value =
-                    if brace || (raw.starts_with('~') && !(raw == "~" || raw.starts_with("~/"))) {
-                        None
-                    } else {
-                        Some(unescape_backslashes(&raw))
-                    };
+                // With HOME set by the command, `~` is a directory not known here.
+                let value = if brace
+                    || (raw.starts_with('~')
+                        && (self.out.home || !(raw == "~" || raw.starts_with("~/"))))
+                {
+                    None
+                } else {
+                    Some(unescape_backslashes(&raw))
+                };
                 (value, plain, glob)
             }
             "ansi_c_string" => {
@@ -1475,6 +1640,8 @@ impl Walker<'_> {
         let mut nested = Analysis {
             cdpath: self.out.cdpath || src.contains("CDPATH"),
             git_env: src.contains("GIT_"),
+            home: self.out.home || names_variable(&src, "HOME"),
+            ps4: names_variable(&src, "PS4"),
             ..Analysis::default()
         };
         analyze_source(&src, self.depth + 1, self.nest, true, &mut nested);
@@ -1557,8 +1724,10 @@ impl Walker<'_> {
                 && !t.starts_with("./")
                 && !t.starts_with("../")
         };
+        // With HOME set by the command, `~` is not known either.
+        let through_home = |t: &str| self.out.home && t.starts_with('~');
         self.dirs = match target {
-            Some(t) if !through_cdpath(t) => {
+            Some(t) if !through_cdpath(t) && !through_home(t) => {
                 bounded(before.iter().map(|d| Some(join_dir(d.as_deref(), t))))
             }
             _ => vec![Some(UNKNOWN_DIR.to_owned())],
@@ -1584,6 +1753,12 @@ impl Walker<'_> {
             _ => false,
         };
         self.out.hidden_assignment |= sets_variables;
+        if let Some(why) = hides_what_runs(&cmd) {
+            self.complex(why);
+            if !self.out.incomplete.iter().any(|w| w == why) {
+                self.out.incomplete.push(why.into());
+            }
+        }
         let found = Payloads::of(&cmd.words);
         // An `eval` behind nothing but wrappers that run in the shell runs in the shell.
         let in_shell = shell_command_start(&cmd.words) == found.start;
@@ -1618,7 +1793,13 @@ impl Walker<'_> {
     fn run_inner(&mut self, inner: Inner, level: usize, in_shell: bool) {
         match inner {
             Inner::Script(script) => self.nested_script(&script, false),
-            Inner::Eval(script) => self.nested_script(&script, in_shell),
+            Inner::Eval(script) | Inner::Callback(script) => self.nested_script(&script, in_shell),
+            Inner::Trap(script) => {
+                // It runs on a signal or at exit, wherever the shell is then.
+                let here = std::mem::replace(&mut self.dirs, vec![Some(UNKNOWN_DIR.to_owned())]);
+                self.nested_script(&script, false);
+                self.dirs = here;
+            }
             Inner::Split(script) => {
                 self.complex("`env -S` splits a string into a command");
                 self.nested_script(&script, false);
@@ -1679,6 +1860,8 @@ impl Walker<'_> {
         let mut nested = Analysis {
             cdpath: self.out.cdpath || script.contains("CDPATH"),
             git_env: script.contains("GIT_"),
+            home: self.out.home || names_variable(script, "HOME"),
+            ps4: names_variable(script, "PS4"),
             ..Analysis::default()
         };
         let end = analyze_source(script, self.depth + 1, self.nest, false, &mut nested);
@@ -1714,8 +1897,16 @@ impl Walker<'_> {
             *others = all.collect();
         };
         // A payload that names CDPATH (`eval "CD""PATH=x"` reads `CDPATH=x`) may set it.
-        self.out.hidden_assignment |= nested.hidden_assignment || nested.cdpath;
+        // One that names HOME may set it.
+        self.out.hidden_assignment |=
+            nested.hidden_assignment || nested.cdpath || (nested.home && !self.out.home);
         self.out.git_env |= nested.git_env;
+        self.out.ps4 |= nested.ps4;
+        for why in nested.incomplete {
+            if !self.out.incomplete.contains(&why) {
+                self.out.incomplete.push(why);
+            }
+        }
         for mut c in nested.commands {
             rebase(&mut c.cwd, &mut c.other_cwds);
             self.out.commands.push(c);
@@ -1796,6 +1987,12 @@ enum Inner {
     Script(String),
     /// A script `eval` runs in the shell itself.
     Eval(String),
+    /// A script a builtin runs in the shell itself besides doing its own work (`mapfile -C`'s
+    /// callback): analysed like `eval`'s, the builtin itself still checked.
+    Callback(String),
+    /// A script the shell runs later, on a signal or at exit (`trap`'s action), in a
+    /// directory not known here.
+    Trap(String),
     /// A string `env -S` splits into a command: analysed as a script, always complex.
     Split(String),
     /// A command with arguments appended at run time (`find -exec`, `xargs`).
@@ -1938,6 +2135,8 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
             Some(Inner::Eval(script))
         }
         "source" | "." => Some(Inner::Dynamic(format!("`{name}` runs a script file"))),
+        "trap" => trap_action(args),
+        "mapfile" | "readarray" => mapfile_callback(args),
         "find" => {
             // Every action that runs a command, wherever it is (one may be the value of
             // another primary, `-name -exec`: listing it too only adds a reading). Its
@@ -1976,6 +2175,67 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
         _ => None,
     };
     (main, Vec::new(), true)
+}
+
+/// The action `trap [-lpP] [--] [ACTION] SIGNAL...` sets: its first operand, unless it only
+/// lists or prints (`-l`, `-p`), or resets (`-`) or ignores (`''`) the signals.
+fn trap_action(args: &[Word]) -> Option<Inner> {
+    let mut rest = args;
+    match rest.first().and_then(|w| w.value.as_deref()) {
+        Some("--") => rest = &rest[1..],
+        // Lists the signals or prints the traps: sets nothing.
+        Some(v)
+            if v.len() > 1
+                && v.starts_with('-')
+                && v[1..].chars().all(|c| matches!(c, 'l' | 'p' | 'P')) =>
+        {
+            return None;
+        }
+        _ => {}
+    }
+    match rest.first().map(|w| w.value.as_deref()) {
+        None | Some(Some("" | "-")) => None,
+        Some(Some(action)) => Some(Inner::Trap(action.to_owned())),
+        Some(None) => Some(Inner::Dynamic("`trap` with a computed action".into())),
+    }
+}
+
+/// The callback of `mapfile`/`readarray` (`-C CALLBACK`, evaluated with the index and the
+/// line appended), in any spelling the builtin's getopt accepts (`-tC'cmd'`, `-C cmd`).
+fn mapfile_callback(args: &[Word]) -> Option<Inner> {
+    let computed = || Some(Inner::Dynamic("`mapfile` with a computed option".into()));
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let Some(v) = w.value.as_deref() else {
+            return computed();
+        };
+        if v == "--" || v.len() < 2 || !v.starts_with('-') {
+            return None;
+        }
+        i += 1;
+        for (k, c) in v.char_indices().skip(1) {
+            if !"dnOsuCc".contains(c) {
+                continue;
+            }
+            // The option's value: the rest of the word, or the next word.
+            let value = match &v[k + c.len_utf8()..] {
+                "" => {
+                    i += 1;
+                    match args.get(i - 1).map(|w| w.value.as_deref()) {
+                        Some(Some(next)) => next,
+                        Some(None) => return computed(),
+                        None => return None,
+                    }
+                }
+                rest => rest,
+            };
+            if c == 'C' {
+                return Some(Inner::Callback(value.to_owned()));
+            }
+            break;
+        }
+    }
+    None
 }
 
 /// The script a shell runs with `-c`: the first operand after all options (`bash -c -e
@@ -2418,6 +2678,19 @@ mod tests {
 
     fn names(a: &Analysis) -> Vec<String> {
         a.commands.iter().map(SimpleCommand::raw_text).collect()
+    }
+
+    /// Trimming keeps an escaped whitespace character at the end: it is an argument.
+    #[test]
+    fn trimming_keeps_escaped_whitespace() {
+        assert_eq!(trim_command("  ls -l \n"), "ls -l");
+        assert_eq!(trim_command("echo \\ \n"), "echo \\ ");
+        assert_eq!(trim_command("echo \\\\ \n"), "echo \\\\");
+        assert_eq!(trim_command("echo \\\n"), "echo \\\n");
+        let a = analyze("echo \\ \n");
+        assert!(a.is_simple(), "{:?}", a.complex);
+        let a = analyze(trim_command("echo \\ \n"));
+        assert!(a.is_simple(), "{:?}", a.complex);
     }
 
     #[test]

@@ -157,8 +157,10 @@ impl FileState {
     ///
     /// What a Read showed altered ([`lines_cut`](Self::lines_cut),
     /// [`not_utf8`](Self::not_utf8), set on this entry by the caller) adds up the same way
-    /// across Reads of the same content, and is cleared only by a previous entry of that
-    /// content that had it whole and unaltered (the model wrote it).
+    /// across Reads of the same content, and is cleared by a previous entry of that content
+    /// that had it whole and unaltered (the model wrote it), or by this Read itself when it
+    /// showed every line, none of them cut: its flags then say all there is to say about
+    /// the content (a line cut by an earlier Read and shortened by an Edit since is whole).
     pub fn merge_seen(
         &mut self,
         first: usize,
@@ -169,7 +171,10 @@ impl FileState {
         let same = previous.filter(|p| {
             !p.is_partial_view && p.disk_hash.is_some() && p.disk_hash == self.disk_hash
         });
-        if let Some(p) = same {
+        // What this Read showed: every line, none of them cut (so any byte that is not
+        // UTF-8 was shown, as U+FFFD, and flagged).
+        let all_shown_whole = !self.lines_cut && (total == 0 || (first <= 1 && last >= total));
+        if let Some(p) = same.filter(|_| !all_shown_whole) {
             if !p.truncated && !p.lines_cut && !p.not_utf8 {
                 self.lines_cut = false;
                 self.not_utf8 = false;
@@ -819,11 +824,23 @@ mod tests {
         after_write.lines_cut = true;
         after_write.merge_seen(1, 10, 10, Some(&written));
         assert!(!after_write.lines_cut && !after_write.truncated);
-        // Unless what it wrote was an edit of a file it saw altered.
+        // Unless what it wrote was an edit of a file it saw altered, and this Read did not
+        // show it all.
         written.not_utf8 = true;
-        let mut after_edit = FileState::read(String::new(), 3, ContentHash::of(b"w"), 1, None);
-        after_edit.merge_seen(1, 10, 10, Some(&written));
-        assert!(after_edit.not_utf8);
+        written.lines_cut = true;
+        let mut after_edit = FileState::read(String::new(), 3, ContentHash::of(b"w"), 2, None);
+        after_edit.merge_seen(2, 10, 10, Some(&written));
+        assert!(after_edit.not_utf8 && after_edit.lines_cut);
+        // A Read that showed every line, none cut and all UTF-8, says all there is: what
+        // earlier Reads showed altered (a line since shortened by an Edit) no longer counts.
+        let mut whole = FileState::read(String::new(), 3, ContentHash::of(b"w"), 1, None);
+        whole.merge_seen(1, 10, 10, Some(&written));
+        assert!(!whole.not_utf8 && !whole.lines_cut);
+        // One that cut a line still adds up with what came before.
+        let mut cut = FileState::read(String::new(), 3, ContentHash::of(b"w"), 1, None);
+        cut.lines_cut = true;
+        cut.merge_seen(1, 10, 10, Some(&written));
+        assert!(cut.not_utf8 && cut.lines_cut);
     }
 
     #[test]

@@ -331,14 +331,6 @@ pub(crate) fn is_pdf(head: &[u8]) -> bool {
     head.starts_with(b"%PDF-")
 }
 
-/// Reads up to `n` bytes from the start of `file`.
-pub(crate) fn read_head(path: &Path, n: usize) -> io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut buf = Vec::with_capacity(n);
-    File::open(path)?.take(n as u64).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// The marker in the name of a writer's temporary file: `.NAME.tw-tmp.PID.N`, beside the file

@@ -1,20 +1,20 @@
 //! Jupyter notebooks: an order-preserving JSON value (so an edit changes only the cells it
-//! touches), and the cell-by-cell rendering Read shows the model.
+//! touches: numbers keep their text, keys their order), and the cell-by-cell rendering Read
+//! shows the model.
 
+use std::collections::HashMap;
 use std::fmt;
 
-use serde::de::{self, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Number;
 use tool_core::ContentBlock;
 
-/// A JSON value whose objects keep their key order.
+/// A JSON value whose objects keep their key order and whose numbers keep their text.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Json {
     Null,
     Bool(bool),
-    Num(Number),
+    /// A number as the file spells it (`3.4e-05`, an integer past 64 bits, and the `NaN`,
+    /// `Infinity` and `-Infinity` Python's json module writes), written back verbatim.
+    Num(Box<str>),
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(String, Json)>),
@@ -54,7 +54,7 @@ impl Json {
 
     pub(crate) fn as_u64(&self) -> Option<u64> {
         match self {
-            Json::Num(n) => n.as_u64(),
+            Json::Num(n) => n.parse().ok(),
             _ => None,
         }
     }
@@ -72,95 +72,424 @@ impl Json {
         }
     }
 
-    /// Serialises with `indent` spaces per level, as Jupyter does (1 by default).
-    pub(crate) fn to_pretty(&self, indent: usize) -> Result<String, serde_json::Error> {
-        let indent = vec![b' '; indent];
-        let mut out = Vec::new();
-        let formatter = serde_json::ser::PrettyFormatter::with_indent(&indent);
-        let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
-        self.serialize(&mut ser)?;
-        Ok(String::from_utf8_lossy(&out).into_owned())
+    /// Serialises with `indent` spaces per level, as Jupyter does (1 by default), in
+    /// serde_json's pretty layout; numbers are written as they were read.
+    pub(crate) fn to_pretty(&self, indent: usize) -> String {
+        let mut out = String::new();
+        self.write_pretty(&mut out, indent, 0);
+        out
     }
-}
 
-impl Serialize for Json {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn write_pretty(&self, out: &mut String, indent: usize, level: usize) {
+        let newline = |out: &mut String, level: usize| {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', indent * level));
+        };
         match self {
-            Json::Null => s.serialize_unit(),
-            Json::Bool(b) => s.serialize_bool(*b),
-            Json::Num(n) => n.serialize(s),
-            Json::Str(v) => s.serialize_str(v),
+            Json::Null => out.push_str("null"),
+            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Json::Num(n) => out.push_str(n),
+            Json::Str(v) => write_string(out, v),
+            Json::Arr(items) if items.is_empty() => out.push_str("[]"),
+            Json::Obj(entries) if entries.is_empty() => out.push_str("{}"),
             Json::Arr(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(item)?;
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, level + 1);
+                    item.write_pretty(out, indent, level + 1);
                 }
-                seq.end()
+                newline(out, level);
+                out.push(']');
             }
             Json::Obj(entries) => {
-                let mut map = s.serialize_map(Some(entries.len()))?;
-                for (k, v) in entries {
-                    map.serialize_entry(k, v)?;
+                out.push('{');
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, level + 1);
+                    write_string(out, k);
+                    out.push_str(": ");
+                    v.write_pretty(out, indent, level + 1);
                 }
-                map.end()
+                newline(out, level);
+                out.push('}');
             }
         }
     }
 }
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Json;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
+/// `s` as a JSON string, escaped as serde_json escapes it (quote, backslash, control
+/// characters; nothing else).
+fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0C => "\\f",
+            0..=0x1F => "",
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{b:04x}"));
+        } else {
+            out.push_str(escape);
+        }
+        from = i + 1;
+    }
+    out.push_str(&s[from..]);
+    out.push('"');
+}
+
+/// Most values one notebook may hold (each takes tens of bytes in memory: a 100 MB notebook
+/// of tiny values would take gigabytes).
+pub(crate) const MAX_VALUES: usize = 2_000_000;
+/// Deepest nesting of arrays and objects (serde_json's limit).
+const MAX_DEPTH: usize = 128;
+
+/// Why a notebook's text could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ParseError {
+    /// Not JSON (nor the `NaN` / `Infinity` Python writes): what is wrong, and where.
+    Invalid {
+        what: &'static str,
+        line: usize,
+        column: usize,
+    },
+    /// More than [`MAX_VALUES`] values.
+    TooManyValues,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Invalid { what, line, column } => {
+                write!(f, "{what} at line {line} column {column}")
             }
-            fn visit_unit<E>(self) -> Result<Json, E> {
-                Ok(Json::Null)
+            Self::TooManyValues => write!(
+                f,
+                "it has too many JSON values (more than {MAX_VALUES}) to be loaded"
+            ),
+        }
+    }
+}
+
+/// Parses a notebook's JSON, keeping key order and each number's text. Takes the bare
+/// `NaN`, `Infinity` and `-Infinity` tokens that Python's json module (and so nbformat)
+/// writes; stops past [`MAX_VALUES`] values.
+pub(crate) fn parse(text: &str) -> Result<Json, ParseError> {
+    parse_limited(text, MAX_VALUES)
+}
+
+fn parse_limited(text: &str, max_values: usize) -> Result<Json, ParseError> {
+    let mut p = Parser {
+        src: text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        values: 0,
+        max_values,
+        depth: 0,
+    };
+    p.skip_ws();
+    let value = p.value()?;
+    p.skip_ws();
+    if p.pos < p.bytes.len() {
+        return Err(p.invalid("trailing characters"));
+    }
+    Ok(value)
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    values: usize,
+    max_values: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn invalid(&self, what: &'static str) -> ParseError {
+        let before = &self.bytes[..self.pos.min(self.bytes.len())];
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        ParseError::Invalid {
+            what,
+            line,
+            column: self.pos - line_start + 1,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &str) -> bool {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self) -> Result<Json, ParseError> {
+        self.values += 1;
+        if self.values > self.max_values {
+            return Err(ParseError::TooManyValues);
+        }
+        match self.peek() {
+            None => Err(self.invalid("EOF while parsing a value")),
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => self.string().map(Json::Str),
+            Some(b't') if self.literal("true") => Ok(Json::Bool(true)),
+            Some(b'f') if self.literal("false") => Ok(Json::Bool(false)),
+            Some(b'n') if self.literal("null") => Ok(Json::Null),
+            Some(b'N' | b'I' | b'-' | b'0'..=b'9') => self.number(),
+            Some(_) => Err(self.invalid("expected value")),
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    /// A number's text, checked against JSON's grammar (plus `NaN`, `Infinity`,
+    /// `-Infinity`).
+    fn number(&mut self) -> Result<Json, ParseError> {
+        let start = self.pos;
+        let bad = |p: &Self| Err(p.invalid("invalid number"));
+        if self.literal("NaN") || self.literal("Infinity") || self.literal("-Infinity") {
+            return Ok(Json::Num(self.src[start..self.pos].into()));
+        }
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
             }
-            fn visit_none<E>(self) -> Result<Json, E> {
-                Ok(Json::Null)
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-                Ok(Json::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-                Ok(Json::Num(v.into()))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-                Ok(Json::Num(v.into()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Json, E> {
-                Number::from_f64(v)
-                    .map(Json::Num)
-                    .ok_or_else(|| E::custom("non-finite number"))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-                Ok(Json::Str(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Json, E> {
-                Ok(Json::Str(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Json::Arr(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-                let mut entries: Vec<(String, Json)> = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Json>()? {
-                    match entries.iter_mut().find(|(key, _)| *key == k) {
-                        Some(slot) => slot.1 = v,
-                        None => entries.push((k, v)),
-                    }
-                }
-                Ok(Json::Obj(entries))
+            _ => return bad(self),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return bad(self);
             }
         }
-        d.deserialize_any(V)
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return bad(self);
+            }
+        }
+        Ok(Json::Num(self.src[start..self.pos].into()))
+    }
+
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let hex = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .ok_or_else(|| self.invalid("invalid escape"))?;
+        self.pos += 4;
+        Ok(hex)
+    }
+
+    /// A string, the opening quote at `pos`.
+    fn string(&mut self) -> Result<String, ParseError> {
+        self.pos += 1;
+        let mut out = String::new();
+        let mut from = self.pos;
+        loop {
+            let Some(b) = self.peek() else {
+                return Err(self.invalid("EOF while parsing a string"));
+            };
+            match b {
+                b'"' => {
+                    out.push_str(&self.src[from..self.pos]);
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                b'\\' => {
+                    out.push_str(&self.src[from..self.pos]);
+                    self.pos += 1;
+                    let Some(e) = self.peek() else {
+                        return Err(self.invalid("EOF while parsing a string"));
+                    };
+                    self.pos += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let first = self.hex4()?;
+                            let code =
+                                match first {
+                                    0xD800..=0xDBFF => {
+                                        if !self.literal("\\u") {
+                                            return Err(self
+                                                .invalid("lone leading surrogate in hex escape"));
+                                        }
+                                        let second = self.hex4()?;
+                                        if !(0xDC00..=0xDFFF).contains(&second) {
+                                            return Err(self
+                                                .invalid("lone leading surrogate in hex escape"));
+                                        }
+                                        0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
+                                    }
+                                    0xDC00..=0xDFFF => {
+                                        return Err(self.invalid("unexpected end of hex escape"));
+                                    }
+                                    c => c,
+                                };
+                            out.push(
+                                char::from_u32(code)
+                                    .ok_or_else(|| self.invalid("invalid escape"))?,
+                            );
+                        }
+                        _ => return Err(self.invalid("invalid escape")),
+                    }
+                    from = self.pos;
+                }
+                0..=0x1F => {
+                    return Err(self.invalid(
+                        "control character (\\u0000-\\u001F) found while parsing a string",
+                    ));
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.invalid("recursion limit exceeded"));
+        }
+        self.pos += 1;
+        self.skip_ws();
+        Ok(())
+    }
+
+    /// After an item: `,` (more follow) or `close` (the end).
+    fn next_item(&mut self, close: u8) -> Result<bool, ParseError> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_ws();
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                self.depth -= 1;
+                Ok(false)
+            }
+            None => Err(self.invalid("EOF while parsing a list or an object")),
+            Some(_) => Err(self.invalid("expected `,` or the end of a list or an object")),
+        }
+    }
+
+    fn array(&mut self) -> Result<Json, ParseError> {
+        self.enter()?;
+        let mut items = Vec::new();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Json::Arr(items));
+        }
+        loop {
+            items.push(self.value()?);
+            if !self.next_item(b']')? {
+                return Ok(Json::Arr(items));
+            }
+        }
+    }
+
+    fn object(&mut self) -> Result<Json, ParseError> {
+        self.enter()?;
+        let mut entries: Vec<(String, Json)> = Vec::new();
+        // Past a few keys, where each key is (a duplicate key keeps its first place and
+        // takes the last value, as before): no quadratic search in a huge object.
+        let mut index: HashMap<String, usize> = HashMap::new();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Json::Obj(entries));
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.invalid("key must be a string"));
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.invalid("expected `:`"));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = self.value()?;
+            let at = if entries.len() < 16 {
+                entries.iter().position(|(k, _)| *k == key)
+            } else {
+                if index.is_empty() {
+                    index = entries
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, _))| (k.clone(), i))
+                        .collect();
+                }
+                index.get(&key).copied()
+            };
+            match at {
+                Some(i) => entries[i].1 = value,
+                None => {
+                    if !index.is_empty() {
+                        index.insert(key.clone(), entries.len());
+                    }
+                    entries.push((key, value));
+                }
+            }
+            if !self.next_item(b'}')? {
+                return Ok(Json::Obj(entries));
+            }
+        }
     }
 }
 
@@ -196,17 +525,23 @@ const MAX_OUTPUT_CHARS: usize = 10_000;
 /// Most images one notebook read shows.
 pub(crate) const MAX_NOTEBOOK_IMAGES: usize = 20;
 
-/// The media type of the `n`-th image output (base64 `data`) of a notebook as the model
-/// will be shown it ([`tool_core::check_image`]: read from the bytes, not the output's
-/// label), or why it cannot be shown: one image the API refuses fails every later request
-/// of the conversation.
-fn image_to_show(data: &str, n: usize) -> Result<&'static str, String> {
+/// Most base64 the images of one notebook read carry, together (the API takes a request of
+/// 32 MB at most, and every later request of the conversation carries them again).
+pub(crate) const MAX_NOTEBOOK_IMAGES_BASE64: usize = 20 * 1024 * 1024;
+
+/// The `n`-th image output (base64 `data`) of a notebook as the model will be shown it, as
+/// Read shows an image file ([`crate::read::fit_image`]: scaled down past 1568 pixels on a
+/// side or over the API's limits, re-encoded over 500 KB when lighter; its media type read
+/// from the bytes, not the output's label), in base64 of at most `room` bytes, or why it
+/// cannot be shown: one image the API refuses fails every later request of the
+/// conversation.
+fn image_to_show(data: &str, n: usize, room: usize) -> Result<(&'static str, String), String> {
     use base64::Engine as _;
     if n > MAX_NOTEBOOK_IMAGES {
         return Err(format!("a read shows at most {MAX_NOTEBOOK_IMAGES} images"));
     }
-    // Before decoding: far too long to be an image the API takes.
-    if data.len() / 4 * 3 > tool_core::MAX_IMAGE_BYTES + 2 {
+    // Before decoding: far too long to be scaled down here.
+    if (data.len() / 4 * 3) as u64 > crate::read::MAX_SHRINK_INPUT_BYTES {
         return Err(tool_core::ImageRejection::TooLarge {
             size: data.len() / 4 * 3,
         }
@@ -215,7 +550,24 @@ fn image_to_show(data: &str, n: usize) -> Result<&'static str, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.as_bytes())
         .map_err(|_| "its data is not valid base64".to_owned())?;
-    tool_core::check_image(&bytes).map_err(|why| why.to_string())
+    let fitted = crate::read::fit_image(bytes).map_err(|why| why.to_string())?;
+    let len = if fitted.changed {
+        fitted.bytes.len().div_ceil(3) * 4
+    } else {
+        data.len()
+    };
+    if len > room {
+        return Err(format!(
+            "the images of one read carry at most {} MB of base64, and the ones shown above take most of it",
+            MAX_NOTEBOOK_IMAGES_BASE64 >> 20
+        ));
+    }
+    let base64 = if fitted.changed {
+        base64::engine::general_purpose::STANDARD.encode(&fitted.bytes)
+    } else {
+        data.to_owned()
+    };
+    Ok((fitted.media_type, base64))
 }
 
 /// Renders a notebook for the model: one text block per cell (`<cell id="...">...`), then
@@ -225,6 +577,7 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
     let mut blocks = Vec::new();
     let mut cells_out = Vec::new();
     let mut images = 0;
+    let mut images_base64 = 0;
     let cells = match nb.get("cells") {
         Some(Json::Arr(cells)) => cells.as_slice(),
         _ => &[],
@@ -265,8 +618,12 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
                 }
                 if let Some(data) = &image {
                     images += 1;
-                    match image_to_show(data, images) {
-                        Ok(media_type) => blocks.push(ContentBlock::image(media_type, data.clone())),
+                    let room = MAX_NOTEBOOK_IMAGES_BASE64 - images_base64;
+                    match image_to_show(data, images, room) {
+                        Ok((media_type, base64)) => {
+                            images_base64 += base64.len();
+                            blocks.push(ContentBlock::image(media_type, base64));
+                        }
                         Err(why) => blocks.push(ContentBlock::text(format!(
                             "[Image output omitted: {why}. Use Bash with: cat \"{path_display}\" | jq '.cells[{index}].outputs']"
                         ))),
@@ -363,13 +720,146 @@ fn render_output(output: &Json) -> (String, Option<String>) {
 mod tests {
     use super::*;
 
+    use proptest::prelude::*;
+
+    /// Any JSON value serde_json writes.
+    fn any_json() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            "\\PC{0,12}|[\\x00-\\x1f\"\\\\]{0,4}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(("[a-z\"\\\\é]{0,6}", inner), 0..6)
+                    .prop_map(|kv| { serde_json::Value::Object(kv.into_iter().collect()) }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// What serde_json writes (pretty, two spaces) reads and writes back byte for byte.
+        #[test]
+        fn serde_json_output_round_trips(value in any_json()) {
+            let text = serde_json::to_string_pretty(&value).unwrap();
+            let parsed = parse(&text).unwrap();
+            prop_assert_eq!(parsed.to_pretty(2), text);
+        }
+
+        /// Any text, JSON or not, parses or is refused without a panic.
+        #[test]
+        fn any_text_parses_or_is_refused(text in "[\\[\\]{}\",:0-9eE+.\\-a-zNIn \\n\\\\u]{0,40}") {
+            let _ = parse(&text);
+        }
+    }
+
     #[test]
     fn round_trip_keeps_key_order_and_indent() {
-        let text = "{\n \"z\": 1,\n \"a\": [\n  \"x\",\n  {\n   \"k\": null,\n   \"b\": true\n  }\n ],\n \"m\": {}\n}";
-        let json: Json = serde_json::from_str(text).unwrap();
-        assert_eq!(json.to_pretty(detect_indent(text)).unwrap(), text);
+        let text = "{\n \"z\": 1,\n \"a\": [\n  \"x\",\n  {\n   \"k\": null,\n   \"b\": true\n  }\n ],\n \"m\": {},\n \"e\": []\n}";
+        let json = parse(text).unwrap();
+        assert_eq!(json.to_pretty(detect_indent(text)), text);
         let two = "{\n  \"b\": 1.5,\n  \"a\": \"\u{e9}\"\n}";
-        let json: Json = serde_json::from_str(two).unwrap();
-        assert_eq!(json.to_pretty(detect_indent(two)).unwrap(), two);
+        let json = parse(two).unwrap();
+        assert_eq!(json.to_pretty(detect_indent(two)), two);
+    }
+
+    #[test]
+    fn numbers_keep_their_text_and_strings_are_escaped_as_serde_json_does() {
+        let text = r#"[0.21526736620564346, 3.4e-05, 123456789012345678901234567890, NaN, -Infinity, Infinity, -0, 1E+2, "a\"\\\/\b\f\n\r\t\u0001\u00e9\ud83d\ude00\u007f"]"#;
+        let json = parse(text).unwrap();
+        let Json::Arr(items) = &json else {
+            panic!("{json:?}")
+        };
+        let numbers: Vec<&str> = items
+            .iter()
+            .filter_map(|v| match v {
+                Json::Num(n) => Some(&**n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            numbers,
+            [
+                "0.21526736620564346",
+                "3.4e-05",
+                "123456789012345678901234567890",
+                "NaN",
+                "-Infinity",
+                "Infinity",
+                "-0",
+                "1E+2"
+            ]
+        );
+        let string = items[8].as_str().unwrap();
+        assert_eq!(string, "a\"\\/\u{8}\u{c}\n\r\t\u{1}\u{e9}\u{1F600}\u{7f}");
+        let mut written = String::new();
+        write_string(&mut written, string);
+        assert_eq!(
+            written,
+            serde_json::to_string(string).unwrap(),
+            "escaped as serde_json escapes"
+        );
+        assert_eq!(Json::Num("42".into()).as_u64(), Some(42));
+    }
+
+    #[test]
+    fn what_is_not_json_is_refused() {
+        for bad in [
+            "",
+            "[1,]",
+            "{\"a\" 1}",
+            "[01]",
+            "[1.]",
+            "[.5]",
+            "[1e]",
+            "[-]",
+            "[nan]",
+            "{1: 2}",
+            "[\"\\ud800\"]",
+            "[\"\\udc00\"]",
+            "[\"\\x\"]",
+            "[\"a\nb\"]",
+            "[1] 2",
+            "[\"open",
+            "[true",
+        ] {
+            assert!(
+                matches!(parse(bad), Err(ParseError::Invalid { .. })),
+                "{bad:?}: {:?}",
+                parse(bad)
+            );
+        }
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        assert!(parse(&deep).is_err());
+        let fine = "[".repeat(100) + &"]".repeat(100);
+        assert!(parse(&fine).is_ok());
+        let err = parse("{\n \"a\": x}").unwrap_err();
+        assert_eq!(err.to_string(), "expected value at line 2 column 7");
+    }
+
+    #[test]
+    fn values_are_counted_and_a_duplicate_key_keeps_its_place() {
+        assert_eq!(
+            parse_limited("[1, [2, 3], {\"a\": 4}]", 6),
+            Err(ParseError::TooManyValues)
+        );
+        assert!(parse_limited("[1, [2, 3], {\"a\": 4}]", 7).is_ok());
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+        let text = format!(
+            "{{{}, \"k3\": \"again\", \"k30\": \"too\"}}",
+            many.join(", ")
+        );
+        let Json::Obj(entries) = parse(&text).unwrap() else {
+            panic!()
+        };
+        assert_eq!(entries.len(), 40);
+        assert_eq!(entries[3], ("k3".to_owned(), Json::str("again")));
+        assert_eq!(entries[30], ("k30".to_owned(), Json::str("too")));
     }
 }

@@ -147,8 +147,12 @@ struct Applied {
 
 /// Applies the edit to the notebook text in memory.
 fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
-    let mut nb: Json =
-        serde_json::from_str(text).map_err(|_| refusal("Notebook is not valid JSON.", 6))?;
+    let mut nb = notebook::parse(text).map_err(|e| match e {
+        notebook::ParseError::TooManyValues => {
+            refusal(format!("Notebook cannot be edited: {e}."), 6)
+        }
+        notebook::ParseError::Invalid { .. } => refusal("Notebook is not valid JSON.", 6),
+    })?;
     let indent = notebook::detect_indent(text);
     let language = notebook::language(&nb);
     let (major, minor) = (
@@ -246,9 +250,7 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
             cell_type = new_type;
         }
     }
-    let mut updated = nb
-        .to_pretty(indent)
-        .map_err(|e| (format!("Could not serialise the notebook: {e}"), None))?;
+    let mut updated = nb.to_pretty(indent);
     if text.ends_with('\n') {
         updated.push('\n');
     }

@@ -17,7 +17,7 @@ use tool_core::{
 };
 
 use crate::fsutil;
-use crate::notebook::{self, Json};
+use crate::notebook;
 
 /// Lines shown when no `limit` is given.
 pub const DEFAULT_LINE_LIMIT: usize = 2000;
@@ -380,6 +380,50 @@ fn not_regular_message(path: &Path) -> String {
     )
 }
 
+/// The error [`open_regular`] gives for a path that is not a regular file.
+#[derive(Debug)]
+struct NotRegular;
+
+impl std::fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not a regular file (a device, FIFO or socket)")
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// Opens `path` to read it, without blocking, and checks on the handle that it is a regular
+/// file: every open of Read goes through here. The caller's earlier check of the path
+/// (`fs::metadata`) can be outrun: a FIFO swapped in since would block a plain open until
+/// a writer comes, a device may never end. (A regular file ignores `O_NONBLOCK`.)
+fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(NotRegular));
+    }
+    Ok(file)
+}
+
+/// Up to `n` bytes from the start of `path`, a regular file ([`open_regular`]).
+fn read_regular(path: &Path, n: u64) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    open_regular(path)?.take(n).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// The model's text for an error of [`open_regular`] or a read through it.
+fn open_error(path: &Path, e: io::Error) -> ToolError {
+    if e.get_ref().is_some_and(|inner| inner.is::<NotRegular>()) {
+        ToolError::msg(not_regular_message(path))
+    } else {
+        ToolError::io(path, e)
+    }
+}
+
 fn read_blocking(
     path: &Path,
     input: &ReadInput,
@@ -396,7 +440,7 @@ fn read_blocking(
         // A device or FIFO may never end (/dev/zero) or block forever (/dev/stdin).
         return Err(ToolError::msg(not_regular_message(path)));
     }
-    let head = fsutil::read_head(path, 8192).map_err(|e| ToolError::io(path, e))?;
+    let head = read_regular(path, 8192).map_err(|e| open_error(path, e))?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -572,9 +616,11 @@ fn read_blocking(
 /// makes them lighter, as Claude Code re-encodes images over 500 KB.
 const REENCODE_OVER_BYTES: usize = 500 * 1024;
 /// Images larger than this on disk are not decoded to be scaled down: refused.
-const MAX_SHRINK_INPUT_BYTES: u64 = 64 * 1024 * 1024;
-/// The long side an image over the API's limits is scaled down to (the API itself scales
-/// anything over 1568 pixels down, so nothing the model sees is lost).
+pub(crate) const MAX_SHRINK_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// The long side an image is scaled down to when it is longer, or over the API's limits
+/// (Claude Code's IMAGE_MAX_WIDTH/HEIGHT: the API itself scales anything over 1568 pixels
+/// down, so nothing the model sees is lost, and it refuses a request of many images when
+/// one is over 2000 pixels on a side).
 const SHRUNK_LONG_SIDE: u32 = 1568;
 /// Memory a decoded image may take at most (an 8000x8000 RGBA image is 256 MB).
 const MAX_DECODE_ALLOC: u64 = 512 * 1024 * 1024;
@@ -585,53 +631,37 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
             "Image is too large to return ({why}). Resize or compress it first, e.g. with ImageMagick via Bash."
         ))
     };
-    let too_large = size > tool_core::MAX_IMAGE_BYTES as u64;
-    let bytes = if too_large {
-        Vec::new()
-    } else {
-        // One byte over the limit at most, should the file have grown since.
-        fsutil::read_head(path, tool_core::MAX_IMAGE_BYTES + 1)
-            .map_err(|e| ToolError::io(path, e))?
-    };
     // What the API would refuse fails every later request of the conversation: refused or
-    // scaled down here instead. The file may have changed since its head was read: checked
-    // again.
-    let checked = if too_large {
-        Err(tool_core::ImageRejection::TooLarge {
+    // scaled down here instead.
+    let (bytes, media_type) = if size > tool_core::MAX_IMAGE_BYTES as u64 {
+        // Too large: scaled down from the file, as Claude Code does, where it can be
+        // decoded (never loaded whole first).
+        let why = tool_core::ImageRejection::TooLarge {
             size: usize::try_from(size).unwrap_or(usize::MAX),
-        })
+        };
+        let shrunk = shrink_image(path, size).map_err(|e| refused(&format!("{why}; {e}")))?;
+        let media_type = tool_core::check_image(&shrunk).map_err(|e| refused(&e))?;
+        (shrunk, media_type)
     } else {
-        tool_core::check_image(&bytes)
-    };
-    let (bytes, media_type) = match checked {
-        // Within the API's limits but heavy: re-encoded as JPEG, as Claude Code does, when
-        // that makes it lighter (every later request of the conversation carries it). An
-        // image that cannot be (another format, a decoding error) goes as it is.
-        Ok(media_type) if bytes.len() > REENCODE_OVER_BYTES => match shrink_image(path, size) {
-            Ok(shrunk) if shrunk.len() < bytes.len() && tool_core::check_image(&shrunk).is_ok() => {
-                (shrunk, "image/jpeg")
+        // One byte over the limit at most, should the file have grown since. The file may
+        // have changed since its head was read: checked again.
+        let bytes = read_regular(path, tool_core::MAX_IMAGE_BYTES as u64 + 1)
+            .map_err(|e| open_error(path, e))?;
+        match fit_image(bytes) {
+            Ok(fitted) => (fitted.bytes, fitted.media_type),
+            Err(Unfit::Rejected(tool_core::ImageRejection::UnknownFormat)) => {
+                return Err(ToolError::msg(format!(
+                    "{} changed while it was read and is no longer an image; read it again",
+                    path.display()
+                )));
             }
-            _ => (bytes, media_type),
-        },
-        Ok(media_type) => (bytes, media_type),
-        Err(tool_core::ImageRejection::UnknownFormat) => {
-            return Err(ToolError::msg(format!(
-                "{} changed while it was read and is no longer an image; read it again",
-                path.display()
-            )));
-        }
-        Err(why @ tool_core::ImageRejection::Unreadable) => {
-            return Err(ToolError::msg(format!(
-                "Cannot return {} as an image: {why}.",
-                path.display()
-            )));
-        }
-        // Too large or too wide: scaled down and re-encoded, as Claude Code does, where
-        // it can be decoded.
-        Err(why) => {
-            let shrunk = shrink_image(path, size).map_err(|e| refused(&format!("{why}; {e}")))?;
-            let media_type = tool_core::check_image(&shrunk).map_err(|e| refused(&e))?;
-            (shrunk, media_type)
+            Err(Unfit::Rejected(why)) => {
+                return Err(ToolError::msg(format!(
+                    "Cannot return {} as an image: {why}.",
+                    path.display()
+                )));
+            }
+            Err(Unfit::Refused(why)) => return Err(refused(&why)),
         }
     };
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
@@ -650,19 +680,126 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
     })
 }
 
+/// An image as the model is shown it (see [`fit_image`]).
+pub(crate) struct Fitted {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) media_type: &'static str,
+    /// Scaled down or re-encoded: not the bytes given.
+    pub(crate) changed: bool,
+}
+
+/// Why an image cannot be shown (see [`fit_image`]).
+pub(crate) enum Unfit {
+    /// Not an image the API takes, or its header cannot be read: nothing to scale down.
+    Rejected(tool_core::ImageRejection),
+    /// Over the API's limits, and it could not be scaled down within them.
+    Refused(String),
+}
+
+impl std::fmt::Display for Unfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Rejected(why) => why.fmt(f),
+            Self::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+/// An image's bytes as the model is to be shown them, as Claude Code shows them: a PNG or
+/// JPEG over [`SHRUNK_LONG_SIDE`] pixels on a side, or over the API's limits, is scaled
+/// down and encoded as JPEG; one within them but over 500 KB is re-encoded as JPEG when
+/// that makes it lighter (every later request of the conversation carries it). An image
+/// that cannot be decoded here (GIF, WebP, a decoding error) goes as it is when the API
+/// takes it.
+pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
+    let keep = |bytes, media_type| Fitted {
+        bytes,
+        media_type,
+        changed: false,
+    };
+    let shrunk = |bytes| Fitted {
+        bytes,
+        media_type: "image/jpeg",
+        changed: true,
+    };
+    match tool_core::check_image(&bytes) {
+        Ok(media_type) if over_long_side(&bytes) => match shrink_bytes(&bytes) {
+            Ok(small) if tool_core::check_image(&small).is_ok() => Ok(shrunk(small)),
+            _ => Ok(keep(bytes, media_type)),
+        },
+        Ok(media_type) if bytes.len() > REENCODE_OVER_BYTES => match shrink_bytes(&bytes) {
+            Ok(small) if small.len() < bytes.len() && tool_core::check_image(&small).is_ok() => {
+                Ok(shrunk(small))
+            }
+            _ => Ok(keep(bytes, media_type)),
+        },
+        Ok(media_type) => Ok(keep(bytes, media_type)),
+        Err(
+            why
+            @ (tool_core::ImageRejection::UnknownFormat | tool_core::ImageRejection::Unreadable),
+        ) => Err(Unfit::Rejected(why)),
+        // Too large or too wide: scaled down where it can be decoded.
+        Err(why) => {
+            let small = shrink_bytes(&bytes).map_err(|e| Unfit::Refused(format!("{why}; {e}")))?;
+            let media_type =
+                tool_core::check_image(&small).map_err(|e| Unfit::Refused(e.to_string()))?;
+            Ok(Fitted {
+                bytes: small,
+                media_type,
+                changed: true,
+            })
+        }
+    }
+}
+
+/// Whether `bytes` is a PNG or JPEG wider or taller than [`SHRUNK_LONG_SIDE`] pixels (read
+/// from its header).
+fn over_long_side(bytes: &[u8]) -> bool {
+    image::ImageReader::new(io::Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()
+        .filter(|r| {
+            matches!(
+                r.format(),
+                Some(image::ImageFormat::Png | image::ImageFormat::Jpeg)
+            )
+        })
+        .and_then(|r| r.into_dimensions().ok())
+        .is_some_and(|(w, h)| w.max(h) > SHRUNK_LONG_SIDE)
+}
+
 /// `path` (PNG or JPEG) scaled down to [`SHRUNK_LONG_SIDE`] pixels on its long side and
 /// encoded as JPEG, smaller in quality steps until it is within the API's byte limit.
 fn shrink_image(path: &Path, size: u64) -> Result<Vec<u8>, String> {
-    use image::ImageDecoder as _;
     if size > MAX_SHRINK_INPUT_BYTES {
-        return Err(format!(
-            "over {} MiB, too large to scale down here",
-            MAX_SHRINK_INPUT_BYTES / (1024 * 1024)
-        ));
+        return Err(too_large_to_shrink());
     }
+    let file =
+        open_regular(path).map_err(|e| format!("it could not be opened to be scaled down: {e}"))?;
+    shrink_decoded(image::ImageReader::new(io::BufReader::new(file)))
+}
+
+/// [`shrink_image`] for an image in memory.
+pub(crate) fn shrink_bytes(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    if bytes.len() as u64 > MAX_SHRINK_INPUT_BYTES {
+        return Err(too_large_to_shrink());
+    }
+    shrink_decoded(image::ImageReader::new(io::Cursor::new(bytes)))
+}
+
+fn too_large_to_shrink() -> String {
+    format!(
+        "over {} MiB, too large to scale down here",
+        MAX_SHRINK_INPUT_BYTES / (1024 * 1024)
+    )
+}
+
+fn shrink_decoded<R: io::BufRead + io::Seek>(
+    reader: image::ImageReader<R>,
+) -> Result<Vec<u8>, String> {
+    use image::ImageDecoder as _;
     let cannot = |e: image::ImageError| format!("it could not be scaled down: {e}");
-    let mut reader = image::ImageReader::open(path)
-        .map_err(|e| format!("it could not be opened to be scaled down: {e}"))?
+    let mut reader = reader
         .with_guessed_format()
         .map_err(|e| format!("it could not be opened to be scaled down: {e}"))?;
     if !matches!(
@@ -778,7 +915,12 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
             "PDF file is too large to read ({size} bytes; the maximum is {MAX_PDF_BYTES} bytes)."
         )));
     }
-    let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
+    let bytes = read_regular(path, MAX_PDF_BYTES + 1).map_err(|e| open_error(path, e))?;
+    if bytes.len() as u64 > MAX_PDF_BYTES {
+        return Err(ToolError::msg(format!(
+            "PDF file is too large to read (over {MAX_PDF_BYTES} bytes)."
+        )));
+    }
     // lopdf inflates streams whole and unbounded: a crafted file of a few MB can inflate to
     // many GB. What it would inflate is measured first (`pdf_inflate`).
     let bomb = || {
@@ -866,11 +1008,24 @@ fn read_notebook(
             path.display()
         )));
     }
-    let bytes = fs::read(path).map_err(|e| ToolError::io(path, e))?;
+    let bytes = read_regular(path, MAX_NOTEBOOK_BYTES + 1).map_err(|e| open_error(path, e))?;
+    if bytes.len() as u64 > MAX_NOTEBOOK_BYTES {
+        return Err(ToolError::msg(format!(
+            "Notebook content exceeds the maximum of {MAX_NOTEBOOK_BYTES} bytes. Use Bash with jq to read specific cells, e.g. cat \"{}\" | jq '.cells[:20]'",
+            path.display()
+        )));
+    }
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::msg("Notebook is not valid UTF-8 JSON."))?;
-    let nb: Json = serde_json::from_str(&text)
-        .map_err(|e| ToolError::msg(format!("Notebook is not valid JSON: {e}")))?;
+    let nb = notebook::parse(&text).map_err(|e| match e {
+        notebook::ParseError::TooManyValues => ToolError::msg(format!(
+            "Notebook cannot be read: {e}. Use Bash with jq to read specific cells, e.g. cat \"{}\" | jq '.cells[:20]'",
+            path.display()
+        )),
+        notebook::ParseError::Invalid { .. } => {
+            ToolError::msg(format!("Notebook is not valid JSON: {e}"))
+        }
+    })?;
     let display = fsutil::display_path(path, ctx.cwd());
     let (blocks, cells) = notebook::render(&nb, &display);
     // The cells' text counts against the output limit as a text file's lines do (images
@@ -1087,7 +1242,7 @@ fn finish_line(bytes: &[u8]) -> ShownLine {
 
 /// The hash of a file's bytes, read in pieces.
 fn hash_file(path: &Path) -> io::Result<ContentHash> {
-    let mut file = File::open(path)?;
+    let mut file = open_regular(path)?;
     let mut hasher = ContentHasher::default();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -1110,7 +1265,7 @@ fn stream_lines(
     budget: usize,
     cancel: &CancellationToken,
 ) -> Result<Slice, ToolError> {
-    let mut file = File::open(path).map_err(|e| ToolError::io(path, e))?;
+    let mut file = open_regular(path).map_err(|e| open_error(path, e))?;
     let mut hasher = ContentHasher::default();
     let mut collector = LineCollector::new(start, count, budget);
     if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
@@ -1260,6 +1415,31 @@ mod tests {
         // The kept bytes of a very long line end in the middle of a character.
         let wide = "\u{1F600}".repeat(MAX_LINE_BYTES / 4 + 10);
         assert_eq!(flags(&wide.as_bytes()[..MAX_LINE_BYTES]), (true, false));
+    }
+
+    /// A FIFO put where a regular file was checked: every way Read opens a file refuses
+    /// it at once instead of blocking until a writer comes.
+    #[test]
+    fn a_fifo_swapped_in_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe.ipynb");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let never = CancellationToken::new();
+            let results = [
+                hash_file(&path).is_err(),
+                stream_lines(&path, b"", 0, 0, 10, usize::MAX, &never).is_err(),
+                read_regular(&path, 1024).is_err(),
+                shrink_image(&path, 10).is_err(),
+            ];
+            tx.send(results).unwrap();
+        });
+        let results = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("an open of the FIFO blocked");
+        assert_eq!(results, [true; 4]);
     }
 
     #[test]

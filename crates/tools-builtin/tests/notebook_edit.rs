@@ -281,3 +281,95 @@ async fn a_directory_named_like_a_notebook_is_a_directory() {
     );
     assert!(nb.is_dir());
 }
+
+/// Numbers in cells the edit does not touch are written back as they were, byte for byte:
+/// a float serde_json would parse one ULP off, Python's exponent form, an integer past 64
+/// bits, and the NaN that Python's json module writes.
+#[tokio::test]
+async fn numbers_in_untouched_cells_keep_their_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("numbers.ipynb");
+    let original = r##"{
+ "cells": [
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "id": "data",
+   "metadata": {},
+   "outputs": [
+    {
+     "data": {
+      "application/json": {
+       "x": 0.21526736620564346,
+       "y": 3.4e-05,
+       "z": 123456789012345678901234567890,
+       "w": NaN,
+       "v": [-Infinity, Infinity, -0.0, 1E+2, 10.50]
+      }
+     },
+     "metadata": {},
+     "output_type": "execute_result"
+    }
+   ],
+   "source": "compute()"
+  },
+  {
+   "cell_type": "markdown",
+   "id": "notes",
+   "metadata": {},
+   "source": "old"
+  }
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+    fs::write(&nb, original).unwrap();
+    let c = ctx(dir.path());
+    run(&Read, &c, json!({"file_path": nb})).await.unwrap();
+    text(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "notes", "new_source": "new"}),
+    )
+    .await;
+    let after = fs::read_to_string(&nb).unwrap();
+    assert_eq!(after, original.replace("\"old\"", "\"new\"").replace(
+        "[-Infinity, Infinity, -0.0, 1E+2, 10.50]",
+        "[\n        -Infinity,\n        Infinity,\n        -0.0,\n        1E+2,\n        10.50\n       ]"
+    ));
+    for number in [
+        "0.21526736620564346",
+        "3.4e-05",
+        "123456789012345678901234567890",
+        "NaN",
+    ] {
+        assert!(after.contains(number), "{number} lost: {after}");
+    }
+    common::bump_mtime(&nb);
+    let shown = text(&Read, &c, json!({"file_path": nb})).await;
+    assert!(
+        shown.contains("<cell id=\"notes\"><cell_type>markdown</cell_type>new"),
+        "{shown}"
+    );
+}
+
+/// A notebook of a great many tiny values is refused with a clear error, not parsed into
+/// tens of millions of nodes.
+#[tokio::test]
+async fn a_notebook_of_too_many_values_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("many.ipynb");
+    let zeros = vec!["0"; 5_000_000].join(",");
+    fs::write(
+        &nb,
+        format!(
+            r#"{{"cells": [], "metadata": {{"z": [{zeros}]}}, "nbformat": 4, "nbformat_minor": 5}}"#
+        ),
+    )
+    .unwrap();
+    let c = ctx(dir.path());
+    let err = fail(&Read, &c, json!({"file_path": nb})).await.text;
+    assert!(err.contains("too many JSON values"), "{err}");
+}

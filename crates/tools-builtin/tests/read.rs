@@ -627,3 +627,163 @@ async fn a_cancelled_read_does_not_make_the_next_one_a_stub() {
     let shown = text(&Read, &c, json!({"file_path": f})).await;
     assert!(shown.contains("the content"), "{shown}");
 }
+
+/// A line cut by one Read, then shortened by an Edit, then seen whole by a new Read of the
+/// whole file: Write is no longer refused for "cut lines".
+#[tokio::test]
+async fn a_whole_uncut_reread_clears_the_cut_lines_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.txt");
+    let long = "y".repeat(2500);
+    fs::write(&f, format!("head\n{long}\ntail\n")).unwrap();
+    let c = ctx(dir.path());
+    let first = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(first.contains("[line truncated]"), "{first}");
+    // The Edit matches its text against the file itself: the long line is shortened.
+    text(
+        &tools_builtin::Edit,
+        &c,
+        json!({"file_path": f, "old_string": long, "new_string": "y".repeat(500)}),
+    )
+    .await;
+    // Still refused: the line was cut when last seen.
+    let err = fail(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": f, "content": "fresh\n"}),
+    )
+    .await;
+    assert!(err.text.contains("lines longer than"), "{}", err.text);
+    let again = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(!again.contains("[line truncated]"), "{again}");
+    run(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": f, "content": "fresh\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&f).unwrap(), "fresh\n");
+}
+
+/// The image blocks of a call's content: (media type, decoded bytes).
+fn shown_images(content: &ToolResultContent) -> Vec<(String, Vec<u8>)> {
+    use base64::Engine as _;
+    let ToolResultContent::Blocks(blocks) = content else {
+        return Vec::new();
+    };
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Image {
+                source: tool_core::ImageSource::Base64 { media_type, data },
+            } => Some((
+                media_type.clone(),
+                base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A light image wider than 1568 pixels is scaled down as Claude Code scales it (the API
+/// refuses a request of many images when one is over 2000 pixels on a side).
+#[tokio::test]
+async fn a_light_but_wide_image_is_scaled_to_1568_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let wide = dir.path().join("wide.png");
+    image::RgbImage::from_fn(2500, 100, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 0])
+    })
+    .save(&wide)
+    .unwrap();
+    assert!(fs::metadata(&wide).unwrap().len() < 500 * 1024);
+    let out = run(&Read, &ctx(dir.path()), json!({"file_path": wide}))
+        .await
+        .unwrap();
+    let images = shown_images(&out.content);
+    assert_eq!(images.len(), 1);
+    let shown = image::load_from_memory(&images[0].1).unwrap();
+    assert_eq!(shown.width().max(shown.height()), 1568);
+    // A light image within 1568 pixels is left alone.
+    let small = dir.path().join("small.png");
+    image::RgbImage::from_fn(1568, 20, |x, _| image::Rgb([(x % 256) as u8, 0, 0]))
+        .save(&small)
+        .unwrap();
+    let out = run(&Read, &ctx(dir.path()), json!({"file_path": small}))
+        .await
+        .unwrap();
+    assert_eq!(
+        shown_images(&out.content),
+        [("image/png".to_owned(), fs::read(&small).unwrap())]
+    );
+}
+
+/// A notebook's images are scaled and re-encoded as Read's are, and all of them together
+/// stay within a cap: the ones past it become notes.
+#[tokio::test]
+async fn notebook_images_are_scaled_and_capped_in_total() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    // Wide but light: scaled to 1568 pixels.
+    let mut wide = Vec::new();
+    image::RgbImage::from_fn(2500, 100, |x, _| image::Rgb([(x % 256) as u8, 0, 0]))
+        .write_to(
+            &mut std::io::Cursor::new(&mut wide),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    // About 1 MB of PNG noise: re-encoded as a lighter JPEG.
+    let mut heavy = Vec::new();
+    noise(600)
+        .write_to(
+            &mut std::io::Cursor::new(&mut heavy),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    // GIFs of 3.5 MB (within the API's limits; not re-encoded here): together far over the
+    // cap.
+    let mut gif = b"GIF89a".to_vec();
+    gif.extend_from_slice(&100u16.to_le_bytes());
+    gif.extend_from_slice(&100u16.to_le_bytes());
+    gif.resize(3_500_000, 0);
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let output = |mime: &str, data: String| json!({"output_type": "display_data", "metadata": {}, "data": {mime: data}});
+    let mut outputs = vec![
+        output("image/png", b64(&wide)),
+        output("image/png", b64(&heavy)),
+    ];
+    for _ in 0..8 {
+        outputs.push(output("image/png", b64(&gif)));
+    }
+    let nb = dir.path().join("plots.ipynb");
+    let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1,
+        "source": "plot()", "outputs": outputs}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+    fs::write(&nb, notebook.to_string()).unwrap();
+    let out = tool_core::Tool::call(
+        &Read,
+        json!({"file_path": nb}),
+        ctx(dir.path()),
+        tool_core::ProgressSender::none(),
+    )
+    .await
+    .unwrap()
+    .data;
+    let images = shown_images(&out.content);
+    let first = image::load_from_memory(&images[0].1).unwrap();
+    assert_eq!(first.width().max(first.height()), 1568);
+    assert_eq!(images[1].0, "image/jpeg");
+    assert!(images[1].1.len() < heavy.len());
+    assert_eq!(image::load_from_memory(&images[1].1).unwrap().width(), 600);
+    let total: usize = images.iter().map(|(_, b)| b.len().div_ceil(3) * 4).sum();
+    assert!(total <= 20 * 1024 * 1024, "{total} bytes of base64");
+    assert!(images.len() > 2 && images.len() < 10, "{}", images.len());
+    let notes = out.content.joined_text();
+    assert!(
+        notes.contains("[Image output omitted: the images of one read carry at most 20 MB"),
+        "{notes}"
+    );
+}

@@ -203,6 +203,48 @@ fn post_tool_use_hooks_can_redact_a_built_in_tool_output() {
     assert_eq!(message["content"][1]["content"], "harmless", "{message}");
 }
 
+/// A hook's rewritten input meets the deny rules in the form the call will run with: a
+/// `"timeout": "60000"` the schema step repairs must not hide the command from a
+/// `Bash(rm:*)` deny rule (read raw, the input had no permission subject at all).
+#[test]
+fn a_hooks_rewritten_input_meets_the_deny_rules_as_it_will_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::create_dir_all(root.join("build")).unwrap();
+    let allow = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "rm -rf build", "timeout": "60000"}}}'"#;
+    let pass = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "rm -rf build", "timeout": "60000"}}}'"#;
+    for (hook, mode) in [(allow, "default"), (pass, "bypassPermissions")] {
+        std::fs::write(
+            config.join("settings.json"),
+            json!({
+                "permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]},
+                "hooks": {"PreToolUse": [
+                    {"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}
+                ]}
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let turn = jsonl(
+            &[json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+            "input": {"command": "ls"}})],
+        );
+        let out = toolwright(&["run", "--json", "--mode", mode, "-"], &root, Some(&turn));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(message["content"][0]["is_error"], true, "{mode}: {message}");
+        assert!(
+            message["content"][0]["content"]
+                .as_str()
+                .is_some_and(|t| t.contains("denied")),
+            "{mode}: {message}"
+        );
+        assert!(root.join("build").is_dir(), "{mode}: the rm ran");
+    }
+}
+
 #[test]
 fn a_deferral_does_not_swallow_another_hooks_ask() {
     // `defer` outranks `ask` among PreToolUse decisions, but `toolwright run` does not

@@ -190,6 +190,17 @@ fn typed_input<T: TypedTool>(input: &Value) -> Result<T::Input, InputError> {
     T::Input::deserialize(input).map_err(|e| InputError::other(T::NAME, e.to_string()))
 }
 
+/// `input` read as the tool's typed input for a permission check: as it is, or else after
+/// the schema step's repairs (`"60000"` for a number), since a call runs with the repaired
+/// input and its check must see what runs. `None` when neither reads.
+fn typed_for_check<T: TypedTool>(input: &Value) -> Option<T::Input> {
+    typed_input::<T>(input).ok().or_else(|| {
+        let schema = cached_schema::<T::Input>(T::DENY_UNKNOWN_FIELDS);
+        let repaired = check_input(T::NAME, &schema, input.clone(), T::DENY_UNKNOWN_FIELDS).ok()?;
+        typed_input::<T>(&repaired).ok()
+    })
+}
+
 use serde::Deserialize as _;
 
 #[async_trait]
@@ -259,9 +270,7 @@ impl<T: TypedTool> Tool for T {
             .unwrap_or_default()
     }
     fn permission_subject(&self, input: &Value) -> Option<PermissionSubject> {
-        typed_input::<T>(input)
-            .ok()
-            .and_then(|i| TypedTool::permission_subject(self, &i))
+        typed_for_check::<T>(input).and_then(|i| TypedTool::permission_subject(self, &i))
     }
     fn observable_input(&self, input: &Value, ctx: &ToolUseContext) -> Option<Value> {
         TypedTool::observable_input(self, input, ctx)
@@ -281,9 +290,9 @@ impl<T: TypedTool> Tool for T {
         TypedTool::validate_input(self, &typed, ctx).await
     }
     async fn check_permissions(&self, input: &Value, ctx: &ToolUseContext) -> PermissionResult {
-        match typed_input::<T>(input) {
-            Ok(typed) => TypedTool::check_permissions(self, &typed, ctx).await,
-            Err(_) => PermissionResult::passthrough(),
+        match typed_for_check::<T>(input) {
+            Some(typed) => TypedTool::check_permissions(self, &typed, ctx).await,
+            None => PermissionResult::passthrough(),
         }
     }
     async fn call(

@@ -292,3 +292,60 @@ fn non_object_input_is_refused() {
         "Edit expects a JSON object as input, but received string"
     );
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ShellInput {
+    command: String,
+    timeout: Option<f64>,
+}
+
+/// A shell-like tool whose permission subject is its command.
+struct ShellTool;
+
+#[async_trait]
+impl TypedTool for ShellTool {
+    type Input = ShellInput;
+    type Output = String;
+    const NAME: &'static str = "Shell";
+
+    fn description(&self) -> Cow<'_, str> {
+        "Runs a command".into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(100)
+    }
+    fn permission_subject(&self, input: &ShellInput) -> Option<tool_core::PermissionSubject> {
+        Some(tool_core::PermissionSubject::Command(input.command.clone()))
+    }
+    async fn call(
+        &self,
+        input: ShellInput,
+        _ctx: ToolUseContext,
+        _p: ProgressSender,
+    ) -> Result<ToolResult<String>, ToolError> {
+        Ok(ToolResult::new(format!(
+            "{} {:?}",
+            input.command, input.timeout
+        )))
+    }
+}
+
+/// An input the schema step repairs (a number sent as a string) still has its permission
+/// subject: the call runs with the repaired input, and its check must see that command.
+#[test]
+fn an_input_the_schema_repairs_keeps_its_permission_subject() {
+    let input = json!({"command": "rm -rf build", "timeout": "60000"});
+    assert_eq!(
+        Tool::permission_subject(&ShellTool, &input),
+        Some(tool_core::PermissionSubject::Command("rm -rf build".into()))
+    );
+    assert_eq!(
+        Tool::parse_input(&ShellTool, input).unwrap()["timeout"],
+        json!(60000)
+    );
+    // What no repair reads has none.
+    assert_eq!(
+        Tool::permission_subject(&ShellTool, &json!({"command": 5})),
+        None
+    );
+}

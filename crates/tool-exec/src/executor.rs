@@ -703,8 +703,6 @@ impl Driver {
             out
         });
         self.records[index].state = State::Done;
-        // A call waiting to run alone may go now.
-        self.let_alone_calls_go();
         let mut replaced = false;
         if outcome.ending != Ending::Succeeded
             && let Some(text) = self.abort_text(index)
@@ -750,6 +748,9 @@ impl Driver {
         if hard_stop {
             self.interrupt(Interrupted::Hard);
         }
+        // A call waiting to run alone may go now: only after the cancellations this result
+        // makes, so that a call this failure or rejection cancels is never let go first.
+        self.let_alone_calls_go();
         // Hand out what is ready before starting the next call, so that a consumer sees a
         // result before the start it made possible.
         self.flush();

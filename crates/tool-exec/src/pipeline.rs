@@ -219,9 +219,13 @@ impl CallOutcome {
         )
     }
 
-    /// Whether the tool ran and failed.
+    /// Whether the tool ran and failed: its `call` was made ([`call_duration`] is set) and
+    /// ended in an error. A panic in the steps around it (a hook, the prompter, the tool's
+    /// validation) is a failure of the call too, but the tool never ran.
+    ///
+    /// [`call_duration`]: Self::call_duration
     pub fn call_failed(&self) -> bool {
-        matches!(self.ending, Ending::Failed { .. })
+        matches!(self.ending, Ending::Failed { .. }) && self.call_duration.is_some()
     }
 }
 
@@ -395,7 +399,11 @@ impl Pipeline {
                 );
             }
         };
-        let concurrency_safe = tool.is_concurrency_safe(&input);
+        // A flag that panics reads as "not safe" (Claude Code's `isConcurrencySafe` that
+        // throws): the call still runs, alone.
+        let concurrency_safe =
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.is_concurrency_safe(&input)))
+                .unwrap_or(false);
         // 3.4.2 Tool-specific validation, abandoned when the call is cancelled (a
         // validation that never ends must not hold the turn).
         let validated = tokio::select! {
@@ -464,10 +472,10 @@ impl Pipeline {
             return out;
         }
         let stop = pre.stop;
-        let seen = pre
-            .updated_input
-            .or_else(|| observed.clone())
-            .unwrap_or_else(|| input.clone());
+        let seen = match pre.updated_input {
+            Some(update) => as_checked(tool.as_ref(), update, &ctx),
+            None => observed.clone().unwrap_or_else(|| input.clone()),
+        };
 
         // 3.6 Permission.
         let decision = self
@@ -826,7 +834,7 @@ impl Pipeline {
                 reason,
             }) => {
                 let has_update = updated_input.is_some();
-                let input = updated_input.unwrap_or(input);
+                let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
                 if tool.requires_user_interaction() && !has_update {
                     return self.can_use_tool(tool, input, None, ctx, messages).await;
                 }
@@ -852,7 +860,7 @@ impl Pipeline {
                 updated_input,
                 reason,
             }) => {
-                let input = updated_input.unwrap_or(input);
+                let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
                 // Deny rules hold whatever a hook says: a hook asking must not put a denied
                 // call to the user (Claude Code skips the rules there; we do not).
                 if let Some(PermissionResult::Deny { message, reason }) =
@@ -950,7 +958,7 @@ impl Pipeline {
                 ..
             }) => {
                 self.permissions.apply_updates(&updated_permissions);
-                let input = updated_input.unwrap_or(input);
+                let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
                 match self.permissions.check_rule_based(tool, &input, ctx).await {
                     None => Err(Resolved::Allowed {
                         input,
@@ -1171,6 +1179,19 @@ enum Resolved {
 /// what they settled on. Unchanged, the call gets the model's `original` input; changed,
 /// it gets the change, with every field still equal to its derived value put back as the
 /// model wrote it (a hook that rewrote `content` leaves `file_path` the model's).
+/// A hook's updated input as the permission checks must see it: through the tool's schema
+/// step (with the repairs the call itself will get: `"timeout": "60000"` becomes a number)
+/// and with its derived fields filled in ([`Tool::observable_input`]), as the model's input
+/// is. Raw, an input the tool's typed view cannot read has no permission subject, and no
+/// content rule or safety check would see it. An update the schema refuses is passed as it
+/// is: it never runs (the recheck after the decision refuses it).
+fn as_checked(tool: &dyn Tool, update: Value, ctx: &ToolUseContext) -> Value {
+    match tool.parse_input(update.clone()) {
+        Ok(parsed) => tool.observable_input(&parsed, ctx).unwrap_or(parsed),
+        Err(_) => update,
+    }
+}
+
 fn model_fields_restored(decided: Value, observed: Option<&Value>, original: Value) -> Value {
     let Some(observed) = observed else {
         return decided;

@@ -572,7 +572,7 @@ async fn a_tool_that_panics_while_being_scheduled_still_gets_its_one_result() {
             _: ToolUseContext,
             _: ProgressSender,
         ) -> Result<ToolResult, ToolError> {
-            Ok(ToolResult::text("unreachable"))
+            Ok(ToolResult::text("ran"))
         }
     }
     let log = Arc::default();
@@ -593,7 +593,10 @@ async fn a_tool_that_panics_while_being_scheduled_still_gets_its_one_result() {
         }
     }
     assert_eq!(ids(&results), ["u", "r"]);
-    assert!(results[0].outcome.result.is_error);
+    // A flag that panics reads as "not safe", as Claude Code reads an `isConcurrencySafe`
+    // that throws: the call runs (alone) all the same.
+    assert_eq!(results[0].outcome.result.content.joined_text(), "ran");
+    assert!(!results[0].outcome.concurrency_safe);
     assert_eq!(results[1].outcome.result.content.joined_text(), "r done");
     assert!(exec.final_context().is_some(), "the turn ended cleanly");
 }
@@ -702,4 +705,73 @@ async fn a_call_held_to_run_alone_does_not_start_after_an_interrupt() {
         assert_eq!(results[1].outcome.result.content.joined_text(), expected);
         assert!(!log.lock().unwrap().started.contains(&"x".to_owned()));
     }
+}
+
+/// A Bash call that never ran (its validation panicked) is no failed Bash command: the calls
+/// beside it are not cancelled (only a Bash call that ran and failed cascades).
+#[tokio::test(start_paused = true)]
+async fn a_bash_call_that_never_ran_cancels_no_sibling() {
+    use std::borrow::Cow;
+    use tool_core::{
+        MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext,
+        ValidationError, async_trait,
+    };
+    /// A concurrency-safe "Bash" whose validation panics.
+    struct BrokenBash;
+    #[async_trait]
+    impl Tool for BrokenBash {
+        fn name(&self) -> &str {
+            "Bash"
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "panics in validation".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(1000)
+        }
+        fn is_concurrency_safe(&self, _: &serde_json::Value) -> bool {
+            true
+        }
+        async fn validate_input(
+            &self,
+            _: &serde_json::Value,
+            _: &ToolUseContext,
+        ) -> Result<(), ValidationError> {
+            panic!("validation panicked on purpose")
+        }
+        async fn call(
+            &self,
+            _: serde_json::Value,
+            _: ToolUseContext,
+            _: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            Ok(ToolResult::text("unreachable"))
+        }
+    }
+    let log = Arc::default();
+    let mut tools: Vec<Arc<dyn tool_core::Tool>> = common::tools(&log)
+        .into_iter()
+        .filter(|t| t.name() != "Bash")
+        .collect();
+    tools.push(Arc::new(BrokenBash));
+    let mut exec = StreamingToolExecutor::new(
+        Arc::new(Pipeline::allow_all()),
+        ToolUseContext::new("/w").with_tools(tools),
+        ExecutorConfig::default(),
+    );
+    exec.add_tool(tu("r", "Read", 50));
+    exec.add_tool(tu("b", "Bash", 1));
+    exec.finish();
+    let mut results = Vec::new();
+    while let Some(event) = exec.next().await {
+        if let ExecutorEvent::Result(r) = event {
+            results.push(*r);
+        }
+    }
+    assert_eq!(ids(&results), ["r", "b"]);
+    assert_eq!(results[0].outcome.result.content.joined_text(), "r done");
+    assert!(results[1].outcome.result.is_error);
 }

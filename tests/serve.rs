@@ -339,3 +339,303 @@ fn a_signal_stops_running_commands_and_background_tasks() {
     assert!(!alive(&fg), "the running command outlived the server");
     assert!(!alive(&bg), "the background task outlived the server");
 }
+
+/// `toolwright serve` over stdio, driven with raw JSON-RPC lines (no third-party peer).
+struct RawStdio {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RawStdio {
+    /// Starts `serve --cwd project extra...` and initializes with `capabilities`.
+    fn start(project: &Path, extra: &[&str], capabilities: Value) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["serve", "--cwd"])
+            .arg(project)
+            .args(extra)
+            .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut this = Self {
+            child,
+            stdin,
+            stdout,
+        };
+        let init = this.request(
+            1,
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
+                "clientInfo": {"name": "raw-test", "version": "1"}}),
+        );
+        assert!(init.get("result").is_some(), "{init}");
+        this.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        this
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// The next message from the server.
+    fn next(&mut self) -> Value {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).unwrap();
+        assert!(n > 0, "the server closed its output");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Sends a request and returns its response (skipping notifications).
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let message = self.next();
+            assert!(
+                message.get("id").is_none() || message.get("method").is_none(),
+                "unexpected request from the server: {message}"
+            );
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// The texts of a `tools/call` response's content.
+    fn call_texts(&mut self, id: u64, tool: &str, arguments: Value) -> (bool, Vec<String>) {
+        let response = self.request(
+            id,
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": arguments}),
+        );
+        let result = &response["result"];
+        let texts = result["content"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{response}"))
+            .iter()
+            .filter_map(|c| c["text"].as_str().map(str::to_owned))
+            .collect();
+        (result["isError"] == true, texts)
+    }
+}
+
+impl Drop for RawStdio {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a call adds for the model besides its result reaches the client: a skill's body
+/// (Claude Code adds it as a message after "Launching skill"), a PostToolUse hook's
+/// blocking feedback (exit 2), and a hook's request to stop.
+#[test]
+fn a_skills_body_and_a_hooks_feedback_reach_the_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".claude/skills/greet")).unwrap();
+    std::fs::write(
+        root.join(".claude/skills/greet/SKILL.md"),
+        "---\ndescription: Greets\n---\nSKILL BODY: greet $ARGUMENTS warmly.\n",
+    )
+    .unwrap();
+    let lint = root.join("lint.sh");
+    std::fs::write(&lint, "cat >/dev/null; echo lint failed >&2; exit 2\n").unwrap();
+    let stop = root.join("stop.sh");
+    std::fs::write(
+        &stop,
+        "cat >/dev/null; echo '{\"continue\": false, \"stopReason\": \"enough globbing\"}'\n",
+    )
+    .unwrap();
+    let settings = serde_json::json!({"hooks": {"PostToolUse": [
+        {"matcher": "Write", "hooks": [{"type": "command", "command": format!("sh {}", lint.display())}]},
+        {"matcher": "Glob", "hooks": [{"type": "command", "command": format!("sh {}", stop.display())}]},
+    ]}});
+    let settings = settings.to_string();
+    let mut server = RawStdio::start(
+        &root,
+        &["--mode", "bypassPermissions", "--settings", &settings],
+        serde_json::json!({}),
+    );
+
+    let (is_error, texts) = server.call_texts(
+        2,
+        "Skill",
+        serde_json::json!({"skill": "greet", "args": "Ada"}),
+    );
+    assert!(!is_error, "{texts:?}");
+    assert_eq!(texts[0], "Launching skill: greet", "{texts:?}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("SKILL BODY: greet Ada warmly.")),
+        "{texts:?}"
+    );
+
+    let file = root.join("new.txt");
+    let (_, texts) = server.call_texts(
+        3,
+        "Write",
+        serde_json::json!({"file_path": file, "content": "x\n"}),
+    );
+    assert!(file.exists());
+    assert!(
+        texts.iter().skip(1).any(|t| t.contains("lint failed")),
+        "{texts:?}"
+    );
+
+    let (_, texts) = server.call_texts(4, "Glob", serde_json::json!({"pattern": "*.txt"}));
+    assert!(
+        texts.iter().skip(1).any(|t| t.contains("enough globbing")),
+        "{texts:?}"
+    );
+}
+
+/// A client that declared only URL-mode elicitation cannot be sent a form: its asks are
+/// refused as for a client that cannot be asked. An empty `elicitation` object means forms.
+#[test]
+fn a_client_with_only_url_elicitation_is_not_sent_a_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ask = r#"{"permissions": {"ask": ["Bash(touch:*)"]}}"#;
+    let mut url_only = RawStdio::start(
+        &root,
+        &["--settings", ask],
+        serde_json::json!({"elicitation": {"url": {}}}),
+    );
+    let (is_error, texts) =
+        url_only.call_texts(2, "Bash", serde_json::json!({"command": "touch made.txt"}));
+    assert!(is_error, "{texts:?}");
+    assert!(texts[0].contains("cannot be asked"), "{texts:?}");
+    assert!(!root.join("made.txt").exists());
+
+    // `{}` is form support: the server asks.
+    let mut form = RawStdio::start(
+        &root,
+        &["--settings", ask],
+        serde_json::json!({"elicitation": {}}),
+    );
+    form.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": "touch made.txt"}}}),
+    );
+    let asked = form.next();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    form.send(&serde_json::json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"action": "decline"}}));
+    let answer = loop {
+        let message = form.next();
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(!root.join("made.txt").exists());
+}
+
+/// A supervisor that follows SIGTERM with SIGKILL soon after (500 ms here) finds the
+/// background tasks already gone: they are killed first, before the server waits for its
+/// calls to wind down (here a PostToolUse hook holds the cancelled call for seconds).
+#[test]
+fn background_tasks_are_killed_before_the_calls_are_awaited() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let slow = project.join("slow.sh");
+    std::fs::write(
+        &slow,
+        "input=$(cat); case \"$input\" in *fg.pid*) sleep 4;; esac; exit 0\n",
+    )
+    .unwrap();
+    let hook = serde_json::json!([{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("sh {}", slow.display())}]}]);
+    let settings =
+        serde_json::json!({"hooks": {"PostToolUse": hook, "PostToolUseFailure": hook}}).to_string();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args([
+            "serve",
+            "--mode",
+            "bypassPermissions",
+            "--settings",
+            &settings,
+            "--cwd",
+        ])
+        .arg(&project)
+        .env("CLAUDE_CONFIG_DIR", project.join(".config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "signal-test", "version": "1"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = |id: u64, command: &str, background: bool| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "Bash", "arguments": {"command": command, "run_in_background": background}}})
+    };
+    send(call(2, "echo $$ > bg.pid; exec sleep 300", true));
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":2"), "{line}");
+    send(call(3, "echo $$ > fg.pid; exec sleep 300", false));
+
+    let pid_of = |name: &str| -> Option<String> {
+        let text = std::fs::read_to_string(project.join(name)).ok()?;
+        Some(text.trim().to_owned()).filter(|t| !t.is_empty())
+    };
+    let start = Instant::now();
+    let bg = loop {
+        if let (Some(_), Some(bg)) = (pid_of("fg.pid"), pid_of("bg.pid")) {
+            break bg;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the commands did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let alive = |pid: &str| {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        !state.is_empty() && !state.contains(") Z ")
+    };
+    assert!(alive(&bg));
+
+    Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = server.kill();
+    let _ = server.wait();
+    let start = Instant::now();
+    while alive(&bg) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let orphaned = alive(&bg);
+    if orphaned {
+        let _ = Command::new("kill").args(["-KILL", &bg]).status();
+    }
+    assert!(
+        !orphaned,
+        "the background task outlived the server's SIGKILL"
+    );
+}

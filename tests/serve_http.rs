@@ -328,6 +328,20 @@ fn requests_with_a_foreign_host_or_origin_are_refused_before_anything_runs() {
     assert_eq!(code, 200, "{body}");
 }
 
+/// Behind a TLS proxy that passes `Host: box.lan` (no port), `--allowed-host box.lan` lets
+/// the request through, both our check and rmcp's.
+#[test]
+fn a_host_without_a_port_is_served_when_allowed_without_one() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--allowed-host", "box.lan"]);
+    let port = server.port();
+    let path = server.path();
+    let (code, body) = raw_request(port, &path, &[("Host", "box.lan".to_owned())]);
+    assert_eq!(code, 200, "{body}");
+    let (code, _) = raw_request(port, &path, &[("Host", "evil.example".to_owned())]);
+    assert_eq!(code, 403);
+}
+
 #[test]
 fn a_non_loopback_address_needs_an_explicit_flag() {
     let (_dir, root) = project();

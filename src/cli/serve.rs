@@ -42,7 +42,8 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub no_auth: bool,
     /// A Host name (NAME or NAME:PORT) that requests to --http may use besides localhost,
-    /// 127.0.0.1 and [::1]; repeatable.
+    /// 127.0.0.1 and [::1]; repeatable. NAME alone accepts it with the bound port or with no
+    /// port (as a TLS proxy in front passes it); NAME:PORT with that port only.
     #[arg(long = "allowed-host", value_name = "HOST[:PORT]", requires = "http")]
     pub allowed_hosts: Vec<String>,
     /// Close an --http session after this many seconds with no request of its own open (a
@@ -90,10 +91,9 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     .with_instructions(INSTRUCTIONS);
 
     let Some(addr) = http else {
-        // A signal ends the process without destructors: calls are cancelled (their
-        // commands' process groups killed) and background tasks stopped first.
-        let handle = server.clone();
-        let signal = interrupted();
+        // A signal ends the process without destructors: background tasks are killed and
+        // calls cancelled (their commands' process groups killed) first.
+        let mut signalled = shut_down_on_signals(server.clone());
         return tokio::select! {
             served = serve_stdio(server) => match served {
                 Ok(()) => ExitCode::SUCCESS,
@@ -102,10 +102,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                     ExitCode::from(1)
                 }
             },
-            code = signal => {
-                handle.shut_down(SHUTDOWN_GRACE).await;
-                ExitCode::from(code)
-            }
+            Ok(code) = &mut signalled => ExitCode::from(code),
         };
     };
     let options = HttpOptions {
@@ -143,7 +140,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             }
         );
     }
-    let signal = interrupted();
+    let signal = shut_down_on_signals(server.clone());
     let url = listener.url();
     // Standard error (often a log others can read) names the endpoint without the token.
     let (endpoint, with_token) = match url.split_once('?') {
@@ -157,17 +154,16 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // The URL alone on stdout, for scripts.
     outln!("{url}");
     let shutdown = listener.shutdown_token();
-    let handle = server.clone();
     let signalled = Arc::new(AtomicU8::new(0));
     tokio::spawn({
         let signalled = Arc::clone(&signalled);
         async move {
-            let code = signal.await;
-            // Calls first (their commands killed), then the listener: once it stops, the
-            // process is on its way out.
-            handle.shut_down(SHUTDOWN_GRACE).await;
-            signalled.store(code, Ordering::SeqCst);
-            shutdown.cancel();
+            // Background tasks and calls first (their commands killed), then the listener:
+            // once it stops, the process is on its way out.
+            if let Ok(code) = signal.await {
+                signalled.store(code, Ordering::SeqCst);
+                shutdown.cancel();
+            }
         }
     });
     // One handler for every request; it keeps each client session's state by its id.
@@ -208,10 +204,24 @@ fn serve_token() -> Result<String, String> {
 /// How long calls get to end (their commands killed) once a signal stops the server.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Resolves on Ctrl-C, SIGTERM or SIGHUP, with the exit status the signal calls for
-/// (128 + its number). The handlers are installed when this is called, not when it is first
-/// polled: a signal that comes right after the URL is printed is not the default fatal one.
-fn interrupted() -> impl std::future::Future<Output = u8> {
+/// Watches for Ctrl-C, SIGTERM and SIGHUP (the handlers installed now: a signal that comes
+/// right after the URL is printed is not the default fatal one). The first kills the
+/// background tasks of every session and cancels the calls ([`ToolServer::shut_down`]),
+/// then the task ends with the exit status the signal calls for (128 + its number). A
+/// second signal meanwhile exits at once, killing first the background tasks and the
+/// process groups of every command and server this process started.
+fn shut_down_on_signals(server: ToolServer) -> tokio::task::JoinHandle<u8> {
     let mut signals = super::Signals::install();
-    async move { signals.next().await }
+    tokio::spawn(async move {
+        let code = signals.next().await;
+        tokio::select! {
+            () = server.shut_down(SHUTDOWN_GRACE) => code,
+            code = signals.next() => {
+                server.kill_background_tasks();
+                #[cfg(unix)]
+                tool_core::process::kill_child_process_groups();
+                std::process::exit(i32::from(code));
+            }
+        }
+    })
 }

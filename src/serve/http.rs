@@ -7,7 +7,8 @@
 //! - [`HttpServer::bind`] refuses an address that is not loopback unless
 //!   [`HttpOptions::allow_non_loopback`] says otherwise;
 //! - every request's `Host` must name a loopback host (`localhost`, `127.0.0.1`, `[::1]`) or
-//!   one of [`HttpOptions::allowed_hosts`], with the bound port;
+//!   one of [`HttpOptions::allowed_hosts`], with the bound port, or without a port (as a
+//!   proxy in front passes it) when the name was allowed without one;
 //! - an `Origin`, when present, must be a loopback origin (`http(s)://localhost`,
 //!   `127.0.0.1` or `[::1]`, any port).
 //!
@@ -32,7 +33,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -56,7 +57,8 @@ pub struct HttpOptions {
     /// Allow an address that is not loopback. Every request still has to name an allowed
     /// `Host`: the loopback names, or [`allowed_hosts`](Self::allowed_hosts).
     pub allow_non_loopback: bool,
-    /// More `Host` values to accept, as `name` (with the bound port) or `name:port`.
+    /// More `Host` values to accept, as `name` (with the bound port, or without a port, as a
+    /// proxy in front passes it) or `name:port` (with that port only).
     pub allowed_hosts: Vec<String>,
     /// When an idle session is closed ([`SESSION_IDLE_TIMEOUT`] by default). A session
     /// with a request open (a call still running, however long) is not idle.
@@ -64,7 +66,20 @@ pub struct HttpOptions {
     /// The secret every request must carry (`Authorization: Bearer TOKEN`, or `?token=TOKEN`
     /// on the URL); `None`: any request that passes the Host and Origin checks is served.
     pub token: Option<String>,
+    /// How long a connection may take to send a request's headers, and stay open idle
+    /// between requests, before it is closed ([`HEADER_READ_TIMEOUT`] by default).
+    pub header_read_timeout: Duration,
+    /// How many connections are served at once ([`MAX_CONNECTIONS`] by default); more wait
+    /// to be accepted until one closes.
+    pub max_connections: usize,
 }
+
+/// How long a connection may take to send a request's headers, or sit idle between
+/// requests, before it is closed: an idle socket does not hold a file descriptor for long.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many connections are served at once by default.
+pub const MAX_CONNECTIONS: usize = 256;
 
 impl HttpOptions {
     /// Listen on `addr`, loopback only, loopback host names only.
@@ -75,6 +90,8 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
             token: None,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
         }
     }
 }
@@ -194,8 +211,10 @@ pub fn parse_addr(text: &str) -> Result<SocketAddr, String> {
 /// loopback origins.
 #[derive(Debug, Clone)]
 struct RequestGuard {
-    /// Lower-case host names (IPv6 without brackets) and the port each must come with.
-    hosts: Vec<(String, u16)>,
+    /// Lower-case host names (IPv6 without brackets), the port each must come with, and
+    /// whether a Host without a port (the scheme's default, as a proxy in front passes it)
+    /// also matches: for the loopback names and names allowed without a port.
+    hosts: Vec<(String, u16, bool)>,
     /// The secret every request must carry, if any.
     token: Option<String>,
 }
@@ -223,9 +242,9 @@ fn display_host(host: &str) -> String {
 
 impl RequestGuard {
     fn new(port: u16, extra: &[String]) -> Result<Self, HttpError> {
-        let mut hosts: Vec<(String, u16)> = LOOPBACK_NAMES
+        let mut hosts: Vec<(String, u16, bool)> = LOOPBACK_NAMES
             .iter()
-            .map(|h| ((*h).to_owned(), port))
+            .map(|h| ((*h).to_owned(), port, true))
             .collect();
         for entry in extra {
             let parsed = http::uri::Authority::try_from(entry.trim())
@@ -236,6 +255,7 @@ impl RequestGuard {
             hosts.push((
                 normalize_host(parsed.host()),
                 parsed.port_u16().unwrap_or(port),
+                parsed.port_u16().is_none(),
             ));
         }
         Ok(Self { hosts, token: None })
@@ -269,11 +289,28 @@ impl RequestGuard {
         bearer || query
     }
 
-    /// The `Host` values accepted, for messages and for rmcp's own check.
+    /// The `Host` values accepted, for messages.
     fn host_values(&self) -> Vec<String> {
         self.hosts
             .iter()
-            .map(|(h, p)| format!("{}:{p}", display_host(h)))
+            .flat_map(|(h, p, portless)| {
+                let host = display_host(h);
+                let bare = portless.then(|| host.clone());
+                std::iter::once(format!("{host}:{p}")).chain(bare)
+            })
+            .collect()
+    }
+
+    /// The `Host` values for rmcp's own check, which runs after ours: a name a Host may give
+    /// without a port is passed bare (rmcp matches a bare name with any port or none; ours
+    /// has already held it to the bound port or none), the others as `name:port`.
+    fn rmcp_host_values(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .map(|(h, p, portless)| match portless {
+                true => display_host(h),
+                false => format!("{}:{p}", display_host(h)),
+            })
             .collect()
     }
 
@@ -305,8 +342,14 @@ impl RequestGuard {
         };
         let allowed = http::uri::Authority::try_from(host).is_ok_and(|a| {
             let name = normalize_host(a.host());
-            let port = a.port_u16().unwrap_or(80);
-            self.hosts.iter().any(|(h, p)| *h == name && *p == port)
+            let port = a.port_u16();
+            self.hosts.iter().any(|(h, p, portless)| {
+                *h == name
+                    && match port {
+                        Some(port) => port == *p,
+                        None => *portless,
+                    }
+            })
         });
         if !allowed {
             return Err(format!(
@@ -453,6 +496,8 @@ pub struct HttpServer {
     guard: Arc<RequestGuard>,
     shutdown: CancellationToken,
     idle: Duration,
+    header_read_timeout: Duration,
+    max_connections: usize,
 }
 
 impl HttpServer {
@@ -480,6 +525,8 @@ impl HttpServer {
             guard,
             shutdown: CancellationToken::new(),
             idle: options.session_idle_timeout,
+            header_read_timeout: options.header_read_timeout,
+            max_connections: options.max_connections.max(1),
         })
     }
 
@@ -521,7 +568,7 @@ impl HttpServer {
         F: Fn() -> S + Send + Sync + 'static,
     {
         let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(self.guard.host_values())
+            .with_allowed_hosts(self.guard.rmcp_host_values())
             .with_allowed_origins(RequestGuard::origin_values())
             .with_cancellation_token(self.shutdown.child_token());
         // rmcp's idle timeout is replaced by ours (see `SessionActivity`).
@@ -541,7 +588,16 @@ impl HttpServer {
             inner,
             activity,
         };
+        // Beyond the cap, connections wait in the listen queue until one closes.
+        let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
         loop {
+            let slot = tokio::select! {
+                () = self.shutdown.cancelled() => break,
+                slot = Arc::clone(&slots).acquire_owned() => match slot {
+                    Ok(slot) => slot,
+                    Err(_) => break,
+                },
+            };
             let stream = tokio::select! {
                 () = self.shutdown.cancelled() => break,
                 accepted = self.listener.accept() => match accepted {
@@ -556,8 +612,14 @@ impl HttpServer {
             };
             let service = service.clone();
             let shutdown = self.shutdown.clone();
+            let header_read_timeout = self.header_read_timeout;
             tokio::spawn(async move {
+                let _slot = slot;
+                // A connection that sends no request (at first, or between requests) for
+                // `header_read_timeout` is closed.
                 let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(header_read_timeout)
                     .serve_connection(TokioIo::new(stream), service);
                 tokio::pin!(connection);
                 tokio::select! {
@@ -603,12 +665,7 @@ mod tests {
         ] {
             assert_eq!(guard.check(&headers(&[("host", host)])), Ok(()), "{host}");
         }
-        for host in [
-            "evil.example:8421",
-            "127.0.0.1:9999",
-            "localhost",
-            "127.0.0.2:8421",
-        ] {
+        for host in ["evil.example:8421", "127.0.0.1:9999", "127.0.0.2:8421"] {
             let refused = guard.check(&headers(&[("host", host)]));
             assert!(
                 refused
@@ -640,6 +697,75 @@ mod tests {
         }
         assert_eq!(guard.check(&headers(&[("host", "box.lan:8421")])), Ok(()));
         assert!(guard.check(&headers(&[("host", "box.lan:1")])).is_err());
+    }
+
+    /// Behind a proxy the Host may carry no port (`box.lan`, the scheme's default): it
+    /// matches a name allowed without a port, and the loopback names; a name allowed with a
+    /// port wants that port.
+    #[test]
+    fn a_host_without_a_port_matches_names_allowed_without_one() {
+        let Ok(guard) =
+            RequestGuard::new(8421, &["box.lan".to_owned(), "other.lan:8443".to_owned()])
+        else {
+            panic!("guard")
+        };
+        for host in [
+            "box.lan",
+            "BOX.LAN",
+            "box.lan:8421",
+            "localhost",
+            "127.0.0.1",
+            "[::1]",
+            "other.lan:8443",
+        ] {
+            assert_eq!(guard.check(&headers(&[("host", host)])), Ok(()), "{host}");
+        }
+        for host in [
+            "other.lan",
+            "box.lan:80",
+            "evil.example",
+            "box.lan.evil.example",
+        ] {
+            assert!(guard.check(&headers(&[("host", host)])).is_err(), "{host}");
+        }
+        // rmcp checks the Host again: it must accept what ours does.
+        let rmcp = guard.rmcp_host_values();
+        assert!(rmcp.contains(&"box.lan".to_owned()), "{rmcp:?}");
+        assert!(rmcp.contains(&"other.lan:8443".to_owned()), "{rmcp:?}");
+    }
+
+    /// A connection that sends nothing is closed after the header read timeout (it would
+    /// otherwise hold a file descriptor for ever).
+    #[tokio::test]
+    async fn an_idle_connection_is_closed() {
+        use tokio::io::AsyncReadExt as _;
+        let options = HttpOptions {
+            header_read_timeout: Duration::from_millis(200),
+            ..HttpOptions::new(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        };
+        let Ok(server) = HttpServer::bind(&options).await else {
+            panic!("bind")
+        };
+        let addr = server.local_addr();
+        let shutdown = server.shutdown_token();
+        let handler = crate::serve::ToolServer::new(
+            tool_core::ToolUseContext::new(std::env::temp_dir()),
+            Arc::new(tool_exec::AllowAll),
+            Arc::new(tool_exec::NoHooks),
+        );
+        let serving = tokio::spawn(server.serve(move || handler.for_session()));
+        let Ok(mut idle) = tokio::net::TcpStream::connect(addr).await else {
+            panic!("connect")
+        };
+        let mut buf = [0u8; 64];
+        let read = tokio::time::timeout(Duration::from_secs(20), idle.read(&mut buf)).await;
+        shutdown.cancel();
+        let _ = serving.await;
+        // Closed: end of stream (or a reset), not a timeout of ours.
+        assert!(
+            matches!(read, Ok(Ok(0) | Err(_))),
+            "the idle connection is still open: {read:?}"
+        );
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //!   annotations from the safety flags) and runs every `tools/call` through the per-call
 //!   pipeline (hooks, permission rules). A permission "ask" becomes an MCP elicitation
 //!   (a form with a boolean `allow`; for AskUserQuestion, a form of its questions whose
-//!   answers become the call's `answers`) when the client declared that capability, and a deny
-//!   saying why otherwise: `elicitation/create` while the call waits up to protocol
+//!   answers become the call's `answers`) when the client declared form elicitation, and a
+//!   deny saying why otherwise (also for an input too long to show whole): `elicitation/create` while the call waits up to protocol
 //!   2025-11-25, an input-required result answered by a retry from 2026-07-28 on. A
 //!   request's `_meta.progressToken` turns the tool's progress reports into
-//!   `notifications/progress`; cancelling the request cancels the call.
+//!   `notifications/progress`; cancelling the request cancels the call. A result carries
+//!   what the model would read beside the tool_result in an agent loop (hook context and
+//!   feedback, a skill's body, a hook's stop) as more text blocks.
 //! - [`serve_stdio`] serves a handler over standard input and output.
 //! - [`http`] serves a handler over Streamable HTTP on a loopback address, checking the `Host`
 //!   and `Origin` headers of every request (DNS-rebinding protection).
@@ -25,7 +27,7 @@ mod ask;
 mod convert;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
@@ -62,7 +64,13 @@ pub struct ToolServer {
     /// when the session ends (`DELETE`, idle timeout), its read cache and background tasks
     /// go with it. `None` on the shared server, whose requests are all sessionless.
     session: Option<Arc<Mutex<Option<ToolUseContext>>>>,
+    /// The session states of every server [`Self::for_session`] made, weakly (a session
+    /// that ended is gone): [`Self::kill_background_tasks`] reaches their tasks.
+    sessions: Arc<Mutex<Vec<Weak<SessionSlot>>>>,
 }
+
+/// A session's context slot (see [`ToolServer::for_session`]).
+type SessionSlot = Mutex<Option<ToolUseContext>>;
 
 impl std::fmt::Debug for ToolServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -93,6 +101,7 @@ impl ToolServer {
             shutdown: CancellationToken::new(),
             running: Arc::new(tokio::sync::watch::Sender::new(0)),
             session: None,
+            sessions: Arc::default(),
         }
     }
 
@@ -102,8 +111,14 @@ impl ToolServer {
     /// rmcp's Streamable HTTP service as its factory: rmcp makes one per session (and one
     /// per sessionless request, whose requests use the shared sessionless state).
     pub fn for_session(&self) -> Self {
+        let slot: Arc<SessionSlot> = Arc::default();
+        {
+            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.push(Arc::downgrade(&slot));
+        }
         Self {
-            session: Some(Arc::default()),
+            session: Some(slot),
             ..self.clone()
         }
     }
@@ -121,27 +136,44 @@ impl ToolServer {
         self
     }
 
-    /// Stops serving calls: cancels every call in progress (a running command's process
-    /// group is killed), waits up to `grace` for them to end, and stops the background tasks
-    /// of the sessionless state (an HTTP session's go with it). A host calls it on SIGTERM or
-    /// Ctrl-C before exiting, as nothing runs the destructors of a process a signal ends.
+    /// Stops serving calls: kills the background tasks of every state (the sessionless one
+    /// and every HTTP session's still open) first, then cancels every call in progress (a
+    /// running command's process group is killed), waits up to `grace` for them to end, and
+    /// kills the background tasks started meanwhile. A host calls it on SIGTERM or Ctrl-C
+    /// before exiting, as nothing runs the destructors of a process a signal ends; the
+    /// background tasks go first because they run in process groups of their own, which a
+    /// supervisor's SIGKILL during the wait would leave running.
     pub async fn shut_down(&self, grace: std::time::Duration) {
+        self.kill_background_tasks();
         self.shutdown.cancel();
         let mut running = self.running.subscribe();
         let _ = tokio::time::timeout(grace, running.wait_for(|n| *n == 0)).await;
+        self.kill_background_tasks();
+    }
+
+    /// Kills, now, the background tasks of the sessionless state and of every HTTP session
+    /// of this server (or of the server it was made from) still open: for a host about to
+    /// exit without unwinding.
+    pub fn kill_background_tasks(&self) {
         let sessionless = self
             .sessionless
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         tools_builtin::tasks::task_registry(&sessionless).kill_all();
-        if let Some(session) = &self.session
-            && let Some(ctx) = session
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone()
-        {
-            tools_builtin::tasks::task_registry(&ctx).kill_all();
+        let slots: Vec<Arc<SessionSlot>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .chain(self.session.clone())
+            .collect();
+        for slot in slots {
+            let ctx = slot.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            if let Some(ctx) = ctx {
+                tools_builtin::tasks::task_registry(&ctx).kill_all();
+            }
         }
     }
 
@@ -223,6 +255,42 @@ impl ToolServer {
         }
     }
 
+    /// A finished call's MCP content: what the model would read beside the tool_result in an
+    /// agent loop goes with it, as text blocks: the messages before the result (PreToolUse
+    /// hook context) first, then the result, then the messages after it (a skill's body,
+    /// PostToolUse feedback and context, a hook's stop), then what background hooks
+    /// delivered since the last call. When a hook stopped the turn, a last text says so.
+    /// What is meant for the user (hooks' system messages) is logged.
+    fn result_content(&self, outcome: &tool_exec::CallOutcome) -> Vec<Value> {
+        let background = self.hooks.take_background_messages();
+        let (before, mut notices) = crate::agent::split_hook_messages(&outcome.messages_before);
+        let (after, more) = crate::agent::split_hook_messages(&outcome.messages_after);
+        notices.extend(more);
+        let (late, more) = crate::agent::split_hook_messages(&background);
+        notices.extend(more);
+        for notice in &notices {
+            tracing::info!(target: "toolwright::serve", tool = %outcome.tool_name, "hook notice: {notice}");
+        }
+        let text = |t: &String| json!({"type": "text", "text": t});
+        let mut content: Vec<Value> = before.iter().map(text).collect();
+        content.extend(mcp_content(&outcome.result.content));
+        content.extend(after.iter().chain(&late).map(text));
+        if let Some(reason) = &outcome.stop_turn {
+            let said = match reason {
+                Some(r) => format!("Execution stopped by hook: {r}"),
+                None => "Execution stopped by hook".to_owned(),
+            };
+            let stop = "A hook stopped the turn after this call: make no further tool calls until the user says to go on.";
+            let text = if after.contains(&said) {
+                stop.to_owned()
+            } else {
+                format!("{said}\n{stop}")
+            };
+            content.push(json!({"type": "text", "text": text}));
+        }
+        content
+    }
+
     /// The capabilities this server has: tools.
     pub fn capabilities(&self) -> ServerCapabilities {
         serde_json::from_value(json!({"tools": {"listChanged": false}})).unwrap_or_default()
@@ -251,10 +319,13 @@ impl ToolServer {
         let input = Value::Object(request.arguments.clone().unwrap_or_default());
         let tool_use = ToolUse::new(format!("mcp_call_{n}"), request.name.to_string(), input);
 
-        // Asks go to this client when it can answer them, through the pipeline's seams.
+        // Asks go to this client when it can answer them, through the pipeline's seams. Our
+        // asks are forms: a client that declared only URL-mode elicitation cannot be sent
+        // one (an empty `elicitation` object means forms, as the spec says).
         let can_elicit = context
             .client_capabilities()
-            .is_some_and(|c| c.elicitation.is_some());
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
         // From 2026-07-28 on, a server may not send requests: asks travel in the result.
         let no_server_requests = context
             .protocol_version()
@@ -368,7 +439,7 @@ impl ToolServer {
         }
         let result = json!({
             "resultType": "complete",
-            "content": mcp_content(&outcome.result.content),
+            "content": self.result_content(&outcome),
             "isError": outcome.result.is_error,
         });
         let result: CallToolResult = serde_json::from_value(result).map_err(|e| {

@@ -50,7 +50,11 @@ enum PermissionsCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(e) = read_pipes_once(&mut cli) {
+        eoutln!("toolwright: {e}");
+        return ExitCode::from(2);
+    }
     trust::remember_location();
     // The trust question comes first: the answer decides whether the folder's own settings
     // `env` is applied, which must happen while this process has a single thread.
@@ -64,6 +68,33 @@ fn main() -> ExitCode {
     // After the runtime is gone: the exporters flush with a blocking client.
     drop(telemetry);
     code
+}
+
+/// Reads the `--settings` and `--mcp-config` values that name pipes, once, before anything
+/// reads them ([`session::read_pipes_once`]).
+fn read_pipes_once(cli: &mut Cli) -> Result<(), String> {
+    let (settings, mcp) = match &mut cli.command {
+        Command::Agent(args) => (
+            &mut args.session.settings,
+            Some(&mut args.session.mcp_config),
+        ),
+        Command::Run(args) => (
+            &mut args.session.settings,
+            Some(&mut args.session.mcp_config),
+        ),
+        Command::Serve(args) => (
+            &mut args.session.settings,
+            Some(&mut args.session.mcp_config),
+        ),
+        Command::Tools(args) => (&mut args.settings, None),
+        Command::Permissions(PermissionsCommand::Check(args)) => (&mut args.settings, None),
+        _ => return Ok(()),
+    };
+    session::read_pipes_once(settings, "--settings")?;
+    if let Some(mcp) = mcp {
+        session::read_pipes_once(mcp, "--mcp-config")?;
+    }
+    Ok(())
 }
 
 /// Sets the settings' `env` (see `session::settings_env`) in this process's environment, as

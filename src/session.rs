@@ -42,6 +42,39 @@ impl SessionArgs {
     }
 }
 
+/// Reads, once, each `--settings` (or `--mcp-config`) value that names a pipe or another
+/// file that is not a regular one (`--settings <(...)`, `/dev/stdin`), and puts its text in
+/// place of the name. Each value is read by several readers (the settings `env`, the
+/// permissions, the hooks): a pipe read a second time is empty, and an empty settings file
+/// would quietly grant what its deny rules and hooks were there to stop. A pipe whose text
+/// is not a JSON object is refused with the value named.
+pub(crate) fn read_pipes_once(values: &mut [String], flag: &str) -> Result<(), String> {
+    for value in values.iter_mut() {
+        if tool_core::is_inline_json(value) {
+            continue;
+        }
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let resolved =
+            tool_perms::settings::resolve_flag_settings(std::slice::from_ref(value), &cwd);
+        let path = PathBuf::from(&resolved[0]);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() || meta.is_dir() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{flag} {value}: cannot be read: {e}"))?;
+        if !tool_core::is_inline_json(&text) {
+            return Err(format!(
+                "{flag} {value}: not a regular file, and what it gave is not a JSON object"
+            ));
+        }
+        *value = text;
+    }
+    Ok(())
+}
+
 /// What a session is opened with.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
@@ -280,7 +313,7 @@ impl Session {
         notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
         let mut ignored: Vec<String> = Vec::new();
         if !loaded.untrusted_ignored.is_empty() {
-            ignored.push("its allow rules, additionalDirectories and defaultMode".to_owned());
+            ignored.push("its allow rules, additionalDirectories, defaultMode and env".to_owned());
         }
         let mut permission = loaded.context.clone();
         loaded.apply_mode_flag(&mut permission, mode)?;
@@ -354,6 +387,22 @@ impl Session {
         let tools = tool_registry::assemble_tool_pool(builtins, mcp_tools);
 
         let hooks = load_hooks(&hook_paths);
+        // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
+        // running on without it (a PreToolUse guard) would fail open. (A hook a policy keeps
+        // out, an http URL not in `allowedHttpHookUrls`, is the policy working.)
+        let broken_hooks: Vec<String> = hooks
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.source == Some(tool_core::RuleSource::FlagSettings)
+                    && d.location.starts_with("hooks")
+                    && !d.message.contains("allowedHttpHookUrls")
+            })
+            .map(ToString::to_string)
+            .collect();
+        if !broken_hooks.is_empty() {
+            return Err(format!("bad --settings:\n  {}", broken_hooks.join("\n  ")));
+        }
         // Both loaders read the same files: a file the permissions already reported as
         // unreadable or invalid is not reported a second time (the hooks' problems inside a
         // file, which carry a location, are theirs alone).

@@ -24,7 +24,9 @@ pub struct SettingsSources {
     pub project_dir: PathBuf,
     /// The home directory (for `~` and the default user config dir).
     pub home: Option<PathBuf>,
-    /// The user config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    /// The user config dir (`$CLAUDE_CONFIG_DIR`, else `~/.claude`: what
+    /// [`standard`](Self::standard) fills in); `None` reads no user settings (a session
+    /// isolated from the user's configuration, as the demo's).
     pub user_config_dir: Option<PathBuf>,
     /// The managed settings dir (`/etc/claude-code` on Linux); `None` skips managed settings.
     pub managed_dir: Option<PathBuf>,
@@ -291,11 +293,7 @@ pub fn load_settings_files(
         &mut files,
         &mut diags,
     );
-    let user_dir = sources
-        .user_config_dir
-        .clone()
-        .or_else(|| sources.home.as_ref().map(|h| h.join(".claude")));
-    if let Some(dir) = user_dir {
+    if let Some(dir) = &sources.user_config_dir {
         add(
             RuleSource::UserSettings,
             dir.join("settings.json"),
@@ -490,7 +488,7 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
 
 /// Keeps only what restricts in an untrusted project file: `permissions.deny`,
 /// `permissions.ask`, `permissions.disableBypassPermissionsMode: "disable"` and
-/// `deniedMcpServers`; returns whether anything that grants was dropped.
+/// `deniedMcpServers`; returns whether anything that grants was dropped (an `env` counts).
 fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
     let mut kept = serde_json::Map::new();
     let mut dropped = false;
@@ -505,6 +503,15 @@ fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
                 dropped = true;
             }
         }
+    }
+    // Its `env` is not applied either (the binary's settings `env` reads trust itself): a
+    // file that sets one lost something too.
+    if value
+        .get("env")
+        .and_then(Value::as_object)
+        .is_some_and(|env| !env.is_empty())
+    {
+        dropped = true;
     }
     let denied_servers = value.get("deniedMcpServers").cloned();
     *value = serde_json::json!({"permissions": kept});
@@ -557,10 +564,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         cwd: sources.project_dir.clone(),
         home: sources.home.clone(),
         project_root: Some(sources.project_dir.clone()),
-        user_config_dir: sources
-            .user_config_dir
-            .clone()
-            .or_else(|| sources.home.as_ref().map(|h| h.join(".claude"))),
+        user_config_dir: sources.user_config_dir.clone(),
         flag_settings_dir: files
             .iter()
             .find(|f| f.source == RuleSource::FlagSettings && f.path.is_some())

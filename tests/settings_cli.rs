@@ -1,0 +1,151 @@
+//! How the binary reads its settings: `--settings` pipes, the demo's isolation, malformed
+//! hooks in `--settings`, and what an untrusted folder's settings lose.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs `bash -c script` in `dir` with the binary as `$TW`, `stdin` on its input.
+fn bash(dir: &Path, script: &str, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new("bash")
+        .args(["-c", script])
+        .current_dir(dir)
+        .env("TW", env!("CARGO_BIN_EXE_toolwright"))
+        .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A `--settings` given as a pipe (`<(...)`) is read once, so every reader sees its rules:
+/// read again, a pipe is empty, and its deny rules would be lost while its `env` applied.
+#[test]
+fn settings_from_a_pipe_keep_their_deny_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::write(root.join("keep.txt"), "kept").unwrap();
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "rm keep.txt"}});
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --mode bypassPermissions --settings <(echo '{"permissions": {"deny": ["Bash(rm:*)"]}}') -"#,
+        &format!("{call}\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["is_error"], true, "{message}");
+    assert!(root.join("keep.txt").exists(), "the rm ran: {message}");
+    // A pipe that gives no JSON object is refused, not read as no settings.
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --settings <(echo 'not json') -"#,
+        &format!("{call}\n"),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is not a JSON object"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(root.join("keep.txt").exists());
+}
+
+/// The demo's session reads none of the user's settings: a `defaultMode` or a deny rule in
+/// `~/.claude/settings.json` (with no `CLAUDE_CONFIG_DIR`) changes nothing it shows.
+#[test]
+fn the_demo_ignores_the_users_settings() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        json!({"permissions": {"defaultMode": "plan", "deny": ["Read"]}}).to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["demo", "--no-pace"])
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(!stdout.contains("(user settings)"), "{stdout}");
+    assert!(
+        stdout.contains("allow · rule Edit(./**) (project settings)"),
+        "{stdout}"
+    );
+}
+
+/// Hooks `--settings` defines that cannot be read stop the run, as broken rules do: running
+/// on without a PreToolUse guard would fail open.
+#[test]
+fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "touch ran"}});
+    for hooks in [
+        json!({"PreToolUse": {"matcher": "Bash", "hooks": []}}),
+        json!({"PreTooluse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 2"}]}]}),
+    ] {
+        let settings = json!({"hooks": hooks}).to_string();
+        let out = bash(
+            &root,
+            &format!("exec \"$TW\" run --json --mode bypassPermissions --settings '{settings}' -"),
+            &format!("{call}\n"),
+        );
+        assert_eq!(out.status.code(), Some(2), "{hooks}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("bad --settings"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!root.join("ran").exists(), "{hooks}");
+    }
+}
+
+/// An untrusted folder whose settings set only an `env` says that it was not applied.
+#[test]
+fn an_untrusted_folders_env_is_reported_as_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        json!({"env": {"TW_PROBE": "set by the folder"}}).to_string(),
+    )
+    .unwrap();
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "echo \"probe=${TW_PROBE:-unset}\""}});
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --mode bypassPermissions -"#,
+        &format!("{call}\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["content"], "probe=unset", "{message}");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("this folder is not trusted") && err.contains("defaultMode and env"),
+        "{err}"
+    );
+}

@@ -1,7 +1,9 @@
-//! Reading a recorded model turn: the raw SSE text of the Messages API streaming format, or
-//! JSONL with one tool_use block a line (optionally with `at_ms` for pacing).
+//! Reading a recorded model turn: the raw SSE text of the Messages API streaming format, a
+//! saved non-streaming response (one `{"type":"message",...}` document, compact or
+//! pretty-printed), or JSONL with one tool_use block a line (optionally with `at_ms` for
+//! pacing). A leading UTF-8 byte order mark is ignored.
 //!
-//! Both become a list of [`TurnItem`]s, each with the time (from the start of the turn) at
+//! All become a list of [`TurnItem`]s, each with the time (from the start of the turn) at
 //! which it became available, so a replay can hand blocks to the executor the way a live
 //! stream would.
 
@@ -42,22 +44,83 @@ impl Turn {
     }
 }
 
-/// Whether `text` is in the SSE format (its first non-empty line is an SSE field).
+/// Whether `text` is in the SSE format (its first non-empty line is an SSE field; a leading
+/// byte order mark does not count).
 pub fn looks_like_sse(text: &str) -> bool {
-    text.lines()
+    tool_core::without_bom(text)
+        .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
         .is_some_and(|l| l.starts_with("event:") || l.starts_with("data:") || l.starts_with(':'))
 }
 
-/// Parses a turn in either format. `per_delta` paces SSE input: each `content_block_delta`
-/// event is taken to arrive that long after the previous event (a model's token rate).
+/// Parses a turn in any of the formats. `per_delta` paces SSE input: each
+/// `content_block_delta` event is taken to arrive that long after the previous event (a
+/// model's token rate). A non-streaming response has no timing: its blocks all arrive at 0.
 pub fn parse(text: &str, per_delta: Duration) -> Turn {
+    let text = tool_core::without_bom(text);
     if looks_like_sse(text) {
-        parse_sse(text, per_delta)
-    } else {
-        parse_jsonl(text)
+        return parse_sse(text, per_delta);
     }
+    match whole_message(text) {
+        Some(message) => parse_message(&message),
+        None => parse_jsonl(text),
+    }
+}
+
+/// `text` as one non-streaming Messages API response (`{"type":"message",...}`), if it is
+/// one JSON document of that type.
+fn whole_message(text: &str) -> Option<Value> {
+    let text = text.trim_start();
+    if !text.starts_with('{') {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    (value.get("type").and_then(Value::as_str) == Some("message")).then_some(value)
+}
+
+/// The text and tool_use blocks of a non-streaming response's `content`, in order. Other
+/// blocks (thinking, server tool calls and their results) are not the client's to run.
+fn parse_message(message: &Value) -> Turn {
+    let mut turn = Turn::default();
+    let Some(blocks) = message.get("content").and_then(Value::as_array) else {
+        turn.error = Some("a `message` needs a `content` array of blocks".into());
+        return turn;
+    };
+    for (i, block) in blocks.iter().enumerate() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("tool_use") => match tool_use(block) {
+                Some(t) => turn.items.push((Duration::ZERO, TurnItem::ToolUse(t))),
+                None => {
+                    turn.error = Some(format!(
+                        "content block {i}: a tool_use needs string `id` and `name`"
+                    ));
+                    break;
+                }
+            },
+            Some("text") => {
+                let text = block["text"].as_str().unwrap_or_default();
+                match turn.items.last_mut() {
+                    Some((_, TurnItem::Text(prev))) => prev.push_str(text),
+                    _ => turn
+                        .items
+                        .push((Duration::ZERO, TurnItem::Text(text.to_owned()))),
+                }
+            }
+            _ => {}
+        }
+    }
+    turn
+}
+
+/// A `{"type":"tool_use","id":...,"name":...,"input":...}` block (no input: `{}`).
+fn tool_use(block: &Value) -> Option<ToolUse> {
+    let (id, name) = (block["id"].as_str()?, block["name"].as_str()?);
+    let input = block
+        .get("input")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+    Some(ToolUse::new(id, name, input))
 }
 
 fn parse_sse(text: &str, per_delta: Duration) -> Turn {
@@ -126,16 +189,11 @@ fn parse_jsonl(text: &str) -> Turn {
         last = last.max(at);
         match value.get("type").and_then(Value::as_str) {
             Some("tool_use") => {
-                let (Some(id), Some(name)) = (value["id"].as_str(), value["name"].as_str()) else {
+                let Some(tool_use) = tool_use(&value) else {
                     turn.error = Some(fail("a tool_use needs string `id` and `name`".into()));
                     break;
                 };
-                let input = value
-                    .get("input")
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-                turn.items
-                    .push((at, TurnItem::ToolUse(ToolUse::new(id, name, input))));
+                turn.items.push((at, TurnItem::ToolUse(tool_use)));
             }
             Some("text") => turn.items.push((
                 at,
@@ -205,6 +263,58 @@ mod tests {
         // Each delta event is taken to arrive 10 ms after the previous one.
         let deltas = u32::try_from(text.matches("event: content_block_delta").count()).unwrap();
         assert_eq!(turn.end, Duration::from_millis(10) * deltas);
+    }
+
+    #[test]
+    fn a_bom_does_not_hide_the_sse_format() {
+        let text = format!("\u{feff}{}", include_str!("demo/turn.sse"));
+        assert!(looks_like_sse(&text));
+        let turn = parse(&text, Duration::ZERO);
+        assert!(turn.error.is_none(), "{:?}", turn.error);
+        assert_eq!(turn.tool_uses().count(), 9);
+    }
+
+    #[test]
+    fn a_non_streaming_message_is_a_turn() {
+        let message = json!({
+            "id": "msg_1", "type": "message", "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hm", "signature": "s"},
+                {"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a"}},
+                {"type": "tool_use", "id": "t2", "name": "Glob"},
+            ],
+            "stop_reason": "tool_use",
+        });
+        for text in [
+            message.to_string(),
+            format!(
+                "\u{feff}{}\n",
+                serde_json::to_string_pretty(&message).unwrap()
+            ),
+        ] {
+            let turn = parse(&text, Duration::from_millis(10));
+            assert!(turn.error.is_none(), "{:?}", turn.error);
+            assert_eq!(turn.items[0].1, TurnItem::Text("Looking.".into()));
+            let uses: Vec<&ToolUse> = turn.tool_uses().collect();
+            assert_eq!(uses.len(), 2);
+            assert_eq!(uses[0].input, json!({"file_path": "/a"}));
+            assert_eq!(uses[1].input, json!({}));
+        }
+        let broken = json!({"type": "message", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Glob", "input": {}},
+            {"type": "tool_use", "name": "Glob"},
+        ]});
+        let turn = parse(&broken.to_string(), Duration::ZERO);
+        assert_eq!(turn.tool_uses().count(), 1);
+        assert!(
+            turn.error
+                .as_deref()
+                .unwrap()
+                .starts_with("content block 1:"),
+            "{:?}",
+            turn.error
+        );
     }
 
     #[test]

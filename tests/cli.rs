@@ -1072,3 +1072,211 @@ fn a_second_signal_kills_a_command_still_in_its_grace() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Writes `settings` as the user settings of a test project in `root` (the tests'
+/// `CLAUDE_CONFIG_DIR`).
+fn user_settings(root: &Path, settings: &Value) {
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("settings.json"), settings.to_string()).unwrap();
+}
+
+/// What hooks add for the model (a PostToolUse hook's additionalContext) follows the
+/// tool_results in `run --json`, as the agent loop sends it; a hook's systemMessage is the
+/// user's, on stderr. The text mode shows the context under the call.
+#[test]
+fn run_json_forwards_hook_context_after_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let hook = r#"printf '%s' '{"systemMessage": "note for the user", "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "remember the lint step"}}'"#;
+    user_settings(
+        &root,
+        &json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}}),
+    );
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo one"}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Glob", "input": {"pattern": "*.nothing"}}),
+    ]);
+    let args = ["run", "--json", "--mode", "bypassPermissions", "-"];
+    let out = toolwright(&args, &root, Some(&turn));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content.len(), 3, "{message}");
+    assert_eq!(content[0]["type"], "tool_result", "{message}");
+    assert_eq!(content[0]["content"], "one", "{message}");
+    assert_eq!(content[1]["type"], "tool_result", "{message}");
+    assert_eq!(content[1]["tool_use_id"], "toolu_2", "{message}");
+    assert_eq!(content[2]["type"], "text", "{message}");
+    assert!(
+        content[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("remember the lint step"),
+        "{message}"
+    );
+    assert!(stderr.contains("note for the user"), "{stderr}");
+    assert!(
+        !text(&out.stdout).contains("note for the user"),
+        "{message}"
+    );
+
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("remember the lint step"), "{stdout}");
+}
+
+/// The Skill tool's result only says the skill is launching: its body travels as a message
+/// after the result, and `run --json` carries it.
+#[test]
+fn run_json_carries_a_skills_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    user_settings(&root, &json!({}));
+    let skill = root.join(".claude/skills/release-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\ndescription: Writes release notes\n---\nCollect the merged changes and group them by area.\n",
+    )
+    .unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Skill", "input": {"skill": "release-notes"}}),
+    ]);
+    let args = ["run", "--json", "--mode", "bypassPermissions", "-"];
+    let out = toolwright(&args, &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content[0]["type"], "tool_result", "{message}");
+    assert_eq!(content[0].get("is_error"), None, "{message}");
+    assert!(
+        content[1..].iter().any(|b| b["type"] == "text"
+            && b["text"]
+                .as_str()
+                .unwrap()
+                .contains("Collect the merged changes and group them by area.")),
+        "{message}"
+    );
+}
+
+/// A hook's `continue: false` stops the turn: the model's message says so after the
+/// results, and stderr tells the user. As in the agent loop, the other calls of the same
+/// response still run (the agent makes no further request after it).
+#[test]
+fn run_reports_a_hook_stopping_the_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let hook = r#"printf '%s' '{"continue": false, "stopReason": "build is red"}'"#;
+    user_settings(
+        &root,
+        &json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}}),
+    );
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo one"}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Glob", "input": {"pattern": "*.nothing"}}),
+    ]);
+    let args = ["run", "--json", "--mode", "bypassPermissions", "-"];
+    let out = toolwright(&args, &root, Some(&turn));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content[0]["content"], "one", "{message}");
+    assert_eq!(content[1]["tool_use_id"], "toolu_2", "{message}");
+    assert!(
+        content[2..].iter().any(|b| b["type"] == "text"
+            && b["text"]
+                .as_str()
+                .unwrap()
+                .contains("Execution stopped by hook: build is red")),
+        "{message}"
+    );
+    assert!(
+        stderr.contains("stopped the turn") && stderr.contains("build is red"),
+        "{stderr}"
+    );
+}
+
+/// A saved non-streaming Messages API response (one JSON document, compact or pretty)
+/// is a recorded turn: its tool_use blocks run.
+#[test]
+fn run_replays_a_non_streaming_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let response = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+        "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo one"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "echo two"}},
+        ],
+        "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 20},
+    });
+    for (name, body) in [
+        (
+            "pretty.json",
+            serde_json::to_string_pretty(&response).unwrap(),
+        ),
+        ("compact.json", response.to_string()),
+    ] {
+        let file = root.join(name);
+        std::fs::write(&file, body).unwrap();
+        let out = toolwright(
+            &[
+                "run",
+                "--json",
+                "--mode",
+                "bypassPermissions",
+                file.to_str().unwrap(),
+            ],
+            &root,
+            None,
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            message,
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "two"},
+            ]}),
+            "{name}"
+        );
+    }
+}
+
+/// An SSE recording saved with a UTF-8 byte order mark is still SSE.
+#[test]
+fn run_reads_an_sse_recording_with_a_bom() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [
+        json!({"type": "message_start", "message": {"id": "m"}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "Bash"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo one\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_stop"}),
+    ];
+    let sse: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    let file = dir.path().join("turn.sse");
+    std::fs::write(&file, format!("\u{feff}{sse}")).unwrap();
+    let out = toolwright(&["run", "--json", file.to_str().unwrap()], dir.path(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message,
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "one"},
+        ]})
+    );
+}

@@ -6,16 +6,19 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tool_exec::CallOutcome;
 
 use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
 use crate::session::{Session, SessionArgs};
 use crate::turn;
+use toolwright::agent::split_hook_messages;
 
 /// Arguments of `toolwright run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The model response: Anthropic streaming events (raw SSE) or JSONL with one tool_use
-    /// block a line. A file, or `-` / nothing for standard input.
+    /// The model response: Anthropic streaming events (raw SSE), a saved non-streaming
+    /// response (one `{"type":"message",...}` document), or JSONL with one tool_use block a
+    /// line. A file, or `-` / nothing for standard input.
     pub input: Option<PathBuf>,
     #[command(flatten)]
     pub session: SessionArgs,
@@ -23,9 +26,28 @@ pub struct RunArgs {
     #[arg(long)]
     pub pace: bool,
     /// Print exactly the user message the API expects next (one tool_result per tool_use,
-    /// in order).
+    /// in order, then what hooks and skills added for the model as text blocks).
     #[arg(long)]
     pub json: bool,
+}
+
+/// What a call added beside its result, as the agent loop forwards it: the texts for the
+/// model (PreToolUse context, then a skill's body, PostToolUse feedback and context, a hook's
+/// stop), and the notices for the user (hooks' system messages), each in order.
+fn call_messages(outcome: &CallOutcome) -> (Vec<String>, Vec<String>) {
+    let (mut context, mut notices) = split_hook_messages(&outcome.messages_before);
+    let (after, more) = split_hook_messages(&outcome.messages_after);
+    context.extend(after);
+    notices.extend(more);
+    (context, notices)
+}
+
+/// A text for the model as the text mode shows it: without the `<system-reminder>` wrapping
+/// hook context comes in.
+fn shown(text: &str) -> &str {
+    text.strip_prefix("<system-reminder>\n")
+        .and_then(|t| t.strip_suffix("\n</system-reminder>"))
+        .unwrap_or(text)
 }
 
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
@@ -83,41 +105,81 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     }
     let json_mode = args.json;
     let replayed = replay(&session, &turn, args.pace, |at, event| {
-        if json_mode {
-            return;
-        }
         match event {
             ReplayEvent::Finished(record) => {
                 let outcome = &record.outcome;
-                let mark = if outcome.result.is_error {
-                    "✗"
-                } else {
-                    "✓"
-                };
-                outln!(
-                    "{mark} {}  [{}]  {}  {}",
-                    label(&record.tool_use),
-                    record.tool_use.id,
-                    decision_text(outcome),
-                    ms(outcome.duration)
-                );
-                for line in outcome.result.content.joined_text().lines().take(20) {
-                    outln!("    {line}");
+                let (context, notices) = call_messages(outcome);
+                // In `--json` the model's texts go in the message, after the results.
+                if !json_mode {
+                    let mark = if outcome.result.is_error {
+                        "✗"
+                    } else {
+                        "✓"
+                    };
+                    outln!(
+                        "{mark} {}  [{}]  {}  {}",
+                        label(&record.tool_use),
+                        record.tool_use.id,
+                        decision_text(outcome),
+                        ms(outcome.duration)
+                    );
+                    for line in outcome.result.content.joined_text().lines().take(20) {
+                        outln!("    {line}");
+                    }
+                    // What the model reads after the result (hook context, a skill's body).
+                    for text in &context {
+                        for (i, line) in shown(text).lines().take(20).enumerate() {
+                            let mark = if i == 0 { "↳" } else { " " };
+                            outln!("{}", format!("    {mark} {line}").trim_end());
+                        }
+                    }
+                }
+                // The user's notices (hooks' system messages), as they come.
+                for notice in notices {
+                    eoutln!("toolwright run: hook: {notice}");
                 }
             }
-            ReplayEvent::Text(text) => outln!("· {}", text.trim()),
-            ReplayEvent::Started(..) | ReplayEvent::Added | ReplayEvent::Progress(..) => {}
+            ReplayEvent::Text(text) if !json_mode => outln!("· {}", text.trim()),
+            ReplayEvent::Text(_)
+            | ReplayEvent::Started(..)
+            | ReplayEvent::Added
+            | ReplayEvent::Progress(..) => {}
         }
         let _ = at;
     });
     let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
     if json_mode {
-        let content: Vec<Value> = result
+        // As the agent loop builds the next user message: every tool_result first, then the
+        // texts the calls added for the model, call by call.
+        let mut content: Vec<Value> = result
             .calls
             .iter()
             .map(|c| c.outcome.result.to_api_json())
             .collect();
+        for call in &result.calls {
+            content.extend(
+                call_messages(&call.outcome)
+                    .0
+                    .into_iter()
+                    .map(|text| json!({"type": "text", "text": text})),
+            );
+        }
         outln!("{}", json!({"role": "user", "content": content}));
+    }
+    // A hook's `continue: false`: the agent loop still runs the rest of the response's calls
+    // (as here), then makes no further request.
+    for call in &result.calls {
+        if let Some(reason) = &call.outcome.stop_turn {
+            let why = reason
+                .as_deref()
+                .map_or_else(String::new, |r| format!(": {r}"));
+            eoutln!(
+                "toolwright run: a hook stopped the turn after {} [{}]{why} (an agent would \
+                 make no further request; the response's other calls still ran)",
+                label(&call.tool_use),
+                call.tool_use.id
+            );
+        }
     }
     if let Some(code) = signalled {
         eoutln!("toolwright run: cancelled by a signal");

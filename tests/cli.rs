@@ -1280,3 +1280,46 @@ fn run_reads_an_sse_recording_with_a_bom() {
         ]})
     );
 }
+
+/// What a background (`async: true`) hook delivered during the replay follows the calls'
+/// texts in `run --json`, as an agent sends it with its next request.
+#[test]
+fn run_json_carries_what_a_background_hook_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let hook = r#"case "$(cat)" in *'"Glob"'*) printf '%s' '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "late note: the glob was checked"}}'; touch "$CLAUDE_PROJECT_DIR/hook-done";; esac"#;
+    user_settings(
+        &root,
+        &json!({"hooks": {"PostToolUse": [{"hooks": [
+            {"type": "command", "command": hook, "async": true}
+        ]}]}}),
+    );
+    // The Bash call waits until the hook is done, then a second more for it to be collected.
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*.txt"}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {
+            "command": "for i in $(seq 100); do [ -f hook-done ] && break; sleep 0.1; done; sleep 1; echo waited"}}),
+    ]);
+    let out = toolwright(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let texts: Vec<&str> = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    assert_eq!(
+        texts
+            .iter()
+            .filter(|t| t.contains("late note: the glob was checked"))
+            .count(),
+        1,
+        "{message}"
+    );
+}

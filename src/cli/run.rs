@@ -148,6 +148,20 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         let _ = at;
     });
     let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
+    // What background (`async`) hooks delivered during the replay: an agent sends it with
+    // its next request, so it follows the calls' own texts; their notices go to stderr.
+    let (late, late_notices) = split_hook_messages(&session.hooks.take_background_messages());
+    for notice in late_notices {
+        eoutln!("toolwright run: hook: {notice}");
+    }
+    if !json_mode {
+        for text in &late {
+            for (i, line) in shown(text).lines().take(20).enumerate() {
+                let mark = if i == 0 { "↳" } else { " " };
+                outln!("{}", format!("  {mark} {line}").trim_end());
+            }
+        }
+    }
     if json_mode {
         // As the agent loop builds the next user message: every tool_result first, then the
         // texts the calls added for the model, call by call.
@@ -164,6 +178,10 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     .map(|text| json!({"type": "text", "text": text})),
             );
         }
+        content.extend(
+            late.iter()
+                .map(|text| json!({"type": "text", "text": text})),
+        );
         outln!("{}", json!({"role": "user", "content": content}));
     }
     // A hook's `continue: false`: the agent loop still runs the rest of the response's calls

@@ -28,14 +28,11 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tool_core::{
-    CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext, find_tool,
-};
+use tool_core::{CancellationToken, INTERRUPT_MESSAGE_FOR_TOOL_USE, Message, ToolUseContext};
 use tool_exec::{
     CallOutcome, Ending, ExecutorConfig, ExecutorEvent, LoopEvent, LoopEventOutcome, Pipeline,
     StreamEvent, StreamingToolExecutor, ToolUse,
 };
-use tools_builtin::tool_search::TOOL_SEARCH_NAME;
 
 pub use client::{
     ANTHROPIC_VERSION, AgentError, AnthropicClient, ClientConfig, EventStream, ModelClient,
@@ -931,20 +928,14 @@ impl AgentLoop {
         let abort = hard.child_token();
         let entries = self.turn_aborts.open_turn();
         // ToolSearch is not offered when tool search is off: a call of it the model makes
-        // anyway gets "No such tool", since its `tool_reference` answer would make every later
-        // request one the API refuses (no beta header).
-        let search_tool = (!plan.tool_search)
-            .then(|| find_tool(ctx.tools(), TOOL_SEARCH_NAME).cloned())
-            .flatten();
+        // anyway is refused as a call of a tool that does not exist, since its
+        // `tool_reference` answer would make every later request one the API refuses (no
+        // beta header). It stays in the list for the sub-agents this turn starts.
         let mut turn_ctx = ctx.clone().with_cancellation(abort.clone());
-        if search_tool.is_some() {
-            let offered: Vec<_> = ctx
-                .tools()
-                .iter()
-                .filter(|t| t.name() != TOOL_SEARCH_NAME)
-                .cloned()
-                .collect();
-            turn_ctx = turn_ctx.with_tools(offered);
+        if turn_ctx.options().tool_search_off == plan.tool_search {
+            let mut options = turn_ctx.options().clone();
+            options.tool_search_off = !plan.tool_search;
+            turn_ctx = turn_ctx.with_options(options);
         }
         let mut executor =
             StreamingToolExecutor::new(Arc::clone(&self.pipeline), turn_ctx, self.config.executor);
@@ -1078,19 +1069,10 @@ impl AgentLoop {
         }
         drop(entries);
         // The context goes on with the run's token, not this turn's.
-        out.context = executor.final_context().cloned().map(|c| {
-            let c = c.with_cancellation(hard.clone());
-            // ToolSearch, held back for this turn, stays the run's (whatever the calls'
-            // context changes did to the other tools).
-            match &search_tool {
-                Some(search) if find_tool(c.tools(), TOOL_SEARCH_NAME).is_none() => {
-                    let mut tools = c.tools().to_vec();
-                    tools.push(Arc::clone(search));
-                    c.with_tools(tools)
-                }
-                _ => c,
-            }
-        });
+        out.context = executor
+            .final_context()
+            .cloned()
+            .map(|c| c.with_cancellation(hard.clone()));
         self.spend
             .add(&self.config.model, out.input_tokens, out.output_tokens);
         out

@@ -626,6 +626,62 @@ fn print_writes_only_the_final_text_and_refuses_asks_with_a_reason() {
     assert!(text.contains("--print"), "{text}");
 }
 
+/// A turn whose request does not offer ToolSearch (a haiku parent) still hands it to the
+/// sub-agents it starts: a sub-agent on another model offers it on its own requests.
+#[test]
+fn a_sub_agent_on_another_model_keeps_tool_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("planner.md"),
+        "---\nname: planner\ndescription: Plans\nmodel: claude-sonnet-4-5\n---\nYou plan.\n",
+    )
+    .unwrap();
+    let parent = turn(
+        None,
+        &[(
+            "toolu_agent",
+            "Agent",
+            json!({"description": "plan", "prompt": "make a plan", "subagent_type": "planner"}),
+        )],
+    );
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            full(turn(Some("planned"), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("Done."), &[]))
+        }
+    });
+    trust(dir.path());
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &["--json", "--model", "claude-haiku-4-5"],
+        "plan it",
+    )
+    .env("ENABLE_TOOL_SEARCH", "true")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let parents: Vec<&Request> = seen.iter().filter(|r| !r.is_subagent()).collect();
+    assert!(parents[0].tool("ToolSearch").is_none());
+    assert!(parents[0].tool("TodoWrite").is_some());
+    let sub = seen
+        .iter()
+        .find(|r| r.is_subagent())
+        .expect("the sub-agent ran");
+    assert!(sub.tool("ToolSearch").is_some(), "{:?}", sub.tool_names());
+    assert!(sub.tool("TodoWrite").is_none(), "{:?}", sub.tool_names());
+    assert_eq!(
+        sub.header("anthropic-beta"),
+        Some("advanced-tool-use-2025-11-20")
+    );
+}
+
 #[test]
 fn a_restricted_sub_agent_cannot_use_a_tool_it_lacks_and_the_parent_gets_its_report() {
     let dir = tempfile::tempdir().unwrap();

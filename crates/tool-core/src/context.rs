@@ -70,6 +70,11 @@ pub struct ToolOptions {
     /// A shell file sourced before each Bash command: the `CLAUDE_ENV_FILE` that
     /// SessionStart hooks append `export` lines to.
     pub session_env_file: Option<std::path::PathBuf>,
+    /// ToolSearch was not offered to the model in this turn (tool search is off for its
+    /// request): a call of it the model makes anyway is answered as a call of a tool that
+    /// does not exist. The tool stays in the list, for sub-agents whose own requests may
+    /// offer it.
+    pub tool_search_off: bool,
 }
 
 impl fmt::Debug for ToolOptions {
@@ -89,6 +94,7 @@ impl fmt::Debug for ToolOptions {
             .field("refresh_tools", &self.refresh_tools.is_some())
             .field("non_interactive", &self.non_interactive)
             .field("session_env_file", &self.session_env_file)
+            .field("tool_search_off", &self.tool_search_off)
             .finish()
     }
 }

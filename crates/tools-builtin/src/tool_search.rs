@@ -611,6 +611,22 @@ impl TypedTool for ToolSearch {
         true
     }
 
+    /// Not offered in this turn ([`tool_core::ToolOptions::tool_search_off`]): refused with
+    /// the text of a call of a tool that does not exist, since its `tool_reference` answer
+    /// would make every later request one the API refuses (no tool-search beta).
+    async fn validate_input(
+        &self,
+        _input: &ToolSearchInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), tool_core::ValidationError> {
+        if ctx.options().tool_search_off {
+            return Err(tool_core::ValidationError::new(format!(
+                "Error: No such tool available: {TOOL_SEARCH_NAME}"
+            )));
+        }
+        Ok(())
+    }
+
     /// Touches only the session's own state: allowed, as Claude Code's default
     /// `checkPermissions` allows (deny and ask rules still apply first).
     async fn check_permissions(

@@ -149,3 +149,30 @@ fn an_untrusted_folders_env_is_reported_as_ignored() {
         "{err}"
     );
 }
+
+/// What docs/hooks.md says is skipped by design in any settings (a handler type this tool
+/// layer does not run, a malformed `if`) is a notice in `--settings` too, not a stop.
+#[test]
+fn hooks_skipped_by_design_in_settings_are_notices() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "echo ran"}});
+    for hooks in [
+        json!({"Stop": [{"hooks": [{"type": "prompt", "prompt": "check"}]}]}),
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "exit 2", "if": "Bash(("}
+        ]}]}),
+    ] {
+        let settings = json!({"hooks": hooks}).to_string();
+        let out = bash(
+            &root,
+            &format!("exec \"$TW\" run --json --mode bypassPermissions --settings '{settings}' -"),
+            &format!("{call}\n"),
+        );
+        assert!(out.status.success(), "{hooks}: {}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(message["content"][0]["content"], "ran", "{message}");
+        assert!(text(&out.stderr).contains("toolwright: "), "{hooks}");
+    }
+}

@@ -134,11 +134,13 @@ impl AgentDefinition {
         });
         Ok(Self {
             name,
+            // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
+            // which Claude Code's loader turns into real ones.
             description: front
                 .text("description")
                 .unwrap_or_default()
                 .trim()
-                .to_owned(),
+                .replace("\\n", "\n"),
             tools,
             disallowed_tools: front.list("disallowedTools").unwrap_or_default(),
             model: front
@@ -386,6 +388,13 @@ mod tests {
             d.warnings.len() == 1 && d.warnings[0].starts_with("line 3: the value of `model`"),
             "{:?}",
             d.warnings
+        );
+        // As `/agents` writes one: a single line, `\n` for line breaks, `: ` and `#` inside.
+        let one_line = "---\nname: r\ndescription: Use when asked.\\n\\n<example>\\nuser: \"Fix issue #42\"\\n</example>\n---\n";
+        let d = AgentDefinition::parse(one_line, "f", AgentSource::User).unwrap();
+        assert_eq!(
+            d.description,
+            "Use when asked.\n\n<example>\nuser: \"Fix issue #42\"\n</example>"
         );
         let e = AgentDefinition::parse("---\nname: a\n", "f", AgentSource::User).unwrap_err();
         assert!(e.contains("not closed"), "{e}");

@@ -463,6 +463,12 @@ fn scalar_value(value: &str, n: usize, key: &str, warnings: &mut Vec<String>) ->
             }
         };
     }
+    // A plain value with `: ` in it is no YAML (a mapping inside a scalar): Claude Code's
+    // reader then quotes the line and reads it again, so a ` #` in it (`Fix issue #42`) is
+    // text, not a comment.
+    if value.contains(": ") {
+        return (value.trim_end().to_owned(), true);
+    }
     (strip_comment(value).to_owned(), true)
 }
 
@@ -532,6 +538,21 @@ mod tests {
                 let _ = fm.list(key);
             }
         }
+    }
+
+    /// A plain value that holds `: ` is read whole, as Claude Code reads it after quoting
+    /// it: a ` #` in it is text. Elsewhere ` #` starts a comment.
+    #[test]
+    fn a_plain_value_with_a_colon_keeps_its_hashes() {
+        let (fm, _) = split(
+            "---\ndescription: Use when asked. user: \"Fix issue #42\" # kept\nmodel: haiku # cheap\n---\n",
+        )
+        .unwrap();
+        assert_eq!(
+            fm.text("description").as_deref(),
+            Some("Use when asked. user: \"Fix issue #42\" # kept")
+        );
+        assert_eq!(fm.text("model").as_deref(), Some("haiku"));
     }
 
     #[test]

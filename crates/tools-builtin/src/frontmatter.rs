@@ -2,7 +2,8 @@
 //! `.md` file, read as the subset of YAML those files use.
 //!
 //! What is read: `key: value` lines with plain, `"double"` (with escapes) or `'single'`
-//! quoted values, inline `# comments`, plain values continued on indented lines, block
+//! quoted values, inline `# comments` (not in a plain value holding `: `, which YAML
+//! refuses and Claude Code reads again quoted), plain values continued on indented lines, block
 //! scalars (`>` folds its lines with spaces, `|` keeps them; chomping `-` and `+` and an
 //! indentation digit are honoured), flow lists `[a, b]` (kept as written, split by
 //! [`Frontmatter::list`]) and block lists as `- item` lines.

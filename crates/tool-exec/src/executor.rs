@@ -56,7 +56,8 @@ pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SiblingPolicy {
     /// A Bash call that ran and failed (non-zero exit outside the exemptions, timeout, spawn
-    /// failure) cancels its siblings; refusals by validation or permission do not.
+    /// failure) cancels its siblings; refusals by validation or permission do not, nor does
+    /// a read-only command that failed (`ls docs`, `cat x`: Claude Code since 2.1.128).
     #[default]
     BashFailure,
     /// Nothing cancels siblings (Claude Code since 2.1.161).
@@ -577,6 +578,14 @@ impl Driver {
         }
     }
 
+    /// Whether `tool_use` is a read-only call (a panicking flag reads as "not read-only").
+    fn is_read_only(&self, tool_use: &ToolUse) -> bool {
+        find_tool(self.ctx.tools(), &tool_use.name).is_some_and(|tool| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.is_read_only(&tool_use.input)))
+                .unwrap_or(false)
+        })
+    }
+
     fn can_start(&self, record: &Record) -> bool {
         self.running < self.config.max_concurrency
             && (self.running == 0 || (record.safe && self.running_unsafe == 0))
@@ -734,7 +743,8 @@ impl Driver {
             && !replaced
             && match self.config.sibling_policy {
                 SiblingPolicy::BashFailure => {
-                    outcome.call_failed() && self.records[index].tool_use.name == "Bash"
+                    let tool_use = &self.records[index].tool_use;
+                    outcome.call_failed() && tool_use.name == "Bash" && !self.is_read_only(tool_use)
                 }
                 SiblingPolicy::AnyError => outcome.result.is_error,
                 SiblingPolicy::Never => false,

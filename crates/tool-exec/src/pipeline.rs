@@ -1174,11 +1174,6 @@ enum Resolved {
     },
 }
 
-/// The input for the call (Claude Code's rule, step 3.4.9): hooks and permission checks saw
-/// `observed` (derived fields filled in, see [`Tool::observable_input`]) and `decided` is
-/// what they settled on. Unchanged, the call gets the model's `original` input; changed,
-/// it gets the change, with every field still equal to its derived value put back as the
-/// model wrote it (a hook that rewrote `content` leaves `file_path` the model's).
 /// A hook's updated input as the permission checks must see it: through the tool's schema
 /// step (with the repairs the call itself will get: `"timeout": "60000"` becomes a number)
 /// and with its derived fields filled in ([`Tool::observable_input`]), as the model's input
@@ -1192,6 +1187,11 @@ fn as_checked(tool: &dyn Tool, update: Value, ctx: &ToolUseContext) -> Value {
     }
 }
 
+/// The input for the call (Claude Code's rule, step 3.4.9): hooks and permission checks saw
+/// `observed` (derived fields filled in, see [`Tool::observable_input`]) and `decided` is
+/// what they settled on. Unchanged, the call gets the model's `original` input; changed,
+/// it gets the change, with every field still equal to its derived value put back as the
+/// model wrote it (a hook that rewrote `content` leaves `file_path` the model's).
 fn model_fields_restored(decided: Value, observed: Option<&Value>, original: Value) -> Value {
     let Some(observed) = observed else {
         return decided;

@@ -775,3 +775,73 @@ async fn a_bash_call_that_never_ran_cancels_no_sibling() {
     assert_eq!(results[0].outcome.result.content.joined_text(), "r done");
     assert!(results[1].outcome.result.is_error);
 }
+
+/// A read-only Bash command that fails (`ls docs` with no docs) cancels no sibling (Claude
+/// Code since 2.1.128): a model exploring in parallel keeps its other results.
+#[tokio::test(start_paused = true)]
+async fn a_failed_read_only_bash_command_cancels_no_sibling() {
+    use std::borrow::Cow;
+    use tool_core::{
+        MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, async_trait,
+    };
+    /// A "Bash" whose command is read-only when it says `ls` and always fails.
+    struct FailingBash;
+    #[async_trait]
+    impl Tool for FailingBash {
+        fn name(&self) -> &str {
+            "Bash"
+        }
+        fn input_schema(&self) -> serde_json::Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "fails".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(1000)
+        }
+        fn is_concurrency_safe(&self, input: &serde_json::Value) -> bool {
+            self.is_read_only(input)
+        }
+        fn is_read_only(&self, input: &serde_json::Value) -> bool {
+            input["command"] == "ls docs"
+        }
+        async fn call(
+            &self,
+            _: serde_json::Value,
+            _: ToolUseContext,
+            _: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            Err(ToolError::msg("ls: cannot access 'docs': No such file"))
+        }
+    }
+    for (command, cancelled) in [("ls docs", false), ("make docs", true)] {
+        let log = Arc::default();
+        let mut tools: Vec<Arc<dyn tool_core::Tool>> = common::tools(&log)
+            .into_iter()
+            .filter(|t| t.name() != "Bash")
+            .collect();
+        tools.push(Arc::new(FailingBash));
+        let mut exec = StreamingToolExecutor::new(
+            Arc::new(Pipeline::allow_all()),
+            ToolUseContext::new("/w").with_tools(tools),
+            ExecutorConfig::default(),
+        );
+        exec.add_tool(ToolUse::new("b", "Bash", json!({"command": command})));
+        exec.add_tool(tu("r", "Peek", 50));
+        exec.finish();
+        let mut results = Vec::new();
+        while let Some(event) = exec.next().await {
+            if let ExecutorEvent::Result(r) = event {
+                results.push(*r);
+            }
+        }
+        assert_eq!(ids(&results), ["b", "r"]);
+        let sibling = results[1].outcome.result.content.joined_text();
+        assert_eq!(
+            sibling.contains("Cancelled: parallel tool call Bash"),
+            cancelled,
+            "{command}: {sibling}"
+        );
+    }
+}

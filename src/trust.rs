@@ -155,10 +155,9 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// The notice an untrusted session prints once, naming what it ignored.
 pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
     format!(
-        "this folder is not trusted, so its own settings were only allowed to restrict: {} {} not applied \
-         (its deny and ask rules still apply). If you trust it, run `toolwright trust {}`.",
+        "this folder is not trusted, so its own settings were only allowed to restrict: {} were not \
+         applied (its deny and ask rules still apply). If you trust it, run `toolwright trust {}`.",
         ignored.join(", "),
-        if ignored.len() == 1 { "was" } else { "were" },
         dir.display()
     )
 }

@@ -145,7 +145,8 @@ fn an_untrusted_folders_env_is_reported_as_ignored() {
     assert_eq!(message["content"][0]["content"], "probe=unset", "{message}");
     let err = text(&out.stderr);
     assert!(
-        err.contains("this folder is not trusted") && err.contains("defaultMode and env"),
+        err.contains("this folder is not trusted")
+            && err.contains("defaultMode and env were not applied"),
         "{err}"
     );
 }

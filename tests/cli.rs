@@ -1323,3 +1323,38 @@ fn run_json_carries_what_a_background_hook_delivered() {
         "{message}"
     );
 }
+
+/// `tools` reads each tool's flags on the smallest input its schema accepts, as `serve`
+/// reads its annotations: Read, Glob and Grep are read-only and run in parallel; Bash, whose
+/// flags depend on its command, gets the cautious answer.
+#[test]
+fn tools_reports_the_flags_of_a_real_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolwright(&["tools", "--json"], dir.path(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let flags = |name: &str| {
+        let tool = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is listed"));
+        (tool["read_only"].clone(), tool["concurrency_safe"].clone())
+    };
+    for name in ["Read", "Glob", "Grep", "TaskOutput"] {
+        assert_eq!(flags(name), (json!(true), json!(true)), "{name}");
+    }
+    for name in ["Bash", "Edit", "Write"] {
+        assert_eq!(flags(name), (json!(false), json!(false)), "{name}");
+    }
+    // The table shows one line per tool.
+    let out = toolwright(&["tools"], dir.path(), None);
+    let table = text(&out.stdout);
+    let rows = table
+        .lines()
+        .filter(|l| l.starts_with("NotebookEdit"))
+        .count();
+    assert_eq!(rows, 1, "{table}");
+    assert!(table.lines().all(|l| !l.starts_with("Jupyter")), "{table}");
+}

@@ -37,14 +37,18 @@ impl ToolsArgs {
     }
 }
 
+/// A tool's entry. Its flags are per input, so they are read on the smallest input its
+/// schema accepts (as `serve` reads its annotations): a tool whose flags hold whatever the
+/// input (Read) gives its own answer, one whose flags depend on the input (Bash) the
+/// cautious answer for an unknown input.
 fn describe(tool: &dyn Tool, schemas: bool) -> Value {
-    let empty = json!({});
+    let probe = tool_core::schema::probe_input(&tool.input_schema());
     let mut v = json!({
         "name": tool.name(),
         "aliases": tool.aliases(),
         "description": tool.description(),
-        "read_only": tool.is_read_only(&empty),
-        "concurrency_safe": tool.is_concurrency_safe(&empty),
+        "read_only": tool.is_read_only(&probe),
+        "concurrency_safe": tool.is_concurrency_safe(&probe),
         "deferred": tool.should_defer(),
         "interrupt": format!("{:?}", tool.interrupt_behavior()).to_lowercase(),
         "max_result_chars": match tool.max_result_size() { MaxResultSize::Chars(n) => json!(n), MaxResultSize::Unbounded => Value::Null },
@@ -103,7 +107,8 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
                 "by input"
             },
             v["gate"].as_str().unwrap_or("always"),
-            tool.description()
+            // The first line: the table stays a table.
+            tool.description().lines().next().unwrap_or_default()
         );
         if args.schemas {
             outln!(

@@ -1,6 +1,6 @@
 //! Our tools, results and progress reports in MCP's shapes.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tool_core::{ContentBlock, ImageSource, Tool, ToolResultContent};
 
 /// The MCP `tools/list` entry of a tool: its name, the model-facing prompt as description,
@@ -19,7 +19,7 @@ use tool_core::{ContentBlock, ImageSource, Tool, ToolResultContent};
 /// state stays absent, never turned into a `false` that reads as "safe".
 pub fn tool_entry(tool: &dyn Tool) -> Value {
     let schema = tool.input_schema();
-    let probe = probe_input(&schema);
+    let probe = tool_core::schema::probe_input(&schema);
     let read_only = tool.is_read_only(&probe);
     let open_world = tool.is_open_world(&probe);
     let destructive = tool.is_destructive(&probe);
@@ -41,62 +41,6 @@ pub fn tool_entry(tool: &dyn Tool) -> Value {
         "inputSchema": schema,
         "annotations": annotations,
     })
-}
-
-/// The smallest object `schema` accepts, near enough: every required property with a
-/// placeholder of its type (the first `enum` value, the `const`, `"x"`, `1`, `false`, `[]`,
-/// `{}`).
-fn probe_input(schema: &Value) -> Value {
-    let mut input = Map::new();
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let required = schema.get("required").and_then(Value::as_array);
-    for name in required.into_iter().flatten().filter_map(Value::as_str) {
-        let property = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
-        input.insert(name.to_owned(), placeholder(property));
-    }
-    Value::Object(input)
-}
-
-fn placeholder(property: &Value) -> Value {
-    if let Some(value) = property.get("const") {
-        return value.clone();
-    }
-    if let Some(first) = property
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|e| e.first())
-    {
-        return first.clone();
-    }
-    let kind = match property.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        // `["string", "null"]` and the like: the first non-null type.
-        Some(Value::Array(types)) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ => "",
-    };
-    match kind {
-        "string" => json!("x"),
-        "integer" | "number" => {
-            let min = property
-                .get("minimum")
-                .and_then(Value::as_f64)
-                .unwrap_or(1.0);
-            if kind == "integer" {
-                json!(min.max(1.0).ceil() as i64)
-            } else {
-                json!(min.max(1.0))
-            }
-        }
-        "boolean" => json!(false),
-        "array" => json!([]),
-        "object" => probe_input(property),
-        "null" => Value::Null,
-        _ => json!("x"),
-    }
 }
 
 /// Our tool_result content as MCP content blocks.

@@ -20,7 +20,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 const MAX_DEPTH: usize = 64;
 
@@ -556,6 +556,64 @@ fn drop_null_alternative(prop: &mut Value) {
                 }
             }
         }
+    }
+}
+
+/// The smallest object `schema` accepts, near enough: every required property with a
+/// placeholder of its type (the first `enum` value, the `const`, `"x"`, `1`, `false`, `[]`,
+/// `{}`). A tool's safety flags are per input: read on this probe, a tool whose flags hold
+/// whatever the input (Read is read-only) gives its own answer, and one whose flags depend
+/// on the input (Bash) the answer for an unknown input, the cautious one.
+pub fn probe_input(schema: &Value) -> Value {
+    let mut input = Map::new();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let property = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+        input.insert(name.to_owned(), placeholder(property));
+    }
+    Value::Object(input)
+}
+
+fn placeholder(property: &Value) -> Value {
+    if let Some(value) = property.get("const") {
+        return value.clone();
+    }
+    if let Some(first) = property
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    let kind = match property.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        // `["string", "null"]` and the like: the first non-null type.
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ => "",
+    };
+    match kind {
+        "string" => json!("x"),
+        "integer" | "number" => {
+            let min = property
+                .get("minimum")
+                .and_then(Value::as_f64)
+                .unwrap_or(1.0);
+            if kind == "integer" {
+                json!(min.max(1.0).ceil() as i64)
+            } else {
+                json!(min.max(1.0))
+            }
+        }
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "object" => probe_input(property),
+        "null" => Value::Null,
+        _ => json!("x"),
     }
 }
 

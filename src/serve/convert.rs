@@ -164,25 +164,6 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_fills_every_required_field_with_its_type() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "file_path": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 3},
-                "mode": {"type": "string", "enum": ["content", "files"]},
-                "flag": {"type": ["boolean", "null"]},
-                "optional": {"type": "string"}
-            },
-            "required": ["file_path", "limit", "mode", "flag"]
-        });
-        assert_eq!(
-            probe_input(&schema),
-            json!({"file_path": "x", "limit": 3, "mode": "content", "flag": false})
-        );
-    }
-
-    #[test]
     fn progress_increases_whatever_the_report() {
         assert_eq!(
             progress_of(&json!({"progress": 50, "total": 100}), Some(0.0)),

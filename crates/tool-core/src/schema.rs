@@ -632,6 +632,25 @@ mod tests {
     }
 
     #[test]
+    fn a_probe_fills_every_required_field_with_its_type() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 3},
+                "mode": {"type": "string", "enum": ["content", "files"]},
+                "flag": {"type": ["boolean", "null"]},
+                "optional": {"type": "string"}
+            },
+            "required": ["file_path", "limit", "mode", "flag"]
+        });
+        assert_eq!(
+            probe_input(&schema),
+            json!({"file_path": "x", "limit": 3, "mode": "content", "flag": false})
+        );
+    }
+
+    #[test]
     fn a_schema_that_doubles_at_every_reference_stays_bounded() {
         // D0 uses D1 twice, D1 uses D2 twice, ... 40 levels: 2^40 nodes if inlined whole.
         let mut defs = serde_json::Map::new();

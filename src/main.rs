@@ -70,6 +70,38 @@ fn main() -> ExitCode {
     code
 }
 
+/// Whether `permissions check` describes a call this build could make: a tool it has (by
+/// name or alias; an MCP tool, `mcp__server__tool`, and the agent's Agent tool are taken as
+/// named) with an input its
+/// schema accepts. A session refuses anything else before any permission is decided, so a
+/// decision reported for it would be one that never happens.
+fn known_call(args: &cli::permissions::CheckArgs) -> Result<(), String> {
+    // The Agent tool is the agent loop's own, not the registry's.
+    if args.tool.starts_with("mcp__") || matches!(args.tool.as_str(), "Agent" | "Task") {
+        return Ok(());
+    }
+    let tools = tool_registry::all_base_tools();
+    let Some(tool) = tool_core::find_tool(&tools, &args.tool) else {
+        return Err(format!(
+            "this build has no tool named `{}` (`toolwright tools` lists them; MCP tools are \
+             named mcp__<server>__<tool>)",
+            args.tool
+        ));
+    };
+    // Bad JSON is the check's own error to report.
+    let Ok(input) = serde_json::from_str::<serde_json::Value>(&args.input) else {
+        return Ok(());
+    };
+    tool.parse_input(input).map(|_| ()).map_err(|e| {
+        format!(
+            "the input is not one {} accepts, so a session would refuse the call before \
+             any permission is decided: {}",
+            tool.name(),
+            e.message()
+        )
+    })
+}
+
 /// Reads the `--settings` and `--mcp-config` values that name pipes, once, before anything
 /// reads them ([`session::read_pipes_once`]).
 fn read_pipes_once(cli: &mut Cli) -> Result<(), String> {
@@ -143,7 +175,13 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
         Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),
         Command::Tools(args) => cli::tools::run(&args),
         Command::Trust(args) => cli::trust::run(&args),
-        Command::Permissions(PermissionsCommand::Check(args)) => cli::permissions::run(&args),
+        Command::Permissions(PermissionsCommand::Check(args)) => match known_call(&args) {
+            Ok(()) => cli::permissions::run(&args),
+            Err(e) => {
+                eoutln!("toolwright permissions check: {e}");
+                ExitCode::from(2)
+            }
+        },
     };
     // Tasks still spawned are dropped (their destructors kill what they started); a thread
     // blocked reading a terminal that is still open (stdio serving stopped by a signal) is

@@ -1358,3 +1358,35 @@ fn tools_reports_the_flags_of_a_real_input() {
     assert_eq!(rows, 1, "{table}");
     assert!(table.lines().all(|l| !l.starts_with("Jupyter")), "{table}");
 }
+
+/// `permissions check` refuses, with exit 2, a call no session would make: a tool this
+/// build does not have, or an input its schema refuses (a session refuses those before any
+/// permission is decided). MCP tools and the Agent tool are taken as named.
+#[test]
+fn permissions_check_refuses_calls_no_session_would_make() {
+    let dir = tempfile::tempdir().unwrap();
+    for (tool, input, says) in [
+        (
+            "NoSuchTool",
+            "{}",
+            "this build has no tool named `NoSuchTool`",
+        ),
+        (
+            "Bash",
+            r#"{"cmd": "x"}"#,
+            "the input is not one Bash accepts",
+        ),
+    ] {
+        let out = toolwright(&["permissions", "check", tool, input], dir.path(), None);
+        assert_eq!(out.status.code(), Some(2), "{tool}");
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+    for (tool, input) in [
+        ("mcp__docs__search", "{}"),
+        ("Agent", r#"{"description": "d", "prompt": "p"}"#),
+        ("Bash", r#"{"command": "ls", "timeout": "60000"}"#),
+    ] {
+        let out = toolwright(&["permissions", "check", tool, input], dir.path(), None);
+        assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
+    }
+}

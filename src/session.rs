@@ -322,7 +322,20 @@ impl Session {
         permission.avoid_prompts = true;
         let (engine, rule_problems) =
             PermissionEngine::new_lenient(&permission, loaded.roots.clone());
-        notices.extend(rule_problems.iter().map(ToString::to_string));
+        // The settings loader already reported the rules it found malformed, with their file:
+        // each problem is said once.
+        notices.extend(
+            rule_problems
+                .iter()
+                .filter(|p| {
+                    let quoted = format!("`{}`", p.rule);
+                    !loaded
+                        .diagnostics
+                        .iter()
+                        .any(|d| d.source == p.source && d.message.contains(&quoted))
+                })
+                .map(ToString::to_string),
+        );
 
         // MCP servers: `--mcp-config`, the user's and local scopes, and the project's
         // `.mcp.json` only when the folder is trusted; managed ones; then what the settings'

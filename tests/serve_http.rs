@@ -345,8 +345,20 @@ fn a_host_without_a_port_is_served_when_allowed_without_one() {
 #[test]
 fn a_non_loopback_address_needs_an_explicit_flag() {
     let (_dir, root) = project();
+    // Refused before anything starts: this MCP server would leave a mark.
+    let marker = root.join("server-started");
+    let mcp = serde_json::json!({"mcpServers": {"marker": {"command": "sh",
+        "args": ["-c", format!("touch '{}'; sleep 5", marker.display())]}}})
+    .to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["serve", "--http", "0.0.0.0:0", "--cwd"])
+        .args([
+            "serve",
+            "--http",
+            "0.0.0.0:0",
+            "--mcp-config",
+            &mcp,
+            "--cwd",
+        ])
         .arg(&root)
         .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
         .stdin(Stdio::null())
@@ -360,6 +372,7 @@ fn a_non_loopback_address_needs_an_explicit_flag() {
     );
     assert!(stderr.contains("--allow-non-loopback"), "{stderr}");
     assert!(out.stdout.is_empty());
+    assert!(!marker.exists(), "an MCP server was started first");
 
     let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
         .args(["serve", "--http", "example.com:80", "--cwd"])

@@ -177,3 +177,24 @@ fn hooks_skipped_by_design_in_settings_are_notices() {
         assert!(text(&out.stderr).contains("toolwright: "), "{hooks}");
     }
 }
+
+/// A malformed rule is reported once, with its file (the settings loader and the engine
+/// both find it).
+#[test]
+fn a_malformed_rule_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        json!({"permissions": {"deny": ["Bash(rm:*", "Read()"]}}).to_string(),
+    )
+    .unwrap();
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+        "input": {"command": "echo hi"}});
+    let out = bash(&root, r#"exec "$TW" run --json -"#, &format!("{call}\n"));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("`Bash(rm:*`").count(), 1, "{err}");
+    assert_eq!(err.matches("`Read()`").count(), 1, "{err}");
+    assert!(err.contains(".claude/settings.json"), "{err}");
+}

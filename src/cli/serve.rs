@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use toolwright::serve::http::{HttpOptions, HttpServer, parse_addr};
+use toolwright::serve::http::{HttpError, HttpOptions, HttpServer, parse_addr};
 use toolwright::serve::{ToolServer, serve_stdio};
 
 use crate::session::{Session, SessionArgs};
@@ -72,6 +72,14 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Refused before anything starts (the session's MCP servers among it).
+    if let Some(addr) = http
+        && !addr.ip().is_loopback()
+        && !args.allow_non_loopback
+    {
+        eoutln!("toolwright serve: {}", HttpError::NotLoopback(addr));
+        return ExitCode::from(2);
+    }
     let session = match Session::open(&args.session.options(false)).await {
         Ok(s) => s,
         Err(e) => {

@@ -240,7 +240,7 @@ pub fn load_settings_files(
                     file: None,
                     source: RuleSource::FlagSettings,
                     severity: Severity::Error,
-                    message: format!("the inline --settings value is ignored: {problem}"),
+                    message: format!("the inline --settings value is not valid: {problem}"),
                 }),
             }
         } else {

@@ -2370,7 +2370,7 @@ impl PermissionEngine {
             .find_map(|d| planted_git_dir(&d))
             .map(|at| {
                 format!(
-                    "{} looks like a planted git repository (`HEAD`, `objects/` and `refs/` outside any `.git`)",
+                    "{} looks like a planted git repository (`HEAD`, `objects` and `refs` outside any `.git`)",
                     at.display()
                 )
             })
@@ -2991,36 +2991,100 @@ const NO_PREFIX: &[&str] = &[
     "scp", "kill", "pkill", "killall", "sed", "awk", "gawk", "find",
 ];
 
-/// The work tree of the repository git finds from `dir`: the nearest directory up from it
-/// that holds `.git` (`dir` itself when none does: git finds no repository there). `None`
-/// when it cannot be told: `dir` is inside a git directory (a bare repository, `.git`
-/// itself), or the repository's configuration names a work tree (`core.worktree`).
-fn git_work_tree(dir: &Path) -> Option<PathBuf> {
-    for at in dir.ancestors() {
-        let dot_git = at.join(".git");
-        if let Ok(meta) = std::fs::metadata(&dot_git) {
-            let configured = meta.is_dir()
-                && std::fs::read(dot_git.join("config"))
-                    .is_ok_and(|c| c.to_ascii_lowercase().windows(8).any(|w| w == b"worktree"));
-            return (!configured).then(|| at.to_path_buf());
-        }
-        if at.join("HEAD").is_file() && at.join("objects").is_dir() {
-            return None;
-        }
-    }
-    Some(dir.to_path_buf())
+/// What git's discovery (`setup_git_directory_gently_1`) finds at one directory on its
+/// walk up.
+enum GitAt {
+    /// A `.git` that names the repository: a directory that is a git directory, or a file
+    /// (a gitfile, which names one elsewhere; git stops at an invalid one too).
+    DotGit {
+        /// The `.git` is a directory whose configuration names a work tree
+        /// (`core.worktree`).
+        configured_work_tree: bool,
+    },
+    /// The directory itself is a git directory: git takes it for a bare repository.
+    Bare,
+    /// Neither: git goes on up.
+    Nothing,
 }
 
-/// The first directory up from `dir`, before one that holds `.git`, that looks like a git
-/// directory the way git's discovery recognises a bare repository: a `HEAD` file beside
-/// `objects/` and `refs/` directories. `None` when there is none.
+/// What git's discovery finds at `at`: a `.git` that is a regular file (a gitfile) or a
+/// directory that passes git's git-directory test stops it; any other `.git` (an empty
+/// `.git/`, a dangling link) does not, and git then checks `at` itself as a bare
+/// repository.
+fn git_at(at: &Path) -> GitAt {
+    let dot_git = at.join(".git");
+    match std::fs::metadata(&dot_git) {
+        Ok(meta) if meta.is_file() => {
+            return GitAt::DotGit {
+                configured_work_tree: false,
+            };
+        }
+        Ok(meta) if meta.is_dir() && is_git_directory(&dot_git) => {
+            let configured = std::fs::read(dot_git.join("config"))
+                .is_ok_and(|c| c.to_ascii_lowercase().windows(8).any(|w| w == b"worktree"));
+            return GitAt::DotGit {
+                configured_work_tree: configured,
+            };
+        }
+        _ => {}
+    }
+    if is_git_directory(at) {
+        GitAt::Bare
+    } else {
+        GitAt::Nothing
+    }
+}
+
+/// git's test of a git directory (`is_git_directory`), from above: a `HEAD` that is a
+/// regular file (its content is not checked) or a symbolic link whose text starts with
+/// `refs/` (it need not exist), and `objects` and `refs` of any type (git only asks
+/// `access(X_OK)`, which an executable file passes). A `commondir` file moves `objects`
+/// and `refs` elsewhere: with one, the directory counts whatever it names.
+fn is_git_directory(dir: &Path) -> bool {
+    let head = dir.join("HEAD");
+    let head_ok = match std::fs::symlink_metadata(&head) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&head)
+            .is_ok_and(|t| t.as_os_str().as_encoded_bytes().starts_with(b"refs/")),
+        Ok(m) => m.is_file(),
+        Err(_) => false,
+    };
+    let exists = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    head_ok && (exists("commondir") || (exists("objects") && exists("refs")))
+}
+
+/// The work tree of the repository git finds from `dir`: the nearest directory up from it
+/// whose `.git` stops git's discovery ([`git_at`]). When none does, git finds no
+/// repository: the nearest directory that holds any `.git` (which git skipped, but which
+/// may be taken for a repository all the same), or `dir` itself. `None` when it cannot be
+/// told: `dir` is inside a git directory (a bare repository, `.git` itself), or the
+/// repository's configuration names a work tree (`core.worktree`).
+fn git_work_tree(dir: &Path) -> Option<PathBuf> {
+    let mut skipped: Option<&Path> = None;
+    for at in dir.ancestors() {
+        match git_at(at) {
+            GitAt::DotGit {
+                configured_work_tree,
+            } => return (!configured_work_tree).then(|| at.to_path_buf()),
+            GitAt::Bare => return None,
+            GitAt::Nothing => {
+                if skipped.is_none() && at.join(".git").symlink_metadata().is_ok() {
+                    skipped = Some(at);
+                }
+            }
+        }
+    }
+    Some(skipped.unwrap_or(dir).to_path_buf())
+}
+
+/// The first directory up from `dir`, before one whose `.git` stops git's discovery, that
+/// git takes for a bare repository ([`git_at`], [`is_git_directory`]). `None` when there
+/// is none.
 fn planted_git_dir(dir: &Path) -> Option<PathBuf> {
     for at in dir.ancestors() {
-        if at.join(".git").symlink_metadata().is_ok() {
-            return None;
-        }
-        if at.join("HEAD").is_file() && at.join("objects").is_dir() && at.join("refs").is_dir() {
-            return Some(at.to_path_buf());
+        match git_at(at) {
+            GitAt::DotGit { .. } => return None,
+            GitAt::Bare => return Some(at.to_path_buf()),
+            GitAt::Nothing => {}
         }
     }
     None

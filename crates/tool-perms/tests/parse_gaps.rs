@@ -514,11 +514,31 @@ async fn git_reads_find_the_repository_as_git_does() {
         let got = run(&fx, &c).await;
         assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
     }
+    // A `.git` that is no git directory (an empty `.git/` in `src`) does not stop git's
+    // walk: it prints the repository above.
+    let mut fx = Fixture::new();
+    let repo = fx.proj.clone();
+    for d in ["objects", "refs"] {
+        std::fs::create_dir_all(repo.join(".git").join(d)).unwrap();
+    }
+    std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(repo.join("src/.git")).unwrap();
+    fx.proj = repo.join("src");
+    let env = format!("Read(/{}/.env)", repo.display());
+    for mode in ["default", "bypassPermissions"] {
+        let c = case("ask", "Bash", "git show HEAD")
+            .deny(&[env.as_str()])
+            .allow(git)
+            .mode(mode);
+        let got = run(&fx, &c).await;
+        assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
+    }
     // A work tree configured elsewhere, or a directory inside a git directory: the
     // repository's files may be anywhere.
     let fx = Fixture::new();
     std::fs::write(fx.proj.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(fx.proj.join(".git/objects")).unwrap();
+    std::fs::create_dir_all(fx.proj.join(".git/refs")).unwrap();
     for (cmd, config) in [
         ("git grep foo", "[core]\n\tworktree = $H\n"),
         ("git show HEAD", "[core]\n\tWorkTree = $H\n"),

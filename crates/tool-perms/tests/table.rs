@@ -438,6 +438,9 @@ async fn bash_deny_rules_see_every_reading() {
         "mapfile -C 'rm x' -c 1 < f",
         "readarray -tC'rm x' -c1 lines < f",
         "mapfile -C rm -c 1 < f",
+        // bash runs the last callback given.
+        "mapfile -t -C echo -C 'rm x' -c 1 arr < f",
+        "mapfile -tC echo -C'rm x' -c1 arr < f",
     ]
     .iter()
     .flat_map(|cmd| {
@@ -482,6 +485,18 @@ async fn bash_deny_rules_see_every_reading() {
         "set -x; export PS4='$(rm x)'; ls",
         "PS4='$(rm x)' bash -xc ls",
         "eval $'P\\x534=\\'$(rm x)\\''; set -ex; ls",
+        // `BASH_CMDS` binds a name like `hash -p`, `BASH_ALIASES` like `alias`.
+        "BASH_CMDS[ls]=/bin/rm; ls -rf x",
+        "BASH_ALIASES[ls]=rm; ls x",
+        "shopt -s expand_aliases; BASH_ALIASES[ls]=rm\nls x",
+        "declare -A BASH_CMDS; BASH_CMDS[ls]=/bin/rm; ls x",
+        "eval 'BASH_CMDS[ls]=/bin/rm'; ls x",
+        "eval $'BASH_\\x43MDS[ls]=/bin/rm'; ls x",
+        // A name not written out may spell them.
+        "declare \"BASH_CM\"\"DS[ls]=/bin/rm\"; ls x",
+        "read \"BASH_\"CMDS[ls] <<< /bin/rm; ls x",
+        "n=BASH_; read \"${n}CMDS[ls]\" <<< /bin/rm; ls x",
+        "printf -v \"$n\" /bin/rm; ls x",
     ] {
         cases.extend([
             case("ask", "Bash", cmd).deny(rm),
@@ -499,6 +514,11 @@ async fn bash_deny_rules_see_every_reading() {
         "set -x; ls",
         "echo \"${PS4}\"",
         "hash -r",
+        "echo $BASH_CMDS $BASH_ALIASES",
+        "read -r -d '' line < README.md; ls",
+        "printf -v out '%s' \"$PWD\"; ls",
+        "export PATH=\"$PATH:/x\"; ls",
+        "mapfile -t -C 'echo' -c 1 arr < README.md; ls",
     ] {
         cases.push(case("allow", "Bash", cmd).deny(rm).allow(&["Bash"]));
         cases.push(
@@ -506,6 +526,20 @@ async fn bash_deny_rules_see_every_reading() {
                 .deny(rm)
                 .mode("bypassPermissions"),
         );
+    }
+    // A mapfile callback gets the index and the line read appended, like xargs's command:
+    // the paths it reads come from the input.
+    let shadow = &["Read(//$O/secret.txt)"];
+    for cmd in [
+        "mapfile -t -C cat -c 1 arr <<< $O/secret.txt",
+        "mapfile -t -C 'ls; cat' -c 1 arr <<< $O/secret.txt",
+    ] {
+        cases.extend([
+            case("ask", "Bash", cmd).deny(shadow).allow(&["Bash"]),
+            case("ask", "Bash", cmd)
+                .deny(shadow)
+                .mode("bypassPermissions"),
+        ]);
     }
     run_table(cases).await;
 }
@@ -2258,6 +2292,9 @@ async fn cd_after_home_or_a_function_leads_somewhere_unknown() {
         "pushd() { builtin cd $O; }; pushd src && cat secret.txt",
         "cd src/sub && { f() { cd ..; }; f; f; f; cat outside/secret.txt; }",
         "cd src/sub && { f() { eval cd ..; }; f; f; f; cat outside/secret.txt; }",
+        // A DEBUG trap runs before every later command, in the shell itself.
+        "trap 'cd $O' DEBUG; cat secret.txt",
+        "trap -- 'cd $O/..' DEBUG RETURN; cat outside/secret.txt",
     ] {
         cases.push(case("ask", "Bash", cmd).deny(secret).allow(&["Bash"]));
         cases.push(
@@ -2283,6 +2320,16 @@ async fn cd_after_home_or_a_function_leads_somewhere_unknown() {
             .allow(&["Bash"]),
         case("allow", "Bash", "cd src && cat main.rs")
             .deny(secret)
+            .mode("bypassPermissions"),
+    ]);
+    // A mapfile callback runs once for each line read: a `cd` in it goes on moving the
+    // shell (`src`, then `src/src`; `./`: mapfile may set CDPATH).
+    let deep = &["Read(/$P/src/src/x)"];
+    let cmd = "mapfile -t -C 'cd ./src' -c 1 arr <<< $'a\\nb'; cat x";
+    cases.extend([
+        case("ask", "Bash", cmd).deny(deep).allow(&["Bash"]),
+        case("ask", "Bash", cmd)
+            .deny(deep)
             .mode("bypassPermissions"),
     ]);
     run_table(cases).await;
@@ -2548,6 +2595,66 @@ async fn git_in_a_planted_repository_is_not_read_only() {
     plant_repository(&bare);
     let got = bash_in(&fx, &bare.join("refs/sub"), "default", "git status").await;
     assert!(got.starts_with("ask"), "{got}");
+    // Layouts git's discovery takes for a git directory too: `objects` and `refs` that are
+    // executable files (committed with mode 755, they survive a clone), a `HEAD` that is a
+    // dangling symbolic link into `refs/`, and a repository beside an empty `.git/` (not a
+    // git directory itself, which does not stop git's walk), here or further down.
+    let files = fx.proj.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    for name in ["objects", "refs"] {
+        std::fs::write(files.join(name), "").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(files.join(name), mode).unwrap();
+        }
+    }
+    let link = fx.proj.join("link");
+    std::fs::create_dir_all(link.join("objects")).unwrap();
+    std::fs::create_dir_all(link.join("refs/sub")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("refs/heads/main", link.join("HEAD")).unwrap();
+    let empty = fx.proj.join("empty");
+    plant_repository(&empty);
+    std::fs::create_dir_all(empty.join(".git")).unwrap();
+    std::fs::create_dir_all(empty.join("refs/sub/.git")).unwrap();
+    let mut layouts = vec![files.clone(), empty.join("refs"), empty.join("refs/sub")];
+    if cfg!(unix) {
+        layouts.extend([link.clone(), link.join("refs/sub")]);
+    }
+    for cwd in layouts {
+        for (mode, expect) in [("default", "ask"), ("plan", "deny")] {
+            let got = bash_in(&fx, &cwd, mode, "git status").await;
+            assert!(
+                got.starts_with(expect),
+                "git status in {} ({mode}): expected {expect}, got {got}",
+                cwd.display()
+            );
+            if expect == "ask" {
+                assert!(got.contains("planted git repository"), "{got}");
+            }
+        }
+    }
+    // A real repository (its `.git` a git directory) stops the walk, even below a planted
+    // one and with an empty `.git/` under it.
+    let real = empty.join("refs/real");
+    for d in ["objects", "refs/heads"] {
+        std::fs::create_dir_all(real.join(".git").join(d)).unwrap();
+    }
+    std::fs::write(real.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(real.join("src/.git")).unwrap();
+    for cwd in [real.clone(), real.join("src")] {
+        for mode in ["default", "plan"] {
+            let got = bash_in(&fx, &cwd, mode, "git status").await;
+            assert!(
+                got.starts_with("allow"),
+                "{} ({mode}): {got}",
+                cwd.display()
+            );
+        }
+    }
 }
 
 /// A command that names git's repository itself (`GIT_DIR`, `--git-dir`, `-C`) is never

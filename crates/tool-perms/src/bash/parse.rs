@@ -397,6 +397,74 @@ fn hides_what_runs(cmd: &SimpleCommand) -> Option<&'static str> {
     }
 }
 
+/// Why a command that assigns `BASH_CMDS` or `BASH_ALIASES` hides what runs.
+const COMMAND_TABLES: &str =
+    "`BASH_CMDS` or `BASH_ALIASES` binds a command name to another program or text";
+
+/// Marks `out` incomplete: the command may assign `BASH_CMDS` (which binds a name to a
+/// program like `hash -p`) or `BASH_ALIASES` (which defines an alias).
+fn rebinds_command_names(out: &mut Analysis) {
+    for list in [&mut out.incomplete, &mut out.complex] {
+        if !list.iter().any(|w| w == COMMAND_TABLES) {
+            list.push(COMMAND_TABLES.into());
+        }
+    }
+}
+
+/// Whether `text` names `BASH_CMDS` or `BASH_ALIASES` other than to read it as `$NAME`.
+fn names_command_tables(text: &str) -> bool {
+    names_variable(text, "BASH_CMDS") || names_variable(text, "BASH_ALIASES")
+}
+
+/// Whether an argument of a declaration (`declare`, `export`, `local`, ...) as written may
+/// assign `BASH_CMDS` or `BASH_ALIASES` under a name not written out: one computed or
+/// expanded (`"$n"`, `` `cmd` ``, `x{,}`, a glob), or one that spells them once its quotes
+/// and escapes are removed (`BASH_""CMDS[ls]=x`).
+fn declares_command_table(word: &str) -> bool {
+    let name = word.split_once('=').map_or(word, |(n, _)| n);
+    let name: String = name
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    name.contains(['$', '`', '{', '*', '?']) || names_command_tables(&name)
+}
+
+/// Whether `words` (a builtin that assigns variables it is given the names of, from its
+/// name) may assign `BASH_CMDS` or `BASH_ALIASES` under a name not written out: `read`,
+/// `mapfile` and `readarray` with a computed argument or one whose value spells them,
+/// `printf -v` with such a name, a declaration by [`declares_command_table`] or with
+/// `-n` (a name reference, through which a later assignment reaches any variable).
+fn assigns_command_table(words: &[Word]) -> bool {
+    let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
+        return false;
+    };
+    let args = words.get(1..).unwrap_or_default();
+    let spells =
+        |w: Option<&Word>| w.is_some_and(|w| w.value.as_deref().is_none_or(names_command_tables));
+    match name {
+        "read" | "mapfile" | "readarray" => args.iter().any(|w| spells(Some(w))),
+        "printf" => args.iter().enumerate().any(|(i, w)| {
+            let Some(v) = w.value.as_deref() else {
+                return false;
+            };
+            if v == "--" || !v.starts_with('-') || !super::options::short_bundle_has(v, &['v']) {
+                return false;
+            }
+            match v.split_once('v') {
+                Some((_, rest)) if !rest.is_empty() => names_command_tables(rest),
+                _ => spells(args.get(i + 1)),
+            }
+        }),
+        "export" | "declare" | "typeset" | "local" | "readonly" => args.iter().any(|w| {
+            declares_command_table(&w.raw)
+                || w.value.as_deref().is_some_and(|v| {
+                    v.starts_with('-') && super::options::short_bundle_has(v, &['n'])
+                })
+        }),
+        _ => false,
+    }
+}
+
 /// The text handed to tree-sitter: every non-ASCII character replaced by as many `a` bytes
 /// as it has UTF-8 bytes, so byte offsets (and so node text taken from the original) are
 /// unchanged. tree-sitter-bash 0.25.1's external scanner calls C `isdigit`/`isalpha` on the
@@ -519,6 +587,9 @@ struct End {
 /// `bracket`, the command whose name starts at byte 0 is renamed `[` (see
 /// [`Walker::bracket_test`]).
 fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut Analysis) -> End {
+    if names_command_tables(src) {
+        rebinds_command_names(out);
+    }
     let Some(tree) = parse(src) else {
         out.complex.push(NOT_PARSED.into());
         out.truncated = true;
@@ -881,6 +952,16 @@ impl Walker<'_> {
                 if text.split_whitespace().skip(1).any(hides_a_name) {
                     self.out.hidden_assignment = true;
                 }
+                // Among them `BASH_CMDS` and `BASH_ALIASES`, which rebind command names;
+                // a name reference (`-n`) may reach them by a later assignment.
+                if node.kind() == "declaration_command"
+                    && text.split_whitespace().skip(1).any(|w| {
+                        declares_command_table(w)
+                            || (w.starts_with('-') && super::options::short_bundle_has(w, &['n']))
+                    })
+                {
+                    rebinds_command_names(self.out);
+                }
                 self.complex(format!("`{}` {CHANGES_VARIABLES}", first_word(&text)));
                 self.scan(node);
             }
@@ -1148,7 +1229,7 @@ impl Walker<'_> {
                 self.out.truncated = true;
                 return;
             };
-            self.nested_script(substitution, false);
+            self.nested_script(substitution, false, false);
             from = at + end - 2;
         }
     }
@@ -1305,7 +1386,7 @@ impl Walker<'_> {
                     self.complex("an escaped `, $ or \\ inside backticks is unescaped and run");
                     // The body as bash runs it, for deny and ask rules.
                     if let Some(body) = text.strip_prefix('`').and_then(|t| t.strip_suffix('`')) {
-                        self.nested_script(&unescape_backticks(body), false);
+                        self.nested_script(&unescape_backticks(body), false, false);
                     }
                 }
                 self.in_subshell(|w| w.walk_children(node))
@@ -1753,6 +1834,9 @@ impl Walker<'_> {
             _ => false,
         };
         self.out.hidden_assignment |= sets_variables;
+        if assigns_command_table(effective_part(&cmd)) {
+            rebinds_command_names(self.out);
+        }
         if let Some(why) = hides_what_runs(&cmd) {
             self.complex(why);
             if !self.out.incomplete.iter().any(|w| w == why) {
@@ -1792,17 +1876,33 @@ impl Walker<'_> {
     /// Analyses what a command runs; `in_shell`: an `eval` that runs in the shell itself.
     fn run_inner(&mut self, inner: Inner, level: usize, in_shell: bool) {
         match inner {
-            Inner::Script(script) => self.nested_script(&script, false),
-            Inner::Eval(script) | Inner::Callback(script) => self.nested_script(&script, in_shell),
+            Inner::Script(script) => {
+                self.nested_script(&script, false, false);
+            }
+            Inner::Eval(script) => {
+                self.nested_script(&script, in_shell, false);
+            }
+            Inner::Callback(script) => {
+                // Run once for each chunk of lines, with the index and the line appended
+                // (like xargs's command): a `cd` in it moves the shell again each time.
+                if self.nested_script(&script, in_shell, true) {
+                    self.moved_somewhere_unknown();
+                }
+            }
             Inner::Trap(script) => {
                 // It runs on a signal or at exit, wherever the shell is then.
                 let here = std::mem::replace(&mut self.dirs, vec![Some(UNKNOWN_DIR.to_owned())]);
-                self.nested_script(&script, false);
+                let moved = self.nested_script(&script, false, false);
                 self.dirs = here;
+                // A `DEBUG`, `ERR` or `RETURN` trap runs in the shell between later
+                // commands: one that changes directory moves the shell out of sight.
+                if moved {
+                    self.moved_somewhere_unknown();
+                }
             }
             Inner::Split(script) => {
                 self.complex("`env -S` splits a string into a command");
-                self.nested_script(&script, false);
+                self.nested_script(&script, false, false);
             }
             Inner::Dynamic(why) => {
                 // A computed payload (`eval "$x"`) may set any variable.
@@ -1850,12 +1950,22 @@ impl Walker<'_> {
         self.out.truncated = true;
     }
 
+    /// From here on the shell is in a directory not known here.
+    fn moved_somewhere_unknown(&mut self) {
+        self.dirs = vec![Some(UNKNOWN_DIR.to_owned())];
+        self.cd_failed = None;
+        self.moved = true;
+    }
+
     /// Analyses a script run by `bash -c`, `eval`, ...; with `in_shell` (`eval`), a `cd` in it
-    /// moves the shell.
-    fn nested_script(&mut self, script: &str, in_shell: bool) {
+    /// moves the shell. With `callback` (`mapfile -C`), it runs any number of times with
+    /// arguments appended: its commands get appended arguments, and when it changes
+    /// directory, later runs are somewhere not known here. Returns whether a `cd` in it
+    /// moved its shell.
+    fn nested_script(&mut self, script: &str, in_shell: bool, callback: bool) -> bool {
         if self.depth >= MAX_NESTING {
             self.nested_too_deeply();
-            return;
+            return false;
         }
         let mut nested = Analysis {
             cdpath: self.out.cdpath || script.contains("CDPATH"),
@@ -1865,6 +1975,15 @@ impl Walker<'_> {
             ..Analysis::default()
         };
         let end = analyze_source(script, self.depth + 1, self.nest, false, &mut nested);
+        if callback {
+            for c in &mut nested.commands {
+                c.appended_args = true;
+            }
+            if end.moved {
+                // The first run where the shell is, later ones anywhere.
+                self.dirs = union(&self.dirs, &[Some(UNKNOWN_DIR.to_owned())]);
+            }
+        }
         self.merge(nested);
         if in_shell && end.moved {
             // Wherever the script went, or (it may fail early) where it started.
@@ -1877,6 +1996,7 @@ impl Walker<'_> {
             });
             self.dirs = union(&self.dirs, &bounded(moved));
         }
+        end.moved
     }
 
     /// Adds a nested analysis; its directories are relative to the current ones.
@@ -2201,16 +2321,19 @@ fn trap_action(args: &[Word]) -> Option<Inner> {
 }
 
 /// The callback of `mapfile`/`readarray` (`-C CALLBACK`, evaluated with the index and the
-/// line appended), in any spelling the builtin's getopt accepts (`-tC'cmd'`, `-C cmd`).
+/// line appended), in any spelling the builtin's getopt accepts (`-tC'cmd'`, `-C cmd`); the
+/// last one given, as bash keeps.
 fn mapfile_callback(args: &[Word]) -> Option<Inner> {
     let computed = || Some(Inner::Dynamic("`mapfile` with a computed option".into()));
+    // bash keeps the last `-C` given.
+    let mut callback: Option<&str> = None;
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let Some(v) = w.value.as_deref() else {
             return computed();
         };
         if v == "--" || v.len() < 2 || !v.starts_with('-') {
-            return None;
+            break;
         }
         i += 1;
         for (k, c) in v.char_indices().skip(1) {
@@ -2230,12 +2353,12 @@ fn mapfile_callback(args: &[Word]) -> Option<Inner> {
                 rest => rest,
             };
             if c == 'C' {
-                return Some(Inner::Callback(value.to_owned()));
+                callback = Some(value);
             }
             break;
         }
     }
-    None
+    callback.map(|c| Inner::Callback(c.to_owned()))
 }
 
 /// The script a shell runs with `-c`: the first operand after all options (`bash -c -e

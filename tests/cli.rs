@@ -162,6 +162,14 @@ fn run_lets_permission_request_hooks_answer_before_refusing() {
             .contains("Prompts are not available in this session"),
         "{message}"
     );
+    // The refusal says why the call needed approval, not only that nobody could give it.
+    assert!(
+        message["content"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("It needed approval: "),
+        "{message}"
+    );
     assert!(root.join("allowed.txt").exists());
     assert!(!root.join("refused.txt").exists());
 }

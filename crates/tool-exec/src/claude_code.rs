@@ -48,7 +48,7 @@ impl Permissions for PermissionEngine {
         ask: PermissionResult,
     ) -> PermissionResult {
         if ctx.permission().avoid_prompts && matches!(ask, PermissionResult::Ask { .. }) {
-            return PermissionEngine::refuse_prompt(tool, ctx);
+            return PermissionEngine::refuse_prompt(tool, ctx, &ask);
         }
         let (result, problems) =
             PermissionEngine::resolve_ask(self, prompter, tool, input, ctx, ask).await;

@@ -774,7 +774,7 @@ impl PermissionEngine {
                 };
             }
             PermissionResult::Ask { .. } if perm.avoid_prompts && refuse_unpromptable => {
-                e.result = Self::refuse_prompt(tool, ctx);
+                e.result = Self::refuse_prompt(tool, ctx, &e.result);
             }
             PermissionResult::Deny { .. } => {
                 ctx.update_denials(|d| d.record_denial());
@@ -784,14 +784,25 @@ impl PermissionEngine {
         e
     }
 
-    /// The denial of an ask in a session that cannot prompt
-    /// (`ToolPermissionContext::avoid_prompts`), counted by denial tracking. A host that runs
-    /// PermissionRequest hooks first refuses with this once they gave no verdict.
-    pub fn refuse_prompt(tool: &dyn Tool, ctx: &ToolUseContext) -> PermissionResult {
+    /// The denial of `ask` in a session that cannot prompt
+    /// (`ToolPermissionContext::avoid_prompts`), counted by denial tracking: it says why
+    /// the call needed approval (the ask's message). A host that runs PermissionRequest
+    /// hooks first refuses with this once they gave no verdict.
+    pub fn refuse_prompt(
+        tool: &dyn Tool,
+        ctx: &ToolUseContext,
+        ask: &PermissionResult,
+    ) -> PermissionResult {
         ctx.update_denials(|d| d.record_denial());
+        let why = match ask {
+            PermissionResult::Ask { message, .. } if !message.trim().is_empty() => {
+                format!(" It needed approval: {}", message.trim())
+            }
+            _ => String::new(),
+        };
         PermissionResult::Deny {
             message: format!(
-                "Permission to use {} has been denied. Prompts are not available in this session (a background agent); do not retry this action.",
+                "Permission to use {} has been denied.{why} Prompts are not available in this session, so nobody could approve it; do not retry this action (an allow rule in the settings would let it run).",
                 tool.name()
             ),
             reason: DecisionReason::Other {

@@ -344,16 +344,18 @@ fn effective_part(cmd: &SimpleCommand) -> &[Word] {
     words
 }
 
+/// The program `words` runs, by its base name (`/bin/rm` is `rm`); `None` when the first
+/// word is computed or there is none.
+fn program_of(words: &[Word]) -> Option<&str> {
+    words.first().and_then(|w| w.value.as_deref()).map(basename)
+}
+
 /// Whether `cmd` may turn tracing on: `set -x`, `set -o xtrace`, `shopt -so xtrace`, a
 /// shell run with `-x`, anything that names `xtrace` (`SHELLOPTS=xtrace`), or one of those
 /// with a computed argument.
 fn enables_xtrace(cmd: &SimpleCommand) -> bool {
     let words = effective_part(cmd);
-    let name = words
-        .first()
-        .and_then(|w| w.value.as_deref())
-        .map(basename)
-        .unwrap_or_default();
+    let name = program_of(words).unwrap_or_default();
     let args = words.get(1..).unwrap_or_default();
     let option_x = matches!(name, "set" | "shopt") || NESTED_SHELLS.contains(&name);
     cmd.assignments.iter().any(|a| a.raw.contains("xtrace"))
@@ -370,10 +372,7 @@ fn enables_xtrace(cmd: &SimpleCommand) -> bool {
 /// `expand_aliases`, `sh` always). `None` for anything else.
 fn hides_what_runs(cmd: &SimpleCommand) -> Option<&'static str> {
     let words = effective_part(cmd);
-    let name = words
-        .first()
-        .and_then(|w| w.value.as_deref())
-        .map(basename)?;
+    let name = program_of(words)?;
     let args = words.get(1..).unwrap_or_default();
     let any = |f: &dyn Fn(&str) -> bool| args.iter().any(|w| w.value.as_deref().is_none_or(f));
     match name {
@@ -435,7 +434,7 @@ fn declares_command_table(word: &str) -> bool {
 /// `printf -v` with such a name, a declaration by [`declares_command_table`] or with
 /// `-n` (a name reference, through which a later assignment reaches any variable).
 fn assigns_command_table(words: &[Word]) -> bool {
-    let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
+    let Some(name) = program_of(words) else {
         return false;
     };
     let args = words.get(1..).unwrap_or_default();
@@ -2198,7 +2197,7 @@ impl Payloads {
 /// `watch` runs its command words joined by spaces through `sh -c` (unless `-x`/`--exec`):
 /// the script, when `words` is a watch whose command starts at `start`.
 fn watch_script(words: &[Word], start: usize) -> Option<Inner> {
-    let name = words.first()?.value.as_deref().map(basename)?;
+    let name = program_of(words)?;
     let options = words.get(1..start)?;
     let exec = options.iter().any(|w| {
         w.value
@@ -2225,11 +2224,7 @@ fn watch_script(words: &[Word], start: usize) -> Option<Inner> {
 /// `find -exec` and `xargs`. Returns the main reading, other readings (xargs options not all
 /// understood), and whether the reading is certain.
 fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
-    let name = words
-        .first()
-        .and_then(|w| w.value.as_deref())
-        .map(basename)
-        .unwrap_or_default();
+    let name = program_of(words).unwrap_or_default();
     let args = words.get(1..).unwrap_or_default();
     if NESTED_SHELLS.contains(&name) {
         return shell_script(name, args);

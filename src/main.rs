@@ -80,7 +80,12 @@ fn known_call(args: &cli::permissions::CheckArgs) -> Result<(), String> {
     if args.tool.starts_with("mcp__") || matches!(args.tool.as_str(), "Agent" | "Task") {
         return Ok(());
     }
-    let tools = tool_registry::all_base_tools();
+    // Every tool compiled in, whatever its environment gate: a session's settings `env` may
+    // open a gate this process's environment keeps shut.
+    let tools: Vec<_> = tool_registry::BUILTIN_TOOLS
+        .iter()
+        .map(|entry| (entry.build)())
+        .collect();
     let Some(tool) = tool_core::find_tool(&tools, &args.tool) else {
         return Err(format!(
             "this build has no tool named `{}` (`toolwright tools` lists them; MCP tools are \

@@ -1393,6 +1393,8 @@ fn permissions_check_refuses_calls_no_session_would_make() {
         ("mcp__docs__search", "{}"),
         ("Agent", r#"{"description": "d", "prompt": "p"}"#),
         ("Bash", r#"{"command": "ls", "timeout": "60000"}"#),
+        // Behind an environment gate that a session's settings may open.
+        ("TaskCreate", r#"{"subject": "s", "description": "d"}"#),
     ] {
         let out = toolwright(&["permissions", "check", tool, input], dir.path(), None);
         assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));

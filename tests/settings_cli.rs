@@ -198,3 +198,42 @@ fn a_malformed_rule_is_reported_once() {
     assert_eq!(err.matches("`Read()`").count(), 1, "{err}");
     assert!(err.contains(".claude/settings.json"), "{err}");
 }
+
+/// A refused ask says why the call needed approval; only one a rule could settle mentions an
+/// allow rule (a safety check's, a write to `.claude/`, is settled by no rule).
+#[test]
+fn a_refused_ask_says_why_and_whether_a_rule_could_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(root.join(".claude/settings.json"), "{}").unwrap();
+    let refusal = |command: &str, settings: &str| {
+        let call = json!({"type": "tool_use", "id": "t1", "name": "Bash",
+            "input": {"command": command}});
+        let out = bash(
+            &root,
+            &format!("exec \"$TW\" run --json --settings '{settings}' -"),
+            &format!("{call}\n"),
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        message["content"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let plain = refusal("touch y", "{}");
+    assert!(
+        plain.contains("It needed approval: `touch y` requires approval.")
+            && plain.contains("an allow rule in the settings would let it run"),
+        "{plain}"
+    );
+    let protected = refusal(
+        "echo hi > .claude/settings.json",
+        r#"{"permissions": {"allow": ["Bash"]}}"#,
+    );
+    assert!(
+        protected.contains("protected directory") && !protected.contains("allow rule"),
+        "{protected}"
+    );
+}

@@ -170,7 +170,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub enum HttpError {
     /// A non-loopback address without [`HttpOptions::allow_non_loopback`].
     #[error(
-        "refusing to listen on {0}: it is not a loopback address; anyone who can reach it and learns the token could run these tools (shell commands, file edits), and the token travels unencrypted; listen on 127.0.0.1 (the default), or allow it explicitly (`--allow-non-loopback`, with TLS in front)"
+        "refusing to listen on {0}: it is not a loopback address; anyone who can reach it and learns the token (anyone at all, with `--no-auth`) could run these tools (shell commands, file edits), and the token travels unencrypted; listen on 127.0.0.1 (the default), or allow it explicitly (`--allow-non-loopback`, with TLS in front)"
     )]
     NotLoopback(SocketAddr),
     /// An allowed host that is not a host name or `name:port`.

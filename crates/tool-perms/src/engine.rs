@@ -800,9 +800,23 @@ impl PermissionEngine {
             }
             _ => String::new(),
         };
+        // A safety check's ask is settled by no rule or mode: saying an allow rule would
+        // help would send the model, or the user, to the settings for nothing.
+        let settled_by_rule = !matches!(
+            ask,
+            PermissionResult::Ask {
+                reason: Some(DecisionReason::SafetyCheck { .. }),
+                ..
+            }
+        );
+        let hint = if settled_by_rule {
+            " (an allow rule in the settings would let it run)"
+        } else {
+            ""
+        };
         PermissionResult::Deny {
             message: format!(
-                "Permission to use {} has been denied.{why} Prompts are not available in this session, so nobody could approve it; do not retry this action (an allow rule in the settings would let it run).",
+                "Permission to use {} has been denied.{why} Prompts are not available in this session, so nobody could approve it; do not retry this action{hint}.",
                 tool.name()
             ),
             reason: DecisionReason::Other {

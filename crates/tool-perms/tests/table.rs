@@ -518,6 +518,10 @@ async fn bash_deny_rules_see_every_reading() {
         "read -r -d '' line < README.md; ls",
         "printf -v out '%s' \"$PWD\"; ls",
         "export PATH=\"$PATH:/x\"; ls",
+        // A value with spaces and expansions is a value, not a name.
+        "export MSG=\"hello $USER\"; ls",
+        "f() { local m=\"Error: $1\"; echo \"$m\"; }; f a",
+        "local s=\"a {b} *\"; ls",
         "mapfile -t -C 'echo' -c 1 arr < README.md; ls",
     ] {
         cases.push(case("allow", "Bash", cmd).deny(rm).allow(&["Bash"]));

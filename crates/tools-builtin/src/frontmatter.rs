@@ -467,7 +467,7 @@ fn scalar_value(value: &str, n: usize, key: &str, warnings: &mut Vec<String>) ->
     // A plain value with `: ` in it is no YAML (a mapping inside a scalar): Claude Code's
     // reader then quotes the line and reads it again, so a ` #` in it (`Fix issue #42`) is
     // text, not a comment.
-    if value.contains(": ") {
+    if strip_comment(value).contains(": ") {
         return (value.trim_end().to_owned(), true);
     }
     (strip_comment(value).to_owned(), true)
@@ -554,6 +554,12 @@ mod tests {
             Some("Use when asked. user: \"Fix issue #42\" # kept")
         );
         assert_eq!(fm.text("model").as_deref(), Some("haiku"));
+        // A `: ` only in the comment leaves the value valid YAML: the comment goes.
+        let (fm, _) =
+            split("---\nmodel: haiku # was: sonnet\ntools: Read, Grep # note: no Bash\n---\n")
+                .unwrap();
+        assert_eq!(fm.text("model").as_deref(), Some("haiku"));
+        assert_eq!(fm.list("tools").unwrap(), ["Read", "Grep"]);
     }
 
     #[test]

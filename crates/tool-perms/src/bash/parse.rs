@@ -947,16 +947,28 @@ impl Walker<'_> {
             }
             "declaration_command" | "unset_command" => {
                 let text = self.text(node);
+                // Its arguments as the parser split them, an assignment by its name alone:
+                // a value (`MSG="hello $USER"`) names no variable, whatever it holds.
+                let mut cursor = node.walk();
+                let args: Vec<String> = node
+                    .named_children(&mut cursor)
+                    .map(|arg| match arg.kind() {
+                        "variable_assignment" => arg
+                            .child_by_field_name("name")
+                            .map_or_else(|| self.text(arg), |name| self.text(name)),
+                        _ => self.text(arg),
+                    })
+                    .collect();
                 // A name with quotes, escapes or expansions in it may spell any variable.
-                if text.split_whitespace().skip(1).any(hides_a_name) {
+                if args.iter().any(|a| hides_a_name(a)) {
                     self.out.hidden_assignment = true;
                 }
                 // Among them `BASH_CMDS` and `BASH_ALIASES`, which rebind command names;
                 // a name reference (`-n`) may reach them by a later assignment.
                 if node.kind() == "declaration_command"
-                    && text.split_whitespace().skip(1).any(|w| {
-                        declares_command_table(w)
-                            || (w.starts_with('-') && super::options::short_bundle_has(w, &['n']))
+                    && args.iter().any(|a| {
+                        declares_command_table(a)
+                            || (a.starts_with('-') && super::options::short_bundle_has(a, &['n']))
                     })
                 {
                     rebinds_command_names(self.out);

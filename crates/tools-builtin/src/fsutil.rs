@@ -892,17 +892,8 @@ pub(crate) fn recheck_before_write(
 /// modified). A device, FIFO or socket is refused without reading it.
 fn read_versioned(path: &Path) -> Result<(Option<Vec<u8>>, Verified), ToolError> {
     use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    check_regular_or_missing(path).map_err(ToolError::msg)?;
-    // Non-blocking: a FIFO swapped in since the check does not hang the open.
-    let mut file = match fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, Verified(None))),
-        Err(e) => return Err(ToolError::io(path, e)),
+    let Some(mut file) = open_existing(path)? else {
+        return Ok((None, Verified(None)));
     };
     let status = |file: &File| {
         nix::sys::stat::fstat(file)
@@ -974,20 +965,77 @@ pub(crate) fn write_and_record(
     Ok(())
 }
 
-/// Reads a file that may not exist. A device, FIFO or socket is refused without opening it
-/// (opening a FIFO blocks until a writer comes, reading `/dev/zero` never ends).
-pub(crate) fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+/// Opens `path` for reading, `None` when it does not exist. A device, FIFO or socket is
+/// refused: by its status before the open when it is one already, and by the handle's after
+/// it (opened non-blocking, so a FIFO swapped in meanwhile does not hang the open).
+fn open_existing(path: &Path) -> Result<Option<File>, ToolError> {
     check_regular_or_missing(path).map_err(ToolError::msg)?;
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ToolError::io(path, e)),
+    open_checked(path)
+}
+
+/// [`open_existing`] after its first check: opens non-blocking and refuses what the handle
+/// says is no regular file (nor a directory, which the read then refuses as such).
+fn open_checked(path: &Path) -> Result<Option<File>, ToolError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(ToolError::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| ToolError::io(path, e))?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(ToolError::msg(not_regular_message(path)));
     }
+    Ok(Some(file))
+}
+
+/// Reads a file that may not exist. A device, FIFO or socket is refused without reading it
+/// (opening a FIFO blocks until a writer comes, reading `/dev/zero` never ends), also one
+/// swapped in after the check ([`open_existing`]).
+pub(crate) fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
+    use std::io::Read as _;
+    let Some(mut file) = open_existing(path)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ToolError::io(path, e))?;
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A FIFO put where a regular file was checked is refused by the handle at once, not
+    /// waited on until a writer comes.
+    #[test]
+    fn a_fifo_swapped_in_after_the_check_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("notebook.ipynb");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let refused = open_checked(&path).map_err(|e| e.to_model_text());
+            tx.send(refused.err()).unwrap();
+        });
+        let refused = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the open of the FIFO blocked");
+        assert!(
+            refused.is_some_and(|e| e.contains("not a regular file")),
+            "the FIFO was opened as a file"
+        );
+        assert!(matches!(
+            open_checked(&dir.path().join("missing")),
+            Ok(None)
+        ));
+    }
 
     #[test]
     fn decode_encode_round_trip() {

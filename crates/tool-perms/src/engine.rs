@@ -15,8 +15,8 @@ use tool_core::{
 
 use crate::bash::commands::{
     GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
-    changes_directory, effective_name, effective_words, git_content, git_repository_elsewhere,
-    has_path_operands, is_read_only, is_transparent, names_target_directory, path_args, path_use,
+    changes_directory, copy_uses, effective_name, effective_words, git_content,
+    git_repository_elsewhere, has_path_operands, is_read_only, is_transparent, path_args, path_use,
     reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
     wrapped_command_starts, wrapped_readings,
 };
@@ -1752,13 +1752,15 @@ impl PermissionEngine {
         let wds = ctx.working_directories();
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
-        // `cp -r SRC… DEST`: the destination's own tree is not read (with `-t DIR` every
-        // operand is a source).
-        // (rsync's `-t` is `--times`: its last operand is always the destination.)
-        let last_is_destination =
-            name == "rsync" || (name == "cp" && !names_target_directory(words));
+        // `cp SRC… DEST`: its sources are read, its destination written (and the
+        // destination's own tree is not read by `cp -r`).
+        let copy = copy_uses(name, words);
         for (index, arg) in args.iter().enumerate() {
-            let tree = tree.filter(|_| !(last_is_destination && index + 1 == args.len()));
+            let use_ = copy
+                .as_ref()
+                .and_then(|uses| uses.get(index).copied())
+                .unwrap_or(use_);
+            let tree = tree.filter(|_| !(copy.is_some() && use_ == PathUse::Write));
             // A static word, else the words of a static brace expansion (`{.env,x}`).
             let braces = || {
                 arg.value

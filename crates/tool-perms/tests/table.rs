@@ -2411,6 +2411,65 @@ async fn recursive_reads_meet_the_read_deny_rules() {
     run_table(cases).await;
 }
 
+/// A copy (`cp`, `install`, `rsync`) reads its sources and writes only its destination (the
+/// last operand, or `-t DIR`): an Edit rule on a source does not stop copying it, a Read deny
+/// does, and the destination meets the Edit rules. `mv`, `rsync --remove-source-files` and
+/// `install -d` change every path they are given.
+#[tokio::test]
+async fn copies_read_their_sources_and_write_their_destination() {
+    let edit_docs: &[&str] = &["Edit(docs/**)"];
+    let read_docs: &[&str] = &["Read(docs/**)"];
+    let cases = vec![
+        // Sources under an Edit deny are only read.
+        case("allow", "Bash", "cp docs/a.md src/a.md")
+            .deny(edit_docs)
+            .mode("acceptEdits"),
+        case("allow", "Bash", "cp -t src docs/a.md")
+            .deny(edit_docs)
+            .mode("acceptEdits"),
+        case("allow", "Bash", "cp --target-directory src docs/a.md")
+            .deny(edit_docs)
+            .mode("acceptEdits"),
+        case("allow", "Bash", "cp -r docs src/copy")
+            .deny(edit_docs)
+            .mode("acceptEdits"),
+        case("ask", "Bash", "install -m644 docs/a.md src/a.md").deny(edit_docs),
+        case("ask", "Bash", "rsync -t docs/a.md src/").deny(edit_docs),
+        // ... and a Read deny on a source still denies.
+        case("deny", "Bash", "cp docs/a.md src/a.md")
+            .deny(read_docs)
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cp -t src docs/a.md").deny(read_docs),
+        case("deny", "Bash", "install docs/a.md src/a.md").deny(read_docs),
+        case("deny", "Bash", "rsync docs/a.md src/").deny(read_docs),
+        // The destination is written.
+        case("deny", "Bash", "cp README.md docs/b.md")
+            .deny(edit_docs)
+            .mode("acceptEdits"),
+        case("deny", "Bash", "cp -t docs README.md").deny(edit_docs),
+        case("deny", "Bash", "cp -tdocs README.md").deny(edit_docs),
+        case("deny", "Bash", "cp --target-directory docs README.md").deny(edit_docs),
+        case("deny", "Bash", "cp --target-directory=docs README.md").deny(edit_docs),
+        case("deny", "Bash", "rsync -t README.md docs").deny(edit_docs),
+        case("deny", "Bash", "install -D README.md docs/b.md").deny(edit_docs),
+        // Every path is changed.
+        case("deny", "Bash", "mv docs/a.md src/a.md").deny(edit_docs),
+        case("deny", "Bash", "rsync --remove-source-files docs/a.md src/").deny(edit_docs),
+        case("deny", "Bash", "install -d docs/new src/new").deny(edit_docs),
+        // A hard link shares the source's content: writing the copy would change it.
+        case("deny", "Bash", "cp -al docs src/copy").deny(edit_docs),
+        case("deny", "Bash", "cp --link docs/a.md src/a.md").deny(edit_docs),
+        case("deny", "Bash", "cp -s docs/a.md src/a.md").deny(edit_docs),
+        case("deny", "Bash", "rsync -a --link-dest=docs docs/ src/copy").deny(edit_docs),
+        // A source outside the working directories is still asked about.
+        case("ask", "Bash", "cp $O/notes.md src/").mode("acceptEdits"),
+        case("allow", "Bash", "cp $O/notes.md src/")
+            .allow(&["Read(/$O/**)"])
+            .mode("acceptEdits"),
+    ];
+    run_table(cases).await;
+}
+
 /// An awk program can open files itself (`print > "f"`, `getline < "f"`): with path rules to
 /// dodge, it cannot be checked; without them nothing changes.
 #[tokio::test]

@@ -369,18 +369,6 @@ pub struct TreeRead {
     pub defaults_to_cwd: bool,
 }
 
-/// Whether a `cp`/`mv`/`rsync` command line names its destination with `-t DIR` /
-/// `--target-directory` (then its operands are all sources).
-pub fn names_target_directory(words: &[Word]) -> bool {
-    words
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|w| w.value.as_deref())
-        .take_while(|v| *v != "--")
-        .any(|v| short_bundle_has(v, &['t']) || names_long(v, "--target-directory"))
-}
-
 /// Whether `name WORDS` reads directory trees ([`TreeRead`]), and how.
 pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
     let opts: Vec<&str> = words[1..]
@@ -781,6 +769,8 @@ enum Next {
     NameThenPath,
     /// Two values, not paths (`jq --arg NAME VALUE`).
     SkipTwo,
+    /// The destination directory (`cp -t DIR`, `--target-directory DIR`).
+    Target,
 }
 
 /// The arguments of `words` that are paths for [`path_use`]: positionals (after the script of
@@ -789,25 +779,105 @@ enum Next {
 /// `cp -t DIR`), values of `--opt=/path` flags (of every `--opt=value` flag for commands
 /// that write), and `dd`'s `if=`/`of=`.
 pub fn path_args(name: &str, words: &[Word]) -> Vec<Word> {
-    path_args_and_operands(name, words).0
+    path_args_and_operands(name, words).paths
 }
 
 /// Whether `words` names a path as an operand (not only as an option's value, as in `rg
 /// -f PATTERNS` or `rg --ignore-file F`, which still search the working directory).
 pub fn has_path_operands(name: &str, words: &[Word]) -> bool {
-    path_args_and_operands(name, words).1
+    path_args_and_operands(name, words).operands
 }
 
-/// [`path_args`], and whether one of them is an operand.
-fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
+/// How a copying command (`cp`, `install`, `rsync`) uses each of its [`path_args`]: its
+/// sources are read and only its destination (the last operand, or the value of `-t DIR` /
+/// `--target-directory`) is written. `None` for every other command, and for copies that
+/// write every path they are given (`rsync --remove-source-files` deletes its sources,
+/// `install -d` creates each directory it names, `cp -l` makes hard links to them):
+/// [`path_use`] holds for all of them.
+pub fn copy_uses(name: &str, words: &[Word]) -> Option<Vec<PathUse>> {
+    if !matches!(name, "cp" | "install" | "rsync") {
+        return None;
+    }
+    let options = || {
+        words[1..]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+    };
+    let writes_all = match name {
+        // A hard link (`cp -l`, `rsync --link-dest`) shares the source's content: what is
+        // later written to the copy changes the source too (a symbolic one, `cp -s`, is
+        // seen through, but is refused as well).
+        "cp" => options().any(|v| {
+            short_bundle_has(v, &['l', 's'])
+                || names_long(v, "--link")
+                || names_long(v, "--symbolic-link")
+        }),
+        "rsync" => options().any(|v| {
+            names_long(v, "--remove-source-files")
+                || names_long(v, "--remove-sent-files")
+                || names_long(v, "--link-dest")
+        }),
+        "install" => options().any(|v| {
+            (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['d']))
+                || names_long(v, "--directory")
+        }),
+        _ => false,
+    };
+    if writes_all {
+        return None;
+    }
+    let args = path_args_and_operands(name, words);
+    // rsync's `-t` is `--times`: its last operand is always the destination.
+    let destination = args
+        .target
+        .filter(|_| name != "rsync")
+        .or(args.paths.len().checked_sub(1))?;
+    Some(
+        (0..args.paths.len())
+            .map(|i| {
+                if i == destination {
+                    PathUse::Write
+                } else {
+                    PathUse::Read
+                }
+            })
+            .collect(),
+    )
+}
+
+/// What [`path_args_and_operands`] finds.
+struct PathArgs {
+    /// [`path_args`].
+    paths: Vec<Word>,
+    /// [`has_path_operands`].
+    operands: bool,
+    /// The index in `paths` of a `-t DIR` / `--target-directory=DIR` value (`cp`, `mv`, `ln`,
+    /// `install`): the destination.
+    target: Option<usize>,
+}
+
+/// [`path_args`], whether one of them is an operand, and which one is a target directory.
+fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
     if name == "sed" {
         let paths = sed_path_args(words);
-        let any = !paths.is_empty();
-        return (paths, any);
+        let operands = !paths.is_empty();
+        return PathArgs {
+            paths,
+            operands,
+            target: None,
+        };
     }
     if name == "git" {
-        return git_path_args(words);
+        let (paths, operands) = git_path_args(words);
+        return PathArgs {
+            paths,
+            operands,
+            target: None,
+        };
     }
+    let takes_target = matches!(name, "cp" | "mv" | "ln" | "install");
+    let mut target = None;
     let mut operands = false;
     let mut out = Vec::new();
     let mut skip_script = first_positional_is_script(name, words);
@@ -827,6 +897,11 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
         match std::mem::take(&mut next) {
             Next::Skip => continue,
             Next::Path => {
+                out.push(w.clone());
+                continue;
+            }
+            Next::Target => {
+                target = Some(out.len());
                 out.push(w.clone());
                 continue;
             }
@@ -894,6 +969,16 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
                     }
                 }
                 if v.starts_with("--") {
+                    if takes_target && names_long(v, "--target-directory") {
+                        match v.split_once('=') {
+                            Some((_, value)) => {
+                                target = Some(out.len());
+                                out.push(as_path(value, w));
+                            }
+                            None => next = Next::Target,
+                        }
+                        continue;
+                    }
                     let names_a_file = file_longs.iter().any(|l| names_long(v, l));
                     match v.split_once('=') {
                         Some((_, value))
@@ -928,8 +1013,13 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
                         shorts.as_ref().and_then(|sv| short_value_in(v, sv))
                     {
                         let file = shorts.as_ref().is_some_and(|sv| sv.files.contains(&letter));
+                        let is_target = takes_target && letter == 't';
+                        if is_target && !value.is_empty() {
+                            target = Some(out.len());
+                        }
                         match (value.is_empty(), file) {
                             (true, _) if !required => {}
+                            (true, true) if is_target => next = Next::Target,
                             (true, true) => next = Next::Path,
                             (true, false) => next = Next::Skip,
                             (false, true) => out.push(as_path(value, w)),
@@ -950,7 +1040,11 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> (Vec<Word>, bool) {
         operands = true;
         out.push(w.clone());
     }
-    (out, operands)
+    PathArgs {
+        paths: out,
+        operands,
+        target,
+    }
 }
 
 /// sed's paths: its files and its script files (`-f FILE`, `-fFILE`, `--file=FILE`), as

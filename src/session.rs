@@ -401,19 +401,15 @@ impl Session {
 
         let hooks = load_hooks(&hook_paths);
         // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
-        // running on without it (a PreToolUse guard) would fail open. Not so what is skipped
-        // by design, as docs/hooks.md says: a handler type this tool layer does not run
-        // (`prompt`, `agent`), a malformed `if` (the handler stays and never runs, as in
-        // Claude Code), an http URL the `allowedHttpHookUrls` policy keeps out.
+        // running on without it (a PreToolUse guard) would fail open. Not so what is not run
+        // by design, as docs/hooks.md says ([`tool_hooks::DiagnosticKind::NotRun`]).
         let broken_hooks: Vec<String> = hooks
             .diagnostics
             .iter()
             .filter(|d| {
                 d.source == Some(tool_core::RuleSource::FlagSettings)
+                    && d.kind == tool_hooks::DiagnosticKind::Invalid
                     && d.location.starts_with("hooks")
-                    && !d.location.ends_with(".if")
-                    && !d.message.contains("is not supported by")
-                    && !d.message.contains("allowedHttpHookUrls")
             })
             .map(ToString::to_string)
             .collect();

@@ -120,6 +120,25 @@ fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
         );
         assert!(!root.join("ran").exists(), "{hooks}");
     }
+    // What is not run by design (docs/hooks.md) is reported and does not stop the run: a
+    // handler type this layer does not run, a malformed `if`.
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "prompt", "prompt": "is this safe?"},
+        {"type": "command", "command": "exit 2", "if": "Bash(touch *"},
+    ]}]});
+    let settings = json!({"hooks": hooks}).to_string();
+    let out = bash(
+        &root,
+        &format!("exec \"$TW\" run --json --mode bypassPermissions --settings '{settings}' -"),
+        &format!("{call}\n"),
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(root.join("ran").exists(), "{err}");
+    assert!(
+        err.contains("not supported by") && err.contains("never runs"),
+        "{err}"
+    );
 }
 
 /// An untrusted folder whose settings set only an `env` says that it was not applied.

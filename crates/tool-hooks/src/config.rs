@@ -239,10 +239,26 @@ pub struct MatcherGroup {
     pub hooks: Vec<HookHandler>,
 }
 
+/// What a [`Diagnostic`] reports: a configuration that is wrong, or one that is read but
+/// deliberately not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// The configuration is wrong (not JSON, a value of the wrong type, an unknown event or
+    /// hook type, a bad matcher): the part is skipped.
+    Invalid,
+    /// Read as written and, by design, not run: a handler type this tool layer does not run
+    /// (`prompt`, `agent`, `mcp_tool`), an http hook whose URL the `allowedHttpHookUrls`
+    /// policy keeps out, an `if` condition that is no valid permission rule (the handler is
+    /// kept and never runs, as in Claude Code), a setting only managed settings may give.
+    NotRun,
+}
+
 /// A problem found in a settings file's hooks configuration. The offending part is skipped
 /// and reported here, never silently dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Whether the configuration is wrong or deliberately not run.
+    pub kind: DiagnosticKind,
     /// The settings level.
     pub source: Option<RuleSource>,
     /// The file, if known.
@@ -350,6 +366,9 @@ fn canonical(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Hook types Claude Code knows that this tool layer does not run (they need a model).
+const UNSUPPORTED_TYPES: &[&str] = &["prompt", "agent", "mcp_tool"];
 
 fn parse_handler(
     value: &Value,
@@ -466,7 +485,7 @@ fn parse_handler(
                 allowed_env_vars,
             })
         }
-        "prompt" | "agent" | "mcp_tool" => {
+        _ if UNSUPPORTED_TYPES.contains(&ty) => {
             return Err(format!(
                 "hook type {ty:?} is not supported by Toolwright's tool layer; handler skipped"
             ));
@@ -544,6 +563,7 @@ impl HooksConfig {
                 None | Some(Value::Null) => {}
                 Some(Value::Bool(b)) => disable = Some((*b, f.source)),
                 Some(other) => diags.push(Diagnostic {
+                    kind: DiagnosticKind::Invalid,
                     source: Some(f.source),
                     path: f.path.clone(),
                     location: "disableAllHooks".into(),
@@ -557,12 +577,14 @@ impl HooksConfig {
                 match (v, f.source) {
                     (Value::Bool(b), RuleSource::PolicySettings) => managed_only |= *b,
                     (Value::Bool(_), _) => diags.push(Diagnostic {
+                        kind: DiagnosticKind::NotRun,
                         source: Some(f.source),
                         path: f.path.clone(),
                         location: "allowManagedHooksOnly".into(),
                         message: "only honoured in managed settings; ignored".into(),
                     }),
                     (other, _) => diags.push(Diagnostic {
+                        kind: DiagnosticKind::Invalid,
                         source: Some(f.source),
                         path: f.path.clone(),
                         location: "allowManagedHooksOnly".into(),
@@ -590,6 +612,7 @@ impl HooksConfig {
                         list.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
                     }
                     Some(other) => diags.push(Diagnostic {
+                        kind: DiagnosticKind::Invalid,
                         source: Some(f.source),
                         path: f.path.clone(),
                         location: key.into(),
@@ -623,6 +646,7 @@ impl HooksConfig {
                 continue;
             };
             let diag = |location: String, message: String| Diagnostic {
+                kind: DiagnosticKind::Invalid,
                 source: Some(f.source),
                 path: f.path.clone(),
                 location,
@@ -715,21 +739,27 @@ impl HooksConfig {
                                 if let Some(rule) = &handler.if_condition
                                     && let Some(problem) = if_rule_problem(rule)
                                 {
-                                    diags.push(diag(
-                                        format!("{loc}.hooks[{hi}].if"),
-                                        format!(
-                                            "the {event} hook's `if` condition {rule:?} is not a valid permission rule ({problem}); the hook never runs"
-                                        ),
-                                    ));
+                                    diags.push(Diagnostic {
+                                        kind: DiagnosticKind::NotRun,
+                                        ..diag(
+                                            format!("{loc}.hooks[{hi}].if"),
+                                            format!(
+                                                "the {event} hook's `if` condition {rule:?} is not a valid permission rule ({problem}); the hook never runs"
+                                            ),
+                                        )
+                                    });
                                 }
                                 if let HandlerKind::Http(http) = &mut handler.kind {
                                     if let Some(allowed) = &url_allow
                                         && !allowed.iter().any(|p| glob_match(p, &http.url))
                                     {
-                                        diags.push(diag(
+                                        diags.push(Diagnostic {
+                                            kind: DiagnosticKind::NotRun,
+                                            ..diag(
                                                 format!("{loc}.hooks[{hi}]"),
                                                 format!("http hook URL {:?} is not in allowedHttpHookUrls; skipped", shown_url(&http.url)),
-                                            ));
+                                            )
+                                        });
                                         continue;
                                     }
                                     if let Some(allowed) = &env_allow {
@@ -739,7 +769,21 @@ impl HooksConfig {
                                 parsed.push(handler);
                             }
                             Ok(None) => {}
-                            Err(msg) => diags.push(diag(format!("{loc}.hooks[{hi}]"), msg)),
+                            Err(msg) => {
+                                let unsupported = h
+                                    .get("type")
+                                    .and_then(Value::as_str)
+                                    .is_some_and(|t| UNSUPPORTED_TYPES.contains(&t));
+                                let kind = if unsupported {
+                                    DiagnosticKind::NotRun
+                                } else {
+                                    DiagnosticKind::Invalid
+                                };
+                                diags.push(Diagnostic {
+                                    kind,
+                                    ..diag(format!("{loc}.hooks[{hi}]"), msg)
+                                });
+                            }
                         }
                     }
                     if skip || parsed.is_empty() {

@@ -64,9 +64,9 @@ mod runner;
 mod settings;
 
 pub use config::{
-    CommandHandler, DEFAULT_TIMEOUT, Diagnostic, HOOK_EVENTS, HandlerKind, HookHandler,
-    HooksConfig, HttpHandler, MatcherGroup, NO_MATCHER_EVENTS, OnFailure, SettingsFile,
-    TOOL_EVENTS, default_timeout,
+    CommandHandler, DEFAULT_TIMEOUT, Diagnostic, DiagnosticKind, HOOK_EVENTS, HandlerKind,
+    HookHandler, HooksConfig, HttpHandler, MatcherGroup, NO_MATCHER_EVENTS, OnFailure,
+    SettingsFile, TOOL_EVENTS, default_timeout,
 };
 pub use matcher::{BasicRuleMatcher, Matcher, MatcherError, RuleMatcher, if_rule_problem};
 pub use native::{NativeHook, NativeHookError};

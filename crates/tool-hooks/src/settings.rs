@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tool_core::RuleSource;
 
-use crate::config::{Diagnostic, HooksConfig, SettingsFile};
+use crate::config::{Diagnostic, DiagnosticKind, HooksConfig, SettingsFile};
 
 /// Where to look for settings files. [`SettingsPaths::discover`] fills it the way Claude
 /// Code does.
@@ -89,6 +89,7 @@ fn read_file(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {
             diags.push(Diagnostic {
+                kind: DiagnosticKind::Invalid,
                 source: Some(source),
                 path: Some(path.to_path_buf()),
                 location: String::new(),
@@ -130,6 +131,7 @@ fn parse_text(
             value,
         }),
         Ok(other) => diags.push(Diagnostic {
+            kind: DiagnosticKind::Invalid,
             source: Some(source),
             path,
             location: String::new(),
@@ -139,6 +141,7 @@ fn parse_text(
             ),
         }),
         Err(e) => diags.push(Diagnostic {
+            kind: DiagnosticKind::Invalid,
             source: Some(source),
             path,
             location: String::new(),
@@ -153,6 +156,7 @@ fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<Diagnostic>) -> Vec<Path
     let (paths, errors) = tool_core::managed_drop_ins(managed_dir);
     for e in errors {
         diags.push(Diagnostic {
+            kind: DiagnosticKind::Invalid,
             source: Some(RuleSource::PolicySettings),
             path: Some(managed_dir.join("managed-settings.d")),
             location: String::new(),
@@ -189,6 +193,7 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
                 read_file(&p, RuleSource::FlagSettings, &mut files, &mut diags);
             } else {
                 diags.push(Diagnostic {
+                    kind: DiagnosticKind::Invalid,
                     source: Some(RuleSource::FlagSettings),
                     path: Some(p),
                     location: String::new(),

@@ -398,3 +398,69 @@ async fn a_malformed_if_rule_is_reported_and_never_runs() {
     assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
     assert!(!ran.exists());
 }
+
+/// Each diagnostic says whether the configuration is wrong (`Invalid`: a host may refuse to
+/// start, as `--settings` does) or read and, by design, not run (`NotRun`: a handler type
+/// this layer does not run, a malformed `if`, an http URL the policy keeps out, a setting
+/// only managed settings may give).
+#[test]
+fn diagnostics_tell_a_broken_configuration_from_one_not_run_by_design() {
+    use tool_hooks::{DiagnosticKind, SettingsFile};
+    let hooks = json!({
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [
+                {"type": "prompt", "prompt": "is this safe?"},
+                {"type": "agent", "prompt": "check"},
+                {"type": "mcp_tool", "server": "s", "tool": "t"},
+                {"type": "command", "command": "true", "if": "Bash(git *"},
+                {"type": "http", "url": "https://elsewhere.example.org/hook"},
+                {"type": "webhook", "url": "https://x"},
+                {"type": "command"},
+                {"type": 3},
+            ]},
+            {"matcher": "(", "hooks": [{"type": "command", "command": "true"}]},
+        ],
+        "NoSuchEvent": [],
+    });
+    let files = [SettingsFile {
+        source: RuleSource::ProjectSettings,
+        path: None,
+        value: json!({
+            "hooks": hooks,
+            "allowedHttpHookUrls": ["https://hooks.example.com/*"],
+            "allowManagedHooksOnly": true,
+        }),
+    }];
+    let (_, diags) = HooksConfig::from_settings(&files);
+    let kind_at = |loc: &str| {
+        let found: Vec<DiagnosticKind> = diags
+            .iter()
+            .filter(|d| d.location == loc)
+            .map(|d| d.kind)
+            .collect();
+        assert_eq!(found.len(), 1, "{loc}: {diags:#?}");
+        found[0]
+    };
+    let not_run = [
+        "hooks.PreToolUse[0].hooks[0]",
+        "hooks.PreToolUse[0].hooks[1]",
+        "hooks.PreToolUse[0].hooks[2]",
+        "hooks.PreToolUse[0].hooks[3].if",
+        "hooks.PreToolUse[0].hooks[4]",
+        "allowManagedHooksOnly",
+    ];
+    let invalid = [
+        "hooks.PreToolUse[0].hooks[5]",
+        "hooks.PreToolUse[0].hooks[6]",
+        "hooks.PreToolUse[0].hooks[7]",
+        "hooks.PreToolUse[1].matcher",
+        "hooks.NoSuchEvent",
+    ];
+    for loc in not_run {
+        assert_eq!(kind_at(loc), DiagnosticKind::NotRun, "{loc}");
+    }
+    for loc in invalid {
+        assert_eq!(kind_at(loc), DiagnosticKind::Invalid, "{loc}");
+    }
+    assert_eq!(diags.len(), not_run.len() + invalid.len(), "{diags:#?}");
+}

@@ -446,20 +446,20 @@ impl LoadedPermissions {
 
     /// Applies a `--mode` flag to `permission` (loaded from these settings):
     /// `bypassPermissions` is refused when the settings disable it
-    /// (`disableBypassPermissionsMode: "disable"` wins, as in Claude Code) and otherwise
-    /// makes bypass available.
+    /// (`disableBypassPermissionsMode: "disable"` wins, as in Claude Code). The flag takes
+    /// the place of `defaultMode`, and bypass is available only when the flag asks for it
+    /// (as Claude Code works it out from the mode it starts in): `--mode plan` under a
+    /// `defaultMode` of `bypassPermissions` is plan mode, not bypass.
     pub fn apply_mode_flag(
         &self,
         permission: &mut ToolPermissionContext,
         mode: Option<PermissionMode>,
     ) -> Result<(), String> {
         let Some(mode) = mode else { return Ok(()) };
-        if mode == PermissionMode::BypassPermissions {
-            if self.bypass_disabled {
-                return Err("--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`)".into());
-            }
-            permission.bypass_available = true;
+        if mode == PermissionMode::BypassPermissions && self.bypass_disabled {
+            return Err("--mode bypassPermissions: bypass is disabled by settings (`permissions.disableBypassPermissionsMode: \"disable\"`)".into());
         }
+        permission.bypass_available = mode == PermissionMode::BypassPermissions;
         permission.mode = mode;
         Ok(())
     }

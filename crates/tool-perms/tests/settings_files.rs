@@ -341,3 +341,46 @@ fn bad_inline_settings_json_says_where_and_what() {
         errors[0]
     );
 }
+
+// --- A `--mode` flag and `defaultMode` -------------------------------------------------------
+
+/// `--mode` takes the place of the settings' `defaultMode`: under `defaultMode:
+/// "bypassPermissions"`, `--mode plan` is plan mode (a write is refused, `rm` asks) and
+/// `--mode default` asks, where keeping bypass available made plan mode act as bypass.
+#[tokio::test]
+async fn a_mode_flag_replaces_a_bypass_default_mode() {
+    use tool_core::PermissionMode;
+    let fx = Fixture::new();
+    write_bytes(
+        &fx.home.join("config/settings.json"),
+        br#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
+    );
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    assert_eq!(loaded.context.mode, PermissionMode::BypassPermissions);
+    assert!(loaded.context.bypass_available);
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "allow");
+    for (mode, expected) in [
+        (PermissionMode::Plan, "deny"),
+        (PermissionMode::Default, "ask"),
+        (PermissionMode::BypassPermissions, "allow"),
+    ] {
+        let mut context = loaded.context.clone();
+        loaded.apply_mode_flag(&mut context, Some(mode)).unwrap();
+        assert_eq!(
+            context.bypass_available,
+            mode == PermissionMode::BypassPermissions,
+            "{mode:?}"
+        );
+        let write = {
+            let engine = loaded.engine();
+            let tctx = ToolUseContext::new(&fx.proj)
+                .with_home(Some(fx.home.clone()))
+                .with_permission(context);
+            let tool = probe(&fx, "Write");
+            let input = json!({"file_path": fx.proj.join("x.txt"), "content": "y"});
+            behavior(&engine.decide(&tool, &input, &tctx).await).to_owned()
+        };
+        assert_eq!(write, expected, "Write under --mode {mode:?}");
+    }
+}

@@ -843,7 +843,7 @@ impl PermissionEngine {
                 None,
             );
         }
-        // 1a, 1b: tool-wide deny and ask.
+        // 1a: tool-wide deny (1b, a tool-wide ask, is looked at after the content rules).
         if let Some(r) = self.tool_wide(&set, RuleBehavior::Deny, tool, &names) {
             return Explanation::from_finding(
                 Finding::new(
@@ -854,22 +854,21 @@ impl PermissionEngine {
                 None,
             );
         }
-        if let Some(r) = self.tool_wide(&set, RuleBehavior::Ask, tool, &names) {
-            return Explanation::from_finding(
-                Finding::new(
-                    Kind::Ask,
-                    format!("Permission to use {name} requires approval (ask rule)."),
-                )
-                .with_rule(Some(r))
-                .immune(),
-                None,
-            );
-        }
+        let wide_ask = self.tool_wide(&set, RuleBehavior::Ask, tool, &names);
         // 1c: the subject's content rules and the tool's own check.
         let subject = self.check_subject(&set, tool, &names, input, ctx);
         let read_only_command = subject.as_ref().and_then(|s| s.read_only);
         let own = tool.check_permissions(input, ctx).await;
         let (mut f, updated_input) = merge(subject, own);
+        // 1b after 1d (deny rules always take precedence, as Claude Code's documentation
+        // says; its code asks before looking at the content rules): a tool-wide ask rule
+        // does not let the user approve what a deny rule forbids (`ask: ["Bash"]`, `deny:
+        // ["Bash(rm:*)"]`).
+        if f.kind != Kind::Deny
+            && let Some(r) = wide_ask
+        {
+            return Explanation::from_finding(wide_ask_finding(name, r), None);
+        }
         // 1d..1g
         match f.kind {
             Kind::Deny => return Explanation::from_finding(f, None),
@@ -996,22 +995,15 @@ impl PermissionEngine {
                 None,
             ));
         }
-        if let Some(r) = self.tool_wide(&set, RuleBehavior::Ask, tool, &names) {
-            return Some(Explanation::from_finding(
-                Finding::new(
-                    Kind::Ask,
-                    format!("Permission to use {name} requires approval (ask rule)."),
-                )
-                .with_rule(Some(r))
-                .immune(),
-                None,
-            ));
-        }
+        let wide_ask = self.tool_wide(&set, RuleBehavior::Ask, tool, &names);
         let subject = self.check_subject(&set, tool, &names, input, ctx);
         let own = tool.check_permissions(input, ctx).await;
         let (f, updated) = merge(subject, own);
         match f.kind {
             Kind::Deny => Some(Explanation::from_finding(f, None)),
+            _ if let Some(r) = wide_ask => {
+                Some(Explanation::from_finding(wide_ask_finding(name, r), None))
+            }
             Kind::Ask if f.immune => Some(Explanation::from_finding(f, updated)),
             _ => None,
         }
@@ -3167,6 +3159,16 @@ pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
 
 /// Merges the engine's subject finding with the tool's own check: deny beats ask beats
 /// allow beats passthrough; the tool's updated input is kept.
+/// The ask of a tool-wide ask rule (`ask: ["Bash"]`): asked even in bypass mode.
+fn wide_ask_finding(name: &str, rule: SourcedRule) -> Finding {
+    Finding::new(
+        Kind::Ask,
+        format!("Permission to use {name} requires approval (ask rule)."),
+    )
+    .with_rule(Some(rule))
+    .immune()
+}
+
 fn merge(subject: Option<Finding>, own: PermissionResult) -> (Finding, Option<Value>) {
     let (own_f, updated) = match own {
         PermissionResult::Allow {

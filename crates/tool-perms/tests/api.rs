@@ -198,6 +198,47 @@ async fn rule_based_check_after_hook_allow() {
     );
 }
 
+/// A tool-wide ask rule does not outrank a deny rule on the call's content: deny rules always
+/// take precedence (Claude Code's documented order; its code asks first), both in the full
+/// decision and in the check after a hook's allow. Without a matching deny, it asks, even in
+/// bypass mode.
+#[tokio::test]
+async fn a_tool_wide_ask_rule_does_not_outrank_a_content_deny() {
+    let fx = Fixture::new();
+    for mode in ["default", "acceptEdits", "bypassPermissions"] {
+        let c = case("x", "Bash", "")
+            .ask(&["Bash", "Read"])
+            .deny(&["Bash(rm:*)", "Read(.env)"])
+            .mode(mode);
+        let (engine, ctx) = context(&fx, &c);
+        let bash = probe(&fx, "Bash");
+        let read = probe(&fx, "Read");
+        let env = json!({"file_path": fx.proj.join(".env")});
+        let readme = json!({"file_path": fx.proj.join("README.md")});
+        for (tool, input, expected) in [
+            (&bash, json!({"command": "rm -rf build"}), "deny"),
+            (&bash, json!({"command": "ls"}), "ask"),
+            (&read, env, "deny"),
+            (&read, readme, "ask"),
+        ] {
+            let decided = engine.decide(tool, &input, &ctx).await;
+            assert_eq!(behavior(&decided), expected, "{mode} {input}");
+            let after_hook = engine.check_rule_based(tool, &input, &ctx).await;
+            assert_eq!(
+                after_hook.as_ref().map(behavior),
+                Some(expected),
+                "{mode} {input}"
+            );
+            if expected == "deny" {
+                assert!(
+                    !format!("{decided:?}").contains("requires approval"),
+                    "{decided:?}"
+                );
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn blanket_denies_and_hook_conditions() {
     let fx = Fixture::new();

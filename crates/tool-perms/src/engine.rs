@@ -46,12 +46,17 @@ impl PathRoots {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".claude")));
+        let settings_files = user_config_dir
+            .iter()
+            .map(|d| d.join("settings.json"))
+            .collect();
         Self {
             cwd: cwd.into(),
             home,
             project_root: None,
             user_config_dir,
             flag_settings_dir: None,
+            settings_files,
         }
     }
 }
@@ -1470,7 +1475,10 @@ impl PermissionEngine {
                     )
                     .with_rule(Some(r));
                 }
-                if let Some(why) = protected_reason(path).or_else(|| protected_reason(&resolved)) {
+                if let Some(why) = protected_reason(path)
+                    .or_else(|| protected_reason(&resolved))
+                    .or_else(|| self.roots.settings_file_reason(path, &resolved))
+                {
                     return Finding::new(Kind::Ask, why.clone())
                         .reason(DecisionReason::SafetyCheck { reason: why })
                         .immune();

@@ -22,9 +22,36 @@ pub struct PathRoots {
     pub user_config_dir: Option<PathBuf>,
     /// The directory of the `--settings` file (flag settings' `/x`); defaults to `cwd`.
     pub flag_settings_dir: Option<PathBuf>,
+    /// The settings files this session reads: the user's `settings.json` (whether it exists
+    /// yet or not), each `--settings` file, the managed ones. Writing one is a safety check
+    /// wherever it is (Claude Code's `isClaudeSettingsPath`): under `$CLAUDE_CONFIG_DIR` or
+    /// given to `--settings` it is not in a `.claude` directory ([`protected_reason`]).
+    pub settings_files: Vec<PathBuf>,
 }
 
 impl PathRoots {
+    /// Why writing `path` (or `resolved`, where its links lead) is a safety check because it
+    /// is one of the [`settings_files`](Self::settings_files), if it is.
+    pub fn settings_file_reason(&self, path: &Path, resolved: &Path) -> Option<String> {
+        let same = |a: &Path, b: &Path| {
+            if CASE_INSENSITIVE_FILE_SYSTEMS {
+                a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
+            } else {
+                a == b
+            }
+        };
+        self.settings_files
+            .iter()
+            .flat_map(|f| [normalize_lexically(f), resolve_symlinks(f)])
+            .any(|f| same(&f, path) || same(&f, resolved))
+            .then(|| {
+                format!(
+                    "Claude requested permissions to write to {}, which is a settings file of this session.",
+                    path.display()
+                )
+            })
+    }
+
     fn source_root(&self, source: RuleSource) -> PathBuf {
         match source {
             RuleSource::ProjectSettings | RuleSource::LocalSettings => self
@@ -719,6 +746,7 @@ mod tests {
             project_root: None,
             user_config_dir: None,
             flag_settings_dir: None,
+            settings_files: Vec::new(),
         };
         let mk = |pat: &str, b| {
             let a = roots.anchor(pat, RuleSource::ProjectSettings, b).unwrap();
@@ -751,6 +779,7 @@ mod tests {
             project_root: None,
             user_config_dir: None,
             flag_settings_dir: None,
+            settings_files: Vec::new(),
         };
         let reaches = |pat: &str, dir: &str| {
             let a = roots

@@ -560,7 +560,12 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     let mut ctx = ToolPermissionContext::default();
     let mut mode: Option<PermissionMode> = None;
     let mut bypass_disabled = false;
+    let mut settings_files: Vec<PathBuf> = files.iter().filter_map(|f| f.path.clone()).collect();
+    if let Some(dir) = &sources.user_config_dir {
+        settings_files.push(dir.join("settings.json"));
+    }
     let roots = PathRoots {
+        settings_files,
         cwd: sources.project_dir.clone(),
         home: sources.home.clone(),
         project_root: Some(sources.project_dir.clone()),

@@ -384,3 +384,59 @@ async fn a_mode_flag_replaces_a_bypass_default_mode() {
         assert_eq!(write, expected, "Write under --mode {mode:?}");
     }
 }
+
+// --- The session's own settings files ---------------------------------------------------------
+
+/// Writing a settings file this session reads is a safety check (asks even in bypass mode)
+/// wherever it is: the user's `settings.json` under a config dir that is no `.claude`
+/// directory (`$CLAUDE_CONFIG_DIR`), before it exists too, and a `--settings` file. A file
+/// next to them is not.
+#[tokio::test]
+async fn the_sessions_settings_files_are_protected_wherever_they_are() {
+    let fx = Fixture::new();
+    let flag = fx.proj.join("perms.json");
+    write_bytes(&flag, br#"{"permissions":{"allow":["Bash(ls)"]}}"#);
+    let mut s = sources(&fx, fx.proj.clone());
+    s.flag_settings = vec![flag.display().to_string()];
+    let loaded = load_permissions(&s);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let user = fx.home.join("config/settings.json");
+    assert!(!user.exists());
+    for mode in [
+        tool_core::PermissionMode::BypassPermissions,
+        tool_core::PermissionMode::AcceptEdits,
+    ] {
+        let mut context = loaded.context.clone();
+        loaded.apply_mode_flag(&mut context, Some(mode)).unwrap();
+        // Inside the working directories: acceptEdits would allow any other write there.
+        context
+            .additional_working_directories
+            .push(fx.home.join("config"));
+        let engine = loaded.engine();
+        let tctx = ToolUseContext::new(&fx.proj)
+            .with_home(Some(fx.home.clone()))
+            .with_permission(context);
+        let write = probe(&fx, "Write");
+        let bash_tool = probe(&fx, "Bash");
+        let decide = |tool, input: serde_json::Value| {
+            let (engine, tctx) = (&engine, &tctx);
+            async move { behavior(&engine.decide(tool, &input, tctx).await).to_owned() }
+        };
+        for path in [&user, &flag] {
+            let input = json!({"file_path": path, "content": "{}"});
+            assert_eq!(
+                decide(&write, input).await,
+                "ask",
+                "{mode:?} Write {path:?}"
+            );
+            let command = format!("echo '{{}}' > {}", path.display());
+            assert_eq!(
+                decide(&bash_tool, json!({"command": command})).await,
+                "ask",
+                "{mode:?} {command}"
+            );
+        }
+        let beside = json!({"file_path": fx.home.join("config/notes.json"), "content": "{}"});
+        assert_eq!(decide(&write, beside).await, "allow", "{mode:?}");
+    }
+}

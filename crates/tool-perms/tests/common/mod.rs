@@ -190,6 +190,7 @@ pub fn context(fx: &Fixture, c: &Case) -> (PermissionEngine, ToolUseContext) {
         project_root: Some(fx.proj.clone()),
         user_config_dir: Some(fx.home.join(".claude")),
         flag_settings_dir: None,
+        settings_files: vec![fx.home.join(".claude/settings.json")],
     };
     let engine = PermissionEngine::new(&perm, roots).unwrap_or_else(|e| panic!("{c:?}: {e}"));
     let ctx = ToolUseContext::new(&fx.proj)

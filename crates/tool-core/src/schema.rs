@@ -16,6 +16,8 @@
 //!   unknown `type` (`"any"`, `"file"`) is dropped (no type constraint), `properties` entries
 //!   that are not schemas become `{}`, and so on ([`schema_problem`] says what is still
 //!   wrong, if anything);
+//! - a top-level `allOf`/`anyOf`/`oneOf` is merged into the root (the API refuses one
+//!   there): its branches' properties united, `required` as every branch would have it;
 //! - the top level is `type: object` with a `properties` map.
 
 use std::collections::HashSet;
@@ -69,6 +71,7 @@ pub fn normalize_schema(schema: Value) -> Value {
     };
     let mut value = walk.rewrite(Value::Object(root), 0);
     if let Value::Object(map) = &mut value {
+        flatten_root_combinators(map);
         map.insert("type".into(), Value::String("object".into()));
         map.entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -614,6 +617,117 @@ fn placeholder(property: &Value) -> Value {
         "object" => probe_input(property),
         "null" => Value::Null,
         _ => json!("x"),
+    }
+}
+
+/// A root-level `allOf`/`anyOf`/`oneOf` merged into the root (the Anthropic API refuses
+/// one: "input_schema does not support oneOf, allOf, or anyOf at the top level"): the
+/// branches' properties are united, a property the branches describe differently keeps
+/// each description (`anyOf`, or `allOf` under `allOf`); `required` is the union for
+/// `allOf` and the intersection for `anyOf`/`oneOf` (a property is required only when every
+/// alternative requires it). A serde enum used as a typed tool's input (or flattened into
+/// it) comes out of schemars so; so do many MCP servers' schemas.
+fn flatten_root_combinators(root: &mut Map<String, Value>) {
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = root.remove(keyword) else {
+            continue;
+        };
+        // The root's own properties (they hold together with every branch), then each
+        // property's distinct schemas in the branches.
+        let own = match root.remove("properties") {
+            Some(Value::Object(props)) => props,
+            _ => Map::new(),
+        };
+        let mut alternatives: Vec<(String, Vec<Value>)> =
+            own.keys().map(|k| (k.clone(), Vec::new())).collect();
+        let mut add = |k: &String, v: &Value| match alternatives.iter_mut().find(|(n, _)| n == k) {
+            Some((_, seen)) if !seen.contains(v) => seen.push(v.clone()),
+            Some(_) => {}
+            None => alternatives.push((k.clone(), vec![v.clone()])),
+        };
+        let mut required: Vec<String> = string_array(root.get("required"));
+        let mut branch_required: Option<Vec<String>> = None;
+        for branch in &branches {
+            let branch = match branch {
+                Value::Object(branch) => branch,
+                // `true` accepts anything: in an `anyOf`/`oneOf` nothing is then required.
+                Value::Bool(true) if keyword != "allOf" => {
+                    branch_required = Some(Vec::new());
+                    continue;
+                }
+                _ => continue,
+            };
+            if let Some(Value::Object(props)) = branch.get("properties") {
+                for (k, v) in props {
+                    add(k, v);
+                }
+            }
+            let req = string_array(branch.get("required"));
+            if keyword == "allOf" {
+                for r in req {
+                    if !required.contains(&r) {
+                        required.push(r);
+                    }
+                }
+            } else {
+                branch_required = Some(match branch_required {
+                    None => req,
+                    Some(prev) => prev.into_iter().filter(|r| req.contains(r)).collect(),
+                });
+            }
+        }
+        for r in branch_required.unwrap_or_default() {
+            if !required.contains(&r) {
+                required.push(r);
+            }
+        }
+        // A property the branches describe differently keeps every description: a
+        // discriminated union's `kind: {const: "file"}` and `kind: {const: "url"}` become
+        // `kind: {anyOf: [...]}`, not the first branch's alone.
+        let combine = if keyword == "allOf" { "allOf" } else { "anyOf" };
+        let one_of = |mut schemas: Vec<Value>, keyword: &str| {
+            if schemas.len() == 1 {
+                schemas.remove(0)
+            } else {
+                let mut m = Map::new();
+                m.insert(keyword.into(), Value::Array(schemas));
+                Value::Object(m)
+            }
+        };
+        let properties: Map<String, Value> = alternatives
+            .into_iter()
+            .map(|(k, mut schemas)| {
+                schemas.retain(|s| own.get(&k) != Some(s));
+                let v = match (own.get(&k), schemas.is_empty()) {
+                    (Some(own), true) => own.clone(),
+                    (Some(own), false) => {
+                        one_of(vec![own.clone(), one_of(schemas, combine)], "allOf")
+                    }
+                    (None, _) => one_of(schemas, combine),
+                };
+                (k, v)
+            })
+            .collect();
+        root.insert("properties".into(), Value::Object(properties));
+        if required.is_empty() {
+            root.remove("required");
+        } else {
+            root.insert(
+                "required".into(),
+                Value::Array(required.into_iter().map(Value::String).collect()),
+            );
+        }
+    }
+    root.insert("type".into(), Value::String("object".into()));
+}
+
+fn string_array(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -349,3 +349,120 @@ fn an_input_the_schema_repairs_keeps_its_permission_subject() {
         None
     );
 }
+
+/// A key-value store's operations, one variant each: schemars describes it with a root
+/// `oneOf`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum KvInput {
+    /// Reads a key.
+    Get { key: String },
+    /// Writes a key.
+    Set { key: String, value: String },
+}
+
+/// The same operations flattened into an input with a field of its own.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct FlatKvInput {
+    store: String,
+    #[serde(flatten)]
+    op: KvInput,
+}
+
+struct KvTool;
+
+#[async_trait]
+impl TypedTool for KvTool {
+    type Input = KvInput;
+    type Output = String;
+    const NAME: &'static str = "Kv";
+
+    fn description(&self) -> Cow<'_, str> {
+        "A key-value store".into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(1_000)
+    }
+    async fn call(
+        &self,
+        input: KvInput,
+        _ctx: ToolUseContext,
+        _p: ProgressSender,
+    ) -> Result<ToolResult<String>, ToolError> {
+        Ok(ToolResult::new(format!("{input:?}")))
+    }
+}
+
+struct FlatKvTool;
+
+#[async_trait]
+impl TypedTool for FlatKvTool {
+    type Input = FlatKvInput;
+    type Output = String;
+    const NAME: &'static str = "FlatKv";
+
+    fn description(&self) -> Cow<'_, str> {
+        "A key-value store of stores".into()
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        MaxResultSize::Chars(1_000)
+    }
+    async fn call(
+        &self,
+        input: FlatKvInput,
+        _ctx: ToolUseContext,
+        _p: ProgressSender,
+    ) -> Result<ToolResult<String>, ToolError> {
+        Ok(ToolResult::new(format!("{input:?}")))
+    }
+}
+
+/// An input that is an enum (or holds a flattened one) gets a schema the API takes (no
+/// `oneOf`/`anyOf`/`allOf` at the top level: it refuses the whole request over one) that
+/// lists every variant's fields, and its calls parse: each variant's fields are known, the
+/// tag's values are listed, a field no variant has is still refused.
+#[test]
+fn an_enum_input_gets_an_object_schema_and_its_calls_parse() {
+    let schema = KvTool.input_schema();
+    for combinator in ["oneOf", "anyOf", "allOf"] {
+        assert!(schema.get(combinator).is_none(), "{schema:#}");
+    }
+    assert_eq!(schema["type"], "object", "{schema:#}");
+    let props = schema["properties"].as_object().unwrap();
+    let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["key", "op", "value"], "{schema:#}");
+    assert_eq!(schema["required"], json!(["op", "key"]), "{schema:#}");
+    assert!(
+        schema["properties"]["op"].to_string().contains("\"get\"")
+            && schema["properties"]["op"].to_string().contains("\"set\""),
+        "{schema:#}"
+    );
+    assert_eq!(tool_core::schema::schema_problem(&schema), None);
+
+    let get = KvTool
+        .parse_input(json!({"op": "get", "key": "a"}))
+        .unwrap();
+    assert_eq!(get, json!({"op": "get", "key": "a"}));
+    KvTool
+        .parse_input(json!({"op": "set", "key": "a", "value": "b"}))
+        .unwrap();
+    let unknown = KvTool
+        .parse_input(json!({"op": "get", "key": "a", "colour": "red"}))
+        .unwrap_err()
+        .to_model_text();
+    assert!(unknown.contains("colour"), "{unknown}");
+    let missing = KvTool
+        .parse_input(json!({"op": "set", "key": "a"}))
+        .unwrap_err()
+        .to_model_text();
+    assert!(missing.contains("value"), "{missing}");
+
+    let schema = FlatKvTool.input_schema();
+    assert!(schema.get("oneOf").is_none(), "{schema:#}");
+    assert!(schema["properties"].get("store").is_some(), "{schema:#}");
+    assert!(schema["properties"].get("value").is_some(), "{schema:#}");
+    FlatKvTool
+        .parse_input(json!({"store": "s", "op": "get", "key": "a"}))
+        .unwrap();
+}

@@ -25,10 +25,9 @@ pub struct McpInputSchema {
 
 /// The schema the model sees for an MCP tool's `inputSchema`: `$ref`s inlined, drafts
 /// unified and keyword values of the wrong JSON type repaired at every depth by
-/// [`tool_core::normalize_schema`], then a root-level `anyOf`/`oneOf`/`allOf` of object
-/// schemas merged into the root: properties are united; `required` is the union for `allOf`
-/// and the intersection for `anyOf`/`oneOf` (a property is only required when every
-/// alternative requires it).
+/// [`tool_core::normalize_schema`], which also merges a root-level `anyOf`/`oneOf`/`allOf`
+/// of object schemas into the root (properties united; `required` the union for `allOf`,
+/// the intersection for `anyOf`/`oneOf`).
 ///
 /// An invalid root is repaired rather than passed on: `properties` that is not an object
 /// becomes `{}`, a property schema that is neither an object nor a boolean becomes `{}` (any
@@ -80,7 +79,6 @@ fn prepare(raw: &Value) -> McpInputSchema {
     let mut schema = tool_core::normalize_schema(raw.clone());
     let mut renamed = Vec::new();
     if let Value::Object(root) = &mut schema {
-        flatten_root_combinators(root);
         repair_root(root);
         renamed = rename_properties(root);
     }
@@ -237,110 +235,6 @@ fn repair_root(root: &mut Map<String, Value>) {
         .is_some_and(|v| !v.is_object() && !v.is_boolean())
     {
         root.remove("additionalProperties");
-    }
-}
-
-fn flatten_root_combinators(root: &mut Map<String, Value>) {
-    for keyword in ["allOf", "anyOf", "oneOf"] {
-        let Some(Value::Array(branches)) = root.remove(keyword) else {
-            continue;
-        };
-        // The root's own properties (they hold together with every branch), then each
-        // property's distinct schemas in the branches.
-        let own = match root.remove("properties") {
-            Some(Value::Object(props)) => props,
-            _ => Map::new(),
-        };
-        let mut alternatives: Vec<(String, Vec<Value>)> =
-            own.keys().map(|k| (k.clone(), Vec::new())).collect();
-        let mut add = |k: &String, v: &Value| match alternatives.iter_mut().find(|(n, _)| n == k) {
-            Some((_, seen)) if !seen.contains(v) => seen.push(v.clone()),
-            Some(_) => {}
-            None => alternatives.push((k.clone(), vec![v.clone()])),
-        };
-        let mut required: Vec<String> = string_array(root.get("required"));
-        let mut branch_required: Option<Vec<String>> = None;
-        for branch in &branches {
-            let branch = match branch {
-                Value::Object(branch) => branch,
-                // `true` accepts anything: in an `anyOf`/`oneOf` nothing is then required.
-                Value::Bool(true) if keyword != "allOf" => {
-                    branch_required = Some(Vec::new());
-                    continue;
-                }
-                _ => continue,
-            };
-            if let Some(Value::Object(props)) = branch.get("properties") {
-                for (k, v) in props {
-                    add(k, v);
-                }
-            }
-            let req = string_array(branch.get("required"));
-            if keyword == "allOf" {
-                for r in req {
-                    if !required.contains(&r) {
-                        required.push(r);
-                    }
-                }
-            } else {
-                branch_required = Some(match branch_required {
-                    None => req,
-                    Some(prev) => prev.into_iter().filter(|r| req.contains(r)).collect(),
-                });
-            }
-        }
-        for r in branch_required.unwrap_or_default() {
-            if !required.contains(&r) {
-                required.push(r);
-            }
-        }
-        // A property the branches describe differently keeps every description: a
-        // discriminated union's `kind: {const: "file"}` and `kind: {const: "url"}` become
-        // `kind: {anyOf: [...]}`, not the first branch's alone.
-        let combine = if keyword == "allOf" { "allOf" } else { "anyOf" };
-        let one_of = |mut schemas: Vec<Value>, keyword: &str| {
-            if schemas.len() == 1 {
-                schemas.remove(0)
-            } else {
-                let mut m = Map::new();
-                m.insert(keyword.into(), Value::Array(schemas));
-                Value::Object(m)
-            }
-        };
-        let properties: Map<String, Value> = alternatives
-            .into_iter()
-            .map(|(k, mut schemas)| {
-                schemas.retain(|s| own.get(&k) != Some(s));
-                let v = match (own.get(&k), schemas.is_empty()) {
-                    (Some(own), true) => own.clone(),
-                    (Some(own), false) => {
-                        one_of(vec![own.clone(), one_of(schemas, combine)], "allOf")
-                    }
-                    (None, _) => one_of(schemas, combine),
-                };
-                (k, v)
-            })
-            .collect();
-        root.insert("properties".into(), Value::Object(properties));
-        if required.is_empty() {
-            root.remove("required");
-        } else {
-            root.insert(
-                "required".into(),
-                Value::Array(required.into_iter().map(Value::String).collect()),
-            );
-        }
-    }
-    root.insert("type".into(), Value::String("object".into()));
-}
-
-fn string_array(v: Option<&Value>) -> Vec<String> {
-    match v {
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|x| x.as_str().map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
     }
 }
 

@@ -507,17 +507,20 @@ fn existing_unicode_form(path: PathBuf) -> PathBuf {
 }
 
 /// Collapses `.` and `..` components and duplicate separators without touching the disk.
-/// `..` at the root stays at the root.
+/// `..` at the root stays at the root; a relative path keeps the `..`s that climb above
+/// its start (`../../x`, `a/../../b` is `../b`).
 pub fn normalize_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
             Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() && !path.is_absolute() {
-                    out.push("..");
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other.as_os_str()),
         }
     }
@@ -531,6 +534,26 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalize_lexically_keeps_the_parents_a_relative_path_climbs() {
+        for (given, expected) in [
+            ("../../x", "../../x"),
+            ("a/../../b", "../b"),
+            ("a/b/../../..", ".."),
+            ("./a/./b/", "a/b"),
+            ("a/..", "."),
+            ("/../x", "/x"),
+            ("/a/../../b", "/b"),
+            ("//a//b/../c", "/a/c"),
+        ] {
+            assert_eq!(
+                normalize_lexically(Path::new(given)),
+                Path::new(expected),
+                "{given}"
+            );
+        }
+    }
 
     fn state(content: &str) -> FileState {
         FileState::written(content.to_owned(), 1)

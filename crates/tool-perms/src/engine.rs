@@ -153,6 +153,64 @@ const PATH_ONLY_TOOLS: &[&str] = &["Write", "NotebookEdit", "Glob", "Grep", "Mul
 /// `Agent(Explore)`): the built-in tools whose permission subject such a rule matches.
 const COMMAND_OR_NAME_TOOLS: &[&str] = &["Bash", "Monitor", "PowerShell", "Skill", "Agent"];
 
+/// Claude Code's tool names (current and legacy) and this tool layer's: a rule naming one of
+/// them with other capitals (`deny: ["bash"]`, `Webfetch`) is a typo that matches nothing.
+const KNOWN_TOOL_NAMES: &[&str] = &[
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "KillShell",
+    "LS",
+    "LSP",
+    "ListMcpResourcesTool",
+    "Monitor",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "PowerShell",
+    "REPL",
+    "Read",
+    "ReadMcpResourceTool",
+    "ScheduleWakeup",
+    "SendMessage",
+    "Skill",
+    "Sleep",
+    "Task",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// The tool `name` means when it is a known tool's name written with other capitals.
+fn miscapitalised_tool(name: &str) -> Option<&'static str> {
+    if KNOWN_TOOL_NAMES.contains(&name) {
+        return None;
+    }
+    KNOWN_TOOL_NAMES
+        .iter()
+        .find(|known| known.eq_ignore_ascii_case(name))
+        .copied()
+}
+
 impl RuleSet {
     fn build(entries: &[(RuleBehavior, SourcedRule)], roots: &PathRoots) -> Self {
         let mut set = Self::default();
@@ -175,6 +233,14 @@ impl RuleSet {
                 }
             };
             let RuleValueParsed { tool_name, content } = parsed;
+            // Tool names are matched exactly: `Bash(rm:*)` written `bash(rm:*)` would deny
+            // nothing. Kept (a host may have a tool of that name), and said.
+            if let Some(meant) = miscapitalised_tool(&tool_name) {
+                set.diagnostics.push(diag(
+                    format!("no tool is named `{tool_name}` (tool names are case-sensitive): did you mean `{meant}`? As written, this rule matches nothing"),
+                    false,
+                ));
+            }
             let tool = if tool_name.contains('*') {
                 let server_prefix = tool_name
                     .strip_prefix("mcp__")
@@ -267,7 +333,7 @@ impl RuleSet {
                         false,
                     )),
                     n => {
-                        if !COMMAND_OR_NAME_TOOLS.contains(&n) {
+                        if !COMMAND_OR_NAME_TOOLS.contains(&n) && miscapitalised_tool(n).is_none() {
                             // Claude Code's `Tool(param:value)` form (2.1.178+): matched
                             // against one input field. Not supported: only a tool that gives a
                             // command or a name as its permission subject is matched with

@@ -1999,13 +1999,40 @@ fn rules_that_would_match_nothing_are_reported() {
             .any(|p| p.to_string().contains("read as `Bash(rm:*)`")),
         "{problems:?}"
     );
-    let (_, problems) = PermissionEngine::new_lenient(&rules(&["Bash(git  push:*)"]), roots);
+    let (_, problems) =
+        PermissionEngine::new_lenient(&rules(&["Bash(git  push:*)"]), roots.clone());
     assert!(
         problems
             .iter()
             .any(|p| p.to_string().contains("two spaces in a row")),
         "{problems:?}"
     );
+    // A known tool's name with other capitals matches nothing: said, with the name meant.
+    for (rule, meant) in [
+        ("bash", "Bash"),
+        ("Webfetch", "WebFetch"),
+        ("bash(rm:*)", "Bash"),
+        ("read(.env)", "Read"),
+    ] {
+        let (_, problems) = PermissionEngine::new_lenient(&rules(&[rule]), roots.clone());
+        let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(said.len(), 1, "{rule}: {said:?}");
+        assert!(
+            said[0].contains(&format!("did you mean `{meant}`")),
+            "{rule}: {said:?}"
+        );
+    }
+    for fine in [
+        "Bash",
+        "WebSearch",
+        "mcp__srv",
+        "MyHostTool",
+        "Bash(rm:*)",
+        "Task",
+    ] {
+        let (_, problems) = PermissionEngine::new_lenient(&rules(&[fine]), roots.clone());
+        assert!(problems.is_empty(), "{fine}: {problems:?}");
+    }
 }
 
 /// A glob that matches a name starting with `-` puts an option among the arguments (wildcard

@@ -3,7 +3,9 @@
 //! - [`TerminalPrompter`]: a person at the terminal, asked
 //!   `Allow <tool> <summary>? [y]es / [n]o / [a]lways` on standard error. `always` adds
 //!   session allow rules for what was asked (the engine's "don't ask again" rules, as
-//!   Claude Code does); any other text is a "no" that tells the model how to proceed.
+//!   Claude Code does; not offered when there are none, as under
+//!   `allowManagedPermissionRulesOnly`); any other text is a "no" that tells the model how
+//!   to proceed.
 //!   AskUserQuestion's ask is its questions instead: numbered options, the typed numbers
 //!   or the user's own text become the call's `answers`.
 //! - [`NoPrompts`]: nobody (`--print`, or no terminal): every ask becomes a denial whose
@@ -93,8 +95,15 @@ pub fn question(request: &PromptRequest) -> String {
         Value::Object(_) => out.push_str("  (no input)\n"),
         other => out.push_str(&format!("  {}\n", escape_controls(&other.to_string()))),
     }
+    // "Always" is offered when it adds a rule (none may be added under
+    // `allowManagedPermissionRulesOnly`).
+    let always = if request.dont_ask_again.is_empty() {
+        ""
+    } else {
+        " / [a]lways"
+    };
     out.push_str(&format!(
-        "Allow {}? [y]es / [n]o / [a]lways ",
+        "Allow {}? [y]es / [n]o{always} ",
         request.tool_name
     ));
     out
@@ -589,11 +598,23 @@ mod tests {
             message: String::new(),
             reason: None,
             suggestions: Vec::new(),
-            dont_ask_again: Vec::new(),
+            dont_ask_again: vec![tool_core::RuleValue {
+                tool_name: "Bash".into(),
+                rule_content: Some("rm -rf build".into()),
+            }],
         };
         assert_eq!(
             question(&request),
             "Bash wants to run:\n  command:\n    rm -rf build\n    ls\nAllow Bash? [y]es / [n]o / [a]lways "
+        );
+        // No rule to add (allowManagedPermissionRulesOnly): "always" is not offered.
+        let request = PromptRequest {
+            dont_ask_again: Vec::new(),
+            ..request
+        };
+        assert_eq!(
+            question(&request),
+            "Bash wants to run:\n  command:\n    rm -rf build\n    ls\nAllow Bash? [y]es / [n]o "
         );
         assert_eq!(input_summary(&json!({"x": 1}), 10), "");
         assert_eq!(input_summary(&json!({"pattern": "abcdef"}), 3), "abc…");

@@ -109,6 +109,10 @@ pub struct ToolPermissionContext {
     /// The mode plan mode was entered from, to return to when it ends (Claude Code's
     /// `prePlanMode`); kept by [`set_mode`](Self::set_mode).
     pub pre_plan_mode: Option<PermissionMode>,
+    /// Only managed settings may give permission rules (`allowManagedPermissionRulesOnly`):
+    /// no rule is added during the session either (a user's "always" allows once, a hook's
+    /// `updatedPermissions` adds nothing).
+    pub managed_rules_only: bool,
 }
 
 impl ToolPermissionContext {

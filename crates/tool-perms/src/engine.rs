@@ -593,6 +593,8 @@ pub struct PermissionEngine {
     roots: PathRoots,
     entries: RwLock<Vec<(RuleBehavior, SourcedRule)>>,
     rules: RwLock<Arc<RuleSet>>,
+    /// [`ToolPermissionContext::managed_rules_only`]: rules are not added after start.
+    pub(crate) managed_rules_only: bool,
 }
 
 impl std::fmt::Debug for PermissionEngine {
@@ -663,6 +665,7 @@ impl PermissionEngine {
             roots: options,
             entries: RwLock::new(entries),
             rules: RwLock::new(Arc::new(set)),
+            managed_rules_only: ctx.managed_rules_only,
         };
         (engine, diags)
     }
@@ -689,6 +692,9 @@ impl PermissionEngine {
         source: RuleSource,
         rules: &[RuleValue],
     ) -> Vec<RuleDiagnostic> {
+        if let Some(refused) = self.refuse_added_rules(behavior, source, rules) {
+            return refused;
+        }
         let mut entries = write_lock(&self.entries);
         for r in rules {
             entries.push((
@@ -703,6 +709,29 @@ impl PermissionEngine {
         let diags = set.diagnostics.clone();
         *write_lock(&self.rules) = Arc::new(set);
         diags
+    }
+
+    /// With [`ToolPermissionContext::managed_rules_only`], rules that do not come from
+    /// managed settings are not added: one warning per rule, saying so.
+    fn refuse_added_rules(
+        &self,
+        behavior: RuleBehavior,
+        source: RuleSource,
+        rules: &[RuleValue],
+    ) -> Option<Vec<RuleDiagnostic>> {
+        (self.managed_rules_only && source != RuleSource::PolicySettings).then(|| {
+            rules
+                .iter()
+                .map(|r| RuleDiagnostic {
+                    rule: format_rule(&r.tool_name, r.rule_content.as_deref()),
+                    source,
+                    behavior,
+                    file: None,
+                    reason: "not added: only managed settings may give permission rules (allowManagedPermissionRulesOnly)".into(),
+                    error: false,
+                })
+                .collect()
+        })
     }
 
     /// Applies the rule parts of a [`PermissionUpdate`] (add, replace, remove) to the
@@ -733,6 +762,11 @@ impl PermissionEngine {
                 destination,
             } => {
                 let source = source_of(destination);
+                if matches!(update, PermissionUpdate::ReplaceRules { .. })
+                    && let Some(refused) = self.refuse_added_rules(*behavior, source, rules)
+                {
+                    return refused;
+                }
                 let texts: Vec<String> = rules
                     .iter()
                     .map(|r| format_rule(&r.tool_name, r.rule_content.as_deref()))

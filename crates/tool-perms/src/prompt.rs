@@ -91,7 +91,12 @@ impl PermissionEngine {
             message,
             reason,
             suggestions,
-            dont_ask_again: self.suggest_rules(tool, input, ctx),
+            // Nothing to offer when no rule may be added.
+            dont_ask_again: if self.managed_rules_only {
+                Vec::new()
+            } else {
+                self.suggest_rules(tool, input, ctx)
+            },
         };
         let mut diags = Vec::new();
         match prompter.prompt(&request).await {
@@ -126,7 +131,9 @@ impl PermissionEngine {
                 (
                     PermissionResult::Allow {
                         updated_input: changed.or(updated_input),
-                        reason: Some(DecisionReason::User { permanent: true }),
+                        reason: Some(DecisionReason::User {
+                            permanent: !self.managed_rules_only,
+                        }),
                     },
                     diags,
                 )

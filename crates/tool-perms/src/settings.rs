@@ -721,6 +721,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     }
     ctx.mode = mode;
     ctx.bypass_available = mode == PermissionMode::BypassPermissions && !bypass_disabled;
+    ctx.managed_rules_only = managed_only;
     LoadedPermissions {
         context: ctx,
         roots,

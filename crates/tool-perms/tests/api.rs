@@ -165,6 +165,89 @@ async fn prompt_answers() {
     assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
 }
 
+/// Under `allowManagedPermissionRulesOnly` no rule is added during the session: the prompt
+/// offers no "don't ask again" rules, an "always" answer allows once (asked again next
+/// time), and a hook's `updatedPermissions` adding or replacing rules is refused with a
+/// warning. Rules the managed settings give still apply.
+#[tokio::test]
+async fn managed_rules_only_adds_no_rule_during_the_session() {
+    let fx = Fixture::new();
+    let managed_dir = fx.home.join("managed");
+    std::fs::create_dir_all(&managed_dir).unwrap();
+    std::fs::write(
+        managed_dir.join("managed-settings.json"),
+        json!({"allowManagedPermissionRulesOnly": true,
+            "permissions": {"deny": ["Bash(curl:*)"]}})
+        .to_string(),
+    )
+    .unwrap();
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("config")),
+        managed_dir: Some(managed_dir),
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let loaded = load_permissions(&sources);
+    assert!(loaded.context.managed_rules_only);
+    let engine = loaded.engine();
+    let ctx = ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(loaded.context.clone());
+    let bash = probe(&fx, "Bash");
+    let input = json!({"command": "rm -rf build"});
+    assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
+    let always = Scripted {
+        answer: PromptAnswer::AllowAlways {
+            updated_input: None,
+            updates: Vec::new(),
+        },
+        seen: Mutex::default(),
+    };
+    let r = engine.decide_and_prompt(&always, &bash, &input, &ctx).await;
+    assert_eq!(
+        r,
+        PermissionResult::Allow {
+            updated_input: None,
+            reason: Some(DecisionReason::User { permanent: false })
+        }
+    );
+    assert!(always.seen.lock().unwrap()[0].dont_ask_again.is_empty());
+    assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
+    for update in [
+        PermissionUpdate::AddRules {
+            rules: vec![RuleValue {
+                tool_name: "Bash".into(),
+                rule_content: None,
+            }],
+            behavior: RuleBehavior::Allow,
+            destination: UpdateDestination::Session,
+        },
+        PermissionUpdate::ReplaceRules {
+            rules: vec![RuleValue {
+                tool_name: "Bash".into(),
+                rule_content: None,
+            }],
+            behavior: RuleBehavior::Allow,
+            destination: UpdateDestination::LocalSettings,
+        },
+    ] {
+        let said = engine.apply_update(&update);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0]
+                .to_string()
+                .contains("allowManagedPermissionRulesOnly"),
+            "{said:?}"
+        );
+        assert_eq!(behavior(&engine.decide(&bash, &input, &ctx).await), "ask");
+    }
+    let curl = json!({"command": "curl https://example.com"});
+    assert_eq!(behavior(&engine.decide(&bash, &curl, &ctx).await), "deny");
+}
+
 #[tokio::test]
 async fn rule_based_check_after_hook_allow() {
     let fx = Fixture::new();

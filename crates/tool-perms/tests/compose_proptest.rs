@@ -85,6 +85,16 @@ fn second() -> impl Strategy<Value = String> {
     ]
 }
 
+/// `command` without a comment on its last line (`ls && # x` is `ls &&`), trimmed.
+fn without_trailing_comment(command: &str) -> &str {
+    let last_line = command.rfind('\n').map_or(0, |i| i + 1);
+    let cut = command[last_line..]
+        .match_indices('#')
+        .map(|(i, _)| last_line + i)
+        .find(|&i| i == 0 || command[..i].ends_with([' ', '\t', '\n', ';', '&', '|']));
+    command[..cut.unwrap_or(command.len())].trim_end()
+}
+
 fn compose() -> impl Strategy<Value = (String, String)> {
     let ops = proptest::sample::select(&["&&", "||", ";", "|", "&", "\n", "|&"][..]);
     (
@@ -102,12 +112,13 @@ fn compose() -> impl Strategy<Value = (String, String)> {
                 2 if !second.contains('\'') => format!("bash -c '{first} {op} {second}'"),
                 2 => format!("{first} {op} {second}"),
                 // A trailing backslash would escape the separator and change what "second" is;
-                // a trailing `&&`, `||` or `|` would take the first command as its own
-                // operand (`eval || \n npm test` is the valid `eval || npm test`).
+                // a trailing `&&`, `||` or `|` (before a comment too: `ls && #`) would take
+                // the first command as its own operand (`eval || \n npm test` is the valid
+                // `eval || npm test`).
                 _ if second.ends_with('\\')
                     || ["&&", "||", "|", "|&"]
                         .iter()
-                        .any(|o| second.trim_end().ends_with(o)) =>
+                        .any(|o| without_trailing_comment(&second).ends_with(o)) =>
                 {
                     format!("{first} {op} {second}")
                 }

@@ -183,6 +183,7 @@ pub fn context(fx: &Fixture, c: &Case) -> (PermissionEngine, ToolUseContext) {
         bypass_available: c.bypass_available || c.mode == "bypassPermissions",
         avoid_prompts: c.avoid_prompts,
         pre_plan_mode: None,
+        managed_rules_only: false,
     };
     let roots = PathRoots {
         cwd: fx.proj.clone(),

@@ -1,8 +1,10 @@
-//! The results directory fails while a large result is persisted: read-only, or full.
+//! The results directory fails while a large result is persisted: not writable, or full.
 //!
-//! A read-only or full filesystem is a small tmpfs when this process may mount one (root);
-//! otherwise a directory without write permission stands in for read-only, and the full
-//! case is skipped with a notice.
+//! Not writable: a regular file where the directory should be, which stops root too (CI runs
+//! as root, which a directory without write permission does not stop), and a read-only
+//! tmpfs. Full: a small tmpfs. A tmpfs needs a process that may mount one (root with
+//! CAP_SYS_ADMIN); elsewhere the tmpfs cases are skipped with a notice, but under `CI=true`
+//! they fail: CI runs as root on the session's own machine, which can mount.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,20 +20,33 @@ struct Tmpfs {
 }
 
 impl Tmpfs {
-    /// Mounts a tmpfs with `options`, or `None` when mounting is not allowed here.
-    fn mount(options: &str) -> Option<Self> {
+    /// Mounts a tmpfs with `options`, or `None` (with a notice naming `case`, the part of the
+    /// test that then does not run) when mounting is not allowed here. Under `CI=true` a
+    /// refused mount fails instead: CI can mount.
+    fn mount(options: &str, case: &str) -> Option<Self> {
         let holder = tempfile::tempdir().unwrap();
         let dir = holder.path().join("fs");
         std::fs::create_dir(&dir).unwrap();
-        let ok = Command::new("mount")
+        let refused = match Command::new("mount")
             .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(&dir)
             .output()
-            .is_ok_and(|o| o.status.success());
-        ok.then_some(Self {
-            dir,
-            _holder: holder,
-        })
+        {
+            Ok(o) if o.status.success() => {
+                return Some(Self {
+                    dir,
+                    _holder: holder,
+                });
+            }
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+            Err(e) => format!("cannot run `mount`: {e}"),
+        };
+        let msg = format!(
+            "cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN: {refused}); {case} did not run"
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+        eprintln!("SKIPPED: {msg}");
+        None
     }
 }
 
@@ -67,42 +82,46 @@ async fn persist_into(results: PathBuf) -> (String, bool, Option<PathBuf>) {
     (text(&r), r.outcome.result.is_error, r.outcome.persisted)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn results_directory_not_writable() {
-    // Either guard keeps the directory alive while it is used.
-    let mut _holder = None;
-    let mounted = Tmpfs::mount("ro,size=64k");
-    let results = match &mounted {
-        Some(fs) => fs.dir.clone(),
-        None => {
-            use std::os::unix::fs::PermissionsExt;
-            let holder = tempfile::tempdir().unwrap();
-            let dir = holder.path().join("ro");
-            std::fs::create_dir(&dir).unwrap();
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
-            _holder = Some(holder);
-            dir
-        }
-    };
-    let (t, is_error, persisted) = persist_into(results.join("tool-results")).await;
-    // The call succeeded; the model gets the head and tail and a note why there is no file.
+/// Persists the large result into `results`, which cannot be created or written: the call
+/// succeeds and the model gets the head and tail and a note why there is no file, which
+/// must name `why` (so the test fails, rather than passes, for another reason).
+async fn not_saved_because(results: PathBuf, why: &str) {
+    let (t, is_error, persisted) = persist_into(results).await;
     assert!(!is_error);
     assert!(persisted.is_none());
     assert!(t.len() < 60_000, "{} characters reached the model", t.len());
     assert!(
-        t.contains("[Output too large (195.3KB) and could not be saved to a file: "),
+        t.contains(&format!(
+            "[Output too large (195.3KB) and could not be saved to a file: {why}"
+        )),
         "{}",
         &t[t.len().saturating_sub(300)..]
     );
-    assert!(entries(&results).is_empty(), "{:?}", entries(&results));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_directory_not_writable() {
+    // A regular file where the results directory should be: it cannot be created (the
+    // product creates it as `create_dir_all` does: EEXIST), by root either.
+    let holder = tempfile::tempdir().unwrap();
+    let blocker = holder.path().join("tool-results");
+    std::fs::write(&blocker, "in the way\n").unwrap();
+    not_saved_because(blocker.clone(), "File exists").await;
+    // Nothing was written beside it, nor into it.
+    assert_eq!(entries(holder.path()), ["tool-results"]);
+    assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "in the way\n");
+
+    // A read-only filesystem.
+    let Some(fs) = Tmpfs::mount("ro,size=64k", "the read-only filesystem case") else {
+        return;
+    };
+    not_saved_because(fs.dir.join("tool-results"), "Read-only file system").await;
+    assert!(entries(&fs.dir).is_empty(), "{:?}", entries(&fs.dir));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_directory_full() {
-    let Some(fs) = Tmpfs::mount("size=64k") else {
-        eprintln!(
-            "SKIPPED: cannot mount a tmpfs here (needs root); the disk-full case did not run"
-        );
+    let Some(fs) = Tmpfs::mount("size=64k", "the disk-full case") else {
         return;
     };
     let results = fs.dir.join("tool-results");

@@ -185,7 +185,13 @@ async fn http_failures_are_non_blocking() {
     ));
     let start = Instant::now();
     let out = r.run_pre_tool_use(&bash(), &env.ctx()).await;
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // The 0.5 s timeout ended it, not the server (which holds the request for 100 s): a
+    // bound, not a speed check.
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
     assert!(
         out.common.errors[0].text.contains("timed out"),
         "{:?}",

@@ -29,6 +29,19 @@ fn capture(env: &Env, name: &str) -> Value {
     cmd(&format!("cat > '{}'", env.path(name).display()))
 }
 
+/// How long a step may take before the test calls it a hang: a guard, not a timing
+/// assertion (each step ends on an event well before it, even on a loaded machine).
+const HANG_GUARD: Duration = Duration::from_secs(30);
+
+/// A shell loop that waits until `go` exists (the test's go-ahead); it gives up after a
+/// minute or so, so that a failed test leaves no hook behind for long.
+fn wait_for_go(go: &std::path::Path) -> String {
+    format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done",
+        go.display()
+    )
+}
+
 #[tokio::test]
 async fn post_tool_use_fields() {
     let env = Env::new();
@@ -406,7 +419,8 @@ async fn native_hooks() {
     );
     let start = Instant::now();
     let out = r.run_pre_tool_use(&bash("slow"), &env.ctx()).await;
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // The 300 ms timeout stopped it: the hook itself sleeps 100 s (a bound, not a speed check).
+    assert!(start.elapsed() < HANG_GUARD, "{:?}", start.elapsed());
     assert!(out.common.errors[0].text.contains("timed out"));
     assert_eq!(hook.calls.load(Ordering::SeqCst), 4);
     // Not run for other tools.
@@ -418,45 +432,43 @@ async fn native_hooks() {
 #[tokio::test]
 async fn async_hooks_run_detached() {
     let env = Env::new();
+    // The hook cannot finish before the test creates `go`.
+    let go = env.path("go");
+    let hook = format!(
+        "{}; {}",
+        wait_for_go(&go),
+        r#"echo '{"systemMessage":"tests passed","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"all green"}}'"#
+    );
     let r = runner(one(
         "PostToolUse",
         "*",
-        vec![json!({"type": "command", "async": true,
-            "command": "sleep 1; echo '{\"systemMessage\":\"tests passed\",\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"all green\"}}'"})],
+        vec![json!({"type": "command", "async": true, "command": hook})],
     ));
-    let start = Instant::now();
-    let out = r
-        .run_post_tool_use(
+    let out = tokio::time::timeout(
+        HANG_GUARD,
+        r.run_post_tool_use(
             &ToolCallInfo::new("Edit", json!({}), "t"),
             &json!({}),
             &env.ctx(),
-        )
-        .await;
-    assert!(
-        start.elapsed() < Duration::from_millis(800),
-        "async hook must not block: {:?}",
-        start.elapsed()
-    );
+        ),
+    )
+    .await
+    .expect("async hook must not block: the call waited for it");
     assert!(out.common.runs.is_empty() && out.common.additional_contexts.is_empty());
     assert!(r.take_async_results().is_empty());
-    let mut delivered = Vec::new();
-    for _ in 0..80 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        delivered = r.take_async_results();
-        if !delivered.is_empty() {
-            break;
-        }
-    }
-    assert_eq!(delivered.len(), 1);
+    std::fs::write(&go, "").unwrap();
+    let delivered = wait_async(&r, 1).await;
+    assert_eq!(delivered.len(), 1, "{delivered:?}");
     assert_eq!(delivered[0].event, "PostToolUse");
     assert_eq!(delivered[0].common.additional_contexts[0].text, "all green");
     assert_eq!(delivered[0].common.system_messages[0].text, "tests passed");
 }
 
-/// Takes background results until `n` arrived (or 4 s passed).
+/// Takes background results until `n` arrived (or the hang guard ran out).
 async fn wait_async(r: &HookRunner, n: usize) -> Vec<tool_hooks::AsyncHookResult> {
     let mut delivered = Vec::new();
-    for _ in 0..80 {
+    let deadline = Instant::now() + HANG_GUARD;
+    while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
         delivered.extend(r.take_async_results());
         if delivered.len() >= n {
@@ -473,30 +485,39 @@ async fn wait_async(r: &HookRunner, n: usize) -> Vec<tool_hooks::AsyncHookResult
 #[tokio::test]
 async fn async_rewake_runs_in_the_background_and_wakes_on_exit_2() {
     let env = Env::new();
-    let failing = "sleep 1; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"unused\"}}'; echo 'tests failed: 3' >&2; exit 2";
-    let passing = "sleep 1; echo '{\"systemMessage\":\"unused\",\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"unused\"}}'";
+    // Neither hook can finish before the test creates `go`.
+    let go = env.path("go");
+    let failing = format!(
+        "{}; {}",
+        wait_for_go(&go),
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"unused"}}'; echo 'tests failed: 3' >&2; exit 2"#
+    );
+    let passing = format!(
+        "{}; {}",
+        wait_for_go(&go),
+        r#"echo '{"systemMessage":"unused","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"unused"}}'"#
+    );
     let r = runner(one(
         "PostToolUse",
         "*",
         vec![
-            json!({"type": "command", "asyncRewake": true, "command": failing}),
-            json!({"type": "command", "asyncRewake": true, "command": passing}),
+            json!({"type": "command", "asyncRewake": true, "command": &failing}),
+            json!({"type": "command", "asyncRewake": true, "command": &passing}),
         ],
     ));
-    let start = Instant::now();
-    let out = r
-        .run_post_tool_use(
+    let out = tokio::time::timeout(
+        HANG_GUARD,
+        r.run_post_tool_use(
             &ToolCallInfo::new("Edit", json!({}), "t"),
             &json!({}),
             &env.ctx(),
-        )
-        .await;
-    assert!(
-        start.elapsed() < Duration::from_millis(800),
-        "an asyncRewake hook must not block: {:?}",
-        start.elapsed()
-    );
+        ),
+    )
+    .await
+    .expect("an asyncRewake hook must not block: the call waited for it");
     assert_eq!(out.common, Default::default());
+    assert!(r.take_async_results().is_empty());
+    std::fs::write(&go, "").unwrap();
     let mut delivered = wait_async(&r, 2).await;
     assert_eq!(delivered.len(), 2, "{delivered:?}");
     delivered.sort_by_key(|d| d.common.wake_messages.is_empty());

@@ -449,14 +449,43 @@ async fn parallel_conflicting_decisions() {
 #[tokio::test]
 async fn updated_input_in_configuration_order_and_parallel() {
     let env = Env::new();
-    // The first hook finishes last; the last hook in configuration order still wins.
+    // The first hook finishes last; the last hook in configuration order still wins. The
+    // order is not left to timing: the third hook, once it printed its decision, writes its
+    // pid to `third`; the first waits for that file, then until the runner has reaped the
+    // third (its pid is gone), and only then prints its own.
+    let third = env.path("third");
+    let third_finishes = match decide("ask", 0.0, Some("third")) {
+        Value::Object(mut h) => {
+            let command = h["command"].as_str().unwrap().to_owned();
+            h["command"] = json!(format!(
+                "{command}; echo $$ > '{t}.tmp' && mv '{t}.tmp' '{t}'",
+                t = third.display()
+            ));
+            Value::Object(h)
+        }
+        other => panic!("{other}"),
+    };
+    let first_waits = match decide("allow", 0.0, Some("first")) {
+        Value::Object(mut h) => {
+            let command = h["command"].as_str().unwrap().to_owned();
+            // Each loop gives up after a minute or so, so that a failure leaves no hook behind.
+            h["command"] = json!(format!(
+                "i=0; while [ ! -s '{t}' ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done; \
+                 p=$(cat '{t}'); i=0; while kill -0 \"$p\" 2>/dev/null && [ $i -lt 3000 ]; \
+                 do sleep 0.02; i=$((i+1)); done; {command}",
+                t = third.display()
+            ));
+            Value::Object(h)
+        }
+        other => panic!("{other}"),
+    };
     let r = runner(one(
         "PreToolUse",
         "Bash",
         vec![
-            decide("allow", 0.4, Some("first")),
+            first_waits,
             decide("allow", 0.0, Some("second")),
-            decide("ask", 0.2, Some("third")),
+            third_finishes,
         ],
     ));
     let start = Instant::now();
@@ -465,10 +494,13 @@ async fn updated_input_in_configuration_order_and_parallel() {
     let d = out.decision.unwrap();
     assert_eq!(d.behavior, PermissionDecision::Ask);
     assert_eq!(d.updated_input, Some(json!({"command": "third"})));
-    // The first hook finished last: finish order did not decide.
+    // The first hook finished last (it started first and ended after the third was reaped):
+    // finish order did not decide.
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
     assert!(
         out.common.runs[0].duration > out.common.runs[2].duration,
-        "{elapsed:?}"
+        "{elapsed:?}: {:?}",
+        out.common.runs
     );
     // Reversed configuration order gives the other winner, whatever the timing.
     let r = runner(one(

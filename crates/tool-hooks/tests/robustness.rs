@@ -14,6 +14,29 @@ fn bash(command: &str) -> ToolCallInfo {
     ToolCallInfo::new("Bash", json!({"command": command}), "toolu_01")
 }
 
+/// How long a run may take before the test calls it a hang: a guard, not a timing
+/// assertion. Every hook here that does not end on its own sleeps far longer (1000 s), so a
+/// run that ends within the guard was ended by its timeout, cancellation or drop.
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// A shell loop that waits until `path` exists (the test's go-ahead); it gives up after a
+/// minute or so, so that a failed test leaves no process behind for long.
+fn wait_for_file(path: &std::path::Path) -> String {
+    format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done",
+        path.display()
+    )
+}
+
+/// Waits (within the hang guard) until the hook wrote its process id, a whole line, to `path`.
+async fn wait_for_pid_file(path: &std::path::Path) {
+    let deadline = Instant::now() + HANG_GUARD;
+    while !std::fs::read_to_string(path).is_ok_and(|s| s.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the hook did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn timeout_kills_the_whole_process_group() {
     let env = Env::new();
@@ -33,8 +56,10 @@ async fn timeout_kills_the_whole_process_group() {
     let start = Instant::now();
     let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
     let elapsed = start.elapsed();
+    // The 1 s timeout was waited for, and it (not the 1000 s sleep) ended the run: the upper
+    // bound is a hang guard, not a speed check.
     assert!(
-        elapsed >= Duration::from_millis(950) && elapsed < Duration::from_millis(2500),
+        elapsed >= Duration::from_millis(950) && elapsed < HANG_GUARD,
         "{elapsed:?}"
     );
     assert!(out.decision.is_none(), "a timed-out hook makes no decision");
@@ -92,9 +117,10 @@ async fn hook_that_never_reads_stdin() {
         "*",
         vec![cmd("echo '{\"systemMessage\":\"fine\"}'")],
     ));
-    let start = Instant::now();
-    let out = r.run_pre_tool_use(&call, &env.ctx()).await;
-    assert!(start.elapsed() < Duration::from_secs(3));
+    // Its default timeout is 600 s: a run stuck writing stdin is caught by the hang guard.
+    let out = tokio::time::timeout(HANG_GUARD, r.run_pre_tool_use(&call, &env.ctx()))
+        .await
+        .expect("the run hung on the stdin the hook never read");
     assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
     assert_eq!(out.common.system_messages[0].text, "fine");
     // One that never reads and never exits is stopped by its timeout.
@@ -105,27 +131,26 @@ async fn hook_that_never_reads_stdin() {
     ));
     let start = Instant::now();
     let out = r.run_pre_tool_use(&call, &env.ctx()).await;
-    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(start.elapsed() < HANG_GUARD, "{:?}", start.elapsed());
     assert!(out.common.errors[0].text.starts_with("timed out"));
 }
 
 #[tokio::test]
 async fn grandchild_keeping_stdout_open() {
     let env = Env::new();
-    let r = runner(one(
-        "PreToolUse",
-        "Bash",
-        vec![cmd(
-            r#"sleep 5 & echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'"#,
-        )],
-    ));
-    let start = Instant::now();
-    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
+    // The grandchild holds the hook's stdout until the test creates `go`, after the run
+    // returned: the run cannot have waited for it.
+    let go = env.path("go");
+    let hook = format!(
+        "( {} ) & {}",
+        wait_for_file(&go),
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'"#
     );
+    let r = runner(one("PreToolUse", "Bash", vec![cmd(&hook)]));
+    let out = tokio::time::timeout(HANG_GUARD, r.run_pre_tool_use(&bash("ls"), &env.ctx()))
+        .await
+        .expect("the run waited for the grandchild holding stdout");
+    std::fs::write(&go, "").unwrap();
     assert_eq!(out.decision.unwrap().message, "nope");
     assert!(
         out.common
@@ -146,9 +171,10 @@ async fn huge_outputs_are_bounded() {
         "Bash",
         vec![cmd("head -c 20000000 /dev/zero | tr '\\0' a; exit 0")],
     ));
-    let start = Instant::now();
-    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // A hang guard, not a speed check (the hook's default timeout is 600 s).
+    let out = tokio::time::timeout(HANG_GUARD, r.run_pre_tool_use(&bash("ls"), &env.ctx()))
+        .await
+        .expect("the run hung draining 20 MB of stdout");
     assert!(out.decision.is_none() && out.common.errors.is_empty());
     // JSON of a few MiB (a hook replacing a large tool result) is read whole.
     let r = runner(one(
@@ -320,61 +346,89 @@ async fn cancellation_kills_hooks() {
     let env = Env::new();
     let ctx = env.ctx();
     let token = ctx.cancellation().clone();
+    let pid_file = env.path("pid");
     let r = runner(one(
         "PreToolUse",
         "Bash",
         vec![cmd(&format!(
             "echo $$ > '{}'; sleep 1000",
-            env.path("pid").display()
+            pid_file.display()
         ))],
     ));
+    // Cancelled once the hook runs (it wrote its pid).
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        wait_for_pid_file(&pid_file).await;
         token.cancel();
     });
     let start = Instant::now();
     let out = r.run_pre_tool_use(&bash("ls"), &ctx).await;
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // Cancellation, not the 1000 s sleep, ended it (a hang guard, not a speed check).
+    assert!(start.elapsed() < HANG_GUARD, "{:?}", start.elapsed());
     assert!(out.common.cancelled);
     assert!(out.decision.is_none());
     let pgid: i32 = env.read("pid").trim().parse().unwrap();
     assert!(wait_group_gone(pgid).is_empty());
 }
 
+/// The hooks of an event run at the same time: each waits, at a file barrier, until all
+/// eight have started, which hooks run one after another never do (the first would time
+/// out waiting for the others).
 #[tokio::test]
 async fn parallel_hooks_take_the_time_of_one() {
     let env = Env::new();
+    let barrier = env.path("barrier");
+    std::fs::create_dir(&barrier).unwrap();
     let hooks: Vec<_> = (0..8)
-        .map(|i| cmd(&format!("sleep 0.3; echo {i} >/dev/null")))
+        .map(|i| {
+            let command = format!(
+                "touch '{b}/s{i}'; until [ \"$(ls '{b}' | wc -l)\" -ge 8 ]; do sleep 0.02; done",
+                b = barrier.display()
+            );
+            json!({"type": "command", "command": command, "timeout": 30})
+        })
         .collect();
     let r = runner(one("PostToolUse", "*", hooks));
-    let start = Instant::now();
-    let out = r
-        .run_post_tool_use(&bash("ls"), &json!({}), &env.ctx())
-        .await;
-    let elapsed = start.elapsed();
+    // Hooks run one after another would take minutes (all but the last time out after 30 s
+    // each): the guard ends the test sooner.
+    let out = tokio::time::timeout(
+        HANG_GUARD,
+        r.run_post_tool_use(&bash("ls"), &json!({}), &env.ctx()),
+    )
+    .await
+    .expect("the hooks did not run at the same time");
     assert_eq!(out.common.runs.len(), 8);
-    assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+    assert!(
+        out.common
+            .runs
+            .iter()
+            .all(|run| !run.timed_out && run.exit_code == Some(0)),
+        "{:?}",
+        out.common.runs
+    );
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
 }
 
 #[tokio::test]
 async fn dropping_the_run_kills_the_hook() {
     let env = Env::new();
+    let pid_file = env.path("pid");
     let r = runner(one(
         "PreToolUse",
         "Bash",
         vec![cmd(&format!(
             "echo $$ > '{}'; sleep 1000 & sleep 1000",
-            env.path("pid").display()
+            pid_file.display()
         ))],
     ));
-    // The caller stops waiting after 300 ms and drops the future.
-    let res = tokio::time::timeout(
-        Duration::from_millis(300),
-        r.run_pre_tool_use(&bash("ls"), &env.ctx()),
-    )
-    .await;
-    assert!(res.is_err());
+    // The caller stops waiting once the hook runs (it wrote its pid) and drops the future.
+    let ctx = env.ctx();
+    let call = bash("ls");
+    let mut run = Box::pin(r.run_pre_tool_use(&call, &ctx));
+    tokio::select! {
+        _ = &mut run => panic!("the run ended by itself"),
+        () = wait_for_pid_file(&pid_file) => {}
+    }
+    drop(run);
     let pgid: i32 = env.read("pid").trim().parse().unwrap();
     assert!(wait_group_gone(pgid).is_empty());
 }

@@ -28,13 +28,43 @@ fn ctx(dir: &Path) -> ToolUseContext {
     common::ctx(dir).with_results_dir(dir.join("results"))
 }
 
+/// How long a step may take before the test calls it a hang: a guard, not a timing
+/// assertion (each step ends on an event well before it, even on a loaded machine).
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+/// A shell loop that waits until `path` exists (the test's go-ahead).
+fn wait_for_file(path: &Path) -> String {
+    format!("while [ ! -e '{}' ]; do sleep 0.02; done", path.display())
+}
+
+/// Polls until `path` holds exactly `expected` (the hang guard bounds the wait).
+async fn wait_for_contents(path: &Path, expected: &str) {
+    let deadline = Instant::now() + HANG_GUARD;
+    loop {
+        let now = std::fs::read_to_string(path).unwrap_or_default();
+        if now == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} holds {now:?}, not {expected:?}",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Starts `command` in the background; returns its id and process group.
 async fn start(ctx: &ToolUseContext, command: &str, timeout: Option<u64>) -> (String, i32) {
     let mut input = json!({"command": command, "run_in_background": true});
     if let Some(t) = timeout {
         input["timeout"] = json!(t);
     }
-    let out = call(&Bash::default(), ctx, input).await.unwrap();
+    // The call returns while the command runs: the hang guard catches one that waits for it.
+    let out = tokio::time::timeout(HANG_GUARD, call(&Bash::default(), ctx, input))
+        .await
+        .expect("starting a background command waited for it")
+        .unwrap();
     let id = out.structured["backgroundTaskId"]
         .as_str()
         .unwrap()
@@ -54,17 +84,18 @@ async fn start(ctx: &ToolUseContext, command: &str, timeout: Option<u64>) -> (St
 async fn a_background_command_runs_and_its_output_is_read_incrementally() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ctx(dir.path());
-    let started = Instant::now();
+    let go = dir.path().join("go");
+    // The command cannot end before the test creates `go`: `start` returning at all (within
+    // its hang guard) shows the call does not wait for the command.
     let (id, pgid) = start(
         &ctx,
-        "echo start; echo oops >&2; sleep 0.5; echo done; exit 3",
+        &format!(
+            "echo start; echo oops >&2; {}; echo done; exit 3",
+            wait_for_file(&go)
+        ),
         None,
     )
     .await;
-    assert!(
-        started.elapsed() < Duration::from_millis(400),
-        "returns at once"
-    );
     assert!(id.starts_with('b') && id.len() == 9, "{id}");
     let task = task_registry(&ctx).get(&id).unwrap();
     assert!(
@@ -72,8 +103,9 @@ async fn a_background_command_runs_and_its_output_is_read_incrementally() {
             .starts_with(dir.path().join("results/tasks"))
     );
 
-    // Not blocking while it runs: not_ready.
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    // Not blocking while it runs: not_ready. The command has written its first lines and
+    // waits for `go`.
+    wait_for_contents(&task.output_file, "start\noops\n").await;
     let out = call(
         &TaskOutput,
         &ctx,
@@ -86,10 +118,11 @@ async fn a_background_command_runs_and_its_output_is_read_incrementally() {
     assert_eq!(out.structured["task"]["output"], "start\noops\n");
 
     // Blocking: waits for the end, returns only the new output.
+    std::fs::write(&go, "").unwrap();
     let out = call(
         &TaskOutput,
         &ctx,
-        json!({"task_id": id, "block": true, "timeout": 10000}),
+        json!({"task_id": id, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
@@ -120,8 +153,10 @@ async fn a_background_command_runs_and_its_output_is_read_incrementally() {
     );
     assert!(live_in_group(pgid).is_empty());
 
-    // A task that succeeds is `completed`; a short blocking wait on a running one times out.
-    let (id2, _) = start(&ctx, "sleep 0.4; echo ok", None).await;
+    // A task that succeeds is `completed`; a short blocking wait on a running one (it waits
+    // for `go2`) times out.
+    let go2 = dir.path().join("go2");
+    let (id2, _) = start(&ctx, &format!("{}; echo ok", wait_for_file(&go2)), None).await;
     let out = call(
         &TaskOutput,
         &ctx,
@@ -130,10 +165,11 @@ async fn a_background_command_runs_and_its_output_is_read_incrementally() {
     .await
     .unwrap();
     assert_eq!(out.structured["retrieval_status"], "timeout");
+    std::fs::write(&go2, "").unwrap();
     let out = call(
         &TaskOutput,
         &ctx,
-        json!({"task_id": id2, "block": true, "timeout": 10000}),
+        json!({"task_id": id2, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
@@ -147,7 +183,7 @@ async fn task_stop_kills_the_whole_group() {
     let ctx = ctx(dir.path());
     let (id, pgid) = start(&ctx, "sleep 100 & sleep 100 & wait", None).await;
     let start_wait = Instant::now();
-    while live_in_group(pgid).len() < 3 && start_wait.elapsed() < Duration::from_secs(5) {
+    while live_in_group(pgid).len() < 3 && start_wait.elapsed() < HANG_GUARD {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(live_in_group(pgid).len() >= 3, "shell and two sleeps run");
@@ -189,18 +225,19 @@ async fn a_task_dies_when_its_lifetime_ends() {
     let out = call(
         &TaskOutput,
         &ctx,
-        json!({"task_id": id, "block": true, "timeout": 10000}),
+        json!({"task_id": id, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
-    // The shell ignores SIGTERM: SIGKILL follows after the grace period.
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // The shell ignores SIGTERM: SIGKILL follows after the grace period. A hang guard, not a
+    // speed check: well under the 100 s sleeps, so the lifetime's kill ended them.
+    assert!(started.elapsed() < HANG_GUARD, "{:?}", started.elapsed());
     assert_eq!(out.structured["task"]["status"], "killed");
     assert_eq!(
         out.structured["task"]["error"],
         "Task was killed: its lifetime of 300 ms ended"
     );
-    assert!(gone_within(pgid, Duration::from_secs(1)).await);
+    assert!(gone_within(pgid, HANG_GUARD).await);
 }
 
 #[tokio::test]
@@ -212,8 +249,8 @@ async fn dropping_the_registry_kills_its_tasks() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!live_in_group(pgid1).is_empty() && !live_in_group(pgid2).is_empty());
     drop(ctx);
-    assert!(gone_within(pgid1, Duration::from_secs(2)).await);
-    assert!(gone_within(pgid2, Duration::from_secs(2)).await);
+    assert!(gone_within(pgid1, HANG_GUARD).await);
+    assert!(gone_within(pgid2, HANG_GUARD).await);
 }
 
 #[tokio::test]
@@ -247,7 +284,7 @@ async fn a_truncated_output_file_is_read_again_from_its_start() {
     let ctx = ctx(dir.path());
     let (id, _) = start(&ctx, "echo first-output-line; sleep 100", None).await;
     let registry = task_registry(&ctx);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + HANG_GUARD;
     let file = registry.get(&id).unwrap().output_file;
     while std::fs::read_to_string(&file)
         .unwrap_or_default()
@@ -295,7 +332,7 @@ async fn kill_all_stops_every_running_task_now() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!live_in_group(pgid).is_empty());
     task_registry(&ctx).kill_all();
-    assert!(gone_within(pgid, Duration::from_secs(2)).await);
+    assert!(gone_within(pgid, HANG_GUARD).await);
 }
 
 /// A background command runs with what the session's hooks exported (`CLAUDE_ENV_FILE`), as
@@ -313,7 +350,7 @@ async fn a_background_command_sees_the_session_environment_file() {
     let out = call(
         &TaskOutput,
         &ctx,
-        json!({"task_id": id, "block": true, "timeout": 10000}),
+        json!({"task_id": id, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
@@ -350,7 +387,7 @@ async fn a_background_command_runs_where_the_session_fell_back_to() {
     let done = call(
         &TaskOutput,
         &ctx,
-        json!({"task_id": id, "block": true, "timeout": 10000}),
+        json!({"task_id": id, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
@@ -401,13 +438,13 @@ async fn a_command_past_its_timeout_moves_to_the_background() {
     let done = call(
         &TaskOutput,
         &ctx,
-        json!({"task_id": id, "block": true, "timeout": 10000}),
+        json!({"task_id": id, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
     assert_eq!(done.structured["task"]["output"], "before\nafter\n");
     assert_eq!(done.structured["task"]["exitCode"], 3);
-    assert!(gone_within(task.pgid, Duration::from_secs(2)).await);
+    assert!(gone_within(task.pgid, HANG_GUARD).await);
 }
 
 /// TaskStop sends SIGTERM to the whole group and gives it the grace period: a grandchild that
@@ -425,7 +462,7 @@ async fn task_stop_gives_a_grandchild_s_term_trap_its_grace() {
         r = ready.display()
     );
     let (id, pgid) = start(&ctx, &command, None).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + HANG_GUARD;
     while !ready.exists() {
         assert!(Instant::now() < deadline, "the command did not start");
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -465,7 +502,7 @@ async fn an_adopted_command_ends_only_once_its_output_is_in_its_file() {
             .expect("moved to the background")
             .to_owned();
         std::fs::write(&stop, "").unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + HANG_GUARD;
         // Everything read up to the read that first sees the task ended.
         let mut output = String::new();
         let status = loop {
@@ -501,11 +538,11 @@ async fn tasks_ended_by_kill_all_are_killed() {
     let (id, pgid) = start(&ctx, "sleep 100", None).await;
     let registry = task_registry(&ctx);
     registry.kill_all();
-    let task = registry.wait(&id, Duration::from_secs(5)).await.unwrap();
+    let task = registry.wait(&id, HANG_GUARD).await.unwrap();
     assert_eq!(task.status, TaskStatus::Killed);
     assert_eq!(task.exit_code, None);
     assert!(task.kill_reason.is_some());
-    assert!(gone_within(pgid, Duration::from_secs(2)).await);
+    assert!(gone_within(pgid, HANG_GUARD).await);
     let out = call(
         &TaskOutput,
         &ctx,
@@ -530,16 +567,27 @@ async fn task_output_needs_only_the_task_id() {
     assert_eq!(out.structured["retrieval_status"], "success");
     assert_eq!(out.structured["task"]["status"], "completed");
     assert_eq!(out.structured["task"]["output"], "finished\n");
-    assert!(started.elapsed() < Duration::from_secs(10));
+    // It returned when the task ended, not at the default timeout of 30 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 
-    // One of the two given: the other keeps its default (no wait when not blocking).
-    let (id, _) = start(&ctx, "sleep 5", None).await;
+    // One of the two given: the other keeps its default (no wait when not blocking). The
+    // task runs until TaskStop ends it: `not_ready` shows the call did not wait for its end,
+    // and a non-blocking call that waited out the default timeout would take 30 s.
+    let (id, _) = start(&ctx, "sleep 100", None).await;
     let started = Instant::now();
     let out = call(&TaskOutput, &ctx, json!({"task_id": id, "block": false}))
         .await
         .unwrap();
     assert_eq!(out.structured["retrieval_status"], "not_ready");
-    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
     let out = call(&TaskOutput, &ctx, json!({"task_id": id, "timeout": 50}))
         .await
         .unwrap();

@@ -346,8 +346,10 @@ impl Session {
                 (managed, f.path.as_deref(), &f.value)
             }));
         notices.extend(policy_problems.iter().map(ToString::to_string));
+        // Files named relative to where the command runs, as `--settings` files are.
+        let mcp_config = tool_perms::settings::resolve_flag_settings(&options.mcp_config, &cwd);
         let mut loader = tools_mcp::ConfigLoader::new(&cwd)
-            .with_mcp_config(options.mcp_config.clone())
+            .with_mcp_config(mcp_config)
             .with_project_trusted(trusted)
             .with_policy(mcp_policy.with_entry_env(env_before_settings()));
         // `.claude.json` where the environment before the settings' `env` puts it; the
@@ -359,6 +361,13 @@ impl Session {
         }
         if let Some(refused) = loader.dynamic_config_refused() {
             return Err(refused);
+        }
+        // What `--mcp-config` gave is bad input when it cannot be used, as a broken
+        // `--settings` is: running on without its servers would answer every call to them
+        // with "No such tool".
+        let unusable = loader.mcp_config_errors();
+        if !unusable.is_empty() {
+            return Err(format!("bad --mcp-config:\n  {}", unusable.join("\n  ")));
         }
         let (servers, mcp_problems) = loader.load();
         notices.extend(mcp_problems.iter().map(ToString::to_string));

@@ -507,6 +507,38 @@ fn bad_inputs_say_what_is_wrong() {
         );
     }
 
+    // So does an `--mcp-config` that cannot be used, instead of running without its servers.
+    for bad in ["{\"mcpServers\": ", "no-such-mcp.json"] {
+        let out = toolwright(&["run", "--mcp-config", bad, "-"], dir.path(), Some(""));
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("bad --mcp-config"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // A relative `--mcp-config` file is found from where the command runs, as `--settings`
+    // files are, although `--cwd` points elsewhere: its server is started.
+    {
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let marker = dir.path().join("mcp-started");
+        let config = serde_json::json!({"mcpServers": {"rel": {"command": "sh",
+            "args": ["-c", format!("touch '{}'", marker.display())]}}});
+        std::fs::write(dir.path().join("rel-mcp.json"), config.to_string()).unwrap();
+        let args = [
+            "run",
+            "--mcp-config",
+            "rel-mcp.json",
+            "--cwd",
+            elsewhere.to_str().unwrap(),
+            "-",
+        ];
+        let out = toolwright(&args, dir.path(), Some(""));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(marker.exists(), "{}", text(&out.stderr));
+    }
+
     // A relative `--settings` file is found from where the command runs, by the hooks as by
     // the permissions: its PreToolUse hook runs although `--cwd` points elsewhere.
     let project = dir.path().join("project");

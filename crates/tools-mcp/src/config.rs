@@ -325,6 +325,28 @@ impl ConfigLoader {
         })
     }
 
+    /// What makes the `--mcp-config` values unusable: a file that cannot be read, or a file
+    /// or inline value that is not JSON. A host stops on these, as on a broken
+    /// `--settings` (Claude Code exits on an invalid `--mcp-config`); [`load`](Self::load)
+    /// on its own reports them and goes on without those servers.
+    pub fn mcp_config_errors(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for arg in &self.mcp_config_args {
+            if tool_core::is_inline_json(arg) {
+                let trimmed = tool_core::without_bom(arg).trim_start();
+                if let Err(e) = serde_json::from_str::<Value>(trimmed) {
+                    out.push(format!("--mcp-config argument is not valid JSON: {e}"));
+                }
+            } else {
+                let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
+                let mut diags = Vec::new();
+                read_json(&path, true, &mut diags);
+                out.extend(diags.iter().map(ToString::to_string));
+            }
+        }
+        out
+    }
+
     /// The same loader, using the project's `.mcp.json` only when `trusted`.
     pub fn with_project_trusted(mut self, trusted: bool) -> Self {
         self.project_trusted = trusted;

@@ -21,8 +21,8 @@ use crate::bash::commands::{
     wrapped_command_starts, wrapped_readings,
 };
 use crate::bash::parse::{
-    Analysis, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word, analyze, basename,
-    trim_command,
+    Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
+    analyze, basename, trim_command,
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
@@ -901,7 +901,15 @@ impl PermissionEngine {
         ctx.update_denials(|d| d.record_denial());
         let why = match ask {
             PermissionResult::Ask { message, .. } if !message.trim().is_empty() => {
-                format!(" It needed approval: {}", message.trim())
+                // A hook's reason is often a phrase (`please confirm`): ended as a sentence,
+                // so that the next one does not run into it.
+                let message = message.trim();
+                let stop = if message.ends_with(['.', '!', '?', ':', ';']) {
+                    ""
+                } else {
+                    "."
+                };
+                format!(" It needed approval: {message}{stop}")
             }
             _ => String::new(),
         };
@@ -2658,8 +2666,15 @@ impl PermissionEngine {
         }
         if analysis.truncated {
             // Commands below the depth limit were listed without their context: what they
-            // touch may not have been checked against the path rules.
-            let why = "the command is nested too deeply to check everything it runs";
+            // touch may not have been checked against the path rules. One too long is not
+            // analysed at all.
+            let why = if trimmed.len() > MAX_ANALYZED_CHARS {
+                format!(
+                    "the command is longer than {MAX_ANALYZED_CHARS} characters, too long to check everything it runs"
+                )
+            } else {
+                "the command is nested too deeply to check everything it runs".to_owned()
+            };
             return attach(
                 Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
                     .reason(DecisionReason::SafetyCheck { reason: why.into() })

@@ -248,6 +248,52 @@ async fn managed_rules_only_adds_no_rule_during_the_session() {
     assert_eq!(behavior(&engine.decide(&bash, &curl, &ctx).await), "deny");
 }
 
+/// A command too long to analyse says so (not "nested too deeply"); a refused ask whose
+/// reason is a phrase (a hook's `please confirm`) ends it as a sentence.
+#[tokio::test]
+async fn refusal_texts_say_what_happened() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").mode("bypassPermissions"));
+    let bash = probe(&fx, "Bash");
+    let long = format!("echo {}", "z".repeat(150_000));
+    let r = engine.decide(&bash, &json!({"command": long}), &ctx).await;
+    let PermissionResult::Ask { message, .. } = &r else {
+        panic!("{r:?}")
+    };
+    assert!(
+        message.contains("longer than 100000 characters") && !message.contains("nested"),
+        "{message}"
+    );
+    let nested = format!("{}x{}", "$(".repeat(200), ")".repeat(200));
+    let r = engine
+        .decide(&bash, &json!({"command": nested}), &ctx)
+        .await;
+    let PermissionResult::Ask { message, .. } = &r else {
+        panic!("{r:?}")
+    };
+    assert!(message.contains("nested too deeply"), "{message}");
+
+    for (asked, said) in [
+        (
+            "please confirm",
+            "It needed approval: please confirm. Prompts",
+        ),
+        ("Sure?", "It needed approval: Sure? Prompts"),
+    ] {
+        let ask = PermissionResult::Ask {
+            message: asked.into(),
+            updated_input: None,
+            suggestions: Vec::new(),
+            reason: None,
+        };
+        let refused = PermissionEngine::refuse_prompt(&bash, &ctx, &ask);
+        let PermissionResult::Deny { message, .. } = &refused else {
+            panic!("{refused:?}")
+        };
+        assert!(message.contains(said), "{message}");
+    }
+}
+
 #[tokio::test]
 async fn rule_based_check_after_hook_allow() {
     let fx = Fixture::new();

@@ -1432,3 +1432,28 @@ fn permissions_check_refuses_calls_no_session_would_make() {
         assert_eq!(out.status.code(), Some(0), "{tool}: {}", text(&out.stderr));
     }
 }
+
+/// `agent`'s arguments are checked before anything starts: an empty prompt, no requests
+/// (`--max-turns 0`) and `--max-tokens 0` are bad arguments (exit 2), never sent to the API.
+#[test]
+fn agent_refuses_arguments_the_api_would() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, said) in [
+        (&["agent", " "][..], "the prompt is empty"),
+        (&["agent", "hi", "--max-turns", "0"][..], "--max-turns"),
+        (&["agent", "hi", "--max-tokens", "0"][..], "--max-tokens"),
+    ] {
+        let out = toolwright(args, dir.path(), None);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(said),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -339,3 +339,34 @@ fn claude_codes_default_false_does_not_untrust_a_folder_of_a_trusted_repository(
     assert!(!stderr.contains("not trusted"), "{stderr}");
     assert!(c.root.join("hook-marker").exists());
 }
+
+/// A record that starts with a byte order mark (a Windows editor's) is read, as the settings
+/// and MCP loaders read it: the folder it trusts is trusted, and `trust` can update it.
+#[test]
+fn a_trust_record_with_a_byte_order_mark_is_read() {
+    let c = malicious_checkout();
+    let record_path = c.config.join(".claude.json");
+    let record = json!({"projects": {c.root.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(&record_path, format!("\u{feff}{record}")).unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists(), "{stderr}");
+    trust(&c, c.root.parent().unwrap());
+}
+
+/// Trust is recorded for folders: a file is refused (exit 2), and nothing is recorded.
+#[test]
+fn trust_refuses_a_file() {
+    let c = malicious_checkout();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .arg("trust")
+        .arg(c.root.join("keep.txt"))
+        .env("CLAUDE_CONFIG_DIR", &c.config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a directory"), "{stderr}");
+    assert!(!c.config.join(".claude.json").exists());
+}

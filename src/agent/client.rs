@@ -124,14 +124,29 @@ impl ClientConfig {
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(3);
         Ok(Self {
-            base_url: std::env::var("ANTHROPIC_BASE_URL")
-                .ok()
-                .filter(|u| !u.trim().is_empty())
-                .unwrap_or_else(|| "https://api.anthropic.com".to_owned()),
+            base_url: base_url(std::env::var("ANTHROPIC_BASE_URL").ok())?,
             api_key,
             attempts: retries.saturating_add(1),
             backoff: Duration::from_millis(500),
         })
+    }
+}
+
+/// The API's base URL from `ANTHROPIC_BASE_URL`'s value (`https://api.anthropic.com` when
+/// unset or blank): an absolute http(s) URL, or an error naming the variable.
+fn base_url(value: Option<String>) -> Result<String, AgentError> {
+    let Some(value) = value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) else {
+        return Ok("https://api.anthropic.com".to_owned());
+    };
+    match reqwest::Url::parse(&value) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => Ok(value),
+        Ok(url) => Err(AgentError::Setup(format!(
+            "ANTHROPIC_BASE_URL ({value:?}) is not an http or https URL (scheme `{}`)",
+            url.scheme()
+        ))),
+        Err(e) => Err(AgentError::Setup(format!(
+            "ANTHROPIC_BASE_URL ({value:?}) is not a URL: {e}"
+        ))),
     }
 }
 
@@ -528,6 +543,22 @@ mod tests {
         let err = api_key(Some("  ".into())).unwrap_err().to_string();
         assert!(err.contains("ANTHROPIC_API_KEY is not set"), "{err}");
         assert!(api_key(None).is_err());
+    }
+
+    /// `ANTHROPIC_BASE_URL` must be an absolute http(s) URL; what is wrong names the
+    /// variable (reqwest's own "builder error: relative URL without a base" did not).
+    #[test]
+    fn the_base_url_is_checked() {
+        assert_eq!(base_url(None).unwrap(), "https://api.anthropic.com");
+        assert_eq!(base_url(Some(" ".into())).unwrap(), "https://api.anthropic.com");
+        assert_eq!(
+            base_url(Some(" http://127.0.0.1:8080 ".into())).unwrap(),
+            "http://127.0.0.1:8080"
+        );
+        for bad in ["not-a-url", "ftp://example.com", "file:///tmp/x"] {
+            let err = base_url(Some(bad.into())).unwrap_err().to_string();
+            assert!(err.contains("ANTHROPIC_BASE_URL") && err.contains(bad), "{err}");
+        }
     }
 
     #[test]

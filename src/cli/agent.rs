@@ -31,20 +31,21 @@ use crate::session::{Session, SessionArgs};
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
     /// What to ask the model.
+    #[arg(value_parser = parse_prompt)]
     pub prompt: String,
     #[command(flatten)]
     pub session: SessionArgs,
     /// The model.
     #[arg(long, default_value = "claude-sonnet-4-5")]
     pub model: String,
-    /// At most this many model requests.
-    #[arg(long, default_value_t = 20)]
+    /// At most this many model requests (at least 1).
+    #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_turns: usize,
     /// Stop when the estimated spend reaches this many US dollars (a positive number).
     #[arg(long, value_parser = parse_dollars)]
     pub max_budget_usd: Option<f64>,
-    /// `max_tokens` of each request.
-    #[arg(long, default_value_t = 8192)]
+    /// `max_tokens` of each request (at least 1).
+    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
     /// A system prompt.
     #[arg(long)]
@@ -60,6 +61,15 @@ pub struct AgentArgs {
 
 /// A positive, finite number of US dollars (`nan`, `inf`, zero and negative numbers are
 /// refused: the limit could never be reached, or would stop the run before it began).
+/// A prompt with something in it: the API refuses an empty message.
+fn parse_prompt(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err("the prompt is empty: say what to ask the model".into())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
 fn parse_dollars(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),

@@ -17,7 +17,14 @@ pub struct TrustArgs {
 pub fn run(args: &TrustArgs) -> ExitCode {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let dir = match std::fs::canonicalize(&dir) {
-        Ok(d) => d,
+        Ok(d) if d.is_dir() => d,
+        Ok(_) => {
+            eoutln!(
+                "toolwright trust: cannot use {}: not a directory (trust is recorded for a folder)",
+                dir.display()
+            );
+            return ExitCode::from(2);
+        }
         Err(e) => {
             eoutln!("toolwright trust: cannot use {}: {e}", dir.display());
             return ExitCode::from(2);

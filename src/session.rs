@@ -15,7 +15,7 @@ use tool_perms::settings::{SettingsSources, load_permissions};
 #[derive(Debug, Clone, clap::Args)]
 pub struct SessionArgs {
     /// A settings file (or inline JSON), as Claude Code's `--settings`; repeatable.
-    #[arg(long = "settings", value_name = "FILE|JSON")]
+    #[arg(long = "settings", value_name = "FILE|JSON", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub settings: Vec<String>,
     /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions.
     #[arg(long)]
@@ -24,7 +24,7 @@ pub struct SessionArgs {
     #[arg(long)]
     pub cwd: Option<PathBuf>,
     /// An MCP configuration file (or JSON), as Claude Code's `--mcp-config`; repeatable.
-    #[arg(long = "mcp-config", value_name = "FILE|JSON")]
+    #[arg(long = "mcp-config", value_name = "FILE|JSON", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub mcp_config: Vec<String>,
 }
 

@@ -1457,3 +1457,30 @@ fn agent_refuses_arguments_the_api_would() {
         );
     }
 }
+
+/// An empty `--settings` or `--mcp-config` value is a bad argument that says so (it was read
+/// as the current directory: "Is a directory").
+#[test]
+fn empty_settings_values_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["run", "--settings", "", "-"][..],
+        &["run", "--mcp-config", "", "-"][..],
+        &["permissions", "check", "--settings", "", "Bash", "{}"][..],
+        &["tools", "--settings", ""][..],
+    ] {
+        let out = toolwright(args, dir.path(), Some(""));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("a value is required")
+                && !text(&out.stderr).contains("Is a directory"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -20,7 +20,7 @@ use tool_perms::{Explanation, block_on};
 #[derive(Debug, Clone, clap::Args)]
 pub struct CheckArgs {
     /// A settings file (or inline JSON object) to load as `--settings` does; repeatable.
-    #[arg(long = "settings", value_name = "FILE")]
+    #[arg(long = "settings", value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub settings: Vec<String>,
     /// Rules as JSON, `{"allow":[..],"ask":[..],"deny":[..]}`; they count as project settings
     /// of `--cwd`.

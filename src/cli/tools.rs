@@ -17,7 +17,7 @@ pub struct ToolsArgs {
     /// A settings file (or inline JSON), as Claude Code's `--settings`; repeatable. Its
     /// `env` (with the user's, the managed and, in a trusted folder, the project's) turns
     /// on the tools an environment variable gates, as it does for `run` and `agent`.
-    #[arg(long = "settings", value_name = "FILE|JSON")]
+    #[arg(long = "settings", value_name = "FILE|JSON", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub settings: Vec<String>,
     /// The project directory whose settings apply (default: the current directory).
     #[arg(long)]

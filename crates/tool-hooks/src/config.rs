@@ -320,6 +320,9 @@ fn rank(source: RuleSource) -> u8 {
     }
 }
 
+/// The largest hook `timeout` taken, in seconds.
+const MAX_TIMEOUT_SECS: f64 = 1.0e9;
+
 fn parse_timeout(v: &Value) -> Result<Duration, String> {
     let secs = v.as_f64().ok_or_else(|| {
         format!(
@@ -327,9 +330,15 @@ fn parse_timeout(v: &Value) -> Result<Duration, String> {
             tool_core::shown_setting(v)
         )
     })?;
-    if !(secs.is_finite() && secs > 0.0 && secs <= 1.0e9) {
+    if !(secs.is_finite() && secs > 0.0) {
         return Err(format!(
             "`timeout` must be a positive number of seconds, got {}",
+            tool_core::shown_setting(v)
+        ));
+    }
+    if secs > MAX_TIMEOUT_SECS {
+        return Err(format!(
+            "`timeout` is too large ({} seconds; at most {MAX_TIMEOUT_SECS:.0}, about 31 years)",
             tool_core::shown_setting(v)
         ));
     }
@@ -894,6 +903,19 @@ pub(crate) fn shown_url(url: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A `timeout` that is not a positive number says so; one too large says that.
+    #[test]
+    fn timeouts_say_what_is_wrong() {
+        assert_eq!(parse_timeout(&json!(1.5)), Ok(Duration::from_millis(1500)));
+        assert!(parse_timeout(&json!(1.0e9)).is_ok());
+        for bad in [json!(0), json!(-1), json!("5")] {
+            let err = parse_timeout(&bad).unwrap_err();
+            assert!(err.contains("must be a"), "{bad}: {err}");
+        }
+        let err = parse_timeout(&json!(1.0e10)).unwrap_err();
+        assert!(err.contains("too large"), "{err}");
+    }
 
     fn file(source: RuleSource, value: Value) -> SettingsFile {
         SettingsFile {

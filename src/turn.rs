@@ -200,9 +200,16 @@ fn parse_jsonl(text: &str) -> Turn {
                 TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()),
             )),
             other => {
+                let found = match (other, &value) {
+                    (Some(t), _) => format!("found type `{t}`"),
+                    (None, Value::Array(_)) => {
+                        "found a JSON array (give one block per line)".to_owned()
+                    }
+                    (None, Value::Object(_)) => "found an object without a `type`".to_owned(),
+                    (None, _) => "found a JSON value that is not an object".to_owned(),
+                };
                 turn.error = Some(fail(format!(
-                    "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, found type {}",
-                    other.map_or_else(|| "none".to_owned(), |t| format!("`{t}`"))
+                    "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {found}"
                 )));
                 break;
             }
@@ -249,6 +256,27 @@ mod tests {
             "{:?}",
             turn.error
         );
+    }
+
+    /// A line that is JSON but no block says what it found.
+    #[test]
+    fn a_line_that_is_no_block_says_what_it_is() {
+        for (line, found) in [
+            (r#"[{"type":"text","text":"x"}]"#, "found a JSON array"),
+            (
+                r#"{"role":"assistant","content":[]}"#,
+                "an object without a `type`",
+            ),
+            ("42", "not an object"),
+            (r#"{"type":"image"}"#, "found type `image`"),
+        ] {
+            let turn = parse(&format!("{line}\n"), Duration::ZERO);
+            let error = turn.error.unwrap_or_default();
+            assert!(
+                error.starts_with("line 1: expected") && error.contains(found),
+                "{line}: {error}"
+            );
+        }
     }
 
     #[test]

@@ -2677,7 +2677,7 @@ impl PermissionEngine {
             };
             return attach(
                 Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
-                    .reason(DecisionReason::SafetyCheck { reason: why.into() })
+                    .reason(DecisionReason::SafetyCheck { reason: why })
                     .immune(),
                 &details,
             );

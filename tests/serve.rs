@@ -344,12 +344,27 @@ fn a_signal_stops_running_commands_and_background_tasks() {
 struct RawStdio {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
+    /// The server's output lines, read by a thread (so that a missing answer is a timeout,
+    /// not a test that hangs).
+    stdout: std::sync::mpsc::Receiver<String>,
 }
+
+/// How long an answer may take before the test fails.
+const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl RawStdio {
     /// Starts `serve --cwd project extra...` and initializes with `capabilities`.
     fn start(project: &Path, extra: &[&str], capabilities: Value) -> Self {
+        Self::start_with_stderr(project, extra, capabilities, std::process::Stdio::null())
+    }
+
+    /// [`Self::start`] with the server's stderr going to `stderr`.
+    fn start_with_stderr(
+        project: &Path,
+        extra: &[&str],
+        capabilities: Value,
+        stderr: std::process::Stdio,
+    ) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
             .args(["serve", "--cwd"])
             .arg(project)
@@ -357,11 +372,21 @@ impl RawStdio {
             .env("CLAUDE_CONFIG_DIR", project.join(".no-user-config"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let output = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (lines, stdout) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in output.lines() {
+                let Ok(line) = line else { break };
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
         let mut this = Self {
             child,
             stdin,
@@ -383,13 +408,29 @@ impl RawStdio {
         writeln!(self.stdin, "{message}").unwrap();
     }
 
+    /// Sends `bytes` as they are, then a newline.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message from the server, if one comes within `wait`.
+    fn next_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        match self.stdout.recv_timeout(wait) {
+            Ok(line) => Some(serde_json::from_str(&line).unwrap()),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("the server closed its output")
+            }
+        }
+    }
+
     /// The next message from the server.
     fn next(&mut self) -> Value {
-        use std::io::BufRead;
-        let mut line = String::new();
-        let n = self.stdout.read_line(&mut line).unwrap();
-        assert!(n > 0, "the server closed its output");
-        serde_json::from_str(&line).unwrap()
+        self.next_within(ANSWER_TIMEOUT)
+            .unwrap_or_else(|| panic!("no message from the server in {ANSWER_TIMEOUT:?}"))
     }
 
     /// Sends a request and returns its response (skipping notifications).
@@ -638,4 +679,152 @@ fn background_tasks_are_killed_before_the_calls_are_awaited() {
         !orphaned,
         "the background task outlived the server's SIGKILL"
     );
+}
+
+/// A line that is not a JSON-RPC request for this server is answered with the error JSON-RPC
+/// 2.0 gives for it (the client would otherwise wait for ever), the server says so on stderr,
+/// and the next request is served: a line that is not JSON (-32700, id null) or not UTF-8
+/// (-32700), JSON that is not a request (-32600), a line over the 16 MiB limit (-32600 with
+/// the id read before the limit, the rest skipped), and a known method's bad params (-32602,
+/// not "method not found").
+#[test]
+fn lines_that_are_not_requests_get_json_rpc_errors_and_the_server_goes_on() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("stderr.txt");
+    let mut server = RawStdio::start_with_stderr(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"Bash","arguments":{{"command":"echo {}"}}}}}}"#,
+        "a".repeat(17 << 20)
+    );
+    let cases: Vec<(&str, Vec<u8>, i64, Value)> = vec![
+        ("not JSON", b"{not json".to_vec(), -32700, Value::Null),
+        (
+            "not UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}".to_vec(),
+            -32700,
+            serde_json::json!(3),
+        ),
+        (
+            "tools/call without a name",
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}}"#.to_vec(),
+            -32602,
+            serde_json::json!(4),
+        ),
+        (
+            "tools/call with arguments that are not an object",
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"Bash","arguments":"str"}}"#.to_vec(),
+            -32602,
+            serde_json::json!(5),
+        ),
+        (
+            "no method",
+            br#"{"jsonrpc":"2.0","id":6}"#.to_vec(),
+            -32600,
+            serde_json::json!(6),
+        ),
+        (
+            "JSON-RPC 1.0",
+            br#"{"jsonrpc":"1.0","id":"seven","method":"ping"}"#.to_vec(),
+            -32600,
+            serde_json::json!("seven"),
+        ),
+        ("over 16 MiB", huge.into_bytes(), -32600, serde_json::json!(8)),
+    ];
+    for (n, (what, line, code, id)) in cases.into_iter().enumerate() {
+        let ping = 100 + n as u64;
+        server.send_raw(&line);
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "id": ping, "method": "ping"}));
+        // Both are answered (in either order: a handler's answer may come after the ping's).
+        let (mut error, mut pong) = (None, None);
+        while error.is_none() || pong.is_none() {
+            // Once the ping is answered, the error has had its time.
+            let wait = match pong {
+                Some(_) => Duration::from_secs(5),
+                None => ANSWER_TIMEOUT,
+            };
+            let Some(message) = server.next_within(wait) else {
+                panic!("{what}: no answer to the line (the ping was answered: {pong:?})")
+            };
+            if message["id"] == ping {
+                pong = Some(message);
+            } else {
+                error = Some(message);
+            }
+        }
+        let (error, pong) = (error.unwrap(), pong.unwrap());
+        assert_eq!(error["error"]["code"], code, "{what}: {error}");
+        assert_eq!(error["id"], id, "{what}: {error}");
+        assert_eq!(error["jsonrpc"], "2.0", "{what}: {error}");
+        assert!(pong.get("result").is_some(), "{what}: {pong}");
+    }
+    // Not even the huge line's tail was taken for a message; a call still runs.
+    let (is_error, texts) =
+        server.call_texts(200, "Bash", serde_json::json!({"command": "echo alive"}));
+    assert!(!is_error, "{texts:?}");
+    assert_eq!(texts[0], "alive");
+    assert!(server.next_within(Duration::from_millis(500)).is_none());
+
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    for expected in [
+        "toolwright serve: message ",
+        "answered with error -32700",
+        "answered with error -32600",
+        "longer than 16777216 bytes",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "{expected:?} not in stderr: {stderr}"
+        );
+    }
+}
+
+/// What hooks say to the user reaches the person running the server: a PreToolUse hook that
+/// fails (the call goes ahead: it fails open) or times out, and a hook's `systemMessage`, are
+/// printed on stderr as `run` prints them, and not sent to the client.
+#[test]
+fn hook_errors_timeouts_and_system_messages_are_printed_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("stderr.txt");
+    let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo guard script broken >&2; exit 1"},
+        {"type": "command", "command": "sleep 5", "timeout": 1},
+        {"type": "command", "command": "echo '{\"systemMessage\": \"note for the user\"}'"},
+    ]}]}})
+    .to_string();
+    let mut server = RawStdio::start_with_stderr(
+        &root,
+        &["--mode", "bypassPermissions", "--settings", &settings],
+        serde_json::json!({}),
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    let (is_error, texts) =
+        server.call_texts(2, "Bash", serde_json::json!({"command": "echo ran"}));
+    assert!(!is_error, "{texts:?}");
+    assert_eq!(texts[0], "ran");
+    assert!(
+        !texts.iter().any(|t| t.contains("note for the user")),
+        "{texts:?}"
+    );
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    for expected in [
+        "toolwright serve: hook: ",
+        "failed with exit code 1: guard script broken",
+        "timed out after 1s",
+        "note for the user",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "{expected:?} not in stderr: {stderr}"
+        );
+    }
 }

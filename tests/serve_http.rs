@@ -827,3 +827,41 @@ fn the_token_is_not_printed_on_standard_error() {
     );
     assert!(!stderr.contains("secret-token-42"), "{stderr}");
 }
+
+/// A POST whose body is not a JSON-RPC message gets `400 Bad Request` with a JSON-RPC error
+/// saying why (`-32700` for a body that is not JSON, `-32600` for JSON that is not a
+/// message), not rmcp's `415 Unsupported Media Type` and a line of text; the server goes on.
+#[test]
+fn a_body_that_is_not_a_json_rpc_message_gets_400_and_a_json_rpc_error() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--no-auth"]);
+    let port = server.port();
+    let host = ("Host", format!("127.0.0.1:{port}"));
+    for (body, code) in [
+        ("{not json", -32700),
+        (
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\u{1}",
+            -32700,
+        ),
+        ("", -32700),
+        (r#"{"jsonrpc":"2.0","id":6}"#, -32600),
+        (r#"{"jsonrpc":"1.0","id":7,"method":"ping"}"#, -32600),
+        ("[]", -32600),
+    ] {
+        let (status, headers, text) = raw_post(port, "/mcp", std::slice::from_ref(&host), body);
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(
+            headers
+                .iter()
+                .any(|(name, value)| name == "content-type" && value == "application/json"),
+            "{body}: {headers:?}"
+        );
+        let answer: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{body}: {e}: {text}"));
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        assert_eq!(answer["jsonrpc"], "2.0", "{body}: {answer}");
+        assert!(answer["id"].is_null(), "{body}: {answer}");
+    }
+    let (code, body) = raw_request(port, "/mcp", std::slice::from_ref(&host));
+    assert_eq!(code, 200, "{body}");
+}

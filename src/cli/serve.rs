@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use toolwright::serve::http::{HttpError, HttpOptions, HttpServer, parse_addr};
-use toolwright::serve::{ToolServer, serve_stdio};
+use toolwright::serve::{NoticeSink, ToolServer, serve_stdio_with_notices};
 
 use crate::session::{Session, SessionArgs};
 
@@ -97,13 +97,18 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     )
     .with_server_info("toolwright", env!("CARGO_PKG_VERSION"))
     .with_instructions(INSTRUCTIONS);
+    // What hooks say to the user (and their errors), and the client's lines that were
+    // answered with an error, go to stderr as `run` prints them: stdout is the protocol's
+    // (or the URL's), and there is no other log.
+    let notices: NoticeSink = Arc::new(|text: &str| eoutln!("toolwright serve: {text}"));
+    let server = server.with_notices(notices.clone());
 
     let Some(addr) = http else {
         // A signal ends the process without destructors: background tasks are killed and
         // calls cancelled (their commands' process groups killed) first.
         let mut signalled = shut_down_on_signals(server.clone());
         return tokio::select! {
-            served = serve_stdio(server) => match served {
+            served = serve_stdio_with_notices(server, notices) => match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eoutln!("toolwright serve: {e}");

@@ -19,6 +19,11 @@
 //! `Authorization: Bearer TOKEN` or `?token=TOKEN` on the URL (for clients that set no
 //! headers; [`HttpServer::url`] includes it), or gets `401 Unauthorized`. `toolwright serve
 //! --http` makes a random one per run unless told otherwise.
+//!
+//! A POST whose body is not a JSON-RPC message gets `400 Bad Request` with a JSON-RPC error
+//! (`-32700` Parse error for a body that is not JSON, `-32600` Invalid Request for JSON that
+//! is not a message; `id: null`), where rmcp answers `415` with a line of text. A body over
+//! [`MAX_REQUEST_BODY_BYTES`] gets rmcp's `413 Payload Too Large`.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -28,9 +33,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use bytes::{Bytes, BytesMut};
+use http_body_util::combinators::{BoxBody, UnsyncBoxBody};
+use http_body_util::{BodyExt, BodyStream, Full, StreamBody};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -42,6 +47,10 @@ use tool_core::CancellationToken;
 
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
+
+/// The largest request body read (4 MiB, rmcp's default): a larger one gets `413 Payload Too
+/// Large`.
+pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long a session may go without a request of its own open (a call running, an SSE
 /// stream the client holds) and without a new one before it is closed, with its state
@@ -443,7 +452,31 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             .map(|id| self.activity.open(id));
         let mut inner = self.inner.clone();
         Box::pin(async move {
+            // A POST's body is read here (as rmcp would), so that a body rmcp cannot
+            // deserialize gets a JSON-RPC error rather than rmcp's `415` and a line of text.
+            let (parts, body) = request.into_parts();
+            let (body, read) = if parts.method == http::Method::POST {
+                match read_body(body, MAX_REQUEST_BODY_BYTES).await {
+                    Ok(read) => (
+                        Full::new(read.clone())
+                            .map_err(|never| match never {})
+                            .boxed_unsync(),
+                        Some(read),
+                    ),
+                    // Too large (or unreadable): rmcp answers for it.
+                    Err(rest) => (rest, None),
+                }
+            } else {
+                (body.boxed_unsync(), None)
+            };
+            let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
+            let response = match read {
+                Some(read) if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                    rejected_body(response, &read).await
+                }
+                _ => response,
+            };
             // Open until the response's body (an SSE stream for a call) is done or dropped.
             Ok(match open {
                 None => response,
@@ -457,6 +490,59 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             })
         })
     }
+}
+
+/// A request body for rmcp.
+type RequestBody = UnsyncBoxBody<Bytes, hyper::Error>;
+
+/// Reads a body of at most `max` bytes, whole. A larger one (or one that fails part-way) is
+/// given back as a body that yields what was read and then the rest, for rmcp to answer.
+async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, RequestBody> {
+    let mut read = BytesMut::new();
+    loop {
+        let frame = match body.frame().await {
+            None => return Ok(read.freeze()),
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => {
+                let head = [Ok(hyper::body::Frame::data(read.freeze())), Err(e)];
+                return Err(StreamBody::new(futures::stream::iter(head)).boxed_unsync());
+            }
+        };
+        // Trailers are not part of the message (rmcp skips them too).
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if read.len() + data.len() > max {
+            use futures::StreamExt as _;
+            let head = [read.freeze(), data].map(|d| Ok(hyper::body::Frame::data(d)));
+            let rest = futures::stream::iter(head).chain(BodyStream::new(body));
+            return Err(StreamBody::new(rest).boxed_unsync());
+        }
+        read.extend_from_slice(&data);
+    }
+}
+
+/// rmcp's `415` answer, or, when it is rmcp saying that `body` did not deserialize (not a
+/// wrong `Content-Type`), `400 Bad Request` with a JSON-RPC error saying why.
+async fn rejected_body(response: Response<Body>, body: &[u8]) -> Response<Body> {
+    let (parts, text) = response.into_parts();
+    let text = match text.collect().await {
+        Ok(text) => text.to_bytes(),
+        Err(never) => match never {},
+    };
+    if !text.starts_with(b"fail to deserialize request body") {
+        return Response::from_parts(parts, Full::new(text).boxed());
+    }
+    let (code, message) = super::stdio::rejection(body);
+    tracing::warn!(target: "toolwright::serve", "refused a request body: {message}");
+    let answer = super::stdio::error_response(&serde_json::Value::Null, code, &message);
+    let mut response = Response::new(Full::new(Bytes::from(answer)).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Closes the sessions idle for longer than `idle` until `shutdown`, looking a few times
@@ -570,6 +656,7 @@ impl HttpServer {
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(self.guard.rmcp_host_values())
             .with_allowed_origins(RequestGuard::origin_values())
+            .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
             .with_cancellation_token(self.shutdown.child_token());
         // rmcp's idle timeout is replaced by ours (see `SessionActivity`).
         let mut sessions = LocalSessionManager::default();

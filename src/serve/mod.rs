@@ -13,15 +13,24 @@
 //!   `notifications/progress`; cancelling the request cancels the call. A result carries
 //!   what the model would read beside the tool_result in an agent loop (hook context and
 //!   feedback, a skill's body, a hook's stop) as more text blocks.
-//! - [`serve_stdio`] serves a handler over standard input and output.
+//! - [`serve_stdio`] serves a handler over standard input and output, answering the lines
+//!   rmcp would drop without a word (not JSON, not UTF-8, too long): see [`stdio`].
 //! - [`http`] serves a handler over Streamable HTTP on a loopback address, checking the `Host`
 //!   and `Origin` headers of every request (DNS-rebinding protection).
 //!
 //! A host with more than tools (resources, prompts) wraps a [`ToolServer`] in its own
 //! handler and delegates `tools/list` and `tools/call` to [`ToolServer::list`] and
-//! [`ToolServer::call`] (see `examples/conformance_server.rs`).
+//! [`ToolServer::call`] (see `examples/conformance_server.rs`); its `on_custom_request` can
+//! answer with [`invalid_params`], as [`ToolServer`]'s does, so that a `tools/call` whose
+//! params do not parse gets `-32602` rather than rmcp's "method not found".
+//!
+//! What is meant for the person running the server rather than for the client (hooks' system
+//! messages and errors, rejected protocol lines) goes to a [`NoticeSink`] when one is given
+//! ([`ToolServer::with_notices`], [`serve_stdio_with_notices`]); `toolwright serve` prints
+//! it on stderr. It is also a `tracing` event (target `toolwright::serve`).
 
 pub mod http;
+pub mod stdio;
 
 mod ask;
 mod convert;
@@ -30,9 +39,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
-    InitializeResult, InputRequest, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, ErrorData, Implementation, InitializeResult, InputRequest, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
@@ -41,6 +51,10 @@ use tool_core::{CancellationToken, ProgressSender, ToolProgress, ToolUseContext}
 use tool_exec::{Hooks, Permissions, Pipeline, ToolUse};
 
 pub use convert::{mcp_content, tool_entry};
+
+/// Where a server's notices for the person running it go: one line of text each (hooks'
+/// system messages and errors as `hook: ...`, rejected protocol lines). Not for the client.
+pub type NoticeSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Serves tools over MCP, each call through the pipeline. Cheap to clone; clones share the
 /// tools, permissions and hooks. See the [module docs](self).
@@ -67,6 +81,8 @@ pub struct ToolServer {
     /// The session states of every server [`Self::for_session`] made, weakly (a session
     /// that ended is gone): [`Self::kill_background_tasks`] reaches their tasks.
     sessions: Arc<Mutex<Vec<Weak<SessionSlot>>>>,
+    /// Where hooks' notices for the user go besides the `tracing` event.
+    notices: Option<NoticeSink>,
 }
 
 /// A session's context slot (see [`ToolServer::for_session`]).
@@ -102,6 +118,7 @@ impl ToolServer {
             running: Arc::new(tokio::sync::watch::Sender::new(0)),
             session: None,
             sessions: Arc::default(),
+            notices: None,
         }
     }
 
@@ -127,6 +144,13 @@ impl ToolServer {
     /// crate's version).
     pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Sends what hooks address to the user (a `systemMessage`, a hook's error or timeout) to
+    /// `sink`, as `hook: TEXT`, besides the `tracing` event: the client never sees it.
+    pub fn with_notices(mut self, sink: NoticeSink) -> Self {
+        self.notices = Some(sink);
         self
     }
 
@@ -260,7 +284,8 @@ impl ToolServer {
     /// hook context) first, then the result, then the messages after it (a skill's body,
     /// PostToolUse feedback and context, a hook's stop), then what background hooks
     /// delivered since the last call. When a hook stopped the turn, a last text says so.
-    /// What is meant for the user (hooks' system messages) is logged.
+    /// What is meant for the user (hooks' system messages and errors) goes to the notice sink
+    /// and to `tracing`.
     fn result_content(&self, outcome: &tool_exec::CallOutcome) -> Vec<Value> {
         let background = self.hooks.take_background_messages();
         let (before, mut notices) = crate::agent::split_hook_messages(&outcome.messages_before);
@@ -270,6 +295,9 @@ impl ToolServer {
         notices.extend(more);
         for notice in &notices {
             tracing::info!(target: "toolwright::serve", tool = %outcome.tool_name, "hook notice: {notice}");
+            if let Some(sink) = &self.notices {
+                sink(&format!("hook: {notice}"));
+            }
         }
         let text = |t: &String| json!({"type": "text", "text": t});
         let mut content: Vec<Value> = before.iter().map(text).collect();
@@ -478,6 +506,39 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await
     }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // Else rmcp's own answer: method not found, naming it.
+        Err(invalid_params(&request).unwrap_or_else(|| {
+            ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method.clone(), None)
+        }))
+    }
+}
+
+/// The `-32602` answer to a request for a method this server serves whose params did not
+/// parse: rmcp hands such a request over as a custom one (it would say "method not found").
+/// `None` for other methods.
+pub fn invalid_params(request: &CustomRequest) -> Option<ErrorData> {
+    let params = request.params.clone().unwrap_or(Value::Null);
+    let problem = match request.method.as_str() {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
+        "tools/list" => serde_json::from_value::<Option<PaginatedRequestParams>>(params).err(),
+        "ping" => None,
+        _ => return None,
+    };
+    let why = match problem {
+        Some(_) if request.params.is_none() => "no params".to_owned(),
+        Some(e) => e.to_string(),
+        None => "they do not fit the method".to_owned(),
+    };
+    Some(ErrorData::invalid_params(
+        format!("Invalid params for {}: {why}", request.method),
+        None,
+    ))
 }
 
 /// Ends a helper task with the call that started it.
@@ -531,10 +592,32 @@ impl ProgressForwarder {
     }
 }
 
-/// Serves `handler` over standard input and output until the client closes its end.
+/// Serves `handler` over standard input and output until the client closes its end. Lines
+/// that are not JSON-RPC requests are answered with JSON-RPC errors (see [`stdio`]).
 pub async fn serve_stdio<S: ServerHandler>(handler: S) -> Result<(), ServeError> {
+    serve_transport(
+        handler,
+        stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout()),
+    )
+    .await
+}
+
+/// [`serve_stdio`], reporting every rejected line to `notices`.
+pub async fn serve_stdio_with_notices<S: ServerHandler>(
+    handler: S,
+    notices: NoticeSink,
+) -> Result<(), ServeError> {
+    let transport =
+        stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout()).with_notices(notices);
+    serve_transport(handler, transport).await
+}
+
+async fn serve_transport<S: ServerHandler>(
+    handler: S,
+    transport: stdio::LineTransport<tokio::io::Stdin>,
+) -> Result<(), ServeError> {
     let service = handler
-        .serve(rmcp::transport::io::stdio())
+        .serve(transport)
         .await
         .map_err(|e| ServeError::Initialize(e.to_string()))?;
     service

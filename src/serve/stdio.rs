@@ -1,0 +1,689 @@
+//! The stdio transport of [`serve_stdio`](super::serve_stdio): newline-delimited JSON-RPC on
+//! a reader and a writer, as rmcp's own, except that what rmcp drops is answered.
+//!
+//! rmcp's line transport drops three kinds of line without a word to the client (which then
+//! waits for ever): a line longer than its limit, a line that is not JSON, and a line that is
+//! not UTF-8. This one answers each as JSON-RPC 2.0 says, and carries on with the next line:
+//! - a line that is not JSON (or not UTF-8): `-32700` Parse error, `id: null`, or the
+//!   request's id when it can be read all the same (it comes whole before the fault, or the
+//!   line is JSON but for its encoding), so that the client's call ends;
+//! - JSON that is not a JSON-RPC request (no `method`, a `jsonrpc` other than `"2.0"`, an id
+//!   that is neither a string nor a number, a batch): `-32600` Invalid Request, with its id
+//!   when it has a usable one;
+//! - a line longer than [`MAX_MESSAGE_BYTES`]: `-32600` Invalid Request with the request's id
+//!   when it is in the part read (`null` if not), sent as soon as the limit is passed; the
+//!   rest of the line is skipped as it arrives, never held in memory.
+//!
+//! What is never answered, as JSON-RPC wants: a notification (a `method` without an `id`) and
+//! a response (a `result` or an `error` without a `method`) that do not parse; they are only
+//! reported. Every rejected line is reported to the [notice sink](super::NoticeSink), if any,
+//! and as a `tracing` warning. Well-formed messages go to rmcp as they are (a known method
+//! with bad params reaches the handler, which answers `-32602`: see
+//! [`ToolServer`](super::ToolServer)).
+//!
+//! Writes (rmcp's messages and these answers) go through one task, in the order they were
+//! made, a whole line at a time.
+
+use std::collections::VecDeque;
+use std::io;
+
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::NoticeSink;
+
+/// The longest message read, in bytes (16 MiB, rmcp's own limit): a longer line is answered
+/// `-32600` and skipped.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// JSON-RPC's Parse error.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC's Invalid Request.
+const INVALID_REQUEST: i64 = -32600;
+
+/// A line to write, and who waits for it to be written.
+struct Outgoing {
+    bytes: Vec<u8>,
+    written: Option<oneshot::Sender<io::Result<()>>>,
+}
+
+/// Newline-delimited JSON-RPC on `R` and `W` for an rmcp server, answering the lines rmcp
+/// would drop. See the [module docs](self).
+pub struct LineTransport<R> {
+    read: BufReader<R>,
+    /// The line being read (a read cancelled part-way resumes it).
+    line: Vec<u8>,
+    /// Skipping the rest of a line already answered as too long.
+    discarding: bool,
+    max: usize,
+    /// Lines read, for notices.
+    count: u64,
+    out: Option<mpsc::UnboundedSender<Outgoing>>,
+    notices: Option<NoticeSink>,
+}
+
+impl<R> std::fmt::Debug for LineTransport<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineTransport")
+            .field("max", &self.max)
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one bounded line read gave.
+enum LineRead {
+    /// A whole line is in `line`.
+    Line,
+    /// The line passed the limit; what its first part says.
+    Oversized(Lead),
+    Eof,
+    Io(io::Error),
+}
+
+/// What a whole line is.
+#[derive(Debug)]
+enum Decoded {
+    /// A message for rmcp.
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// To be answered with this error (code, message, id).
+    Reject(i64, String, Option<Value>),
+    /// Not answered (a malformed notification or response); why, for the report.
+    Ignore(String),
+    /// An empty line.
+    Blank,
+}
+
+impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
+    /// Reads messages from `read` and writes to `write` (a task of its own, started now: call
+    /// this inside a Tokio runtime).
+    pub fn new<W>(read: R, write: W) -> Self
+    where
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_lines(write, rx));
+        Self {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            max: MAX_MESSAGE_BYTES,
+            count: 0,
+            out: Some(tx),
+            notices: None,
+        }
+    }
+
+    /// Reports every rejected or ignored line (and a read error that ends the session) to
+    /// `sink`, as one line of text.
+    pub fn with_notices(mut self, sink: NoticeSink) -> Self {
+        self.notices = Some(sink);
+        self
+    }
+
+    /// The longest message read ([`MAX_MESSAGE_BYTES`] by default).
+    pub fn with_max_message_bytes(mut self, max: usize) -> Self {
+        self.max = max.max(1);
+        self
+    }
+
+    fn notice(&self, text: &str) {
+        tracing::warn!(target: "toolwright::serve", "{text}");
+        if let Some(sink) = &self.notices {
+            sink(text);
+        }
+    }
+
+    /// Answers line `self.count` with an error, and reports it.
+    fn reject(&self, code: i64, message: &str, id: Option<Value>) {
+        let id = id.unwrap_or(Value::Null);
+        let mut bytes = error_response(&id, code, message).into_bytes();
+        bytes.push(b'\n');
+        if let Some(out) = &self.out {
+            let _ = out.send(Outgoing {
+                bytes,
+                written: None,
+            });
+        }
+        self.notice(&format!(
+            "message {} answered with error {code} (id {id}): {message}",
+            self.count
+        ));
+    }
+
+    /// Waits until every line queued so far is written (or failed to be).
+    fn written(&self) -> impl Future<Output = ()> + Send + 'static {
+        let (tx, rx) = oneshot::channel();
+        let marker = Outgoing {
+            bytes: Vec::new(),
+            written: Some(tx),
+        };
+        let queued = self
+            .out
+            .as_ref()
+            .is_some_and(|out| out.send(marker).is_ok());
+        async move {
+            if queued {
+                let _ = rx.await;
+            }
+        }
+    }
+
+    /// Reads one `\n`-terminated line into `self.line`, never holding more than `self.max`
+    /// bytes of it. Cancellation-safe: what was read stays in `self.line` (or the skipping
+    /// goes on) for the next call.
+    async fn read_line(&mut self) -> LineRead {
+        loop {
+            let (consumed, done) = {
+                let available = match self.read.fill_buf().await {
+                    Ok(available) => available,
+                    Err(e) => return LineRead::Io(e),
+                };
+                if available.is_empty() {
+                    return LineRead::Eof;
+                }
+                let newline = available.iter().position(|b| *b == b'\n');
+                let take = newline.map_or(available.len(), |i| i + 1);
+                if self.discarding {
+                    if newline.is_some() {
+                        self.discarding = false;
+                    }
+                    (take, None)
+                } else if self.line.len() + take > self.max {
+                    // Fill up to the limit, look for the id in what is held, and drop it.
+                    let room = self.max - self.line.len();
+                    self.line.extend_from_slice(&available[..room]);
+                    let lead = lead(&self.line);
+                    self.line = Vec::new();
+                    self.discarding = newline.is_none();
+                    (take, Some(LineRead::Oversized(lead)))
+                } else {
+                    self.line.extend_from_slice(&available[..take]);
+                    (take, newline.map(|_| LineRead::Line))
+                }
+            };
+            self.read.consume(consumed);
+            if let Some(done) = done {
+                return done;
+            }
+        }
+    }
+}
+
+impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        let bytes = serde_json::to_vec(&item);
+        async move {
+            let mut bytes = bytes.map_err(io::Error::other)?;
+            bytes.push(b'\n');
+            let closed = || io::Error::new(io::ErrorKind::NotConnected, "the transport is closed");
+            let out = out.ok_or_else(closed)?;
+            let (tx, rx) = oneshot::channel();
+            out.send(Outgoing {
+                bytes,
+                written: Some(tx),
+            })
+            .map_err(|_| closed())?;
+            rx.await.map_err(|_| closed())?
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await {
+                LineRead::Line => {}
+                LineRead::Oversized(lead) => {
+                    self.count += 1;
+                    let message = format!(
+                        "Invalid Request: the message is longer than {} bytes, the most this server reads",
+                        self.max
+                    );
+                    if lead.response {
+                        self.notice(&format!(
+                            "message {} ignored: a response longer than {} bytes",
+                            self.count, self.max
+                        ));
+                    } else {
+                        self.reject(INVALID_REQUEST, &message, lead.request_id());
+                    }
+                    continue;
+                }
+                // A last line without its newline is an incomplete message: nothing to do.
+                // The answers already made are written before the session (and maybe the
+                // process) ends.
+                LineRead::Eof => {
+                    self.written().await;
+                    return None;
+                }
+                LineRead::Io(e) => {
+                    self.notice(&format!("cannot read the client's messages: {e}"));
+                    self.written().await;
+                    return None;
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            let decoded = decode(&line);
+            if !matches!(decoded, Decoded::Blank) {
+                self.count += 1;
+            }
+            match decoded {
+                Decoded::Message(message) => return Some(*message),
+                Decoded::Reject(code, message, id) => self.reject(code, &message, id),
+                Decoded::Ignore(why) => {
+                    self.notice(&format!("message {} ignored: {why}", self.count));
+                }
+                Decoded::Blank => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // The writer ends (flushing) once the sends still in flight are done.
+        self.out = None;
+        Ok(())
+    }
+}
+
+/// Writes the lines of `rx` to `write` in order, flushing each, until every sender is gone.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+) {
+    // Once a write failed, the rest fail with the same error.
+    let mut failed: Option<(io::ErrorKind, String)> = None;
+    let mut queue = VecDeque::new();
+    while let Some(first) = rx.recv().await {
+        queue.push_back(first);
+        while let Ok(more) = rx.try_recv() {
+            queue.push_back(more);
+        }
+        while let Some(out) = queue.pop_front() {
+            let result = match &failed {
+                Some((kind, text)) => Err(io::Error::new(*kind, text.clone())),
+                None => async {
+                    write.write_all(&out.bytes).await?;
+                    write.flush().await
+                }
+                .await
+                .inspect_err(|e| failed = Some((e.kind(), e.to_string()))),
+            };
+            if let Some(written) = out.written {
+                let _ = written.send(result);
+            }
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+/// What `line` (one line as read, with its newline) is.
+fn decode(line: &[u8]) -> Decoded {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Decoded::Blank;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => {
+            // JSON is UTF-8: this is a parse error, but the id may still be readable.
+            let lead = match serde_json::from_str::<Value>(&String::from_utf8_lossy(line)) {
+                Ok(value) => Lead {
+                    id: usable_id(&value),
+                    method: value.get("method").is_some(),
+                    response: value.get("result").is_some() || value.get("error").is_some(),
+                },
+                Err(_) => lead(line),
+            };
+            if lead.response {
+                return Decoded::Ignore(format!(
+                    "a response that is not valid UTF-8 (byte {})",
+                    e.valid_up_to()
+                ));
+            }
+            let id = lead.request_id();
+            return Decoded::Reject(
+                PARSE_ERROR,
+                format!(
+                    "Parse error: the message is not valid UTF-8 (byte {})",
+                    e.valid_up_to()
+                ),
+                id,
+            );
+        }
+    };
+    let error = match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
+        Ok(message) => return Decoded::Message(Box::new(message)),
+        Err(e) => e,
+    };
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(value) => value,
+        // The id, when it comes whole before what does not parse (a lone surrogate escape
+        // further on), lets the client end its call.
+        Err(e) => {
+            let lead = lead(line);
+            if lead.response {
+                return Decoded::Ignore(format!("a response that does not parse: {e}"));
+            }
+            return Decoded::Reject(PARSE_ERROR, format!("Parse error: {e}"), lead.request_id());
+        }
+    };
+    let Some(object) = value.as_object() else {
+        let what = if value.is_array() {
+            "a batch (an array), which MCP does not use: send one message per line"
+        } else {
+            "not a JSON object"
+        };
+        return Decoded::Reject(INVALID_REQUEST, format!("Invalid Request: {what}"), None);
+    };
+    let id = usable_id(&value);
+    let has_method = object.contains_key("method");
+    if has_method && !object.contains_key("id") {
+        return Decoded::Ignore(format!("a notification that is not valid: {error}"));
+    }
+    if !has_method && (object.contains_key("result") || object.contains_key("error")) {
+        return Decoded::Ignore(format!("a response that is not valid: {error}"));
+    }
+    let why = if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        "`jsonrpc` must be \"2.0\"".to_owned()
+    } else if !has_method {
+        "no `method`".to_owned()
+    } else if !object["method"].is_string() {
+        "`method` must be a string".to_owned()
+    } else if id.is_none() {
+        "`id` must be a string or a number".to_owned()
+    } else {
+        error.to_string()
+    };
+    Decoded::Reject(INVALID_REQUEST, format!("Invalid Request: {why}"), id)
+}
+
+/// A JSON-RPC error response, members in the usual order (`jsonrpc`, `id`, `error`).
+pub(crate) fn error_response(id: &Value, code: i64, message: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#,
+        Value::from(message)
+    )
+}
+
+/// The JSON-RPC error (code and message) for a message, such as an HTTP request's body,
+/// that does not deserialize as one for a server: `-32700` when it is not JSON, else
+/// `-32600`.
+pub(crate) fn rejection(message: &[u8]) -> (i64, String) {
+    match decode(message) {
+        Decoded::Reject(code, message, _) => (code, message),
+        Decoded::Ignore(why) => (INVALID_REQUEST, format!("Invalid Request: {why}")),
+        Decoded::Blank => (PARSE_ERROR, "Parse error: the message is empty".to_owned()),
+        Decoded::Message(_) => (
+            INVALID_REQUEST,
+            "Invalid Request: not a message for this server".to_owned(),
+        ),
+    }
+}
+
+/// The `id` of `message` when a response can carry it (a string or a number).
+fn usable_id(message: &Value) -> Option<Value> {
+    message
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+}
+
+/// What the members of the JSON object that `text` begins with say, as far as they come
+/// whole within `text` (the rest may be cut off, or not parse): scanned without being parsed.
+#[derive(Debug, Default, PartialEq)]
+struct Lead {
+    /// The `id`, when a string or a number.
+    id: Option<Value>,
+    /// A `method` member was seen: a request (or a notification).
+    method: bool,
+    /// A `result` or `error` member was seen: a response, never to be answered.
+    response: bool,
+}
+
+impl Lead {
+    /// The id to answer with: a request's, when it was read.
+    fn request_id(self) -> Option<Value> {
+        self.id.filter(|_| self.method && !self.response)
+    }
+}
+
+fn lead(text: &[u8]) -> Lead {
+    let mut lead = Lead::default();
+    let mut scan = Scanner {
+        text: text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text),
+        pos: 0,
+    };
+    let mut id_seen = false;
+    let mut member = |scan: &mut Scanner<'_>, lead: &mut Lead| -> Option<()> {
+        scan.space();
+        let key = scan.string()?.to_vec();
+        scan.space();
+        scan.expect(b':')?;
+        scan.space();
+        // The name says enough, whatever the value (a result may be what is cut off).
+        match key.as_slice() {
+            b"\"method\"" => lead.method = true,
+            b"\"result\"" | b"\"error\"" => lead.response = true,
+            _ => {}
+        }
+        let start = scan.pos;
+        scan.value()?;
+        if key == b"\"id\"" {
+            id_seen = true;
+            lead.id = serde_json::from_slice::<Value>(&scan.text[start..scan.pos])
+                .ok()
+                .filter(|id| id.is_string() || id.is_number());
+        }
+        // Enough is known.
+        if id_seen && (lead.method || lead.response) {
+            return None;
+        }
+        scan.space();
+        scan.expect(b',')
+    };
+    scan.space();
+    if scan.expect(b'{').is_some() {
+        while member(&mut scan, &mut lead).is_some() {}
+    }
+    lead
+}
+
+/// A forward scan over JSON text that may be cut off: each step is `None` at the cut.
+struct Scanner<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl Scanner<'_> {
+    fn space(&mut self) {
+        while self
+            .text
+            .get(self.pos)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.text.get(self.pos) == Some(&byte)).then(|| self.pos += 1)
+    }
+
+    /// A string, quotes included.
+    fn string(&mut self) -> Option<&[u8]> {
+        let start = self.pos;
+        self.expect(b'"')?;
+        loop {
+            match self.text.get(self.pos)? {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    self.pos += 1;
+                    return self.text.get(start..self.pos);
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// Any value, skipped.
+    fn value(&mut self) -> Option<()> {
+        match self.text.get(self.pos)? {
+            b'"' => self.string().map(|_| ()),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.text.get(self.pos)? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.pos += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+            }
+            _ => {
+                // A number or a literal: it ends at a delimiter, which must have been read.
+                while !matches!(
+                    self.text.get(self.pos)?,
+                    b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'
+                ) {
+                    self.pos += 1;
+                }
+                Some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_requests_id_is_found_before_the_cut() {
+        let cases: [(&[u8], Option<Value>); 10] = [
+            (
+                br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"#,
+                Some(json!(7)),
+            ),
+            (br#" { "id" : "a\"b", "method": "x""#, Some(json!("a\"b"))),
+            (
+                br#"{"params":{"id":1,"s":"}{"},"list":[1,[2]],"id":-3.5e2,"method":"m","#,
+                Some(json!(-350.0)),
+            ),
+            (br#"{"method":"x","params":{"text":"aaaa"#, None),
+            (br#"{"jsonrpc":"2.0","id":12"#, None),
+            (br#"{"id":null,"method":"x""#, None),
+            (br#"{"id":{"a":1},"method":"x""#, None),
+            (br#"[{"id":1,"method":"x"}"#, None),
+            (
+                b"\xEF\xBB\xBF{\"id\":\"b\",\"method\":\"x\",",
+                Some(json!("b")),
+            ),
+            // A response is never answered, whatever its id.
+            (br#"{"jsonrpc":"2.0","id":4,"result":{"content":["#, None),
+        ];
+        for (text, id) in cases {
+            assert_eq!(
+                lead(text).request_id(),
+                id,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert!(lead(br#"{"id":4,"error":{"code":1"#).response);
+    }
+
+    #[test]
+    fn lines_are_decoded_or_rejected_as_json_rpc_says() {
+        let reject = |line: &[u8]| match decode(line) {
+            Decoded::Reject(code, message, id) => Some((code, message, id)),
+            _ => None,
+        };
+        assert!(matches!(
+            decode(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n"),
+            Decoded::Message(_)
+        ));
+        assert!(matches!(decode(b"  \r\n"), Decoded::Blank));
+        let (code, _, id) = reject(b"{not json\n").unwrap_or_default();
+        assert_eq!((code, id), (PARSE_ERROR, None));
+        let (code, _, id) =
+            reject(br#"{"jsonrpc":"2.0","id":2,"method":"x","params":{"s":"\ud83d"}}"#)
+                .unwrap_or_default();
+        assert_eq!((code, id), (PARSE_ERROR, Some(json!(2))));
+        let (code, message, id) = reject(
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}\n",
+        )
+        .unwrap_or_default();
+        assert_eq!((code, id), (PARSE_ERROR, Some(json!(3))), "{message}");
+        assert!(message.contains("UTF-8"), "{message}");
+        let (code, message, id) =
+            reject(b"{\"jsonrpc\":\"1.0\",\"id\":\"a\",\"method\":\"ping\"}\n").unwrap_or_default();
+        assert_eq!((code, id), (INVALID_REQUEST, Some(json!("a"))), "{message}");
+        let (code, _, id) = reject(b"{\"jsonrpc\":\"2.0\",\"id\":4}\n").unwrap_or_default();
+        assert_eq!((code, id), (INVALID_REQUEST, Some(json!(4))));
+        let (code, _, id) = reject(b"[]\n").unwrap_or_default();
+        assert_eq!((code, id), (INVALID_REQUEST, None));
+        let (code, _, id) =
+            reject(b"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}\n").unwrap_or_default();
+        assert_eq!((code, id), (INVALID_REQUEST, None));
+        // Never answered: a notification and a response, even malformed.
+        assert!(matches!(
+            decode(br#"{"jsonrpc":"2.0","id":2,"result":{"s":"\ud83d"}}"#),
+            Decoded::Ignore(_)
+        ));
+        assert!(matches!(
+            decode(b"{\"jsonrpc\":\"1.0\",\"method\":\"notifications/x\"}\n"),
+            Decoded::Ignore(_)
+        ));
+        assert!(matches!(
+            decode(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n"),
+            Decoded::Ignore(_)
+        ));
+    }
+
+    /// A line over the limit is answered with its id as soon as the limit is passed, its
+    /// rest skipped, and the next line served.
+    #[tokio::test]
+    async fn an_oversized_line_is_answered_and_skipped() {
+        let mut input = br#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'a', 10_000));
+        input.extend_from_slice(b"\"}}\n{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}\n");
+        let (write, mut read_back) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(&input[..], write).with_max_message_bytes(100);
+        let next = transport.receive().await;
+        let Some(RxJsonRpcMessage::<RoleServer>::Request(request)) = next else {
+            panic!("{next:?}")
+        };
+        assert_eq!(serde_json::to_value(&request.id).ok(), Some(json!(10)));
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap_or_default();
+        drop(transport);
+        let mut out = String::new();
+        use tokio::io::AsyncReadExt as _;
+        read_back.read_to_string(&mut out).await.unwrap_or_default();
+        let answer: Value = serde_json::from_str(out.trim()).unwrap_or_default();
+        assert_eq!(answer["id"], 9, "{out}");
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{out}");
+    }
+}

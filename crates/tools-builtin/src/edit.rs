@@ -137,8 +137,9 @@ impl TypedTool for Edit {
         input: &EditInput,
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
+        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx).ok();
         let (input, ctx) = (input.clone(), ctx.clone());
-        fsutil::blocking_validation(move || validate(&input, &ctx)).await
+        fsutil::validation_locked(path.as_deref(), move || validate(&input, &ctx)).await
     }
 
     async fn call(
@@ -149,7 +150,10 @@ impl TypedTool for Edit {
     ) -> Result<ToolResult<EditOutput>, ToolError> {
         let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
             .map_err(|e| ToolError::msg(e.message))?;
-        let out = fsutil::blocking(move || edit_blocking(&path, input, &ctx)).await?;
+        let out = fsutil::blocking_locked(path, move |path, lock| {
+            edit_blocking(path, input, &ctx, lock)
+        })
+        .await?;
         Ok(ToolResult::new(out))
     }
 
@@ -166,10 +170,12 @@ impl TypedTool for Edit {
     }
 }
 
+/// The edit, with the file's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
     input: EditInput,
     ctx: &ToolUseContext,
+    lock: &fsutil::FileLock,
 ) -> Result<EditOutput, ToolError> {
     if input.old_string == input.new_string {
         return Err(ToolError::msg(
@@ -181,7 +187,7 @@ fn edit_blocking(
         return Err(ToolError::msg(fsutil::not_found_message(ctx)));
     }
     let planned = plan(bytes.as_deref(), &input).map_err(|r| ToolError::msg(r.message))?;
-    let verified = fsutil::recheck_before_write(ctx, path, bytes.as_deref())?;
+    let verified = fsutil::recheck_before_write(ctx, path, bytes.as_deref(), lock)?;
     // What Read showed altered of the file (a cut line) the edit did not show the model
     // either: Write stays refused.
     fsutil::write_and_record(
@@ -191,6 +197,7 @@ fn edit_blocking(
         planned.updated.clone(),
         verified,
         fsutil::Known::AsBefore,
+        lock,
     )?;
     Ok(EditOutput {
         file_path: path.to_path_buf(),

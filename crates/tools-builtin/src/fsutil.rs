@@ -836,6 +836,169 @@ pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Option<Vec<PathB
     })
 }
 
+/// One lock per file for the calls of this process that read a file, check it against a read
+/// cache, write it and record the write there (Edit, Write, NotebookEdit): held from the
+/// staleness check through the atomic write and the read-cache update, so that those steps
+/// are one for the other calls. Without it two calls running at once (each MCP `tools/call`
+/// of `toolwright serve`, two sessions) could both check the same version, and the second
+/// write would replace the first while both report success.
+///
+/// Keyed by the file's real path (symlinks followed, `fs::canonicalize`), so that a link and
+/// its target, or two spellings of one directory, take the same lock; a file that does not
+/// exist yet by the real path of its longest existing ancestor plus the rest, which is the
+/// path it gets once created. Hard links (two real paths of one inode) are two keys: the
+/// version check of [`write_and_record`] still refuses a write over the other's change,
+/// except in the instant between its last look and its rename. Other processes are not
+/// covered either (the same version check is what guards against them).
+///
+/// The map holds weak references: a lock lives while a call holds or waits for it, its
+/// entry is removed when the last holder lets go, and entries left by a cancelled wait are
+/// swept when the map has doubled since the last sweep, so it stays as large as the number
+/// of files in use.
+#[must_use = "the file is locked only while this is held"]
+pub(crate) struct FileLock {
+    /// The held lock; `None` only while being dropped.
+    guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// The key in [`FILE_LOCKS`].
+    key: PathBuf,
+}
+
+impl fmt::Debug for FileLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileLock").field("key", &self.key).finish()
+    }
+}
+
+/// The locks of [`FileLock`], by key, and the size at which dead entries are swept next.
+struct LockMap {
+    locks: std::collections::HashMap<PathBuf, std::sync::Weak<tokio::sync::Mutex<()>>>,
+    sweep_at: usize,
+}
+
+/// The fewest entries the lock map sweeps at.
+const LOCK_SWEEP_MIN: usize = 64;
+
+static FILE_LOCKS: std::sync::LazyLock<std::sync::Mutex<LockMap>> =
+    std::sync::LazyLock::new(|| {
+        std::sync::Mutex::new(LockMap {
+            locks: std::collections::HashMap::new(),
+            sweep_at: LOCK_SWEEP_MIN,
+        })
+    });
+
+/// The lock map, also after a panic elsewhere while it was held (it holds no invariant a
+/// panic could break: at worst a dead entry, which is swept).
+fn file_locks() -> std::sync::MutexGuard<'static, LockMap> {
+    FILE_LOCKS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The lock of `key`: the live one, or a new one.
+fn lock_of(key: &Path) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    let mut map = file_locks();
+    if let Some(live) = map.locks.get(key).and_then(std::sync::Weak::upgrade) {
+        return live;
+    }
+    if map.locks.len() >= map.sweep_at {
+        map.locks.retain(|_, lock| lock.strong_count() > 0);
+        map.sweep_at = (map.locks.len() * 2).max(LOCK_SWEEP_MIN);
+    }
+    let lock = std::sync::Arc::new(tokio::sync::Mutex::new(()));
+    map.locks
+        .insert(key.to_owned(), std::sync::Arc::downgrade(&lock));
+    lock
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Unlocked (and this holder's reference gone) first: a waiter still holds one.
+        drop(self.guard.take());
+        let mut map = file_locks();
+        if map
+            .locks
+            .get(&self.key)
+            .is_some_and(|lock| lock.strong_count() == 0)
+        {
+            map.locks.remove(&self.key);
+        }
+    }
+}
+
+/// The key of `path`'s [`FileLock`]: its real path (see there). Blocking (it looks at the
+/// file system).
+fn lock_key(path: &Path) -> PathBuf {
+    if let Ok(real) = fs::canonicalize(path) {
+        return real;
+    }
+    // Missing, or a dangling link: where a write would create the file.
+    let target = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            follow_links(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    };
+    tool_core::normalize_lexically(&resolve_existing(&target))
+}
+
+/// Waits for, and takes, the lock of the file at `path` ([`FileLock`]). Hold it across the
+/// whole read, check, write and record; to keep it while blocking work runs on after the
+/// caller stops waiting (a cancelled call), move it into that work.
+pub(crate) async fn lock_file(path: &Path) -> FileLock {
+    let owned = path.to_path_buf();
+    let fallback = tool_core::normalize_lexically(path);
+    let key = match on_blocking_pool(move || Ok(lock_key(&owned)), |_| fallback).await {
+        Ok(key) | Err(key) => key,
+    };
+    let guard = lock_of(&key).lock_owned().await;
+    FileLock {
+        guard: Some(guard),
+        key,
+    }
+}
+
+/// [`lock_file`] for a thread that may block (not an async worker).
+#[cfg(test)]
+pub(crate) fn lock_file_blocking(path: &Path) -> FileLock {
+    let key = lock_key(path);
+    let guard = lock_of(&key).blocking_lock_owned();
+    FileLock {
+        guard: Some(guard),
+        key,
+    }
+}
+
+/// [`blocking`] `f(path, lock)` with the lock of the file at `path` held (taken without
+/// holding a blocking thread, then moved into the work: held until `f` returns, even if
+/// this call is dropped).
+pub(crate) async fn blocking_locked<R, F>(path: PathBuf, f: F) -> Result<R, ToolError>
+where
+    R: Send + 'static,
+    F: FnOnce(&Path, &FileLock) -> Result<R, ToolError> + Send + 'static,
+{
+    let lock = lock_file(&path).await;
+    blocking(move || f(&path, &lock)).await
+}
+
+/// [`blocking_validation`] with the lock of the file at `path` held, when there is a path (a
+/// path the tool refuses is not locked: the check refuses it): a staleness check never sees
+/// a write of another call half done (its file renamed in, its read-cache entry not yet
+/// updated) and takes it for a change by someone else.
+pub(crate) async fn validation_locked<F>(path: Option<&Path>, f: F) -> Result<(), ValidationError>
+where
+    F: FnOnce() -> Result<(), ValidationError> + Send + 'static,
+{
+    let lock = match path {
+        Some(path) => Some(lock_file(path).await),
+        None => None,
+    };
+    blocking_validation(move || {
+        let _held = lock;
+        f()
+    })
+    .await
+}
+
 /// The model-facing text when a file changed between the checks and the write.
 pub(crate) const UNEXPECTEDLY_MODIFIED_MESSAGE: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
@@ -861,10 +1024,14 @@ pub(crate) fn check_stale(
 /// be the ones the new content was computed from (`None`: the file did not exist). Returns
 /// the version of the file it verified, which [`write_and_record`] checks the file against
 /// when it begins to write, so that a change in between is not overwritten.
+///
+/// `_held`: the file's [`FileLock`], held from before the bytes `based_on` were read until
+/// [`write_and_record`] has recorded the write.
 pub(crate) fn recheck_before_write(
     ctx: &ToolUseContext,
     path: &Path,
     based_on: Option<&[u8]>,
+    _held: &FileLock,
 ) -> Result<Verified, ToolError> {
     if ctx.file_state().check_fresh(path).is_err() {
         return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
@@ -926,7 +1093,8 @@ pub(crate) enum Known {
 
 /// Writes atomically, if the file is still the version `verified` (else
 /// [`UNEXPECTEDLY_MODIFIED_MESSAGE`]), and records the write in the read cache: the model's
-/// view of the new content, the new mtime and the hash of the bytes on disk.
+/// view of the new content, the new mtime and the hash of the bytes on disk. `_held`: the
+/// file's [`FileLock`], the one [`recheck_before_write`] was given.
 pub(crate) fn write_and_record(
     ctx: &ToolUseContext,
     path: &Path,
@@ -934,6 +1102,7 @@ pub(crate) fn write_and_record(
     content: String,
     verified: Verified,
     known: Known,
+    _held: &FileLock,
 ) -> Result<(), ToolError> {
     let confine = confinement(ctx, path);
     let altered = match known {
@@ -1201,7 +1370,8 @@ mod tests {
                 None,
             ),
         );
-        let verified = recheck_before_write(&ctx, &file, Some(b"v1\n")).unwrap();
+        let lock = lock_file_blocking(&file);
+        let verified = recheck_before_write(&ctx, &file, Some(b"v1\n"), &lock).unwrap();
         let other = dir.path().join("other.tmp");
         fs::write(&other, "v2\n").unwrap();
         fs::rename(&other, &file).unwrap();
@@ -1212,20 +1382,30 @@ mod tests {
             "v1 edited\n".into(),
             verified,
             Known::Whole,
+            &lock,
         )
         .unwrap_err();
         assert_eq!(err.to_model_text(), UNEXPECTEDLY_MODIFIED_MESSAGE);
         assert_eq!(fs::read_to_string(&file).unwrap(), "v2\n");
         // A file created where the check found none is kept too.
         let new = dir.path().join("new.txt");
-        let verified = recheck_before_write(&ctx, &new, None).unwrap();
+        let new_lock = lock_file_blocking(&new);
+        let verified = recheck_before_write(&ctx, &new, None, &new_lock).unwrap();
         fs::write(&new, "theirs").unwrap();
-        let err = write_and_record(&ctx, &new, b"ours", "ours".into(), verified, Known::Whole)
-            .unwrap_err();
+        let err = write_and_record(
+            &ctx,
+            &new,
+            b"ours",
+            "ours".into(),
+            verified,
+            Known::Whole,
+            &new_lock,
+        )
+        .unwrap_err();
         assert_eq!(err.to_model_text(), UNEXPECTEDLY_MODIFIED_MESSAGE);
         assert_eq!(fs::read_to_string(&new).unwrap(), "theirs");
         // Nothing changed in between: the write goes through.
-        let verified = recheck_before_write(&ctx, &file, Some(b"v2\n"));
+        let verified = recheck_before_write(&ctx, &file, Some(b"v2\n"), &lock);
         assert!(verified.is_err(), "v2 was never read");
         let meta = fs::metadata(&file).unwrap();
         ctx.file_state().insert(
@@ -1238,8 +1418,17 @@ mod tests {
                 None,
             ),
         );
-        let verified = recheck_before_write(&ctx, &file, Some(b"v2\n")).unwrap();
-        write_and_record(&ctx, &file, b"v3\n", "v3\n".into(), verified, Known::Whole).unwrap();
+        let verified = recheck_before_write(&ctx, &file, Some(b"v2\n"), &lock).unwrap();
+        write_and_record(
+            &ctx,
+            &file,
+            b"v3\n",
+            "v3\n".into(),
+            verified,
+            Known::Whole,
+            &lock,
+        )
+        .unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), "v3\n");
     }
 
@@ -1384,5 +1573,71 @@ mod tests {
             );
         }
         assert!(changed, "the child writer never wrote");
+    }
+
+    /// A link, its target and a path through a linked directory share one lock; a missing
+    /// file's key is where it will be; the map forgets locks no one holds.
+    #[test]
+    fn file_locks_are_keyed_by_the_real_path_and_forgotten_when_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        let file = real.join("f.txt");
+        fs::write(&file, "x").unwrap();
+        let link = real.join("link.txt");
+        std::os::unix::fs::symlink("f.txt", &link).unwrap();
+        let dir_link = real.join("dl");
+        std::os::unix::fs::symlink(&real, &dir_link).unwrap();
+        assert_eq!(lock_key(&link), file);
+        assert_eq!(lock_key(&dir_link.join("f.txt")), file);
+        // Missing: the file (and a directory) not there yet, through the linked directory
+        // and through a dangling link.
+        assert_eq!(
+            lock_key(&dir_link.join("new/dir/g.txt")),
+            real.join("new/dir/g.txt")
+        );
+        let dangling = real.join("dangling");
+        std::os::unix::fs::symlink("sub/../later.txt", &dangling).unwrap();
+        assert_eq!(lock_key(&dangling), real.join("later.txt"));
+
+        let held = lock_file_blocking(&link);
+        assert!(
+            lock_of(&file).try_lock().is_err(),
+            "the target is not locked by a lock through its link"
+        );
+        assert!(file_locks().locks.contains_key(&file));
+        drop(held);
+        assert!(
+            !file_locks().locks.contains_key(&file),
+            "a free lock is kept"
+        );
+        // A lock taken and dropped leaves no entry; one dropped while another waits is kept
+        // for that one.
+        let first = lock_file_blocking(&file);
+        let waiter = std::thread::spawn({
+            let file = file.clone();
+            move || drop(lock_file_blocking(&file))
+        });
+        while std::sync::Arc::strong_count(&lock_of(&file)) < 3 {
+            std::thread::yield_now();
+        }
+        drop(first);
+        waiter.join().unwrap();
+        assert!(!file_locks().locks.contains_key(&file));
+    }
+
+    /// Entries whose lock died without a holder's drop (a cancelled wait) are swept.
+    #[test]
+    fn dead_lock_entries_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..LOCK_SWEEP_MIN * 4 {
+            // A lock made and dropped without FileLock: its entry stays until swept.
+            drop(lock_of(&dir.path().join(format!("gone-{i}"))));
+        }
+        let dead = file_locks()
+            .locks
+            .keys()
+            .filter(|k| k.starts_with(dir.path()))
+            .count();
+        assert!(dead < LOCK_SWEEP_MIN * 2, "{dead} dead entries kept");
     }
 }

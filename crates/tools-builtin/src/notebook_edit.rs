@@ -339,7 +339,8 @@ impl TypedTool for NotebookEdit {
         // Off the async workers: the notebook may be large. Cheap checks first: a file that
         // was never read (or changed since) is refused before it is loaded, and one too
         // large for Read to show could never have been read whole.
-        fsutil::blocking_validation(move || {
+        let lock_path = path.clone();
+        fsutil::validation_locked(Some(&lock_path), move || {
             fsutil::check_regular_or_missing(&path).map_err(ValidationError::new)?;
             match std::fs::metadata(&path) {
                 // As Edit and Write say it (not "has not been read yet").
@@ -391,7 +392,10 @@ impl TypedTool for NotebookEdit {
         _progress: ProgressSender,
     ) -> Result<ToolResult<NotebookEditOutput>, ToolError> {
         let path = notebook_path(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
-        let out = fsutil::blocking(move || edit_blocking(&path, input, &ctx)).await?;
+        let out = fsutil::blocking_locked(path, move |path, lock| {
+            edit_blocking(path, input, &ctx, lock)
+        })
+        .await?;
         Ok(ToolResult::new(out))
     }
 
@@ -410,10 +414,12 @@ fn directory_message(path: &Path) -> String {
     format!("Path is a directory, not a file: {}", path.display())
 }
 
+/// The cell edit, with the notebook's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
     input: NotebookEditInput,
     ctx: &ToolUseContext,
+    lock: &fsutil::FileLock,
 ) -> Result<NotebookEditOutput, ToolError> {
     if path.is_dir() {
         return Err(ToolError::msg(directory_message(path)));
@@ -423,7 +429,7 @@ fn edit_blocking(
     let text = String::from_utf8(bytes.clone())
         .map_err(|_| ToolError::msg("Notebook is not valid JSON."))?;
     let applied = apply(&text, &input).map_err(|(message, _)| ToolError::msg(message))?;
-    let verified = fsutil::recheck_before_write(ctx, path, Some(&bytes))?;
+    let verified = fsutil::recheck_before_write(ctx, path, Some(&bytes), lock)?;
     fsutil::write_and_record(
         ctx,
         path,
@@ -431,6 +437,7 @@ fn edit_blocking(
         applied.updated.clone(),
         verified,
         fsutil::Known::Whole,
+        lock,
     )?;
     Ok(NotebookEditOutput {
         new_source: input.new_source,

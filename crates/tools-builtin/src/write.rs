@@ -102,8 +102,9 @@ impl TypedTool for Write {
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
         // Only the path: the content can be large and is not looked at here.
+        let path = fsutil::absolute_path(&input.file_path, "file_path", ctx).ok();
         let (file_path, ctx) = (input.file_path.clone(), ctx.clone());
-        fsutil::blocking_validation(move || validate(&file_path, &ctx)).await
+        fsutil::validation_locked(path.as_deref(), move || validate(&file_path, &ctx)).await
     }
 
     async fn call(
@@ -114,7 +115,10 @@ impl TypedTool for Write {
     ) -> Result<ToolResult<WriteOutput>, ToolError> {
         let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
             .map_err(|e| ToolError::msg(e.message))?;
-        let out = fsutil::blocking(move || write_blocking(&path, input.content, &ctx)).await?;
+        let out = fsutil::blocking_locked(path, move |path, lock| {
+            write_blocking(path, input.content, &ctx, lock)
+        })
+        .await?;
         Ok(ToolResult::new(out))
     }
 
@@ -132,10 +136,12 @@ impl TypedTool for Write {
     }
 }
 
+/// The write, with the file's lock held from the read to the read-cache update.
 fn write_blocking(
     path: &Path,
     content: String,
     ctx: &ToolUseContext,
+    lock: &fsutil::FileLock,
 ) -> Result<WriteOutput, ToolError> {
     if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Err(ToolError::msg(format!(
@@ -157,7 +163,7 @@ fn write_blocking(
         content.clone()
     };
     let bytes = fsutil::encode(&disk_text, encoding);
-    let verified = fsutil::recheck_before_write(ctx, path, old_bytes.as_deref())?;
+    let verified = fsutil::recheck_before_write(ctx, path, old_bytes.as_deref(), lock)?;
     fsutil::write_and_record(
         ctx,
         path,
@@ -165,6 +171,7 @@ fn write_blocking(
         content.clone(),
         verified,
         fsutil::Known::Whole,
+        lock,
     )?;
     let original_file = match (&old_bytes, old) {
         (_, Some(d)) => Some(d.text),

@@ -558,25 +558,39 @@ pub(crate) fn elicitation(request: &PromptRequest) -> Value {
 /// Why a call asks, for people: the rule (and where it is written), the mode, the hook or
 /// the check, then the decision's own message.
 fn why(message: &str, reason: Option<&DecisionReason>) -> String {
+    // The reason as shown, and the words of it the message may repeat.
     let reason = match reason {
         Some(DecisionReason::Rule { rule, source }) => {
-            Some(format!("rule {rule} in {}", source_name(*source)))
+            let shown = format!("rule {rule} in {}", source_name(*source));
+            Some((shown.clone(), shown))
         }
-        Some(DecisionReason::Mode { mode }) => Some(format!("permission mode {}", mode.as_str())),
+        Some(DecisionReason::Mode { mode }) => {
+            let shown = format!("permission mode {}", mode.as_str());
+            Some((shown.clone(), shown))
+        }
         Some(DecisionReason::Hook { hook, reason }) => Some(match reason {
-            Some(r) => format!("{hook} hook: {r}"),
-            None => format!("{hook} hook"),
+            Some(r) if !r.trim().is_empty() => (format!("{hook} hook: {r}"), r.clone()),
+            _ => (format!("{hook} hook"), format!("{hook} hook")),
         }),
-        Some(DecisionReason::SafetyCheck { reason }) => Some(format!("safety check: {reason}")),
+        Some(DecisionReason::SafetyCheck { reason }) => {
+            Some((format!("safety check: {reason}"), reason.clone()))
+        }
         Some(DecisionReason::WorkingDir { reason } | DecisionReason::Other { reason }) => {
-            Some(reason.clone())
+            Some((reason.clone(), reason.clone()))
         }
         Some(_) | None => None,
     };
     let message = message.trim().trim_end_matches('.');
     match reason {
-        Some(r) if message.is_empty() || message.contains(&r) => r,
-        Some(r) => format!("{r}; {message}"),
+        // The message says nothing the reason does not (a safety check's "This command needs
+        // approval: <reason>."): the reason alone, once.
+        Some((r, words))
+            if message.is_empty()
+                || (!words.trim().is_empty() && message.contains(words.trim_end_matches('.'))) =>
+        {
+            r
+        }
+        Some((r, _)) => format!("{r}; {message}"),
         None if message.is_empty() => "no rule allows it".to_owned(),
         None => message.to_owned(),
     }
@@ -627,6 +641,44 @@ mod tests {
         );
         let parsed: Result<ElicitRequestParams, _> = serde_json::from_value(params);
         assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    /// A reason the message already says is shown once: a safety check's "This command
+    /// needs approval: <why>." and a hook's own reason were shown twice.
+    #[test]
+    fn why_a_call_asks_says_each_thing_once() {
+        let why_safety = "the command is nested too deeply to check everything it runs";
+        let shown = why(
+            &format!("This command needs approval: {why_safety}."),
+            Some(&DecisionReason::SafetyCheck {
+                reason: why_safety.into(),
+            }),
+        );
+        assert_eq!(shown, format!("safety check: {why_safety}"));
+        let hook = DecisionReason::Hook {
+            hook: "PreToolUse".into(),
+            reason: Some("please confirm".into()),
+        };
+        assert_eq!(
+            why("please confirm", Some(&hook)),
+            "PreToolUse hook: please confirm"
+        );
+        let rule = DecisionReason::Rule {
+            rule: "Bash(rm:*)".into(),
+            source: RuleSource::ProjectSettings,
+        };
+        assert_eq!(
+            why("Permission to use Bash requires approval.", Some(&rule)),
+            "rule Bash(rm:*) in project settings; Permission to use Bash requires approval"
+        );
+        let empty_hook = DecisionReason::Hook {
+            hook: "PreToolUse".into(),
+            reason: Some(String::new()),
+        };
+        assert_eq!(
+            why("asked by a hook", Some(&empty_hook)),
+            "PreToolUse hook; asked by a hook"
+        );
     }
 
     /// The headline and the input show a bidi override, a zero-width space and a line break

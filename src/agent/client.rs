@@ -550,14 +550,20 @@ mod tests {
     #[test]
     fn the_base_url_is_checked() {
         assert_eq!(base_url(None).unwrap(), "https://api.anthropic.com");
-        assert_eq!(base_url(Some(" ".into())).unwrap(), "https://api.anthropic.com");
+        assert_eq!(
+            base_url(Some(" ".into())).unwrap(),
+            "https://api.anthropic.com"
+        );
         assert_eq!(
             base_url(Some(" http://127.0.0.1:8080 ".into())).unwrap(),
             "http://127.0.0.1:8080"
         );
         for bad in ["not-a-url", "ftp://example.com", "file:///tmp/x"] {
             let err = base_url(Some(bad.into())).unwrap_err().to_string();
-            assert!(err.contains("ANTHROPIC_BASE_URL") && err.contains(bad), "{err}");
+            assert!(
+                err.contains("ANTHROPIC_BASE_URL") && err.contains(bad),
+                "{err}"
+            );
         }
     }
 

@@ -459,6 +459,46 @@ pub fn split_hook_messages(messages: &[Message]) -> (Vec<String>, Vec<String>) {
     (context, notices)
 }
 
+/// What hooks said around one call ([`split_hook_messages`] of its messages): the texts the
+/// model reads before the call's result and after it, and the user's notices, each in
+/// order. For hosts that show a call's result themselves (`run`, `serve`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallHookTexts {
+    /// For the model, before the result (PreToolUse additional context).
+    pub before: Vec<String>,
+    /// For the model, after the result (PostToolUse context, a blocking reason).
+    pub after: Vec<String>,
+    /// For the user (system messages, hook errors), before then after.
+    pub notices: Vec<String>,
+}
+
+impl CallHookTexts {
+    /// The hook texts of `outcome`.
+    pub fn of(outcome: &CallOutcome) -> Self {
+        let (before, mut notices) = split_hook_messages(&outcome.messages_before);
+        let (after, more) = split_hook_messages(&outcome.messages_after);
+        notices.extend(more);
+        Self {
+            before,
+            after,
+            notices,
+        }
+    }
+
+    /// The model's texts, before then after.
+    pub fn context(&self) -> impl Iterator<Item = &String> {
+        self.before.iter().chain(&self.after)
+    }
+}
+
+/// `text` without the `<system-reminder>` wrapping hook context comes in for the model, as
+/// a person reads it.
+pub fn without_reminder(text: &str) -> &str {
+    text.strip_prefix("<system-reminder>\n")
+        .and_then(|t| t.strip_suffix("\n</system-reminder>"))
+        .unwrap_or(text)
+}
+
 /// Adds `text` for the model as a user turn: to the last message when it is already the
 /// user's (the API wants the roles to alternate), else as a new message.
 fn push_user_text(messages: &mut Vec<Value>, text: String) {

@@ -283,11 +283,8 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
             {
                 if let tool_core::Message::Attachment(a) = message {
                     // The context as the hook wrote it, without the model's wrapping.
-                    let text = a
-                        .text
-                        .strip_prefix("<system-reminder>\n")
-                        .and_then(|t| t.strip_suffix("\n</system-reminder>"))
-                        .and_then(|t| t.split_once(" hook additional context: "))
+                    let text = toolwright::agent::without_reminder(&a.text)
+                        .split_once(" hook additional context: ")
                         .map_or(a.text.as_str(), |(_, text)| text);
                     timeline.line(format!("           ↳ hook: {text}"));
                 }

@@ -6,12 +6,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_exec::CallOutcome;
 
 use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
 use crate::session::{Session, SessionArgs};
 use crate::turn;
-use toolwright::agent::split_hook_messages;
+use toolwright::agent::{CallHookTexts, split_hook_messages, without_reminder};
 
 /// Arguments of `toolwright run`.
 #[derive(Debug, clap::Args)]
@@ -29,25 +28,6 @@ pub struct RunArgs {
     /// in order, then what hooks and skills added for the model as text blocks).
     #[arg(long)]
     pub json: bool,
-}
-
-/// What a call added beside its result, as the agent loop forwards it: the texts for the
-/// model (PreToolUse context, then a skill's body, PostToolUse feedback and context, a hook's
-/// stop), and the notices for the user (hooks' system messages), each in order.
-fn call_messages(outcome: &CallOutcome) -> (Vec<String>, Vec<String>) {
-    let (mut context, mut notices) = split_hook_messages(&outcome.messages_before);
-    let (after, more) = split_hook_messages(&outcome.messages_after);
-    context.extend(after);
-    notices.extend(more);
-    (context, notices)
-}
-
-/// A text for the model as the text mode shows it: without the `<system-reminder>` wrapping
-/// hook context comes in.
-fn shown(text: &str) -> &str {
-    text.strip_prefix("<system-reminder>\n")
-        .and_then(|t| t.strip_suffix("\n</system-reminder>"))
-        .unwrap_or(text)
 }
 
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
@@ -108,7 +88,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         match event {
             ReplayEvent::Finished(record) => {
                 let outcome = &record.outcome;
-                let (context, notices) = call_messages(outcome);
+                let texts = CallHookTexts::of(outcome);
                 // In `--json` the model's texts go in the message, after the results.
                 if !json_mode {
                     let mark = if outcome.result.is_error {
@@ -127,15 +107,15 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                         outln!("    {line}");
                     }
                     // What the model reads after the result (hook context, a skill's body).
-                    for text in &context {
-                        for (i, line) in shown(text).lines().take(20).enumerate() {
+                    for text in texts.context() {
+                        for (i, line) in without_reminder(text).lines().take(20).enumerate() {
                             let mark = if i == 0 { "↳" } else { " " };
                             outln!("{}", format!("    {mark} {line}").trim_end());
                         }
                     }
                 }
                 // The user's notices (hooks' system messages), as they come.
-                for notice in notices {
+                for notice in &texts.notices {
                     eoutln!("toolwright run: hook: {notice}");
                 }
             }
@@ -156,7 +136,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     }
     if !json_mode {
         for text in &late {
-            for (i, line) in shown(text).lines().take(20).enumerate() {
+            for (i, line) in without_reminder(text).lines().take(20).enumerate() {
                 let mark = if i == 0 { "↳" } else { " " };
                 outln!("{}", format!("  {mark} {line}").trim_end());
             }
@@ -172,9 +152,8 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .collect();
         for call in &result.calls {
             content.extend(
-                call_messages(&call.outcome)
-                    .0
-                    .into_iter()
+                CallHookTexts::of(&call.outcome)
+                    .context()
                     .map(|text| json!({"type": "text", "text": text})),
             );
         }

@@ -288,9 +288,11 @@ impl ToolServer {
     /// and to `tracing`.
     fn result_content(&self, outcome: &tool_exec::CallOutcome) -> Vec<Value> {
         let background = self.hooks.take_background_messages();
-        let (before, mut notices) = crate::agent::split_hook_messages(&outcome.messages_before);
-        let (after, more) = crate::agent::split_hook_messages(&outcome.messages_after);
-        notices.extend(more);
+        let crate::agent::CallHookTexts {
+            before,
+            after,
+            mut notices,
+        } = crate::agent::CallHookTexts::of(outcome);
         let (late, more) = crate::agent::split_hook_messages(&background);
         notices.extend(more);
         for notice in &notices {

@@ -256,3 +256,80 @@ fn a_refused_ask_says_why_and_whether_a_rule_could_help() {
         "{protected}"
     );
 }
+
+/// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop
+/// does before its next request: the hook sees every call with the result the model would
+/// see, its context follows the results, and a block is reported. Not after a hook's stop.
+#[test]
+fn run_raises_post_tool_batch_after_the_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let seen = root.join("batch.json");
+    let hook = format!(
+        "cat > '{}'; echo '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PostToolBatch\",\"additionalContext\":\"batch checked\"}}}}'",
+        seen.display()
+    );
+    let settings = json!({"hooks": {"PostToolBatch": [{"hooks": [
+        {"type": "command", "command": hook},
+        {"type": "command", "command": "echo 'lint failed' >&2; exit 2"},
+    ]}]}})
+    .to_string();
+    let calls = [
+        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo one"}}),
+        json!({"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "echo two"}}),
+    ];
+    let stdin: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    std::fs::write(root.join("batch-settings.json"), &settings).unwrap();
+    let out = bash(
+        &root,
+        "exec \"$TW\" run --json --mode bypassPermissions --settings batch-settings.json -",
+        &stdin,
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "PostToolBatch");
+    let ids: Vec<&str> = input["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["t1", "t2"], "{input}");
+    assert!(
+        input["tool_calls"][1]["tool_response"]
+            .to_string()
+            .contains("two"),
+        "{input}"
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content[0]["tool_use_id"], "t1");
+    assert!(
+        content.last().unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .contains("batch checked"),
+        "{message}"
+    );
+    assert!(
+        err.contains("a PostToolBatch hook stopped the turn") && err.contains("lint failed"),
+        "{err}"
+    );
+
+    // After a hook's `continue: false` the batch is not complete: no PostToolBatch.
+    std::fs::remove_file(&seen).unwrap();
+    let settings = json!({"hooks": {
+        "PostToolUse": [{"hooks": [{"type": "command", "command": "echo '{\"continue\": false}'"}]}],
+        "PostToolBatch": [{"hooks": [{"type": "command", "command": format!("cat > '{}'", seen.display())}]}],
+    }})
+    .to_string();
+    std::fs::write(root.join("batch-settings.json"), &settings).unwrap();
+    let out = bash(
+        &root,
+        "exec \"$TW\" run --json --mode bypassPermissions --settings batch-settings.json -",
+        &stdin,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!seen.exists());
+}

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tool_exec::LoopEvent;
 
 use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
 use crate::session::{Session, SessionArgs};
@@ -142,6 +143,55 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             }
         }
     }
+    // The batch is complete, as the agent loop sees it before its next request (not after a
+    // signal, malformed input, a refused prompt or a hook's stop): PostToolBatch hooks see
+    // every call with the tool_result content the model would see.
+    let complete = signalled.is_none()
+        && turn.error.is_none()
+        && !result.calls.is_empty()
+        && result
+            .calls
+            .iter()
+            .all(|c| c.outcome.stop_turn.is_none() && !c.outcome.interrupt_turn);
+    let mut batch_context = Vec::new();
+    if complete {
+        let batch: Vec<(tool_exec::ToolUse, Value)> = result
+            .calls
+            .iter()
+            .map(|c| {
+                let content = c.outcome.result.to_api_json()["content"].take();
+                (c.tool_use.clone(), content)
+            })
+            .collect();
+        let verdict = session
+            .hooks
+            .loop_event(LoopEvent::PostToolBatch { calls: &batch }, &session.ctx)
+            .await;
+        let (context, notices) = split_hook_messages(&verdict.messages);
+        for notice in notices {
+            eoutln!("toolwright run: hook: {notice}");
+        }
+        if !json_mode {
+            for text in &context {
+                for (i, line) in without_reminder(text).lines().take(20).enumerate() {
+                    let mark = if i == 0 { "↳" } else { " " };
+                    outln!("{}", format!("  {mark} {line}").trim_end());
+                }
+            }
+        }
+        batch_context = context;
+        let mut reasons = verdict.blocking;
+        if let Some(reason) = verdict.stop {
+            reasons.push(reason.unwrap_or_else(|| "continue: false".to_owned()));
+        }
+        if !reasons.is_empty() {
+            eoutln!(
+                "toolwright run: a PostToolBatch hook stopped the turn: {} (an agent would make \
+                 no further request)",
+                reasons.join("; ")
+            );
+        }
+    }
     if json_mode {
         // As the agent loop builds the next user message: every tool_result first, then the
         // texts the calls added for the model, call by call.
@@ -159,6 +209,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         }
         content.extend(
             late.iter()
+                .chain(&batch_context)
                 .map(|text| json!({"type": "text", "text": text})),
         );
         outln!("{}", json!({"role": "user", "content": content}));

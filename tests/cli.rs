@@ -1484,3 +1484,25 @@ fn empty_settings_values_are_refused() {
         );
     }
 }
+
+/// `tools` prints a table whose columns line up whatever the names and gates
+/// (`AskUserQuestion`, `env:!TOOLWRIGHT_ENABLE_TASKS` were wider than their columns).
+#[test]
+fn the_tools_table_lines_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolwright(&["tools"], dir.path(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let header = table.lines().next().unwrap();
+    let column = |heading: &str| header.find(heading).unwrap();
+    for heading in ["read-only", "parallel", "gate", "description"] {
+        let at = column(heading);
+        for row in table.lines().skip(1) {
+            assert!(
+                row.len() > at && row[..at].ends_with("  ") && !row[at..].starts_with(' '),
+                "{heading} not at column {at} in {row:?}"
+            );
+        }
+    }
+    assert!(table.lines().any(|r| r.starts_with("AskUserQuestion ")));
+}

@@ -84,32 +84,39 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
+    // The columns as wide as their longest entry: the table stays a table whatever the
+    // names and gates (`AskUserQuestion`, `env:!TOOLWRIGHT_ENABLE_TASKS`).
+    let rows: Vec<(String, &str, &str, String, String)> = tools
+        .iter()
+        .map(|tool| {
+            let v = describe(tool.as_ref(), false);
+            let flag = |key: &str| if v[key] == true { "yes" } else { "by input" };
+            (
+                tool.name().to_owned(),
+                flag("read_only"),
+                flag("concurrency_safe"),
+                v["gate"].as_str().unwrap_or("always").to_owned(),
+                // The first line: the table stays a table.
+                tool.description()
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches(['-', ' '])
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let name_w = rows.iter().map(|r| r.0.len()).chain([4]).max().unwrap_or(4);
+    let gate_w = rows.iter().map(|r| r.3.len()).chain([4]).max().unwrap_or(4);
     outln!(
-        "{:<14} {:<10} {:<10} {:<9} description",
+        "{:<name_w$}  {:<9}  {:<9}  {:<gate_w$}  description",
         "tool",
         "read-only",
         "parallel",
         "gate"
     );
-    for tool in &tools {
-        let v = describe(tool.as_ref(), args.schemas);
-        outln!(
-            "{:<14} {:<10} {:<10} {:<9} {}",
-            tool.name(),
-            if v["read_only"] == true {
-                "yes"
-            } else {
-                "by input"
-            },
-            if v["concurrency_safe"] == true {
-                "yes"
-            } else {
-                "by input"
-            },
-            v["gate"].as_str().unwrap_or("always"),
-            // The first line: the table stays a table.
-            tool.description().lines().next().unwrap_or_default()
-        );
+    for (tool, (name, read_only, parallel, gate, description)) in tools.iter().zip(&rows) {
+        outln!("{name:<name_w$}  {read_only:<9}  {parallel:<9}  {gate:<gate_w$}  {description}");
         if args.schemas {
             outln!(
                 "{}",

@@ -1506,3 +1506,19 @@ fn the_tools_table_lines_up() {
     }
     assert!(table.lines().any(|r| r.starts_with("AskUserQuestion ")));
 }
+
+/// `run`'s text mode shows a result that is no text (ToolSearch's tool references) as a line
+/// saying what it is, not as nothing.
+#[test]
+fn run_shows_results_that_are_not_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let line =
+        r#"{"type":"tool_use","id":"t1","name":"ToolSearch","input":{"query":"select:WebFetch"}}"#;
+    let out = toolwright(&["run", "-"], dir.path(), Some(line));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("[tools loaded: WebFetch]"),
+        "{}",
+        text(&out.stdout)
+    );
+}

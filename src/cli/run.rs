@@ -31,6 +31,38 @@ pub struct RunArgs {
     pub json: bool,
 }
 
+/// A result's content as the text mode shows it: its text, and a line for what is no text
+/// (an image, ToolSearch's tool references), which would otherwise show as nothing.
+fn shown_content(content: &tool_core::ToolResultContent) -> String {
+    use tool_core::{ContentBlock, ImageSource, ToolResultContent};
+    let ToolResultContent::Blocks(blocks) = content else {
+        return content.joined_text();
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let references: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolReference { tool_name } => Some(tool_name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for block in blocks {
+        match block {
+            ContentBlock::Text { text } => lines.push(text.clone()),
+            ContentBlock::Image { source } => {
+                let ImageSource::Base64 { media_type, .. } = source;
+                lines.push(format!("[an image, {media_type}]"));
+            }
+            ContentBlock::ToolReference { .. } => {}
+            _ => lines.push("[a block that is not text]".to_owned()),
+        }
+    }
+    if !references.is_empty() {
+        lines.push(format!("[tools loaded: {}]", references.join(", ")));
+    }
+    lines.join("\n")
+}
+
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
     match input {
         Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
@@ -104,7 +136,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                         decision_text(outcome),
                         ms(outcome.duration)
                     );
-                    for line in outcome.result.content.joined_text().lines().take(20) {
+                    for line in shown_content(&outcome.result.content).lines().take(20) {
                         outln!("    {line}");
                     }
                     // What the model reads after the result (hook context, a skill's body).

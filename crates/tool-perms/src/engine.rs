@@ -15,7 +15,7 @@ use tool_core::{
 
 use crate::bash::commands::{
     GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
-    changes_directory, copy_uses, effective_name, effective_words, git_content,
+    changes_directory, destination, effective_name, effective_words, git_content,
     git_repository_elsewhere, has_path_operands, is_read_only, is_transparent, path_args, path_use,
     reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
     wrapped_command_starts, wrapped_readings,
@@ -1860,15 +1860,64 @@ impl PermissionEngine {
         let wds = ctx.working_directories();
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
-        // `cp SRC… DEST`: its sources are read, its destination written (and the
-        // destination's own tree is not read by `cp -r`).
-        let copy = copy_uses(name, words);
+        // `cp`, `mv`, `ln` into a directory write DEST/<name of each source>: checked too
+        // (`mv tmp/ci.json .` replaces ./ci.json, `cp -r other/.git .` writes ./.git). A `cp`
+        // into a file only reads its sources, when its command line is understood.
+        let dest = destination(name, words).filter(|d| d.index < args.len());
+        let dest_is_dir = dest.as_ref().is_some_and(|d| {
+            let to = &args[d.index];
+            d.by_option
+                || d.parents
+                || d.sources.len() > 1
+                || to.glob
+                || to.value.as_deref().is_none_or(|v| {
+                    v.ends_with('/')
+                        || self
+                            .resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx)
+                            .is_none_or(|paths| paths.iter().any(|p| p.is_dir()))
+                })
+        });
+        let sources_read = !dest_is_dir && dest.as_ref().is_some_and(|d| d.sources_read);
+        let listed = args.len();
+        let mut args = args;
+        if let Some(d) = dest.as_ref().filter(|_| dest_is_dir)
+            && let Some(dir) = args[d.index].value.clone()
+        {
+            for &i in &d.sources {
+                let Some(source) = args[i].value.as_deref().filter(|_| !args[i].glob) else {
+                    continue;
+                };
+                let name = if d.parents {
+                    // The whole path as given (`..` included: it climbs out of DIR).
+                    source
+                        .trim_start_matches("./")
+                        .trim_start_matches('/')
+                        .to_owned()
+                } else {
+                    match Path::new(source.trim_end_matches('/')).file_name() {
+                        Some(base) => base.to_string_lossy().into_owned(),
+                        None => continue,
+                    }
+                };
+                let into = format!("{}/{name}", dir.trim_end_matches('/'));
+                args.push(Word {
+                    raw: into.clone(),
+                    value: Some(into),
+                    plain: true,
+                    glob: false,
+                });
+            }
+        }
         for (index, arg) in args.iter().enumerate() {
-            let use_ = copy
-                .as_ref()
-                .and_then(|uses| uses.get(index).copied())
-                .unwrap_or(use_);
-            let tree = tree.filter(|_| !(copy.is_some() && use_ == PathUse::Write));
+            let written_into = dest.as_ref().is_some_and(|d| d.index == index) || index >= listed;
+            let use_ = if sources_read && !written_into {
+                PathUse::Read
+            } else {
+                use_
+            };
+            // The destination's own tree is not read by `cp -r` (rsync's last operand is
+            // always its destination).
+            let tree = tree.filter(|_| !(written_into || (name == "rsync" && index + 1 == listed)));
             // A static word, else the words of a static brace expansion (`{.env,x}`).
             let braces = || {
                 arg.value

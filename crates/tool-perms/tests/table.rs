@@ -2438,30 +2438,31 @@ async fn recursive_reads_meet_the_read_deny_rules() {
     run_table(cases).await;
 }
 
-/// A copy (`cp`, `install`, `rsync`) reads its sources and writes only its destination (the
-/// last operand, or `-t DIR`): an Edit rule on a source does not stop copying it, a Read deny
-/// does, and the destination meets the Edit rules. `mv`, `rsync --remove-source-files` and
-/// `install -d` change every path they are given.
+/// A `cp` into a file reads its sources and writes only its destination: an Edit rule on a
+/// source does not stop copying it, a Read deny does, and the destination meets the Edit
+/// rules. Into a directory (`-t`, a trailing `/`, several sources, an existing directory),
+/// every source is checked as written (`cp -r other/.git .` writes `./.git`), and so is
+/// what lands there (DEST/<name>): for `mv` and `ln` too. A command line not understood
+/// (an option after an operand, an unknown option, a computed word), a copy that links
+/// (`-l`, `-s`), `--parents`, `install` and `rsync` check every path as written.
 #[tokio::test]
 async fn copies_read_their_sources_and_write_their_destination() {
     let edit_docs: &[&str] = &["Edit(docs/**)"];
     let read_docs: &[&str] = &["Read(docs/**)"];
     let cases = vec![
-        // Sources under an Edit deny are only read.
+        // Into a file: sources under an Edit deny are only read.
         case("allow", "Bash", "cp docs/a.md src/a.md")
             .deny(edit_docs)
             .mode("acceptEdits"),
-        case("allow", "Bash", "cp -t src docs/a.md")
+        case("allow", "Bash", "cp -p -- docs/a.md src/a.md")
             .deny(edit_docs)
             .mode("acceptEdits"),
-        case("allow", "Bash", "cp --target-directory src docs/a.md")
+        case("allow", "Bash", "cp --preserve=mode docs/a.md src/a.md")
             .deny(edit_docs)
             .mode("acceptEdits"),
         case("allow", "Bash", "cp -r docs src/copy")
             .deny(edit_docs)
             .mode("acceptEdits"),
-        case("ask", "Bash", "install -m644 docs/a.md src/a.md").deny(edit_docs),
-        case("ask", "Bash", "rsync -t docs/a.md src/").deny(edit_docs),
         // ... and a Read deny on a source still denies.
         case("deny", "Bash", "cp docs/a.md src/a.md")
             .deny(read_docs)
@@ -2469,6 +2470,24 @@ async fn copies_read_their_sources_and_write_their_destination() {
         case("deny", "Bash", "cp -t src docs/a.md").deny(read_docs),
         case("deny", "Bash", "install docs/a.md src/a.md").deny(read_docs),
         case("deny", "Bash", "rsync docs/a.md src/").deny(read_docs),
+        // Into a directory: the sources are checked as written, and DEST/<name> too.
+        case("deny", "Bash", "cp -t src docs/a.md").deny(edit_docs),
+        case("deny", "Bash", "cp --target-directory src docs/a.md").deny(edit_docs),
+        case("deny", "Bash", "cp docs/a.md src/").deny(edit_docs),
+        case("deny", "Bash", "cp docs/a.md README.md src").deny(edit_docs),
+        case("ask", "Bash", "cp -r .vscode docs").mode("acceptEdits"),
+        case("deny", "Bash", "mv src/main.rs docs")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "cp src/main.rs docs/")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "ln -s ../README.md docs")
+            .deny(&["Edit(docs/README.md)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "cp --parents src/main.rs docs")
+            .deny(&["Edit(docs/src/**)"])
+            .mode("acceptEdits"),
         // The destination is written.
         case("deny", "Bash", "cp README.md docs/b.md")
             .deny(edit_docs)
@@ -2479,18 +2498,45 @@ async fn copies_read_their_sources_and_write_their_destination() {
         case("deny", "Bash", "cp --target-directory=docs README.md").deny(edit_docs),
         case("deny", "Bash", "rsync -t README.md docs").deny(edit_docs),
         case("deny", "Bash", "install -D README.md docs/b.md").deny(edit_docs),
+        // Not understood: an option after an operand (GNU cp takes them anywhere), an
+        // option not known, a computed word: every path is checked as written.
+        case(
+            "ask",
+            "Bash",
+            "cp README.md .git/hooks/pre-commit --preserve=mode",
+        )
+        .mode("acceptEdits"),
+        case("deny", "Bash", "cp README.md docs/b.md --suffix x")
+            .allow(&["Bash(cp:*)"])
+            .deny(edit_docs),
+        case("deny", "Bash", "cp docs/a.md src/a.md --verbose").deny(edit_docs),
+        case("deny", "Bash", "cp -S .bak docs/a.md src/a.md").deny(edit_docs),
+        case("deny", "Bash", "cp $FLAGS docs/a.md src/a.md").deny(edit_docs),
+        case(
+            "ask",
+            "Bash",
+            "install -m755 README.md .git/hooks/pre-commit --mode=755",
+        )
+        .mode("acceptEdits"),
+        case(
+            "ask",
+            "Bash",
+            "rsync README.md .git/hooks/pre-commit --chmod=755",
+        )
+        .mode("bypassPermissions"),
         // Every path is changed.
         case("deny", "Bash", "mv docs/a.md src/a.md").deny(edit_docs),
-        case("deny", "Bash", "rsync --remove-source-files docs/a.md src/").deny(edit_docs),
+        case("deny", "Bash", "install docs/a.md src/a.md").deny(edit_docs),
+        case("deny", "Bash", "rsync -a docs/a.md src/a.md").deny(edit_docs),
         case("deny", "Bash", "install -d docs/new src/new").deny(edit_docs),
         // A hard link shares the source's content: writing the copy would change it.
         case("deny", "Bash", "cp -al docs src/copy").deny(edit_docs),
         case("deny", "Bash", "cp --link docs/a.md src/a.md").deny(edit_docs),
         case("deny", "Bash", "cp -s docs/a.md src/a.md").deny(edit_docs),
-        case("deny", "Bash", "rsync -a --link-dest=docs docs/ src/copy").deny(edit_docs),
-        // A source outside the working directories is still asked about.
+        // A source outside the working directories is still asked about; read when the
+        // destination is a file.
         case("ask", "Bash", "cp $O/notes.md src/").mode("acceptEdits"),
-        case("allow", "Bash", "cp $O/notes.md src/")
+        case("allow", "Bash", "cp $O/notes.md src/notes.md")
             .allow(&["Read(/$O/**)"])
             .mode("acceptEdits"),
     ];

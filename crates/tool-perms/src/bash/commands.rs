@@ -788,62 +788,140 @@ pub fn has_path_operands(name: &str, words: &[Word]) -> bool {
     path_args_and_operands(name, words).operands
 }
 
-/// How a copying command (`cp`, `install`, `rsync`) uses each of its [`path_args`]: its
-/// sources are read and only its destination (the last operand, or the value of `-t DIR` /
-/// `--target-directory`) is written. `None` for every other command, and for copies that
-/// write every path they are given (`rsync --remove-source-files` deletes its sources,
-/// `install -d` creates each directory it names, `cp -l` makes hard links to them):
-/// [`path_use`] holds for all of them.
-pub fn copy_uses(name: &str, words: &[Word]) -> Option<Vec<PathUse>> {
-    if !matches!(name, "cp" | "install" | "rsync") {
-        return None;
-    }
-    let options = || {
-        words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-    };
-    let writes_all = match name {
-        // A hard link (`cp -l`, `rsync --link-dest`) shares the source's content: what is
-        // later written to the copy changes the source too (a symbolic one, `cp -s`, is
-        // seen through, but is refused as well).
-        "cp" => options().any(|v| {
-            short_bundle_has(v, &['l', 's'])
-                || names_long(v, "--link")
-                || names_long(v, "--symbolic-link")
-        }),
-        "rsync" => options().any(|v| {
-            names_long(v, "--remove-source-files")
-                || names_long(v, "--remove-sent-files")
-                || names_long(v, "--link-dest")
-        }),
-        "install" => options().any(|v| {
-            (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['d']))
-                || names_long(v, "--directory")
-        }),
-        _ => false,
-    };
-    if writes_all {
+/// Where a command that copies, moves or links paths into a destination (`cp`, `mv`, `ln`)
+/// puts them, by index in its [`path_args`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    /// The destination: the value of `-t DIR` / `--target-directory`, else the last operand.
+    pub index: usize,
+    /// `-t DIR` named it: it is a directory the sources go into.
+    pub by_option: bool,
+    /// The sources: the other operands (not options' values).
+    pub sources: Vec<usize>,
+    /// The sources are only read (`cp` with options all known and all before the first
+    /// operand, none of which links, moves or writes elsewhere). Otherwise every path is
+    /// written, as [`path_use`] says: `mv` removes its sources, `cp -l` links them (what is
+    /// written to the copy changes them), `cp --parents` writes below the destination by
+    /// the source's own path, and an option after an operand, an unknown option or a
+    /// computed word (`$X` may be `--parents`) leaves the command line not understood.
+    pub sources_read: bool,
+    /// `cp --parents`: each source is written below the destination by its whole path as
+    /// given (`cp --parents a/b dir` writes `dir/a/b`), not by its name alone.
+    pub parents: bool,
+}
+
+/// `cp`'s options known to change nothing but how the destination is written (no value).
+const CP_FLAGS: &[&str] = &[
+    "--archive",
+    "--recursive",
+    "--force",
+    "--interactive",
+    "--no-clobber",
+    "--verbose",
+    "--dereference",
+    "--no-dereference",
+    "--one-file-system",
+    "--strip-trailing-slashes",
+    "--preserve",
+    "--update",
+    "--reflink",
+    "--debug",
+];
+/// ... and those that take a value after `=`.
+const CP_VALUED: &[&str] = &[
+    "--preserve",
+    "--no-preserve",
+    "--update",
+    "--reflink",
+    "--sparse",
+    "--target-directory",
+];
+/// `cp`'s short options of the same kind (`-t DIR` apart).
+const CP_SHORT: &str = "aRrpfinvLPHdux";
+
+/// The [`Destination`] of a `cp`, `mv` or `ln` command line, when it names one (two paths
+/// or more, or `-t DIR`).
+pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
+    if !matches!(name, "cp" | "mv" | "ln") {
         return None;
     }
     let args = path_args_and_operands(name, words);
-    // rsync's `-t` is `--times`: its last operand is always the destination.
-    let destination = args
-        .target
-        .filter(|_| name != "rsync")
-        .or(args.paths.len().checked_sub(1))?;
-    Some(
-        (0..args.paths.len())
-            .map(|i| {
-                if i == destination {
-                    PathUse::Write
-                } else {
-                    PathUse::Read
+    let operands = &args.operand_indices;
+    let (index, by_option) = match (args.target, operands.last()) {
+        (Some(t), _) => (t, true),
+        (None, Some(&last)) if operands.len() >= 2 => (last, false),
+        _ => return None,
+    };
+    let sources = operands.iter().copied().filter(|&i| i != index).collect();
+    let parents = name == "cp"
+        && words[1..]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+            .any(|v| names_long(v, "--parents"));
+    Some(Destination {
+        index,
+        by_option,
+        sources,
+        sources_read: name == "cp" && cp_understood(words),
+        parents,
+    })
+}
+
+/// Whether every word of a `cp` command line is a known option that neither links, moves
+/// nor writes elsewhere, before the first operand, or a static operand.
+fn cp_understood(words: &[Word]) -> bool {
+    let mut operand_seen = false;
+    let mut after_dashdash = false;
+    let mut value_next = false;
+    for w in &words[1..] {
+        let Some(v) = w.value.as_deref() else {
+            // A computed word may expand to an option (`--parents`) or to several words.
+            return false;
+        };
+        if value_next {
+            value_next = false;
+            continue;
+        }
+        if after_dashdash || v == "-" || !v.starts_with('-') {
+            operand_seen = true;
+            continue;
+        }
+        if v == "--" {
+            after_dashdash = true;
+            continue;
+        }
+        if operand_seen {
+            // GNU cp takes options after its operands: the last path may not be the
+            // destination after all.
+            return false;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let known = match long.split_once('=') {
+                Some((name, _)) => CP_VALUED.contains(&format!("--{name}").as_str()),
+                None if long == "target-directory" => {
+                    value_next = true;
+                    true
                 }
-            })
-            .collect(),
-    )
+                None => CP_FLAGS.contains(&v),
+            };
+            if !known {
+                return false;
+            }
+            continue;
+        }
+        for (k, c) in v[1..].char_indices() {
+            if c == 't' {
+                // `-tDIR`, or `-t DIR`.
+                value_next = v.len() == 1 + k + 1;
+                break;
+            }
+            if !CP_SHORT.contains(c) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// What [`path_args_and_operands`] finds.
@@ -855,6 +933,8 @@ struct PathArgs {
     /// The index in `paths` of a `-t DIR` / `--target-directory=DIR` value (`cp`, `mv`, `ln`,
     /// `install`): the destination.
     target: Option<usize>,
+    /// The indices in `paths` of the operands (not options' values).
+    operand_indices: Vec<usize>,
 }
 
 /// [`path_args`], whether one of them is an operand, and which one is a target directory.
@@ -863,6 +943,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
         let paths = sed_path_args(words);
         let operands = !paths.is_empty();
         return PathArgs {
+            operand_indices: (0..paths.len()).collect(),
             paths,
             operands,
             target: None,
@@ -874,10 +955,12 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             paths,
             operands,
             target: None,
+            operand_indices: Vec::new(),
         };
     }
     let takes_target = matches!(name, "cp" | "mv" | "ln" | "install");
     let mut target = None;
+    let mut operand_indices = Vec::new();
     let mut operands = false;
     let mut out = Vec::new();
     let mut skip_script = first_positional_is_script(name, words);
@@ -1038,12 +1121,14 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             continue;
         }
         operands = true;
+        operand_indices.push(out.len());
         out.push(w.clone());
     }
     PathArgs {
         paths: out,
         operands,
         target,
+        operand_indices,
     }
 }
 

@@ -15,10 +15,10 @@ use tool_core::{
 
 use crate::bash::commands::{
     GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
-    changes_directory, destination, effective_name, effective_words, git_content,
-    git_repository_elsewhere, has_path_operands, is_read_only, is_transparent, path_args, path_use,
-    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
-    wrapped_command_starts, wrapped_readings,
+    changes_directory, deletes_in_destination, destination, effective_name, effective_words,
+    git_content, git_repository_elsewhere, has_path_operands, is_read_only, is_transparent,
+    path_args, path_use, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
+    safe_wrapper_len, wrapped_command_starts, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
@@ -1879,6 +1879,7 @@ impl PermissionEngine {
         });
         let sources_read = !dest_is_dir && dest.as_ref().is_some_and(|d| d.sources_read);
         let listed = args.len();
+        let mirror_deletes = deletes_in_destination(name, words);
         let mut args = args;
         if let Some(d) = dest.as_ref().filter(|_| dest_is_dir)
             && let Some(dir) = args[d.index].value.clone()
@@ -2035,7 +2036,7 @@ impl PermissionEngine {
                         );
                         return Some(pick(worst, f.sub(text)));
                     }
-                    if matches!(name, "rm" | "rmdir") {
+                    if matches!(name, "rm" | "rmdir") || (mirror_deletes && index + 1 == listed) {
                         let home = ctx.home().or(self.roots.home.as_deref());
                         if is_critical_removal(&p, home, &wds)
                             || is_critical_removal(&resolve_symlinks(&p), home, &wds)

@@ -2529,6 +2529,20 @@ async fn copies_read_their_sources_and_write_their_destination() {
         case("deny", "Bash", "install docs/a.md src/a.md").deny(edit_docs),
         case("deny", "Bash", "rsync -a docs/a.md src/a.md").deny(edit_docs),
         case("deny", "Bash", "install -d docs/new src/new").deny(edit_docs),
+        // A mirror that deletes (`rsync --delete`) into a critical directory empties it, as
+        // `rm -rf` would: a safety check, which an allow rule does not pass.
+        case("ask", "Bash", "rsync -a --delete docs/ ./")
+            .allow(&["Bash(rsync:*)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "rsync -a --del docs/ $P")
+            .allow(&["Bash(rsync:*)"])
+            .mode("acceptEdits"),
+        case("allow", "Bash", "rsync -a --delete docs/ src/copy/")
+            .allow(&["Bash(rsync:*)"])
+            .mode("acceptEdits"),
+        case("allow", "Bash", "rsync -a docs/ ./")
+            .allow(&["Bash(rsync:*)"])
+            .mode("acceptEdits"),
         // A hard link shares the source's content: writing the copy would change it.
         case("deny", "Bash", "cp -al docs src/copy").deny(edit_docs),
         case("deny", "Bash", "cp --link docs/a.md src/a.md").deny(edit_docs),

@@ -788,6 +788,18 @@ pub fn has_path_operands(name: &str, words: &[Word]) -> bool {
     path_args_and_operands(name, words).operands
 }
 
+/// Whether `rsync` deletes what its destination holds that the source lacks (`--delete`,
+/// `--delete-after`, `--del`, ...): a mirror into a critical directory (`rsync -a --delete
+/// empty/ ./`) empties it as `rm -rf` would.
+pub fn deletes_in_destination(name: &str, words: &[Word]) -> bool {
+    name == "rsync"
+        && words[1..]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+            .any(|v| names_long(v, "--delete") || names_long(v, "--del"))
+}
+
 /// Where a command that copies, moves or links paths into a destination (`cp`, `mv`, `ln`)
 /// puts them, by index in its [`path_args`].
 #[derive(Debug, Clone, PartialEq, Eq)]

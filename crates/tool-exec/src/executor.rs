@@ -434,6 +434,16 @@ impl Driver {
                 break;
             }
             tokio::select! {
+                // In this order: the host's cancel before a command sent after it (a block
+                // added after the cancel is rejected, never started), commands before
+                // finished calls (a new block starts as soon as it may), then upgrades. Each
+                // arm's condition turns off once handled, so none starves the others.
+                biased;
+                // The host cancelled everything: every call is answered as after a hard
+                // interrupt (the rejection text), not each with whatever step it was at.
+                () = self.host.cancelled(), if self.interrupted != Some(Interrupted::Hard) && !self.discarded => {
+                    self.interrupt(Interrupted::Hard);
+                }
                 command = commands.recv(), if commands_open => match command {
                     Some(Command::Add(tool_use, span)) => self.add(tool_use, span),
                     Some(Command::Finish) => self.adding_done = true,
@@ -450,11 +460,6 @@ impl Driver {
                         self.discard();
                     }
                 },
-                // The host cancelled everything: every call is answered as after a hard
-                // interrupt (the rejection text), not each with whatever step it was at.
-                () = self.host.cancelled(), if self.interrupted != Some(Interrupted::Hard) && !self.discarded => {
-                    self.interrupt(Interrupted::Hard);
-                }
                 Some((index, joined)) = self.tasks.next(), if !self.tasks.is_empty() => self.complete(index, joined),
                 // Never `None`: the driver holds a sender.
                 Some((index, granted)) = upgrades.recv() => self.wait_alone(index, granted),

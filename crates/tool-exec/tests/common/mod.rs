@@ -18,9 +18,19 @@ pub struct Log {
     pub running: Vec<(String, bool)>,
     pub violations: Vec<String>,
     pub started: Vec<String>,
+    /// When each call of `started` started (same order).
+    pub started_at: Vec<tokio::time::Instant>,
     pub finished: Vec<String>,
     pub cwd_seen: Vec<(String, PathBuf)>,
     pub max_parallel: usize,
+    /// Calls whose wait ran to its end (the token did not stop it), in the order they got
+    /// there.
+    pub slept: Vec<String>,
+    /// Calls that returned `Ok` with a context modifier, in the order they returned, with
+    /// whether the call was concurrency-safe for the input it ran with.
+    pub modified: Vec<(String, bool)>,
+    /// When a prompter answered a permission question with a rejection that stops the turn.
+    pub rejected_at: Vec<tokio::time::Instant>,
 }
 
 /// A tool named `name`; per call, the input says how long to take (`ms`), how to end
@@ -112,6 +122,7 @@ impl Tool for TestTool {
             log.running.push((id.clone(), safe));
             log.max_parallel = log.max_parallel.max(log.running.len());
             log.started.push(id.clone());
+            log.started_at.push(tokio::time::Instant::now());
             log.cwd_seen.push((id.clone(), ctx.cwd().to_path_buf()));
         }
         let _running = Running {
@@ -126,6 +137,7 @@ impl Tool for TestTool {
             () = tokio::time::sleep(Duration::from_millis(ms)) => {}
             () = ctx.cancellation().cancelled(), if !stubborn => return Err(ToolError::Cancelled(None)),
         }
+        self.log.lock().unwrap().slept.push(id.clone());
         let result = match input["end"].as_str().unwrap_or("ok") {
             "fail" => return Err(ToolError::msg(format!("{id} failed"))),
             "shell" => {
@@ -142,6 +154,7 @@ impl Tool for TestTool {
             _ => ToolResult::text(format!("{id} done")),
         };
         if input["modify"].as_bool() == Some(true) {
+            self.log.lock().unwrap().modified.push((id.clone(), safe));
             let id2 = id.clone();
             return Ok(result.with_context_modifier(move |ctx| {
                 let next = ctx.cwd().join(&id2);
@@ -170,7 +183,8 @@ pub fn ctx(log: &Arc<Mutex<Log>>) -> ToolUseContext {
 }
 
 /// PreToolUse hooks that allow every call and make those whose input says `"rewrite": true`
-/// unsafe (`"unsafe": true`), as a hook rewriting `git status` into `cd app && make` does.
+/// unsafe (`"unsafe": true`), as a hook rewriting `git status` into `cd app && make` does,
+/// after `hook_ms` milliseconds (default 0).
 pub struct RewritesUnsafe;
 
 #[async_trait]
@@ -182,6 +196,9 @@ impl tool_exec::Hooks for RewritesUnsafe {
     ) -> tool_exec::PreToolUseOutcome {
         if call.input["rewrite"].as_bool() != Some(true) {
             return tool_exec::PreToolUseOutcome::default();
+        }
+        if let Some(ms) = call.input["hook_ms"].as_u64().filter(|&ms| ms > 0) {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
         }
         let mut input = call.input.clone();
         input["unsafe"] = json!(true);
@@ -209,5 +226,64 @@ impl tool_exec::Hooks for RewritesUnsafe {
         _ctx: &ToolUseContext,
     ) -> tool_exec::PostToolUseOutcome {
         tool_exec::PostToolUseOutcome::default()
+    }
+}
+
+/// Permissions that ask for the calls whose input carries `"ask"` and allow the others.
+pub struct AsksWhenTold;
+
+#[async_trait]
+impl tool_exec::Permissions for AsksWhenTold {
+    async fn decide(
+        &self,
+        _tool: &dyn Tool,
+        input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        if input["ask"].is_string() {
+            tool_core::PermissionResult::ask("?")
+        } else {
+            tool_core::PermissionResult::allow()
+        }
+    }
+    async fn check_rule_based(
+        &self,
+        _tool: &dyn Tool,
+        _input: &Value,
+        _ctx: &ToolUseContext,
+    ) -> Option<tool_core::PermissionResult> {
+        None
+    }
+}
+
+/// The feedback a user who says no (but not "stop") gives.
+pub const FEEDBACK: &str = "not this one";
+
+/// A user who answers after `ask_ms` milliseconds as the input's `ask` says: `allow`,
+/// `reject` (no feedback: the turn stops; logged in [`Log::rejected_at`]) or `feedback`
+/// (refused with [`FEEDBACK`]; the turn goes on).
+pub struct Answers(pub Arc<Mutex<Log>>);
+
+#[async_trait]
+impl tool_exec::Prompter for Answers {
+    async fn prompt(&self, request: &tool_exec::PromptRequest) -> tool_exec::PromptAnswer {
+        let ms = request.input["ask_ms"].as_u64().unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        match request.input["ask"].as_str() {
+            Some("reject") => {
+                self.0
+                    .lock()
+                    .unwrap()
+                    .rejected_at
+                    .push(tokio::time::Instant::now());
+                tool_exec::PromptAnswer::Deny { feedback: None }
+            }
+            Some("feedback") => tool_exec::PromptAnswer::Deny {
+                feedback: Some(FEEDBACK.into()),
+            },
+            _ => tool_exec::PromptAnswer::AllowOnce {
+                updated_input: None,
+            },
+        }
     }
 }

@@ -104,7 +104,21 @@ pub enum EngineError {
 #[derive(Debug, Clone)]
 enum ToolMatcher {
     Name(String),
-    McpServer(String),
+    /// `mcp__srv`, `mcp__srv__*`: the tools of server `srv` (its normalised name). A deny or
+    /// ask rule (`by_name`) also reaches every tool whose name starts `mcp__srv__`, as
+    /// Claude Code, which reads the server from the name, does: a server named `srv__x`
+    /// cannot slip out of a deny on `srv`. An allow rule reaches only the server's own.
+    McpServer {
+        server: String,
+        by_name: bool,
+    },
+    /// `mcp__a__b` (no `*`): the tool named so, or the tools of a server whose normalised
+    /// name is `a__b` (a server named `gh admin` is `gh_admin`, but one named `gh__admin`
+    /// keeps its `__`).
+    NameOrMcpServer {
+        name: String,
+        server: String,
+    },
     Glob(ShellPattern),
 }
 
@@ -247,7 +261,10 @@ impl RuleSet {
                     .and_then(|rest| rest.split_once("__"))
                     .filter(|(server, _)| !server.is_empty() && !server.contains('*'));
                 match server_prefix {
-                    Some((server, "*")) => ToolMatcher::McpServer(server.to_owned()),
+                    Some((server, "*")) => ToolMatcher::McpServer {
+                        server: server.to_owned(),
+                        by_name: behavior != RuleBehavior::Allow,
+                    },
                     Some(_) => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
                     None if behavior == RuleBehavior::Allow => {
                         set.diagnostics.push(diag(
@@ -259,15 +276,23 @@ impl RuleSet {
                     }
                     None => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
                 }
-            } else if let Some(server) = tool_name
-                .strip_prefix("mcp__")
-                .filter(|s| !s.contains("__"))
-            {
-                ToolMatcher::McpServer(server.to_owned())
+            } else if let Some(server) = tool_name.strip_prefix("mcp__").filter(|s| !s.is_empty()) {
+                if server.contains("__") {
+                    ToolMatcher::NameOrMcpServer {
+                        name: tool_name.clone(),
+                        server: server.to_owned(),
+                    }
+                } else {
+                    ToolMatcher::McpServer {
+                        server: server.to_owned(),
+                        by_name: behavior != RuleBehavior::Allow,
+                    }
+                }
             } else {
                 ToolMatcher::Name(tool_name.clone())
             };
-            if content.is_some() && matches!(tool, ToolMatcher::Glob(_) | ToolMatcher::McpServer(_))
+            if content.is_some()
+                && matches!(tool, ToolMatcher::Glob(_) | ToolMatcher::McpServer { .. })
             {
                 set.diagnostics.push(diag(
                     "a tool-name pattern cannot have content in parentheses; ignored".into(),
@@ -451,12 +476,23 @@ fn tool_matches(m: &ToolMatcher, tool: &dyn Tool, names: &[String]) -> bool {
         // The server a tool comes from, when it says so, decides: a server named
         // `gh__admin` has tools named `mcp__gh__admin__…`, which a rule for server `gh`
         // must not reach. Only a tool without that information is judged by its name.
-        ToolMatcher::McpServer(server) => match tool.mcp_info() {
-            Some(info) => &normalize_mcp_name(&info.server_name) == server,
-            None => names
-                .iter()
-                .any(|n| mcp_server_of(n) == Some(server.as_str())),
-        },
+        ToolMatcher::McpServer { server, by_name } => {
+            let by_server = tool
+                .mcp_info()
+                .is_some_and(|info| &normalize_mcp_name(&info.server_name) == server);
+            let named = || {
+                names
+                    .iter()
+                    .any(|n| mcp_server_of(n) == Some(server.as_str()))
+            };
+            by_server || ((*by_name || tool.mcp_info().is_none()) && named())
+        }
+        ToolMatcher::NameOrMcpServer { name, server } => {
+            names.iter().any(|x| x == name)
+                || tool
+                    .mcp_info()
+                    .is_some_and(|info| &normalize_mcp_name(&info.server_name) == server)
+        }
     }
 }
 

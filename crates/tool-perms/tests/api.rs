@@ -1038,6 +1038,63 @@ async fn a_server_rule_matches_the_tools_real_server_not_its_name_prefix() {
     );
 }
 
+/// A deny or ask rule for a server reaches every tool whose name starts with it, as in
+/// Claude Code (which reads the server from the name): a server named `gh__admin` does not
+/// slip out of `deny: ["mcp__gh__*"]` or `["mcp__gh"]`. `mcp__gh__admin` (no `*`) is the
+/// tool named so, or the server whose name is `gh__admin`, for allow rules too.
+#[tokio::test]
+async fn server_rules_and_servers_whose_names_hold_a_double_underscore() {
+    let fx = Fixture::new();
+    let admin = probe(&fx, "mcp__gh__admin__delete_repo").with_mcp_server("gh__admin");
+    let gh_tool = probe(&fx, "mcp__gh__admin").with_mcp_server("gh");
+    let gh_other = probe(&fx, "mcp__gh__issues").with_mcp_server("gh");
+    for deny in ["mcp__gh__*", "mcp__gh"] {
+        let (engine, ctx) = context(
+            &fx,
+            &case("x", "Bash", "")
+                .allow(&["mcp__gh__admin__*"])
+                .deny(&[deny]),
+        );
+        assert_eq!(
+            behavior(&engine.decide(&admin, &json!({}), &ctx).await),
+            "deny",
+            "{deny}"
+        );
+        assert!(engine.is_blanket_denied(&admin), "{deny}");
+        let (engine, ctx) = context(
+            &fx,
+            &case("x", "Bash", "").ask(&[deny]).mode("bypassPermissions"),
+        );
+        assert_eq!(
+            behavior(&engine.decide(&admin, &json!({}), &ctx).await),
+            "ask",
+            "{deny}"
+        );
+    }
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").allow(&["mcp__gh__admin"]));
+    assert_eq!(
+        behavior(&engine.decide(&admin, &json!({}), &ctx).await),
+        "allow"
+    );
+    assert_eq!(
+        behavior(&engine.decide(&gh_tool, &json!({}), &ctx).await),
+        "allow"
+    );
+    assert_eq!(
+        behavior(&engine.decide(&gh_other, &json!({}), &ctx).await),
+        "ask"
+    );
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").deny(&["mcp__gh__admin"]));
+    assert_eq!(
+        behavior(&engine.decide(&admin, &json!({}), &ctx).await),
+        "deny"
+    );
+    assert_eq!(
+        behavior(&engine.decide(&gh_other, &json!({}), &ctx).await),
+        "ask"
+    );
+}
+
 /// The server rule compares the names the model sees, normalised the way tools-mcp names
 /// the tools: `claude.ai Gmail!` is `claude_ai_Gmail` (runs collapsed, ends trimmed).
 #[tokio::test]

@@ -7,7 +7,7 @@
 //! - **batch**: the same blocks run with `run_tools` after the stream has ended;
 //! - **oracle**: the lower bound, the finish time of the same schedule with zero overhead,
 //!   computed by simulating the executor's rules (FIFO, unsafe calls alone, the cap, and the
-//!   default sibling policy: a failing Bash cancels the others) on the exact durations.
+//!   default sibling policy: a failing Bash that may write cancels the others) on the exact durations.
 //!
 //! Then a scaling table: the executor's wall time and peak memory for 10, 100, 1,000 and
 //! 10,000 queued no-op calls, each count measured in a fresh child process (this binary run
@@ -291,7 +291,7 @@ fn simulate(calls: &[PlannedCall], cap: usize) -> Vec<(Duration, Duration)> {
 }
 
 /// The zero-overhead finish time of the turn: the simulated schedule, cut short where a
-/// failing Bash cancels its siblings (those running stop then; later ones end on arrival),
+/// failing Bash that is not read-only cancels its siblings (those running stop then; later ones end on arrival),
 /// and never before the stream ends.
 fn oracle(turn: &Turn, cap: usize) -> Duration {
     let calls: Vec<PlannedCall> = turn
@@ -315,7 +315,8 @@ fn oracle(turn: &Turn, cap: usize) -> Duration {
         .calls
         .iter()
         .zip(&times)
-        .filter(|(c, _)| c.fails && c.tool == "Bash")
+        // A read-only Bash (here: a safe one) that fails cancels nothing.
+        .filter(|(c, _)| c.fails && c.tool == "Bash" && !c.safe)
         .map(|(_, t)| t.1)
         .min();
     let end = match failure {

@@ -5,7 +5,8 @@
 //! elicitation and sampling requests sent whatever the client advertised, stderr output).
 //!
 //! Usage: `tiny_server [--garbage] [--bracket-logs] [--fail-list] [--slow-list]
-//! [--exit-on-list] [--loop-cursor] [--hang-resources] [--resources-only]` (stdio).
+//! [--exit-on-list] [--loop-cursor] [--hang-resources] [--resources-only] [--print-roots]`
+//! (stdio).
 //! `--garbage` prints non-JSON lines on stdout before serving; `--bracket-logs` prints a log
 //! line quoting a JSON-RPC message, `[DEBUG] recv {"jsonrpc":"2.0","id":3}`, on stdout before
 //! serving and before each `echo` answer; `--slow-list` writes `tools/list: slow` to stderr
@@ -16,10 +17,10 @@
 //! `nextCursor`; `--hang-resources` offers resources, never answers `resources/list`, and
 //! answers `resources/read` only when cancelled; `--resources-only` declares resources and
 //! no tools, answering `tools/list` with "Method not found" as the TypeScript SDK's servers
-//! without tools do, and serves one resource, `tiny://note`. `TINY_CRASH_LOG=path` makes
-//! `crash` append
-//! a line there before exiting. Every `notifications/cancelled` is logged on stderr as
-//! `cancelled <requestId>: <reason>`.
+//! without tools do, and serves one resource, `tiny://note`. `--print-roots` asks the client
+//! for `roots/list` once initialised and writes the answer to stderr as `roots: <json>`.
+//! `TINY_CRASH_LOG=path` makes `crash` append a line there before exiting. Every
+//! `notifications/cancelled` is logged on stderr as `cancelled <requestId>: <reason>`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -163,6 +164,22 @@ impl ServerHandler for Tiny {
         context.ct.cancelled().await;
         eprintln!("read {}: cancelled by the client", request.uri);
         Err(ErrorData::internal_error("cancelled", None))
+    }
+
+    /// With `--print-roots`: asks for the client's roots and logs them.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !std::env::args().any(|a| a == "--print-roots") {
+            return;
+        }
+        // On a task of its own: the answer comes through the service loop running this.
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            #[allow(deprecated)]
+            match peer.list_roots().await {
+                Ok(roots) => eprintln!("roots: {}", serde_json::to_string(&roots).unwrap()),
+                Err(e) => eprintln!("roots: error: {e}"),
+            }
+        });
     }
 
     async fn on_cancelled(

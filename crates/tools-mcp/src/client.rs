@@ -272,7 +272,7 @@ impl Live {
         // Its stdin is closed now: a server gets a moment to exit on its own, then SIGTERM
         // and another moment (MCP's stdio shutdown: one that cleans up on SIGTERM gets
         // to), then it is killed.
-        let child = lock(&self.child).take();
+        let child = lock(&self.child.process).take();
         if let Some(mut child) = child {
             let pid = child.id();
             // What it started and left behind goes too, when this ends or is dropped
@@ -303,20 +303,105 @@ impl Live {
 /// call waiting for its timeout).
 pub(crate) const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
-type SharedChild = Arc<Mutex<Option<tokio::process::Child>>>;
+/// A stdio server's process, shared by the parts of its connection.
+#[derive(Default)]
+struct ChildSlot {
+    process: Mutex<Option<tokio::process::Child>>,
+    /// Set when we killed the process while it was still running (it closed its stdout but
+    /// went on, it broke the protocol, the connection was given up): a signal in its exit
+    /// status is then ours, no news about the server.
+    killed_running: AtomicBool,
+}
+
+type SharedChild = Arc<ChildSlot>;
 
 /// Kills the server and everything it started: it leads its own process group, and a
 /// launcher's child (`npx` starting `node`, `uvx` starting Python) that ignores the closed
 /// stdin would outlive it otherwise.
 fn kill_child(child: &SharedChild) {
-    if let Some(child) = lock(child).as_mut() {
+    if let Some(process) = lock(&child.process).as_mut() {
         // Already exited (reaped): its id is gone and with it the group's name. The process
         // is reaped when the connection closes (or by tokio when the handle is dropped).
-        if let Some(pid) = child.id() {
+        if let Some(pid) = process.id() {
+            if !ending_by_itself(pid) {
+                child.killed_running.store(true, Ordering::SeqCst);
+            }
             tool_core::process::kill_process_group(pid);
         }
-        let _ = child.start_kill();
+        let _ = process.start_kill();
     }
+}
+
+/// Whether process `pid` has already exited or is exiting (a zombie, or `PF_EXITING` in its
+/// flags), so that a signal sent now does not change how it ended. `false` when that cannot
+/// be read (no `/proc`): the signal then counts as ours.
+fn ending_by_itself(pid: u32) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // After the command name: state, ppid, pgrp, session, tty_nr, tpgid, flags, ...
+    let Some((_, rest)) = stat.rsplit_once(") ") else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    matches!(fields.first(), Some(&("Z" | "X" | "x")))
+        || fields
+            .get(6)
+            .and_then(|f| f.parse::<u64>().ok())
+            .is_some_and(|flags| flags & PF_EXITING != 0)
+}
+
+/// How a stdio server's process ended, once it has (waiting up to `wait` for it):
+/// `the server exited with status 3`, `the server was killed by signal 9 (SIGKILL)`. `None`
+/// while it runs, for an HTTP server, or when the signal was ours.
+async fn exit_note(child: &SharedChild, wait: Duration) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let status = loop {
+        {
+            let mut slot = lock(&child.process);
+            let process = slot.as_mut()?;
+            let pid = process.id();
+            match process.try_wait() {
+                Ok(Some(status)) => {
+                    // Reaped just now: what it started goes too, while its id is still the
+                    // group's name (it cannot have been reused yet).
+                    if let Some(pid) = pid {
+                        tool_core::process::kill_process_group(pid);
+                    }
+                    break status;
+                }
+                Ok(None) => {}
+                Err(_) => return None,
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    if let Some(code) = status.code() {
+        return Some(format!("the server exited with status {code}"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal()
+            && !child.killed_running.load(Ordering::SeqCst)
+        {
+            let name = match signal {
+                1 => " (SIGHUP)",
+                2 => " (SIGINT)",
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                15 => " (SIGTERM)",
+                _ => "",
+            };
+            return Some(format!("the server was killed by signal {signal}{name}"));
+        }
+    }
+    None
 }
 
 /// Kills process group `.0` when dropped.
@@ -463,6 +548,24 @@ async fn no_stale_answers(peer: &rmcp::Peer<RoleClient>) {
         rmcp::ClientCacheConfig::default().with_serve_stale_on_error(false),
     )
     .await;
+}
+
+/// The `roots/list` answer: the project directory, then the session's additional working
+/// directories (each once), named by their last component.
+fn roots(opts: &McpOptions) -> Value {
+    let mut seen = std::collections::HashSet::new();
+    let roots: Vec<Value> = std::iter::once(&opts.project_dir)
+        .chain(&opts.additional_directories)
+        .filter(|dir| seen.insert(dir.as_path()))
+        .map(|dir| {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| dir.display().to_string());
+            json!({"uri": file_uri(dir), "name": name})
+        })
+        .collect();
+    json!({ "roots": roots })
 }
 
 /// `path` as a file URL, as Node's `pathToFileURL` makes it: `#`, `?`, `%` and spaces
@@ -900,6 +1003,18 @@ impl ServerConn {
         text
     }
 
+    /// A transport error in words: for an HTTP server, what happened at the HTTP level when
+    /// that can be told (a refused connection, a 401); never the Rust type names of rmcp's
+    /// texts.
+    fn plain_error(&self, error: &ServiceError) -> String {
+        match &self.config.transport {
+            TransportConfig::Http { url, .. } => crate::http::plain_error(error, &shown_url(url))
+                .text()
+                .to_owned(),
+            _ => crate::http::without_type_names(error),
+        }
+    }
+
     /// The tail of the server's log for an error message, once what a dying server wrote
     /// to stderr has been read (within [`McpOptions::last_words_wait`]).
     async fn stderr_note(&self) -> String {
@@ -937,15 +1052,10 @@ impl ServerConn {
     }
 
     fn handler(self: &Arc<Self>) -> Handler {
-        let root = &self.opts.project_dir;
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| root.display().to_string());
         Handler {
             server: self.config.name.clone(),
             info: self.client_info(),
-            roots: json!({"roots": [{"uri": file_uri(root), "name": name}]}),
+            roots: roots(&self.opts),
             routes: self.routes.clone(),
             conn: Arc::downgrade(self),
             opts: self.opts.clone(),
@@ -985,7 +1095,10 @@ impl ServerConn {
                 if let Some(stderr) = child.stderr.take() {
                     self.stderr.read_from(stderr);
                 }
-                let child: SharedChild = Arc::new(Mutex::new(Some(child)));
+                let child: SharedChild = Arc::new(ChildSlot {
+                    process: Mutex::new(Some(child)),
+                    killed_running: AtomicBool::new(false),
+                });
                 let mut start = StartGuard {
                     child: child.clone(),
                     armed: true,
@@ -1014,7 +1127,16 @@ impl ServerConn {
                 // On failure, `start` kills the server.
                 let service = match served {
                     Ok(Ok(service)) => service,
-                    Ok(Err(e)) => return Err(format!("initialization failed: {e}")),
+                    Ok(Err(e)) => {
+                        let mut message = format!(
+                            "initialization failed: {}",
+                            crate::http::without_type_names(&e)
+                        );
+                        if let Some(end) = exit_note(&child, self.opts.last_words_wait).await {
+                            message = format!("{message}; {end}");
+                        }
+                        return Err(message);
+                    }
                     Err(_) => return Err(timeout_message(timeout)),
                 };
                 no_stale_answers(service.peer()).await;
@@ -1031,10 +1153,16 @@ impl ServerConn {
             TransportConfig::Http { url, headers } => {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let client = reqwest::Client::builder()
+                    // A `User-Agent` in the server's `headers` replaces it (a request's own
+                    // headers win over the client's defaults).
+                    .user_agent(crate::http::USER_AGENT)
                     .build()
                     .map_err(|e| format!("cannot create the HTTP client: {e}"))?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {
+                    if let Some(refused) = crate::http::reserved_header(k) {
+                        return Err(refused);
+                    }
                     let name = http::HeaderName::from_bytes(k.as_bytes())
                         .map_err(|e| format!("invalid header name \"{k}\": {e}"))?;
                     let value = http::HeaderValue::from_str(v)
@@ -1055,7 +1183,13 @@ impl ServerConn {
                     .await
                     .map_err(|_| timeout_message(timeout))?
                     .map_err(|e| {
-                        self.scrub(format!("initialization failed at {}: {e}", shown_url(url)))
+                        let shown = shown_url(url);
+                        self.scrub(match crate::http::plain_error(&e, &shown) {
+                            crate::http::Failure::Connect(text) => text,
+                            crate::http::Failure::Exchange(text) => {
+                                format!("initialization failed at {shown}: {text}")
+                            }
+                        })
                     })?;
                 no_stale_answers(service.peer()).await;
                 Ok(Arc::new(Live {
@@ -1135,7 +1269,13 @@ impl ServerConn {
         }
         let listed = self.refresh_tools_with(&live).await;
         listing.armed = false;
-        if let Err(e) = listed {
+        if let Err(mut e) = listed {
+            // How it ended, when it did (a server that exits on its first request).
+            if live.peer.is_transport_closed()
+                && let Some(end) = exit_note(&live.child, self.opts.last_words_wait).await
+            {
+                e = format!("{e}; {end}");
+            }
             // A connection without its tools is no connection: it must not be reused (the
             // next use would skip the backoff) nor keep its process.
             live.mark_dead();
@@ -1182,7 +1322,13 @@ impl ServerConn {
         let listed = tokio::time::timeout(self.startup_timeout(), pages)
             .await
             .map_err(|_| format!("tools/list timed out after {:?}", self.startup_timeout()))?
-            .map_err(|e| self.scrub(format!("tools/list failed: {e}")))?;
+            .map_err(|e| {
+                let why = match &e {
+                    ListError::Service(e) => self.plain_error(e),
+                    ListError::Paging(why) => why.clone(),
+                };
+                self.scrub(format!("tools/list failed: {why}"))
+            })?;
         let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
         for raw in &listed {
             match crate::tool::McpTool::new(self.clone(), raw) {
@@ -1506,7 +1652,7 @@ impl ServerConn {
                 }
                 // Gone for certain: the connection ended.
                 Ok(Err(e @ rmcp::ServiceError::TransportClosed)) => {
-                    return format!("ping failed: {e}");
+                    return format!("ping failed: {}", self.plain_error(&e));
                 }
                 // Anything else (a proxy's 502 or 429, a 405 from an endpoint that takes
                 // no pings) says nothing of the call's own stream, which breaks by itself
@@ -1516,8 +1662,9 @@ impl ServerConn {
                     let since = *silent_since.get_or_insert_with(tokio::time::Instant::now);
                     if since.elapsed() >= give_up {
                         return format!(
-                            "pings failed for {} s, the last with: {e}",
-                            since.elapsed().as_secs()
+                            "pings failed for {} s, the last with: {}",
+                            since.elapsed().as_secs(),
+                            self.plain_error(&e)
                         );
                     }
                 }
@@ -1575,11 +1722,21 @@ impl ServerConn {
             ));
         }
         // Anything else is a transport or protocol failure: this connection is not trusted
-        // any more, and the next use starts a fresh one.
+        // any more, and the next use starts a fresh one. How a stdio server's process ended
+        // is read first (the connection's end kills it).
+        let (note, end) = tokio::join!(
+            self.stderr_note(),
+            exit_note(&live.child, self.opts.last_words_wait)
+        );
         live.mark_dead();
-        let note = self.stderr_note().await;
+        let why = match (&e, end) {
+            // "Transport closed" says less than how the process ended.
+            (ServiceError::TransportClosed, Some(end)) => end,
+            (_, Some(end)) => format!("{}; {end}", self.plain_error(&e)),
+            (_, None) => self.plain_error(&e),
+        };
         ToolError::msg(self.scrub(format!(
-            "{} disconnected during {method} \"{tool}\" ({e}). The request was not retried \
+            "{} disconnected during {method} \"{tool}\" ({why}). The request was not retried \
              (it may or may not have taken effect); the server is reconnected on the next use.{note}",
             self.label(),
         )))
@@ -1921,6 +2078,21 @@ mod tests {
             "file:///home/u/app%232%20v%3F%25"
         );
         assert_eq!(file_uri(std::path::Path::new("/tmp")), "file:///tmp");
+    }
+
+    /// The project directory first, then each additional directory once.
+    #[test]
+    fn roots_are_the_project_then_the_additional_directories_once_each() {
+        let mut opts = McpOptions::new("/work/app");
+        opts.additional_directories = vec!["/data/x y".into(), "/work/app".into(), "/".into()];
+        assert_eq!(
+            roots(&opts),
+            json!({"roots": [
+                {"uri": "file:///work/app", "name": "app"},
+                {"uri": "file:///data/x%20y", "name": "x y"},
+                {"uri": "file:///", "name": "/"},
+            ]})
+        );
     }
 
     #[tokio::test]

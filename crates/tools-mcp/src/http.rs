@@ -17,14 +17,21 @@
 //! an unsupported protocol version) stays what it was, so a request that may have run is
 //! never sent again.
 //!
-//! It also takes the request's URL out of reqwest's errors (see [`without_url`]).
+//! It also takes the request's URL out of reqwest's errors (see [`without_url`]), says what
+//! a failure means in words ([`plain_error`]: a refused connection, a 401) instead of rmcp's
+//! texts, which quote Rust type names, and names the headers a configuration may not set
+//! ([`reserved_header`]).
 
 use std::collections::HashMap;
+use std::error::Error;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
+use rmcp::ServiceError;
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage};
+use rmcp::service::ClientInitializeError;
+use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -67,6 +74,186 @@ fn without_url(error: StreamableHttpError<reqwest::Error>) -> StreamableHttpErro
     match error {
         StreamableHttpError::Client(e) => StreamableHttpError::Client(e.without_url()),
         other => other,
+    }
+}
+
+/// The `User-Agent` of every request, unless the server's `headers` set one.
+pub(crate) const USER_AGENT: &str = concat!("toolwright/", env!("CARGO_PKG_VERSION"));
+
+/// Headers the transport sets itself, which a server's `headers` may not replace: the
+/// request would go out wrong (a JSON body labelled `Content-Type: text/plain`, a session id
+/// that is not the session's) or be refused by rmcp halfway. Compared case-insensitively.
+const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "host",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "last-event-id",
+];
+
+/// Why a server's `headers` may not have an entry named `name`, if it may not.
+pub(crate) fn reserved_header(name: &str) -> Option<String> {
+    RESERVED_HEADERS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name.trim()))
+        .then(|| {
+            format!(
+                "the header \"{name}\" in the server's \"headers\" cannot be set: the MCP client \
+                 sets it itself; remove it from the configuration"
+            )
+        })
+}
+
+const UNAUTHORIZED: &str =
+    "the server answered 401 Unauthorized: it needs credentials (headers in the server's config)";
+const FORBIDDEN: &str = "the server answered 403 Forbidden: it refused the credentials it was \
+                         given, or they lack a permission (headers in the server's config)";
+
+/// What went wrong talking to a Streamable HTTP server, told in words.
+pub(crate) enum Failure {
+    /// No connection could be made: `cannot connect to <url>: connection refused`.
+    Connect(String),
+    /// The server answered, or the exchange broke: what it answered or how it broke.
+    Exchange(String),
+}
+
+/// `error` in words for a message about the server at `url` (as shown in error texts): what
+/// happened at the HTTP level when that can be told (a refused connection, a 401), and
+/// otherwise rmcp's own text without the transport's Rust type name.
+pub(crate) fn plain_error(error: &(dyn Error + 'static), url: &str) -> Failure {
+    if let Some(failure) = http_failure(error, url) {
+        return failure;
+    }
+    Failure::Exchange(without_type_names(error))
+}
+
+impl Failure {
+    /// The text, for a message that names the URL already (`Connect`'s names it too).
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Self::Connect(text) | Self::Exchange(text) => text,
+        }
+    }
+}
+
+/// rmcp's text for `error` with the transport's type name left out (`Transport
+/// [rmcp::transport::worker::WorkerTransport<...>] error: ...` is the error it wraps).
+pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
+    if let Some(e) = error.downcast_ref::<ClientInitializeError>() {
+        return match e {
+            ClientInitializeError::TransportError { error, context } => {
+                format!("{}, when {context}", without_type_names(&*error.error))
+            }
+            other => other.to_string(),
+        };
+    }
+    if let Some(ServiceError::TransportSend(e)) = error.downcast_ref::<ServiceError>() {
+        return without_type_names(&*e.error);
+    }
+    if let Some(e) = error.downcast_ref::<DynamicTransportError>() {
+        return without_type_names(&*e.error);
+    }
+    if let Some(StreamableHttpError::Client(e)) =
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    {
+        return with_causes(e);
+    }
+    error.to_string()
+}
+
+/// `error`'s text followed by its causes' (`error sending request: connection closed before
+/// message completed`), each once.
+fn with_causes(error: &(dyn Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let more = e.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = e.source();
+    }
+    text
+}
+
+/// The HTTP-level failure inside `error` (rmcp's wrappers followed down), if there is one.
+fn http_failure(error: &(dyn Error + 'static), url: &str) -> Option<Failure> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(e) = e.downcast_ref::<ClientInitializeError>() {
+            current = match e {
+                ClientInitializeError::TransportError { error, .. } => Some(&*error.error),
+                _ => None,
+            };
+            continue;
+        }
+        if let Some(e) = e.downcast_ref::<DynamicTransportError>() {
+            current = Some(&*e.error);
+            continue;
+        }
+        if let Some(e) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return match e {
+                StreamableHttpError::Client(e) => Some(reqwest_failure(e, url)),
+                StreamableHttpError::AuthRequired(_) => {
+                    Some(Failure::Exchange(UNAUTHORIZED.into()))
+                }
+                StreamableHttpError::InsufficientScope(_) => {
+                    Some(Failure::Exchange(FORBIDDEN.into()))
+                }
+                // A 401 or 403 without a `WWW-Authenticate` challenge: `HTTP 401 Unauthorized:
+                // <body>`.
+                StreamableHttpError::UnexpectedServerResponse(text)
+                    if text.starts_with("HTTP 401") =>
+                {
+                    Some(Failure::Exchange(UNAUTHORIZED.into()))
+                }
+                StreamableHttpError::UnexpectedServerResponse(text)
+                    if text.starts_with("HTTP 403") =>
+                {
+                    Some(Failure::Exchange(FORBIDDEN.into()))
+                }
+                _ => None,
+            };
+        }
+        if let Some(e) = e.downcast_ref::<reqwest::Error>() {
+            return Some(reqwest_failure(e, url));
+        }
+        current = e.source();
+    }
+    None
+}
+
+/// What a reqwest error means: a connection that could not be made (and why: `connection
+/// refused`, the DNS or TLS error), a timeout, or a request that broke (and how).
+fn reqwest_failure(error: &reqwest::Error, url: &str) -> Failure {
+    if error.is_connect() {
+        // The io error says it best (`connection refused`); otherwise the innermost cause
+        // (a DNS or TLS error).
+        let mut io = None;
+        let mut innermost: &(dyn Error + 'static) = error;
+        let mut cause = error.source();
+        while let Some(e) = cause {
+            io = io.or_else(|| e.downcast_ref::<std::io::Error>());
+            innermost = e;
+            cause = e.source();
+        }
+        let why = match io.map(std::io::Error::kind) {
+            Some(std::io::ErrorKind::ConnectionRefused) => "connection refused".to_owned(),
+            Some(std::io::ErrorKind::ConnectionReset) => "connection reset".to_owned(),
+            Some(std::io::ErrorKind::TimedOut) => "timed out".to_owned(),
+            _ => innermost.to_string(),
+        };
+        Failure::Connect(format!("cannot connect to {url}: {why}"))
+    } else if error.is_timeout() {
+        Failure::Exchange("the request timed out".into())
+    } else if let Some(status) = error.status() {
+        Failure::Exchange(format!("the server answered {status}"))
+    } else {
+        Failure::Exchange(with_causes(error))
     }
 }
 

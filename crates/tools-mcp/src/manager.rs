@@ -78,10 +78,16 @@ impl McpManager {
     /// Connects to every server at once, each within its startup timeout, so one slow or
     /// broken server never delays the others. Servers that fail stay in the manager (their
     /// tools are absent; a later [`reconnect`](Self::reconnect) may bring them in) and are
-    /// reported in the diagnostics, with the reason and the tail of their stderr.
+    /// reported in the diagnostics, with the reason and the tail of their stderr. The
+    /// diagnostics also carry [`McpOptions::env_warnings`], as warnings.
     pub async fn connect(configs: Vec<ServerConfig>, opts: McpOptions) -> (Self, Vec<Diagnostic>) {
         let opts = Arc::new(opts);
-        let mut diagnostics = Vec::new();
+        // Limits from the environment that could not be used (the defaults stand in).
+        let mut diagnostics: Vec<Diagnostic> = opts
+            .env_warnings
+            .iter()
+            .map(|w| Diagnostic::warning(None, None, w.clone()))
+            .collect();
         let mut seen = HashSet::new();
         let mut servers = Vec::new();
         for config in configs {

@@ -59,8 +59,12 @@ pub type ToolsChangedHook = Arc<dyn Fn(&str) + Send + Sync>;
 #[derive(Clone)]
 pub struct McpOptions {
     /// The project root: `CLAUDE_PROJECT_DIR` in stdio servers' environment, their working
-    /// directory, and the root answered to `roots/list`.
+    /// directory, and the first root answered to `roots/list`.
     pub project_dir: PathBuf,
+    /// The session's other working directories (`--add-dir`, the settings'
+    /// `additionalDirectories`): answered to `roots/list` after the project root, as Claude
+    /// Code does.
+    pub additional_directories: Vec<PathBuf>,
     /// How long a server may take to start and answer `initialize` (`MCP_TIMEOUT`).
     pub startup_timeout: Duration,
     /// How long one `tools/call` may take (`MCP_TOOL_TIMEOUT`). A server's own `timeout`
@@ -91,12 +95,17 @@ pub struct McpOptions {
     pub sampling: Option<Arc<dyn SamplingHandler>>,
     /// Called when a server's tool list changed.
     pub on_tools_changed: Option<ToolsChangedHook>,
+    /// What [`from_env`](Self::from_env) could not use, one sentence each (the variable, its
+    /// value and the default used instead). [`McpManager::connect`](crate::McpManager::connect)
+    /// returns them as warnings.
+    pub env_warnings: Vec<String>,
 }
 
 impl fmt::Debug for McpOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpOptions")
             .field("project_dir", &self.project_dir)
+            .field("additional_directories", &self.additional_directories)
             .field("startup_timeout", &self.startup_timeout)
             .field("tool_timeout", &self.tool_timeout)
             .field("tool_idle_timeout", &self.tool_idle_timeout)
@@ -108,6 +117,7 @@ impl fmt::Debug for McpOptions {
             .field("elicitation", &self.elicitation.is_some())
             .field("sampling", &self.sampling.is_some())
             .field("on_tools_changed", &self.on_tools_changed.is_some())
+            .field("env_warnings", &self.env_warnings)
             .finish()
     }
 }
@@ -117,6 +127,7 @@ impl McpOptions {
     pub fn new(project_dir: impl Into<PathBuf>) -> Self {
         Self {
             project_dir: project_dir.into(),
+            additional_directories: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             tool_idle_timeout: None,
@@ -128,13 +139,15 @@ impl McpOptions {
             elicitation: None,
             sampling: None,
             on_tools_changed: None,
+            env_warnings: Vec::new(),
         }
     }
 
     /// Defaults overridden by `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT`,
     /// `CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT` (milliseconds) and `MAX_MCP_OUTPUT_TOKENS` from the
-    /// process environment. Unparsable or zero values are
-    /// ignored.
+    /// process environment. A value that is not a positive whole number (`abc`, `-1`, `0`,
+    /// `1.5e3`) is not used: the default stays, and a sentence saying so goes to
+    /// [`env_warnings`](Self::env_warnings). An empty value counts as unset.
     pub fn from_env(project_dir: impl Into<PathBuf>) -> Self {
         Self::from_lookup(project_dir, &|name| std::env::var(name).ok())
     }
@@ -145,23 +158,54 @@ impl McpOptions {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Self {
         let mut opts = Self::new(project_dir);
-        let num = |name: &str| {
-            env(name)
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .filter(|n| *n > 0)
+        let mut warnings = Vec::new();
+        // `unit` names what the number counts, `default` what is used instead.
+        let mut num = |name: &str, unit: &str, default: &str| {
+            let raw = env(name)?;
+            let value = raw.trim();
+            if value.is_empty() {
+                return None;
+            }
+            match value.parse::<u64>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    warnings.push(format!(
+                        "{name}={raw:?} is not a positive whole number of {unit}; {default}"
+                    ));
+                    None
+                }
+            }
         };
-        if let Some(ms) = num("MCP_TIMEOUT") {
+        let ms = |d: Duration| format!("the default, {} ms, is used", d.as_millis());
+        if let Some(ms) = num("MCP_TIMEOUT", "milliseconds", &ms(DEFAULT_STARTUP_TIMEOUT)) {
             opts.startup_timeout = Duration::from_millis(ms);
         }
-        if let Some(ms) = num("MCP_TOOL_TIMEOUT") {
+        if let Some(ms) = num(
+            "MCP_TOOL_TIMEOUT",
+            "milliseconds",
+            &ms(DEFAULT_TOOL_TIMEOUT),
+        ) {
             opts.tool_timeout = Duration::from_millis(ms);
         }
-        if let Some(ms) = num("CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT") {
+        if let Some(ms) = num(
+            "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT",
+            "milliseconds",
+            &format!(
+                "the defaults, {} ms (stdio) and {} ms (HTTP), are used",
+                DEFAULT_STDIO_IDLE_TIMEOUT.as_millis(),
+                DEFAULT_NETWORK_IDLE_TIMEOUT.as_millis()
+            ),
+        ) {
             opts.tool_idle_timeout = Some(Duration::from_millis(ms));
         }
-        if let Some(tokens) = num("MAX_MCP_OUTPUT_TOKENS") {
+        if let Some(tokens) = num(
+            "MAX_MCP_OUTPUT_TOKENS",
+            "tokens",
+            &format!("the default, {DEFAULT_MAX_OUTPUT_TOKENS}, is used"),
+        ) {
             opts.max_output_tokens = usize::try_from(tokens).unwrap_or(usize::MAX);
         }
+        opts.env_warnings = warnings;
         opts
     }
 }
@@ -187,12 +231,40 @@ mod tests {
         assert_eq!(o.max_output_tokens, 5000);
         assert_eq!(o.project_dir, PathBuf::from("/p"));
 
-        // Unset, unparsable, negative or zero: the defaults stay.
-        for bad in [None, Some("soon"), Some("-5"), Some("0"), Some("")] {
-            let o = McpOptions::from_lookup("/p", &|_| bad.map(str::to_owned));
+        assert!(o.env_warnings.is_empty(), "{:?}", o.env_warnings);
+
+        // Unset or empty: the defaults stay, nothing to say.
+        for unset in [None, Some(""), Some("  ")] {
+            let o = McpOptions::from_lookup("/p", &|_| unset.map(str::to_owned));
+            assert_eq!(o.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+            assert!(o.env_warnings.is_empty(), "{:?}", o.env_warnings);
+        }
+        // Unparsable, negative, zero, fractional or exponent: the defaults stay, and each
+        // variable is reported with its value and the default used.
+        for bad in ["abc", "-1", "0", "1.5e3", "1.5", "soon"] {
+            let o = McpOptions::from_lookup("/p", &|_| Some(bad.to_owned()));
             assert_eq!(o.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
             assert_eq!(o.tool_timeout, DEFAULT_TOOL_TIMEOUT);
+            assert_eq!(o.tool_idle_timeout, None);
             assert_eq!(o.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+            assert_eq!(o.env_warnings.len(), 4, "{bad}: {:?}", o.env_warnings);
+            let quoted = format!("{bad:?}");
+            for (var, default) in [
+                ("MCP_TIMEOUT=", "the default, 30000 ms, is used"),
+                ("MCP_TOOL_TIMEOUT=", "the default, 100000000 ms, is used"),
+                (
+                    "CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT=",
+                    "the defaults, 1800000 ms (stdio) and 300000 ms (HTTP), are used",
+                ),
+                ("MAX_MCP_OUTPUT_TOKENS=", "the default, 25000, is used"),
+            ] {
+                let w = o
+                    .env_warnings
+                    .iter()
+                    .find(|w| w.starts_with(var))
+                    .unwrap_or_else(|| panic!("{var} not reported: {:?}", o.env_warnings));
+                assert!(w.contains(&quoted) && w.ends_with(default), "{w}");
+            }
         }
         assert_eq!(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs(30));
         assert_eq!(DEFAULT_MAX_OUTPUT_TOKENS, 25_000);

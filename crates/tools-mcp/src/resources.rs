@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tool_core::{
-    InputError, MaxResultSize, ProgressSender, Tool, ToolError, ToolOutput, ToolResult,
-    ToolResultContent, ToolUseContext,
+    InputError, MaxResultSize, PermissionResult, ProgressSender, Tool, ToolError, ToolOutput,
+    ToolResult, ToolResultContent, ToolUseContext,
 };
 
 use crate::manager::Inner;
@@ -78,6 +78,12 @@ impl Tool for ListMcpResourcesTool {
 
     fn is_read_only(&self, _input: &Value) -> bool {
         true
+    }
+
+    /// Allowed: it only reads what a server the user configured offers (Claude Code asks no
+    /// approval for it). Deny rules are looked at before this, so they still stop it.
+    async fn check_permissions(&self, _input: &Value, _ctx: &ToolUseContext) -> PermissionResult {
+        PermissionResult::allow()
     }
 
     async fn call(
@@ -188,6 +194,12 @@ impl Tool for ReadMcpResourceTool {
 
     fn is_read_only(&self, _input: &Value) -> bool {
         true
+    }
+
+    /// Allowed: it only reads what a server the user configured offers (Claude Code asks no
+    /// approval for it). Deny rules are looked at before this, so they still stop it.
+    async fn check_permissions(&self, _input: &Value, _ctx: &ToolUseContext) -> PermissionResult {
+        PermissionResult::allow()
     }
 
     async fn call(

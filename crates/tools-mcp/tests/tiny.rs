@@ -250,6 +250,40 @@ fn the_idle_limit_comes_from_the_environment() {
     assert_eq!(opts().tool_idle_timeout, None);
 }
 
+/// A limit set to something that is not a positive whole number is not ignored silently:
+/// `connect` warns, naming the variable, its value and the default used.
+#[tokio::test]
+async fn limits_from_the_environment_that_cannot_be_used_are_reported() {
+    let env = |name: &str| match name {
+        "MCP_TOOL_TIMEOUT" => Some("1.5e3".to_owned()),
+        "MAX_MCP_OUTPUT_TOKENS" => Some("-1".to_owned()),
+        "MCP_TIMEOUT" => Some("abc".to_owned()),
+        _ => None,
+    };
+    let o = McpOptions::from_lookup(std::env::temp_dir(), &env);
+    assert_eq!(o.tool_timeout, tools_mcp::DEFAULT_TOOL_TIMEOUT);
+    let (manager, diags) = McpManager::connect(Vec::new(), o).await;
+    let shown: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    assert!(
+        diags
+            .iter()
+            .all(|d| d.severity == Severity::Warning && d.server.is_none()),
+        "{shown:?}"
+    );
+    for expected in [
+        "warning: MCP_TIMEOUT=\"abc\" is not a positive whole number of milliseconds; the default, 30000 ms, is used",
+        "warning: MCP_TOOL_TIMEOUT=\"1.5e3\" is not a positive whole number of milliseconds; the default, 100000000 ms, is used",
+        "warning: MAX_MCP_OUTPUT_TOKENS=\"-1\" is not a positive whole number of tokens; the default, 25000, is used",
+    ] {
+        assert!(
+            shown.iter().any(|s| s == expected),
+            "{expected}\nnot in {shown:#?}"
+        );
+    }
+    assert_eq!(shown.len(), 3, "{shown:#?}");
+    manager.shutdown().await;
+}
+
 /// Calls `crash`, which ends the server mid-call: the call fails at once, naming the server
 /// and saying it was not retried. Returns the error text.
 async fn crash_fails_clearly(manager: &McpManager) -> String {
@@ -276,6 +310,11 @@ async fn crash_mid_call_fails_clearly_is_not_replayed_and_reconnects() {
     assert!(
         text.contains("crash: exiting now"),
         "stderr tail expected: {text}"
+    );
+    // How it ended: `os._exit(3)`, `process::exit(3)`.
+    assert!(
+        text.contains("disconnected during tools/call \"crash\" (the server exited with status 3)"),
+        "exit status expected: {text}"
     );
     assert!(wait_dead(first_pid, Duration::from_secs(3)).await);
     assert!(matches!(manager.servers()[0].state, ServerState::Failed(_)));
@@ -500,6 +539,43 @@ async fn children_end_with_the_manager_and_see_the_project_dir() {
     assert!(err.to_string().contains("MCP server \"tiny\""), "{err}");
 }
 
+/// `roots/list` is answered with the project directory, then the session's additional
+/// working directories (`--add-dir`, `additionalDirectories`), as Claude Code does.
+#[tokio::test]
+async fn roots_are_the_project_dir_and_the_additional_directories() {
+    let project = tempfile::tempdir().unwrap();
+    let extra_a = tempfile::tempdir().unwrap();
+    let extra_b = tempfile::tempdir().unwrap();
+    let mut o = McpOptions::new(project.path());
+    o.additional_directories = vec![extra_a.path().to_owned(), extra_b.path().to_owned()];
+    let manager = tiny(&["--print-roots"], o).await;
+    assert!(
+        stderr_contains(&manager, "roots: ").await,
+        "{:?}",
+        manager.stderr("tiny")
+    );
+    let log = manager.stderr("tiny").unwrap_or_default();
+    let line = log.lines().find_map(|l| l.strip_prefix("roots: ")).unwrap();
+    let answer: serde_json::Value =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let uris: Vec<&str> = answer["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = [project.path(), extra_a.path(), extra_b.path()]
+        .iter()
+        .map(|p| format!("file://{}", p.display()))
+        .collect();
+    assert_eq!(uris, expected, "{answer}");
+    assert_eq!(
+        answer["roots"][1]["name"],
+        json!(extra_a.path().file_name().unwrap().to_str().unwrap())
+    );
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn unsupported_transports_are_reported() {
     let mut sse = ServerConfig::http("legacy", "http://127.0.0.1:9/sse");
@@ -694,6 +770,54 @@ async fn annotations_are_hints_never_an_allow() {
     manager.shutdown().await;
 }
 
+/// A server killed by someone else mid-call (the OOM killer, `kill -9`): the error says so.
+#[tokio::test]
+async fn a_server_killed_mid_call_is_reported_with_its_signal() {
+    let manager = tiny(&[], opts()).await;
+    let pid = manager.server_pid("tiny").unwrap();
+    let hang = tool(&manager, "mcp__tiny__hang");
+    let call = tokio::spawn(async move { call(&hang, json!({})).await });
+    assert!(stderr_contains(&manager, "hang: started").await);
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let text = call.await.unwrap().unwrap_err().to_string();
+    assert!(
+        text.contains(
+            "disconnected during tools/call \"hang\" (the server was killed by signal 9 (SIGKILL))"
+        ),
+        "{text}"
+    );
+    manager.shutdown().await;
+}
+
+/// The resource tools only read what a server the user configured offers: they allow
+/// themselves, as Claude Code's ask for no approval. (A deny rule still stops them: the
+/// permission engine looks at deny rules before a tool's own check.)
+#[tokio::test]
+async fn the_resource_tools_need_no_approval() {
+    let manager = tiny(&["--resources-only"], opts()).await;
+    let context = ctx();
+    for (name, input) in [
+        ("ListMcpResourcesTool", json!({})),
+        ("ListMcpResourcesTool", json!({"server": "tiny"})),
+        (
+            "ReadMcpResourceTool",
+            json!({"server": "tiny", "uri": "tiny://note"}),
+        ),
+    ] {
+        let t = tool(&manager, name);
+        assert_eq!(
+            t.check_permissions(&input, &context).await,
+            PermissionResult::allow(),
+            "{name}"
+        );
+    }
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn eof_mid_call_with_the_process_still_running() {
     // `sh` runs the tiny server, then, once it has exited, closes its stdout and sleeps: the
@@ -710,7 +834,12 @@ async fn eof_mid_call_with_the_process_still_running() {
     let (manager, diags) = McpManager::connect(vec![config], opts()).await;
     assert!(diags.is_empty(), "{diags:?}");
     let pid = manager.server_pid("tiny").unwrap();
-    crash_fails_clearly(&manager).await;
+    let text = crash_fails_clearly(&manager).await;
+    // It did not end by itself: we killed it, which is no news about the server.
+    assert!(
+        !text.contains("exited with") && !text.contains("killed by signal"),
+        "{text}"
+    );
     // The process that stopped talking was killed (it would sleep for 1000 s).
     assert!(
         wait_dead(pid, Duration::from_secs(10)).await,
@@ -746,6 +875,14 @@ async fn a_failed_start_reports_what_the_server_wrote_as_it_died() {
             .contains("cannot open the database: permission denied"),
         "the server's last words are missing: {diags:?}"
     );
+    // How it ended, and no Rust type names.
+    assert!(
+        diags[0]
+            .message
+            .contains("; the server exited with status 1"),
+        "{diags:?}"
+    );
+    assert!(!diags[0].message.contains("rmcp::"), "{diags:?}");
     manager.shutdown().await;
 }
 
@@ -1482,6 +1619,7 @@ async fn a_server_that_dies_on_tools_list_is_reported_with_its_stderr() {
     let text: String = diags.iter().map(ToString::to_string).collect();
     assert!(text.contains("tools/list failed"), "{text}");
     assert!(text.contains("fatal: GITHUB_TOKEN not set"), "{text}");
+    assert!(text.contains("; the server exited with status 1"), "{text}");
     match &manager.servers()[0].state {
         ServerState::Failed(why) => assert!(why.contains("fatal: GITHUB_TOKEN not set"), "{why}"),
         other => panic!("{other:?}"),

@@ -137,6 +137,15 @@ pub struct Session {
     pub notices: Vec<String>,
     /// The MCP servers' connections; dropping the session ends their processes.
     pub mcp: Option<tools_mcp::McpManager>,
+    /// The session's tools as they are now, assembled as [`ctx`](Self::ctx)'s were at the
+    /// start: the built-ins, then the MCP servers' current tools (their lists as re-read
+    /// after `notifications/tools/list_changed` or a reconnection), minus those a tool-wide
+    /// deny rule removes.
+    pub current_tools: tool_core::RefreshTools,
+    /// Marked changed whenever an MCP server's tool list changed: a host that outlives a
+    /// turn (`serve`) reads [`current_tools`](Self::current_tools) again. Closed when the
+    /// session has no MCP server.
+    pub tools_changed: tokio::sync::watch::Receiver<()>,
     /// The transcript file hooks are given as `transcript_path` (in the session's
     /// directory); `agent` writes the conversation to it.
     pub transcript_path: PathBuf,
@@ -322,6 +331,7 @@ impl Session {
         permission.avoid_prompts = true;
         let (engine, rule_problems) =
             PermissionEngine::new_lenient(&permission, loaded.roots.clone());
+        let engine = Arc::new(engine);
         // The settings loader already reported the rules it found malformed, with their file:
         // each problem is said once.
         notices.extend(
@@ -385,11 +395,16 @@ impl Session {
             .tempdir()
             .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?
             .keep();
+        let (tools_changed_tx, tools_changed) = tokio::sync::watch::channel(());
         let mcp = if servers.is_empty() {
             None
         } else {
             let mut options = tools_mcp::McpOptions::from_env(&cwd);
             options.blob_dir = Some(session_dir.join("mcp-resources"));
+            options.additional_directories = permission.additional_working_directories.clone();
+            options.on_tools_changed = Some(Arc::new(move |_server: &str| {
+                tools_changed_tx.send_replace(());
+            }));
             let (manager, problems) = tools_mcp::McpManager::connect(servers, options).await;
             notices.extend(problems.iter().map(ToString::to_string));
             Some(manager)
@@ -397,16 +412,23 @@ impl Session {
         let builtins = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
             engine.is_blanket_denied(t)
         });
-        let mcp_tools: Vec<Arc<dyn Tool>> = mcp
-            .as_ref()
-            .map(|m| {
-                m.tools()
-                    .into_iter()
-                    .filter(|t| !engine.is_blanket_denied(t.as_ref()))
-                    .collect()
+        let current_tools: tool_core::RefreshTools = {
+            let mcp_tools = mcp.as_ref().map(tools_mcp::McpManager::refresh_tools_hook);
+            let engine = Arc::clone(&engine);
+            Arc::new(move || {
+                let mcp_tools: Vec<Arc<dyn Tool>> = mcp_tools
+                    .as_ref()
+                    .map(|tools| {
+                        tools()
+                            .into_iter()
+                            .filter(|t| !engine.is_blanket_denied(t.as_ref()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                tool_registry::assemble_tool_pool(builtins.clone(), mcp_tools)
             })
-            .unwrap_or_default();
-        let tools = tool_registry::assemble_tool_pool(builtins, mcp_tools);
+        };
+        let tools = current_tools();
 
         let hooks = load_hooks(&hook_paths);
         // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
@@ -472,7 +494,6 @@ impl Session {
             .with_permission(permission)
             .with_results_dir(results_dir)
             .with_session_id(session);
-        let engine = Arc::new(engine);
         // Grep and Glob apply its deny rules to the files they walk.
         ctx.app_state()
             .set(tool_perms::SessionEngine(Arc::clone(&engine)));
@@ -487,6 +508,8 @@ impl Session {
             rule_matcher,
             notices,
             mcp,
+            current_tools,
+            tools_changed,
             transcript_path,
             _dir: SessionDir(session_dir),
         })

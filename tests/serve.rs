@@ -347,6 +347,8 @@ struct RawStdio {
     /// The server's output lines, read by a thread (so that a missing answer is a timeout,
     /// not a test that hangs).
     stdout: std::sync::mpsc::Receiver<String>,
+    /// The answer to `initialize`.
+    init: Value,
 }
 
 /// How long an answer may take before the test fails.
@@ -364,6 +366,17 @@ impl RawStdio {
         extra: &[&str],
         capabilities: Value,
         stderr: std::process::Stdio,
+    ) -> Self {
+        Self::start_on(project, extra, capabilities, stderr, "2025-06-18")
+    }
+
+    /// [`Self::start_with_stderr`], asking for protocol version `protocol`.
+    fn start_on(
+        project: &Path,
+        extra: &[&str],
+        capabilities: Value,
+        stderr: std::process::Stdio,
+        protocol: &str,
     ) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
             .args(["serve", "--cwd"])
@@ -391,14 +404,16 @@ impl RawStdio {
             child,
             stdin,
             stdout,
+            init: Value::Null,
         };
         let init = this.request(
             1,
             "initialize",
-            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
+            serde_json::json!({"protocolVersion": protocol, "capabilities": capabilities,
                 "clientInfo": {"name": "raw-test", "version": "1"}}),
         );
         assert!(init.get("result").is_some(), "{init}");
+        this.init = init;
         this.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         this
     }
@@ -827,4 +842,200 @@ fn hook_errors_timeouts_and_system_messages_are_printed_on_stderr() {
             "{expected:?} not in stderr: {stderr}"
         );
     }
+}
+
+/// An upstream MCP server's tools are served as they are now, not as they were at start:
+/// when it adds a tool and says so (`notifications/tools/list_changed`), `serve` (which
+/// advertises `tools.listChanged`) tells its client, lists the new tool and runs its calls.
+#[test]
+fn an_upstream_servers_new_tool_is_announced_listed_and_callable() {
+    use std::time::Duration;
+    let Some(tiny) = support::tiny_server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = serde_json::json!({"mcpServers": {"tiny": {"command": tiny, "args": []}}});
+    let mut server = RawStdio::start(
+        &root,
+        &[
+            "--mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config.to_string(),
+        ],
+        serde_json::json!({}),
+    );
+    assert_eq!(
+        server.init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{}",
+        server.init
+    );
+    let names = |server: &mut RawStdio, id: u64| -> Vec<String> {
+        let list = server.request(id, "tools/list", serde_json::json!({}));
+        list["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = names(&mut server, 2);
+    assert!(
+        before.iter().any(|n| n == "mcp__tiny__add_tool"),
+        "{before:?}"
+    );
+    assert!(
+        !before.iter().any(|n| n == "mcp__tiny__dynamic"),
+        "{before:?}"
+    );
+
+    // tiny's `add_tool` adds `dynamic` and sends list_changed: the answer and our own
+    // notification come in either order.
+    server.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "mcp__tiny__add_tool", "arguments": {}}}),
+    );
+    let (mut answer, mut told) = (None, false);
+    while answer.is_none() || !told {
+        let Some(message) = server.next_within(Duration::from_secs(30)) else {
+            panic!("no notifications/tools/list_changed (the call's answer: {answer:?})")
+        };
+        if message["method"] == "notifications/tools/list_changed" {
+            told = true;
+        } else if message["id"] == 3 {
+            answer = Some(message);
+        }
+    }
+    let answer = answer.unwrap();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "added", "{answer}");
+
+    let after = names(&mut server, 4);
+    assert!(after.iter().any(|n| n == "mcp__tiny__dynamic"), "{after:?}");
+    let (is_error, texts) = server.call_texts(5, "mcp__tiny__dynamic", serde_json::json!({}));
+    assert!(!is_error, "{texts:?}");
+    assert_eq!(texts[0], "dynamic ok");
+}
+
+/// A method this server does not serve is `-32601` saying so (`Method not found: NAME`, not
+/// the bare name), and a `_meta.progressToken` that is neither a string nor an integer is
+/// `-32602` Invalid params rather than no token at all.
+#[test]
+fn unknown_methods_and_bad_progress_tokens_are_answered_as_mcp_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+    );
+    for (id, method) in [
+        (2, "resources/list"),
+        (3, "prompts/list"),
+        (4, "resources/templates/list"),
+        (5, "completion/complete"),
+        (6, "nothing/here"),
+    ] {
+        let answer = server.request(id, method, serde_json::json!({}));
+        assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        assert_eq!(
+            answer["error"]["message"],
+            format!("Method not found: {method}"),
+            "{answer}"
+        );
+    }
+    let call = |token: Value| {
+        serde_json::json!({"name": "Bash", "arguments": {"command": "echo tokened"},
+            "_meta": {"progressToken": token}})
+    };
+    for (id, token) in [
+        (10, serde_json::json!({"an": "object"})),
+        (11, serde_json::json!([1])),
+        (12, serde_json::json!(1.5)),
+        (13, serde_json::json!(true)),
+    ] {
+        let answer = server.request(id, "tools/call", call(token.clone()));
+        assert_eq!(answer["error"]["code"], -32602, "{token}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("progressToken"), "{message}");
+    }
+    let listed = server.request(
+        14,
+        "tools/list",
+        serde_json::json!({"_meta": {"progressToken": {}}}),
+    );
+    assert_eq!(listed["error"]["code"], -32602, "{listed}");
+    for (id, token) in [(20, serde_json::json!("tok")), (21, serde_json::json!(7))] {
+        let answer = server.request(id, "tools/call", call(token.clone()));
+        assert_eq!(answer["result"]["isError"], false, "{token}: {answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], "tokened");
+    }
+}
+
+/// Protocol 2025-03-26 has JSON-RPC batches (later versions removed them): a client that
+/// negotiated it may send an array, and gets one array of the answers (requests answered,
+/// notifications not, an element that is not a request answered with its error). On later
+/// versions an array is still `-32600` Invalid Request.
+#[test]
+fn a_2025_03_26_client_may_send_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start_on(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+        std::process::Stdio::null(),
+        "2025-03-26",
+    );
+    assert_eq!(
+        server.init["result"]["protocolVersion"], "2025-03-26",
+        "{}",
+        server.init
+    );
+    server.send(&serde_json::json!([
+        {"jsonrpc": "2.0", "id": 10, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+         "params": {"name": "Bash", "arguments": {"command": "sleep 0.3; echo batched"}}},
+        {"jsonrpc": "2.0", "id": "twelve", "method": "nothing/here"},
+        {"jsonrpc": "2.0", "id": 13},
+    ]));
+    let answer = server.next();
+    let answers = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {answer}"));
+    assert_eq!(answers.len(), 4, "{answer}");
+    let by_id = |id: Value| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer with id {id}: {answer}"))
+    };
+    assert!(
+        by_id(serde_json::json!(10)).get("result").is_some(),
+        "{answer}"
+    );
+    let called = by_id(serde_json::json!(11));
+    assert_eq!(
+        called["result"]["content"][0]["text"], "batched",
+        "{answer}"
+    );
+    assert_eq!(by_id(serde_json::json!("twelve"))["error"]["code"], -32601);
+    assert_eq!(by_id(serde_json::json!(13))["error"]["code"], -32600);
+    // An empty batch is one error, not an array.
+    server.send(&serde_json::json!([]));
+    let empty = server.next();
+    assert_eq!(empty["error"]["code"], -32600, "{empty}");
+    // Single messages are served as before.
+    let (is_error, texts) =
+        server.call_texts(20, "Bash", serde_json::json!({"command": "echo single"}));
+    assert!(!is_error, "{texts:?}");
+    assert_eq!(texts[0], "single");
+
+    // 2025-06-18 has no batches.
+    let mut later = RawStdio::start(&root, &[], serde_json::json!({}));
+    later.send(&serde_json::json!([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]));
+    let refused = later.next();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
 }

@@ -411,7 +411,11 @@ def dump(result):
     return {"isError": result.is_error, "text": [c.text for c in result.content if c.type == "text"]}
 
 async def main():
-    asked, withdrawn = anyio.Event(), anyio.Event()
+    asked, withdrawn, tools_changed = anyio.Event(), anyio.Event(), anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ToolListChangedNotification):
+            tools_changed.set()
 
     async def never_answer(ctx, params):
         asked.set()
@@ -423,7 +427,7 @@ async def main():
         return types.ElicitResult(action="decline")
 
     callback = answer if mode in ("accept", "decline") else never_answer if mode == "withdraw" else None
-    async with Client(url, mode=protocol, elicitation_callback=callback) as c:
+    async with Client(url, mode=protocol, elicitation_callback=callback, message_handler=on_message) as c:
         out["protocol"] = c.protocol_version
         if mode in ("accept", "decline", "no-elicitation"):
             out["result"] = dump(await c.call_tool("Bash", {"command": "touch made.txt"}))
@@ -464,6 +468,25 @@ async def main():
                             await other.call_tool("Read", {"file_path": g})
                             out["other_edit"] = dump(await other.call_tool("Edit", {"file_path": g, "old_string": "other", "new_string": "edited"}))
             out["edit"] = dump(await c.call_tool("Edit", {"file_path": f, "old_string": "served", "new_string": "edited"}))
+        elif mode == "list_changed":
+            # The upstream server `tiny` adds a tool: this client is told, lists it, calls it.
+            names = lambda listed: [t.name for t in listed.tools]
+            out["before"] = names(await c.list_tools())
+            if c.protocol_version >= "2026-07-28":
+                # No sessions: changes come on a subscription.
+                async with c.listen(tools_list_changed=True) as sub:
+                    out["added"] = dump(await c.call_tool("mcp__tiny__add_tool", {}))
+                    with anyio.fail_after(30):
+                        async for event in sub:
+                            out["told"] = type(event).__name__
+                            break
+            else:
+                out["added"] = dump(await c.call_tool("mcp__tiny__add_tool", {}))
+                with anyio.fail_after(30):
+                    await tools_changed.wait()
+                out["told"] = "notifications/tools/list_changed"
+            out["after"] = names(await c.list_tools())
+            out["result"] = dump(await c.call_tool("mcp__tiny__dynamic", {}))
         elif mode == "idle":
             # A call longer than the idle timeout, with no progress: the session stays.
             out["result"] = dump(await c.call_tool("Bash", {"command": "sleep 3 && echo outlived"}))
@@ -864,4 +887,95 @@ fn a_body_that_is_not_a_json_rpc_message_gets_400_and_a_json_rpc_error() {
     }
     let (code, body) = raw_request(port, "/mcp", std::slice::from_ref(&host));
     assert_eq!(code, 200, "{body}");
+}
+
+/// Every client is told when an upstream MCP server's tools change, and lists and calls the
+/// new tool: an HTTP session (2025-11-25) gets `notifications/tools/list_changed`, a
+/// 2026-07-28 client (no sessions) gets it on its `subscriptions/listen` stream.
+#[test]
+fn clients_are_told_when_an_upstream_servers_tools_change() {
+    let Some(py) = peer("MCP_PYTHON") else { return };
+    let Some(tiny) = support::tiny_server() else {
+        return;
+    };
+    let config = serde_json::json!({"mcpServers": {"tiny": {"command": tiny, "args": []}}});
+    for protocol in ["legacy", "auto"] {
+        // A server each: tiny keeps the tool it added.
+        let (_dir, root) = project();
+        let server = Server::toolwright_http(
+            &root,
+            &[
+                "--mode",
+                "bypassPermissions",
+                "--mcp-config",
+                &config.to_string(),
+            ],
+        );
+        let out = python(&py, &server, &root, "list_changed", protocol);
+        let has = |key: &str, name: &str| {
+            out[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("{protocol}: {out}"))
+                .iter()
+                .any(|n| n == name)
+        };
+        assert!(has("before", "mcp__tiny__add_tool"), "{protocol}: {out}");
+        assert!(!has("before", "mcp__tiny__dynamic"), "{protocol}: {out}");
+        assert_eq!(out["added"]["isError"], false, "{protocol}: {out}");
+        assert!(out["told"].is_string(), "{protocol}: {out}");
+        assert!(has("after", "mcp__tiny__dynamic"), "{protocol}: {out}");
+        assert_eq!(out["result"]["isError"], false, "{protocol}: {out}");
+        assert_eq!(out["result"]["text"][0], "dynamic ok", "{protocol}: {out}");
+    }
+}
+
+/// Sends one raw HTTP/1.1 `DELETE` of the endpoint with `headers`; the status code.
+fn raw_delete(port: u16, path: &str, headers: &[(&str, String)]) -> u16 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!("DELETE {path} HTTP/1.1\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("Connection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut status = String::new();
+    BufReader::new(stream).read_line(&mut status).unwrap();
+    status.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Ending a session that does not exist is `404 Not Found`, as MCP says of a session id the
+/// server does not know; ending a real one is accepted, and it is gone after.
+#[test]
+fn deleting_an_unknown_session_is_404() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &[]);
+    let host = ("Host", format!("127.0.0.1:{}", server.port()));
+    let made_up = ("Mcp-Session-Id", "no-such-session".to_owned());
+    assert_eq!(
+        raw_delete(server.port(), &server.path(), &[host.clone(), made_up]),
+        404
+    );
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let (code, headers, _) = raw_post(
+        server.port(),
+        &server.path(),
+        std::slice::from_ref(&host),
+        body,
+    );
+    assert_eq!(code, 200);
+    let id = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap_or_else(|| panic!("no session id: {headers:?}"));
+    let real = ("Mcp-Session-Id", id);
+    let code = raw_delete(server.port(), &server.path(), &[host.clone(), real.clone()]);
+    assert!(code == 200 || code == 202, "{code}");
+    assert_eq!(
+        raw_delete(server.port(), &server.path(), &[host, real]),
+        404
+    );
 }

@@ -398,6 +398,8 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     guard: Arc<RequestGuard>,
     inner: StreamableHttpService<S, LocalSessionManager>,
     activity: Arc<SessionActivity>,
+    /// rmcp's sessions, to tell a `DELETE` of an unknown one.
+    sessions: Arc<LocalSessionManager>,
 }
 
 impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
@@ -406,6 +408,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             guard: self.guard.clone(),
             inner: self.inner.clone(),
             activity: self.activity.clone(),
+            sessions: self.sessions.clone(),
         }
     }
 }
@@ -451,7 +454,19 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             .and_then(|v| v.to_str().ok())
             .map(|id| self.activity.open(id));
         let mut inner = self.inner.clone();
+        let sessions = Arc::clone(&self.sessions);
         Box::pin(async move {
+            // rmcp accepts (`202`) the `DELETE` of any session id; MCP wants `404` for one
+            // the server does not know, as rmcp answers other requests naming it.
+            let unknown_session = match request.headers().get("mcp-session-id") {
+                Some(id) if request.method() == http::Method::DELETE => {
+                    use rmcp::transport::streamable_http_server::session::SessionManager as _;
+                    let id: rmcp::transport::streamable_http_server::session::SessionId =
+                        Arc::from(id.to_str().unwrap_or_default());
+                    !sessions.has_session(&id).await.unwrap_or(true)
+                }
+                _ => false,
+            };
             // A POST's body is read here (as rmcp would), so that a body rmcp cannot
             // deserialize gets a JSON-RPC error rather than rmcp's `415` and a line of text.
             let (parts, body) = request.into_parts();
@@ -471,6 +486,12 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             };
             let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
+            if unknown_session && response.status() == StatusCode::ACCEPTED {
+                return Ok(text_response(
+                    StatusCode::NOT_FOUND,
+                    "Not Found: Session not found\n".to_owned(),
+                ));
+            }
             let response = match read {
                 Some(read) if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE => {
                     rejected_body(response, &read).await
@@ -669,11 +690,13 @@ impl HttpServer {
             self.idle,
             self.shutdown.clone(),
         ));
-        let inner = StreamableHttpService::new(move || Ok(factory()), sessions, config);
+        let inner =
+            StreamableHttpService::new(move || Ok(factory()), Arc::clone(&sessions), config);
         let service = Guarded {
             guard: self.guard.clone(),
             inner,
             activity,
+            sessions: Arc::clone(&sessions),
         };
         // Beyond the cap, connections wait in the listen queue until one closes.
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));

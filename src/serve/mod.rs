@@ -13,6 +13,10 @@
 //!   `notifications/progress`; cancelling the request cancels the call. A result carries
 //!   what the model would read beside the tool_result in an agent loop (hook context and
 //!   feedback, a skill's body, a hook's stop) as more text blocks.
+//!   The tools served can change while it serves ([`ToolServer::set_tools`], as
+//!   `toolwright serve` does when an upstream MCP server's list changes): it advertises
+//!   `tools.listChanged` and sends `notifications/tools/list_changed` to every initialized
+//!   client session, and to every 2026-07-28 `subscriptions/listen` that asked for it.
 //! - [`serve_stdio`] serves a handler over standard input and output, answering the lines
 //!   rmcp would drop without a word (not JSON, not UTF-8, too long): see [`stdio`].
 //! - [`http`] serves a handler over Streamable HTTP on a loopback address, checking the `Host`
@@ -22,7 +26,11 @@
 //! handler and delegates `tools/list` and `tools/call` to [`ToolServer::list`] and
 //! [`ToolServer::call`] (see `examples/conformance_server.rs`); its `on_custom_request` can
 //! answer with [`invalid_params`], as [`ToolServer`]'s does, so that a `tools/call` whose
-//! params do not parse gets `-32602` rather than rmcp's "method not found".
+//! params do not parse gets `-32602` rather than rmcp's "method not found" (and with
+//! [`method_not_found`] for other methods: `Method not found: NAME`, where rmcp's own
+//! answer is the bare name). [`ToolServer`] answers so for every method it does not serve
+//! (resources, prompts, completions, logging), and answers a `_meta.progressToken` that is
+//! neither a string nor an integer with `-32602`.
 //!
 //! What is meant for the person running the server rather than for the client (hooks' system
 //! messages and errors, rejected protocol lines) goes to a [`NoticeSink`] when one is given
@@ -36,18 +44,22 @@ mod ask;
 mod convert;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
-    ErrorCode, ErrorData, Implementation, InitializeResult, InputRequest, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeResult, InputRequest, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
+};
 use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tool_core::{CancellationToken, ProgressSender, ToolProgress, ToolUseContext};
+use tool_core::{CancellationToken, ProgressSender, Tool, ToolProgress, ToolUseContext};
 use tool_exec::{Hooks, Permissions, Pipeline, ToolUse};
 
 pub use convert::{mcp_content, tool_entry};
@@ -83,10 +95,31 @@ pub struct ToolServer {
     sessions: Arc<Mutex<Vec<Weak<SessionSlot>>>>,
     /// Where hooks' notices for the user go besides the `tracing` event.
     notices: Option<NoticeSink>,
+    /// The tools served, shared by every clone: the context's at first, then what
+    /// [`Self::set_tools`] gave. Listed and called from here, not from a context's list.
+    tools: Arc<RwLock<ToolList>>,
+    /// Who is told when the tools change, shared by every clone.
+    listeners: Arc<Mutex<Listeners>>,
 }
+
+/// A list of tools, as a context holds it.
+type ToolList = Arc<[Arc<dyn Tool>]>;
 
 /// A session's context slot (see [`ToolServer::for_session`]).
 type SessionSlot = Mutex<Option<ToolUseContext>>;
+
+/// The clients to send `notifications/tools/list_changed` to.
+#[derive(Default)]
+struct Listeners {
+    /// Each client session that completed `initialize` (stdio's one client, each HTTP
+    /// session), until its transport closes.
+    peers: Vec<Peer<RoleServer>>,
+    /// The 2026-07-28 `subscriptions/listen` requests open that asked for tool list changes
+    /// (that protocol's way to receive them), by a number of ours.
+    subscriptions: Vec<(u64, SubscriptionSink)>,
+    /// The next subscription's number.
+    next: u64,
+}
 
 impl std::fmt::Debug for ToolServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -108,6 +141,8 @@ impl ToolServer {
     ) -> Self {
         Self {
             sessionless: Arc::new(Mutex::new(ctx.clone())),
+            tools: Arc::new(RwLock::new(ctx.options().tools.clone())),
+            listeners: Arc::default(),
             ctx,
             permissions,
             hooks,
@@ -321,15 +356,75 @@ impl ToolServer {
         content
     }
 
-    /// The capabilities this server has: tools.
+    /// The capabilities this server has: tools, whose list may change
+    /// ([`Self::set_tools`]).
     pub fn capabilities(&self) -> ServerCapabilities {
-        serde_json::from_value(json!({"tools": {"listChanged": false}})).unwrap_or_default()
+        serde_json::from_value(json!({"tools": {"listChanged": true}})).unwrap_or_default()
     }
 
-    /// The `tools/list` entries, in the context's order.
+    /// The tools served now, in their order: the context's, or what [`Self::set_tools`] last
+    /// gave.
+    pub fn tools(&self) -> ToolList {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Serves `tools` from now on, for every client (calls already running keep the tools
+    /// they started with). When the list clients see changed (a tool added or removed, a
+    /// description or schema that differs), every initialized client session is sent
+    /// `notifications/tools/list_changed` (as is every 2026-07-28 subscription that asked
+    /// for it), in the background: a client that reads slowly holds up nobody. A host whose
+    /// tools change (an upstream MCP server's `tools/list_changed`) calls this.
+    pub fn set_tools(&self, tools: impl Into<ToolList>) {
+        let tools = tools.into();
+        let entries = |tools: &[Arc<dyn Tool>]| -> Vec<Value> {
+            tools.iter().map(|t| tool_entry(t.as_ref())).collect()
+        };
+        let changed = entries(&self.tools()) != entries(&tools);
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = tools;
+        if changed {
+            self.notify_tools_changed();
+        }
+    }
+
+    /// Sends `notifications/tools/list_changed` to every client session still open and
+    /// every subscription that asked for it, each in a task of its own (nothing is sent
+    /// outside a Tokio runtime).
+    fn notify_tools_changed(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (peers, subscriptions) = {
+            let mut listeners = self
+                .listeners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            listeners.peers.retain(|p| !p.is_transport_closed());
+            let subscriptions: Vec<SubscriptionSink> = listeners
+                .subscriptions
+                .iter()
+                .map(|(_, sink)| sink.clone())
+                .collect();
+            (listeners.peers.clone(), subscriptions)
+        };
+        tracing::debug!(target: "toolwright::serve", clients = peers.len() + subscriptions.len(), "the tool list changed");
+        for peer in peers {
+            runtime.spawn(async move {
+                let _ = peer.notify_tool_list_changed().await;
+            });
+        }
+        for sink in subscriptions {
+            runtime.spawn(async move {
+                let _ = sink.notify_tool_list_changed().await;
+            });
+        }
+    }
+
+    /// The `tools/list` entries, in the order of the tools served.
     pub fn list(&self) -> Vec<rmcp::model::Tool> {
-        self.ctx
-            .tools()
+        self.tools()
             .iter()
             .filter_map(|t| serde_json::from_value(tool_entry(t.as_ref())).ok())
             .collect()
@@ -343,6 +438,7 @@ impl ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        progress_token_check(&context)?;
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         self.running.send_modify(|n| *n += 1);
         let _running = Running(&self.running);
@@ -398,7 +494,10 @@ impl ToolServer {
                 }
             }
         }));
+        // The tools served now (an upstream server's list may have changed since the
+        // session's context was made): the pipeline finds the call's tool among them.
         let ctx = session_ctx
+            .with_tools(self.tools())
             .with_permission(permission)
             .with_cancellation(cancel);
 
@@ -492,9 +591,129 @@ impl ServerHandler for ToolServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        progress_token_check(&context)?;
         Ok(ListToolsResult::with_all_items(self.list()))
+    }
+
+    /// The client session is told when the tools change from now on (until it closes).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut listeners = self
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        listeners.peers.retain(|p| !p.is_transport_closed());
+        listeners.peers.push(context.peer);
+    }
+
+    /// On 2026-07-28, tool list changes reach a client through `subscriptions/listen`.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let number = {
+            let mut listeners = self
+                .listeners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let number = listeners.next;
+            listeners.next += 1;
+            listeners
+                .subscriptions
+                .push((number, context.sink().clone()));
+            number
+        };
+        // Ended by the client (or the server's shutdown): it is told nothing more.
+        let _forget = Forget(&self.listeners, number);
+        context.cancelled().await;
+        Ok(())
+    }
+
+    // rmcp's own answer to a method a server does not serve says only the method's name
+    // (`"message": "resources/list"`); these say what is wrong.
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Err(method_not_found("completion/complete"))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(method_not_found("logging/setLevel"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Err(method_not_found("prompts/get"))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(method_not_found("prompts/list"))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(method_not_found("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(method_not_found("resources/templates/list"))
+    }
+
+    async fn read_resource(
+        &self,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Err(method_not_found("resources/read"))
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(method_not_found("resources/subscribe"))
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(method_not_found("resources/unsubscribe"))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -514,10 +733,45 @@ impl ServerHandler for ToolServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        // Else rmcp's own answer: method not found, naming it.
-        Err(invalid_params(&request).unwrap_or_else(|| {
-            ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method.clone(), None)
-        }))
+        Err(invalid_params(&request).unwrap_or_else(|| method_not_found(&request.method)))
+    }
+}
+
+/// JSON-RPC's `-32601` for `method`: `Method not found: METHOD`.
+pub fn method_not_found(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method}"),
+        None,
+    )
+}
+
+/// `-32602` for a request whose `_meta.progressToken` is neither a string nor an integer
+/// (MCP's two kinds), which rmcp would take for no token at all. `null` counts as none.
+fn progress_token_check(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    match context.meta.get("progressToken") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(_)) => Ok(()),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(()),
+        Some(other) => Err(ErrorData::invalid_params(
+            format!(
+                "Invalid params: _meta.progressToken must be a string or an integer, not {other}"
+            ),
+            None,
+        )),
+    }
+}
+
+/// Removes subscription `.1` from the listeners when dropped.
+struct Forget<'a>(&'a Mutex<Listeners>, u64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .subscriptions
+            .retain(|(n, _)| *n != self.1);
     }
 }
 

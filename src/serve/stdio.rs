@@ -10,6 +10,12 @@
 //! - JSON that is not a JSON-RPC request (no `method`, a `jsonrpc` other than `"2.0"`, an id
 //!   that is neither a string nor a number, a batch): `-32600` Invalid Request, with its id
 //!   when it has a usable one;
+//! - except that a client that negotiated protocol 2025-03-26, the one MCP version with
+//!   JSON-RPC batches (receiving them was a MUST), may send an array: each element goes to
+//!   rmcp as a message of its own (one that is not a request is answered as above), and the
+//!   answers to its requests go back together as one array, as JSON-RPC 2.0 says (nothing
+//!   when it held only notifications and responses; `-32600` for an empty array). A request
+//!   of the batch the client cancels is left out of it;
 //! - a line longer than [`MAX_MESSAGE_BYTES`]: `-32600` Invalid Request with the request's id
 //!   when it is in the part read (`null` if not), sent as soon as the limit is passed; the
 //!   rest of the line is skipped as it arrives, never held in memory.
@@ -27,6 +33,7 @@
 use std::collections::VecDeque;
 use std::io;
 
+use rmcp::model::{ProtocolVersion, ServerResult};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -63,6 +70,31 @@ pub struct LineTransport<R> {
     count: u64,
     out: Option<mpsc::UnboundedSender<Outgoing>>,
     notices: Option<NoticeSink>,
+    /// The session negotiated protocol 2025-03-26, which has JSON-RPC batches.
+    batches: bool,
+    /// The messages of a batch not yet handed to rmcp.
+    queued: VecDeque<RxJsonRpcMessage<RoleServer>>,
+    /// The batches some of whose requests are not answered yet.
+    open_batches: Vec<Batch>,
+}
+
+/// A batch waiting for the answers to its requests, to send them as one array.
+#[derive(Debug, Default)]
+struct Batch {
+    /// The ids (as JSON text) of its requests not answered yet.
+    waiting: Vec<String>,
+    /// The answers so far, in the order they were made.
+    answers: Vec<Value>,
+}
+
+/// What becomes of a message rmcp sends.
+enum Batched {
+    /// It is not an answer to a batch's request: written as it is.
+    No,
+    /// Kept until the rest of its batch is answered.
+    Held,
+    /// It completed its batch: these answers are written as one array.
+    Complete(Vec<Value>),
 }
 
 impl<R> std::fmt::Debug for LineTransport<R> {
@@ -114,6 +146,9 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             count: 0,
             out: Some(tx),
             notices: None,
+            batches: false,
+            queued: VecDeque::new(),
+            open_batches: Vec::new(),
         }
     }
 
@@ -152,6 +187,133 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             "message {} answered with error {code} (id {id}): {message}",
             self.count
         ));
+    }
+
+    /// Writes `bytes` and a newline, without waiting.
+    fn write_line(&self, mut bytes: Vec<u8>) {
+        bytes.push(b'\n');
+        if let Some(out) = &self.out {
+            let _ = out.send(Outgoing {
+                bytes,
+                written: None,
+            });
+        }
+    }
+
+    /// Takes the elements of batch `elements` (read as line `self.count`): the messages are
+    /// queued for rmcp, the others answered in the batch's array (or reported, when they
+    /// are not to be answered).
+    fn take_batch(&mut self, elements: Vec<Value>) {
+        if elements.is_empty() {
+            self.reject(
+                INVALID_REQUEST,
+                "Invalid Request: an empty batch (an empty array)",
+                None,
+            );
+            return;
+        }
+        let mut batch = Batch::default();
+        for element in elements {
+            let bytes = serde_json::to_vec(&element).unwrap_or_default();
+            match decode(&bytes) {
+                Decoded::Message(message) => {
+                    if let RxJsonRpcMessage::<RoleServer>::Request(request) = &*message {
+                        batch.waiting.push(id_key(&request.id));
+                    }
+                    self.cancel_in_batches(&message);
+                    self.queued.push_back(*message);
+                }
+                Decoded::Reject(code, message, id) => {
+                    let id = id.unwrap_or(Value::Null);
+                    self.notice(&format!(
+                        "message {} (a batch): an element answered with error {code} (id {id}): {message}",
+                        self.count
+                    ));
+                    let answer = error_response(&id, code, &message);
+                    batch
+                        .answers
+                        .push(serde_json::from_str(&answer).unwrap_or_default());
+                }
+                Decoded::Ignore(why) => {
+                    self.notice(&format!(
+                        "message {} (a batch): an element ignored: {why}",
+                        self.count
+                    ));
+                }
+                Decoded::Blank => {}
+            }
+        }
+        if !batch.waiting.is_empty() {
+            self.open_batches.push(batch);
+        } else if !batch.answers.is_empty() {
+            self.write_line(serde_json::to_vec(&batch.answers).unwrap_or_default());
+        }
+    }
+
+    /// When `message` cancels a request of an open batch, the batch no longer waits for its
+    /// answer (none comes): it is sent without it once the rest is there.
+    fn cancel_in_batches(&mut self, message: &RxJsonRpcMessage<RoleServer>) {
+        if self.open_batches.is_empty() {
+            return;
+        }
+        let Ok(value) = serde_json::to_value(message) else {
+            return;
+        };
+        if value["method"] != "notifications/cancelled" {
+            return;
+        }
+        let key = value["params"]["requestId"].to_string();
+        let mut complete = Vec::new();
+        self.open_batches.retain_mut(|batch| {
+            batch.waiting.retain(|k| *k != key);
+            if batch.waiting.is_empty() {
+                complete.push(std::mem::take(&mut batch.answers));
+                return false;
+            }
+            true
+        });
+        for answers in complete.into_iter().filter(|a| !a.is_empty()) {
+            self.write_line(serde_json::to_vec(&answers).unwrap_or_default());
+        }
+    }
+
+    /// Whether `item`, which rmcp sends, answers a request of an open batch, and so waits for
+    /// the rest of it; notes the protocol version `initialize` agreed on.
+    fn batched(&mut self, item: &TxJsonRpcMessage<RoleServer>) -> Batched {
+        let id = match item {
+            TxJsonRpcMessage::<RoleServer>::Response(response) => {
+                if let ServerResult::InitializeResult(init) = &response.result {
+                    self.batches = init.protocol_version == ProtocolVersion::V_2025_03_26;
+                }
+                &response.id
+            }
+            TxJsonRpcMessage::<RoleServer>::Error(error) => match &error.id {
+                Some(id) => id,
+                None => return Batched::No,
+            },
+            _ => return Batched::No,
+        };
+        if self.open_batches.is_empty() {
+            return Batched::No;
+        }
+        let key = id_key(id);
+        let Some(at) = self
+            .open_batches
+            .iter()
+            .position(|b| b.waiting.contains(&key))
+        else {
+            return Batched::No;
+        };
+        let batch = &mut self.open_batches[at];
+        batch.waiting.retain(|k| *k != key);
+        batch
+            .answers
+            .push(serde_json::to_value(item).unwrap_or_default());
+        if batch.waiting.is_empty() {
+            Batched::Complete(self.open_batches.remove(at).answers)
+        } else {
+            Batched::Held
+        }
     }
 
     /// Waits until every line queued so far is written (or failed to be).
@@ -221,9 +383,15 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let out = self.out.clone();
-        let bytes = serde_json::to_vec(&item);
+        let bytes = match self.batched(&item) {
+            Batched::No => serde_json::to_vec(&item).map(Some),
+            Batched::Held => Ok(None),
+            Batched::Complete(answers) => serde_json::to_vec(&answers).map(Some),
+        };
         async move {
-            let mut bytes = bytes.map_err(io::Error::other)?;
+            let Some(mut bytes) = bytes.map_err(io::Error::other)? else {
+                return Ok(());
+            };
             bytes.push(b'\n');
             let closed = || io::Error::new(io::ErrorKind::NotConnected, "the transport is closed");
             let out = out.ok_or_else(closed)?;
@@ -239,6 +407,9 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            if let Some(message) = self.queued.pop_front() {
+                return Some(message);
+            }
             match self.read_line().await {
                 LineRead::Line => {}
                 LineRead::Oversized(lead) => {
@@ -271,12 +442,22 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                 }
             }
             let line = std::mem::take(&mut self.line);
+            if self.batches
+                && let Some(elements) = batch_elements(&line)
+            {
+                self.count += 1;
+                self.take_batch(elements);
+                continue;
+            }
             let decoded = decode(&line);
             if !matches!(decoded, Decoded::Blank) {
                 self.count += 1;
             }
             match decoded {
-                Decoded::Message(message) => return Some(*message),
+                Decoded::Message(message) => {
+                    self.cancel_in_batches(&message);
+                    return Some(*message);
+                }
                 Decoded::Reject(code, message, id) => self.reject(code, &message, id),
                 Decoded::Ignore(why) => {
                     self.notice(&format!("message {} ignored: {why}", self.count));
@@ -379,7 +560,7 @@ fn decode(line: &[u8]) -> Decoded {
     };
     let Some(object) = value.as_object() else {
         let what = if value.is_array() {
-            "a batch (an array), which MCP does not use: send one message per line"
+            "a batch (an array), which MCP has only on protocol 2025-03-26: send one message at a time"
         } else {
             "not a JSON object"
         };
@@ -405,6 +586,24 @@ fn decode(line: &[u8]) -> Decoded {
         error.to_string()
     };
     Decoded::Reject(INVALID_REQUEST, format!("Invalid Request: {why}"), id)
+}
+
+/// The elements of `line` when it is a JSON array (a JSON-RPC batch).
+fn batch_elements(line: &[u8]) -> Option<Vec<Value>> {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let start = line.iter().position(|b| !b.is_ascii_whitespace())?;
+    if line[start] != b'[' {
+        return None;
+    }
+    match serde_json::from_slice::<Value>(line).ok()? {
+        Value::Array(elements) => Some(elements),
+        _ => None,
+    }
+}
+
+/// A request id as JSON text, to match answers with the requests of a batch.
+fn id_key(id: &rmcp::model::RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
 }
 
 /// A JSON-RPC error response, members in the usual order (`jsonrpc`, `id`, `error`).
@@ -660,6 +859,83 @@ mod tests {
             decode(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n"),
             Decoded::Ignore(_)
         ));
+    }
+
+    /// On 2025-03-26, a batch's requests reach rmcp one by one and their answers go back as
+    /// one array; a request of it the client cancels is not waited for. Before the session
+    /// agreed on 2025-03-26 an array is refused.
+    #[tokio::test]
+    async fn a_batch_is_answered_as_one_array_without_its_cancelled_requests() {
+        use rmcp::model::{InitializeResult, JsonRpcMessage, JsonRpcResponse, NumberOrString};
+        let input = concat!(
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n",
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"ping\"},",
+            "{\"jsonrpc\":\"2.0\",\"id\":3}]\n",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"b\"}}\n",
+        );
+        let (write, mut read_back) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(input.as_bytes(), write);
+        let answer = |id: NumberOrString, result| -> TxJsonRpcMessage<RoleServer> {
+            JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: Default::default(),
+                id,
+                result,
+            })
+        };
+        // Not yet negotiated: the first batch is refused. The ping stands for `initialize`,
+        // whose answer agrees on 2025-03-26.
+        let mut init = InitializeResult::new(Default::default());
+        init.protocol_version = ProtocolVersion::V_2025_03_26;
+        let first = transport.receive().await;
+        assert!(first.is_some(), "{first:?}");
+        let sent = transport
+            .send(answer(
+                NumberOrString::Number(0),
+                ServerResult::InitializeResult(init),
+            ))
+            .await;
+        assert!(sent.is_ok());
+        for expected in [json!(1), json!("b")] {
+            let next = transport.receive().await;
+            let Some(RxJsonRpcMessage::<RoleServer>::Request(request)) = next else {
+                panic!("{next:?}")
+            };
+            assert_eq!(serde_json::to_value(&request.id).ok(), Some(expected));
+        }
+        // The cancellation goes to rmcp too; the batch then waits for request 1 only.
+        let cancelled = transport.receive().await;
+        assert!(
+            matches!(
+                cancelled,
+                Some(RxJsonRpcMessage::<RoleServer>::Notification(_))
+            ),
+            "{cancelled:?}"
+        );
+        let sent = transport
+            .send(answer(NumberOrString::Number(1), ServerResult::empty(())))
+            .await;
+        assert!(sent.is_ok());
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap_or_default();
+        drop(transport);
+        let mut out = String::new();
+        use tokio::io::AsyncReadExt as _;
+        read_back.read_to_string(&mut out).await.unwrap_or_default();
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_default())
+            .collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert_eq!(lines[0]["error"]["code"], INVALID_REQUEST, "{out}");
+        assert_eq!(lines[1]["result"]["protocolVersion"], "2025-03-26", "{out}");
+        let batch = lines[2].as_array().cloned().unwrap_or_default();
+        assert_eq!(batch.len(), 2, "{out}");
+        assert_eq!(batch[0]["error"]["code"], INVALID_REQUEST, "{out}");
+        assert_eq!(batch[0]["id"], 3, "{out}");
+        assert_eq!(batch[1]["id"], 1, "{out}");
+        assert!(batch[1].get("result").is_some(), "{out}");
     }
 
     /// A line over the limit is answered with its id as soon as the limit is passed, its

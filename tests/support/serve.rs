@@ -121,6 +121,24 @@ pub fn terminate_and_wait(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
+/// The tiny rmcp server of `crates/tools-mcp/examples/tiny_server.rs` (built by `cargo build
+/// -p tools-mcp --examples`, which CI does before the tests), as an upstream MCP server of
+/// `serve`. Missing, it fails the test in CI and skips it elsewhere, with a notice.
+pub fn tiny_server() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent()?.parent()?.join("examples").join("tiny_server");
+    if path.exists() {
+        return Some(path);
+    }
+    let msg = format!(
+        "{} is missing: run `cargo build -p tools-mcp --example tiny_server` first",
+        path.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+    eprintln!("notice: {msg}; skipping");
+    None
+}
+
 /// Runs a client command that prints one JSON document (the MCP inspector CLI's output),
 /// failing with its stdout and stderr if it does not succeed.
 pub fn json_from(mut command: Command) -> Value {

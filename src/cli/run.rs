@@ -63,6 +63,17 @@ fn shown_content(content: &tool_core::ToolResultContent) -> String {
     lines.join("\n")
 }
 
+/// Texts for the model as the text mode shows them: each unwrapped, its first 20 lines,
+/// the first marked `↳`, indented by `indent`.
+fn show_texts<'a>(texts: impl IntoIterator<Item = &'a String>, indent: &str) {
+    for text in texts {
+        for (i, line) in without_reminder(text).lines().take(20).enumerate() {
+            let mark = if i == 0 { "↳" } else { " " };
+            outln!("{}", format!("{indent}{mark} {line}").trim_end());
+        }
+    }
+}
+
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
     match input {
         Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
@@ -140,12 +151,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                         outln!("    {line}");
                     }
                     // What the model reads after the result (hook context, a skill's body).
-                    for text in texts.context() {
-                        for (i, line) in without_reminder(text).lines().take(20).enumerate() {
-                            let mark = if i == 0 { "↳" } else { " " };
-                            outln!("{}", format!("    {mark} {line}").trim_end());
-                        }
-                    }
+                    show_texts(texts.context(), "    ");
                 }
                 // The user's notices (hooks' system messages), as they come.
                 for notice in &texts.notices {
@@ -168,12 +174,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright run: hook: {notice}");
     }
     if !json_mode {
-        for text in &late {
-            for (i, line) in without_reminder(text).lines().take(20).enumerate() {
-                let mark = if i == 0 { "↳" } else { " " };
-                outln!("{}", format!("  {mark} {line}").trim_end());
-            }
-        }
+        show_texts(&late, "  ");
     }
     // The batch is complete, as the agent loop sees it before its next request (not after a
     // signal, malformed input, a refused prompt or a hook's stop): PostToolBatch hooks see
@@ -204,12 +205,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             eoutln!("toolwright run: hook: {notice}");
         }
         if !json_mode {
-            for text in &context {
-                for (i, line) in without_reminder(text).lines().take(20).enumerate() {
-                    let mark = if i == 0 { "↳" } else { " " };
-                    outln!("{}", format!("  {mark} {line}").trim_end());
-                }
-            }
+            show_texts(&context, "  ");
         }
         batch_context = context;
         let mut reasons = verdict.blocking;

@@ -112,9 +112,9 @@ enum ToolMatcher {
         server: String,
         by_name: bool,
     },
-    /// `mcp__a__b` (no `*`): the tool named so, or the tools of a server whose normalised
-    /// name is `a__b` (a server named `gh admin` is `gh_admin`, but one named `gh__admin`
-    /// keeps its `__`).
+    /// `mcp__a__b` (no `*`) in a deny or ask rule: the tool named so, or the tools of a
+    /// server whose normalised name is `a__b` (a server named `gh admin` is `gh_admin`, but
+    /// one named `gh__admin` keeps its `__`). In an allow rule it is the tool named so only.
     NameOrMcpServer {
         name: String,
         server: String,
@@ -277,7 +277,10 @@ impl RuleSet {
                     None => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
                 }
             } else if let Some(server) = tool_name.strip_prefix("mcp__").filter(|s| !s.is_empty()) {
-                if server.contains("__") {
+                if server.contains("__") && behavior == RuleBehavior::Allow {
+                    // An allow stays strict: the tool named so (as in Claude Code).
+                    ToolMatcher::Name(tool_name.clone())
+                } else if server.contains("__") {
                     ToolMatcher::NameOrMcpServer {
                         name: tool_name.clone(),
                         server: server.to_owned(),

@@ -1040,8 +1040,9 @@ async fn a_server_rule_matches_the_tools_real_server_not_its_name_prefix() {
 
 /// A deny or ask rule for a server reaches every tool whose name starts with it, as in
 /// Claude Code (which reads the server from the name): a server named `gh__admin` does not
-/// slip out of `deny: ["mcp__gh__*"]` or `["mcp__gh"]`. `mcp__gh__admin` (no `*`) is the
-/// tool named so, or the server whose name is `gh__admin`, for allow rules too.
+/// slip out of `deny: ["mcp__gh__*"]` or `["mcp__gh"]`. In a deny rule `mcp__gh__admin` (no
+/// `*`) is the tool named so or the server whose name is `gh__admin`; in an allow rule, the
+/// tool only.
 #[tokio::test]
 async fn server_rules_and_servers_whose_names_hold_a_double_underscore() {
     let fx = Fixture::new();
@@ -1071,10 +1072,11 @@ async fn server_rules_and_servers_whose_names_hold_a_double_underscore() {
             "{deny}"
         );
     }
+    // An allow stays strict: `mcp__gh__admin` is the tool named so, as in Claude Code.
     let (engine, ctx) = context(&fx, &case("x", "Bash", "").allow(&["mcp__gh__admin"]));
     assert_eq!(
         behavior(&engine.decide(&admin, &json!({}), &ctx).await),
-        "allow"
+        "ask"
     );
     assert_eq!(
         behavior(&engine.decide(&gh_tool, &json!({}), &ctx).await),

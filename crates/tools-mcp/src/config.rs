@@ -645,9 +645,9 @@ impl ConfigLoader {
                 format!(
                     "this name (normalised: `{normalised}`) holds `__` (or starts or ends with \
                      `_`): its tools' names (`mcp__<server>__<tool>`) read as another server's \
-                     and may collide with them; an allow rule matches the server by its real \
-                     name (`mcp__{normalised}`), a deny or ask rule also by its tools' names. \
-                     Rename the server."
+                     and may collide with them; allow its tools with `mcp__{normalised}__*`; \
+                     a deny or ask rule for `mcp__{normalised}` or for the server its name \
+                     reads as covers them too. Rename the server."
                 ),
             ));
         }

@@ -14,11 +14,12 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files, candidates,
-    changes_directory, deletes_in_destination, destination, effective_name, effective_words,
-    git_content, git_repository_elsewhere, has_path_operands, is_read_only, is_transparent,
-    path_args, path_use, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
-    safe_wrapper_len, wrapped_command_starts, wrapped_readings,
+    Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files,
+    candidates, changes_directory, deletes_in_destination, destination, effective_name,
+    effective_words, git_content, git_repository_elsewhere, has_path_operands, is_read_only,
+    is_transparent, options_after_operands, path_args, path_use, reads_listed_files,
+    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
+    wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
@@ -1920,34 +1921,35 @@ impl PermissionEngine {
         let listed = args.len();
         let mirror_deletes = deletes_in_destination(name, words);
         let mut args = args;
-        if let Some(d) = dest.as_ref().filter(|_| dest_is_dir)
-            && let Some(dir) = args[d.index].value.clone()
-        {
-            for &i in &d.sources {
-                let Some(source) = args[i].value.as_deref().filter(|_| !args[i].glob) else {
-                    continue;
-                };
-                let name = if d.parents {
-                    // The whole path as given (`..` included: it climbs out of DIR).
-                    source
-                        .trim_start_matches("./")
-                        .trim_start_matches('/')
-                        .to_owned()
-                } else {
-                    match Path::new(source.trim_end_matches('/')).file_name() {
-                        Some(base) => base.to_string_lossy().into_owned(),
-                        None => continue,
-                    }
-                };
-                let into = format!("{}/{name}", dir.trim_end_matches('/'));
-                args.push(Word {
-                    raw: into.clone(),
-                    value: Some(into),
-                    plain: true,
-                    glob: false,
+        if let Some(d) = &dest {
+            for into in self.written_into(d, dest_is_dir, &args, name, sub, ctx) {
+                args.push(match into {
+                    Some(path) => Word {
+                        raw: path.clone(),
+                        value: Some(path),
+                        plain: true,
+                        glob: false,
+                    },
+                    // What lands there cannot be worked out: unchecked (asks).
+                    None => Word {
+                        raw: format!("what lands in {}", args[d.index].raw),
+                        value: None,
+                        plain: false,
+                        glob: false,
+                    },
                 });
             }
         }
+        // `rsync --delete` empties its destination of what the source lacks: checked as a
+        // removal, every operand when an option comes after one (the last may not be the
+        // destination).
+        let removal_checked = |index: usize| {
+            matches!(name, "rm" | "rmdir")
+                || (mirror_deletes
+                    && index < listed
+                    && (dest.as_ref().is_none_or(|d| d.index == index)
+                        || options_after_operands(words)))
+        };
         for (index, arg) in args.iter().enumerate() {
             let written_into = dest.as_ref().is_some_and(|d| d.index == index) || index >= listed;
             let use_ = if sources_read && !written_into {
@@ -1957,7 +1959,7 @@ impl PermissionEngine {
             };
             // The destination's own tree is not read by `cp -r` (rsync's last operand is
             // always its destination).
-            let tree = tree.filter(|_| !(written_into || (name == "rsync" && index + 1 == listed)));
+            let tree = tree.filter(|_| !written_into);
             // A static word, else the words of a static brace expansion (`{.env,x}`).
             let braces = || {
                 arg.value
@@ -2075,7 +2077,7 @@ impl PermissionEngine {
                         );
                         return Some(pick(worst, f.sub(text)));
                     }
-                    if matches!(name, "rm" | "rmdir") || (mirror_deletes && index + 1 == listed) {
+                    if removal_checked(index) {
                         let home = ctx.home().or(self.roots.home.as_deref());
                         if is_critical_removal(&p, home, &wds)
                             || is_critical_removal(&resolve_symlinks(&p), home, &wds)
@@ -2434,6 +2436,123 @@ impl PermissionEngine {
     /// The ask for a path that cannot be computed statically (a variable, a substitution, a
     /// glob that cannot be listed, input to xargs): when Read/Edit deny or ask rules exist
     /// it could dodge, bypass mode does not approve it either.
+    /// What a copy, move or link into `d` writes there besides the destination itself, as
+    /// paths relative to where the command runs: DEST/<name> of each source when DEST is a
+    /// directory (DEST/<source> with `--parents`), and DEST/<entry> of each entry of a source
+    /// directory whose contents land there (`SRC/.`, `.`, `-T`, rsync's `SRC/`). `None` for
+    /// what cannot be worked out (a computed destination or source, a directory too large).
+    fn written_into(
+        &self,
+        d: &Destination,
+        dest_is_dir: bool,
+        args: &[Word],
+        name: &str,
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+    ) -> Vec<Option<String>> {
+        /// More entries than this in a directory copied by its contents: not listed.
+        const MAX_ENTRIES: usize = 1_000;
+        let to = &args[d.index];
+        let Some(dir) = to.value.as_deref().filter(|_| !to.glob) else {
+            return vec![None];
+        };
+        let dir = match dir.trim_end_matches('/') {
+            "" => "/".to_owned(),
+            trimmed => trimmed.to_owned(),
+        };
+        let join = |name: &str| {
+            if dir.ends_with('/') {
+                format!("{dir}{name}")
+            } else {
+                format!("{dir}/{name}")
+            }
+        };
+        let resolve = |value: &str| self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx);
+        let mut out = Vec::new();
+        for &i in &d.sources {
+            let arg = &args[i];
+            // The source's names: a static word, a brace's words, a glob's matches.
+            let sources: Vec<String> = match (&arg.value, arg.glob) {
+                (Some(v), false) => vec![v.clone()],
+                (Some(v), true) => {
+                    let matched = resolve(v).and_then(|paths| {
+                        paths
+                            .iter()
+                            .map(|p| expand_glob(p).map(|(_, entries)| entries))
+                            .collect::<Option<Vec<_>>>()
+                    });
+                    let Some(matched) = matched else {
+                        out.push(None);
+                        continue;
+                    };
+                    let parent = v.rsplit_once('/').map(|(p, _)| p);
+                    matched
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|p| {
+                            let base = p.file_name()?.to_string_lossy().into_owned();
+                            Some(match parent {
+                                Some(parent) => format!("{parent}/{base}"),
+                                None => base,
+                            })
+                        })
+                        .collect()
+                }
+                (None, _) => match expand_braces(&arg.raw) {
+                    Some(words) => words,
+                    None => {
+                        out.push(None);
+                        continue;
+                    }
+                },
+            };
+            for source in sources {
+                let contents = d.contents
+                    || source == "."
+                    || source.ends_with("/.")
+                    || (name == "rsync" && source.ends_with('/'));
+                if contents {
+                    let Some(paths) = resolve(&source) else {
+                        out.push(None);
+                        continue;
+                    };
+                    for p in paths.iter().filter(|p| p.is_dir()) {
+                        match std::fs::read_dir(p) {
+                            Ok(entries) => {
+                                let names: Vec<String> = entries
+                                    .take(MAX_ENTRIES + 1)
+                                    .filter_map(|e| e.ok())
+                                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                                    .collect();
+                                if names.len() > MAX_ENTRIES {
+                                    out.push(None);
+                                } else {
+                                    out.extend(names.iter().map(|n| Some(join(n))));
+                                }
+                            }
+                            Err(_) => out.push(None),
+                        }
+                    }
+                } else if dest_is_dir {
+                    let written = if d.parents {
+                        // The whole path as given (`..` included: it climbs out of DIR).
+                        source
+                            .trim_start_matches("./")
+                            .trim_start_matches('/')
+                            .to_owned()
+                    } else {
+                        match Path::new(source.trim_end_matches('/')).file_name() {
+                            Some(base) => base.to_string_lossy().into_owned(),
+                            None => continue,
+                        }
+                    };
+                    out.push(Some(join(&written)));
+                }
+            }
+        }
+        out
+    }
+
     fn unchecked_path(&self, set: &RuleSet, use_: PathUse, message: String) -> Finding {
         let f = Finding::new(Kind::Ask, message);
         if self.has_path_rules(set, use_) {

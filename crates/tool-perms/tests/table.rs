@@ -2543,6 +2543,41 @@ async fn copies_read_their_sources_and_write_their_destination() {
         case("allow", "Bash", "rsync -a docs/ ./")
             .allow(&["Bash(rsync:*)"])
             .mode("acceptEdits"),
+        // What lands in the destination: a directory's contents (`SRC/.`, `.`, `-T`,
+        // rsync's `SRC/`) bring its entries (`$H` holds `.ssh` and `.bashrc`); a glob's or a
+        // brace's sources bring their names; options after the operands do not hide a
+        // mirror's destination.
+        case("ask", "Bash", "cp -r $H/. docs").mode("bypassPermissions"),
+        case("ask", "Bash", "cp -rT $H docs").mode("bypassPermissions"),
+        case("ask", "Bash", "cd $H && cp -r . $P/docs").mode("bypassPermissions"),
+        case("ask", "Bash", "rsync -a $H/ docs")
+            .allow(&["Bash(rsync:*)"])
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "cp -r docs/. src/copy").mode("bypassPermissions"),
+        case("deny", "Bash", "cp src/*.rs docs")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "mv src/m*.rs docs")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "cp src/{main,lib}.rs docs")
+            .allow(&["Bash(cp:*)"])
+            .deny(&["Edit(docs/main.rs)"]),
+        case("deny", "Bash", "install -t docs src/main.rs")
+            .allow(&["Bash(install:*)"])
+            .deny(&["Edit(docs/main.rs)"]),
+        case("deny", "Bash", "install src/main.rs docs")
+            .allow(&["Bash(install:*)"])
+            .deny(&["Edit(docs/main.rs)"]),
+        case("deny", "Bash", "rsync src/main.rs docs/")
+            .allow(&["Bash(rsync:*)"])
+            .deny(&["Edit(docs/main.rs)"]),
+        case("ask", "Bash", "rsync -a --delete docs/ . --exclude=.keep")
+            .allow(&["Bash(rsync:*)"])
+            .mode("bypassPermissions"),
+        case("ask", "Bash", "rsync -a --delete docs/ . -e ssh")
+            .allow(&["Bash(rsync:*)"])
+            .mode("bypassPermissions"),
         // A hard link shares the source's content: writing the copy would change it.
         case("deny", "Bash", "cp -al docs src/copy").deny(edit_docs),
         case("deny", "Bash", "cp --link docs/a.md src/a.md").deny(edit_docs),

@@ -820,6 +820,28 @@ pub struct Destination {
     /// `cp --parents`: each source is written below the destination by its whole path as
     /// given (`cp --parents a/b dir` writes `dir/a/b`), not by its name alone.
     pub parents: bool,
+    /// `-T` / `--no-target-directory`: a source directory's contents land in the destination
+    /// itself (`cp -rT tpl .` writes `./.claude` from `tpl/.claude`), as they do for a
+    /// source `DIR/.` and, with rsync, `DIR/`.
+    pub contents: bool,
+}
+
+/// Whether the words after the command name put an option after an operand (GNU tools
+/// and rsync take them anywhere): the last operand may then not be the destination.
+pub fn options_after_operands(words: &[Word]) -> bool {
+    let mut operand_seen = false;
+    for w in words.iter().skip(1) {
+        match w.value.as_deref() {
+            Some("--") => return false,
+            Some(v) if v.starts_with('-') && v != "-" => {
+                if operand_seen {
+                    return true;
+                }
+            }
+            _ => operand_seen = true,
+        }
+    }
+    false
 }
 
 /// `cp`'s options known to change nothing but how the destination is written (no value).
@@ -851,10 +873,24 @@ const CP_VALUED: &[&str] = &[
 /// `cp`'s short options of the same kind (`-t DIR` apart).
 const CP_SHORT: &str = "aRrpfinvLPHdux";
 
-/// The [`Destination`] of a `cp`, `mv` or `ln` command line, when it names one (two paths
-/// or more, or `-t DIR`).
+/// The [`Destination`] of a `cp`, `mv`, `ln`, `install` or `rsync` command line, when it
+/// names one (two paths or more, or `-t DIR`; not `install -d`, which only creates).
 pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
-    if !matches!(name, "cp" | "mv" | "ln") {
+    if !matches!(name, "cp" | "mv" | "ln" | "install" | "rsync") {
+        return None;
+    }
+    let options = || {
+        words[1..]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+    };
+    if name == "install"
+        && options().any(|v| {
+            (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['d']))
+                || names_long(v, "--directory")
+        })
+    {
         return None;
     }
     let args = path_args_and_operands(name, words);
@@ -865,18 +901,19 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
         _ => return None,
     };
     let sources = operands.iter().copied().filter(|&i| i != index).collect();
-    let parents = name == "cp"
-        && words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-            .any(|v| names_long(v, "--parents"));
+    let parents = name == "cp" && options().any(|v| names_long(v, "--parents"));
+    let contents = matches!(name, "cp" | "mv" | "ln" | "install")
+        && options().any(|v| {
+            (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['T']))
+                || names_long(v, "--no-target-directory")
+        });
     Some(Destination {
         index,
         by_option,
         sources,
         sources_read: name == "cp" && cp_understood(words),
         parents,
+        contents,
     })
 }
 

@@ -275,7 +275,7 @@ fn run_raises_post_tool_batch_after_the_calls() {
     ]}]}})
     .to_string();
     let calls = [
-        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo one"}}),
+        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "mkdir -p sub && cd sub && echo one"}}),
         json!({"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "echo two"}}),
     ];
     let stdin: String = calls.iter().map(|c| format!("{c}\n")).collect();
@@ -289,6 +289,8 @@ fn run_raises_post_tool_batch_after_the_calls() {
     assert!(out.status.success(), "{err}");
     let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     assert_eq!(input["hook_event_name"], "PostToolBatch");
+    // The context after the calls: the `cd` of the first.
+    assert_eq!(input["cwd"], root.join("sub").to_str().unwrap(), "{input}");
     let ids: Vec<&str> = input["tool_calls"]
         .as_array()
         .unwrap()

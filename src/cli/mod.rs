@@ -187,6 +187,9 @@ pub struct Replay {
     pub stream_end: Duration,
     /// When the last result was handed out.
     pub total: Duration,
+    /// The context after the calls' context modifiers (a `cd`, plan mode), as the next
+    /// request of an agent would see it; the session's own when the executor gives none.
+    pub context: tool_core::ToolUseContext,
 }
 
 /// Feeds `turn` to a streaming executor (at its recorded times when `pace`), reporting each
@@ -278,10 +281,15 @@ pub async fn replay(
         }
     }
     let stream_end = feeder.await.unwrap_or(turn.end);
+    let context = executor
+        .final_context()
+        .cloned()
+        .unwrap_or_else(|| session.ctx.clone());
     Replay {
         calls,
         stream_end,
         total: start.elapsed(),
+        context,
     }
 }
 

@@ -167,15 +167,6 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         let _ = at;
     });
     let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
-    // What background (`async`) hooks delivered during the replay: an agent sends it with
-    // its next request, so it follows the calls' own texts; their notices go to stderr.
-    let (late, late_notices) = split_hook_messages(&session.hooks.take_background_messages());
-    for notice in late_notices {
-        eoutln!("toolwright run: hook: {notice}");
-    }
-    if !json_mode {
-        show_texts(&late, "  ");
-    }
     // The batch is complete, as the agent loop sees it before its next request (not after a
     // signal, malformed input, a refused prompt or a hook's stop): PostToolBatch hooks see
     // every call with the tool_result content the model would see.
@@ -198,7 +189,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .collect();
         let verdict = session
             .hooks
-            .loop_event(LoopEvent::PostToolBatch { calls: &batch }, &session.ctx)
+            .loop_event(LoopEvent::PostToolBatch { calls: &batch }, &result.context)
             .await;
         let (context, notices) = split_hook_messages(&verdict.messages);
         for notice in notices {
@@ -220,6 +211,16 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             );
         }
     }
+    // What background (`async`) hooks delivered during the replay and the PostToolBatch
+    // hooks: an agent sends it with its next request, after the batch's own texts; their
+    // notices go to stderr.
+    let (late, late_notices) = split_hook_messages(&session.hooks.take_background_messages());
+    for notice in late_notices {
+        eoutln!("toolwright run: hook: {notice}");
+    }
+    if !json_mode {
+        show_texts(&late, "  ");
+    }
     if json_mode {
         // As the agent loop builds the next user message: every tool_result first, then the
         // texts the calls added for the model, call by call.
@@ -236,8 +237,9 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             );
         }
         content.extend(
-            late.iter()
-                .chain(&batch_context)
+            batch_context
+                .iter()
+                .chain(&late)
                 .map(|text| json!({"type": "text", "text": text})),
         );
         outln!("{}", json!({"role": "user", "content": content}));

@@ -220,6 +220,10 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                     if let RxJsonRpcMessage::<RoleServer>::Request(request) = &*message {
                         batch.waiting.push(id_key(&request.id));
                     }
+                    // A cancel of a request of this very batch: no answer comes for it.
+                    if let Some(key) = cancelled_key(&message) {
+                        batch.waiting.retain(|k| *k != key);
+                    }
                     self.cancel_in_batches(&message);
                     self.queued.push_back(*message);
                 }
@@ -256,13 +260,9 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
         if self.open_batches.is_empty() {
             return;
         }
-        let Ok(value) = serde_json::to_value(message) else {
+        let Some(key) = cancelled_key(message) else {
             return;
         };
-        if value["method"] != "notifications/cancelled" {
-            return;
-        }
-        let key = value["params"]["requestId"].to_string();
         let mut complete = Vec::new();
         self.open_batches.retain_mut(|batch| {
             batch.waiting.retain(|k| *k != key);
@@ -773,6 +773,13 @@ impl Scanner<'_> {
     }
 }
 
+/// The key (as [`id_key`] makes it) of the request `message` cancels, when it is a
+/// `notifications/cancelled`.
+fn cancelled_key(message: &RxJsonRpcMessage<RoleServer>) -> Option<String> {
+    let value = serde_json::to_value(message).ok()?;
+    (value["method"] == "notifications/cancelled").then(|| value["params"]["requestId"].to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -936,6 +943,60 @@ mod tests {
         assert_eq!(batch[0]["id"], 3, "{out}");
         assert_eq!(batch[1]["id"], 1, "{out}");
         assert!(batch[1].get("result").is_some(), "{out}");
+    }
+
+    /// A batch that cancels one of its own requests is answered without it (no answer
+    /// comes for a cancelled request): the array is not waited for for ever.
+    #[tokio::test]
+    async fn a_batch_cancelling_its_own_request_is_still_answered() {
+        use rmcp::model::{InitializeResult, JsonRpcMessage, JsonRpcResponse, NumberOrString};
+        let input = concat!(
+            "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n",
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},",
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"},",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}]\n",
+        );
+        let (write, mut read_back) = tokio::io::duplex(1 << 16);
+        let mut transport = LineTransport::new(input.as_bytes(), write);
+        let answer = |id: NumberOrString, result| -> TxJsonRpcMessage<RoleServer> {
+            JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: Default::default(),
+                id,
+                result,
+            })
+        };
+        let mut init = InitializeResult::new(Default::default());
+        init.protocol_version = ProtocolVersion::V_2025_03_26;
+        assert!(transport.receive().await.is_some());
+        let sent = transport
+            .send(answer(
+                NumberOrString::Number(0),
+                ServerResult::InitializeResult(init),
+            ))
+            .await;
+        assert!(sent.is_ok());
+        // Requests 1 and 2, then the cancellation, reach rmcp; only 2 is answered.
+        for _ in 0..3 {
+            assert!(transport.receive().await.is_some());
+        }
+        let sent = transport
+            .send(answer(NumberOrString::Number(2), ServerResult::empty(())))
+            .await;
+        assert!(sent.is_ok());
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap_or_default();
+        drop(transport);
+        let mut out = String::new();
+        use tokio::io::AsyncReadExt as _;
+        read_back.read_to_string(&mut out).await.unwrap_or_default();
+        let lines: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_default())
+            .collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        let batch = lines[1].as_array().cloned().unwrap_or_default();
+        assert_eq!(batch.len(), 1, "{out}");
+        assert_eq!(batch[0]["id"], 2, "{out}");
     }
 
     /// A line over the limit is answered with its id as soon as the limit is passed, its

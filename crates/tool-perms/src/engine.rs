@@ -21,6 +21,7 @@ use crate::bash::commands::{
     reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
     wrapped_readings,
 };
+use crate::bash::names_long;
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
     analyze, basename, trim_command,
@@ -1922,7 +1923,7 @@ impl PermissionEngine {
         let mirror_deletes = deletes_in_destination(name, words);
         let mut args = args;
         if let Some(d) = &dest {
-            for into in self.written_into(d, dest_is_dir, &args, name, sub, ctx) {
+            for into in self.written_into(d, dest_is_dir, &args, words, name, sub, ctx) {
                 args.push(match into {
                     Some(path) => Word {
                         raw: path.clone(),
@@ -2438,20 +2439,86 @@ impl PermissionEngine {
     /// it could dodge, bypass mode does not approve it either.
     /// What a copy, move or link into `d` writes there besides the destination itself, as
     /// paths relative to where the command runs: DEST/<name> of each source when DEST is a
-    /// directory (DEST/<source> with `--parents`), and DEST/<entry> of each entry of a source
-    /// directory whose contents land there (`SRC/.`, `.`, `-T`, rsync's `SRC/`). `None` for
-    /// what cannot be worked out (a computed destination or source, a directory too large).
+    /// directory (DEST/<source> with `--parents`), DEST/<entry> of each entry of a source
+    /// directory whose contents land there (`SRC/.`, `SRC/..`, `.`, `-T`, rsync's `SRC/`, a
+    /// directory copied or moved to a new name), and the backups made beside each (`-b`,
+    /// `-S SUFFIX`). `None` for what cannot be worked out, which asks: a computed or glob
+    /// destination or source, options after the operands (the last operand may not be the
+    /// destination), a backup suffix from the environment or numbered backups, rsync's
+    /// `--files-from`, `--relative` and remote sources, a directory of more than 1,000
+    /// entries. Only the top level is worked out: what a recursive copy writes below
+    /// DEST/<name> is not.
+    #[allow(clippy::too_many_arguments)]
     fn written_into(
         &self,
         d: &Destination,
         dest_is_dir: bool,
         args: &[Word],
+        words: &[Word],
         name: &str,
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
     ) -> Vec<Option<String>> {
         /// More entries than this in a directory copied by its contents: not listed.
         const MAX_ENTRIES: usize = 1_000;
+        if options_after_operands(words) {
+            return vec![None];
+        }
+        let options: Vec<&str> = words[1..]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .take_while(|v| *v != "--")
+            .filter(|v| v.starts_with('-'))
+            .collect();
+        let long = |l: &str| options.iter().any(|v| names_long(v, l));
+        let short = |c: char| {
+            options
+                .iter()
+                .any(|v| !v.starts_with("--") && v.len() > 1 && v[1..].contains(c))
+        };
+        if name == "rsync" && (long("--files-from") || long("--relative") || short('R')) {
+            return vec![None];
+        }
+        // Backups: DEST<suffix> beside each path written over.
+        let backup = match name {
+            "cp" | "mv" | "ln" | "install" => {
+                // `--suffix=X`, `-SX`, or `-S X` / `--suffix X` (the next word, which must be
+                // static).
+                let mut suffix: Option<Option<&str>> = None;
+                let mut rest = words[1..].iter().map(|w| w.value.as_deref());
+                while let Some(word) = rest.next() {
+                    let Some(v) = word else { continue };
+                    if v == "--" {
+                        break;
+                    }
+                    if v == "-S" || v == "--suffix" {
+                        suffix = Some(rest.next().flatten());
+                    } else if let Some(x) = v
+                        .strip_prefix("--suffix=")
+                        .or_else(|| v.strip_prefix("-S").filter(|x| !x.is_empty()))
+                    {
+                        suffix = Some(Some(x));
+                    }
+                }
+                let suffix_next = suffix == Some(None);
+                let suffix = suffix.flatten();
+                let asked = long("--backup") || short('b') || suffix.is_some() || suffix_next;
+                let numbered = options.iter().any(|v| {
+                    v.strip_prefix("--backup=")
+                        .is_some_and(|c| !matches!(c, "simple" | "never"))
+                });
+                let from_env = sub.raw_text().contains("SIMPLE_BACKUP_SUFFIX")
+                    || sub.raw_text().contains("VERSION_CONTROL");
+                if !asked {
+                    None
+                } else if numbered || suffix_next || from_env {
+                    return vec![None];
+                } else {
+                    Some(suffix.unwrap_or("~").to_owned())
+                }
+            }
+            _ => None,
+        };
         let to = &args[d.index];
         let Some(dir) = to.value.as_deref().filter(|_| !to.glob) else {
             return vec![None];
@@ -2468,12 +2535,27 @@ impl PermissionEngine {
             }
         };
         let resolve = |value: &str| self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx);
-        let mut out = Vec::new();
+        let mut out: Vec<Option<String>> = Vec::new();
+        if let Some(suffix) = &backup {
+            // The destination itself, backed up when it is a file written over.
+            out.push(Some(format!("{dir}{suffix}")));
+        }
+        let written = |path: String, out: &mut Vec<Option<String>>| {
+            if let Some(suffix) = &backup {
+                out.push(Some(format!("{path}{suffix}")));
+            }
+            out.push(Some(path));
+        };
         for &i in &d.sources {
             let arg = &args[i];
             // The source's names: a static word, a brace's words, a glob's matches.
             let sources: Vec<String> = match (&arg.value, arg.glob) {
                 (Some(v), false) => vec![v.clone()],
+                // A glob whose matches' contents land there (`t*/.`): not worked out.
+                (Some(v), true) if v.ends_with('/') || v.ends_with("/.") || v.ends_with("/..") => {
+                    out.push(None);
+                    continue;
+                }
                 (Some(v), true) => {
                     let matched = resolve(v).and_then(|paths| {
                         paths
@@ -2507,10 +2589,29 @@ impl PermissionEngine {
                 },
             };
             for source in sources {
-                let contents = d.contents
-                    || source == "."
-                    || source.ends_with("/.")
-                    || (name == "rsync" && source.ends_with('/'));
+                // A remote rsync source (`host:dir/`, `rsync://`): its names are not known.
+                if name == "rsync"
+                    && (source.contains("://")
+                        || source
+                            .split_once(':')
+                            .is_some_and(|(host, _)| !host.contains('/')))
+                {
+                    out.push(None);
+                    continue;
+                }
+                let trimmed = source.trim_end_matches('/');
+                let last = trimmed.rsplit('/').next().unwrap_or(trimmed);
+                let is_dir = || resolve(&source).is_some_and(|ps| ps.iter().any(|p| p.is_dir()));
+                // A directory copied or moved under a new name: its entries become the new
+                // directory's.
+                let renamed_dir = !dest_is_dir
+                    && d.sources.len() == 1
+                    && matches!(name, "cp" | "mv" | "rsync")
+                    && is_dir();
+                let contents = (d.contents && name != "ln")
+                    || matches!(last, "." | ".." | "")
+                    || (name == "rsync" && source.ends_with('/'))
+                    || renamed_dir;
                 if contents {
                     let Some(paths) = resolve(&source) else {
                         out.push(None);
@@ -2527,26 +2628,25 @@ impl PermissionEngine {
                                 if names.len() > MAX_ENTRIES {
                                     out.push(None);
                                 } else {
-                                    out.extend(names.iter().map(|n| Some(join(n))));
+                                    for n in names {
+                                        written(join(&n), &mut out);
+                                    }
                                 }
                             }
                             Err(_) => out.push(None),
                         }
                     }
                 } else if dest_is_dir {
-                    let written = if d.parents {
+                    let into = if d.parents {
                         // The whole path as given (`..` included: it climbs out of DIR).
                         source
                             .trim_start_matches("./")
                             .trim_start_matches('/')
                             .to_owned()
                     } else {
-                        match Path::new(source.trim_end_matches('/')).file_name() {
-                            Some(base) => base.to_string_lossy().into_owned(),
-                            None => continue,
-                        }
+                        last.to_owned()
                     };
-                    out.push(Some(join(&written)));
+                    written(join(&into), &mut out);
                 }
             }
         }

@@ -2578,6 +2578,39 @@ async fn copies_read_their_sources_and_write_their_destination() {
         case("ask", "Bash", "rsync -a --delete docs/ . -e ssh")
             .allow(&["Bash(rsync:*)"])
             .mode("bypassPermissions"),
+        // `X/..`, `X/./` bring contents too; backups land beside what is written over; a
+        // directory copied to a new name brings its entries; what cannot be worked out asks.
+        case("ask", "Bash", "cp -r $H/.ssh/.. docs").mode("bypassPermissions"),
+        case("ask", "Bash", "cp -r $H/./ docs").mode("bypassPermissions"),
+        case("ask", "Bash", "cp -S rc README.md $H/.bash").mode("bypassPermissions"),
+        case("deny", "Bash", "cp -S .rs README.md docs/main")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        case(
+            "ask",
+            "Bash",
+            "SIMPLE_BACKUP_SUFFIX=rc cp -b README.md docs/x",
+        )
+        .mode("acceptEdits"),
+        case("ask", "Bash", "cp -r d*/. src")
+            .deny(&["Edit(src/main.rs)"])
+            .mode("acceptEdits"),
+        case("ask", "Bash", "rsync -a --files-from=list docs .")
+            .allow(&["Bash(rsync:*)"])
+            .deny(&["Edit(docs/main.rs)"]),
+        case("ask", "Bash", "rsync -a host:docs/ docs")
+            .allow(&["Bash(rsync:*)"])
+            .deny(&["Edit(docs/main.rs)"]),
+        case("ask", "Bash", "cp -r src/. docs --no-preserve mode")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "cp -r docs newdocs")
+            .deny(&["Edit(newdocs/a.md)"])
+            .mode("acceptEdits"),
+        case("allow", "Bash", "rsync -a --delay-updates docs/ .")
+            .allow(&["Bash(rsync:*)"])
+            .mode("bypassPermissions"),
+        case("allow", "Bash", "ln -sfnT docs current").mode("bypassPermissions"),
         // A hard link shares the source's content: writing the copy would change it.
         case("deny", "Bash", "cp -al docs src/copy").deny(edit_docs),
         case("deny", "Bash", "cp --link docs/a.md src/a.md").deny(edit_docs),

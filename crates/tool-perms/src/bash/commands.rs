@@ -797,7 +797,8 @@ pub fn deletes_in_destination(name: &str, words: &[Word]) -> bool {
             .iter()
             .filter_map(|w| w.value.as_deref())
             .take_while(|v| *v != "--")
-            .any(|v| names_long(v, "--delete") || names_long(v, "--del"))
+            // `--del` is `--delete-during`; `--delay-updates` deletes nothing.
+            .any(|v| v == "--del" || v.starts_with("--delete"))
 }
 
 /// Where a command that copies, moves or links paths into a destination (`cp`, `mv`, `ln`)
@@ -902,7 +903,7 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
     };
     let sources = operands.iter().copied().filter(|&i| i != index).collect();
     let parents = name == "cp" && options().any(|v| names_long(v, "--parents"));
-    let contents = matches!(name, "cp" | "mv" | "ln" | "install")
+    let contents = matches!(name, "cp" | "mv" | "install")
         && options().any(|v| {
             (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['T']))
                 || names_long(v, "--no-target-directory")

@@ -16,12 +16,11 @@ use tool_core::{
 use crate::bash::commands::{
     Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files,
     candidates, changes_directory, deletes_in_destination, destination, effective_name,
-    effective_words, git_content, git_repository_elsewhere, has_path_operands, is_read_only,
-    is_transparent, options_after_operands, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
-    wrapped_readings,
+    effective_words, git_content, git_repository_elsewhere, has_option, has_path_operands,
+    is_read_only, is_transparent, option_words, options_after_operands, path_args, path_use,
+    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
+    wrapped_command_starts, wrapped_readings,
 };
-use crate::bash::names_long;
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
     analyze, basename, trim_command,
@@ -2464,19 +2463,7 @@ impl PermissionEngine {
         if options_after_operands(words) {
             return vec![None];
         }
-        let options: Vec<&str> = words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-            .filter(|v| v.starts_with('-'))
-            .collect();
-        let long = |l: &str| options.iter().any(|v| names_long(v, l));
-        let short = |c: char| {
-            options
-                .iter()
-                .any(|v| !v.starts_with("--") && v.len() > 1 && v[1..].contains(c))
-        };
-        if name == "rsync" && (long("--files-from") || long("--relative") || short('R')) {
+        if name == "rsync" && has_option(words, &['R'], &["--files-from", "--relative"]) {
             return vec![None];
         }
         // Backups: DEST<suffix> beside each path written over.
@@ -2502,8 +2489,9 @@ impl PermissionEngine {
                 }
                 let suffix_next = suffix == Some(None);
                 let suffix = suffix.flatten();
-                let asked = long("--backup") || short('b') || suffix.is_some() || suffix_next;
-                let numbered = options.iter().any(|v| {
+                let asked =
+                    has_option(words, &['b'], &["--backup"]) || suffix.is_some() || suffix_next;
+                let numbered = option_words(words).any(|v| {
                     v.strip_prefix("--backup=")
                         .is_some_and(|c| !matches!(c, "simple" | "never"))
                 });

@@ -369,14 +369,26 @@ pub struct TreeRead {
     pub defaults_to_cwd: bool,
 }
 
-/// Whether `name WORDS` reads directory trees ([`TreeRead`]), and how.
-pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
-    let opts: Vec<&str> = words[1..]
+/// The static words of a command line's arguments before `--`: where its options are.
+pub fn option_words(words: &[Word]) -> impl Iterator<Item = &str> {
+    words
+        .get(1..)
+        .unwrap_or_default()
         .iter()
         .filter_map(|w| w.value.as_deref())
         .take_while(|v| *v != "--")
-        .filter(|v| v.starts_with('-'))
-        .collect();
+}
+
+/// Whether an option before `--` holds one of the short `letters` in its bundle or names one
+/// of the long options `longs` (abbreviations included, as [`names_long`] reads them).
+pub fn has_option(words: &[Word], letters: &[char], longs: &[&str]) -> bool {
+    option_words(words)
+        .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
+}
+
+/// Whether `name WORDS` reads directory trees ([`TreeRead`]), and how.
+pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
+    let opts: Vec<&str> = option_words(words).filter(|v| v.starts_with('-')).collect();
     let has = |letters: &[char], longs: &[&str]| {
         opts.iter()
             .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
@@ -645,23 +657,13 @@ fn program_may_use_files(program: &str) -> bool {
 /// abbreviated as in `grep --regexp=`): then every positional is a file (for `jq -f`, the
 /// first one is the program file).
 fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
-    let given_by_option = |letters: &[char], longs: &[&str]| {
-        words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-            .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
-    };
+    let given_by_option = |letters: &[char], longs: &[&str]| has_option(words, letters, longs);
     match name {
         "grep" | "egrep" | "fgrep" => !given_by_option(&['e', 'f'], &["--regexp", "--file"]),
         // `rg --files DIR` lists DIR: no pattern (`--files-with-matches` is another option).
         "rg" => {
             !given_by_option(&['e', 'f'], &["--regexp", "--file"])
-                && !words[1..]
-                    .iter()
-                    .filter_map(|w| w.value.as_deref())
-                    .take_while(|v| *v != "--")
-                    .any(|v| v == "--files")
+                && !option_words(words).any(|v| v == "--files")
         }
         "awk" => !given_by_option(&['e', 'f', 'E'], &["--file", "--source", "--exec"]),
         "jq" => !given_by_option(&['f'], &["--from-file"]),
@@ -735,12 +737,7 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
 /// Whether the command reads files whose names it finds in another file (`wc
 /// --files0-from=LIST`): those paths cannot be checked.
 pub fn reads_listed_files(name: &str, words: &[Word]) -> bool {
-    matches!(name, "wc" | "du" | "sort")
-        && words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-            .any(|v| names_long(v, "--files0-from"))
+    matches!(name, "wc" | "du" | "sort") && has_option(words, &[], &["--files0-from"])
 }
 
 /// In the bundle of short options `arg`, the first option that takes a value and that
@@ -793,16 +790,12 @@ pub fn has_path_operands(name: &str, words: &[Word]) -> bool {
 /// empty/ ./`) empties it as `rm -rf` would.
 pub fn deletes_in_destination(name: &str, words: &[Word]) -> bool {
     name == "rsync"
-        && words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-            // `--del` is `--delete-during`; `--delay-updates` deletes nothing.
-            .any(|v| v == "--del" || v.starts_with("--delete"))
+        // `--del` is `--delete-during`; `--delay-updates` deletes nothing.
+        && option_words(words).any(|v| v == "--del" || v.starts_with("--delete"))
 }
 
-/// Where a command that copies, moves or links paths into a destination (`cp`, `mv`, `ln`)
-/// puts them, by index in its [`path_args`].
+/// Where a command that copies, moves or links paths into a destination (`cp`, `mv`, `ln`,
+/// `install`, `rsync`) puts them, by index in its [`path_args`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Destination {
     /// The destination: the value of `-t DIR` / `--target-directory`, else the last operand.
@@ -880,18 +873,7 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
     if !matches!(name, "cp" | "mv" | "ln" | "install" | "rsync") {
         return None;
     }
-    let options = || {
-        words[1..]
-            .iter()
-            .filter_map(|w| w.value.as_deref())
-            .take_while(|v| *v != "--")
-    };
-    if name == "install"
-        && options().any(|v| {
-            (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['d']))
-                || names_long(v, "--directory")
-        })
-    {
+    if name == "install" && has_option(words, &['d'], &["--directory"]) {
         return None;
     }
     let args = path_args_and_operands(name, words);
@@ -902,12 +884,9 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
         _ => return None,
     };
     let sources = operands.iter().copied().filter(|&i| i != index).collect();
-    let parents = name == "cp" && options().any(|v| names_long(v, "--parents"));
+    let parents = name == "cp" && has_option(words, &[], &["--parents"]);
     let contents = matches!(name, "cp" | "mv" | "install")
-        && options().any(|v| {
-            (v.starts_with('-') && !v.starts_with("--") && short_bundle_has(v, &['T']))
-                || names_long(v, "--no-target-directory")
-        });
+        && has_option(words, &['T'], &["--no-target-directory"]);
     Some(Destination {
         index,
         by_option,

@@ -6,8 +6,6 @@ pub mod parse;
 pub mod pattern;
 mod sed;
 
-pub(crate) use options::names_long;
-
 /// Whether `command` may change the shell's working directory (`cd`, `pushd`, `popd`
 /// anywhere in it, after wrappers), or cannot be parsed well enough to tell (fail-closed).
 /// A Bash call that does must not run beside others: its new directory is carried to the

@@ -868,12 +868,53 @@ mod tests {
         ));
     }
 
+    /// A response to request `id`, as rmcp sends it.
+    fn response(id: u32, result: ServerResult) -> TxJsonRpcMessage<RoleServer> {
+        use rmcp::model::{JsonRpcMessage, JsonRpcResponse, NumberOrString};
+        JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: Default::default(),
+            id: NumberOrString::Number(id.into()),
+            result,
+        })
+    }
+
+    /// Takes the next message (a ping standing for `initialize`, id 0) and answers it as an
+    /// `initialize` that agreed on 2025-03-26.
+    async fn agree_on_2025_03_26<R: AsyncRead + Send + Unpin>(transport: &mut LineTransport<R>) {
+        let mut init = rmcp::model::InitializeResult::new(Default::default());
+        init.protocol_version = ProtocolVersion::V_2025_03_26;
+        let first = transport.receive().await;
+        assert!(first.is_some(), "{first:?}");
+        let sent = transport
+            .send(response(0, ServerResult::InitializeResult(init)))
+            .await;
+        assert!(sent.is_ok());
+    }
+
+    /// Closes `transport` once its input is read out, and returns what it wrote: the text,
+    /// and each line as JSON.
+    async fn written<R: AsyncRead + Send + Unpin>(
+        mut transport: LineTransport<R>,
+        mut read_back: tokio::io::DuplexStream,
+    ) -> (String, Vec<Value>) {
+        use tokio::io::AsyncReadExt as _;
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap_or_default();
+        drop(transport);
+        let mut out = String::new();
+        read_back.read_to_string(&mut out).await.unwrap_or_default();
+        let lines = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_default())
+            .collect();
+        (out, lines)
+    }
+
     /// On 2025-03-26, a batch's requests reach rmcp one by one and their answers go back as
     /// one array; a request of it the client cancels is not waited for. Before the session
     /// agreed on 2025-03-26 an array is refused.
     #[tokio::test]
     async fn a_batch_is_answered_as_one_array_without_its_cancelled_requests() {
-        use rmcp::model::{InitializeResult, JsonRpcMessage, JsonRpcResponse, NumberOrString};
         let input = concat!(
             "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n",
             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n",
@@ -882,28 +923,10 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":3}]\n",
             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"b\"}}\n",
         );
-        let (write, mut read_back) = tokio::io::duplex(1 << 16);
+        let (write, read_back) = tokio::io::duplex(1 << 16);
         let mut transport = LineTransport::new(input.as_bytes(), write);
-        let answer = |id: NumberOrString, result| -> TxJsonRpcMessage<RoleServer> {
-            JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc: Default::default(),
-                id,
-                result,
-            })
-        };
-        // Not yet negotiated: the first batch is refused. The ping stands for `initialize`,
-        // whose answer agrees on 2025-03-26.
-        let mut init = InitializeResult::new(Default::default());
-        init.protocol_version = ProtocolVersion::V_2025_03_26;
-        let first = transport.receive().await;
-        assert!(first.is_some(), "{first:?}");
-        let sent = transport
-            .send(answer(
-                NumberOrString::Number(0),
-                ServerResult::InitializeResult(init),
-            ))
-            .await;
-        assert!(sent.is_ok());
+        // Not yet negotiated: the first batch is refused.
+        agree_on_2025_03_26(&mut transport).await;
         for expected in [json!(1), json!("b")] {
             let next = transport.receive().await;
             let Some(RxJsonRpcMessage::<RoleServer>::Request(request)) = next else {
@@ -920,20 +943,9 @@ mod tests {
             ),
             "{cancelled:?}"
         );
-        let sent = transport
-            .send(answer(NumberOrString::Number(1), ServerResult::empty(())))
-            .await;
+        let sent = transport.send(response(1, ServerResult::empty(()))).await;
         assert!(sent.is_ok());
-        assert!(transport.receive().await.is_none());
-        transport.close().await.unwrap_or_default();
-        drop(transport);
-        let mut out = String::new();
-        use tokio::io::AsyncReadExt as _;
-        read_back.read_to_string(&mut out).await.unwrap_or_default();
-        let lines: Vec<Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_default())
-            .collect();
+        let (out, lines) = written(transport, read_back).await;
         assert_eq!(lines.len(), 3, "{out}");
         assert_eq!(lines[0]["error"]["code"], INVALID_REQUEST, "{out}");
         assert_eq!(lines[1]["result"]["protocolVersion"], "2025-03-26", "{out}");
@@ -949,50 +961,22 @@ mod tests {
     /// comes for a cancelled request): the array is not waited for for ever.
     #[tokio::test]
     async fn a_batch_cancelling_its_own_request_is_still_answered() {
-        use rmcp::model::{InitializeResult, JsonRpcMessage, JsonRpcResponse, NumberOrString};
         let input = concat!(
             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}\n",
             "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},",
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"},",
             "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}]\n",
         );
-        let (write, mut read_back) = tokio::io::duplex(1 << 16);
+        let (write, read_back) = tokio::io::duplex(1 << 16);
         let mut transport = LineTransport::new(input.as_bytes(), write);
-        let answer = |id: NumberOrString, result| -> TxJsonRpcMessage<RoleServer> {
-            JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc: Default::default(),
-                id,
-                result,
-            })
-        };
-        let mut init = InitializeResult::new(Default::default());
-        init.protocol_version = ProtocolVersion::V_2025_03_26;
-        assert!(transport.receive().await.is_some());
-        let sent = transport
-            .send(answer(
-                NumberOrString::Number(0),
-                ServerResult::InitializeResult(init),
-            ))
-            .await;
-        assert!(sent.is_ok());
+        agree_on_2025_03_26(&mut transport).await;
         // Requests 1 and 2, then the cancellation, reach rmcp; only 2 is answered.
         for _ in 0..3 {
             assert!(transport.receive().await.is_some());
         }
-        let sent = transport
-            .send(answer(NumberOrString::Number(2), ServerResult::empty(())))
-            .await;
+        let sent = transport.send(response(2, ServerResult::empty(()))).await;
         assert!(sent.is_ok());
-        assert!(transport.receive().await.is_none());
-        transport.close().await.unwrap_or_default();
-        drop(transport);
-        let mut out = String::new();
-        use tokio::io::AsyncReadExt as _;
-        read_back.read_to_string(&mut out).await.unwrap_or_default();
-        let lines: Vec<Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_default())
-            .collect();
+        let (out, lines) = written(transport, read_back).await;
         assert_eq!(lines.len(), 2, "{out}");
         let batch = lines[1].as_array().cloned().unwrap_or_default();
         assert_eq!(batch.len(), 1, "{out}");

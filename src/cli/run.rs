@@ -39,13 +39,7 @@ fn shown_content(content: &tool_core::ToolResultContent) -> String {
         return content.joined_text();
     };
     let mut lines: Vec<String> = Vec::new();
-    let references: Vec<&str> = blocks
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolReference { tool_name } => Some(tool_name.as_str()),
-            _ => None,
-        })
-        .collect();
+    let mut references: Vec<&str> = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::Text { text } => lines.push(text.clone()),
@@ -53,7 +47,7 @@ fn shown_content(content: &tool_core::ToolResultContent) -> String {
                 let ImageSource::Base64 { media_type, .. } = source;
                 lines.push(format!("[an image, {media_type}]"));
             }
-            ContentBlock::ToolReference { .. } => {}
+            ContentBlock::ToolReference { tool_name } => references.push(tool_name),
             _ => lines.push("[a block that is not text]".to_owned()),
         }
     }

@@ -481,23 +481,24 @@ fn tool_matches(m: &ToolMatcher, tool: &dyn Tool, names: &[String]) -> bool {
         // `gh__admin` has tools named `mcp__gh__admin__…`, which a rule for server `gh`
         // must not reach. Only a tool without that information is judged by its name.
         ToolMatcher::McpServer { server, by_name } => {
-            let by_server = tool
-                .mcp_info()
-                .is_some_and(|info| &normalize_mcp_name(&info.server_name) == server);
+            let info = tool.mcp_info();
             let named = || {
                 names
                     .iter()
                     .any(|n| mcp_server_of(n) == Some(server.as_str()))
             };
-            by_server || ((*by_name || tool.mcp_info().is_none()) && named())
+            from_server(info.as_ref(), server) || ((*by_name || info.is_none()) && named())
         }
         ToolMatcher::NameOrMcpServer { name, server } => {
-            names.iter().any(|x| x == name)
-                || tool
-                    .mcp_info()
-                    .is_some_and(|info| &normalize_mcp_name(&info.server_name) == server)
+            names.iter().any(|x| x == name) || from_server(tool.mcp_info().as_ref(), server)
         }
     }
+}
+
+/// Whether a tool with this MCP information comes from the server whose normalised name is
+/// `server`.
+fn from_server(info: Option<&tool_core::McpToolInfo>, server: &str) -> bool {
+    info.is_some_and(|info| normalize_mcp_name(&info.server_name) == server)
 }
 
 /// Outcome kinds inside the engine.

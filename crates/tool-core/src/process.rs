@@ -229,13 +229,8 @@ pub fn kill_child_process_groups() {
         else {
             continue;
         };
-        // `/proc/PID/stat`: `pid (comm) state ppid ...`; comm may hold spaces and parens.
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        let ppid = proc_stat(pid)
+            .and_then(|fields| fields.get(1).cloned())
             .and_then(|p| p.parse::<u32>().ok());
         if ppid == Some(me) {
             kill_process_group(pid);
@@ -247,6 +242,23 @@ pub fn kill_child_process_groups() {
             }
         }
     }
+}
+
+/// The fields of `/proc/PID/stat` after the command name: `state`, `ppid`, `pgrp`,
+/// `session`, `tty_nr`, `tpgid`, `flags`, ... `None` when it cannot be read (no such process,
+/// or no `/proc`).
+pub fn proc_stat(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ...`; comm may hold spaces and parens.
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
+/// The name of signal `number` (`SIGKILL` for 9), when it is one.
+pub fn signal_name(number: i32) -> Option<&'static str> {
+    nix::sys::signal::Signal::try_from(number)
+        .ok()
+        .map(nix::sys::signal::Signal::as_str)
 }
 
 fn signal_process_group(pgid: u32, signal: nix::sys::signal::Signal) {

@@ -337,15 +337,10 @@ fn kill_child(child: &SharedChild) {
 /// be read (no `/proc`): the signal then counts as ours.
 fn ending_by_itself(pid: u32) -> bool {
     const PF_EXITING: u64 = 0x4;
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+    let Some(fields) = tool_core::process::proc_stat(pid) else {
         return false;
     };
-    // After the command name: state, ppid, pgrp, session, tty_nr, tpgid, flags, ...
-    let Some((_, rest)) = stat.rsplit_once(") ") else {
-        return false;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    matches!(fields.first(), Some(&("Z" | "X" | "x")))
+    matches!(fields.first().map(String::as_str), Some("Z" | "X" | "x"))
         || fields
             .get(6)
             .and_then(|f| f.parse::<u64>().ok())
@@ -389,15 +384,8 @@ async fn exit_note(child: &SharedChild, wait: Duration) -> Option<String> {
         if let Some(signal) = status.signal()
             && !child.killed_running.load(Ordering::SeqCst)
         {
-            let name = match signal {
-                1 => " (SIGHUP)",
-                2 => " (SIGINT)",
-                6 => " (SIGABRT)",
-                9 => " (SIGKILL)",
-                11 => " (SIGSEGV)",
-                15 => " (SIGTERM)",
-                _ => "",
-            };
+            let name = tool_core::process::signal_name(signal)
+                .map_or_else(String::new, |name| format!(" ({name})"));
             return Some(format!("the server was killed by signal {signal}{name}"));
         }
     }

@@ -15,11 +15,11 @@ use tool_core::{
 
 use crate::bash::commands::{
     Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files,
-    candidates, changes_directory, deletes_in_destination, destination, effective_name,
-    effective_words, git_content, git_repository_elsewhere, has_option, has_path_operands,
-    is_read_only, is_transparent, option_words, options_after_operands, path_args, path_use,
-    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
-    wrapped_command_starts, wrapped_readings,
+    candidates, changes_directory, changes_trees, deletes_in_destination, destination,
+    effective_name, effective_words, git_content, git_repository_elsewhere, has_option,
+    has_path_operands, is_read_only, is_transparent, option_words, options_after_operands,
+    path_args, path_use, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
+    safe_wrapper_len, wrapped_command_starts, wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
@@ -1904,7 +1904,17 @@ impl PermissionEngine {
         // `cp`, `mv`, `ln` into a directory write DEST/<name of each source>: checked too
         // (`mv tmp/ci.json .` replaces ./ci.json, `cp -r other/.git .` writes ./.git). A `cp`
         // into a file only reads its sources, when its command line is understood.
-        let dest = destination(name, words).filter(|d| d.index < args.len());
+        let dest = destination(name, words);
+        // `ln TARGET` writes `./<name>`: the working directory is its destination.
+        let args = match &dest {
+            Some(d) if d.here && d.index == args.len() => {
+                let mut args = args;
+                args.extend(here("."));
+                args
+            }
+            _ => args,
+        };
+        let dest = dest.filter(|d| d.index < args.len());
         let dest_is_dir = dest.as_ref().is_some_and(|d| {
             let to = &args[d.index];
             d.by_option
@@ -1922,8 +1932,22 @@ impl PermissionEngine {
         let listed = args.len();
         let mirror_deletes = deletes_in_destination(name, words);
         let mut args = args;
+        // Trees written below the destination: (a source directory, where its entries land).
+        let mut trees_written: Vec<(PathBuf, String)> = Vec::new();
         if let Some(d) = &dest {
-            for into in self.written_into(d, dest_is_dir, &args, words, name, sub, ctx) {
+            let (written, trees) = self.written_into(
+                d,
+                dest_is_dir,
+                &args,
+                words,
+                name,
+                sub,
+                ctx,
+                name == "mv" || (matches!(name, "cp" | "rsync") && tree.is_some()),
+                analysis.commands.len() > 1,
+            );
+            trees_written = trees;
+            for into in written {
                 args.push(match into {
                     Some(path) => Word {
                         raw: path.clone(),
@@ -1949,7 +1973,24 @@ impl PermissionEngine {
                 || (mirror_deletes
                     && index < listed
                     && (dest.as_ref().is_none_or(|d| d.index == index)
-                        || options_after_operands(words)))
+                        || options_after_operands(name, words)))
+        };
+        // Trees removed or changed in place, with everything under them (`rm -r`, `chmod -R`,
+        // the sources of `mv`, what `rsync --delete` may delete in its destination).
+        let in_place = changes_trees(name, words);
+        let tree_changed = |index: usize| {
+            index < listed
+                && if dest.as_ref().is_some_and(|d| d.index == index) {
+                    mirror_deletes
+                } else {
+                    in_place
+                }
+        };
+        let changed_how = match name {
+            "rm" => "removes everything under",
+            "mv" => "moves everything under",
+            "rsync" => "may delete anything under",
+            _ => "changes everything under",
         };
         for (index, arg) in args.iter().enumerate() {
             let written_into = dest.as_ref().is_some_and(|d| d.index == index) || index >= listed;
@@ -2099,10 +2140,120 @@ impl PermissionEngine {
                     {
                         worst = Some(pick(worst, f));
                     }
+                    if tree_changed(index)
+                        && let Some(f) = self.written_below(set, &p, &p, changed_how, false, &text)
+                    {
+                        worst = Some(pick(worst, f));
+                    }
+                }
+            }
+        }
+        // What a recursive copy or a move writes below the paths it lands at.
+        let follow_links = tree.is_some_and(|t| t.follow_links);
+        for (src, into) in &trees_written {
+            // A destination that cannot be resolved was asked about above.
+            let dests = self
+                .resolve_in_dirs(into, &sub.cwd, &sub.other_cwds, ctx)
+                .unwrap_or_default();
+            for dest in dests {
+                let how = "writes everything under";
+                if let Some(f) = self.written_below(set, src, &dest, how, follow_links, &text) {
+                    worst = Some(pick(worst, f));
                 }
             }
         }
         worst
+    }
+
+    /// A finding for a command that writes or removes everything under a directory
+    /// ([`changes_trees`] in place; a recursive copy or a move into its destination): each
+    /// entry under `src`, at its place under `dest`, meets the Edit deny and ask rules and
+    /// the Read deny rules as a write of that file would. `rm -r docs` past `Edit(docs/**)`
+    /// (which matches what is in `docs`, not `docs` itself), or `cp -r tpl/docs .` over a
+    /// denied `docs/main.rs`, was allowed. Nothing is walked when no such rule exists; a
+    /// tree of more than [`MAX_TREE_ENTRIES`] entries is asked about. Links inside are
+    /// followed only for a copy that follows them (`cp -rL`).
+    fn written_below(
+        &self,
+        set: &RuleSet,
+        src: &Path,
+        dest: &Path,
+        how: &str,
+        follow_links: bool,
+        text: &str,
+    ) -> Option<Finding> {
+        let is_dir = if follow_links {
+            src.is_dir()
+        } else {
+            std::fs::symlink_metadata(src).is_ok_and(|m| m.is_dir())
+        };
+        if !is_dir || !self.has_path_rules(set, PathUse::Write) {
+            return None;
+        }
+        let mut walk = ignore::WalkBuilder::new(src);
+        walk.standard_filters(false).follow_links(follow_links);
+        // Symlinks resolved once for the destination; the entries below keep their names.
+        let dest_resolved = resolve_symlinks(dest);
+        let shown_dest = dest.display();
+        let mut asked: Option<Finding> = None;
+        for (n, entry) in walk.build().enumerate() {
+            if n > MAX_TREE_ENTRIES {
+                let f = Finding::safety_ask(
+                    format!(
+                        "`{text}` {how} {shown_dest}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the Read/Edit deny and ask rules."
+                    ),
+                    text,
+                );
+                return Some(pick(asked, f));
+            }
+            let Ok(entry) = entry else { continue };
+            let Ok(inside) = entry.path().strip_prefix(src) else {
+                continue;
+            };
+            if entry.depth() == 0 || inside.as_os_str().is_empty() {
+                continue;
+            }
+            let path = dest.join(inside);
+            let resolved = dest_resolved.join(inside);
+            let shown = path.display();
+            if let Some(r) = self.path_rule(set, true, RuleBehavior::Deny, &path, &resolved, false)
+            {
+                return Some(
+                    Finding::new(
+                        Kind::Deny,
+                        format!("Permission to edit {shown} has been denied: `{text}` {how} {shown_dest}."),
+                    )
+                    .with_rule(Some(r))
+                    .sub(text),
+                );
+            }
+            if let Some(r) = self.path_rule(set, false, RuleBehavior::Deny, &path, &resolved, false)
+            {
+                return Some(
+                    Finding::new(
+                        Kind::Deny,
+                        format!("Permission to edit {shown} has been denied (reading it is denied): `{text}` {how} {shown_dest}."),
+                    )
+                    .with_rule(Some(r))
+                    .sub(text),
+                );
+            }
+            if asked.is_none()
+                && let Some(r) =
+                    self.path_rule(set, true, RuleBehavior::Ask, &path, &resolved, false)
+            {
+                asked = Some(
+                    Finding::new(
+                        Kind::Ask,
+                        format!("Editing {shown} requires approval (ask rule): `{text}` {how} {shown_dest}."),
+                    )
+                    .with_rule(Some(r))
+                    .immune()
+                    .sub(text),
+                );
+            }
+        }
+        asked
     }
 
     /// A git command that prints files of the repository or its history it does not name
@@ -2446,8 +2597,11 @@ impl PermissionEngine {
     /// destination or source, options after the operands (the last operand may not be the
     /// destination), a backup suffix from the environment or numbered backups, rsync's
     /// `--files-from`, `--relative` and remote sources, a directory of more than 1,000
-    /// entries. Only the top level is worked out: what a recursive copy writes below
-    /// DEST/<name> is not.
+    /// entries. A destination that does not exist is also taken as a directory when
+    /// `other_commands` run in the same command line (one of them may make it). With
+    /// `recursive` (a `cp -r`, an `rsync -r`, a `mv`), the trees that land there are
+    /// returned too: each source directory with the path its entries land under, for
+    /// [`Self::written_below`].
     #[allow(clippy::too_many_arguments)]
     fn written_into(
         &self,
@@ -2458,14 +2612,17 @@ impl PermissionEngine {
         name: &str,
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
-    ) -> Vec<Option<String>> {
+        recursive: bool,
+        other_commands: bool,
+    ) -> (Vec<Option<String>>, Vec<(PathBuf, String)>) {
         /// More entries than this in a directory copied by its contents: not listed.
         const MAX_ENTRIES: usize = 1_000;
-        if options_after_operands(words) {
-            return vec![None];
+        let mut trees: Vec<(PathBuf, String)> = Vec::new();
+        if options_after_operands(name, words) {
+            return (vec![None], trees);
         }
         if name == "rsync" && has_option(words, &['R'], &["--files-from", "--relative"]) {
-            return vec![None];
+            return (vec![None], trees);
         }
         // Backups: DEST<suffix> beside each path written over.
         let backup = match name {
@@ -2501,7 +2658,7 @@ impl PermissionEngine {
                 if !asked {
                     None
                 } else if numbered || suffix_next || from_env {
-                    return vec![None];
+                    return (vec![None], trees);
                 } else {
                     Some(suffix.unwrap_or("~").to_owned())
                 }
@@ -2510,7 +2667,7 @@ impl PermissionEngine {
         };
         let to = &args[d.index];
         let Some(dir) = to.value.as_deref().filter(|_| !to.glob) else {
-            return vec![None];
+            return (vec![None], trees);
         };
         let dir = match dir.trim_end_matches('/') {
             "" => "/".to_owned(),
@@ -2524,6 +2681,14 @@ impl PermissionEngine {
             }
         };
         let resolve = |value: &str| self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx);
+        // Nothing is there yet (not even a dangling link), another command of the line may
+        // make a directory there (`mkdir new && cp a new`), and `-T` does not say it is the
+        // target itself.
+        let new_dest = other_commands
+            && !dest_is_dir
+            && !d.contents
+            && resolve(&dir)
+                .is_some_and(|paths| paths.iter().all(|p| std::fs::symlink_metadata(p).is_err()));
         let mut out: Vec<Option<String>> = Vec::new();
         if let Some(suffix) = &backup {
             // The destination itself, backed up when it is a file written over.
@@ -2592,21 +2757,30 @@ impl PermissionEngine {
                 let last = trimmed.rsplit('/').next().unwrap_or(trimmed);
                 let is_dir = || resolve(&source).is_some_and(|ps| ps.iter().any(|p| p.is_dir()));
                 // A directory copied or moved under a new name: its entries become the new
-                // directory's.
-                let renamed_dir = !dest_is_dir
-                    && d.sources.len() == 1
-                    && matches!(name, "cp" | "mv" | "rsync")
-                    && is_dir();
+                // directory's (rsync makes DEST/<name> of a directory given without `/`).
+                let renamed_dir =
+                    !dest_is_dir && d.sources.len() == 1 && matches!(name, "cp" | "mv") && is_dir();
                 let contents = (d.contents && name != "ln")
                     || matches!(last, "." | ".." | "")
                     || (name == "rsync" && source.ends_with('/'))
                     || renamed_dir;
+                // DEST/<name>: into a directory, into a destination that does not exist yet
+                // (a `mkdir` earlier in the command may make it one: both are checked), and
+                // for rsync's directory given without `/`.
+                let into_dest = if contents {
+                    renamed_dir && new_dest
+                } else {
+                    dest_is_dir || new_dest || (name == "rsync" && is_dir())
+                };
                 if contents {
                     let Some(paths) = resolve(&source) else {
                         out.push(None);
                         continue;
                     };
                     for p in paths.iter().filter(|p| p.is_dir()) {
+                        if recursive {
+                            trees.push((p.clone(), dir.clone()));
+                        }
                         match std::fs::read_dir(p) {
                             Ok(entries) => {
                                 let names: Vec<String> = entries
@@ -2625,7 +2799,8 @@ impl PermissionEngine {
                             Err(_) => out.push(None),
                         }
                     }
-                } else if dest_is_dir {
+                }
+                if into_dest {
                     let into = if d.parents {
                         // The whole path as given (`..` included: it climbs out of DIR).
                         source
@@ -2635,11 +2810,16 @@ impl PermissionEngine {
                     } else {
                         last.to_owned()
                     };
+                    if recursive {
+                        for p in resolve(&source).unwrap_or_default() {
+                            trees.push((p, join(&into)));
+                        }
+                    }
                     written(join(&into), &mut out);
                 }
             }
         }
-        out
+        (out, trees)
     }
 
     fn unchecked_path(&self, set: &RuleSet, use_: PathUse, message: String) -> Finding {

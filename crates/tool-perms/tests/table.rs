@@ -2625,6 +2625,127 @@ async fn copies_read_their_sources_and_write_their_destination() {
     run_table(cases).await;
 }
 
+/// A command that removes, moves, changes or copies a whole tree writes every file in it:
+/// each entry, at the place it lands, meets the Edit deny and ask rules and the Read deny
+/// rules (`rm -r docs` went past `Edit(docs/**)`, which matches what is in `docs` and not
+/// `docs` itself; `cp -r src/. docs` past a deny on `docs/sub/.env`). Non-recursive
+/// commands, other trees and a link removed as a link are not affected.
+#[tokio::test]
+async fn commands_that_write_whole_trees_meet_the_rules_for_each_file() {
+    let bypass = "bypassPermissions";
+    run_table(vec![
+        // In place: removed, moved away, changed.
+        case("deny", "Bash", "rm -r docs")
+            .deny(&["Edit(docs/**)"])
+            .mode(bypass),
+        case("deny", "Bash", "rm -rf src")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "rm -R src")
+            .deny(&["Read(src/sub/.env)"])
+            .mode(bypass),
+        case("ask", "Bash", "rm -r src")
+            .ask(&["Edit(src/sub/**)"])
+            .mode(bypass),
+        case("deny", "Bash", "rm -r src")
+            .ask(&["Edit(src/sub/**)"])
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "mv src lib")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "chmod -R u+w src")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "rsync -a --delete docs/ src/")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        // Copied or moved in: where each entry lands.
+        case("deny", "Bash", "cp -r src docs")
+            .deny(&["Edit(docs/src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "cp -r src/. docs")
+            .deny(&["Edit(docs/sub/.env)"])
+            .mode(bypass),
+        case("deny", "Bash", "cp -a src docs/copy")
+            .deny(&["Edit(docs/copy/sub/.env)"])
+            .mode(bypass),
+        case("deny", "Bash", "rsync -a src/ docs")
+            .deny(&["Edit(docs/sub/.env)"])
+            .mode(bypass),
+        case("deny", "Bash", "mv src docs")
+            .deny(&["Edit(docs/src/sub/.env)"])
+            .mode(bypass),
+        case("ask", "Bash", "cp -r src docs")
+            .ask(&["Edit(docs/src/sub/**)"])
+            .mode(bypass),
+        // Not affected: other trees, commands that do not recurse, a link removed as a link.
+        case("allow", "Bash", "rm -r docs")
+            .deny(&["Edit(src/**)"])
+            .mode(bypass),
+        case("allow", "Bash", "chmod u+w src")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("allow", "Bash", "rm -r link_in")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("allow", "Bash", "cp -r src docs")
+            .deny(&["Edit(docs/other/**)"])
+            .mode(bypass),
+        case("allow", "Bash", "rsync -a src/ docs")
+            .deny(&["Edit(docs/src/main.rs)"])
+            .mode(bypass),
+        case("allow", "Bash", "cp -r docs src/copy")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+    ])
+    .await;
+}
+
+/// Where a copy or a link lands, as the tools decide it: `ln TARGET` links into the
+/// working directory; a destination an earlier `mkdir` makes is a directory; rsync puts a
+/// directory given without `/` at DEST/<name> even when DEST is new; an option's value given
+/// as the next word (`--exclude node_modules`, `-m 755`) is no operand, so the command line
+/// stays understood and is not asked about.
+#[tokio::test]
+async fn copies_and_links_land_where_the_tools_put_them() {
+    let bypass = "bypassPermissions";
+    run_table(vec![
+        case("ask", "Bash", "cd .git/hooks && ln -sf $O/secret.txt").mode(bypass),
+        case("deny", "Bash", "cd docs && ln -s $O/notes.md")
+            .deny(&["Edit(docs/**)"])
+            .mode(bypass),
+        case("allow", "Bash", "cd docs && ln -s $O/notes.md").mode(bypass),
+        case("deny", "Bash", "mkdir docs/new && cp src/main.rs docs/new")
+            .deny(&["Edit(docs/new/*.rs)"])
+            .mode("acceptEdits"),
+        case("allow", "Bash", "cp src/main.rs docs/new")
+            .deny(&["Edit(docs/new/*.rs)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "rsync -a src docs/backup")
+            .deny(&["Edit(docs/backup/src/main.rs)"])
+            .mode(bypass),
+        case(
+            "allow",
+            "Bash",
+            "rsync -av --exclude node_modules --exclude dist src/ docs/",
+        )
+        .allow(&["Bash(rsync:*)"])
+        .deny(&["Read(secrets/**)"]),
+        case("allow", "Bash", "rsync -a -e ssh --delete-after src/ docs/")
+            .allow(&["Bash(rsync:*)"])
+            .deny(&["Read(secrets/**)"]),
+        case("allow", "Bash", "install -m 755 -D README.md docs/readme")
+            .allow(&["Bash(install:*)"])
+            .deny(&["Read(secrets/**)"]),
+        // An option after an operand still leaves the destination unknown.
+        case("ask", "Bash", "rsync -a src/ docs/ --exclude dist")
+            .allow(&["Bash(rsync:*)"])
+            .deny(&["Read(secrets/**)"]),
+    ])
+    .await;
+}
+
 /// An awk program can open files itself (`print > "f"`, `getline < "f"`): with path rules to
 /// dodge, it cannot be checked; without them nothing changes.
 #[tokio::test]

@@ -447,6 +447,18 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
     }
 }
 
+/// Whether `name WORDS` removes or changes the whole tree under each directory it names, in
+/// place: `rm -r`, `chmod -R` / `chown -R` / `chgrp -R`, and `mv`, whose sources leave their
+/// place with everything under them. The files inside are written though they are not named.
+pub fn changes_trees(name: &str, words: &[Word]) -> bool {
+    match name {
+        "mv" => true,
+        "rm" => has_option(words, &['r', 'R'], &["--recursive"]),
+        "chmod" | "chown" | "chgrp" => has_option(words, &['R'], &["--recursive"]),
+        _ => false,
+    }
+}
+
 /// Whether an awk command line may read or write files its arguments do not name: a
 /// program from a file (`-f`, `--file`, `--include`, `--exec`), or a program with an output
 /// redirection or pipe (`print > "f"`, `| "cmd"`), `getline`, `system` or `close`. A `>`
@@ -686,6 +698,8 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "touch" => ("drt", "", &['r']),
         "cp" | "mv" | "ln" => ("St", "", &['t']),
         "install" => ("gmotS", "", &['t']),
+        // `-e CMD`, `-f RULE`, `-B SIZE`, `-M OPT`, `-@ SECS`, `-T DIR` (its temporary files).
+        "rsync" => ("efBMT@", "", &['T']),
         "grep" | "egrep" | "fgrep" => ("ABCDdefm", "", &['f']),
         "rg" => ("ABCdEefgjMmrTt", "", &['f']),
         "awk" => ("fFveEilW", "dDLop", &['f', 'E', 'i']),
@@ -730,6 +744,86 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
             "--lesskey-src",
         ],
         "du" => &["--files0-from", "--exclude-from"],
+        "rsync" => &[
+            "--backup-dir",
+            "--partial-dir",
+            "--temp-dir",
+            "--compare-dest",
+            "--copy-dest",
+            "--link-dest",
+            "--exclude-from",
+            "--include-from",
+            "--files-from",
+            "--log-file",
+            "--password-file",
+            "--early-input",
+            "--write-batch",
+            "--only-write-batch",
+            "--read-batch",
+        ],
+        _ => &[],
+    }
+}
+
+/// Long options of a copying command whose value, which may be the next word (`--exclude
+/// node_modules`), names no file (those are [`file_long_options`]; `--target-directory` is
+/// read apart). Options whose value is optional (`--backup[=CONTROL]`) take it only after
+/// `=` and are not listed.
+fn long_values(name: &str) -> &'static [&'static str] {
+    match name {
+        "cp" => &["--suffix", "--sparse", "--no-preserve"],
+        "mv" | "ln" => &["--suffix"],
+        "install" => &[
+            "--suffix",
+            "--group",
+            "--mode",
+            "--owner",
+            "--strip-program",
+        ],
+        "rsync" => &[
+            "--info",
+            "--debug",
+            "--stderr",
+            "--suffix",
+            "--chmod",
+            "--chown",
+            "--usermap",
+            "--groupmap",
+            "--rsh",
+            "--rsync-path",
+            "--max-delete",
+            "--max-size",
+            "--min-size",
+            "--max-alloc",
+            "--block-size",
+            "--compress-choice",
+            "--zc",
+            "--compress-level",
+            "--zl",
+            "--skip-compress",
+            "--filter",
+            "--exclude",
+            "--include",
+            "--address",
+            "--port",
+            "--sockopts",
+            "--out-format",
+            "--log-file-format",
+            "--bwlimit",
+            "--stop-after",
+            "--stop-at",
+            "--protocol",
+            "--iconv",
+            "--checksum-choice",
+            "--cc",
+            "--checksum-seed",
+            "--timeout",
+            "--contimeout",
+            "--modify-window",
+            "--outbuf",
+            "--remote-option",
+            "--copy-as",
+        ],
         _ => &[],
     }
 }
@@ -818,19 +912,45 @@ pub struct Destination {
     /// itself (`cp -rT tpl .` writes `./.claude` from `tpl/.claude`), as they do for a
     /// source `DIR/.` and, with rsync, `DIR/`.
     pub contents: bool,
+    /// `ln TARGET`: the link goes into the working directory, which the command line does
+    /// not name; `index` is one past the path arguments (where a `.` is to be added).
+    pub here: bool,
 }
 
-/// Whether the words after the command name put an option after an operand (GNU tools
-/// and rsync take them anywhere): the last operand may then not be the destination.
-pub fn options_after_operands(words: &[Word]) -> bool {
+/// Whether the words after the command name `name` put an option after an operand (GNU
+/// tools and rsync take them anywhere): the last operand may then not be the destination.
+/// An option's value given as the next word (`--exclude node_modules`, `-m 755`) is no
+/// operand.
+pub fn options_after_operands(name: &str, words: &[Word]) -> bool {
+    let shorts = short_values(name);
+    let takes_value = |v: &str| {
+        if v.starts_with("--") {
+            !v.contains('=')
+                && (names_long(v, "--target-directory")
+                    || file_long_options(name)
+                        .iter()
+                        .chain(long_values(name))
+                        .any(|l| names_long(v, l)))
+        } else {
+            shorts
+                .as_ref()
+                .and_then(|sv| short_value_in(v, sv))
+                .is_some_and(|(_, value, required)| required && value.is_empty())
+        }
+    };
     let mut operand_seen = false;
+    let mut value_next = false;
     for w in words.iter().skip(1) {
+        if std::mem::take(&mut value_next) {
+            continue;
+        }
         match w.value.as_deref() {
             Some("--") => return false,
             Some(v) if v.starts_with('-') && v != "-" => {
                 if operand_seen {
                     return true;
                 }
+                value_next = takes_value(v);
             }
             _ => operand_seen = true,
         }
@@ -881,8 +1001,10 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
     let (index, by_option) = match (args.target, operands.last()) {
         (Some(t), _) => (t, true),
         (None, Some(&last)) if operands.len() >= 2 => (last, false),
+        (None, Some(_)) if name == "ln" => (args.paths.len(), true),
         _ => return None,
     };
+    let here = index == args.paths.len();
     let sources = operands.iter().copied().filter(|&i| i != index).collect();
     let parents = name == "cp" && has_option(words, &[], &["--parents"]);
     let contents = matches!(name, "cp" | "mv" | "install")
@@ -894,6 +1016,7 @@ pub fn destination(name: &str, words: &[Word]) -> Option<Destination> {
         sources_read: name == "cp" && cp_understood(words),
         parents,
         contents,
+        here,
     })
 }
 
@@ -1104,6 +1227,9 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                             } else {
                                 Next::Path
                             };
+                        }
+                        None if long_values(name).iter().any(|l| names_long(v, l)) => {
+                            next = Next::Skip;
                         }
                         _ => {}
                     }

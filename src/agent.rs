@@ -723,6 +723,20 @@ impl AgentLoop {
                 }
             }
             settle(&mut transcript, &outcome.messages);
+            // The tools as they are now (an MCP server's list changes, as in Claude Code's
+            // query loop): each request offers them, and the calls it brings find them. A
+            // sub-agent keeps the tools its definition gave it.
+            if !subagent && let Some(refresh) = ctx.options().refresh_tools.clone() {
+                let fresh = refresh();
+                let same = fresh.len() == ctx.tools().len()
+                    && fresh
+                        .iter()
+                        .zip(ctx.tools())
+                        .all(|(a, b)| Arc::ptr_eq(a, b));
+                if !same {
+                    ctx = ctx.with_tools(fresh);
+                }
+            }
             let mut plan = tool_search::tools_for_request(
                 self.config.tool_search,
                 &self.config.model,
@@ -1292,6 +1306,111 @@ mod tests {
         eprintln!(
             "content_block_stop -> Tool::call, 8 parallel calls, µs: min {} median {} max {}",
             micros[0], micros[4], micros[7]
+        );
+    }
+
+    /// A tool named as given that answers with its name, and sets its flag when called
+    /// (the call that makes an MCP server add a tool).
+    struct Named(&'static str, Arc<std::sync::atomic::AtomicBool>);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn description(&self) -> Cow<'_, str> {
+            "answers with its name".into()
+        }
+        fn max_result_size(&self) -> MaxResultSize {
+            MaxResultSize::Chars(100)
+        }
+        async fn call(
+            &self,
+            _input: Value,
+            _ctx: ToolUseContext,
+            _progress: ProgressSender,
+        ) -> Result<ToolResult, ToolError> {
+            self.1.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(ToolResult::text(self.0))
+        }
+    }
+
+    /// A model that calls `Added` in its second answer, and notes the tools each request
+    /// offers.
+    struct CallsAdded(Arc<Mutex<Vec<Vec<String>>>>);
+
+    #[async_trait]
+    impl ModelClient for CallsAdded {
+        async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
+            let names = request
+                .tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            let turn = {
+                let mut seen = self.0.lock().unwrap();
+                seen.push(names);
+                seen.len()
+            };
+            let events = match turn {
+                1 => vec![StreamEvent::ToolUse(ToolUse::new("t1", "First", json!({})))],
+                2 => vec![StreamEvent::ToolUse(ToolUse::new("t2", "Added", json!({})))],
+                _ => vec![StreamEvent::Text("done".into())],
+            };
+            Ok(
+                futures::stream::iter(events.into_iter().chain([StreamEvent::MessageStop]))
+                    .map(Ok)
+                    .boxed(),
+            )
+        }
+    }
+
+    /// The main loop offers the tools as they are at each request (`refresh_tools`, which
+    /// an MCP server's `tools/list_changed` feeds): a tool that appears while the first
+    /// turn's call runs is offered in the second request, and its call finds it.
+    #[tokio::test]
+    async fn each_request_offers_the_tools_as_they_are_now() {
+        let grown = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let first: Arc<dyn Tool> = Arc::new(Named("First", Arc::clone(&grown)));
+        let added: Arc<dyn Tool> = Arc::new(Named("Added", Arc::default()));
+        let refresh: tool_core::RefreshTools = {
+            let (first, added, grown) = (first.clone(), added.clone(), Arc::clone(&grown));
+            Arc::new(move || {
+                if grown.load(std::sync::atomic::Ordering::SeqCst) {
+                    vec![first.clone(), added.clone()]
+                } else {
+                    vec![first.clone()]
+                }
+            })
+        };
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let agent = AgentLoop::new(
+            Arc::new(CallsAdded(Arc::clone(&seen))),
+            Arc::new(Pipeline::allow_all()),
+            LoopConfig::new("m"),
+        );
+        let mut options = tool_core::ToolOptions {
+            refresh_tools: Some(refresh),
+            ..Default::default()
+        };
+        options.tools = vec![first].into();
+        let ctx = ToolUseContext::new("/").with_options(options);
+        let outcome = agent
+            .run(ctx, "go", &CancellationToken::new(), &mut |_| {})
+            .await;
+        assert!(matches!(outcome.stop, Stop::Finished), "{}", outcome.stop);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0], ["First"]);
+        assert_eq!(seen[1], ["First", "Added"]);
+        let second_results = outcome.messages[4]["content"].as_array().unwrap();
+        assert_eq!(second_results[0]["tool_use_id"], "t2");
+        assert_eq!(
+            second_results[0]["content"], "Added",
+            "{}",
+            second_results[0]
         );
     }
 }

@@ -282,6 +282,28 @@ fn session_id() -> String {
 }
 
 impl Session {
+    /// Keeps what depends on the session's tools current: whenever an MCP server's tool
+    /// list changes (`notifications/tools/list_changed`, a reconnection), `tools` (the
+    /// session's [`current_tools`](Self::current_tools), or those with a host's own tools
+    /// added) is read again and handed to the hooks' `if` matcher and to `also`. A change
+    /// that came while the servers were connecting counts too. Ends when the session's MCP
+    /// servers are gone (at once when it has none), or when the returned guard is dropped.
+    pub fn follow_tool_changes(
+        &self,
+        tools: tool_core::RefreshTools,
+        also: impl Fn(Vec<Arc<dyn Tool>>) + Send + 'static,
+    ) -> AbortOnDrop {
+        let mut changed = self.tools_changed.clone();
+        let matcher = Arc::clone(&self.rule_matcher);
+        AbortOnDrop(tokio::spawn(async move {
+            while changed.changed().await.is_ok() {
+                let tools = tools();
+                matcher.set_tools(tools.clone());
+                also(tools);
+            }
+        }))
+    }
+
     /// Opens a session: reads the settings, builds the permission engine, the hook runner and
     /// the tool list.
     pub async fn open(options: &SessionOptions) -> Result<Self, String> {
@@ -513,5 +535,14 @@ impl Session {
             transcript_path,
             _dir: SessionDir(session_dir),
         })
+    }
+}
+
+/// Ends a task when dropped.
+pub(crate) struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

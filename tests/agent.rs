@@ -16,6 +16,8 @@ mod model_api;
 use model_api::*;
 #[path = "support/processes.rs"]
 mod processes;
+#[path = "support/serve.rs"]
+mod serve_support;
 use processes::{process_alive, wait_at_most};
 
 /// The text the model sees for a call the user interrupted before it ran.
@@ -1718,5 +1720,86 @@ fn the_first_message_lists_the_skills_the_skill_tool_can_load() {
     assert_eq!(
         text_of(&seen.lock().unwrap()[0].messages()[0]),
         "run the check"
+    );
+}
+
+/// An MCP server's tools as they are at each request: tiny's `add_tool` adds `dynamic` and
+/// sends `notifications/tools/list_changed`; a later request offers `mcp__tiny__dynamic`, and
+/// its call runs. The list is re-read in the background, so the model waits a turn or more
+/// (a `sleep`) until the tool is offered; no request may offer it before `add_tool` ran.
+#[test]
+fn an_mcp_servers_new_tool_is_offered_in_a_later_request_and_runs() {
+    let Some(tiny) = serve_support::tiny_server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"tiny": {"command": tiny, "args": []}}});
+    let (url, seen) = serve(move |i, request| {
+        let offered = request
+            .tool_names()
+            .iter()
+            .any(|n| n == "mcp__tiny__dynamic");
+        let ran = request
+            .messages()
+            .iter()
+            .any(|m| m.to_string().contains("dynamic ok"));
+        if i == 0 {
+            full(turn(
+                None,
+                &[("toolu_add", "mcp__tiny__add_tool", json!({}))],
+            ))
+        } else if ran {
+            full(turn(Some("All done."), &[]))
+        } else if offered {
+            full(turn(
+                None,
+                &[("toolu_dyn", "mcp__tiny__dynamic", json!({}))],
+            ))
+        } else {
+            let id = format!("toolu_wait{i}");
+            full(turn(
+                None,
+                &[(id.as_str(), "Bash", json!({"command": "sleep 0.1"}))],
+            ))
+        }
+    });
+    let out = agent(
+        &url,
+        dir.path(),
+        &[
+            "--json",
+            "--max-turns",
+            "100",
+            "--mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config.to_string(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["final_text"], "All done.", "{result}");
+    let seen = seen.lock().unwrap();
+    assert!(
+        !seen[0]
+            .tool_names()
+            .iter()
+            .any(|n| n == "mcp__tiny__dynamic"),
+        "offered before add_tool ran: {:?}",
+        seen[0].tool_names()
+    );
+    // The call of the new tool got the server's answer, not "No such tool available".
+    let last = seen.last().unwrap().messages();
+    let dynamic = last
+        .iter()
+        .filter(|m| m["role"] == "user" && m["content"].is_array())
+        .flat_map(results)
+        .find(|(id, _)| id == "toolu_dyn")
+        .expect("mcp__tiny__dynamic was called");
+    assert_ne!(dynamic.1["is_error"], true, "{}", dynamic.1);
+    assert!(
+        dynamic.1.to_string().contains("dynamic ok"),
+        "{}",
+        dynamic.1
     );
 }

@@ -452,7 +452,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     tool_options.max_budget_usd = args.max_budget_usd;
     tool_options.non_interactive = !interactive;
     tool_options.session_env_file = session_env_file(&ctx);
-    let mut tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
+    let tools: Vec<Arc<dyn Tool>> = ctx.tools().to_vec();
     // An untrusted folder's definitions are not loaded: they could replace
     // general-purpose's system prompt, as its settings are not read either.
     let trusted = options
@@ -460,18 +460,35 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         .unwrap_or_else(|| crate::trust::is_trusted(ctx.cwd()));
     let (definitions, problems) = load_agent_definitions(ctx.cwd(), trusted);
     let agent_tool: Arc<dyn Tool> = Arc::new(AgentTool::new(agent_loop.clone(), definitions));
-    if agent_offered(&ctx, agent_tool.as_ref()) {
+    // The Agent tool goes among the built-ins, by name, ahead of the MCP tools.
+    let agent_tool = agent_offered(&ctx, agent_tool.as_ref()).then_some(agent_tool);
+    let agent_tool_offered = agent_tool.is_some();
+    let with_agent_tool = move |mut tools: Vec<Arc<dyn Tool>>| {
+        if let Some(agent_tool) = &agent_tool {
+            let at = tools
+                .iter()
+                .position(|t| t.is_mcp() || t.name() > "Agent")
+                .unwrap_or(tools.len());
+            tools.insert(at, Arc::clone(agent_tool));
+        }
+        tools
+    };
+    if agent_tool_offered {
         for problem in problems {
             eoutln!("toolwright: {problem}");
         }
-        let at = tools
-            .iter()
-            .position(|t| t.is_mcp() || t.name() > "Agent")
-            .unwrap_or(tools.len());
-        tools.insert(at, agent_tool);
-        // The hooks' `if` conditions must know the Agent tool's rules (`Agent(reviewer)`).
-        session.rule_matcher.set_tools(tools.clone());
     }
+    let tools = with_agent_tool(tools);
+    // The hooks' `if` conditions must know the Agent tool's rules (`Agent(reviewer)`).
+    session.rule_matcher.set_tools(tools.clone());
+    // An MCP server's new tools reach the next request (the loop calls `refresh_tools`) and
+    // the hooks' `if` conditions.
+    let _follow = session.mcp.is_some().then(|| {
+        let current = Arc::clone(&session.current_tools);
+        let refresh: tool_core::RefreshTools = Arc::new(move || with_agent_tool(current()));
+        tool_options.refresh_tools = Some(Arc::clone(&refresh));
+        session.follow_tool_changes(refresh, |_| {})
+    });
     let ctx = ctx
         .with_permission(permission)
         .with_options(tool_options)

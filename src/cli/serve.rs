@@ -102,7 +102,14 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // (or the URL's), and there is no other log.
     let notices: NoticeSink = Arc::new(|text: &str| eoutln!("toolwright serve: {text}"));
     let server = server.with_notices(notices.clone());
-    let _following = follow_tool_changes(&session, server.clone());
+    // The tools `server` serves stay those of the session as they are now: it tells its
+    // clients when they change.
+    let _following = {
+        let server = server.clone();
+        session.follow_tool_changes(Arc::clone(&session.current_tools), move |tools| {
+            server.set_tools(tools);
+        })
+    };
 
     let Some(addr) = http else {
         // A signal ends the process without destructors: background tasks are killed and
@@ -187,36 +194,6 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     match signalled.load(Ordering::SeqCst) {
         0 => ExitCode::SUCCESS,
         code => ExitCode::from(code),
-    }
-}
-
-/// Keeps the tools `server` serves those of the session as they are now: when an upstream
-/// MCP server's list changes (`notifications/tools/list_changed`, a reconnection), the
-/// session's current tools (built-ins and MCP tools, minus those a tool-wide deny rule
-/// removes) are handed to the hooks' `if` matcher and to the server, which tells its
-/// clients. Ends when the session's MCP servers are gone (at once when it has none), or
-/// when the returned guard is dropped.
-fn follow_tool_changes(session: &Session, server: ToolServer) -> AbortOnDrop {
-    let mut changed = session.tools_changed.clone();
-    let current = Arc::clone(&session.current_tools);
-    let matcher = Arc::clone(&session.rule_matcher);
-    AbortOnDrop(tokio::spawn(async move {
-        // A change that came while the servers were connecting counts too: the receiver
-        // has it marked.
-        while changed.changed().await.is_ok() {
-            let tools = current();
-            matcher.set_tools(tools.clone());
-            server.set_tools(tools);
-        }
-    }))
-}
-
-/// Ends a task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -63,7 +63,9 @@ pub struct ToolOptions {
     pub mcp_clients: Arc<[McpClientInfo]>,
     /// The spending limit of the session, in US dollars.
     pub max_budget_usd: Option<f64>,
-    /// Fetches a fresh tool list.
+    /// Fetches the tool list as it is now (an MCP server's tools change with
+    /// `notifications/tools/list_changed`): the agent loop calls it before each request of
+    /// the main loop, not of a sub-agent, and offers what it returns.
     pub refresh_tools: Option<RefreshTools>,
     /// No user at a terminal: prompts are impossible.
     pub non_interactive: bool,

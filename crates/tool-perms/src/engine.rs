@@ -14,12 +14,13 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows, awk_may_use_other_files,
-    candidates, changes_directory, changes_trees, deletes_in_destination, destination,
-    effective_name, effective_words, git_content, git_repository_elsewhere, has_option,
-    has_path_operands, is_read_only, is_transparent, option_words, options_after_operands,
-    path_args, path_use, reads_listed_files, reads_only_whatever_is_appended, reads_trees,
-    safe_wrapper_len, wrapped_command_starts, wrapped_readings,
+    Backups, Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows,
+    awk_may_use_other_files, backups, candidates, changes_directory, changes_trees,
+    deletes_in_destination, destination, effective_name, effective_words, git_content,
+    git_repository_elsewhere, has_option, has_path_operands, is_read_only, is_transparent,
+    options_after_operands, path_args, path_use, reads_listed_files,
+    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
+    wrapped_readings,
 };
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
@@ -1944,7 +1945,7 @@ impl PermissionEngine {
                 sub,
                 ctx,
                 name == "mv" || (matches!(name, "cp" | "rsync") && tree.is_some()),
-                analysis.commands.len() > 1,
+                analysis,
             );
             trees_written = trees;
             for into in written {
@@ -2597,8 +2598,8 @@ impl PermissionEngine {
     /// destination or source, options after the operands (the last operand may not be the
     /// destination), a backup suffix from the environment or numbered backups, rsync's
     /// `--files-from`, `--relative` and remote sources, a directory of more than 1,000
-    /// entries. A destination that does not exist is also taken as a directory when
-    /// `other_commands` run in the same command line (one of them may make it). With
+    /// entries. A destination that does not exist is also taken as a directory when other
+    /// commands run in the same command line (`analysis`: one of them may make it). With
     /// `recursive` (a `cp -r`, an `rsync -r`, a `mv`), the trees that land there are
     /// returned too: each source directory with the path its entries land under, for
     /// [`Self::written_below`].
@@ -2613,7 +2614,7 @@ impl PermissionEngine {
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
         recursive: bool,
-        other_commands: bool,
+        analysis: &Analysis,
     ) -> (Vec<Option<String>>, Vec<(PathBuf, String)>) {
         /// More entries than this in a directory copied by its contents: not listed.
         const MAX_ENTRIES: usize = 1_000;
@@ -2624,46 +2625,26 @@ impl PermissionEngine {
         if name == "rsync" && has_option(words, &['R'], &["--files-from", "--relative"]) {
             return (vec![None], trees);
         }
-        // Backups: DEST<suffix> beside each path written over.
-        let backup = match name {
-            "cp" | "mv" | "ln" | "install" => {
-                // `--suffix=X`, `-SX`, or `-S X` / `--suffix X` (the next word, which must be
-                // static).
-                let mut suffix: Option<Option<&str>> = None;
-                let mut rest = words[1..].iter().map(|w| w.value.as_deref());
-                while let Some(word) = rest.next() {
-                    let Some(v) = word else { continue };
-                    if v == "--" {
-                        break;
-                    }
-                    if v == "-S" || v == "--suffix" {
-                        suffix = Some(rest.next().flatten());
-                    } else if let Some(x) = v
-                        .strip_prefix("--suffix=")
-                        .or_else(|| v.strip_prefix("-S").filter(|x| !x.is_empty()))
-                    {
-                        suffix = Some(Some(x));
-                    }
-                }
-                let suffix_next = suffix == Some(None);
-                let suffix = suffix.flatten();
-                let asked =
-                    has_option(words, &['b'], &["--backup"]) || suffix.is_some() || suffix_next;
-                let numbered = option_words(words).any(|v| {
-                    v.strip_prefix("--backup=")
-                        .is_some_and(|c| !matches!(c, "simple" | "never"))
-                });
-                let from_env = sub.raw_text().contains("SIMPLE_BACKUP_SUFFIX")
-                    || sub.raw_text().contains("VERSION_CONTROL");
-                if !asked {
-                    None
-                } else if numbered || suffix_next || from_env {
+        // Backups: DEST<suffix> beside each path written over. A suffix or a backup kind
+        // from the environment (GNU tools read `SIMPLE_BACKUP_SUFFIX` and `VERSION_CONTROL`;
+        // the command line may set them, or the environment it runs in) cannot be worked out.
+        let backup = match backups(name, words) {
+            Backups::None => None,
+            Backups::Elsewhere => return (vec![None], trees),
+            Backups::Suffix(suffix) => {
+                let vars = ["SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL"];
+                let from_env = name != "rsync"
+                    && (analysis.hidden_assignment
+                        || analysis
+                            .commands
+                            .iter()
+                            .any(|c| vars.iter().any(|v| c.raw_text().contains(v)))
+                        || vars.iter().any(|v| std::env::var_os(v).is_some()));
+                if from_env {
                     return (vec![None], trees);
-                } else {
-                    Some(suffix.unwrap_or("~").to_owned())
                 }
+                Some(suffix)
             }
-            _ => None,
         };
         let to = &args[d.index];
         let Some(dir) = to.value.as_deref().filter(|_| !to.glob) else {
@@ -2684,7 +2665,7 @@ impl PermissionEngine {
         // Nothing is there yet (not even a dangling link), another command of the line may
         // make a directory there (`mkdir new && cp a new`), and `-T` does not say it is the
         // target itself.
-        let new_dest = other_commands
+        let new_dest = analysis.commands.len() > 1
             && !dest_is_dir
             && !d.contents
             && resolve(&dir)

@@ -2742,6 +2742,33 @@ async fn copies_and_links_land_where_the_tools_put_them() {
         case("ask", "Bash", "rsync -a src/ docs/ --exclude dist")
             .allow(&["Bash(rsync:*)"])
             .deny(&["Read(secrets/**)"]),
+        // Backups in every spelling getopt takes: a suffix alone asks for them.
+        case("ask", "Bash", "cp -fS rc README.md $H/.bash").mode(bypass),
+        case("ask", "Bash", "cp -fSrc README.md $H/.bash").mode(bypass),
+        case("ask", "Bash", "cp -bSrc README.md $H/.bash").mode(bypass),
+        case("ask", "Bash", "mv -fSrc README.md $H/.bash").mode(bypass),
+        case("ask", "Bash", "cp --suf=rc README.md $H/.bash").mode(bypass),
+        case("ask", "Bash", "cp --suf rc README.md $H/.bash").mode(bypass),
+        case("ask", "Bash", "rsync -b --suffix=rc README.md $H/.bash").mode(bypass),
+        // A suffix from the environment cannot be worked out (unchecked: bypass mode
+        // would approve it unless path rules exist).
+        case(
+            "ask",
+            "Bash",
+            "export SIMPLE_BACKUP_SUFFIX=rc; cp -b README.md docs/x",
+        )
+        .mode("acceptEdits"),
+        case("deny", "Bash", "cp -fS .rs README.md docs/main")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode("acceptEdits"),
+        // `-Sb`: the suffix is `b`; `-tdocs` is a value, not `-t -d -o -c -s`.
+        case("deny", "Bash", "cp -Sb README.md docs/main.rs")
+            .deny(&["Edit(docs/main.rsb)"])
+            .mode("acceptEdits"),
+        case("allow", "Bash", "cp -f README.md $H/.bash").mode(bypass),
+        case("allow", "Bash", "cp -tdocs README.md")
+            .deny(&["Edit(docs/README.md~)"])
+            .mode("acceptEdits"),
     ])
     .await;
 }

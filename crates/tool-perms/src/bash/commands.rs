@@ -917,6 +917,101 @@ pub struct Destination {
     pub here: bool,
 }
 
+/// The backups a copying command makes of each file it writes over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backups {
+    /// None asked for.
+    None,
+    /// `PATH<suffix>` beside each file written over.
+    Suffix(String),
+    /// Made, but where cannot be worked out from the command line: numbered backups
+    /// (`--backup=numbered`, `t`, `existing`), a suffix that is computed, rsync's
+    /// `--backup-dir`.
+    Elsewhere,
+}
+
+/// The backups `name WORDS` makes ([`Backups`]), its options read as getopt reads them: `-b`
+/// or `--backup[=CONTROL]` asks for them, and so does a suffix in any spelling (`-S SUF`,
+/// `-SSUF`, `-bSSUF`, `-fS SUF`, `--suffix=SUF`, `--suf SUF`; GNU tools make backups
+/// whenever one is given). The suffix is `~` by default. For rsync, `-b` / `--backup` with
+/// `--suffix`. The environment (`SIMPLE_BACKUP_SUFFIX`, `VERSION_CONTROL`) is the
+/// caller's to look at.
+pub fn backups(name: &str, words: &[Word]) -> Backups {
+    if !matches!(name, "cp" | "mv" | "ln" | "install" | "rsync") {
+        return Backups::None;
+    }
+    let shorts = short_values(name);
+    let mut asked = false;
+    let mut elsewhere = false;
+    // `Some(None)`: a suffix that is computed.
+    let mut suffix: Option<Option<String>> = None;
+    let mut rest = words.get(1..).unwrap_or_default().iter();
+    while let Some(w) = rest.next() {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if v.starts_with("--") {
+            if names_long(v, "--suffix") {
+                asked = true;
+                suffix = Some(match v.split_once('=') {
+                    Some((_, x)) => Some(x.to_owned()),
+                    None => rest.next().and_then(|w| w.value.clone()),
+                });
+            } else if name == "rsync" && names_long(v, "--backup-dir") {
+                elsewhere = true;
+            } else if names_long(v, "--backup") {
+                asked = true;
+                if let Some((_, control)) = v.split_once('=')
+                    && !matches!(control, "simple" | "never" | "none" | "off")
+                {
+                    elsewhere = true;
+                }
+            }
+            continue;
+        }
+        let Some(bundle) = v.strip_prefix('-').filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        for (k, c) in bundle.char_indices() {
+            if c == 'b' {
+                asked = true;
+                continue;
+            }
+            if c == 'S' && name != "rsync" {
+                asked = true;
+                let value = &bundle[k + 1..];
+                suffix = Some(if value.is_empty() {
+                    rest.next().and_then(|w| w.value.clone())
+                } else {
+                    Some(value.to_owned())
+                });
+                break;
+            }
+            // Another option's value is the rest of the bundle (`-tDIR`), or the next word.
+            if shorts.as_ref().is_some_and(|sv| sv.required.contains(c)) {
+                if k + c.len_utf8() == bundle.len() {
+                    rest.next();
+                }
+                break;
+            }
+        }
+    }
+    if !asked {
+        Backups::None
+    } else if elsewhere {
+        Backups::Elsewhere
+    } else {
+        match suffix {
+            None => Backups::Suffix("~".to_owned()),
+            Some(Some(s)) => Backups::Suffix(s),
+            Some(None) => Backups::Elsewhere,
+        }
+    }
+}
+
 /// Whether the words after the command name `name` put an option after an operand (GNU
 /// tools and rsync take them anywhere): the last operand may then not be the destination.
 /// An option's value given as the next word (`--exclude node_modules`, `-m 755`) is no

@@ -1841,6 +1841,32 @@ impl PermissionEngine {
         let Some(use_) = path_use(name, words) else {
             return option_glob;
         };
+        // A static brace word is as many arguments as it expands to: `mv {src/main.rs,docs}`
+        // is `mv src/main.rs docs`, whose destination is `docs`.
+        let expanded: Vec<Word>;
+        let words = if words[1..]
+            .iter()
+            .any(|w| w.value.is_none() && expand_braces(&w.raw).is_some())
+        {
+            expanded = words
+                .iter()
+                .flat_map(|w| match w.value.is_none().then(|| expand_braces(&w.raw)) {
+                    Some(Some(list)) => list
+                        .into_iter()
+                        .map(|v| Word {
+                            raw: v.clone(),
+                            glob: v.contains(['*', '?', '[']),
+                            value: Some(v),
+                            plain: true,
+                        })
+                        .collect(),
+                    _ => vec![w.clone()],
+                })
+                .collect();
+            &expanded[..]
+        } else {
+            words
+        };
         let text = sub.raw_text();
         if sub.appended_args || reads_listed_files(name, words) {
             // Its paths arrive on stdin or in a list file: never auto-allowed (read-only and
@@ -2003,10 +2029,10 @@ impl PermissionEngine {
             // The destination's own tree is not read by `cp -r` (rsync's last operand is
             // always its destination).
             let tree = tree.filter(|_| !written_into);
-            // A static word, else the words of a static brace expansion (`{.env,x}`).
+            // A static word, else the words of a static brace expansion (`{.env,x}`; not a
+            // placeholder for what lands in a destination, which names no path).
             let braces = || {
-                arg.value
-                    .is_none()
+                (arg.value.is_none() && index < listed)
                     .then(|| expand_braces(&arg.raw))
                     .flatten()
             };

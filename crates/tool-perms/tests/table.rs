@@ -2769,6 +2769,16 @@ async fn copies_and_links_land_where_the_tools_put_them() {
         case("allow", "Bash", "cp -tdocs README.md")
             .deny(&["Edit(docs/README.md~)"])
             .mode("acceptEdits"),
+        // A static brace word is as many arguments: its last word may be the destination.
+        case("deny", "Bash", "mv {src/main.rs,docs}")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "cp -r src/. {x,docs}")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode(bypass),
+        case("allow", "Bash", "cp {README.md,docs}")
+            .deny(&["Edit(docs/main.rs)"])
+            .mode(bypass),
     ])
     .await;
 }

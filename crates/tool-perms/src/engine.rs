@@ -2194,10 +2194,12 @@ impl PermissionEngine {
 
     /// A finding for a command that writes or removes everything under a directory
     /// ([`changes_trees`] in place; a recursive copy or a move into its destination): each
-    /// entry under `src`, at its place under `dest`, meets the Edit deny and ask rules and
-    /// the Read deny rules as a write of that file would. `rm -r docs` past `Edit(docs/**)`
-    /// (which matches what is in `docs`, not `docs` itself), or `cp -r tpl/docs .` over a
-    /// denied `docs/main.rs`, was allowed. Nothing is walked when no such rule exists; a
+    /// entry under `src`, at its place under `dest`, meets the Edit deny and ask rules as a
+    /// write of that file would. `rm -r src` past a deny on `src/main.rs`, or `cp -r tpl/.
+    /// .` over a denied `docs/main.rs`, was allowed. Read deny rules are not applied: such
+    /// a command reads nothing at its destination (what it reads from a source tree is
+    /// [`Self::denied_inside`]'s), and the common `Read(.env)` would otherwise walk every
+    /// `node_modules` removed. Nothing is walked when no Edit deny or ask rule exists; a
     /// tree of more than [`MAX_TREE_ENTRIES`] entries is asked about. Links inside are
     /// followed only for a copy that follows them (`cp -rL`).
     fn written_below(
@@ -2214,7 +2216,9 @@ impl PermissionEngine {
         } else {
             std::fs::symlink_metadata(src).is_ok_and(|m| m.is_dir())
         };
-        if !is_dir || !self.has_path_rules(set, PathUse::Write) {
+        let edit_rules = !set.edit[bi(RuleBehavior::Deny)].is_empty()
+            || !set.edit[bi(RuleBehavior::Ask)].is_empty();
+        if !is_dir || !edit_rules {
             return None;
         }
         let mut walk = ignore::WalkBuilder::new(src);
@@ -2227,7 +2231,7 @@ impl PermissionEngine {
             if n > MAX_TREE_ENTRIES {
                 let f = Finding::safety_ask(
                     format!(
-                        "`{text}` {how} {shown_dest}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the Read/Edit deny and ask rules."
+                        "`{text}` {how} {shown_dest}, which holds more than {MAX_TREE_ENTRIES} entries: too many to check against the Edit deny and ask rules."
                     ),
                     text,
                 );
@@ -2249,17 +2253,6 @@ impl PermissionEngine {
                     Finding::new(
                         Kind::Deny,
                         format!("Permission to edit {shown} has been denied: `{text}` {how} {shown_dest}."),
-                    )
-                    .with_rule(Some(r))
-                    .sub(text),
-                );
-            }
-            if let Some(r) = self.path_rule(set, false, RuleBehavior::Deny, &path, &resolved, false)
-            {
-                return Some(
-                    Finding::new(
-                        Kind::Deny,
-                        format!("Permission to edit {shown} has been denied (reading it is denied): `{text}` {how} {shown_dest}."),
                     )
                     .with_rule(Some(r))
                     .sub(text),

@@ -2626,8 +2626,7 @@ async fn copies_read_their_sources_and_write_their_destination() {
 }
 
 /// A command that removes, moves, changes or copies a whole tree writes every file in it:
-/// each entry, at the place it lands, meets the Edit deny and ask rules and the Read deny
-/// rules (`rm -r docs` went past `Edit(docs/**)`, which matches what is in `docs` and not
+/// each entry, at the place it lands, meets the Edit deny and ask rules (`rm -r docs` went past `Edit(docs/**)`, which matches what is in `docs` and not
 /// `docs` itself; `cp -r src/. docs` past a deny on `docs/sub/.env`). Non-recursive
 /// commands, other trees and a link removed as a link are not affected.
 #[tokio::test]
@@ -2641,8 +2640,12 @@ async fn commands_that_write_whole_trees_meet_the_rules_for_each_file() {
         case("deny", "Bash", "rm -rf src")
             .deny(&["Edit(src/main.rs)"])
             .mode(bypass),
-        case("deny", "Bash", "rm -R src")
+        // A Read deny is for what is read: removing a tree reads nothing in it.
+        case("allow", "Bash", "rm -R src")
             .deny(&["Read(src/sub/.env)"])
+            .mode(bypass),
+        case("deny", "Bash", "rm -R src")
+            .deny(&["Edit(src/sub/.env)"])
             .mode(bypass),
         case("ask", "Bash", "rm -r src")
             .ask(&["Edit(src/sub/**)"])

@@ -255,6 +255,43 @@ fn a_refused_ask_says_why_and_whether_a_rule_could_help() {
         protected.contains("protected directory") && !protected.contains("allow rule"),
         "{protected}"
     );
+    // An ask rule outranks allow rules, and a PermissionRequest hook's allow does not lift
+    // it: the refusal says both, and sends nobody to the settings for an allow rule.
+    let approver = r#"echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'"#;
+    // (Hook commands hold quotes: these settings go in files.)
+    let in_file = |name: &str, settings: Value| {
+        std::fs::write(root.join(name), settings.to_string()).unwrap();
+        root.join(name).display().to_string()
+    };
+    let ask_rule = refusal(
+        "touch z",
+        &in_file(
+            "ask-rule.json",
+            json!({"permissions": {"allow": ["Bash(touch:*)"], "ask": ["Bash(touch z)"]},
+                "hooks": {"PermissionRequest": [{"matcher": "Bash",
+                    "hooks": [{"type": "command", "command": approver}]}]}}),
+        ),
+    );
+    assert!(
+        ask_rule.contains("A PermissionRequest hook allowed the call, but an ask rule")
+            && !ask_rule.contains("allow rule in the settings"),
+        "{ask_rule}"
+    );
+    // A PreToolUse hook's ask likewise.
+    let asker = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"confirm every command"}}'"#;
+    let hook_ask = refusal(
+        "echo hi",
+        &in_file(
+            "hook-ask.json",
+            json!({"permissions": {"allow": ["Bash(echo:*)"]},
+                "hooks": {"PreToolUse": [{"matcher": "Bash",
+                    "hooks": [{"type": "command", "command": asker}]}]}}),
+        ),
+    );
+    assert!(
+        hook_ask.contains("confirm every command") && !hook_ask.contains("allow rule"),
+        "{hook_ask}"
+    );
 }
 
 /// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop

@@ -971,7 +971,23 @@ impl Pipeline {
                         interrupt: false,
                         reason: Some(reason),
                     }),
-                    Some(ask) => Ok((input, ask)),
+                    Some(mut ask) => {
+                        // Said, so that a refusal does not read as if no hook had answered.
+                        if let PermissionResult::Ask { message, .. } = &mut ask {
+                            let trimmed = message.trim_end();
+                            let stop = if trimmed.is_empty() || trimmed.ends_with(['.', '!', '?']) {
+                                ""
+                            } else {
+                                "."
+                            };
+                            *message = format!(
+                                "{trimmed}{stop} A PermissionRequest hook allowed the call, but an ask rule or a safety check still needs the user's approval."
+                            )
+                            .trim_start()
+                            .to_owned();
+                        }
+                        Ok((input, ask))
+                    }
                 }
             }
         }

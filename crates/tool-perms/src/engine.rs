@@ -955,12 +955,17 @@ impl PermissionEngine {
             }
             _ => String::new(),
         };
-        // A safety check's ask is settled by no rule or mode: saying an allow rule would
-        // help would send the model, or the user, to the settings for nothing.
+        // A safety check's ask, an ask rule's and a hook's are settled by no allow rule
+        // (ask rules and hooks' asks outrank allow rules): saying one would help would send
+        // the model, or the user, to the settings for nothing.
         let settled_by_rule = !matches!(
             ask,
             PermissionResult::Ask {
-                reason: Some(DecisionReason::SafetyCheck { .. }),
+                reason: Some(
+                    DecisionReason::SafetyCheck { .. }
+                        | DecisionReason::Rule { .. }
+                        | DecisionReason::Hook { .. }
+                ),
                 ..
             }
         );

@@ -2091,12 +2091,17 @@ impl PermissionEngine {
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
                 };
+                // The directories a glob is matched in: checked as paths, but not changed
+                // with everything under them (`mv src/*.rs docs` moves no other file of
+                // `src`).
+                let mut glob_dirs: Vec<PathBuf> = Vec::new();
                 if *glob {
                     match resolutions
                         .iter()
                         .map(|r| expand_glob(r))
                         .collect::<Option<Vec<_>>>()
                         .map(|v| {
+                            glob_dirs = v.iter().map(|(d, _)| d.clone()).collect();
                             let mut dirs = v.into_iter();
                             let (dir, mut entries) = dirs.next().unwrap_or_default();
                             for (d, e) in dirs {
@@ -2172,7 +2177,16 @@ impl PermissionEngine {
                     {
                         worst = Some(pick(worst, f));
                     }
+                    // A link is changed as a link (`rm -r link`), unless named with a
+                    // trailing `/` (`rm -r link/` empties what it points to).
+                    let tree_root = if value.ends_with('/') || value.ends_with("/.") {
+                        p.is_dir()
+                    } else {
+                        std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir())
+                    };
                     if tree_changed(index)
+                        && tree_root
+                        && !glob_dirs.contains(&p)
                         && let Some(f) = self.written_below(set, &p, &p, changed_how, false, &text)
                     {
                         worst = Some(pick(worst, f));
@@ -2204,9 +2218,10 @@ impl PermissionEngine {
     /// .` over a denied `docs/main.rs`, was allowed. Read deny rules are not applied: such
     /// a command reads nothing at its destination (what it reads from a source tree is
     /// [`Self::denied_inside`]'s), and the common `Read(.env)` would otherwise walk every
-    /// `node_modules` removed. Nothing is walked when no Edit deny or ask rule exists; a
-    /// tree of more than [`MAX_TREE_ENTRIES`] entries is asked about. Links inside are
-    /// followed only for a copy that follows them (`cp -rL`).
+    /// `node_modules` removed. Nothing is walked when no Edit deny or ask rule could match
+    /// below `dest` ([`PathRuleSet::may_match_inside`]); a tree of more than
+    /// [`MAX_TREE_ENTRIES`] entries is asked about. Links inside are followed only for a
+    /// copy that follows them (`cp -rL`).
     fn written_below(
         &self,
         set: &RuleSet,
@@ -2216,20 +2231,22 @@ impl PermissionEngine {
         follow_links: bool,
         text: &str,
     ) -> Option<Finding> {
-        let is_dir = if follow_links {
-            src.is_dir()
-        } else {
-            std::fs::symlink_metadata(src).is_ok_and(|m| m.is_dir())
-        };
-        let edit_rules = !set.edit[bi(RuleBehavior::Deny)].is_empty()
-            || !set.edit[bi(RuleBehavior::Ask)].is_empty();
-        if !is_dir || !edit_rules {
-            return None;
-        }
-        let mut walk = ignore::WalkBuilder::new(src);
-        walk.standard_filters(false).follow_links(follow_links);
         // Symlinks resolved once for the destination; the entries below keep their names.
         let dest_resolved = resolve_symlinks(dest);
+        let rules = [
+            &set.edit[bi(RuleBehavior::Deny)],
+            &set.edit[bi(RuleBehavior::Ask)],
+        ];
+        let may_match = rules
+            .iter()
+            .any(|r| r.may_match_inside(dest) || r.may_match_inside(&dest_resolved));
+        if !may_match || !src.is_dir() {
+            return None;
+        }
+        // The root is walked wherever it leads (the caller decided it is a tree); links
+        // below it only when the command follows them.
+        let mut walk = ignore::WalkBuilder::new(src);
+        walk.standard_filters(false).follow_links(follow_links);
         let shown_dest = dest.display();
         let mut asked: Option<Finding> = None;
         for (n, entry) in walk.build().enumerate() {
@@ -2816,8 +2833,16 @@ impl PermissionEngine {
                         last.to_owned()
                     };
                     if recursive {
+                        // A link is copied or moved as a link, unless named with a `/`.
                         for p in resolve(&source).unwrap_or_default() {
-                            trees.push((p, join(&into)));
+                            let tree = if source.ends_with('/') {
+                                p.is_dir()
+                            } else {
+                                std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir())
+                            };
+                            if tree {
+                                trees.push((p, join(&into)));
+                            }
                         }
                     }
                     written(join(&into), &mut out);

@@ -2692,6 +2692,23 @@ async fn commands_that_write_whole_trees_meet_the_rules_for_each_file() {
         case("allow", "Bash", "rm -r link_in")
             .deny(&["Edit(src/main.rs)"])
             .mode(bypass),
+        // ... but a link named with a `/` is followed: `rm -rf link/` empties its target.
+        case("deny", "Bash", "rm -rf link_in/")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "chmod -R 000 link_in/")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("deny", "Bash", "rsync -a link_in/ docs")
+            .deny(&["Edit(docs/sub/.env)"])
+            .mode(bypass),
+        // A glob's directory is not moved with everything in it.
+        case("allow", "Bash", "mv src/*.rs docs")
+            .deny(&["Edit(src/sub/.env)"])
+            .mode(bypass),
+        case("deny", "Bash", "mv src/s* docs")
+            .deny(&["Edit(src/sub/.env)"])
+            .mode(bypass),
         case("allow", "Bash", "cp -r src docs")
             .deny(&["Edit(docs/other/**)"])
             .mode(bypass),
@@ -2782,6 +2799,21 @@ async fn copies_and_links_land_where_the_tools_put_them() {
         case("allow", "Bash", "cp {README.md,docs}")
             .deny(&["Edit(docs/main.rs)"])
             .mode(bypass),
+        // A whole option is itself, not an abbreviation of a longer one that takes a value:
+        // the word after `--checksum` or `--partial` is an operand.
+        case("deny", "Bash", "rsync -a --checksum secrets/ docs/leak/")
+            .deny(&["Read(secrets/**)"])
+            .mode(bypass),
+        case("deny", "Bash", "rsync -a --partial src/ docs")
+            .deny(&["Edit(docs/sub/.env)"])
+            .mode(bypass),
+        case("deny", "Bash", "install --strip src/main.rs docs/main")
+            .deny(&["Edit(docs/main)"])
+            .mode(bypass),
+        // `--backup-dir` makes backups where they cannot be worked out.
+        case("ask", "Bash", "rsync -a --backup-dir=old src/ docs/")
+            .allow(&["Bash(rsync:*)"])
+            .deny(&["Edit(docs/x)"]),
     ])
     .await;
 }

@@ -917,6 +917,36 @@ pub struct Destination {
     pub here: bool,
 }
 
+/// Whether `arg` names the long option `long`, which takes a value, as getopt_long reads
+/// it: the whole name, or an abbreviation of it that is not itself a whole option of the
+/// command (rsync's `--partial` is its own option, not `--partial-dir` cut short). Stricter
+/// than [`names_long`], which also takes a longer name for a shorter one (right for
+/// options that are refused, wrong for one whose value is taken from the next word).
+fn names_value_option(name: &str, arg: &str, long: &str) -> bool {
+    /// Whole options that are the start of a longer one (`--partial`, `--partial-dir`):
+    /// they name themselves.
+    const RSYNC: &[&str] = &[
+        "--backup",
+        "--checksum",
+        "--compress",
+        "--group",
+        "--partial",
+        "--log-file",
+        "--exclude",
+        "--include",
+    ];
+    let opt = arg.split_once('=').map_or(arg, |(n, _)| n);
+    let whole = match name {
+        "rsync" => RSYNC,
+        "install" => &["--strip"],
+        _ => &[],
+    };
+    opt.len() > 2
+        && opt.starts_with("--")
+        && long.starts_with(opt)
+        && (opt == long || !whole.contains(&opt))
+}
+
 /// The backups a copying command makes of each file it writes over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backups {
@@ -954,13 +984,15 @@ pub fn backups(name: &str, words: &[Word]) -> Backups {
             break;
         }
         if v.starts_with("--") {
-            if names_long(v, "--suffix") {
+            if names_value_option(name, v, "--suffix") {
                 asked = true;
                 suffix = Some(match v.split_once('=') {
                     Some((_, x)) => Some(x.to_owned()),
                     None => rest.next().and_then(|w| w.value.clone()),
                 });
-            } else if name == "rsync" && names_long(v, "--backup-dir") {
+            } else if name == "rsync" && names_value_option(name, v, "--backup-dir") {
+                // It implies `--backup`.
+                asked = true;
                 elsewhere = true;
             } else if names_long(v, "--backup") {
                 asked = true;
@@ -1021,11 +1053,11 @@ pub fn options_after_operands(name: &str, words: &[Word]) -> bool {
     let takes_value = |v: &str| {
         if v.starts_with("--") {
             !v.contains('=')
-                && (names_long(v, "--target-directory")
+                && (names_value_option(name, v, "--target-directory")
                     || file_long_options(name)
                         .iter()
                         .chain(long_values(name))
-                        .any(|l| names_long(v, l)))
+                        .any(|l| names_value_option(name, v, l)))
         } else {
             shorts
                 .as_ref()
@@ -1309,7 +1341,16 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                         }
                         continue;
                     }
-                    let names_a_file = file_longs.iter().any(|l| names_long(v, l));
+                    // For the copying commands, whose option tables are whole, an option
+                    // is read as getopt_long reads it.
+                    let copying = matches!(name, "cp" | "mv" | "ln" | "install" | "rsync");
+                    let names_a_file = file_longs.iter().any(|l| {
+                        if copying {
+                            names_value_option(name, v, l)
+                        } else {
+                            names_long(v, l)
+                        }
+                    });
                     match v.split_once('=') {
                         Some((_, value))
                             if writes || names_a_file || value.starts_with(['/', '~', '.']) =>
@@ -1323,7 +1364,10 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                                 Next::Path
                             };
                         }
-                        None if long_values(name).iter().any(|l| names_long(v, l)) => {
+                        None if long_values(name)
+                            .iter()
+                            .any(|l| names_value_option(name, v, l)) =>
+                        {
                             next = Next::Skip;
                         }
                         _ => {}

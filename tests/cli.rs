@@ -253,6 +253,53 @@ fn a_hooks_rewritten_input_meets_the_deny_rules_as_it_will_run() {
     }
 }
 
+/// `run`'s line for a call names the input that ran: a hook's rewrite is shown, with the
+/// model's input beside it (the model asked for `echo model`, `echo hook` ran).
+#[test]
+fn run_shows_the_input_a_hook_rewrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let rewrite = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "echo hook"}}}'"#;
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": rewrite}]}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    let call = |id: &str, command: &str| {
+        json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
+    };
+    let out = toolwright(
+        &["run", "-"],
+        &root,
+        Some(&jsonl(&[call("toolu_1", "echo model")])),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let header = shown.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("Bash(echo hook) (input rewritten from Bash(echo model))"),
+        "{shown}"
+    );
+    assert!(shown.contains("    hook"), "{shown}");
+    // Without a rewrite, the model's input alone.
+    std::fs::write(config.join("settings.json"), "{}").unwrap();
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&jsonl(&[call("toolu_2", "echo model")])),
+    );
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("Bash(echo model)") && !shown.contains("rewritten"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn a_deferral_does_not_swallow_another_hooks_ask() {
     // `defer` outranks `ask` among PreToolUse decisions, but `toolwright run` does not

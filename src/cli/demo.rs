@@ -18,7 +18,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tool_exec::{PlannedCall, schedule_makespan};
 
-use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
+use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, ran_label, replay};
 use crate::session::{Session, SessionOptions};
 use crate::turn::{self, TurnItem};
 
@@ -270,7 +270,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
                 format!(
                     "{}  {mark} {}   {}   {}",
                     secs(at),
-                    label(&record.tool_use),
+                    ran_label(&record.tool_use, &record.outcome),
                     decision_text(&record.outcome),
                     ms(record.outcome.duration)
                 ),

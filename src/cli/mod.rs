@@ -298,6 +298,23 @@ pub fn label(tool_use: &ToolUse) -> String {
     tool_use.describe()
 }
 
+/// [`label`] of the input a finished call ran with, and the model's beside it when a hook
+/// or the user rewrote it: a log names what ran.
+pub fn ran_label(tool_use: &ToolUse, outcome: &CallOutcome) -> String {
+    match &outcome.input_rewritten {
+        Some(input) => {
+            let mut ran = tool_use.clone();
+            ran.input = input.clone();
+            format!(
+                "{} (input rewritten from {})",
+                ran.describe(),
+                tool_use.describe()
+            )
+        }
+        None => tool_use.describe(),
+    }
+}
+
 /// A short text for a decision: `allow · rule Edit(./**) (project settings)` and so on.
 pub fn decision_text(outcome: &CallOutcome) -> String {
     use tool_core::DecisionReason;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_exec::LoopEvent;
 
-use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, replay};
+use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, ran_label, replay};
 use crate::session::{Session, SessionArgs};
 use crate::turn;
 use toolwright::agent::{CallHookTexts, split_hook_messages, without_reminder};
@@ -136,7 +136,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     };
                     outln!(
                         "{mark} {}  [{}]  {}  {}",
-                        label(&record.tool_use),
+                        ran_label(&record.tool_use, outcome),
                         record.tool_use.id,
                         decision_text(outcome),
                         ms(outcome.duration)

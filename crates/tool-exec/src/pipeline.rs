@@ -173,6 +173,9 @@ pub struct CallOutcome {
     pub result_size_bytes: Option<usize>,
     /// Whether the tool was concurrency-safe for this input (decides modifier handling).
     pub concurrency_safe: bool,
+    /// The input the tool ran with, when a hook or the user changed the model's
+    /// (`updatedInput`): what a log of the call shows, since the model's is not what ran.
+    pub input_rewritten: Option<Value>,
 }
 
 impl CallOutcome {
@@ -194,6 +197,7 @@ impl CallOutcome {
             call_duration: None,
             result_size_bytes: None,
             concurrency_safe: false,
+            input_rewritten: None,
         }
     }
 
@@ -488,6 +492,7 @@ impl Pipeline {
             )
             .instrument(tracing::info_span!("permission"))
             .await;
+        let model_input = input.clone();
         let (input, source, decision_reason) = match decision {
             Resolved::Allowed {
                 input: decided,
@@ -717,6 +722,7 @@ impl Pipeline {
         }
         out.decision = Some(("accept", source));
         out.decision_reason = decision_reason;
+        out.input_rewritten = (input != model_input).then_some(input);
         out
     }
 

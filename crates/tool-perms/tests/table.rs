@@ -11,6 +11,8 @@ use tool_perms::{PathRoots, PermissionEngine};
 /// Built-in read-only commands inside the project: allowed without any rule, in every mode
 /// that does not deny everything.
 const READ_ONLY: &[&str] = &[
+    // Single quotes in a double-quoted `${…}` are text, and hold no substitution here.
+    "echo \"${x:-'a b'}\"",
     "ls",
     "ls -la",
     "ls -la src",
@@ -190,6 +192,15 @@ const COMPLEX: &[&str] = &[
     "echo \"${x//`touch pwned`}\"",
     "cat <<< ${x#`touch pwned`}",
     "ls ${x:+`touch pwned`}",
+    // In double quotes or an unquoted here-document, a `${…}` operand's single quotes
+    // are no quoting to bash: the substitution inside runs.
+    "echo \"${x:-'$(touch pwned)'}\"",
+    "echo \"${x:='$(touch pwned)'}\"",
+    "echo \"${x:-$'$(touch pwned)'}\"",
+    "echo \"${x:-'}$(touch pwned)'}\"",
+    "test \"${x:-'$(touch pwned)'}\"",
+    "[[ \"${x:-'`touch pwned`'}\" ]]",
+    "cat <<EOF\n${x:-'$(touch pwned)'}\nEOF",
     // A prompt expansion runs the substitutions in the value.
     "true '$(touch pwned)'; echo ${_@P}",
     // Backslashes inside backticks are removed before the body runs.
@@ -3142,4 +3153,22 @@ async fn reads_of_saved_results_are_allowed() {
         let (got, shown) = decide(c).await;
         assert_eq!(got, expect, "{shown}");
     }
+}
+
+/// The commands a double-quoted `${…}` operand's single quotes hide meet the deny rules, in
+/// every mode (`"${x:-'$(rm -rf src)'}"` runs the `rm`).
+#[tokio::test]
+async fn commands_hidden_in_double_quoted_operands_meet_the_deny_rules() {
+    run_table(vec![
+        case("deny", "Bash", "echo \"${x:-'$(rm -rf src)'}\"")
+            .deny(&["Bash(rm:*)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "echo \"${x:-'$(cat .env)'}\"")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "echo \"${x:-'$(rm -rf src)'}\"")
+            .deny(&["Bash(rm:*)"])
+            .mode("plan"),
+    ])
+    .await;
 }

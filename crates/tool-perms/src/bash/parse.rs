@@ -1151,6 +1151,16 @@ impl Walker<'_> {
             );
         // Inside double quotes only `$(` and backticks substitute (`"a->(b)"` is text).
         let quoted = node.kind() == "string_content";
+        // A single-quoted (or `$'…'`) operand of a `${…}` inside double quotes or an
+        // unquoted here-document is no quoting to bash: `"${x:-'$(cmd)'}"` runs `cmd`.
+        if matches!(node.kind(), "raw_string" | "ansi_c_string") && in_double_quoted_expansion(node)
+        {
+            let text = self.text(node);
+            if has_unescaped_substitution(&text, false) {
+                self.complex(WHY);
+                self.hidden_substitutions(&text, false);
+            }
+        }
         if leaf {
             let text = self.text(node);
             if has_unescaped_substitution(&text, !quoted) {
@@ -2620,6 +2630,24 @@ fn unescaped_substitution_at(text: &str, process: bool, from: usize) -> Option<u
 /// Whether `text` holds the start of a substitution ([`unescaped_substitution_at`]).
 fn has_unescaped_substitution(text: &str, process: bool) -> bool {
     unescaped_substitution_at(text, process, 0).is_some()
+}
+
+/// Whether `node` is an operand of a `${…}` expansion that stands inside double quotes or a
+/// here-document's body (in the same command: a `$(…)` in between starts a new one), where
+/// bash does not take `'…'` or `$'…'` for quoting.
+fn in_double_quoted_expansion(node: Node<'_>) -> bool {
+    let mut in_expansion = false;
+    let mut at = node.parent();
+    while let Some(p) = at {
+        match p.kind() {
+            "expansion" => in_expansion = true,
+            "string" | "heredoc_body" | "heredoc_redirect" => return in_expansion,
+            "command_substitution" | "process_substitution" | "program" => return false,
+            _ => {}
+        }
+        at = p.parent();
+    }
+    false
 }
 
 /// `text` with every backslash-newline deleted (as bash does outside single quotes; `\\`

@@ -3172,3 +3172,24 @@ async fn commands_hidden_in_double_quoted_operands_meet_the_deny_rules() {
     ])
     .await;
 }
+
+/// `N<>FILE` opens FILE for reading and writing (creating it): a write, whatever the fd
+/// (tree-sitter-bash reads it as an error around a `<`).
+#[tokio::test]
+async fn read_write_redirections_are_writes() {
+    let bypass = "bypassPermissions";
+    run_table(vec![
+        case("deny", "Bash", "echo x 1<>src/main.rs")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(bypass),
+        case("ask", "Bash", "echo x 1<>.git/config").mode(bypass),
+        case("ask", "Bash", "echo x 2<>.git/config").mode(bypass),
+        case("ask", "Bash", "echo x 10<>.claude/settings.json").mode(bypass),
+        case("ask", "Bash", "exec 3<>.git/config").mode(bypass),
+        case("ask", "Bash", "tee < README.md 1<> .git/config").mode(bypass),
+        case("ask", "Bash", "echo x <>.git/config").mode(bypass),
+        case("allow", "Bash", "cat < README.md").mode(bypass),
+        case("allow", "Bash", "cat 0< README.md"),
+    ])
+    .await;
+}

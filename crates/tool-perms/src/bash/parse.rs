@@ -1373,7 +1373,18 @@ impl Walker<'_> {
                 glob: false,
             },
         };
+        // The operator as written, up to the destination: tree-sitter-bash wraps the `<>`
+        // of `1<>FILE` in an error node, leaving `<` among the tokens, yet bash opens FILE
+        // for reading and writing (creating it).
+        let head = {
+            let end = targets.first().map_or(node.end_byte(), |t| t.start_byte());
+            self.src
+                .get(node.start_byte()..end)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
         let kind = match op.as_str() {
+            "<" if head.contains('>') => RedirectKind::Write,
             "<" => RedirectKind::Read,
             ">&" | "<&" | ">&-" | "<&-"
                 if target

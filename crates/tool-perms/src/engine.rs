@@ -2971,7 +2971,9 @@ impl PermissionEngine {
         }
         if !sub.appended_args
             && is_read_only(words)
-            && !(name == "git" && analysis.commands.iter().any(changes_directory))
+            && !(name == "git"
+                && (analysis.commands.iter().any(changes_directory)
+                    || line_may_write(analysis, sub)))
         {
             if name == "git"
                 && let Some(why) = self.planted_repository(sub, ctx)
@@ -3544,6 +3546,26 @@ fn is_stream_device(v: &str) -> bool {
 /// the command's own streams when no redirection of the command put a file on one. Linux
 /// opens `/dev/fd/N` (and `/dev/stdout`, ...) afresh through `/proc/self/fd/N`, truncating:
 /// `printf x < .git/config > /dev/fd/0` rewrites `.git/config`.
+/// Whether a command of the line other than `sub`, or a redirection, may write files: git
+/// run in the same line may then find a repository it made (`printf … > config && git
+/// status` plants one whose `core.fsmonitor` git runs), which no check on the disk as it is
+/// now can see.
+fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
+    let writes_redirect = analysis.redirects.iter().any(|r| {
+        r.kind == RedirectKind::Write
+            && !r
+                .target
+                .value
+                .as_deref()
+                .is_some_and(|v| harmless_write_target(v, &analysis.redirects))
+    });
+    writes_redirect
+        || analysis
+            .commands
+            .iter()
+            .any(|c| !std::ptr::eq(c, sub) && (c.appended_args || !is_read_only(&c.words)))
+}
+
 fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {
     matches!(v, "/dev/null" | "/dev/tty")
         || (is_stream_device(v)

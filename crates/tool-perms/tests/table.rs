@@ -3193,3 +3193,21 @@ async fn read_write_redirections_are_writes() {
     ])
     .await;
 }
+
+/// git after a command of the same line that may write files asks: that command may plant
+/// the repository git finds (`printf '…fsmonitor = cmd…' > config && git status` in a
+/// directory without `.git`), which the disk as it is when the line is checked does not
+/// show.
+#[tokio::test]
+async fn git_after_a_write_in_the_same_line_asks() {
+    let accept = "acceptEdits";
+    run_table(vec![
+        case("ask", "Bash", "echo x > config && git status").mode(accept),
+        case("ask", "Bash", "mkdir -p objects refs && git status").mode(accept),
+        case("ask", "Bash", "touch HEAD; git log").mode(accept),
+        case("allow", "Bash", "git status && git log -1").mode(accept),
+        case("allow", "Bash", "git status > /dev/null && git diff --stat").mode(accept),
+        case("allow", "Bash", "echo x > notes.txt").mode(accept),
+    ])
+    .await;
+}

@@ -3546,10 +3546,12 @@ fn is_stream_device(v: &str) -> bool {
 /// the command's own streams when no redirection of the command put a file on one. Linux
 /// opens `/dev/fd/N` (and `/dev/stdout`, ...) afresh through `/proc/self/fd/N`, truncating:
 /// `printf x < .git/config > /dev/fd/0` rewrites `.git/config`.
-/// Whether a command of the line other than `sub`, or a redirection, may write files: git
-/// run in the same line may then find a repository it made (`printf … > config && git
-/// status` plants one whose `core.fsmonitor` git runs), which no check on the disk as it is
-/// now can see.
+/// Whether a command of the line other than `sub` that acceptEdits mode lets write files
+/// (`mkdir`, `touch`, `cp`, …), or a redirection, may write files: git run in the same line
+/// may then find a repository it made (`printf … > config && git status` plants one whose
+/// `core.fsmonitor` git runs), which no check on the disk as it is now can see. Other
+/// commands that write need approval of their own (a rule the user wrote, which trusts
+/// them with more than that).
 fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
     let writes_redirect = analysis.redirects.iter().any(|r| {
         r.kind == RedirectKind::Write
@@ -3563,7 +3565,7 @@ fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
         || analysis
             .commands
             .iter()
-            .any(|c| !std::ptr::eq(c, sub) && (c.appended_args || !is_read_only(&c.words)))
+            .any(|c| !std::ptr::eq(c, sub) && accept_edits_allows(&c.words))
 }
 
 fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {

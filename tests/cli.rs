@@ -270,9 +270,7 @@ fn run_shows_the_input_a_hook_rewrote() {
         .to_string(),
     )
     .unwrap();
-    let call = |id: &str, command: &str| {
-        json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
-    };
+    let call = |id: &str, command: &str| json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}});
     let out = toolwright(
         &["run", "-"],
         &root,

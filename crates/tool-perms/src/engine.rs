@@ -2187,7 +2187,17 @@ impl PermissionEngine {
                     if tree_changed(index)
                         && tree_root
                         && !glob_dirs.contains(&p)
-                        && let Some(f) = self.written_below(set, &p, &p, changed_how, false, &text)
+                        && let Some(f) = self.written_below(
+                            set,
+                            &p,
+                            &p,
+                            TreeWrite {
+                                how: changed_how,
+                                follow_links: false,
+                                moves: false,
+                            },
+                            &text,
+                        )
                     {
                         worst = Some(pick(worst, f));
                     }
@@ -2202,8 +2212,12 @@ impl PermissionEngine {
                 .resolve_in_dirs(into, &sub.cwd, &sub.other_cwds, ctx)
                 .unwrap_or_default();
             for dest in dests {
-                let how = "writes everything under";
-                if let Some(f) = self.written_below(set, src, &dest, how, follow_links, &text) {
+                let how = TreeWrite {
+                    how: "writes everything under",
+                    follow_links,
+                    moves: name == "mv",
+                };
+                if let Some(f) = self.written_below(set, src, &dest, how, &text) {
                     worst = Some(pick(worst, f));
                 }
             }
@@ -2215,22 +2229,27 @@ impl PermissionEngine {
     /// ([`changes_trees`] in place; a recursive copy or a move into its destination): each
     /// entry under `src`, at its place under `dest`, meets the Edit deny and ask rules as a
     /// write of that file would. `rm -r src` past a deny on `src/main.rs`, or `cp -r tpl/.
-    /// .` over a denied `docs/main.rs`, was allowed. Read deny rules are not applied: such
-    /// a command reads nothing at its destination (what it reads from a source tree is
-    /// [`Self::denied_inside`]'s), and the common `Read(.env)` would otherwise walk every
-    /// `node_modules` removed. Nothing is walked when no Edit deny or ask rule could match
-    /// below `dest` ([`PathRuleSet::may_match_inside`]); a tree of more than
-    /// [`MAX_TREE_ENTRIES`] entries is asked about. Links inside are followed only for a
-    /// copy that follows them (`cp -rL`).
+    /// .` over a denied `docs/main.rs`, was allowed. Read deny rules are met only by a
+    /// move ([`TreeWrite::moves`]), for a file it would take out of their reach: otherwise
+    /// nothing there is read (what a copy reads from a source tree is
+    /// [`Self::denied_inside`]'s), and the common `Read(.env)` would walk every
+    /// `node_modules` removed. Nothing is walked when no such rule could match below
+    /// `dest` ([`PathRuleSet::may_match_inside`]); a tree of more than [`MAX_TREE_ENTRIES`]
+    /// entries is asked about. Links inside are followed only for a copy that follows them
+    /// (`cp -rL`).
     fn written_below(
         &self,
         set: &RuleSet,
         src: &Path,
         dest: &Path,
-        how: &str,
-        follow_links: bool,
+        tree: TreeWrite<'_>,
         text: &str,
     ) -> Option<Finding> {
+        let TreeWrite {
+            how,
+            follow_links,
+            moves,
+        } = tree;
         // Symlinks resolved once for the destination; the entries below keep their names.
         let dest_resolved = resolve_symlinks(dest);
         let rules = [
@@ -2239,7 +2258,8 @@ impl PermissionEngine {
         ];
         let may_match = rules
             .iter()
-            .any(|r| r.may_match_inside(dest) || r.may_match_inside(&dest_resolved));
+            .any(|r| r.may_match_inside(dest) || r.may_match_inside(&dest_resolved))
+            || (moves && set.read[bi(RuleBehavior::Deny)].may_match_inside(src));
         if !may_match || !src.is_dir() {
             return None;
         }
@@ -2275,6 +2295,31 @@ impl PermissionEngine {
                     Finding::new(
                         Kind::Deny,
                         format!("Permission to edit {shown} has been denied: `{text}` {how} {shown_dest}."),
+                    )
+                    .with_rule(Some(r))
+                    .sub(text),
+                );
+            }
+            // A file a Read deny rule protects where it is, moved where the rule does not
+            // reach it.
+            if moves
+                && let Some(r) = self.path_rule(
+                    set,
+                    false,
+                    RuleBehavior::Deny,
+                    entry.path(),
+                    entry.path(),
+                    false,
+                )
+                && self
+                    .path_rule(set, false, RuleBehavior::Deny, &path, &resolved, false)
+                    .is_none()
+            {
+                let old = entry.path().display();
+                return Some(
+                    Finding::new(
+                        Kind::Deny,
+                        format!("Permission to read {old} has been denied: `{text}` would move it to {shown}, where the rule does not reach it."),
                     )
                     .with_rule(Some(r))
                     .sub(text),
@@ -2337,10 +2382,11 @@ impl PermissionEngine {
                     .is_some_and(|v| !v.starts_with(':') && !v.contains(['*', '?', '[']))
                 && resolve(w).is_some_and(|ps| !ps.is_empty() && ps.iter().all(|p| p.is_file()))
         };
+        let changes = matches!(content, GitContent::Changes { .. });
         let unnamed = match content {
             _ if !known => true,
             GitContent::Unnamed => true,
-            GitContent::Pathspecs { operands, paths } => {
+            GitContent::Pathspecs { operands, paths } | GitContent::Changes { operands, paths } => {
                 // Operands that exist are paths; the others are revisions.
                 let mut specs: Vec<&Word> = operands
                     .iter()
@@ -2352,6 +2398,12 @@ impl PermissionEngine {
                 specs.is_empty() || !specs.iter().all(|w| one_file(w))
             }
         };
+        // A diff prints changes of tracked files only: none a Read deny rule matches, none
+        // printed (the index says which; files once tracked and since removed from it are
+        // not known).
+        if unnamed && known && changes && self.tracked_file_denied(set, sub, ctx) == Some(false) {
+            return None;
+        }
         let text = sub.raw_text();
         unnamed.then(|| {
             self.unchecked_path(
@@ -2363,6 +2415,53 @@ impl PermissionEngine {
             )
             .sub(text)
         })
+    }
+
+    /// Whether a file git tracks in the repository `sub` works in (its index lists it)
+    /// matches a Read deny rule, or may (a sparse index's directory entry). `None` when the
+    /// index cannot be read: a `.git` file (a linked work tree or submodule), another object
+    /// format, a split or unknown index, an unknown directory.
+    fn tracked_file_denied(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+    ) -> Option<bool> {
+        /// An index larger than this is not read.
+        const MAX_INDEX_BYTES: u64 = 256 << 20;
+        let rules = &set.read[bi(RuleBehavior::Deny)];
+        let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx)?;
+        for dir in dirs {
+            let root = git_work_tree(&dir)?;
+            let git = root.join(".git");
+            if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+                return None;
+            }
+            let config = std::fs::read_to_string(git.join("config")).unwrap_or_default();
+            if config.to_ascii_lowercase().contains("objectformat") {
+                return None;
+            }
+            let index = git.join("index");
+            let bytes = match std::fs::metadata(&index) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => return None,
+                Ok(m) if m.len() > MAX_INDEX_BYTES => return None,
+                Ok(_) => std::fs::read(&index).ok()?,
+            };
+            for path in crate::git_index::index_paths(&bytes)? {
+                let full = root.join(&path);
+                let denied = if path.ends_with('/') {
+                    rules.may_match_inside(&full)
+                } else {
+                    self.path_rule(set, false, RuleBehavior::Deny, &full, &full, false)
+                        .is_some()
+                };
+                if denied {
+                    return Some(true);
+                }
+            }
+        }
+        Some(false)
     }
 
     /// Whether a Read deny rule could match a file git prints from the repository it works in
@@ -2531,6 +2630,9 @@ impl PermissionEngine {
         let mut outside: Option<Finding> = None;
         let mut walk = ignore::WalkBuilder::new(dir);
         walk.follow_links(tree.follow_links);
+        if tree.direct_only {
+            walk.max_depth(Some(1));
+        }
         match tree.rg_filters {
             Some((skip_hidden, use_ignore_files)) => {
                 // ripgrep's own ignore file: a `!.env` there makes it search a hidden file.
@@ -3645,6 +3747,19 @@ fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
         }
     }
     Some((dir, out))
+}
+
+/// How a command writes a whole tree, for [`PermissionEngine::written_below`].
+#[derive(Debug, Clone, Copy)]
+struct TreeWrite<'a> {
+    /// What it does, for messages (`removes everything under`).
+    how: &'a str,
+    /// Links below the root are followed (`cp -rL`).
+    follow_links: bool,
+    /// Its files leave their names (`mv`, where they land): a file a Read deny rule
+    /// protects, moved where the rule does not reach it (`mv config c2 && cat
+    /// c2/prod.json`), is denied.
+    moves: bool,
 }
 
 /// Entries of a tree a recursive command reads that are checked against the Read deny

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Case, Fixture, behavior, case, context, probe, run_table};
+use common::{Case, Fixture, behavior, case, context, probe, run, run_table};
 use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
 use tool_perms::{PathRoots, PermissionEngine};
 
@@ -3210,4 +3210,91 @@ async fn git_after_a_write_in_the_same_line_asks() {
         case("allow", "Bash", "echo x > notes.txt").mode(accept),
     ])
     .await;
+}
+
+/// Read-only commands that print a Read-denied file they do not name as a path: a git
+/// patch without pathspecs (`git diff`, `git log -m`), a diff of directories, a list file
+/// (`find -files0-from`, `file -f`), a binutils response file (`strings @FILE`); and a move
+/// that takes a denied file out of its rule's reach.
+#[tokio::test]
+async fn reads_of_denied_files_by_other_names_are_denied_or_asked() {
+    let env: &[&str] = &["Read(.env)"];
+    let bypass = "bypassPermissions";
+    run_table(vec![
+        case("ask", "Bash", "git log --diff-merges=on").deny(env),
+        case("ask", "Bash", "git log -m").deny(env),
+        case("allow", "Bash", "git log --diff-merges=off").deny(env),
+        case("deny", "Bash", "diff -N . src").deny(env).mode(bypass),
+        case("deny", "Bash", "diff . src").deny(env).mode(bypass),
+        case("allow", "Bash", "diff docs src").deny(env),
+        case("deny", "Bash", "find -files0-from .env")
+            .deny(env)
+            .mode(bypass),
+        case("deny", "Bash", "file -f .env").deny(env).mode(bypass),
+        case("deny", "Bash", "strings @.env").deny(env).mode(bypass),
+        case("allow", "Bash", "strings README.md").deny(env),
+        // A move that takes a file out of its Read deny rule's reach.
+        case("deny", "Bash", "mv secrets s2")
+            .deny(&["Read(secrets/key.pem)"])
+            .mode("acceptEdits"),
+        case("deny", "Bash", "mkdir -p s3 && mv secrets s3/")
+            .deny(&["Read(secrets/key.pem)"])
+            .mode("acceptEdits"),
+        // ... not one that keeps it there (a rule for a name at any depth).
+        case("allow", "Bash", "mv src lib")
+            .deny(env)
+            .mode("acceptEdits"),
+    ])
+    .await;
+}
+
+/// `git diff` prints changes of the files git tracks: asked about when its index lists one
+/// a Read deny rule matches (a tracked `.env`), allowed when none (an untracked, ignored
+/// `.env`), as read from a real repository's index.
+#[tokio::test]
+async fn git_diff_is_asked_about_when_a_denied_file_is_tracked() {
+    let git = |fx: &Fixture, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&fx.proj)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let repo = |tracked: &[&str]| {
+        let fx = Fixture::new();
+        std::fs::remove_dir_all(fx.proj.join(".git")).unwrap();
+        git(&fx, &["init", "-q"]);
+        let mut add = vec!["add", "-f"];
+        add.extend_from_slice(tracked);
+        git(&fx, &add);
+        fx
+    };
+    let env: &[&str] = &["Read(.env)"];
+    let tracked = repo(&[".env", "src", "docs"]);
+    for (expect, command) in [
+        ("ask", "git diff"),
+        ("ask", "git diff HEAD"),
+        ("ask", "git diff --cached"),
+        ("ask", "git diff -- src"),
+        ("allow", "git diff --stat"),
+        ("allow", "git diff src/main.rs"),
+    ] {
+        let c = case(expect, "Bash", command).deny(env);
+        assert_eq!(behavior(&run(&tracked, &c).await), expect, "{command}");
+    }
+    let untracked = repo(&["src/main.rs", "docs"]);
+    for command in ["git diff", "git diff HEAD", "git diff --cached -- src"] {
+        let c = case("allow", "Bash", command).deny(env);
+        assert_eq!(behavior(&run(&untracked, &c).await), "allow", "{command}");
+    }
+    // Without Read deny rules nothing is read.
+    let c = case("allow", "Bash", "git diff");
+    assert_eq!(behavior(&run(&tracked, &c).await), "allow");
 }

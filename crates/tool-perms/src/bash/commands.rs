@@ -367,6 +367,8 @@ pub struct TreeRead {
     pub rg_filters: Option<(bool, bool)>,
     /// With no directory given, the tree is the working directory (`grep -r x`, `rg x`).
     pub defaults_to_cwd: bool,
+    /// Only the entries directly in the directory are read (`diff DIR1 DIR2` without `-r`).
+    pub direct_only: bool,
 }
 
 /// The static words of a command line's arguments before `--`: where its options are.
@@ -405,6 +407,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 follow_links: deref,
                 rg_filters: None,
                 defaults_to_cwd: true,
+                direct_only: false,
             })
         }
         "rg" => {
@@ -428,19 +431,23 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
                 follow_links: has(&['L'], &["--follow"]),
                 rg_filters: (!configured).then_some((!hidden, !no_ignore)),
                 defaults_to_cwd: true,
+                direct_only: false,
             })
         }
-        // GNU diff follows links unless told not to.
-        "diff" => has(&['r'], &["--recursive"]).then_some(TreeRead {
+        // GNU diff follows links unless told not to. Without `-r` it still reads the files
+        // directly in the directories it compares (`diff -N . src` prints `./.env`).
+        "diff" => Some(TreeRead {
             follow_links: !has(&[], &["--no-dereference"]),
             rg_filters: None,
             defaults_to_cwd: false,
+            direct_only: !has(&['r'], &["--recursive"]),
         }),
         "cp" | "rsync" => {
             has(&['r', 'R', 'a'], &["--recursive", "--archive"]).then_some(TreeRead {
                 follow_links: has(&['L'], &["--dereference", "--copy-links"]),
                 rg_filters: None,
                 defaults_to_cwd: false,
+                direct_only: false,
             })
         }
         _ => None,
@@ -716,6 +723,8 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "stat" => ("c", "", &[]),
         // `-L DIR`: modules are read from it.
         "jq" => ("fL", "", &['f', 'L']),
+        // `-f NAMEFILE`: the names to examine (an error quotes each line); `-m MAGIC`.
+        "file" => ("efFmP", "", &['f', 'm']),
         _ => return None,
     };
     Some(ShortValues {
@@ -1312,8 +1321,12 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                 }
                 if name == "find" && (v.starts_with('-') || v == "(" || v == "!" || v == ")") {
                     find_expr = true;
-                    // The files an expression writes: `-fprint F`, `-fls F`, ...
-                    if matches!(v, "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
+                    // The files an expression writes (`-fprint F`, `-fls F`, ...), and the
+                    // list of start points it reads (`-files0-from F`).
+                    if matches!(
+                        v,
+                        "-fprint" | "-fprint0" | "-fprintf" | "-fls" | "-files0-from"
+                    ) {
                         next = Next::Path;
                     }
                 }
@@ -1380,6 +1393,13 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                     && v.strip_prefix('-').is_some_and(|r| {
                         !r.starts_with(|c: char| c == '-' || c.is_ascii_alphabetic())
                     });
+                // binutils read more options from `@FILE` (an error quotes its text).
+                if name == "strings"
+                    && let Some(file) = v.strip_prefix('@').filter(|f| !f.is_empty())
+                {
+                    out.push(as_path(file, w));
+                    continue;
+                }
                 if v.starts_with('-') && v.len() > 1 && !jq_operand {
                     if let Some((_, value)) = v.split_once('=')
                         && (writes || value.starts_with(['/', '~', '.']))
@@ -1760,6 +1780,14 @@ pub enum GitContent {
         /// Words after `--`: paths.
         paths: Vec<Word>,
     },
+    /// A patch of what changed in the files its pathspecs select (`git diff`): files git
+    /// tracks, in the work tree, the index or the revisions it compares.
+    Changes {
+        /// Operands before `--`: revisions or paths.
+        operands: Vec<Word>,
+        /// Words after `--`: paths.
+        paths: Vec<Word>,
+    },
 }
 
 /// The global options before git's subcommand: the index of the subcommand in `words`,
@@ -2080,7 +2108,13 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     // Short options may be bundled (`-pw`, `-wL1,5:.env`).
     let line_range = options().any(|v| v.starts_with("-L") || short_bundle_has(v, &['L']));
     let patch = options().any(|v| {
-        matches!(v, "-p" | "-u" | "--cc" | "-c" | "--dd" | "-W")
+        // `-m` and `--diff-merges` print merges' patches (since git 2.31).
+        let merges = names_long(v, "--diff-merges")
+            && !v
+                .split_once('=')
+                .is_some_and(|(_, how)| matches!(how, "off" | "none"));
+        merges
+            || matches!(v, "-p" | "-u" | "--cc" | "-c" | "--dd" | "-W" | "-m")
             || short_option_in(v, &['p', 'u', 'W'], "nSGOlILUMCBX")
             || v.starts_with("-U")
             || [
@@ -2109,9 +2143,9 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     });
     let shows = match sub {
         "grep" | "cat-file" => return Some(GitContent::Unnamed),
-        "diff" => {
-            return (blob || elsewhere).then_some(GitContent::Unnamed);
-        }
+        // A patch of the work tree, the index or revisions: what changed in every file
+        // the pathspecs (or none: all) select.
+        "diff" => blob || elsewhere || !no_patch,
         "show" => blob || line_range || patch || !no_patch,
         "log" | "whatchanged" | "reflog" => line_range || patch,
         "stash" => rest.first().and_then(|w| w.value.as_deref()) == Some("show") && patch,
@@ -2123,13 +2157,19 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     if !shows {
         return None;
     }
-    if elsewhere || blob || line_range || !matches!(sub, "show" | "log" | "whatchanged" | "reflog")
+    if elsewhere
+        || blob
+        || line_range
+        || !matches!(sub, "show" | "log" | "whatchanged" | "reflog" | "diff")
     {
         return Some(GitContent::Unnamed);
     }
-    Some(GitContent::Pathspecs {
-        operands: args.operands.into_iter().cloned().collect(),
-        paths: args.paths.into_iter().cloned().collect(),
+    let operands = args.operands.into_iter().cloned().collect();
+    let paths = args.paths.into_iter().cloned().collect();
+    Some(if sub == "diff" {
+        GitContent::Changes { operands, paths }
+    } else {
+        GitContent::Pathspecs { operands, paths }
     })
 }
 

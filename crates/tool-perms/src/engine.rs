@@ -2382,11 +2382,26 @@ impl PermissionEngine {
                     .is_some_and(|v| !v.starts_with(':') && !v.contains(['*', '?', '[']))
                 && resolve(w).is_some_and(|ps| !ps.is_empty() && ps.iter().all(|p| p.is_file()))
         };
-        let changes = matches!(content, GitContent::Changes { .. });
+        // A diff of the work tree with the index (no tree compared, no revision among its
+        // operands): what it prints changes of is what the index lists.
+        let work_tree_diff = match &content {
+            GitContent::Changes {
+                operands, trees, ..
+            } => {
+                !trees
+                    && operands.iter().all(|w| {
+                        resolve(w).is_some_and(|ps| ps.iter().any(|p| p.symlink_metadata().is_ok()))
+                    })
+            }
+            _ => false,
+        };
         let unnamed = match content {
             _ if !known => true,
             GitContent::Unnamed => true,
-            GitContent::Pathspecs { operands, paths } | GitContent::Changes { operands, paths } => {
+            GitContent::Pathspecs { operands, paths }
+            | GitContent::Changes {
+                operands, paths, ..
+            } => {
                 // Operands that exist are paths; the others are revisions.
                 let mut specs: Vec<&Word> = operands
                     .iter()
@@ -2398,10 +2413,14 @@ impl PermissionEngine {
                 specs.is_empty() || !specs.iter().all(|w| one_file(w))
             }
         };
-        // A diff prints changes of tracked files only: none a Read deny rule matches, none
-        // printed (the index says which; files once tracked and since removed from it are
-        // not known).
-        if unnamed && known && changes && self.tracked_file_denied(set, sub, ctx) == Some(false) {
+        // A diff of the work tree prints changes of the files the index lists: none a Read
+        // deny rule matches, none printed. One that compares a tree (`--cached`, a
+        // revision) may print a file the index no longer lists (`git rm --cached .env`).
+        if unnamed
+            && known
+            && work_tree_diff
+            && self.tracked_file_denied(set, sub, ctx) == Some(false)
+        {
             return None;
         }
         let text = sub.raw_text();
@@ -3644,17 +3663,26 @@ fn is_stream_device(v: &str) -> bool {
             .is_some_and(|fd| !fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// A write redirection's target that reaches no file: `/dev/null`, the terminal, or one of
-/// the command's own streams when no redirection of the command put a file on one. Linux
-/// opens `/dev/fd/N` (and `/dev/stdout`, ...) afresh through `/proc/self/fd/N`, truncating:
-/// `printf x < .git/config > /dev/fd/0` rewrites `.git/config`.
-/// Whether a command of the line other than `sub` that acceptEdits mode lets write files
-/// (`mkdir`, `touch`, `cp`, …), or a redirection, may write files: git run in the same line
-/// may then find a repository it made (`printf … > config && git status` plants one whose
-/// `core.fsmonitor` git runs), which no check on the disk as it is now can see. Other
-/// commands that write need approval of their own (a rule the user wrote, which trusts
-/// them with more than that).
+/// Whether a command of the line before `sub` that acceptEdits mode lets write files
+/// (`mkdir`, `touch`, `cp`, …, behind safe wrappers too: `timeout 9 cp`), or a redirection
+/// that writes a name git's discovery looks at (`HEAD`, `config`, `commondir`, `.git`,
+/// anything under `objects/` or `refs/`), may plant a repository: git run after it in the
+/// same line may then find it (`printf … > config && git status` runs the planted
+/// `core.fsmonitor`), which no check on the disk as it is now can see. Other commands that
+/// write need approval of their own (a rule the user wrote trusts them with more).
 fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
+    let plants = |target: &Word| {
+        let Some(v) = target.value.as_deref().filter(|_| !target.glob) else {
+            return true;
+        };
+        let path = Path::new(v);
+        path.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some(".git" | "objects" | "refs" | "HEAD" | "config" | "commondir" | "gitdir")
+            )
+        })
+    };
     let writes_redirect = analysis.redirects.iter().any(|r| {
         r.kind == RedirectKind::Write
             && !r
@@ -3662,14 +3690,22 @@ fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
                 .value
                 .as_deref()
                 .is_some_and(|v| harmless_write_target(v, &analysis.redirects))
+            && plants(&r.target)
     });
+    let before = analysis
+        .commands
+        .iter()
+        .take_while(|c| !std::ptr::eq(*c, sub));
     writes_redirect
-        || analysis
-            .commands
-            .iter()
-            .any(|c| !std::ptr::eq(c, sub) && accept_edits_allows(&c.words))
+        || before
+            .into_iter()
+            .any(|c| effective_words(c).is_some_and(accept_edits_allows))
 }
 
+/// A write redirection's target that reaches no file: `/dev/null`, the terminal, or one of
+/// the command's own streams when no redirection of the command put a file on one. Linux
+/// opens `/dev/fd/N` (and `/dev/stdout`, ...) afresh through `/proc/self/fd/N`, truncating:
+/// `printf x < .git/config > /dev/fd/0` rewrites `.git/config`.
 fn harmless_write_target(v: &str, redirects: &[Redirect]) -> bool {
     matches!(v, "/dev/null" | "/dev/tty")
         || (is_stream_device(v)

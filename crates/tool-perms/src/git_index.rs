@@ -5,7 +5,7 @@
 //! name length disagrees with its name, bytes missing.
 
 /// The index's paths, relative to the work tree, in the index's order. A sparse index's
-/// directory entries end with `/`. `None` when the bytes are not an index this reader
+/// directory entries and submodules (gitlinks) end with `/`. `None` when the bytes are not an index this reader
 /// understands.
 pub(crate) fn index_paths(bytes: &[u8]) -> Option<Vec<String>> {
     /// The checksum that ends the file (SHA-1).
@@ -30,7 +30,9 @@ pub(crate) fn index_paths(bytes: &[u8]) -> Option<Vec<String>> {
     let mut at = 12;
     for _ in 0..count {
         let start = at;
-        // 40 bytes of stat data, then the object id (20 bytes of SHA-1), then the flags.
+        // 40 bytes of stat data (the mode at 24), then the object id (20 bytes of SHA-1),
+        // then the flags.
+        let mode = be32(start + 24)?;
         let flags_at = start + 40 + 20;
         let flags = u16::from_be_bytes(bytes.get(flags_at..flags_at + 2)?.try_into().ok()?);
         at = flags_at + 2;
@@ -67,7 +69,12 @@ pub(crate) fn index_paths(bytes: &[u8]) -> Option<Vec<String>> {
         if (recorded < 0x0FFF && recorded != name.len()) || name.is_empty() {
             return None;
         }
-        out.push(String::from_utf8_lossy(&name).into_owned());
+        let mut path = String::from_utf8_lossy(&name).into_owned();
+        // A submodule (a gitlink): its own files, which a diff may print, are below it.
+        if mode & 0o170_000 == 0o160_000 {
+            path.push('/');
+        }
+        out.push(path);
         previous = name;
     }
     // Extensions, then the checksum: a split index (`link`) keeps entries in another file.
@@ -149,13 +156,30 @@ mod tests {
         git(root, &["add", "."]);
         std::fs::write(root.join("later.txt"), "x").unwrap();
         git(root, &["add", "-N", "later.txt"]);
+        // A submodule's gitlink, listed with a `/`.
+        let id = "a".repeat(40);
+        git(
+            root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{id},module"),
+            ],
+        );
         for version in ["2", "3", "4"] {
             git(root, &["update-index", "--index-version", version]);
             let bytes = std::fs::read(root.join(".git/index")).unwrap();
             let listed: Vec<String> = git(root, &["ls-files", "-z"])
                 .split('\0')
                 .filter(|s| !s.is_empty())
-                .map(str::to_owned)
+                .map(|s| {
+                    if s == "module" {
+                        "module/".to_owned()
+                    } else {
+                        s.to_owned()
+                    }
+                })
                 .collect();
             assert_eq!(
                 index_paths(&bytes).as_deref(),

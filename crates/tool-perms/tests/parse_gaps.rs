@@ -263,11 +263,14 @@ async fn git_reads_are_checked_against_read_deny_rules() {
         "git blame src/main.rs",
         "git log -p -- src/main.rs",
         "git log -p src/main.rs",
-        "git diff HEAD~1 HEAD -- src",
+        "git diff --stat HEAD~1 HEAD",
         "git diff",
     ] {
         cases.push(case("allow", "Bash", cmd).deny(env));
     }
+    // Revisions compared over a directory may print a file under it the index no longer
+    // lists.
+    cases.push(case("ask", "Bash", "git diff HEAD~1 HEAD -- src").deny(env));
     cases.push(
         case("allow", "Bash", "git -C src status")
             .deny(env)

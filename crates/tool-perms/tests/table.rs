@@ -3169,6 +3169,14 @@ async fn commands_hidden_in_double_quoted_operands_meet_the_deny_rules() {
         case("deny", "Bash", "echo \"${x:-'$(rm -rf src)'}\"")
             .deny(&["Bash(rm:*)"])
             .mode("plan"),
+        // A syntax error hides which here-document a line belongs to.
+        case(
+            "deny",
+            "Bash",
+            "cat <<A 3<<B\na\nA\n${x:-'$(rm -rf src)'}\nB",
+        )
+        .deny(&["Bash(rm:*)"])
+        .mode("bypassPermissions"),
     ])
     .await;
 }
@@ -3208,6 +3216,20 @@ async fn git_after_a_write_in_the_same_line_asks() {
         case("allow", "Bash", "git status && git log -1").mode(accept),
         case("allow", "Bash", "git status > /dev/null && git diff --stat").mode(accept),
         case("allow", "Bash", "echo x > notes.txt").mode(accept),
+        // Behind a wrapper acceptEdits looks through.
+        case(
+            "ask",
+            "Bash",
+            "timeout 9 mkdir -p objects refs && git status",
+        )
+        .mode(accept),
+        case("ask", "Bash", "nice cp README.md config && git status").mode(accept),
+        // git's own redirections, those after it, and names git does not look at.
+        case("allow", "Bash", "git log > log.txt").mode(accept),
+        case("allow", "Bash", "git status 2> err.txt").mode(accept),
+        case("allow", "Bash", "git status; echo ok > status.txt").mode(accept),
+        case("allow", "Bash", "echo x > notes.txt && git diff --stat").mode(accept),
+        case("ask", "Bash", "echo x > refs/heads/main && git status").mode(accept),
     ])
     .await;
 }
@@ -3289,11 +3311,36 @@ async fn git_diff_is_asked_about_when_a_denied_file_is_tracked() {
         let c = case(expect, "Bash", command).deny(env);
         assert_eq!(behavior(&run(&tracked, &c).await), expect, "{command}");
     }
+    for (expect, command) in [
+        ("ask", "git diff --stat -p"),
+        ("ask", "git diff -s -p"),
+        ("ask", "git diff --raw -p"),
+    ] {
+        let c = case(expect, "Bash", command).deny(env);
+        assert_eq!(behavior(&run(&tracked, &c).await), expect, "{command}");
+    }
     let untracked = repo(&["src/main.rs", "docs"]);
-    for command in ["git diff", "git diff HEAD", "git diff --cached -- src"] {
+    for command in ["git diff", "git diff -- src", "git diff src/main.rs docs"] {
         let c = case("allow", "Bash", command).deny(env);
         assert_eq!(behavior(&run(&untracked, &c).await), "allow", "{command}");
     }
+    // A tree compared may hold a file the index no longer lists (`git rm --cached .env`).
+    for command in ["git diff HEAD", "git diff --cached", "git diff HEAD~1 HEAD"] {
+        let c = case("ask", "Bash", command).deny(env);
+        assert_eq!(behavior(&run(&untracked, &c).await), "ask", "{command}");
+    }
+    // A submodule's files are below its gitlink.
+    git(
+        &untracked,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},module", "a".repeat(40)),
+        ],
+    );
+    let c = case("ask", "Bash", "git diff").deny(env);
+    assert_eq!(behavior(&run(&untracked, &c).await), "ask", "a submodule");
     // Without Read deny rules nothing is read.
     let c = case("allow", "Bash", "git diff");
     assert_eq!(behavior(&run(&tracked, &c).await), "allow");

@@ -1787,6 +1787,9 @@ pub enum GitContent {
         operands: Vec<Word>,
         /// Words after `--`: paths.
         paths: Vec<Word>,
+        /// It compares the index or a revision's tree (`--cached`, `--staged`,
+        /// `--merge-base`), not only the work tree with the index.
+        trees: bool,
     },
 }
 
@@ -2145,7 +2148,7 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         "grep" | "cat-file" => return Some(GitContent::Unnamed),
         // A patch of the work tree, the index or revisions: what changed in every file
         // the pathspecs (or none: all) select.
-        "diff" => blob || elsewhere || !no_patch,
+        "diff" => blob || elsewhere || patch || !no_patch,
         "show" => blob || line_range || patch || !no_patch,
         "log" | "whatchanged" | "reflog" => line_range || patch,
         "stash" => rest.first().and_then(|w| w.value.as_deref()) == Some("show") && patch,
@@ -2167,7 +2170,16 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     let operands = args.operands.into_iter().cloned().collect();
     let paths = args.paths.into_iter().cloned().collect();
     Some(if sub == "diff" {
-        GitContent::Changes { operands, paths }
+        let trees = options().any(|v| {
+            ["--cached", "--staged", "--merge-base"]
+                .iter()
+                .any(|l| names_long(v, l))
+        });
+        GitContent::Changes {
+            operands,
+            paths,
+            trees,
+        }
     } else {
         GitContent::Pathspecs { operands, paths }
     })

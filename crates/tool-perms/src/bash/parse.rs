@@ -2643,16 +2643,16 @@ fn has_unescaped_substitution(text: &str, process: bool) -> bool {
     unescaped_substitution_at(text, process, 0).is_some()
 }
 
-/// Whether `node` is an operand of a `${…}` expansion that stands inside double quotes or a
-/// here-document's body (in the same command: a `$(…)` in between starts a new one), where
-/// bash does not take `'…'` or `$'…'` for quoting.
+/// Whether `node` is an operand of a `${…}` expansion (in the same command: a `$(…)` in
+/// between starts a new one). Inside double quotes or a here-document's body bash does not
+/// take `'…'` or `$'…'` there for quoting; unquoted it does, but after a syntax error
+/// tree-sitter-bash may no longer show the here-document a line belongs to: any such
+/// operand counts.
 fn in_double_quoted_expansion(node: Node<'_>) -> bool {
-    let mut in_expansion = false;
     let mut at = node.parent();
     while let Some(p) = at {
         match p.kind() {
-            "expansion" => in_expansion = true,
-            "string" | "heredoc_body" | "heredoc_redirect" => return in_expansion,
+            "expansion" => return true,
             "command_substitution" | "process_substitution" | "program" => return false,
             _ => {}
         }

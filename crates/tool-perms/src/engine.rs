@@ -20,7 +20,7 @@ use crate::bash::commands::{
     git_repository_elsewhere, has_option, has_path_operands, is_read_only, is_transparent,
     options_after_operands, path_args, path_use, reads_listed_files,
     reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
-    wrapped_readings,
+    wrapped_readings, xargs_arg_files,
 };
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
@@ -1903,7 +1903,8 @@ impl PermissionEngine {
         }
         let args = path_args(name, words);
         let tree = reads_trees(name, words).map(|mut t| {
-            if rg_config {
+            // Its filters may be changed before it runs: none are taken into account.
+            if rg_config || line_writes_before(analysis, sub, RG_IGNORE_NAMES) {
                 t.rg_filters = None;
             }
             t
@@ -3006,7 +3007,22 @@ impl PermissionEngine {
         }
         let words = effective_words(sub);
         let paths = if is_transparent(sub) {
-            None
+            // The command xargs runs is checked on its own; the file xargs reads its
+            // arguments from is xargs' own read (`xargs -a .env echo` prints it): checked
+            // as a `cat` of it would be.
+            let files = xargs_arg_files(&sub.words);
+            (sub.name().map(basename) == Some("xargs") && !files.is_empty())
+                .then(|| {
+                    let mut cat = vec![Word {
+                        raw: "cat".into(),
+                        value: Some("cat".into()),
+                        plain: true,
+                        glob: false,
+                    }];
+                    cat.extend(files);
+                    self.subcommand_paths(set, sub, &cat, ctx, analysis)
+                })
+                .flatten()
         } else {
             // The command as it is and every command a wrapper runs (`env cat .env`), in
             // the directory the wrappers leave it (`env -C DIR` elsewhere, `chroot` under
@@ -3094,7 +3110,7 @@ impl PermissionEngine {
             && is_read_only(words)
             && !(name == "git"
                 && (analysis.commands.iter().any(changes_directory)
-                    || line_may_write(analysis, sub)))
+                    || line_writes_before(analysis, sub, GIT_DISCOVERY_NAMES)))
         {
             if name == "git"
                 && let Some(why) = self.planted_repository(sub, ctx)
@@ -3664,24 +3680,21 @@ fn is_stream_device(v: &str) -> bool {
 }
 
 /// Whether a command of the line before `sub` that acceptEdits mode lets write files
-/// (`mkdir`, `touch`, `cp`, …, behind safe wrappers too: `timeout 9 cp`), or a redirection
-/// that writes a name git's discovery looks at (`HEAD`, `config`, `commondir`, `.git`,
-/// anything under `objects/` or `refs/`), may plant a repository: git run after it in the
-/// same line may then find it (`printf … > config && git status` runs the planted
-/// `core.fsmonitor`), which no check on the disk as it is now can see. Other commands that
-/// write need approval of their own (a rule the user wrote trusts them with more).
-fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
-    let plants = |target: &Word| {
+/// (`mkdir`, `touch`, `cp`, `rm`, …, behind safe wrappers too: `timeout 9 cp`), or a
+/// redirection that writes a path with a component among `names` (or one that cannot be
+/// known), may change what `sub` will find, which no check on the disk as it is now can
+/// see: a repository git discovers (`printf … > config && git status` runs the planted
+/// `core.fsmonitor`), an ignore file ripgrep obeys (`rm .gitignore && rg KEY`). Other
+/// commands that write need approval of their own (a rule the user wrote trusts them with
+/// more).
+fn line_writes_before(analysis: &Analysis, sub: &SimpleCommand, names: &[&str]) -> bool {
+    let touches = |target: &Word| {
         let Some(v) = target.value.as_deref().filter(|_| !target.glob) else {
             return true;
         };
-        let path = Path::new(v);
-        path.components().any(|c| {
-            matches!(
-                c.as_os_str().to_str(),
-                Some(".git" | "objects" | "refs" | "HEAD" | "config" | "commondir" | "gitdir")
-            )
-        })
+        Path::new(v)
+            .components()
+            .any(|c| c.as_os_str().to_str().is_some_and(|c| names.contains(&c)))
     };
     let writes_redirect = analysis.redirects.iter().any(|r| {
         r.kind == RedirectKind::Write
@@ -3690,7 +3703,7 @@ fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
                 .value
                 .as_deref()
                 .is_some_and(|v| harmless_write_target(v, &analysis.redirects))
-            && plants(&r.target)
+            && touches(&r.target)
     });
     let before = analysis
         .commands
@@ -3701,6 +3714,21 @@ fn line_may_write(analysis: &Analysis, sub: &SimpleCommand) -> bool {
             .into_iter()
             .any(|c| effective_words(c).is_some_and(accept_edits_allows))
 }
+
+/// The names git's discovery reads on its way up ([`line_writes_before`]).
+const GIT_DISCOVERY_NAMES: &[&str] = &[
+    ".git",
+    "objects",
+    "refs",
+    "HEAD",
+    "config",
+    "commondir",
+    "gitdir",
+];
+
+/// The ignore files ripgrep obeys ([`line_writes_before`]): `.gitignore`, `.ignore`,
+/// `.rgignore`, `.git/info/exclude`, git's global `ignore`.
+const RG_IGNORE_NAMES: &[&str] = &[".gitignore", ".ignore", ".rgignore", ".git", "ignore"];
 
 /// A write redirection's target that reaches no file: `/dev/null`, the terminal, or one of
 /// the command's own streams when no redirection of the command put a file on one. Linux

@@ -3345,3 +3345,50 @@ async fn git_diff_is_asked_about_when_a_denied_file_is_tracked() {
     let c = case("allow", "Bash", "git diff");
     assert_eq!(behavior(&run(&tracked, &c).await), "allow");
 }
+
+/// More reads of Read-denied files by other names: grep's `-d recurse` in every spelling,
+/// `git stash list -p`, `--check` (it prints the lines it flags), `hexdump -fFILE`, `xargs
+/// -a FILE`; and ripgrep after a write of the same line that may change its ignore files.
+#[tokio::test]
+async fn more_reads_of_denied_files_are_denied_or_asked() {
+    let env: &[&str] = &["Read(.env)"];
+    let bypass = "bypassPermissions";
+    run_table(vec![
+        case("deny", "Bash", "grep -d rec SECRET .").deny(env),
+        case("deny", "Bash", "grep --directories recurse SECRET .").deny(env),
+        case("deny", "Bash", "grep --dir=recurse SECRET .").deny(env),
+        case("deny", "Bash", "grep -id recurse SECRET .").deny(env),
+        case("deny", "Bash", "grep SECRET -d rec .").deny(env),
+        case("allow", "Bash", "grep -d skip SECRET README.md").deny(env),
+        case("ask", "Bash", "git stash list -p").deny(env),
+        case("ask", "Bash", "git log --check").deny(env),
+        case("allow", "Bash", "git stash list").deny(env),
+        case("deny", "Bash", "hexdump -f.env src/main.rs").deny(env),
+        case("deny", "Bash", "hexdump -Cf.env src/main.rs").deny(env),
+        case("deny", "Bash", "xargs -a .env echo")
+            .deny(env)
+            .mode(bypass),
+        case("deny", "Bash", "xargs --arg-file=.env echo")
+            .deny(env)
+            .mode(bypass),
+        case("deny", "Bash", "echo '!.env' > .ignore && rg SECRET")
+            .deny(env)
+            .mode("acceptEdits"),
+        case("allow", "Bash", "rg SECRET").deny(env),
+    ])
+    .await;
+    // An ignore file removed before ripgrep runs.
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join(".gitignore"), "secrets/\n").unwrap();
+    let secrets: &[&str] = &["Read(secrets/**)"];
+    for (expect, command) in [
+        ("allow", "rg KEY"),
+        ("deny", "rm .gitignore && rg KEY"),
+        ("deny", "mv .gitignore x && rg KEY"),
+    ] {
+        let c = case(expect, "Bash", command)
+            .deny(secrets)
+            .mode("acceptEdits");
+        assert_eq!(behavior(&run(&fx, &c).await), expect, "{command}");
+    }
+}

@@ -397,11 +397,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
     };
     match name {
         "grep" | "egrep" | "fgrep" => {
-            let recurse_dir = words.windows(2).any(|w| {
-                w[0].value.as_deref() == Some("-d") && w[1].value.as_deref() == Some("recurse")
-            }) || opts
-                .iter()
-                .any(|v| *v == "--directories=recurse" || *v == "-drecurse");
+            let recurse_dir = grep_recurses_directories(words);
             let deref = has(&['R'], &["--dereference-recursive"]);
             (deref || recurse_dir || has(&['r'], &["--recursive"])).then_some(TreeRead {
                 follow_links: deref,
@@ -464,6 +460,113 @@ pub fn changes_trees(name: &str, words: &[Word]) -> bool {
         "chmod" | "chown" | "chgrp" => has_option(words, &['R'], &["--recursive"]),
         _ => false,
     }
+}
+
+/// The files `xargs` reads its arguments from (`-a FILE`, `-aFILE`, `--arg-file[=]FILE`),
+/// among its options before the command it runs.
+pub fn xargs_arg_files(words: &[Word]) -> Vec<Word> {
+    let mut out = Vec::new();
+    let Some(sv) = short_values("xargs") else {
+        return out;
+    };
+    let mut rest = words.get(1..).unwrap_or_default().iter();
+    while let Some(w) = rest.next() {
+        let Some(v) = w.value.as_deref() else {
+            // A computed word: an option or the command; what follows is not read here.
+            break;
+        };
+        if v == "--" || !v.starts_with('-') || v == "-" {
+            break;
+        }
+        let value = |attached: &str, rest: &mut std::slice::Iter<'_, Word>| {
+            if attached.is_empty() {
+                rest.next().cloned()
+            } else {
+                Some(Word {
+                    raw: attached.to_owned(),
+                    value: Some(attached.to_owned()),
+                    plain: w.plain,
+                    glob: w.glob,
+                })
+            }
+        };
+        if v.starts_with("--") {
+            let (name, attached) = v.split_once('=').unwrap_or((v, ""));
+            if name.len() > 3 && "--arg-file".starts_with(name) {
+                out.extend(value(attached, &mut rest));
+            } else if attached.is_empty()
+                && [
+                    "--delimiter",
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--process-slot-var",
+                ]
+                .iter()
+                .any(|l| l.starts_with(name) && name.len() > 3)
+            {
+                rest.next();
+            }
+            continue;
+        }
+        if let Some((letter, attached, required)) = short_value_in(v, &sv) {
+            if letter == 'a' {
+                out.extend(value(attached, &mut rest));
+            } else if required && attached.is_empty() {
+                rest.next();
+            }
+        }
+    }
+    out
+}
+
+/// Whether grep's `-d ACTION` / `--directories=ACTION` says `recurse`, in any spelling getopt
+/// and grep's own argument matching take: the value attached or the next word, bundled
+/// (`-id rec`), abbreviated (`--dir rec`), anywhere before `--` (GNU grep permutes). A
+/// computed value may be `recurse`.
+fn grep_recurses_directories(words: &[Word]) -> bool {
+    let Some(sv) = short_values("grep") else {
+        return false;
+    };
+    let recurse =
+        |value: Option<&str>| value.is_none_or(|v| v.len() >= 3 && "recurse".starts_with(v));
+    let mut rest = words.get(1..).unwrap_or_default().iter();
+    while let Some(w) = rest.next() {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, x)) => (n, Some(x)),
+                None => (long, None),
+            };
+            // `--di` is the shortest that names `--directories` alone.
+            if name.len() >= 2 && "directories".starts_with(name) {
+                let value = match attached {
+                    Some(x) => Some(x),
+                    None => rest.next().and_then(|w| w.value.as_deref()),
+                };
+                if recurse(value) {
+                    return true;
+                }
+            }
+            continue;
+        }
+        if let Some((letter, attached, _)) = short_value_in(v, &sv) {
+            let value = if attached.is_empty() {
+                rest.next().and_then(|w| w.value.as_deref())
+            } else {
+                Some(attached)
+            };
+            if letter == 'd' && recurse(value) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Whether an awk command line may read or write files its arguments do not name: a
@@ -725,6 +828,10 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "jq" => ("fL", "", &['f', 'L']),
         // `-f NAMEFILE`: the names to examine (an error quotes each line); `-m MAGIC`.
         "file" => ("efFmP", "", &['f', 'm']),
+        // `-a FILE`: the arguments are read from it (and shown to the command it runs).
+        "xargs" => ("adEILnPs", "eil", &['a']),
+        // `-f FORMAT_FILE` (an error quotes it), `-e FORMAT`, `-n LENGTH`, `-s OFFSET`.
+        "hexdump" | "hd" => ("efns", "", &['f']),
         _ => return None,
     };
     Some(ShortValues {
@@ -753,6 +860,8 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
             "--lesskey-src",
         ],
         "du" => &["--files0-from", "--exclude-from"],
+        "hexdump" | "hd" => &["--format-file"],
+        "xargs" => &["--arg-file"],
         "rsync" => &[
             "--backup-dir",
             "--partial-dir",
@@ -2117,7 +2226,10 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
                 .split_once('=')
                 .is_some_and(|(_, how)| matches!(how, "off" | "none"));
         merges
-            || matches!(v, "-p" | "-u" | "--cc" | "-c" | "--dd" | "-W" | "-m")
+            || matches!(
+                v,
+                "-p" | "-u" | "--cc" | "-c" | "--dd" | "-W" | "-m" | "--check"
+            )
             || short_option_in(v, &['p', 'u', 'W'], "nSGOlILUMCBX")
             || v.starts_with("-U")
             || [
@@ -2151,7 +2263,13 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         "diff" => blob || elsewhere || patch || !no_patch,
         "show" => blob || line_range || patch || !no_patch,
         "log" | "whatchanged" | "reflog" => line_range || patch,
-        "stash" => rest.first().and_then(|w| w.value.as_deref()) == Some("show") && patch,
+        // `stash list` takes log's options (`-p`), `stash show` diff's.
+        "stash" => {
+            matches!(
+                rest.first().and_then(|w| w.value.as_deref()),
+                Some("show" | "list")
+            ) && patch
+        }
         "blame" | "annotate" => return elsewhere.then_some(GitContent::Unnamed),
         "range-diff" | "format-patch" | "archive" | "bundle" => true,
         // An alias defined on the command line may be any of the above.

@@ -1696,6 +1696,14 @@ impl PermissionEngine {
         let access = if use_ == PathUse::Write {
             FileAccess::Write
         } else {
+            // Devices that hold no file's contents (`diff /dev/null new.rs`, `head -c 16
+            // /dev/urandom`): nothing to check, and no grant of `/dev` to suggest.
+            if matches!(
+                path.to_str(),
+                Some("/dev/null" | "/dev/zero" | "/dev/random" | "/dev/urandom")
+            ) {
+                return None;
+            }
             FileAccess::Read
         };
         let f = self.check_path(set, path, access, ctx);
@@ -1932,6 +1940,7 @@ impl PermissionEngine {
             args
         };
         let wds = ctx.working_directories();
+        let dotglob = dotglob(analysis);
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
         // `cp`, `mv`, `ln` into a directory write DEST/<name of each source>: checked too
@@ -2099,7 +2108,7 @@ impl PermissionEngine {
                 if *glob {
                     match resolutions
                         .iter()
-                        .map(|r| expand_glob(r))
+                        .map(|r| expand_glob(r, dotglob))
                         .collect::<Option<Vec<_>>>()
                         .map(|v| {
                             glob_dirs = v.iter().map(|(d, _)| d.clone()).collect();
@@ -2113,11 +2122,25 @@ impl PermissionEngine {
                         }) {
                         Some((dir, entries)) => {
                             paths.push(dir.clone());
-                            paths.extend(entries);
                             if matches!(name, "rm" | "rmdir") {
                                 let home = ctx.home().or(self.roots.home.as_deref());
                                 let last = value.rsplit('/').next().unwrap_or("");
-                                if matches!(last, "*" | ".*" | "*.*")
+                                // A glob that matches every name there (`*`, `?*`, `[a-z]*`
+                                // in a directory of such names) empties it.
+                                let everything = matches!(last, "*" | ".*" | "*.*") || {
+                                    let names = std::fs::read_dir(&dir).map_or(usize::MAX, |rd| {
+                                        rd.flatten()
+                                            .take(MAX_GLOB_ENTRIES + 1)
+                                            .filter(|e| {
+                                                dotglob
+                                                    || e.file_name().as_encoded_bytes().first()
+                                                        != Some(&b'.')
+                                            })
+                                            .count()
+                                    });
+                                    !entries.is_empty() && entries.len() >= names
+                                };
+                                if everything
                                     && (is_critical_removal(&dir, home, &wds)
                                         || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
                                 {
@@ -2128,6 +2151,7 @@ impl PermissionEngine {
                                     return Some(Finding::safety_ask(why, text));
                                 }
                             }
+                            paths.extend(entries);
                         }
                         None => {
                             let f = self.unchecked_path(
@@ -2157,7 +2181,9 @@ impl PermissionEngine {
                         );
                         return Some(pick(worst, f.sub(text)));
                     }
-                    if removal_checked(index) {
+                    // A glob's directory is listed to be checked as a path, not removed
+                    // (`rm -f *.bak` in the project root; `rm *` asks above).
+                    if removal_checked(index) && !glob_dirs.contains(&p) {
                         let home = ctx.home().or(self.roots.home.as_deref());
                         if is_critical_removal(&p, home, &wds)
                             || is_critical_removal(&resolve_symlinks(&p), home, &wds)
@@ -2560,7 +2586,8 @@ impl PermissionEngine {
                 .resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
                 .unwrap_or_default();
             for resolved in resolutions {
-                let Some((_, entries)) = expand_glob(&resolved) else {
+                // Names that start with `-`, which no hidden name does.
+                let Some((_, entries)) = expand_glob(&resolved, true) else {
                     continue;
                 };
                 if let Some(option) = entries.iter().find_map(|e| {
@@ -2858,7 +2885,7 @@ impl PermissionEngine {
                     let matched = resolve(v).and_then(|paths| {
                         paths
                             .iter()
-                            .map(|p| expand_glob(p).map(|(_, entries)| entries))
+                            .map(|p| expand_glob(p, dotglob(analysis)).map(|(_, entries)| entries))
                             .collect::<Option<Vec<_>>>()
                     });
                     let Some(matched) = matched else {
@@ -3778,13 +3805,23 @@ fn physical_path(path: &Path) -> PathBuf {
     resolve_symlinks(&out)
 }
 
+/// Whether a glob of the line may match hidden names: the line names `dotglob` or
+/// `GLOBIGNORE` (`shopt -s dotglob; cat *` reads `.env`).
+fn dotglob(analysis: &Analysis) -> bool {
+    analysis.commands.iter().any(|c| {
+        let text = c.text_with_assignments();
+        text.contains("dotglob") || text.contains("GLOBIGNORE")
+    })
+}
+
 /// Lists the entries a last-component glob could match: `(directory, matching entries)`, or
 /// `None` when the glob is not in the last component only.
 /// `None` too for what `globset` would read differently from bash: a POSIX class, an
 /// equivalence class or a collating symbol (`[[:alpha:]]`, `[[=e=]]`, `[[.a.]]`), which it
 /// does not know (bash's `[^x]` is read as `[!x]`), and a directory with more than
-/// [`MAX_GLOB_ENTRIES`] entries, which is not listed to the end.
-fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+/// [`MAX_GLOB_ENTRIES`] entries, which is not listed to the end. A hidden name is matched
+/// only by a pattern that starts with `.`, unless `dotglob`.
+fn expand_glob(path: &Path, dotglob: bool) -> Option<(PathBuf, Vec<PathBuf>)> {
     let dir = path.parent()?.to_path_buf();
     let pattern = path.file_name()?.to_str()?;
     if dir.to_string_lossy().contains(['*', '?', '[']) {
@@ -3804,6 +3841,12 @@ fn expand_glob(path: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
         for (n, e) in rd.flatten().enumerate() {
             if n == MAX_GLOB_ENTRIES {
                 return None;
+            }
+            // As bash matches without `dotglob`: a leading `.` only by a leading `.`
+            // (`cat *` reads no `.env`, `cat .e*` does).
+            let hidden = e.file_name().as_encoded_bytes().first() == Some(&b'.');
+            if hidden && !dotglob && !pattern.starts_with('.') {
+                continue;
             }
             if glob.is_match(e.file_name()) {
                 out.push(dir.join(e.file_name()));

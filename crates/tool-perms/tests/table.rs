@@ -3392,3 +3392,29 @@ async fn more_reads_of_denied_files_are_denied_or_asked() {
         assert_eq!(behavior(&run(&fx, &c).await), expect, "{command}");
     }
 }
+
+/// Globs as bash expands them: `*` matches no hidden name (`cat *` reads no `.env`) unless
+/// the line turns `dotglob` on; a glob's directory is not removed (`rm -f *.bak` in the
+/// project root), but a glob that matches every name there empties it (`rm -rf ?*`).
+/// Devices that hold no file are read freely.
+#[tokio::test]
+async fn globs_and_devices_are_read_as_bash_and_the_kernel_do() {
+    let env: &[&str] = &["Read(.env)"];
+    let bypass = "bypassPermissions";
+    run_table(vec![
+        case("allow", "Bash", "cat *").deny(env).mode(bypass),
+        case("allow", "Bash", "wc -l *.md *.json").deny(env),
+        case("deny", "Bash", "cat .e*").deny(env).mode(bypass),
+        case("deny", "Bash", "shopt -s dotglob; cat *")
+            .deny(env)
+            .mode(bypass),
+        case("allow", "Bash", "rm -f *.bak").mode(bypass),
+        case("allow", "Bash", "rm -f *.bak *.orig").mode("acceptEdits"),
+        case("ask", "Bash", "rm -rf ?*").mode(bypass),
+        case("ask", "Bash", "rm -rf *").mode(bypass),
+        case("allow", "Bash", "cat /dev/null"),
+        case("allow", "Bash", "diff /dev/null src/main.rs"),
+        case("allow", "Bash", "head -c 16 /dev/urandom"),
+    ])
+    .await;
+}

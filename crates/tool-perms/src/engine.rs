@@ -1854,32 +1854,8 @@ impl PermissionEngine {
         let Some(use_) = path_use(name, words) else {
             return option_glob;
         };
-        // A static brace word is as many arguments as it expands to: `mv {src/main.rs,docs}`
-        // is `mv src/main.rs docs`, whose destination is `docs`.
-        let expanded: Vec<Word>;
-        let words = if words[1..]
-            .iter()
-            .any(|w| w.value.is_none() && expand_braces(&w.raw).is_some())
-        {
-            expanded = words
-                .iter()
-                .flat_map(|w| match w.value.is_none().then(|| expand_braces(&w.raw)) {
-                    Some(Some(list)) => list
-                        .into_iter()
-                        .map(|v| Word {
-                            raw: v.clone(),
-                            glob: v.contains(['*', '?', '[']),
-                            value: Some(v),
-                            plain: true,
-                        })
-                        .collect(),
-                    _ => vec![w.clone()],
-                })
-                .collect();
-            &expanded[..]
-        } else {
-            words
-        };
+        let expanded = brace_expanded(words);
+        let words = &expanded[..];
         let text = sub.raw_text();
         if sub.appended_args || reads_listed_files(name, words) {
             // Its paths arrive on stdin or in a list file: never auto-allowed (read-only and
@@ -3128,13 +3104,16 @@ impl PermissionEngine {
             .map(basename)
             .unwrap_or("");
         let mode = ctx.permission().mode;
-        if mode == PermissionMode::AcceptEdits && !sub.appended_args && accept_edits_allows(words) {
+        if mode == PermissionMode::AcceptEdits
+            && !sub.appended_args
+            && accept_edits_allows(&brace_expanded(words))
+        {
             return Finding::new(Kind::Allow, "")
                 .reason(DecisionReason::Mode { mode })
                 .sub(text);
         }
         if !sub.appended_args
-            && is_read_only(words)
+            && is_read_only(&brace_expanded(words))
             && !(name == "git"
                 && (analysis.commands.iter().any(changes_directory)
                     || line_writes_before(analysis, sub, GIT_DISCOVERY_NAMES)))
@@ -3631,6 +3610,29 @@ const MAX_BRACE_WORDS: usize = 64;
 /// cheaply (more than [`MAX_BRACE_GROUPS`] braces, [`MAX_BRACE_WORD_LEN`] bytes or
 /// [`MAX_BRACE_WORDS`] words): the caller then treats the word as uncomputable. Sequences
 /// (`{1..3}`) are not expanded. Iterative, with bounded work.
+/// `words` with each static brace word replaced by the words bash expands it to, as many
+/// arguments (`mv {src/main.rs,docs}` is `mv src/main.rs docs`; `mkdir -p src/{a,b}` makes
+/// two directories). The command name is kept as it is.
+fn brace_expanded(words: &[Word]) -> std::borrow::Cow<'_, [Word]> {
+    let expands = |w: &Word| w.value.is_none() && expand_braces(&w.raw).is_some();
+    if !words.iter().skip(1).any(expands) {
+        return std::borrow::Cow::Borrowed(words);
+    }
+    let mut out = Vec::with_capacity(words.len() + 2);
+    for (i, w) in words.iter().enumerate() {
+        match (i > 0 && w.value.is_none()).then(|| expand_braces(&w.raw)) {
+            Some(Some(list)) => out.extend(list.into_iter().map(|v| Word {
+                raw: v.clone(),
+                glob: v.contains(['*', '?', '[']),
+                value: Some(v),
+                plain: true,
+            })),
+            _ => out.push(w.clone()),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn expand_braces(raw: &str) -> Option<Vec<String>> {
     if raw.contains(['\'', '"', '\\', '$', '`'])
         || !raw.contains('{')

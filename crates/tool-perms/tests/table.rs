@@ -1401,7 +1401,8 @@ async fn uncomputable_paths_do_not_dodge_path_rules() {
         case("allow", "Bash", "cat $F").mode("bypassPermissions"),
         case("allow", "Bash", "cat {.env,x}").mode("bypassPermissions"),
         case("ask", "Bash", "cat {README.md,$O/secret.txt}"),
-        case("ask", "Bash", "cat {README.md,docs/a.md}"),
+        // A static brace list inside the project is read-only as its words are.
+        case("allow", "Bash", "cat {README.md,docs/a.md}"),
     ];
     run_table(cases).await;
 }
@@ -3415,6 +3416,28 @@ async fn globs_and_devices_are_read_as_bash_and_the_kernel_do() {
         case("allow", "Bash", "cat /dev/null"),
         case("allow", "Bash", "diff /dev/null src/main.rs"),
         case("allow", "Bash", "head -c 16 /dev/urandom"),
+    ])
+    .await;
+}
+
+/// A static brace word is the words it expands to for acceptEdits and read-only decisions
+/// too (`mkdir -p src/{models,views}` is two `mkdir`s), its paths checked each; an option
+/// it expands to is read as one (`sort {x,-ofile}` writes).
+#[tokio::test]
+async fn brace_words_are_decided_as_their_expansions() {
+    let accept = "acceptEdits";
+    run_table(vec![
+        case("allow", "Bash", "mkdir -p src/{models,views}").mode(accept),
+        case("allow", "Bash", "touch {a,b}.txt").mode(accept),
+        case("allow", "Bash", "cp src/main.rs{,.bak}").mode(accept),
+        case("allow", "Bash", "rm {a,b}.txt").mode(accept),
+        case("allow", "Bash", "cat src/{main,lib}.rs"),
+        case("ask", "Bash", "touch {a,.git/x}").mode(accept),
+        case("deny", "Bash", "rm src/{main.rs,x}")
+            .deny(&["Edit(src/main.rs)"])
+            .mode(accept),
+        case("ask", "Bash", "sort {README.md,-ofile}"),
+        case("ask", "Bash", "{ls,cat} README.md"),
     ])
     .await;
 }

@@ -3441,3 +3441,29 @@ async fn brace_words_are_decided_as_their_expansions() {
     ])
     .await;
 }
+
+/// Read-only git commands that asked: `git --version`, `git reflog -5`, `git config KEY`,
+/// `git diff-tree` (a patch from it meets the Read deny rules as `git log -p` does); their
+/// writing forms still ask.
+#[tokio::test]
+async fn more_read_only_git_commands() {
+    let env: &[&str] = &["Read(.env)"];
+    run_table(vec![
+        case("allow", "Bash", "git --version"),
+        case("allow", "Bash", "git reflog -5"),
+        case("allow", "Bash", "git reflog show HEAD"),
+        case("ask", "Bash", "git reflog expire --all"),
+        case("allow", "Bash", "git config user.email"),
+        case("allow", "Bash", "git config --global user.email"),
+        case("ask", "Bash", "git config user.email me@x"),
+        case("ask", "Bash", "git config --unset user.email"),
+        case(
+            "allow",
+            "Bash",
+            "git diff-tree --no-commit-id --name-only -r HEAD",
+        ),
+        case("ask", "Bash", "git diff-tree -p HEAD").deny(env),
+        case("allow", "Bash", "git diff-tree -p HEAD"),
+    ])
+    .await;
+}

@@ -2263,6 +2263,8 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         "diff" => blob || elsewhere || patch || !no_patch,
         "show" => blob || line_range || patch || !no_patch,
         "log" | "whatchanged" | "reflog" => line_range || patch,
+        // Patches only when asked (`-p`, `--cc`); names otherwise.
+        "diff-tree" | "diff-index" | "diff-files" => blob || elsewhere || patch,
         // `stash list` takes log's options (`-p`), `stash show` diff's.
         "stash" => {
             matches!(
@@ -2343,7 +2345,9 @@ fn git_read_only(args: &[&str]) -> bool {
         "status" | "log" | "diff" | "show" | "blame" | "shortlog" | "describe" | "rev-parse"
         | "rev-list" | "ls-files" | "ls-tree" | "cat-file" | "grep" | "merge-base"
         | "count-objects" | "whatchanged" | "name-rev" | "for-each-ref" | "show-ref"
-        | "check-ignore" | "var" | "help" | "version" | "cherry" => true,
+        | "check-ignore" | "var" | "help" | "version" | "cherry" | "diff-tree" | "diff-index"
+        | "diff-files" => true,
+        "--version" | "--help" => rest.is_empty(),
         "branch" => {
             positional == 0
                 && only(&[
@@ -2378,6 +2382,20 @@ fn git_read_only(args: &[&str]) -> bool {
                 ])
         }
         "remote" => rest.is_empty() || rest == ["-v"] || rest.first() == Some(&"get-url"),
+        // `git config KEY` (one operand) gets it, as `--get` does.
+        "config"
+            if positional == 1
+                && only(&[
+                    "--global",
+                    "--local",
+                    "--system",
+                    "--show-origin",
+                    "--null",
+                    "-z",
+                ]) =>
+        {
+            true
+        }
         "config" => {
             rest.iter()
                 .any(|a| matches!(*a, "--get" | "--get-all" | "--list" | "-l" | "--get-regexp"))
@@ -2397,7 +2415,8 @@ fn git_read_only(args: &[&str]) -> bool {
                 ])
         }
         "stash" => matches!(rest.first(), Some(&"list") | Some(&"show")),
-        "reflog" => rest.is_empty() || rest.first() == Some(&"show"),
+        // `git reflog -5`, `git reflog show`; not `expire` or `delete`.
+        "reflog" => positional == 0 || rest.iter().find(|a| !a.starts_with('-')) == Some(&"show"),
         "worktree" => rest.first() == Some(&"list"),
         _ => false,
     }

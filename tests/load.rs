@@ -119,9 +119,10 @@ async fn many_calls_from_concurrent_clients_succeed_without_a_leak() {
         clients.push(Arc::new(manager));
     }
 
-    // Warm-up: every session, allocator pools and caches settle.
-    let warm = (per_client / 8).max(5);
-    round(&clients, &file, warm, &root).await;
+    // Warm-up, as long as the measured round: every session, allocator pools and caches
+    // settle (after a shorter one the allocator's own growth, which varies with how the
+    // calls interleave, read as a leak: +12% once in CI, +2% to +8% on other runs).
+    round(&clients, &file, per_client, &root).await;
     let before = rss_kib(&server.child);
 
     let started = Instant::now();

@@ -2103,22 +2103,28 @@ impl PermissionEngine {
                                 let last = value.rsplit('/').next().unwrap_or("");
                                 // A glob that matches every name there (`*`, `?*`, `[a-z]*`
                                 // in a directory of such names) empties it.
-                                let everything = matches!(last, "*" | ".*" | "*.*") || {
-                                    let names = std::fs::read_dir(&dir).map_or(usize::MAX, |rd| {
-                                        rd.flatten()
-                                            .take(MAX_GLOB_ENTRIES + 1)
-                                            .filter(|e| {
-                                                dotglob
-                                                    || e.file_name().as_encoded_bytes().first()
-                                                        != Some(&b'.')
-                                            })
-                                            .count()
-                                    });
-                                    !entries.is_empty() && entries.len() >= names
+                                // (Read only for a critical directory.)
+                                let everything = || {
+                                    matches!(last, "*" | ".*" | "*.*") || {
+                                        let names =
+                                            std::fs::read_dir(&dir).map_or(usize::MAX, |rd| {
+                                                rd.flatten()
+                                                    .take(MAX_GLOB_ENTRIES + 1)
+                                                    .filter(|e| {
+                                                        dotglob
+                                                            || e.file_name()
+                                                                .as_encoded_bytes()
+                                                                .first()
+                                                                != Some(&b'.')
+                                                    })
+                                                    .count()
+                                            });
+                                        !entries.is_empty() && entries.len() >= names
+                                    }
                                 };
-                                if everything
-                                    && (is_critical_removal(&dir, home, &wds)
-                                        || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
+                                if (is_critical_removal(&dir, home, &wds)
+                                    || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
+                                    && everything()
                                 {
                                     let why = format!(
                                         "`{text}` would delete everything in {}",

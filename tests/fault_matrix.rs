@@ -49,5 +49,7 @@ mod mcp;
 mod persist;
 #[path = "fault_matrix/rig.rs"]
 mod rig;
+#[path = "support/serve.rs"]
+mod serve_support;
 #[path = "fault_matrix/tools.rs"]
 mod tools;

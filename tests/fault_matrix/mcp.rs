@@ -12,6 +12,7 @@ use tempfile::TempDir;
 use tool_exec::ToolCallResult;
 
 use crate::rig::{Rig, RigBuilder, assert_no_process, call, rig, settle, text};
+use crate::serve_support::tiny_server;
 
 const FAKE_SERVER: &str = include_str!("fake_mcp.py");
 
@@ -360,23 +361,6 @@ async fn mcp_server_closes_stdout_but_keeps_running() {
         "the server without stdout is still running"
     );
     finish(rig, &fake).await;
-}
-
-/// The tiny rmcp server (`crates/tools-mcp/examples/tiny_server.rs`), built by
-/// `cargo build --workspace --examples` (CI does this before the tests).
-fn tiny_server() -> Option<PathBuf> {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent()?.parent()?.join("examples").join("tiny_server");
-    if path.exists() {
-        return Some(path);
-    }
-    let msg = format!(
-        "{} is missing: run `cargo build -p tools-mcp --example tiny_server` first",
-        path.display()
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
-    eprintln!("SKIPPED: {msg}");
-    None
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,6 +22,7 @@ use crate::bash::commands::{
     reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
     wrapped_readings, xargs_arg_files,
 };
+use crate::bash::file_uses::file_uses;
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
     analyze, basename, trim_command,
@@ -1886,6 +1887,10 @@ impl PermissionEngine {
             worst = Some(f.sub(text.clone()));
         }
         let args = path_args(name, words);
+        // Commands whose files each have their own use (`curl -o OUT -d @IN`).
+        let uses: Vec<PathUse> = file_uses(name, words)
+            .map(|files| files.into_iter().map(|(_, u)| u).collect())
+            .unwrap_or_default();
         let tree = reads_trees(name, words).map(|mut t| {
             // Its filters may be changed before it runs: none are taken into account.
             if rg_config || line_writes_before(analysis, sub, RG_IGNORE_NAMES) {
@@ -2012,6 +2017,7 @@ impl PermissionEngine {
         };
         for (index, arg) in args.iter().enumerate() {
             let written_into = dest.as_ref().is_some_and(|d| d.index == index) || index >= listed;
+            let use_ = uses.get(index).copied().unwrap_or(use_);
             let use_ = if sources_read && !written_into {
                 PathUse::Read
             } else {

@@ -3,7 +3,7 @@
 
 use super::options::{self, Safe, names_long, short_bundle_has, short_option_in};
 use super::parse::{SimpleCommand, Word, basename};
-use super::sed;
+use super::{file_uses, sed};
 
 /// Environment variables whose assignment before a command cannot change what runs
 /// (Claude Code's safe list, trimmed): stripped before allow rules match.
@@ -344,6 +344,16 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         "sort" | "uniq" | "xxd" | "tree" | "less" | "base64" | "find" if !is_read_only(words) => {
             PathUse::Write
         }
+        // Each file its own use: [`file_uses`].
+        "curl" | "wget" | "tar" | "patch" => {
+            let writes = file_uses::file_uses(name, words)
+                .is_some_and(|f| f.iter().any(|(_, u)| *u == PathUse::Write));
+            if writes {
+                PathUse::Write
+            } else {
+                PathUse::Read
+            }
+        }
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
         | "hexdump" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
@@ -438,6 +448,7 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
             defaults_to_cwd: false,
             direct_only: !has(&['r'], &["--recursive"]),
         }),
+        "tar" => file_uses::tar_reads_trees(words),
         "cp" | "rsync" => {
             has(&['r', 'R', 'a'], &["--recursive", "--archive"]).then_some(TreeRead {
                 follow_links: has(&['L'], &["--dereference", "--copy-links"]),
@@ -458,6 +469,7 @@ pub fn changes_trees(name: &str, words: &[Word]) -> bool {
         "mv" => true,
         "rm" => has_option(words, &['r', 'R'], &["--recursive"]),
         "chmod" | "chown" | "chgrp" => has_option(words, &['R'], &["--recursive"]),
+        "tar" => file_uses::tar_removes_trees(words),
         _ => false,
     }
 }
@@ -1346,6 +1358,14 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             target: None,
         };
     }
+    if let Some(files) = file_uses::file_uses(name, words) {
+        return PathArgs {
+            operands: !files.is_empty(),
+            paths: files.into_iter().map(|(w, _)| w).collect(),
+            target: None,
+            operand_indices: Vec::new(),
+        };
+    }
     if name == "git" {
         let (paths, operands) = git_path_args(words);
         return PathArgs {
@@ -1597,7 +1617,7 @@ fn sed_path_args(words: &[Word]) -> Vec<Word> {
 
 /// The first character a word expands to when it is literal text, not an expansion, a
 /// glob, a brace or an empty quote (`"Total: $n"` starts with `T`, `''$x` is unknown).
-fn literal_start(raw: &str) -> Option<char> {
+pub(crate) fn literal_start(raw: &str) -> Option<char> {
     let mut chars = raw.chars();
     let mut in_double = false;
     loop {
@@ -1621,6 +1641,13 @@ fn literal_start(raw: &str) -> Option<char> {
             (d, _) => return Some(d),
         }
     }
+}
+
+/// Whether a computed word is surely an operand, not an option: one word that starts with
+/// literal text other than `-` (`"https://$HOST/x"`; not `$URL`, which may split into `-o
+/// FILE`).
+pub(crate) fn is_surely_operand(w: &Word) -> bool {
+    !may_split(w) && literal_start(&w.raw).is_some_and(|c| c != '-')
 }
 
 /// Whether a word may become several words, or words other than its text: an unquoted

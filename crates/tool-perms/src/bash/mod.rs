@@ -1,6 +1,7 @@
 //! Bash command analysis: the tree-sitter walk, rule patterns, wrappers and read-only commands.
 
 pub mod commands;
+pub(crate) mod file_uses;
 mod options;
 pub mod parse;
 pub mod pattern;

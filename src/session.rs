@@ -38,6 +38,7 @@ impl SessionArgs {
             user_and_managed_settings: !isolated,
             trusted: None,
             mcp_config: self.mcp_config.clone(),
+            connect_mcp_in_background: false,
         }
     }
 }
@@ -91,6 +92,10 @@ pub struct SessionOptions {
     pub trusted: Option<bool>,
     /// `--mcp-config` values.
     pub mcp_config: Vec<String>,
+    /// Open without waiting for the MCP servers: [`Session::mcp_connecting`] connects them,
+    /// and their tools arrive through [`Session::tools_changed`] (`serve`, which answers its
+    /// clients meanwhile). Otherwise [`Session::open`] waits for every server.
+    pub connect_mcp_in_background: bool,
 }
 
 impl SessionOptions {
@@ -116,6 +121,7 @@ impl SessionOptions {
             user_and_managed_settings: false,
             trusted: Some(true),
             mcp_config: Vec::new(),
+            connect_mcp_in_background: false,
         }
     }
 }
@@ -135,6 +141,10 @@ pub struct Session {
     pub rule_matcher: Arc<tool_exec::PermissionRuleMatcher>,
     /// Things the user should know (settings problems, ignored files).
     pub notices: Vec<String>,
+    /// With [`SessionOptions::connect_mcp_in_background`]: the MCP servers' connections
+    /// being made, for the host to run (dropping it abandons them); its output is what the
+    /// user should know of them (servers that failed), as [`notices`](Self::notices) are.
+    pub mcp_connecting: Option<McpConnecting>,
     /// The MCP servers' connections; dropping the session ends their processes.
     pub mcp: Option<tools_mcp::McpManager>,
     /// The session's tools as they are now, assembled as [`ctx`](Self::ctx)'s were at the
@@ -152,6 +162,9 @@ pub struct Session {
     /// The session's directory, removed with the session when nothing was written to it.
     _dir: SessionDir,
 }
+
+/// The MCP servers' connections being made ([`Session::mcp_connecting`]).
+pub type McpConnecting = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<String>> + Send>>;
 
 /// The transcript's file name in the session's directory.
 pub(crate) const TRANSCRIPT_FILE: &str = "transcript.jsonl";
@@ -417,7 +430,9 @@ impl Session {
             .tempdir()
             .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?
             .keep();
+        let options_in_background = options.connect_mcp_in_background;
         let (tools_changed_tx, tools_changed) = tokio::sync::watch::channel(());
+        let mut mcp_connecting: Option<McpConnecting> = None;
         let mcp = if servers.is_empty() {
             None
         } else {
@@ -427,9 +442,18 @@ impl Session {
             options.on_tools_changed = Some(Arc::new(move |_server: &str| {
                 tools_changed_tx.send_replace(());
             }));
-            let (manager, problems) = tools_mcp::McpManager::connect(servers, options).await;
-            notices.extend(problems.iter().map(ToString::to_string));
-            Some(manager)
+            if options_in_background {
+                let (manager, connecting) =
+                    tools_mcp::McpManager::connect_in_background(servers, options);
+                mcp_connecting = Some(Box::pin(async move {
+                    connecting.await.iter().map(ToString::to_string).collect()
+                }));
+                Some(manager)
+            } else {
+                let (manager, problems) = tools_mcp::McpManager::connect(servers, options).await;
+                notices.extend(problems.iter().map(ToString::to_string));
+                Some(manager)
+            }
         };
         let builtins = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
             engine.is_blanket_denied(t)
@@ -529,6 +553,7 @@ impl Session {
             hooks,
             rule_matcher,
             notices,
+            mcp_connecting,
             mcp,
             current_tools,
             tools_changed,
@@ -539,7 +564,7 @@ impl Session {
 }
 
 /// Ends a task when dropped.
-pub(crate) struct AbortOnDrop(tokio::task::JoinHandle<()>);
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -918,6 +918,59 @@ fn an_upstream_servers_new_tool_is_announced_listed_and_callable() {
     assert_eq!(texts[0], "dynamic ok");
 }
 
+/// `initialize` is answered while an upstream MCP server is still starting (a client with a
+/// short handshake timeout is not kept waiting for it); `tools/list` waits for the server's
+/// first connection and lists its tools.
+#[test]
+fn initialize_does_not_wait_for_upstream_servers_and_tools_list_does() {
+    use std::time::Duration;
+    let Some(tiny) = support::tiny_server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let gate = root.join("open");
+    // Becomes the tiny server once the gate is open.
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.02; done; exec \"$0\"",
+        gate.display()
+    );
+    let config = serde_json::json!({"mcpServers": {"slow": {
+        "command": "sh", "args": ["-c", script, tiny]}}});
+    // Answered with the gate shut (before, `initialize` waited for the server: no answer).
+    let mut server = RawStdio::start(
+        &root,
+        &[
+            "--mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config.to_string(),
+        ],
+        serde_json::json!({}),
+    );
+    server.send(&serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let early = server.next_within(Duration::from_millis(500));
+    assert!(early.is_none(), "tools/list did not wait: {early:?}");
+    std::fs::write(&gate, "").unwrap();
+    let list = loop {
+        let message = server.next();
+        if message["id"] == 2 {
+            break message;
+        }
+    };
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp__slow__echo"), "{names:?}");
+    assert!(names.contains(&"Read"), "{names:?}");
+    let (is_error, texts) =
+        server.call_texts(3, "mcp__slow__echo", serde_json::json!({"text": "hi"}));
+    assert!(!is_error, "{texts:?}");
+}
+
 /// A method this server does not serve is `-32601` saying so (`Method not found: NAME`, not
 /// the bare name), and a `_meta.progressToken` that is neither a string nor an integer is
 /// `-32602` Invalid params rather than no token at all.

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use toolwright::serve::http::{HttpError, HttpOptions, HttpServer, parse_addr};
 use toolwright::serve::{NoticeSink, ToolServer, serve_stdio_with_notices};
 
-use crate::session::{Session, SessionArgs};
+use crate::session::{AbortOnDrop, Session, SessionArgs};
 
 /// Where `--http` listens when given no address.
 pub const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8421";
@@ -80,7 +80,10 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         eoutln!("toolwright serve: {}", HttpError::NotLoopback(addr));
         return ExitCode::from(2);
     }
-    let session = match Session::open(&args.session.options(false)).await {
+    // `initialize` is answered at once: the MCP servers connect meanwhile.
+    let mut options = args.session.options(false);
+    options.connect_mcp_in_background = true;
+    let mut session = match Session::open(&options).await {
         Ok(s) => s,
         Err(e) => {
             eoutln!("toolwright serve: {e}");
@@ -101,7 +104,29 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // answered with an error, go to stderr as `run` prints them: stdout is the protocol's
     // (or the URL's), and there is no other log.
     let notices: NoticeSink = Arc::new(|text: &str| eoutln!("toolwright serve: {text}"));
-    let server = server.with_notices(notices.clone());
+    let mut server = server.with_notices(notices.clone());
+    // `tools/list` and `tools/call` wait for the servers' first connections (each within
+    // its startup timeout); what went wrong is told when it is known, as the session's
+    // notices were.
+    let _connecting = session.mcp_connecting.take().map(|connecting| {
+        let (ready, waiting) = tokio::sync::watch::channel(false);
+        server = server.clone().with_tools_ready(waiting);
+        let (server, tools) = (server.clone(), Arc::clone(&session.current_tools));
+        let matcher = Arc::clone(&session.rule_matcher);
+        let notices = notices.clone();
+        AbortOnDrop(tokio::spawn(async move {
+            let problems = connecting.await;
+            // Served before the waiting requests go on, unannounced: no client has listed
+            // the tools before. The hooks' `if` conditions know them too.
+            let tools = tools();
+            matcher.set_tools(tools.clone());
+            server.set_tools_unannounced(tools);
+            ready.send_replace(true);
+            for notice in problems {
+                notices(&notice);
+            }
+        }))
+    });
     // The tools `server` serves stay those of the session as they are now: it tells its
     // clients when they change.
     let _following = {

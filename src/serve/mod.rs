@@ -100,6 +100,9 @@ pub struct ToolServer {
     tools: Arc<RwLock<ToolList>>,
     /// Who is told when the tools change, shared by every clone.
     listeners: Arc<Mutex<Listeners>>,
+    /// `tools/list` and `tools/call` wait until it reads `true` (or its sender is gone): the
+    /// upstream MCP servers' first connections, which `initialize` does not wait for.
+    tools_ready: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// A list of tools, as a context holds it.
@@ -154,6 +157,7 @@ impl ToolServer {
             session: None,
             sessions: Arc::default(),
             notices: None,
+            tools_ready: None,
         }
     }
 
@@ -187,6 +191,21 @@ impl ToolServer {
     pub fn with_notices(mut self, sink: NoticeSink) -> Self {
         self.notices = Some(sink);
         self
+    }
+
+    /// Makes `tools/list` and `tools/call` wait until `ready` reads `true` (or its sender is
+    /// dropped): a host that answers `initialize` before its upstream MCP servers are
+    /// connected (`toolwright serve`) still lists their tools in the first `tools/list`.
+    pub fn with_tools_ready(mut self, ready: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.tools_ready = Some(ready);
+        self
+    }
+
+    /// Waits for [`Self::with_tools_ready`]'s signal.
+    async fn tools_ready(&self) {
+        if let Some(ready) = &self.tools_ready {
+            let _ = ready.clone().wait_for(|ready| *ready).await;
+        }
     }
 
     /// The `instructions` given to clients in `initialize`.
@@ -378,15 +397,26 @@ impl ToolServer {
     /// for it), in the background: a client that reads slowly holds up nobody. A host whose
     /// tools change (an upstream MCP server's `tools/list_changed`) calls this.
     pub fn set_tools(&self, tools: impl Into<ToolList>) {
-        let tools = tools.into();
+        if self.replace_tools(tools.into()) {
+            self.notify_tools_changed();
+        }
+    }
+
+    /// Serves `tools` from now on without telling the clients: for tools no client can have
+    /// listed yet (the upstream servers' first connections, which `tools/list` waits for
+    /// through [`Self::with_tools_ready`]).
+    pub fn set_tools_unannounced(&self, tools: impl Into<ToolList>) {
+        self.replace_tools(tools.into());
+    }
+
+    /// Serves `tools` from now on; whether the list clients see changed.
+    fn replace_tools(&self, tools: ToolList) -> bool {
         let entries = |tools: &[Arc<dyn Tool>]| -> Vec<Value> {
             tools.iter().map(|t| tool_entry(t.as_ref())).collect()
         };
         let changed = entries(&self.tools()) != entries(&tools);
         *self.tools.write().unwrap_or_else(PoisonError::into_inner) = tools;
-        if changed {
-            self.notify_tools_changed();
-        }
+        changed
     }
 
     /// Sends `notifications/tools/list_changed` to every client session still open and
@@ -439,6 +469,7 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         progress_token_check(&context)?;
+        self.tools_ready().await;
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         self.running.send_modify(|n| *n += 1);
         let _running = Running(&self.running);
@@ -594,6 +625,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         progress_token_check(&context)?;
+        self.tools_ready().await;
         Ok(ListToolsResult::with_all_items(self.list()))
     }
 

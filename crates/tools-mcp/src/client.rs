@@ -784,6 +784,9 @@ fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServerState {
+    /// Its first connection is still being made
+    /// ([`McpManager::connect_in_background`](crate::McpManager::connect_in_background)).
+    Connecting,
     /// Connected and answering.
     Connected,
     /// Not connected: never connected, or the connection failed; the message says why.
@@ -867,7 +870,7 @@ impl ServerConn {
             shut_down: AtomicBool::new(false),
             list_seq: AtomicU64::new(0),
             stored_seq: AtomicU64::new(0),
-            state: Mutex::new(ServerState::Failed("not connected yet".into())),
+            state: Mutex::new(ServerState::Connecting),
             asking_host: AtomicUsize::new(0),
             relisting: Mutex::default(),
         })
@@ -1452,9 +1455,32 @@ impl ServerConn {
         }
     }
 
+    /// The first connection, and its tools listed: under the connection lock, so that a
+    /// call that needs the server meanwhile ([`Self::live`]) waits for it rather than
+    /// starting a second one. A failure is recorded as the first of the backoff.
+    pub(crate) async fn connect_first(self: &Arc<Self>) -> Result<(), String> {
+        let _guard = self.connect_lock.lock().await;
+        if self.shut_down.load(Ordering::SeqCst) {
+            return Err("the MCP manager was shut down".into());
+        }
+        if lock(&self.live)
+            .as_ref()
+            .is_some_and(|live| !live.is_dead())
+        {
+            return Ok(());
+        }
+        match self.connect_and_list().await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.record_initial_failure(&e);
+                Err(e)
+            }
+        }
+    }
+
     /// Records the failure of the first connection so that the next use waits for the
     /// backoff instead of retrying at once.
-    pub(crate) fn record_initial_failure(&self, error: &str) {
+    fn record_initial_failure(&self, error: &str) {
         let mut backoff = lock(&self.backoff);
         backoff.failures = 1;
         backoff.retry_at = Some(Instant::now() + backoff_delay(1));

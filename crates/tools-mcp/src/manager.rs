@@ -81,6 +81,35 @@ impl McpManager {
     /// reported in the diagnostics, with the reason and the tail of their stderr. The
     /// diagnostics also carry [`McpOptions::env_warnings`], as warnings.
     pub async fn connect(configs: Vec<ServerConfig>, opts: McpOptions) -> (Self, Vec<Diagnostic>) {
+        let (manager, early) = Self::configure(configs, opts);
+        let diagnostics = connect_all(Arc::clone(&manager.inner), early).await;
+        (manager, diagnostics)
+    }
+
+    /// The manager at once, its servers [`ServerState::Connecting`] (no tools yet;
+    /// [`client_infos`](Self::client_infos) says they are pending), and the future that
+    /// connects them as [`connect`](Self::connect) does and returns its diagnostics: for a
+    /// host that answers meanwhile (`toolwright serve` answers `initialize` before a slow
+    /// server is up) and reads [`tools`](Self::tools) when the future is done. First
+    /// connections are not announced through [`McpOptions::on_tools_changed`] (later
+    /// changes are). A call that needs a server still connecting waits for that
+    /// connection. Dropping the future abandons the connections it had not made (their
+    /// processes end with it).
+    pub fn connect_in_background(
+        configs: Vec<ServerConfig>,
+        opts: McpOptions,
+    ) -> (
+        Self,
+        impl std::future::Future<Output = Vec<Diagnostic>> + Send + 'static,
+    ) {
+        let (manager, early) = Self::configure(configs, opts);
+        let connecting = connect_all(Arc::clone(&manager.inner), early);
+        (manager, connecting)
+    }
+
+    /// The manager with one (unconnected) server per name, and the diagnostics known before
+    /// connecting: limits from the environment that could not be used, names given twice.
+    fn configure(configs: Vec<ServerConfig>, opts: McpOptions) -> (Self, Vec<Diagnostic>) {
         let opts = Arc::new(opts);
         // Limits from the environment that could not be used (the defaults stand in).
         let mut diagnostics: Vec<Diagnostic> = opts
@@ -102,22 +131,6 @@ impl McpManager {
             servers.push(ServerConn::new(config, opts.clone()));
         }
         servers.sort_by(|a, b| a.name().cmp(b.name()));
-        let results = futures::future::join_all(
-            servers
-                .iter()
-                .map(|s| async move { (s.clone(), s.connect_and_list().await) }),
-        )
-        .await;
-        for (server, result) in results {
-            if let Err(e) = result {
-                server.record_initial_failure(&e);
-                diagnostics.push(Diagnostic::error(
-                    Some(server.name()),
-                    server.config.source.as_deref(),
-                    format!("failed to connect: {e}"),
-                ));
-            }
-        }
         let manager = Self {
             inner: Arc::new(Inner {
                 servers,
@@ -125,7 +138,6 @@ impl McpManager {
                 blob_counter: AtomicU64::new(0),
             }),
         };
-        diagnostics.extend(manager.name_collisions());
         (manager, diagnostics)
     }
 
@@ -133,10 +145,10 @@ impl McpManager {
     /// earlier by name, or earlier in the same server's list) has the same name after
     /// normalisation (servers `my.server` and `my_server`, or two tool names that differ
     /// only in characters outside `[A-Za-z0-9_-]`).
-    fn name_collisions(&self) -> Vec<Diagnostic> {
+    fn name_collisions(inner: &Inner) -> Vec<Diagnostic> {
         let mut owner: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         let mut out = Vec::new();
-        for server in &self.inner.servers {
+        for server in &inner.servers {
             let mut hidden: Vec<(String, String)> = Vec::new();
             for tool in server.tools() {
                 match owner.get(tool.name()) {
@@ -200,20 +212,7 @@ impl McpManager {
 
     /// The servers' names and connection states, for `ToolOptions::mcp_clients`.
     pub fn client_infos(&self) -> Vec<McpClientInfo> {
-        self.inner
-            .servers
-            .iter()
-            .map(|s| McpClientInfo {
-                name: s.name().to_owned(),
-                // `connect` waits for every server, so none is still connecting.
-                state: match s.state() {
-                    ServerState::Connected => tool_core::McpClientState::Connected,
-                    ServerState::Failed(_) | ServerState::ShutDown => {
-                        tool_core::McpClientState::Failed
-                    }
-                },
-            })
-            .collect()
+        client_infos(&self.inner)
     }
 
     /// The status of every configured server.
@@ -272,6 +271,46 @@ impl Drop for McpManager {
             server.shutdown_now();
         }
     }
+}
+
+/// The connection state of each server of `inner`.
+fn client_infos(inner: &Inner) -> Vec<McpClientInfo> {
+    inner
+        .servers
+        .iter()
+        .map(|s| McpClientInfo {
+            name: s.name().to_owned(),
+            state: match s.state() {
+                ServerState::Connecting => tool_core::McpClientState::Pending,
+                ServerState::Connected => tool_core::McpClientState::Connected,
+                ServerState::Failed(_) | ServerState::ShutDown => tool_core::McpClientState::Failed,
+            },
+        })
+        .collect()
+}
+
+/// Connects every server of `inner` at once (see [`McpManager::connect`]); `early`: the
+/// diagnostics found before.
+async fn connect_all(inner: Arc<Inner>, early: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut diagnostics = early;
+    let results = futures::future::join_all(
+        inner
+            .servers
+            .iter()
+            .map(|s| async move { (s, s.connect_first().await) }),
+    )
+    .await;
+    for (server, result) in results {
+        if let Err(e) = result {
+            diagnostics.push(Diagnostic::error(
+                Some(server.name()),
+                server.config.source.as_deref(),
+                format!("failed to connect: {e}"),
+            ));
+        }
+    }
+    diagnostics.extend(McpManager::name_collisions(&inner));
+    diagnostics
 }
 
 fn collect_tools(inner: &Arc<Inner>) -> Vec<Arc<dyn Tool>> {

@@ -1669,3 +1669,76 @@ async fn a_silent_resource_read_is_cancelled_after_the_idle_limit() {
     assert!(stderr_contains(&manager, ": idle").await);
     manager.shutdown().await;
 }
+
+/// `connect_in_background`: the manager is there at once with its server still connecting
+/// (no tools, pending for ToolSearch); a call that needs the server meanwhile waits for that
+/// connection instead of starting a second process; once connected, its tools are there (the
+/// host reads them: the first connection is not announced as a change).
+#[tokio::test]
+async fn connecting_in_background_brings_the_tools_when_done() {
+    let gates = tempfile::tempdir().unwrap();
+    let gate = gates.path().join("open");
+    // Waits for the gate before it becomes the tiny server.
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.02; done; exec \"$0\"",
+        gate.display()
+    );
+    let changes = Arc::new(AtomicUsize::new(0));
+    let seen = changes.clone();
+    let mut o = opts();
+    o.on_tools_changed = Some(Arc::new(move |server: &str| {
+        assert_eq!(server, "slow");
+        seen.fetch_add(1, Ordering::SeqCst);
+    }));
+    let (manager, connecting) = McpManager::connect_in_background(
+        vec![ServerConfig::stdio(
+            "slow",
+            "sh",
+            ["-c".to_owned(), script.clone(), tiny_server()],
+        )],
+        o,
+    );
+    let connecting = tokio::spawn(connecting);
+    let manager = Arc::new(manager);
+    assert_eq!(manager.servers()[0].state, ServerState::Connecting);
+    assert!(manager.tools().is_empty());
+    assert_eq!(
+        manager.client_infos()[0].state,
+        tool_core::McpClientState::Pending
+    );
+    // The server's process is up and waiting at the gate.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with_arg(&script).is_empty() {
+        assert!(Instant::now() < deadline, "the server was not started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A reconnection asked for meanwhile waits for the connection being made.
+    let reconnect = tokio::spawn({
+        let manager = Arc::clone(&manager);
+        async move { manager.reconnect("slow").await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        processes_with_arg(&script).len(),
+        1,
+        "a second server was started"
+    );
+    assert_eq!(changes.load(Ordering::SeqCst), 0);
+
+    std::fs::write(&gate, "").unwrap();
+    let diags = connecting.await.unwrap();
+    assert!(diags.is_empty(), "{diags:?}");
+    reconnect.await.unwrap().unwrap();
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    assert_eq!(manager.tools().len(), TINY_TOOLS);
+    assert_eq!(changes.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        manager.client_infos()[0].state,
+        tool_core::McpClientState::Connected
+    );
+    let r = call(&tool(&manager, "mcp__slow__echo"), json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert!(r.data.content.joined_text().contains("hi"));
+    manager.shutdown().await;
+}

@@ -22,7 +22,7 @@ use crate::bash::commands::{
     reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
     wrapped_readings, xargs_arg_files,
 };
-use crate::bash::file_uses::file_uses;
+use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
     Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
     analyze, basename, trim_command,
@@ -1695,6 +1695,10 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
     ) -> Option<Finding> {
         let access = if use_ == PathUse::Write {
+            // Devices that are no file (`curl -o /dev/null`).
+            if matches!(path.to_str(), Some("/dev/null" | "/dev/tty")) {
+                return None;
+            }
             FileAccess::Write
         } else {
             // Devices that hold no file's contents (`diff /dev/null new.rs`, `head -c 16
@@ -1858,21 +1862,44 @@ impl PermissionEngine {
         let expanded = brace_expanded(words);
         let words = &expanded[..];
         let text = sub.raw_text();
+        // Commands whose files each have their own use (`curl -o OUT -d @IN`).
+        let file_uses = file_uses(name, words);
+        let mut worst: Option<Finding> = option_glob;
         if sub.appended_args || reads_listed_files(name, words) {
             // Its paths arrive on stdin or in a list file: never auto-allowed (read-only and
             // acceptEdits skip it), but an explicit prefix rule may allow it, unless path rules
             // could be dodged.
-            return self.has_path_rules(set, use_).then(|| {
+            let unchecked = self.has_path_rules(set, use_).then(|| {
                 self.unchecked_path(
                     set,
                     use_,
                     format!("`{text}` gets its paths from its input, which cannot be checked."),
                 )
-                .sub(text)
+                .sub(text.clone())
             });
+            // The files named in options are still what they are (`xargs curl -o F`); other
+            // commands' words change meaning with what is appended.
+            if file_uses.is_none() {
+                return unchecked;
+            }
+            worst = unchecked.map_or(worst.clone(), |f| Some(pick(worst, f)));
+        }
+        // A configuration the command reads from its environment, set on its line, may name
+        // other files (`TAR_OPTIONS="-C .git/hooks" tar xf a.tar`).
+        let configured = config_variables(name).iter().any(|v| {
+            sub.assignments.iter().any(|a| a.name == *v)
+                || analysis.commands.iter().any(|c| c.raw_text().contains(v))
+                || (!matches!(*v, "HOME" | "XDG_CONFIG_HOME") && std::env::var_os(v).is_some())
+        });
+        if file_uses.is_some() && (configured || analysis.hidden_assignment) {
+            let f = self.unchecked_path(
+                set,
+                PathUse::Write,
+                format!("`{text}` runs with a configuration from its environment, which may name files that cannot be checked."),
+            );
+            worst = Some(pick(worst, f.sub(text.clone())));
         }
         // Its paths are still checked: a deny stays a deny.
-        let mut worst: Option<Finding> = option_glob;
         // An awk program that may open files itself: they cannot be checked. Asked only
         // when a path rule could be dodged (a comparison reads like a redirection).
         if name == "awk"
@@ -1887,9 +1914,9 @@ impl PermissionEngine {
             worst = Some(f.sub(text.clone()));
         }
         let args = path_args(name, words);
-        // Commands whose files each have their own use (`curl -o OUT -d @IN`).
-        let uses: Vec<PathUse> = file_uses(name, words)
-            .map(|files| files.into_iter().map(|(_, u)| u).collect())
+        let uses: Vec<PathUse> = file_uses
+            .as_ref()
+            .map(|f| f.files.iter().map(|(_, u)| *u).collect())
             .unwrap_or_default();
         let tree = reads_trees(name, words).map(|mut t| {
             // Its filters may be changed before it runs: none are taken into account.
@@ -2029,7 +2056,7 @@ impl PermissionEngine {
             // A static word, else the words of a static brace expansion (`{.env,x}`; not a
             // placeholder for what lands in a destination, which names no path).
             let braces = || {
-                (arg.value.is_none() && index < listed)
+                (arg.value.is_none() && index < listed && uses.is_empty())
                     .then(|| expand_braces(&arg.raw))
                     .flatten()
             };
@@ -2158,7 +2185,8 @@ impl PermissionEngine {
                     paths.extend(resolutions);
                 }
                 for p in paths {
-                    if !checked.insert(p.clone()) {
+                    // Once for each use (`curl -b F -o F` reads and writes F).
+                    if !checked.insert((p.clone(), use_)) {
                         continue;
                     }
                     if checked.len() > MAX_CHECKED_PATHS {
@@ -2219,6 +2247,22 @@ impl PermissionEngine {
                 }
             }
         }
+        // Files whose names the command line does not say, written into a directory (an
+        // archive's members, what a patch names): asked about when an Edit deny or ask rule
+        // could match one of them there.
+        for dir in file_uses.iter().flat_map(|f| &f.filled_dirs) {
+            let Some(value) = dir.value.as_deref() else {
+                continue;
+            };
+            for p in self
+                .resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
+                .unwrap_or_default()
+            {
+                if let Some(f) = self.unknown_names_in(set, &p, &text) {
+                    worst = Some(pick(worst, f));
+                }
+            }
+        }
         // What a recursive copy or a move writes below the paths it lands at.
         let follow_links = tree.is_some_and(|t| t.follow_links);
         for (src, into) in &trees_written {
@@ -2238,6 +2282,32 @@ impl PermissionEngine {
             }
         }
         worst
+    }
+
+    /// The ask for a command that writes files of names it does not say into `dir` ([`FileUses::filled_dirs`](crate::bash::file_uses::FileUses)), when an Edit deny or
+    /// ask rule could match below `dir`: a safety check, as for a path that cannot be
+    /// computed.
+    fn unknown_names_in(&self, set: &RuleSet, dir: &Path, text: &str) -> Option<Finding> {
+        let resolved = resolve_symlinks(dir);
+        let may_match = [
+            &set.edit[bi(RuleBehavior::Deny)],
+            &set.edit[bi(RuleBehavior::Ask)],
+        ]
+        .iter()
+        .any(|r| r.may_match_inside(dir) || r.may_match_inside(&resolved));
+        may_match.then(|| {
+            let why = "files whose names cannot be known could match an Edit deny or ask rule";
+            Finding::new(
+                Kind::Ask,
+                format!(
+                    "`{text}` writes files whose names it does not say in {}, where an Edit deny or ask rule could apply.",
+                    dir.display()
+                ),
+            )
+            .reason(DecisionReason::SafetyCheck { reason: why.into() })
+            .immune()
+            .sub(text.to_owned())
+        })
     }
 
     /// A finding for a command that writes or removes everything under a directory

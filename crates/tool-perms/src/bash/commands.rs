@@ -289,7 +289,7 @@ pub fn effective_words(cmd: &SimpleCommand) -> Option<&[Word]> {
 }
 
 /// How a command uses the paths it is given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PathUse {
     /// Reads them.
     Read,
@@ -345,15 +345,8 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
             PathUse::Write
         }
         // Each file its own use: [`file_uses`].
-        "curl" | "wget" | "tar" | "patch" => {
-            let writes = file_uses::file_uses(name, words)
-                .is_some_and(|f| f.iter().any(|(_, u)| *u == PathUse::Write));
-            if writes {
-                PathUse::Write
-            } else {
-                PathUse::Read
-            }
-        }
+        // (Each path's own use overrides it; what is appended to them is written.)
+        "curl" | "wget" | "tar" | "patch" => PathUse::Write,
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
         | "hexdump" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
@@ -1358,10 +1351,10 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             target: None,
         };
     }
-    if let Some(files) = file_uses::file_uses(name, words) {
+    if let Some(uses) = file_uses::file_uses(name, words) {
         return PathArgs {
-            operands: !files.is_empty(),
-            paths: files.into_iter().map(|(w, _)| w).collect(),
+            operands: !uses.files.is_empty(),
+            paths: uses.files.into_iter().map(|(w, _)| w).collect(),
             target: None,
             operand_indices: Vec::new(),
         };

@@ -7,9 +7,9 @@
 //! What is not worked out from the command line is a word with no value (its `raw` text says
 //! what it stands for), which the path checks treat as a path that cannot be computed: an
 //! option the table does not know, a computed word where an option may be, a configuration
-//! file full of more options, a name the server picks (`curl -OJ`), a recursive download.
-//! What an archive or a patch holds is not read: `tar -x` is checked as a write of the
-//! directory it extracts into, and of the members it is given.
+//! file full of more options, a program tar runs. Files whose names only the archive, the
+//! patch or the server knows (`tar -x`, `patch -p1`, `wget -r`, `curl -OJ`) land in a
+//! [`FileUses::filled_dirs`] directory: what it holds is not read.
 //!
 //! Not here: URLs (they are not files, except curl's `file://`), and what the commands send
 //! over the network.
@@ -17,8 +17,45 @@
 use super::commands::{PathUse, TreeRead};
 use super::parse::Word;
 
-/// The files a command reads and writes, in the order it names them.
-pub type FileUses = Vec<(Word, PathUse)>;
+/// The files a command reads and writes.
+#[derive(Debug, Default)]
+pub struct FileUses {
+    /// Each file, in the order the command names it, with its use.
+    pub files: Vec<(Word, PathUse)>,
+    /// Directories the command writes files into whose names the command line does not say
+    /// (an archive's members, the files a patch or a recursive download names): each is
+    /// also in [`files`](Self::files), written; the engine asks when an Edit rule could
+    /// match inside one.
+    pub filled_dirs: Vec<Word>,
+}
+
+impl FileUses {
+    fn read(&mut self, w: Word) {
+        self.files.push((w, PathUse::Read));
+    }
+
+    fn write(&mut self, w: Word) {
+        self.files.push((w, PathUse::Write));
+    }
+
+    /// `w` as a file used as `use_`, unless it is `-` (standard input or output).
+    fn file(&mut self, w: &Word, use_: PathUse) {
+        if !matches!(w.value.as_deref(), Some("-" | "")) {
+            self.files.push((w.clone(), use_));
+        }
+    }
+
+    /// What could not be understood: checked as a write that cannot be computed.
+    fn unknown(&mut self, what: String) {
+        self.write(unknown(what));
+    }
+
+    /// Files with names not known, written into `dir`.
+    fn fill(&mut self, dir: Word) {
+        self.filled_dirs.push(dir.clone());
+        self.write(dir);
+    }
+}
 
 /// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar` and `patch`; `None`
 /// for another command.
@@ -35,32 +72,24 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
 /// How `tar WORDS` reads the trees it archives (`tar -c DIR`, `tar -r DIR`).
 pub fn tar_reads_trees(words: &[Word]) -> Option<TreeRead> {
     let parsed = parse(words, &TAR);
-    let archives = matches!(tar_mode(&parsed), Some(TarMode::Create));
-    let has = |k: TarOpt| {
-        parsed
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Opt(o, _) if *o == k))
-    };
-    archives.then(|| TreeRead {
-        follow_links: has(TarOpt::Dereference),
+    (tar_mode(&parsed) == Some(TarMode::Create)).then(|| TreeRead {
+        follow_links: parsed.is_on(TarOpt::Dereference, None),
         rg_filters: None,
         defaults_to_cwd: false,
-        direct_only: has(TarOpt::NoRecursion),
+        direct_only: parsed.is_on(TarOpt::NoRecursion, Some(TarOpt::Recursion)),
     })
 }
 
 /// Whether `tar WORDS` removes the files it archives (`--remove-files`).
 pub fn tar_removes_trees(words: &[Word]) -> bool {
-    let parsed = parse(words, &TAR);
-    matches!(tar_mode(&parsed), Some(TarMode::Create))
-        && parsed
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Opt(TarOpt::RemoveFiles, _)))
+    tar_removes(&parse(words, &TAR))
 }
 
-/// A word for a path that is known.
+fn tar_removes(parsed: &Parsed<TarOpt>) -> bool {
+    tar_mode(parsed) == Some(TarMode::Create) && parsed.is_on(TarOpt::RemoveFiles, None)
+}
+
+/// A word for a path that is known, marked as `like` is (quoted, globbing).
 fn path(value: impl Into<String>, like: &Word) -> Word {
     let value = value.into();
     Word {
@@ -99,6 +128,17 @@ fn under(dir: Option<&str>, rel: &str) -> String {
     }
 }
 
+/// `w`'s value under `dir`: a word that cannot be computed when either cannot.
+fn word_under(dir: Option<&Word>, w: &Word) -> Word {
+    match (dir.map(|d| d.value.as_deref()), w.value.as_deref()) {
+        (None, Some(_)) => w.clone(),
+        (Some(Some(d)), Some(v)) => path(under(Some(d), v), w),
+        (Some(None), Some(v)) if v.starts_with(['/', '~']) => w.clone(),
+        (Some(None), _) => unknown(format!("{} under the computed directory", w.raw)),
+        (_, None) => w.clone(),
+    }
+}
+
 /// One option of a command's table: its long name (without `--`), its short letter, whether
 /// it takes a value, and what it is.
 type Spec<K> = (&'static str, Option<char>, bool, K);
@@ -120,6 +160,8 @@ enum Item<K> {
     /// An option, with its value when it takes one (a word with no value when the value is
     /// computed, or missing).
     Opt(K, Option<Word>),
+    /// A flag turned off (`--no-FLAG`).
+    Off(K),
     /// An operand.
     Operand(Word),
     /// Not understood: an option the table does not know, or a computed word where an option
@@ -131,8 +173,25 @@ struct Parsed<K> {
     items: Vec<Item<K>>,
 }
 
+impl<K: Copy + PartialEq> Parsed<K> {
+    /// Whether the flag `on` is set: given, and not turned off after (by `--no-FLAG`, or by
+    /// its opposite `off`).
+    fn is_on(&self, on: K, off: Option<K>) -> bool {
+        self.items
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                Item::Opt(k, _) if *k == on => Some(true),
+                Item::Opt(k, _) if Some(*k) == off => Some(false),
+                Item::Off(k) if *k == on => Some(false),
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
+}
+
 /// The long option `name` (without `--`) in the table: exact, else the one it abbreviates.
-fn long_spec<K: Copy>(table: &[Spec<K>], name: &str) -> Option<(bool, K)> {
+fn long_spec<K: Copy + PartialEq>(table: &[Spec<K>], name: &str) -> Option<(bool, K)> {
     if let Some(s) = table.iter().find(|s| s.0 == name) {
         return Some((s.2, s.3));
     }
@@ -140,9 +199,9 @@ fn long_spec<K: Copy>(table: &[Spec<K>], name: &str) -> Option<(bool, K)> {
         .iter()
         .filter(|s| !name.is_empty() && s.0.starts_with(name));
     let first = found.next()?;
-    // Several options abbreviated: ambiguous unless they are the same option.
+    // Several options abbreviated: ambiguous (the command refuses it) unless they are alike.
     found
-        .all(|s| s.2 == first.2 && std::mem::discriminant(&s.3) == std::mem::discriminant(&first.3))
+        .all(|s| s.2 == first.2 && s.3 == first.3)
         .then_some((first.2, first.3))
 }
 
@@ -155,9 +214,10 @@ fn short_spec<K: Copy>(table: &[Spec<K>], letter: char) -> Option<(bool, K)> {
 
 /// Reads `words` (the command name first) as `syntax` says: options anywhere (GNU getopt
 /// permutes, curl takes them anywhere) until `--`.
-fn parse<K: Copy>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
+fn parse<K: Copy + PartialEq>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
     let mut items = Vec::new();
     let mut rest = words.iter().skip(1).peekable();
+    let missing = || unknown("a missing value");
     let mut options = true;
     if syntax.old_style
         && let Some(first) = rest.peek()
@@ -175,17 +235,17 @@ fn parse<K: Copy>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
             }
         }
         for k in pending {
-            let value = rest
-                .next()
-                .cloned()
-                .unwrap_or_else(|| unknown("a missing value"));
+            let value = rest.next().cloned().unwrap_or_else(missing);
             items.push(Item::Opt(k, Some(value)));
         }
     }
     while let Some(w) = rest.next() {
         let Some(v) = w.value.as_deref() else {
-            // A computed word: an option unless it starts with other literal text.
-            if options && !super::commands::is_surely_operand(w) {
+            // A computed word: an option with a computed value (`--user="$U"`, `-p"$N"`),
+            // another option, or an operand when it surely starts with other text.
+            if options && let Some(item) = computed_option(w, syntax) {
+                items.push(item);
+            } else if options && !super::commands::is_surely_operand(w) {
                 items.push(Item::Unknown(format!("the computed word {}", w.raw)));
             } else {
                 items.push(Item::Operand(w.clone()));
@@ -210,33 +270,27 @@ fn parse<K: Copy>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
                 Some(base) if !syntax.long_equals => (base, true),
                 _ => (name, false),
             };
-            let spec = long_spec(syntax.table, name).or_else(|| {
-                // `--no-FLAG` turns a flag off.
-                match long_spec(syntax.table, name.strip_prefix("no-")?) {
-                    Some((false, k)) => Some((false, k)),
-                    _ => None,
-                }
-            });
-            match spec {
+            match long_spec(syntax.table, name) {
                 Some((true, k)) => {
                     let value = match inline {
                         Some(value) => path(value, w),
-                        None => rest
-                            .next()
-                            .cloned()
-                            .unwrap_or_else(|| unknown("a missing value")),
+                        None => rest.next().cloned().unwrap_or_else(missing),
                     };
-                    let value =
-                        if expands && value.value.as_deref().is_some_and(|v| v.contains("{{")) {
+                    let value = match &value.value {
+                        Some(v) if expands && v.contains("{{") => {
                             unknown(format!("the expanded value {}", value.raw))
-                        } else {
-                            value
-                        };
+                        }
+                        _ => value,
+                    };
                     items.push(Item::Opt(k, Some(value)));
                 }
                 Some((false, k)) => items.push(Item::Opt(k, None)),
-                // `--no-X` only ever turns a flag off (one the table may not know yet).
-                None if name.starts_with("no-") && inline.is_none() => {}
+                // `--no-FLAG` turns a flag off, one the table may not know yet too.
+                None if inline.is_none() && name.starts_with("no-") => {
+                    if let Some((false, k)) = long_spec(syntax.table, &name[3..]) {
+                        items.push(Item::Off(k));
+                    }
+                }
                 None => items.push(Item::Unknown(format!("the option {v}"))),
             }
             continue;
@@ -249,9 +303,7 @@ fn parse<K: Copy>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
                 Some((true, k)) => {
                     let after = &letters[at + c.len_utf8()..];
                     let value = if after.is_empty() {
-                        rest.next()
-                            .cloned()
-                            .unwrap_or_else(|| unknown("a missing value"))
+                        rest.next().cloned().unwrap_or_else(missing)
                     } else {
                         path(after, w)
                     };
@@ -269,28 +321,96 @@ fn parse<K: Copy>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
     Parsed { items }
 }
 
-/// A value that is standard input or output, or names no file.
-fn is_stdio(v: &str) -> bool {
-    matches!(v, "-" | "%")
-}
-
-/// The value of an option's word: `Err` with the word when it is computed.
-fn value_of(w: &Word) -> Result<&str, &Word> {
-    w.value.as_deref().ok_or(w)
-}
-
-/// Pushes `w` as a file used as `use_`, unless it is standard input or output; a computed
-/// word is pushed as it is (it cannot be checked).
-fn push_file(out: &mut FileUses, w: &Word, use_: PathUse) {
-    match value_of(w) {
-        Ok(v) if is_stdio(v) || v.is_empty() => {}
-        _ => out.push((w.clone(), use_)),
+/// An option whose name is written out and whose value is computed: `--name=VALUE` (where
+/// `=` joins them), `-xVALUE`. The value is a word with no value, its raw text that of the
+/// value alone.
+fn computed_option<K: Copy + PartialEq>(w: &Word, syntax: &Syntax<K>) -> Option<Item<K>> {
+    let computed = |raw: &str| {
+        Some(Word {
+            raw: raw.to_owned(),
+            value: None,
+            plain: false,
+            glob: false,
+        })
+    };
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+    };
+    if let Some(long) = w.raw.strip_prefix("--") {
+        let (name, value) = long.split_once('=')?;
+        return match long_spec(syntax.table, name) {
+            Some((true, k)) if syntax.long_equals && plain(name) => {
+                Some(Item::Opt(k, computed(value)))
+            }
+            _ => None,
+        };
+    }
+    let mut chars = w.raw.strip_prefix('-')?.chars();
+    let letter = chars.next().filter(char::is_ascii_alphanumeric)?;
+    match short_spec(syntax.table, letter) {
+        Some((true, k)) if !chars.as_str().is_empty() => {
+            Some(Item::Opt(k, computed(chars.as_str())))
+        }
+        _ => None,
     }
 }
 
-/// The words of `out` for what could not be understood: each is checked as a write.
-fn push_unknown(out: &mut FileUses, what: String) {
-    out.push((unknown(what), PathUse::Write));
+/// The literal text a computed word starts with, quotes removed, up to its first expansion
+/// (`"name=$NAME"` starts with `name=`).
+fn literal_prefix(raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            _ if single => out.push(c),
+            '"' => double = !double,
+            '\\' => match chars.next() {
+                Some(d) => out.push(d),
+                None => break,
+            },
+            '$' | '`' => break,
+            '{' | '*' | '?' | '[' if !double => break,
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The name a download from `url` is saved as by default: the last segment of its path
+/// (`None` when there is none), as written (`%` escapes not decoded).
+fn url_file_name(url: &str) -> Option<&str> {
+    let no_fragment = url.split('#').next().unwrap_or(url);
+    let no_query = no_fragment.split('?').next().unwrap_or(no_fragment);
+    let path = match no_query.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').map_or("", |(_, p)| p),
+        None => no_query.split_once('/').map_or("", |(_, p)| p),
+    };
+    let name = path.rsplit('/').next().unwrap_or("");
+    (!name.is_empty() && name != "." && name != "..").then_some(name)
+}
+
+/// `name` with its `%XX` escapes decoded; `None` when that is no plain file name (a `/`, a
+/// NUL, bytes that are not UTF-8, a bad escape).
+fn percent_decoded(name: &str) -> Option<String> {
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let decoded = String::from_utf8(out).ok()?;
+    (!decoded.contains(['/', '\0']) && decoded != "." && decoded != "..").then_some(decoded)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -303,8 +423,11 @@ enum Curl {
     Other,
     /// A file it reads (`--cacert F`, `--netrc-file F`).
     Reads,
-    /// A file it writes (`-D F`, `-c F`, `--trace F`; `--hsts F` is read and written).
+    /// A file it writes (`-c F`, `--libcurl F`; `--hsts F` is read and written).
     Writes,
+    /// A file it writes, or `-` (standard output) or `%` (standard error): `-D`, `--trace`,
+    /// `--stderr`.
+    WritesOrStdio,
     /// `-o FILE`: a download's file, under `--output-dir`.
     Output,
     /// `--output-dir DIR`.
@@ -334,8 +457,12 @@ enum Curl {
     WriteOut,
     /// `--url URL`.
     Url,
+    /// `--proto-default file`: a URL without a scheme names a local file.
+    ProtoDefault,
     /// `-g`: no globbing in URLs and `-T`.
     Globoff,
+    /// `-:`: the options after it are for the next URLs.
+    Next,
 }
 
 const CURL_TABLE: &[Spec<Curl>] = {
@@ -386,7 +513,7 @@ const CURL_TABLE: &[Spec<Curl>] = {
         ("doh-insecure", None, false, Other),
         ("doh-url", None, true, Other),
         ("dump-ca-embed", None, false, Other),
-        ("dump-header", Some('D'), true, Writes),
+        ("dump-header", Some('D'), true, WritesOrStdio),
         ("ech", None, true, Other),
         ("egd-file", None, true, Reads),
         ("engine", None, true, Other),
@@ -467,7 +594,7 @@ const CURL_TABLE: &[Spec<Curl>] = {
         ("netrc", Some('n'), false, Other),
         ("netrc-file", None, true, Reads),
         ("netrc-optional", None, false, Other),
-        ("next", Some(':'), false, Other),
+        ("next", Some(':'), false, Next),
         ("no-alpn", None, false, Other),
         ("no-buffer", Some('N'), false, Other),
         ("no-clobber", None, false, Other),
@@ -495,7 +622,7 @@ const CURL_TABLE: &[Spec<Curl>] = {
         ("progress-bar", Some('#'), false, Other),
         ("progress-meter", None, false, Other),
         ("proto", None, true, Other),
-        ("proto-default", None, true, Other),
+        ("proto-default", None, true, ProtoDefault),
         ("proto-redir", None, true, Other),
         ("proxy", Some('x'), true, Other),
         ("proxy-anyauth", None, false, Other),
@@ -575,7 +702,7 @@ const CURL_TABLE: &[Spec<Curl>] = {
         ("ssl-sessions", None, true, Writes),
         ("sslv2", Some('2'), false, Other),
         ("sslv3", Some('3'), false, Other),
-        ("stderr", None, true, Writes),
+        ("stderr", None, true, WritesOrStdio),
         ("styled-output", None, false, Other),
         ("suppress-connect-headers", None, false, Other),
         ("tcp-fastopen", None, false, Other),
@@ -596,8 +723,8 @@ const CURL_TABLE: &[Spec<Curl>] = {
         ("tlsv1.2", None, false, Other),
         ("tlsv1.3", None, false, Other),
         ("tr-encoding", None, false, Other),
-        ("trace", None, true, Writes),
-        ("trace-ascii", None, true, Writes),
+        ("trace", None, true, WritesOrStdio),
+        ("trace-ascii", None, true, WritesOrStdio),
         ("trace-config", None, true, Other),
         ("trace-ids", None, false, Other),
         ("trace-time", None, false, Other),
@@ -629,8 +756,9 @@ fn curl_globs(s: &str) -> bool {
     s.contains(['{', '[', '}', ']'])
 }
 
-/// The local path of a `file:` URL (`file:///etc/passwd`, `file://localhost/x`), `None`
-/// for another URL; `Some(None)` when it cannot be worked out (an escape, another host).
+/// The local path of a `file:` URL (`file:///etc/passwd`, `file://localhost/x`,
+/// `file:/x`), `None` for another URL; `Some(None)` when it cannot be worked out (an
+/// escape, another host).
 fn file_url_path(url: &str) -> Option<Option<String>> {
     let scheme = url.get(..5)?;
     if !scheme.eq_ignore_ascii_case("file:") {
@@ -651,245 +779,309 @@ fn file_url_path(url: &str) -> Option<Option<String>> {
     )
 }
 
-/// The name `-O` gives a download from `url`: the last segment of its path.
-fn url_file_name(url: &str) -> Option<&str> {
-    let no_fragment = url.split('#').next().unwrap_or(url);
-    let no_query = no_fragment.split('?').next().unwrap_or(no_fragment);
-    let path = match no_query.split_once("://") {
-        Some((_, rest)) => rest.split_once('/').map_or("", |(_, p)| p),
-        None => no_query.split_once('/').map_or("", |(_, p)| p),
+/// The file named in `value` (`FILE` after a `@` or `<`), up to a `;` in a form field;
+/// `None` for standard input; a word that cannot be computed for a quoted name.
+fn curl_file(value: &str, like: &Word, form: bool) -> Option<Word> {
+    let end = if form {
+        value.find(';').unwrap_or(value.len())
+    } else {
+        value.len()
     };
-    let name = path.rsplit('/').next().unwrap_or("");
-    (!name.is_empty() && name != "." && name != "..").then_some(name)
+    let file = &value[..end];
+    if file.starts_with('"') {
+        return Some(unknown(format!("the quoted file name in {}", like.raw)));
+    }
+    (!file.is_empty() && file != "-").then(|| path(file, like))
+}
+
+/// The files a form field reads: `name=@FILE[;type=…]` or `name=<FILE`, several as
+/// `@a,b` (each may carry its own `;type=…`), and header files (`;headers=@FILE`, any case,
+/// spaces allowed). A quoted name cannot be worked out.
+fn curl_form_files(out: &mut FileUses, value: &str, like: &Word) {
+    let content = value.split_once('=').map_or("", |(_, c)| c);
+    if content.contains('"') && content.contains(['@', '<']) {
+        out.unknown(format!("the quoted file names in {}", like.raw));
+        return;
+    }
+    let files = content.strip_prefix(['@', '<']);
+    for (n, piece) in content.split(',').enumerate() {
+        let mut params = piece.split(';');
+        let first = params.next().unwrap_or("");
+        let file = if n == 0 {
+            files.map(|_| &first[1..])
+        } else {
+            files.map(|_| first)
+        };
+        if let Some(f) = file.and_then(|f| curl_file(f.trim(), like, false)) {
+            out.read(f);
+        }
+        for param in params {
+            let param = param.trim_start();
+            let is_headers = param
+                .get(..8)
+                .is_some_and(|p| p.eq_ignore_ascii_case("headers="));
+            if let Some(f) = is_headers
+                .then(|| param[8..].strip_prefix(['@', '<']))
+                .flatten()
+                .and_then(|f| curl_file(f.trim(), like, false))
+            {
+                out.read(f);
+            }
+        }
+    }
+}
+
+/// One transfer group of a curl command line (`-:` starts the next).
+#[derive(Default)]
+struct CurlGroup {
+    outputs: Vec<Word>,
+    output_dir: Option<Word>,
+    urls: Vec<Word>,
+    /// `-T` files: sent to the URLs (to a `file:` URL, written there).
+    uploads: Vec<Word>,
 }
 
 fn curl(words: &[Word]) -> FileUses {
     let parsed = parse(words, &CURL);
-    let mut out = FileUses::new();
-    let mut outputs: Vec<Word> = Vec::new();
-    let mut output_dir: Option<Word> = None;
-    let mut urls: Vec<Word> = Vec::new();
-    let globoff = parsed
+    let mut out = FileUses::default();
+    let local_default = parsed.items.iter().any(|i| {
+        matches!(i, Item::Opt(Curl::ProtoDefault, Some(w))
+            if w.value.as_deref().is_none_or(|v| v.eq_ignore_ascii_case("file")))
+    });
+    // The items of each group: a flag is on in a group when given in it.
+    for group in parsed
         .items
-        .iter()
-        .any(|i| matches!(i, Item::Opt(Curl::Globoff, _)));
-    let (mut remote_name, mut header_name) = (false, false);
-    // The file in `value` after `at` (`@FILE`, `<FILE`), up to a `;` (form fields).
-    let file_after = |value: &str, w: &Word, form: bool| -> Option<Word> {
-        let end = if form {
-            value.find(';').unwrap_or(value.len())
-        } else {
-            value.len()
+        .split(|i| matches!(i, Item::Opt(Curl::Next, _)))
+    {
+        let flags = Parsed {
+            items: group.to_vec(),
         };
-        let file = &value[..end];
-        if file.starts_with('"') {
-            return Some(unknown(format!("the quoted file name in {}", w.raw)));
-        }
-        (!file.is_empty() && !is_stdio(file)).then(|| path(file, w))
-    };
-    for item in parsed.items {
-        let (kind, value) = match item {
-            Item::Unknown(what) => {
-                push_unknown(&mut out, format!("what curl does with {what}"));
+        let globoff = flags.is_on(Curl::Globoff, None);
+        let remote_name = flags.is_on(Curl::RemoteName, None);
+        let header_name = flags.is_on(Curl::HeaderName, None);
+        let mut g = CurlGroup::default();
+        for item in group {
+            let (kind, w) = match item {
+                Item::Unknown(what) => {
+                    out.unknown(format!("what curl does with {what}"));
+                    continue;
+                }
+                Item::Operand(w) => {
+                    g.urls.push(w.clone());
+                    continue;
+                }
+                Item::Opt(kind, Some(w)) => (*kind, w),
+                Item::Opt(_, None) | Item::Off(_) => continue,
+            };
+            let Some(v) = w.value.as_deref() else {
+                // A computed value: whether it can name a file depends on its literal start
+                // (`-H "Authorization: Bearer $TOKEN"` cannot, `-d "$BODY"` can).
+                let start = literal_prefix(&w.raw);
+                let before_at = |seps: &[char]| {
+                    start
+                        .find(seps)
+                        .is_some_and(|i| start.as_bytes()[i] != b'@')
+                };
+                match kind {
+                    Curl::Other | Curl::ProtoDefault => {}
+                    Curl::Url => g.urls.push(w.clone()),
+                    Curl::Output => g.outputs.push(w.clone()),
+                    Curl::OutputDir => g.output_dir = Some(w.clone()),
+                    Curl::Upload => {
+                        g.uploads.push(w.clone());
+                        out.read(w.clone());
+                    }
+                    Curl::AtFile if !start.is_empty() && !start.starts_with('@') => {}
+                    Curl::NameAtFile if before_at(&['=', '@']) => {}
+                    Curl::Cookie if start.contains('=') => {}
+                    // A computed value of an option that may name a file.
+                    _ => out.unknown(format!("the computed value {}", w.raw)),
+                }
                 continue;
-            }
-            Item::Operand(w) => {
-                urls.push(w);
-                continue;
-            }
-            Item::Opt(kind, value) => (kind, value),
-        };
-        let Some(w) = value else {
+            };
             match kind {
-                Curl::RemoteName => remote_name = true,
-                Curl::HeaderName => header_name = true,
-                _ => {}
-            }
-            continue;
-        };
-        let v = match value_of(&w) {
-            Ok(v) => v,
-            Err(_) => {
-                // A computed value of an option that may name a file.
-                if !matches!(kind, Curl::Other | Curl::Url) {
-                    push_unknown(&mut out, format!("the computed value {}", w.raw));
-                }
-                if kind == Curl::Url {
-                    urls.push(w);
-                }
-                continue;
-            }
-        };
-        match kind {
-            Curl::Other | Curl::RemoteName | Curl::HeaderName | Curl::Globoff => {}
-            Curl::Reads => push_file(&mut out, &w, PathUse::Read),
-            Curl::Writes => push_file(&mut out, &w, PathUse::Write),
-            Curl::Output => outputs.push(w.clone()),
-            Curl::OutputDir => output_dir = Some(w.clone()),
-            Curl::Url => urls.push(w.clone()),
-            Curl::AtFile => {
-                if let Some(f) = v.strip_prefix('@').and_then(|f| file_after(f, &w, false)) {
-                    out.push((f, PathUse::Read));
-                }
-            }
-            Curl::NameAtFile => {
-                let v = v.strip_prefix('+').unwrap_or(v);
-                if let Some(at) = v.find(['=', '@']).filter(|&i| v.as_bytes()[i] == b'@')
-                    && let Some(f) = file_after(&v[at + 1..], &w, false)
-                {
-                    out.push((f, PathUse::Read));
-                }
-            }
-            Curl::Form => {
-                // `name=@FILE[;type=…]`, `name=<FILE`, several files as `@a,b`, and a
-                // header file `;headers=@FILE` / `;headers=<FILE`.
-                let content = v.split_once('=').map_or("", |(_, c)| c);
-                if let Some(files) = content.strip_prefix(['@', '<']) {
-                    let end = files.find(';').unwrap_or(files.len());
-                    if files.starts_with('"') {
-                        push_unknown(&mut out, format!("the quoted file name in {}", w.raw));
-                    } else {
-                        for f in files[..end].split(',') {
-                            if let Some(f) = file_after(f, &w, true) {
-                                out.push((f, PathUse::Read));
-                            }
-                        }
+                Curl::Other
+                | Curl::ProtoDefault
+                | Curl::RemoteName
+                | Curl::HeaderName
+                | Curl::Globoff
+                | Curl::Next => {}
+                Curl::Reads => out.file(w, PathUse::Read),
+                Curl::Writes => out.file(w, PathUse::Write),
+                Curl::WritesOrStdio => {
+                    if v != "%" {
+                        out.file(w, PathUse::Write);
                     }
                 }
-                for marker in [";headers=@", ";headers=<"] {
-                    if let Some(at) = content.find(marker)
-                        && let Some(f) = file_after(&content[at + marker.len()..], &w, true)
+                Curl::Output => g.outputs.push(w.clone()),
+                Curl::OutputDir => g.output_dir = Some(w.clone()),
+                Curl::Url => g.urls.push(w.clone()),
+                Curl::AtFile => {
+                    if let Some(f) = v.strip_prefix('@').and_then(|f| curl_file(f, w, false)) {
+                        out.read(f);
+                    }
+                }
+                Curl::NameAtFile => {
+                    let v = v.strip_prefix('+').unwrap_or(v);
+                    if let Some(at) = v.find(['=', '@']).filter(|&i| v.as_bytes()[i] == b'@')
+                        && let Some(f) = curl_file(&v[at + 1..], w, false)
                     {
-                        out.push((f, PathUse::Read));
+                        out.read(f);
                     }
                 }
-            }
-            Curl::Cookie => {
-                if !v.contains('=') {
-                    push_file(&mut out, &w, PathUse::Read);
+                Curl::Form => curl_form_files(&mut out, v, w),
+                Curl::Cookie => {
+                    if !v.contains('=') {
+                        out.file(w, PathUse::Read);
+                    }
                 }
-            }
-            Curl::Cert => {
-                if !v.starts_with("pkcs11:") {
+                Curl::Cert => {
                     let file = v.split(':').next().unwrap_or(v);
-                    if !file.is_empty() {
-                        out.push((path(file, &w), PathUse::Read));
+                    if !v.starts_with("pkcs11:") && !file.is_empty() {
+                        out.read(path(file, w));
+                    }
+                }
+                Curl::Pinned => {
+                    if !v.starts_with("sha256//") {
+                        out.file(w, PathUse::Read);
+                    }
+                }
+                Curl::Config => {
+                    out.file(w, PathUse::Read);
+                    out.unknown(format!("the options in the config file {}", w.raw));
+                }
+                Curl::Upload => {
+                    g.uploads.push(w.clone());
+                    match v {
+                        // Standard input, read as it arrives.
+                        "." => {}
+                        _ if curl_globs(v) && !globoff => {
+                            out.read(unknown(format!("the files of the glob {}", w.raw)));
+                        }
+                        _ => out.file(w, PathUse::Read),
+                    }
+                }
+                Curl::WriteOut => {
+                    if let Some(f) = v.strip_prefix('@') {
+                        if let Some(f) = curl_file(f, w, false) {
+                            out.read(f);
+                        }
+                        out.unknown(format!("the format in {}, which may write files", w.raw));
+                    }
+                    if v.contains("%output{") {
+                        out.unknown(format!("the files `%output{{…}}` in {} writes", w.raw));
                     }
                 }
             }
-            Curl::Pinned => {
-                if !v.starts_with("sha256//") {
-                    push_file(&mut out, &w, PathUse::Read);
-                }
+        }
+        curl_group_files(
+            &mut out,
+            &g,
+            globoff,
+            remote_name,
+            header_name,
+            local_default,
+        );
+    }
+    out
+}
+
+/// What one transfer group writes (its downloads) and reads (its `file:` URLs).
+fn curl_group_files(
+    out: &mut FileUses,
+    g: &CurlGroup,
+    globoff: bool,
+    remote_name: bool,
+    header_name: bool,
+    local_default: bool,
+) {
+    let dir = g.output_dir.as_ref();
+    for o in &g.outputs {
+        match o.value.as_deref() {
+            Some("-") => {}
+            // `#1` is the text a URL glob matched.
+            Some(v) if v.contains('#') && !globoff => {
+                out.unknown(format!("the file {} named by a URL glob", o.raw));
             }
-            Curl::Config => {
-                push_file(&mut out, &w, PathUse::Read);
-                push_unknown(
-                    &mut out,
-                    format!("the options in the config file {}", w.raw),
-                );
-            }
-            Curl::Upload => {
-                if v == "." {
-                    // Standard input, read as it arrives.
-                } else if curl_globs(v) && !globoff {
-                    out.push((
-                        unknown(format!("the files of the glob {}", w.raw)),
-                        PathUse::Read,
-                    ));
-                } else {
-                    push_file(&mut out, &w, PathUse::Read);
-                }
-            }
-            Curl::WriteOut => {
-                if let Some(f) = v.strip_prefix('@') {
-                    if let Some(f) = file_after(f, &w, false) {
-                        out.push((f, PathUse::Read));
+            _ => {
+                // curl joins the two whatever the name (`--output-dir .git -o /hooks/x`
+                // writes `.git/hooks/x`).
+                match (dir.map(|d| d.value.as_deref()), o.value.as_deref()) {
+                    (Some(Some(d)), Some(v)) if v.starts_with('/') => {
+                        out.write(path(format!("{}{v}", d.trim_end_matches('/')), o));
                     }
-                    push_unknown(
-                        &mut out,
-                        format!("the format in {}, which may write files", w.raw),
-                    );
+                    _ => {}
                 }
-                if v.contains("%output{") {
-                    push_unknown(
-                        &mut out,
-                        format!("the files `%output{{…}}` in {} writes", w.raw),
-                    );
-                }
+                out.write(word_under(dir, o));
             }
         }
     }
-    let dir = match &output_dir {
-        Some(d) => match value_of(d) {
-            Ok(d) => Some(d),
-            Err(d) => {
-                push_unknown(
-                    &mut out,
-                    format!("what lands in the computed directory {}", d.raw),
-                );
+    for url in &g.urls {
+        let value = url.value.as_deref();
+        // A `file:` URL reads a local file (so does one without a scheme, with
+        // `--proto-default file`).
+        let local = match value {
+            Some(v) if local_default && !v.contains("://") => Some(Some(v.to_owned())),
+            Some(v) => file_url_path(v),
+            // A computed URL may be a `file:` one, unless it starts with other text.
+            None if super::commands::literal_start(&url.raw)
+                .is_some_and(|c| !matches!(c, 'f' | 'F'))
+                && !local_default =>
+            {
                 None
             }
-        },
-        None => None,
-    };
-    for o in &outputs {
-        match value_of(o) {
-            Ok(v) if is_stdio(v) => {}
-            // `#1` is the text a URL glob matched.
-            Ok(v) if v.contains('#') => {
-                push_unknown(&mut out, format!("the file {} named by a URL glob", o.raw));
-            }
-            Ok(v) => out.push((path(under(dir, v), o), PathUse::Write)),
-            Err(o) => out.push((o.clone(), PathUse::Write)),
-        }
-    }
-    for url in &urls {
-        let value = url.value.as_deref();
-        // A `file:` URL reads a local file.
-        match value.map(file_url_path) {
-            Some(Some(Some(p))) if globoff || !curl_globs(&p) => {
-                out.push((path(p, url), PathUse::Read));
-            }
-            Some(Some(_)) => {
-                out.push((
-                    unknown(format!("the file the URL {} names", url.raw)),
-                    PathUse::Read,
-                ));
-            }
-            Some(None) => {}
-            None => {
-                // A computed URL may be a `file:` one, unless it starts with other text.
-                if !super::commands::literal_start(&url.raw)
-                    .is_some_and(|c| !matches!(c, 'f' | 'F'))
-                {
-                    out.push((
-                        unknown(format!("the file the URL {} may name", url.raw)),
-                        PathUse::Read,
-                    ));
+            None => Some(None),
+        };
+        // An upload to a `file:` URL writes there (a URL ending in `/` gets the sent file's
+        // name).
+        let use_ = if g.uploads.is_empty() {
+            PathUse::Read
+        } else {
+            PathUse::Write
+        };
+        match local {
+            Some(Some(p)) if use_ == PathUse::Write && p.ends_with('/') => {
+                for up in &g.uploads {
+                    match up.value.as_deref().and_then(|u| u.rsplit('/').next()) {
+                        Some(name) if !name.is_empty() && name != "." && name != "-" => {
+                            out.write(path(format!("{p}{name}"), url));
+                        }
+                        _ => out.fill(path(p.clone(), url)),
+                    }
                 }
             }
+            Some(Some(p)) if globoff || !curl_globs(&p) => out.files.push((path(p, url), use_)),
+            Some(_) => out.files.push((
+                unknown(format!("the file the URL {} may name", url.raw)),
+                use_,
+            )),
+            None => {}
         }
         if remote_name {
             let name = match value {
                 _ if header_name => None,
-                Some(v) if globoff || !curl_globs(v) => url_file_name(v),
+                // curl also ends the name at a backslash (`x\.bashrc` saves `.bashrc`).
+                Some(v) if globoff || !curl_globs(v) => {
+                    url_file_name(v).map(|n| n.rsplit('\\').next().unwrap_or(n))
+                }
                 _ => None,
             };
             match name {
-                Some(name) => out.push((path(under(dir, name), url), PathUse::Write)),
-                None => push_unknown(
-                    &mut out,
-                    format!(
-                        "the file the download of {} is saved as{}",
-                        url.raw,
-                        dir.map(|d| format!(" in {d}")).unwrap_or_default()
-                    ),
-                ),
+                Some(name) => {
+                    out.write(word_under(dir, &path(name, url)));
+                    // Decoded too, should this curl decode it.
+                    if name.contains('%') {
+                        match percent_decoded(name) {
+                            Some(decoded) => out.write(word_under(dir, &path(decoded, url))),
+                            None => out.fill(dir.cloned().unwrap_or_else(|| literal("."))),
+                        }
+                    }
+                }
+                // Named by the server (`-J`) or by a glob: somewhere in the directory.
+                None => out.fill(dir.cloned().unwrap_or_else(|| literal("."))),
             }
         }
     }
-    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -904,14 +1096,14 @@ enum Wget {
     Document,
     /// `-P DIR`.
     Prefix,
-    /// `-i FILE`: the URLs to get (a file read; what they download is not known).
+    /// `-i FILE`: the URLs to get (a file read; what they download is named in it).
     Input,
     /// `--warc-file NAME`: writes `NAME.warc.gz`.
     Warc,
     /// `--config FILE`, `-e COMMAND`, `--use-askpass COMMAND`: settings or programs that
     /// are not seen.
     Unseen,
-    /// Recursive or server-named downloads: the files they write are not known.
+    /// Recursive or server-named downloads: the names of the files they write are not known.
     Names,
     /// `--default-page NAME`.
     DefaultPage,
@@ -1090,101 +1282,90 @@ const WGET: Syntax<Wget> = Syntax {
 
 fn wget(words: &[Word]) -> FileUses {
     let parsed = parse(words, &WGET);
-    let mut out = FileUses::new();
-    let mut document: Option<Word> = None;
-    let mut prefix: Option<Word> = None;
-    let mut default_page = "index.html".to_owned();
-    let mut names_unknown: Option<String> = None;
-    let mut urls: Vec<Word> = Vec::new();
-    for item in parsed.items {
-        match item {
-            Item::Unknown(what) => push_unknown(&mut out, format!("what wget does with {what}")),
-            Item::Operand(w) => urls.push(w),
-            Item::Opt(Wget::Names, _) => {
-                names_unknown.get_or_insert_with(|| "a recursive or server-named download".into());
+    let mut out = FileUses::default();
+    let mut document: Option<&Word> = None;
+    let mut prefix: Option<&Word> = None;
+    let mut default_page = "index.html";
+    let mut names_unknown = parsed
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Opt(Wget::Names, _)));
+    let mut urls: Vec<&Word> = Vec::new();
+    for item in &parsed.items {
+        let (kind, w) = match item {
+            Item::Unknown(what) => {
+                out.unknown(format!("what wget does with {what}"));
+                continue;
             }
-            Item::Opt(_, None) => {}
-            Item::Opt(kind, Some(w)) => {
-                let Ok(v) = value_of(&w) else {
-                    if kind != Wget::Other {
-                        push_unknown(&mut out, format!("the computed value {}", w.raw));
-                    }
-                    continue;
-                };
-                match kind {
-                    Wget::Other | Wget::Names => {}
-                    Wget::Reads => push_file(&mut out, &w, PathUse::Read),
-                    Wget::Writes => push_file(&mut out, &w, PathUse::Write),
-                    Wget::Pinned => {
-                        if !v.starts_with("sha256//") {
-                            push_file(&mut out, &w, PathUse::Read);
-                        }
-                    }
-                    Wget::Document => document = Some(w.clone()),
-                    Wget::Prefix => prefix = Some(w.clone()),
-                    Wget::DefaultPage => default_page = v.to_owned(),
-                    Wget::Warc => out.push((path(format!("{v}.warc.gz"), &w), PathUse::Write)),
-                    Wget::Input => {
-                        // A URL is fetched, a file read; the URLs in it are not seen.
-                        if !v.contains("://") {
-                            push_file(&mut out, &w, PathUse::Read);
-                        }
-                        names_unknown
-                            .get_or_insert_with(|| format!("the downloads listed in {}", w.raw));
-                    }
-                    Wget::Unseen => push_unknown(&mut out, format!("what {} makes wget do", w.raw)),
+            Item::Operand(w) => {
+                urls.push(w);
+                continue;
+            }
+            Item::Opt(kind, Some(w)) => (*kind, w),
+            Item::Opt(_, None) | Item::Off(_) => continue,
+        };
+        let Some(v) = w.value.as_deref() else {
+            match kind {
+                Wget::Other | Wget::Names => {}
+                Wget::Document => document = Some(w),
+                Wget::Prefix => prefix = Some(w),
+                _ => out.unknown(format!("the computed value {}", w.raw)),
+            }
+            continue;
+        };
+        match kind {
+            Wget::Other | Wget::Names => {}
+            Wget::Reads => out.file(w, PathUse::Read),
+            Wget::Writes => out.file(w, PathUse::Write),
+            Wget::Pinned => {
+                if !v.starts_with("sha256//") {
+                    out.file(w, PathUse::Read);
                 }
             }
+            Wget::Document => document = Some(w),
+            Wget::Prefix => prefix = Some(w),
+            Wget::DefaultPage => default_page = v,
+            Wget::Warc => out.write(path(format!("{v}.warc.gz"), w)),
+            Wget::Input => {
+                // A URL is fetched, a file read; the URLs in it name the downloads.
+                if !v.contains("://") {
+                    out.file(w, PathUse::Read);
+                }
+                names_unknown = true;
+            }
+            Wget::Unseen => out.unknown(format!("what {} makes wget do", w.raw)),
         }
     }
-    if let Some(doc) = &document {
+    if let Some(doc) = document {
         // Every download goes to it (a recursive one too).
-        push_file(&mut out, doc, PathUse::Write);
+        out.file(doc, PathUse::Write);
         return out;
     }
-    let dir = match &prefix {
-        Some(p) => match value_of(p) {
-            Ok(d) => Some(d),
-            Err(p) => {
-                push_unknown(
-                    &mut out,
-                    format!("what lands in the computed directory {}", p.raw),
-                );
-                return out;
-            }
-        },
-        None => None,
-    };
-    if let Some(what) = names_unknown {
-        push_unknown(
-            &mut out,
-            format!(
-                "the files {what} writes in {}",
-                dir.unwrap_or("the working directory")
-            ),
-        );
+    if names_unknown {
+        out.fill(prefix.cloned().unwrap_or_else(|| literal(".")));
         return out;
     }
-    for url in &urls {
-        let name = url.value.as_deref().map(|v| {
+    for url in urls {
+        let name = url.value.as_deref().and_then(|v| {
             // wget keeps the query in the name (`page?x=1`).
             let no_fragment = v.split('#').next().unwrap_or(v);
             let (path_part, query) = match no_fragment.split_once('?') {
                 Some((p, q)) => (p, Some(q)),
                 None => (no_fragment, None),
             };
-            let name = url_file_name(path_part).unwrap_or(&default_page);
-            match query {
+            // wget decodes `%` escapes (`%2Ebashrc` saves `.bashrc`).
+            let name = match url_file_name(path_part) {
+                Some(name) => percent_decoded(name)?,
+                None => default_page.to_owned(),
+            };
+            Some(match query {
                 Some(q) => format!("{name}?{q}"),
                 None => name.to_owned(),
-            }
+            })
         });
         match name {
-            Some(name) => out.push((path(under(dir, &name), url), PathUse::Write)),
-            None => push_unknown(
-                &mut out,
-                format!("the file the download of {} is saved as", url.raw),
-            ),
+            Some(name) => out.write(word_under(prefix, &path(name, url))),
+            None => out.fill(prefix.cloned().unwrap_or_else(|| literal("."))),
         }
     }
     out
@@ -1222,15 +1403,18 @@ enum TarOpt {
     AbsoluteNames,
     /// `--one-top-level[=DIR]`.
     OneTopLevel,
-    /// `-I PROG`, `--to-command`, `-F SCRIPT`, `--rsh-command`, `--checkpoint-action`: a
-    /// program tar runs.
+    /// `--to-command`, `-F SCRIPT`, `--rsh-command`, `--rmt-command`: a program tar runs.
     Runs,
+    /// `-I PROG`: a compressor tar runs.
+    Compressor,
     /// `--checkpoint-action=ACTION`: runs a command when ACTION is `exec=…`.
     CheckpointAction,
     /// `-h`.
     Dereference,
     /// `--no-recursion`.
     NoRecursion,
+    /// `--recursion`.
+    Recursion,
     /// `--remove-files`.
     RemoveFiles,
 }
@@ -1275,7 +1459,7 @@ const TAR_TABLE: &[Spec<TarOpt>] = {
         ("exclude-vcs", None, false, Other),
         ("exclude-vcs-ignores", None, false, Other),
         ("null", None, false, Other),
-        ("recursion", None, false, Other),
+        ("recursion", None, false, Recursion),
         ("no-recursion", None, false, NoRecursion),
         ("unquote", None, false, Other),
         ("verbatim-files-from", None, false, Other),
@@ -1341,7 +1525,7 @@ const TAR_TABLE: &[Spec<TarOpt>] = {
         ("posix", None, false, Other),
         ("label", Some('V'), true, Other),
         ("auto-compress", Some('a'), false, Other),
-        ("use-compress-program", Some('I'), true, Runs),
+        ("use-compress-program", Some('I'), true, Compressor),
         ("bzip2", Some('j'), false, Other),
         ("xz", Some('J'), false, Other),
         ("lzip", None, false, Other),
@@ -1365,7 +1549,7 @@ const TAR_TABLE: &[Spec<TarOpt>] = {
         ("suffix", None, true, Other),
         ("strip-components", None, true, Other),
         ("transform", None, true, Other),
-        ("xform", Some('s'), true, Other),
+        ("xform", None, true, Other),
         ("checkpoint", None, false, Other),
         ("checkpoint-action", None, true, CheckpointAction),
         ("full-time", None, false, Other),
@@ -1421,27 +1605,54 @@ fn tar_mode(parsed: &Parsed<TarOpt>) -> Option<TarMode> {
     })
 }
 
-/// A program name tar may run as a compressor without more words (`-I zstd`, `-I
-/// 'zstd -19'` is not one).
-fn is_plain_program(v: &str) -> bool {
-    !v.is_empty()
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+/// A compressor `-I` may name without the program being asked about: a known one, with
+/// options only (`-I zstd`, `-I 'xz -T0'`; not `-I python3`, not `-I ./x.sh`).
+fn is_known_compressor(command: &str) -> bool {
+    const COMPRESSORS: &[&str] = &[
+        "gzip",
+        "gunzip",
+        "pigz",
+        "unpigz",
+        "bzip2",
+        "bunzip2",
+        "pbzip2",
+        "lbzip2",
+        "xz",
+        "unxz",
+        "pixz",
+        "zstd",
+        "unzstd",
+        "pzstd",
+        "lz4",
+        "lzip",
+        "plzip",
+        "lzma",
+        "unlzma",
+        "lzop",
+        "brotli",
+        "compress",
+        "uncompress",
+    ];
+    let mut words = command.split_whitespace();
+    words.next().is_some_and(|p| COMPRESSORS.contains(&p))
+        && words.all(|w| {
+            w.starts_with('-')
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-=,.".contains(c))
+        })
 }
 
 fn tar(words: &[Word]) -> FileUses {
     let parsed = parse(words, &TAR);
     let mode = tar_mode(&parsed);
-    let mut out = FileUses::new();
-    // The directory operands are relative to (`-C` is relative to the one before it).
-    let mut dir: Option<String> = None;
+    let mut out = FileUses::default();
+    // The directory operands are relative to: each `-C` relative to the one before it.
+    let mut dir: Option<Word> = None;
     let mut dirs_written: Vec<Word> = Vec::new();
-    let mut members: Vec<(Option<String>, Word)> = Vec::new();
-    let mut to_stdout = false;
-    let mut top_level = false;
-    let mut absolute = false;
-    let removes = tar_removes_trees(words);
-    let operand_use = if removes {
+    // Each operand, with the directory it is relative to when archived.
+    let mut members: Vec<(Option<Word>, Word)> = Vec::new();
+    let mut listed = false;
+    let operand_use = if tar_removes(&parsed) {
         PathUse::Write
     } else {
         PathUse::Read
@@ -1450,91 +1661,80 @@ fn tar(words: &[Word]) -> FileUses {
         Some(TarMode::Create | TarMode::Catenate | TarMode::Delete) => PathUse::Write,
         _ => PathUse::Read,
     };
-    for item in parsed.items {
-        match item {
-            Item::Unknown(what) => push_unknown(&mut out, format!("what tar does with {what}")),
-            Item::Operand(w) => members.push((dir.clone(), w)),
-            Item::Opt(TarOpt::ToStdout, _) => to_stdout = true,
-            Item::Opt(TarOpt::OneTopLevel, _) => top_level = true,
-            Item::Opt(TarOpt::AbsoluteNames, _) => absolute = true,
-            Item::Opt(_, None) => {}
-            Item::Opt(kind, Some(w)) => {
-                let Ok(v) = value_of(&w) else {
-                    if kind != TarOpt::Other {
-                        push_unknown(&mut out, format!("the computed value {}", w.raw));
-                    }
-                    continue;
-                };
-                match kind {
-                    // Opened where tar starts, whatever `-C` comes before.
-                    TarOpt::File => push_file(&mut out, &w, archive_use),
-                    TarOpt::Directory => {
-                        let next = under(dir.as_deref(), v);
-                        dirs_written.push(path(next.clone(), &w));
-                        dir = Some(next);
-                    }
-                    TarOpt::FilesFrom => {
-                        push_file(&mut out, &w, PathUse::Read);
-                        let use_ = if mode == Some(TarMode::Extract) {
-                            PathUse::Write
-                        } else {
-                            operand_use
-                        };
-                        out.push((unknown(format!("the files listed in {}", w.raw)), use_));
-                    }
-                    TarOpt::AddFile => members.push((dir.clone(), w.clone())),
-                    TarOpt::Reads => push_file(&mut out, &w, PathUse::Read),
-                    TarOpt::Writes => push_file(&mut out, &w, PathUse::Write),
-                    TarOpt::Runs if !(is_plain_program(v) && w.plain) => {
-                        push_unknown(
-                            &mut out,
-                            format!("what the program {} tar runs does", w.raw),
-                        );
-                    }
-                    TarOpt::CheckpointAction if v.starts_with("exec") => {
-                        push_unknown(&mut out, format!("what the command in {} does", w.raw));
-                    }
-                    _ => {}
-                }
+    for item in &parsed.items {
+        let (kind, w) = match item {
+            Item::Unknown(what) => {
+                out.unknown(format!("what tar does with {what}"));
+                continue;
             }
+            Item::Operand(w) => {
+                members.push((dir.clone(), w.clone()));
+                continue;
+            }
+            Item::Opt(TarOpt::OneTopLevel, _) if mode == Some(TarMode::Extract) => {
+                out.unknown("the directory `--one-top-level` extracts into".into());
+                continue;
+            }
+            Item::Opt(TarOpt::AbsoluteNames, _) if mode == Some(TarMode::Extract) => {
+                out.unknown("the members of the archive, which keep their absolute names".into());
+                continue;
+            }
+            Item::Opt(kind, Some(w)) => (*kind, w),
+            Item::Opt(_, None) | Item::Off(_) => continue,
+        };
+        let value = w.value.as_deref();
+        match kind {
+            // Opened where tar starts, whatever `-C` comes before.
+            TarOpt::File => out.file(w, archive_use),
+            TarOpt::Directory => {
+                let next = word_under(dir.as_ref(), w);
+                dirs_written.push(next.clone());
+                dir = Some(next);
+            }
+            TarOpt::FilesFrom => {
+                out.file(w, PathUse::Read);
+                listed = true;
+            }
+            TarOpt::AddFile => members.push((dir.clone(), w.clone())),
+            TarOpt::Reads => out.file(w, PathUse::Read),
+            TarOpt::Writes => out.file(w, PathUse::Write),
+            TarOpt::Runs => out.unknown(format!("what the program {} tar runs does", w.raw)),
+            TarOpt::Compressor if !value.is_some_and(is_known_compressor) => {
+                out.unknown(format!("what the program {} tar runs does", w.raw));
+            }
+            TarOpt::CheckpointAction if value.is_none_or(|v| v.starts_with("exec")) => {
+                out.unknown(format!("what the command in {} does", w.raw));
+            }
+            _ => {}
         }
     }
     match mode {
         Some(TarMode::Create | TarMode::Catenate) => {
-            for (dir, w) in &members {
-                match value_of(w) {
-                    Ok(v) => out.push((path(under(dir.as_deref(), v), w), operand_use)),
-                    Err(w) => out.push((w.clone(), operand_use)),
-                }
+            for (dir, m) in &members {
+                out.file(&word_under(dir.as_ref(), m), operand_use);
+            }
+            if listed {
+                let what = unknown("the files listed in a `-T` file");
+                out.files.push((what, operand_use));
             }
         }
-        Some(TarMode::Extract) if !to_stdout => {
-            if absolute {
-                push_unknown(
-                    &mut out,
-                    "the members of the archive, which keep their absolute names".into(),
-                );
-            }
+        Some(TarMode::Extract) if !parsed.is_on(TarOpt::ToStdout, None) => {
             if dirs_written.is_empty() {
                 dirs_written.push(literal("."));
             }
-            if top_level {
-                push_unknown(
-                    &mut out,
-                    "the directory `--one-top-level` extracts into".into(),
-                );
-            }
             for d in &dirs_written {
-                out.push((d.clone(), PathUse::Write));
-                for (_, member) in &members {
-                    match (value_of(d), value_of(member)) {
-                        (Ok(d), Ok(m)) => {
-                            let d = (d != ".").then_some(d);
-                            let at = under(d, m.trim_start_matches('/'));
-                            out.push((path(at, member), PathUse::Write));
+                if members.is_empty() || listed {
+                    out.fill(d.clone());
+                } else {
+                    out.write(d.clone());
+                }
+                for (_, m) in &members {
+                    match (d.value.as_deref(), m.value.as_deref()) {
+                        (Some(dv), Some(mv)) => {
+                            let at = under((dv != ".").then_some(dv), mv.trim_start_matches('/'));
+                            out.write(path(at, m));
                         }
-                        (_, Err(m)) => out.push((m.clone(), PathUse::Write)),
-                        (Err(_), _) => {}
+                        _ => out.write(unknown(format!("{} extracted in {}", m.raw, d.raw))),
                     }
                 }
             }
@@ -1554,10 +1754,16 @@ enum Patch {
     Input,
     /// `-o FILE`, `-r FILE`.
     Writes,
-    /// `-d DIR`: patch works there, before anything else.
+    /// `-d DIR`: patch works there, before anything else (each `-d` from the one before).
     Directory,
     /// `--dry-run`.
     DryRun,
+    /// `-B PREFIX`, `-Y PREFIX`: where backups go.
+    BackupPrefix,
+    /// `-z SUFFIX`.
+    Suffix,
+    /// `-V METHOD`: numbered backups, maybe.
+    VersionControl,
 }
 
 const PATCH_TABLE: &[Spec<Patch>] = {
@@ -1583,10 +1789,10 @@ const PATCH_TABLE: &[Spec<Patch>] = {
         ("quoting-style", None, true, Other),
         ("backup", Some('b'), false, Other),
         ("backup-if-mismatch", None, false, Other),
-        ("version-control", Some('V'), true, Other),
-        ("prefix", Some('B'), true, Other),
-        ("basename-prefix", Some('Y'), true, Other),
-        ("suffix", Some('z'), true, Other),
+        ("version-control", Some('V'), true, VersionControl),
+        ("prefix", Some('B'), true, BackupPrefix),
+        ("basename-prefix", Some('Y'), true, BackupPrefix),
+        ("suffix", Some('z'), true, Suffix),
         ("get", Some('g'), true, Other),
         ("batch", Some('t'), false, Other),
         ("force", Some('f'), false, Other),
@@ -1613,62 +1819,88 @@ const PATCH: Syntax<Patch> = Syntax {
 
 fn patch(words: &[Word]) -> FileUses {
     let parsed = parse(words, &PATCH);
-    let mut out = FileUses::new();
-    // `-d DIR` comes first, whatever its place: every other path is relative to it.
-    let dir = parsed.items.iter().rev().find_map(|i| match i {
-        Item::Opt(Patch::Directory, Some(w)) => Some(w.clone()),
-        _ => None,
-    });
-    let dir_value = match &dir {
-        Some(d) => match value_of(d) {
-            Ok(v) => Some(v.to_owned()),
-            Err(d) => {
-                push_unknown(
-                    &mut out,
-                    format!("what patch changes in the computed directory {}", d.raw),
-                );
-                return out;
+    let mut out = FileUses::default();
+    // Every `-d` is taken before anything else, in order: every other path is relative to
+    // where they lead.
+    let mut dir: Option<Word> = None;
+    for item in &parsed.items {
+        if let Item::Opt(Patch::Directory, Some(w)) = item {
+            dir = Some(word_under(dir.as_ref(), w));
+        }
+    }
+    let at = |w: &Word| word_under(dir.as_ref(), w);
+    let dry_run = parsed.is_on(Patch::DryRun, None);
+    let mut output = false;
+    let mut suffix: Option<&Word> = None;
+    let mut operands = Vec::new();
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what patch does with {what}")),
+            Item::Operand(w) => operands.push(w),
+            Item::Opt(Patch::Input, Some(w)) => out.file(&at(w), PathUse::Read),
+            // Written under --dry-run too.
+            Item::Opt(Patch::Writes, Some(w)) => {
+                output |= w.value.is_some();
+                out.file(&at(w), PathUse::Write);
             }
-        },
-        None => None,
-    };
-    let dry_run = parsed
-        .items
-        .iter()
-        .any(|i| matches!(i, Item::Opt(Patch::DryRun, _)));
-    let written = if dry_run {
+            Item::Opt(Patch::BackupPrefix, Some(w)) => {
+                out.unknown(format!("the backups made with the prefix {}", w.raw));
+            }
+            Item::Opt(Patch::VersionControl, Some(w)) => {
+                out.unknown(format!("the backups made as {} says", w.raw));
+            }
+            Item::Opt(Patch::Suffix, Some(w)) => suffix = Some(w),
+            _ => {}
+        }
+    }
+    // The file patched is written in place (and its backup beside it: GNU patch backs up
+    // a file the patch does not match exactly, `FILE.orig`), unless the output goes
+    // elsewhere (`-o`) or nowhere (`--dry-run`).
+    let written = if dry_run || output {
         PathUse::Read
     } else {
         PathUse::Write
     };
-    let at = |w: &Word| match value_of(w) {
-        Ok(v) if !is_stdio(v) => Some(path(under(dir_value.as_deref(), v), w)),
-        Ok(_) => None,
-        Err(w) => Some(w.clone()),
-    };
-    let mut operands = Vec::new();
-    for item in &parsed.items {
-        match item {
-            Item::Unknown(what) => push_unknown(&mut out, format!("what patch does with {what}")),
-            Item::Operand(w) => operands.push(w.clone()),
-            Item::Opt(Patch::Input, Some(w)) => out.extend(at(w).map(|p| (p, PathUse::Read))),
-            Item::Opt(Patch::Writes, Some(w)) if !dry_run => {
-                out.extend(at(w).map(|p| (p, PathUse::Write)));
-            }
-            _ => {}
-        }
-    }
-    let mut operands = operands.iter();
+    let mut operands = operands.into_iter();
     match operands.next() {
-        Some(file) => out.extend(at(file).map(|p| (p, written))),
-        // The files the patch names, in its directory: what the patch holds is not read;
-        // the directory is checked.
-        None => out.push((literal(dir_value.as_deref().unwrap_or(".")), written)),
+        Some(file) => {
+            let file = at(file);
+            out.file(&file, written);
+            if written == PathUse::Write {
+                let backup = match (file.value.as_deref(), suffix.map(|s| s.value.as_deref())) {
+                    (Some(f), None) => path(format!("{f}.orig"), &file),
+                    (Some(f), Some(Some(s))) => path(format!("{f}{s}"), &file),
+                    _ => unknown(format!("the backup of {}", file.raw)),
+                };
+                out.write(backup);
+            }
+        }
+        // The files the patch names, in its directory: what the patch holds is not read.
+        None if !dry_run && !output => out.fill(dir.clone().unwrap_or_else(|| literal("."))),
+        None => {}
     }
     if let Some(patchfile) = operands.next() {
-        out.extend(at(patchfile).map(|p| (p, PathUse::Read)));
+        out.file(&at(patchfile), PathUse::Read);
     }
     out
+}
+
+/// Environment variables that change what a command writes or reads: set on its command
+/// line or before it, its files cannot be worked out (`TAR_OPTIONS="-C .git/hooks" tar xf
+/// a.tar`, `HOME=. curl URL` with a `./.curlrc`).
+pub fn config_variables(name: &str) -> &'static [&'static str] {
+    match name {
+        "curl" => &["CURL_HOME", "XDG_CONFIG_HOME", "HOME"],
+        "wget" => &["WGETRC", "SYSTEM_WGETRC", "HOME"],
+        "tar" => &["TAR_OPTIONS", "TAPE"],
+        "patch" => &[
+            "SIMPLE_BACKUP_SUFFIX",
+            "VERSION_CONTROL",
+            "PATCH_VERSION_CONTROL",
+            "POSIXLY_CORRECT",
+        ],
+        _ => &[],
+    }
 }
 
 #[cfg(test)]
@@ -1676,18 +1908,21 @@ mod tests {
     use super::*;
     use crate::bash::parse::analyze;
 
-    /// The files of `command` as `R path` / `W path` (`?` for what cannot be worked out).
+    /// The files of `command` as `R path` / `W path` (`?` for what cannot be worked out),
+    /// then its filled directories as `F dir`.
     fn uses(command: &str) -> Vec<String> {
         let analysis = analyze(command);
         let words = &analysis.commands[0].words;
         let name = words[0].value.clone().unwrap_or_default();
-        file_uses(&name, words)
-            .unwrap_or_default()
-            .into_iter()
+        let uses = file_uses(&name, words).unwrap_or_default();
+        let shown = |w: &Word| w.value.clone().unwrap_or_else(|| "?".into());
+        uses.files
+            .iter()
             .map(|(w, u)| {
-                let u = if u == PathUse::Read { 'R' } else { 'W' };
-                format!("{u} {}", w.value.as_deref().unwrap_or("?"))
+                let u = if *u == PathUse::Read { 'R' } else { 'W' };
+                format!("{u} {}", shown(w))
             })
+            .chain(uses.filled_dirs.iter().map(|d| format!("F {}", shown(d))))
             .collect()
     }
 
@@ -1708,19 +1943,30 @@ mod tests {
         check("curl --outp out https://x", &["W ?"]);
         check("curl --output-d d -o f https://x", &["W d/f"]);
         check("curl -o f --output-dir d https://x", &["W d/f"]);
-        check("curl -o - https://x", &[]);
+        // curl joins them whatever the name.
+        check(
+            "curl --output-dir .git -o /hooks/x https://x",
+            &["W .git/hooks/x", "W /hooks/x"],
+        );
+        check("curl -o - -o /dev/null https://x", &["W /dev/null"]);
         check("curl -O https://x/a/pre-commit?v=1", &["W pre-commit"]);
         check(
             "curl --output-dir .git/hooks -O https://x/h",
             &["W .git/hooks/h"],
         );
-        check("curl -OJ https://x/a", &["W ?"]);
+        check("curl -O 'https://x/x\\.bashrc'", &["W .bashrc"]);
+        check("curl -O https://x/%2Ebashrc", &["W %2Ebashrc", "W .bashrc"]);
+        check("curl -OJ https://x/a", &["W .", "F ."]);
         check(
             "curl --remote-name-all https://x/a https://y/b",
             &["W a", "W b"],
         );
-        check("curl -O 'https://x/[1-3].txt'", &["W ?"]);
+        check("curl -O 'https://x/[1-3].txt'", &["W .", "F ."]);
         check("curl -gO 'https://x/[1].txt'", &["W [1].txt"]);
+        check(
+            "curl -g --no-globoff -O 'https://x/[1].txt'",
+            &["W .", "F ."],
+        );
         check("curl -o 'f_#1' 'https://x/{a,b}'", &["W ?"]);
         check(
             "curl -D h.txt -c jar --trace t https://x",
@@ -1743,7 +1989,13 @@ mod tests {
             "curl -F 'f=@.env;type=text/plain' -F 'g=<a.txt' -F 'h=@a,b' https://x",
             &["R .env", "R a.txt", "R a", "R b"],
         );
+        check(
+            "curl -F 'f=@x.txt;type=text/plain,.env' https://x",
+            &["R x.txt", "R .env"],
+        );
         check("curl -F 'f=x;headers=@h.txt' https://x", &["R h.txt"]);
+        check("curl -F 'f=x; Headers=<h.txt' https://x", &["R h.txt"]);
+        check("curl -F 'f=@\"a;b\"' https://x", &["W ?"]);
         check("curl --form-string 'f=@.env' https://x", &[]);
         check("curl -b cookies.txt -b 'a=b' https://x", &["R cookies.txt"]);
         check(
@@ -1768,14 +2020,32 @@ mod tests {
             "curl --expand-output '{{HOME}}/.bashrc' https://x",
             &["W ?"],
         );
+        // `-:` starts a group with options of its own.
+        check(
+            "curl --output-dir .git/hooks -o pre-commit https://a -: --output-dir tmp -o y https://b",
+            &["W .git/hooks/pre-commit", "W tmp/y"],
+        );
+        check("curl -O https://a/x -: https://b/y", &["W x"]);
     }
 
     #[test]
     fn curl_urls_and_computed_words() {
         check("curl file:///etc/passwd", &["R /etc/passwd"]);
         check("curl FILE://localhost/etc/passwd?x", &["R /etc/passwd"]);
+        check("curl file:/etc/passwd", &["R /etc/passwd"]);
         check("curl file://otherhost/etc/passwd", &["R ?"]);
         check("curl --url file:///a/.env", &["R /a/.env"]);
+        check("curl --proto-default file /a/.env", &["R /a/.env"]);
+        check("curl --proto-default https example.com/x", &[]);
+        // An upload to a `file:` URL writes there.
+        check(
+            "curl -T p file:///a/.git/hooks/pre-commit",
+            &["R p", "W /a/.git/hooks/pre-commit"],
+        );
+        check(
+            "curl -T dir/p file:///a/hooks/",
+            &["R dir/p", "W /a/hooks/p"],
+        );
         check("curl -- -o", &[]);
         check("curl \"https://$HOST/x\"", &[]);
         check("curl \"$URL\"", &["W ?"]);
@@ -1784,13 +2054,29 @@ mod tests {
         check("curl -o \"$OUT\" https://x", &["W ?"]);
         check("curl --made-up-option x https://x", &["W ?"]);
         check("curl --no-progress-meter --no-location https://x", &[]);
+        // A computed value that cannot name a file (it starts with other text).
+        check("curl -H \"Authorization: Bearer $TOKEN\" https://x", &[]);
+        check(
+            "curl -d \"name=$NAME\" --json \"{\\\"v\\\": $V}\" https://x",
+            &[],
+        );
+        check(
+            "curl -b \"session=$SID\" --data-urlencode \"q=$Q\" https://x",
+            &[],
+        );
+        check("curl -d \"$BODY\" https://x", &["W ?"]);
+        check("curl -d \"@$F\" https://x", &["W ?"]);
+        check("curl -F \"name=$N\" https://x", &["W ?"]);
     }
 
     #[test]
     fn wget_downloads() {
         check("wget https://x/a.tgz", &["W a.tgz"]);
         check("wget https://x/", &["W index.html"]);
+        check("wget https://x", &["W index.html"]);
         check("wget 'https://x/p?a=1'", &["W p?a=1"]);
+        check("wget https://x/%2Ebashrc", &["W .bashrc"]);
+        check("wget https://x/%2Fetc", &["W .", "F ."]);
         check("wget -P .git/hooks https://x/h", &["W .git/hooks/h"]);
         check("wget --directory-prefix=d https://x/h", &["W d/h"]);
         check("wget -O .bashrc https://x/h", &["W .bashrc"]);
@@ -1801,25 +2087,47 @@ mod tests {
             "wget --body-file .env --method=PUT https://x/h",
             &["R .env", "W h"],
         );
-        check("wget -r https://x/", &["W ?"]);
-        check("wget -i urls.txt", &["R urls.txt", "W ?"]);
+        check("wget -r https://x/", &["W .", "F ."]);
+        check(
+            "wget -r -P .git/hooks https://x/",
+            &["W .git/hooks", "F .git/hooks"],
+        );
+        check("wget -i urls.txt", &["R urls.txt", "W .", "F ."]);
         check("wget -e robots=off https://x/h", &["W ?", "W h"]);
         check(
             "wget --no-check-certificate --no-madeup https://x/h",
             &["W h"],
         );
+        check(
+            "wget --user=\"$U\" --header=\"A: $T\" https://x/h",
+            &["W h"],
+        );
+        check("wget --output-document=\"$F\" https://x/h", &["W ?"]);
     }
 
     #[test]
     fn tar_archives_and_extracts() {
-        check("tar xzf a.tgz", &["R a.tgz", "W ."]);
-        check("tar -xzf a.tgz -C .git/hooks", &["R a.tgz", "W .git/hooks"]);
+        check("tar xzf a.tgz", &["R a.tgz", "W .", "F ."]);
+        check(
+            "tar -xzf a.tgz -C .git/hooks",
+            &["R a.tgz", "W .git/hooks", "F .git/hooks"],
+        );
+        check(
+            "tar -C .git -C hooks -xf a.tar",
+            &[
+                "R a.tar",
+                "W .git",
+                "W .git/hooks",
+                "F .git",
+                "F .git/hooks",
+            ],
+        );
         check(
             "tar --extract --file=a.tar --directory d sub/x",
             &["R a.tar", "W d", "W d/sub/x"],
         );
         check("tar -xOf a.tar", &["R a.tar"]);
-        check("tar -xPf a.tar", &["R a.tar", "W ?", "W ."]);
+        check("tar -xPf a.tar", &["W ?", "R a.tar", "W .", "F ."]);
         check(
             "tar czf out.tgz src .env",
             &["W out.tgz", "R src", "R .env"],
@@ -1828,7 +2136,7 @@ mod tests {
             "tar -C src -czf out.tgz main.rs",
             &["W out.tgz", "R src/main.rs"],
         );
-        check("tar cf - . | cat", &["R ."]);
+        check("tar cf - .", &["R ."]);
         check(
             "tar -czf out.tgz --remove-files src",
             &["W out.tgz", "W src"],
@@ -1837,24 +2145,34 @@ mod tests {
             "tar -cf out.tar -T list.txt",
             &["W out.tar", "R list.txt", "R ?"],
         );
-        check("tar -tvf a.tar", &["R a.tar"]);
-        check("tar -I zstd -xf a.tar.zst", &["R a.tar.zst", "W ."]);
         check(
-            "tar -I 'zstd -d' -xf a.tar.zst",
-            &["W ?", "R a.tar.zst", "W ."],
+            "tar -xf a.tar -T list.txt",
+            &["R a.tar", "R list.txt", "W .", "F ."],
+        );
+        check("tar -tvf a.tar", &["R a.tar"]);
+        check("tar -I zstd -xf a.tar.zst", &["R a.tar.zst", "W .", "F ."]);
+        check(
+            "tar -I 'zstd -T0' -xf a.tar.zst",
+            &["R a.tar.zst", "W .", "F ."],
         );
         check(
-            "tar xf a.tar --to-command='sh -c x'",
-            &["R a.tar", "W ?", "W ."],
+            "tar -I python3 -xf a.tar",
+            &["W ?", "R a.tar", "W .", "F ."],
+        );
+        check("tar -I ./x.sh -xf a.tar", &["W ?", "R a.tar", "W .", "F ."]);
+        check(
+            "tar xf a.tar --to-command=sh",
+            &["R a.tar", "W ?", "W .", "F ."],
         );
         check(
             "tar xf a.tar --checkpoint-action=exec=x",
-            &["R a.tar", "W ?", "W ."],
+            &["R a.tar", "W ?", "W .", "F ."],
         );
         check(
             "tar -cvf out.tar -g snap src",
             &["W out.tar", "W snap", "R src"],
         );
+        check("tar -czf o.tgz --exclude=\"$D\" src", &["W o.tgz", "R src"]);
     }
 
     #[test]
@@ -1863,6 +2181,9 @@ mod tests {
         assert!(tar_reads_trees(&words("tar czf o.tgz .")).is_some());
         assert!(tar_reads_trees(&words("tar xzf o.tgz")).is_none());
         assert!(tar_reads_trees(&words("tar -chf o.tar .")).is_some_and(|t| t.follow_links));
+        let direct = |c: &str| tar_reads_trees(&words(c)).is_some_and(|t| t.direct_only);
+        assert!(direct("tar -cf o.tar --no-recursion ."));
+        assert!(!direct("tar -cf o.tar --no-recursion --recursion ."));
         assert!(tar_removes_trees(&words(
             "tar -czf o.tgz --remove-files src"
         )));
@@ -1871,19 +2192,38 @@ mod tests {
 
     #[test]
     fn patch_files() {
-        check("patch -p1 -i fix.diff", &["R fix.diff", "W ."]);
-        check("patch -p1 < fix.diff", &["W ."]);
-        check("patch .bashrc fix.diff", &["W .bashrc", "R fix.diff"]);
+        check("patch -p1 -i fix.diff", &["R fix.diff", "W .", "F ."]);
+        check("patch -p1 < fix.diff", &["W .", "F ."]);
+        check(
+            "patch .bashrc fix.diff",
+            &["W .bashrc", "W .bashrc.orig", "R fix.diff"],
+        );
+        check(
+            "patch -z rc .bash fix.diff",
+            &["W .bash", "W .bashrc", "R fix.diff"],
+        );
+        check(
+            "patch -b -B .git/hooks/ x fix.diff",
+            &["W ?", "W x", "W x.orig", "R fix.diff"],
+        );
         check(
             "patch -d sub -p0 -i ../fix.diff",
-            &["R sub/../fix.diff", "W sub"],
+            &["R sub/../fix.diff", "W sub", "F sub"],
         );
-        check("patch -d .git/hooks -p1", &["W .git/hooks"]);
+        check(
+            "patch -d .git -d hooks -p1",
+            &["W .git/hooks", "F .git/hooks"],
+        );
         check(
             "patch -o out.rs src/a.rs fix.diff",
-            &["W out.rs", "W src/a.rs", "R fix.diff"],
+            &["W out.rs", "R src/a.rs", "R fix.diff"],
         );
-        check("patch --dry-run -p1 -i fix.diff", &["R fix.diff", "R ."]);
-        check("patch -d \"$D\" -p1", &["W ?"]);
+        check("patch --dry-run -p1 -i fix.diff", &["R fix.diff"]);
+        check(
+            "patch --dry-run -o .git/hooks/x a fix.diff",
+            &["W .git/hooks/x", "R a", "R fix.diff"],
+        );
+        check("patch -d \"$D\" -p1", &["W ?", "F ?"]);
+        check("patch -p\"$N\" < fix.diff", &["W .", "F ."]);
     }
 }

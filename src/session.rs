@@ -92,9 +92,11 @@ pub struct SessionOptions {
     pub trusted: Option<bool>,
     /// `--mcp-config` values.
     pub mcp_config: Vec<String>,
-    /// Open without waiting for the MCP servers: [`Session::mcp_connecting`] connects them,
-    /// and their tools arrive through [`Session::tools_changed`] (`serve`, which answers its
-    /// clients meanwhile). Otherwise [`Session::open`] waits for every server.
+    /// Open without waiting for the MCP servers: [`Session::mcp_connecting`] connects them
+    /// (`serve`, which answers its clients meanwhile), and the host reads
+    /// [`Session::current_tools`] once it is done (first connections are not announced
+    /// through [`Session::tools_changed`]; later changes are). Otherwise [`Session::open`]
+    /// waits for every server.
     pub connect_mcp_in_background: bool,
 }
 
@@ -306,15 +308,25 @@ impl Session {
         tools: tool_core::RefreshTools,
         also: impl Fn(Vec<Arc<dyn Tool>>) + Send + 'static,
     ) -> AbortOnDrop {
+        AbortOnDrop(tokio::spawn(self.tool_changes(tools, also)))
+    }
+
+    /// [`follow_tool_changes`](Self::follow_tool_changes) as a future, for a host that runs
+    /// it after something else (`serve`: after the MCP servers' first connections).
+    pub fn tool_changes(
+        &self,
+        tools: tool_core::RefreshTools,
+        also: impl Fn(Vec<Arc<dyn Tool>>) + Send + 'static,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut changed = self.tools_changed.clone();
         let matcher = Arc::clone(&self.rule_matcher);
-        AbortOnDrop(tokio::spawn(async move {
+        async move {
             while changed.changed().await.is_ok() {
                 let tools = tools();
                 matcher.set_tools(tools.clone());
                 also(tools);
             }
-        }))
+        }
     }
 
     /// Opens a session: reads the settings, builds the permission engine, the hook runner and
@@ -443,8 +455,9 @@ impl Session {
                 tools_changed_tx.send_replace(());
             }));
             if options_in_background {
-                let (manager, connecting) =
+                let (manager, early, connecting) =
                     tools_mcp::McpManager::connect_in_background(servers, options);
+                notices.extend(early.iter().map(ToString::to_string));
                 mcp_connecting = Some(Box::pin(async move {
                     connecting.await.iter().map(ToString::to_string).collect()
                 }));

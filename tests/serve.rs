@@ -919,8 +919,8 @@ fn an_upstream_servers_new_tool_is_announced_listed_and_callable() {
 }
 
 /// `initialize` is answered while an upstream MCP server is still starting (a client with a
-/// short handshake timeout is not kept waiting for it); `tools/list` waits for the server's
-/// first connection and lists its tools.
+/// short handshake timeout is not kept waiting for it); `tools/call` and `tools/list` wait
+/// for the server's first connection, then call it and list its tools.
 #[test]
 fn initialize_does_not_wait_for_upstream_servers_and_tools_list_does() {
     use std::time::Duration;
@@ -948,16 +948,34 @@ fn initialize_does_not_wait_for_upstream_servers_and_tools_list_does() {
         ],
         serde_json::json!({}),
     );
-    server.send(&serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    server.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "mcp__slow__echo", "arguments": {"text": "hi"}}}),
+    );
+    server.send(&serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
     let early = server.next_within(Duration::from_millis(500));
-    assert!(early.is_none(), "tools/list did not wait: {early:?}");
+    assert!(
+        early.is_none(),
+        "tools/call or tools/list did not wait: {early:?}"
+    );
     std::fs::write(&gate, "").unwrap();
-    let list = loop {
+    let (mut call, mut list) = (None, None);
+    while call.is_none() || list.is_none() {
         let message = server.next();
         if message["id"] == 2 {
-            break message;
+            call = Some(message);
+        } else if message["id"] == 3 {
+            list = Some(message);
         }
-    };
+    }
+    let (call, list) = (call.unwrap(), list.unwrap());
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert!(
+        call["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("hi")),
+        "{call}"
+    );
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("{list}"))
@@ -966,9 +984,6 @@ fn initialize_does_not_wait_for_upstream_servers_and_tools_list_does() {
         .collect();
     assert!(names.contains(&"mcp__slow__echo"), "{names:?}");
     assert!(names.contains(&"Read"), "{names:?}");
-    let (is_error, texts) =
-        server.call_texts(3, "mcp__slow__echo", serde_json::json!({"text": "hi"}));
-    assert!(!is_error, "{texts:?}");
 }
 
 /// A method this server does not serve is `-32601` saying so (`Method not found: NAME`, not

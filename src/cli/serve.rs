@@ -105,19 +105,26 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // (or the URL's), and there is no other log.
     let notices: NoticeSink = Arc::new(|text: &str| eoutln!("toolwright serve: {text}"));
     let mut server = server.with_notices(notices.clone());
-    // `tools/list` and `tools/call` wait for the servers' first connections (each within
-    // its startup timeout); what went wrong is told when it is known, as the session's
-    // notices were.
-    let _connecting = session.mcp_connecting.take().map(|connecting| {
+    // The tools `server` serves stay those of the session as they are now: it tells its
+    // clients when they change. While the MCP servers make their first connections,
+    // `tools/list` and `tools/call` wait; then their tools are served (unannounced: no client
+    // has listed the tools before), what went wrong is told, as the session's notices were,
+    // and only then are changes followed (one that came meanwhile is read then), so that no
+    // older list is served after the new one.
+    let follow = {
+        let server = server.clone();
+        session.tool_changes(Arc::clone(&session.current_tools), move |tools| {
+            server.set_tools(tools);
+        })
+    };
+    let connecting = session.mcp_connecting.take().map(|connecting| {
         let (ready, waiting) = tokio::sync::watch::channel(false);
         server = server.clone().with_tools_ready(waiting);
         let (server, tools) = (server.clone(), Arc::clone(&session.current_tools));
         let matcher = Arc::clone(&session.rule_matcher);
         let notices = notices.clone();
-        AbortOnDrop(tokio::spawn(async move {
+        async move {
             let problems = connecting.await;
-            // Served before the waiting requests go on, unannounced: no client has listed
-            // the tools before. The hooks' `if` conditions know them too.
             let tools = tools();
             matcher.set_tools(tools.clone());
             server.set_tools_unannounced(tools);
@@ -125,16 +132,14 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             for notice in problems {
                 notices(&notice);
             }
-        }))
+        }
     });
-    // The tools `server` serves stay those of the session as they are now: it tells its
-    // clients when they change.
-    let _following = {
-        let server = server.clone();
-        session.follow_tool_changes(Arc::clone(&session.current_tools), move |tools| {
-            server.set_tools(tools);
-        })
-    };
+    let _following = AbortOnDrop(tokio::spawn(async move {
+        if let Some(connecting) = connecting {
+            connecting.await;
+        }
+        follow.await;
+    }));
 
     let Some(addr) = http else {
         // A signal ends the process without destructors: background tasks are killed and

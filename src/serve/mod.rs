@@ -201,10 +201,23 @@ impl ToolServer {
         self
     }
 
-    /// Waits for [`Self::with_tools_ready`]'s signal.
-    async fn tools_ready(&self) {
-        if let Some(ready) = &self.tools_ready {
-            let _ = ready.clone().wait_for(|ready| *ready).await;
+    /// Waits for [`Self::with_tools_ready`]'s signal; an error when the request is
+    /// cancelled (`notifications/cancelled`) or the server shuts down first.
+    async fn tools_ready(&self, request: &CancellationToken) -> Result<(), ErrorData> {
+        let Some(ready) = &self.tools_ready else {
+            return Ok(());
+        };
+        let mut ready = ready.clone();
+        tokio::select! {
+            _ = ready.wait_for(|ready| *ready) => Ok(()),
+            () = request.cancelled() => Err(ErrorData::internal_error(
+                "the request was cancelled while the MCP servers were connecting",
+                None,
+            )),
+            () = self.shutdown.cancelled() => Err(ErrorData::internal_error(
+                "the server is shutting down",
+                None,
+            )),
         }
     }
 
@@ -469,10 +482,10 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         progress_token_check(&context)?;
-        self.tools_ready().await;
-        let n = self.calls.fetch_add(1, Ordering::Relaxed);
         self.running.send_modify(|n| *n += 1);
         let _running = Running(&self.running);
+        self.tools_ready(&context.ct).await?;
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let input = Value::Object(request.arguments.clone().unwrap_or_default());
         let tool_use = ToolUse::new(format!("mcp_call_{n}"), request.name.to_string(), input);
 
@@ -625,7 +638,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         progress_token_check(&context)?;
-        self.tools_ready().await;
+        self.tools_ready(&context.ct).await?;
         Ok(ListToolsResult::with_all_items(self.list()))
     }
 

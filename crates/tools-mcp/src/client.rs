@@ -789,7 +789,8 @@ pub enum ServerState {
     Connecting,
     /// Connected and answering.
     Connected,
-    /// Not connected: never connected, or the connection failed; the message says why.
+    /// Not connected: its first connection failed or was abandoned, or the connection was
+    /// lost; the message says why.
     Failed(String),
     /// The manager was shut down.
     ShutDown,
@@ -1459,23 +1460,35 @@ impl ServerConn {
     /// call that needs the server meanwhile ([`Self::live`]) waits for it rather than
     /// starting a second one. A failure is recorded as the first of the backoff.
     pub(crate) async fn connect_first(self: &Arc<Self>) -> Result<(), String> {
-        let _guard = self.connect_lock.lock().await;
-        if self.shut_down.load(Ordering::SeqCst) {
-            return Err("the MCP manager was shut down".into());
+        /// Marks the server failed if its first connection is dropped before it ends (the
+        /// future of [`McpManager::connect_in_background`](crate::McpManager) abandoned):
+        /// it is no longer connecting.
+        struct Abandoned<'a>(&'a ServerConn, bool);
+        impl Drop for Abandoned<'_> {
+            fn drop(&mut self) {
+                let mut state = lock(&self.0.state);
+                if !self.1 && *state == ServerState::Connecting {
+                    *state = ServerState::Failed("its first connection was abandoned".into());
+                }
+            }
         }
-        if lock(&self.live)
+        let mut abandoned = Abandoned(self, false);
+        let _guard = self.connect_lock.lock().await;
+        let result = if self.shut_down.load(Ordering::SeqCst) {
+            Err("the MCP manager was shut down".into())
+        } else if lock(&self.live)
             .as_ref()
             .is_some_and(|live| !live.is_dead())
         {
-            return Ok(());
-        }
-        match self.connect_and_list().await {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                self.record_initial_failure(&e);
-                Err(e)
-            }
-        }
+            Ok(())
+        } else {
+            self.connect_and_list()
+                .await
+                .map(|_| ())
+                .inspect_err(|e| self.record_initial_failure(e))
+        };
+        abandoned.1 = true;
+        result
     }
 
     /// Records the failure of the first connection so that the next use waits for the

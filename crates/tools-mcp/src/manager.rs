@@ -49,7 +49,7 @@ pub struct ServerStatus {
     pub name: String,
     /// The transport (`stdio`, `http`, ...).
     pub transport: &'static str,
-    /// Connected, failed (with the reason) or shut down.
+    /// Connecting (the first time), connected, failed (with the reason) or shut down.
     pub state: ServerState,
     /// How many tools it offers now.
     pub tool_count: usize,
@@ -87,8 +87,9 @@ impl McpManager {
     }
 
     /// The manager at once, its servers [`ServerState::Connecting`] (no tools yet;
-    /// [`client_infos`](Self::client_infos) says they are pending), and the future that
-    /// connects them as [`connect`](Self::connect) does and returns its diagnostics: for a
+    /// [`client_infos`](Self::client_infos) says they are pending), the diagnostics known
+    /// before connecting (limits from the environment, names given twice), and the future
+    /// that connects them as [`connect`](Self::connect) does and returns what went wrong: for a
     /// host that answers meanwhile (`toolwright serve` answers `initialize` before a slow
     /// server is up) and reads [`tools`](Self::tools) when the future is done. First
     /// connections are not announced through [`McpOptions::on_tools_changed`] (later
@@ -100,11 +101,12 @@ impl McpManager {
         opts: McpOptions,
     ) -> (
         Self,
+        Vec<Diagnostic>,
         impl std::future::Future<Output = Vec<Diagnostic>> + Send + 'static,
     ) {
         let (manager, early) = Self::configure(configs, opts);
-        let connecting = connect_all(Arc::clone(&manager.inner), early);
-        (manager, connecting)
+        let connecting = connect_all(Arc::clone(&manager.inner), Vec::new());
+        (manager, early, connecting)
     }
 
     /// The manager with one (unconnected) server per name, and the diagnostics known before

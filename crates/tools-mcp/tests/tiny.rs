@@ -1690,7 +1690,7 @@ async fn connecting_in_background_brings_the_tools_when_done() {
         assert_eq!(server, "slow");
         seen.fetch_add(1, Ordering::SeqCst);
     }));
-    let (manager, connecting) = McpManager::connect_in_background(
+    let (manager, early, connecting) = McpManager::connect_in_background(
         vec![ServerConfig::stdio(
             "slow",
             "sh",
@@ -1698,6 +1698,7 @@ async fn connecting_in_background_brings_the_tools_when_done() {
         )],
         o,
     );
+    assert!(early.is_empty(), "{early:?}");
     let connecting = tokio::spawn(connecting);
     let manager = Arc::new(manager);
     assert_eq!(manager.servers()[0].state, ServerState::Connecting);
@@ -1741,4 +1742,49 @@ async fn connecting_in_background_brings_the_tools_when_done() {
         .unwrap();
     assert!(r.data.content.joined_text().contains("hi"));
     manager.shutdown().await;
+}
+
+/// A background connection abandoned half-way (its future dropped) leaves the server failed,
+/// not connecting forever, and its half-started process gone.
+#[tokio::test]
+async fn an_abandoned_background_connection_is_no_longer_connecting() {
+    let gates = tempfile::tempdir().unwrap();
+    let script = format!(
+        "while [ ! -e '{}' ]; do sleep 0.02; done; exec \"$0\"",
+        gates.path().join("never").display()
+    );
+    let (manager, _, connecting) = McpManager::connect_in_background(
+        vec![ServerConfig::stdio(
+            "slow",
+            "sh",
+            ["-c".to_owned(), script.clone(), tiny_server()],
+        )],
+        opts(),
+    );
+    let connecting = tokio::spawn(connecting);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with_arg(&script).is_empty() {
+        assert!(Instant::now() < deadline, "the server was not started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(manager.servers()[0].state, ServerState::Connecting);
+    connecting.abort();
+    let _ = connecting.await;
+    assert!(
+        matches!(&manager.servers()[0].state, ServerState::Failed(why) if why.contains("abandoned")),
+        "{:?}",
+        manager.servers()[0].state
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with_arg(&script).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the half-started server was left running"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        manager.client_infos()[0].state,
+        tool_core::McpClientState::Failed
+    );
 }

@@ -1877,9 +1877,14 @@ impl PermissionEngine {
                 )
                 .sub(text.clone())
             });
-            // The files named in options are still what they are (`xargs curl -o F`); other
-            // commands' words change meaning with what is appended.
-            if file_uses.is_none() {
+            // The files named in options are still what they are (`xargs curl -o F`), and so
+            // are the words around a placeholder filled in place (`find -exec cp {} DEST \;`,
+            // `xargs -I {} cp {} DEST`: DEST is the destination); other commands' words
+            // change meaning with what is appended.
+            let in_place = words
+                .iter()
+                .any(|w| w.value.as_deref().is_some_and(|v| v.contains("{}")));
+            if file_uses.is_none() && !in_place {
                 return unchecked;
             }
             worst = unchecked.map_or(worst.clone(), |f| Some(pick(worst, f)));

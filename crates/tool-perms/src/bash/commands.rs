@@ -1326,6 +1326,22 @@ fn cp_understood(words: &[Word]) -> bool {
     true
 }
 
+/// The path an option's value names (`--file=F`, `-fF`, `if=F`), marked as `w` is: bash
+/// expands no `~` there (`--file=~/x` names `./~/x`).
+pub(crate) fn option_value_path(value: &str, w: &Word) -> Word {
+    let value = if value.starts_with('~') {
+        format!("./{value}")
+    } else {
+        value.to_owned()
+    };
+    Word {
+        raw: value.clone(),
+        value: Some(value),
+        plain: w.plain,
+        glob: w.glob,
+    }
+}
+
 /// What [`path_args_and_operands`] finds.
 struct PathArgs {
     /// [`path_args`].
@@ -1380,12 +1396,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
     let writes = path_use(name, words) == Some(PathUse::Write);
     let shorts = short_values(name);
     let file_longs = file_long_options(name);
-    let as_path = |value: &str, w: &Word| Word {
-        raw: value.to_owned(),
-        value: Some(value.to_owned()),
-        plain: w.plain,
-        glob: w.glob,
-    };
+    let as_path = option_value_path;
     for w in &words[1..] {
         match std::mem::take(&mut next) {
             Next::Skip => continue,
@@ -2096,12 +2107,7 @@ fn git_args<'a>(sub: &str, args: &'a [Word]) -> GitArgs<'a> {
         table.longs.contains(&long)
             || (table.revision && GIT_REVISION_VALUE_OPTIONS.contains(&long))
     };
-    let as_path = |value: &str, w: &Word| Word {
-        raw: value.to_owned(),
-        value: Some(value.to_owned()),
-        plain: w.plain,
-        glob: w.glob,
-    };
+    let as_path = option_value_path;
     // An option giving a pattern, in any spelling (an abbreviated `--fi`, a bundle `-ie`):
     // then the first operand is a revision or a path.
     let mut pattern = sub == "grep"

@@ -89,15 +89,10 @@ fn tar_removes(parsed: &Parsed<TarOpt>) -> bool {
     tar_mode(parsed) == Some(TarMode::Create) && parsed.is_on(TarOpt::RemoveFiles, None)
 }
 
-/// A word for a path that is known, marked as `like` is (quoted, globbing).
+/// A word for a path taken out of `like` (an option's value, a URL's last segment), marked
+/// as `like` is (quoted, globbing): a `~` in it is no home directory.
 fn path(value: impl Into<String>, like: &Word) -> Word {
-    let value = value.into();
-    Word {
-        raw: value.clone(),
-        value: Some(value),
-        plain: like.plain,
-        glob: like.glob,
-    }
+    super::commands::option_value_path(&value.into(), like)
 }
 
 /// A plain word for a path written out in full.
@@ -120,10 +115,13 @@ fn unknown(raw: impl Into<String>) -> Word {
     }
 }
 
-/// `rel` under `dir` (`None`: the working directory), unless it is absolute.
+/// `rel` under `dir` (`None`, or empty: the working directory), unless it is absolute (a
+/// `~` is the home directory: words are [`literal`]ised as they are read).
 fn under(dir: Option<&str>, rel: &str) -> String {
     match dir {
-        Some(d) if !rel.starts_with(['/', '~']) => format!("{}/{rel}", d.trim_end_matches('/')),
+        Some(d) if !d.is_empty() && !rel.starts_with(['/', '~']) => {
+            format!("{}/{rel}", d.trim_end_matches('/'))
+        }
         _ => rel.to_owned(),
     }
 }
@@ -131,11 +129,28 @@ fn under(dir: Option<&str>, rel: &str) -> String {
 /// `w`'s value under `dir`: a word that cannot be computed when either cannot.
 fn word_under(dir: Option<&Word>, w: &Word) -> Word {
     match (dir.map(|d| d.value.as_deref()), w.value.as_deref()) {
-        (None, Some(_)) => w.clone(),
-        (Some(Some(d)), Some(v)) => path(under(Some(d), v), w),
+        (None, Some(_)) | (_, None) => w.clone(),
+        (Some(Some(d)), Some(v)) => {
+            let joined = under(Some(d), v);
+            Word {
+                raw: joined.clone(),
+                value: Some(joined),
+                ..w.clone()
+            }
+        }
         (Some(None), Some(v)) if v.starts_with(['/', '~']) => w.clone(),
         (Some(None), _) => unknown(format!("{} under the computed directory", w.raw)),
-        (_, None) => w.clone(),
+    }
+}
+
+/// A whole word of the command line, its `~` made literal where bash does not expand it
+/// (`'~/x'` names `./~/x`): after this, a value starting with `~` is in the home directory.
+fn whole(w: &Word) -> Word {
+    match w.value.as_deref() {
+        Some(v) if v.starts_with('~') && !w.raw.starts_with('~') => {
+            super::commands::option_value_path(v, w)
+        }
+        _ => w.clone(),
     }
 }
 
@@ -235,7 +250,7 @@ fn parse<K: Copy + PartialEq>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
             }
         }
         for k in pending {
-            let value = rest.next().cloned().unwrap_or_else(missing);
+            let value = rest.next().map_or_else(missing, whole);
             items.push(Item::Opt(k, Some(value)));
         }
     }
@@ -253,7 +268,7 @@ fn parse<K: Copy + PartialEq>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
             continue;
         };
         if !options || v == "-" || !v.starts_with('-') {
-            items.push(Item::Operand(w.clone()));
+            items.push(Item::Operand(whole(w)));
             continue;
         }
         if v == "--" {
@@ -274,7 +289,7 @@ fn parse<K: Copy + PartialEq>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
                 Some((true, k)) => {
                     let value = match inline {
                         Some(value) => path(value, w),
-                        None => rest.next().cloned().unwrap_or_else(missing),
+                        None => rest.next().map_or_else(missing, whole),
                     };
                     let value = match &value.value {
                         Some(v) if expands && v.contains("{{") => {
@@ -303,7 +318,7 @@ fn parse<K: Copy + PartialEq>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
                 Some((true, k)) => {
                     let after = &letters[at + c.len_utf8()..];
                     let value = if after.is_empty() {
-                        rest.next().cloned().unwrap_or_else(missing)
+                        rest.next().map_or_else(missing, whole)
                     } else {
                         path(after, w)
                     };
@@ -857,8 +872,13 @@ fn curl(words: &[Word]) -> FileUses {
             items: group.to_vec(),
         };
         let globoff = flags.is_on(Curl::Globoff, None);
-        let remote_name = flags.is_on(Curl::RemoteName, None);
-        let header_name = flags.is_on(Curl::HeaderName, None);
+        // Given at all (curl's `--no-remote-name` does not undo an `-O` given before).
+        let given = |k: Curl| {
+            group
+                .iter()
+                .any(|i| matches!(i, Item::Opt(o, _) if *o == k))
+        };
+        let (remote_name, header_name) = (given(Curl::RemoteName), given(Curl::HeaderName));
         let mut g = CurlGroup::default();
         for item in group {
             let (kind, w) = match item {
@@ -1417,6 +1437,10 @@ enum TarOpt {
     Recursion,
     /// `--remove-files`.
     RemoveFiles,
+    /// `--strip-components`, `--transform`: members land under other names.
+    Renames,
+    /// `--wildcards`: member operands are patterns.
+    Wildcards,
 }
 
 const TAR_TABLE: &[Spec<TarOpt>] = {
@@ -1467,7 +1491,7 @@ const TAR_TABLE: &[Spec<TarOpt>] = {
         ("exclude-from", Some('X'), true, Reads),
         ("anchored", None, false, Other),
         ("ignore-case", None, false, Other),
-        ("wildcards", None, false, Other),
+        ("wildcards", None, false, Wildcards),
         ("wildcards-match-slash", None, false, Other),
         ("keep-directory-symlink", None, false, Other),
         ("keep-newer-files", None, false, Other),
@@ -1547,9 +1571,9 @@ const TAR_TABLE: &[Spec<TarOpt>] = {
         ("one-file-system", None, false, Other),
         ("absolute-names", Some('P'), false, AbsoluteNames),
         ("suffix", None, true, Other),
-        ("strip-components", None, true, Other),
-        ("transform", None, true, Other),
-        ("xform", None, true, Other),
+        ("strip-components", None, true, Renames),
+        ("transform", None, true, Renames),
+        ("xform", None, true, Renames),
         ("checkpoint", None, false, Other),
         ("checkpoint-action", None, true, CheckpointAction),
         ("full-time", None, false, Other),
@@ -1722,17 +1746,41 @@ fn tar(words: &[Word]) -> FileUses {
             if dirs_written.is_empty() {
                 dirs_written.push(literal("."));
             }
-            for d in &dirs_written {
-                if members.is_empty() || listed {
+            // Members renamed or matched: what they are called on the disk is not known.
+            let renamed = parsed
+                .items
+                .iter()
+                .any(|i| matches!(i, Item::Opt(TarOpt::Renames | TarOpt::Wildcards, _)));
+            if members.is_empty() || listed || renamed {
+                for d in &dirs_written {
                     out.fill(d.clone());
-                } else {
-                    out.write(d.clone());
                 }
-                for (_, m) in &members {
+            } else {
+                // Each member where it is extracted (the `-C` before it), and what is below
+                // it, should it be a directory (`.` is all of the archive).
+                for (dir, m) in &members {
+                    let d = dir.clone().unwrap_or_else(|| literal("."));
                     match (d.value.as_deref(), m.value.as_deref()) {
                         (Some(dv), Some(mv)) => {
-                            let at = under((dv != ".").then_some(dv), mv.trim_start_matches('/'));
-                            out.write(path(at, m));
+                            // A member's name is no home directory.
+                            let name = mv.trim_start_matches('/');
+                            let name = match name.starts_with('~') {
+                                true => format!("./{name}"),
+                                false => name.to_owned(),
+                            };
+                            let at = under((dv != ".").then_some(dv), &name);
+                            if !out.files.iter().any(|(f, _)| f.value == d.value) {
+                                out.write(d.clone());
+                            }
+                            if at == dv {
+                                out.filled_dirs.push(d.clone());
+                                continue;
+                            }
+                            out.fill(Word {
+                                raw: at.clone(),
+                                value: Some(at),
+                                ..m.clone()
+                            });
                         }
                         _ => out.write(unknown(format!("{} extracted in {}", m.raw, d.raw))),
                     }
@@ -1752,8 +1800,10 @@ enum Patch {
     Other,
     /// `-i PATCHFILE`.
     Input,
-    /// `-o FILE`, `-r FILE`.
-    Writes,
+    /// `-o FILE`: the patched file goes there instead.
+    Output,
+    /// `-r FILE`: the rejected hunks.
+    Reject,
     /// `-d DIR`: patch works there, before anything else (each `-d` from the one before).
     Directory,
     /// `--dry-run`.
@@ -1779,8 +1829,8 @@ const PATCH_TABLE: &[Spec<Patch>] = {
         ("forward", Some('N'), false, Other),
         ("reverse", Some('R'), false, Other),
         ("input", Some('i'), true, Input),
-        ("output", Some('o'), true, Writes),
-        ("reject-file", Some('r'), true, Writes),
+        ("output", Some('o'), true, Output),
+        ("reject-file", Some('r'), true, Reject),
         ("ifdef", Some('D'), true, Other),
         ("merge", None, false, Other),
         ("remove-empty-files", Some('E'), false, Other),
@@ -1838,10 +1888,12 @@ fn patch(words: &[Word]) -> FileUses {
             Item::Unknown(what) => out.unknown(format!("what patch does with {what}")),
             Item::Operand(w) => operands.push(w),
             Item::Opt(Patch::Input, Some(w)) => out.file(&at(w), PathUse::Read),
-            // Written under --dry-run too.
-            Item::Opt(Patch::Writes, Some(w)) => {
-                output |= w.value.is_some();
-                out.file(&at(w), PathUse::Write);
+            // Written under --dry-run too (`-o -`: standard output).
+            Item::Opt(kind @ (Patch::Output | Patch::Reject), Some(w)) => {
+                output |= *kind == Patch::Output;
+                if w.value.as_deref() != Some("-") {
+                    out.write(at(w));
+                }
             }
             Item::Opt(Patch::BackupPrefix, Some(w)) => {
                 out.unknown(format!("the backups made with the prefix {}", w.raw));
@@ -1862,22 +1914,34 @@ fn patch(words: &[Word]) -> FileUses {
         PathUse::Write
     };
     let mut operands = operands.into_iter();
-    match operands.next() {
-        Some(file) => {
-            let file = at(file);
-            out.file(&file, written);
-            if written == PathUse::Write {
-                let backup = match (file.value.as_deref(), suffix.map(|s| s.value.as_deref())) {
-                    (Some(f), None) => path(format!("{f}.orig"), &file),
-                    (Some(f), Some(Some(s))) => path(format!("{f}{s}"), &file),
-                    _ => unknown(format!("the backup of {}", file.raw)),
-                };
-                out.write(backup);
-            }
+    let file = operands.next();
+    if let Some(file) = file {
+        let file = at(file);
+        out.file(&file, written);
+        if written == PathUse::Write {
+            let backup = match (file.value.as_deref(), suffix.map(|s| s.value.as_deref())) {
+                (Some(f), None) => Word {
+                    raw: format!("{f}.orig"),
+                    value: Some(format!("{f}.orig")),
+                    ..file.clone()
+                },
+                (Some(f), Some(Some(s))) => Word {
+                    raw: format!("{f}{s}"),
+                    value: Some(format!("{f}{s}")),
+                    ..file.clone()
+                },
+                _ => unknown(format!("the backup of {}", file.raw)),
+            };
+            out.write(backup);
         }
-        // The files the patch names, in its directory: what the patch holds is not read.
-        None if !dry_run && !output => out.fill(dir.clone().unwrap_or_else(|| literal("."))),
-        None => {}
+    }
+    // The files the patch names (a git patch renames and creates them, beside the file
+    // given), in its directory: what the patch holds is not read.
+    if written == PathUse::Write {
+        out.fill(dir.clone().unwrap_or_else(|| literal(".")));
+    } else if output && file.is_none() {
+        // `-o OUT`: the file the patch names is read into OUT.
+        out.read(unknown("the file the patch names"));
     }
     if let Some(patchfile) = operands.next() {
         out.file(&at(patchfile), PathUse::Read);
@@ -2026,6 +2090,23 @@ mod tests {
             &["W .git/hooks/pre-commit", "W tmp/y"],
         );
         check("curl -O https://a/x -: https://b/y", &["W x"]);
+        // `--no-remote-name` does not undo an `-O` (curl gives the URL its slot).
+        check(
+            "curl -O https://a/h --no-remote-name --output-dir d",
+            &["W d/h"],
+        );
+        // A `~` bash does not expand is a name, not the home directory.
+        check(
+            "curl --output-dir .git -o '~/../config' https://x",
+            &["W .git/./~/../config"],
+        );
+        check("curl -o '~/x' https://x", &["W ./~/x"]);
+        check("curl -o ~/x https://x", &["W ~/x"]);
+        check("curl --output-dir d -O 'https://x/~h'", &["W d/./~h"]);
+        check(
+            "curl --output-dir '' -o docs/a.md https://x",
+            &["W docs/a.md"],
+        );
     }
 
     #[test]
@@ -2124,9 +2205,23 @@ mod tests {
         );
         check(
             "tar --extract --file=a.tar --directory d sub/x",
-            &["R a.tar", "W d", "W d/sub/x"],
+            &["R a.tar", "W d", "W d/sub/x", "F d/sub/x"],
         );
         check("tar -xOf a.tar", &["R a.tar"]);
+        check("tar -xf c.tar .", &["R c.tar", "W .", "F ."]);
+        check(
+            "tar -xf b.tar docs/a.md -C build",
+            &["R b.tar", "W .", "W docs/a.md", "F docs/a.md"],
+        );
+        check(
+            "tar -xf a.tar --strip-components=1 pkg/docs/a.md",
+            &["R a.tar", "W .", "F ."],
+        );
+        check(
+            "tar -xf a.tar --transform 's,^x,y,' x",
+            &["R a.tar", "W .", "F ."],
+        );
+        check("tar -xf b.tar --wildcards 'd*'", &["R b.tar", "W .", "F ."]);
         check("tar -xPf a.tar", &["W ?", "R a.tar", "W .", "F ."]);
         check(
             "tar czf out.tgz src .env",
@@ -2196,16 +2291,33 @@ mod tests {
         check("patch -p1 < fix.diff", &["W .", "F ."]);
         check(
             "patch .bashrc fix.diff",
-            &["W .bashrc", "W .bashrc.orig", "R fix.diff"],
+            &["W .bashrc", "W .bashrc.orig", "W .", "R fix.diff", "F ."],
         );
         check(
             "patch -z rc .bash fix.diff",
-            &["W .bash", "W .bashrc", "R fix.diff"],
+            &["W .bash", "W .bashrc", "W .", "R fix.diff", "F ."],
         );
         check(
             "patch -b -B .git/hooks/ x fix.diff",
-            &["W ?", "W x", "W x.orig", "R fix.diff"],
+            &["W ?", "W x", "W x.orig", "W .", "R fix.diff", "F ."],
         );
+        // Rejects go elsewhere; the file is still patched in place.
+        check(
+            "patch -r - .git/config c.diff",
+            &[
+                "W .git/config",
+                "W .git/config.orig",
+                "W .",
+                "R c.diff",
+                "F .",
+            ],
+        );
+        check("patch -d sub -r - -p1", &["W sub", "F sub"]);
+        check(
+            "patch -r rej -p1 -i fix.diff",
+            &["W rej", "R fix.diff", "W .", "F ."],
+        );
+        check("patch -o - -i r.diff", &["R r.diff", "R ?"]);
         check(
             "patch -d sub -p0 -i ../fix.diff",
             &["R sub/../fix.diff", "W sub", "F sub"],

@@ -3629,6 +3629,10 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
         bypass("ask", "tar -xf a.tar --strip-components=1 pkg/docs/a.md").deny(&["Edit(/docs/**)"]),
         bypass("deny", "tar -xf b.tar docs -C build").deny(&["Edit(/docs/**)"]),
         case("allow", "Bash", "cat '~/.bashrc'").deny(&["Read(~/.bashrc)"]),
+        // ... but bash expands one right after the `=` of a word that looks like an
+        // assignment (`dd of=~/x`).
+        bypass("ask", "dd if=README.md of=~/.bashrc"),
+        case("deny", "Bash", "dd if=~/.bashrc of=/dev/null").deny(&["Read(~/.bashrc)"]),
         case("deny", "Bash", "cat ~/.bashrc").deny(&["Read(~/.bashrc)"]),
         // Nor do the words around a placeholder filled in place.
         bypass(

@@ -1327,9 +1327,15 @@ fn cp_understood(words: &[Word]) -> bool {
 }
 
 /// The path an option's value names (`--file=F`, `-fF`, `if=F`), marked as `w` is: bash
-/// expands no `~` there (`--file=~/x` names `./~/x`).
+/// expands no `~` there (`--file=~/x` names `./~/x`), but for a word that looks like an
+/// assignment, whose `~` right after the `=` it expands (`dd of=~/x` writes `$HOME/x`).
 pub(crate) fn option_value_path(value: &str, w: &Word) -> Word {
-    let value = if value.starts_with('~') {
+    let assignment_like = w.raw.split_once('=').is_some_and(|(name, after)| {
+        after.starts_with('~')
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    let value = if value.starts_with('~') && !assignment_like {
         format!("./{value}")
     } else {
         value.to_owned()

@@ -155,6 +155,36 @@ async fn timeout_kills_the_whole_group() {
     }
 }
 
+/// A command that left the group (`setsid` makes a session of its own) is still ended on
+/// cancellation: it is found below the shell while the shell lives.
+#[tokio::test]
+async fn cancellation_kills_what_left_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let ctx = ToolUseContext::new(dir.path());
+    let token = ctx.cancellation().clone();
+    let command = format!(
+        "setsid sh -c 'echo $$ > {p}; sleep 100; echo never'",
+        p = pids.display()
+    );
+    let call = tokio::spawn({
+        let ctx = ctx.clone();
+        async move { run(&ctx, json!({"command": command})).await }
+    });
+    while read_pids(&pids).is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    token.cancel();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_cancelled());
+    for pid in read_pids(&pids) {
+        assert!(
+            !alive(pid),
+            "process {pid}, in a session of its own, survived cancellation"
+        );
+    }
+}
+
 #[tokio::test]
 async fn cancellation_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();

@@ -610,12 +610,19 @@ impl Pipeline {
                         .await
                 })
                 .await;
-                let content = match post.updated_output {
+                let mut post = post;
+                let content = match post.updated_output.take() {
                     None => content,
                     Some(replacement) => match tool.render_output(&replacement) {
                         Some(rendered) => rendered.or_empty_notice(tool.name()),
                         None => {
                             tracing::warn!(tool = %tool.name(), tool_use_id = %tool_use.id, "a PostToolUse hook's updatedToolOutput does not have the tool's output shape; ignored");
+                            // Said to the user too: a redaction that did not apply is not
+                            // silent.
+                            post.messages.push(Message::System(format!(
+                                "PostToolUse hook: its updatedToolOutput does not have {}'s output shape; the tool's own output was kept",
+                                tool.name()
+                            )));
                             content
                         }
                     },

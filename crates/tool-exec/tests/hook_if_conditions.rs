@@ -60,6 +60,7 @@ fn tools() -> Vec<Arc<dyn Tool>> {
         tool("Read", Some(FileAccess::Read)),
         tool("Write", Some(FileAccess::Write)),
         tool("Edit", Some(FileAccess::Write)),
+        tool("NotebookEdit", Some(FileAccess::Write)),
         tool("Agent", None),
         tool("TaskStop", None),
     ]
@@ -136,6 +137,36 @@ async fn an_edit_rule_in_if_runs_for_edits_only() {
         r.run_pre_tool_use(&call, &ctx).await;
     }
     assert_eq!(ran(&log), ["Edit"]);
+}
+
+/// A path rule in a file tool's own name filters its calls by path (`Write(*.ts)` for
+/// Writes of `.ts` files, `NotebookEdit(*.ipynb)`), as the Edit or Read rule would.
+#[tokio::test]
+async fn a_path_rule_in_the_calls_own_tool_name_filters_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap();
+    let ctx = ToolUseContext::new(&cwd);
+    for (rule, tool, file, expected) in [
+        ("Write(*.ts)", "Write", "a.ts", true),
+        ("Write(*.ts)", "Write", "a.rs", false),
+        ("Write(*.ts)", "Edit", "a.ts", false),
+        ("NotebookEdit(*.ipynb)", "NotebookEdit", "n.ipynb", true),
+        ("NotebookEdit(*.ipynb)", "NotebookEdit", "n.txt", false),
+        ("Read(*.ts)", "Read", "a.ts", true),
+        ("Edit(src/**)", "Edit", "src/a.ts", true),
+        ("Write(src/**)", "Write", "src/a.ts", true),
+    ] {
+        let name = format!("{rule}-{tool}-{file}.log").replace(['/', '*', '(', ')'], "_");
+        let log = cwd.join(name);
+        let r = runner(&cwd, rule, &log);
+        let call = ToolCallInfo::new(tool, json!({"file_path": cwd.join(file)}), "toolu_1");
+        r.run_pre_tool_use(&call, &ctx).await;
+        assert_eq!(
+            !ran(&log).is_empty(),
+            expected,
+            "if {rule:?} on {tool} of {file}"
+        );
+    }
 }
 
 /// Legacy names still name the tool: `Task` is Agent, `KillShell` is TaskStop, on either

@@ -607,7 +607,7 @@ async fn post_hooks_add_messages_and_replace_output_of_the_tool_shape() {
         scripted.post_outputs.lock().unwrap()[0],
         json!("toolu_1 done")
     );
-    // Another shape: ignored, the tool's own output stands.
+    // Another shape: ignored, the tool's own output stands, and the user is told.
     let pipeline = Pipeline::new(
         Arc::new(AllowAll),
         Arc::new(DenyAsks),
@@ -615,6 +615,14 @@ async fn post_hooks_add_messages_and_replace_output_of_the_tool_shape() {
     );
     let out = run(&pipeline, "Edit", json!({})).await;
     assert_eq!(text(&out), "toolu_1 done");
+    assert!(
+        out.messages_after
+            .iter()
+            .any(|m| matches!(m, Message::System(t)
+            if t.contains("updatedToolOutput") && t.contains("Edit"))),
+        "{:?}",
+        out.messages_after
+    );
 }
 
 #[tokio::test]

@@ -3582,6 +3582,24 @@ fn matches_rule_with_roots(
     ctx: &ToolUseContext,
     roots: PathRoots,
 ) -> bool {
+    // A path rule in the call's own tool's name (`Write(*.ts)` for a Write, `Grep(src/**)`
+    // for a Grep) is matched as the Edit or Read rule for its path would be: a hook's `if`
+    // filters the calls of a file tool by path so.
+    let rewritten;
+    let rule = match (tool.permission_subject(input), rule.find('(')) {
+        (Some(PermissionSubject::Path { access, .. }), Some(open))
+            if !matches!(&rule[..open], "Read" | "Edit")
+                && tool_names(tool).iter().any(|n| n == &rule[..open]) =>
+        {
+            let kind = match access {
+                FileAccess::Write => "Edit",
+                FileAccess::Read => "Read",
+            };
+            rewritten = format!("{kind}{}", &rule[open..]);
+            rewritten.as_str()
+        }
+        _ => rule,
+    };
     let perm = ToolPermissionContext {
         deny: vec![SourcedRule {
             source: RuleSource::Session,

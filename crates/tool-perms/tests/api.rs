@@ -412,6 +412,26 @@ async fn blanket_denies_and_hook_conditions() {
         &json!({"file_path": "src/main.rs"}),
         &ctx
     ));
+    assert!(matches_rule(
+        "Edit(src/**)",
+        &edit,
+        &json!({"file_path": "src/main.rs"}),
+        &ctx
+    ));
+    // The call's own tool names a path rule too (`Write(*.md)` for Writes of `.md` files).
+    let write = probe(&fx, "Write");
+    assert!(matches_rule(
+        "Write(*.md)",
+        &write,
+        &json!({"file_path": "docs/a.md"}),
+        &ctx
+    ));
+    assert!(!matches_rule(
+        "Write(*.md)",
+        &write,
+        &json!({"file_path": "src/main.rs"}),
+        &ctx
+    ));
     assert!(!matches_rule(
         "Read(*.md)",
         &bash,

@@ -181,9 +181,29 @@ impl Tool for McpTool {
         }))
     }
 
-    /// MCP output is not validated (Claude Code's rule): any replacement is shown as given.
+    /// MCP output is not validated (Claude Code's rule): any replacement is shown. The
+    /// shape the hook was given (the content blocks, `[{"type": "text", "text": …}]`), or a
+    /// whole `CallToolResult` (`{"content": [...]}`), is shown as the server's own content
+    /// would be; anything else as given (a string as text, other JSON as its text).
     fn render_output(&self, output: &Value) -> Option<ToolResultContent> {
-        Some(ToolResultContent::from_json(output))
+        let blocks = match output {
+            Value::Array(items) => Some(items),
+            Value::Object(o) => o.get("content").and_then(Value::as_array),
+            _ => None,
+        }
+        .filter(|items| {
+            !items.is_empty()
+                && items
+                    .iter()
+                    .all(|b| b.get("type").is_some_and(Value::is_string))
+        });
+        Some(match blocks {
+            Some(items) => match items.iter().map(map_block).collect::<Vec<_>>().as_slice() {
+                [ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
+                blocks => ToolResultContent::Blocks(blocks.to_vec()),
+            },
+            None => ToolResultContent::from_json(output),
+        })
     }
 
     fn interrupt_behavior(&self) -> InterruptBehavior {

@@ -1788,3 +1788,35 @@ async fn an_abandoned_background_connection_is_no_longer_connecting() {
         tool_core::McpClientState::Failed
     );
 }
+
+/// A PostToolUse hook's replacement of an MCP tool's output (`updatedMCPToolOutput`) in the
+/// shape the hook was given (content blocks), or as a whole `CallToolResult`, is shown as
+/// the server's own content would be, not as JSON text.
+#[tokio::test]
+async fn a_replacement_in_the_content_blocks_shape_is_shown_as_content() {
+    let manager = tiny(&[], opts()).await;
+    let echo = tool(&manager, "mcp__tiny__echo");
+    let shown = |v: serde_json::Value| echo.render_output(&v).unwrap();
+    assert_eq!(
+        shown(json!([{"type": "text", "text": "ECHO:[REDACTED]"}])),
+        ToolResultContent::Text("ECHO:[REDACTED]".into())
+    );
+    assert_eq!(
+        shown(json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}))
+            .joined_text(),
+        "a\nb"
+    );
+    assert_eq!(
+        shown(json!("plain")),
+        ToolResultContent::Text("plain".into())
+    );
+    assert_eq!(
+        shown(json!({"a": 1})),
+        ToolResultContent::Text("{\"a\":1}".into())
+    );
+    assert_eq!(
+        shown(json!([1, 2])),
+        ToolResultContent::Text("[1,2]".into())
+    );
+    manager.shutdown().await;
+}

@@ -1893,8 +1893,14 @@ impl PermissionEngine {
         // other files (`TAR_OPTIONS="-C .git/hooks" tar xf a.tar`).
         let configured = config_variables(name).iter().any(|v| {
             sub.assignments.iter().any(|a| a.name == *v)
-                || analysis.commands.iter().any(|c| c.raw_text().contains(v))
-                || (!matches!(*v, "HOME" | "XDG_CONFIG_HOME") && std::env::var_os(v).is_some())
+                || analysis
+                    .commands
+                    .iter()
+                    .any(|c| c.raw_text().contains(&format!("{v}=")))
+                // (Set for the whole session: only what names files or options, not where
+                // a key log or the configuration lives by default.)
+                || (!matches!(*v, "HOME" | "XDG_CONFIG_HOME" | "SSLKEYLOGFILE")
+                    && std::env::var_os(v).is_some())
         });
         if file_uses.is_some() && (configured || analysis.hidden_assignment) {
             let f = self.unchecked_path(
@@ -2069,9 +2075,12 @@ impl PermissionEngine {
                 (Some(_), _) => vec![(literal_tilde(arg).into_owned(), arg.glob)],
                 (None, Some(list)) => list
                     .into_iter()
-                    .map(|v| {
+                    .flat_map(|v| {
                         let glob = v.contains(['*', '?', '[']);
-                        (v, glob)
+                        // Whether bash expanded a `~` it starts with is not known here
+                        // (`\~/{a,b}` it did not, `{~,x}/y` it did): both are checked.
+                        let literal = v.starts_with('~').then(|| (format!("./{v}"), glob));
+                        std::iter::once((v, glob)).chain(literal)
                     })
                     .collect(),
                 (None, None) => {
@@ -3801,10 +3810,13 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
 }
 
 /// The path a word names, for a path check: its value, but for a `~` bash does not expand
-/// (quoted or escaped: `'~/x'` is `./~/x`, not a file in the home directory).
+/// (quoted or escaped, or with a quote before its `/`: `'~/x'`, `\~/x`, `~'/x'` are
+/// `./~/x`, not a file in the home directory). Only `~` and `~/…` as written are the home
+/// directory.
 fn literal_tilde(w: &Word) -> std::borrow::Cow<'_, str> {
     let v = w.value.as_deref().unwrap_or_default();
-    if v.starts_with('~') && !w.raw.starts_with('~') {
+    let home = w.raw == "~" || w.raw.starts_with("~/");
+    if v.starts_with('~') && !home {
         std::borrow::Cow::Owned(format!("./{v}"))
     } else {
         std::borrow::Cow::Borrowed(v)

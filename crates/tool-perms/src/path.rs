@@ -651,6 +651,10 @@ const PROTECTED_FILES: &[&str] = &[
     ".kshrc",
     ".inputrc",
     "config.fish",
+    // What curl and wget read by default (`output = …` decides where a download goes).
+    ".curlrc",
+    "curlrc",
+    ".wgetrc",
 ];
 
 /// Why writing `path` is a safety check (asks even in bypass mode), if it is.

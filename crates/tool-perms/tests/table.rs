@@ -3629,6 +3629,26 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
         bypass("ask", "tar -xf a.tar --strip-components=1 pkg/docs/a.md").deny(&["Edit(/docs/**)"]),
         bypass("deny", "tar -xf b.tar docs -C build").deny(&["Edit(/docs/**)"]),
         case("allow", "Bash", "cat '~/.bashrc'").deny(&["Read(~/.bashrc)"]),
+        // Third pass: only `~` and `~/…` as written are the home directory; a quote after
+        // the `~` leaves it a name, for `cd` too.
+        case("allow", "Bash", "cat ~'/.bashrc'").deny(&["Read(~/.bashrc)"]),
+        bypass("ask", "echo x > ~'/../.git/config'"),
+        case("deny", "Bash", "cd '~/..' && cat README.md").deny(&["Read(/README.md)"]),
+        case("deny", "Bash", "cat {~,x}/.bashrc").deny(&["Read(~/.bashrc)"]),
+        // Programs and settings tar, curl and wget take from elsewhere.
+        allowed(
+            "ask",
+            "tar -xf a.tar -I 'zstd --filelist=l2 --output-dir-flat=.git -f'",
+        ),
+        allowed("allow", "tar -xf a.tar -I 'zstd -d -T0'"),
+        allowed("ask", "XZ_OPT='--files=l -c' tar -cJf o.tar a.tar"),
+        allowed("ask", "SSLKEYLOGFILE=.git/config curl -sk https://e.com"),
+        bypass("ask", "echo 'output = .git/hooks/pre-commit' > ~/.curlrc"),
+        bypass("ask", "echo 'output_document = x' > .wgetrc"),
+        case("deny", "Bash", "curl -n https://e.com").deny(&["Read(~/.netrc)"]),
+        case("allow", "Bash", "curl --netrc-file n.txt https://e.com")
+            .allow(&["Bash(curl:*)"])
+            .deny(&["Read(~/.netrc)"]),
         // ... but bash expands one right after the `=` of a word that looks like an
         // assignment (`dd of=~/x`).
         bypass("ask", "dd if=README.md of=~/.bashrc"),

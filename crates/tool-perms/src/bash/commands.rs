@@ -1331,7 +1331,7 @@ fn cp_understood(words: &[Word]) -> bool {
 /// assignment, whose `~` right after the `=` it expands (`dd of=~/x` writes `$HOME/x`).
 pub(crate) fn option_value_path(value: &str, w: &Word) -> Word {
     let assignment_like = w.raw.split_once('=').is_some_and(|(name, after)| {
-        after.starts_with('~')
+        (after == "~" || after.starts_with("~/"))
             && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     });

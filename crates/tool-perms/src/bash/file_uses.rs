@@ -478,6 +478,10 @@ enum Curl {
     Globoff,
     /// `-:`: the options after it are for the next URLs.
     Next,
+    /// `-n`, `--netrc-optional`: `~/.netrc` is read (its login sent).
+    Netrc,
+    /// `--netrc-file FILE`: read in place of `~/.netrc`.
+    NetrcFile,
 }
 
 const CURL_TABLE: &[Spec<Curl>] = {
@@ -606,9 +610,9 @@ const CURL_TABLE: &[Spec<Curl>] = {
         ("metalink", None, false, Other),
         ("mptcp", None, false, Other),
         ("negotiate", None, false, Other),
-        ("netrc", Some('n'), false, Other),
-        ("netrc-file", None, true, Reads),
-        ("netrc-optional", None, false, Other),
+        ("netrc", Some('n'), false, Netrc),
+        ("netrc-file", None, true, NetrcFile),
+        ("netrc-optional", None, false, Netrc),
         ("next", Some(':'), false, Next),
         ("no-alpn", None, false, Other),
         ("no-buffer", Some('N'), false, Other),
@@ -859,6 +863,16 @@ struct CurlGroup {
 fn curl(words: &[Word]) -> FileUses {
     let parsed = parse(words, &CURL);
     let mut out = FileUses::default();
+    // `-n` reads `~/.netrc`, unless `--netrc-file` names another.
+    let given = |k: Curl| {
+        parsed
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Opt(o, _) if *o == k))
+    };
+    if given(Curl::Netrc) && !given(Curl::NetrcFile) {
+        out.read(literal("~/.netrc"));
+    }
     let local_default = parsed.items.iter().any(|i| {
         matches!(i, Item::Opt(Curl::ProtoDefault, Some(w))
             if w.value.as_deref().is_none_or(|v| v.eq_ignore_ascii_case("file")))
@@ -925,7 +939,9 @@ fn curl(words: &[Word]) -> FileUses {
                 | Curl::RemoteName
                 | Curl::HeaderName
                 | Curl::Globoff
-                | Curl::Next => {}
+                | Curl::Next
+                | Curl::Netrc => {}
+                Curl::NetrcFile => out.file(w, PathUse::Read),
                 Curl::Reads => out.file(w, PathUse::Read),
                 Curl::Writes => out.file(w, PathUse::Write),
                 Curl::WritesOrStdio => {
@@ -1630,7 +1646,8 @@ fn tar_mode(parsed: &Parsed<TarOpt>) -> Option<TarMode> {
 }
 
 /// A compressor `-I` may name without the program being asked about: a known one, with
-/// options only (`-I zstd`, `-I 'xz -T0'`; not `-I python3`, not `-I ./x.sh`).
+/// options that name no file only (`-I zstd`, `-I 'xz -T0'`, `-I 'zstd -19 --long=27'`; not
+/// `-I python3`, not `-I ./x.sh`, not `-I 'xz --files=LIST'`).
 fn is_known_compressor(command: &str) -> bool {
     const COMPRESSORS: &[&str] = &[
         "gzip",
@@ -1657,13 +1674,38 @@ fn is_known_compressor(command: &str) -> bool {
         "compress",
         "uncompress",
     ];
+    /// Options of those that name no file: levels, threads, speed, quiet, to standard output.
+    fn harmless(option: &str) -> bool {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        match option.strip_prefix("--") {
+            Some(long) => {
+                let (name, value) = long.split_once('=').unwrap_or((long, ""));
+                matches!(
+                    name,
+                    "fast"
+                        | "best"
+                        | "ultra"
+                        | "long"
+                        | "threads"
+                        | "quiet"
+                        | "rsyncable"
+                        | "no-progress"
+                        | "stdout"
+                        | "decompress"
+                        | "keep"
+                        | "force"
+                ) && (value.is_empty() || digits(value))
+            }
+            None => option.strip_prefix('-').is_some_and(|short| {
+                // `-9`, `-19`, `-T0`, `-p4`, `-d`, `-c`, `-q`, `-k`, `-f`.
+                digits(short)
+                    || short.strip_prefix(['T', 'p']).is_some_and(digits)
+                    || matches!(short, "d" | "c" | "q" | "k" | "f" | "dc" | "cd")
+            }),
+        }
+    }
     let mut words = command.split_whitespace();
-    words.next().is_some_and(|p| COMPRESSORS.contains(&p))
-        && words.all(|w| {
-            w.starts_with('-')
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-=,.".contains(c))
-        })
+    words.next().is_some_and(|p| COMPRESSORS.contains(&p)) && words.all(harmless)
 }
 
 fn tar(words: &[Word]) -> FileUses {
@@ -1954,9 +1996,19 @@ fn patch(words: &[Word]) -> FileUses {
 /// a.tar`, `HOME=. curl URL` with a `./.curlrc`).
 pub fn config_variables(name: &str) -> &'static [&'static str] {
     match name {
-        "curl" => &["CURL_HOME", "XDG_CONFIG_HOME", "HOME"],
-        "wget" => &["WGETRC", "SYSTEM_WGETRC", "HOME"],
-        "tar" => &["TAR_OPTIONS", "TAPE"],
+        "curl" => &["CURL_HOME", "XDG_CONFIG_HOME", "HOME", "SSLKEYLOGFILE"],
+        "wget" => &["WGETRC", "SYSTEM_WGETRC", "HOME", "SSLKEYLOGFILE"],
+        // tar's own, and the compressors' it runs (`XZ_OPT='--files=LIST'`).
+        "tar" => &[
+            "TAR_OPTIONS",
+            "TAPE",
+            "GZIP",
+            "BZIP",
+            "BZIP2",
+            "XZ_OPT",
+            "XZ_DEFAULTS",
+            "LZOP",
+        ],
         "patch" => &[
             "SIMPLE_BACKUP_SUFFIX",
             "VERSION_CONTROL",
@@ -2135,6 +2187,8 @@ mod tests {
         check("curl -o \"$OUT\" https://x", &["W ?"]);
         check("curl --made-up-option x https://x", &["W ?"]);
         check("curl --no-progress-meter --no-location https://x", &[]);
+        check("curl -n https://x", &["R ~/.netrc"]);
+        check("curl -n --netrc-file n https://x", &["R n"]);
         // A computed value that cannot name a file (it starts with other text).
         check("curl -H \"Authorization: Bearer $TOKEN\" https://x", &[]);
         check(

@@ -1789,8 +1789,15 @@ impl Walker<'_> {
                     }
                     rest = &rest[1..];
                 }
+                // A `~` bash does not expand (`cd '~'`, `cd \~`, `cd ~'/x'`) is a name.
+                let literal_tilde = rest.first().and_then(|w| {
+                    let v = w.value.as_deref()?;
+                    let home = w.raw == "~" || w.raw.starts_with("~/");
+                    (v.starts_with('~') && !home).then(|| format!("./{v}"))
+                });
                 let target = match rest.first().map(|w| w.value.as_deref()) {
                     None if name == "cd" => Some("~"),
+                    Some(Some(_)) if literal_tilde.is_some() => literal_tilde.as_deref(),
                     None => {
                         self.complex("`pushd` without a directory swaps directories");
                         None

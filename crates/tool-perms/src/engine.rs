@@ -3647,6 +3647,13 @@ fn matches_rule_with_roots(
     if !applies {
         return false;
     }
+    // A command that cannot be parsed: the hook runs (Claude Code's `if` fails open).
+    if let Some(PermissionSubject::Command(command)) = tool.permission_subject(input)
+        && r.shell.is_some()
+        && !crate::bash::parse::analyze(&command).is_parsed()
+    {
+        return true;
+    }
     match engine.check_subject(&set, tool, &names, input, ctx) {
         Some(f) => f.kind == Kind::Deny && f.rule.is_some(),
         None => false,

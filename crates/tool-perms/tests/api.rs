@@ -399,6 +399,13 @@ async fn blanket_denies_and_hook_conditions() {
         &ctx
     ));
     assert!(matches_rule("Bash", &bash, &json!({"command": "ls"}), &ctx));
+    // A command that cannot be parsed: the hook runs (fail open), whatever the rule.
+    for command in ["echo 'abc", "echo ${x", "if then fi rm"] {
+        assert!(
+            matches_rule("Bash(git *)", &bash, &json!({"command": command}), &ctx),
+            "{command}"
+        );
+    }
     let edit = probe(&fx, "Edit");
     assert!(matches_rule(
         "Edit(*.md)",

@@ -871,7 +871,7 @@ impl Walker<'_> {
 
     fn walk_node(&mut self, node: Node<'_>) {
         if node.is_error() || node.is_missing() {
-            self.complex("the command has a syntax error");
+            self.complex(SYNTAX_ERROR);
             self.walk_unknown(node);
             return;
         }

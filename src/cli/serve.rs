@@ -117,14 +117,15 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             server.set_tools(tools);
         })
     };
-    let connecting = session.mcp_connecting.take().map(|connecting| {
+    let mut connecting = None;
+    if let Some(first) = session.mcp_connecting.take() {
         let (ready, waiting) = tokio::sync::watch::channel(false);
-        server = server.clone().with_tools_ready(waiting);
+        server = server.with_tools_ready(waiting);
         let (server, tools) = (server.clone(), Arc::clone(&session.current_tools));
         let matcher = Arc::clone(&session.rule_matcher);
         let notices = notices.clone();
-        async move {
-            let problems = connecting.await;
+        connecting = Some(async move {
+            let problems = first.await;
             let tools = tools();
             matcher.set_tools(tools.clone());
             server.set_tools_unannounced(tools);
@@ -132,8 +133,8 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             for notice in problems {
                 notices(&notice);
             }
-        }
-    });
+        });
+    }
     let _following = AbortOnDrop(tokio::spawn(async move {
         if let Some(connecting) = connecting {
             connecting.await;

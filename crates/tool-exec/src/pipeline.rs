@@ -603,14 +603,13 @@ impl Pipeline {
                 };
                 let content = result.data.content.or_empty_notice(tool.name());
                 let structured = &result.data.structured;
-                let post = post_hooks(&ctx, |hook_ctx| async move {
+                let mut post = post_hooks(&ctx, |hook_ctx| async move {
                     self.hooks
                         .post_tool_use(call, structured, &hook_ctx)
                         .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
                         .await
                 })
                 .await;
-                let mut post = post;
                 let content = match post.updated_output.take() {
                     None => content,
                     Some(replacement) => match tool.render_output(&replacement) {

@@ -1881,10 +1881,7 @@ impl PermissionEngine {
             // are the words around a placeholder filled in place (`find -exec cp {} DEST \;`,
             // `xargs -I {} cp {} DEST`: DEST is the destination); other commands' words
             // change meaning with what is appended.
-            let in_place = words
-                .iter()
-                .any(|w| w.value.as_deref().is_some_and(|v| v.contains("{}")));
-            if file_uses.is_none() && !in_place {
+            if file_uses.is_none() && !sub.filled_in_place {
                 return unchecked;
             }
             worst = unchecked.map_or(worst.clone(), |f| Some(pick(worst, f)));
@@ -1892,15 +1889,18 @@ impl PermissionEngine {
         // A configuration the command reads from its environment, set on its line, may name
         // other files (`TAR_OPTIONS="-C .git/hooks" tar xf a.tar`).
         let configured = config_variables(name).iter().any(|v| {
-            sub.assignments.iter().any(|a| a.name == *v)
+            // On the command, before it in the line (`export V=…`, `V+=…`), or in the session.
+            let assigns = |w: &Word| {
+                w.raw
+                    .strip_prefix(v.name)
+                    .is_some_and(|rest| rest.starts_with('=') || rest.starts_with("+="))
+            };
+            sub.assignments.iter().any(|a| a.name == v.name)
                 || analysis
                     .commands
                     .iter()
-                    .any(|c| c.raw_text().contains(&format!("{v}=")))
-                // (Set for the whole session: only what names files or options, not where
-                // a key log or the configuration lives by default.)
-                || (!matches!(*v, "HOME" | "XDG_CONFIG_HOME" | "SSLKEYLOGFILE")
-                    && std::env::var_os(v).is_some())
+                    .any(|c| c.words.iter().any(assigns))
+                || (v.from_session && std::env::var_os(v.name).is_some_and(|s| !s.is_empty()))
         });
         if file_uses.is_some() && (configured || analysis.hidden_assignment) {
             let f = self.unchecked_path(
@@ -1924,7 +1924,19 @@ impl PermissionEngine {
             );
             worst = Some(f.sub(text.clone()));
         }
-        let args = path_args(name, words);
+        // A `~` bash does not expand names a file of that name ([`Word::path_value`]), for
+        // every use of the paths below (a destination joined with names, too).
+        let args: Vec<Word> = path_args(name, words)
+            .into_iter()
+            .map(|w| match w.path_value() {
+                Some(std::borrow::Cow::Owned(v)) => Word {
+                    raw: v.clone(),
+                    value: Some(v),
+                    ..w
+                },
+                _ => w,
+            })
+            .collect();
         let uses: Vec<PathUse> = file_uses
             .as_ref()
             .map(|f| f.files.iter().map(|(_, u)| *u).collect())
@@ -2072,7 +2084,7 @@ impl PermissionEngine {
                     .flatten()
             };
             let values: Vec<(String, bool)> = match (&arg.value, braces()) {
-                (Some(_), _) => vec![(literal_tilde(arg).into_owned(), arg.glob)],
+                (Some(v), _) => vec![(v.clone(), arg.glob)],
                 (None, Some(list)) => list
                     .into_iter()
                     .flat_map(|v| {
@@ -2265,11 +2277,11 @@ impl PermissionEngine {
         // archive's members, what a patch names): asked about when an Edit deny or ask rule
         // could match one of them there.
         for dir in file_uses.iter().flat_map(|f| &f.filled_dirs) {
-            let Some(value) = dir.value.as_deref() else {
+            if dir.value.is_none() {
                 continue;
-            };
+            }
             for p in self
-                .resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
+                .resolve_in_dirs(&literal_tilde(dir), &sub.cwd, &sub.other_cwds, ctx)
                 .unwrap_or_default()
             {
                 if let Some(f) = self.unknown_names_in(set, &p, &text) {
@@ -3816,18 +3828,9 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
     None
 }
 
-/// The path a word names, for a path check: its value, but for a `~` bash does not expand
-/// (quoted or escaped, or with a quote before its `/`: `'~/x'`, `\~/x`, `~'/x'` are
-/// `./~/x`, not a file in the home directory). Only `~` and `~/…` as written are the home
-/// directory.
+/// [`Word::path_value`], empty for a computed word.
 fn literal_tilde(w: &Word) -> std::borrow::Cow<'_, str> {
-    let v = w.value.as_deref().unwrap_or_default();
-    let home = w.raw == "~" || w.raw.starts_with("~/");
-    if v.starts_with('~') && !home {
-        std::borrow::Cow::Owned(format!("./{v}"))
-    } else {
-        std::borrow::Cow::Borrowed(v)
-    }
+    w.path_value().unwrap_or_default()
 }
 
 /// A redirection target that is no file: `/dev/null`, the standard streams, the terminal,

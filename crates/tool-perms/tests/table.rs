@@ -3635,6 +3635,26 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
         bypass("ask", "echo x > ~'/../.git/config'"),
         case("deny", "Bash", "cd '~/..' && cat README.md").deny(&["Read(/README.md)"]),
         case("deny", "Bash", "cat {~,x}/.bashrc").deny(&["Read(~/.bashrc)"]),
+        // A home path stays a home path where it is a whole word; a literal `~` stays a
+        // name where a destination or an output directory is joined with a name.
+        case("deny", "Bash", "curl -E ~/.ssh/c.pem https://e.com").deny(&["Read(~/.ssh/**)"]),
+        case("deny", "Bash", "curl --proto-default file ~/.ssh/id_rsa").deny(&["Read(~/.ssh/**)"]),
+        case(
+            "deny",
+            "Bash",
+            "curl --output-dir ~/.ssh -o /x https://e.com",
+        )
+        .deny(&["Edit(~/.ssh/**)"]),
+        case(
+            "deny",
+            "Bash",
+            "curl --output-dir ~'/../docs' -o f https://e.com",
+        )
+        .deny(&["Edit(/docs/**)"]),
+        case("deny", "Bash", "cp README.md ~'/../docs/'").deny(&["Edit(/docs/**)"]),
+        allowed("ask", "curl -T README.md 'file://$P/{.git,x}/hooks/'"),
+        bypass("ask", "ls | xargs -I X cp X .git/hooks/"),
+        bypass("ask", "ls | xargs --replace=R cp R .git/hooks/"),
         // Programs and settings tar, curl and wget take from elsewhere.
         allowed(
             "ask",

@@ -20,55 +20,49 @@ fn signal_group(pgid: i32, hard: bool) {
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
 }
 
-/// The process groups, other than `pgid`, of the descendants of `pgid`'s members that left
-/// it (`setsid cmd`, a shell's job control): a signal to the group does not reach them.
-/// Found through the parent links in `/proc`, so only while their ancestors live: when the
-/// group's leader is gone (the command ended), what it left behind belongs to init and is
-/// not followed (nor is it scanned for: the common end of a command costs nothing). Never
-/// this process's own group. Empty off Linux.
+/// The process groups, other than `pgid`, that descendants of `pgid`'s members lead after
+/// leaving it (`setsid cmd`, a shell's job control): a signal to the group does not reach
+/// them. Found through the parent links in `/proc`, so only while their ancestors live: when
+/// the group's leader is gone (the command ended), what it left behind belongs to init and
+/// is not followed (nor is it scanned for: the common end of a command costs nothing). Only
+/// groups whose leader is such a descendant (never a group it joined, another command's),
+/// never this process's own. Empty off Linux.
 pub(crate) fn escaped_groups(pgid: i32) -> Vec<i32> {
     #[cfg(target_os = "linux")]
     {
-        /// `(pid, parent, group, zombie)` from `/proc/PID/stat`.
-        fn stat(pid: &str) -> Option<(i32, i32, i32, bool)> {
-            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let after = &text[text.rfind(')')? + 1..];
-            let mut fields = after.split_whitespace();
-            let zombie = fields.next()? == "Z";
-            let parent = fields.next()?.parse().ok()?;
-            let group = fields.next()?.parse().ok()?;
-            Some((pid.parse().ok()?, parent, group, zombie))
-        }
         // The leader alive: the tree below it is still linked.
-        if stat(&pgid.to_string()).is_none_or(|(_, _, _, zombie)| zombie) {
+        if proc_stat(pgid).is_none_or(|s| s.zombie) {
             return Vec::new();
         }
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
-        let procs: Vec<(i32, i32, i32, bool)> = entries
+        let procs: Vec<ProcStat> = entries
             .flatten()
-            .filter_map(|e| stat(e.file_name().to_str()?))
+            .filter_map(|e| proc_stat(e.file_name().to_str()?.parse().ok()?))
             .collect();
+        let mut children: std::collections::HashMap<i32, Vec<&ProcStat>> =
+            std::collections::HashMap::new();
+        for p in &procs {
+            children.entry(p.parent).or_default().push(p);
+        }
         let own = nix::unistd::getpgrp().as_raw();
-        let mut inside: Vec<i32> = procs.iter().filter(|p| p.2 == pgid).map(|p| p.0).collect();
+        let mut seen: std::collections::HashSet<i32> = procs
+            .iter()
+            .filter(|p| p.group == pgid)
+            .map(|p| p.pid)
+            .collect();
+        let mut queue: Vec<i32> = seen.iter().copied().collect();
         let mut escaped = Vec::new();
-        let mut next = 0;
-        while next < inside.len() {
-            let parent = inside[next];
-            next += 1;
-            for &(pid, _, group, zombie) in procs.iter().filter(|p| p.1 == parent) {
-                if inside.contains(&pid) {
+        while let Some(parent) = queue.pop() {
+            for child in children.get(&parent).into_iter().flatten() {
+                if !seen.insert(child.pid) {
                     continue;
                 }
-                inside.push(pid);
-                if group != pgid
-                    && group > 1
-                    && group != own
-                    && !zombie
-                    && !escaped.contains(&group)
-                {
-                    escaped.push(group);
+                queue.push(child.pid);
+                // A group it leads: made by a descendant of ours.
+                if child.group == child.pid && child.group != own && !child.zombie {
+                    escaped.push(child.group);
                 }
             }
         }
@@ -79,6 +73,31 @@ pub(crate) fn escaped_groups(pgid: i32) -> Vec<i32> {
         let _ = pgid;
         Vec::new()
     }
+}
+
+/// What `/proc/PID/stat` says of a process.
+#[cfg(target_os = "linux")]
+struct ProcStat {
+    pid: i32,
+    parent: i32,
+    group: i32,
+    zombie: bool,
+}
+
+#[cfg(target_os = "linux")]
+fn proc_stat(pid: i32) -> Option<ProcStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 1..];
+    let mut fields = after.split_whitespace();
+    let zombie = fields.next()? == "Z";
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    Some(ProcStat {
+        pid,
+        parent,
+        group,
+        zombie,
+    })
 }
 
 /// Whether any live (not zombie) process is in group `pgid`: signal 0 says whether the group
@@ -94,19 +113,11 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
             return false;
         };
         entries.flatten().any(|entry| {
-            if entry.file_name().to_string_lossy().parse::<u32>().is_err() {
-                return false;
-            }
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                return false;
-            };
-            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-                return false;
-            };
-            let mut fields = after.split_whitespace();
-            let state = fields.next();
-            let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
-            state != Some("Z") && group == Some(pgid)
+            entry
+                .file_name()
+                .to_str()
+                .and_then(|pid| proc_stat(pid.parse().ok()?))
+                .is_some_and(|p| !p.zombie && p.group == pgid)
         })
     }
     #[cfg(not(target_os = "linux"))]
@@ -154,8 +165,10 @@ async fn group_alive_off_runtime(pgid: i32) -> bool {
 pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32, grace: Duration) {
     let deadline = tokio::time::Instant::now() + grace;
     // Found now, while the tree is whole: once the group's members die, what escaped it is
-    // handed to init and out of sight.
-    let escaped = escaped_groups(pgid);
+    // handed to init and out of sight. (The scan of `/proc` on the blocking pool.)
+    let escaped = tokio::task::spawn_blocking(move || escaped_groups(pgid))
+        .await
+        .unwrap_or_default();
     for &group in &escaped {
         signal_group(group, false);
     }
@@ -178,12 +191,21 @@ pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32
         }
         wait_group_gone(pgid, grace).await;
     }
-    // The escaped groups within what is left of the grace, then SIGKILL.
+    // The escaped groups within what is left of the grace, then SIGKILL to those left, all
+    // waited for together.
+    let mut left = Vec::new();
     for group in escaped {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        if !wait_group_gone(group, left).await {
-            signal_group(group, true);
-            wait_group_gone(group, grace).await;
+        let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if !wait_group_gone(group, rest).await {
+            left.push(group);
         }
+    }
+    let killed = tokio::time::Instant::now() + grace;
+    for &group in &left {
+        signal_group(group, true);
+    }
+    for group in left {
+        let rest = killed.saturating_duration_since(tokio::time::Instant::now());
+        wait_group_gone(group, rest).await;
     }
 }

@@ -198,10 +198,13 @@ impl Tool for McpTool {
                     .all(|b| b.get("type").is_some_and(Value::is_string))
         });
         Some(match blocks {
-            Some(items) => match items.iter().map(map_block).collect::<Vec<_>>().as_slice() {
-                [ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
-                blocks => ToolResultContent::Blocks(blocks.to_vec()),
-            },
+            Some(items) => {
+                let mut blocks: Vec<ContentBlock> = items.iter().map(map_block).collect();
+                match blocks.as_mut_slice() {
+                    [ContentBlock::Text { text }] => ToolResultContent::Text(std::mem::take(text)),
+                    _ => ToolResultContent::Blocks(blocks),
+                }
+            }
             None => ToolResultContent::from_json(output),
         })
     }

@@ -144,13 +144,22 @@ fn word_under(dir: Option<&Word>, w: &Word) -> Word {
 }
 
 /// A whole word of the command line, its `~` made literal where bash does not expand it
-/// (`'~/x'` names `./~/x`): after this, a value starting with `~` is in the home directory.
+/// ([`Word::path_value`]: `'~/x'` names `./~/x`): after this, a value starting with `~` is
+/// in the home directory.
 fn whole(w: &Word) -> Word {
-    match w.value.as_deref() {
-        Some(v) if v.starts_with('~') && !w.raw.starts_with('~') => {
-            super::commands::option_value_path(v, w)
-        }
+    match w.path_value() {
+        Some(std::borrow::Cow::Owned(v)) => settled(v, w),
         _ => w.clone(),
+    }
+}
+
+/// A word for a path made from a [`whole`] word's value from its start (a `-E FILE:PASS`
+/// file, a directory joined with a name): a `~` it starts with is the one bash expanded.
+fn settled(value: String, like: &Word) -> Word {
+    Word {
+        raw: value.clone(),
+        value: Some(value),
+        ..like.clone()
     }
 }
 
@@ -974,7 +983,7 @@ fn curl(words: &[Word]) -> FileUses {
                 Curl::Cert => {
                     let file = v.split(':').next().unwrap_or(v);
                     if !v.starts_with("pkcs11:") && !file.is_empty() {
-                        out.read(path(file, w));
+                        out.read(settled(file.to_owned(), w));
                     }
                 }
                 Curl::Pinned => {
@@ -1044,7 +1053,7 @@ fn curl_group_files(
                 // writes `.git/hooks/x`).
                 match (dir.map(|d| d.value.as_deref()), o.value.as_deref()) {
                     (Some(Some(d)), Some(v)) if v.starts_with('/') => {
-                        out.write(path(format!("{}{v}", d.trim_end_matches('/')), o));
+                        out.write(settled(format!("{}{v}", d.trim_end_matches('/')), o));
                     }
                     _ => {}
                 }
@@ -1075,18 +1084,20 @@ fn curl_group_files(
         } else {
             PathUse::Write
         };
+        // (A glob in it names files that cannot be worked out, whatever comes after.)
+        let local = local.map(|p| p.filter(|p| globoff || !curl_globs(p)));
         match local {
             Some(Some(p)) if use_ == PathUse::Write && p.ends_with('/') => {
                 for up in &g.uploads {
                     match up.value.as_deref().and_then(|u| u.rsplit('/').next()) {
                         Some(name) if !name.is_empty() && name != "." && name != "-" => {
-                            out.write(path(format!("{p}{name}"), url));
+                            out.write(settled(format!("{p}{name}"), url));
                         }
-                        _ => out.fill(path(p.clone(), url)),
+                        _ => out.fill(settled(p.clone(), url)),
                     }
                 }
             }
-            Some(Some(p)) if globoff || !curl_globs(&p) => out.files.push((path(p, url), use_)),
+            Some(Some(p)) => out.files.push((settled(p, url), use_)),
             Some(_) => out.files.push((
                 unknown(format!("the file the URL {} may name", url.raw)),
                 use_,
@@ -1361,7 +1372,7 @@ fn wget(words: &[Word]) -> FileUses {
             Wget::Document => document = Some(w),
             Wget::Prefix => prefix = Some(w),
             Wget::DefaultPage => default_page = v,
-            Wget::Warc => out.write(path(format!("{v}.warc.gz"), w)),
+            Wget::Warc => out.write(settled(format!("{v}.warc.gz"), w)),
             Wget::Input => {
                 // A URL is fetched, a file read; the URLs in it name the downloads.
                 if !v.contains("://") {
@@ -1991,30 +2002,59 @@ fn patch(words: &[Word]) -> FileUses {
     out
 }
 
-/// Environment variables that change what a command writes or reads: set on its command
-/// line or before it, its files cannot be worked out (`TAR_OPTIONS="-C .git/hooks" tar xf
-/// a.tar`, `HOME=. curl URL` with a `./.curlrc`).
-pub fn config_variables(name: &str) -> &'static [&'static str] {
+/// An environment variable that changes what a command writes or reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigVariable {
+    /// Its name.
+    pub name: &'static str,
+    /// Whether it counts when the session's environment already has it, not only when the
+    /// command line sets it: not for where a configuration or a key log lives by default
+    /// (`HOME`, `SSLKEYLOGFILE`), which a session commonly has.
+    pub from_session: bool,
+}
+
+const fn var(name: &'static str, from_session: bool) -> ConfigVariable {
+    ConfigVariable { name, from_session }
+}
+
+/// The environment variables of `name` whose value may name files: set on its command line
+/// or before it (or in the session, for some), its files cannot be worked out
+/// (`TAR_OPTIONS="-C .git/hooks" tar xf a.tar`, `HOME=. curl URL` with a `./.curlrc`).
+pub fn config_variables(name: &str) -> &'static [ConfigVariable] {
+    const CURL_VARS: &[ConfigVariable] = &[
+        var("CURL_HOME", true),
+        var("XDG_CONFIG_HOME", false),
+        var("HOME", false),
+        var("SSLKEYLOGFILE", false),
+    ];
+    const WGET_VARS: &[ConfigVariable] = &[
+        var("WGETRC", true),
+        var("SYSTEM_WGETRC", true),
+        var("HOME", false),
+        var("SSLKEYLOGFILE", false),
+    ];
+    // tar's own, and the compressors' it runs (`XZ_OPT='--files=LIST'`).
+    const TAR_VARS: &[ConfigVariable] = &[
+        var("TAR_OPTIONS", true),
+        var("TAPE", true),
+        var("GZIP", true),
+        var("BZIP", true),
+        var("BZIP2", true),
+        var("XZ_OPT", true),
+        var("XZ_DEFAULTS", true),
+        var("LZOP", true),
+    ];
+    const PATCH_VARS: &[ConfigVariable] = &[
+        var("SIMPLE_BACKUP_SUFFIX", true),
+        var("VERSION_CONTROL", true),
+        var("PATCH_VERSION_CONTROL", true),
+        var("POSIXLY_CORRECT", true),
+    ];
     match name {
-        "curl" => &["CURL_HOME", "XDG_CONFIG_HOME", "HOME", "SSLKEYLOGFILE"],
-        "wget" => &["WGETRC", "SYSTEM_WGETRC", "HOME", "SSLKEYLOGFILE"],
-        // tar's own, and the compressors' it runs (`XZ_OPT='--files=LIST'`).
-        "tar" => &[
-            "TAR_OPTIONS",
-            "TAPE",
-            "GZIP",
-            "BZIP",
-            "BZIP2",
-            "XZ_OPT",
-            "XZ_DEFAULTS",
-            "LZOP",
-        ],
-        "patch" => &[
-            "SIMPLE_BACKUP_SUFFIX",
-            "VERSION_CONTROL",
-            "PATCH_VERSION_CONTROL",
-            "POSIXLY_CORRECT",
-        ],
+        "curl" => CURL_VARS,
+        "wget" => WGET_VARS,
+        "tar" => TAR_VARS,
+        "patch" => PATCH_VARS,
         _ => &[],
     }
 }

@@ -54,6 +54,22 @@ pub struct Word {
     pub glob: bool,
 }
 
+impl Word {
+    /// The path the word names, for a path check: its value, but with a `~` bash does not
+    /// expand made a name (`./~…`). Only `~` and `~/…` as written are the home directory:
+    /// quoted or escaped, or with a quote before its `/` (`'~/x'`, `\~/x`, `~'/x'`), a `~` is
+    /// a name. `None` for a computed word.
+    pub fn path_value(&self) -> Option<std::borrow::Cow<'_, str>> {
+        let v = self.value.as_deref()?;
+        let home = self.raw == "~" || self.raw.starts_with("~/");
+        Some(if v.starts_with('~') && !home {
+            std::borrow::Cow::Owned(format!("./{v}"))
+        } else {
+            std::borrow::Cow::Borrowed(v)
+        })
+    }
+}
+
 /// A variable assignment before a command (`FOO=bar cmd`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assignment {
@@ -99,6 +115,10 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
     /// Arguments are appended at run time (`xargs CMD`): exact rules cannot match.
     pub appended_args: bool,
+    /// With [`appended_args`](Self::appended_args): they are put in place of a placeholder
+    /// (`find -exec CMD {} ;`, `xargs -I R CMD R`), not after the words, which keep their
+    /// meaning (a destination stays the destination).
+    pub filled_in_place: bool,
     /// The directory this command runs in after an earlier `cd`, as written ([`UNKNOWN_DIR`]
     /// when it cannot be known).
     pub cwd: Option<String>,
@@ -862,6 +882,7 @@ impl Walker<'_> {
             assignments,
             words,
             appended_args: false,
+            filled_in_place: false,
             cwd: self.dir_fields().0,
             other_cwds: self.dir_fields().1,
             transparent: false,
@@ -1664,6 +1685,7 @@ impl Walker<'_> {
             assignments,
             words,
             appended_args: false,
+            filled_in_place: false,
             cwd: self.dir_fields().0,
             other_cwds: self.dir_fields().1,
             transparent: false,
@@ -1790,11 +1812,13 @@ impl Walker<'_> {
                     rest = &rest[1..];
                 }
                 // A `~` bash does not expand (`cd '~'`, `cd \~`, `cd ~'/x'`) is a name.
-                let literal_tilde = rest.first().and_then(|w| {
-                    let v = w.value.as_deref()?;
-                    let home = w.raw == "~" || w.raw.starts_with("~/");
-                    (v.starts_with('~') && !home).then(|| format!("./{v}"))
-                });
+                let literal_tilde = rest
+                    .first()
+                    .and_then(Word::path_value)
+                    .and_then(|p| match p {
+                        std::borrow::Cow::Owned(p) => Some(p),
+                        std::borrow::Cow::Borrowed(_) => None,
+                    });
                 let target = match rest.first().map(|w| w.value.as_deref()) {
                     None if name == "cd" => Some("~"),
                     Some(Some(_)) if literal_tilde.is_some() => literal_tilde.as_deref(),
@@ -1892,7 +1916,7 @@ impl Walker<'_> {
             && same_as_effective
             && match &found.main {
                 Some(Inner::Script(_) | Inner::Eval(_)) => true,
-                Some(Inner::Command(_)) => {
+                Some(Inner::Command(..)) => {
                     cmd.words
                         .get(found.start)
                         .and_then(|w| w.value.as_deref())
@@ -1948,11 +1972,12 @@ impl Walker<'_> {
                 self.out.hidden_assignment = true;
                 self.complex(why);
             }
-            Inner::Command(words) => {
+            Inner::Command(words, filled_in_place) => {
                 let c = SimpleCommand {
                     assignments: Vec::new(),
                     words,
                     appended_args: true,
+                    filled_in_place,
                     cwd: self.dir_fields().0,
                     other_cwds: self.dir_fields().1,
                     transparent: false,
@@ -2154,8 +2179,9 @@ enum Inner {
     Trap(String),
     /// A string `env -S` splits into a command: analysed as a script, always complex.
     Split(String),
-    /// A command with arguments appended at run time (`find -exec`, `xargs`).
-    Command(Vec<Word>),
+    /// A command with arguments appended at run time (`find -exec`, `xargs`), and whether
+    /// they fill a placeholder in place ([`SimpleCommand::filled_in_place`]).
+    Command(Vec<Word>, bool),
     /// Something runs that cannot be known.
     Dynamic(String),
 }
@@ -2311,7 +2337,7 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
                         })
                         .unwrap_or(rest.len());
                     if end > 0 {
-                        found.push(Inner::Command(rest[..end].to_vec()));
+                        found.push(Inner::Command(rest[..end].to_vec(), true));
                     }
                 }
             }
@@ -2322,7 +2348,18 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
         "xargs" => {
             let read = read_options(words, &XARGS);
             let starts = command_starts(words, read);
-            let mut readings = starts.iter().map(|&s| Inner::Command(words[s..].to_vec()));
+            // `-I R` (`-i`, `--replace`): each input line takes R's place.
+            let replaces = |s: usize| {
+                words[1..s].iter().any(|w| {
+                    w.value.as_deref().is_some_and(|v| {
+                        super::options::short_bundle_has(v, &['I', 'i'])
+                            || super::options::names_long(v, "--replace")
+                    })
+                })
+            };
+            let mut readings = starts
+                .iter()
+                .map(|&s| Inner::Command(words[s..].to_vec(), replaces(s)));
             // Bare xargs runs echo.
             let main = readings.next();
             return (main, readings.collect(), read.unsure_from.is_none());

@@ -370,6 +370,14 @@ impl RawStdio {
         Self::start_on(project, extra, capabilities, stderr, "2025-06-18")
     }
 
+    /// [`Self::start`] in bypass mode with the upstream MCP servers of `config` (an
+    /// `.mcp.json` document).
+    fn with_upstream(project: &Path, config: &Value) -> Self {
+        let config = config.to_string();
+        let extra = ["--mode", "bypassPermissions", "--mcp-config", &config];
+        Self::start(project, &extra, serde_json::json!({}))
+    }
+
     /// [`Self::start_with_stderr`], asking for protocol version `protocol`.
     fn start_on(
         project: &Path,
@@ -856,16 +864,7 @@ fn an_upstream_servers_new_tool_is_announced_listed_and_callable() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let config = serde_json::json!({"mcpServers": {"tiny": {"command": tiny, "args": []}}});
-    let mut server = RawStdio::start(
-        &root,
-        &[
-            "--mode",
-            "bypassPermissions",
-            "--mcp-config",
-            &config.to_string(),
-        ],
-        serde_json::json!({}),
-    );
+    let mut server = RawStdio::with_upstream(&root, &config);
     assert_eq!(
         server.init["result"]["capabilities"]["tools"]["listChanged"], true,
         "{}",
@@ -938,16 +937,7 @@ fn initialize_does_not_wait_for_upstream_servers_and_tools_list_does() {
     let config = serde_json::json!({"mcpServers": {"slow": {
         "command": "sh", "args": ["-c", script, tiny]}}});
     // Answered with the gate shut (before, `initialize` waited for the server: no answer).
-    let mut server = RawStdio::start(
-        &root,
-        &[
-            "--mode",
-            "bypassPermissions",
-            "--mcp-config",
-            &config.to_string(),
-        ],
-        serde_json::json!({}),
-    );
+    let mut server = RawStdio::with_upstream(&root, &config);
     server.send(
         &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "mcp__slow__echo", "arguments": {"text": "hi"}}}),

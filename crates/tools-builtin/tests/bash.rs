@@ -155,18 +155,14 @@ async fn timeout_kills_the_whole_group() {
     }
 }
 
-/// A command that left the group (`setsid` makes a session of its own) is still ended on
-/// cancellation: it is found below the shell while the shell lives.
-#[tokio::test]
-async fn cancellation_kills_what_left_the_group() {
+/// Runs `command` (`{p}` stands for a file it writes process ids to), cancels the call once
+/// an id is written, and returns the ids written (the call ended as cancelled).
+async fn cancel_once_started(command: &str) -> Vec<u32> {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
     let ctx = ToolUseContext::new(dir.path());
     let token = ctx.cancellation().clone();
-    let command = format!(
-        "setsid sh -c 'echo $$ > {p}; sleep 100; echo never'",
-        p = pids.display()
-    );
+    let command = command.replace("{p}", &pids.display().to_string());
     let call = tokio::spawn({
         let ctx = ctx.clone();
         async move { run(&ctx, json!({"command": command})).await }
@@ -177,33 +173,26 @@ async fn cancellation_kills_what_left_the_group() {
     token.cancel();
     let err = call.await.unwrap().unwrap_err();
     assert!(err.is_cancelled());
-    for pid in read_pids(&pids) {
-        assert!(
-            !alive(pid),
-            "process {pid}, in a session of its own, survived cancellation"
-        );
-    }
+    read_pids(&pids)
 }
 
 #[tokio::test]
 async fn cancellation_kills_the_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let pids = dir.path().join("pids");
-    let ctx = ToolUseContext::new(dir.path());
-    let token = ctx.cancellation().clone();
-    let command = format!("echo $$ > {p}; sleep 100", p = pids.display());
-    let call = tokio::spawn({
-        let ctx = ctx.clone();
-        async move { run(&ctx, json!({"command": command})).await }
-    });
-    while read_pids(&pids).is_empty() {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    token.cancel();
-    let err = call.await.unwrap().unwrap_err();
-    assert!(err.is_cancelled());
-    for pid in read_pids(&pids) {
+    for pid in cancel_once_started("echo $$ > {p}; sleep 100").await {
         assert!(!alive(pid), "process {pid} survived cancellation");
+    }
+}
+
+/// A command that left the group (`setsid` makes a session of its own) is still ended on
+/// cancellation: it is found below the shell while the shell lives.
+#[tokio::test]
+async fn cancellation_kills_what_left_the_group() {
+    let command = "setsid sh -c 'echo $$ > {p}; sleep 100; echo never'";
+    for pid in cancel_once_started(command).await {
+        assert!(
+            !alive(pid),
+            "process {pid}, in a session of its own, survived cancellation"
+        );
     }
 }
 

@@ -55,6 +55,11 @@ impl FileUses {
         self.filled_dirs.push(dir.clone());
         self.write(dir);
     }
+
+    /// [`Self::fill`] for `dir`, or the working directory.
+    fn fill_in(&mut self, dir: Option<&Word>) {
+        self.fill(dir.cloned().unwrap_or_else(|| literal(".")));
+    }
 }
 
 /// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar` and `patch`; `None`
@@ -1120,12 +1125,12 @@ fn curl_group_files(
                     if name.contains('%') {
                         match percent_decoded(name) {
                             Some(decoded) => out.write(word_under(dir, &path(decoded, url))),
-                            None => out.fill(dir.cloned().unwrap_or_else(|| literal("."))),
+                            None => out.fill_in(dir),
                         }
                     }
                 }
                 // Named by the server (`-J`) or by a glob: somewhere in the directory.
-                None => out.fill(dir.cloned().unwrap_or_else(|| literal("."))),
+                None => out.fill_in(dir),
             }
         }
     }
@@ -1389,7 +1394,7 @@ fn wget(words: &[Word]) -> FileUses {
         return out;
     }
     if names_unknown {
-        out.fill(prefix.cloned().unwrap_or_else(|| literal(".")));
+        out.fill_in(prefix);
         return out;
     }
     for url in urls {
@@ -1412,7 +1417,7 @@ fn wget(words: &[Word]) -> FileUses {
         });
         match name {
             Some(name) => out.write(word_under(prefix, &path(name, url))),
-            None => out.fill(prefix.cloned().unwrap_or_else(|| literal("."))),
+            None => out.fill_in(prefix),
         }
     }
     out
@@ -1991,7 +1996,7 @@ fn patch(words: &[Word]) -> FileUses {
     // The files the patch names (a git patch renames and creates them, beside the file
     // given), in its directory: what the patch holds is not read.
     if written == PathUse::Write {
-        out.fill(dir.clone().unwrap_or_else(|| literal(".")));
+        out.fill_in(dir.as_ref());
     } else if output && file.is_none() {
         // `-o OUT`: the file the patch names is read into OUT.
         out.read(unknown("the file the patch names"));

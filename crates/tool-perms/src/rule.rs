@@ -117,6 +117,14 @@ mod tests {
     }
 
     #[test]
+    fn a_closing_parenthesis_in_the_tool_name_is_refused() {
+        // Found by the rule-parser fuzz test: `)Bash(*)` was saved as `)Bash`, which does
+        // not read back.
+        let err = parse_rule(")Bash(*)").unwrap_err();
+        assert_eq!(err.reason, "a tool name cannot contain `)`");
+    }
+
+    #[test]
     fn parses_and_unescapes() {
         assert_eq!(
             parse_rule("Bash").unwrap(),

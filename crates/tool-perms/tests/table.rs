@@ -3671,6 +3671,17 @@ async fn downloads_archives_and_patches_past_their_odd_spellings() {
         ),
         bypass("ask", "wget -x -nH https://e.com/.git/hooks/pre-commit"),
         bypass("ask", "set -a; WGETRC=cfg; wget https://e.com/x").deny(&["Read(.env)"]),
+        // dd reads `if=` and writes `of=` (reading /dev/zero was checked as a write).
+        case(
+            "allow",
+            "Bash",
+            "dd if=/dev/zero of=blank.img bs=1k count=1",
+        )
+        .allow(&["Bash(dd:*)"]),
+        case("deny", "Bash", "dd if=.env of=/dev/null")
+            .allow(&["Bash(dd:*)"])
+            .deny(&["Read(.env)"]),
+        bypass("ask", "dd if=README.md of=.git/hooks/pre-commit"),
         // Programs and settings tar, curl and wget take from elsewhere.
         allowed(
             "ask",

@@ -1425,19 +1425,6 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             }
             Next::Any => {}
         }
-        if name == "dd" {
-            // `dd if=FILE of=FILE`: its only paths.
-            if let Some(value) = w
-                .value
-                .as_deref()
-                .and_then(|v| v.strip_prefix("if=").or_else(|| v.strip_prefix("of=")))
-            {
-                out.push(as_path(value, w));
-            } else if w.value.is_none() {
-                out.push(w.clone());
-            }
-            continue;
-        }
         let v = w.value.as_deref();
         if !after_dashdash {
             if v == Some("--") {

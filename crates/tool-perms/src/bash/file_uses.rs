@@ -1,5 +1,5 @@
 //! Commands whose files each have a use of their own, named mostly by options: `curl`,
-//! `wget`, `tar` and `patch`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
+//! `wget`, `tar`, `patch` and `dd`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
 //! @.env URL` sends one, `tar -xf a.tar -C .git/hooks` writes into a directory, `patch
 //! .bashrc fix.diff` changes the file it is given: [`file_uses`] says which file is read and
 //! which is written, for the path checks of every other command.
@@ -62,14 +62,15 @@ impl FileUses {
     }
 }
 
-/// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar` and `patch`; `None`
-/// for another command.
+/// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch` and `dd`;
+/// `None` for another command.
 pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
     Some(match name {
         "curl" => curl(words),
         "wget" => wget(words),
         "tar" => tar(words),
         "patch" => patch(words),
+        "dd" => dd(words),
         _ => return None,
     })
 }
@@ -2116,6 +2117,24 @@ fn patch(words: &[Word]) -> FileUses {
     out
 }
 
+/// `dd if=FILE of=FILE`: the one file read and the one written (a computed word may be
+/// either).
+fn dd(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    for w in &words[1..] {
+        let Some(v) = w.value.as_deref() else {
+            out.unknown(format!("the computed operand {}", w.raw));
+            continue;
+        };
+        if let Some(file) = v.strip_prefix("if=") {
+            out.read(super::commands::option_value_path(file, w));
+        } else if let Some(file) = v.strip_prefix("of=") {
+            out.write(super::commands::option_value_path(file, w));
+        }
+    }
+    out
+}
+
 /// An environment variable that changes what a command writes or reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConfigVariable {
@@ -2569,5 +2588,15 @@ mod tests {
         );
         check("patch -d \"$D\" -p1", &["W ?", "F ?"]);
         check("patch -p\"$N\" < fix.diff", &["W .", "F ."]);
+    }
+
+    #[test]
+    fn dd_files() {
+        check(
+            "dd if=/dev/zero of=a.img bs=1k",
+            &["R /dev/zero", "W a.img"],
+        );
+        check("dd if=~/x of=y", &["R ~/x", "W y"]);
+        check("dd of=\"$F\"", &["W ?"]);
     }
 }

@@ -1928,7 +1928,7 @@ impl PermissionEngine {
         let home = ctx.home().or(self.roots.home.as_deref());
         let args: Vec<Word> = path_args(name, words)
             .into_iter()
-            .map(|w| match (assignment_tilde(&w), w.path_value()) {
+            .map(|w| match (w.assignment_tilde(), w.path_value()) {
                 (Some((before, after)), _) => {
                     let value = home.map(|h| format!("{before}{}{after}", h.display()));
                     Word { value, ..w }
@@ -3856,26 +3856,6 @@ fn first_brace_list(s: &str) -> Option<(usize, Vec<usize>, usize)> {
         }
     }
     None
-}
-
-/// For a plain word that looks like an assignment with a `~` right after its `=`
-/// (`NAME=~/x`, `NAME+=~`, `NAME[i]=~/x`), which bash expands: the text up to the `=` and
-/// what follows the `~`.
-fn assignment_tilde(w: &Word) -> Option<(&str, &str)> {
-    if w.value.as_deref() != Some(w.raw.as_str()) {
-        return None;
-    }
-    let eq = w.raw.find('=')?;
-    let (name, after) = (&w.raw[..eq], &w.raw[eq + 1..]);
-    let name = name.strip_suffix('+').unwrap_or(name);
-    let name = match name.find('[') {
-        Some(i) if name.ends_with(']') => &name[..i],
-        _ => name,
-    };
-    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let rest = after.strip_prefix('~')?;
-    (is_name && (rest.is_empty() || rest.starts_with('/'))).then(|| (&w.raw[..=eq], rest))
 }
 
 /// [`Word::path_value`], empty for a computed word.

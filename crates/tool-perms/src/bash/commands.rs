@@ -1330,12 +1330,7 @@ fn cp_understood(words: &[Word]) -> bool {
 /// expands no `~` there (`--file=~/x` names `./~/x`), but for a word that looks like an
 /// assignment, whose `~` right after the `=` it expands (`dd of=~/x` writes `$HOME/x`).
 pub(crate) fn option_value_path(value: &str, w: &Word) -> Word {
-    let assignment_like = w.raw.split_once('=').is_some_and(|(name, after)| {
-        (after == "~" || after.starts_with("~/"))
-            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    });
-    let value = if value.starts_with('~') && !assignment_like {
+    let value = if value.starts_with('~') && w.assignment_tilde().is_none() {
         format!("./{value}")
     } else {
         value.to_owned()

@@ -204,6 +204,13 @@ struct Parsed<K> {
 }
 
 impl<K: Copy + PartialEq> Parsed<K> {
+    /// Whether the option `k` is given at all (whatever turns it off after).
+    fn given(&self, k: K) -> bool {
+        self.items
+            .iter()
+            .any(|i| matches!(i, Item::Opt(o, _) if *o == k))
+    }
+
     /// Whether the flag `on` is set: given, and not turned off after (by `--no-FLAG`, or by
     /// its opposite `off`).
     fn is_on(&self, on: K, off: Option<K>) -> bool {
@@ -885,13 +892,7 @@ fn curl(words: &[Word]) -> FileUses {
     let parsed = parse(words, &CURL);
     let mut out = FileUses::default();
     // `-n` reads `~/.netrc`, unless `--netrc-file` names another.
-    let given = |k: Curl| {
-        parsed
-            .items
-            .iter()
-            .any(|i| matches!(i, Item::Opt(o, _) if *o == k))
-    };
-    if given(Curl::Netrc) && !given(Curl::NetrcFile) {
+    if parsed.given(Curl::Netrc) && !parsed.given(Curl::NetrcFile) {
         out.read(literal("~/.netrc"));
     }
     let local_default = parsed.items.iter().any(|i| {
@@ -908,12 +909,8 @@ fn curl(words: &[Word]) -> FileUses {
         };
         let globoff = flags.is_on(Curl::Globoff, None);
         // Given at all (curl's `--no-remote-name` does not undo an `-O` given before).
-        let given = |k: Curl| {
-            group
-                .iter()
-                .any(|i| matches!(i, Item::Opt(o, _) if *o == k))
-        };
-        let (remote_name, header_name) = (given(Curl::RemoteName), given(Curl::HeaderName));
+        let remote_name = flags.given(Curl::RemoteName);
+        let header_name = flags.given(Curl::HeaderName);
         let mut g = CurlGroup::default();
         for item in group {
             let (kind, w) = match item {

@@ -55,6 +55,27 @@ pub struct Word {
 }
 
 impl Word {
+    /// For a plain word that looks like an assignment with a `~` right after its `=`
+    /// (`NAME=~/x`, `NAME+=~`, `NAME[i]=~/x`), which bash expands (`cat a=~/x` reads
+    /// `a=$HOME/x`, `dd of=~/x` writes `$HOME/x`): the text up to the `=` and what follows
+    /// the `~`.
+    pub fn assignment_tilde(&self) -> Option<(&str, &str)> {
+        if self.value.as_deref() != Some(self.raw.as_str()) {
+            return None;
+        }
+        let eq = self.raw.find('=')?;
+        let (name, after) = (&self.raw[..eq], &self.raw[eq + 1..]);
+        let name = name.strip_suffix('+').unwrap_or(name);
+        let name = match name.find('[') {
+            Some(i) if name.ends_with(']') => &name[..i],
+            _ => name,
+        };
+        let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let rest = after.strip_prefix('~')?;
+        (is_name && (rest.is_empty() || rest.starts_with('/'))).then(|| (&self.raw[..=eq], rest))
+    }
+
     /// The path the word names, for a path check: its value, but with a `~` bash does not
     /// expand made a name (`./~…`). Only `~` and `~/…` as written are the home directory:
     /// quoted or escaped, or with a quote before its `/` (`'~/x'`, `\~/x`, `~'/x'`), a `~` is

@@ -75,18 +75,15 @@ fn main() -> ExitCode {
 /// named) with an input its
 /// schema accepts. A session refuses anything else before any permission is decided, so a
 /// decision reported for it would be one that never happens.
-fn known_call(args: &cli::permissions::CheckArgs) -> Result<(), String> {
+fn known_call(
+    args: &cli::permissions::CheckArgs,
+    tools: &[std::sync::Arc<dyn tool_core::Tool>],
+) -> Result<(), String> {
     // The Agent tool is the agent loop's own, not the registry's.
     if args.tool.starts_with("mcp__") || matches!(args.tool.as_str(), "Agent" | "Task") {
         return Ok(());
     }
-    // Every tool compiled in, whatever its environment gate: a session's settings `env` may
-    // open a gate this process's environment keeps shut.
-    let tools: Vec<_> = tool_registry::BUILTIN_TOOLS
-        .iter()
-        .map(|entry| (entry.build)())
-        .collect();
-    let Some(tool) = tool_core::find_tool(&tools, &args.tool) else {
+    let Some(tool) = tool_core::find_tool(tools, &args.tool) else {
         return Err(format!(
             "this build has no tool named `{}` (`toolwright tools` lists them; MCP tools are \
              named mcp__<server>__<tool>)",
@@ -180,13 +177,21 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
         Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),
         Command::Tools(args) => cli::tools::run(&args),
         Command::Trust(args) => cli::trust::run(&args),
-        Command::Permissions(PermissionsCommand::Check(args)) => match known_call(&args) {
-            Ok(()) => cli::permissions::run(&args),
-            Err(e) => {
-                eoutln!("toolwright permissions check: {e}");
-                ExitCode::from(2)
+        Command::Permissions(PermissionsCommand::Check(args)) => {
+            // Every tool compiled in, whatever its environment gate: a session's settings
+            // `env` may open a gate this process's environment keeps shut.
+            let tools: Vec<_> = tool_registry::BUILTIN_TOOLS
+                .iter()
+                .map(|entry| (entry.build)())
+                .collect();
+            match known_call(&args, &tools) {
+                Ok(()) => cli::permissions::run(&args, &tools),
+                Err(e) => {
+                    eoutln!("toolwright permissions check: {e}");
+                    ExitCode::from(2)
+                }
             }
-        },
+        }
     };
     // Tasks still spawned are dropped (their destructors kill what they started); a thread
     // blocked reading a terminal that is still open (stdio serving stopped by a signal) is

@@ -1478,6 +1478,30 @@ fn permissions_check_refuses_calls_no_session_would_make() {
     }
 }
 
+/// `permissions check` decides a built-in tool's call as a session does, with the tool's own
+/// check: a Glob whose pattern climbs out of the project, or is absolute, asks as it would
+/// in a session (the stand-in looked at `path` only, and allowed both).
+#[test]
+fn permissions_check_asks_the_built_in_tool_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    for (input, want) in [
+        (r#"{"pattern": "*.rs"}"#, "allow"),
+        (r#"{"pattern": "../other/*"}"#, "ask"),
+        (r#"{"pattern": "/etc/host*"}"#, "ask"),
+    ] {
+        let out = toolwright(
+            &["permissions", "check", "--json", "Glob", input],
+            &project,
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{input}: {}", text(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["decision"], want, "{input}: {report}");
+    }
+}
+
 /// `agent`'s arguments are checked before anything starts: an empty prompt, no requests
 /// (`--max-turns 0`) and `--max-tokens 0` are bad arguments (exit 2), never sent to the API.
 #[test]

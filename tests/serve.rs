@@ -704,6 +704,186 @@ fn background_tasks_are_killed_before_the_calls_are_awaited() {
     );
 }
 
+/// Before `initialize`, a notification (`notifications/initialized` too early, an unknown
+/// one, an `initialize` without an id) or a response is dropped, as JSON-RPC answers neither,
+/// and reported on stderr: the session goes on, and the client's `initialize` is answered.
+#[test]
+fn notifications_and_responses_before_initialize_do_not_end_the_session() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("stderr.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--cwd"])
+        .arg(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let early = [
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "foo/bar"}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "initialize", "params": {}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "result": {}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 4, "error": {"code": 1, "message": "x"}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        // A cursor this server never gave out is invalid params.
+        serde_json::json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+            "params": {"cursor": "garbage"}}),
+    ];
+    for message in early {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let (lines, answers) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(value) = serde_json::from_str::<Value>(&line) else {
+                break;
+            };
+            if lines.send(value).is_err() {
+                break;
+            }
+        }
+    });
+    let init = answers
+        .recv_timeout(ANSWER_TIMEOUT)
+        .expect("initialize answered");
+    assert_eq!(init["id"], 1, "{init}");
+    assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+    let mut by_id = std::collections::HashMap::new();
+    while by_id.len() < 2 {
+        let answer = answers
+            .recv_timeout(ANSWER_TIMEOUT)
+            .expect("tools/list answered");
+        by_id.insert(answer["id"].as_u64().unwrap(), answer);
+    }
+    let list = &by_id[&2];
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{list}"
+    );
+    assert!(list["result"].get("nextCursor").is_none(), "{list}");
+    let bad = &by_id[&5];
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown cursor"),
+        "{bad}"
+    );
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        stderr
+            .matches("a notification or response before `initialize`")
+            .count(),
+        5,
+        "{stderr}"
+    );
+}
+
+/// A client that closes its input while a call runs ends that call at once: the command's
+/// process group is killed and the call's interruption is still answered (rmcp stopped
+/// waiting for running calls after 5 s and the server exited with no answer, the command
+/// running until then).
+#[test]
+fn closing_stdin_ends_the_calls_in_progress_and_answers_them() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--mode", "bypassPermissions", "--cwd"])
+        .arg(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines, answers) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let Ok(value) = serde_json::from_str::<Value>(&line) else {
+                break;
+            };
+            if lines.send(value).is_err() {
+                break;
+            }
+        }
+    });
+    let send = |stdin: &mut std::process::ChildStdin, message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "1"}}}),
+    );
+    let init = answers.recv_timeout(ANSWER_TIMEOUT).unwrap();
+    assert!(init.get("result").is_some(), "{init}");
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let pid_file = root.join("pid");
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": format!("echo $$ > {}; sleep 60", pid_file.display())}}}),
+    );
+    let started = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < ANSWER_TIMEOUT,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    let answer = answers
+        .recv_timeout(ANSWER_TIMEOUT)
+        .expect("the interrupted call is answered");
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert!(answer.to_string().contains("interrupted"), "{answer}");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))),
+        "the command outlived the server"
+    );
+}
+
 /// A line that is not a JSON-RPC request for this server is answered with the error JSON-RPC
 /// 2.0 gives for it (the client would otherwise wait for ever), the server says so on stderr,
 /// and the next request is served: a line that is not JSON (-32700, id null) or not UTF-8

@@ -148,7 +148,9 @@ fn the_inspector_calls_every_listed_tool() {
         ("TaskStop", vec!["task_id=nope".into()], false, ""),
         ("WebFetch", vec!["url=http://127.0.0.1:9/".into(), "prompt=x".into()], false, ""),
         ("Skill", vec!["skill=no-such-skill".into()], false, ""),
-        ("EnterPlanMode", vec![], true, ""),
+        // Plan mode is left only with a person's approval, whom this client cannot reach:
+        // not entered (the client would be stuck in it).
+        ("EnterPlanMode", vec![], false, "not available to this client"),
         // Both need a person, whom this client cannot reach: refused.
         ("ExitPlanMode", vec![], false, ""),
         ("AskUserQuestion", vec![r#"questions=[{"question":"Which?","header":"Pick","multiSelect":false,"options":[{"label":"a","description":"A"},{"label":"b","description":"B"}]}]"#.into()], false, ""),
@@ -426,7 +428,9 @@ async def main():
             raise
         return types.ElicitResult(action="decline")
 
-    callback = answer if mode in ("accept", "decline") else never_answer if mode == "withdraw" else None
+    # "session" can be asked (it declines): plan mode, left only with a person's approval,
+    # is entered only by clients that can ask one.
+    callback = answer if mode in ("accept", "decline", "session") else never_answer if mode == "withdraw" else None
     async with Client(url, mode=protocol, elicitation_callback=callback, message_handler=on_message) as c:
         out["protocol"] = c.protocol_version
         if mode in ("accept", "decline", "no-elicitation"):

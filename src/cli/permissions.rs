@@ -7,10 +7,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tool_core::{
-    DecisionReason, PermissionMode, PermissionResult, RuleSource, ToolUseContext, expand_path,
+    DecisionReason, PermissionMode, PermissionResult, RuleSource, Tool, ToolUseContext, expand_path,
 };
 use tool_perms::probe::ProbeTool;
 use tool_perms::settings::{SettingsSources, load_permissions, parse_mode};
@@ -61,8 +62,9 @@ pub struct CheckReport {
 }
 
 /// Runs the command: prints the report; returns 0 for any decision, 2 for bad input.
-pub fn run(args: &CheckArgs) -> ExitCode {
-    match check(args) {
+/// `builtins` are this build's built-in tools (see [`check`]).
+pub fn run(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> ExitCode {
+    match check(args, builtins) {
         Ok(report) => {
             for w in &report.warnings {
                 eoutln!("warning: {w}");
@@ -81,8 +83,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     }
 }
 
-/// Decides the call described by `args`, without printing.
-pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
+/// Decides the call described by `args`, without printing. A tool of `builtins` (by name or
+/// alias) decides with its own permission check, as in a session; any other (an MCP tool,
+/// the Agent tool) is described by a [`ProbeTool`].
+pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport, String> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
@@ -147,8 +151,22 @@ pub fn check(args: &CheckArgs) -> Result<CheckReport, String> {
     let ctx = ToolUseContext::new(&cwd)
         .with_home(home.clone())
         .with_permission(perm.clone());
-    let tool = ProbeTool::new(args.tool.clone(), &cwd, home);
-    let explanation = block_on(engine.explain(&tool, &input, &ctx));
+    // The built-in tool itself where there is one (its own permission check, the subject it
+    // derives from the input: a Glob pattern that climbs out of the cwd, say), as the
+    // session's pipeline asks it; a stand-in for the others (MCP tools, the Agent tool).
+    let probe;
+    let (tool, input): (&dyn Tool, Value) = match tool_core::find_tool(builtins, &args.tool) {
+        Some(tool) => {
+            // As the pipeline decides: on the input as its schema reads it.
+            let input = tool.parse_input(input.clone()).unwrap_or(input);
+            (tool.as_ref(), input)
+        }
+        None => {
+            probe = ProbeTool::new(args.tool.clone(), &cwd, home);
+            (&probe, input)
+        }
+    };
+    let explanation = block_on(engine.explain(tool, &input, &ctx));
     let decision = match &explanation.result {
         PermissionResult::Allow { .. } => "allow",
         PermissionResult::Deny { .. } => "deny",

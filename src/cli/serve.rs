@@ -146,8 +146,18 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         // A signal ends the process without destructors: background tasks are killed and
         // calls cancelled (their commands' process groups killed) first.
         let mut signalled = shut_down_on_signals(server.clone());
+        // The client gone (its input ended, or it stopped reading): the calls in progress
+        // end now (their answers could reach nobody), as on a signal.
+        let closed = tool_core::CancellationToken::new();
+        let _closing = AbortOnDrop(tokio::spawn({
+            let (closed, server) = (closed.clone(), server.clone());
+            async move {
+                closed.cancelled().await;
+                server.shut_down(SHUTDOWN_GRACE).await;
+            }
+        }));
         return tokio::select! {
-            served = serve_stdio_with_notices(server, notices) => match served {
+            served = serve_stdio_with_notices(server, notices, closed) => match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eoutln!("toolwright serve: {e}");

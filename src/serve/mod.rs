@@ -512,6 +512,20 @@ impl ToolServer {
                 ),
             ),
         };
+        // Plan mode is left only with the user's approval (ExitPlanMode always asks, whatever
+        // the rules): a client that cannot be asked would stay in it for good, every change
+        // refused. It is not entered.
+        if matches!(channel, ask::Channel::None) && request.name == "EnterPlanMode" {
+            let result = json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": NO_PLAN_MODE_WITHOUT_ASKS}],
+                "isError": true,
+            });
+            let result: CallToolResult = serde_json::from_value(result).map_err(|e| {
+                ErrorData::internal_error(format!("cannot encode the result: {e}"), None)
+            })?;
+            return Ok(CallToolResponse::Complete(result));
+        }
         let route = Arc::new(ask::AskRoute::new(channel));
         let pipeline = Pipeline::new(
             Arc::new(ask::ServePermissions::new(
@@ -622,6 +636,9 @@ impl ToolServer {
     }
 }
 
+/// Why EnterPlanMode is refused to a client that cannot be asked.
+const NO_PLAN_MODE_WITHOUT_ASKS: &str = "EnterPlanMode is not available to this client: leaving plan mode needs the user's approval (ExitPlanMode always asks), and this MCP client cannot ask its user (it did not declare form elicitation). Plan in your answer instead, without entering plan mode.";
+
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> InitializeResult {
         let mut info =
@@ -634,10 +651,20 @@ impl ServerHandler for ToolServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         progress_token_check(&context)?;
+        // Every tool comes in one page, so no cursor was ever given out: one is invalid
+        // (the spec's -32602), not a request for the first page again.
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown cursor {cursor:?}: this server lists every tool in one page, with no nextCursor"
+                ),
+                None,
+            ));
+        }
         self.tools_ready(&context.ct).await?;
         Ok(ListToolsResult::with_all_items(self.list()))
     }
@@ -903,13 +930,18 @@ pub async fn serve_stdio<S: ServerHandler>(handler: S) -> Result<(), ServeError>
     .await
 }
 
-/// [`serve_stdio`], reporting every rejected line to `notices`.
+/// [`serve_stdio`], reporting every rejected line to `notices`, and cancelling `closed` the
+/// moment the client's end closes (its input ends, or the output cannot be written;
+/// [`stdio::LineTransport::with_closed_token`]): the host ends the calls in progress then,
+/// rather than when rmcp stops waiting for them.
 pub async fn serve_stdio_with_notices<S: ServerHandler>(
     handler: S,
     notices: NoticeSink,
+    closed: CancellationToken,
 ) -> Result<(), ServeError> {
-    let transport =
-        stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout()).with_notices(notices);
+    let transport = stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout())
+        .with_notices(notices)
+        .with_closed_token(closed);
     serve_transport(handler, transport).await
 }
 

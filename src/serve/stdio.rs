@@ -27,8 +27,12 @@
 //! with bad params reaches the handler, which answers `-32602`: see
 //! [`ToolServer`](super::ToolServer)).
 //!
+//! Before `initialize` is answered, a notification or a response is dropped (and reported):
+//! rmcp would end the session on it, and JSON-RPC answers neither.
+//!
 //! Writes (rmcp's messages and these answers) go through one task, in the order they were
-//! made, a whole line at a time.
+//! made, a whole line at a time. Once one fails (the client closed its end), the session
+//! ends: no answer could reach the client.
 
 use std::collections::VecDeque;
 use std::io;
@@ -38,7 +42,7 @@ use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::NoticeSink;
 
@@ -72,10 +76,18 @@ pub struct LineTransport<R> {
     notices: Option<NoticeSink>,
     /// The session negotiated protocol 2025-03-26, which has JSON-RPC batches.
     batches: bool,
+    /// `initialize` was answered. Before, rmcp takes only requests (anything else ends the
+    /// session): a notification or a response is dropped here, and reported.
+    initialized: bool,
     /// The messages of a batch not yet handed to rmcp.
     queued: VecDeque<RxJsonRpcMessage<RoleServer>>,
     /// The batches some of whose requests are not answered yet.
     open_batches: Vec<Batch>,
+    /// Why writing to the client failed, once it did (it closed its end): no answer can
+    /// reach it any more, so the session ends.
+    broken: watch::Receiver<Option<String>>,
+    /// Cancelled when the client's end closes (its input ends, or the output broke).
+    closed: Option<tool_core::CancellationToken>,
 }
 
 /// A batch waiting for the answers to its requests, to send them as one array.
@@ -137,7 +149,8 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_lines(write, rx));
+        let (broken_tx, broken) = watch::channel(None);
+        tokio::spawn(write_lines(write, rx, broken_tx));
         Self {
             read: BufReader::new(read),
             line: Vec::new(),
@@ -147,8 +160,25 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             out: Some(tx),
             notices: None,
             batches: false,
+            initialized: false,
             queued: VecDeque::new(),
             open_batches: Vec::new(),
+            broken,
+            closed: None,
+        }
+    }
+
+    /// Cancels `token` the moment the client's end closes (its input ends, or its output
+    /// cannot be written): a host ends the calls in progress with it, which no answer can
+    /// reach, rather than wait for them.
+    pub fn with_closed_token(mut self, token: tool_core::CancellationToken) -> Self {
+        self.closed = Some(token);
+        self
+    }
+
+    fn close_session(&self) {
+        if let Some(token) = &self.closed {
+            token.cancel();
         }
     }
 
@@ -284,6 +314,7 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             TxJsonRpcMessage::<RoleServer>::Response(response) => {
                 if let ServerResult::InitializeResult(init) = &response.result {
                     self.batches = init.protocol_version == ProtocolVersion::V_2025_03_26;
+                    self.initialized = true;
                 }
                 &response.id
             }
@@ -410,7 +441,19 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
             if let Some(message) = self.queued.pop_front() {
                 return Some(message);
             }
-            match self.read_line().await {
+            // A client that stopped reading gets no more answers: the session ends rather
+            // than run calls whose results go nowhere.
+            let mut broken = self.broken.clone();
+            let read = tokio::select! {
+                read = self.read_line() => read,
+                Ok(why) = broken.wait_for(Option::is_some) => {
+                    let why = why.clone().unwrap_or_default();
+                    self.notice(&format!("cannot write to the client ({why}): the session ends"));
+                    self.close_session();
+                    return None;
+                }
+            };
+            match read {
                 LineRead::Line => {}
                 LineRead::Oversized(lead) => {
                     self.count += 1;
@@ -432,11 +475,13 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                 // The answers already made are written before the session (and maybe the
                 // process) ends.
                 LineRead::Eof => {
+                    self.close_session();
                     self.written().await;
                     return None;
                 }
                 LineRead::Io(e) => {
                     self.notice(&format!("cannot read the client's messages: {e}"));
+                    self.close_session();
                     self.written().await;
                     return None;
                 }
@@ -455,6 +500,15 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
             }
             match decoded {
                 Decoded::Message(message) => {
+                    if !self.initialized
+                        && !matches!(*message, RxJsonRpcMessage::<RoleServer>::Request(_))
+                    {
+                        self.notice(&format!(
+                            "message {} ignored: a notification or response before `initialize`",
+                            self.count
+                        ));
+                        continue;
+                    }
                     self.cancel_in_batches(&message);
                     return Some(*message);
                 }
@@ -474,10 +528,12 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
     }
 }
 
-/// Writes the lines of `rx` to `write` in order, flushing each, until every sender is gone.
+/// Writes the lines of `rx` to `write` in order, flushing each, until every sender is gone;
+/// the first write that fails is told to `broken`.
 async fn write_lines<W: AsyncWrite + Unpin>(
     mut write: W,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    broken: watch::Sender<Option<String>>,
 ) {
     // Once a write failed, the rest fail with the same error.
     let mut failed: Option<(io::ErrorKind, String)> = None;
@@ -495,7 +551,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(
                     write.flush().await
                 }
                 .await
-                .inspect_err(|e| failed = Some((e.kind(), e.to_string()))),
+                .inspect_err(|e| {
+                    failed = Some((e.kind(), e.to_string()));
+                    let _ = broken.send(Some(e.to_string()));
+                }),
             };
             if let Some(written) = out.written {
                 let _ = written.send(result);
@@ -908,6 +967,23 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap_or_default())
             .collect();
         (out, lines)
+    }
+
+    /// A client that closed its end of the server's output (it stopped reading) ends the
+    /// session at the first answer that cannot be written, though its input is still open:
+    /// no answer could reach it.
+    #[tokio::test]
+    async fn a_client_that_stops_reading_ends_the_session() {
+        let (client_in, server_in) = tokio::io::duplex(1024);
+        let (server_out, client_out) = tokio::io::duplex(1024);
+        drop(client_out);
+        let mut transport = LineTransport::new(server_in, server_out);
+        let sent = transport.send(response(1, ServerResult::empty(()))).await;
+        assert!(sent.is_err(), "{sent:?}");
+        let next =
+            tokio::time::timeout(std::time::Duration::from_secs(10), transport.receive()).await;
+        assert!(matches!(next, Ok(None)), "{next:?}");
+        drop(client_in);
     }
 
     /// On 2025-03-26, a batch's requests reach rmcp one by one and their answers go back as

@@ -92,6 +92,7 @@ pub mod permission;
 pub mod process;
 pub mod result;
 pub mod schema;
+pub mod temp_file;
 pub mod tool;
 pub mod typed;
 

@@ -123,7 +123,8 @@ const MAX_FILES_PER_ID: u32 = 100;
 /// again); one with other bytes (a repeated id with another result) is kept, and the bytes
 /// go to `NAME.2.EXT`, `NAME.3.EXT`, ...: a preview never points at another result.
 ///
-/// The bytes go to a temporary file beside it (`.NAME.tw-tmp.PID.N`), flushed to disk, which
+/// The bytes go to a temporary file beside it (`.NAME.tw-tmp.PID.TAG.N`,
+/// [`tool_core::temp_file`]), flushed to disk, which
 /// is then hard-linked into place (linking never replaces an existing file) and removed. A
 /// reader, or a crash at any moment, sees no file or the whole file, never a part of it.
 /// Where hard links are not supported the temporary file is renamed into place instead.
@@ -139,7 +140,9 @@ fn write_exclusive(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
     remove_stale_temps(dir);
     let (tmp, mut file) = loop {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!(".{name}.tw-tmp.{}.{n}", std::process::id()));
+        let mut candidate = tool_core::temp_file::temp_prefix(std::ffi::OsStr::new(&name));
+        candidate.push(n.to_string());
+        let candidate = dir.join(candidate);
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
         // Owner-only, whatever the directory's mode: a result holds whatever a tool printed.
@@ -201,27 +204,19 @@ fn holds(path: &Path, bytes: &[u8]) -> bool {
         && fs::read(path).is_ok_and(|on_disk| on_disk == bytes)
 }
 
-/// Removes the temporary files of writers killed mid-write (`.NAME.tw-tmp.PID.N` whose
-/// process no longer exists) from the results directory. Linux only; best effort.
+/// Removes the temporary files of writers killed mid-write from the results directory
+/// ([`tool_core::temp_file::is_abandoned_temp`]). Best effort.
 fn remove_stale_temps(dir: &Path) {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .filter(|n| n.starts_with('.'))
-            .and_then(|n| n.rsplit_once(".tw-tmp."))
-            .and_then(|(_, rest)| rest.split_once('.'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
+        let Some(name) = file_name.to_str() else {
             continue;
         };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+        let age = || entry.metadata().ok()?.modified().ok()?.elapsed().ok();
+        if tool_core::temp_file::is_abandoned_temp(name, age) {
             let _ = fs::remove_file(entry.path());
         }
     }

@@ -49,9 +49,11 @@ impl PathRoots {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".claude")));
+        let managed = tool_core::managed_settings_dir();
         let settings_files = user_config_dir
             .iter()
             .map(|d| d.join("settings.json"))
+            .chain([managed.join("managed-settings.json")])
             .collect();
         Self {
             cwd: cwd.into(),
@@ -60,6 +62,7 @@ impl PathRoots {
             user_config_dir,
             flag_settings_dir: None,
             settings_files,
+            settings_dirs: vec![managed.join("managed-settings.d")],
         }
     }
 }
@@ -1316,19 +1319,22 @@ impl PermissionEngine {
     }
 
     /// The engine a tool that walks directories (Grep, Glob) asks which paths its deny rules
-    /// forbid to read: the session's, when the host put it in the context's app state
-    /// ([`SessionEngine`]); else one made of the context's deny rules, anchored at its working
-    /// directory; `None` when there are no deny rules at all (nothing to filter).
+    /// forbid to read ([`denied_by`](Self::denied_by)) and its ask rules keep from being read
+    /// unasked ([`asked_by`](Self::asked_by)): the session's, when the host put it in the
+    /// context's app state ([`SessionEngine`]); else one made of the context's deny and ask
+    /// rules, anchored at its working directory; `None` when there are none at all (nothing
+    /// to filter).
     pub fn for_walking(ctx: &ToolUseContext) -> Option<Arc<Self>> {
         if let Some(SessionEngine(engine)) = ctx.app_state().get::<SessionEngine>() {
             return Some(engine);
         }
-        let deny = &ctx.permission().deny;
-        if deny.is_empty() {
+        let (deny, ask) = (&ctx.permission().deny, &ctx.permission().ask);
+        if deny.is_empty() && ask.is_empty() {
             return None;
         }
         let perm = ToolPermissionContext {
             deny: deny.clone(),
+            ask: ask.clone(),
             ..Default::default()
         };
         let mut roots = PathRoots::for_cwd(ctx.cwd());
@@ -1353,6 +1359,16 @@ impl PermissionEngine {
                 .path_rule(&set, true, RuleBehavior::Deny, &path, &resolved, false)
                 .or_else(read),
         }
+    }
+
+    /// The ask rule that covers reading `path` (checked on the path and its symlink-resolved
+    /// target), if any: a search that walks a directory (Grep) leaves such a file out rather
+    /// than read it unasked, and says so (a Read of it then asks).
+    pub fn asked_by(&self, path: &Path) -> Option<SourcedRule> {
+        let set = self.snapshot();
+        let path = normalize_lexically(path);
+        let resolved = resolve_symlinks(&path);
+        self.path_rule(&set, false, RuleBehavior::Ask, &path, &resolved, false)
     }
 
     // ----- subjects -----

@@ -27,6 +27,11 @@ pub struct PathRoots {
     /// wherever it is (Claude Code's `isClaudeSettingsPath`): under `$CLAUDE_CONFIG_DIR` or
     /// given to `--settings` it is not in a `.claude` directory ([`protected_reason`]).
     pub settings_files: Vec<PathBuf>,
+    /// Directories whose files this session reads as settings (the managed
+    /// `managed-settings.d`), whether they exist yet or not: writing the directory or a file
+    /// directly in it is a safety check, as for [`settings_files`](Self::settings_files) (a
+    /// new drop-in would be managed settings, the highest precedence).
+    pub settings_dirs: Vec<PathBuf>,
 }
 
 impl PathRoots {
@@ -40,10 +45,20 @@ impl PathRoots {
                 a == b
             }
         };
-        self.settings_files
+        let variants = |f: &PathBuf| [normalize_lexically(f), resolve_symlinks(f)];
+        let is_file = self
+            .settings_files
             .iter()
-            .flat_map(|f| [normalize_lexically(f), resolve_symlinks(f)])
-            .any(|f| same(&f, path) || same(&f, resolved))
+            .flat_map(variants)
+            .any(|f| same(&f, path) || same(&f, resolved));
+        let in_dir = || {
+            self.settings_dirs.iter().flat_map(variants).any(|d| {
+                [path, resolved]
+                    .into_iter()
+                    .any(|p| same(&d, p) || p.parent().is_some_and(|parent| same(&d, parent)))
+            })
+        };
+        (is_file || in_dir())
             .then(|| {
                 format!(
                     "Claude requested permissions to write to {}, which is a settings file of this session.",
@@ -117,11 +132,14 @@ impl PathRoots {
             // A pattern that climbs (`../x`) names a place, never a name at any depth; nor
             // does `.` (the cwd itself).
             let itself = rest.is_empty() || rest == ".";
-            let bare_name =
-                !itself && !rest.starts_with("../") && !rest.trim_end_matches("/**").contains('/');
-            // Deliberate: a bare-name deny/ask (`Read(.env)`) applies anywhere on disk, not only
-            // under the cwd; an allow stays under the cwd.
-            if bare_name && behavior != RuleBehavior::Allow {
+            // A name at any depth: a bare name (`.env`), or a pattern that says so with a
+            // leading `**/` (`**/.env`, the same rule in gitignore; `**/secrets/*.pem`).
+            let any_depth = !itself
+                && !rest.starts_with("../")
+                && (rest.starts_with("**/") || !rest.trim_end_matches("/**").contains('/'));
+            // Deliberate: a deny/ask for a name at any depth (`Read(.env)`) applies anywhere on
+            // disk, not only under the cwd; an allow stays under the cwd.
+            if any_depth && behavior != RuleBehavior::Allow {
                 (PathBuf::from("/"), rest)
             } else {
                 (self.cwd.clone(), rest)
@@ -751,6 +769,7 @@ mod tests {
             user_config_dir: None,
             flag_settings_dir: None,
             settings_files: Vec::new(),
+            settings_dirs: Vec::new(),
         };
         let mk = |pat: &str, b| {
             let a = roots.anchor(pat, RuleSource::ProjectSettings, b).unwrap();
@@ -784,6 +803,7 @@ mod tests {
             user_config_dir: None,
             flag_settings_dir: None,
             settings_files: Vec::new(),
+            settings_dirs: Vec::new(),
         };
         let reaches = |pat: &str, dir: &str| {
             let a = roots

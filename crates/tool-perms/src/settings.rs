@@ -529,6 +529,18 @@ fn rule_list(perms: &Value, key: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The keys of a settings file's `permissions` object (Claude Code's; `disableAutoMode` is
+/// read by nothing here, there being no auto mode).
+const PERMISSIONS_KEYS: &[&str] = &[
+    "allow",
+    "deny",
+    "ask",
+    "defaultMode",
+    "disableBypassPermissionsMode",
+    "disableAutoMode",
+    "additionalDirectories",
+];
+
 /// Loads the `permissions` sections: rule lists concatenated across levels (each rule keeps
 /// its source), `defaultMode` and `disableBypassPermissionsMode` by precedence,
 /// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
@@ -560,12 +572,22 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     let mut ctx = ToolPermissionContext::default();
     let mut mode: Option<PermissionMode> = None;
     let mut bypass_disabled = false;
+    // The file that disabled it (the first read: the highest precedence), for the warning.
+    let mut disabled_by: Option<(RuleSource, Option<PathBuf>)> = None;
     let mut settings_files: Vec<PathBuf> = files.iter().filter_map(|f| f.path.clone()).collect();
     if let Some(dir) = &sources.user_config_dir {
         settings_files.push(dir.join("settings.json"));
     }
+    // The managed files are protected before they exist too: a new one would be read by the
+    // next session at the highest precedence.
+    let mut settings_dirs = Vec::new();
+    if let Some(dir) = &sources.managed_dir {
+        settings_files.push(dir.join("managed-settings.json"));
+        settings_dirs.push(dir.join("managed-settings.d"));
+    }
     let roots = PathRoots {
         settings_files,
+        settings_dirs,
         cwd: sources.project_dir.clone(),
         home: sources.home.clone(),
         project_root: Some(sources.project_dir.clone()),
@@ -581,15 +603,48 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             }),
     };
     for f in &files {
-        let Some(perms) = f.value.get("permissions") else {
-            continue;
-        };
         let diag = |severity, message: String| SettingsDiagnostic {
             file: f.path.clone(),
             source: f.source,
             severity,
             message,
         };
+        // Keys of `permissions` written beside it, or a misspelt `permissions`: their rules
+        // would be dropped without a word.
+        if let Some(top) = f.value.as_object() {
+            for key in top.keys() {
+                if PERMISSIONS_KEYS.contains(&key.as_str()) {
+                    diagnostics.push(diag(
+                        Severity::Warning,
+                        format!("`{key}` belongs under `permissions`; ignored here"),
+                    ));
+                } else if key != "permissions"
+                    && (key.eq_ignore_ascii_case("permission")
+                        || key.eq_ignore_ascii_case("permissions"))
+                {
+                    diagnostics.push(diag(
+                        Severity::Warning,
+                        format!("unknown key `{key}`; ignored (did you mean `permissions`?)"),
+                    ));
+                }
+            }
+        }
+        let Some(perms) = f.value.get("permissions") else {
+            continue;
+        };
+        if let Some(perms) = perms.as_object() {
+            for key in perms.keys() {
+                if !PERMISSIONS_KEYS.contains(&key.as_str()) {
+                    diagnostics.push(diag(
+                        Severity::Warning,
+                        format!(
+                            "unknown key `permissions.{key}`; ignored (the keys read are {})",
+                            PERMISSIONS_KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         let mut file_ctx = ToolPermissionContext::default();
         let rules_allowed = !managed_only || f.source == RuleSource::PolicySettings;
         for (key, behavior) in [
@@ -674,7 +729,10 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         }
         match perms.get("disableBypassPermissionsMode") {
             None => {}
-            Some(v) if v.as_str() == Some("disable") => bypass_disabled = true,
+            Some(v) if v.as_str() == Some("disable") => {
+                bypass_disabled = true;
+                disabled_by.get_or_insert((f.source, f.path.clone()));
+            }
             // Claude Code's schema allows only "disable": a `true` that reads as "disable"
             // but does nothing must not pass unnoticed.
             Some(v) => diagnostics.push(diag(
@@ -711,11 +769,13 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     }
     let mut mode = mode.unwrap_or_default();
     if mode == PermissionMode::BypassPermissions && bypass_disabled {
+        // Reported where the disabling comes from (`disableBypassPermissionsMode`).
+        let (source, file) = disabled_by.unwrap_or((RuleSource::PolicySettings, None));
         diagnostics.push(SettingsDiagnostic {
-            file: None,
-            source: RuleSource::PolicySettings,
+            file,
+            source,
             severity: Severity::Warning,
-            message: "bypassPermissions is disabled by settings; using default mode".into(),
+            message: "`disableBypassPermissionsMode: \"disable\"` here turns bypassPermissions off; using default mode".into(),
         });
         mode = PermissionMode::Default;
     }

@@ -1400,3 +1400,70 @@ async fn path_rules_match_decomposed_names_on_disk() {
         assert_eq!(got, expected, "{name:?}");
     }
 }
+
+/// The managed settings files are settings of the session before they exist: writing
+/// `managed-settings.json` or a new drop-in in `managed-settings.d` (read next time at the
+/// highest precedence) is a safety check even in bypass mode, by Write and by Bash alike.
+/// Another file of the managed directory is not.
+#[tokio::test]
+async fn managed_settings_files_are_protected_before_they_exist() {
+    let fx = Fixture::new();
+    let managed_dir = fx.out.join("managed");
+    std::fs::create_dir_all(&managed_dir).unwrap();
+    let sources = SettingsSources {
+        project_dir: fx.proj.clone(),
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("config")),
+        managed_dir: Some(managed_dir.clone()),
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: true,
+    };
+    let loaded = load_permissions(&sources);
+    let engine = loaded.engine();
+    let ctx = ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(ToolPermissionContext {
+            mode: PermissionMode::BypassPermissions,
+            ..loaded.context.clone()
+        });
+    let write = probe(&fx, "Write");
+    let bash = probe(&fx, "Bash");
+    let m = managed_dir.display();
+    for (tool, input, want) in [
+        (
+            &write,
+            json!({"file_path": managed_dir.join("managed-settings.json"), "content": "{}"}),
+            "ask",
+        ),
+        (
+            &write,
+            json!({"file_path": managed_dir.join("managed-settings.d/zz.json"), "content": "{}"}),
+            "ask",
+        ),
+        (
+            &bash,
+            json!({"command": format!("mkdir -p {m}/managed-settings.d && echo '{{}}' > {m}/managed-settings.d/zz.json")}),
+            "ask",
+        ),
+        (
+            &bash,
+            json!({"command": format!("cp /dev/null {m}/managed-settings.json")}),
+            "ask",
+        ),
+        (
+            &write,
+            json!({"file_path": managed_dir.join("notes.txt"), "content": "x"}),
+            "allow",
+        ),
+    ] {
+        let got = engine.decide(tool, &input, &ctx).await;
+        assert_eq!(behavior(&got), want, "{input}: {got:?}");
+        if want == "ask" {
+            assert!(
+                format!("{got:?}").contains("settings file of this session"),
+                "{got:?}"
+            );
+        }
+    }
+}

@@ -58,7 +58,7 @@ fn issue_example_explains_the_subcommand() {
             r#"{"command":"git status && rm x"}"#,
         ],
     );
-    let report = check(&a).unwrap();
+    let report = check(&a, &[]).unwrap();
     let v = render_json(&report);
     assert_eq!(v["decision"], "ask");
     assert_eq!(v["subcommand"], "rm x");
@@ -84,7 +84,7 @@ fn allow_and_deny_name_the_rule_and_source() {
             r#"{"command":"git status"}"#,
         ],
     );
-    let v = render_json(&check(&a).unwrap());
+    let v = render_json(&check(&a, &[]).unwrap());
     assert_eq!(v["decision"], "allow");
     assert_eq!(v["rule"], "Bash(git status:*)");
     assert_eq!(v["source"], "projectSettings");
@@ -97,7 +97,7 @@ fn allow_and_deny_name_the_rule_and_source() {
             r#"{"file_path":".env"}"#,
         ],
     );
-    let r = check(&a).unwrap();
+    let r = check(&a, &[]).unwrap();
     assert_eq!(r.decision, "deny");
     let text = render_text(&r);
     assert!(
@@ -120,7 +120,7 @@ fn allow_and_deny_name_the_rule_and_source() {
             r#"{"url":"http://a.com@evil.com/","prompt":"x"}"#,
         ],
     );
-    let v = render_json(&check(&a).unwrap());
+    let v = render_json(&check(&a, &[]).unwrap());
     assert_eq!(v["decision"], "deny");
     assert_eq!(v["source"], "flagSettings");
 }
@@ -201,7 +201,7 @@ fn every_tool_kind_and_modes() {
         (&["TodoWrite", r#"{"todos":[]}"#], "allow"),
     ];
     for (argv, expect) in cases {
-        let report = check(&args(&fx, argv)).unwrap();
+        let report = check(&args(&fx, argv), &[]).unwrap();
         assert_eq!(
             report.decision, *expect,
             "{argv:?}: {:?}",
@@ -213,7 +213,7 @@ fn every_tool_kind_and_modes() {
 #[test]
 fn bad_input_is_an_error_with_a_clear_message() {
     let fx = Fixture::new();
-    let err = |argv: &[&str]| check(&args(&fx, argv)).unwrap_err();
+    let err = |argv: &[&str]| check(&args(&fx, argv), &[]).unwrap_err();
     assert!(err(&["Bash", "{not json"]).contains("INPUT-JSON is not valid JSON"));
     assert!(err(&["Bash", "[1]"]).contains("must be a JSON object"));
     assert!(err(&["--mode", "yolo", "Bash", "{}"]).contains("unknown permission mode `yolo`"));
@@ -227,6 +227,7 @@ fn bad_input_is_an_error_with_a_clear_message() {
         &Cli::try_parse_from(["check", "--cwd", "/no/such/dir", "Bash", "{}"])
             .unwrap()
             .args,
+        &[],
     )
     .unwrap_err();
     assert!(e.contains("not a directory"));

@@ -440,3 +440,66 @@ async fn the_sessions_settings_files_are_protected_wherever_they_are() {
         assert_eq!(decide(&write, beside).await, "allow", "{mode:?}");
     }
 }
+
+/// A `defaultMode` of bypassPermissions that another file turns off is reported with the
+/// file that turned it off (it named the managed settings, which were not there).
+#[test]
+fn disabled_bypass_is_reported_where_it_is_disabled() {
+    let fx = Fixture::new();
+    let user = fx.home.join("config/settings.json");
+    write_bytes(
+        &user,
+        br#"{"permissions":{"disableBypassPermissionsMode":"disable"}}"#,
+    );
+    let mut s = sources(&fx, fx.proj.clone());
+    s.inline.push((
+        RuleSource::FlagSettings,
+        json!({"permissions": {"defaultMode": "bypassPermissions"}}),
+    ));
+    let loaded = load_permissions(&s);
+    assert_eq!(loaded.context.mode, tool_core::PermissionMode::Default);
+    let warning = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("disableBypassPermissionsMode"))
+        .unwrap_or_else(|| panic!("{:?}", messages(&loaded)));
+    assert_eq!(warning.severity, Severity::Warning);
+    assert_eq!(warning.source, RuleSource::UserSettings);
+    assert_eq!(warning.file.as_deref(), Some(user.as_path()));
+}
+
+/// A rule list under a misspelt key, or beside `permissions` instead of in it, does nothing:
+/// each is reported (a warning naming the file and the key), and the known keys are not.
+#[test]
+fn misplaced_and_unknown_permission_keys_are_reported() {
+    let fx = Fixture::new();
+    let user = fx.home.join("config/settings.json");
+    write_bytes(
+        &user,
+        br#"{"deny": ["Read(.env)"], "permission": {}, "Permissions": {},
+            "permissions": {"Deny": ["Read(.env)"], "denied": [], "allow": [], "ask": [],
+            "defaultMode": "default", "additionalDirectories": []}}"#,
+    );
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let said = messages(&loaded);
+    for expected in [
+        "`deny` belongs under `permissions`; ignored here",
+        "unknown key `permission`; ignored (did you mean `permissions`?)",
+        "unknown key `Permissions`; ignored (did you mean `permissions`?)",
+        "unknown key `permissions.Deny`; ignored",
+        "unknown key `permissions.denied`; ignored",
+    ] {
+        assert!(
+            said.iter()
+                .any(|m| m.starts_with(&user.display().to_string()) && m.contains(expected)),
+            "{expected:?} not in {said:#?}"
+        );
+    }
+    assert_eq!(said.len(), 5, "{said:#?}");
+    assert!(
+        loaded
+            .diagnostics
+            .iter()
+            .all(|d| d.severity == Severity::Warning)
+    );
+}

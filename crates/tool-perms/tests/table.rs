@@ -746,6 +746,26 @@ async fn path_rules() {
             .deny(&["Read(.env)"])
             .add_dir("$O"),
         case("allow", "Read", "README.md").deny(&["Read(.env)"]),
+        // `**/NAME` is the same rule as `NAME` (gitignore), so it applies outside the cwd too:
+        // in an added directory, in bypass mode, as an ask.
+        case("deny", "Read", "$O/secret.txt")
+            .deny(&["Read(**/secret.txt)"])
+            .add_dir("$O"),
+        case("deny", "Read", "$O/secret.txt")
+            .deny(&["Read(**/*.txt)"])
+            .mode("bypassPermissions"),
+        case("deny", "Write", "$O/secret.txt")
+            .deny(&["Edit(**/secret.txt)"])
+            .mode("bypassPermissions"),
+        case("ask", "Read", "$O/secret.txt")
+            .ask(&["Read(**/secret.txt)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "cat $O/secret.txt")
+            .deny(&["Read(**/secret.txt)"])
+            .mode("bypassPermissions"),
+        case("allow", "Read", "$O/notes.md")
+            .deny(&["Read(**/secret.txt)"])
+            .mode("bypassPermissions"),
         case("deny", "Edit", ".env")
             .deny(&["Read(.env)"])
             .mode("acceptEdits"),

@@ -9,11 +9,18 @@
 //!   Claude Code (its output so far starts the task's file; the result gives the task's id),
 //!   except one that starts with `sleep`, runs `git`, or does not parse: that one is ended
 //!   like a cancelled one.
-//!   When the command itself exits, anything it left in its group is killed too (use
-//!   `run_in_background` for servers).
+//!   When the command itself exits, anything it left in its group is killed too (`server &`,
+//!   `nohup`: unlike Claude Code, which leaves them running), and the result says so, naming
+//!   `run_in_background` for servers. The command is `eval`ed on the script's first line,
+//!   so bash's error lines count from the command's own (`bash: line 1: ...`).
+//! - A shell killed by a signal reports 128 + its number as its exit code (137 for SIGKILL,
+//!   139 for a segmentation fault), as bash does for its commands; a command ended at its
+//!   timeout says `Command timed out after N ms`.
 //! - Output is captured with bounded memory: up to [`MEMORY_CAP`] bytes per stream stay in
-//!   memory; past that the stream spills to a file (kept up to [`SPILL_FILE_CAP`]) and only
-//!   the head and tail stay in memory. Past [`KILL_CAP`] bytes the command is killed with a
+//!   memory; past that the stream spills to a file (kept up to [`SPILL_FILE_CAP`]: the
+//!   result then says the file holds the first 64 MiB) and only the head and tail stay in
+//!   memory. A failing command's error shows a head and tail of its output: whatever it cut
+//!   is in a file the error names first (the spill file, or one written then). Past [`KILL_CAP`] bytes the command is killed with a
 //!   note.
 //! - The working directory persists through a context modifier while it stays inside the
 //!   working directories (the project directory included, so `cd ..` back to it holds);
@@ -116,6 +123,9 @@ pub struct BashOutput {
     /// Where the full output went when it was too large for memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_output_path: Option<String>,
+    /// The file at `raw_output_path` holds only the first [`SPILL_FILE_CAP`] bytes.
+    #[serde(skip)]
+    pub raw_output_cut: bool,
     /// Whether the command printed nothing (optional in a hook's replacement).
     #[serde(default)]
     pub no_output_expected: bool,
@@ -152,6 +162,10 @@ impl Bash {
     }
 }
 
+/// What a result says when the command left processes running (`server &`, `nohup`): they
+/// were stopped with it.
+const LEFTOVERS_STOPPED: &str = "Stopped the processes this command left running (`&`, `nohup`): a command's processes end with it. Use run_in_background for servers and watchers.";
+
 /// The prompt, with the timeouts in effect.
 fn prompt() -> String {
     format!(
@@ -161,7 +175,7 @@ Commands run in a non-interactive bash: the user's shell profile and aliases are
 - Always quote file paths that contain spaces.\n\
 - Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
 - The timeout is in milliseconds (default {}, at most {}); a command still running then goes on in the background (read it with TaskOutput).\n\
-- Set run_in_background for long-running processes such as servers.",
+- Set run_in_background for long-running processes such as servers: what a command leaves running (`&`, `nohup`) is stopped when it ends.",
         default_timeout_ms(),
         max_timeout_ms()
     )
@@ -260,6 +274,7 @@ impl TypedTool for Bash {
                 interrupted: false,
                 return_code_interpretation: None,
                 raw_output_path: None,
+                raw_output_cut: false,
                 no_output_expected: false,
                 background_task_id: Some(task.id),
             }))
@@ -315,7 +330,14 @@ impl TypedTool for Bash {
         // First, where a preview of the result (and the executor's own cut, past 30,000
         // characters) still shows it.
         if let Some(path) = &output.raw_output_path {
-            parts.push(format!("[The full output is saved in {path}]"));
+            parts.push(if output.raw_output_cut {
+                format!(
+                    "[The first {} MiB of the output are saved in {path}]",
+                    SPILL_FILE_CAP / (1024 * 1024)
+                )
+            } else {
+                format!("[The full output is saved in {path}]")
+            });
         }
         if !output.stdout.trim_end().is_empty() {
             parts.push(output.stdout.trim_end().to_owned());
@@ -334,7 +356,8 @@ impl TypedTool for Bash {
 #[derive(Debug)]
 enum End {
     Exited(Option<i32>),
-    TimedOut,
+    /// Still running at its timeout (this long).
+    TimedOut(Duration),
     /// The timeout passed and the command went on as a background task.
     MovedToBackground {
         /// The task's id.
@@ -354,12 +377,32 @@ struct Run {
     stdout: Captured,
     stderr: Captured,
     final_cwd: Option<PathBuf>,
+    /// The command exited leaving processes in its group (`server &`), which were stopped.
+    stopped_leftovers: bool,
 }
 
 #[derive(Debug)]
 struct Captured {
     text: String,
     spill: Option<PathBuf>,
+    /// The spill file holds only the first [`SPILL_FILE_CAP`] bytes.
+    cut: bool,
+}
+
+impl Captured {
+    /// The line naming the spill file (first in a result: the executor's own cut may hide
+    /// the rest), if there is one: the full output, or its first [`SPILL_FILE_CAP`] bytes.
+    fn saved_line(&self, what: &str) -> Option<String> {
+        let path = self.spill.as_ref()?.display();
+        Some(if self.cut {
+            format!(
+                "[The first {} MiB of the {what} are saved in {path}]",
+                SPILL_FILE_CAP / (1024 * 1024)
+            )
+        } else {
+            format!("[The full {what} is saved in {path}]")
+        })
+    }
 }
 
 fn shell() -> &'static str {
@@ -375,6 +418,39 @@ static RUN_ID: AtomicU64 = AtomicU64::new(0);
 fn scratch_name(what: &str) -> String {
     let n = RUN_ID.fetch_add(1, Ordering::Relaxed);
     format!("toolwright-bash-{}-{n}-{what}", std::process::id())
+}
+
+/// Writes a failed command's output (stderr, then stdout, as the error shows them) to a new file in the session's
+/// results directory (else the [private temp directory](private_temp_dir)), for the model
+/// to Read: the error shows only its head and tail. `None` when it cannot be saved (the
+/// error is shown cut all the same).
+fn save_failed_output(ctx: &ToolUseContext, stderr: &str, stdout: &str) -> Option<PathBuf> {
+    use std::io::Write as _;
+    let dir = match ctx.results_dir() {
+        Some(dir) => {
+            tool_core::create_private_dir(dir).ok()?;
+            dir.to_path_buf()
+        }
+        None => private_temp_dir().ok()?,
+    };
+    let path = create_scratch_file(&dir, "output.txt").ok()?;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut file| {
+            file.write_all(stderr.as_bytes())?;
+            if !stderr.is_empty() && !stdout.is_empty() && !stderr.ends_with('\n') {
+                file.write_all(b"\n")?;
+            }
+            file.write_all(stdout.as_bytes())
+        });
+    match written {
+        Ok(()) => Some(path),
+        Err(_) => {
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+    }
 }
 
 /// A scratch file, removed when dropped (whether the command ran, failed to start or was
@@ -425,9 +501,11 @@ pub(crate) fn with_session_env(ctx: &ToolUseContext, command: &str) -> String {
         .session_env_file
         .as_deref()
         .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0))
-        .map(|p| format!(". {}\n", shell_quote(&p.to_string_lossy())))
+        .map(|p| format!(". {}; ", shell_quote(&p.to_string_lossy())))
         .unwrap_or_default();
-    format!("{env_file}unset CDPATH\n{command}")
+    // One line: bash numbers the lines of what follows from here (`bash: line 1: ...` for
+    // the command's first line, as under Claude Code).
+    format!("{env_file}unset CDPATH; {command}")
 }
 
 /// Where shell scratch files and background task output go when the session has no results
@@ -484,7 +562,7 @@ async fn run_command(
     // The command is taken from `$1` before the environment file is sourced: a `shift` or
     // `set --` in that file must not change what runs.
     let script = format!(
-        "__toolwright_command=$1\nset --\n{}",
+        "__toolwright_command=$1; set --; {}",
         with_session_env(
             ctx,
             &format!(
@@ -527,6 +605,7 @@ async fn run_command(
     let mut out_open = true;
     let mut err_open = true;
     let mut exit: Option<Option<i32>> = None;
+    let mut stopped_leftovers = false;
     let mut last_progress = Instant::now();
     let mut out_buf = vec![0u8; 64 * 1024];
     let mut err_buf = vec![0u8; 64 * 1024];
@@ -544,7 +623,7 @@ async fn run_command(
                 None => err_open = false,
             },
             status = child.wait(), if exit.is_none() => {
-                exit = Some(status.ok().and_then(|s| s.code()));
+                exit = Some(status.ok().and_then(crate::procs::shell_exit_code));
                 // Whatever the command left in its group still holding the pipes: give it a
                 // moment to flush, then end it.
                 let drain = tokio::time::sleep(Duration::from_millis(200));
@@ -564,6 +643,9 @@ async fn run_command(
                         () = &mut drain => break,
                     }
                 }
+                if let Some(pgid) = group {
+                    stopped_leftovers = crate::procs::group_alive_off_runtime(pgid).await;
+                }
                 kill_group(group, true);
                 if let Some(pgid) = group {
                     crate::procs::wait_group_gone(pgid, KILL_GRACE).await;
@@ -571,7 +653,7 @@ async fn run_command(
                 out_open = false;
                 err_open = false;
             },
-            () = &mut deadline => break End::TimedOut,
+            () = &mut deadline => break End::TimedOut(timeout),
             () = cancelled.cancelled() => break End::Cancelled,
         }
         if stdout.total + stderr.total > KILL_CAP {
@@ -586,7 +668,7 @@ async fn run_command(
     // A command still going at its timeout goes on in the background, as in Claude Code
     // (not `sleep`, `git`, or what the parser cannot follow): its output so far starts the
     // task's file, and the rest is added as it comes.
-    if matches!(end, End::TimedOut)
+    if matches!(end, End::TimedOut(_))
         && let Some(pgid) = group
         && moves_to_background(command)
     {
@@ -611,6 +693,7 @@ async fn run_command(
         let none = || Captured {
             text: String::new(),
             spill: None,
+            cut: false,
         };
         return Ok(Run {
             end: End::MovedToBackground {
@@ -621,6 +704,7 @@ async fn run_command(
             stdout: none(),
             stderr: none(),
             final_cwd: None,
+            stopped_leftovers: false,
         });
     }
     if !matches!(end, End::Exited(_)) {
@@ -629,7 +713,7 @@ async fn run_command(
     // The group is gone (ended above); nothing for the guard to do.
     guard.0 = None;
     // Empty when `pwd -P` failed: the directory the command ended in was removed.
-    let final_cwd = tokio::fs::read_to_string(&cwd_file.0)
+    let printed = tokio::fs::read_to_string(&cwd_file.0)
         .await
         .ok()
         // Only `pwd`'s own line break: a directory's name may end in spaces.
@@ -637,11 +721,19 @@ async fn run_command(
         .filter(|s| !s.is_empty())
         .map(PathBuf::from);
     drop(cwd_file);
+    // What was printed is the command's to decide (it may redefine `pwd`): only where it
+    // really leads counts (`proj/../elsewhere` is not inside `proj`). A path that is not
+    // absolute, or leads nowhere, is no directory to stay in.
+    let final_cwd = match printed.filter(|p| p.is_absolute()) {
+        Some(p) => tokio::fs::canonicalize(&p).await.ok(),
+        None => None,
+    };
     Ok(Run {
         end,
         stdout: stdout.finish().await,
         stderr: stderr.finish().await,
         final_cwd,
+        stopped_leftovers,
     })
 }
 
@@ -816,6 +908,7 @@ impl Capture {
             return Captured {
                 text: String::from_utf8_lossy(&self.memory).into_owned(),
                 spill: None,
+                cut: false,
             };
         }
         if let Some(mut file) = self.spill.take() {
@@ -848,6 +941,7 @@ impl Capture {
         Captured {
             text: format!("{head}\n\n... {note} ...\n\n{tail}"),
             spill,
+            cut: self.total > SPILL_FILE_CAP,
         }
     }
 }
@@ -880,13 +974,33 @@ fn finish(
         stdout,
         stderr,
         final_cwd,
+        stopped_leftovers,
     } = run;
-    let raw_output_path = stdout
-        .spill
-        .as_ref()
-        .or(stderr.spill.as_ref())
-        .map(|p| p.display().to_string());
+    let spilled = if stdout.spill.is_some() {
+        &stdout
+    } else {
+        &stderr
+    };
+    let raw_output_path = spilled.spill.as_ref().map(|p| p.display().to_string());
+    let raw_output_cut = spilled.cut;
+    // Where each spilled stream is, for a failure's error (which keeps only head and tail).
+    let saved_lines: Vec<String> = [
+        stdout.saved_line("output"),
+        stderr.saved_line("error output"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut stderr_text = stderr.text;
+    let mut note = |text: &str| {
+        if !stderr_text.is_empty() && !stderr_text.ends_with('\n') {
+            stderr_text.push('\n');
+        }
+        stderr_text.push_str(text);
+    };
+    if stopped_leftovers {
+        note(LEFTOVERS_STOPPED);
+    }
     // The working directory: kept while inside the working directories, else reset to the
     // project directory (Claude Code's original cwd; the worktree in a worktree session),
     // wherever the session was before.
@@ -906,18 +1020,15 @@ fn finish(
             #[cfg(not(feature = "worktree"))]
             let worktree: Option<PathBuf> = None;
             let project = worktree.as_deref().unwrap_or(ctx.project_dir());
-            if !stderr_text.is_empty() && !stderr_text.ends_with('\n') {
-                stderr_text.push('\n');
-            }
-            stderr_text.push_str(&format!("Shell cwd was reset to {}", project.display()));
+            note(&format!("Shell cwd was reset to {}", project.display()));
             new_cwd = (project != ctx.cwd()).then(|| project.to_path_buf());
         }
     }
     let (code, interrupted) = match end {
         End::Exited(Some(0)) => (Some(0), false),
         End::Exited(code) => (code, false),
-        End::TimedOut => {
-            let note = "Command timed out".to_owned();
+        End::TimedOut(after) => {
+            let note = format!("Command timed out after {} ms", after.as_millis());
             stderr_text = if stderr_text.is_empty() {
                 note
             } else {
@@ -942,6 +1053,7 @@ fn finish(
                 interrupted: false,
                 return_code_interpretation: None,
                 raw_output_path: None,
+                raw_output_cut: false,
                 no_output_expected: false,
                 background_task_id: Some(id),
             }));
@@ -965,13 +1077,16 @@ fn finish(
     };
     if code != Some(0) && interpretation.is_none() {
         // The error text keeps only its head and tail: where the full output is goes first.
-        let saved: Vec<String> = [("output", &stdout.spill), ("error output", &stderr.spill)]
-            .into_iter()
-            .filter_map(|(what, path)| {
-                path.as_ref()
-                    .map(|p| format!("[The full {what} is saved in {}]", p.display()))
-            })
-            .collect();
+        let mut saved = saved_lines;
+        // Output held in memory but longer than the error shows: saved now, so that its
+        // middle is not lost.
+        if saved.is_empty()
+            && stdout.text.chars().count() + stderr_text.chars().count()
+                > tool_core::MAX_ERROR_CHARS
+            && let Some(path) = save_failed_output(ctx, &stderr_text, &stdout.text)
+        {
+            saved.push(format!("[The full output is saved in {}]", path.display()));
+        }
         if !saved.is_empty() {
             stderr_text = format!("{}\n{stderr_text}", saved.join("\n"));
         }
@@ -997,6 +1112,7 @@ fn finish(
         interrupted,
         return_code_interpretation: interpretation.map(str::to_owned),
         raw_output_path,
+        raw_output_cut,
         background_task_id: None,
     };
     let result = ToolResult::new(output);

@@ -237,8 +237,11 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
         let old = fsutil::crlf_to_lf_if(crlf, &input.old_string);
         let new = fsutil::crlf_to_lf_if(crlf, &input.new_string);
         // A file with both endings: Read showed it without `\r`, so text that spans lines
-        // is matched line-ending-blind (and counted so) and each match keeps its endings.
-        let mixed = !crlf && original.contains("\r\n") && old.contains(['\n', '\r']);
+        // is matched line-ending-blind (and counted so) and each match keeps its endings;
+        // line breaks the edit adds take the ending of the line they go in.
+        let mixed = !crlf
+            && original.contains("\r\n")
+            && (old.contains(['\n', '\r']) || new.contains('\n'));
         let (actual, new) = match find_actual(&original, &old).filter(|_| !mixed) {
             Some(actual) => {
                 let new = preserve_quote_style(&old, &actual, &new);
@@ -344,7 +347,7 @@ fn mixed_endings_edit(
             (start, end)
         };
         out.push_str(&original[done..start]);
-        if original[start..end].contains("\r\n") {
+        if crlf_line(original, start, end) {
             out.push_str(&fsutil::lf_to_crlf(&new_lf));
         } else {
             out.push_str(&new_lf);
@@ -353,6 +356,22 @@ fn mixed_endings_edit(
     }
     out.push_str(&original[done..]);
     Ok(out)
+}
+
+/// Whether the text replacing `original[start..end]` (in a file with both endings) writes its
+/// line breaks as CRLF: the match's own ending when it holds a line break, else the ending
+/// of the line it is in (the next line break; for a last line without one, the previous).
+fn crlf_line(original: &str, start: usize, end: usize) -> bool {
+    let matched = &original[start..end];
+    if matched.contains('\n') {
+        return matched.contains("\r\n");
+    }
+    let bytes = original.as_bytes();
+    let crlf_at = |n: usize| n > 0 && bytes[n - 1] == b'\r';
+    match original[end..].find('\n') {
+        Some(n) => crlf_at(end + n),
+        None => original[..start].rfind('\n').is_some_and(crlf_at),
+    }
 }
 
 /// A text with every `\r\n` read as `\n` (as Read shows it), and where in it the `\n`s are

@@ -333,11 +333,6 @@ pub(crate) fn is_pdf(head: &[u8]) -> bool {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// The marker in the name of a writer's temporary file: `.NAME.tw-tmp.PID.N`, beside the file
-/// it replaces. A writer killed mid-write (SIGKILL, a crash, power loss) leaves one behind;
-/// the next write in that directory removes those whose process is gone.
-pub(crate) const TEMP_MARKER: &str = ".tw-tmp.";
-
 /// The refusal for a path that is a device, FIFO or socket: reading one may never end, and
 /// replacing one would swap a device node for a plain file.
 pub(crate) fn not_regular_message(path: &Path) -> String {
@@ -537,9 +532,7 @@ fn write_between(
         }
     }
     remove_stale_temps(&dir_fd, dir);
-    let mut prefix = OsString::from(".");
-    prefix.push(temp_stem(&name));
-    prefix.push(format!("{TEMP_MARKER}{}.", std::process::id()));
+    let prefix = tool_core::temp_file::temp_prefix(&temp_stem(&name));
     let (tmp_name, mut file) = loop {
         let mut candidate = prefix.clone();
         candidate.push(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed).to_string());
@@ -753,19 +746,19 @@ fn check_confined(real: &Path, roots: &[PathBuf]) -> io::Result<()> {
 }
 
 /// Removes the temporary files of writers that are gone (killed mid-write) from the
-/// directory of a write: any `.NAME.tw-tmp.PID.N` whose process no longer exists. Best
-/// effort: anything unexpected is left alone.
+/// directory of a write ([`tool_core::temp_file::is_abandoned_temp`]). Best effort: anything
+/// unexpected is left alone.
 fn remove_stale_temps(dir_fd: &File, dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
-    let own = std::process::id();
     for entry in entries.flatten() {
         let entry_name = entry.file_name();
-        let Some(pid) = entry_name.to_str().and_then(stale_temp_pid) else {
+        let Some(name) = entry_name.to_str() else {
             continue;
         };
-        if pid == own || process_alive(pid) {
+        let age = || entry.metadata().ok()?.modified().ok()?.elapsed().ok();
+        if !tool_core::temp_file::is_abandoned_temp(name, age) {
             continue;
         }
         let _ = nix::unistd::unlinkat(
@@ -777,11 +770,10 @@ fn remove_stale_temps(dir_fd: &File, dir: &Path) {
 }
 
 /// The file's name as the temporary file's name starts with it: cut (at a character) so
-/// that `.NAME.tw-tmp.PID.N` stays within the 255-byte limit of a file name.
+/// that `.NAME.tw-tmp.PID.TAG.N` stays within the 255-byte limit of a file name.
 fn temp_stem(name: &std::ffi::OsStr) -> OsString {
     use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
-    // The dot, the marker, a pid (10 digits), a dot and a counter (20 digits).
-    const MAX: usize = 255 - 1 - TEMP_MARKER.len() - 10 - 1 - 20;
+    const MAX: usize = 255 - tool_core::temp_file::TEMP_NAME_OVERHEAD;
     let bytes = name.as_bytes();
     if bytes.len() <= MAX {
         return name.to_owned();
@@ -796,28 +788,6 @@ fn temp_stem(name: &std::ffi::OsStr) -> OsString {
         }
         None => OsString::from_vec(bytes[..MAX].to_vec()),
     }
-}
-
-/// The writer's pid in a temporary file's name (`.NAME.tw-tmp.PID.N`).
-fn stale_temp_pid(name: &str) -> Option<u32> {
-    if !name.starts_with('.') {
-        return None;
-    }
-    let (_, rest) = name.rsplit_once(TEMP_MARKER)?;
-    let (pid, n) = rest.split_once('.')?;
-    n.parse::<u64>().ok()?;
-    pid.parse().ok()
-}
-
-/// Whether process `pid` exists (signal 0; a process of another user also counts).
-fn process_alive(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return true;
-    };
-    !matches!(
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
-        Err(nix::errno::Errno::ESRCH)
-    )
 }
 
 /// The directories a write whose path lies inside the working directories must stay in,
@@ -1315,12 +1285,15 @@ mod tests {
         // The cut stem still names a temporary file that can be cleaned up.
         let stem = temp_stem(file.file_name().unwrap());
         let temp = format!(
-            ".{}{TEMP_MARKER}4294967295.{}",
+            ".{}{}4294967295.{}.{}",
             stem.to_str().unwrap(),
+            tool_core::temp_file::TEMP_MARKER,
+            tool_core::temp_file::writer_tag(),
             u64::MAX
         );
         assert!(temp.len() <= 255, "{}", temp.len());
-        assert_eq!(stale_temp_pid(&temp), Some(u32::MAX));
+        // A dead writer's (no process has the largest pid).
+        assert!(tool_core::temp_file::is_abandoned_temp(&temp, || None));
     }
 
     #[test]

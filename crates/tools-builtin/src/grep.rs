@@ -131,6 +131,14 @@ pub struct GrepOutput {
     /// the bound (a Toolwright addition; Claude Code's `rg` has no such bound).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_cut_at_bytes: Option<usize>,
+    /// Files and directories an ask rule covers, left out of the search rather than read
+    /// unasked (a Read of one asks); sorted, at most [`MAX_NOT_SEARCHED_LISTED`] (a Toolwright
+    /// addition).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_searched: Vec<String>,
+    /// How many such paths there were in all.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_searched_count: usize,
 }
 
 /// The `Grep` tool. See the [module docs](self).
@@ -361,6 +369,13 @@ impl TypedTool for Grep {
     }
 }
 
+/// Most paths left out by ask rules a result lists.
+pub const MAX_NOT_SEARCHED_LISTED: usize = 20;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 fn limit_info(output: &GrepOutput) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(limit) = output.applied_limit {
@@ -376,8 +391,25 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The text the model sees, in Claude Code's layout.
+/// The text the model sees, in Claude Code's layout, then what ask rules kept out.
 fn render(output: &GrepOutput) -> String {
+    let mut text = render_found(output);
+    if output.not_searched_count > 0 {
+        let more = output.not_searched_count - output.not_searched.len();
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "\n\n[Not searched, as an ask rule covers them (Read one to be asked): {}{more}]",
+            output.not_searched.join(", ")
+        ));
+    }
+    text
+}
+
+fn render_found(output: &GrepOutput) -> String {
     if output.offset_past_end && output.mode != OutputMode::Count {
         return "No entries at this offset".to_owned();
     }
@@ -740,6 +772,7 @@ fn search_file(
 fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     let cwd = ctx.cwd().to_path_buf();
     let hits = Mutex::new(Hits::new(plan));
+    let asked: std::sync::Arc<Mutex<Vec<String>>> = std::sync::Arc::default();
     if plan.root_is_file {
         let mut searcher = searcher_for(plan, true);
         let mut printer = printer_for(plan);
@@ -773,12 +806,29 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             .overrides(overrides);
         // Files the read deny rules forbid are not searched (Claude Code turns them into
         // ignore patterns): a deny on `./secrets/**` holds for a search of the whole tree.
+        // Nor are those an ask rule covers: they are not read unasked, and the result lists
+        // them.
         if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
+            let asked = std::sync::Arc::clone(&asked);
+            let cwd = cwd.clone();
             walker.filter_entry(move |e| {
-                e.depth() == 0
-                    || engine
-                        .denied_by(e.path(), tool_core::FileAccess::Read)
-                        .is_none()
+                if e.depth() == 0 {
+                    return true;
+                }
+                if engine
+                    .denied_by(e.path(), tool_core::FileAccess::Read)
+                    .is_some()
+                {
+                    return false;
+                }
+                if engine.asked_by(e.path()).is_some() {
+                    asked
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(fsutil::display_path(e.path(), &cwd));
+                    return false;
+                }
+                true
             });
         }
         if let Some(t) = &plan.file_type {
@@ -816,7 +866,14 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         applied_offset: (offset > 0).then_some(offset),
         offset_past_end: false,
         content_cut_at_bytes: None,
+        not_searched: Vec::new(),
+        not_searched_count: 0,
     };
+    let mut asked = std::mem::take(&mut *asked.lock().unwrap_or_else(PoisonError::into_inner));
+    asked.sort();
+    out.not_searched_count = asked.len();
+    asked.truncate(MAX_NOT_SEARCHED_LISTED);
+    out.not_searched = asked;
     // Pages a list: returns the kept entries and whether the limit cut it.
     let page = |len: usize| -> (std::ops::Range<usize>, bool) {
         let start = offset.min(len);

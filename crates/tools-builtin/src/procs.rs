@@ -2,6 +2,14 @@
 
 use std::time::{Duration, Instant};
 
+/// A command's exit code as its shell would give it: a process killed by a signal is 128 +
+/// its number (137 for SIGKILL, 139 for a segmentation fault), which tells an out-of-memory
+/// kill from a crash.
+pub(crate) fn shell_exit_code(status: std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt as _;
+    status.code().or_else(|| status.signal().map(|n| 128 + n))
+}
+
 /// Sends SIGTERM (or SIGKILL when `hard`) to process group `pgid`, and to the groups its
 /// members' descendants escaped to ([`escaped_groups`]: `setsid cmd`); a group that is
 /// already gone is not an error.
@@ -145,7 +153,7 @@ pub(crate) async fn wait_group_gone(pgid: i32, limit: Duration) -> bool {
 
 /// [`group_alive`] without blocking an async worker: the cheap signal-0 probe here, the scan
 /// of `/proc` (only when the group still has a process, maybe a zombie) on the blocking pool.
-async fn group_alive_off_runtime(pgid: i32) -> bool {
+pub(crate) async fn group_alive_off_runtime(pgid: i32) -> bool {
     if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_err() {
         return false;
     }

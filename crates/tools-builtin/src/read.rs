@@ -662,6 +662,12 @@ fn read_image(path: &Path, size: u64) -> Result<ReadOutput, ToolError> {
                 )));
             }
             Err(Unfit::Refused(why)) => return Err(refused(&why)),
+            Err(why @ Unfit::Corrupt(_)) => {
+                return Err(ToolError::msg(format!(
+                    "Cannot return {} as an image: {why}.",
+                    path.display()
+                )));
+            }
         }
     };
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
@@ -694,6 +700,9 @@ pub(crate) enum Unfit {
     Rejected(tool_core::ImageRejection),
     /// Over the API's limits, and it could not be scaled down within them.
     Refused(String),
+    /// A PNG or JPEG whose header reads but whose data does not decode (truncated,
+    /// corrupt): the API would refuse it.
+    Corrupt(String),
 }
 
 impl std::fmt::Display for Unfit {
@@ -701,6 +710,10 @@ impl std::fmt::Display for Unfit {
         match self {
             Self::Rejected(why) => why.fmt(f),
             Self::Refused(why) => f.write_str(why),
+            Self::Corrupt(why) => write!(
+                f,
+                "the image cannot be decoded ({why}); the file may be truncated or corrupt"
+            ),
         }
     }
 }
@@ -708,9 +721,10 @@ impl std::fmt::Display for Unfit {
 /// An image's bytes as the model is to be shown them, as Claude Code shows them: a PNG or
 /// JPEG over [`SHRUNK_LONG_SIDE`] pixels on a side, or over the API's limits, is scaled
 /// down and encoded as JPEG; one within them but over 500 KB is re-encoded as JPEG when
-/// that makes it lighter (every later request of the conversation carries it). An image
-/// that cannot be decoded here (GIF, WebP, a decoding error) goes as it is when the API
-/// takes it.
+/// that makes it lighter (every later request of the conversation carries it). A GIF or
+/// WebP (not decoded here) goes as it is when its header is within the API's limits; a PNG
+/// or JPEG whose data does not decode is refused ([`Unfit::Corrupt`]): the API would refuse
+/// it, and with it every later request of the conversation.
 pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
     let keep = |bytes, media_type| Fitted {
         bytes,
@@ -722,18 +736,25 @@ pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
         media_type: "image/jpeg",
         changed: true,
     };
+    // Kept as it is, once it is known to decode (where it can be decoded here).
+    let checked = |bytes: Vec<u8>, media_type| match undecodable(&bytes) {
+        Some(e) => Err(Unfit::Corrupt(e)),
+        None => Ok(keep(bytes, media_type)),
+    };
     match tool_core::check_image(&bytes) {
         Ok(media_type) if over_long_side(&bytes) => match shrink_bytes(&bytes) {
             Ok(small) if tool_core::check_image(&small).is_ok() => Ok(shrunk(small)),
-            _ => Ok(keep(bytes, media_type)),
+            Ok(_) => Ok(keep(bytes, media_type)),
+            Err(_) => checked(bytes, media_type),
         },
         Ok(media_type) if bytes.len() > REENCODE_OVER_BYTES => match shrink_bytes(&bytes) {
             Ok(small) if small.len() < bytes.len() && tool_core::check_image(&small).is_ok() => {
                 Ok(shrunk(small))
             }
-            _ => Ok(keep(bytes, media_type)),
+            Ok(_) => Ok(keep(bytes, media_type)),
+            Err(_) => checked(bytes, media_type),
         },
-        Ok(media_type) => Ok(keep(bytes, media_type)),
+        Ok(media_type) => checked(bytes, media_type),
         Err(
             why
             @ (tool_core::ImageRejection::UnknownFormat | tool_core::ImageRejection::Unreadable),
@@ -749,6 +770,28 @@ pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
                 changed: true,
             })
         }
+    }
+}
+
+/// Why a PNG or JPEG does not decode, if it does not (a truncated file whose header is
+/// whole, corrupt data). `None` for one that decodes, for other formats (not decoded here),
+/// and when decoding would pass the memory limit (nothing known).
+fn undecodable(bytes: &[u8]) -> Option<String> {
+    let mut reader = image::ImageReader::new(io::Cursor::new(bytes))
+        .with_guessed_format()
+        .ok()?;
+    if !matches!(
+        reader.format(),
+        Some(image::ImageFormat::Png | image::ImageFormat::Jpeg)
+    ) {
+        return None;
+    }
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(MAX_DECODE_ALLOC);
+    reader.limits(limits);
+    match reader.decode() {
+        Ok(_) | Err(image::ImageError::Limits(_)) => None,
+        Err(e) => Some(e.to_string()),
     }
 }
 
@@ -1026,6 +1069,19 @@ fn read_notebook(
             ToolError::msg(format!("Notebook is not valid JSON: {e}"))
         }
     })?;
+    // Without a `cells` array there is nothing to show, and calling it empty would invite an
+    // overwrite of what it holds: refused (and not recorded as read).
+    if !matches!(nb.get("cells"), Some(notebook::Json::Arr(_))) {
+        let what = if nb.get("worksheets").is_some() {
+            "it is an nbformat 3 notebook (its cells are under `worksheets`), which this tool does not show; convert it with `jupyter nbconvert --to notebook --nbformat 4`, or"
+        } else {
+            "it is not a Jupyter notebook of nbformat 4;"
+        };
+        return Err(ToolError::msg(format!(
+            "Notebook has no `cells` array: {what} read it as JSON with Bash, e.g. cat \"{}\" | jq .",
+            path.display()
+        )));
+    }
     let display = fsutil::display_path(path, ctx.cwd());
     let (blocks, cells) = notebook::render(&nb, &display);
     // The cells' text counts against the output limit as a text file's lines do (images

@@ -131,8 +131,9 @@ impl TaskState {
 
 /// How the watch of a running task ended.
 enum Ended {
-    /// The command exited on its own (or by `kill_all`'s signal), with this code.
-    Exited(Option<i32>),
+    /// The command exited on its own (or by `kill_all`'s signal), with this status (`None`:
+    /// it could not be waited for).
+    Exited(Option<std::process::ExitStatus>),
     /// It is to be killed, for this reason.
     Kill(String),
 }
@@ -379,7 +380,7 @@ impl TaskRegistry {
                     status = child.wait() => {
                         // Whatever the command left in its group goes with it.
                         crate::procs::kill_group(task.pgid, true);
-                        break Ended::Exited(status.ok().and_then(|s| s.code()));
+                        break Ended::Exited(status.ok());
                     }
                     () = &mut deadline => break Ended::Kill(format!("its lifetime of {} ms ended", lifetime.as_millis())),
                     () = task.stop.notified() => break Ended::Kill("stopped".to_owned()),
@@ -397,13 +398,16 @@ impl TaskRegistry {
                     lock(&task.inner).reaped = true;
                     (TaskStatus::Killed, None, Some(reason))
                 }
-                Ended::Exited(code) => {
+                Ended::Exited(status) => {
+                    use std::os::unix::process::ExitStatusExt as _;
+                    let signalled = status.is_some_and(|s| s.signal().is_some());
+                    let code = status.and_then(crate::procs::shell_exit_code);
                     let mut p = lock(&task.inner);
                     p.reaped = true;
-                    match (code, p.killed_by.take()) {
+                    match (signalled, p.killed_by.take()) {
                         // Ended by a signal after `kill_all` sent one.
-                        (None, Some(reason)) => (TaskStatus::Killed, None, Some(reason)),
-                        (Some(0), _) => (TaskStatus::Completed, code, None),
+                        (true, Some(reason)) => (TaskStatus::Killed, None, Some(reason)),
+                        _ if code == Some(0) => (TaskStatus::Completed, code, None),
                         _ => (TaskStatus::Failed, code, None),
                     }
                 }

@@ -147,11 +147,39 @@ async fn timeout_kills_the_whole_group() {
         panic!("{err:?}")
     };
     assert!(interrupted);
-    assert!(stderr.contains("Command timed out"));
+    assert!(
+        stderr.contains("Command timed out after 1000 ms"),
+        "{stderr}"
+    );
     let pids = read_pids(&pids);
     assert_eq!(pids.len(), 2);
     for pid in pids {
         assert!(!alive(pid), "process {pid} survived the timeout");
+    }
+}
+
+/// A shell killed by a signal reports 128 + its number, as bash would (`kill -9` is 137, a
+/// segmentation fault 139), not an unknown code.
+#[tokio::test]
+async fn a_signal_shows_as_the_shells_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    for (command, code) in [
+        ("kill -9 $$", 137),
+        ("kill -TERM $$", 143),
+        ("kill -SEGV $$", 139),
+    ] {
+        let err = run(&ctx, json!({"command": command})).await.unwrap_err();
+        assert!(
+            matches!(&err, ToolError::Shell { exit_code: Some(c), .. } if *c == code),
+            "{command}: {err:?}"
+        );
+        assert!(
+            err.to_model_text()
+                .starts_with(&format!("Exit code {code}")),
+            "{}",
+            err.to_model_text()
+        );
     }
 }
 
@@ -228,21 +256,36 @@ async fn dropping_the_call_kills_the_group() {
     }
 }
 
+/// What a command leaves running in its group (a `&` job, `nohup`, with or without its
+/// output redirected) ends with it, and the result says so (the model learns to use
+/// `run_in_background`); a command that leaves nothing gets no such line.
 #[tokio::test]
 async fn leftovers_in_the_group_are_ended_when_the_command_exits() {
+    const NOTE: &str = "Stopped the processes this command left running (`&`, `nohup`): a command's processes end with it. Use run_in_background for servers and watchers.";
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
     let ctx = ToolUseContext::new(dir.path());
-    let command = format!(
-        "(sleep 100 >/dev/null 2>&1 & echo $! > {p}); echo started",
-        p = pids.display()
-    );
-    let result = run(&ctx, json!({"command": command})).await.unwrap();
+    for left in [
+        "(sleep 100 >/dev/null 2>&1 & echo $! > {p})",
+        "nohup sleep 100 >/dev/null 2>&1 & echo $! > {p}",
+        "sleep 100 & echo $! > {p}",
+    ] {
+        let command = format!(
+            "{}; echo started",
+            left.replace("{p}", &pids.display().to_string())
+        );
+        let result = run(&ctx, json!({"command": command})).await.unwrap();
+        assert_eq!(text(&result), format!("started\n{NOTE}"), "{command}");
+        let pids = read_pids(&pids);
+        assert_eq!(pids.len(), 1);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!alive(pids[0]), "{command}");
+    }
+    // Nothing left: no line.
+    let result = run(&ctx, json!({"command": "sleep 0.1 & wait; echo started"}))
+        .await
+        .unwrap();
     assert_eq!(text(&result), "started");
-    let pids = read_pids(&pids);
-    assert_eq!(pids.len(), 1);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!alive(pids[0]));
 }
 
 #[tokio::test]
@@ -263,6 +306,11 @@ async fn huge_output_spills_to_a_file_with_bounded_memory() {
     assert!(out.trim_end().ends_with("THE-END"));
     let path = result.data.structured["rawOutputPath"].as_str().unwrap();
     assert_eq!(std::fs::metadata(path).unwrap().len(), 64 * 1024 * 1024);
+    // The first line, which the executor's cut keeps, does not call the file the full output.
+    assert_eq!(
+        out.lines().next().unwrap(),
+        format!("[The first 64 MiB of the output are saved in {path}]")
+    );
 }
 
 /// A successful command whose output spilled says first where all of it is (past 30,000
@@ -303,6 +351,43 @@ async fn a_failing_command_says_where_its_full_output_is() {
         .and_then(|rest| rest.strip_suffix(']'))
         .unwrap_or_else(|| panic!("{first_lines:?}"));
     assert_eq!(std::fs::metadata(path).unwrap().len(), 3_000_001);
+}
+
+/// A failing command whose output stayed in memory (under the spill size) but is longer
+/// than the error shows is saved too: its middle is in the file named first.
+#[tokio::test]
+async fn a_failing_command_keeps_its_middle_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
+    let command = "seq 1 2000 >&2; seq 1 10000; echo THE-MIDDLE; seq 1 10000; exit 1";
+    let err = run(&ctx, json!({"command": command})).await.unwrap_err();
+    let text = err.to_model_text();
+    assert!(
+        !text.contains("THE-MIDDLE"),
+        "the error shows only head and tail"
+    );
+    let second = text.lines().nth(1).unwrap();
+    let path = second
+        .strip_prefix("[The full output is saved in ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{second}"));
+    assert!(path.starts_with(&*dir.path().join("results").to_string_lossy()));
+    let saved = std::fs::read_to_string(path).unwrap();
+    let seq = |n: u32| (1..=n).map(|i| format!("{i}\n")).collect::<String>();
+    // As the error shows it: stderr, then stdout.
+    assert_eq!(
+        saved,
+        format!("{}{}THE-MIDDLE\n{}", seq(2000), seq(10000), seq(10000))
+    );
+    // A short failure names no file.
+    let err = run(&ctx, json!({"command": "echo short; exit 1"}))
+        .await
+        .unwrap_err();
+    assert!(
+        !err.to_model_text().contains("saved in"),
+        "{}",
+        err.to_model_text()
+    );
 }
 
 /// Without a results directory the shell's scratch files go to this user's private
@@ -401,6 +486,84 @@ async fn cwd_persists_inside_and_resets_outside() {
         text(&out),
         format!("moved\nShell cwd was reset to {}", root.display())
     );
+}
+
+/// The directory a command ends in is judged where it really is: a `pwd` the command
+/// redefined (or a `..` in what it prints) does not make a directory outside the project
+/// look inside it.
+#[tokio::test]
+async fn cwd_outside_is_reset_whatever_pwd_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("proj");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir(base.join("victim")).unwrap();
+    let ctx = ToolUseContext::new(&root);
+    let escape = format!("{}/../victim", root.display());
+    for command in [
+        format!("pwd() {{ echo '{escape}'; }}; echo moved"),
+        format!("cd ../victim; pwd() {{ echo '{escape}'; }}; echo moved"),
+    ] {
+        let mut out = run(&ctx, json!({"command": command})).await.unwrap();
+        let next = out
+            .context_modifier
+            .take()
+            .map(|m| m.apply(ctx.clone()).cwd().to_path_buf());
+        assert!(
+            next.is_none() || next.as_deref() == Some(root.as_path()),
+            "{command}: the session moved to {next:?}"
+        );
+        assert_eq!(
+            text(&out),
+            format!("moved\nShell cwd was reset to {}", root.display()),
+            "{command}"
+        );
+    }
+    // A `..` that stays inside is followed to where it leads.
+    let inside = format!("{}/sub/../sub", root.display());
+    let out = run(
+        &ctx,
+        json!({"command": format!("cd sub; pwd() {{ echo '{inside}'; }}")}),
+    )
+    .await
+    .unwrap();
+    let next = out
+        .context_modifier
+        .expect("inside persists")
+        .apply(ctx.clone());
+    assert_eq!(next.cwd(), root.join("sub"));
+}
+
+/// bash's error lines count from the command's own first line (`bash: line 1: ...`, as
+/// under Claude Code), with or without a session environment file sourced before it.
+#[tokio::test]
+async fn error_line_numbers_are_the_commands_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let env_file = root.join("session.env");
+    std::fs::write(&env_file, "export FOO=1\n").unwrap();
+    let plain = ToolUseContext::new(&root);
+    let mut options = plain.options().clone();
+    options.session_env_file = Some(env_file);
+    let with_env = plain.clone().with_options(options);
+    for ctx in [&plain, &with_env] {
+        for (command, want) in [
+            (
+                "nosuchcmd_tw1",
+                "bash: line 1: nosuchcmd_tw1: command not found",
+            ),
+            (
+                "true\ntrue\nnosuchcmd_tw3\necho $FOO",
+                "bash: line 3: nosuchcmd_tw3: command not found",
+            ),
+        ] {
+            let said = match run(ctx, json!({"command": command})).await {
+                Ok(out) => text(&out),
+                Err(e) => e.to_string(),
+            };
+            assert!(said.contains(want), "{command:?}: {said}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -178,7 +178,7 @@ async fn images_come_back_as_image_blocks() {
     let dir = tempfile::tempdir().unwrap();
     use base64::Engine as _;
     let png = dir.path().join("pic.bin");
-    let bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0".to_vec();
+    let bytes = encoded(1, 1, image::ImageFormat::Png);
     fs::write(&png, &bytes).unwrap();
     let out = run(&Read, &ctx(dir.path()), json!({"file_path": png}))
         .await
@@ -195,6 +195,26 @@ async fn images_come_back_as_image_blocks() {
     fs::write(&cut, &bytes[..16]).unwrap();
     let err = fail(&Read, &ctx(dir.path()), json!({"file_path": cut})).await;
     assert!(err.text.contains("header cannot be read"), "{}", err.text);
+    // A whole header and cut data (a PNG without its end, a JPEG of its header alone): the
+    // API would refuse them too.
+    let jpeg = encoded(40, 30, image::ImageFormat::Jpeg);
+    for (name, data) in [
+        (
+            "trunc.png",
+            encoded(300, 200, image::ImageFormat::Png)[..60].to_vec(),
+        ),
+        ("trunc.jpg", jpeg[..jpeg.len() / 2].to_vec()),
+    ] {
+        let path = dir.path().join(name);
+        fs::write(&path, data).unwrap();
+        let err = fail(&Read, &ctx(dir.path()), json!({"file_path": path})).await;
+        assert!(
+            err.text.contains("the image cannot be decoded")
+                && err.text.contains("truncated or corrupt"),
+            "{name}: {}",
+            err.text
+        );
+    }
     assert_eq!(out.structured["type"], "image");
     assert_eq!(out.structured["file"]["originalSize"], bytes.len());
     let big = dir.path().join("big.gif");
@@ -219,10 +239,20 @@ async fn images_come_back_as_image_blocks() {
     fs::write(&wide, png_of(9000, 200)).unwrap();
     let e = fail(&Read, &ctx(dir.path()), json!({"file_path": wide})).await;
     assert!(e.text.contains("9000x200 pixels"), "{}", e.text);
-    fs::write(&wide, png_of(8000, 200)).unwrap();
+    fs::write(&wide, encoded(8000, 20, image::ImageFormat::Png)).unwrap();
     run(&Read, &ctx(dir.path()), json!({"file_path": wide}))
         .await
         .unwrap();
+}
+
+/// A real `w`x`h` image (a gradient) encoded as `format`.
+fn encoded(w: u32, h: u32, format: image::ImageFormat) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, ((x + y) % 256) as u8])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, format).unwrap();
+    out.into_inner()
 }
 
 /// A `side`x`side` image of pseudo-random noise (which PNG cannot compress), the same on
@@ -383,6 +413,56 @@ async fn notebooks_render_cell_by_cell() {
     );
 }
 
+/// A `.ipynb` without a `cells` array (an nbformat 3 notebook keeps them under
+/// `worksheets`; `cells` of another type; not an object) is refused, not shown as empty: it
+/// is not recorded as read, so a Write cannot overwrite what it holds unseen. A notebook
+/// whose `cells` array is empty is empty.
+#[tokio::test]
+async fn a_notebook_without_a_cells_array_is_refused_not_called_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    for (name, content, want) in [
+        (
+            "v3.ipynb",
+            json!({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
+                {"cell_type": "code", "input": "print('important')", "language": "python", "outputs": []}]}]}),
+            "nbformat 3",
+        ),
+        (
+            "str.ipynb",
+            json!({"cells": "nope"}),
+            "not a Jupyter notebook",
+        ),
+        (
+            "obj.ipynb",
+            json!({"cells": {"0": {}}}),
+            "not a Jupyter notebook",
+        ),
+        ("arr.ipynb", json!([1, 2]), "not a Jupyter notebook"),
+    ] {
+        let nb = dir.path().join(name);
+        fs::write(&nb, content.to_string()).unwrap();
+        let err = fail(&Read, &c, json!({"file_path": nb})).await.text;
+        assert!(
+            err.contains("Notebook has no `cells` array") && err.contains(want),
+            "{name}: {err}"
+        );
+        assert!(!err.contains(EMPTY_FILE_NOTICE), "{name}: {err}");
+        assert!(
+            c.file_state().get(&nb).is_none(),
+            "{name} was recorded as read"
+        );
+    }
+    let empty = dir.path().join("empty.ipynb");
+    fs::write(
+        &empty,
+        json!({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).to_string(),
+    )
+    .unwrap();
+    let out = run(&Read, &c, json!({"file_path": empty})).await.unwrap();
+    assert_eq!(out.content.joined_text(), EMPTY_FILE_NOTICE);
+}
+
 /// A notebook's text counts against the output token limit, as a text file's does.
 #[tokio::test]
 async fn a_notebook_over_the_token_limit_is_refused_with_a_way_to_read_it() {
@@ -430,14 +510,14 @@ async fn notebook_images_the_api_would_refuse_become_notes() {
     let output = |data: String| json!({"output_type": "display_data", "metadata": {}, "data": {"image/png": data}});
     // JPEG bytes under the `image/png` key: shown as what they are (the API refuses a
     // mismatched type).
-    let jpeg = base64::engine::general_purpose::STANDARD.encode([
-        0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0x10, 0x00, 0x10, 0x03, 1, 0x22, 0, 2,
-        0x11, 1, 3, 0x11, 1,
-    ]);
+    let jpeg =
+        base64::engine::general_purpose::STANDARD.encode(encoded(16, 16, image::ImageFormat::Jpeg));
+    let real_png =
+        base64::engine::general_purpose::STANDARD.encode(encoded(100, 50, image::ImageFormat::Png));
     let dir = tempfile::tempdir().unwrap();
     let nb = dir.path().join("plots.ipynb");
     let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 1,
-        "source": "plot()", "outputs": [output(png(100, 50)), output(png(9000, 10)), output("!!".into()), output(jpeg.clone())]}],
+        "source": "plot()", "outputs": [output(real_png), output(png(9000, 10)), output("!!".into()), output(jpeg.clone()), output(png(100, 50))]}],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
     fs::write(&nb, notebook.to_string()).unwrap();
     // Called directly: a notebook's structured output has no image data to render again.
@@ -466,6 +546,8 @@ async fn notebook_images_the_api_would_refuse_become_notes() {
     let notes = out.content.joined_text();
     assert!(notes.contains("9000x10 pixels"), "{notes}");
     assert!(notes.contains("Image output omitted"), "{notes}");
+    // A header without its data: a note, not an image.
+    assert!(notes.contains("the image cannot be decoded"), "{notes}");
 }
 
 #[tokio::test]

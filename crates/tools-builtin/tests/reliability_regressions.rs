@@ -216,35 +216,47 @@ async fn a_change_that_kept_the_mtime_slipped_past_the_stale_check() {
     assert_eq!(fs::read_to_string(&f).unwrap(), "omega gamma\n");
 }
 
-/// A writer killed mid-write (SIGKILL) left its `.NAME.tw-tmp.PID.N` file for ever. The
-/// next write in the same directory removes those whose process is gone, and no other.
+/// A writer killed mid-write (SIGKILL) left its `.NAME.tw-tmp.PID.TAG.N` file for ever. The
+/// next write in the same directory removes those whose process is gone, and no other. A
+/// file written from another PID namespace or host (another tag: its PID means nothing
+/// here), or named before tags, is removed only once it is old: a live writer in a
+/// container sharing the directory had its file deleted under it.
 #[tokio::test]
 async fn temp_files_of_a_killed_writer_stayed_for_ever() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("f.txt");
     let c = ctx(dir.path());
+    let tag = tool_core::temp_file::writer_tag();
     // A process that has certainly ended.
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead = child.id();
     child.wait().unwrap();
-    let stale = dir.path().join(format!(".f.txt.tw-tmp.{dead}.0"));
-    let stale_other = dir.path().join(format!(".g.txt.tw-tmp.{dead}.3"));
-    let live = dir.path().join(".f.txt.tw-tmp.1.0"); // pid 1 is always there
-    let lookalike = dir.path().join(format!("f.txt.tw-tmp.{dead}.0")); // not hidden: not ours
-    for p in [&stale, &stale_other, &live, &lookalike] {
+    let stale = dir.path().join(format!(".f.txt.tw-tmp.{dead}.{tag}.0"));
+    let stale_other = dir.path().join(format!(".g.txt.tw-tmp.{dead}.{tag}.3"));
+    let live = format!(".f.txt.tw-tmp.1.{tag}.0"); // pid 1 is always there
+    let lookalike = format!("f.txt.tw-tmp.{dead}.{tag}.0"); // not hidden: not ours
+    let foreign = format!(".f.txt.tw-tmp.{dead}.0badc0de.0");
+    let untagged = format!(".f.txt.tw-tmp.{dead}.1");
+    let foreign_old = format!(".h.txt.tw-tmp.{dead}.0badc0de.0");
+    for p in [&stale, &stale_other] {
         fs::write(p, "half").unwrap();
     }
+    for name in [&live, &lookalike, &foreign, &untagged, &foreign_old] {
+        fs::write(dir.path().join(name), "half").unwrap();
+    }
+    let long_ago = std::time::SystemTime::now() - tool_core::temp_file::STALE_TEMP_AGE;
+    fs::File::options()
+        .write(true)
+        .open(dir.path().join(&foreign_old))
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
     run(&Write, &c, json!({"file_path": f, "content": "new\n"}))
         .await
         .unwrap();
-    assert_eq!(
-        names(dir.path()),
-        [
-            ".f.txt.tw-tmp.1.0".to_owned(),
-            "f.txt".to_owned(),
-            format!("f.txt.tw-tmp.{dead}.0")
-        ]
-    );
+    let mut kept = vec![live, untagged, foreign, "f.txt".to_owned(), lookalike];
+    kept.sort();
+    assert_eq!(names(dir.path()), kept);
 }
 
 /// Overwriting a file of a few MB with unrelated content spent minutes diffing the two for

@@ -382,6 +382,67 @@ async fn read_deny_rules_hold_for_searches_of_the_whole_tree() {
     assert!(!listed.contains("secrets"), "{listed}");
 }
 
+/// Files an ask rule covers are not read unasked by a search of their directory: Grep
+/// leaves them out and says which (a Read of one then asks), in every output mode. Glob,
+/// which reads no content, still lists them.
+#[tokio::test]
+async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
+    use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    fs::create_dir_all(dir.path().join("secrets/deep")).unwrap();
+    fs::write(
+        dir.path().join("secrets/deep/key.rs"),
+        "fn hello_key() {}\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join(".env"), "hello=token\n").unwrap();
+    let c = ctx(dir.path()).with_permission(ToolPermissionContext {
+        ask: ["Read(./secrets/**)", "Read(.env)"]
+            .iter()
+            .map(|r| SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: (*r).to_owned(),
+            })
+            .collect(),
+        ..Default::default()
+    });
+    let note = "[Not searched, as an ask rule covers them (Read one to be asked): .env, secrets]";
+    for mode in ["files_with_matches", "content", "count"] {
+        let found = text(
+            &Grep,
+            &c,
+            json!({"pattern": "hello", "-i": true, "output_mode": mode}),
+        )
+        .await;
+        assert!(
+            !found.contains("hello_key") && !found.contains("token") && !found.contains("key.rs"),
+            "{mode}: {found}"
+        );
+        assert!(found.ends_with(note), "{mode}: {found}");
+    }
+    let out = run(&Grep, &c, json!({"pattern": "hello"})).await.unwrap();
+    assert_eq!(out.structured["notSearched"], json!([".env", "secrets"]));
+    assert_eq!(out.structured["notSearchedCount"], 2);
+    // Without the rules nothing is said.
+    let open = text(
+        &Grep,
+        &ctx(dir.path()),
+        json!({"pattern": "hello", "-i": true}),
+    )
+    .await;
+    assert!(
+        open.contains(".env") && !open.contains("Not searched"),
+        "{open}"
+    );
+    let listed = text(&Glob, &c, json!({"pattern": "**/*"})).await;
+    assert!(
+        listed.contains(".env") && listed.contains("key.rs"),
+        "{listed}"
+    );
+}
+
+// ----- review findings -----
 // ----- review findings -----
 
 /// Content and count modes name no files in the structured output (Claude Code's shape:

@@ -529,6 +529,39 @@ async fn edit_matches_across_mixed_line_endings() {
     .await
     .unwrap();
     assert_eq!(fs::read(&adjacent).unwrap(), b"x\r\ny\n");
+
+    // Line breaks added by a match of one line take that line's ending (the last line,
+    // without a break of its own, takes the one before it).
+    let insert = dir.path().join("insert.txt");
+    for (old, new, want) in [
+        (
+            "two",
+            "two\ninserted",
+            &b"one\r\ntwo\r\ninserted\r\nthree\r\nlast\n"[..],
+        ),
+        ("last", "last\nmore", b"one\r\ntwo\r\nthree\r\nlast\nmore\n"),
+    ] {
+        fs::write(&insert, "one\r\ntwo\r\nthree\r\nlast\n").unwrap();
+        text(&Read, &c, json!({"file_path": insert})).await;
+        run(
+            &Edit,
+            &c,
+            json!({"file_path": insert, "old_string": old, "new_string": new}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fs::read(&insert).unwrap(), want, "{old:?} -> {new:?}");
+    }
+    fs::write(&insert, "a\nb\r\nend").unwrap();
+    text(&Read, &c, json!({"file_path": insert})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": insert, "old_string": "end", "new_string": "end\nmore"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&insert).unwrap(), b"a\nb\r\nend\r\nmore");
 }
 
 /// On Linux a name in NFD (as unpacked from a macOS archive) and the same name in NFC are

@@ -192,6 +192,7 @@ pub fn context(fx: &Fixture, c: &Case) -> (PermissionEngine, ToolUseContext) {
         user_config_dir: Some(fx.home.join(".claude")),
         flag_settings_dir: None,
         settings_files: vec![fx.home.join(".claude/settings.json")],
+        settings_dirs: Vec::new(),
     };
     let engine = PermissionEngine::new(&perm, roots).unwrap_or_else(|e| panic!("{c:?}: {e}"));
     let ctx = ToolUseContext::new(&fx.proj)

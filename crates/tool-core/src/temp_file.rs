@@ -1,0 +1,155 @@
+//! The temporary files of atomic writes: how they are named, and which ones a writer that is
+//! gone left behind.
+//!
+//! A writer puts its bytes in `.NAME.tw-tmp.PID.TAG.N` beside the file, then renames (or
+//! links) it into place. One killed mid-write leaves that file; the next write in the
+//! directory removes it ([`is_abandoned_temp`]). A PID means something only in its PID
+//! namespace and on its host: the `TAG` says where the writer ran ([`writer_tag`]), so that
+//! a live writer in another container sharing the directory, or on another host over NFS, is
+//! never taken for a dead one. Such a file (and one named before tags, `.NAME.tw-tmp.PID.N`)
+//! is removed only once it is [`STALE_TEMP_AGE`] old.
+
+use std::ffi::{OsStr, OsString};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The marker in the name of a writer's temporary file (see the [module docs](self)).
+pub const TEMP_MARKER: &str = ".tw-tmp.";
+
+/// How old a temporary file written from another PID namespace or host (or named without a
+/// tag) must be before it counts as a dead writer's: no write takes this long.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(15 * 60);
+
+/// The most bytes a temporary file's name adds to the file's stem: the leading dot, the
+/// marker, a PID (10 digits), a dot, the tag (8), a dot and a counter (20 digits). A name
+/// stays within 255 bytes when its stem is at most `255 - TEMP_NAME_OVERHEAD`.
+pub const TEMP_NAME_OVERHEAD: usize = 1 + TEMP_MARKER.len() + 10 + 1 + 8 + 1 + 20;
+
+/// Where this process writes from, as 8 hex digits: a hash of its PID namespace and its host
+/// name (the same for every process of the namespace and host, whatever its build).
+pub fn writer_tag() -> &'static str {
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let namespace = std::fs::read_link("/proc/self/ns/pid")
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        // FNV-1a: stable across builds and Rust versions (std's hasher is not).
+        let mut hash: u32 = 0x811c_9dc5;
+        for byte in namespace.bytes().chain([0]).chain(host.trim().bytes()) {
+            hash ^= u32::from(byte);
+            hash = hash.wrapping_mul(0x0100_0193);
+        }
+        format!("{hash:08x}")
+    })
+}
+
+/// The start of this process's temporary file names for a file whose name starts with
+/// `stem`: `.STEM.tw-tmp.PID.TAG.` (a counter follows).
+pub fn temp_prefix(stem: &OsStr) -> OsString {
+    let mut prefix = OsString::from(".");
+    prefix.push(stem);
+    prefix.push(format!(
+        "{TEMP_MARKER}{}.{}.",
+        std::process::id(),
+        writer_tag()
+    ));
+    prefix
+}
+
+/// Whether the directory entry `name` is a temporary file that a writer which is gone left
+/// behind, and may be removed: one of this namespace and host ([`writer_tag`]) whose PID is
+/// not alive (never this process's own); any other only once `modified_age` (asked only
+/// then) is at least [`STALE_TEMP_AGE`]. A name that is not a temporary file's is not.
+pub fn is_abandoned_temp(name: &str, modified_age: impl FnOnce() -> Option<Duration>) -> bool {
+    if !name.starts_with('.') {
+        return false;
+    }
+    let Some((_, rest)) = name.rsplit_once(TEMP_MARKER) else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('.').collect();
+    let (pid, tag, counter) = match parts.as_slice() {
+        [pid, tag, n] => (*pid, Some(*tag), *n),
+        [pid, n] => (*pid, None, *n),
+        _ => return false,
+    };
+    let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), counter.parse::<u64>()) else {
+        return false;
+    };
+    if tag == Some(writer_tag()) {
+        return pid != std::process::id() && !process_alive(pid);
+    }
+    modified_age().is_some_and(|age| age >= STALE_TEMP_AGE)
+}
+
+/// Whether process `pid` exists here (signal 0; a process of another user counts too).
+fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        // No process has a PID past `i32::MAX`.
+        let Ok(raw) = i32::try_from(pid) else {
+            return false;
+        };
+        !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None),
+            Err(nix::errno::Errno::ESRCH)
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn only_a_dead_writer_of_this_namespace_is_abandoned_at_once() {
+        let (tag, dead, own) = (writer_tag(), dead_pid(), std::process::id());
+        let fresh = || Some(Duration::from_secs(1));
+        let old = || Some(STALE_TEMP_AGE);
+        assert_eq!(tag.len(), 8);
+        // This namespace: the PID decides.
+        assert!(is_abandoned_temp(
+            &format!(".f.tw-tmp.{dead}.{tag}.0"),
+            fresh
+        ));
+        assert!(!is_abandoned_temp(&format!(".f.tw-tmp.1.{tag}.0"), old));
+        assert!(!is_abandoned_temp(&format!(".f.tw-tmp.{own}.{tag}.3"), old));
+        // Another namespace or host, or no tag: the age decides.
+        for name in [
+            format!(".f.tw-tmp.{dead}.0badc0de.0"),
+            ".f.tw-tmp.1.0badc0de.0".to_owned(),
+            format!(".f.tw-tmp.{dead}.0"),
+        ] {
+            assert!(!is_abandoned_temp(&name, fresh), "{name}");
+            assert!(is_abandoned_temp(&name, old), "{name}");
+            assert!(!is_abandoned_temp(&name, || None), "{name}");
+        }
+        // Not a temporary file's name.
+        for name in [
+            format!("f.tw-tmp.{dead}.{tag}.0"),
+            format!(".f.tw-tmp.x.{tag}.0"),
+            format!(".f.tw-tmp.{dead}.{tag}.x"),
+            ".f.txt".to_owned(),
+        ] {
+            assert!(!is_abandoned_temp(&name, old), "{name}");
+        }
+        assert!(
+            temp_prefix(OsStr::new("f.txt"))
+                .to_string_lossy()
+                .starts_with(".f.txt.tw-tmp.")
+        );
+    }
+}

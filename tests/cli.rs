@@ -298,6 +298,45 @@ fn run_shows_the_input_a_hook_rewrote() {
     );
 }
 
+/// The text mode shows a tool's output with its control characters escaped: a command's
+/// output cannot clear the screen, retitle the terminal or move the cursor over what was
+/// printed before.
+#[test]
+fn run_text_mode_escapes_terminal_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let turn = jsonl(&[json!({
+        "type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "printf 'before\\033[2J\\033]0;title\\007after\\n'"}
+    })]);
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("before\\u{1b}[2J\\u{1b}]0;title\\u{7}after"),
+        "{shown}"
+    );
+    // `--json` keeps the output as the tool returned it.
+    let out = toolwright(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"],
+        "before\u{1b}[2J\u{1b}]0;title\u{7}after"
+    );
+}
+
 #[test]
 fn a_deferral_does_not_swallow_another_hooks_ask() {
     // `defer` outranks `ask` among PreToolUse decisions, but `toolwright run` does not
@@ -1499,6 +1538,30 @@ fn permissions_check_asks_the_built_in_tool_itself() {
         assert_eq!(out.status.code(), Some(0), "{input}: {}", text(&out.stderr));
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["decision"], want, "{input}: {report}");
+    }
+    // A relative path is resolved against the cwd before the rules see it, as in a session.
+    std::fs::create_dir_all(project.join("secrets")).unwrap();
+    let rules = r#"{"deny": ["Read(./secrets/**)"]}"#;
+    for (tool, input) in [
+        ("Grep", r#"{"pattern": "x", "path": "secrets"}"#),
+        ("Glob", r#"{"pattern": "*", "path": "secrets"}"#),
+    ] {
+        let out = toolwright(
+            &[
+                "permissions",
+                "check",
+                "--json",
+                "--rules",
+                rules,
+                tool,
+                input,
+            ],
+            &project,
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{input}: {}", text(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["decision"], "deny", "{tool} {input}: {report}");
     }
 }
 

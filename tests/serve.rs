@@ -605,6 +605,31 @@ fn a_client_with_only_url_elicitation_is_not_sent_a_form() {
     assert!(!root.join("made.txt").exists());
 }
 
+/// EnterPlanMode is refused to a client that cannot be asked (it could never leave plan
+/// mode), but only while it is served: denied for the whole session, it is an unknown tool
+/// like any other.
+#[test]
+fn enter_plan_mode_refused_without_asks_unless_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut served = RawStdio::start(&root, &[], serde_json::json!({}));
+    let (is_error, texts) = served.call_texts(2, "EnterPlanMode", serde_json::json!({}));
+    assert!(is_error, "{texts:?}");
+    assert!(
+        texts[0].contains("not available to this client"),
+        "{texts:?}"
+    );
+    let deny = r#"{"permissions": {"deny": ["EnterPlanMode"]}}"#;
+    let mut denied = RawStdio::start(&root, &["--settings", deny], serde_json::json!({}));
+    let (is_error, texts) = denied.call_texts(2, "EnterPlanMode", serde_json::json!({}));
+    assert!(is_error, "{texts:?}");
+    assert!(
+        texts[0].contains("No such tool available")
+            && !texts[0].contains("not available to this client"),
+        "{texts:?}"
+    );
+}
+
 /// A supervisor that follows SIGTERM with SIGKILL soon after (500 ms here) finds the
 /// background tasks already gone: they are killed first, before the server waits for its
 /// calls to wind down (here a PostToolUse hook holds the cancelled call for seconds).

@@ -8,7 +8,7 @@
 //! ---
 //! name: reviewer
 //! description: Reviews a change for bugs
-//! tools: Read, Grep, Glob          # or a YAML list; absent (or `*`) = every tool
+//! tools: Read, Grep, Glob          # or a YAML list; absent (or `*`) = every tool; empty = none
 //! disallowedTools: [Bash]          # removed from whatever `tools` gives
 //! model: haiku                     # sonnet, opus, haiku, inherit or a model name
 //! ---
@@ -128,10 +128,14 @@ impl AgentDefinition {
             ),
             None => None,
         };
-        let tools = front.list("tools").and_then(|items| {
-            // `*` (alone) means every tool, like an absent list.
-            (!(items.len() == 1 && items[0] == "*")).then_some(items)
-        });
+        // Absent, or `*` alone: every tool. Present but empty (`tools:`, `tools: ""`,
+        // `tools: []`): none, as Claude Code reads it (an empty list never opens up).
+        let tools = match front.list("tools") {
+            Some(items) if items.len() == 1 && items[0] == "*" => None,
+            Some(items) => Some(items),
+            None if front.value("tools").is_some() => Some(Vec::new()),
+            None => None,
+        };
         Ok(Self {
             name,
             // Written by Claude Code's `/agents` on one line, with `\n` for its line breaks,
@@ -367,6 +371,17 @@ mod tests {
         let star =
             AgentDefinition::parse("---\ntools: \"*\"\n---\n", "s", AgentSource::User).unwrap();
         assert_eq!(star.tools, None);
+        // Written but empty: no tools at all, never every tool.
+        for empty in ["tools:", "tools: \"\"", "tools: []", "tools:\n  -"] {
+            let d = AgentDefinition::parse(&format!("---\n{empty}\n---\n"), "e", AgentSource::User)
+                .unwrap();
+            assert_eq!(d.tools.as_deref(), Some(&[][..]), "{empty}");
+            let parent: Vec<Arc<dyn Tool>> = vec![
+                Arc::new(tools_builtin::Read),
+                Arc::new(tools_builtin::Bash::default()),
+            ];
+            assert!(d.select_tools(&parent).is_empty(), "{empty}");
+        }
     }
 
     /// Descriptions written as YAML block scalars or continued on indented lines read as

@@ -305,6 +305,13 @@ impl Drop for Withdrawn {
 impl Prompter for TerminalPrompter {
     async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
         let mut guard = self.lines.lock().await;
+        // The turn was interrupted while this question waited for the one before it: it is
+        // not put at all (it would show and vanish at once).
+        if self.interrupt.is_cancelled() {
+            return PromptAnswer::Deny {
+                feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+            };
+        }
         let lines = guard.get_or_insert_with(stdin_lines);
         discard_typed_ahead(Some(lines));
         let mut pending = Withdrawn { answered: false };

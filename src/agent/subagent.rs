@@ -168,6 +168,7 @@ impl std::fmt::Debug for AgentTool {
 fn tools_text(definition: &AgentDefinition) -> String {
     let mut text = match &definition.tools {
         None => "*".to_owned(),
+        Some(tools) if tools.is_empty() => "none".to_owned(),
         Some(tools) => tools.join(", "),
     };
     if !definition.disallowed_tools.is_empty() {

@@ -25,6 +25,7 @@ use toolwright::agent::{
     Stop, ToolSearchMode, load_agent_definitions, split_hook_messages,
 };
 
+use super::escape_terminal_codes;
 use crate::session::{Session, SessionArgs};
 
 /// Arguments of `toolwright agent`.
@@ -288,28 +289,6 @@ impl Display {
             self.mid_line = false;
         }
     }
-}
-
-/// The model's text as the terminal shows it: control characters other than line breaks and
-/// tabs (an escape sequence could move the cursor and redraw a permission question) are
-/// shown as escapes.
-fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return text.into();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                format!("\\u{{{:x}}}", u32::from(c))
-            } else {
-                c.to_string()
-            }
-        })
-        .collect::<String>()
-        .into()
 }
 
 /// The exit code for `stop`; an interrupted or cancelled run exits as the signal that

@@ -61,6 +61,28 @@ pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Text as the terminal shows it (a model's, a tool's output): control characters other than line breaks and
+/// tabs (an escape sequence could move the cursor and redraw a permission question) are
+/// shown as escapes.
+pub(crate) fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                format!("\\u{{{:x}}}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// Writes `args` to standard error, ignoring a failure; see [`eout!`].
 pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;

@@ -157,8 +157,10 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
     let probe;
     let (tool, input): (&dyn Tool, Value) = match tool_core::find_tool(builtins, &args.tool) {
         Some(tool) => {
-            // As the pipeline decides: on the input as its schema reads it.
+            // As the pipeline decides: on the input as its schema reads it, with what the
+            // tool derives from it (a relative path made absolute against the cwd).
             let input = tool.parse_input(input.clone()).unwrap_or(input);
+            let input = tool.observable_input(&input, &ctx).unwrap_or(input);
             (tool.as_ref(), input)
         }
         None => {

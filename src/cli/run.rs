@@ -8,7 +8,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_exec::LoopEvent;
 
-use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, ran_label, replay};
+use super::{
+    ReplayEvent, Signals, cancel_on_signal, decision_text, escape_terminal_codes, label, ms,
+    ran_label, replay,
+};
 use crate::session::{Session, SessionArgs};
 use crate::turn;
 use toolwright::agent::{CallHookTexts, split_hook_messages, without_reminder};
@@ -63,7 +66,10 @@ fn show_texts<'a>(texts: impl IntoIterator<Item = &'a String>, indent: &str) {
     for text in texts {
         for (i, line) in without_reminder(text).lines().take(20).enumerate() {
             let mark = if i == 0 { "↳" } else { " " };
-            outln!("{}", format!("{indent}{mark} {line}").trim_end());
+            outln!(
+                "{}",
+                escape_terminal_codes(format!("{indent}{mark} {line}").trim_end())
+            );
         }
     }
 }
@@ -136,23 +142,25 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     };
                     outln!(
                         "{mark} {}  [{}]  {}  {}",
-                        ran_label(&record.tool_use, outcome),
-                        record.tool_use.id,
-                        decision_text(outcome),
+                        escape_terminal_codes(&ran_label(&record.tool_use, outcome)),
+                        escape_terminal_codes(&record.tool_use.id),
+                        escape_terminal_codes(&decision_text(outcome)),
                         ms(outcome.duration)
                     );
                     for line in shown_content(&outcome.result.content).lines().take(20) {
-                        outln!("    {line}");
+                        outln!("    {}", escape_terminal_codes(line));
                     }
                     // What the model reads after the result (hook context, a skill's body).
                     show_texts(texts.context(), "    ");
                 }
                 // The user's notices (hooks' system messages), as they come.
                 for notice in &texts.notices {
-                    eoutln!("toolwright run: hook: {notice}");
+                    eoutln!("toolwright run: hook: {}", escape_terminal_codes(notice));
                 }
             }
-            ReplayEvent::Text(text) if !json_mode => outln!("· {}", text.trim()),
+            ReplayEvent::Text(text) if !json_mode => {
+                outln!("· {}", escape_terminal_codes(text.trim()));
+            }
             ReplayEvent::Text(_)
             | ReplayEvent::Started(..)
             | ReplayEvent::Added
@@ -187,7 +195,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .await;
         let (context, notices) = split_hook_messages(&verdict.messages);
         for notice in notices {
-            eoutln!("toolwright run: hook: {notice}");
+            eoutln!("toolwright run: hook: {}", escape_terminal_codes(&notice));
         }
         if !json_mode {
             show_texts(&context, "  ");
@@ -201,7 +209,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             eoutln!(
                 "toolwright run: a PostToolBatch hook stopped the turn: {} (an agent would make \
                  no further request)",
-                reasons.join("; ")
+                escape_terminal_codes(&reasons.join("; "))
             );
         }
     }
@@ -210,7 +218,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // notices go to stderr.
     let (late, late_notices) = split_hook_messages(&session.hooks.take_background_messages());
     for notice in late_notices {
-        eoutln!("toolwright run: hook: {notice}");
+        eoutln!("toolwright run: hook: {}", escape_terminal_codes(&notice));
     }
     if !json_mode {
         show_texts(&late, "  ");

@@ -514,8 +514,11 @@ impl ToolServer {
         };
         // Plan mode is left only with the user's approval (ExitPlanMode always asks, whatever
         // the rules): a client that cannot be asked would stay in it for good, every change
-        // refused. It is not entered.
-        if matches!(channel, ask::Channel::None) && request.name == "EnterPlanMode" {
+        // refused. It is not entered. (A tool not served is unknown, as any other.)
+        if matches!(channel, ask::Channel::None)
+            && request.name == "EnterPlanMode"
+            && tool_core::find_tool(&self.tools(), "EnterPlanMode").is_some()
+        {
             let result = json!({
                 "resultType": "complete",
                 "content": [{"type": "text", "text": NO_PLAN_MODE_WITHOUT_ASKS}],

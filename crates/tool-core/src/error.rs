@@ -41,7 +41,9 @@ pub enum ToolError {
     /// A shell command ran and failed (non-zero exit, timeout, interrupted).
     #[error("{}", format_shell_error(*.exit_code, *.interrupted, stderr, stdout))]
     Shell {
-        /// The exit code, or `None` when the process was killed by a signal.
+        /// The exit code (a shell killed by signal N reports 128 + N, as bash does), or
+        /// `None` when there is none to report: the caller killed the command (its timeout,
+        /// its output past the cap).
         exit_code: Option<i32>,
         /// Everything the command wrote to standard error (possibly cut).
         stderr: String,

@@ -25,15 +25,21 @@ pub const STALE_TEMP_AGE: Duration = Duration::from_secs(15 * 60);
 /// stays within 255 bytes when its stem is at most `255 - TEMP_NAME_OVERHEAD`.
 pub const TEMP_NAME_OVERHEAD: usize = 1 + TEMP_MARKER.len() + 10 + 1 + 8 + 1 + 20;
 
-/// Where this process writes from, as 8 hex digits: a hash of its PID namespace and its host
-/// name (the same for every process of the namespace and host, whatever its build).
+/// Where this process writes from, as 8 hex digits: a hash of its PID namespace (where
+/// `/proc` shows it) and its host name (the same for every process of the namespace and
+/// host, whatever its build).
 pub fn writer_tag() -> &'static str {
     static TAG: OnceLock<String> = OnceLock::new();
     TAG.get_or_init(|| {
         let namespace = std::fs::read_link("/proc/self/ns/pid")
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        #[cfg(unix)]
+        let host = nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        #[cfg(not(unix))]
+        let host = String::new();
         // FNV-1a: stable across builds and Rust versions (std's hasher is not).
         let mut hash: u32 = 0x811c_9dc5;
         for byte in namespace.bytes().chain([0]).chain(host.trim().bytes()) {
@@ -77,6 +83,11 @@ pub fn is_abandoned_temp(name: &str, modified_age: impl FnOnce() -> Option<Durat
     let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), counter.parse::<u64>()) else {
         return false;
     };
+    // A tag is 8 hex digits ([`writer_tag`]); a name with anything else there is no
+    // writer's temporary file (some other program's hidden file).
+    if tag.is_some_and(|t| t.len() != 8 || !t.bytes().all(|b| b.is_ascii_hexdigit())) {
+        return false;
+    }
     if tag == Some(writer_tag()) {
         return pid != std::process::id() && !process_alive(pid);
     }
@@ -142,6 +153,8 @@ mod tests {
             format!("f.tw-tmp.{dead}.{tag}.0"),
             format!(".f.tw-tmp.x.{tag}.0"),
             format!(".f.tw-tmp.{dead}.{tag}.x"),
+            format!(".f.tw-tmp.{dead}.backup.0"),
+            format!(".f.tw-tmp.{dead}.0badc0de1.0"),
             ".f.txt".to_owned(),
         ] {
             assert!(!is_abandoned_temp(&name, old), "{name}");

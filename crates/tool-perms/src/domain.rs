@@ -21,7 +21,12 @@ impl DomainPattern {
         if host.is_empty() {
             return Err("empty domain".into());
         }
-        if host.contains(['/', ':', '@', ' ']) {
+        // An IPv6 address, with its brackets as in a URL (`[::1]`) or without (`::1`): the
+        // host as the URL has it, in canonical form.
+        if let Some(ip) = ipv6_literal(&host) {
+            return Ok(Self::Labels(vec![ip]));
+        }
+        if host.contains(['/', ':', '@', ' ', '[', ']']) {
             return Err(format!(
                 "`{host}` is not a hostname (write the host only, without scheme, port or path)"
             ));
@@ -62,6 +67,21 @@ fn normalize_host(host: &str) -> String {
     host.trim().trim_end_matches('.').to_ascii_lowercase()
 }
 
+/// `host` as a URL writes an IPv6 address (`[::1]`, compressed, lowercase), when it is one,
+/// with or without brackets.
+fn ipv6_literal(host: &str) -> Option<String> {
+    let inner = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    // Written as the URL parser writes it (hex pieces even for an IPv4-mapped address,
+    // where std would write `::ffff:1.2.3.4`).
+    match url::Host::parse(&format!("[{inner}]")) {
+        Ok(ip @ url::Host::Ipv6(_)) => Some(ip.to_string()),
+        _ => None,
+    }
+}
+
 /// A rule's hostname in the ASCII form a URL's host has (`bücher.de` -> `xn--bcher-kva.de`,
 /// as the `url` crate's IDNA processing makes it), `*` labels kept. The label separators
 /// IDNA knows (`.`, `。`, `．`, `｡`) all separate labels.
@@ -96,9 +116,8 @@ pub fn url_host(raw: &str) -> Option<String> {
     if !matches!(parsed.scheme(), "http" | "https") {
         return None;
     }
-    let host = parsed.host_str()?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    Some(normalize_host(host))
+    // An IPv6 address keeps its brackets (`[::1]`), as a rule names it.
+    Some(normalize_host(parsed.host_str()?))
 }
 
 #[cfg(test)]
@@ -117,5 +136,29 @@ mod tests {
         assert!(!p.matches("example.com"));
         assert!(!p.matches("evilexample.com"));
         assert!(DomainPattern::parse("domain:https://x.com").is_err());
+    }
+
+    /// An IPv6 host is matched by a rule naming it with or without brackets, in any of its
+    /// spellings; the suggested rule (the URL's host) reads back.
+    #[test]
+    fn ipv6_hosts() {
+        let host = url_host("http://[0:0::1]:8080/x").unwrap();
+        assert_eq!(host, "[::1]");
+        for rule in ["domain:[::1]", "domain:::1", "domain:[0:0:0:0:0:0:0:1]"] {
+            let p = DomainPattern::parse(rule).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            assert!(p.matches(&host), "{rule}");
+            assert!(!p.matches("[::2]"), "{rule}");
+        }
+        let suggested = format!("domain:{host}");
+        assert!(DomainPattern::parse(&suggested).unwrap().matches(&host));
+        let mapped = url_host("http://[::ffff:1.2.3.4]/").unwrap();
+        assert!(
+            DomainPattern::parse("domain:[::ffff:1.2.3.4]")
+                .unwrap()
+                .matches(&mapped),
+            "{mapped}"
+        );
+        assert!(DomainPattern::parse("domain:[::1]:80").is_err());
+        assert!(DomainPattern::parse("domain:[example.com]").is_err());
     }
 }

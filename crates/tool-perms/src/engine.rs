@@ -49,11 +49,11 @@ impl PathRoots {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".claude")));
-        let managed = tool_core::managed_settings_dir();
+        let (managed_files, managed_dir) = managed_paths(&tool_core::managed_settings_dir());
         let settings_files = user_config_dir
             .iter()
             .map(|d| d.join("settings.json"))
-            .chain([managed.join("managed-settings.json")])
+            .chain(managed_files)
             .collect();
         Self {
             cwd: cwd.into(),
@@ -62,9 +62,24 @@ impl PathRoots {
             user_config_dir,
             flag_settings_dir: None,
             settings_files,
-            settings_dirs: vec![managed.join("managed-settings.d")],
+            settings_dirs: vec![managed_dir],
         }
     }
+}
+
+/// What the managed settings directory `managed` holds that a session reads, protected
+/// whether or not it exists yet (a new one would be read by the next session, at the
+/// highest precedence): the files `managed-settings.json` and `managed-mcp.json` (which
+/// takes over the MCP server set, its commands run unasked), and the drop-in directory
+/// `managed-settings.d`.
+pub(crate) fn managed_paths(managed: &Path) -> ([PathBuf; 2], PathBuf) {
+    (
+        [
+            managed.join("managed-settings.json"),
+            managed.join("managed-mcp.json"),
+        ],
+        managed.join("managed-settings.d"),
+    )
 }
 
 /// A rule that could not be used, with where it came from and why.
@@ -1350,6 +1365,12 @@ impl PermissionEngine {
     /// rules (compat decision 9).
     pub fn denied_by(&self, path: &Path, access: FileAccess) -> Option<SourcedRule> {
         let set = self.snapshot();
+        // No rule to match: nothing to resolve (a walk asks this of every entry).
+        if set.read[bi(RuleBehavior::Deny)].is_empty()
+            && (access == FileAccess::Read || set.edit[bi(RuleBehavior::Deny)].is_empty())
+        {
+            return None;
+        }
         let path = normalize_lexically(path);
         let resolved = resolve_symlinks(&path);
         let read = || self.path_rule(&set, false, RuleBehavior::Deny, &path, &resolved, false);
@@ -1366,6 +1387,9 @@ impl PermissionEngine {
     /// than read it unasked, and says so (a Read of it then asks).
     pub fn asked_by(&self, path: &Path) -> Option<SourcedRule> {
         let set = self.snapshot();
+        if set.read[bi(RuleBehavior::Ask)].is_empty() {
+            return None;
+        }
         let path = normalize_lexically(path);
         let resolved = resolve_symlinks(&path);
         self.path_rule(&set, false, RuleBehavior::Ask, &path, &resolved, false)

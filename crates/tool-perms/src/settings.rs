@@ -582,8 +582,9 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     // next session at the highest precedence.
     let mut settings_dirs = Vec::new();
     if let Some(dir) = &sources.managed_dir {
-        settings_files.push(dir.join("managed-settings.json"));
-        settings_dirs.push(dir.join("managed-settings.d"));
+        let (files, drop_ins) = crate::engine::managed_paths(dir);
+        settings_files.extend(files);
+        settings_dirs.push(drop_ins);
     }
     let roots = PathRoots {
         settings_files,

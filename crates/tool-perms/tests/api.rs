@@ -1402,8 +1402,8 @@ async fn path_rules_match_decomposed_names_on_disk() {
 }
 
 /// The managed settings files are settings of the session before they exist: writing
-/// `managed-settings.json` or a new drop-in in `managed-settings.d` (read next time at the
-/// highest precedence) is a safety check even in bypass mode, by Write and by Bash alike.
+/// `managed-settings.json`, `managed-mcp.json` or a new drop-in in `managed-settings.d`
+/// (read next time at the highest precedence) is a safety check even in bypass mode, by Write and by Bash alike.
 /// Another file of the managed directory is not.
 #[tokio::test]
 async fn managed_settings_files_are_protected_before_they_exist() {
@@ -1449,6 +1449,17 @@ async fn managed_settings_files_are_protected_before_they_exist() {
         (
             &bash,
             json!({"command": format!("cp /dev/null {m}/managed-settings.json")}),
+            "ask",
+        ),
+        // managed-mcp.json names the servers the next session starts, unasked.
+        (
+            &write,
+            json!({"file_path": managed_dir.join("managed-mcp.json"), "content": "{}"}),
+            "ask",
+        ),
+        (
+            &bash,
+            json!({"command": format!("echo '{{}}' > {m}/managed-mcp.json")}),
             "ask",
         ),
         (

@@ -171,7 +171,7 @@ fn prompt() -> String {
     format!(
         "Executes a given bash command and returns its output.\n\n\
 The working directory persists between commands, but shell state does not. \
-Commands run in a non-interactive bash: the user's shell profile and aliases are not loaded.\n\n\
+Commands run in a non-interactive bash: the user's shell profile and aliases are not loaded, and nothing can be typed in (give `git commit` its message with -m).\n\n\
 - Always quote file paths that contain spaces.\n\
 - Prefer the dedicated tools (Read, Glob, Grep, Edit, Write) over cat, find, grep, sed.\n\
 - The timeout is in milliseconds (default {}, at most {}); a command still running then goes on in the background (read it with TaskOutput).\n\
@@ -405,12 +405,31 @@ impl Captured {
     }
 }
 
-fn shell() -> &'static str {
+/// The shell that runs commands: bash when there is one, else sh.
+pub(crate) fn shell() -> &'static str {
     if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
         "bash"
     } else {
         "sh"
     }
+}
+
+/// `shell -c script`, as every command runs, in the foreground or the background: stdin
+/// empty, out of the terminal's reach (a password prompt fails at once instead of stopping
+/// the command until its timeout), its own process group to kill, and killed when dropped.
+/// `GIT_EDITOR` is `true`: there is nobody to type in an editor, so `git commit` without
+/// `-m` stops at once ("Aborting commit due to empty commit message") and `git merge` or
+/// `git rebase --continue` keep the message git wrote, where an editor would wait for the
+/// timeout. (The session's environment file may still set another.)
+pub(crate) fn shell_command(script: &str) -> Command {
+    let mut cmd = Command::new(shell());
+    cmd.arg("-c")
+        .arg(script)
+        .env("GIT_EDITOR", "true")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    tool_core::process::detach_from_terminal(cmd.as_std_mut());
+    cmd
 }
 
 static RUN_ID: AtomicU64 = AtomicU64::new(0);
@@ -529,7 +548,7 @@ pub(crate) fn private_temp_dir() -> Result<PathBuf, ToolError> {
 }
 
 /// `s` as one single-quoted shell word.
-fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
@@ -571,19 +590,12 @@ async fn run_command(
             ),
         )
     );
-    let mut cmd = Command::new(shell());
-    cmd.arg("-c")
-        .arg(&script)
-        .arg(shell())
+    let mut cmd = shell_command(&script);
+    cmd.arg(shell())
         .arg(command)
         .current_dir(ctx.cwd())
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    // Out of the terminal's reach (a password prompt fails at once instead of stopping the
-    // command until its timeout), and one process group to kill.
-    tool_core::process::detach_from_terminal(cmd.as_std_mut());
+        .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
@@ -723,9 +735,13 @@ async fn run_command(
     drop(cwd_file);
     // What was printed is the command's to decide (it may redefine `pwd`): only where it
     // really leads counts (`proj/../elsewhere` is not inside `proj`). A path that is not
-    // absolute, or leads nowhere, is no directory to stay in.
+    // absolute, leads nowhere or to something else than a directory (a file), is no
+    // directory to stay in.
     let final_cwd = match printed.filter(|p| p.is_absolute()) {
-        Some(p) => tokio::fs::canonicalize(&p).await.ok(),
+        Some(p) => match tokio::fs::canonicalize(&p).await {
+            Ok(dir) if tokio::fs::metadata(&dir).await.is_ok_and(|m| m.is_dir()) => Some(dir),
+            _ => None,
+        },
         None => None,
     };
     Ok(Run {
@@ -1077,25 +1093,24 @@ fn finish(
     };
     if code != Some(0) && interpretation.is_none() {
         // The error text keeps only its head and tail: where the full output is goes first.
-        let mut saved = saved_lines;
-        // Output held in memory but longer than the error shows: saved now, so that its
-        // middle is not lost.
-        if saved.is_empty()
-            && stdout.text.chars().count() + stderr_text.chars().count()
-                > tool_core::MAX_ERROR_CHARS
-            && let Some(path) = save_failed_output(ctx, &stderr_text, &stdout.text)
-        {
-            saved.push(format!("[The full output is saved in {}]", path.display()));
+        if !saved_lines.is_empty() {
+            stderr_text = format!("{}\n{stderr_text}", saved_lines.join("\n"));
         }
-        if !saved.is_empty() {
-            stderr_text = format!("{}\n{stderr_text}", saved.join("\n"));
-        }
-        let error = ToolError::Shell {
+        let mut error = ToolError::Shell {
             exit_code: code,
             stderr: stderr_text,
             stdout: stdout.text,
             interrupted,
         };
+        // Output held in memory but longer than the error shows (its text, with the exit
+        // code and notes, is what gets cut): saved now, so that its middle is not lost.
+        if saved_lines.is_empty()
+            && error.to_string().chars().count() > tool_core::MAX_ERROR_CHARS
+            && let ToolError::Shell { stderr, stdout, .. } = &mut error
+            && let Some(path) = save_failed_output(ctx, stderr, stdout)
+        {
+            *stderr = format!("[The full output is saved in {}]\n{stderr}", path.display());
+        }
         // A `cd` before the failure holds, as in the shell (`cd build && make` failing
         // leaves the next command in build).
         return Err(match new_cwd {

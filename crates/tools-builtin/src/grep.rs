@@ -132,7 +132,7 @@ pub struct GrepOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_cut_at_bytes: Option<usize>,
     /// Files and directories an ask rule covers, left out of the search rather than read
-    /// unasked (a Read of one asks); sorted, at most [`MAX_NOT_SEARCHED_LISTED`] (a Toolwright
+    /// unasked (a Read of one asks, where the user can be asked); sorted, at most [`MAX_NOT_SEARCHED_LISTED`] (a Toolwright
     /// addition).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_searched: Vec<String>,
@@ -402,7 +402,7 @@ fn render(output: &GrepOutput) -> String {
             String::new()
         };
         text.push_str(&format!(
-            "\n\n[Not searched, as an ask rule covers them (Read one to be asked): {}{more}]",
+            "\n\n[Not searched, as an ask rule covers them: {}{more}]",
             output.not_searched.join(", ")
         ));
     }
@@ -769,10 +769,35 @@ fn search_file(
     }
 }
 
+/// The paths an ask rule kept out of a search: how many, and the first
+/// [`MAX_NOT_SEARCHED_LISTED`] in order (only those are kept, however many there are).
+#[derive(Default)]
+struct NotSearched {
+    count: usize,
+    smallest: Vec<String>,
+}
+
+impl NotSearched {
+    fn add(&mut self, path: String) {
+        self.count += 1;
+        self.smallest.push(path);
+        if self.smallest.len() >= 2 * MAX_NOT_SEARCHED_LISTED {
+            self.smallest.sort_unstable();
+            self.smallest.truncate(MAX_NOT_SEARCHED_LISTED);
+        }
+    }
+
+    fn into_listed(mut self) -> Vec<String> {
+        self.smallest.sort_unstable();
+        self.smallest.truncate(MAX_NOT_SEARCHED_LISTED);
+        self.smallest
+    }
+}
+
 fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     let cwd = ctx.cwd().to_path_buf();
     let hits = Mutex::new(Hits::new(plan));
-    let asked: std::sync::Arc<Mutex<Vec<String>>> = std::sync::Arc::default();
+    let asked: std::sync::Arc<Mutex<NotSearched>> = std::sync::Arc::default();
     if plan.root_is_file {
         let mut searcher = searcher_for(plan, true);
         let mut printer = printer_for(plan);
@@ -807,10 +832,12 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         // Files the read deny rules forbid are not searched (Claude Code turns them into
         // ignore patterns): a deny on `./secrets/**` holds for a search of the whole tree.
         // Nor are those an ask rule covers: they are not read unasked, and the result lists
-        // them.
+        // them. A rule that covers the root itself was asked about this search, and the user
+        // said yes: what it covers below is searched.
         if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
             let asked = std::sync::Arc::clone(&asked);
             let cwd = cwd.clone();
+            let approved = engine.asked_by(&plan.root);
             walker.filter_entry(move |e| {
                 if e.depth() == 0 {
                     return true;
@@ -821,11 +848,13 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
                 {
                     return false;
                 }
-                if engine.asked_by(e.path()).is_some() {
+                if let Some(rule) = engine.asked_by(e.path())
+                    && approved.as_ref() != Some(&rule)
+                {
                     asked
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
-                        .push(fsutil::display_path(e.path(), &cwd));
+                        .add(fsutil::display_path(e.path(), &cwd));
                     return false;
                 }
                 true
@@ -869,11 +898,9 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         not_searched: Vec::new(),
         not_searched_count: 0,
     };
-    let mut asked = std::mem::take(&mut *asked.lock().unwrap_or_else(PoisonError::into_inner));
-    asked.sort();
-    out.not_searched_count = asked.len();
-    asked.truncate(MAX_NOT_SEARCHED_LISTED);
-    out.not_searched = asked;
+    let asked = std::mem::take(&mut *asked.lock().unwrap_or_else(PoisonError::into_inner));
+    out.not_searched_count = asked.count;
+    out.not_searched = asked.into_listed();
     // Pages a list: returns the kept entries and whether the limit cut it.
     let page = |len: usize| -> (std::ops::Range<usize>, bool) {
         let start = offset.min(len);

@@ -712,7 +712,7 @@ impl std::fmt::Display for Unfit {
             Self::Refused(why) => f.write_str(why),
             Self::Corrupt(why) => write!(
                 f,
-                "the image cannot be decoded ({why}); the file may be truncated or corrupt"
+                "the image cannot be decoded ({why}); it may be truncated or corrupt"
             ),
         }
     }
@@ -775,7 +775,8 @@ pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
 
 /// Why a PNG or JPEG does not decode, if it does not (a truncated file whose header is
 /// whole, corrupt data). `None` for one that decodes, for other formats (not decoded here),
-/// and when decoding would pass the memory limit (nothing known).
+/// and when decoding would pass the memory limit or needs what the decoder lacks (nothing
+/// known).
 fn undecodable(bytes: &[u8]) -> Option<String> {
     let mut reader = image::ImageReader::new(io::Cursor::new(bytes))
         .with_guessed_format()
@@ -789,9 +790,14 @@ fn undecodable(bytes: &[u8]) -> Option<String> {
     let mut limits = image::Limits::default();
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
     reader.limits(limits);
+    // Corrupt data, or data that ends early (an I/O error reading from memory is the end
+    // of the bytes). A feature this decoder lacks (`Unsupported`: an arithmetic-coded JPEG)
+    // or the memory limit says nothing about the image: it is sent as it is.
     match reader.decode() {
-        Ok(_) | Err(image::ImageError::Limits(_)) => None,
-        Err(e) => Some(e.to_string()),
+        Err(e @ (image::ImageError::Decoding(_) | image::ImageError::IoError(_))) => {
+            Some(e.to_string())
+        }
+        _ => None,
     }
 }
 

@@ -94,30 +94,79 @@ pub struct SkillInfo {
     pub disable_model_invocation: bool,
     /// The text after the frontmatter.
     pub body: String,
-    /// What in the frontmatter could not be read as written (`line N: ...`), and what was
-    /// done instead; empty for a clean frontmatter.
+    /// What in the file could not be read as written (a frontmatter's `line N: ...`, bytes
+    /// that are not UTF-8, a file past [`MAX_SKILL_BYTES`]), and what was done instead;
+    /// empty for a clean file.
     pub warnings: Vec<String>,
+}
+
+/// The most of a `SKILL.md` that is read, in bytes. The body goes into the conversation and
+/// every later request carries it: a file of megabytes would make each of them too large
+/// for the API, for good. What is past this is left to a Read of the file.
+pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
+
+/// `file`'s text: at most [`MAX_SKILL_BYTES`] of it, bytes that are not UTF-8 replaced, with
+/// a warning for each; `None` when it cannot be read.
+fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool)> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(MAX_SKILL_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let mut warnings = Vec::new();
+    let cut = bytes.len() as u64 > MAX_SKILL_BYTES;
+    if cut {
+        bytes.truncate(usize::try_from(MAX_SKILL_BYTES).unwrap_or(usize::MAX));
+        // A character the limit cut in two goes whole: that is no encoding fault.
+        if let Err(e) = std::str::from_utf8(&bytes)
+            && e.error_len().is_none()
+        {
+            bytes.truncate(e.valid_up_to());
+        }
+        warnings.push(format!(
+            "the file is over {MAX_SKILL_BYTES} bytes: only its first {MAX_SKILL_BYTES} are loaded"
+        ));
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            warnings.push(
+                "the file is not UTF-8: bytes that are not were replaced with U+FFFD".to_owned(),
+            );
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    Some((text, warnings, cut))
 }
 
 /// Reads the skill in `dir` (`dir/SKILL.md`), or `None` when there is none.
 pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
-    let text = std::fs::read_to_string(dir.join("SKILL.md")).ok()?;
+    let file = dir.join("SKILL.md");
+    let (text, mut warnings, cut) = read_skill_file(&file)?;
     let whole = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let (fm, body, warnings) = match frontmatter::split(&text) {
+    let (fm, body) = match frontmatter::split(&text) {
         Ok((fm, body)) => {
-            let warnings = fm.warnings().to_vec();
-            (fm, body, warnings)
+            warnings.extend(fm.warnings().iter().cloned());
+            (fm, body)
         }
-        Err(Missing::NotOpened) => (Frontmatter::default(), whole, Vec::new()),
-        Err(missing @ Missing::NotClosed) => (
-            Frontmatter::default(),
-            whole,
-            vec![format!("{missing}; the whole file is the body")],
-        ),
+        Err(Missing::NotOpened) => (Frontmatter::default(), whole),
+        Err(missing @ Missing::NotClosed) => {
+            warnings.push(format!("{missing}; the whole file is the body"));
+            (Frontmatter::default(), whole)
+        }
     };
+    let mut body = body.to_owned();
+    if cut {
+        body.push_str(&format!(
+            "\n\n[SKILL.md goes on past its first {MAX_SKILL_BYTES} bytes: Read {} for the rest.]",
+            file.display()
+        ));
+    }
     let dir_name = dir.file_name()?.to_string_lossy().into_owned();
     for warning in &warnings {
-        tracing::warn!(file = %dir.join("SKILL.md").display(), "skill frontmatter: {warning}");
+        tracing::warn!(file = %file.display(), "skill: {warning}");
     }
     Some(SkillInfo {
         name: dir_name,
@@ -131,7 +180,7 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
         disable_model_invocation: fm
             .text("disable-model-invocation")
             .is_some_and(|v| v == "true"),
-        body: body.to_owned(),
+        body,
         warnings,
     })
 }

@@ -21,11 +21,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::process::Command;
 use tokio::sync::{Notify, watch};
 use tool_core::{ToolError, ToolUseContext};
 
-use crate::bash::{KILL_CAP, KILL_GRACE};
+use crate::bash::{KILL_CAP, KILL_GRACE, shell, shell_command};
 
 /// Default lifetime of a background task, in milliseconds.
 pub const BACKGROUND_DEFAULT_MS: u64 = 1_800_000;
@@ -202,14 +201,6 @@ fn new_task_id() -> String {
     id
 }
 
-fn shell() -> &'static str {
-    if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
-        "bash"
-    } else {
-        "sh"
-    }
-}
-
 /// A new task id and its output file under `output_dir/tasks/`, created exclusively and
 /// owner-only (a task's output can hold whatever the command printed).
 fn new_output_file(output_dir: &Path) -> Result<(String, PathBuf, std::fs::File), ToolError> {
@@ -249,15 +240,10 @@ impl TaskRegistry {
         let err = out
             .try_clone()
             .map_err(|e| ToolError::io(&output_file, e))?;
-        let mut cmd = Command::new(shell());
-        cmd.arg("-c")
-            .arg(script)
-            .current_dir(cwd)
-            .stdin(Stdio::null())
+        let mut cmd = shell_command(script);
+        cmd.current_dir(cwd)
             .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err))
-            .kill_on_drop(true);
-        tool_core::process::detach_from_terminal(cmd.as_std_mut());
+            .stderr(Stdio::from(err));
         let child = cmd.spawn().map_err(|e| {
             // Nothing ran: no output file is left behind for it.
             let _ = std::fs::remove_file(&output_file);
@@ -547,9 +533,13 @@ pub(crate) fn start_background(
         Some(dir) => dir.to_path_buf(),
         None => crate::bash::private_temp_dir()?,
     };
+    // Through `eval`, as a foreground command: parsed only once the environment file has
+    // run, so what it turns on (`shopt -s extglob`) holds for the command's first line too.
+    let script =
+        crate::bash::with_session_env(ctx, &format!("eval {}", crate::bash::shell_quote(command)));
     task_registry(ctx).spawn(
         command,
-        &crate::bash::with_session_env(ctx, command),
+        &script,
         description,
         ctx.cwd(),
         &dir,

@@ -341,12 +341,15 @@ async fn kill_all_stops_every_running_task_now() {
 async fn a_background_command_sees_the_session_environment_file() {
     let dir = tempfile::tempdir().unwrap();
     let env_file = dir.path().join("session.env");
-    std::fs::write(&env_file, "export FROM_HOOK=exported\n").unwrap();
+    // What the file turns on holds for the command's own first line (bash parses a whole
+    // line before running it: an `extglob` pattern after the sourcing on the same line
+    // would be a syntax error).
+    std::fs::write(&env_file, "export FROM_HOOK=exported\nshopt -s extglob\n").unwrap();
     let ctx = ctx(dir.path());
     let mut options = ctx.options().clone();
     options.session_env_file = Some(env_file);
     let ctx = ctx.with_options(options);
-    let (id, _) = start(&ctx, "echo \"hook says $FROM_HOOK\"", None).await;
+    let (id, _) = start(&ctx, "echo \"hook says $FROM_HOOK\" +(x|y)", None).await;
     let out = call(
         &TaskOutput,
         &ctx,
@@ -354,10 +357,13 @@ async fn a_background_command_sees_the_session_environment_file() {
     )
     .await
     .unwrap();
-    assert_eq!(out.structured["task"]["output"], "hook says exported\n");
+    assert_eq!(
+        out.structured["task"]["output"],
+        "hook says exported +(x|y)\n"
+    );
     assert_eq!(
         task_registry(&ctx).get(&id).unwrap().command,
-        "echo \"hook says $FROM_HOOK\""
+        "echo \"hook says $FROM_HOOK\" +(x|y)"
     );
 }
 

@@ -183,6 +183,29 @@ async fn a_signal_shows_as_the_shells_exit_code() {
     }
 }
 
+/// Nobody can type in an editor: `git commit` without `-m` stops at once, whatever editor
+/// the environment names, instead of waiting for the timeout.
+#[tokio::test]
+async fn git_does_not_wait_for_an_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let err = run(
+        &ctx,
+        json!({
+            "command": "git init -q . && EDITOR='sleep 60 #' VISUAL='sleep 60 #' git -c user.name=t -c user.email=t@example.com commit -q --allow-empty",
+            "timeout": 10000
+        }),
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_model_text();
+    assert!(
+        text.starts_with("Exit code 1")
+            && text.contains("Aborting commit due to empty commit message"),
+        "{text}"
+    );
+}
+
 /// Runs `command` (`{p}` stands for a file it writes process ids to), cancels the call once
 /// an id is written, and returns the ids written (the call ended as cancelled).
 async fn cancel_once_started(command: &str) -> Vec<u32> {
@@ -388,6 +411,24 @@ async fn a_failing_command_keeps_its_middle_in_a_file() {
         "{}",
         err.to_model_text()
     );
+    // Output just under the limit, but over it with the exit code line: cut, so saved.
+    let err = run(
+        &ctx,
+        json!({"command": "printf 'a%.0s' $(seq 1 4996); echo MIDDLE; printf 'b%.0s' $(seq 1 4996); exit 1"}),
+    )
+    .await
+    .unwrap_err();
+    let text = err.to_model_text();
+    let path = text
+        .lines()
+        .nth(1)
+        .and_then(|l| l.strip_prefix("[The full output is saved in "))
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        std::fs::read_to_string(path).unwrap(),
+        format!("{}MIDDLE\n{}", "a".repeat(4996), "b".repeat(4996))
+    );
 }
 
 /// Without a results directory the shell's scratch files go to this user's private
@@ -532,6 +573,23 @@ async fn cwd_outside_is_reset_whatever_pwd_prints() {
         .expect("inside persists")
         .apply(ctx.clone());
     assert_eq!(next.cwd(), root.join("sub"));
+    // A file inside is no directory to stay in: the session stays where it was (every later
+    // command would fail to start in it).
+    std::fs::write(root.join("notes.txt"), "x").unwrap();
+    let file = format!("{}/notes.txt", root.display());
+    let out = run(
+        &ctx,
+        json!({"command": format!("pwd() {{ echo '{file}'; }}; echo ran")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&out), "ran");
+    assert!(
+        out.context_modifier.is_none(),
+        "the session moved to {:?}",
+        out.context_modifier
+            .map(|m| m.apply(ctx.clone()).cwd().to_path_buf())
+    );
 }
 
 /// bash's error lines count from the command's own first line (`bash: line 1: ...`, as

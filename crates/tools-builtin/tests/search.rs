@@ -407,7 +407,7 @@ async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
             .collect(),
         ..Default::default()
     });
-    let note = "[Not searched, as an ask rule covers them (Read one to be asked): .env, secrets]";
+    let note = "[Not searched, as an ask rule covers them: .env, secrets]";
     for mode in ["files_with_matches", "content", "count"] {
         let found = text(
             &Grep,
@@ -440,6 +440,37 @@ async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
         listed.contains(".env") && listed.contains("key.rs"),
         "{listed}"
     );
+    // A search of the directory the rule covers was asked about itself (and allowed, to get
+    // here): what the rule covers inside it is searched.
+    let inside = text(
+        &Grep,
+        &c,
+        json!({"pattern": "hello", "path": dir.path().join("secrets"), "output_mode": "content"}),
+    )
+    .await;
+    assert!(
+        inside.contains("hello_key") && !inside.contains("Not searched"),
+        "{inside}"
+    );
+    // Many paths kept out: the count says how many, the list the first 20 in order.
+    let many = dir.path().join("many");
+    fs::create_dir(&many).unwrap();
+    for i in 0..70 {
+        fs::write(many.join(format!("s{i:02}.key")), "hello\n").unwrap();
+    }
+    let c = ctx(dir.path()).with_permission(ToolPermissionContext {
+        ask: vec![SourcedRule {
+            source: RuleSource::ProjectSettings,
+            rule: "Read(**/*.key)".to_owned(),
+        }],
+        ..Default::default()
+    });
+    let out = run(&Grep, &c, json!({"pattern": "hello", "path": &many}))
+        .await
+        .unwrap();
+    assert_eq!(out.structured["notSearchedCount"], 70);
+    let listed: Vec<String> = (0..20).map(|i| format!("many/s{i:02}.key")).collect();
+    assert_eq!(out.structured["notSearched"], json!(listed));
 }
 
 // ----- review findings -----

@@ -382,6 +382,62 @@ fn bad_frontmatter_is_reported_line_by_line() {
     }
 }
 
+/// A `SKILL.md` that is not UTF-8 is loaded with its odd bytes replaced, and says so (it
+/// was left out without a word: "Unknown skill"); one of megabytes is loaded up to
+/// `MAX_SKILL_BYTES`, its body ending with where the rest is (every later request carries
+/// the body: a huge one would make them all too large).
+#[test]
+fn odd_and_huge_skill_files_load_and_say_so() {
+    use tools_builtin::skill::MAX_SKILL_BYTES;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".claude/skills/latin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        b"---\ndescription: caf\xe9\n---\nna\xefve body",
+    )
+    .unwrap();
+    let k = load_skill(&dir, SkillSource::Project).expect("loaded");
+    assert_eq!(k.description.as_deref(), Some("caf\u{fffd}"));
+    assert_eq!(k.body, "na\u{fffd}ve body");
+    assert_eq!(
+        k.warnings,
+        ["the file is not UTF-8: bytes that are not were replaced with U+FFFD"]
+    );
+    let dir = tmp.path().join(".claude/skills/huge");
+    std::fs::create_dir_all(&dir).unwrap();
+    // `é` is two bytes: the limit falls inside one.
+    let limit = usize::try_from(MAX_SKILL_BYTES).unwrap();
+    let body = format!("x{}", "é".repeat(limit));
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\ndescription: big\n---\n{body}"),
+    )
+    .unwrap();
+    let k = load_skill(&dir, SkillSource::Project).expect("loaded");
+    assert_eq!(k.description.as_deref(), Some("big"));
+    let note = format!(
+        "\n\n[SKILL.md goes on past its first {MAX_SKILL_BYTES} bytes: Read {} for the rest.]",
+        dir.join("SKILL.md").display()
+    );
+    let kept = k
+        .body
+        .strip_suffix(&note)
+        .unwrap_or_else(|| panic!("{}", &k.body[k.body.len() - 200..]));
+    assert!(kept.starts_with("xé") && !kept.contains('\u{fffd}'));
+    assert!(
+        kept.len() <= limit && kept.len() > limit - 32,
+        "{}",
+        kept.len()
+    );
+    assert_eq!(
+        k.warnings,
+        [format!(
+            "the file is over {MAX_SKILL_BYTES} bytes: only its first {MAX_SKILL_BYTES} are loaded"
+        )]
+    );
+}
+
 #[tokio::test]
 async fn unknown_and_manual_only_skills_are_refused() {
     let s = setup();

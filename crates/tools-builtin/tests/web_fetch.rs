@@ -39,6 +39,16 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
     }
     let text = String::from_utf8_lossy(&req);
     let path = text.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    // A redirect on a connection kept open, which the server then closes when the next
+    // request comes on it (as a server that times out idle connections may): a client
+    // that sends the redirected request there gets no answer.
+    if path == "/keepalive-redirect" {
+        let _ = sock
+            .write_all(b"HTTP/1.1 301 Moved Permanently\r\nLocation: /page.html\r\nContent-Length: 0\r\n\r\n")
+            .await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), sock.read(&mut buf)).await;
+        return;
+    }
     let head = |status: &str, ctype: &str, len: usize, extra: &str| {
         format!(
             "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len}\r\n{extra}Connection: close\r\n\r\n"
@@ -61,12 +71,47 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             page.push_str("deep <b>inside</b> text</div><p>after</p></body></html>");
             (head("200 OK", "text/html", page.len(), ""), page.into())
         }
+        // 200,000 nested `<div>`s and `<blockquote>`s: each start tag made the parser look
+        // through every open element (minutes of work, past any timeout).
+        "/deep-div.html" => {
+            let mut page = String::from("<!doctype html><html><body><p>top</p>");
+            page.push_str(&"<div><blockquote>".repeat(200_000));
+            page.push_str("deep inside</body></html><p>after</p>");
+            (head("200 OK", "text/html", page.len(), ""), page.into())
+        }
+        // Compressed although nobody asked (no Accept-Encoding): decoded, within the limit.
+        "/gzip.html" | "/gzip-bomb" | "/brotli" => {
+            use std::io::Write as _;
+            let plain = if path == "/gzip.html" {
+                PAGE.as_bytes().to_vec()
+            } else {
+                vec![b' '; 8 * 1024 * 1024]
+            };
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(&plain).unwrap();
+            let body = gz.finish().unwrap();
+            let encoding = if path == "/brotli" { "br" } else { "gzip" };
+            (
+                head(
+                    "200 OK",
+                    "text/html",
+                    body.len(),
+                    &format!("Content-Encoding: {encoding}\r\n"),
+                ),
+                body,
+            )
+        }
         // 50,000 nested `<b>`: every one of them asks whether it is inside a `<pre>`.
         "/deep-bold.html" => {
             let mut page = String::from("<!doctype html><html><body><p>top</p><div>");
             page.push_str(&"<b>".repeat(50_000));
             page.push_str("deep inside</div><p>after</p></body></html>");
             (head("200 OK", "text/html", page.len(), ""), page.into())
+        }
+        // An uncompressed PDF: ASCII bytes, but no text to show as it is.
+        "/plain.pdf" => {
+            let b = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n".to_vec();
+            (head("200 OK", "application/pdf", b.len(), ""), b)
         }
         "/notes.txt" => {
             let t = "plain *text*, not <b>html</b>\n";
@@ -248,7 +293,7 @@ async fn a_deeply_nested_page_is_converted_without_overflowing_the_stack() {
         let ctx = ctx();
         ctx.app_state().set(WebFetchLimits {
             timeout: Duration::from_secs(60),
-            max_bytes: 1024 * 1024,
+            max_bytes: 4 * 1024 * 1024,
         });
         ctx
     };
@@ -274,6 +319,18 @@ async fn a_deeply_nested_page_is_converted_without_overflowing_the_stack() {
     .await
     .unwrap();
     assert!(out.content.joined_text().contains("deep inside"));
+    let out = fetch(
+        &ctx(),
+        json!({"url": format!("{}/deep-div.html", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    let at = |part: &str| {
+        text.find(part)
+            .unwrap_or_else(|| panic!("{part:?} missing"))
+    };
+    assert!(at("top") < at("deep inside") && at("deep inside") < at("after"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,6 +361,37 @@ async fn html_becomes_markdown_and_other_types_are_handled() {
     assert_eq!(out.structured["codeText"], "OK");
     assert_eq!(out.structured["bytes"], PAGE.len());
 
+    // Compressed without being asked: the page, not its gzip bytes; a body that inflates
+    // past the limit, and an encoding not decoded here, are refused and say why.
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/gzip.html", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.contains("# Hello") && text.contains("**bold**"),
+        "{text}"
+    );
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/gzip-bomb", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("larger than the limit of 1048576 bytes once decompressed"),
+        "{err}"
+    );
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/brotli", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("compressed with `br`"), "{err}");
+
     let out = fetch(
         &ctx,
         json!({"url": format!("{}/notes.txt", s.base), "prompt": "p"}),
@@ -326,6 +414,17 @@ async fn html_becomes_markdown_and_other_types_are_handled() {
         out.content
             .joined_text()
             .ends_with("[Binary content (image/png, 9 bytes) is not shown]")
+    );
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/plain.pdf", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.ends_with("[Binary content (application/pdf, 77 bytes) is not shown]"),
+        "{text}"
     );
 
     let err = fetch(
@@ -358,6 +457,15 @@ async fn redirects_within_the_host_are_followed_and_others_reported() {
     let out = fetch(
         &ctx,
         json!({"url": format!("{}/same-host", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.content.joined_text().contains("# Hello"));
+    // Each hop on a connection of its own: the redirect's, which the server closed, is
+    // not used again.
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/keepalive-redirect", s.base), "prompt": "p"}),
     )
     .await
     .unwrap();

@@ -26,6 +26,10 @@ pub struct SessionArgs {
     /// An MCP configuration file (or JSON), as Claude Code's `--mcp-config`; repeatable.
     #[arg(long = "mcp-config", value_name = "FILE|JSON", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub mcp_config: Vec<String>,
+    /// Use only the `--mcp-config` servers: not the user's, the project's `.mcp.json` or
+    /// the local ones (Claude Code's `--strict-mcp-config`).
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
 }
 
 impl SessionArgs {
@@ -38,6 +42,7 @@ impl SessionArgs {
             user_and_managed_settings: !isolated,
             trusted: None,
             mcp_config: self.mcp_config.clone(),
+            strict_mcp_config: self.strict_mcp_config,
             connect_mcp_in_background: false,
         }
     }
@@ -92,6 +97,8 @@ pub struct SessionOptions {
     pub trusted: Option<bool>,
     /// `--mcp-config` values.
     pub mcp_config: Vec<String>,
+    /// `--strict-mcp-config`: only the `--mcp-config` servers.
+    pub strict_mcp_config: bool,
     /// Open without waiting for the MCP servers: [`Session::mcp_connecting`] connects them
     /// (`serve`, which answers its clients meanwhile), and the host reads
     /// [`Session::current_tools`] once it is done (first connections are not announced
@@ -123,6 +130,7 @@ impl SessionOptions {
             user_and_managed_settings: false,
             trusted: Some(true),
             mcp_config: Vec::new(),
+            strict_mcp_config: false,
             connect_mcp_in_background: false,
         }
     }
@@ -297,6 +305,16 @@ fn session_id() -> String {
 }
 
 impl Session {
+    /// Ends the MCP servers' connections as a host that is done with them should: a stdio
+    /// server gets its stdin closed and time to exit on its own (to save its state) before
+    /// it is signalled ([`tools_mcp::McpManager::shutdown`]). Dropping the session instead
+    /// kills them at once, which is for exits in a hurry (a signal).
+    pub async fn close_mcp(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.shutdown().await;
+        }
+    }
+
     /// Keeps what depends on the session's tools current: whenever an MCP server's tool
     /// list changes (`notifications/tools/list_changed`, a reconnection), `tools` (the
     /// session's [`current_tools`](Self::current_tools), or those with a host's own tools
@@ -409,6 +427,7 @@ impl Session {
             .with_mcp_config(mcp_config)
             .with_project_trusted(trusted)
             .with_policy(mcp_policy.with_entry_env(env_before_settings()));
+        loader.strict = options.strict_mcp_config;
         // `.claude.json` where the environment before the settings' `env` puts it; the
         // servers' `${VAR}`s still expand with the settings' `env`.
         loader.claude_json = tools_mcp::default_claude_json(&*env_before_settings());

@@ -33,7 +33,6 @@ pub struct Turn {
     pub error: Option<String>,
 }
 
-#[cfg(test)]
 impl Turn {
     /// The tool_use blocks, in order.
     pub fn tool_uses(&self) -> impl Iterator<Item = &ToolUse> {

@@ -298,6 +298,84 @@ fn run_shows_the_input_a_hook_rewrote() {
     );
 }
 
+/// At the end of a run its MCP servers are shut down as MCP says (stdin closed, time to exit
+/// on their own), not killed at once: a server that saves its state on the end of its input
+/// gets to.
+#[test]
+fn run_lets_mcp_servers_exit_on_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let log = root.join("server.log");
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fault_matrix/fake_mcp.py");
+    let config = json!({"mcpServers": {"fake": {
+        "command": "python3",
+        "args": [fake, "slow-exit"],
+        "env": {"FAKE_MCP_LOG": log},
+    }}})
+    .to_string();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "mcp__fake__work", "input": {}}),
+    ]);
+    let out = toolwright(
+        &[
+            "run",
+            "--json",
+            "--mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config,
+            "-",
+        ],
+        &root,
+        Some(&turn),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(message.to_string().contains("done {}"), "{message}");
+    let events = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(events.ends_with("stdin closed\nstate saved\n"), "{events}");
+}
+
+/// An `async: true` hook a call started still runs when the run is over: `run` waits for it
+/// (within its timeout) and says so, where exiting killed it before it did anything.
+/// Its context comes with the message, as an agent's next request would carry it.
+#[test]
+fn run_waits_for_async_hooks_before_exiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let done = root.join("audit.log");
+    let hook = format!(
+        r#"cat > /dev/null; sleep 0.5; echo audited >> '{}'; echo '{{"hookSpecificOutput": {{"hookEventName": "PostToolUse", "additionalContext": "audit done"}}}}'"#,
+        done.display()
+    );
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": hook, "async": true, "timeout": 30}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*"}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&done).unwrap_or_default(),
+        "audited\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("waiting for 1 background hook to finish"),
+        "{}",
+        text(&out.stderr)
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(message.to_string().contains("audit done"), "{message}");
+}
+
 /// The text mode shows a tool's output with its control characters escaped: a command's
 /// output cannot clear the screen, retitle the terminal or move the cursor over what was
 /// printed before.
@@ -1145,6 +1223,32 @@ fn ctrl_c_while_the_session_opens_ends_the_run() {
         "Ctrl-C did not end the run while its session opened",
     );
     assert_eq!(status.code(), Some(130));
+    // Every block still gets its result (none ran), and the run says why it ended.
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    use std::io::Read as _;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let message: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+    assert_eq!(
+        message["content"].as_array().map(Vec::len),
+        Some(1),
+        "{message}"
+    );
+    assert_eq!(message["content"][0]["tool_use_id"], "t1");
+    assert_eq!(message["content"][0]["is_error"], true);
+    assert!(stderr.contains("cancelled by a signal"), "{stderr}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while process_alive(&marker) {
         assert!(
@@ -1153,6 +1257,25 @@ fn ctrl_c_while_the_session_opens_ends_the_run() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    // `--strict-mcp-config`: only the servers given on the command line; the project's is
+    // not started at all.
+    std::fs::remove_file(&started).ok();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args([
+            "run",
+            "--json",
+            "--strict-mcp-config",
+            "--mcp-config",
+            r#"{"mcpServers": {}}"#,
+        ])
+        .arg(&input)
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!started.exists(), "the project's server was started");
 }
 
 /// A second signal exits at once, but not before killing what the run started: a command

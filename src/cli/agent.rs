@@ -575,6 +575,25 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     // hooks still run (within their own budget).
     let end_ctx = end_ctx.with_cancellation(CancellationToken::new());
     session_end(hooks.as_ref(), &end_ctx).await;
+    // Background (`async`) hooks the run started end before it does (exiting would kill
+    // them), each within its timeout; Ctrl-C stops the wait.
+    let hard = session.ctx.cancellation().clone();
+    let pending = hooks.background_pending();
+    if pending > 0 && !soft.is_cancelled() && !hard.is_cancelled() {
+        eoutln!(
+            "toolwright agent: waiting for {pending} background hook{} to finish (Ctrl-C stops {})",
+            if pending == 1 { "" } else { "s" },
+            if pending == 1 { "it" } else { "them" }
+        );
+        tokio::select! {
+            () = hooks.wait_background() => {}
+            () = soft.cancelled() => {}
+            () = hard.cancelled() => {}
+        }
+    }
+    if !hard.is_cancelled() {
+        session.close_mcp().await;
+    }
     drop(session);
     exit_code(
         &outcome.stop,

@@ -88,6 +88,31 @@ fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
     }
 }
 
+/// Prints a result for each of `turn`'s tool_use blocks when none of them ran (a signal
+/// while the session opened): Claude Code's rejection text, as for calls a user interrupts
+/// before they start.
+fn unstarted_results(turn: &turn::Turn, json_mode: bool) {
+    let text = tool_exec::REJECT_MESSAGE;
+    if json_mode {
+        let content: Vec<Value> = turn
+            .tool_uses()
+            .map(|t| json!({"type": "tool_result", "tool_use_id": t.id, "content": text, "is_error": true}))
+            .collect();
+        if !content.is_empty() {
+            outln!("{}", json!({"role": "user", "content": content}));
+        }
+        return;
+    }
+    for t in turn.tool_uses() {
+        outln!(
+            "✗ {}  [{}]  not run",
+            escape_terminal_codes(&label(t)),
+            escape_terminal_codes(&t.id)
+        );
+        outln!("    {text}");
+    }
+}
+
 /// Runs `toolwright run`. Exit codes: 0 when every block was run (whatever the tools
 /// answered), 1 when the input was malformed part-way (the blocks before the problem still
 /// ran and their results are printed), 2 for bad arguments or settings, 128 + the signal's
@@ -115,7 +140,13 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     let options = args.session.options(false);
     let opened = tokio::select! {
         opened = Session::open(&options) => opened,
-        code = signals.next() => return ExitCode::from(code),
+        code = signals.next() => {
+            // No call ran, and each block still gets its result: refused, as the calls a
+            // user interrupts before they start are.
+            unstarted_results(&turn, args.json);
+            eoutln!("toolwright run: cancelled by a signal");
+            return ExitCode::from(code);
+        }
     };
     let session = match opened {
         Ok(session) => session,
@@ -213,6 +244,27 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             );
         }
     }
+    // Background (`async`) hooks the calls started run to their end (each within its
+    // timeout) before the run exits, which would kill them; a signal stops the wait (and
+    // them, with the process).
+    if signalled.is_none() {
+        let pending = session.hooks.background_pending();
+        if pending > 0 {
+            let mut signals = Signals::install();
+            eoutln!(
+                "toolwright run: waiting for {pending} background hook{} to finish (Ctrl-C stops {})",
+                if pending == 1 { "" } else { "s" },
+                if pending == 1 { "it" } else { "them" }
+            );
+            tokio::select! {
+                () = session.hooks.wait_background() => {}
+                code = signals.next() => {
+                    eoutln!("toolwright run: cancelled by a signal");
+                    return ExitCode::from(code);
+                }
+            }
+        }
+    }
     // What background (`async`) hooks delivered during the replay and the PostToolBatch
     // hooks: an agent sends it with its next request, after the batch's own texts; their
     // notices go to stderr.
@@ -254,10 +306,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 .as_deref()
                 .map_or_else(String::new, |r| format!(": {r}"));
             eoutln!(
-                "toolwright run: a hook stopped the turn after {} [{}]{why} (an agent would \
+                "toolwright run: a hook stopped the turn after {} [{}]{} (an agent would \
                  make no further request; the response's other calls still ran)",
-                label(&call.tool_use),
-                call.tool_use.id
+                escape_terminal_codes(&label(&call.tool_use)),
+                escape_terminal_codes(&call.tool_use.id),
+                escape_terminal_codes(&why)
             );
         }
     }
@@ -265,10 +318,12 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright run: cancelled by a signal");
         return ExitCode::from(code);
     }
+    session.close_mcp().await;
     match &turn.error {
         Some(e) => {
             eoutln!(
-                "toolwright run: the input is malformed: {e} (the {} blocks before it were run)",
+                "toolwright run: the input is malformed: {} (the {} blocks before it were run)",
+                escape_terminal_codes(&e.to_string()),
                 result.calls.len()
             );
             ExitCode::from(1)

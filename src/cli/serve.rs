@@ -156,7 +156,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                 server.shut_down(SHUTDOWN_GRACE).await;
             }
         }));
-        return tokio::select! {
+        let code = tokio::select! {
             served = serve_stdio_with_notices(server, notices, closed) => match served {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -164,8 +164,11 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                     ExitCode::from(1)
                 }
             },
-            Ok(code) = &mut signalled => ExitCode::from(code),
+            Ok(code) = &mut signalled => return ExitCode::from(code),
         };
+        // The client left: the upstream servers get to exit on their own.
+        session.close_mcp().await;
+        return code;
     };
     let options = HttpOptions {
         allow_non_loopback: args.allow_non_loopback,
@@ -231,6 +234,10 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // One handler for every request; it keeps each client session's state by its id.
     // Sessions end with it, and their background tasks with them.
     listener.serve(move || server.for_session()).await;
+    // Stopped otherwise than by a signal: the upstream servers get to exit on their own.
+    if signalled.load(Ordering::SeqCst) == 0 {
+        session.close_mcp().await;
+    }
     drop(session);
     match signalled.load(Ordering::SeqCst) {
         0 => ExitCode::SUCCESS,

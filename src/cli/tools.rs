@@ -32,6 +32,7 @@ impl ToolsArgs {
             mode: None,
             cwd: self.cwd.clone(),
             mcp_config: Vec::new(),
+            strict_mcp_config: false,
         }
         .options(false)
     }

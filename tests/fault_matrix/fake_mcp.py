@@ -11,6 +11,7 @@ $FAKE_MCP_LOG. MODE decides the fault:
   bad-tool      lists one more tool, whose definition is invalid
   big           answers `tools/call` with a 50 MB text result (80 MB for kind `huge`)
   close-stdout  closes its stdout on `tools/call` and keeps running (reading stdin)
+  slow-exit     as `ok`, but takes half a second to save its state once stdin closes
 """
 import json
 import os
@@ -106,8 +107,10 @@ for line in sys.stdin:
         tools = TOOLS
         if MODE == "bad-tool":
             # A hint of the wrong type: one tool no strict reader accepts.
+            # And one with an empty name (MCP requires one).
             tools = TOOLS + [{"name": "broken", "inputSchema": {"type": "object"},
-                              "annotations": {"readOnlyHint": "yes"}}]
+                              "annotations": {"readOnlyHint": "yes"}},
+                             {"name": "", "inputSchema": {"type": "object"}}]
         send({"jsonrpc": "2.0", "id": req_id, "result": {"tools": tools}})
     elif method == "tools/call":
         args = msg.get("params", {}).get("arguments") or {}
@@ -141,6 +144,10 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": req_id, "error": {"code": -32601, "message": "no such method"}})
 
 log("stdin closed")
+if MODE == "slow-exit":
+    # Saving its state takes a moment: a client that kills it at once loses that.
+    time.sleep(0.5)
+    log("state saved")
 # A server that ignores the end of its input keeps running (the client must kill it).
 if MODE in ("close-stdout", "hang-call"):
     forever()

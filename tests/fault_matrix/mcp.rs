@@ -187,7 +187,8 @@ async fn mcp_server_hangs_on_a_call() {
     finish(rig, &fake).await;
 }
 
-/// One invalid tool definition leaves that tool out, named in the server's log; the others
+/// One invalid tool definition (or one without a name) leaves that tool out, named in the
+/// server's log; the others
 /// are offered. rmcp failed the whole `tools/list` ("Unexpected response type"), so the
 /// server connected with no tools and no word of which was wrong.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -204,6 +205,16 @@ async fn mcp_server_lists_an_invalid_tool() {
     let log = mcp.stderr("fake").unwrap_or_default();
     assert!(
         log.contains("the tool \"broken\" is left out: its definition is not valid"),
+        "{log}"
+    );
+    // A tool without a name is not offered as `mcp__fake__` (a rule for the whole server
+    // would match it).
+    assert!(
+        !mcp.tools().iter().any(|t| t.name() == "mcp__fake__"),
+        "the nameless tool was offered"
+    );
+    assert!(
+        log.contains("the tool \"\" is left out: it has no name"),
         "{log}"
     );
     finish(rig, &fake).await;

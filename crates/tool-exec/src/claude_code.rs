@@ -172,6 +172,14 @@ impl Hooks for HookRunner {
             .flat_map(|r| r.common.messages(&r.event, false))
             .collect()
     }
+
+    fn background_pending(&self) -> usize {
+        self.pending_async()
+    }
+
+    async fn wait_background(&self) {
+        self.wait_for_async().await;
+    }
 }
 
 /// Blocking errors as Claude Code shows them: an exit-2 block as `[hook]: stderr` (its text

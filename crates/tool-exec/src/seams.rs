@@ -357,6 +357,13 @@ pub trait Hooks: Send + Sync {
     fn take_background_messages(&self) -> Vec<Message> {
         Vec::new()
     }
+    /// How many background hooks are still running. The default has none.
+    fn background_pending(&self) -> usize {
+        0
+    }
+    /// Waits for the background hooks still running to end (each bounded by its timeout),
+    /// as a host does before it exits. The default has none to wait for.
+    async fn wait_background(&self) {}
 }
 
 /// No hooks at all; costs nothing.

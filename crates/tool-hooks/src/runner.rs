@@ -120,6 +120,8 @@ struct Inner {
     transcript_path: Option<PathBuf>,
     output_dir: Option<PathBuf>,
     async_results: Arc<Mutex<Vec<AsyncHookResult>>>,
+    /// The `async: true` hooks still running ([`HookRunner::wait_for_async`]).
+    async_tasks: tokio_util::task::TaskTracker,
     http_client: Arc<OnceLock<Result<reqwest::Client, String>>>,
     lifetime: Arc<Lifetime>,
 }
@@ -247,6 +249,7 @@ impl HookRunner {
                 transcript_path: None,
                 output_dir: None,
                 async_results: Arc::default(),
+                async_tasks: tokio_util::task::TaskTracker::new(),
                 http_client: Arc::default(),
                 lifetime: Arc::default(),
             })),
@@ -264,6 +267,7 @@ impl HookRunner {
                     transcript_path: shared.transcript_path.clone(),
                     output_dir: shared.output_dir.clone(),
                     async_results: shared.async_results.clone(),
+                    async_tasks: shared.async_tasks.clone(),
                     http_client: shared.http_client.clone(),
                     lifetime: shared.lifetime.clone(),
                 },
@@ -330,6 +334,23 @@ impl HookRunner {
     /// Whether any handler of `event` matches `matcher_value` (before `if` conditions).
     pub fn has_hooks(&self, event: &str, matcher_value: Option<&str>) -> bool {
         self.active(event, matcher_value).is_some()
+    }
+
+    /// How many `async: true` hooks are still running.
+    pub fn pending_async(&self) -> usize {
+        self.inner.as_ref().map_or(0, |i| i.async_tasks.len())
+    }
+
+    /// Waits until every `async: true` hook started so far has ended, each within its own
+    /// timeout: what a host that is about to exit does, so that an audit or notification
+    /// hook started by the last call still runs (dropped with the runtime, it would be
+    /// killed). Hooks started while this waits are waited for too.
+    pub async fn wait_for_async(&self) {
+        if let Some(inner) = &self.inner {
+            inner.async_tasks.close();
+            inner.async_tasks.wait().await;
+            inner.async_tasks.reopen();
+        }
     }
 
     /// Takes the results delivered by `async: true` hooks since the last call (at most the
@@ -482,7 +503,7 @@ impl HookRunner {
         let ctx = job.ctx.clone();
         let project_dir = job.project_dir.to_path_buf();
         let sink = inner.async_results.clone();
-        tokio::spawn(async move {
+        inner.async_tasks.spawn(async move {
             // Detached: not cancelled with the call, still bounded by its timeout.
             let token = CancellationToken::new();
             let input: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);

@@ -456,8 +456,21 @@ async fn async_hooks_run_detached() {
     .expect("async hook must not block: the call waited for it");
     assert!(out.common.runs.is_empty() && out.common.additional_contexts.is_empty());
     assert!(r.take_async_results().is_empty());
+    // A host about to exit waits for it (its results are all in when the wait ends).
+    assert_eq!(r.pending_async(), 1);
+    let mut wait = std::pin::pin!(r.wait_for_async());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut wait)
+            .await
+            .is_err(),
+        "the wait ended while the hook still ran"
+    );
     std::fs::write(&go, "").unwrap();
-    let delivered = wait_async(&r, 1).await;
+    tokio::time::timeout(HANG_GUARD, wait)
+        .await
+        .expect("the wait ends when the hook does");
+    assert_eq!(r.pending_async(), 0);
+    let delivered = r.take_async_results();
     assert_eq!(delivered.len(), 1, "{delivered:?}");
     assert_eq!(delivered[0].event, "PostToolUse");
     assert_eq!(delivered[0].common.additional_contexts[0].text, "all green");

@@ -13,6 +13,10 @@
 //!   `nohup`: unlike Claude Code, which leaves them running), and the result says so, naming
 //!   `run_in_background` for servers. The command is `eval`ed on the script's first line,
 //!   so bash's error lines count from the command's own (`bash: line 1: ...`).
+//! - Nobody can type into a command: `GIT_EDITOR` is `true` (`shell_command`), so `git
+//!   commit` without `-m` stops at once, and `git commit --amend`, `git merge` and `git
+//!   rebase -i` go ahead with the message or plan git wrote instead of waiting for an
+//!   editor until the timeout.
 //! - A shell killed by a signal reports 128 + its number as its exit code (137 for SIGKILL,
 //!   139 for a segmentation fault), as bash does for its commands; a command ended at its
 //!   timeout says `Command timed out after N ms`.

@@ -160,6 +160,9 @@ const DESCRIPTION: &str = "A powerful search tool built on ripgrep
 /// Everything a search needs, checked.
 struct Plan {
     root: PathBuf,
+    /// The call named its root (`path`): its permission was decided on that path, so an ask
+    /// rule covering it was put to the user (and allowed, to get here).
+    root_named: bool,
     root_is_file: bool,
     matcher: RegexMatcher,
     mode: OutputMode,
@@ -270,6 +273,7 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
             .map_err(|e| ValidationError::new(format!("Invalid file type `{t}`: {e}")))?;
     }
     Ok(Plan {
+        root_named: input.path.is_some(),
         root_is_file: !meta.is_dir(),
         root,
         matcher,
@@ -832,12 +836,16 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         // Files the read deny rules forbid are not searched (Claude Code turns them into
         // ignore patterns): a deny on `./secrets/**` holds for a search of the whole tree.
         // Nor are those an ask rule covers: they are not read unasked, and the result lists
-        // them. A rule that covers the root itself was asked about this search, and the user
-        // said yes: what it covers below is searched.
+        // them. A rule that covers a root the call named was asked about this search, and
+        // the user said yes: what it covers below is searched. (Without a `path` nobody was
+        // asked about the working directory: every rule holds.)
         if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
             let asked = std::sync::Arc::clone(&asked);
             let cwd = cwd.clone();
-            let approved = engine.asked_by(&plan.root);
+            let approved = plan
+                .root_named
+                .then(|| engine.asked_by(&plan.root))
+                .flatten();
             walker.filter_entry(move |e| {
                 if e.depth() == 0 {
                     return true;

@@ -85,6 +85,7 @@ pub mod frontmatter;
 mod fsutil;
 pub mod glob;
 pub mod grep;
+mod html_depth;
 mod notebook;
 pub mod notebook_edit;
 mod patch;

@@ -16,9 +16,10 @@
 //!   A gzip or deflate `Content-Encoding` (sent although none is asked for) is decoded, to
 //!   the same limit; another encoding is refused. Each request goes on a new connection
 //!   (none is reused across a redirect's hops). HTML becomes Markdown (`htmd`), parsed with
-//!   at most [`MAX_PARSE_DEPTH`] elements open (deeper start tags are left out, their text
-//!   kept: the parser is quadratic in depth); other text is kept as it is; binary content,
-//!   and a type that is never text (a PDF, an image), is described, not shown.
+//!   at most `MAX_PARSE_DEPTH` (512) elements open (deeper start tags are left out, their text
+//!   kept: the parser is quadratic in depth; `html_depth.rs`); other text is kept as
+//!   it is; binary content, and a type that is never text (a PDF, an image), is described,
+//!   not shown.
 //! - Fetched pages are kept for 15 minutes ([`CACHE_TTL`]) in a process-wide LRU cache (by
 //!   URL), at most [`CACHE_ENTRIES`] pages and [`CACHE_BYTES`] of content.
 //!   `CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS` ([`CACHE_TTL_ENV`], read at each lookup) sets
@@ -427,11 +428,13 @@ async fn fetch(
             .trim()
             .to_ascii_lowercase();
         let body = read_body(response, &current, limits).await?;
-        let body = decode_content(body, &encoding, &current, limits.max_bytes)?;
-        let bytes = body.len() as u64;
-        // Converting up to 10 MiB of HTML is CPU work: off the async workers.
-        let content =
-            crate::fsutil::blocking(move || Ok(to_markdown(&body, &content_type))).await?;
+        // Decompressing and converting up to 10 MiB is CPU work: off the async workers.
+        let at = current.clone();
+        let (bytes, content) = crate::fsutil::blocking(move || {
+            let body = decode_content(body, &encoding, &at, limits.max_bytes)?;
+            Ok((body.len() as u64, to_markdown(&body, &content_type)))
+        })
+        .await?;
         return Ok(Fetched::Page(Page {
             url: current,
             fetched: Instant::now(),
@@ -457,13 +460,21 @@ fn decode_content(
 ) -> Result<Vec<u8>, ToolError> {
     use std::io::Read as _;
     let mut decoder: Box<dyn std::io::Read + '_> = match encoding {
-        "" | "identity" => return Ok(body),
+        "" | "identity" | "none" => return Ok(body),
         "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(body.as_slice())),
         // HTTP's `deflate` is zlib-wrapped; some servers send it raw.
         "deflate" if body.first().is_some_and(|b| b & 0x0f == 8) => {
             Box::new(flate2::read::ZlibDecoder::new(body.as_slice()))
         }
         "deflate" => Box::new(flate2::read::DeflateDecoder::new(body.as_slice())),
+        // A value naming no compression (`utf-8`, seen in the wild) over a body that does
+        // not start like gzip or zlib: the body as it is.
+        other
+            if !body.starts_with(&[0x1f, 0x8b])
+                && !matches!(other, "br" | "zstd" | "compress" | "x-compress") =>
+        {
+            return Ok(body);
+        }
         other => {
             return Err(ToolError::msg(format!(
                 "The response from {url} is compressed with `{other}`, which WebFetch does not decode"
@@ -472,7 +483,7 @@ fn decode_content(
     };
     let mut decoded = Vec::new();
     (&mut decoder)
-        .take(max_bytes + 1)
+        .take(max_bytes.saturating_add(1))
         .read_to_end(&mut decoded)
         .map_err(|e| {
             ToolError::msg(format!(
@@ -559,120 +570,10 @@ fn flatten_below(root: &std::rc::Rc<htmd::Node>, max_depth: usize) {
     }
 }
 
-/// How many elements may be open at once when the HTML is parsed; start tags past that (and
-/// their end tags) are left out, their text kept. The parser checks the open elements at
-/// each of many start tags (is a `<p>` open, to close?), so a page of 200,000 nested
-/// `<div>`s took minutes to parse: quadratic.
-const MAX_PARSE_DEPTH: usize = 256;
-
-/// Elements that leave no depth behind them: void elements, and those whose end tag may be
-/// left out (the parser closes them when the next one starts).
-const NO_DEPTH_ELEMENTS: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-    "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "rb",
-    "rt", "rp", "rtc", "thead", "tbody", "tfoot", "colgroup", "caption", "html", "head", "body",
-];
-
-/// Elements whose content is text up to their end tag (a `<div` in a script is no tag).
-const RAW_TEXT_ELEMENTS: &[&str] = &[
-    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript",
-];
-
-/// `html` with the start tags that would open more than `max` elements at once left out,
-/// with as many of the end tags after them; everything else as it is (borrowed when nothing
-/// is left out). A linear scan that reads tags as the HTML tokenizer does for this purpose
-/// (comments, quoted attribute values, raw text elements); where it misjudges, only markup
-/// goes, never text.
-fn cap_nesting(html: &str, max: usize) -> Cow<'_, str> {
-    let bytes = html.as_bytes();
-    let find = |from: usize, needle: &[u8]| -> Option<usize> {
-        bytes
-            .get(from..)?
-            .windows(needle.len())
-            .position(|w| w.eq_ignore_ascii_case(needle))
-            .map(|p| from + p)
-    };
-    let mut out: Option<String> = None;
-    let mut copied = 0;
-    let (mut depth, mut dropped) = (0usize, 0usize);
-    let mut i = 0;
-    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr(b'<', rest)) {
-        let start = i + offset;
-        let after = &bytes[start + 1..];
-        if after.starts_with(b"!--") {
-            i = find(start + 4, b"-->").map_or(bytes.len(), |end| end + 3);
-            continue;
-        }
-        if matches!(after.first(), Some(b'!' | b'?')) {
-            i = memchr::memchr(b'>', after).map_or(bytes.len(), |end| start + 2 + end);
-            continue;
-        }
-        let closing = after.first() == Some(&b'/');
-        let name_start = start + 1 + usize::from(closing);
-        let name_len = bytes[name_start..]
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
-            .count();
-        if name_len == 0 || !bytes[name_start].is_ascii_alphabetic() {
-            i = start + 1;
-            continue;
-        }
-        let name = html[name_start..name_start + name_len].to_ascii_lowercase();
-        // The tag ends at the first `>` outside a quoted attribute value.
-        let mut quote = None;
-        let mut tag_end = bytes.len();
-        for (at, &b) in bytes.iter().enumerate().skip(name_start + name_len) {
-            match (quote, b) {
-                (Some(q), b) if b == q => quote = None,
-                (Some(_), _) => {}
-                (None, b'"' | b'\'') => quote = Some(b),
-                (None, b'>') => {
-                    tag_end = at + 1;
-                    break;
-                }
-                (None, _) => {}
-            }
-        }
-        let self_closing = bytes[..tag_end].ends_with(b"/>");
-        let counts = !self_closing && !NO_DEPTH_ELEMENTS.contains(&name.as_str());
-        let mut leave_out = false;
-        if closing {
-            if counts {
-                if dropped > 0 {
-                    dropped -= 1;
-                    leave_out = true;
-                } else {
-                    depth = depth.saturating_sub(1);
-                }
-            }
-        } else if counts {
-            if depth >= max {
-                dropped += 1;
-                leave_out = true;
-            } else {
-                depth += 1;
-            }
-        }
-        if leave_out {
-            let out = out.get_or_insert_with(|| String::with_capacity(html.len()));
-            out.push_str(&html[copied..start]);
-            copied = tag_end;
-        }
-        i = tag_end;
-        // A raw text element's content is no markup: on to its end tag.
-        if !closing && !self_closing && RAW_TEXT_ELEMENTS.contains(&name.as_str()) {
-            let end_tag = format!("</{name}");
-            i = find(i, end_tag.as_bytes()).unwrap_or(bytes.len());
-        }
-    }
-    match out {
-        None => Cow::Borrowed(html),
-        Some(mut out) => {
-            out.push_str(&html[copied..]);
-            Cow::Owned(out)
-        }
-    }
-}
+/// How many elements may be open at once when the HTML is parsed ([`crate::html_depth`]):
+/// start tags past that (and their end tags) are left out, their text kept. Far past what
+/// pages nest, and small enough that the parser's work per start tag stays small.
+const MAX_PARSE_DEPTH: usize = 512;
 
 /// The page as the model reads it: HTML as Markdown, other text as it is, binary described.
 fn to_markdown(body: &[u8], content_type: &str) -> String {
@@ -686,7 +587,7 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         let converter = htmd::HtmlToMarkdown::builder()
             .skip_tags(vec!["script", "style", "noscript", "template"])
             .build();
-        let html = cap_nesting(&html, MAX_PARSE_DEPTH);
+        let html = crate::html_depth::cap_nesting(&html, MAX_PARSE_DEPTH);
         return match converter.html_to_tree(&html) {
             Ok(tree) => {
                 flatten_below(&tree, MAX_HTML_DEPTH);
@@ -711,7 +612,6 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
     // A type that is never text (a PDF, an image, an archive) is described, whatever its
     // bytes: an uncompressed PDF is ASCII, but its object syntax is no page to read.
     let never_text = mime == "application/pdf"
-        || mime == "application/octet-stream"
         || mime.ends_with("zip")
         || ["image/", "audio/", "video/", "font/"]
             .iter()
@@ -955,31 +855,6 @@ fn elapsed_ms(started: Instant) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Start tags past the depth limit go, with as many end tags; text, comments, scripts
-    /// and everything of an ordinary page stay as they are.
-    #[test]
-    fn nesting_is_capped_and_nothing_else_changes() {
-        let ordinary = "<!doctype html><html><body><div class=\"a>b\"><p>one<p>two<br><img src=x>\
-            <!-- <div><div><div> --><script>if (a<b) { '<div>' }</script><ul><li>x<li>y</ul>\
-            <span/></div></body></html>";
-        assert!(matches!(cap_nesting(ordinary, 2), Cow::Borrowed(_)));
-        let deep = format!("{}text{}after", "<div>".repeat(5), "</div>".repeat(5));
-        assert_eq!(cap_nesting(&deep, 2), "<div><div>text</div></div>after",);
-        // Unclosed, and mixed with elements that leave no depth: text all kept, in order.
-        let unclosed = "<div><p>a<span><div><p>b<span><div><p>c".to_owned();
-        let capped = cap_nesting(&unclosed, 3);
-        assert_eq!(capped, "<div><p>a<span><div><p>b<p>c");
-        // Depth counts again once elements close.
-        let again = "<b><b></b></b><b><b>x</b></b>";
-        assert!(matches!(cap_nesting(again, 2), Cow::Borrowed(_)));
-        // Odd bytes never panic.
-        for odd in [
-            "<", "<div", "<div a='", "</", "<!--", "<!", "<script>", "é<é>", "<a\u{0}>",
-        ] {
-            let _ = cap_nesting(odd, 1);
-        }
-    }
 
     fn page(size: usize) -> Arc<Page> {
         Arc::new(Page {

@@ -471,6 +471,32 @@ async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
     assert_eq!(out.structured["notSearchedCount"], 70);
     let listed: Vec<String> = (0..20).map(|i| format!("many/s{i:02}.key")).collect();
     assert_eq!(out.structured["notSearched"], json!(listed));
+    // A rule over the working directory itself: a search without a `path` was asked about
+    // nothing, so nothing the rule covers is searched; one naming the directory was asked.
+    let c = ctx(dir.path()).with_permission(ToolPermissionContext {
+        ask: vec![SourcedRule {
+            source: RuleSource::ProjectSettings,
+            rule: format!("Read(/{})", dir.path().display()),
+        }],
+        ..Default::default()
+    });
+    let unnamed = text(
+        &Grep,
+        &c,
+        json!({"pattern": "hello", "output_mode": "content"}),
+    )
+    .await;
+    assert!(
+        !unnamed.contains("hello_key") && unnamed.contains("Not searched"),
+        "{unnamed}"
+    );
+    let named = text(
+        &Grep,
+        &c,
+        json!({"pattern": "hello", "path": dir.path(), "output_mode": "content"}),
+    )
+    .await;
+    assert!(named.contains("hello_key"), "{named}");
 }
 
 // ----- review findings -----

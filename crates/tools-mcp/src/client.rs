@@ -1323,6 +1323,12 @@ impl ServerConn {
             })?;
         let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
         for raw in &listed {
+            // MCP requires a name; an empty one would be offered as `mcp__server__`, which
+            // a rule for the whole server matches, and called as `""`.
+            if raw["name"].as_str().is_none_or(|n| n.trim().is_empty()) {
+                self.leave_tool_out("", "it has no name");
+                continue;
+            }
             match crate::tool::McpTool::new(self.clone(), raw) {
                 Ok(tool) => tools.push(Arc::new(tool)),
                 // Sent on, it would fail every request to the model API.

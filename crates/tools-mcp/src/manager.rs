@@ -260,8 +260,9 @@ impl McpManager {
             .map_err(|e| ToolError::msg(format!("{}: {e}", conn.label())))
     }
 
-    /// Closes every connection and waits for stdio servers to exit (stdin closed, then
-    /// SIGKILL after 3 s), then kills what is left of each server's process group.
+    /// Closes every connection and waits for stdio servers to exit (stdin closed; after 3 s
+    /// SIGTERM to the server's process group, after 2 s more SIGKILL), then kills what is
+    /// left of each server's process group.
     pub async fn shutdown(&self) {
         futures::future::join_all(self.inner.servers.iter().map(|s| s.shutdown())).await;
     }

@@ -199,7 +199,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         }
         let _ = at;
     });
-    let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
+    let (result, mut signalled) = cancel_on_signal(&session, signals, replayed).await;
     // The batch is complete, as the agent loop sees it before its next request (not after a
     // signal, malformed input, a refused prompt or a hook's stop): PostToolBatch hooks see
     // every call with the tool_result content the model would see.
@@ -256,12 +256,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 if pending == 1 { "" } else { "s" },
                 if pending == 1 { "it" } else { "them" }
             );
+            // On a signal the wait ends; the results are still printed, then the run
+            // exits as the signal says.
             tokio::select! {
                 () = session.hooks.wait_background() => {}
-                code = signals.next() => {
-                    eoutln!("toolwright run: cancelled by a signal");
-                    return ExitCode::from(code);
-                }
+                code = signals.next() => signalled = Some(code),
             }
         }
     }
@@ -318,7 +317,12 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright run: cancelled by a signal");
         return ExitCode::from(code);
     }
-    session.close_mcp().await;
+    // The servers get time to exit on their own; a signal ends that (and them) at once.
+    let mut signals = Signals::install();
+    tokio::select! {
+        () = session.close_mcp() => {}
+        code = signals.next() => return ExitCode::from(code),
+    }
     match &turn.error {
         Some(e) => {
             eoutln!(

@@ -166,8 +166,12 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             },
             Ok(code) = &mut signalled => return ExitCode::from(code),
         };
-        // The client left: the upstream servers get to exit on their own.
-        session.close_mcp().await;
+        // The client left: the upstream servers get to exit on their own (a signal ends
+        // that, and them, at once).
+        tokio::select! {
+            () = session.close_mcp() => {}
+            Ok(code) = &mut signalled => return ExitCode::from(code),
+        }
         return code;
     };
     let options = HttpOptions {

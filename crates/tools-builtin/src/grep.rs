@@ -273,7 +273,8 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
             .map_err(|e| ValidationError::new(format!("Invalid file type `{t}`: {e}")))?;
     }
     Ok(Plan {
-        root_named: input.path.is_some(),
+        // An empty `path` names nothing (no permission subject: nobody was asked).
+        root_named: input.path.as_deref().is_some_and(|p| !p.trim().is_empty()),
         root_is_file: !meta.is_dir(),
         root,
         matcher,

@@ -176,7 +176,14 @@ pub(crate) fn cap_nesting(html: &str, max: usize) -> Cow<'_, str> {
             i = comment_end(bytes, start + 4);
             continue;
         }
-        if matches!(after.first(), Some(b'!' | b'?')) {
+        if after.starts_with(b"![CDATA[") {
+            i = find_ignore_case(bytes, start + 9, b"]]>").map_or(bytes.len(), |end| end + 3);
+            continue;
+        }
+        // `<!...>`, `<?...>` and `</` not followed by a letter are (bogus) comments to `>`.
+        let bogus = matches!(after.first(), Some(b'!' | b'?'))
+            || (after.first() == Some(&b'/') && !after.get(1).is_some_and(u8::is_ascii_alphabetic));
+        if bogus {
             i = memchr::memchr(b'>', after).map_or(bytes.len(), |end| start + 2 + end);
             continue;
         }
@@ -235,8 +242,7 @@ pub(crate) fn cap_nesting(html: &str, max: usize) -> Cow<'_, str> {
                 break;
             }
             if raw {
-                i = find_ignore_case(bytes, i, format!("</{name}").as_bytes())
-                    .unwrap_or(bytes.len());
+                i = raw_text_end(bytes, i, &name);
             }
         }
     }
@@ -250,7 +256,7 @@ pub(crate) fn cap_nesting(html: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// Where a comment whose text starts at `from` ends (just past it): `<!-->` and `<!--->`
-/// end at once, as do `-->` and `--!>`.
+/// end at once, as do `-->` and `--!>`. One pass over the comment.
 fn comment_end(bytes: &[u8], from: usize) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
     if rest.starts_with(b">") {
@@ -259,12 +265,16 @@ fn comment_end(bytes: &[u8], from: usize) -> usize {
     if rest.starts_with(b"->") {
         return from + 2;
     }
-    let close = find_ignore_case(bytes, from, b"-->").map(|at| at + 3);
-    let bang = find_ignore_case(bytes, from, b"--!>").map(|at| at + 4);
-    match (close, bang) {
-        (Some(a), Some(b)) => a.min(b),
-        (a, b) => a.or(b).unwrap_or(bytes.len()),
+    let mut at = from;
+    while let Some(p) = bytes.get(at..).and_then(|r| memchr::memchr(b'>', r)) {
+        let gt = at + p;
+        let before = &bytes[from..gt];
+        if before.ends_with(b"--") || before.ends_with(b"--!") {
+            return gt + 1;
+        }
+        at = gt + 1;
     }
+    bytes.len()
 }
 
 /// Where a tag whose name ends at `from` ends (just past its `>`), and whether it ends in
@@ -293,6 +303,21 @@ fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
         after_equals = false;
     }
     (bytes.len(), false)
+}
+
+/// Where the content of raw text element `name` that starts at `from` ends: at its end tag
+/// (`</name` then whitespace, `/` or `>`; `</namex` is text).
+fn raw_text_end(bytes: &[u8], from: usize, name: &str) -> usize {
+    let end_tag = format!("</{name}");
+    let mut at = from;
+    while let Some(found) = find_ignore_case(bytes, at, end_tag.as_bytes()) {
+        let next = bytes.get(found + end_tag.len());
+        if next.is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'/' | b'>')) {
+            return found;
+        }
+        at = found + 1;
+    }
+    bytes.len()
 }
 
 /// The first place at or after `from` where `needle` is, ASCII case ignored.
@@ -350,6 +375,27 @@ mod tests {
         // Nested lists each open their own `<li>`.
         let lists = "<ul><li>".repeat(4) + "x";
         assert_eq!(cap_nesting(&lists, 3), "<ul><li><ul>x");
+    }
+
+    /// Markup the scan must read as the tokenizer does, or it would take text for tags
+    /// (and leave it out) or work quadratically.
+    #[test]
+    fn comments_cdata_and_raw_text_read_as_the_tokenizer_does() {
+        // `</textareax>` does not end the textarea: `<b>` after it is text, kept.
+        let textarea = "<div><div><textarea></textareax><b>kept?</textarea>";
+        assert!(matches!(cap_nesting(textarea, 2), Cow::Borrowed(_)));
+        // A CDATA section's `<g>` is text.
+        let cdata = "<div><svg><![CDATA[ a > <g>b ]]></svg>";
+        assert!(matches!(cap_nesting(cdata, 2), Cow::Borrowed(_)));
+        // `</ ` opens a bogus comment to `>`: `</div` in it closes nothing.
+        let bogus = "<div></ </div><b>x";
+        assert_eq!(cap_nesting(bogus, 2), bogus);
+        assert_eq!(cap_nesting(&format!("{bogus}<i>y"), 2), format!("{bogus}y"));
+        // Many comments: one pass each (a search to the end for each was quadratic).
+        let comments = "<!-- -->".repeat(200_000);
+        assert!(matches!(cap_nesting(&comments, 2), Cow::Borrowed(_)));
+        assert_eq!(comment_end(b"<!-- a --!> b", 4), 11);
+        assert_eq!(comment_end(b"<!-- a -> b", 4), 11);
     }
 
     #[test]

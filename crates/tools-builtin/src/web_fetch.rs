@@ -468,7 +468,7 @@ fn decode_content(
         }
         "deflate" => Box::new(flate2::read::DeflateDecoder::new(body.as_slice())),
         // A value naming no compression (`utf-8`, seen in the wild) over a body that does
-        // not start like gzip or zlib: the body as it is.
+        // not start like gzip: the body as it is.
         other
             if !body.starts_with(&[0x1f, 0x8b])
                 && !matches!(other, "br" | "zstd" | "compress" | "x-compress") =>
@@ -575,6 +575,46 @@ fn flatten_below(root: &std::rc::Rc<htmd::Node>, max_depth: usize) {
 /// pages nest, and small enough that the parser's work per start tag stays small.
 const MAX_PARSE_DEPTH: usize = 512;
 
+/// How long parsing a page's HTML may take. The parser's work per tag grows with what is
+/// open, and markup can be built to keep that growing in ways no scan ahead of it foresees
+/// ([`crate::html_depth`] catches plain nesting): past this the page is given up, and the
+/// parse stops (it runs where nothing could stop it otherwise: the call's timeout would
+/// leave it burning a core for minutes).
+const MAX_PARSE_TIME: Duration = Duration::from_secs(10);
+
+/// How much HTML the parser is given at a time: the deadline is checked between pieces.
+const PARSE_PIECE: usize = 4096;
+
+/// `html` parsed (as `htmd` parses it, fed piece by piece), or `None` when that was not done
+/// by `deadline`.
+fn parse_html(html: &str, deadline: Instant) -> Option<std::rc::Rc<htmd::Node>> {
+    use html5ever::tendril::TendrilSink as _;
+    let mut parser = html5ever::parse_document(
+        markup5ever_rcdom::RcDom::default(),
+        html5ever::ParseOpts {
+            tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+                scripting_enabled: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    let mut rest = html;
+    while !rest.is_empty() {
+        let mut at = rest.len().min(PARSE_PIECE);
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        let (piece, tail) = rest.split_at(at);
+        parser.process(piece.into());
+        if Instant::now() > deadline {
+            return None;
+        }
+        rest = tail;
+    }
+    Some(parser.finish().document)
+}
+
 /// The page as the model reads it: HTML as Markdown, other text as it is, binary described.
 fn to_markdown(body: &[u8], content_type: &str) -> String {
     let mime = content_type.split(';').next().unwrap_or("").trim();
@@ -588,12 +628,17 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
             .skip_tags(vec!["script", "style", "noscript", "template"])
             .build();
         let html = crate::html_depth::cap_nesting(&html, MAX_PARSE_DEPTH);
-        return match converter.html_to_tree(&html) {
-            Ok(tree) => {
+        return match parse_html(&html, Instant::now() + MAX_PARSE_TIME) {
+            Some(tree) => {
                 flatten_below(&tree, MAX_HTML_DEPTH);
                 converter.tree_to_markdown(&tree)
             }
-            Err(_) => html.into_owned(),
+            None => format!(
+                "[The page's HTML could not be converted within {} s: its markup is built so \
+                 that parsing it takes ever longer (elements nested or reopened without end). \
+                 Nothing of it is shown.]",
+                MAX_PARSE_TIME.as_secs()
+            ),
         };
     }
     let textual = mime.starts_with("text/")
@@ -855,6 +900,29 @@ fn elapsed_ms(started: Instant) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Markup the nesting cap does not foresee (a `</form>` closes only the form, so the
+    /// `<div>`s pile up) still cannot hold the parser for long: it is given up at its
+    /// deadline, where it ran for minutes. An ordinary page parses whole.
+    #[test]
+    fn a_parse_past_its_deadline_is_given_up() {
+        let page = "<form><div></form>".repeat(200_000);
+        assert!(matches!(
+            crate::html_depth::cap_nesting(&page, MAX_PARSE_DEPTH),
+            Cow::Borrowed(_)
+        ));
+        let deadline = Instant::now() + Duration::from_millis(200);
+        assert!(parse_html(&page, deadline).is_none());
+        let ordinary = "<p>one <b>two</b> three</p>".repeat(20_000);
+        let tree =
+            parse_html(&ordinary, Instant::now() + Duration::from_secs(600)).expect("parsed");
+        let converter = htmd::HtmlToMarkdown::builder().build();
+        assert!(
+            converter
+                .tree_to_markdown(&tree)
+                .contains("one **two** three")
+        );
+    }
 
     fn page(size: usize) -> Arc<Page> {
         Arc::new(Page {

@@ -480,16 +480,16 @@ async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
         }],
         ..Default::default()
     });
-    let unnamed = text(
-        &Grep,
-        &c,
+    for input in [
         json!({"pattern": "hello", "output_mode": "content"}),
-    )
-    .await;
-    assert!(
-        !unnamed.contains("hello_key") && unnamed.contains("Not searched"),
-        "{unnamed}"
-    );
+        json!({"pattern": "hello", "output_mode": "content", "path": ""}),
+    ] {
+        let unnamed = text(&Grep, &c, input).await;
+        assert!(
+            !unnamed.contains("hello_key") && unnamed.contains("Not searched"),
+            "{unnamed}"
+        );
+    }
     let named = text(
         &Grep,
         &c,

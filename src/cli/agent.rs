@@ -580,11 +580,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let hard = session.ctx.cancellation().clone();
     let pending = hooks.background_pending();
     if pending > 0 && !soft.is_cancelled() && !hard.is_cancelled() {
-        eoutln!(
-            "toolwright agent: waiting for {pending} background hook{} to finish (Ctrl-C stops {})",
-            if pending == 1 { "" } else { "s" },
-            if pending == 1 { "it" } else { "them" }
-        );
+        eoutln!("{}", super::waiting_for_hooks_line("agent", pending));
         tokio::select! {
             () = hooks.wait_background() => {}
             () = soft.cancelled() => {}

@@ -83,6 +83,18 @@ pub(crate) fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// What `command` (`run`, `agent`) says while it waits for `pending` background hooks.
+pub(crate) fn waiting_for_hooks_line(command: &str, pending: usize) -> String {
+    let (hooks, them) = if pending == 1 {
+        ("hook", "it")
+    } else {
+        ("hooks", "them")
+    };
+    format!(
+        "toolwright {command}: waiting for {pending} background {hooks} to finish (Ctrl-C stops {them})"
+    )
+}
+
 /// Writes `args` to standard error, ignoring a failure; see [`eout!`].
 pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;

@@ -251,11 +251,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         let pending = session.hooks.background_pending();
         if pending > 0 {
             let mut signals = Signals::install();
-            eoutln!(
-                "toolwright run: waiting for {pending} background hook{} to finish (Ctrl-C stops {})",
-                if pending == 1 { "" } else { "s" },
-                if pending == 1 { "it" } else { "them" }
-            );
+            eoutln!("{}", super::waiting_for_hooks_line("run", pending));
             // On a signal the wait ends; the results are still printed, then the run
             // exits as the signal says.
             tokio::select! {

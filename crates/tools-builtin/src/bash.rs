@@ -334,14 +334,7 @@ impl TypedTool for Bash {
         // First, where a preview of the result (and the executor's own cut, past 30,000
         // characters) still shows it.
         if let Some(path) = &output.raw_output_path {
-            parts.push(if output.raw_output_cut {
-                format!(
-                    "[The first {} MiB of the output are saved in {path}]",
-                    SPILL_FILE_CAP / (1024 * 1024)
-                )
-            } else {
-                format!("[The full output is saved in {path}]")
-            });
+            parts.push(saved_line(path, output.raw_output_cut, "output"));
         }
         if !output.stdout.trim_end().is_empty() {
             parts.push(output.stdout.trim_end().to_owned());
@@ -397,15 +390,20 @@ impl Captured {
     /// The line naming the spill file (first in a result: the executor's own cut may hide
     /// the rest), if there is one: the full output, or its first [`SPILL_FILE_CAP`] bytes.
     fn saved_line(&self, what: &str) -> Option<String> {
-        let path = self.spill.as_ref()?.display();
-        Some(if self.cut {
-            format!(
-                "[The first {} MiB of the {what} are saved in {path}]",
-                SPILL_FILE_CAP / (1024 * 1024)
-            )
-        } else {
-            format!("[The full {what} is saved in {path}]")
-        })
+        Some(saved_line(self.spill.as_ref()?.display(), self.cut, what))
+    }
+}
+
+/// The line that says where `what` (the output, the error output) is saved: all of it, or
+/// (`cut`) its first [`SPILL_FILE_CAP`] bytes.
+fn saved_line(path: impl std::fmt::Display, cut: bool, what: &str) -> String {
+    if cut {
+        format!(
+            "[The first {} MiB of the {what} are saved in {path}]",
+            SPILL_FILE_CAP / (1024 * 1024)
+        )
+    } else {
+        format!("[The full {what} is saved in {path}]")
     }
 }
 
@@ -1113,7 +1111,7 @@ fn finish(
             && let ToolError::Shell { stderr, stdout, .. } = &mut error
             && let Some(path) = save_failed_output(ctx, stderr, stdout)
         {
-            *stderr = format!("[The full output is saved in {}]\n{stderr}", path.display());
+            *stderr = format!("{}\n{stderr}", saved_line(path.display(), false, "output"));
         }
         // A `cd` before the failure holds, as in the shell (`cd build && make` failing
         // leaves the next command in build).

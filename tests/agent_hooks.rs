@@ -765,3 +765,35 @@ fn a_hook_if_condition_is_matched_against_agent_calls() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// An allow's `permissionDecisionReason` is for the user (Claude Code shows it; a deny's
+/// goes to the model): the agent's line for the call shows it.
+#[test]
+fn a_pre_tool_use_allow_reason_is_shown_to_the_user() {
+    let project = Project::new(&[(
+        "PreToolUse",
+        r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "read-only listing"}}'"#,
+    )]);
+    let calls = turn(None, &[("toolu_1", "Bash", json!({"command": "ls"}))]);
+    let (url, _seen) = serve(move |index, _| {
+        full(if index == 0 {
+            calls.clone()
+        } else {
+            turn(Some("Listed."), &[])
+        })
+    });
+    let out = agent_command(&url, project.path(), &[], "list the files")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("✓ Bash(ls)"))
+        .unwrap_or_else(|| panic!("no line for the call: {err}"));
+    assert!(
+        line.contains("allowed by a PreToolUse hook: read-only listing"),
+        "{err}"
+    );
+    assert_eq!(project.inputs("PreToolUse").len(), 1);
+}

@@ -254,14 +254,16 @@ fn a_hooks_rewritten_input_meets_the_deny_rules_as_it_will_run() {
 }
 
 /// `run`'s line for a call names the input that ran: a hook's rewrite is shown, with the
-/// model's input beside it (the model asked for `echo model`, `echo hook` ran).
+/// model's input beside it (the model asked for `echo model`, `echo hook` ran). The hook's
+/// `permissionDecisionReason` for its allow is shown too (Claude Code shows it to the user),
+/// on the call's line even when it spans lines.
 #[test]
 fn run_shows_the_input_a_hook_rewrote() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let config = root.join(".no-user-config");
     std::fs::create_dir_all(&config).unwrap();
-    let rewrite = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "echo hook"}}}'"#;
+    let rewrite = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "echo is\nharmless", "updatedInput": {"command": "echo hook"}}}'"#;
     std::fs::write(
         config.join("settings.json"),
         json!({"hooks": {"PreToolUse": [
@@ -281,6 +283,10 @@ fn run_shows_the_input_a_hook_rewrote() {
     let header = shown.lines().next().unwrap_or_default();
     assert!(
         header.contains("Bash(echo hook) (input rewritten from Bash(echo model))"),
+        "{shown}"
+    );
+    assert!(
+        header.contains("allow · PreToolUse hook: echo is harmless"),
         "{shown}"
     );
     assert!(shown.contains("    hook"), "{shown}");

@@ -25,7 +25,7 @@ use toolwright::agent::{
     Stop, ToolSearchMode, load_agent_definitions, split_hook_messages,
 };
 
-use super::escape_terminal_codes;
+use super::{escape_terminal_codes, hook_allow_reason};
 use crate::session::{Session, SessionArgs};
 
 /// Arguments of `toolwright agent`.
@@ -264,6 +264,12 @@ impl Display {
                     escape_controls(&tool_use.describe()),
                     outcome.duration.as_millis()
                 );
+                if let Some(reason) = hook_allow_reason(outcome) {
+                    line.push_str(&format!(
+                        " · allowed by a PreToolUse hook: {}",
+                        escape_controls(&reason)
+                    ));
+                }
                 if outcome.result.is_error {
                     let text = outcome.result.content.joined_text();
                     let first = text.lines().next().unwrap_or_default();

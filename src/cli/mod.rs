@@ -368,7 +368,10 @@ pub fn decision_text(outcome: &CallOutcome) -> String {
             format!(" · rule {rule} ({})", source_name(*source))
         }
         Some(DecisionReason::Mode { mode }) => format!(" · mode {}", mode.as_str()),
-        Some(DecisionReason::Hook { hook, .. }) => format!(" · {hook} hook"),
+        Some(DecisionReason::Hook { hook, reason }) => match reason.as_deref().map(one_line) {
+            Some(reason) if !reason.is_empty() => format!(" · {hook} hook: {reason}"),
+            _ => format!(" · {hook} hook"),
+        },
         Some(DecisionReason::SafetyCheck { reason }) => format!(" · safety check: {reason}"),
         Some(DecisionReason::WorkingDir { reason } | DecisionReason::Other { reason }) => {
             format!(" · {reason}")
@@ -379,6 +382,30 @@ pub fn decision_text(outcome: &CallOutcome) -> String {
         },
     };
     format!("{verdict}{why}")
+}
+
+/// The reason a PreToolUse hook gave for allowing `outcome`'s call, on one line: Claude
+/// Code shows an allow's `permissionDecisionReason` to the user (a deny's goes to the
+/// model, in the result).
+pub fn hook_allow_reason(outcome: &CallOutcome) -> Option<String> {
+    match (&outcome.decision, &outcome.decision_reason) {
+        (Some(("accept", _)), Some(tool_core::DecisionReason::Hook { reason, .. })) => {
+            reason.as_deref().map(one_line).filter(|r| !r.is_empty())
+        }
+        _ => None,
+    }
+}
+
+/// `text` on one line of at most 200 characters: its lines joined with spaces.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 200;
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= MAX {
+        return joined;
+    }
+    let mut cut: String = joined.chars().take(MAX - 1).collect();
+    cut.push('…');
+    cut
 }
 
 fn source_name(source: tool_core::RuleSource) -> &'static str {

@@ -43,8 +43,8 @@ const MAX_ASYNC_LINE: usize = 4 * 1024;
 pub(crate) enum Ending {
     /// Exited with a code.
     Exited(i32),
-    /// Killed by a signal (not by us).
-    Signaled,
+    /// Killed by a signal (not by us): its number, when the status names one.
+    Signaled(Option<i32>),
     /// Hit the timeout; its process group was killed.
     TimedOut,
     /// Cancelled; its process group was killed.
@@ -593,10 +593,13 @@ fn exit_ending(status: Option<std::io::Result<ExitStatus>>, handler: &CommandHan
     match status {
         Some(Ok(s)) => match s.code() {
             Some(code) => Ending::Exited(code),
-            None => Ending::Signaled,
+            None => {
+                use std::os::unix::process::ExitStatusExt as _;
+                Ending::Signaled(s.signal())
+            }
         },
         Some(Err(e)) => Ending::Failed(format!("waiting for `{}` failed: {e}", handler.command)),
-        None => Ending::Signaled,
+        None => Ending::Signaled(None),
     }
 }
 

@@ -738,7 +738,7 @@ impl HookRunner {
                 r.report = Some(report);
                 return;
             }
-            Ending::Signaled => None,
+            Ending::Signaled(_) => None,
             Ending::Exited(c) => Some(*c),
         };
         report.exit_code = code;
@@ -849,9 +849,15 @@ impl HookRunner {
             other => {
                 // Non-zero (or killed by a signal): schema-valid JSON alone decides.
                 if r.output.is_none() {
-                    let what = match other {
-                        Some(c) => format!("failed with exit code {c}"),
-                        None => "was killed by a signal".to_owned(),
+                    let what = match (other, &raw.ending) {
+                        (Some(c), _) => format!("failed with exit code {c}"),
+                        (None, Ending::Signaled(Some(n))) => {
+                            match tool_core::process::signal_name(*n) {
+                                Some(name) => format!("was killed by signal {n} ({name})"),
+                                None => format!("was killed by signal {n}"),
+                            }
+                        }
+                        (None, _) => "was killed by a signal".to_owned(),
                     };
                     let line = first_line(&stderr);
                     let mut msg = if line.is_empty() {

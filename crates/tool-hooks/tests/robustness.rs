@@ -264,7 +264,8 @@ async fn broken_output_is_a_non_blocking_error() {
             "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"permissionDecision\": \"deny\"}}'",
             "hookEventName is \"PostToolUse\"",
         ),
-        ("kill -9 $$", "killed by a signal"),
+        ("kill -9 $$", "was killed by signal 9 (SIGKILL)"),
+        ("kill -SEGV $$", "was killed by signal 11 (SIGSEGV)"),
     ];
     for (hook, expect) in cases {
         let r = runner(one("PreToolUse", "Bash", vec![cmd(hook)]));

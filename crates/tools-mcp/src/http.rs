@@ -157,10 +157,22 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
     if let Some(e) = error.downcast_ref::<DynamicTransportError>() {
         return without_type_names(&*e.error);
     }
-    if let Some(StreamableHttpError::Client(e)) =
-        error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-    {
-        return with_causes(e);
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(e)) => return with_causes(e),
+        Some(StreamableHttpError::UnexpectedContentType(content_type)) => {
+            let what = match content_type {
+                Some(t) => format!("content type `{t}`"),
+                None => "no content type".to_owned(),
+            };
+            return format!(
+                "the server answered with {what}, not JSON (`application/json`) or an event \
+                 stream (`text/event-stream`) as an MCP endpoint does"
+            );
+        }
+        _ => {}
+    }
+    if let Some(ServiceError::TransportClosed) = error.downcast_ref::<ServiceError>() {
+        return "the connection was closed".to_owned();
     }
     error.to_string()
 }

@@ -193,3 +193,25 @@ async fn an_unauthorized_answer_says_credentials_are_needed() {
         no_type_names(&text);
     }
 }
+
+/// A URL that is not an MCP endpoint (a web page, a proxy's login form) answers with HTML:
+/// the error names the content type in words, not as rmcp's `Some("text/html")`.
+#[tokio::test]
+async fn a_web_page_instead_of_an_endpoint_names_its_content_type() {
+    for (response, said) in [
+        (
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 15\r\nConnection: close\r\n\r\n<html>hi</html>",
+            "answered with content type `text/html; charset=utf-8`, not JSON (`application/json`) or an event stream (`text/event-stream`)",
+        ),
+        (
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi",
+            "answered with no content type, not JSON (`application/json`) or an event stream (`text/event-stream`)",
+        ),
+    ] {
+        let (url, _rx) = canned(response).await;
+        let text = connect_error(ServerConfig::http("remote", &url)).await;
+        assert!(text.contains(said), "{text}");
+        assert!(!text.contains("Some(") && !text.contains("None"), "{text}");
+        no_type_names(&text);
+    }
+}

@@ -743,16 +743,16 @@ impl AgentLoop {
                 ctx.tools(),
                 &outcome.messages,
             );
-            let tools = std::mem::take(&mut plan.tools);
+            let messages = tool_search::with_announcement(
+                &tool_search::without_stale_tool_references(&outcome.messages, &plan),
+                plan.announcement.as_deref(),
+            );
             let request = ModelRequest {
                 model: self.config.model.clone(),
                 max_tokens: self.config.max_tokens,
                 system: self.config.system_prompt.clone(),
-                tools,
-                messages: tool_search::with_announcement(
-                    &outcome.messages,
-                    plan.announcement.as_deref(),
-                ),
+                tools: std::mem::take(&mut plan.tools),
+                messages,
                 betas: std::mem::take(&mut plan.betas),
             };
             outcome.turns += 1;
@@ -1046,10 +1046,14 @@ impl AgentLoop {
                     Some(ExecutorEvent::Result(r)) => {
                         on_event(AgentEvent::ToolResult(&r.tool_use, &r.outcome));
                         let mut result = r.outcome.result.to_api_json();
+                        // The hint names the tool, not the alias the model called it by
+                        // (`BashOutput` is TaskOutput's).
+                        let called = tool_core::find_tool(ctx.tools(), &r.tool_use.name)
+                            .map_or(r.tool_use.name.as_str(), |t| t.name());
                         if r.outcome.ending == Ending::InvalidInput
-                            && plan.withheld.contains(&r.tool_use.name)
+                            && plan.withheld.contains(called)
                         {
-                            tool_search::add_schema_not_sent_hint(&mut result, &r.tool_use.name);
+                            tool_search::add_schema_not_sent_hint(&mut result, called);
                         }
                         out.batch.push((r.tool_use.clone(), result["content"].clone()));
                         out.results.push(result);

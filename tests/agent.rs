@@ -1723,6 +1723,112 @@ fn the_first_message_lists_the_skills_the_skill_tool_can_load() {
     );
 }
 
+/// A `tool_reference` to a tool that is gone (its MCP server took it away) never reaches a
+/// request: the API refuses a reference to a tool the request does not define. The model
+/// adds `dynamic`, loads it with ToolSearch, then has it removed; once a request no longer
+/// offers it, its reference is replaced by Claude Code's "[Tool references removed - tools
+/// no longer available]".
+#[test]
+fn a_reference_to_a_tool_that_is_gone_is_left_out_of_requests() {
+    let Some(tiny) = serve_support::tiny_server() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"tiny": {"command": tiny, "args": []}}});
+    let has = |request: &Request, text: &str| {
+        request
+            .messages()
+            .iter()
+            .any(|m| m.to_string().contains(text))
+    };
+    let (url, seen) = serve(move |i, request| {
+        let announced = request.messages()[0]
+            .to_string()
+            .contains("mcp__tiny__dynamic");
+        let offered = request.tool("mcp__tiny__dynamic").is_some();
+        let call = |id: &str, name: &str, input: Value| full(turn(None, &[(id, name, input)]));
+        if i == 0 {
+            call("toolu_add", "mcp__tiny__add_tool", json!({}))
+        } else if has(request, "toolu_remove") {
+            if offered || announced {
+                call(
+                    &format!("toolu_wait{i}"),
+                    "Bash",
+                    json!({"command": "sleep 0.1"}),
+                )
+            } else {
+                full(turn(Some("All done."), &[]))
+            }
+        } else if offered {
+            call(
+                "toolu_remove",
+                "mcp__tiny__add_tool",
+                json!({"remove": true}),
+            )
+        } else if announced && !has(request, "toolu_search") {
+            call(
+                "toolu_search",
+                "ToolSearch",
+                json!({"query": "select:mcp__tiny__dynamic"}),
+            )
+        } else {
+            call(
+                &format!("toolu_wait{i}"),
+                "Bash",
+                json!({"command": "sleep 0.1"}),
+            )
+        }
+    });
+    let out = agent_command(
+        &url,
+        dir.path(),
+        &[
+            "--json",
+            "--max-turns",
+            "100",
+            "--mode",
+            "bypassPermissions",
+            "--mcp-config",
+            &config.to_string(),
+        ],
+        "go",
+    )
+    .env("ENABLE_TOOL_SEARCH", "true")
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["final_text"], "All done.", "{result}");
+    let seen = seen.lock().unwrap();
+    let reference =
+        json!({"type": "tool_reference", "tool_name": "mcp__tiny__dynamic"}).to_string();
+    // While the tool was offered, its reference went with it; at the last request it is gone.
+    assert!(
+        seen.iter()
+            .any(|r| r.tool("mcp__tiny__dynamic").is_some() && has(r, &reference)),
+        "the tool was never loaded"
+    );
+    for request in seen.iter() {
+        if request.tool("mcp__tiny__dynamic").is_none() {
+            assert!(!has(request, &reference), "a stale reference was sent");
+        }
+    }
+    let last = seen.last().unwrap();
+    let search = last
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user" && m["content"].is_array())
+        .flat_map(results)
+        .find(|(id, _)| id == "toolu_search")
+        .expect("ToolSearch ran");
+    assert_eq!(
+        search.1["content"],
+        json!([{"type": "text", "text": "[Tool references removed - tools no longer available]"}]),
+        "{}",
+        search.1
+    );
+}
+
 /// An MCP server's tools as they are at each request: tiny's `add_tool` adds `dynamic` and
 /// sends `notifications/tools/list_changed`; a later request offers `mcp__tiny__dynamic`, and
 /// its call runs. The list is re-read in the background, so the model waits a turn or more

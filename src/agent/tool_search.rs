@@ -258,6 +258,74 @@ pub fn tools_for_request(
     }
 }
 
+/// What stands in for a tool_result's `tool_reference` blocks once none is left: with tool
+/// search off for the request, and when the tools they loaded are gone.
+pub const REFERENCES_REMOVED_SEARCH_OFF: &str =
+    "[Tool references removed - tool search not enabled]";
+/// See [`REFERENCES_REMOVED_SEARCH_OFF`].
+pub const REFERENCES_REMOVED_TOOLS_GONE: &str =
+    "[Tool references removed - tools no longer available]";
+
+/// `messages` as a request planned as `plan` may carry them (Claude Code's
+/// `stripToolReferenceBlocksFromUserMessage` and `stripUnavailableToolReferences...`): the API
+/// refuses a `tool_reference` without tool search's beta, and one that names a tool the
+/// request does not define. So with tool search off every `tool_reference` block goes; with
+/// it on, those naming a tool no longer in the request (an MCP server dropped it). A
+/// tool_result left with no content says why in a text block. Only requests change: the
+/// conversation keeps its blocks, so a later request with the tools back sends them again.
+pub fn without_stale_tool_references(messages: &[Value], plan: &ToolsForRequest) -> Vec<Value> {
+    let defined: HashSet<&str> = plan
+        .tools
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    let stale = |inner: &Value| {
+        inner["type"] == "tool_reference"
+            && (!plan.tool_search
+                || !inner["tool_name"]
+                    .as_str()
+                    .is_some_and(|n| defined.contains(n)))
+    };
+    let any_stale = messages.iter().any(|m| {
+        m["content"].as_array().is_some_and(|blocks| {
+            blocks.iter().any(|b| {
+                b["type"] == "tool_result"
+                    && b["content"].as_array().is_some_and(|c| c.iter().any(stale))
+            })
+        })
+    });
+    if !any_stale {
+        return messages.to_vec();
+    }
+    let removed = if plan.tool_search {
+        REFERENCES_REMOVED_TOOLS_GONE
+    } else {
+        REFERENCES_REMOVED_SEARCH_OFF
+    };
+    messages
+        .iter()
+        .map(|message| {
+            let mut message = message.clone();
+            for block in message["content"].as_array_mut().into_iter().flatten() {
+                if block["type"] != "tool_result" {
+                    continue;
+                }
+                let Some(content) = block["content"].as_array_mut() else {
+                    continue;
+                };
+                if !content.iter().any(stale) {
+                    continue;
+                }
+                content.retain(|inner| !stale(inner));
+                if content.is_empty() {
+                    content.push(json!({"type": "text", "text": removed}));
+                }
+            }
+            message
+        })
+        .collect()
+}
+
 /// The messages of a request: `messages` with `announcement` as the first text block of the
 /// first user message.
 pub fn with_announcement(messages: &[Value], announcement: Option<&str>) -> Vec<Value> {
@@ -338,6 +406,60 @@ mod tests {
         ];
         let found = discovered_tools(&messages);
         assert_eq!(found, HashSet::from(["TodoWrite".to_owned()]));
+    }
+
+    #[test]
+    fn stale_tool_references_are_left_out_of_requests() {
+        let result = |id: &str, names: &[&str]| {
+            let content: Vec<Value> = names
+                .iter()
+                .map(|n| json!({"type": "tool_reference", "tool_name": n}))
+                .collect();
+            json!({"type": "tool_result", "tool_use_id": id, "content": content})
+        };
+        let messages = vec![
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "user", "content": [
+                result("t1", &["mcp__a__one", "mcp__a__two"]),
+                result("t2", &["mcp__a__two"]),
+                {"type": "text", "text": "note"}]}),
+        ];
+        let plan = |tool_search: bool, names: &[&str]| ToolsForRequest {
+            tools: names.iter().map(|n| json!({"name": n})).collect(),
+            announcement: None,
+            betas: Vec::new(),
+            withheld: HashSet::new(),
+            tool_search,
+        };
+        // Every reference still defined: the messages as they are.
+        assert_eq!(
+            without_stale_tool_references(&messages, &plan(true, &["mcp__a__one", "mcp__a__two"])),
+            messages
+        );
+        // `two` is gone: its references go; a result left empty says why.
+        let out = without_stale_tool_references(&messages, &plan(true, &["mcp__a__one"]));
+        assert_eq!(
+            out[1]["content"][0]["content"],
+            json!([{"type": "tool_reference", "tool_name": "mcp__a__one"}])
+        );
+        assert_eq!(
+            out[1]["content"][1]["content"],
+            json!([{"type": "text", "text": REFERENCES_REMOVED_TOOLS_GONE}])
+        );
+        assert_eq!(
+            out[1]["content"][2],
+            json!({"type": "text", "text": "note"})
+        );
+        assert_eq!(out[0], messages[0]);
+        // Tool search off: none is left, though the tools are defined.
+        let out =
+            without_stale_tool_references(&messages, &plan(false, &["mcp__a__one", "mcp__a__two"]));
+        for result in out[1]["content"].as_array().unwrap().iter().take(2) {
+            assert_eq!(
+                result["content"],
+                json!([{"type": "text", "text": REFERENCES_REMOVED_SEARCH_OFF}])
+            );
+        }
     }
 
     #[test]

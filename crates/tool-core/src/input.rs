@@ -50,6 +50,25 @@ pub enum InputIssue {
         /// The value that arrived.
         received: String,
     },
+    /// A value the schema does not list (`enum`, or `oneOf` constants): a todo's
+    /// `"status": "done"`.
+    NotAllowed {
+        /// Where.
+        path: String,
+        /// The values allowed, as JSON (`"pending"`).
+        allowed: Vec<String>,
+        /// The value that arrived, as JSON.
+        received: String,
+    },
+    /// A number above the schema's `maximum` (a TaskOutput `timeout` past its cap).
+    TooLarge {
+        /// Where.
+        path: String,
+        /// The largest value allowed.
+        maximum: String,
+        /// The value that arrived.
+        received: String,
+    },
 }
 
 impl fmt::Display for InputIssue {
@@ -75,6 +94,23 @@ impl fmt::Display for InputIssue {
                 f,
                 "The parameter `{path}` must be at least {minimum}, but is {received}"
             ),
+            Self::NotAllowed {
+                path,
+                allowed,
+                received,
+            } => write!(
+                f,
+                "The parameter `{path}` must be one of {}, but is {received}",
+                allowed.join(", ")
+            ),
+            Self::TooLarge {
+                path,
+                maximum,
+                received,
+            } => write!(
+                f,
+                "The parameter `{path}` must be at most {maximum}, but is {received}"
+            ),
         }
     }
 }
@@ -95,7 +131,10 @@ impl InputError {
         issues.sort_by_key(|i| match i {
             InputIssue::Missing { .. } => 0,
             InputIssue::Unexpected { .. } => 1,
-            InputIssue::WrongType { .. } | InputIssue::TooSmall { .. } => 2,
+            InputIssue::WrongType { .. }
+            | InputIssue::TooSmall { .. }
+            | InputIssue::TooLarge { .. }
+            | InputIssue::NotAllowed { .. } => 2,
         });
         Self {
             tool: tool.to_owned(),
@@ -307,6 +346,28 @@ fn walk(
         });
         return;
     }
+    if let Some(allowed) = allowed_values(schema)
+        && !allowed.contains(&&*value)
+    {
+        issues.push(InputIssue::NotAllowed {
+            path: path.to_owned(),
+            allowed: allowed.iter().map(ToString::to_string).collect(),
+            received: value.to_string(),
+        });
+        return;
+    }
+    if let (Some(n), Some(max)) = (
+        value.as_f64(),
+        schema.get("maximum").and_then(Value::as_f64),
+    ) && n > max
+    {
+        issues.push(InputIssue::TooLarge {
+            path: path.to_owned(),
+            maximum: schema["maximum"].to_string(),
+            received: value.to_string(),
+        });
+        return;
+    }
     // A whole number written as a float (`10.0`) where only an integer fits: the integer,
     // so that the typed layer's integer fields accept what this step accepted.
     if types.contains(&"integer")
@@ -339,6 +400,18 @@ fn walk(
         }
         _ => {}
     }
+}
+
+/// The values `schema` lists, when it is a closed list: an `enum`, or a `oneOf`/`anyOf` of
+/// `const`s (how schemars writes a documented Rust enum).
+fn allowed_values(schema: &Value) -> Option<Vec<&Value>> {
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return Some(values.iter().collect());
+    }
+    ["oneOf", "anyOf"].iter().find_map(|key| {
+        let alternatives = schema.get(*key)?.as_array()?;
+        alternatives.iter().map(|alt| alt.get("const")).collect()
+    })
 }
 
 fn walk_object(
@@ -457,6 +530,51 @@ mod tests {
             err.message()
         );
         assert!(check_input("Read", &schema, json!({"offset": 0}), true).is_ok());
+    }
+
+    /// A number above the maximum, and a value an enum does not list, are named with their
+    /// path (serde's "unknown variant `done`" said neither which field nor which item).
+    #[test]
+    fn a_number_above_the_maximum_or_an_unlisted_value_is_named() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "timeout": {"type": "number", "minimum": 0, "maximum": 600_000},
+                "todos": {"type": "array", "items": {"type": "object", "properties": {
+                    "status": {"oneOf": [
+                        {"type": "string", "const": "pending", "description": "Not started."},
+                        {"type": "string", "const": "completed"}]}}}},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+            },
+        });
+        let err = check_input("T", &schema, json!({"timeout": 600_001}), true).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "T failed due to the following issue:\nThe parameter `timeout` must be at most 600000, but is 600001"
+        );
+        assert!(check_input("T", &schema, json!({"timeout": 600_000}), true).is_ok());
+        let err = check_input(
+            "T",
+            &schema,
+            json!({"todos": [{"status": "pending"}, {"status": "done"}], "mode": "c"}),
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.message(),
+            "T failed due to the following issues:\n\
+             The parameter `mode` must be one of \"a\", \"b\", but is \"c\"\n\
+             The parameter `todos[1].status` must be one of \"pending\", \"completed\", but is \"done\""
+        );
+        assert!(
+            check_input(
+                "T",
+                &schema,
+                json!({"todos": [{"status": "completed"}], "mode": "b"}),
+                true
+            )
+            .is_ok()
+        );
     }
 
     #[test]

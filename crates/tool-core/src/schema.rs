@@ -509,6 +509,10 @@ fn upgrade_draft07(map: &mut Map<String, Value>) {
 /// and, when `deny_unknown_fields`, the top level gets `additionalProperties: false`.
 pub(crate) fn tidy_typed_schema(schema: &mut Value, deny_unknown_fields: bool) {
     let Value::Object(root) = schema else { return };
+    // The input type's doc comment is written for Rust readers (`Input of the Bash tool`,
+    // links to constants); the tool's prompt describes the tool to the model, and Claude
+    // Code's input schemas have no description at the top.
+    root.remove("description");
     let required: HashSet<String> = root
         .get("required")
         .and_then(Value::as_array)

@@ -119,7 +119,8 @@ fn schema_snapshot_flat() {
         dyn_tool(EditTool).input_schema(),
         json!({
             "type": "object",
-            "description": "Edits a file.",
+            // The input type's doc comment ("Edits a file.") is for Rust readers: the tool's
+            // prompt describes it to the model.
             "properties": {
                 "file_path": {"type": "string", "description": "The absolute path to the file to modify"},
                 "old_string": {"type": "string", "description": "The text to replace"},
@@ -189,14 +190,24 @@ fn every_parse_error_text() {
             expected
         );
     }
-    // Errors the classes do not cover keep the deserializer's message.
+    // A value an enum does not list is named with its path and the values it allows.
     let nested = dyn_tool(NestedTool);
     let err = nested
         .parse_input(json!({"todos": [], "mode": "everything"}))
         .unwrap_err();
+    assert_eq!(
+        err.to_model_text(),
+        "<tool_use_error>InputValidationError: TodoWrite failed due to the following issue:\n\
+         The parameter `mode` must be one of \"content\", \"files_with_matches\", but is \"everything\"</tool_use_error>",
+    );
+    // Errors the classes do not cover keep the deserializer's message.
+    let err = nested
+        .parse_input(json!({"todos": [{"content": "x", "priority": 5_000_000_000_u64}]}))
+        .unwrap_err();
     assert!(
-        err.to_model_text()
-            .starts_with("<tool_use_error>InputValidationError: unknown variant `everything`"),
+        err.to_model_text().starts_with(
+            "<tool_use_error>InputValidationError: invalid value: integer `5000000000`"
+        ),
         "{err}"
     );
     let err = nested

@@ -18,7 +18,9 @@ use tool_core::{
 
 use crate::enter_plan_mode::with_mode;
 
-/// A prompt-based permission ExitPlanMode asks for (deprecated in Claude Code 2.1).
+/// A prompt-based permission ExitPlanMode asks for.
+//
+// Deprecated in Claude Code 2.1.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct AllowedPrompt {
     /// The tool the permission applies to (only "Bash")

@@ -45,6 +45,18 @@ impl Json {
         }
     }
 
+    /// What kind of value this is, in words (`a number`), for messages.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "a boolean",
+            Json::Num(_) => "a number",
+            Json::Str(_) => "a string",
+            Json::Arr(_) => "an array",
+            Json::Obj(_) => "an object",
+        }
+    }
+
     pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Json::Str(s) => Some(s),
@@ -75,15 +87,30 @@ impl Json {
     /// Serialises with `indent` spaces per level, as Jupyter does (1 by default), in
     /// serde_json's pretty layout; numbers are written as they were read.
     pub(crate) fn to_pretty(&self, indent: usize) -> String {
+        self.to_pretty_at(&" ".repeat(indent), "")
+    }
+
+    /// As [`to_pretty`](Self::to_pretty), for a value that starts inside a document: each
+    /// line after the first starts with `base` (the indentation of the line the value starts
+    /// on), then `unit` per level. An empty `unit` and `base` write the value compactly, on
+    /// one line (a minified document).
+    pub(crate) fn to_pretty_at(&self, unit: &str, base: &str) -> String {
         let mut out = String::new();
-        self.write_pretty(&mut out, indent, 0);
+        self.write_pretty(&mut out, unit, base, 0);
         out
     }
 
-    fn write_pretty(&self, out: &mut String, indent: usize, level: usize) {
+    fn write_pretty(&self, out: &mut String, unit: &str, base: &str, level: usize) {
+        let compact = unit.is_empty() && base.is_empty();
         let newline = |out: &mut String, level: usize| {
+            if compact {
+                return;
+            }
             out.push('\n');
-            out.extend(std::iter::repeat_n(' ', indent * level));
+            out.push_str(base);
+            for _ in 0..level {
+                out.push_str(unit);
+            }
         };
         match self {
             Json::Null => out.push_str("null"),
@@ -99,7 +126,7 @@ impl Json {
                         out.push(',');
                     }
                     newline(out, level + 1);
-                    item.write_pretty(out, indent, level + 1);
+                    item.write_pretty(out, unit, base, level + 1);
                 }
                 newline(out, level);
                 out.push(']');
@@ -112,8 +139,8 @@ impl Json {
                     }
                     newline(out, level + 1);
                     write_string(out, k);
-                    out.push_str(": ");
-                    v.write_pretty(out, indent, level + 1);
+                    out.push_str(if compact { ":" } else { ": " });
+                    v.write_pretty(out, unit, base, level + 1);
                 }
                 newline(out, level);
                 out.push('}');
@@ -188,10 +215,25 @@ impl fmt::Display for ParseError {
 /// `NaN`, `Infinity` and `-Infinity` tokens that Python's json module (and so nbformat)
 /// writes; stops past [`MAX_VALUES`] values.
 pub(crate) fn parse(text: &str) -> Result<Json, ParseError> {
+    parse_limited(text, MAX_VALUES).map(|(json, _)| json)
+}
+
+/// As [`parse`], with where the top-level `cells` array and each of its cells are in `text`
+/// (`None` without such an array): an edit rewrites only the text of the cells it changes.
+pub(crate) fn parse_with_cells(text: &str) -> Result<(Json, Option<CellSpans>), ParseError> {
     parse_limited(text, MAX_VALUES)
 }
 
-fn parse_limited(text: &str, max_values: usize) -> Result<Json, ParseError> {
+/// Where the top-level `cells` array and its items are in the text (byte ranges).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CellSpans {
+    /// From its `[` to past its `]`.
+    pub array: std::ops::Range<usize>,
+    /// Each cell, from its first byte to past its last.
+    pub cells: Vec<std::ops::Range<usize>>,
+}
+
+fn parse_limited(text: &str, max_values: usize) -> Result<(Json, Option<CellSpans>), ParseError> {
     let mut p = Parser {
         src: text,
         bytes: text.as_bytes(),
@@ -199,6 +241,8 @@ fn parse_limited(text: &str, max_values: usize) -> Result<Json, ParseError> {
         values: 0,
         max_values,
         depth: 0,
+        capture_cells: false,
+        cells: None,
     };
     p.skip_ws();
     let value = p.value()?;
@@ -206,7 +250,7 @@ fn parse_limited(text: &str, max_values: usize) -> Result<Json, ParseError> {
     if p.pos < p.bytes.len() {
         return Err(p.invalid("trailing characters"));
     }
-    Ok(value)
+    Ok((value, p.cells))
 }
 
 struct Parser<'a> {
@@ -216,6 +260,9 @@ struct Parser<'a> {
     values: usize,
     max_values: usize,
     depth: usize,
+    /// The array about to be parsed is the top-level `cells`: record its spans.
+    capture_cells: bool,
+    cells: Option<CellSpans>,
 }
 
 impl Parser<'_> {
@@ -427,19 +474,33 @@ impl Parser<'_> {
     }
 
     fn array(&mut self) -> Result<Json, ParseError> {
+        let capture = std::mem::take(&mut self.capture_cells);
+        let start = self.pos;
+        let mut spans = Vec::new();
         self.enter()?;
         let mut items = Vec::new();
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Json::Arr(items));
-        }
-        loop {
-            items.push(self.value()?);
-            if !self.next_item(b']')? {
-                return Ok(Json::Arr(items));
+        } else {
+            loop {
+                let from = self.pos;
+                items.push(self.value()?);
+                if capture {
+                    spans.push(from..self.pos);
+                }
+                if !self.next_item(b']')? {
+                    break;
+                }
             }
         }
+        if capture {
+            self.cells = Some(CellSpans {
+                array: start..self.pos,
+                cells: spans,
+            });
+        }
+        Ok(Json::Arr(items))
     }
 
     fn object(&mut self) -> Result<Json, ParseError> {
@@ -464,6 +525,7 @@ impl Parser<'_> {
             }
             self.pos += 1;
             self.skip_ws();
+            self.capture_cells = self.depth == 1 && key == "cells" && self.peek() == Some(b'[');
             let value = self.value()?;
             let at = if entries.len() < 16 {
                 entries.iter().position(|(k, _)| *k == key)
@@ -500,6 +562,18 @@ pub(crate) fn detect_indent(text: &str) -> usize {
         .map(|l| l.len() - l.trim_start_matches(' ').len())
         .filter(|n| *n > 0)
         .unwrap_or(1)
+}
+
+/// One level of a document's indentation as written (spaces or tabs: the second line's
+/// leading whitespace); empty for a document on one line (written compactly), one space
+/// when its second line is not indented.
+pub(crate) fn indent_unit(text: &str) -> &str {
+    let mut lines = text.lines();
+    let Some(second) = lines.nth(1) else {
+        return "";
+    };
+    let unit = &second[..second.len() - second.trim_start_matches([' ', '\t']).len()];
+    if unit.is_empty() { " " } else { unit }
 }
 
 /// The id Claude Code shows for cell `index`: its `id`, or `cell-N`.

@@ -145,15 +145,89 @@ struct Applied {
     language: String,
 }
 
+/// What changed in the `cells` array, for rewriting only that part of the text.
+enum CellChange {
+    /// Cell `i` is now this.
+    Replaced(usize, Json),
+    /// Cell `i` is gone.
+    Deleted(usize),
+    /// This cell is new at position `i`.
+    Inserted(usize, Json),
+}
+
+/// The leading whitespace of the line `at` is on.
+fn line_indent(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..at];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// The whitespace just before `at` (what separates a cell from the `[` or `,` before it).
+fn whitespace_before(text: &str, at: usize) -> &str {
+    let before = &text[..at];
+    &before[before.trim_end_matches([' ', '\t', '\r', '\n']).len()..]
+}
+
+/// `text` with `change` made to its `cells` array at `spans`: everything else, the other
+/// cells included, stays as written (escapes, indentation with tabs, a minified layout),
+/// so a one-cell edit is a one-cell diff. New text is laid out in the document's own
+/// indentation (`unit` per level) and line endings.
+fn splice(text: &str, spans: &notebook::CellSpans, change: &CellChange, unit: &str) -> String {
+    let crlf = fsutil::is_pure_crlf(text);
+    let render = |value: &Json, base: &str| {
+        let out = value.to_pretty_at(unit, base);
+        if crlf { fsutil::lf_to_crlf(&out) } else { out }
+    };
+    let cells = &spans.cells;
+    let (range, replacement) = match change {
+        CellChange::Replaced(i, cell) => {
+            let r = cells[*i].clone();
+            (r.clone(), render(cell, line_indent(text, r.start)))
+        }
+        CellChange::Deleted(i) => match (cells.len(), *i) {
+            // The last cell: an empty array.
+            (1, _) => (spans.array.clone(), "[]".to_owned()),
+            // From the end of the cell before (its `,` and the whitespace go too).
+            (_, i) if i > 0 => (cells[i - 1].end..cells[i].end, String::new()),
+            // The first of several: up to the next one.
+            (_, _) => (cells[0].start..cells[1].start, String::new()),
+        },
+        CellChange::Inserted(at, cell) => {
+            if cells.is_empty() {
+                let array = Json::Arr(vec![cell.clone()]);
+                (
+                    spans.array.clone(),
+                    render(&array, line_indent(text, spans.array.start)),
+                )
+            } else if *at < cells.len() {
+                let p = cells[*at].start;
+                let new = render(cell, line_indent(text, p));
+                (p..p, format!("{new},{}", whitespace_before(text, p)))
+            } else {
+                let last = &cells[cells.len() - 1];
+                let new = render(cell, line_indent(text, last.start));
+                (
+                    last.end..last.end,
+                    format!(",{}{new}", whitespace_before(text, last.start)),
+                )
+            }
+        }
+    };
+    let mut out = String::with_capacity(text.len() + replacement.len());
+    out.push_str(&text[..range.start]);
+    out.push_str(&replacement);
+    out.push_str(&text[range.end..]);
+    out
+}
+
 /// Applies the edit to the notebook text in memory.
 fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
-    let mut nb = notebook::parse(text).map_err(|e| match e {
+    let (mut nb, spans) = notebook::parse_with_cells(text).map_err(|e| match e {
         notebook::ParseError::TooManyValues => {
             refusal(format!("Notebook cannot be edited: {e}."), 6)
         }
         notebook::ParseError::Invalid { .. } => refusal("Notebook is not valid JSON.", 6),
     })?;
-    let indent = notebook::detect_indent(text);
     let language = notebook::language(&nb);
     let (major, minor) = (
         nb.get("nbformat").and_then(Json::as_u64).unwrap_or(4),
@@ -186,6 +260,7 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
         .any(|c| matches!(c.get("source"), Some(Json::Arr(_))));
     let mut result_id = input.cell_id.clone();
     let cell_type;
+    let change;
     match mode {
         EditMode::Delete => {
             let i = index.unwrap_or(0);
@@ -195,6 +270,7 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
                 .unwrap_or("code")
                 .to_owned();
             cells.remove(i);
+            change = CellChange::Deleted(i);
         }
         EditMode::Insert => {
             let Some(kind) = input.cell_type else {
@@ -222,11 +298,22 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
                 source_value(&input.new_source, as_list),
             ));
             cells.insert(at, Json::Obj(cell));
+            change = CellChange::Inserted(at, cells[at].clone());
             cell_type = kind.as_str().to_owned();
         }
         EditMode::Replace => {
             let i = index.unwrap_or(0);
             let cell = &mut cells[i];
+            if !matches!(cell, Json::Obj(_)) {
+                return Err(refusal(
+                    format!(
+                        "Cell \"{}\" is not a cell (a JSON object) but {}: the notebook is malformed there; delete the cell or fix the file.",
+                        input.cell_id.as_deref().unwrap_or_default(),
+                        cell.kind()
+                    ),
+                    6,
+                ));
+            }
             let old_type = cell
                 .get("cell_type")
                 .and_then(Json::as_str)
@@ -244,21 +331,31 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
             if new_type == "code" {
                 cell.set("execution_count", Json::Null);
                 cell.set("outputs", Json::Arr(Vec::new()));
+                // nbformat 4 allows `attachments` on markdown and raw cells only.
+                if let Json::Obj(entries) = cell {
+                    entries.retain(|(k, _)| k != "attachments");
+                }
             } else if let Json::Obj(entries) = cell {
                 entries.retain(|(k, _)| k != "outputs" && k != "execution_count");
             }
+            change = CellChange::Replaced(i, cell.clone());
             cell_type = new_type;
         }
     }
-    let mut updated = nb.to_pretty(indent);
-    if text.ends_with('\n') {
-        updated.push('\n');
-    }
-    // A notebook saved with CRLF line endings keeps them (a one-cell edit must not show
-    // every line as changed).
-    if fsutil::is_pure_crlf(text) {
-        updated = fsutil::lf_to_crlf(&updated);
-    }
+    let updated = match &spans {
+        Some(spans) => splice(text, spans, &change, notebook::indent_unit(text)),
+        // Not reached (a `cells` array always has its spans); the whole document then.
+        None => {
+            let mut updated = nb.to_pretty(notebook::detect_indent(text));
+            if text.ends_with('\n') {
+                updated.push('\n');
+            }
+            if fsutil::is_pure_crlf(text) {
+                updated = fsutil::lf_to_crlf(&updated);
+            }
+            updated
+        }
+    };
     Ok(Applied {
         updated,
         cell_id: result_id,

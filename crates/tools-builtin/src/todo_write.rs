@@ -28,8 +28,10 @@ pub enum TodoStatus {
     Completed,
 }
 
-/// One todo item. Other keys are dropped, as Claude Code's (non-strict) item schema drops
-/// them: a model that adds the older `id` or `priority` is not refused.
+/// One todo item.
+//
+// Other keys are dropped, as Claude Code's (non-strict) item schema drops them: a model that
+// adds the older `id` or `priority` is not refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TodoItem {
     /// The task, in imperative form (e.g. "Run the tests")

@@ -43,7 +43,7 @@ pub struct ToolSearchInput {
     /// Query to find deferred tools. Use "select:<tool_name>" for direct selection, or keywords to search.
     pub query: String,
     /// Maximum number of results to return (default: 5)
-    pub max_results: Option<u32>,
+    pub max_results: Option<u64>,
 }
 
 /// Output of the ToolSearch tool (Claude Code's shape).
@@ -643,9 +643,9 @@ impl TypedTool for ToolSearch {
         _progress: ProgressSender,
     ) -> Result<ToolResult<ToolSearchOutput>, ToolError> {
         let index = index_for(&ctx);
-        let max = input
-            .max_results
-            .map_or(DEFAULT_MAX_RESULTS, |m| m as usize);
+        let max = input.max_results.map_or(DEFAULT_MAX_RESULTS, |m| {
+            usize::try_from(m).unwrap_or(usize::MAX)
+        });
         let matches = index.search(&input.query, max);
         let pending: Vec<String> = ctx
             .options()

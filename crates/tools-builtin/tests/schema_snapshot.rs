@@ -55,6 +55,22 @@ fn sorted_enum(t: &str) -> String {
     }
 }
 
+/// Every `description` string in `schema`, however deep.
+fn all_descriptions<'a>(schema: &'a Value, out: &mut Vec<&'a str>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("description", Value::String(d)) => out.push(d),
+                    _ => all_descriptions(value, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| all_descriptions(v, out)),
+        _ => {}
+    }
+}
+
 #[test]
 fn every_tool_matches_claude_code_input_fields() {
     let expected: Value =
@@ -142,6 +158,17 @@ fn every_tool_matches_claude_code_input_fields() {
                 err.to_model_text()
                     .contains("An unexpected parameter `__unknown__` was provided"),
                 "{name}"
+            );
+        }
+        // Descriptions are for the model: none at the top (the type's doc comment), no
+        // rustdoc links or notes on Claude Code anywhere.
+        assert!(schema.get("description").is_none(), "{name}: {schema}");
+        let mut descriptions = Vec::new();
+        all_descriptions(&schema, &mut descriptions);
+        for d in descriptions {
+            assert!(
+                !d.contains("[`") && !d.contains("Claude Code"),
+                "{name}: a Rust doc in the schema: {d}"
             );
         }
         // Every field has a description for the model.

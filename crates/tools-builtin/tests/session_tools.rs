@@ -147,7 +147,9 @@ async fn todo_write_refuses_bad_lists() {
     .await
     .unwrap_err();
     assert!(
-        err.contains("`started`") && err.contains("in_progress"),
+        err.contains(
+            "The parameter `todos[0].status` must be one of \"pending\", \"in_progress\", \"completed\", but is \"started\""
+        ),
         "{err}"
     );
     let err = step(

@@ -182,7 +182,12 @@ async fn status_transitions_are_reported() {
     );
     // Not a status.
     let bad = common::fail(&TaskUpdate, &ctx, json!({"taskId": "1", "status": "done"})).await;
-    assert!(bad.text.contains("unknown variant `done`"), "{}", bad.text);
+    assert!(
+        bad.text.contains("The parameter `status` must be one of")
+            && bad.text.contains("but is \"done\""),
+        "{}",
+        bad.text
+    );
 }
 
 #[tokio::test]

@@ -87,7 +87,7 @@ impl Tiny {
             json!({"name": "flags", "description": "Has _meta flags", "inputSchema": obj(json!({})),
                    "_meta": {"anthropic/alwaysLoad": true, "anthropic/maxResultSizeChars": 900000,
                              "anthropic/requiresUserInteraction": true, "anthropic/searchHint": "flag things"}}),
-            json!({"name": "add_tool", "description": "Registers the `dynamic` tool and sends list_changed (`times` times, default once)", "inputSchema": obj(json!({"times": {"type": "integer"}}))}),
+            json!({"name": "add_tool", "description": "Registers the `dynamic` tool (or with `remove`, takes it away) and sends list_changed (`times` times, default once)", "inputSchema": obj(json!({"times": {"type": "integer"}, "remove": {"type": "boolean"}}))}),
             json!({"name": "protocol_error", "description": "Answers with a JSON-RPC error", "inputSchema": obj(json!({}))}),
             // An object, so rmcp passes it on, but not a usable JSON Schema.
             json!({"name": "bad_schema", "description": "Invalid input schema",
@@ -309,11 +309,12 @@ impl ServerHandler for Tiny {
                 ))
             }
             "add_tool" => {
-                self.dynamic.store(true, Ordering::SeqCst);
+                let remove = args["remove"] == true;
+                self.dynamic.store(!remove, Ordering::SeqCst);
                 for _ in 0..args["times"].as_u64().unwrap_or(1) {
                     let _ = context.peer.notify_tool_list_changed().await;
                 }
-                Ok(text_result("added"))
+                Ok(text_result(if remove { "removed" } else { "added" }))
             }
             "dynamic" => Ok(text_result("dynamic ok")),
             "protocol_error" => Err(ErrorData::invalid_params("bad params on purpose", None)),

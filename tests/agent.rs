@@ -543,7 +543,14 @@ fn tool_search_off_answers_a_tool_search_call_as_unknown() {
 fn a_deferred_tool_called_unloaded_gets_the_schema_hint() {
     let dir = tempfile::tempdir().unwrap();
     let stringly = json!({"todos": "check the build"});
-    let early = turn(None, &[("toolu_early", "TodoWrite", stringly.clone())]);
+    // TaskOutput, by its old name: the hint names the tool.
+    let early = turn(
+        None,
+        &[
+            ("toolu_early", "TodoWrite", stringly.clone()),
+            ("toolu_alias", "BashOutput", json!({"task_id": ["x"]})),
+        ],
+    );
     let search = turn(
         None,
         &[(
@@ -582,6 +589,12 @@ fn a_deferred_tool_called_unloaded_gets_the_schema_hint() {
                  retry this call.</tool_use_error>"
             )
             && text.contains("This tool's schema was not sent to the API"),
+        "{text}"
+    );
+    let alias = &results(&seen[1].messages()[2])[1].1;
+    let text = alias["content"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("call ToolSearch with query \"select:TaskOutput\""),
         "{text}"
     );
     let late = &results(&seen[3].messages()[6])[0].1;

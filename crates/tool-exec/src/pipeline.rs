@@ -178,6 +178,21 @@ pub struct CallOutcome {
     pub input_rewritten: Option<Value>,
 }
 
+/// After an accepted call (run or not) whose PreToolUse hook said `continue: false`: the
+/// `hook_stopped_continuation` note for the model.
+fn note_stopped(out: &mut CallOutcome) {
+    if let Some(reason) = &out.stop_turn {
+        let text = match reason {
+            Some(r) => format!("Execution stopped by hook: {r}"),
+            None => "Execution stopped by hook".to_owned(),
+        };
+        out.messages_after.push(Message::Attachment(Attachment::new(
+            "hook_stopped_continuation",
+            text,
+        )));
+    }
+}
+
 impl CallOutcome {
     fn new(tool_use: &ToolUse, result: ToolResultBlock, ending: Ending) -> Self {
         Self {
@@ -499,6 +514,8 @@ impl Pipeline {
                 source,
                 reason,
             } => {
+                // The permission is decided here, whatever happens to the call next.
+                tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
                 let decided = model_fields_restored(decided, observed.as_ref(), input.clone());
                 // An input a hook or the user changed goes through the schema and the
                 // tool's validation again: a rewrite the tool cannot take is refused with
@@ -512,8 +529,11 @@ impl Pipeline {
                     {
                         Ok(checked) => checked,
                         Err(mut out) => {
+                            out.decision = Some(("accept", source));
+                            out.decision_reason = reason;
                             // A hook's `continue: false` still ends the turn.
                             out.stop_turn = stop;
+                            note_stopped(&mut out);
                             return *out;
                         }
                     }
@@ -550,13 +570,15 @@ impl Pipeline {
                 return out;
             }
         };
-        tracing::info!(target: "toolwright::tool_decision", decision = "accept", source, tool_name = %tool_use.name, "tool_decision");
         // Cancelled while the permission was decided: the call must not start (its first
         // step may already act, such as sending an MCP request).
         if ctx.is_cancelled() {
             let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
             out.messages_before = messages_before;
             out.stop_turn = stop;
+            out.decision = Some(("accept", source));
+            out.decision_reason = decision_reason;
+            note_stopped(&mut out);
             return out;
         }
         // The input that runs may not be the one the call was scheduled by: a hook's or the
@@ -577,6 +599,9 @@ impl Pipeline {
                 let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
                 out.messages_before = messages_before;
                 out.stop_turn = stop;
+                out.decision = Some(("accept", source));
+                out.decision_reason = decision_reason;
+                note_stopped(&mut out);
                 return out;
             }
         }
@@ -716,16 +741,7 @@ impl Pipeline {
         let mut before = messages_before;
         before.append(&mut out.messages_before);
         out.messages_before = before;
-        if let Some(reason) = &out.stop_turn {
-            let text = match reason {
-                Some(r) => format!("Execution stopped by hook: {r}"),
-                None => "Execution stopped by hook".to_owned(),
-            };
-            out.messages_after.push(Message::Attachment(Attachment::new(
-                "hook_stopped_continuation",
-                text,
-            )));
-        }
+        note_stopped(&mut out);
         out.decision = Some(("accept", source));
         out.decision_reason = decision_reason;
         out.input_rewritten = (input != model_input).then_some(input);

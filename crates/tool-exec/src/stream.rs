@@ -66,6 +66,30 @@ pub enum StreamError {
     /// The stream ended without `message_stop`.
     #[error("the stream ended before message_stop (truncated response)")]
     Truncated,
+    /// One event (a line, its data, or a tool_use block's accumulated input) passed
+    /// [`MAX_EVENT_BYTES`]: a response no model sends, which would otherwise grow without
+    /// bound.
+    #[error(
+        "the stream's {what} passed {limit} bytes (no response of the Messages API is that large)"
+    )]
+    TooLarge {
+        /// What grew too large (`line`, `event data`, `tool_use input`).
+        what: &'static str,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+}
+
+/// The most one line, one event's data, or one tool_use block's input may hold (32 MiB): far
+/// past what a model writes in one response, and a bound on what a broken or hostile
+/// endpoint can make the parser keep.
+pub const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
+
+fn too_large(what: &'static str) -> StreamError {
+    StreamError::TooLarge {
+        what,
+        limit: MAX_EVENT_BYTES,
+    }
 }
 
 #[derive(Debug)]
@@ -103,10 +127,15 @@ impl AnthropicStream {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        let before = self.pending.len();
         self.pending.push_str(chunk);
         // The complete lines are taken out at once and the rest kept: draining line by line
-        // would move the rest of a large chunk once per line.
-        let Some(last) = self.pending.rfind('\n') else {
+        // would move the rest of a large chunk once per line. Only the new text is searched:
+        // a long line arriving in many chunks is not scanned again with each one.
+        let Some(last) = chunk.rfind('\n').map(|i| before + i) else {
+            if self.pending.len() > MAX_EVENT_BYTES {
+                return self.fail(too_large("line"), Vec::new());
+            }
             return Ok(Vec::new());
         };
         let rest = self.pending.split_off(last + 1);
@@ -177,6 +206,9 @@ impl AnthropicStream {
                     self.data_line = self.line_no;
                 } else {
                     self.data.push('\n');
+                }
+                if self.data.len() + value.len() > MAX_EVENT_BYTES {
+                    return Err(too_large("event data"));
                 }
                 self.data.push_str(value);
             }
@@ -286,7 +318,11 @@ impl AnthropicStream {
                 let delta = &json["delta"];
                 match (self.blocks.get_mut(&i), delta["type"].as_str()) {
                     (Some(Block::ToolUse { json: acc, .. }), Some("input_json_delta")) => {
-                        acc.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                        let part = delta["partial_json"].as_str().unwrap_or_default();
+                        if acc.len() + part.len() > MAX_EVENT_BYTES {
+                            return Err(too_large("tool_use input"));
+                        }
+                        acc.push_str(part);
                     }
                     (Some(Block::Text), Some("text_delta")) => {
                         out.push(StreamEvent::Text(
@@ -471,6 +507,52 @@ mod tests {
             .feed("data: {\"type\": \"content_block_delta\"\n\n")
             .unwrap_err();
         assert!(matches!(err, StreamError::Malformed { .. }), "{err}");
+    }
+
+    #[test]
+    fn an_event_past_the_limit_is_refused_whatever_the_chunks() {
+        // A line that never ends, fed in pieces: refused once it passes the limit.
+        let mut parser = AnthropicStream::new();
+        let piece = "x".repeat(1024 * 1024);
+        let mut refused = None;
+        for _ in 0..(MAX_EVENT_BYTES / piece.len() + 2) {
+            if let Err(e) = parser.feed(&piece) {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert_eq!(refused, Some(too_large("line")));
+        // A tool_use input past the limit, in deltas of ordinary lines.
+        let mut parser = AnthropicStream::new();
+        parser
+            .feed("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Write\",\"input\":{}}}\n\n")
+            .unwrap();
+        let delta = format!(
+            "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}}}\n\n",
+            "y".repeat(4 * 1024 * 1024)
+        );
+        let mut refused = None;
+        for _ in 0..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
+            if let Err(e) = parser.feed(&delta) {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert_eq!(refused, Some(too_large("tool_use input")));
+        // Under the limit, a long line in many chunks parses as one.
+        let mut parser = AnthropicStream::new();
+        let text = format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{}\"}}}}\n\n",
+            "m".repeat(100_000)
+        );
+        let mut events = Vec::new();
+        for chunk in text.as_bytes().chunks(7) {
+            events.extend(parser.feed(std::str::from_utf8(chunk).unwrap()).unwrap());
+        }
+        assert!(
+            matches!(&events[..], [StreamEvent::MessageStart { id }] if id.len() == 100_000),
+            "{events:?}"
+        );
     }
 
     #[test]

@@ -773,6 +773,16 @@ async fn a_hook_rewrite_the_tool_cannot_take_is_refused_before_the_call() {
         "<tool_use_error>InputValidationError: the input as changed by a hook or the permission prompt is not valid: Edit failed due to the following issue:\nThe parameter `ms` type is expected as `number` but provided as `string`</tool_use_error>"
     );
     assert!(log.lock().unwrap().started.is_empty());
+    // The hook accepted the call: the outcome says so (what `tool_result` reports).
+    assert_eq!(out.decision, Some(("accept", "hook")));
+    assert!(
+        matches!(
+            out.decision_reason,
+            Some(tool_core::DecisionReason::Hook { .. })
+        ),
+        "{:?}",
+        out.decision_reason
+    );
     // The same hook's `continue: false` still ends the turn.
     let pipeline = Pipeline::new(
         fixed(PermissionResult::allow(), None),
@@ -788,6 +798,14 @@ async fn a_hook_rewrite_the_tool_cannot_take_is_refused_before_the_call() {
     let out = run_in(&pipeline, &common::ctx(&log), "Edit", json!({"ms": 1})).await;
     assert_eq!(out.ending, Ending::InvalidInput);
     assert_eq!(out.stop_turn, Some(Some("policy".into())));
+    assert!(
+        out.messages_after
+            .iter()
+            .any(|m| matches!(m, Message::Attachment(a)
+            if a.kind == "hook_stopped_continuation")),
+        "{:?}",
+        out.messages_after
+    );
     // A rewrite it can take runs.
     let pipeline = Pipeline::new(
         fixed(PermissionResult::allow(), None),

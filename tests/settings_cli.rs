@@ -292,6 +292,26 @@ fn a_refused_ask_says_why_and_whether_a_rule_could_help() {
         hook_ask.contains("confirm every command") && !hook_ask.contains("allow rule"),
         "{hook_ask}"
     );
+    // A tool that always asks the user (AskUserQuestion) is settled by no rule either, even
+    // one that names it.
+    let call = json!({"type": "tool_use", "id": "t1", "name": "AskUserQuestion",
+        "input": {"questions": [{"question": "Which?", "header": "Pick",
+            "options": [{"label": "a", "description": "A"}, {"label": "b", "description": "B"}],
+            "multiSelect": false}]}});
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --settings '{"permissions": {"allow": ["AskUserQuestion"]}}' -"#,
+        &format!("{call}\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let asked = message["content"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        asked.contains("Prompts are not available") && !asked.contains("allow rule"),
+        "{asked}"
+    );
 }
 
 /// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop

@@ -130,6 +130,26 @@ impl ToolPermissionContext {
         }
         self.mode = mode;
     }
+
+    /// Whether plan mode holds back calls that change things: plan mode without bypass
+    /// available (with it, plan mode allows as bypass does).
+    pub fn plan_mode_refuses_changes(&self) -> bool {
+        self.mode == PermissionMode::Plan && !self.bypass_available
+    }
+
+    /// Plan mode's refusal of a call of `tool` that would change things: what the
+    /// permission engine answers, and what a tool whose changes the engine cannot see (a
+    /// durable cron job's file, a new worktree) answers from its own permission check.
+    pub fn plan_mode_refusal(tool: &str) -> PermissionResult {
+        PermissionResult::deny(
+            format!(
+                "Plan mode is active: {tool} would make changes, and only read-only tools run until the plan is approved with ExitPlanMode."
+            ),
+            DecisionReason::Mode {
+                mode: PermissionMode::Plan,
+            },
+        )
+    }
 }
 
 /// Why a decision was reached; shown to users and written to telemetry.

@@ -975,19 +975,21 @@ impl PermissionEngine {
             _ => String::new(),
         };
         // A safety check's ask, an ask rule's and a hook's are settled by no allow rule
-        // (ask rules and hooks' asks outrank allow rules): saying one would help would send
-        // the model, or the user, to the settings for nothing.
-        let settled_by_rule = !matches!(
-            ask,
-            PermissionResult::Ask {
-                reason: Some(
-                    DecisionReason::SafetyCheck { .. }
-                        | DecisionReason::Rule { .. }
-                        | DecisionReason::Hook { .. }
-                ),
-                ..
-            }
-        );
+        // (ask rules and hooks' asks outrank allow rules), nor is a tool's that always asks
+        // the user (AskUserQuestion, ExitPlanMode): saying one would help would send the
+        // model, or the user, to the settings for nothing.
+        let settled_by_rule = !tool.requires_user_interaction()
+            && !matches!(
+                ask,
+                PermissionResult::Ask {
+                    reason: Some(
+                        DecisionReason::SafetyCheck { .. }
+                            | DecisionReason::Rule { .. }
+                            | DecisionReason::Hook { .. }
+                    ),
+                    ..
+                }
+            );
         let hint = if settled_by_rule {
             " (an allow rule in the settings would let it run)"
         } else {
@@ -1068,19 +1070,14 @@ impl PermissionEngine {
         // A read-only command a safety check asks about (a path it cannot check, a tree
         // too large to check) is asked about, not refused as a change.
         let read_only_ask = f.kind == Kind::Ask && f.immune && read_only_command == Some(true);
-        if perm.mode == PermissionMode::Plan
-            && !perm.bypass_available
+        if perm.plan_mode_refuses_changes()
             && !read_only_ask
             && Self::changes_the_world(tool, input, f.kind == Kind::Allow, read_only_command)
+            && let PermissionResult::Deny { message, reason } =
+                ToolPermissionContext::plan_mode_refusal(name)
         {
             return Explanation::from_finding(
-                Finding::new(
-                    Kind::Deny,
-                    format!(
-                        "Plan mode is active: {name} would make changes, and only read-only tools run until the plan is approved with ExitPlanMode."
-                    ),
-                )
-                .reason(DecisionReason::Mode { mode: PermissionMode::Plan }),
+                Finding::new(Kind::Deny, message).reason(reason),
                 None,
             );
         }

@@ -254,27 +254,102 @@ pub fn parse_cron(expr: &str) -> Result<Cron, CronError> {
         expr: expr.to_owned(),
         reason,
     };
-    let mut cron = Cron::new(trimmed);
-    if !trimmed.starts_with('@') {
-        let fields: Vec<&str> = trimmed.split_whitespace().collect();
-        if fields.len() != 5 {
-            return Err(invalid(format!(
-                "expected 5 fields, found {}",
-                fields.len()
-            )));
-        }
-        check_words(&fields).map_err(invalid)?;
-        // croner treats a day field as unrestricted only when it is exactly `*` (or `?`), and
-        // otherwise ORs the two. Vixie cron also counts a field starting with `*` as
-        // unrestricted; then the days must match both fields (the unrestricted one matches
-        // every day it allows), which croner's AND mode gives. When either is exactly `*`,
-        // croner ignores the mode and lets the other one decide, the same result.
-        let star = |f: &str| f.starts_with(['*', '?']);
-        if star(fields[2]) || star(fields[4]) {
-            cron.with_dom_and_dow();
+    if trimmed.starts_with('@') {
+        return Cron::new(trimmed)
+            .parse()
+            .map_err(|e| invalid(e.to_string().trim_end_matches('.').to_owned()));
+    }
+    let mut fields: Vec<&str> = trimmed.split_whitespace().collect();
+    if fields.len() != 5 {
+        return Err(invalid(format!(
+            "expected 5 fields, found {}",
+            fields.len()
+        )));
+    }
+    check_lists(&fields).map_err(invalid)?;
+    check_words(&fields).map_err(invalid)?;
+    // `7L` (the last Sunday, 7 being Sunday as 0 is) is croner's `0L`.
+    let weekdays = fields[4]
+        .split(',')
+        .map(|item| {
+            if item.eq_ignore_ascii_case("7l") {
+                "0L"
+            } else {
+                item
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    fields[4] = &weekdays;
+    let mut cron = Cron::new(&fields.join(" "));
+    // croner treats a day field as unrestricted only when it is exactly `*` (or `?`), and
+    // otherwise ORs the two. Vixie cron also counts a field starting with `*` as
+    // unrestricted; then the days must match both fields (the unrestricted one matches every
+    // day it allows), which croner's AND mode gives. When either is exactly `*`, croner
+    // ignores the mode and lets the other one decide, the same result.
+    let star = |f: &str| f.starts_with(['*', '?']);
+    if star(fields[2]) || star(fields[4]) {
+        cron.with_dom_and_dow();
+    }
+    cron.parse()
+        .map_err(|e| invalid(e.to_string().trim_end_matches('.').to_owned()))
+}
+
+/// The ranges of the five fields, in order.
+const FIELD_RANGES: [(u32, u32); 5] = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)];
+
+/// The shape of each field's list, before croner reads it: no empty item (`1,,2`, a
+/// trailing `,`), no sign (`+5`), numbers within the field's range (croner's "Number out of
+/// bounds" names neither), steps of at least 1, and `L` in the day-of-week field only after a
+/// day (`5L`, the last Friday).
+fn check_lists(fields: &[&str]) -> Result<(), String> {
+    for (index, field) in fields.iter().enumerate() {
+        let name = FIELD_NAMES[index];
+        let (low, high) = FIELD_RANGES[index];
+        for item in field.split(',') {
+            if item.is_empty() {
+                return Err(format!(
+                    "the {name} field \"{field}\" has an empty item in its list"
+                ));
+            }
+            if item.starts_with('-') || item.contains('+') {
+                return Err(format!(
+                    "the {name} field \"{field}\" has a sign in \"{item}\": write plain numbers"
+                ));
+            }
+            if index == 4 && item.eq_ignore_ascii_case("l") {
+                return Err(
+                    "`L` in the day-of-week field needs a day before it (\"5L\": the last Friday of the month)"
+                        .to_owned(),
+                );
+            }
+            let (range, step) = match item.split_once('/') {
+                Some((range, step)) => (range, Some(step)),
+                None => (item, None),
+            };
+            if let Some(step) = step
+                && let Ok(n) = step.parse::<u32>()
+                && n == 0
+            {
+                return Err(format!(
+                    "the {name} field \"{field}\" has a step of 0 in \"{item}\""
+                ));
+            }
+            // The numbers of the range part (`#` gives the week in the day-of-week field).
+            let values = range.split('#').next().unwrap_or(range);
+            for number in values.split('-') {
+                let digits = number.trim_end_matches(['L', 'l', 'W', 'w']);
+                if let Ok(n) = digits.parse::<u32>()
+                    && !(low..=high).contains(&n)
+                {
+                    return Err(format!(
+                        "{n} is out of range in the {name} field \"{field}\" ({name} values are {low}-{high})"
+                    ));
+                }
+            }
         }
     }
-    cron.parse().map_err(|e| invalid(e.to_string()))
+    Ok(())
 }
 
 /// A job to schedule.
@@ -383,6 +458,8 @@ struct FileTask {
 /// The durable file as read: entries stay raw until each is checked on its own.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct CronFile {
+    /// Absent in a file with no jobs (`{}`), as an empty list.
+    #[serde(default)]
     tasks: Vec<serde_json::Value>,
 }
 
@@ -819,12 +896,12 @@ impl CronStore {
     /// (under its lock): other sessions' entries stay.
     pub fn delete(&self, id: &str) -> Result<Option<CronJob>, CronError> {
         let mut state = self.lock();
-        let file = state.read_file()?;
         if let Some(index) = state.session.iter().position(|j| j.id == id) {
             let removed = state.session.remove(index);
             state.order.remove(id);
             return Ok(Some(removed.snapshot()));
         }
+        let file = state.read_file()?;
         let not_found = || CronError::NotFound { id: id.to_owned() };
         if !file.entries.iter().any(|e| entry_id(e) == Some(id)) {
             return Err(not_found());
@@ -849,6 +926,11 @@ impl CronStore {
         state.write_file(file.entries, &lock)?;
         state.order.remove(id);
         Ok(job)
+    }
+
+    /// Whether `id` names a job of this session only (not in the durable file).
+    pub fn is_session_job(&self, id: &str) -> bool {
+        self.lock().session.iter().any(|j| j.id == id)
     }
 
     /// The jobs whose next fire time is at or before `now`, in fire-time order. Recurring
@@ -1056,13 +1138,18 @@ impl TypedTool for CronCreate {
         }
         Ok(())
     }
-    /// Touches only the session's own state: allowed, as Claude Code's default
-    /// `checkPermissions` allows (deny and ask rules still apply first).
+    /// A session-only job touches only the session's own state: allowed, as Claude Code's
+    /// default `checkPermissions` allows (deny and ask rules still apply first). A durable
+    /// one writes `.claude/scheduled_tasks.json`, which later sessions run: plan mode refuses
+    /// it, as any change.
     async fn check_permissions(
         &self,
-        _input: &CronCreateInput,
-        _ctx: &ToolUseContext,
+        input: &CronCreateInput,
+        ctx: &ToolUseContext,
     ) -> tool_core::PermissionResult {
+        if input.durable == Some(true) && ctx.permission().plan_mode_refuses_changes() {
+            return tool_core::ToolPermissionContext::plan_mode_refusal(Self::NAME);
+        }
         tool_core::PermissionResult::allow()
     }
     async fn call(
@@ -1333,13 +1420,20 @@ impl TypedTool for CronDelete {
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(100_000)
     }
-    /// Touches only the session's own state: allowed, as Claude Code's default
-    /// `checkPermissions` allows (deny and ask rules still apply first).
+    /// A session-only job's deletion touches only the session's own state: allowed, as
+    /// Claude Code's default `checkPermissions` allows (deny and ask rules still apply
+    /// first). A durable job's rewrites `.claude/scheduled_tasks.json`: plan mode refuses it,
+    /// as any change.
     async fn check_permissions(
         &self,
-        _input: &CronDeleteInput,
-        _ctx: &ToolUseContext,
+        input: &CronDeleteInput,
+        ctx: &ToolUseContext,
     ) -> tool_core::PermissionResult {
+        if ctx.permission().plan_mode_refuses_changes()
+            && !cron_store(ctx).is_session_job(&input.id)
+        {
+            return tool_core::ToolPermissionContext::plan_mode_refusal(Self::NAME);
+        }
         tool_core::PermissionResult::allow()
     }
     async fn call(

@@ -120,6 +120,25 @@ async fn read_plan_file(path: &Path, home: Option<&Path>) -> Result<Option<Strin
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// The plan `input` carries: its `plan` field (as hooks inject it), else the file
+/// `planFilePath` names (see [`read_plan_file`]); with that path.
+async fn plan_of(
+    input: &ExitPlanModeInput,
+    ctx: &ToolUseContext,
+) -> Result<(Option<String>, Option<String>), String> {
+    let file_path = input
+        .extra
+        .get("planFilePath")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let plan = match (input.extra.get("plan").and_then(Value::as_str), &file_path) {
+        (Some(plan), _) => Some(plan.to_owned()),
+        (None, Some(path)) => read_plan_file(&ctx.resolve_path(path), ctx.home()).await?,
+        (None, None) => None,
+    };
+    Ok((plan.filter(|p| !p.trim().is_empty()), file_path))
+}
+
 #[async_trait]
 impl TypedTool for ExitPlanMode {
     type Input = ExitPlanModeInput;
@@ -179,15 +198,24 @@ impl TypedTool for ExitPlanMode {
                 bad.tool
             )));
         }
+        // A `planFilePath` that is no plan file is refused before anyone is asked.
+        plan_of(input, ctx).await.map_err(ValidationError::new)?;
         Ok(())
     }
 
+    /// Always asks; the question shows the plan the user approves (the one the result then
+    /// hands the model).
     async fn check_permissions(
         &self,
-        _input: &ExitPlanModeInput,
-        _ctx: &ToolUseContext,
+        input: &ExitPlanModeInput,
+        ctx: &ToolUseContext,
     ) -> PermissionResult {
-        PermissionResult::ask("Exit plan mode?")
+        match plan_of(input, ctx).await {
+            Ok((Some(plan), _)) => {
+                PermissionResult::ask(format!("Exit plan mode and start on this plan?\n\n{plan}"))
+            }
+            _ => PermissionResult::ask("Exit plan mode?"),
+        }
     }
 
     async fn call(
@@ -196,18 +224,7 @@ impl TypedTool for ExitPlanMode {
         ctx: ToolUseContext,
         _progress: ProgressSender,
     ) -> Result<ToolResult<ExitPlanModeOutput>, ToolError> {
-        let file_path = input
-            .extra
-            .get("planFilePath")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let plan = match (input.extra.get("plan").and_then(Value::as_str), &file_path) {
-            (Some(plan), _) => Some(plan.to_owned()),
-            (None, Some(path)) => read_plan_file(&ctx.resolve_path(path), ctx.home())
-                .await
-                .map_err(ToolError::msg)?,
-            (None, None) => None,
-        };
+        let (plan, file_path) = plan_of(&input, &ctx).await.map_err(ToolError::msg)?;
         let permission = ctx.permission();
         let restore = permission
             .pre_plan_mode
@@ -216,7 +233,7 @@ impl TypedTool for ExitPlanMode {
             .filter(|m| *m != PermissionMode::BypassPermissions || permission.bypass_available)
             .unwrap_or_default();
         Ok(ToolResult::new(ExitPlanModeOutput {
-            plan: plan.filter(|p| !p.trim().is_empty()),
+            plan,
             is_agent: ctx.agent().is_some(),
             file_path,
         })

@@ -5,8 +5,9 @@
 //! - The interpreter is `python3 -u -c <driver>` or `node -e <driver>`, found on `PATH`,
 //!   started on the first call of its language in the context's cwd, in its own process
 //!   group (as Bash runs commands), with stdin from /dev/null, piped stdout and stderr, and
-//!   a pipe for requests as descriptor 3. Its working directory is its own from then on (a
-//!   later change of the session's cwd does not move it).
+//!   a pipe for requests as descriptor 3. When the session's cwd changes (EnterWorktree,
+//!   ExitWorktree), the next call first moves the interpreter there (`os.chdir`,
+//!   `process.chdir`), state kept; a `chdir` of the code's own holds until then.
 //! - A small driver protocol keeps calls apart: each call sends one JSON line
 //!   `{"code", "marker"}` on descriptor 3 with a fresh random marker (nothing the code runs
 //!   reads it: stdin is empty); the driver runs the code in one persistent namespace (a globals dict for Python, a `vm` context for Node), lets it write
@@ -40,7 +41,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -181,6 +182,10 @@ struct Interpreter {
     carry_err: Vec<u8>,
     /// A call was sent and has not finished: the interpreter's streams are not in step.
     busy: bool,
+    /// The session directory the interpreter was last moved to (where it started, at
+    /// first): when the session's cwd changes (EnterWorktree, ExitWorktree), the next call
+    /// moves it there first.
+    session_cwd: PathBuf,
 }
 
 #[derive(Debug, Default)]
@@ -301,6 +306,41 @@ impl TypedTool for Repl {
         let Some(interpreter) = slot.interpreter.as_mut() else {
             return Err(ToolError::msg("The interpreter could not be kept"));
         };
+        // The session moved (into a worktree, or back): the interpreter follows, keeping
+        // its state, so that relative paths mean what the session's other tools mean.
+        if interpreter.session_cwd != ctx.cwd() {
+            let to = ctx.cwd().to_path_buf();
+            let literal = serde_json::to_string(&to.to_string_lossy())
+                .map_err(|e| ToolError::msg(e.to_string()))?;
+            let code = match language {
+                Language::Python => format!("__import__('os').chdir({literal})"),
+                Language::Node => format!("process.chdir({literal})"),
+            };
+            let moved = interpreter.run(&code, self.timeout, &cancel).await;
+            match moved.end {
+                End::Done(Status { error: None }) => interpreter.session_cwd = to,
+                End::Done(Status { error: Some(error) }) => {
+                    return Err(ToolError::msg(format!(
+                        "The {} interpreter could not move to the session's directory {}: {}",
+                        language.as_str(),
+                        to.display(),
+                        error.trim()
+                    )));
+                }
+                _ => {
+                    if let Some(old) = slot.interpreter.take() {
+                        terminate(old).await;
+                    }
+                    slot.lost = Some("stopped while moving to the session's directory".to_owned());
+                    return Err(ToolError::msg(format!(
+                        "The {} interpreter stopped while moving to the session's directory {}; \
+                         the next call starts a fresh one",
+                        language.as_str(),
+                        to.display()
+                    )));
+                }
+            }
+        }
         let run = interpreter.run(&input.code, self.timeout, &cancel).await;
         let prefix = |text: String| match &restarted {
             Some(note) if text.is_empty() => note.clone(),
@@ -463,6 +503,7 @@ fn spawn_program(language: Language, program: &str, cwd: &Path) -> Result<Interp
         carry_out: Vec::new(),
         carry_err: Vec::new(),
         busy: false,
+        session_cwd: cwd.to_path_buf(),
     })
 }
 

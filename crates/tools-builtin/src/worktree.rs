@@ -20,13 +20,15 @@
 //!
 //! # Permissions
 //!
-//! Both tools leave `check_permissions` at its default (passthrough) and describe no
-//! permission subject, like the other built-in tools whose effect is not a write to one
-//! user file: what they write is git's own metadata (a branch, `.git/worktrees/`) and a
-//! checkout under `.claude/worktrees/`, which path rules are not meant to match (Claude Code
-//! exempts `.claude/worktrees/` from its protected paths for that reason). The permission
-//! engine therefore decides by tool-wide rules and the mode: the default mode asks. ExitWorktree
-//! with `remove` reports itself destructive, so plan mode refuses it.
+//! Both tools describe no permission subject, like the other built-in tools whose effect is
+//! not a write to one user file: what they write is git's own metadata (a branch,
+//! `.git/worktrees/`, the line `/.claude/worktrees/` in `info/exclude` so the checkout stays
+//! out of the main one's `git status`) and a checkout under `.claude/worktrees/`, which path
+//! rules are not meant to match (Claude Code exempts `.claude/worktrees/` from its protected
+//! paths for that reason). The permission engine therefore decides by tool-wide rules and
+//! the mode: the default mode asks. Plan mode refuses creating a worktree (EnterWorktree's
+//! own check, as the engine cannot see the change) and ExitWorktree with `remove`, which
+//! reports itself destructive.
 
 use std::borrow::Cow;
 use std::hash::{BuildHasher, Hasher};
@@ -235,6 +237,49 @@ async fn git_maybe(dir: &Path, args: &[&str]) -> Result<Option<String>, ToolErro
     Ok(run.success.then_some(run.stdout))
 }
 
+/// The line that keeps new worktrees out of the main checkout's `git status` and `git add
+/// -A` (which would stage a checkout as an embedded repository).
+const EXCLUDE_LINE: &str = "/.claude/worktrees/";
+
+/// Adds [`EXCLUDE_LINE`] to the repository's `info/exclude` (shared by its worktrees, never
+/// committed) when it is not there yet. Best effort: a repository whose exclude file
+/// cannot be written still gets its worktree.
+async fn exclude_worktrees_dir(cwd: &Path) {
+    let Ok(Some(common)) = git_maybe(cwd, &["rev-parse", "--git-common-dir"]).await else {
+        return;
+    };
+    // Relative to `cwd` when git prints it so (older gits have no `--path-format`).
+    let exclude = cwd.join(common.trim()).join("info").join("exclude");
+    let result = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+        let existing = match std::fs::read(&exclude) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let text = String::from_utf8_lossy(&existing);
+        if text.lines().any(|l| {
+            let l = l.trim();
+            l == EXCLUDE_LINE || l == ".claude/worktrees/" || l == "/.claude/worktrees"
+        }) {
+            return Ok(());
+        }
+        let mut updated = existing;
+        if !updated.is_empty() && !updated.ends_with(b"\n") {
+            updated.push(b'\n');
+        }
+        updated.extend_from_slice(EXCLUDE_LINE.as_bytes());
+        updated.push(b'\n');
+        if let Some(dir) = exclude.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        crate::fsutil::atomic_write(&exclude, &updated)
+    })
+    .await;
+    if let Ok(Err(e)) = result {
+        tracing::warn!("could not add {EXCLUDE_LINE} to the repository's info/exclude: {e}");
+    }
+}
+
 /// One entry of `git worktree list --porcelain`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct ListedWorktree {
@@ -427,6 +472,20 @@ impl TypedTool for EnterWorktree {
         }
     }
 
+    /// Creating a worktree (a branch and a checkout) is a change: plan mode refuses it, as
+    /// the permission engine refuses any change it can see. Entering an existing one
+    /// (`path`) only moves the session.
+    async fn check_permissions(
+        &self,
+        input: &EnterWorktreeInput,
+        ctx: &ToolUseContext,
+    ) -> tool_core::PermissionResult {
+        if input.path.is_none() && ctx.permission().plan_mode_refuses_changes() {
+            return tool_core::ToolPermissionContext::plan_mode_refusal(Self::NAME);
+        }
+        tool_core::PermissionResult::passthrough()
+    }
+
     async fn call(
         &self,
         input: EnterWorktreeInput,
@@ -527,6 +586,7 @@ async fn create(
     }
     let dir_arg = dir.display().to_string();
     git(cwd, &["worktree", "add", "-b", &branch, &dir_arg, "HEAD"]).await?;
+    exclude_worktrees_dir(cwd).await;
     let worktree_path = canonical(&dir);
     let from = original_branch.clone().unwrap_or_else(|| {
         format!(

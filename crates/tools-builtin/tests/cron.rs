@@ -270,12 +270,58 @@ async fn invalid_expressions_are_refused_with_the_reason() {
         "{}",
         err.text
     );
+    // Malformed lists, signs and numbers out of a field's range are named with the field.
+    for (expr, said) in [
+        (
+            "1,,2 * * * *",
+            "the minute field \"1,,2\" has an empty item in its list",
+        ),
+        (
+            "1, * * * *",
+            "the minute field \"1,\" has an empty item in its list",
+        ),
+        (
+            ",1 * * * *",
+            "the minute field \",1\" has an empty item in its list",
+        ),
+        ("+5 * * * *", "the minute field \"+5\" has a sign in \"+5\""),
+        (
+            "60 * * * *",
+            "60 is out of range in the minute field \"60\" (minute values are 0-59)",
+        ),
+        (
+            "0 9 * * 8",
+            "8 is out of range in the day-of-week field \"8\" (day-of-week values are 0-7)",
+        ),
+        (
+            "0 0 0 * *",
+            "0 is out of range in the day-of-month field \"0\" (day-of-month values are 1-31)",
+        ),
+        (
+            "0 0 1-40 * *",
+            "40 is out of range in the day-of-month field \"1-40\"",
+        ),
+        ("*/0 * * * *", "the minute field \"*/0\" has a step of 0"),
+        (
+            "0 0 * * L",
+            "`L` in the day-of-week field needs a day before it",
+        ),
+    ] {
+        let err = common::fail(&CronCreate, &ctx, json!({"cron": expr, "prompt": "x"})).await;
+        assert!(err.text.contains(said), "{expr}: {}", err.text);
+        assert!(!err.text.contains(".."), "{expr}: {}", err.text);
+    }
+
     // The store refuses too, for hosts that call it directly.
     let err = store
         .create(job("a b c d e", "x", true, false), at(10, 0, 0))
         .unwrap_err();
     assert!(matches!(err, CronError::InvalidExpression { .. }), "{err}");
     assert!(store.list().unwrap().is_empty());
+    // `7L` is the last Sunday, as `0L` is.
+    for expr in ["0 0 * * 7L", "0 0 * * 0L", "0 0 * * 7#1", "0 0 * * 5L"] {
+        common::text(&CronCreate, &ctx, json!({"cron": expr, "prompt": "x"})).await;
+    }
 }
 
 #[test]
@@ -490,7 +536,9 @@ async fn a_corrupt_file_is_reported_and_never_overwritten() {
     assert!(store.due_jobs(at(12, 0, 0)).is_err());
     assert_eq!(std::fs::read(&path).unwrap(), b"{\"tasks\": [oops");
 
-    // Once the file is removed the store works again.
+    // Once the file is removed (or holds no `tasks` at all) the store works again.
+    std::fs::write(&path, b"{}").unwrap();
+    assert!(store.list().unwrap().is_empty());
     std::fs::remove_file(&path).unwrap();
     assert!(store.list().unwrap().is_empty());
     common::text(
@@ -1006,4 +1054,60 @@ fn waiting_for_the_file_lock_does_not_hold_the_store() {
         matches!(answered, Ok((_, true))),
         "the store was held while waiting for the file lock: {answered:?}"
     );
+}
+
+/// Plan mode refuses what writes the durable file (a durable job, deleting one) and lets
+/// session-only jobs be made and deleted: they change nothing outside the session.
+#[tokio::test]
+async fn plan_mode_refuses_durable_jobs_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, _store, path) = session(dir.path());
+    // A durable job made before plan mode.
+    let durable = id_of(
+        &common::text(
+            &CronCreate,
+            &ctx,
+            json!({"cron": "0 9 * * *", "prompt": "report", "durable": true}),
+        )
+        .await,
+    );
+    let mut perm = ctx.permission().clone();
+    perm.set_mode(tool_core::PermissionMode::Plan);
+    let plan = ctx.clone().with_permission(perm);
+    let refused = |r: tool_core::PermissionResult| match r {
+        tool_core::PermissionResult::Deny { message, .. } => {
+            message.starts_with("Plan mode is active: ")
+        }
+        _ => false,
+    };
+    let check = |tool: &'static dyn Tool, input: Value| {
+        let plan = plan.clone();
+        async move {
+            let input = tool.parse_input(input).unwrap();
+            tool.check_permissions(&input, &plan).await
+        }
+    };
+    assert!(refused(
+        check(
+            &CronCreate,
+            json!({"cron": "0 9 * * *", "prompt": "x", "durable": true})
+        )
+        .await
+    ));
+    assert!(refused(check(&CronDelete, json!({"id": durable})).await));
+    assert!(!refused(
+        check(&CronCreate, json!({"cron": "0 9 * * *", "prompt": "x"})).await
+    ));
+    let session_job = id_of(
+        &common::text(
+            &CronCreate,
+            &plan,
+            json!({"cron": "0 9 * * *", "prompt": "x"}),
+        )
+        .await,
+    );
+    assert!(!refused(
+        check(&CronDelete, json!({"id": session_job})).await
+    ));
+    assert!(std::fs::read_to_string(&path).unwrap().contains(&durable));
 }

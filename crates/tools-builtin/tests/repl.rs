@@ -462,3 +462,43 @@ async fn a_cut_output_never_splits_a_character() {
     assert!(!out.contains('\u{fffd}'), "a character was split");
     assert!(out.starts_with("€€") && out.ends_with("€€"));
 }
+
+/// When the session's cwd changes (EnterWorktree, ExitWorktree), the interpreters follow it
+/// before the next call, their state kept: relative paths mean what the other tools mean,
+/// and an interpreter left in a removed worktree does not fail every call.
+#[tokio::test]
+async fn interpreters_follow_the_sessions_cwd_and_keep_their_state() {
+    let (dir, ctx) = ctx();
+    let root = ctx.cwd().to_path_buf();
+    let inner = root.join("work 'tree\" \\ é");
+    std::fs::create_dir(&inner).unwrap();
+    py(&ctx, "x = 41").await.unwrap();
+    node(&ctx, "globalThis.y = 7").await.unwrap();
+    let moved = ctx.clone().with_cwd(&inner);
+    assert_eq!(
+        py(&moved, "import os\nprint(os.getcwd())\nprint(x + 1)")
+            .await
+            .unwrap(),
+        format!("{}\n42", inner.display())
+    );
+    py(&moved, "open('made.txt', 'w').write('hi')")
+        .await
+        .unwrap();
+    assert!(inner.join("made.txt").is_file());
+    assert_eq!(
+        node(&moved, "console.log(process.cwd()); console.log(y)")
+            .await
+            .unwrap(),
+        format!("{}\n7", inner.display())
+    );
+    // Back, after the directory is gone: the interpreter moves back too.
+    std::fs::remove_dir_all(&inner).unwrap();
+    assert_eq!(
+        py(&ctx, "import os\nprint(os.getcwd())").await.unwrap(),
+        root.display().to_string()
+    );
+    // A chdir of the code's own holds while the session stays where it is.
+    py(&ctx, "os.chdir('/')").await.unwrap();
+    assert_eq!(py(&ctx, "print(os.getcwd())").await.unwrap(), "/");
+    drop(dir);
+}

@@ -241,8 +241,19 @@ async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
     let plan = home.join(".claude/plans/plan.md");
     std::fs::write(&plan, "# Plan\n- step").unwrap();
     let mode_ctx = |dir: &std::path::Path, mode| mode_ctx(dir, mode).with_home(Some(home.clone()));
-    // Plan mode set by the host (no EnterPlanMode): exit goes to `default`.
+    // Plan mode set by the host (no EnterPlanMode): exit goes to `default`. The question
+    // shows the plan the user approves.
     let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
+    let input = ExitPlanMode
+        .parse_input(json!({"planFilePath": plan.to_str().unwrap()}))
+        .unwrap();
+    match ExitPlanMode.check_permissions(&input, &ctx).await {
+        tool_core::PermissionResult::Ask { message, .. } => assert_eq!(
+            message,
+            "Exit plan mode and start on this plan?\n\n# Plan\n- step"
+        ),
+        other => panic!("{other:?}"),
+    }
     let (out, ctx) = step(
         &ExitPlanMode,
         ctx,
@@ -263,10 +274,16 @@ async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
 
     // A path the model made up, outside the plans directory, is not read.
     std::fs::write(dir.path().join("secret.txt"), "hunter2").unwrap();
+    // It is refused by validation, before anyone is asked to approve.
     let ctx = mode_ctx(dir.path(), PermissionMode::Plan);
-    let err = step(&ExitPlanMode, ctx, json!({"planFilePath": "secret.txt"}))
+    let input = ExitPlanMode
+        .parse_input(json!({"planFilePath": "secret.txt"}))
+        .unwrap();
+    let err = ExitPlanMode
+        .validate_input(&input, &ctx)
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .message;
     assert!(
         err.contains("is not a plan file") && !err.contains("hunter2"),
         "{err}"

@@ -122,6 +122,59 @@ async fn enter_creates_a_worktree_and_branch_and_moves_the_cwd() {
         .await
         .unwrap_err();
     assert!(err.contains("Already in a worktree session"), "{err}");
+    // The checkout stays out of the main one's status (and of `git add -A`), by a line in
+    // `info/exclude` written once.
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    let exclude = std::fs::read_to_string(root.join(".git/info/exclude")).unwrap();
+    assert_eq!(
+        exclude
+            .lines()
+            .filter(|l| *l == "/.claude/worktrees/")
+            .count(),
+        1,
+        "{exclude}"
+    );
+    let (_, _, back) = call(&ExitWorktree, &inside, json!({"action": "keep"}))
+        .await
+        .unwrap();
+    call(&EnterWorktree, &back, json!({"name": "second"}))
+        .await
+        .unwrap();
+    let exclude = std::fs::read_to_string(root.join(".git/info/exclude")).unwrap();
+    assert_eq!(
+        exclude
+            .lines()
+            .filter(|l| *l == "/.claude/worktrees/")
+            .count(),
+        1,
+        "{exclude}"
+    );
+}
+
+/// Plan mode refuses creating a worktree (a branch and a checkout), from the tool's own
+/// check: the permission engine sees no path the call writes.
+#[tokio::test]
+async fn plan_mode_refuses_creating_a_worktree() {
+    let (_tmp, root) = repo();
+    let mut perm = tool_core::ToolPermissionContext::default();
+    perm.set_mode(tool_core::PermissionMode::Plan);
+    let ctx = ToolUseContext::new(&root).with_permission(perm);
+    let input = EnterWorktree.parse_input(json!({"name": "p1"})).unwrap();
+    match EnterWorktree.check_permissions(&input, &ctx).await {
+        tool_core::PermissionResult::Deny { message, .. } => {
+            assert!(
+                message.starts_with("Plan mode is active: EnterWorktree would make changes"),
+                "{message}"
+            );
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    // Outside plan mode the tool has no opinion (the engine asks).
+    let ctx = ToolUseContext::new(&root);
+    assert!(matches!(
+        EnterWorktree.check_permissions(&input, &ctx).await,
+        tool_core::PermissionResult::Passthrough { .. }
+    ));
 }
 
 /// A name with `/` is flattened in the branch as in the directory, so `team/fix` and then
@@ -481,7 +534,12 @@ async fn exit_without_enter_is_an_error() {
     let err = call(&ExitWorktree, &ctx, json!({"action": "delete"}))
         .await
         .unwrap_err();
-    assert!(err.contains("`keep` or `remove`"), "{err}");
+    assert!(
+        err.contains(
+            "The parameter `action` must be one of \"keep\", \"remove\", but is \"delete\""
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -44,6 +44,7 @@ impl SessionArgs {
             mcp_config: self.mcp_config.clone(),
             strict_mcp_config: self.strict_mcp_config,
             connect_mcp_in_background: false,
+            offer_tool_search: true,
         }
     }
 }
@@ -105,6 +106,11 @@ pub struct SessionOptions {
     /// through [`Session::tools_changed`]; later changes are). Otherwise [`Session::open`]
     /// waits for every server.
     pub connect_mcp_in_background: bool,
+    /// Whether ToolSearch is among the tools: not where no model asks for deferred tools'
+    /// schemas (`serve`: an MCP client lists every tool's schema itself; `run` with tool
+    /// search off, as the agent loop would not offer it). The agent loop decides per
+    /// request and keeps it.
+    pub offer_tool_search: bool,
 }
 
 impl SessionOptions {
@@ -132,6 +138,7 @@ impl SessionOptions {
             mcp_config: Vec::new(),
             strict_mcp_config: false,
             connect_mcp_in_background: false,
+            offer_tool_search: true,
         }
     }
 }
@@ -273,28 +280,36 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// What makes the settings `options` name unusable, as [`Session::open`] refuses them: a
-/// project directory that cannot be resolved, or a `--settings` value that cannot be read or
-/// parsed. Empty when they can be used.
-pub(crate) fn settings_errors(options: &SessionOptions) -> Vec<String> {
-    let cwd = match std::fs::canonicalize(&options.cwd) {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            return vec![format!(
-                "cannot use {} as the project directory: {e}",
-                options.cwd.display()
-            )];
-        }
-    };
+/// The built-in tools of a session: those of this build its environment gates open
+/// (`CLAUDE_CODE_SIMPLE` included), minus those a tool-wide deny rule removes, and
+/// ToolSearch only when `offer_tool_search`.
+fn builtin_tools(engine: &PermissionEngine, offer_tool_search: bool) -> Vec<Arc<dyn Tool>> {
+    tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
+        engine.is_blanket_denied(t) || (!offer_tool_search && t.name() == "ToolSearch")
+    })
+}
+
+/// The built-in tools a session opened with `options` would have ([`builtin_tools`]), without
+/// opening it (no MCP server, no hooks): what `toolwright tools` lists.
+pub(crate) fn session_builtin_tools(
+    options: &SessionOptions,
+) -> Result<Vec<Arc<dyn Tool>>, String> {
+    let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| {
+        format!(
+            "cannot use {} as the project directory: {e}",
+            options.cwd.display()
+        )
+    })?;
     let trusted = options
         .trusted
         .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
-    let sources = options.settings_sources(&cwd, trusted);
-    load_permissions(&sources)
-        .command_line_errors()
-        .into_iter()
-        .map(|e| format!("bad --settings: {e}"))
-        .collect()
+    let loaded = load_permissions(&options.settings_sources(&cwd, trusted));
+    let fatal = loaded.command_line_errors();
+    if !fatal.is_empty() {
+        return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
+    }
+    let (engine, _) = PermissionEngine::new_lenient(&loaded.context, loaded.roots.clone());
+    Ok(builtin_tools(&engine, options.offer_tool_search))
 }
 
 fn session_id() -> String {
@@ -487,9 +502,7 @@ impl Session {
                 Some(manager)
             }
         };
-        let builtins = tool_registry::tools(tool_registry::ToolFilter::from_env(), |t| {
-            engine.is_blanket_denied(t)
-        });
+        let builtins = builtin_tools(&engine, options.offer_tool_search);
         let current_tools: tool_core::RefreshTools = {
             let mcp_tools = mcp.as_ref().map(tools_mcp::McpManager::refresh_tools_hook);
             let engine = Arc::clone(&engine);

@@ -840,6 +840,34 @@ fn tools_answers_environment_gates_from_the_settings_env() {
     let gated = names(&["tools", "--json", "--settings", &settings]);
     assert!(gated.iter().any(|n| n == "TaskCreate"), "{gated:?}");
     assert!(!gated.iter().any(|n| n == "TodoWrite"), "{gated:?}");
+    // A tool-wide deny rule removes a tool, as in a session; simple mode leaves Bash, Read
+    // and Edit; with tool search off there is no ToolSearch.
+    let denied = json!({"permissions": {"deny": ["WebFetch"]}}).to_string();
+    let listed = names(&["tools", "--json", "--settings", &denied]);
+    assert!(!listed.iter().any(|n| n == "WebFetch"), "{listed:?}");
+    assert!(plain.iter().any(|n| n == "WebFetch"), "{plain:?}");
+    let simple = json!({"env": {"CLAUDE_CODE_SIMPLE": "1"}}).to_string();
+    assert_eq!(
+        names(&["tools", "--json", "--settings", &simple]),
+        ["Bash", "Read", "Edit"]
+    );
+    assert!(plain.iter().any(|n| n == "ToolSearch"), "{plain:?}");
+    let off = json!({"env": {"ENABLE_TOOL_SEARCH": "false"}}).to_string();
+    let listed = names(&["tools", "--json", "--settings", &off]);
+    assert!(!listed.iter().any(|n| n == "ToolSearch"), "{listed:?}");
+    // `run` then answers a ToolSearch call as the agent loop would: no such tool.
+    let call = json!({"type": "tool_use", "id": "t1", "name": "ToolSearch",
+        "input": {"query": "select:Read"}});
+    let out = toolwright(
+        &["run", "--json", "--settings", &off, "-"],
+        dir.path(),
+        Some(&format!("{call}\n")),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"],
+        "<tool_use_error>Error: No such tool available: ToolSearch</tool_use_error>"
+    );
     // Settings that cannot be used stop the command, as they stop a session.
     for bad in [
         &["tools", "--settings", "missing.json"][..],
@@ -1601,9 +1629,20 @@ fn tools_reports_the_flags_of_a_real_input() {
     for name in ["Bash", "Edit", "Write"] {
         assert_eq!(flags(name), (json!(false), json!(false)), "{name}");
     }
-    // The table shows one line per tool.
+    // The table shows one line per tool; a flag that no input sets is `no`, one that
+    // depends on the input `by input`.
     let out = toolwright(&["tools"], dir.path(), None);
     let table = text(&out.stdout);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    assert_eq!(row("Write"), "Write no no", "{table}");
+    assert_eq!(row("Bash"), "Bash by input", "{table}");
+    assert_eq!(row("Read"), "Read yes yes", "{table}");
     let rows = table
         .lines()
         .filter(|l| l.starts_with("NotebookEdit"))

@@ -111,6 +111,17 @@ impl ToolSearchMode {
     }
 }
 
+/// Whether tool search is off in this environment (`ENABLE_TOOL_SEARCH`, a proxy's
+/// `ANTHROPIC_BASE_URL`), whatever the model: `run` then answers a ToolSearch call as the
+/// agent loop would, as a call of a tool that does not exist.
+pub fn off_in_env() -> bool {
+    let base_url = std::env::var("ANTHROPIC_BASE_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "https://api.anthropic.com".to_owned());
+    ToolSearchMode::from_env(base_url.trim()) == ToolSearchMode::Off
+}
+
 /// The API's definition of a tool.
 pub fn tool_definition(tool: &dyn Tool) -> Value {
     json!({"name": tool.name(), "description": tool.prompt(), "input_schema": tool.input_schema()})

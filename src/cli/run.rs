@@ -137,7 +137,8 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     let mut signals = Signals::install();
     // A signal while the session opens (MCP servers can take their startup timeout) ends
     // the run there: the servers being started go with the dropped future.
-    let options = args.session.options(false);
+    let mut options = args.session.options(false);
+    options.offer_tool_search = !toolwright::agent::tool_search::off_in_env();
     let opened = tokio::select! {
         opened = Session::open(&options) => opened,
         code = signals.next() => {

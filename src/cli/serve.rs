@@ -83,6 +83,9 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // `initialize` is answered at once: the MCP servers connect meanwhile.
     let mut options = args.session.options(false);
     options.connect_mcp_in_background = true;
+    // A client lists every tool's schema itself: ToolSearch's `tool_reference` answers
+    // would mean nothing to it.
+    options.offer_tool_search = false;
     let mut session = match Session::open(&options).await {
         Ok(s) => s,
         Err(e) => {

@@ -27,14 +27,16 @@ pub struct ToolsArgs {
 impl ToolsArgs {
     /// The session options whose settings' `env` decides the environment gates.
     pub fn options(&self) -> crate::session::SessionOptions {
-        crate::session::SessionArgs {
+        let mut options = crate::session::SessionArgs {
             settings: self.settings.clone(),
             mode: None,
             cwd: self.cwd.clone(),
             mcp_config: Vec::new(),
             strict_mcp_config: false,
         }
-        .options(false)
+        .options(false);
+        options.offer_tool_search = !toolwright::agent::tool_search::off_in_env();
+        options
     }
 }
 
@@ -61,19 +63,36 @@ fn describe(tool: &dyn Tool, schemas: bool) -> Value {
     v
 }
 
+/// Whether `tool`'s flag `key` (`read_only`, `concurrency_safe`) is true for some input
+/// though not for its smallest one: read again with each string field of that input set to
+/// `ls` (a command, a path, a pattern), which tells Bash (`ls` is read-only) from Write (no
+/// input makes it read-only).
+fn depends_on_input(tool: &dyn Tool, key: &str) -> bool {
+    let mut sample = tool_core::schema::probe_input(&tool.input_schema());
+    if let Value::Object(fields) = &mut sample {
+        for value in fields.values_mut().filter(|v| v.is_string()) {
+            *value = Value::from("ls");
+        }
+    }
+    match key {
+        "read_only" => tool.is_read_only(&sample),
+        "concurrency_safe" => tool.is_concurrency_safe(&sample),
+        _ => false,
+    }
+}
+
 /// Runs `toolwright tools`. The settings' `env` is already in this process's environment
 /// (see `main`), so the environment gates answer as they would in a session.
 pub fn run(args: &ToolsArgs) -> ExitCode {
     // Settings that cannot be used would leave the environment gates unanswered: the list
     // would be another session's.
-    let errors = crate::session::settings_errors(&args.options());
-    if !errors.is_empty() {
-        for error in errors {
+    let tools = match crate::session::session_builtin_tools(&args.options()) {
+        Ok(tools) => tools,
+        Err(error) => {
             eoutln!("toolwright: {error}");
+            return ExitCode::from(2);
         }
-        return ExitCode::from(2);
-    }
-    let tools = tool_registry::all_base_tools();
+    };
     if args.json {
         let list: Vec<Value> = tools
             .iter()
@@ -91,7 +110,18 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
         .iter()
         .map(|tool| {
             let v = describe(tool.as_ref(), false);
-            let flag = |key: &str| if v[key] == true { "yes" } else { "by input" };
+            // A flag that holds for the smallest input may still depend on the input
+            // (Bash's `ls` is read-only, `rm` is not): `by input` only for a tool that can
+            // answer both ways, `no` for one that never says yes.
+            let flag = |key: &str| {
+                if v[key] == true {
+                    "yes"
+                } else if depends_on_input(tool.as_ref(), key) {
+                    "by input"
+                } else {
+                    "no"
+                }
+            };
             (
                 tool.name().to_owned(),
                 flag("read_only"),

@@ -277,8 +277,8 @@ pub fn assemble_tool_pool(
 ) -> Vec<Arc<dyn Tool>> {
     let mut builtins = builtins;
     let mut mcp = mcp;
-    builtins.sort_by(|a, b| a.name().cmp(b.name()));
-    mcp.sort_by(|a, b| a.name().cmp(b.name()));
+    builtins.sort_by(|a, b| locale_order(a.name(), b.name()));
+    mcp.sort_by(|a, b| locale_order(a.name(), b.name()));
     let mut seen = HashSet::new();
     builtins
         .into_iter()
@@ -287,9 +287,76 @@ pub fn assemble_tool_pool(
         .collect()
 }
 
+/// Names in the order of Claude Code's `localeCompare` (ICU's root collation) for the
+/// characters tool names use: punctuation (`_` before `-`) before digits before letters, letters
+/// by their lower case (`alpha` before `Zeta`, which a byte order puts first), and on a tie
+/// lower case before upper case. Ties among ToolSearch's results keep this order, so which
+/// tools `max_results` cuts is Claude Code's.
+pub fn locale_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn primary(c: char) -> (u8, char) {
+        if c.is_alphabetic() {
+            (3, c.to_lowercase().next().unwrap_or(c))
+        } else if c.is_numeric() {
+            (2, c)
+        } else if c.is_whitespace() {
+            (0, c)
+        } else {
+            // ICU puts the low line before the hyphen, and both before other punctuation.
+            (
+                1,
+                match c {
+                    '_' => '\u{0}',
+                    '-' => '\u{1}',
+                    other => other,
+                },
+            )
+        }
+    }
+    let by_primary = a.chars().map(primary).cmp(b.chars().map(primary));
+    by_primary
+        .then_with(|| {
+            // Lower case first, at the first letter that differs only in case.
+            a.chars()
+                .zip(b.chars())
+                .find(|(x, y)| x != y)
+                .map_or(std::cmp::Ordering::Equal, |(x, y)| {
+                    y.is_lowercase().cmp(&x.is_lowercase())
+                })
+        })
+        .then_with(|| a.cmp(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_sort_as_locale_compare_does() {
+        let mut names = vec![
+            "mcp__s__Zeta",
+            "mcp__s__alpha",
+            "mcp__s__Alpha",
+            "mcp__s__a_b",
+            "mcp__s__ab",
+            "mcp__s__a1",
+            "mcp__s__beta",
+            "mcp__s__a-b",
+        ];
+        names.sort_by(|a, b| locale_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "mcp__s__a_b",
+                "mcp__s__a-b",
+                "mcp__s__a1",
+                "mcp__s__ab",
+                "mcp__s__alpha",
+                "mcp__s__Alpha",
+                "mcp__s__beta",
+                "mcp__s__Zeta",
+            ]
+        );
+    }
 
     fn names(tools: &[Arc<dyn Tool>]) -> Vec<String> {
         tools.iter().map(|t| t.name().to_owned()).collect()
@@ -326,6 +393,18 @@ mod tests {
             ["ExitPlanMode", "EnterPlanMode"]
         );
         assert_eq!(index.search("bashoutput", 5), Vec::<String>::new());
+        // Claude Code's search hints, so its words find the same tools.
+        assert_eq!(
+            index.search("extract", 5).first().map(String::as_str),
+            Some("WebFetch")
+        );
+        assert_eq!(
+            index
+                .search("multiple-choice", 5)
+                .first()
+                .map(String::as_str),
+            Some("AskUserQuestion")
+        );
         assert_eq!(index.search("select:KillShell", 5), ["TaskStop"]);
     }
 
@@ -350,7 +429,7 @@ mod tests {
         let pool = assemble_tool_pool(builtins.clone(), mcp);
         let pool_names = names(&pool);
         let mut sorted = names(&builtins);
-        sorted.sort();
+        sorted.sort_by(|a, b| locale_order(a, b));
         assert_eq!(pool_names, sorted);
         // The instances kept are the built-ins, not the shadows.
         for tool in &pool {

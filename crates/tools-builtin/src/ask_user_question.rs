@@ -168,7 +168,7 @@ Usage notes:\n\
     }
 
     fn search_hint(&self) -> Option<&str> {
-        Some("ask the user a multiple choice question")
+        Some("prompt the user with a multiple-choice question")
     }
 
     fn should_defer(&self) -> bool {

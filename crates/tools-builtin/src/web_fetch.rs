@@ -769,7 +769,7 @@ Usage notes:\n\
     }
 
     fn search_hint(&self) -> Option<&str> {
-        Some("fetch and read a web page url")
+        Some("fetch and extract content from a URL")
     }
 
     fn should_defer(&self) -> bool {

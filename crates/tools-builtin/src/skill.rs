@@ -179,7 +179,8 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
         when_to_use: fm.text("when_to_use"),
         disable_model_invocation: fm
             .text("disable-model-invocation")
-            .is_some_and(|v| v == "true"),
+            // YAML's `true`, `True` and `TRUE`.
+            .is_some_and(|v| v.eq_ignore_ascii_case("true")),
         body,
         warnings,
     })
@@ -215,9 +216,22 @@ fn roots_with_managed(ctx: &ToolUseContext, managed: &Path) -> Vec<(PathBuf, Ski
 }
 
 /// Every skill the context can see, first of each name only, in precedence order then name
-/// order.
+/// order; not those whose SKILL.md a Read deny rule covers (see [`denied_skill_file`]).
 pub fn discover_skills(ctx: &ToolUseContext) -> Vec<SkillInfo> {
-    discover_in(skill_roots(ctx))
+    let mut skills = discover_in(skill_roots(ctx));
+    skills.retain(|s| denied_skill_file(ctx, s).is_none());
+    skills
+}
+
+/// The Read deny rule that covers `skill`'s SKILL.md (on its path or its symlink-resolved
+/// target), if one does: such a file is not read into the conversation, as Read would not
+/// read it.
+pub fn denied_skill_file(
+    ctx: &ToolUseContext,
+    skill: &SkillInfo,
+) -> Option<tool_core::SourcedRule> {
+    let engine = tool_perms::PermissionEngine::for_walking(ctx)?;
+    engine.denied_by(&skill.dir.join("SKILL.md"), tool_core::FileAccess::Read)
 }
 
 /// Every skill in `roots`, first of each name only.
@@ -270,10 +284,10 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
         shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
     // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`);
     // `$ARGUMENTS[1]` is still a placeholder, and becomes empty.
-    let (mut body, indexed) = substitute_indexed(&body, &words, !words.is_empty());
-    if body.contains("$ARGUMENTS") {
-        body = body.replace("$ARGUMENTS", args);
-    } else if !indexed && !args.is_empty() {
+    // One pass over the body: an argument's own text (`$ARGUMENTS` in it) is never
+    // substituted again.
+    let (mut body, replaced) = substitute(&body, args, &words, !words.is_empty());
+    if !replaced && !args.is_empty() {
         body = format!("{}\n\nARGUMENTS: {args}", body.trim_end());
     }
     format!(
@@ -284,48 +298,44 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
 }
 
 /// `body` with `$ARGUMENTS[N]` (and `$N` when `bare` is set) replaced by the N-th of
-/// `words` (empty when there is none), and whether any was.
-fn substitute_indexed(body: &str, words: &[String], bare: bool) -> (String, bool) {
+/// `words` (empty when there is none) and `$ARGUMENTS` by `args`, in one pass, and whether
+/// any was.
+fn substitute(body: &str, args: &str, words: &[String], bare: bool) -> (String, bool) {
     let mut out = String::with_capacity(body.len());
     let mut replaced = false;
     let mut rest = body;
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
-        let (digits, skip) = match after.strip_prefix("ARGUMENTS[") {
-            Some(inner) => {
-                let n = inner.chars().take_while(char::is_ascii_digit).count();
-                if n > 0 && inner[n..].starts_with(']') {
-                    (&inner[..n], "ARGUMENTS[".len() + n + 1)
-                } else {
-                    ("", 0)
-                }
-            }
-            None if !bare => ("", 0),
-            None => {
-                let n = after.chars().take_while(char::is_ascii_digit).count();
-                // `$1abc` is no placeholder.
-                let word_follows = after[n..]
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
-                if word_follows {
-                    ("", 0)
-                } else {
-                    (&after[..n], n)
-                }
-            }
+        // `$ARGUMENTS[N]`: the N-th word.
+        let indexed = after.strip_prefix("ARGUMENTS[").and_then(|inner| {
+            let n = inner.chars().take_while(char::is_ascii_digit).count();
+            (n > 0 && inner[n..].starts_with(']'))
+                .then(|| (&inner[..n], "ARGUMENTS[".len() + n + 1))
+        });
+        // `$N` (with arguments only): the N-th word; `$1abc` is no placeholder.
+        let bare_index = || {
+            let n = after.chars().take_while(char::is_ascii_digit).count();
+            let word_follows = after[n..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            (bare && n > 0 && !word_follows).then(|| (&after[..n], n))
         };
-        match digits.parse::<usize>() {
-            Ok(i) if skip > 0 => {
-                out.push_str(words.get(i).map_or("", String::as_str));
-                replaced = true;
-                rest = &after[skip..];
-            }
-            _ => {
-                out.push('$');
-                rest = after;
-            }
+        if let Some((digits, skip)) = indexed.or_else(bare_index)
+            && let Ok(i) = digits.parse::<usize>()
+        {
+            out.push_str(words.get(i).map_or("", String::as_str));
+            replaced = true;
+            rest = &after[skip..];
+        } else if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+            // `$ARGUMENTS`: all of them, as given.
+            out.push_str(args);
+            replaced = true;
+            rest = tail;
+        } else {
+            out.push('$');
+            rest = after;
         }
     }
     out.push_str(rest);
@@ -391,7 +401,21 @@ Important:\n\
                 ),
                 4,
             )),
-            Some(_) => Ok(()),
+            Some(s) => {
+                // A SKILL.md is read into the conversation as Read would read it: not when a
+                // Read deny rule covers it (a skill that is a symlink to a protected file).
+                if let Some(rule) = denied_skill_file(ctx, &s) {
+                    return Err(ValidationError::with_code(
+                        format!(
+                            "Skill {name} cannot be loaded: its file {} is covered by the deny rule {}",
+                            s.dir.join("SKILL.md").display(),
+                            rule.rule
+                        ),
+                        5,
+                    ));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -518,5 +542,11 @@ mod tests {
         assert_eq!(render("$0abc $0", "v"), "$0abc v");
         // Not an index: `$ARGUMENTS` itself is replaced.
         assert_eq!(render("$ARGUMENTS[z]", "a"), "a[z]");
+        // An argument's own text is not substituted again.
+        assert_eq!(
+            render("first=[$0] all=[$ARGUMENTS]", "'$ARGUMENTS' z"),
+            "first=[$ARGUMENTS] all=['$ARGUMENTS' z]"
+        );
+        assert_eq!(render("$ARGUMENTS", "$1 x"), "$1 x");
     }
 }

@@ -410,7 +410,12 @@ fn flags_schema_and_marker() {
     let err = tool
         .parse_input(json!({"code": "1", "language": "ruby"}))
         .unwrap_err();
-    assert!(err.to_model_text().contains("`python` or `node`"));
+    assert!(
+        err.to_model_text().contains(
+            "The parameter `language` must be one of \"python\", \"node\", but is \"ruby\""
+        ),
+        "{err}"
+    );
 }
 
 /// A timed-out call sends SIGTERM to the interpreter's whole group and gives it the grace

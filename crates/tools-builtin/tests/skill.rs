@@ -454,6 +454,47 @@ async fn unknown_and_manual_only_skills_are_refused() {
         err,
         "Skill secret cannot be used with Skill tool due to disable-model-invocation"
     );
+    // YAML's other spellings of true.
+    write_skill(
+        &s.home,
+        "shouting",
+        "---\ndescription: manual only\ndisable-model-invocation: TRUE\n---\nno\n",
+    );
+    let err = run(&s.ctx, json!({"skill": "shouting"})).await.unwrap_err();
+    assert!(err.contains("due to disable-model-invocation"), "{err}");
+}
+
+/// A skill whose SKILL.md is a file a Read deny rule covers (a symlink to it) is not read
+/// into the conversation: the deny holds as it does for Read.
+#[tokio::test]
+async fn a_skill_file_a_read_deny_rule_covers_is_not_loaded() {
+    let s = setup();
+    let secret = s.home.join("creds");
+    std::fs::write(&secret, "AWS_SECRET=abc123\n").unwrap();
+    let dir = s.project.join(".claude/skills/leak");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("SKILL.md")).unwrap();
+    // Without a rule it loads (a symlinked skill is a skill).
+    let (text, messages, _) = run(&s.ctx, json!({"skill": "leak"})).await.unwrap();
+    assert_eq!(text, "Launching skill: leak");
+    assert!(message_text(&messages).contains("AWS_SECRET"));
+    let mut perm = s.ctx.permission().clone();
+    perm.deny.push(tool_core::SourcedRule {
+        source: tool_core::RuleSource::UserSettings,
+        rule: format!("Read(/{})", secret.display()),
+    });
+    let ctx = s.ctx.clone().with_permission(perm);
+    let err = run(&ctx, json!({"skill": "leak"})).await.unwrap_err();
+    assert!(
+        err.starts_with("Skill leak cannot be loaded: its file ")
+            && err.contains("covered by the deny rule Read(/"),
+        "{err}"
+    );
+    assert!(!err.contains("AWS_SECRET"), "{err}");
+    // Nor is it listed to the model.
+    let listed = tools_builtin::skill::discover_skills(&ctx);
+    assert!(!listed.iter().any(|s| s.name == "leak"));
+    assert!(listed.iter().any(|s| s.name == "ship"));
 }
 
 #[test]

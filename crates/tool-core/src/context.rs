@@ -287,6 +287,21 @@ pub fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// A configuration file's text (settings, `.mcp.json`) read as Claude Code reads it (Node's
+/// `readFileSync(path, "utf8")`): bytes that are not UTF-8 become U+FFFD instead of making
+/// the whole file unreadable, which would drop its deny rules and hooks with it. The flag
+/// says whether any were replaced, for a warning.
+pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool)> {
+    let bytes = std::fs::read(path)?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, false)),
+        Err(e) => Ok((String::from_utf8_lossy(e.as_bytes()).into_owned(), true)),
+    }
+}
+
+/// The warning for a configuration file [`read_config_text`] had to repair.
+pub const NOT_UTF8_NOTE: &str = "not valid UTF-8: read with replacement characters (U+FFFD) in place of the bad bytes, as Claude Code reads it";
+
 /// Whether a `--settings` or `--mcp-config` argument is inline JSON (it starts with `{`,
 /// after a byte order mark and whitespace) rather than a file name.
 pub fn is_inline_json(arg: &str) -> bool {

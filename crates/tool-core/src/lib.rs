@@ -102,9 +102,9 @@ pub use content::{
 };
 pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, McpClientState,
-    Notification, NotificationSink, RefreshTools, ToolOptions, ToolUseContext, env_truthy,
-    git_root, is_inline_json, local_settings_path, managed_drop_ins, managed_settings_dir,
-    project_dirs, without_bom,
+    NOT_UTF8_NOTE, Notification, NotificationSink, RefreshTools, ToolOptions, ToolUseContext,
+    env_truthy, git_root, is_inline_json, local_settings_path, managed_drop_ins,
+    managed_settings_dir, project_dirs, read_config_text, without_bom,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

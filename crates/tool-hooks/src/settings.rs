@@ -84,8 +84,10 @@ fn read_file(
     files: &mut Vec<SettingsFile>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    // Repaired bytes are reported with the file's permissions (the same file, read by the
+    // permission settings loader): here its hooks are kept.
+    let text = match tool_core::read_config_text(path) {
+        Ok((t, _)) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {
             diags.push(Diagnostic {

@@ -56,6 +56,19 @@ fn paths(env: &Env, project: &str) -> SettingsPaths {
 
 // --- 1. A UTF-8 byte order mark -------------------------------------------------------------
 
+/// Hooks from a settings file with a byte that is not UTF-8 load (the byte replaced, as
+/// Claude Code reads the file): a PreToolUse guard is not lost to an editor's Latin-1 `é`.
+#[test]
+fn hooks_from_a_file_with_a_stray_byte_load() {
+    let env = Env::new();
+    let mut text = hook("user").to_string().into_bytes();
+    text.pop();
+    text.extend_from_slice(b", \"env\": {\"G\": \"caf\xe9\"}}");
+    write_bytes(&env, "user/settings.json", &text);
+    let loaded = load_hooks(&paths(&env, "project"));
+    assert_eq!(tags(&loaded), ["user"], "{:?}", messages(&loaded));
+}
+
 /// Hooks from a BOM'd settings file load; they used to be thrown away as invalid JSON.
 #[test]
 fn hooks_from_a_bom_prefixed_file_load() {

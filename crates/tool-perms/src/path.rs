@@ -397,34 +397,16 @@ impl PathRuleSet {
         let mut errors = Vec::new();
         let mut groups = Vec::new();
         for (root, lines) in by_root {
-            let mut builder = GitignoreBuilder::new(&root);
-            // Always `Ok` (the `Result` is historical).
-            let _ = builder.case_insensitive(case_insensitive);
-            let mut map = HashMap::new();
-            let mut first = None;
+            // Each line on its own first: a line that is no glob is reported alone.
+            let mut valid = Vec::with_capacity(lines.len());
             for (idx, line) in lines {
-                match builder.add_line(None, &line) {
-                    Ok(_) => {
-                        map.entry(line).or_insert(idx);
-                        first.get_or_insert(idx);
-                    }
+                let mut one = GitignoreBuilder::new(&root);
+                match one.add_line(None, &line) {
+                    Ok(_) => valid.push((idx, line)),
                     Err(e) => errors.push((idx, e.to_string())),
                 }
             }
-            let Some(first) = first else { continue };
-            match builder.build() {
-                Ok(matcher) => groups.push(Group {
-                    root,
-                    matcher,
-                    lines: map,
-                    first,
-                }),
-                Err(e) => {
-                    for idx in map.into_values() {
-                        errors.push((idx, e.to_string()));
-                    }
-                }
-            }
+            Self::build_groups(&root, &valid, case_insensitive, &mut groups, &mut errors);
         }
         (
             Self {
@@ -433,6 +415,45 @@ impl PathRuleSet {
             },
             errors,
         )
+    }
+
+    /// Compiles `lines` (valid globs of one root) into one matcher, or, when together they
+    /// pass the regex engine's size limit (thousands of long rules), into several, halving
+    /// until each compiles: no rule is dropped because others came with it. Only a line
+    /// that cannot compile even alone is an error.
+    fn build_groups(
+        root: &Path,
+        lines: &[(usize, String)],
+        case_insensitive: bool,
+        groups: &mut Vec<Group>,
+        errors: &mut Vec<(usize, String)>,
+    ) {
+        let Some(&(first, _)) = lines.first() else {
+            return;
+        };
+        let mut builder = GitignoreBuilder::new(root);
+        // Always `Ok` (the `Result` is historical).
+        let _ = builder.case_insensitive(case_insensitive);
+        let mut map = HashMap::new();
+        for (idx, line) in lines {
+            // Checked alone already.
+            let _ = builder.add_line(None, line);
+            map.entry(line.clone()).or_insert(*idx);
+        }
+        match builder.build() {
+            Ok(matcher) => groups.push(Group {
+                root: root.to_path_buf(),
+                matcher,
+                lines: map,
+                first,
+            }),
+            Err(e) if lines.len() == 1 => errors.push((first, e.to_string())),
+            Err(_) => {
+                let (a, b) = lines.split_at(lines.len() / 2);
+                Self::build_groups(root, a, case_insensitive, groups, errors);
+                Self::build_groups(root, b, case_insensitive, groups, errors);
+            }
+        }
     }
 
     /// The index of a rule matching `path` (absolute), if any.
@@ -737,6 +758,53 @@ pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Thousands of long rules of one root pass the regex engine's size limit together:
+    /// they are compiled in parts, and every one of them still matches (the whole group,
+    /// `.env` with it, used to be dropped with an error for each).
+    #[test]
+    fn a_deny_list_too_large_for_one_matcher_keeps_every_rule() {
+        let root = PathBuf::from("/p");
+        let mut entries = vec![(0, root.clone(), ".env".to_owned())];
+        entries.extend((1..=5000).map(|i| {
+            (
+                i,
+                root.clone(),
+                format!("**/customer-{i}-credentials/**/*.json"),
+            )
+        }));
+        let (set, errors) = PathRuleSet::build(&entries, true);
+        assert!(
+            errors.is_empty(),
+            "{} errors, first {:?}",
+            errors.len(),
+            errors.first()
+        );
+        assert!(set.groups.len() > 1, "one matcher held them all");
+        assert_eq!(set.matching(Path::new("/p/.env")), Some(0));
+        assert_eq!(
+            set.matching(Path::new("/p/a/customer-4999-credentials/b/key.json")),
+            Some(4999)
+        );
+        assert_eq!(
+            set.matching(Path::new("/p/customer-1-credentials/key.json")),
+            Some(1)
+        );
+        assert_eq!(
+            set.matching(Path::new("/p/customer-1-credentials/key.txt")),
+            None
+        );
+        // A line that is no glob is still reported alone, and the rest kept.
+        let (set, errors) = PathRuleSet::build(
+            &[
+                (0, root.clone(), "a/{b".to_owned()),
+                (1, root.clone(), ".env".to_owned()),
+            ],
+            true,
+        );
+        assert_eq!(errors.iter().map(|e| e.0).collect::<Vec<_>>(), [0]);
+        assert_eq!(set.matching(Path::new("/p/.env")), Some(1));
+    }
 
     /// The root of a rule compared ignoring case only when asked (on macOS and Windows).
     #[test]

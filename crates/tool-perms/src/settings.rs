@@ -159,8 +159,18 @@ fn read_json(
     must_exist: bool,
     diags: &mut Vec<SettingsDiagnostic>,
 ) -> Option<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let text = match tool_core::read_config_text(path) {
+        Ok((t, repaired)) => {
+            if repaired {
+                diags.push(SettingsDiagnostic {
+                    file: Some(path.to_path_buf()),
+                    source,
+                    severity: Severity::Warning,
+                    message: tool_core::NOT_UTF8_NOTE.to_owned(),
+                });
+            }
+            t
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return None,
         Err(e) => {
             diags.push(SettingsDiagnostic {
@@ -668,13 +678,19 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                     ));
                     continue;
                 }
-                // `/x` in a `--settings` file is relative to that file's own directory; the
-                // engine anchors flag rules at the directory of the highest-precedence file
-                // (the last `--settings` given), so the other files' are made absolute here.
-                let own_dir = f.path.as_deref().and_then(Path::parent);
+                // `/x` in a `--settings` file is relative to that file's own directory, and
+                // in an inline `--settings` value to the working directory (as on Claude
+                // Code's command line); the engine anchors flag rules at the directory of
+                // the highest-precedence file (the last `--settings` file given), so the
+                // others are made absolute here.
+                let own_dir = match &f.path {
+                    Some(path) => path.parent(),
+                    None => Some(roots.cwd.as_path()),
+                };
                 let rule = match own_dir {
                     Some(dir)
                         if f.source == RuleSource::FlagSettings
+                            && roots.flag_settings_dir.is_some()
                             && roots.flag_settings_dir.as_deref() != Some(dir) =>
                     {
                         anchored_in(rule, &roots.cwd.join(dir))

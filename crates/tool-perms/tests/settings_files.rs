@@ -82,6 +82,25 @@ async fn a_bom_prefixed_user_settings_file_keeps_its_deny_rules() {
     assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
 }
 
+/// A settings file with a byte that is not UTF-8 (an editor saved `café` as Latin-1) is
+/// read as Claude Code reads it, the byte replaced, with a warning: its deny rules hold. It
+/// used to be unreadable, its deny rules dropped with it.
+#[tokio::test]
+async fn a_settings_file_with_a_stray_byte_keeps_its_deny_rules() {
+    let fx = Fixture::new();
+    write_bytes(
+        &fx.home.join("config/settings.json"),
+        b"{\"permissions\":{\"deny\":[\"Bash(rm *)\"]},\"env\":{\"G\":\"caf\xe9\"}}",
+    );
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let said = messages(&loaded);
+    assert!(
+        said.len() == 1 && said[0].contains("warning: not valid UTF-8"),
+        "{said:?}"
+    );
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
+}
+
 /// Every level takes a BOM: managed, a `--settings` file, project, local.
 #[test]
 fn every_settings_file_may_start_with_a_bom() {
@@ -147,6 +166,41 @@ async fn inline_settings_json_may_start_with_a_bom() {
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
     assert!(loaded.command_line_errors().is_empty());
     assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
+}
+
+/// `/x` in an inline `--settings` value is relative to the working directory, as on Claude
+/// Code's command line, also when a `--settings` file elsewhere is given too (the engine
+/// anchors flag rules at that file's folder).
+#[tokio::test]
+async fn an_inline_settings_rule_is_anchored_at_the_working_directory() {
+    let fx = Fixture::new();
+    let elsewhere = fx.home.join("sdir/s.json");
+    write_bytes(&elsewhere, b"{}");
+    let mut s = sources(&fx, fx.proj.clone());
+    s.flag_settings = vec![
+        elsewhere.display().to_string(),
+        r#"{"permissions":{"deny":["Edit(/y.txt)"]}}"#.to_owned(),
+    ];
+    let loaded = load_permissions(&s);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(&fx.proj)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(loaded.context.clone());
+    let tool = probe(&fx, "Write");
+    let decide = |path: PathBuf| {
+        let (engine, tool, tctx) = (&engine, &tool, &tctx);
+        async move {
+            behavior(
+                &engine
+                    .decide(tool, &json!({"file_path": path, "content": ""}), tctx)
+                    .await,
+            )
+            .to_owned()
+        }
+    };
+    assert_eq!(decide(fx.proj.join("y.txt")).await, "deny");
+    assert_ne!(decide(fx.home.join("sdir/y.txt")).await, "deny");
 }
 
 /// A BOM is taken only at the very start: one anywhere else is still invalid JSON, reported

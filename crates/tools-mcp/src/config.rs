@@ -582,6 +582,25 @@ impl ConfigLoader {
                     file,
                     format!("\"{key}\" is not read: the servers go under \"mcpServers\""),
                 ));
+            } else {
+                // Server entries without the wrapper (`{"name": {"command": ...}}`).
+                let bare: Vec<&str> = object
+                    .iter()
+                    .filter(|(_, v)| v.get("command").is_some() || v.get("url").is_some())
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                if !bare.is_empty() {
+                    diags.push(Diagnostic::warning(
+                        None,
+                        file,
+                        format!(
+                            "no \"mcpServers\": {} {}, not read; the servers go under \"mcpServers\" ({{\"mcpServers\": {{\"{}\": ...}}}})",
+                            bare.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", "),
+                            if bare.len() == 1 { "looks like a server" } else { "look like servers" },
+                            bare[0]
+                        ),
+                    ));
+                }
             }
             return Vec::new();
         };
@@ -922,8 +941,17 @@ fn resolve(base: &Path, p: &str) -> PathBuf {
 }
 
 fn read_json(path: &Path, required: bool, diags: &mut Vec<Diagnostic>) -> Option<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let text = match tool_core::read_config_text(path) {
+        Ok((t, repaired)) => {
+            if repaired {
+                diags.push(Diagnostic::warning(
+                    None,
+                    Some(path),
+                    tool_core::NOT_UTF8_NOTE.to_owned(),
+                ));
+            }
+            t
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return None,
         Err(e) => {
             diags.push(Diagnostic::error(

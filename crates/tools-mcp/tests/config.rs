@@ -242,7 +242,11 @@ fn a_file_shaped_wrong_says_why_it_gives_no_servers() {
     let (servers, diags) = ConfigLoader::new(project.path())
         .with_env(env(&[]))
         .with_project_trusted(true)
-        .with_mcp_config([listed.to_str().unwrap(), r#"{"servers": {}}"#])
+        .with_mcp_config([
+            listed.to_str().unwrap(),
+            r#"{"servers": {}}"#,
+            r#"{"py": {"command": "python3", "args": ["srv.py"]}, "web": {"url": "http://x"}, "other": 1}"#,
+        ])
         .load();
     assert!(servers.is_empty());
     let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
@@ -262,6 +266,13 @@ fn a_file_shaped_wrong_says_why_it_gives_no_servers() {
         messages
             .iter()
             .any(|m| m.contains("\"servers\" is not read")),
+        "{messages:?}"
+    );
+    // Server entries without the wrapper are named.
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("no \"mcpServers\": \"py\", \"web\" look like servers, not read")),
         "{messages:?}"
     );
     // A file without servers at all is no problem.

@@ -95,6 +95,27 @@ struct Planned {
     original: String,
     /// The new text, same form.
     updated: String,
+    /// The lines (1-based, inclusive) of the original text the edit replaces, for the check
+    /// that a Read showed them.
+    touched: Vec<(usize, usize)>,
+}
+
+/// The lines (1-based, inclusive) of each match of `needle` in `text` (the line of its
+/// first character to the line of its last).
+fn lines_of_matches(text: &str, needle: &str) -> Vec<(usize, usize)> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    let breaks = needle.trim_end_matches('\n').matches('\n').count();
+    let mut line = 1;
+    let mut counted = 0;
+    text.match_indices(needle)
+        .map(|(at, _)| {
+            line += text[counted..at].matches('\n').count();
+            counted = at;
+            (line, line + breaks)
+        })
+        .collect()
 }
 
 #[async_trait::async_trait]
@@ -187,9 +208,15 @@ fn edit_blocking(
         return Err(ToolError::msg(fsutil::not_found_message(ctx)));
     }
     let planned = plan(bytes.as_deref(), &input).map_err(|r| ToolError::msg(r.message))?;
+    unseen_lines_refused(ctx, path, &planned.touched)?;
     let verified = fsutil::recheck_before_write(ctx, path, bytes.as_deref(), lock)?;
     // What Read showed altered of the file (a cut line) the edit did not show the model
     // either: Write stays refused.
+    let seen_before = ctx
+        .file_state()
+        .get(path)
+        .filter(|s| s.truncated)
+        .map(|s| s.seen_lines);
     fsutil::write_and_record(
         ctx,
         path,
@@ -199,6 +226,15 @@ fn edit_blocking(
         fsutil::Known::AsBefore,
         lock,
     )?;
+    // The lines the Reads showed, renumbered for the edited text: the next edit of a file
+    // seen in part is checked against them, as this one was.
+    if let Some(seen) = seen_before
+        && let Some(mut state) = ctx.file_state().get(path).filter(|s| s.truncated)
+    {
+        let delta = line_count(&planned.updated) as isize - line_count(&planned.original) as isize;
+        state.seen_lines = renumbered(&seen, &planned.touched, delta);
+        ctx.file_state().insert(path, state);
+    }
     Ok(EditOutput {
         file_path: path.to_path_buf(),
         structured_patch: structured_patch(&planned.original, &planned.updated),
@@ -210,6 +246,87 @@ fn edit_blocking(
     })
 }
 
+/// The number of lines of `text` as Read numbers them.
+fn line_count(text: &str) -> usize {
+    text.lines().count()
+}
+
+/// `seen` (line ranges, 1-based, inclusive) after an edit that replaced the lines `touched`
+/// (in order) and changed the line count by `delta` in all: a range before the first
+/// replacement stays, one after is moved, one holding a replacement grows or shrinks with it.
+/// When the change cannot be shared out evenly among the replacements, only the ranges
+/// before the first stay (what follows is read again).
+fn renumbered(
+    seen: &[(usize, usize)],
+    touched: &[(usize, usize)],
+    delta: isize,
+) -> Vec<(usize, usize)> {
+    let Some(&(first_touched, _)) = touched.first() else {
+        return seen.to_vec();
+    };
+    let count = touched.len() as isize;
+    if delta % count != 0 {
+        return seen
+            .iter()
+            .filter(|&&(_, to)| to < first_touched)
+            .copied()
+            .collect();
+    }
+    let each = delta / count;
+    // Where line `line` of the old text is in the new one: moved by the replacements before
+    // it, and by its own when it is the last line of one (`end`).
+    let map = |line: usize, end: bool| -> usize {
+        let before = touched
+            .iter()
+            .filter(|&&(_, last)| last < line || (end && last == line))
+            .count() as isize;
+        (line as isize + each * before).max(1) as usize
+    };
+    seen.iter()
+        .map(|&(from, to)| {
+            let (from, to) = (map(from, false), map(to, true));
+            (from, to.max(from))
+        })
+        .collect()
+}
+
+/// After Reads that showed only part of the file (a `PARTIAL view`, a range), an edit may
+/// change only lines one of them showed (`touched`): text the model never saw is not
+/// replaced on a guess of what it holds (Claude Code: "a PARTIAL view read does not
+/// count").
+fn unseen_lines_refused(
+    ctx: &ToolUseContext,
+    path: &Path,
+    touched: &[(usize, usize)],
+) -> Result<(), ToolError> {
+    let Some(seen) = ctx.file_state().get(path).filter(|s| s.truncated) else {
+        return Ok(());
+    };
+    let shown = |&(first, last): &(usize, usize)| {
+        seen.seen_lines
+            .iter()
+            .any(|&(from, to)| from <= first && last <= to)
+    };
+    let Some(&(first, last)) = touched.iter().find(|span| !shown(span)) else {
+        return Ok(());
+    };
+    let at = if first == last {
+        format!("line {first}")
+    } else {
+        format!("lines {first}-{last}")
+    };
+    let ranges: Vec<String> = seen
+        .seen_lines
+        .iter()
+        .map(|&(from, to)| format!("{from}-{to}"))
+        .collect();
+    Err(ToolError::msg(format!(
+        "The text to replace is on {at}, which no Read has shown: the file was only partly \
+         read (lines {} were shown). Read that part first (offset and limit), then edit.",
+        ranges.join(", ")
+    )))
+}
+
 /// Applies the edit to `bytes` (the file, `None` when missing) in memory.
 fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
     let Some(bytes) = bytes else {
@@ -218,6 +335,7 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
             bytes: input.new_string.as_bytes().to_vec(),
             original: String::new(),
             updated: input.new_string.clone(),
+            touched: Vec::new(),
         });
     };
     let decoded = fsutil::decode(bytes).ok_or_else(|| {
@@ -230,6 +348,7 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
     } else {
         decoded.text
     };
+    let mut touched = Vec::new();
     let updated = if input.old_string.is_empty() {
         // An existing empty file: the new string becomes its content.
         fsutil::crlf_to_lf_if(crlf, &input.new_string)
@@ -257,15 +376,21 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
                         }
                     })?;
                 let bytes = fsutil::encode(&updated, encoding);
+                let lf = original.replace("\r\n", "\n");
+                let touched = find_actual(&lf, &old)
+                    .map(|actual| lines_of_matches(&lf, &actual))
+                    .unwrap_or_default();
                 return Ok(Planned {
                     bytes,
                     original,
                     updated,
+                    touched,
                 });
             }
             None => return Err(not_found(&input.old_string)),
         };
-        let matches = original.matches(actual.as_str()).count();
+        touched = lines_of_matches(&original, &actual);
+        let matches = touched.len();
         let replace_all = input.replace_all.unwrap_or(false);
         if matches > 1 && !replace_all {
             return Err(too_many(matches, &input.old_string));
@@ -281,6 +406,7 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
         bytes: fsutil::encode(&disk_text, encoding),
         original,
         updated,
+        touched,
     })
 }
 
@@ -609,6 +735,27 @@ fn validate(input: &EditInput, ctx: &ToolUseContext) -> Result<(), ValidationErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seen_lines_follow_the_edit() {
+        let seen = [(1, 100), (200, 300)];
+        // Two lines added at line 50: the first range grows, the second moves.
+        assert_eq!(renumbered(&seen, &[(50, 50)], 2), [(1, 102), (202, 302)]);
+        // Three lines (250-252) made one: the second range shrinks.
+        assert_eq!(renumbered(&seen, &[(250, 252)], -2), [(1, 100), (200, 298)]);
+        // Two replacements of one line each by three: each adds two.
+        assert_eq!(
+            renumbered(&seen, &[(10, 10), (210, 210)], 4),
+            [(1, 102), (202, 304)]
+        );
+        // A change that cannot be shared out evenly: what follows the first is dropped.
+        assert_eq!(renumbered(&seen, &[(10, 10), (210, 210)], 3), []);
+        assert_eq!(renumbered(&seen, &[(150, 150), (250, 250)], 1), [(1, 100)]);
+        // Lines found by the edit's text.
+        assert_eq!(lines_of_matches("a\nb\na\n", "a"), [(1, 1), (3, 3)]);
+        assert_eq!(lines_of_matches("x\na\nb\n", "a\nb\n"), [(2, 3)]);
+        assert_eq!(lines_of_matches("x", ""), []);
+    }
 
     #[test]
     fn curly_quotes_are_matched_and_kept() {

@@ -217,6 +217,31 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
     })
 }
 
+/// A UTF-16 file (its byte order mark first) that [`decode`] refuses, decoded with U+FFFD
+/// for each unpaired surrogate and for an odd last byte.
+pub(crate) fn decode_utf16_lossy(bytes: &[u8]) -> String {
+    let (rest, big_endian) = match bytes {
+        [0xFE, 0xFF, rest @ ..] => (rest, true),
+        [_, _, rest @ ..] => (rest, false),
+        _ => (&[][..], false),
+    };
+    let units: Vec<u16> = rest
+        .chunks_exact(2)
+        .map(|c| {
+            if big_endian {
+                u16::from_be_bytes([c[0], c[1]])
+            } else {
+                u16::from_le_bytes([c[0], c[1]])
+            }
+        })
+        .collect();
+    let mut text = String::from_utf16_lossy(&units);
+    if rest.len() % 2 == 1 {
+        text.push('\u{FFFD}');
+    }
+    text
+}
+
 /// Encodes `text` back in `encoding`.
 pub(crate) fn encode(text: &str, encoding: Encoding) -> Vec<u8> {
     match encoding {

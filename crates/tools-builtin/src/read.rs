@@ -1340,9 +1340,16 @@ fn stream_lines(
         file.read_to_end(&mut bytes)
             .map_err(|e| ToolError::io(path, e))?;
         hasher.update(&bytes);
-        let decoded = fsutil::decode(&bytes)
-            .ok_or_else(|| ToolError::msg("The file is not valid UTF-16 text."))?;
-        collector.feed(decoded.text.as_bytes());
+        // A stray byte or an unpaired surrogate is shown as U+FFFD, as bad UTF-8 is: the rest
+        // of the file stays readable. What was shown so is not what the file holds, so Write
+        // then refuses (as after bad UTF-8), and Edit refuses a file it cannot decode.
+        match fsutil::decode(&bytes) {
+            Some(decoded) => collector.feed(decoded.text.as_bytes()),
+            None => {
+                collector.feed(fsutil::decode_utf16_lossy(&bytes).as_bytes());
+                collector.first_lossy_line.get_or_insert(0);
+            }
+        }
     } else {
         let mut buf = vec![0u8; 256 * 1024];
         let mut first = true;

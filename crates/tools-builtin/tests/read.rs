@@ -691,6 +691,40 @@ async fn bom_and_utf16_files_read_as_text() {
     );
 }
 
+/// A UTF-16 file with one stray byte (an odd length) or an unpaired surrogate is shown with
+/// U+FFFD there, as bad UTF-8 is, instead of not at all; a Write of what was shown is then
+/// refused (the bytes behind U+FFFD would be lost), and the file is left as it was.
+#[tokio::test]
+async fn a_damaged_utf16_file_is_shown_with_replacement_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let odd = dir.path().join("odd.txt");
+    let odd_bytes = b"\xff\xfea\x00b\x00\n\x00c\x00\n".to_vec();
+    fs::write(&odd, &odd_bytes).unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": odd})).await,
+        "     1\u{2192}ab\n     2\u{2192}c\u{FFFD}"
+    );
+    let surrogate = dir.path().join("surr.txt");
+    fs::write(&surrogate, b"\xfe\xff\x00a\xd8\x00\x00\n\x00b").unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": surrogate})).await,
+        "     1\u{2192}a\u{FFFD}\n     2\u{2192}b"
+    );
+    let err = fail(
+        &tools_builtin::Write,
+        &c,
+        json!({"file_path": odd, "content": "x"}),
+    )
+    .await;
+    assert!(
+        err.text.contains("UTF-8") || err.text.contains("U+FFFD"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::read(&odd).unwrap(), odd_bytes);
+}
+
 /// A Read given up on (cancelled: the model gets an interruption, not the content) does not
 /// count as seen: the next Read shows the file, not the "unchanged" stub.
 #[tokio::test]

@@ -748,7 +748,15 @@ async fn edit_of_a_long_mixed_ending_file_keeps_every_ending() {
         .map(|n| format!("{}{}", line(n), ending(n)))
         .collect();
     fs::write(&f, &body).unwrap();
-    text(&Read, &c, json!({"file_path": f})).await;
+    // Every line read (the first Read shows a part): the edits below reach all of them.
+    for offset in (1..=20_000).step_by(2000) {
+        text(
+            &Read,
+            &c,
+            json!({"file_path": f, "offset": offset, "limit": 2000}),
+        )
+        .await;
+    }
     // Lines 15001 and 15002 end in CRLF, line 15003 in LF.
     run(
         &Edit,
@@ -875,4 +883,90 @@ async fn a_tilde_path_without_a_home_directory_is_refused() {
         .await
         .unwrap();
     assert_eq!(fs::read_to_string(home.join("x.txt")).unwrap(), "x");
+}
+
+/// After a Read that showed only part of a file (a PARTIAL view, a range), Edit changes only
+/// lines a Read showed: text past what the model saw is not replaced on a guess, and the
+/// refusal says which lines to read. Reading that part makes the edit possible.
+#[tokio::test]
+async fn edit_changes_only_lines_a_read_showed() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let f = dir.path().join("big.txt");
+    let body: String = (1..=3000).map(|i| format!("line {i} text\n")).collect();
+    fs::write(&f, &body).unwrap();
+    let shown = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(
+        shown.contains("PARTIAL view"),
+        "{}",
+        &shown[shown.len() - 300..]
+    );
+    let err = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 2500 text", "new_string": "EDITED"}),
+    )
+    .await;
+    assert!(
+        err.text
+            .contains("The text to replace is on line 2500, which no Read has shown")
+            && err.text.contains("lines 1-2000 were shown"),
+        "{}",
+        err.text
+    );
+    // replace_all over shown and unshown lines: refused as a whole.
+    let err = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": " text\n", "new_string": " t\n", "replace_all": true}),
+    )
+    .await;
+    assert!(
+        err.text.contains("line 2001, which no Read has shown"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::read_to_string(&f).unwrap(), body);
+    // A line that was shown can be edited; the lines shown move with the lines it adds.
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 10 text", "new_string": "line ten\nmore\nmore"}),
+    )
+    .await;
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 2000 text", "new_string": "line 2000 seen"}),
+    )
+    .await;
+    let err = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 2001 text", "new_string": "x"}),
+    )
+    .await;
+    assert!(
+        err.text.contains("on line 2003, which no Read has shown")
+            && err.text.contains("lines 1-2002 were shown"),
+        "{}",
+        err.text
+    );
+    // Read the part, then edit it.
+    text(
+        &Read,
+        &c,
+        json!({"file_path": f, "offset": 2492, "limit": 20}),
+    )
+    .await;
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "line 2500 text", "new_string": "EDITED"}),
+    )
+    .await;
+    let after = fs::read_to_string(&f).unwrap();
+    assert!(after.contains("line ten\nmore\nmore\n") && after.contains("EDITED\n"));
+    assert!(after.contains("line 2000 seen\n"));
+    assert_eq!(after.lines().count(), 3002);
 }

@@ -83,6 +83,13 @@ const REVOKED: &str = "toolwrightTrustRevoked";
 pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
     let path = record_path()
         .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: nowhere to record trust")?;
+    let parent = path.parent().ok_or("the record has no parent directory")?;
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    // Read, change and write under the record's lock: two `trust` commands at once (or
+    // Claude Code saving its config) would otherwise each write back the record as it was
+    // before the other's change, losing it (a revoke too).
+    let _lock = RecordLock::take(&path)?;
     let mut record = read_record(&path)?;
     let key = dir
         .to_str()
@@ -112,11 +119,63 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
         entry.insert(REVOKED.into(), Value::Bool(true));
     }
     let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
-    let parent = path.parent().ok_or("the record has no parent directory")?;
-    std::fs::create_dir_all(parent)
-        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     write_record(&path, text.as_bytes())?;
     Ok(path)
+}
+
+/// The record's lock, as Claude Code takes it (the `proper-lockfile` convention): a
+/// directory `<record>.lock` beside the record's real file, made atomically with `mkdir`,
+/// refreshed by its holder, and taken over when older than [`STALE_LOCK`] (its holder
+/// died). Removed on drop.
+struct RecordLock(PathBuf);
+
+/// How old a lock directory may be before it counts as left behind.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long to wait for the lock before giving up.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+impl RecordLock {
+    fn take(record: &Path) -> Result<Self, String> {
+        let target = std::fs::canonicalize(record).unwrap_or_else(|_| record.to_path_buf());
+        let mut name = target.clone().into_os_string();
+        name.push(".lock");
+        let lock = PathBuf::from(name);
+        let started = std::time::Instant::now();
+        loop {
+            match std::fs::create_dir(&lock) {
+                Ok(()) => return Ok(Self(lock)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&lock)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > STALE_LOCK);
+                    if stale {
+                        // Another waiter may take it over first: then this one waits on.
+                        let _ = std::fs::remove_dir(&lock);
+                        continue;
+                    }
+                    if started.elapsed() > LOCK_WAIT {
+                        return Err(format!(
+                            "{} is locked by another program ({} exists); try again, or remove it if no Claude Code or toolwright is running",
+                            record.display(),
+                            lock.display()
+                        ));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                Err(e) => {
+                    return Err(format!("cannot lock {}: {e}", record.display()));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for RecordLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
 }
 
 /// Replaces the record atomically: a temporary file beside the real one (a symlinked

@@ -370,3 +370,58 @@ fn trust_refuses_a_file() {
     assert!(stderr.contains("not a directory"), "{stderr}");
     assert!(!c.config.join(".claude.json").exists());
 }
+
+/// `trust` commands run at once each keep their change: the record is read, changed and
+/// written under its lock (`<record>.lock`, as Claude Code locks it), so none writes back
+/// the record as it was before another's change (a revoke among them too).
+#[test]
+fn concurrent_trust_commands_lose_nothing() {
+    let c = malicious_checkout();
+    let base = c.root.parent().unwrap().to_path_buf();
+    let dirs: Vec<std::path::PathBuf> = (0..24).map(|i| base.join(format!("d{i}"))).collect();
+    for d in &dirs {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    trust(&c, &c.root);
+    let spawn = |args: Vec<std::ffi::OsString>| {
+        Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(args)
+            .env("CLAUDE_CONFIG_DIR", &c.config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut children: Vec<_> = dirs
+        .iter()
+        .map(|d| spawn(vec!["trust".into(), d.clone().into()]))
+        .collect();
+    children.push(spawn(vec![
+        "trust".into(),
+        "--revoke".into(),
+        c.root.clone().into(),
+    ]));
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(c.config.join(".claude.json")).unwrap()).unwrap();
+    for d in &dirs {
+        assert_eq!(
+            record["projects"][d.to_str().unwrap()]["hasTrustDialogAccepted"],
+            true,
+            "{} lost",
+            d.display()
+        );
+    }
+    assert_eq!(
+        record["projects"][c.root.to_str().unwrap()]["hasTrustDialogAccepted"],
+        false
+    );
+    assert!(!c.config.join(".claude.json.lock").exists());
+}

@@ -17,7 +17,9 @@
 //! events (a hook's output, which can echo a tool's input) never leave the machine. Each
 //! export gives up after `OTEL_EXPORTER_OTLP_[SIGNAL_]TIMEOUT` (default here 3 s, not the
 //! SDK's 10 s), and the final flush of both signals after 2 s together, so a collector that
-//! drops traffic cannot hold up exit. An export that failed is reported once at exit.
+//! drops traffic cannot hold up exit. An export that failed is reported once at exit, and so
+//! is the number of spans that never reached the collector (the SDK drops what does not fit
+//! its queue without a word).
 
 /// Keeps the exporters alive; dropping it flushes and shuts them down. Create it outside the
 /// async runtime and drop it after the runtime ends (the exporter's HTTP client blocks).
@@ -147,6 +149,7 @@ pub fn init() -> Telemetry {
 
 #[cfg(feature = "otlp")]
 mod otlp {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex, PoisonError};
     use std::time::Duration;
 
@@ -181,18 +184,68 @@ mod otlp {
     /// thread, where nothing can be said without interleaving with the output).
     type FirstError = Arc<Mutex<Option<String>>>;
 
-    /// A span exporter that remembers its first failure.
+    /// The export queue's size when `OTEL_BSP_MAX_QUEUE_SIZE` does not set one: eight times
+    /// the SDK's 2,048, so that a turn of many calls on a collector that takes a second per
+    /// batch loses nothing (a span is a few hundred bytes).
+    const QUEUE_SIZE: usize = 16_384;
+
+    /// Spans finished and spans exported, to tell at exit how many never reached the
+    /// collector (the SDK drops what does not fit its queue, and says nothing).
+    #[derive(Debug, Default)]
+    struct SpanCounts {
+        ended: AtomicUsize,
+        exported: AtomicUsize,
+    }
+
+    /// A span exporter that remembers its first failure and counts what it exported.
     #[derive(Debug)]
     struct Reporting<E> {
         inner: E,
         first_error: FirstError,
+        counts: Arc<SpanCounts>,
+    }
+
+    /// The batch processor, counting the spans handed to it.
+    #[derive(Debug)]
+    struct Counting<P> {
+        inner: P,
+        counts: Arc<SpanCounts>,
+    }
+
+    impl<P: opentelemetry_sdk::trace::SpanProcessor> opentelemetry_sdk::trace::SpanProcessor
+        for Counting<P>
+    {
+        fn on_start(&self, span: &mut opentelemetry_sdk::trace::Span, cx: &opentelemetry::Context) {
+            self.inner.on_start(span, cx);
+        }
+
+        fn on_end(&self, span: SpanData) {
+            self.counts.ended.fetch_add(1, Ordering::Relaxed);
+            self.inner.on_end(span);
+        }
+
+        fn force_flush(&self) -> OTelSdkResult {
+            self.inner.force_flush()
+        }
+
+        fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+            self.inner.shutdown_with_timeout(timeout)
+        }
+
+        fn set_resource(&mut self, resource: &Resource) {
+            self.inner.set_resource(resource);
+        }
     }
 
     impl<E: opentelemetry_sdk::trace::SpanExporter> opentelemetry_sdk::trace::SpanExporter
         for Reporting<E>
     {
         async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+            let size = batch.len();
             let result = self.inner.export(batch).await;
+            if result.is_ok() {
+                self.counts.exported.fetch_add(size, Ordering::Relaxed);
+            }
             if let Err(e) = &result {
                 self.first_error
                     .lock()
@@ -219,6 +272,7 @@ mod otlp {
         tracer: Option<SdkTracerProvider>,
         meter: Option<SdkMeterProvider>,
         span_errors: FirstError,
+        span_counts: Arc<SpanCounts>,
     }
 
     impl Drop for Providers {
@@ -267,6 +321,16 @@ mod otlp {
             {
                 eoutln!("toolwright: exporting spans failed: {e}");
             }
+            let ended = self.span_counts.ended.load(Ordering::Relaxed);
+            let exported = self.span_counts.exported.load(Ordering::Relaxed);
+            if exported < ended {
+                eoutln!(
+                    "toolwright: {} of {ended} spans did not reach the telemetry collector (it \
+                     failed, or took them slower than they came and the export queue was \
+                     full; OTEL_BSP_MAX_QUEUE_SIZE sets its size)",
+                    ended - exported
+                );
+            }
         }
     }
 
@@ -289,6 +353,7 @@ mod otlp {
         // reqwest is built without a default TLS provider (as everywhere in Toolwright).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let span_errors = FirstError::default();
+        let span_counts = Arc::<SpanCounts>::default();
         let tracer = if plan.traces {
             let mut spans = SpanExporter::builder().with_http();
             if let Some(timeout) = export_timeout("TRACES") {
@@ -297,12 +362,23 @@ mod otlp {
             let spans = spans
                 .build()
                 .map_err(|e| format!("cannot build the OTLP span exporter: {e}"))?;
+            let mut config = opentelemetry_sdk::trace::BatchConfigBuilder::default();
+            if std::env::var_os("OTEL_BSP_MAX_QUEUE_SIZE").is_none_or(|v| v.is_empty()) {
+                config = config.with_max_queue_size(QUEUE_SIZE);
+            }
+            let batches = opentelemetry_sdk::trace::BatchSpanProcessor::builder(Reporting {
+                inner: spans,
+                first_error: Arc::clone(&span_errors),
+                counts: Arc::clone(&span_counts),
+            })
+            .with_batch_config(config.build())
+            .build();
             Some(
                 SdkTracerProvider::builder()
                     .with_resource(resource())
-                    .with_batch_exporter(Reporting {
-                        inner: spans,
-                        first_error: Arc::clone(&span_errors),
+                    .with_span_processor(Counting {
+                        inner: batches,
+                        counts: Arc::clone(&span_counts),
                     })
                     .build(),
             )
@@ -343,6 +419,7 @@ mod otlp {
             tracer,
             meter,
             span_errors,
+            span_counts,
         })
     }
 }

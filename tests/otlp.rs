@@ -196,8 +196,18 @@ fn a_missing_collector_is_reported_at_exit() {
     let out = run_one_read(&format!("http://127.0.0.1:{port}"));
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // The spans' export failure, not only the metrics' final flush.
+    // The spans' export failure, not only the metrics' final flush, and how many spans
+    // it cost (a Read's call makes its span and its hooks, permission and execution ones).
     assert!(stderr.contains("exporting spans failed"), "{stderr}");
+    assert!(
+        stderr.contains(" spans did not reach the telemetry collector"),
+        "{stderr}"
+    );
+    // With the collector there, none is said lost.
+    let (url, _received) = collector();
+    let out = run_one_read(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("did not reach"), "{stderr}");
 }
 
 /// The standard variables choose what is exported: a signal's own endpoint exports that

@@ -250,11 +250,18 @@ fn display_host(host: &str) -> String {
 }
 
 impl RequestGuard {
-    fn new(port: u16, extra: &[String]) -> Result<Self, HttpError> {
+    fn new(local: std::net::SocketAddr, extra: &[String]) -> Result<Self, HttpError> {
+        let port = local.port();
         let mut hosts: Vec<(String, u16, bool)> = LOOPBACK_NAMES
             .iter()
             .map(|h| ((*h).to_owned(), port, true))
             .collect();
+        // The address it is bound to (another loopback address, `127.1.2.3`): the URL it
+        // prints names it.
+        let bound = normalize_host(&local.ip().to_string());
+        if !hosts.iter().any(|(h, _, _)| *h == bound) {
+            hosts.push((bound, port, true));
+        }
         for entry in extra {
             let parsed = http::uri::Authority::try_from(entry.trim())
                 .map_err(|_| HttpError::BadAllowedHost(entry.clone()))?;
@@ -623,7 +630,7 @@ impl HttpServer {
             addr: options.addr,
             source,
         })?;
-        let mut guard = RequestGuard::new(local.port(), &options.allowed_hosts)?;
+        let mut guard = RequestGuard::new(local, &options.allowed_hosts)?;
         guard.token = options.token.clone().filter(|t| !t.is_empty());
         let guard = Arc::new(guard);
         Ok(Self {
@@ -763,7 +770,8 @@ mod tests {
 
     #[test]
     fn loopback_hosts_with_the_bound_port_pass_and_others_are_refused() {
-        let guard = RequestGuard::new(8421, &[]).map_err(|e| e.to_string());
+        let guard = RequestGuard::new(std::net::SocketAddr::from(([127, 0, 0, 1], 8421)), &[])
+            .map_err(|e| e.to_string());
         let Ok(guard) = guard else {
             panic!("{guard:?}")
         };
@@ -785,11 +793,25 @@ mod tests {
             );
         }
         assert!(guard.check(&headers(&[])).is_err());
+        // Bound to another loopback address: the URL it prints names that address.
+        let Ok(other) = RequestGuard::new(std::net::SocketAddr::from(([127, 1, 2, 3], 8421)), &[])
+        else {
+            panic!("guard")
+        };
+        assert_eq!(other.check(&headers(&[("host", "127.1.2.3:8421")])), Ok(()));
+        assert!(
+            other
+                .check(&headers(&[("host", "127.1.2.4:8421")]))
+                .is_err()
+        );
     }
 
     #[test]
     fn origins_must_be_loopback_when_present() {
-        let Ok(guard) = RequestGuard::new(8421, &["box.lan".to_owned()]) else {
+        let Ok(guard) = RequestGuard::new(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 8421)),
+            &["box.lan".to_owned()],
+        ) else {
             panic!("guard")
         };
         let ok =
@@ -814,9 +836,10 @@ mod tests {
     /// port wants that port.
     #[test]
     fn a_host_without_a_port_matches_names_allowed_without_one() {
-        let Ok(guard) =
-            RequestGuard::new(8421, &["box.lan".to_owned(), "other.lan:8443".to_owned()])
-        else {
+        let Ok(guard) = RequestGuard::new(
+            std::net::SocketAddr::from(([127, 0, 0, 1], 8421)),
+            &["box.lan".to_owned(), "other.lan:8443".to_owned()],
+        ) else {
             panic!("guard")
         };
         for host in [

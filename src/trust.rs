@@ -125,9 +125,14 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
 
 /// The record's lock, as Claude Code takes it (the `proper-lockfile` convention): a
 /// directory `<record>.lock` beside the record's real file, made atomically with `mkdir`,
-/// refreshed by its holder, and taken over when older than [`STALE_LOCK`] (its holder
-/// died). Removed on drop.
-struct RecordLock(PathBuf);
+/// and taken over when older than [`STALE_LOCK`] (its holder died; ours holds it for
+/// milliseconds). Two toolwright processes first take an `flock` on the record's
+/// directory, so that two of them never both take over one stale lock directory (each
+/// removing the other's new one). Removed on drop.
+struct RecordLock {
+    dir: PathBuf,
+    _among_us: Option<nix::fcntl::Flock<std::fs::File>>,
+}
 
 /// How old a lock directory may be before it counts as left behind.
 const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(10);
@@ -137,13 +142,28 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 impl RecordLock {
     fn take(record: &Path) -> Result<Self, String> {
         let target = std::fs::canonicalize(record).unwrap_or_else(|_| record.to_path_buf());
-        let mut name = target.clone().into_os_string();
-        name.push(".lock");
-        let lock = PathBuf::from(name);
+        let with_suffix = |suffix: &str| {
+            let mut name = target.clone().into_os_string();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        // On the record's directory (the record itself is replaced by a rename, so a lock on
+        // it would be on a file the next reader does not open). Best effort: a file system
+        // without flock still has the lock directory.
+        let among_us = target
+            .parent()
+            .and_then(|dir| std::fs::File::open(dir).ok())
+            .and_then(|dir| nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusive).ok());
+        let lock = with_suffix(".lock");
         let started = std::time::Instant::now();
         loop {
             match std::fs::create_dir(&lock) {
-                Ok(()) => return Ok(Self(lock)),
+                Ok(()) => {
+                    return Ok(Self {
+                        dir: lock,
+                        _among_us: among_us,
+                    });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let stale = std::fs::metadata(&lock)
                         .and_then(|m| m.modified())
@@ -151,7 +171,8 @@ impl RecordLock {
                         .and_then(|t| t.elapsed().ok())
                         .is_some_and(|age| age > STALE_LOCK);
                     if stale {
-                        // Another waiter may take it over first: then this one waits on.
+                        // Left behind by a holder that died (no other toolwright is here:
+                        // the flock): taken over.
                         let _ = std::fs::remove_dir(&lock);
                         continue;
                     }
@@ -174,7 +195,8 @@ impl RecordLock {
 
 impl Drop for RecordLock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
+        // The directory first, then (dropping the field) the flock.
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 

@@ -383,6 +383,14 @@ fn concurrent_trust_commands_lose_nothing() {
         std::fs::create_dir_all(d).unwrap();
     }
     trust(&c, &c.root);
+    // A lock left behind by a holder that died (a minute old): taken over, by one of them
+    // at a time.
+    let left = c.config.join(".claude.json.lock");
+    std::fs::create_dir(&left).unwrap();
+    std::fs::File::open(&left)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
     let spawn = |args: Vec<std::ffi::OsString>| {
         Command::new(env!("CARGO_BIN_EXE_toolwright"))
             .args(args)

@@ -106,6 +106,11 @@ pub struct FileState {
     /// A Read of this content showed bytes that are not UTF-8 as U+FFFD: as
     /// [`lines_cut`](Self::lines_cut), Write refuses (it would replace the original bytes).
     pub not_utf8: bool,
+    /// A Read of this content was given a range (`offset` or `limit`) and showed it whole:
+    /// as in Claude Code, the file counts as read for Edit, wherever the edit is. Without
+    /// one, a Read cut to a `PARTIAL view` lets Edit change only the lines it showed
+    /// ([`seen_lines`](Self::seen_lines)).
+    pub ranged: bool,
 }
 
 impl FileState {
@@ -128,6 +133,7 @@ impl FileState {
             seen_lines: Vec::new(),
             lines_cut: false,
             not_utf8: false,
+            ranged: false,
         }
     }
 
@@ -145,6 +151,7 @@ impl FileState {
             seen_lines: Vec::new(),
             lines_cut: false,
             not_utf8: false,
+            ranged: false,
         }
     }
 
@@ -171,6 +178,7 @@ impl FileState {
         let same = previous.filter(|p| {
             !p.is_partial_view && p.disk_hash.is_some() && p.disk_hash == self.disk_hash
         });
+        self.ranged |= same.is_some_and(|p| p.ranged);
         // What this Read showed: every line, none of them cut (so any byte that is not
         // UTF-8 was shown, as U+FFFD, and flagged).
         let all_shown_whole = !self.lines_cut && (total == 0 || (first <= 1 && last >= total));

@@ -106,7 +106,12 @@ fn lines_of_matches(text: &str, needle: &str) -> Vec<(usize, usize)> {
     if needle.is_empty() {
         return Vec::new();
     }
-    let breaks = needle.trim_end_matches('\n').matches('\n').count();
+    // A final line break belongs to the last line matched; any other starts a line.
+    let breaks = needle
+        .strip_suffix('\n')
+        .unwrap_or(needle)
+        .matches('\n')
+        .count();
     let mut line = 1;
     let mut counted = 0;
     text.match_indices(needle)
@@ -208,14 +213,14 @@ fn edit_blocking(
         return Err(ToolError::msg(fsutil::not_found_message(ctx)));
     }
     let planned = plan(bytes.as_deref(), &input).map_err(|r| ToolError::msg(r.message))?;
-    unseen_lines_refused(ctx, path, &planned.touched)?;
+    unseen_lines_refused(ctx, path, &planned.touched).map_err(ToolError::msg)?;
     let verified = fsutil::recheck_before_write(ctx, path, bytes.as_deref(), lock)?;
     // What Read showed altered of the file (a cut line) the edit did not show the model
     // either: Write stays refused.
     let seen_before = ctx
         .file_state()
         .get(path)
-        .filter(|s| s.truncated)
+        .filter(|s| s.truncated && !s.ranged)
         .map(|s| s.seen_lines);
     fsutil::write_and_record(
         ctx,
@@ -290,16 +295,21 @@ fn renumbered(
         .collect()
 }
 
-/// After Reads that showed only part of the file (a `PARTIAL view`, a range), an edit may
-/// change only lines one of them showed (`touched`): text the model never saw is not
-/// replaced on a guess of what it holds (Claude Code: "a PARTIAL view read does not
-/// count").
+/// After Reads that showed only part of the file, cut to a `PARTIAL view` (no range asked
+/// for), an edit may change only lines one of them showed (`touched`): text the model never
+/// saw is not replaced on a guess of what it holds. Claude Code refuses every edit then ("a
+/// PARTIAL view read does not count"); the lines shown are as good as a Read here. A Read of
+/// a range the model asked for counts for the whole file, as in Claude Code.
 fn unseen_lines_refused(
     ctx: &ToolUseContext,
     path: &Path,
     touched: &[(usize, usize)],
-) -> Result<(), ToolError> {
-    let Some(seen) = ctx.file_state().get(path).filter(|s| s.truncated) else {
+) -> Result<(), String> {
+    let Some(seen) = ctx
+        .file_state()
+        .get(path)
+        .filter(|s| s.truncated && !s.ranged)
+    else {
         return Ok(());
     };
     let shown = |&(first, last): &(usize, usize)| {
@@ -320,11 +330,15 @@ fn unseen_lines_refused(
         .iter()
         .map(|&(from, to)| format!("{from}-{to}"))
         .collect();
-    Err(ToolError::msg(format!(
+    let shown = if ranges.is_empty() {
+        "no lines were shown".to_owned()
+    } else {
+        format!("lines {} were shown", ranges.join(", "))
+    };
+    Err(format!(
         "The text to replace is on {at}, which no Read has shown: the file was only partly \
-         read (lines {} were shown). Read that part first (offset and limit), then edit.",
-        ranges.join(", ")
-    )))
+         read ({shown}). Read that part first (offset and limit), then edit."
+    ))
 }
 
 /// Applies the edit to `bytes` (the file, `None` when missing) in memory.
@@ -377,7 +391,8 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
                     })?;
                 let bytes = fsutil::encode(&updated, encoding);
                 let lf = original.replace("\r\n", "\n");
-                let touched = find_actual(&lf, &old)
+                let old_lf = fsutil::crlf_to_lf(&old);
+                let touched = find_actual(&lf, &old_lf)
                     .map(|actual| lines_of_matches(&lf, &actual))
                     .unwrap_or_default();
                 return Ok(Planned {
@@ -724,12 +739,13 @@ fn validate(input: &EditInput, ctx: &ToolUseContext) -> Result<(), ValidationErr
         ));
     }
     fsutil::check_stale(ctx, &path, 6, 7)?;
-    plan(bytes.as_deref(), input)
-        .map(|_| ())
-        .map_err(|r| match r.code {
-            Some(code) => ValidationError::with_code(r.message, code),
-            None => ValidationError::new(r.message),
-        })
+    let planned = plan(bytes.as_deref(), input).map_err(|r| match r.code {
+        Some(code) => ValidationError::with_code(r.message, code),
+        None => ValidationError::new(r.message),
+    })?;
+    // Before anyone is asked to approve an edit that would then be refused.
+    unseen_lines_refused(ctx, &path, &planned.touched)
+        .map_err(|message| ValidationError::with_code(message, 6))
 }
 
 #[cfg(test)]
@@ -755,6 +771,8 @@ mod tests {
         assert_eq!(lines_of_matches("a\nb\na\n", "a"), [(1, 1), (3, 3)]);
         assert_eq!(lines_of_matches("x\na\nb\n", "a\nb\n"), [(2, 3)]);
         assert_eq!(lines_of_matches("x", ""), []);
+        // Only the final line break belongs to the last line.
+        assert_eq!(lines_of_matches("a\n\n\nb\n", "a\n\n\n"), [(1, 3)]);
     }
 
     #[test]

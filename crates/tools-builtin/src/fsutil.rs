@@ -1105,7 +1105,7 @@ pub(crate) fn write_and_record(
         Known::AsBefore => ctx
             .file_state()
             .get(path)
-            .map(|seen| (seen.lines_cut, seen.not_utf8, seen.truncated)),
+            .map(|seen| (seen.lines_cut, seen.not_utf8, seen.truncated, seen.ranged)),
     };
     write_between(path, bytes, confine.as_deref(), Some(verified), || {}).map_err(|e| {
         if e.get_ref()
@@ -1119,8 +1119,8 @@ pub(crate) fn write_and_record(
     let mtime = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
     let mut state = FileState::written(content, mtime);
     state.disk_hash = Some(ContentHash::of(bytes));
-    if let Some((lines_cut, not_utf8, partly_seen)) = altered {
-        (state.lines_cut, state.not_utf8) = (lines_cut, not_utf8);
+    if let Some((lines_cut, not_utf8, partly_seen, ranged)) = altered {
+        (state.lines_cut, state.not_utf8, state.ranged) = (lines_cut, not_utf8, ranged);
         // An Edit of a file seen in part leaves the rest unseen: Write, which replaces the
         // whole file, still needs it read (a new Read of all of it clears this).
         state.truncated = partly_seen;

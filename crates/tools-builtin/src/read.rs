@@ -598,6 +598,9 @@ fn read_blocking(
     let shown = |first: Option<usize>| first.is_some_and(|i| i < num_lines);
     state.lines_cut = shown(slice.first_cut_line);
     state.not_utf8 = shown(slice.first_lossy_line);
+    // A range the model asked for, shown whole: the file counts as read for Edit anywhere,
+    // as in Claude Code (a PARTIAL view does not).
+    state.ranged = partial_notice.is_none() && (input.offset.is_some() || input.limit.is_some());
     let previous = cache.get(path);
     state.merge_seen(offset, shown_to, slice.total_lines, previous.as_ref());
     // A Read given up on (its result is an interruption) must not count as seen: the next

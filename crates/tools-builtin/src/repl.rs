@@ -6,8 +6,9 @@
 //!   started on the first call of its language in the context's cwd, in its own process
 //!   group (as Bash runs commands), with stdin from /dev/null, piped stdout and stderr, and
 //!   a pipe for requests as descriptor 3. When the session's cwd changes (EnterWorktree,
-//!   ExitWorktree), the next call first moves the interpreter there (`os.chdir`,
-//!   `process.chdir`), state kept; a `chdir` of the code's own holds until then.
+//!   ExitWorktree), the next call first has the driver move the interpreter there (its own
+//!   `os.chdir`, `process.chdir`: nothing the code defined is used), state kept; a `chdir`
+//!   of the code's own holds until then.
 //! - A small driver protocol keeps calls apart: each call sends one JSON line
 //!   `{"code", "marker"}` on descriptor 3 with a fresh random marker (nothing the code runs
 //!   reads it: stdin is empty); the driver runs the code in one persistent namespace (a globals dict for Python, a `vm` context for Node), lets it write
@@ -310,16 +311,14 @@ impl TypedTool for Repl {
         // its state, so that relative paths mean what the session's other tools mean.
         if interpreter.session_cwd != ctx.cwd() {
             let to = ctx.cwd().to_path_buf();
-            let literal = serde_json::to_string(&to.to_string_lossy())
-                .map_err(|e| ToolError::msg(e.to_string()))?;
-            let code = match language {
-                Language::Python => format!("__import__('os').chdir({literal})"),
-                Language::Node => format!("process.chdir({literal})"),
-            };
-            let moved = interpreter.run(&code, self.timeout, &cancel).await;
+            let moved = interpreter
+                .run_in("", Some(&to), self.timeout, &cancel)
+                .await;
             match moved.end {
                 End::Done(Status { error: None }) => interpreter.session_cwd = to,
                 End::Done(Status { error: Some(error) }) => {
+                    // Said once: the next call does not try again (and fail the same way).
+                    interpreter.session_cwd = to.clone();
                     return Err(ToolError::msg(format!(
                         "The {} interpreter could not move to the session's directory {}: {}",
                         language.as_str(),
@@ -554,8 +553,24 @@ impl Interpreter {
     /// Sends `code` and collects its output until both markers arrive, the deadline passes,
     /// the call is cancelled or the interpreter closes its output.
     async fn run(&mut self, code: &str, timeout: Duration, cancel: &CancellationToken) -> Run {
+        self.run_in(code, None, timeout, cancel).await
+    }
+
+    /// [`run`](Self::run), after the driver moves the interpreter to `cwd` (with its own
+    /// `os`/`process`, which the code cannot have shadowed).
+    async fn run_in(
+        &mut self,
+        code: &str,
+        cwd: Option<&Path>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Run {
         let marker = new_marker();
-        let mut request = serde_json::json!({"code": code, "marker": marker}).to_string();
+        let mut request = serde_json::json!({"code": code, "marker": marker});
+        if let Some(cwd) = cwd {
+            request["cwd"] = serde_json::Value::from(cwd.to_string_lossy());
+        }
+        let mut request = request.to_string();
         request.push('\n');
         self.busy = true;
         let deadline = tokio::time::sleep(timeout);
@@ -813,6 +828,8 @@ def _tw_main():
         linecache.cache[name] = (len(code), None, code.splitlines(True), name)
         status = {"ok": True}
         try:
+            if "cwd" in request:
+                os.chdir(request["cwd"])
             tree = ast.parse(code, name, "exec")
             last = None
             if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -876,6 +893,7 @@ const NODE_DRIVER: &str = r#"
     try { request = JSON.parse(line); } catch (e) { return; }
     const status = { ok: true };
     try {
+      if (typeof request.cwd === 'string') process.chdir(request.cwd);
       let value = vm.runInContext(request.code, sandbox, { filename: '<repl-' + (++n) + '>' });
       if (value !== null && (typeof value === 'object' || typeof value === 'function')
           && typeof value.then === 'function') {

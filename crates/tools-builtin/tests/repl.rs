@@ -505,5 +505,31 @@ async fn interpreters_follow_the_sessions_cwd_and_keep_their_state() {
     // A chdir of the code's own holds while the session stays where it is.
     py(&ctx, "os.chdir('/')").await.unwrap();
     assert_eq!(py(&ctx, "print(os.getcwd())").await.unwrap(), "/");
+    // Names the code shadowed do not stop the move (the driver's own are used).
+    py(&ctx, "__import__ = None\nos = None").await.unwrap();
+    node(&ctx, "var process = 0").await.unwrap();
+    let again = root.join("again");
+    std::fs::create_dir(&again).unwrap();
+    let moved = ctx.clone().with_cwd(&again);
+    assert_eq!(
+        py(&moved, "import os as o\nprint(o.getcwd())")
+            .await
+            .unwrap(),
+        again.display().to_string()
+    );
+    assert_eq!(
+        node(&moved, "console.log(require('process').cwd())")
+            .await
+            .unwrap(),
+        again.display().to_string()
+    );
+    // A directory that is gone is said once; the next call runs where the interpreter is.
+    let gone = ctx.clone().with_cwd(root.join("never"));
+    let err = py(&gone, "print(1)").await.unwrap_err();
+    assert!(
+        err.contains("could not move to the session's directory"),
+        "{err}"
+    );
+    assert_eq!(py(&gone, "print(2)").await.unwrap(), "2");
     drop(dir);
 }

@@ -970,3 +970,57 @@ async fn edit_changes_only_lines_a_read_showed() {
     assert!(after.contains("line 2000 seen\n"));
     assert_eq!(after.lines().count(), 3002);
 }
+
+/// A Read of a range the model asked for counts for the whole file, as in Claude Code: Edit
+/// may change any line after it (also after a Read past the end). Only a Read cut to a
+/// PARTIAL view limits Edit to what it showed, in a file of mixed line endings too.
+#[tokio::test]
+async fn a_ranged_read_counts_for_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let f = dir.path().join("ranged.txt");
+    let body: String = (1..=300).map(|i| format!("row {i}\n")).collect();
+    fs::write(&f, &body).unwrap();
+    text(
+        &Read,
+        &c,
+        json!({"file_path": f, "offset": 100, "limit": 20}),
+    )
+    .await;
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "row 5\n", "new_string": "row five\n"}),
+    )
+    .await;
+    let g = dir.path().join("past.txt");
+    fs::write(&g, &body).unwrap();
+    text(&Read, &c, json!({"file_path": g, "offset": 5000})).await;
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": g, "old_string": "row 7\n", "new_string": "row seven\n"}),
+    )
+    .await;
+    // Mixed endings: the old string written with CRLF is still checked against what was
+    // shown.
+    let m = dir.path().join("mixed.txt");
+    let mixed: String = (1..=3000)
+        .map(|i| format!("l{i}{}", if i % 2 == 0 { "\n" } else { "\r\n" }))
+        .collect();
+    fs::write(&m, &mixed).unwrap();
+    text(&Read, &c, json!({"file_path": m})).await;
+    let err = fail(
+        &Edit,
+        &c,
+        json!({"file_path": m, "old_string": "l2501\r\nl2502", "new_string": "x"}),
+    )
+    .await;
+    assert!(
+        err.text
+            .contains("on lines 2501-2502, which no Read has shown"),
+        "{}",
+        err.text
+    );
+    assert_eq!(fs::read_to_string(&m).unwrap(), mixed);
+}

@@ -547,3 +547,133 @@ fn edit_blocking(
         updated_file: applied.updated,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A notebook of `cells` (type, source) written as another tool might: indented by
+    /// `indent` (empty: on one line), with CRLF line endings or not.
+    fn write_notebook(cells: &[(bool, String)], indent: &str, crlf: bool) -> String {
+        let cells: Vec<Value> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, (code, source))| {
+                let mut cell = json!({"cell_type": if *code { "code" } else { "markdown" },
+                    "id": format!("c{i}"), "metadata": {"n": i}, "source": source});
+                if *code {
+                    cell["execution_count"] = json!(i);
+                    cell["outputs"] = json!([{"output_type": "stream", "text": "out"}]);
+                }
+                cell
+            })
+            .collect();
+        let nb = json!({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+        let text = if indent.is_empty() {
+            serde_json::to_string(&nb).unwrap()
+        } else {
+            let mut out = Vec::new();
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+            let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+            nb.serialize(&mut ser).unwrap();
+            String::from_utf8(out).unwrap() + "\n"
+        };
+        if crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text
+        }
+    }
+
+    fn any_source() -> impl Strategy<Value = String> {
+        proptest::string::string_regex("[a-z \"\\\\\n\t\u{e9}\u{1F600}]{0,12}").unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Whatever the layout, an edit gives valid JSON with the edit made, and every cell
+        /// it does not touch is in the new text exactly as it was in the old.
+        #[test]
+        fn an_edit_changes_one_cell_and_keeps_the_others_byte_for_byte(
+            cells in proptest::collection::vec((any::<bool>(), any_source()), 0..5),
+            indent in prop_oneof![Just(""), Just(" "), Just("  "), Just("\t")],
+            crlf in any::<bool>(),
+            mode in 0..3u8,
+            target in 0..6usize,
+            new_source in any_source(),
+            make_code in any::<bool>(),
+        ) {
+            let text = write_notebook(&cells, indent, crlf && !indent.is_empty());
+            let mode = [EditMode::Replace, EditMode::Insert, EditMode::Delete][usize::from(mode)];
+            let input = NotebookEditInput {
+                notebook_path: "/nb.ipynb".into(),
+                cell_id: (mode != EditMode::Insert || target < cells.len())
+                    .then(|| format!("cell-{target}")),
+                new_source: new_source.clone(),
+                cell_type: Some(if make_code { CellType::Code } else { CellType::Markdown }),
+                edit_mode: Some(mode),
+            };
+            let applied = match apply(&text, &input) {
+                Ok(applied) => applied,
+                Err(_) => {
+                    // Only a cell that is not there is refused.
+                    prop_assert!(target >= cells.len());
+                    return Ok(());
+                }
+            };
+            let before: Value = serde_json::from_str(&text).unwrap();
+            let after: Value = serde_json::from_str(&applied.updated).unwrap();
+            let old = before["cells"].as_array().unwrap();
+            let new = after["cells"].as_array().unwrap();
+            let (touched, kept): (Option<usize>, Vec<usize>) = match mode {
+                EditMode::Delete => {
+                    prop_assert_eq!(new.len(), old.len() - 1);
+                    (None, (0..old.len()).filter(|i| *i != target).collect())
+                }
+                EditMode::Insert => {
+                    prop_assert_eq!(new.len(), old.len() + 1);
+                    let at = input.cell_id.as_ref().map_or(0, |_| target + 1);
+                    prop_assert_eq!(new[at]["source"].as_str(), Some(new_source.as_str()));
+                    (Some(at), (0..old.len()).collect())
+                }
+                EditMode::Replace => {
+                    prop_assert_eq!(new.len(), old.len());
+                    prop_assert_eq!(new[target]["source"].as_str(), Some(new_source.as_str()));
+                    prop_assert_eq!(
+                        new[target]["cell_type"].as_str(),
+                        Some(if make_code { "code" } else { "markdown" })
+                    );
+                    (Some(target), (0..old.len()).filter(|i| *i != target).collect())
+                }
+            };
+            // The other cells, in order, unchanged as values and as text.
+            let others: Vec<&Value> = new
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| Some(*i) != touched)
+                .map(|(_, c)| c)
+                .collect();
+            prop_assert_eq!(others.len(), kept.len());
+            let (_, spans) = notebook::parse_with_cells(&text).unwrap();
+            let spans = spans.unwrap();
+            for (cell, i) in others.iter().zip(&kept) {
+                prop_assert_eq!(*cell, &old[*i]);
+                prop_assert!(applied.updated.contains(&text[spans.cells[*i].clone()]));
+            }
+            // The rest of the document too.
+            prop_assert_eq!(&after["metadata"], &before["metadata"]);
+            prop_assert_eq!(&after["nbformat_minor"], &before["nbformat_minor"]);
+            // Line endings and the final line break as the file had them.
+            if crlf && !indent.is_empty() {
+                prop_assert!(!applied.updated.replace("\r\n", "").contains('\n'));
+            }
+            prop_assert_eq!(applied.updated.ends_with('\n'), text.ends_with('\n'));
+        }
+    }
+}

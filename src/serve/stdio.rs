@@ -54,6 +54,7 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's Invalid Request.
 const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
 
 /// A line to write, and who waits for it to be written.
 struct Outgoing {
@@ -601,6 +602,22 @@ fn decode(line: &[u8]) -> Decoded {
             );
         }
     };
+    // rmcp reads a `tools/list` whose `cursor` is not a string as one without params (every
+    // tool again); no cursor is valid here, and that one is not even a cursor.
+    if text.contains("\"cursor\"")
+        && let Ok(value) = serde_json::from_str::<Value>(text)
+        && value["method"] == "tools/list"
+        && value["params"]
+            .get("cursor")
+            .is_some_and(|c| !c.is_string() && !c.is_null())
+        && let Some(id) = usable_id(&value)
+    {
+        return Decoded::Reject(
+            INVALID_PARAMS,
+            "Invalid params for tools/list: `cursor` must be a string (and this server gives out none: every tool comes in one page)".to_owned(),
+            Some(id),
+        );
+    }
     let error = match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
         Ok(message) => return Decoded::Message(Box::new(message)),
         Err(e) => e,
@@ -632,6 +649,28 @@ fn decode(line: &[u8]) -> Decoded {
     }
     if !has_method && (object.contains_key("result") || object.contains_key("error")) {
         return Decoded::Ignore(format!("a response that is not valid: {error}"));
+    }
+    // A method this server serves with `params` that are not an object (positional, an
+    // array): the request is understood, its params are not (MCP's methods take named ones).
+    let served = matches!(
+        object.get("method").and_then(Value::as_str),
+        Some("tools/call" | "tools/list" | "ping" | "initialize")
+    );
+    if served
+        && id.is_some()
+        && object.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && object
+            .get("params")
+            .is_some_and(|p| !p.is_object() && !p.is_null())
+    {
+        return Decoded::Reject(
+            INVALID_PARAMS,
+            format!(
+                "Invalid params for {}: `params` must be an object (MCP's methods take named params)",
+                object["method"].as_str().unwrap_or_default()
+            ),
+            id,
+        );
     }
     let why = if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         "`jsonrpc` must be \"2.0\"".to_owned()
@@ -909,6 +948,24 @@ mod tests {
         assert_eq!((code, id), (INVALID_REQUEST, Some(json!(4))));
         let (code, _, id) = reject(b"[]\n").unwrap_or_default();
         assert_eq!((code, id), (INVALID_REQUEST, None));
+        let (code, _, id) = reject(
+            b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{\"cursor\":5}}\n",
+        )
+        .unwrap_or_default();
+        assert_eq!((code, id), (INVALID_PARAMS, Some(json!(6))));
+        // Positional params for a method this server serves: its params are what is wrong.
+        for method in ["ping", "tools/list", "tools/call"] {
+            let line = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"{method}\",\"params\":[1]}}\n"
+            );
+            let (code, message, id) = reject(line.as_bytes()).unwrap_or_default();
+            assert_eq!(
+                (code, id),
+                (INVALID_PARAMS, Some(json!(5))),
+                "{method}: {message}"
+            );
+            assert!(message.contains("`params` must be an object"), "{message}");
+        }
         let (code, _, id) =
             reject(b"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}\n").unwrap_or_default();
         assert_eq!((code, id), (INVALID_REQUEST, None));

@@ -334,7 +334,9 @@ fn run_raises_post_tool_batch_after_the_calls() {
     let calls = [
         json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "mkdir -p sub && cd sub && echo one"}}),
         json!({"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "echo two"}}),
+        json!({"type": "tool_use", "id": "t3", "name": "Read", "input": {"file_path": root.join("sub/../f.txt")}}),
     ];
+    std::fs::write(root.join("f.txt"), "f\n").unwrap();
     let stdin: String = calls.iter().map(|c| format!("{c}\n")).collect();
     std::fs::write(root.join("batch-settings.json"), &settings).unwrap();
     let out = bash(
@@ -354,7 +356,13 @@ fn run_raises_post_tool_batch_after_the_calls() {
         .iter()
         .map(|c| c["tool_use_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["t1", "t2"], "{input}");
+    assert_eq!(ids, ["t1", "t2", "t3"], "{input}");
+    // The input as PreToolUse sees it: the file path made plain (one guard, every spelling).
+    assert_eq!(
+        input["tool_calls"][2]["tool_input"]["file_path"],
+        root.join("f.txt").to_str().unwrap(),
+        "{input}"
+    );
     assert!(
         input["tool_calls"][1]["tool_response"]
             .to_string()

@@ -206,9 +206,19 @@ async fn run_loop_event(
         LoopEvent::PostToolBatch { calls } => {
             let batch: Vec<BatchToolCall> = calls
                 .iter()
-                .map(|(tool_use, content)| BatchToolCall {
-                    call: ToolCallInfo::new(&tool_use.name, tool_use.input.clone(), &tool_use.id),
-                    tool_response: Some(content.clone()),
+                .map(|(tool_use, content)| {
+                    // As PreToolUse and PostToolUse see it: the tool's own name (not an
+                    // alias) and its observable input (`~` expanded, `..` collapsed in a
+                    // file path), so one guard catches every spelling.
+                    let tool = tool_core::find_tool(ctx.tools(), &tool_use.name);
+                    let input = tool
+                        .and_then(|t| t.observable_input(&tool_use.input, ctx))
+                        .unwrap_or_else(|| tool_use.input.clone());
+                    let name = tool.map_or(tool_use.name.as_str(), |t| t.name());
+                    BatchToolCall {
+                        call: ToolCallInfo::new(name, input, &tool_use.id),
+                        tool_response: Some(content.clone()),
+                    }
                 })
                 .collect();
             runner.run_post_tool_batch(&batch, ctx).await

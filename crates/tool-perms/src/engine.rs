@@ -412,7 +412,7 @@ impl RuleSet {
                         }
                         if prefix.trim().contains("  ") {
                             set.diagnostics.push(diag(
-                                "two spaces in a row never match: commands are compared with their words one space apart".into(),
+                                "two spaces in a row match only a command typed with the same two spaces, not its usual spelling: commands are compared with their words one space apart".into(),
                                 false,
                             ));
                         }

@@ -354,7 +354,7 @@ fn drop_mistyped_sections(file: &mut SettingsFile, diags: &mut Vec<SettingsDiagn
             file: file.path.clone(),
             source: file.source,
             severity: Severity::Error,
-            message: format!("`{key}` must be an object, not {kind}; it is ignored"),
+            message: format!("`{key}` must be an object, not {kind}; the section is left out"),
         });
         object.remove(key);
     }

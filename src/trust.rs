@@ -153,7 +153,16 @@ impl RecordLock {
         let among_us = target
             .parent()
             .and_then(|dir| std::fs::File::open(dir).ok())
-            .and_then(|dir| nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusive).ok());
+            .and_then(|mut dir| {
+                loop {
+                    match nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusive) {
+                        Ok(locked) => break Some(locked),
+                        // A signal during the wait: wait again.
+                        Err((again, nix::errno::Errno::EINTR)) => dir = again,
+                        Err(_) => break None,
+                    }
+                }
+            });
         let lock = with_suffix(".lock");
         let started = std::time::Instant::now();
         loop {

@@ -606,6 +606,7 @@ fn decode(line: &[u8]) -> Decoded {
     // tool again); no cursor is valid here, and that one is not even a cursor.
     if text.contains("\"cursor\"")
         && let Ok(value) = serde_json::from_str::<Value>(text)
+        && value["jsonrpc"] == "2.0"
         && value["method"] == "tools/list"
         && value["params"]
             .get("cursor")
@@ -953,6 +954,11 @@ mod tests {
         )
         .unwrap_or_default();
         assert_eq!((code, id), (INVALID_PARAMS, Some(json!(6))));
+        // Without `"jsonrpc": "2.0"` it is no request at all.
+        let (code, _, _) =
+            reject(b"{\"id\":7,\"method\":\"tools/list\",\"params\":{\"cursor\":5}}\n")
+                .unwrap_or_default();
+        assert_eq!(code, INVALID_REQUEST);
         // Positional params for a method this server serves: its params are what is wrong.
         for method in ["ping", "tools/list", "tools/call"] {
             let line = format!(

@@ -211,8 +211,13 @@ async fn run_loop_event(
                     // alias) and its observable input (`~` expanded, `..` collapsed in a
                     // file path), so one guard catches every spelling.
                     let tool = tool_core::find_tool(ctx.tools(), &tool_use.name);
+                    // Through the schema step first, as the pipeline gives it to PreToolUse
+                    // (`"limit": "10"` read as a number).
                     let input = tool
-                        .and_then(|t| t.observable_input(&tool_use.input, ctx))
+                        .and_then(|t| {
+                            let parsed = t.parse_input(tool_use.input.clone()).ok()?;
+                            Some(t.observable_input(&parsed, ctx).unwrap_or(parsed))
+                        })
                         .unwrap_or_else(|| tool_use.input.clone());
                     let name = tool.map_or(tool_use.name.as_str(), |t| t.name());
                     BatchToolCall {

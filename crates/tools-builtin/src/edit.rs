@@ -217,10 +217,13 @@ fn edit_blocking(
     let verified = fsutil::recheck_before_write(ctx, path, bytes.as_deref(), lock)?;
     // What Read showed altered of the file (a cut line) the edit did not show the model
     // either: Write stays refused.
+    // A file the edit creates is known whole (what a deleted file's Reads showed of it is
+    // no part of it).
+    let created = bytes.is_none();
     let seen_before = ctx
         .file_state()
         .get(path)
-        .filter(|s| s.truncated && !s.ranged)
+        .filter(|s| !created && s.truncated && !s.ranged)
         .map(|s| s.seen_lines);
     fsutil::write_and_record(
         ctx,
@@ -228,7 +231,11 @@ fn edit_blocking(
         &planned.bytes,
         planned.updated.clone(),
         verified,
-        fsutil::Known::AsBefore,
+        if created {
+            fsutil::Known::Whole
+        } else {
+            fsutil::Known::AsBefore
+        },
         lock,
     )?;
     // The lines the Reads showed, renumbered for the edited text: the next edit of a file

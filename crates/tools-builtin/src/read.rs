@@ -475,6 +475,9 @@ fn read_blocking(
     let cache = ctx.file_state();
     if let Some(entry) = cache.get(path)
         && !entry.is_partial_view
+        // A PARTIAL view (its limit is the lines it showed) asked for again as a range: read,
+        // so that the range the model asked for counts (Edit anywhere), as it would have.
+        && !(entry.truncated && !entry.ranged && (input.offset.is_some() || input.limit.is_some()))
         && entry.offset == Some(offset)
         && entry.limit == limit
         && entry.mtime_ms == mtime

@@ -1024,3 +1024,44 @@ async fn a_ranged_read_counts_for_the_whole_file() {
     );
     assert_eq!(fs::read_to_string(&m).unwrap(), mixed);
 }
+
+/// A Read of a range after a PARTIAL view of the same lines reads again (not "unchanged"),
+/// so the range counts for the whole file; a file an Edit creates after the old one was
+/// deleted is known whole (the old file's partial Reads do not limit it).
+#[tokio::test]
+async fn a_range_after_a_partial_view_counts_and_a_created_file_is_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let f = dir.path().join("again.txt");
+    let body: String = (1..=3000).map(|i| format!("n {i}\n")).collect();
+    fs::write(&f, &body).unwrap();
+    let shown = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(shown.contains("PARTIAL view"));
+    let again = text(&Read, &c, json!({"file_path": f, "limit": 2000})).await;
+    assert!(!again.contains("unchanged"), "{}", &again[..100]);
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "n 2500\n", "new_string": "m 2500\n"}),
+    )
+    .await;
+
+    let g = dir.path().join("recreated.txt");
+    fs::write(&g, &body).unwrap();
+    text(&Read, &c, json!({"file_path": g})).await;
+    fs::remove_file(&g).unwrap();
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": g, "old_string": "", "new_string": "a\nb\nc\n"}),
+    )
+    .await;
+    text(
+        &Edit,
+        &c,
+        json!({"file_path": g, "old_string": "a\n", "new_string": "z\n"}),
+    )
+    .await;
+    text(&Write, &c, json!({"file_path": g, "content": "whole\n"})).await;
+    assert_eq!(fs::read_to_string(&g).unwrap(), "whole\n");
+}

@@ -362,6 +362,22 @@ struct Group {
     first: usize,
 }
 
+impl Group {
+    /// The group of `lines` (rule index, line; not empty), compiled into `matcher`.
+    fn new(root: &Path, matcher: Gitignore, lines: &[(usize, String)]) -> Self {
+        let mut map = HashMap::new();
+        for (idx, line) in lines {
+            map.entry(line.clone()).or_insert(*idx);
+        }
+        Self {
+            root: root.to_path_buf(),
+            matcher,
+            lines: map,
+            first: lines.first().map_or(0, |(idx, _)| *idx),
+        }
+    }
+}
+
 /// A set of path patterns compiled into one gitignore matcher per root.
 #[derive(Default)]
 pub struct PathRuleSet {
@@ -397,16 +413,28 @@ impl PathRuleSet {
         let mut errors = Vec::new();
         let mut groups = Vec::new();
         for (root, lines) in by_root {
-            // Each line on its own first: a line that is no glob is reported alone.
+            // A line that is no glob is reported alone, and the rest compiled together.
+            let mut builder = GitignoreBuilder::new(&root);
+            // Always `Ok` (the `Result` is historical).
+            let _ = builder.case_insensitive(case_insensitive);
             let mut valid = Vec::with_capacity(lines.len());
             for (idx, line) in lines {
-                let mut one = GitignoreBuilder::new(&root);
-                match one.add_line(None, &line) {
+                match builder.add_line(None, &line) {
                     Ok(_) => valid.push((idx, line)),
                     Err(e) => errors.push((idx, e.to_string())),
                 }
             }
-            Self::build_groups(&root, &valid, case_insensitive, &mut groups, &mut errors);
+            if valid.is_empty() {
+                continue;
+            }
+            match builder.build() {
+                Ok(matcher) => groups.push(Group::new(&root, matcher, &valid)),
+                Err(_) => {
+                    let (a, b) = valid.split_at(valid.len() / 2);
+                    Self::build_groups(&root, a, case_insensitive, &mut groups, &mut errors);
+                    Self::build_groups(&root, b, case_insensitive, &mut groups, &mut errors);
+                }
+            }
         }
         (
             Self {
@@ -417,10 +445,10 @@ impl PathRuleSet {
         )
     }
 
-    /// Compiles `lines` (valid globs of one root) into one matcher, or, when together they
-    /// pass the regex engine's size limit (thousands of long rules), into several, halving
-    /// until each compiles: no rule is dropped because others came with it. Only a line
-    /// that cannot compile even alone is an error.
+    /// Compiles `lines` (valid globs of one root that together passed the regex engine's
+    /// size limit: thousands of long rules) into several matchers, halving until each
+    /// compiles: no rule is dropped because others came with it. Only a line that cannot
+    /// compile even alone is an error.
     fn build_groups(
         root: &Path,
         lines: &[(usize, String)],
@@ -432,21 +460,13 @@ impl PathRuleSet {
             return;
         };
         let mut builder = GitignoreBuilder::new(root);
-        // Always `Ok` (the `Result` is historical).
         let _ = builder.case_insensitive(case_insensitive);
-        let mut map = HashMap::new();
-        for (idx, line) in lines {
-            // Checked alone already.
+        for (_, line) in lines {
+            // Checked when the whole list was added.
             let _ = builder.add_line(None, line);
-            map.entry(line.clone()).or_insert(*idx);
         }
         match builder.build() {
-            Ok(matcher) => groups.push(Group {
-                root: root.to_path_buf(),
-                matcher,
-                lines: map,
-                first,
-            }),
+            Ok(matcher) => groups.push(Group::new(root, matcher, lines)),
             Err(e) if lines.len() == 1 => errors.push((first, e.to_string())),
             Err(_) => {
                 let (a, b) = lines.split_at(lines.len() / 2);

@@ -84,16 +84,11 @@ impl Json {
         }
     }
 
-    /// Serialises with `indent` spaces per level, as Jupyter does (1 by default), in
-    /// serde_json's pretty layout; numbers are written as they were read.
-    pub(crate) fn to_pretty(&self, indent: usize) -> String {
-        self.to_pretty_at(&" ".repeat(indent), "")
-    }
-
-    /// As [`to_pretty`](Self::to_pretty), for a value that starts inside a document: each
-    /// line after the first starts with `base` (the indentation of the line the value starts
-    /// on), then `unit` per level. An empty `unit` and `base` write the value compactly, on
-    /// one line (a minified document).
+    /// Serialises in serde_json's pretty layout (numbers written as they were read), for a
+    /// value that starts inside a document: each line after the first starts with `base`
+    /// (the indentation of the line the value starts on), then `unit` per level (one space
+    /// in Jupyter's files). An empty `unit` and `base` write the value compactly, on one
+    /// line (a minified document).
     pub(crate) fn to_pretty_at(&self, unit: &str, base: &str) -> String {
         let mut out = String::new();
         self.write_pretty(&mut out, unit, base, 0);
@@ -555,15 +550,6 @@ impl Parser<'_> {
     }
 }
 
-/// The indentation (spaces per level) of a pretty-printed JSON document; 1 when unknown.
-pub(crate) fn detect_indent(text: &str) -> usize {
-    text.lines()
-        .nth(1)
-        .map(|l| l.len() - l.trim_start_matches(' ').len())
-        .filter(|n| *n > 0)
-        .unwrap_or(1)
-}
-
 /// One level of a document's indentation as written (spaces or tabs: the second line's
 /// leading whitespace); empty for a document on one line (written compactly), one space
 /// when its second line is not indented.
@@ -572,8 +558,13 @@ pub(crate) fn indent_unit(text: &str) -> &str {
     let Some(second) = lines.nth(1) else {
         return "";
     };
-    let unit = &second[..second.len() - second.trim_start_matches([' ', '\t']).len()];
+    let unit = leading_whitespace(second);
     if unit.is_empty() { " " } else { unit }
+}
+
+/// The spaces and tabs `line` starts with.
+pub(crate) fn leading_whitespace(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
 
 /// The id Claude Code shows for cell `index`: its `id`, or `cell-N`.
@@ -823,7 +814,7 @@ mod tests {
         fn serde_json_output_round_trips(value in any_json()) {
             let text = serde_json::to_string_pretty(&value).unwrap();
             let parsed = parse(&text).unwrap();
-            prop_assert_eq!(parsed.to_pretty(2), text);
+            prop_assert_eq!(parsed.to_pretty_at("  ", ""), text);
         }
 
         /// Any text, JSON or not, parses or is refused without a panic.
@@ -837,10 +828,10 @@ mod tests {
     fn round_trip_keeps_key_order_and_indent() {
         let text = "{\n \"z\": 1,\n \"a\": [\n  \"x\",\n  {\n   \"k\": null,\n   \"b\": true\n  }\n ],\n \"m\": {},\n \"e\": []\n}";
         let json = parse(text).unwrap();
-        assert_eq!(json.to_pretty(detect_indent(text)), text);
+        assert_eq!(json.to_pretty_at(indent_unit(text), ""), text);
         let two = "{\n  \"b\": 1.5,\n  \"a\": \"\u{e9}\"\n}";
         let json = parse(two).unwrap();
-        assert_eq!(json.to_pretty(detect_indent(two)), two);
+        assert_eq!(json.to_pretty_at(indent_unit(two), ""), two);
     }
 
     #[test]

@@ -158,8 +158,7 @@ enum CellChange {
 /// The leading whitespace of the line `at` is on.
 fn line_indent(text: &str, at: usize) -> &str {
     let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = &text[start..at];
-    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+    notebook::leading_whitespace(&text[start..at])
 }
 
 /// The whitespace just before `at` (what separates a cell from the `[` or `,` before it).
@@ -342,20 +341,9 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
             cell_type = new_type;
         }
     }
-    let updated = match &spans {
-        Some(spans) => splice(text, spans, &change, notebook::indent_unit(text)),
-        // Not reached (a `cells` array always has its spans); the whole document then.
-        None => {
-            let mut updated = nb.to_pretty(notebook::detect_indent(text));
-            if text.ends_with('\n') {
-                updated.push('\n');
-            }
-            if fsutil::is_pure_crlf(text) {
-                updated = fsutil::lf_to_crlf(&updated);
-            }
-            updated
-        }
-    };
+    // A top-level `cells` array always has its spans (the parser records them).
+    let spans = spans.ok_or_else(|| refusal("Notebook has no cells array.", 6))?;
+    let updated = splice(text, &spans, &change, notebook::indent_unit(text));
     Ok(Applied {
         updated,
         cell_id: result_id,

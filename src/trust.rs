@@ -42,9 +42,10 @@ pub fn record_path() -> Option<PathBuf> {
 
 fn read_record(path: &Path) -> Result<Value, String> {
     match std::fs::read_to_string(path) {
-        // A byte order mark (Windows editors write one) is not JSON: skipped, as the
-        // settings and MCP loaders skip it in the same file.
-        Ok(text) => serde_json::from_str(tool_core::without_bom(&text))
+        // Read as the settings and MCP loaders read theirs: a byte order mark (Windows
+        // editors write one) skipped, half a surrogate pair (which Claude Code's
+        // JSON.stringify writes for a cut emoji) read as U+FFFD.
+        Ok(text) => tool_core::parse_config_json(&text)
             .map_err(|e| format!("{} is not valid JSON: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),

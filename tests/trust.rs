@@ -340,13 +340,17 @@ fn claude_codes_default_false_does_not_untrust_a_folder_of_a_trusted_repository(
     assert!(c.root.join("hook-marker").exists());
 }
 
-/// A record that starts with a byte order mark (a Windows editor's) is read, as the settings
-/// and MCP loaders read it: the folder it trusts is trusted, and `trust` can update it.
+/// A record that starts with a byte order mark (a Windows editor's) and holds half a
+/// surrogate pair (`JSON.stringify`'s `"\ud83d"` for a cut emoji) is read, as the settings
+/// and MCP loaders read theirs: the folder it trusts is trusted, and `trust` can update it.
 #[test]
-fn a_trust_record_with_a_byte_order_mark_is_read() {
+fn a_trust_record_with_a_byte_order_mark_and_half_a_surrogate_pair_is_read() {
     let c = malicious_checkout();
     let record_path = c.config.join(".claude.json");
     let record = json!({"projects": {c.root.to_str().unwrap(): {"hasTrustDialogAccepted": true}}});
+    let record = record
+        .to_string()
+        .replacen('{', r#"{"note": "cut \ud83d", "#, 1);
     std::fs::write(&record_path, format!("\u{feff}{record}")).unwrap();
     let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -287,6 +287,84 @@ pub fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
+/// Parses configuration JSON (settings, `.mcp.json`, their inline forms) as Claude Code's
+/// `JSON.parse` reads it: a leading byte order mark is skipped, and a `\uD800`-style escape
+/// for half a surrogate pair, which `JSON.parse` accepts and serde_json refuses, reads as
+/// U+FFFD instead of making the whole file unreadable (and its deny rules with it). Text
+/// without such an escape is parsed once, as it is.
+pub fn parse_config_json(text: &str) -> serde_json::Result<serde_json::Value> {
+    let text = without_bom(text);
+    match serde_json::from_str(text) {
+        Err(e) if e.is_syntax() => match lone_surrogates_replaced(text) {
+            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| e),
+            None => Err(e),
+        },
+        parsed => parsed,
+    }
+}
+
+/// `text` with every `\u` escape for an unpaired surrogate, inside a JSON string, written
+/// `\uFFFD`; `None` when there is none. Everything else, a malformed escape included, is
+/// left for the parser to judge.
+fn lone_surrogates_replaced(text: &str) -> Option<String> {
+    let hex_at = |i: usize| -> Option<u32> {
+        let digits = text.get(i..i + 4)?;
+        if digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            u32::from_str_radix(digits, 16).ok()
+        } else {
+            None
+        }
+    };
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut copied, mut i, mut in_string) = (0, 0, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                if bytes.get(i + 1) != Some(&b'u') {
+                    i += 2;
+                    continue;
+                }
+                let Some(unit) = hex_at(i + 2) else {
+                    i += 2;
+                    continue;
+                };
+                let mut len = 6;
+                let lone = match unit {
+                    0xD800..=0xDBFF => {
+                        let low = (text.get(i + 6..i + 8) == Some("\\u"))
+                            .then(|| hex_at(i + 8))
+                            .flatten();
+                        if matches!(low, Some(0xDC00..=0xDFFF)) {
+                            len = 12;
+                            false
+                        } else {
+                            true
+                        }
+                    }
+                    0xDC00..=0xDFFF => true,
+                    _ => false,
+                };
+                if lone {
+                    out.push_str(&text[copied..i]);
+                    out.push_str("\\uFFFD");
+                    copied = i + 6;
+                }
+                i += len;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
 /// A configuration file's text (settings, `.mcp.json`) read as Claude Code reads it (Node's
 /// `readFileSync(path, "utf8")`): bytes that are not UTF-8 become U+FFFD instead of making
 /// the whole file unreadable, which would drop its deny rules and hooks with it. The flag
@@ -702,6 +780,39 @@ mod tests {
 
     use super::*;
     use crate::permission::PermissionMode;
+
+    /// Node's `JSON.parse` takes half a surrogate pair; a settings file holding one keeps
+    /// its rules here too, with U+FFFD for the half. Pairs, escaped backslashes and text
+    /// outside strings are left as they are, and broken JSON stays broken.
+    #[test]
+    fn config_json_reads_lone_surrogates_as_json_parse_does() {
+        let parsed = |t: &str| super::parse_config_json(t).map_err(|e| e.to_string());
+        let value = parsed(
+            "\u{feff}{\"deny\": [\"Read(./a\\ud800b)\", \"Read(./\\udfff)\", \"x\\ud83d\\ude00\", \"\\\\ud800\", \"\\ud800\\u0041\", \"\\ud800\\ud800\\udc00\"]}",
+        )
+        .unwrap();
+        assert_eq!(
+            value["deny"],
+            serde_json::json!([
+                "Read(./a\u{fffd}b)",
+                "Read(./\u{fffd})",
+                "x\u{1f600}",
+                "\\ud800",
+                "\u{fffd}A",
+                "\u{fffd}\u{10000}"
+            ])
+        );
+        // The common path: one parse, same result as serde_json's.
+        assert_eq!(parsed("{\"a\": 1}").unwrap(), serde_json::json!({"a": 1}));
+        // Still JSON: a surrogate outside a string or a broken file is an error, and the
+        // error is serde_json's for the text as written.
+        let err = parsed("{\"a\": \"\\ud800\"").unwrap_err();
+        assert!(err.contains("hex escape at line 1 column 14"), "{err}");
+        let err = parsed("{\"a\": \\ud800}").unwrap_err();
+        assert!(err.contains("expected value"), "{err}");
+        let err = parsed("{\"a\": \"\\ud800\\x\"}").unwrap_err();
+        assert!(err.contains("hex escape at line 1 column 15"), "{err}");
+    }
 
     #[test]
     fn with_methods_copy_on_write_and_share_state() {

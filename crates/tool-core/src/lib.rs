@@ -104,7 +104,7 @@ pub use context::{
     AgentInfo, AppState, ContentReplacementState, DenialTracking, McpClientInfo, McpClientState,
     NOT_UTF8_NOTE, Notification, NotificationSink, RefreshTools, ToolOptions, ToolUseContext,
     env_truthy, git_root, is_inline_json, local_settings_path, managed_drop_ins,
-    managed_settings_dir, project_dirs, read_config_text, without_bom,
+    managed_settings_dir, parse_config_json, project_dirs, read_config_text, without_bom,
 };
 pub use error::{
     CANCEL_MESSAGE, INTERRUPT_MESSAGE_FOR_TOOL_USE, MAX_ERROR_CHARS, ToolError, ValidationError,

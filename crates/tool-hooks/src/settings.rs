@@ -126,7 +126,7 @@ fn parse_text(
         });
         return;
     }
-    match serde_json::from_str::<Value>(text) {
+    match tool_core::parse_config_json(text) {
         Ok(value @ Value::Object(_)) => files.push(SettingsFile {
             source,
             path,

@@ -69,6 +69,20 @@ fn hooks_from_a_file_with_a_stray_byte_load() {
     assert_eq!(tags(&loaded), ["user"], "{:?}", messages(&loaded));
 }
 
+/// A settings file holding half a surrogate pair (`"\ud83d"`, which Claude Code's
+/// `JSON.parse` takes) keeps its hooks.
+#[test]
+fn hooks_from_a_file_with_half_a_surrogate_pair_load() {
+    let env = Env::new();
+    let mut text = hook("user").to_string();
+    text.pop();
+    text.push_str(r#", "env": {"G": "cut \ud83d"}}"#);
+    write_bytes(&env, "user/settings.json", text.as_bytes());
+    let loaded = load_hooks(&paths(&env, "project"));
+    assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+    assert_eq!(tags(&loaded), ["user"]);
+}
+
 /// Hooks from a BOM'd settings file load; they used to be thrown away as invalid JSON.
 #[test]
 fn hooks_from_a_bom_prefixed_file_load() {

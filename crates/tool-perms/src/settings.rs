@@ -131,7 +131,7 @@ fn parse_settings_text(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
-    match serde_json::from_str::<Value>(text) {
+    match tool_core::parse_config_json(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(other) => Err(format!(
             "settings must be a JSON object, not {}",

@@ -101,6 +101,26 @@ async fn a_settings_file_with_a_stray_byte_keeps_its_deny_rules() {
     assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
 }
 
+/// Half a surrogate pair (`JSON.stringify` writes `"\ud83d"` for an emoji cut in two) is JSON
+/// to Claude Code's `JSON.parse`, so the file's deny rules apply here too, in a file and
+/// inline.
+#[tokio::test]
+async fn a_settings_file_with_half_a_surrogate_pair_keeps_its_deny_rules() {
+    let fx = Fixture::new();
+    let text = r#"{"permissions":{"deny":["Bash(rm *)"]},"env":{"G":"cut \ud83d"}}"#;
+    write_bytes(&fx.home.join("config/settings.json"), text.as_bytes());
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    assert!(messages(&loaded).is_empty(), "{:?}", messages(&loaded));
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
+
+    let fx = Fixture::new();
+    let mut s = sources(&fx, fx.proj.clone());
+    s.flag_settings = vec![text.replace("rm *", "curl *")];
+    let loaded = load_permissions(&s);
+    assert!(messages(&loaded).is_empty(), "{:?}", messages(&loaded));
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "curl x").await, "deny");
+}
+
 /// Every level takes a BOM: managed, a `--settings` file, project, local.
 #[test]
 fn every_settings_file_may_start_with_a_bom() {

@@ -334,7 +334,7 @@ impl ConfigLoader {
         for arg in &self.mcp_config_args {
             if tool_core::is_inline_json(arg) {
                 let trimmed = tool_core::without_bom(arg).trim_start();
-                if let Err(e) = serde_json::from_str::<Value>(trimmed) {
+                if let Err(e) = tool_core::parse_config_json(trimmed) {
                     out.push(format!("--mcp-config argument is not valid JSON: {e}"));
                 }
             } else {
@@ -447,7 +447,7 @@ impl ConfigLoader {
         for arg in &self.mcp_config_args {
             if tool_core::is_inline_json(arg) {
                 let trimmed = tool_core::without_bom(arg).trim_start();
-                match serde_json::from_str::<Value>(trimmed) {
+                match tool_core::parse_config_json(trimmed) {
                     Ok(doc) => found.extend(self.parse_document(
                         &doc,
                         ConfigScope::Dynamic,
@@ -964,7 +964,7 @@ fn read_json(path: &Path, required: bool, diags: &mut Vec<Diagnostic>) -> Option
     };
     // A byte order mark (Windows editors write one) is not JSON, and not part of the file's
     // content either.
-    match serde_json::from_str(tool_core::without_bom(&text)) {
+    match tool_core::parse_config_json(&text) {
         Ok(v) => Some(v),
         Err(e) => {
             diags.push(Diagnostic::error(

@@ -1004,3 +1004,27 @@ fn a_byte_order_mark_does_not_break_a_config_file() {
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["bom", "bom-extra", "bom-inline"]);
 }
+
+/// Half a surrogate pair (`"\ud83d"`, which Claude Code's `JSON.parse` takes) does not make a
+/// `.mcp.json`, a `--mcp-config` file or inline value unreadable: it reads as U+FFFD.
+#[test]
+fn half_a_surrogate_pair_does_not_break_a_config_file() {
+    let project = tempfile::tempdir().unwrap();
+    let doc = |name: &str| {
+        format!(
+            r#"{{"mcpServers": {{"{name}": {{"command": "x", "env": {{"G": "cut \ud83d"}}}}}}}}"#
+        )
+    };
+    write(&project.path().join(".mcp.json"), &doc("file"));
+    write(&project.path().join("extra.json"), &doc("extra"));
+    let inline = doc("inline");
+    let mut loader = ConfigLoader::new(project.path())
+        .with_env(env(&[]))
+        .with_mcp_config(["extra.json", inline.as_str()]);
+    loader.claude_json = None;
+    assert!(loader.mcp_config_errors().is_empty());
+    let (servers, diags) = loader.load();
+    assert!(diags.is_empty(), "{diags:?}");
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["extra", "file", "inline"]);
+}

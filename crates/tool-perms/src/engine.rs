@@ -880,6 +880,41 @@ impl PermissionEngine {
             .and_then(|&i| set.sourced(i))
     }
 
+    /// The tool-wide deny or ask rule (`b`) for a call of `tool`: its own, or, for a file
+    /// tool, a bare `Read` or `Edit` rule of its family. Deliberately wider than Claude Code,
+    /// whose bare `Edit` names the Edit tool only: its documentation says Edit rules apply
+    /// to every tool that edits files, and `deny: ["Edit"]` should stop Write too (and
+    /// `deny: ["Read"]` Grep and Glob). Allow rules stay the tool's own.
+    fn tool_wide_for_call(
+        &self,
+        set: &RuleSet,
+        b: RuleBehavior,
+        tool: &dyn Tool,
+        names: &[String],
+        input: &Value,
+    ) -> Option<SourcedRule> {
+        self.tool_wide(set, b, tool, names).or_else(|| {
+            if b == RuleBehavior::Allow || set.tool_wide[bi(b)].is_empty() {
+                return None;
+            }
+            let family = match tool.permission_subject(input)? {
+                PermissionSubject::Path {
+                    access: FileAccess::Read,
+                    ..
+                } => "Read",
+                PermissionSubject::Path {
+                    access: FileAccess::Write,
+                    ..
+                } => "Edit",
+                _ => return None,
+            };
+            set.tool_wide[bi(b)]
+                .iter()
+                .find(|&&i| matches!(&set.rules[i].tool, ToolMatcher::Name(n) if n == family))
+                .and_then(|&i| set.sourced(i))
+        })
+    }
+
     /// The permission decision for one call: Claude Code's `hasPermissionsToUseTool` (inner
     /// order and outer wrapper). `Ask` means a person must be asked; this never prompts.
     pub async fn decide(
@@ -1025,7 +1060,7 @@ impl PermissionEngine {
             );
         }
         // 1a: tool-wide deny (1b, a tool-wide ask, is looked at after the content rules).
-        if let Some(r) = self.tool_wide(&set, RuleBehavior::Deny, tool, &names) {
+        if let Some(r) = self.tool_wide_for_call(&set, RuleBehavior::Deny, tool, &names, input) {
             return Explanation::from_finding(
                 Finding::new(
                     Kind::Deny,
@@ -1035,7 +1070,7 @@ impl PermissionEngine {
                 None,
             );
         }
-        let wide_ask = self.tool_wide(&set, RuleBehavior::Ask, tool, &names);
+        let wide_ask = self.tool_wide_for_call(&set, RuleBehavior::Ask, tool, &names, input);
         // 1c: the subject's content rules and the tool's own check.
         let subject = self.check_subject(&set, tool, &names, input, ctx);
         let read_only_command = subject.as_ref().and_then(|s| s.read_only);
@@ -1560,17 +1595,16 @@ impl PermissionEngine {
         }
     }
 
-    fn inside_working_dirs(&self, path: &Path, resolved: &Path, ctx: &ToolUseContext) -> bool {
-        let dirs = ctx.working_directories();
-        let lexical = dirs
-            .iter()
-            .any(|d| path.starts_with(normalize_lexically(d)));
-        lexical
-            && dirs.iter().any(|d| {
-                let d = normalize_lexically(d);
-                // Cheap first: a resolved path under the lexical directory needs no syscall.
-                resolved.starts_with(&d) || resolved.starts_with(resolve_symlinks(&d))
-            })
+    /// Whether the file `path` names (`resolved`, its links followed) is inside a working
+    /// directory (or where its links lead). What is touched is the resolved file, so a path
+    /// spelled through a link to the project (a symlinked cwd, `/tmp` on macOS) is inside,
+    /// and a path spelled inside whose links lead out is not.
+    fn inside_working_dirs(&self, resolved: &Path, ctx: &ToolUseContext) -> bool {
+        ctx.working_directories().iter().any(|d| {
+            let d = normalize_lexically(d);
+            // Cheap first: a resolved path under the lexical directory needs no syscall.
+            resolved.starts_with(&d) || resolved.starts_with(resolve_symlinks(&d))
+        })
     }
 
     /// The read or write check for one path (Claude Code's `filesystem.ts` order).
@@ -1605,12 +1639,19 @@ impl PermissionEngine {
                     .with_rule(Some(r))
                     .immune();
                 }
-                if let Some(r) =
-                    self.path_rule(set, true, RuleBehavior::Allow, path, &resolved, true)
+                // Edit permission implies read, if the write check allows: an `Edit(~/**)`
+                // allow reads no file whose write would still be asked about (a protected
+                // file, an Edit ask or deny rule).
+                if self
+                    .path_rule(set, true, RuleBehavior::Allow, path, &resolved, true)
+                    .is_some()
                 {
-                    return Finding::new(Kind::Allow, "").with_rule(Some(r));
+                    let write = self.check_path(set, path, FileAccess::Write, ctx);
+                    if write.kind == Kind::Allow {
+                        return write;
+                    }
                 }
-                if self.inside_working_dirs(path, &resolved, ctx) {
+                if self.inside_working_dirs(&resolved, ctx) {
                     return Finding::new(Kind::Allow, "").reason(DecisionReason::WorkingDir {
                         reason: "inside the working directories".into(),
                     });
@@ -1686,7 +1727,7 @@ impl PermissionEngine {
                     .with_rule(Some(r))
                     .immune();
                 }
-                let inside = self.inside_working_dirs(path, &resolved, ctx);
+                let inside = self.inside_working_dirs(&resolved, ctx);
                 if mode == PermissionMode::AcceptEdits && inside {
                     return Finding::new(Kind::Allow, "").reason(DecisionReason::Mode { mode });
                 }
@@ -1755,7 +1796,7 @@ impl PermissionEngine {
             Kind::Allow => None,
             _ => {
                 let resolved = resolve_symlinks(path);
-                if self.inside_working_dirs(path, &resolved, ctx) {
+                if self.inside_working_dirs(&resolved, ctx) {
                     None
                 } else {
                     Some(f)
@@ -2857,7 +2898,7 @@ impl PermissionEngine {
             if tree.follow_links
                 && outside.is_none()
                 && entry.path_is_symlink()
-                && !self.inside_working_dirs(path, &resolved, ctx)
+                && !self.inside_working_dirs(&resolved, ctx)
             {
                 outside = Some(
                     Finding::new(

@@ -69,10 +69,19 @@ impl PathRoots {
 
     fn source_root(&self, source: RuleSource) -> PathBuf {
         match source {
-            RuleSource::ProjectSettings | RuleSource::LocalSettings => self
+            RuleSource::ProjectSettings => self
                 .project_root
                 .clone()
                 .unwrap_or_else(|| self.cwd.clone()),
+            // The local file is read at the root of the project's git repository
+            // (`tool_core::local_settings_path`): its `/x` is anchored where it lives, so one
+            // deny rule guards the same place wherever in the repository a session starts.
+            RuleSource::LocalSettings => {
+                let project = self.project_root.as_ref().unwrap_or(&self.cwd);
+                tool_core::git_root(project)
+                    .unwrap_or(project)
+                    .to_path_buf()
+            }
             RuleSource::UserSettings => self
                 .user_config_dir
                 .clone()
@@ -178,10 +187,38 @@ impl PathRoots {
                 ));
                 line = "**".to_owned();
             }
-        } else if line.split('/').any(|segment| segment == ".") {
-            warning = Some(format!(
-                "a `.` segment never matches (paths are compared without them): `{pattern}` matches nothing; write it without the `.`"
-            ));
+        } else {
+            // An empty or `.` segment (`secrets//key`, `src/./x`): the paths matched are
+            // lexically normal and never hold one, so the rule as written matches nothing. A
+            // deny or ask rule is read without it, as it was surely meant; an allow rule keeps
+            // matching nothing (as in Claude Code). A trailing `/` (directories only) stays.
+            let body = line.trim_start_matches('/');
+            let lead = &line[..line.len() - body.len()];
+            let (inner, trail) = match body.strip_suffix('/') {
+                Some(inner) => (inner, "/"),
+                None => (body, ""),
+            };
+            if inner.split('/').any(|s| s.is_empty() || s == ".") {
+                if behavior == RuleBehavior::Allow {
+                    warning = Some(format!(
+                        "an empty or `.` segment never matches (paths are compared without them): this allow rule `{pattern}` matches nothing (as in Claude Code); write it without"
+                    ));
+                } else {
+                    let kept: Vec<&str> = inner
+                        .split('/')
+                        .filter(|s| !s.is_empty() && *s != ".")
+                        .collect();
+                    let cleaned = if kept.is_empty() {
+                        "**".to_owned()
+                    } else {
+                        format!("{lead}{}{trail}", kept.join("/"))
+                    };
+                    warning = Some(format!(
+                        "an empty or `.` segment never matches (paths are compared without them): `{pattern}` is read without its empty and `.` segments"
+                    ));
+                    line = cleaned;
+                }
+            }
         }
         if behavior != RuleBehavior::Allow
             && let Some(stripped) = line.strip_suffix("/**")

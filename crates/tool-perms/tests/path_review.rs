@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Fixture, behavior, case, context, probe, run_table};
+use common::{Fixture, behavior, case, context, probe, run, run_table};
 use serde_json::json;
 use tool_core::{
     PermissionResult, PermissionUpdate, RuleBehavior, RuleSource, SourcedRule,
@@ -774,4 +774,108 @@ async fn param_value_rules_warn() {
         &[],
     );
     assert!(w.is_empty(), "{w:?}");
+}
+
+// --- 7. Edit implies read where the write is allowed; bare Read and Edit rules; links -----
+
+/// Edit permission implies read only where the write check for the same path allows it: an
+/// `Edit(~/**)` allow reads neither `~/.ssh/id_rsa` nor `~/.bashrc` (protected: their writes
+/// ask), nor a file outside the working directories that an Edit ask or deny rule covers.
+#[tokio::test]
+async fn an_edit_allow_reads_only_what_it_may_write() {
+    run_table(vec![
+        case("allow", "Read", "$O/notes.md").allow(&["Edit(//$O/**)"]),
+        case("ask", "Read", "$H/.ssh/id_rsa").allow(&["Edit(~/**)"]),
+        case("ask", "Read", "$H/.bashrc").allow(&["Edit(~/**)"]),
+        case("ask", "Read", "$O/secret.txt")
+            .allow(&["Edit(//$O/**)"])
+            .ask(&["Edit(//$O/secret.txt)"]),
+        case("ask", "Read", "$O/secret.txt")
+            .allow(&["Edit(//$O/**)"])
+            .deny(&["Edit(//$O/secret.txt)"]),
+        case("allow", "Read", "$O/notes.md")
+            .allow(&["Edit(//$O/**)"])
+            .deny(&["Edit(//$O/secret.txt)"]),
+        // A Read allow rule still reads what the Edit allow does not.
+        case("allow", "Read", "$H/.ssh/id_rsa").allow(&["Edit(~/**)", "Read(~/.ssh/**)"]),
+    ])
+    .await;
+}
+
+/// A bare `Edit` or `Read` deny or ask rule (or `Edit(*)`) covers every file tool of its
+/// family: `deny: ["Edit"]` stops Write and NotebookEdit, `deny: ["Read"]` Grep and Glob
+/// (Claude Code's documentation says Edit rules apply to every tool that edits files; its
+/// code matches the tool's own name only). Allow rules stay the tool's own, and Bash is not
+/// a file tool.
+#[tokio::test]
+async fn bare_read_and_edit_deny_and_ask_rules_cover_their_family() {
+    run_table(vec![
+        case("deny", "Write", "$P/src/new.rs")
+            .mode("acceptEdits")
+            .deny(&["Edit"]),
+        case("deny", "NotebookEdit", "$P/src/a.ipynb")
+            .mode("bypassPermissions")
+            .deny(&["Edit(*)"]),
+        case("ask", "Write", "$P/src/new.rs")
+            .mode("acceptEdits")
+            .ask(&["Edit"]),
+        case("deny", "Grep", "$P/src").deny(&["Read"]),
+        case("deny", "Glob", "$P/src").deny(&["Read"]),
+        case("ask", "Grep", "$P/src").ask(&["Read"]),
+        case("ask", "Write", "$O/new.txt").allow(&["Edit"]),
+        case("allow", "Read", "$P/README.md").deny(&["Edit"]),
+        case("allow", "Bash", "echo x > src/new.rs")
+            .mode("bypassPermissions")
+            .deny(&["Edit"]),
+    ])
+    .await;
+}
+
+/// An empty or `.` segment (`secrets//key.pem`, `src/./main.rs`) is in no path the rules are
+/// matched against: a deny or ask rule is read without it (with a warning that says so); an
+/// allow rule still matches nothing, and says so.
+#[tokio::test]
+async fn empty_and_dot_segments_in_a_deny_rule_are_read_without_them() {
+    run_table(vec![
+        case("deny", "Read", "$P/secrets/key.pem")
+            .mode("bypassPermissions")
+            .deny(&["Read(//$P//secrets/**)"]),
+        case("deny", "Read", "$P/secrets/key.pem")
+            .mode("bypassPermissions")
+            .deny(&["Read(./secrets//key.pem)"]),
+        case("ask", "Edit", "$P/src/main.rs")
+            .mode("acceptEdits")
+            .ask(&["Edit(src/./main.rs)"]),
+        case("ask", "Read", "$O/notes.md").allow(&["Read(//$O//notes.md)"]),
+    ])
+    .await;
+    let fx = Fixture::new();
+    let w = warnings(&fx, &["Read(./secrets//key.pem)"], &[]);
+    assert!(
+        w.iter()
+            .any(|w| w.contains("is read without its empty and `.` segments")),
+        "{w:?}"
+    );
+    let w = warnings(&fx, &[], &["Read(src//main.rs)"]);
+    assert!(w.iter().any(|w| w.contains("matches nothing")), "{w:?}");
+}
+
+/// A working directory reached through a link (a symlinked project, `/tmp` on macOS): a
+/// path spelled through the link is inside, as the file it names is. A path spelled inside
+/// whose link leads out is still outside.
+#[tokio::test]
+async fn a_path_spelled_through_a_link_to_the_project_is_inside() {
+    let fx = Fixture::new();
+    let link = fx.proj.parent().unwrap().join("plink");
+    std::os::unix::fs::symlink(&fx.proj, &link).unwrap();
+    let l = link.display().to_string();
+    for c in [
+        case("allow", "Read", &format!("{l}/src/main.rs")),
+        case("allow", "Write", &format!("{l}/src/new.rs")).mode("acceptEdits"),
+        case("ask", "Read", &format!("{l}/dir_out/notes.md")),
+        case("ask", "Write", &format!("{l}/.git/config")).mode("acceptEdits"),
+    ] {
+        let got = run(&fx, &c).await;
+        assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
+    }
 }

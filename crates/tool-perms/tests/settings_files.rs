@@ -290,6 +290,63 @@ async fn the_local_settings_file_is_read_from_the_git_root() {
     assert_eq!(bash(&fx, &loaded, &sub, "rm -rf build").await, "deny");
 }
 
+/// The local file's `/x` rules are anchored where the file is read, the repository's root:
+/// from `repo/sub`, `Read(/secrets/**)` in `repo/.claude/settings.local.json` guards
+/// `repo/secrets`, as it does from `repo`, and not `repo/sub/secrets`. The project file's
+/// `/x` stays the project directory's.
+#[tokio::test]
+async fn the_local_files_slash_rules_are_anchored_at_the_git_root() {
+    let fx = Fixture::new();
+    let repo = fx.out.join("repo");
+    let sub = repo.join("sub");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("secrets")).unwrap();
+    std::fs::create_dir_all(sub.join("secrets")).unwrap();
+    write_bytes(
+        &repo.join(".claude/settings.local.json"),
+        br#"{"permissions":{"deny":["Read(/secrets/**)"]}}"#,
+    );
+    write_bytes(
+        &sub.join(".claude/settings.json"),
+        br#"{"permissions":{"deny":["Read(/shared/**)"]}}"#,
+    );
+    let read = |cwd: PathBuf, loaded: LoadedPermissions, path: PathBuf| {
+        let home = fx.home.clone();
+        let tool = probe(&fx, "Read");
+        async move {
+            let mut perm = loaded.context.clone();
+            perm.mode = tool_core::PermissionMode::BypassPermissions;
+            perm.bypass_available = true;
+            let tctx = ToolUseContext::new(&cwd)
+                .with_home(Some(home))
+                .with_permission(perm);
+            behavior(
+                &loaded
+                    .engine()
+                    .decide(&tool, &json!({"file_path": path}), &tctx)
+                    .await,
+            )
+            .to_owned()
+        }
+    };
+    for cwd in [&repo, &sub] {
+        let loaded = load_permissions(&sources(&fx, cwd.clone()));
+        assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
+        let got = read(cwd.clone(), loaded, repo.join("secrets/k")).await;
+        assert_eq!(got, "deny", "from {}", cwd.display());
+    }
+    let loaded = load_permissions(&sources(&fx, sub.clone()));
+    assert_eq!(
+        read(sub.clone(), loaded, sub.join("secrets/k")).await,
+        "allow"
+    );
+    let loaded = load_permissions(&sources(&fx, sub.clone()));
+    assert_eq!(
+        read(sub.clone(), loaded, sub.join("shared/k")).await,
+        "deny"
+    );
+}
+
 /// A worktree's `.git` is a file: its directory is the root all the same.
 #[test]
 fn a_worktree_git_file_marks_the_root() {

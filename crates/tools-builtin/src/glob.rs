@@ -148,7 +148,20 @@ fn resolve_root(
         let (dir, rest) = split_absolute(&input.pattern);
         return Ok((dir, rest));
     }
+    if let Some(joined) = climbing(&base, &input.pattern) {
+        return Ok(split_absolute(&joined));
+    }
     Ok((base, input.pattern.clone()))
+}
+
+/// A relative pattern with `..` in it (`../lib/*.rs`, `src/../src/*.ts`), which no walked
+/// path matches, joined to its base to be read as an absolute one: its literal directories
+/// collapsed lexically (the `..` after a wildcard still matches nothing).
+fn climbing(base: &Path, pattern: &str) -> Option<String> {
+    Path::new(pattern)
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+        .then(|| format!("{}/{pattern}", base.display()))
 }
 
 /// Refuses a NUL byte in the input field `field` (Claude Code: "null byte in input -> error").
@@ -164,7 +177,11 @@ pub(crate) fn reject_null_bytes(field: &str, value: Option<&str>) -> Result<(), 
 /// Validates a root directory as Claude Code's Glob and Grep do.
 pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), ValidationError> {
     match std::fs::metadata(root) {
-        Ok(meta) if meta.is_dir() => Ok(()),
+        // A directory that cannot be listed is an error, as ripgrep reports it ("Permission
+        // denied"), not a search that found nothing.
+        Ok(meta) if meta.is_dir() => std::fs::read_dir(root).map(drop).map_err(|e| {
+            ValidationError::with_code(format!("Cannot search {}: {e}", root.display()), 1)
+        }),
         Ok(_) => Err(ValidationError::with_code(
             format!("Path is not a directory: {}", root.display()),
             2,
@@ -187,22 +204,23 @@ pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), Validat
 /// The permission of a Glob or Grep call whose search root has no permission subject (no
 /// `path`, or a relative one): a read of that root. Inside a working directory it is allowed,
 /// as Claude Code allows reads of the working directories; anything else (a root outside, a
-/// pattern climbing out with `..`) stays with the rules, which ask.
+/// pattern whose `..` climbs out) stays with the rules, which ask.
 pub(crate) fn relative_search_permission(
     path: Option<&str>,
     pattern: &str,
     ctx: &ToolUseContext,
 ) -> tool_core::PermissionResult {
-    let root = ctx.resolve_path(path.unwrap_or("."));
-    let climbs = Path::new(pattern)
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir));
-    if !climbs
-        && ctx
-            .working_directories()
-            .iter()
-            .any(|d| root.starts_with(d))
-    {
+    let mut root = ctx.resolve_path(path.unwrap_or("."));
+    if let Some(joined) = climbing(&root, pattern) {
+        root = split_absolute(&joined).0;
+    }
+    // Where the walk goes: a link on the way (`src/../out_link/*`) leads where it leads.
+    let walked = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+    if ctx.working_directories().iter().any(|d| {
+        root.starts_with(d)
+            && (walked.starts_with(d)
+                || std::fs::canonicalize(d).is_ok_and(|d| walked.starts_with(d)))
+    }) {
         tool_core::PermissionResult::allow()
     } else {
         tool_core::PermissionResult::passthrough()

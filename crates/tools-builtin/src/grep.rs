@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
 
+use grep_matcher::Matcher as _;
 use grep_printer::{Standard, StandardBuilder};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -244,9 +245,9 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
     } else {
         builder.line_terminator(Some(b'\n'));
     }
-    let matcher = builder.build(&input.pattern).map_err(|e| {
-        ValidationError::new(format!("Invalid regex pattern `{}`: {e}", input.pattern))
-    })?;
+    let matcher = builder
+        .build(&input.pattern)
+        .map_err(|e| ValidationError::new(regex_error(&input.pattern, &e.to_string())))?;
     let mode = input.output_mode.unwrap_or_default();
     let content = mode == OutputMode::Content;
     let around = input.context.or(input.context_c);
@@ -465,9 +466,8 @@ fn render_found(output: &GrepOutput) -> String {
             if output.filenames.is_empty() {
                 return "No files found".to_owned();
             }
-            let pagination = info
-                .map(|i| format!(" [Showing results with pagination = {i}]"))
-                .unwrap_or_default();
+            // Claude Code's header: `Found 250 files limit: 250` (`, offset: N` after it).
+            let pagination = info.map(|i| format!(" {i}")).unwrap_or_default();
             format!(
                 "Found {}{pagination}\n{}",
                 plural(output.num_files as u64, "file", "files"),
@@ -645,16 +645,46 @@ impl io::Write for BoundedBuf {
     }
 }
 
-/// Counts matches; stops at the first when only presence matters.
-struct CountSink {
-    count: u64,
-    stop_at_first: bool,
+/// The refusal of a pattern the matcher would not build: the syntax error as the pattern is
+/// written (grep-regex reports it inside the group it wraps the pattern in, `(?:…)`, with
+/// the caret off by three), and for a new line outside multiline mode, ripgrep's hint.
+fn regex_error(pattern: &str, built: &str) -> String {
+    let detail = match regex::Regex::new(pattern) {
+        Err(regex::Error::Syntax(syntax)) => syntax,
+        _ => built.to_owned(),
+    };
+    let mut text = format!("Invalid regex pattern `{pattern}`: {detail}");
+    if detail.contains("is not allowed in a regex") {
+        text.push_str(
+            "\n\nConsider enabling multiline mode with `multiline: true`: new line characters can be matched then.",
+        );
+    }
+    text
 }
 
-impl Sink for CountSink {
+/// Counts what `rg -c` counts: matching lines, and in multiline mode each match (the
+/// searcher hands over neighbouring matches as one block there); stops at the first when
+/// only presence matters.
+struct CountSink<'a> {
+    count: u64,
+    stop_at_first: bool,
+    /// The matcher, to count the matches of a block (multiline mode only).
+    multiline: Option<&'a RegexMatcher>,
+}
+
+impl Sink for CountSink<'_> {
     type Error = io::Error;
-    fn matched(&mut self, _: &Searcher, _: &SinkMatch<'_>) -> Result<bool, io::Error> {
-        self.count += 1;
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let mut n = 0u64;
+        if let Some(matcher) = self.multiline.filter(|_| !self.stop_at_first) {
+            matcher
+                .find_iter(mat.bytes(), |_| {
+                    n += 1;
+                    true
+                })
+                .map_err(io::Error::other)?;
+        }
+        self.count += n.max(1);
         Ok(!self.stop_at_first)
     }
 }
@@ -747,6 +777,7 @@ fn search_file(
             let mut sink = CountSink {
                 count: 0,
                 stop_at_first: plan.mode == OutputMode::FilesWithMatches,
+                multiline: plan.multiline.then_some(&plan.matcher),
             };
             searcher.search_path(&plan.matcher, path, &mut sink)?;
             if sink.count == 0 {
@@ -890,7 +921,6 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     }
     let mut found = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
     found.prune();
-    let total_matches: u64 = found.files.iter().map(|h| h.count).sum();
     let offset = plan.offset;
     let limit = plan.head_limit;
     let mut out = GrepOutput {
@@ -984,10 +1014,11 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
             let (range, cut) = page(entries.len());
             out.offset_past_end = offset > 0 && !entries.is_empty() && offset >= entries.len();
             out.content = Some(entries[range.clone()].join("\n"));
-            // The files the total covers; their names are in `content` (the page) only:
-            // Claude Code's count mode has `filenames: []`.
-            out.num_files = hits.len();
-            out.num_matches = Some(total_matches);
+            // The total is the page's, as Claude Code sums the lines it shows ("Found 178
+            // total occurrences across 5 files. with pagination = limit: 5"); the names are
+            // in `content` only: Claude Code's count mode has `filenames: []`.
+            out.num_files = range.len();
+            out.num_matches = Some(hits[range].iter().map(|h| h.count).sum());
             out.applied_limit = cut.then_some(limit);
         }
     }

@@ -236,7 +236,7 @@ async fn grep_count_and_pagination() {
             json!({"pattern": "hit", "output_mode": "count", "head_limit": 2})
         )
         .await,
-        "f0.txt:2\nf1.txt:2\n\nFound 10 total occurrences across 5 files. with pagination = limit: 2"
+        "f0.txt:2\nf1.txt:2\n\nFound 4 total occurrences across 2 files. with pagination = limit: 2"
     );
     assert_eq!(
         text(
@@ -532,12 +532,12 @@ async fn grep_structured_output_names_only_the_page_in_every_mode() {
     .await
     .unwrap();
     assert_eq!(out.structured["filenames"], json!([]), "{}", out.structured);
-    assert_eq!(out.structured["numFiles"], 40);
-    assert_eq!(out.structured["numMatches"], 80);
+    assert_eq!(out.structured["numFiles"], 3);
+    assert_eq!(out.structured["numMatches"], 6);
     assert!(
         out.content
             .joined_text()
-            .ends_with("Found 80 total occurrences across 40 files. with pagination = limit: 3"),
+            .ends_with("Found 6 total occurrences across 3 files. with pagination = limit: 3"),
         "{}",
         out.content.joined_text()
     );
@@ -549,10 +549,11 @@ async fn grep_structured_output_names_only_the_page_in_every_mode() {
     assert_eq!(out.structured["filenames"].as_array().unwrap().len(), 3);
 }
 
-/// An offset past the end says `No entries at this offset`; count mode still appends its
-/// total over all files (spec: "`count` mode appends a total over all files").
+/// An offset past the end says `No entries at this offset`; count mode still appends the
+/// total of its page, which is empty: Claude Code sums the lines it shows ("Found 178 total
+/// occurrences across 5 files. with pagination = limit: 5", with 16+1+60+19+82 above it).
 #[tokio::test]
-async fn grep_count_offset_past_the_end_keeps_the_total() {
+async fn grep_count_offset_past_the_end_totals_the_empty_page() {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..5 {
         fs::write(dir.path().join(format!("f{i}.txt")), "hit\nhit\nmiss\n").unwrap();
@@ -565,7 +566,7 @@ async fn grep_count_offset_past_the_end_keeps_the_total() {
             json!({"pattern": "hit", "output_mode": "count", "offset": 9})
         )
         .await,
-        "No entries at this offset\n\nFound 10 total occurrences across 5 files. with pagination = offset: 9"
+        "No entries at this offset\n\nFound 0 total occurrences across 0 files. with pagination = offset: 9"
     );
     for mode in ["content", "files_with_matches"] {
         assert_eq!(
@@ -654,4 +655,170 @@ async fn glob_absolute_pattern_with_dot_dot_is_normalised() {
     }
     let pattern = format!("{}/proj/./sub/../*.rs", dir.path().display());
     assert_eq!(text(&Glob, &c, json!({"pattern": pattern})).await, "a.rs");
+}
+
+/// A relative pattern with `..` is read as the absolute one it names: `src/../src/*.rs`
+/// finds `src`'s files, `../sib/*.rs` the sibling's (ripgrep's globs never match `..`, so
+/// these found nothing, and the permission asked about a search that could find nothing).
+/// Inside the working directories it is allowed; climbing out asks.
+#[tokio::test]
+async fn glob_relative_pattern_with_dot_dot_is_read_from_where_it_leads() {
+    use tool_core::{PermissionResult, Tool};
+    let dir = tempfile::tempdir().unwrap();
+    let proj = dir.path().join("proj");
+    fs::create_dir_all(proj.join("src")).unwrap();
+    fs::create_dir_all(dir.path().join("sib")).unwrap();
+    fs::write(proj.join("src/a.rs"), "").unwrap();
+    fs::write(dir.path().join("sib/b.rs"), "").unwrap();
+    let c = ctx(&proj);
+    assert_eq!(
+        text(&Glob, &c, json!({"pattern": "src/../src/*.rs"})).await,
+        "src/a.rs"
+    );
+    let found = text(&Glob, &c, json!({"pattern": "../sib/*.rs"})).await;
+    assert!(found.ends_with("sib/b.rs"), "{found}");
+    let allowed = |input: serde_json::Value| {
+        let c = c.clone();
+        async move {
+            matches!(
+                Glob.check_permissions(&input, &c).await,
+                PermissionResult::Allow { .. }
+            )
+        }
+    };
+    assert!(allowed(json!({"pattern": "src/../src/*.rs"})).await);
+    assert!(!allowed(json!({"pattern": "../sib/*.rs"})).await);
+    assert!(!allowed(json!({"pattern": "src/../../sib/*.rs"})).await);
+    // A link on the way leads out: asked about, though spelled inside.
+    std::os::unix::fs::symlink(dir.path().join("sib"), proj.join("out")).unwrap();
+    assert!(!allowed(json!({"pattern": "src/../out/*.rs"})).await);
+    assert!(!allowed(json!({"pattern": "*.rs", "path": "out"})).await);
+    assert!(allowed(json!({"pattern": "*.rs", "path": "src"})).await);
+}
+
+/// A search root that cannot be listed is an error that says so, as ripgrep's "Permission
+/// denied", not "No files found". Root lists any directory, so as root the test runs itself
+/// again as `nobody` (setpriv) on the same directory.
+#[tokio::test]
+async fn an_unreadable_search_root_is_an_error() {
+    use std::os::unix::fs::PermissionsExt;
+    const DIR: &str = "TOOLWRIGHT_TEST_UNREADABLE_ROOT";
+    if let Ok(dir) = std::env::var(DIR) {
+        let c = ctx(Path::new(&dir));
+        let grep = fail(&Grep, &c, json!({"pattern": "hello", "path": "locked"})).await;
+        let glob = fail(&Glob, &c, json!({"pattern": "*", "path": "locked"})).await;
+        for e in [grep, glob] {
+            assert!(
+                e.text.contains("Cannot search") && e.text.contains("Permission denied"),
+                "{}",
+                e.text
+            );
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let locked = dir.path().join("locked");
+    fs::create_dir_all(&locked).unwrap();
+    fs::write(locked.join("f.txt"), "hello\n").unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    let mut run = if fs::read_dir(&locked).is_ok() {
+        let mut cmd = std::process::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        cmd.arg(std::env::current_exe().unwrap());
+        cmd
+    } else {
+        std::process::Command::new(std::env::current_exe().unwrap())
+    };
+    let out = run
+        .args(["--exact", "an_unreadable_search_root_is_an_error"])
+        .env(DIR, dir.path())
+        .output()
+        .unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("1 passed"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Count mode counts what `rg -c` counts: matching lines, and with `multiline` each match
+/// (the searcher hands neighbouring matches over as one block). `rg -U --multiline-dotall
+/// -c 'o\nb'` says 3 for this file.
+#[tokio::test]
+async fn grep_count_in_multiline_mode_counts_each_match() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("m.txt"),
+        "foo\nbar\nfoo\nbaz foo\nbar\nqux\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("n.txt"), "foo foo\nfoo\n").unwrap();
+    let c = ctx(dir.path());
+    let count = |pattern: &str, multiline: bool| {
+        let c = c.clone();
+        let input = json!({"pattern": pattern, "output_mode": "count", "multiline": multiline, "path": "."});
+        async move { text(&Grep, &c, input).await }
+    };
+    assert_eq!(
+        count("o\\nb", true).await,
+        "m.txt:3\n\nFound 3 total occurrences across 1 file."
+    );
+    // Lines without multiline (rg -c), matches with it (rg -U -c).
+    assert_eq!(
+        count("foo", false).await,
+        "m.txt:3\nn.txt:2\n\nFound 5 total occurrences across 2 files."
+    );
+    assert_eq!(
+        count("foo", true).await,
+        "m.txt:3\nn.txt:3\n\nFound 6 total occurrences across 2 files."
+    );
+}
+
+/// The pagination of `files_with_matches` is Claude Code's header, `Found 3 files limit: 3`
+/// (`, offset: 1` after it), not the bracketed note of content mode.
+#[tokio::test]
+async fn grep_files_with_matches_pagination_reads_as_claude_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..5 {
+        let p = dir.path().join(format!("f{i}.txt"));
+        fs::write(&p, "hit\n").unwrap();
+        set_mtime(&p, 10 + i);
+    }
+    let c = ctx(dir.path());
+    assert_eq!(
+        text(&Grep, &c, json!({"pattern": "hit", "head_limit": 3})).await,
+        "Found 3 files limit: 3\nf4.txt\nf3.txt\nf2.txt"
+    );
+    assert_eq!(
+        text(
+            &Grep,
+            &c,
+            json!({"pattern": "hit", "head_limit": 3, "offset": 1})
+        )
+        .await,
+        "Found 3 files limit: 3, offset: 1\nf3.txt\nf2.txt\nf1.txt"
+    );
+}
+
+/// An invalid pattern is quoted as written, with the caret under it (not inside the group
+/// the matcher wraps it in), and a new line outside multiline mode gets ripgrep's hint.
+#[tokio::test]
+async fn grep_regex_errors_quote_the_pattern_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let e = fail(&Grep, &c, json!({"pattern": "fn ("})).await;
+    assert!(
+        e.text
+            .contains("regex parse error:\n    fn (\n       ^\nerror: unclosed group"),
+        "{}",
+        e.text
+    );
+    assert!(!e.text.contains("(?:"), "{}", e.text);
+    let e = fail(&Grep, &c, json!({"pattern": "a\\nb"})).await;
+    assert!(e.text.contains("multiline: true"), "{}", e.text);
+    let e = fail(&Grep, &c, json!({"pattern": "(?<=a)b"})).await;
+    assert!(e.text.contains("look-around"), "{}", e.text);
 }

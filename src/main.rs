@@ -197,5 +197,13 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
     // blocked reading a terminal that is still open (stdio serving stopped by a signal) is
     // not waited for.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    // Output that never arrived (a full disk, a closed descriptor) is no success: the
+    // caller would read nothing, or half a result, after the tools took effect.
+    if let Some(e) = cli::output_failure() {
+        eoutln!("toolwright: cannot write to standard output ({e}): what it printed is incomplete");
+        if code == ExitCode::SUCCESS {
+            return ExitCode::from(1);
+        }
+    }
     code
 }

@@ -1354,6 +1354,74 @@ fn a_second_signal_kills_a_command_still_in_its_grace() {
     }
 }
 
+/// One Ctrl-C delivered twice a few milliseconds apart (`timeout`, `make` or a script that
+/// forwards it to the process and its group) is one press: the run ends as after one, with
+/// every block's result printed, instead of exiting at once with none.
+#[test]
+fn the_same_signal_twice_at_once_is_one_press() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("1005.{}", std::process::id());
+    // A command that outlives SIGTERM keeps the run going through its grace period, when
+    // the second delivery used to end the run on the spot.
+    let child = run_bash_until_it_runs(
+        dir.path(),
+        &format!("trap '' TERM; sleep {marker}"),
+        &marker,
+    );
+    let pid = child.id().to_string();
+    let _ = Command::new("sh")
+        .args(["-c", "kill -INT $0; sleep 0.005; kill -INT $0", &pid])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {:?} / {}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(message["content"][0]["tool_use_id"], "t1", "{message}");
+}
+
+/// Results that cannot be written (a full disk) are no success: the run says so and exits
+/// 1, where it exited 0 with nothing delivered.
+#[test]
+fn run_fails_when_its_output_cannot_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let input = dir.path().join("turn.jsonl");
+    std::fs::write(
+        &input,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": dir.path().join("a.txt")}}),
+        ]),
+    )
+    .unwrap();
+    for json_mode in [true, false] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+        cmd.arg("run");
+        if json_mode {
+            cmd.arg("--json");
+        }
+        let out = cmd
+            .arg(&input)
+            .current_dir(dir.path())
+            .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+            .stdin(Stdio::null())
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("cannot write to standard output") && stderr.contains("No space left"),
+            "{stderr}"
+        );
+    }
+}
+
 /// Writes `settings` as the user settings of a test project in `root` (the tests'
 /// `CLAUDE_CONFIG_DIR`).
 fn user_settings(root: &Path, settings: &Value) {

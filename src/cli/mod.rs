@@ -47,18 +47,29 @@ use crate::turn::{Turn, TurnItem};
 /// Whether standard output was found closed (nothing more is written to it).
 static OUTPUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Writes `args` to standard output; see [`out!`].
+/// The first failure to write standard output other than a closed pipe (a full disk, a
+/// closed descriptor): what was printed is incomplete, which the exit status must say.
+static OUTPUT_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Writes `args` to standard output; see [`out!`]. A reader that closed the pipe (`| head`)
+/// is not written to again; any other failure is kept for [`output_failure`].
 pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
     use std::sync::atomic::Ordering;
     if OUTPUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
-    if let Err(e) = std::io::stdout().lock().write_fmt(args)
-        && e.kind() == std::io::ErrorKind::BrokenPipe
-    {
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
         OUTPUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = OUTPUT_FAILURE.set(e.to_string());
+        }
     }
+}
+
+/// Why standard output could not be written, if it could not (not a closed pipe).
+pub(crate) fn output_failure() -> Option<&'static str> {
+    OUTPUT_FAILURE.get().map(String::as_str)
 }
 
 /// Text as the terminal shows it (a model's, a tool's output): control characters other than line breaks and
@@ -107,7 +118,14 @@ pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
 pub(crate) struct Signals {
     #[cfg(unix)]
     streams: [Option<tokio::signal::unix::Signal>; 3],
+    /// The last signal [`next`](Self::next) gave, and when.
+    last: Option<(u8, Instant)>,
 }
+
+/// How soon after a signal the same signal again is taken for the same press: `timeout`,
+/// `make` or a script that forwards Ctrl-C sends it to the process and to its group, and
+/// the two arrive a millisecond apart, where the second would exit without the results.
+const SAME_SIGNAL_WINDOW: Duration = Duration::from_millis(100);
 
 impl Signals {
     /// Installs the handlers (in a tokio runtime).
@@ -121,15 +139,33 @@ impl Signals {
                     signal(SignalKind::terminate()).ok(),
                     signal(SignalKind::hangup()).ok(),
                 ],
+                last: None,
             }
         }
         #[cfg(not(unix))]
-        Self {}
+        Self { last: None }
+    }
+
+    /// The next signal, as the exit status it calls for (see [`next_raw`](Self::next_raw)),
+    /// except the same signal again within [`SAME_SIGNAL_WINDOW`] of the last one, which is
+    /// the same press delivered twice.
+    pub(crate) async fn next(&mut self) -> u8 {
+        loop {
+            let code = self.next_raw().await;
+            let now = Instant::now();
+            let repeat = self
+                .last
+                .is_some_and(|(last, at)| last == code && now - at < SAME_SIGNAL_WINDOW);
+            if !repeat {
+                self.last = Some((code, now));
+                return code;
+            }
+        }
     }
 
     /// The next signal, as the exit status it calls for (128 + its number: 130 for Ctrl-C,
     /// 143 for SIGTERM, 129 for SIGHUP). Never resolves when no handler could be installed.
-    pub(crate) async fn next(&mut self) -> u8 {
+    async fn next_raw(&mut self) -> u8 {
         #[cfg(unix)]
         {
             let [int, term, hangup] = &mut self.streams;

@@ -238,10 +238,16 @@ struct Inner {
     denials: Arc<Mutex<DenialTracking>>,
     content_replacement: Arc<Mutex<ContentReplacementState>>,
     tool_use_id: Option<String>,
+    /// When this call got its id ([`ToolUseContext::call_order`]); 0: not in a call.
+    call_order: u64,
     session_id: String,
     prompt_id: Option<String>,
     results_dir: Option<PathBuf>,
 }
+
+/// The order calls get their tool_use id in: the executor starts calls in the order their
+/// blocks came, so a smaller number is a call whose result comes first.
+static NEXT_CALL_ORDER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The root of the git repository (or worktree) holding `dir`: the nearest of `dir` and its
 /// parents with a `.git` entry.
@@ -494,6 +500,7 @@ impl ToolUseContext {
                 denials: Arc::default(),
                 content_replacement: Arc::default(),
                 tool_use_id: None,
+                call_order: 0,
                 session_id: String::new(),
                 prompt_id: None,
                 results_dir: None,
@@ -644,6 +651,15 @@ impl ToolUseContext {
         self.inner.tool_use_id.as_deref()
     }
 
+    /// Inside a call, when it got its id ([`with_tool_use_id`](Self::with_tool_use_id)),
+    /// process-wide: calls start in the order their blocks came, so a call with a smaller
+    /// number has its result earlier in the conversation. A Read uses it to refer only to
+    /// an earlier result ("File unchanged since last read"), never to one of a call that
+    /// started after it and merely finished first.
+    pub fn call_order(&self) -> Option<u64> {
+        (self.inner.call_order != 0).then_some(self.inner.call_order)
+    }
+
     /// The session id.
     pub fn session_id(&self) -> &str {
         &self.inner.session_id
@@ -739,10 +755,14 @@ impl ToolUseContext {
         self.edit(|i| i.agent = Some(agent))
     }
 
-    /// For the call with this tool_use id.
+    /// For the call with this tool_use id; the call gets its [`call_order`](Self::call_order).
     pub fn with_tool_use_id(self, id: impl Into<String>) -> Self {
         let id = id.into();
-        self.edit(|i| i.tool_use_id = Some(id))
+        let order = NEXT_CALL_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.edit(|i| {
+            i.tool_use_id = Some(id);
+            i.call_order = order;
+        })
     }
 
     /// With a session id.

@@ -111,6 +111,10 @@ pub struct FileState {
     /// one, a Read cut to a `PARTIAL view` lets Edit change only the lines it showed
     /// ([`seen_lines`](Self::seen_lines)).
     pub ranged: bool,
+    /// The [`call_order`](crate::ToolUseContext::call_order) of the Read that recorded this
+    /// entry, if it ran as a call: a Read that started before it (its result comes first)
+    /// does not answer "unchanged since last read" from it.
+    pub read_order: Option<u64>,
 }
 
 impl FileState {
@@ -134,6 +138,7 @@ impl FileState {
             lines_cut: false,
             not_utf8: false,
             ranged: false,
+            read_order: None,
         }
     }
 
@@ -152,6 +157,7 @@ impl FileState {
             lines_cut: false,
             not_utf8: false,
             ranged: false,
+            read_order: None,
         }
     }
 

@@ -478,6 +478,12 @@ fn read_blocking(
         // A PARTIAL view (its limit is the lines it showed) asked for again as a range: read,
         // so that the range the model asked for counts (Edit anywhere), as it would have.
         && !(entry.truncated && !entry.ranged && (input.offset.is_some() || input.limit.is_some()))
+        // Recorded by a Read whose result comes before this one (not by one started after
+        // it that finished first: parallel Reads of one file each show it).
+        && entry
+            .read_order
+            .zip(ctx.call_order())
+            .is_none_or(|(theirs, mine)| theirs < mine)
         && entry.offset == Some(offset)
         && entry.limit == limit
         && entry.mtime_ms == mtime
@@ -604,6 +610,7 @@ fn read_blocking(
     // A range the model asked for, shown whole: the file counts as read for Edit anywhere,
     // as in Claude Code (a PARTIAL view does not).
     state.ranged = partial_notice.is_none() && (input.offset.is_some() || input.limit.is_some());
+    state.read_order = ctx.call_order();
     let previous = cache.get(path);
     state.merge_seen(offset, shown_to, slice.total_lines, previous.as_ref());
     // A Read given up on (its result is an interruption) must not count as seen: the next

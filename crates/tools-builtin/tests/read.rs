@@ -582,6 +582,44 @@ async fn records_the_read_and_dedups_an_unchanged_reread() {
     );
 }
 
+/// Parallel Reads of one file: the one that started last may finish first, and the ones
+/// before it must still show the file, as their results come before its. "Unchanged since
+/// last read" refers only to a Read whose result comes earlier (a smaller call order).
+#[tokio::test]
+async fn a_read_started_earlier_never_refers_to_a_later_ones_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "alpha\n").unwrap();
+    let c = ctx(dir.path());
+    let (r1, r2, r3) = (
+        c.clone().with_tool_use_id("r1"),
+        c.clone().with_tool_use_id("r2"),
+        c.clone().with_tool_use_id("r3"),
+    );
+    // r3 finishes first: it shows the file.
+    assert!(
+        text(&Read, &r3, json!({"file_path": f}))
+            .await
+            .contains("alpha")
+    );
+    // r1 and r2 come before it in the message: they show the file too...
+    assert!(
+        text(&Read, &r1, json!({"file_path": f}))
+            .await
+            .contains("alpha")
+    );
+    // ...r2 may refer to r1, whose result is before its own.
+    assert_eq!(
+        text(&Read, &r2, json!({"file_path": f})).await,
+        FILE_UNCHANGED_MESSAGE
+    );
+    // A later call refers to any of them.
+    assert_eq!(
+        text(&Read, &c.with_tool_use_id("r4"), json!({"file_path": f})).await,
+        FILE_UNCHANGED_MESSAGE
+    );
+}
+
 #[tokio::test]
 async fn token_cap_gives_a_partial_view_or_an_error_for_explicit_ranges() {
     let dir = tempfile::tempdir().unwrap();

@@ -2184,14 +2184,16 @@ impl PermissionEngine {
                     })
                     .collect(),
                 (None, None) => {
-                    let f = self.unchecked_path(
-                        set,
-                        use_,
-                        format!(
-                            "`{text}` uses a computed path ({}), which cannot be checked.",
-                            arg.raw
-                        ),
+                    let message = format!(
+                        "`{text}` uses a computed path ({}), which cannot be checked.",
+                        arg.raw
                     );
+                    let f = match computed_path_safety(&arg.raw, use_, removal_checked(index)) {
+                        Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
+                            .reason(DecisionReason::SafetyCheck { reason: why })
+                            .immune(),
+                        None => self.unchecked_path(set, use_, message),
+                    };
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
                 }
@@ -3408,14 +3410,18 @@ impl PermissionEngine {
             let f = match r.kind {
                 RedirectKind::FdDup => continue,
                 _ => match &r.target.value {
-                    None => self.unchecked_path(
-                        set,
-                        use_,
-                        format!(
+                    None => {
+                        let message = format!(
                             "A redirection to a computed target ({}) cannot be checked.",
                             r.target.raw
-                        ),
-                    ),
+                        );
+                        match computed_path_safety(&r.target.raw, use_, false) {
+                            Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
+                                .reason(DecisionReason::SafetyCheck { reason: why })
+                                .immune(),
+                            None => self.unchecked_path(set, use_, message),
+                        }
+                    }
                     // Bash expands a glob in a redirection's target when it matches one
                     // file: `cat < .e*` reads `.env`.
                     Some(_) if r.target.glob => self.unchecked_path(
@@ -3544,14 +3550,51 @@ impl PermissionEngine {
                 &details,
             );
         }
+        // A command name bash makes from a brace list or a glob (`r{m,} -rf ~` is `rm r -rf
+        // ~`, `/bin/r[m]`): what runs is hidden from every check, the bypass-proof ones
+        // (critical removals, protected paths) included; no command needs to be written so.
+        if let Some(name) = analysis.commands.iter().find_map(|c| {
+            let w = c.words.first()?;
+            (w.glob || (w.value.is_none() && expand_braces(&w.raw).is_some()))
+                .then(|| w.raw.clone())
+        }) {
+            let why = format!(
+                "the command name `{name}` is a brace list or a glob that bash expands, so what runs cannot be checked"
+            );
+            return attach(
+                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
+                    .reason(DecisionReason::SafetyCheck { reason: why })
+                    .immune(),
+                &details,
+            );
+        }
         if !analysis.is_simple() {
             let why = analysis.complex.join("; ");
+            let f = Finding::new(
+                Kind::Ask,
+                format!("This command cannot be proven safe and needs approval: {why}."),
+            );
+            // A command whose name or script is computed (`$X -rf x`, `r{m,} x`, `eval
+            // "$y"`, a shell reading its script from stdin) could be what a deny or ask rule
+            // names: with such rules, it is asked about even in bypass mode, as a path that
+            // cannot be computed is with path rules.
+            let guarded = analysis.computed_command
+                && [RuleBehavior::Deny, RuleBehavior::Ask]
+                    .into_iter()
+                    .any(|b| {
+                        self.content_rules(set, b, tool, names, Some("Bash"))
+                            .next()
+                            .is_some()
+                    });
             return attach(
-                Finding::new(
-                    Kind::Ask,
-                    format!("This command cannot be proven safe and needs approval: {why}."),
-                )
-                .reason(DecisionReason::Other { reason: why }),
+                if guarded {
+                    let reason = format!(
+                        "{why}; a Bash deny or ask rule cannot be checked against what it runs"
+                    );
+                    f.reason(DecisionReason::SafetyCheck { reason }).immune()
+                } else {
+                    f.reason(DecisionReason::Other { reason: why })
+                },
                 &details,
             );
         }
@@ -3820,6 +3863,49 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
         })
 }
 
+/// Why a path the shell computes is a safety check (an ask even in bypass mode), though it
+/// cannot be checked: written, its fixed part names a protected item (`"$HOME/.bashrc"`,
+/// `"$(pwd)/.git/hooks/x"`); removed, it is an expansion with nothing fixed after it
+/// (`"$HOME"`, `"$PWD"/*`, `$(pwd)`), which may be the home or the project itself.
+fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<String> {
+    if use_ != PathUse::Write {
+        return None;
+    }
+    let text: String = raw.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+    if let Some(why) = protected_reason(Path::new(&text)) {
+        return Some(format!("Its fixed part is protected: {why}"));
+    }
+    if !removal {
+        return None;
+    }
+    let rest = if let Some(rest) = text.strip_prefix("$(pwd)") {
+        rest
+    } else if let Some(rest) = text.strip_prefix("`pwd`") {
+        rest
+    } else if let Some(braced) = text.strip_prefix("${") {
+        let end = braced.find('}')?;
+        let name = &braced[..end];
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        &braced[end + 1..]
+    } else {
+        let named = text.strip_prefix('$')?;
+        let end = named
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(named.len());
+        if end == 0 {
+            return None;
+        }
+        &named[end..]
+    };
+    matches!(rest, "" | "/" | "/*" | "/." | "/.*").then(|| {
+        format!(
+            "It removes what an expansion names ({raw}), which may be a whole directory such as the home or the project."
+        )
+    })
+}
+
 /// Brace expansion is attempted only on words with at most this many `{`...
 const MAX_BRACE_GROUPS: usize = 16;
 /// ... and at most this many bytes ...
@@ -3855,7 +3941,7 @@ fn brace_expanded(words: &[Word]) -> std::borrow::Cow<'_, [Word]> {
     std::borrow::Cow::Owned(out)
 }
 
-fn expand_braces(raw: &str) -> Option<Vec<String>> {
+pub(crate) fn expand_braces(raw: &str) -> Option<Vec<String>> {
     // An escaped character is itself (`{\x,.env}` is `x` and `.env`), unless it is part of
     // the brace syntax.
     let unescaped;

@@ -169,3 +169,88 @@ async fn a_symlink_into_proc_cannot_be_checked() {
         assert_eq!(behavior(&r), "ask", "{cmd}: {r:?}");
     }
 }
+
+/// Found by the black-box review of Bash rules: options between a program and its
+/// subcommand (`git --no-pager push`), a brace list (`git {push,origin} master`, `r{m,} x`)
+/// and a glob in the command name got past deny and ask rules; a computed command or
+/// script (`$X`, `eval "$y"`, a shell reading stdin) ran in bypass mode despite them; and a
+/// computed path (`"$HOME/.bashrc"`, `rm -rf "$HOME"`) skipped the bypass-proof checks.
+#[tokio::test]
+async fn spellings_that_hid_a_command_or_path_from_the_rules() {
+    let rules = case("x", "Bash", "")
+        .mode("bypassPermissions")
+        .allow(&["Bash(git:*)"])
+        .deny(&[
+            "Bash(git push:*)",
+            "Bash(rm:*)",
+            "Bash(kubectl delete:*)",
+            "Bash(cargo publish:*)",
+        ]);
+    let none = case("x", "Bash", "").mode("bypassPermissions");
+    let fx = Fixture::new();
+    let bash = probe(&fx, "Bash");
+    let decide = |c: &common::Case, cmd: &'static str| {
+        let (engine, ctx) = context(&fx, c);
+        let bash = bash.clone();
+        async move {
+            let r = engine.decide(&bash, &json!({"command": cmd}), &ctx).await;
+            (behavior(&r).to_owned(), format!("{r:?}"))
+        }
+    };
+    for (c, cmd, expect) in [
+        (&rules, "git --no-pager push origin main", "deny"),
+        (&rules, "git -C . push", "deny"),
+        (&rules, "git -c x=y push", "deny"),
+        (&rules, "kubectl -n prod delete pod x", "deny"),
+        (&rules, "cargo +nightly publish", "deny"),
+        (&rules, "git {push,origin} master", "deny"),
+        (&rules, "r{m,} -rf x", "deny"),
+        (&rules, "/bin/r[m] x", "ask"),
+        (&rules, "$X -rf x", "ask"),
+        (&rules, "eval \"$y\"", "ask"),
+        (&rules, "bash <<'EOF'\nrm x\nEOF", "ask"),
+        (&rules, "echo 'rm x' | sh", "ask"),
+        (&rules, "bash -s < script.sh", "ask"),
+        // Not hidden: a subcommand that is no option's value, variables that run nothing.
+        (&rules, "git log --grep push", "allow"),
+        (&rules, "export A=$B; ls", "allow"),
+        (&rules, "bash script.sh", "allow"),
+        // Without rules, bypass mode runs what it cannot read...
+        (&none, "$X -rf x", "allow"),
+        (&none, "rm -rf \"$BUILD/out\"", "allow"),
+        // ...but not past its own safety checks.
+        (&none, "r{m,} -rf ~", "ask"),
+        (&none, "echo x >> \"$HOME/.bashrc\"", "ask"),
+        (&none, "cp a \"$HOME/.ssh/authorized_keys\"", "ask"),
+        (&none, "rm -rf \"$HOME\"", "ask"),
+        (&none, "rm -rf \"$PWD\"/*", "ask"),
+        (&none, "rmdir \"${HOME}\"", "ask"),
+        (&none, "rm -rf $(pwd)", "ask"),
+    ] {
+        let (got, r) = decide(c, cmd).await;
+        assert_eq!(got, expect, "{cmd:?}: {r}");
+    }
+}
+
+/// Found by the same review: `git help -w` opens a browser and `git config edit` an editor,
+/// yet both were read-only.
+#[test]
+fn git_help_in_a_browser_and_config_edit_are_not_read_only() {
+    use tool_perms::bash::is_read_only_command;
+    for cmd in [
+        "git help -w log",
+        "git help --web log",
+        "git help -i log",
+        "git config edit",
+    ] {
+        assert!(!is_read_only_command(cmd), "{cmd}");
+    }
+    for cmd in [
+        "git help log",
+        "git config user.name",
+        "git config list",
+        "git config get user.name",
+    ] {
+        assert!(is_read_only_command(cmd), "{cmd}");
+    }
+}

@@ -233,6 +233,17 @@ impl TypedTool for Bash {
         Some(PermissionSubject::Command(input.command.clone()))
     }
 
+    async fn validate_input(
+        &self,
+        input: &BashInput,
+        _ctx: &ToolUseContext,
+    ) -> Result<(), tool_core::ValidationError> {
+        // No process takes a NUL byte in its arguments: refused here, before any hook or
+        // question, as a bad input (not as a command that ran and failed, which would cancel
+        // the calls beside it).
+        crate::glob::reject_null_bytes("command", Some(&input.command))
+    }
+
     async fn call(
         &self,
         input: BashInput,
@@ -1171,6 +1182,16 @@ mod tests {
             exit_one_is_an_answer("grep -r foo ."),
             Some("No matches found")
         );
+        // `[ … ]` is its own node in the syntax tree; `[[ … ]]` is no exemption (Claude
+        // Code's list names `test` and `[`).
+        for command in ["[ -f nope ]", "touch a && [ -f b ]", "test -f nope"] {
+            assert_eq!(
+                exit_one_is_an_answer(command),
+                Some("Condition is false"),
+                "{command}"
+            );
+        }
+        assert_eq!(exit_one_is_an_answer("[[ -f nope ]]"), None);
         assert_eq!(
             exit_one_is_an_answer("cat x | LC_ALL=C grep foo"),
             Some("No matches found")

@@ -120,6 +120,22 @@ async fn exit_one_of_search_commands_is_an_answer() {
     assert!(text(&diff).contains("Files differ"));
 }
 
+/// `[ … ]` is `test`: its exit 1 is an answer, not a failure that would cancel the calls
+/// beside it. A NUL byte in the command is a bad input, refused before anything runs.
+#[tokio::test]
+async fn brackets_answer_and_a_nul_byte_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path());
+    let result = run(&ctx, json!({"command": "touch a && [ -f nope ]"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Condition is false");
+    let tool: Arc<dyn Tool> = Arc::new(Bash::default());
+    let input = json!({"command": "echo before\u{0}after"});
+    let refused = tool.validate_input(&input, &ctx).await.unwrap_err();
+    assert!(refused.message.contains("null byte"), "{}", refused.message);
+}
+
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();

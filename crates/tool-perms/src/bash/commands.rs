@@ -69,14 +69,6 @@ fn join_raw(words: &[Word]) -> String {
         .join(" ")
 }
 
-fn join_value(words: &[Word]) -> Option<String> {
-    let mut parts = Vec::with_capacity(words.len());
-    for w in words {
-        parts.push(w.value.as_deref()?);
-    }
-    Some(parts.join(" "))
-}
-
 fn val(w: &Word) -> Option<&str> {
     if w.plain { w.value.as_deref() } else { None }
 }
@@ -184,13 +176,22 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     for _ in 0..MAX_DENY_READINGS {
         let Some(words) = todo.pop() else { break };
         push(&mut c.deny, join_raw(words));
-        if let Some(v) = join_value(words) {
+        let values = words
+            .iter()
+            .map(|w| w.value.clone())
+            .collect::<Option<Vec<String>>>()
+            .or_else(|| brace_expanded_values(words));
+        if let Some(values) = values {
+            let v = values.join(" ");
             push(&mut c.deny, v.clone());
-            if let Some(first) = words.first().and_then(|w| w.value.as_deref())
+            if let Some(first) = values.first()
                 && first.contains('/')
             {
                 let base = basename(first);
                 push(&mut c.deny, format!("{base}{}", &v[first.len()..]));
+            }
+            for reading in past_leading_options(&values) {
+                push(&mut c.deny, reading);
             }
         }
         if let Some((starts, _)) = wrapped_command_starts(words) {
@@ -202,6 +203,59 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     }
     c
 }
+
+/// The words bash runs when some are static brace lists (`r{m,} x` is `rm r x`, `git
+/// {push,origin} master` is `git push origin master`), the command name included; `None`
+/// when a word is computed otherwise, or too big to expand.
+fn brace_expanded_values(words: &[Word]) -> Option<Vec<String>> {
+    let mut parts = Vec::with_capacity(words.len() + 2);
+    for w in words {
+        match &w.value {
+            Some(v) => parts.push(v.clone()),
+            None => parts.extend(crate::engine::expand_braces(&w.raw)?),
+        }
+    }
+    Some(parts)
+}
+
+/// Deny and ask readings of a command line with the program's own options before its
+/// subcommand left out: `git --no-pager push`, `git -C . push`, `kubectl -n prod delete`,
+/// `cargo +nightly publish` are also read as `git push`, `kubectl delete`, `cargo
+/// publish`, so that `Bash(git push:*)` sees them. Each word after an option that has no
+/// `=` may be its value or the subcommand: both readings are given. Only when an option
+/// follows the program directly (`git log --grep push` stays `git log`).
+fn past_leading_options(words: &[String]) -> Vec<String> {
+    let is_option =
+        |w: &str| w.len() > 1 && w != "--" && (w.starts_with('-') || w.starts_with('+'));
+    let mut out = Vec::new();
+    if words.len() < 3 || !is_option(&words[1]) {
+        return out;
+    }
+    let program = basename(&words[0]);
+    let mut after_option = false;
+    for j in 1..words.len().min(1 + MAX_LEADING_OPTIONS) {
+        let w = words[j].as_str();
+        if w == "--" {
+            if j + 1 < words.len() {
+                out.push(format!("{program} {}", words[j + 1..].join(" ")));
+            }
+            break;
+        }
+        if is_option(w) {
+            after_option = !w.contains('=');
+            continue;
+        }
+        out.push(format!("{program} {}", words[j..].join(" ")));
+        if !after_option {
+            break;
+        }
+        after_option = false;
+    }
+    out
+}
+
+/// How many words after a program [`past_leading_options`] looks at for its subcommand.
+const MAX_LEADING_OPTIONS: usize = 8;
 
 /// Where the wrappers before a reading leave its relative (and absolute) paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -2359,8 +2413,12 @@ fn git_read_only(args: &[&str]) -> bool {
         "status" | "log" | "diff" | "show" | "blame" | "shortlog" | "describe" | "rev-parse"
         | "rev-list" | "ls-files" | "ls-tree" | "cat-file" | "grep" | "merge-base"
         | "count-objects" | "whatchanged" | "name-rev" | "for-each-ref" | "show-ref"
-        | "check-ignore" | "var" | "help" | "version" | "cherry" | "diff-tree" | "diff-index"
+        | "check-ignore" | "var" | "version" | "cherry" | "diff-tree" | "diff-index"
         | "diff-files" => true,
+        // Not `-w`/`--web` (a browser) or `-i`/`--info` (info, a program of its own).
+        "help" => !rest.iter().any(|a| {
+            matches!(*a, "-w" | "--web" | "-i" | "--info") || short_bundle_has(a, &['w', 'i'])
+        }),
         "--version" | "--help" => rest.is_empty(),
         "branch" => {
             positional == 0
@@ -2396,17 +2454,24 @@ fn git_read_only(args: &[&str]) -> bool {
                 ])
         }
         "remote" => rest.is_empty() || rest == ["-v"] || rest.first() == Some(&"get-url"),
-        // `git config KEY` (one operand) gets it, as `--get` does.
+        // `git config KEY` (one operand) gets it, as `--get` does; `git config list` and
+        // `git config get KEY` (git 2.46's subcommands) too. Not `git config edit`, which
+        // opens an editor.
         "config"
-            if positional == 1
-                && only(&[
-                    "--global",
-                    "--local",
-                    "--system",
-                    "--show-origin",
-                    "--null",
-                    "-z",
-                ]) =>
+            if (matches!(
+                (positional, rest.iter().find(|a| !a.starts_with('-'))),
+                (1, Some(&k)) if k != "edit"
+            ) || matches!(
+                (positional, rest.iter().find(|a| !a.starts_with('-'))),
+                (2, Some(&"get"))
+            )) && only(&[
+                "--global",
+                "--local",
+                "--system",
+                "--show-origin",
+                "--null",
+                "-z",
+            ]) =>
         {
             true
         }

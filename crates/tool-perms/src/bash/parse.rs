@@ -220,6 +220,10 @@ pub struct Analysis {
     /// `read`, `printf -v`, `mapfile`, `source`, `eval`): it is read again as if it
     /// mentioned `CDPATH`.
     pub hidden_assignment: bool,
+    /// Some command it runs is computed: its name (`$X args`, `r{m,} x`) or its script
+    /// (`eval "$y"`, `bash -c "$y"`, a shell reading its script from stdin). Deny and ask
+    /// rules cannot be matched against what that runs.
+    pub computed_command: bool,
     /// The command mentions `RIPGREP_CONFIG_PATH`: ripgrep may read a configuration that
     /// turns its filters off.
     pub rg_config: bool,
@@ -582,6 +586,17 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
             "list" | "pipeline" => last_named(node)?,
             "redirected_statement" => node.child_by_field_name("body")?,
             "command" => break,
+            // `[ -f x ]` (and `[[ … ]]`) is a node of its own: its name is its bracket.
+            "test_command" => {
+                let text = node.utf8_text(command.as_bytes()).ok()?;
+                let name = if text.starts_with("[[") { "[[" } else { "[" };
+                return Some(vec![Word {
+                    raw: name.to_owned(),
+                    value: Some(name.to_owned()),
+                    plain: true,
+                    glob: false,
+                }]);
+            }
             _ => return None,
         };
     }
@@ -1663,6 +1678,7 @@ impl Walker<'_> {
                                 && !v.starts_with('-')
                         });
                     if !name_ok {
+                        self.out.computed_command |= w.value.is_none();
                         self.complex(format!(
                             "the command name `{}` is quoted, escaped or computed",
                             truncate(&w.raw, 40)
@@ -2016,6 +2032,7 @@ impl Walker<'_> {
             Inner::Dynamic(why) => {
                 // A computed payload (`eval "$x"`) may set any variable.
                 self.out.hidden_assignment = true;
+                self.out.computed_command = true;
                 self.complex(why);
             }
             Inner::Command(words, filled_in_place) => {
@@ -2033,6 +2050,7 @@ impl Walker<'_> {
                     .first()
                     .is_some_and(|w| !w.plain || w.value.is_none())
                 {
+                    self.out.computed_command |= c.words.first().is_some_and(|w| w.value.is_none());
                     self.complex("a command run by find/xargs is quoted, escaped or computed");
                 }
                 let found = Payloads::of(&c.words);
@@ -2487,6 +2505,7 @@ fn mapfile_callback(args: &[Word]) -> Option<Inner> {
 fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
     let mut i = 0;
     let mut dash_c = false;
+    let mut from_stdin = false;
     let mut sure = true;
     while let Some(w) = args.get(i) {
         let Some(a) = w.value.as_deref() else {
@@ -2495,6 +2514,7 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
             continue;
         };
         if a == "--" || a == "-" {
+            from_stdin |= a == "-";
             i += 1;
             break;
         }
@@ -2515,10 +2535,26 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
         }
         if let Some(letters) = a.strip_prefix('-').or_else(|| a.strip_prefix('+')) {
             dash_c |= a.starts_with('-') && letters.contains('c');
+            from_stdin |= a.starts_with('-') && letters.contains('s');
             i += 1 + letters.chars().filter(|c| matches!(c, 'o' | 'O')).count();
             continue;
         }
         break;
+    }
+    // Without `-c` and without a script file (`bash`, `bash -s`, `sh -`, `bash
+    // /dev/stdin`), the shell runs what its standard input holds: a here-document, a pipe
+    // (`echo 'rm x' | sh`), not seen here.
+    from_stdin |= args
+        .get(i)
+        .is_none_or(|w| matches!(w.value.as_deref(), Some("/dev/stdin" | "/dev/fd/0")));
+    if !dash_c && from_stdin {
+        return (
+            Some(Inner::Dynamic(format!(
+                "`{name}` runs the script its standard input holds"
+            ))),
+            Vec::new(),
+            sure,
+        );
     }
     let operand = args.get(i).map(|w| match &w.value {
         Some(script) => Inner::Script(script.clone()),

@@ -2188,7 +2188,8 @@ impl PermissionEngine {
                         "`{text}` uses a computed path ({}), which cannot be checked.",
                         arg.raw
                     );
-                    let f = match computed_path_safety(&arg.raw, use_, removal_checked(index)) {
+                    let removes_tree = removal_checked(index) && tree_changed(index);
+                    let f = match computed_path_safety(&arg.raw, use_, removes_tree) {
                         Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
                             .reason(DecisionReason::SafetyCheck { reason: why })
                             .immune(),
@@ -3865,8 +3866,9 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
 
 /// Why a path the shell computes is a safety check (an ask even in bypass mode), though it
 /// cannot be checked: written, its fixed part names a protected item (`"$HOME/.bashrc"`,
-/// `"$(pwd)/.git/hooks/x"`); removed, it is an expansion with nothing fixed after it
-/// (`"$HOME"`, `"$PWD"/*`, `$(pwd)`), which may be the home or the project itself.
+/// `"$(pwd)/.git/hooks/x"`); removed with everything under it (`rm -r`, `removal`), it is
+/// an expansion with nothing fixed after it (`"$HOME"`, `"$PWD"/*`, `$(pwd)`), which may be
+/// the home or the project itself.
 fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<String> {
     if use_ != PathUse::Write {
         return None;

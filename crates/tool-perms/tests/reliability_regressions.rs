@@ -224,7 +224,10 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&none, "cp a \"$HOME/.ssh/authorized_keys\"", "ask"),
         (&none, "rm -rf \"$HOME\"", "ask"),
         (&none, "rm -rf \"$PWD\"/*", "ask"),
-        (&none, "rmdir \"${HOME}\"", "ask"),
+        (&none, "rm -r \"${HOME}\"", "ask"),
+        // `rmdir` removes an empty directory only, and `rm` without `-r` no directory.
+        (&none, "rmdir \"$PWD\"", "allow"),
+        (&none, "rm \"$HOME\"", "allow"),
         (&none, "rm -rf $(pwd)", "ask"),
     ] {
         let (got, r) = decide(c, cmd).await;

@@ -50,7 +50,11 @@ pub fn looks_like_sse(text: &str) -> bool {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .is_some_and(|l| l.starts_with("event:") || l.starts_with("data:") || l.starts_with(':'))
+        .is_some_and(|l| {
+            ["event:", "data:", "id:", "retry:", ":"]
+                .iter()
+                .any(|field| l.starts_with(field))
+        })
 }
 
 /// Parses a turn in any of the formats. `per_delta` paces SSE input: each
@@ -299,6 +303,19 @@ mod tests {
         let turn = parse(&text, Duration::ZERO);
         assert!(turn.error.is_none(), "{:?}", turn.error);
         assert_eq!(turn.tool_uses().count(), 9);
+    }
+
+    /// A stream may open with any SSE field: `id:` and `retry:` too (the parser ignores
+    /// them), not only `event:`, `data:` or a comment.
+    #[test]
+    fn a_stream_opening_with_id_or_retry_is_sse() {
+        for lead in ["id: 5\n", "retry: 100\n", "id: 5\nretry: 100\n"] {
+            let text = format!("{lead}{}", include_str!("demo/turn.sse"));
+            assert!(looks_like_sse(&text), "{lead:?}");
+            let turn = parse(&text, Duration::ZERO);
+            assert!(turn.error.is_none(), "{lead:?}: {:?}", turn.error);
+            assert_eq!(turn.tool_uses().count(), 9);
+        }
     }
 
     #[test]

@@ -1379,6 +1379,37 @@ fn the_same_signal_twice_at_once_is_one_press() {
     assert_eq!(message["content"][0]["tool_use_id"], "t1", "{message}");
 }
 
+/// A background command still running when `run` ends is stopped with it, and `run` says
+/// so (its result told the model it runs), naming where its output is.
+#[test]
+fn run_says_which_background_commands_it_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("turn.jsonl");
+    std::fs::write(
+        &input,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "sleep 30", "run_in_background": true}}),
+        ]),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--mode", "bypassPermissions"])
+        .arg(&input)
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("background command b")
+            && stderr.contains("(sleep 30) is stopped as the run ends")
+            && stderr.contains(".output"),
+        "{stderr}"
+    );
+}
+
 /// Results that cannot be written (a full disk) are no success: the run says so and exits
 /// 1, where it exited 0 with nothing delivered.
 #[test]

@@ -94,6 +94,16 @@ pub(crate) fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// The first line of `text`, cut at `max` characters (with `…`).
+pub(crate) fn first_line_cut(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() > max || text.lines().nth(1).is_some() {
+        format!("{}…", line.chars().take(max).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
 /// What `command` (`run`, `agent`) says while it waits for `pending` background hooks.
 pub(crate) fn waiting_for_hooks_line(command: &str, pending: usize) -> String {
     let (hooks, them) = if pending == 1 {

@@ -310,6 +310,21 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             );
         }
     }
+    // Background commands (`run_in_background`, or moved there at their timeout) end with
+    // the run, which kills them: said here, since their results told the model they run.
+    let registry = tools_builtin::tasks::task_registry(&session.ctx);
+    for task in registry
+        .list()
+        .into_iter()
+        .filter(|t| t.status == tools_builtin::tasks::TaskStatus::Running)
+    {
+        eoutln!(
+            "toolwright run: background command {} ({}) is stopped as the run ends; its output so far is in {}",
+            task.id,
+            escape_terminal_codes(&super::first_line_cut(&task.command, 60)),
+            task.output_file.display()
+        );
+    }
     if let Some(code) = signalled {
         eoutln!("toolwright run: cancelled by a signal");
         return ExitCode::from(code);

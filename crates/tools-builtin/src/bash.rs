@@ -1058,10 +1058,10 @@ fn finish(
         End::Exited(code) => (code, false),
         End::TimedOut(after) => {
             let note = format!("Command timed out after {} ms", after.as_millis());
-            stderr_text = if stderr_text.is_empty() {
+            stderr_text = if stderr_text.trim_end().is_empty() {
                 note
             } else {
-                format!("{stderr_text}\n{note}")
+                format!("{}\n{note}", stderr_text.trim_end())
             };
             (None, true)
         }

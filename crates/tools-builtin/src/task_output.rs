@@ -127,6 +127,20 @@ impl TypedTool for TaskOutput {
         true
     }
 
+    /// An id no task has is a bad input (as TaskStop says it), refused before anything runs.
+    async fn validate_input(
+        &self,
+        input: &TaskOutputInput,
+        ctx: &ToolUseContext,
+    ) -> Result<(), tool_core::ValidationError> {
+        match task_registry(ctx).get(&input.task_id) {
+            Some(_) => Ok(()),
+            None => Err(tool_core::ValidationError::with_code(
+                format!("No task found with ID: {}", input.task_id),
+                1,
+            )),
+        }
+    }
     /// Touches only the session's own state: allowed, as Claude Code's default
     /// `checkPermissions` allows (deny and ask rules still apply first).
     async fn check_permissions(

@@ -130,19 +130,43 @@ fn parse_sse(text: &str, per_delta: Duration) -> Turn {
     let mut parser = AnthropicStream::new();
     let mut turn = Turn::default();
     let mut now = Duration::ZERO;
+    let mut stopped = false;
     // Feed event by event so that each completed block gets the time it would arrive at.
     for chunk in text.split_inclusive("\n\n") {
+        if stopped {
+            // A response ends at `message_stop`: events after it (a second message pasted
+            // on) are not this turn's, and are said to be left out, not dropped silently.
+            let more = chunk.lines().any(|l| {
+                let l = l.trim_start();
+                (l.starts_with("data:") || l.starts_with("event:")) && !l.contains("ping")
+            });
+            if more {
+                turn.error = Some(
+                    "the stream goes on after `message_stop` (a second message?): what follows it was not read"
+                        .into(),
+                );
+                break;
+            }
+            continue;
+        }
         if chunk.contains("content_block_delta") {
             now += per_delta;
         }
         match parser.feed(chunk) {
-            Ok(events) => push_events(&mut turn, now, events),
+            Ok(events) => {
+                stopped = events.iter().any(|e| matches!(e, StreamEvent::MessageStop));
+                push_events(&mut turn, now, events);
+            }
             Err(e) => {
                 turn.error = Some(e.to_string());
                 turn.end = now;
                 return turn;
             }
         }
+    }
+    if turn.error.is_some() {
+        turn.end = now;
+        return turn;
     }
     match parser.finish() {
         Ok(events) => push_events(&mut turn, now, events),
@@ -316,6 +340,24 @@ mod tests {
             assert!(turn.error.is_none(), "{lead:?}: {:?}", turn.error);
             assert_eq!(turn.tool_uses().count(), 9);
         }
+    }
+
+    /// What comes after `message_stop` (a second message pasted on) is not run, and the
+    /// turn says so instead of ending as if nothing followed.
+    #[test]
+    fn events_after_message_stop_are_reported() {
+        let one = include_str!("demo/turn.sse");
+        let text = format!("{one}\n{one}");
+        let turn = parse(&text, Duration::ZERO);
+        assert_eq!(turn.tool_uses().count(), 9);
+        let error = turn.error.unwrap_or_default();
+        assert!(error.contains("after `message_stop`"), "{error}");
+        // Pings after the end are no second message.
+        let turn = parse(
+            &format!("{one}\nevent: ping\ndata: {{\"type\": \"ping\"}}\n\n"),
+            Duration::ZERO,
+        );
+        assert!(turn.error.is_none(), "{:?}", turn.error);
     }
 
     #[test]

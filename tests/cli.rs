@@ -1410,6 +1410,36 @@ fn run_says_which_background_commands_it_stops() {
     );
 }
 
+/// Input that is not valid UTF-8 is read with U+FFFD for the bad bytes, with a warning: the
+/// blocks around them still run (the whole input used to be refused, nothing run).
+#[test]
+fn run_reads_input_that_is_not_utf8_with_replacement_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let good = json!({"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": dir.path().join("a.txt")}});
+    let mut bytes = format!("{good}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"Read\",\"input\":{\"file_path\":\"/nowhere/\xff.txt\"}}\n");
+    let input = dir.path().join("turn.jsonl");
+    std::fs::write(&input, bytes).unwrap();
+    let out = toolwright(
+        &["run", "--json", input.to_str().unwrap()],
+        dir.path(),
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("is not valid UTF-8"), "{stderr}");
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        message["content"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("alpha"),
+        "{message}"
+    );
+    assert_eq!(message["content"][1]["tool_use_id"], "t2", "{message}");
+}
+
 /// Results that cannot be written (a full disk) are no success: the run says so and exits
 /// 1, where it exited 0 with nothing delivered.
 #[test]

@@ -74,18 +74,32 @@ fn show_texts<'a>(texts: impl IntoIterator<Item = &'a String>, indent: &str) {
     }
 }
 
+/// The input's text. Bytes that are not UTF-8 become U+FFFD (as an SSE client decodes a
+/// stream), with a warning: the blocks they are not in still run.
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
-    match input {
-        Some(path) if path.as_os_str() != "-" => std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display())),
+    let (bytes, name) = match input {
+        Some(path) if path.as_os_str() != "-" => (
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+            path.display().to_string(),
+        ),
         _ => {
-            let mut text = String::new();
+            let mut bytes = Vec::new();
             std::io::stdin()
-                .read_to_string(&mut text)
+                .read_to_end(&mut bytes)
                 .map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(text)
+            (bytes, "standard input".to_owned())
         }
-    }
+    };
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            eoutln!(
+                "toolwright run: {name} is not valid UTF-8 (first bad byte at offset {}): read with U+FFFD in place of the bad bytes",
+                e.utf8_error().valid_up_to()
+            );
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    })
 }
 
 /// Prints a result for each of `turn`'s tool_use blocks when none of them ran (a signal

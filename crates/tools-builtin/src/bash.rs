@@ -130,6 +130,11 @@ pub struct BashOutput {
     /// The file at `raw_output_path` holds only the first [`SPILL_FILE_CAP`] bytes.
     #[serde(skip)]
     pub raw_output_cut: bool,
+    /// Where each stream that was too large for memory is saved, one line each (output,
+    /// then error output), as the result shows them first; empty when none spilled (a
+    /// hook's replacement shows `raw_output_path` alone).
+    #[serde(skip)]
+    pub saved_notes: Vec<String>,
     /// Whether the command printed nothing (optional in a hook's replacement).
     #[serde(default)]
     pub no_output_expected: bool,
@@ -290,6 +295,7 @@ impl TypedTool for Bash {
                 return_code_interpretation: None,
                 raw_output_path: None,
                 raw_output_cut: false,
+                saved_notes: Vec::new(),
                 no_output_expected: false,
                 background_task_id: Some(task.id),
             }))
@@ -344,7 +350,9 @@ impl TypedTool for Bash {
         let mut parts = Vec::new();
         // First, where a preview of the result (and the executor's own cut, past 30,000
         // characters) still shows it.
-        if let Some(path) = &output.raw_output_path {
+        if !output.saved_notes.is_empty() {
+            parts.extend(output.saved_notes.iter().cloned());
+        } else if let Some(path) = &output.raw_output_path {
             parts.push(saved_line(path, output.raw_output_cut, "output"));
         }
         if !output.stdout.trim_end().is_empty() {
@@ -1083,6 +1091,7 @@ fn finish(
                 return_code_interpretation: None,
                 raw_output_path: None,
                 raw_output_cut: false,
+                saved_notes: Vec::new(),
                 no_output_expected: false,
                 background_task_id: Some(id),
             }));
@@ -1141,6 +1150,7 @@ fn finish(
         return_code_interpretation: interpretation.map(str::to_owned),
         raw_output_path,
         raw_output_cut,
+        saved_notes: saved_lines,
         background_task_id: None,
     };
     let result = ToolResult::new(output);

@@ -352,6 +352,30 @@ async fn huge_output_spills_to_a_file_with_bounded_memory() {
     );
 }
 
+/// When both streams spilled, the result names both files first (the error output's note
+/// was in the middle of the text, which a persisted preview does not show).
+#[tokio::test]
+async fn both_spilled_streams_are_named_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
+    let command =
+        "head -c 3000000 /dev/zero | tr '\\0' x; head -c 2000000 /dev/zero | tr '\\0' y >&2";
+    let result = run(&ctx, json!({"command": command})).await.unwrap();
+    let out = text(&result);
+    let mut lines = out.lines();
+    let path_of = |line: Option<&str>, what: &str| {
+        let line = line.unwrap_or_default();
+        line.strip_prefix(&format!("[The full {what} is saved in "))
+            .and_then(|rest| rest.strip_suffix(']'))
+            .unwrap_or_else(|| panic!("{what}: {}", line.chars().take(200).collect::<String>()))
+            .to_owned()
+    };
+    let stdout = path_of(lines.next(), "output");
+    let stderr = path_of(lines.next(), "error output");
+    assert_eq!(std::fs::metadata(stdout).unwrap().len(), 3_000_000);
+    assert_eq!(std::fs::metadata(stderr).unwrap().len(), 2_000_000);
+}
+
 /// A successful command whose output spilled says first where all of it is (past 30,000
 /// characters the executor shows only the result's head: a note in the middle would be
 /// lost), and its head and tail, cut at byte counts, never show half a character as �.

@@ -1440,6 +1440,77 @@ fn run_reads_input_that_is_not_utf8_with_replacement_characters() {
     assert_eq!(message["content"][1]["tool_use_id"], "t2", "{message}");
 }
 
+/// Parallel Reads of one file: a Read answers "File unchanged since last read" only when an
+/// earlier result in the message shows the file (the executor numbers the calls before their
+/// tasks start, and spawned tasks may begin in any order). Run many times, as the race was
+/// rare.
+#[test]
+fn parallel_reads_of_one_file_never_point_at_a_later_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, "alpha\nbeta\n").unwrap();
+    let blocks: Vec<Value> = (1..=6)
+        .map(|i| json!({"type": "tool_use", "id": format!("t{i}"), "name": "Read", "input": {"file_path": file, "limit": 2}}))
+        .collect();
+    let input = dir.path().join("turn.jsonl");
+    std::fs::write(&input, jsonl(&blocks)).unwrap();
+    for round in 0..150 {
+        let out = toolwright(
+            &["run", "--json", input.to_str().unwrap()],
+            dir.path(),
+            None,
+        );
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let texts: Vec<&str> = message["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["content"].as_str().unwrap_or_default())
+            .collect();
+        assert!(texts[0].contains("alpha"), "round {round}: {texts:?}");
+        for (i, text) in texts.iter().enumerate() {
+            if text.starts_with("File unchanged") {
+                assert!(
+                    texts[..i].iter().any(|t| t.contains("alpha")),
+                    "round {round}: {texts:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A bare `Edit` deny stops Write even after a PreToolUse hook allows it (the rule-based
+/// check after a hook's allow sees the family too), and a bare `Read` deny stops Glob and
+/// Grep without a `path` (a search of the working directory).
+#[test]
+fn bare_family_denies_hold_after_a_hook_allow_and_without_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let allow = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'"#;
+    let settings = json!({"permissions": {"deny": ["Edit", "Read"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": allow}]}]}});
+    std::fs::write(config.join("settings.json"), settings.to_string()).unwrap();
+    std::fs::write(root.join("secret.txt"), "s3cr3t\n").unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": root.join("out.txt"), "content": "x"}}),
+        json!({"type": "tool_use", "id": "t2", "name": "Glob", "input": {"pattern": "*"}}),
+        json!({"type": "tool_use", "id": "t3", "name": "Grep", "input": {"pattern": "s3cr3t"}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!root.join("out.txt").exists(), "{message}");
+    for (i, tool) in ["Write", "Glob", "Grep"].iter().enumerate() {
+        let result = message["content"][i]["content"].to_string();
+        assert!(
+            result.contains(&format!("Permission to use {tool} has been denied")),
+            "{tool}: {result}"
+        );
+    }
+}
+
 /// Results that cannot be written (a full disk) are no success: the run says so and exits
 /// 1, where it exited 0 with nothing delivered.
 #[test]

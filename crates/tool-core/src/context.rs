@@ -240,6 +240,9 @@ struct Inner {
     tool_use_id: Option<String>,
     /// When this call got its id ([`ToolUseContext::call_order`]); 0: not in a call.
     call_order: u64,
+    /// `call_order` was given for the next call ([`ToolUseContext::with_next_call_order`]),
+    /// which keeps it when it gets its id.
+    call_order_reserved: bool,
     session_id: String,
     prompt_id: Option<String>,
     results_dir: Option<PathBuf>,
@@ -301,8 +304,10 @@ pub fn without_bom(text: &str) -> &str {
 pub fn parse_config_json(text: &str) -> serde_json::Result<serde_json::Value> {
     let text = without_bom(text);
     match serde_json::from_str(text) {
+        // The repair keeps every escape's length: a later error's line and column are the
+        // original text's, and it names the real problem.
         Err(e) if e.is_syntax() => match lone_surrogates_replaced(text) {
-            Some(repaired) => serde_json::from_str(&repaired).map_err(|_| e),
+            Some(repaired) => serde_json::from_str(&repaired),
             None => Err(e),
         },
         parsed => parsed,
@@ -501,6 +506,7 @@ impl ToolUseContext {
                 content_replacement: Arc::default(),
                 tool_use_id: None,
                 call_order: 0,
+                call_order_reserved: false,
                 session_id: String::new(),
                 prompt_id: None,
                 results_dir: None,
@@ -755,13 +761,31 @@ impl ToolUseContext {
         self.edit(|i| i.agent = Some(agent))
     }
 
-    /// For the call with this tool_use id; the call gets its [`call_order`](Self::call_order).
+    /// For the call with this tool_use id; the call gets its [`call_order`](Self::call_order)
+    /// unless it has one ([`with_next_call_order`](Self::with_next_call_order)).
     pub fn with_tool_use_id(self, id: impl Into<String>) -> Self {
         let id = id.into();
-        let order = NEXT_CALL_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let order = if self.inner.call_order_reserved {
+            self.inner.call_order
+        } else {
+            NEXT_CALL_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        };
         self.edit(|i| {
             i.tool_use_id = Some(id);
             i.call_order = order;
+            i.call_order_reserved = false;
+        })
+    }
+
+    /// With the next [`call_order`](Self::call_order): for a host that starts calls in
+    /// their blocks' order and runs each on a task of its own, which may begin later than
+    /// one started after it. Given before the task is spawned, the order is the start order;
+    /// [`with_tool_use_id`](Self::with_tool_use_id) then keeps it.
+    pub fn with_next_call_order(self) -> Self {
+        let order = NEXT_CALL_ORDER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.edit(|i| {
+            i.call_order = order;
+            i.call_order_reserved = true;
         })
     }
 
@@ -825,13 +849,16 @@ mod tests {
         // The common path: one parse, same result as serde_json's.
         assert_eq!(parsed("{\"a\": 1}").unwrap(), serde_json::json!({"a": 1}));
         // Still JSON: a surrogate outside a string or a broken file is an error, and the
-        // error is serde_json's for the text as written.
+        // error names the real problem, where it is in the text as written.
         let err = parsed("{\"a\": \"\\ud800\"").unwrap_err();
-        assert!(err.contains("hex escape at line 1 column 14"), "{err}");
+        assert!(
+            err.contains("EOF while parsing an object at line 1 column 14"),
+            "{err}"
+        );
         let err = parsed("{\"a\": \\ud800}").unwrap_err();
         assert!(err.contains("expected value"), "{err}");
         let err = parsed("{\"a\": \"\\ud800\\x\"}").unwrap_err();
-        assert!(err.contains("hex escape at line 1 column 15"), "{err}");
+        assert!(err.contains("invalid escape at line 1 column 15"), "{err}");
     }
 
     #[test]

@@ -667,7 +667,13 @@ impl Driver {
                 running,
             }));
         }
-        let ctx = self.ctx.clone().with_cancellation(token);
+        // The call's order is its start's, taken here, before its task is spawned: spawned
+        // tasks may begin in any order (a Read answers "unchanged" only from an earlier one).
+        let ctx = self
+            .ctx
+            .clone()
+            .with_cancellation(token)
+            .with_next_call_order();
         let out = self.out.clone();
         let progress = ProgressSender::new(
             tool_use.id.clone(),

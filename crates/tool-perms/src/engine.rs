@@ -897,15 +897,24 @@ impl PermissionEngine {
             if b == RuleBehavior::Allow || set.tool_wide[bi(b)].is_empty() {
                 return None;
             }
-            let family = match tool.permission_subject(input)? {
-                PermissionSubject::Path {
+            let family = match tool.permission_subject(input) {
+                Some(PermissionSubject::Path {
                     access: FileAccess::Read,
                     ..
-                } => "Read",
-                PermissionSubject::Path {
+                }) => "Read",
+                Some(PermissionSubject::Path {
                     access: FileAccess::Write,
                     ..
-                } => "Edit",
+                }) => "Edit",
+                // A built-in search of the working directory (Glob or Grep without a
+                // `path`) reads files as much as one given a path.
+                None if tool.mcp_info().is_none() && {
+                    let s = tool.is_search_or_read(input);
+                    s.is_search || s.is_read || s.is_list
+                } =>
+                {
+                    "Read"
+                }
                 _ => return None,
             };
             set.tool_wide[bi(b)]
@@ -1196,7 +1205,7 @@ impl PermissionEngine {
         let set = self.snapshot();
         let names = tool_names(tool);
         let name = tool.name();
-        if let Some(r) = self.tool_wide(&set, RuleBehavior::Deny, tool, &names) {
+        if let Some(r) = self.tool_wide_for_call(&set, RuleBehavior::Deny, tool, &names, input) {
             return Some(Explanation::from_finding(
                 Finding::new(
                     Kind::Deny,
@@ -1206,7 +1215,7 @@ impl PermissionEngine {
                 None,
             ));
         }
-        let wide_ask = self.tool_wide(&set, RuleBehavior::Ask, tool, &names);
+        let wide_ask = self.tool_wide_for_call(&set, RuleBehavior::Ask, tool, &names, input);
         let subject = self.check_subject(&set, tool, &names, input, ctx);
         let own = tool.check_permissions(input, ctx).await;
         let (f, updated) = merge(subject, own);
@@ -3187,6 +3196,99 @@ impl PermissionEngine {
         }
     }
 
+    /// Why `find ROOT -delete` with nothing that filters what it deletes (`-name`, `-type`,
+    /// …) is a critical removal: a root that is `/`, a top-level directory, the home (or its
+    /// parent) or a working directory (`find ~ -delete`, `find . -delete`, as `rm -rf` of
+    /// them), or one that is computed with nothing fixed after it (`find "$HOME" -delete`).
+    fn find_deletes_all_of(
+        &self,
+        words: &[Word],
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+    ) -> Option<String> {
+        let name = words.first()?.value.as_deref().map(basename)?;
+        if name != "find" {
+            return None;
+        }
+        let expression_at = words
+            .iter()
+            .skip(1)
+            .position(|w| {
+                w.value
+                    .as_deref()
+                    .is_some_and(|v| v.starts_with('-') || v == "(" || v == "!")
+            })
+            .map_or(words.len(), |i| i + 1);
+        let expression = &words[expression_at..];
+        // What only orders or bounds the walk, and the deletion itself.
+        let unfiltered = expression.iter().all(|w| {
+            matches!(
+                w.value.as_deref(),
+                Some(
+                    "-delete"
+                        | "-depth"
+                        | "-xdev"
+                        | "-mount"
+                        | "-print"
+                        | "-ignore_readdir_race"
+                        | "-noleaf"
+                        | "-P"
+                        | "-H"
+                        | "-L"
+                )
+            )
+        });
+        if !unfiltered
+            || !expression
+                .iter()
+                .any(|w| w.value.as_deref() == Some("-delete"))
+        {
+            return None;
+        }
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let wds = ctx.working_directories();
+        let text = sub.raw_text();
+        // No root: find walks `.`.
+        let dot = Word {
+            raw: ".".into(),
+            value: Some(".".into()),
+            plain: true,
+            glob: false,
+        };
+        let given = &words[1..expression_at];
+        let roots: Vec<&Word> = if given.is_empty() {
+            vec![&dot]
+        } else {
+            given.iter().collect()
+        };
+        for root in roots {
+            if root.value.is_none() {
+                if computed_path_safety(&root.raw, PathUse::Write, true).is_some() {
+                    return Some(format!(
+                        "`{text}` deletes everything under what an expansion names ({}), which may be a whole directory such as the home or the project",
+                        root.raw
+                    ));
+                }
+                continue;
+            }
+            let v = literal_tilde(root);
+            let Some(paths) = self.resolve_in_dirs(&v, &sub.cwd, &sub.other_cwds, ctx) else {
+                continue;
+            };
+            for p in paths {
+                if is_critical_removal(&p, home, &wds)
+                    || is_critical_removal(&resolve_symlinks(&p), home, &wds)
+                {
+                    return Some(format!(
+                        "`{text}` would delete everything under the critical directory {}",
+                        p.display()
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     fn check_subcommand(
         &self,
         set: &RuleSet,
@@ -3270,6 +3372,10 @@ impl PermissionEngine {
                 .with_rule(Some(r))
                 .immune()
                 .sub(text);
+        }
+        if let Some(why) = effective_words(sub).and_then(|w| self.find_deletes_all_of(w, sub, ctx))
+        {
+            return Finding::safety_ask(why, text);
         }
         if let Some(f) = paths.as_ref().filter(|f| f.immune) {
             return f.clone();
@@ -3554,10 +3660,20 @@ impl PermissionEngine {
         // A command name bash makes from a brace list or a glob (`r{m,} -rf ~` is `rm r -rf
         // ~`, `/bin/r[m]`): what runs is hidden from every check, the bypass-proof ones
         // (critical removals, protected paths) included; no command needs to be written so.
+        let made_by_bash =
+            |w: &Word| w.glob || (w.value.is_none() && expand_braces(&w.raw).is_some());
         if let Some(name) = analysis.commands.iter().find_map(|c| {
-            let w = c.words.first()?;
-            (w.glob || (w.value.is_none() && expand_braces(&w.raw).is_some()))
-                .then(|| w.raw.clone())
+            // The name as written, and the name each wrapper runs (`nohup r{m,} x`).
+            let mut words = &c.words[..];
+            for _ in 0..=crate::bash::commands::MAX_WRAPPERS {
+                let w = words.first()?;
+                if made_by_bash(w) {
+                    return Some(w.raw.clone());
+                }
+                let (starts, _) = wrapped_command_starts(words)?;
+                words = &words[starts[0]..];
+            }
+            None
         }) {
             let why = format!(
                 "the command name `{name}` is a brace list or a glob that bash expands, so what runs cannot be checked"
@@ -3880,28 +3996,39 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     if !removal {
         return None;
     }
-    let rest = if let Some(rest) = text.strip_prefix("$(pwd)") {
-        rest
-    } else if let Some(rest) = text.strip_prefix("`pwd`") {
+    let rest = if let Some(rest) = ["$(pwd)", "$(pwd -P)", "$(pwd -L)", "`pwd`"]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))
+    {
         rest
     } else if let Some(braced) = text.strip_prefix("${") {
+        // `${HOME}`, `${HOME:?}`, `${HOME%/}`, `${1}`: any parameter expansion.
         let end = braced.find('}')?;
         let name = &braced[..end];
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if !name.starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '@' | '*')) {
             return None;
         }
         &braced[end + 1..]
     } else {
         let named = text.strip_prefix('$')?;
-        let end = named
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(named.len());
+        // `$@`, `$*`, `$1`: the arguments, whatever they are.
+        let end = if named.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '@' | '*')) {
+            1
+        } else {
+            named
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(named.len())
+        };
         if end == 0 {
             return None;
         }
         &named[end..]
     };
-    matches!(rest, "" | "/" | "/*" | "/." | "/.*").then(|| {
+    matches!(
+        rest,
+        "" | "/" | "/*" | "/." | "/.*" | "/.." | "/../" | "/../*"
+    )
+    .then(|| {
         format!(
             "It removes what an expansion names ({raw}), which may be a whole directory such as the home or the project."
         )

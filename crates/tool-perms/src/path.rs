@@ -193,12 +193,14 @@ impl PathRoots {
             // deny or ask rule is read without it, as it was surely meant; an allow rule keeps
             // matching nothing (as in Claude Code). A trailing `/` (directories only) stays.
             let body = line.trim_start_matches('/');
-            let lead = &line[..line.len() - body.len()];
+            // A doubled slash at the start (`~//.ssh/**`) is an empty segment too.
+            let doubled_lead = line.len() - body.len() > 1;
+            let lead = if body.len() < line.len() { "/" } else { "" };
             let (inner, trail) = match body.strip_suffix('/') {
                 Some(inner) => (inner, "/"),
                 None => (body, ""),
             };
-            if inner.split('/').any(|s| s.is_empty() || s == ".") {
+            if doubled_lead || inner.split('/').any(|s| s.is_empty() || s == ".") {
                 if behavior == RuleBehavior::Allow {
                     warning = Some(format!(
                         "an empty or `.` segment never matches (paths are compared without them): this allow rule `{pattern}` matches nothing (as in Claude Code); write it without"

@@ -847,6 +847,10 @@ async fn empty_and_dot_segments_in_a_deny_rule_are_read_without_them() {
             .mode("acceptEdits")
             .ask(&["Edit(src/./main.rs)"]),
         case("ask", "Read", "$O/notes.md").allow(&["Read(//$O//notes.md)"]),
+        // A doubled slash after `~` is an empty segment too.
+        case("deny", "Read", "$H/.ssh/id_rsa")
+            .mode("bypassPermissions")
+            .deny(&["Read(~//.ssh/**)"]),
     ])
     .await;
     let fx = Fixture::new();

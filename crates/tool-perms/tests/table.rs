@@ -121,7 +121,7 @@ const NOT_READ_ONLY: &[&str] = &[
     "python3 script.py",
     "curl https://example.com",
     "sed -i 's/a/b/' README.md",
-    "find . -delete",
+    "find . -name '*.o' -delete",
     "find . -name '*.o' -exec rm {} \\;",
     "sort -o out.txt README.md",
     "echo x | uniq - out.txt",

@@ -246,7 +246,7 @@ impl TypedTool for Bash {
         // No process takes a NUL byte in its arguments: refused here, before any hook or
         // question, as a bad input (not as a command that ran and failed, which would cancel
         // the calls beside it).
-        crate::glob::reject_null_bytes("command", Some(&input.command))
+        crate::fsutil::reject_null_bytes("command", Some(&input.command))
     }
 
     async fn call(

@@ -1171,6 +1171,16 @@ pub(crate) fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ToolError> {
     Ok(Some(bytes))
 }
 
+/// Refuses a NUL byte in the input field `field` (Claude Code: "null byte in input -> error").
+pub(crate) fn reject_null_bytes(field: &str, value: Option<&str>) -> Result<(), ValidationError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter contains a null byte, which is not allowed."
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

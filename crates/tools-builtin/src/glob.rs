@@ -17,7 +17,7 @@ use tool_core::{
     ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
-use crate::fsutil;
+use crate::fsutil::{self, reject_null_bytes};
 
 /// At most this many paths are returned.
 pub const MAX_RESULTS: usize = 100;
@@ -148,30 +148,37 @@ fn resolve_root(
         let (dir, rest) = split_absolute(&input.pattern);
         return Ok((dir, rest));
     }
-    if let Some(joined) = climbing(&base, &input.pattern) {
-        return Ok(split_absolute(&joined));
+    if let Some(climbed) = climbing(&base, &input.pattern) {
+        return Ok(climbed);
     }
     Ok((base, input.pattern.clone()))
 }
 
-/// A relative pattern with `..` in it (`../lib/*.rs`, `src/../src/*.ts`), which no walked
-/// path matches, joined to its base to be read as an absolute one: its literal directories
-/// collapsed lexically (the `..` after a wildcard still matches nothing).
-fn climbing(base: &Path, pattern: &str) -> Option<String> {
-    Path::new(pattern)
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-        .then(|| format!("{}/{pattern}", base.display()))
-}
-
-/// Refuses a NUL byte in the input field `field` (Claude Code: "null byte in input -> error").
-pub(crate) fn reject_null_bytes(field: &str, value: Option<&str>) -> Result<(), ValidationError> {
-    if value.is_some_and(|v| v.contains('\0')) {
-        return Err(ValidationError::new(format!(
-            "The {field} parameter contains a null byte, which is not allowed."
-        )));
+/// A relative pattern whose literal leading directories hold `..` (`../lib/*.rs`,
+/// `src/../src/*.ts`), which no walked path would match: the directory they name from
+/// `base` (joined as a path, so a `[slug]` in `base` stays literal, then collapsed
+/// lexically) and the glob below it, as [`split_absolute`] gives them. `None` for any other
+/// pattern (a `..` after a wildcard still matches nothing).
+fn climbing(base: &Path, pattern: &str) -> Option<(PathBuf, String)> {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let first_glob = parts
+        .iter()
+        .position(|p| p.contains(['*', '?', '[', '{']))
+        .unwrap_or(parts.len());
+    let (dirs, glob) = if first_glob == parts.len() {
+        parts.split_at(parts.len() - 1)
+    } else {
+        parts.split_at(first_glob)
+    };
+    if !dirs.contains(&"..") {
+        return None;
     }
-    Ok(())
+    let mut dir = base.to_path_buf();
+    dir.extend(dirs.iter().filter(|p| !p.is_empty()));
+    Some((
+        tool_core::normalize_lexically(&dir),
+        format!("/{}", glob.join("/")),
+    ))
 }
 
 /// Validates a root directory as Claude Code's Glob and Grep do.
@@ -211,8 +218,8 @@ pub(crate) fn relative_search_permission(
     ctx: &ToolUseContext,
 ) -> tool_core::PermissionResult {
     let mut root = ctx.resolve_path(path.unwrap_or("."));
-    if let Some(joined) = climbing(&root, pattern) {
-        root = split_absolute(&joined).0;
+    if let Some((dir, _)) = climbing(&root, pattern) {
+        root = dir;
     }
     // Where the walk goes: a link on the way (`src/../out_link/*`) leads where it leads.
     let walked = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
@@ -261,13 +268,17 @@ impl TypedTool for Glob {
     ) -> Option<serde_json::Value> {
         fsutil::observable_search_path(input, ctx)
     }
+    /// The directory searched: an absolute pattern's own, else `path`, or where a pattern
+    /// climbing with `..` leads from it (`path: "."`, `../../etc/*`: that directory is
+    /// what the rules must judge).
     fn permission_subject(&self, input: &GlobInput) -> Option<PermissionSubject> {
-        let raw = if input.pattern.starts_with('/') {
-            split_absolute(&input.pattern).0.display().to_string()
+        let path = if input.pattern.starts_with('/') {
+            fsutil::subject_path(&split_absolute(&input.pattern).0.display().to_string())?
         } else {
-            input.path.clone()?
+            let base = fsutil::subject_path(input.path.as_deref()?)?;
+            climbing(&base, &input.pattern).map_or(base, |(dir, _)| dir)
         };
-        fsutil::subject_path(&raw).map(|path| PermissionSubject::Path {
+        Some(PermissionSubject::Path {
             path,
             access: FileAccess::Read,
         })

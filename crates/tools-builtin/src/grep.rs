@@ -29,7 +29,8 @@ use tool_core::{
 };
 
 use crate::fsutil;
-use crate::glob::{VCS_DIRS, check_dir, reject_null_bytes};
+use crate::fsutil::reject_null_bytes;
+use crate::glob::{VCS_DIRS, check_dir};
 
 /// Entries returned when `head_limit` is not given (0 means unlimited).
 pub const DEFAULT_HEAD_LIMIT: usize = 250;

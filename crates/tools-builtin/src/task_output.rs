@@ -141,6 +141,7 @@ impl TypedTool for TaskOutput {
             )),
         }
     }
+
     /// Touches only the session's own state: allowed, as Claude Code's default
     /// `checkPermissions` allows (deny and ask rules still apply first).
     async fn check_permissions(

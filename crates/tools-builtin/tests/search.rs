@@ -694,6 +694,27 @@ async fn glob_relative_pattern_with_dot_dot_is_read_from_where_it_leads() {
     assert!(!allowed(json!({"pattern": "src/../out/*.rs"})).await);
     assert!(!allowed(json!({"pattern": "*.rs", "path": "out"})).await);
     assert!(allowed(json!({"pattern": "*.rs", "path": "src"})).await);
+    // With a `path` (the pipeline makes it absolute), the permission subject is where the
+    // pattern leads, not the path it starts from.
+    let input = json!({"pattern": "../../sib/*.rs", "path": proj.join("src")});
+    match Glob.permission_subject(&input) {
+        Some(tool_core::PermissionSubject::Path { path, .. }) => {
+            assert_eq!(path, dir.path().join("sib"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // The base is joined as a path: its `[slug]` is a name, not a glob class.
+    fs::create_dir_all(proj.join("app/[slug]/edit")).unwrap();
+    fs::write(proj.join("app/[slug]/page.tsx"), "").unwrap();
+    assert_eq!(
+        text(
+            &Glob,
+            &c,
+            json!({"pattern": "../*.tsx", "path": "app/[slug]/edit"})
+        )
+        .await,
+        "app/[slug]/page.tsx"
+    );
 }
 
 /// A search root that cannot be listed is an error that says so, as ripgrep's "Permission
@@ -723,15 +744,21 @@ async fn an_unreadable_search_root_is_an_error() {
     fs::write(locked.join("f.txt"), "hello\n").unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
     let mut run = if fs::read_dir(&locked).is_ok() {
+        // A copy of this test binary beside the directory, which `nobody` can run whatever
+        // the permissions of the checkout's own directories.
+        let exe = dir.path().join("search-test");
+        fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+        fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
         let mut cmd = std::process::Command::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
-        cmd.arg(std::env::current_exe().unwrap());
+        cmd.arg(exe);
         cmd
     } else {
         std::process::Command::new(std::env::current_exe().unwrap())
     };
     let out = run
         .args(["--exact", "an_unreadable_search_root_is_an_error"])
+        .current_dir(dir.path())
         .env(DIR, dir.path())
         .output()
         .unwrap();

@@ -221,9 +221,12 @@ fn brace_expanded_values(words: &[Word]) -> Option<Vec<String>> {
 /// Deny and ask readings of a command line with the program's own options before its
 /// subcommand left out: `git --no-pager push`, `git -C . push`, `kubectl -n prod delete`,
 /// `cargo +nightly publish` are also read as `git push`, `kubectl delete`, `cargo
-/// publish`, so that `Bash(git push:*)` sees them. Each word after an option that has no
-/// `=` may be its value or the subcommand: both readings are given. Only when an option
-/// follows the program directly (`git log --grep push` stays `git log`).
+/// publish`, so that `Bash(git push:*)` sees them. Only when an option follows the program
+/// directly (`git log --grep push` stays `git log`). git's global options are read with
+/// its own table (which take a value); for another program each word after an option
+/// without `=` may be its value or the subcommand, and both readings are given, at most
+/// [`MAX_OPTION_READINGS`] of them (a deny rule may then see a word that was a value: a
+/// question too many, never a command missed).
 fn past_leading_options(words: &[String]) -> Vec<String> {
     let is_option =
         |w: &str| w.len() > 1 && w != "--" && (w.starts_with('-') || w.starts_with('+'));
@@ -232,12 +235,27 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
         return out;
     }
     let program = basename(&words[0]);
+    let reading = |from: usize| format!("{program} {}", words[from..].join(" "));
+    if program == "git" {
+        let mut i = 1;
+        while let Some(w) = words.get(i).filter(|w| is_option(w)) {
+            let takes_value = matches!(
+                w.as_str(),
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+            );
+            i += 1 + usize::from(takes_value);
+        }
+        if i < words.len() {
+            out.push(reading(i));
+        }
+        return out;
+    }
     let mut after_option = false;
-    for j in 1..words.len().min(1 + MAX_LEADING_OPTIONS) {
+    for j in 1..words.len() {
         let w = words[j].as_str();
         if w == "--" {
             if j + 1 < words.len() {
-                out.push(format!("{program} {}", words[j + 1..].join(" ")));
+                out.push(reading(j + 1));
             }
             break;
         }
@@ -245,8 +263,8 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
             after_option = !w.contains('=');
             continue;
         }
-        out.push(format!("{program} {}", words[j..].join(" ")));
-        if !after_option {
+        out.push(reading(j));
+        if !after_option || out.len() >= MAX_OPTION_READINGS {
             break;
         }
         after_option = false;
@@ -254,8 +272,8 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
     out
 }
 
-/// How many words after a program [`past_leading_options`] looks at for its subcommand.
-const MAX_LEADING_OPTIONS: usize = 8;
+/// How many readings [`past_leading_options`] gives a program's leading options at most.
+const MAX_OPTION_READINGS: usize = 16;
 
 /// Where the wrappers before a reading leave its relative (and absolute) paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

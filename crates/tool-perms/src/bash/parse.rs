@@ -1987,6 +1987,14 @@ impl Walker<'_> {
                 }
                 _ => false,
             };
+        // What the wrappers run is computed (`sudo $X`, `command $X`), or not known for sure
+        // (`bash -c "$y"`, whose computed word may be the script): deny and ask rules cannot
+        // be matched against it.
+        self.out.computed_command |= !found.certain
+            || cmd
+                .words
+                .get(found.start)
+                .is_some_and(|w| w.value.is_none());
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(
@@ -2517,6 +2525,10 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
             from_stdin |= a == "-";
             i += 1;
             break;
+        }
+        if matches!(a, "--version" | "--help") {
+            // Prints and exits: runs no script.
+            return (None, Vec::new(), true);
         }
         if let Some(long) = a.strip_prefix("--") {
             // A startup file named on the command line (`--rcfile F -i`) runs before the

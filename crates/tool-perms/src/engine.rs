@@ -3660,8 +3660,21 @@ impl PermissionEngine {
         // A command name bash makes from a brace list or a glob (`r{m,} -rf ~` is `rm r -rf
         // ~`, `/bin/r[m]`): what runs is hidden from every check, the bypass-proof ones
         // (critical removals, protected paths) included; no command needs to be written so.
-        let made_by_bash =
-            |w: &Word| w.glob || (w.value.is_none() && expand_braces(&w.raw).is_some());
+        // A brace in a command name (`r{m,}`; `{rm,-rf} ~`, which the parser reads as a
+        // broken group) is never a program's name; a glob may be one (`./target/*/app`), and
+        // asks so only where Bash deny or ask rules could be dodged.
+        let guarded = [RuleBehavior::Deny, RuleBehavior::Ask]
+            .into_iter()
+            .any(|b| {
+                self.content_rules(set, b, tool, names, Some("Bash"))
+                    .next()
+                    .is_some()
+            });
+        let made_by_bash = |w: &Word| {
+            w.raw.contains(['{', '}'])
+                || (w.value.is_none() && expand_braces(&w.raw).is_some())
+                || (w.glob && guarded)
+        };
         if let Some(name) = analysis.commands.iter().find_map(|c| {
             // The name as written, and the name each wrapper runs (`nohup r{m,} x`).
             let mut words = &c.words[..];
@@ -3695,14 +3708,7 @@ impl PermissionEngine {
             // "$y"`, a shell reading its script from stdin) could be what a deny or ask rule
             // names: with such rules, it is asked about even in bypass mode, as a path that
             // cannot be computed is with path rules.
-            let guarded = analysis.computed_command
-                && [RuleBehavior::Deny, RuleBehavior::Ask]
-                    .into_iter()
-                    .any(|b| {
-                        self.content_rules(set, b, tool, names, Some("Bash"))
-                            .next()
-                            .is_some()
-                    });
+            let guarded = analysis.computed_command && guarded;
             return attach(
                 if guarded {
                     let reason = format!(
@@ -3996,39 +4002,54 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     if !removal {
         return None;
     }
-    let rest = if let Some(rest) = ["$(pwd)", "$(pwd -P)", "$(pwd -L)", "`pwd`"]
+    // The expansion the text starts with: its name (`pwd` for a `$(pwd)` substitution),
+    // and what follows it.
+    let (name, rest) = if let Some(rest) = ["$(pwd)", "$(pwd -P)", "$(pwd -L)", "`pwd`"]
         .iter()
         .find_map(|p| text.strip_prefix(p))
     {
-        rest
+        ("pwd", rest)
     } else if let Some(braced) = text.strip_prefix("${") {
         // `${HOME}`, `${HOME:?}`, `${HOME%/}`, `${1}`: any parameter expansion.
         let end = braced.find('}')?;
-        let name = &braced[..end];
-        if !name.starts_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '@' | '*')) {
+        let inner = &braced[..end];
+        let len = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len())
+            .max(usize::from(inner.starts_with(['@', '*'])));
+        if len == 0 {
             return None;
         }
-        &braced[end + 1..]
+        (&inner[..len], &braced[end + 1..])
     } else {
         let named = text.strip_prefix('$')?;
-        // `$@`, `$*`, `$1`: the arguments, whatever they are.
-        let end = if named.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '@' | '*')) {
+        let len = if named.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '@' | '*')) {
             1
         } else {
             named
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(named.len())
         };
-        if end == 0 {
+        if len == 0 {
             return None;
         }
-        &named[end..]
+        (&named[..len], &named[len..])
     };
-    matches!(
-        rest,
-        "" | "/" | "/*" | "/." | "/.*" | "/.." | "/../" | "/../*"
-    )
-    .then(|| {
+    // The home and the project, whatever follows them that stays at or above them; any
+    // other expansion only where, empty, it leaves the root (`"$BUILD"/*` is `/*`) or climbs.
+    let home_or_project = matches!(
+        name,
+        "HOME" | "PWD" | "OLDPWD" | "CLAUDE_PROJECT_DIR" | "pwd"
+    );
+    let dangerous = if home_or_project {
+        matches!(
+            rest,
+            "" | "/" | "/*" | "/." | "/.*" | "/.." | "/../" | "/../*"
+        )
+    } else {
+        matches!(rest, "/*" | "/.*" | "/.." | "/../" | "/../*")
+    };
+    dangerous.then(|| {
         format!(
             "It removes what an expansion names ({raw}), which may be a whole directory such as the home or the project."
         )

@@ -223,6 +223,15 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&rules, "bash --version", "allow"),
         // git's own option table: `log` is no value of `--no-pager`.
         (&rules, "git --no-pager log --grep push", "allow"),
+        (&rules, "git -C \"$(git rev-parse --show-toplevel)\" push", "deny"),
+        (&rules, "git --attr-source HEAD push", "deny"),
+        (&rules, "git --unknown-flag push", "deny"),
+        (&rules, "echo 'rm -rf ~' | xargs -0 sh -c", "ask"),
+        (&rules, "{r,}m -rf x", "ask"),
+        (&rules, "sudo /bin/r? -rf ~", "ask"),
+        (&rules, "./target/release/app* --help", "ask"),
+        // A sourced file is a script as `bash f` runs one: no computed command.
+        (&rules, "source .venv/bin/activate && pytest", "allow"),
         // Not hidden: a subcommand that is no option's value, variables that run nothing.
         (&rules, "git log --grep push", "allow"),
         (&rules, "export A=$B; ls", "allow"),
@@ -233,11 +242,15 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         // ...but not past its own safety checks.
         (&none, "r{m,} -rf ~", "ask"),
         (&none, "nohup r{m,} -rf ~", "ask"),
-        (&none, "sudo /bin/r? -rf ~", "ask"),
+        (&none, "{rm,-rf} ~", "ask"),
+        (&none, "./target/release/app* --help", "allow"),
         (&none, "rm -rf \"${HOME:?}\"", "ask"),
         (&none, "rm -rf \"$HOME/..\"", "ask"),
         (&none, "rm -rf \"$(pwd -P)\"", "ask"),
-        (&none, "rm -rf \"$@\"", "ask"),
+        (&none, "rm -rf \"$BUILD_DIR\"/*", "ask"),
+        // Another variable, empty, leaves `rm -rf ''` (an error): not the home.
+        (&none, "rm -rf \"$BUILD_DIR\"", "allow"),
+        (&none, "rm -rf \"$tmp\"", "allow"),
         (&none, "find ~ -delete", "ask"),
         (&none, "find \"$HOME\" -delete", "ask"),
         (&none, "find . -delete", "ask"),

@@ -190,9 +190,18 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
                 let base = basename(first);
                 push(&mut c.deny, format!("{base}{}", &v[first.len()..]));
             }
-            for reading in past_leading_options(&values) {
-                push(&mut c.deny, reading);
-            }
+        }
+        // A computed word among the leading options is only an option's value there (`git
+        // -C "$(git rev-parse --show-toplevel)" push`): read as written.
+        let spelled: Vec<String> = match brace_expanded_values(words) {
+            Some(values) => values,
+            None => words
+                .iter()
+                .map(|w| w.value.clone().unwrap_or_else(|| w.raw.clone()))
+                .collect(),
+        };
+        for reading in past_leading_options(&spelled) {
+            push(&mut c.deny, reading);
         }
         if let Some((starts, _)) = wrapped_command_starts(words) {
             todo.extend(starts.iter().rev().map(|&s| &words[s..]));
@@ -237,13 +246,34 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
     let program = basename(&words[0]);
     let reading = |from: usize| format!("{program} {}", words[from..].join(" "));
     if program == "git" {
+        // Known options are read by git's table; after an unknown one the next word is read
+        // both as its value and as the subcommand.
         let mut i = 1;
         while let Some(w) = words.get(i).filter(|w| is_option(w)) {
+            let known_flag = GIT_GLOBAL_OPTIONS.contains(&w.as_str())
+                || w.contains('=')
+                || matches!(
+                    w.as_str(),
+                    "-p" | "--paginate"
+                        | "--literal-pathspecs"
+                        | "--glob-pathspecs"
+                        | "--noglob-pathspecs"
+                        | "--icase-pathspecs"
+                );
             let takes_value = matches!(
                 w.as_str(),
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
+                "-C" | "-c"
+                    | "--git-dir"
+                    | "--work-tree"
+                    | "--namespace"
+                    | "--config-env"
+                    | "--attr-source"
             );
-            i += 1 + usize::from(takes_value);
+            let unknown = !known_flag && !takes_value;
+            if unknown && i + 1 < words.len() {
+                out.push(reading(i + 1));
+            }
+            i += 1 + usize::from(takes_value || unknown);
         }
         if i < words.len() {
             out.push(reading(i));

@@ -2043,6 +2043,11 @@ impl Walker<'_> {
                 self.out.computed_command = true;
                 self.complex(why);
             }
+            Inner::ScriptFile(why) => {
+                // A sourced file may set any variable.
+                self.out.hidden_assignment = true;
+                self.complex(why);
+            }
             Inner::Command(words, filled_in_place) => {
                 let c = SimpleCommand {
                     assignments: Vec::new(),
@@ -2062,6 +2067,8 @@ impl Walker<'_> {
                     self.complex("a command run by find/xargs is quoted, escaped or computed");
                 }
                 let found = Payloads::of(&c.words);
+                self.out.computed_command |=
+                    !found.certain || c.words.get(found.start).is_some_and(|w| w.value.is_none());
                 self.out.commands.push(c);
                 let nested: Vec<Inner> = found.main.into_iter().chain(found.others).collect();
                 if nested.is_empty() {
@@ -2256,6 +2263,9 @@ enum Inner {
     Command(Vec<Word>, bool),
     /// Something runs that cannot be known.
     Dynamic(String),
+    /// A script file the shell itself reads (`source f`, `. f`): what it holds is not
+    /// known, as for any script a command runs (`bash f`), but its name is written out.
+    ScriptFile(String),
 }
 
 /// What a simple command runs, found through its wrappers.
@@ -2387,7 +2397,7 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
             }
             Some(Inner::Eval(script))
         }
-        "source" | "." => Some(Inner::Dynamic(format!("`{name}` runs a script file"))),
+        "source" | "." => Some(Inner::ScriptFile(format!("`{name}` runs a script file"))),
         "trap" => trap_action(args),
         "mapfile" | "readarray" => mapfile_callback(args),
         "find" => {
@@ -2568,10 +2578,17 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
             sure,
         );
     }
-    let operand = args.get(i).map(|w| match &w.value {
-        Some(script) => Inner::Script(script.clone()),
-        None => Inner::Dynamic(format!("`{name} -c` with a computed script")),
-    });
+    let operand = match args.get(i) {
+        Some(w) => Some(match &w.value {
+            Some(script) => Inner::Script(script.clone()),
+            None => Inner::Dynamic(format!("`{name} -c` with a computed script")),
+        }),
+        // `xargs sh -c`: the script is what xargs appends.
+        None if dash_c => Some(Inner::Dynamic(format!(
+            "`{name} -c` without a script in sight (one appended at run time)"
+        ))),
+        None => None,
+    };
     match (dash_c, sure) {
         (true, _) => (operand, Vec::new(), sure),
         (false, true) => (None, Vec::new(), true),

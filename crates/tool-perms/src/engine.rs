@@ -3671,7 +3671,7 @@ impl PermissionEngine {
                     .is_some()
             });
         let made_by_bash = |w: &Word| {
-            w.raw.contains(['{', '}'])
+            brace_outside_expansions(&w.raw)
                 || (w.value.is_none() && expand_braces(&w.raw).is_some())
                 || (w.glob && guarded)
         };
@@ -4054,6 +4054,25 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
             "It removes what an expansion names ({raw}), which may be a whole directory such as the home or the project."
         )
     })
+}
+
+/// Whether `raw` holds a `{` or `}` that is not part of a `${…}` parameter expansion
+/// (`${CC:-gcc}` is a program's name; `r{m,}` and the `rm,-rf}` of `{rm,-rf}` are not).
+fn brace_outside_expansions(raw: &str) -> bool {
+    let mut depth = 0usize;
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' if chars.peek() == Some(&'{') => {
+                chars.next();
+                depth += 1;
+            }
+            '}' if depth > 0 => depth -= 1,
+            '{' | '}' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Brace expansion is attempted only on words with at most this many `{`...

@@ -223,7 +223,11 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&rules, "bash --version", "allow"),
         // git's own option table: `log` is no value of `--no-pager`.
         (&rules, "git --no-pager log --grep push", "allow"),
-        (&rules, "git -C \"$(git rev-parse --show-toplevel)\" push", "deny"),
+        (
+            &rules,
+            "git -C \"$(git rev-parse --show-toplevel)\" push",
+            "deny",
+        ),
         (&rules, "git --attr-source HEAD push", "deny"),
         (&rules, "git --unknown-flag push", "deny"),
         (&rules, "echo 'rm -rf ~' | xargs -0 sh -c", "ask"),
@@ -244,6 +248,7 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&none, "nohup r{m,} -rf ~", "ask"),
         (&none, "{rm,-rf} ~", "ask"),
         (&none, "./target/release/app* --help", "allow"),
+        (&none, "${CC:-gcc} -o x x.c", "allow"),
         (&none, "rm -rf \"${HOME:?}\"", "ask"),
         (&none, "rm -rf \"$HOME/..\"", "ask"),
         (&none, "rm -rf \"$(pwd -P)\"", "ask"),

@@ -3698,26 +3698,52 @@ impl PermissionEngine {
                 &details,
             );
         }
+        if !analysis.is_parsed() {
+            // What the parser could not read bash may run all the same (`{rm,-rf,~}` is
+            // `rm -rf ~` to bash, a broken group to the parser): nothing, the bypass-proof
+            // checks included, has seen it.
+            let why = format!(
+                "{}; what runs cannot be checked",
+                analysis.complex.join("; ")
+            );
+            return attach(
+                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
+                    .reason(DecisionReason::SafetyCheck { reason: why })
+                    .immune(),
+                &details,
+            );
+        }
+        // A command whose name or script is computed (`$X -rf x`, `eval "$y"`, a shell
+        // reading its script from stdin, git configured to run an alias or a pager) could be
+        // what a deny or ask rule names: with such rules, it is asked about even in bypass
+        // mode, as a path that cannot be computed is with path rules.
+        if analysis.computed_command && guarded {
+            let why = if analysis.is_simple() {
+                "git configured on its command line (`-c`, `--config-env`) may run any program"
+                    .to_owned()
+            } else {
+                analysis.complex.join("; ")
+            };
+            let reason =
+                format!("{why}; a Bash deny or ask rule cannot be checked against what it runs");
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    format!("This command cannot be proven safe and needs approval: {why}."),
+                )
+                .reason(DecisionReason::SafetyCheck { reason })
+                .immune(),
+                &details,
+            );
+        }
         if !analysis.is_simple() {
             let why = analysis.complex.join("; ");
-            let f = Finding::new(
-                Kind::Ask,
-                format!("This command cannot be proven safe and needs approval: {why}."),
-            );
-            // A command whose name or script is computed (`$X -rf x`, `r{m,} x`, `eval
-            // "$y"`, a shell reading its script from stdin) could be what a deny or ask rule
-            // names: with such rules, it is asked about even in bypass mode, as a path that
-            // cannot be computed is with path rules.
-            let guarded = analysis.computed_command && guarded;
             return attach(
-                if guarded {
-                    let reason = format!(
-                        "{why}; a Bash deny or ask rule cannot be checked against what it runs"
-                    );
-                    f.reason(DecisionReason::SafetyCheck { reason }).immune()
-                } else {
-                    f.reason(DecisionReason::Other { reason: why })
-                },
+                Finding::new(
+                    Kind::Ask,
+                    format!("This command cannot be proven safe and needs approval: {why}."),
+                )
+                .reason(DecisionReason::Other { reason: why }),
                 &details,
             );
         }

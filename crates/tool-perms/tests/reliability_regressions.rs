@@ -236,6 +236,13 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&rules, "./target/release/app* --help", "ask"),
         // A sourced file is a script as `bash f` runs one: no computed command.
         (&rules, "source .venv/bin/activate && pytest", "allow"),
+        (&rules, "git -- push", "deny"),
+        (&rules, "git -C sub -- push", "deny"),
+        (&rules, "git -c alias.p=push p", "ask"),
+        (&rules, "git -c core.pager='rm x' log", "ask"),
+        (&rules, "git status", "allow"),
+        // bash reads `{rm,-rf,~}` as `rm -rf ~`; the parser as a broken group.
+        (&rules, "{rm,-rf,~}", "ask"),
         // Not hidden: a subcommand that is no option's value, variables that run nothing.
         (&rules, "git log --grep push", "allow"),
         (&rules, "export A=$B; ls", "allow"),
@@ -247,6 +254,8 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&none, "r{m,} -rf ~", "ask"),
         (&none, "nohup r{m,} -rf ~", "ask"),
         (&none, "{rm,-rf} ~", "ask"),
+        (&none, "{rm,-rf,~}", "ask"),
+        (&none, "x; {rm,-rf,/}", "ask"),
         (&none, "./target/release/app* --help", "allow"),
         (&none, "${CC:-gcc} -o x x.c", "allow"),
         (&none, "rm -rf \"${HOME:?}\"", "ask"),

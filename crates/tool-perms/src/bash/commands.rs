@@ -240,16 +240,20 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
     let is_option =
         |w: &str| w.len() > 1 && w != "--" && (w.starts_with('-') || w.starts_with('+'));
     let mut out = Vec::new();
-    if words.len() < 3 || !is_option(&words[1]) {
+    if words.len() < 3 || !(is_option(&words[1]) || words[1] == "--") {
         return out;
     }
     let program = basename(&words[0]);
     let reading = |from: usize| format!("{program} {}", words[from..].join(" "));
     if program == "git" {
         // Known options are read by git's table; after an unknown one the next word is read
-        // both as its value and as the subcommand.
+        // both as its value and as the subcommand. `--` ends them.
         let mut i = 1;
-        while let Some(w) = words.get(i).filter(|w| is_option(w)) {
+        while let Some(w) = words.get(i).filter(|w| is_option(w) || *w == "--") {
+            if w == "--" {
+                i += 1;
+                break;
+            }
             let known_flag = GIT_GLOBAL_OPTIONS.contains(&w.as_str())
                 || w.contains('=')
                 || matches!(
@@ -2060,6 +2064,62 @@ fn git_globals(words: &[Word]) -> Option<(usize, bool, bool)> {
         }
     }
     Some((i, elsewhere, configured))
+}
+
+/// Whether git's global options set a configuration that runs a program or defines a
+/// command (`-c alias.p=push`, `-c core.pager=…`, `core.sshCommand`, `include.path`, …), or
+/// may (`--config-env`, a computed word among them). `-c color.ui=never` does not.
+pub(crate) fn git_configured(words: &[Word]) -> bool {
+    let Some((end, _, _)) = git_globals(words) else {
+        return true;
+    };
+    let mut i = 1;
+    while i < end {
+        let Some(v) = words[i].value.as_deref() else {
+            return true;
+        };
+        if names_long(v, "--config-env") {
+            return true;
+        }
+        if v == "-c" {
+            let Some(setting) = words.get(i + 1).and_then(|w| w.value.as_deref()) else {
+                return true;
+            };
+            if runs_a_program(setting) {
+                return true;
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether a git `key=value` setting may run a program or define a command.
+fn runs_a_program(setting: &str) -> bool {
+    let key = setting
+        .split('=')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let (section, name) = match (key.split_once('.'), key.rsplit_once('.')) {
+        (Some((section, _)), Some((_, name))) => (section.to_owned(), name.to_owned()),
+        _ => return true,
+    };
+    matches!(
+        section.as_str(),
+        "alias" | "include" | "includeif" | "pager" | "filter" | "credential" | "gpg"
+    ) || matches!(
+        (section.as_str(), name.as_str()),
+        (
+            "core",
+            "pager" | "editor" | "sshcommand" | "fsmonitor" | "hookspath" | "askpass" | "gitproxy"
+        ) | ("sequence", "editor")
+            | ("diff" | "difftool" | "mergetool" | "merge", _)
+            | ("interactive", "difffilter")
+            | ("remote", "receivepack" | "uploadpack" | "vcs")
+            | ("uploadpack", "packobjectshook")
+    )
 }
 
 /// Whether git's global options (`-C DIR`, `--git-dir`, `--work-tree`, `-c`) may make it

@@ -1995,6 +1995,14 @@ impl Walker<'_> {
                 .words
                 .get(found.start)
                 .is_some_and(|w| w.value.is_none());
+        // git configured on its command line (`-c alias.p=push`, `-c core.pager=…`) may run
+        // an alias, a pager, an editor or an ssh command: any program.
+        let run = &cmd.words[found.start.min(cmd.words.len())..];
+        if run.first().and_then(|w| w.value.as_deref()).map(basename) == Some("git")
+            && super::commands::git_configured(run)
+        {
+            self.out.computed_command = true;
+        }
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(

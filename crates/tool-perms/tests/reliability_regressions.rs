@@ -237,6 +237,11 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         // A sourced file is a script as `bash f` runs one: no computed command.
         (&rules, "source .venv/bin/activate && pytest", "allow"),
         (&rules, "git -- push", "deny"),
+        (&rules, "source /dev/stdin <<< 'rm x'", "ask"),
+        (&rules, ". <(echo rm x)", "ask"),
+        (&rules, "source \"$f\"", "ask"),
+        (&rules, "bash -- \"$y\"", "ask"),
+        (&rules, "bash /proc/self/fd/0 < f", "ask"),
         (&rules, "git -C sub -- push", "deny"),
         (&rules, "git -c alias.p=push p", "ask"),
         (&rules, "git -c core.pager='rm x' log", "ask"),
@@ -258,6 +263,8 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&none, "x; {rm,-rf,/}", "ask"),
         (&none, "./target/release/app* --help", "allow"),
         (&none, "${CC:-gcc} -o x x.c", "allow"),
+        // A script not in sight, without rules: bypass mode runs it, as before.
+        (&none, "bash \"$SCRIPT\"", "allow"),
         (&none, "rm -rf \"${HOME:?}\"", "ask"),
         (&none, "rm -rf \"$HOME/..\"", "ask"),
         (&none, "rm -rf \"$(pwd -P)\"", "ask"),

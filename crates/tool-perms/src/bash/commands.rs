@@ -2070,14 +2070,15 @@ fn git_globals(words: &[Word]) -> Option<(usize, bool, bool)> {
 /// command (`-c alias.p=push`, `-c core.pager=…`, `core.sshCommand`, `include.path`, …), or
 /// may (`--config-env`, a computed word among them). `-c color.ui=never` does not.
 pub(crate) fn git_configured(words: &[Word]) -> bool {
-    let Some((end, _, _)) = git_globals(words) else {
-        return true;
-    };
     let mut i = 1;
-    while i < end {
-        let Some(v) = words[i].value.as_deref() else {
+    while let Some(w) = words.get(i) {
+        // A computed word may be `-c`; a computed value of `-C DIR` and the like is not.
+        let Some(v) = w.value.as_deref() else {
             return true;
         };
+        if !v.starts_with('-') || v == "--" {
+            return false;
+        }
         if names_long(v, "--config-env") {
             return true;
         }
@@ -2088,9 +2089,15 @@ pub(crate) fn git_configured(words: &[Word]) -> bool {
             if runs_a_program(setting) {
                 return true;
             }
-            i += 1;
         }
-        i += 1;
+        i += if matches!(
+            v,
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--attr-source"
+        ) {
+            2
+        } else {
+            1
+        };
     }
     false
 }

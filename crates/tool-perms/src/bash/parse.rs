@@ -2051,6 +2051,10 @@ impl Walker<'_> {
                 self.out.computed_command = true;
                 self.complex(why);
             }
+            Inner::Unseen(why) => {
+                self.out.computed_command = true;
+                self.complex(why);
+            }
             Inner::ScriptFile(why) => {
                 // A sourced file may set any variable.
                 self.out.hidden_assignment = true;
@@ -2271,6 +2275,10 @@ enum Inner {
     Command(Vec<Word>, bool),
     /// Something runs that cannot be known.
     Dynamic(String),
+    /// A script another shell runs that is not in sight (its standard input, a computed
+    /// file name, what xargs appends): like [`Dynamic`](Self::Dynamic), but run by a child,
+    /// which sets none of this shell's variables.
+    Unseen(String),
     /// A script file the shell itself reads (`source f`, `. f`): what it holds is not
     /// known, as for any script a command runs (`bash f`), but its name is written out.
     ScriptFile(String),
@@ -2405,7 +2413,17 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
             }
             Some(Inner::Eval(script))
         }
-        "source" | "." => Some(Inner::ScriptFile(format!("`{name}` runs a script file"))),
+        // A file named in the command is a script as `bash f` runs one; standard input, a
+        // process substitution or a computed name is a script not in sight.
+        "source" | "." => Some(match args.first() {
+            Some(w)
+                if !w.raw.contains(['$', '`', '(', ')'])
+                    && !w.value.as_deref().is_some_and(reads_standard_input) =>
+            {
+                Inner::ScriptFile(format!("`{name}` runs a script file"))
+            }
+            _ => Inner::Dynamic(format!("`{name}` runs a script that is not in sight")),
+        }),
         "trap" => trap_action(args),
         "mapfile" | "readarray" => mapfile_callback(args),
         "find" => {
@@ -2576,10 +2594,20 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
     // (`echo 'rm x' | sh`), not seen here.
     from_stdin |= args
         .get(i)
-        .is_none_or(|w| matches!(w.value.as_deref(), Some("/dev/stdin" | "/dev/fd/0")));
+        .is_none_or(|w| w.value.as_deref().is_some_and(reads_standard_input));
+    // A script file whose name is computed (`bash -- "$y"`) is not in sight either.
+    if !dash_c && args.get(i).is_some_and(|w| w.value.is_none()) {
+        return (
+            Some(Inner::Unseen(format!(
+                "`{name}` runs a script whose name is computed"
+            ))),
+            Vec::new(),
+            sure,
+        );
+    }
     if !dash_c && from_stdin {
         return (
-            Some(Inner::Dynamic(format!(
+            Some(Inner::Unseen(format!(
                 "`{name}` runs the script its standard input holds"
             ))),
             Vec::new(),
@@ -2592,7 +2620,7 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
             None => Inner::Dynamic(format!("`{name} -c` with a computed script")),
         }),
         // `xargs sh -c`: the script is what xargs appends.
-        None if dash_c => Some(Inner::Dynamic(format!(
+        None if dash_c => Some(Inner::Unseen(format!(
             "`{name} -c` without a script in sight (one appended at run time)"
         ))),
         None => None,
@@ -2602,6 +2630,15 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
         (false, true) => (None, Vec::new(), true),
         (false, false) => (None, operand.into_iter().collect(), false),
     }
+}
+
+/// Whether a script path is the process's own standard input (`/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`).
+fn reads_standard_input(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
+    )
 }
 
 /// The last path component of a command name (`/bin/rm` -> `rm`).

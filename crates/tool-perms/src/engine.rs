@@ -594,6 +594,14 @@ impl Finding {
             .immune()
             .sub(sub)
     }
+
+    /// A whole command line's safety check: "This command needs approval: WHY.", asked
+    /// even in bypass mode.
+    fn needs_approval(why: String) -> Self {
+        Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
+            .reason(DecisionReason::SafetyCheck { reason: why })
+            .immune()
+    }
 }
 
 /// A decision with its explanation: the result plus the rule (and source) that decided,
@@ -3210,15 +3218,23 @@ impl PermissionEngine {
         if name != "find" {
             return None;
         }
-        let expression_at = words
+        // find's own options come before its roots (`find -L ~ -delete`).
+        let roots_at = 1 + words[1..]
             .iter()
-            .skip(1)
+            .take_while(|w| {
+                w.value.as_deref().is_some_and(|v| {
+                    matches!(v, "-P" | "-H" | "-L") || v.starts_with("-O") || v.starts_with("-D")
+                })
+            })
+            .count();
+        let expression_at = words[roots_at..]
+            .iter()
             .position(|w| {
                 w.value
                     .as_deref()
                     .is_some_and(|v| v.starts_with('-') || v == "(" || v == "!")
             })
-            .map_or(words.len(), |i| i + 1);
+            .map_or(words.len(), |i| i + roots_at);
         let expression = &words[expression_at..];
         // What only orders or bounds the walk, and the deletion itself.
         let unfiltered = expression.iter().all(|w| {
@@ -3232,9 +3248,6 @@ impl PermissionEngine {
                         | "-print"
                         | "-ignore_readdir_race"
                         | "-noleaf"
-                        | "-P"
-                        | "-H"
-                        | "-L"
                 )
             )
         });
@@ -3255,7 +3268,7 @@ impl PermissionEngine {
             plain: true,
             glob: false,
         };
-        let given = &words[1..expression_at];
+        let given = &words[roots_at..expression_at];
         let roots: Vec<&Word> = if given.is_empty() {
             vec![&dot]
         } else {
@@ -3637,12 +3650,7 @@ impl PermissionEngine {
             } else {
                 "the command is nested too deeply to check everything it runs".to_owned()
             };
-            return attach(
-                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
-                    .reason(DecisionReason::SafetyCheck { reason: why })
-                    .immune(),
-                &details,
-            );
+            return attach(Finding::needs_approval(why), &details);
         }
         if !analysis.incomplete.is_empty() {
             // Parsed, but what runs is rebound out of sight (`hash -p`, an alias, `PS4`).
@@ -3650,19 +3658,13 @@ impl PermissionEngine {
                 "what the command runs cannot all be seen ({})",
                 analysis.incomplete.join("; ")
             );
-            return attach(
-                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
-                    .reason(DecisionReason::SafetyCheck { reason: why })
-                    .immune(),
-                &details,
-            );
+            return attach(Finding::needs_approval(why), &details);
         }
-        // A command name bash makes from a brace list or a glob (`r{m,} -rf ~` is `rm r -rf
-        // ~`, `/bin/r[m]`): what runs is hidden from every check, the bypass-proof ones
-        // (critical removals, protected paths) included; no command needs to be written so.
-        // A brace in a command name (`r{m,}`; `{rm,-rf} ~`, which the parser reads as a
-        // broken group) is never a program's name; a glob may be one (`./target/*/app`), and
-        // asks so only where Bash deny or ask rules could be dodged.
+        // A command name bash makes from a brace list (`r{m,} -rf ~` is `rm r -rf ~`; `{rm,-rf}
+        // ~`, which the parser reads as a broken group) hides what runs from every check, the
+        // bypass-proof ones included, and is never a program's name: it always asks. A glob
+        // may be one (`./target/*/app`): it asks only where Bash deny or ask rules could be
+        // dodged.
         let guarded = [RuleBehavior::Deny, RuleBehavior::Ask]
             .into_iter()
             .any(|b| {
@@ -3691,12 +3693,7 @@ impl PermissionEngine {
             let why = format!(
                 "the command name `{name}` is a brace list or a glob that bash expands, so what runs cannot be checked"
             );
-            return attach(
-                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
-                    .reason(DecisionReason::SafetyCheck { reason: why })
-                    .immune(),
-                &details,
-            );
+            return attach(Finding::needs_approval(why), &details);
         }
         if !analysis.is_parsed() {
             // What the parser could not read bash may run all the same (`{rm,-rf,~}` is
@@ -3706,12 +3703,7 @@ impl PermissionEngine {
                 "{}; what runs cannot be checked",
                 analysis.complex.join("; ")
             );
-            return attach(
-                Finding::new(Kind::Ask, format!("This command needs approval: {why}."))
-                    .reason(DecisionReason::SafetyCheck { reason: why })
-                    .immune(),
-                &details,
-            );
+            return attach(Finding::needs_approval(why), &details);
         }
         // A command whose name or script is computed (`$X -rf x`, `eval "$y"`, a shell
         // reading its script from stdin, git configured to run an alias or a pager) could be

@@ -176,12 +176,8 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     for _ in 0..MAX_DENY_READINGS {
         let Some(words) = todo.pop() else { break };
         push(&mut c.deny, join_raw(words));
-        let values = words
-            .iter()
-            .map(|w| w.value.clone())
-            .collect::<Option<Vec<String>>>()
-            .or_else(|| brace_expanded_values(words));
-        if let Some(values) = values {
+        let values = brace_expanded_values(words);
+        if let Some(values) = &values {
             let v = values.join(" ");
             push(&mut c.deny, v.clone());
             if let Some(first) = values.first()
@@ -193,13 +189,12 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
         }
         // A computed word among the leading options is only an option's value there (`git
         // -C "$(git rev-parse --show-toplevel)" push`): read as written.
-        let spelled: Vec<String> = match brace_expanded_values(words) {
-            Some(values) => values,
-            None => words
+        let spelled = values.unwrap_or_else(|| {
+            words
                 .iter()
                 .map(|w| w.value.clone().unwrap_or_else(|| w.raw.clone()))
-                .collect(),
-        };
+                .collect()
+        });
         for reading in past_leading_options(&spelled) {
             push(&mut c.deny, reading);
         }
@@ -213,9 +208,9 @@ pub fn candidates(cmd: &SimpleCommand) -> Candidates {
     c
 }
 
-/// The words bash runs when some are static brace lists (`r{m,} x` is `rm r x`, `git
-/// {push,origin} master` is `git push origin master`), the command name included; `None`
-/// when a word is computed otherwise, or too big to expand.
+/// The words bash runs: their values, static brace lists expanded (`r{m,} x` is `rm r x`,
+/// `git {push,origin} master` is `git push origin master`), the command name included;
+/// `None` when a word is computed otherwise, or too big to expand.
 fn brace_expanded_values(words: &[Word]) -> Option<Vec<String>> {
     let mut parts = Vec::with_capacity(words.len() + 2);
     for w in words {
@@ -255,24 +250,9 @@ fn past_leading_options(words: &[String]) -> Vec<String> {
                 break;
             }
             let known_flag = GIT_GLOBAL_OPTIONS.contains(&w.as_str())
-                || w.contains('=')
-                || matches!(
-                    w.as_str(),
-                    "-p" | "--paginate"
-                        | "--literal-pathspecs"
-                        | "--glob-pathspecs"
-                        | "--noglob-pathspecs"
-                        | "--icase-pathspecs"
-                );
-            let takes_value = matches!(
-                w.as_str(),
-                "-C" | "-c"
-                    | "--git-dir"
-                    | "--work-tree"
-                    | "--namespace"
-                    | "--config-env"
-                    | "--attr-source"
-            );
+                || GIT_HARMLESS_FLAGS.contains(&w.as_str())
+                || w.contains('=');
+            let takes_value = GIT_VALUE_OPTIONS.contains(&w.as_str());
             let unknown = !known_flag && !takes_value;
             if unknown && i + 1 < words.len() {
                 out.push(reading(i + 1));
@@ -1987,6 +1967,27 @@ const GIT_GLOBAL_OPTIONS: &[&str] = &[
     "--no-replace-objects",
 ];
 
+/// git's global options that change only how paths and output are read.
+const GIT_HARMLESS_FLAGS: &[&str] = &[
+    "-p",
+    "--paginate",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+];
+
+/// git's global options that take their value as the next word.
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--attr-source",
+];
+
 /// The subcommand of a `git` command after the global options [`git_read_only`] accepts.
 fn git_subcommand(words: &[Word]) -> Option<&str> {
     words
@@ -2042,24 +2043,12 @@ fn git_globals(words: &[Word]) -> Option<(usize, bool, bool)> {
             break;
         }
         i += 1;
-        if GIT_GLOBAL_OPTIONS.contains(&v)
-            || matches!(
-                v,
-                "-p" | "--paginate"
-                    | "--literal-pathspecs"
-                    | "--glob-pathspecs"
-                    | "--noglob-pathspecs"
-                    | "--icase-pathspecs"
-            )
-        {
+        if GIT_GLOBAL_OPTIONS.contains(&v) || GIT_HARMLESS_FLAGS.contains(&v) {
             continue;
         }
         elsewhere = true;
         configured |= v == "-c" || names_long(v, "--config-env");
-        if matches!(
-            v,
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env"
-        ) {
+        if GIT_VALUE_OPTIONS.contains(&v) {
             i += 1;
         }
     }
@@ -2090,14 +2079,7 @@ pub(crate) fn git_configured(words: &[Word]) -> bool {
                 return true;
             }
         }
-        i += if matches!(
-            v,
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--attr-source"
-        ) {
-            2
-        } else {
-            1
-        };
+        i += if GIT_VALUE_OPTIONS.contains(&v) { 2 } else { 1 };
     }
     false
 }

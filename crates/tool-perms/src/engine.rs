@@ -3236,8 +3236,18 @@ impl PermissionEngine {
             })
             .map_or(words.len(), |i| i + roots_at);
         let expression = &words[expression_at..];
-        // What only orders or bounds the walk, and the deletion itself.
+        // What only orders or bounds the walk (`-mindepth 1`: all but the root itself), and
+        // the deletion itself.
+        let mut bounds_values = 0usize;
         let unfiltered = expression.iter().all(|w| {
+            if bounds_values > 0 {
+                bounds_values -= 1;
+                return true;
+            }
+            if matches!(w.value.as_deref(), Some("-mindepth" | "-maxdepth")) {
+                bounds_values = 1;
+                return true;
+            }
             matches!(
                 w.value.as_deref(),
                 Some(
@@ -4020,6 +4030,11 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     if !removal {
         return None;
     }
+    // `~+` is `$PWD` and `~-` `$OLDPWD` to bash.
+    let text = match text.strip_prefix("~+").or_else(|| text.strip_prefix("~-")) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("$PWD{rest}"),
+        _ => text,
+    };
     // The expansion the text starts with: its name (`pwd` for a `$(pwd)` substitution),
     // and what follows it.
     let (name, rest) = if let Some(rest) = ["$(pwd)", "$(pwd -P)", "$(pwd -L)", "`pwd`"]
@@ -4062,10 +4077,10 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     let dangerous = if home_or_project {
         matches!(
             rest,
-            "" | "/" | "/*" | "/." | "/.*" | "/.." | "/../" | "/../*"
+            "" | "/" | "/*" | "/*/" | "/." | "/.*" | "/.." | "/../" | "/../*"
         )
     } else {
-        matches!(rest, "/*" | "/.*" | "/.." | "/../" | "/../*")
+        matches!(rest, "/*" | "/*/" | "/.*" | "/.." | "/../" | "/../*")
     };
     dangerous.then(|| {
         format!(
@@ -4074,19 +4089,39 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     })
 }
 
-/// Whether `raw` holds a `{` or `}` that is not part of a `${…}` parameter expansion
-/// (`${CC:-gcc}` is a program's name; `r{m,}` and the `rm,-rf}` of `{rm,-rf}` are not).
+/// Whether the command name `raw` holds a `{` or `}` bash reads as brace syntax: outside
+/// quotes, `${…}`, `$(…)` and backticks (`${CC:-gcc}` is a program's name; `r{m,}` and the
+/// `rm,-rf}` of `{rm,-rf}` are not). A lone `{` or `}` is a group's (`time { make; }`).
 fn brace_outside_expansions(raw: &str) -> bool {
-    let mut depth = 0usize;
+    if matches!(raw, "{" | "}") {
+        return false;
+    }
+    // Open `${`/`$(` expansions, and the quote we are in.
+    let mut open: Vec<char> = Vec::new();
+    let mut quote: Option<char> = None;
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
-            '$' if chars.peek() == Some(&'{') => {
+        match (quote, c) {
+            (Some('\''), '\'') => quote = None,
+            (Some('\''), _) => {}
+            (_, '\\') => {
                 chars.next();
-                depth += 1;
             }
-            '}' if depth > 0 => depth -= 1,
-            '{' | '}' => return true,
+            (Some('`'), '`') => quote = None,
+            (Some('`'), _) => {}
+            (_, '$') if matches!(chars.peek(), Some('{' | '(')) => {
+                open.push(chars.next().unwrap_or('{'));
+            }
+            (_, '}') if open.last() == Some(&'{') => {
+                open.pop();
+            }
+            (_, ')') if open.last() == Some(&'(') => {
+                open.pop();
+            }
+            (None, '"') if open.is_empty() => quote = Some('"'),
+            (Some('"'), '"') if open.is_empty() => quote = None,
+            (None, '\'' | '`') if open.is_empty() => quote = Some(c),
+            (None, '{' | '}') if open.is_empty() => return true,
             _ => {}
         }
     }

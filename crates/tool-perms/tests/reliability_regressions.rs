@@ -246,6 +246,26 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&rules, "git -c alias.p=push p", "ask"),
         (&rules, "git -c core.pager='rm x' log", "ask"),
         (&rules, "git status", "allow"),
+        // Settings that run nothing else, and values of options that cannot be `-c`.
+        (&rules, "git -c core.pager=cat log", "allow"),
+        (&rules, "git -c diff.noprefix=true diff", "allow"),
+        (&rules, "git --git-dir=\"$D\" log", "allow"),
+        (&rules, "GIT_PAGER=cat git log", "allow"),
+        (
+            &rules,
+            "git -c hook.x.command='rm -rf ~' commit -m x",
+            "ask",
+        ),
+        (&rules, "ls | xargs git -c alias.p=push p", "ask"),
+        (&rules, "GIT_PAGER='rm -rf ~' git log", "ask"),
+        (
+            &rules,
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
+            "ask",
+        ),
+        // A lone brace is a group's; one in quotes or an expansion is no brace list.
+        (&rules, "time { make; }", "allow"),
+        (&rules, "watch 'docker ps --format \"{{.Names}}\"'", "allow"),
         // bash reads `{rm,-rf,~}` as `rm -rf ~`; the parser as a broken group.
         (&rules, "{rm,-rf,~}", "ask"),
         // Not hidden: a subcommand that is no option's value, variables that run nothing.
@@ -275,6 +295,9 @@ async fn spellings_that_hid_a_command_or_path_from_the_rules() {
         (&none, "find ~ -delete", "ask"),
         (&none, "find \"$HOME\" -delete", "ask"),
         (&none, "find . -delete", "ask"),
+        (&none, "find ~ -mindepth 1 -delete", "ask"),
+        (&none, "rm -rf ~+", "ask"),
+        (&none, "rm -rf $X/*/", "ask"),
         (&none, "find . -name '*.tmp' -delete", "allow"),
         (&none, "find build -delete", "allow"),
         (&none, "echo x >> \"$HOME/.bashrc\"", "ask"),

@@ -2061,8 +2061,22 @@ fn git_globals(words: &[Word]) -> Option<(usize, bool, bool)> {
 pub(crate) fn git_configured(words: &[Word]) -> bool {
     let mut i = 1;
     while let Some(w) = words.get(i) {
-        // A computed word may be `-c`; a computed value of `-C DIR` and the like is not.
+        // A computed word may be `-c`; a computed value of `-C DIR`, or of
+        // `--git-dir="$D"` and the like, is not.
         let Some(v) = w.value.as_deref() else {
+            let raw = w.raw.trim_start_matches(['"', '\'']);
+            if [
+                "--git-dir=",
+                "--work-tree=",
+                "--namespace=",
+                "--attr-source=",
+            ]
+            .iter()
+            .any(|p| raw.starts_with(p))
+            {
+                i += 1;
+                continue;
+            }
             return true;
         };
         if !v.starts_with('-') || v == "--" {
@@ -2084,31 +2098,43 @@ pub(crate) fn git_configured(words: &[Word]) -> bool {
     false
 }
 
-/// Whether a git `key=value` setting may run a program or define a command.
+/// Whether a git `key=value` setting may run a program or define a command: an alias, a
+/// hook, a filter, a driver, a pager or an editor (not `cat`, `less`, `more`, `true` or
+/// `:`), a URL rewrite or a protocol that may run one. `color.ui=never` and the like do not.
 fn runs_a_program(setting: &str) -> bool {
-    let key = setting
-        .split('=')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let (section, name) = match (key.split_once('.'), key.rsplit_once('.')) {
-        (Some((section, _)), Some((_, name))) => (section.to_owned(), name.to_owned()),
-        _ => return true,
+    let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
+    let key = key.to_ascii_lowercase();
+    let parts: Vec<&str> = key.split('.').collect();
+    let (Some(section), Some(name)) = (parts.first().copied(), parts.last().copied()) else {
+        return true;
     };
-    matches!(
-        section.as_str(),
-        "alias" | "include" | "includeif" | "pager" | "filter" | "credential" | "gpg"
-    ) || matches!(
-        (section.as_str(), name.as_str()),
-        (
-            "core",
-            "pager" | "editor" | "sshcommand" | "fsmonitor" | "hookspath" | "askpass" | "gitproxy"
-        ) | ("sequence", "editor")
-            | ("diff" | "difftool" | "mergetool" | "merge", _)
-            | ("interactive", "difffilter")
-            | ("remote", "receivepack" | "uploadpack" | "vcs")
-            | ("uploadpack", "packobjectshook")
-    )
+    if parts.len() < 2 {
+        return true;
+    }
+    let harmless_program = matches!(value.trim(), "cat" | "less" | "more" | "true" | ":" | "");
+    match section {
+        "alias" | "include" | "includeif" | "pager" | "filter" | "credential" | "gpg" | "hook"
+        | "trailer" | "protocol" | "url" | "sendemail" | "browser" | "web" | "man" => true,
+        "core" => match name {
+            "pager" | "editor" => !harmless_program,
+            "sshcommand"
+            | "fsmonitor"
+            | "hookspath"
+            | "askpass"
+            | "gitproxy"
+            | "alternaterefscommand" => true,
+            _ => false,
+        },
+        "sequence" => name == "editor" && !harmless_program,
+        "diff" => name == "external" || (parts.len() > 2 && matches!(name, "command" | "textconv")),
+        "merge" => parts.len() > 2 && name == "driver",
+        "difftool" | "mergetool" => matches!(name, "cmd" | "path"),
+        "interactive" => name == "difffilter",
+        "remote" => matches!(name, "receivepack" | "uploadpack" | "vcs"),
+        "submodule" => name == "update",
+        "uploadpack" => name == "packobjectshook",
+        _ => false,
+    }
 }
 
 /// Whether git's global options (`-C DIR`, `--git-dir`, `--work-tree`, `-c`) may make it

@@ -1995,14 +1995,13 @@ impl Walker<'_> {
                 .words
                 .get(found.start)
                 .is_some_and(|w| w.value.is_none());
-        // git configured on its command line (`-c alias.p=push`, `-c core.pager=…`) may run
-        // an alias, a pager, an editor or an ssh command: any program.
-        let run = &cmd.words[found.start.min(cmd.words.len())..];
-        if run.first().and_then(|w| w.value.as_deref()).map(basename) == Some("git")
-            && super::commands::git_configured(run)
-        {
-            self.out.computed_command = true;
-        }
+        // git configured on its command line (`-c alias.p=push`, `-c core.pager=…`) or by
+        // its variables (`GIT_PAGER`, `GIT_CONFIG_*`) may run an alias, a pager, an editor or
+        // an ssh command: any program.
+        self.out.computed_command |= git_runs_configured(
+            &cmd.words[found.start.min(cmd.words.len())..],
+            &cmd.assignments,
+        );
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(
@@ -2079,8 +2078,9 @@ impl Walker<'_> {
                     self.complex("a command run by find/xargs is quoted, escaped or computed");
                 }
                 let found = Payloads::of(&c.words);
-                self.out.computed_command |=
-                    !found.certain || c.words.get(found.start).is_some_and(|w| w.value.is_none());
+                self.out.computed_command |= !found.certain
+                    || c.words.get(found.start).is_some_and(|w| w.value.is_none())
+                    || git_runs_configured(&c.words[found.start.min(c.words.len())..], &[]);
                 self.out.commands.push(c);
                 let nested: Vec<Inner> = found.main.into_iter().chain(found.others).collect();
                 if nested.is_empty() {
@@ -2630,6 +2630,44 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
         (false, true) => (None, Vec::new(), true),
         (false, false) => (None, operand.into_iter().collect(), false),
     }
+}
+
+/// Whether `words` run git configured to run a program: by its `-c` options
+/// ([`git_configured`](super::commands::git_configured)), or by `assignments` before it
+/// (`GIT_PAGER='…'`, `GIT_SSH_COMMAND`, `GIT_CONFIG_*`, …; a pager or editor of `cat`,
+/// `less`, `more`, `true` or `:` runs nothing else).
+fn git_runs_configured(words: &[Word], assignments: &[Assignment]) -> bool {
+    if words.first().and_then(|w| w.value.as_deref()).map(basename) != Some("git") {
+        return false;
+    }
+    super::commands::git_configured(words)
+        || assignments.iter().any(|a| {
+            let value = a
+                .raw
+                .split_once('=')
+                .map_or("", |(_, v)| v)
+                .trim_matches(['"', '\'']);
+            let harmless = matches!(value, "cat" | "less" | "more" | "true" | ":" | "");
+            a.name.starts_with("GIT_CONFIG")
+                || matches!(
+                    a.name.as_str(),
+                    "GIT_SSH"
+                        | "GIT_SSH_COMMAND"
+                        | "GIT_EXTERNAL_DIFF"
+                        | "GIT_ASKPASS"
+                        | "GIT_EXEC_PATH"
+                        | "GIT_PROXY_COMMAND"
+                )
+                || (matches!(
+                    a.name.as_str(),
+                    "GIT_PAGER"
+                        | "PAGER"
+                        | "GIT_EDITOR"
+                        | "GIT_SEQUENCE_EDITOR"
+                        | "EDITOR"
+                        | "VISUAL"
+                ) && !harmless)
+        })
 }
 
 /// Whether a script path is the process's own standard input (`/dev/stdin`, `/dev/fd/0`,

@@ -2206,12 +2206,7 @@ impl PermissionEngine {
                         arg.raw
                     );
                     let removes_tree = removal_checked(index) && tree_changed(index);
-                    let f = match computed_path_safety(&arg.raw, use_, removes_tree) {
-                        Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
-                            .reason(DecisionReason::SafetyCheck { reason: why })
-                            .immune(),
-                        None => self.unchecked_path(set, use_, message),
-                    };
+                    let f = self.computed_path(set, &arg.raw, use_, removes_tree, message);
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
                 }
@@ -3193,6 +3188,24 @@ impl PermissionEngine {
         (out, trees)
     }
 
+    /// The finding for a path the shell computes (`raw`): a safety check where
+    /// [`computed_path_safety`] says why, else [`unchecked_path`](Self::unchecked_path).
+    fn computed_path(
+        &self,
+        set: &RuleSet,
+        raw: &str,
+        use_: PathUse,
+        removal: bool,
+        message: String,
+    ) -> Finding {
+        match computed_path_safety(raw, use_, removal) {
+            Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
+                .reason(DecisionReason::SafetyCheck { reason: why })
+                .immune(),
+            None => self.unchecked_path(set, use_, message),
+        }
+    }
+
     fn unchecked_path(&self, set: &RuleSet, use_: PathUse, message: String) -> Finding {
         let f = Finding::new(Kind::Ask, message);
         if self.has_path_rules(set, use_) {
@@ -3545,12 +3558,7 @@ impl PermissionEngine {
                             "A redirection to a computed target ({}) cannot be checked.",
                             r.target.raw
                         );
-                        match computed_path_safety(&r.target.raw, use_, false) {
-                            Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
-                                .reason(DecisionReason::SafetyCheck { reason: why })
-                                .immune(),
-                            None => self.unchecked_path(set, use_, message),
-                        }
+                        self.computed_path(set, &r.target.raw, use_, false, message)
                     }
                     // Bash expands a glob in a redirection's target when it matches one
                     // file: `cat < .e*` reads `.env`.

@@ -2098,6 +2098,15 @@ pub(crate) fn git_configured(words: &[Word]) -> bool {
     false
 }
 
+/// Whether a pager or editor setting runs nothing but a pager or nothing at all (`cat`,
+/// `less`, `more`, `true`, `:`, empty).
+pub(crate) fn harmless_program(value: &str) -> bool {
+    matches!(
+        value.trim().trim_matches(['"', '\'']),
+        "cat" | "less" | "more" | "true" | ":" | ""
+    )
+}
+
 /// Whether a git `key=value` setting may run a program or define a command: an alias, a
 /// hook, a filter, a driver, a pager or an editor (not `cat`, `less`, `more`, `true` or
 /// `:`), a URL rewrite or a protocol that may run one. `color.ui=never` and the like do not.
@@ -2111,7 +2120,7 @@ fn runs_a_program(setting: &str) -> bool {
     if parts.len() < 2 {
         return true;
     }
-    let harmless_program = matches!(value.trim(), "cat" | "less" | "more" | "true" | ":" | "");
+    let harmless_program = harmless_program(value);
     match section {
         "alias" | "include" | "includeif" | "pager" | "filter" | "credential" | "gpg" | "hook"
         | "trailer" | "protocol" | "url" | "sendemail" | "browser" | "web" | "man" => true,

@@ -2642,12 +2642,8 @@ fn git_runs_configured(words: &[Word], assignments: &[Assignment]) -> bool {
     }
     super::commands::git_configured(words)
         || assignments.iter().any(|a| {
-            let value = a
-                .raw
-                .split_once('=')
-                .map_or("", |(_, v)| v)
-                .trim_matches(['"', '\'']);
-            let harmless = matches!(value, "cat" | "less" | "more" | "true" | ":" | "");
+            let harmless =
+                super::commands::harmless_program(a.raw.split_once('=').map_or("", |(_, v)| v));
             a.name.starts_with("GIT_CONFIG")
                 || matches!(
                     a.name.as_str(),

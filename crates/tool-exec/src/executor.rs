@@ -46,7 +46,9 @@ use tool_core::{
 };
 use tracing::Instrument;
 
-use crate::pipeline::{CallOutcome, Ending, ExclusiveGate, Pipeline, ToolUse};
+use crate::pipeline::{
+    CallOutcome, Ending, ExclusiveGate, Pipeline, Scheduled, ToolStart, ToolUse,
+};
 use crate::seams::REJECT_MESSAGE;
 
 /// The default number of calls that may run at once.
@@ -369,6 +371,11 @@ struct Record {
     /// Running, but held before its tool started (waiting to run alone): an interrupt or
     /// `stop_queued` answers it as a queued call.
     held: bool,
+    /// A `Block` call a user interrupt stopped before its tool started (in its PreToolUse
+    /// hooks or its permission): answered as a call that never started.
+    stopped: bool,
+    /// Whether its tool has started (set once it runs).
+    start: Option<ToolStart>,
     token: Option<CancellationToken>,
     outcome: Option<CallOutcome>,
     /// The parent of the call's span.
@@ -511,6 +518,8 @@ impl Driver {
             interrupt,
             state: State::Queued,
             held: false,
+            stopped: false,
+            start: None,
             token: None,
             outcome: None,
             span,
@@ -627,7 +636,9 @@ impl Driver {
         match self.interrupted {
             Some(Interrupted::Hard) => Some(REJECT_MESSAGE.to_owned()),
             Some(Interrupted::Soft)
-                if self.records[index].state == State::Queued || self.records[index].held =>
+                if self.records[index].state == State::Queued
+                    || self.records[index].held
+                    || self.records[index].stopped =>
             {
                 Some(REJECT_MESSAGE.to_owned())
             }
@@ -686,11 +697,18 @@ impl Driver {
             index,
             requests: self.upgrades.clone(),
         });
+        let start = ToolStart::default();
+        self.records[index].start = Some(start.clone());
+        let scheduled = Scheduled { gate, start };
         // The call's task holds its parent from now on (a record lives as long as the turn).
         let span = std::mem::replace(&mut self.records[index].span, tracing::Span::none());
         let handle = tokio::spawn(
-            async move { pipeline.run_scheduled(&tool_use, ctx, progress, gate).await }
-                .instrument(span),
+            async move {
+                pipeline
+                    .run_scheduled(&tool_use, ctx, progress, Some(scheduled))
+                    .await
+            }
+            .instrument(span),
         );
         self.tasks
             .push(Box::pin(async move { (index, handle.await) }));
@@ -724,7 +742,14 @@ impl Driver {
         });
         self.records[index].state = State::Done;
         let mut replaced = false;
+        // A call stopped before its tool that the user had answered meanwhile (the prompter
+        // withdraws its question on an interrupt with a note saying so) keeps the answer.
+        let answered = self.records[index].stopped
+            && outcome
+                .decision
+                .is_some_and(|(_, source)| source == "user_reject");
         if outcome.ending != Ending::Succeeded
+            && !answered
             && let Some(text) = self.abort_text(index)
         {
             replaced = true;
@@ -790,7 +815,7 @@ impl Driver {
             self.interrupted = Some(kind);
         }
         for index in self.next_yield..self.records.len() {
-            let record = &self.records[index];
+            let record = &mut self.records[index];
             match record.state {
                 State::Running
                     if kind == Interrupted::Hard
@@ -800,6 +825,10 @@ impl Driver {
                     if let Some(token) = &record.token {
                         token.cancel();
                     }
+                }
+                // A `Block` call whose tool has not started yet is stopped where it is.
+                State::Running => {
+                    record.stopped |= record.start.as_ref().is_some_and(ToolStart::stop);
                 }
                 State::Queued => {
                     let outcome = CallOutcome::synthetic(&record.tool_use, REJECT_MESSAGE);

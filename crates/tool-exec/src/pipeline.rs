@@ -325,14 +325,14 @@ impl Pipeline {
         self.run_scheduled(tool_use, ctx, progress, None).await
     }
 
-    /// [`run_tool_use`](Self::run_tool_use) for a call the executor scheduled; `gate` is
-    /// set when it was scheduled as concurrency-safe (see [`ExclusiveGate`]).
+    /// [`run_tool_use`](Self::run_tool_use) for a call the executor scheduled (`None`:
+    /// one that is not the executor's).
     pub(crate) async fn run_scheduled(
         &self,
         tool_use: &ToolUse,
         ctx: ToolUseContext,
         progress: ProgressSender,
-        gate: Option<ExclusiveGate>,
+        scheduled: Option<Scheduled>,
     ) -> CallOutcome {
         let telemetry = CallTelemetry::start(tool_use, ctx.tools(), self.log_tool_details);
         let span = telemetry.span.clone();
@@ -340,7 +340,7 @@ impl Pipeline {
         // or prompter implementation) is this call's failure, never the caller's: the
         // executor and `toolwright serve` both rely on getting an outcome.
         let run = AssertUnwindSafe(
-            self.run_inner(tool_use, ctx, progress, gate)
+            self.run_inner(tool_use, ctx, progress, scheduled)
                 .instrument(span.clone()),
         )
         .catch_unwind()
@@ -388,7 +388,7 @@ impl Pipeline {
         tool_use: &ToolUse,
         ctx: ToolUseContext,
         progress: ProgressSender,
-        gate: Option<ExclusiveGate>,
+        scheduled: Option<Scheduled>,
     ) -> CallOutcome {
         // 3.1 Lookup.
         let Some(tool) = find_tool(ctx.tools(), &tool_use.name).cloned() else {
@@ -444,8 +444,10 @@ impl Pipeline {
             out.concurrency_safe = concurrency_safe;
             return out;
         }
+        let (gate, start) = scheduled.map_or((None, None), |s| (s.gate, Some(s.start)));
         let mut schedule = Schedule {
             gate,
+            start,
             concurrency_safe,
         };
         let mut out = self
@@ -475,13 +477,32 @@ impl Pipeline {
             input: observed.as_ref().unwrap_or(&input),
             duration: None,
         };
-        let pre = self
+        // They run with a token of their own: a user interrupt stops a call that has not
+        // started its tool (see [`ToolStart`]), its hooks killed, whatever the tool's
+        // interrupt behaviour.
+        let hook_token = ctx.cancellation().child_token();
+        let hook_ctx = ctx.clone().with_cancellation(hook_token.clone());
+        let hooks = self
             .hooks
-            .pre_tool_use(call, &ctx)
-            .instrument(tracing::info_span!("hooks", event = "PreToolUse"))
-            .await;
+            .pre_tool_use(call, &hook_ctx)
+            .instrument(tracing::info_span!("hooks", event = "PreToolUse"));
+        let pre = match &schedule.start {
+            None => hooks.await,
+            Some(start) => {
+                let mut hooks = std::pin::pin!(hooks);
+                tokio::select! {
+                    biased;
+                    pre = &mut hooks => pre,
+                    () = start.stopped() => {
+                        hook_token.cancel();
+                        hooks.await
+                    }
+                }
+            }
+        };
         let mut messages_before = pre.messages;
-        if pre.cancelled || ctx.is_cancelled() {
+        let stopped = schedule.start.as_ref().is_some_and(ToolStart::is_stopped);
+        if pre.cancelled || ctx.is_cancelled() || stopped {
             messages_before.push(Message::Attachment(Attachment::new(
                 "hook_cancelled",
                 "PreToolUse hooks were cancelled",
@@ -572,14 +593,17 @@ impl Pipeline {
         };
         // Cancelled while the permission was decided: the call must not start (its first
         // step may already act, such as sending an MCP request).
-        if ctx.is_cancelled() {
+        let never_started = |messages_before, stop, decision_reason| {
             let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
             out.messages_before = messages_before;
             out.stop_turn = stop;
             out.decision = Some(("accept", source));
             out.decision_reason = decision_reason;
             note_stopped(&mut out);
-            return out;
+            out
+        };
+        if ctx.is_cancelled() {
+            return never_started(messages_before, stop, decision_reason);
         }
         // The input that runs may not be the one the call was scheduled by: a hook's or the
         // user's rewrite can make a concurrency-safe call unsafe (`git status` becoming
@@ -596,14 +620,15 @@ impl Pipeline {
                 granted = gate.run_alone() => granted,
             };
             if !alone {
-                let mut out = CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
-                out.messages_before = messages_before;
-                out.stop_turn = stop;
-                out.decision = Some(("accept", source));
-                out.decision_reason = decision_reason;
-                note_stopped(&mut out);
-                return out;
+                return never_started(messages_before, stop, decision_reason);
             }
+        }
+        // The last moment a user interrupt can stop the call before its tool runs; from
+        // here on, the tool's interrupt behaviour decides.
+        if let Some(start) = &schedule.start
+            && !start.start()
+        {
+            return never_started(messages_before, stop, decision_reason);
         }
 
         // 3.4.10 The call.
@@ -1196,7 +1221,75 @@ impl ExclusiveGate {
 /// input that runs decides: a hook or the user may have changed it).
 struct Schedule {
     gate: Option<ExclusiveGate>,
+    start: Option<ToolStart>,
     concurrency_safe: bool,
+}
+
+/// How the executor holds a call it scheduled.
+pub(crate) struct Scheduled {
+    /// Set when the call was scheduled as concurrency-safe.
+    pub(crate) gate: Option<ExclusiveGate>,
+    /// Whether its tool has started.
+    pub(crate) start: ToolStart,
+}
+
+/// Whether a scheduled call's tool has started. A user interrupt lets a `Block` tool that
+/// runs finish, but a call still in its PreToolUse hooks or waiting for its permission has
+/// done nothing yet: it is answered as one that never started (Claude Code's aborted signal,
+/// which every call sees, stops such a call at its next step). One compare-and-swap on each
+/// side decides which came first, the tool's start or the interrupt.
+#[derive(Clone, Default)]
+pub(crate) struct ToolStart {
+    state: Arc<std::sync::atomic::AtomicU8>,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+impl ToolStart {
+    const BEFORE: u8 = 0;
+    const STARTED: u8 = 1;
+    const STOPPED: u8 = 2;
+
+    /// The pipeline, just before the tool runs: `false` when the call was stopped first
+    /// (it must not run).
+    fn start(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.state
+            .compare_exchange(
+                Self::BEFORE,
+                Self::STARTED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    /// The executor's interrupt: `true` when the tool had not started (it now never will,
+    /// and its PreToolUse hooks are stopped).
+    pub(crate) fn stop(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        let stopped = self
+            .state
+            .compare_exchange(
+                Self::BEFORE,
+                Self::STOPPED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok();
+        if stopped {
+            self.stop.cancel();
+        }
+        stopped
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.state.load(std::sync::atomic::Ordering::Acquire) == Self::STOPPED
+    }
+
+    /// Resolves once the call is stopped.
+    async fn stopped(&self) {
+        self.stop.cancelled().await;
+    }
 }
 
 /// The decision source of a permission question withdrawn unanswered (the call was

@@ -675,6 +675,38 @@ async fn stop_queued_lets_started_calls_finish_and_runs_nothing_more() {
     assert_eq!(log.lock().unwrap().started, ["s"]);
 }
 
+/// A user interrupt lets a running `Block` tool finish, but a `Block` call still in its
+/// PreToolUse hooks has done nothing yet: its hooks are stopped and it is answered as a call
+/// that never started (Claude Code's aborted signal stops it at its next step), instead of
+/// running once its hooks are done. A call whose hooks are done before the interrupt runs.
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_stops_a_blocking_call_still_in_its_hooks() {
+    let log: Arc<Mutex<common::Log>> = Arc::default();
+    let exec = rewriting_executor(&log);
+    let start = Instant::now();
+    exec.add_tool(ToolUse::new("r", "Read", json!({"ms": 100}))); // running
+    exec.add_tool(ToolUse::new(
+        "h",
+        "Read",
+        json!({"ms": 10, "hook_ms": 5000}),
+    ));
+    exec.finish();
+    let handle = exec.handle();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        handle.interrupt();
+    });
+    let (results, _) = collect(exec).await;
+    let texts: Vec<String> = results
+        .iter()
+        .map(|r| r.outcome.result.content.joined_text())
+        .collect();
+    assert_eq!(texts, ["r done", REJECT_MESSAGE]);
+    assert_eq!(log.lock().unwrap().started, ["r"], "h never ran");
+    // Its hook did not hold the turn for its five seconds.
+    assert_eq!(start.elapsed(), Duration::from_millis(100));
+}
+
 /// A call held to run alone (a hook made it unsafe) has not started its tool: an interrupt
 /// answers it as a queued call instead of letting it run once the others finish; so does
 /// `stop_queued`.

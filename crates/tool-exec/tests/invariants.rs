@@ -745,12 +745,11 @@ async fn turn(
         }
     }
 
-    // Nothing starts after a discard, a drop or the host's cancel; nor after an interrupt or
-    // `stop_queued`, except a call that was running but still before its tool then (waiting
-    // for the user's answer, or in a slow hook): it goes on, as running calls do, through
-    // `stop_queued` always, through an interrupt when it cannot be cancelled. Not so a call
-    // scheduled as safe that a hook made unsafe: it waits to run alone, and is answered as
-    // a call not started.
+    // Nothing starts after a discard, a drop or the host's cancel, nor after an interrupt:
+    // a call still before its tool then (waiting for the user's answer, or in a slow hook)
+    // is stopped there, whether or not its tool can be cancelled. `stop_queued` lets such a
+    // call go on, as running calls do; not so a call scheduled as safe that a hook made
+    // unsafe: it waits to run alone, and is answered as a call not started.
     let hard_at = earliest(&[fired.discard, fired.drop, fired.host]);
     for (id, &at) in log.started.iter().zip(&log.started_at) {
         let b = &blocks[index_of(id)];
@@ -766,10 +765,10 @@ async fn turn(
         if let Some(t) = hard_at {
             prop_assert!(at <= t, "{}", when());
         }
-        let soft_at = match (waits_before_tool, is_cancellable(b.name)) {
-            (false, _) => earliest(&[fired.interrupt, fired.stop]),
-            (true, true) => fired.interrupt,
-            (true, false) => None,
+        let soft_at = if waits_before_tool {
+            fired.interrupt
+        } else {
+            earliest(&[fired.interrupt, fired.stop])
         };
         if let Some(t) = soft_at {
             prop_assert!(at <= t, "{}", when());

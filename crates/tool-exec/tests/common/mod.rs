@@ -184,7 +184,7 @@ pub fn ctx(log: &Arc<Mutex<Log>>) -> ToolUseContext {
 
 /// PreToolUse hooks that allow every call and make those whose input says `"rewrite": true`
 /// unsafe (`"unsafe": true`), as a hook rewriting `git status` into `cd app && make` does,
-/// after `hook_ms` milliseconds (default 0).
+/// each call after `hook_ms` milliseconds (default 0).
 pub struct RewritesUnsafe;
 
 #[async_trait]
@@ -192,13 +192,23 @@ impl tool_exec::Hooks for RewritesUnsafe {
     async fn pre_tool_use(
         &self,
         call: tool_exec::HookCall<'_>,
-        _ctx: &ToolUseContext,
+        ctx: &ToolUseContext,
     ) -> tool_exec::PreToolUseOutcome {
+        // A slow hook, killed (answering "cancelled") when the call is cancelled, as a
+        // command hook's process is.
+        if let Some(ms) = call.input["hook_ms"].as_u64().filter(|&ms| ms > 0) {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+                () = ctx.cancellation().cancelled() => {
+                    return tool_exec::PreToolUseOutcome {
+                        cancelled: true,
+                        ..Default::default()
+                    };
+                }
+            }
+        }
         if call.input["rewrite"].as_bool() != Some(true) {
             return tool_exec::PreToolUseOutcome::default();
-        }
-        if let Some(ms) = call.input["hook_ms"].as_u64().filter(|&ms| ms > 0) {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
         }
         let mut input = call.input.clone();
         input["unsafe"] = json!(true);

@@ -1,16 +1,17 @@
-//! Reading a recorded model turn: the raw SSE text of the Messages API streaming format, a
-//! saved non-streaming response (one `{"type":"message",...}` document, compact or
+//! Reading a model turn: the raw SSE text of the Messages API streaming format, a saved
+//! non-streaming response (one `{"type":"message",...}` document, compact or
 //! pretty-printed), or JSONL with one tool_use block a line (optionally with `at_ms` for
 //! pacing). A leading UTF-8 byte order mark is ignored.
 //!
-//! All become a list of [`TurnItem`]s, each with the time (from the start of the turn) at
-//! which it became available, so a replay can hand blocks to the executor the way a live
-//! stream would.
+//! All become [`TurnItem`]s, each with the time (from the start of the turn) at which it
+//! became available, so a replay can hand blocks to the executor the way a live stream
+//! would. [`TurnParser`] reads the text as it arrives (a live stream on standard input) and
+//! hands out each item once it is complete; [`parse`] reads a whole recorded turn.
 
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_exec::{AnthropicStream, StreamError, StreamEvent, ToolUse};
+use tool_exec::{AnthropicStream, StreamEvent, ToolUse};
 
 /// One thing the model produced, and when.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,18 +58,363 @@ pub fn looks_like_sse(text: &str) -> bool {
         })
 }
 
-/// Parses a turn in any of the formats. `per_delta` paces SSE input: each
+/// Parses a whole turn in any of the formats. `per_delta` paces SSE input: each
 /// `content_block_delta` event is taken to arrive that long after the previous event (a
 /// model's token rate). A non-streaming response has no timing: its blocks all arrive at 0.
 pub fn parse(text: &str, per_delta: Duration) -> Turn {
-    let text = tool_core::without_bom(text);
-    if looks_like_sse(text) {
-        return parse_sse(text, per_delta);
+    let mut parser = TurnParser::new(per_delta);
+    let mut items = parser.feed(text);
+    let mut turn = parser.finish();
+    items.append(&mut turn.items);
+    turn.items = items;
+    turn
+}
+
+/// An incremental reader of a turn: text goes in as it arrives, split anywhere, and each
+/// item comes out as soon as it is complete (an SSE block at its `content_block_stop`, a
+/// JSONL line at its newline), so that a live stream's blocks can run while the rest of the
+/// response is still coming. The format is decided by the first non-empty line. A
+/// non-streaming response (one JSON document) is only complete at the end of the input.
+///
+/// After the first problem no more items come out; [`TurnParser::error`] says what it was.
+#[derive(Debug, Default)]
+pub struct TurnParser {
+    format: Format,
+    /// Text received and not yet read.
+    pending: String,
+    /// See [`parse`].
+    per_delta: Duration,
+    /// The SSE text deltas not yet handed out, with the time of the first: one item up to
+    /// the next block or the end, as the model wrote it.
+    text: Option<(Duration, String)>,
+    error: Option<String>,
+    /// When the last event arrived, in the recorded timing.
+    now: Duration,
+}
+
+#[derive(Debug, Default)]
+enum Format {
+    /// Nothing but blank lines yet, or a first line still incomplete.
+    #[default]
+    Undecided,
+    Sse {
+        parser: AnthropicStream,
+        /// `message_stop` was read: what follows is not this turn's.
+        stopped: bool,
+    },
+    Jsonl {
+        /// Lines read so far, for error messages.
+        line_no: usize,
+    },
+    /// A non-streaming response (or input that is neither SSE nor JSONL from its first
+    /// line): read when the input ends.
+    Whole,
+}
+
+impl TurnParser {
+    /// A parser at the start of a turn; `per_delta` as for [`parse`].
+    pub fn new(per_delta: Duration) -> Self {
+        Self {
+            per_delta,
+            ..Self::default()
+        }
     }
-    match whole_message(text) {
-        Some(message) => parse_message(&message),
-        None => parse_jsonl(text),
+
+    /// The first problem found, if any: nothing after it is read.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
+
+    /// Reads the next piece of the input; returns the items it completed, in order.
+    pub fn feed(&mut self, chunk: &str) -> Vec<(Duration, TurnItem)> {
+        let mut out = Vec::new();
+        if self.error.is_some() {
+            return out;
+        }
+        if matches!(self.format, Format::Undecided) && self.pending.is_empty() {
+            self.pending.push_str(tool_core::without_bom(chunk));
+        } else {
+            self.pending.push_str(chunk);
+        }
+        self.advance(&mut out, false);
+        out
+    }
+
+    /// Ends the input: hands out what is left, and the turn's end time and first problem
+    /// (the items are only those not handed out by [`TurnParser::feed`]).
+    pub fn finish(mut self) -> Turn {
+        let mut items = Vec::new();
+        if self.error.is_none() {
+            self.advance(&mut items, true);
+        }
+        if self.error.is_none()
+            && let Format::Sse { parser, .. } = &mut self.format
+        {
+            match parser.finish() {
+                Ok(events) => self.push_events(&mut items, events),
+                Err(e) => self.error = Some(e.to_string()),
+            }
+        }
+        self.flush_text(&mut items);
+        Turn {
+            items,
+            end: self.now,
+            error: self.error,
+        }
+    }
+}
+
+impl TurnParser {
+    /// Reads what `pending` holds complete (all of it when `at_end`), deciding the format
+    /// first if it is still open.
+    fn advance(&mut self, out: &mut Vec<(Duration, TurnItem)>, at_end: bool) {
+        if matches!(self.format, Format::Undecided) {
+            match self.decide(at_end) {
+                Some(format) => self.format = format,
+                None => return,
+            }
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let mut read = 0;
+        match self.format {
+            Format::Sse { .. } => {
+                while self.error.is_none() {
+                    let Some(len) = event_len(&pending[read..], at_end) else {
+                        break;
+                    };
+                    self.sse_event(&pending[read..read + len], out);
+                    read += len;
+                }
+            }
+            Format::Jsonl { .. } => read = self.jsonl_lines(&pending, at_end, out),
+            Format::Whole if at_end => {
+                read = pending.len();
+                match whole_message(&pending) {
+                    Some(message) => self.message(&message, out),
+                    None => {
+                        self.format = Format::Jsonl { line_no: 0 };
+                        self.jsonl_lines(&pending, true, out);
+                    }
+                }
+            }
+            Format::Undecided | Format::Whole => {}
+        }
+        if self.error.is_none() {
+            self.pending = pending;
+            self.pending.drain(..read);
+        }
+    }
+
+    /// The format, from the first non-empty line once it is complete (or at the end).
+    fn decide(&self, at_end: bool) -> Option<Format> {
+        let mut rest = self.pending.as_str();
+        let first = loop {
+            match rest.split_once('\n') {
+                Some((line, after)) if line.trim().is_empty() => rest = after,
+                Some((line, _)) => break line,
+                None if at_end => break rest,
+                None => return None,
+            }
+        };
+        if looks_like_sse(first) {
+            return Some(Format::Sse {
+                parser: AnthropicStream::new(),
+                stopped: false,
+            });
+        }
+        // JSONL only when its first line is a block: a document spread over lines (a
+        // pretty-printed response) or a whole response on one line is read at the end.
+        let block = serde_json::from_str::<Value>(first.trim()).is_ok_and(|v| {
+            matches!(
+                v.get("type").and_then(Value::as_str),
+                Some("tool_use" | "text")
+            )
+        });
+        Some(if block || first.trim().is_empty() {
+            Format::Jsonl { line_no: 0 }
+        } else {
+            Format::Whole
+        })
+    }
+
+    /// One SSE event (its text up to and including the blank line that ends it).
+    fn sse_event(&mut self, event: &str, out: &mut Vec<(Duration, TurnItem)>) {
+        let Format::Sse { parser, stopped } = &mut self.format else {
+            return;
+        };
+        if *stopped {
+            // A response ends at `message_stop`: events after it (a second message pasted
+            // on) are not this turn's, and are said to be left out, not dropped silently.
+            let more = event.lines().any(|l| {
+                let l = l.trim_start();
+                (l.starts_with("data:") || l.starts_with("event:")) && !l.contains("ping")
+            });
+            if more {
+                self.error = Some(
+                    "the stream goes on after `message_stop` (a second message?): what follows it was not read"
+                        .into(),
+                );
+            }
+            return;
+        }
+        if event.contains("content_block_delta") {
+            self.now += self.per_delta;
+        }
+        match parser.feed(event) {
+            Ok(events) => {
+                *stopped = events.iter().any(|e| matches!(e, StreamEvent::MessageStop));
+                self.push_events(out, events);
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+    }
+
+    fn push_events(&mut self, out: &mut Vec<(Duration, TurnItem)>, events: Vec<StreamEvent>) {
+        for event in events {
+            match event {
+                StreamEvent::Text(t) => match &mut self.text {
+                    Some((_, text)) => text.push_str(&t),
+                    None => self.text = Some((self.now, t)),
+                },
+                StreamEvent::ToolUse(t) => {
+                    self.flush_text(out);
+                    out.push((self.now, TurnItem::ToolUse(t)));
+                }
+                StreamEvent::MessageStart { .. }
+                | StreamEvent::StopReason(_)
+                | StreamEvent::Usage { .. }
+                | StreamEvent::MessageStop => {}
+            }
+        }
+    }
+
+    fn flush_text(&mut self, out: &mut Vec<(Duration, TurnItem)>) {
+        if let Some((at, text)) = self.text.take() {
+            out.push((at, TurnItem::Text(text)));
+        }
+    }
+
+    /// Reads the complete lines of `text` (all of it when `at_end`) as JSONL; returns how
+    /// many bytes it read.
+    fn jsonl_lines(
+        &mut self,
+        text: &str,
+        at_end: bool,
+        out: &mut Vec<(Duration, TurnItem)>,
+    ) -> usize {
+        let mut read = 0;
+        while self.error.is_none() && read < text.len() {
+            let rest = &text[read..];
+            let line = match rest.find('\n') {
+                Some(i) => &rest[..=i],
+                None if at_end => rest,
+                None => break,
+            };
+            read += line.len();
+            self.jsonl_line(line, out);
+        }
+        read
+    }
+
+    fn jsonl_line(&mut self, line: &str, out: &mut Vec<(Duration, TurnItem)>) {
+        let Format::Jsonl { line_no } = &mut self.format else {
+            return;
+        };
+        *line_no += 1;
+        let line_no = *line_no;
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        let fail = |why: String| Some(format!("line {line_no}: {why}"));
+        let value: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                self.error = fail(format!("not valid JSON: {e}"));
+                return;
+            }
+        };
+        let at = value
+            .get("at_ms")
+            .and_then(Value::as_u64)
+            .map_or(self.now, Duration::from_millis);
+        self.now = self.now.max(at);
+        match value.get("type").and_then(Value::as_str) {
+            Some("tool_use") => match tool_use(&value) {
+                Some(tool_use) => out.push((at, TurnItem::ToolUse(tool_use))),
+                None => self.error = fail("a tool_use needs string `id` and `name`".into()),
+            },
+            Some("text") => out.push((
+                at,
+                TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()),
+            )),
+            other => {
+                let found = match (other, &value) {
+                    (Some(t), _) => format!("found type `{t}`"),
+                    (None, Value::Array(_)) => {
+                        "found a JSON array (give one block per line)".to_owned()
+                    }
+                    (None, Value::Object(_)) => "found an object without a `type`".to_owned(),
+                    (None, _) => "found a JSON value that is not an object".to_owned(),
+                };
+                self.error = fail(format!(
+                    "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {found}"
+                ));
+            }
+        }
+    }
+
+    /// The text and tool_use blocks of a non-streaming response's `content`, in order, all
+    /// at 0 (it has no timing). Other blocks (thinking, server tool calls and their
+    /// results) are not the client's to run.
+    fn message(&mut self, message: &Value, out: &mut Vec<(Duration, TurnItem)>) {
+        let Some(blocks) = message.get("content").and_then(Value::as_array) else {
+            self.error = Some("a `message` needs a `content` array of blocks".into());
+            return;
+        };
+        for (i, block) in blocks.iter().enumerate() {
+            match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") => match tool_use(block) {
+                    Some(t) => {
+                        self.flush_text(out);
+                        out.push((Duration::ZERO, TurnItem::ToolUse(t)));
+                    }
+                    None => {
+                        self.error = Some(format!(
+                            "content block {i}: a tool_use needs string `id` and `name`"
+                        ));
+                        return;
+                    }
+                },
+                Some("text") => {
+                    let text = block["text"].as_str().unwrap_or_default();
+                    match &mut self.text {
+                        Some((_, prev)) => prev.push_str(text),
+                        None => self.text = Some((Duration::ZERO, text.to_owned())),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The length of the first complete SSE event in `text` (up to and including the blank
+/// line that ends it; all of `text` when `at_end`), if there is one.
+fn event_len(text: &str, at_end: bool) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = text[from..].find('\n') {
+        let end = from + i + 1;
+        let rest = &text[end..];
+        if rest.starts_with('\n') {
+            return Some(end + 1);
+        }
+        if rest.starts_with("\r\n") {
+            return Some(end + 2);
+        }
+        from = end;
+    }
+    (at_end && !text.is_empty()).then_some(text.len())
 }
 
 /// `text` as one non-streaming Messages API response (`{"type":"message",...}`), if it is
@@ -82,40 +428,6 @@ fn whole_message(text: &str) -> Option<Value> {
     (value.get("type").and_then(Value::as_str) == Some("message")).then_some(value)
 }
 
-/// The text and tool_use blocks of a non-streaming response's `content`, in order. Other
-/// blocks (thinking, server tool calls and their results) are not the client's to run.
-fn parse_message(message: &Value) -> Turn {
-    let mut turn = Turn::default();
-    let Some(blocks) = message.get("content").and_then(Value::as_array) else {
-        turn.error = Some("a `message` needs a `content` array of blocks".into());
-        return turn;
-    };
-    for (i, block) in blocks.iter().enumerate() {
-        match block.get("type").and_then(Value::as_str) {
-            Some("tool_use") => match tool_use(block) {
-                Some(t) => turn.items.push((Duration::ZERO, TurnItem::ToolUse(t))),
-                None => {
-                    turn.error = Some(format!(
-                        "content block {i}: a tool_use needs string `id` and `name`"
-                    ));
-                    break;
-                }
-            },
-            Some("text") => {
-                let text = block["text"].as_str().unwrap_or_default();
-                match turn.items.last_mut() {
-                    Some((_, TurnItem::Text(prev))) => prev.push_str(text),
-                    _ => turn
-                        .items
-                        .push((Duration::ZERO, TurnItem::Text(text.to_owned()))),
-                }
-            }
-            _ => {}
-        }
-    }
-    turn
-}
-
 /// A `{"type":"tool_use","id":...,"name":...,"input":...}` block (no input: `{}`).
 fn tool_use(block: &Value) -> Option<ToolUse> {
     let (id, name) = (block["id"].as_str()?, block["name"].as_str()?);
@@ -124,126 +436,6 @@ fn tool_use(block: &Value) -> Option<ToolUse> {
         .cloned()
         .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
     Some(ToolUse::new(id, name, input))
-}
-
-fn parse_sse(text: &str, per_delta: Duration) -> Turn {
-    let mut parser = AnthropicStream::new();
-    let mut turn = Turn::default();
-    let mut now = Duration::ZERO;
-    let mut stopped = false;
-    // Feed event by event so that each completed block gets the time it would arrive at.
-    for chunk in text.split_inclusive("\n\n") {
-        if stopped {
-            // A response ends at `message_stop`: events after it (a second message pasted
-            // on) are not this turn's, and are said to be left out, not dropped silently.
-            let more = chunk.lines().any(|l| {
-                let l = l.trim_start();
-                (l.starts_with("data:") || l.starts_with("event:")) && !l.contains("ping")
-            });
-            if more {
-                turn.error = Some(
-                    "the stream goes on after `message_stop` (a second message?): what follows it was not read"
-                        .into(),
-                );
-                break;
-            }
-            continue;
-        }
-        if chunk.contains("content_block_delta") {
-            now += per_delta;
-        }
-        match parser.feed(chunk) {
-            Ok(events) => {
-                stopped = events.iter().any(|e| matches!(e, StreamEvent::MessageStop));
-                push_events(&mut turn, now, events);
-            }
-            Err(e) => {
-                turn.error = Some(e.to_string());
-                turn.end = now;
-                return turn;
-            }
-        }
-    }
-    if turn.error.is_some() {
-        turn.end = now;
-        return turn;
-    }
-    match parser.finish() {
-        Ok(events) => push_events(&mut turn, now, events),
-        Err(StreamError::Truncated) => turn.error = Some(StreamError::Truncated.to_string()),
-        Err(e) => turn.error = Some(e.to_string()),
-    }
-    turn.end = now;
-    turn
-}
-
-fn push_events(turn: &mut Turn, now: Duration, events: Vec<StreamEvent>) {
-    for event in events {
-        match event {
-            StreamEvent::Text(t) => match turn.items.last_mut() {
-                Some((_, TurnItem::Text(prev))) => prev.push_str(&t),
-                _ => turn.items.push((now, TurnItem::Text(t))),
-            },
-            StreamEvent::ToolUse(t) => turn.items.push((now, TurnItem::ToolUse(t))),
-            StreamEvent::MessageStart { .. }
-            | StreamEvent::StopReason(_)
-            | StreamEvent::Usage { .. }
-            | StreamEvent::MessageStop => {}
-        }
-    }
-}
-
-fn parse_jsonl(text: &str) -> Turn {
-    let mut turn = Turn::default();
-    let mut last = Duration::ZERO;
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let fail = |why: String| format!("line {}: {why}", i + 1);
-        let value: Value = match serde_json::from_str(line) {
-            Ok(v) => v,
-            Err(e) => {
-                turn.error = Some(fail(format!("not valid JSON: {e}")));
-                break;
-            }
-        };
-        let at = value
-            .get("at_ms")
-            .and_then(Value::as_u64)
-            .map_or(last, Duration::from_millis);
-        last = last.max(at);
-        match value.get("type").and_then(Value::as_str) {
-            Some("tool_use") => {
-                let Some(tool_use) = tool_use(&value) else {
-                    turn.error = Some(fail("a tool_use needs string `id` and `name`".into()));
-                    break;
-                };
-                turn.items.push((at, TurnItem::ToolUse(tool_use)));
-            }
-            Some("text") => turn.items.push((
-                at,
-                TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()),
-            )),
-            other => {
-                let found = match (other, &value) {
-                    (Some(t), _) => format!("found type `{t}`"),
-                    (None, Value::Array(_)) => {
-                        "found a JSON array (give one block per line)".to_owned()
-                    }
-                    (None, Value::Object(_)) => "found an object without a `type`".to_owned(),
-                    (None, _) => "found a JSON value that is not an object".to_owned(),
-                };
-                turn.error = Some(fail(format!(
-                    "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {found}"
-                )));
-                break;
-            }
-        }
-    }
-    turn.end = last;
-    turn
 }
 
 /// Replaces `from` with `to` in every string of `value` (the demo's `{{ROOT}}` placeholder).
@@ -401,6 +593,76 @@ mod tests {
             "{:?}",
             turn.error
         );
+    }
+
+    /// The turn read in pieces, split anywhere (a live stream), is the turn read whole:
+    /// the same items, in order, and the same problem, in every format.
+    #[test]
+    fn a_turn_read_in_pieces_is_the_turn_read_whole() {
+        let sse = include_str!("demo/turn.sse");
+        let message = json!({"type": "message", "content": [
+            {"type": "text", "text": "Looking."},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/a"}},
+        ]});
+        let inputs = [
+            sse.to_owned(),
+            format!("\u{feff}{sse}"),
+            sse.replace('\n', "\r\n"),
+            format!("{sse}\n{sse}"),
+            sse[..sse.len() / 2].to_owned(),
+            "\n{\"type\":\"text\",\"text\":\"é\"}\n{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\",\"at_ms\":9}\n{oops}\n".to_owned(),
+            "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}".to_owned(),
+            message.to_string(),
+            serde_json::to_string_pretty(&message).unwrap(),
+            "[1]\n".to_owned(),
+            String::new(),
+        ];
+        for input in &inputs {
+            let whole = parse(input, Duration::from_millis(3));
+            assert!(
+                !whole.items.is_empty() || whole.error.is_some() || input.is_empty(),
+                "{input:?}"
+            );
+            for size in [1, 2, 5, 17, 64, 1000] {
+                let mut parser = TurnParser::new(Duration::from_millis(3));
+                let mut items = Vec::new();
+                let chars: Vec<char> = input.chars().collect();
+                for piece in chars.chunks(size) {
+                    items.extend(parser.feed(&piece.iter().collect::<String>()));
+                }
+                let mut rest = parser.finish();
+                items.append(&mut rest.items);
+                assert_eq!(items, whole.items, "{input:?} in pieces of {size}");
+                assert_eq!(rest.error, whole.error, "{input:?} in pieces of {size}");
+                assert_eq!(rest.end, whole.end, "{input:?} in pieces of {size}");
+            }
+        }
+    }
+
+    /// Each block comes out as soon as it is complete, before the input ends: a JSONL line
+    /// at its newline, an SSE block at its `content_block_stop`.
+    #[test]
+    fn blocks_come_out_as_they_complete() {
+        let mut parser = TurnParser::new(Duration::ZERO);
+        let line = "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}";
+        assert!(parser.feed(line).is_empty(), "no newline yet");
+        let items = parser.feed("\n{\"type\":");
+        assert!(matches!(&items[..], [(_, TurnItem::ToolUse(t))] if t.id == "t1"));
+
+        let sse = include_str!("demo/turn.sse");
+        let stop = "\"content_block_stop\", \"index\": 1}\n\n";
+        let cut = sse.find(stop).unwrap() + stop.len();
+        let mut parser = TurnParser::new(Duration::ZERO);
+        assert!(
+            parser.feed(&sse[..cut - 2]).is_empty(),
+            "the stop event is not over"
+        );
+        let items = parser.feed(&sse[cut - 2..cut]);
+        assert!(
+            matches!(&items[..], [(_, TurnItem::Text(_)), (_, TurnItem::ToolUse(t))] if t.id == "toolu_01"),
+            "{items:?}"
+        );
+        assert!(parser.error().is_none());
     }
 
     #[test]

@@ -1410,6 +1410,67 @@ fn run_says_which_background_commands_it_stops() {
     );
 }
 
+/// Standard input is a live stream: each block runs as soon as its line is complete, while
+/// the rest of the response is still to come (`curl ... | toolwright run`), and its result
+/// is printed then. The test waits for the first result before writing the second block:
+/// a run that read its input to the end first would never print it.
+#[test]
+fn run_runs_blocks_from_standard_input_as_they_arrive() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--mode", "bypassPermissions"])
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if lines_tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let block = |id: &str, word: &str| {
+        format!(
+            "{}\n",
+            json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": format!("echo {word}")}})
+        )
+    };
+    stdin.write_all(block("t1", "first").as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while !seen.iter().any(|l: &String| l.trim() == "first") {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no result for the first block while the input stays open: {seen:?}"),
+        }
+    }
+    assert!(seen.iter().any(|l| l.contains("[t1]")), "{seen:?}");
+    // The rest of the response, then its end.
+    stdin.write_all(block("t2", "second").as_bytes()).unwrap();
+    drop(stdin);
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(60),
+        "the run did not end with its input",
+    );
+    assert!(status.success(), "{status:?}");
+    let rest: Vec<String> = lines.iter().collect();
+    assert!(
+        rest.iter().any(|l| l.contains("[t2]")) && rest.iter().any(|l| l.trim() == "second"),
+        "{rest:?}"
+    );
+}
+
 /// Input that is not valid UTF-8 is read with U+FFFD for the bad bytes, with a warning: the
 /// blocks around them still run (the whole input used to be refused, nothing run).
 #[test]

@@ -18,7 +18,9 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tool_exec::{PlannedCall, schedule_makespan};
 
-use super::{ReplayEvent, Signals, cancel_on_signal, decision_text, label, ms, ran_label, replay};
+use super::{
+    ReplayEvent, Signals, TurnSource, cancel_on_signal, decision_text, label, ms, ran_label, replay,
+};
 use crate::session::{Session, SessionOptions};
 use crate::turn::{self, TurnItem};
 
@@ -234,63 +236,71 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     }
     outln!();
     let mut timeline = Timeline::new();
-    let replayed = replay(&session, &turn, !args.no_pace, |at, event| match event {
-        ReplayEvent::Text(text) => timeline.line(format!("{}  model  {}", secs(at), text.trim())),
-        ReplayEvent::Added => {}
-        ReplayEvent::Started(tool_use, running) => {
-            let others = running.iter().filter(|id| **id != tool_use.id).count();
-            let parallel = if others > 0 {
-                format!("   (in parallel with {others} other call(s))")
-            } else {
-                String::new()
-            };
-            let text = format!("{}  ▶ {}{parallel}", secs(at), label(tool_use));
-            timeline.started(&tool_use.id, text);
-        }
-        ReplayEvent::Progress(tool_use, data) => {
-            if let Some(line) = data
-                .get("output")
-                .and_then(|o| o.as_str())
-                .and_then(|o| o.lines().last())
-            {
-                timeline.progress(
-                    &tool_use.id,
-                    format!("{}    … {}: {line}", secs(at), tool_use.name),
-                );
+    let error = turn.error.take();
+    let replayed = replay(
+        &session,
+        TurnSource::Recorded(turn),
+        !args.no_pace,
+        |at, event| match event {
+            ReplayEvent::Text(text) => {
+                timeline.line(format!("{}  model  {}", secs(at), text.trim()))
             }
-        }
-        ReplayEvent::Finished(record) => {
-            let mark = if record.outcome.result.is_error {
-                "✗"
-            } else {
-                "✓"
-            };
-            timeline.finished(
-                &record.tool_use.id,
-                format!(
-                    "{}  {mark} {}   {}   {}",
-                    secs(at),
-                    ran_label(&record.tool_use, &record.outcome),
-                    decision_text(&record.outcome),
-                    ms(record.outcome.duration)
-                ),
-            );
-            for message in record
-                .outcome
-                .messages_before
-                .iter()
-                .chain(&record.outcome.messages_after)
-            {
-                if let tool_core::Message::Attachment(a) = message {
-                    // The context as the hook wrote it, without the model's wrapping.
-                    let text = toolwright::agent::without_reminder(&a.text)
-                        .split_once(" hook additional context: ")
-                        .map_or(a.text.as_str(), |(_, text)| text);
-                    timeline.line(format!("           ↳ hook: {text}"));
+            ReplayEvent::Added => {}
+            ReplayEvent::Started(tool_use, running) => {
+                let others = running.iter().filter(|id| **id != tool_use.id).count();
+                let parallel = if others > 0 {
+                    format!("   (in parallel with {others} other call(s))")
+                } else {
+                    String::new()
+                };
+                let text = format!("{}  ▶ {}{parallel}", secs(at), label(tool_use));
+                timeline.started(&tool_use.id, text);
+            }
+            ReplayEvent::Progress(tool_use, data) => {
+                if let Some(line) = data
+                    .get("output")
+                    .and_then(|o| o.as_str())
+                    .and_then(|o| o.lines().last())
+                {
+                    timeline.progress(
+                        &tool_use.id,
+                        format!("{}    … {}: {line}", secs(at), tool_use.name),
+                    );
                 }
             }
-        }
-    });
+            ReplayEvent::Finished(record) => {
+                let mark = if record.outcome.result.is_error {
+                    "✗"
+                } else {
+                    "✓"
+                };
+                timeline.finished(
+                    &record.tool_use.id,
+                    format!(
+                        "{}  {mark} {}   {}   {}",
+                        secs(at),
+                        ran_label(&record.tool_use, &record.outcome),
+                        decision_text(&record.outcome),
+                        ms(record.outcome.duration)
+                    ),
+                );
+                for message in record
+                    .outcome
+                    .messages_before
+                    .iter()
+                    .chain(&record.outcome.messages_after)
+                {
+                    if let tool_core::Message::Attachment(a) = message {
+                        // The context as the hook wrote it, without the model's wrapping.
+                        let text = toolwright::agent::without_reminder(&a.text)
+                            .split_once(" hook additional context: ")
+                            .map_or(a.text.as_str(), |(_, text)| text);
+                        timeline.line(format!("           ↳ hook: {text}"));
+                    }
+                }
+            }
+        },
+    );
     let (result, signalled) = cancel_on_signal(&session, signals, replayed).await;
     drop(timeline);
     if let Some(code) = signalled {
@@ -354,7 +364,7 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         saved.as_secs_f64(),
         100.0 * saved.as_secs_f64() / batch.as_secs_f64().max(f64::EPSILON)
     );
-    if let Some(e) = &turn.error {
+    if let Some(e) = &error {
         eoutln!("toolwright demo: the bundled turn is malformed: {e}");
         return ExitCode::from(1);
     }

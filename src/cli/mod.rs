@@ -272,11 +272,20 @@ pub struct Replay {
     pub context: tool_core::ToolUseContext,
 }
 
-/// Feeds `turn` to a streaming executor (at its recorded times when `pace`), reporting each
-/// event to `on_event` as it happens.
+/// Where a replay's model turn comes from.
+pub enum TurnSource {
+    /// A turn read whole, its items fed at their recorded times when paced.
+    Recorded(Turn),
+    /// Items as a reader completes them (a live stream on standard input): each is handed
+    /// to the executor as it comes, and the response ends when the sender is dropped.
+    Live(tokio::sync::mpsc::UnboundedReceiver<TurnItem>),
+}
+
+/// Feeds the turn to a streaming executor (a recorded one at its recorded times when
+/// `pace`), reporting each event to `on_event` as it happens.
 pub async fn replay(
     session: &Session,
-    turn: &Turn,
+    source: TurnSource,
     pace: bool,
     mut on_event: impl FnMut(Duration, ReplayEvent<'_>),
 ) -> Replay {
@@ -287,18 +296,20 @@ pub async fn replay(
         ExecutorConfig::from_env(),
     );
     let handle = executor.handle();
-    let items = turn.items.clone();
-    let end = turn.end;
-    // Once the session is cancelled (a signal), the rest of the turn comes at once: each
-    // block still gets its result (the cancellation's), without waiting for its time.
+    // Once the session is cancelled (a signal), the rest of a recorded turn comes at once:
+    // each block still gets its result (the cancellation's), without waiting for its time.
+    // A live stream is read no further: the blocks read so far get theirs.
     let cancelled = session.ctx.cancellation().clone();
-    let pace_until = move |at: Duration| {
+    let pace_until = {
         let cancelled = cancelled.clone();
-        async move {
-            if pace {
-                tokio::select! {
-                    () = tokio::time::sleep_until((start + at).into()) => {}
-                    () = cancelled.cancelled() => {}
+        move |at: Duration| {
+            let cancelled = cancelled.clone();
+            async move {
+                if pace {
+                    tokio::select! {
+                        () = tokio::time::sleep_until((start + at).into()) => {}
+                        () = cancelled.cancelled() => {}
+                    }
                 }
             }
         }
@@ -306,10 +317,9 @@ pub async fn replay(
     let (arrival_tx, mut arrival_rx) =
         tokio::sync::mpsc::unbounded_channel::<(Duration, TurnItem)>();
     let feeder = tokio::spawn(async move {
-        for (at, item) in items {
-            pace_until(at).await;
-            // The arrival is queued before the executor can start the call: the display
-            // (which reads arrivals first) then knows the call when its start comes.
+        // The arrival is queued before the executor can start the call: the display (which
+        // reads arrivals first) then knows the call when its start comes.
+        let arrive = |item: TurnItem| {
             let added = match &item {
                 TurnItem::ToolUse(tool_use) => Some(tool_use.clone()),
                 TurnItem::Text(_) => None,
@@ -318,8 +328,33 @@ pub async fn replay(
             if let Some(tool_use) = added {
                 handle.add_tool(tool_use);
             }
+        };
+        match source {
+            TurnSource::Recorded(turn) => {
+                for (at, item) in turn.items {
+                    pace_until(at).await;
+                    arrive(item);
+                }
+                pace_until(turn.end).await;
+            }
+            TurnSource::Live(mut items) => loop {
+                tokio::select! {
+                    biased;
+                    item = items.recv() => match item {
+                        Some(item) => arrive(item),
+                        None => break,
+                    },
+                    () = cancelled.cancelled() => {
+                        // What was read before the signal still runs (to its cancellation):
+                        // every block read gets its result.
+                        while let Ok(item) = items.try_recv() {
+                            arrive(item);
+                        }
+                        break;
+                    }
+                }
+            },
         }
-        pace_until(end).await;
         handle.finish();
         start.elapsed()
     });
@@ -360,7 +395,7 @@ pub async fn replay(
             }
         }
     }
-    let stream_end = feeder.await.unwrap_or(turn.end);
+    let stream_end = feeder.await.unwrap_or_else(|_| start.elapsed());
     let context = executor
         .final_context()
         .cloned()

@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_exec::LoopEvent;
+use tool_exec::{LoopEvent, ToolUse};
 
 use super::{
-    ReplayEvent, Signals, cancel_on_signal, decision_text, escape_terminal_codes, label, ms,
-    ran_label, replay,
+    ReplayEvent, Signals, TurnSource, cancel_on_signal, decision_text, escape_terminal_codes,
+    label, ms, ran_label, replay,
 };
 use crate::session::{Session, SessionArgs};
-use crate::turn;
+use crate::turn::{self, TurnItem, TurnParser};
 use toolwright::agent::{CallHookTexts, split_hook_messages, without_reminder};
 
 /// Arguments of `toolwright run`.
@@ -102,14 +102,164 @@ fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
     })
 }
 
+/// The model turn to run: read whole (a file, or `--pace`), or from standard input as it
+/// comes.
+enum Input {
+    Recorded(turn::Turn),
+    Live {
+        items: tokio::sync::mpsc::UnboundedReceiver<TurnItem>,
+        reader: tokio::task::JoinHandle<Option<InputProblem>>,
+    },
+}
+
+/// Why the input stopped being read before its end.
+enum InputProblem {
+    /// It is malformed there.
+    Malformed(String),
+    /// Reading it failed.
+    Unreadable(String),
+}
+
+/// Reads standard input as it comes and hands over each item once it is complete, so that
+/// a model response streaming in (`curl ... | toolwright run`) has its blocks run while the
+/// rest of it is still arriving. Bytes that are not UTF-8 become U+FFFD, with a warning, as
+/// [`read_input`] does. The reader ends with the first problem, if there is one.
+fn read_stdin_live() -> (
+    tokio::sync::mpsc::UnboundedReceiver<TurnItem>,
+    tokio::task::JoinHandle<Option<InputProblem>>,
+) {
+    let (chunk_tx, mut chunks) = tokio::sync::mpsc::unbounded_channel();
+    // A thread of its own, not the runtime's blocking pool, which the runtime waits for at
+    // exit: a read nobody ends (a terminal, after a signal) must not hold the process.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if chunk_tx.send(Ok(buf[..n].to_vec())).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = chunk_tx.send(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+    let (item_tx, items) = tokio::sync::mpsc::unbounded_channel();
+    let reader = tokio::spawn(async move {
+        let mut decoder = Utf8Decoder::default();
+        let mut parser = TurnParser::new(Duration::ZERO);
+        let send = |items: Vec<(Duration, TurnItem)>| {
+            for (_, item) in items {
+                let _ = item_tx.send(item);
+            }
+        };
+        let mut unreadable = None;
+        while let Some(chunk) = chunks.recv().await {
+            match chunk {
+                Ok(bytes) => send(parser.feed(&decoder.decode(&bytes))),
+                Err(e) => {
+                    unreadable = Some(format!("cannot read standard input: {e}"));
+                    break;
+                }
+            }
+            if parser.error().is_some() {
+                break;
+            }
+        }
+        if unreadable.is_none() {
+            send(parser.feed(&decoder.finish()));
+        }
+        let turn = parser.finish();
+        send(turn.items);
+        match (unreadable, turn.error) {
+            (Some(e), _) => Some(InputProblem::Unreadable(e)),
+            (None, Some(e)) => Some(InputProblem::Malformed(e)),
+            (None, None) => None,
+        }
+    });
+    (items, reader)
+}
+
+/// UTF-8 decoding of input that arrives in pieces: a character split between two reads is
+/// kept whole, and each invalid sequence becomes one U+FFFD (as
+/// [`String::from_utf8_lossy`] does), the first with a warning.
+#[derive(Default)]
+struct Utf8Decoder {
+    /// The start of a character whose last bytes have not come yet.
+    carry: Vec<u8>,
+    /// Bytes decoded before `carry`.
+    offset: usize,
+    /// Where the first bad byte was, once one was found (and said).
+    first_bad: Option<usize>,
+}
+
+impl Utf8Decoder {
+    fn decode(&mut self, bytes: &[u8]) -> String {
+        let mut input = std::mem::take(&mut self.carry);
+        input.extend_from_slice(bytes);
+        let mut out = String::with_capacity(input.len());
+        let mut rest = input.as_slice();
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    out.push_str(text);
+                    self.offset += rest.len();
+                    break;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    out.push_str(&String::from_utf8_lossy(&rest[..valid]));
+                    let Some(bad) = e.error_len() else {
+                        // An incomplete character at the end: its other bytes may follow.
+                        self.offset += valid;
+                        self.carry = rest[valid..].to_vec();
+                        break;
+                    };
+                    self.bad_byte_at(self.offset + valid);
+                    out.push(char::REPLACEMENT_CHARACTER);
+                    self.offset += valid + bad;
+                    rest = &rest[valid + bad..];
+                }
+            }
+        }
+        out
+    }
+
+    /// The end of the input: a character left incomplete is a bad one.
+    fn finish(&mut self) -> String {
+        if self.carry.is_empty() {
+            return String::new();
+        }
+        self.bad_byte_at(self.offset);
+        self.carry.clear();
+        char::REPLACEMENT_CHARACTER.to_string()
+    }
+
+    fn bad_byte_at(&mut self, offset: usize) {
+        if self.first_bad.is_none() {
+            self.first_bad = Some(offset);
+            eoutln!(
+                "toolwright run: standard input is not valid UTF-8 (first bad byte at offset {offset}): read with U+FFFD in place of the bad bytes"
+            );
+        }
+    }
+}
+
 /// Prints a result for each of `turn`'s tool_use blocks when none of them ran (a signal
 /// while the session opened): Claude Code's rejection text, as for calls a user interrupts
 /// before they start.
-fn unstarted_results(turn: &turn::Turn, json_mode: bool) {
+fn unstarted_results<'a>(tool_uses: impl IntoIterator<Item = &'a ToolUse>, json_mode: bool) {
+    let tool_uses: Vec<&ToolUse> = tool_uses.into_iter().collect();
     let text = tool_exec::REJECT_MESSAGE;
     if json_mode {
-        let content: Vec<Value> = turn
-            .tool_uses()
+        let content: Vec<Value> = tool_uses
+            .iter()
             .map(|t| json!({"type": "tool_result", "tool_use_id": t.id, "content": text, "is_error": true}))
             .collect();
         if !content.is_empty() {
@@ -117,7 +267,7 @@ fn unstarted_results(turn: &turn::Turn, json_mode: bool) {
         }
         return;
     }
-    for t in turn.tool_uses() {
+    for t in tool_uses {
         outln!(
             "✗ {}  [{}]  not run",
             escape_terminal_codes(&label(t)),
@@ -133,19 +283,27 @@ fn unstarted_results(turn: &turn::Turn, json_mode: bool) {
 /// number after Ctrl-C, SIGTERM or SIGHUP (the calls are cancelled, their commands killed,
 /// and every block still gets its result).
 pub async fn run(args: &RunArgs) -> ExitCode {
-    let text = match read_input(args.input.as_ref()) {
-        Ok(text) => text,
-        Err(e) => {
-            eoutln!("toolwright run: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let per_delta = if args.pace {
-        Duration::from_millis(20)
+    // Standard input is read as it comes (a live stream), unless the recorded timing is
+    // to be replayed; a file is read whole.
+    let live = !args.pace && args.input.as_ref().is_none_or(|p| p.as_os_str() == "-");
+    let input = if live {
+        let (items, reader) = read_stdin_live();
+        Input::Live { items, reader }
     } else {
-        Duration::ZERO
+        let text = match read_input(args.input.as_ref()) {
+            Ok(text) => text,
+            Err(e) => {
+                eoutln!("toolwright run: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let per_delta = if args.pace {
+            Duration::from_millis(20)
+        } else {
+            Duration::ZERO
+        };
+        Input::Recorded(turn::parse(&text, per_delta))
     };
-    let turn = turn::parse(&text, per_delta);
     // From here a signal cancels the calls instead of ending the process on the spot: the
     // commands run in sessions of their own, and only their owner can kill them.
     let mut signals = Signals::install();
@@ -156,9 +314,20 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     let opened = tokio::select! {
         opened = Session::open(&options) => opened,
         code = signals.next() => {
-            // No call ran, and each block still gets its result: refused, as the calls a
-            // user interrupts before they start are.
-            unstarted_results(&turn, args.json);
+            // No call ran, and each block read still gets its result: refused, as the
+            // calls a user interrupts before they start are.
+            match input {
+                Input::Recorded(turn) => unstarted_results(turn.tool_uses(), args.json),
+                Input::Live { mut items, .. } => {
+                    let mut read = Vec::new();
+                    while let Ok(item) = items.try_recv() {
+                        if let TurnItem::ToolUse(tool_use) = item {
+                            read.push(tool_use);
+                        }
+                    }
+                    unstarted_results(&read, args.json);
+                }
+            }
             eoutln!("toolwright run: cancelled by a signal");
             return ExitCode::from(code);
         }
@@ -174,7 +343,14 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright: {notice}");
     }
     let json_mode = args.json;
-    let replayed = replay(&session, &turn, args.pace, |at, event| {
+    let (source, recorded_problem, reader) = match input {
+        Input::Recorded(mut turn) => {
+            let problem = turn.error.take().map(InputProblem::Malformed);
+            (TurnSource::Recorded(turn), problem, None)
+        }
+        Input::Live { items, reader } => (TurnSource::Live(items), None, Some(reader)),
+    };
+    let replayed = replay(&session, source, args.pace, |at, event| {
         match event {
             ReplayEvent::Finished(record) => {
                 let outcome = &record.outcome;
@@ -215,11 +391,21 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         let _ = at;
     });
     let (result, mut signalled) = cancel_on_signal(&session, signals, replayed).await;
+    // A live input was read to its end (or its first problem) when the replay ended, unless
+    // a signal stopped it: then it is read no further.
+    let problem = match reader {
+        Some(reader) if signalled.is_none() => reader.await.unwrap_or(None),
+        Some(reader) => {
+            reader.abort();
+            None
+        }
+        None => recorded_problem,
+    };
     // The batch is complete, as the agent loop sees it before its next request (not after a
     // signal, malformed input, a refused prompt or a hook's stop): PostToolBatch hooks see
     // every call with the tool_result content the model would see.
     let complete = signalled.is_none()
-        && turn.error.is_none()
+        && problem.is_none()
         && !result.calls.is_empty()
         && result
             .calls
@@ -349,15 +535,54 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         () = session.close_mcp() => {}
         code = signals.next() => return ExitCode::from(code),
     }
-    match &turn.error {
-        Some(e) => {
+    match problem {
+        Some(InputProblem::Malformed(e)) => {
             eoutln!(
                 "toolwright run: the input is malformed: {} (the {} blocks before it were run)",
-                escape_terminal_codes(&e.to_string()),
+                escape_terminal_codes(&e),
                 result.calls.len()
             );
             ExitCode::from(1)
         }
+        Some(InputProblem::Unreadable(e)) => {
+            eoutln!(
+                "toolwright run: {e} (the {} blocks before it were run)",
+                result.calls.len()
+            );
+            ExitCode::from(if result.calls.is_empty() { 2 } else { 1 })
+        }
         None => ExitCode::SUCCESS,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Decoder;
+
+    /// Bytes decoded in pieces, split anywhere (inside a character too), read as the whole
+    /// does with `String::from_utf8_lossy`, and the first bad byte is found where it is.
+    #[test]
+    fn utf8_split_anywhere_decodes_as_the_whole() {
+        let inputs: [&[u8]; 5] = [
+            "aé€😀z".as_bytes(),
+            b"ok \xff then \xe2\x82 cut \xf0\x9f\x98\x80",
+            b"\xe2\x82",
+            b"\xc3",
+            b"",
+        ];
+        for input in inputs {
+            let whole = String::from_utf8_lossy(input);
+            let first_bad = std::str::from_utf8(input).err().map(|e| e.valid_up_to());
+            for size in 1..=input.len().max(1) {
+                let mut decoder = Utf8Decoder::default();
+                let mut text: String = input.chunks(size).map(|c| decoder.decode(c)).collect();
+                text.push_str(&decoder.finish());
+                assert_eq!(text, whole, "{input:?} in pieces of {size}");
+                assert_eq!(
+                    decoder.first_bad, first_bad,
+                    "{input:?} in pieces of {size}"
+                );
+            }
+        }
     }
 }

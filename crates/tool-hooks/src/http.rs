@@ -186,7 +186,7 @@ pub(crate) async fn run_http(
             // (A body cut at the size limit is judged by the runner, as a command's stdout is.)
             if !t.is_empty()
                 && !truncated
-                && let Err(e) = serde_json::from_str::<serde_json::Value>(t)
+                && let Err(e) = tool_core::parse_config_json(t)
             {
                 return failed(
                     format!("HTTP {status} response body is not valid JSON: {e}"),

@@ -186,7 +186,10 @@ const EVENT_FIELDS: &[(&str, Option<&[&str]>)] = &[
 /// output invalid and throw away the hook's own decision. The hook's own fields are
 /// checked as before (a wrongly typed one is a schema error).
 pub(crate) fn parse_output(text: &str, event: &str) -> Result<HookOutput, OutputError> {
-    let mut value: Value = serde_json::from_str(text)
+    // As `JSON.parse` reads it: half a surrogate pair (`"\ud83d"`, which Node's
+    // `JSON.stringify` writes for a string cut in the middle of an emoji) is U+FFFD, not a
+    // reason to read a deny as plain text.
+    let mut value: Value = tool_core::parse_config_json(text)
         .map_err(|e| OutputError::NotJson(format!("stdout is not valid JSON: {e}")))?;
     let Some(top) = value.as_object_mut() else {
         return Err(OutputError::Schema("stdout JSON is not an object".into()));

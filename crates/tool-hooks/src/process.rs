@@ -130,7 +130,7 @@ fn line_form(line: &[u8]) -> LineForm {
     if !text.starts_with('{') {
         return LineForm::NotJson;
     }
-    match serde_json::from_str::<Value>(text) {
+    match tool_core::parse_config_json(text) {
         Ok(Value::Object(m)) if m.get("async") == Some(&Value::Bool(true)) => {
             let timeout = m
                 .get("asyncTimeout")

@@ -787,7 +787,14 @@ impl HookRunner {
                     Err(OutputError::NotJson(e)) if handler.on_failure == OnFailure::Block => {
                         json_error = Some(e);
                     }
-                    Err(OutputError::NotJson(_)) => r.plain_stdout = Some(text.clone()),
+                    // Said, though, where plain text is no context: output that opens as
+                    // JSON and is not read as JSON may be a decision (a deny) not taken.
+                    Err(OutputError::NotJson(e)) => {
+                        if !STDOUT_IS_CONTEXT.contains(&event) {
+                            r.errors.push(format!("{e}; read as plain text"));
+                        }
+                        r.plain_stdout = Some(text.clone());
+                    }
                     Err(OutputError::Schema(e)) => json_error = Some(e),
                 }
             }

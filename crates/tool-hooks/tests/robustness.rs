@@ -297,18 +297,35 @@ async fn broken_output_is_a_non_blocking_error() {
         "{:?}",
         out.common.errors
     );
-    // Text that starts with `{` but is not JSON is plain text (no error), unless the
-    // handler says invalid output is a failure.
+    // Text that starts with `{` but is not JSON is plain text, said in a notice (it may be a
+    // decision that was not taken), unless the handler says invalid output is a failure.
     let r = runner(one(
         "PreToolUse",
         "Bash",
         vec![cmd("echo '{\"decision\": '")],
     ));
     let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    assert!(out.decision.is_none(), "{out:?}");
     assert!(
-        out.decision.is_none() && out.common.errors.is_empty(),
+        out.common.errors.len() == 1
+            && out.common.errors[0].text.contains("not valid JSON")
+            && out.common.errors[0].text.contains("read as plain text"),
         "{out:?}"
     );
+    // Half a surrogate pair, as Node's `JSON.stringify` writes a reason cut in the middle of
+    // an emoji, is JSON to `JSON.parse`: the deny holds, the half read as U+FFFD.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            "printf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"\\udeab blocked\"}}'",
+        )],
+    ));
+    let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+    let d = out.decision.unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Deny);
+    assert_eq!(d.message, "\u{FFFD} blocked");
+    assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
     let mut strict = cmd("echo '{\"decision\": '");
     strict["onFailure"] = json!("block");
     let r = runner(one("PreToolUse", "Bash", vec![strict]));

@@ -332,6 +332,45 @@ fn kill_child(child: &SharedChild) {
     }
 }
 
+/// Watches a stdio server's process for an exit that is a failure (a non-zero status, a
+/// signal): its process group is then killed, so that a helper it started that still holds
+/// its stdout (`sleep 300 &` in a wrapper script) cannot keep the connection open: the
+/// stream ends, and a call in flight fails at once, with how the server ended, instead of
+/// waiting for its timeout. An exit with status 0 leaves the connection to its pipes: a
+/// launcher may have handed them to the real server. Ends with the connection.
+fn watch_for_a_failed_exit(child: &SharedChild) {
+    /// How often the process is looked at: what a failed call may wait beyond its end.
+    const EVERY: Duration = Duration::from_millis(100);
+    let child = Arc::downgrade(child);
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(EVERY).await;
+            let Some(child) = child.upgrade() else {
+                return;
+            };
+            let mut slot = lock(&child.process);
+            let Some(process) = slot.as_mut() else {
+                return;
+            };
+            // Its id is gone once it is reaped: taken first, it still names the group
+            // (which cannot be reused while a member of it lives).
+            let pid = process.id();
+            match process.try_wait() {
+                Ok(None) => {}
+                Ok(Some(status)) => {
+                    if !status.success()
+                        && let Some(pid) = pid
+                    {
+                        tool_core::process::kill_process_group(pid);
+                    }
+                    return;
+                }
+                Err(_) => return,
+            }
+        }
+    });
+}
+
 /// Whether process `pid` has already exited or is exiting (a zombie, or `PF_EXITING` in its
 /// flags), so that a signal sent now does not change how it ended. `false` when that cannot
 /// be read (no `/proc`): the signal then counts as ours.
@@ -1091,6 +1130,7 @@ impl ServerConn {
                     process: Mutex::new(Some(child)),
                     killed_running: AtomicBool::new(false),
                 });
+                watch_for_a_failed_exit(&child);
                 let mut start = StartGuard {
                     child: child.clone(),
                     armed: true,

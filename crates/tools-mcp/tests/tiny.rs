@@ -333,6 +333,34 @@ async fn crash_mid_call_fails_clearly_is_not_replayed_and_reconnects() {
     manager.shutdown().await;
 }
 
+/// A server started by a wrapper that leaves a helper behind holding its stdout (`sleep &`
+/// in a script, then `exec` the server): when the server crashes mid-call, the pipe stays
+/// open, but the call still fails at once with how the server ended (its process group is
+/// killed on the failed exit), instead of waiting for its idle timeout.
+#[tokio::test]
+async fn a_crash_is_seen_while_a_helper_still_holds_the_servers_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("4242.{}", std::process::id());
+    let script = format!("sleep {marker} & exec '{}'", tiny_server());
+    let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()])
+        .with_env("TINY_CRASH_LOG", dir.path().join("crash.log").display().to_string());
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    // A hang guard, far below the idle timeout the call would otherwise wait out.
+    let crashed = tokio::time::timeout(Duration::from_secs(60), crash_fails_clearly(&manager))
+        .await
+        .expect("the call waited on for a server that had exited");
+    assert!(
+        crashed.contains("(the server exited with status 3)"),
+        "{crashed}"
+    );
+    manager.shutdown().await;
+    assert!(
+        processes_with_arg(&marker).is_empty(),
+        "the helper outlived the server"
+    );
+}
+
 #[tokio::test]
 async fn garbage_on_stdout_is_skipped() {
     let manager = tiny(&["--garbage"], opts()).await;

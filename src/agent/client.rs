@@ -452,6 +452,15 @@ impl Parsing {
     }
 }
 
+/// Whether a `Content-Type` names an event stream. Media types are case-insensitive (RFC
+/// 9110 8.3.1): `Text/Event-Stream; charset=utf-8` is one.
+fn is_event_stream(content_type: &str) -> bool {
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("text/event-stream"))
+}
+
 #[async_trait]
 impl ModelClient for AnthropicClient {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
@@ -465,7 +474,7 @@ impl ModelClient for AnthropicClient {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
-            if !content_type.starts_with("text/event-stream") {
+            if !is_event_stream(&content_type) {
                 // A proxy that ignored `stream: true`, or an error page sent as a success.
                 let status = response.status().as_u16();
                 let body = capped_text(response, MAX_ERROR_BODY).await;
@@ -529,6 +538,22 @@ impl ModelClient for AnthropicClient {
 
 #[cfg(test)]
 mod tests {
+
+    /// Any case and parameters: an event stream; anything else (a proxy's HTML page, JSON,
+    /// a type that only begins like one): not.
+    #[test]
+    fn event_streams_are_known_by_media_type_in_any_case() {
+        for yes in [
+            "text/event-stream",
+            "Text/Event-Stream",
+            " text/event-stream; charset=utf-8",
+        ] {
+            assert!(is_event_stream(yes), "{yes}");
+        }
+        for no in ["", "application/json", "text/html", "text/event-streamx"] {
+            assert!(!is_event_stream(no), "{no}");
+        }
+    }
 
     /// A key from a CRLF file loses its line end; a control character inside, or no key, is
     /// refused with a message that names the variable.

@@ -153,8 +153,19 @@ impl InputError {
         }
     }
 
-    /// The input was not a JSON object at all.
+    /// The input was not a JSON object at all. A string that opens as an object and does
+    /// not parse is the model's input JSON as streamed, broken (a stray comma, cut off):
+    /// said so, with where, rather than "received string".
     pub fn not_an_object(tool: &str, value: &Value) -> Self {
+        if let Value::String(raw) = value
+            && raw.trim_start().starts_with('{')
+            && let Err(e) = serde_json::from_str::<Value>(raw)
+        {
+            return Self::other(
+                tool,
+                format!("{tool}'s input is not valid JSON ({e}); it must be one JSON object"),
+            );
+        }
         Self::other(
             tool,
             format!(
@@ -677,6 +688,15 @@ mod tests {
             err.to_model_text(),
             "<tool_use_error>InputValidationError: T expects a JSON object as input, but received array</tool_use_error>"
         );
+        // The model's input JSON as streamed, broken: said so, with where.
+        let err = check_input("T", &schema(), json!("{\"file_path\": \"/a\",}"), true).unwrap_err();
+        assert_eq!(
+            err.to_model_text(),
+            "<tool_use_error>InputValidationError: T's input is not valid JSON (trailing comma at line 1 column 20); it must be one JSON object</tool_use_error>"
+        );
+        // A string that is no attempt at an object is a string.
+        let err = check_input("T", &schema(), json!("ls"), true).unwrap_err();
+        assert!(err.to_model_text().contains("but received string"));
     }
 
     #[test]

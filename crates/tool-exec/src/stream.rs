@@ -162,8 +162,9 @@ impl AnthropicStream {
         if out.is_empty() { Err(e) } else { Ok(out) }
     }
 
-    /// Ends the input: dispatches a last event without a trailing blank line, and reports a
-    /// stream that never reached `message_stop`.
+    /// Ends the input: dispatches a last event without a trailing blank line (one that does
+    /// not parse was cut off: [`StreamError::Truncated`]), and reports a stream that never
+    /// reached `message_stop`.
     pub fn finish(&mut self) -> Result<Vec<StreamEvent>, StreamError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -179,6 +180,15 @@ impl AnthropicStream {
             }
         }
         if let Err(e) = self.dispatch(&mut out) {
+            // An event without the blank line that ends it was cut off, not malformed: a
+            // complete one (a recording that lost its last blank line) is read, one that
+            // does not parse is where the stream broke off. (The SSE standard drops every
+            // such event; a recording's last `message_stop` would go with it.)
+            let e = if self.stopped {
+                e
+            } else {
+                StreamError::Truncated
+            };
             self.failed = Some(e.clone());
             return Err(e);
         }
@@ -577,6 +587,13 @@ mod tests {
                 .count(),
             2
         );
+        assert_eq!(parser.finish().unwrap_err(), StreamError::Truncated);
+
+        // Cut in the middle of an event's data (a proxy that ended the body cleanly after
+        // the upstream died): truncated, not malformed.
+        let mut parser = AnthropicStream::new();
+        let cut = &text[..text.find("message_delta").unwrap() + 30];
+        parser.feed(cut).unwrap();
         assert_eq!(parser.finish().unwrap_err(), StreamError::Truncated);
 
         let mut parser = AnthropicStream::new();

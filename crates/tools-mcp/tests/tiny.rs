@@ -342,8 +342,10 @@ async fn a_crash_is_seen_while_a_helper_still_holds_the_servers_stdout() {
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("4242.{}", std::process::id());
     let script = format!("sleep {marker} & exec '{}'", tiny_server());
-    let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()])
-        .with_env("TINY_CRASH_LOG", dir.path().join("crash.log").display().to_string());
+    let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()]).with_env(
+        "TINY_CRASH_LOG",
+        dir.path().join("crash.log").display().to_string(),
+    );
     let (manager, diags) = McpManager::connect(vec![config], opts()).await;
     assert!(diags.is_empty(), "{diags:?}");
     // A hang guard, far below the idle timeout the call would otherwise wait out.

@@ -570,6 +570,117 @@ fn flatten_below(root: &std::rc::Rc<htmd::Node>, max_depth: usize) {
     }
 }
 
+/// The elements whose Markdown prefixes every line of their content (`> `, a list's
+/// indentation): the Markdown of a page grows with its lines times how deep these nest (2 GB
+/// from a 10 MB page of 127 nested quotes). Past [`MAX_PREFIX_DEPTH`] of them, one is
+/// replaced by its content (a list's items too), the text kept.
+const PREFIXING: [&str; 3] = ["blockquote", "ul", "ol"];
+
+/// See [`PREFIXING`]: far past what pages nest.
+const MAX_PREFIX_DEPTH: usize = 8;
+
+/// Inline elements whose adjacent copies `htmd` merges (`<b>a</b><b>b</b>` is `**ab**`).
+/// It merges one pair at a time, moving every later sibling each time: quadratic in a run
+/// of them (syntax-highlighted code is tens of thousands of `<span>`s side by side), minutes
+/// of a core for a 10 MB page. [`tidy_for_markdown`] merges them first, in one pass, as
+/// `htmd` would.
+const MERGED_INLINE: [&str; 22] = [
+    "abbr", "b", "big", "cite", "code", "del", "em", "font", "i", "ins", "kbd", "mark", "q", "s",
+    "samp", "small", "span", "strike", "strong", "sub", "sup", "u",
+];
+
+/// Prepares a parsed page for `htmd`, in one pass over the tree: adjacent inline elements
+/// it would merge are merged ([`MERGED_INLINE`]), and quotes and lists nested past
+/// [`MAX_PREFIX_DEPTH`] are replaced by their content ([`PREFIXING`]). The text, and its
+/// order, are kept. Iterative, so a tree of any depth is safe to walk.
+fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
+    use std::collections::VecDeque;
+    let prefixing = |node: &htmd::Node| element_name(node).is_some_and(|n| PREFIXING.contains(&n));
+    // (node, how many prefixing elements it and its ancestors are)
+    let mut stack = vec![(root.clone(), 0usize)];
+    while let Some((node, depth)) = stack.pop() {
+        // (child, whether it is an item of a list that was replaced by its content)
+        let mut queue: VecDeque<_> = node
+            .children
+            .take()
+            .into_iter()
+            .map(|c| (c, false))
+            .collect();
+        let mut kept: Vec<std::rc::Rc<htmd::Node>> = Vec::with_capacity(queue.len());
+        while let Some((child, orphan_item)) = queue.pop_front() {
+            let name = element_name(&child);
+            let too_deep = depth >= MAX_PREFIX_DEPTH && prefixing(&child);
+            if too_deep || (orphan_item && name == Some("li")) {
+                let items = too_deep && matches!(name, Some("ul" | "ol"));
+                for grandchild in child.children.take().into_iter().rev() {
+                    queue.push_front((grandchild, items));
+                }
+                continue;
+            }
+            if kept.last().is_some_and(|last| merged_into(last, &child)) {
+                continue;
+            }
+            child.parent.set(Some(std::rc::Rc::downgrade(&node)));
+            kept.push(child);
+        }
+        stack.extend(
+            kept.iter()
+                .map(|c| (c.clone(), depth + usize::from(prefixing(c)))),
+        );
+        *node.children.borrow_mut() = kept;
+    }
+}
+
+/// An element's tag name.
+fn element_name(node: &htmd::Node) -> Option<&str> {
+    match &node.data {
+        markup5ever_rcdom::NodeData::Element { name, .. } => Some(&name.local),
+        _ => None,
+    }
+}
+
+/// Merges `next` into `last` as `htmd` merges adjacent inline elements: the same tag (`i`
+/// and `em`, `b` and `strong` count as one), the same attributes, each holding one text
+/// only. Whether it did.
+fn merged_into(last: &htmd::Node, next: &htmd::Node) -> bool {
+    use markup5ever_rcdom::NodeData;
+    let (
+        NodeData::Element {
+            name: n1,
+            attrs: a1,
+            ..
+        },
+        NodeData::Element {
+            name: n2,
+            attrs: a2,
+            ..
+        },
+    ) = (&last.data, &next.data)
+    else {
+        return false;
+    };
+    let (n1, n2) = (&*n1.local, &*n2.local);
+    let same = n1 == n2
+        || matches!(
+            (n1, n2),
+            ("i", "em") | ("em", "i") | ("b", "strong") | ("strong", "b")
+        );
+    if !same || !MERGED_INLINE.contains(&n1) || *a1.borrow() != *a2.borrow() {
+        return false;
+    }
+    let (c1, c2) = (last.children.borrow(), next.children.borrow());
+    let ([first], [second]) = (&c1[..], &c2[..]) else {
+        return false;
+    };
+    let (NodeData::Text { contents: x }, NodeData::Text { contents: y }) =
+        (&first.data, &second.data)
+    else {
+        return false;
+    };
+    x.borrow_mut().push_tendril(&y.borrow());
+    true
+}
+
 /// How many elements may be open at once when the HTML is parsed ([`crate::html_depth`]):
 /// start tags past that (and their end tags) are left out, their text kept. Far past what
 /// pages nest, and small enough that the parser's work per start tag stays small.
@@ -631,6 +742,7 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         return match parse_html(&html, Instant::now() + MAX_PARSE_TIME) {
             Some(tree) => {
                 flatten_below(&tree, MAX_HTML_DEPTH);
+                tidy_for_markdown(&tree);
                 converter.tree_to_markdown(&tree)
             }
             None => format!(
@@ -921,6 +1033,46 @@ mod tests {
             converter
                 .tree_to_markdown(&tree)
                 .contains("one **two** three")
+        );
+    }
+
+    /// The merge of adjacent inline elements done ahead of `htmd` gives what `htmd` gives
+    /// by itself; quotes and lists nested past the limit keep their text, with at most
+    /// [`MAX_PREFIX_DEPTH`] levels of prefix.
+    #[test]
+    fn the_tidied_tree_converts_as_htmd_would_with_bounded_prefixes() {
+        let converter = htmd::HtmlToMarkdown::builder().build();
+        let convert = |html: &str, tidy: bool| {
+            let tree = parse_html(html, Instant::now() + Duration::from_secs(600)).unwrap();
+            if tidy {
+                tidy_for_markdown(&tree);
+            }
+            converter.tree_to_markdown(&tree)
+        };
+        for html in [
+            "<p><b>a</b><b>b</b><strong>c</strong> <i>d</i><em>e</em><i class=x>f</i></p>",
+            "<p><span>x</span><span>y</span><span><b>z</b></span><span>w</span></p>",
+            "<p><a href=/a>a</a><a href=/a>b</a><code>c</code><code>d</code></p>",
+            "<ul><li>one<ul><li>two</li></ul></li></ul><blockquote>q</blockquote>",
+        ] {
+            assert_eq!(convert(html, true), convert(html, false), "{html}");
+        }
+        let deep = format!(
+            "{}text{}",
+            "<blockquote><ul><li>".repeat(20),
+            "</li></ul></blockquote>".repeat(20)
+        );
+        let markdown = convert(&deep, true);
+        assert!(markdown.contains("text"), "{markdown}");
+        assert!(
+            markdown
+                .lines()
+                .all(|l| l.matches('>').count() <= MAX_PREFIX_DEPTH),
+            "{markdown}"
+        );
+        assert!(
+            markdown.lines().all(|l| l.len() < 8 * MAX_PREFIX_DEPTH),
+            "{markdown}"
         );
     }
 

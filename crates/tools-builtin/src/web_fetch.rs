@@ -373,16 +373,18 @@ async fn fetch(
         let code_text = status.canonical_reason().unwrap_or("").to_owned();
         // The redirects Claude Code follows or reports; a 300, 303 or 304 is an answer.
         if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
+            // Raw UTF-8 in it (`/café`) is read as such and percent-encoded by the join, as
+            // curl and browsers follow it.
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .ok_or_else(|| {
                     ToolError::msg(format!(
                         "{current} answered {status} without a Location header"
                     ))
                 })?;
-            let next = current.join(location).map_err(|e| {
+            let next = current.join(&location).map_err(|e| {
                 ToolError::msg(format!(
                     "{current} redirects to an invalid URL {location}: {e}"
                 ))
@@ -401,8 +403,13 @@ async fn fetch(
             });
         }
         if !status.is_success() {
+            let reason = if code_text.is_empty() {
+                String::new()
+            } else {
+                format!(" ({code_text})")
+            };
             return Err(ToolError::msg(format!(
-                "Request failed with status code {} ({code_text}) for {current}",
+                "Request failed with status code {}{reason} for {current}",
                 status.as_u16()
             )));
         }
@@ -459,9 +466,34 @@ fn decode_content(
     max_bytes: u64,
 ) -> Result<Vec<u8>, ToolError> {
     use std::io::Read as _;
+    let limit = max_bytes.saturating_add(1);
+    let failed = |e: std::io::Error| {
+        ToolError::msg(format!(
+            "The response from {url} does not decode as {encoding}: {e}"
+        ))
+    };
     let mut decoder: Box<dyn std::io::Read + '_> = match encoding {
+        // No body (a 204, a HEAD-like answer) has nothing to decode.
+        _ if body.is_empty() => return Ok(body),
         "" | "identity" | "none" => return Ok(body),
-        "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(body.as_slice())),
+        "gzip" | "x-gzip" => {
+            // Member by member (a body may be several); bytes after a member that start no
+            // other are ignored, as curl and Node's zlib ignore them.
+            let mut decoded = Vec::new();
+            let mut rest = body.as_slice();
+            loop {
+                let mut member = flate2::bufread::GzDecoder::new(rest);
+                (&mut member)
+                    .take(limit - decoded.len() as u64)
+                    .read_to_end(&mut decoded)
+                    .map_err(failed)?;
+                rest = member.into_inner();
+                if decoded.len() as u64 >= limit || !rest.starts_with(&[0x1f, 0x8b]) {
+                    break;
+                }
+            }
+            return within_limit(decoded, url, max_bytes);
+        }
         // HTTP's `deflate` is zlib-wrapped; some servers send it raw.
         "deflate" if body.first().is_some_and(|b| b & 0x0f == 8) => {
             Box::new(flate2::read::ZlibDecoder::new(body.as_slice()))
@@ -483,13 +515,14 @@ fn decode_content(
     };
     let mut decoded = Vec::new();
     (&mut decoder)
-        .take(max_bytes.saturating_add(1))
+        .take(limit)
         .read_to_end(&mut decoded)
-        .map_err(|e| {
-            ToolError::msg(format!(
-                "The response from {url} does not decode as {encoding}: {e}"
-            ))
-        })?;
+        .map_err(failed)?;
+    within_limit(decoded, url, max_bytes)
+}
+
+/// `decoded`, unless it is over `max_bytes` (a small body can inflate to gigabytes).
+fn within_limit(decoded: Vec<u8>, url: &Url, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
     if decoded.len() as u64 > max_bytes {
         return Err(ToolError::msg(format!(
             "The response from {url} is larger than the limit of {max_bytes} bytes once decompressed"
@@ -802,8 +835,15 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, st
         (!value.is_empty()).then_some(value)
     };
     let from_meta = || {
-        let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).into_owned();
-        let meta = encoding_rs::Encoding::for_label(label(&head)?.as_bytes())?;
+        // Only a `<meta>` tag declares it (`<meta charset=...>`, or `http-equiv` with a
+        // `content` that names it), as the HTML standard's prescan reads: not a page's text
+        // that mentions `charset=`, nor a `<script charset=...>`.
+        let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).to_ascii_lowercase();
+        let declared = head.match_indices("<meta").find_map(|(at, _)| {
+            let tag = &head[at..];
+            label(&tag[..tag.find('>').unwrap_or(tag.len())])
+        })?;
+        let meta = encoding_rs::Encoding::for_label(declared.as_bytes())?;
         // A `<meta>` that says UTF-16 was read as ASCII, so it cannot be true: browsers take
         // UTF-8 then (and windows-1252 for x-user-defined), as the HTML standard says.
         Some(
@@ -1074,6 +1114,29 @@ mod tests {
             markdown.lines().all(|l| l.len() < 8 * MAX_PREFIX_DEPTH),
             "{markdown}"
         );
+    }
+
+    /// A page's character set comes from its `<meta>` declaration only: text that mentions
+    /// `charset=`, or a script's `charset` attribute, is no declaration.
+    #[test]
+    fn only_a_meta_tag_declares_the_charset() {
+        let page = |head: &str| format!("<html><head>{head}</head><body>café</body></html>");
+        for (head, expected) in [
+            ("<meta charset='iso-8859-1'>", "cafÃ©"),
+            (
+                "<meta http-equiv=Content-Type content='text/html; charset=iso-8859-1'>",
+                "cafÃ©",
+            ),
+            ("<title>Send charset=iso-8859-1</title>", "café"),
+            (
+                "<script src=a.js charset=windows-1251></script><meta charset=utf-8>",
+                "café",
+            ),
+        ] {
+            let html = page(head);
+            let text = decode_text(html.as_bytes(), "text/html", true);
+            assert!(text.contains(expected), "{head}: {text}");
+        }
     }
 
     fn page(size: usize) -> Arc<Page> {

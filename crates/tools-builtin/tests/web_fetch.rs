@@ -101,6 +101,53 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
                 body,
             )
         }
+        // A gzip member followed by bytes that start no other (curl and Node ignore them),
+        // and two members, one after the other.
+        "/gzip-junk.html" | "/gzip-two.html" => {
+            use std::io::Write as _;
+            let member = |text: &[u8]| {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(text).unwrap();
+                gz.finish().unwrap()
+            };
+            let (half, rest) = PAGE.as_bytes().split_at(PAGE.len() / 2);
+            let mut body = member(half);
+            if path == "/gzip-junk.html" {
+                body = member(PAGE.as_bytes());
+                body.extend_from_slice(b"GARBAGE");
+            } else {
+                body.extend(member(rest));
+            }
+            (
+                head(
+                    "200 OK",
+                    "text/html",
+                    body.len(),
+                    "Content-Encoding: gzip\r\n",
+                ),
+                body,
+            )
+        }
+        // No body to decode, whatever the header says.
+        "/gzip-empty" => (
+            head(
+                "204 No Content",
+                "text/html",
+                0,
+                "Content-Encoding: gzip\r\n",
+            ),
+            Vec::new(),
+        ),
+        // A Location in raw UTF-8, as some servers send it.
+        "/utf8-location" => {
+            let h = b"HTTP/1.1 302 Found\r\nLocation: /caf\xc3\xa9\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec();
+            let _ = sock.write_all(&h).await;
+            return;
+        }
+        "/caf%C3%A9" => (
+            head("200 OK", "text/html; charset=utf-8", PAGE.len(), ""),
+            PAGE.into(),
+        ),
         // 50,000 nested `<b>`: every one of them asks whether it is inside a `<pre>`.
         "/deep-bold.html" => {
             let mut page = String::from("<!doctype html><html><body><p>top</p><div>");
@@ -374,6 +421,26 @@ async fn html_becomes_markdown_and_other_types_are_handled() {
         text.contains("# Hello") && text.contains("**bold**"),
         "{text}"
     );
+    for path in ["/gzip-junk.html", "/gzip-two.html"] {
+        let out = fetch(
+            &ctx,
+            json!({"url": format!("{}{path}", s.base), "prompt": "p"}),
+        )
+        .await
+        .unwrap();
+        let text = out.content.joined_text();
+        assert!(
+            text.contains("# Hello") && text.contains("**bold**"),
+            "{path}: {text}"
+        );
+    }
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/gzip-empty", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.structured["code"], 204);
     let err = fetch(
         &ctx,
         json!({"url": format!("{}/gzip-bomb", s.base), "prompt": "p"}),
@@ -457,6 +524,14 @@ async fn redirects_within_the_host_are_followed_and_others_reported() {
     let out = fetch(
         &ctx,
         json!({"url": format!("{}/same-host", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.content.joined_text().contains("# Hello"));
+    // A Location in raw UTF-8 is followed, percent-encoded.
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/utf8-location", s.base), "prompt": "p"}),
     )
     .await
     .unwrap();

@@ -2,7 +2,7 @@
 //! ways a server built on an SDK cannot be made to (rmcp and server-everything always answer
 //! a ping).
 //!
-//! Usage: `raw_http_server --mode <stall-pings|drop-after-init> [--log <file>]`.
+//! Usage: `raw_http_server --mode <stall-pings|drop-after-init|refuse-calls> [--log <file>]`.
 //! It listens on a free port of 127.0.0.1 and prints the port as the first line of its
 //! stdout. It offers one tool, `hang`, and every `notifications/cancelled` it receives is
 //! appended to the log file as `cancelled <requestId> <reason>`.
@@ -12,6 +12,9 @@
 //!   requests, would behave).
 //! - `drop-after-init`: `initialize` is answered, and every later request closes the
 //!   connection without an answer (as a server that crashes on each request would).
+//! - `refuse-calls`: every `tools/call` is answered `404 Not Found`, the answer for a
+//!   session the server does not know (as a server that lost its sessions for good would),
+//!   and logged as `call refused`.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write as _;
@@ -24,6 +27,7 @@ use tokio::net::{TcpListener, TcpStream};
 enum Mode {
     StallPings,
     DropAfterInit,
+    RefuseCalls,
 }
 
 #[derive(Clone)]
@@ -177,6 +181,10 @@ async fn serve_connection(server: Server, mut stream: TcpStream) {
                 )
                 .await
             }
+            "tools/call" if server.mode == Mode::RefuseCalls => {
+                server.log("call refused");
+                respond(&mut stream, "404 Not Found", "", "").await
+            }
             "tools/call" => {
                 server.log("call started");
                 // An SSE stream that stays open and silent.
@@ -223,6 +231,7 @@ async fn main() {
     let mode = match value("--mode").as_deref() {
         Some("stall-pings") => Mode::StallPings,
         Some("drop-after-init") => Mode::DropAfterInit,
+        Some("refuse-calls") => Mode::RefuseCalls,
         other => panic!("unknown --mode {other:?}"),
     };
     let server = Server {

@@ -1808,9 +1808,16 @@ impl ServerConn {
             (_, Some(end)) => format!("{}; {end}", self.plain_error(&e)),
             (_, None) => self.plain_error(&e),
         };
+        // A session the server refused twice (rmcp sent the request again in a new one):
+        // refused before it ran, each time.
+        let sent = if crate::http::is_session_refusal(&e) {
+            "The request was sent twice and refused both times before it ran"
+        } else {
+            "The request was not retried (it may or may not have taken effect)"
+        };
         ToolError::msg(self.scrub(format!(
-            "{} disconnected during {method} \"{tool}\" ({why}). The request was not retried \
-             (it may or may not have taken effect); the server is reconnected on the next use.{note}",
+            "{} disconnected during {method} \"{tool}\" ({why}). {sent}; the server is \
+             reconnected on the next use.{note}",
             self.label(),
         )))
     }

@@ -159,6 +159,11 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
     }
     match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(e)) => return with_causes(e),
+        Some(StreamableHttpError::SessionExpired) => {
+            return "the server did not know the session (HTTP 404, or 400 with a session \
+                    error), also when the request was sent again in a new session"
+                .to_owned();
+        }
         Some(StreamableHttpError::UnexpectedContentType(content_type)) => {
             let what = match content_type {
                 Some(t) => format!("content type `{t}`"),
@@ -175,6 +180,22 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
         return "the connection was closed".to_owned();
     }
     error.to_string()
+}
+
+/// Whether `error` (rmcp's wrappers followed down) is a lost session that a new session did
+/// not mend: the server refused the request at its transport, in both sessions, before it
+/// read it as a request.
+pub(crate) fn is_session_refusal(error: &(dyn Error + 'static)) -> bool {
+    if let Some(ServiceError::TransportSend(e)) = error.downcast_ref::<ServiceError>() {
+        return is_session_refusal(&*e.error);
+    }
+    if let Some(e) = error.downcast_ref::<DynamicTransportError>() {
+        return is_session_refusal(&*e.error);
+    }
+    matches!(
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(StreamableHttpError::SessionExpired)
+    )
 }
 
 /// `error`'s text followed by its causes' (`error sending request: connection closed before

@@ -122,3 +122,31 @@ async fn credentials_in_a_server_url_stay_out_of_errors_after_initialize() {
     assert!(!err.contains("SECRET"), "{err}");
     manager.shutdown().await;
 }
+
+/// A server that answers a call with "no such session" (404), also in the new session the
+/// client opens to send it again: the call fails naming the refusal, and says the request
+/// was sent twice and refused before it ran (not that it was never retried).
+#[tokio::test]
+async fn a_call_refused_for_its_session_twice_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("raw.log");
+    let (_server, url) = start_raw("refuse-calls", &log);
+    let (manager, diags) = McpManager::connect(vec![ServerConfig::http("raw", url)], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let err = call(&tool(&manager, "mcp__raw__hang"), json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("did not know the session"), "{err}");
+    assert!(
+        err.contains("sent twice and refused both times before it ran"),
+        "{err}"
+    );
+    assert!(!err.contains("not retried"), "{err}");
+    let refused = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .matches("call refused")
+        .count();
+    assert_eq!(refused, 2, "the request was sent {refused} times");
+    manager.shutdown().await;
+}

@@ -1246,7 +1246,27 @@ impl ServerConn {
 
     /// Connects (first time or after a loss) and lists the tools. Errors name the server.
     pub(crate) async fn connect_and_list(self: &Arc<Self>) -> Result<Arc<Live>, String> {
-        let live = match self.connect_once().await {
+        let connected = match self.connect_once().await {
+            Ok(live) => match unsupported_version(&live) {
+                // The lifecycle's rule (and the TypeScript SDK's): a client that does not
+                // support the version the server answered with disconnects.
+                Some(version) => {
+                    live.close().await;
+                    Err(format!(
+                        "the server answered `initialize` with protocol version \"{version}\", \
+                         which this client does not support ({})",
+                        rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+                            .iter()
+                            .map(rmcp::model::ProtocolVersion::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                }
+                None => Ok(live),
+            },
+            Err(e) => Err(e),
+        };
+        let live = match connected {
             Ok(live) => live,
             Err(e) => {
                 let message = self.scrub(format!("{e}{}", self.stderr_note().await));
@@ -2026,6 +2046,14 @@ fn page_params(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {
     rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)
 }
 
+/// The protocol version a server answered `initialize` with, when it is none this client
+/// knows.
+fn unsupported_version(live: &Live) -> Option<String> {
+    let info = live.peer.peer_info()?;
+    let known = rmcp::model::ProtocolVersion::KNOWN_VERSIONS.contains(&info.protocol_version);
+    (!known).then(|| info.protocol_version.as_str().to_owned())
+}
+
 /// Follows a listing's `nextCursor`s to the end. Unlike rmcp's `list_all_*`, a cursor the
 /// server already sent is a loop and ends the listing with an error, and the pages, items
 /// and bytes kept are bounded (`MAX_LIST_*`).
@@ -2052,7 +2080,10 @@ where
             )));
         }
         match next {
+            // An empty cursor ends the listing too, as the TypeScript SDK's loops read it
+            // (servers send `""` for "no more pages").
             None => return Ok(items),
+            Some(next) if next.is_empty() => return Ok(items),
             Some(next) if !seen.insert(next.clone()) => {
                 return Err(ListError::Paging(format!(
                     "the server sent the cursor {:?} twice (its paging loops)",
@@ -2185,6 +2216,14 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(listed, [0, 1, 2]);
+        // An empty cursor is the end (not a cursor to send, then a loop).
+        let listed = list_all("tools", |cursor: Option<String>| async move {
+            assert_eq!(cursor, None);
+            Ok((vec![7], Some(String::new())))
+        })
+        .await
+        .unwrap();
+        assert_eq!(listed, [7]);
         // Fresh cursors forever: cut off at the page limit.
         let pages = std::cell::Cell::new(0_usize);
         let endless = list_all("tools", |_| {

@@ -363,6 +363,42 @@ async fn a_crash_is_seen_while_a_helper_still_holds_the_servers_stdout() {
     );
 }
 
+/// A server that answers `initialize` with a protocol version this client does not know is
+/// disconnected, with an error naming the version, as the MCP lifecycle (and the
+/// TypeScript SDK) have it.
+#[tokio::test]
+async fn a_server_with_an_unknown_protocol_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("old.py");
+    std::fs::write(
+        &script,
+        r#"import sys, json
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        result = {"protocolVersion": "1999-01-01", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "old", "version": "0"}}
+    elif msg.get("method") == "tools/list":
+        result = {"tools": []}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#,
+    )
+    .unwrap();
+    let config = ServerConfig::stdio("old", "python3", [script.display().to_string()]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(
+        diags[0]
+            .message
+            .contains("protocol version \"1999-01-01\", which this client does not support"),
+        "{diags:?}"
+    );
+    assert!(matches!(manager.servers()[0].state, ServerState::Failed(_)));
+    manager.shutdown().await;
+}
+
 #[tokio::test]
 async fn garbage_on_stdout_is_skipped() {
     let manager = tiny(&["--garbage"], opts()).await;

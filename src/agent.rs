@@ -152,10 +152,59 @@ pub fn price_per_million(model: &str) -> (f64, f64) {
     }
 }
 
+/// Tokens of one or more responses, as the API counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    /// Input tokens neither read from nor written to the prompt cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens written to the prompt cache (1.25 times the input price).
+    pub cache_creation_input_tokens: u64,
+    /// Input tokens read from the prompt cache (a tenth of the input price).
+    pub cache_read_input_tokens: u64,
+}
+
+impl TokenUsage {
+    /// Every input token: uncached, written to the cache and read from it.
+    pub fn all_input(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+
+    /// Adds `other`'s tokens.
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+    }
+
+    /// The estimated cost in US dollars at `model`'s list prices ([`price_per_million`]),
+    /// cache writes at 1.25 times and cache reads at a tenth of the input price.
+    #[expect(clippy::cast_precision_loss, reason = "an estimate")]
+    pub fn usd(&self, model: &str) -> f64 {
+        let (input, output) = price_per_million(model);
+        (self.input_tokens as f64 * input
+            + self.cache_creation_input_tokens as f64 * input * 1.25
+            + self.cache_read_input_tokens as f64 * input * 0.1
+            + self.output_tokens as f64 * output)
+            / 1e6
+    }
+
+    /// The API's `usage` object.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        })
+    }
+}
+
 #[derive(Debug, Default)]
 struct SpendState {
-    input_tokens: u64,
-    output_tokens: u64,
+    usage: TokenUsage,
     usd: f64,
 }
 
@@ -167,21 +216,17 @@ pub struct Spend {
 
 impl Spend {
     /// Records the usage of one response of `model`.
-    pub fn add(&self, model: &str, input_tokens: u64, output_tokens: u64) {
-        let (input_price, output_price) = price_per_million(model);
-        #[expect(clippy::cast_precision_loss, reason = "an estimate")]
-        let usd =
-            (input_tokens as f64) * input_price / 1e6 + (output_tokens as f64) * output_price / 1e6;
+    pub fn add(&self, model: &str, usage: &TokenUsage) {
+        let usd = usage.usd(model);
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        s.input_tokens += input_tokens;
-        s.output_tokens += output_tokens;
+        s.usage.add(usage);
         s.usd += usd;
     }
 
-    /// Input and output tokens so far.
+    /// Input tokens (cached or not) and output tokens so far.
     pub fn tokens(&self) -> (u64, u64) {
         let s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        (s.input_tokens, s.output_tokens)
+        (s.usage.all_input(), s.usage.output_tokens)
     }
 
     /// Estimated US dollars so far.
@@ -299,8 +344,8 @@ pub struct AgentOutcome {
     pub final_text: String,
     /// Requests made.
     pub turns: usize,
-    /// Input and output tokens of this run's own requests.
-    pub usage: (u64, u64),
+    /// The tokens of this run's own requests (not its sub-agents').
+    pub usage: TokenUsage,
     /// Tool calls made.
     pub tool_uses: usize,
     /// Why the run ended.
@@ -408,8 +453,7 @@ struct TurnOutput {
     results: Vec<Value>,
     extra: Vec<Value>,
     tool_uses: usize,
-    input_tokens: u64,
-    output_tokens: u64,
+    usage: TokenUsage,
     stop_reason: Option<String>,
     error: Option<AgentError>,
     interrupted: bool,
@@ -645,7 +689,7 @@ impl AgentLoop {
             messages: Vec::new(),
             final_text: String::new(),
             turns: 0,
-            usage: (0, 0),
+            usage: TokenUsage::default(),
             tool_uses: 0,
             stop: Stop::Finished,
             stop_reason: None,
@@ -754,6 +798,7 @@ impl AgentLoop {
                 tools: std::mem::take(&mut plan.tools),
                 messages,
                 betas: std::mem::take(&mut plan.betas),
+                prompt_caching: !client::prompt_caching_disabled(),
             };
             outcome.turns += 1;
             on_event(AgentEvent::Request(outcome.turns));
@@ -780,8 +825,7 @@ impl AgentLoop {
             if let Some(next) = turn.context {
                 ctx = next;
             }
-            outcome.usage.0 += turn.input_tokens;
-            outcome.usage.1 += turn.output_tokens;
+            outcome.usage.add(&turn.usage);
             outcome.tool_uses += turn.tool_uses;
             outcome.tool_starts.extend(turn.starts);
             let cut_off = turn.stop_reason.as_deref() == Some("max_tokens");
@@ -1105,10 +1149,17 @@ impl AgentLoop {
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }
-                    Some(Ok(StreamEvent::Usage { input_tokens, output_tokens })) => {
-                        out.input_tokens += input_tokens;
+                    Some(Ok(StreamEvent::Usage {
+                        input_tokens,
+                        output_tokens,
+                        cache_creation_input_tokens,
+                        cache_read_input_tokens,
+                    })) => {
+                        out.usage.input_tokens += input_tokens;
+                        out.usage.cache_creation_input_tokens += cache_creation_input_tokens;
+                        out.usage.cache_read_input_tokens += cache_read_input_tokens;
                         // `message_delta` reports the output so far, not an increment.
-                        out.output_tokens = out.output_tokens.max(output_tokens);
+                        out.usage.output_tokens = out.usage.output_tokens.max(output_tokens);
                     }
                     Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
                     Some(Ok(StreamEvent::MessageStart { .. })) => {}
@@ -1131,8 +1182,7 @@ impl AgentLoop {
             .final_context()
             .cloned()
             .map(|c| c.with_cancellation(hard.clone()));
-        self.spend
-            .add(&self.config.model, out.input_tokens, out.output_tokens);
+        self.spend.add(&self.config.model, &out.usage);
         out
     }
 }

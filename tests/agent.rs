@@ -23,6 +23,76 @@ use processes::{process_alive, wait_at_most};
 /// The text the model sees for a call the user interrupted before it ran.
 const REJECT: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
 
+/// Each request marks two prompt-cache breakpoints: its last message's last block and the
+/// one of the user message two back (what the previous request ended with), so it reads
+/// what that one wrote. The cache's tokens are counted and priced (writes at 1.25 times,
+/// reads at a tenth of the input price). `DISABLE_PROMPT_CACHING` turns the marks off.
+#[test]
+fn requests_mark_prompt_cache_breakpoints_and_cached_tokens_are_priced() {
+    let dir = tempfile::tempdir().unwrap();
+    let response = |usage: Value, calls: &[(&str, &str, Value)]| {
+        let mut events =
+            vec![json!({"type": "message_start", "message": {"id": "m", "usage": usage}})];
+        for (index, (id, name, input)) in (0..).zip(calls) {
+            events.extend(tool_block(index, id, name, input));
+        }
+        if calls.is_empty() {
+            events.extend(text_block(0, "Done."));
+        }
+        events.extend(end(
+            if calls.is_empty() {
+                "end_turn"
+            } else {
+                "tool_use"
+            },
+            10,
+        ));
+        sse(&events)
+    };
+    let first = response(
+        json!({"input_tokens": 100, "cache_creation_input_tokens": 1000, "output_tokens": 1}),
+        &[("toolu_a", "Bash", json!({"command": "echo cached"}))],
+    );
+    let second = response(
+        json!({"input_tokens": 10, "cache_read_input_tokens": 1000, "output_tokens": 1}),
+        &[],
+    );
+    let (url, seen) = serve(move |i, _| {
+        if i == 0 {
+            full(first.clone())
+        } else {
+            full(second.clone())
+        }
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(
+        result["usage"],
+        json!({"input_tokens": 110, "output_tokens": 20, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 1000})
+    );
+    // Sonnet's $3/$15: 110 x 3 + 1000 x 3.75 + 1000 x 0.3 + 20 x 15, per million.
+    let cost = result["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.00468).abs() < 1e-9, "{cost}");
+    let seen = seen.lock().unwrap();
+    let last_block =
+        |r: &Request, m: usize| r.messages()[m]["content"].as_array().unwrap().len() - 1;
+    assert_eq!(seen[0].cache_breakpoints, [(0, last_block(&seen[0], 0))]);
+    assert_eq!(
+        seen[1].cache_breakpoints,
+        [(0, last_block(&seen[1], 0)), (2, last_block(&seen[1], 2))]
+    );
+    drop(seen);
+
+    let (url, seen) = serve(move |_, _| full(turn(Some("Done."), &[])));
+    let out = agent_command(&url, dir.path(), &["--json"], "run the check")
+        .env("DISABLE_PROMPT_CACHING", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(seen.lock().unwrap()[0].cache_breakpoints.is_empty());
+}
+
 #[test]
 fn tool_results_go_back_in_order_and_the_loop_ends() {
     let dir = tempfile::tempdir().unwrap();

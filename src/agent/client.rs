@@ -57,16 +57,32 @@ pub struct ModelRequest {
     pub messages: Vec<Value>,
     /// `anthropic-beta` values.
     pub betas: Vec<String>,
+    /// Whether the body marks prompt-cache breakpoints (see [`ModelRequest::body`]).
+    pub prompt_caching: bool,
 }
 
 impl ModelRequest {
-    /// The request body (`stream: true`).
+    /// The request body (`stream: true`). With `prompt_caching`, the last block of the last
+    /// message, and of the message the previous request ended with (the user message two
+    /// back), carry `cache_control`: each request reads the prefix (tools, system prompt,
+    /// conversation) the one before it wrote, at a tenth of the input price, and writes its
+    /// own. The conversation itself is left unmarked (at most four breakpoints are allowed).
     pub fn body(&self) -> Value {
+        let messages = if self.prompt_caching {
+            let mut messages = self.messages.clone();
+            let n = messages.len();
+            for i in [n.checked_sub(1), n.checked_sub(3)].into_iter().flatten() {
+                mark_for_cache(&mut messages[i]);
+            }
+            Value::Array(messages)
+        } else {
+            Value::Array(self.messages.clone())
+        };
         let mut body = json!({
             "model": self.model,
             "max_tokens": self.max_tokens,
             "stream": true,
-            "messages": self.messages,
+            "messages": messages,
         });
         if let Some(system) = &self.system {
             body["system"] = Value::String(system.clone());
@@ -76,6 +92,35 @@ impl ModelRequest {
         }
         body
     }
+}
+
+/// Puts a prompt-cache breakpoint on `message`'s last content block (a text content
+/// becomes one text block). Not on an empty text, nor on thinking, which cannot carry one.
+fn mark_for_cache(message: &mut Value) {
+    let content = &mut message["content"];
+    if let Value::String(text) = content {
+        if text.is_empty() {
+            return;
+        }
+        *content = json!([{"type": "text", "text": text}]);
+    }
+    let Some(last) = content.as_array_mut().and_then(|blocks| blocks.last_mut()) else {
+        return;
+    };
+    let markable = match last["type"].as_str() {
+        Some("thinking" | "redacted_thinking") | None => false,
+        Some("text") => last["text"].as_str().is_some_and(|t| !t.is_empty()),
+        Some(_) => true,
+    };
+    if markable && let Some(block) = last.as_object_mut() {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
+}
+
+/// Whether prompt caching is turned off (`DISABLE_PROMPT_CACHING`, as in Claude Code).
+pub fn prompt_caching_disabled() -> bool {
+    std::env::var("DISABLE_PROMPT_CACHING")
+        .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 /// A response as it streams: each item is an event, or the error that ended the stream.
@@ -632,8 +677,10 @@ mod tests {
             tools: vec![json!({"name": "Read"})],
             messages: vec![json!({"role": "user", "content": "hi"})],
             betas: Vec::new(),
+            prompt_caching: false,
         };
         let body = request.body();
+        assert_eq!(body["messages"][0]["content"], "hi");
         assert_eq!(body["stream"], true);
         assert_eq!(body["system"], "be brief");
         assert_eq!(body["tools"][0]["name"], "Read");
@@ -644,6 +691,69 @@ mod tests {
         }
         .body();
         assert!(bare.get("tools").is_none() && bare.get("system").is_none());
+    }
+
+    /// With prompt caching, the last message's last block and the one of the user message
+    /// two back carry `cache_control` (two breakpoints, whatever the length), the request's
+    /// own conversation stays unmarked, and thinking or empty text is never marked.
+    #[test]
+    fn prompt_cache_breakpoints_mark_this_and_the_previous_request() {
+        let user = |content: Value| json!({"role": "user", "content": content});
+        let assistant = |content: Value| json!({"role": "assistant", "content": content});
+        let request = ModelRequest {
+            model: "m".into(),
+            max_tokens: 10,
+            messages: vec![
+                user(json!("go")),
+                assistant(json!([{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}])),
+                user(json!([{"type": "tool_result", "tool_use_id": "t1", "content": "x"}])),
+                assistant(json!([{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}])),
+                user(json!([
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "y"},
+                    {"type": "text", "text": "context"}
+                ])),
+            ],
+            prompt_caching: true,
+            ..ModelRequest::default()
+        };
+        let body = request.body();
+        let marked: Vec<(usize, usize)> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                m["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .filter(|(_, b)| b.get("cache_control").is_some())
+                    .map(move |(j, _)| (i, j))
+            })
+            .collect();
+        assert_eq!(marked, [(2, 0), (4, 1)]);
+        assert!(
+            request
+                .messages
+                .iter()
+                .all(|m| !m.to_string().contains("cache_control"))
+        );
+        // A first request: its prompt, as a text block.
+        let first = ModelRequest {
+            messages: vec![user(json!("go"))],
+            ..request.clone()
+        };
+        assert_eq!(
+            first.body()["messages"][0]["content"],
+            json!([{"type": "text", "text": "go", "cache_control": {"type": "ephemeral"}}])
+        );
+        let mut thinking = json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": "s"}]});
+        mark_for_cache(&mut thinking);
+        assert!(!thinking.to_string().contains("cache_control"));
+        let mut empty = user(json!(""));
+        mark_for_cache(&mut empty);
+        assert_eq!(empty, user(json!("")));
     }
 
     #[test]

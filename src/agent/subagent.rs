@@ -69,10 +69,16 @@ pub struct AgentInput {
 /// Token usage of a sub-agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentUsage {
-    /// Input tokens.
+    /// Input tokens neither read from nor written to the prompt cache.
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
 }
 
 /// One text block of the output.
@@ -517,12 +523,14 @@ impl TypedTool for AgentTool {
                 text: outcome.final_text,
             }],
             resolved_model: model,
-            total_tokens: outcome.usage.0 + outcome.usage.1,
+            total_tokens: outcome.usage.all_input() + outcome.usage.output_tokens,
             total_duration_ms: duration_ms,
             total_tool_use_count: outcome.tool_uses,
             usage: AgentUsage {
-                input_tokens: outcome.usage.0,
-                output_tokens: outcome.usage.1,
+                input_tokens: outcome.usage.input_tokens,
+                output_tokens: outcome.usage.output_tokens,
+                cache_creation_input_tokens: outcome.usage.cache_creation_input_tokens,
+                cache_read_input_tokens: outcome.usage.cache_read_input_tokens,
             },
             stopped,
         }))

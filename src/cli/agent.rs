@@ -512,7 +512,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             messages: Vec::new(),
             final_text: String::new(),
             turns: 0,
-            usage: (0, 0),
+            usage: toolwright::agent::TokenUsage::default(),
             tool_uses: 0,
             stop: Stop::HookStopped(reason),
             stop_reason: None,
@@ -545,7 +545,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
                 "stop": outcome.stop.to_string(),
                 "success": outcome.stop.is_success(),
                 "turns": outcome.turns,
-                "usage": {"input_tokens": outcome.usage.0, "output_tokens": outcome.usage.1},
+                "usage": outcome.usage.to_json(),
                 "cost_usd": agent_loop.spend().usd(),
                 "tool_starts": starts,
             })

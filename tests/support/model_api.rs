@@ -19,8 +19,11 @@ use serde_json::{Value, json};
 pub struct Request {
     /// Headers, lower-case names.
     pub headers: Vec<(String, String)>,
-    /// The JSON body.
+    /// The JSON body, without its prompt-cache marks (so that tests compare the blocks as
+    /// the conversation holds them).
     pub body: Value,
+    /// Where the body's `cache_control` marks were: `(message, block)`.
+    pub cache_breakpoints: Vec<(usize, usize)>,
 }
 
 impl Request {
@@ -195,9 +198,26 @@ pub fn answer(
         .map_or(0, |(_, v)| v.parse().unwrap());
     let mut buf = vec![0; len];
     reader.read_exact(&mut buf).unwrap();
+    let mut body: Value = serde_json::from_slice(&buf).unwrap_or(Value::Null);
+    let mut cache_breakpoints = Vec::new();
+    if let Some(messages) = body["messages"].as_array_mut() {
+        for (i, message) in messages.iter_mut().enumerate() {
+            let Some(blocks) = message["content"].as_array_mut() else {
+                continue;
+            };
+            for (j, block) in blocks.iter_mut().enumerate() {
+                if let Some(block) = block.as_object_mut()
+                    && block.remove("cache_control").is_some()
+                {
+                    cache_breakpoints.push((i, j));
+                }
+            }
+        }
+    }
     let request = Request {
         headers,
-        body: serde_json::from_slice(&buf).unwrap_or(Value::Null),
+        body,
+        cache_breakpoints,
     };
     let index = {
         let mut log = log.lock().unwrap();
@@ -306,6 +326,7 @@ pub fn agent_command(url: &str, dir: &Path, extra: &[&str], prompt: &str) -> Com
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
         .env_remove("ENABLE_TOOL_SEARCH")
+        .env_remove("DISABLE_PROMPT_CACHING")
         .env_remove("CLAUDE_CODE_MAX_RETRIES")
         .env_remove("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")
         .env_remove("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")

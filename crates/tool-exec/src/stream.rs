@@ -33,10 +33,14 @@ pub enum StreamEvent {
     StopReason(String),
     /// Token usage reported by `message_start` (input) or `message_delta` (output so far).
     Usage {
-        /// Input tokens.
+        /// Input tokens not read from or written to the prompt cache.
         input_tokens: u64,
         /// Output tokens.
         output_tokens: u64,
+        /// Input tokens written to the prompt cache.
+        cache_creation_input_tokens: u64,
+        /// Input tokens read from the prompt cache.
+        cache_read_input_tokens: u64,
     },
     /// The message ended (`message_stop`).
     MessageStop,
@@ -285,6 +289,12 @@ impl AnthropicStream {
                     out.push(StreamEvent::Usage {
                         input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
                         output_tokens: 0,
+                        cache_creation_input_tokens: usage["cache_creation_input_tokens"]
+                            .as_u64()
+                            .unwrap_or(0),
+                        cache_read_input_tokens: usage["cache_read_input_tokens"]
+                            .as_u64()
+                            .unwrap_or(0),
                     });
                 }
             }
@@ -380,6 +390,8 @@ impl AnthropicStream {
                     out.push(StreamEvent::Usage {
                         input_tokens: 0,
                         output_tokens: output,
+                        cache_creation_input_tokens: 0,
+                        cache_read_input_tokens: 0,
                     });
                 }
             }

@@ -82,6 +82,10 @@ pub struct TurnParser {
     format: Format,
     /// Text received and not yet read.
     pending: String,
+    /// How much of `pending` is known to hold no end of the unit it starts (a line, an
+    /// event): the next search starts there, so a long line or event arriving in small
+    /// pieces is searched once, not once per piece.
+    scanned: usize,
     /// See [`parse`].
     per_delta: Duration,
     /// The SSE text deltas not yet handed out, with the time of the first: one item up to
@@ -170,30 +174,42 @@ impl TurnParser {
     fn advance(&mut self, out: &mut Vec<(Duration, TurnItem)>, at_end: bool) {
         if matches!(self.format, Format::Undecided) {
             match self.decide(at_end) {
-                Some(format) => self.format = format,
+                Some(format) => {
+                    self.format = format;
+                    // The format's own search starts afresh (what `decide` passed over may
+                    // hold blank lines, which JSONL counts).
+                    self.scanned = 0;
+                }
                 None => return,
             }
         }
         let pending = std::mem::take(&mut self.pending);
+        // Where the search for the first unit's end resumes: a blank line ending an event
+        // may have begun up to two bytes before.
+        let mut resume = self.scanned.saturating_sub(2);
+        while !pending.is_char_boundary(resume) {
+            resume -= 1;
+        }
         let mut read = 0;
         match self.format {
             Format::Sse { .. } => {
                 while self.error.is_none() {
-                    let Some(len) = event_len(&pending[read..], at_end) else {
+                    let Some(len) = event_len(&pending[read..], resume, at_end) else {
                         break;
                     };
                     self.sse_event(&pending[read..read + len], out);
                     read += len;
+                    resume = 0;
                 }
             }
-            Format::Jsonl { .. } => read = self.jsonl_lines(&pending, at_end, out),
+            Format::Jsonl { .. } => read = self.jsonl_lines(&pending, resume, at_end, out),
             Format::Whole if at_end => {
                 read = pending.len();
                 match whole_message(&pending) {
                     Some(message) => self.message(&message, out),
                     None => {
                         self.format = Format::Jsonl { line_no: 0 };
-                        self.jsonl_lines(&pending, true, out);
+                        self.jsonl_lines(&pending, 0, true, out);
                     }
                 }
             }
@@ -202,18 +218,27 @@ impl TurnParser {
         if self.error.is_none() {
             self.pending = pending;
             self.pending.drain(..read);
+            // What is left was searched to its end.
+            self.scanned = self.pending.len();
         }
     }
 
     /// The format, from the first non-empty line once it is complete (or at the end).
-    fn decide(&self, at_end: bool) -> Option<Format> {
-        let mut rest = self.pending.as_str();
+    fn decide(&mut self, at_end: bool) -> Option<Format> {
+        let pending = self.pending.as_str();
+        let mut start = 0;
         let first = loop {
-            match rest.split_once('\n') {
-                Some((line, after)) if line.trim().is_empty() => rest = after,
-                Some((line, _)) => break line,
-                None if at_end => break rest,
-                None => return None,
+            // The newlines before `scanned` end blank lines at most: a line with text in it
+            // would have been decided on.
+            let from = start.max(self.scanned);
+            match pending[from..].find('\n').map(|i| from + i) {
+                Some(end) if pending[start..end].trim().is_empty() => start = end + 1,
+                Some(end) => break &pending[start..end],
+                None if at_end => break &pending[start..],
+                None => {
+                    self.scanned = pending.len();
+                    return None;
+                }
             }
         };
         if looks_like_sse(first) {
@@ -294,23 +319,25 @@ impl TurnParser {
         }
     }
 
-    /// Reads the complete lines of `text` (all of it when `at_end`) as JSONL; returns how
-    /// many bytes it read.
+    /// Reads the complete lines of `text` (all of it when `at_end`) as JSONL, the first
+    /// line's end searched from `resume`; returns how many bytes it read.
     fn jsonl_lines(
         &mut self,
         text: &str,
+        mut resume: usize,
         at_end: bool,
         out: &mut Vec<(Duration, TurnItem)>,
     ) -> usize {
         let mut read = 0;
         while self.error.is_none() && read < text.len() {
             let rest = &text[read..];
-            let line = match rest.find('\n') {
-                Some(i) => &rest[..=i],
+            let line = match rest[resume..].find('\n') {
+                Some(i) => &rest[..=resume + i],
                 None if at_end => rest,
                 None => break,
             };
             read += line.len();
+            resume = 0;
             self.jsonl_line(line, out);
         }
         read
@@ -400,9 +427,9 @@ impl TurnParser {
 }
 
 /// The length of the first complete SSE event in `text` (up to and including the blank
-/// line that ends it; all of `text` when `at_end`), if there is one.
-fn event_len(text: &str, at_end: bool) -> Option<usize> {
-    let mut from = 0;
+/// line that ends it; all of `text` when `at_end`), if there is one, searched from `from`.
+fn event_len(text: &str, from: usize, at_end: bool) -> Option<usize> {
+    let mut from = from;
     while let Some(i) = text[from..].find('\n') {
         let end = from + i + 1;
         let rest = &text[end..];

@@ -1471,6 +1471,25 @@ fn run_runs_blocks_from_standard_input_as_they_arrive() {
     );
 }
 
+/// Standard input that cannot be read at all (a directory) is an error with exit 2 and no
+/// message on stdout, as a file that cannot be read is: `--json` prints no user message
+/// without tool_results.
+#[test]
+fn unreadable_standard_input_prints_no_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json"])
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(std::fs::File::open(dir.path()).unwrap())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot read standard input"), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}
+
 /// Input that is not valid UTF-8 is read with U+FFFD for the bad bytes, with a warning: the
 /// blocks around them still run (the whole input used to be refused, nothing run).
 #[test]

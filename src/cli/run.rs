@@ -143,6 +143,10 @@ fn read_stdin_live() -> (
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // A descriptor set non-blocking by whoever shares it: nothing to read yet.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
                 Err(e) => {
                     let _ = chunk_tx.send(Err(e));
                     break;
@@ -160,11 +164,16 @@ fn read_stdin_live() -> (
             }
         };
         let mut unreadable = None;
-        while let Some(chunk) = chunks.recv().await {
-            match chunk {
-                Ok(bytes) => send(parser.feed(&decoder.decode(&bytes))),
-                Err(e) => {
+        let mut ended = false;
+        loop {
+            match chunks.recv().await {
+                Some(Ok(bytes)) => send(parser.feed(&decoder.decode(&bytes))),
+                Some(Err(e)) => {
                     unreadable = Some(format!("cannot read standard input: {e}"));
+                    break;
+                }
+                None => {
+                    ended = true;
                     break;
                 }
             }
@@ -172,7 +181,9 @@ fn read_stdin_live() -> (
                 break;
             }
         }
-        if unreadable.is_none() {
+        // A character cut at the end of the input is a bad one; one cut where reading
+        // stopped early (a malformed line) is no news.
+        if ended {
             send(parser.feed(&decoder.finish()));
         }
         let turn = parser.finish();
@@ -394,7 +405,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // A live input was read to its end (or its first problem) when the replay ended, unless
     // a signal stopped it: then it is read no further.
     let problem = match reader {
-        Some(reader) if signalled.is_none() => reader.await.unwrap_or(None),
+        Some(reader) if signalled.is_none() => reader.await.unwrap_or_else(|e| {
+            Some(InputProblem::Unreadable(format!(
+                "standard input could not be read to its end ({e})"
+            )))
+        }),
         Some(reader) => {
             reader.abort();
             None
@@ -471,7 +486,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     if !json_mode {
         show_texts(&late, "  ");
     }
-    if json_mode {
+    // Standard input that could not be read at all: no message (as for a file that cannot
+    // be read), only the error.
+    let nothing_read =
+        matches!(problem, Some(InputProblem::Unreadable(_))) && result.calls.is_empty();
+    if json_mode && !nothing_read {
         // As the agent loop builds the next user message: every tool_result first, then the
         // texts the calls added for the model, call by call.
         let mut content: Vec<Value> = result

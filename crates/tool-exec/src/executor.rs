@@ -24,7 +24,8 @@
 //!   tool runs, until it can run alone (nothing new starts meanwhile), and counts as unsafe;
 //! - a Bash call that fails to run successfully cancels its running and queued siblings
 //!   (the [`SiblingPolicy`]); [`interrupt`](StreamingToolExecutor::interrupt) cancels tools
-//!   whose interrupt behaviour is `Cancel` and lets `Block` tools finish;
+//!   whose interrupt behaviour is `Cancel` and lets `Block` tools that have started finish
+//!   (one still in its hooks or permission is stopped there);
 //!   [`discard`](StreamingToolExecutor::discard) cancels everything and yields nothing more.
 //!
 //! A background task owns the queue and wakes only on events (a new block, a finished call, a
@@ -230,8 +231,10 @@ impl StreamingToolExecutor {
     }
 
     /// A user interrupt: running calls whose interrupt behaviour is `Cancel` are cancelled
-    /// and answered with the rejection text; `Block` calls finish normally; calls not yet
-    /// started (and any added later) are answered with the rejection text.
+    /// and answered with the rejection text; `Block` calls whose tool has started finish
+    /// normally, and those still in their hooks or permission are stopped there (their
+    /// hooks killed) unless they ended otherwise first; calls not yet started (and any added
+    /// later) are answered with the rejection text.
     pub fn interrupt(&self) {
         self.handle().interrupt();
     }
@@ -656,9 +659,11 @@ impl Driver {
 
     fn start(&mut self, index: usize) {
         let token = self.sibling.child_token();
+        let start = ToolStart::new(&token);
         let record = &mut self.records[index];
         record.state = State::Running;
         record.token = Some(token.clone());
+        record.start = Some(start.clone());
         self.running += 1;
         if !record.safe {
             self.running_unsafe += 1;
@@ -697,8 +702,6 @@ impl Driver {
             index,
             requests: self.upgrades.clone(),
         });
-        let start = ToolStart::default();
-        self.records[index].start = Some(start.clone());
         let scheduled = Scheduled { gate, start };
         // The call's task holds its parent from now on (a record lives as long as the turn).
         let span = std::mem::replace(&mut self.records[index].span, tracing::Span::none());
@@ -742,14 +745,12 @@ impl Driver {
         });
         self.records[index].state = State::Done;
         let mut replaced = false;
-        // A call stopped before its tool that the user had answered meanwhile (the prompter
-        // withdraws its question on an interrupt with a note saying so) keeps the answer.
-        let answered = self.records[index].stopped
-            && outcome
-                .decision
-                .is_some_and(|(_, source)| source == "user_reject");
+        // A call stopped before its tool that ended otherwise first (a rule's or a hook's
+        // deny, the user's refusal: the prompter withdraws its question on an interrupt with
+        // a note saying so) keeps that answer; only the stop's own ending is replaced.
+        let ended_otherwise = self.records[index].stopped && outcome.ending != Ending::Cancelled;
         if outcome.ending != Ending::Succeeded
-            && !answered
+            && !ended_otherwise
             && let Some(text) = self.abort_text(index)
         {
             replaced = true;

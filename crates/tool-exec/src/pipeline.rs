@@ -477,29 +477,18 @@ impl Pipeline {
             input: observed.as_ref().unwrap_or(&input),
             duration: None,
         };
-        // They run with a token of their own: a user interrupt stops a call that has not
-        // started its tool (see [`ToolStart`]), its hooks killed, whatever the tool's
-        // interrupt behaviour.
-        let hook_token = ctx.cancellation().child_token();
-        let hook_ctx = ctx.clone().with_cancellation(hook_token.clone());
-        let hooks = self
+        // They (and the PermissionRequest hooks) run with the call's token's child that a
+        // user interrupt cancels for a call whose tool has not started (see [`ToolStart`]):
+        // their processes are killed, whatever the tool's interrupt behaviour.
+        let hook_ctx = match &schedule.start {
+            Some(start) => ctx.clone().with_cancellation(start.stop.clone()),
+            None => ctx.clone(),
+        };
+        let pre = self
             .hooks
             .pre_tool_use(call, &hook_ctx)
-            .instrument(tracing::info_span!("hooks", event = "PreToolUse"));
-        let pre = match &schedule.start {
-            None => hooks.await,
-            Some(start) => {
-                let mut hooks = std::pin::pin!(hooks);
-                tokio::select! {
-                    biased;
-                    pre = &mut hooks => pre,
-                    () = start.stopped() => {
-                        hook_token.cancel();
-                        hooks.await
-                    }
-                }
-            }
-        };
+            .instrument(tracing::info_span!("hooks", event = "PreToolUse"))
+            .await;
         let mut messages_before = pre.messages;
         let stopped = schedule.start.as_ref().is_some_and(ToolStart::is_stopped);
         if pre.cancelled || ctx.is_cancelled() || stopped {
@@ -524,6 +513,7 @@ impl Pipeline {
                 seen,
                 pre.decision,
                 &ctx,
+                &hook_ctx,
                 &mut messages_before,
             )
             .instrument(tracing::info_span!("permission"))
@@ -867,6 +857,7 @@ impl Pipeline {
         input: Value,
         hook: Option<HookDecision>,
         ctx: &ToolUseContext,
+        hooks_ctx: &ToolUseContext,
         messages: &mut Vec<Message>,
     ) -> Resolved {
         let hook_reason = |reason: Option<String>| {
@@ -889,7 +880,9 @@ impl Pipeline {
                 let has_update = updated_input.is_some();
                 let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
                 if tool.requires_user_interaction() && !has_update {
-                    return self.can_use_tool(tool, input, None, ctx, messages).await;
+                    return self
+                        .can_use_tool(tool, input, None, ctx, hooks_ctx, messages)
+                        .await;
                 }
                 match self.permissions.check_rule_based(tool, &input, ctx).await {
                     None => Resolved::Allowed {
@@ -906,7 +899,10 @@ impl Pipeline {
                     // An ask rule (or a safety check) objects: the call goes through the
                     // permission decision as any other would (the semantics' "ask -> call
                     // canUseTool"), so a mode that refuses asks (don't-ask) refuses it.
-                    Some(_) => self.can_use_tool(tool, input, None, ctx, messages).await,
+                    Some(_) => {
+                        self.can_use_tool(tool, input, None, ctx, hooks_ctx, messages)
+                            .await
+                    }
                 }
             }
             Some(HookDecision::Ask {
@@ -938,10 +934,13 @@ impl Pipeline {
                     suggestions: Vec::new(),
                     reason: hook_reason(reason),
                 };
-                self.can_use_tool(tool, input, Some(forced), ctx, messages)
+                self.can_use_tool(tool, input, Some(forced), ctx, hooks_ctx, messages)
                     .await
             }
-            None => self.can_use_tool(tool, input, None, ctx, messages).await,
+            None => {
+                self.can_use_tool(tool, input, None, ctx, hooks_ctx, messages)
+                    .await
+            }
         }
     }
 
@@ -1054,6 +1053,7 @@ impl Pipeline {
         input: Value,
         forced: Option<PermissionResult>,
         ctx: &ToolUseContext,
+        hooks_ctx: &ToolUseContext,
         messages: &mut Vec<Message>,
     ) -> Resolved {
         let decision = match forced {
@@ -1063,7 +1063,7 @@ impl Pipeline {
         let (input, decision) = match decision {
             ask @ PermissionResult::Ask { .. } => {
                 match self
-                    .permission_request(tool, input, ask, ctx, messages)
+                    .permission_request(tool, input, ask, hooks_ctx, messages)
                     .await
                 {
                     Ok(next) => next,
@@ -1073,6 +1073,16 @@ impl Pipeline {
             other => (input, other),
         };
         let resolved = match decision {
+            // Stopped while its PermissionRequest hooks ran (a user interrupt before its tool
+            // started): no question is put.
+            PermissionResult::Ask { .. } if hooks_ctx.is_cancelled() => {
+                return Resolved::Rejected {
+                    message: REJECT_MESSAGE.to_owned(),
+                    source: WITHDRAWN,
+                    interrupt: false,
+                    reason: None,
+                };
+            }
             ask @ PermissionResult::Ask { .. } => {
                 let prompt =
                     self.permissions
@@ -1238,9 +1248,11 @@ pub(crate) struct Scheduled {
 /// done nothing yet: it is answered as one that never started (Claude Code's aborted signal,
 /// which every call sees, stops such a call at its next step). One compare-and-swap on each
 /// side decides which came first, the tool's start or the interrupt.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct ToolStart {
     state: Arc<std::sync::atomic::AtomicU8>,
+    /// A child of the call's token, cancelled by [`ToolStart::stop`] too: the hooks run
+    /// with it.
     stop: tokio_util::sync::CancellationToken,
 }
 
@@ -1248,6 +1260,14 @@ impl ToolStart {
     const BEFORE: u8 = 0;
     const STARTED: u8 = 1;
     const STOPPED: u8 = 2;
+
+    /// For a call running with `token`.
+    pub(crate) fn new(token: &tokio_util::sync::CancellationToken) -> Self {
+        Self {
+            state: Arc::default(),
+            stop: token.child_token(),
+        }
+    }
 
     /// The pipeline, just before the tool runs: `false` when the call was stopped first
     /// (it must not run).
@@ -1284,11 +1304,6 @@ impl ToolStart {
 
     fn is_stopped(&self) -> bool {
         self.state.load(std::sync::atomic::Ordering::Acquire) == Self::STOPPED
-    }
-
-    /// Resolves once the call is stopped.
-    async fn stopped(&self) {
-        self.stop.cancelled().await;
     }
 }
 

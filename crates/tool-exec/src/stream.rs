@@ -166,9 +166,9 @@ impl AnthropicStream {
         if out.is_empty() { Err(e) } else { Ok(out) }
     }
 
-    /// Ends the input: dispatches a last event without a trailing blank line (one that does
-    /// not parse was cut off: [`StreamError::Truncated`]), and reports a stream that never
-    /// reached `message_stop`.
+    /// Ends the input: dispatches a last event without a trailing blank line (one whose data
+    /// is not whole JSON was cut off: [`StreamError::Truncated`]), and reports a stream that
+    /// never reached `message_stop`.
     pub fn finish(&mut self) -> Result<Vec<StreamEvent>, StreamError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
@@ -183,16 +183,18 @@ impl AnthropicStream {
                 return Err(e);
             }
         }
+        // An event without the blank line that ends it: a complete one (a recording that lost
+        // its last blank line) is read; one whose data is not whole JSON is where the stream
+        // broke off, not a malformed event. (The SSE standard drops every such event; a
+        // recording's last `message_stop` would go with it.)
+        let cut_off = !self.stopped
+            && !self.data.is_empty()
+            && serde_json::from_str::<serde::de::IgnoredAny>(&self.data).is_err();
+        if cut_off {
+            self.failed = Some(StreamError::Truncated);
+            return Err(StreamError::Truncated);
+        }
         if let Err(e) = self.dispatch(&mut out) {
-            // An event without the blank line that ends it was cut off, not malformed: a
-            // complete one (a recording that lost its last blank line) is read, one that
-            // does not parse is where the stream broke off. (The SSE standard drops every
-            // such event; a recording's last `message_stop` would go with it.)
-            let e = if self.stopped {
-                e
-            } else {
-                StreamError::Truncated
-            };
             self.failed = Some(e.clone());
             return Err(e);
         }
@@ -607,6 +609,16 @@ mod tests {
         let cut = &text[..text.find("message_delta").unwrap() + 30];
         parser.feed(cut).unwrap();
         assert_eq!(parser.finish().unwrap_err(), StreamError::Truncated);
+        // A whole last event without its blank line is read as it is: an error event stays
+        // the API's error (which the agent retries), not a truncation.
+        let mut parser = AnthropicStream::new();
+        parser
+            .feed("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}")
+            .unwrap();
+        assert!(
+            matches!(parser.finish().unwrap_err(), StreamError::Api { .. }),
+            "an error event at the end"
+        );
 
         let mut parser = AnthropicStream::new();
         let err = parser

@@ -707,6 +707,81 @@ async fn an_interrupt_stops_a_blocking_call_still_in_its_hooks() {
     assert_eq!(start.elapsed(), Duration::from_millis(100));
 }
 
+/// The same for a `Block` call whose PermissionRequest hook still runs: the hook is stopped
+/// and no question is put; the call is answered as one that never started.
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_stops_a_blocking_call_in_its_permission_request_hook() {
+    use tool_core::{Tool, ToolUseContext, async_trait};
+    /// A PermissionRequest hook that takes five seconds, unless its call is stopped.
+    struct SlowPermissionRequest;
+    #[async_trait]
+    impl tool_exec::Hooks for SlowPermissionRequest {
+        async fn pre_tool_use(
+            &self,
+            _: tool_exec::HookCall<'_>,
+            _: &ToolUseContext,
+        ) -> tool_exec::PreToolUseOutcome {
+            tool_exec::PreToolUseOutcome::default()
+        }
+        async fn post_tool_use(
+            &self,
+            _: tool_exec::HookCall<'_>,
+            _: &serde_json::Value,
+            _: &ToolUseContext,
+        ) -> tool_exec::PostToolUseOutcome {
+            tool_exec::PostToolUseOutcome::default()
+        }
+        async fn post_tool_use_failure(
+            &self,
+            _: tool_exec::HookCall<'_>,
+            _: &str,
+            _: bool,
+            _: &ToolUseContext,
+        ) -> tool_exec::PostToolUseOutcome {
+            tool_exec::PostToolUseOutcome::default()
+        }
+        async fn permission_request(
+            &self,
+            _: tool_exec::HookCall<'_>,
+            _: &[tool_core::PermissionUpdate],
+            ctx: &ToolUseContext,
+        ) -> tool_exec::PermissionRequestOutcome {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(5)) => {}
+                () = ctx.cancellation().cancelled() => {}
+            }
+            tool_exec::PermissionRequestOutcome::default()
+        }
+    }
+    let log: Arc<Mutex<common::Log>> = Arc::default();
+    let tools: Vec<Arc<dyn Tool>> = vec![Arc::new(common::TestTool::new("Read", true, &log))];
+    let pipeline = Pipeline::new(
+        Arc::new(prompting::AskFor(Some("Read"))),
+        Arc::new(prompting::Pending),
+        Arc::new(SlowPermissionRequest),
+    );
+    let exec = StreamingToolExecutor::new(
+        Arc::new(pipeline),
+        ToolUseContext::new("/w").with_tools(tools),
+        ExecutorConfig::default(),
+    );
+    let start = Instant::now();
+    exec.add_tool(tu("r", "Read", 10));
+    exec.finish();
+    let handle = exec.handle();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        handle.interrupt();
+    });
+    let (results, _) = collect(exec).await;
+    assert_eq!(
+        results[0].outcome.result.content.joined_text(),
+        REJECT_MESSAGE
+    );
+    assert!(log.lock().unwrap().started.is_empty(), "r never ran");
+    assert_eq!(start.elapsed(), Duration::from_millis(20));
+}
+
 /// A call held to run alone (a hook made it unsafe) has not started its tool: an interrupt
 /// answers it as a queued call instead of letting it run once the others finish; so does
 /// `stop_queued`.

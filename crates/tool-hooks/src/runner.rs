@@ -790,7 +790,8 @@ impl HookRunner {
                     // Said, though, where plain text is no context: output that opens as
                     // JSON and is not read as JSON may be a decision (a deny) not taken.
                     Err(OutputError::NotJson(e)) => {
-                        if !STDOUT_IS_CONTEXT.contains(&event) {
+                        // (On another exit code the hook's failure is said already.)
+                        if code == Some(0) && !STDOUT_IS_CONTEXT.contains(&event) {
                             r.errors.push(format!("{e}; read as plain text"));
                         }
                         r.plain_stdout = Some(text.clone());

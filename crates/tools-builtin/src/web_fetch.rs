@@ -378,12 +378,16 @@ async fn fetch(
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .ok_or_else(|| {
                     ToolError::msg(format!(
                         "{current} answered {status} without a Location header"
                     ))
                 })?;
+            let location = String::from_utf8(location.as_bytes().to_vec()).map_err(|_| {
+                ToolError::msg(format!(
+                    "{current} answered {status} with a Location that is not UTF-8 text"
+                ))
+            })?;
             let next = current.join(&location).map_err(|e| {
                 ToolError::msg(format!(
                     "{current} redirects to an invalid URL {location}: {e}"
@@ -645,6 +649,9 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
             let too_deep = depth >= MAX_PREFIX_DEPTH && prefixing(&child);
             if too_deep || (orphan_item && name == Some("li")) {
                 let items = too_deep && matches!(name, Some("ul" | "ol"));
+                // A line break where the element ended, so that two items' texts do not run
+                // together (`<li>one</li><li>two</li>`).
+                queue.push_front((line_break(), false));
                 for grandchild in child.children.take().into_iter().rev() {
                     queue.push_front((grandchild, items));
                 }
@@ -662,6 +669,13 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
         );
         *node.children.borrow_mut() = kept;
     }
+}
+
+/// A text node holding a line break.
+fn line_break() -> std::rc::Rc<htmd::Node> {
+    markup5ever_rcdom::Node::new(markup5ever_rcdom::NodeData::Text {
+        contents: std::cell::RefCell::new("\n".into()),
+    })
 }
 
 /// An element's tag name.
@@ -839,11 +853,24 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, st
         // `content` that names it), as the HTML standard's prescan reads: not a page's text
         // that mentions `charset=`, nor a `<script charset=...>`.
         let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).to_ascii_lowercase();
-        let declared = head.match_indices("<meta").find_map(|(at, _)| {
-            let tag = &head[at..];
-            label(&tag[..tag.find('>').unwrap_or(tag.len())])
+        let meta = head.match_indices("<meta").find_map(|(at, _)| {
+            let attributes = tag_attributes(&head[at + "<meta".len()..]);
+            let value = |name: &str| {
+                attributes
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.as_str())
+            };
+            let declared = match value("charset") {
+                Some(charset) => charset.trim().to_owned(),
+                None if value("http-equiv").is_some_and(|v| v.trim() == "content-type") => {
+                    label(value("content")?)?
+                }
+                None => return None,
+            };
+            // A label no encoding has: the next `<meta>` may still declare one.
+            encoding_rs::Encoding::for_label(declared.as_bytes())
         })?;
-        let meta = encoding_rs::Encoding::for_label(declared.as_bytes())?;
         // A `<meta>` that says UTF-16 was read as ASCII, so it cannot be true: browsers take
         // UTF-8 then (and windows-1252 for x-user-defined), as the HTML standard says.
         Some(
@@ -862,6 +889,47 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, st
         .unwrap_or(encoding_rs::UTF_8);
     // `decode` prefers a byte-order mark to the label, as browsers do.
     encoding.decode(body).0
+}
+
+/// The attributes of a tag, read from just after its name up to its `>`: `(name, value)`,
+/// values unquoted (an attribute without one has `""`). Enough of the HTML tokenizer's rules
+/// for the `<meta>` prescan: a `charset=` inside another attribute's quoted value is no
+/// attribute.
+fn tag_attributes(rest: &str) -> Vec<(&str, String)> {
+    let mut attributes = Vec::new();
+    let mut rest = rest;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
+        if rest.is_empty() || rest.starts_with('>') {
+            return attributes;
+        }
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace() || c == '=' || c == '>' || c == '/')
+            .unwrap_or(rest.len())
+            .max(1);
+        let name = &rest[..end];
+        rest = rest[end..].trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let Some(after) = rest.strip_prefix('=') else {
+            attributes.push((name, String::new()));
+            continue;
+        };
+        let after = after.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let (value, tail) = match after.chars().next() {
+            Some(quote @ ('"' | '\'')) => {
+                let inner = &after[1..];
+                let close = inner.find(quote).unwrap_or(inner.len());
+                (&inner[..close], inner.get(close + 1..).unwrap_or(""))
+            }
+            _ => {
+                let stop = after
+                    .find(|c: char| c.is_ascii_whitespace() || c == '>')
+                    .unwrap_or(after.len());
+                after.split_at(stop)
+            }
+        };
+        attributes.push((name, value.to_owned()));
+        rest = tail;
+    }
 }
 
 /// The text of a redirect to another host (Claude Code's).
@@ -1104,6 +1172,14 @@ mod tests {
         );
         let markdown = convert(&deep, true);
         assert!(markdown.contains("text"), "{markdown}");
+        // Items of a list past the limit keep apart.
+        let items = format!(
+            "{}<li>one</li><li>two</li>{}",
+            "<ul><li>".repeat(12),
+            "</li></ul>".repeat(12)
+        );
+        let markdown = convert(&items, true);
+        assert!(!markdown.contains("onetwo"), "{markdown}");
         assert!(
             markdown
                 .lines()
@@ -1132,6 +1208,11 @@ mod tests {
                 "<script src=a.js charset=windows-1251></script><meta charset=utf-8>",
                 "café",
             ),
+            (
+                "<meta name=description content='Tip: send charset=windows-1251'><meta charset=\"utf-8\">",
+                "café",
+            ),
+            ("<meta charset=nonsense><meta charset=iso-8859-1>", "cafÃ©"),
         ] {
             let html = page(head);
             let text = decode_text(html.as_bytes(), "text/html", true);

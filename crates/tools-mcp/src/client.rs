@@ -337,10 +337,16 @@ fn kill_child(child: &SharedChild) {
 /// its stdout (`sleep 300 &` in a wrapper script) cannot keep the connection open: the
 /// stream ends, and a call in flight fails at once, with how the server ended, instead of
 /// waiting for its timeout. An exit with status 0 leaves the connection to its pipes: a
-/// launcher may have handed them to the real server. Ends with the connection.
+/// launcher may have handed them to the real server. The process is never reaped here (its
+/// status is read from `/proc` while it is a zombie): reaped, its id would be gone, and with
+/// it the name of the group [`kill_child`] and the close must still kill. Without `/proc`,
+/// nothing is watched. Ends with the connection.
 fn watch_for_a_failed_exit(child: &SharedChild) {
     /// How often the process is looked at: what a failed call may wait beyond its end.
     const EVERY: Duration = Duration::from_millis(100);
+    /// `exit_code`, the 52nd field of `/proc/PID/stat` (since Linux 3.5), in
+    /// [`tool_core::process::proc_stat`]'s fields (which start at the 3rd).
+    const EXIT_CODE: usize = 52 - 3;
     let child = Arc::downgrade(child);
     tokio::spawn(async move {
         loop {
@@ -348,25 +354,23 @@ fn watch_for_a_failed_exit(child: &SharedChild) {
             let Some(child) = child.upgrade() else {
                 return;
             };
-            let mut slot = lock(&child.process);
-            let Some(process) = slot.as_mut() else {
+            let slot = lock(&child.process);
+            // Gone, or reaped by someone else: nothing left to watch.
+            let Some(pid) = slot.as_ref().and_then(tokio::process::Child::id) else {
                 return;
             };
-            // Its id is gone once it is reaped: taken first, it still names the group
-            // (which cannot be reused while a member of it lives).
-            let pid = process.id();
-            match process.try_wait() {
-                Ok(None) => {}
-                Ok(Some(status)) => {
-                    if !status.success()
-                        && let Some(pid) = pid
-                    {
-                        tool_core::process::kill_process_group(pid);
-                    }
-                    return;
-                }
-                Err(_) => return,
+            let Some(fields) = tool_core::process::proc_stat(pid) else {
+                return;
+            };
+            if fields.first().map(String::as_str) != Some("Z") {
+                continue;
             }
+            // A wait status: 0 is an exit with status 0, anything else a failure.
+            let status = fields.get(EXIT_CODE).and_then(|f| f.parse::<i64>().ok());
+            if status.is_some_and(|s| s != 0) {
+                tool_core::process::kill_process_group(pid);
+            }
+            return;
         }
     });
 }
@@ -1828,10 +1832,10 @@ impl ServerConn {
             (_, Some(end)) => format!("{}; {end}", self.plain_error(&e)),
             (_, None) => self.plain_error(&e),
         };
-        // A session the server refused twice (rmcp sent the request again in a new one):
-        // refused before it ran, each time.
+        // A session the server refused (rmcp may have sent the request again in a new one,
+        // or found no new one to send it in): refused before it ran, each time.
         let sent = if crate::http::is_session_refusal(&e) {
-            "The request was sent twice and refused both times before it ran"
+            "The server refused the request before it ran"
         } else {
             "The request was not retried (it may or may not have taken effect)"
         };

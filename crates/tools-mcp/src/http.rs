@@ -161,7 +161,7 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
         Some(StreamableHttpError::Client(e)) => return with_causes(e),
         Some(StreamableHttpError::SessionExpired) => {
             return "the server did not know the session (HTTP 404, or 400 with a session \
-                    error), also when the request was sent again in a new session"
+                    error), and a new one did not mend it"
                 .to_owned();
         }
         Some(StreamableHttpError::UnexpectedContentType(content_type)) => {
@@ -183,8 +183,8 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
 }
 
 /// Whether `error` (rmcp's wrappers followed down) is a lost session that a new session did
-/// not mend: the server refused the request at its transport, in both sessions, before it
-/// read it as a request.
+/// not mend: the server refused the request at its transport (each time it was sent: once,
+/// or again in the new session) before it read it as a request.
 pub(crate) fn is_session_refusal(error: &(dyn Error + 'static)) -> bool {
     if let Some(ServiceError::TransportSend(e)) = error.downcast_ref::<ServiceError>() {
         return is_session_refusal(&*e.error);

@@ -125,7 +125,7 @@ async fn credentials_in_a_server_url_stay_out_of_errors_after_initialize() {
 
 /// A server that answers a call with "no such session" (404), also in the new session the
 /// client opens to send it again: the call fails naming the refusal, and says the request
-/// was sent twice and refused before it ran (not that it was never retried).
+/// was refused before it ran (not that it was never retried, though it was sent twice).
 #[tokio::test]
 async fn a_call_refused_for_its_session_twice_says_so() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,7 +139,7 @@ async fn a_call_refused_for_its_session_twice_says_so() {
         .to_string();
     assert!(err.contains("did not know the session"), "{err}");
     assert!(
-        err.contains("sent twice and refused both times before it ran"),
+        err.contains("The server refused the request before it ran"),
         "{err}"
     );
     assert!(!err.contains("not retried"), "{err}");

@@ -399,6 +399,56 @@ for line in sys.stdin:
     manager.shutdown().await;
 }
 
+/// A launcher that hands its pipes to the real server and exits with status 0 (`server &`
+/// in a wrapper): the connection lives on the server, and the close still ends the server
+/// that ignores the end of its input (its group is killed: the launcher's status was read
+/// without reaping it, so its id still names the group).
+#[tokio::test]
+async fn a_server_a_launcher_handed_its_pipes_to_ends_with_the_manager() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("stubborn.py");
+    std::fs::write(
+        &script,
+        r#"import sys, json, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "stubborn", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "ping", "description": "p", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "pong"}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+time.sleep(1000)
+"#,
+    )
+    .unwrap();
+    let launcher = format!(
+        "exec 3<&0; python3 '{}' <&3 3<&- & exit 0",
+        script.display()
+    );
+    let config = ServerConfig::stdio("handed", "sh", ["-c", launcher.as_str()]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    // Past the watcher's look at the launcher's exit.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let r = call(&tool(&manager, "mcp__handed__ping"), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.data.content.joined_text(), "pong");
+    manager.shutdown().await;
+    let marker = script.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !processes_with_arg(&marker).is_empty() {
+        assert!(Instant::now() < deadline, "the server outlived the manager");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn garbage_on_stdout_is_skipped() {
     let manager = tiny(&["--garbage"], opts()).await;

@@ -119,8 +119,7 @@ fn mark_for_cache(message: &mut Value) {
 
 /// Whether prompt caching is turned off (`DISABLE_PROMPT_CACHING`, as in Claude Code).
 pub fn prompt_caching_disabled() -> bool {
-    std::env::var("DISABLE_PROMPT_CACHING")
-        .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+    std::env::var("DISABLE_PROMPT_CACHING").is_ok_and(|v| tool_core::env_truthy(&v))
 }
 
 /// A response as it streams: each item is an event, or the error that ended the stream.

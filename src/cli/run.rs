@@ -90,16 +90,10 @@ fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
             (bytes, "standard input".to_owned())
         }
     };
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            eoutln!(
-                "toolwright run: {name} is not valid UTF-8 (first bad byte at offset {}): read with U+FFFD in place of the bad bytes",
-                e.utf8_error().valid_up_to()
-            );
-            String::from_utf8_lossy(e.as_bytes()).into_owned()
-        }
-    })
+    let mut decoder = Utf8Decoder::named(name);
+    let mut text = decoder.decode(&bytes);
+    text.push_str(&decoder.finish());
+    Ok(text)
 }
 
 /// The model turn to run: read whole (a file, or `--pace`), or from standard input as it
@@ -156,7 +150,7 @@ fn read_stdin_live() -> (
     });
     let (item_tx, items) = tokio::sync::mpsc::unbounded_channel();
     let reader = tokio::spawn(async move {
-        let mut decoder = Utf8Decoder::default();
+        let mut decoder = Utf8Decoder::named("standard input".to_owned());
         let mut parser = TurnParser::new(Duration::ZERO);
         let send = |items: Vec<(Duration, TurnItem)>| {
             for (_, item) in items {
@@ -197,11 +191,13 @@ fn read_stdin_live() -> (
     (items, reader)
 }
 
-/// UTF-8 decoding of input that arrives in pieces: a character split between two reads is
-/// kept whole, and each invalid sequence becomes one U+FFFD (as
-/// [`String::from_utf8_lossy`] does), the first with a warning.
+/// UTF-8 decoding of input that arrives in pieces (or whole): a character split between two
+/// reads is kept whole, and each invalid sequence becomes one U+FFFD (as
+/// [`String::from_utf8_lossy`] does), the first with a warning naming the input.
 #[derive(Default)]
 struct Utf8Decoder {
+    /// What the warning calls the input (`standard input`, a file's path).
+    name: String,
     /// The start of a character whose last bytes have not come yet.
     carry: Vec<u8>,
     /// Bytes decoded before `carry`.
@@ -211,11 +207,25 @@ struct Utf8Decoder {
 }
 
 impl Utf8Decoder {
+    fn named(name: String) -> Self {
+        Self {
+            name,
+            ..Self::default()
+        }
+    }
+
     fn decode(&mut self, bytes: &[u8]) -> String {
-        let mut input = std::mem::take(&mut self.carry);
-        input.extend_from_slice(bytes);
-        let mut out = String::with_capacity(input.len());
-        let mut rest = input.as_slice();
+        // Joined only when a character was cut at the end of the last piece.
+        let joined;
+        let mut rest = if self.carry.is_empty() {
+            bytes
+        } else {
+            let mut carry = std::mem::take(&mut self.carry);
+            carry.extend_from_slice(bytes);
+            joined = carry;
+            joined.as_slice()
+        };
+        let mut out = String::with_capacity(rest.len());
         loop {
             match std::str::from_utf8(rest) {
                 Ok(text) => {
@@ -256,7 +266,8 @@ impl Utf8Decoder {
         if self.first_bad.is_none() {
             self.first_bad = Some(offset);
             eoutln!(
-                "toolwright run: standard input is not valid UTF-8 (first bad byte at offset {offset}): read with U+FFFD in place of the bad bytes"
+                "toolwright run: {} is not valid UTF-8 (first bad byte at offset {offset}): read with U+FFFD in place of the bad bytes",
+                self.name
             );
         }
     }

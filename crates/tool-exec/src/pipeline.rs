@@ -1076,12 +1076,7 @@ impl Pipeline {
             // Stopped while its PermissionRequest hooks ran (a user interrupt before its tool
             // started): no question is put.
             PermissionResult::Ask { .. } if hooks_ctx.is_cancelled() => {
-                return Resolved::Rejected {
-                    message: REJECT_MESSAGE.to_owned(),
-                    source: WITHDRAWN,
-                    interrupt: false,
-                    reason: None,
-                };
+                return Resolved::withdrawn();
             }
             ask @ PermissionResult::Ask { .. } => {
                 let prompt =
@@ -1121,14 +1116,7 @@ impl Pipeline {
                     // Cancelled while the user was being asked: the prompt is withdrawn, not
                     // answered. No user rejection, so this does not stop the turn by itself
                     // (whoever cancelled decides that); the executor shows why it ended.
-                    None => {
-                        return Resolved::Rejected {
-                            message: REJECT_MESSAGE.to_owned(),
-                            source: WITHDRAWN,
-                            interrupt: false,
-                            reason: None,
-                        };
-                    }
+                    None => return Resolved::withdrawn(),
                 }
             }
             other => other,
@@ -1284,7 +1272,7 @@ impl ToolStart {
     }
 
     /// The executor's interrupt: `true` when the tool had not started (it now never will,
-    /// and its PreToolUse hooks are stopped).
+    /// and its hooks, PreToolUse or PermissionRequest, are stopped).
     pub(crate) fn stop(&self) -> bool {
         use std::sync::atomic::Ordering;
         let stopped = self
@@ -1324,6 +1312,19 @@ enum Resolved {
         interrupt: bool,
         reason: Option<DecisionReason>,
     },
+}
+
+impl Resolved {
+    /// A question withdrawn unanswered, or never put (the call was cancelled or stopped):
+    /// no user rejection, so it does not stop the turn by itself.
+    fn withdrawn() -> Self {
+        Self::Rejected {
+            message: REJECT_MESSAGE.to_owned(),
+            source: WITHDRAWN,
+            interrupt: false,
+            reason: None,
+        }
+    }
 }
 
 /// A hook's updated input as the permission checks must see it: through the tool's schema

@@ -383,12 +383,12 @@ async fn fetch(
                         "{current} answered {status} without a Location header"
                     ))
                 })?;
-            let location = String::from_utf8(location.as_bytes().to_vec()).map_err(|_| {
+            let location = std::str::from_utf8(location.as_bytes()).map_err(|_| {
                 ToolError::msg(format!(
                     "{current} answered {status} with a Location that is not UTF-8 text"
                 ))
             })?;
-            let next = current.join(&location).map_err(|e| {
+            let next = current.join(location).map_err(|e| {
                 ToolError::msg(format!(
                     "{current} redirects to an invalid URL {location}: {e}"
                 ))

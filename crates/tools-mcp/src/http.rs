@@ -151,11 +151,8 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
             other => other.to_string(),
         };
     }
-    if let Some(ServiceError::TransportSend(e)) = error.downcast_ref::<ServiceError>() {
-        return without_type_names(&*e.error);
-    }
-    if let Some(e) = error.downcast_ref::<DynamicTransportError>() {
-        return without_type_names(&*e.error);
+    if let Some(inner) = transport_wrapped(error) {
+        return without_type_names(inner);
     }
     match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(e)) => return with_causes(e),
@@ -182,15 +179,23 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
     error.to_string()
 }
 
+/// The error rmcp's transport wrappers (a failed send, the dynamic transport) hold, if
+/// `error` is one of them.
+fn transport_wrapped<'a>(error: &'a (dyn Error + 'static)) -> Option<&'a (dyn Error + 'static)> {
+    if let Some(ServiceError::TransportSend(e)) = error.downcast_ref::<ServiceError>() {
+        return Some(&*e.error);
+    }
+    error
+        .downcast_ref::<DynamicTransportError>()
+        .map(|e| &*e.error as &(dyn Error + 'static))
+}
+
 /// Whether `error` (rmcp's wrappers followed down) is a lost session that a new session did
 /// not mend: the server refused the request at its transport (each time it was sent: once,
 /// or again in the new session) before it read it as a request.
 pub(crate) fn is_session_refusal(error: &(dyn Error + 'static)) -> bool {
-    if let Some(ServiceError::TransportSend(e)) = error.downcast_ref::<ServiceError>() {
-        return is_session_refusal(&*e.error);
-    }
-    if let Some(e) = error.downcast_ref::<DynamicTransportError>() {
-        return is_session_refusal(&*e.error);
+    if let Some(inner) = transport_wrapped(error) {
+        return is_session_refusal(inner);
     }
     matches!(
         error.downcast_ref::<StreamableHttpError<reqwest::Error>>(),

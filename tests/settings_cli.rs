@@ -314,6 +314,60 @@ fn a_refused_ask_says_why_and_whether_a_rule_could_help() {
     );
 }
 
+/// A Bash call's own PostToolUse and PostToolUseFailure hooks run where its `cd` took the
+/// session, and say so in `cwd`, as in Claude Code, whose Bash moves the process before the
+/// hooks run: a hook that lints "the directory the agent is in" looks at the right one.
+#[test]
+fn post_hooks_see_the_directory_a_cd_moved_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    let log = root.join("hooks.log");
+    // Each hook appends its event, its input's `cwd` and the directory it runs in.
+    let hook = format!(
+        r#"python3 -c 'import json,os,sys; i=json.load(sys.stdin); open("{}","a").write(json.dumps([i["hook_event_name"], i["tool_input"]["command"], i["cwd"], os.getcwd()])+"\n")'"#,
+        log.display()
+    );
+    let settings = json!({"hooks": {
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}],
+        "PostToolUseFailure": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}],
+    }})
+    .to_string();
+    std::fs::write(root.join("post-settings.json"), &settings).unwrap();
+    let calls = [
+        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cd a && echo moved"}}),
+        json!({"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "cd b && false"}}),
+        json!({"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "pwd"}}),
+    ];
+    let stdin: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let out = bash(
+        &root,
+        "exec \"$TW\" run --mode bypassPermissions --settings post-settings.json -",
+        &stdin,
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&root.join("a/b").display().to_string()),
+        "{stdout}"
+    );
+    let seen: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |p: &str| root.join(p).display().to_string();
+    assert_eq!(
+        seen,
+        [
+            json!(["PostToolUse", "cd a && echo moved", at("a"), at("a")]),
+            json!(["PostToolUseFailure", "cd b && false", at("a/b"), at("a/b")]),
+            json!(["PostToolUse", "pwd", at("a/b"), at("a/b")]),
+        ],
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop
 /// does before its next request: the hook sees every call with the result the model would
 /// see, its context follows the results, and a block is reported. Not after a hook's stop.

@@ -2,6 +2,7 @@
 //! context modifier.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -11,17 +12,43 @@ use crate::context::ToolUseContext;
 /// A change to the context that applies after the call, before the next tool starts
 /// (for example Bash's working directory). Honoured only for tools that are not
 /// concurrency-safe; the executor drops (and traces) one from a concurrency-safe tool.
-pub struct ContextModifier(Box<dyn FnOnce(ToolUseContext) -> ToolUseContext + Send + Sync>);
+pub struct ContextModifier {
+    change: Box<dyn FnOnce(ToolUseContext) -> ToolUseContext + Send + Sync>,
+    /// The working directory the change moves to, when it is a move ([`Self::cwd`]).
+    cwd: Option<PathBuf>,
+}
 
 impl ContextModifier {
     /// Wraps a function from the old context to the new one.
     pub fn new(f: impl FnOnce(ToolUseContext) -> ToolUseContext + Send + Sync + 'static) -> Self {
-        Self(Box::new(f))
+        Self {
+            change: Box::new(f),
+            cwd: None,
+        }
+    }
+
+    /// A move to another working directory (a Bash `cd`, a worktree). Unlike a change made
+    /// with [`new`](Self::new), its effect is known before it applies: the call's own
+    /// PostToolUse (or PostToolUseFailure) hooks already run there and see it as their
+    /// `cwd`, as in Claude Code, where the call moved the process itself.
+    pub fn cwd(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        let to = dir.clone();
+        Self {
+            change: Box::new(move |ctx| ctx.with_cwd(to)),
+            cwd: Some(dir),
+        }
+    }
+
+    /// The working directory this change moves to, if it is a move made with
+    /// [`cwd`](Self::cwd).
+    pub fn new_cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
     }
 
     /// Applies the modifier.
     pub fn apply(self, ctx: ToolUseContext) -> ToolUseContext {
-        (self.0)(ctx)
+        (self.change)(ctx)
     }
 }
 
@@ -143,6 +170,12 @@ impl<T> ToolResult<T> {
         f: impl FnOnce(ToolUseContext) -> ToolUseContext + Send + Sync + 'static,
     ) -> Self {
         self.context_modifier = Some(ContextModifier::new(f));
+        self
+    }
+
+    /// Adds a context change made beforehand, such as a move ([`ContextModifier::cwd`]).
+    pub fn with_context_change(mut self, modifier: ContextModifier) -> Self {
+        self.context_modifier = Some(modifier);
         self
     }
 

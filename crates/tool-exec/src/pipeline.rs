@@ -643,7 +643,8 @@ impl Pipeline {
                 };
                 let content = result.data.content.or_empty_notice(tool.name());
                 let structured = &result.data.structured;
-                let mut post = post_hooks(&ctx, |hook_ctx| async move {
+                let hook_ctx = moved(&ctx, result.context_modifier.as_ref(), &schedule);
+                let mut post = post_hooks(&hook_ctx, |hook_ctx| async move {
                     self.hooks
                         .post_tool_use(call, structured, &hook_ctx)
                         .instrument(tracing::info_span!("hooks", event = "PostToolUse"))
@@ -721,7 +722,8 @@ impl Pipeline {
                 let (error, context_modifier) = error.take_context_change();
                 let text = error.to_model_text();
                 let is_interrupt = error.is_cancelled();
-                let post = post_hooks(&ctx, |hook_ctx| {
+                let hook_ctx = moved(&ctx, context_modifier.as_ref(), &schedule);
+                let post = post_hooks(&hook_ctx, |hook_ctx| {
                     let text = &text;
                     async move {
                         self.hooks
@@ -1166,6 +1168,21 @@ enum CallError {
 /// Where an ask goes after the PermissionRequest hooks: on to the user (with the input to
 /// show), or settled by a hook.
 type AfterPermissionRequest = Result<(Value, PermissionResult), Resolved>;
+
+/// The context a call's PostToolUse or PostToolUseFailure hooks run in: where the call
+/// moved, when it moved (a Bash `cd`) and the move will hold (the call ran alone, so the
+/// executor applies its change; a cancelled call's is dropped), as in Claude Code, whose
+/// Bash moves the process itself before the hooks run.
+fn moved(
+    ctx: &ToolUseContext,
+    change: Option<&ContextModifier>,
+    schedule: &Schedule,
+) -> ToolUseContext {
+    match change.and_then(ContextModifier::new_cwd) {
+        Some(dir) if !schedule.concurrency_safe && !ctx.is_cancelled() => ctx.clone().with_cwd(dir),
+        _ => ctx.clone(),
+    }
+}
 
 /// Runs a call's post hooks (`run` gets the context to run them in). Those hooks report on the
 /// call that ended (PostToolUseFailure with `is_interrupt`), so for a cancelled call (an

@@ -325,8 +325,7 @@ impl TypedTool for Bash {
                 Ok(r) => {
                     push(&mut r.data.stderr);
                     if r.context_modifier.is_none() {
-                        r.context_modifier =
-                            Some(tool_core::ContextModifier::new(move |ctx| ctx.with_cwd(to)));
+                        r.context_modifier = Some(tool_core::ContextModifier::cwd(to));
                     }
                 }
                 Err(error) => {
@@ -336,9 +335,7 @@ impl TypedTool for Bash {
                         push(stderr);
                     }
                     // The session moves to where this command ran, unless it moved on.
-                    let change = change.unwrap_or_else(|| {
-                        tool_core::ContextModifier::new(move |ctx| ctx.with_cwd(to))
-                    });
+                    let change = change.unwrap_or_else(|| tool_core::ContextModifier::cwd(to));
                     *error = inner.with_context_change(change);
                 }
             }
@@ -1136,9 +1133,7 @@ fn finish(
         // A `cd` before the failure holds, as in the shell (`cd build && make` failing
         // leaves the next command in build).
         return Err(match new_cwd {
-            Some(dir) => error.with_context_change(tool_core::ContextModifier::new(move |ctx| {
-                ctx.with_cwd(dir)
-            })),
+            Some(dir) => error.with_context_change(tool_core::ContextModifier::cwd(dir)),
             None => error,
         });
     }
@@ -1155,7 +1150,7 @@ fn finish(
     };
     let result = ToolResult::new(output);
     Ok(match new_cwd {
-        Some(dir) => result.with_context_modifier(move |ctx| ctx.with_cwd(dir)),
+        Some(dir) => result.with_context_change(tool_core::ContextModifier::cwd(dir)),
         None => result,
     })
 }

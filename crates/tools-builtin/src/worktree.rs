@@ -525,7 +525,7 @@ impl TypedTool for EnterWorktree {
         };
         let dir = active.worktree_path.clone();
         set_active(&ctx, Some(active));
-        Ok(ToolResult::new(output).with_context_modifier(move |ctx| ctx.with_cwd(dir)))
+        Ok(ToolResult::new(output).with_context_change(tool_core::ContextModifier::cwd(dir)))
     }
 
     fn to_content(&self, output: &EnterWorktreeOutput) -> tool_core::ToolResultContent {
@@ -749,7 +749,7 @@ impl TypedTool for ExitWorktree {
             message,
         };
         let dir = active.original_cwd;
-        Ok(ToolResult::new(output).with_context_modifier(move |ctx| ctx.with_cwd(dir)))
+        Ok(ToolResult::new(output).with_context_change(tool_core::ContextModifier::cwd(dir)))
     }
 
     fn to_content(&self, output: &ExitWorktreeOutput) -> tool_core::ToolResultContent {

@@ -563,6 +563,24 @@ fn push_user_text(messages: &mut Vec<Value>, text: String) {
     }
 }
 
+/// Writes an interrupt that came between two requests (while hooks ran after the tools)
+/// into the conversation: after tool results, as a stop for tool use, as Claude Code does
+/// when its tools end with the turn aborted; otherwise as an interrupted request.
+fn interrupted_between_turns(messages: &mut Vec<Value>) {
+    let after_tools = messages.last().is_some_and(|m| {
+        m["role"] == "user"
+            && m["content"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+    });
+    let text = if after_tools {
+        INTERRUPT_MESSAGE_FOR_TOOL_USE
+    } else {
+        INTERRUPT_MESSAGE
+    };
+    push_user_text(messages, text.to_owned());
+}
+
 impl AgentLoop {
     /// A loop calling `client`, running tools through `pipeline`, with `config`.
     pub fn new(client: Arc<dyn ModelClient>, pipeline: Arc<Pipeline>, config: LoopConfig) -> Self {
@@ -740,6 +758,7 @@ impl AgentLoop {
                 break Stop::Cancelled;
             }
             if interrupt.is_cancelled() {
+                interrupted_between_turns(&mut outcome.messages);
                 break Stop::Interrupted;
             }
             if outcome.turns >= self.config.max_turns {
@@ -805,7 +824,12 @@ impl AgentLoop {
             let stream = tokio::select! {
                 biased;
                 () = hard.cancelled() => break Stop::Cancelled,
-                () = interrupt.cancelled() => break Stop::Interrupted,
+                () = interrupt.cancelled() => {
+                    // Before any answer (a retry's wait, a slow first byte): the request
+                    // was interrupted, and the conversation says so.
+                    push_user_text(&mut outcome.messages, INTERRUPT_MESSAGE.to_owned());
+                    break Stop::Interrupted;
+                }
                 stream = self.client.stream(&request) => stream,
             };
             let stream = match stream {

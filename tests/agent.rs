@@ -1744,6 +1744,51 @@ fn an_interrupt_before_any_content_keeps_the_roles_alternating() {
     assert_eq!(text_of(&messages[0]), "go\n[Request interrupted by user]");
 }
 
+/// Ctrl-C while the loop waits to retry an overloaded API: the run ends at once, and the
+/// conversation says it was interrupted, as it does when the interrupt comes mid-response.
+#[test]
+fn an_interrupt_during_a_retry_wait_is_written_into_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|_, _| {
+        Reply::Status(
+            529,
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                .to_string(),
+        )
+    });
+    let mut child = agent_command(&url, dir.path(), &["--json"], "go")
+        .env("CLAUDE_CODE_MAX_RETRIES", "10")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Three answers so far: the loop now waits about two seconds before the fourth try.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while seen.lock().unwrap().len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the retries did not come"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(15),
+        "the interrupt did not end the run",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["stop"], "interrupted by the user");
+    let messages = result["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(text_of(&messages[0]), "go\n[Request interrupted by user]");
+}
+
 /// The model is told which skills exist (name and description, as Claude Code lists them),
 /// ahead of the prompt: it cannot call a skill it has never heard of.
 #[test]

@@ -595,11 +595,19 @@ impl Driver {
         }
     }
 
-    /// Whether `tool_use` is a read-only call (a panicking flag reads as "not read-only").
-    fn is_read_only(&self, tool_use: &ToolUse) -> bool {
+    /// Whether `tool_use` ran as a read-only call: judged on the input it ran with (a hook's
+    /// or the user's rewrite, else the model's after the schema step's repairs, such as a
+    /// `"timeout": "60000"` read as a number), as its permission and scheduling were. A
+    /// panicking flag reads as "not read-only".
+    fn ran_read_only(&self, tool_use: &ToolUse, outcome: &CallOutcome) -> bool {
         find_tool(self.ctx.tools(), &tool_use.name).is_some_and(|tool| {
-            std::panic::catch_unwind(AssertUnwindSafe(|| tool.is_read_only(&tool_use.input)))
-                .unwrap_or(false)
+            std::panic::catch_unwind(AssertUnwindSafe(|| match &outcome.input_rewritten {
+                Some(input) => tool.is_read_only(input),
+                None => tool
+                    .parse_input(tool_use.input.clone())
+                    .is_ok_and(|input| tool.is_read_only(&input)),
+            }))
+            .unwrap_or(false)
         })
     }
 
@@ -781,7 +789,9 @@ impl Driver {
             && match self.config.sibling_policy {
                 SiblingPolicy::BashFailure => {
                     let tool_use = &self.records[index].tool_use;
-                    outcome.call_failed() && tool_use.name == "Bash" && !self.is_read_only(tool_use)
+                    outcome.call_failed()
+                        && tool_use.name == "Bash"
+                        && !self.ran_read_only(tool_use, &outcome)
                 }
                 SiblingPolicy::AnyError => outcome.result.is_error,
                 SiblingPolicy::Never => false,

@@ -70,7 +70,7 @@ pub enum StreamError {
     /// The stream ended without `message_stop`.
     #[error("the stream ended before message_stop (truncated response)")]
     Truncated,
-    /// One event (a line, its data, or a tool_use block's accumulated input) passed
+    /// One event (a line, its data, or the accumulated input of the open tool_use blocks) passed
     /// [`MAX_EVENT_BYTES`]: a response no model sends, which would otherwise grow without
     /// bound.
     #[error(
@@ -84,9 +84,9 @@ pub enum StreamError {
     },
 }
 
-/// The most one line, one event's data, or one tool_use block's input may hold (32 MiB): far
-/// past what a model writes in one response, and a bound on what a broken or hostile
-/// endpoint can make the parser keep.
+/// The most one line, one event's data, or the inputs of the tool_use blocks open at once may
+/// hold (32 MiB): far past what a model writes in one response, and a bound on what a broken
+/// or hostile endpoint can make the parser keep.
 pub const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
 
 fn too_large(what: &'static str) -> StreamError {
@@ -116,6 +116,8 @@ pub struct AnthropicStream {
     data: String,
     data_line: usize,
     blocks: HashMap<u64, Block>,
+    /// The bytes of input the open tool_use blocks hold between them.
+    open_input: usize,
     stopped: bool,
     failed: Option<StreamError>,
 }
@@ -341,9 +343,10 @@ impl AnthropicStream {
                 match (self.blocks.get_mut(&i), delta["type"].as_str()) {
                     (Some(Block::ToolUse { json: acc, .. }), Some("input_json_delta")) => {
                         let part = delta["partial_json"].as_str().unwrap_or_default();
-                        if acc.len() + part.len() > MAX_EVENT_BYTES {
+                        if self.open_input + part.len() > MAX_EVENT_BYTES {
                             return Err(too_large("tool_use input"));
                         }
+                        self.open_input += part.len();
                         acc.push_str(part);
                     }
                     (Some(Block::Text), Some("text_delta")) => {
@@ -368,6 +371,7 @@ impl AnthropicStream {
                         name,
                         json: raw,
                     }) => {
+                        self.open_input -= raw.len();
                         let input = if raw.trim().is_empty() {
                             Value::Object(serde_json::Map::new())
                         } else {
@@ -558,6 +562,37 @@ mod tests {
         let mut refused = None;
         for _ in 0..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
             if let Err(e) = parser.feed(&delta) {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert_eq!(refused, Some(too_large("tool_use input")));
+        // The bound holds for the open blocks together: many blocks, opened and never
+        // closed, each under the limit, cannot hold more than it between them. A block that
+        // stops gives back what it held.
+        let mut parser = AnthropicStream::new();
+        let start = |i: usize| {
+            format!(
+                "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"t{i}\",\"name\":\"Write\",\"input\":{{}}}}}}\n\n"
+            )
+        };
+        let delta = |i: usize| {
+            format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{i},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}}}\n\n",
+                "y".repeat(4 * 1024 * 1024)
+            )
+        };
+        let stop =
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n";
+        for _ in 0..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
+            parser.feed(&start(0)).unwrap();
+            parser.feed(&delta(0)).unwrap();
+            parser.feed(stop).unwrap();
+        }
+        let mut refused = None;
+        for i in 1..(MAX_EVENT_BYTES / (4 * 1024 * 1024) + 2) {
+            parser.feed(&start(i)).unwrap();
+            if let Err(e) = parser.feed(&delta(i)) {
                 refused = Some(e);
                 break;
             }

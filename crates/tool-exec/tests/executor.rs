@@ -884,14 +884,18 @@ async fn a_bash_call_that_never_ran_cancels_no_sibling() {
 }
 
 /// A read-only Bash command that fails (`ls docs` with no docs) cancels no sibling (Claude
-/// Code since 2.1.128): a model exploring in parallel keeps its other results.
+/// Code since 2.1.128): a model exploring in parallel keeps its other results. Read-only is
+/// judged on the input the call ran with, after the schema step's repairs (a model's
+/// `"timeout": "60000"`), not on the model's raw input.
 #[tokio::test(start_paused = true)]
 async fn a_failed_read_only_bash_command_cancels_no_sibling() {
     use std::borrow::Cow;
     use tool_core::{
-        MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext, async_trait,
+        InputError, MaxResultSize, ProgressSender, Tool, ToolError, ToolResult, ToolUseContext,
+        async_trait,
     };
-    /// A "Bash" whose command is read-only when it says `ls` and always fails.
+    /// A "Bash" whose command is read-only when it says `ls` and always fails; its schema
+    /// step trims the command.
     struct FailingBash;
     #[async_trait]
     impl Tool for FailingBash {
@@ -913,6 +917,15 @@ async fn a_failed_read_only_bash_command_cancels_no_sibling() {
         fn is_read_only(&self, input: &serde_json::Value) -> bool {
             input["command"] == "ls docs"
         }
+        fn parse_input(
+            &self,
+            mut input: serde_json::Value,
+        ) -> Result<serde_json::Value, InputError> {
+            if let Some(command) = input["command"].as_str() {
+                input["command"] = command.trim().into();
+            }
+            Ok(input)
+        }
         async fn call(
             &self,
             _: serde_json::Value,
@@ -922,7 +935,11 @@ async fn a_failed_read_only_bash_command_cancels_no_sibling() {
             Err(ToolError::msg("ls: cannot access 'docs': No such file"))
         }
     }
-    for (command, cancelled) in [("ls docs", false), ("make docs", true)] {
+    for (command, cancelled) in [
+        ("ls docs", false),
+        (" ls docs ", false),
+        ("make docs", true),
+    ] {
         let log = Arc::default();
         let mut tools: Vec<Arc<dyn tool_core::Tool>> = common::tools(&log)
             .into_iter()

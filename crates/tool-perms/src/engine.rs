@@ -54,6 +54,7 @@ impl PathRoots {
             .iter()
             .map(|d| d.join("settings.json"))
             .chain(managed_files)
+            .chain(user_state_files(home.as_deref(), user_config_dir.as_deref()))
             .collect();
         Self {
             cwd: cwd.into(),
@@ -80,6 +81,19 @@ pub(crate) fn managed_paths(managed: &Path) -> ([PathBuf; 2], PathBuf) {
         ],
         managed.join("managed-settings.d"),
     )
+}
+
+/// The user's state file, `.claude.json`, wherever a session may read it: beside the user
+/// config dir (`$CLAUDE_CONFIG_DIR/.claude.json`) and in the home (`~/.claude.json`, when
+/// that variable is not set). It records which folders are trusted and holds the user's and
+/// local MCP servers, whose commands the next session runs unasked: writing it, or the file
+/// it links to, is a safety check as writing a settings file is.
+pub(crate) fn user_state_files(home: Option<&Path>, user_config_dir: Option<&Path>) -> Vec<PathBuf> {
+    user_config_dir
+        .into_iter()
+        .chain(home)
+        .map(|dir| dir.join(".claude.json"))
+        .collect()
 }
 
 /// A rule that could not be used, with where it came from and why.

@@ -588,6 +588,10 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     if let Some(dir) = &sources.user_config_dir {
         settings_files.push(dir.join("settings.json"));
     }
+    settings_files.extend(crate::engine::user_state_files(
+        sources.home.as_deref(),
+        sources.user_config_dir.as_deref(),
+    ));
     // The managed files are protected before they exist too: a new one would be read by the
     // next session at the highest precedence.
     let mut settings_dirs = Vec::new();

@@ -1401,6 +1401,65 @@ async fn path_rules_match_decomposed_names_on_disk() {
     }
 }
 
+/// The user's state file, `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json` when that is
+/// set), records which folders are trusted and holds the user's MCP servers, whose commands
+/// the next session runs unasked: writing it is a safety check even in bypass mode, and so
+/// is writing the file it links to (a dotfiles checkout), by Write and by Bash alike.
+#[tokio::test]
+async fn the_trust_record_is_protected_where_its_link_leads() {
+    let fx = Fixture::new();
+    let dotfiles = fx.out.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let config = fx.home.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    for (link, target) in [
+        (fx.home.join(".claude.json"), dotfiles.join("claude-state.json")),
+        (config.join(".claude.json"), dotfiles.join("config-state.json")),
+    ] {
+        std::fs::write(&target, "{}").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+    }
+    // Without CLAUDE_CONFIG_DIR (the user config dir is ~/.claude) and with it.
+    for (user_config_dir, record) in [
+        (fx.home.join(".claude"), dotfiles.join("claude-state.json")),
+        (config.clone(), dotfiles.join("config-state.json")),
+    ] {
+        let sources = SettingsSources {
+            project_dir: fx.proj.clone(),
+            home: Some(fx.home.clone()),
+            user_config_dir: Some(user_config_dir.clone()),
+            managed_dir: None,
+            flag_settings: vec![],
+            inline: vec![],
+            project_trusted: true,
+        };
+        let loaded = load_permissions(&sources);
+        let engine = loaded.engine();
+        let ctx = ToolUseContext::new(&fx.proj)
+            .with_home(Some(fx.home.clone()))
+            .with_permission(ToolPermissionContext {
+                mode: PermissionMode::BypassPermissions,
+                ..loaded.context.clone()
+            });
+        let write = probe(&fx, "Write");
+        let bash = probe(&fx, "Bash");
+        let r = record.display();
+        for (tool, input, want) in [
+            (&write, json!({"file_path": record, "content": "{}"}), "ask"),
+            (&bash, json!({"command": format!("echo '{{}}' > {r}")}), "ask"),
+            (&bash, json!({"command": format!("sed -i s/a/b/ {r}")}), "ask"),
+            (
+                &write,
+                json!({"file_path": dotfiles.join("notes.txt"), "content": "x"}),
+                "allow",
+            ),
+        ] {
+            let got = engine.decide(tool, &input, &ctx).await;
+            assert_eq!(behavior(&got), want, "{}: {input}: {got:?}", user_config_dir.display());
+        }
+    }
+}
+
 /// The managed settings files are settings of the session before they exist: writing
 /// `managed-settings.json`, `managed-mcp.json` or a new drop-in in `managed-settings.d`
 /// (read next time at the highest precedence) is a safety check even in bypass mode, by Write and by Bash alike.

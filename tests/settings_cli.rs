@@ -368,6 +368,58 @@ fn post_hooks_see_the_directory_a_cd_moved_to() {
     );
 }
 
+/// A PermissionRequest hook's `updatedPermissions` that cannot all be applied (here a
+/// malformed WebFetch rule) are reported to the user, not dropped in silence; the call the
+/// hook allowed runs, and the rules that could be applied hold.
+#[test]
+fn permission_updates_a_hook_could_not_apply_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
+        "behavior": "allow",
+        "updatedPermissions": [{"type": "addRules", "behavior": "allow", "destination": "session",
+            "rules": [{"toolName": "WebFetch", "ruleContent": "example.com"}, {"toolName": "Bash", "ruleContent": "touch:*"}]}],
+    }}});
+    let settings = json!({"hooks": {"PermissionRequest": [{"hooks": [
+        {"type": "command", "command": format!("cat > /dev/null; echo '{answer}'; touch asked-$$")},
+    ]}]}});
+    std::fs::write(root.join("pr-settings.json"), settings.to_string()).unwrap();
+    let calls = [
+        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "touch one"}}),
+        json!({"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "touch two"}}),
+    ];
+    let stdin: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let out = bash(
+        &root,
+        "exec \"$TW\" run --settings pr-settings.json -",
+        &stdin,
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        root.join("one").exists() && root.join("two").exists(),
+        "{err}"
+    );
+    assert!(
+        err.contains("PermissionRequest hook: its updatedPermissions were not all applied")
+            && err.contains("WebFetch(example.com)")
+            && err.contains("domain:"),
+        "{err}"
+    );
+    // The Bash rule was added: the second call was not put to the hook.
+    let asked = std::fs::read_dir(&root)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("asked-")
+        })
+        .count();
+    assert_eq!(asked, 1, "{err}");
+}
+
 /// `run` raises PostToolBatch once the turn's calls all have their results, as the agent loop
 /// does before its next request: the hook sees every call with the result the model would
 /// see, its context follows the results, and a block is reported. Not after a hook's stop.

@@ -564,8 +564,8 @@ impl Permissions for NoPrompts {
         self.refuse(tool, ctx, ask)
     }
 
-    fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) {
-        self.inner.apply_updates(updates);
+    fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
+        self.inner.apply_updates(updates)
     }
 }
 

@@ -297,8 +297,8 @@ impl Permissions for ServePermissions {
         self.inner.check_rule_based(tool, input, ctx).await
     }
 
-    fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) {
-        self.inner.apply_updates(updates);
+    fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
+        self.inner.apply_updates(updates)
     }
 
     async fn resolve_ask(

@@ -58,12 +58,15 @@ impl Permissions for PermissionEngine {
         result
     }
 
-    fn apply_updates(&self, updates: &[PermissionUpdate]) {
+    fn apply_updates(&self, updates: &[PermissionUpdate]) -> Vec<String> {
+        let mut problems = Vec::new();
         for update in updates {
             for problem in self.apply_update(update) {
                 tracing::warn!(%problem, "a rule from a PermissionRequest hook was not added");
+                problems.push(problem.to_string());
             }
         }
+        problems
     }
 }
 

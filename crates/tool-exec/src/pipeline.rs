@@ -1011,7 +1011,12 @@ impl Pipeline {
                 updated_permissions,
                 ..
             }) => {
-                self.permissions.apply_updates(&updated_permissions);
+                // Refused or malformed rules are said, not dropped in silence.
+                for problem in self.permissions.apply_updates(&updated_permissions) {
+                    messages.push(Message::System(format!(
+                        "PermissionRequest hook: its updatedPermissions were not all applied: {problem}"
+                    )));
+                }
                 let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
                 match self.permissions.check_rule_based(tool, &input, ctx).await {
                     None => Err(Resolved::Allowed {

@@ -96,9 +96,13 @@ pub trait Permissions: Send + Sync {
     }
 
     /// Applies permission updates a PermissionRequest hook returned with its allow
-    /// (`updatedPermissions`). The default ignores them; the permission engine adds and
-    /// removes its rules (saving to a settings file is the host's job).
-    fn apply_updates(&self, _updates: &[PermissionUpdate]) {}
+    /// (`updatedPermissions`) and returns what could not be applied (a malformed rule, rules
+    /// refused under `allowManagedPermissionRulesOnly`), which the user is told. The default
+    /// ignores them; the permission engine adds and removes its rules (saving to a settings
+    /// file is the host's job).
+    fn apply_updates(&self, _updates: &[PermissionUpdate]) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Allows every call. For hosts that decide elsewhere and for tests; never a default.

@@ -54,7 +54,10 @@ impl PathRoots {
             .iter()
             .map(|d| d.join("settings.json"))
             .chain(managed_files)
-            .chain(user_state_files(home.as_deref(), user_config_dir.as_deref()))
+            .chain(user_state_files(
+                home.as_deref(),
+                user_config_dir.as_deref(),
+            ))
             .collect();
         Self {
             cwd: cwd.into(),
@@ -88,7 +91,10 @@ pub(crate) fn managed_paths(managed: &Path) -> ([PathBuf; 2], PathBuf) {
 /// that variable is not set). It records which folders are trusted and holds the user's and
 /// local MCP servers, whose commands the next session runs unasked: writing it, or the file
 /// it links to, is a safety check as writing a settings file is.
-pub(crate) fn user_state_files(home: Option<&Path>, user_config_dir: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn user_state_files(
+    home: Option<&Path>,
+    user_config_dir: Option<&Path>,
+) -> Vec<PathBuf> {
     user_config_dir
         .into_iter()
         .chain(home)

@@ -1413,8 +1413,14 @@ async fn the_trust_record_is_protected_where_its_link_leads() {
     let config = fx.home.join("config");
     std::fs::create_dir_all(&config).unwrap();
     for (link, target) in [
-        (fx.home.join(".claude.json"), dotfiles.join("claude-state.json")),
-        (config.join(".claude.json"), dotfiles.join("config-state.json")),
+        (
+            fx.home.join(".claude.json"),
+            dotfiles.join("claude-state.json"),
+        ),
+        (
+            config.join(".claude.json"),
+            dotfiles.join("config-state.json"),
+        ),
     ] {
         std::fs::write(&target, "{}").unwrap();
         std::os::unix::fs::symlink(&target, &link).unwrap();
@@ -1446,8 +1452,16 @@ async fn the_trust_record_is_protected_where_its_link_leads() {
         let r = record.display();
         for (tool, input, want) in [
             (&write, json!({"file_path": record, "content": "{}"}), "ask"),
-            (&bash, json!({"command": format!("echo '{{}}' > {r}")}), "ask"),
-            (&bash, json!({"command": format!("sed -i s/a/b/ {r}")}), "ask"),
+            (
+                &bash,
+                json!({"command": format!("echo '{{}}' > {r}")}),
+                "ask",
+            ),
+            (
+                &bash,
+                json!({"command": format!("sed -i s/a/b/ {r}")}),
+                "ask",
+            ),
             (
                 &write,
                 json!({"file_path": dotfiles.join("notes.txt"), "content": "x"}),
@@ -1455,7 +1469,12 @@ async fn the_trust_record_is_protected_where_its_link_leads() {
             ),
         ] {
             let got = engine.decide(tool, &input, &ctx).await;
-            assert_eq!(behavior(&got), want, "{}: {input}: {got:?}", user_config_dir.display());
+            assert_eq!(
+                behavior(&got),
+                want,
+                "{}: {input}: {got:?}",
+                user_config_dir.display()
+            );
         }
     }
 }

@@ -401,8 +401,11 @@ impl Session {
         }
         notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
         let mut ignored: Vec<String> = Vec::new();
-        if !loaded.untrusted_ignored.is_empty() {
-            ignored.push("its allow rules, additionalDirectories, defaultMode and env".to_owned());
+        if !loaded.untrusted_ignored_keys.is_empty() {
+            ignored.push(format!(
+                "its {}",
+                crate::trust::and_list(&loaded.untrusted_ignored_keys)
+            ));
         }
         let mut permission = loaded.context.clone();
         loaded.apply_mode_flag(&mut permission, mode)?;

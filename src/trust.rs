@@ -245,6 +245,15 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// The notice an untrusted session prints once, naming what it ignored.
 pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
     format!(

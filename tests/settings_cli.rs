@@ -141,7 +141,9 @@ fn broken_hooks_in_settings_given_on_the_command_line_stop_the_run() {
     );
 }
 
-/// An untrusted folder whose settings set only an `env` says that it was not applied.
+/// An untrusted folder whose settings set only an `env` says that it was not applied; one
+/// that sets other things the session would apply names each (an allowlist of MCP servers,
+/// a switch turning off the user's hooks), and one that only restricts is not reported.
 #[test]
 fn an_untrusted_folders_env_is_reported_as_ignored() {
     let dir = tempfile::tempdir().unwrap();
@@ -164,10 +166,31 @@ fn an_untrusted_folders_env_is_reported_as_ignored() {
     assert_eq!(message["content"][0]["content"], "probe=unset", "{message}");
     let err = text(&out.stderr);
     assert!(
-        err.contains("this folder is not trusted")
-            && err.contains("defaultMode and env were not applied"),
+        err.contains("this folder is not trusted") && err.contains("its env were not applied"),
         "{err}"
     );
+    for (settings, said) in [
+        (
+            json!({"disableAllHooks": true, "allowedMcpServers": [{"serverName": "x"}]}),
+            Some("its disableAllHooks and allowedMcpServers were not applied"),
+        ),
+        (
+            json!({"permissions": {"allow": ["Bash"], "defaultMode": "acceptEdits", "deny": ["Read"]}}),
+            Some("its allow rules and defaultMode were not applied"),
+        ),
+        (
+            json!({"permissions": {"deny": ["Read"]}, "deniedMcpServers": [{"serverName": "x"}]}),
+            None,
+        ),
+    ] {
+        std::fs::write(root.join(".claude/settings.json"), settings.to_string()).unwrap();
+        let out = bash(&root, r#"exec "$TW" run --json -"#, &format!("{call}\n"));
+        let err = text(&out.stderr);
+        match said {
+            Some(said) => assert!(err.contains(said), "{settings}: {err}"),
+            None => assert!(!err.contains("not trusted"), "{settings}: {err}"),
+        }
+    }
 }
 
 /// What docs/hooks.md says is skipped by design in any settings (a handler type this tool

@@ -422,6 +422,10 @@ pub struct LoadedPermissions {
     pub diagnostics: Vec<SettingsDiagnostic>,
     /// Project files of an untrusted project from which grants were ignored.
     pub untrusted_ignored: Vec<PathBuf>,
+    /// What those files set that was ignored, in the order met: `allow rules`, then the other
+    /// `permissions` keys and the top-level keys by name (`defaultMode`, `env`,
+    /// `disableAllHooks`, `allowedMcpServers`, ...).
+    pub untrusted_ignored_keys: Vec<String>,
     /// `disableBypassPermissionsMode: "disable"` was set: bypassPermissions may not be
     /// entered, not even from a command-line flag.
     pub bypass_disabled: bool,
@@ -499,9 +503,14 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
 /// Keeps only what restricts in an untrusted project file: `permissions.deny`,
 /// `permissions.ask`, `permissions.disableBypassPermissionsMode: "disable"` and
 /// `deniedMcpServers`; returns whether anything that grants was dropped (an `env` counts).
-fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
+fn restrict_to_deny_and_ask(value: &mut Value) -> Vec<String> {
     let mut kept = serde_json::Map::new();
-    let mut dropped = false;
+    let mut dropped = Vec::new();
+    let set = |v: &Value| {
+        !v.is_null()
+            && v.as_array().is_none_or(|a| !a.is_empty())
+            && v.as_object().is_none_or(|o| !o.is_empty())
+    };
     if let Some(perms) = value.get("permissions").and_then(Value::as_object) {
         for (key, v) in perms {
             let restricts = key == "deny"
@@ -509,19 +518,23 @@ fn restrict_to_deny_and_ask(value: &mut Value) -> bool {
                 || (key == "disableBypassPermissionsMode" && v.as_str() == Some("disable"));
             if restricts {
                 kept.insert(key.clone(), v.clone());
-            } else if !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()) {
-                dropped = true;
+            } else if set(v) {
+                dropped.push(if key == "allow" {
+                    "allow rules".to_owned()
+                } else {
+                    key.clone()
+                });
             }
         }
     }
-    // Its `env` is not applied either (the binary's settings `env` reads trust itself): a
-    // file that sets one lost something too.
-    if value
-        .get("env")
-        .and_then(Value::as_object)
-        .is_some_and(|env| !env.is_empty())
-    {
-        dropped = true;
+    // The other keys a session reads from a project's files, which it would have applied:
+    // its `env` (the binary's settings `env` reads trust itself), a switch that turns off
+    // the user's hooks, an allowlist of MCP servers. (Its hooks are the hooks loader's to
+    // report; `deniedMcpServers` restricts and is kept.)
+    for key in ["env", "disableAllHooks", "allowedMcpServers"] {
+        if value.get(key).is_some_and(set) {
+            dropped.push(key.to_owned());
+        }
     }
     let denied_servers = value.get("deniedMcpServers").cloned();
     *value = serde_json::json!({"permissions": kept});
@@ -558,6 +571,7 @@ const PERMISSIONS_KEYS: &[&str] = &[
 pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     let (mut files, mut diagnostics) = load_settings_files(sources);
     let mut untrusted_ignored = Vec::new();
+    let mut untrusted_ignored_keys = Vec::new();
     if !sources.project_trusted {
         for file in &mut files {
             let from_project = matches!(
@@ -567,8 +581,14 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             let Some(path) = file.path.clone().filter(|_| from_project) else {
                 continue;
             };
-            if restrict_to_deny_and_ask(&mut file.value) {
+            let dropped = restrict_to_deny_and_ask(&mut file.value);
+            if !dropped.is_empty() {
                 untrusted_ignored.push(path);
+            }
+            for key in dropped {
+                if !untrusted_ignored_keys.contains(&key) {
+                    untrusted_ignored_keys.push(key);
+                }
             }
         }
     }
@@ -809,6 +829,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         files,
         diagnostics,
         untrusted_ignored,
+        untrusted_ignored_keys,
         bypass_disabled,
     }
 }

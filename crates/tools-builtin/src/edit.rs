@@ -13,7 +13,7 @@ use tool_core::{
     ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
-use crate::fsutil::{self, Encoding};
+use crate::fsutil::{self, Decoded, Encoding};
 use crate::patch::{Hunk, structured_patch};
 
 /// Largest file Edit changes (Claude Code's limit).
@@ -350,7 +350,47 @@ fn unseen_lines_refused(
 
 /// Applies the edit to `bytes` (the file, `None` when missing) in memory.
 fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
-    let Some(bytes) = bytes else {
+    let decoded = match bytes {
+        None => None,
+        Some(bytes) => Some(
+            fsutil::decode(bytes)
+                .or_else(|| fsutil::decode_keeping_stray_bytes(bytes))
+                .ok_or_else(|| {
+                    Refusal::plain("Cannot edit this file: it is not UTF-8 or UTF-16 text (it looks binary or uses another encoding).")
+                })?,
+        ),
+    };
+    let Some(Decoded {
+        encoding: Encoding::Utf8StrayBytes { .. },
+        ..
+    }) = &decoded
+    else {
+        return plan_decoded(decoded, input);
+    };
+    // A file with bytes that are not UTF-8, which Read showed as U+FFFD: the edit changes
+    // the text around them and keeps them. The strings cannot name them (nor stand for
+    // them: the characters that do are refused in `new_string`).
+    if input.new_string.chars().any(fsutil::is_stray_byte) {
+        return Err(Refusal::plain(
+            "Cannot edit this file with this new_string: it holds characters U+10FE00 to U+10FEFF, which stand for this file's bytes that are not UTF-8 while it is edited.",
+        ));
+    }
+    let mut planned = plan_decoded(decoded, input).map_err(|mut refusal| {
+        if refusal.code == Some(8) && input.old_string.contains('\u{FFFD}') {
+            refusal.message.push_str(
+                "\nThe file holds bytes that are not UTF-8, which Read shows as \u{FFFD}: an edit cannot match them. Choose a string beside them.",
+            );
+        }
+        refusal
+    })?;
+    planned.original = fsutil::shown_stray_bytes(&planned.original);
+    planned.updated = fsutil::shown_stray_bytes(&planned.updated);
+    Ok(planned)
+}
+
+/// [`plan`] for the decoded file (`None`: it does not exist).
+fn plan_decoded(decoded: Option<Decoded>, input: &EditInput) -> Result<Planned, Refusal> {
+    let Some(decoded) = decoded else {
         // Creating a file with an empty old_string.
         return Ok(Planned {
             bytes: input.new_string.as_bytes().to_vec(),
@@ -359,9 +399,6 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
             touched: Vec::new(),
         });
     };
-    let decoded = fsutil::decode(bytes).ok_or_else(|| {
-        Refusal::plain("Cannot edit this file: it is not UTF-8 or UTF-16 text (it looks binary or uses another encoding).")
-    })?;
     let encoding: Encoding = decoded.encoding;
     let crlf = fsutil::is_pure_crlf(&decoded.text);
     let original = if crlf {

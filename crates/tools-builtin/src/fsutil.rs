@@ -178,6 +178,62 @@ pub(crate) enum Encoding {
     Utf16Le,
     /// UTF-16 big-endian with its FE FF byte-order mark.
     Utf16Be,
+    /// UTF-8 with bytes that are not UTF-8 among it (a stray Latin-1 `£`), each held in the
+    /// text as the private-use character [`STRAY_BYTE_BASE`]` + byte` and written back as
+    /// the byte it stands for ([`decode_keeping_stray_bytes`]).
+    Utf8StrayBytes {
+        /// Whether the file starts with EF BB BF.
+        bom: bool,
+    },
+}
+
+/// The first of the 256 private-use characters (U+10FE00 to U+10FEFF) that stand for a
+/// file's bytes that are not UTF-8 while Edit changes the text around them.
+pub(crate) const STRAY_BYTE_BASE: u32 = 0x10_FE00;
+
+/// Whether `c` stands for a byte that is not UTF-8 ([`Encoding::Utf8StrayBytes`]).
+pub(crate) fn is_stray_byte(c: char) -> bool {
+    (STRAY_BYTE_BASE..STRAY_BYTE_BASE + 256).contains(&u32::from(c))
+}
+
+/// UTF-8 bytes with some that are not UTF-8, decoded without losing them: each such byte
+/// becomes the private-use character [`STRAY_BYTE_BASE`]` + byte`, which [`encode`] writes
+/// back as that byte, so an edit of the text around them keeps them as they are (Claude
+/// Code writes them back as U+FFFD, losing them). `None` for valid UTF-8 or UTF-16 (use
+/// [`decode`]), for a file that [looks binary](looks_binary) (Read refuses it too), and
+/// for one whose text already holds one of those private-use characters, where the two
+/// could not be told apart.
+pub(crate) fn decode_keeping_stray_bytes(bytes: &[u8]) -> Option<Decoded> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) || looks_binary(bytes) {
+        return None;
+    }
+    let (bom, body) = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        Some(rest) => (true, rest),
+        None => (false, bytes),
+    };
+    let mut text = String::with_capacity(body.len());
+    let mut stray = false;
+    for chunk in body.utf8_chunks() {
+        if chunk.valid().chars().any(is_stray_byte) {
+            return None;
+        }
+        text.push_str(chunk.valid());
+        for &byte in chunk.invalid() {
+            stray = true;
+            text.push(char::from_u32(STRAY_BYTE_BASE + u32::from(byte))?);
+        }
+    }
+    stray.then_some(Decoded {
+        text,
+        encoding: Encoding::Utf8StrayBytes { bom },
+    })
+}
+
+/// `text` as Read shows it: the bytes its private-use characters stand for decoded as Read
+/// decodes them (a run that is no UTF-8 as one U+FFFD, bytes an edit brought together into
+/// a whole character as that character).
+pub(crate) fn shown_stray_bytes(text: &str) -> String {
+    String::from_utf8_lossy(&encode(text, Encoding::Utf8StrayBytes { bom: false })).into_owned()
 }
 
 /// A decoded text file and how to encode it back.
@@ -251,6 +307,20 @@ pub(crate) fn encode(text: &str, encoding: Encoding) -> Vec<u8> {
                 out.extend_from_slice(&[0xEF, 0xBB, 0xBF]);
             }
             out.extend_from_slice(text.as_bytes());
+            out
+        }
+        Encoding::Utf8StrayBytes { bom } => {
+            let mut out = Vec::with_capacity(text.len() + 3);
+            if bom {
+                out.extend_from_slice(&[0xEF, 0xBB, 0xBF]);
+            }
+            let mut buf = [0u8; 4];
+            for c in text.chars() {
+                match u32::from(c).checked_sub(STRAY_BYTE_BASE) {
+                    Some(byte @ 0..=255) => out.push(byte as u8),
+                    _ => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+                }
+            }
             out
         }
         Encoding::Utf16Le => {
@@ -1184,6 +1254,43 @@ pub(crate) fn reject_null_bytes(field: &str, value: Option<&str>) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Strategy as _;
+
+    proptest::proptest! {
+        /// Bytes that are text with some bytes that are not UTF-8 come back byte for byte
+        /// from [`decode_keeping_stray_bytes`] and [`encode`], and the text is shown as a
+        /// lossy decoding (Read's) shows them.
+        #[test]
+        fn stray_bytes_survive_decoding_and_encoding(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    3 => proptest::char::any().prop_map(|c| c.to_string().into_bytes()),
+                    1 => (0x80u8..=0xFF).prop_map(|b| vec![b]),
+                ],
+                0..40,
+            ).prop_map(|parts: Vec<Vec<u8>>| parts.concat())
+        ) {
+            match decode_keeping_stray_bytes(&bytes) {
+                Some(decoded) => {
+                    proptest::prop_assert_eq!(encode(&decoded.text, decoded.encoding), bytes.clone());
+                    let body = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(&bytes);
+                    proptest::prop_assert_eq!(
+                        shown_stray_bytes(&decoded.text),
+                        String::from_utf8_lossy(body).into_owned()
+                    );
+                }
+                // Valid UTF-8, a NUL, a UTF-16 mark, or a character that would be taken
+                // for a stray byte.
+                None => proptest::prop_assert!(
+                    std::str::from_utf8(&bytes).is_ok()
+                        || bytes.contains(&0)
+                        || bytes.starts_with(&[0xFF, 0xFE])
+                        || bytes.starts_with(&[0xFE, 0xFF])
+                        || String::from_utf8_lossy(&bytes).chars().any(is_stray_byte)
+                ),
+            }
+        }
+    }
 
     /// A FIFO put where a regular file was checked is refused by the handle at once, not
     /// waited on until a writer comes.

@@ -872,8 +872,21 @@ fn shrink_decoded<R: io::BufRead + io::Seek>(
     }
     let mut limits = image::Limits::default();
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
-    reader.limits(limits);
+    reader.limits(limits.clone());
     let mut decoder = reader.into_decoder().map_err(cannot)?;
+    // The decoded image must fit the limit before it is decoded: the decoder takes the whole
+    // buffer its header asks for (a 5 MB PNG of 40000x40000 pixels asks for 4.8 GB), which
+    // `ImageReader::decode` checks but `from_decoder` does not.
+    let needed = decoder.total_bytes();
+    limits.reserve(needed).map_err(|_| {
+        format!(
+            "its {}x{} pixels would take {} MiB decoded, over the {} MiB this tool decodes",
+            decoder.dimensions().0,
+            decoder.dimensions().1,
+            needed / (1024 * 1024),
+            MAX_DECODE_ALLOC / (1024 * 1024)
+        )
+    })?;
     let orientation = decoder.orientation().ok();
     let mut img = image::DynamicImage::from_decoder(decoder).map_err(cannot)?;
     if let Some(orientation) = orientation {

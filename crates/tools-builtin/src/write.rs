@@ -254,7 +254,7 @@ fn altered_view_message(seen: &FileState) -> String {
         );
     }
     let instead = if seen.not_utf8 {
-        "Change it with Bash instead (for example, convert it to UTF-8 with iconv first)."
+        "Change it with Edit instead (it keeps the bytes that are not UTF-8 as they are), or with Bash (for example, convert it to UTF-8 with iconv first)."
     } else {
         "Change it with Edit instead (its old_string is matched against the file itself), or with Bash."
     };

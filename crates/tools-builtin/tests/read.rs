@@ -325,6 +325,56 @@ async fn images_over_the_limits_are_scaled_down() {
     }
 }
 
+/// A small PNG whose header asks for more pixels than the tool decodes (40000x40000, 1.6 GB
+/// decoded) is refused from its header, before any memory is taken, saying why: a file of a
+/// few megabytes must not take gigabytes, or abort the process where memory is limited.
+#[tokio::test]
+async fn an_image_too_large_to_decode_is_refused_from_its_header() {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(kind: &[u8], data: &[u8]) -> Vec<u8> {
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        let typed: Vec<u8> = kind.iter().chain(data).copied().collect();
+        out.extend(&typed);
+        out.extend(crc32(&typed).to_be_bytes());
+        out
+    }
+    let mut header = 40_000u32.to_be_bytes().to_vec();
+    header.extend(40_000u32.to_be_bytes());
+    header.extend([8, 0, 0, 0, 0]); // 8-bit grayscale
+    // A zlib stream of one stored block of ten zero bytes: the start of the first rows.
+    let idat = [
+        0x78, 0x01, 0x01, 0x0a, 0x00, 0xf5, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x0a, 0x00,
+        0x01,
+    ];
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &header));
+    png.extend(chunk(b"IDAT", &idat));
+    png.extend(chunk(b"IEND", &[]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.png");
+    fs::write(&path, &png).unwrap();
+    let err = fail(&Read, &ctx(dir.path()), json!({"file_path": path}))
+        .await
+        .text;
+    assert!(
+        err.contains("40000x40000") && err.contains("over the 512 MiB this tool decodes"),
+        "{err}"
+    );
+}
+
 /// An image within the API's limits but over 500 KB comes back re-encoded as a lighter
 /// JPEG of the same size in pixels, as Claude Code does; a lighter one comes back as it is.
 #[tokio::test]

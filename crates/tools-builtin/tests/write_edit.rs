@@ -424,13 +424,13 @@ async fn edit_keeps_crlf_bom_utf16_mode_and_curly_quotes() {
     }
     // A binary file is refused, not mangled.
     let bin = dir.path().join("b.dat");
-    fs::write(&bin, b"\xC3\x28 bad utf8").unwrap();
+    fs::write(&bin, b"\0\xC3\x28 bad utf8").unwrap();
     // Recorded as seen (Read refuses binary files, so it cannot be read first).
     let mut seen = tool_core::FileState::written(
         String::new(),
         tool_core::mtime_ms(&fs::metadata(&bin).unwrap()),
     );
-    seen.disk_hash = Some(tool_core::ContentHash::of(b"\xC3\x28 bad utf8"));
+    seen.disk_hash = Some(tool_core::ContentHash::of(b"\0\xC3\x28 bad utf8"));
     c.file_state().insert(&bin, seen);
     let e = fail(
         &Edit,
@@ -439,7 +439,103 @@ async fn edit_keeps_crlf_bom_utf16_mode_and_curly_quotes() {
     )
     .await;
     assert!(e.text.contains("not UTF-8 or UTF-16 text"), "{}", e.text);
-    assert_eq!(fs::read(&bin).unwrap(), b"\xC3\x28 bad utf8");
+    assert_eq!(fs::read(&bin).unwrap(), b"\0\xC3\x28 bad utf8");
+}
+
+/// A text file with a few bytes that are not UTF-8 (a Latin-1 `£` in a UTF-8 file), which
+/// Read shows as U+FFFD: Edit changes the text around them and keeps those bytes as they
+/// are, in a CRLF file too; a string that names them (as U+FFFD) is not found, and the
+/// model is told why; the result shows them as Read does. Write stays refused (it would
+/// replace them with what the model saw).
+#[tokio::test]
+async fn edit_keeps_the_bytes_of_a_file_that_are_not_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let f = dir.path().join("prices.txt");
+    fs::write(&f, b"hello world\nprice: 5\xa3\nend line\n").unwrap();
+    let shown = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(shown.contains("price: 5\u{FFFD}"), "{shown}");
+    let out = run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "hello", "new_string": "HELLO"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read(&f).unwrap(),
+        b"HELLO world\nprice: 5\xa3\nend line\n"
+    );
+    assert_eq!(
+        out.structured["originalFile"],
+        "hello world\nprice: 5\u{FFFD}\nend line\n"
+    );
+    // On the same line as the stray byte, and replacing every match.
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "e", "new_string": "E", "replace_all": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read(&f).unwrap(),
+        b"HELLO world\npricE: 5\xa3\nEnd linE\n"
+    );
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "5\u{FFFD}", "new_string": "6"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(8), "{}", e.text);
+    assert!(e.text.contains("bytes that are not UTF-8"), "{}", e.text);
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "HELLO", "new_string": "\u{10FE41}"}),
+    )
+    .await;
+    assert!(e.text.contains("U+10FE00"), "{}", e.text);
+    let e = fail(&Write, &c, json!({"file_path": f, "content": "x\n"})).await;
+    assert!(
+        e.text.contains("not valid UTF-8") && e.text.contains("Change it with Edit"),
+        "{}",
+        e.text
+    );
+    assert_eq!(
+        fs::read(&f).unwrap(),
+        b"HELLO world\npricE: 5\xa3\nEnd linE\n"
+    );
+
+    // CRLF line endings and a byte-order mark are kept with the stray bytes.
+    let crlf = dir.path().join("crlf.txt");
+    fs::write(&crlf, b"\xef\xbb\xbfa\xe9\r\nb\r\n").unwrap();
+    text(&Read, &c, json!({"file_path": crlf})).await;
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": crlf, "old_string": "b\n", "new_string": "b\nc\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read(&crlf).unwrap(), b"\xef\xbb\xbfa\xe9\r\nb\r\nc\r\n");
+
+    // A file whose text already holds one of the characters that would stand for its
+    // bytes cannot be edited without doubt: refused, untouched.
+    let odd = dir.path().join("odd.txt");
+    let mut bytes = "x \u{10FE41} y\n".as_bytes().to_vec();
+    bytes.extend(b"\xff\n");
+    fs::write(&odd, &bytes).unwrap();
+    text(&Read, &c, json!({"file_path": odd})).await;
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": odd, "old_string": "x", "new_string": "z"}),
+    )
+    .await;
+    assert!(e.text.contains("not UTF-8 or UTF-16 text"), "{}", e.text);
+    assert_eq!(fs::read(&odd).unwrap(), bytes);
 }
 
 /// Overwriting a file over 1 GiB is refused before its content is read into memory.

@@ -823,6 +823,88 @@ fn notifications_and_responses_before_initialize_do_not_end_the_session() {
     );
 }
 
+/// A 2026-07-28 client sends no `initialize` (each request carries its protocol version):
+/// over stdio its `notifications/cancelled` is the only way to cancel, and it ends the call,
+/// the command's process group with it, rather than being dropped as a notification before
+/// `initialize`.
+#[test]
+fn a_2026_07_28_client_cancels_a_call_over_stdio() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("stderr.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args([
+            "serve",
+            "--settings",
+            r#"{"permissions": {"allow": ["Bash"]}}"#,
+            "--cwd",
+        ])
+        .arg(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let meta = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    // The command writes its pid, then sleeps for long.
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "Bash", "arguments": {"command": "echo $$ > pid; exec sleep 600"}, "_meta": meta}});
+    writeln!(stdin, "{call}").unwrap();
+    stdin.flush().unwrap();
+    let pid_file = root.join("pid");
+    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "the user moved on"}});
+    writeln!(stdin, "{cancel}").unwrap();
+    stdin.flush().unwrap();
+    let alive = |pid: i32| {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+    };
+    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
+    while alive(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cancelled command still runs: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(stdin);
+    let mut out = String::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        out.push_str(&line.unwrap());
+    }
+    assert!(child.wait().unwrap().success());
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(!stderr.contains("before `initialize`"), "{stderr}");
+    // A cancelled request is not answered (MCP).
+    assert!(!out.contains("\"id\":1"), "{out}");
+}
+
 /// A client that closes its input while a call runs ends that call at once: the command's
 /// process group is killed and the call's interruption is still answered (rmcp stopped
 /// waiting for running calls after 5 s and the server exited with no answer, the command

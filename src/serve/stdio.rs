@@ -501,14 +501,20 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
             }
             match decoded {
                 Decoded::Message(message) => {
-                    if !self.initialized
-                        && !matches!(*message, RxJsonRpcMessage::<RoleServer>::Request(_))
-                    {
-                        self.notice(&format!(
-                            "message {} ignored: a notification or response before `initialize`",
-                            self.count
-                        ));
-                        continue;
+                    if !self.initialized {
+                        if !matches!(*message, RxJsonRpcMessage::<RoleServer>::Request(_)) {
+                            self.notice(&format!(
+                                "message {} ignored: a notification or response before `initialize`",
+                                self.count
+                            ));
+                            continue;
+                        }
+                        // A 2026-07-28 client sends no `initialize`: each request names its
+                        // version. From its first request on, its notifications are read
+                        // (`notifications/cancelled` is its only way to cancel over stdio).
+                        if names_a_stateless_version(&line) {
+                            self.initialized = true;
+                        }
                     }
                     self.cancel_in_batches(&message);
                     return Some(*message);
@@ -566,6 +572,16 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 }
 
 /// What `line` (one line as read, with its newline) is.
+/// Whether the request `line` names, in its `_meta`, a protocol version without
+/// `initialize` (2026-07-28 on).
+fn names_a_stateless_version(line: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(line).is_ok_and(|request| {
+        request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+            .as_str()
+            .is_some_and(|v| v >= super::ask::FIRST_STATELESS_VERSION)
+    })
+}
+
 fn decode(line: &[u8]) -> Decoded {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);

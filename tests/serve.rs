@@ -340,6 +340,67 @@ fn a_signal_stops_running_commands_and_background_tasks() {
     assert!(!alive(&bg), "the background task outlived the server");
 }
 
+/// A second signal exits at once, and still takes with it what its commands started: a
+/// process a command put in a session of its own (`setsid`) that ignores SIGTERM, which the
+/// first signal's grace would have killed in the end.
+#[test]
+fn a_second_signal_kills_what_a_command_took_out_of_its_group() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start(
+        &project,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+    );
+    server.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "Bash", "arguments": {"command":
+            "setsid sh -c 'trap \"\" TERM; echo $$ > escaped.pid; exec sleep 300' & sleep 300"}}}),
+    );
+    let pid_file = project.join("escaped.pid");
+    let start = Instant::now();
+    let escaped = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .filter(|p| p.ends_with('\n'))
+        {
+            break pid.trim().to_owned();
+        }
+        assert!(
+            start.elapsed() < ANSWER_TIMEOUT,
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let alive = |pid: &str| {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        !state.is_empty() && !state.contains(") Z ")
+    };
+    assert!(alive(&escaped));
+    let pid = server.child.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the server did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(143));
+    let start = Instant::now();
+    while alive(&escaped) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(&escaped), "the escaped process outlived the server");
+}
+
 /// `toolwright serve` over stdio, driven with raw JSON-RPC lines (no third-party peer).
 struct RawStdio {
     child: std::process::Child,

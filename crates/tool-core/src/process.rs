@@ -200,11 +200,12 @@ impl Drop for TrackedGroup {
     }
 }
 
-/// Kills (SIGKILL) every child of this process and the group each leads, and the groups
-/// tracked with [`track_process_group`]: the last resort of a process about to exit at once
-/// (a second Ctrl-C), whose destructors would have ended them. Its children run detached
-/// from the terminal ([`detach_from_terminal`]), so nothing else reaches them: a command
-/// ignoring SIGTERM in its grace period would outlive it.
+/// Kills (SIGKILL) every descendant of this process and the group each is in (this
+/// process's own excepted), and the groups tracked with [`track_process_group`]: the last
+/// resort of a process about to exit at once (a second Ctrl-C), whose destructors would
+/// have ended them. Its children run detached from the terminal ([`detach_from_terminal`]),
+/// so nothing else reaches them: a command ignoring SIGTERM in its grace period, or a
+/// process a command's `setsid` put in a group of its own, would outlive it.
 /// Linux only (children are found in `/proc`); elsewhere it does nothing.
 pub fn kill_child_process_groups() {
     let tracked: Vec<u32> = TRACKED_GROUPS
@@ -221,25 +222,44 @@ pub fn kill_child_process_groups() {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
     };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let ppid = proc_stat(pid)
-            .and_then(|fields| fields.get(1).cloned())
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(me) {
-            kill_process_group(pid);
-            if let Ok(pid) = i32::try_from(pid) {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+    // Every process with its parent and group, read once: the descendants of this process
+    // are found from it, those a `setsid` took out of their command's group too (while
+    // their ancestors live), whose group no signal to the command's group reaches.
+    let table: Vec<(u32, u32, u32)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let fields = proc_stat(pid)?;
+            let ppid = fields.get(1)?.parse().ok()?;
+            let pgrp = fields.get(2)?.parse().ok()?;
+            Some((pid, ppid, pgrp))
+        })
+        .collect();
+    let own_group = table
+        .iter()
+        .find(|&&(pid, ..)| pid == me)
+        .map(|&(.., pgrp)| pgrp);
+    let mut descendants = std::collections::HashSet::from([me]);
+    let mut parents = vec![me];
+    while let Some(parent) = parents.pop() {
+        for &(pid, ppid, _) in &table {
+            if ppid == parent && descendants.insert(pid) {
+                parents.push(pid);
             }
+        }
+    }
+    for &(pid, _, pgrp) in &table {
+        if pid == me || !descendants.contains(&pid) {
+            continue;
+        }
+        if Some(pgrp) != own_group {
+            kill_process_group(pgrp);
+        }
+        if let Ok(pid) = i32::try_from(pid) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
 }

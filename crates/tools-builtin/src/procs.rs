@@ -177,6 +177,13 @@ pub(crate) async fn terminate_group(child: &mut tokio::process::Child, pgid: i32
     let escaped = tokio::task::spawn_blocking(move || escaped_groups(pgid))
         .await
         .unwrap_or_default();
+    // Out of sight once their ancestors are gone: tracked while this waits on them, so that
+    // an exit at once meanwhile (a second Ctrl-C) still kills them.
+    let _tracked: Vec<tool_core::process::TrackedGroup> = escaped
+        .iter()
+        .filter_map(|&group| u32::try_from(group).ok())
+        .map(tool_core::process::track_process_group)
+        .collect();
     for &group in &escaped {
         signal_group(group, false);
     }

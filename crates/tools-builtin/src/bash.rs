@@ -203,7 +203,7 @@ impl TypedTool for Bash {
         prompt().into()
     }
     fn max_result_size(&self) -> MaxResultSize {
-        MaxResultSize::Chars(30_000)
+        MaxResultSize::Chars(MAX_RESULT_CHARS)
     }
     fn user_facing_name(&self, input: &BashInput) -> String {
         format!(
@@ -1137,6 +1137,10 @@ fn finish(
             None => error,
         });
     }
+    // Exit 0, or grep's "no match" answer: the file was read.
+    let shown_whole = stdout.spill.is_none()
+        && stdout.text.chars().count() + stderr_text.chars().count() < MAX_RESULT_CHARS;
+    record_a_file_read(ctx, command, &stdout.text, shown_whole);
     let output = BashOutput {
         no_output_expected: stdout.text.is_empty() && stderr_text.is_empty(),
         stdout: stdout.text,
@@ -1153,6 +1157,71 @@ fn finish(
         Some(dir) => result.with_context_change(tool_core::ContextModifier::cwd(dir)),
         None => result,
     })
+}
+
+/// The longest result the model sees whole (a longer one is saved to a file, with a preview).
+const MAX_RESULT_CHARS: usize = 30_000;
+
+/// Files larger than this are not read again to count a command's read of them.
+const MAX_COUNTED_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A command that read one file and showed it (`cat f`, `head -n 20 f`, `sed -n '5,9p' f`,
+/// `grep x f`: [`tool_perms::bash::single_file_read`]) counts as a Read of it for the
+/// read-before-edit rule, as in Claude Code: Edit may change the file next. A `cat` whose
+/// output (`shown`, `shown_whole` when nothing of it was cut) is the whole file counts as a
+/// whole Read (Write may replace it); the others as a range, shown whole: Edit anywhere,
+/// Write only after a Read of every line. An entry for the same content already recorded
+/// is only ever widened, never narrowed; a Read after this one shows the file (no
+/// "unchanged" stub: the model saw it in a Bash result).
+fn record_a_file_read(ctx: &ToolUseContext, command: &str, shown: &str, shown_whole: bool) {
+    let Some(read) = tool_perms::bash::single_file_read(command) else {
+        return;
+    };
+    let path = tool_core::expand_path(&read.path, &ctx.effective_cwd(), ctx.home());
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+    {
+        return;
+    }
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return;
+    };
+    if !meta.is_file() || meta.len() > MAX_COUNTED_READ_BYTES {
+        return;
+    }
+    let Ok(bytes) = std::fs::read(&path) else {
+        return;
+    };
+    if crate::fsutil::looks_binary(&bytes) {
+        return;
+    }
+    let (text, not_utf8) = match crate::fsutil::decode(&bytes) {
+        Some(decoded) => (decoded.text, false),
+        None => (String::from_utf8_lossy(&bytes).into_owned(), true),
+    };
+    let whole =
+        read.whole && shown_whole && shown.trim_end_matches('\n') == text.trim_end_matches('\n');
+    let hash = tool_core::ContentHash::of(&bytes);
+    let cache = ctx.file_state();
+    if let Some(mut known) = cache.get(&path).filter(|k| k.disk_hash == Some(hash)) {
+        // Widened only: a whole view stays whole; one seen in part may now be edited anywhere.
+        if known.truncated && !whole {
+            known.ranged = true;
+            cache.insert(&path, known);
+            return;
+        }
+        if !known.truncated {
+            return;
+        }
+    }
+    let mut state = tool_core::FileState::read(text, tool_core::mtime_ms(&meta), hash, 1, None);
+    state.offset = None;
+    state.not_utf8 = not_utf8;
+    state.truncated = !whole;
+    state.ranged = !whole;
+    state.read_order = ctx.call_order();
+    cache.insert(&path, state);
 }
 
 #[cfg(test)]

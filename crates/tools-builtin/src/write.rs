@@ -230,7 +230,7 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
     }
     if seen.truncated {
         return Err(ValidationError::with_code(
-            "The file was only partly shown (a PARTIAL view or a range of its lines). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
+            "The file was only partly shown (a PARTIAL view, a range of its lines, or a command such as head that showed part of it). Read the rest with offset and limit before replacing the whole file with Write, or change the part you saw with Edit.",
             2,
         ));
     }

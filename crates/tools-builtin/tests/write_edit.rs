@@ -1161,3 +1161,68 @@ async fn a_range_after_a_partial_view_counts_and_a_created_file_is_whole() {
     text(&Write, &c, json!({"file_path": g, "content": "whole\n"})).await;
     assert_eq!(fs::read_to_string(&g).unwrap(), "whole\n");
 }
+
+/// A Bash command that reads one file and shows it counts as reading it for the
+/// read-before-edit rule, as in Claude Code: after `cat` of the whole file, Edit and Write
+/// both may change it; after `head` (or `sed -n`, `grep` on the one file) Edit may, Write
+/// only after a Read of every line; a pipeline, or a file changed since, does not count.
+#[tokio::test]
+async fn a_bash_read_of_one_file_counts_as_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let bash = tools_builtin::Bash::default();
+    let f = dir.path().join("notes.txt");
+    fs::write(&f, "one\ntwo\nthree\n").unwrap();
+
+    // Not read yet, and a pipeline does not count.
+    let edit = |old: &str, new: &str| json!({"file_path": f, "old_string": old, "new_string": new});
+    run(&bash, &c, json!({"command": "cat notes.txt | head -n 1"}))
+        .await
+        .unwrap();
+    let e = fail(&Edit, &c, edit("two", "2")).await;
+    assert_eq!(e.text, tool_use_error(NOT_READ_MESSAGE));
+
+    // `head`: Edit anywhere, Write refused until every line is read.
+    run(&bash, &c, json!({"command": "head -n 1 notes.txt"}))
+        .await
+        .unwrap();
+    run(&Edit, &c, edit("three", "3")).await.unwrap();
+    assert_eq!(fs::read_to_string(&f).unwrap(), "one\ntwo\n3\n");
+    let e = fail(&Write, &c, json!({"file_path": f, "content": "x\n"})).await;
+    assert!(e.text.contains("only partly shown"), "{}", e.text);
+
+    // A Read after it shows the file (the model saw it in a Bash result, not a Read's).
+    let shown = text(&Read, &c, json!({"file_path": f})).await;
+    assert!(shown.contains("two"), "{shown}");
+
+    // `cat` of the whole file: Write may replace it.
+    let g = dir.path().join("g.txt");
+    fs::write(&g, "alpha\nbeta\n").unwrap();
+    run(
+        &bash,
+        &c,
+        json!({"command": format!("cat {}", g.display())}),
+    )
+    .await
+    .unwrap();
+    run(&Write, &c, json!({"file_path": g, "content": "gamma\n"}))
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(&g).unwrap(), "gamma\n");
+
+    // Changed on disk after the `cat`: refused as modified.
+    let h = dir.path().join("h.txt");
+    fs::write(&h, "a\n").unwrap();
+    run(&bash, &c, json!({"command": "grep -n a h.txt"}))
+        .await
+        .unwrap();
+    fs::write(&h, "a changed\n").unwrap();
+    bump_mtime(&h);
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": h, "old_string": "a", "new_string": "b"}),
+    )
+    .await;
+    assert!(e.text.contains("modified"), "{}", e.text);
+}

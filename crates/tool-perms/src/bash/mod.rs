@@ -37,9 +37,229 @@ pub fn is_read_only_command(command: &str) -> bool {
         })
 }
 
+/// A command that reads one file and shows what it read, as Read would: see
+/// [`single_file_read`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SingleFileRead {
+    /// The file, as written (relative to where the command runs, or absolute, or `~/…`).
+    pub path: String,
+    /// Whether its output is the whole file as it is (`cat FILE`, no options): compared
+    /// with the file before it counts as a whole read.
+    pub whole: bool,
+}
+
+/// Whether `command` is one of the commands Claude Code counts as reading a file for the
+/// read-before-edit rule: `cat`, `head`, `tail`, `nl`, `bat`, `sed -n 'X,Yp'`, `grep` or
+/// `rg` on one file named as written (no expansion, glob or `-`), alone (no pipe, list,
+/// substitution or redirection), with options that take no file.
+pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
+    let analysis = parse::analyze(command);
+    let [cmd] = analysis.commands.as_slice() else {
+        return None;
+    };
+    if !analysis.is_simple()
+        || !analysis.redirects.is_empty()
+        || !cmd.assignments.is_empty()
+        || cmd.appended_args
+        || cmd.words.iter().any(|w| w.glob)
+    {
+        return None;
+    }
+    let words: Vec<&str> = cmd
+        .words
+        .iter()
+        .map(|w| w.value.as_deref())
+        .collect::<Option<_>>()?;
+    let (&name, args) = words.split_first()?;
+    // Options that take the next word as their value, per program; any other option must
+    // stand alone. (grep's `-e`/`-f` and `-r` are not here: a pattern from an option or a
+    // recursive search is no read of one file.)
+    let (with_value, no_value): (&[&str], &[&str]) = match name {
+        "cat" => (&[], &["-n", "-b", "-A", "-E", "-T", "-v", "-s", "-e", "-t"]),
+        "head" | "tail" => (&["-n", "-c"], &["-q", "-v"]),
+        "nl" => (
+            &["-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"],
+            &["-p"],
+        ),
+        "bat" => (
+            &[
+                "-r",
+                "--line-range",
+                "-l",
+                "--language",
+                "-H",
+                "--highlight-line",
+                "--style",
+                "--theme",
+                "--tabs",
+                "--wrap",
+                "--color",
+                "--paging",
+                "--decorations",
+                "--terminal-width",
+            ],
+            &["-p", "-pp", "--plain", "-n", "--number", "-A", "--show-all"],
+        ),
+        "grep" | "rg" => (
+            &[
+                "-A",
+                "-B",
+                "-C",
+                "-m",
+                "--max-count",
+                "--context",
+                "--after-context",
+                "--before-context",
+            ],
+            &[
+                "-n",
+                "-i",
+                "-v",
+                "-w",
+                "-x",
+                "-c",
+                "-o",
+                "-H",
+                "-h",
+                "-F",
+                "-E",
+                "-P",
+                "-s",
+                "-in",
+                "-ni",
+                "-nw",
+                "-wn",
+                "-iw",
+                "-wi",
+                "--line-number",
+                "--ignore-case",
+                "--invert-match",
+                "--word-regexp",
+                "--fixed-strings",
+                "--count",
+                "-N",
+                "--no-line-number",
+                "--color=never",
+            ],
+        ),
+        "sed" => {
+            // Only `sed -n 'X,Yp' FILE`: lines printed as they are.
+            let [n, script, file] = args else {
+                return None;
+            };
+            let range = script.strip_suffix('p')?;
+            let line =
+                |s: &str| s == "$" || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+            let ok = *n == "-n" && range.split(',').count() <= 2 && range.split(',').all(line);
+            return ok
+                .then(|| SingleFileRead {
+                    path: (*file).to_owned(),
+                    whole: false,
+                })
+                .filter(|r| r.path != "-" && !r.path.starts_with('-'));
+        }
+        _ => return None,
+    };
+    let mut operands = Vec::new();
+    let mut options = false;
+    let mut rest = args.iter();
+    while let Some(&arg) = rest.next() {
+        if arg == "--" {
+            operands.extend(rest.by_ref().copied());
+            break;
+        }
+        if arg.starts_with('-') && arg != "-" {
+            options = true;
+            let known = match arg.split_once('=') {
+                // `--lines=20`, `--line-range=1:10`.
+                Some((flag, _)) => with_value.contains(&flag) || no_value.contains(&arg),
+                None if no_value.contains(&arg) => true,
+                None if with_value.contains(&arg) => rest.next().is_some(),
+                // A short option with its value attached (`-n20`, `-ba`, `-A3`, `-r1:10`), or
+                // head's and tail's count alone (`-20`).
+                None => {
+                    (arg.len() > 2 && !arg.starts_with("--") && with_value.contains(&&arg[..2]))
+                        || (matches!(name, "head" | "tail")
+                            && arg[1..].bytes().all(|b| b.is_ascii_digit()))
+                }
+            };
+            if !known {
+                return None;
+            }
+        } else {
+            operands.push(arg);
+        }
+    }
+    // grep and rg take their pattern first.
+    let file = match (name, operands.as_slice()) {
+        ("grep" | "rg", [_pattern, file]) => *file,
+        ("grep" | "rg", _) => return None,
+        (_, [file]) => *file,
+        _ => return None,
+    };
+    (file != "-").then(|| SingleFileRead {
+        path: file.to_owned(),
+        whole: name == "cat" && !options,
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::may_change_directory;
+    use super::{SingleFileRead, may_change_directory, single_file_read};
+
+    #[test]
+    fn commands_that_read_one_file_are_told_from_the_rest() {
+        let read = |path: &str, whole| {
+            Some(SingleFileRead {
+                path: path.to_owned(),
+                whole,
+            })
+        };
+        for (command, expected) in [
+            ("cat src/main.rs", read("src/main.rs", true)),
+            ("cat '/tmp/a b.txt'", read("/tmp/a b.txt", true)),
+            ("cat -n notes.md", read("notes.md", false)),
+            ("head -n 20 a.txt", read("a.txt", false)),
+            ("head -20 a.txt", read("a.txt", false)),
+            ("tail -n20 a.txt", read("a.txt", false)),
+            ("nl -ba a.txt", read("a.txt", false)),
+            ("sed -n '5,9p' a.txt", read("a.txt", false)),
+            ("sed -n 12p a.txt", read("a.txt", false)),
+            ("sed -n '3,$p' a.txt", read("a.txt", false)),
+            ("grep -n fn src/lib.rs", read("src/lib.rs", false)),
+            ("rg -C3 'Tool' src/lib.rs", read("src/lib.rs", false)),
+            ("bat -r 1:10 a.txt", read("a.txt", false)),
+            (
+                "cat -- -odd",
+                read("-odd", false).map(|r| SingleFileRead { whole: true, ..r }),
+            ),
+        ] {
+            assert_eq!(single_file_read(command), expected, "{command}");
+        }
+        for command in [
+            "cat a b",
+            "cat",
+            "cat -",
+            "cat a | head",
+            "cat a > b",
+            "cat a && echo",
+            "cat $F",
+            "cat *.rs",
+            "X=1 cat a",
+            "cat $(ls)",
+            "sed -i 's/a/b/' a",
+            "sed -n 's/a/b/p' a",
+            "grep -r x .",
+            "grep -e x a",
+            "grep x a b",
+            "grep x",
+            "head -n",
+            "tail -f log",
+            "less a",
+        ] {
+            assert_eq!(single_file_read(command), None, "{command}");
+        }
+    }
 
     #[test]
     fn directory_changes_are_found_anywhere_in_a_command() {

@@ -1055,10 +1055,17 @@ fn read_pdf(path: &Path, size: u64, pages: Option<&str>) -> Result<ReadOutput, T
     // model should take in one result.
     let (tokens, max_tokens) = (estimate_tokens(&text), max_output_tokens());
     if tokens > max_tokens {
-        let shown = file.pages.len();
+        let first = file.pages.first().map_or(1, |p| p.page);
+        // One page over the cap: fewer pages cannot help, a command can.
+        if file.pages.len() == 1 {
+            return Err(ToolError::msg(format!(
+                "The text of page {first} alone ({tokens} tokens) exceeds maximum allowed tokens ({max_tokens}), so Read cannot show it. Extract it with a command instead and read it in parts, e.g. with Bash: pdftotext -f {first} -l {first} '{path}' page.txt (poppler-utils), then Read page.txt with offset and limit.",
+                path = path.display().to_string().replace('\'', "'\\''"),
+            )));
+        }
         return Err(ToolError::msg(format!(
             "The text of the {shown} pages read ({tokens} tokens) exceeds maximum allowed tokens ({max_tokens}). Use the pages parameter to read fewer pages at a time (e.g., pages: \"{first}\").",
-            first = file.pages.first().map_or(1, |p| p.page)
+            shown = file.pages.len(),
         )));
     }
     if file.pages.iter().all(|p| p.text.trim().is_empty()) {

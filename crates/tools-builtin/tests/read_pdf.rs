@@ -166,6 +166,18 @@ async fn pdf_text_over_the_token_cap_asks_for_fewer_pages() {
         "{}",
         &out[..100.min(out.len())]
     );
+    // One page alone over the cap: fewer pages cannot help; the error says what can.
+    let g = dir.path().join("one dense page.pdf");
+    fs::write(&g, make_pdf(&[format!("big {}", "word ".repeat(30_000))])).unwrap();
+    let e = fail(&Read, &c, json!({"file_path": g})).await;
+    assert!(
+        e.text.contains("The text of page 1 alone")
+            && e.text
+                .contains(&format!("pdftotext -f 1 -l 1 '{}'", g.display()))
+            && !e.text.contains("pages parameter"),
+        "{}",
+        e.text
+    );
 }
 
 /// A zlib stream of `n` spaces, built bit by bit (a literal, then copies of 258 bytes at

@@ -398,6 +398,23 @@ fn walk(
             #[expect(clippy::cast_sign_loss, reason = "checked non-negative")]
             let n = f as u64;
             *value = Value::from(n);
+        } else {
+            // Past 64 bits (`1e30`, `99999999999999999999`): no integer field holds it, and
+            // the typed layer would say so in serde's words, without the parameter.
+            issues.push(if f > 0.0 {
+                InputIssue::TooLarge {
+                    path: path.to_owned(),
+                    maximum: u64::MAX.to_string(),
+                    received: value.to_string(),
+                }
+            } else {
+                InputIssue::TooSmall {
+                    path: path.to_owned(),
+                    minimum: i64::MIN.to_string(),
+                    received: value.to_string(),
+                }
+            });
+            return;
         }
     }
     match value {
@@ -697,6 +714,31 @@ mod tests {
         // A string that is no attempt at an object is a string.
         let err = check_input("T", &schema(), json!("ls"), true).unwrap_err();
         assert!(err.to_model_text().contains("but received string"));
+    }
+
+    /// A whole number too large for any integer field is named with its parameter, not
+    /// left to serde's "invalid type: floating point `1e+30`, expected u64".
+    #[test]
+    fn an_integer_past_64_bits_is_named() {
+        let schema = json!({"type": "object",
+            "properties": {"offset": {"type": "integer", "minimum": 0}}});
+        for (input, said) in [
+            (
+                json!({"offset": 1e30}),
+                "The parameter `offset` must be at most 18446744073709551615, but is 1e+30",
+            ),
+            (
+                serde_json::from_str::<Value>(r#"{"offset": 99999999999999999999}"#).unwrap(),
+                "The parameter `offset` must be at most 18446744073709551615, but is 1e+20",
+            ),
+        ] {
+            let err = check_input("Read", &schema, input, false).unwrap_err();
+            assert!(
+                err.to_model_text().contains(said),
+                "{}",
+                err.to_model_text()
+            );
+        }
     }
 
     #[test]

@@ -102,7 +102,7 @@ enum Format {
     #[default]
     Undecided,
     Sse {
-        parser: AnthropicStream,
+        parser: Box<AnthropicStream>,
         /// `message_stop` was read: what follows is not this turn's.
         stopped: bool,
     },
@@ -243,7 +243,7 @@ impl TurnParser {
         };
         if looks_like_sse(first) {
             return Some(Format::Sse {
-                parser: AnthropicStream::new(),
+                parser: Box::new(AnthropicStream::new()),
                 stopped: false,
             });
         }

@@ -643,7 +643,7 @@ impl Pipeline {
                 };
                 let content = result.data.content.or_empty_notice(tool.name());
                 let structured = &result.data.structured;
-                let hook_ctx = moved(&ctx, result.context_modifier.as_ref(), &schedule);
+                let hook_ctx = moved(&ctx, result.context_modifier.as_ref(), schedule);
                 let mut post = post_hooks(&hook_ctx, |hook_ctx| async move {
                     self.hooks
                         .post_tool_use(call, structured, &hook_ctx)
@@ -722,7 +722,7 @@ impl Pipeline {
                 let (error, context_modifier) = error.take_context_change();
                 let text = error.to_model_text();
                 let is_interrupt = error.is_cancelled();
-                let hook_ctx = moved(&ctx, context_modifier.as_ref(), &schedule);
+                let hook_ctx = moved(&ctx, context_modifier.as_ref(), schedule);
                 let post = post_hooks(&hook_ctx, |hook_ctx| {
                     let text = &text;
                     async move {

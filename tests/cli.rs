@@ -868,6 +868,48 @@ fn tools_answers_environment_gates_from_the_settings_env() {
         message["content"][0]["content"],
         "<tool_use_error>Error: No such tool available: ToolSearch</tool_use_error>"
     );
+    // In `auto` mode, below its threshold (the built-in tools alone), tool search is off
+    // too, as for the agent loop's requests.
+    let auto = json!({"env": {"ENABLE_TOOL_SEARCH": "auto"}}).to_string();
+    let listed = names(&["tools", "--json", "--settings", &auto]);
+    assert!(!listed.iter().any(|n| n == "ToolSearch"), "{listed:?}");
+    let out = toolwright(
+        &["run", "--json", "--settings", &auto, "-"],
+        dir.path(),
+        Some(&format!("{call}\n")),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"],
+        "<tool_use_error>Error: No such tool available: ToolSearch</tool_use_error>"
+    );
+    // With tool search on, a deferred tool's call whose input fails the schema is told
+    // that its schema was not sent, as the agent loop tells it (its request did not carry
+    // the schema), in `--json` and in the text view alike.
+    let call = json!({"type": "tool_use", "id": "t2", "name": "WebFetch",
+        "input": {"url": "http://127.0.0.1:1/"}});
+    let out = toolwright(
+        &["run", "--json", "-"],
+        dir.path(),
+        Some(&format!("{call}\n")),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let said = message["content"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        said.contains("The required parameter `prompt` is missing")
+            && said.contains("call ToolSearch with query \"select:WebFetch\"")
+            && said.ends_with("</tool_use_error>"),
+        "{said}"
+    );
+    let out = toolwright(&["run", "-"], dir.path(), Some(&format!("{call}\n")));
+    assert!(
+        text(&out.stdout).contains("select:WebFetch"),
+        "{}",
+        text(&out.stdout)
+    );
     // Settings that cannot be used stop the command, as they stop a session.
     for bad in [
         &["tools", "--settings", "missing.json"][..],

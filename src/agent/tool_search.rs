@@ -115,11 +115,17 @@ impl ToolSearchMode {
 /// `ANTHROPIC_BASE_URL`), whatever the model: `run` then answers a ToolSearch call as the
 /// agent loop would, as a call of a tool that does not exist.
 pub fn off_in_env() -> bool {
+    mode_in_env() == ToolSearchMode::Off
+}
+
+/// The tool search mode of this environment (`ENABLE_TOOL_SEARCH`, a proxy's
+/// `ANTHROPIC_BASE_URL`), as the agent loop reads it.
+pub fn mode_in_env() -> ToolSearchMode {
     let base_url = std::env::var("ANTHROPIC_BASE_URL")
         .ok()
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| "https://api.anthropic.com".to_owned());
-    ToolSearchMode::from_env(base_url.trim()) == ToolSearchMode::Off
+    ToolSearchMode::from_env(base_url.trim())
 }
 
 /// The API's definition of a tool.

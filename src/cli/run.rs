@@ -14,7 +14,7 @@ use super::{
 };
 use crate::session::{Session, SessionArgs};
 use crate::turn::{self, TurnItem, TurnParser};
-use toolwright::agent::{CallHookTexts, split_hook_messages, without_reminder};
+use toolwright::agent::{CallHookTexts, split_hook_messages, tool_search, without_reminder};
 
 /// Arguments of `toolwright run`.
 #[derive(Debug, clap::Args)]
@@ -354,12 +354,39 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let session = match opened {
+    let mut session = match opened {
         Ok(session) => session,
         Err(e) => {
             eoutln!("toolwright run: {e}");
             return ExitCode::from(2);
         }
+    };
+    // Tool search as the agent loop's request would have it with these tools (in `auto`
+    // mode, only past its threshold): off, a ToolSearch call is answered as a call of a tool
+    // that does not exist; on, a call of a deferred tool, whose schema that request would
+    // not have carried, gets Claude Code's hint when its input fails the schema.
+    let plan =
+        tool_search::tools_for_request(tool_search::mode_in_env(), "", session.ctx.tools(), &[]);
+    if !plan.tool_search {
+        let tools: Vec<_> = session
+            .ctx
+            .tools()
+            .iter()
+            .filter(|t| t.name() != tools_builtin::tool_search::TOOL_SEARCH_NAME)
+            .cloned()
+            .collect();
+        session.ctx = session.ctx.clone().with_tools(tools);
+    }
+    let withheld = plan.withheld;
+    let api_result = |tool_use: &ToolUse, outcome: &tool_exec::CallOutcome| {
+        let mut result = outcome.result.to_api_json();
+        // The hint names the tool, not the alias it was called by.
+        let called = tool_core::find_tool(session.ctx.tools(), &tool_use.name)
+            .map_or(tool_use.name.as_str(), |t| t.name());
+        if outcome.ending == tool_exec::Ending::InvalidInput && withheld.contains(called) {
+            tool_search::add_schema_not_sent_hint(&mut result, called);
+        }
+        result
     };
     for notice in &session.notices {
         eoutln!("toolwright: {notice}");
@@ -391,7 +418,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                         escape_terminal_codes(&decision_text(outcome)),
                         ms(outcome.duration)
                     );
-                    for line in shown_content(&outcome.result.content).lines().take(20) {
+                    let shown = match api_result(&record.tool_use, outcome)["content"].take() {
+                        Value::String(text) => text,
+                        _ => shown_content(&outcome.result.content),
+                    };
+                    for line in shown.lines().take(20) {
                         outln!("    {}", escape_terminal_codes(line));
                     }
                     // What the model reads after the result (hook context, a skill's body).
@@ -507,7 +538,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         let mut content: Vec<Value> = result
             .calls
             .iter()
-            .map(|c| c.outcome.result.to_api_json())
+            .map(|c| api_result(&c.tool_use, &c.outcome))
             .collect();
         for call in &result.calls {
             content.extend(

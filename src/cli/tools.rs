@@ -86,13 +86,18 @@ fn depends_on_input(tool: &dyn Tool, key: &str) -> bool {
 pub fn run(args: &ToolsArgs) -> ExitCode {
     // Settings that cannot be used would leave the environment gates unanswered: the list
     // would be another session's.
-    let tools = match crate::session::session_builtin_tools(&args.options()) {
+    let mut tools = match crate::session::session_builtin_tools(&args.options()) {
         Ok(tools) => tools,
         Err(error) => {
             eoutln!("toolwright: {error}");
             return ExitCode::from(2);
         }
     };
+    // In `auto` mode tool search is on only past its threshold: below it, as off.
+    use toolwright::agent::tool_search;
+    if !tool_search::tool_search_enabled(tool_search::mode_in_env(), "", &tools) {
+        tools.retain(|t| t.name() != tools_builtin::tool_search::TOOL_SEARCH_NAME);
+    }
     if args.json {
         let list: Vec<Value> = tools
             .iter()

@@ -216,11 +216,11 @@ impl Blob {
         while let Some(found) = self.text.get(from..).and_then(|h| finder.find(h)) {
             let at = from + found;
             let entry = self.starts.partition_point(|&s| s <= at).saturating_sub(1);
-            // The entry's end (its NUL); a match must not run past it.
+            // The entry's end (its NUL, the last one's too); a match must not run into it.
             let end = self
                 .starts
                 .get(entry + 1)
-                .map_or(self.text.len(), |&s| s - 1);
+                .map_or(self.text.len() - 1, |&s| s - 1);
             // Next, the byte after this start: an occurrence overlapping this one counts.
             from = at + 1;
             if at + n.len() > end {

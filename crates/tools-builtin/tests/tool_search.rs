@@ -518,6 +518,10 @@ fn ten_thousand_tools_match_the_literal_algorithm() {
         "select:ReadWrite1,mcp__srv0__x".into(),
         "tool".into(),
         "+".into(),
+        // A NUL matches nothing (the index separates its entries with NULs).
+        "\u{0}".into(),
+        "e\u{0}".into(),
+        "+\u{0}".into(),
     ];
     for _ in 0..40 {
         let n = 1 + rng.next() % 3;

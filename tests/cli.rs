@@ -661,15 +661,18 @@ fn bad_inputs_say_what_is_wrong() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot use /no/such/dir as the project directory"));
 
-    // Broken `--settings` stops the run instead of running without its rules.
+    // Broken `--settings` stops the run instead of running without its rules, and does
+    // not say that what stopped it was "ignored".
     for bad in [
         r#"{"permissions": {"deny": ["Bash(rm:*)"]}"#,
         "no-such-settings.json",
+        r#"{"permissions": {"allow": ["mcp__*"]}}"#,
+        r#"{"permissions": {"defaultMode": "yolo"}}"#,
     ] {
         let out = toolwright(&["run", "--settings", bad, "-"], dir.path(), Some(""));
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
         assert!(
-            text(&out.stderr).contains("bad --settings"),
+            text(&out.stderr).contains("bad --settings") && !text(&out.stderr).contains("ignored"),
             "{}",
             text(&out.stderr)
         );

@@ -454,7 +454,9 @@ impl LoadedPermissions {
                     && (d.source == RuleSource::FlagSettings
                         || (d.source == RuleSource::ProjectSettings && d.file.is_none()))
             })
-            .map(ToString::to_string)
+            // These stop the command: what a settings file's error says of itself ("…;
+            // ignored") is not what happens to it here.
+            .map(|d| d.to_string().trim_end_matches("; ignored").to_owned())
             .collect()
     }
 

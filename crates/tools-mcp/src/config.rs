@@ -709,6 +709,14 @@ impl ConfigLoader {
                     );
                     return None;
                 };
+                // Said here, with the file and the server, not as a failure to start it.
+                if command.trim().is_empty() {
+                    err(
+                        diags,
+                        "its \"command\" is empty; the server is skipped".into(),
+                    );
+                    return None;
+                }
                 let args = match string_list(obj.get("args")) {
                     Ok(args) => args,
                     Err(()) => {

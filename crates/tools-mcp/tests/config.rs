@@ -182,6 +182,7 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
             "workspace": {"command": "x"},
             "url-no-type": {"url": "https://x"},
             "no-command": {"args": []},
+            "empty-command": {"command": "  "},
             "weird": {"type": "carrier-pigeon", "url": "x"},
             "bad-args": {"command": "x", "args": "not-a-list"},
             "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
@@ -204,6 +205,8 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
     assert!(find("workspace").message.contains("reserved"));
     assert!(find("url-no-type").message.contains("no \"type\""));
     assert!(find("no-command").message.contains("\"command\""));
+    assert_eq!(find("empty-command").severity, Severity::Error);
+    assert!(find("empty-command").message.contains("empty"));
     assert!(find("weird").message.contains("carrier-pigeon"));
     assert!(find("bad-args").message.contains("\"args\""));
     assert!(find("good").message.contains("under 1000 ms"));

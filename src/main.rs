@@ -120,7 +120,7 @@ fn read_pipes_once(cli: &mut Cli) -> Result<(), String> {
             &mut args.session.settings,
             Some(&mut args.session.mcp_config),
         ),
-        Command::Tools(args) => (&mut args.settings, None),
+        Command::Tools(args) => (&mut args.settings, Some(&mut args.mcp_config)),
         Command::Permissions(PermissionsCommand::Check(args)) => (&mut args.settings, None),
         _ => return Ok(()),
     };
@@ -175,7 +175,7 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
         Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),
         Command::Run(args) => runtime.block_on(cli::run::run(&args)),
         Command::Serve(args) => runtime.block_on(cli::serve::run(&args)),
-        Command::Tools(args) => cli::tools::run(&args),
+        Command::Tools(args) => runtime.block_on(cli::tools::run(&args)),
         Command::Trust(args) => cli::trust::run(&args),
         Command::Permissions(PermissionsCommand::Check(args)) => {
             // Every tool compiled in, whatever its environment gate: a session's settings

@@ -2132,6 +2132,64 @@ fn the_tools_table_lines_up() {
     assert!(table.lines().any(|r| r.starts_with("AskUserQuestion ")));
 }
 
+/// `tools --mcp-config` (or `--mcp`) connects the session's MCP servers and lists their tools
+/// beside the built-ins, as a session has them: named `mcp__server__tool`, deferred, with the
+/// server in `--json`; without it nothing is connected. A server config that cannot be used
+/// stops the command, as it stops `run`.
+#[test]
+fn tools_lists_the_mcp_servers_tools_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"tw": {
+        "command": env!("CARGO_BIN_EXE_toolwright"), "args": ["serve"]}}})
+    .to_string();
+    let out = toolwright(
+        &["tools", "--json", "--mcp-config", &config],
+        dir.path(),
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let read = listed
+        .iter()
+        .find(|t| t["name"] == "mcp__tw__Read")
+        .unwrap_or_else(|| panic!("{listed:?}"));
+    assert_eq!(read["mcp_server"], "tw");
+    assert_eq!(read["deferred"], true);
+    assert_eq!(read["read_only"], true);
+    assert!(
+        listed
+            .iter()
+            .any(|t| t["name"] == "Read" && t.get("mcp_server").is_none())
+    );
+    // The table names the server where a built-in names its gate.
+    let out = toolwright(&["tools", "--mcp-config", &config], dir.path(), None);
+    let table = text(&out.stdout);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("mcp__tw__Read ") && l.contains(" mcp:tw ")),
+        "{table}"
+    );
+    // Not asked: no server is connected.
+    let out = toolwright(&["tools", "--json"], dir.path(), None);
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !listed.iter().any(|t| t.get("mcp_server").is_some()),
+        "{listed:?}"
+    );
+    let out = toolwright(
+        &["tools", "--mcp-config", "{\"mcpServers\": "],
+        dir.path(),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("bad --mcp-config"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// `run`'s text mode shows a result that is no text (ToolSearch's tool references) as a line
 /// saying what it is, not as nothing.
 #[test]

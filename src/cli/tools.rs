@@ -22,6 +22,16 @@ pub struct ToolsArgs {
     /// The project directory whose settings apply (default: the current directory).
     #[arg(long)]
     pub cwd: Option<std::path::PathBuf>,
+    /// Also connect the session's MCP servers (the user's, the project's `.mcp.json` when
+    /// the folder is trusted, `--mcp-config`) and list their tools, as a session has them.
+    #[arg(long)]
+    pub mcp: bool,
+    /// MCP servers from a file (or inline JSON), as for `run`; repeatable. Implies `--mcp`.
+    #[arg(long = "mcp-config", value_name = "FILE|JSON", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub mcp_config: Vec<String>,
+    /// Only the servers of `--mcp-config`.
+    #[arg(long, requires = "mcp_config")]
+    pub strict_mcp_config: bool,
 }
 
 impl ToolsArgs {
@@ -31,8 +41,8 @@ impl ToolsArgs {
             settings: self.settings.clone(),
             mode: None,
             cwd: self.cwd.clone(),
-            mcp_config: Vec::new(),
-            strict_mcp_config: false,
+            mcp_config: self.mcp_config.clone(),
+            strict_mcp_config: self.strict_mcp_config,
         }
         .options(false);
         options.offer_tool_search = !toolwright::agent::tool_search::off_in_env();
@@ -57,6 +67,9 @@ fn describe(tool: &dyn Tool, schemas: bool) -> Value {
         "max_result_chars": match tool.max_result_size() { MaxResultSize::Chars(n) => json!(n), MaxResultSize::Unbounded => Value::Null },
         "gate": tool_registry::gate_of(tool.name()),
     });
+    if let Some(mcp) = tool.mcp_info() {
+        v["mcp_server"] = mcp.server_name.into();
+    }
     if schemas {
         v["input_schema"] = tool.input_schema();
     }
@@ -83,10 +96,24 @@ fn depends_on_input(tool: &dyn Tool, key: &str) -> bool {
 
 /// Runs `toolwright tools`. The settings' `env` is already in this process's environment
 /// (see `main`), so the environment gates answer as they would in a session.
-pub fn run(args: &ToolsArgs) -> ExitCode {
+pub async fn run(args: &ToolsArgs) -> ExitCode {
     // Settings that cannot be used would leave the environment gates unanswered: the list
     // would be another session's.
-    let mut tools = match crate::session::session_builtin_tools(&args.options()) {
+    let listed = if args.mcp || !args.mcp_config.is_empty() {
+        // The whole session, its MCP servers connected: their tools as a model gets them.
+        match crate::session::Session::open(&args.options()).await {
+            Ok(session) => {
+                for notice in &session.notices {
+                    eoutln!("toolwright: {notice}");
+                }
+                Ok(session.ctx.tools().to_vec())
+            }
+            Err(error) => Err(error),
+        }
+    } else {
+        crate::session::session_builtin_tools(&args.options())
+    };
+    let mut tools = match listed {
         Ok(tools) => tools,
         Err(error) => {
             eoutln!("toolwright: {error}");
@@ -131,7 +158,10 @@ pub fn run(args: &ToolsArgs) -> ExitCode {
                 tool.name().to_owned(),
                 flag("read_only"),
                 flag("concurrency_safe"),
-                v["gate"].as_str().unwrap_or("always").to_owned(),
+                match v["mcp_server"].as_str() {
+                    Some(server) => format!("mcp:{server}"),
+                    None => v["gate"].as_str().unwrap_or("always").to_owned(),
+                },
                 // The first line: the table stays a table.
                 tool.description()
                     .lines()

@@ -300,6 +300,17 @@ impl TypedTool for Bash {
                 background_task_id: Some(task.id),
             }))
         } else {
+            // A file the command reads and shows, as it is before the command runs.
+            let shown_file = match tool_perms::bash::single_file_read(&input.command) {
+                Some(read) => {
+                    let ctx = ctx.clone();
+                    tokio::task::spawn_blocking(move || ShownFile::before(&ctx, read))
+                        .await
+                        .ok()
+                        .flatten()
+                }
+                None => None,
+            };
             let run = run_command(
                 &input.command,
                 &ctx,
@@ -307,7 +318,16 @@ impl TypedTool for Bash {
                 &progress,
             )
             .await?;
-            finish(&input.command, run, &ctx)
+            let result = finish(&input.command, run, &ctx);
+            if let (Some(file), Ok(done)) = (shown_file, &result) {
+                let shown_whole = done.data.raw_output_path.is_none()
+                    && done.data.stdout.chars().count() + done.data.stderr.chars().count()
+                        < MAX_RESULT_CHARS;
+                let (ctx, shown) = (ctx.clone(), done.data.stdout.clone());
+                let _ = tokio::task::spawn_blocking(move || file.record(&ctx, &shown, shown_whole))
+                    .await;
+            }
+            result
         };
         if let Some((gone, to)) = moved {
             let note = format!(
@@ -1137,10 +1157,6 @@ fn finish(
             None => error,
         });
     }
-    // Exit 0, or grep's "no match" answer: the file was read.
-    let shown_whole = stdout.spill.is_none()
-        && stdout.text.chars().count() + stderr_text.chars().count() < MAX_RESULT_CHARS;
-    record_a_file_read(ctx, command, &stdout.text, shown_whole);
     let output = BashOutput {
         no_output_expected: stdout.text.is_empty() && stderr_text.is_empty(),
         stdout: stdout.text,
@@ -1162,66 +1178,98 @@ fn finish(
 /// The longest result the model sees whole (a longer one is saved to a file, with a preview).
 const MAX_RESULT_CHARS: usize = 30_000;
 
-/// Files larger than this are not read again to count a command's read of them.
+/// Files larger than this are not read to count a command's read of them.
 const MAX_COUNTED_READ_BYTES: u64 = 16 * 1024 * 1024;
 
-/// A command that read one file and showed it (`cat f`, `head -n 20 f`, `sed -n '5,9p' f`,
-/// `grep x f`: [`tool_perms::bash::single_file_read`]) counts as a Read of it for the
-/// read-before-edit rule, as in Claude Code: Edit may change the file next. A `cat` whose
-/// output (`shown`, `shown_whole` when nothing of it was cut) is the whole file counts as a
-/// whole Read (Write may replace it); the others as a range, shown whole: Edit anywhere,
-/// Write only after a Read of every line. An entry for the same content already recorded
-/// is only ever widened, never narrowed; a Read after this one shows the file (no
-/// "unchanged" stub: the model saw it in a Bash result).
-fn record_a_file_read(ctx: &ToolUseContext, command: &str, shown: &str, shown_whole: bool) {
-    let Some(read) = tool_perms::bash::single_file_read(command) else {
-        return;
-    };
-    let path = tool_core::expand_path(&read.path, &ctx.effective_cwd(), ctx.home());
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
-    {
-        return;
+/// A file a command reads and shows (`cat f`, `head -n 20 f`, `sed -n '5,9p' f`, `grep x
+/// f`: [`tool_perms::bash::single_file_read`]), as it was before the command ran. The
+/// command counts as a Read of it for the read-before-edit rule, as in Claude Code (Edit may
+/// change the file next), when it showed something and the file is the same after it: a
+/// `cat` whose output (seen whole) is the whole file as a whole Read (Write may replace
+/// it), the others as a range, shown whole (Edit anywhere; Write after a Read of every
+/// line).
+struct ShownFile {
+    /// The file, absolute, with no link or `..` on the way (the path Edit is given).
+    path: PathBuf,
+    whole: bool,
+    bytes: Vec<u8>,
+}
+
+impl ShownFile {
+    /// The file `read` names, where the command reads it: `None` unless the path resolves,
+    /// without following a link or a `..`, to a regular text file (a name with spaces as
+    /// written; `~` only unquoted; nothing under `/proc`, whose `self` is another process
+    /// there).
+    fn before(ctx: &ToolUseContext, read: tool_perms::bash::SingleFileRead) -> Option<Self> {
+        let written = Path::new(&read.path);
+        let path = match read.path.strip_prefix("~/") {
+            Some(rest) => ctx.home()?.join(rest),
+            None if read.path == "~" => return None,
+            None if written.is_absolute() => written.to_path_buf(),
+            None => ctx.effective_cwd().join(written),
+        };
+        let plain = tool_core::normalize_lexically(&path);
+        if plain.starts_with("/proc")
+            || plain
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+            || std::fs::canonicalize(&path).ok()? != plain
+        {
+            return None;
+        }
+        let meta = std::fs::metadata(&plain).ok()?;
+        if !meta.is_file() || meta.len() > MAX_COUNTED_READ_BYTES {
+            return None;
+        }
+        let bytes = std::fs::read(&plain).ok()?;
+        (!crate::fsutil::looks_binary(&bytes)).then_some(Self {
+            path: plain,
+            whole: read.whole,
+            bytes,
+        })
     }
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return;
-    };
-    if !meta.is_file() || meta.len() > MAX_COUNTED_READ_BYTES {
-        return;
-    }
-    let Ok(bytes) = std::fs::read(&path) else {
-        return;
-    };
-    if crate::fsutil::looks_binary(&bytes) {
-        return;
-    }
-    let (text, not_utf8) = match crate::fsutil::decode(&bytes) {
-        Some(decoded) => (decoded.text, false),
-        None => (String::from_utf8_lossy(&bytes).into_owned(), true),
-    };
-    let whole =
-        read.whole && shown_whole && shown.trim_end_matches('\n') == text.trim_end_matches('\n');
-    let hash = tool_core::ContentHash::of(&bytes);
-    let cache = ctx.file_state();
-    if let Some(mut known) = cache.get(&path).filter(|k| k.disk_hash == Some(hash)) {
-        // Widened only: a whole view stays whole; one seen in part may now be edited anywhere.
-        if known.truncated && !whole {
-            known.ranged = true;
-            cache.insert(&path, known);
+
+    /// Records the read in the read cache, when the command showed something and the file
+    /// is still what it was before the command. An entry for the same content already
+    /// recorded is only ever widened, never narrowed; a Read after this one shows the file
+    /// (no "unchanged" stub: the model saw it in a Bash result).
+    fn record(self, ctx: &ToolUseContext, shown: &str, shown_whole: bool) {
+        if shown.trim().is_empty() {
             return;
         }
-        if !known.truncated {
+        let Ok(meta) = std::fs::metadata(&self.path) else {
+            return;
+        };
+        if std::fs::read(&self.path).ok().as_deref() != Some(self.bytes.as_slice()) {
             return;
         }
+        let (text, not_utf8) = match crate::fsutil::decode(&self.bytes) {
+            Some(decoded) => (decoded.text, false),
+            None => (String::from_utf8_lossy(&self.bytes).into_owned(), true),
+        };
+        let whole = self.whole
+            && shown_whole
+            && shown.trim_end_matches('\n') == text.trim_end_matches('\n');
+        let hash = tool_core::ContentHash::of(&self.bytes);
+        let cache = ctx.file_state();
+        if let Some(mut known) = cache.get(&self.path).filter(|k| k.disk_hash == Some(hash)) {
+            if !known.truncated {
+                return;
+            }
+            if !whole {
+                known.ranged = true;
+                cache.insert(&self.path, known);
+                return;
+            }
+        }
+        let mut state = tool_core::FileState::read(text, tool_core::mtime_ms(&meta), hash, 1, None);
+        state.offset = None;
+        state.not_utf8 = not_utf8;
+        state.truncated = !whole;
+        state.ranged = !whole;
+        state.read_order = ctx.call_order();
+        cache.insert(&self.path, state);
     }
-    let mut state = tool_core::FileState::read(text, tool_core::mtime_ms(&meta), hash, 1, None);
-    state.offset = None;
-    state.not_utf8 = not_utf8;
-    state.truncated = !whole;
-    state.ranged = !whole;
-    state.read_order = ctx.call_order();
-    cache.insert(&path, state);
 }
 
 #[cfg(test)]

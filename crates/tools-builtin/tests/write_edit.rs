@@ -1165,63 +1165,101 @@ async fn a_range_after_a_partial_view_counts_and_a_created_file_is_whole() {
 /// A Bash command that reads one file and shows it counts as reading it for the
 /// read-before-edit rule, as in Claude Code: after `cat` of the whole file, Edit and Write
 /// both may change it; after `head` (or `sed -n`, `grep` on the one file) Edit may, Write
-/// only after a Read of every line; a pipeline, or a file changed since, does not count.
+/// only after a Read of every line. What showed nothing, a pipeline, a file the command did
+/// not read (a decoy behind a link, a quoted `~`, a name with a leading space) or a file
+/// changed since does not count.
 #[tokio::test]
 async fn a_bash_read_of_one_file_counts_as_a_read() {
     let dir = tempfile::tempdir().unwrap();
-    let c = ctx(dir.path());
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let c = ctx(&root);
     let bash = tools_builtin::Bash::default();
-    let f = dir.path().join("notes.txt");
+    let f = root.join("notes.txt");
     fs::write(&f, "one\ntwo\nthree\n").unwrap();
-
-    // Not read yet, and a pipeline does not count.
     let edit = |old: &str, new: &str| json!({"file_path": f, "old_string": old, "new_string": new});
-    run(&bash, &c, json!({"command": "cat notes.txt | head -n 1"}))
-        .await
-        .unwrap();
-    let e = fail(&Edit, &c, edit("two", "2")).await;
-    assert_eq!(e.text, tool_use_error(NOT_READ_MESSAGE));
+    let not_read = tool_use_error(NOT_READ_MESSAGE);
 
-    // `head`: Edit anywhere, Write refused until every line is read.
+    // Nothing shown, a pipeline: not a read.
+    for command in [
+        "head -n 0 notes.txt",
+        "grep nothing-like-this notes.txt",
+        "cat notes.txt | head -n 1",
+    ] {
+        let _ = run(&bash, &c, json!({"command": command})).await;
+        let e = fail(&Edit, &c, edit("two", "2")).await;
+        assert_eq!(e.text, not_read, "{command}");
+    }
+    // Decoys: the command read another file than the path names for Edit.
+    fs::create_dir_all(root.join("elsewhere/sub")).unwrap();
+    fs::write(root.join("elsewhere/notes.txt"), "decoy\n").unwrap();
+    std::os::unix::fs::symlink(root.join("elsewhere/sub"), root.join("link")).unwrap();
+    fs::create_dir_all(root.join("~")).unwrap();
+    fs::write(root.join("~/notes.txt"), "decoy\n").unwrap();
+    fs::write(root.join(" notes.txt"), "decoy\n").unwrap();
+    let home_ctx = c.clone().with_home(Some(root.clone()));
+    for command in [
+        "cat link/../notes.txt",
+        "cat '~/notes.txt'",
+        "cat ' notes.txt'",
+    ] {
+        run(&bash, &home_ctx, json!({"command": command}))
+            .await
+            .unwrap();
+        let e = fail(&Edit, &home_ctx, edit("two", "2")).await;
+        assert_eq!(e.text, not_read, "{command}");
+    }
+
+    // `head`: counted, and a Read right after it shows the file (the model saw it in a
+    // Bash result, not a Read's: no "unchanged" stub).
     run(&bash, &c, json!({"command": "head -n 1 notes.txt"}))
         .await
         .unwrap();
-    run(&Edit, &c, edit("three", "3")).await.unwrap();
-    assert_eq!(fs::read_to_string(&f).unwrap(), "one\ntwo\n3\n");
-    let e = fail(&Write, &c, json!({"file_path": f, "content": "x\n"})).await;
-    assert!(e.text.contains("only partly shown"), "{}", e.text);
-
-    // A Read after it shows the file (the model saw it in a Bash result, not a Read's).
     let shown = text(&Read, &c, json!({"file_path": f})).await;
-    assert!(shown.contains("two"), "{shown}");
-
-    // `cat` of the whole file: Write may replace it.
-    let g = dir.path().join("g.txt");
-    fs::write(&g, "alpha\nbeta\n").unwrap();
+    assert!(shown.contains("three"), "{shown}");
+    // Edit anywhere; Write refused until every line is read.
+    let g = root.join("g.txt");
+    fs::write(&g, "alpha\nbeta\ngamma\n").unwrap();
+    run(&bash, &c, json!({"command": "sed -n 1p g.txt"}))
+        .await
+        .unwrap();
     run(
-        &bash,
+        &Edit,
         &c,
-        json!({"command": format!("cat {}", g.display())}),
+        json!({"file_path": g, "old_string": "gamma", "new_string": "3"}),
     )
     .await
     .unwrap();
-    run(&Write, &c, json!({"file_path": g, "content": "gamma\n"}))
-        .await
-        .unwrap();
-    assert_eq!(fs::read_to_string(&g).unwrap(), "gamma\n");
+    assert_eq!(fs::read_to_string(&g).unwrap(), "alpha\nbeta\n3\n");
+    let e = fail(&Write, &c, json!({"file_path": g, "content": "x\n"})).await;
+    assert!(e.text.contains("only partly shown"), "{}", e.text);
 
-    // Changed on disk after the `cat`: refused as modified.
-    let h = dir.path().join("h.txt");
-    fs::write(&h, "a\n").unwrap();
-    run(&bash, &c, json!({"command": "grep -n a h.txt"}))
+    // `cat` of the whole file: Write may replace it.
+    let h = root.join("h.txt");
+    fs::write(&h, "alpha\nbeta\n").unwrap();
+    run(
+        &bash,
+        &c,
+        json!({"command": format!("cat {}", h.display())}),
+    )
+    .await
+    .unwrap();
+    run(&Write, &c, json!({"file_path": h, "content": "gamma\n"}))
         .await
         .unwrap();
-    fs::write(&h, "a changed\n").unwrap();
-    bump_mtime(&h);
+    assert_eq!(fs::read_to_string(&h).unwrap(), "gamma\n");
+
+    // Changed on disk after the command: refused as modified.
+    let k = root.join("k.txt");
+    fs::write(&k, "a\n").unwrap();
+    run(&bash, &c, json!({"command": "grep -n a k.txt"}))
+        .await
+        .unwrap();
+    fs::write(&k, "a changed\n").unwrap();
+    bump_mtime(&k);
     let e = fail(
         &Edit,
         &c,
-        json!({"file_path": h, "old_string": "a", "new_string": "b"}),
+        json!({"file_path": k, "old_string": "a", "new_string": "b"}),
     )
     .await;
     assert!(e.text.contains("modified"), "{}", e.text);

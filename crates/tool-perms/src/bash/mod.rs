@@ -65,11 +65,17 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
     {
         return None;
     }
-    let words: Vec<&str> = cmd
+    // A command sent to the background shows nothing before the call ends.
+    if command.trim_end().ends_with('&') {
+        return None;
+    }
+    // Each word as the path it names (a quoted `~` is a name, not the home directory).
+    let words: Vec<std::borrow::Cow<'_, str>> = cmd
         .words
         .iter()
-        .map(|w| w.value.as_deref())
+        .map(parse::Word::path_value)
         .collect::<Option<_>>()?;
+    let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     let (&name, args) = words.split_first()?;
     // Options that take the next word as their value, per program; any other option must
     // stand alone. (grep's `-e`/`-f` and `-r` are not here: a pattern from an option or a
@@ -100,7 +106,9 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
             ],
             &["-p", "-pp", "--plain", "-n", "--number", "-A", "--show-all"],
         ),
-        "grep" | "rg" => (
+        // Options that show lines of the file (not a count, a file name or help: rg's `-h`
+        // is `--help`, its `-E` an encoding).
+        "grep" => (
             &[
                 "-A",
                 "-B",
@@ -117,7 +125,6 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
                 "-v",
                 "-w",
                 "-x",
-                "-c",
                 "-o",
                 "-H",
                 "-h",
@@ -136,8 +143,41 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
                 "--invert-match",
                 "--word-regexp",
                 "--fixed-strings",
-                "--count",
+                "--color=never",
+            ],
+        ),
+        "rg" => (
+            &[
+                "-A",
+                "-B",
+                "-C",
+                "-m",
+                "--max-count",
+                "--context",
+                "--after-context",
+                "--before-context",
+            ],
+            &[
+                "-n",
+                "-i",
+                "-v",
+                "-w",
+                "-x",
+                "-o",
+                "-H",
+                "-F",
+                "-S",
+                "-s",
                 "-N",
+                "-in",
+                "-ni",
+                "--line-number",
+                "--ignore-case",
+                "--invert-match",
+                "--word-regexp",
+                "--fixed-strings",
+                "--smart-case",
+                "--case-sensitive",
                 "--no-line-number",
                 "--color=never",
             ],
@@ -178,7 +218,9 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
                 // A short option with its value attached (`-n20`, `-ba`, `-A3`, `-r1:10`), or
                 // head's and tail's count alone (`-20`).
                 None => {
-                    (arg.len() > 2 && !arg.starts_with("--") && with_value.contains(&&arg[..2]))
+                    (!arg.starts_with("--")
+                        && arg.len() > 2
+                        && arg.get(..2).is_some_and(|flag| with_value.contains(&flag)))
                         || (matches!(name, "head" | "tail")
                             && arg[1..].bytes().all(|b| b.is_ascii_digit()))
                 }
@@ -233,6 +275,10 @@ mod tests {
                 "cat -- -odd",
                 read("-odd", false).map(|r| SingleFileRead { whole: true, ..r }),
             ),
+            // A quoted `~` is a name in the working directory; spaces are kept.
+            ("cat '~/x'", read("./~/x", true)),
+            ("cat ~/x", read("~/x", true)),
+            ("cat ' a.txt'", read(" a.txt", true)),
         ] {
             assert_eq!(single_file_read(command), expected, "{command}");
         }
@@ -256,6 +302,13 @@ mod tests {
             "head -n",
             "tail -f log",
             "less a",
+            // What shows no line of the file, or not this file's.
+            "grep -c x a",
+            "grep -l x a",
+            "rg -h x a",
+            "rg -E utf-8 a",
+            "cat a &",
+            "cat -\u{e9} a",
         ] {
             assert_eq!(single_file_read(command), None, "{command}");
         }

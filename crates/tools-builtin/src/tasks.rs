@@ -168,6 +168,34 @@ impl Drop for RegistryInner {
     }
 }
 
+/// A task's shell as its watcher holds it. Dropped while the task runs (the runtime shutting
+/// down as the process ends, before the registry is), it kills the groups the command's
+/// descendants escaped to (`setsid cmd`) and then its own, while the shell still lives to
+/// lead the way to them: the child's own `kill_on_drop` ends only the shell, after which
+/// what escaped belongs to init and is out of reach.
+struct WatchedChild {
+    child: tokio::process::Child,
+    pgid: i32,
+    /// Not yet reaped: the group may still have processes (once reaped, its id may be
+    /// another group's).
+    running: bool,
+}
+
+impl WatchedChild {
+    /// The shell was reaped and its group ended: nothing is left to kill.
+    fn reaped(&mut self) {
+        self.running = false;
+    }
+}
+
+impl Drop for WatchedChild {
+    fn drop(&mut self) {
+        if self.running {
+            crate::procs::kill_group(self.pgid, true);
+        }
+    }
+}
+
 /// The background tasks of a session. Cheap to clone (all clones share the tasks); when the
 /// last clone is dropped every task still running is killed with its process group.
 #[derive(Debug, Clone, Default)]
@@ -339,7 +367,7 @@ impl TaskRegistry {
         description: Option<String>,
         output_file: PathBuf,
         pgid: i32,
-        mut child: tokio::process::Child,
+        child: tokio::process::Child,
         lifetime: Duration,
         copy: Option<tokio::task::JoinHandle<()>>,
     ) -> TaskSnapshot {
@@ -356,6 +384,11 @@ impl TaskRegistry {
         });
         lock(&self.inner.tasks).insert(id, Arc::clone(&task));
         let watched = Arc::clone(&task);
+        let mut child = WatchedChild {
+            child,
+            pgid,
+            running: true,
+        };
         tokio::spawn(async move {
             let task = watched;
             let deadline = tokio::time::sleep(lifetime);
@@ -363,9 +396,10 @@ impl TaskRegistry {
             let mut size_check = tokio::time::interval(Duration::from_secs(1));
             let ended = loop {
                 tokio::select! {
-                    status = child.wait() => {
+                    status = child.child.wait() => {
                         // Whatever the command left in its group goes with it.
                         crate::procs::kill_group(task.pgid, true);
+                        child.reaped();
                         break Ended::Exited(status.ok());
                     }
                     () = &mut deadline => break Ended::Kill(format!("its lifetime of {} ms ended", lifetime.as_millis())),
@@ -380,7 +414,8 @@ impl TaskRegistry {
             };
             let (status, exit_code, kill_reason) = match ended {
                 Ended::Kill(reason) => {
-                    crate::procs::terminate_group(&mut child, task.pgid, KILL_GRACE).await;
+                    crate::procs::terminate_group(&mut child.child, task.pgid, KILL_GRACE).await;
+                    child.reaped();
                     lock(&task.inner).reaped = true;
                     (TaskStatus::Killed, None, Some(reason))
                 }

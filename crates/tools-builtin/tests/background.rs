@@ -240,6 +240,59 @@ async fn a_task_dies_when_its_lifetime_ends() {
     assert!(gone_within(pgid, HANG_GUARD).await);
 }
 
+/// The runtime shutting down as a process ends drops a task's watcher before (or without)
+/// the registry: what the command took out of its group (`setsid`) is killed with it, not
+/// left to init after the shell alone was killed.
+#[test]
+fn a_runtime_shutting_down_kills_what_a_task_took_out_of_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("escaped.pid");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ctx(dir.path());
+    let command = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 300' & sleep 300",
+        pid_file.display()
+    );
+    let registry = runtime.block_on(async {
+        start(&ctx, &command, None).await;
+        let deadline = Instant::now() + HANG_GUARD;
+        while !std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')) {
+            assert!(Instant::now() < deadline, "the command did not start");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        task_registry(&ctx)
+    });
+    let escaped = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let alive = |pid: &str| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        !stat.is_empty() && !stat.contains(") Z ")
+    };
+    assert!(alive(&escaped));
+    // The registry outlives the runtime (as a session's does while the process exits).
+    drop(runtime);
+    let deadline = Instant::now() + HANG_GUARD;
+    while alive(&escaped) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = alive(&escaped);
+    if left {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &escaped])
+            .status();
+    }
+    assert!(
+        !left,
+        "the process the task took out of its group outlived it"
+    );
+    drop((registry, ctx));
+}
+
 #[tokio::test]
 async fn dropping_the_registry_kills_its_tasks() {
     let dir = tempfile::tempdir().unwrap();

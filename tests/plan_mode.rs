@@ -74,3 +74,110 @@ async fn plan_mode_switches_through_the_executor_and_refuses_writes() {
     assert!(root.join("before.txt").exists());
     assert!(!root.join("during.txt").exists());
 }
+
+/// The plan file (Claude Code's): in plan mode Write creates, and Edit may change, the
+/// session's plan file without a question (it sits under `~/.claude`, which otherwise asks),
+/// while every other write is refused; EnterPlanMode tells the model where it is, and
+/// ExitPlanMode shows the user the plan it holds and hands it back approved.
+#[tokio::test]
+async fn plan_mode_writes_the_plan_file_and_exit_presents_it() {
+    use tool_perms::{PromptAnswer, PromptRequest, Prompter};
+    /// Allows ExitPlanMode, refuses anything else, and keeps what it was asked.
+    #[derive(Default)]
+    struct ApprovesThePlan(std::sync::Mutex<Vec<PromptRequest>>);
+    #[tool_core::async_trait]
+    impl Prompter for ApprovesThePlan {
+        async fn prompt(&self, request: &PromptRequest) -> PromptAnswer {
+            self.0.lock().unwrap().push(request.clone());
+            if request.tool_name == "ExitPlanMode" {
+                PromptAnswer::AllowOnce {
+                    updated_input: None,
+                }
+            } else {
+                PromptAnswer::Deny { feedback: None }
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let permission = ToolPermissionContext {
+        allow: vec![SourcedRule {
+            source: RuleSource::ProjectSettings,
+            rule: "EnterPlanMode".into(),
+        }],
+        ..Default::default()
+    };
+    let mut roots = PathRoots::for_cwd(&root);
+    roots.home = Some(home.clone());
+    let (engine, problems) = PermissionEngine::new_lenient(&permission, roots);
+    assert!(problems.is_empty(), "{problems:?}");
+    let ctx = ToolUseContext::new(&root)
+        .with_home(Some(home.clone()))
+        .with_session_id("plan-test-1")
+        .with_tools(tool_registry::all_base_tools())
+        .with_permission(permission);
+    let plan_file = ctx.plan_file().unwrap();
+    let prompter = Arc::new(ApprovesThePlan::default());
+    let pipeline = Arc::new(Pipeline::new(
+        Arc::new(engine),
+        Arc::clone(&prompter) as Arc<dyn Prompter>,
+        Arc::new(NoHooks),
+    ));
+    let (results, after) = run_tools(
+        pipeline,
+        ctx,
+        vec![
+            ToolUse::new("p", "EnterPlanMode", json!({})),
+            ToolUse::new(
+                "w1",
+                "Write",
+                json!({"file_path": plan_file, "content": "# The plan\n1. Do it\n"}),
+            ),
+            ToolUse::new(
+                "e1",
+                "Edit",
+                json!({"file_path": plan_file, "old_string": "Do it", "new_string": "Do it well"}),
+            ),
+            ToolUse::new(
+                "w2",
+                "Write",
+                json!({"file_path": root.join("during.txt"), "content": "x"}),
+            ),
+            ToolUse::new("x", "ExitPlanMode", json!({})),
+        ],
+        ExecutorConfig::default(),
+    )
+    .await;
+    let text = |i: usize| results[i].outcome.result.content.joined_text();
+    assert!(
+        text(0).contains(&plan_file.display().to_string()),
+        "{}",
+        text(0)
+    );
+    for i in [1, 2] {
+        assert!(!results[i].outcome.result.is_error, "{}", text(i));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&plan_file).unwrap(),
+        "# The plan\n1. Do it well\n"
+    );
+    assert!(results[3].outcome.result.is_error, "{}", text(3));
+    assert!(!root.join("during.txt").exists());
+    assert!(!results[4].outcome.result.is_error, "{}", text(4));
+    assert!(
+        text(4).contains("## Approved Plan:\n# The plan\n1. Do it well"),
+        "{}",
+        text(4)
+    );
+    assert_eq!(after.permission().mode, PermissionMode::Default);
+    // The user was asked about ExitPlanMode only, and was shown the plan.
+    let asked = prompter.0.lock().unwrap();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].message.contains("1. Do it well"),
+        "{}",
+        asked[0].message
+    );
+}

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::file_state::{FileStateCache, expand_path};
+use crate::file_state::{FileStateCache, expand_path, normalize_lexically};
 use crate::permission::ToolPermissionContext;
 use crate::result::Message;
 use crate::tool::Tool;
@@ -669,6 +669,29 @@ impl ToolUseContext {
     /// The session id.
     pub fn session_id(&self) -> &str {
         &self.inner.session_id
+    }
+
+    /// The file the model writes its plan to in plan mode (Claude Code's plan file):
+    /// `plans/<session id>.md` in the user config dir (`$CLAUDE_CONFIG_DIR`, else
+    /// `~/.claude`). The one file plan mode lets Write and Edit change; ExitPlanMode shows
+    /// the user what it holds. `None` without a config dir or home, or a session id that
+    /// is no file name.
+    pub fn plan_file(&self) -> Option<PathBuf> {
+        let id = self.session_id();
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return None;
+        }
+        let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| self.home().map(|h| h.join(".claude")))?;
+        Some(normalize_lexically(
+            &config.join("plans").join(format!("{id}.md")),
+        ))
     }
 
     /// The id of the user prompt being worked on (hooks get it as `prompt_id`); `None`

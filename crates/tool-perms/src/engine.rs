@@ -1135,10 +1135,30 @@ impl PermissionEngine {
             }
             _ => {}
         }
+        let perm = ctx.permission();
+        // Plan mode's own file, where the model writes its plan (Claude Code's plan file):
+        // Write and Edit change it without a question, safety check or plan-mode refusal
+        // (deny rules applied above). Not through a link: the file itself, or none yet.
+        if perm.mode == PermissionMode::Plan
+            && let Some(PermissionSubject::Path {
+                path,
+                access: FileAccess::Write,
+            }) = tool.permission_subject(input)
+            && ctx.plan_file().is_some_and(|plan| plan == path)
+            && std::fs::symlink_metadata(&path).map_or_else(
+                |e| e.kind() == std::io::ErrorKind::NotFound,
+                |m| m.file_type().is_file(),
+            )
+        {
+            let mut g = Finding::new(Kind::Allow, "").reason(DecisionReason::Mode {
+                mode: PermissionMode::Plan,
+            });
+            g.details = f.details;
+            return Explanation::from_finding(g, updated_input);
+        }
         // Plan mode: only what does not change the world runs until the plan is approved
         // (a refusal, also where a safety check or an ask rule would have asked, unless
         // the command is read-only by the engine's own analysis).
-        let perm = ctx.permission();
         // A read-only command a safety check asks about (a path it cannot check, a tree
         // too large to check) is asked about, not refused as a change.
         let read_only_ask = f.kind == Kind::Ask && f.immune && read_only_command == Some(true);

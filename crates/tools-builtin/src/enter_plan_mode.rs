@@ -28,6 +28,9 @@ pub struct EnterPlanModeInput {}
 pub struct EnterPlanModeOutput {
     /// A confirmation.
     pub message: String,
+    /// The session's plan file, the one file plan mode lets the model write.
+    #[serde(skip)]
+    pub plan_file: Option<std::path::PathBuf>,
 }
 
 /// The text the model sees after entering plan mode.
@@ -41,7 +44,7 @@ In plan mode, you should:
 5. Design a concrete implementation strategy
 6. When ready, use ExitPlanMode to present your plan for approval
 
-Remember: DO NOT write or edit any files yet. This is a read-only exploration and planning phase.";
+Remember: DO NOT write or edit any files yet, other than your plan file. This is a read-only exploration and planning phase.";
 
 /// The EnterPlanMode tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -110,16 +113,24 @@ impl TypedTool for EnterPlanMode {
     async fn call(
         &self,
         _input: EnterPlanModeInput,
-        _ctx: ToolUseContext,
+        ctx: ToolUseContext,
         _progress: ProgressSender,
     ) -> Result<ToolResult<EnterPlanModeOutput>, ToolError> {
         Ok(ToolResult::new(EnterPlanModeOutput {
             message: "Entered plan mode".to_owned(),
+            plan_file: ctx.plan_file(),
         })
         .with_context_modifier(|ctx| with_mode(ctx, PermissionMode::Plan)))
     }
 
-    fn to_content(&self, _output: &EnterPlanModeOutput) -> ToolResultContent {
-        ToolResultContent::Text(ENTERED_PLAN_MODE.to_owned())
+    fn to_content(&self, output: &EnterPlanModeOutput) -> ToolResultContent {
+        let mut text = ENTERED_PLAN_MODE.to_owned();
+        if let Some(path) = &output.plan_file {
+            text.push_str(&format!(
+                "\n\nWrite your plan to {} (create it with Write, change it with Edit): it is the only file you may write in plan mode, and ExitPlanMode shows the user what it holds.",
+                path.display()
+            ));
+        }
+        ToolResultContent::Text(text)
     }
 }

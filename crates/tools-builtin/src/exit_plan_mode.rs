@@ -131,10 +131,20 @@ async fn plan_of(
         .get("planFilePath")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let plan = match (input.extra.get("plan").and_then(Value::as_str), &file_path) {
-        (Some(plan), _) => Some(plan.to_owned()),
-        (None, Some(path)) => read_plan_file(&ctx.resolve_path(path), ctx.home()).await?,
-        (None, None) => None,
+    let (plan, file_path) = match (input.extra.get("plan").and_then(Value::as_str), file_path) {
+        (Some(plan), path) => (Some(plan.to_owned()), path),
+        (None, Some(path)) => (
+            read_plan_file(&ctx.resolve_path(&path), ctx.home()).await?,
+            Some(path),
+        ),
+        // The session's plan file, where plan mode let the model write its plan.
+        (None, None) => match ctx.plan_file() {
+            Some(path) => match read_plan_file(&path, ctx.home()).await? {
+                Some(plan) => (Some(plan), Some(path.display().to_string())),
+                None => (None, None),
+            },
+            None => (None, None),
+        },
     };
     Ok((plan.filter(|p| !p.trim().is_empty()), file_path))
 }
@@ -164,6 +174,24 @@ impl TypedTool for ExitPlanMode {
 
     fn requires_user_interaction(&self) -> bool {
         true
+    }
+
+    /// Hooks see the plan the user is asked about, as in Claude Code (`plan` and
+    /// `planFilePath` injected): the session's plan file, when the input names none.
+    fn observable_input(&self, input: &Value, ctx: &ToolUseContext) -> Option<Value> {
+        if input.get("plan").is_some() || input.get("planFilePath").is_some() {
+            return None;
+        }
+        let path = ctx.plan_file()?;
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        if !meta.file_type().is_file() || meta.len() > MAX_PLAN_BYTES {
+            return None;
+        }
+        let plan = std::fs::read_to_string(&path).ok()?;
+        let mut seen = input.as_object()?.clone();
+        seen.insert("plan".into(), plan.into());
+        seen.insert("planFilePath".into(), path.display().to_string().into());
+        Some(Value::Object(seen))
     }
 
     fn max_result_size(&self) -> MaxResultSize {

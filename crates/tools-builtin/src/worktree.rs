@@ -771,44 +771,44 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
         )));
     }
     let exists = path.is_dir();
-    if exists && !discard {
-        // Every untracked file and submodule change, whatever the user's config hides
-        // (`status.showUntrackedFiles=no` would let a new file be deleted unseen).
-        let status = git(
-            path,
-            &[
-                "status",
-                "--porcelain",
-                "--untracked-files=all",
-                "--ignore-submodules=none",
-            ],
-        )
-        .await?;
-        let lines: Vec<&str> = status.lines().filter(|l| !l.trim().is_empty()).collect();
-        if !lines.is_empty() {
-            let mut shown: Vec<String> = lines
-                .iter()
-                .take(STATUS_LINES_SHOWN)
-                .map(|l| format!("  {l}"))
-                .collect();
-            if lines.len() > STATUS_LINES_SHOWN {
-                shown.push(format!(
-                    "  ... and {} more",
-                    lines.len() - STATUS_LINES_SHOWN
+    if !discard {
+        // Everything that would be lost, said together: a model told of one file only
+        // agrees to discard commits it never heard of.
+        let mut at_stake: Vec<String> = Vec::new();
+        if exists {
+            // Every untracked file and submodule change, whatever the user's config hides
+            // (`status.showUntrackedFiles=no` would let a new file be deleted unseen).
+            let status = git(
+                path,
+                &[
+                    "status",
+                    "--porcelain",
+                    "--untracked-files=all",
+                    "--ignore-submodules=none",
+                ],
+            )
+            .await?;
+            let lines: Vec<&str> = status.lines().filter(|l| !l.trim().is_empty()).collect();
+            if !lines.is_empty() {
+                let mut shown: Vec<String> = lines
+                    .iter()
+                    .take(STATUS_LINES_SHOWN)
+                    .map(|l| format!("  {l}"))
+                    .collect();
+                if lines.len() > STATUS_LINES_SHOWN {
+                    shown.push(format!(
+                        "  ... and {} more",
+                        lines.len() - STATUS_LINES_SHOWN
+                    ));
+                }
+                at_stake.push(format!(
+                    "uncommitted changes ({} file{}):\n{}",
+                    lines.len(),
+                    if lines.len() == 1 { "" } else { "s" },
+                    shown.join("\n")
                 ));
             }
-            return Err(ToolError::msg(format!(
-                "Not removed: the worktree at {} has uncommitted changes ({} file{}):\n{}\n\
-                 Commit them, or call ExitWorktree with discard_changes: true to delete them \
-                 with the worktree.",
-                path.display(),
-                lines.len(),
-                if lines.len() == 1 { "" } else { "s" },
-                shown.join("\n")
-            )));
         }
-    }
-    if !discard {
         // Commits on the worktree's HEAD or on its branch (the one deleted below; HEAD may
         // have left it) that the original branch does not have (the commit it started from
         // when that branch is gone or was detached). Checked even when the directory is
@@ -849,13 +849,22 @@ async fn remove(active: &ActiveWorktree, discard: bool) -> Result<String, ToolEr
             count = count.max(ahead.and_then(|a| a.trim().parse().ok()).unwrap_or(0));
         }
         if count > 0 {
+            at_stake.insert(
+                0,
+                format!(
+                    "{count} commit{} that {} not on the original {base_name}",
+                    if count == 1 { "" } else { "s" },
+                    if count == 1 { "is" } else { "are" },
+                ),
+            );
+        }
+        if !at_stake.is_empty() {
             return Err(ToolError::msg(format!(
-                "Not removed: the worktree at {} has {count} commit{} that {} not on the \
-                 original {base_name}. Merge or push them first, or call ExitWorktree with \
-                 discard_changes: true to delete them with the worktree.",
+                "Not removed: the worktree at {} has {}\n\
+                 Commit, merge or push them first, or call ExitWorktree with discard_changes: \
+                 true to delete them with the worktree.",
                 path.display(),
-                if count == 1 { "" } else { "s" },
-                if count == 1 { "is" } else { "are" },
+                at_stake.join("\nand ")
             )));
         }
     }

@@ -420,6 +420,19 @@ async fn remove_with_commits_not_on_the_original_branch_needs_discard_changes() 
         "{err}"
     );
     assert!(wt.is_dir());
+    // With a file not committed too, the refusal names both: a model told of the file
+    // only would agree to discard a commit it never heard of.
+    std::fs::write(wt.join("more.txt"), "more").unwrap();
+    let err = call(&ExitWorktree, &inside, json!({"action": "remove"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("1 commit that is not on the original branch main")
+            && err.contains("uncommitted changes (1 file)")
+            && err.contains("more.txt"),
+        "{err}"
+    );
+    std::fs::remove_file(wt.join("more.txt")).unwrap();
     // Once main has the commit, removal goes through without discarding.
     git(&root, &["merge", "-q", "--ff-only", "worktree-ahead"]);
     let (_, _, back) = call(&ExitWorktree, &inside, json!({"action": "remove"}))

@@ -186,6 +186,12 @@ impl TypedTool for TaskOutput {
                 task.output_file.display()
             );
         }
+        if task.status != TaskStatus::Running && task.leftovers_stopped {
+            if !output.is_empty() && !output.ends_with('\n') {
+                output.push('\n');
+            }
+            output.push_str(crate::tasks::LEFTOVERS_STOPPED);
+        }
         let retrieval_status = match (task.status, input.block) {
             (TaskStatus::Running, true) => "timeout",
             (TaskStatus::Running, false) => "not_ready",

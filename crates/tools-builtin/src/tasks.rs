@@ -82,6 +82,8 @@ pub struct TaskSnapshot {
     pub exit_code: Option<i32>,
     /// Why it was killed, when it was.
     pub kill_reason: Option<String>,
+    /// Its command ended leaving processes running (`cmd &`), which were stopped with it.
+    pub leftovers_stopped: bool,
 }
 
 #[derive(Debug)]
@@ -110,6 +112,8 @@ struct Progress {
     killed_by: Option<String>,
     /// Bytes of the output file already returned by TaskOutput.
     read_offset: u64,
+    /// See [`TaskSnapshot::leftovers_stopped`].
+    leftovers_stopped: bool,
 }
 
 impl TaskState {
@@ -124,6 +128,7 @@ impl TaskState {
             status: p.status.unwrap_or(TaskStatus::Running),
             exit_code: p.exit_code,
             kill_reason: p.kill_reason.clone(),
+            leftovers_stopped: p.leftovers_stopped,
         }
     }
 }
@@ -167,6 +172,9 @@ impl Drop for RegistryInner {
         self.kill_running("its session ended");
     }
 }
+
+/// What TaskOutput adds when a task's command ended leaving processes running.
+pub(crate) const LEFTOVERS_STOPPED: &str = "Stopped the processes this command left running (`&`, `nohup`) when it ended: a background command's processes end with it, and their later output will not come. Keep them in the foreground of the command (`wait`) to keep them.";
 
 /// A task's shell as its watcher holds it. Dropped while the task runs (the runtime shutting
 /// down as the process ends, before the registry is), it kills the groups the command's
@@ -397,7 +405,11 @@ impl TaskRegistry {
             let ended = loop {
                 tokio::select! {
                     status = child.child.wait() => {
-                        // Whatever the command left in its group goes with it.
+                        // Whatever the command left in its group goes with it, and the
+                        // model is told (their later output will never come).
+                        if crate::procs::group_alive_off_runtime(task.pgid).await {
+                            lock(&task.inner).leftovers_stopped = true;
+                        }
                         crate::procs::kill_group(task.pgid, true);
                         child.reaped();
                         break Ended::Exited(status.ok());

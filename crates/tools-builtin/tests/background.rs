@@ -293,6 +293,40 @@ fn a_runtime_shutting_down_kills_what_a_task_took_out_of_its_group() {
     drop((registry, ctx));
 }
 
+/// A background command that ends leaving a process running (`(sleep 2; echo late) &`)
+/// has it stopped with it, and TaskOutput says so: the output that process would have
+/// written never comes, and the model is not left waiting for it. One that leaves nothing
+/// gets no such note.
+#[tokio::test]
+async fn a_tasks_stopped_leftovers_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    for (command, noted) in [
+        ("(sleep 30; echo late) & echo started", true),
+        ("echo started", false),
+    ] {
+        let (id, _) = start(&ctx, command, None).await;
+        let out = call(
+            &TaskOutput,
+            &ctx,
+            json!({"task_id": id, "block": true, "timeout": 60_000}),
+        )
+        .await
+        .unwrap();
+        let text = out.content.joined_text();
+        assert!(
+            text.contains("<status>completed</status>") && text.contains("started"),
+            "{text}"
+        );
+        assert_eq!(
+            text.contains("Stopped the processes this command left running"),
+            noted,
+            "{command}: {text}"
+        );
+        assert!(!text.lines().any(|l| l == "late"), "{text}");
+    }
+}
+
 #[tokio::test]
 async fn dropping_the_registry_kills_its_tasks() {
     let dir = tempfile::tempdir().unwrap();

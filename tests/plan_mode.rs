@@ -181,3 +181,76 @@ async fn plan_mode_writes_the_plan_file_and_exit_presents_it() {
         asked[0].message
     );
 }
+
+/// The plan file is only the file itself: a hard link planted at its path (or a plans
+/// directory that is a link) would turn plan mode's one write into a write elsewhere, so
+/// such a path is refused as any other write in plan mode; Read of the plan file is allowed
+/// in plan mode, though it is outside the working directories.
+#[tokio::test]
+async fn the_plan_file_is_no_way_to_write_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let home = root.join("home");
+    let permission = ToolPermissionContext {
+        mode: PermissionMode::Plan,
+        avoid_prompts: true,
+        ..Default::default()
+    };
+    let mut roots = PathRoots::for_cwd(&root);
+    roots.home = Some(home.clone());
+    let (engine, _) = PermissionEngine::new_lenient(&permission, roots);
+    let ctx = ToolUseContext::new(&root)
+        .with_home(Some(home.clone()))
+        .with_session_id("plan-test-2")
+        .with_tools(tool_registry::all_base_tools())
+        .with_permission(permission);
+    let plan_file = ctx.plan_file().unwrap();
+    std::fs::create_dir_all(plan_file.parent().unwrap()).unwrap();
+    std::fs::write(&plan_file, "# Plan\n").unwrap();
+    let pipeline = Arc::new(Pipeline::new(
+        Arc::new(engine),
+        Arc::new(DenyAsks),
+        Arc::new(NoHooks),
+    ));
+    let (results, _) = run_tools(
+        Arc::clone(&pipeline),
+        ctx.clone(),
+        vec![ToolUse::new("r", "Read", json!({"file_path": plan_file}))],
+        ExecutorConfig::default(),
+    )
+    .await;
+    let shown = results[0].outcome.result.content.joined_text();
+    assert!(
+        !results[0].outcome.result.is_error && shown.contains("# Plan"),
+        "{shown}"
+    );
+    // A hard link of another file at the plan file's path.
+    let victim = root.join("victim.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    std::fs::remove_file(&plan_file).unwrap();
+    std::fs::hard_link(&victim, &plan_file).unwrap();
+    // Read as the model would have read it (so that only the permission decides).
+    let mut seen = tool_core::FileState::read(
+        "keep me\n".into(),
+        tool_core::mtime_ms(&std::fs::metadata(&plan_file).unwrap()),
+        tool_core::ContentHash::of(b"keep me\n"),
+        1,
+        None,
+    );
+    seen.read_order = None;
+    ctx.file_state().insert(&plan_file, seen);
+    let (results, _) = run_tools(
+        pipeline,
+        ctx,
+        vec![ToolUse::new(
+            "w",
+            "Write",
+            json!({"file_path": plan_file, "content": "overwritten\n"}),
+        )],
+        ExecutorConfig::default(),
+    )
+    .await;
+    let said = results[0].outcome.result.content.joined_text();
+    assert!(said.contains("Plan mode is active"), "{said}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+}

@@ -102,6 +102,20 @@ pub(crate) fn user_state_files(
         .collect()
 }
 
+/// Whether the plan file `path` is the file itself, or not there yet: no symbolic or hard
+/// link of it, and no symbolic link for its directory (a write there must land in the
+/// plans directory, on no other file).
+fn plain_plan_file(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let absent = |e: std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let dir_plain = path.parent().is_some_and(|dir| {
+        std::fs::symlink_metadata(dir).map_or_else(absent, |m| m.file_type().is_dir())
+    });
+    dir_plain
+        && std::fs::symlink_metadata(path)
+            .map_or_else(absent, |m| m.file_type().is_file() && m.nlink() == 1)
+}
+
 /// A rule that could not be used, with where it came from and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleDiagnostic {
@@ -1137,18 +1151,13 @@ impl PermissionEngine {
         }
         let perm = ctx.permission();
         // Plan mode's own file, where the model writes its plan (Claude Code's plan file):
-        // Write and Edit change it without a question, safety check or plan-mode refusal
-        // (deny rules applied above). Not through a link: the file itself, or none yet.
+        // Read, Write and Edit reach it without a question, safety check or plan-mode
+        // refusal (deny rules applied above). Only the file itself: not through a link (of
+        // the file, hard or symbolic, or of the plans directory), or none yet.
         if perm.mode == PermissionMode::Plan
-            && let Some(PermissionSubject::Path {
-                path,
-                access: FileAccess::Write,
-            }) = tool.permission_subject(input)
+            && let Some(PermissionSubject::Path { path, .. }) = tool.permission_subject(input)
             && ctx.plan_file().is_some_and(|plan| plan == path)
-            && std::fs::symlink_metadata(&path).map_or_else(
-                |e| e.kind() == std::io::ErrorKind::NotFound,
-                |m| m.file_type().is_file(),
-            )
+            && plain_plan_file(&path)
         {
             let mut g = Finding::new(Kind::Allow, "").reason(DecisionReason::Mode {
                 mode: PermissionMode::Plan,

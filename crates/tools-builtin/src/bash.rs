@@ -1184,10 +1184,10 @@ const MAX_COUNTED_READ_BYTES: u64 = 16 * 1024 * 1024;
 /// A file a command reads and shows (`cat f`, `head -n 20 f`, `sed -n '5,9p' f`, `grep x
 /// f`: [`tool_perms::bash::single_file_read`]), as it was before the command ran. The
 /// command counts as a Read of it for the read-before-edit rule, as in Claude Code (Edit may
-/// change the file next), when it showed something and the file is the same after it: a
-/// `cat` whose output (seen whole) is the whole file as a whole Read (Write may replace
-/// it), the others as a range, shown whole (Edit anywhere; Write after a Read of every
-/// line).
+/// change the file next), when it showed something, the model saw all of it (no preview
+/// of a longer output), and the file is the same after it: a `cat` whose output is the
+/// whole file as a whole Read (Write may replace it), the others as a range, shown whole
+/// (Edit anywhere; Write after a Read of every line).
 struct ShownFile {
     /// The file, absolute, with no link or `..` on the way (the path Edit is given).
     path: PathBuf,
@@ -1234,7 +1234,8 @@ impl ShownFile {
     /// recorded is only ever widened, never narrowed; a Read after this one shows the file
     /// (no "unchanged" stub: the model saw it in a Bash result).
     fn record(self, ctx: &ToolUseContext, shown: &str, shown_whole: bool) {
-        if shown.trim().is_empty() {
+        // What the model saw must be what the command showed: not a preview of it.
+        if !shown_whole || shown.trim().is_empty() {
             return;
         }
         let Ok(meta) = std::fs::metadata(&self.path) else {

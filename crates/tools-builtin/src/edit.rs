@@ -370,9 +370,11 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
     // A file with bytes that are not UTF-8, which Read showed as U+FFFD: the edit changes
     // the text around them and keeps them. The strings cannot name them (nor stand for
     // them: the characters that do are refused in `new_string`).
-    if input.new_string.chars().any(fsutil::is_stray_byte) {
+    if input.new_string.chars().any(fsutil::is_stray_byte)
+        || input.old_string.chars().any(fsutil::is_stray_byte)
+    {
         return Err(Refusal::plain(
-            "Cannot edit this file with this new_string: it holds characters U+10FE00 to U+10FEFF, which stand for this file's bytes that are not UTF-8 while it is edited.",
+            "Cannot edit this file with these strings: they hold characters U+10FE00 to U+10FEFF, which stand for this file's bytes that are not UTF-8 while it is edited.",
         ));
     }
     let mut planned = plan_decoded(decoded, input).map_err(|mut refusal| {

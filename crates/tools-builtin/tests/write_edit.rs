@@ -497,6 +497,14 @@ async fn edit_keeps_the_bytes_of_a_file_that_are_not_utf8() {
     )
     .await;
     assert!(e.text.contains("U+10FE00"), "{}", e.text);
+    // Nor can old_string name the byte by the character that stands for it.
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": f, "old_string": "5\u{10FEA3}", "new_string": "5"}),
+    )
+    .await;
+    assert!(e.text.contains("U+10FE00"), "{}", e.text);
     let e = fail(&Write, &c, json!({"file_path": f, "content": "x\n"})).await;
     assert!(
         e.text.contains("not valid UTF-8") && e.text.contains("Change it with Edit"),
@@ -1232,6 +1240,21 @@ async fn a_bash_read_of_one_file_counts_as_a_read() {
     assert_eq!(fs::read_to_string(&g).unwrap(), "alpha\nbeta\n3\n");
     let e = fail(&Write, &c, json!({"file_path": g, "content": "x\n"})).await;
     assert!(e.text.contains("only partly shown"), "{}", e.text);
+
+    // Output cut to a preview (the model saw its first lines only): not a read.
+    let big = root.join("big.txt");
+    let lines: String = (0..5000).map(|i| format!("filler line {i}\n")).collect();
+    fs::write(&big, format!("{lines}the unique tail\n")).unwrap();
+    run(&bash, &c, json!({"command": "cat big.txt"}))
+        .await
+        .unwrap();
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": big, "old_string": "the unique tail", "new_string": "x"}),
+    )
+    .await;
+    assert_eq!(e.text, not_read);
 
     // `cat` of the whole file: Write may replace it.
     let h = root.join("h.txt");

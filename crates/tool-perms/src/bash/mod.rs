@@ -82,7 +82,8 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
     // recursive search is no read of one file.)
     let (with_value, no_value): (&[&str], &[&str]) = match name {
         "cat" => (&[], &["-n", "-b", "-A", "-E", "-T", "-v", "-s", "-e", "-t"]),
-        "head" | "tail" => (&["-n", "-c"], &["-q", "-v"]),
+        // Not `-v`: its header would pass for shown content when the count is 0.
+        "head" | "tail" => (&["-n", "-c"], &["-q"]),
         "nl" => (
             &["-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s", "-v", "-w"],
             &["-p"],
@@ -125,7 +126,6 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
                 "-v",
                 "-w",
                 "-x",
-                "-o",
                 "-H",
                 "-h",
                 "-F",
@@ -163,7 +163,6 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
                 "-v",
                 "-w",
                 "-x",
-                "-o",
                 "-H",
                 "-F",
                 "-S",
@@ -308,6 +307,8 @@ mod tests {
             "rg -h x a",
             "rg -E utf-8 a",
             "cat a &",
+            "head -v -n 0 a",
+            "grep -o x a",
             "cat -\u{e9} a",
         ] {
             assert_eq!(single_file_read(command), None, "{command}");

@@ -323,11 +323,6 @@ fn a_signal_stops_running_commands_and_background_tasks() {
         );
         std::thread::sleep(Duration::from_millis(50));
     };
-    let alive = |pid: &str| {
-        // A zombie is gone for this purpose: it runs nothing.
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        !state.is_empty() && !state.contains(") Z ")
-    };
     assert!(alive(&fg) && alive(&bg));
 
     let status = support::terminate_and_wait(&mut server);
@@ -358,25 +353,7 @@ fn a_second_signal_kills_what_a_command_took_out_of_its_group() {
         "name": "Bash", "arguments": {"command":
             "setsid sh -c 'trap \"\" TERM; echo $$ > escaped.pid; exec sleep 300' & sleep 300"}}}),
     );
-    let pid_file = project.join("escaped.pid");
-    let start = Instant::now();
-    let escaped = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .filter(|p| p.ends_with('\n'))
-        {
-            break pid.trim().to_owned();
-        }
-        assert!(
-            start.elapsed() < ANSWER_TIMEOUT,
-            "the command did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let alive = |pid: &str| {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        !state.is_empty() && !state.contains(") Z ")
-    };
+    let escaped = pid_written_to(&project.join("escaped.pid"));
     assert!(alive(&escaped));
     let pid = server.child.id().to_string();
     Command::new("kill").args(["-TERM", &pid]).status().unwrap();
@@ -414,6 +391,30 @@ struct RawStdio {
 
 /// How long an answer may take before the test fails.
 const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Whether process `pid` runs (a zombie runs nothing).
+fn alive(pid: impl std::fmt::Display) -> bool {
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !state.is_empty() && !state.contains(") Z ")
+}
+
+/// The pid a command wrote to `file` (a whole line), waited for.
+fn pid_written_to(file: &Path) -> String {
+    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .filter(|p| p.ends_with('\n') && !p.trim().is_empty())
+        {
+            return pid.trim().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
 
 impl RawStdio {
     /// Starts `serve --cwd project extra...` and initializes with `capabilities`.
@@ -763,10 +764,6 @@ fn background_tasks_are_killed_before_the_calls_are_awaited() {
         );
         std::thread::sleep(Duration::from_millis(50));
     };
-    let alive = |pid: &str| {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        !state.is_empty() && !state.contains(") Z ")
-    };
     assert!(alive(&bg));
 
     Command::new("kill")
@@ -920,33 +917,13 @@ fn a_2026_07_28_client_cancels_a_call_over_stdio() {
         "name": "Bash", "arguments": {"command": "echo $$ > pid; exec sleep 600"}, "_meta": meta}});
     writeln!(stdin, "{call}").unwrap();
     stdin.flush().unwrap();
-    let pid_file = root.join("pid");
-    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
-    let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|p| p.trim().parse::<i32>().ok())
-        {
-            break pid;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let pid = pid_written_to(&root.join("pid"));
     let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 1, "reason": "the user moved on"}});
     writeln!(stdin, "{cancel}").unwrap();
     stdin.flush().unwrap();
-    let alive = |pid: i32| {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
-            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .unwrap_or_default()
-                .contains(") Z ")
-    };
     let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
-    while alive(pid) {
+    while alive(&pid) {
         assert!(
             std::time::Instant::now() < deadline,
             "the cancelled command still runs: {}",

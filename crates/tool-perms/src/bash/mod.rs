@@ -48,6 +48,18 @@ pub struct SingleFileRead {
     pub whole: bool,
 }
 
+/// grep's and rg's options that take a value and leave what is shown lines of the file.
+const GREP_CONTEXT: &[&str] = &[
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "--max-count",
+    "--context",
+    "--after-context",
+    "--before-context",
+];
+
 /// Whether `command` is one of the commands Claude Code counts as reading a file for the
 /// read-before-edit rule: `cat`, `head`, `tail`, `nl`, `bat`, `sed -n 'X,Yp'`, `grep` or
 /// `rg` on one file named as written (no expansion, glob or `-`), alone (no pipe, list,
@@ -110,16 +122,7 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
         // Options that show lines of the file (not a count, a file name or help: rg's `-h`
         // is `--help`, its `-E` an encoding).
         "grep" => (
-            &[
-                "-A",
-                "-B",
-                "-C",
-                "-m",
-                "--max-count",
-                "--context",
-                "--after-context",
-                "--before-context",
-            ],
+            GREP_CONTEXT,
             &[
                 "-n",
                 "-i",
@@ -147,16 +150,7 @@ pub fn single_file_read(command: &str) -> Option<SingleFileRead> {
             ],
         ),
         "rg" => (
-            &[
-                "-A",
-                "-B",
-                "-C",
-                "-m",
-                "--max-count",
-                "--context",
-                "--after-context",
-                "--before-context",
-            ],
+            GREP_CONTEXT,
             &[
                 "-n",
                 "-i",

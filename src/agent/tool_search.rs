@@ -118,6 +118,17 @@ pub fn off_in_env() -> bool {
     mode_in_env() == ToolSearchMode::Off
 }
 
+/// `tools` as a request in this environment offers them: without ToolSearch where tool
+/// search is off (in `auto` mode, below its threshold), a call of it then being a call of a
+/// tool that does not exist, as in the agent loop. For `run` and `tools`, which have no
+/// model: any but a `haiku` one.
+pub fn offered_in_env(mut tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
+    if !tool_search_enabled(mode_in_env(), "", &tools) {
+        tools.retain(|t| t.name() != TOOL_SEARCH_NAME);
+    }
+    tools
+}
+
 /// The tool search mode of this environment (`ENABLE_TOOL_SEARCH`, a proxy's
 /// `ANTHROPIC_BASE_URL`), as the agent loop reads it.
 pub fn mode_in_env() -> ToolSearchMode {

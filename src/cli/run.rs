@@ -365,19 +365,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // mode, only past its threshold): off, a ToolSearch call is answered as a call of a tool
     // that does not exist; on, a call of a deferred tool, whose schema that request would
     // not have carried, gets Claude Code's hint when its input fails the schema.
-    let plan =
-        tool_search::tools_for_request(tool_search::mode_in_env(), "", session.ctx.tools(), &[]);
-    if !plan.tool_search {
-        let tools: Vec<_> = session
-            .ctx
-            .tools()
-            .iter()
-            .filter(|t| t.name() != tools_builtin::tool_search::TOOL_SEARCH_NAME)
-            .cloned()
-            .collect();
-        session.ctx = session.ctx.clone().with_tools(tools);
-    }
-    let withheld = plan.withheld;
+    let offered = tool_search::offered_in_env(session.ctx.tools().to_vec());
+    session.ctx = session.ctx.clone().with_tools(offered);
+    let withheld =
+        tool_search::tools_for_request(tool_search::mode_in_env(), "", session.ctx.tools(), &[])
+            .withheld;
     let api_result = |tool_use: &ToolUse, outcome: &tool_exec::CallOutcome| {
         let mut result = outcome.result.to_api_json();
         // The hint names the tool, not the alias it was called by.

@@ -113,7 +113,7 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
     } else {
         crate::session::session_builtin_tools(&args.options())
     };
-    let mut tools = match listed {
+    let tools = match listed {
         Ok(tools) => tools,
         Err(error) => {
             eoutln!("toolwright: {error}");
@@ -121,10 +121,7 @@ pub async fn run(args: &ToolsArgs) -> ExitCode {
         }
     };
     // In `auto` mode tool search is on only past its threshold: below it, as off.
-    use toolwright::agent::tool_search;
-    if !tool_search::tool_search_enabled(tool_search::mode_in_env(), "", &tools) {
-        tools.retain(|t| t.name() != tools_builtin::tool_search::TOOL_SEARCH_NAME);
-    }
+    let tools = toolwright::agent::tool_search::offered_in_env(tools);
     if args.json {
         let list: Vec<Value> = tools
             .iter()

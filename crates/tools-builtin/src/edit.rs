@@ -368,8 +368,8 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
         return plan_decoded(decoded, input);
     };
     // A file with bytes that are not UTF-8, which Read showed as U+FFFD: the edit changes
-    // the text around them and keeps them. The strings cannot name them (nor stand for
-    // them: the characters that do are refused in `new_string`).
+    // the text around them and keeps them. The strings cannot name them, nor hold the
+    // characters that stand for them.
     if input.new_string.chars().any(fsutil::is_stray_byte)
         || input.old_string.chars().any(fsutil::is_stray_byte)
     {

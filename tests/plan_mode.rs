@@ -115,6 +115,7 @@ async fn plan_mode_writes_the_plan_file_and_exit_presents_it() {
     assert!(problems.is_empty(), "{problems:?}");
     let ctx = ToolUseContext::new(&root)
         .with_home(Some(home.clone()))
+        .with_config_dir(Some(home.join(".claude")))
         .with_session_id("plan-test-1")
         .with_tools(tool_registry::all_base_tools())
         .with_permission(permission);
@@ -182,8 +183,8 @@ async fn plan_mode_writes_the_plan_file_and_exit_presents_it() {
     );
 }
 
-/// The plan file is only the file itself: a hard link planted at its path (or a plans
-/// directory that is a link) would turn plan mode's one write into a write elsewhere, so
+/// The plan file is only the file itself: a hard link planted at its path, or a plans
+/// directory that is a link, would turn plan mode's one write into a write elsewhere, so
 /// such a path is refused as any other write in plan mode; Read of the plan file is allowed
 /// in plan mode, though it is outside the working directories.
 #[tokio::test]
@@ -201,6 +202,7 @@ async fn the_plan_file_is_no_way_to_write_elsewhere() {
     let (engine, _) = PermissionEngine::new_lenient(&permission, roots);
     let ctx = ToolUseContext::new(&root)
         .with_home(Some(home.clone()))
+        .with_config_dir(Some(home.join(".claude")))
         .with_session_id("plan-test-2")
         .with_tools(tool_registry::all_base_tools())
         .with_permission(permission);
@@ -240,8 +242,8 @@ async fn the_plan_file_is_no_way_to_write_elsewhere() {
     seen.read_order = None;
     ctx.file_state().insert(&plan_file, seen);
     let (results, _) = run_tools(
-        pipeline,
-        ctx,
+        Arc::clone(&pipeline),
+        ctx.clone(),
         vec![ToolUse::new(
             "w",
             "Write",
@@ -253,4 +255,26 @@ async fn the_plan_file_is_no_way_to_write_elsewhere() {
     let said = results[0].outcome.result.content.joined_text();
     assert!(said.contains("Plan mode is active"), "{said}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+    // A plans directory that is a link to another directory: a new plan file there would
+    // land in it.
+    let elsewhere = root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let plans = plan_file.parent().unwrap();
+    std::fs::remove_file(&plan_file).unwrap();
+    std::fs::remove_dir(plans).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, plans).unwrap();
+    let (results, _) = run_tools(
+        pipeline,
+        ctx,
+        vec![ToolUse::new(
+            "w",
+            "Write",
+            json!({"file_path": plan_file, "content": "a plan\n"}),
+        )],
+        ExecutorConfig::default(),
+    )
+    .await;
+    let said = results[0].outcome.result.content.joined_text();
+    assert!(said.contains("Plan mode is active"), "{said}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }

@@ -228,6 +228,8 @@ struct Inner {
     project_dir: PathBuf,
     working_directories: Vec<PathBuf>,
     home: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`, when set: the user config dir in place of `~/.claude`.
+    config_dir: Option<PathBuf>,
     permission: ToolPermissionContext,
     file_state: FileStateCache,
     cancel: CancellationToken,
@@ -482,10 +484,14 @@ impl fmt::Debug for ToolUseContext {
 
 impl ToolUseContext {
     /// A context for a session working in `cwd`, with no tools, default permissions, a fresh
-    /// cache and a fresh cancellation token. `HOME` is read once here for `~` expansion.
+    /// cache and a fresh cancellation token. `HOME` is read once here for `~` expansion, and
+    /// `CLAUDE_CONFIG_DIR` for the user config dir.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         let home = std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|d| !d.is_empty())
             .map(PathBuf::from);
         let cwd = cwd.into();
         Self {
@@ -495,6 +501,7 @@ impl ToolUseContext {
                 cwd,
                 working_directories: Vec::new(),
                 home,
+                config_dir,
                 permission: ToolPermissionContext::default(),
                 file_state: FileStateCache::default(),
                 cancel: CancellationToken::new(),
@@ -685,9 +692,10 @@ impl ToolUseContext {
         {
             return None;
         }
-        let config = std::env::var_os("CLAUDE_CONFIG_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
+        let config = self
+            .inner
+            .config_dir
+            .clone()
             .or_else(|| self.home().map(|h| h.join(".claude")))?;
         Some(normalize_lexically(
             &config.join("plans").join(format!("{id}.md")),
@@ -732,6 +740,12 @@ impl ToolUseContext {
     /// With a home directory for `~` expansion (`None`: `~` is not expanded).
     pub fn with_home(self, home: Option<PathBuf>) -> Self {
         self.edit(|i| i.home = home)
+    }
+
+    /// With a user config dir in place of `~/.claude` (`$CLAUDE_CONFIG_DIR`; `None`: the
+    /// home's `.claude`).
+    pub fn with_config_dir(self, dir: Option<PathBuf>) -> Self {
+        self.edit(|i| i.config_dir = dir)
     }
 
     /// With a permission state.

@@ -120,6 +120,20 @@ async fn read_plan_file(path: &Path, home: Option<&Path>) -> Result<Option<Strin
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// The session's plan file ([`ToolUseContext::plan_file`]) and what it holds: the file
+/// itself only (no link), of at most [`MAX_PLAN_BYTES`]. `None` when there is none, or it is
+/// no such file: no plan, not an error (the model named no file). The one reading both the
+/// user's question and the hooks' input get, so they see the same plan.
+fn session_plan(ctx: &ToolUseContext) -> Option<(String, PathBuf)> {
+    let path = ctx.plan_file()?;
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > MAX_PLAN_BYTES {
+        return None;
+    }
+    let plan = std::fs::read_to_string(&path).ok()?;
+    Some((plan, path))
+}
+
 /// The plan `input` carries: its `plan` field (as hooks inject it), else the file
 /// `planFilePath` names (see [`read_plan_file`]); with that path.
 async fn plan_of(
@@ -138,11 +152,8 @@ async fn plan_of(
             Some(path),
         ),
         // The session's plan file, where plan mode let the model write its plan.
-        (None, None) => match ctx.plan_file() {
-            Some(path) => match read_plan_file(&path, ctx.home()).await? {
-                Some(plan) => (Some(plan), Some(path.display().to_string())),
-                None => (None, None),
-            },
+        (None, None) => match session_plan(ctx) {
+            Some((plan, path)) => (Some(plan), Some(path.display().to_string())),
             None => (None, None),
         },
     };
@@ -182,12 +193,7 @@ impl TypedTool for ExitPlanMode {
         if input.get("plan").is_some() || input.get("planFilePath").is_some() {
             return None;
         }
-        let path = ctx.plan_file()?;
-        let meta = std::fs::symlink_metadata(&path).ok()?;
-        if !meta.file_type().is_file() || meta.len() > MAX_PLAN_BYTES {
-            return None;
-        }
-        let plan = std::fs::read_to_string(&path).ok()?;
+        let (plan, path) = session_plan(ctx)?;
         let mut seen = input.as_object()?.clone();
         seen.insert("plan".into(), plan.into());
         seen.insert("planFilePath".into(), path.display().to_string().into());

@@ -405,13 +405,15 @@ impl TaskRegistry {
             let ended = loop {
                 tokio::select! {
                     status = child.child.wait() => {
+                        // Reaped: from here its group id is the leftovers' only while they
+                        // live, so the guard no longer kills it on a drop.
+                        child.reaped();
                         // Whatever the command left in its group goes with it, and the
                         // model is told (their later output will never come).
                         if crate::procs::group_alive_off_runtime(task.pgid).await {
                             lock(&task.inner).leftovers_stopped = true;
                         }
                         crate::procs::kill_group(task.pgid, true);
-                        child.reaped();
                         break Ended::Exited(status.ok());
                     }
                     () = &mut deadline => break Ended::Kill(format!("its lifetime of {} ms ended", lifetime.as_millis())),

@@ -296,6 +296,36 @@ async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
         out.content.joined_text(),
         "User has approved exiting plan mode. You can now proceed."
     );
+    // The session's plan file, read when the input names none; one that is a link out of
+    // the plans directory is no plan (not a refusal naming a planFilePath never given).
+    let session_ctx = |id: &str| {
+        mode_ctx(dir.path(), PermissionMode::Plan)
+            .with_config_dir(Some(home.join(".claude")))
+            .with_session_id(id)
+    };
+    std::fs::write(home.join(".claude/plans/s-plain.md"), "# Session plan").unwrap();
+    let (out, _) = step(&ExitPlanMode, session_ctx("s-plain"), json!({}))
+        .await
+        .unwrap();
+    assert!(
+        out.content
+            .joined_text()
+            .ends_with("## Approved Plan:\n# Session plan"),
+        "{}",
+        out.content.joined_text()
+    );
+    std::os::unix::fs::symlink(
+        dir.path().join("secret.txt"),
+        home.join(".claude/plans/s-link.md"),
+    )
+    .unwrap();
+    let (out, _) = step(&ExitPlanMode, session_ctx("s-link"), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.content.joined_text(),
+        "User has approved exiting plan mode. You can now proceed."
+    );
 
     // Only Bash prompts.
     let ctx = mode_ctx(dir.path(), PermissionMode::Plan);

@@ -742,6 +742,11 @@ impl ToolUseContext {
         self.edit(|i| i.home = home)
     }
 
+    /// The user config dir given in place of `~/.claude` (`$CLAUDE_CONFIG_DIR`), if any.
+    pub fn config_dir(&self) -> Option<&Path> {
+        self.inner.config_dir.as_deref()
+    }
+
     /// With a user config dir in place of `~/.claude` (`$CLAUDE_CONFIG_DIR`; `None`: the
     /// home's `.claude`).
     pub fn with_config_dir(self, dir: Option<PathBuf>) -> Self {

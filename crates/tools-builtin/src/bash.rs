@@ -1248,9 +1248,7 @@ impl ShownFile {
             Some(decoded) => (decoded.text, false),
             None => (String::from_utf8_lossy(&self.bytes).into_owned(), true),
         };
-        let whole = self.whole
-            && shown_whole
-            && shown.trim_end_matches('\n') == text.trim_end_matches('\n');
+        let whole = self.whole && shown.trim_end_matches('\n') == text.trim_end_matches('\n');
         let hash = tool_core::ContentHash::of(&self.bytes);
         let cache = ctx.file_state();
         if let Some(mut known) = cache.get(&self.path).filter(|k| k.disk_hash == Some(hash)) {

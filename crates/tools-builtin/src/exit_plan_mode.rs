@@ -63,14 +63,13 @@ pub struct ExitPlanMode;
 const MAX_PLAN_BYTES: u64 = 1024 * 1024;
 
 /// The plans directories, where a host saves plan files (`planFilePath`): Claude Code's
-/// `~/.claude/plans`, and `$CLAUDE_CONFIG_DIR/plans` when that is set.
-fn plans_dirs(home: Option<&Path>) -> Vec<PathBuf> {
-    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from);
-    config
+/// `~/.claude/plans`, and `$CLAUDE_CONFIG_DIR/plans` when that is set (the context's
+/// [`config_dir`](ToolUseContext::config_dir)).
+fn plans_dirs(ctx: &ToolUseContext) -> Vec<PathBuf> {
+    ctx.config_dir()
+        .map(Path::to_path_buf)
         .into_iter()
-        .chain(home.map(|h| h.join(".claude")))
+        .chain(ctx.home().map(|h| h.join(".claude")))
         .map(|d| d.join("plans"))
         .collect()
 }
@@ -79,8 +78,8 @@ fn plans_dirs(home: Option<&Path>) -> Vec<PathBuf> {
 /// directory is read. `planFilePath` arrives in the tool's input, which the model writes: any
 /// other path would let it read a file the user never agreed to show (the question only says
 /// "Exit plan mode?"). A missing file is no plan.
-async fn read_plan_file(path: &Path, home: Option<&Path>) -> Result<Option<String>, String> {
-    let dirs = plans_dirs(home);
+async fn read_plan_file(path: &Path, ctx: &ToolUseContext) -> Result<Option<String>, String> {
+    let dirs = plans_dirs(ctx);
     let refuse = || {
         let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         format!(
@@ -148,7 +147,7 @@ async fn plan_of(
     let (plan, file_path) = match (input.extra.get("plan").and_then(Value::as_str), file_path) {
         (Some(plan), path) => (Some(plan.to_owned()), path),
         (None, Some(path)) => (
-            read_plan_file(&ctx.resolve_path(&path), ctx.home()).await?,
+            read_plan_file(&ctx.resolve_path(&path), ctx).await?,
             Some(path),
         ),
         // The session's plan file, where plan mode let the model write its plan.

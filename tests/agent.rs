@@ -1789,6 +1789,32 @@ fn an_interrupt_during_a_retry_wait_is_written_into_the_conversation() {
     assert_eq!(text_of(&messages[0]), "go\n[Request interrupted by user]");
 }
 
+/// A session started in plan mode tells the model so ahead of the prompt, naming the plan
+/// file (in the user config dir), as EnterPlanMode's result does; one in the default mode
+/// sends the prompt alone.
+#[test]
+fn a_session_started_in_plan_mode_tells_the_model_and_names_the_plan_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent(&url, dir.path(), &["--print", "--mode", "plan"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = agent(&url, dir.path(), &["--print"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let first = text_of(&seen[0].messages()[0]);
+    assert!(
+        first.starts_with("<system-reminder>\nPlan mode is active"),
+        "{first}"
+    );
+    let plans = dir.path().join(".no-user-config/plans/");
+    assert!(
+        first.contains(&format!("Write your plan to {}", plans.display())),
+        "{first}"
+    );
+    assert!(first.ends_with("run the check"), "{first}");
+    assert_eq!(text_of(&seen[1].messages()[0]), "run the check");
+}
+
 /// The model is told which skills exist (name and description, as Claude Code lists them),
 /// ahead of the prompt: it cannot call a skill it has never heard of.
 #[test]

@@ -278,3 +278,52 @@ async fn the_plan_file_is_no_way_to_write_elsewhere() {
     assert!(said.contains("Plan mode is active"), "{said}");
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
+
+/// A session that starts in plan mode is told so, and where its plan goes (whether the file
+/// is there yet); one in another mode, or a sub-agent, is not.
+#[test]
+fn a_session_started_in_plan_mode_is_told_of_it_and_of_its_plan_file() {
+    use tools_builtin::enter_plan_mode::plan_mode_reminder;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join("config");
+    let in_mode = |mode: PermissionMode| {
+        ToolUseContext::new(&root)
+            .with_config_dir(Some(config.clone()))
+            .with_session_id("plan-start-1")
+            .with_permission(ToolPermissionContext {
+                mode,
+                ..Default::default()
+            })
+    };
+    assert_eq!(plan_mode_reminder(&in_mode(PermissionMode::Default)), None);
+    assert_eq!(
+        plan_mode_reminder(&in_mode(PermissionMode::AcceptEdits)),
+        None
+    );
+
+    let plan = config.join("plans/plan-start-1.md");
+    let text = plan_mode_reminder(&in_mode(PermissionMode::Plan)).unwrap();
+    assert!(
+        text.starts_with("<system-reminder>\nPlan mode is active"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n</system-reminder>"), "{text}");
+    assert!(text.contains("ExitPlanMode"), "{text}");
+    assert!(
+        text.contains(&format!("Write your plan to {}:", plan.display())),
+        "{text}"
+    );
+    assert!(text.contains("Create it with Write"), "{text}");
+
+    std::fs::create_dir_all(plan.parent().unwrap()).unwrap();
+    std::fs::write(&plan, "# Plan\n").unwrap();
+    let text = plan_mode_reminder(&in_mode(PermissionMode::Plan)).unwrap();
+    assert!(text.contains("It exists already"), "{text}");
+
+    let subagent = in_mode(PermissionMode::Plan).with_agent(tool_core::AgentInfo {
+        id: "a1".into(),
+        agent_type: "Explore".into(),
+    });
+    assert_eq!(plan_mode_reminder(&subagent), None);
+}

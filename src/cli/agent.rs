@@ -506,6 +506,11 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     if let Some(listing) = skills_listing(&ctx) {
         context.insert(0, listing);
     }
+    // A session that starts in plan mode is told so, and where its plan goes, as one that
+    // enters it is by EnterPlanMode's result.
+    if let Some(reminder) = tools_builtin::enter_plan_mode::plan_mode_reminder(&ctx) {
+        context.insert(0, reminder);
+    }
     let outcome = if let Some(reason) = started.stop {
         // `continue: false` on SessionStart: nothing is sent.
         AgentOutcome {

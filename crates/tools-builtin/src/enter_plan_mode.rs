@@ -46,6 +46,33 @@ In plan mode, you should:
 
 Remember: DO NOT write or edit any files yet, other than your plan file. This is a read-only exploration and planning phase.";
 
+/// What the model is told when its session starts in plan mode (`--mode plan`,
+/// `defaultMode: "plan"`), ahead of the first prompt, as a `<system-reminder>`: without it
+/// the model would learn that it may not act only from refusals, and would never hear of
+/// the plan file (the one file it may write), which EnterPlanMode's result names. `None`
+/// outside plan mode, and for a sub-agent (it works under its parent's plan).
+pub fn plan_mode_reminder(ctx: &ToolUseContext) -> Option<String> {
+    if ctx.permission().mode != PermissionMode::Plan || ctx.agent().is_some() {
+        return None;
+    }
+    let mut text = String::from(
+        "<system-reminder>\nPlan mode is active: the user does not want you to act yet. Explore the codebase and design an implementation approach; do not write or edit any files (other than your plan file), run commands that change anything, or make commits. When your plan is ready, use ExitPlanMode to present it for approval.",
+    );
+    if let Some(path) = ctx.plan_file() {
+        let state = if path.is_file() {
+            "It exists already: read it, and change it with Edit."
+        } else {
+            "Create it with Write, change it with Edit."
+        };
+        text.push_str(&format!(
+            "\n\nWrite your plan to {}: it is the only file you may write in plan mode, and ExitPlanMode shows the user what it holds. {state}",
+            path.display()
+        ));
+    }
+    text.push_str("\n</system-reminder>");
+    Some(text)
+}
+
 /// The EnterPlanMode tool.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EnterPlanMode;

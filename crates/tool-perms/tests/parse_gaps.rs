@@ -729,3 +729,32 @@ async fn jq_only_its_program_is_a_program() {
     }
     run_table(cases).await;
 }
+
+/// A `$'...'` word is what bash makes of it: the value ends at a NUL (`$'.env\x00'` opens
+/// `.env`), and `\xHH` / `\NNN` are bytes, so `$'donn\xc3\xa9es'` is `données`; bytes that
+/// are no UTF-8 name no path known here, which asks even in bypass mode when path rules
+/// could be at stake.
+#[tokio::test]
+async fn ansi_c_words_are_decoded_as_bash_decodes_them() {
+    let env = &["Read(.env)", "Read(données/**)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "cat $'.env\\x00'",
+        "cat $'.env\\0zz'",
+        "cat $'.env\\c@zz'",
+        "cat $'.env\\u0000'",
+        "cat $'.en\\x76'",
+        "cat $'donn\\xc3\\xa9es/s.txt'",
+        "cat $'donn\\303\\251es/s.txt'",
+    ] {
+        cases.extend(everywhere("deny", cmd, env));
+    }
+    cases.push(case("ask", "Bash", "cat $'donn\\351es/s.txt'").deny(env));
+    cases.push(
+        case("ask", "Bash", "cat $'donn\\351es/s.txt'")
+            .deny(env)
+            .mode("bypassPermissions"),
+    );
+    cases.extend(everywhere("allow", "cat $'src/main.rs\\x00.env'", env));
+    run_table(cases).await;
+}

@@ -436,6 +436,10 @@ async fn bash_deny_rules_see_every_reading() {
         "rm",
         "$'\\x72m' x",
         "$'r\\155' x",
+        // Bash ends a `$'...'` value at a NUL, however it is spelled.
+        "$'rm\\x00' x",
+        "$'rm\\0zz' x",
+        "$'rm\\c@' x",
         "busybox rm x",
         "watch -n 1 rm x",
         "exec -a name rm x",

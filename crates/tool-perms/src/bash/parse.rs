@@ -1548,7 +1548,7 @@ impl Walker<'_> {
                 let inner = raw
                     .strip_prefix("$'")
                     .and_then(|s| s.strip_suffix('\''))
-                    .map(decode_ansi_c);
+                    .and_then(decode_ansi_c);
                 (inner, false, false)
             }
             "raw_string" => {
@@ -3001,23 +3001,30 @@ fn unescape_backslashes(raw: &str) -> String {
     out
 }
 
-fn decode_ansi_c(inner: &str) -> String {
-    let mut out = String::with_capacity(inner.len());
+/// The value bash gives `$'inner'`, or `None` when it is no text: bash builds the value
+/// as bytes, so `\xHH` and `\NNN` are single bytes (`$'\xc3\xa9'` is `é`, `$'\351'` no
+/// UTF-8 at all), and the value ends at its first NUL (`$'.env\x00zz'` is `.env`), as a C
+/// string does; `\cX` is the control character of `X` (`\c@` a NUL).
+fn decode_ansi_c(inner: &str) -> Option<String> {
+    let mut out: Vec<u8> = Vec::with_capacity(inner.len());
     let mut chars = inner.chars().peekable();
+    let push = |out: &mut Vec<u8>, c: char| {
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    };
     while let Some(c) = chars.next() {
         if c != '\\' {
-            out.push(c);
+            push(&mut out, c);
             continue;
         }
         match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\u{7}'),
-            Some('b') => out.push('\u{8}'),
-            Some('e' | 'E') => out.push('\u{1b}'),
-            Some('f') => out.push('\u{c}'),
-            Some('v') => out.push('\u{b}'),
+            Some('n') => out.push(b'\n'),
+            Some('t') => out.push(b'\t'),
+            Some('r') => out.push(b'\r'),
+            Some('a') => out.push(0x07),
+            Some('b') => out.push(0x08),
+            Some('e' | 'E') => out.push(0x1b),
+            Some('f') => out.push(0x0c),
+            Some('v') => out.push(0x0b),
             Some(d @ ('x' | 'u' | 'U')) => {
                 let max = match d {
                     'x' => 2,
@@ -3028,12 +3035,16 @@ fn decode_ansi_c(inner: &str) -> String {
                 while hex.len() < max && chars.peek().is_some_and(char::is_ascii_hexdigit) {
                     hex.extend(chars.next());
                 }
-                match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
-                    Some(ch) => out.push(ch),
-                    None => {
-                        out.push('\\');
-                        out.push(d);
-                        out.push_str(&hex);
+                let value = u32::from_str_radix(&hex, 16).ok();
+                match (d, value) {
+                    ('x', Some(byte)) => out.push(byte as u8),
+                    // Bash writes a surrogate or a code past U+10FFFF as bytes that are
+                    // no UTF-8.
+                    (_, Some(code)) => push(&mut out, char::from_u32(code)?),
+                    _ => {
+                        out.push(b'\\');
+                        push(&mut out, d);
+                        out.extend_from_slice(hex.as_bytes());
                     }
                 }
             }
@@ -3042,15 +3053,39 @@ fn decode_ansi_c(inner: &str) -> String {
                 while oct.len() < 3 && chars.peek().is_some_and(|c| ('0'..='7').contains(c)) {
                     oct.extend(chars.next());
                 }
-                if let Some(ch) = u32::from_str_radix(&oct, 8).ok().and_then(char::from_u32) {
-                    out.push(ch);
-                }
+                // Up to three digits, the byte being the value's low eight bits (`\777`).
+                out.push((u32::from_str_radix(&oct, 8).unwrap_or(0) & 0xff) as u8);
             }
-            Some(other) => out.push(other),
-            None => out.push('\\'),
+            Some('c') => match chars.next() {
+                // `\c\\` is the control character of a backslash.
+                Some('\\') => {
+                    if chars.peek() == Some(&'\\') {
+                        chars.next();
+                    }
+                    out.push(0x1c);
+                }
+                Some('?') => out.push(0x7f),
+                Some(x) if x.is_ascii() => out.push((x as u8) & 0x1f),
+                Some(x) => {
+                    out.extend_from_slice(b"\\c");
+                    push(&mut out, x);
+                }
+                None => out.extend_from_slice(b"\\c"),
+            },
+            Some(quoted @ ('\\' | '\'' | '"' | '?')) => push(&mut out, quoted),
+            // An escape bash does not know keeps its backslash (`$'\q'` is `\q`).
+            Some(other) => {
+                out.push(b'\\');
+                push(&mut out, other);
+            }
+            None => out.push(b'\\'),
+        }
+        if let Some(nul) = out.iter().position(|&b| b == 0) {
+            out.truncate(nul);
+            break;
         }
     }
-    out
+    String::from_utf8(out).ok()
 }
 
 fn unescape_double_quoted(inner: &str) -> String {
@@ -3081,6 +3116,44 @@ mod tests {
 
     fn names(a: &Analysis) -> Vec<String> {
         a.commands.iter().map(SimpleCommand::raw_text).collect()
+    }
+
+    /// `$'...'` decodes to what bash makes of it, byte for byte (asked of a real bash), or
+    /// to nothing when that is no UTF-8: a NUL ends the value, `\xHH` is one byte.
+    #[test]
+    fn ansi_c_strings_decode_as_bash_does() {
+        let samples = [
+            r".env\x00zz",
+            r".env\0zz",
+            r".env\c@zz",
+            r"\u0000x",
+            r"a\x00b",
+            r"donn\xc3\xa9es",
+            r"donn\303\251es",
+            r"\351",
+            r"\777",
+            r"\cax\c?\c[",
+            r"\c\\x",
+            r"\U0001F600",
+            r"\uD800",
+            r"\x",
+            r"\xZ",
+            r#"\q\'\"\?\\"#,
+            r"r\x6d",
+            r"\n\t\e",
+            "tab\there",
+        ];
+        for inner in samples {
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf '%s' $'{inner}'"))
+                .output()
+                .expect("bash runs");
+            let expected = String::from_utf8(out.stdout).ok();
+            assert_eq!(decode_ansi_c(inner), expected, "$'{inner}'");
+        }
+        assert_eq!(decode_ansi_c(r".env\x00zz").as_deref(), Some(".env"));
+        assert_eq!(decode_ansi_c(r"\351"), None);
     }
 
     /// Trimming keeps an escaped whitespace character at the end: it is an argument.

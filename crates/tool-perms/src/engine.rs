@@ -30,8 +30,8 @@ use crate::bash::parse::{
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
-    PathRoots, PathRuleSet, escape_glob, is_critical_removal, protected_reason, resolve_symlinks,
-    resolved_anchor, through_proc,
+    PathRoots, PathRuleSet, escape_glob, is_critical_removal, protected_glob_reason,
+    protected_reason, resolve_symlinks, resolved_anchor, through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -2119,7 +2119,8 @@ impl PermissionEngine {
             args
         };
         let wds = ctx.working_directories();
-        let dotglob = dotglob(analysis);
+        let reading = GlobReading::of(analysis);
+        let dotglob = reading.dotglob;
         // Each path once (`cat * * *` lists the same files again), and only so many.
         let mut checked = std::collections::HashSet::new();
         // `cp`, `mv`, `ln` into a directory write DEST/<name of each source>: checked too
@@ -2295,7 +2296,7 @@ impl PermissionEngine {
                 if *glob {
                     match resolutions
                         .iter()
-                        .map(|r| expand_glob(r, dotglob))
+                        .map(|r| expand_glob(r, reading))
                         .collect::<Option<Vec<_>>>()
                         .map(|v| {
                             glob_dirs = v.iter().map(|(d, _)| d.clone()).collect();
@@ -2347,9 +2348,11 @@ impl PermissionEngine {
                             paths.extend(entries);
                         }
                         None => {
-                            let f = self.unchecked_path(
+                            let f = self.unchecked_glob(
                                 set,
+                                &arg.raw,
                                 use_,
+                                reading,
                                 format!(
                                     "`{text}` uses a glob ({}) that cannot be checked.",
                                     arg.raw
@@ -2823,7 +2826,14 @@ impl PermissionEngine {
                 .unwrap_or_default();
             for resolved in resolutions {
                 // Names that start with `-`, which no hidden name does.
-                let Some((_, entries)) = expand_glob(&resolved, true) else {
+                let Some((_, entries)) = expand_glob(
+                    &resolved,
+                    GlobReading {
+                        dotglob: true,
+                        nocase: false,
+                        globstar: false,
+                    },
+                ) else {
                     continue;
                 };
                 if let Some(option) = entries.iter().find_map(|e| {
@@ -3121,7 +3131,10 @@ impl PermissionEngine {
                     let matched = resolve(v).and_then(|paths| {
                         paths
                             .iter()
-                            .map(|p| expand_glob(p, dotglob(analysis)).map(|(_, entries)| entries))
+                            .map(|p| {
+                                expand_glob(p, GlobReading::of(analysis))
+                                    .map(|(_, entries)| entries)
+                            })
                             .collect::<Option<Vec<_>>>()
                     });
                     let Some(matched) = matched else {
@@ -3248,6 +3261,26 @@ impl PermissionEngine {
         message: String,
     ) -> Finding {
         match computed_path_safety(raw, use_, removal) {
+            Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
+                .reason(DecisionReason::SafetyCheck { reason: why })
+                .immune(),
+            None => self.unchecked_path(set, use_, message),
+        }
+    }
+
+    /// A glob whose matches cannot be listed (one in a directory part, one a redirection
+    /// writes to): as [`unchecked_path`](Self::unchecked_path), and a safety check, asked
+    /// even in bypass mode, when what it writes may be protected (`cp x .gi[t]/config`).
+    fn unchecked_glob(
+        &self,
+        set: &RuleSet,
+        raw: &str,
+        use_: PathUse,
+        reading: GlobReading,
+        message: String,
+    ) -> Finding {
+        let text: String = raw.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+        match protected_glob_reason(&text, reading.dotglob).filter(|_| use_ == PathUse::Write) {
             Some(why) => Finding::new(Kind::Ask, format!("{message} {why}"))
                 .reason(DecisionReason::SafetyCheck { reason: why })
                 .immune(),
@@ -3611,9 +3644,11 @@ impl PermissionEngine {
                     }
                     // Bash expands a glob in a redirection's target when it matches one
                     // file: `cat < .e*` reads `.env`.
-                    Some(_) if r.target.glob => self.unchecked_path(
+                    Some(_) if r.target.glob => self.unchecked_glob(
                         set,
+                        &r.target.raw,
                         use_,
+                        GlobReading::of(analysis),
                         format!(
                             "A redirection to a glob pattern ({}) cannot be checked: bash \
                              redirects to the file it matches.",
@@ -4419,13 +4454,32 @@ fn physical_path(path: &Path) -> PathBuf {
     resolve_symlinks(&out)
 }
 
-/// Whether a glob of the line may match hidden names: the line names `dotglob` or
-/// `GLOBIGNORE` (`shopt -s dotglob; cat *` reads `.env`).
-fn dotglob(analysis: &Analysis) -> bool {
-    analysis.commands.iter().any(|c| {
-        let text = c.text_with_assignments();
-        text.contains("dotglob") || text.contains("GLOBIGNORE")
-    })
+/// How bash matches the line's globs, as far as the line says: a hidden name is matched by
+/// any pattern when the line names `dotglob` or `GLOBIGNORE` (`shopt -s dotglob; cat *`
+/// reads `.env`), and regardless of case when it names `nocaseglob` (`shopt -s
+/// nocaseglob; cat .ENV*` reads `.env`); `**` goes down directories with `globstar`.
+#[derive(Debug, Clone, Copy)]
+struct GlobReading {
+    dotglob: bool,
+    nocase: bool,
+    /// `**` matches across directories (`shopt -s globstar`): not listed here.
+    globstar: bool,
+}
+
+impl GlobReading {
+    fn of(analysis: &Analysis) -> Self {
+        let names = |option: &str| {
+            analysis
+                .commands
+                .iter()
+                .any(|c| c.text_with_assignments().contains(option))
+        };
+        GlobReading {
+            dotglob: names("dotglob") || names("GLOBIGNORE"),
+            nocase: names("nocaseglob"),
+            globstar: names("globstar"),
+        }
+    }
 }
 
 /// Lists the entries a last-component glob could match: `(directory, matching entries)`, or
@@ -4434,19 +4488,25 @@ fn dotglob(analysis: &Analysis) -> bool {
 /// equivalence class or a collating symbol (`[[:alpha:]]`, `[[=e=]]`, `[[.a.]]`), which it
 /// does not know (bash's `[^x]` is read as `[!x]`), and a directory with more than
 /// [`MAX_GLOB_ENTRIES`] entries, which is not listed to the end. A hidden name is matched
-/// only by a pattern that starts with `.`, unless `dotglob`.
-fn expand_glob(path: &Path, dotglob: bool) -> Option<(PathBuf, Vec<PathBuf>)> {
+/// only by a pattern that starts with `.`, unless `dotglob`; case counts unless
+/// `nocaseglob` ([`GlobReading`]).
+fn expand_glob(path: &Path, reading: GlobReading) -> Option<(PathBuf, Vec<PathBuf>)> {
     let dir = path.parent()?.to_path_buf();
     let pattern = path.file_name()?.to_str()?;
     if dir.to_string_lossy().contains(['*', '?', '[']) {
         return None;
     }
-    if pattern.contains("[:") || pattern.contains("[=") || pattern.contains("[.") {
+    if pattern.contains("[:")
+        || pattern.contains("[=")
+        || pattern.contains("[.")
+        || (reading.globstar && pattern.contains("**"))
+    {
         return None;
     }
     let pattern = pattern.replace("[^", "[!");
     let glob = globset::GlobBuilder::new(&pattern)
         .literal_separator(true)
+        .case_insensitive(reading.nocase)
         .build()
         .ok()?
         .compile_matcher();
@@ -4459,7 +4519,7 @@ fn expand_glob(path: &Path, dotglob: bool) -> Option<(PathBuf, Vec<PathBuf>)> {
             // As bash matches without `dotglob`: a leading `.` only by a leading `.`
             // (`cat *` reads no `.env`, `cat .e*` does).
             let hidden = e.file_name().as_encoded_bytes().first() == Some(&b'.');
-            if hidden && !dotglob && !pattern.starts_with('.') {
+            if hidden && !reading.dotglob && !pattern.starts_with('.') {
                 continue;
             }
             if glob.is_match(e.file_name()) {

@@ -796,6 +796,58 @@ pub fn protected_reason(path: &Path) -> Option<String> {
     None
 }
 
+/// Why writing what the glob `pattern` matches is a safety check, if it may be: the
+/// [`protected_reason`] of the pattern read with each glob part standing for a protected
+/// name it matches (`.gi[t]/config` is `.git/config`, `~/.clau?e/x` is `~/.claude/x`), or
+/// of the pattern itself (`.git/co?fig`). For what a glob that cannot be listed names. A
+/// glob part matches a hidden name only when it starts with `.`, unless `dotglob`; case
+/// does not count, as [`protected_reason`] does not count it.
+pub fn protected_glob_reason(pattern: &str, dotglob: bool) -> Option<String> {
+    /// Candidate paths tried at most (each glob part multiplies them).
+    const MAX_CANDIDATES: usize = 256;
+    let names = PROTECTED_DIRS.iter().chain(PROTECTED_FILES).chain(&[
+        ".config",
+        "git",
+        "fish",
+        "worktrees",
+    ]);
+    let mut candidates: Vec<String> = vec![String::new()];
+    for (i, part) in pattern.split('/').enumerate() {
+        let mut choices: Vec<&str> = Vec::new();
+        if part.contains(['*', '?', '[']) {
+            let matcher = globset::GlobBuilder::new(&part.replace("[^", "[!"))
+                .literal_separator(true)
+                .case_insensitive(true)
+                .build()
+                .ok()
+                .map(|g| g.compile_matcher());
+            if let Some(matcher) = matcher {
+                choices.extend(names.clone().copied().filter(|name| {
+                    (dotglob || part.starts_with('.') || !name.starts_with('.'))
+                        && matcher.is_match(name)
+                }));
+            }
+        }
+        choices.push(part);
+        candidates = candidates
+            .iter()
+            .flat_map(|c| {
+                choices.iter().map(move |choice| {
+                    if i == 0 {
+                        (*choice).to_owned()
+                    } else {
+                        format!("{c}/{choice}")
+                    }
+                })
+            })
+            .take(MAX_CANDIDATES)
+            .collect();
+    }
+    candidates
+        .iter()
+        .find_map(|c| protected_reason(Path::new(c)))
+}
+
 /// Whether deleting `path` would remove a critical directory: `/`, a top-level directory,
 /// the home directory or its parent, or a working directory root.
 pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[PathBuf]) -> bool {
@@ -817,6 +869,34 @@ pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A glob part stands for each protected name it matches; a hidden name only for a
+    /// part that starts with `.` (or with `dotglob`).
+    #[test]
+    fn a_glob_that_may_match_a_protected_name_is_protected() {
+        for pattern in [
+            ".gi[t]/config",
+            ".git/co?fig",
+            ".git/hook[s]/pre-commit",
+            "~/.clau?e/settings.json",
+            "/home/u/.ss[h]/id_rsa",
+            "p/.*/config",
+            "~/.bash*",
+            "~/.config/gi?/config",
+            "x/.GI[T]/config",
+        ] {
+            assert!(protected_glob_reason(pattern, false).is_some(), "{pattern}");
+        }
+        for pattern in ["src/*.rs", "*/y", "b[u]ild/out", "docs/?/index.md", "[/x"] {
+            assert_eq!(protected_glob_reason(pattern, false), None, "{pattern}");
+        }
+        assert!(protected_glob_reason("*/config", true).is_some());
+        assert!(
+            protected_glob_reason(".gi[t]/config", false)
+                .unwrap()
+                .contains(".git/config")
+        );
+    }
 
     /// Thousands of long rules of one root pass the regex engine's size limit together:
     /// they are compiled in parts, and every one of them still matches (the whole group,

@@ -758,3 +758,66 @@ async fn ansi_c_words_are_decoded_as_bash_decodes_them() {
     cases.extend(everywhere("allow", "cat $'src/main.rs\\x00.env'", env));
     run_table(cases).await;
 }
+
+/// A glob bash expands where it cannot be listed here (in a directory part, in a
+/// redirection's target) that may match a protected name writes a protected path: asked even
+/// in bypass mode. One that cannot match one is only unchecked.
+#[tokio::test]
+async fn a_glob_that_may_name_a_protected_path_asks_even_in_bypass_mode() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "cp README.md .gi[t]/config",
+        "echo x >> .git/co?fig",
+        "cp README.md .git/hook[s]/pre-commit",
+        "cp README.md ~/.clau?e/settings.json",
+        "echo k >> ~/.ss[h]/authorized_keys",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("bypassPermissions"));
+        cases.push(case("ask", "Bash", cmd).mode("acceptEdits"));
+    }
+    cases.push(case("allow", "Bash", "cp README.md src/*/y").mode("bypassPermissions"));
+    run_table(cases).await;
+}
+
+/// Shell options that change what a path names: `nocaseglob` (a glob matches regardless
+/// of case), `globstar` (`**` goes down directories), `cdable_vars` (`cd NAME` goes where
+/// the variable NAME says), `lastpipe` (a pipeline's last stage runs in the shell, so its
+/// `cd` holds), and a `cd` to a glob (it goes where the glob matches).
+#[tokio::test]
+async fn shell_options_that_move_paths_are_followed() {
+    let main = &["Read(./src/main.rs)"];
+    let mut cases = Vec::new();
+    cases.extend(everywhere(
+        "deny",
+        "shopt -s nocaseglob; cat .ENV*",
+        &["Read(.env)"],
+    ));
+    cases.extend(everywhere(
+        "deny",
+        "shopt -s nocaseglob; cat src/MAIN*",
+        main,
+    ));
+    cases.extend(everywhere(
+        "deny",
+        "shopt -s lastpipe; echo | cd src; cat main.rs",
+        main,
+    ));
+    cases.extend(everywhere("allow", "echo | cd src; cat README.md", main));
+    for cmd in [
+        "shopt -s globstar; grep fn **",
+        "shopt -s cdable_vars; x=src; cd x && cat main.rs",
+        "set -o cdable_vars; x=src; cd x && cat main.rs",
+        "cd sr? && cat main.rs",
+        "cd -- s* && cat main.rs",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(main));
+        cases.push(
+            case("ask", "Bash", cmd)
+                .deny(main)
+                .mode("bypassPermissions"),
+        );
+    }
+    cases.push(case("ask", "Bash", "cd .gi? && touch config").mode("acceptEdits"));
+    cases.push(case("allow", "Bash", "grep fn docs/**").deny(main));
+    run_table(cases).await;
+}

@@ -212,10 +212,13 @@ pub struct Analysis {
     /// missing (those found below the depth limit are listed without their context), so
     /// deny and ask rules cannot be sure to have seen everything.
     pub truncated: bool,
-    /// The command mentions `CDPATH`: a `cd` to a bare relative name (`cd .ssh`) may go to
-    /// a directory found through it, so such a `cd` leads to an unknown directory. (The
+    /// The command mentions `CDPATH` (or `cdable_vars`): a `cd` to a bare relative name
+    /// (`cd .ssh`) may go to a directory found through it (or named by a variable), so such a `cd` leads to an unknown directory. (The
     /// Bash tool clears `CDPATH` from the environment, so only the command can set it.)
     pub cdpath: bool,
+    /// The command mentions `lastpipe`: the last stage of a pipeline may run in the shell
+    /// itself, so a `cd` there holds (`shopt -s lastpipe; echo | cd src; cat x`).
+    pub lastpipe: bool,
     /// The command may set a variable whose name is not written out (`export CD''PATH=x`,
     /// `read`, `printf -v`, `mapfile`, `source`, `eval`): it is read again as if it
     /// mentioned `CDPATH`.
@@ -310,7 +313,8 @@ pub fn analyze(command: &str) -> Analysis {
         analysis.truncated = true;
         return analysis;
     }
-    analysis.cdpath = command.contains("CDPATH");
+    analysis.cdpath = names_cd_search(command);
+    analysis.lastpipe = command.contains("lastpipe");
     analysis.rg_config = command.contains("RIPGREP_CONFIG_PATH");
     analysis.git_env = command.contains("GIT_");
     analysis.home = names_variable(command, "HOME");
@@ -321,6 +325,7 @@ pub fn analyze(command: &str) -> Analysis {
         let mut again = Analysis {
             cdpath: true,
             home: true,
+            lastpipe: analysis.lastpipe,
             ps4: analysis.ps4,
             rg_config: analysis.rg_config,
             git_env: analysis.git_env,
@@ -332,6 +337,12 @@ pub fn analyze(command: &str) -> Analysis {
     }
     traces_with_ps4(&mut analysis);
     analysis
+}
+
+/// Whether `command` names what makes a `cd` to a bare name go elsewhere: `CDPATH`, or
+/// the `cdable_vars` option (`shopt -s cdable_vars; g=.git; cd g`).
+fn names_cd_search(command: &str) -> bool {
+    command.contains("CDPATH") || command.contains("cdable_vars")
 }
 
 /// `command` without the whitespace around it, except a whitespace character a backslash
@@ -676,7 +687,8 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             out.truncated = true;
         } else {
             let mut again = Analysis {
-                cdpath: out.cdpath || joined.contains("CDPATH"),
+                cdpath: out.cdpath || names_cd_search(&joined),
+                lastpipe: out.lastpipe || joined.contains("lastpipe"),
                 rg_config: out.rg_config || joined.contains("RIPGREP_CONFIG_PATH"),
                 git_env: out.git_env || joined.contains("GIT_"),
                 home: out.home || names_variable(&joined, "HOME"),
@@ -946,7 +958,8 @@ impl Walker<'_> {
                 }
             }
             "subshell" => self.in_subshell(|w| w.walk_children(node)),
-            // Every stage of a pipeline runs in a subshell.
+            // Every stage of a pipeline runs in a subshell (the last one in the shell
+            // itself with `lastpipe`).
             "pipeline" => {
                 let mut cursor = node.walk();
                 let stages: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
@@ -955,7 +968,11 @@ impl Walker<'_> {
                 let last = stages.len().saturating_sub(1);
                 for (i, stage) in stages.into_iter().enumerate() {
                     self.piped = (outer || i > 0) && !(last_redirected && i == last);
-                    self.in_subshell(|w| w.walk(stage));
+                    if i == last && i > 0 && self.out.lastpipe {
+                        self.walk(stage);
+                    } else {
+                        self.in_subshell(|w| w.walk(stage));
+                    }
                 }
                 self.piped = outer;
             }
@@ -1828,7 +1845,8 @@ impl Walker<'_> {
         }
         let src = format!("_{}", text.get(1..).unwrap_or(""));
         let mut nested = Analysis {
-            cdpath: self.out.cdpath || src.contains("CDPATH"),
+            cdpath: self.out.cdpath || names_cd_search(&src),
+            lastpipe: self.out.lastpipe || src.contains("lastpipe"),
             git_env: src.contains("GIT_"),
             home: self.out.home || names_variable(&src, "HOME"),
             ps4: names_variable(&src, "PS4"),
@@ -1892,6 +1910,11 @@ impl Walker<'_> {
                             && v[1..].chars().all(|c| c.is_ascii_digit()) =>
                     {
                         self.complex("`pushd +N` rotates the directory stack");
+                        None
+                    }
+                    // Bash expands it to what it matches (`cd .gi?` goes to `.git`).
+                    Some(Some(_)) if rest.first().is_some_and(|w| w.glob) => {
+                        self.complex("`cd` to a glob, which goes where it matches");
                         None
                     }
                     Some(Some(v)) => Some(v),
@@ -2123,7 +2146,8 @@ impl Walker<'_> {
             return false;
         }
         let mut nested = Analysis {
-            cdpath: self.out.cdpath || script.contains("CDPATH"),
+            cdpath: self.out.cdpath || names_cd_search(script),
+            lastpipe: self.out.lastpipe || script.contains("lastpipe"),
             git_env: script.contains("GIT_"),
             home: self.out.home || names_variable(script, "HOME"),
             ps4: names_variable(script, "PS4"),

@@ -3299,8 +3299,8 @@ impl PermissionEngine {
         }
     }
 
-    /// Why `find ROOT -delete` with nothing that filters what it deletes (`-name`, `-type`,
-    /// …) is a critical removal: a root that is `/`, a top-level directory, the home (or its
+    /// Why `find ROOT -delete` (or `-exec rm … {}`) with nothing that filters what it
+    /// deletes (`-name x`, `-type`, …) is a critical removal: a root that is `/`, a top-level directory, the home (or its
     /// parent) or a working directory (`find ~ -delete`, `find . -delete`, as `rm -rf` of
     /// them), or one that is computed with nothing fixed after it (`find "$HOME" -delete`).
     fn find_deletes_all_of(
@@ -3331,36 +3331,60 @@ impl PermissionEngine {
             })
             .map_or(words.len(), |i| i + roots_at);
         let expression = &words[expression_at..];
-        // What only orders or bounds the walk (`-mindepth 1`: all but the root itself), and
-        // the deletion itself.
-        let mut bounds_values = 0usize;
-        let unfiltered = expression.iter().all(|w| {
-            if bounds_values > 0 {
-                bounds_values -= 1;
-                return true;
-            }
-            if matches!(w.value.as_deref(), Some("-mindepth" | "-maxdepth")) {
-                bounds_values = 1;
-                return true;
-            }
-            matches!(
-                w.value.as_deref(),
-                Some(
-                    "-delete"
-                        | "-depth"
+        // What only orders or bounds the walk (`-mindepth 1`: all but the root itself), tests
+        // that every name passes (`-true`, `! -false`, `-name '*'`, `-regex '.*'`), and the
+        // deletion itself: `-delete`, or an `-exec rm …` of what was found (`find ~ -exec
+        // rm -rf {} +`).
+        let value = |i: usize| expression.get(i).and_then(|w| w.value.as_deref());
+        let mut deletes = false;
+        let mut i = 0;
+        while i < expression.len() {
+            let step =
+                match value(i) {
+                    Some("-mindepth" | "-maxdepth") => 2,
+                    Some(
+                        "-depth"
                         | "-xdev"
                         | "-mount"
                         | "-print"
                         | "-ignore_readdir_race"
                         | "-noleaf"
-                )
-            )
-        });
-        if !unfiltered
-            || !expression
-                .iter()
-                .any(|w| w.value.as_deref() == Some("-delete"))
-        {
+                        | "-true"
+                        | "-a"
+                        | "-and",
+                    ) => 1,
+                    Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
+                    Some(
+                        "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename",
+                    ) if value(i + 1) == Some("*") => 2,
+                    Some("-regex" | "-iregex") if matches!(value(i + 1), Some(".*" | ".+")) => 2,
+                    Some("-delete") => {
+                        deletes = true;
+                        1
+                    }
+                    Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
+                        let rest = &expression[i + 1..];
+                        let end = rest
+                            .iter()
+                            .enumerate()
+                            .position(|(k, w)| match w.value.as_deref() {
+                                Some(";") => true,
+                                Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
+                                _ => false,
+                            })
+                            .unwrap_or(rest.len());
+                        let program = rest.first().and_then(|w| w.value.as_deref()).map(basename);
+                        if program != Some("rm") {
+                            return None;
+                        }
+                        deletes = true;
+                        end + 2
+                    }
+                    _ => return None,
+                };
+            i += step;
+        }
+        if !deletes {
             return None;
         }
         let home = ctx.home().or(self.roots.home.as_deref());

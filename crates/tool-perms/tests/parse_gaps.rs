@@ -821,3 +821,81 @@ async fn shell_options_that_move_paths_are_followed() {
     cases.push(case("allow", "Bash", "grep fn docs/**").deny(main));
     run_table(cases).await;
 }
+
+/// `time`, `!` and `coproc` before a compound command, which tree-sitter-bash misreads (a
+/// command `time { rm x` and a command `}`): the group's commands are seen all the same, by
+/// deny rules and by the checks bypass mode keeps.
+#[tokio::test]
+async fn a_compound_command_after_time_bang_or_coproc_is_seen() {
+    let rm = &["Bash(rm:*)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "time { rm x; }",
+        "time -p { rm x; }",
+        "! { rm x; }",
+        "coproc { rm x; }",
+        "coproc worker { rm x; }",
+        "time for f in a; do rm x; done",
+        "! for f in a; do rm x; done",
+        "time ! { rm x; }",
+        "! time { rm x; }",
+        "ls | time { rm x; }",
+        "echo $(! { rm x; })",
+        "bash -c 'time { rm x; }'",
+    ] {
+        cases.extend(everywhere("deny", cmd, rm));
+    }
+    cases.extend(everywhere("deny", "! { cat .env; }; true", &["Read(.env)"]));
+    cases.push(case("ask", "Bash", "time { rm -rf ~; }").mode("bypassPermissions"));
+    cases.push(
+        case("ask", "Bash", "! { cp README.md .git/hooks/pre-commit; }").mode("bypassPermissions"),
+    );
+    // The misread text still asks outside bypass mode.
+    cases.push(case("allow", "Bash", "time { ls; }").deny(rm).mode("bypassPermissions"));
+    run_table(cases).await;
+}
+
+/// `eval`, `source` and `.` take `--` as the end of their options: `eval -- rm x` runs `rm x`.
+#[tokio::test]
+async fn eval_and_source_after_double_dash_are_read() {
+    let rm = &["Bash(rm:*)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "eval -- rm x",
+        "eval -- 'rm x'",
+        "builtin eval -- rm x",
+        "eval -- eval -- rm x",
+    ] {
+        cases.extend(everywhere("deny", cmd, rm));
+    }
+    for cmd in ["source -- <(echo rm x)", ". -- <(echo rm x)"] {
+        cases.push(case("ask", "Bash", cmd).deny(rm).mode("bypassPermissions"));
+    }
+    run_table(cases).await;
+}
+
+/// `find` that deletes everything under a critical directory, whatever spells it: `-exec rm`
+/// of what it finds, or tests every name passes.
+#[tokio::test]
+async fn find_deleting_everything_is_a_critical_removal() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "find ~ -exec rm -rf {} +",
+        "find . -maxdepth 0 -exec rm -rf {} \\;",
+        "find ~ -true -delete",
+        "find ~ ! -false -delete",
+        "find ~ -name '*' -delete",
+        "find ~ -regex '.*' -delete",
+        "find . -mindepth 1 -execdir rm -r {} +",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("bypassPermissions"));
+    }
+    for cmd in [
+        "find ~ -name '*.tmp' -delete",
+        "find . -name '*.o' -exec rm {} +",
+        "find ~ -exec echo {} +",
+    ] {
+        cases.push(case("allow", "Bash", cmd).mode("bypassPermissions"));
+    }
+    run_table(cases).await;
+}

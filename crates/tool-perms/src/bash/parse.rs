@@ -717,6 +717,54 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             out.truncated |= again.truncated;
         }
     }
+    // `time`, `!` or `coproc` before a compound command (`time { rm x; }`, `! for …`):
+    // tree-sitter-bash reads a command named `time` with `{` among its arguments, and a `}`
+    // command after it, so the group's first command is never seen as itself. The text
+    // without those words is analysed too (bash runs the group all the same).
+    let prefixes = reserved_word_prefixes(root, src.as_bytes());
+    if !prefixes.is_empty() {
+        if !out.complex.iter().any(|w| w == PREFIXED_COMPOUND) {
+            out.complex.push(PREFIXED_COMPOUND.into());
+        }
+        if depth >= MAX_NESTING {
+            if !out.complex.iter().any(|w| w == NESTED_TOO_DEEPLY) {
+                out.complex.push(NESTED_TOO_DEEPLY.into());
+            }
+            out.truncated = true;
+        } else {
+            let mut bytes = src.as_bytes().to_vec();
+            for (start, end) in prefixes {
+                bytes[start..end].fill(b' ');
+            }
+            // Only ASCII words were blanked: still UTF-8.
+            let unprefixed = String::from_utf8_lossy(&bytes).into_owned();
+            let mut again = Analysis {
+                cdpath: out.cdpath,
+                lastpipe: out.lastpipe,
+                rg_config: out.rg_config,
+                git_env: out.git_env,
+                home: out.home,
+                ps4: out.ps4,
+                ..Analysis::default()
+            };
+            analyze_source(&unprefixed, depth + 1, nest, bracket, &mut again);
+            out.hidden_assignment |= again.hidden_assignment;
+            for why in again.incomplete {
+                if !out.incomplete.contains(&why) {
+                    out.incomplete.push(why);
+                }
+            }
+            out.commands.extend(again.commands);
+            out.redirects.extend(again.redirects);
+            for why in again.complex {
+                if !out.complex.contains(&why) {
+                    out.complex.push(why);
+                }
+            }
+            out.truncated |= again.truncated;
+            out.computed_command |= again.computed_command;
+        }
+    }
     let mut walker = Walker {
         src: src.as_bytes(),
         out,
@@ -771,6 +819,8 @@ const LINE_BREAK_IN_WORD: &str =
     "a line break inside a word: bash may run more commands than the parse shows";
 const JOINED_BY_CONTINUATION: &str = "a backslash-newline joins two pieces of the command into one word, which the parser reads as two";
 const NESTED_TOO_DEEPLY: &str = "shell commands nested too deeply";
+const PREFIXED_COMPOUND: &str =
+    "`time`, `!` or `coproc` before a compound command, which the parser misreads";
 /// How many substitutions the parser did not show ([`Walker::hidden_substitutions`]) are
 /// analysed at most in one source; past that the analysis is truncated.
 const MAX_HIDDEN_SUBSTITUTIONS: usize = 32;
@@ -2413,9 +2463,15 @@ fn watch_script(words: &[Word], start: usize) -> Option<Inner> {
 /// understood), and whether the reading is certain.
 fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
     let name = program_of(words).unwrap_or_default();
-    let args = words.get(1..).unwrap_or_default();
+    let mut args = words.get(1..).unwrap_or_default();
     if NESTED_SHELLS.contains(&name) {
         return shell_script(name, args);
+    }
+    // The builtins take `--` as the end of their options (`eval -- rm x` runs `rm x`).
+    if matches!(name, "eval" | "source" | ".")
+        && args.first().and_then(|w| w.value.as_deref()) == Some("--")
+    {
+        args = &args[1..];
     }
     let main = match name {
         "eval" => {
@@ -2781,6 +2837,80 @@ fn literal_ranges(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
         }
     }
     out.sort_unstable();
+    out
+}
+
+/// The reserved words that open a compound command.
+const COMPOUND_OPENERS: &[&str] = &[
+    "{", "((", "[[", "for", "while", "until", "if", "case", "select", "function",
+];
+
+/// The byte ranges of `time` (with `-p`), `coproc` (with its name) and `!` where they come
+/// before a compound command, which tree-sitter-bash does not know there: it reads
+/// `time { rm x; }` as a command `time { rm x` and a command `}`.
+fn reserved_word_prefixes(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
+    let text = |n: Node<'_>| n.utf8_text(src).unwrap_or("");
+    let opener = |n: Node<'_>| n.kind() == "word" && COMPOUND_OPENERS.contains(&text(n));
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    'tree: loop {
+        let n = cursor.node();
+        match n.kind() {
+            "command" => {
+                let mut c = n.walk();
+                let words: Vec<Node<'_>> = n
+                    .child_by_field_name("name")
+                    .and_then(|c| c.named_child(0))
+                    .into_iter()
+                    .chain(n.children_by_field_name("argument", &mut c))
+                    .collect();
+                let name = words.first().map(|w| text(*w)).unwrap_or("");
+                let skip = match name {
+                    "time" => {
+                        1 + words[1..]
+                            .iter()
+                            .take_while(|w| matches!(text(**w), "-p" | "--" | "!"))
+                            .count()
+                    }
+                    // `coproc NAME { …; }` or `coproc { …; }`.
+                    "coproc" => {
+                        if words.get(1).is_some_and(|w| opener(*w)) {
+                            1
+                        } else {
+                            2
+                        }
+                    }
+                    _ => 0,
+                };
+                if skip > 0
+                    && let Some(next) = words.get(skip).filter(|w| opener(**w))
+                {
+                    out.push((n.start_byte(), next.start_byte()));
+                }
+            }
+            "negated_command" => {
+                let inner = n.named_child(0).filter(|c| c.kind() == "command");
+                let name = inner
+                    .and_then(|c| c.child_by_field_name("name"))
+                    .and_then(|c| c.named_child(0));
+                if let (Some(bang), Some(name)) = (n.child(0), name)
+                    && text(bang) == "!"
+                    && opener(name)
+                {
+                    out.push((bang.start_byte(), bang.end_byte()));
+                }
+            }
+            _ => {}
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'tree;
+            }
+        }
+    }
     out
 }
 

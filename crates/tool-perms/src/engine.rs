@@ -1981,6 +1981,51 @@ impl PermissionEngine {
         Some(out)
     }
 
+    /// What the startup file a nested shell reads before its script (`bash --rcfile F`,
+    /// `BASH_ENV=F bash -c …`) makes of the call: checked as a file read, asked about when it
+    /// cannot be worked out.
+    fn startup_files_read(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        words: &[Word],
+        ctx: &ToolUseContext,
+        analysis: &Analysis,
+    ) -> Option<Finding> {
+        let name = basename(words.first()?.value.as_deref()?);
+        if !NESTED_SHELL_NAMES.contains(&name) {
+            return None;
+        }
+        let text = sub.raw_text();
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let mut worst: Option<Finding> = None;
+        for file in startup_files(words, sub, analysis) {
+            let resolved = file.as_deref().and_then(|v| {
+                let v = match (v.strip_prefix("~/"), home) {
+                    (Some(rest), Some(h)) => h.join(rest).display().to_string(),
+                    (Some(_), None) => return None,
+                    _ => v.to_owned(),
+                };
+                self.resolve_in_dirs(&v, &sub.cwd, &sub.other_cwds, ctx)
+            });
+            let Some(paths) = resolved else {
+                let f = self.unchecked_path(
+                    set,
+                    PathUse::Read,
+                    format!("`{text}` runs a shell with a startup file that cannot be checked."),
+                );
+                worst = Some(pick(worst, f.sub(text.clone())));
+                continue;
+            };
+            for p in paths {
+                if let Some(f) = self.path_constraint(set, &p, PathUse::Read, ctx) {
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                }
+            }
+        }
+        worst
+    }
+
     /// Path constraints of one simple command (its path arguments).
     /// `analysis`: the whole command's (`RIPGREP_CONFIG_PATH` set somewhere: ripgrep's
     /// filters cannot be relied on; a `GIT_` variable: git may work in another repository).
@@ -1996,10 +2041,13 @@ impl PermissionEngine {
         let git_env = analysis.git_env || analysis.hidden_assignment;
         let name = basename(words.first()?.value.as_deref()?);
         let option_glob = self.option_like_glob(sub, words, ctx);
-        let option_glob = match self.git_content_read(set, sub, name, words, ctx, git_env) {
+        let mut option_glob = match self.git_content_read(set, sub, name, words, ctx, git_env) {
             Some(f) => Some(pick(option_glob, f)),
             None => option_glob,
         };
+        if let Some(f) = self.startup_files_read(set, sub, words, ctx, analysis) {
+            option_glob = Some(pick(option_glob, f));
+        }
         let Some(use_) = path_use(name, words) else {
             return option_glob;
         };
@@ -3457,7 +3505,9 @@ impl PermissionEngine {
             // arguments from is xargs' own read (`xargs -a .env echo` prints it): checked
             // as a `cat` of it would be.
             let files = xargs_arg_files(&sub.words);
-            (sub.name().map(basename) == Some("xargs") && !files.is_empty())
+            // A shell's startup file is its own read (`export BASH_ENV=.env; bash -c :`).
+            let startup = words.and_then(|w| self.startup_files_read(set, sub, w, ctx, analysis));
+            let xargs_files = (sub.name().map(basename) == Some("xargs") && !files.is_empty())
                 .then(|| {
                     let mut cat = vec![Word {
                         raw: "cat".into(),
@@ -3468,7 +3518,11 @@ impl PermissionEngine {
                     cat.extend(files);
                     self.subcommand_paths(set, sub, &cat, ctx, analysis)
                 })
-                .flatten()
+                .flatten();
+            match (startup, xargs_files) {
+                (Some(a), b) => Some(pick(b, a)),
+                (None, b) => b,
+            }
         } else {
             // The command as it is and every command a wrapper runs (`env cat .env`), in
             // the directory the wrappers leave it (`env -C DIR` elsewhere, `chroot` under
@@ -4476,6 +4530,52 @@ fn physical_path(path: &Path) -> PathBuf {
         }
     }
     resolve_symlinks(&out)
+}
+
+/// The shells that read a startup file they are given.
+const NESTED_SHELL_NAMES: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"];
+
+/// The startup files a nested shell reads before its script, as written (`None`: computed):
+/// `--rcfile F` / `--init-file F`, and `BASH_ENV` or `ENV` set on its line (`BASH_ENV=F bash
+/// -c …`, `env ENV=F sh -i`; one set otherwise, `export BASH_ENV=F`, is not known).
+fn startup_files(words: &[Word], sub: &SimpleCommand, analysis: &Analysis) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    let options = words.iter().skip(1);
+    let mut named = false;
+    for w in options {
+        if named {
+            out.push(w.value.clone());
+            named = false;
+            continue;
+        }
+        match w.value.as_deref() {
+            Some("--rcfile" | "--init-file") => named = true,
+            Some(v) if !v.starts_with('-') => break,
+            _ => {}
+        }
+    }
+    // `NAME=value` as written: a value without expansions, its quotes taken away.
+    let value_of = |raw: &str| -> Option<Option<String>> {
+        let (name, value) = raw.split_once('=')?;
+        if !matches!(name.trim_end_matches('+'), "BASH_ENV" | "ENV") {
+            return None;
+        }
+        Some(
+            (!value.contains(['$', '`', '\\']))
+                .then(|| value.chars().filter(|c| !matches!(c, '"' | '\'')).collect()),
+        )
+    };
+    let before = out.len();
+    out.extend(sub.assignments.iter().filter_map(|a| value_of(&a.raw)));
+    for c in &analysis.commands {
+        out.extend(c.assignments.iter().filter_map(|a| value_of(&a.raw)));
+        out.extend(c.words.iter().filter_map(|w| value_of(&w.raw)));
+    }
+    // Set some other way (`export BASH_ENV=…`, `declare`, `read`): not known here.
+    if out.len() == before && analysis.startup_env {
+        out.push(None);
+    }
+    out
 }
 
 /// How bash matches the line's globs, as far as the line says: a hidden name is matched by

@@ -133,6 +133,7 @@ impl PathRoots {
         } else if pattern.starts_with('/') {
             (self.source_root(source), pattern.clone())
         } else {
+            let explicit = pattern.starts_with("./");
             let mut rest = pattern.trim_start_matches("./").to_owned();
             // `..` alone is the parent directory: what is in it and below.
             if rest == ".." || rest == "../" {
@@ -143,13 +144,24 @@ impl PathRoots {
             let itself = rest.is_empty() || rest == ".";
             // A name at any depth: a bare name (`.env`), or a pattern that says so with a
             // leading `**/` (`**/.env`, the same rule in gitignore; `**/secrets/*.pem`).
+            // Written with `./`, it is read as gitignore reads what follows: a name alone
+            // (`./.env`) matches at any depth, a path (`./secrets/**`) only where it says.
+            let name_part = if explicit {
+                rest.trim_end_matches('/')
+            } else {
+                rest.trim_end_matches("/**")
+            };
             let any_depth = !itself
                 && !rest.starts_with("../")
-                && (rest.starts_with("**/") || !rest.trim_end_matches("/**").contains('/'));
+                && (rest.starts_with("**/") || !name_part.contains('/'));
             // Deliberate: a deny/ask for a name at any depth (`Read(.env)`) applies anywhere on
             // disk, not only under the cwd; an allow stays under the cwd.
             if any_depth && behavior != RuleBehavior::Allow {
                 (PathBuf::from("/"), rest)
+            } else if explicit && !any_depth && !itself && !rest.starts_with("../") {
+                // Anchored for good: a deny or ask rule's `/**` is dropped below, which
+                // would leave a name alone.
+                (self.cwd.clone(), format!("/{rest}"))
             } else {
                 (self.cwd.clone(), rest)
             }

@@ -851,7 +851,11 @@ async fn a_compound_command_after_time_bang_or_coproc_is_seen() {
         case("ask", "Bash", "! { cp README.md .git/hooks/pre-commit; }").mode("bypassPermissions"),
     );
     // The misread text still asks outside bypass mode.
-    cases.push(case("allow", "Bash", "time { ls; }").deny(rm).mode("bypassPermissions"));
+    cases.push(
+        case("allow", "Bash", "time { ls; }")
+            .deny(rm)
+            .mode("bypassPermissions"),
+    );
     run_table(cases).await;
 }
 
@@ -897,5 +901,34 @@ async fn find_deleting_everything_is_a_critical_removal() {
     ] {
         cases.push(case("allow", "Bash", cmd).mode("bypassPermissions"));
     }
+    run_table(cases).await;
+}
+
+/// A nested shell reads its startup file before its script: `bash --rcfile F`,
+/// `BASH_ENV=F bash -c`, `env ENV=F sh -i` read F, checked against Read rules; one set some
+/// other way on the line (`export BASH_ENV=…`) cannot be worked out, which asks.
+#[tokio::test]
+async fn a_nested_shells_startup_file_is_a_file_read() {
+    let env = &["Read(.env)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "BASH_ENV=.env bash -c 'echo $SECRET'",
+        "bash --rcfile .env -i -c :",
+        "bash --init-file .env -c :",
+        "env BASH_ENV=.env bash -c :",
+        "ENV=.env sh -i -c :",
+        "BASH_ENV=src/sub/.env bash -c :",
+    ] {
+        cases.extend(everywhere("deny", cmd, env));
+    }
+    for cmd in ["export BASH_ENV=.env; bash -c :", "BASH_ENV=$F bash -c :"] {
+        cases.push(case("ask", "Bash", cmd).deny(env));
+        cases.push(case("ask", "Bash", cmd).deny(env).mode("bypassPermissions"));
+    }
+    cases.push(
+        case("allow", "Bash", "BASH_ENV=README.md bash -c :")
+            .deny(env)
+            .mode("bypassPermissions"),
+    );
     run_table(cases).await;
 }

@@ -830,6 +830,17 @@ async fn path_rules() {
         case("ask", "Read", "secrets/key.pem")
             .ask(&["Read(./secrets/**)"])
             .mode("bypassPermissions"),
+        // `./` anchors a pattern at the cwd: a `secrets` directory elsewhere is not it (a
+        // bare `secrets/**` matches at any depth).
+        case("allow", "Read", "$O/secrets/x.pem")
+            .deny(&["Read(./secrets/**)"])
+            .add_dir("$O"),
+        case("allow", "Edit", "src/secrets/x.pem")
+            .ask(&["Edit(./secrets/**)"])
+            .mode("acceptEdits"),
+        case("deny", "Read", "$O/secrets/x.pem")
+            .deny(&["Read(secrets/**)"])
+            .add_dir("$O"),
     ];
     run_table(cases).await;
 }

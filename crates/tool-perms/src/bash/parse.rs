@@ -219,6 +219,9 @@ pub struct Analysis {
     /// The command mentions `lastpipe`: the last stage of a pipeline may run in the shell
     /// itself, so a `cd` there holds (`shopt -s lastpipe; echo | cd src; cat x`).
     pub lastpipe: bool,
+    /// The command may set `BASH_ENV` or `ENV` (it names one other than as `$NAME`): a
+    /// shell it starts may read a startup file.
+    pub startup_env: bool,
     /// The command may set a variable whose name is not written out (`export CD''PATH=x`,
     /// `read`, `printf -v`, `mapfile`, `source`, `eval`): it is read again as if it
     /// mentioned `CDPATH`.
@@ -315,6 +318,7 @@ pub fn analyze(command: &str) -> Analysis {
     }
     analysis.cdpath = names_cd_search(command);
     analysis.lastpipe = command.contains("lastpipe");
+    analysis.startup_env = names_variable(command, "BASH_ENV") || names_variable(command, "ENV");
     analysis.rg_config = command.contains("RIPGREP_CONFIG_PATH");
     analysis.git_env = command.contains("GIT_");
     analysis.home = names_variable(command, "HOME");
@@ -326,6 +330,7 @@ pub fn analyze(command: &str) -> Analysis {
             cdpath: true,
             home: true,
             lastpipe: analysis.lastpipe,
+            startup_env: analysis.startup_env,
             ps4: analysis.ps4,
             rg_config: analysis.rg_config,
             git_env: analysis.git_env,

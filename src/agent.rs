@@ -420,6 +420,19 @@ impl Drop for TurnEntries {
 
 /// The result of a call that had not started when the response stream failed: it is not
 /// run (the model's answer is incomplete, and the call may have depended on what was lost).
+/// What the model is told after its response hit the output token limit (`max_tokens`, when
+/// known) in the middle of the calls `names`, whose input was cut off, so that it does not
+/// send the same oversized call again.
+pub fn cut_off_call_text(max_tokens: Option<u64>, names: &[String]) -> String {
+    let limit = max_tokens.map_or_else(String::new, |n| format!(" (max_tokens {n})"));
+    format!(
+        "Your response hit the output token limit{limit} in the middle of a {} call, so its \
+         input was cut off and the call was not run. Send less in one call: write a large file \
+         in parts.",
+        names.join(", ")
+    )
+}
+
 fn not_run_after_stream_error() -> String {
     tool_core::tool_use_error(
         "Not run: the response stream failed before this call started. Nothing was done.",
@@ -893,12 +906,9 @@ impl AgentLoop {
                 if cut_off && !turn.unparsed_calls.is_empty() {
                     // Its result says the input was not valid; this says why, so the model
                     // does not send the same oversized call again.
-                    content.push(json!({"type": "text", "text": format!(
-                        "Your response hit the output token limit (max_tokens {}) in the middle \
-                         of a {} call, so its input was cut off and the call was not run. Send \
-                         less in one call: write a large file in parts.",
-                        self.config.max_tokens,
-                        turn.unparsed_calls.join(", ")
+                    content.push(json!({"type": "text", "text": cut_off_call_text(
+                        Some(u64::from(self.config.max_tokens)),
+                        &turn.unparsed_calls,
                     )}));
                 }
                 if turn.interrupted || turn.cancelled || turn.rejected {

@@ -32,6 +32,11 @@ pub struct Turn {
     pub end: Duration,
     /// The first problem found, with its line number.
     pub error: Option<String>,
+    /// Why the model stopped (`tool_use`, `end_turn`, `max_tokens`, …), if the response
+    /// said.
+    pub stop_reason: Option<String>,
+    /// The output tokens the response reported, if it did.
+    pub output_tokens: Option<u64>,
 }
 
 impl Turn {
@@ -94,6 +99,13 @@ pub struct TurnParser {
     error: Option<String>,
     /// When the last event arrived, in the recorded timing.
     now: Duration,
+    /// See [`Turn::stop_reason`].
+    stop_reason: Option<String>,
+    /// See [`Turn::output_tokens`].
+    output_tokens: Option<u64>,
+    /// The last piece read ended with a CR, read as a line end: a LF right after it is
+    /// that line end's second half.
+    after_cr: bool,
 }
 
 #[derive(Debug, Default)]
@@ -129,12 +141,20 @@ impl TurnParser {
         self.error.as_deref()
     }
 
+    /// Whether the response is over: an SSE stream read to its `message_stop`. A live
+    /// reader stops there (a gateway may keep the connection open).
+    pub fn is_complete(&self) -> bool {
+        matches!(self.format, Format::Sse { stopped: true, .. })
+    }
+
     /// Reads the next piece of the input; returns the items it completed, in order.
     pub fn feed(&mut self, chunk: &str) -> Vec<(Duration, TurnItem)> {
         let mut out = Vec::new();
         if self.error.is_some() {
             return out;
         }
+        let chunk = self.line_ends_as_lf(chunk);
+        let chunk = chunk.as_ref();
         if matches!(self.format, Format::Undecided) && self.pending.is_empty() {
             self.pending.push_str(tool_core::without_bom(chunk));
         } else {
@@ -164,7 +184,32 @@ impl TurnParser {
             items,
             end: self.now,
             error: self.error,
+            stop_reason: self.stop_reason,
+            output_tokens: self.output_tokens,
         }
+    }
+
+    /// `chunk` with its line ends as LF: a CRLF, and a CR alone, which SSE takes as a line
+    /// end too (and which can end a JSON line, as whitespace, without changing it).
+    fn line_ends_as_lf<'a>(&mut self, chunk: &'a str) -> std::borrow::Cow<'a, str> {
+        if !(chunk.contains('\r') || (self.after_cr && chunk.starts_with('\n'))) {
+            self.after_cr = false;
+            return std::borrow::Cow::Borrowed(chunk);
+        }
+        let mut out = String::with_capacity(chunk.len());
+        for c in chunk.chars() {
+            match c {
+                '\r' => {
+                    out.push('\n');
+                    self.after_cr = true;
+                    continue;
+                }
+                '\n' if self.after_cr => {}
+                c => out.push(c),
+            }
+            self.after_cr = false;
+        }
+        std::borrow::Cow::Owned(out)
     }
 }
 
@@ -205,9 +250,18 @@ impl TurnParser {
             Format::Jsonl { .. } => read = self.jsonl_lines(&pending, resume, at_end, out),
             Format::Whole if at_end => {
                 read = pending.len();
-                match whole_message(&pending) {
-                    Some(message) => self.message(&message, out),
-                    None => {
+                match serde_json::from_str::<Value>(pending.trim()) {
+                    Ok(message) if message["type"] == "message" => self.message(&message, out),
+                    // One JSON document over several lines, but no response: say what it
+                    // is (an API error, kept as the body of a failed request, most likely).
+                    // One on a single line is read as a JSONL line, which says the same.
+                    Ok(other) if pending.trim().contains('\n') => {
+                        self.error = Some(format!(
+                            "expected a response ({{\"type\":\"message\",...}}), SSE events or JSONL blocks, {}",
+                            found_instead(&other)
+                        ));
+                    }
+                    _ => {
                         self.format = Format::Jsonl { line_no: 0 };
                         self.jsonl_lines(&pending, 0, true, out);
                     }
@@ -270,9 +324,13 @@ impl TurnParser {
         if *stopped {
             // A response ends at `message_stop`: events after it (a second message pasted
             // on) are not this turn's, and are said to be left out, not dropped silently.
+            // Pings, and the `data: [DONE]` some gateways send at the end, are no message.
             let more = event.lines().any(|l| {
                 let l = l.trim_start();
-                (l.starts_with("data:") || l.starts_with("event:")) && !l.contains("ping")
+                let done = l
+                    .strip_prefix("data:")
+                    .is_some_and(|d| d.trim() == "[DONE]");
+                (l.starts_with("data:") || l.starts_with("event:")) && !l.contains("ping") && !done
             });
             if more {
                 self.error = Some(
@@ -305,8 +363,11 @@ impl TurnParser {
                     self.flush_text(out);
                     out.push((self.now, TurnItem::ToolUse(t)));
                 }
+                StreamEvent::StopReason(reason) => self.stop_reason = Some(reason),
+                StreamEvent::Usage { output_tokens, .. } if output_tokens > 0 => {
+                    self.output_tokens = Some(output_tokens);
+                }
                 StreamEvent::MessageStart { .. }
-                | StreamEvent::StopReason(_)
                 | StreamEvent::Usage { .. }
                 | StreamEvent::MessageStop => {}
             }
@@ -375,17 +436,10 @@ impl TurnParser {
                 at,
                 TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()),
             )),
-            other => {
-                let found = match (other, &value) {
-                    (Some(t), _) => format!("found type `{t}`"),
-                    (None, Value::Array(_)) => {
-                        "found a JSON array (give one block per line)".to_owned()
-                    }
-                    (None, Value::Object(_)) => "found an object without a `type`".to_owned(),
-                    (None, _) => "found a JSON value that is not an object".to_owned(),
-                };
+            _ => {
                 self.error = fail(format!(
-                    "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {found}"
+                    "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {}",
+                    found_instead(&value)
                 ));
             }
         }
@@ -395,6 +449,8 @@ impl TurnParser {
     /// at 0 (it has no timing). Other blocks (thinking, server tool calls and their
     /// results) are not the client's to run.
     fn message(&mut self, message: &Value, out: &mut Vec<(Duration, TurnItem)>) {
+        self.stop_reason = message["stop_reason"].as_str().map(str::to_owned);
+        self.output_tokens = message["usage"]["output_tokens"].as_u64();
         let Some(blocks) = message.get("content").and_then(Value::as_array) else {
             self.error = Some("a `message` needs a `content` array of blocks".into());
             return;
@@ -444,15 +500,19 @@ fn event_len(text: &str, from: usize, at_end: bool) -> Option<usize> {
     (at_end && !text.is_empty()).then_some(text.len())
 }
 
-/// `text` as one non-streaming Messages API response (`{"type":"message",...}`), if it is
-/// one JSON document of that type.
-fn whole_message(text: &str) -> Option<Value> {
-    let text = text.trim_start();
-    if !text.starts_with('{') {
-        return None;
+/// What `value`, where a response or a block was expected, is instead.
+fn found_instead(value: &Value) -> String {
+    match (value.get("type").and_then(Value::as_str), value) {
+        (Some("error"), _) => format!(
+            "found an API error ({}: {})",
+            value["error"]["type"].as_str().unwrap_or("unknown"),
+            value["error"]["message"].as_str().unwrap_or("no message")
+        ),
+        (Some(t), _) => format!("found type `{t}`"),
+        (None, Value::Array(_)) => "found a JSON array (give one block per line)".to_owned(),
+        (None, Value::Object(_)) => "found an object without a `type`".to_owned(),
+        (None, _) => "found a JSON value that is not an object".to_owned(),
     }
-    let value: Value = serde_json::from_str(text).ok()?;
-    (value.get("type").and_then(Value::as_str) == Some("message")).then_some(value)
 }
 
 /// A `{"type":"tool_use","id":...,"name":...,"input":...}` block (no input: `{}`).
@@ -690,6 +750,88 @@ mod tests {
             "{items:?}"
         );
         assert!(parser.error().is_none());
+    }
+
+    /// SSE lines may end with a CR alone (the SSE format allows it), JSONL lines too: read
+    /// as LF, in any split (a CRLF split between two reads is one line end).
+    #[test]
+    fn a_lone_cr_ends_a_line() {
+        let sse = include_str!("demo/turn.sse");
+        let whole = parse(sse, Duration::ZERO);
+        let jsonl = "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}\n{\"type\":\"text\",\"text\":\"x\"}\n";
+        for (input, expected) in [
+            (sse.replace('\n', "\r"), &whole.items),
+            (sse.replace('\n', "\r\n"), &whole.items),
+            (
+                jsonl.replace('\n', "\r"),
+                &parse(jsonl, Duration::ZERO).items,
+            ),
+        ] {
+            for size in [1, 2, 3, 1000, usize::MAX] {
+                let mut parser = TurnParser::new(Duration::ZERO);
+                let mut items = Vec::new();
+                let chars: Vec<char> = input.chars().collect();
+                for piece in chars.chunks(size.min(chars.len())) {
+                    items.extend(parser.feed(&piece.iter().collect::<String>()));
+                }
+                let mut rest = parser.finish();
+                items.append(&mut rest.items);
+                assert_eq!(rest.error, None, "pieces of {size}");
+                assert_eq!(&items, expected, "pieces of {size}");
+            }
+        }
+    }
+
+    /// `data: [DONE]` after `message_stop` (some gateways end so) is no second message; the
+    /// stream is complete at `message_stop`, and says why it stopped.
+    #[test]
+    fn a_stream_is_complete_at_message_stop() {
+        let sse = include_str!("demo/turn.sse");
+        let mut parser = TurnParser::new(Duration::ZERO);
+        let stop = sse.find("event: message_stop").unwrap();
+        parser.feed(&sse[..stop]);
+        assert!(!parser.is_complete());
+        parser.feed(&sse[stop..]);
+        assert!(parser.is_complete());
+        parser.feed("data: [DONE]\n\n");
+        let turn = parser.finish();
+        assert_eq!(turn.error, None);
+        assert_eq!(turn.stop_reason.as_deref(), Some("tool_use"));
+        assert!(turn.output_tokens.is_some_and(|n| n > 0), "{turn:?}");
+
+        let message = json!({"type": "message", "content": [], "stop_reason": "max_tokens", "usage": {"output_tokens": 50}});
+        let turn = parse(&message.to_string(), Duration::ZERO);
+        assert_eq!(turn.stop_reason.as_deref(), Some("max_tokens"));
+        assert_eq!(turn.output_tokens, Some(50));
+    }
+
+    /// A pretty-printed JSON document that is no response says what it is (an API error's
+    /// body, kept from a failed request), not that line 1 is no JSON.
+    #[test]
+    fn a_document_that_is_no_response_says_what_it_is() {
+        let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        for text in [
+            serde_json::to_string_pretty(&error).unwrap(),
+            error.to_string(),
+        ] {
+            let turn = parse(&text, Duration::ZERO);
+            let problem = turn.error.unwrap_or_default();
+            assert!(
+                problem.contains("found an API error (overloaded_error: Overloaded)"),
+                "{problem}"
+            );
+        }
+        let turn = parse(
+            &serde_json::to_string_pretty(&json!({"role": "assistant", "content": []})).unwrap(),
+            Duration::ZERO,
+        );
+        assert!(
+            turn.error
+                .as_deref()
+                .is_some_and(|e| e.contains("an object without a `type`")),
+            "{:?}",
+            turn.error
+        );
     }
 
     #[test]

@@ -1192,7 +1192,148 @@ fn a_signal_ends_run_and_its_commands() {
             );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        // The next user message says that the user interrupted, as the agent loop's does.
+        let out = child.wait_with_output().unwrap();
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let content = message["content"].as_array().unwrap();
+        assert_eq!(content[0]["is_error"], true, "{message}");
+        assert_eq!(
+            content.last().unwrap()["text"],
+            "[Request interrupted by user for tool use]",
+            "{message}"
+        );
     }
+}
+
+/// A signal while PostToolBatch hooks run ends the run as one during the calls does: the
+/// hook's process group is killed, the exit status is the signal's, and the message says
+/// the user interrupted.
+#[test]
+fn a_signal_during_post_tool_batch_hooks_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("1003.{}", std::process::id());
+    // In a file: the marker must be on no command line but the hook's.
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"PostToolBatch": [{"hooks": [
+            {"type": "command", "command": format!("sleep {marker}")}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let input = dir.path().join("turn.jsonl");
+    std::fs::write(
+        &input,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo ran"}}),
+        ]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mode", "bypassPermissions", "--settings"])
+        .arg(&settings)
+        .arg(&input)
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(30),
+        "the run did not end on the signal",
+    );
+    assert_eq!(status.code(), Some(130));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook outlived the run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["content"], "ran", "{message}");
+    assert_eq!(
+        message["content"][1]["text"], "[Request interrupted by user for tool use]",
+        "{message}"
+    );
+}
+
+/// A live SSE stream is over at its `message_stop`, whether or not the connection is (a
+/// gateway may keep it open, or send `data: [DONE]` first): the run ends then.
+#[test]
+fn a_live_stream_ends_at_message_stop() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let sse = [
+        event("message_start", json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}})),
+        event("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}})),
+        event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo live\"}"}})),
+        event("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}})),
+        event("message_stop", json!({"type": "message_stop"})),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mode", "bypassPermissions"])
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(sse.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // Standard input stays open.
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(30),
+        "the run waited for the connection to close after message_stop",
+    );
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["content"], "live", "{message}");
+}
+
+/// A response without tool_use blocks has no next user message: `--json` prints none (a
+/// message without content, which the API refuses), and the run says why.
+#[test]
+fn a_response_without_calls_prints_no_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolwright(
+        &["run", "--json", "-"],
+        dir.path(),
+        Some(&jsonl(&[json!({"type": "text", "text": "Nothing to do."})])),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert!(
+        text(&out.stderr).contains("no tool_use blocks"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Ctrl-C in the middle of the demo ends it through its destructors: its temporary project
@@ -1451,6 +1592,50 @@ fn run_says_which_background_commands_it_stops() {
         stderr.contains("background command b")
             && stderr.contains("(sleep 30) is stopped as the run ends")
             && stderr.contains(".output"),
+        "{stderr}"
+    );
+
+    // A signal stops them too, and the run says so as well.
+    let marker = format!("1004.{}", std::process::id());
+    std::fs::write(
+        &input,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "sleep 31", "run_in_background": true}}),
+            json!({"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": format!("sleep {marker}")}}),
+        ]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--mode", "bypassPermissions"])
+        .arg(&input)
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(30),
+        "the run did not end on the signal",
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("(sleep 31) is stopped as the run ends"),
         "{stderr}"
     );
 }

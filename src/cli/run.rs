@@ -102,8 +102,19 @@ enum Input {
     Recorded(turn::Turn),
     Live {
         items: tokio::sync::mpsc::UnboundedReceiver<TurnItem>,
-        reader: tokio::task::JoinHandle<Option<InputProblem>>,
+        reader: tokio::task::JoinHandle<InputEnd>,
     },
+}
+
+/// How reading the input ended.
+#[derive(Default)]
+struct InputEnd {
+    /// Why it stopped before its end, if it did.
+    problem: Option<InputProblem>,
+    /// Why the model stopped, as the response said (`max_tokens`: it was cut off).
+    stop_reason: Option<String>,
+    /// The output tokens the response reported.
+    output_tokens: Option<u64>,
 }
 
 /// Why the input stopped being read before its end.
@@ -117,10 +128,11 @@ enum InputProblem {
 /// Reads standard input as it comes and hands over each item once it is complete, so that
 /// a model response streaming in (`curl ... | toolwright run`) has its blocks run while the
 /// rest of it is still arriving. Bytes that are not UTF-8 become U+FFFD, with a warning, as
-/// [`read_input`] does. The reader ends with the first problem, if there is one.
+/// [`read_input`] does. The reader ends with the first problem, if there is one, and at an
+/// SSE stream's `message_stop`: the response is over, whether or not the connection is.
 fn read_stdin_live() -> (
     tokio::sync::mpsc::UnboundedReceiver<TurnItem>,
-    tokio::task::JoinHandle<Option<InputProblem>>,
+    tokio::task::JoinHandle<InputEnd>,
 ) {
     let (chunk_tx, mut chunks) = tokio::sync::mpsc::unbounded_channel();
     // A thread of its own, not the runtime's blocking pool, which the runtime waits for at
@@ -171,7 +183,7 @@ fn read_stdin_live() -> (
                     break;
                 }
             }
-            if parser.error().is_some() {
+            if parser.error().is_some() || parser.is_complete() {
                 break;
             }
         }
@@ -182,10 +194,14 @@ fn read_stdin_live() -> (
         }
         let turn = parser.finish();
         send(turn.items);
-        match (unreadable, turn.error) {
-            (Some(e), _) => Some(InputProblem::Unreadable(e)),
-            (None, Some(e)) => Some(InputProblem::Malformed(e)),
-            (None, None) => None,
+        InputEnd {
+            problem: match (unreadable, turn.error) {
+                (Some(e), _) => Some(InputProblem::Unreadable(e)),
+                (None, Some(e)) => Some(InputProblem::Malformed(e)),
+                (None, None) => None,
+            },
+            stop_reason: turn.stop_reason,
+            output_tokens: turn.output_tokens,
         }
     });
     (items, reader)
@@ -384,12 +400,18 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         eoutln!("toolwright: {notice}");
     }
     let json_mode = args.json;
-    let (source, recorded_problem, reader) = match input {
+    let (source, recorded_end, reader) = match input {
         Input::Recorded(mut turn) => {
-            let problem = turn.error.take().map(InputProblem::Malformed);
-            (TurnSource::Recorded(turn), problem, None)
+            let end = InputEnd {
+                problem: turn.error.take().map(InputProblem::Malformed),
+                stop_reason: turn.stop_reason.take(),
+                output_tokens: turn.output_tokens,
+            };
+            (TurnSource::Recorded(turn), end, None)
         }
-        Input::Live { items, reader } => (TurnSource::Live(items), None, Some(reader)),
+        Input::Live { items, reader } => {
+            (TurnSource::Live(items), InputEnd::default(), Some(reader))
+        }
     };
     let replayed = replay(&session, source, args.pace, |at, event| {
         match event {
@@ -438,18 +460,20 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     let (result, mut signalled) = cancel_on_signal(&session, signals, replayed).await;
     // A live input was read to its end (or its first problem) when the replay ended, unless
     // a signal stopped it: then it is read no further.
-    let problem = match reader {
-        Some(reader) if signalled.is_none() => reader.await.unwrap_or_else(|e| {
-            Some(InputProblem::Unreadable(format!(
+    let input_end = match reader {
+        Some(reader) if signalled.is_none() => reader.await.unwrap_or_else(|e| InputEnd {
+            problem: Some(InputProblem::Unreadable(format!(
                 "standard input could not be read to its end ({e})"
-            )))
+            ))),
+            ..InputEnd::default()
         }),
         Some(reader) => {
             reader.abort();
-            None
+            InputEnd::default()
         }
-        None => recorded_problem,
+        None => recorded_end,
     };
+    let problem = input_end.problem;
     // The batch is complete, as the agent loop sees it before its next request (not after a
     // signal, malformed input, a refused prompt or a hook's stop): PostToolBatch hooks see
     // every call with the tool_result content the model would see.
@@ -461,19 +485,33 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .iter()
             .all(|c| c.outcome.stop_turn.is_none() && !c.outcome.interrupt_turn);
     let mut batch_context = Vec::new();
-    if complete {
+    let verdict = if complete {
         let batch: Vec<(tool_exec::ToolUse, Value)> = result
             .calls
             .iter()
             .map(|c| {
-                let content = c.outcome.result.to_api_json()["content"].take();
+                let content = api_result(&c.tool_use, &c.outcome)["content"].take();
                 (c.tool_use.clone(), content)
             })
             .collect();
-        let verdict = session
-            .hooks
-            .loop_event(LoopEvent::PostToolBatch { calls: &batch }, &result.context)
-            .await;
+        // A signal while they run stops them (their process groups go with the dropped
+        // future) and the run, as during the calls.
+        let mut signals = Signals::install();
+        tokio::select! {
+            verdict = session
+                .hooks
+                .loop_event(LoopEvent::PostToolBatch { calls: &batch }, &result.context) => {
+                Some(verdict)
+            }
+            code = signals.next() => {
+                signalled = Some(code);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(verdict) = verdict {
         let (context, notices) = split_hook_messages(&verdict.messages);
         for notice in notices {
             eoutln!("toolwright run: hook: {}", escape_terminal_codes(&notice));
@@ -524,9 +562,11 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // be read), only the error.
     let nothing_read =
         matches!(problem, Some(InputProblem::Unreadable(_))) && result.calls.is_empty();
-    if json_mode && !nothing_read {
+    if json_mode && !nothing_read && !result.calls.is_empty() {
         // As the agent loop builds the next user message: every tool_result first, then the
-        // texts the calls added for the model, call by call.
+        // texts the calls added for the model, call by call, then why calls did not run (a
+        // response cut off in the middle of one, a user's interrupt) or the batch hooks'
+        // context.
         let mut content: Vec<Value> = result
             .calls
             .iter()
@@ -539,6 +579,24 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     .map(|text| json!({"type": "text", "text": text})),
             );
         }
+        let unparsed: Vec<String> = result
+            .calls
+            .iter()
+            .filter(|c| !c.tool_use.input.is_object())
+            .map(|c| c.tool_use.name.clone())
+            .collect();
+        if input_end.stop_reason.as_deref() == Some("max_tokens") && !unparsed.is_empty() {
+            content.push(
+                json!({"type": "text", "text": toolwright::agent::cut_off_call_text(
+                    input_end.output_tokens,
+                    &unparsed,
+                )}),
+            );
+        }
+        if signalled.is_some() {
+            content
+                .push(json!({"type": "text", "text": tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE}));
+        }
         content.extend(
             batch_context
                 .iter()
@@ -546,6 +604,9 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 .map(|text| json!({"type": "text", "text": text})),
         );
         outln!("{}", json!({"role": "user", "content": content}));
+    } else if result.calls.is_empty() && signalled.is_none() && problem.is_none() {
+        // No tool_use, no tool_result: the turn is over, and there is no message to send.
+        eoutln!("toolwright run: the response has no tool_use blocks: there is nothing to run");
     }
     // A hook's `continue: false`: the agent loop still runs the rest of the response's calls
     // (as here), then makes no further request.
@@ -565,12 +626,12 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     }
     // Background commands (`run_in_background`, or moved there at their timeout) end with
     // the run, which kills them: said here, since their results told the model they run.
+    // (Those a signal stopped already are named too.)
     let registry = tools_builtin::tasks::task_registry(&session.ctx);
-    for task in registry
-        .list()
-        .into_iter()
-        .filter(|t| t.status == tools_builtin::tasks::TaskStatus::Running)
-    {
+    for task in registry.list().into_iter().filter(|t| {
+        t.status == tools_builtin::tasks::TaskStatus::Running
+            || t.kill_reason.as_deref() == Some(tools_builtin::tasks::KILLED_WITH_ALL)
+    }) {
         eoutln!(
             "toolwright run: background command {} ({}) is stopped as the run ends; its output so far is in {}",
             task.id,

@@ -173,6 +173,9 @@ impl Drop for RegistryInner {
     }
 }
 
+/// The [`TaskSnapshot::kill_reason`] of a task [`TaskRegistry::kill_all`] ended.
+pub const KILLED_WITH_ALL: &str = "every task was killed";
+
 /// What TaskOutput adds when a task's command ended leaving processes running.
 pub(crate) const LEFTOVERS_STOPPED: &str = "Stopped the processes this command left running (`&`, `nohup`) when it ended: a background command's processes end with it, and their later output will not come. Keep them in the foreground of the command (`wait`) to keep them.";
 
@@ -476,7 +479,7 @@ impl TaskRegistry {
     /// without unwinding (`std::process::exit` runs no destructor, so dropping the registry
     /// would never happen).
     pub fn kill_all(&self) {
-        self.inner.kill_running("every task was killed");
+        self.inner.kill_running(KILLED_WITH_ALL);
     }
 
     /// A copy of task `id`'s state.

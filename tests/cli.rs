@@ -500,6 +500,74 @@ fn a_read_deny_rule_holds_for_a_search_of_the_whole_project() {
     );
 }
 
+/// A Glob or Grep without `path` searches the cwd, and the Read rules judge that directory
+/// as they judge a `path` naming it: a deny rule on it denies (not "No files found"), and a
+/// pattern that climbs out (`../out/*`) is judged where it leads (an allow rule there lets
+/// it run in dontAsk mode; without one it asks, naming the directory).
+#[test]
+fn a_search_without_a_path_is_judged_on_the_directory_it_walks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let proj = root.join("proj");
+    std::fs::create_dir_all(proj.join(".no-user-config")).unwrap();
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    std::fs::write(proj.join("a.txt"), "TOKEN\n").unwrap();
+    std::fs::write(root.join("out/b.txt"), "TOKEN\n").unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "t1", "name": "Grep", "input": {"pattern": "TOKEN"}}),
+        json!({"type": "tool_use", "id": "t2", "name": "Glob", "input": {"pattern": "*.txt"}}),
+    ]);
+    let deny = json!({"permissions": {"deny": [format!("Read(/{})", proj.display())]}});
+    let out = toolwright(
+        &["run", "--json", "--settings", &deny.to_string(), "-"],
+        &proj,
+        Some(&turn),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for i in 0..2 {
+        assert_eq!(
+            message["content"][i]["content"],
+            format!("Permission to read {} has been denied.", proj.display()),
+            "{message}"
+        );
+    }
+
+    let climb = jsonl(&[
+        json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {"pattern": "../out/*"}}),
+    ]);
+    let allow = json!({"permissions": {"allow": [format!("Read(/{}/**)", root.join("out").display()), format!("Read(/{})", root.join("out").display())]}});
+    let out = toolwright(
+        &[
+            "run",
+            "--json",
+            "--mode",
+            "dontAsk",
+            "--settings",
+            &allow.to_string(),
+            "-",
+        ],
+        &proj,
+        Some(&climb),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"],
+        root.join("out/b.txt").display().to_string(),
+        "{message}"
+    );
+    let out = toolwright(
+        &["permissions", "check", "Glob", r#"{"pattern":"../out/*"}"#],
+        &proj,
+        None,
+    );
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("decision: ask")
+            && shown.contains(&format!("{}, which is outside", root.join("out").display())),
+        "{shown}"
+    );
+}
+
 #[test]
 fn settings_env_reaches_tools_as_in_claude_code() {
     // The settings' `env` is in the environment of what the session starts; an untrusted

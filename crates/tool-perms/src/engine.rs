@@ -216,6 +216,20 @@ fn bi(b: RuleBehavior) -> usize {
     }
 }
 
+/// What `tool`'s permission rules are matched against for `input`, a relative path (a
+/// search of the cwd: Glob or Grep without a `path`) resolved against the call's cwd.
+fn subject_in(tool: &dyn Tool, input: &Value, ctx: &ToolUseContext) -> Option<PermissionSubject> {
+    match tool.permission_subject(input)? {
+        PermissionSubject::Path { path, access } if path.is_relative() => {
+            Some(PermissionSubject::Path {
+                path: ctx.resolve_path(&path.to_string_lossy()),
+                access,
+            })
+        }
+        subject => Some(subject),
+    }
+}
+
 const PATH_ONLY_TOOLS: &[&str] = &["Write", "NotebookEdit", "Glob", "Grep", "MultiEdit", "LS"];
 
 /// The tools whose rule content is a command (`Bash(npm test:*)`) or a name (`Skill(x)`,
@@ -1155,7 +1169,7 @@ impl PermissionEngine {
         // refusal (deny rules applied above). Only the file itself: not through a link (of
         // the file, hard or symbolic, or of the plans directory), or none yet.
         if perm.mode == PermissionMode::Plan
-            && let Some(PermissionSubject::Path { path, .. }) = tool.permission_subject(input)
+            && let Some(PermissionSubject::Path { path, .. }) = subject_in(tool, input, ctx)
             && ctx.plan_file().is_some_and(|plan| plan == path)
             && plain_plan_file(&path)
         {
@@ -1298,7 +1312,7 @@ impl PermissionEngine {
     ) -> Vec<RuleValue> {
         let set = self.snapshot();
         let names = tool_names(tool);
-        match tool.permission_subject(input) {
+        match subject_in(tool, input, ctx) {
             Some(PermissionSubject::Command(cmd)) => {
                 let analysis = analyze(&cmd);
                 let mut out: Vec<RuleValue> = Vec::new();
@@ -1503,7 +1517,7 @@ impl PermissionEngine {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> Option<Finding> {
-        Some(match tool.permission_subject(input)? {
+        Some(match subject_in(tool, input, ctx)? {
             PermissionSubject::Command(cmd) => self.check_command(set, tool, names, &cmd, ctx),
             PermissionSubject::Path { path, access } => {
                 let path = normalize_lexically(&path);

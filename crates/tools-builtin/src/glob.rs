@@ -275,7 +275,11 @@ impl TypedTool for Glob {
         let path = if input.pattern.starts_with('/') {
             fsutil::subject_path(&split_absolute(&input.pattern).0.display().to_string())?
         } else {
-            let base = fsutil::subject_path(input.path.as_deref()?)?;
+            // No `path`: the cwd, which the permission engine resolves (`.`).
+            let base = match input.path.as_deref().map(str::trim) {
+                None | Some("") => PathBuf::from("."),
+                Some(path) => fsutil::subject_path(path)?,
+            };
             climbing(&base, &input.pattern).map_or(base, |(dir, _)| dir)
         };
         Some(PermissionSubject::Path {

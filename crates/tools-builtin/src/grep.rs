@@ -141,6 +141,14 @@ pub struct GrepOutput {
     /// How many such paths there were in all.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_searched_count: usize,
+    /// Files and directories the search could not read, each with why (ripgrep's
+    /// `Permission denied (os error 13)`); sorted, at most [`MAX_NOT_SEARCHED_LISTED`] (a
+    /// Toolwright addition: ripgrep reports them on stderr, Claude Code surfaces them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+    /// How many such paths there were in all.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable_count: usize,
 }
 
 /// The `Grep` tool. See the [module docs](self).
@@ -329,7 +337,12 @@ impl TypedTool for Grep {
         fsutil::observable_search_path(input, ctx)
     }
     fn permission_subject(&self, input: &GrepInput) -> Option<PermissionSubject> {
-        fsutil::subject_path(input.path.as_deref()?).map(|path| PermissionSubject::Path {
+        // No `path`: the cwd, which the permission engine resolves (`.`).
+        let path = match input.path.as_deref().map(str::trim) {
+            None | Some("") => std::path::PathBuf::from("."),
+            Some(path) => fsutil::subject_path(path)?,
+        };
+        Some(PermissionSubject::Path {
             path,
             access: FileAccess::Read,
         })
@@ -411,6 +424,18 @@ fn render(output: &GrepOutput) -> String {
         text.push_str(&format!(
             "\n\n[Not searched, as an ask rule covers them: {}{more}]",
             output.not_searched.join(", ")
+        ));
+    }
+    if output.unreadable_count > 0 {
+        let more = output.unreadable_count - output.unreadable.len();
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "\n\n[Not searched, as they could not be read: {}{more}]",
+            output.unreadable.join(", ")
         ));
     }
     text
@@ -835,6 +860,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
     let cwd = ctx.cwd().to_path_buf();
     let hits = Mutex::new(Hits::new(plan));
     let asked: std::sync::Arc<Mutex<NotSearched>> = std::sync::Arc::default();
+    let unreadable: Mutex<NotSearched> = Mutex::default();
     if plan.root_is_file {
         let mut searcher = searcher_for(plan, true);
         let mut printer = printer_for(plan);
@@ -889,6 +915,11 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
                 {
                     return false;
                 }
+                // A link the walk does not follow is not searched whatever the rules say:
+                // no rule kept it out.
+                if e.path_is_symlink() {
+                    return true;
+                }
                 if let Some(rule) = engine.asked_by(e.path())
                     && approved.as_ref() != Some(&rule)
                 {
@@ -912,6 +943,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         let mut builder = SearchBuilder {
             plan,
             hits: &hits,
+            unreadable: &unreadable,
             cwd: &cwd,
             cancel: ctx.cancellation().clone(),
         };
@@ -937,7 +969,14 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         content_cut_at_bytes: None,
         not_searched: Vec::new(),
         not_searched_count: 0,
+        unreadable: Vec::new(),
+        unreadable_count: 0,
     };
+    let unreadable = unreadable
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    out.unreadable_count = unreadable.count;
+    out.unreadable = unreadable.into_listed();
     let asked = std::mem::take(&mut *asked.lock().unwrap_or_else(PoisonError::into_inner));
     out.not_searched_count = asked.count;
     out.not_searched = asked.into_listed();
@@ -1029,6 +1068,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
 struct SearchBuilder<'a> {
     plan: &'a Plan,
     hits: &'a Mutex<Hits>,
+    unreadable: &'a Mutex<NotSearched>,
     cwd: &'a Path,
     cancel: CancellationToken,
 }
@@ -1038,6 +1078,7 @@ impl<'a> ParallelVisitorBuilder<'a> for SearchBuilder<'a> {
         Box::new(SearchVisitor {
             plan: self.plan,
             hits: self.hits,
+            unreadable: self.unreadable,
             cwd: self.cwd,
             cancel: self.cancel.clone(),
             searcher: searcher_for(self.plan, false),
@@ -1050,6 +1091,8 @@ impl<'a> ParallelVisitorBuilder<'a> for SearchBuilder<'a> {
 struct SearchVisitor<'a> {
     plan: &'a Plan,
     hits: &'a Mutex<Hits>,
+    /// What could not be read (a directory not listed, a file not opened), with why.
+    unreadable: &'a Mutex<NotSearched>,
     cwd: &'a Path,
     cancel: CancellationToken,
     searcher: Searcher,
@@ -1061,29 +1104,64 @@ impl ParallelVisitor for SearchVisitor<'_> {
         if self.cancel.is_cancelled() {
             return WalkState::Quit;
         }
-        let Ok(entry) = entry else {
-            return WalkState::Continue;
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A directory that cannot be listed (ripgrep warns, and goes on).
+            Err(e) => {
+                self.not_read(walk_error_text(&e, self.cwd));
+                return WalkState::Continue;
+            }
         };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return WalkState::Continue;
         }
         let path = entry.path();
         let display = fsutil::display_path(path, self.cwd);
-        // Unreadable files are skipped, as ripgrep skips them (with a warning).
-        if let Ok(Some((hit, printed, whole))) = search_file(
+        // An unreadable file is skipped, as ripgrep skips it, and the result says so.
+        match search_file(
             self.plan,
             &mut self.searcher,
             &mut self.printer,
             path,
             &display,
         ) {
-            self.hits
+            Ok(Some((hit, printed, whole))) => self
+                .hits
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .add(hit, printed, whole);
+                .add(hit, printed, whole),
+            Ok(None) => {}
+            Err(e) => self.not_read(format!("{display} ({e})")),
         }
         WalkState::Continue
     }
+}
+
+impl SearchVisitor<'_> {
+    fn not_read(&self, what: String) {
+        self.unreadable
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(what);
+    }
+}
+
+/// A walk error as the result names it: the path relative to `cwd` when inside, then why.
+fn walk_error_text(error: &ignore::Error, cwd: &Path) -> String {
+    fn inner(error: &ignore::Error, cwd: &Path) -> Option<String> {
+        match error {
+            ignore::Error::WithPath { path, err } => Some(format!(
+                "{} ({})",
+                fsutil::display_path(path, cwd),
+                inner(err, cwd).unwrap_or_else(|| err.to_string())
+            )),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                inner(err, cwd)
+            }
+            _ => None,
+        }
+    }
+    inner(error, cwd).unwrap_or_else(|| error.to_string())
 }
 
 #[cfg(test)]

@@ -677,11 +677,19 @@ async fn glob_relative_pattern_with_dot_dot_is_read_from_where_it_leads() {
     );
     let found = text(&Glob, &c, json!({"pattern": "../sib/*.rs"})).await;
     assert!(found.ends_with("sib/b.rs"), "{found}");
+    // Judged as the session judges it: the tool names where the search goes (the cwd when
+    // no `path` is given), the permission engine decides.
+    let engine = tool_perms::PermissionEngine::new(
+        &tool_core::ToolPermissionContext::default(),
+        tool_perms::PathRoots::for_cwd(&proj),
+    )
+    .unwrap();
     let allowed = |input: serde_json::Value| {
-        let c = c.clone();
+        let (c, engine) = (c.clone(), &engine);
         async move {
+            let input = Glob.observable_input(&input, &c).unwrap_or(input);
             matches!(
-                Glob.check_permissions(&input, &c).await,
+                engine.decide(&Glob, &input, &c).await,
                 PermissionResult::Allow { .. }
             )
         }
@@ -735,6 +743,18 @@ async fn an_unreadable_search_root_is_an_error() {
                 e.text
             );
         }
+        // Inside a search, what cannot be read is named, not passed over in silence (a
+        // search finding nothing would read as "nothing matches").
+        for mode in ["files_with_matches", "count", "content"] {
+            let found = text(&Grep, &c, json!({"pattern": "hello", "output_mode": mode})).await;
+            assert!(
+                found.contains("open.txt")
+                    && found.ends_with(
+                        "[Not searched, as they could not be read: locked (Permission denied (os error 13)), noread.txt (Permission denied (os error 13))]"
+                    ),
+                "{mode}: {found}"
+            );
+        }
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -743,6 +763,10 @@ async fn an_unreadable_search_root_is_an_error() {
     fs::create_dir_all(&locked).unwrap();
     fs::write(locked.join("f.txt"), "hello\n").unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    fs::write(dir.path().join("open.txt"), "hello\n").unwrap();
+    let noread = dir.path().join("noread.txt");
+    fs::write(&noread, "hello\n").unwrap();
+    fs::set_permissions(&noread, fs::Permissions::from_mode(0o000)).unwrap();
     let mut run = if fs::read_dir(&locked).is_ok() {
         // A copy of this test binary beside the directory, which `nobody` can run whatever
         // the permissions of the checkout's own directories.

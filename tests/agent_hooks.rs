@@ -84,6 +84,12 @@ fn reminder(event: &str, text: &str) -> String {
     format!("<system-reminder>\n{event} hook additional context: {text}\n</system-reminder>")
 }
 
+/// How a hook's plain stdout that is context reaches the model, as Claude Code's "hook
+/// success" output (`hook` is the event, and SessionStart's source: `SessionStart:startup`).
+fn success(hook: &str, text: &str) -> String {
+    format!("<system-reminder>\n{hook} hook success: {text}\n</system-reminder>")
+}
+
 #[test]
 fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
     let project = Project::new(&[
@@ -104,8 +110,11 @@ fn session_and_prompt_hooks_add_context_and_get_claude_codes_input() {
         text_of(first),
         format!(
             "{}\nrun the check\n{}",
-            reminder("SessionStart", "session note: main branch is frozen"),
-            reminder("UserPromptSubmit", "prompt note: answer in French")
+            success(
+                "SessionStart:startup",
+                "session note: main branch is frozen"
+            ),
+            success("UserPromptSubmit", "prompt note: answer in French")
         )
     );
 

@@ -2054,7 +2054,7 @@ fn run_reports_a_hook_stopping_the_turn() {
             && b["text"]
                 .as_str()
                 .unwrap()
-                .contains("Execution stopped by hook: build is red")),
+                .contains("PostToolUse:Bash hook stopped continuation: build is red")),
         "{message}"
     );
     assert!(

@@ -373,12 +373,16 @@ impl ToolServer {
         content.extend(mcp_content(&outcome.result.content));
         content.extend(after.iter().chain(&late).map(text));
         if let Some(reason) = &outcome.stop_turn {
-            let said = match reason {
-                Some(r) => format!("Execution stopped by hook: {r}"),
-                None => "Execution stopped by hook".to_owned(),
-            };
+            let said = tool_exec::stopped_continuation_text(
+                &format!("PreToolUse:{}", outcome.tool_name),
+                reason.as_deref(),
+            );
             let stop = "A hook stopped the turn after this call: make no further tool calls until the user says to go on.";
-            let text = if after.contains(&said) {
+            // The call's own note (a hook that stopped an accepted call) says it already.
+            let text = if after
+                .iter()
+                .any(|t| t.contains(" hook stopped continuation"))
+            {
                 stop.to_owned()
             } else {
                 format!("{said}\n{stop}")

@@ -108,7 +108,9 @@ impl Hooks for HookRunner {
             decision,
             updated_input: out.passthrough_input.clone(),
             // Exit-2 blocks are already the deny decision.
-            messages: out.common.messages("PreToolUse", false),
+            messages: out
+                .common
+                .messages("PreToolUse", Some(call.tool.name()), false),
             stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
             cancelled: out.common.cancelled,
         }
@@ -123,7 +125,9 @@ impl Hooks for HookRunner {
         let out = self.run_post_tool_use(&call_info(call), output, ctx).await;
         let mcp = call.tool.is_mcp();
         PostToolUseOutcome {
-            messages: out.common.messages("PostToolUse", true),
+            messages: out
+                .common
+                .messages("PostToolUse", Some(call.tool.name()), true),
             updated_output: out
                 .updated_tool_output
                 .clone()
@@ -143,7 +147,9 @@ impl Hooks for HookRunner {
             .run_post_tool_use_failure(&call_info(call), error, is_interrupt, ctx)
             .await;
         PostToolUseOutcome {
-            messages: out.common.messages("PostToolUseFailure", true),
+            messages: out
+                .common
+                .messages("PostToolUseFailure", Some(call.tool.name()), true),
             updated_output: None,
             stop: out.common.stop.as_ref().map(|s| s.reason.clone()),
         }
@@ -160,7 +166,9 @@ impl Hooks for HookRunner {
             .await;
         PermissionRequestOutcome {
             verdict: out.verdict,
-            messages: out.common.messages("PermissionRequest", false),
+            messages: out
+                .common
+                .messages("PermissionRequest", Some(call.tool.name()), false),
             stop: out.common.stop_turn(),
         }
     }
@@ -172,7 +180,7 @@ impl Hooks for HookRunner {
     fn take_background_messages(&self) -> Vec<Message> {
         self.take_async_results()
             .iter()
-            .flat_map(|r| r.common.messages(&r.event, false))
+            .flat_map(|r| r.common.messages(&r.event, None, false))
             .collect()
     }
 
@@ -205,6 +213,11 @@ async fn run_loop_event(
     let name = event.name();
     let mut extra = serde_json::Map::new();
     let agent_type = ctx.agent().map(|a| a.agent_type.clone());
+    // What names SessionStart's hooks in what they say (`SessionStart:startup`).
+    let matched = match &event {
+        LoopEvent::SessionStart { source, .. } => Some((*source).to_owned()),
+        _ => None,
+    };
     let outcome = match event {
         LoopEvent::PostToolBatch { calls } => {
             let batch: Vec<BatchToolCall> = calls
@@ -306,7 +319,7 @@ async fn run_loop_event(
     };
     LoopEventOutcome {
         blocking: blocking_lines(&outcome.common),
-        messages: outcome.common.messages(name, false),
+        messages: outcome.common.messages(name, matched.as_deref(), false),
         stop: outcome.common.stop_turn(),
     }
 }

@@ -60,7 +60,7 @@ pub use executor::{
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{
     CANCEL_GRACE, CallOutcome, DEFAULT_MAX_RESULT_CHARS, Ending, Pipeline, TOOL_DETAILS_MAX_BYTES,
-    ToolUse,
+    ToolUse, stopped_continuation_text,
 };
 pub use seams::{
     AllowAll, DenyAsks, HookCall, HookDecision, Hooks, LoopEvent, LoopEventOutcome, NoHooks,

@@ -178,14 +178,21 @@ pub struct CallOutcome {
     pub input_rewritten: Option<Value>,
 }
 
-/// After an accepted call (run or not) whose PreToolUse hook said `continue: false`: the
-/// `hook_stopped_continuation` note for the model.
-fn note_stopped(out: &mut CallOutcome) {
+/// The `hook_stopped_continuation` note for the model, as Claude Code words it: `HOOK hook
+/// stopped continuation: REASON`, `HOOK` being the event and the tool (`PreToolUse:Bash`).
+pub fn stopped_continuation_text(hook: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(r) => format!("{hook} hook stopped continuation: {r}"),
+        None => format!("{hook} hook stopped continuation"),
+    }
+}
+
+/// After an accepted call (run or not) whose PreToolUse or PostToolUse hook (`event`) said
+/// `continue: false`: the `hook_stopped_continuation` note for the model.
+fn note_stopped(out: &mut CallOutcome, event: &str) {
     if let Some(reason) = &out.stop_turn {
-        let text = match reason {
-            Some(r) => format!("Execution stopped by hook: {r}"),
-            None => "Execution stopped by hook".to_owned(),
-        };
+        let text =
+            stopped_continuation_text(&format!("{event}:{}", out.tool_name), reason.as_deref());
         out.messages_after.push(Message::Attachment(Attachment::new(
             "hook_stopped_continuation",
             text,
@@ -544,7 +551,7 @@ impl Pipeline {
                             out.decision_reason = reason;
                             // A hook's `continue: false` still ends the turn.
                             out.stop_turn = stop;
-                            note_stopped(&mut out);
+                            note_stopped(&mut out, "PreToolUse");
                             return *out;
                         }
                     }
@@ -589,7 +596,7 @@ impl Pipeline {
             out.stop_turn = stop;
             out.decision = Some(("accept", source));
             out.decision_reason = decision_reason;
-            note_stopped(&mut out);
+            note_stopped(&mut out, "PreToolUse");
             out
         };
         if ctx.is_cancelled() {
@@ -635,6 +642,8 @@ impl Pipeline {
             input: observed_call.as_ref().unwrap_or(&input),
             duration: Some(call_duration),
         };
+        // Which hook a `continue: false` came from, for its note.
+        let mut stopped_by = "PreToolUse";
         let mut out = match called {
             Ok(result) => {
                 let threshold = match tool.max_result_size() {
@@ -709,6 +718,9 @@ impl Pipeline {
                 out.context_modifier = result.context_modifier;
                 out.messages_after = post.messages;
                 out.messages_after.extend(result.new_messages);
+                if post.stop.is_some() {
+                    stopped_by = "PostToolUse";
+                }
                 out.stop_turn = post.stop.or(stop);
                 out
             }
@@ -746,6 +758,9 @@ impl Pipeline {
                     CallOutcome::new(tool_use, ToolResultBlock::error(&tool_use.id, text), ending);
                 out.result_size_bytes = Some(out.result.content.text_bytes());
                 out.messages_after = post.messages;
+                if post.stop.is_some() {
+                    stopped_by = "PostToolUseFailure";
+                }
                 out.stop_turn = post.stop.or(stop);
                 out.context_modifier = context_modifier;
                 if let ToolError::Harness(reason) = &error {
@@ -758,7 +773,7 @@ impl Pipeline {
         let mut before = messages_before;
         before.append(&mut out.messages_before);
         out.messages_before = before;
-        note_stopped(&mut out);
+        note_stopped(&mut out, stopped_by);
         out.decision = Some(("accept", source));
         out.decision_reason = decision_reason;
         out.input_rewritten = (input != model_input).then_some(input);

@@ -51,8 +51,11 @@ pub struct HookRunReport {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CommonOutcome {
     /// `additionalContext` values (and, for UserPromptSubmit/UserPromptExpansion/
-    /// SessionStart, plain stdout): context for the model.
+    /// SessionStart): context for the model.
     pub additional_contexts: Vec<HookMessage>,
+    /// Plain stdout that becomes context (SessionStart, UserPromptSubmit): Claude Code's
+    /// "hook success" output, for the model.
+    pub stdout_contexts: Vec<HookMessage>,
     /// `systemMessage` values: warnings for the user.
     pub system_messages: Vec<HookMessage>,
     /// Blocking errors: exit code 2, top-level `decision: "block"` (with its `reason`), or a
@@ -90,18 +93,38 @@ impl CommonOutcome {
         self.stop.as_ref().map(|s| s.reason.clone())
     }
 
-    /// The outcome as conversation messages, in configuration order: `systemMessage`s and
-    /// non-blocking errors as system messages (for the user), blocking errors as
-    /// `hook_blocking_error` attachments (unless `include_blocking` is false, as on
-    /// PreToolUse where they are already the deny message), `additionalContext`s as
-    /// `hook_additional_context` attachments for the model, each reading
-    /// `<system-reminder>\n{event} hook additional context: TEXT\n</system-reminder>`, then
-    /// the [`wake_messages`](Self::wake_messages) of `asyncRewake` hooks as `queued_command`
-    /// attachments for the model, each reading `<system-reminder>\n{event} hook blocking
-    /// error from command "HOOK": TEXT\n</system-reminder>`. The stop request and
-    /// cancellation are left to the caller (see [`stop`](Self::stop) and
+    /// The outcome as conversation messages, in configuration order, worded as Claude Code
+    /// words them. `event` is the event; `matched` what its matchers were matched against
+    /// (the tool's name on a tool event, SessionStart's source), which names the hook
+    /// (`PreToolUse:Bash`, `SessionStart:startup`). `systemMessage`s and non-blocking errors
+    /// are system messages (for the user); for the model, each as a `<system-reminder>`:
+    /// blocking errors as `hook_blocking_error` attachments (unless `include_blocking` is
+    /// false, as on PreToolUse where they are already the deny message), `HOOK hook
+    /// blocking error from command: "COMMAND": TEXT`; `additionalContext`s as
+    /// `hook_additional_context` attachments, `HOOK hook additional context: TEXT` (a tool
+    /// event's hook named with its tool, another by its event alone); plain stdout that is
+    /// context as `hook_success` attachments, `HOOK hook success: TEXT`; then the
+    /// [`wake_messages`](Self::wake_messages) of `asyncRewake` hooks as `queued_command`
+    /// attachments, `EVENT hook blocking error from command "HOOK": TEXT`. The stop request
+    /// and cancellation are left to the caller (see [`stop`](Self::stop) and
     /// [`cancelled`](Self::cancelled)), which words them for its own flow.
-    pub fn messages(&self, event: &str, include_blocking: bool) -> Vec<Message> {
+    pub fn messages(
+        &self,
+        event: &str,
+        matched: Option<&str>,
+        include_blocking: bool,
+    ) -> Vec<Message> {
+        let named = matched.map_or_else(|| event.to_owned(), |m| format!("{event}:{m}"));
+        let tool_event = matches!(
+            event,
+            "PreToolUse"
+                | "PostToolUse"
+                | "PostToolUseFailure"
+                | "PermissionRequest"
+                | "PermissionDenied"
+        );
+        let context_name = if tool_event { named.as_str() } else { event };
+        let reminder = |text: String| format!("<system-reminder>\n{text}\n</system-reminder>");
         let mut out = Vec::new();
         for m in &self.system_messages {
             out.push(Message::System(m.text.clone()));
@@ -113,26 +136,35 @@ impl CommonOutcome {
             for b in &self.blocking_errors {
                 out.push(Message::Attachment(Attachment::new(
                     "hook_blocking_error",
-                    format!("{event} hook blocking error: {}", b.text),
+                    reminder(format!(
+                        "{named} hook blocking error from command: \"{}\": {}",
+                        b.hook, b.text
+                    )),
                 )));
             }
         }
         for c in &self.additional_contexts {
             out.push(Message::Attachment(Attachment::new(
                 "hook_additional_context",
-                format!(
-                    "<system-reminder>\n{event} hook additional context: {}\n</system-reminder>",
+                reminder(format!(
+                    "{context_name} hook additional context: {}",
                     c.text
-                ),
+                )),
+            )));
+        }
+        for c in &self.stdout_contexts {
+            out.push(Message::Attachment(Attachment::new(
+                "hook_success",
+                reminder(format!("{named} hook success: {}", c.text)),
             )));
         }
         for w in &self.wake_messages {
             out.push(Message::Attachment(Attachment::new(
                 "queued_command",
-                format!(
-                    "<system-reminder>\n{event} hook blocking error from command \"{}\": {}\n</system-reminder>",
+                reminder(format!(
+                    "{event} hook blocking error from command \"{}\": {}",
                     w.hook, w.text
-                ),
+                )),
             )));
         }
         out

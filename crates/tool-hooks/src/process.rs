@@ -108,6 +108,9 @@ pub(crate) struct Launch<'a> {
     pub cancel: &'a CancellationToken,
     /// Fires when the runner goes: what a hook left running in the background is killed.
     pub lifetime: &'a CancellationToken,
+    /// Where what a hook leaves running is tracked, so that a host about to exit can wait
+    /// for it (`None`: a detached task nobody waits for).
+    pub tracker: Option<&'a tokio_util::task::TaskTracker>,
 }
 
 /// What the first stdout line says about the async form.
@@ -343,6 +346,8 @@ struct Leftover {
     cancel: Option<CancellationToken>,
     /// The runner's lifetime.
     lifetime: CancellationToken,
+    /// See [`Launch::tracker`].
+    tracker: Option<tokio_util::task::TaskTracker>,
 }
 
 /// Drains (and discards) what `left` still writes, in a detached task, and kills its
@@ -360,6 +365,7 @@ fn leave_running(left: Leftover) {
         until,
         cancel,
         lifetime,
+        tracker,
     } = left;
     // Armed before the task first runs: a task dropped unpolled (the runtime shutting
     // down) still kills the group.
@@ -367,7 +373,7 @@ fn leave_running(left: Leftover) {
     // Its leader is (or will be) reaped: the last-resort kill of an immediate exit must
     // still find the group.
     let tracked = pid.map(tool_core::process::track_process_group);
-    tokio::spawn(async move {
+    let drain = async move {
         // The whole guard moves in (not just the field the task sets); the group stays
         // tracked until the task is done with it.
         let _tracked = tracked;
@@ -411,7 +417,11 @@ fn leave_running(left: Leftover) {
             // Reap promptly; SIGKILL cannot be ignored.
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
-    });
+    };
+    match tracker {
+        Some(tracker) => drop(tracker.spawn(drain)),
+        None => drop(tokio::spawn(drain)),
+    }
 }
 
 /// Runs one command hook to its end, the timeout, cancellation, or the async form on its
@@ -555,6 +565,7 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
                 until: deadline,
                 cancel: Some(l.cancel.clone()),
                 lifetime: l.lifetime.clone(),
+                tracker: l.tracker.cloned(),
             });
             exit_ending(status, l.handler)
         }
@@ -574,6 +585,7 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
                 until,
                 cancel: None,
                 lifetime: l.lifetime.clone(),
+                tracker: l.tracker.cloned(),
             });
             Ending::Backgrounded
         }
@@ -625,6 +637,7 @@ mod tests {
             handler: h,
             input: Arc::from(&b"{}"[..]),
             lifetime: &CancellationToken::new(),
+            tracker: None,
             cwd: &dir,
             project_dir: &dir,
             extra_env: &[],
@@ -643,6 +656,7 @@ mod tests {
             handler: &h,
             input: Arc::from(&b""[..]),
             lifetime: &CancellationToken::new(),
+            tracker: None,
             cwd: &dir,
             project_dir: &dir,
             extra_env: &[],
@@ -678,6 +692,7 @@ mod tests {
                 handler: h,
                 input: Arc::from(&b""[..]),
                 lifetime: &CancellationToken::new(),
+                tracker: None,
                 cwd: &std::env::temp_dir(),
                 project_dir: &project,
                 extra_env: &[],
@@ -721,6 +736,7 @@ mod tests {
             handler: &h,
             input: Arc::from(&b""[..]),
             lifetime: &CancellationToken::new(),
+            tracker: None,
             cwd: &dir,
             project_dir: &dir,
             extra_env: &[],
@@ -813,6 +829,7 @@ mod tests {
             handler: &h,
             input: Arc::from(&b"{}"[..]),
             lifetime: &CancellationToken::new(),
+            tracker: None,
             cwd: &gone,
             project_dir: dir.path(),
             extra_env: &[],

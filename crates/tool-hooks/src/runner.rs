@@ -336,15 +336,17 @@ impl HookRunner {
         self.active(event, matcher_value).is_some()
     }
 
-    /// How many `async: true` hooks are still running.
+    /// How many `async: true` hooks are still running, with what hooks left running on
+    /// their pipes (`(sleep 1; notify-send …) &`, the async form).
     pub fn pending_async(&self) -> usize {
         self.inner.as_ref().map_or(0, |i| i.async_tasks.len())
     }
 
-    /// Waits until every `async: true` hook started so far has ended, each within its own
-    /// timeout: what a host that is about to exit does, so that an audit or notification
-    /// hook started by the last call still runs (dropped with the runtime, it would be
-    /// killed). Hooks started while this waits are waited for too.
+    /// Waits until every `async: true` hook started so far has ended, and what hooks left
+    /// running on their pipes has closed them, each within its own timeout: what a host that
+    /// is about to exit does, so that an audit or notification hook started by the last
+    /// call still runs (dropped with the runtime, it would be killed). Hooks started while
+    /// this waits are waited for too.
     pub async fn wait_for_async(&self) {
         if let Some(inner) = &self.inner {
             inner.async_tasks.close();
@@ -587,6 +589,7 @@ impl HookRunner {
                     timeout,
                     cancel,
                     lifetime: &inner.lifetime.0,
+                    tracker: Some(&inner.async_tasks),
                 })
                 .await;
                 self.interpret(event, can_block, handler, &name, raw, timeout, &mut r);
@@ -750,7 +753,7 @@ impl HookRunner {
         }
         if raw.pipes_held_open {
             r.errors.push(format!(
-                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used: its later output is not used, and it is killed at the hook's timeout ({}) if it still holds them then",
+                "the hook exited but a background process it started kept its stdout/stderr open; only output read within {}ms of its exit was used: its later output is not used, and it is killed at the hook's timeout ({}) if it still holds them then (a host about to exit waits for it until then)",
                 PIPE_GRACE.as_millis(),
                 secs(timeout)
             ));
@@ -975,7 +978,7 @@ impl HookRunner {
             && r.output.is_none()
         {
             common
-                .additional_contexts
+                .stdout_contexts
                 .push(msg(self.bound(ctx, text.trim_end().to_owned())));
         }
     }

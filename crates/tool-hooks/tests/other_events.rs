@@ -95,7 +95,10 @@ async fn post_tool_use_fields() {
         json!({"name": "srv", "source": "project"})
     );
     // Messages in Claude Code's attachment kinds.
-    let msgs = out.common.messages("PostToolUse", true);
+    let lint = &out.common.blocking_errors[0].hook;
+    let msgs = out
+        .common
+        .messages("PostToolUse", Some("mcp__srv__get"), true);
     let kinds: Vec<(String, String)> = msgs
         .iter()
         .map(|m| match m {
@@ -106,14 +109,17 @@ async fn post_tool_use_fields() {
     assert_eq!(
         kinds,
         [
-            ("hook_blocking_error".to_owned(), "PostToolUse hook blocking error: lint failed".to_owned()),
             (
                 "hook_blocking_error".to_owned(),
-                "PostToolUse hook blocking error: [echo 'formatter crashed' >&2; exit 2]: formatter crashed".to_owned()
+                format!("<system-reminder>\nPostToolUse:mcp__srv__get hook blocking error from command: \"{lint}\": lint failed\n</system-reminder>")
+            ),
+            (
+                "hook_blocking_error".to_owned(),
+                "<system-reminder>\nPostToolUse:mcp__srv__get hook blocking error from command: \"echo 'formatter crashed' >&2; exit 2\": [echo 'formatter crashed' >&2; exit 2]: formatter crashed\n</system-reminder>".to_owned()
             ),
             (
                 "hook_additional_context".to_owned(),
-                "<system-reminder>\nPostToolUse hook additional context: see lint\n</system-reminder>".to_owned()
+                "<system-reminder>\nPostToolUse:mcp__srv__get hook additional context: see lint\n</system-reminder>".to_owned()
             ),
         ]
     );
@@ -306,13 +312,32 @@ async fn generic_events() {
     let out = r
         .run_event("SessionStart", extra.clone(), Some("startup"), &env.ctx())
         .await;
-    let ctxs: Vec<&str> = out
+    let texts = |list: &[tool_hooks::HookMessage]| -> Vec<String> {
+        list.iter().map(|c| c.text.clone()).collect()
+    };
+    assert_eq!(texts(&out.common.additional_contexts), ["json ctx"]);
+    // Plain stdout is context too: Claude Code's "hook success" output.
+    assert_eq!(
+        texts(&out.common.stdout_contexts),
+        ["Project uses pnpm", "{project: pnpm}"]
+    );
+    let said: Vec<String> = out
         .common
-        .additional_contexts
+        .messages("SessionStart", Some("startup"), false)
         .iter()
-        .map(|c| c.text.as_str())
+        .filter_map(|m| match m {
+            tool_core::Message::Attachment(a) => Some(a.text.clone()),
+            _ => None,
+        })
         .collect();
-    assert_eq!(ctxs, ["Project uses pnpm", "json ctx", "{project: pnpm}"]);
+    assert_eq!(
+        said,
+        [
+            "<system-reminder>\nSessionStart hook additional context: json ctx\n</system-reminder>",
+            "<system-reminder>\nSessionStart:startup hook success: Project uses pnpm\n</system-reminder>",
+            "<system-reminder>\nSessionStart:startup hook success: {project: pnpm}\n</system-reminder>",
+        ]
+    );
     assert_eq!(out.common.errors.len(), 1, "{:?}", out.common.errors);
     assert!(out.common.errors[0].text.contains("exit code 1"));
     assert_eq!(out.hook_specific[0].1.extra["sessionTitle"], "T");
@@ -540,7 +565,7 @@ async fn async_rewake_runs_in_the_background_and_wakes_on_exit_2() {
     assert_eq!(woke.wake_messages[0].hook, failing);
     assert_eq!(woke.wake_messages[0].text, "tests failed: 3");
     assert!(woke.additional_contexts.is_empty() && woke.errors.is_empty());
-    let messages = woke.messages("PostToolUse", false);
+    let messages = woke.messages("PostToolUse", None, false);
     assert_eq!(
         messages,
         [tool_core::Message::Attachment(tool_core::Attachment::new(
@@ -553,7 +578,7 @@ async fn async_rewake_runs_in_the_background_and_wakes_on_exit_2() {
     assert!(
         delivered[1]
             .common
-            .messages("PostToolUse", false)
+            .messages("PostToolUse", None, false)
             .is_empty()
     );
 
@@ -586,11 +611,11 @@ async fn async_rewake_runs_in_the_background_and_wakes_on_exit_2() {
     assert!(
         delivered[0]
             .common
-            .messages("Notification", false)
+            .messages("Notification", None, false)
             .is_empty()
     );
     assert_eq!(
-        delivered[1].common.messages("Notification", false),
+        delivered[1].common.messages("Notification", None, false),
         [tool_core::Message::System(
             "Notification hook error: hook `echo 'no config' >&2; exit 1`: failed with exit code 1: no config".into()
         )]

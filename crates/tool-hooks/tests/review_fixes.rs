@@ -78,6 +78,24 @@ async fn a_background_job_holding_the_pipes_runs_on_after_the_outcome() {
     );
 }
 
+/// A host about to exit waits for such a job as it waits for `async` hooks (it counts among
+/// the pending ones): `toolwright run` ending right after the call does not cut the
+/// notification off.
+#[tokio::test]
+async fn a_host_about_to_exit_waits_for_a_job_holding_the_pipes() {
+    let env = Env::new();
+    let mark = env.path("notified");
+    let hook = format!("(sleep 1; touch '{}') &", mark.display());
+    let r = runner(json!({"Stop": [{"hooks": [cmd(&hook)]}]}));
+    r.run_event("Stop", Map::new(), None, &env.ctx()).await;
+    assert_eq!(r.pending_async(), 1);
+    tokio::time::timeout(Duration::from_secs(10), r.wait_for_async())
+        .await
+        .expect("the wait ends when the job closes the pipes");
+    assert!(mark.exists(), "the wait ended before the job did");
+    assert_eq!(r.pending_async(), 0);
+}
+
 /// The job is still bounded: at the hook's timeout its whole group is killed, so nothing
 /// runs past it (`"timeout": 2` and a job that would sleep 30 s).
 #[tokio::test]

@@ -3904,11 +3904,18 @@ impl PermissionEngine {
         // what a deny or ask rule names: with such rules, it is asked about even in bypass
         // mode, as a path that cannot be computed is with path rules.
         if analysis.computed_command && guarded {
-            let why = if analysis.is_simple() {
-                "git configured on its command line (`-c`, `--config-env`) may run any program"
-                    .to_owned()
+            let why = if analysis.is_simple() && !analysis.computed_why.is_empty() {
+                analysis.computed_why.join("; ")
+            } else if analysis.is_simple() {
+                "what it runs is computed".to_owned()
             } else {
-                analysis.complex.join("; ")
+                analysis
+                    .complex
+                    .iter()
+                    .chain(&analysis.computed_why)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
             };
             let reason =
                 format!("{why}; a Bash deny or ask rule cannot be checked against what it runs");
@@ -4695,7 +4702,37 @@ const MAX_CHECKED_PATHS: usize = 20_000;
 const NO_PREFIX: &[&str] = &[
     "rm", "rmdir", "sudo", "doas", "bash", "sh", "zsh", "eval", "exec", "env", "xargs", "chmod",
     "chown", "dd", "mv", "cp", "python", "python3", "node", "perl", "ruby", "curl", "wget", "ssh",
-    "scp", "kill", "pkill", "killall", "sed", "awk", "gawk", "find",
+    "scp", "kill", "pkill", "killall", "sed", "awk", "gawk", "find", "npx", "bunx", "pnpx", "uvx",
+    "pipx", "busybox", "toybox", "script", "sg",
+];
+
+/// Subcommands that run any command or code they are given (`uv run bash -c …`, `npm exec
+/// …`, `docker run … sh`): a `prog sub:*` prefix of one would allow anything, so the exact
+/// command is stored instead.
+const NO_PREFIX_SUBCOMMANDS: &[(&str, &str)] = &[
+    ("uv", "run"),
+    ("uv", "tool"),
+    ("npm", "exec"),
+    ("npm", "x"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("yarn", "exec"),
+    ("yarn", "dlx"),
+    ("bun", "x"),
+    ("bun", "exec"),
+    ("deno", "eval"),
+    ("deno", "run"),
+    ("poetry", "run"),
+    ("pipenv", "run"),
+    ("conda", "run"),
+    ("nix", "run"),
+    ("nix", "shell"),
+    ("docker", "run"),
+    ("docker", "exec"),
+    ("podman", "run"),
+    ("podman", "exec"),
+    ("kubectl", "exec"),
+    ("kubectl", "run"),
 ];
 
 /// What git's discovery (`setup_git_directory_gently_1`) finds at one directory on its
@@ -4836,6 +4873,7 @@ pub fn prefix_suggestion(sub: &SimpleCommand) -> String {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
     });
     match (second, words.len()) {
+        (Some(s), _) if NO_PREFIX_SUBCOMMANDS.contains(&(basename(name), s)) => exact(),
         (Some(s), _) => format!("{name} {s}:*"),
         // A lone program (`make`): any arguments.
         (None, 1) => format!("{name}:*"),

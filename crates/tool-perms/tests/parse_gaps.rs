@@ -361,6 +361,20 @@ fn prefix_suggestions_see_through_wrappers() {
     assert_eq!(suggest("timeout 60 npm test"), "npm test:*");
     assert_eq!(suggest("git push origin"), "git push:*");
     assert_eq!(suggest("rm -rf build"), "rm -rf build");
+    // Subcommands and programs that run whatever they are given get the exact command.
+    for cmd in [
+        "uv run pytest",
+        "npm exec vitest",
+        "deno eval 'console.log(1)'",
+        "docker run --rm alpine ls",
+        "poetry run pytest",
+        "toybox sh -c ls",
+        "npx prettier --check .",
+    ] {
+        assert_eq!(suggest(cmd), cmd, "{cmd}");
+    }
+    assert_eq!(suggest("npm run test"), "npm run:*");
+    assert_eq!(suggest("docker ps -a"), "docker ps:*");
 }
 
 /// 7. less reads a lesskey file or its content (which can run commands) in any spelling.
@@ -930,5 +944,60 @@ async fn a_nested_shells_startup_file_is_a_file_read() {
             .deny(env)
             .mode("bypassPermissions"),
     );
+    run_table(cases).await;
+}
+
+/// Commands that run a program or a command string some other way than as their command:
+/// wrappers seen through (`fakeroot`, `strace`, `pkexec`, `toybox`, `script -c`, `sg -c`),
+/// and programs given in an option, a script or the history (`tar --to-command`, `sed 'e'`,
+/// `awk system()`, `fc`), or a shell script xargs fills with its input, which a Bash deny
+/// rule cannot be checked against: asked even in bypass mode. A computed command inside a
+/// nested shell is one for the whole line.
+#[tokio::test]
+async fn programs_run_by_other_programs_meet_bash_deny_rules() {
+    let rm = &["Bash(rm:*)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "fakeroot rm x",
+        "strace -f -o log rm x",
+        "ltrace rm x",
+        "pkexec rm x",
+        "toybox rm x",
+        "valgrind --tool=memcheck rm x",
+        "script -qc 'rm x' /dev/null",
+        "script --command='rm x' /dev/null",
+        "sg root -c 'rm x'",
+    ] {
+        cases.extend(everywhere("deny", cmd, rm));
+    }
+    for cmd in [
+        "set -o history\nhistory -s 'rm v7'\nfc -s rm",
+        "printf 'rm v9' | xargs -I{} sh -c '{}'",
+        "sed -n '1e rm v10' README.md",
+        "sed 's/.*/rm x/e' README.md",
+        "tar -xf a.tar --to-command='rm x'",
+        "tar -I 'rm x' -xf a.tar",
+        "rg --pre rm x",
+        "sort --compress-program=rm README.md",
+        "awk 'BEGIN{system(\"rm x\")}'",
+        "bash -c 'eval \"$x\"'",
+        "bash -c 'tar -xf a.tar --to-command=sh'",
+        "bash -c 'git -c alias.x=!rm x'",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(rm).mode("bypassPermissions"));
+    }
+    for cmd in [
+        "sed -n 1p README.md",
+        "sed 's/e/f/g' README.md",
+        "awk '{print $1}' README.md",
+        "sort README.md",
+        "tar -tf a.tar",
+    ] {
+        cases.push(
+            case("allow", "Bash", cmd)
+                .deny(rm)
+                .mode("bypassPermissions"),
+        );
+    }
     run_table(cases).await;
 }

@@ -324,6 +324,9 @@ fn git_help_in_a_browser_and_config_edit_are_not_read_only() {
         "git help -w log",
         "git help --web log",
         "git help -i log",
+        // Git takes a long option abbreviated.
+        "git help --we log",
+        "git help --in log",
         "git config edit",
     ] {
         assert!(!is_read_only_command(cmd), "{cmd}");

@@ -857,6 +857,50 @@ fn jq_program_loads_modules(program: &str) -> bool {
     false
 }
 
+/// Whether `words` run a program or a shell command the line gives them some other way than
+/// as their command (which the wrappers' reading sees): an option's value (`tar
+/// --to-command=…`, `rg --pre …`, `sort --compress-program …`), a script (`sed 'e …'`,
+/// `awk '{system(…)}'`), the shell's history (`fc`). Deny and ask rules cannot be matched
+/// against what that runs.
+pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
+    let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
+        return false;
+    };
+    let args: Vec<&str> = words[1..]
+        .iter()
+        .map(|w| w.value.as_deref().unwrap_or(""))
+        .collect();
+    let long = |names: &[&str]| {
+        args.iter()
+            .take_while(|a| **a != "--")
+            .any(|a| names.iter().any(|l| names_long(a, l)))
+    };
+    match name {
+        "sed" | "gsed" => sed::may_execute(&args),
+        "tar" | "gtar" | "bsdtar" => {
+            long(&[
+                "--to-command",
+                "--use-compress-program",
+                "--checkpoint-action",
+                "--info-script",
+                "--new-volume-script",
+                "--rsh-command",
+                "--rmt-command",
+            ]) || args
+                .iter()
+                .any(|a| short_option_in(a, &['I', 'F'], "bCfgHKLNTVX"))
+        }
+        "rg" => long(&["--pre", "--hostname-bin"]),
+        "sort" => long(&["--compress-program"]),
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            args.iter().any(|a| a.contains("system") || a.contains('|'))
+        }
+        // It runs commands from the history (`fc -s`), or an editor on them.
+        "fc" => true,
+        _ => false,
+    }
+}
+
 fn program_may_use_files(program: &str) -> bool {
     // `ARGV` counts too: a program that sets `ARGV[1] = ".env"` reads that file.
     program.contains(['>', '|'])
@@ -2549,7 +2593,10 @@ fn git_read_only(args: &[&str]) -> bool {
         | "diff-files" => true,
         // Not `-w`/`--web` (a browser) or `-i`/`--info` (info, a program of its own).
         "help" => !rest.iter().any(|a| {
-            matches!(*a, "-w" | "--web" | "-i" | "--info") || short_bundle_has(a, &['w', 'i'])
+            matches!(*a, "-w" | "-i")
+                || names_long(a, "--web")
+                || names_long(a, "--info")
+                || short_bundle_has(a, &['w', 'i'])
         }),
         "--version" | "--help" => rest.is_empty(),
         "branch" => {

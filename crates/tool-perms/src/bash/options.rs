@@ -197,6 +197,32 @@ pub(crate) const WRAPPERS: &[OptionSpec] = &[
     },
     OptionSpec::new("coproc"),
     OptionSpec::new("busybox"),
+    OptionSpec::new("toybox"),
+    OptionSpec {
+        long_value: &["user"],
+        long_flags: &["keep-cwd", "disable-internal-agent", "help", "version"],
+        ..OptionSpec::new("pkexec")
+    },
+    OptionSpec {
+        short_value: "lfsib",
+        short_flags: "uhv",
+        long_value: &["lib", "faked"],
+        long_flags: &["unknown-is-real", "help", "version"],
+        ..OptionSpec::new("fakeroot")
+    },
+    // Tracers and debuggers run their command (their many other options are read as
+    // flags: one not understood makes the reading uncertain, which only asks more).
+    OptionSpec {
+        short_value: "abeEIoOpPsSuUX",
+        short_flags: "cCdDfFhiqrtTvVxyzZwkn",
+        ..OptionSpec::new("strace")
+    },
+    OptionSpec {
+        short_value: "aAeEFlLnopsuwx",
+        short_flags: "bcCdfhirStTV",
+        ..OptionSpec::new("ltrace")
+    },
+    OptionSpec::new("valgrind"),
     OptionSpec {
         short_value: "aCcDgpRrTtUu",
         short_optional: "h",

@@ -230,6 +230,9 @@ pub struct Analysis {
     /// (`eval "$y"`, `bash -c "$y"`, a shell reading its script from stdin). Deny and ask
     /// rules cannot be matched against what that runs.
     pub computed_command: bool,
+    /// Why a command that parsed in full runs something computed: git configured to run a
+    /// program, a program given in an option or a script (`tar --to-command`, `sed 'e …'`).
+    pub computed_why: Vec<String>,
     /// The command mentions `RIPGREP_CONFIG_PATH`: ripgrep may read a configuration that
     /// turns its filters off.
     pub rg_config: bool,
@@ -768,6 +771,11 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             }
             out.truncated |= again.truncated;
             out.computed_command |= again.computed_command;
+            for why in again.computed_why {
+                if !out.computed_why.contains(&why) {
+                    out.computed_why.push(why);
+                }
+            }
         }
     }
     let mut walker = Walker {
@@ -2076,10 +2084,8 @@ impl Walker<'_> {
         // git configured on its command line (`-c alias.p=push`, `-c core.pager=…`) or by
         // its variables (`GIT_PAGER`, `GIT_CONFIG_*`) may run an alias, a pager, an editor or
         // an ssh command: any program.
-        self.out.computed_command |= git_runs_configured(
-            &cmd.words[found.start.min(cmd.words.len())..],
-            &cmd.assignments,
-        );
+        let run = &cmd.words[found.start.min(cmd.words.len())..];
+        self.computed_by(run, &cmd.assignments);
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(
@@ -2156,13 +2162,24 @@ impl Walker<'_> {
                     self.complex("a command run by find/xargs is quoted, escaped or computed");
                 }
                 let found = Payloads::of(&c.words);
-                self.out.computed_command |= !found.certain
-                    || c.words.get(found.start).is_some_and(|w| w.value.is_none())
-                    || git_runs_configured(&c.words[found.start.min(c.words.len())..], &[]);
+                let run = &c.words[found.start.min(c.words.len())..];
+                self.out.computed_command |=
+                    !found.certain || c.words.get(found.start).is_some_and(|w| w.value.is_none());
+                self.computed_by(run, &[]);
                 self.out.commands.push(c);
                 let nested: Vec<Inner> = found.main.into_iter().chain(found.others).collect();
                 if nested.is_empty() {
                     return;
+                }
+                // A shell script with the input put in its place (`xargs -I{} sh -c '{}'`)
+                // runs whatever the input says.
+                if filled_in_place
+                    && nested
+                        .iter()
+                        .any(|n| matches!(n, Inner::Script(_) | Inner::Eval(_)))
+                {
+                    self.out.computed_command = true;
+                    self.complex("a shell script find/xargs fill in with their input");
                 }
                 // Not allowed anyway; analysed so that deny rules see inside.
                 self.complex("a shell run by find/xargs");
@@ -2174,6 +2191,26 @@ impl Walker<'_> {
                     self.run_inner(n, level + 1, false);
                 }
             }
+        }
+    }
+
+    /// Notes a command that runs a program its configuration or arguments name (git
+    /// configured to, `tar --to-command`, `sed 'e …'`): what runs is computed.
+    fn computed_by(&mut self, run: &[Word], assignments: &[Assignment]) {
+        let why = if git_runs_configured(run, assignments) {
+            "git configured on its command line or by its variables may run any program".to_owned()
+        } else if super::commands::runs_a_program_it_is_given(run) {
+            let name = run
+                .first()
+                .and_then(|w| w.value.as_deref())
+                .map_or("it", basename);
+            format!("`{name}` runs a program or a command its arguments give")
+        } else {
+            return;
+        };
+        self.out.computed_command = true;
+        if !self.out.computed_why.contains(&why) {
+            self.out.computed_why.push(why);
         }
     }
 
@@ -2256,6 +2293,14 @@ impl Walker<'_> {
             nested.hidden_assignment || nested.cdpath || (nested.home && !self.out.home);
         self.out.git_env |= nested.git_env;
         self.out.ps4 |= nested.ps4;
+        // What a nested script runs that is computed is computed for the whole line
+        // (`bash -c 'eval "$x"'`).
+        self.out.computed_command |= nested.computed_command;
+        for why in nested.computed_why {
+            if !self.out.computed_why.contains(&why) {
+                self.out.computed_why.push(why);
+            }
+        }
         for why in nested.incomplete {
             if !self.out.incomplete.contains(&why) {
                 self.out.incomplete.push(why);
@@ -2509,6 +2554,10 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
             }
             _ => Inner::Dynamic(format!("`{name}` runs a script that is not in sight")),
         }),
+        // `script -c CMD [FILE]` and `sg GROUP -c CMD` (or `sg GROUP CMD …`) run a shell
+        // command string.
+        "script" => script_command(args),
+        "sg" => sg_command(args),
         "trap" => trap_action(args),
         "mapfile" | "readarray" => mapfile_callback(args),
         "find" => {
@@ -2624,6 +2673,75 @@ fn mapfile_callback(args: &[Word]) -> Option<Inner> {
         }
     }
     callback.map(|c| Inner::Callback(c.to_owned()))
+}
+
+/// What `script ARGS` runs: the `-c`/`--command` string (`script -qc 'make' /dev/null`);
+/// nothing seen otherwise (an interactive shell, reading the Bash tool's empty input).
+fn script_command(args: &[Word]) -> Option<Inner> {
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        let Some(a) = w.value.as_deref() else {
+            return Some(Inner::Dynamic("`script` with a computed option".into()));
+        };
+        if a == "--" || !a.starts_with('-') {
+            return None;
+        }
+        let value = if let Some(v) = a.strip_prefix("--command=") {
+            Some(Some(v.to_owned()))
+        } else if names_long_option(a, "--command") {
+            Some(args.get(i + 1).and_then(|w| w.value.clone()))
+        } else if let Some(pos) = a
+            .strip_prefix('-')
+            .filter(|r| !r.starts_with('-'))
+            .and_then(|r| r.find('c'))
+        {
+            let rest = &a[pos + 2..];
+            Some(if rest.is_empty() {
+                args.get(i + 1).and_then(|w| w.value.clone())
+            } else {
+                Some(rest.to_owned())
+            })
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            return Some(match v {
+                Some(script) => Inner::Script(script),
+                None => Inner::Dynamic("`script -c` of a computed command".into()),
+            });
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What `sg GROUP [-c] COMMAND` runs: a shell command string (the words after the group).
+fn sg_command(args: &[Word]) -> Option<Inner> {
+    let args = match args.first().and_then(|w| w.value.as_deref()) {
+        Some("-") => &args[1..],
+        _ => args,
+    };
+    let rest = args.get(1..).filter(|r| !r.is_empty())?;
+    let rest = match rest.first().and_then(|w| w.value.as_deref()) {
+        Some("-c") => &rest[1..],
+        _ => rest,
+    };
+    let mut script = String::new();
+    for w in rest {
+        match &w.value {
+            Some(v) => {
+                script.push_str(v);
+                script.push(' ');
+            }
+            None => return Some(Inner::Dynamic("`sg` of a computed command".into())),
+        }
+    }
+    Some(Inner::Script(script))
+}
+
+/// Whether `arg` is the long option `long` or an abbreviation of it (no `=value`).
+fn names_long_option(arg: &str, long: &str) -> bool {
+    arg.len() > 2 && arg.starts_with("--") && long.starts_with(arg)
 }
 
 /// The script a shell runs with `-c`: the first operand after all options (`bash -c -e

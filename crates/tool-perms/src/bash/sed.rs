@@ -176,6 +176,94 @@ impl<'a> SedCall<'a> {
     }
 }
 
+/// Whether `sed ARGS` may run a shell command: a script with the GNU `e` command (`1e rm
+/// x`) or an `s` command with the `e` flag (`s/.*/rm x/e`), or one read from a file (not
+/// seen here). `true` when the line is not understood.
+pub(crate) fn may_execute(args: &[&str]) -> bool {
+    let Some(call) = SedCall::parse(args) else {
+        return true;
+    };
+    !call.script_files.is_empty() || call.scripts().iter().any(|s| script_executes(s))
+}
+
+/// Whether a sed script has an `e` command or an `s///e` flag, read loosely: each command's
+/// address (line numbers, `$`, `/re/`, `first~step`, ranges, `!`) is passed over.
+fn script_executes(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    // Skips a delimited part from `i` (at the delimiter), honouring backslashes; returns the
+    // index after the closing delimiter.
+    let skip_delimited = |mut i: usize, delim: char| -> usize {
+        i += 1;
+        while i < chars.len() && chars[i] != delim {
+            if chars[i] == '\\' {
+                i += 1;
+            }
+            i += 1;
+        }
+        i + 1
+    };
+    while i < chars.len() {
+        // The address.
+        loop {
+            match chars.get(i) {
+                Some(c) if c.is_whitespace() || c.is_ascii_digit() => i += 1,
+                Some('$' | ',' | '!' | '~' | '+' | ';' | '{' | '}') => i += 1,
+                Some('/') => i = skip_delimited(i, '/'),
+                Some('\\') => match chars.get(i + 1) {
+                    Some(&d) => i = skip_delimited(i + 1, d),
+                    None => return false,
+                },
+                _ => break,
+            }
+        }
+        match chars.get(i) {
+            None => return false,
+            Some('e') => return true,
+            Some('s' | 'y') => {
+                let is_s = chars[i] == 's';
+                let Some(&delim) = chars.get(i + 1) else {
+                    return false;
+                };
+                let mut j = skip_delimited(i + 1, delim);
+                j = skip_delimited(j - 1, delim);
+                // The flags, up to the end of the command.
+                while let Some(&c) = chars.get(j) {
+                    if matches!(c, ';' | '\n' | '}') {
+                        break;
+                    }
+                    if is_s && c == 'e' {
+                        return true;
+                    }
+                    // `w FILE` takes the rest of the line.
+                    if c == 'w' {
+                        while chars.get(j).is_some_and(|c| *c != '\n') {
+                            j += 1;
+                        }
+                        break;
+                    }
+                    j += 1;
+                }
+                i = j;
+            }
+            // Commands whose argument is the rest of the line (`a text`, `r file`, `w file`,
+            // `b label`, `:label`, ...): skipped to its end.
+            Some('a' | 'i' | 'c' | 'r' | 'R' | 'w' | 'W' | 'b' | 't' | 'T' | ':' | '#') => {
+                while chars.get(i).is_some_and(|c| *c != '\n') {
+                    i += 1;
+                }
+            }
+            Some(_) => {
+                i += 1;
+                while chars.get(i).is_some_and(|c| !matches!(c, ';' | '\n' | '}')) {
+                    i += 1;
+                }
+            }
+        }
+    }
+    false
+}
+
 /// The paths `sed ARGS` reads or writes: its script files and its files, each as (index in
 /// `args`, byte offset of the path in it). With `-i ''` both readings count (BSD: the first
 /// operand is the script; GNU: it is a file). `None` when the command line is not
@@ -417,6 +505,38 @@ fn is_edit_script(script: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scripts_that_run_commands() {
+        for script in [
+            "1e rm x",
+            "e",
+            "$e touch y",
+            "/x/e date",
+            "s/.*/rm x/e",
+            "s|a|b|ge",
+            "1d;2e ls",
+            "/a/,/b/{e id\n}",
+            "s/e/f/;e",
+        ] {
+            assert!(script_executes(script), "{script}");
+        }
+        for script in [
+            "s/hello/there/",
+            "s/e/E/g",
+            "/e/d",
+            "1,5p",
+            "a echo e",
+            "y/abe/xyz/",
+            "s/x/y/w out.e",
+            "\\%e%d",
+        ] {
+            assert!(!script_executes(script), "{script}");
+        }
+        assert!(may_execute(&["-n", "1e rm v10", "t.txt"]));
+        assert!(may_execute(&["-f", "script.sed", "t.txt"]));
+        assert!(!may_execute(&["-i", "s/a/b/", "t.txt"]));
+    }
 
     #[test]
     fn edit_scripts() {

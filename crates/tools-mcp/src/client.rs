@@ -614,25 +614,46 @@ fn id_key(message: &Value) -> Option<String> {
         .map(ToString::to_string)
 }
 
+/// A JSON-RPC 2.0 response (the `"jsonrpc": "2.0"` member is required, as the TypeScript
+/// SDK's schema requires it: a log line with an `id` and an `error` is no response).
 fn is_response(message: &Value) -> bool {
-    message.get("method").is_none()
+    message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && message.get("method").is_none()
         && id_key(message).is_some()
         && (message.get("result").is_some() || message.get("error").is_some())
 }
 
-/// What is wrong with a line from the server, when it is a response rmcp would drop (the
-/// request it answers would then wait for its timeout). Lines that are not JSON (log output
-/// on stdout) are tolerated, as every MCP SDK does.
-fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
+/// What becomes of one line from a stdio server before rmcp reads it.
+#[derive(Debug, PartialEq)]
+enum LineVerdict {
+    /// Handed on as it is.
+    Pass,
+    /// Handed on with its id as the request's own (a server that answers request 2 with
+    /// `"id": "2"`, which the TypeScript SDK matches as `Number(id)`).
+    Rewrite(Vec<u8>),
+    /// Left out, with what the server log says about it (`None`: nothing).
+    Skip(Option<String>),
+    /// A response rmcp would drop or fail on: the connection fails at once, with why.
+    Fail(String),
+}
+
+/// What to do with a line from the server. Lines that are not JSON (log output on stdout) are
+/// handed on, as every MCP SDK tolerates them; JSON that is no JSON-RPC message (a structured
+/// log line, `{"level": "error", "id": …, "error": …}`) is left out, as the TypeScript SDK
+/// skips what fails its schema. A response to a request no one waits for (a duplicate, an id
+/// never sent) is left out too, as that SDK reports and ignores it. A malformed response, a
+/// batch, or broken JSON that holds a `"jsonrpc"` member fails the connection, instead of
+/// leaving the call to wait for its timeout.
+fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
     let line = line.trim_ascii();
     let line = line
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(line)
         .trim_ascii_start();
     if !line.starts_with(b"{") && !line.starts_with(b"[") {
-        return None;
+        return LineVerdict::Pass;
     }
-    let value: Value = match serde_json::from_slice(line) {
+    let mut value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         // Broken JSON that opens as an object and holds a `"jsonrpc"` member was meant as
         // a JSON-RPC message, wherever the member is (the TypeScript SDK writes it after
@@ -640,33 +661,50 @@ fn protocol_violation(line: &[u8], sent: &SentIds) -> Option<String> {
         // Node reads and serde_json does not. A line that opens with `[` and is not JSON is
         // log output (`[DEBUG] recv {"jsonrpc": ...}`), skipped like any other.
         Err(e) if line.starts_with(b"{") && has_jsonrpc_member(line) => {
-            return Some(format!(
+            return LineVerdict::Fail(format!(
                 "it sent a JSON-RPC message that is not valid JSON ({e})"
             ));
         }
-        Err(_) => return None,
+        Err(_) => return LineVerdict::Pass,
     };
     match &value {
-        Value::Array(items) if items.iter().any(is_response) => {
-            Some("it answered with a batch (a JSON array), which MCP does not allow".to_owned())
+        Value::Array(items) if items.iter().any(is_response) => LineVerdict::Fail(
+            "it answered with a batch (a JSON array), which MCP does not allow".to_owned(),
+        ),
+        Value::Array(_) => LineVerdict::Skip(None),
+        Value::Object(fields) if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") => {
+            LineVerdict::Skip(None)
         }
         Value::Object(_) if is_response(&value) => {
             let id = id_key(&value).unwrap_or_default();
             let mut outstanding = lock(sent);
+            let mut verdict = LineVerdict::Pass;
             if !outstanding.ids.remove(&id) {
-                if outstanding.unread == 0 {
-                    return Some(format!(
-                        "it sent a response to request {id}, which was never sent"
-                    ));
+                // `"2"` for request 2: answered as the TypeScript SDK answers it.
+                let as_number = value["id"]
+                    .as_str()
+                    .and_then(|s| s.trim().parse::<i64>().ok())
+                    .filter(|n| outstanding.ids.remove(&n.to_string()));
+                if let Some(n) = as_number {
+                    value["id"] = Value::from(n);
+                    verdict = LineVerdict::Rewrite(serde_json::to_vec(&value).unwrap_or_default());
+                } else if outstanding.unread > 0 {
+                    outstanding.unread -= 1;
+                } else {
+                    return LineVerdict::Skip(Some(format!(
+                        "it sent a response to request {id}, which no request is waiting for (a duplicate, or an id it was never sent); it was ignored"
+                    )));
                 }
-                outstanding.unread -= 1;
             }
             drop(outstanding);
-            serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value)
-                .err()
-                .map(|e| format!("it sent a malformed response to request {id}: {e}"))
+            match serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value) {
+                Ok(_) => verdict,
+                Err(e) => {
+                    LineVerdict::Fail(format!("it sent a malformed response to request {id}: {e}"))
+                }
+            }
         }
-        _ => None,
+        _ => LineVerdict::Pass,
     }
 }
 
@@ -680,29 +718,114 @@ fn has_jsonrpc_member(line: &[u8]) -> bool {
 }
 
 /// A stdio server's stdout, as rmcp reads it: lines are bounded by
-/// [`MAX_STDIO_MESSAGE_BYTES`], and a response rmcp would drop (malformed, for a request never
-/// sent, batched) fails the connection at once with the reason in the server log, instead of
-/// leaving the call to wait for its timeout. When the stream ends (the server closed its
+/// [`MAX_STDIO_MESSAGE_BYTES`], and each line up to [`CHECKED_LINE_BYTES`] is held until it
+/// is complete and then handed on, mended or left out as [`examine_line`] says (a longer one
+/// is handed on as it comes). A response rmcp would drop or fail on fails the connection at
+/// once, with the reason in the server log. When the stream ends (the server closed its
 /// stdout or exited) or breaks these rules, the process is killed: a server that can no
 /// longer answer must not keep running.
 struct GuardedStdout {
     inner: tokio::process::ChildStdout,
-    line: usize,
     limit: usize,
     child: SharedChild,
     log: Arc<StderrLog>,
     sent: SentIds,
-    lines: LineSplitter,
+    /// The line being read, held until it is complete (or too long to check).
+    held: Vec<u8>,
+    /// The length of the line being read, held or not.
+    line: usize,
+    /// The line being read is too long to check: handed on as it comes.
+    passing: bool,
+    /// Bytes ready for rmcp, from `ready_at` on.
+    ready: Vec<u8>,
+    ready_at: usize,
     ended: bool,
 }
 
 impl GuardedStdout {
+    fn new(
+        inner: tokio::process::ChildStdout,
+        child: SharedChild,
+        log: Arc<StderrLog>,
+        sent: SentIds,
+    ) -> Self {
+        Self {
+            inner,
+            limit: MAX_STDIO_MESSAGE_BYTES,
+            child,
+            log,
+            sent,
+            held: Vec::new(),
+            line: 0,
+            passing: false,
+            ready: Vec::new(),
+            ready_at: 0,
+            ended: false,
+        }
+    }
+
     fn fail(&mut self, message: String) -> std::io::Error {
         self.ended = true;
         kill_child(&self.child);
         self.log
             .push(format!("[toolwright] {message}; the connection was closed\n").as_bytes());
         std::io::Error::other(message)
+    }
+
+    /// Takes in bytes read from the server: complete lines go to `ready` as
+    /// [`examine_line`] says.
+    fn take_in(&mut self, mut bytes: &[u8]) -> Result<(), String> {
+        while !bytes.is_empty() {
+            let (segment, newline) = match bytes.iter().position(|&b| b == b'\n') {
+                Some(pos) => (&bytes[..pos], true),
+                None => (bytes, false),
+            };
+            bytes = &bytes[segment.len() + usize::from(newline)..];
+            self.line += segment.len();
+            if self.line > self.limit {
+                return Err(format!(
+                    "the server sent a message larger than {} MiB",
+                    self.limit / (1024 * 1024)
+                ));
+            }
+            if !self.passing && self.held.len() + segment.len() > CHECKED_LINE_BYTES {
+                // Too long to check (a large result): handed on as it comes.
+                self.passing = true;
+                self.ready.append(&mut self.held);
+            }
+            if self.passing {
+                self.ready.extend_from_slice(segment);
+                if newline {
+                    self.ready.push(b'\n');
+                    self.passing = false;
+                    self.line = 0;
+                }
+                continue;
+            }
+            self.held.extend_from_slice(segment);
+            if !newline {
+                continue;
+            }
+            self.line = 0;
+            let line = std::mem::take(&mut self.held);
+            match examine_line(&line, &self.sent) {
+                LineVerdict::Pass => {
+                    self.ready.extend_from_slice(&line);
+                    self.ready.push(b'\n');
+                }
+                LineVerdict::Rewrite(mended) => {
+                    self.ready.extend_from_slice(&mended);
+                    self.ready.push(b'\n');
+                }
+                LineVerdict::Skip(note) => {
+                    if let Some(note) = note {
+                        self.log.push(format!("[toolwright] {note}\n").as_bytes());
+                    }
+                }
+                LineVerdict::Fail(problem) => return Err(format!("protocol error: {problem}")),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -713,49 +836,44 @@ impl tokio::io::AsyncRead for GuardedStdout {
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         use std::task::Poll;
-        if self.ended {
-            return Poll::Ready(Ok(()));
-        }
-        let before = buf.filled().len();
         let this = &mut *self;
-        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                let new = &buf.filled()[before..];
-                if new.is_empty() {
+        loop {
+            if this.ready_at < this.ready.len() {
+                let n = buf.remaining().min(this.ready.len() - this.ready_at);
+                buf.put_slice(&this.ready[this.ready_at..this.ready_at + n]);
+                this.ready_at += n;
+                if this.ready_at == this.ready.len() {
+                    this.ready.clear();
+                    this.ready_at = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.ended {
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            let mut read = tokio::io::ReadBuf::new(&mut chunk);
+            match std::pin::Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) => {
+                    let new = read.filled();
+                    if new.is_empty() {
+                        // The end: a last line without a newline goes as it is.
+                        this.ended = true;
+                        kill_child(&this.child);
+                        this.ready.append(&mut this.held);
+                        continue;
+                    }
+                    if let Err(problem) = this.take_in(new) {
+                        return Poll::Ready(Err(this.fail(problem)));
+                    }
+                }
+                Poll::Ready(Err(e)) => {
                     this.ended = true;
                     kill_child(&this.child);
-                    return Poll::Ready(Ok(()));
+                    return Poll::Ready(Err(e));
                 }
-                this.line = match memrchr_newline(new) {
-                    Some(pos) => new.len() - pos - 1,
-                    None => this.line + new.len(),
-                };
-                if this.line > this.limit {
-                    let message = format!(
-                        "the server sent a message larger than {} MiB",
-                        this.limit / (1024 * 1024)
-                    );
-                    return Poll::Ready(Err(this.fail(message)));
-                }
-                let sent = this.sent.clone();
-                let checked = this.lines.feed(new, |line| {
-                    match line.and_then(|l| protocol_violation(l, &sent)) {
-                        Some(problem) => Err(problem),
-                        None => Ok(()),
-                    }
-                });
-                if let Err(problem) = checked {
-                    let message = format!("protocol error: {problem}");
-                    return Poll::Ready(Err(this.fail(message)));
-                }
-                Poll::Ready(Ok(()))
+                Poll::Pending => return Poll::Pending,
             }
-            Poll::Ready(Err(e)) => {
-                this.ended = true;
-                kill_child(&this.child);
-                Poll::Ready(Err(e))
-            }
-            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -817,10 +935,6 @@ impl tokio::io::AsyncWrite for RecordingStdin {
     ) -> std::task::Poll<std::io::Result<()>> {
         std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
     }
-}
-
-fn memrchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().rposition(|&b| b == b'\n')
 }
 
 /// Connection status of a server, for hosts and `/mcp`-style displays.
@@ -1140,16 +1254,8 @@ impl ServerConn {
                     armed: true,
                 };
                 let sent = SentIds::default();
-                let stdout = GuardedStdout {
-                    inner: stdout,
-                    line: 0,
-                    limit: MAX_STDIO_MESSAGE_BYTES,
-                    child: child.clone(),
-                    log: self.stderr.clone(),
-                    sent: sent.clone(),
-                    lines: LineSplitter::default(),
-                    ended: false,
-                };
+                let stdout =
+                    GuardedStdout::new(stdout, child.clone(), self.stderr.clone(), sent.clone());
                 let stdin = RecordingStdin {
                     inner: stdin,
                     sent,
@@ -2297,34 +2403,76 @@ mod tests {
         assert_eq!(conn.heartbeat_give_up(), Duration::from_secs(150));
     }
 
-    /// Lines a server logs on stdout are skipped, even when they open with `[` and quote a
-    /// JSON-RPC message; broken JSON that is an object with a `"jsonrpc"` member (a lone
-    /// surrogate from a Node server) and a batch of responses are protocol errors.
+    /// Lines a server logs on stdout are handed on (rmcp skips them) or left out (JSON that
+    /// is no JSON-RPC message), even when they open with `[` and quote a JSON-RPC message;
+    /// broken JSON that is an object with a `"jsonrpc"` member (a lone surrogate from a Node
+    /// server) and a batch of responses are protocol errors.
     #[test]
     fn only_broken_json_rpc_objects_and_batches_are_protocol_violations() {
         let sent = SentIds::default();
-        let check = |line: &str| protocol_violation(line.as_bytes(), &sent);
+        let check = |line: &str| examine_line(line.as_bytes(), &sent);
         for log in [
             r#"[DEBUG] recv {"jsonrpc":"2.0","id":3}"#,
             r#"[2026-01-01T00:00:00Z INFO] sent {"jsonrpc": "2.0", "result": {}}"#,
             r#"[notice] "jsonrpc": broken"#,
-            "[]",
-            r#"["log", "line"]"#,
             r#"{"level": "info", "msg": "saw \"jsonrpc\" in a request"#,
             "not json at all",
         ] {
-            assert_eq!(check(log), None, "{log}");
+            assert_eq!(check(log), LineVerdict::Pass, "{log}");
+        }
+        for log in [
+            "[]",
+            r#"["log", "line"]"#,
+            // A structured log line with the words of a response (pino, zap).
+            r#"{"level":"error","msg":"upstream fetch failed","id":"req-42","error":"ECONNRESET"}"#,
+            r#"{"id": 7, "result": {}}"#,
+        ] {
+            assert_eq!(check(log), LineVerdict::Skip(None), "{log}");
         }
         for broken in [
             r#"{"result": {"content": [{"type": "text", "text": "cut \ud83d"}]}, "jsonrpc": "2.0", "id": 1}"#,
             "\u{feff} {\"jsonrpc\" : \"2.0\", \"id\": 1, \"result\": {\"content\": [",
             r#"  {"jsonrpc": "2.0", "id": 1, "result": {"content": ["#,
         ] {
-            let why = check(broken).unwrap_or_else(|| panic!("not reported: {broken}"));
+            let LineVerdict::Fail(why) = check(broken) else {
+                panic!("not reported: {broken}");
+            };
             assert!(why.contains("not valid JSON"), "{why}");
         }
-        let batch = check(r#"[{"jsonrpc": "2.0", "id": 1, "result": {}}]"#).unwrap();
+        let LineVerdict::Fail(batch) = check(r#"[{"jsonrpc": "2.0", "id": 1, "result": {}}]"#)
+        else {
+            panic!("a batch was not reported");
+        };
         assert!(batch.contains("batch"), "{batch}");
+    }
+
+    /// A response is matched to the request waiting for it: a second one (a duplicate), or
+    /// one to an id never sent, is left out with a note; one that names request 2 as `"2"`
+    /// is mended, as the TypeScript SDK matches it.
+    #[test]
+    fn responses_are_matched_to_the_requests_waiting_for_them() {
+        let sent = SentIds::default();
+        lock(&sent).ids.insert("2".to_owned());
+        let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#;
+        assert_eq!(examine_line(answer.as_bytes(), &sent), LineVerdict::Pass);
+        let LineVerdict::Skip(Some(note)) = examine_line(answer.as_bytes(), &sent) else {
+            panic!("a duplicate was not left out");
+        };
+        assert!(
+            note.contains("request 2, which no request is waiting for"),
+            "{note}"
+        );
+
+        lock(&sent).ids.insert("3".to_owned());
+        let LineVerdict::Rewrite(mended) = examine_line(
+            br#"{"jsonrpc":"2.0","id":"3","result":{"content":[]}}"#,
+            &sent,
+        ) else {
+            panic!("a string id was not mended");
+        };
+        let mended: Value = serde_json::from_slice(&mended).unwrap();
+        assert_eq!(mended["id"], 3);
+        assert!(lock(&sent).ids.is_empty());
     }
 
     #[test]

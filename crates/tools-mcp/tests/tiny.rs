@@ -399,6 +399,56 @@ for line in sys.stdin:
     manager.shutdown().await;
 }
 
+/// What the TypeScript SDK (Claude Code's client) tolerates on a server's stdout is
+/// tolerated here: a structured log line with an `id` and an `error` (no `"jsonrpc"`), a
+/// response sent twice, and request 2 answered as `"id": "2"`. Each call gets its answer,
+/// and the connection stays up.
+#[tokio::test]
+async fn a_sloppy_server_that_works_in_claude_code_works_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("sloppy.py");
+    std::fs::write(
+        &script,
+        r#"import sys, json
+def out(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    m, i = msg.get("method"), msg.get("id")
+    if m == "initialize":
+        out({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": msg["params"]["protocolVersion"],
+             "capabilities": {"tools": {}}, "serverInfo": {"name": "sloppy", "version": "1"}}})
+    elif m == "tools/list":
+        out({"jsonrpc": "2.0", "id": i, "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
+    elif m == "tools/call":
+        mode = msg["params"]["arguments"].get("mode")
+        out({"level": "error", "msg": "upstream fetch failed", "id": "req-42", "error": "ECONNRESET"})
+        answer = {"jsonrpc": "2.0", "id": str(i) if mode == "strid" else i,
+                  "result": {"content": [{"type": "text", "text": "done " + mode}]}}
+        out(answer)
+        if mode == "dup":
+            out(answer)
+    elif i is not None:
+        out({"jsonrpc": "2.0", "id": i, "result": {}})
+"#,
+    )
+    .unwrap();
+    let config = ServerConfig::stdio("sloppy", "python3", [script.display().to_string()]);
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__sloppy__t");
+    for mode in ["log", "dup", "strid", "dup", "log"] {
+        let r = call(&t, json!({"mode": mode}))
+            .await
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_eq!(r.data.content.joined_text(), format!("done {mode}"));
+    }
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    let log = manager.stderr("sloppy").unwrap_or_default();
+    assert!(log.contains("which no request is waiting for"), "{log}");
+    manager.shutdown().await;
+}
+
 /// A launcher that hands its pipes to the real server and exits with status 0 (`server &`
 /// in a wrapper): the connection lives on the server, and the close still ends the server
 /// that ignores the end of its input (its group is killed: the launcher's status was read

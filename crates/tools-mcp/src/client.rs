@@ -311,6 +311,9 @@ struct ChildSlot {
     /// went on, it broke the protocol, the connection was given up): a signal in its exit
     /// status is then ours, no news about the server.
     killed_running: AtomicBool,
+    /// Fired when the server exited with a failure: its stdout then ends even while a
+    /// helper it started in a session of its own (out of its group's reach) still holds it.
+    failed: tokio_util::sync::CancellationToken,
 }
 
 type SharedChild = Arc<ChildSlot>;
@@ -369,6 +372,7 @@ fn watch_for_a_failed_exit(child: &SharedChild) {
             let status = fields.get(EXIT_CODE).and_then(|f| f.parse::<i64>().ok());
             if status.is_some_and(|s| s != 0) {
                 tool_core::process::kill_process_group(pid);
+                child.failed.cancel();
             }
             return;
         }
@@ -740,6 +744,8 @@ struct GuardedStdout {
     ready: Vec<u8>,
     ready_at: usize,
     ended: bool,
+    /// Resolves when the server exited with a failure ([`ChildSlot::failed`]).
+    failed: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
 }
 
 impl GuardedStdout {
@@ -749,9 +755,11 @@ impl GuardedStdout {
         log: Arc<StderrLog>,
         sent: SentIds,
     ) -> Self {
+        let failed = Box::pin(child.failed.clone().cancelled_owned());
         Self {
             inner,
             limit: MAX_STDIO_MESSAGE_BYTES,
+            failed,
             child,
             log,
             sent,
@@ -872,7 +880,17 @@ impl tokio::io::AsyncRead for GuardedStdout {
                     kill_child(&this.child);
                     return Poll::Ready(Err(e));
                 }
-                Poll::Pending => return Poll::Pending,
+                // Nothing more to read now: if the server failed, what is in the pipe was
+                // read, and nothing the server sends can come (a helper it started may still
+                // hold the pipe open): the end.
+                Poll::Pending => {
+                    if this.failed.as_mut().poll(cx).is_ready() {
+                        this.ended = true;
+                        this.ready.append(&mut this.held);
+                        continue;
+                    }
+                    return Poll::Pending;
+                }
             }
         }
     }
@@ -1247,6 +1265,7 @@ impl ServerConn {
                 let child: SharedChild = Arc::new(ChildSlot {
                     process: Mutex::new(Some(child)),
                     killed_running: AtomicBool::new(false),
+                    failed: tokio_util::sync::CancellationToken::new(),
                 });
                 watch_for_a_failed_exit(&child);
                 let mut start = StartGuard {

@@ -361,6 +361,28 @@ async fn a_crash_is_seen_while_a_helper_still_holds_the_servers_stdout() {
         processes_with_arg(&marker).is_empty(),
         "the helper outlived the server"
     );
+
+    // A helper in a session of its own (`setsid`, Node's `detached: true`) is out of the
+    // group's reach and keeps the pipe open: the failed exit still ends the connection.
+    let marker = format!("4243.{}", std::process::id());
+    let script = format!("setsid sleep {marker} & exec '{}'", tiny_server());
+    let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()]).with_env(
+        "TINY_CRASH_LOG",
+        dir.path().join("crash.log").display().to_string(),
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let crashed = tokio::time::timeout(Duration::from_secs(60), crash_fails_clearly(&manager))
+        .await
+        .expect("the call waited on for a server that had exited");
+    assert!(
+        crashed.contains("(the server exited with status 3)"),
+        "{crashed}"
+    );
+    manager.shutdown().await;
+    for pid in processes_with_arg(&marker) {
+        let _ = std::process::Command::new("kill").arg(pid.to_string()).status();
+    }
 }
 
 /// A server that answers `initialize` with a protocol version this client does not know is

@@ -649,6 +649,53 @@ fn tools_and_hooks_never_wait_on_the_terminal() {
     assert!(!all.contains("timed out"), "{message}");
 }
 
+/// Under a terminal each command leads a session of its own: what it leaves there in groups
+/// of their own (job control, `set -m; cmd &`), outside its process group and no longer its
+/// descendant once the shell is gone, is still stopped with it, and the result says so.
+#[test]
+fn job_control_leftovers_are_stopped_with_their_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".no-user-config")).unwrap();
+    let marker = format!("1160.{}", std::process::id());
+    let turn = jsonl(
+        &[json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": format!("set -m; sleep {marker} >/dev/null 2>&1 & echo started")}})],
+    );
+    std::fs::write(root.join("turn.jsonl"), turn).unwrap();
+    let inner = format!(
+        "{} run --json --mode bypassPermissions turn.jsonl > out.json 2> err.txt",
+        env!("CARGO_BIN_EXE_toolwright")
+    );
+    let status = Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .expect("`script` (util-linux) runs the binary under a pty");
+    let err = std::fs::read_to_string(root.join("err.txt")).unwrap_or_default();
+    assert!(status.success(), "{err}");
+    let message: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("out.json")).unwrap()).unwrap();
+    let text = message["content"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("started\nStopped the processes this command left running"),
+        "{message}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job outlived its command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn run_reads_the_sse_format_and_reports_a_truncated_stream() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,8 +14,46 @@ pub(crate) fn shell_exit_code(status: std::process::ExitStatus) -> Option<i32> {
 /// members' descendants escaped to ([`escaped_groups`]: `setsid cmd`); a group that is
 /// already gone is not an error.
 pub(crate) fn kill_group(pgid: i32, hard: bool) {
-    for group in escaped_groups(pgid).into_iter().chain([pgid]) {
+    for group in escaped_groups(pgid)
+        .into_iter()
+        .chain(session_groups(pgid))
+        .chain([pgid])
+    {
         signal_group(group, hard);
+    }
+}
+
+/// The process groups, other than `sid`, of live processes in session `sid`, when commands
+/// run in sessions of their own (this process has a terminal, so each command's shell leads
+/// a new session whose id is its group's): what the command left there in groups of their
+/// own (job control, `set -m; cmd &`), which outlives its leader and its parent links but
+/// keeps the session. Empty otherwise (a command then shares this process's session), and
+/// off Linux.
+pub(crate) fn session_groups(sid: i32) -> Vec<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        if !tool_core::process::has_controlling_terminal()
+            || sid == nix::unistd::getsid(None).map_or(0, nix::unistd::Pid::as_raw)
+        {
+            return Vec::new();
+        }
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut groups: Vec<i32> = entries
+            .flatten()
+            .filter_map(|e| proc_stat(e.file_name().to_str()?.parse().ok()?))
+            .filter(|p| p.session == sid && p.group != sid && !p.zombie)
+            .map(|p| p.group)
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = sid;
+        Vec::new()
     }
 }
 
@@ -89,6 +127,7 @@ struct ProcStat {
     pid: i32,
     parent: i32,
     group: i32,
+    session: i32,
     zombie: bool,
 }
 
@@ -100,17 +139,24 @@ fn proc_stat(pid: i32) -> Option<ProcStat> {
     let zombie = fields.next()? == "Z";
     let parent = fields.next()?.parse().ok()?;
     let group = fields.next()?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
     Some(ProcStat {
         pid,
         parent,
         group,
+        session,
         zombie,
     })
 }
 
-/// Whether any live (not zombie) process is in group `pgid`: signal 0 says whether the group
-/// has any process; on Linux `/proc` then tells zombies (already dead) from the living.
+/// Whether any live (not zombie) process is in group `pgid`, or in the session a command
+/// leads ([`session_groups`]): signal 0 says whether the group has any process; on Linux
+/// `/proc` then tells zombies (already dead) from the living.
 pub(crate) fn group_alive(pgid: i32) -> bool {
+    // What the command left in its session, in groups of its own, counts too.
+    if !session_groups(pgid).is_empty() {
+        return true;
+    }
     // The cheap answer first: no process at all in the group (the usual case).
     if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_err() {
         return false;
@@ -154,7 +200,10 @@ pub(crate) async fn wait_group_gone(pgid: i32, limit: Duration) -> bool {
 /// [`group_alive`] without blocking an async worker: the cheap signal-0 probe here, the scan
 /// of `/proc` (only when the group still has a process, maybe a zombie) on the blocking pool.
 pub(crate) async fn group_alive_off_runtime(pgid: i32) -> bool {
-    if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_err() {
+    // The cheap answer, unless what the command left in its own session counts too.
+    if !tool_core::process::has_controlling_terminal()
+        && nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_err()
+    {
         return false;
     }
     // A runtime shutting down cannot run it: the group is taken as still there.

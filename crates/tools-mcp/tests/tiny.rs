@@ -381,7 +381,9 @@ async fn a_crash_is_seen_while_a_helper_still_holds_the_servers_stdout() {
     );
     manager.shutdown().await;
     for pid in processes_with_arg(&marker) {
-        let _ = std::process::Command::new("kill").arg(pid.to_string()).status();
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
     }
 }
 

@@ -1227,6 +1227,42 @@ fn bash_timeouts_follow_the_settings_env() {
     );
 }
 
+/// `BASH_MAX_OUTPUT_LENGTH` (the settings' `env` sets it too) is the longest Bash output the
+/// model sees whole, as in Claude Code: 38 KB of `seq` is shown inline under a limit of
+/// 100,000 and saved to a file under the default 30,000.
+#[test]
+fn bash_output_length_follows_the_settings_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let turn = jsonl(
+        &[json!({"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "seq 1 8000"}})],
+    );
+    let run = |settings: &Value| {
+        std::fs::write(config.join("settings.json"), settings.to_string()).unwrap();
+        let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        message["content"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let allow = json!({"permissions": {"allow": ["Bash"]}});
+    let persisted = run(&allow);
+    assert!(persisted.contains("<persisted-output>"), "{persisted}");
+    let inline = run(&json!({"permissions": {"allow": ["Bash"]},
+        "env": {"BASH_MAX_OUTPUT_LENGTH": "100000"}}));
+    assert!(!inline.contains("persisted-output"), "{}", &inline[..200]);
+    assert!(
+        inline.ends_with("7999\n8000"),
+        "{}",
+        &inline[inline.len() - 50..]
+    );
+}
+
 /// A broken settings file is reported once, though permissions and hooks both read it.
 #[test]
 fn a_broken_settings_file_is_reported_once() {

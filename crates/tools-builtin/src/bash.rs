@@ -203,7 +203,7 @@ impl TypedTool for Bash {
         prompt().into()
     }
     fn max_result_size(&self) -> MaxResultSize {
-        MaxResultSize::Chars(MAX_RESULT_CHARS)
+        MaxResultSize::Chars(max_result_chars())
     }
     fn user_facing_name(&self, input: &BashInput) -> String {
         format!(
@@ -322,7 +322,7 @@ impl TypedTool for Bash {
             if let (Some(file), Ok(done)) = (shown_file, &result) {
                 let shown_whole = done.data.raw_output_path.is_none()
                     && done.data.stdout.chars().count() + done.data.stderr.chars().count()
-                        < MAX_RESULT_CHARS;
+                        < max_result_chars();
                 let (ctx, shown) = (ctx.clone(), done.data.stdout.clone());
                 let _ = tokio::task::spawn_blocking(move || file.record(&ctx, &shown, shown_whole))
                     .await;
@@ -1175,8 +1175,22 @@ fn finish(
     })
 }
 
-/// The longest result the model sees whole (a longer one is saved to a file, with a preview).
+/// The longest result the model sees whole by default (a longer one is saved to a file, with
+/// a preview): see [`max_result_chars`].
 const MAX_RESULT_CHARS: usize = 30_000;
+/// The most `BASH_MAX_OUTPUT_LENGTH` may raise it to, as in Claude Code.
+const MAX_RESULT_CHARS_LIMIT: usize = 150_000;
+
+/// The longest result the model sees whole: `BASH_MAX_OUTPUT_LENGTH` when it is a positive
+/// whole number (the settings' `env` sets it too), at most 150,000, else 30,000, as in Claude
+/// Code.
+pub fn max_result_chars() -> usize {
+    std::env::var("BASH_MAX_OUTPUT_LENGTH")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .map_or(MAX_RESULT_CHARS, |n| n.min(MAX_RESULT_CHARS_LIMIT))
+}
 
 /// Files larger than this are not read to count a command's read of them.
 const MAX_COUNTED_READ_BYTES: u64 = 16 * 1024 * 1024;

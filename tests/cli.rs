@@ -2349,6 +2349,45 @@ fn permissions_check_refuses_calls_no_session_would_make() {
 /// `permissions check` decides a built-in tool's call as a session does, with the tool's own
 /// check: a Glob whose pattern climbs out of the project, or is absolute, asks as it would
 /// in a session (the stand-in looked at `path` only, and allowed both).
+/// A relative link moved (or copied as a link) by one command of a line names another place
+/// from where it lands: what the rest of the line reaches through it is judged there
+/// (`d/e/lk -> ../../out` names the project's `out`; moved to `d/lk2`, the directory beside
+/// the project).
+#[test]
+fn a_link_moved_earlier_in_the_line_is_judged_where_it_then_leads() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let project = root.join("p1");
+    std::fs::create_dir_all(project.join("d/e")).unwrap();
+    std::fs::create_dir_all(project.join("out")).unwrap();
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    std::os::unix::fs::symlink("../../out", project.join("d/e/lk")).unwrap();
+    for (command, want) in [
+        ("mv d/e/lk d/lk2 && echo x > d/lk2/f", "ask"),
+        ("mv d/e d2 && cat d2/lk/o.txt", "ask"),
+        ("cp -a d/e/lk d/lk3 && cat d/lk3/o.txt", "ask"),
+        ("mv d/e/lk d/e/lk2 && cat d/e/lk2/o.txt", "allow"),
+        ("cp d/e/lk copy.txt", "allow"),
+    ] {
+        let input = json!({ "command": command }).to_string();
+        let out = toolwright(
+            &[
+                "permissions",
+                "check",
+                "--json",
+                "--mode",
+                "acceptEdits",
+                "Bash",
+                &input,
+            ],
+            &project,
+            None,
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["decision"], want, "{command}: {report}");
+    }
+}
+
 #[test]
 fn permissions_check_asks_the_built_in_tool_itself() {
     let dir = tempfile::tempdir().unwrap();

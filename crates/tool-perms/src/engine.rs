@@ -2219,6 +2219,36 @@ impl PermissionEngine {
                 })
         });
         let sources_read = !dest_is_dir && dest.as_ref().is_some_and(|d| d.sources_read);
+        // A link moved, or copied as a link (`mv d/e/lk d/lk2`, `cp -a lk x`, or one inside
+        // a tree so moved), names another place from where it lands when its target is
+        // relative: what the rest of the line reaches through it is there, checked as a
+        // path read and written.
+        if let Some(d) = &dest
+            && (name == "mv" || (name == "cp" && copies_links_as_links(words)))
+        {
+            let resolve = |w: &Word| {
+                w.value
+                    .as_deref()
+                    .filter(|_| !w.glob)
+                    .and_then(|v| self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx))
+                    .unwrap_or_default()
+            };
+            for to in resolve(&args[d.index]) {
+                for src in d.sources.iter().flat_map(|&i| resolve(&args[i])) {
+                    let landing = match src.file_name() {
+                        Some(base) if dest_is_dir => to.join(base),
+                        _ => to.clone(),
+                    };
+                    for target in relative_link_targets(&src, &landing) {
+                        for use_ in [PathUse::Read, PathUse::Write] {
+                            if let Some(f) = self.path_constraint(set, &target, use_, ctx) {
+                                worst = Some(pick(worst, f.sub(text.clone())));
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let listed = args.len();
         let mirror_deletes = deletes_in_destination(name, words);
         let mut args = args;
@@ -4551,6 +4581,55 @@ fn physical_path(path: &Path) -> PathBuf {
         }
     }
     resolve_symlinks(&out)
+}
+
+/// Whether `cp WORDS` copies links as links (`-a`, `-d`, `-P`, `-r`/`-R`, `--archive`,
+/// `--no-dereference`, `--recursive`), so that a relative one names another place where it
+/// lands.
+fn copies_links_as_links(words: &[Word]) -> bool {
+    has_option(
+        words,
+        &['a', 'd', 'P', 'r', 'R'],
+        &["--archive", "--no-dereference", "--recursive"],
+    )
+}
+
+/// Where the links with a relative target at `src` (the link itself, or those in the tree
+/// below it, at most 10,000 entries looked at) lead once `src` is at `landing`: each target
+/// read from the link's new directory, lexically.
+fn relative_link_targets(src: &Path, landing: &Path) -> Vec<PathBuf> {
+    const MAX_ENTRIES: usize = 10_000;
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    let mut stack = vec![(src.to_path_buf(), landing.to_path_buf())];
+    while let Some((at, lands)) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::read_link(&at)
+                && target.is_relative()
+                && let Some(dir) = lands.parent()
+            {
+                out.push(normalize_lexically(&dir.join(target)));
+            }
+            continue;
+        }
+        if !meta.is_dir() {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return out;
+            }
+            stack.push((e.path(), lands.join(e.file_name())));
+        }
+    }
+    out
 }
 
 /// The shells that read a startup file they are given.

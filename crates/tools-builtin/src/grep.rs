@@ -755,6 +755,27 @@ type Searched = Option<(FileHit, Vec<u8>, bool)>;
 
 /// Searches one file as ripgrep would print it. The printer is reused across files; its
 /// buffer is taken after each one.
+/// Largest file a search names that is read whole (see [`search_one`]).
+const WHOLE_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Searches `path`: a file the call names (not one a walk found), up to
+/// [`WHOLE_READ_BYTES`], is read whole and searched as one slice, as ripgrep searches it
+/// (through a memory map): a NUL byte past the first buffer then still lets every line
+/// before it be shown, as `rg` shows them, where a buffered search drops the matches of the
+/// buffer the NUL is in.
+fn search_one<S>(plan: &Plan, searcher: &mut Searcher, path: &Path, sink: S) -> io::Result<()>
+where
+    S: grep_searcher::Sink<Error = io::Error>,
+{
+    if plan.root_is_file
+        && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= WHOLE_READ_BYTES)
+    {
+        let bytes = std::fs::read(path)?;
+        return searcher.search_slice(&plan.matcher, &bytes, sink);
+    }
+    searcher.search_path(&plan.matcher, path, sink)
+}
+
 fn search_file(
     plan: &Plan,
     searcher: &mut Searcher,
@@ -766,7 +787,7 @@ fn search_file(
         OutputMode::Content => {
             let matched = {
                 let mut sink = printer.sink_with_path(&plan.matcher, display);
-                let result = searcher.search_path(&plan.matcher, path, &mut sink);
+                let result = search_one(plan, searcher, path, &mut sink);
                 let count = sink.match_count();
                 result.map(|()| count)
             };
@@ -805,7 +826,7 @@ fn search_file(
                 stop_at_first: plan.mode == OutputMode::FilesWithMatches,
                 multiline: plan.multiline.then_some(&plan.matcher),
             };
-            searcher.search_path(&plan.matcher, path, &mut sink)?;
+            search_one(plan, searcher, path, &mut sink)?;
             if sink.count == 0 {
                 return Ok(None);
             }

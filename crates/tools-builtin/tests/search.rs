@@ -873,3 +873,36 @@ async fn grep_regex_errors_quote_the_pattern_as_written() {
     let e = fail(&Grep, &c, json!({"pattern": "(?<=a)b"})).await;
     assert!(e.text.contains("look-around"), "{}", e.text);
 }
+
+/// A file the call names is searched whole, as `rg` searches it: a NUL byte far into it (past
+/// the first buffer) still lets every line before it show, and content mode agrees with
+/// count mode (a buffered search dropped the matches of the buffer the NUL was in).
+#[tokio::test]
+async fn a_named_file_with_a_late_nul_shows_every_line_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("foo {i:05}\n").into_bytes())
+        .collect();
+    bytes.extend_from_slice(b"\0 trailing\n");
+    fs::write(dir.path().join("log.txt"), bytes).unwrap();
+    let c = ctx(dir.path());
+    let shown = text(
+        &Grep,
+        &c,
+        json!({"pattern": "foo", "path": "log.txt", "output_mode": "content", "head_limit": 0}),
+    )
+    .await;
+    assert_eq!(
+        shown.lines().filter(|l| l.contains(":foo ")).count(),
+        20_000,
+        "{}",
+        &shown[shown.len().saturating_sub(200)..]
+    );
+    let counted = text(
+        &Grep,
+        &c,
+        json!({"pattern": "foo", "path": "log.txt", "output_mode": "count"}),
+    )
+    .await;
+    assert!(counted.starts_with("20000\n"), "{counted}");
+}

@@ -2388,6 +2388,30 @@ fn a_link_moved_earlier_in_the_line_is_judged_where_it_then_leads() {
     }
 }
 
+/// A line allowed for several reasons says the grant, not a read-only command's reason: `ls
+/// && touch b.txt` in acceptEdits is allowed by the mode.
+#[test]
+fn the_reason_of_an_allowed_line_is_its_grant() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = json!({"command": "ls && touch b.txt"}).to_string();
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--json",
+            "--mode",
+            "acceptEdits",
+            "Bash",
+            &input,
+        ],
+        dir.path(),
+        None,
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["decision"], "allow", "{report}");
+    assert_eq!(report["reason"], "allowed: acceptEdits mode", "{report}");
+}
+
 #[test]
 fn permissions_check_asks_the_built_in_tool_itself() {
     let dir = tempfile::tempdir().unwrap();

@@ -2414,8 +2414,12 @@ impl PermissionEngine {
                                             std::fs::read_dir(&dir).map_or(usize::MAX, |rd| {
                                                 rd.flatten()
                                                     .take(MAX_GLOB_ENTRIES + 1)
+                                                    // Counted as the glob sees them: a
+                                                    // hidden name only by a pattern that
+                                                    // starts with `.` (or with dotglob).
                                                     .filter(|e| {
                                                         dotglob
+                                                            || last.starts_with('.')
                                                             || e.file_name()
                                                                 .as_encoded_bytes()
                                                                 .first()
@@ -4023,19 +4027,17 @@ impl PermissionEngine {
             .filter(|f| f.kind != Kind::Allow)
             .collect();
         if not_allowed.is_empty() {
-            // Report the first rule that allowed a subcommand, else the first reason.
-            let mut f = findings
-                .iter()
-                .chain(&redirect_findings)
+            // Report the first rule that allowed a subcommand, else the first grant that is
+            // not a read-only command's (`ls && touch b` is allowed by acceptEdits mode),
+            // else the first reason.
+            let all = || findings.iter().chain(&redirect_findings);
+            let read_only = |f: &Finding| matches!(&f.reason, Some(DecisionReason::Other { reason }) if reason.ends_with("is a read-only command"));
+            let mut f = all()
                 .find(|f| f.rule.is_some())
+                .or_else(|| all().find(|f| !read_only(f)))
+                .or_else(|| all().next())
                 .cloned()
-                .unwrap_or_else(|| {
-                    findings
-                        .first()
-                        .or(redirect_findings.first())
-                        .cloned()
-                        .unwrap_or_else(|| Finding::new(Kind::Allow, ""))
-                });
+                .unwrap_or_else(|| Finding::new(Kind::Allow, ""));
             f.kind = Kind::Allow;
             return attach(f, &details);
         }

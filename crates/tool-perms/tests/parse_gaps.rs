@@ -1001,3 +1001,16 @@ async fn programs_run_by_other_programs_meet_bash_deny_rules() {
     }
     run_table(cases).await;
 }
+
+/// A glob that matches some hidden names is no removal of everything (`rm -f .en?` beside
+/// `.git`), and `>&3-` moves a descriptor: no file is written.
+#[tokio::test]
+async fn hidden_globs_and_descriptor_moves_are_read_as_bash_reads_them() {
+    let cases = vec![
+        case("allow", "Bash", "rm -f .en?").mode("acceptEdits"),
+        case("ask", "Bash", "rm -rf .*").mode("bypassPermissions"),
+        case("allow", "Bash", "echo hi >&1-"),
+        case("allow", "Bash", "echo hi 3>&1-"),
+    ];
+    run_table(cases).await;
+}

@@ -1523,11 +1523,12 @@ impl Walker<'_> {
         let kind = match op.as_str() {
             "<" if head.contains('>') => RedirectKind::Write,
             "<" => RedirectKind::Read,
+            // `>&2`, `>&-`, and `>&3-` (moves descriptor 3 there): no file.
             ">&" | "<&" | ">&-" | "<&-"
-                if target
-                    .value
-                    .as_deref()
-                    .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit())) =>
+                if target.value.as_deref().is_some_and(|v| {
+                    let digits = v.strip_suffix('-').unwrap_or(v);
+                    v == "-" || (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+                }) =>
             {
                 RedirectKind::FdDup
             }

@@ -968,17 +968,20 @@ impl Capture {
         if let Some(mut file) = self.spill.take() {
             let _ = file.flush().await;
         }
-        let tail_start = self.tail.len().saturating_sub(KEEP_HEAD_TAIL);
+        // What is shown stays under the inline limit (a quarter of it each for the head and
+        // the tail), so that the result is not saved to a file a second time: the saved file
+        // named in the note is the whole output.
+        let shown = KEEP_HEAD_TAIL.min(max_result_chars() / 4);
+        let tail_start = self.tail.len().saturating_sub(shown);
         // The head and tail were cut at byte counts: a character they split is left out
         // (it is in the saved file), not shown as �.
-        let head =
-            &self.memory[..self.memory.len() - crate::fsutil::incomplete_utf8_tail(&self.memory)];
+        let head = &self.memory[..self.memory.len().min(shown)];
+        let head = &head[..head.len() - crate::fsutil::incomplete_utf8_tail(head)];
         let tail = &self.tail[tail_start..];
         let tail = &tail[crate::fsutil::partial_utf8_head(tail)..];
+        let shown_bytes = (head.len() + tail.len()) as u64;
         let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
-        let omitted = self
-            .total
-            .saturating_sub((self.memory.len() + self.tail.len() - tail_start) as u64);
+        let omitted = self.total.saturating_sub(shown_bytes);
         let note = match &self.spill_error {
             Some(e) => format!("[{omitted} bytes of output omitted; they could not be saved: {e}]"),
             None if self.total > SPILL_FILE_CAP => format!(

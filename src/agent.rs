@@ -418,8 +418,6 @@ impl Drop for TurnEntries {
     }
 }
 
-/// The result of a call that had not started when the response stream failed: it is not
-/// run (the model's answer is incomplete, and the call may have depended on what was lost).
 /// What the model is told after its response hit the output token limit (`max_tokens`, when
 /// known) in the middle of the calls `names`, whose input was cut off, so that it does not
 /// send the same oversized call again.
@@ -433,6 +431,8 @@ pub fn cut_off_call_text(max_tokens: Option<u64>, names: &[String]) -> String {
     )
 }
 
+/// The result of a call that had not started when the response stream failed: it is not
+/// run (the model's answer is incomplete, and the call may have depended on what was lost).
 fn not_run_after_stream_error() -> String {
     tool_core::tool_use_error(
         "Not run: the response stream failed before this call started. Nothing was done.",

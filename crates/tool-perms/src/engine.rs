@@ -2234,15 +2234,22 @@ impl PermissionEngine {
                     .unwrap_or_default()
             };
             for to in resolve(&args[d.index]) {
-                for src in d.sources.iter().flat_map(|&i| resolve(&args[i])) {
-                    let landing = match src.file_name() {
-                        Some(base) if dest_is_dir => to.join(base),
-                        _ => to.clone(),
-                    };
-                    for target in relative_link_targets(&src, &landing) {
-                        for use_ in [PathUse::Read, PathUse::Write] {
-                            if let Some(f) = self.path_constraint(set, &target, use_, ctx) {
-                                worst = Some(pick(worst, f.sub(text.clone())));
+                for &i in &d.sources {
+                    // `cp -a src/. dest` copies what is in `src` into `dest`.
+                    let contents = args[i]
+                        .value
+                        .as_deref()
+                        .is_some_and(|v| v == "." || v.ends_with("/."));
+                    for src in resolve(&args[i]) {
+                        let landing = match src.file_name() {
+                            Some(base) if dest_is_dir && !contents => to.join(base),
+                            _ => to.clone(),
+                        };
+                        for target in relative_link_targets(&src, &landing) {
+                            for use_ in [PathUse::Read, PathUse::Write] {
+                                if let Some(f) = self.path_constraint(set, &target, use_, ctx) {
+                                    worst = Some(pick(worst, f.sub(text.clone())));
+                                }
                             }
                         }
                     }
@@ -3432,12 +3439,68 @@ impl PermissionEngine {
         // deletion itself: `-delete`, or an `-exec rm …` of what was found (`find ~ -exec
         // rm -rf {} +`).
         let value = |i: usize| expression.get(i).and_then(|w| w.value.as_deref());
+        // The command an `-exec` at `i` runs, behind the wrappers that run it as it is
+        // (`sudo rm`, `env rm`, `timeout 5 rm`); and where its words end.
+        let exec_at = |i: usize| {
+            let rest = &expression[i + 1..];
+            let end = rest
+                .iter()
+                .enumerate()
+                .position(|(k, w)| match w.value.as_deref() {
+                    Some(";") => true,
+                    Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
+                    _ => false,
+                })
+                .unwrap_or(rest.len());
+            let mut words = rest[..end]
+                .iter()
+                .filter_map(|w| w.value.as_deref())
+                .peekable();
+            while let Some(w) = words.peek().copied() {
+                let wrapper = matches!(
+                    basename(w),
+                    "sudo"
+                        | "doas"
+                        | "env"
+                        | "nice"
+                        | "nohup"
+                        | "command"
+                        | "busybox"
+                        | "timeout"
+                        | "stdbuf"
+                        | "ionice"
+                );
+                if !(wrapper || w.starts_with('-') || w.parse::<f64>().is_ok()) {
+                    break;
+                }
+                words.next();
+            }
+            let program = words.next().map(basename);
+            let recursive = words.any(|a| {
+                a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R'])
+                    || a == "--recursive"
+            });
+            (program, recursive, end)
+        };
+        // Whether the deletion is an `-exec rm -r`: then a test the root itself passes
+        // (`-type d`, `-prune`) removes the whole tree with it.
+        let recursive_rm = (0..expression.len()).any(|i| {
+            matches!(value(i), Some("-exec" | "-execdir" | "-ok" | "-okdir"))
+                && matches!(exec_at(i), (Some("rm"), true, _))
+        });
+        // A name pattern that matches every name (`*`, `?*`), a regex that matches any text.
+        let every_name = |v: Option<&str>| {
+            v.is_some_and(|v| v.contains('*') && v.chars().all(|c| matches!(c, '*' | '?')))
+        };
+        let any_text = |v: Option<&str>| {
+            v.is_some_and(|v| v == ".+" || (!v.is_empty() && v.replace(".*", "").is_empty()))
+        };
         let mut deletes = false;
         let mut i = 0;
         while i < expression.len() {
             let step =
                 match value(i) {
-                    Some("-mindepth" | "-maxdepth") => 2,
+                    Some("-mindepth" | "-maxdepth" | "-regextype") => 2,
                     Some(
                         "-depth"
                         | "-xdev"
@@ -3447,29 +3510,27 @@ impl PermissionEngine {
                         | "-noleaf"
                         | "-true"
                         | "-a"
-                        | "-and",
+                        | "-and"
+                        | "("
+                        | ")"
+                        | "-follow"
+                        | "-daystart"
+                        | "-nowarn"
+                        | "-warn",
                     ) => 1,
+                    Some("-prune") if recursive_rm => 1,
+                    Some("-type") if recursive_rm && value(i + 1) == Some("d") => 2,
                     Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
                     Some(
                         "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename",
-                    ) if value(i + 1) == Some("*") => 2,
-                    Some("-regex" | "-iregex") if matches!(value(i + 1), Some(".*" | ".+")) => 2,
+                    ) if every_name(value(i + 1)) => 2,
+                    Some("-regex" | "-iregex") if any_text(value(i + 1)) => 2,
                     Some("-delete") => {
                         deletes = true;
                         1
                     }
                     Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
-                        let rest = &expression[i + 1..];
-                        let end = rest
-                            .iter()
-                            .enumerate()
-                            .position(|(k, w)| match w.value.as_deref() {
-                                Some(";") => true,
-                                Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
-                                _ => false,
-                            })
-                            .unwrap_or(rest.len());
-                        let program = rest.first().and_then(|w| w.value.as_deref()).map(basename);
+                        let (program, _, end) = exec_at(i);
                         if program != Some("rm") {
                             return None;
                         }
@@ -3494,10 +3555,25 @@ impl PermissionEngine {
             glob: false,
         };
         let given = &words[roots_at..expression_at];
+        // A glob that matches every name there (`find * -delete`) is that directory's whole
+        // content, as `rm -rf *` is.
         let roots: Vec<&Word> = if given.is_empty() {
             vec![&dot]
         } else {
-            given.iter().collect()
+            given
+                .iter()
+                .map(|w| {
+                    if w.glob
+                        && w.value
+                            .as_deref()
+                            .is_some_and(|v| matches!(v, "*" | "?*" | "**"))
+                    {
+                        &dot
+                    } else {
+                        w
+                    }
+                })
+                .collect()
         };
         for root in roots {
             if root.value.is_none() {
@@ -4247,7 +4323,9 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         return None;
     }
     let text: String = raw.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
-    if let Some(why) = protected_reason(Path::new(&text)) {
+    if let Some(why) = protected_reason(Path::new(&text))
+        .or_else(|| protected_glob_reason(&text, false).filter(|_| text.contains(['*', '?', '['])))
+    {
         return Some(format!("Its fixed part is protected: {why}"));
     }
     if !removal {
@@ -4646,7 +4724,8 @@ fn startup_files(words: &[Word], sub: &SimpleCommand, analysis: &Analysis) -> Ve
     let mut named = false;
     for w in options {
         if named {
-            out.push(w.value.clone());
+            // A glob names what it matches (`--rcfile .en?`): not worked out here.
+            out.push(w.value.clone().filter(|_| !w.glob));
             named = false;
             continue;
         }

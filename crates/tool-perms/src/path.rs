@@ -833,14 +833,18 @@ pub fn protected_glob_reason(pattern: &str, dotglob: bool) -> Option<String> {
                 .build()
                 .ok()
                 .map(|g| g.compile_matcher());
+            // The part as written first, so that a pattern protected as it stands
+            // (`.git/*/x`) is named as written.
+            choices.push(part);
             if let Some(matcher) = matcher {
                 choices.extend(names.clone().copied().filter(|name| {
                     (dotglob || part.starts_with('.') || !name.starts_with('.'))
                         && matcher.is_match(name)
                 }));
             }
+        } else {
+            choices.push(part);
         }
-        choices.push(part);
         candidates = candidates
             .iter()
             .flat_map(|c| {

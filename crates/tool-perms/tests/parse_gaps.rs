@@ -1014,3 +1014,81 @@ async fn hidden_globs_and_descriptor_moves_are_read_as_bash_reads_them() {
     ];
     run_table(cases).await;
 }
+
+/// Second review of this session's readings: prefixes in any number (`! ! {`, `time time
+/// {`, `time coproc {`), `$'\x{HH}'`, programs given computed or brace-listed scripts and
+/// options, old-style tar bundles, sed addresses with `I`/`M` and brackets and labels,
+/// `script`'s valued options, `find` deletions behind wrappers and tests that pass every
+/// name, a globbed startup file, a computed protected glob; and no asks for awk's `|` in a
+/// regex or a string, or for `fc -l`.
+#[tokio::test]
+async fn second_review_of_the_new_readings() {
+    let rm = &["Bash(rm:*)"];
+    let mut cases = Vec::new();
+    for cmd in [
+        "! ! { rm x; }",
+        "time time { rm x; }",
+        "time coproc { rm x; }",
+        "! time ! { rm x; }",
+        "script -O log -c 'rm x'",
+        "script -E never -c 'rm x'",
+        "script -q log -c 'rm x'",
+        "script --co='rm x'",
+    ] {
+        cases.extend(everywhere("deny", cmd, rm));
+    }
+    cases.extend(everywhere("deny", "cat $'.en\\x{76}'", &["Read(.env)"]));
+    for cmd in [
+        "sed {\"e rm x\",} README.md",
+        "sed \"$s\" README.md",
+        "tar xf a.tar $FLAGS",
+        "tar xfI a.tar 'rm x'",
+        "sed '/x/Ie' README.md",
+        "sed '\\%x%Me' README.md",
+        "sed '/[/]/e' README.md",
+        "sed ':a;e rm x' README.md",
+        "sed 's/x/y/;T;e rm x' README.md",
+        "awk '{print | \"sh\"}' README.md",
+        "awk -f prog.awk README.md",
+    ] {
+        cases.push(case("ask", "Bash", cmd).deny(rm).mode("bypassPermissions"));
+    }
+    for cmd in [
+        "find ~ -exec sudo rm -rf {} +",
+        "find ~ -exec timeout 5 rm -rf {} +",
+        "find ~ \\( -true \\) -exec rm -rf {} +",
+        "find ~ -name '?*' -exec rm -rf {} +",
+        "find ~ -regex '.*.*' -delete",
+        "find ~ -type d -exec rm -rf {} +",
+        "find ~ -follow -delete",
+        "find * -exec rm -rf {} +",
+        "rm -rf $'\\x{2f}'",
+        "cp README.md ${HOME}/.clau?e/settings.json",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("bypassPermissions"));
+    }
+    cases.push(
+        case("ask", "Bash", "bash --rcfile .en? -i -c :")
+            .deny(&["Read(.env)"])
+            .mode("bypassPermissions"),
+    );
+    for cmd in [
+        "awk -F'|' '{print $1}' README.md",
+        "awk '/a|b/' README.md",
+        "awk '{print $1 \"|\" $2}' README.md",
+        "awk '$1 == 1 || $2 == 2' README.md",
+        "fc -l",
+        "find . -type d -empty -delete",
+        "find . -name '*.o' -exec rm {} +",
+        "time make",
+        "! grep -q x README.md",
+        "sed -i s/e/f/ README.md",
+    ] {
+        cases.push(
+            case("allow", "Bash", cmd)
+                .deny(&["Bash(curl:*)"])
+                .mode("bypassPermissions"),
+        );
+    }
+    run_table(cases).await;
+}

@@ -170,9 +170,6 @@ const DESCRIPTION: &str = "A powerful search tool built on ripgrep
 /// Everything a search needs, checked.
 struct Plan {
     root: PathBuf,
-    /// The call named its root (`path`): its permission was decided on that path, so an ask
-    /// rule covering it was put to the user (and allowed, to get here).
-    root_named: bool,
     root_is_file: bool,
     matcher: RegexMatcher,
     mode: OutputMode,
@@ -284,7 +281,6 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
     }
     Ok(Plan {
         // An empty `path` names nothing (no permission subject: nobody was asked).
-        root_named: input.path.as_deref().is_some_and(|p| !p.trim().is_empty()),
         root_is_file: !meta.is_dir(),
         root,
         matcher,
@@ -922,10 +918,9 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
             let asked = std::sync::Arc::clone(&asked);
             let cwd = cwd.clone();
-            let approved = plan
-                .root_named
-                .then(|| engine.asked_by(&plan.root))
-                .flatten();
+            // (Without a `path` the root is the cwd, the call's subject, which an ask rule
+            // covering it asked about.)
+            let approved = engine.asked_by(&plan.root);
             walker.filter_entry(move |e| {
                 if e.depth() == 0 {
                     return true;
@@ -1128,8 +1123,11 @@ impl ParallelVisitor for SearchVisitor<'_> {
         let entry = match entry {
             Ok(entry) => entry,
             // A directory that cannot be listed (ripgrep warns, and goes on).
+            // (An ignore file that does not parse is no path left unsearched.)
             Err(e) => {
-                self.not_read(walk_error_text(&e, self.cwd));
+                if e.io_error().is_some() {
+                    self.not_read(walk_error_text(&e, self.cwd));
+                }
                 return WalkState::Continue;
             }
         };

@@ -471,8 +471,9 @@ async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
     assert_eq!(out.structured["notSearchedCount"], 70);
     let listed: Vec<String> = (0..20).map(|i| format!("many/s{i:02}.key")).collect();
     assert_eq!(out.structured["notSearched"], json!(listed));
-    // A rule over the working directory itself: a search without a `path` was asked about
-    // nothing, so nothing the rule covers is searched; one naming the directory was asked.
+    // A rule over the working directory itself: a search of it was asked about it, with a
+    // `path` naming it or without one (the cwd is then its subject), and the user said yes:
+    // what the rule covers is searched.
     let c = ctx(dir.path()).with_permission(ToolPermissionContext {
         ask: vec![SourcedRule {
             source: RuleSource::ProjectSettings,
@@ -483,20 +484,14 @@ async fn read_ask_rules_keep_files_out_of_searches_and_say_so() {
     for input in [
         json!({"pattern": "hello", "output_mode": "content"}),
         json!({"pattern": "hello", "output_mode": "content", "path": ""}),
+        json!({"pattern": "hello", "path": dir.path(), "output_mode": "content"}),
     ] {
-        let unnamed = text(&Grep, &c, input).await;
+        let searched = text(&Grep, &c, input).await;
         assert!(
-            !unnamed.contains("hello_key") && unnamed.contains("Not searched"),
-            "{unnamed}"
+            searched.contains("hello_key") && !searched.contains("Not searched"),
+            "{searched}"
         );
     }
-    let named = text(
-        &Grep,
-        &c,
-        json!({"pattern": "hello", "path": dir.path(), "output_mode": "content"}),
-    )
-    .await;
-    assert!(named.contains("hello_key"), "{named}");
 }
 
 // ----- review findings -----

@@ -866,6 +866,25 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
     let Some(name) = words.first().and_then(|w| w.value.as_deref()).map(basename) else {
         return false;
     };
+    // A word that is computed or a brace list (`sed "$s"`, `tar $OPTS`, `sed {"e x",}`) may
+    // be the script or the option that runs a program.
+    if matches!(
+        name,
+        "sed"
+            | "gsed"
+            | "tar"
+            | "gtar"
+            | "bsdtar"
+            | "rg"
+            | "sort"
+            | "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+    ) && words[1..].iter().any(|w| w.value.is_none())
+    {
+        return true;
+    }
     let args: Vec<&str> = words[1..]
         .iter()
         .map(|w| w.value.as_deref().unwrap_or(""))
@@ -889,16 +908,109 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
             ]) || args
                 .iter()
                 .any(|a| short_option_in(a, &['I', 'F'], "bCfgHKLNTVX"))
+                // The old style, a first word of letters without a dash (`tar xIf PROG …`).
+                || args.first().is_some_and(|a| {
+                    !a.starts_with('-')
+                        && a.chars().all(|c| c.is_ascii_alphabetic())
+                        && a.contains(['I', 'F'])
+                })
         }
         "rg" => long(&["--pre", "--hostname-bin"]),
         "sort" => long(&["--compress-program"]),
-        "awk" | "gawk" | "mawk" | "nawk" => {
-            args.iter().any(|a| a.contains("system") || a.contains('|'))
-        }
-        // It runs commands from the history (`fc -s`), or an editor on them.
-        "fc" => true,
+        "awk" | "gawk" | "mawk" | "nawk" => awk_runs_commands(&args),
+        // It runs commands from the history (`fc -s`), or an editor on them; `fc -l` lists.
+        "fc" => !args.first().is_some_and(|a| {
+            a.starts_with('-') && a[1..].contains('l') && !a[1..].contains(['s', 'e'])
+        }),
         _ => false,
     }
+}
+
+/// Whether an awk command line may run a command: its program (the first operand, or the
+/// `-e`/`--source` texts) calls `system` or uses a pipe to or from a command (`print |
+/// "cmd"`, `"cmd" | getline`; not `|` in a regex, `/a|b/`, or a string, `"|"`), or it comes
+/// from a file (`-f`), not seen here. `-F` and `-v` values are no program.
+fn awk_runs_commands(args: &[&str]) -> bool {
+    let runs = |program: &str| program.contains("system") || awk_pipes(program);
+    let mut sources = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        match *a {
+            "--" => return !sources && args.get(i).is_some_and(|p| runs(p)),
+            "-f" | "--file" => return true,
+            "-e" | "--source" => {
+                sources = true;
+                if args.get(i).is_some_and(|p| runs(p)) {
+                    return true;
+                }
+                i += 1;
+            }
+            "-F" | "-v" | "--field-separator" | "--assign" => i += 1,
+            a if a.starts_with("-f") || a.starts_with("--file=") || a.starts_with("-W") => {
+                return true;
+            }
+            a if a.starts_with("--source=") || a.starts_with("-e") => {
+                sources = true;
+                if runs(a) {
+                    return true;
+                }
+            }
+            a if a.starts_with('-') && a.len() > 1 => {}
+            program => return !sources && runs(program),
+        }
+    }
+    false
+}
+
+/// Whether an awk program has a `|` outside strings, regexes and bracket classes: a pipe to
+/// or from a command (`|&` too). Read loosely: a `/` starts a regex where an operand may.
+fn awk_pipes(program: &str) -> bool {
+    let chars: Vec<char> = program.chars().collect();
+    let mut i = 0;
+    // The last character that was not blank: a `/` after an operand is a division.
+    let mut last = '(';
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '"' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '/' if !(last.is_alphanumeric() || matches!(last, ')' | ']' | '_' | '$')) => {
+                i += 1;
+                while i < chars.len() && chars[i] != '/' {
+                    match chars[i] {
+                        '\\' => i += 1,
+                        '[' => {
+                            while i < chars.len() && chars[i] != ']' {
+                                i += 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '|' if chars.get(i + 1) != Some(&'|') && last != '|' => return true,
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            last = chars.get(i).copied().unwrap_or(c);
+        }
+        i += 1;
+    }
+    false
 }
 
 fn program_may_use_files(program: &str) -> bool {

@@ -1032,7 +1032,13 @@ impl Walker<'_> {
                 for (i, stage) in stages.into_iter().enumerate() {
                     self.piped = (outer || i > 0) && !(last_redirected && i == last);
                     if i == last && i > 0 && self.out.lastpipe {
+                        // Whether the option is on when this runs is not known (the line may
+                        // only mention it): the shell is where this stage leaves it, or
+                        // where it was.
+                        let before = self.dirs.clone();
                         self.walk(stage);
+                        self.dirs = union(&before, &self.dirs);
+                        self.cd_failed = None;
                     } else {
                         self.in_subshell(|w| w.walk(stage));
                     }
@@ -2676,42 +2682,69 @@ fn mapfile_callback(args: &[Word]) -> Option<Inner> {
     callback.map(|c| Inner::Callback(c.to_owned()))
 }
 
-/// What `script ARGS` runs: the `-c`/`--command` string (`script -qc 'make' /dev/null`);
-/// nothing seen otherwise (an interactive shell, reading the Bash tool's empty input).
+/// What `script ARGS` runs: the `-c`/`--command` string (`script -qc 'make' /dev/null`,
+/// also after the file, as getopt permutes), reading `script`'s options that take a value
+/// (`-E never`, `-O log`, `--log-out log`); nothing seen otherwise (an interactive shell,
+/// reading the Bash tool's empty input). A computed word may be `-c`: computed.
 fn script_command(args: &[Word]) -> Option<Inner> {
+    const SHORT_VALUES: &str = "EOIBTmo";
+    const LONG_VALUES: &[&str] = &[
+        "--echo",
+        "--log-out",
+        "--log-in",
+        "--log-io",
+        "--log-timing",
+        "--logging-format",
+        "--output-limit",
+        "--timing",
+    ];
+    let found = |v: Option<String>| {
+        Some(match v {
+            Some(script) => Inner::Script(script),
+            None => Inner::Dynamic("`script -c` of a computed command".into()),
+        })
+    };
     let mut i = 0;
     while let Some(w) = args.get(i) {
+        i += 1;
         let Some(a) = w.value.as_deref() else {
-            return Some(Inner::Dynamic("`script` with a computed option".into()));
+            return Some(Inner::Dynamic("`script` with a computed word".into()));
         };
-        if a == "--" || !a.starts_with('-') {
+        if a == "--" {
             return None;
         }
-        let value = if let Some(v) = a.strip_prefix("--command=") {
-            Some(Some(v.to_owned()))
-        } else if names_long_option(a, "--command") {
-            Some(args.get(i + 1).and_then(|w| w.value.clone()))
-        } else if let Some(pos) = a
-            .strip_prefix('-')
-            .filter(|r| !r.starts_with('-'))
-            .and_then(|r| r.find('c'))
-        {
-            let rest = &a[pos + 2..];
-            Some(if rest.is_empty() {
-                args.get(i + 1).and_then(|w| w.value.clone())
-            } else {
-                Some(rest.to_owned())
-            })
-        } else {
-            None
-        };
-        if let Some(v) = value {
-            return Some(match v {
-                Some(script) => Inner::Script(script),
-                None => Inner::Dynamic("`script -c` of a computed command".into()),
-            });
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, value) = match long.split_once('=') {
+                Some((n, v)) => (format!("--{n}"), Some(v.to_owned())),
+                None => (a.to_owned(), None),
+            };
+            if names_long_option(&name, "--command") {
+                return found(value.or_else(|| args.get(i).and_then(|w| w.value.clone())));
+            }
+            if value.is_none() && LONG_VALUES.iter().any(|l| names_long_option(&name, l)) {
+                i += 1;
+            }
+            continue;
         }
-        i += 1;
+        let Some(bundle) = a.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            continue;
+        };
+        for (k, c) in bundle.char_indices() {
+            let rest = &bundle[k + c.len_utf8()..];
+            if c == 'c' {
+                return found(if rest.is_empty() {
+                    args.get(i).and_then(|w| w.value.clone())
+                } else {
+                    Some(rest.to_owned())
+                });
+            }
+            if SHORT_VALUES.contains(c) {
+                if rest.is_empty() {
+                    i += 1;
+                }
+                break;
+            }
+        }
     }
     None
 }
@@ -2990,10 +3023,14 @@ fn reserved_word_prefixes(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
                     .collect();
                 let name = words.first().map(|w| text(*w)).unwrap_or("");
                 let skip = match name {
-                    "time" => {
+                    // `time`, `!` and `coproc` in any number and order (`! ! {`, `time time
+                    // {`, `time coproc {`).
+                    "time" | "!" => {
                         1 + words[1..]
                             .iter()
-                            .take_while(|w| matches!(text(**w), "-p" | "--" | "!"))
+                            .take_while(|w| {
+                                matches!(text(**w), "-p" | "--" | "!" | "time" | "coproc")
+                            })
                             .count()
                     }
                     // `coproc NAME { …; }` or `coproc { …; }`.
@@ -3310,10 +3347,27 @@ fn decode_ansi_c(inner: &str) -> Option<String> {
                     _ => 8,
                 };
                 let mut hex = String::new();
-                while hex.len() < max && chars.peek().is_some_and(char::is_ascii_hexdigit) {
-                    hex.extend(chars.next());
+                // `\x{HHH}` (bash 5.2): the digits in braces, empty for 0.
+                let braced = d == 'x' && chars.peek() == Some(&'{');
+                if braced {
+                    chars.next();
+                    while chars.peek().is_some_and(|c| *c != '}') {
+                        hex.extend(chars.next());
+                    }
+                    chars.next();
+                    if hex.is_empty() {
+                        hex.push('0');
+                    }
+                } else {
+                    while hex.len() < max && chars.peek().is_some_and(char::is_ascii_hexdigit) {
+                        hex.extend(chars.next());
+                    }
                 }
                 let value = u32::from_str_radix(&hex, 16).ok();
+                if braced && value.is_none_or(|v| v > 0xff) {
+                    // Not a byte: what bash makes of it is not worked out here.
+                    return None;
+                }
                 match (d, value) {
                     ('x', Some(byte)) => out.push(byte as u8),
                     // Bash writes a surrogate or a code past U+10FFFF as bytes that are
@@ -3416,13 +3470,19 @@ mod tests {
             r"\uD800",
             r"\x",
             r"\xZ",
+            r".en\x{76}",
+            r"\x{2e}env",
+            r".env\x{0}zz",
+            r".env\x{}zz",
             r#"\q\'\"\?\\"#,
             r"r\x6d",
             r"\n\t\e",
             "tab\there",
         ];
         for inner in samples {
+            // In a UTF-8 locale (the one the Bash tool's shells have), `\u` writes UTF-8.
             let out = std::process::Command::new("bash")
+                .env("LC_ALL", "C.UTF-8")
                 .arg("-c")
                 .arg(format!("printf '%s' $'{inner}'"))
                 .output()

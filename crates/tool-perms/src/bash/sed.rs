@@ -193,11 +193,28 @@ fn script_executes(script: &str) -> bool {
     let mut i = 0;
     // Skips a delimited part from `i` (at the delimiter), honouring backslashes; returns the
     // index after the closing delimiter.
+    // Skips a delimited part from `i` (at the delimiter), honouring backslashes and bracket
+    // expressions (`/[/]/`: the `/` in brackets does not end it); returns the index after
+    // the closing delimiter.
     let skip_delimited = |mut i: usize, delim: char| -> usize {
         i += 1;
         while i < chars.len() && chars[i] != delim {
-            if chars[i] == '\\' {
-                i += 1;
+            match chars[i] {
+                '\\' => i += 1,
+                '[' => {
+                    i += 1;
+                    // `[]…]` and `[^]…]`: a leading `]` is a member.
+                    if chars.get(i) == Some(&'^') {
+                        i += 1;
+                    }
+                    if chars.get(i) == Some(&']') {
+                        i += 1;
+                    }
+                    while i < chars.len() && chars[i] != ']' {
+                        i += 1;
+                    }
+                }
+                _ => {}
             }
             i += 1;
         }
@@ -209,9 +226,20 @@ fn script_executes(script: &str) -> bool {
             match chars.get(i) {
                 Some(c) if c.is_whitespace() || c.is_ascii_digit() => i += 1,
                 Some('$' | ',' | '!' | '~' | '+' | ';' | '{' | '}') => i += 1,
-                Some('/') => i = skip_delimited(i, '/'),
+                // A regex address, and the `I`/`M` flags that may follow it.
+                Some('/') => {
+                    i = skip_delimited(i, '/');
+                    while matches!(chars.get(i), Some('I' | 'M')) {
+                        i += 1;
+                    }
+                }
                 Some('\\') => match chars.get(i + 1) {
-                    Some(&d) => i = skip_delimited(i + 1, d),
+                    Some(&d) => {
+                        i = skip_delimited(i + 1, d);
+                        while matches!(chars.get(i), Some('I' | 'M')) {
+                            i += 1;
+                        }
+                    }
                     None => return false,
                 },
                 _ => break,
@@ -247,8 +275,9 @@ fn script_executes(script: &str) -> bool {
                 i = j;
             }
             // Commands whose argument is the rest of the line (`a text`, `r file`, `w file`,
-            // `b label`, `:label`, ...): skipped to its end.
-            Some('a' | 'i' | 'c' | 'r' | 'R' | 'w' | 'W' | 'b' | 't' | 'T' | ':' | '#') => {
+            // a comment): skipped to its end. (A label, `:a` or `b a`, ends at `;` too in
+            // GNU sed: the commands after it are read.)
+            Some('a' | 'i' | 'c' | 'r' | 'R' | 'w' | 'W' | '#') => {
                 while chars.get(i).is_some_and(|c| *c != '\n') {
                     i += 1;
                 }
@@ -517,6 +546,12 @@ mod tests {
             "s|a|b|ge",
             "1d;2e ls",
             "/a/,/b/{e id\n}",
+            "/x/Ie rm -rf x",
+            "/[/]/e",
+            ":a;e rm x",
+            "s/x/y/;T;e rm x",
+            "b end;e id",
+            "\\%x%Me date",
             "s/e/f/;e",
         ] {
             assert!(script_executes(script), "{script}");

@@ -1092,3 +1092,22 @@ async fn second_review_of_the_new_readings() {
     }
     run_table(cases).await;
 }
+
+/// A line that only mentions `lastpipe` does not set it: a `cd` in a pipeline's last stage
+/// may or may not move the shell, and what follows is checked in both places.
+#[tokio::test]
+async fn a_mentioned_lastpipe_checks_both_directories() {
+    let main = &["Read(./src/main.rs)"];
+    let mut cases = Vec::new();
+    cases.extend(everywhere(
+        "deny",
+        "echo lastpipe | cd docs && cat src/main.rs",
+        main,
+    ));
+    cases.extend(everywhere(
+        "deny",
+        "shopt -s lastpipe; echo | cd src && cat main.rs",
+        main,
+    ));
+    run_table(cases).await;
+}

@@ -618,10 +618,11 @@ fn id_key(message: &Value) -> Option<String> {
         .map(ToString::to_string)
 }
 
-/// A JSON-RPC 2.0 response (the `"jsonrpc": "2.0"` member is required, as the TypeScript
-/// SDK's schema requires it: a log line with an `id` and an `error` is no response).
+/// A JSON-RPC response (the `"jsonrpc"` member is required, as the TypeScript SDK's schema
+/// requires it: a log line with an `id` and an `error` is no response; one with another
+/// version is a malformed response).
 fn is_response(message: &Value) -> bool {
-    message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+    message.get("jsonrpc").is_some()
         && message.get("method").is_none()
         && id_key(message).is_some()
         && (message.get("result").is_some() || message.get("error").is_some())
@@ -676,9 +677,7 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
             "it answered with a batch (a JSON array), which MCP does not allow".to_owned(),
         ),
         Value::Array(_) => LineVerdict::Skip(None),
-        Value::Object(fields) if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") => {
-            LineVerdict::Skip(None)
-        }
+        Value::Object(fields) if !fields.contains_key("jsonrpc") => LineVerdict::Skip(None),
         Value::Object(_) if is_response(&value) => {
             let id = id_key(&value).unwrap_or_default();
             let mut outstanding = lock(sent);

@@ -525,7 +525,13 @@ struct Outstanding {
     /// Requests too large to read their id from (over [`CHECKED_LINE_BYTES`]): as many
     /// responses with an unknown id are accepted.
     unread: usize,
+    /// The ids answered lately (at most [`ANSWERED_KEPT`]), to tell a response sent twice
+    /// (skipped) from one to an id never sent (a broken server: the connection fails).
+    answered: std::collections::VecDeque<String>,
 }
+
+/// How many answered ids [`Outstanding::answered`] keeps.
+const ANSWERED_KEPT: usize = 1024;
 
 type SentIds = Arc<Mutex<Outstanding>>;
 
@@ -645,8 +651,8 @@ enum LineVerdict {
 /// What to do with a line from the server. Lines that are not JSON (log output on stdout) are
 /// handed on, as every MCP SDK tolerates them; JSON that is no JSON-RPC message (a structured
 /// log line, `{"level": "error", "id": …, "error": …}`) is left out, as the TypeScript SDK
-/// skips what fails its schema. A response to a request no one waits for (a duplicate, an id
-/// never sent) is left out too, as that SDK reports and ignores it. A malformed response, a
+/// skips what fails its schema, and so is a second response to a request already answered,
+/// as that SDK reports and ignores it. A malformed response, one to an id never sent, a
 /// batch, or broken JSON that holds a `"jsonrpc"` member fails the connection, instead of
 /// leaving the call to wait for its timeout.
 fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
@@ -682,7 +688,12 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
             let id = id_key(&value).unwrap_or_default();
             let mut outstanding = lock(sent);
             let mut verdict = LineVerdict::Pass;
-            if !outstanding.ids.remove(&id) {
+            if outstanding.ids.remove(&id) {
+                if outstanding.answered.len() == ANSWERED_KEPT {
+                    outstanding.answered.pop_front();
+                }
+                outstanding.answered.push_back(id.clone());
+            } else {
                 // `"2"` for request 2: answered as the TypeScript SDK answers it.
                 let as_number = value["id"]
                     .as_str()
@@ -693,10 +704,15 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
                     verdict = LineVerdict::Rewrite(serde_json::to_vec(&value).unwrap_or_default());
                 } else if outstanding.unread > 0 {
                     outstanding.unread -= 1;
-                } else {
+                } else if outstanding.answered.contains(&id) {
                     return LineVerdict::Skip(Some(format!(
-                        "it sent a response to request {id}, which no request is waiting for (a duplicate, or an id it was never sent); it was ignored"
+                        "it sent a second response to request {id}; it was ignored"
                     )));
+                } else {
+                    // A request waiting for its answer would wait for its timeout.
+                    return LineVerdict::Fail(format!(
+                        "it sent a response to request {id}, which was never sent"
+                    ));
                 }
             }
             drop(outstanding);
@@ -2464,9 +2480,10 @@ mod tests {
         assert!(batch.contains("batch"), "{batch}");
     }
 
-    /// A response is matched to the request waiting for it: a second one (a duplicate), or
-    /// one to an id never sent, is left out with a note; one that names request 2 as `"2"`
-    /// is mended, as the TypeScript SDK matches it.
+    /// A response is matched to the request waiting for it: a second one (a duplicate) is
+    /// left out with a note, one to an id never sent fails the connection (the call would
+    /// wait for its timeout); one that names request 2 as `"2"` is mended, as the
+    /// TypeScript SDK matches it.
     #[test]
     fn responses_are_matched_to_the_requests_waiting_for_them() {
         let sent = SentIds::default();
@@ -2476,10 +2493,14 @@ mod tests {
         let LineVerdict::Skip(Some(note)) = examine_line(answer.as_bytes(), &sent) else {
             panic!("a duplicate was not left out");
         };
-        assert!(
-            note.contains("request 2, which no request is waiting for"),
-            "{note}"
-        );
+        assert!(note.contains("a second response to request 2"), "{note}");
+        // One to an id never sent: a request waits for an answer that will not come.
+        let LineVerdict::Fail(why) =
+            examine_line(br#"{"jsonrpc":"2.0","id":987654,"result":{}}"#, &sent)
+        else {
+            panic!("a response to an id never sent was not reported");
+        };
+        assert!(why.contains("987654, which was never sent"), "{why}");
 
         lock(&sent).ids.insert("3".to_owned());
         let LineVerdict::Rewrite(mended) = examine_line(

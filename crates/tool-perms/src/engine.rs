@@ -2062,6 +2062,28 @@ impl PermissionEngine {
         if let Some(f) = self.startup_files_read(set, sub, words, ctx, analysis) {
             option_glob = Some(pick(option_glob, f));
         }
+        // A tracer's or wrapper's own files (`strace -o F`, `valgrind --log-file=F`,
+        // `fakeroot -s F`), which its command's reading leaves out.
+        for (file, use_) in wrapper_files(name, words) {
+            let text = sub.raw_text();
+            let resolved = file
+                .as_deref()
+                .and_then(|v| self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx));
+            let Some(paths) = resolved else {
+                let f = self.unchecked_path(
+                    set,
+                    use_,
+                    format!("`{text}` names a file of `{name}` that cannot be checked."),
+                );
+                option_glob = Some(pick(option_glob, f.sub(text.clone())));
+                continue;
+            };
+            for p in paths {
+                if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
+                    option_glob = Some(pick(option_glob, f.sub(text.clone())));
+                }
+            }
+        }
         let Some(use_) = path_use(name, words) else {
             return option_glob;
         };
@@ -4707,6 +4729,80 @@ fn relative_link_targets(src: &Path, landing: &Path) -> Vec<PathBuf> {
                 return out;
             }
             stack.push((e.path(), lands.join(e.file_name())));
+        }
+    }
+    out
+}
+
+/// The files a tracer or wrapper itself writes or reads, before the command it runs: `strace`
+/// and `ltrace -o F` (`--output=F`, `-oF`), `valgrind --log-file=F` / `--xml-file=F`,
+/// `fakeroot -s F` (saves its state) and `-i F` (loads it). `None`: a computed or globbed
+/// name.
+fn wrapper_files(name: &str, words: &[Word]) -> Vec<(Option<String>, PathUse)> {
+    let mut out = Vec::new();
+    let value = |w: Option<&Word>| w.and_then(|w| w.value.clone().filter(|_| !w.glob));
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        i += 1;
+        let Some(a) = w.value.as_deref() else {
+            continue;
+        };
+        if !a.starts_with('-') || a == "--" {
+            break;
+        }
+        match name {
+            "strace" | "ltrace" => {
+                if a == "-o" || a == "--output" {
+                    out.push((value(words.get(i)), PathUse::Write));
+                    i += 1;
+                } else if let Some(v) = a.strip_prefix("--output=") {
+                    out.push((Some(v.to_owned()), PathUse::Write));
+                } else if let Some(v) = a.strip_prefix("-o").filter(|v| !v.is_empty()) {
+                    out.push((Some(v.to_owned()), PathUse::Write));
+                } else if matches!(
+                    a,
+                    "-e" | "-p"
+                        | "-s"
+                        | "-u"
+                        | "-E"
+                        | "-a"
+                        | "-b"
+                        | "-P"
+                        | "-X"
+                        | "-U"
+                        | "-A"
+                        | "-l"
+                        | "-n"
+                        | "-w"
+                        | "-x"
+                        | "-F"
+                        | "-S"
+                        | "-I"
+                        | "-O"
+                ) {
+                    i += 1;
+                }
+            }
+            "valgrind" => {
+                for opt in ["--log-file=", "--xml-file="] {
+                    if let Some(v) = a.strip_prefix(opt) {
+                        out.push((Some(v.to_owned()), PathUse::Write));
+                    }
+                }
+            }
+            "fakeroot" => match a {
+                "-s" => {
+                    out.push((value(words.get(i)), PathUse::Write));
+                    i += 1;
+                }
+                "-i" => {
+                    out.push((value(words.get(i)), PathUse::Read));
+                    i += 1;
+                }
+                "-l" | "-f" | "-b" | "--lib" | "--faked" => i += 1,
+                _ => {}
+            },
+            _ => return out,
         }
     }
     out

@@ -1111,3 +1111,22 @@ async fn a_mentioned_lastpipe_checks_both_directories() {
     ));
     run_table(cases).await;
 }
+
+/// A tracer's or wrapper's own output file is a write of its own: `strace -o ~/.bashrc`
+/// asks even in bypass mode, as `> ~/.bashrc` does.
+#[tokio::test]
+async fn a_wrappers_own_files_are_checked() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "strace -o ~/.bashrc true",
+        "strace -o.git/config true",
+        "ltrace --output=.git/config true",
+        "valgrind --log-file=.git/hooks/pre-commit true",
+        "fakeroot -s .git/config true",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("bypassPermissions"));
+    }
+    cases.push(case("allow", "Bash", "strace -o trace.log true").mode("bypassPermissions"));
+    cases.push(case("deny", "Bash", "fakeroot -i .env true").deny(&["Read(.env)"]));
+    run_table(cases).await;
+}

@@ -3465,15 +3465,7 @@ impl PermissionEngine {
         // (`sudo rm`, `env rm`, `timeout 5 rm`); and where its words end.
         let exec_at = |i: usize| {
             let rest = &expression[i + 1..];
-            let end = rest
-                .iter()
-                .enumerate()
-                .position(|(k, w)| match w.value.as_deref() {
-                    Some(";") => true,
-                    Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
-                    _ => false,
-                })
-                .unwrap_or(rest.len());
+            let end = crate::bash::parse::exec_end(rest);
             let mut words = rest[..end]
                 .iter()
                 .filter_map(|w| w.value.as_deref())

@@ -705,24 +705,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             };
             // Both readings start where this one does.
             analyze_source(&joined, depth + 1, nest, bracket, &mut again);
-            out.hidden_assignment |=
-                again.hidden_assignment || again.cdpath || (again.home && !out.home);
-            out.rg_config |= again.rg_config;
-            out.git_env |= again.git_env;
-            out.ps4 |= again.ps4;
-            for why in again.incomplete {
-                if !out.incomplete.contains(&why) {
-                    out.incomplete.push(why);
-                }
-            }
-            out.commands.extend(again.commands);
-            out.redirects.extend(again.redirects);
-            for why in again.complex {
-                if !out.complex.contains(&why) {
-                    out.complex.push(why);
-                }
-            }
-            out.truncated |= again.truncated;
+            absorb_second_reading(out, again);
         }
     }
     // `time`, `!` or `coproc` before a compound command (`time { rm x; }`, `! for …`):
@@ -756,26 +739,7 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
                 ..Analysis::default()
             };
             analyze_source(&unprefixed, depth + 1, nest, bracket, &mut again);
-            out.hidden_assignment |= again.hidden_assignment;
-            for why in again.incomplete {
-                if !out.incomplete.contains(&why) {
-                    out.incomplete.push(why);
-                }
-            }
-            out.commands.extend(again.commands);
-            out.redirects.extend(again.redirects);
-            for why in again.complex {
-                if !out.complex.contains(&why) {
-                    out.complex.push(why);
-                }
-            }
-            out.truncated |= again.truncated;
-            out.computed_command |= again.computed_command;
-            for why in again.computed_why {
-                if !out.computed_why.contains(&why) {
-                    out.computed_why.push(why);
-                }
-            }
+            absorb_second_reading(out, again);
         }
     }
     let mut walker = Walker {
@@ -2576,15 +2540,7 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
                 let a = a.value.as_deref().unwrap_or("");
                 if matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
                     let rest = &args[i + 1..];
-                    let end = rest
-                        .iter()
-                        .enumerate()
-                        .position(|(k, w)| match w.value.as_deref() {
-                            Some(";") => true,
-                            Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
-                            _ => false,
-                        })
-                        .unwrap_or(rest.len());
+                    let end = exec_end(rest);
                     if end > 0 {
                         found.push(Inner::Command(rest[..end].to_vec(), true));
                     }
@@ -2995,6 +2951,49 @@ fn literal_ranges(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
     }
     out.sort_unstable();
     out
+}
+
+/// Adds a second reading of the same source (the text as bash joins it across
+/// backslash-newlines, or without the `time`/`!`/`coproc` the parser misreads) to `out`: its
+/// commands, redirections and reasons, and whatever it says about variables the line may
+/// set (one that names `CDPATH` or `HOME` may set it).
+fn absorb_second_reading(out: &mut Analysis, again: Analysis) {
+    out.hidden_assignment |= again.hidden_assignment || again.cdpath || (again.home && !out.home);
+    out.rg_config |= again.rg_config;
+    out.git_env |= again.git_env;
+    out.ps4 |= again.ps4;
+    out.computed_command |= again.computed_command;
+    for why in again.computed_why {
+        if !out.computed_why.contains(&why) {
+            out.computed_why.push(why);
+        }
+    }
+    for why in again.incomplete {
+        if !out.incomplete.contains(&why) {
+            out.incomplete.push(why);
+        }
+    }
+    out.commands.extend(again.commands);
+    out.redirects.extend(again.redirects);
+    for why in again.complex {
+        if !out.complex.contains(&why) {
+            out.complex.push(why);
+        }
+    }
+    out.truncated |= again.truncated;
+}
+
+/// Where the command an `-exec`/`-ok` of `find` runs ends in `rest` (the words after the
+/// primary): at `;`, or at `+` right after `{}`; all of `rest` when neither comes.
+pub(crate) fn exec_end(rest: &[Word]) -> usize {
+    rest.iter()
+        .enumerate()
+        .position(|(k, w)| match w.value.as_deref() {
+            Some(";") => true,
+            Some("+") => k > 0 && rest[k - 1].value.as_deref() == Some("{}"),
+            _ => false,
+        })
+        .unwrap_or(rest.len())
 }
 
 /// The reserved words that open a compound command.

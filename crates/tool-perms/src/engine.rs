@@ -4744,35 +4744,40 @@ fn wrapper_files(name: &str, words: &[Word]) -> Vec<(Option<String>, PathUse)> {
         }
         match name {
             "strace" | "ltrace" => {
-                if a == "-o" || a == "--output" {
+                if a == "--output" {
                     out.push((value(words.get(i)), PathUse::Write));
                     i += 1;
-                } else if let Some(v) = a.strip_prefix("--output=") {
+                    continue;
+                }
+                if let Some(v) = a.strip_prefix("--output=") {
                     out.push((Some(v.to_owned()), PathUse::Write));
-                } else if let Some(v) = a.strip_prefix("-o").filter(|v| !v.is_empty()) {
-                    out.push((Some(v.to_owned()), PathUse::Write));
-                } else if matches!(
-                    a,
-                    "-e" | "-p"
-                        | "-s"
-                        | "-u"
-                        | "-E"
-                        | "-a"
-                        | "-b"
-                        | "-P"
-                        | "-X"
-                        | "-U"
-                        | "-A"
-                        | "-l"
-                        | "-n"
-                        | "-w"
-                        | "-x"
-                        | "-F"
-                        | "-S"
-                        | "-I"
-                        | "-O"
-                ) {
-                    i += 1;
+                    continue;
+                }
+                if a.starts_with("--") {
+                    continue;
+                }
+                // A bundle of short options (`-fo F`, `-ofile`): the first that takes a
+                // value takes the rest of the word, or the next word.
+                let valued = if name == "strace" {
+                    "abeEIoOpPsSuUX"
+                } else {
+                    "aAeEFlLnopsuwx"
+                };
+                for (k, c) in a.char_indices().skip(1) {
+                    if !valued.contains(c) {
+                        continue;
+                    }
+                    let rest = &a[k + c.len_utf8()..];
+                    let v = if rest.is_empty() {
+                        i += 1;
+                        value(words.get(i - 1))
+                    } else {
+                        Some(rest.to_owned())
+                    };
+                    if c == 'o' {
+                        out.push((v, PathUse::Write));
+                    }
+                    break;
                 }
             }
             "valgrind" => {

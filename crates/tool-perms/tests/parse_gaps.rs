@@ -1130,3 +1130,19 @@ async fn a_wrappers_own_files_are_checked() {
     cases.push(case("deny", "Bash", "fakeroot -i .env true").deny(&["Read(.env)"]));
     run_table(cases).await;
 }
+
+/// A tracer's short options read as getopt reads them: a flag before `-o` (`-x -o F`) and a
+/// bundle (`-fo F`) still name the output file.
+#[tokio::test]
+async fn a_tracers_bundled_output_option_is_read() {
+    let mut cases = Vec::new();
+    for cmd in [
+        "strace -x -o ~/.bashrc true",
+        "strace -fo ~/.bashrc true",
+        "strace -fo.git/config true",
+        "ltrace -S -o .git/config true",
+    ] {
+        cases.push(case("ask", "Bash", cmd).mode("bypassPermissions"));
+    }
+    run_table(cases).await;
+}

@@ -2010,10 +2010,29 @@ impl PermissionEngine {
         if !NESTED_SHELL_NAMES.contains(&name) {
             return None;
         }
+        let files = startup_files(words, sub, analysis)
+            .into_iter()
+            .map(|f| (f, PathUse::Read))
+            .collect();
+        self.files_named(set, sub, files, "runs a shell with a startup file", ctx)
+    }
+
+    /// Checks the files a command names for itself, not among its operands (a shell's
+    /// startup file, a tracer's output file): each as the path it reads or writes; one that
+    /// cannot be worked out (`None`, a relative one after an unknown `cd`, `~` without a
+    /// home) is asked about as a path that cannot be checked, `what` saying what names it.
+    fn files_named(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        files: Vec<(Option<String>, PathUse)>,
+        what: &str,
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
         let text = sub.raw_text();
         let home = ctx.home().or(self.roots.home.as_deref());
         let mut worst: Option<Finding> = None;
-        for file in startup_files(words, sub, analysis) {
+        for (file, use_) in files {
             let resolved = file.as_deref().and_then(|v| {
                 let v = match (v.strip_prefix("~/"), home) {
                     (Some(rest), Some(h)) => h.join(rest).display().to_string(),
@@ -2025,14 +2044,14 @@ impl PermissionEngine {
             let Some(paths) = resolved else {
                 let f = self.unchecked_path(
                     set,
-                    PathUse::Read,
-                    format!("`{text}` runs a shell with a startup file that cannot be checked."),
+                    use_,
+                    format!("`{text}` {what} that cannot be checked."),
                 );
                 worst = Some(pick(worst, f.sub(text.clone())));
                 continue;
             };
             for p in paths {
-                if let Some(f) = self.path_constraint(set, &p, PathUse::Read, ctx) {
+                if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
                     worst = Some(pick(worst, f.sub(text.clone())));
                 }
             }
@@ -2064,25 +2083,12 @@ impl PermissionEngine {
         }
         // A tracer's or wrapper's own files (`strace -o F`, `valgrind --log-file=F`,
         // `fakeroot -s F`), which its command's reading leaves out.
-        for (file, use_) in wrapper_files(name, words) {
-            let text = sub.raw_text();
-            let resolved = file
-                .as_deref()
-                .and_then(|v| self.resolve_in_dirs(v, &sub.cwd, &sub.other_cwds, ctx));
-            let Some(paths) = resolved else {
-                let f = self.unchecked_path(
-                    set,
-                    use_,
-                    format!("`{text}` names a file of `{name}` that cannot be checked."),
-                );
-                option_glob = Some(pick(option_glob, f.sub(text.clone())));
-                continue;
-            };
-            for p in paths {
-                if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
-                    option_glob = Some(pick(option_glob, f.sub(text.clone())));
-                }
-            }
+        let own = wrapper_files(name, words);
+        if !own.is_empty()
+            && let Some(f) =
+                self.files_named(set, sub, own, &format!("names a file of `{name}`"), ctx)
+        {
+            option_glob = Some(pick(option_glob, f));
         }
         let Some(use_) = path_use(name, words) else {
             return option_glob;

@@ -337,53 +337,41 @@ async fn crash_mid_call_fails_clearly_is_not_replayed_and_reconnects() {
 /// in a script, then `exec` the server): when the server crashes mid-call, the pipe stays
 /// open, but the call still fails at once with how the server ended (its process group is
 /// killed on the failed exit), instead of waiting for its idle timeout.
+///
+/// A helper in a session of its own (`setsid`, Node's `detached: true`) is out of the
+/// group's reach and keeps the pipe open: the failed exit still ends the connection.
 #[tokio::test]
 async fn a_crash_is_seen_while_a_helper_still_holds_the_servers_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = format!("4242.{}", std::process::id());
-    let script = format!("sleep {marker} & exec '{}'", tiny_server());
-    let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()]).with_env(
-        "TINY_CRASH_LOG",
-        dir.path().join("crash.log").display().to_string(),
-    );
-    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
-    assert!(diags.is_empty(), "{diags:?}");
-    // A hang guard, far below the idle timeout the call would otherwise wait out.
-    let crashed = tokio::time::timeout(Duration::from_secs(60), crash_fails_clearly(&manager))
-        .await
-        .expect("the call waited on for a server that had exited");
-    assert!(
-        crashed.contains("(the server exited with status 3)"),
-        "{crashed}"
-    );
-    manager.shutdown().await;
-    assert!(
-        processes_with_arg(&marker).is_empty(),
-        "the helper outlived the server"
-    );
-
-    // A helper in a session of its own (`setsid`, Node's `detached: true`) is out of the
-    // group's reach and keeps the pipe open: the failed exit still ends the connection.
-    let marker = format!("4243.{}", std::process::id());
-    let script = format!("setsid sleep {marker} & exec '{}'", tiny_server());
-    let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()]).with_env(
-        "TINY_CRASH_LOG",
-        dir.path().join("crash.log").display().to_string(),
-    );
-    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
-    assert!(diags.is_empty(), "{diags:?}");
-    let crashed = tokio::time::timeout(Duration::from_secs(60), crash_fails_clearly(&manager))
-        .await
-        .expect("the call waited on for a server that had exited");
-    assert!(
-        crashed.contains("(the server exited with status 3)"),
-        "{crashed}"
-    );
-    manager.shutdown().await;
-    for pid in processes_with_arg(&marker) {
-        let _ = std::process::Command::new("kill")
-            .arg(pid.to_string())
-            .status();
+    for (helper, number, in_group) in [("sleep", 4242, true), ("setsid sleep", 4243, false)] {
+        let marker = format!("{number}.{}", std::process::id());
+        let script = format!("{helper} {marker} & exec '{}'", tiny_server());
+        let config = ServerConfig::stdio("tiny", "sh", ["-c", script.as_str()]).with_env(
+            "TINY_CRASH_LOG",
+            dir.path().join("crash.log").display().to_string(),
+        );
+        let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+        assert!(diags.is_empty(), "{diags:?}");
+        // A hang guard, far below the idle timeout the call would otherwise wait out.
+        let crashed = tokio::time::timeout(Duration::from_secs(60), crash_fails_clearly(&manager))
+            .await
+            .expect("the call waited on for a server that had exited");
+        assert!(
+            crashed.contains("(the server exited with status 3)"),
+            "{helper}: {crashed}"
+        );
+        manager.shutdown().await;
+        if in_group {
+            assert!(
+                processes_with_arg(&marker).is_empty(),
+                "the helper outlived the server"
+            );
+        }
+        for pid in processes_with_arg(&marker) {
+            let _ = std::process::Command::new("kill")
+                .arg(pid.to_string())
+                .status();
+        }
     }
 }
 

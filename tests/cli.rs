@@ -794,7 +794,12 @@ fn bad_inputs_say_what_is_wrong() {
     }
 
     // So does an `--mcp-config` that cannot be used, instead of running without its servers.
-    for bad in ["{\"mcpServers\": ", "no-such-mcp.json"] {
+    for bad in [
+        "{\"mcpServers\": ",
+        "no-such-mcp.json",
+        "{\"mcpServers\": []}",
+        "{\"mcpServers\": {\"x\": {\"type\": \"http\", \"url\": \"not a url\"}}}",
+    ] {
         let out = toolwright(&["run", "--mcp-config", bad, "-"], dir.path(), Some(""));
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
         assert!(

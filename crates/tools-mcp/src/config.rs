@@ -325,24 +325,36 @@ impl ConfigLoader {
         })
     }
 
-    /// What makes the `--mcp-config` values unusable: a file that cannot be read, or a file
-    /// or inline value that is not JSON. A host stops on these, as on a broken
-    /// `--settings` (Claude Code exits on an invalid `--mcp-config`); [`load`](Self::load)
-    /// on its own reports them and goes on without those servers.
+    /// What makes the `--mcp-config` values unusable: a file that cannot be read, a file
+    /// or inline value that is not JSON, a document whose `mcpServers` is not an object of
+    /// servers, or a server entry that is skipped as malformed (no `command`, a bad `type`,
+    /// ...). A host stops on these, as on a broken `--settings` (Claude Code exits on an
+    /// invalid `--mcp-config`); [`load`](Self::load) on its own reports them and goes on
+    /// without those servers. Warnings (an unset `${VAR}`, an ignored field) do not count.
     pub fn mcp_config_errors(&self) -> Vec<String> {
         let mut out = Vec::new();
         for arg in &self.mcp_config_args {
+            let mut diags = Vec::new();
             if tool_core::is_inline_json(arg) {
                 let trimmed = tool_core::without_bom(arg).trim_start();
-                if let Err(e) = tool_core::parse_config_json(trimmed) {
-                    out.push(format!("--mcp-config argument is not valid JSON: {e}"));
+                match tool_core::parse_config_json(trimmed) {
+                    Ok(doc) => {
+                        self.parse_document(&doc, ConfigScope::Dynamic, None, &mut diags);
+                    }
+                    Err(e) => out.push(format!("--mcp-config argument is not valid JSON: {e}")),
                 }
             } else {
                 let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
-                let mut diags = Vec::new();
-                read_json(&path, true, &mut diags);
-                out.extend(diags.iter().map(ToString::to_string));
+                if let Some(doc) = read_json(&path, true, &mut diags) {
+                    self.parse_document(&doc, ConfigScope::Dynamic, Some(&path), &mut diags);
+                }
             }
+            out.extend(
+                diags
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .map(ToString::to_string),
+            );
         }
         out
     }
@@ -763,6 +775,15 @@ impl ConfigLoader {
                     }
                 };
                 let url = expand(url);
+                // A URL that cannot be one is said here, with what is wrong, rather than as
+                // the HTTP client's "builder error" at connection time. One still holding an
+                // unset `${VAR}` loads as Claude Code's does (the variable was warned about).
+                if !url.contains("${") {
+                    if let Some(problem) = url_problem(&url, t) {
+                        err(diags, format!("{problem}; the server is skipped"));
+                        return None;
+                    }
+                }
                 let headers: BTreeMap<String, String> =
                     headers.into_iter().map(|(k, v)| (k, expand(&v))).collect();
                 for unsupported in ["headersHelper", "oauth"] {
@@ -945,6 +966,26 @@ fn resolve(base: &Path, p: &str) -> PathBuf {
         path.to_path_buf()
     } else {
         base.join(path)
+    }
+}
+
+/// What makes `url` unusable for a server of type `kind`, if anything: not a URL, or not
+/// one of the schemes the transport speaks. The URL itself is not repeated (it may carry a
+/// token); only its scheme is.
+fn url_problem(url: &str, kind: &str) -> Option<String> {
+    let schemes: &[&str] = if kind == "ws" {
+        &["ws", "wss"]
+    } else {
+        &["http", "https"]
+    };
+    match reqwest::Url::parse(url) {
+        Err(e) => Some(format!("its \"url\" is not a valid URL ({e})")),
+        Ok(u) if !schemes.contains(&u.scheme()) => Some(format!(
+            "its \"url\" has the scheme \"{}\"; a \"{kind}\" server needs {}",
+            u.scheme(),
+            schemes.join(" or ")
+        )),
+        Ok(_) => None,
     }
 }
 

@@ -186,12 +186,17 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
             "weird": {"type": "carrier-pigeon", "url": "x"},
             "bad-args": {"command": "x", "args": "not-a-list"},
             "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
-            "gh__admin": {"command": "x"}
+            "gh__admin": {"command": "x"},
+            "not-a-url": {"type": "http", "url": "not a url"},
+            "ftp": {"type": "http", "url": "ftp://example.com/mcp"},
+            "ws-as-https": {"type": "ws", "url": "https://example.com/mcp"},
+            "unset-host": {"type": "http", "url": "https://${UNSET_HOST}/mcp"}
         }}"#,
     );
     let (servers, diags) = ConfigLoader::new(project.path()).with_env(env(&[])).load();
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["gh__admin", "good", "legacy"]);
+    // A URL still holding an unset variable loads, as in Claude Code (with a warning).
+    assert_eq!(names, ["gh__admin", "good", "legacy", "unset-host"]);
     assert_eq!(servers[0].timeout, None, "timeouts under 1 s are ignored");
     let find = |server: &str| {
         diags
@@ -214,6 +219,64 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
     // Kept, with a warning: its tool names read as server `gh`'s.
     assert_eq!(find("gh__admin").severity, Severity::Warning);
     assert!(find("gh__admin").message.contains("Rename the server"));
+    // A URL that cannot be one says what is wrong, not the HTTP client's "builder error" at
+    // connection time.
+    assert_eq!(find("not-a-url").severity, Severity::Error);
+    assert!(
+        find("not-a-url")
+            .message
+            .contains("not a valid URL (relative URL without a base)"),
+        "{:?}",
+        find("not-a-url")
+    );
+    assert!(
+        find("ftp").message.contains("scheme \"ftp\"")
+            && find("ftp").message.contains("http or https"),
+        "{:?}",
+        find("ftp")
+    );
+    assert!(
+        find("ws-as-https").message.contains("ws or wss"),
+        "{:?}",
+        find("ws-as-https")
+    );
+    assert_eq!(find("unset-host").severity, Severity::Warning);
+}
+
+/// What `--mcp-config` gives is bad input when a server in it cannot be used, as when the
+/// value is not JSON: a host stops rather than run without those servers. Warnings do not
+/// stop it.
+#[test]
+fn an_mcp_config_with_a_malformed_server_is_unusable() {
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &project.path().join("bad-entry.json"),
+        r#"{"mcpServers": {"x": {"type": "http", "url": "not a url"}}}"#,
+    );
+    write(
+        &project.path().join("fine.json"),
+        r#"{"mcpServers": {"x": {"command": "srv", "args": ["${UNSET_ARG}"], "oauth": {}}}}"#,
+    );
+    let errors = |arg: &str| {
+        ConfigLoader::new(project.path())
+            .with_env(env(&[]))
+            .with_mcp_config([arg])
+            .mcp_config_errors()
+    };
+    for bad in [
+        r#"{"mcpServers": []}"#,
+        r#"{"mcpServers": {"x": {"args": ["no command"]}}}"#,
+        r#"{"mcpServers": {"x": {"type": "sse", "url": "ftp://h/x"}}}"#,
+        "bad-entry.json",
+    ] {
+        let found = errors(bad);
+        assert_eq!(found.len(), 1, "{bad}: {found:?}");
+    }
+    assert!(errors(r#"{"mcpServers": []}"#)[0].contains("must be an object"));
+    assert!(errors("bad-entry.json")[0].contains("not a valid URL"));
+    assert!(errors("bad-entry.json")[0].contains("bad-entry.json"));
+    assert_eq!(errors("fine.json"), Vec::<String>::new());
+    assert_eq!(errors(r#"{"mcpServers": {}}"#), Vec::<String>::new());
 }
 
 #[test]

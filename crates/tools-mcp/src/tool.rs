@@ -283,10 +283,13 @@ pub fn map_call_result(
     let mut blocks: Vec<ContentBlock> = content.iter().map(map_block).collect();
     if raw["isError"] == Value::Bool(true) {
         let text = ToolResultContent::Blocks(blocks).joined_text();
-        let text = if text.trim().is_empty() {
-            format!("MCP server \"{server}\": tool \"{tool}\" reported an error without a message")
-        } else {
-            text
+        // A server that gives its error only as `structuredContent` still says what it was.
+        let text = match raw.get("structuredContent") {
+            _ if !text.trim().is_empty() => text,
+            Some(sc) if !sc.is_null() => sc.to_string(),
+            _ => format!(
+                "MCP server \"{server}\": tool \"{tool}\" reported an error without a message"
+            ),
         };
         return Err(ToolError::msg(text));
     }
@@ -493,6 +496,17 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "bad");
+        // An error given only as structured content still says what it was.
+        let err = map_call_result(
+            "s",
+            "t",
+            &json!({"isError": true, "content": [], "structuredContent": {"error": "quota"}}),
+            25_000,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), r#"{"error":"quota"}"#);
+        let err = map_call_result("s", "t", &json!({"isError": true}), 25_000).unwrap_err();
+        assert!(err.to_string().contains("without a message"), "{err}");
     }
 
     fn b64(bytes: &[u8]) -> String {

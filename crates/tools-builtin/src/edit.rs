@@ -348,8 +348,21 @@ fn unseen_lines_refused(
     ))
 }
 
-/// Applies the edit to `bytes` (the file, `None` when missing) in memory.
+/// Applies the edit to `bytes` (the file, `None` when missing) in memory. An edit that
+/// would leave the file as it is (the new text differs from the old only in what the file's
+/// own style overrides: straight quotes where it has curly ones, LF where it has CRLF) is
+/// refused, as Claude Code refuses it, rather than reported done.
 fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
+    let planned = plan_any(bytes, input)?;
+    if bytes.is_some_and(|b| b == planned.bytes.as_slice()) {
+        return Err(Refusal::plain(
+            "Original and edited file match exactly. Failed to apply edit. The new string differs from the old only in quote style or line endings, which an edit keeps as the file has them.",
+        ));
+    }
+    Ok(planned)
+}
+
+fn plan_any(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
     let decoded = match bytes {
         None => None,
         Some(bytes) => Some(

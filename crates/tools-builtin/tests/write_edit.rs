@@ -1287,3 +1287,49 @@ async fn a_bash_read_of_one_file_counts_as_a_read() {
     .await;
     assert!(e.text.contains("modified"), "{}", e.text);
 }
+
+/// An edit whose new text differs from the old only in what the file's own style overrides
+/// (straight quotes where the file has curly ones, LF where it has CRLF) would change
+/// nothing: it is refused with Claude Code's words, not answered "updated successfully".
+#[tokio::test]
+async fn an_edit_that_would_change_nothing_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let quotes = dir.path().join("quotes.txt");
+    fs::write(&quotes, "say \u{201c}hi\u{201d} and don\u{2019}t\n").unwrap();
+    let crlf = dir.path().join("win.txt");
+    fs::write(&crlf, "a\r\nb\r\n").unwrap();
+    text(&Read, &c, json!({"file_path": quotes})).await;
+    text(&Read, &c, json!({"file_path": crlf})).await;
+    for (file, old, new) in [
+        (&quotes, "\"hi\"", "\u{201c}hi\u{201d}"),
+        (&quotes, "don't", "don\u{2019}t"),
+        (&crlf, "a\r\nb", "a\nb"),
+    ] {
+        let before = fs::read(file).unwrap();
+        let err = fail(
+            &Edit,
+            &c,
+            json!({"file_path": file, "old_string": old, "new_string": new}),
+        )
+        .await;
+        assert!(
+            err.text.contains("Original and edited file match exactly"),
+            "{old:?} -> {new:?}: {}",
+            err.text
+        );
+        assert_eq!(fs::read(file).unwrap(), before);
+    }
+    // A real change in such a file still goes through, in the file's style.
+    run(
+        &Edit,
+        &c,
+        json!({"file_path": quotes, "old_string": "\"hi\"", "new_string": "\"bye\""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(&quotes).unwrap(),
+        "say \u{201c}bye\u{201d} and don\u{2019}t\n"
+    );
+}

@@ -20,7 +20,7 @@ use crate::patch::{Hunk, structured_patch};
 pub const MAX_EDIT_FILE_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// Input of the `Edit` tool.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct EditInput {
     /// The absolute path to the file to modify
     pub file_path: String,
@@ -176,8 +176,12 @@ impl TypedTool for Edit {
     ) -> Result<ToolResult<EditOutput>, ToolError> {
         let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
             .map_err(|e| ToolError::msg(e.message))?;
+        let confine = fsutil::write_confinement(self, &ctx, &path, |real| {
+            fsutil::input_with_path(&input, "file_path", real)
+        })
+        .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            edit_blocking(path, input, &ctx, lock)
+            edit_blocking(path, confine.as_deref(), input, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -199,6 +203,7 @@ impl TypedTool for Edit {
 /// The edit, with the file's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
+    confine: Option<&[PathBuf]>,
     input: EditInput,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,
@@ -228,6 +233,7 @@ fn edit_blocking(
     fsutil::write_and_record(
         ctx,
         path,
+        confine,
         &planned.bytes,
         planned.updated.clone(),
         verified,

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nix::sys::stat::SFlag;
 
 use tool_core::{
-    ContentHash, FileState, MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, ToolError,
+    ContentHash, FileState, MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, Tool, ToolError,
     ToolUseContext, ValidationError, expand_path, mtime_ms,
 };
 
@@ -901,6 +901,50 @@ pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Option<Vec<PathB
     })
 }
 
+/// [`confinement`] for a write `tool` is about to make of `path`, widened by one file: when
+/// a symlink on the way leads out of the working directories to a file the session's
+/// permission engine ([`tool_perms::SessionEngine`]) allows `tool` to write by its real
+/// path, with `input_at` giving the call's input for that path (what the refusal would ask
+/// the model to do, checked here instead), that file. The write still lands only there: a
+/// link swapped after this check is refused. Without a session engine (a library host that
+/// checks permissions its own way) nothing is widened.
+pub(crate) async fn write_confinement(
+    tool: &dyn Tool,
+    ctx: &ToolUseContext,
+    path: &Path,
+    input_at: impl FnOnce(&Path) -> serde_json::Value,
+) -> Option<Vec<PathBuf>> {
+    let mut roots = confinement(ctx, path)?;
+    let real = resolve_existing(path);
+    if roots.iter().any(|root| real.starts_with(root)) {
+        return Some(roots);
+    }
+    let Some(tool_perms::SessionEngine(engine)) =
+        ctx.app_state().get::<tool_perms::SessionEngine>()
+    else {
+        return Some(roots);
+    };
+    let decision = engine.explain_inner(tool, &input_at(&real), ctx).await;
+    if matches!(decision.result, tool_core::PermissionResult::Allow { .. }) {
+        roots.push(real);
+    }
+    Some(roots)
+}
+
+/// `input` (a file tool's) as JSON with its `field` set to `path`: the call as it would
+/// be with the path named otherwise.
+pub(crate) fn input_with_path(
+    input: &impl serde::Serialize,
+    field: &str,
+    path: &Path,
+) -> serde_json::Value {
+    let mut value = serde_json::to_value(input).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert(field.to_owned(), path.display().to_string().into());
+    }
+    value
+}
+
 /// One lock per file for the calls of this process that read a file, check it against a read
 /// cache, write it and record the write there (Edit, Write, NotebookEdit): held from the
 /// staleness check through the atomic write and the read-cache update, so that those steps
@@ -1158,18 +1202,20 @@ pub(crate) enum Known {
 
 /// Writes atomically, if the file is still the version `verified` (else
 /// [`UNEXPECTEDLY_MODIFIED_MESSAGE`]), and records the write in the read cache: the model's
-/// view of the new content, the new mtime and the hash of the bytes on disk. `_held`: the
+/// view of the new content, the new mtime and the hash of the bytes on disk. `confine`: the
+/// directories (or files) the write must land in ([`write_confinement`]); `_held`: the
 /// file's [`FileLock`], the one [`recheck_before_write`] was given.
+#[expect(clippy::too_many_arguments, reason = "the parts of one checked write")]
 pub(crate) fn write_and_record(
     ctx: &ToolUseContext,
     path: &Path,
+    confine: Option<&[PathBuf]>,
     bytes: &[u8],
     content: String,
     verified: Verified,
     known: Known,
     _held: &FileLock,
 ) -> Result<(), ToolError> {
-    let confine = confinement(ctx, path);
     let altered = match known {
         Known::Whole => None,
         Known::AsBefore => ctx
@@ -1177,7 +1223,7 @@ pub(crate) fn write_and_record(
             .get(path)
             .map(|seen| (seen.lines_cut, seen.not_utf8, seen.truncated, seen.ranged)),
     };
-    write_between(path, bytes, confine.as_deref(), Some(verified), || {}).map_err(|e| {
+    write_between(path, bytes, confine, Some(verified), || {}).map_err(|e| {
         if e.get_ref()
             .is_some_and(|inner| inner.is::<ChangedDuringWrite>())
         {

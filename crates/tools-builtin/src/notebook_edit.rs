@@ -49,7 +49,7 @@ pub enum EditMode {
 }
 
 /// Input of the `NotebookEdit` tool.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct NotebookEditInput {
     /// The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)
     pub notebook_path: String,
@@ -477,8 +477,12 @@ impl TypedTool for NotebookEdit {
         _progress: ProgressSender,
     ) -> Result<ToolResult<NotebookEditOutput>, ToolError> {
         let path = notebook_path(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+        let confine = fsutil::write_confinement(self, &ctx, &path, |real| {
+            fsutil::input_with_path(&input, "notebook_path", real)
+        })
+        .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            edit_blocking(path, input, &ctx, lock)
+            edit_blocking(path, confine.as_deref(), input, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -502,6 +506,7 @@ fn directory_message(path: &Path) -> String {
 /// The cell edit, with the notebook's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
+    confine: Option<&[PathBuf]>,
     input: NotebookEditInput,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,
@@ -518,6 +523,7 @@ fn edit_blocking(
     fsutil::write_and_record(
         ctx,
         path,
+        confine,
         applied.updated.as_bytes(),
         applied.updated.clone(),
         verified,

@@ -15,7 +15,7 @@ use crate::fsutil::{self, Encoding};
 use crate::patch::{Hunk, structured_patch};
 
 /// Input of the `Write` tool.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WriteInput {
     /// The absolute path to the file to write (must be absolute, not relative)
     pub file_path: String,
@@ -115,8 +115,12 @@ impl TypedTool for Write {
     ) -> Result<ToolResult<WriteOutput>, ToolError> {
         let path = fsutil::absolute_path(&input.file_path, "file_path", &ctx)
             .map_err(|e| ToolError::msg(e.message))?;
+        let confine = fsutil::write_confinement(self, &ctx, &path, |real| {
+            fsutil::input_with_path(&input, "file_path", real)
+        })
+        .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            write_blocking(path, input.content, &ctx, lock)
+            write_blocking(path, confine.as_deref(), input.content, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -139,6 +143,7 @@ impl TypedTool for Write {
 /// The write, with the file's lock held from the read to the read-cache update.
 fn write_blocking(
     path: &Path,
+    confine: Option<&[PathBuf]>,
     content: String,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,
@@ -167,6 +172,7 @@ fn write_blocking(
     fsutil::write_and_record(
         ctx,
         path,
+        confine,
         &bytes,
         content.clone(),
         verified,

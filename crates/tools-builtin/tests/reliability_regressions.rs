@@ -299,3 +299,70 @@ fn diff_of_two_large_unrelated_files_never_ended() {
     assert!(hunks.is_some_and(|n| n >= 1));
     assert_eq!(fs::read_to_string(&f).unwrap(), new);
 }
+
+/// A write through a link in the project to a file outside the working directories was
+/// refused as if the link had been swapped in, even when the session's permission engine
+/// allows writing that file (by a rule, or in bypassPermissions mode): the model was told to
+/// write to the real path instead. The real path is now checked by the engine at the call,
+/// and a link swapped after that check (to another file) is still refused.
+#[tokio::test]
+async fn a_write_through_a_link_to_an_allowed_outside_file_was_refused() {
+    use std::sync::Arc;
+    let project = tempfile::tempdir().unwrap();
+    let allowed = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let target = allowed.path().join("o.txt");
+    fs::write(&target, "out\n").unwrap();
+    let forbidden = other.path().join("f.txt");
+    fs::write(&forbidden, "out\n").unwrap();
+    let perm = tool_core::ToolPermissionContext {
+        allow: vec![tool_core::SourcedRule {
+            source: tool_core::RuleSource::ProjectSettings,
+            rule: format!("Edit(/{}/**)", allowed.path().display()),
+        }],
+        ..tool_core::ToolPermissionContext::default()
+    };
+    let engine =
+        tool_perms::PermissionEngine::new(&perm, tool_perms::PathRoots::for_cwd(project.path()))
+            .unwrap();
+    let c = ctx(project.path()).with_permission(perm);
+    c.app_state()
+        .set(tool_perms::SessionEngine(Arc::new(engine)));
+
+    // A link to the file, and a link to its directory.
+    let link = project.path().join("lo.txt");
+    symlink(&target, &link).unwrap();
+    let dir_link = project.path().join("linked");
+    symlink(allowed.path(), &dir_link).unwrap();
+    text(&Read, &c, json!({"file_path": link})).await;
+    call(
+        &Edit,
+        &c,
+        json!({"file_path": link, "old_string": "out", "new_string": "OUT"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&target).unwrap(), "OUT\n");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    call(
+        &Write,
+        &c,
+        json!({"file_path": dir_link.join("new.txt"), "content": "made\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(allowed.path().join("new.txt")).unwrap(),
+        "made\n"
+    );
+
+    // A link to a file no rule allows is still refused, and the file is untouched.
+    let bad = project.path().join("bad.txt");
+    symlink(&forbidden, &bad).unwrap();
+    text(&Read, &c, json!({"file_path": bad})).await;
+    let err = call(&Write, &c, json!({"file_path": bad, "content": "pwned\n"}))
+        .await
+        .unwrap_err();
+    assert!(err.contains("outside the working directories"), "{err}");
+    assert_eq!(fs::read_to_string(&forbidden).unwrap(), "out\n");
+}

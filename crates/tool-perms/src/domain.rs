@@ -37,6 +37,27 @@ impl DomainPattern {
         if host == "*" {
             return Ok(Self::Any);
         }
+        // A rule that can match no host would guard nothing without a word: an empty label
+        // (the cookie-style `.example.com`) or a `*` within a label (`*example.com`, `**`).
+        if host.split('.').any(str::is_empty) {
+            let bare = host.trim_start_matches('.');
+            return Err(
+                if host.starts_with('.') && !bare.is_empty() && !bare.contains("..") {
+                    format!(
+                        "`{host}` has an empty label and matches no host: for the domain write \
+                     `domain:{bare}`, for its subdomains `domain:*.{bare}`"
+                    )
+                } else {
+                    format!("`{host}` has an empty label and matches no host")
+                },
+            );
+        }
+        if let Some(label) = host.split('.').find(|l| *l != "*" && l.contains('*')) {
+            return Err(format!(
+                "`{host}`: `*` stands for a whole label (`*.example.com`), not part of one \
+                 (`{label}`); as written the rule matches no host"
+            ));
+        }
         if let Some(rest) = host.strip_prefix("*.")
             && !rest.contains('*')
         {
@@ -136,6 +157,36 @@ mod tests {
         assert!(!p.matches("example.com"));
         assert!(!p.matches("evilexample.com"));
         assert!(DomainPattern::parse("domain:https://x.com").is_err());
+    }
+
+    /// A rule that could match no host is refused with why (a deny that guards nothing
+    /// would otherwise pass without a word); wildcard labels and one trailing dot are fine.
+    #[test]
+    fn rules_that_match_no_host_are_refused() {
+        let err = DomainPattern::parse("domain:.example.com").unwrap_err();
+        assert!(
+            err.contains("`domain:example.com`") && err.contains("`domain:*.example.com`"),
+            "{err}"
+        );
+        for rule in [
+            "domain:a..b.com",
+            "domain:.a",
+            "domain:*example.com",
+            "domain:**.example.com",
+            "domain:ex*mple.com",
+            "domain:*.*x.com",
+        ] {
+            let err = DomainPattern::parse(rule).expect_err(rule);
+            assert!(err.contains("matches no host"), "{rule}: {err}");
+        }
+        for rule in [
+            "domain:*",
+            "domain:*.example.com",
+            "domain:www.*.com",
+            "domain:example.com.",
+        ] {
+            assert!(DomainPattern::parse(rule).is_ok(), "{rule}");
+        }
     }
 
     /// An IPv6 host is matched by a rule naming it with or without brackets, in any of its

@@ -1539,6 +1539,7 @@ mod tests {
         let err = write_and_record(
             &ctx,
             &file,
+            confinement(&ctx, &file).as_deref(),
             b"v1 edited\n",
             "v1 edited\n".into(),
             verified,
@@ -1556,6 +1557,7 @@ mod tests {
         let err = write_and_record(
             &ctx,
             &new,
+            confinement(&ctx, &new).as_deref(),
             b"ours",
             "ours".into(),
             verified,
@@ -1583,6 +1585,7 @@ mod tests {
         write_and_record(
             &ctx,
             &file,
+            confinement(&ctx, &file).as_deref(),
             b"v3\n",
             "v3\n".into(),
             verified,

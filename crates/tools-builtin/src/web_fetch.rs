@@ -222,20 +222,25 @@ fn cache() -> std::sync::MutexGuard<'static, PageCache> {
         .unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Whether `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`).
+/// Whether `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`), a fully
+/// qualified `localhost.` too (as the permission rules read it).
 pub fn is_loopback_host(host: &str) -> bool {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    bare.eq_ignore_ascii_case("localhost")
+    bare.strip_suffix('.')
+        .unwrap_or(bare)
+        .eq_ignore_ascii_case("localhost")
         || bare.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Parses and checks a URL as Claude Code's `validateURL` does, then upgrades `http` to
 /// `https` unless the host is loopback.
 pub fn prepare_url(raw: &str) -> Result<Url, String> {
-    if raw.len() > MAX_URL_LENGTH {
+    // Counted as Claude Code counts (a JavaScript string's length: UTF-16 units), not in
+    // bytes: a URL of 1,000 accented letters is within the limit.
+    let length = raw.encode_utf16().count();
+    if length > MAX_URL_LENGTH {
         return Err(format!(
-            "The URL is {} characters long; the limit is {MAX_URL_LENGTH}",
-            raw.len()
+            "The URL is {length} characters long; the limit is {MAX_URL_LENGTH}"
         ));
     }
     let mut url = Url::parse(raw).map_err(|e| format!("Invalid URL \"{raw}\": {e}"))?;
@@ -657,6 +662,24 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
                 }
                 continue;
             }
+            if name == Some("table")
+                && let Some(rows) = table_too_wide(&child)
+            {
+                // Its rows as lines, the cells' content between ` | `, in place of the
+                // table (whose content is then looked at as any other).
+                for row in rows.into_iter().rev() {
+                    queue.push_front((line_break(), false));
+                    for (i, cell) in row.into_iter().enumerate().rev() {
+                        for grandchild in cell.children.take().into_iter().rev() {
+                            queue.push_front((grandchild, false));
+                        }
+                        if i > 0 {
+                            queue.push_front((text_node(" | "), false));
+                        }
+                    }
+                }
+                continue;
+            }
             if kept.last().is_some_and(|last| merged_into(last, &child)) {
                 continue;
             }
@@ -673,9 +696,77 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
 
 /// A text node holding a line break.
 fn line_break() -> std::rc::Rc<htmd::Node> {
+    text_node("\n")
+}
+
+/// A text node holding `text`.
+fn text_node(text: &str) -> std::rc::Rc<htmd::Node> {
     markup5ever_rcdom::Node::new(markup5ever_rcdom::NodeData::Text {
-        contents: std::cell::RefCell::new("\n".into()),
+        contents: std::cell::RefCell::new(text.into()),
     })
+}
+
+/// How large a table's Markdown may grow past its text before it is written as plain rows
+/// ([`table_too_wide`]): `htmd` pads every cell to its column's widest, so one wide cell
+/// over many rows multiplies (a 580 KB page made 6 GB).
+const MAX_TABLE_GROWTH: usize = 8;
+
+/// The Markdown of a table any page may have, however padded.
+const TABLE_ALLOWANCE: usize = 1 << 20;
+
+/// The rows (each its cells, `td` and `th`) of `table` when its padded Markdown would be
+/// more than [`MAX_TABLE_GROWTH`] times its text and over [`TABLE_ALLOWANCE`]; `None` for
+/// a table `htmd` may lay out. Rows are the table's own (directly or in `thead`, `tbody`,
+/// `tfoot`), not those of a table inside a cell.
+fn table_too_wide(table: &htmd::Node) -> Option<Vec<Vec<std::rc::Rc<htmd::Node>>>> {
+    let children_named = |node: &htmd::Node, names: &[&str]| -> Vec<std::rc::Rc<htmd::Node>> {
+        node.children
+            .borrow()
+            .iter()
+            .filter(|c| element_name(c).is_some_and(|n| names.contains(&n)))
+            .cloned()
+            .collect()
+    };
+    let mut rows = Vec::new();
+    for part in children_named(table, &["thead", "tbody", "tfoot", "tr"]) {
+        if element_name(&part) == Some("tr") {
+            rows.push(part);
+        } else {
+            rows.extend(children_named(&part, &["tr"]));
+        }
+    }
+    let cells: Vec<Vec<std::rc::Rc<htmd::Node>>> = rows
+        .iter()
+        .map(|row| children_named(row, &["td", "th"]))
+        .collect();
+    let mut widths: Vec<usize> = Vec::new();
+    let mut text = 0usize;
+    for row in &cells {
+        for (i, cell) in row.iter().enumerate() {
+            let chars = text_chars(cell);
+            text += chars;
+            if widths.len() <= i {
+                widths.push(0);
+            }
+            widths[i] = widths[i].max(chars);
+        }
+    }
+    let line = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
+    let padded = line.saturating_mul(cells.len() + 1);
+    (padded > TABLE_ALLOWANCE && padded / MAX_TABLE_GROWTH > text).then_some(cells)
+}
+
+/// How many characters of text `node` holds, its descendants' included. Iterative.
+fn text_chars(node: &htmd::Node) -> usize {
+    let mut count = 0;
+    let mut stack: Vec<std::rc::Rc<htmd::Node>> = node.children.borrow().clone();
+    while let Some(n) = stack.pop() {
+        if let markup5ever_rcdom::NodeData::Text { contents } = &n.data {
+            count += contents.borrow().chars().count();
+        }
+        stack.extend(n.children.borrow().iter().cloned());
+    }
+    count
 }
 
 /// An element's tag name.
@@ -1189,6 +1280,37 @@ mod tests {
         assert!(
             markdown.lines().all(|l| l.len() < 8 * MAX_PREFIX_DEPTH),
             "{markdown}"
+        );
+    }
+
+    /// A table whose padded Markdown would be far larger than its text (one wide cell over
+    /// many rows: every cell is padded to its column's widest) is written as plain rows,
+    /// every cell's text kept; an ordinary table is still laid out by `htmd`.
+    #[test]
+    fn a_table_padded_past_its_text_is_written_as_rows() {
+        let converter = htmd::HtmlToMarkdown::builder().build();
+        let convert = |html: &str| {
+            let tree = parse_html(html, Instant::now() + Duration::from_secs(600)).unwrap();
+            tidy_for_markdown(&tree);
+            converter.tree_to_markdown(&tree)
+        };
+        let wide = format!(
+            "<p>before</p><table><tr><th>{}</th><th>h2</th></tr>{}<tr><td>last</td><td>z</td></tr></table><p>after</p>",
+            "a".repeat(20_000),
+            "<tr><td>x</td><td>y</td></tr>".repeat(2_000)
+        );
+        let markdown = convert(&wide);
+        assert!(markdown.len() < 200_000, "{} bytes", markdown.len());
+        assert_eq!(markdown.matches("x | y").count(), 2_000);
+        assert!(markdown.contains(&format!("{} | h2", "a".repeat(20_000))));
+        assert!(markdown.contains("last | z"));
+        assert!(markdown.starts_with("before") && markdown.trim_end().ends_with("after"));
+        let small = "<table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr></table>";
+        assert_eq!(convert(small), converter.convert(small).unwrap());
+        assert!(
+            convert(small).contains("| name | n |"),
+            "{}",
+            convert(small)
         );
     }
 

@@ -343,7 +343,12 @@ async fn a_write_through_a_link_to_an_allowed_outside_file_was_refused() {
     .await
     .unwrap();
     assert_eq!(fs::read_to_string(&target).unwrap(), "OUT\n");
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     call(
         &Write,
         &c,

@@ -721,6 +721,19 @@ async fn urls_are_checked_and_upgraded() {
         prepare_url("http://localhost:8080/").unwrap().as_str(),
         "http://localhost:8080/"
     );
+    // The limit counts characters as Claude Code does (UTF-16 units), not bytes.
+    let accented = format!("https://example.com/{}", "\u{e9}".repeat(1000));
+    assert!(prepare_url(&accented).is_ok());
+    let long = format!("https://example.com/{}", "\u{e9}".repeat(1981));
+    assert_eq!(
+        prepare_url(&long).unwrap_err(),
+        "The URL is 2001 characters long; the limit is 2000"
+    );
+    // A fully qualified `localhost.` is loopback too (the rules read it as `localhost`).
+    assert_eq!(
+        prepare_url("http://localhost.:8080/x").unwrap().as_str(),
+        "http://localhost.:8080/x"
+    );
     assert_eq!(
         prepare_url("http://127.0.0.5/").unwrap().as_str(),
         "http://127.0.0.5/"

@@ -84,9 +84,15 @@ const REVOKED: &str = "toolwrightTrustRevoked";
 pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
     let path = record_path()
         .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: nowhere to record trust")?;
-    let parent = path.parent().ok_or("the record has no parent directory")?;
-    std::fs::create_dir_all(parent)
-        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    // Its directory, and that of the file a symlinked record leads to (which may not be
+    // there yet: a dotfiles link made before the first run).
+    for dir in [path.clone(), record_target(&path)]
+        .iter()
+        .filter_map(|p| p.parent())
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
     // Read, change and write under the record's lock: two `trust` commands at once (or
     // Claude Code saving its config) would otherwise each write back the record as it was
     // before the other's change, losing it (a revoke too).
@@ -142,7 +148,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 
 impl RecordLock {
     fn take(record: &Path) -> Result<Self, String> {
-        let target = std::fs::canonicalize(record).unwrap_or_else(|_| record.to_path_buf());
+        let target = record_target(record);
         let with_suffix = |suffix: &str| {
             let mut name = target.clone().into_os_string();
             name.push(suffix);
@@ -180,10 +186,11 @@ impl RecordLock {
                         .ok()
                         .and_then(|t| t.elapsed().ok())
                         .is_some_and(|age| age > STALE_LOCK);
-                    if stale {
-                        // Left behind by a holder that died (no other toolwright is here:
-                        // the flock): taken over.
-                        let _ = std::fs::remove_dir(&lock);
+                    // Left behind by a holder that died (no other toolwright is here: the
+                    // flock): taken over. One that cannot be removed as an empty directory
+                    // (a file, a directory with something in it) is waited on like a live
+                    // one, and reported when the wait is over.
+                    if stale && std::fs::remove_dir(&lock).is_ok() {
                         continue;
                     }
                     if started.elapsed() > LOCK_WAIT {
@@ -216,7 +223,7 @@ impl Drop for RecordLock {
 fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write as _;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let target = record_target(path);
     let parent = target
         .parent()
         .ok_or("the record has no parent directory")?;
@@ -243,6 +250,29 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
         let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// The file the record at `path` is: `path` with its symlinks followed, the last one too
+/// when it leads nowhere yet (a dangling `~/.claude.json -> dotfiles/claude.json` is written
+/// at its target, the link kept); `path` itself when it is no link.
+fn record_target(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut current = path.to_path_buf();
+    // As many links as the kernel follows (ELOOP past that).
+    for _ in 0..40 {
+        match std::fs::read_link(&current) {
+            Ok(next) => {
+                current = match current.parent() {
+                    Some(dir) => dir.join(next),
+                    None => next,
+                };
+            }
+            Err(_) => break,
+        }
+    }
+    current
 }
 
 /// `a`, `a and b`, `a, b and c`.

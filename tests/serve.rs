@@ -67,6 +67,16 @@ fn a_third_party_client_lists_and_calls_our_tools_through_the_pipeline() {
         .unwrap();
     assert_eq!(write["annotations"]["readOnlyHint"], false);
     assert_eq!(write["annotations"]["destructiveHint"], true);
+    // Stopping a task kills a process: not "only additive updates", which a `false` would
+    // say; the hint stays at MCP's default (true).
+    let stop = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "TaskStop")
+        .unwrap();
+    assert_eq!(stop["annotations"]["destructiveHint"], Value::Null);
+    assert_eq!(stop["annotations"]["readOnlyHint"], false);
 
     let ok = call(
         &inspector,

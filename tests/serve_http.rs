@@ -328,8 +328,15 @@ fn requests_with_a_foreign_host_or_origin_are_refused_before_anything_runs() {
     assert_eq!(code, 401);
     let token = path.split("token=").nth(1).unwrap().to_owned();
     let bearer = ("Authorization", format!("Bearer {token}"));
-    let (code, body) = raw_request(port, "/mcp", &[loopback, bearer]);
+    let (code, body) = raw_request(port, "/mcp", &[loopback.clone(), bearer]);
     assert_eq!(code, 200, "{body}");
+    // The scheme's name is case-insensitive.
+    let bearer = ("Authorization", format!("bearer {token}"));
+    let (code, body) = raw_request(port, "/mcp", &[loopback.clone(), bearer]);
+    assert_eq!(code, 200, "{body}");
+    let basic = ("Authorization", format!("Basic {token}"));
+    let (code, _) = raw_request(port, "/mcp", &[loopback, basic]);
+    assert_eq!(code, 401);
 }
 
 /// Behind a TLS proxy that passes `Host: box.lan` (no port), `--allowed-host box.lan` lets

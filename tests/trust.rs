@@ -291,6 +291,65 @@ fn the_trust_record_is_private_and_a_linked_record_stays_linked() {
         saved["projects"][c.root.to_str().unwrap()]["hasTrustDialogAccepted"],
         false
     );
+
+    // A link made before its target exists (a dotfiles link, relative, into a directory
+    // not there yet) stays a link too: the record is created where it leads.
+    std::fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink("dotfiles/claude.json", &record).unwrap();
+    trust(&c, &c.root);
+    assert!(
+        std::fs::symlink_metadata(&record)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(c.config.join("dotfiles/claude.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        saved["projects"][c.root.to_str().unwrap()]["hasTrustDialogAccepted"],
+        true
+    );
+}
+
+/// A lock that cannot be taken over (a file named `.claude.json.lock`, or a lock directory
+/// with something in it) is waited on and reported, not spun on for ever.
+#[test]
+fn a_lock_that_cannot_be_taken_over_is_reported() {
+    let c = malicious_checkout();
+    trust(&c, &c.root);
+    let lock = c.config.join(".claude.json.lock");
+    std::fs::write(&lock, "").unwrap();
+    // Old enough to count as left behind.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["trust", "--revoke"])
+        .arg(&c.root)
+        .env("CLAUDE_CONFIG_DIR", &c.config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("`trust` still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is locked by another program"), "{stderr}");
+    assert!(lock.exists());
 }
 
 /// `permissions check --cwd LINK` decides as a session opened through the link would: on the

@@ -14,7 +14,8 @@ use tool_core::{ContentBlock, ImageSource, Tool, ToolResultContent};
 /// sent: no flag says it.
 ///
 /// MCP's defaults are the cautious answers (`destructiveHint` and `openWorldHint` true), and
-/// some clients approve on these hints. An upstream MCP tool's flags say only what its
+/// some clients approve on these hints: `destructiveHint` is sent only when true (its
+/// `false` means "only additive updates", which no flag says). An upstream MCP tool's flags say only what its
 /// server stated, so for it only the hints that are `true` are sent: one the server did not
 /// state stays absent, never turned into a `false` that reads as "safe".
 pub fn tool_entry(tool: &dyn Tool) -> Value {
@@ -31,9 +32,12 @@ pub fn tool_entry(tool: &dyn Tool) -> Value {
     if stated(open_world) {
         annotations["openWorldHint"] = json!(open_world);
     }
-    // MCP reads destructiveHint only for tools that are not read-only.
-    if !read_only && stated(destructive) {
-        annotations["destructiveHint"] = json!(destructive);
+    // MCP reads destructiveHint only for tools that are not read-only, and its `false`
+    // says more than our flag: "only additive updates". A tool that destroys no data may
+    // still do what cannot be undone (TaskStop kills a process, CronDelete drops a job),
+    // so only `true` is stated; otherwise MCP's default (true) stands.
+    if !read_only && destructive {
+        annotations["destructiveHint"] = json!(true);
     }
     json!({
         "name": tool.name(),

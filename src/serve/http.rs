@@ -265,7 +265,13 @@ impl RequestGuard {
         for entry in extra {
             let parsed = http::uri::Authority::try_from(entry.trim())
                 .map_err(|_| HttpError::BadAllowedHost(entry.clone()))?;
-            if parsed.host().is_empty() {
+            // Nothing but a host and a port that is a number (`evil.com:abc` read as
+            // `evil.com` would let any port through).
+            let port_text = parsed
+                .as_str()
+                .strip_prefix(parsed.host())
+                .ok_or_else(|| HttpError::BadAllowedHost(entry.clone()))?;
+            if parsed.host().is_empty() || (!port_text.is_empty() && parsed.port_u16().is_none()) {
                 return Err(HttpError::BadAllowedHost(entry.clone()));
             }
             hosts.push((
@@ -295,8 +301,10 @@ impl RequestGuard {
             .headers()
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|v| same(v.trim()));
+            // The scheme's name is case-insensitive (RFC 9110 11.1): `bearer` too.
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("Bearer"))
+            .is_some_and(|(_, v)| same(v.trim()));
         let query = request.uri().query().is_some_and(|q| {
             q.split('&')
                 .filter_map(|pair| pair.strip_prefix("token="))
@@ -865,6 +873,29 @@ mod tests {
         let rmcp = guard.rmcp_host_values();
         assert!(rmcp.contains(&"box.lan".to_owned()), "{rmcp:?}");
         assert!(rmcp.contains(&"other.lan:8443".to_owned()), "{rmcp:?}");
+        // A port that is not a number, or user info, is a bad entry, not a port-less one.
+        for bad in [
+            "evil.com:abc",
+            "evil.com:",
+            "evil.com:99999",
+            "user@box.lan",
+        ] {
+            assert!(
+                RequestGuard::new(
+                    std::net::SocketAddr::from(([127, 0, 0, 1], 8421)),
+                    &[bad.to_owned()]
+                )
+                .is_err(),
+                "{bad}"
+            );
+        }
+        assert!(
+            RequestGuard::new(
+                std::net::SocketAddr::from(([127, 0, 0, 1], 8421)),
+                &["[::2]:80".to_owned()]
+            )
+            .is_ok()
+        );
     }
 
     /// A connection that sends nothing is closed after the header read timeout (it would

@@ -1255,7 +1255,7 @@ fn open_existing(path: &Path) -> Result<Option<File>, ToolError> {
 
 /// [`open_existing`] after its first check: opens non-blocking and refuses what the handle
 /// says is no regular file (nor a directory, which the read then refuses as such).
-fn open_checked(path: &Path) -> Result<Option<File>, ToolError> {
+pub(crate) fn open_checked(path: &Path) -> Result<Option<File>, ToolError> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = match fs::OpenOptions::new()
         .read(true)

@@ -88,6 +88,10 @@ pub struct SkillInfo {
     pub model: Option<String>,
     /// The frontmatter's `argument-hint`.
     pub argument_hint: Option<String>,
+    /// The frontmatter's `arguments`: names for the arguments by position (`$issue` is the
+    /// first word when the first name is `issue`), as Claude Code reads them (a list, or
+    /// words separated by spaces; names that are only digits are left out).
+    pub argument_names: Vec<String>,
     /// The frontmatter's `when_to_use`.
     pub when_to_use: Option<String>,
     /// The frontmatter's `disable-model-invocation`.
@@ -110,8 +114,10 @@ pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
 fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool)> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .ok()?
+    // Opened without blocking, and only a regular file is read: a `SKILL.md` that is a FIFO
+    // (or a link to `/dev/tty`) would hang the open or the read, and with it the session.
+    crate::fsutil::open_checked(file)
+        .ok()??
         .take(MAX_SKILL_BYTES + 1)
         .read_to_end(&mut bytes)
         .ok()?;
@@ -176,6 +182,14 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
         allowed_tools: fm.list("allowed-tools"),
         model: fm.text("model").filter(|m| m != "inherit"),
         argument_hint: fm.text("argument-hint"),
+        argument_names: fm
+            .list("arguments")
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|item| item.split_whitespace())
+            .filter(|name| is_argument_name(name))
+            .map(str::to_owned)
+            .collect(),
         when_to_use: fm.text("when_to_use"),
         disable_model_invocation: fm
             .text("disable-model-invocation")
@@ -275,18 +289,25 @@ fn find_in(roots: Vec<(PathBuf, SkillSource)>, name: &str) -> Option<SkillInfo> 
 /// Code substitutes them: `$ARGUMENTS[N]` and `$N` are the N-th argument (0-based, split as
 /// a shell splits words), `$ARGUMENTS` all of them; when the body has none of these, the
 /// arguments follow it as an `ARGUMENTS:` line.
-pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
+pub fn render_skill(skill: &SkillInfo, args: Option<&str>, session_id: &str) -> String {
     let args = args.unwrap_or("").trim();
     let body = skill
         .body
-        .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy());
+        .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy())
+        .replace("${CLAUDE_SESSION_ID}", session_id);
     let words =
         shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
     // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`);
     // `$ARGUMENTS[1]` is still a placeholder, and becomes empty.
     // One pass over the body: an argument's own text (`$ARGUMENTS` in it) is never
     // substituted again.
-    let (mut body, replaced) = substitute(&body, args, &words, !words.is_empty());
+    let (mut body, replaced) = substitute(
+        &body,
+        args,
+        &words,
+        &skill.argument_names,
+        !words.is_empty(),
+    );
     if !replaced && !args.is_empty() {
         body = format!("{}\n\nARGUMENTS: {args}", body.trim_end());
     }
@@ -297,10 +318,27 @@ pub fn render_skill(skill: &SkillInfo, args: Option<&str>) -> String {
     )
 }
 
+/// Whether `name` may name an argument (`$name`): letters, digits, `_` and `-`, not only
+/// digits (`$1` is the second word).
+fn is_argument_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.chars().all(|c| c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
 /// `body` with `$ARGUMENTS[N]` (and `$N` when `bare` is set) replaced by the N-th of
-/// `words` (empty when there is none) and `$ARGUMENTS` by `args`, in one pass, and whether
-/// any was.
-fn substitute(body: &str, args: &str, words: &[String], bare: bool) -> (String, bool) {
+/// `words` (empty when there is none), `$NAME` for the N-th of `names` by the same word (a
+/// name followed by a word character or `[` is no placeholder), and `$ARGUMENTS` by `args`,
+/// in one pass, and whether any was.
+fn substitute(
+    body: &str,
+    args: &str,
+    words: &[String],
+    names: &[String],
+    bare: bool,
+) -> (String, bool) {
     let mut out = String::with_capacity(body.len());
     let mut replaced = false;
     let mut rest = body;
@@ -322,7 +360,24 @@ fn substitute(body: &str, args: &str, words: &[String], bare: bool) -> (String, 
                 .is_some_and(|c| c.is_alphanumeric() || c == '_');
             (bare && n > 0 && !word_follows).then(|| (&after[..n], n))
         };
-        if let Some((digits, skip)) = indexed.or_else(bare_index)
+        // `$name`: the word at that name's position.
+        let named = || {
+            names.iter().enumerate().find_map(|(i, name)| {
+                let tail = after.strip_prefix(name.as_str())?;
+                let ends = !tail
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '[');
+                ends.then_some((i, name.len()))
+            })
+        };
+        if indexed.is_none()
+            && let Some((i, skip)) = named()
+        {
+            out.push_str(words.get(i).map_or("", String::as_str));
+            replaced = true;
+            rest = &after[skip..];
+        } else if let Some((digits, skip)) = indexed.or_else(bare_index)
             && let Ok(i) = digits.parse::<usize>()
         {
             out.push_str(words.get(i).map_or("", String::as_str));
@@ -428,7 +483,7 @@ Important:\n\
         let name = input.skill.trim().trim_start_matches('/');
         let skill = find_skill(&ctx, name)
             .ok_or_else(|| ToolError::msg(format!("Unknown skill: {name}")))?;
-        let text = render_skill(&skill, input.args.as_deref());
+        let text = render_skill(&skill, input.args.as_deref(), ctx.session_id());
         Ok(ToolResult::new(SkillOutput {
             success: true,
             command_name: skill.name.clone(),
@@ -456,6 +511,7 @@ mod tests {
             allowed_tools: None,
             model: None,
             argument_hint: None,
+            argument_names: Vec::new(),
             when_to_use: None,
             disable_model_invocation: false,
             body: body.into(),
@@ -522,7 +578,7 @@ mod tests {
     #[test]
     fn arguments_are_substituted_by_position_and_whole() {
         let render = |body: &str, args: &str| {
-            render_skill(&skill(body), Some(args))
+            render_skill(&skill(body), Some(args), "sess-1")
                 .trim_start_matches("Base directory for this skill: /skills/s\n\n")
                 .to_owned()
         };
@@ -548,5 +604,26 @@ mod tests {
             "first=[$ARGUMENTS] all=['$ARGUMENTS' z]"
         );
         assert_eq!(render("$ARGUMENTS", "$1 x"), "$1 x");
+        assert_eq!(render("in ${CLAUDE_SESSION_ID}", ""), "in sess-1");
+    }
+
+    /// The frontmatter's `arguments` name the words by position, as in Claude Code:
+    /// `$issue` is the first; `$issues` and `$issue[0]` are no placeholders; a name with no
+    /// word is empty.
+    #[test]
+    fn named_arguments_are_substituted() {
+        let named = SkillInfo {
+            argument_names: vec!["issue".into(), "branch".into(), "extra".into()],
+            ..skill(
+                "Fix $issue on $branch ($extra) in ${CLAUDE_SESSION_ID}; $issues $issue[0] $ARGUMENTS[1]",
+            )
+        };
+        let text = render_skill(&named, Some("42 'hot fix'"), "sess-1");
+        assert!(
+            text.ends_with("Fix 42 on hot fix () in sess-1; $issues $issue[0] hot fix"),
+            "{text}"
+        );
+        // Named placeholders count as placeholders: the arguments are not appended.
+        assert!(!text.contains("ARGUMENTS:"), "{text}");
     }
 }

@@ -386,6 +386,45 @@ fn bad_frontmatter_is_reported_line_by_line() {
 /// was left out without a word: "Unknown skill"); one of megabytes is loaded up to
 /// `MAX_SKILL_BYTES`, its body ending with where the rest is (every later request carries
 /// the body: a huge one would make them all too large).
+/// A `SKILL.md` that is a FIFO (or a link to a terminal) is not a skill, and opening it
+/// does not wait for a writer: it hung discovery, and with it the session.
+#[test]
+fn a_skill_file_that_is_a_fifo_is_skipped_without_blocking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".claude/skills/fifo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.join("SKILL.md"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let null = tmp.path().join(".claude/skills/null");
+    std::fs::create_dir_all(&null).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", null.join("SKILL.md")).unwrap();
+    write_skill(tmp.path(), "fine", "---\ndescription: ok\n---\nbody\n");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let root = tmp.path().to_path_buf();
+    std::thread::spawn(move || {
+        let found = [
+            root.join(".claude/skills/fifo"),
+            root.join(".claude/skills/null"),
+        ]
+        .map(|d| load_skill(&d, SkillSource::Project).is_none());
+        let _ = tx.send(found);
+    });
+    let skipped = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("loading a FIFO skill blocked");
+    assert_eq!(skipped, [true, true]);
+    assert!(
+        load_skill(
+            &tmp.path().join(".claude/skills/fine"),
+            SkillSource::Project
+        )
+        .is_some()
+    );
+}
+
 #[test]
 fn odd_and_huge_skill_files_load_and_say_so() {
     use tools_builtin::skill::MAX_SKILL_BYTES;
@@ -503,5 +542,39 @@ fn the_permission_subject_is_the_skill_name() {
     assert_eq!(
         tool.permission_subject(&json!({"skill": "/review-pr", "args": "12"})),
         Some(PermissionSubject::Name("review-pr".into()))
+    );
+}
+
+/// The frontmatter's `arguments` (a list, or names separated by spaces) name the words the
+/// Skill call passes, as in Claude Code; the session's id is `${CLAUDE_SESSION_ID}`.
+#[tokio::test]
+async fn named_arguments_and_the_session_id_are_substituted() {
+    let s = setup();
+    write_skill(
+        &s.project,
+        "fix",
+        "---\ndescription: fix\narguments: [issue, branch]\n---\nFix issue $issue on $branch in ${CLAUDE_SESSION_ID}.\n",
+    );
+    write_skill(
+        &s.project,
+        "spaced",
+        "---\ndescription: spaced\narguments: issue 2 branch\n---\n$issue/$branch\n",
+    );
+    let spaced = load_skill(
+        &s.project.join(".claude/skills/spaced"),
+        SkillSource::Project,
+    )
+    .expect("loaded");
+    assert_eq!(spaced.argument_names, ["issue", "branch"]);
+    let (_, messages, _) = run(&s.ctx, json!({"skill": "fix", "args": "42 hotfix"}))
+        .await
+        .unwrap();
+    let text = message_text(&messages);
+    assert!(
+        text.ends_with(&format!(
+            "Fix issue 42 on hotfix in {}.",
+            s.ctx.session_id()
+        )),
+        "{text}"
     );
 }

@@ -103,9 +103,8 @@ pub struct TurnParser {
     stop_reason: Option<String>,
     /// See [`Turn::output_tokens`].
     output_tokens: Option<u64>,
-    /// The last piece read ended with a CR, read as a line end: a LF right after it is
-    /// that line end's second half.
-    after_cr: bool,
+    /// Line ends read as LF (a CR alone too, as SSE reads it), across the pieces.
+    line_ends: tool_exec::LineEnds,
 }
 
 #[derive(Debug, Default)]
@@ -153,7 +152,7 @@ impl TurnParser {
         if self.error.is_some() {
             return out;
         }
-        let chunk = self.line_ends_as_lf(chunk);
+        let chunk = self.line_ends.as_lf(chunk);
         let chunk = chunk.as_ref();
         if matches!(self.format, Format::Undecided) && self.pending.is_empty() {
             self.pending.push_str(tool_core::without_bom(chunk));
@@ -187,29 +186,6 @@ impl TurnParser {
             stop_reason: self.stop_reason,
             output_tokens: self.output_tokens,
         }
-    }
-
-    /// `chunk` with its line ends as LF: a CRLF, and a CR alone, which SSE takes as a line
-    /// end too (and which can end a JSON line, as whitespace, without changing it).
-    fn line_ends_as_lf<'a>(&mut self, chunk: &'a str) -> std::borrow::Cow<'a, str> {
-        if !(chunk.contains('\r') || (self.after_cr && chunk.starts_with('\n'))) {
-            self.after_cr = false;
-            return std::borrow::Cow::Borrowed(chunk);
-        }
-        let mut out = String::with_capacity(chunk.len());
-        for c in chunk.chars() {
-            match c {
-                '\r' => {
-                    out.push('\n');
-                    self.after_cr = true;
-                    continue;
-                }
-                '\n' if self.after_cr => {}
-                c => out.push(c),
-            }
-            self.after_cr = false;
-        }
-        std::borrow::Cow::Owned(out)
     }
 }
 

@@ -357,6 +357,20 @@ fn a_gateways_end_marker_and_open_connection_after_message_stop_are_ignored() {
     assert_eq!(seen.lock().unwrap().len(), 1);
 }
 
+/// SSE's other line ends (a CR alone, CRLF) are line ends to the agent too, as to `run`:
+/// such a stream was "truncated".
+#[test]
+fn a_stream_with_cr_line_ends_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for end in ["\r", "\r\n"] {
+        let answer = turn(Some("hello cr"), &[]).replace('\n', end);
+        let (url, _seen) = serve(move |_, _| full(answer.clone()));
+        let out = agent(&url, dir.path(), &["--print"]);
+        assert!(out.status.success(), "{end:?}: {}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hello cr");
+    }
+}
+
 #[test]
 fn a_response_that_goes_silent_fails_instead_of_hanging() {
     let dir = tempfile::tempdir().unwrap();

@@ -68,4 +68,4 @@ pub use seams::{
     PreToolUseOutcome, PromptAnswer, PromptRequest, Prompter, REJECT_MESSAGE,
     REJECT_WITH_FEEDBACK_PREFIX,
 };
-pub use stream::{AnthropicStream, StreamError, StreamEvent};
+pub use stream::{AnthropicStream, LineEnds, StreamError, StreamEvent};

@@ -110,6 +110,7 @@ enum Block {
 /// An incremental parser of the streaming format. See the [module docs](self).
 #[derive(Debug, Default)]
 pub struct AnthropicStream {
+    line_ends: LineEnds,
     pending: String,
     line_no: usize,
     event: Option<String>,
@@ -120,6 +121,38 @@ pub struct AnthropicStream {
     open_input: usize,
     stopped: bool,
     failed: Option<StreamError>,
+}
+
+/// Line ends read as LF across the chunks of a stream: a CRLF, and a CR alone, which SSE
+/// takes as a line end too (and which can end a JSON line, as whitespace, without changing
+/// it). A CRLF split between two chunks is one line end.
+#[derive(Debug, Clone, Default)]
+pub struct LineEnds {
+    after_cr: bool,
+}
+
+impl LineEnds {
+    /// `chunk` with its line ends as LF (borrowed when it has none to change).
+    pub fn as_lf<'a>(&mut self, chunk: &'a str) -> std::borrow::Cow<'a, str> {
+        if !(chunk.contains('\r') || (self.after_cr && chunk.starts_with('\n'))) {
+            self.after_cr = false;
+            return std::borrow::Cow::Borrowed(chunk);
+        }
+        let mut out = String::with_capacity(chunk.len());
+        for c in chunk.chars() {
+            match c {
+                '\r' => {
+                    out.push('\n');
+                    self.after_cr = true;
+                    continue;
+                }
+                '\n' if self.after_cr => {}
+                c => out.push(c),
+            }
+            self.after_cr = false;
+        }
+        std::borrow::Cow::Owned(out)
+    }
 }
 
 impl AnthropicStream {
@@ -133,6 +166,9 @@ impl AnthropicStream {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        // SSE ends a line with CRLF, LF or a CR alone: all read as LF.
+        let chunk = self.line_ends.as_lf(chunk);
+        let chunk = chunk.as_ref();
         let before = self.pending.len();
         self.pending.push_str(chunk);
         // The complete lines are taken out at once and the rest kept: draining line by line
@@ -148,7 +184,6 @@ impl AnthropicStream {
         let lines = std::mem::replace(&mut self.pending, rest);
         let mut out = Vec::new();
         for line in lines.split_terminator('\n') {
-            let line = line.trim_end_matches('\r');
             self.line_no += 1;
             if let Err(e) = self.line(line, &mut out) {
                 return self.fail(e, out);
@@ -484,7 +519,13 @@ mod tests {
 
     #[test]
     fn tool_uses_complete_at_block_stop_whatever_the_chunking() {
-        let text = turn();
+        tool_uses_complete_with_line_ends(&turn());
+        // SSE's other line ends: CRLF (split between chunks too) and a CR alone.
+        tool_uses_complete_with_line_ends(&turn().replace('\n', "\r\n"));
+        tool_uses_complete_with_line_ends(&turn().replace('\n', "\r"));
+    }
+
+    fn tool_uses_complete_with_line_ends(text: &str) {
         for chunk_size in [1, 7, 64, text.len()] {
             let mut parser = AnthropicStream::new();
             let mut events = Vec::new();

@@ -371,6 +371,44 @@ fn a_stream_with_cr_line_ends_is_read() {
     }
 }
 
+/// With `--print`, a hook's `stopReason` is said on stderr (it is shown to the user, as in
+/// Claude Code; the run printed an empty line and nothing else), and text from the server
+/// reaches the terminal with its escape sequences shown, not run.
+#[test]
+fn print_says_a_hooks_stop_reason_and_escapes_server_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("unused"), &[])));
+    let settings = json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command",
+        "command": "echo '{\"continue\": false, \"stopReason\": \"session closed\"}'"}]}]}});
+    let out = agent(
+        &url,
+        dir.path(),
+        &["--print", "--settings", &settings.to_string()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stopped by a hook: session closed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(seen.lock().unwrap().is_empty());
+
+    let (url, _) = serve(|_, _| {
+        Reply::Status(
+            400,
+            "<html>\u{1b}]0;pwned\u{7}\u{1b}[2J Bad request</html>".to_owned(),
+        )
+    });
+    let out = agent_command(&url, dir.path(), &["--print"], "go")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(err.contains("\\u{1b}]0;pwned"), "{err}");
+}
+
 #[test]
 fn a_response_that_goes_silent_fails_instead_of_hanging() {
     let dir = tempfile::tempdir().unwrap();
@@ -723,6 +761,36 @@ fn print_writes_only_the_final_text_and_refuses_asks_with_a_reason() {
         "{text}"
     );
     assert!(text.contains("--print"), "{text}");
+    assert!(text.contains("add an allow rule for Write"), "{text}");
+}
+
+/// A tool that needs a person whatever the rules (AskUserQuestion) is refused without the
+/// advice to add an allow rule, which would change nothing.
+#[test]
+fn print_refuses_a_question_without_advising_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let ask = turn(
+        None,
+        &[(
+            "toolu_q",
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which?", "header": "Pick", "multiSelect": false,
+                "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]}]}),
+        )],
+    );
+    let (url, seen) = serve(move |i, _| match i {
+        0 => full(ask.clone()),
+        _ => full(turn(Some("ok"), &[])),
+    });
+    let settings = json!({"permissions": {"allow": ["AskUserQuestion"]}}).to_string();
+    let out = agent(&url, dir.path(), &["--print", "--settings", &settings]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let refused = &results(&seen[1].messages()[2])[0].1;
+    assert_eq!(refused["is_error"], true);
+    let text = refused["content"].as_str().unwrap();
+    assert!(text.contains("Nobody can approve it"), "{text}");
+    assert!(!text.contains("allow rule"), "{text}");
 }
 
 /// A turn whose request does not offer ToolSearch (a haiku parent) still hands it to the

@@ -511,20 +511,37 @@ impl NoPrompts {
         ctx: &ToolUseContext,
         ask: PermissionResult,
     ) -> PermissionResult {
+        let rule_would_settle = tool_perms::PermissionEngine::allow_rule_would_settle(tool, &ask);
         let PermissionResult::Ask { message, .. } = ask else {
             return ask;
         };
         ctx.update_denials(|d| d.record_denial());
-        let asked = if message.is_empty() {
+        let asked = if message.trim().is_empty() {
             format!("Permission to use {} requires approval.", tool.name())
         } else {
-            message
+            message.trim_end().to_owned()
+        };
+        // A question ended as a sentence runs on; a plan (ExitPlanMode's ask) or any other
+        // text is set apart.
+        let gap = if !asked.contains('\n') && asked.ends_with(['.', '!', '?']) {
+            " "
+        } else {
+            "\n\n"
+        };
+        // Only where an allow rule would let it run: AskUserQuestion and ExitPlanMode need
+        // a person whatever the rules, an ask rule or a safety check outranks them.
+        let advice = if rule_would_settle {
+            format!(
+                " To allow it, add an allow rule for {} to the settings' permissions.",
+                tool.name()
+            )
+        } else {
+            String::new()
         };
         PermissionResult::Deny {
             message: format!(
-                "{asked} Nobody can approve it in this session ({}), so the call was denied; do not retry it. To allow it, add an allow rule for {} to the settings' permissions.",
+                "{asked}{gap}Nobody can approve it in this session ({}), so the call was denied; do not retry it.{advice}",
                 self.why,
-                tool.name()
             ),
             reason: DecisionReason::Other {
                 reason: format!("no one to ask ({})", self.why),

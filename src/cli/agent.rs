@@ -557,7 +557,13 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         );
     } else if args.print {
         if outcome.stop.is_success() {
-            out!("{}", outcome.final_text);
+            // Exactly the model's text into a pipe; on a terminal, its escape sequences
+            // shown, not run (they could clear the screen or retitle the window).
+            if std::io::stdout().is_terminal() {
+                out!("{}", escape_terminal_codes(&outcome.final_text));
+            } else {
+                out!("{}", outcome.final_text);
+            }
             if !outcome.final_text.ends_with('\n') {
                 outln!();
             }
@@ -567,13 +573,20 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         let (input, output) = agent_loop.spend().tokens();
         eoutln!(
             "[{}; {} request(s), {input} input / {output} output tokens, ~${:.4}]",
-            outcome.stop,
+            escape_terminal_codes(&outcome.stop.to_string()),
             outcome.turns,
             agent_loop.spend().usd()
         );
     }
-    if !outcome.stop.is_success() && quiet {
-        eoutln!("toolwright agent: {}", outcome.stop);
+    // Why the run ended, when that is no plain finish: an error, or a hook's `stopReason`
+    // (shown to the user, as Claude Code shows it). Its text may come from a server or a
+    // hook: escape sequences are shown, not run.
+    let hook_stop = matches!(outcome.stop, toolwright::agent::Stop::HookStopped(Some(_)));
+    if (!outcome.stop.is_success() || hook_stop) && quiet {
+        eoutln!(
+            "toolwright agent: {}",
+            escape_terminal_codes(&outcome.stop.to_string())
+        );
     }
     // The run's output is complete before SessionEnd hooks run.
     let _ = std::io::stdout().flush();

@@ -1050,6 +1050,26 @@ impl PermissionEngine {
         e
     }
 
+    /// Whether an allow rule in the settings would let the call `ask` asked about run. A
+    /// safety check's ask, an ask rule's and a hook's are settled by no allow rule (ask rules
+    /// and hooks' asks outrank allow rules), nor is a tool's that always asks the user
+    /// (AskUserQuestion, ExitPlanMode): saying one would help would send the model, or the
+    /// user, to the settings for nothing.
+    pub fn allow_rule_would_settle(tool: &dyn Tool, ask: &PermissionResult) -> bool {
+        !tool.requires_user_interaction()
+            && !matches!(
+                ask,
+                PermissionResult::Ask {
+                    reason: Some(
+                        DecisionReason::SafetyCheck { .. }
+                            | DecisionReason::Rule { .. }
+                            | DecisionReason::Hook { .. }
+                    ),
+                    ..
+                }
+            )
+    }
+
     /// The denial of `ask` in a session that cannot prompt
     /// (`ToolPermissionContext::avoid_prompts`), counted by denial tracking: it says why
     /// the call needed approval (the ask's message). A host that runs PermissionRequest
@@ -1074,23 +1094,7 @@ impl PermissionEngine {
             }
             _ => String::new(),
         };
-        // A safety check's ask, an ask rule's and a hook's are settled by no allow rule
-        // (ask rules and hooks' asks outrank allow rules), nor is a tool's that always asks
-        // the user (AskUserQuestion, ExitPlanMode): saying one would help would send the
-        // model, or the user, to the settings for nothing.
-        let settled_by_rule = !tool.requires_user_interaction()
-            && !matches!(
-                ask,
-                PermissionResult::Ask {
-                    reason: Some(
-                        DecisionReason::SafetyCheck { .. }
-                            | DecisionReason::Rule { .. }
-                            | DecisionReason::Hook { .. }
-                    ),
-                    ..
-                }
-            );
-        let hint = if settled_by_rule {
+        let hint = if Self::allow_rule_would_settle(tool, ask) {
             " (an allow rule in the settings would let it run)"
         } else {
             ""

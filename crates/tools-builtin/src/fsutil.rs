@@ -44,6 +44,13 @@ pub(crate) fn absolute_path(
             "The {field} parameter starts with ~, but there is no home directory to expand it to: {trimmed}. Use an absolute path instead."
         )));
     }
+    // `a.txt/` names a directory (POSIX: ENOTDIR for a file): normalised without its slash,
+    // a Write of `newdir/` would create a file `newdir`.
+    if trimmed.len() > 1 && trimmed.ends_with('/') {
+        return Err(ValidationError::new(format!(
+            "The {field} parameter ends with /, so it names a directory, not a file: {trimmed}"
+        )));
+    }
     Ok(ctx.resolve_path(trimmed))
 }
 

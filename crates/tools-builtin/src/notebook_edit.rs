@@ -239,11 +239,20 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
     let index = match input.cell_id.as_deref() {
         Some(id) => match find_cell(cells, id) {
             Some(i) => Some(i),
+            // `cell-N` past the last cell: said by its index, as Claude Code says it.
             None => {
-                return Err(refusal(
-                    format!("Cell with ID \"{id}\" not found in notebook."),
-                    8,
-                ));
+                return Err(
+                    match id
+                        .strip_prefix("cell-")
+                        .and_then(|n| n.parse::<usize>().ok())
+                    {
+                        Some(n) => refusal(
+                            format!("Cell with index {n} does not exist in notebook."),
+                            7,
+                        ),
+                        None => refusal(format!("Cell with ID \"{id}\" not found in notebook."), 8),
+                    },
+                );
             }
         },
         None if mode != EditMode::Insert => {

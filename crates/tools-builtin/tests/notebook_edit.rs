@@ -165,6 +165,20 @@ async fn bad_inputs() {
             Some(8)
         )
     );
+    // `cell-N` past the last cell is said by its index, as Claude Code says it.
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "cell-99", "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(
+        (e.text, e.code),
+        (
+            tool_use_error("Cell with index 99 does not exist in notebook."),
+            Some(7)
+        )
+    );
     let e = fail(
         &NotebookEdit,
         &c,

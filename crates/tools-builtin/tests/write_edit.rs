@@ -1333,3 +1333,32 @@ async fn an_edit_that_would_change_nothing_is_refused() {
         "say \u{201c}bye\u{201d} and don\u{2019}t\n"
     );
 }
+
+/// A path ending in `/` names a directory: a Write of `newdir/` made a file `newdir`, and a
+/// Read of `a.txt/` read the file (POSIX refuses both).
+#[tokio::test]
+async fn a_path_ending_in_a_slash_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let file = dir.path().join("a.txt");
+    fs::write(&file, "x\n").unwrap();
+    let new_dir = format!("{}/newdir/", dir.path().display());
+    let err = fail(&Write, &c, json!({"file_path": new_dir, "content": "x"})).await;
+    assert!(err.text.contains("ends with /"), "{}", err.text);
+    assert!(!dir.path().join("newdir").exists());
+    let slashed = format!("{}/", file.display());
+    let err = fail(&Read, &c, json!({"file_path": slashed})).await;
+    assert!(
+        err.text.contains("names a directory, not a file"),
+        "{}",
+        err.text
+    );
+    let err = fail(
+        &Edit,
+        &c,
+        json!({"file_path": slashed, "old_string": "x", "new_string": "y"}),
+    )
+    .await;
+    assert!(err.text.contains("ends with /"), "{}", err.text);
+    assert_eq!(fs::read_to_string(&file).unwrap(), "x\n");
+}

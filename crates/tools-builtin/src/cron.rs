@@ -255,6 +255,23 @@ pub fn parse_cron(expr: &str) -> Result<Cron, CronError> {
         reason,
     };
     if trimmed.starts_with('@') {
+        // croner's own text for an unknown nickname speaks of six fields, which are refused
+        // here: say which nicknames there are instead (`@reboot` has no time to fire at).
+        const NICKNAMES: [&str; 6] = [
+            "@yearly",
+            "@annually",
+            "@monthly",
+            "@weekly",
+            "@daily",
+            "@hourly",
+        ];
+        if !NICKNAMES.iter().any(|n| n.eq_ignore_ascii_case(trimmed)) {
+            return Err(invalid(format!(
+                "`{trimmed}` is not a schedule here: use 5 fields (minute hour day-of-month \
+                 month day-of-week) or one of {}",
+                NICKNAMES.join(", ")
+            )));
+        }
         return Cron::new(trimmed)
             .parse()
             .map_err(|e| invalid(e.to_string().trim_end_matches('.').to_owned()));
@@ -1533,6 +1550,14 @@ mod tests {
     fn expressions_need_five_fields() {
         assert!(parse_cron("*/5 * * * *").is_ok());
         assert!(parse_cron("@daily").is_ok());
+        assert!(parse_cron("@Annually").is_ok());
+        let err = parse_cron("@reboot").unwrap_err().to_string();
+        assert!(
+            err.contains("`@reboot` is not a schedule here: use 5 fields")
+                && err.contains("@hourly")
+                && !err.contains("six"),
+            "{err}"
+        );
         let err = parse_cron("0 */5 * * * *").unwrap_err().to_string();
         assert!(err.contains("expected 5 fields, found 6"), "{err}");
         let err = parse_cron("61 * * * *").unwrap_err().to_string();

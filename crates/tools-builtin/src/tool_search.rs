@@ -43,7 +43,7 @@ pub struct ToolSearchInput {
     /// Query to find deferred tools. Use "select:<tool_name>" for direct selection, or keywords to search.
     pub query: String,
     /// Maximum number of results to return (default: 5)
-    pub max_results: Option<u64>,
+    pub max_results: Option<f64>,
 }
 
 /// Output of the ToolSearch tool (Claude Code's shape).
@@ -643,9 +643,16 @@ impl TypedTool for ToolSearch {
         _progress: ProgressSender,
     ) -> Result<ToolResult<ToolSearchOutput>, ToolError> {
         let index = index_for(&ctx);
-        let max = input.max_results.map_or(DEFAULT_MAX_RESULTS, |m| {
-            usize::try_from(m).unwrap_or(usize::MAX)
-        });
+        // Any number, as Claude Code's schema takes it (`slice(0, 2.5)` keeps 2); one below
+        // zero keeps nothing.
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "clamped at zero, and the cast saturates"
+        )]
+        let max = input
+            .max_results
+            .map_or(DEFAULT_MAX_RESULTS, |m| m.max(0.0).floor() as usize);
         let matches = index.search(&input.query, max);
         let pending: Vec<String> = ctx
             .options()

@@ -595,6 +595,14 @@ async fn the_tool_returns_tool_references() {
         out.data.structured,
         json!({"matches": ["mcp__slack__send_message"], "query": "slack", "total_deferred_tools": 8})
     );
+    // Any number, as Claude Code takes it: 1.9 keeps 1; below zero, nothing.
+    let out = call(json!({"query": "slack", "max_results": 1.9})).await;
+    assert_eq!(
+        out.data.structured["matches"],
+        json!(["mcp__slack__send_message"])
+    );
+    let out = call(json!({"query": "slack", "max_results": -3})).await;
+    assert_eq!(out.data.structured["matches"], json!([]));
     let out = call(json!({"query": "nothing here"})).await;
     assert_eq!(
         out.data.content,

@@ -992,3 +992,80 @@ fn deleting_an_unknown_session_is_404() {
         404
     );
 }
+
+/// A session its client ends (`DELETE`) stops its calls at once: rmcp let a closed
+/// session's call run on for five seconds, its command's effects included.
+#[test]
+fn ending_a_session_stops_its_calls() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(
+        &root,
+        &["--settings", r#"{"permissions": {"allow": ["Bash"]}}"#],
+    );
+    let host = ("Host", format!("127.0.0.1:{}", server.port()));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let (code, headers, _) = raw_post(
+        server.port(),
+        &server.path(),
+        std::slice::from_ref(&host),
+        init,
+    );
+    assert_eq!(code, 200);
+    let id = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    let session = [host.clone(), ("Mcp-Session-Id", id)];
+    let (code, _, _) = raw_post(
+        server.port(),
+        &server.path(),
+        &session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(code, 202);
+    // The call, its response stream kept open (not read).
+    let marker = root.join("late.txt");
+    let pid_file = root.join("call.pid");
+    let command = format!(
+        "echo $$ > '{}'; sleep 2; touch '{}'; sleep 30",
+        pid_file.display(),
+        marker.display()
+    );
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": command}}})
+    .to_string();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    let mut request = format!("POST {} HTTP/1.1\r\n", server.path());
+    for (name, value) in &session {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{call}",
+        call.len()
+    ));
+    stream.write_all(request.as_bytes()).unwrap();
+    let started = std::time::Instant::now();
+    while !pid_file.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the call never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let code = raw_delete(server.port(), &server.path(), &session);
+    assert!(code == 200 || code == 202, "{code}");
+    let shell: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Well past the `sleep 2`: the command was stopped before it.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!marker.exists(), "the ended session's command ran on");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{shell}")).exists(),
+        "the ended session's shell is still running"
+    );
+    drop(stream);
+}

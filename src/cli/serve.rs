@@ -240,6 +240,8 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     });
     // One handler for every request; it keeps each client session's state by its id.
     // Sessions end with it, and their background tasks with them.
+    let ending = server.clone();
+    let listener = listener.on_session_end(Arc::new(move |id: &str| ending.end_session(id)));
     listener.serve(move || server.for_session()).await;
     // Stopped otherwise than by a signal: the upstream servers get to exit on their own.
     if signalled.load(Ordering::SeqCst) == 0 {

@@ -415,7 +415,13 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     activity: Arc<SessionActivity>,
     /// rmcp's sessions, to tell a `DELETE` of an unknown one.
     sessions: Arc<LocalSessionManager>,
+    /// Told of each session a client ends with `DELETE` ([`HttpServer::on_session_end`]).
+    session_end: Option<SessionEnd>,
 }
+
+/// What is told, with the session's id, that an HTTP session ended (a client's `DELETE`,
+/// the idle timeout): see [`HttpServer::on_session_end`].
+pub type SessionEnd = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
     fn clone(&self) -> Self {
@@ -424,6 +430,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             inner: self.inner.clone(),
             activity: self.activity.clone(),
             sessions: self.sessions.clone(),
+            session_end: self.session_end.clone(),
         }
     }
 }
@@ -470,6 +477,7 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             .map(|id| self.activity.open(id));
         let mut inner = self.inner.clone();
         let sessions = Arc::clone(&self.sessions);
+        let session_end = self.session_end.clone();
         Box::pin(async move {
             // rmcp accepts (`202`) the `DELETE` of any session id; MCP wants `404` for one
             // the server does not know, as rmcp answers other requests naming it.
@@ -499,6 +507,20 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             } else {
                 (body.boxed_unsync(), None)
             };
+            // A session the client ends stops its calls now: rmcp lets a closed session's
+            // handlers run on for seconds, commands and their effects included.
+            if parts.method == http::Method::DELETE
+                && !unknown_session
+                && let (Some(end), Some(id)) = (
+                    &session_end,
+                    parts
+                        .headers
+                        .get("mcp-session-id")
+                        .and_then(|v| v.to_str().ok()),
+                )
+            {
+                end(id);
+            }
             let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
             if unknown_session && response.status() == StatusCode::ACCEPTED {
@@ -588,6 +610,7 @@ async fn reap_idle_sessions(
     activity: Arc<SessionActivity>,
     idle: Duration,
     shutdown: CancellationToken,
+    session_end: Option<SessionEnd>,
 ) {
     use rmcp::transport::streamable_http_server::session::SessionManager as _;
     let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
@@ -605,13 +628,15 @@ async fn reap_idle_sessions(
             .collect();
         for id in activity.idle(&live, idle) {
             tracing::info!(target: "toolwright::serve", session = %id, "closing a session idle for longer than {idle:?}");
+            if let Some(end) = &session_end {
+                end(&id);
+            }
             let _ = sessions.close_session(&Arc::from(id.as_str())).await;
         }
     }
 }
 
 /// A bound Streamable HTTP server, not yet serving.
-#[derive(Debug)]
 pub struct HttpServer {
     listener: TcpListener,
     local: SocketAddr,
@@ -620,6 +645,16 @@ pub struct HttpServer {
     idle: Duration,
     header_read_timeout: Duration,
     max_connections: usize,
+    session_end: Option<SessionEnd>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("local", &self.local)
+            .field("idle", &self.idle)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpServer {
@@ -649,7 +684,17 @@ impl HttpServer {
             idle: options.session_idle_timeout,
             header_read_timeout: options.header_read_timeout,
             max_connections: options.max_connections.max(1),
+            session_end: None,
         })
+    }
+
+    /// Tells `end`, with the session's id, of each session that ends: a client's `DELETE`
+    /// (before rmcp closes it) or the idle timeout. `toolwright serve` cancels the
+    /// session's calls there and kills its background tasks (rmcp alone lets a closed
+    /// session's calls run on for seconds).
+    pub fn on_session_end(mut self, end: SessionEnd) -> Self {
+        self.session_end = Some(end);
+        self
     }
 
     /// The address bound (with the real port when 0 was asked for).
@@ -704,6 +749,7 @@ impl HttpServer {
             Arc::clone(&activity),
             self.idle,
             self.shutdown.clone(),
+            self.session_end.clone(),
         ));
         let inner =
             StreamableHttpService::new(move || Ok(factory()), Arc::clone(&sessions), config);
@@ -712,6 +758,7 @@ impl HttpServer {
             inner,
             activity,
             sessions: Arc::clone(&sessions),
+            session_end: self.session_end.clone(),
         };
         // Beyond the cap, connections wait in the listen queue until one closes.
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));

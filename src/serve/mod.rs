@@ -242,6 +242,34 @@ impl ToolServer {
         self.kill_background_tasks();
     }
 
+    /// The id of the context of the HTTP session `mcp_session` (its `Mcp-Session-Id`).
+    fn session_id_of(&self, mcp_session: &str) -> String {
+        format!("{}-{mcp_session}", self.ctx.session_id())
+    }
+
+    /// Ends the HTTP session `mcp_session` (its `Mcp-Session-Id`), as a client's `DELETE`
+    /// or the idle timeout ends it: its calls in progress are cancelled (a running
+    /// command's process group is killed) and its background tasks killed, now. Without
+    /// this, rmcp lets a closed session's calls run on for seconds, and what they do with
+    /// them. A session this server does not hold is left alone.
+    pub fn end_session(&self, mcp_session: &str) {
+        let wanted = self.session_id_of(mcp_session);
+        let slots: Vec<Arc<SessionSlot>> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for slot in slots {
+            let ctx = slot.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            if let Some(ctx) = ctx.filter(|c| c.session_id() == wanted) {
+                ctx.cancellation().cancel();
+                tools_builtin::tasks::task_registry(&ctx).kill_all();
+            }
+        }
+    }
+
     /// Kills, now, the background tasks of the sessionless state and of every HTTP session
     /// of this server (or of the server it was made from) still open: for a host about to
     /// exit without unwinding.
@@ -293,9 +321,12 @@ impl ToolServer {
         if let (Some(slot), Some(id)) = (&self.session, id) {
             let mut own = slot.lock().unwrap_or_else(PoisonError::into_inner);
             let ctx = own.get_or_insert_with(|| {
+                // Its own cancellation: cancelled when the session ends
+                // ([`Self::end_session`]), which stops its calls.
                 let fresh = self
                     .ctx
-                    .for_new_session(format!("{}-{id}", self.ctx.session_id()));
+                    .for_new_session(self.session_id_of(id))
+                    .with_cancellation(CancellationToken::new());
                 // The session's permission engine (rules with their sources, and those
                 // added at run time) is shared, not session state: Grep and Glob skip what
                 // it denies, as on stdio.
@@ -550,11 +581,23 @@ impl ToolServer {
         if self.shutdown.is_cancelled() {
             cancel.cancel();
         }
+        // And the session's end (an HTTP client's `DELETE`: [`Self::end_session`]).
+        if session && session_ctx.is_cancelled() {
+            cancel.cancel();
+        }
         let _link = AbortOnDrop(tokio::spawn({
             let (shutdown, cancel) = (self.shutdown.clone(), cancel.clone());
+            let ended = session.then(|| session_ctx.cancellation().clone());
             async move {
+                let ended = async {
+                    match ended {
+                        Some(ended) => ended.cancelled().await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     () = shutdown.cancelled() => cancel.cancel(),
+                    () = ended => cancel.cancel(),
                     () = cancel.cancelled() => {}
                 }
             }

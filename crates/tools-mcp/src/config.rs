@@ -778,11 +778,11 @@ impl ConfigLoader {
                 // A URL that cannot be one is said here, with what is wrong, rather than as
                 // the HTTP client's "builder error" at connection time. One still holding an
                 // unset `${VAR}` loads as Claude Code's does (the variable was warned about).
-                if !url.contains("${") {
-                    if let Some(problem) = url_problem(&url, t) {
-                        err(diags, format!("{problem}; the server is skipped"));
-                        return None;
-                    }
+                if !url.contains("${")
+                    && let Some(problem) = url_problem(&url, t)
+                {
+                    err(diags, format!("{problem}; the server is skipped"));
+                    return None;
                 }
                 let headers: BTreeMap<String, String> =
                     headers.into_iter().map(|(k, v)| (k, expand(&v))).collect();

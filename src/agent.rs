@@ -20,6 +20,7 @@ pub mod prompting;
 pub mod subagent;
 pub mod tool_search;
 pub mod transcript;
+pub mod web_fetch;
 
 use std::collections::HashMap;
 use std::fmt;

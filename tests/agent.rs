@@ -764,6 +764,85 @@ fn print_writes_only_the_final_text_and_refuses_asks_with_a_reason() {
     assert!(text.contains("add an allow rule for Write"), "{text}");
 }
 
+/// WebFetch's prompt is applied by a small model (Haiku, as Claude Code's), over the run's
+/// client: the tool's result is its answer, not the page, and its tokens count in the run.
+#[test]
+fn web_fetch_prompts_are_answered_by_a_small_model() {
+    use std::io::{BufRead as _, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    // A page on loopback.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let body = "<html><body><h1>Release notes</h1><p>Version 7.3 is out.</p></body></html>";
+            let _ = write!(
+                reader.get_mut(),
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/notes.html");
+    let fetch = turn(
+        None,
+        &[(
+            "toolu_f",
+            "WebFetch",
+            json!({"url": url, "prompt": "Which version is out?"}),
+        )],
+    );
+    let (api, seen) = serve(move |_, request| {
+        if request.body["model"] == "claude-haiku-4-5" {
+            full(turn(Some("The page says version 7.3 is out."), &[]))
+        } else if request.messages().len() == 1 {
+            full(fetch.clone())
+        } else {
+            full(turn(Some("7.3"), &[]))
+        }
+    });
+    let settings = json!({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}}).to_string();
+    let out = agent_command(&api, dir.path(), &["--json", "--settings", &settings], "go")
+        .env_remove("ANTHROPIC_DEFAULT_HAIKU_MODEL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = seen.lock().unwrap();
+    let models: Vec<&Value> = seen.iter().map(|r| &r.body["model"]).collect();
+    assert_eq!(seen.len(), 3, "{models:?}");
+    let small = seen
+        .iter()
+        .find(|r| r.body["model"] == "claude-haiku-4-5")
+        .expect("no request to the small model");
+    let asked = small.prompt();
+    assert!(
+        asked.contains("Version 7.3 is out.") && asked.contains("Which version is out?"),
+        "{asked}"
+    );
+    assert!(small.tool_names().is_empty());
+    let last = seen.last().unwrap();
+    let result = &results(&last.messages()[2])[0].1;
+    assert_eq!(
+        result["content"], "The page says version 7.3 is out.",
+        "{result}"
+    );
+    // Its tokens count in the run's cost (`usage` is the run's own requests', on Sonnet at
+    // $3 and $15 a million).
+    let summary = json_out(&out);
+    let usage = &summary["usage"];
+    #[expect(clippy::cast_precision_loss, reason = "small counts")]
+    let own = (usage["input_tokens"].as_u64().unwrap() as f64 * 3.0
+        + usage["output_tokens"].as_u64().unwrap() as f64 * 15.0)
+        / 1e6;
+    let cost = summary["cost_usd"].as_f64().unwrap();
+    assert!(cost > own + 1e-7, "{cost} vs {own}: {usage}");
+}
+
 /// A tool that needs a person whatever the rules (AskUserQuestion) is refused without the
 /// advice to add an allow rule, which would change nothing.
 #[test]

@@ -426,7 +426,20 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         transcript: Some(session.transcript_path.clone()),
         ..LoopConfig::new(args.model.clone())
     };
-    let agent_loop = AgentLoop::new(Arc::new(client), Arc::new(pipeline), config);
+    let client: Arc<dyn toolwright::agent::client::ModelClient> = Arc::new(client);
+    let agent_loop = AgentLoop::new(Arc::clone(&client), Arc::new(pipeline), config);
+    // WebFetch's prompt is applied by a small model, as in Claude Code, its tokens counted
+    // with the run's.
+    session
+        .ctx
+        .app_state()
+        .set(tools_builtin::web_fetch::WebFetchModelHook(Arc::new(
+            toolwright::agent::web_fetch::PageReader::new(
+                client,
+                toolwright::agent::subagent::resolve_model("haiku", &args.model),
+                agent_loop.spend().clone(),
+            ),
+        )));
 
     let ctx = session.ctx.clone();
     let mut permission = ctx.permission().clone();

@@ -1,0 +1,129 @@
+//! WebFetch's prompt applied by a small model, as Claude Code applies it: the page's
+//! Markdown and the model's question go to Haiku (or `ANTHROPIC_DEFAULT_HAIKU_MODEL`), and
+//! its answer is the tool's result. Without it the tool hands back the page itself (40,000
+//! characters of it), which fills the conversation with what the question did not need.
+//!
+//! The request goes through the run's own [`ModelClient`] (its key, base URL and retries),
+//! and its tokens count in the run's [`Spend`] (`--max-budget-usd` sees them).
+
+use std::sync::Arc;
+
+use futures::StreamExt as _;
+use serde_json::json;
+use tool_core::async_trait;
+use tool_exec::StreamEvent;
+use tools_builtin::web_fetch::WebFetchModel;
+
+use super::client::{ModelClient, ModelRequest};
+use super::{Spend, TokenUsage};
+
+/// The most the small model may answer, in tokens.
+const MAX_ANSWER_TOKENS: u32 = 4096;
+
+/// Applies WebFetch prompts with a small model over the run's client.
+pub struct PageReader {
+    client: Arc<dyn ModelClient>,
+    model: String,
+    spend: Spend,
+}
+
+impl std::fmt::Debug for PageReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageReader")
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PageReader {
+    /// A reader asking `model` through `client`, its tokens counted in `spend`.
+    pub fn new(client: Arc<dyn ModelClient>, model: impl Into<String>, spend: Spend) -> Self {
+        Self {
+            client,
+            model: model.into(),
+            spend,
+        }
+    }
+}
+
+/// What the small model is asked: the page, the question, and Claude Code's guidance on
+/// quoting (short quotes, marked as such).
+fn request_text(prompt: &str, markdown: &str) -> String {
+    format!(
+        "Web page content:\n---\n{markdown}\n---\n\n{prompt}\n\nProvide a concise response \
+         based only on the content above. In your response:\n - Enforce a strict 125-character \
+         maximum for quotes from any source document. Open Source Software is ok as long as \
+         we respect the license.\n - Use quotation marks for exact language from articles; \
+         any language outside of the quotation should never be word-for-word the same.\n - \
+         You are not a lawyer and never comment on the legality of your own prompts and \
+         responses.\n - Never produce or reproduce exact song lyrics."
+    )
+}
+
+#[async_trait]
+impl WebFetchModel for PageReader {
+    async fn apply(&self, _url: &str, prompt: &str, markdown: &str) -> Result<String, String> {
+        let request = ModelRequest {
+            model: self.model.clone(),
+            max_tokens: MAX_ANSWER_TOKENS,
+            messages: vec![json!({"role": "user", "content": request_text(prompt, markdown)})],
+            ..ModelRequest::default()
+        };
+        let mut events = self
+            .client
+            .stream(&request)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut answer = String::new();
+        let mut usage = TokenUsage::default();
+        let mut stopped = false;
+        while let Some(event) = events.next().await {
+            match event.map_err(|e| e.to_string())? {
+                StreamEvent::Text(text) => answer.push_str(&text),
+                StreamEvent::Usage {
+                    input_tokens,
+                    output_tokens,
+                    cache_creation_input_tokens,
+                    cache_read_input_tokens,
+                } => {
+                    usage.input_tokens += input_tokens;
+                    usage.cache_creation_input_tokens += cache_creation_input_tokens;
+                    usage.cache_read_input_tokens += cache_read_input_tokens;
+                    // `message_delta` reports the output so far, not an increment.
+                    usage.output_tokens = usage.output_tokens.max(output_tokens);
+                }
+                StreamEvent::MessageStop => {
+                    stopped = true;
+                    break;
+                }
+                StreamEvent::MessageStart { .. }
+                | StreamEvent::StopReason(_)
+                | StreamEvent::ToolUse(_) => {}
+            }
+        }
+        self.spend.add(&self.model, &usage);
+        if !stopped {
+            return Err("the model's answer was cut off".to_owned());
+        }
+        if answer.trim().is_empty() {
+            return Err("the model gave no answer".to_owned());
+        }
+        Ok(answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_holds_the_page_and_the_question() {
+        let text = request_text("What is the version?", "# Release 1.2");
+        assert!(
+            text.starts_with(
+                "Web page content:\n---\n# Release 1.2\n---\n\nWhat is the version?\n"
+            )
+        );
+        assert!(text.contains("125-character maximum"));
+    }
+}

@@ -172,6 +172,22 @@ impl TokenUsage {
         self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
     }
 
+    /// Adds what one `Usage` event of a response reports (`message_start`'s input,
+    /// `message_delta`'s output): input counts add up, while the output reported is the
+    /// response's so far, not an increment.
+    pub fn add_reported(
+        &mut self,
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_creation_input_tokens: u64,
+        cache_read_input_tokens: u64,
+    ) {
+        self.input_tokens += input_tokens;
+        self.cache_creation_input_tokens += cache_creation_input_tokens;
+        self.cache_read_input_tokens += cache_read_input_tokens;
+        self.output_tokens = self.output_tokens.max(output_tokens);
+    }
+
     /// Adds `other`'s tokens.
     pub fn add(&mut self, other: &TokenUsage) {
         self.input_tokens += other.input_tokens;
@@ -1190,11 +1206,12 @@ impl AgentLoop {
                         cache_creation_input_tokens,
                         cache_read_input_tokens,
                     })) => {
-                        out.usage.input_tokens += input_tokens;
-                        out.usage.cache_creation_input_tokens += cache_creation_input_tokens;
-                        out.usage.cache_read_input_tokens += cache_read_input_tokens;
-                        // `message_delta` reports the output so far, not an increment.
-                        out.usage.output_tokens = out.usage.output_tokens.max(output_tokens);
+                        out.usage.add_reported(
+                            input_tokens,
+                            output_tokens,
+                            cache_creation_input_tokens,
+                            cache_read_input_tokens,
+                        );
                     }
                     Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
                     Some(Ok(StreamEvent::MessageStart { .. })) => {}

@@ -1046,20 +1046,22 @@ fn ending_a_session_stops_its_calls() {
     ));
     stream.write_all(request.as_bytes()).unwrap();
     let started = std::time::Instant::now();
-    while !pid_file.exists() {
+    // The shell's pid, once it is written whole (the file exists before `echo` fills it).
+    let shell: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.strip_suffix('\n').and_then(|t| t.parse().ok()))
+        {
+            break pid;
+        }
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the call never started"
         );
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
     let code = raw_delete(server.port(), &server.path(), &session);
     assert!(code == 200 || code == 202, "{code}");
-    let shell: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     // Well past the `sleep 2`: the command was stopped before it.
     std::thread::sleep(Duration::from_secs(4));
     assert!(!marker.exists(), "the ended session's command ran on");

@@ -76,39 +76,43 @@ impl WebFetchModel for PageReader {
             .map_err(|e| e.to_string())?;
         let mut answer = String::new();
         let mut usage = TokenUsage::default();
-        let mut stopped = false;
+        let mut outcome = Err("the model's answer was cut off".to_owned());
         while let Some(event) = events.next().await {
-            match event.map_err(|e| e.to_string())? {
-                StreamEvent::Text(text) => answer.push_str(&text),
-                StreamEvent::Usage {
+            match event {
+                Ok(StreamEvent::Text(text)) => answer.push_str(&text),
+                Ok(StreamEvent::Usage {
                     input_tokens,
                     output_tokens,
                     cache_creation_input_tokens,
                     cache_read_input_tokens,
-                } => {
-                    usage.input_tokens += input_tokens;
-                    usage.cache_creation_input_tokens += cache_creation_input_tokens;
-                    usage.cache_read_input_tokens += cache_read_input_tokens;
-                    // `message_delta` reports the output so far, not an increment.
-                    usage.output_tokens = usage.output_tokens.max(output_tokens);
-                }
-                StreamEvent::MessageStop => {
-                    stopped = true;
+                }) => usage.add_reported(
+                    input_tokens,
+                    output_tokens,
+                    cache_creation_input_tokens,
+                    cache_read_input_tokens,
+                ),
+                Ok(StreamEvent::MessageStop) => {
+                    outcome = if answer.trim().is_empty() {
+                        Err("the model gave no answer".to_owned())
+                    } else {
+                        Ok(())
+                    };
                     break;
                 }
-                StreamEvent::MessageStart { .. }
-                | StreamEvent::StopReason(_)
-                | StreamEvent::ToolUse(_) => {}
+                Ok(
+                    StreamEvent::MessageStart { .. }
+                    | StreamEvent::StopReason(_)
+                    | StreamEvent::ToolUse(_),
+                ) => {}
+                Err(e) => {
+                    outcome = Err(e.to_string());
+                    break;
+                }
             }
         }
+        // What the request cost counts, whether or not it answered.
         self.spend.add(&self.model, &usage);
-        if !stopped {
-            return Err("the model's answer was cut off".to_owned());
-        }
-        if answer.trim().is_empty() {
-            return Err("the model gave no answer".to_owned());
-        }
-        Ok(answer)
+        outcome.map(|()| answer)
     }
 }
 

@@ -134,6 +134,10 @@ pub struct LineEnds {
 impl LineEnds {
     /// `chunk` with its line ends as LF (borrowed when it has none to change).
     pub fn as_lf<'a>(&mut self, chunk: &'a str) -> std::borrow::Cow<'a, str> {
+        // An empty piece changes nothing: a CR before it may still meet its LF.
+        if chunk.is_empty() {
+            return std::borrow::Cow::Borrowed(chunk);
+        }
         if !(chunk.contains('\r') || (self.after_cr && chunk.starts_with('\n'))) {
             self.after_cr = false;
             return std::borrow::Cow::Borrowed(chunk);
@@ -523,6 +527,17 @@ mod tests {
         // SSE's other line ends: CRLF (split between chunks too) and a CR alone.
         tool_uses_complete_with_line_ends(&turn().replace('\n', "\r\n"));
         tool_uses_complete_with_line_ends(&turn().replace('\n', "\r"));
+    }
+
+    /// A CRLF split by an empty piece is still one line end.
+    #[test]
+    fn a_crlf_split_by_an_empty_piece_is_one_line_end() {
+        let mut ends = LineEnds::default();
+        let text: String = ["a\r", "", "\nb\r", "\r\n"]
+            .iter()
+            .map(|piece| ends.as_lf(piece).into_owned())
+            .collect();
+        assert_eq!(text, "a\nb\n\n");
     }
 
     fn tool_uses_complete_with_line_ends(text: &str) {

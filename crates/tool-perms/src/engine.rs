@@ -743,6 +743,12 @@ fn write_lock<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Commands that change a path's directory entry (remove, move, link or re-mode it), not
+/// only what is written through it: `/dev/null` is no output sink for them.
+const CHANGES_ENTRIES: [&str; 11] = [
+    "rm", "rmdir", "unlink", "mv", "ln", "chmod", "chown", "chgrp", "install", "rsync", "shred",
+];
+
 const DONT_ASK_SUFFIX: &str = "because Claude Code is running in don't ask mode. Only pre-approved actions run in this mode; do not retry this action, and tell the user if it is needed.";
 
 /// The session's permission engine in a context's app state, for the tools that apply its
@@ -2526,6 +2532,19 @@ impl PermissionEngine {
                             );
                             return Some(Finding::safety_ask(why, text));
                         }
+                    }
+                    // `/dev/null` takes output freely (`-o /dev/null`), but removing,
+                    // moving, linking or re-moding its entry breaks every program that
+                    // writes to it.
+                    if use_ == PathUse::Write
+                        && CHANGES_ENTRIES.contains(&name)
+                        && matches!(p.to_str(), Some("/dev/null" | "/dev/tty"))
+                    {
+                        let why = format!(
+                            "`{text}` would change the device {} itself, not write to it",
+                            p.display()
+                        );
+                        return Some(Finding::safety_ask(why, text));
                     }
                     if let Some(f) = self.path_constraint(set, &p, use_, ctx) {
                         worst = Some(pick(worst, f.sub(text.clone())));

@@ -181,7 +181,7 @@ impl TypedTool for Edit {
         })
         .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            edit_blocking(path, confine.as_deref(), input, &ctx, lock)
+            edit_blocking(path, confine.as_ref(), input, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -203,7 +203,7 @@ impl TypedTool for Edit {
 /// The edit, with the file's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
-    confine: Option<&[PathBuf]>,
+    confine: Option<&fsutil::Confinement>,
     input: EditInput,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,
@@ -362,7 +362,7 @@ fn plan(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal> {
     let planned = plan_any(bytes, input)?;
     if bytes.is_some_and(|b| b == planned.bytes.as_slice()) {
         return Err(Refusal::plain(
-            "Original and edited file match exactly. Failed to apply edit. The new string differs from the old only in quote style or line endings, which an edit keeps as the file has them.",
+            "Original and edited file match exactly. Failed to apply edit. (Where the new string differs from the old only in quote style or line endings, the edit keeps them as the file has them.)",
         ));
     }
     Ok(planned)

@@ -44,11 +44,12 @@ pub(crate) fn absolute_path(
             "The {field} parameter starts with ~, but there is no home directory to expand it to: {trimmed}. Use an absolute path instead."
         )));
     }
-    // `a.txt/` names a directory (POSIX: ENOTDIR for a file): normalised without its slash,
-    // a Write of `newdir/` would create a file `newdir`.
-    if trimmed.len() > 1 && trimmed.ends_with('/') {
+    // `a.txt/` (or `a.txt/.`, `a.txt/..`) names a directory (POSIX: ENOTDIR for a file):
+    // normalised without it, a Write of `newdir/` would create a file `newdir`.
+    let last = trimmed.rsplit('/').next().unwrap_or_default();
+    if trimmed.len() > 1 && trimmed.contains('/') && matches!(last, "" | "." | "..") {
         return Err(ValidationError::new(format!(
-            "The {field} parameter ends with /, so it names a directory, not a file: {trimmed}"
+            "The {field} parameter ends with /, /. or /.., so it names a directory, not a file: {trimmed}"
         )));
     }
     Ok(ctx.resolve_path(trimmed))
@@ -495,7 +496,7 @@ pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     atomic_write_confined(path, bytes, None)
 }
 
-/// [`atomic_write`], landing only inside `confine` (canonical directories) when given.
+/// [`atomic_write`], landing only where `confine` allows ([`Confinement`]) when given.
 ///
 /// The directory is opened once and everything after happens relative to that handle
 /// (`openat` with `O_NOFOLLOW | O_EXCL` for the temporary file, `renameat` over the name):
@@ -504,7 +505,7 @@ pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 pub(crate) fn atomic_write_confined(
     path: &Path,
     bytes: &[u8],
-    confine: Option<&[PathBuf]>,
+    confine: Option<&Confinement>,
 ) -> io::Result<()> {
     write_between(path, bytes, confine, None, || {})
 }
@@ -552,7 +553,7 @@ fn version(st: &nix::sys::stat::FileStat) -> [i64; 7] {
 fn write_between(
     path: &Path,
     bytes: &[u8],
-    confine: Option<&[PathBuf]>,
+    confine: Option<&Confinement>,
     expected: Option<Verified>,
     before_rename: impl FnOnce(),
 ) -> io::Result<()> {
@@ -573,9 +574,9 @@ fn write_between(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    if let Some(roots) = confine {
+    if let Some(confine) = confine {
         // Before creating any directory: where the existing part of the path leads.
-        check_confined(&resolve_existing(dir).join(&name), roots)?;
+        check_confined(&resolve_existing(dir).join(&name), confine)?;
     }
     fs::create_dir_all(dir)?;
     let dir_fd = File::from(open(
@@ -583,8 +584,8 @@ fn write_between(
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )?);
-    if let Some(roots) = confine {
-        check_confined(&real_dir(&dir_fd, dir)?.join(&name), roots)?;
+    if let Some(confine) = confine {
+        check_confined(&real_dir(&dir_fd, dir)?.join(&name), confine)?;
     }
     let existing = nix::sys::stat::fstatat(
         &dir_fd,
@@ -713,7 +714,7 @@ fn in_place_fallback(
     name: &OsString,
     bytes: &[u8],
     existing: Option<&nix::sys::stat::FileStat>,
-    confine: Option<&[PathBuf]>,
+    confine: Option<&Confinement>,
 ) -> io::Result<()> {
     if confine.is_some() && existing.is_some_and(|st| st.st_nlink > 1) {
         return Err(io::Error::new(
@@ -831,8 +832,8 @@ fn resolve_existing(dir: &Path) -> PathBuf {
     }
 }
 
-fn check_confined(real: &Path, roots: &[PathBuf]) -> io::Result<()> {
-    if roots.iter().any(|root| real.starts_with(root)) {
+fn check_confined(real: &Path, confine: &Confinement) -> io::Result<()> {
+    if confine.allows(real) {
         Ok(())
     } else {
         Err(io::Error::new(
@@ -892,64 +893,97 @@ fn temp_stem(name: &std::ffi::OsStr) -> OsString {
     }
 }
 
-/// The directories a write whose path lies inside the working directories must stay in,
-/// resolved: `None` when the path is outside them (the permission check then named it
-/// explicitly, and it is written as given).
-pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Option<Vec<PathBuf>> {
+/// Where a write whose path lies inside the working directories may land, resolved: under
+/// one of `dirs` (the working directories), or exactly at `file` (the one file outside them
+/// a link on the way leads to, when the permission engine allowed writing it:
+/// [`write_confinement`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Confinement {
+    dirs: Vec<PathBuf>,
+    file: Option<PathBuf>,
+}
+
+impl Confinement {
+    /// Under `dirs` only.
+    pub(crate) fn dirs(dirs: Vec<PathBuf>) -> Self {
+        Self { dirs, file: None }
+    }
+
+    /// Whether the write may land at `real` (a resolved path).
+    fn allows(&self, real: &Path) -> bool {
+        self.dirs.iter().any(|dir| real.starts_with(dir)) || self.file.as_deref() == Some(real)
+    }
+}
+
+/// Where a write of `path` may land when the path lies inside the working directories:
+/// under them, resolved. `None` when the path is outside them (the permission check then
+/// named it explicitly, and it is written as given).
+pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Option<Confinement> {
     let dirs = ctx.working_directories();
     let lexical = tool_core::normalize_lexically(path);
     let inside = dirs
         .iter()
         .any(|d| lexical.starts_with(tool_core::normalize_lexically(d)));
     inside.then(|| {
-        dirs.iter()
-            .map(|d| fs::canonicalize(d).unwrap_or_else(|_| tool_core::normalize_lexically(d)))
-            .collect()
+        Confinement::dirs(
+            dirs.iter()
+                .map(|d| fs::canonicalize(d).unwrap_or_else(|_| tool_core::normalize_lexically(d)))
+                .collect(),
+        )
     })
 }
 
 /// [`confinement`] for a write `tool` is about to make of `path`, widened by one file: when
-/// a symlink on the way leads out of the working directories to a file the session's
+/// a symlink on the way (the last component's too, dangling or not, as the writer follows
+/// it) leads out of the working directories to a file, not a directory, that the session's
 /// permission engine ([`tool_perms::SessionEngine`]) allows `tool` to write by its real
 /// path, with `input_at` giving the call's input for that path (what the refusal would ask
-/// the model to do, checked here instead), that file. The write still lands only there: a
-/// link swapped after this check is refused. Without a session engine (a library host that
-/// checks permissions its own way) nothing is widened.
+/// the model to do, checked here instead), exactly that file. The write lands there or
+/// inside the working directories only: a link swapped after this check to another file,
+/// or to a directory above it, is refused. Without a session engine (a library host that
+/// checks permissions its own way), or for a real path that is not UTF-8 (the rules could
+/// not name it as it is), nothing is widened.
 pub(crate) async fn write_confinement(
     tool: &dyn Tool,
     ctx: &ToolUseContext,
     path: &Path,
-    input_at: impl FnOnce(&Path) -> serde_json::Value,
-) -> Option<Vec<PathBuf>> {
-    let mut roots = confinement(ctx, path)?;
-    let real = resolve_existing(path);
-    if roots.iter().any(|root| real.starts_with(root)) {
-        return Some(roots);
-    }
-    let Some(tool_perms::SessionEngine(engine)) =
-        ctx.app_state().get::<tool_perms::SessionEngine>()
-    else {
-        return Some(roots);
+    input_at: impl FnOnce(&str) -> Option<serde_json::Value>,
+) -> Option<Confinement> {
+    let mut confine = confinement(ctx, path)?;
+    let followed = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => match follow_links(path) {
+            Ok(target) => target,
+            Err(_) => return Some(confine),
+        },
+        _ => path.to_path_buf(),
     };
-    let decision = engine.explain_inner(tool, &input_at(&real), ctx).await;
-    if matches!(decision.result, tool_core::PermissionResult::Allow { .. }) {
-        roots.push(real);
+    let real = resolve_existing(&followed);
+    if confine.allows(&real) || real.is_dir() {
+        return Some(confine);
     }
-    Some(roots)
+    let (Some(tool_perms::SessionEngine(engine)), Some(input)) = (
+        ctx.app_state().get::<tool_perms::SessionEngine>(),
+        real.to_str().and_then(input_at),
+    ) else {
+        return Some(confine);
+    };
+    let decision = engine.explain_inner(tool, &input, ctx).await;
+    if matches!(decision.result, tool_core::PermissionResult::Allow { .. }) {
+        confine.file = Some(real);
+    }
+    Some(confine)
 }
 
 /// `input` (a file tool's) as JSON with its `field` set to `path`: the call as it would
-/// be with the path named otherwise.
+/// be with the path named otherwise. `None` when the input is no JSON object.
 pub(crate) fn input_with_path(
     input: &impl serde::Serialize,
     field: &str,
-    path: &Path,
-) -> serde_json::Value {
-    let mut value = serde_json::to_value(input).unwrap_or_default();
-    if let Some(object) = value.as_object_mut() {
-        object.insert(field.to_owned(), path.display().to_string().into());
-    }
-    value
+    path: &str,
+) -> Option<serde_json::Value> {
+    let mut value = serde_json::to_value(input).ok()?;
+    value.as_object_mut()?.insert(field.to_owned(), path.into());
+    Some(value)
 }
 
 /// One lock per file for the calls of this process that read a file, check it against a read
@@ -1216,7 +1250,7 @@ pub(crate) enum Known {
 pub(crate) fn write_and_record(
     ctx: &ToolUseContext,
     path: &Path,
-    confine: Option<&[PathBuf]>,
+    confine: Option<&Confinement>,
     bytes: &[u8],
     content: String,
     verified: Verified,
@@ -1255,7 +1289,7 @@ pub(crate) fn write_and_record(
 /// Opens `path` for reading, `None` when it does not exist. A device, FIFO or socket is
 /// refused: by its status before the open when it is one already, and by the handle's after
 /// it (opened non-blocking, so a FIFO swapped in meanwhile does not hang the open).
-fn open_existing(path: &Path) -> Result<Option<File>, ToolError> {
+pub(crate) fn open_existing(path: &Path) -> Result<Option<File>, ToolError> {
     check_regular_or_missing(path).map_err(ToolError::msg)?;
     open_checked(path)
 }
@@ -1448,6 +1482,21 @@ mod tests {
         assert_eq!(fs::read(dir.path().join("a/b/c.txt")).unwrap(), b"deep");
     }
 
+    /// The one file outside the working directories a confinement may allow is allowed
+    /// exactly: not what lies under it, nor its directory.
+    #[test]
+    fn a_widened_confinement_allows_one_file_exactly() {
+        let confine = Confinement {
+            dirs: vec![PathBuf::from("/work")],
+            file: Some(PathBuf::from("/outside/dir/o.txt")),
+        };
+        assert!(confine.allows(Path::new("/work/a/b")));
+        assert!(confine.allows(Path::new("/outside/dir/o.txt")));
+        assert!(!confine.allows(Path::new("/outside/dir/o.txt/x")));
+        assert!(!confine.allows(Path::new("/outside/dir/.env")));
+        assert!(!confine.allows(Path::new("/outside/dir")));
+    }
+
     #[test]
     fn a_confined_write_never_reaches_a_hard_link_outside() {
         let dir = tempfile::tempdir().unwrap();
@@ -1460,7 +1509,7 @@ mod tests {
         atomic_write_confined(
             &inside.join("notes"),
             b"new",
-            Some(std::slice::from_ref(&inside)),
+            Some(&Confinement::dirs(vec![inside.clone()])),
         )
         .unwrap();
         assert_eq!(fs::read(inside.join("notes")).unwrap(), b"new");
@@ -1546,7 +1595,7 @@ mod tests {
         let err = write_and_record(
             &ctx,
             &file,
-            confinement(&ctx, &file).as_deref(),
+            confinement(&ctx, &file).as_ref(),
             b"v1 edited\n",
             "v1 edited\n".into(),
             verified,
@@ -1564,7 +1613,7 @@ mod tests {
         let err = write_and_record(
             &ctx,
             &new,
-            confinement(&ctx, &new).as_deref(),
+            confinement(&ctx, &new).as_ref(),
             b"ours",
             "ours".into(),
             verified,
@@ -1592,7 +1641,7 @@ mod tests {
         write_and_record(
             &ctx,
             &file,
-            confinement(&ctx, &file).as_deref(),
+            confinement(&ctx, &file).as_ref(),
             b"v3\n",
             "v3\n".into(),
             verified,

@@ -105,10 +105,15 @@ fn find_cell(cells: &[Json], id: &str) -> Option<usize> {
     cells
         .iter()
         .position(|c| c.get("id").and_then(Json::as_str) == Some(id))
-        .or_else(|| {
-            let n: usize = id.strip_prefix("cell-")?.parse().ok()?;
-            (n < cells.len()).then_some(n)
-        })
+        .or_else(|| cell_index(id).filter(|&n| n < cells.len()))
+}
+
+/// The N of a `cell-N` id (digits only, as Claude Code's `parseCellId` reads it).
+fn cell_index(id: &str) -> Option<usize> {
+    id.strip_prefix("cell-")
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?
+        .parse()
+        .ok()
 }
 
 static ID_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -241,18 +246,13 @@ fn apply(text: &str, input: &NotebookEditInput) -> Result<Applied, Refusal> {
             Some(i) => Some(i),
             // `cell-N` past the last cell: said by its index, as Claude Code says it.
             None => {
-                return Err(
-                    match id
-                        .strip_prefix("cell-")
-                        .and_then(|n| n.parse::<usize>().ok())
-                    {
-                        Some(n) => refusal(
-                            format!("Cell with index {n} does not exist in notebook."),
-                            7,
-                        ),
-                        None => refusal(format!("Cell with ID \"{id}\" not found in notebook."), 8),
-                    },
-                );
+                return Err(match cell_index(id) {
+                    Some(n) => refusal(
+                        format!("Cell with index {n} does not exist in notebook."),
+                        7,
+                    ),
+                    None => refusal(format!("Cell with ID \"{id}\" not found in notebook."), 8),
+                });
             }
         },
         None if mode != EditMode::Insert => {
@@ -491,7 +491,7 @@ impl TypedTool for NotebookEdit {
         })
         .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            edit_blocking(path, confine.as_deref(), input, &ctx, lock)
+            edit_blocking(path, confine.as_ref(), input, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -515,7 +515,7 @@ fn directory_message(path: &Path) -> String {
 /// The cell edit, with the notebook's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
-    confine: Option<&[PathBuf]>,
+    confine: Option<&fsutil::Confinement>,
     input: NotebookEditInput,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,

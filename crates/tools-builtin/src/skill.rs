@@ -114,9 +114,9 @@ pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
 fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool)> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
-    // Opened without blocking, and only a regular file is read: a `SKILL.md` that is a FIFO
+    // Only a regular file is opened, without blocking, and read: a `SKILL.md` that is a FIFO
     // (or a link to `/dev/tty`) would hang the open or the read, and with it the session.
-    crate::fsutil::open_checked(file)
+    crate::fsutil::open_existing(file)
         .ok()??
         .take(MAX_SKILL_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -643,17 +643,23 @@ impl TypedTool for ToolSearch {
         _progress: ProgressSender,
     ) -> Result<ToolResult<ToolSearchOutput>, ToolError> {
         let index = index_for(&ctx);
-        // Any number, as Claude Code's schema takes it (`slice(0, 2.5)` keeps 2); one below
-        // zero keeps nothing.
+        // Any number, as Claude Code's schema takes it and `slice(0, n)` reads it: the
+        // whole part (2.5 keeps 2), and one below zero counts from the end (-1 keeps all
+        // but the last match).
         #[expect(
             clippy::cast_possible_truncation,
             clippy::cast_sign_loss,
-            reason = "clamped at zero, and the cast saturates"
+            reason = "the whole part of a number, sign taken apart; the cast saturates"
         )]
-        let max = input
-            .max_results
-            .map_or(DEFAULT_MAX_RESULTS, |m| m.max(0.0).floor() as usize);
-        let matches = index.search(&input.query, max);
+        let matches = match input.max_results.map(f64::trunc) {
+            None => index.search(&input.query, DEFAULT_MAX_RESULTS),
+            Some(m) if m >= 0.0 => index.search(&input.query, m as usize),
+            Some(m) => {
+                let mut all = index.search(&input.query, usize::MAX);
+                all.truncate(all.len().saturating_sub(-m as usize));
+                all
+            }
+        };
         let pending: Vec<String> = ctx
             .options()
             .mcp_clients

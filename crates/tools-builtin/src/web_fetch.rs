@@ -665,8 +665,15 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
             if name == Some("table")
                 && let Some(rows) = table_too_wide(&child)
             {
-                // Its rows as lines, the cells' content between ` | `, in place of the
-                // table (whose content is then looked at as any other).
+                // Its caption, then its rows as lines, the cells' content between ` | `, in
+                // place of the table (whose content is then looked at as any other).
+                let captions: Vec<_> = child
+                    .children
+                    .borrow()
+                    .iter()
+                    .filter(|c| element_name(c) == Some("caption"))
+                    .cloned()
+                    .collect();
                 for row in rows.into_iter().rev() {
                     queue.push_front((line_break(), false));
                     for (i, cell) in row.into_iter().enumerate().rev() {
@@ -676,6 +683,12 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
                         if i > 0 {
                             queue.push_front((text_node(" | "), false));
                         }
+                    }
+                }
+                for caption in captions.into_iter().rev() {
+                    queue.push_front((line_break(), false));
+                    for grandchild in caption.children.take().into_iter().rev() {
+                        queue.push_front((grandchild, false));
                     }
                 }
                 continue;
@@ -694,9 +707,16 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
     }
 }
 
-/// A text node holding a line break.
+/// A line break: a `<br>` element (a text node's `\n` is whitespace to `htmd`, which
+/// would run the lines together).
 fn line_break() -> std::rc::Rc<htmd::Node> {
-    text_node("\n")
+    use html5ever::{QualName, local_name, ns};
+    markup5ever_rcdom::Node::new(markup5ever_rcdom::NodeData::Element {
+        name: QualName::new(None, ns!(html), local_name!("br")),
+        attrs: std::cell::RefCell::new(Vec::new()),
+        template_contents: std::cell::RefCell::new(None),
+        mathml_annotation_xml_integration_point: false,
+    })
 }
 
 /// A text node holding `text`.
@@ -756,13 +776,27 @@ fn table_too_wide(table: &htmd::Node) -> Option<Vec<Vec<std::rc::Rc<htmd::Node>>
     (padded > TABLE_ALLOWANCE && padded / MAX_TABLE_GROWTH > text).then_some(cells)
 }
 
-/// How many characters of text `node` holds, its descendants' included. Iterative.
+/// How many characters `node`'s Markdown holds at least, its descendants' included: their
+/// text, and the addresses and titles links and images write out (`![alt](src)`: an image
+/// of a megabyte of `data:` URL is a megabyte wide). Iterative.
 fn text_chars(node: &htmd::Node) -> usize {
+    use markup5ever_rcdom::NodeData;
     let mut count = 0;
     let mut stack: Vec<std::rc::Rc<htmd::Node>> = node.children.borrow().clone();
     while let Some(n) = stack.pop() {
-        if let markup5ever_rcdom::NodeData::Text { contents } = &n.data {
-            count += contents.borrow().chars().count();
+        match &n.data {
+            NodeData::Text { contents } => count += contents.borrow().chars().count(),
+            NodeData::Element { name, attrs, .. }
+                if matches!(&*name.local, "a" | "img" | "area" | "source") =>
+            {
+                count += attrs
+                    .borrow()
+                    .iter()
+                    .filter(|a| matches!(&*a.name.local, "href" | "src" | "alt" | "title"))
+                    .map(|a| a.value.chars().count())
+                    .sum::<usize>();
+            }
+            _ => {}
         }
         stack.extend(n.children.borrow().iter().cloned());
     }
@@ -1176,18 +1210,23 @@ Usage notes:\n\
             }
         };
         let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        let raw = |why: &str| {
+            format!(
+                "[{why}; the content of {key} follows as Markdown.]\n\n{}",
+                window(&page.content, offset, RAW_WINDOW_CHARS)
+            )
+        };
         let result = match ctx.app_state().get::<WebFetchModelHook>() {
             Some(WebFetchModelHook(model)) => {
                 let content = window(&page.content, offset, MAX_MARKDOWN_CHARS);
-                model
-                    .apply(&key, &input.prompt, &content)
-                    .await
-                    .map_err(|e| ToolError::msg(format!("Applying the prompt failed: {e}")))?
+                // A model that cannot be reached (a gateway without it) still leaves the
+                // page: the fetch worked.
+                match model.apply(&key, &input.prompt, &content).await {
+                    Ok(answer) => answer,
+                    Err(e) => raw(&format!("The prompt could not be applied ({e})")),
+                }
             }
-            None => format!(
-                "[No model is available to apply the prompt; the content of {key} follows as Markdown.]\n\n{}",
-                window(&page.content, offset, RAW_WINDOW_CHARS)
-            ),
+            None => raw("No model is available to apply the prompt"),
         };
         Ok(ToolResult::new(WebFetchOutput {
             bytes: page.bytes,
@@ -1302,9 +1341,29 @@ mod tests {
         let markdown = convert(&wide);
         assert!(markdown.len() < 200_000, "{} bytes", markdown.len());
         assert_eq!(markdown.matches("x | y").count(), 2_000);
+        // One row a line.
+        assert_eq!(
+            markdown
+                .lines()
+                .filter(|l| l.trim_end_matches(['\\', ' ']) == "x | y")
+                .count(),
+            2_000,
+            "{}",
+            &markdown[..300]
+        );
         assert!(markdown.contains(&format!("{} | h2", "a".repeat(20_000))));
         assert!(markdown.contains("last | z"));
         assert!(markdown.starts_with("before") && markdown.trim_end().ends_with("after"));
+        // An image's address counts as wide as it is written (`![](data:...)`), and the
+        // caption's text is kept.
+        let image = format!(
+            "<table><caption>Totals</caption><tr><td><img src=\"data:image/png;base64,{}\"></td></tr>{}</table>",
+            "A".repeat(200_000),
+            "<tr><td>x</td></tr>".repeat(2_000)
+        );
+        let markdown = convert(&image);
+        assert!(markdown.len() < 1_000_000, "{} bytes", markdown.len());
+        assert!(markdown.contains("Totals"), "{}", &markdown[..200]);
         let small = "<table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr></table>";
         assert_eq!(convert(small), converter.convert(small).unwrap());
         assert!(

@@ -120,7 +120,7 @@ impl TypedTool for Write {
         })
         .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            write_blocking(path, confine.as_deref(), input.content, &ctx, lock)
+            write_blocking(path, confine.as_ref(), input.content, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -143,7 +143,7 @@ impl TypedTool for Write {
 /// The write, with the file's lock held from the read to the read-cache update.
 fn write_blocking(
     path: &Path,
-    confine: Option<&[PathBuf]>,
+    confine: Option<&fsutil::Confinement>,
     content: String,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,

@@ -165,6 +165,14 @@ async fn bad_inputs() {
             Some(8)
         )
     );
+    // `cell-+5` is no index.
+    let e = fail(
+        &NotebookEdit,
+        &c,
+        json!({"notebook_path": nb, "cell_id": "cell-+5", "new_source": "x"}),
+    )
+    .await;
+    assert_eq!(e.code, Some(8), "{}", e.text);
     // `cell-N` past the last cell is said by its index, as Claude Code says it.
     let e = fail(
         &NotebookEdit,

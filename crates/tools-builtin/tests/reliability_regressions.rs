@@ -361,6 +361,27 @@ async fn a_write_through_a_link_to_an_allowed_outside_file_was_refused() {
         "made\n"
     );
 
+    // A link to a file not there yet (created through it, as the writer follows it).
+    let dangling = project.path().join("new-link.txt");
+    symlink(allowed.path().join("later.txt"), &dangling).unwrap();
+    call(
+        &Write,
+        &c,
+        json!({"file_path": dangling, "content": "later\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(allowed.path().join("later.txt")).unwrap(),
+        "later\n"
+    );
+    assert!(
+        fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
     // A link to a file no rule allows is still refused, and the file is untouched.
     let bad = project.path().join("bad.txt");
     symlink(&forbidden, &bad).unwrap();

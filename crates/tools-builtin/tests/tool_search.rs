@@ -595,13 +595,19 @@ async fn the_tool_returns_tool_references() {
         out.data.structured,
         json!({"matches": ["mcp__slack__send_message"], "query": "slack", "total_deferred_tools": 8})
     );
-    // Any number, as Claude Code takes it: 1.9 keeps 1; below zero, nothing.
+    // Any number, as Claude Code's `slice(0, n)` reads it: 1.9 keeps 1; -1 all but the
+    // last match, -50 none.
     let out = call(json!({"query": "slack", "max_results": 1.9})).await;
     assert_eq!(
         out.data.structured["matches"],
         json!(["mcp__slack__send_message"])
     );
-    let out = call(json!({"query": "slack", "max_results": -3})).await;
+    let all = call(json!({"query": "slack", "max_results": 100})).await;
+    let all = all.data.structured["matches"].as_array().unwrap().clone();
+    assert!(all.len() > 1, "{all:?}");
+    let out = call(json!({"query": "slack", "max_results": -1.5})).await;
+    assert_eq!(out.data.structured["matches"], json!(all[..all.len() - 1]));
+    let out = call(json!({"query": "slack", "max_results": -50})).await;
     assert_eq!(out.data.structured["matches"], json!([]));
     let out = call(json!({"query": "nothing here"})).await;
     assert_eq!(

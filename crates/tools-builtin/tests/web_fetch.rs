@@ -676,6 +676,28 @@ async fn a_host_model_applies_the_prompt() {
         .await
         .unwrap();
     assert_eq!(out.content.joined_text(), format!("title? @ {url}: T"));
+
+    // A model that cannot be reached still leaves the page, said so.
+    struct Unreachable;
+    #[async_trait]
+    impl WebFetchModel for Unreachable {
+        async fn apply(&self, _: &str, _: &str, _: &str) -> Result<String, String> {
+            Err("the API answered 404: no such model".into())
+        }
+    }
+    let ctx = self::ctx();
+    ctx.app_state()
+        .set(WebFetchModelHook(Arc::new(Unreachable)));
+    let out = fetch(&ctx, json!({"url": url, "prompt": "title?"}))
+        .await
+        .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.starts_with(&format!(
+            "[The prompt could not be applied (the API answered 404: no such model); the content of {url} follows as Markdown.]"
+        )),
+        "{text}"
+    );
 }
 
 #[tokio::test]

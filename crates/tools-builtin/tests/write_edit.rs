@@ -1344,7 +1344,7 @@ async fn a_path_ending_in_a_slash_is_refused() {
     fs::write(&file, "x\n").unwrap();
     let new_dir = format!("{}/newdir/", dir.path().display());
     let err = fail(&Write, &c, json!({"file_path": new_dir, "content": "x"})).await;
-    assert!(err.text.contains("ends with /"), "{}", err.text);
+    assert!(err.text.contains("ends with /,"), "{}", err.text);
     assert!(!dir.path().join("newdir").exists());
     let slashed = format!("{}/", file.display());
     let err = fail(&Read, &c, json!({"file_path": slashed})).await;
@@ -1359,6 +1359,17 @@ async fn a_path_ending_in_a_slash_is_refused() {
         json!({"file_path": slashed, "old_string": "x", "new_string": "y"}),
     )
     .await;
-    assert!(err.text.contains("ends with /"), "{}", err.text);
+    assert!(err.text.contains("ends with /,"), "{}", err.text);
     assert_eq!(fs::read_to_string(&file).unwrap(), "x\n");
+    // So does a path ending in `/.` or `/..`.
+    for tail in ["/.", "/.."] {
+        let err = fail(
+            &Write,
+            &c,
+            json!({"file_path": format!("{}/newer{tail}", dir.path().display()), "content": "x"}),
+        )
+        .await;
+        assert!(err.text.contains("names a directory"), "{}", err.text);
+    }
+    assert!(!dir.path().join("newer").exists());
 }

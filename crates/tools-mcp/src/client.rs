@@ -1327,6 +1327,14 @@ impl ServerConn {
                 }))
             }
             TransportConfig::Http { url, headers } => {
+                // Loaded with a variable left unset (as Claude Code loads it, with a
+                // warning): said as such, not as the HTTP client's "builder error".
+                if let Some(at) = url.find("${") {
+                    let name: String = url[at..].chars().take_while(|&c| c != '}').collect();
+                    return Err(format!(
+                        "its url holds {name}}}, a variable that is not set; it is not a URL to connect to"
+                    ));
+                }
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let client = reqwest::Client::builder()
                     // A `User-Agent` in the server's `headers` replaces it (a request's own

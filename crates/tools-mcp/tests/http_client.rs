@@ -176,6 +176,18 @@ async fn a_refused_connection_says_so() {
     no_type_names(&text);
 }
 
+/// A url loaded with an unset variable (as Claude Code loads it) says so at connection
+/// time, not the HTTP client's "builder error".
+#[tokio::test]
+async fn a_url_with_an_unset_variable_says_so() {
+    let text = connect_error(ServerConfig::http("remote", "https://${NOPE_HOST}/mcp")).await;
+    assert!(
+        text.contains("its url holds ${NOPE_HOST}, a variable that is not set"),
+        "{text}"
+    );
+    assert!(!text.contains("builder error"), "{text}");
+}
+
 /// A 401, with a `WWW-Authenticate` challenge or without one, says credentials are needed
 /// and where they go.
 #[tokio::test]

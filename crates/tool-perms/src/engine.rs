@@ -16,9 +16,9 @@ use tool_core::{
 use crate::bash::commands::{
     Backups, Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows,
     awk_may_use_other_files, backups, candidates, changes_directory, changes_trees,
-    deletes_in_destination, destination, effective_name, effective_words, git_content,
-    git_repository_elsewhere, has_option, has_path_operands, is_read_only, is_transparent,
-    options_after_operands, path_args, path_use, reads_listed_files,
+    deletes_in_destination, destination, effective_name, effective_words, git_config_files,
+    git_content, git_repository_elsewhere, has_option, has_path_operands, is_read_only,
+    is_transparent, options_after_operands, path_args, path_use, reads_listed_files,
     reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
     wrapped_readings, xargs_arg_files,
 };
@@ -2027,6 +2027,50 @@ impl PermissionEngine {
         self.files_named(set, sub, files, "runs a shell with a startup file", ctx)
     }
 
+    /// The configuration files a git command prints values from ([`git_config_files`]),
+    /// held against the Read deny and ask rules: `git remote -v` shows a token in a
+    /// remote's URL as `cat .git/config` does. Only the rules: reading git's own
+    /// configuration outside the working directories asks nothing by itself. The
+    /// repository's own files are found from where the command runs.
+    fn git_config_read(
+        &self,
+        set: &RuleSet,
+        sub: &SimpleCommand,
+        words: &[Word],
+        ctx: &ToolUseContext,
+    ) -> Option<Finding> {
+        if !self.has_path_rules(set, PathUse::Read) {
+            return None;
+        }
+        let text = sub.raw_text();
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let mut paths = Vec::new();
+        for file in git_config_files(words)? {
+            if let Some(inside) = file.strip_prefix(".git/") {
+                let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx);
+                for dir in dirs.unwrap_or_default() {
+                    let root = tool_core::git_root(&dir).map_or(dir.clone(), Path::to_path_buf);
+                    paths.push(root.join(".git").join(inside));
+                }
+            } else if let Some(rest) = file.strip_prefix("~/") {
+                paths.extend(home.map(|h| h.join(rest)));
+            } else {
+                paths.extend(
+                    self.resolve_in_dirs(&file, &sub.cwd, &sub.other_cwds, ctx)
+                        .unwrap_or_default(),
+                );
+            }
+        }
+        let mut worst: Option<Finding> = None;
+        for p in paths {
+            let f = self.check_path(set, &p, FileAccess::Read, ctx);
+            if f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune) {
+                worst = Some(pick(worst, f.sub(text.clone())));
+            }
+        }
+        worst
+    }
+
     /// Checks the files a command names for itself, not among its operands (a shell's
     /// startup file, a tracer's output file): each as the path it reads or writes; one that
     /// cannot be worked out (`None`, a relative one after an unknown `cd`, `~` without a
@@ -2089,6 +2133,11 @@ impl PermissionEngine {
             None => option_glob,
         };
         if let Some(f) = self.startup_files_read(set, sub, words, ctx, analysis) {
+            option_glob = Some(pick(option_glob, f));
+        }
+        if name == "git"
+            && let Some(f) = self.git_config_read(set, sub, words, ctx)
+        {
             option_glob = Some(pick(option_glob, f));
         }
         // A tracer's or wrapper's own files (`strace -o F`, `valgrind --log-file=F`,
@@ -3114,9 +3163,14 @@ impl PermissionEngine {
                 ));
             }
             let Ok(entry) = entry else { continue };
+            // A link below the root that the command does not follow (`grep -r`, `rg`
+            // without `-L`, `cp -r`) is not read through: what it leads to is not read.
+            if !tree.follow_links && entry.depth() > 0 && entry.path_is_symlink() {
+                continue;
+            }
             let path = entry.path();
             // Without following links the walk never goes through one: below the root,
-            // only a link entry itself needs resolving.
+            // only the root itself needs resolving.
             let resolved = match path.strip_prefix(dir) {
                 Ok(inside) if !tree.follow_links && !entry.path_is_symlink() => {
                     root_resolved.join(inside)

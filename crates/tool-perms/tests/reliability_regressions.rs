@@ -340,3 +340,88 @@ fn git_help_in_a_browser_and_config_edit_are_not_read_only() {
         assert!(is_read_only_command(cmd), "{cmd}");
     }
 }
+
+/// A third review of the Bash rules: commands judged read-only or allowed that removed a
+/// device, wrote a file, or printed a Read-denied one; and plainly harmless ones asked.
+#[tokio::test]
+async fn bash_rules_third_review() {
+    let fx = Fixture::new();
+    // A link inside `src` to a denied file: `grep -r` and `rg` without `-L` do not follow it.
+    std::os::unix::fs::symlink(fx.proj.join("secrets/key.pem"), fx.proj.join("src/kl")).unwrap();
+    let secrets = ["Read(./secrets/**)"];
+    let cases = vec![
+        // acceptEdits may write to `/dev/null`, not remove, move or link its entry.
+        case("ask", "Bash", "rm /dev/null").mode("acceptEdits"),
+        case("ask", "Bash", "rm -rf /dev/null").mode("acceptEdits"),
+        case("ask", "Bash", "mv src/main.rs /dev/null").mode("acceptEdits"),
+        case("ask", "Bash", "mv /dev/null src/x").mode("acceptEdits"),
+        case("ask", "Bash", "ln -sf src/main.rs /dev/tty").mode("acceptEdits"),
+        case("allow", "Bash", "ls > /dev/null").mode("acceptEdits"),
+        case("allow", "Bash", "cp src/main.rs /dev/null").mode("acceptEdits"),
+        // xxd's second operand is its output, even when it starts with `-`.
+        case("deny", "Bash", "cd secrets && xxd ../src/main.rs -x").deny(&["Edit(./secrets/**)"]),
+        case("ask", "Bash", "xxd src/main.rs -out"),
+        case("allow", "Bash", "xxd src/main.rs"),
+        case("allow", "Bash", "xxd -l 16 src/main.rs"),
+        // jq takes no abbreviated options: `--slurp` is not `--slurpfile NAME FILE`.
+        case("deny", "Bash", "jq --slurp -R . secrets/key.pem").deny(&secrets),
+        case("deny", "Bash", "jq --slurp --raw-input . secrets/key.pem").deny(&secrets),
+        // `git show` of a bare object id may print a blob, whatever the patch options.
+        case("ask", "Bash", "git show -s 0123abcd4567").deny(&secrets),
+        case("ask", "Bash", "git show --stat 0123abcd4567").deny(&secrets),
+        case("allow", "Bash", "git show -s HEAD").deny(&secrets),
+        // `--output=FILE` of git's diff family writes FILE.
+        case("deny", "Bash", "git log --output=secrets/x")
+            .allow(&["Bash(git log:*)"])
+            .deny(&["Edit(./secrets/**)"]),
+        case("deny", "Bash", "git diff --output secrets/y HEAD")
+            .allow(&["Bash(git diff:*)"])
+            .deny(&["Edit(./secrets/**)"]),
+        case("deny", "Bash", "git show --output=secrets/z HEAD")
+            .allow(&["Bash(git show:*)"])
+            .deny(&["Edit(./secrets/**)"]),
+        // Git's config printers read the config files.
+        case("deny", "Bash", "git config --get user.name").deny(&["Read(./.git/config)"]),
+        case("deny", "Bash", "git remote get-url origin").deny(&["Read(./.git/config)"]),
+        case("deny", "Bash", "git remote -v").deny(&["Read(./.git/config)"]),
+        case("deny", "Bash", "git var -l").deny(&["Read(./.git/config)"]),
+        case("deny", "Bash", "git config --global --list").deny(&["Read(~/.gitconfig)"]),
+        case("allow", "Bash", "git config --get user.name"),
+        case("allow", "Bash", "git status").deny(&["Read(./.git/config)"]),
+        // A link in the tree is not followed by `grep -r` or by `rg` without `-L`.
+        case("allow", "Bash", "grep -rn hello src").deny(&secrets),
+        case("allow", "Bash", "rg hello src").deny(&secrets),
+        case("deny", "Bash", "rg -L hello src").deny(&secrets),
+        case("deny", "Bash", "grep -R hello src").deny(&secrets),
+        // Harmless commands that asked.
+        case("allow", "Bash", "date -d yesterday"),
+        case("allow", "Bash", "date -d '2020-01-01' +%s"),
+        case("allow", "Bash", "git branch --contains HEAD"),
+        case("allow", "Bash", "git branch --merged main"),
+        case("allow", "Bash", "git tag --contains HEAD"),
+        case("allow", "Bash", "git tag --sort -creatordate"),
+        case("allow", "Bash", "uniq -c -f 1 src/main.rs"),
+    ];
+    let mut failures = Vec::new();
+    for c in &cases {
+        let got = common::run(&fx, c).await;
+        if behavior(&got) != c.expect {
+            failures.push(format!(
+                "expected {} got {} for {:?} mode={} allow={:?} deny={:?}",
+                c.expect,
+                behavior(&got),
+                c.input,
+                c.mode,
+                c.allow,
+                c.deny
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}

@@ -408,6 +408,27 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         }
         // Editors write what they open.
         "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
+        // git's diff family writes what it prints to `--output=F` (git takes abbreviated
+        // long options): every path counts as written.
+        "git"
+            if matches!(
+                git_subcommand(words),
+                Some(
+                    "diff"
+                        | "log"
+                        | "show"
+                        | "whatchanged"
+                        | "format-patch"
+                        | "diff-tree"
+                        | "diff-index"
+                        | "diff-files"
+                        | "range-diff"
+                        | "stash"
+                )
+            ) && option_words(words).any(|v| names_long(v, "--output")) =>
+        {
+            PathUse::Write
+        }
         // Given two paths, one outside the repository (`/dev/null`, `~/.aws/credentials`),
         // or outside any repository, `git diff` compares the files themselves (an implicit
         // `--no-index`): its operands are checked as paths read (a revision names no file
@@ -1720,8 +1741,11 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                     // For the copying commands, whose option tables are whole, an option
                     // is read as getopt_long reads it.
                     let copying = matches!(name, "cp" | "mv" | "ln" | "install" | "rsync");
+                    // jq takes no abbreviated option (`--slurp` is not `--slurpfile`).
                     let names_a_file = file_longs.iter().any(|l| {
-                        if copying {
+                        if name == "jq" {
+                            v == *l
+                        } else if copying {
                             names_value_option(name, v, l)
                         } else {
                             names_long(v, l)
@@ -1734,7 +1758,7 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                             out.push(as_path(value, w));
                         }
                         None if names_a_file => {
-                            next = if name == "jq" && !names_long(v, "--from-file") {
+                            next = if name == "jq" && v != "--from-file" {
                                 Next::NameThenPath
                             } else {
                                 Next::Path
@@ -1983,17 +2007,6 @@ pub fn is_read_only(words: &[Word]) -> bool {
         args.iter()
             .any(|a| short_bundle_has(a, letters) || longs.iter().any(|l| names_long(a, l)))
     };
-    // Operands: `-` (stdin, or stdout as an output) is one, and so is everything after `--`.
-    let positionals = || {
-        let mut after_dashes = false;
-        args.iter()
-            .filter(|a| {
-                let operand = after_dashes || **a == "-" || !a.starts_with('-');
-                after_dashes |= **a == "--";
-                operand
-            })
-            .count()
-    };
     match name {
         "ls" | "cat" | "head" | "tail" | "pwd" | "echo" | "grep" | "egrep" | "fgrep" | "stat"
         | "df" | "which" | "whereis" | "type" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
@@ -2021,7 +2034,10 @@ pub fn is_read_only(words: &[Word]) -> bool {
                     .iter()
                     .any(|l| names_long(a, l))
         }),
-        "uniq" | "xxd" => positionals() <= 1,
+        // `uniq [IN [OUT]]`: its option values (`-f 1`) are no operands.
+        "uniq" => uniq_operands(&args) <= 1,
+        // `xxd [IN [OUT]]`: options end at the first operand (`xxd IN -x` writes `-x`).
+        "xxd" => xxd_operands(&args) <= 1,
         "base64" => !any_option(&['o'], &["--output"]),
         // A lesskey file or lesskey text (`--lesskey-content`) can bind keys to shell
         // commands; less takes any unambiguous abbreviation of a long option
@@ -2045,13 +2061,24 @@ pub fn is_read_only(words: &[Word]) -> bool {
             !any_option(&[], &["--pager", "--generate-config-file"])
                 && args.iter().find(|a| !a.starts_with('-')) != Some(&"cache")
         }
+        // An operand sets the clock (`date MMDDhhmm`), so only options and `+FORMAT`; the
+        // values of `-d`, `-f` and `-r` (`date -d yesterday`) are no operands.
         "date" => {
             !args
                 .iter()
                 .any(|a| short_option_in(a, &['s'], "dfrI") || names_long(a, "--set"))
-                && args
-                    .iter()
-                    .all(|a| a.starts_with('-') || a.starts_with('+'))
+                && {
+                    let mut iter = args.iter();
+                    let mut ok = true;
+                    while let Some(a) = iter.next() {
+                        if matches!(*a, "-d" | "-f" | "-r" | "--date" | "--file" | "--reference") {
+                            iter.next();
+                        } else if !(a.starts_with('-') || a.starts_with('+')) {
+                            ok = false;
+                        }
+                    }
+                    ok
+                }
         }
         "hostname" => args.is_empty(),
         "env" => args.is_empty(),
@@ -2572,6 +2599,12 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         .operands
         .iter()
         .any(|w| w.value.as_deref().is_none_or(|v| v.contains(':')));
+    // An abbreviated or full object id (`0123abcd`): a commit, or a blob.
+    let object_id = args.operands.iter().any(|w| {
+        w.value.as_deref().is_some_and(|v| {
+            (4..=64).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+    });
     // Options that print a patch (in log's family), or a line range's (`-L 1,5:.env`).
     // Short options may be bundled (`-pw`, `-wL1,5:.env`).
     let line_range = options().any(|v| v.starts_with("-L") || short_bundle_has(v, &['L']));
@@ -2617,7 +2650,9 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         // A patch of the work tree, the index or revisions: what changed in every file
         // the pathspecs (or none: all) select.
         "diff" => blob || elsewhere || patch || !no_patch,
-        "show" => blob || line_range || patch || !no_patch,
+        // A bare object id may name a blob, whose content is shown whatever the patch
+        // options (`git show -s <blob>`).
+        "show" => blob || object_id || line_range || patch || !no_patch,
         "log" | "whatchanged" | "reflog" => line_range || patch,
         // Patches only when asked (`-p`, `--cc`); names otherwise.
         "diff-tree" | "diff-index" | "diff-files" => blob || elsewhere || patch,
@@ -2691,10 +2726,37 @@ fn git_read_only(args: &[&str]) -> bool {
     }) {
         return false;
     }
-    let positional = rest.iter().filter(|a| !a.starts_with('-')).count();
+    // Operands and options, not the values of options that take the next word (`--sort
+    // -creatordate`, `--contains HEAD` in `git branch`/`git tag`: there an optional commit).
+    let (positional, options) = {
+        let mut count = 0;
+        let mut options: Vec<&str> = Vec::new();
+        let mut iter = rest.iter();
+        while let Some(&a) = iter.next() {
+            if a.starts_with('-') {
+                options.push(a);
+                if matches!(*sub, "branch" | "tag")
+                    && matches!(
+                        a,
+                        "--sort"
+                            | "--contains"
+                            | "--no-contains"
+                            | "--merged"
+                            | "--no-merged"
+                            | "--points-at"
+                    )
+                {
+                    iter.next();
+                }
+            } else {
+                count += 1;
+            }
+        }
+        (count, options)
+    };
     let only = |ok: &[&str]| {
-        rest.iter()
-            .filter(|a| a.starts_with('-'))
+        options
+            .iter()
             .all(|a| ok.iter().any(|o| a == o || a.starts_with(&format!("{o}="))))
     };
     match *sub {
@@ -2835,4 +2897,147 @@ pub fn is_transparent(cmd: &SimpleCommand) -> bool {
                     "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "eval" | "xargs"
                 )
             })
+}
+
+/// How many operands (files) `uniq ARGS` names: GNU getopt permutes, so an operand may
+/// come anywhere; `-f N`, `-s N` and `-w N` take the next word as their value.
+fn uniq_operands(args: &[&str]) -> usize {
+    let mut count = 0;
+    let mut iter = args.iter();
+    let mut after_dashes = false;
+    while let Some(&a) = iter.next() {
+        if after_dashes || a == "-" || !a.starts_with('-') {
+            count += 1;
+        } else if a == "--" {
+            after_dashes = true;
+        } else if matches!(
+            a,
+            "-f" | "-s" | "-w" | "--skip-fields" | "--skip-chars" | "--check-chars"
+        ) {
+            iter.next();
+        }
+    }
+    count
+}
+
+/// How many operands (files) `xxd ARGS` names: options come first, and the first word
+/// that is none ends them (`xxd IN -x` names the output `-x`); `-c`, `-g`, `-l`, `-o`,
+/// `-s`, `-n` and `-R` (and their long spellings) take the next word as their value when
+/// it is not attached (`-l16`).
+fn xxd_operands(args: &[&str]) -> usize {
+    let mut iter = args.iter().enumerate();
+    while let Some((i, &a)) = iter.next() {
+        if a == "--" {
+            return args.len() - i - 1;
+        }
+        if a == "-" || !a.starts_with('-') {
+            return args.len() - i;
+        }
+        if XXD_VALUED.contains(&a) {
+            iter.next();
+        }
+    }
+    0
+}
+
+/// xxd's options that take the next word as their value (when it is not attached).
+pub(crate) const XXD_VALUED: [&str; 14] = [
+    "-c",
+    "-g",
+    "-l",
+    "-o",
+    "-s",
+    "-n",
+    "-R",
+    "-cols",
+    "-groupsize",
+    "-len",
+    "-seek",
+    "-offset",
+    "-name",
+    "-color",
+];
+
+/// The configuration files a git command prints values from (`git config --get`, `--list`,
+/// `git var -l`, `git remote -v`, `get-url`, `show`): what a `cat` of them would show of a
+/// token in a remote's URL. The repository's own files are given as `.git/…` (the engine
+/// finds the repository); the user's under `~`. `None` for any other git command, and for a
+/// computed word where the subcommand or the scope is (the engine asks about those).
+pub fn git_config_files(words: &[Word]) -> Option<Vec<String>> {
+    let (i, _, _) = git_globals(words)?;
+    let sub = words.get(i)?.value.as_deref()?;
+    let rest: Vec<&str> = words[i + 1..]
+        .iter()
+        .map(|w| w.value.as_deref())
+        .collect::<Option<_>>()?;
+    let positionals: Vec<&str> = rest
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let all = || {
+        vec![
+            "/etc/gitconfig".to_owned(),
+            "~/.gitconfig".to_owned(),
+            "~/.config/git/config".to_owned(),
+            ".git/config".to_owned(),
+        ]
+    };
+    match sub {
+        "config" => {
+            const WRITES: [&str; 10] = [
+                "--unset",
+                "--unset-all",
+                "--add",
+                "--replace-all",
+                "--rename-section",
+                "--remove-section",
+                "--edit",
+                "-e",
+                "--type",
+                "--bool",
+            ];
+            let reads_by_option = rest
+                .iter()
+                .any(|a| a.starts_with("--get") || matches!(*a, "--list" | "-l"));
+            let reads_by_verb = matches!(positionals.first(), Some(&("get" | "list")));
+            let writes = rest.iter().any(|a| WRITES[..8].contains(a))
+                || matches!(
+                    positionals.first(),
+                    Some(&("set" | "unset" | "rename-section" | "remove-section" | "edit"))
+                );
+            // `git config NAME` prints it; `git config NAME VALUE` sets it.
+            let reads = !writes && (reads_by_option || reads_by_verb || positionals.len() == 1);
+            if !reads {
+                return None;
+            }
+            let mut files = Vec::new();
+            let mut iter = rest.iter();
+            while let Some(&a) = iter.next() {
+                match a {
+                    "--global" => {
+                        files.extend(["~/.gitconfig".into(), "~/.config/git/config".into()])
+                    }
+                    "--system" => files.push("/etc/gitconfig".to_owned()),
+                    "--local" => files.push(".git/config".to_owned()),
+                    "--worktree" => files.push(".git/config.worktree".to_owned()),
+                    "-f" | "--file" => files.push((*iter.next()?).to_owned()),
+                    _ => {
+                        if let Some(f) = a.strip_prefix("--file=") {
+                            files.push(f.to_owned());
+                        }
+                    }
+                }
+            }
+            Some(if files.is_empty() { all() } else { files })
+        }
+        "var" if rest.contains(&"-l") => Some(all()),
+        "remote"
+            if rest.iter().any(|a| matches!(*a, "-v" | "--verbose"))
+                || matches!(positionals.first(), Some(&("get-url" | "show"))) =>
+        {
+            Some(all())
+        }
+        _ => None,
+    }
 }

@@ -71,6 +71,7 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "tar" => tar(words),
         "patch" => patch(words),
         "dd" => dd(words),
+        "xxd" => xxd(words),
         _ => return None,
     })
 }
@@ -2128,6 +2129,40 @@ fn dd(words: &[Word]) -> FileUses {
         } else if let Some(file) = v.strip_prefix("of=") {
             out.write(super::commands::option_value_path(file, w));
         }
+    }
+    out
+}
+
+/// `xxd [OPTIONS] [IN [OUT]]`: options end at the first operand, which is read; the second
+/// is written, whatever it looks like (`xxd IN -x` writes `-x`).
+fn xxd(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut options = true;
+    let mut operands = 0;
+    let mut iter = words[1..].iter();
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            out.unknown(format!("the computed operand {}", w.raw));
+            continue;
+        };
+        if options && v != "-" && v.starts_with('-') {
+            if v == "--" {
+                options = false;
+            } else if super::commands::XXD_VALUED.contains(&v) {
+                iter.next();
+            }
+            continue;
+        }
+        options = false;
+        out.file(
+            w,
+            if operands == 0 {
+                PathUse::Read
+            } else {
+                PathUse::Write
+            },
+        );
+        operands += 1;
     }
     out
 }

@@ -254,20 +254,29 @@ impl ToolServer {
     /// them. A session this server does not hold is left alone.
     pub fn end_session(&self, mcp_session: &str) {
         let wanted = self.session_id_of(mcp_session);
+        for ctx in self.session_contexts() {
+            if ctx.session_id() == wanted {
+                ctx.cancellation().cancel();
+                tools_builtin::tasks::task_registry(&ctx).kill_all();
+            }
+        }
+    }
+
+    /// The contexts of the HTTP sessions still open that [`Self::for_session`] made (of this
+    /// server, or of the server it was made from), this one's own among them.
+    fn session_contexts(&self) -> Vec<ToolUseContext> {
         let slots: Vec<Arc<SessionSlot>> = self
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .filter_map(Weak::upgrade)
+            .chain(self.session.clone())
             .collect();
-        for slot in slots {
-            let ctx = slot.lock().unwrap_or_else(PoisonError::into_inner).clone();
-            if let Some(ctx) = ctx.filter(|c| c.session_id() == wanted) {
-                ctx.cancellation().cancel();
-                tools_builtin::tasks::task_registry(&ctx).kill_all();
-            }
-        }
+        slots
+            .iter()
+            .filter_map(|slot| slot.lock().unwrap_or_else(PoisonError::into_inner).clone())
+            .collect()
     }
 
     /// Kills, now, the background tasks of the sessionless state and of every HTTP session
@@ -280,19 +289,8 @@ impl ToolServer {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         tools_builtin::tasks::task_registry(&sessionless).kill_all();
-        let slots: Vec<Arc<SessionSlot>> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .chain(self.session.clone())
-            .collect();
-        for slot in slots {
-            let ctx = slot.lock().unwrap_or_else(PoisonError::into_inner).clone();
-            if let Some(ctx) = ctx {
-                tools_builtin::tasks::task_registry(&ctx).kill_all();
-            }
+        for ctx in self.session_contexts() {
+            tools_builtin::tasks::task_registry(&ctx).kill_all();
         }
     }
 

@@ -402,26 +402,5 @@ async fn bash_rules_third_review() {
         case("allow", "Bash", "git tag --sort -creatordate"),
         case("allow", "Bash", "uniq -c -f 1 src/main.rs"),
     ];
-    let mut failures = Vec::new();
-    for c in &cases {
-        let got = common::run(&fx, c).await;
-        if behavior(&got) != c.expect {
-            failures.push(format!(
-                "expected {} got {} for {:?} mode={} allow={:?} deny={:?}",
-                c.expect,
-                behavior(&got),
-                c.input,
-                c.mode,
-                c.allow,
-                c.deny
-            ));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    common::run_table_in(&fx, cases).await;
 }

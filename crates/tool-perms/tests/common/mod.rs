@@ -214,10 +214,14 @@ pub async fn run(fx: &Fixture, c: &Case) -> PermissionResult {
 }
 
 pub async fn run_table(cases: Vec<Case>) -> usize {
-    let fx = Fixture::new();
+    run_table_in(&Fixture::new(), cases).await
+}
+
+/// [`run_table`] in a fixture of the caller's (one with files of its own added).
+pub async fn run_table_in(fx: &Fixture, cases: Vec<Case>) -> usize {
     let mut failures = Vec::new();
     for c in &cases {
-        let got = run(&fx, c).await;
+        let got = run(fx, c).await;
         if behavior(&got) != c.expect {
             failures.push(format!(
                 "expected {} got {} for {} {:?} mode={} allow={:?} ask={:?} deny={:?}\n    -> {got:?}",

@@ -2985,7 +2985,7 @@ pub fn git_config_files(words: &[Word]) -> Option<Vec<String>> {
     };
     match sub {
         "config" => {
-            const WRITES: [&str; 10] = [
+            const WRITES: [&str; 8] = [
                 "--unset",
                 "--unset-all",
                 "--add",
@@ -2994,14 +2994,12 @@ pub fn git_config_files(words: &[Word]) -> Option<Vec<String>> {
                 "--remove-section",
                 "--edit",
                 "-e",
-                "--type",
-                "--bool",
             ];
             let reads_by_option = rest
                 .iter()
                 .any(|a| a.starts_with("--get") || matches!(*a, "--list" | "-l"));
             let reads_by_verb = matches!(positionals.first(), Some(&("get" | "list")));
-            let writes = rest.iter().any(|a| WRITES[..8].contains(a))
+            let writes = rest.iter().any(|a| WRITES.contains(a))
                 || matches!(
                     positionals.first(),
                     Some(&("set" | "unset" | "rename-section" | "remove-section" | "edit"))

@@ -2,7 +2,7 @@
 //! Claude Code's files and precedence), the tools of this build, and the pipeline that ties
 //! them together.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tool_core::{RuleSource, Tool, ToolUseContext};
@@ -72,6 +72,13 @@ pub(crate) fn read_pipes_once(values: &mut [String], flag: &str) -> Result<(), S
         }
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("{flag} {value}: cannot be read: {e}"))?;
+        // Unlike a blank regular file (`{}`): a generator that failed gives nothing, and its
+        // rules would be lost without a word.
+        if text.trim().is_empty() {
+            return Err(format!(
+                "{flag} {value}: not a regular file, and it gave nothing (a pipe or device that gives no text is refused: a command that failed to write its settings would drop their rules unseen; give '{{}}' for none)"
+            ));
+        }
         if !tool_core::is_inline_json(&text) {
             return Err(format!(
                 "{flag} {value}: not a regular file, and what it gave is not a JSON object"
@@ -244,6 +251,21 @@ fn env_before_settings() -> tools_mcp::EnvLookup {
 /// MCP server it starts and for `${VAR}` in `.mcp.json`. Non-string values are written as
 /// JSON (`3000`, `true`). Unreadable settings give nothing here; opening the session
 /// reports them.
+/// `dir` as the project directory of a session: resolved (symlinks followed), and a
+/// directory. A file named by `--cwd` would leave the settings unread and the commands run
+/// elsewhere.
+pub(crate) fn project_dir(dir: &Path) -> Result<PathBuf, String> {
+    let real = std::fs::canonicalize(dir)
+        .map_err(|e| format!("cannot use {} as the project directory: {e}", dir.display()))?;
+    if !real.is_dir() {
+        return Err(format!(
+            "cannot use {} as the project directory: it is not a directory",
+            dir.display()
+        ));
+    }
+    Ok(real)
+}
+
 pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
     use tool_core::RuleSource;
     let Ok(cwd) = std::fs::canonicalize(&options.cwd) else {
@@ -294,12 +316,7 @@ fn builtin_tools(engine: &PermissionEngine, offer_tool_search: bool) -> Vec<Arc<
 pub(crate) fn session_builtin_tools(
     options: &SessionOptions,
 ) -> Result<Vec<Arc<dyn Tool>>, String> {
-    let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| {
-        format!(
-            "cannot use {} as the project directory: {e}",
-            options.cwd.display()
-        )
-    })?;
+    let cwd = project_dir(&options.cwd)?;
     let trusted = options
         .trusted
         .unwrap_or_else(|| crate::trust::is_trusted(&cwd));
@@ -365,12 +382,7 @@ impl Session {
     /// Opens a session: reads the settings, builds the permission engine, the hook runner and
     /// the tool list.
     pub async fn open(options: &SessionOptions) -> Result<Self, String> {
-        let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| {
-            format!(
-                "cannot use {} as the project directory: {e}",
-                options.cwd.display()
-            )
-        })?;
+        let cwd = project_dir(&options.cwd)?;
         let mode = options
             .mode
             .as_deref()

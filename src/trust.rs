@@ -90,8 +90,16 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
         .iter()
         .filter_map(|p| p.parent())
     {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            if dir.exists() && !dir.is_dir() {
+                format!(
+                    "the record's directory {} is not a directory (HOME or CLAUDE_CONFIG_DIR names a file?)",
+                    dir.display()
+                )
+            } else {
+                format!("cannot create {}: {e}", dir.display())
+            }
+        })?;
     }
     // Read, change and write under the record's lock: two `trust` commands at once (or
     // Claude Code saving its config) would otherwise each write back the record as it was

@@ -81,6 +81,27 @@ fn demo_runs_the_whole_pipeline() {
         "{stdout}"
     );
     assert!(stdout.contains("streaming saved"), "{stdout}");
+
+    // The user's settings change nothing, in the bundled MCP server either: a deny of
+    // Grep and a hook that refuses every call.
+    let config = dir.path().join("user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let refuse = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}'"#;
+    let settings = json!({"permissions": {"deny": ["Grep", "mcp__docs"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": refuse}]}]}});
+    std::fs::write(config.join("settings.json"), settings.to_string()).unwrap();
+    let out = toolwright_with_env(
+        &["demo", "--no-pace"],
+        dir.path(),
+        None,
+        &[("CLAUDE_CONFIG_DIR", &config)],
+    );
+    let again = text(&out.stdout);
+    assert!(out.status.success(), "{again}\n{}", text(&out.stderr));
+    assert!(
+        again.contains("✓ mcp__docs__Grep(mean)   allow · rule mcp__docs (project settings)"),
+        "{again}"
+    );
 }
 
 fn jsonl(lines: &[Value]) -> String {
@@ -2608,4 +2629,78 @@ fn run_shows_results_that_are_not_text() {
         "{}",
         text(&out.stdout)
     );
+}
+
+/// A `--cwd` that names a file is bad input, as a missing one is (the session ran its
+/// commands elsewhere and read no settings); a `--settings` pipe or device that gives
+/// nothing is refused with the way to say "none"; a rule's escape sequences reach the
+/// terminal shown, not run.
+#[test]
+fn a_file_as_cwd_an_empty_settings_pipe_and_escapes_in_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain.txt");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.to_str().unwrap();
+    for args in [
+        &["run", "--cwd", file, "-"][..],
+        &["tools", "--cwd", file][..],
+        &[
+            "permissions",
+            "check",
+            "--cwd",
+            file,
+            "Bash",
+            r#"{"command":"ls"}"#,
+        ][..],
+    ] {
+        let out = toolwright(args, dir.path(), Some(""));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("is not a directory"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--settings",
+            "/dev/null",
+            "Bash",
+            r#"{"command":"ls"}"#,
+        ],
+        dir.path(),
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("it gave nothing"),
+        "{}",
+        text(&out.stderr)
+    );
+    let rules = r#"{"permissions":{"allow":["Bash(evil:*)\u001b[2K\rwarning: none"]}}"#;
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--settings",
+            rules,
+            "Bash",
+            r#"{"command":"ls"}"#,
+        ],
+        dir.path(),
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("\\u{1b}[2K"), "{stderr}");
 }

@@ -72,7 +72,9 @@ fn write_project(root: &Path) -> std::io::Result<()> {
     let exe = std::env::current_exe()?;
     let mcp = serde_json::json!({"mcpServers": {"docs": {
         "command": exe,
-        "args": ["serve", "--cwd", root.join("docs")],
+        // Isolated as the demo's own session is: the user's settings and hooks would
+        // change what it shows.
+        "args": ["serve", "--isolated", "--cwd", root.join("docs")],
     }}});
     std::fs::write(
         root.join(".mcp.json"),

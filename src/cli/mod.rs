@@ -24,7 +24,7 @@ macro_rules! eout {
 /// `eprintln!` with [`eout!`]'s handling of a failed write.
 macro_rules! eoutln {
     () => { $crate::cli::write_err(format_args!("\n")) };
-    ($($arg:tt)*) => { $crate::cli::write_err(format_args!("{}\n", format_args!($($arg)*))) };
+    ($($arg:tt)*) => { $crate::cli::write_err_line(&format!($($arg)*)) };
 }
 
 pub mod agent;
@@ -120,6 +120,13 @@ pub(crate) fn waiting_for_hooks_line(command: &str, pending: usize) -> String {
 pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
     let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+/// Writes `line` and a line break to standard error, its control characters shown as
+/// escapes ([`escape_terminal_codes`]): what a line says may come from a settings file, a
+/// server or a hook, and an escape sequence in it could rewrite the lines above it.
+pub(crate) fn write_err_line(line: &str) {
+    write_err(format_args!("{}\n", escape_terminal_codes(line)));
 }
 
 /// The signals that end a run: Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed).

@@ -96,12 +96,17 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         Some(c) => expand_path(&c.to_string_lossy(), &here, home.as_deref()),
         None => here,
     };
-    if !cwd.is_dir() {
-        return Err(format!("--cwd {} is not a directory", cwd.display()));
+    // As a session opens it: trust and settings are looked up by the real path, of a
+    // directory.
+    let real = std::fs::canonicalize(&cwd)
+        .map_err(|e| format!("cannot use {} as the project directory: {e}", cwd.display()))?;
+    if !real.is_dir() {
+        return Err(format!(
+            "cannot use {} as the project directory: it is not a directory",
+            cwd.display()
+        ));
     }
-    // As a session opens it: trust and settings are looked up by the real path.
-    let cwd = std::fs::canonicalize(&cwd)
-        .map_err(|e| format!("cannot resolve --cwd {}: {e}", cwd.display()))?;
+    let cwd = real;
     let input: Value = serde_json::from_str(&args.input)
         .map_err(|e| format!("INPUT-JSON is not valid JSON: {e}"))?;
     if !input.is_object() {

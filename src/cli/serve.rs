@@ -41,6 +41,10 @@ pub struct ServeArgs {
     /// URL): a random one, or TOOLWRIGHT_SERVE_TOKEN when set.
     #[arg(long, requires = "http")]
     pub no_auth: bool,
+    /// Ignore user and managed settings (the demo's bundled server, which must show the
+    /// same thing on every machine). Not for general use: hidden.
+    #[arg(long, hide = true)]
+    pub isolated: bool,
     /// A Host name (NAME or NAME:PORT) that requests to --http may use besides localhost,
     /// 127.0.0.1 and [::1]; repeatable. NAME alone accepts it with the bound port or with no
     /// port (as a TLS proxy in front passes it); NAME:PORT with that port only.
@@ -81,7 +85,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     // `initialize` is answered at once: the MCP servers connect meanwhile.
-    let mut options = args.session.options(false);
+    let mut options = args.session.options(args.isolated);
     options.connect_mcp_in_background = true;
     // A client lists every tool's schema itself: ToolSearch's `tool_reference` answers
     // would mean nothing to it.

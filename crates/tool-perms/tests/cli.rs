@@ -230,5 +230,9 @@ fn bad_input_is_an_error_with_a_clear_message() {
         &[],
     )
     .unwrap_err();
-    assert!(e.contains("not a directory"));
+    // The system's own reason, as `run` says it.
+    assert!(
+        e.contains("cannot use /no/such/dir as the project directory: No such file"),
+        "{e}"
+    );
 }

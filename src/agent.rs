@@ -502,6 +502,9 @@ struct TurnOutput {
 fn message_texts(messages: &[Message], out: &mut Vec<Value>, notice: &mut dyn FnMut(&str)) {
     for message in messages {
         match message {
+            // Hooks cancelled by an interrupt are the user's news, not the model's (Claude
+            // Code drops the note before the request).
+            Message::Attachment(a) if a.kind == "hook_cancelled" => {}
             Message::Attachment(a) if !a.text.is_empty() => {
                 out.push(json!({"type": "text", "text": a.text}));
             }

@@ -2160,10 +2160,8 @@ fn run_reports_a_hook_stopping_the_turn() {
     assert_eq!(content[1]["tool_use_id"], "toolu_2", "{message}");
     assert!(
         content[2..].iter().any(|b| b["type"] == "text"
-            && b["text"]
-                .as_str()
-                .unwrap()
-                .contains("PostToolUse:Bash hook stopped continuation: build is red")),
+            && b["text"].as_str().unwrap()
+                == "<system-reminder>\nPostToolUse:Bash hook stopped continuation: build is red\n</system-reminder>"),
         "{message}"
     );
     assert!(
@@ -2703,4 +2701,107 @@ fn a_file_as_cwd_an_empty_settings_pipe_and_escapes_in_warnings() {
         "{stderr:?}"
     );
     assert!(stderr.contains("\\u{1b}[2K"), "{stderr}");
+}
+
+/// An interrupt while a call's PreToolUse hooks run: the model reads the rejection and the
+/// interrupt, not a note that the hooks were cancelled (Claude Code drops that note before
+/// the request).
+#[test]
+fn hooks_cancelled_by_an_interrupt_are_not_the_models_news() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let marker = root.join("hook-started");
+    let settings = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command",
+        "command": format!("touch '{}'; sleep 20", marker.display())}]}]}});
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*"}}),
+    ]);
+    std::fs::write(root.join("turn.jsonl"), turn).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args([
+            "run",
+            "--json",
+            "--settings",
+            &settings.to_string(),
+            "turn.jsonl",
+        ])
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !marker.exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the hook never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        !message.to_string().contains("hooks were cancelled"),
+        "{message}"
+    );
+    assert_eq!(message["content"][0]["tool_use_id"], "toolu_1", "{message}");
+}
+
+/// A result too large for the conversation, saved by one `run --json`, can be Read by the
+/// next run (another session), as the path the model was given promises; a file in another
+/// user's or a shared directory named like one is not.
+#[test]
+fn a_result_saved_by_one_run_is_read_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let big = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_big", "name": "Bash", "input": {"command": "seq 1 20000"}}),
+    ]);
+    let out = toolwright(
+        &["run", "--json", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&big),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    let at =
+        printed.find("Full output saved to: ").expect("saved") + "Full output saved to: ".len();
+    let saved: String = printed[at..]
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '\\')
+        .collect();
+    assert!(std::path::Path::new(&saved).is_file(), "{saved}");
+    let read = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": saved, "limit": 2}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&read));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        message["content"][0]["content"], "     1→1\n     2→2",
+        "{message}"
+    );
+    // A directory named like a session's but open to others is not one.
+    let tmp = std::env::temp_dir();
+    let fake = tempfile::Builder::new()
+        .prefix("toolwright-fake-")
+        .tempdir_in(&tmp)
+        .unwrap();
+    std::fs::create_dir(fake.path().join("tool-results")).unwrap();
+    let planted = fake.path().join("tool-results/x.txt");
+    std::fs::write(&planted, "planted").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(fake.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let read = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_fake", "name": "Read", "input": {"file_path": planted}}),
+    ]);
+    let out = toolwright(&["run", "--json", "-"], &root, Some(&read));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!message.to_string().contains("planted"), "{message}");
 }

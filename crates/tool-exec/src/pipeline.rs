@@ -193,9 +193,10 @@ fn note_stopped(out: &mut CallOutcome, event: &str) {
     if let Some(reason) = &out.stop_turn {
         let text =
             stopped_continuation_text(&format!("{event}:{}", out.tool_name), reason.as_deref());
+        // In a system reminder, as Claude Code sends its hooks' notes.
         out.messages_after.push(Message::Attachment(Attachment::new(
             "hook_stopped_continuation",
-            text,
+            format!("<system-reminder>\n{text}\n</system-reminder>"),
         )));
     }
 }

@@ -1748,7 +1748,9 @@ impl PermissionEngine {
                 }
                 if inside_results_dir(path, &resolved, ctx) {
                     return Finding::new(Kind::Allow, "").reason(DecisionReason::Other {
-                        reason: "a tool result saved in the session's results directory".into(),
+                        reason:
+                            "a tool result saved in a results directory of this user's sessions"
+                                .into(),
                     });
                 }
                 if let Some(r) =
@@ -4738,7 +4740,55 @@ fn inside_results_dir(path: &Path, resolved: &Path, ctx: &ToolUseContext) -> boo
     };
     let dir = normalize_lexically(dir);
     let real = resolve_symlinks(&dir);
-    (path.starts_with(&dir) || path.starts_with(&real)) && resolved.starts_with(&real)
+    ((path.starts_with(&dir) || path.starts_with(&real)) && resolved.starts_with(&real))
+        || in_earlier_results_dir(resolved, &real)
+}
+
+/// Whether `resolved` is in the results directory of an earlier session of this user, the
+/// one whose results directory is `current` (`<tmp>/toolwright-<id>-<x>/tool-results`): a
+/// `toolwright run --json` gives the model a saved result's path, and the next run is
+/// another session. Only a session directory beside this one's, with the same owner and
+/// private to it (mode 0700, not a link: no other user could have put a file there), and
+/// the path resolved (a link in it leading out does not count).
+fn in_earlier_results_dir(resolved: &Path, current: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let (Some(session), Some(base)) = (current.parent(), current.parent().and_then(Path::parent))
+    else {
+        return false;
+    };
+    let Some(leaf) = current.file_name() else {
+        return false;
+    };
+    let Ok(inside) = resolved.strip_prefix(base) else {
+        return false;
+    };
+    let mut parts = inside.components();
+    let (Some(std::path::Component::Normal(name)), Some(std::path::Component::Normal(sub))) =
+        (parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let prefix = session
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split('-').next())
+        .unwrap_or("toolwright");
+    if sub != leaf
+        || !name
+            .to_str()
+            .is_some_and(|n| n.starts_with(&format!("{prefix}-")))
+    {
+        return false;
+    }
+    match (
+        std::fs::symlink_metadata(base.join(name)),
+        std::fs::symlink_metadata(session),
+    ) {
+        (Ok(earlier), Ok(ours)) => {
+            earlier.is_dir() && earlier.uid() == ours.uid() && earlier.mode() & 0o077 == 0
+        }
+        _ => false,
+    }
 }
 
 /// The path the kernel resolves: `..` applies to the symlink-resolved directory so far.

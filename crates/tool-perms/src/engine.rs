@@ -14,7 +14,7 @@ use tool_core::{
 };
 
 use crate::bash::commands::{
-    Backups, Destination, GitContent, PathUse, WrappedPaths, accept_edits_allows,
+    Backups, Destination, GitConfigRead, GitContent, PathUse, WrappedPaths, accept_edits_allows,
     awk_may_use_other_files, backups, candidates, changes_directory, changes_trees,
     deletes_in_destination, destination, effective_name, effective_words, git_config_files,
     git_content, git_repository_elsewhere, has_option, has_path_operands, is_read_only,
@@ -2046,22 +2046,38 @@ impl PermissionEngine {
         }
         let text = sub.raw_text();
         let home = ctx.home().or(self.roots.home.as_deref());
-        let mut paths = Vec::new();
-        for file in git_config_files(words)? {
-            if let Some(inside) = file.strip_prefix(".git/") {
-                let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx);
-                for dir in dirs.unwrap_or_default() {
-                    let root = tool_core::git_root(&dir).map_or(dir.clone(), Path::to_path_buf);
-                    paths.push(root.join(".git").join(inside));
-                }
-            } else if let Some(rest) = file.strip_prefix("~/") {
-                paths.extend(home.map(|h| h.join(rest)));
-            } else {
-                paths.extend(
-                    self.resolve_in_dirs(&file, &sub.cwd, &sub.other_cwds, ctx)
-                        .unwrap_or_default(),
+        let files = match git_config_files(words)? {
+            GitConfigRead::Files(files) => files,
+            GitConfigRead::Unknown(why) => {
+                let f = self.unchecked_path(
+                    set,
+                    PathUse::Read,
+                    format!(
+                        "`{text}` prints configuration from files that cannot be checked: {why}."
+                    ),
                 );
+                return Some(f.sub(text));
             }
+        };
+        let mut paths = Vec::new();
+        for (file, only_if_there) in files {
+            let found: Vec<PathBuf> = if let Some(inside) = file.strip_prefix(".git/") {
+                let dirs = self.resolve_in_dirs(".", &sub.cwd, &sub.other_cwds, ctx);
+                dirs.unwrap_or_default()
+                    .into_iter()
+                    .map(|dir| {
+                        let root = tool_core::git_root(&dir).map_or(dir.clone(), Path::to_path_buf);
+                        root.join(".git").join(inside)
+                    })
+                    .collect()
+            } else if let Some(rest) = file.strip_prefix("~/") {
+                home.map(|h| h.join(rest)).into_iter().collect()
+            } else {
+                self.resolve_in_dirs(&file, &sub.cwd, &sub.other_cwds, ctx)
+                    .unwrap_or_default()
+            };
+            // git skips a default file that is not there.
+            paths.extend(found.into_iter().filter(|p| !only_if_there || p.exists()));
         }
         let mut worst: Option<Finding> = None;
         for p in paths {
@@ -2244,6 +2260,10 @@ impl PermissionEngine {
             // Its filters may be changed before it runs: none are taken into account.
             if rg_config || line_writes_before(analysis, sub, RG_IGNORE_NAMES) {
                 t.rg_filters = None;
+            }
+            // Nor whether it follows links (`--follow` in the file).
+            if rg_config && name == "rg" {
+                t.follow_links = true;
             }
             t
         });
@@ -2587,8 +2607,21 @@ impl PermissionEngine {
                     // `/dev/null` takes output freely (`-o /dev/null`), but removing,
                     // moving, linking or re-moding its entry breaks every program that
                     // writes to it.
+                    let changes_entry = CHANGES_ENTRIES.contains(&name)
+                        || (name == "cp"
+                            && has_option(
+                                words,
+                                &['a', 'p', 'l', 's'],
+                                &[
+                                    "--remove-destination",
+                                    "--preserve",
+                                    "--archive",
+                                    "--link",
+                                    "--symbolic-link",
+                                ],
+                            ));
                     if use_ == PathUse::Write
-                        && CHANGES_ENTRIES.contains(&name)
+                        && changes_entry
                         && matches!(p.to_str(), Some("/dev/null" | "/dev/tty"))
                     {
                         let why = format!(

@@ -348,6 +348,7 @@ async fn bash_rules_third_review() {
     let fx = Fixture::new();
     // A link inside `src` to a denied file: `grep -r` and `rg` without `-L` do not follow it.
     std::os::unix::fs::symlink(fx.proj.join("secrets/key.pem"), fx.proj.join("src/kl")).unwrap();
+    std::fs::write(fx.home.join(".gitconfig"), "[user]\n\tname = x\n").unwrap();
     let secrets = ["Read(./secrets/**)"];
     let cases = vec![
         // acceptEdits may write to `/dev/null`, not remove, move or link its entry.
@@ -401,6 +402,99 @@ async fn bash_rules_third_review() {
         case("allow", "Bash", "git tag --contains HEAD"),
         case("allow", "Bash", "git tag --sort -creatordate"),
         case("allow", "Bash", "uniq -c -f 1 src/main.rs"),
+    ];
+    common::run_table_in(&fx, cases).await;
+}
+
+/// The adversarial review of the third review's fixes: the new allowances and checks
+/// bypassed.
+#[tokio::test]
+async fn bash_rules_third_review_bypasses() {
+    let fx = Fixture::new();
+    let git = ["Bash(git:*)"];
+    let config = ["Read(./.git/config)"];
+    let secrets = ["Read(./secrets/**)"];
+    let cases = vec![
+        // `-color` is xxd's `-c olor`: the next two words are its input and output.
+        case("deny", "Bash", "xxd -r -p -color src/main.rs README.md").deny(&["Edit(./README.md)"]),
+        case("ask", "Bash", "xxd -r -p -color src/main.rs README.md"),
+        // git config printed in spellings the check did not read.
+        case("ask", "Bash", "git config -lz")
+            .allow(&git)
+            .deny(&config),
+        case("deny", "Bash", "git remote -vv")
+            .allow(&git)
+            .deny(&config),
+        case("deny", "Bash", "git ls-remote --get-url")
+            .allow(&git)
+            .deny(&config),
+        case("deny", "Bash", "git config --default x remote.origin.url")
+            .allow(&git)
+            .deny(&config),
+        case("deny", "Bash", "git config --worktree -l")
+            .allow(&git)
+            .deny(&config),
+        case("ask", "Bash", "git config -fsecrets/key.pem -l")
+            .allow(&git)
+            .deny(&secrets),
+        case("ask", "Bash", "git config --fil secrets/key.pem -l")
+            .allow(&git)
+            .deny(&secrets),
+        case("deny", "Bash", "git config -f secrets/key.pem remote.x.url")
+            .allow(&git)
+            .deny(&secrets),
+        case(
+            "ask",
+            "Bash",
+            "git -C ../elsewhere config --get remote.o.url",
+        )
+        .allow(&git)
+        .deny(&config),
+        case("ask", "Bash", "git --git-dir=/tmp/x remote -v")
+            .allow(&git)
+            .deny(&config),
+        case("ask", "Bash", "git config --includes --file inc.cfg -l")
+            .allow(&git)
+            .deny(&secrets),
+        case("ask", "Bash", "git config --blob HEAD:creds.cfg -l")
+            .allow(&git)
+            .deny(&secrets),
+        // A default file that is not there is not read.
+        case("allow", "Bash", "git remote -v").deny(&["Read(~/.config/git/config)"]),
+        // A peeled object id may still be a blob.
+        case("ask", "Bash", "git show -s 0123abcd^{}").deny(&secrets),
+        case("ask", "Bash", "git show --no-patch 0123abcd^{blob}").deny(&secrets),
+        // cp replacing or re-moding /dev/null.
+        case(
+            "ask",
+            "Bash",
+            "cp --remove-destination src/main.rs /dev/null",
+        )
+        .mode("acceptEdits"),
+        case("ask", "Bash", "cp -p src/main.rs /dev/null").mode("acceptEdits"),
+        case("ask", "Bash", "cp -a src/main.rs /dev/null").mode("acceptEdits"),
+        // A ripgrep configuration may add `--follow`.
+        case("deny", "Bash", "RIPGREP_CONFIG_PATH=rgrc rg hello .").deny(&["Read(//$O/**)"]),
+        // `--output` of the other formatting commands, and format-patch's directory.
+        case("deny", "Bash", "git reflog -1 --output=README.md")
+            .allow(&git)
+            .deny(&["Edit(./README.md)"]),
+        case("deny", "Bash", "git rev-list -1 --output=README.md HEAD")
+            .allow(&git)
+            .deny(&["Edit(./README.md)"]),
+        case("deny", "Bash", "git shortlog --output=README.md")
+            .allow(&git)
+            .deny(&["Edit(./README.md)"]),
+        case("deny", "Bash", "git format-patch -o docs -1")
+            .allow(&git)
+            .deny(&["Edit(./docs/**)"]),
+        case(
+            "deny",
+            "Bash",
+            "git format-patch --output-directory=docs -1",
+        )
+        .allow(&git)
+        .deny(&["Edit(./docs/**)"]),
     ];
     common::run_table_in(&fx, cases).await;
 }

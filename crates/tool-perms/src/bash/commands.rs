@@ -410,25 +410,7 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
         // git's diff family writes what it prints to `--output=F` (git takes abbreviated
         // long options): every path counts as written.
-        "git"
-            if matches!(
-                git_subcommand(words),
-                Some(
-                    "diff"
-                        | "log"
-                        | "show"
-                        | "whatchanged"
-                        | "format-patch"
-                        | "diff-tree"
-                        | "diff-index"
-                        | "diff-files"
-                        | "range-diff"
-                        | "stash"
-                )
-            ) && option_words(words).any(|v| names_long(v, "--output")) =>
-        {
-            PathUse::Write
-        }
+        "git" if git_writes_output(words) => PathUse::Write,
         // Given two paths, one outside the repository (`/dev/null`, `~/.aws/credentials`),
         // or outside any repository, `git diff` compares the files themselves (an implicit
         // `--no-index`): its operands are checked as paths read (a revision names no file
@@ -2435,7 +2417,7 @@ fn git_value_options(sub: &str) -> GitValueOptions {
             shorts: "nSGOlIL",
             short_files: "O",
             longs: &[],
-            long_files: &["--output"],
+            long_files: &["--output", "--output-directory"],
             revision: true,
         },
     }
@@ -2602,7 +2584,9 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     // An abbreviated or full object id (`0123abcd`): a commit, or a blob.
     let object_id = args.operands.iter().any(|w| {
         w.value.as_deref().is_some_and(|v| {
-            (4..=64).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_hexdigit())
+            // What follows it (`^{}`, `^{blob}`, `~0`, `@{…}`) may still name the blob.
+            let id = v.split(['^', '~', '@']).next().unwrap_or(v);
+            (4..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit())
         })
     });
     // Options that print a patch (in log's family), or a line range's (`-L 1,5:.env`).
@@ -2941,7 +2925,9 @@ fn xxd_operands(args: &[&str]) -> usize {
 }
 
 /// xxd's options that take the next word as their value (when it is not attached).
-pub(crate) const XXD_VALUED: [&str; 14] = [
+/// Exactly these: xxd reads any other word starting so as the option with its value
+/// attached (`-color` is `-c olor`).
+pub(crate) const XXD_VALUED: [&str; 13] = [
     "-c",
     "-g",
     "-l",
@@ -2955,87 +2941,146 @@ pub(crate) const XXD_VALUED: [&str; 14] = [
     "-seek",
     "-offset",
     "-name",
-    "-color",
 ];
 
+/// What a git command prints of git's configuration files ([`git_config_files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitConfigRead {
+    /// Values from these files: the repository's own as `.git/…` (the engine finds the
+    /// repository), the user's under `~`, or as named (`--file F`). Those git reads when no
+    /// scope is given are marked `true`: only one that exists is read.
+    Files(Vec<(String, bool)>),
+    /// Values from files that cannot be told (another repository through `-C` or
+    /// `--git-dir`, `-c include.path=…`, `--blob`, `--includes`, an option not known here).
+    Unknown(String),
+}
+
 /// The configuration files a git command prints values from (`git config --get`, `--list`,
-/// `git var -l`, `git remote -v`, `get-url`, `show`): what a `cat` of them would show of a
-/// token in a remote's URL. The repository's own files are given as `.git/…` (the engine
-/// finds the repository); the user's under `~`. `None` for any other git command, and for a
-/// computed word where the subcommand or the scope is (the engine asks about those).
-pub fn git_config_files(words: &[Word]) -> Option<Vec<String>> {
-    let (i, _, _) = git_globals(words)?;
+/// `git config NAME`, `git var -l`, `git remote -v`, `get-url`, `show`, `git ls-remote
+/// --get-url`): what a `cat` of them would show of a token in a remote's URL. `None` for
+/// any other git command, and for `git config` setting a value.
+pub fn git_config_files(words: &[Word]) -> Option<GitConfigRead> {
+    let (i, elsewhere, configured) = git_globals(words)?;
     let sub = words.get(i)?.value.as_deref()?;
-    let rest: Vec<&str> = words[i + 1..]
+    if !matches!(sub, "config" | "var" | "remote" | "ls-remote") {
+        return None;
+    }
+    let Some(rest) = words[i + 1..]
         .iter()
         .map(|w| w.value.as_deref())
-        .collect::<Option<_>>()?;
-    let positionals: Vec<&str> = rest
-        .iter()
-        .copied()
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let all = || {
-        vec![
-            "/etc/gitconfig".to_owned(),
-            "~/.gitconfig".to_owned(),
-            "~/.config/git/config".to_owned(),
-            ".git/config".to_owned(),
-        ]
+        .collect::<Option<Vec<&str>>>()
+    else {
+        return Some(GitConfigRead::Unknown("a computed word".into()));
     };
-    match sub {
-        "config" => {
-            const WRITES: [&str; 8] = [
-                "--unset",
-                "--unset-all",
-                "--add",
-                "--replace-all",
-                "--rename-section",
-                "--remove-section",
-                "--edit",
-                "-e",
-            ];
-            let reads_by_option = rest
+    let defaults = || {
+        GitConfigRead::Files(
+            [
+                "/etc/gitconfig",
+                "~/.gitconfig",
+                "~/.config/git/config",
+                ".git/config",
+            ]
+            .iter()
+            .map(|f| ((*f).to_owned(), true))
+            .collect(),
+        )
+    };
+    let reads = match sub {
+        "var" => rest.contains(&"-l"),
+        "remote" => {
+            let positionals: Vec<&str> = rest
                 .iter()
-                .any(|a| a.starts_with("--get") || matches!(*a, "--list" | "-l"));
-            let reads_by_verb = matches!(positionals.first(), Some(&("get" | "list")));
-            let writes = rest.iter().any(|a| WRITES.contains(a))
-                || matches!(
-                    positionals.first(),
-                    Some(&("set" | "unset" | "rename-section" | "remove-section" | "edit"))
-                );
-            // `git config NAME` prints it; `git config NAME VALUE` sets it.
-            let reads = !writes && (reads_by_option || reads_by_verb || positionals.len() == 1);
-            if !reads {
-                return None;
-            }
-            let mut files = Vec::new();
-            let mut iter = rest.iter();
-            while let Some(&a) = iter.next() {
-                match a {
-                    "--global" => {
-                        files.extend(["~/.gitconfig".into(), "~/.config/git/config".into()])
-                    }
-                    "--system" => files.push("/etc/gitconfig".to_owned()),
-                    "--local" => files.push(".git/config".to_owned()),
-                    "--worktree" => files.push(".git/config.worktree".to_owned()),
-                    "-f" | "--file" => files.push((*iter.next()?).to_owned()),
-                    _ => {
-                        if let Some(f) = a.strip_prefix("--file=") {
-                            files.push(f.to_owned());
-                        }
-                    }
-                }
-            }
-            Some(if files.is_empty() { all() } else { files })
+                .copied()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
+            rest.iter().any(|a| {
+                *a == "--verbose" || (a.starts_with("-v") && a.bytes().skip(1).all(|b| b == b'v'))
+            }) || matches!(positionals.first(), Some(&("get-url" | "show")))
         }
-        "var" if rest.contains(&"-l") => Some(all()),
-        "remote"
-            if rest.iter().any(|a| matches!(*a, "-v" | "--verbose"))
-                || matches!(positionals.first(), Some(&("get-url" | "show"))) =>
-        {
-            Some(all())
-        }
-        _ => None,
+        "ls-remote" => rest.iter().any(|a| names_long(a, "--get-url")),
+        _ => true,
+    };
+    if !reads {
+        return None;
     }
+    if elsewhere || configured {
+        return Some(GitConfigRead::Unknown(
+            "git reads another repository's configuration, or more of it (`-C`, `--git-dir`, `-c`)"
+                .into(),
+        ));
+    }
+    if sub != "config" {
+        return Some(defaults());
+    }
+    // `git config`: what it reads, from where; an option not known here leaves it unknown.
+    let mut files: Vec<(String, bool)> = Vec::new();
+    let mut positionals = 0;
+    let mut setting = false;
+    let mut iter = rest.iter();
+    while let Some(&a) = iter.next() {
+        match a {
+            "--global" => files.extend([
+                ("~/.gitconfig".to_owned(), true),
+                ("~/.config/git/config".to_owned(), true),
+            ]),
+            "--system" => files.push(("/etc/gitconfig".to_owned(), true)),
+            "--local" => files.push((".git/config".to_owned(), true)),
+            // Without `extensions.worktreeConfig`, git reads `.git/config` for it.
+            "--worktree" => files.extend([
+                (".git/config".to_owned(), true),
+                (".git/config.worktree".to_owned(), true),
+            ]),
+            "-f" | "--file" => files.push(((*iter.next()?).to_owned(), false)),
+            "--get" | "--get-all" | "--get-regexp" | "--list" | "-l" | "--null" | "-z"
+            | "--name-only" | "--show-origin" | "--show-scope" | "--bool" | "--int" | "--path"
+            | "--bool-or-int" | "--no-includes" => {}
+            "--default" | "--type" => {
+                iter.next();
+            }
+            "--unset" | "--unset-all" | "--add" | "--replace-all" | "--rename-section"
+            | "--remove-section" | "--edit" | "-e" => setting = true,
+            _ if a.starts_with("--file=") => {
+                files.push((a["--file=".len()..].to_owned(), false));
+            }
+            _ if a.starts_with("--type=") || a.starts_with("--default=") => {}
+            _ if a.starts_with('-') => {
+                return Some(GitConfigRead::Unknown(format!(
+                    "`git config {a}` reads configuration this check does not follow"
+                )));
+            }
+            "set" | "unset" | "rename-section" | "remove-section" | "edit" if positionals == 0 => {
+                setting = true;
+                positionals += 1;
+            }
+            _ => positionals += 1,
+        }
+    }
+    // `git config NAME VALUE` sets NAME; with `get`/`list` (git 2.46) or one name it reads.
+    let first_is_verb = rest
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|v| matches!(*v, "get" | "list"));
+    if setting
+        || (positionals >= 2 && !first_is_verb && !rest.iter().any(|a| a.starts_with("--get")))
+    {
+        return None;
+    }
+    Some(if files.is_empty() {
+        defaults()
+    } else {
+        GitConfigRead::Files(files)
+    })
+}
+
+/// Whether `words` (a `git` command) writes what it prints to a file: `--output=F` (git
+/// takes abbreviated long options) of any command that formats revisions or diffs, and
+/// `format-patch -o DIR` / `--output-directory`.
+fn git_writes_output(words: &[Word]) -> bool {
+    let sub = git_subcommand(words);
+    let options = || option_words(words);
+    (sub.is_some_and(|s| s != "config") && options().any(|v| names_long(v, "--output")))
+        || (sub == Some("format-patch")
+            && options().any(|v| {
+                v.starts_with("-o") && !v.starts_with("--") || names_long(v, "--output-directory")
+            }))
 }

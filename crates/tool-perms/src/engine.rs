@@ -2040,6 +2040,7 @@ impl PermissionEngine {
         sub: &SimpleCommand,
         words: &[Word],
         ctx: &ToolUseContext,
+        git_env: bool,
     ) -> Option<Finding> {
         if !self.has_path_rules(set, PathUse::Read) {
             return None;
@@ -2047,6 +2048,15 @@ impl PermissionEngine {
         let text = sub.raw_text();
         let home = ctx.home().or(self.roots.home.as_deref());
         let files = match git_config_files(words)? {
+            // `GIT_CONFIG_GLOBAL=F`, `GIT_DIR=D` on the line: other files.
+            GitConfigRead::Files(_) if git_env => {
+                let f = self.unchecked_path(
+                    set,
+                    PathUse::Read,
+                    format!("`{text}` prints configuration from files a GIT_ variable chooses, which cannot be checked."),
+                );
+                return Some(f.sub(text));
+            }
             GitConfigRead::Files(files) => files,
             GitConfigRead::Unknown(why) => {
                 let f = self.unchecked_path(
@@ -2154,7 +2164,7 @@ impl PermissionEngine {
             option_glob = Some(pick(option_glob, f));
         }
         if name == "git"
-            && let Some(f) = self.git_config_read(set, sub, words, ctx)
+            && let Some(f) = self.git_config_read(set, sub, words, ctx, git_env)
         {
             option_glob = Some(pick(option_glob, f));
         }

@@ -453,6 +453,13 @@ async fn bash_rules_third_review_bypasses() {
         case("ask", "Bash", "git --git-dir=/tmp/x remote -v")
             .allow(&git)
             .deny(&config),
+        case(
+            "ask",
+            "Bash",
+            "GIT_CONFIG_GLOBAL=secrets/key.pem git config --global -l",
+        )
+        .allow(&git)
+        .deny(&secrets),
         case("ask", "Bash", "git config --includes --file inc.cfg -l")
             .allow(&git)
             .deny(&secrets),

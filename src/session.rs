@@ -489,7 +489,13 @@ impl Session {
             .prefix(&format!("toolwright-{session}-"))
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
-            .map_err(|e| format!("cannot create the session's temporary directory: {e}"))?
+            .map_err(|e| {
+                format!(
+                    "cannot create the session's temporary directory in {} \
+                     (TMPDIR names the directory to use): {e}",
+                    std::env::temp_dir().display()
+                )
+            })?
             .keep();
         let options_in_background = options.connect_mcp_in_background;
         let (tools_changed_tx, tools_changed) = tokio::sync::watch::channel(());

@@ -797,6 +797,19 @@ fn bad_inputs_say_what_is_wrong() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot use /no/such/dir as the project directory"));
 
+    // A TMPDIR that does not exist is named, with what it is for.
+    let missing = dir.path().join("no-such-tmp");
+    let out = toolwright_with_env(&["run", "-"], dir.path(), Some(""), &[("TMPDIR", &missing)]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "cannot create the session's temporary directory in {} (TMPDIR names",
+            missing.display()
+        )),
+        "{stderr}"
+    );
+
     // Broken `--settings` stops the run instead of running without its rules, and does
     // not say that what stopped it was "ignored".
     for bad in [

@@ -2050,15 +2050,14 @@ impl PermissionEngine {
         let files = match git_config_files(words)? {
             // `GIT_CONFIG_GLOBAL=F`, `GIT_DIR=D` on the line: other files.
             GitConfigRead::Files(_) if git_env => {
-                let f = self.unchecked_path(
-                    set,
-                    PathUse::Read,
-                    format!("`{text}` prints configuration from files a GIT_ variable chooses, which cannot be checked."),
-                );
-                return Some(f.sub(text));
+                Err("a GIT_ variable on the line chooses them".to_owned())
             }
-            GitConfigRead::Files(files) => files,
-            GitConfigRead::Unknown(why) => {
+            GitConfigRead::Files(files) => Ok(files),
+            GitConfigRead::Unknown(why) => Err(why),
+        };
+        let files = match files {
+            Ok(files) => files,
+            Err(why) => {
                 let f = self.unchecked_path(
                     set,
                     PathUse::Read,

@@ -264,23 +264,9 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
 /// when it leads nowhere yet (a dangling `~/.claude.json -> dotfiles/claude.json` is written
 /// at its target, the link kept); `path` itself when it is no link.
 fn record_target(path: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    let mut current = path.to_path_buf();
-    // As many links as the kernel follows (ELOOP past that).
-    for _ in 0..40 {
-        match std::fs::read_link(&current) {
-            Ok(next) => {
-                current = match current.parent() {
-                    Some(dir) => dir.join(next),
-                    None => next,
-                };
-            }
-            Err(_) => break,
-        }
-    }
-    current
+    std::fs::canonicalize(path)
+        .or_else(|_| tool_core::temp_file::write_target(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `a`, `a and b`, `a, b and c`.

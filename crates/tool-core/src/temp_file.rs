@@ -8,8 +8,13 @@
 //! a live writer in another container sharing the directory, or on another host over NFS, is
 //! never taken for a dead one. Such a file (and one named before tags, `.NAME.tw-tmp.PID.N`)
 //! is removed only once it is [`STALE_TEMP_AGE`] old.
+//!
+//! A write through a symlink replaces the file the link leads to, never the link itself
+//! ([`write_target`]).
 
 use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -94,6 +99,32 @@ pub fn is_abandoned_temp(name: &str, modified_age: impl FnOnce() -> Option<Durat
     modified_age().is_some_and(|age| age >= STALE_TEMP_AGE)
 }
 
+/// The file an atomic write to `path` replaces: `path` when it is no symlink, else where
+/// its chain of links finally leads, so that the link stays a link. The last target need
+/// not exist: writing through a dangling link creates it, as an in-place write would. At
+/// most 40 links are followed, as the kernel does; past that the error is `ELOOP`'s.
+pub fn write_target(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let next = std::fs::read_link(&current)?;
+                // A relative target is relative to the link's directory (an absolute one
+                // replaces the whole path when joined).
+                current = match current.parent() {
+                    Some(parent) => parent.join(next),
+                    None => next,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "too many levels of symbolic links",
+    ))
+}
+
 /// Whether process `pid` exists here (signal 0; a process of another user counts too).
 fn process_alive(pid: u32) -> bool {
     #[cfg(unix)]
@@ -117,6 +148,31 @@ fn process_alive(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_lands_where_a_chain_of_links_leads() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        // first -> sub/second (relative), second -> ../target (relative to sub/), target
+        // missing: the write creates it.
+        symlink("sub/second", d.join("first")).unwrap();
+        symlink("../target", d.join("sub/second")).unwrap();
+        assert_eq!(
+            write_target(&d.join("first")).unwrap(),
+            d.join("sub/../target")
+        );
+        // No link: the path itself; an absolute target replaces the path.
+        assert_eq!(write_target(&d.join("plain")).unwrap(), d.join("plain"));
+        symlink(d.join("abs"), d.join("to-abs")).unwrap();
+        assert_eq!(write_target(&d.join("to-abs")).unwrap(), d.join("abs"));
+        // A loop is the kernel's error, not a hang.
+        symlink("loop-b", d.join("loop-a")).unwrap();
+        symlink("loop-a", d.join("loop-b")).unwrap();
+        let err = write_target(&d.join("loop-a")).unwrap_err();
+        assert!(err.to_string().contains("too many levels"), "{err}");
+    }
 
     fn dead_pid() -> u32 {
         let mut child = std::process::Command::new("true").spawn().unwrap();

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::sys::stat::SFlag;
 
+use tool_core::temp_file::write_target;
 use tool_core::{
     ContentHash, FileState, MODIFIED_MESSAGE, NOT_READ_MESSAGE, StaleFile, Tool, ToolError,
     ToolUseContext, ValidationError, expand_path, mtime_ms,
@@ -560,10 +561,7 @@ fn write_between(
     use nix::fcntl::{OFlag, open, openat, renameat};
     use nix::sys::stat::Mode;
 
-    let target = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => follow_links(path)?,
-        _ => path.to_path_buf(),
-    };
+    let target = write_target(path)?;
     let Some(name) = target.file_name().map(OsString::from) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -772,28 +770,6 @@ fn reserve(file: &File, len: usize) -> io::Result<()> {
     }
 }
 
-/// Where the symlink `path` finally leads, following a chain of links; the last target
-/// need not exist (writing through a dangling link creates it, as an in-place write would).
-fn follow_links(path: &Path) -> io::Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let next = fs::read_link(&current)?;
-                current = match current.parent() {
-                    Some(parent) if next.is_relative() => parent.join(next),
-                    _ => next,
-                };
-            }
-            _ => return Ok(current),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        "too many levels of symbolic links",
-    ))
-}
-
 /// The file-type bits of a `stat` mode.
 fn file_kind(st: &nix::sys::stat::FileStat) -> SFlag {
     SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits())
@@ -950,12 +926,8 @@ pub(crate) async fn write_confinement(
     input_at: impl FnOnce(&str) -> Option<serde_json::Value>,
 ) -> Option<Confinement> {
     let mut confine = confinement(ctx, path)?;
-    let followed = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => match follow_links(path) {
-            Ok(target) => target,
-            Err(_) => return Some(confine),
-        },
-        _ => path.to_path_buf(),
+    let Ok(followed) = write_target(path) else {
+        return Some(confine);
     };
     let real = resolve_existing(&followed);
     if confine.allows(&real) || real.is_dir() {
@@ -1082,12 +1054,7 @@ fn lock_key(path: &Path) -> PathBuf {
         return real;
     }
     // Missing, or a dangling link: where a write would create the file.
-    let target = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            follow_links(path).unwrap_or_else(|_| path.to_path_buf())
-        }
-        _ => path.to_path_buf(),
-    };
+    let target = write_target(path).unwrap_or_else(|_| path.to_path_buf());
     tool_core::normalize_lexically(&resolve_existing(&target))
 }
 

@@ -2818,3 +2818,67 @@ fn a_result_saved_by_one_run_is_read_by_the_next() {
     let message: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!message.to_string().contains("planted"), "{message}");
 }
+
+/// Found by review: `permissions check` judged a relative `file_path` as no path at all (a
+/// deny rule on it answered "allow" in bypass mode), though a session refuses such a path;
+/// and it did not say that an untrusted folder's allow rules were ignored, as a session
+/// does, so a rule that did nothing gave no hint why.
+#[test]
+fn permissions_check_judges_a_relative_path_and_names_ignored_grants() {
+    let dir = tempfile::tempdir().unwrap();
+    let proj = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--mode",
+            "bypassPermissions",
+            "--settings",
+            r#"{"permissions":{"deny":["Edit(./src/**)"]}}"#,
+            "Edit",
+            r#"{"file_path":"src/main.rs","old_string":"a","new_string":"b"}"#,
+        ],
+        &proj,
+        None,
+    );
+    let (shown, warned) = (text(&out.stdout), text(&out.stderr));
+    assert!(shown.contains("decision: deny"), "{shown}{warned}");
+    assert!(
+        warned.contains(&format!(
+            "`file_path` src/main.rs is relative: a session refuses it (the path must be absolute); decided for {}",
+            proj.join("src/main.rs").display()
+        )),
+        "{warned}"
+    );
+
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        r#"{"permissions":{"allow":["Read(../out/**)"]}}"#,
+    )
+    .unwrap();
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--mode",
+            "dontAsk",
+            "Read",
+            &serde_json::json!({"file_path": proj.join("../out/o.txt")}).to_string(),
+        ],
+        &proj,
+        None,
+    );
+    let warned = text(&out.stderr);
+    assert!(
+        text(&out.stdout).contains("decision: deny"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        warned.contains("this folder is not trusted")
+            && warned.contains("its allow rules were not applied"),
+        "{warned}"
+    );
+}

@@ -142,7 +142,16 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
     if !fatal.is_empty() {
         return Err(format!("bad settings:\n  {}", fatal.join("\n  ")));
     }
-    let warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    let mut warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    // As a session says it: a rule that did nothing here may be one an untrusted folder's
+    // settings were not allowed to grant.
+    if !loaded.untrusted_ignored_keys.is_empty() {
+        let ignored = format!(
+            "its {}",
+            crate::trust::and_list(&loaded.untrusted_ignored_keys)
+        );
+        warnings.push(crate::trust::untrusted_notice(&cwd, &[ignored]));
+    }
 
     let mut perm = loaded.context.clone();
     loaded.apply_mode_flag(&mut perm, mode)?;
@@ -164,7 +173,24 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         Some(tool) => {
             // As the pipeline decides: on the input as its schema reads it, with what the
             // tool derives from it (a relative path made absolute against the cwd).
-            let input = tool.parse_input(input.clone()).unwrap_or(input);
+            let mut input = tool.parse_input(input.clone()).unwrap_or(input);
+            // A file tool refuses a relative path before any permission is asked; the
+            // question is surely about the file it names in the cwd, so that is judged
+            // (and the refusal said).
+            for key in ["file_path", "notebook_path"] {
+                let Some(given) = input.get(key).and_then(Value::as_str) else {
+                    continue;
+                };
+                if given.is_empty() || given.starts_with('/') || given.starts_with('~') {
+                    continue;
+                }
+                let absolute = cwd.join(given);
+                warnings.push(format!(
+                    "`{key}` {given} is relative: a session refuses it (the path must be absolute); decided for {}",
+                    absolute.display()
+                ));
+                input[key] = Value::String(absolute.display().to_string());
+            }
             let input = tool.observable_input(&input, &ctx).unwrap_or(input);
             (tool.as_ref(), input)
         }

@@ -174,7 +174,14 @@ enum ToolMatcher {
         name: String,
         server: String,
     },
-    Glob(ShellPattern),
+    /// A tool-name glob (`mcp__gh__*_issue`, `mcp__*` in a deny). `server`: in an allow
+    /// rule with a literal `mcp__<server>__` prefix, the server a tool must come from when
+    /// it says so (as `mcp__srv__*`): `mcp__gh__*o` must not allow the tools of a server
+    /// named `gh__e`, whose names start `mcp__gh__e__`.
+    Glob {
+        pattern: ShellPattern,
+        server: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -334,7 +341,10 @@ impl RuleSet {
                         server: server.to_owned(),
                         by_name: behavior != RuleBehavior::Allow,
                     },
-                    Some(_) => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
+                    Some((server, _)) => ToolMatcher::Glob {
+                        pattern: ShellPattern::parse(&tool_name),
+                        server: (behavior == RuleBehavior::Allow).then(|| server.to_owned()),
+                    },
                     None if behavior == RuleBehavior::Allow => {
                         set.diagnostics.push(diag(
                             "allow rules may use `*` in the tool name only after a literal `mcp__<server>__` prefix; ignored"
@@ -343,7 +353,10 @@ impl RuleSet {
                         ));
                         continue;
                     }
-                    None => ToolMatcher::Glob(ShellPattern::parse(&tool_name)),
+                    None => ToolMatcher::Glob {
+                        pattern: ShellPattern::parse(&tool_name),
+                        server: None,
+                    },
                 }
             } else if let Some(server) = tool_name.strip_prefix("mcp__").filter(|s| !s.is_empty()) {
                 if server.contains("__") && behavior == RuleBehavior::Allow {
@@ -364,7 +377,10 @@ impl RuleSet {
                 ToolMatcher::Name(tool_name.clone())
             };
             if content.is_some()
-                && matches!(tool, ToolMatcher::Glob(_) | ToolMatcher::McpServer { .. })
+                && matches!(
+                    tool,
+                    ToolMatcher::Glob { .. } | ToolMatcher::McpServer { .. }
+                )
             {
                 set.diagnostics.push(diag(
                     "a tool-name pattern cannot have content in parentheses; ignored".into(),
@@ -532,6 +548,18 @@ fn tool_names(tool: &dyn Tool) -> Vec<String> {
     if names[0] != tool.name() {
         names.push(tool.name().to_owned());
     }
+    // An MCP tool whose `mcp__<server>__<tool>` is too long for the API goes by a shortened
+    // name; a rule naming it in full (as Claude Code's rules do) still names it.
+    if let Some(info) = tool.mcp_info() {
+        let full = format!(
+            "mcp__{}__{}",
+            normalize_mcp_name(&info.server_name),
+            normalize_mcp_name(&info.tool_name)
+        );
+        if !names.contains(&full) {
+            names.push(full);
+        }
+    }
     for a in tool.aliases() {
         let n = crate::rule::normalize_tool_name(a).to_owned();
         if !names.contains(&n) {
@@ -544,7 +572,14 @@ fn tool_names(tool: &dyn Tool) -> Vec<String> {
 fn tool_matches(m: &ToolMatcher, tool: &dyn Tool, names: &[String]) -> bool {
     match m {
         ToolMatcher::Name(n) => names.iter().any(|x| x == n),
-        ToolMatcher::Glob(p) => names.iter().any(|x| p.matches(x)),
+        ToolMatcher::Glob { pattern, server } => {
+            let info = tool.mcp_info();
+            let from_elsewhere = server
+                .as_deref()
+                .zip(info.as_ref())
+                .is_some_and(|(server, info)| !from_server(Some(info), server));
+            !from_elsewhere && names.iter().any(|x| pattern.matches(x))
+        }
         // The server a tool comes from, when it says so, decides: a server named
         // `gh__admin` has tools named `mcp__gh__admin__…`, which a rule for server `gh`
         // must not reach. Only a tool without that information is judged by its name.
@@ -1804,6 +1839,7 @@ impl PermissionEngine {
                 if let Some(why) = protected_reason(path)
                     .or_else(|| protected_reason(&resolved))
                     .or_else(|| self.roots.settings_file_reason(path, &resolved))
+                    .or_else(|| self.roots.config_dir_reason(path, &resolved))
                 {
                     return Finding::new(Kind::Ask, why.clone())
                         .reason(DecisionReason::SafetyCheck { reason: why })

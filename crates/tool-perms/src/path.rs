@@ -67,6 +67,35 @@ impl PathRoots {
             })
     }
 
+    /// Why writing `path` (or `resolved`) is a safety check because it is in the user's
+    /// configuration directory when that is not named `.claude` (`$CLAUDE_CONFIG_DIR`):
+    /// its skills, agents, commands, hooks and `CLAUDE.md` are read by every session as
+    /// those of `~/.claude` are, which [`protected_reason`] covers by name. Not when the
+    /// session works inside that directory (its files are the work then).
+    pub fn config_dir_reason(&self, path: &Path, resolved: &Path) -> Option<String> {
+        let dir = self.user_config_dir.as_deref()?;
+        let named_claude = dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(".claude"));
+        if named_claude {
+            return None;
+        }
+        let variants = [normalize_lexically(dir), resolve_symlinks(dir)];
+        if variants.iter().any(|d| self.cwd.starts_with(d)) {
+            return None;
+        }
+        variants
+            .iter()
+            .any(|d| path.starts_with(d) || resolved.starts_with(d))
+            .then(|| {
+                format!(
+                    "Claude requested permissions to write to {}, which is in the user's configuration directory ({}).",
+                    path.display(),
+                    dir.display()
+                )
+            })
+    }
+
     fn source_root(&self, source: RuleSource) -> PathBuf {
         match source {
             RuleSource::ProjectSettings => self
@@ -149,7 +178,9 @@ impl PathRoots {
             let name_part = if explicit {
                 rest.trim_end_matches('/')
             } else {
-                rest.trim_end_matches("/**")
+                // `secrets/` is a name as `secrets/**` is (gitignore: a directory of that
+                // name at any depth).
+                rest.trim_end_matches("/**").trim_end_matches('/')
             };
             let any_depth = !itself
                 && !rest.starts_with("../")
@@ -456,9 +487,14 @@ impl PathRuleSet {
     ) -> (Self, Vec<(usize, String)>) {
         let mut by_root: Vec<(PathBuf, Vec<(usize, String)>)> = Vec::new();
         for (idx, root, line) in entries {
+            let line = if case_insensitive {
+                fold_case(line)
+            } else {
+                line.clone()
+            };
             match by_root.iter_mut().find(|(r, _)| r == root) {
-                Some((_, v)) => v.push((*idx, line.clone())),
-                None => by_root.push((root.clone(), vec![(*idx, line.clone())])),
+                Some((_, v)) => v.push((*idx, line)),
+                None => by_root.push((root.clone(), vec![(*idx, line)])),
             }
         }
         let mut errors = Vec::new();
@@ -549,8 +585,22 @@ impl PathRuleSet {
                 continue;
             };
             if relative.as_os_str().is_empty() {
+                // The root itself: a gitignore line never matches it, but `**` (what a deny
+                // or ask rule naming its directory itself is read as, `Read(./)`) stands for
+                // the directory and everything in it.
+                if let Some(&idx) = g.lines.get("**") {
+                    return Some(idx);
+                }
                 continue;
             }
+            let folded;
+            let relative = match relative.to_str() {
+                Some(text) if self.case_insensitive && !text.is_ascii() => {
+                    folded = PathBuf::from(fold_case(text));
+                    folded.as_path()
+                }
+                _ => relative,
+            };
             let m = g.matcher.matched_path_or_any_parents(relative, is_dir);
             if let ignore::Match::Ignore(glob) = m {
                 return Some(g.lines.get(glob.original()).copied().unwrap_or(g.first));
@@ -604,6 +654,18 @@ fn pattern_start(root: &Path, line: &str) -> PathBuf {
         start.push(segment);
     }
     start
+}
+
+/// `text` with the case of its letters beyond ASCII folded (lowercased), for matching case
+/// insensitively: the matcher folds ASCII only, node `ignore`'s `i` flag (Claude Code's)
+/// folds `Ä` and `ä` too. Both the lines and the paths are folded; ASCII text is kept as
+/// it is (its case is the matcher's to ignore).
+fn fold_case(text: &str) -> String {
+    if text.is_ascii() {
+        text.to_owned()
+    } else {
+        text.to_lowercase()
+    }
 }
 
 /// `path` in Unicode NFC (a path that is not UTF-8 is kept as it is).

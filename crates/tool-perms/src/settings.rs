@@ -719,7 +719,13 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                             && roots.flag_settings_dir.is_some()
                             && roots.flag_settings_dir.as_deref() != Some(dir) =>
                     {
-                        anchored_in(rule, &roots.cwd.join(dir))
+                        match anchored_in(rule, &roots.cwd.join(dir)) {
+                            Ok(rule) => rule,
+                            Err(why) => {
+                                diagnostics.push(diag(Severity::Error, why));
+                                continue;
+                            }
+                        }
                     }
                     _ => rule.to_owned(),
                 };
@@ -870,7 +876,9 @@ pub fn parse_mode(name: &str) -> Result<PermissionMode, String> {
 
 /// A path rule whose pattern is relative to its settings file (`Read(/secret.txt)`) made
 /// absolute against `dir` (`Read(//dir/secret.txt)`); other rules unchanged.
-fn anchored_in(rule: &str, dir: &Path) -> String {
+/// A rule whose directory is not UTF-8 cannot be written so (a rule is text): an error
+/// rather than a rule that would match nothing.
+fn anchored_in(rule: &str, dir: &Path) -> Result<String, String> {
     let parsed = crate::rule::parse_rule_lenient(rule);
     match parsed.content.as_deref().map(str::trim) {
         Some(pattern)
@@ -879,11 +887,17 @@ fn anchored_in(rule: &str, dir: &Path) -> String {
                 // Only Read and Edit rules are path patterns (the engine's anchoring).
                 && matches!(parsed.tool_name.as_str(), "Read" | "Edit") =>
         {
+            let Some(dir_text) = dir.to_str() else {
+                return Err(format!(
+                    "rule `{rule}` cannot be used: it is relative to {}, whose name is not valid UTF-8, and a rule is text",
+                    dir.display()
+                ));
+            };
             // The directory is a literal: its glob characters (`{` `}` too) are escaped.
-            let literal = crate::path::escape_glob(&dir.display().to_string());
+            let literal = crate::path::escape_glob(dir_text);
             let absolute = format!("/{literal}{pattern}");
-            crate::rule::format_rule(&parsed.tool_name, Some(&absolute))
+            Ok(crate::rule::format_rule(&parsed.tool_name, Some(&absolute)))
         }
-        _ => rule.to_owned(),
+        _ => Ok(rule.to_owned()),
     }
 }

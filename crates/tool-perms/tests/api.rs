@@ -657,7 +657,7 @@ async fn settings_precedence_and_sources() {
     );
     write(
         &config.join("settings.json"),
-        json!({"permissions": {"allow": ["Bash(npm test:*)", "Edit(/notes/**)"], "defaultMode": "plan"}, "hooks": {"PreToolUse": [{"matcher": "Bash"}]}}),
+        json!({"permissions": {"allow": ["Bash(npm test:*)", "Read(/notes/**)"], "defaultMode": "plan"}, "hooks": {"PreToolUse": [{"matcher": "Bash"}]}}),
     );
     write(
         &fx.proj.join(".claude/settings.json"),
@@ -761,17 +761,32 @@ async fn settings_precedence_and_sources() {
         ),
         "allow"
     );
+    // The user's `Read(/notes/**)` is anchored at their config directory (outside the
+    // working directories); writing there is a safety check, as in `~/.claude` (the
+    // directory's skills and hooks are every session's).
     assert_eq!(
         behavior(
             &engine
                 .decide(
-                    &edit,
+                    &read,
                     &json!({"file_path": config.join("notes/n.md")}),
                     &plain
                 )
                 .await
         ),
         "allow"
+    );
+    let in_config = engine
+        .decide(
+            &edit,
+            &json!({"file_path": config.join("notes/n.md")}),
+            &plain,
+        )
+        .await;
+    assert_eq!(behavior(&in_config), "ask");
+    assert!(
+        format!("{in_config:?}").contains("in the user's configuration directory"),
+        "{in_config:?}"
     );
     assert_eq!(
         behavior(
@@ -1062,6 +1077,104 @@ async fn a_server_rule_matches_the_tools_real_server_not_its_name_prefix() {
     assert_eq!(
         behavior(&engine.decide(&other, &json!({}), &ctx).await),
         "allow"
+    );
+}
+
+/// An MCP tool whose full name is too long for the API, shortened with a hash: it carries
+/// the server and tool names it really has.
+struct ShortenedMcpTool {
+    name: String,
+    server: String,
+    tool: String,
+}
+
+#[async_trait::async_trait]
+impl tool_core::Tool for ShortenedMcpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn mcp_info(&self) -> Option<tool_core::McpToolInfo> {
+        Some(tool_core::McpToolInfo {
+            server_name: self.server.clone(),
+            tool_name: self.tool.clone(),
+            source: None,
+        })
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    fn description(&self) -> std::borrow::Cow<'_, str> {
+        "a tool with a shortened name".into()
+    }
+    fn max_result_size(&self) -> tool_core::MaxResultSize {
+        tool_core::MaxResultSize::Chars(1000)
+    }
+    async fn call(
+        &self,
+        _input: serde_json::Value,
+        _ctx: ToolUseContext,
+        _progress: tool_core::ProgressSender,
+    ) -> Result<tool_core::ToolResult, tool_core::ToolError> {
+        Err(tool_core::ToolError::Message("not called".into()))
+    }
+}
+
+/// Found by review: a rule naming a long MCP tool by its full `mcp__<server>__<tool>` (as
+/// Claude Code's rules do) never matched the shortened name it goes by, and a deny did
+/// nothing. And an allow glob under one server's prefix (`mcp__gh__*o`) allowed the tools
+/// of a server named `gh__e`, whose names start the same.
+#[tokio::test]
+async fn mcp_rules_name_a_tool_in_full_and_a_glob_keeps_to_its_server() {
+    let fx = Fixture::new();
+    let long = "x".repeat(70);
+    let tool = ShortenedMcpTool {
+        name: "mcp__s__xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_63b6d26c".into(),
+        server: "s".into(),
+        tool: long.clone(),
+    };
+    let full = format!("mcp__s__{long}");
+    let (engine, ctx) = context(
+        &fx,
+        &case("x", "Bash", "")
+            .deny(&[full.as_str()])
+            .mode("bypassPermissions"),
+    );
+    assert_eq!(
+        behavior(&engine.decide(&tool, &json!({}), &ctx).await),
+        "deny"
+    );
+    assert!(engine.is_blanket_denied(&tool));
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").allow(&[full.as_str()]));
+    assert_eq!(
+        behavior(&engine.decide(&tool, &json!({}), &ctx).await),
+        "allow"
+    );
+
+    let other_server = probe(&fx, "mcp__gh__e__echo").with_mcp_server("gh__e");
+    let own = probe(&fx, "mcp__gh__e__echo").with_mcp_server("gh");
+    for allow in ["mcp__gh__*o", "mcp__gh__e*"] {
+        let (engine, ctx) = context(&fx, &case("x", "Bash", "").allow(&[allow]));
+        assert_eq!(
+            behavior(&engine.decide(&other_server, &json!({}), &ctx).await),
+            "ask",
+            "{allow}"
+        );
+        assert_eq!(
+            behavior(&engine.decide(&own, &json!({}), &ctx).await),
+            "allow",
+            "{allow}"
+        );
+    }
+    // A deny glob still reaches every tool whose name it matches.
+    let (engine, ctx) = context(
+        &fx,
+        &case("x", "Bash", "")
+            .deny(&["mcp__gh__*o"])
+            .mode("bypassPermissions"),
+    );
+    assert_eq!(
+        behavior(&engine.decide(&other_server, &json!({}), &ctx).await),
+        "deny"
     );
 }
 

@@ -505,3 +505,40 @@ async fn bash_rules_third_review_bypasses() {
     ];
     common::run_table_in(&fx, cases).await;
 }
+
+/// The fourth review of the path rules: a deny rule that ignored case for ASCII only
+/// (`Read(ÄPFEL.txt)` let `äpfel.txt` through), one naming its directory itself
+/// (`Read(./)`) that did not cover that directory (a search of it answered "no files"),
+/// and `Read(secrets/)` that held below the cwd only, where every other spelling of a name
+/// holds anywhere.
+#[tokio::test]
+async fn path_rules_fourth_review() {
+    let fx = Fixture::new();
+    std::fs::write(fx.proj.join("äpfel.txt"), "x").unwrap();
+    std::fs::create_dir_all(fx.out.join("secrets")).unwrap();
+    std::fs::write(fx.out.join("secrets/x"), "s").unwrap();
+    let cases = vec![
+        case("deny", "Read", "$P/äpfel.txt").deny(&["Read(ÄPFEL.txt)"]),
+        case("deny", "Read", "$P/äpfel.txt").deny(&["Read(Äpfel.TXT)"]),
+        case("deny", "Bash", "cat äpfel.txt").deny(&["Read(ÄPFEL.txt)"]),
+        case("ask", "Read", "$P/äpfel.txt")
+            .ask(&["Read(./ÄPFEL.*)"])
+            .mode("bypassPermissions"),
+        // Another letter is not the same name.
+        case("allow", "Read", "$P/äpfel.txt").deny(&["Read(APFEL.txt)"]),
+        // The directory a rule names itself, searched.
+        case("deny", "Grep", "$P").deny(&["Read(./)"]),
+        case("deny", "Glob", "$P").deny(&["Read(.)"]),
+        case("deny", "Grep", "$P").deny(&["Read(/)"]),
+        case("deny", "Bash", "ls .").deny(&["Read(./)"]),
+        case("deny", "Bash", "cat src/main.rs").deny(&["Read(./)"]),
+        case("deny", "Read", "$P/src/main.rs").deny(&["Read(./)"]),
+        // An allow rule naming a directory itself still matches nothing.
+        case("allow", "Grep", "$P").allow(&["Read(./)"]),
+        // A name with a trailing slash, at any depth, anywhere.
+        case("deny", "Read", "$O/secrets/x").deny(&["Read(secrets/)"]),
+        case("deny", "Read", "$P/secrets/key.pem").deny(&["Read(secrets/)"]),
+        case("allow", "Read", "$P/src/main.rs").deny(&["Read(secrets/)"]),
+    ];
+    common::run_table_in(&fx, cases).await;
+}

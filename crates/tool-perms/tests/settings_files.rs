@@ -520,8 +520,9 @@ async fn a_mode_flag_replaces_a_bypass_default_mode() {
 
 /// Writing a settings file this session reads is a safety check (asks even in bypass mode)
 /// wherever it is: the user's `settings.json` under a config dir that is no `.claude`
-/// directory (`$CLAUDE_CONFIG_DIR`), before it exists too, and a `--settings` file. A file
-/// next to them is not.
+/// directory (`$CLAUDE_CONFIG_DIR`), before it exists too, and a `--settings` file. So is
+/// anything else in that config dir (its skills and agents are every session's, as those of
+/// `~/.claude` are); a file next to the `--settings` file is not.
 #[tokio::test]
 async fn the_sessions_settings_files_are_protected_wherever_they_are() {
     let fx = Fixture::new();
@@ -567,7 +568,16 @@ async fn the_sessions_settings_files_are_protected_wherever_they_are() {
                 "{mode:?} {command}"
             );
         }
-        let beside = json!({"file_path": fx.home.join("config/notes.json"), "content": "{}"});
+        let skill = fx.home.join("config/skills/s/SKILL.md");
+        let input = json!({"file_path": skill, "content": "x"});
+        assert_eq!(decide(&write, input).await, "ask", "{mode:?}");
+        let command = format!("echo x > {}", skill.display());
+        assert_eq!(
+            decide(&bash_tool, json!({"command": command})).await,
+            "ask",
+            "{mode:?}"
+        );
+        let beside = json!({"file_path": fx.proj.join("notes.json"), "content": "{}"});
         assert_eq!(decide(&write, beside).await, "allow", "{mode:?}");
     }
 }
@@ -633,4 +643,41 @@ fn misplaced_and_unknown_permission_keys_are_reported() {
             .iter()
             .all(|d| d.severity == Severity::Warning)
     );
+}
+
+/// Found by review: with a cwd whose name is not UTF-8, an inline `--settings` deny rule
+/// `Read(/x)` given after a `--settings` file was made absolute with the name's lossy form
+/// and silently matched nothing. It cannot be written as text: it is an error, which stops
+/// the command as other broken `--settings` do.
+#[test]
+fn a_rule_that_cannot_be_anchored_in_a_non_utf8_directory_is_an_error() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let fx = Fixture::new();
+    let odd = fx.proj.join(std::ffi::OsStr::from_bytes(b"p\xff"));
+    std::fs::create_dir_all(&odd).unwrap();
+    let file_dir = fx.home.join("sb");
+    std::fs::create_dir_all(&file_dir).unwrap();
+    let file = file_dir.join("s.json");
+    std::fs::write(&file, r#"{"permissions":{"deny":["Read(/y.txt)"]}}"#).unwrap();
+    let mut s = sources(&fx, odd.clone());
+    s.flag_settings = vec![
+        file.display().to_string(),
+        r#"{"permissions":{"deny":["Read(/secret.txt)"]}}"#.to_owned(),
+    ];
+    let loaded = load_permissions(&s);
+    let errors = loaded.command_line_errors();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("Read(/secret.txt)") && e.contains("not valid UTF-8")),
+        "{errors:?}"
+    );
+    // A UTF-8 directory is anchored as before.
+    let mut s = sources(&fx, fx.proj.clone());
+    s.flag_settings = vec![
+        file.display().to_string(),
+        r#"{"permissions":{"deny":["Read(/secret.txt)"]}}"#.to_owned(),
+    ];
+    let loaded = load_permissions(&s);
+    assert!(loaded.command_line_errors().is_empty(), "{:?}", messages(&loaded));
 }

@@ -63,6 +63,9 @@ pub(crate) struct RawRun {
     pub ending: Ending,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
+    /// Bytes of stderr read: more than `stderr` holds when it was cut at
+    /// [`MAX_CAPTURE_BYTES`].
+    pub stderr_read: usize,
     pub stdout_truncated: bool,
     /// The hook exited but a process it started kept stdout/stderr open past the grace:
     /// what it writes later is drained and not used, and it is killed with the hook's
@@ -74,6 +77,8 @@ pub(crate) struct RawRun {
 struct Capture {
     buf: Vec<u8>,
     truncated: bool,
+    /// Every byte pushed, kept or not.
+    read: usize,
     limit: usize,
 }
 
@@ -82,11 +87,13 @@ impl Capture {
         Self {
             buf: Vec::new(),
             truncated: false,
+            read: 0,
             limit,
         }
     }
 
     fn push(&mut self, data: &[u8]) {
+        self.read = self.read.saturating_add(data.len());
         let room = self.limit.saturating_sub(self.buf.len());
         if data.len() > room {
             self.truncated = true;
@@ -451,6 +458,7 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
                 ending: Ending::Failed(format!("cannot start {what} in {}: {e}", l.cwd.display())),
                 stdout: Vec::new(),
                 stderr: Vec::new(),
+                stderr_read: 0,
                 stdout_truncated: false,
                 pipes_held_open: false,
                 duration: start.elapsed(),
@@ -594,6 +602,7 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
         ending,
         stdout: out.buf,
         stderr: err.buf,
+        stderr_read: err.read,
         stdout_truncated: out.truncated,
         pipes_held_open,
         duration: start.elapsed(),

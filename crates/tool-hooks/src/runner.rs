@@ -24,7 +24,8 @@ use crate::output::{
     parse_output,
 };
 use crate::process::{
-    Ending, Launch, MAX_STDOUT_BYTES, PIPE_GRACE, RawRun, run_command, starts_with_async_form,
+    Ending, Launch, MAX_CAPTURE_BYTES, MAX_STDOUT_BYTES, PIPE_GRACE, RawRun, run_command,
+    starts_with_async_form,
 };
 
 /// Strings a hook returns longer than this (in chars) are saved to a file and replaced by
@@ -380,7 +381,9 @@ impl HookRunner {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         m.insert("transcript_path".into(), json!(transcript));
-        m.insert("cwd".into(), json!(ctx.cwd().to_string_lossy()));
+        // Where the hook runs (see `run_one`): once an earlier command removed the session's
+        // cwd, where Bash now runs too, not the directory that is gone.
+        m.insert("cwd".into(), json!(ctx.effective_cwd().to_string_lossy()));
         m.insert("hook_event_name".into(), json!(event));
         m.insert(
             "permission_mode".into(),
@@ -706,7 +709,17 @@ impl HookRunner {
             cancelled: false,
             duration: raw.duration,
         };
-        let stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
+        let mut stderr = String::from_utf8_lossy(&raw.stderr).into_owned();
+        if raw.stderr_read > raw.stderr.len() {
+            // Said at the end of the text, so that what shows it, or saves it as the full
+            // output when it is long, does not present the part kept as all of it.
+            stderr.push_str(&format!(
+                "\n[stderr cut at the {} capture limit: the first {} of {} bytes were kept]",
+                human_size(MAX_CAPTURE_BYTES),
+                raw.stderr.len(),
+                raw.stderr_read
+            ));
+        }
         let code = match &raw.ending {
             Ending::Cancelled => {
                 report.cancelled = true;
@@ -778,10 +791,14 @@ impl HookRunner {
         let trimmed = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
         if trimmed.starts_with('{') {
             if raw.stdout_truncated {
-                json_error = Some(format!(
-                    "stdout exceeds the {} byte capture limit; JSON output ignored",
-                    MAX_STDOUT_BYTES
-                ));
+                json_error = Some(match handler.kind {
+                    HandlerKind::Http(_) => format!(
+                        "response body exceeds the {MAX_STDOUT_BYTES} byte limit; JSON output ignored"
+                    ),
+                    _ => format!(
+                        "stdout exceeds the {MAX_STDOUT_BYTES} byte capture limit; JSON output ignored"
+                    ),
+                });
             } else {
                 match parse_output(trimmed, event) {
                     Ok(out) => r.output = Some(out),
@@ -937,18 +954,8 @@ impl HookRunner {
         for e in &r.errors {
             common.errors.push(msg(self.bound(ctx, e.clone())));
         }
-        let can_block = !NON_BLOCKING_EVENTS.contains(&event);
-        if let Some(b) = &r.blocking {
-            common.blocking_errors.push(msg(self.bound(ctx, b.clone())));
-        } else if let Some(out) = &r.output
-            && out.decision == Some(TopLevelDecision::Block)
-            && can_block
-        {
-            let reason = out
-                .reason
-                .clone()
-                .unwrap_or_else(|| "Blocked by hook".to_owned());
-            common.blocking_errors.push(msg(self.bound(ctx, reason)));
+        if let Some(text) = blocking_text(event, r) {
+            common.blocking_errors.push(msg(self.bound(ctx, text)));
         }
         if let Some(out) = &r.output {
             if let Some(sm) = &out.system_message {
@@ -1006,7 +1013,17 @@ impl HookRunner {
         let mut first_ask: Option<PreToolDecision> = None;
         let mut decided_input: Option<Value> = None;
         for r in &results {
+            let blocked_before = out.common.blocking_errors.len();
             self.absorb(event, ctx, &mut out.common, r);
+            // This hook's blocking error as given and as recorded (saved to a file when
+            // long): a reason with the same text reuses it, so that a long message is saved
+            // once (the blocking error is not shown on PreToolUse; the deny is).
+            let recorded = blocking_text(event, r).zip(
+                out.common
+                    .blocking_errors
+                    .get(blocked_before)
+                    .map(|m| m.text.clone()),
+            );
             let hso = r
                 .output
                 .as_ref()
@@ -1055,7 +1072,10 @@ impl HookRunner {
             let Some((behavior, reason)) = decision else {
                 continue;
             };
-            let reason = reason.map(|s| self.bound(ctx, s));
+            let reason = reason.map(|s| match recorded {
+                Some((given, bounded)) if given == s => bounded,
+                _ => self.bound(ctx, s),
+            });
             let message = match behavior {
                 PermissionDecision::Deny if from_block && r.blocking.is_some() => {
                     format!(
@@ -1413,6 +1433,22 @@ impl HookRunner {
         }
         out
     }
+}
+
+/// The blocking error `r` gives on `event`, as given: its exit-2 (or `onFailure: "block"`)
+/// message, else the reason of a top-level `decision: "block"` on an event where it blocks.
+fn blocking_text(event: &str, r: &HookResult) -> Option<String> {
+    if let Some(b) = &r.blocking {
+        return Some(b.clone());
+    }
+    let out = r.output.as_ref()?;
+    (out.decision == Some(TopLevelDecision::Block) && !NON_BLOCKING_EVENTS.contains(&event)).then(
+        || {
+            out.reason
+                .clone()
+                .unwrap_or_else(|| "Blocked by hook".to_owned())
+        },
+    )
 }
 
 /// The shared budget of SessionEnd hooks, as Claude Code sets it: 1.5 s, raised to the

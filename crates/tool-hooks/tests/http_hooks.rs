@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tool_core::RuleSource;
-use tool_hooks::{HooksConfig, PermissionDecision, SettingsFile, ToolCallInfo};
+use tool_hooks::{HooksConfig, MAX_STDOUT_BYTES, PermissionDecision, SettingsFile, ToolCallInfo};
 
 #[derive(Debug, Clone, Default)]
 struct Seen {
@@ -70,6 +70,11 @@ async fn serve() -> (String, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>)
                     "/empty" => ("200 OK", String::new()),
                     "/text" => ("200 OK", "hello".to_owned()),
                     "/broken" => ("200 OK", "{oops".to_owned()),
+                    // JSON larger than the body limit.
+                    "/huge" => (
+                        "200 OK",
+                        json!({"systemMessage": "a".repeat(MAX_STDOUT_BYTES)}).to_string(),
+                    ),
                     "/redirect" => {
                         extra = "Location: /deny\r\n".to_owned();
                         ("307 Temporary Redirect", String::new())
@@ -255,6 +260,27 @@ async fn a_users_content_type_replaces_the_default() {
         ["content-type: application/json; charset=utf-8"],
         "{head}"
     );
+    task.abort();
+}
+
+/// A response body over the size limit is named as one: an http hook has no stdout (the
+/// error spoke of a stdout capture limit).
+#[tokio::test]
+async fn an_oversized_response_body_is_named_as_a_body() {
+    let env = Env::new();
+    let (base, _seen, task) = serve().await;
+    let hook = json!({"type": "http", "url": format!("{base}/huge")});
+    let out = runner(one("PreToolUse", "Bash", vec![hook]))
+        .run_pre_tool_use(&bash(), &env.ctx())
+        .await;
+    let texts: Vec<&str> = out.common.errors.iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [format!(
+            "response body exceeds the {MAX_STDOUT_BYTES} byte limit; JSON output ignored"
+        )],
+    );
+    assert!(out.common.system_messages.is_empty());
     task.abort();
 }
 

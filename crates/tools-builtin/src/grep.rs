@@ -694,13 +694,30 @@ struct CountSink<'a> {
     multiline: Option<&'a RegexMatcher>,
 }
 
+/// How far past a block the text stays in view when its matches are counted (ripgrep's
+/// look-ahead allowance, `grep-printer`'s `MAX_LOOK_AHEAD`).
+const MAX_LOOK_AHEAD: usize = 128;
+
 impl Sink for CountSink<'_> {
     type Error = io::Error;
-    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+    /// What `rg -c` counts: a matching line, or in multiline mode, where the pattern can
+    /// match a line end (`o\nb`, `(?s).`) and neighbouring matches come as one block, each
+    /// match that starts in the block, found with the text around it in view (a `^$` is not
+    /// found again past the block's own line end). A pattern that cannot match a line end
+    /// is searched line by line even in multiline mode, and counts lines.
+    fn matched(&mut self, searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         let mut n = 0u64;
-        if let Some(matcher) = self.multiline.filter(|_| !self.stop_at_first) {
+        if let Some(matcher) = self.multiline.filter(|_| !self.stop_at_first)
+            && searcher.multi_line_with_matcher(matcher)
+        {
+            let range = mat.bytes_range_in_buffer();
+            let buffer = mat.buffer();
+            let seen = &buffer[..buffer.len().min(range.end.saturating_add(MAX_LOOK_AHEAD))];
             matcher
-                .find_iter(mat.bytes(), |_| {
+                .find_iter_at(seen, range.start, |m| {
+                    if m.start() >= range.end {
+                        return false;
+                    }
                     n += 1;
                     true
                 })
@@ -708,6 +725,23 @@ impl Sink for CountSink<'_> {
         }
         self.count += n.max(1);
         Ok(!self.stop_at_first)
+    }
+
+    /// As `rg -c`: a file found to be binary after its first matches (a NUL further on, in
+    /// a file met by walking a directory) is not counted. `rg -l` lists it, having stopped
+    /// at its first match; so does files_with_matches.
+    fn finish(
+        &mut self,
+        searcher: &Searcher,
+        finish: &grep_searcher::SinkFinish,
+    ) -> Result<(), io::Error> {
+        if !self.stop_at_first
+            && finish.binary_byte_offset().is_some()
+            && searcher.binary_detection().quit_byte().is_some()
+        {
+            self.count = 0;
+        }
+        Ok(())
     }
 }
 

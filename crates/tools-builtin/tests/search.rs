@@ -812,14 +812,81 @@ async fn grep_count_in_multiline_mode_counts_each_match() {
         count("o\\nb", true).await,
         "m.txt:3\n\nFound 3 total occurrences across 1 file."
     );
-    // Lines without multiline (rg -c), matches with it (rg -U -c).
+    // Lines without multiline (rg -c); with it, lines still for a pattern that cannot match
+    // a line end (ripgrep searches it line by line), matches for one that can.
     assert_eq!(
         count("foo", false).await,
         "m.txt:3\nn.txt:2\n\nFound 5 total occurrences across 2 files."
     );
     assert_eq!(
         count("foo", true).await,
+        "m.txt:3\nn.txt:2\n\nFound 5 total occurrences across 2 files."
+    );
+    assert_eq!(
+        count("o\\s", true).await,
         "m.txt:3\nn.txt:3\n\nFound 6 total occurrences across 2 files."
+    );
+    // Every character, the line ends too: 28 and 12 (`rg -U -c '(?s).'`).
+    assert_eq!(
+        count("(?s).", true).await,
+        "m.txt:28\nn.txt:12\n\nFound 40 total occurrences across 2 files."
+    );
+}
+
+/// Found by review: in multiline mode an empty match at the end of a block was counted
+/// again past the block's own line end (`^$` on one empty line said 2, content mode showed
+/// one line, `rg -U -c` says 1), and a file that turns out binary after its first matches
+/// was counted, where `rg -c` leaves it out (`rg -l` lists it, and so do we).
+#[tokio::test]
+async fn grep_count_agrees_with_rg_at_block_ends_and_on_late_binary_files() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("two.txt"), "a\n\nb\n").unwrap();
+    fs::write(dir.path().join("x.txt"), "a b a\nc\na\n").unwrap();
+    let c = ctx(dir.path());
+    let count = |pattern: &str, path: &str| {
+        let c = c.clone();
+        let input =
+            json!({"pattern": pattern, "output_mode": "count", "multiline": true, "path": path});
+        async move { text(&Grep, &c, input).await }
+    };
+    // What `rg -U --multiline-dotall -c` says for each.
+    assert_eq!(
+        count("^$", "two.txt").await,
+        "1\n\nFound 1 total occurrence across 1 file."
+    );
+    assert_eq!(
+        count("^", "x.txt").await,
+        "3\n\nFound 3 total occurrences across 1 file."
+    );
+    assert_eq!(
+        count("a", "x.txt").await,
+        "2\n\nFound 2 total occurrences across 1 file."
+    );
+    assert_eq!(
+        count("x*", "x.txt").await,
+        "3\n\nFound 3 total occurrences across 1 file."
+    );
+
+    let bin = tempfile::tempdir().unwrap();
+    let mut late_nul = b"needle 1\nneedle 2\n".to_vec();
+    late_nul.extend(std::iter::repeat_n(b'x', 200_000));
+    late_nul.extend(b"\n\0\nneedle 3\n");
+    fs::write(bin.path().join("late_nul.bin"), late_nul).unwrap();
+    fs::write(bin.path().join("plain.txt"), "needle\n").unwrap();
+    let c = ctx(bin.path());
+    let search = |mode: &str| {
+        let c = c.clone();
+        let input = json!({"pattern": "needle", "output_mode": mode});
+        async move { text(&Grep, &c, input).await }
+    };
+    assert_eq!(
+        search("count").await,
+        "plain.txt:1\n\nFound 1 total occurrence across 1 file."
+    );
+    let files = search("files_with_matches").await;
+    assert!(
+        files.starts_with("Found 2 files") && files.contains("late_nul.bin"),
+        "{files}"
     );
 }
 

@@ -124,9 +124,9 @@ pub use permission::{
 pub use result::{Attachment, ContextModifier, McpMeta, Message, ToolOutput, ToolResult};
 pub use schema::normalize_schema;
 pub use tool::{
-    FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo, PermissionSubject, ProgressSender,
-    SearchOrRead, Tool, ToolProgress, find_tool, legacy_tool_names, normalize_mcp_name,
-    normalize_tool_name,
+    DEFAULT_MAX_RESULT_CHARS, FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo,
+    PermissionSubject, ProgressSender, SearchOrRead, Tool, ToolProgress, find_tool,
+    legacy_tool_names, normalize_mcp_name, normalize_tool_name,
 };
 pub use typed::{TypedTool, schema_for};
 

@@ -26,11 +26,17 @@ pub enum InterruptBehavior {
     Block,
 }
 
+/// The largest result (in characters) the pipeline hands to the model inline by default,
+/// whatever a tool's own [`MaxResultSize`]; larger ones are persisted. Here, not in
+/// tool-exec, because a tool that shapes its own long output (Bash's head and tail) must
+/// keep it under this too.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
+
 /// Above how many characters a result is written to disk and replaced by a preview.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MaxResultSize {
     /// Results longer than this many characters are persisted (the executor also caps this at
-    /// its global limit, 50,000 by default).
+    /// its global limit, [`DEFAULT_MAX_RESULT_CHARS`] by default).
     Chars(usize),
     /// Never persisted (Read: persisting would make the model read the file it just read).
     Unbounded,

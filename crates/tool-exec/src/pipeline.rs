@@ -29,8 +29,7 @@ use crate::seams::{
     Permissions, Prompter, REJECT_MESSAGE,
 };
 
-/// The largest result (in characters) handed to the model inline; larger ones are persisted.
-pub const DEFAULT_MAX_RESULT_CHARS: usize = 50_000;
+pub use tool_core::DEFAULT_MAX_RESULT_CHARS;
 
 /// How long a cancelled call may take to wind down (kill its processes, return its own
 /// cancellation error) before the pipeline stops waiting for it.

@@ -32,7 +32,9 @@
 //!   not where the previous command left it) and the output says
 //!   `Shell cwd was reset to <project dir>`. When the session's directory has been removed,
 //!   the command runs in the first working directory that still exists, and the output says
-//!   so.
+//!   so. A command that removes it (`rmdir "$PWD"`) moves the session there itself: the
+//!   executor takes no context change from a concurrency-safe call, so a read-only command
+//!   after it could not (it says only where it ran).
 //! - Unlike Claude Code, a `cd` holds even when the command then fails (`cd build && make`
 //!   failing leaves the next command in `build`, as in an interactive shell); Claude Code
 //!   records the new directory only after a command that succeeded.
@@ -255,6 +257,8 @@ impl TypedTool for Bash {
         ctx: ToolUseContext,
         progress: ProgressSender,
     ) -> Result<ToolResult<BashOutput>, ToolError> {
+        // The executor takes no context change from a concurrency-safe call.
+        let safe = TypedTool::is_concurrency_safe(self, &input);
         let timeout_ms = match input.timeout {
             Some(t) if t.is_finite() && t > 0.0 => {
                 #[expect(
@@ -313,6 +317,7 @@ impl TypedTool for Bash {
             };
             let run = run_command(
                 &input.command,
+                input.description.as_deref(),
                 &ctx,
                 Duration::from_millis(timeout_ms),
                 &progress,
@@ -322,43 +327,24 @@ impl TypedTool for Bash {
             if let (Some(file), Ok(done)) = (shown_file, &result) {
                 let shown_whole = done.data.raw_output_path.is_none()
                     && done.data.stdout.chars().count() + done.data.stderr.chars().count()
-                        < max_result_chars();
+                        < inline_result_chars();
                 let (ctx, shown) = (ctx.clone(), done.data.stdout.clone());
                 let _ = tokio::task::spawn_blocking(move || file.record(&ctx, &shown, shown_whole))
                     .await;
             }
             result
         };
-        if let Some((gone, to)) = moved {
-            let note = format!(
-                "Shell cwd was reset to {} ({} no longer exists)",
-                to.display(),
-                gone.display()
-            );
-            let push = |stderr: &mut String| {
-                if !stderr.is_empty() && !stderr.ends_with('\n') {
-                    stderr.push('\n');
-                }
-                stderr.push_str(&note);
-            };
-            match &mut result {
-                Ok(r) => {
-                    push(&mut r.data.stderr);
-                    if r.context_modifier.is_none() {
-                        r.context_modifier = Some(tool_core::ContextModifier::cwd(to));
-                    }
-                }
-                Err(error) => {
-                    let (mut inner, change) =
-                        std::mem::replace(error, ToolError::Cancelled(None)).take_context_change();
-                    if let ToolError::Shell { stderr, .. } = &mut inner {
-                        push(stderr);
-                    }
-                    // The session moves to where this command ran, unless it moved on.
-                    let change = change.unwrap_or_else(|| tool_core::ContextModifier::cwd(to));
-                    *error = inner.with_context_change(change);
-                }
+        match moved {
+            Some((gone, to)) => note_removed_cwd(&mut result, &gone, to, safe),
+            // This command removed the session's directory (`rmdir "$PWD"`) and went nowhere
+            // else: the session moves now, through this call, whose context change the
+            // executor takes. Left to the next command, which may be a read-only one, the
+            // move would be dropped (and said again) at every call until one that is not.
+            None if !safe && !ctx.cwd().is_dir() && !changes_context(&result) => {
+                let to = ctx.effective_cwd().into_owned();
+                note_removed_cwd(&mut result, ctx.cwd(), to, safe);
             }
+            None => {}
         }
         result
     }
@@ -382,6 +368,63 @@ impl TypedTool for Bash {
             parts.push(interp.clone());
         }
         ToolResultContent::Text(parts.join("\n"))
+    }
+}
+
+/// Whether `result` moves the session (a `cd`, a reset to the project directory).
+fn changes_context(result: &Result<ToolResult<BashOutput>, ToolError>) -> bool {
+    match result {
+        Ok(r) => r.context_modifier.is_some(),
+        Err(error) => matches!(error, ToolError::WithContextChange { .. }),
+    }
+}
+
+/// Says in `result` that the session's directory `gone` no longer exists and that the command
+/// ran, or the next one runs, in `to`, and moves the session there unless the command moved
+/// it elsewhere. A concurrency-safe call's context change is dropped by the executor (`safe`):
+/// the note then says only where the command ran, since the session stays where it was.
+fn note_removed_cwd(
+    result: &mut Result<ToolResult<BashOutput>, ToolError>,
+    gone: &Path,
+    to: PathBuf,
+    safe: bool,
+) {
+    let note = if safe {
+        format!(
+            "Shell cwd {} no longer exists; this command ran in {}",
+            gone.display(),
+            to.display()
+        )
+    } else {
+        format!(
+            "Shell cwd was reset to {} ({} no longer exists)",
+            to.display(),
+            gone.display()
+        )
+    };
+    let push = |stderr: &mut String| {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(&note);
+    };
+    match result {
+        Ok(r) => {
+            push(&mut r.data.stderr);
+            if r.context_modifier.is_none() {
+                r.context_modifier = Some(tool_core::ContextModifier::cwd(to));
+            }
+        }
+        Err(error) => {
+            let (mut inner, change) =
+                std::mem::replace(error, ToolError::Cancelled(None)).take_context_change();
+            if let ToolError::Shell { stderr, .. } = &mut inner {
+                push(stderr);
+            }
+            // The session moves to where this command ran, unless it moved on.
+            let change = change.unwrap_or_else(|| tool_core::ContextModifier::cwd(to));
+            *error = inner.with_context_change(change);
+        }
     }
 }
 
@@ -590,8 +633,11 @@ pub(crate) fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// Runs `command` in the foreground; `description` (the model's) names the background task it
+/// becomes if it moves to the background at its timeout.
 async fn run_command(
     command: &str,
+    description: Option<&str>,
     ctx: &ToolUseContext,
     timeout: Duration,
     progress: &ProgressSender,
@@ -659,17 +705,24 @@ async fn run_command(
     let mut last_progress = Instant::now();
     let mut out_buf = vec![0u8; 64 * 1024];
     let mut err_buf = vec![0u8; 64 * 1024];
+    let mut arrivals = Arrivals::default();
     let end = loop {
         if exit.is_some() && !out_open && !err_open {
             break End::Exited(exit.flatten());
         }
         tokio::select! {
             n = read_some(&mut out_pipe, &mut out_buf), if out_open => match n {
-                Some(n) => stdout.push(&out_buf[..n]).await,
+                Some(n) => {
+                    arrivals.push(Stream::Out, n);
+                    stdout.push(&out_buf[..n]).await;
+                }
                 None => out_open = false,
             },
             n = read_some(&mut err_pipe, &mut err_buf), if err_open => match n {
-                Some(n) => stderr.push(&err_buf[..n]).await,
+                Some(n) => {
+                    arrivals.push(Stream::Err, n);
+                    stderr.push(&err_buf[..n]).await;
+                }
                 None => err_open = false,
             },
             status = child.wait(), if exit.is_none() => {
@@ -722,18 +775,22 @@ async fn run_command(
         && let Some(pgid) = group
         && moves_to_background(command)
     {
-        let so_far = [stdout.finish().await.text, stderr.finish().await.text].concat();
+        // The bytes as they were read, not text: a character the timeout split is finished
+        // by the rest the task's copy appends.
+        let whole = !stdout.spilled() && !stderr.spilled();
+        let (out, err) = (stdout.finish_bytes().await.0, stderr.finish_bytes().await.0);
+        let so_far = arrivals.interleave(&out, &err, whole);
         let dir = match ctx.results_dir() {
             Some(dir) => dir.to_path_buf(),
             None => scratch_dir.clone(),
         };
         let task = crate::tasks::task_registry(ctx).adopt(
             command,
-            None,
+            description.map(str::to_owned),
             child,
             (out_pipe, err_pipe),
             pgid,
-            so_far.as_bytes(),
+            &so_far,
             &dir,
             Duration::from_millis(crate::tasks::BACKGROUND_DEFAULT_MS),
             cwd_file,
@@ -789,6 +846,73 @@ async fn run_command(
         final_cwd,
         stopped_leftovers,
     })
+}
+
+/// Which of a command's two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Out,
+    Err,
+}
+
+/// Runs of reads kept in [`Arrivals`] at most: past them, what follows goes by stream.
+const MAX_ARRIVAL_RUNS: usize = 4096;
+
+/// The order in which a command's output and error output were read, as runs of bytes from
+/// one stream, for a command that moves to the background at its timeout: its task's file
+/// starts with what it wrote so far in that order, as the task's copy goes on, not all of
+/// its output before all of its errors. (The two streams come through two pipes: what the
+/// command wrote to both between two reads has no known order, and the reads give it one.)
+#[derive(Debug, Default)]
+struct Arrivals {
+    runs: Vec<(Stream, usize)>,
+    /// Reads past [`MAX_ARRIVAL_RUNS`] runs were not recorded.
+    full: bool,
+}
+
+impl Arrivals {
+    /// Records a read of `n` bytes from `stream`.
+    fn push(&mut self, stream: Stream, n: usize) {
+        if self.full {
+            return;
+        }
+        if let Some((last, len)) = self.runs.last_mut()
+            && *last == stream
+        {
+            *len += n;
+        } else if self.runs.len() < MAX_ARRIVAL_RUNS {
+            self.runs.push((stream, n));
+        } else {
+            self.full = true;
+        }
+    }
+
+    /// `out` and `err`, everything each stream captured, in the order they were read when
+    /// `whole` (neither spilled: the runs count the bytes they hold); else, or past the
+    /// runs recorded, the output and then the error output. The last bytes of a stream that
+    /// begin a character they do not finish go last, where the task's copy appends the rest
+    /// of the character.
+    fn interleave(&self, out: &[u8], err: &[u8], whole: bool) -> Vec<u8> {
+        let out_end = out.len() - crate::fsutil::incomplete_utf8_tail(out);
+        let err_end = err.len() - crate::fsutil::incomplete_utf8_tail(err);
+        let (mut at_out, mut at_err) = (0, 0);
+        let mut bytes = Vec::with_capacity(out.len() + err.len());
+        let runs: &[(Stream, usize)] = if whole { &self.runs } else { &[] };
+        for &(stream, n) in runs {
+            let (from, at, end) = match stream {
+                Stream::Out => (out, &mut at_out, out_end),
+                Stream::Err => (err, &mut at_err, err_end),
+            };
+            let next = (*at + n).min(end);
+            bytes.extend_from_slice(&from[*at..next]);
+            *at = next;
+        }
+        bytes.extend_from_slice(&out[at_out..out_end]);
+        bytes.extend_from_slice(&err[at_err..err_end]);
+        bytes.extend_from_slice(&err[err_end..]);
+        bytes.extend_from_slice(&out[out_end..]);
+        bytes
+    }
 }
 
 async fn read_some(pipe: &mut (impl AsyncRead + Unpin), buf: &mut [u8]) -> Option<usize> {
@@ -957,13 +1081,21 @@ impl Capture {
         String::from_utf8_lossy(from).into_owned()
     }
 
-    async fn finish(mut self) -> Captured {
+    async fn finish(self) -> Captured {
+        let (bytes, spill, cut) = self.finish_bytes().await;
+        Captured {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            spill,
+            cut,
+        }
+    }
+
+    /// What [`finish`](Self::finish) shows, as the bytes read (the text converts them), with
+    /// the spill file and whether it was cut. A character the head and tail split is left
+    /// out; one the last read split (the command goes on) is kept as it came.
+    async fn finish_bytes(mut self) -> (Vec<u8>, Option<PathBuf>, bool) {
         if !self.spilled() {
-            return Captured {
-                text: String::from_utf8_lossy(&self.memory).into_owned(),
-                spill: None,
-                cut: false,
-            };
+            return (self.memory, None, false);
         }
         if let Some(mut file) = self.spill.take() {
             let _ = file.flush().await;
@@ -971,7 +1103,7 @@ impl Capture {
         // What is shown stays under the inline limit (a quarter of it each for the head and
         // the tail), so that the result is not saved to a file a second time: the saved file
         // named in the note is the whole output.
-        let shown = KEEP_HEAD_TAIL.min(max_result_chars() / 4);
+        let shown = KEEP_HEAD_TAIL.min(inline_result_chars() / 4);
         let tail_start = self.tail.len().saturating_sub(shown);
         // The head and tail were cut at byte counts: a character they split is left out
         // (it is in the saved file), not shown as �.
@@ -980,7 +1112,6 @@ impl Capture {
         let tail = &self.tail[tail_start..];
         let tail = &tail[crate::fsutil::partial_utf8_head(tail)..];
         let shown_bytes = (head.len() + tail.len()) as u64;
-        let (head, tail) = (String::from_utf8_lossy(head), String::from_utf8_lossy(tail));
         let omitted = self.total.saturating_sub(shown_bytes);
         let note = match &self.spill_error {
             Some(e) => format!("[{omitted} bytes of output omitted; they could not be saved: {e}]"),
@@ -995,11 +1126,8 @@ impl Capture {
             ),
         };
         let spill = self.spill_error.is_none().then(|| self.spill_path.clone());
-        Captured {
-            text: format!("{head}\n\n... {note} ...\n\n{tail}"),
-            spill,
-            cut: self.total > SPILL_FILE_CAP,
-        }
+        let bytes = [head, format!("\n\n... {note} ...\n\n").as_bytes(), tail].concat();
+        (bytes, spill, self.total > SPILL_FILE_CAP)
     }
 }
 
@@ -1195,6 +1323,13 @@ pub fn max_result_chars() -> usize {
         .map_or(MAX_RESULT_CHARS, |n| n.min(MAX_RESULT_CHARS_LIMIT))
 }
 
+/// The longest result the model really sees whole: [`max_result_chars`], but never more than
+/// the pipeline's own limit, which it applies too (the smaller of the two), whatever
+/// `BASH_MAX_OUTPUT_LENGTH` says.
+fn inline_result_chars() -> usize {
+    max_result_chars().min(tool_core::DEFAULT_MAX_RESULT_CHARS)
+}
+
 /// Files larger than this are not read to count a command's read of them.
 const MAX_COUNTED_READ_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -1312,6 +1447,38 @@ mod tests {
         ] {
             assert!(!moves_to_background(command), "{command}");
         }
+    }
+
+    /// The bytes a command moved to the background wrote so far: in the order read while the
+    /// runs say it, by stream past them or once a stream spilled; an unfinished character
+    /// last either way.
+    #[test]
+    fn arrivals_order_the_streams_and_keep_an_unfinished_character_last() {
+        let mut arrivals = Arrivals::default();
+        for (stream, n) in [(Stream::Out, 2), (Stream::Err, 2), (Stream::Out, 4)] {
+            arrivals.push(stream, n);
+        }
+        let (out, err) = (b"o1o2\xe2\x82".as_slice(), b"e1".as_slice());
+        assert_eq!(arrivals.interleave(out, err, true), b"o1e1o2\xe2\x82");
+        assert_eq!(arrivals.interleave(out, err, false), b"o1o2e1\xe2\x82");
+        // Both streams end in a run of their own: the error output's goes before the
+        // unfinished character the output ends with.
+        arrivals.push(Stream::Err, 2);
+        let err = b"e1e2".as_slice();
+        assert_eq!(arrivals.interleave(out, err, true), b"o1e1o2e2\xe2\x82");
+        // Past the runs recorded, what follows goes by stream.
+        let mut full = Arrivals::default();
+        for i in 0..=MAX_ARRIVAL_RUNS {
+            full.push(if i % 2 == 0 { Stream::Out } else { Stream::Err }, 1);
+        }
+        full.push(Stream::Out, 1);
+        assert!(full.full && full.runs.len() == MAX_ARRIVAL_RUNS);
+        let out = vec![b'o'; MAX_ARRIVAL_RUNS / 2 + 2];
+        let err = vec![b'e'; MAX_ARRIVAL_RUNS / 2];
+        let bytes = full.interleave(&out, &err, true);
+        assert!(bytes.starts_with(b"oeoe"));
+        assert!(bytes.ends_with(b"eoo"), "{:?}", &bytes[bytes.len() - 3..]);
+        assert_eq!(bytes.len(), out.len() + err.len());
     }
 
     #[test]

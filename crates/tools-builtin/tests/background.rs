@@ -455,7 +455,8 @@ async fn a_background_command_sees_the_session_environment_file() {
 }
 
 /// The session's directory was removed: a background command runs in the project directory
-/// (as a foreground one does) and says so; it failed to start before.
+/// (as a foreground one does) and says so; it failed to start before. (`pwd` is read-only:
+/// the executor drops its context change, so it does not claim to reset the session.)
 #[tokio::test]
 async fn a_background_command_runs_where_the_session_fell_back_to() {
     let dir = tempfile::tempdir().unwrap();
@@ -473,7 +474,11 @@ async fn a_background_command_runs_where_the_session_fell_back_to() {
     .unwrap();
     let text = out.content.joined_text();
     assert!(
-        text.contains(&format!("Shell cwd was reset to {}", root.display())),
+        text.contains(&format!(
+            "Shell cwd {} no longer exists; this command ran in {}",
+            gone.display(),
+            root.display()
+        )),
         "{text}"
     );
     let id = out.structured["backgroundTaskId"].as_str().unwrap();
@@ -538,6 +543,46 @@ async fn a_command_past_its_timeout_moves_to_the_background() {
     assert_eq!(done.structured["task"]["output"], "before\nafter\n");
     assert_eq!(done.structured["task"]["exitCode"], 3);
     assert!(gone_within(task.pgid, HANG_GUARD).await);
+}
+
+/// A command moved to the background at its timeout starts its task's file with the bytes it
+/// wrote so far, in the order they were read from its two streams, not converted to text:
+/// a character its last write before the timeout split (its rest comes after, with error
+/// output in between) is whole in the file. The task is named by the model's description.
+#[tokio::test]
+async fn a_command_moved_to_the_background_keeps_its_bytes_their_order_and_its_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ctx = ctx(&root);
+    // The pauses let each write be read before the next; the last one outlasts the timeout.
+    let command = "printf 'out1\\n'; sleep 0.2; printf 'err1\\n' >&2; sleep 0.2; \
+                   printf 'out2\\n\\xe2\\x82'; sleep 0.2; printf 'err2\\n' >&2; sleep 3; \
+                   printf '\\xac done\\n'; exit 3";
+    let out = call(
+        &Bash::default(),
+        &ctx,
+        json!({"command": command, "timeout": 1500, "description": "mydesc"}),
+    )
+    .await
+    .unwrap();
+    let id = out.structured["backgroundTaskId"]
+        .as_str()
+        .expect("moved to the background")
+        .to_owned();
+    let done = call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 60000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done.structured["task"]["exitCode"], 3);
+    let task = task_registry(&ctx).get(&id).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&std::fs::read(&task.output_file).unwrap()),
+        "out1\nerr1\nout2\nerr2\n\u{20ac} done\n"
+    );
+    assert_eq!(task.description.as_deref(), Some("mydesc"));
 }
 
 /// TaskStop sends SIGTERM to the whole group and gives it the grace period: a grandchild that

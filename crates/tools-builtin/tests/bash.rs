@@ -398,6 +398,66 @@ async fn a_spilled_output_names_its_file_first_and_cuts_between_characters() {
     assert!(out.contains("\naé") && out.trim_end().ends_with("éb"));
 }
 
+/// With `BASH_MAX_OUTPUT_LENGTH` above the pipeline's own limit (50,000 characters, the
+/// smaller of the two applies), a spilled output's head and tail still fit under that limit:
+/// the result is not saved a second time, to a file its preview would call the full output
+/// (it held head and tail only). An output between the two limits, which the model sees as a
+/// preview, does not count as a Read of the file it showed. Run in a child process with the
+/// variable set (the environment is the whole test binary's).
+#[tokio::test]
+async fn a_large_bash_max_output_length_keeps_a_spilled_output_under_the_pipeline_limit() {
+    const NAME: &str =
+        "a_large_bash_max_output_length_keeps_a_spilled_output_under_the_pipeline_limit";
+    const CHILD: &str = "TOOLWRIGHT_TEST_BASH_MAX_OUTPUT_CHILD";
+    /// Longer results are persisted by the pipeline.
+    const PIPELINE_LIMIT: usize = tool_core::DEFAULT_MAX_RESULT_CHARS;
+    if std::env::var_os(CHILD).is_some() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let ctx = ToolUseContext::new(&root).with_results_dir(root.join("results"));
+        let result = run(&ctx, json!({"command": "seq 1 500000"})).await.unwrap();
+        let out = text(&result);
+        assert!(
+            out.chars().count() <= PIPELINE_LIMIT,
+            "{} characters: the pipeline would save the head and tail again",
+            out.chars().count()
+        );
+        let path = result.data.structured["rawOutputPath"].as_str().unwrap();
+        assert_eq!(
+            out.lines().next().unwrap(),
+            format!("[The full output is saved in {path}]")
+        );
+        assert!(out.contains("\n1\n2\n3\n"), "no head");
+        assert!(out.trim_end().ends_with("\n499999\n500000"), "no tail");
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            (1..=500_000).map(|n| format!("{n}\n")).collect::<String>()
+        );
+        // 60,000 characters: under BASH_MAX_OUTPUT_LENGTH, over the pipeline's limit.
+        let file = root.join("big.txt");
+        std::fs::write(&file, "x".repeat(59_999) + "\n").unwrap();
+        let result = run(&ctx, json!({"command": "cat big.txt"})).await.unwrap();
+        assert_eq!(text(&result).chars().count(), 59_999);
+        assert!(
+            ctx.file_state().get(&file).is_none(),
+            "a cat the model saw only as a preview counted as a Read"
+        );
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture"])
+        .env(CHILD, "1")
+        .env("BASH_MAX_OUTPUT_LENGTH", "100000")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A failing command's error keeps only its head and tail: where its full output is saved
 /// comes first, so the model can still read it.
 #[tokio::test]
@@ -807,6 +867,71 @@ async fn cancellation_gives_a_grandchild_s_term_trap_its_grace() {
         started.elapsed() < Duration::from_secs(30),
         "took {:?}",
         started.elapsed()
+    );
+}
+
+/// A command that removes the session's directory moves the session itself, through its own
+/// context change (it is not concurrency-safe, so the executor takes it): the read-only
+/// commands after it, whose context changes the executor drops, run where the session is,
+/// with no note. A read-only command that finds the directory gone says where it ran, not
+/// that the session was reset (it was not).
+#[tokio::test]
+async fn a_command_that_removes_the_session_s_directory_moves_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let sub = root.join("sub3");
+    std::fs::create_dir(&sub).unwrap();
+    let ctx = ToolUseContext::new(&root);
+    let into = run(&ctx, json!({"command": "cd sub3"})).await.unwrap();
+    let in_sub = into.context_modifier.unwrap().apply(ctx.clone());
+    assert_eq!(in_sub.cwd(), sub);
+
+    let bash = Bash::default();
+    let removal = json!({"command": "rmdir \"$PWD\""});
+    assert!(!Tool::is_concurrency_safe(&bash, &removal));
+    let out = run(&in_sub, removal).await.unwrap();
+    assert_eq!(
+        text(&out),
+        format!(
+            "Shell cwd was reset to {} ({} no longer exists)",
+            root.display(),
+            sub.display()
+        )
+    );
+    let next = out
+        .context_modifier
+        .expect("the session leaves the removed directory")
+        .apply(in_sub.clone());
+    assert_eq!(next.cwd(), root);
+    std::fs::write(root.join("a.txt"), "").unwrap();
+    let ls = json!({"command": "ls"});
+    assert!(Tool::is_concurrency_safe(&bash, &ls));
+    let listed = run(&next, ls.clone()).await.unwrap();
+    assert_eq!(text(&listed), "a.txt");
+    assert!(listed.context_modifier.is_none());
+
+    // A failing command that removed it moves the session too.
+    std::fs::create_dir(&sub).unwrap();
+    let err = run(&in_sub, json!({"command": "rmdir \"$PWD\"; exit 2"}))
+        .await
+        .unwrap_err();
+    let (err, change) = err.take_context_change();
+    let ToolError::Shell { stderr, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(stderr.ends_with("no longer exists)"), "{stderr}");
+    assert_eq!(change.unwrap().apply(in_sub.clone()).cwd(), root);
+
+    // Removed by something else: a read-only command runs in the project directory and says
+    // so, without claiming a reset its dropped context change would not make.
+    let listed = run(&in_sub, ls).await.unwrap();
+    assert_eq!(
+        text(&listed),
+        format!(
+            "a.txt\nShell cwd {} no longer exists; this command ran in {}",
+            sub.display(),
+            root.display()
+        )
     );
 }
 

@@ -679,5 +679,9 @@ fn a_rule_that_cannot_be_anchored_in_a_non_utf8_directory_is_an_error() {
         r#"{"permissions":{"deny":["Read(/secret.txt)"]}}"#.to_owned(),
     ];
     let loaded = load_permissions(&s);
-    assert!(loaded.command_line_errors().is_empty(), "{:?}", messages(&loaded));
+    assert!(
+        loaded.command_line_errors().is_empty(),
+        "{:?}",
+        messages(&loaded)
+    );
 }

@@ -314,6 +314,9 @@ struct ChildSlot {
     /// Fired when the server exited with a failure: its stdout then ends even while a
     /// helper it started in a session of its own (out of its group's reach) still holds it.
     failed: tokio_util::sync::CancellationToken,
+    /// Why we closed the connection ourselves (the server broke the protocol), for the
+    /// error of a request that was waiting on it.
+    closed_because: Mutex<Option<String>>,
 }
 
 type SharedChild = Arc<ChildSlot>;
@@ -513,6 +516,55 @@ fn shown_url(url: &str) -> String {
     parsed.to_string()
 }
 
+/// The user info and the query of a server URL as its configured text has them (a parsed URL
+/// writes them percent-encoded, which may differ), if it has them.
+fn raw_credentials(url: &str) -> (Option<&str>, Option<&str>) {
+    let Some((_, rest)) = url.split_once("://") else {
+        return (None, None);
+    };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let info = authority.rsplit_once('@').map(|(info, _)| info);
+    let query = rest
+        .split_once('?')
+        .map(|(_, query)| query.split_once('#').map_or(query, |(query, _)| query));
+    (info, query)
+}
+
+/// Whether `c` can be part of a word or a query value, so that a needle next to it is not
+/// a whole occurrence.
+fn continues_word(c: char) -> bool {
+    c.is_alphanumeric() || "-._~%+=&".contains(c)
+}
+
+/// `text` with each whole occurrence of `needle` replaced by `with`: one that neither starts
+/// nor ends inside a longer word (`?e` is not in `?redacted`, nor `o@` in `who@`).
+fn replace_whole(text: &str, needle: &str, with: &str) -> String {
+    if needle.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(found) = text[from..].find(needle) {
+        let at = from + found;
+        let end = at + needle.len();
+        let starts_whole =
+            !needle.starts_with(continues_word) || !text[..at].ends_with(continues_word);
+        let ends_whole =
+            !needle.ends_with(continues_word) || !text[end..].starts_with(continues_word);
+        if starts_whole && ends_whole {
+            out.push_str(&text[copied..at]);
+            out.push_str(with);
+            copied = end;
+            from = end;
+        } else {
+            from = at + needle.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 /// Lines up to this size are checked for protocol violations (larger ones are only bounded).
 const CHECKED_LINE_BYTES: usize = 1024 * 1024;
 
@@ -687,33 +739,35 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
         Value::Object(_) if is_response(&value) => {
             let id = id_key(&value).unwrap_or_default();
             let mut outstanding = lock(sent);
+            // `"2"` or `2.0` for request 2: matched as the TypeScript SDK matches it
+            // (`Number(id)`), and handed on with the request's own id.
+            let integral = (!outstanding.ids.contains(&id))
+                .then(|| integral_id(&value["id"]))
+                .flatten()
+                .filter(|n| n.to_string() != id);
+            // The id as the request had it.
+            let key = integral.map_or_else(|| id.clone(), |n| n.to_string());
             let mut verdict = LineVerdict::Pass;
-            if outstanding.ids.remove(&id) {
+            if outstanding.ids.remove(&key) {
                 if outstanding.answered.len() == ANSWERED_KEPT {
                     outstanding.answered.pop_front();
                 }
-                outstanding.answered.push_back(id.clone());
-            } else {
-                // `"2"` for request 2: answered as the TypeScript SDK answers it.
-                let as_number = value["id"]
-                    .as_str()
-                    .and_then(|s| s.trim().parse::<i64>().ok())
-                    .filter(|n| outstanding.ids.remove(&n.to_string()));
-                if let Some(n) = as_number {
+                outstanding.answered.push_back(key);
+                if let Some(n) = integral {
                     value["id"] = Value::from(n);
                     verdict = LineVerdict::Rewrite(serde_json::to_vec(&value).unwrap_or_default());
-                } else if outstanding.unread > 0 {
-                    outstanding.unread -= 1;
-                } else if outstanding.answered.contains(&id) {
-                    return LineVerdict::Skip(Some(format!(
-                        "it sent a second response to request {id}; it was ignored"
-                    )));
-                } else {
-                    // A request waiting for its answer would wait for its timeout.
-                    return LineVerdict::Fail(format!(
-                        "it sent a response to request {id}, which was never sent"
-                    ));
                 }
+            } else if outstanding.unread > 0 {
+                outstanding.unread -= 1;
+            } else if outstanding.answered.contains(&key) {
+                return LineVerdict::Skip(Some(format!(
+                    "it sent a second response to request {key}; it was ignored"
+                )));
+            } else {
+                // A request waiting for its answer would wait for its timeout.
+                return LineVerdict::Fail(format!(
+                    "it sent a response to request {id}, which was never sent"
+                ));
             }
             drop(outstanding);
             match serde_json::from_value::<rmcp::model::ServerJsonRpcMessage>(value) {
@@ -725,6 +779,20 @@ fn examine_line(line: &[u8], sent: &SentIds) -> LineVerdict {
         }
         _ => LineVerdict::Pass,
     }
+}
+
+/// The integer a response's id names when it is not one as JSON: a string (`"2"`) or a
+/// float (`2.0`) that is an integer, as JavaScript's `Number(id)` reads it.
+fn integral_id(id: &Value) -> Option<i64> {
+    let n = match id {
+        Value::String(s) if s.trim().parse::<i64>().is_ok() => return s.trim().parse().ok(),
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        Value::Number(n) if n.is_i64() => return n.as_i64(),
+        Value::Number(n) => n.as_f64()?,
+        _ => return None,
+    };
+    // Within the range where every integer is exact, as request ids are.
+    (n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0).then_some(n as i64)
 }
 
 /// Whether `line` holds `"jsonrpc"` as a member name (followed by `:`), not only as text.
@@ -789,6 +857,7 @@ impl GuardedStdout {
 
     fn fail(&mut self, message: String) -> std::io::Error {
         self.ended = true;
+        *lock(&self.child.closed_because) = Some(message.clone());
         kill_child(&self.child);
         self.log
             .push(format!("[toolwright] {message}; the connection was closed\n").as_bytes());
@@ -1155,6 +1224,13 @@ impl ServerConn {
 
     /// `text` with this server's URL shown without its user info and query, where a token
     /// often sits (`?key=${API_KEY}`): error texts reach the model and the transcript.
+    ///
+    /// The user info and the query are hidden wherever they stand in a URL (`//…@`,
+    /// `?…`, each as the configured URL and as the parsed one write them), whatever
+    /// their length; elsewhere only a part long enough to be a secret rather than a word
+    /// (8 characters) is, so that a one-letter password does not take every such letter
+    /// out of the message. Scrubbing twice changes nothing more (a text is scrubbed again
+    /// on its way through the layers).
     fn scrub(&self, text: String) -> String {
         let url = match &self.config.transport {
             TransportConfig::Http { url, .. }
@@ -1162,25 +1238,36 @@ impl ServerConn {
             | TransportConfig::Ws { url, .. } => url,
             TransportConfig::Stdio { .. } => return text,
         };
-        let mut text = text.replace(url.as_str(), &shown_url(url));
-        if let Ok(parsed) = reqwest::Url::parse(url) {
-            text = text.replace(parsed.as_str(), &shown_url(url));
-            if let Some(query) = parsed.query().filter(|q| !q.is_empty()) {
-                text = text.replace(query, "…");
-            }
-            if let Some(password) = parsed.password() {
-                text = text.replace(password, "…");
-            }
-            // A token given as the user name (`https://ghp_…@host/mcp`): hidden where it
-            // stands before the host, and anywhere when it is long enough to be a secret
-            // rather than a word.
-            let user = parsed.username();
-            if !user.is_empty() {
-                text = text.replace(&format!("{user}@"), "…@");
-                if user.len() >= 8 {
-                    text = text.replace(user, "…");
-                }
-            }
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            // A URL that does not parse was never connected to: only our own texts quote
+            // it, and whole.
+            return text.replace(url.as_str(), &shown_url(url));
+        };
+        let (raw_info, raw_query) = raw_credentials(url);
+        let user = parsed.username();
+        let password = parsed.password();
+        let mut infos: Vec<String> = raw_info.iter().map(|&info| info.to_owned()).collect();
+        if let Some(password) = password {
+            infos.push(format!("{user}:{password}"));
+        }
+        if !user.is_empty() {
+            infos.push(user.to_owned());
+        }
+        let mut text = text;
+        for info in infos.iter().filter(|info| !info.is_empty()) {
+            text = replace_whole(&text, &format!("{info}@"), "redacted@");
+        }
+        let queries = [raw_query, parsed.query()];
+        for query in queries.iter().flatten().filter(|q| !q.is_empty()) {
+            text = replace_whole(&text, &format!("?{query}"), "?redacted");
+        }
+        let raw_user = raw_info.map(|info| info.split_once(':').map_or(info, |(user, _)| user));
+        let raw_password = raw_info.and_then(|info| info.split_once(':').map(|(_, pw)| pw));
+        let parts = [Some(user), password, raw_user, raw_password]
+            .into_iter()
+            .chain(queries);
+        for part in parts.flatten().filter(|part| part.chars().count() >= 8) {
+            text = text.replace(part, "…");
         }
         text
     }
@@ -1281,6 +1368,7 @@ impl ServerConn {
                     process: Mutex::new(Some(child)),
                     killed_running: AtomicBool::new(false),
                     failed: tokio_util::sync::CancellationToken::new(),
+                    closed_because: Mutex::new(None),
                 });
                 watch_for_a_failed_exit(&child);
                 let mut start = StartGuard {
@@ -1974,11 +2062,17 @@ impl ServerConn {
             exit_note(&live.child, self.opts.last_words_wait)
         );
         live.mark_dead();
-        let why = match (&e, end) {
+        let closed_because = lock(&live.child.closed_because).clone();
+        let why = match (&e, end, closed_because) {
+            // We closed it: why says more than "the connection was closed" alone.
+            (ServiceError::TransportClosed, end, Some(reason)) => {
+                let end = end.map_or_else(String::new, |end| format!("; {end}"));
+                format!("the connection was closed: {reason}{end}")
+            }
             // "Transport closed" says less than how the process ended.
-            (ServiceError::TransportClosed, Some(end)) => end,
-            (_, Some(end)) => format!("{}; {end}", self.plain_error(&e)),
-            (_, None) => self.plain_error(&e),
+            (ServiceError::TransportClosed, Some(end), None) => end,
+            (_, Some(end), _) => format!("{}; {end}", self.plain_error(&e)),
+            (_, None, _) => self.plain_error(&e),
         };
         // A session the server refused (rmcp may have sent the request again in a new one,
         // or found no new one to send it in): refused before it ran, each time.
@@ -2520,6 +2614,84 @@ mod tests {
         let mended: Value = serde_json::from_slice(&mended).unwrap();
         assert_eq!(mended["id"], 3);
         assert!(lock(&sent).ids.is_empty());
+        // Its duplicate is a duplicate, not a response to a request never sent.
+        let LineVerdict::Skip(Some(note)) = examine_line(
+            br#"{"jsonrpc":"2.0","id":"3","result":{"content":[]}}"#,
+            &sent,
+        ) else {
+            panic!("the duplicate of a string id was not left out");
+        };
+        assert!(note.contains("a second response to request 3;"), "{note}");
+
+        // `4.0` for request 4, as `Number(id)` reads it: mended, and its duplicate skipped.
+        lock(&sent).ids.insert("4".to_owned());
+        let float = br#"{"jsonrpc":"2.0","id":4.0,"result":{"content":[]}}"#;
+        let LineVerdict::Rewrite(mended) = examine_line(float, &sent) else {
+            panic!("a float id was not mended");
+        };
+        let mended: Value = serde_json::from_slice(&mended).unwrap();
+        assert_eq!(mended["id"], 4);
+        assert!(matches!(
+            examine_line(float, &sent),
+            LineVerdict::Skip(Some(_))
+        ));
+        // One that is no integer names no request.
+        let LineVerdict::Fail(why) =
+            examine_line(br#"{"jsonrpc":"2.0","id":4.5,"result":{}}"#, &sent)
+        else {
+            panic!("a fractional id was taken");
+        };
+        assert!(why.contains("request 4.5, which was never sent"), "{why}");
+    }
+
+    /// A server URL's credentials are hidden wherever they stand in a URL, whatever their
+    /// length, and elsewhere when they are long enough to be secrets; a short one leaves
+    /// the rest of the text alone, and scrubbing again changes nothing.
+    #[test]
+    fn url_credentials_are_scrubbed_without_mangling_the_text() {
+        let opts = Arc::new(McpOptions::new("/p"));
+        let scrub = |url: &str, text: &str| {
+            ServerConn::new(ServerConfig::http("h", url), opts.clone()).scrub(text.to_owned())
+        };
+        let cases = [
+            (
+                "http://127.0.0.1:1/mcp?e",
+                "cannot connect to http://127.0.0.1:1/mcp?redacted: connection refused",
+                "cannot connect to http://127.0.0.1:1/mcp?redacted: connection refused",
+            ),
+            (
+                "http://127.0.0.1:1/mcp?e",
+                "error sending request for url (http://127.0.0.1:1/mcp?e)",
+                "error sending request for url (http://127.0.0.1:1/mcp?redacted)",
+            ),
+            (
+                "http://user:o@127.0.0.1:1/mcp",
+                "for url (http://user:o@127.0.0.1:1/mcp): connection to host refused",
+                "for url (http://redacted@127.0.0.1:1/mcp): connection to host refused",
+            ),
+            (
+                "http://127.0.0.1:1",
+                "cannot connect to http://127.0.0.1:1/: connection refused",
+                "cannot connect to http://127.0.0.1:1/: connection refused",
+            ),
+            // As configured (`ä`) and as parsed (`%C3%A4`).
+            (
+                "http://u:pä@h.example/mcp",
+                "at http://u:pä@h.example/mcp and http://u:p%C3%A4@h.example/mcp/x",
+                "at http://redacted@h.example/mcp and http://redacted@h.example/mcp/x",
+            ),
+            (
+                "https://tok:pw-SECRET-1@h.example/mcp?key=SECRET-2",
+                "bad password pw-SECRET-1 for key=SECRET-2 at \
+                 https://tok:pw-SECRET-1@h.example/other?key=SECRET-2&page=2",
+                "bad password … for … at https://redacted@h.example/other?…&page=2",
+            ),
+        ];
+        for (url, text, shown) in cases {
+            let once = scrub(url, text);
+            assert_eq!(once, shown, "{url}");
+            assert_eq!(scrub(url, &once), once, "{url}: scrubbed twice");
+        }
     }
 
     #[test]

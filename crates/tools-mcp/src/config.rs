@@ -397,9 +397,9 @@ impl ConfigLoader {
 
     /// Loads every scope and merges them: the same name in several scopes takes the whole
     /// entry from the highest one (enterprise > dynamic > managed > local > project > user;
-    /// no field merge), then applies the [`policy`](Self::policy). With an enterprise
-    /// `managed-mcp.json`, only its servers and the managed ones are read. Servers come back
-    /// sorted by name.
+    /// no field merge; among `--mcp-config` arguments, the last one that names it), then
+    /// applies the [`policy`](Self::policy). With an enterprise `managed-mcp.json`, only its
+    /// servers and the managed ones are read. Servers come back sorted by name.
     pub fn load(&self) -> (Vec<ServerConfig>, Vec<Diagnostic>) {
         let mut diags = Vec::new();
         let mut found: Vec<ServerConfig> = Vec::new();
@@ -456,11 +456,21 @@ impl ConfigLoader {
             found.extend(provided);
         }
 
+        // A name given in several `--mcp-config` arguments comes from the last one, as in
+        // Claude Code (its configs are spread into one object in order); the merge below
+        // keeps the first of equal scope, so earlier ones are left out here.
+        let mut dynamic: Vec<ServerConfig> = Vec::new();
+        let mut add_dynamic = |servers: Vec<ServerConfig>| {
+            for server in servers {
+                dynamic.retain(|earlier| earlier.name != server.name);
+                dynamic.push(server);
+            }
+        };
         for arg in &self.mcp_config_args {
             if tool_core::is_inline_json(arg) {
                 let trimmed = tool_core::without_bom(arg).trim_start();
                 match tool_core::parse_config_json(trimmed) {
-                    Ok(doc) => found.extend(self.parse_document(
+                    Ok(doc) => add_dynamic(self.parse_document(
                         &doc,
                         ConfigScope::Dynamic,
                         None,
@@ -475,7 +485,7 @@ impl ConfigLoader {
             } else {
                 let path = resolve(&self.project_dir, tool_core::without_bom(arg).trim_start());
                 if let Some(doc) = read_json(&path, true, &mut diags) {
-                    found.extend(self.parse_document(
+                    add_dynamic(self.parse_document(
                         &doc,
                         ConfigScope::Dynamic,
                         Some(&path),
@@ -484,6 +494,7 @@ impl ConfigLoader {
                 }
             }
         }
+        found.extend(dynamic);
 
         if !self.strict {
             if let Some(claude_json) = &self.claude_json
@@ -525,8 +536,9 @@ impl ConfigLoader {
         self.apply_policy(found, &exempt, diags)
     }
 
-    /// Merges scopes (highest wins, whole entry; the first of equal scope wins), then drops
-    /// what the policy blocks, with a warning for each.
+    /// Merges scopes (highest wins, whole entry; the first of equal scope wins: `load` has
+    /// already left out all but the last `--mcp-config` entry of a name), then drops what
+    /// the policy blocks, with a warning for each.
     fn apply_policy(
         &self,
         mut found: Vec<ServerConfig>,

@@ -267,7 +267,8 @@ impl Tool for McpTool {
 }
 
 /// Maps a `CallToolResult` (as JSON) to a tool result: text, images, resource links and
-/// embedded resources become content blocks; `structuredContent` and `_meta` go to
+/// embedded resources become content blocks (without them, a legacy `toolResult` or else
+/// `structuredContent` is shown as text); `structuredContent` and `_meta` go to
 /// [`McpMeta`]; `isError: true` becomes `Err` with the server's text. Output with images
 /// over `max_tokens` (estimated at 4 characters a token, [`IMAGE_TOKEN_ESTIMATE`] an image)
 /// is cut with a note. Text alone is left whole, as Claude Code leaves it: the pipeline
@@ -281,6 +282,16 @@ pub fn map_call_result(
 ) -> Result<ToolResult, ToolError> {
     let content = raw["content"].as_array().cloned().unwrap_or_default();
     let mut blocks: Vec<ContentBlock> = content.iter().map(map_block).collect();
+    // The result of servers older than `content` (`toolResult`): its value as text, as
+    // Claude Code shows it (`String(result.toolResult)`; here a non-string as JSON).
+    if blocks.is_empty()
+        && let Some(legacy) = raw.get("toolResult").filter(|v| !v.is_null())
+    {
+        blocks.push(ContentBlock::text(match legacy {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }));
+    }
     if raw["isError"] == Value::Bool(true) {
         let text = ToolResultContent::Blocks(blocks).joined_text();
         // A server that gives its error only as `structuredContent` still says what it was.
@@ -363,7 +374,13 @@ fn image_block(mime: &str, data: &str) -> ContentBlock {
 fn map_block(block: &Value) -> ContentBlock {
     let s = |k: &str| block[k].as_str().unwrap_or_default();
     match s("type") {
-        "text" => ContentBlock::text(s("text")),
+        "text" => match block["text"].as_str() {
+            Some(text) => ContentBlock::text(text),
+            // Shown as an unsupported block is, rather than taken for no output.
+            None => ContentBlock::text(format!(
+                "[Malformed MCP text content (its \"text\" is not a string)]: {block}"
+            )),
+        },
         "image" => image_block(s("mimeType"), s("data")),
         "audio" => ContentBlock::text(format!(
             "[Audio content ({}, {} base64 characters) is not supported and was omitted]",

@@ -79,6 +79,47 @@ fn scopes_merge_with_claude_code_precedence() {
     assert_eq!(servers[0].source.as_deref(), Some(flag_file.as_path()));
 }
 
+/// A name in several `--mcp-config` arguments comes from the last of them, as Claude Code
+/// spreads its configs into one object in order; the scopes keep their precedence (a
+/// dynamic entry still wins over a project one).
+#[test]
+fn the_last_mcp_config_naming_a_server_wins() {
+    let project = tempfile::tempdir().unwrap();
+    write(
+        &project.path().join(".mcp.json"),
+        r#"{"mcpServers": {"a": {"command": "from-project"}}}"#,
+    );
+    let file = project.path().join("second.json");
+    write(
+        &file,
+        r#"{"mcpServers": {"a": {"command": "from-file"}, "b": {"command": "b2"}}}"#,
+    );
+    let loader = ConfigLoader::new(project.path())
+        .with_env(env(&[("HOME", "/nonexistent-home")]))
+        .with_mcp_config([
+            r#"{"mcpServers": {"a": {"command": "first"}, "b": {"command": "b1"}}}"#,
+            "second.json",
+            r#"{"mcpServers": {"a": {"command": "third"}}}"#,
+        ]);
+    let (servers, diags) = loader.load();
+    assert!(diags.is_empty(), "{diags:?}");
+    let shown: Vec<(&str, &str, ConfigScope)> = servers
+        .iter()
+        .map(|s| match &s.transport {
+            TransportConfig::Stdio { command, .. } => (s.name.as_str(), command.as_str(), s.scope),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("a", "third", ConfigScope::Dynamic),
+            ("b", "b2", ConfigScope::Dynamic)
+        ]
+    );
+    assert_eq!(servers[1].source.as_deref(), Some(file.as_path()));
+}
+
 #[test]
 fn claude_config_dir_moves_claude_json_and_strict_ignores_scopes() {
     let cfg = tempfile::tempdir().unwrap();

@@ -413,8 +413,8 @@ for line in sys.stdin:
 
 /// What the TypeScript SDK (Claude Code's client) tolerates on a server's stdout is
 /// tolerated here: a structured log line with an `id` and an `error` (no `"jsonrpc"`), a
-/// response sent twice, and request 2 answered as `"id": "2"`. Each call gets its answer,
-/// and the connection stays up.
+/// response sent twice, and request 2 answered as `"id": "2"` (twice, too) or `"id": 2.0`.
+/// Each call gets its answer, and the connection stays up.
 #[tokio::test]
 async fn a_sloppy_server_that_works_in_claude_code_works_here() {
     let dir = tempfile::tempdir().unwrap();
@@ -435,10 +435,11 @@ for line in sys.stdin:
     elif m == "tools/call":
         mode = msg["params"]["arguments"].get("mode")
         out({"level": "error", "msg": "upstream fetch failed", "id": "req-42", "error": "ECONNRESET"})
-        answer = {"jsonrpc": "2.0", "id": str(i) if mode == "strid" else i,
+        rid = str(i) if mode in ("strid", "strdup") else float(i) if mode == "float" else i
+        answer = {"jsonrpc": "2.0", "id": rid,
                   "result": {"content": [{"type": "text", "text": "done " + mode}]}}
         out(answer)
-        if mode == "dup":
+        if mode in ("dup", "strdup"):
             out(answer)
     elif i is not None:
         out({"jsonrpc": "2.0", "id": i, "result": {}})
@@ -448,8 +449,9 @@ for line in sys.stdin:
     let config = ServerConfig::stdio("sloppy", "python3", [script.display().to_string()]);
     let (manager, diags) = McpManager::connect(vec![config], opts()).await;
     assert!(diags.is_empty(), "{diags:?}");
+    let pid = manager.server_pid("sloppy");
     let t = tool(&manager, "mcp__sloppy__t");
-    for mode in ["log", "dup", "strid", "dup", "log"] {
+    for mode in ["log", "dup", "strid", "dup", "strdup", "float", "log"] {
         let r = call(&t, json!({"mode": mode}))
             .await
             .unwrap_or_else(|e| panic!("{mode}: {e}"));
@@ -458,6 +460,9 @@ for line in sys.stdin:
     assert_eq!(manager.servers()[0].state, ServerState::Connected);
     let log = manager.stderr("sloppy").unwrap_or_default();
     assert!(log.contains("a second response to request"), "{log}");
+    // The same connection throughout: no duplicate was taken for a protocol error.
+    assert!(!log.contains("never sent"), "{log}");
+    assert_eq!(manager.server_pid("sloppy"), pid);
     manager.shutdown().await;
 }
 
@@ -1179,6 +1184,37 @@ async fn credentials_in_a_server_url_stay_out_of_error_texts() {
     let text: String = diags.iter().map(ToString::to_string).collect();
     assert!(text.contains("remote"), "{text}");
     assert!(!text.contains("SECRET"), "{text}");
+}
+
+/// A one-letter password or query is hidden in the URL without taking its letter out of
+/// the rest of the message, and a URL without a path is shown once with the slash its
+/// parser adds, however many times the text is scrubbed on its way.
+#[tokio::test]
+async fn short_credentials_in_a_server_url_leave_error_texts_readable() {
+    for (url, shown) in [
+        (
+            "http://127.0.0.1:1/mcp?e",
+            "cannot connect to http://127.0.0.1:1/mcp?redacted: connection refused",
+        ),
+        (
+            "http://user:o@127.0.0.1:1/mcp",
+            "cannot connect to http://redacted@127.0.0.1:1/mcp: connection refused",
+        ),
+        (
+            "http://127.0.0.1:1",
+            "cannot connect to http://127.0.0.1:1/: connection refused",
+        ),
+    ] {
+        let (manager, diags) =
+            McpManager::connect(vec![ServerConfig::http("remote", url)], opts()).await;
+        let text: String = diags.iter().map(ToString::to_string).collect();
+        assert!(text.contains(shown), "{url}: {text}");
+        let ServerState::Failed(state) = &manager.servers()[0].state else {
+            panic!("{url}: {:?}", manager.servers()[0].state);
+        };
+        assert!(state.contains(shown), "{url}: {state}");
+        manager.shutdown().await;
+    }
 }
 
 #[tokio::test]
@@ -1996,5 +2032,113 @@ async fn a_replacement_in_the_content_blocks_shape_is_shown_as_content() {
         shown(json!([1, 2])),
         ToolResultContent::Text("[1,2]".into())
     );
+    manager.shutdown().await;
+}
+
+/// A stdio server in Python that lists one tool, `t`, and answers `tools/call` with
+/// `on_call`: Python lines that see `i` (the request's id), `args` (its arguments) and
+/// `out` (writes a message).
+fn scripted_server(dir: &std::path::Path, on_call: &str) -> ServerConfig {
+    let script = dir.join("scripted.py");
+    let on_call: String = on_call
+        .lines()
+        .map(|line| format!("        {line}\n"))
+        .collect();
+    std::fs::write(
+        &script,
+        format!(
+            r#"import sys, json
+def out(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    m, i = msg.get("method"), msg.get("id")
+    if m == "initialize":
+        out({{"jsonrpc": "2.0", "id": i, "result": {{"protocolVersion": msg["params"]["protocolVersion"],
+             "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "scripted", "version": "1"}}}}}})
+    elif m == "tools/list":
+        out({{"jsonrpc": "2.0", "id": i, "result": {{"tools": [{{"name": "t", "inputSchema": {{"type": "object"}}}}]}}}})
+    elif m == "tools/call":
+        args = msg["params"].get("arguments") or {{}}
+{on_call}    elif i is not None:
+        out({{"jsonrpc": "2.0", "id": i, "result": {{}}}})
+"#
+        ),
+    )
+    .unwrap();
+    ServerConfig::stdio("scripted", "python3", [script.display().to_string()])
+}
+
+/// A legacy result (`toolResult`, from before `content`) is shown as its value, as Claude
+/// Code shows `String(result.toolResult)` (a non-string as JSON); a text block whose `text`
+/// is not a string is shown as a note with the block, not taken for no output.
+#[tokio::test]
+async fn a_legacy_tool_result_and_a_text_block_without_text_are_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = scripted_server(
+        dir.path(),
+        r#"result = {"legacy": {"toolResult": "legacy"},
+          "object": {"toolResult": {"n": 1}},
+          "number": {"content": [{"type": "text", "text": 5}]}}[args["mode"]]
+out({"jsonrpc": "2.0", "id": i, "result": result})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__scripted__t");
+    let shown = async |mode: &str| {
+        call(&t, json!({"mode": mode}))
+            .await
+            .unwrap_or_else(|e| panic!("{mode}: {e}"))
+            .data
+            .content
+            .joined_text()
+    };
+    assert_eq!(shown("legacy").await, "legacy");
+    assert_eq!(shown("object").await, r#"{"n":1}"#);
+    let number = shown("number").await;
+    assert!(
+        number.contains("\"text\" is not a string") && number.contains("5"),
+        "{number}"
+    );
+    manager.shutdown().await;
+}
+
+/// When this client closes the connection because the server broke the protocol (a
+/// response to a request never sent, a JSON-RPC version other than 2.0), the waiting call's
+/// error says what the server did, not only that the connection was closed.
+#[tokio::test]
+async fn a_call_cut_off_by_a_protocol_error_says_what_the_server_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = scripted_server(
+        dir.path(),
+        r#"if args["mode"] == "stray":
+    out({"jsonrpc": "2.0", "id": 77, "result": {"content": []}})
+else:
+    out({"jsonrpc": "1.0", "id": i, "result": {"content": []}})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__scripted__t");
+    for (mode, why) in [
+        (
+            "stray",
+            "(the connection was closed: protocol error: it sent a response to request 77, \
+             which was never sent)",
+        ),
+        (
+            "version",
+            "(the connection was closed: protocol error: it sent a malformed response to \
+             request",
+        ),
+    ] {
+        let err = call(&t, json!({"mode": mode}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("disconnected during tools/call \"t\" {why}")),
+            "{mode}: {err}"
+        );
+    }
     manager.shutdown().await;
 }

@@ -109,11 +109,13 @@ async fn a_removed_working_directory_falls_back_to_the_project() {
     let root_text = root.display().to_string();
     let note = format!("Shell cwd was reset to {root_text} ({root_text}/build no longer exists)");
     // Read-only commands run (in the project) and say so; as concurrency-safe calls they
-    // cannot move the session (the executor drops their modifiers).
+    // cannot move the session (the executor drops their modifiers), and do not claim to.
+    let ran_in =
+        format!("Shell cwd {root_text}/build no longer exists; this command ran in {root_text}");
     let (texts, ctx) = turn(&pipeline, ctx, &[("pwd", "pwd"), ("ls", "ls")]).await;
-    assert_eq!(texts[0], format!("{root_text}\n{note}"), "{texts:?}");
+    assert_eq!(texts[0], format!("{root_text}\n{ran_in}"), "{texts:?}");
     assert!(
-        texts[1].starts_with("sub\n") && texts[1].contains(&note),
+        texts[1].starts_with("sub\n") && texts[1].contains(&ran_in),
         "{texts:?}"
     );
     // Another command moves it.
@@ -124,14 +126,61 @@ async fn a_removed_working_directory_falls_back_to_the_project() {
     assert_eq!(texts[0], root_text);
 }
 
-/// A command that removes the directory it is in ends there: nothing claims a reset to it.
+/// A command that removes the directory it is in moves the session back to the project
+/// itself, and says so once: a read-only command after it, which cannot move the session,
+/// finds it where it is.
 #[tokio::test]
-async fn a_command_removing_its_own_directory_is_not_reported_as_a_reset() {
+async fn a_command_removing_its_own_directory_moves_the_session_back() {
     let (_dir, root) = project();
     let (pipeline, ctx) = session(&root);
     let (_, ctx) = turn(&pipeline, ctx, &[("cd", "mkdir build && cd build")]).await;
-    let (texts, _) = turn(&pipeline, ctx, &[("rm", "rmdir \"$PWD\" && echo removed")]).await;
-    assert_eq!(texts[0], "removed", "{texts:?}");
+    let (texts, ctx) = turn(&pipeline, ctx, &[("rm", "rmdir \"$PWD\" && echo removed")]).await;
+    let root_text = root.display().to_string();
+    assert_eq!(
+        texts[0],
+        format!("removed\nShell cwd was reset to {root_text} ({root_text}/build no longer exists)"),
+        "{texts:?}"
+    );
+    assert_eq!(ctx.cwd(), root);
+    let (texts, _) = turn(&pipeline, ctx, &[("pwd", "pwd")]).await;
+    assert_eq!(texts[0], root_text, "{texts:?}");
+}
+
+/// Found by review: with the project itself removed, the fallback a command runs in is an
+/// ancestor, outside the working directories; moving the session there made it one (the
+/// cwd is always a working directory), and a file beside the project became readable and
+/// writable without a question. The session stays where it was, and so do the grants.
+#[tokio::test]
+async fn a_removed_project_does_not_make_its_parent_a_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("proj");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(base.join("outside.txt"), "secret\n").unwrap();
+    std::fs::create_dir(base.join("elsewhere")).unwrap();
+    let (pipeline, ctx) = session(&root);
+    // (`rm -rf "$PWD"` would ask: it removes what an expansion names.)
+    let remove = "python3 -c 'import os, shutil; shutil.rmtree(os.getcwd())' && echo gone";
+    let (texts, ctx) = turn(&pipeline, ctx, &[("rm", remove)]).await;
+    assert!(texts[0].starts_with("gone"), "{texts:?}");
+    assert!(!texts[0].contains("was reset"), "{texts:?}");
+    // Also a `cd` made from the fallback does not carry the session out.
+    let (texts, ctx) = turn(&pipeline, ctx, &[("cd", "cd elsewhere && pwd")]).await;
+    assert!(
+        texts[0].starts_with(&base.join("elsewhere").display().to_string()),
+        "{texts:?}"
+    );
+    assert_eq!(ctx.cwd(), root);
+    let input = json!({"file_path": base.join("outside.txt")});
+    let (results, _) = run_tools(
+        Arc::clone(&pipeline),
+        ctx,
+        vec![ToolUse::new("r", "Read", input)],
+        ExecutorConfig::default(),
+    )
+    .await;
+    let text = results[0].outcome.result.content.joined_text();
+    assert!(!text.contains("secret"), "{text}");
 }
 
 /// As in a shell, a `cd` holds although the command then failed (`cd build && make`).

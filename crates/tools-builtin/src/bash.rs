@@ -275,10 +275,17 @@ impl TypedTool for Bash {
         // The session's directory is gone (an earlier command removed it): this command runs
         // in the first working directory that still exists, and the session moves there.
         // (Where the permission checks resolved its relative paths too.)
-        let moved = (!ctx.cwd().is_dir())
-            .then(|| (ctx.cwd().to_path_buf(), ctx.effective_cwd().into_owned()));
+        // The session moves there only inside its working directories: with the project
+        // itself gone, the fallback is an ancestor, which must not become one (the cwd is
+        // always a working directory).
+        let session_ctx = ctx.clone();
+        let moved = (!ctx.cwd().is_dir()).then(|| {
+            let to = ctx.effective_cwd().into_owned();
+            let inside = within_working_directories(&ctx, &to);
+            (ctx.cwd().to_path_buf(), to, inside)
+        });
         let ctx = match &moved {
-            Some((_, to)) => ctx.with_cwd(to.clone()),
+            Some((_, to, _)) => ctx.with_cwd(to.clone()),
             None => ctx,
         };
         let mut result = if input.run_in_background == Some(true) {
@@ -335,14 +342,22 @@ impl TypedTool for Bash {
             result
         };
         match moved {
-            Some((gone, to)) => note_removed_cwd(&mut result, &gone, to, safe),
+            Some((gone, to, inside)) => {
+                if !inside {
+                    // It ran where the session's working directories do not reach: a `cd`
+                    // it made is judged against them, not against where it ran.
+                    drop_move_outside(&mut result, &session_ctx);
+                }
+                note_removed_cwd(&mut result, &gone, to, !safe && inside);
+            }
             // This command removed the session's directory (`rmdir "$PWD"`) and went nowhere
             // else: the session moves now, through this call, whose context change the
             // executor takes. Left to the next command, which may be a read-only one, the
             // move would be dropped (and said again) at every call until one that is not.
             None if !safe && !ctx.cwd().is_dir() && !changes_context(&result) => {
                 let to = ctx.effective_cwd().into_owned();
-                note_removed_cwd(&mut result, ctx.cwd(), to, safe);
+                let inside = within_working_directories(&ctx, &to);
+                note_removed_cwd(&mut result, ctx.cwd(), to, inside);
             }
             None => {}
         }
@@ -379,27 +394,28 @@ fn changes_context(result: &Result<ToolResult<BashOutput>, ToolError>) -> bool {
     }
 }
 
-/// Says in `result` that the session's directory `gone` no longer exists and that the command
-/// ran, or the next one runs, in `to`, and moves the session there unless the command moved
-/// it elsewhere. A concurrency-safe call's context change is dropped by the executor (`safe`):
-/// the note then says only where the command ran, since the session stays where it was.
+/// Says in `result` that the session's directory `gone` no longer exists and that the
+/// command ran in `to`; when `moves`, that the session is reset there, and moves it unless
+/// the command moved it elsewhere. Not otherwise: a concurrency-safe call's context change
+/// is dropped by the executor, and a fallback outside the working directories (an ancestor
+/// of a removed project) must not become the session's directory.
 fn note_removed_cwd(
     result: &mut Result<ToolResult<BashOutput>, ToolError>,
     gone: &Path,
     to: PathBuf,
-    safe: bool,
+    moves: bool,
 ) {
-    let note = if safe {
-        format!(
-            "Shell cwd {} no longer exists; this command ran in {}",
-            gone.display(),
-            to.display()
-        )
-    } else {
+    let note = if moves {
         format!(
             "Shell cwd was reset to {} ({} no longer exists)",
             to.display(),
             gone.display()
+        )
+    } else {
+        format!(
+            "Shell cwd {} no longer exists; this command ran in {}",
+            gone.display(),
+            to.display()
         )
     };
     let push = |stderr: &mut String| {
@@ -411,7 +427,7 @@ fn note_removed_cwd(
     match result {
         Ok(r) => {
             push(&mut r.data.stderr);
-            if r.context_modifier.is_none() {
+            if moves && r.context_modifier.is_none() {
                 r.context_modifier = Some(tool_core::ContextModifier::cwd(to));
             }
         }
@@ -422,10 +438,45 @@ fn note_removed_cwd(
                 push(stderr);
             }
             // The session moves to where this command ran, unless it moved on.
-            let change = change.unwrap_or_else(|| tool_core::ContextModifier::cwd(to));
-            *error = inner.with_context_change(change);
+            let change = change.or_else(|| moves.then(|| tool_core::ContextModifier::cwd(to)));
+            *error = match change {
+                Some(change) => inner.with_context_change(change),
+                None => inner,
+            };
         }
     }
+}
+
+/// Takes out of `result` a move of the session to a directory outside `ctx`'s working
+/// directories.
+fn drop_move_outside(result: &mut Result<ToolResult<BashOutput>, ToolError>, ctx: &ToolUseContext) {
+    let outside = |m: &tool_core::ContextModifier| {
+        m.new_cwd()
+            .is_some_and(|dir| !within_working_directories(ctx, dir))
+    };
+    match result {
+        Ok(r) => {
+            if r.context_modifier.as_ref().is_some_and(outside) {
+                r.context_modifier = None;
+            }
+        }
+        Err(error) => {
+            let (inner, change) =
+                std::mem::replace(error, ToolError::Cancelled(None)).take_context_change();
+            *error = match change.filter(|m| !outside(m)) {
+                Some(change) => inner.with_context_change(change),
+                None => inner,
+            };
+        }
+    }
+}
+
+/// Whether `dir` is inside one of the session's working directories (as their real paths).
+fn within_working_directories(ctx: &ToolUseContext, dir: &Path) -> bool {
+    ctx.working_directories().iter().any(|w| {
+        let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+        dir.starts_with(&w)
+    })
 }
 
 /// How a command ended.
@@ -778,7 +829,10 @@ async fn run_command(
         // The bytes as they were read, not text: a character the timeout split is finished
         // by the rest the task's copy appends.
         let whole = !stdout.spilled() && !stderr.spilled();
-        let (out, err) = (stdout.finish_bytes().await.0, stderr.finish_bytes().await.0);
+        let (out, err) = (
+            stdout.finish_bytes(1).await.0,
+            stderr.finish_bytes(1).await.0,
+        );
         let so_far = arrivals.interleave(&out, &err, whole);
         let dir = match ctx.results_dir() {
             Some(dir) => dir.to_path_buf(),
@@ -839,10 +893,13 @@ async fn run_command(
         },
         None => None,
     };
+    // Both streams spilled: each shows half as much, so that the two together stay under
+    // the inline limit too.
+    let spilled = usize::from(stdout.spilled()) + usize::from(stderr.spilled());
     Ok(Run {
         end,
-        stdout: stdout.finish().await,
-        stderr: stderr.finish().await,
+        stdout: stdout.finish(spilled).await,
+        stderr: stderr.finish(spilled).await,
         final_cwd,
         stopped_leftovers,
     })
@@ -1081,8 +1138,10 @@ impl Capture {
         String::from_utf8_lossy(from).into_owned()
     }
 
-    async fn finish(self) -> Captured {
-        let (bytes, spill, cut) = self.finish_bytes().await;
+    /// The captured output as text; `spilled`: how many of the command's streams spilled
+    /// (their heads and tails share the inline limit).
+    async fn finish(self, spilled: usize) -> Captured {
+        let (bytes, spill, cut) = self.finish_bytes(spilled).await;
         Captured {
             text: String::from_utf8_lossy(&bytes).into_owned(),
             spill,
@@ -1093,7 +1152,7 @@ impl Capture {
     /// What [`finish`](Self::finish) shows, as the bytes read (the text converts them), with
     /// the spill file and whether it was cut. A character the head and tail split is left
     /// out; one the last read split (the command goes on) is kept as it came.
-    async fn finish_bytes(mut self) -> (Vec<u8>, Option<PathBuf>, bool) {
+    async fn finish_bytes(mut self, spilled: usize) -> (Vec<u8>, Option<PathBuf>, bool) {
         if !self.spilled() {
             return (self.memory, None, false);
         }
@@ -1101,9 +1160,9 @@ impl Capture {
             let _ = file.flush().await;
         }
         // What is shown stays under the inline limit (a quarter of it each for the head and
-        // the tail), so that the result is not saved to a file a second time: the saved file
-        // named in the note is the whole output.
-        let shown = KEEP_HEAD_TAIL.min(inline_result_chars() / 4);
+        // the tail, an eighth when both streams spilled), so that the result is not saved to
+        // a file a second time: the saved file named in the note is the whole output.
+        let shown = KEEP_HEAD_TAIL.min(inline_result_chars() / 4 / spilled.max(1));
         let tail_start = self.tail.len().saturating_sub(shown);
         // The head and tail were cut at byte counts: a character they split is left out
         // (it is in the saved file), not shown as �.
@@ -1191,11 +1250,7 @@ fn finish(
     // wherever the session was before.
     let mut new_cwd = None;
     if let Some(dir) = final_cwd.filter(|d| d.as_path() != ctx.cwd()) {
-        let inside = ctx.working_directories().iter().any(|w| {
-            let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
-            dir.starts_with(&w)
-        });
-        if inside {
+        if within_working_directories(ctx, &dir) {
             new_cwd = Some(dir);
         } else {
             // In a worktree session, its worktree: the session must not land in the
@@ -1324,8 +1379,9 @@ pub fn max_result_chars() -> usize {
 }
 
 /// The longest result the model really sees whole: [`max_result_chars`], but never more than
-/// the pipeline's own limit, which it applies too (the smaller of the two), whatever
-/// `BASH_MAX_OUTPUT_LENGTH` says.
+/// the pipeline's default limit ([`tool_core::DEFAULT_MAX_RESULT_CHARS`]), which it applies
+/// too, whatever `BASH_MAX_OUTPUT_LENGTH` says. (A pipeline given a lower limit may still
+/// save a spilled output's head and tail.)
 fn inline_result_chars() -> usize {
     max_result_chars().min(tool_core::DEFAULT_MAX_RESULT_CHARS)
 }

@@ -433,6 +433,17 @@ async fn a_large_bash_max_output_length_keeps_a_spilled_output_under_the_pipelin
             std::fs::read_to_string(path).unwrap(),
             (1..=500_000).map(|n| format!("{n}\n")).collect::<String>()
         );
+        // Both streams spilled: each head and tail gets half, so that together they fit
+        // too (found by review: about 50,600 characters).
+        let command = "seq 1 300000; seq 1 300000 >&2";
+        let result = run(&ctx, json!({"command": command})).await.unwrap();
+        let both = text(&result);
+        assert!(
+            both.chars().count() <= PIPELINE_LIMIT,
+            "{} characters with both streams spilled",
+            both.chars().count()
+        );
+        assert!(both.contains("[The full error output is saved in "), "{both}");
         // 60,000 characters: under BASH_MAX_OUTPUT_LENGTH, over the pipeline's limit.
         let file = root.join("big.txt");
         std::fs::write(&file, "x".repeat(59_999) + "\n").unwrap();

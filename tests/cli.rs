@@ -2852,6 +2852,23 @@ fn permissions_check_judges_a_relative_path_and_names_ignored_grants() {
         "{warned}"
     );
 
+    // A path the tool trims to an absolute one is no relative path (found by review).
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--settings",
+            r#"{"permissions":{"deny":["Read(//etc/hostname)"]}}"#,
+            "Read",
+            r#"{"file_path":" /etc/hostname"}"#,
+        ],
+        &proj,
+        None,
+    );
+    let (shown, warned) = (text(&out.stdout), text(&out.stderr));
+    assert!(shown.contains("decision: deny"), "{shown}{warned}");
+    assert!(!warned.contains("is relative"), "{warned}");
+
     std::fs::create_dir_all(proj.join(".claude")).unwrap();
     std::fs::write(
         proj.join(".claude/settings.json"),

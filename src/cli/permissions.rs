@@ -5,7 +5,7 @@
 //! Exit code 0 for any decision; 2 for bad input (unreadable or invalid settings given on
 //! the command line, invalid JSON, unknown mode), with a message on stderr.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -181,7 +181,13 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
                 let Some(given) = input.get(key).and_then(Value::as_str) else {
                     continue;
                 };
-                if given.is_empty() || given.starts_with('/') || given.starts_with('~') {
+                // As the tool reads it: trimmed, and `~` only alone or before a `/`.
+                let given = given.trim();
+                if given.is_empty()
+                    || Path::new(given).is_absolute()
+                    || given == "~"
+                    || given.starts_with("~/")
+                {
                     continue;
                 }
                 let absolute = cwd.join(given);

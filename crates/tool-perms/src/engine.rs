@@ -18,9 +18,9 @@ use crate::bash::commands::{
     awk_may_use_other_files, backups, candidates, changes_directory, changes_trees,
     deletes_in_destination, destination, effective_name, effective_words, git_config_files,
     git_content, git_repository_elsewhere, has_option, has_path_operands, is_read_only,
-    is_transparent, options_after_operands, path_args, path_use, reads_listed_files,
-    reads_only_whatever_is_appended, reads_trees, safe_wrapper_len, wrapped_command_starts,
-    wrapped_readings, xargs_arg_files,
+    is_transparent, lists_the_cwd_by_default, options_after_operands, path_args, path_use,
+    reads_listed_files, reads_only_whatever_is_appended, reads_trees, safe_wrapper_len,
+    wrapped_command_starts, wrapped_readings, xargs_arg_files,
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
@@ -174,13 +174,15 @@ enum ToolMatcher {
         name: String,
         server: String,
     },
-    /// A tool-name glob (`mcp__gh__*_issue`, `mcp__*` in a deny). `server`: in an allow
-    /// rule with a literal `mcp__<server>__` prefix, the server a tool must come from when
-    /// it says so (as `mcp__srv__*`): `mcp__gh__*o` must not allow the tools of a server
-    /// named `gh__e`, whose names start `mcp__gh__e__`.
+    /// A tool-name glob (`mcp__gh__*_issue`, `mcp__*` in a deny). `literal`: in an allow
+    /// rule, the pattern's text before its first `*` (`mcp__gh__` of `mcp__gh__*o`); a tool
+    /// that says which server it comes from matches only when that server's whole prefix
+    /// `mcp__<server>__` is part of it (as `mcp__srv__*`): `mcp__gh__*o` must not allow the
+    /// tools of a server named `gh__e`, whose names start `mcp__gh__e__` too, while
+    /// `mcp__gh__e__*` allows them.
     Glob {
         pattern: ShellPattern,
-        server: Option<String>,
+        literal: Option<String>,
     },
 }
 
@@ -341,9 +343,10 @@ impl RuleSet {
                         server: server.to_owned(),
                         by_name: behavior != RuleBehavior::Allow,
                     },
-                    Some((server, _)) => ToolMatcher::Glob {
+                    Some(_) => ToolMatcher::Glob {
                         pattern: ShellPattern::parse(&tool_name),
-                        server: (behavior == RuleBehavior::Allow).then(|| server.to_owned()),
+                        literal: (behavior == RuleBehavior::Allow)
+                            .then(|| tool_name.split('*').next().unwrap_or_default().to_owned()),
                     },
                     None if behavior == RuleBehavior::Allow => {
                         set.diagnostics.push(diag(
@@ -355,7 +358,7 @@ impl RuleSet {
                     }
                     None => ToolMatcher::Glob {
                         pattern: ShellPattern::parse(&tool_name),
-                        server: None,
+                        literal: None,
                     },
                 }
             } else if let Some(server) = tool_name.strip_prefix("mcp__").filter(|s| !s.is_empty()) {
@@ -572,12 +575,15 @@ fn tool_names(tool: &dyn Tool) -> Vec<String> {
 fn tool_matches(m: &ToolMatcher, tool: &dyn Tool, names: &[String]) -> bool {
     match m {
         ToolMatcher::Name(n) => names.iter().any(|x| x == n),
-        ToolMatcher::Glob { pattern, server } => {
-            let info = tool.mcp_info();
-            let from_elsewhere = server
-                .as_deref()
-                .zip(info.as_ref())
-                .is_some_and(|(server, info)| !from_server(Some(info), server));
+        ToolMatcher::Glob { pattern, literal } => {
+            let from_elsewhere =
+                literal
+                    .as_deref()
+                    .zip(tool.mcp_info())
+                    .is_some_and(|(literal, info)| {
+                        let prefix = format!("mcp__{}__", normalize_mcp_name(&info.server_name));
+                        !literal.starts_with(&prefix)
+                    });
             !from_elsewhere && names.iter().any(|x| pattern.matches(x))
         }
         // The server a tool comes from, when it says so, decides: a server named
@@ -2323,7 +2329,7 @@ impl PermissionEngine {
         let args: Vec<Word> = if name == "cd" && args.is_empty() {
             here("~")
         } else if !has_path_operands(name, words)
-            && tree.is_some_and(|t| t.defaults_to_cwd)
+            && (tree.is_some_and(|t| t.defaults_to_cwd) || lists_the_cwd_by_default(name))
             // `cmd | rg x` searches its input (grep -r ignores its input).
             && !(name == "rg" && sub.piped_input)
         {

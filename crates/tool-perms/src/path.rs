@@ -68,25 +68,25 @@ impl PathRoots {
     }
 
     /// Why writing `path` (or `resolved`) is a safety check because it is in the user's
-    /// configuration directory when that is not named `.claude` (`$CLAUDE_CONFIG_DIR`):
-    /// its skills, agents, commands, hooks and `CLAUDE.md` are read by every session as
-    /// those of `~/.claude` are, which [`protected_reason`] covers by name. Not when the
-    /// session works inside that directory (its files are the work then).
+    /// configuration directory (`$CLAUDE_CONFIG_DIR`, or a `~/.claude` that is a link to a
+    /// dotfiles folder): its skills, agents, commands, hooks and `CLAUDE.md` are read by
+    /// every session, as those of `~/.claude` are, which [`protected_reason`] covers by name
+    /// (a spelling of the directory named `.claude` is left to it). A session working inside
+    /// the directory may write what is in its own cwd (its files are the work then), nothing
+    /// else there.
     pub fn config_dir_reason(&self, path: &Path, resolved: &Path) -> Option<String> {
         let dir = self.user_config_dir.as_deref()?;
-        let named_claude = dir
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(".claude"));
-        if named_claude {
-            return None;
-        }
-        let variants = [normalize_lexically(dir), resolve_symlinks(dir)];
-        if variants.iter().any(|d| self.cwd.starts_with(d)) {
-            return None;
-        }
-        variants
+        let named_claude = |d: &Path| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(".claude"))
+        };
+        let protects = |d: &Path, p: &Path| {
+            p.starts_with(d) && !(self.cwd.starts_with(d) && p.starts_with(&self.cwd))
+        };
+        [normalize_lexically(dir), resolve_symlinks(dir)]
             .iter()
-            .any(|d| path.starts_with(d) || resolved.starts_with(d))
+            .filter(|d| !named_claude(d))
+            .any(|d| protects(d, path) || protects(d, resolved))
             .then(|| {
                 format!(
                     "Claude requested permissions to write to {}, which is in the user's configuration directory ({}).",
@@ -464,7 +464,8 @@ impl Group {
 #[derive(Default)]
 pub struct PathRuleSet {
     groups: Vec<Group>,
-    case_insensitive: bool,
+    /// Deny or ask rules: they ignore case, and `**` covers its root too.
+    restricting: bool,
 }
 
 impl std::fmt::Debug for PathRuleSet {
@@ -477,17 +478,17 @@ impl std::fmt::Debug for PathRuleSet {
 
 impl PathRuleSet {
     /// Builds from `(rule index, root, line)`; returns the set and `(rule index, error)` for
-    /// lines that are not valid globs. `case_insensitive`: the lines match the path below
+    /// lines that are not valid globs. `restricting` (deny and ask rules): the lines match the path below
     /// their root whatever its case (as node `ignore`, which Claude Code uses, does by
     /// default, and as a case-insensitive file system opens them): for deny and ask rules.
     /// The root itself is matched exactly.
     pub fn build(
         entries: &[(usize, PathBuf, String)],
-        case_insensitive: bool,
+        restricting: bool,
     ) -> (Self, Vec<(usize, String)>) {
         let mut by_root: Vec<(PathBuf, Vec<(usize, String)>)> = Vec::new();
         for (idx, root, line) in entries {
-            let line = if case_insensitive {
+            let line = if restricting {
                 fold_case(line)
             } else {
                 line.clone()
@@ -503,7 +504,7 @@ impl PathRuleSet {
             // A line that is no glob is reported alone, and the rest compiled together.
             let mut builder = GitignoreBuilder::new(&root);
             // Always `Ok` (the `Result` is historical).
-            let _ = builder.case_insensitive(case_insensitive);
+            let _ = builder.case_insensitive(restricting);
             let mut valid = Vec::with_capacity(lines.len());
             for (idx, line) in lines {
                 match builder.add_line(None, &line) {
@@ -518,15 +519,15 @@ impl PathRuleSet {
                 Ok(matcher) => groups.push(Group::new(&root, matcher, &valid)),
                 Err(_) => {
                     let (a, b) = valid.split_at(valid.len() / 2);
-                    Self::build_groups(&root, a, case_insensitive, &mut groups, &mut errors);
-                    Self::build_groups(&root, b, case_insensitive, &mut groups, &mut errors);
+                    Self::build_groups(&root, a, restricting, &mut groups, &mut errors);
+                    Self::build_groups(&root, b, restricting, &mut groups, &mut errors);
                 }
             }
         }
         (
             Self {
                 groups,
-                case_insensitive,
+                restricting,
             },
             errors,
         )
@@ -539,7 +540,7 @@ impl PathRuleSet {
     fn build_groups(
         root: &Path,
         lines: &[(usize, String)],
-        case_insensitive: bool,
+        restricting: bool,
         groups: &mut Vec<Group>,
         errors: &mut Vec<(usize, String)>,
     ) {
@@ -547,7 +548,7 @@ impl PathRuleSet {
             return;
         };
         let mut builder = GitignoreBuilder::new(root);
-        let _ = builder.case_insensitive(case_insensitive);
+        let _ = builder.case_insensitive(restricting);
         for (_, line) in lines {
             // Checked when the whole list was added.
             let _ = builder.add_line(None, line);
@@ -557,8 +558,8 @@ impl PathRuleSet {
             Err(e) if lines.len() == 1 => errors.push((first, e.to_string())),
             Err(_) => {
                 let (a, b) = lines.split_at(lines.len() / 2);
-                Self::build_groups(root, a, case_insensitive, groups, errors);
-                Self::build_groups(root, b, case_insensitive, groups, errors);
+                Self::build_groups(root, a, restricting, groups, errors);
+                Self::build_groups(root, b, restricting, groups, errors);
             }
         }
     }
@@ -574,32 +575,35 @@ impl PathRuleSet {
         let normal = nfc(&normal);
         let path = normal.as_path();
         // Matched relative to the root (the matcher takes a relative path as it is). On a
-        // case-sensitive system the root is compared as it is, whatever `case_insensitive`:
+        // case-sensitive system the root is compared as it is, whatever `restricting`:
         // only the relative path's case is ignored (as node `ignore` does; `/home/u/Proj` is
         // not `/home/u/proj` there). Where file systems ignore case by default (macOS,
         // Windows), so does the root of a deny or ask rule: a new file spelled
         // `/USERS/u/proj/config/x` is in the project.
-        let fold_root = self.case_insensitive && CASE_INSENSITIVE_FILE_SYSTEMS;
+        let fold_root = self.restricting && CASE_INSENSITIVE_FILE_SYSTEMS;
         for g in &self.groups {
             let Some(relative) = strip_root(path, &g.root, fold_root) else {
                 continue;
             };
             if relative.as_os_str().is_empty() {
-                // The root itself: a gitignore line never matches it, but `**` (what a deny
-                // or ask rule naming its directory itself is read as, `Read(./)`) stands for
-                // the directory and everything in it.
-                if let Some(&idx) = g.lines.get("**") {
+                // The root itself: a gitignore line never matches it, but in a deny or ask
+                // rule `**` (what one naming its directory itself is read as, `Read(./)`)
+                // stands for the directory and everything in it. An allow rule grants no
+                // more than Claude Code's.
+                if self.restricting
+                    && let Some(&idx) = g.lines.get("**")
+                {
                     return Some(idx);
                 }
                 continue;
             }
             let folded;
-            let relative = match relative.to_str() {
-                Some(text) if self.case_insensitive && !text.is_ascii() => {
-                    folded = PathBuf::from(fold_case(text));
+            let relative = match self.restricting.then(|| fold_path_case(relative)).flatten() {
+                Some(path) => {
+                    folded = path;
                     folded.as_path()
                 }
-                _ => relative,
+                None => relative,
             };
             let m = g.matcher.matched_path_or_any_parents(relative, is_dir);
             if let ignore::Match::Ignore(glob) = m {
@@ -618,12 +622,12 @@ impl PathRuleSet {
     /// path exists: the place a rule's pattern starts from (its root, and the literal
     /// leading directories of an anchored pattern: `~/.ssh/**` starts at `~/.ssh`) lies
     /// inside `dir`, or `dir` inside it. A pattern without a slash (`.env`) matches a name at
-    /// any depth of its root. Case is ignored in the root too when `case_insensitive` (a
+    /// any depth of its root. Case is ignored in the root too when `restricting` (a
     /// guess on the safe side: the same directory, on a case-insensitive file system).
     pub fn may_match_inside(&self, dir: &Path) -> bool {
         let fold = |p: PathBuf| {
-            if self.case_insensitive {
-                PathBuf::from(p.to_string_lossy().to_lowercase())
+            if self.restricting {
+                PathBuf::from(fold_case(&p.to_string_lossy()).to_ascii_lowercase())
             } else {
                 p
             }
@@ -656,16 +660,37 @@ fn pattern_start(root: &Path, line: &str) -> PathBuf {
     start
 }
 
-/// `text` with the case of its letters beyond ASCII folded (lowercased), for matching case
+/// `text` with the case of its letters beyond ASCII folded, for matching case
 /// insensitively: the matcher folds ASCII only, node `ignore`'s `i` flag (Claude Code's)
 /// folds `Ä` and `ä` too. Both the lines and the paths are folded; ASCII text is kept as
-/// it is (its case is the matcher's to ignore).
+/// it is (its case is the matcher's to ignore). Letter by letter, whatever is around it
+/// (`str::to_lowercase` makes a `Σ` before a letter `σ` and one at a word's end `ς`, which
+/// would fold a rule's `ΟΔΟΣ*` and the file `ΟΔΟΣΑ` apart), with `ς` as `σ`, one letter to
+/// a case-insensitive regex.
 fn fold_case(text: &str) -> String {
     if text.is_ascii() {
-        text.to_owned()
-    } else {
-        text.to_lowercase()
+        return text.to_owned();
     }
+    text.chars()
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == 'ς' { 'σ' } else { c })
+        .collect()
+}
+
+/// [`fold_case`] of a path's name: its UTF-8 parts folded, bytes that are no UTF-8 kept as
+/// they are (a name with both is still matched without case). `None` when nothing changes.
+fn fold_path_case(path: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.is_ascii() {
+        return None;
+    }
+    let mut folded = Vec::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        folded.extend_from_slice(fold_case(chunk.valid()).as_bytes());
+        folded.extend_from_slice(chunk.invalid());
+    }
+    Some(PathBuf::from(std::ffi::OsString::from_vec(folded)))
 }
 
 /// `path` in Unicode NFC (a path that is not UTF-8 is kept as it is).
@@ -1021,6 +1046,30 @@ mod tests {
         );
         assert_eq!(errors.iter().map(|e| e.0).collect::<Vec<_>>(), [0]);
         assert_eq!(set.matching(Path::new("/p/.env")), Some(1));
+    }
+
+    /// Found by review: a `**` line covers its root itself in a deny or ask set only (an
+    /// allow rule grants no more than Claude Code's), and the case of a name is folded
+    /// letter by letter (a final `Σ` folds as any other) and around bytes that are no UTF-8.
+    #[test]
+    fn only_a_restricting_set_covers_its_root_and_case_folds_letter_by_letter() {
+        let root = PathBuf::from("/p");
+        let entries = [(0, root.clone(), "**".to_owned())];
+        assert_eq!(
+            PathRuleSet::build(&entries, true).0.matching(&root),
+            Some(0)
+        );
+        assert_eq!(PathRuleSet::build(&entries, false).0.matching(&root), None);
+        let greek = [(0, root.clone(), "ΟΔΟΣ*".to_owned())];
+        let set = PathRuleSet::build(&greek, true).0;
+        assert_eq!(set.matching(Path::new("/p/ΟΔΟΣΑ.txt")), Some(0));
+        assert_eq!(set.matching(Path::new("/p/οδος")), Some(0));
+        let odd = {
+            use std::os::unix::ffi::OsStrExt as _;
+            PathBuf::from(std::ffi::OsStr::from_bytes(b"/p/\xc3\x84pfel/\xff.txt"))
+        };
+        let folded = [(0, root.clone(), "Äpfel/*.txt".to_owned())];
+        assert_eq!(PathRuleSet::build(&folded, true).0.matching(&odd), Some(0));
     }
 
     /// The root of a rule compared ignoring case only when asked (on macOS and Windows).

@@ -1165,6 +1165,15 @@ async fn mcp_rules_name_a_tool_in_full_and_a_glob_keeps_to_its_server() {
             "{allow}"
         );
     }
+    // A glob that names the other server's prefix in full allows its tools (and the tools
+    // of `gh` whose names start so).
+    let (engine, ctx) = context(&fx, &case("x", "Bash", "").allow(&["mcp__gh__e__*"]));
+    for tool in [&other_server, &own] {
+        assert_eq!(
+            behavior(&engine.decide(tool, &json!({}), &ctx).await),
+            "allow"
+        );
+    }
     // A deny glob still reaches every tool whose name it matches.
     let (engine, ctx) = context(
         &fx,

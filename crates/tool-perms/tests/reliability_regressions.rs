@@ -520,6 +520,8 @@ async fn path_rules_fourth_review() {
     let cases = vec![
         case("deny", "Read", "$P/äpfel.txt").deny(&["Read(ÄPFEL.txt)"]),
         case("deny", "Read", "$P/äpfel.txt").deny(&["Read(Äpfel.TXT)"]),
+        // A final sigma folds as any other (`ΟΔΟΣ*` against `ΟΔΟΣΑ.txt`).
+        case("deny", "Read", "$P/ΟΔΟΣΑ.txt").deny(&["Read(ΟΔΟΣ*)"]),
         case("deny", "Bash", "cat äpfel.txt").deny(&["Read(ÄPFEL.txt)"]),
         case("ask", "Read", "$P/äpfel.txt")
             .ask(&["Read(./ÄPFEL.*)"])
@@ -531,6 +533,13 @@ async fn path_rules_fourth_review() {
         case("deny", "Glob", "$P").deny(&["Read(.)"]),
         case("deny", "Grep", "$P").deny(&["Read(/)"]),
         case("deny", "Bash", "ls .").deny(&["Read(./)"]),
+        // Without an operand, a lister lists the cwd.
+        case("deny", "Bash", "ls").deny(&["Read(./)"]),
+        case("deny", "Bash", "ls -la").deny(&["Read(./)"]),
+        case("deny", "Bash", "find -name a.txt").deny(&["Read(./)"]),
+        case("deny", "Bash", "du -a").deny(&["Read(./)"]),
+        case("allow", "Bash", "ls"),
+        case("allow", "Bash", "find -name main.rs"),
         case("deny", "Bash", "cat src/main.rs").deny(&["Read(./)"]),
         case("deny", "Read", "$P/src/main.rs").deny(&["Read(./)"]),
         // An allow rule naming a directory itself still matches nothing.

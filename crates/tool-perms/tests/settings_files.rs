@@ -685,3 +685,50 @@ fn a_rule_that_cannot_be_anchored_in_a_non_utf8_directory_is_an_error() {
         messages(&loaded)
     );
 }
+
+/// Found by review: a `~/.claude` that is a link to a dotfiles folder was protected only
+/// through the link (by its name), not where the files really are; and a session working
+/// anywhere inside the config directory left all of it unprotected. Only its own cwd's files
+/// are the work.
+#[tokio::test]
+async fn the_config_directory_is_protected_through_its_link_and_beside_the_work() {
+    let fx = Fixture::new();
+    let real = fx.home.join("dotfiles/claude");
+    std::fs::create_dir_all(real.join("agents")).unwrap();
+    std::fs::create_dir_all(real.join("plugins/p")).unwrap();
+    std::os::unix::fs::symlink(&real, fx.home.join(".claude")).unwrap();
+    let write = probe(&fx, "Write");
+    for (cwd, target, expect) in [
+        (fx.proj.clone(), real.join("agents/x.md"), "ask"),
+        (fx.proj.clone(), real.join("CLAUDE.md"), "ask"),
+        (fx.proj.clone(), fx.home.join(".claude/agents/y.md"), "ask"),
+        (real.join("plugins/p"), real.join("plugins/p/x.md"), "allow"),
+        (real.join("plugins/p"), real.join("agents/x.md"), "ask"),
+    ] {
+        let mut s = sources(&fx, cwd.clone());
+        s.user_config_dir = Some(fx.home.join(".claude"));
+        let loaded = load_permissions(&s);
+        let mut context = loaded.context.clone();
+        loaded
+            .apply_mode_flag(
+                &mut context,
+                Some(tool_core::PermissionMode::BypassPermissions),
+            )
+            .unwrap();
+        context.additional_working_directories.push(real.clone());
+        let engine = loaded.engine();
+        let tctx = ToolUseContext::new(&cwd)
+            .with_home(Some(fx.home.clone()))
+            .with_permission(context);
+        let r = engine
+            .decide(&write, &json!({"file_path": target, "content": "x"}), &tctx)
+            .await;
+        assert_eq!(
+            behavior(&r),
+            expect,
+            "{} from {}: {r:?}",
+            target.display(),
+            cwd.display()
+        );
+    }
+}

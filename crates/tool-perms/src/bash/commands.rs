@@ -480,6 +480,13 @@ pub fn has_option(words: &[Word], letters: &[char], longs: &[&str]) -> bool {
         .any(|v| short_bundle_has(v, letters) || longs.iter().any(|l| names_long(v, l)))
 }
 
+/// Whether `name` without a path operand lists the working directory (`ls`, `find`, `du`,
+/// `tree`): it reads the directory as `ls .` does, so a rule that covers the directory
+/// itself (`Read(./)`) covers it too.
+pub fn lists_the_cwd_by_default(name: &str) -> bool {
+    matches!(name, "ls" | "dir" | "vdir" | "find" | "du" | "tree")
+}
+
 /// Whether `name WORDS` reads directory trees ([`TreeRead`]), and how.
 pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
     let opts: Vec<&str> = option_words(words).filter(|v| v.starts_with('-')).collect();

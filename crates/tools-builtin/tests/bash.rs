@@ -443,7 +443,10 @@ async fn a_large_bash_max_output_length_keeps_a_spilled_output_under_the_pipelin
             "{} characters with both streams spilled",
             both.chars().count()
         );
-        assert!(both.contains("[The full error output is saved in "), "{both}");
+        assert!(
+            both.contains("[The full error output is saved in "),
+            "{both}"
+        );
         // 60,000 characters: under BASH_MAX_OUTPUT_LENGTH, over the pipeline's limit.
         let file = root.join("big.txt");
         std::fs::write(&file, "x".repeat(59_999) + "\n").unwrap();

@@ -533,7 +533,8 @@ fn raw_credentials(url: &str) -> (Option<&str>, Option<&str>) {
 /// Whether `c` can be part of a word or a query value, so that a needle next to it is not
 /// a whole occurrence.
 fn continues_word(c: char) -> bool {
-    c.is_alphanumeric() || "-._~%+=&".contains(c)
+    // Not `&`: it ends a query's value (`?k=abc&x=1` holds the query `k=abc` whole).
+    c.is_alphanumeric() || "-._~%+=".contains(c)
 }
 
 /// `text` with each whole occurrence of `needle` replaced by `with`: one that neither starts
@@ -1263,10 +1264,20 @@ impl ServerConn {
         }
         let raw_user = raw_info.map(|info| info.split_once(':').map_or(info, |(user, _)| user));
         let raw_password = raw_info.and_then(|info| info.split_once(':').map(|(_, pw)| pw));
+        // Each value of the query too (`key=SECRETKEY1234`), as written and as decoded.
+        let values: Vec<String> = queries
+            .iter()
+            .flatten()
+            .flat_map(|q| q.split('&'))
+            .filter_map(|pair| pair.split_once('=').map(|(_, v)| v.to_owned()))
+            .chain(parsed.query_pairs().map(|(_, v)| v.into_owned()))
+            .collect();
         let parts = [Some(user), password, raw_user, raw_password]
             .into_iter()
-            .chain(queries);
-        for part in parts.flatten().filter(|part| part.chars().count() >= 8) {
+            .chain(queries)
+            .flatten()
+            .chain(values.iter().map(String::as_str));
+        for part in parts.filter(|part| part.chars().count() >= 8) {
             text = text.replace(part, "…");
         }
         text
@@ -2047,10 +2058,11 @@ impl ServerConn {
         live: &Live,
     ) -> ToolError {
         if let ServiceError::McpError(data) = &e {
+            // The server's own text may quote the URL it was reached at, credentials and all.
             return ToolError::msg(format!(
                 "{} returned an error for {method} \"{tool}\": {} (code {})",
                 self.label(),
-                data.message,
+                self.scrub(data.message.to_string()),
                 data.code.0
             ));
         }
@@ -2674,6 +2686,17 @@ mod tests {
                 "cannot connect to http://127.0.0.1:1/: connection refused",
                 "cannot connect to http://127.0.0.1:1/: connection refused",
             ),
+            // A short query followed by more of one (`&`), and a long value alone.
+            (
+                "http://127.0.0.1:1/mcp?k=abc&x=1",
+                "for url (http://127.0.0.1:1/mcp?k=abc&x=1&page=2)",
+                "for url (http://127.0.0.1:1/mcp?redacted&page=2)",
+            ),
+            (
+                "http://h.example/mcp?api_key=SECRETKEY1234&v=2",
+                "bad api_key SECRETKEY1234",
+                "bad api_key …",
+            ),
             // As configured (`ä`) and as parsed (`%C3%A4`).
             (
                 "http://u:pä@h.example/mcp",
@@ -2684,7 +2707,7 @@ mod tests {
                 "https://tok:pw-SECRET-1@h.example/mcp?key=SECRET-2",
                 "bad password pw-SECRET-1 for key=SECRET-2 at \
                  https://tok:pw-SECRET-1@h.example/other?key=SECRET-2&page=2",
-                "bad password … for … at https://redacted@h.example/other?…&page=2",
+                "bad password … for … at https://redacted@h.example/other?redacted&page=2",
             ),
         ];
         for (url, text, shown) in cases {

@@ -114,9 +114,11 @@ fn compose() -> impl Strategy<Value = (String, String)> {
                 // A trailing backslash would escape the separator and change what "second" is;
                 // a trailing `&&`, `||` or `|` (before a comment too: `ls && #`) would take
                 // the first command as its own operand (`eval || \n npm test` is the valid
-                // `eval || npm test`).
+                // `eval || npm test`), and so does a lone `!` in tree-sitter-bash's reading
+                // (`! \n npm test` is read as `! npm test`; bash runs `npm test` either way,
+                // while `!` alone is read as a syntax error, which asks).
                 _ if second.ends_with('\\')
-                    || ["&&", "||", "|", "|&"]
+                    || ["&&", "||", "|", "|&", "!"]
                         .iter()
                         .any(|o| without_trailing_comment(&second).ends_with(o)) =>
                 {

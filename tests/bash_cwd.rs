@@ -170,6 +170,14 @@ async fn a_removed_project_does_not_make_its_parent_a_working_directory() {
         texts[0].starts_with(&base.join("elsewhere").display().to_string()),
         "{texts:?}"
     );
+    assert!(
+        texts[0].contains(&format!(
+            "Shell cwd stays {}: {} is outside the working directories",
+            root.display(),
+            base.join("elsewhere").display()
+        )),
+        "{texts:?}"
+    );
     assert_eq!(ctx.cwd(), root);
     let input = json!({"file_path": base.join("outside.txt")});
     let (results, _) = run_tools(
@@ -218,4 +226,29 @@ async fn paths_are_checked_where_the_command_runs_after_its_directory_went() {
     std::fs::remove_dir_all(root.join("a/b")).unwrap();
     let (texts, _) = turn(&pipeline, ctx, &[("cat", "cat ../secret.txt")]).await;
     assert!(!texts[0].contains("TOP SECRET"), "{texts:?}");
+}
+
+/// Found by review: an additional working directory given through a link, which the session
+/// falls back to once the project is removed, was taken for a place outside the working
+/// directories (its link was compared with their real paths), and the session never moved.
+#[tokio::test]
+async fn a_linked_additional_directory_is_a_fallback_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("proj");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(base.join("extra")).unwrap();
+    std::os::unix::fs::symlink(base.join("extra"), base.join("link")).unwrap();
+    let (pipeline, ctx) = session(&root);
+    let ctx = ctx.with_working_directories(vec![base.join("link")]);
+    let remove = "python3 -c 'import os, shutil; shutil.rmtree(os.getcwd())' && echo gone";
+    let (texts, ctx) = turn(&pipeline, ctx, &[("rm", remove)]).await;
+    assert!(
+        texts[0].contains(&format!(
+            "Shell cwd was reset to {}",
+            base.join("link").display()
+        )),
+        "{texts:?}"
+    );
+    assert_eq!(ctx.cwd(), base.join("link"));
 }

@@ -354,10 +354,13 @@ impl TypedTool for Bash {
             // else: the session moves now, through this call, whose context change the
             // executor takes. Left to the next command, which may be a read-only one, the
             // move would be dropped (and said again) at every call until one that is not.
+            // (Not to a fallback outside the working directories: the session stays, and the
+            // next command says where it runs.)
             None if !safe && !ctx.cwd().is_dir() && !changes_context(&result) => {
                 let to = ctx.effective_cwd().into_owned();
-                let inside = within_working_directories(&ctx, &to);
-                note_removed_cwd(&mut result, ctx.cwd(), to, inside);
+                if within_working_directories(&ctx, &to) {
+                    note_removed_cwd(&mut result, ctx.cwd(), to, true);
+                }
             }
             None => {}
         }
@@ -448,22 +451,41 @@ fn note_removed_cwd(
 }
 
 /// Takes out of `result` a move of the session to a directory outside `ctx`'s working
-/// directories.
+/// directories, and says so.
 fn drop_move_outside(result: &mut Result<ToolResult<BashOutput>, ToolError>, ctx: &ToolUseContext) {
     let outside = |m: &tool_core::ContextModifier| {
         m.new_cwd()
-            .is_some_and(|dir| !within_working_directories(ctx, dir))
+            .filter(|dir| !within_working_directories(ctx, dir))
+            .map(Path::to_path_buf)
+    };
+    let note = |dir: &Path| {
+        format!(
+            "Shell cwd stays {}: {} is outside the working directories",
+            ctx.cwd().display(),
+            dir.display()
+        )
+    };
+    let push = |stderr: &mut String, text: &str| {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(text);
     };
     match result {
         Ok(r) => {
-            if r.context_modifier.as_ref().is_some_and(outside) {
+            if let Some(dir) = r.context_modifier.as_ref().and_then(outside) {
                 r.context_modifier = None;
+                push(&mut r.data.stderr, &note(&dir));
             }
         }
         Err(error) => {
-            let (inner, change) =
+            let (mut inner, change) =
                 std::mem::replace(error, ToolError::Cancelled(None)).take_context_change();
-            *error = match change.filter(|m| !outside(m)) {
+            let dropped = change.as_ref().and_then(outside);
+            if let (Some(dir), ToolError::Shell { stderr, .. }) = (&dropped, &mut inner) {
+                push(stderr, &note(dir));
+            }
+            *error = match change.filter(|_| dropped.is_none()) {
                 Some(change) => inner.with_context_change(change),
                 None => inner,
             };
@@ -471,8 +493,10 @@ fn drop_move_outside(result: &mut Result<ToolResult<BashOutput>, ToolError>, ctx
     }
 }
 
-/// Whether `dir` is inside one of the session's working directories (as their real paths).
+/// Whether `dir` is inside one of the session's working directories (both as their real
+/// paths: a working directory given through a link is the same place).
 fn within_working_directories(ctx: &ToolUseContext, dir: &Path) -> bool {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     ctx.working_directories().iter().any(|w| {
         let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
         dir.starts_with(&w)
@@ -893,13 +917,15 @@ async fn run_command(
         },
         None => None,
     };
-    // Both streams spilled: each shows half as much, so that the two together stay under
-    // the inline limit too.
+    // What a spilled stream shows shares the inline limit with the other stream: what the
+    // other holds whole comes off it, and two spilled streams split the rest.
     let spilled = usize::from(stdout.spilled()) + usize::from(stderr.spilled());
+    let budget =
+        inline_result_chars().saturating_sub(stdout.held() + stderr.held()) / spilled.max(1);
     Ok(Run {
         end,
-        stdout: stdout.finish(spilled).await,
-        stderr: stderr.finish(spilled).await,
+        stdout: stdout.finish(budget).await,
+        stderr: stderr.finish(budget).await,
         final_cwd,
         stopped_leftovers,
     })
@@ -1055,6 +1081,11 @@ impl Capture {
         self.spill.is_some() || self.spill_error.is_some()
     }
 
+    /// The bytes shown whole (none once spilled: a head and tail are shown instead).
+    fn held(&self) -> usize {
+        if self.spilled() { 0 } else { self.memory.len() }
+    }
+
     async fn open_spill(&self) -> std::io::Result<tokio::fs::File> {
         tokio::fs::OpenOptions::new()
             .write(true)
@@ -1138,10 +1169,10 @@ impl Capture {
         String::from_utf8_lossy(from).into_owned()
     }
 
-    /// The captured output as text; `spilled`: how many of the command's streams spilled
-    /// (their heads and tails share the inline limit).
-    async fn finish(self, spilled: usize) -> Captured {
-        let (bytes, spill, cut) = self.finish_bytes(spilled).await;
+    /// The captured output as text; `budget`: the characters a spilled output's head, tail
+    /// and note may take together (its share of the inline limit).
+    async fn finish(self, budget: usize) -> Captured {
+        let (bytes, spill, cut) = self.finish_bytes(budget).await;
         Captured {
             text: String::from_utf8_lossy(&bytes).into_owned(),
             spill,
@@ -1152,17 +1183,17 @@ impl Capture {
     /// What [`finish`](Self::finish) shows, as the bytes read (the text converts them), with
     /// the spill file and whether it was cut. A character the head and tail split is left
     /// out; one the last read split (the command goes on) is kept as it came.
-    async fn finish_bytes(mut self, spilled: usize) -> (Vec<u8>, Option<PathBuf>, bool) {
+    async fn finish_bytes(mut self, budget: usize) -> (Vec<u8>, Option<PathBuf>, bool) {
         if !self.spilled() {
             return (self.memory, None, false);
         }
         if let Some(mut file) = self.spill.take() {
             let _ = file.flush().await;
         }
-        // What is shown stays under the inline limit (a quarter of it each for the head and
-        // the tail, an eighth when both streams spilled), so that the result is not saved to
+        // What is shown stays under the inline limit (a quarter of the budget each for the
+        // head and the tail, leaving room for the notes), so that the result is not saved to
         // a file a second time: the saved file named in the note is the whole output.
-        let shown = KEEP_HEAD_TAIL.min(inline_result_chars() / 4 / spilled.max(1));
+        let shown = KEEP_HEAD_TAIL.min(budget / 4);
         let tail_start = self.tail.len().saturating_sub(shown);
         // The head and tail were cut at byte counts: a character they split is left out
         // (it is in the saved file), not shown as �.

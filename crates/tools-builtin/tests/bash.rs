@@ -472,6 +472,28 @@ async fn a_large_bash_max_output_length_keeps_a_spilled_output_under_the_pipelin
     );
 }
 
+/// Found by review: one stream spilled beside a moderate other stream came to more than the
+/// inline limit, and the pipeline saved the result (a preview of a preview) a second time.
+/// The spilled stream's head and tail share the limit with what the other shows whole.
+#[tokio::test]
+async fn a_spilled_stream_shares_the_inline_limit_with_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolUseContext::new(dir.path()).with_results_dir(dir.path().join("results"));
+    let command =
+        "head -c 2000000 /dev/zero | tr '\\0' o; head -c 16000 /dev/zero | tr '\\0' e >&2";
+    let result = run(&ctx, json!({"command": command})).await.unwrap();
+    let shown = text(&result);
+    assert!(
+        shown.chars().count() <= tools_builtin::bash::max_result_chars(),
+        "{} characters",
+        shown.chars().count()
+    );
+    assert!(
+        shown.contains(&"e".repeat(16_000)),
+        "the other stream is shown whole"
+    );
+}
+
 /// A failing command's error keeps only its head and tail: where its full output is saved
 /// comes first, so the model can still read it.
 #[tokio::test]

@@ -587,11 +587,12 @@ impl PathRuleSet {
             };
             if relative.as_os_str().is_empty() {
                 // The root itself: a gitignore line never matches it, but in a deny or ask
-                // rule `**` (what one naming its directory itself is read as, `Read(./)`)
-                // stands for the directory and everything in it. An allow rule grants no
+                // rule `**` or `/**` (what one naming its directory itself is read as,
+                // `Read(./)`; `Read(/**)`, `Read(~/**)` as written) stands for the directory
+                // and everything in it, as `dir/**` covers `dir`. An allow rule grants no
                 // more than Claude Code's.
                 if self.restricting
-                    && let Some(&idx) = g.lines.get("**")
+                    && let Some(&idx) = g.lines.get("**").or_else(|| g.lines.get("/**"))
                 {
                     return Some(idx);
                 }

@@ -542,6 +542,15 @@ async fn path_rules_fourth_review() {
         case("allow", "Bash", "find -name main.rs"),
         case("deny", "Bash", "cat src/main.rs").deny(&["Read(./)"]),
         case("deny", "Read", "$P/src/main.rs").deny(&["Read(./)"]),
+        // Written with `/**`, as `dir/**` covers `dir` (found by the adversarial review).
+        case("deny", "Grep", "$P").deny(&["Read(/**)"]),
+        case("deny", "Bash", "ls -R").deny(&["Read(/**)"]),
+        case("deny", "Bash", "ls $H")
+            .deny(&["Read(~/**)"])
+            .mode("bypassPermissions"),
+        case("deny", "Bash", "ls /")
+            .deny(&["Read(//**)"])
+            .mode("bypassPermissions"),
         // An allow rule naming a directory itself still matches nothing.
         case("allow", "Grep", "$P").allow(&["Read(./)"]),
         // A name with a trailing slash, at any depth, anywhere.

@@ -1264,6 +1264,20 @@ impl ServerConn {
         }
         let raw_user = raw_info.map(|info| info.split_once(':').map_or(info, |(user, _)| user));
         let raw_password = raw_info.and_then(|info| info.split_once(':').map(|(_, pw)| pw));
+        // The Basic credentials the URL's user info is sent as (a server may echo its
+        // `Authorization` header), as the client encodes them and as written.
+        let basic: Vec<String> = [
+            Some(format!("{user}:{}", password.unwrap_or_default())),
+            raw_info.map(str::to_owned),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|info| info.len() > 1)
+        .map(|info| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(info)
+        })
+        .collect();
         // Each value of the query too (`key=SECRETKEY1234`), as written and as decoded.
         let values: Vec<String> = queries
             .iter()
@@ -1276,7 +1290,8 @@ impl ServerConn {
             .into_iter()
             .chain(queries)
             .flatten()
-            .chain(values.iter().map(String::as_str));
+            .chain(values.iter().map(String::as_str))
+            .chain(basic.iter().map(String::as_str));
         for part in parts.filter(|part| part.chars().count() >= 8) {
             text = text.replace(part, "…");
         }
@@ -2696,6 +2711,12 @@ mod tests {
                 "http://h.example/mcp?api_key=SECRETKEY1234&v=2",
                 "bad api_key SECRETKEY1234",
                 "bad api_key …",
+            ),
+            // The user info as the Basic credentials it is sent as.
+            (
+                "http://alice:s3cretPassw0rd@h.example/mcp",
+                "auth Basic YWxpY2U6czNjcmV0UGFzc3cwcmQ= refused",
+                "auth Basic … refused",
             ),
             // As configured (`ä`) and as parsed (`%C3%A4`).
             (

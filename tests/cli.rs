@@ -2899,3 +2899,37 @@ fn permissions_check_judges_a_relative_path_and_names_ignored_grants() {
         "{warned}"
     );
 }
+
+/// Found by review: the shells of hooks and of Bash were looked up in `PATH`, so a settings
+/// `env` whose `PATH` lacks `/bin` made a blocking PreToolUse hook fail to start, which does
+/// not block: the call it was to stop ran. Both start by path now.
+#[test]
+fn a_path_without_bin_does_not_unblock_a_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = serde_json::json!({
+        "env": {"PATH": "/nonexistent"},
+        "permissions": {"allow": ["Bash", "Grep"]},
+        "hooks": {"PreToolUse": [{"matcher": "Grep", "hooks": [
+            {"type": "command", "command": "echo blocked by the hook >&2; exit 2"}
+        ]}]}
+    });
+    let lines = jsonl(&[
+        serde_json::json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo hi"}}),
+        serde_json::json!({"type": "tool_use", "id": "t2", "name": "Grep", "input": {"pattern": "x"}}),
+    ]);
+    let out = toolwright(
+        &["run", "--json", "--settings", &settings.to_string(), "-"],
+        dir.path(),
+        Some(&lines),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    let content = &message["content"];
+    assert_eq!(content[0]["content"], "hi", "{message}");
+    assert!(
+        content[1]["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("blocked by the hook")),
+        "{message}"
+    );
+}

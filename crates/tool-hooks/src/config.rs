@@ -126,11 +126,23 @@ impl CommandHandler {
             return None;
         }
         Some(match self.shell.as_deref() {
-            Some("bash") => ("bash", &["-c"]),
+            Some("bash") => (installed(&["/bin/bash", "/usr/bin/bash"], "bash"), &["-c"]),
             Some("powershell") => ("pwsh", &["-NoProfile", "-NonInteractive", "-Command"]),
-            _ => ("sh", &["-c"]),
+            _ => (installed(&["/bin/sh", "/usr/bin/sh"], "sh"), &["-c"]),
         })
     }
+}
+
+/// The first of `paths` that exists, else `name` (looked up in `PATH`). A shell is started by
+/// its path, as Claude Code's `/bin/sh` is: a `PATH` without `/bin` (which a settings `env`
+/// may set) must not keep a hook from running, and a PreToolUse hook that cannot start does
+/// not block.
+fn installed(paths: &[&'static str], name: &'static str) -> &'static str {
+    paths
+        .iter()
+        .copied()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or(name)
 }
 
 /// An `http` handler (parsed and reported; see the crate docs for its status).

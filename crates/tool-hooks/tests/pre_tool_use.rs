@@ -673,7 +673,12 @@ async fn the_default_shell_is_not_bash_for_de_duplication() {
     let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
     assert!(out.common.errors.is_empty(), "{:?}", out.common.errors);
     assert_eq!(out.common.runs.len(), 2);
-    let mut shells: Vec<String> = env.read("shells").lines().map(str::to_owned).collect();
+    // (By path, as Claude Code's `/bin/sh`.)
+    let mut shells: Vec<String> = env
+        .read("shells")
+        .lines()
+        .map(|l| l.rsplit('/').next().unwrap_or(l).to_owned())
+        .collect();
     shells.sort();
     assert_eq!(shells, ["bash", "sh"]);
     // In exec form no shell runs: `shell` does not make another hook.

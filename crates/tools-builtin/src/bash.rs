@@ -561,13 +561,14 @@ fn saved_line(path: impl std::fmt::Display, cut: bool, what: &str) -> String {
     }
 }
 
-/// The shell that runs commands: bash when there is one, else sh.
+/// The shell that runs commands: bash when there is one, else sh, started by its path, not
+/// looked up in `PATH`: a settings `env` may set a `PATH` without `/bin` (the command then
+/// finds what it can, as in Claude Code, whose shell has a path).
 pub(crate) fn shell() -> &'static str {
-    if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
-        "bash"
-    } else {
-        "sh"
-    }
+    ["/bin/bash", "/usr/bin/bash", "/bin/sh", "/usr/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("sh")
 }
 
 /// `shell -c script`, as every command runs, in the foreground or the background: stdin

@@ -849,9 +849,12 @@ mod tests {
         let Ending::Failed(msg) = out.ending else {
             panic!("{out:?}")
         };
+        // The shell by its path (`/bin/sh`).
+        let shell = h.shell_invocation().unwrap().0;
+        assert!(shell.ends_with("sh"), "{shell}");
         assert!(
             msg.starts_with(&format!(
-                "cannot start `sh` to run `echo hi` in {}: ",
+                "cannot start `{shell}` to run `echo hi` in {}: ",
                 gone.display()
             )),
             "{msg}"

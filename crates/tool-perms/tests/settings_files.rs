@@ -732,3 +732,34 @@ async fn the_config_directory_is_protected_through_its_link_and_beside_the_work(
         );
     }
 }
+
+/// Found by review: a settings file that is a FIFO hung the command, and one that is a link
+/// to `/dev/zero` took all its memory (a repository can hold such a link). Only a regular
+/// file is read; the others are reported, and the rest of the settings still apply.
+#[test]
+fn a_settings_file_that_is_no_regular_file_is_reported_not_read() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join(".claude")).unwrap();
+    let project = fx.proj.join(".claude/settings.json");
+    let local = fx.proj.join(".claude/settings.local.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&project)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", &local).unwrap();
+    write_bytes(
+        &fx.home.join("config/settings.json"),
+        br#"{"permissions":{"deny":["Bash(rm:*)"]}}"#,
+    );
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let shown = messages(&loaded);
+    for file in [&project, &local] {
+        assert!(
+            shown.iter().any(|m| m.contains(&file.display().to_string())
+                && m.contains("not a regular file")),
+            "{shown:?}"
+        );
+    }
+    assert_eq!(loaded.context.deny[0].rule, "Bash(rm:*)");
+}

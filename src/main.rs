@@ -141,6 +141,16 @@ fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
         Command::Run(args) => args.session.options(false),
         Command::Serve(args) => args.session.options(false),
         Command::Tools(args) => args.options(),
+        // As a session in its folder would: the engine reads some of it (a ripgrep config
+        // file, git's variables).
+        Command::Permissions(PermissionsCommand::Check(args)) => session::SessionArgs {
+            settings: args.settings.clone(),
+            mode: None,
+            cwd: args.cwd.clone(),
+            mcp_config: Vec::new(),
+            strict_mcp_config: false,
+        }
+        .options(false),
         _ => return,
     };
     if trusted.is_some() {

@@ -293,13 +293,47 @@ pub(crate) fn settings_env(options: &SessionOptions) -> Vec<(String, String)> {
             env.iter()
                 .filter(|(k, _)| !k.is_empty() && !k.contains('=') && !k.contains('\0'))
                 .map(|(k, v)| {
-                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                    let v = match v {
+                        serde_json::Value::String(text) => text.clone(),
+                        serde_json::Value::Number(n) => js_number_text(n),
+                        other => other.to_string(),
+                    };
                     (k.clone(), v)
                 })
                 .filter(|(_, v)| !v.contains('\0'))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A number as JavaScript's `String()` writes it, as Claude Code sets a settings `env` value:
+/// `1e3` and `3000.0` are `1000` and `3000` (a timeout in milliseconds must read as one),
+/// an exponent past 1e21 or below 1e-6 is written `1e+21`, `1e-7`.
+fn js_number_text(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    let Some(f) = n.as_f64() else {
+        return n.to_string();
+    };
+    let magnitude = f.abs();
+    if magnitude >= 1e21 || (magnitude < 1e-6 && f != 0.0) {
+        let text = format!("{f:e}");
+        match text.split_once('e') {
+            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+            _ => text,
+        }
+    } else if f == 0.0 {
+        // `-0` too.
+        "0".to_owned()
+    } else if f.fract() == 0.0 {
+        format!("{f:.0}")
+    } else {
+        f.to_string()
+    }
 }
 
 /// The built-in tools of a session: those of this build its environment gates open
@@ -635,5 +669,30 @@ pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::js_number_text;
+
+    /// Found by review: `1e3` became `1000.0`, which no timeout reads as milliseconds.
+    #[test]
+    fn numbers_are_written_as_javascript_writes_them() {
+        for (json, text) in [
+            ("1e3", "1000"),
+            ("3000.0", "3000"),
+            ("-0.0", "0"),
+            ("12", "12"),
+            ("-7", "-7"),
+            ("0.5", "0.5"),
+            ("1e21", "1e+21"),
+            ("1.5e300", "1.5e+300"),
+            ("1e-7", "1e-7"),
+            ("18446744073709551615", "18446744073709551615"),
+        ] {
+            let n: serde_json::Number = serde_json::from_str(json).unwrap();
+            assert_eq!(js_number_text(&n), text, "{json}");
+        }
     }
 }

@@ -2933,3 +2933,63 @@ fn a_path_without_bin_does_not_unblock_a_hook() {
         "{message}"
     );
 }
+
+/// Found by review: `permissions check` did not apply the settings' `env`, which the engine
+/// reads (a ripgrep configuration file may turn off its filters), and answered otherwise
+/// than a session: `rg S` allowed where `run` denied it under `Read(.env)`.
+#[test]
+fn permissions_check_applies_the_settings_env_as_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "S=1\n").unwrap();
+    let settings = serde_json::json!({
+        "env": {"RIPGREP_CONFIG_PATH": "/nonexistent/rgrc"},
+        "permissions": {"deny": ["Read(.env)"]}
+    })
+    .to_string();
+    let out = toolwright(
+        &[
+            "permissions",
+            "check",
+            "--settings",
+            &settings,
+            "Bash",
+            r#"{"command":"rg S"}"#,
+        ],
+        dir.path(),
+        None,
+    );
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("decision: deny"),
+        "{shown}{}",
+        text(&out.stderr)
+    );
+}
+
+/// Found by review: `permissions check --cwd` named a directory that is not UTF-8 by its
+/// lossy copy, which does not exist, where `run` works there.
+#[test]
+fn permissions_check_takes_a_cwd_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xff"));
+    std::fs::create_dir_all(odd.join(".claude")).unwrap();
+    std::fs::write(
+        odd.join(".claude/settings.json"),
+        r#"{"permissions":{"deny":["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["permissions", "check", "--cwd"])
+        .arg(&odd)
+        .args(["Bash", r#"{"command":"rm x"}"#])
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stdout).contains("decision: deny"),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}

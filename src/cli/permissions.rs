@@ -48,6 +48,15 @@ pub struct CheckArgs {
     pub input: String,
 }
 
+/// A directory given on the command line: `~` expanded, relative to `base`; a name that is
+/// not UTF-8 is used as it is (a lossy copy would name another directory).
+fn flag_path(given: &Path, base: &Path, home: Option<&Path>) -> PathBuf {
+    match given.to_str() {
+        Some(text) => expand_path(text, base, home),
+        None => base.join(given),
+    }
+}
+
 /// What `check` found, ready to print.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {
@@ -93,7 +102,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
     let here =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let cwd = match &args.cwd {
-        Some(c) => expand_path(&c.to_string_lossy(), &here, home.as_deref()),
+        Some(c) => flag_path(c, &here, home.as_deref()),
         None => here,
     };
     // As a session opens it: trust and settings are looked up by the real path, of a
@@ -156,7 +165,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
     let mut perm = loaded.context.clone();
     loaded.apply_mode_flag(&mut perm, mode)?;
     for d in &args.add_dir {
-        let p = expand_path(&d.to_string_lossy(), &cwd, home.as_deref());
+        let p = flag_path(d, &cwd, home.as_deref());
         if !perm.additional_working_directories.contains(&p) {
             perm.additional_working_directories.push(p);
         }

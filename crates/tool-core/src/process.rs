@@ -3,6 +3,29 @@
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// Where the shell `name` (`bash`) is: looked up in `PATH` first (Homebrew's bash 5 on
+/// macOS, a NixOS profile's), else at `fallbacks` (`/bin/bash`): a `PATH` without `/bin`,
+/// which a settings `env` may set, must not keep a command or a blocking hook from running.
+/// `None` when none exists.
+pub fn find_shell(name: &str, fallbacks: &[&str]) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let in_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(name))
+            .find(|p| executable(p))
+    });
+    in_path.or_else(|| {
+        fallbacks
+            .iter()
+            .map(std::path::PathBuf::from)
+            .find(|p| executable(p))
+    })
+}
+
 /// Makes `cmd`'s child unable to reach this process's terminal, as Claude Code's detached
 /// spawns do, so that a command that tries to read it (`sudo`, `ssh` or git asking for a
 /// password) fails at once ("No such device or address") instead of being stopped by

@@ -126,11 +126,22 @@ impl CommandHandler {
             return None;
         }
         Some(match self.shell.as_deref() {
-            Some("bash") => (installed(&["/bin/bash", "/usr/bin/bash"], "bash"), &["-c"]),
+            Some("bash") => (bash(), &["-c"]),
             Some("powershell") => ("pwsh", &["-NoProfile", "-NonInteractive", "-Command"]),
             _ => (installed(&["/bin/sh", "/usr/bin/sh"], "sh"), &["-c"]),
         })
     }
+}
+
+/// bash as Bash commands find it ([`tool_core::process::find_shell`]: in `PATH`, else at its
+/// usual path), found once.
+fn bash() -> &'static str {
+    static BASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BASH.get_or_init(|| {
+        tool_core::process::find_shell("bash", &["/bin/bash", "/usr/bin/bash"])
+            .and_then(|p| p.into_os_string().into_string().ok())
+            .unwrap_or_else(|| "bash".to_owned())
+    })
 }
 
 /// The first of `paths` that exists, else `name` (looked up in `PATH`). A shell is started by

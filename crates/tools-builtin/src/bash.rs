@@ -561,14 +561,23 @@ fn saved_line(path: impl std::fmt::Display, cut: bool, what: &str) -> String {
     }
 }
 
-/// The shell that runs commands: bash when there is one, else sh, started by its path, not
-/// looked up in `PATH`: a settings `env` may set a `PATH` without `/bin` (the command then
-/// finds what it can, as in Claude Code, whose shell has a path).
-pub(crate) fn shell() -> &'static str {
-    ["/bin/bash", "/usr/bin/bash", "/bin/sh", "/usr/bin/sh"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .unwrap_or("sh")
+/// The shell that runs commands: bash when there is one, else sh ([`find_shell`]: in `PATH`,
+/// else at its usual path, so that a settings `env` whose `PATH` lacks `/bin` cannot keep
+/// commands from starting). Found once.
+///
+/// [`find_shell`]: tool_core::process::find_shell
+pub(crate) fn shell() -> &'static Path {
+    static SHELL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        tool_core::process::find_shell("bash", &["/bin/bash", "/usr/bin/bash"])
+            .or_else(|| tool_core::process::find_shell("sh", &["/bin/sh", "/usr/bin/sh"]))
+            .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+    })
+}
+
+/// The shell's name, its `$0`: bash's error lines start with it (`bash: line 1: ...`).
+pub(crate) fn shell_name() -> &'static str {
+    shell().file_name().and_then(|n| n.to_str()).unwrap_or("sh")
 }
 
 /// `shell -c script`, as every command runs, in the foreground or the background: stdin
@@ -751,14 +760,14 @@ async fn run_command(
         )
     );
     let mut cmd = shell_command(&script);
-    cmd.arg(shell())
+    cmd.arg(shell_name())
         .arg(command)
         .current_dir(ctx.cwd())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
-        .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell())))?;
+        .map_err(|e| ToolError::msg(format!("Could not start {}: {e}", shell().display())))?;
     let group = child.id().and_then(|id| i32::try_from(id).ok());
     // Declared after `child`, so dropped before it. Until the leader is reaped its id cannot
     // be reused; after (a drop during the drain below) the group still has the members that
@@ -855,8 +864,8 @@ async fn run_command(
         // by the rest the task's copy appends.
         let whole = !stdout.spilled() && !stderr.spilled();
         let (out, err) = (
-            stdout.finish_bytes(1).await.0,
-            stderr.finish_bytes(1).await.0,
+            stdout.finish_bytes(inline_result_chars()).await.0,
+            stderr.finish_bytes(inline_result_chars()).await.0,
         );
         let so_far = arrivals.interleave(&out, &err, whole);
         let dir = match ctx.results_dir() {

@@ -288,7 +288,7 @@ impl TaskRegistry {
             let _ = std::fs::remove_file(&output_file);
             ToolError::msg(format!(
                 "Could not start {} in {}: {e}",
-                shell(),
+                shell().display(),
                 cwd.display()
             ))
         })?;

@@ -585,6 +585,48 @@ async fn a_command_moved_to_the_background_keeps_its_bytes_their_order_and_its_d
     assert_eq!(task.description.as_deref(), Some("mydesc"));
 }
 
+/// Found by review: a command whose output had spilled (over 1 MiB) when it moved to the
+/// background at its timeout left its task's file with the omission note alone: no head,
+/// no tail, where the last lines before the timeout are what the model needs.
+#[tokio::test]
+async fn a_spilled_command_moved_to_the_background_keeps_its_head_and_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let ctx = ctx(&root);
+    let command = "seq 1 300000; echo LAST-BEFORE-TIMEOUT; sleep 3; echo after";
+    let out = call(
+        &Bash::default(),
+        &ctx,
+        json!({"command": command, "timeout": 1500}),
+    )
+    .await
+    .unwrap();
+    let id = out.structured["backgroundTaskId"]
+        .as_str()
+        .expect("moved to the background")
+        .to_owned();
+    call(
+        &TaskOutput,
+        &ctx,
+        json!({"task_id": id, "block": true, "timeout": 60000}),
+    )
+    .await
+    .unwrap();
+    let task = task_registry(&ctx).get(&id).unwrap();
+    let saved = String::from_utf8_lossy(&std::fs::read(&task.output_file).unwrap()).into_owned();
+    assert!(
+        saved.starts_with("1\n2\n3\n"),
+        "no head: {:?}",
+        &saved[..saved.len().min(200)]
+    );
+    assert!(saved.contains("LAST-BEFORE-TIMEOUT\n"), "no tail");
+    assert!(
+        saved.trim_end().ends_with("after"),
+        "{:?}",
+        &saved[saved.len().saturating_sub(200)..]
+    );
+}
+
 /// TaskStop sends SIGTERM to the whole group and gives it the grace period: a grandchild that
 /// cleans up on SIGTERM finishes, although the shell leading the group dies at once. It was
 /// SIGKILLed as soon as the leader was reaped.

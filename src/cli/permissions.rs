@@ -96,7 +96,9 @@ pub fn run(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> ExitCode {
 /// alias) decides with its own permission check, as in a session; any other (an MCP tool,
 /// the Agent tool) is described by a [`ProbeTool`].
 pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport, String> {
-    let home = std::env::var_os("HOME")
+    // Where the configuration lives as a session reads it: before the settings' `env`,
+    // applied to this process, could move it.
+    let home = crate::session::var_before_settings("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
     let here =
@@ -123,7 +125,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
     }
     let mode = args.mode.as_deref().map(parse_mode).transpose()?;
 
-    let mut sources = SettingsSources::standard(&cwd);
+    let mut sources = SettingsSources::standard_with_env(&cwd, crate::session::var_before_settings);
     // What a session in this folder would apply: its own grants only when it is trusted.
     sources.project_trusted = crate::trust::is_trusted(&cwd);
     sources.flag_settings = tool_perms::settings::resolve_flag_settings(&args.settings, &cwd);

@@ -378,19 +378,14 @@ fn lone_surrogates_replaced(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// The largest configuration file read: far more than any settings file holds, and a bound
-/// on what a file that never ends (`/dev/zero` under a settings file's name) may take.
-pub const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
-
 /// A configuration file's text (settings, `.mcp.json`) read as Claude Code reads it (Node's
 /// `readFileSync(path, "utf8")`): bytes that are not UTF-8 become U+FFFD instead of making
 /// the whole file unreadable, which would drop its deny rules and hooks with it. The flag
-/// says whether any were replaced, for a warning. Only a regular file is read, of at most
-/// [`MAX_CONFIG_BYTES`]: a FIFO or a device under a settings file's name (a repository may
-/// hold such a link) would hang the command, take all its memory or its standard input.
-/// (`--settings <(…)` is read before, once.)
+/// says whether any were replaced, for a warning. Only a regular file is read: a FIFO or a
+/// device under a settings file's name (a repository may hold such a link) would hang the
+/// command, take all its memory (`/dev/zero`) or its standard input. (`--settings <(…)` is
+/// read before, once. No size is too large: `~/.claude.json` grows past 100 MB.)
 pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool)> {
-    use std::io::Read as _;
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() && !meta.is_dir() {
         return Err(std::io::Error::new(
@@ -398,19 +393,7 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
             "not a regular file (a FIFO, a socket or a device): not read",
         ));
     }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "larger than {} MiB: not read",
-                MAX_CONFIG_BYTES / (1024 * 1024)
-            ),
-        ));
-    }
+    let bytes = std::fs::read(path)?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok((text, false)),
         Err(e) => Ok((String::from_utf8_lossy(e.as_bytes()).into_owned(), true)),

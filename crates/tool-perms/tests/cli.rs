@@ -23,6 +23,14 @@ mod permissions;
 #[allow(dead_code, unreachable_pub)]
 mod trust;
 
+// `permissions check` reads the environment as it was before the settings' `env` (the
+// binary's `session` module); no settings `env` is applied in these tests.
+mod session {
+    pub fn var_before_settings(name: &str) -> Option<std::ffi::OsString> {
+        std::env::var_os(name)
+    }
+}
+
 mod common;
 
 use clap::Parser;

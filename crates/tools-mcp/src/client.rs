@@ -1266,8 +1266,20 @@ impl ServerConn {
         let raw_password = raw_info.and_then(|info| info.split_once(':').map(|(_, pw)| pw));
         // The Basic credentials the URL's user info is sent as (a server may echo its
         // `Authorization` header), as the client encodes them and as written.
+        let decode = |text: &str| {
+            percent_encoding::percent_decode_str(text)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let decoded_password = password.map(decode);
         let basic: Vec<String> = [
             Some(format!("{user}:{}", password.unwrap_or_default())),
+            // As reqwest sends it: decoded (`p%40ss` is `p@ss`).
+            Some(format!(
+                "{}:{}",
+                decode(user),
+                decoded_password.as_deref().unwrap_or_default()
+            )),
             raw_info.map(str::to_owned),
         ]
         .into_iter()
@@ -1286,12 +1298,18 @@ impl ServerConn {
             .filter_map(|pair| pair.split_once('=').map(|(_, v)| v.to_owned()))
             .chain(parsed.query_pairs().map(|(_, v)| v.into_owned()))
             .collect();
-        let parts = [Some(user), password, raw_user, raw_password]
-            .into_iter()
-            .chain(queries)
-            .flatten()
-            .chain(values.iter().map(String::as_str))
-            .chain(basic.iter().map(String::as_str));
+        let parts = [
+            Some(user),
+            password,
+            raw_user,
+            raw_password,
+            decoded_password.as_deref(),
+        ]
+        .into_iter()
+        .chain(queries)
+        .flatten()
+        .chain(values.iter().map(String::as_str))
+        .chain(basic.iter().map(String::as_str));
         for part in parts.filter(|part| part.chars().count() >= 8) {
             text = text.replace(part, "…");
         }
@@ -2717,6 +2735,12 @@ mod tests {
                 "http://alice:s3cretPassw0rd@h.example/mcp",
                 "auth Basic YWxpY2U6czNjcmV0UGFzc3cwcmQ= refused",
                 "auth Basic … refused",
+            ),
+            // Decoded first, as the client sends it: `p@ss:word-long`.
+            (
+                "http://u:p%40ss%3Aword-long@h.example/mcp",
+                "auth Basic dTpwQHNzOndvcmQtbG9uZw== for p@ss:word-long refused",
+                "auth Basic … for … refused",
             ),
             // As configured (`ä`) and as parsed (`%C3%A4`).
             (

@@ -67,13 +67,13 @@ impl PathRoots {
             })
     }
 
-    /// Why writing `path` (or `resolved`) is a safety check because it is in the user's
-    /// configuration directory (`$CLAUDE_CONFIG_DIR`, or a `~/.claude` that is a link to a
-    /// dotfiles folder): its skills, agents, commands, hooks and `CLAUDE.md` are read by
-    /// every session, as those of `~/.claude` are, which [`protected_reason`] covers by name
-    /// (a spelling of the directory named `.claude` is left to it). A session working inside
-    /// the directory may write what is in its own cwd (its files are the work then), nothing
-    /// else there.
+    /// Why writing `path` (or `resolved`) is a safety check because it is one of what every
+    /// session reads from the user's configuration directory ([`CONFIG_DIR_ENTRIES`]: its
+    /// settings, `CLAUDE.md`, skills, agents, commands, hooks, plugins) when that directory
+    /// is not named `.claude`, which [`protected_reason`] covers whole by name:
+    /// `$CLAUDE_CONFIG_DIR`, or the dotfiles folder a `~/.claude` link leads to. Only those
+    /// entries: such a directory may be the home directory itself. A session working inside
+    /// the directory may write what is in its own cwd (its files are the work then).
     pub fn config_dir_reason(&self, path: &Path, resolved: &Path) -> Option<String> {
         let dir = self.user_config_dir.as_deref()?;
         let named_claude = |d: &Path| {
@@ -81,7 +81,13 @@ impl PathRoots {
                 .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(".claude"))
         };
         let protects = |d: &Path, p: &Path| {
-            p.starts_with(d) && !(self.cwd.starts_with(d) && p.starts_with(&self.cwd))
+            let entry = p
+                .strip_prefix(d)
+                .ok()
+                .and_then(|rest| rest.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().to_lowercase());
+            entry.is_some_and(|e| CONFIG_DIR_ENTRIES.contains(&e.as_str()))
+                && !(self.cwd.starts_with(d) && p.starts_with(&self.cwd))
         };
         [normalize_lexically(dir), resolve_symlinks(dir)]
             .iter()
@@ -853,6 +859,22 @@ const PROTECTED_FILES: &[&str] = &[
     ".curlrc",
     "curlrc",
     ".wgetrc",
+];
+
+/// What every session reads from the user's configuration directory, by name (lower case):
+/// writing one is a safety check wherever that directory is ([`PathRoots::config_dir_reason`]).
+pub const CONFIG_DIR_ENTRIES: &[&str] = &[
+    "settings.json",
+    "settings.local.json",
+    ".claude.json",
+    "claude.md",
+    "agents",
+    "commands",
+    "skills",
+    "hooks",
+    "plugins",
+    "output-styles",
+    "rules",
 ];
 
 /// Why writing `path` is a safety check (asks even in bypass mode), if it is.

@@ -762,8 +762,8 @@ async fn settings_precedence_and_sources() {
         "allow"
     );
     // The user's `Read(/notes/**)` is anchored at their config directory (outside the
-    // working directories); writing there is a safety check, as in `~/.claude` (the
-    // directory's skills and hooks are every session's).
+    // working directories); writing what sessions read there (its agents) is a safety
+    // check, as in `~/.claude`.
     assert_eq!(
         behavior(
             &engine
@@ -779,7 +779,7 @@ async fn settings_precedence_and_sources() {
     let in_config = engine
         .decide(
             &edit,
-            &json!({"file_path": config.join("notes/n.md")}),
+            &json!({"file_path": config.join("agents/a.md")}),
             &plain,
         )
         .await;

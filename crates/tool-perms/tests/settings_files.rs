@@ -700,6 +700,9 @@ async fn the_config_directory_is_protected_through_its_link_and_beside_the_work(
     let write = probe(&fx, "Write");
     for (cwd, target, expect) in [
         (fx.proj.clone(), real.join("agents/x.md"), "ask"),
+        // Only what sessions read there: the directory may be the home directory itself.
+        (fx.proj.clone(), real.join("notes.md"), "allow"),
+        (fx.proj.clone(), real.join("Skills/s/SKILL.md"), "ask"),
         (fx.proj.clone(), real.join("CLAUDE.md"), "ask"),
         (fx.proj.clone(), fx.home.join(".claude/agents/y.md"), "ask"),
         (real.join("plugins/p"), real.join("plugins/p/x.md"), "allow"),
@@ -756,8 +759,9 @@ fn a_settings_file_that_is_no_regular_file_is_reported_not_read() {
     let shown = messages(&loaded);
     for file in [&project, &local] {
         assert!(
-            shown.iter().any(|m| m.contains(&file.display().to_string())
-                && m.contains("not a regular file")),
+            shown.iter().any(
+                |m| m.contains(&file.display().to_string()) && m.contains("not a regular file")
+            ),
             "{shown:?}"
         );
     }

@@ -72,7 +72,8 @@ impl PathRoots {
     /// settings, `CLAUDE.md`, skills, agents, commands, hooks, plugins) when that directory
     /// is not named `.claude`, which [`protected_reason`] covers whole by name:
     /// `$CLAUDE_CONFIG_DIR`, or the dotfiles folder a `~/.claude` link leads to. Only those
-    /// entries: such a directory may be the home directory itself. A session working inside
+    /// entries, and the directory itself and its parents (moving it away or linking another in
+    /// its place): such a directory may be the home directory itself. A session working inside
     /// the directory may write what is in its own cwd (its files are the work then).
     pub fn config_dir_reason(&self, path: &Path, resolved: &Path) -> Option<String> {
         let dir = self.user_config_dir.as_deref()?;
@@ -81,12 +82,15 @@ impl PathRoots {
                 .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(".claude"))
         };
         let protects = |d: &Path, p: &Path| {
+            // The directory itself or a parent of it (moved away, removed, a link made in
+            // its place: the next session would read another), or an entry sessions read.
+            let replaces_it = d.starts_with(p);
             let entry = p
                 .strip_prefix(d)
                 .ok()
                 .and_then(|rest| rest.components().next())
                 .map(|c| c.as_os_str().to_string_lossy().to_lowercase());
-            entry.is_some_and(|e| CONFIG_DIR_ENTRIES.contains(&e.as_str()))
+            (replaces_it || entry.is_some_and(|e| CONFIG_DIR_ENTRIES.contains(&e.as_str())))
                 && !(self.cwd.starts_with(d) && p.starts_with(&self.cwd))
         };
         [normalize_lexically(dir), resolve_symlinks(dir)]

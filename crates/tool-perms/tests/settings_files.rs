@@ -702,6 +702,9 @@ async fn the_config_directory_is_protected_through_its_link_and_beside_the_work(
         (fx.proj.clone(), real.join("agents/x.md"), "ask"),
         // Only what sessions read there: the directory may be the home directory itself.
         (fx.proj.clone(), real.join("notes.md"), "allow"),
+        // The directory itself (moved away, replaced by a link), and its parent.
+        (fx.proj.clone(), real.clone(), "ask"),
+        (fx.proj.clone(), fx.home.join("dotfiles"), "ask"),
         (fx.proj.clone(), real.join("Skills/s/SKILL.md"), "ask"),
         (fx.proj.clone(), real.join("CLAUDE.md"), "ask"),
         (fx.proj.clone(), fx.home.join(".claude/agents/y.md"), "ask"),

@@ -114,18 +114,27 @@ async fn a_long_blocking_message_is_saved_to_one_file() {
 async fn stderr_cut_at_the_capture_limit_says_it_was_cut() {
     let env = Env::new();
     let out_dir = env.path("out");
-    let r = runner(one(
-        "PreToolUse",
-        "Bash",
-        vec![cmd("head -c 3000000 /dev/zero | tr '\\0' e >&2; exit 2")],
-    ))
-    .with_output_dir(&out_dir);
-    let d = r
-        .run_pre_tool_use(&bash("ls"), &env.ctx())
-        .await
-        .decision
-        .expect("the hook blocked");
-    let saved = std::fs::read_to_string(saved_path(&d.message)).unwrap();
+    // What a PreToolUse hook that writes `bytes` to stderr and blocks has saved.
+    let saved_by = |bytes: usize| {
+        let r = runner(one(
+            "PreToolUse",
+            "Bash",
+            vec![cmd(&format!(
+                "head -c {bytes} /dev/zero | tr '\\0' e >&2; exit 2"
+            ))],
+        ))
+        .with_output_dir(&out_dir);
+        let ctx = env.ctx();
+        async move {
+            let d = r
+                .run_pre_tool_use(&bash("ls"), &ctx)
+                .await
+                .decision
+                .expect("the hook blocked");
+            std::fs::read_to_string(saved_path(&d.message)).unwrap()
+        }
+    };
+    let saved = saved_by(3_000_000).await;
     assert!(saved.contains(&"e".repeat(MAX_CAPTURE_BYTES)));
     assert!(!saved.contains(&"e".repeat(MAX_CAPTURE_BYTES + 1)));
     let last = saved.lines().last().unwrap();
@@ -136,18 +145,7 @@ async fn stderr_cut_at_the_capture_limit_says_it_was_cut() {
         )
     );
     // stderr within the limit carries no such line.
-    let r = runner(one(
-        "PreToolUse",
-        "Bash",
-        vec![cmd("head -c 20000 /dev/zero | tr '\\0' e >&2; exit 2")],
-    ))
-    .with_output_dir(&out_dir);
-    let d = r
-        .run_pre_tool_use(&bash("ls"), &env.ctx())
-        .await
-        .decision
-        .expect("the hook blocked");
-    let saved = std::fs::read_to_string(saved_path(&d.message)).unwrap();
+    let saved = saved_by(20_000).await;
     assert!(!saved.contains("capture limit"));
     assert!(saved.contains(&"e".repeat(20_000)));
 }

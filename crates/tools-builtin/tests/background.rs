@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{gone_within, live_in_group};
 use serde_json::{Value, json};
 use tool_core::{ProgressSender, Tool, ToolOutput, ToolUseContext};
-use tools_builtin::tasks::{TaskStatus, task_registry};
+use tools_builtin::tasks::{TaskSnapshot, TaskStatus, task_registry};
 use tools_builtin::{Bash, TaskOutput, TaskStop};
 
 async fn call(tool: &dyn Tool, ctx: &ToolUseContext, input: Value) -> Result<ToolOutput, String> {
@@ -558,31 +558,37 @@ async fn a_command_moved_to_the_background_keeps_its_bytes_their_order_and_its_d
     let command = "printf 'out1\\n'; sleep 0.2; printf 'err1\\n' >&2; sleep 0.2; \
                    printf 'out2\\n\\xe2\\x82'; sleep 0.2; printf 'err2\\n' >&2; sleep 3; \
                    printf '\\xac done\\n'; exit 3";
-    let out = call(
-        &Bash::default(),
+    let (done, task, saved) = moved_to_the_background(
         &ctx,
         json!({"command": command, "timeout": 1500, "description": "mydesc"}),
     )
-    .await
-    .unwrap();
+    .await;
+    assert_eq!(done.structured["task"]["exitCode"], 3);
+    assert_eq!(saved, "out1\nerr1\nout2\nerr2\n\u{20ac} done\n");
+    assert_eq!(task.description.as_deref(), Some("mydesc"));
+}
+
+/// Runs the Bash `input`, which must move to the background at its timeout, and waits for
+/// its task to end: TaskOutput's answer, the task, and its output file's text.
+async fn moved_to_the_background(
+    ctx: &ToolUseContext,
+    input: serde_json::Value,
+) -> (ToolOutput, TaskSnapshot, String) {
+    let out = call(&Bash::default(), ctx, input).await.unwrap();
     let id = out.structured["backgroundTaskId"]
         .as_str()
         .expect("moved to the background")
         .to_owned();
     let done = call(
         &TaskOutput,
-        &ctx,
+        ctx,
         json!({"task_id": id, "block": true, "timeout": 60000}),
     )
     .await
     .unwrap();
-    assert_eq!(done.structured["task"]["exitCode"], 3);
-    let task = task_registry(&ctx).get(&id).unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&std::fs::read(&task.output_file).unwrap()),
-        "out1\nerr1\nout2\nerr2\n\u{20ac} done\n"
-    );
-    assert_eq!(task.description.as_deref(), Some("mydesc"));
+    let task = task_registry(ctx).get(&id).unwrap();
+    let saved = String::from_utf8_lossy(&std::fs::read(&task.output_file).unwrap()).into_owned();
+    (done, task, saved)
 }
 
 /// Found by review: a command whose output had spilled (over 1 MiB) when it moved to the
@@ -594,26 +600,8 @@ async fn a_spilled_command_moved_to_the_background_keeps_its_head_and_tail() {
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let ctx = ctx(&root);
     let command = "seq 1 300000; echo LAST-BEFORE-TIMEOUT; sleep 3; echo after";
-    let out = call(
-        &Bash::default(),
-        &ctx,
-        json!({"command": command, "timeout": 1500}),
-    )
-    .await
-    .unwrap();
-    let id = out.structured["backgroundTaskId"]
-        .as_str()
-        .expect("moved to the background")
-        .to_owned();
-    call(
-        &TaskOutput,
-        &ctx,
-        json!({"task_id": id, "block": true, "timeout": 60000}),
-    )
-    .await
-    .unwrap();
-    let task = task_registry(&ctx).get(&id).unwrap();
-    let saved = String::from_utf8_lossy(&std::fs::read(&task.output_file).unwrap()).into_owned();
+    let (_, _, saved) =
+        moved_to_the_background(&ctx, json!({"command": command, "timeout": 1500})).await;
     assert!(
         saved.starts_with("1\n2\n3\n"),
         "no head: {:?}",

@@ -273,11 +273,10 @@ impl TypedTool for Bash {
             _ => default_timeout_ms(),
         };
         // The session's directory is gone (an earlier command removed it): this command runs
-        // in the first working directory that still exists, and the session moves there.
-        // (Where the permission checks resolved its relative paths too.)
-        // The session moves there only inside its working directories: with the project
-        // itself gone, the fallback is an ancestor, which must not become one (the cwd is
-        // always a working directory).
+        // in the first working directory that still exists (where the permission checks
+        // resolved its relative paths too), and the session moves there, only inside its
+        // working directories: with the project itself gone, the fallback is an ancestor,
+        // which must not become one (the cwd is always a working directory).
         let session_ctx = ctx.clone();
         let moved = (!ctx.cwd().is_dir()).then(|| {
             let to = ctx.effective_cwd().into_owned();

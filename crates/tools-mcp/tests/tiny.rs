@@ -418,35 +418,18 @@ for line in sys.stdin:
 #[tokio::test]
 async fn a_sloppy_server_that_works_in_claude_code_works_here() {
     let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("sloppy.py");
-    std::fs::write(
-        &script,
-        r#"import sys, json
-def out(m):
-    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    m, i = msg.get("method"), msg.get("id")
-    if m == "initialize":
-        out({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": msg["params"]["protocolVersion"],
-             "capabilities": {"tools": {}}, "serverInfo": {"name": "sloppy", "version": "1"}}})
-    elif m == "tools/list":
-        out({"jsonrpc": "2.0", "id": i, "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}})
-    elif m == "tools/call":
-        mode = msg["params"]["arguments"].get("mode")
-        out({"level": "error", "msg": "upstream fetch failed", "id": "req-42", "error": "ECONNRESET"})
-        rid = str(i) if mode in ("strid", "strdup") else float(i) if mode == "float" else i
-        answer = {"jsonrpc": "2.0", "id": rid,
-                  "result": {"content": [{"type": "text", "text": "done " + mode}]}}
-        out(answer)
-        if mode in ("dup", "strdup"):
-            out(answer)
-    elif i is not None:
-        out({"jsonrpc": "2.0", "id": i, "result": {}})
-"#,
-    )
-    .unwrap();
-    let config = ServerConfig::stdio("sloppy", "python3", [script.display().to_string()]);
+    let config = scripted_server(
+        dir.path(),
+        "sloppy",
+        r#"mode = args.get("mode")
+out({"level": "error", "msg": "upstream fetch failed", "id": "req-42", "error": "ECONNRESET"})
+rid = str(i) if mode in ("strid", "strdup") else float(i) if mode == "float" else i
+answer = {"jsonrpc": "2.0", "id": rid,
+          "result": {"content": [{"type": "text", "text": "done " + mode}]}}
+out(answer)
+if mode in ("dup", "strdup"):
+    out(answer)"#,
+    );
     let (manager, diags) = McpManager::connect(vec![config], opts()).await;
     assert!(diags.is_empty(), "{diags:?}");
     let pid = manager.server_pid("sloppy");
@@ -2035,11 +2018,11 @@ async fn a_replacement_in_the_content_blocks_shape_is_shown_as_content() {
     manager.shutdown().await;
 }
 
-/// A stdio server in Python that lists one tool, `t`, and answers `tools/call` with
-/// `on_call`: Python lines that see `i` (the request's id), `args` (its arguments) and
+/// A stdio server in Python named `name` that lists one tool, `t`, and answers `tools/call`
+/// with `on_call`: Python lines that see `i` (the request's id), `args` (its arguments) and
 /// `out` (writes a message).
-fn scripted_server(dir: &std::path::Path, on_call: &str) -> ServerConfig {
-    let script = dir.join("scripted.py");
+fn scripted_server(dir: &std::path::Path, name: &str, on_call: &str) -> ServerConfig {
+    let script = dir.join(format!("{name}.py"));
     let on_call: String = on_call
         .lines()
         .map(|line| format!("        {line}\n"))
@@ -2055,7 +2038,7 @@ for line in sys.stdin:
     m, i = msg.get("method"), msg.get("id")
     if m == "initialize":
         out({{"jsonrpc": "2.0", "id": i, "result": {{"protocolVersion": msg["params"]["protocolVersion"],
-             "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "scripted", "version": "1"}}}}}})
+             "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "{name}", "version": "1"}}}}}})
     elif m == "tools/list":
         out({{"jsonrpc": "2.0", "id": i, "result": {{"tools": [{{"name": "t", "inputSchema": {{"type": "object"}}}}]}}}})
     elif m == "tools/call":
@@ -2066,7 +2049,7 @@ for line in sys.stdin:
         ),
     )
     .unwrap();
-    ServerConfig::stdio("scripted", "python3", [script.display().to_string()])
+    ServerConfig::stdio(name, "python3", [script.display().to_string()])
 }
 
 /// A legacy result (`toolResult`, from before `content`) is shown as its value, as Claude
@@ -2077,6 +2060,7 @@ async fn a_legacy_tool_result_and_a_text_block_without_text_are_shown() {
     let dir = tempfile::tempdir().unwrap();
     let config = scripted_server(
         dir.path(),
+        "scripted",
         r#"result = {"legacy": {"toolResult": "legacy"},
           "object": {"toolResult": {"n": 1}},
           "number": {"content": [{"type": "text", "text": 5}]}}[args["mode"]]
@@ -2111,6 +2095,7 @@ async fn a_call_cut_off_by_a_protocol_error_says_what_the_server_did() {
     let dir = tempfile::tempdir().unwrap();
     let config = scripted_server(
         dir.path(),
+        "scripted",
         r#"if args["mode"] == "stray":
     out({"jsonrpc": "2.0", "id": 77, "result": {"content": []}})
 else:

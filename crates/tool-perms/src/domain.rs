@@ -63,6 +63,17 @@ impl DomainPattern {
         {
             return Ok(Self::Subdomains(rest.to_owned()));
         }
+        // A host the URL parser reads as an IPv4 address, in any of the forms it takes
+        // (`127.1`, `2130706433`, `0x7f.0.0.1`, `127.000.000.001`), is written as a URL's
+        // host has it (`127.0.0.1`); one that looks like an address but is none
+        // (`999.1.1.1`) matches no host.
+        if !host.contains('*')
+            && let Some(canonical) = ipv4_literal(&host)?
+        {
+            return Ok(Self::Labels(
+                canonical.split('.').map(str::to_owned).collect(),
+            ));
+        }
         Ok(Self::Labels(host.split('.').map(str::to_owned).collect()))
     }
 
@@ -103,6 +114,19 @@ fn ipv6_literal(host: &str) -> Option<String> {
     }
 }
 
+/// `host` as a URL writes it when the URL parser reads it as an IPv4 address (`127.1` ->
+/// `127.0.0.1`); `None` for a domain name; an error for a host the parser refuses (a
+/// number out of range: `999.1.1.1`), which no URL can have.
+fn ipv4_literal(host: &str) -> Result<Option<String>, String> {
+    match url::Host::parse(host) {
+        Ok(ip @ url::Host::Ipv4(_)) => Ok(Some(ip.to_string())),
+        Ok(_) => Ok(None),
+        Err(e) => Err(format!(
+            "`{host}` is not a valid host ({e}) and matches no host"
+        )),
+    }
+}
+
 /// A rule's hostname in the ASCII form a URL's host has (`bücher.de` -> `xn--bcher-kva.de`,
 /// as the `url` crate's IDNA processing makes it), `*` labels kept. The label separators
 /// IDNA knows (`.`, `。`, `．`, `｡`) all separate labels.
@@ -131,9 +155,16 @@ fn to_ascii(host: &str) -> Result<String, String> {
 /// The host of a URL as the fetch would see it (userinfo dropped, IDNA applied, lowercase,
 /// trailing dot removed); a URL without a scheme is read as `https://`.
 pub fn url_host(raw: &str) -> Option<String> {
-    let parsed = url::Url::parse(raw.trim())
-        .or_else(|_| url::Url::parse(&format!("https://{}", raw.trim())))
-        .ok()?;
+    // Only a URL without a scheme is read again as `https://`: one with a scheme that does
+    // not parse (a bad port, a forbidden character in the host) is no URL at all, and its
+    // scheme must not be taken for its host.
+    let parsed = match url::Url::parse(raw.trim()) {
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            url::Url::parse(&format!("https://{}", raw.trim()))
+        }
+        parsed => parsed,
+    }
+    .ok()?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return None;
     }
@@ -187,6 +218,53 @@ mod tests {
         ] {
             assert!(DomainPattern::parse(rule).is_ok(), "{rule}");
         }
+    }
+
+    /// A rule naming an IPv4 address in any form the URL parser reads as one matches the
+    /// address a URL's host becomes (`http://127.1/` fetches 127.0.0.1): a deny written
+    /// `domain:127.1` guards it, where it used to match nothing and say nothing. A host that
+    /// looks like an address but is none, or has a character no host can have, is refused.
+    #[test]
+    fn ipv4_rules_are_read_as_the_url_parser_reads_hosts() {
+        let host = url_host("http://127.1:8080/x").unwrap();
+        assert_eq!(host, "127.0.0.1");
+        for rule in [
+            "domain:127.1",
+            "domain:2130706433",
+            "domain:0x7f.0.0.1",
+            "domain:127.000.000.001",
+            "domain:127.0.0.1",
+        ] {
+            let p = DomainPattern::parse(rule).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            assert!(p.matches(&host), "{rule}");
+            assert!(!p.matches("127.0.0.2"), "{rule}");
+        }
+        for rule in ["domain:999.1.1.1", "domain:a|b.com", "domain:1.2.3.4.5"] {
+            let err = DomainPattern::parse(rule).expect_err(rule);
+            assert!(err.contains("matches no host"), "{rule}: {err}");
+        }
+        // Names stay names, `*` labels included.
+        assert!(
+            DomainPattern::parse("domain:127.example")
+                .unwrap()
+                .matches("127.example")
+        );
+        assert!(DomainPattern::parse("domain:*.1.2").is_ok());
+    }
+
+    /// A URL with a scheme that does not parse is no URL: its scheme is never taken for its
+    /// host (`https://evil.com:99999/` read again as `https://https://…` had the host
+    /// `https`), so a domain deny rule refuses it and no allow rule lets it through.
+    #[test]
+    fn a_url_that_does_not_parse_has_no_host() {
+        for raw in [
+            "https://evil.com:99999/",
+            "https://evil.com\u{0}/",
+            "http://[::1",
+        ] {
+            assert_eq!(url_host(raw), None, "{raw}");
+        }
+        assert_eq!(url_host("docs.rs/x").as_deref(), Some("docs.rs"));
     }
 
     /// An IPv6 host is matched by a rule naming it with or without brackets, in any of its

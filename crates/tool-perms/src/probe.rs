@@ -27,11 +27,13 @@ pub struct ProbeTool {
 }
 
 impl ProbeTool {
-    /// A probe for the tool called `name`, resolving relative paths against `cwd` and `~`
-    /// against `home`.
+    /// A probe for the tool called `name` (a legacy name, `Task` or `KillShell`, stands for
+    /// the tool's current one, as in a session), resolving relative paths against `cwd` and
+    /// `~` against `home`.
     pub fn new(name: impl Into<String>, cwd: impl Into<PathBuf>, home: Option<PathBuf>) -> Self {
+        let name = name.into();
         Self {
-            name: name.into(),
+            name: tool_core::normalize_tool_name(&name).to_owned(),
             cwd: cwd.into(),
             home,
             own_check: None,

@@ -62,7 +62,7 @@ pub fn format_rule(tool_name: &str, content: Option<&str>) -> String {
 
 /// Parses a rule string the way Claude Code does, without validation: the first unescaped
 /// `(` and the last unescaped `)`, which must be the final character; anything else makes the
-/// whole string a tool name. `Tool()` and `Tool(*)` are tool-wide.
+/// whole string a tool name. `Tool()`, `Tool(*)` and `WebFetch(domain:*)` are tool-wide.
 pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
     let bytes = rule.as_bytes();
     let open =
@@ -75,7 +75,11 @@ pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
             let name = normalize_tool_name(&rule[..o]).to_owned();
             let raw = &rule[o + 1..c];
             let content = unescape_content(raw);
-            let content = if content.is_empty() || content == "*" {
+            // `Tool(*)` names the whole tool, and so does `WebFetch(domain:*)` (every host).
+            let content = if content.is_empty()
+                || content == "*"
+                || (name == "WebFetch" && content == "domain:*")
+            {
                 None
             } else {
                 Some(content)
@@ -122,6 +126,30 @@ mod tests {
         // not read back.
         let err = parse_rule(")Bash(*)").unwrap_err();
         assert_eq!(err.reason, "a tool name cannot contain `)`");
+    }
+
+    /// `WebFetch(domain:*)` is `WebFetch` (Claude Code's equivalence): a deny of it removes
+    /// the tool as a bare deny does, where it used to leave it listed and refuse each call.
+    #[test]
+    fn every_domain_is_the_whole_web_fetch_tool() {
+        let parsed = parse_rule("WebFetch(domain:*)").unwrap();
+        assert_eq!(parsed.tool_name, "WebFetch");
+        assert_eq!(parsed.content, None);
+        assert_eq!(
+            parse_rule("WebFetch(domain:*.example.com)")
+                .unwrap()
+                .content
+                .as_deref(),
+            Some("domain:*.example.com")
+        );
+        // Another tool's `domain:*` is its own content.
+        assert_eq!(
+            parse_rule("mcp__web__fetch(domain:*)")
+                .unwrap()
+                .content
+                .as_deref(),
+            Some("domain:*")
+        );
     }
 
     #[test]

@@ -371,9 +371,19 @@ async fn a_tool_wide_ask_rule_does_not_outrank_a_content_deny() {
 #[tokio::test]
 async fn blanket_denies_and_hook_conditions() {
     let fx = Fixture::new();
-    let c = case("x", "Bash", "").deny(&["WebSearch", "mcp__gh", "Bash(rm:*)", "Agent(*)"]);
+    let c = case("x", "Bash", "").deny(&[
+        "WebSearch",
+        "mcp__gh",
+        "Bash(rm:*)",
+        "Agent(*)",
+        "WebFetch(domain:*)",
+    ]);
     let (engine, ctx) = context(&fx, &c);
     assert!(engine.is_blanket_denied(&probe(&fx, "WebSearch")));
+    // `WebFetch(domain:*)` is `WebFetch`: the tool goes from the list.
+    assert!(engine.is_blanket_denied(&probe(&fx, "WebFetch")));
+    // `Task` is the Agent tool's legacy name: its probe is the Agent tool's.
+    assert!(engine.is_blanket_denied(&probe(&fx, "Task")));
     assert!(engine.is_blanket_denied(&probe(&fx, "mcp__gh__x")));
     assert!(engine.is_blanket_denied(&probe(&fx, "Agent")));
     assert!(!engine.is_blanket_denied(&probe(&fx, "Bash")));

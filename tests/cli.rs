@@ -195,6 +195,64 @@ fn run_lets_permission_request_hooks_answer_before_refusing() {
     assert!(!root.join("refused.txt").exists());
 }
 
+/// AskUserQuestion's `answers` are the user's, filled by the prompt or a hook's
+/// `updatedInput`: a PermissionRequest hook that only approves the call does not turn the
+/// model's own `answers` into the user's choice (it used to: "User has answered your
+/// questions: ... = B", B the model's pick). A hook that supplies them is still heard.
+#[test]
+fn a_models_answers_are_never_taken_for_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join(".no-user-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let question = json!({"question": "Which one?", "header": "Pick", "options": [
+        {"label": "A", "description": "a"}, {"label": "B", "description": "b"}]});
+    let ask = |id: &str| {
+        json!({"type": "tool_use", "id": id, "name": "AskUserQuestion", "input": {
+        "questions": [question], "answers": {"Which one?": "B"}}})
+    };
+    for (decision, expected, not_expected) in [
+        (
+            json!({"behavior": "allow"}),
+            "did not answer",
+            "User has answered",
+        ),
+        (
+            json!({"behavior": "allow", "updatedInput": {"questions": [question], "answers": {"Which one?": "A"}}}),
+            "\"Which one?\"=\"A\"",
+            "=\"B\"",
+        ),
+    ] {
+        let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}});
+        let hook = root.join("approve.sh");
+        std::fs::write(
+            &hook,
+            format!("#!/bin/sh\ncat >/dev/null\necho '{answer}'\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        std::fs::write(
+            config.join("settings.json"),
+            json!({"hooks": {"PermissionRequest": [{"matcher": "AskUserQuestion", "hooks": [{"type": "command", "command": hook}]}]}})
+                .to_string(),
+        )
+        .unwrap();
+        let out = toolwright(
+            &["run", "--json", "-"],
+            &root,
+            Some(&jsonl(&[ask("toolu_1")])),
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let result = message["content"][0]["content"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(result.contains(expected), "{decision}: {message}");
+        assert!(!result.contains(not_expected), "{decision}: {message}");
+    }
+}
+
 #[test]
 fn post_tool_use_hooks_can_redact_a_built_in_tool_output() {
     // A PostToolUse hook's `updatedToolOutput` in Bash's output shape replaces what the model
@@ -479,7 +537,9 @@ fn a_deferral_does_not_swallow_another_hooks_ask() {
             "{decisions:?}: {message}"
         );
         if !runs {
-            let result = message["content"][0]["content"].to_string();
+            let result = message["content"][0]["content"]
+                .as_str()
+                .unwrap_or_default();
             assert!(
                 result.contains("Permission to use Bash has been denied"),
                 "{result}"

@@ -273,6 +273,14 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// Top-level input fields that only the user fills (through the permission prompt, or a
+    /// hook's `updatedInput` standing in for it), never the model: AskUserQuestion's
+    /// `answers`. The pipeline drops the model's values for them before anything reads the
+    /// input, so that nothing the model writes there reaches the tool as the user's.
+    fn user_supplied_fields(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     // ----- safety flags (fail-closed defaults) -----
 
     /// Whether this call may run at the same time as other concurrency-safe calls.

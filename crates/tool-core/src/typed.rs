@@ -83,6 +83,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn requires_user_interaction(&self) -> bool {
         false
     }
+    /// See [`Tool::user_supplied_fields`].
+    fn user_supplied_fields(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// See [`Tool::user_facing_name`].
     fn user_facing_name(&self, _input: &Self::Input) -> String {
         Self::NAME.to_owned()
@@ -250,6 +254,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn requires_user_interaction(&self) -> bool {
         TypedTool::requires_user_interaction(self)
+    }
+    fn user_supplied_fields(&self) -> &'static [&'static str] {
+        TypedTool::user_supplied_fields(self)
     }
     // Flags fall back to the fail-closed answer when the input does not parse.
     fn is_concurrency_safe(&self, input: &Value) -> bool {

@@ -179,6 +179,12 @@ Usage notes:\n\
         true
     }
 
+    /// The answers are the user's: a model's `answers` are dropped before the call is
+    /// looked at, so that a hook's bare approval cannot pass them off as the user's.
+    fn user_supplied_fields(&self) -> &'static [&'static str] {
+        &["answers"]
+    }
+
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(100_000)
     }

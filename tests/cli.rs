@@ -537,9 +537,7 @@ fn a_deferral_does_not_swallow_another_hooks_ask() {
             "{decisions:?}: {message}"
         );
         if !runs {
-            let result = message["content"][0]["content"]
-                .as_str()
-                .unwrap_or_default();
+            let result = message["content"][0]["content"].to_string();
             assert!(
                 result.contains("Permission to use Bash has been denied"),
                 "{result}"

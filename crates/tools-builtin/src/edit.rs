@@ -164,6 +164,10 @@ impl TypedTool for Edit {
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
         let path = fsutil::absolute_path(&input.file_path, "file_path", ctx).ok();
+        // A denied path first, before the file system is looked at (Claude Code's order).
+        if let Some(path) = &path {
+            fsutil::refuse_denied_path(path, FileAccess::Write, ctx)?;
+        }
         let (input, ctx) = (input.clone(), ctx.clone());
         fsutil::validation_locked(path.as_deref(), move || validate(&input, &ctx)).await
     }

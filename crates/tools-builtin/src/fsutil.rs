@@ -413,6 +413,51 @@ pub(crate) fn looks_binary(head: &[u8]) -> bool {
     memchr::memchr(0, &head[..head.len().min(8192)]).is_some()
 }
 
+/// Whether `head`, the start of a file, reads as text: no NUL byte and valid UTF-8 (a
+/// character cut at the end of `head` counts as valid). A file whose first bytes happen to
+/// spell a format's signature (`%PDF-1.7 is ...`, `GIF89a was ...` in notes) is text by this
+/// test, where a real image or PDF (binary from its first bytes or its second line) is not.
+pub(crate) fn reads_as_text(head: &[u8]) -> bool {
+    if memchr::memchr(0, head).is_some() {
+        return false;
+    }
+    match std::str::from_utf8(head) {
+        Ok(_) => true,
+        // Only a character cut short by the end of `head`.
+        Err(e) => e.error_len().is_none(),
+    }
+}
+
+/// The refusal of Claude Code's file tools' `validateInput` for a path a deny rule forbids
+/// (`Read(...)` rules for reading; `Edit(...)` and `Read(...)` rules for writing): given
+/// before the file system is looked at, the same whether the path exists or not, so that
+/// the model is neither sent to Read a file it may not edit nor told what a denied
+/// directory holds.
+pub(crate) const DENIED_PATH_MESSAGE: &str =
+    "File is in a directory that is denied by your permission settings.";
+
+/// [`DENIED_PATH_MESSAGE`] when a deny rule of the session forbids `access` to `path`.
+pub(crate) fn refuse_denied_path(
+    path: &Path,
+    access: tool_core::FileAccess,
+    ctx: &ToolUseContext,
+) -> Result<(), ValidationError> {
+    let denied = tool_perms::PermissionEngine::for_walking(ctx)
+        .is_some_and(|engine| engine.denied_by(path, access).is_some());
+    if denied {
+        return Err(ValidationError::with_code(DENIED_PATH_MESSAGE, 1));
+    }
+    Ok(())
+}
+
+/// The refusal of a file whose extension names a binary format (Claude Code's, from its
+/// Read `validateInput`).
+pub(crate) fn binary_extension_message(ext: &str) -> String {
+    format!(
+        "This tool cannot read binary files. The file appears to be a binary .{ext} file. Please use appropriate tools for binary file analysis."
+    )
+}
+
 /// Extensions of formats that are binary whatever their first bytes say (Claude Code's
 /// binary-extension refusal; images and PDFs are handled before this check).
 const BINARY_EXTENSIONS: &[&str] = &[

@@ -638,6 +638,14 @@ fn image_to_show(data: &str, n: usize, room: usize) -> Result<(&'static str, Str
 /// Renders a notebook for the model: one text block per cell (`<cell id="...">...`), then
 /// its outputs as text and image blocks. Also returns a structured summary of the cells.
 pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<serde_json::Value>) {
+    // The path as one shell word in the command the model is invited to run: in double
+    // quotes as Claude Code writes it, unless it holds what a shell expands or ends there
+    // (a repository's `my $(x) "nb".ipynb`): then single-quoted.
+    let path_word = if path_display.contains(['"', '$', '`', '\\', '!']) {
+        crate::bash::shell_quote(path_display)
+    } else {
+        format!("\"{path_display}\"")
+    };
     let language = language(nb);
     let mut blocks = Vec::new();
     let mut cells_out = Vec::new();
@@ -673,7 +681,7 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
                 let (text, image) = render_output(output);
                 let text = if text.chars().count() > MAX_OUTPUT_CHARS {
                     format!(
-                        "Outputs are too large to include. Use Bash with: cat \"{path_display}\" | jq '.cells[{index}].outputs'"
+                        "Outputs are too large to include. Use Bash with: cat {path_word} | jq '.cells[{index}].outputs'"
                     )
                 } else {
                     text
@@ -690,7 +698,7 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
                             blocks.push(ContentBlock::image(media_type, base64));
                         }
                         Err(why) => blocks.push(ContentBlock::text(format!(
-                            "[Image output omitted: {why}. Use Bash with: cat \"{path_display}\" | jq '.cells[{index}].outputs']"
+                            "[Image output omitted: {why}. Use Bash with: cat {path_word} | jq '.cells[{index}].outputs']"
                         ))),
                     }
                 }

@@ -423,6 +423,8 @@ impl TypedTool for NotebookEdit {
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
         let path = notebook_path(input, ctx)?;
+        // A denied path first, before the file system is looked at (Claude Code's order).
+        fsutil::refuse_denied_path(&path, FileAccess::Write, ctx)?;
         if input.edit_mode == Some(EditMode::Insert) && input.cell_type.is_none() {
             return Err(ValidationError::with_code(
                 "Cell type is required when using edit_mode=insert.",

@@ -331,6 +331,20 @@ impl TypedTool for Read {
         if input.limit == Some(0) {
             return Err(ValidationError::new("limit must be at least 1."));
         }
+        // Claude Code's order: a denied path, then a binary file by its extension, before
+        // the file system is looked at.
+        fsutil::refuse_denied_path(&path, FileAccess::Read, ctx)?;
+        // (An image or PDF under such a name is still shown, found by its bytes.)
+        if let Some(ext) = fsutil::binary_extension(&path)
+            && !read_regular(&path, 16).is_ok_and(|head| {
+                tool_core::image_media_type(&head).is_some() || fsutil::is_pdf(&head)
+            })
+        {
+            return Err(ValidationError::with_code(
+                fsutil::binary_extension_message(&ext),
+                4,
+            ));
+        }
         match fs::metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ValidationError::with_code(
                 fsutil::not_found_message(ctx),
@@ -365,6 +379,9 @@ impl TypedTool for Read {
         }
     }
 }
+
+/// The extensions of the image formats Read returns as images (Claude Code's list).
+const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
 
 fn directory_message(path: &Path) -> String {
     format!(
@@ -447,10 +464,15 @@ fn read_blocking(
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
 
-    if tool_core::image_media_type(&head).is_some() {
+    // An image or PDF by its name, or by its bytes when they are not text: a text file
+    // whose first bytes happen to spell a signature (`GIF89a was introduced ...` in notes
+    // named `.md`) is read as the text it is.
+    let named_image = IMAGE_EXTENSIONS.contains(&ext.as_str());
+    let text = fsutil::reads_as_text(&head);
+    if tool_core::image_media_type(&head).is_some() && (named_image || !text) {
         return read_image(path, meta.len());
     }
-    if ext == "pdf" || fsutil::is_pdf(&head) {
+    if ext == "pdf" || (fsutil::is_pdf(&head) && !text) {
         return read_pdf(path, meta.len(), input.pages.as_deref());
     }
     if input.pages.is_some() {
@@ -459,9 +481,7 @@ fn read_blocking(
         ));
     }
     if let Some(ext) = fsutil::binary_extension(path) {
-        return Err(ToolError::msg(format!(
-            "This tool cannot read binary files. The file appears to be a binary .{ext} file. Please use appropriate tools for binary file analysis."
-        )));
+        return Err(ToolError::msg(fsutil::binary_extension_message(&ext)));
     }
     if fsutil::looks_binary(&head) {
         return Err(ToolError::msg(
@@ -786,7 +806,7 @@ pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
     }
 }
 
-/// Why a PNG or JPEG does not decode, if it does not (a truncated file whose header is
+/// Why a PNG, JPEG, GIF or WebP does not decode, if it does not (a truncated file whose header is
 /// whole, corrupt data). `None` for one that decodes, for other formats (not decoded here),
 /// and when decoding would pass the memory limit or needs what the decoder lacks (nothing
 /// known).
@@ -796,7 +816,12 @@ fn undecodable(bytes: &[u8]) -> Option<String> {
         .ok()?;
     if !matches!(
         reader.format(),
-        Some(image::ImageFormat::Png | image::ImageFormat::Jpeg)
+        Some(
+            image::ImageFormat::Png
+                | image::ImageFormat::Jpeg
+                | image::ImageFormat::Gif
+                | image::ImageFormat::WebP
+        )
     ) {
         return None;
     }

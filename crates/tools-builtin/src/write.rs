@@ -103,6 +103,10 @@ impl TypedTool for Write {
     ) -> Result<(), ValidationError> {
         // Only the path: the content can be large and is not looked at here.
         let path = fsutil::absolute_path(&input.file_path, "file_path", ctx).ok();
+        // A denied path first, before the file system is looked at (Claude Code's order).
+        if let Some(path) = &path {
+            fsutil::refuse_denied_path(path, FileAccess::Write, ctx)?;
+        }
         let (file_path, ctx) = (input.file_path.clone(), ctx.clone());
         fsutil::validation_locked(path.as_deref(), move || validate(&file_path, &ctx)).await
     }

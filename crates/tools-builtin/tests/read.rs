@@ -948,10 +948,8 @@ async fn notebook_images_are_scaled_and_capped_in_total() {
         )
         .unwrap();
     // GIFs of 3.5 MB (within the API's limits; not re-encoded here): together far over the
-    // cap.
-    let mut gif = b"GIF89a".to_vec();
-    gif.extend_from_slice(&100u16.to_le_bytes());
-    gif.extend_from_slice(&100u16.to_le_bytes());
+    // cap. (A real GIF, padded after its end: one that does not decode is refused.)
+    let mut gif = encoded(100, 100, image::ImageFormat::Gif);
     gif.resize(3_500_000, 0);
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     let output = |mime: &str, data: String| json!({"output_type": "display_data", "metadata": {}, "data": {mime: data}});
@@ -990,4 +988,131 @@ async fn notebook_images_are_scaled_and_capped_in_total() {
         notes.contains("[Image output omitted: the images of one read carry at most 20 MB"),
         "{notes}"
     );
+}
+
+/// A text file whose first bytes happen to spell a PDF or GIF signature (notes about the
+/// formats) is read as the text it is, and can then be edited; it was sent to the PDF
+/// parser ("failed parsing cross reference table") or returned as a 30496x29537 "image",
+/// and no Edit could follow. A file named as an image is still an image, and a GIF that
+/// does not decode (cut to its header) is refused, not sent: the API refuses it, and with
+/// it every later request of the conversation.
+#[tokio::test]
+async fn text_that_starts_like_a_pdf_or_an_image_is_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    for (name, body) in [
+        (
+            "pdf_notes.md",
+            &b"%PDF-1.7 is the header line every PDF starts with.\nSee ISO 32000.\n"[..],
+        ),
+        (
+            "gif_notes.md",
+            b"GIF89a was introduced in 1989 as an extension of GIF87a.\nIt added animation.\n",
+        ),
+        (
+            "gif2.txt",
+            b"GIF89a\n\x01\n\x01\nThis text file only looks like a GIF header.\n",
+        ),
+        ("riff", b"RIFF1234WEBP is how a WebP file starts.\n"),
+    ] {
+        let path = dir.path().join(name);
+        fs::write(&path, body).unwrap();
+        let shown = text(&Read, &c, json!({"file_path": path})).await;
+        let first = String::from_utf8_lossy(body)
+            .lines()
+            .next()
+            .unwrap()
+            .to_owned();
+        assert!(
+            shown.starts_with(&format!("     1\u{2192}{first}")),
+            "{name}: {shown}"
+        );
+        let last = String::from_utf8_lossy(body)
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned();
+        text(
+            &tools_builtin::Edit,
+            &c,
+            json!({"file_path": path, "old_string": last, "new_string": "edited"}),
+        )
+        .await;
+        assert!(
+            fs::read_to_string(&path).unwrap().ends_with("edited\n"),
+            "{name}"
+        );
+    }
+    // A real GIF, whole and cut to its 13-byte header.
+    let mut gif = Vec::new();
+    image::DynamicImage::new_rgb8(4, 3)
+        .write_to(&mut std::io::Cursor::new(&mut gif), image::ImageFormat::Gif)
+        .unwrap();
+    let whole = dir.path().join("t.gif");
+    fs::write(&whole, &gif).unwrap();
+    let out = run(&Read, &c, json!({"file_path": whole})).await.unwrap();
+    assert_eq!(out.structured["type"], "image", "{:?}", out.content);
+    let cut = dir.path().join("cut.gif");
+    fs::write(&cut, &gif[..13]).unwrap();
+    let err = fail(&Read, &c, json!({"file_path": cut})).await;
+    assert!(err.text.contains("Cannot return"), "{}", err.text);
+    // Without a name that says so, a real (binary) GIF is still found by its bytes.
+    let unnamed = dir.path().join("picture");
+    fs::write(&unnamed, &gif).unwrap();
+    let out = run(&Read, &c, json!({"file_path": unnamed})).await.unwrap();
+    assert_eq!(out.structured["type"], "image");
+}
+
+/// A binary file named for its format is refused by Read's validation, as Claude Code's
+/// `validateInput` does (so the model sees a `<tool_use_error>`), whether it exists or not.
+#[tokio::test]
+async fn a_binary_extension_is_refused_by_validation() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    fs::write(dir.path().join("bin.dat"), b"\x00\x01\x02").unwrap();
+    for name in ["bin.dat", "missing.zip"] {
+        let err = fail(&Read, &c, json!({"file_path": dir.path().join(name)})).await;
+        assert_eq!(err.code, Some(4), "{name}: {}", err.text);
+        assert!(
+            err.text
+                .starts_with("<tool_use_error>This tool cannot read binary files."),
+            "{name}: {}",
+            err.text
+        );
+    }
+}
+
+/// The command a notebook's too-large output points to holds the path as one shell word:
+/// a repository's file name (`my $(x) "nb".ipynb`) cannot end the quotes or run a command
+/// substitution when the model runs it. An ordinary path keeps Claude Code's double quotes.
+#[tokio::test]
+async fn a_notebooks_pointer_command_quotes_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let big = "y".repeat(12_000);
+    let notebook = json!({"cells": [{"cell_type": "code", "id": "c1", "metadata": {},
+        "execution_count": 1, "source": "print()",
+        "outputs": [{"output_type": "stream", "name": "stdout", "text": big}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    .to_string();
+    for (name, word) in [
+        ("plain.ipynb", "\"PATH\"".to_owned()),
+        ("my $(x) \"nb\".ipynb", "'PATH'".to_owned()),
+        ("it's $HOME.ipynb", "'PATH'".to_owned()),
+    ] {
+        let path = dir.path().join(name);
+        fs::write(&path, &notebook).unwrap();
+        let shown = text(&Read, &c, json!({"file_path": path})).await;
+        // (Shown relative to the working directory, as the notebook's path is.)
+        let display = if word.starts_with('\'') {
+            name.replace('\'', "'\\''")
+        } else {
+            name.to_owned()
+        };
+        let expected = format!(
+            "Use Bash with: cat {} | jq '.cells[0].outputs'",
+            word.replace("PATH", &display)
+        );
+        assert!(shown.contains(&expected), "{name}: {shown}");
+    }
 }

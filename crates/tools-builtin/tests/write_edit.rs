@@ -1373,3 +1373,68 @@ async fn a_path_ending_in_a_slash_is_refused() {
     }
     assert!(!dir.path().join("newer").exists());
 }
+
+/// A path a deny rule forbids is refused by the file tools' own validation, before the file
+/// system is looked at (Claude Code's `validateInput`): the same answer whether the file
+/// exists or not, and never "read it first" for a file the model may not edit. (Write of an
+/// existing denied file said "File has not been read yet", sending the model to Read it;
+/// Read said "does not exist" for a missing denied file and denied an existing one.)
+#[tokio::test]
+async fn a_denied_path_is_refused_before_the_file_system_is_looked_at() {
+    use tool_core::{RuleSource, SourcedRule, ToolPermissionContext};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    fs::create_dir_all(root.join("locked")).unwrap();
+    fs::create_dir_all(root.join("secrets")).unwrap();
+    fs::write(root.join("locked/exists.txt"), "x\n").unwrap();
+    fs::write(root.join("secrets/key.txt"), "k\n").unwrap();
+    let c = ctx(&root).with_permission(ToolPermissionContext {
+        deny: ["Edit(./locked/**)", "Read(./secrets/**)"]
+            .iter()
+            .map(|r| SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: (*r).to_owned(),
+            })
+            .collect(),
+        ..Default::default()
+    });
+    let denied =
+        tool_use_error("File is in a directory that is denied by your permission settings.");
+    for name in [
+        "locked/exists.txt",
+        "locked/missing.txt",
+        "secrets/key.txt",
+        "secrets/nope.txt",
+    ] {
+        let path = root.join(name);
+        let write = fail(&Write, &c, json!({"file_path": path, "content": "y"})).await;
+        assert_eq!(write.text, denied, "Write {name}");
+        assert_eq!(write.code, Some(1), "Write {name}");
+        let edit = fail(
+            &Edit,
+            &c,
+            json!({"file_path": path, "old_string": "x", "new_string": "y"}),
+        )
+        .await;
+        assert_eq!(edit.text, denied, "Edit {name}");
+    }
+    for name in ["secrets/key.txt", "secrets/nope.txt", "secrets"] {
+        let read = fail(&Read, &c, json!({"file_path": root.join(name)})).await;
+        assert_eq!(read.text, denied, "Read {name}");
+    }
+    // Reading what only an Edit rule covers is not refused; the files are as they were.
+    assert_eq!(
+        text(
+            &Read,
+            &c,
+            json!({"file_path": root.join("locked/exists.txt")})
+        )
+        .await,
+        "     1\u{2192}x"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("secrets/key.txt")).unwrap(),
+        "k\n"
+    );
+    assert!(!root.join("locked/missing.txt").exists());
+}

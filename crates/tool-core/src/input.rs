@@ -69,6 +69,19 @@ pub enum InputIssue {
         /// The value that arrived.
         received: String,
     },
+    /// An array with fewer or more items than the schema's `minItems`/`maxItems`, or a
+    /// string with fewer or more characters than its `minLength`/`maxLength` (counted as
+    /// JavaScript counts them, in UTF-16 units): AskUserQuestion's five questions.
+    WrongLength {
+        /// Where.
+        path: String,
+        /// `items` or `characters`.
+        unit: &'static str,
+        /// The bound passed: `at least 1`, `at most 4`.
+        bound: String,
+        /// The length that arrived.
+        received: u64,
+    },
 }
 
 impl fmt::Display for InputIssue {
@@ -111,6 +124,15 @@ impl fmt::Display for InputIssue {
                 f,
                 "The parameter `{path}` must be at most {maximum}, but is {received}"
             ),
+            Self::WrongLength {
+                path,
+                unit,
+                bound,
+                received,
+            } => write!(
+                f,
+                "The parameter `{path}` must have {bound} {unit}, but has {received}"
+            ),
         }
     }
 }
@@ -134,6 +156,7 @@ impl InputError {
             InputIssue::WrongType { .. }
             | InputIssue::TooSmall { .. }
             | InputIssue::TooLarge { .. }
+            | InputIssue::WrongLength { .. }
             | InputIssue::NotAllowed { .. } => 2,
         });
         Self {
@@ -282,6 +305,38 @@ fn type_matches(ty: &str, value: &Value) -> bool {
     }
 }
 
+/// The schema's length bounds an array or a string passes, if it passes one.
+fn length_issue(schema: &Value, value: &Value, path: &str) -> Option<InputIssue> {
+    let (len, unit, min_key, max_key) = match value {
+        Value::Array(items) => (items.len(), "items", "minItems", "maxItems"),
+        Value::String(s) => (
+            s.encode_utf16().count(),
+            "characters",
+            "minLength",
+            "maxLength",
+        ),
+        _ => return None,
+    };
+    let len = u64::try_from(len).unwrap_or(u64::MAX);
+    let issue = |bound: String| InputIssue::WrongLength {
+        path: path.to_owned(),
+        unit,
+        bound,
+        received: len,
+    };
+    if let Some(min) = schema.get(min_key).and_then(Value::as_u64)
+        && len < min
+    {
+        return Some(issue(format!("at least {min}")));
+    }
+    if let Some(max) = schema.get(max_key).and_then(Value::as_u64)
+        && len > max
+    {
+        return Some(issue(format!("at most {max}")));
+    }
+    None
+}
+
 fn join_path(base: &str, key: &str) -> String {
     if base.is_empty() {
         key.to_owned()
@@ -377,6 +432,10 @@ fn walk(
             maximum: schema["maximum"].to_string(),
             received: value.to_string(),
         });
+        return;
+    }
+    if let Some(issue) = length_issue(schema, value, path) {
+        issues.push(issue);
         return;
     }
     // A whole number written as a float (`10.0`) where only an integer fits: the integer,

@@ -44,8 +44,10 @@ pub struct Question {
     /// The complete question to ask the user, ending with a question mark
     pub question: String,
     /// Very short label displayed as a chip/tag (max 12 chars)
+    #[schemars(length(max = 12))]
     pub header: String,
     /// The available choices (2-4); an "Other" choice is added automatically
+    #[schemars(length(min = 2, max = 4))]
     pub options: Vec<QuestionOption>,
     /// Allow the user to select multiple options
     #[serde(rename = "multiSelect", default)]
@@ -75,6 +77,7 @@ pub struct QuestionMetadata {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AskUserQuestionInput {
     /// Questions to ask the user (1-4 questions)
+    #[schemars(length(min = 1, max = 4))]
     pub questions: Vec<Question>,
     /// User answers collected by the permission component (question text -> label)
     pub answers: Option<HashMap<String, String>>,

@@ -35,11 +35,13 @@ pub enum TodoStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TodoItem {
     /// The task, in imperative form (e.g. "Run the tests")
+    #[schemars(length(min = 1))]
     pub content: String,
     /// pending, in_progress or completed
     pub status: TodoStatus,
     /// The task in present continuous form, shown while it runs (e.g. "Running the tests")
     #[serde(rename = "activeForm")]
+    #[schemars(length(min = 1))]
     pub active_form: String,
 }
 

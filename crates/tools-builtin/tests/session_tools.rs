@@ -407,7 +407,11 @@ async fn ask_user_question_enforces_its_limits() {
     let opts = json!([{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]);
     let q = |text: &str, header: &str, options: Value| json!({"question": text, "header": header, "options": options, "multiSelect": false});
     let cases = [
-        (json!([]), "questions must contain 1 to 4 questions (got 0)"),
+        // The counts and the header's length are the schema's (Claude Code's zod bounds).
+        (
+            json!([]),
+            "The parameter `questions` must have at least 1 items, but has 0",
+        ),
         (
             json!([
                 q("1?", "h", opts.clone()),
@@ -416,7 +420,7 @@ async fn ask_user_question_enforces_its_limits() {
                 q("4?", "h", opts.clone()),
                 q("5?", "h", opts.clone())
             ]),
-            "questions must contain 1 to 4 questions (got 5)",
+            "The parameter `questions` must have at most 4 items, but has 5",
         ),
         (
             json!([q("Same?", "h", opts.clone()), q("Same?", "h", opts.clone())]),
@@ -424,11 +428,11 @@ async fn ask_user_question_enforces_its_limits() {
         ),
         (
             json!([q("Long?", "Thirteen char", opts.clone())]),
-            "The header \"Thirteen char\" is 13 characters long; the limit is 12",
+            "The parameter `questions[0].header` must have at most 12 characters, but has 13",
         ),
         (
             json!([q("One?", "h", json!([{"label": "A", "description": "a"}]))]),
-            "The question \"One?\" has 1 options; each question needs 2 to 4",
+            "The parameter `questions[0].options` must have at least 2 items, but has 1",
         ),
         (
             json!([q(
@@ -443,7 +447,7 @@ async fn ask_user_question_enforces_its_limits() {
         let err = step(&tool, ctx.clone(), json!({"questions": questions}))
             .await
             .unwrap_err();
-        assert_eq!(err, want);
+        assert!(err.contains(want), "{err}");
     }
     // Twelve characters (not bytes) is fine.
     step(
@@ -453,4 +457,66 @@ async fn ask_user_question_enforces_its_limits() {
     )
     .await
     .unwrap();
+}
+
+/// AskUserQuestion's and TodoWrite's bounds are in the schemas the model receives (Claude
+/// Code's zod `min`/`max`), and a call past them is refused at the schema step as Claude
+/// Code refuses it (`InputValidationError`), not later as a tool error.
+#[test]
+fn question_and_todo_bounds_are_schema_bounds() {
+    use tool_core::Tool as _;
+    let ask = tools_builtin::AskUserQuestion;
+    let schema = ask.input_schema();
+    let questions = &schema["properties"]["questions"];
+    assert_eq!(
+        (
+            questions["minItems"].as_u64(),
+            questions["maxItems"].as_u64()
+        ),
+        (Some(1), Some(4)),
+        "{schema}"
+    );
+    let options = &questions["items"]["properties"]["options"];
+    assert_eq!(
+        (options["minItems"].as_u64(), options["maxItems"].as_u64()),
+        (Some(2), Some(4)),
+        "{schema}"
+    );
+    let option = |l: &str| serde_json::json!({"label": l, "description": l});
+    let question = |options: Vec<serde_json::Value>| serde_json::json!({"question": "Q?", "header": "H", "options": options});
+    for (input, says) in [
+        (
+            serde_json::json!({"questions": []}),
+            "The parameter `questions` must have at least 1 items, but has 0",
+        ),
+        (
+            serde_json::json!({"questions": vec![question(vec![option("a"), option("b")]); 5]}),
+            "The parameter `questions` must have at most 4 items, but has 5",
+        ),
+        (
+            serde_json::json!({"questions": [question(vec![option("a")])]}),
+            "The parameter `questions[0].options` must have at least 2 items, but has 1",
+        ),
+    ] {
+        let err = ask.parse_input(input).unwrap_err().to_model_text();
+        assert!(
+            err.contains("InputValidationError: AskUserQuestion failed"),
+            "{err}"
+        );
+        assert!(err.contains(says), "{err}");
+    }
+    let todo = tools_builtin::TodoWrite;
+    let schema = todo.input_schema();
+    assert_eq!(
+        schema["properties"]["todos"]["items"]["properties"]["content"]["minLength"], 1,
+        "{schema}"
+    );
+    let err = todo
+        .parse_input(serde_json::json!({"todos": [{"content": "", "status": "pending", "activeForm": "Doing"}]}))
+        .unwrap_err()
+        .to_model_text();
+    assert!(
+        err.contains("The parameter `todos[0].content` must have at least 1 characters, but has 0"),
+        "{err}"
+    );
 }

@@ -1148,7 +1148,7 @@ impl TypedTool for TaskUpdate {
         let text = if output.updated_fields.iter().any(|f| f == "deleted") {
             format!("Task #{id} deleted")
         } else if output.updated_fields.is_empty() {
-            format!("Task #{id} unchanged (the values given were already set)")
+            format!("Task #{id} unchanged (no field was given a new value)")
         } else {
             format!("Updated task #{id} {}", output.updated_fields.join(", "))
         };

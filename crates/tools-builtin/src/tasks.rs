@@ -173,6 +173,10 @@ impl Drop for RegistryInner {
     }
 }
 
+/// How far into a read that skipped ahead the end of its first, cut line is looked for: a
+/// longer line is shown from the cut (better a partial line than none).
+const CUT_LINE_LOOKAHEAD: usize = 1024;
+
 /// The [`TaskSnapshot::kill_reason`] of a task [`TaskRegistry::kill_all`] ended.
 pub const KILLED_WITH_ALL: &str = "every task was killed";
 
@@ -539,9 +543,18 @@ impl TaskRegistry {
         }
         let start = p.read_offset.max(len.saturating_sub(max_bytes));
         let skipped = start > p.read_offset;
+        // A read that skips ahead also reads the byte before its start: whether a line
+        // starts there.
+        let lead = u64::from(skipped && start > 0);
         let mut buf = Vec::new();
-        if file.seek(SeekFrom::Start(start)).is_ok() {
-            let _ = file.take(len.saturating_sub(start)).read_to_end(&mut buf);
+        if file.seek(SeekFrom::Start(start - lead)).is_ok() {
+            let _ = file
+                .take(len.saturating_sub(start - lead))
+                .read_to_end(&mut buf);
+        }
+        let line_starts = lead == 0 || buf.first() == Some(&b'\n');
+        if lead == 1 && !buf.is_empty() {
+            buf.remove(0);
         }
         // A character the command has only half written yet is left for the next read, and a
         // read that skipped ahead starts at the next whole character: neither shows as �.
@@ -553,7 +566,19 @@ impl TaskRegistry {
         buf.truncate(buf.len() - held);
         p.read_offset = start + buf.len() as u64;
         let text = if skipped {
-            String::from_utf8_lossy(&buf[crate::fsutil::partial_utf8_head(&buf)..]).into_owned()
+            // At the next whole character, and at the next line when the cut fell inside
+            // one that ends soon: the tail of a cut line (`8` of `195718`) would read as
+            // output of its own.
+            let mut from = crate::fsutil::partial_utf8_head(&buf);
+            if !line_starts
+                && let Some(i) = buf[from..]
+                    .iter()
+                    .take(CUT_LINE_LOOKAHEAD)
+                    .position(|&b| b == b'\n')
+            {
+                from += i + 1;
+            }
+            String::from_utf8_lossy(&buf[from..]).into_owned()
         } else {
             String::from_utf8_lossy(&buf).into_owned()
         };

@@ -411,6 +411,32 @@ async fn a_half_written_character_waits_for_the_next_read() {
     registry.kill_all();
 }
 
+/// A read that skips ahead into the middle of a line starts at the next line: the tail of
+/// the cut line (`8` of `195718`) read as output of its own. A cut that falls at a line's
+/// start keeps that line.
+#[tokio::test]
+async fn a_read_that_skips_ahead_starts_at_a_whole_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ctx(dir.path());
+    let (id, _) = start(&ctx, "sleep 100", None).await;
+    let registry = task_registry(&ctx);
+    let file = registry.get(&id).unwrap().output_file;
+    let numbers: String = (1..=2000).map(|n| format!("{n}\n")).collect();
+    std::fs::write(&file, &numbers).unwrap();
+    let (text, skipped) = registry.read_new_output(&id, 1001).unwrap();
+    assert!(skipped);
+    let lines: Vec<u32> = text.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(*lines.last().unwrap(), 2000);
+    // Whole numbers, one after another: the first line is no cut tail.
+    assert!(lines.windows(2).all(|w| w[1] == w[0] + 1), "{text}");
+    assert!(numbers.ends_with(&text) && numbers[..numbers.len() - text.len()].ends_with('\n'));
+    // The cut right after a line end: that line is kept whole.
+    std::fs::write(&file, format!("{numbers}a\nbb\n")).unwrap();
+    let (text, skipped) = registry.read_new_output(&id, 3).unwrap();
+    assert_eq!((text.as_str(), skipped), ("bb\n", true));
+    registry.kill_all();
+}
+
 #[tokio::test]
 async fn kill_all_stops_every_running_task_now() {
     let dir = tempfile::tempdir().unwrap();

@@ -99,7 +99,7 @@ async fn create_get_update_and_list() {
     let got = update(&ctx, json!({"taskId": "2", "owner": "tester"})).await;
     assert_eq!(
         got["text"],
-        "Task #2 unchanged (the values given were already set)"
+        "Task #2 unchanged (no field was given a new value)"
     );
 
     let out = common::run(&TaskList, &ctx, json!({})).await.unwrap();

@@ -10,16 +10,19 @@
 //! - Redirects are followed (up to [`MAX_REDIRECTS`]) only within the same host (adding or
 //!   removing `www.`), scheme and port, and only when the session's permission rules let
 //!   WebFetch reach the new URL too (a deny or ask rule on the `www.` host holds); any other
-//!   redirect is returned as text telling the model which URL to fetch instead.
+//!   redirect is returned as text telling the model which URL to fetch instead. Raw bytes in
+//!   a `Location` (UTF-8 or not) are percent-encoded, as browsers and curl read them.
 //! - The body is read up to [`WebFetchLimits::max_bytes`] (10 MiB) within
 //!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
 //!   A gzip or deflate `Content-Encoding` (sent although none is asked for) is decoded, to
 //!   the same limit; another encoding is refused. Each request goes on a new connection
-//!   (none is reused across a redirect's hops). HTML becomes Markdown (`htmd`), parsed with
-//!   at most `MAX_PARSE_DEPTH` (512) elements open (deeper start tags are left out, their text
-//!   kept: the parser is quadratic in depth; `html_depth.rs`); other text is kept as
-//!   it is; binary content, and a type that is never text (a PDF, an image), is described,
-//!   not shown.
+//!   (none is reused across a redirect's hops); up to 2,000 headers are read, as Node reads
+//!   them. HTML becomes Markdown (`htmd`), parsed with at most `MAX_PARSE_DEPTH` (512)
+//!   elements open (deeper start tags are left out, their text kept: the parser is quadratic
+//!   in depth; `html_depth.rs`) and into at most `MAX_PARSE_NODES` (1,000,000) nodes (the
+//!   parser can make far more than the page has tags; past them the page is cut, with a note
+//!   first); other text is kept as it is; binary content, and a type that is never text (a
+//!   PDF, an image), is described, not shown.
 //! - Fetched pages are kept for 15 minutes ([`CACHE_TTL`]) in a process-wide LRU cache (by
 //!   URL), at most [`CACHE_ENTRIES`] pages and [`CACHE_BYTES`] of content.
 //!   `CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS` ([`CACHE_TTL_ENV`], read at each lookup) sets
@@ -110,7 +113,8 @@ pub struct WebFetchInput {
     /// The prompt to run on the fetched content
     pub prompt: String,
     /// Character offset into the page's Markdown to continue a long page from
-    pub offset: Option<u64>,
+    #[schemars(range(min = 0))]
+    pub offset: Option<f64>,
 }
 
 /// Output of the WebFetch tool (Claude Code's shape).
@@ -285,6 +289,14 @@ pub fn is_permitted_redirect(from: &Url, to: &Url) -> bool {
         && strip(from) == strip(to)
 }
 
+/// Most headers read in a response: Node's limit (hyper reads 100, and a page behind many
+/// proxies and trackers can send more).
+const MAX_RESPONSE_HEADERS: usize = 2000;
+
+/// hyper's text for a response whose head is past its limits ([`MAX_RESPONSE_HEADERS`], or
+/// about 400 KB). Its `is_parse_too_large` is built with its server feature only.
+const HEAD_TOO_LARGE: &str = "message head is too large";
+
 fn client(limits: WebFetchLimits) -> Result<reqwest::Client, ToolError> {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Another thread may win the race; either way a provider is installed.
@@ -296,6 +308,7 @@ fn client(limits: WebFetchLimits) -> Result<reqwest::Client, ToolError> {
         // close the one it answered a redirect on just as the next request goes out on it
         // ("connection closed before message completed"), and that request is not retried.
         .pool_max_idle_per_host(0)
+        .http1_max_headers(MAX_RESPONSE_HEADERS)
         .timeout(limits.timeout)
         .user_agent(concat!("Toolwright-WebFetch/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -370,6 +383,11 @@ async fn fetch(
                         "Fetching {current} timed out after {} ms",
                         limits.timeout.as_millis()
                     ))
+                } else if describe(&e).contains(HEAD_TOO_LARGE) {
+                    ToolError::msg(format!(
+                        "The response from {current} was not read: it has more than \
+                         {MAX_RESPONSE_HEADERS} headers, or headers too large in all"
+                    ))
                 } else {
                     ToolError::msg(format!("Fetching {current} failed: {}", describe(&e)))
                 }
@@ -378,8 +396,9 @@ async fn fetch(
         let code_text = status.canonical_reason().unwrap_or("").to_owned();
         // The redirects Claude Code follows or reports; a 300, 303 or 304 is an answer.
         if matches!(status.as_u16(), 301 | 302 | 307 | 308) {
-            // Raw UTF-8 in it (`/café`) is read as such and percent-encoded by the join, as
-            // curl and browsers follow it.
+            // Raw bytes in it are percent-encoded, as browsers and curl follow it: UTF-8
+            // (`/café`) as the join would encode it, and bytes that are not UTF-8 (a Latin-1
+            // `é`) each as it is (`/caf%E9`).
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
@@ -388,12 +407,12 @@ async fn fetch(
                         "{current} answered {status} without a Location header"
                     ))
                 })?;
-            let location = std::str::from_utf8(location.as_bytes()).map_err(|_| {
-                ToolError::msg(format!(
-                    "{current} answered {status} with a Location that is not UTF-8 text"
-                ))
-            })?;
-            let next = current.join(location).map_err(|e| {
+            let location: Cow<'_, str> = percent_encoding::percent_encode(
+                location.as_bytes(),
+                &percent_encoding::AsciiSet::EMPTY,
+            )
+            .into();
+            let next = current.join(&location).map_err(|e| {
                 ToolError::msg(format!(
                     "{current} redirects to an invalid URL {location}: {e}"
                 ))
@@ -865,15 +884,249 @@ const MAX_PARSE_DEPTH: usize = 512;
 /// leave it burning a core for minutes).
 const MAX_PARSE_TIME: Duration = Duration::from_secs(10);
 
-/// How much HTML the parser is given at a time: the deadline is checked between pieces.
+/// Most nodes (elements, text, comments) the parse of a page may make: past this the tree
+/// is cut ([`BoundedDom`]). The parser can make far more nodes than the page has tags: it
+/// re-creates every formatting element still open in each new paragraph ("reconstruct the
+/// active formatting elements"), so 400 `<b>`s reopened in 15,000 `<p>`s made six million
+/// nodes and 1.5 GB from 64 KB. Real pages of 8 MB make under 500,000 nodes (about 200
+/// bytes each); this many take at most about 250 MB, and hold megabytes of Markdown, far
+/// more than the model reads.
+const MAX_PARSE_NODES: usize = 1_000_000;
+
+/// How much HTML the parser is given at a time: the deadline and [`MAX_PARSE_NODES`] are
+/// checked between pieces.
 const PARSE_PIECE: usize = 4096;
 
-/// `html` parsed (as `htmd` parses it, fed piece by piece), or `None` when that was not done
-/// by `deadline`.
-fn parse_html(html: &str, deadline: Instant) -> Option<std::rc::Rc<htmd::Node>> {
+/// `markup5ever_rcdom`'s `RcDom`, counting the nodes put in it: past its budget the tree
+/// is frozen, nothing more attached, moved or removed, so that what the parser still
+/// creates is dropped with the parser's own references to it; `cut` says so. The parse
+/// errors are not kept (`RcDom` keeps each one, and nothing reads them).
+struct BoundedDom {
+    dom: markup5ever_rcdom::RcDom,
+    /// Nodes made so far.
+    nodes: std::cell::Cell<usize>,
+    budget: usize,
+    /// Whether the budget was passed (and the tree frozen).
+    cut: std::cell::Cell<bool>,
+}
+
+type DomHandle = markup5ever_rcdom::Handle;
+
+impl BoundedDom {
+    fn new(budget: usize) -> Self {
+        Self {
+            dom: markup5ever_rcdom::RcDom::default(),
+            // The document.
+            nodes: std::cell::Cell::new(1),
+            budget,
+            cut: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Counts `n` more nodes; past the budget the tree is frozen.
+    fn count(&self, n: usize) {
+        let nodes = self.nodes.get().saturating_add(n);
+        self.nodes.set(nodes);
+        if nodes > self.budget {
+            self.cut.set(true);
+        }
+    }
+
+    /// Makes `change`, which adds `child` to `parent` (before `sibling`, or at the end),
+    /// unless the tree is frozen. A text that makes a node of its own (one next to text
+    /// joins it) is counted first, and not added past the budget; an element was counted
+    /// when it was created.
+    fn add(
+        &self,
+        parent: Option<&DomHandle>,
+        sibling: Option<&DomHandle>,
+        child: html5ever::tree_builder::NodeOrText<DomHandle>,
+        change: impl FnOnce(html5ever::tree_builder::NodeOrText<DomHandle>),
+    ) {
+        if !self.cut.get()
+            && matches!(child, html5ever::tree_builder::AppendText(_))
+            && !parent.is_some_and(|p| joins_text(p, sibling))
+        {
+            self.count(1);
+        }
+        if !self.cut.get() {
+            change(child);
+        }
+    }
+}
+
+/// Whether text added to `parent` before `sibling` (at the end when `None`) joins the text
+/// node before it, as `RcDom` joins adjacent text.
+fn joins_text(parent: &DomHandle, sibling: Option<&DomHandle>) -> bool {
+    let children = parent.children.borrow();
+    let at = match sibling {
+        Some(sibling) => children
+            .iter()
+            .position(|c| std::rc::Rc::ptr_eq(c, sibling)),
+        None => Some(children.len()),
+    };
+    at.and_then(|at| at.checked_sub(1))
+        .and_then(|before| children.get(before))
+        .is_some_and(|c| matches!(c.data, markup5ever_rcdom::NodeData::Text { .. }))
+}
+
+/// `node`'s parent, if it has one.
+fn parent_of(node: &DomHandle) -> Option<DomHandle> {
+    let parent = node.parent.take();
+    let strong = parent.as_ref().and_then(std::rc::Weak::upgrade);
+    node.parent.set(parent);
+    strong
+}
+
+impl html5ever::tree_builder::TreeSink for BoundedDom {
+    type Handle = DomHandle;
+    type Output = Self;
+    type ElemName<'a>
+        = html5ever::ExpandedName<'a>
+    where
+        Self: 'a;
+
+    fn finish(self) -> Self {
+        self
+    }
+
+    fn parse_error(&self, _msg: Cow<'static, str>) {}
+
+    fn get_document(&self) -> DomHandle {
+        self.dom.get_document()
+    }
+
+    fn elem_name<'a>(&'a self, target: &'a DomHandle) -> html5ever::ExpandedName<'a> {
+        self.dom.elem_name(target)
+    }
+
+    fn create_element(
+        &self,
+        name: html5ever::QualName,
+        attrs: Vec<html5ever::Attribute>,
+        flags: html5ever::tree_builder::ElementFlags,
+    ) -> DomHandle {
+        // A template's content is a node of its own.
+        self.count(1 + usize::from(flags.template));
+        self.dom.create_element(name, attrs, flags)
+    }
+
+    fn create_comment(&self, text: html5ever::tendril::StrTendril) -> DomHandle {
+        self.count(1);
+        self.dom.create_comment(text)
+    }
+
+    fn create_pi(
+        &self,
+        target: html5ever::tendril::StrTendril,
+        data: html5ever::tendril::StrTendril,
+    ) -> DomHandle {
+        self.count(1);
+        self.dom.create_pi(target, data)
+    }
+
+    fn append(&self, parent: &DomHandle, child: html5ever::tree_builder::NodeOrText<DomHandle>) {
+        self.add(Some(parent), None, child, |child| {
+            self.dom.append(parent, child);
+        });
+    }
+
+    fn append_based_on_parent_node(
+        &self,
+        element: &DomHandle,
+        prev_element: &DomHandle,
+        child: html5ever::tree_builder::NodeOrText<DomHandle>,
+    ) {
+        // As `RcDom` does, through this sink's own methods (which count and freeze).
+        if parent_of(element).is_some() {
+            self.append_before_sibling(element, child);
+        } else {
+            self.append(prev_element, child);
+        }
+    }
+
+    fn append_doctype_to_document(
+        &self,
+        name: html5ever::tendril::StrTendril,
+        public_id: html5ever::tendril::StrTendril,
+        system_id: html5ever::tendril::StrTendril,
+    ) {
+        if self.cut.get() {
+            return;
+        }
+        self.count(1);
+        self.dom
+            .append_doctype_to_document(name, public_id, system_id);
+    }
+
+    fn get_template_contents(&self, target: &DomHandle) -> DomHandle {
+        self.dom.get_template_contents(target)
+    }
+
+    fn same_node(&self, x: &DomHandle, y: &DomHandle) -> bool {
+        self.dom.same_node(x, y)
+    }
+
+    fn set_quirks_mode(&self, mode: html5ever::tree_builder::QuirksMode) {
+        self.dom.set_quirks_mode(mode);
+    }
+
+    fn append_before_sibling(
+        &self,
+        sibling: &DomHandle,
+        new_node: html5ever::tree_builder::NodeOrText<DomHandle>,
+    ) {
+        let parent = parent_of(sibling);
+        self.add(parent.as_ref(), Some(sibling), new_node, |new_node| {
+            self.dom.append_before_sibling(sibling, new_node);
+        });
+    }
+
+    fn add_attrs_if_missing(&self, target: &DomHandle, attrs: Vec<html5ever::Attribute>) {
+        if !self.cut.get() {
+            self.dom.add_attrs_if_missing(target, attrs);
+        }
+    }
+
+    fn remove_from_parent(&self, target: &DomHandle) {
+        if !self.cut.get() {
+            self.dom.remove_from_parent(target);
+        }
+    }
+
+    fn reparent_children(&self, node: &DomHandle, new_parent: &DomHandle) {
+        if !self.cut.get() {
+            self.dom.reparent_children(node, new_parent);
+        }
+    }
+
+    fn is_mathml_annotation_xml_integration_point(&self, handle: &DomHandle) -> bool {
+        self.dom.is_mathml_annotation_xml_integration_point(handle)
+    }
+
+    fn maybe_clone_an_option_into_selectedcontent(&self, option: &DomHandle) {
+        if !self.cut.get() {
+            self.dom.maybe_clone_an_option_into_selectedcontent(option);
+        }
+    }
+}
+
+/// A page's parsed HTML ([`parse_html`]).
+struct ParsedHtml {
+    /// The document.
+    tree: std::rc::Rc<htmd::Node>,
+    /// Whether the parse stopped at [`MAX_PARSE_NODES`]: the tree holds the page up to
+    /// there.
+    cut: bool,
+}
+
+/// `html` parsed (as `htmd` parses it, fed piece by piece) into at most `max_nodes` nodes
+/// (the parse stops past them: the tree is the page up to there), or `None` when that was
+/// not done by `deadline`.
+fn parse_html(html: &str, deadline: Instant, max_nodes: usize) -> Option<ParsedHtml> {
     use html5ever::tendril::TendrilSink as _;
     let mut parser = html5ever::parse_document(
-        markup5ever_rcdom::RcDom::default(),
+        BoundedDom::new(max_nodes),
         html5ever::ParseOpts {
             tree_builder: html5ever::tree_builder::TreeBuilderOpts {
                 scripting_enabled: true,
@@ -883,7 +1136,7 @@ fn parse_html(html: &str, deadline: Instant) -> Option<std::rc::Rc<htmd::Node>> 
         },
     );
     let mut rest = html;
-    while !rest.is_empty() {
+    while !rest.is_empty() && !parser.tokenizer.sink.sink.cut.get() {
         let mut at = rest.len().min(PARSE_PIECE);
         while !rest.is_char_boundary(at) {
             at += 1;
@@ -895,7 +1148,11 @@ fn parse_html(html: &str, deadline: Instant) -> Option<std::rc::Rc<htmd::Node>> 
         }
         rest = tail;
     }
-    Some(parser.finish().document)
+    let sink = parser.finish();
+    Some(ParsedHtml {
+        tree: sink.dom.document,
+        cut: sink.cut.get(),
+    })
 }
 
 /// The page as the model reads it: HTML as Markdown, other text as it is, binary described.
@@ -911,11 +1168,21 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
             .skip_tags(vec!["script", "style", "noscript", "template"])
             .build();
         let html = crate::html_depth::cap_nesting(&html, MAX_PARSE_DEPTH);
-        return match parse_html(&html, Instant::now() + MAX_PARSE_TIME) {
-            Some(tree) => {
+        return match parse_html(&html, Instant::now() + MAX_PARSE_TIME, MAX_PARSE_NODES) {
+            Some(ParsedHtml { tree, cut }) => {
                 flatten_below(&tree, MAX_HTML_DEPTH);
                 tidy_for_markdown(&tree);
-                converter.tree_to_markdown(&tree)
+                let markdown = converter.tree_to_markdown(&tree);
+                if cut {
+                    // First, where the model reads from.
+                    format!(
+                        "[The page's HTML makes more than {MAX_PARSE_NODES} nodes, more than \
+                         WebFetch converts: it was cut there, and only the part before is \
+                         shown.]\n\n{markdown}"
+                    )
+                } else {
+                    markdown
+                }
             }
             None => format!(
                 "[The page's HTML could not be converted within {} s: its markup is built so \
@@ -1209,7 +1476,14 @@ Usage notes:\n\
                 }
             }
         };
-        let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        // Any number not below zero (the schema's minimum), as Claude Code's schema takes it
+        // and `slice` reads it: its whole part.
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "the whole part of a number not below zero; the cast saturates"
+        )]
+        let offset = input.offset.map_or(0, |o| o.trunc() as usize);
         let raw = |why: &str| {
             format!(
                 "[{why}; the content of {key} follows as Markdown.]\n\n{}",
@@ -1262,16 +1536,84 @@ mod tests {
             Cow::Borrowed(_)
         ));
         let deadline = Instant::now() + Duration::from_millis(200);
-        assert!(parse_html(&page, deadline).is_none());
+        assert!(parse_html(&page, deadline, MAX_PARSE_NODES).is_none());
         let ordinary = "<p>one <b>two</b> three</p>".repeat(20_000);
-        let tree =
-            parse_html(&ordinary, Instant::now() + Duration::from_secs(600)).expect("parsed");
+        let parsed = parse_html(
+            &ordinary,
+            Instant::now() + Duration::from_secs(600),
+            MAX_PARSE_NODES,
+        )
+        .expect("parsed");
+        assert!(!parsed.cut);
+        let tree = parsed.tree;
         let converter = htmd::HtmlToMarkdown::builder().build();
         assert!(
             converter
                 .tree_to_markdown(&tree)
                 .contains("one **two** three")
         );
+    }
+
+    /// Nodes in `tree`, itself included. Iterative.
+    fn node_count(tree: &std::rc::Rc<htmd::Node>) -> usize {
+        let mut count = 0;
+        let mut stack = vec![tree.clone()];
+        while let Some(node) = stack.pop() {
+            count += 1;
+            stack.extend(node.children.borrow().iter().cloned());
+        }
+        count
+    }
+
+    /// The parser re-creates every formatting element still open in each new paragraph
+    /// ("reconstruct the active formatting elements"): 400 `<b>`s of distinct ids (which the
+    /// Noah's Ark clause does not limit), or 12 tags three times each, reopened in thousands
+    /// of `<p>`s, made millions of nodes from a small page (1.5 GB from 64 KB, and an abort
+    /// from 200 KB). The parse stops at [`MAX_PARSE_NODES`], the part before kept, and the
+    /// Markdown says the page was cut.
+    #[test]
+    fn a_page_that_multiplies_its_elements_is_cut_at_the_node_budget() {
+        let distinct: String = (0..400).map(|i| format!("<b id={i}>")).collect();
+        let repeated: String = [
+            "b", "i", "u", "s", "em", "strong", "small", "big", "code", "tt", "font", "strike",
+        ]
+        .iter()
+        .map(|t| format!("<{t}>").repeat(3))
+        .collect();
+        // Counted exactly: the document, `html`, `head`, `body`, `p` and one text node (its
+        // three pieces joined). One node fewer, and the text is left out.
+        let small = "<p>a&amp;b</p>";
+        let far = || Instant::now() + Duration::from_secs(600);
+        let whole = parse_html(small, far(), 6).expect("parsed");
+        assert!(!whole.cut);
+        assert_eq!(node_count(&whole.tree), 6);
+        let cut = parse_html(small, far(), 5).expect("parsed");
+        assert!(cut.cut);
+        assert_eq!(node_count(&cut.tree), 5);
+        for (open, per_paragraph) in [(distinct, 400), (repeated, 36)] {
+            let paragraphs = 2 * MAX_PARSE_NODES / per_paragraph;
+            let page = format!(
+                "<html><body><p>first{open}t{}</body></html>",
+                "<p>t".repeat(paragraphs)
+            );
+            let parsed = parse_html(
+                &page,
+                Instant::now() + Duration::from_secs(600),
+                MAX_PARSE_NODES,
+            )
+            .expect("parsed in time");
+            assert!(parsed.cut);
+            let nodes = node_count(&parsed.tree);
+            assert!(nodes <= MAX_PARSE_NODES, "{nodes} nodes");
+            drop(parsed);
+            let markdown = to_markdown(page.as_bytes(), "text/html");
+            assert!(
+                markdown.starts_with("[The page's HTML makes more than 1000000 nodes"),
+                "{}",
+                &markdown[..200]
+            );
+            assert!(markdown.contains("first"), "{}", &markdown[..200]);
+        }
     }
 
     /// The merge of adjacent inline elements done ahead of `htmd` gives what `htmd` gives
@@ -1281,7 +1623,13 @@ mod tests {
     fn the_tidied_tree_converts_as_htmd_would_with_bounded_prefixes() {
         let converter = htmd::HtmlToMarkdown::builder().build();
         let convert = |html: &str, tidy: bool| {
-            let tree = parse_html(html, Instant::now() + Duration::from_secs(600)).unwrap();
+            let tree = parse_html(
+                html,
+                Instant::now() + Duration::from_secs(600),
+                MAX_PARSE_NODES,
+            )
+            .unwrap()
+            .tree;
             if tidy {
                 tidy_for_markdown(&tree);
             }
@@ -1329,7 +1677,13 @@ mod tests {
     fn a_table_padded_past_its_text_is_written_as_rows() {
         let converter = htmd::HtmlToMarkdown::builder().build();
         let convert = |html: &str| {
-            let tree = parse_html(html, Instant::now() + Duration::from_secs(600)).unwrap();
+            let tree = parse_html(
+                html,
+                Instant::now() + Duration::from_secs(600),
+                MAX_PARSE_NODES,
+            )
+            .unwrap()
+            .tree;
             tidy_for_markdown(&tree);
             converter.tree_to_markdown(&tree)
         };

@@ -144,7 +144,23 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
             let _ = sock.write_all(&h).await;
             return;
         }
-        "/caf%C3%A9" => (
+        // A Location with a raw byte that is not UTF-8 (Latin-1 `é`), as old servers send it:
+        // followed percent-encoded, as browsers and curl follow it.
+        "/latin1-location" => {
+            let h = b"HTTP/1.1 302 Found\r\nLocation: /caf\xe9\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec();
+            let _ = sock.write_all(&h).await;
+            return;
+        }
+        // More headers than hyper reads by default (100), and more than Node reads (2,000).
+        "/many-headers" | "/too-many-headers" => {
+            let count = if path == "/many-headers" { 150 } else { 2_100 };
+            let extra: String = (0..count).map(|i| format!("X-Header-{i}: v\r\n")).collect();
+            (
+                head("200 OK", "text/html; charset=utf-8", PAGE.len(), &extra),
+                PAGE.into(),
+            )
+        }
+        "/caf%C3%A9" | "/caf%E9" => (
             head("200 OK", "text/html; charset=utf-8", PAGE.len(), ""),
             PAGE.into(),
         ),
@@ -536,6 +552,14 @@ async fn redirects_within_the_host_are_followed_and_others_reported() {
     .await
     .unwrap();
     assert!(out.content.joined_text().contains("# Hello"));
+    // One with a raw byte that is not UTF-8 is followed with the byte percent-encoded.
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/latin1-location", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.content.joined_text().contains("# Hello"));
     // Each hop on a connection of its own: the redirect's, which the server closed, is
     // not used again.
     let out = fetch(
@@ -652,6 +676,50 @@ async fn pages_are_cached_and_long_ones_read_by_offset() {
     let text = out.content.joined_text();
     assert!(text.ends_with("abcdefghij") && !text.contains("truncated"));
     assert_eq!(text.split("\n\n").nth(1).unwrap().len(), 40_000);
+    // Any number, as Claude Code's schema takes it and `slice` reads it: its whole part. A
+    // negative one is refused.
+    let out = fetch(
+        &ctx,
+        json!({"url": url, "prompt": "p", "offset": 110_003.9}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.ends_with("abcdefghij") && !text.contains("truncated"));
+    assert_eq!(text.split("\n\n").nth(1).unwrap().len(), 39_997);
+    assert!(text.contains("]\n\ndefghij"), "{}", &text[..200]);
+    let err = fetch(&ctx, json!({"url": url, "prompt": "p", "offset": -1}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("The parameter `offset` must be at least 0, but is -1"),
+        "{err}"
+    );
+}
+
+/// A response of more headers than hyper reads by default (100) is read, as Node reads up to
+/// 2,000; past that the error says what was wrong, not hyper's "message head is too large".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_with_many_headers_is_read() {
+    let s = server().await;
+    let ctx = ctx();
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/many-headers", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.content.joined_text().contains("# Hello"));
+    let err = fetch(
+        &ctx,
+        json!({"url": format!("{}/too-many-headers", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains("more than 2000 headers") && !err.contains("message head is too large"),
+        "{err}"
+    );
 }
 
 struct Echo;

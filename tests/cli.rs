@@ -1709,13 +1709,18 @@ fn ctrl_c_while_the_session_opens_ends_the_run() {
         .unwrap();
     let message: Value =
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+    // Its one result, then the interrupt text (as the agent loop adds it).
     assert_eq!(
         message["content"].as_array().map(Vec::len),
-        Some(1),
+        Some(2),
         "{message}"
     );
     assert_eq!(message["content"][0]["tool_use_id"], "t1");
     assert_eq!(message["content"][0]["is_error"], true);
+    assert_eq!(
+        message["content"][1]["text"],
+        "[Request interrupted by user for tool use]"
+    );
     assert!(stderr.contains("cancelled by a signal"), "{stderr}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while process_alive(&marker) {
@@ -3050,4 +3055,412 @@ fn permissions_check_takes_a_cwd_that_is_not_utf8() {
         text(&out.stdout),
         text(&out.stderr)
     );
+}
+
+/// Whether process `pid` runs (exists, and is no zombie waiting to be reaped).
+fn pid_running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']))
+    })
+}
+
+/// Waits (at most 30 s) for `file` to hold a process id, and returns it.
+fn pid_written_to(file: &Path) -> u32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing wrote {}",
+            file.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Found by review: Ctrl-C on `run` while an MCP server (here this binary's `serve`) runs a
+/// command for it left the command running, re-parented to init: the run told the server
+/// the call was cancelled and killed it at once, before it could act (its commands run in
+/// process groups of their own, out of reach of a kill of its group). The servers now get a
+/// short grace (SIGTERM, on which `serve` kills its commands) before they are killed. The
+/// server reads its input through a pipe that holds the cancellation back, so it cannot
+/// have acted on that before the run ends it.
+#[test]
+fn a_signal_gives_mcp_servers_time_to_stop_their_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let pid_file = root.join("command.pid");
+    let marker = format!("1011.{}", std::process::id());
+    let turn = root.join("turn.jsonl");
+    std::fs::write(
+        &turn,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "m1", "name": "mcp__d__Bash", "input": {
+            "command": format!("echo $$ > '{}'; sleep {marker}; echo done", pid_file.display())}}),
+        ]),
+    )
+    .unwrap();
+    let held_back = format!(
+        r#"while IFS= read -r line; do case "$line" in *notifications/cancelled*) sleep 5;; esac; printf '%s\n' "$line"; done | exec '{}' serve --mode acceptEdits"#,
+        env!("CARGO_BIN_EXE_toolwright")
+    );
+    let mcp = json!({"mcpServers": {"d": {"command": "sh", "args": ["-c", held_back]}}});
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args([
+            "run",
+            "--json",
+            "--settings",
+            r#"{"permissions":{"allow":["mcp__d"]}}"#,
+            "--mcp-config",
+            &mcp.to_string(),
+        ])
+        .arg(&turn)
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = pid_written_to(&pid_file);
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(30),
+        "the run did not end on Ctrl-C",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", text(&out.stderr));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pid_running(pid) {
+        if std::time::Instant::now() > deadline {
+            // Its process group (the command's own) goes, so that no test leaves it behind.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+            panic!("the MCP server's command outlived the run");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !process_alive(&marker),
+        "the command's sleep outlived the run"
+    );
+}
+
+/// Found by review: a PermissionRequest hook's `interrupt: true` (with its deny) or its
+/// `continue: false` stops the turn as a user's rejection does in the agent loop: the
+/// response's later calls are not run, the next message ends with the interrupt text, and
+/// stderr says what stopped the turn (it said nothing, and `--json` had no interrupt text).
+#[test]
+fn a_permission_request_hook_that_interrupts_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {"file_path": root.join("a.txt"), "content": "x"}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "echo later > later.txt"}}),
+    ]);
+    for (answer, reason) in [
+        (
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": "not on Fridays", "interrupt": true}}}),
+            "not on Fridays",
+        ),
+        (
+            json!({"continue": false, "stopReason": "the build is red"}),
+            "the build is red",
+        ),
+    ] {
+        let hook = format!("cat > /dev/null; echo '{answer}'");
+        user_settings(
+            &root,
+            &json!({"permissions": {"allow": ["Bash(echo:*)"]},
+                "hooks": {"PermissionRequest": [{"matcher": "Write", "hooks": [{"type": "command", "command": hook}]}]}}),
+        );
+        let out = toolwright(&["run", "--json", "-"], &root, Some(&turn));
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let content = message["content"].as_array().unwrap();
+        assert_eq!(content.len(), 3, "{message}");
+        assert!(
+            content[0]["content"].as_str().unwrap().contains(reason),
+            "{message}"
+        );
+        assert_eq!(content[1]["tool_use_id"], "toolu_2", "{message}");
+        assert!(
+            content[1]["content"]
+                .as_str()
+                .unwrap()
+                .contains("doesn't want to proceed"),
+            "{message}"
+        );
+        assert_eq!(
+            content[2]["text"], "[Request interrupted by user for tool use]",
+            "{message}"
+        );
+        assert!(!root.join("later.txt").exists(), "{message}");
+        assert!(
+            stderr.contains("a PermissionRequest hook stopped the turn at Write(")
+                && stderr.contains("[toolu_1]")
+                && stderr.contains(reason)
+                && stderr.contains("later calls were not run"),
+            "{stderr}"
+        );
+        // The text mode says it too.
+        let out = toolwright(&["run", "-"], &root, Some(&turn));
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("a PermissionRequest hook stopped the turn") && stderr.contains(reason),
+            "{stderr}"
+        );
+    }
+}
+
+/// Found by review: after a signal while the session opened (an MCP server slow to start),
+/// `--json` had no interrupt text, and a call of a tool that does not exist was answered as
+/// refused rather than as unknown.
+#[test]
+fn a_signal_while_the_session_opens_says_the_user_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let started = root.join("server-started");
+    let marker = format!("1012.{}", std::process::id());
+    let mcp = json!({"mcpServers": {"slow": {"command": "sh", "args": ["-c",
+        format!("touch '{}'; exec sleep {marker}", started.display())]}}});
+    let turn = root.join("turn.jsonl");
+    std::fs::write(
+        &turn,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {"pattern": "*"}}),
+            json!({"type": "tool_use", "id": "t2", "name": "Nope", "input": {}}),
+        ]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mcp-config", &mcp.to_string()])
+        .arg(&turn)
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .env("MCP_TIMEOUT", "30000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(10),
+        "Ctrl-C did not end the run while its session opened",
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content.len(), 3, "{message}");
+    assert_eq!(content[0]["tool_use_id"], "t1", "{message}");
+    assert!(
+        content[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("doesn't want to proceed"),
+        "{message}"
+    );
+    assert_eq!(content[1]["tool_use_id"], "t2", "{message}");
+    assert_eq!(
+        content[1]["content"],
+        "<tool_use_error>Error: No such tool available: Nope</tool_use_error>",
+        "{message}"
+    );
+    assert_eq!(
+        content[2]["text"], "[Request interrupted by user for tool use]",
+        "{message}"
+    );
+}
+
+/// Found by review: Ctrl-C while the run only waits for a background (`async`) hook, every
+/// call done, interrupted no tool use: the message has no interrupt text.
+#[test]
+fn a_signal_while_waiting_for_background_hooks_interrupts_no_call() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let marker = format!("1013.{}", std::process::id());
+    user_settings(
+        &root,
+        &json!({"hooks": {"PostToolUse": [{"hooks": [{"type": "command",
+            "command": format!("cat > /dev/null; sleep {marker}"), "async": true, "timeout": 60}]}]}}),
+    );
+    let turn = root.join("turn.jsonl");
+    std::fs::write(
+        &turn,
+        jsonl(&[
+            json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {"pattern": "*"}}),
+        ]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json"])
+        .arg(&turn)
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("waiting for 1 background hook") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no waiting line");
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(message["content"][0]["tool_use_id"], "t1", "{message}");
+    assert_eq!(message["content"][0].get("is_error"), None, "{message}");
+    assert!(
+        !message.to_string().contains("[Request interrupted by user"),
+        "{message}"
+    );
+}
+
+/// Found by review: every demo left the session directory of its bundled MCP server (this
+/// binary's `serve`) in the temporary directory, killed before it could remove it; after
+/// Ctrl-C too.
+#[test]
+fn the_demo_leaves_nothing_in_the_temporary_directory() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let leftovers = || -> Vec<String> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let out = toolwright_with_env(
+        &["demo", "--no-pace"],
+        dir.path(),
+        None,
+        &[("TMPDIR", &tmp)],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("✓ mcp__docs__Grep(mean)"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(leftovers(), Vec::<String>::new());
+
+    // Ctrl-C in the middle of a paced demo, its MCP server connected.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .arg("demo")
+        .current_dir(dir.path())
+        .env("CLAUDE_CONFIG_DIR", dir.path().join(".no-user-config"))
+        .env("TMPDIR", &tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("server `docs`") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no server line");
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let reader = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut rest);
+    });
+    let status = wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(30),
+        "the demo did not end on Ctrl-C",
+    );
+    let _ = reader.join();
+    assert!(matches!(status.code(), Some(130 | 0)), "{status:?}");
+    assert_eq!(leftovers(), Vec::<String>::new());
+}
+
+/// Found by review: the text mode showed the first 20 lines of a result and nothing to say
+/// that more were left out.
+#[test]
+fn run_text_mode_says_how_many_lines_it_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "seq 1 25"}}),
+    ]);
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        dir.path(),
+        Some(&turn),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("\n    20\n"), "{stdout}");
+    assert!(!stdout.contains("\n    21\n"), "{stdout}");
+    assert!(
+        stdout.contains("\n    … 5 more lines (--json shows all)\n"),
+        "{stdout}"
+    );
+}
+
+/// Found by review: in the text mode a line break in a command or in a tool_use id (the
+/// model's to choose) broke the line a call gets, and could forge another call's line.
+#[test]
+fn run_text_mode_keeps_each_call_on_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let turn = jsonl(&[json!({"type": "tool_use",
+        "id": "t1\n✓ Read(/etc/passwd)  [t9]  allow  1.0 ms\r",
+        "name": "Bash",
+        "input": {"command": "true\n✓ Write(/x)  [t8]  allow  1.0 ms"}})]);
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        dir.path(),
+        Some(&turn),
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let call_lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("✓") || l.starts_with("✗"))
+        .collect();
+    assert_eq!(call_lines.len(), 1, "{stdout}");
+    assert!(
+        call_lines[0].contains(r"true\n✓ Write(/x)")
+            && call_lines[0].contains(r"[t1\n✓ Read(/etc/passwd)  [t9]  allow  1.0 ms\r]"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\r'), "{stdout:?}");
 }

@@ -307,6 +307,11 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     drop(timeline);
     if let Some(code) = signalled {
         outln!("\nThe demo was cancelled by a signal.");
+        // The bundled MCP server gets a moment to end (and to remove its session
+        // directory); a second signal ends it.
+        let code = super::end_mcp_servers_after_signal(&session)
+            .await
+            .unwrap_or(code);
         return ExitCode::from(code);
     }
 
@@ -366,6 +371,13 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
         saved.as_secs_f64(),
         100.0 * saved.as_secs_f64() / batch.as_secs_f64().max(f64::EPSILON)
     );
+    // The bundled MCP server gets to exit on its own, which removes its session directory
+    // (killed, it left it in the temporary directory); a signal ends that (and it) at once.
+    let mut signals = Signals::install();
+    tokio::select! {
+        () = session.close_mcp() => {}
+        code = signals.next() => return ExitCode::from(code),
+    }
     if let Some(e) = &error {
         eoutln!("toolwright demo: the bundled turn is malformed: {e}");
         return ExitCode::from(1);

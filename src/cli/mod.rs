@@ -240,6 +240,25 @@ pub(crate) async fn cancel_on_signal<T>(
     (output, (code != 0).then_some(code))
 }
 
+/// How long a session's MCP servers get to end after a signal stopped the command
+/// ([`end_mcp_servers_after_signal`]).
+pub(crate) const MCP_SIGNAL_GRACE: Duration = Duration::from_secs(2);
+
+/// Ends the session's MCP servers after a signal stopped the command: each stdio server is
+/// sent SIGTERM (its stdin closed) and gets [`MCP_SIGNAL_GRACE`] to exit, all at once, then
+/// is killed with what is left of its process group (as MCP's stdio shutdown prescribes,
+/// shortened). A server that runs commands in process groups of their own (`toolwright
+/// serve`) stops them on SIGTERM, where a kill on the spot would leave them running. Another
+/// signal ends the wait at once (the servers left are killed): its exit status is returned.
+pub(crate) async fn end_mcp_servers_after_signal(session: &Session) -> Option<u8> {
+    let mcp = session.mcp.as_ref()?;
+    let mut signals = Signals::install();
+    tokio::select! {
+        () = mcp.terminate(MCP_SIGNAL_GRACE) => None,
+        code = signals.next() => Some(code),
+    }
+}
+
 /// Something that happened during a replay, for live display.
 pub enum ReplayEvent<'a> {
     /// The model said something.

@@ -60,18 +60,43 @@ fn shown_content(content: &tool_core::ToolResultContent) -> String {
     lines.join("\n")
 }
 
-/// Texts for the model as the text mode shows them: each unwrapped, its first 20 lines,
-/// the first marked `↳`, indented by `indent`.
+/// How many lines of a result (or of a text for the model) the text mode shows; a line
+/// says how many more there are.
+const SHOWN_LINES: usize = 20;
+
+/// The line that says how many lines of a text the text mode left out, indented by
+/// `indent` (none when it left out none).
+fn more_lines(text: &str, indent: &str) {
+    let more = text.lines().count().saturating_sub(SHOWN_LINES);
+    if more > 0 {
+        let lines = if more == 1 { "line" } else { "lines" };
+        outln!("{indent}… {more} more {lines} (--json shows all)");
+    }
+}
+
+/// Texts for the model as the text mode shows them: each unwrapped, its first
+/// [`SHOWN_LINES`] lines (then how many more there are), the first marked `↳`, indented by
+/// `indent`.
 fn show_texts<'a>(texts: impl IntoIterator<Item = &'a String>, indent: &str) {
     for text in texts {
-        for (i, line) in without_reminder(text).lines().take(20).enumerate() {
+        let text = without_reminder(text);
+        for (i, line) in text.lines().take(SHOWN_LINES).enumerate() {
             let mark = if i == 0 { "↳" } else { " " };
             outln!(
                 "{}",
                 escape_terminal_codes(format!("{indent}{mark} {line}").trim_end())
             );
         }
+        more_lines(text, &format!("{indent}  "));
     }
+}
+
+/// `text` (a call's label, its id: the model's to choose) for a line that names a call: its
+/// control characters escaped as [`escape_terminal_codes`] shows them, and its line breaks
+/// too (`\n`, `\r`), so that one call keeps one line and cannot print what would pass for
+/// another call's.
+fn on_one_line(text: &str) -> String {
+    escape_terminal_codes(&text.replace('\n', "\\n").replace('\r', "\\r")).into_owned()
 }
 
 /// The input's text. Bytes that are not UTF-8 become U+FFFD (as an SSE client decodes a
@@ -291,35 +316,69 @@ impl Utf8Decoder {
 
 /// Prints a result for each of `turn`'s tool_use blocks when none of them ran (a signal
 /// while the session opened): Claude Code's rejection text, as for calls a user interrupts
-/// before they start.
+/// before they start, then (`--json`) the interrupt text, as the agent loop adds it. A call
+/// of a tool this build does not have (a name that is no built-in tool's and no MCP
+/// tool's, `mcp__...`) is answered as unknown, as it would have been had the session opened.
 fn unstarted_results<'a>(tool_uses: impl IntoIterator<Item = &'a ToolUse>, json_mode: bool) {
-    let tool_uses: Vec<&ToolUse> = tool_uses.into_iter().collect();
-    let text = tool_exec::REJECT_MESSAGE;
+    let mut known = tool_registry::tools(tool_registry::ToolFilter::from_env(), |_| false);
+    if tool_search::off_in_env() {
+        known.retain(|t| t.name() != "ToolSearch");
+    }
+    let outcomes: Vec<(&ToolUse, tool_exec::CallOutcome)> = tool_uses
+        .into_iter()
+        .map(|t| {
+            let exists =
+                t.name.starts_with("mcp__") || tool_core::find_tool(&known, &t.name).is_some();
+            let outcome = if exists {
+                tool_exec::CallOutcome::synthetic(t, tool_exec::REJECT_MESSAGE)
+            } else {
+                tool_exec::CallOutcome::unknown_tool(t)
+            };
+            (t, outcome)
+        })
+        .collect();
     if json_mode {
-        let content: Vec<Value> = tool_uses
+        let mut content: Vec<Value> = outcomes
             .iter()
-            .map(|t| json!({"type": "tool_result", "tool_use_id": t.id, "content": text, "is_error": true}))
+            .map(|(_, outcome)| outcome.result.to_api_json())
             .collect();
+        if outcomes
+            .iter()
+            .any(|(_, o)| o.ending != tool_exec::Ending::UnknownTool)
+        {
+            content
+                .push(json!({"type": "text", "text": tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE}));
+        }
         if !content.is_empty() {
             outln!("{}", json!({"role": "user", "content": content}));
         }
         return;
     }
-    for t in tool_uses {
+    for (t, outcome) in outcomes {
+        let what = if outcome.ending == tool_exec::Ending::UnknownTool {
+            "unknown tool"
+        } else {
+            "not run"
+        };
         outln!(
-            "✗ {}  [{}]  not run",
-            escape_terminal_codes(&label(t)),
-            escape_terminal_codes(&t.id)
+            "✗ {}  [{}]  {what}",
+            on_one_line(&label(t)),
+            on_one_line(&t.id)
         );
-        outln!("    {text}");
+        outln!(
+            "    {}",
+            escape_terminal_codes(&outcome.result.content.joined_text())
+        );
     }
 }
 
 /// Runs `toolwright run`. Exit codes: 0 when every block was run (whatever the tools
-/// answered), 1 when the input was malformed part-way (the blocks before the problem still
-/// ran and their results are printed), 2 for bad arguments or settings, 128 + the signal's
-/// number after Ctrl-C, SIGTERM or SIGHUP (the calls are cancelled, their commands killed,
-/// and every block still gets its result).
+/// answered; also when a rejection stopped the turn and the later blocks were answered as
+/// not run, which stderr says), 1 when the input was malformed part-way (the blocks before
+/// the problem still ran and their results are printed), 2 for bad arguments or settings,
+/// 128 + the signal's number after Ctrl-C, SIGTERM or SIGHUP (the calls are cancelled,
+/// their commands killed, every block still gets its result, and the MCP servers get
+/// [`MCP_SIGNAL_GRACE`](super::MCP_SIGNAL_GRACE) to end before they are killed).
 pub async fn run(args: &RunArgs) -> ExitCode {
     // Standard input is read as it comes (a live stream), unless the recorded timing is
     // to be replayed; a file is read whole.
@@ -427,18 +486,19 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     };
                     outln!(
                         "{mark} {}  [{}]  {}  {}",
-                        escape_terminal_codes(&ran_label(&record.tool_use, outcome)),
-                        escape_terminal_codes(&record.tool_use.id),
-                        escape_terminal_codes(&decision_text(outcome)),
+                        on_one_line(&ran_label(&record.tool_use, outcome)),
+                        on_one_line(&record.tool_use.id),
+                        on_one_line(&decision_text(outcome)),
                         ms(outcome.duration)
                     );
                     let shown = match api_result(&record.tool_use, outcome)["content"].take() {
                         Value::String(text) => text,
                         _ => shown_content(&outcome.result.content),
                     };
-                    for line in shown.lines().take(20) {
+                    for line in shown.lines().take(SHOWN_LINES) {
                         outln!("    {}", escape_terminal_codes(line));
                     }
+                    more_lines(&shown, "    ");
                     // What the model reads after the result (hook context, a skill's body).
                     show_texts(texts.context(), "    ");
                 }
@@ -534,7 +594,9 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     }
     // Background (`async`) hooks the calls started run to their end (each within its
     // timeout) before the run exits, which would kill them; a signal stops the wait (and
-    // them, with the process).
+    // them, with the process). It interrupts no call: every call is over by then, and an
+    // agent would not have waited for these hooks before its next request.
+    let mut stopped_waiting = None;
     if signalled.is_none() {
         let pending = session.hooks.background_pending();
         if pending > 0 {
@@ -544,10 +606,14 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             // exits as the signal says.
             tokio::select! {
                 () = session.hooks.wait_background() => {}
-                code = signals.next() => signalled = Some(code),
+                code = signals.next() => stopped_waiting = Some(code),
             }
         }
     }
+    // A call answered with a rejection that stops the turn (a PermissionRequest hook's
+    // `interrupt: true` or `continue: false`): the executor did not run the response's later
+    // calls, and the agent loop makes no further request.
+    let rejected = result.calls.iter().find(|c| c.outcome.interrupt_turn);
     // What background (`async`) hooks delivered during the replay and the PostToolBatch
     // hooks: an agent sends it with its next request, after the batch's own texts; their
     // notices go to stderr.
@@ -593,7 +659,9 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 )}),
             );
         }
-        if signalled.is_some() {
+        // As the agent loop adds it: after a signal that stopped the calls (or the batch
+        // hooks before the next request), and after a rejection that stopped the turn.
+        if signalled.is_some() || rejected.is_some() {
             content
                 .push(json!({"type": "text", "text": tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE}));
         }
@@ -604,12 +672,16 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                 .map(|text| json!({"type": "text", "text": text})),
         );
         outln!("{}", json!({"role": "user", "content": content}));
-    } else if result.calls.is_empty() && signalled.is_none() && problem.is_none() {
+    } else if result.calls.is_empty()
+        && signalled.is_none()
+        && stopped_waiting.is_none()
+        && problem.is_none()
+    {
         // No tool_use, no tool_result: the turn is over, and there is no message to send.
         eoutln!("toolwright run: the response has no tool_use blocks: there is nothing to run");
     }
-    // A hook's `continue: false`: the agent loop still runs the rest of the response's calls
-    // (as here), then makes no further request.
+    // A PreToolUse or PostToolUse hook's `continue: false`: the agent loop still runs the
+    // rest of the response's calls (as here), then makes no further request.
     for call in &result.calls {
         if let Some(reason) = &call.outcome.stop_turn {
             let why = reason
@@ -618,11 +690,30 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             eoutln!(
                 "toolwright run: a hook stopped the turn after {} [{}]{} (an agent would \
                  make no further request; the response's other calls still ran)",
-                escape_terminal_codes(&label(&call.tool_use)),
-                escape_terminal_codes(&call.tool_use.id),
-                escape_terminal_codes(&why)
+                on_one_line(&label(&call.tool_use)),
+                on_one_line(&call.tool_use.id),
+                on_one_line(&why)
             );
         }
+    }
+    if let Some(call) = rejected {
+        let (who, why) = match &call.outcome.decision_reason {
+            Some(tool_core::DecisionReason::Hook { hook, reason }) => {
+                (format!("a {hook} hook"), reason.clone())
+            }
+            _ => ("a rejection".to_owned(), None),
+        };
+        let why = why
+            .filter(|r| !r.is_empty())
+            .map_or_else(String::new, |r| format!(": {r}"));
+        eoutln!(
+            "toolwright run: {} stopped the turn at {} [{}]{} (an agent would make no further \
+             request; the response's later calls were not run)",
+            on_one_line(&who),
+            on_one_line(&label(&call.tool_use)),
+            on_one_line(&call.tool_use.id),
+            on_one_line(&why)
+        );
     }
     // Background commands (`run_in_background`, or moved there at their timeout) end with
     // the run, which kills them: said here, since their results told the model they run.
@@ -639,8 +730,13 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             task.output_file.display()
         );
     }
-    if let Some(code) = signalled {
+    if let Some(code) = signalled.or(stopped_waiting) {
         eoutln!("toolwright run: cancelled by a signal");
+        // The MCP servers get a moment to end what they run for the calls (a second signal
+        // ends it).
+        let code = super::end_mcp_servers_after_signal(&session)
+            .await
+            .unwrap_or(code);
         return ExitCode::from(code);
     }
     // The servers get time to exit on their own; a signal ends that (and them) at once.

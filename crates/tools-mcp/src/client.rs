@@ -296,6 +296,50 @@ impl Live {
             }
         }
     }
+
+    /// Ends the connection within `grace`, for a host that is being stopped (a signal):
+    /// a stdio server is sent SIGTERM to its process group and its stdin closed at once
+    /// (MCP's stdio shutdown, shortened: one that cleans up on SIGTERM, such as a server
+    /// stopping the commands it started in process groups of their own, gets to), then
+    /// killed with what is left of its group once `grace` is over; every process of the
+    /// group gets the grace, not only the one started (a launcher may exit at once while
+    /// its server cleans up). An HTTP connection gets the same `grace` to close.
+    async fn terminate(&self, grace: Duration) {
+        let deadline = tokio::time::Instant::now() + grace;
+        let child = lock(&self.child.process).take();
+        let service = lock(&self.service).take();
+        let Some(mut child) = child else {
+            if let Some(mut service) = service {
+                let _ = service.close_with_timeout(grace).await;
+            }
+            return;
+        };
+        let pid = child.id();
+        // As in `close`: declared after `child`, so that the group is killed before the
+        // handle goes (a server not yet reaped still names its group).
+        let _group = GroupKiller(pid);
+        if let Some(pid) = pid {
+            tool_core::process::terminate_process_group(pid);
+        }
+        // Dropped, the service's task ends and its stdin closes.
+        drop(service);
+        // Until the whole group has ended: a launcher (`npx`, a shell script) may exit at
+        // once while the server it started still cleans up.
+        let ended = async {
+            let _ = child.wait().await;
+            if let Some(pid) = pid {
+                while tokio::task::spawn_blocking(move || group_running(pid))
+                    .await
+                    .unwrap_or(false)
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        };
+        if tokio::time::timeout_at(deadline, ended).await.is_err() {
+            let _ = child.kill().await;
+        }
+    }
 }
 
 /// The largest message (one line of JSON-RPC) a stdio server may send: 64 MiB. A larger one
@@ -440,6 +484,27 @@ async fn exit_note(child: &SharedChild, wait: Duration) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether a process of group `pgid` still runs (a zombie has ended). Read from `/proc`;
+/// without it, `false`.
+fn group_running(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        entry
+            .file_name()
+            .to_str()
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .and_then(tool_core::process::proc_stat)
+            .is_some_and(|fields| {
+                fields
+                    .first()
+                    .is_some_and(|state| !matches!(state.as_str(), "Z" | "X" | "x"))
+                    && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+            })
+    })
 }
 
 /// Kills process group `.0` when dropped.
@@ -2239,6 +2304,20 @@ impl ServerConn {
         let live = lock(&self.live).take();
         if let Some(live) = live {
             live.close().await;
+        }
+        self.tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Closes the connection for good within `grace` (see [`Live::terminate`]): for a host
+    /// that is being stopped.
+    pub(crate) async fn terminate(&self, grace: Duration) {
+        self.shut_down.store(true, Ordering::SeqCst);
+        let live = lock(&self.live).take();
+        if let Some(live) = live {
+            live.terminate(grace).await;
         }
         self.tools
             .write()

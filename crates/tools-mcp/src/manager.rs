@@ -60,8 +60,10 @@ pub struct ServerStatus {
 ///
 /// Dropping the manager ends every server: the connections are cancelled and each stdio
 /// server killed with its whole process group (what it started, too).
-/// [`shutdown`](Self::shutdown) does the same gracefully (stdin closed, then, after 3 s, SIGKILL
-/// to the server; then SIGKILL to what is left of its process group) and waits for it.
+/// [`shutdown`](Self::shutdown) does the same gracefully (stdin closed, then, after 3 s, SIGTERM
+/// to the server's process group, after 2 s more SIGKILL to the server; then SIGKILL to what
+/// is left of its process group) and waits for it; [`terminate`](Self::terminate) within a
+/// short grace, for a host that is being stopped.
 pub struct McpManager {
     inner: Arc<Inner>,
 }
@@ -265,6 +267,17 @@ impl McpManager {
     /// left of each server's process group.
     pub async fn shutdown(&self) {
         futures::future::join_all(self.inner.servers.iter().map(|s| s.shutdown())).await;
+    }
+
+    /// Closes every connection within `grace`, for a host that is being stopped (Ctrl-C,
+    /// SIGTERM): each stdio server's process group is sent SIGTERM and its stdin closed at
+    /// once, and whatever still runs when `grace` is over is killed (SIGKILL to the server's
+    /// process group). All servers at once. Unlike dropping the manager, which kills them on
+    /// the spot, this lets a server that cleans up on SIGTERM do so: a server that runs
+    /// commands in process groups of their own (`toolwright serve`) stops them, where a kill
+    /// would leave them running. Dropping the future kills what it has not ended yet.
+    pub async fn terminate(&self, grace: std::time::Duration) {
+        futures::future::join_all(self.inner.servers.iter().map(|s| s.terminate(grace))).await;
     }
 }
 

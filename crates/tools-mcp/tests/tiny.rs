@@ -2127,3 +2127,81 @@ else:
     }
     manager.shutdown().await;
 }
+
+/// [`McpManager::terminate`], for a host being stopped: every stdio server gets SIGTERM at
+/// once (one that cleans up on it, as `toolwright serve` stops its commands, gets to: a kill
+/// on the spot left their commands running), one started by a launcher that SIGTERM ends at
+/// once still gets its time, and one that ignores SIGTERM is killed once the grace is over.
+/// None of them ends at the end of its input.
+#[tokio::test]
+async fn terminate_sends_sigterm_then_kills_within_the_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("terminated.log");
+    // The Python of a scripted server run by a prelude that sets its SIGTERM handler and,
+    // once the input ends, stays.
+    let server = |name: &str, on_term: &str| -> String {
+        scripted_server(
+            dir.path(),
+            name,
+            r#"out({"jsonrpc": "2.0", "id": i, "result": {"content": []}})"#,
+        );
+        let script = dir.path().join(format!("{name}.py"));
+        format!(
+            "import signal, sys, time\n{on_term}\nexec(open({script:?}).read())\ntime.sleep(1000)\n",
+            script = script.display().to_string()
+        )
+    };
+    let logs = |line: &str, delay: f64| {
+        format!(
+            "def on_term(*_):\n    time.sleep({delay})\n    open({:?}, 'a').write('{line}\\n')\n    sys.exit(0)\nsignal.signal(signal.SIGTERM, on_term)",
+            log.display().to_string()
+        )
+    };
+    let tidy = ServerConfig::stdio(
+        "tidy",
+        "python3",
+        ["-c".to_owned(), server("tidy", &logs("tidy", 0.0))],
+    );
+    let stubborn = ServerConfig::stdio(
+        "stubborn",
+        "python3",
+        [
+            "-c".to_owned(),
+            server("stubborn", "signal.signal(signal.SIGTERM, signal.SIG_IGN)"),
+        ],
+    );
+    // The shell waits for its server, and SIGTERM ends it at once.
+    let launched = ServerConfig::stdio(
+        "launched",
+        "sh",
+        [
+            "-c".to_owned(),
+            r#"python3 -c "$0"; exit"#.to_owned(),
+            server("launched", &logs("launched", 0.3)),
+        ],
+    );
+    let (manager, diags) = McpManager::connect(vec![tidy, stubborn, launched], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let pids = [
+        manager.server_pid("tidy").unwrap(),
+        manager.server_pid("stubborn").unwrap(),
+        manager.server_pid("launched").unwrap(),
+    ];
+    manager.terminate(Duration::from_secs(2)).await;
+    for pid in pids {
+        assert!(
+            wait_dead(pid, Duration::from_secs(5)).await,
+            "server {pid} outlived terminate"
+        );
+    }
+    let mut lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, ["launched", "tidy"]);
+    assert!(manager.tools().is_empty());
+    let err = manager.reconnect("tidy").await.unwrap_err();
+    assert!(err.to_string().contains("shut down"), "{err}");
+}

@@ -1025,6 +1025,12 @@ impl AgentLoop {
                 for notice in &notices {
                     on_event(AgentEvent::Notice(notice));
                 }
+                // Interrupted while the hooks ran: the run ends so, whatever they said (the
+                // model's answer is whole; the conversation says the user stopped it).
+                if interrupt.is_cancelled() {
+                    interrupted_between_turns(&mut outcome.messages);
+                    break Stop::Interrupted;
+                }
                 if let Some(reason) = verdict.stop {
                     break Stop::HookStopped(reason);
                 }

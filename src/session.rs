@@ -161,6 +161,9 @@ pub struct Session {
     pub permissions: Arc<dyn tool_exec::Permissions>,
     /// The session's hooks, likewise.
     pub hooks: Arc<dyn tool_exec::Hooks>,
+    /// The runner behind [`hooks`](Self::hooks), for a host that asks which hooks are
+    /// configured ([`HookRunner::has_hooks`]).
+    pub hook_runner: HookRunner,
     /// What the hooks' `if` conditions are matched with; told of tools added later.
     pub rule_matcher: Arc<tool_exec::PermissionRuleMatcher>,
     /// Things the user should know (settings problems, ignored files).
@@ -644,6 +647,7 @@ impl Session {
         ctx.app_state()
             .set(tool_perms::SessionEngine(Arc::clone(&engine)));
         let permissions: Arc<dyn tool_exec::Permissions> = engine;
+        let hook_runner = runner.clone();
         let hooks: Arc<dyn tool_exec::Hooks> = Arc::new(runner);
         let pipeline = Pipeline::new(permissions.clone(), Arc::new(DenyAsks), hooks.clone());
         Ok(Self {
@@ -651,6 +655,7 @@ impl Session {
             pipeline: Arc::new(pipeline),
             permissions,
             hooks,
+            hook_runner,
             rule_matcher,
             notices,
             mcp_connecting,

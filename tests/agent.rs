@@ -2224,3 +2224,298 @@ fn an_mcp_servers_new_tool_is_offered_in_a_later_request_and_runs() {
         dynamic.1
     );
 }
+
+/// Sends `signal` (`-TERM`, `-INT`) to `pid` twice a few milliseconds apart, as `timeout`,
+/// `make` or a wrapper does when it signals the process and then its group.
+fn signal_twice_at_once(signal: &str, pid: u32) {
+    let status = Command::new("sh")
+        .args([
+            "-c",
+            &format!("kill {signal} $0; sleep 0.005; kill {signal} $0"),
+            &pid.to_string(),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// One SIGTERM delivered twice at once (GNU `timeout` signals the process, then its group)
+/// is one signal: the run ends as cancelled with 143, its `--json` output printed and its
+/// SessionEnd hooks run, instead of exiting at once on the second copy with neither.
+#[test]
+fn the_same_sigterm_twice_at_once_still_prints_the_output_and_runs_session_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let ended = dir.path().join("session-ended");
+    // The hook takes a moment: a run that exits on the second copy leaves it unfinished.
+    let settings = json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command":
+        format!("cat > {f}.part && sleep 0.5 && mv {f}.part {f}", f = sh_quote(&ended.display().to_string()))}
+    ]}]}})
+    .to_string();
+    // The request is never answered while the test runs.
+    let gate = Gate::default();
+    let held = gate.clone();
+    let (url, seen) = serve(move |_, _| Reply::Stream(vec![Part::Hold(held.clone())]));
+    let mut child = agent_command(&url, dir.path(), &["--json", "--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while seen.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no request came");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal_twice_at_once("-TERM", child.id());
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(30),
+        "SIGTERM did not end the run",
+    );
+    gate.open();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(143), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["stop"], "cancelled");
+    let hook_input: Value = serde_json::from_str(
+        &std::fs::read_to_string(&ended).expect("the SessionEnd hook did not run"),
+    )
+    .unwrap();
+    assert_eq!(hook_input["hook_event_name"], "SessionEnd");
+}
+
+/// One Ctrl-C delivered twice at once (`timeout -s INT`, `make`) is one press: the running
+/// Bash command is let finish, as after one press, instead of being cancelled as after two.
+#[test]
+fn the_same_ctrl_c_twice_at_once_is_one_press() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    let mut events = vec![start(10)];
+    events.extend(tool_block(
+        0,
+        "toolu_slow",
+        "Bash",
+        &json!({"command": "touch started && sleep 1 && echo slow-done"}),
+    ));
+    // The response stays open (no message_stop) until the test is over.
+    let gate = Gate::default();
+    let held = gate.clone();
+    let head = sse(&events);
+    let (url, _seen) =
+        serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Hold(held.clone())]));
+    let settings = json!({"permissions": {"allow": ["Bash"]}}).to_string();
+    let mut child = agent_command(&url, dir.path(), &["--json", "--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow command never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal_twice_at_once("-INT", child.id());
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(30),
+        "Ctrl-C did not end the run",
+    );
+    gate.open();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["stop"], "interrupted by the user");
+    let messages = result["messages"].as_array().unwrap();
+    let results = results(messages.last().unwrap());
+    assert_eq!(results[0].0, "toolu_slow");
+    assert_eq!(results[0].1["content"], "slow-done", "{}", results[0].1);
+}
+
+/// With `--print` (or `--json`) the user's notices still reach standard error: a hook that
+/// fails (a broken guard), a hook's `systemMessage`. Standard output keeps the final text
+/// alone.
+#[test]
+fn print_still_shows_hook_errors_and_system_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "echo guard broke >&2; exit 1"}
+            ]}],
+            "Stop": [{"hooks": [
+                {"type": "command", "command": "echo '{\"systemMessage\": \"remember the changelog\"}'"}
+            ]}]
+        }
+    })
+    .to_string();
+    for mode in ["--print", "--json"] {
+        let calls = turn(None, &[("toolu_a", "Bash", json!({"command": "echo hi"}))]);
+        let (url, _seen) = serve(move |i, _| match i {
+            0 => full(calls.clone()),
+            _ => full(turn(Some("Done."), &[])),
+        });
+        let out = agent(&url, dir.path(), &[mode, "--settings", &settings]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("PreToolUse hook error"), "{mode}: {err}");
+        assert!(err.contains("guard broke"), "{mode}: {err}");
+        assert!(err.contains("remember the changelog"), "{mode}: {err}");
+        if mode == "--print" {
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "Done.\n");
+        } else {
+            assert_eq!(json_out(&out)["final_text"], "Done.");
+        }
+    }
+}
+
+/// Ctrl-C while a Stop hook runs ends the run as interrupted (exit 130), once the hook is
+/// done, not as "the model finished".
+#[test]
+fn ctrl_c_while_a_stop_hook_runs_ends_the_run_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("stop-hook-started");
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command":
+        format!("touch {} && sleep 2", sh_quote(&marker.display().to_string()))}]}]}})
+    .to_string();
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let mut child = agent_command(&url, dir.path(), &["--json", "--settings", &settings], "go")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Stop hook never ran"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(&mut child, Duration::from_secs(30), "the run did not end");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(result["stop"], "interrupted by the user");
+    assert_eq!(result["success"], false);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let messages = result["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user", "{messages:?}");
+    assert_eq!(text_of(last), "[Request interrupted by user]");
+}
+
+/// Without `--print`, the texts of consecutive responses (a Stop hook made the model go on)
+/// are on lines of their own, not run together.
+#[test]
+fn the_texts_of_consecutive_responses_are_on_lines_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let once = dir.path().join("blocked-once");
+    // Blocks the first stop only.
+    let hook = format!(
+        "[ -e {f} ] && exit 0; touch {f}; echo '{{\"decision\": \"block\", \"reason\": \"again\"}}'",
+        f = sh_quote(&once.display().to_string())
+    );
+    let settings =
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hook}]}]}}).to_string();
+    let (url, _seen) = serve(|i, _| full(turn(Some(&format!("answer {}", i + 1)), &[])));
+    // Standard input is no terminal: nobody is asked, but the run shows its text as it comes.
+    let out = agent(&url, dir.path(), &["--settings", &settings]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "answer 1\nanswer 2\n");
+}
+
+/// `--model` takes Claude Code's aliases (`opus`, `sonnet`, `haiku`): the request names the
+/// model they resolve to (the API refuses `opus`), and the cost is estimated at its prices.
+#[test]
+fn model_aliases_resolve_for_the_main_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent_command(&url, dir.path(), &["--json", "--model", "opus"], "go")
+        .env_remove("ANTHROPIC_DEFAULT_OPUS_MODEL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(seen.lock().unwrap()[0].body["model"], "claude-opus-4-5");
+    // 100 input tokens at $5 and 20 output tokens at $25 per million (Sonnet's prices would
+    // make it $0.0006).
+    let cost = json_out(&out)["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.001).abs() < 1e-12, "{cost}");
+
+    let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+    let out = agent_command(&url, dir.path(), &["--json", "--model", "haiku"], "go")
+        .env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "my-haiku")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(seen.lock().unwrap()[0].body["model"], "my-haiku");
+}
+
+/// The responses of the plan-mode runs: EnterPlanMode, ExitPlanMode, a Write the settings
+/// allow, then text.
+fn plan_mode_turns(file: &Path) -> impl Fn(usize, &Request) -> Reply + Send + Sync + 'static {
+    let file = file.display().to_string();
+    move |i, _| match i {
+        0 => full(turn(None, &[("toolu_enter", "EnterPlanMode", json!({}))])),
+        1 => full(turn(None, &[("toolu_exit", "ExitPlanMode", json!({}))])),
+        2 => full(turn(
+            None,
+            &[(
+                "toolu_write",
+                "Write",
+                json!({"file_path": file, "content": "written\n"}),
+            )],
+        )),
+        _ => full(turn(Some("Done."), &[])),
+    }
+}
+
+/// A non-interactive run where nobody could approve ExitPlanMode refuses EnterPlanMode
+/// (as `serve` does for a client that cannot be asked): entered, plan mode would refuse
+/// every later write, even those the settings allow, for the rest of the run. A
+/// PermissionRequest hook on ExitPlanMode can approve it: then plan mode is entered and left.
+#[test]
+fn a_run_nobody_can_answer_refuses_enter_plan_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.txt");
+    let (url, _seen) = serve(plan_mode_turns(&file));
+    let settings = json!({"permissions": {"allow": ["Write"]}}).to_string();
+    let out = agent(&url, dir.path(), &["--json", "--settings", &settings]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let messages = json_out(&out)["messages"].as_array().unwrap().clone();
+    let entered = &results(&messages[2])[0].1;
+    assert_eq!(entered["is_error"], true, "{entered}");
+    assert!(
+        entered["content"]
+            .to_string()
+            .contains("EnterPlanMode is not available"),
+        "{entered}"
+    );
+    let written = &results(&messages[6])[0].1;
+    assert_ne!(written["is_error"], true, "{written}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "written\n");
+
+    // With a PermissionRequest hook that approves ExitPlanMode, plan mode is entered and left.
+    std::fs::remove_file(&file).unwrap();
+    let (url, _seen) = serve(plan_mode_turns(&file));
+    let settings = json!({
+        "permissions": {"allow": ["Write"]},
+        "hooks": {"PermissionRequest": [{"matcher": "ExitPlanMode", "hooks": [{"type": "command",
+            "command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionRequest\", \"decision\": {\"behavior\": \"allow\"}}}'"}]}]}
+    })
+    .to_string();
+    let out = agent(&url, dir.path(), &["--json", "--settings", &settings]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let messages = json_out(&out)["messages"].as_array().unwrap().clone();
+    for (at, id) in [(2, "toolu_enter"), (4, "toolu_exit"), (6, "toolu_write")] {
+        let result = &results(&messages[at])[0];
+        assert_eq!(result.0, id);
+        assert_ne!(result.1["is_error"], true, "{}", result.1);
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "written\n");
+}

@@ -23,6 +23,11 @@ use tool_core::{
 use tool_exec::{Hooks, LoopEvent, Permissions, PromptAnswer, PromptRequest, Prompter};
 use tools_builtin::ask_user_question::Question;
 
+/// The tool that enters plan mode.
+const ENTER_PLAN_MODE: &str = "EnterPlanMode";
+/// The tool that leaves it, always asking the user.
+pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
+
 /// The input's most telling field, cut to `max` characters, for a one-line summary of a call
 /// (a status line; never what a permission question shows). Control characters are shown
 /// as escapes, so the model cannot write to the terminal through it.
@@ -483,9 +488,16 @@ pub fn answer_to(question: &Question, line: &str) -> Option<String> {
 /// that reaches the user's turn becomes a denial that says why and how to allow the call.
 /// Asks still leave [`decide`](Permissions::decide) as asks, so PermissionRequest hooks
 /// answer them first, as Claude Code runs them for calls that cannot prompt.
+///
+/// EnterPlanMode is refused (as `serve` refuses it to a client that cannot be asked) unless
+/// something other than a person can approve ExitPlanMode
+/// ([`with_exit_plan_mode_answered`](Self::with_exit_plan_mode_answered)): leaving plan
+/// mode always asks, so a session that entered it would refuse every change for the rest of
+/// the run, even those the settings allow.
 pub struct NoPrompts {
     inner: Arc<dyn Permissions>,
     why: String,
+    exit_plan_mode_answered: bool,
 }
 
 impl std::fmt::Debug for NoPrompts {
@@ -502,7 +514,36 @@ impl NoPrompts {
         Self {
             inner,
             why: why.into(),
+            exit_plan_mode_answered: false,
         }
+    }
+
+    /// Whether ExitPlanMode's ask can be answered all the same (a PermissionRequest hook
+    /// matches ExitPlanMode): then EnterPlanMode is not refused.
+    #[must_use]
+    pub fn with_exit_plan_mode_answered(mut self, answered: bool) -> Self {
+        self.exit_plan_mode_answered = answered;
+        self
+    }
+
+    /// The refusal of an EnterPlanMode call when nobody could approve leaving plan mode.
+    fn plan_mode_refusal(&self, tool: &dyn Tool) -> Option<PermissionResult> {
+        (tool.name() == ENTER_PLAN_MODE && !self.exit_plan_mode_answered).then(|| {
+            PermissionResult::Deny {
+                message: format!(
+                    "{ENTER_PLAN_MODE} is not available in this session: leaving plan mode needs \
+                     the user's approval ({EXIT_PLAN_MODE} always asks), and nobody can give it \
+                     here ({}). Plan in your answer instead, without entering plan mode.",
+                    self.why
+                ),
+                reason: DecisionReason::Other {
+                    reason: format!(
+                        "no one to approve {EXIT_PLAN_MODE} ({}), so plan mode is not entered",
+                        self.why
+                    ),
+                },
+            }
+        })
     }
 
     fn refuse(
@@ -558,6 +599,9 @@ impl Permissions for NoPrompts {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> PermissionResult {
+        if let Some(refusal) = self.plan_mode_refusal(tool) {
+            return refusal;
+        }
         self.inner.decide(tool, input, ctx).await
     }
 
@@ -567,6 +611,10 @@ impl Permissions for NoPrompts {
         input: &Value,
         ctx: &ToolUseContext,
     ) -> Option<PermissionResult> {
+        // A PreToolUse hook's allow does not enter plan mode either.
+        if let Some(refusal) = self.plan_mode_refusal(tool) {
+            return Some(refusal);
+        }
         self.inner.check_rule_based(tool, input, ctx).await
     }
 
@@ -642,6 +690,41 @@ mod tests {
         );
         assert_eq!(input_summary(&json!({"x": 1}), 10), "");
         assert_eq!(input_summary(&json!({"pattern": "abcdef"}), 3), "abc…");
+    }
+
+    /// Nobody can approve ExitPlanMode: EnterPlanMode is refused, also after a PreToolUse
+    /// hook's allow (the rule-based check), and the refusal says why. Once something can
+    /// approve ExitPlanMode (a PermissionRequest hook), the rules decide as for any tool.
+    #[tokio::test]
+    async fn enter_plan_mode_is_refused_when_nobody_can_approve_leaving_it() {
+        let tool = tools_builtin::enter_plan_mode::EnterPlanMode;
+        let ctx = ToolUseContext::new("/");
+        let refusing = NoPrompts::new(Arc::new(tool_exec::AllowAll), "a test");
+        let PermissionResult::Deny { message, .. } = refusing.decide(&tool, &json!({}), &ctx).await
+        else {
+            panic!("EnterPlanMode was not refused");
+        };
+        assert!(
+            message.starts_with("EnterPlanMode is not available in this session")
+                && message.contains("(a test)"),
+            "{message}"
+        );
+        assert!(matches!(
+            refusing.check_rule_based(&tool, &json!({}), &ctx).await,
+            Some(PermissionResult::Deny { .. })
+        ));
+        let answered = NoPrompts::new(Arc::new(tool_exec::AllowAll), "a test")
+            .with_exit_plan_mode_answered(true);
+        assert!(matches!(
+            answered.decide(&tool, &json!({}), &ctx).await,
+            PermissionResult::Allow { .. }
+        ));
+        assert!(
+            answered
+                .check_rule_based(&tool, &json!({}), &ctx)
+                .await
+                .is_none()
+        );
     }
 
     #[tokio::test]

@@ -19,7 +19,9 @@ use serde_json::json;
 use tool_core::{CancellationToken, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
 use tools_builtin::tasks::TaskRegistry;
-use toolwright::agent::prompting::{NoPrompts, TerminalPrompter, escape_controls, input_summary};
+use toolwright::agent::prompting::{
+    EXIT_PLAN_MODE, NoPrompts, TerminalPrompter, escape_controls, input_summary,
+};
 use toolwright::agent::{
     AgentEvent, AgentLoop, AgentOutcome, AgentTool, AnthropicClient, ClientConfig, LoopConfig,
     Stop, ToolSearchMode, load_agent_definitions, split_hook_messages,
@@ -36,8 +38,9 @@ pub struct AgentArgs {
     pub prompt: String,
     #[command(flatten)]
     pub session: SessionArgs,
-    /// The model.
-    #[arg(long, default_value = "claude-sonnet-4-5")]
+    /// The model: a name, or one of the aliases `sonnet`, `opus` and `haiku` (resolved as
+    /// the Agent tool resolves them, `ANTHROPIC_DEFAULT_*_MODEL` first).
+    #[arg(long, default_value = DEFAULT_MODEL)]
     pub model: String,
     /// At most this many model requests (at least 1).
     #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -60,8 +63,9 @@ pub struct AgentArgs {
     pub json: bool,
 }
 
-/// A positive, finite number of US dollars (`nan`, `inf`, zero and negative numbers are
-/// refused: the limit could never be reached, or would stop the run before it began).
+/// The model when `--model` names none.
+const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
 /// A prompt with something in it: the API refuses an empty message.
 fn parse_prompt(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
@@ -71,6 +75,8 @@ fn parse_prompt(text: &str) -> Result<String, String> {
     }
 }
 
+/// A positive, finite number of US dollars (`nan`, `inf`, zero and negative numbers are
+/// refused: the limit could never be reached, or would stop the run before it began).
 fn parse_dollars(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
@@ -121,7 +127,10 @@ fn ask_trust(cwd: &std::path::Path) -> Option<bool> {
 /// (`hard`), the third kills the background tasks and exits at once. SIGTERM and SIGHUP (the
 /// terminal closed) kill the background tasks, which run in sessions of their own out of the
 /// terminal's reach, and cancel everything; after that, any further signal exits at once. The
-/// handlers are installed before this returns.
+/// same signal again within [`SAME_SIGNAL_WINDOW`](super::SAME_SIGNAL_WINDOW) is the same
+/// press delivered twice (`timeout`, `make` or a wrapper signals the process and then its
+/// group), as for `run` ([`Signals::next`](super::Signals::next)). The handlers are installed
+/// before this returns.
 /// The exit code of the last signal received is kept in `signalled` (0: none).
 fn watch_interrupts(
     soft: CancellationToken,
@@ -129,39 +138,12 @@ fn watch_interrupts(
     tasks: TaskRegistry,
     signalled: Arc<std::sync::atomic::AtomicU8>,
 ) {
-    #[cfg(unix)]
-    let signals = {
-        use tokio::signal::unix::{SignalKind, signal};
-        let interrupt = match signal(SignalKind::interrupt()) {
-            Ok(s) => s,
-            Err(e) => {
-                eoutln!("toolwright agent: Ctrl-C will not interrupt the turn: {e}");
-                return;
-            }
-        };
-        (
-            interrupt,
-            signal(SignalKind::terminate()).ok(),
-            signal(SignalKind::hangup()).ok(),
-        )
-    };
+    let mut signals = super::Signals::install();
     tokio::spawn(async move {
-        #[cfg(unix)]
-        let (mut interrupt, mut terminate, mut hangup) = signals;
         // 0: running; 1: interrupted; 2: everything cancelled; then exit.
         let mut level = 0u8;
         loop {
-            #[cfg(unix)]
-            let exit_code = tokio::select! {
-                s = interrupt.recv() => match s { Some(()) => 130, None => return },
-                Some(()) = async { terminate.as_mut()?.recv().await } => 143,
-                Some(()) = async { hangup.as_mut()?.recv().await } => 129,
-            };
-            #[cfg(not(unix))]
-            let exit_code = match tokio::signal::ctrl_c().await {
-                Ok(()) => 130,
-                Err(_) => return,
-            };
+            let exit_code = signals.next().await;
             signalled.store(exit_code, std::sync::atomic::Ordering::SeqCst);
             let interrupt_key = exit_code == 130;
             level = match (level, interrupt_key) {
@@ -284,7 +266,8 @@ impl Display {
                 self.break_line();
                 eoutln!("toolwright: {}", escape_controls(text));
             }
-            AgentEvent::Request(_) => {}
+            // Each response's text starts on a line of its own.
+            AgentEvent::Request(_) => self.break_line(),
         }
     }
 
@@ -370,6 +353,9 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     };
     let quiet = args.print || args.json;
     let interactive = is_interactive(args);
+    // `--model opus` names the model the alias stands for: the API knows no `opus`, and the
+    // cost estimate needs the real name.
+    let model = toolwright::agent::subagent::resolve_model(&args.model, DEFAULT_MODEL);
     let mut options = args.session.options(false);
     if trusted.is_some() {
         options.trusted = trusted;
@@ -412,8 +398,16 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         } else {
             "standard input or standard error is not a terminal"
         };
+        // A PermissionRequest hook may approve ExitPlanMode in the user's place; without
+        // one, plan mode would never be left, and EnterPlanMode is refused.
+        let exit_plan_mode_answered = session
+            .hook_runner
+            .has_hooks("PermissionRequest", Some(EXIT_PLAN_MODE));
         Pipeline::new(
-            Arc::new(NoPrompts::new(Arc::clone(&session.permissions), why)),
+            Arc::new(
+                NoPrompts::new(Arc::clone(&session.permissions), why)
+                    .with_exit_plan_mode_answered(exit_plan_mode_answered),
+            ),
             Arc::new(DenyAsks),
             Arc::clone(&session.hooks),
         )
@@ -424,7 +418,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         system_prompt: args.system_prompt.clone(),
         tool_search: ToolSearchMode::from_env(&base_url),
         transcript: Some(session.transcript_path.clone()),
-        ..LoopConfig::new(args.model.clone())
+        ..LoopConfig::new(model.clone())
     };
     let client: Arc<dyn toolwright::agent::client::ModelClient> = Arc::new(client);
     let agent_loop = AgentLoop::new(Arc::clone(&client), Arc::new(pipeline), config);
@@ -436,7 +430,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         .set(tools_builtin::web_fetch::WebFetchModelHook(Arc::new(
             toolwright::agent::web_fetch::PageReader::new(
                 client,
-                toolwright::agent::subagent::resolve_model("haiku", &args.model),
+                toolwright::agent::subagent::resolve_model("haiku", &model),
                 agent_loop.spend().clone(),
             ),
         )));
@@ -446,7 +440,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     // Asks reach the prompter (which refuses them with a reason when nobody can answer).
     permission.avoid_prompts = false;
     let mut tool_options = ctx.options().clone();
-    tool_options.model.clone_from(&args.model);
+    tool_options.model.clone_from(&model);
     tool_options.max_budget_usd = args.max_budget_usd;
     tool_options.non_interactive = !interactive;
     tool_options.session_env_file = session_env_file(&ctx);
@@ -504,7 +498,7 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         .loop_event(
             LoopEvent::SessionStart {
                 source: "startup",
-                model: Some(&args.model),
+                model: Some(&model),
                 env_file: ctx.options().session_env_file.as_deref(),
             },
             &ctx,
@@ -537,8 +531,11 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             tool_starts: Vec::new(),
         }
     } else {
+        // With --print or --json, standard output holds the final text (the JSON) alone,
+        // but the user's notices (a hook's error or system message) still go to standard
+        // error, as SessionStart's do.
         let mut on_event = |event: AgentEvent<'_>| {
-            if !quiet {
+            if !quiet || matches!(event, AgentEvent::Notice(_)) {
                 display.event(&event);
             }
         };

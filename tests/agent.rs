@@ -2519,3 +2519,96 @@ fn a_run_nobody_can_answer_refuses_enter_plan_mode() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "written\n");
 }
+
+/// After SIGTERM the run's MCP servers get a short grace to stop what their cancelled calls
+/// run (SIGTERM to their process groups, then a kill): a server that runs each command in
+/// a process group of its own (`toolwright serve`) stops it then, where the kill on the
+/// spot the run used to give left the command running, handed to init. (The server here
+/// sits behind a shell loop that holds back the cancellation, so that only the grace can
+/// stop the command.)
+#[test]
+fn a_sigterm_gives_mcp_servers_time_to_stop_their_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let pid_file = root.join("command.pid");
+    let marker = format!("1012.{}", std::process::id());
+    let mut events = vec![start(10)];
+    events.extend(tool_block(
+        0,
+        "toolu_mcp",
+        "mcp__d__Bash",
+        &json!({"command": format!("echo $$ > '{}'; sleep {marker}; echo done", pid_file.display())}),
+    ));
+    let gate = Gate::default();
+    let held = gate.clone();
+    let head = sse(&events);
+    let (url, _seen) =
+        serve(move |_, _| Reply::Stream(vec![Part::Data(head.clone()), Part::Hold(held.clone())]));
+    let held_back = format!(
+        r#"while IFS= read -r line; do case "$line" in *notifications/cancelled*) sleep 5;; esac; printf '%s\n' "$line"; done | exec '{}' serve --mode acceptEdits"#,
+        env!("CARGO_BIN_EXE_toolwright")
+    );
+    let mcp = json!({"mcpServers": {"d": {"command": "sh", "args": ["-c", held_back]}}});
+    let settings = json!({"permissions": {"allow": ["mcp__d"]}}).to_string();
+    let mut child = agent_command(
+        &url,
+        &root,
+        &[
+            "--json",
+            "--settings",
+            &settings,
+            "--mcp-config",
+            &mcp.to_string(),
+        ],
+        "go",
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(30),
+        "SIGTERM did not end the run",
+    );
+    gate.open();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(143), "{}", stderr(&out));
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with(['Z', 'X']))
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while running() {
+        if std::time::Instant::now() > deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+            panic!("the MCP server's command outlived the run");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !process_alive(&marker),
+        "the command's sleep outlived the run"
+    );
+}

@@ -621,7 +621,11 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             () = hard.cancelled() => {}
         }
     }
-    if !hard.is_cancelled() {
+    if hard.is_cancelled() {
+        // After SIGTERM or a second Ctrl-C: the servers get a short grace to stop what
+        // their cancelled calls run (a kill on the spot leaves a served command running).
+        let _ = super::end_mcp_servers_after_signal(&session).await;
+    } else {
         session.close_mcp().await;
     }
     drop(session);

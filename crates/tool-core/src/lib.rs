@@ -126,7 +126,7 @@ pub use schema::normalize_schema;
 pub use tool::{
     DEFAULT_MAX_RESULT_CHARS, FileAccess, InterruptBehavior, MaxResultSize, McpToolInfo,
     PermissionSubject, ProgressSender, SearchOrRead, Tool, ToolProgress, find_tool,
-    legacy_tool_names, normalize_mcp_name, normalize_tool_name,
+    legacy_tool_names, normalize_mcp_name, normalize_tool_name, strip_user_supplied_fields,
 };
 pub use typed::{TypedTool, schema_for};
 

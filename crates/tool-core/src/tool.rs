@@ -384,6 +384,17 @@ const LEGACY_TOOL_NAMES: &[(&str, &str)] = &[
     ("BashOutput", "TaskOutput"),
 ];
 
+/// Removes from `input` (a model's) the fields only the user fills
+/// ([`Tool::user_supplied_fields`]: AskUserQuestion's `answers` and `annotations`), so that
+/// nothing the model writes there is taken for the user's.
+pub fn strip_user_supplied_fields(tool: &dyn Tool, input: &mut Value) {
+    if let Value::Object(fields) = input {
+        for field in tool.user_supplied_fields() {
+            fields.remove(*field);
+        }
+    }
+}
+
 /// Maps a legacy tool name to its current name (`Task` -> `Agent`, `KillShell` -> `TaskStop`,
 /// `AgentOutputTool`/`BashOutputTool`/`BashOutput` -> `TaskOutput`); other names are
 /// returned unchanged.

@@ -231,7 +231,11 @@ async fn run_loop_event(
                     // (`"limit": "10"` read as a number).
                     let input = tool
                         .and_then(|t| {
-                            let parsed = t.parse_input(tool_use.input.clone()).ok()?;
+                            // Without the fields only the user fills, as the pipeline
+                            // drops them.
+                            let mut input = tool_use.input.clone();
+                            tool_core::strip_user_supplied_fields(t.as_ref(), &mut input);
+                            let parsed = t.parse_input(input).ok()?;
                             Some(t.observable_input(&parsed, ctx).unwrap_or(parsed))
                         })
                         .unwrap_or_else(|| tool_use.input.clone());

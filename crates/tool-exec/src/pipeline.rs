@@ -417,11 +417,7 @@ impl Pipeline {
         // 3.4.1 Schema, on the model's input without the fields only the user fills
         // (AskUserQuestion's `answers`): those come from the prompt or a hook, or not at all.
         let mut model_input = tool_use.input.clone();
-        if let Value::Object(fields) = &mut model_input {
-            for field in tool.user_supplied_fields() {
-                fields.remove(*field);
-            }
-        }
+        tool_core::strip_user_supplied_fields(tool.as_ref(), &mut model_input);
         let input = match tool.parse_input(model_input) {
             Ok(input) => input,
             Err(e) => {

@@ -815,3 +815,62 @@ async fn a_hook_rewrite_the_tool_cannot_take_is_refused_before_the_call() {
     let out = run_in(&pipeline, &common::ctx(&log), "Edit", json!({"ms": 1})).await;
     assert_eq!(out.ending, Ending::Succeeded);
 }
+
+/// Echoes the input it is called with; `note` is a field only the user fills.
+struct EchoesUserFields;
+
+#[async_trait]
+impl Tool for EchoesUserFields {
+    fn name(&self) -> &str {
+        "Echo"
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn description(&self) -> std::borrow::Cow<'_, str> {
+        "echoes its input".into()
+    }
+    fn max_result_size(&self) -> tool_core::MaxResultSize {
+        tool_core::MaxResultSize::Chars(1000)
+    }
+    fn user_supplied_fields(&self) -> &'static [&'static str] {
+        &["answers", "note"]
+    }
+    async fn call(
+        &self,
+        input: Value,
+        _ctx: ToolUseContext,
+        _progress: ProgressSender,
+    ) -> Result<tool_core::ToolResult, tool_core::ToolError> {
+        Ok(tool_core::ToolResult::text(input.to_string()))
+    }
+}
+
+/// The fields only the user fills (AskUserQuestion's `answers` and `annotations`) never
+/// reach the tool from the model: dropped before the schema step, whatever approves the
+/// call; a hook's rewrite may still supply them, as the user's stand-in.
+#[tokio::test]
+async fn fields_only_the_user_fills_never_come_from_the_model() {
+    let ctx = ToolUseContext::new(std::env::temp_dir())
+        .with_tools(vec![Arc::new(EchoesUserFields) as Arc<dyn Tool>]);
+    let model = json!({"question": "q", "answers": {"q": "B"}, "note": "force-push"});
+    let out = run_in(&Pipeline::allow_all(), &ctx, "Echo", model.clone()).await;
+    assert_eq!(text(&out), json!({"question": "q"}).to_string());
+    let supplied = json!({"question": "q", "answers": {"q": "A"}});
+    let hooked = Pipeline::new(
+        fixed(PermissionResult::allow(), None),
+        Arc::new(DenyAsks),
+        Arc::new(ScriptedHooks {
+            pre: PreToolUseOutcome {
+                decision: Some(HookDecision::Allow {
+                    updated_input: Some(supplied.clone()),
+                    reason: None,
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+    );
+    let out = run_in(&hooked, &ctx, "Echo", model).await;
+    assert_eq!(text(&out), supplied.to_string());
+}

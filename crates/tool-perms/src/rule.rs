@@ -75,11 +75,13 @@ pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
             let name = normalize_tool_name(&rule[..o]).to_owned();
             let raw = &rule[o + 1..c];
             let content = unescape_content(raw);
-            // `Tool(*)` names the whole tool, and so does `WebFetch(domain:*)` (every host).
-            let content = if content.is_empty()
-                || content == "*"
-                || (name == "WebFetch" && content == "domain:*")
-            {
+            // `Tool(*)` names the whole tool, and so does `WebFetch(domain:*)` (every host,
+            // however written: `domain:*.` and ` * ` are `*` to the domain rules too).
+            let every_host = name == "WebFetch"
+                && content
+                    .strip_prefix("domain:")
+                    .is_some_and(|h| h.trim().trim_end_matches('.') == "*");
+            let content = if content.is_empty() || content == "*" || every_host {
                 None
             } else {
                 Some(content)
@@ -132,9 +134,15 @@ mod tests {
     /// the tool as a bare deny does, where it used to leave it listed and refuse each call.
     #[test]
     fn every_domain_is_the_whole_web_fetch_tool() {
-        let parsed = parse_rule("WebFetch(domain:*)").unwrap();
-        assert_eq!(parsed.tool_name, "WebFetch");
-        assert_eq!(parsed.content, None);
+        for rule in [
+            "WebFetch(domain:*)",
+            "WebFetch(domain:*.)",
+            "WebFetch(domain: * )",
+        ] {
+            let parsed = parse_rule(rule).unwrap();
+            assert_eq!(parsed.tool_name, "WebFetch", "{rule}");
+            assert_eq!(parsed.content, None, "{rule}");
+        }
         assert_eq!(
             parse_rule("WebFetch(domain:*.example.com)")
                 .unwrap()

@@ -182,10 +182,11 @@ Usage notes:\n\
         true
     }
 
-    /// The answers are the user's: a model's `answers` are dropped before the call is
-    /// looked at, so that a hook's bare approval cannot pass them off as the user's.
+    /// The answers and the notes on them are the user's: a model's `answers` and
+    /// `annotations` are dropped before the call is looked at, so that neither a hook's bare
+    /// approval nor a prompt that adds only the answers passes them off as the user's.
     fn user_supplied_fields(&self) -> &'static [&'static str] {
-        &["answers"]
+        &["answers", "annotations"]
     }
 
     fn max_result_size(&self) -> MaxResultSize {

@@ -334,12 +334,7 @@ impl TypedTool for Read {
         // Claude Code's order: a denied path, then a binary file by its extension, before
         // the file system is looked at.
         fsutil::refuse_denied_path(&path, FileAccess::Read, ctx)?;
-        // (An image or PDF under such a name is still shown, found by its bytes.)
-        if let Some(ext) = fsutil::binary_extension(&path)
-            && !read_regular(&path, 16).is_ok_and(|head| {
-                tool_core::image_media_type(&head).is_some() || fsutil::is_pdf(&head)
-            })
-        {
+        if let Some(ext) = fsutil::binary_extension(&path) {
             return Err(ValidationError::with_code(
                 fsutil::binary_extension_message(&ext),
                 4,
@@ -755,9 +750,9 @@ impl std::fmt::Display for Unfit {
 /// JPEG over [`SHRUNK_LONG_SIDE`] pixels on a side, or over the API's limits, is scaled
 /// down and encoded as JPEG; one within them but over 500 KB is re-encoded as JPEG when
 /// that makes it lighter (every later request of the conversation carries it). A GIF or
-/// WebP (not decoded here) goes as it is when its header is within the API's limits; a PNG
-/// or JPEG whose data does not decode is refused ([`Unfit::Corrupt`]): the API would refuse
-/// it, and with it every later request of the conversation.
+/// WebP within the API's limits goes as it is (never scaled down); an image whose data does
+/// not decode is refused ([`Unfit::Corrupt`]): the API would refuse it, and with it every
+/// later request of the conversation.
 pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
     let keep = |bytes, media_type| Fitted {
         bytes,
@@ -807,7 +802,7 @@ pub(crate) fn fit_image(bytes: Vec<u8>) -> Result<Fitted, Unfit> {
 }
 
 /// Why a PNG, JPEG, GIF or WebP does not decode, if it does not (a truncated file whose header is
-/// whole, corrupt data). `None` for one that decodes, for other formats (not decoded here),
+/// whole, corrupt data). `None` for one that decodes, for other formats,
 /// and when decoding would pass the memory limit or needs what the decoder lacks (nothing
 /// known).
 fn undecodable(bytes: &[u8]) -> Option<String> {

@@ -884,13 +884,15 @@ const MAX_PARSE_DEPTH: usize = 512;
 /// leave it burning a core for minutes).
 const MAX_PARSE_TIME: Duration = Duration::from_secs(10);
 
-/// Most nodes (elements, text, comments) the parse of a page may make: past this the tree
-/// is cut ([`BoundedDom`]). The parser can make far more nodes than the page has tags: it
-/// re-creates every formatting element still open in each new paragraph ("reconstruct the
-/// active formatting elements"), so 400 `<b>`s reopened in 15,000 `<p>`s made six million
-/// nodes and 1.5 GB from 64 KB. Real pages of 8 MB make under 500,000 nodes (about 200
-/// bytes each); this many take at most about 250 MB, and hold megabytes of Markdown, far
-/// more than the model reads.
+/// Most nodes (elements, text, comments) the parse of a page may make, an element counting
+/// one more for each of its attributes: past this the tree is cut ([`BoundedDom`]). The
+/// parser can make far more nodes than the page has tags: it re-creates every formatting
+/// element still open in each new paragraph ("reconstruct the active formatting
+/// elements"), attributes and all, so 400 `<b>`s reopened in 15,000 `<p>`s made six
+/// million nodes and 1.5 GB from 64 KB, and one `<b>` of 4,000 attributes reopened in
+/// 10,000 paragraphs 1.6 GB from 63 KB. Real pages of 8 MB make under 500,000 nodes (about
+/// 200 bytes each; an attribute's copy is smaller, its value shared); this many take at
+/// most about 250 MB, and hold megabytes of Markdown, far more than the model reads.
 const MAX_PARSE_NODES: usize = 1_000_000;
 
 /// How much HTML the parser is given at a time: the deadline and [`MAX_PARSE_NODES`] are
@@ -1006,8 +1008,9 @@ impl html5ever::tree_builder::TreeSink for BoundedDom {
         attrs: Vec<html5ever::Attribute>,
         flags: html5ever::tree_builder::ElementFlags,
     ) -> DomHandle {
-        // A template's content is a node of its own.
-        self.count(1 + usize::from(flags.template));
+        // A template's content is a node of its own; each attribute is copied with the
+        // element whenever the parser re-creates it.
+        self.count(1 + usize::from(flags.template) + attrs.len());
         self.dom.create_element(name, attrs, flags)
     }
 
@@ -1104,11 +1107,11 @@ impl html5ever::tree_builder::TreeSink for BoundedDom {
         self.dom.is_mathml_annotation_xml_integration_point(handle)
     }
 
-    fn maybe_clone_an_option_into_selectedcontent(&self, option: &DomHandle) {
-        if !self.cut.get() {
-            self.dom.maybe_clone_an_option_into_selectedcontent(option);
-        }
-    }
+    /// Nothing: `RcDom`'s own walks the whole `<select>` at every `</option>` (quadratic:
+    /// 40,000 options passed the parse deadline) and, as its search compares the select's
+    /// name where it means each node's, never finds a `<selectedcontent>` to clone into.
+    /// The Markdown shows no `<selectedcontent>` either way.
+    fn maybe_clone_an_option_into_selectedcontent(&self, _option: &DomHandle) {}
 }
 
 /// A page's parsed HTML ([`parse_html`]).
@@ -1614,6 +1617,31 @@ mod tests {
             );
             assert!(markdown.contains("first"), "{}", &markdown[..200]);
         }
+    }
+
+    /// An element's attributes count towards the budget: the parser copies them with every
+    /// element it re-creates, so one `<b>` of 4,000 attributes reopened in each paragraph
+    /// took 1.6 GB from 63 KB while making few nodes. And a `<select>` of 40,000 options
+    /// converts within the parse's own deadline (the DOM's walk of the select at every
+    /// `</option>` made it quadratic; it passed the deadline and nothing was converted).
+    #[test]
+    fn attributes_count_and_a_long_select_converts() {
+        let attrs: String = (0..4000).map(|i| format!(" a{i}")).collect();
+        let page = format!("<p>first<b{attrs}>x{}", "<p>t".repeat(600));
+        let parsed = parse_html(
+            &page,
+            Instant::now() + Duration::from_secs(600),
+            MAX_PARSE_NODES,
+        )
+        .expect("parsed in time");
+        assert!(
+            parsed.cut,
+            "600 copies of 4,000 attributes were not counted"
+        );
+        let select = format!("<select>{}</select>", "<option>o</option>".repeat(40_000));
+        let parsed = parse_html(&select, Instant::now() + MAX_PARSE_TIME, MAX_PARSE_NODES)
+            .expect("the select was not parsed within the parse deadline");
+        assert!(!parsed.cut);
     }
 
     /// The merge of adjacent inline elements done ahead of `htmd` gives what `htmd` gives

@@ -177,7 +177,8 @@ async fn bad_inputs_get_clear_errors() {
 async fn images_come_back_as_image_blocks() {
     let dir = tempfile::tempdir().unwrap();
     use base64::Engine as _;
-    let png = dir.path().join("pic.bin");
+    // Found by its bytes: no name says what it is.
+    let png = dir.path().join("pic");
     let bytes = encoded(1, 1, image::ImageFormat::Png);
     fs::write(&png, &bytes).unwrap();
     let out = run(&Read, &ctx(dir.path()), json!({"file_path": png}))

@@ -63,6 +63,10 @@ fn main() -> ExitCode {
         _ => None,
     };
     apply_settings_env(&cli, trusted);
+    // Still single-threaded: `serve`'s token leaves the environment its children inherit.
+    if matches!(cli.command, Command::Serve(_)) {
+        cli::serve::take_token_from_env();
+    }
     let telemetry = telemetry::init();
     let code = run(cli, trusted);
     // After the runtime is gone: the exporters flush with a blocking client.

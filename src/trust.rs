@@ -40,8 +40,13 @@ pub fn record_path() -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".claude.json"))
 }
 
+/// The record at `path`: a missing or empty file (0 bytes, or only white space: nothing is
+/// in it to lose) is an empty record; one that is not JSON is an error, never overwritten.
 fn read_record(path: &Path) -> Result<Value, String> {
     match std::fs::read_to_string(path) {
+        Ok(text) if text.trim_start_matches('\u{feff}').trim().is_empty() => {
+            Ok(Value::Object(Map::new()))
+        }
         // Read as the settings and MCP loaders read theirs: a byte order mark (Windows
         // editors write one) skipped, half a surrogate pair (which Claude Code's
         // JSON.stringify writes for a cut emoji) read as U+FFFD.
@@ -63,13 +68,24 @@ pub fn is_trusted(dir: &Path) -> bool {
     };
     let entry = |d: &Path| d.to_str().map(|key| &record["projects"][key]);
     let accepted = |d: &Path| entry(d).is_some_and(|e| e[ACCEPTED] == Value::Bool(true));
+    // The folder's own `true` first: `toolwright trust --revoke` set it to `false`, so a
+    // `true` now was written since (Claude Code's trust dialog keeps our marker).
+    if accepted(dir) {
+        return true;
+    }
     // A folder revoked with `toolwright trust --revoke` stays untrusted inside a trusted
     // repository. Claude Code's own `false` (a default it writes for folders it ran in) does
     // not block the repository's trust, as in Claude Code.
     if entry(dir).is_some_and(|e| e[REVOKED] == Value::Bool(true)) {
         return false;
     }
-    accepted(dir) || tool_core::git_root(dir).is_some_and(accepted)
+    tool_core::git_root(dir).is_some_and(accepted)
+}
+
+/// Why the trust record cannot be read (it is not JSON, or not readable), naming it; `None`
+/// when it can (a missing or empty record can). Such a record trusts nothing.
+pub fn record_problem() -> Option<String> {
+    read_record(&record_path()?).err()
 }
 
 /// Claude Code's trust field of a project entry.
@@ -278,12 +294,19 @@ pub fn and_list(items: &[String]) -> String {
     }
 }
 
-/// The notice an untrusted session prints once, naming what it ignored.
+/// The notice an untrusted session prints once, naming what it ignored, and how to trust
+/// the folder: `toolwright trust DIR`, or, when the trust record cannot be read (which
+/// trusts nothing, and which that command would not overwrite), what is wrong with it.
 pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
+    let how = match record_problem() {
+        Some(problem) => format!(
+            "No folder is trusted: the trust record cannot be read ({problem}). Repair it (Claude Code keeps its settings there too; it is not replaced), then trust the folder."
+        ),
+        None => format!("If you trust it, run `toolwright trust {}`.", dir.display()),
+    };
     format!(
         "this folder is not trusted, so its own settings were only allowed to restrict: {} were not \
-         applied (its deny and ask rules still apply). If you trust it, run `toolwright trust {}`.",
+         applied (its deny and ask rules still apply). {how}",
         ignored.join(", "),
-        dir.display()
     )
 }

@@ -702,6 +702,261 @@ fn enter_plan_mode_refused_without_asks_unless_not_served() {
     );
 }
 
+impl RawStdio {
+    /// Sends a `tools/call` and answers every `elicitation/create` the server sends with
+    /// `answer` (an `ElicitResult`); the call's response, and the messages it was asked.
+    fn call_answering(
+        &mut self,
+        id: u64,
+        tool: &str,
+        arguments: Value,
+        answer: &Value,
+    ) -> (Value, Vec<String>) {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}),
+        );
+        let mut asked = Vec::new();
+        loop {
+            let message = self.next();
+            if message["method"] == "elicitation/create" {
+                asked.push(message["params"]["message"].as_str().unwrap().to_owned());
+                self.send(
+                    &serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "result": answer}),
+                );
+            } else if message["id"] == id && message.get("method").is_none() {
+                return (message, asked);
+            }
+        }
+    }
+}
+
+/// The texts of a `tools/call` response's content.
+fn texts_of(response: &Value) -> Vec<String> {
+    response["result"]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{response}"))
+        .iter()
+        .filter_map(|c| c["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A plan too long to show whole in the approval form can still be approved: the form shows
+/// its head and tail and names the plan file, where the user reads it whole. It was denied
+/// without asking ("the input is too long to show for approval"), the denial repeating the
+/// whole plan, so the session could never leave plan mode. A short plan is shown exactly as
+/// written (no period added after it).
+#[test]
+fn a_long_plan_is_put_to_the_user_and_a_short_one_shown_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let accept = serde_json::json!({"action": "accept", "content": {"allow": true}});
+    for (plan, long) in [
+        (
+            format!("# Plan\n{}", "step line of the plan\n".repeat(800)),
+            true,
+        ),
+        ("# Plan\n1. write zz.txt with x".to_owned(), false),
+    ] {
+        let mut server = RawStdio::start(&root, &[], serde_json::json!({"elicitation": {}}));
+        let (entered, _) =
+            server.call_answering(2, "EnterPlanMode", serde_json::json!({}), &accept);
+        let text = texts_of(&entered).join("\n");
+        let plan_file = text
+            .split("Write your plan to ")
+            .nth(1)
+            .and_then(|rest| rest.split(" (create it").next())
+            .unwrap_or_else(|| panic!("no plan file named: {text}"))
+            .to_owned();
+        let (written, _) = server.call_answering(
+            3,
+            "Write",
+            serde_json::json!({"file_path": plan_file, "content": plan}),
+            &accept,
+        );
+        assert_eq!(written["result"]["isError"], false, "{written}");
+        let (exited, asked) =
+            server.call_answering(4, "ExitPlanMode", serde_json::json!({}), &accept);
+        assert_eq!(
+            asked.len(),
+            1,
+            "the user was not asked: {:.300}",
+            exited.to_string()
+        );
+        assert_eq!(exited["result"]["isError"], false, "{exited}");
+        let message = &asked[0];
+        if long {
+            assert!(message.contains(&plan_file), "{message}");
+            assert!(message.contains("characters not shown"), "{message}");
+            assert!(message.chars().count() < 12_000, "{}", message.len());
+            assert!(
+                message.contains("# Plan\nstep line of the plan\n"),
+                "{message}"
+            );
+        } else {
+            assert!(message.ends_with(&format!(":\n{plan}")), "{message}");
+            assert!(!message.contains("?."), "{message}");
+        }
+        // Out of plan mode: a file outside the plan file can be written (asked, allowed).
+        let (made, _) = server.call_answering(
+            5,
+            "Write",
+            serde_json::json!({"file_path": root.join("zz.txt"), "content": "x\n"}),
+            &accept,
+        );
+        assert_eq!(made["result"]["isError"], false, "{made}");
+        std::fs::remove_file(root.join("zz.txt")).unwrap();
+    }
+}
+
+/// The description of a tool in a `tools/list` answer.
+fn served_description(server: &mut RawStdio, id: u64, name: &str) -> String {
+    let list = server.request(id, "tools/list", serde_json::json!({}));
+    list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .find(|t| t["name"] == name)
+        .and_then(|t| t["description"].as_str())
+        .unwrap_or_else(|| panic!("no {name} in {list}"))
+        .to_owned()
+}
+
+/// Over MCP each Bash command starts in the served directory: the description says so (it
+/// said "The working directory persists between commands", so a model's `cd build` then
+/// `rm -rf ./*` would empty the project), and a result whose `cd` did not carry over says
+/// that too.
+#[test]
+fn served_bash_says_each_command_starts_in_the_project_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(root.join("build")).unwrap();
+    let mut server = RawStdio::start(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+    );
+    let description = served_description(&mut server, 2, "Bash");
+    assert!(
+        !description.contains("persists between commands"),
+        "{description}"
+    );
+    assert!(
+        description.contains(&format!(
+            "Each command starts in the project directory ({})",
+            root.display()
+        )),
+        "{description}"
+    );
+    let (is_error, texts) =
+        server.call_texts(3, "Bash", serde_json::json!({"command": "cd build"}));
+    assert!(!is_error, "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains(&format!(
+            "the next command starts in {} again, not in {}",
+            root.display(),
+            root.join("build").display()
+        ))),
+        "{texts:?}"
+    );
+    let (_, texts) = server.call_texts(4, "Bash", serde_json::json!({"command": "pwd"}));
+    assert_eq!(texts[0], root.display().to_string(), "{texts:?}");
+    // A command that does not move says nothing of it.
+    assert_eq!(texts.len(), 1, "{texts:?}");
+}
+
+/// The served Skill tool's description lists the skills a client may load (their names and
+/// descriptions), as Claude Code tells its model; a skill only the user may invoke is not
+/// listed. A client had no way to learn the names.
+#[test]
+fn the_served_skill_tool_lists_the_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    for (name, front) in [
+        ("greet", "description: Greets the user\n"),
+        (
+            "deploy",
+            "description: Deploys\ndisable-model-invocation: true\n",
+        ),
+    ] {
+        std::fs::create_dir_all(root.join(".claude/skills").join(name)).unwrap();
+        std::fs::write(
+            root.join(".claude/skills").join(name).join("SKILL.md"),
+            format!("---\n{front}---\nBody of {name}.\n"),
+        )
+        .unwrap();
+    }
+    let mut server = RawStdio::start(&root, &[], serde_json::json!({}));
+    let description = served_description(&mut server, 2, "Skill");
+    assert!(
+        description.contains("The following skills are available")
+            && description.contains("- greet: Greets the user"),
+        "{description}"
+    );
+    assert!(!description.contains("deploy"), "{description}");
+}
+
+/// Malformed early requests are told what is wrong: an `initialize` without `clientInfo`
+/// or `capabilities` which field is missing, and a request before `initialize` that
+/// `initialize` must come first. Both were answered with rmcp's message about the
+/// 2026-07-28 `_meta` fields, which such a client never sends.
+#[test]
+fn early_requests_are_told_what_is_wrong() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["serve", "--cwd"])
+        .arg(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |request: Value| -> Value {
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    };
+    let no_client_info = ask(serde_json::json!({"jsonrpc": "2.0", "id": 1,
+        "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}}}));
+    let message = no_client_info["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(no_client_info["error"]["code"], -32602, "{no_client_info}");
+    assert!(
+        message.contains("Invalid params for initialize") && message.contains("clientInfo"),
+        "{no_client_info}"
+    );
+    let no_capabilities = ask(serde_json::json!({"jsonrpc": "2.0", "id": 2,
+        "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+        "clientInfo": {"name": "raw", "version": "1"}}}));
+    let message = no_capabilities["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("capabilities"), "{no_capabilities}");
+    let early = ask(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    let message = early["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("send `initialize` first") && !message.contains("malformed"),
+        "{early}"
+    );
+    // The session goes on: a good `initialize` is answered.
+    let init = ask(
+        serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    drop(stdin);
+    let _ = child.wait();
+}
+
 /// A supervisor that follows SIGTERM with SIGKILL soon after (500 ms here) finds the
 /// background tasks already gone: they are killed first, before the server waits for its
 /// calls to wind down (here a PostToolUse hook holds the cancelled call for seconds).

@@ -813,11 +813,11 @@ fn the_token_can_be_fixed_or_turned_off() {
     assert_eq!(code, 200, "{body}");
 
     let mut command = support::toolwright_http_command(&root, &[]);
-    command.env("TOOLWRIGHT_SERVE_TOKEN", "fixed-token_1");
+    command.env("TOOLWRIGHT_SERVE_TOKEN", "fixed-token_1-0123456789");
     command.stderr(Stdio::inherit());
     let server = Server::start(command);
     assert!(
-        server.url.ends_with("/mcp?token=fixed-token_1"),
+        server.url.ends_with("/mcp?token=fixed-token_1-0123456789"),
         "{}",
         server.url
     );
@@ -839,11 +839,11 @@ fn the_token_is_not_printed_on_standard_error() {
     let (_dir, root) = project();
     let mut command = support::toolwright_http_command(&root, &[]);
     command
-        .env("TOOLWRIGHT_SERVE_TOKEN", "secret-token-42")
+        .env("TOOLWRIGHT_SERVE_TOKEN", "secret-token-42-0123456789")
         .stderr(Stdio::piped());
     let mut server = Server::start(command);
     assert!(
-        server.url.ends_with("?token=secret-token-42"),
+        server.url.ends_with("?token=secret-token-42-0123456789"),
         "{}",
         server.url
     );
@@ -861,7 +861,7 @@ fn the_token_is_not_printed_on_standard_error() {
         stderr.contains("MCP over Streamable HTTP at http://127.0.0.1:"),
         "{stderr}"
     );
-    assert!(!stderr.contains("secret-token-42"), "{stderr}");
+    assert!(!stderr.contains("secret-token-42-0123456789"), "{stderr}");
 }
 
 /// A POST whose body is not a JSON-RPC message gets `400 Bad Request` with a JSON-RPC error
@@ -1070,4 +1070,123 @@ fn ending_a_session_stops_its_calls() {
         "the ended session's shell is still running"
     );
     drop(stream);
+}
+
+/// The token stays out of what the server's commands, hooks and MCP servers inherit (`env`
+/// through Bash printed it), and one too short to resist guessing is refused (exit 2)
+/// before anything starts.
+#[test]
+fn the_token_is_not_inherited_and_a_short_one_is_refused() {
+    let (_dir, root) = project();
+    let token = "inherit-me-not-0123456789";
+    let hook_env = root.join("hook-env.txt");
+    let settings = serde_json::json!({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": format!("env > '{}'", hook_env.display())}]}]},
+    })
+    .to_string();
+    let mut command = support::toolwright_http_command(&root, &["--settings", &settings]);
+    command
+        .env("TOOLWRIGHT_SERVE_TOKEN", token)
+        .stderr(Stdio::inherit());
+    let server = Server::start(command);
+    let path = server.path();
+    let host = ("Host", format!("127.0.0.1:{}", server.port()));
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let (code, headers, _) = raw_post(server.port(), &path, std::slice::from_ref(&host), init);
+    assert_eq!(code, 200);
+    let id = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    let session = [host.clone(), ("Mcp-Session-Id", id)];
+    let (code, _, _) = raw_post(
+        server.port(),
+        &path,
+        &session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(code, 202);
+    let env_file = root.join("env.txt");
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": "env > env.tmp && mv env.tmp env.txt"}}})
+    .to_string();
+    // The response stream is kept open (not read) until the command has written its file.
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    let mut request = format!("POST {path} HTTP/1.1\r\n");
+    for (name, value) in &session {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{call}",
+        call.len()
+    ));
+    stream.write_all(request.as_bytes()).unwrap();
+    let started = std::time::Instant::now();
+    while !env_file.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the command never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stream);
+    for file in [&env_file, &hook_env] {
+        let env = std::fs::read_to_string(file).unwrap();
+        assert!(env.contains("PATH="), "{env}");
+        assert!(
+            !env.contains("TOOLWRIGHT_SERVE_TOKEN") && !env.contains(token),
+            "{}: {env}",
+            file.display()
+        );
+    }
+
+    let mut short = support::toolwright_http_command(&root, &[])
+        .env("TOOLWRIGHT_SERVE_TOKEN", "short-token")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while short.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = short.kill();
+            panic!("a server with a short token started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = short.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("TOOLWRIGHT_SERVE_TOKEN is 11 characters long; a token needs at least 16"),
+        "{stderr}"
+    );
+}
+
+/// An `initialize` without `clientInfo` is told so (`-32602`, with its id), not
+/// `400 Session ID is required`.
+#[test]
+fn an_initialize_without_client_info_is_told_what_is_missing() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &[]);
+    let host = ("Host", format!("127.0.0.1:{}", server.port()));
+    let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#;
+    let (code, _, body) = raw_post(server.port(), &server.path(), &[host], init);
+    assert_eq!(code, 400, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Invalid params for initialize") && message.contains("clientInfo"),
+        "{answer}"
+    );
 }

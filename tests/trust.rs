@@ -496,3 +496,73 @@ fn concurrent_trust_commands_lose_nothing() {
     );
     assert!(!c.config.join(".claude.json.lock").exists());
 }
+
+/// A folder revoked with `trust --revoke` and then trusted in Claude Code's dialog (which
+/// sets `hasTrustDialogAccepted: true` and keeps the other fields of the entry) is trusted:
+/// the folder's own `true` came after the revoke. It stayed untrusted for toolwright.
+#[test]
+fn a_revoked_folder_trusted_again_in_claude_code_is_trusted() {
+    let c = malicious_checkout();
+    let out = toolwright(&c, &["trust", "--revoke", c.root.to_str().unwrap()], "");
+    assert!(out.status.success());
+    let record_path = c.config.join(".claude.json");
+    let mut record: Value =
+        serde_json::from_str(&std::fs::read_to_string(&record_path).unwrap()).unwrap();
+    let key = c.root.to_str().unwrap();
+    assert_eq!(record["projects"][key]["hasTrustDialogAccepted"], false);
+    // What Claude Code's trust dialog writes: its own field, the rest kept.
+    record["projects"][key]["hasTrustDialogAccepted"] = json!(true);
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists(), "{stderr}");
+}
+
+/// A trust record that is not JSON trusts nothing, and the notice says the record cannot
+/// be read (where, and why) instead of suggesting `toolwright trust`, which would fail on
+/// it; the record is left as it is.
+#[test]
+fn an_unreadable_trust_record_is_named_in_the_notice() {
+    let c = malicious_checkout();
+    let record_path = c.config.join(".claude.json");
+    std::fs::write(&record_path, "{\"projects\": {").unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("this folder is not trusted"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the trust record cannot be read ({} is not valid JSON: ",
+            record_path.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("toolwright trust"), "{stderr}");
+    assert!(!c.root.join("hook-marker").exists());
+    let out = toolwright(&c, &["trust", c.root.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(&record_path).unwrap(),
+        "{\"projects\": {"
+    );
+}
+
+/// An empty trust record (0 bytes) is an empty one: nothing is trusted, the notice's
+/// `toolwright trust` works, and then the folder is trusted.
+#[test]
+fn an_empty_trust_record_is_an_empty_record() {
+    let c = malicious_checkout();
+    let record_path = c.config.join(".claude.json");
+    std::fs::write(&record_path, "").unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("run `toolwright trust {}`", c.root.display())),
+        "{stderr}"
+    );
+    trust(&c, &c.root);
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("not trusted"), "{stderr}");
+    assert!(c.root.join("hook-marker").exists(), "{stderr}");
+}

@@ -66,6 +66,34 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 
 const INSTRUCTIONS: &str = "Toolwright's tools, run through its permission rules and hooks.";
 
+/// The variable that fixes the `--http` token of a run.
+const TOKEN_VAR: &str = "TOOLWRIGHT_SERVE_TOKEN";
+
+/// Shortest token accepted from [`TOKEN_VAR`], in characters: a shorter one could be
+/// guessed by anyone who can reach the port.
+const MIN_TOKEN_CHARS: usize = 16;
+
+/// [`TOKEN_VAR`] as it was when [`take_token_from_env`] took it out of the environment.
+static ENV_TOKEN: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
+
+/// Takes `TOOLWRIGHT_SERVE_TOKEN` out of this process's environment, keeping its value for
+/// `--http`: the commands, hooks and MCP servers `serve` starts inherit its environment, and
+/// one of them must not read the token that lets anyone run these tools. Called by `main`
+/// before any thread exists (changing the environment is unsound once others may read it),
+/// after the settings' `env` is applied (which cannot hand the token to children either).
+pub fn take_token_from_env() {
+    let token = std::env::var_os(TOKEN_VAR);
+    if token.is_some() {
+        // SAFETY: called from `main` while this process has a single thread: the telemetry
+        // and the async runtime start after it, as for the settings' `env`.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::remove_var(TOKEN_VAR);
+        }
+    }
+    let _ = ENV_TOKEN.set(token);
+}
+
 /// Runs `toolwright serve`: until the client closes standard input, or for `--http` until
 /// interrupted (Ctrl-C, SIGTERM).
 pub async fn run(args: &ServeArgs) -> ExitCode {
@@ -75,6 +103,17 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
             eoutln!("toolwright serve: {e}");
             return ExitCode::from(2);
         }
+    };
+    // The token is checked before anything starts (the session's MCP servers among it).
+    let token = match (&http, args.no_auth) {
+        (Some(_), false) => match serve_token() {
+            Ok(token) => Some(token),
+            Err(e) => {
+                eoutln!("toolwright serve: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
     };
     // Refused before anything starts (the session's MCP servers among it).
     if let Some(addr) = http
@@ -185,17 +224,7 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
         allow_non_loopback: args.allow_non_loopback,
         allowed_hosts: args.allowed_hosts.clone(),
         session_idle_timeout: std::time::Duration::from_secs_f64(args.session_idle_timeout),
-        token: if args.no_auth {
-            None
-        } else {
-            match serve_token() {
-                Ok(token) => Some(token),
-                Err(e) => {
-                    eoutln!("toolwright serve: {e}");
-                    return ExitCode::from(2);
-                }
-            }
-        },
+        token,
         ..HttpOptions::new(addr)
     };
     let listener = match HttpServer::bind(&options).await {
@@ -258,20 +287,31 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     }
 }
 
-/// The token --http requires: TOOLWRIGHT_SERVE_TOKEN when set, else 32 random bytes in hex.
+/// The token --http requires: TOOLWRIGHT_SERVE_TOKEN when set (as [`take_token_from_env`]
+/// took it, else from the environment now), else 32 random bytes in hex.
 fn serve_token() -> Result<String, String> {
-    if let Some(token) = std::env::var("TOOLWRIGHT_SERVE_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty())
-    {
-        if !token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
-        {
-            return Err(
-                "TOOLWRIGHT_SERVE_TOKEN may hold only letters, digits and - . _ ~ (it goes in a URL)"
-                    .to_owned(),
-            );
+    let from_env = match ENV_TOKEN.get() {
+        Some(token) => token.clone(),
+        None => std::env::var_os(TOKEN_VAR),
+    };
+    if let Some(token) = from_env.filter(|t| !t.is_empty()) {
+        let Some(token) = token
+            .to_str()
+            .filter(|t| {
+                t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+            })
+            .map(str::to_owned)
+        else {
+            return Err(format!(
+                "{TOKEN_VAR} may hold only letters, digits and - . _ ~ (it goes in a URL)"
+            ));
+        };
+        let chars = token.chars().count();
+        if chars < MIN_TOKEN_CHARS {
+            return Err(format!(
+                "{TOKEN_VAR} is {chars} characters long; a token needs at least {MIN_TOKEN_CHARS} (a shorter one could be guessed by anyone who can reach the port)"
+            ));
         }
         return Ok(token);
     }

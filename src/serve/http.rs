@@ -521,6 +521,13 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             {
                 end(id);
             }
+            // An `initialize` rmcp cannot read (no `clientInfo`) would be taken for a
+            // request of no session (`400 Session ID is required`): it is told what it lacks.
+            if parts.method == http::Method::POST
+                && let Some(answer) = read.as_deref().and_then(bad_initialize)
+            {
+                return Ok(json_response(StatusCode::BAD_REQUEST, answer));
+            }
             let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
             if unknown_session && response.status() == StatusCode::ACCEPTED {
@@ -580,6 +587,29 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, RequestBody>
     }
 }
 
+/// The JSON-RPC error answering `body` when it is an `initialize` request whose params do
+/// not parse (see [`super::stdio::initialize_problem`]).
+fn bad_initialize(body: &[u8]) -> Option<String> {
+    let request: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let why = super::stdio::initialize_problem(&request)?;
+    let id = request
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())?;
+    tracing::warn!(target: "toolwright::serve", "refused an initialize request: {why}");
+    Some(super::stdio::error_response(id, -32602, &why))
+}
+
+/// A response with status `status` and the JSON text `answer` as its body.
+fn json_response(status: StatusCode, answer: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(answer)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// rmcp's `415` answer, or, when it is rmcp saying that `body` did not deserialize (not a
 /// wrong `Content-Type`), `400 Bad Request` with a JSON-RPC error saying why.
 async fn rejected_body(response: Response<Body>, body: &[u8]) -> Response<Body> {
@@ -594,13 +624,7 @@ async fn rejected_body(response: Response<Body>, body: &[u8]) -> Response<Body> 
     let (code, message) = super::stdio::rejection(body);
     tracing::warn!(target: "toolwright::serve", "refused a request body: {message}");
     let answer = super::stdio::error_response(&serde_json::Value::Null, code, &message);
-    let mut response = Response::new(Full::new(Bytes::from(answer)).boxed());
-    *response.status_mut() = StatusCode::BAD_REQUEST;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
+    json_response(StatusCode::BAD_REQUEST, answer)
 }
 
 /// Closes the sessions idle for longer than `idle` until `shutdown`, looking a few times

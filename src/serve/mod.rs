@@ -7,12 +7,17 @@
 //!   pipeline (hooks, permission rules). A permission "ask" becomes an MCP elicitation
 //!   (a form with a boolean `allow`; for AskUserQuestion, a form of its questions whose
 //!   answers become the call's `answers`) when the client declared form elicitation, and a
-//!   deny saying why otherwise (also for an input too long to show whole): `elicitation/create` while the call waits up to protocol
+//!   deny saying why otherwise (also for an input too long to show whole; ExitPlanMode's
+//!   long plan is shown by its head and tail when its plan file holds it):
+//!   `elicitation/create` while the call waits up to protocol
 //!   2025-11-25, an input-required result answered by a retry from 2026-07-28 on. A
 //!   request's `_meta.progressToken` turns the tool's progress reports into
 //!   `notifications/progress`; cancelling the request cancels the call. A result carries
 //!   what the model would read beside the tool_result in an agent loop (hook context and
 //!   feedback, a skill's body, a hook's stop) as more text blocks.
+//!   Bash's served description says that each command starts in the served directory (its
+//!   `cd` is not kept, and a result that moved says so), and Skill's lists the skills
+//!   ([`skills_listing`]).
 //!   The tools served can change while it serves ([`ToolServer::set_tools`], as
 //!   `toolwright serve` does when an upstream MCP server's list changes): it advertises
 //!   `tools.listChanged` and sends `notifications/tools/list_changed` to every initialized
@@ -498,12 +503,36 @@ impl ToolServer {
         }
     }
 
-    /// The `tools/list` entries, in the order of the tools served.
+    /// The `tools/list` entries, in the order of the tools served: each [`tool_entry`], with
+    /// what serving changes said in the descriptions: Bash's says that each command starts
+    /// in the served directory, and Skill's lists the skills ([`skills_listing`]).
     pub fn list(&self) -> Vec<rmcp::model::Tool> {
         self.tools()
             .iter()
-            .filter_map(|t| serde_json::from_value(tool_entry(t.as_ref())).ok())
+            .filter_map(|t| serde_json::from_value(self.served_entry(t.as_ref())).ok())
             .collect()
+    }
+
+    /// A tool's `tools/list` entry as served: Bash's description says that each command
+    /// starts in the served directory (its `cd` is not kept: see [`Self::call`]), and
+    /// Skill's lists the skills there are ([`skills_listing`]), as Claude Code tells its
+    /// model; a client has no other way to learn their names.
+    fn served_entry(&self, tool: &dyn Tool) -> Value {
+        let mut entry = tool_entry(tool);
+        if tool.is_mcp() {
+            return entry;
+        }
+        let description = entry["description"].as_str().unwrap_or_default();
+        let served = match tool.name() {
+            "Bash" => served_bash_description(description, self.ctx.cwd()),
+            "Skill" => match skills_listing(&self.ctx.clone().with_tools(self.tools())) {
+                Some(listing) => format!("{description}\n\n{listing}"),
+                None => return entry,
+            },
+            _ => return entry,
+        };
+        entry["description"] = Value::from(served);
+        entry
     }
 
     /// Runs one `tools/call` through the pipeline. The answer is a result (an unknown tool,
@@ -572,6 +601,8 @@ impl ToolServer {
             self.hooks.clone(),
         );
         let (session, session_ctx) = self.session(&context);
+        // Where the call's command starts, and the next one will.
+        let start_dir = session_ctx.cwd().to_path_buf();
         let mut permission = session_ctx.permission().clone();
         permission.avoid_prompts = false;
         // The request's cancellation is the call's, and so is the server's shutdown.
@@ -656,10 +687,19 @@ impl ToolServer {
         let mut outcome = outcome;
         // EnterPlanMode, ExitPlanMode, EnterWorktree, ...: the change stays with the session.
         // Not Bash's `cd`: over MCP each command starts in the project directory, as the
-        // docs say (and sessionless clients share one state, which one's `cd` must not move).
+        // docs and the served description say (and sessionless clients share one state,
+        // which one's `cd` must not move); the result says where the next one starts.
         let modifier = outcome.context_modifier.take();
-        if let Some(modifier) = modifier.filter(|_| outcome.tool_name != "Bash") {
-            self.update_session(session, modifier);
+        let mut dropped_cd = None;
+        match modifier {
+            Some(modifier) if outcome.tool_name == "Bash" => {
+                dropped_cd = modifier
+                    .new_cwd()
+                    .filter(|dir| *dir != start_dir)
+                    .map(|dir| cd_not_kept(&start_dir, dir));
+            }
+            Some(modifier) => self.update_session(session, modifier),
+            None => {}
         }
         if let Some((state, params)) = route.take_pending() {
             let elicit = json!({"method": "elicitation/create", "params": params});
@@ -672,9 +712,13 @@ impl ToolServer {
                 Some(state),
             )));
         }
+        let mut content = self.result_content(&outcome);
+        if let Some(note) = dropped_cd {
+            content.push(json!({"type": "text", "text": note}));
+        }
         let result = json!({
             "resultType": "complete",
-            "content": self.result_content(&outcome),
+            "content": content,
             "isError": outcome.result.is_error,
         });
         let result: CallToolResult = serde_json::from_value(result).map_err(|e| {
@@ -682,6 +726,89 @@ impl ToolServer {
         })?;
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// The sentence of Bash's prompt that does not hold when served.
+const BASH_CWD_PERSISTS: &str =
+    "The working directory persists between commands, but shell state does not.";
+
+/// Bash's description as served from `project`: each command starts there (a `cd` does not
+/// carry over), in place of the prompt's "The working directory persists between
+/// commands" (said first when the prompt no longer has that sentence).
+fn served_bash_description(prompt: &str, project: &std::path::Path) -> String {
+    let starts = format!(
+        "Each command starts in the project directory ({}): the working directory does not persist between commands (a `cd` does not carry over to the next command), and neither does other shell state. Use absolute paths, or `cd DIR && ...` within one command.",
+        project.display()
+    );
+    if prompt.contains(BASH_CWD_PERSISTS) {
+        prompt.replacen(BASH_CWD_PERSISTS, &starts, 1)
+    } else {
+        format!("{starts}\n\n{prompt}")
+    }
+}
+
+/// The note of a served Bash result whose `cd` to `moved_to` was not kept.
+fn cd_not_kept(project: &std::path::Path, moved_to: &std::path::Path) -> String {
+    format!(
+        "Note: the working directory does not persist between commands here: the next command starts in {} again, not in {}. Use `cd {} && ...` within one command, or absolute paths.",
+        project.display(),
+        moved_to.display(),
+        moved_to.display()
+    )
+}
+
+/// Longest skill description listed, in characters (Claude Code cuts them likewise).
+const LISTED_SKILL_DESCRIPTION_CHARS: usize = 250;
+/// Most skills listed.
+const MAX_LISTED_SKILLS: usize = 100;
+
+/// The skills `ctx` can load, as Claude Code lists them for its model: a line per skill
+/// with its name and description (on one line, cut at 250 characters), at most 100 skills;
+/// `None` when the Skill tool is not among `ctx`'s tools or there is no skill. A skill only
+/// the user may invoke (`disable-model-invocation`) is refused to the model, so it is not
+/// listed. `toolwright serve` adds this to the Skill tool's description; an agent loop can
+/// give it to its model as a reminder.
+pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
+    if !ctx.tools().iter().any(|t| t.name() == "Skill") {
+        return None;
+    }
+    let skills: Vec<_> = tools_builtin::skill::discover_skills(ctx)
+        .into_iter()
+        .filter(|s| !s.disable_model_invocation)
+        .collect();
+    if skills.is_empty() {
+        return None;
+    }
+    let mut text =
+        String::from("The following skills are available for use with the Skill tool:\n\n");
+    for skill in skills.iter().take(MAX_LISTED_SKILLS) {
+        let description = skill
+            .description
+            .as_deref()
+            .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        let description = if description.chars().count() > LISTED_SKILL_DESCRIPTION_CHARS {
+            let cut: String = description
+                .chars()
+                .take(LISTED_SKILL_DESCRIPTION_CHARS - 1)
+                .collect();
+            format!("{cut}…")
+        } else {
+            description
+        };
+        if description.is_empty() {
+            text.push_str(&format!("- {}\n", skill.name));
+        } else {
+            text.push_str(&format!("- {}: {description}\n", skill.name));
+        }
+    }
+    if skills.len() > MAX_LISTED_SKILLS {
+        text.push_str(&format!(
+            "({} more not listed)\n",
+            skills.len() - MAX_LISTED_SKILLS
+        ));
+    }
+    Some(text.trim_end().to_owned())
 }
 
 /// Why EnterPlanMode is refused to a client that cannot be asked.
@@ -837,7 +964,8 @@ impl ServerHandler for ToolServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.list().into_iter().find(|t| t.name == name)
+        let tool = self.tools().iter().find(|t| t.name() == name).cloned()?;
+        serde_json::from_value(self.served_entry(tool.as_ref())).ok()
     }
 
     async fn call_tool(
@@ -903,6 +1031,10 @@ pub fn invalid_params(request: &CustomRequest) -> Option<ErrorData> {
     let problem = match request.method.as_str() {
         "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
         "tools/list" => serde_json::from_value::<Option<PaginatedRequestParams>>(params).err(),
+        "initialize" => {
+            return stdio::initialize_problem(&json!({"method": "initialize", "params": params}))
+                .map(|why| ErrorData::invalid_params(why, None));
+        }
         "ping" => None,
         _ => return None,
     };

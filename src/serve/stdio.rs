@@ -28,7 +28,10 @@
 //! [`ToolServer`](super::ToolServer)).
 //!
 //! Before `initialize` is answered, a notification or a response is dropped (and reported):
-//! rmcp would end the session on it, and JSON-RPC answers neither.
+//! rmcp would end the session on it, and JSON-RPC answers neither. An `initialize` whose
+//! params do not parse gets `-32602` naming what is wrong, and another request (but `ping`,
+//! or a 2026-07-28 client's) `-32600` saying that `initialize` comes first: rmcp answers
+//! both with the 2026-07-28 `_meta` fields they lack.
 //!
 //! Writes (rmcp's messages and these answers) go through one task, in the order they were
 //! made, a whole line at a time. Once one fails (the client closed its end), the session
@@ -509,6 +512,16 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                             ));
                             continue;
                         }
+                        // rmcp answers a request it cannot take before `initialize` with
+                        // what the 2026-07-28 `_meta` lacks, which an older client never
+                        // sends: such a client is told what is wrong instead.
+                        if let RxJsonRpcMessage::<RoleServer>::Request(request) = &*message
+                            && let Some((code, why)) = before_initialize(&request.request, &line)
+                        {
+                            let id = serde_json::to_value(&request.id).ok();
+                            self.reject(code, &why, id);
+                            continue;
+                        }
                         // A 2026-07-28 client sends no `initialize`: each request names its
                         // version. From its first request on, its notifications are read
                         // (`notifications/cancelled` is its only way to cancel over stdio).
@@ -569,6 +582,57 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         }
     }
     let _ = write.shutdown().await;
+}
+
+/// The error for `request` (read from `line`) when it comes before `initialize` and is
+/// neither a valid `initialize`, a `ping`, nor a request of a 2026-07-28 client (whose
+/// `_meta` names an `io.modelcontextprotocol/` field: rmcp's answer about the fields it lacks
+/// is the right one then): an `initialize` whose params do not parse gets `-32602` saying
+/// why, another request `-32600` saying that `initialize` comes first.
+fn before_initialize(request: &rmcp::model::ClientRequest, line: &[u8]) -> Option<(i64, String)> {
+    use rmcp::model::ClientRequest;
+    if matches!(
+        request,
+        ClientRequest::InitializeRequest(_) | ClientRequest::PingRequest(_)
+    ) {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(line).ok()?;
+    let stateless = value["params"]["_meta"].as_object().is_some_and(|meta| {
+        meta.keys()
+            .any(|k| k.starts_with("io.modelcontextprotocol/"))
+    });
+    if stateless {
+        return None;
+    }
+    Some(match initialize_problem(&value) {
+        Some(why) => (INVALID_PARAMS, why),
+        None => (
+            INVALID_REQUEST,
+            format!(
+                "Invalid Request: {} before `initialize`: send `initialize` first (a client on protocol 2026-07-28 or later, which has no `initialize`, names io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities in every request's `_meta`)",
+                value["method"].as_str().unwrap_or("a request")
+            ),
+        ),
+    })
+}
+
+/// For an `initialize` request (as JSON) whose params do not parse, why: `Invalid params
+/// for initialize: missing field `clientInfo``. `None` for other messages, and for an
+/// `initialize` that parses.
+pub(crate) fn initialize_problem(request: &Value) -> Option<String> {
+    if request["method"] != "initialize" {
+        return None;
+    }
+    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    let why = match serde_json::from_value::<rmcp::model::InitializeRequestParams>(params) {
+        Ok(_) => return None,
+        Err(_) if request.get("params").is_none_or(Value::is_null) => "no params".to_owned(),
+        Err(e) => e.to_string(),
+    };
+    Some(format!(
+        "Invalid params for initialize: {why} (it takes protocolVersion, capabilities and clientInfo)"
+    ))
 }
 
 /// What `line` (one line as read, with its newline) is.

@@ -635,56 +635,9 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     )
 }
 
-/// Longest skill description listed, in characters (Claude Code cuts them likewise).
-const LISTED_SKILL_DESCRIPTION_CHARS: usize = 250;
-/// Most skills listed.
-const MAX_LISTED_SKILLS: usize = 100;
-
-/// The skills `ctx` can load, as Claude Code tells the model of them (a reminder listing
-/// each name and description), when the Skill tool is offered and any skill exists.
+/// The skills `ctx` can load, as Claude Code tells the model of them: a reminder listing
+/// each name and description, when the Skill tool is offered and any skill exists.
 fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
-    if !ctx.tools().iter().any(|t| t.name() == "Skill") {
-        return None;
-    }
-    // A skill only the user may invoke (`disable-model-invocation`) is refused to the
-    // model: it is not offered either.
-    let skills: Vec<_> = tools_builtin::skill::discover_skills(ctx)
-        .into_iter()
-        .filter(|s| !s.disable_model_invocation)
-        .collect();
-    if skills.is_empty() {
-        return None;
-    }
-    let mut text = String::from(
-        "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n",
-    );
-    for skill in skills.iter().take(MAX_LISTED_SKILLS) {
-        let description = skill
-            .description
-            .as_deref()
-            .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-            .unwrap_or_default();
-        let description = if description.chars().count() > LISTED_SKILL_DESCRIPTION_CHARS {
-            let cut: String = description
-                .chars()
-                .take(LISTED_SKILL_DESCRIPTION_CHARS - 1)
-                .collect();
-            format!("{cut}…")
-        } else {
-            description
-        };
-        if description.is_empty() {
-            text.push_str(&format!("- {}\n", skill.name));
-        } else {
-            text.push_str(&format!("- {}: {description}\n", skill.name));
-        }
-    }
-    if skills.len() > MAX_LISTED_SKILLS {
-        text.push_str(&format!(
-            "({} more not listed)\n",
-            skills.len() - MAX_LISTED_SKILLS
-        ));
-    }
-    text.push_str("</system-reminder>");
-    Some(text)
+    tools_builtin::skill::skills_listing(ctx)
+        .map(|listing| format!("<system-reminder>\n{listing}\n</system-reminder>"))
 }

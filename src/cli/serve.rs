@@ -210,13 +210,21 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                     ExitCode::from(1)
                 }
             },
-            Ok(code) = &mut signalled => return ExitCode::from(code),
+            Ok(code) = &mut signalled => {
+                // The upstream servers get a short grace to stop what the cancelled calls
+                // run (a kill on the spot leaves a command of theirs running).
+                let _ = super::end_mcp_servers_after_signal(&session).await;
+                return ExitCode::from(code);
+            }
         };
-        // The client left: the upstream servers get to exit on their own (a signal ends
-        // that, and them, at once).
+        // The client left: the upstream servers get to exit on their own (a signal cuts
+        // that short, to the same grace).
         tokio::select! {
             () = session.close_mcp() => {}
-            Ok(code) = &mut signalled => return ExitCode::from(code),
+            Ok(code) = &mut signalled => {
+                let _ = super::end_mcp_servers_after_signal(&session).await;
+                return ExitCode::from(code);
+            }
         }
         return code;
     };
@@ -276,9 +284,12 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     let ending = server.clone();
     let listener = listener.on_session_end(Arc::new(move |id: &str| ending.end_session(id)));
     listener.serve(move || server.for_session()).await;
-    // Stopped otherwise than by a signal: the upstream servers get to exit on their own.
+    // Stopped otherwise than by a signal: the upstream servers get to exit on their own;
+    // after one, a short grace to stop what the cancelled calls run.
     if signalled.load(Ordering::SeqCst) == 0 {
         session.close_mcp().await;
+    } else {
+        let _ = super::end_mcp_servers_after_signal(&session).await;
     }
     drop(session);
     match signalled.load(Ordering::SeqCst) {

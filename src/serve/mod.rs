@@ -17,7 +17,7 @@
 //!   feedback, a skill's body, a hook's stop) as more text blocks.
 //!   Bash's served description says that each command starts in the served directory (its
 //!   `cd` is not kept, and a result that moved says so), and Skill's lists the skills
-//!   ([`skills_listing`]).
+//!   ([`tools_builtin::skill::skills_listing`]).
 //!   The tools served can change while it serves ([`ToolServer::set_tools`], as
 //!   `toolwright serve` does when an upstream MCP server's list changes): it advertises
 //!   `tools.listChanged` and sends `notifications/tools/list_changed` to every initialized
@@ -505,7 +505,7 @@ impl ToolServer {
 
     /// The `tools/list` entries, in the order of the tools served: each [`tool_entry`], with
     /// what serving changes said in the descriptions: Bash's says that each command starts
-    /// in the served directory, and Skill's lists the skills ([`skills_listing`]).
+    /// in the served directory, and Skill's lists the skills ([`tools_builtin::skill::skills_listing`]).
     pub fn list(&self) -> Vec<rmcp::model::Tool> {
         self.tools()
             .iter()
@@ -515,7 +515,7 @@ impl ToolServer {
 
     /// A tool's `tools/list` entry as served: Bash's description says that each command
     /// starts in the served directory (its `cd` is not kept: see [`Self::call`]), and
-    /// Skill's lists the skills there are ([`skills_listing`]), as Claude Code tells its
+    /// Skill's lists the skills there are ([`tools_builtin::skill::skills_listing`]), as Claude Code tells its
     /// model; a client has no other way to learn their names.
     fn served_entry(&self, tool: &dyn Tool) -> Value {
         let mut entry = tool_entry(tool);
@@ -525,7 +525,9 @@ impl ToolServer {
         let description = entry["description"].as_str().unwrap_or_default();
         let served = match tool.name() {
             "Bash" => served_bash_description(description, self.ctx.cwd()),
-            "Skill" => match skills_listing(&self.ctx.clone().with_tools(self.tools())) {
+            "Skill" => match tools_builtin::skill::skills_listing(
+                &self.ctx.clone().with_tools(self.tools()),
+            ) {
                 Some(listing) => format!("{description}\n\n{listing}"),
                 None => return entry,
             },
@@ -755,60 +757,6 @@ fn cd_not_kept(project: &std::path::Path, moved_to: &std::path::Path) -> String 
         moved_to.display(),
         moved_to.display()
     )
-}
-
-/// Longest skill description listed, in characters (Claude Code cuts them likewise).
-const LISTED_SKILL_DESCRIPTION_CHARS: usize = 250;
-/// Most skills listed.
-const MAX_LISTED_SKILLS: usize = 100;
-
-/// The skills `ctx` can load, as Claude Code lists them for its model: a line per skill
-/// with its name and description (on one line, cut at 250 characters), at most 100 skills;
-/// `None` when the Skill tool is not among `ctx`'s tools or there is no skill. A skill only
-/// the user may invoke (`disable-model-invocation`) is refused to the model, so it is not
-/// listed. `toolwright serve` adds this to the Skill tool's description; an agent loop can
-/// give it to its model as a reminder.
-pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
-    if !ctx.tools().iter().any(|t| t.name() == "Skill") {
-        return None;
-    }
-    let skills: Vec<_> = tools_builtin::skill::discover_skills(ctx)
-        .into_iter()
-        .filter(|s| !s.disable_model_invocation)
-        .collect();
-    if skills.is_empty() {
-        return None;
-    }
-    let mut text =
-        String::from("The following skills are available for use with the Skill tool:\n\n");
-    for skill in skills.iter().take(MAX_LISTED_SKILLS) {
-        let description = skill
-            .description
-            .as_deref()
-            .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
-            .unwrap_or_default();
-        let description = if description.chars().count() > LISTED_SKILL_DESCRIPTION_CHARS {
-            let cut: String = description
-                .chars()
-                .take(LISTED_SKILL_DESCRIPTION_CHARS - 1)
-                .collect();
-            format!("{cut}…")
-        } else {
-            description
-        };
-        if description.is_empty() {
-            text.push_str(&format!("- {}\n", skill.name));
-        } else {
-            text.push_str(&format!("- {}: {description}\n", skill.name));
-        }
-    }
-    if skills.len() > MAX_LISTED_SKILLS {
-        text.push_str(&format!(
-            "({} more not listed)\n",
-            skills.len() - MAX_LISTED_SKILLS
-        ));
-    }
-    Some(text.trim_end().to_owned())
 }
 
 /// Why EnterPlanMode is refused to a client that cannot be asked.

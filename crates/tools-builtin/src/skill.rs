@@ -229,6 +229,60 @@ fn roots_with_managed(ctx: &ToolUseContext, managed: &Path) -> Vec<(PathBuf, Ski
     roots
 }
 
+/// Longest skill description listed, in characters (Claude Code cuts them likewise).
+const LISTED_SKILL_DESCRIPTION_CHARS: usize = 250;
+/// Most skills listed.
+const MAX_LISTED_SKILLS: usize = 100;
+
+/// The skills `ctx` can load, as Claude Code lists them for its model: a line per skill
+/// with its name and description (on one line, cut at 250 characters), at most 100 skills;
+/// `None` when the Skill tool is not among `ctx`'s tools or there is no skill. A skill only
+/// the user may invoke (`disable-model-invocation`) is refused to the model, so it is not
+/// listed. `toolwright serve` adds this to the Skill tool's description; the agent loop gives
+/// it to its model as a reminder.
+pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
+    if !ctx.tools().iter().any(|t| t.name() == "Skill") {
+        return None;
+    }
+    let skills: Vec<_> = discover_skills(ctx)
+        .into_iter()
+        .filter(|s| !s.disable_model_invocation)
+        .collect();
+    if skills.is_empty() {
+        return None;
+    }
+    let mut text =
+        String::from("The following skills are available for use with the Skill tool:\n\n");
+    for skill in skills.iter().take(MAX_LISTED_SKILLS) {
+        let description = skill
+            .description
+            .as_deref()
+            .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        let description = if description.chars().count() > LISTED_SKILL_DESCRIPTION_CHARS {
+            let cut: String = description
+                .chars()
+                .take(LISTED_SKILL_DESCRIPTION_CHARS - 1)
+                .collect();
+            format!("{cut}…")
+        } else {
+            description
+        };
+        if description.is_empty() {
+            text.push_str(&format!("- {}\n", skill.name));
+        } else {
+            text.push_str(&format!("- {}: {description}\n", skill.name));
+        }
+    }
+    if skills.len() > MAX_LISTED_SKILLS {
+        text.push_str(&format!(
+            "({} more not listed)\n",
+            skills.len() - MAX_LISTED_SKILLS
+        ));
+    }
+    Some(text.trim_end().to_owned())
+}
+
 /// Every skill the context can see, first of each name only, in precedence order then name
 /// order; not those whose SKILL.md a Read deny rule covers (see [`denied_skill_file`]).
 pub fn discover_skills(ctx: &ToolUseContext) -> Vec<SkillInfo> {

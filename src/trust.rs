@@ -50,8 +50,12 @@ fn read_record(path: &Path) -> Result<Value, String> {
         // Read as the settings and MCP loaders read theirs: a byte order mark (Windows
         // editors write one) skipped, half a surrogate pair (which Claude Code's
         // JSON.stringify writes for a cut emoji) read as U+FFFD.
-        Ok(text) => tool_core::parse_config_json(&text)
-            .map_err(|e| format!("{} is not valid JSON: {e}", path.display())),
+        Ok(text) => match tool_core::parse_config_json(&text) {
+            Ok(record) if record.is_object() => Ok(record),
+            // `null`, `[]`: no record trust can be read from or written into.
+            Ok(_) => Err(format!("{} does not hold a JSON object", path.display())),
+            Err(e) => Err(format!("{} is not valid JSON: {e}", path.display())),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }

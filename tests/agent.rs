@@ -2454,6 +2454,38 @@ fn model_aliases_resolve_for_the_main_loop() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(seen.lock().unwrap()[0].body["model"], "my-haiku");
+
+    // Claude Code's other spellings: any case, `opusplan`, `default`, the `[1m]` suffix;
+    // and `ANTHROPIC_MODEL` when no `--model` is given.
+    for (args, env_model, sent) in [
+        (&["--model", "Opus"][..], None, "claude-opus-4-5"),
+        (&["--model", "opusplan"], None, "claude-opus-4-5"),
+        (&["--model", "default"], None, "claude-sonnet-4-5"),
+        (&["--model", "sonnet[1m]"], None, "claude-sonnet-4-5"),
+        (&["--model", "claude-opus-4-1[1m]"], None, "claude-opus-4-1"),
+        (&[], Some("haiku"), "claude-haiku-4-5"),
+        (&["--model", "opus"], Some("haiku"), "claude-opus-4-5"),
+    ] {
+        let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let mut command = agent_command(&url, dir.path(), &all, "go");
+        command
+            .env_remove("ANTHROPIC_DEFAULT_OPUS_MODEL")
+            .env_remove("ANTHROPIC_DEFAULT_SONNET_MODEL")
+            .env_remove("ANTHROPIC_DEFAULT_HAIKU_MODEL")
+            .env_remove("ANTHROPIC_MODEL");
+        if let Some(model) = env_model {
+            command.env("ANTHROPIC_MODEL", model);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            seen.lock().unwrap()[0].body["model"],
+            sent,
+            "{args:?} {env_model:?}"
+        );
+    }
 }
 
 /// The responses of the plan-mode runs: EnterPlanMode, ExitPlanMode, a Write the settings

@@ -545,6 +545,21 @@ fn an_unreadable_trust_record_is_named_in_the_notice() {
         std::fs::read_to_string(&record_path).unwrap(),
         "{\"projects\": {"
     );
+    // Valid JSON that is no object (`null`, `[]`) is as unreadable: the notice says so,
+    // where it sent the user to a `toolwright trust` that then failed.
+    for text in ["null", "[]"] {
+        std::fs::write(&record_path, text).unwrap();
+        let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "the trust record cannot be read ({} does not hold a JSON object)",
+                record_path.display()
+            )),
+            "{text}: {stderr}"
+        );
+        assert!(!stderr.contains("toolwright trust"), "{text}: {stderr}");
+    }
 }
 
 /// An empty trust record (0 bytes) is an empty one: nothing is trusted, the notice's

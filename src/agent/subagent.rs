@@ -206,8 +206,10 @@ fn build_prompt(definitions: &[AgentDefinition]) -> String {
     text
 }
 
-/// The model name of an alias (`sonnet`, `opus`, `haiku`), `inherit` (`parent`), or a full
-/// model name as given.
+/// The model name of an alias (`sonnet`, `opus`, `haiku`, in any case; `opusplan` is
+/// `opus`), `inherit` or `default` (`parent`), or a full model name as given. Claude Code's
+/// 1M-context suffix (`sonnet[1m]`) is dropped: the request goes without that beta, in the
+/// model's standard window.
 pub fn resolve_model(name: &str, parent: &str) -> String {
     let env = |var: &str, default: &str| {
         std::env::var(var)
@@ -215,12 +217,19 @@ pub fn resolve_model(name: &str, parent: &str) -> String {
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| default.to_owned())
     };
-    match name.trim() {
-        "" | "inherit" => parent.to_owned(),
+    let name = name.trim();
+    let name = match name.len().checked_sub(4) {
+        Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case("[1m]") => {
+            &name[..at]
+        }
+        _ => name,
+    };
+    match name.to_ascii_lowercase().as_str() {
+        "" | "inherit" | "default" => parent.to_owned(),
         "sonnet" => env("ANTHROPIC_DEFAULT_SONNET_MODEL", "claude-sonnet-4-5"),
-        "opus" => env("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5"),
+        "opus" | "opusplan" => env("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5"),
         "haiku" => env("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
-        other => other.to_owned(),
+        _ => name.to_owned(),
     }
 }
 

@@ -39,9 +39,10 @@ pub struct AgentArgs {
     #[command(flatten)]
     pub session: SessionArgs,
     /// The model: a name, or one of the aliases `sonnet`, `opus` and `haiku` (resolved as
-    /// the Agent tool resolves them, `ANTHROPIC_DEFAULT_*_MODEL` first).
-    #[arg(long, default_value = DEFAULT_MODEL)]
-    pub model: String,
+    /// the Agent tool resolves them, `ANTHROPIC_DEFAULT_*_MODEL` first). Default:
+    /// `ANTHROPIC_MODEL`, else `claude-sonnet-4-5`.
+    #[arg(long)]
+    pub model: Option<String>,
     /// At most this many model requests (at least 1).
     #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_turns: usize,
@@ -355,7 +356,16 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let interactive = is_interactive(args);
     // `--model opus` names the model the alias stands for: the API knows no `opus`, and the
     // cost estimate needs the real name.
-    let model = toolwright::agent::subagent::resolve_model(&args.model, DEFAULT_MODEL);
+    // As Claude Code: `--model`, else `ANTHROPIC_MODEL` (the settings' `env` applied).
+    let requested = args.model.clone().or_else(|| {
+        std::env::var("ANTHROPIC_MODEL")
+            .ok()
+            .filter(|m| !m.trim().is_empty())
+    });
+    let model = toolwright::agent::subagent::resolve_model(
+        requested.as_deref().unwrap_or(DEFAULT_MODEL),
+        DEFAULT_MODEL,
+    );
     let mut options = args.session.options(false);
     if trusted.is_some() {
         options.trusted = trusted;

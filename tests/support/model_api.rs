@@ -326,6 +326,7 @@ pub fn agent_command(url: &str, dir: &Path, extra: &[&str], prompt: &str) -> Com
         .env("ANTHROPIC_API_KEY", "test-key")
         .env("CLAUDE_CONFIG_DIR", dir.join(".no-user-config"))
         .env_remove("ENABLE_TOOL_SEARCH")
+        .env_remove("ANTHROPIC_MODEL")
         .env_remove("DISABLE_PROMPT_CACHING")
         .env_remove("CLAUDE_CODE_MAX_RETRIES")
         .env_remove("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")

@@ -297,6 +297,27 @@ pub fn proc_stat(pid: u32) -> Option<Vec<String>> {
     Some(rest.split_whitespace().map(str::to_owned).collect())
 }
 
+/// Whether a process of group `pgid` still runs (a zombie has ended). Read from `/proc`;
+/// without it, `false`.
+pub fn group_running(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        entry
+            .file_name()
+            .to_str()
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .and_then(proc_stat)
+            .is_some_and(|fields| {
+                fields
+                    .first()
+                    .is_some_and(|state| !matches!(state.as_str(), "Z" | "X" | "x"))
+                    && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+            })
+    })
+}
+
 /// The name of signal `number` (`SIGKILL` for 9), when it is one.
 pub fn signal_name(number: i32) -> Option<&'static str> {
     nix::sys::signal::Signal::try_from(number)

@@ -24,7 +24,7 @@ impl DomainPattern {
         // An IPv6 address, with its brackets as in a URL (`[::1]`) or without (`::1`): the
         // host as the URL has it, in canonical form.
         if let Some(ip) = ipv6_literal(&host) {
-            return Ok(Self::Labels(vec![ip]));
+            return Ok(Self::Labels(ip.split('.').map(str::to_owned).collect()));
         }
         if host.contains(['/', ':', '@', ' ', '[', ']']) {
             return Err(format!(
@@ -106,11 +106,20 @@ fn ipv6_literal(host: &str) -> Option<String> {
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    // Written as the URL parser writes it (hex pieces even for an IPv4-mapped address,
-    // where std would write `::ffff:1.2.3.4`).
     match url::Host::parse(&format!("[{inner}]")) {
-        Ok(ip @ url::Host::Ipv6(_)) => Some(ip.to_string()),
+        Ok(url::Host::Ipv6(ip)) => Some(ip_host(ip)),
         _ => None,
+    }
+}
+
+/// An IPv6 address as the rules and the URL's host name it: an IPv4-mapped one
+/// (`::ffff:127.0.0.1`, which reaches the IPv4 host on a dual-stack machine) as that IPv4
+/// address, so that `domain:127.0.0.1` guards it; any other as the URL parser writes it,
+/// in brackets.
+fn ip_host(ip: std::net::Ipv6Addr) -> String {
+    match ip.to_ipv4_mapped() {
+        Some(v4) => v4.to_string(),
+        None => url::Host::<String>::Ipv6(ip).to_string(),
     }
 }
 
@@ -169,7 +178,10 @@ pub fn url_host(raw: &str) -> Option<String> {
         return None;
     }
     // An IPv6 address keeps its brackets (`[::1]`), as a rule names it.
-    Some(normalize_host(parsed.host_str()?))
+    match parsed.host()? {
+        url::Host::Ipv6(ip) => Some(ip_host(ip)),
+        _ => Some(normalize_host(parsed.host_str()?)),
+    }
 }
 
 #[cfg(test)]
@@ -280,13 +292,19 @@ mod tests {
         }
         let suggested = format!("domain:{host}");
         assert!(DomainPattern::parse(&suggested).unwrap().matches(&host));
-        let mapped = url_host("http://[::ffff:1.2.3.4]/").unwrap();
-        assert!(
-            DomainPattern::parse("domain:[::ffff:1.2.3.4]")
-                .unwrap()
-                .matches(&mapped),
-            "{mapped}"
-        );
+        // An IPv4-mapped address is its IPv4 host (on a dual-stack machine it reaches it):
+        // a rule for either spelling guards both.
+        let mapped = url_host("http://[::ffff:127.0.0.1]/").unwrap();
+        assert_eq!(mapped, "127.0.0.1");
+        for rule in [
+            "domain:[::ffff:127.0.0.1]",
+            "domain:127.1",
+            "domain:::ffff:7f00:1",
+        ] {
+            let p = DomainPattern::parse(rule).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            assert!(p.matches(&mapped), "{rule}");
+            assert!(p.matches(&url_host("http://127.0.0.1/").unwrap()), "{rule}");
+        }
         assert!(DomainPattern::parse("domain:[::1]:80").is_err());
         assert!(DomainPattern::parse("domain:[example.com]").is_err());
     }

@@ -76,11 +76,12 @@ pub fn parse_rule_lenient(rule: &str) -> RuleValueParsed {
             let raw = &rule[o + 1..c];
             let content = unescape_content(raw);
             // `Tool(*)` names the whole tool, and so does `WebFetch(domain:*)` (every host,
-            // however written: `domain:*.` and ` * ` are `*` to the domain rules too).
+            // however written: `domain:*.`, `domain:＊`, as the domain rules read it).
             let every_host = name == "WebFetch"
-                && content
-                    .strip_prefix("domain:")
-                    .is_some_and(|h| h.trim().trim_end_matches('.') == "*");
+                && matches!(
+                    crate::domain::DomainPattern::parse(&content),
+                    Ok(crate::domain::DomainPattern::Any)
+                );
             let content = if content.is_empty() || content == "*" || every_host {
                 None
             } else {
@@ -138,6 +139,8 @@ mod tests {
             "WebFetch(domain:*)",
             "WebFetch(domain:*.)",
             "WebFetch(domain: * )",
+            "WebFetch(domain:*\u{3002})",
+            "WebFetch(domain:\u{ff0a})",
         ] {
             let parsed = parse_rule(rule).unwrap();
             assert_eq!(parsed.tool_name, "WebFetch", "{rule}");

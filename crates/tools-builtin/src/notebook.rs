@@ -641,8 +641,14 @@ pub(crate) fn render(nb: &Json, path_display: &str) -> (Vec<ContentBlock>, Vec<s
     // The path as one shell word in the command the model is invited to run: in double
     // quotes as Claude Code writes it, unless it holds what a shell expands or ends there
     // (a repository's `my $(x) "nb".ipynb`): then single-quoted.
+    // (A relative path starting with `-` would be read as an option: `./` before it.)
+    let path_display = if path_display.starts_with('-') {
+        std::borrow::Cow::Owned(format!("./{path_display}"))
+    } else {
+        std::borrow::Cow::Borrowed(path_display)
+    };
     let path_word = if path_display.contains(['"', '$', '`', '\\', '!']) {
-        crate::bash::shell_quote(path_display)
+        crate::bash::shell_quote(&path_display)
     } else {
         format!("\"{path_display}\"")
     };

@@ -163,16 +163,7 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
     }
     #[cfg(target_os = "linux")]
     {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return false;
-        };
-        entries.flatten().any(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .and_then(|pid| proc_stat(pid.parse().ok()?))
-                .is_some_and(|p| !p.zombie && p.group == pgid)
-        })
+        u32::try_from(pgid).is_ok_and(tool_core::process::group_running)
     }
     #[cfg(not(target_os = "linux"))]
     {

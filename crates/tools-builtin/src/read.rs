@@ -462,8 +462,15 @@ fn read_blocking(
     // An image or PDF by its name, or by its bytes when they are not text: a text file
     // whose first bytes happen to spell a signature (`GIF89a was introduced ...` in notes
     // named `.md`) is read as the text it is.
+    // (A name that says text decides, as Claude Code decides by name: only bytes no text
+    // file has, a NUL, make its signature count. A file without an extension is judged by
+    // its bytes alone.)
     let named_image = IMAGE_EXTENSIONS.contains(&ext.as_str());
-    let text = fsutil::reads_as_text(&head);
+    let text = if ext.is_empty() {
+        fsutil::reads_as_text(&head)
+    } else {
+        memchr::memchr(0, &head).is_none()
+    };
     if tool_core::image_media_type(&head).is_some() && (named_image || !text) {
         return read_image(path, meta.len());
     }
@@ -823,6 +830,12 @@ fn undecodable(bytes: &[u8]) -> Option<String> {
     let mut limits = image::Limits::default();
     limits.max_alloc = Some(MAX_DECODE_ALLOC);
     reader.limits(limits);
+    // One check at a time in the process: a small file can decode to hundreds of MB (a
+    // solid 7900x7900 GIF of 25 KB to 325 MB), and ten Reads run at once.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // Corrupt data, or data that ends early (an I/O error reading from memory is the end
     // of the bytes). A feature this decoder lacks (`Unsupported`: an arithmetic-coded JPEG)
     // or the memory limit says nothing about the image: it is sent as it is.

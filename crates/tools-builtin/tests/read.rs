@@ -1044,6 +1044,27 @@ async fn text_that_starts_like_a_pdf_or_an_image_is_text() {
             "{name}"
         );
     }
+    // Not UTF-8 (Latin-1, cp1252 notes): still text, by their names.
+    for (name, body, first) in [
+        (
+            "gif_latin1.md",
+            &b"GIF89a was introduced in 1989. caf\xe9\n"[..],
+            "GIF89a was introduced",
+        ),
+        (
+            "pdf_cp1252.txt",
+            b"%PDF-1.7 is \x93the\x94 version\n",
+            "%PDF-1.7 is ",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        fs::write(&path, body).unwrap();
+        let shown = text(&Read, &c, json!({"file_path": path})).await;
+        assert!(
+            shown.starts_with(&format!("     1\u{2192}{first}")),
+            "{name}: {shown}"
+        );
+    }
     // A real GIF, whole and cut to its 13-byte header.
     let mut gif = Vec::new();
     image::DynamicImage::new_rgb8(4, 3)
@@ -1100,6 +1121,7 @@ async fn a_notebooks_pointer_command_quotes_its_path() {
         ("plain.ipynb", "\"PATH\"".to_owned()),
         ("my $(x) \"nb\".ipynb", "'PATH'".to_owned()),
         ("it's $HOME.ipynb", "'PATH'".to_owned()),
+        ("-n.ipynb", "\"./PATH\"".to_owned()),
     ] {
         let path = dir.path().join(name);
         fs::write(&path, &notebook).unwrap();

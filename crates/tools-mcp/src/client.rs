@@ -328,7 +328,7 @@ impl Live {
         let ended = async {
             let _ = child.wait().await;
             if let Some(pid) = pid {
-                while tokio::task::spawn_blocking(move || group_running(pid))
+                while tokio::task::spawn_blocking(move || tool_core::process::group_running(pid))
                     .await
                     .unwrap_or(false)
                 {
@@ -484,27 +484,6 @@ async fn exit_note(child: &SharedChild, wait: Duration) -> Option<String> {
         }
     }
     None
-}
-
-/// Whether a process of group `pgid` still runs (a zombie has ended). Read from `/proc`;
-/// without it, `false`.
-fn group_running(pgid: u32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        entry
-            .file_name()
-            .to_str()
-            .and_then(|pid| pid.parse::<u32>().ok())
-            .and_then(tool_core::process::proc_stat)
-            .is_some_and(|fields| {
-                fields
-                    .first()
-                    .is_some_and(|state| !matches!(state.as_str(), "Z" | "X" | "x"))
-                    && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-            })
-    })
 }
 
 /// Kills process group `.0` when dropped.

@@ -1633,6 +1633,34 @@ fn ctrl_c_ends_the_demo_and_removes_its_project() {
     assert!(!project.exists(), "{} was left behind", project.display());
 }
 
+/// Runs `command` (its output piped), sends it SIGINT once `started` exists (the MCP server
+/// it opens has started), and returns what it printed once it ended (within 10 s).
+fn interrupted_once_started(command: &mut Command, started: &Path) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    wait_at_most(
+        &mut child,
+        std::time::Duration::from_secs(10),
+        "Ctrl-C did not end the run while its session opened",
+    );
+    child.wait_with_output().unwrap()
+}
+
 /// Ctrl-C while the session still opens (an MCP server that never answers `initialize`, with
 /// half a minute to do so) ends the run there, with 130, the server gone with it.
 #[test]
@@ -1663,50 +1691,18 @@ fn ctrl_c_while_the_session_opens_ends_the_run() {
         jsonl(&[json!({"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": input.display().to_string()}})]),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["run", "--json"])
-        .arg(&input)
-        .current_dir(&root)
-        .env("CLAUDE_CONFIG_DIR", &config)
-        .env("MCP_TIMEOUT", "30000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let status = wait_at_most(
-        &mut child,
-        std::time::Duration::from_secs(10),
-        "Ctrl-C did not end the run while its session opened",
+    let out = interrupted_once_started(
+        Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["run", "--json"])
+            .arg(&input)
+            .current_dir(&root)
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .env("MCP_TIMEOUT", "30000"),
+        &started,
     );
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(130));
     // Every block still gets its result (none ran), and the run says why it ended.
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    use std::io::Read as _;
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     let message: Value =
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
     // Its one result, then the interrupt text (as the agent loop adds it).
@@ -3246,34 +3242,15 @@ fn a_signal_while_the_session_opens_says_the_user_interrupted() {
         ]),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["run", "--json", "--mcp-config", &mcp.to_string()])
-        .arg(&turn)
-        .current_dir(&root)
-        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
-        .env("MCP_TIMEOUT", "30000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    wait_at_most(
-        &mut child,
-        std::time::Duration::from_secs(10),
-        "Ctrl-C did not end the run while its session opened",
+    let out = interrupted_once_started(
+        Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args(["run", "--json", "--mcp-config", &mcp.to_string()])
+            .arg(&turn)
+            .current_dir(&root)
+            .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+            .env("MCP_TIMEOUT", "30000"),
+        &started,
     );
-    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     let message: Value = serde_json::from_slice(&out.stdout).unwrap();
     let content = message["content"].as_array().unwrap();

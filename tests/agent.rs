@@ -2465,6 +2465,7 @@ fn model_aliases_resolve_for_the_main_loop() {
         (&["--model", "claude-opus-4-1[1m]"], None, "claude-opus-4-1"),
         (&[], Some("haiku"), "claude-haiku-4-5"),
         (&["--model", "opus"], Some("haiku"), "claude-opus-4-5"),
+        (&["--model", "default"], Some("haiku"), "claude-haiku-4-5"),
     ] {
         let (url, seen) = serve(|_, _| full(turn(Some("Done."), &[])));
         let mut all = vec!["--json"];

@@ -356,16 +356,19 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
     let interactive = is_interactive(args);
     // `--model opus` names the model the alias stands for: the API knows no `opus`, and the
     // cost estimate needs the real name.
-    // As Claude Code: `--model`, else `ANTHROPIC_MODEL` (the settings' `env` applied).
-    let requested = args.model.clone().or_else(|| {
-        std::env::var("ANTHROPIC_MODEL")
-            .ok()
-            .filter(|m| !m.trim().is_empty())
-    });
-    let model = toolwright::agent::subagent::resolve_model(
-        requested.as_deref().unwrap_or(DEFAULT_MODEL),
-        DEFAULT_MODEL,
-    );
+    // As Claude Code: `--model`, else `ANTHROPIC_MODEL` (the settings' `env` applied), which
+    // is also what `--model default` names.
+    let default_model = std::env::var("ANTHROPIC_MODEL")
+        .ok()
+        .filter(|m| !m.trim().is_empty())
+        .map_or_else(
+            || DEFAULT_MODEL.to_owned(),
+            |m| toolwright::agent::subagent::resolve_model(&m, DEFAULT_MODEL),
+        );
+    let model = match &args.model {
+        Some(requested) => toolwright::agent::subagent::resolve_model(requested, &default_model),
+        None => default_model,
+    };
     let mut options = args.session.options(false);
     if trusted.is_some() {
         options.trusted = trusted;
@@ -408,11 +411,12 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         } else {
             "standard input or standard error is not a terminal"
         };
-        // A PermissionRequest hook may approve ExitPlanMode in the user's place; without
-        // one, plan mode would never be left, and EnterPlanMode is refused.
+        // A PermissionRequest hook there for ExitPlanMode may approve it in the user's place
+        // (a catch-all one says nothing of plans); without one, plan mode would never be
+        // left, and EnterPlanMode is refused.
         let exit_plan_mode_answered = session
             .hook_runner
-            .has_hooks("PermissionRequest", Some(EXIT_PLAN_MODE));
+            .has_hooks_naming("PermissionRequest", EXIT_PLAN_MODE);
         Pipeline::new(
             Arc::new(
                 NoPrompts::new(Arc::clone(&session.permissions), why)

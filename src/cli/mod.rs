@@ -241,8 +241,10 @@ pub(crate) async fn cancel_on_signal<T>(
 }
 
 /// How long a session's MCP servers get to end after a signal stopped the command
-/// ([`end_mcp_servers_after_signal`]).
-pub(crate) const MCP_SIGNAL_GRACE: Duration = Duration::from_secs(2);
+/// ([`end_mcp_servers_after_signal`]): longer than the 2 s a `toolwright serve` gives its
+/// own commands between SIGTERM and SIGKILL, so that a nested serve finishes stopping a
+/// command that ignores SIGTERM.
+pub(crate) const MCP_SIGNAL_GRACE: Duration = Duration::from_secs(3);
 
 /// Ends the session's MCP servers after a signal stopped the command: each stdio server is
 /// sent SIGTERM (its stdin closed) and gets [`MCP_SIGNAL_GRACE`] to exit, all at once, then

@@ -217,8 +217,8 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
                 return ExitCode::from(code);
             }
         };
-        // The client left: the upstream servers get to exit on their own (a signal cuts
-        // that short, to the same grace).
+        // The client left: the upstream servers get to exit on their own (their stdin is
+        // closed); a signal then kills what is left of them.
         tokio::select! {
             () = session.close_mcp() => {}
             Ok(code) = &mut signalled => {

@@ -223,10 +223,20 @@ async fn unshowable(request: &PromptRequest) -> Option<Unshowable> {
     if chars <= SHOWN_PLAN_CHARS {
         return None;
     }
+    // Only a regular file of a plan's size is read (ExitPlanMode names the plan file it read
+    // the plan from; never a device, a FIFO or a link).
     let in_file = match plan.file {
-        Some(file) => tokio::fs::read_to_string(file)
+        Some(file) => {
+            let (file, text) = (std::path::PathBuf::from(file), text.to_owned());
+            tokio::task::spawn_blocking(move || {
+                std::fs::symlink_metadata(&file).is_ok_and(|m| {
+                    m.file_type().is_file()
+                        && m.len() <= tools_builtin::exit_plan_mode::MAX_PLAN_BYTES
+                }) && std::fs::read_to_string(&file).is_ok_and(|held| held == text)
+            })
             .await
-            .is_ok_and(|held| held == text),
+            .unwrap_or(false)
+        }
         None => false,
     };
     (!in_file).then_some(Unshowable::Plan(chars))

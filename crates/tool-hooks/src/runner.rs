@@ -337,6 +337,20 @@ impl HookRunner {
         self.active(event, matcher_value).is_some()
     }
 
+    /// Whether a handler of `event` is there for `tool` by name: its matcher matches `tool`
+    /// and is no catch-all (`""`, `*`, a pattern every name matches). What a host asks
+    /// before counting on a hook to answer for a tool: a catch-all PermissionRequest hook
+    /// that approves `npm test` says nothing of ExitPlanMode's plans.
+    pub fn has_hooks_naming(&self, event: &str, tool: &str) -> bool {
+        // A name no tool has: only a catch-all matches it.
+        const NO_TOOL: &str = "\u{1}";
+        self.inner.as_ref().is_some_and(|inner| {
+            inner.config.groups(event).iter().any(|g| {
+                !g.hooks.is_empty() && g.matcher.is_match(tool) && !g.matcher.is_match(NO_TOOL)
+            })
+        })
+    }
+
     /// How many `async: true` hooks are still running, with what hooks left running on
     /// their pipes (`(sleep 1; notify-send …) &`, the async form).
     pub fn pending_async(&self) -> usize {

@@ -359,6 +359,29 @@ async fn a_matcher_of_separators_only_matches_nothing() {
     }
 }
 
+/// A hook there for a tool by name is told from a catch-all: a host counting on a hook to
+/// answer for ExitPlanMode must not count a `*` PermissionRequest hook that approves
+/// `npm test` (the agent then let plan mode in, and nothing could leave it).
+#[test]
+fn a_hook_naming_a_tool_is_told_from_a_catch_all() {
+    for (matcher, naming) in [
+        ("ExitPlanMode", true),
+        ("Exit.*", true),
+        ("Bash|ExitPlanMode", true),
+        ("*", false),
+        ("", false),
+        (".*", false),
+        ("Bash", false),
+    ] {
+        let r = runner(one("PermissionRequest", matcher, vec![cmd("true")]));
+        assert_eq!(
+            r.has_hooks_naming("PermissionRequest", "ExitPlanMode"),
+            naming,
+            "{matcher:?}"
+        );
+    }
+}
+
 // ----- 5. a malformed `if` rule -----
 
 /// A malformed `if` (unbalanced parentheses, no tool name) still never runs, as in Claude

@@ -21,7 +21,7 @@ use crate::enter_plan_mode::with_mode;
 /// A prompt-based permission ExitPlanMode asks for.
 //
 // Deprecated in Claude Code 2.1.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct AllowedPrompt {
     /// The tool the permission applies to (only "Bash")
     pub tool: String,
@@ -60,7 +60,7 @@ pub struct ExitPlanModeOutput {
 pub struct ExitPlanMode;
 
 /// Largest plan file read.
-const MAX_PLAN_BYTES: u64 = 1024 * 1024;
+pub const MAX_PLAN_BYTES: u64 = 1024 * 1024;
 
 /// The plans directories, where a host saves plan files (`planFilePath`): Claude Code's
 /// `~/.claude/plans`, and `$CLAUDE_CONFIG_DIR/plans` when that is set (the context's
@@ -231,23 +231,60 @@ impl TypedTool for ExitPlanMode {
                 bad.tool
             )));
         }
+        // A `plan` is text: anything else (`null`, a number) would leave the question
+        // without the plan the call then reads from elsewhere.
+        if let Some(plan) = input.extra.get("plan")
+            && !plan.is_string()
+        {
+            return Err(ValidationError::new(
+                "plan must be a string (the plan the user is asked to approve)",
+            ));
+        }
         // A `planFilePath` that is no plan file is refused before anyone is asked.
         plan_of(input, ctx).await.map_err(ValidationError::new)?;
         Ok(())
     }
 
-    /// Always asks; the question shows the plan the user approves (the one the result then
-    /// hands the model).
+    /// Always asks; the question shows the plan the user approves, and carries it in the
+    /// input the call runs with (`plan`, with the plan file it was read from): the result
+    /// hands the model that text, not what the plan file holds by then (another call may
+    /// have rewritten it while the user read).
     async fn check_permissions(
         &self,
         input: &ExitPlanModeInput,
         ctx: &ToolUseContext,
     ) -> PermissionResult {
-        match plan_of(input, ctx).await {
-            Ok((Some(plan), _)) => {
-                PermissionResult::ask(format!("Exit plan mode and start on this plan?\n\n{plan}"))
-            }
-            _ => PermissionResult::ask("Exit plan mode?"),
+        let Ok((Some(plan), file)) = plan_of(input, ctx).await else {
+            return PermissionResult::ask("Exit plan mode?");
+        };
+        let mut run_with = input.extra.clone();
+        if let Some(prompts) = &input.allowed_prompts {
+            run_with.insert(
+                "allowedPrompts".into(),
+                serde_json::to_value(prompts).unwrap_or(Value::Null),
+            );
+        }
+        run_with.insert("plan".into(), Value::String(plan.clone()));
+        // The file is named only where it holds the plan shown (a plan file, read as
+        // `read_plan_file` reads one): a path given beside another `plan` is a label the
+        // user would be sent to in vain.
+        let holds_it = match &file {
+            Some(path) => read_plan_file(&ctx.resolve_path(path), ctx)
+                .await
+                .ok()
+                .flatten()
+                .is_some_and(|held| held == plan),
+            None => false,
+        };
+        match file.filter(|_| holds_it) {
+            Some(file) => run_with.insert("planFilePath".into(), Value::String(file)),
+            None => run_with.remove("planFilePath"),
+        };
+        PermissionResult::Ask {
+            message: format!("Exit plan mode and start on this plan?\n\n{plan}"),
+            updated_input: Some(Value::Object(run_with)),
+            suggestions: Vec::new(),
+            reason: None,
         }
     }
 

@@ -233,6 +233,63 @@ async fn plan_mode_round_trip_restores_the_previous_mode() {
     assert_eq!(ctx.permission().mode, PermissionMode::Default);
 }
 
+/// The question carries the plan it shows, and the call runs with it: what the user
+/// approves is what the model is handed, even if the plan file is rewritten while the user
+/// reads (the call re-read the file); a file is named only where it holds the plan shown;
+/// a `plan` that is no string is refused (the question showed nothing while the call read a
+/// plan from elsewhere).
+#[tokio::test]
+async fn the_approved_plan_is_the_plan_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".claude/plans")).unwrap();
+    let plan = home.join(".claude/plans/plan.md");
+    std::fs::write(&plan, "# Plan A").unwrap();
+    let ctx = mode_ctx(dir.path(), PermissionMode::Plan).with_home(Some(home.clone()));
+    let ask = |input: Value| {
+        let ctx = ctx.clone();
+        async move {
+            let input = ExitPlanMode.parse_input(input).unwrap();
+            match ExitPlanMode.check_permissions(&input, &ctx).await {
+                tool_core::PermissionResult::Ask {
+                    message,
+                    updated_input,
+                    ..
+                } => (message, updated_input.expect("the shown plan in the input")),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let (message, run_with) = ask(json!({"planFilePath": plan.to_str().unwrap()})).await;
+    assert!(message.ends_with("# Plan A"), "{message}");
+    assert_eq!(run_with["plan"], "# Plan A");
+    assert_eq!(run_with["planFilePath"], plan.to_str().unwrap());
+    // Rewritten while the user reads: the call hands the model the plan approved.
+    std::fs::write(&plan, "# Plan B").unwrap();
+    let (out, _) = step(&ExitPlanMode, ctx.clone(), run_with).await.unwrap();
+    assert!(
+        out.content
+            .joined_text()
+            .ends_with("## Approved Plan:\n# Plan A"),
+        "{}",
+        out.content.joined_text()
+    );
+    // A plan of the model's beside a file that holds another: the file is not named.
+    let (_, run_with) =
+        ask(json!({"plan": "short plan", "planFilePath": plan.to_str().unwrap()})).await;
+    assert_eq!(run_with["plan"], "short plan");
+    assert!(run_with.get("planFilePath").is_none(), "{run_with}");
+    for bad in [json!(null), json!(0), json!(["a"])] {
+        let input = ExitPlanMode.parse_input(json!({"plan": bad})).unwrap();
+        let err = ExitPlanMode
+            .validate_input(&input, &ctx)
+            .await
+            .unwrap_err()
+            .message;
+        assert!(err.contains("plan must be a string"), "{bad}: {err}");
+    }
+}
+
 #[tokio::test]
 async fn exit_plan_mode_reads_the_plan_file_and_defaults_to_default_mode() {
     let dir = tempfile::tempdir().unwrap();

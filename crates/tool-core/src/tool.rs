@@ -275,8 +275,9 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Top-level input fields that only the user fills (through the permission prompt, or a
     /// hook's `updatedInput` standing in for it), never the model: AskUserQuestion's
-    /// `answers`. The pipeline drops the model's values for them before anything reads the
-    /// input, so that nothing the model writes there reaches the tool as the user's.
+    /// `answers` and `annotations`. The pipeline drops the model's values for them before
+    /// anything reads the input ([`strip_user_supplied_fields`]), so that nothing the model
+    /// writes there reaches the tool as the user's.
     fn user_supplied_fields(&self) -> &'static [&'static str] {
         &[]
     }

@@ -415,7 +415,8 @@ impl Pipeline {
             return CallOutcome::synthetic(tool_use, CANCEL_MESSAGE);
         }
         // 3.4.1 Schema, on the model's input without the fields only the user fills
-        // (AskUserQuestion's `answers`): those come from the prompt or a hook, or not at all.
+        // (AskUserQuestion's `answers` and `annotations`): those come from the prompt or a
+        // hook, or not at all.
         let mut model_input = tool_use.input.clone();
         tool_core::strip_user_supplied_fields(tool.as_ref(), &mut model_input);
         let input = match tool.parse_input(model_input) {

@@ -18,7 +18,7 @@ use model_api::*;
 mod processes;
 #[path = "support/serve.rs"]
 mod serve_support;
-use processes::{process_alive, wait_at_most};
+use processes::{process_alive, wait_at_most, wait_until};
 
 /// The text the model sees for a call the user interrupted before it ran.
 const REJECT: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
@@ -1879,11 +1879,7 @@ fn an_interrupt_before_any_content_keeps_the_roles_alternating() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while seen.lock().unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no request came");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until("no request came", || !seen.lock().unwrap().is_empty());
     // The response has begun (the blank text is on its way): the loop is reading it.
     std::thread::sleep(Duration::from_secs(1));
     let _ = Command::new("kill")
@@ -2260,11 +2256,7 @@ fn the_same_sigterm_twice_at_once_still_prints_the_output_and_runs_session_end()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while seen.lock().unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no request came");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until("no request came", || !seen.lock().unwrap().is_empty());
     signal_twice_at_once("-TERM", child.id());
     let status = wait_at_most(
         &mut child,
@@ -2308,14 +2300,7 @@ fn the_same_ctrl_c_twice_at_once_is_one_press() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the slow command never started"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until("the slow command never started", || marker.exists());
     signal_twice_at_once("-INT", child.id());
     let status = wait_at_most(
         &mut child,
@@ -2386,14 +2371,7 @@ fn ctrl_c_while_a_stop_hook_runs_ends_the_run_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the Stop hook never ran"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until("the Stop hook never ran", || marker.exists());
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
@@ -2599,20 +2577,13 @@ fn a_sigterm_gives_mcp_servers_time_to_stop_their_commands() {
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let pid: u32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
+    let read_pid = || {
+        std::fs::read_to_string(&pid_file)
             .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+            .and_then(|t| t.trim().parse::<u32>().ok())
     };
+    wait_until("the command never started", || read_pid().is_some());
+    let pid = read_pid().unwrap();
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 #[path = "support/processes.rs"]
 mod processes;
-use processes::{process_alive, wait_at_most};
+use processes::{process_alive, wait_at_most, wait_until};
 
 fn toolwright(args: &[&str], cwd: &Path, stdin: Option<&str>) -> Output {
     toolwright_with_env(args, cwd, stdin, &[])
@@ -1642,14 +1642,7 @@ fn interrupted_once_started(command: &mut Command, started: &Path) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the server never started", || started.exists());
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();

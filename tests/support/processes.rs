@@ -12,6 +12,16 @@ pub fn process_alive(marker: &str) -> bool {
     })
 }
 
+/// Waits (at most 30 s, looking every 10 ms) until `ready` holds; fails with `what` when it
+/// never does.
+pub fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Waits for `child` at most `limit`; kills it and fails with `what` when it is still
 /// running.
 pub fn wait_at_most(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {

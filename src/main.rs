@@ -50,6 +50,9 @@ enum PermissionsCommand {
 }
 
 fn main() -> ExitCode {
+    // As Node does: parallel calls with several hooks each need more than the 256 open
+    // files macOS gives a process (a hook that cannot start would refuse its call).
+    let _ = tool_core::process::raise_open_file_limit();
     let mut cli = Cli::parse();
     if let Err(e) = read_pipes_once(&mut cli) {
         eoutln!("toolwright: {e}");

@@ -79,7 +79,8 @@
 //! None: the contract is the same for every build.
 
 #![deny(missing_docs)]
-// One audited `unsafe` block: `process::new_session` (setsid in the child).
+// Two audited `unsafe` blocks, both `pre_exec` steps in `process`: `new_session` (setsid in
+// the child) and `pass_fd` (dup2 in the child).
 #![deny(unsafe_code)]
 
 pub mod content;

@@ -106,6 +106,40 @@ pub fn pass_fd(
     }
 }
 
+/// Raises this process's soft limit on open files (`RLIMIT_NOFILE`) towards its hard limit,
+/// at most 65,536, as Node does at startup (Claude Code runs under that): macOS gives a
+/// process 256 descriptors, and parallel tool calls with several hooks each (three pipes a
+/// hook) ran out of them. Where the system refuses the hard limit (macOS past
+/// `kern.maxfilesperproc` or `OPEN_MAX`), the highest soft limit it takes is found by
+/// halving. Never lowers the limit. Children inherit it. Call it once, early in `main`.
+/// Returns the soft limit now in effect.
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    const CAP: u64 = 65_536;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
+    // `rlim_t` is 64 bits on every Unix we build for but 32-bit Linux; `RLIM_INFINITY` is
+    // above the cap either way.
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    let (soft_now, target) = (u64::from(soft), u64::from(hard).min(CAP));
+    #[allow(clippy::unnecessary_cast)]
+    let set = |wanted: u64| setrlimit(Resource::RLIMIT_NOFILE, wanted as _, hard).is_ok();
+    if soft_now >= target || set(target) {
+        return Ok(soft_now.max(target));
+    }
+    // The system takes `low`, refused `high`: halve the gap until they meet.
+    let (mut low, mut high) = (soft_now, target);
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if set(mid) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    // A refused setrlimit changes nothing: the last one taken, `low`, is in effect.
+    Ok(low)
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::{detach_from_terminal, new_session, pass_fd};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tool_core::RuleSource;
 
-use crate::matcher::{Matcher, glob_match, if_rule_problem};
+use crate::matcher::{Matcher, glob_match, if_rule_problem, stray_whitespace_warning};
 use crate::native::NativeHook;
 
 /// Every hook event name Claude Code knows (`HOOK_EVENTS`, 2.1.333).
@@ -274,6 +274,9 @@ pub enum DiagnosticKind {
     /// policy keeps out, an `if` condition that is no valid permission rule (the handler is
     /// kept and never runs, as in Claude Code), a setting only managed settings may give.
     NotRun,
+    /// Read and used, but probably not as meant: a matcher with a tab or a line break at its
+    /// start or end (the message says what it matches). Nothing is skipped.
+    Warning,
 }
 
 /// A problem found in a settings file's hooks configuration. The offending part is skipped
@@ -296,7 +299,12 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.path, self.source) {
             (Some(p), _) => write!(f, "{}", p.display())?,
-            (None, Some(s)) => write!(f, "{s:?}")?,
+            // Inline JSON given on the command line is named by its flag.
+            (None, Some(RuleSource::FlagSettings)) => f.write_str("--settings")?,
+            (None, Some(s)) => match serde_json::to_value(s) {
+                Ok(Value::String(name)) => write!(f, "inline {name} value")?,
+                _ => write!(f, "inline {s:?} value")?,
+            },
             (None, None) => f.write_str("settings")?,
         }
         if !self.location.is_empty() {
@@ -744,7 +752,18 @@ impl HooksConfig {
                         Matcher::All
                     } else {
                         match Matcher::parse_for_event(event, pattern.as_deref()) {
-                            Ok(m) => m,
+                            Ok(m) => {
+                                if let Some(warning) = pattern
+                                    .as_deref()
+                                    .and_then(|p| stray_whitespace_warning(p, &m))
+                                {
+                                    diags.push(Diagnostic {
+                                        kind: DiagnosticKind::Warning,
+                                        ..diag(format!("{loc}.matcher"), warning)
+                                    });
+                                }
+                                m
+                            }
                             Err(e) => {
                                 diags.push(diag(
                                     format!("{loc}.matcher"),

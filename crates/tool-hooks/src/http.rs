@@ -1,18 +1,21 @@
 //! `http` hook handlers: the hook input POSTed as JSON; the response body read like a
 //! command hook's stdout.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{HttpHandler, shown_url};
-use crate::process::{Ending, MAX_STDOUT_BYTES, RawRun};
+use crate::process::{
+    Ending, MAX_STDOUT_BYTES, RawRun, delayed_text, next_retry_delay, retry_window, shortage_name,
+};
 
 /// Builds the shared client: rustls with the ring provider, no system proxy, and no
 /// redirects: the hook input goes only to the URL the settings name (and
 /// `allowedHttpHookUrls` allowed); a 3xx is a failed hook, as in Claude Code.
-pub(crate) fn build_client() -> Result<reqwest::Client, String> {
+pub(crate) fn build_client() -> Result<reqwest::Client, reqwest::Error> {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Another thread may win the race; either way a provider is installed.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -21,7 +24,6 @@ pub(crate) fn build_client() -> Result<reqwest::Client, String> {
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 /// Expands `$VAR` and `${VAR}` in a header value, only for names in `allowed`; references
@@ -72,45 +74,97 @@ fn failed(msg: String, start: Instant) -> RawRun {
         stdout_truncated: false,
         pipes_held_open: false,
         duration: start.elapsed(),
+        start_delayed: None,
     }
+}
+
+/// Why a request got no response.
+enum HttpFailure {
+    TimedOut,
+    Failed(String),
+    /// No connection could be opened for want of a system resource
+    /// ([`Ending::Unstartable`]).
+    Unstartable(String),
+}
+
+/// The io errors of `e`'s cause chain.
+fn io_causes(e: &reqwest::Error) -> impl Iterator<Item = &std::io::Error> {
+    std::iter::successors(std::error::Error::source(e), |s| s.source())
+        .filter_map(|s| s.downcast_ref::<std::io::Error>())
+}
+
+/// The shortage an error of `e`'s cause chain names, if one does ([`shortage_name`]):
+/// descriptors, memory, local ports.
+fn shortage_in(e: &reqwest::Error) -> Option<&'static str> {
+    io_causes(e).find_map(shortage_name)
+}
+
+/// The shortage that keeps this process from opening one more descriptor now, if any.
+fn descriptor_shortage() -> Option<&'static str> {
+    std::fs::File::open("/dev/null")
+        .err()
+        .and_then(|e| shortage_name(&e))
+}
+
+/// What a client build that failed without naming a shortage is taken for, for a guard.
+const PRESUMED_SHORTAGE: &str =
+    "presumed (the error gives no cause, as a client build short of descriptors gives none)";
+
+/// The shortage a failed client build is put down to, if any. The build reads the
+/// system's certificates and its error does not say why none could be read ("No CA
+/// certificates were loaded"); descriptors looked for afterwards may have been freed
+/// meanwhile. So for a `guard` (a PreToolUse or PermissionRequest hook, which refuses the
+/// call when it cannot start) a failure whose causes name no other error is taken for a
+/// shortage too.
+fn build_shortage(e: &reqwest::Error, guard: bool) -> Option<&'static str> {
+    shortage_in(e)
+        .or_else(descriptor_shortage)
+        .or_else(|| (guard && io_causes(e).next().is_none()).then_some(PRESUMED_SHORTAGE))
 }
 
 /// POSTs `input` to the hook's URL. A 2xx response with an empty body is success, one
 /// with a JSON object is read like stdout; anything else is a failure (never blocking by
-/// status code).
+/// status code). A client or connection that cannot be opened for want of a system resource
+/// is tried again for half the timeout; `guard` says the hook's failure to start would
+/// refuse the call (see [`build_shortage`]).
 pub(crate) async fn run_http(
-    client: Result<&reqwest::Client, &String>,
+    shared_client: &OnceLock<reqwest::Client>,
     handler: &HttpHandler,
     input: &[u8],
     timeout: Duration,
+    guard: bool,
     cancel: &CancellationToken,
 ) -> RawRun {
     let start = Instant::now();
-    let client = match client {
-        Ok(c) => c,
-        Err(e) => return failed(e.clone(), start),
+    // When the latest attempt after a shortage began, and the shortage: a request sent
+    // then had less than its timeout, and one still without an answer at the timeout may
+    // never have started.
+    let delayed: std::sync::Mutex<Option<(Duration, &'static str)>> = std::sync::Mutex::new(None);
+    let request = |client: &reqwest::Client| {
+        let mut req = client
+            .post(&handler.url)
+            .body(input.to_vec())
+            .timeout(timeout);
+        // The user's own Content-Type replaces the default (a header added twice is sent
+        // twice).
+        if !handler
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("content-type"))
+        {
+            req = req.header("Content-Type", "application/json");
+        }
+        for (k, v) in &handler.headers {
+            req = req.header(k.as_str(), expand_header(v, &handler.allowed_env_vars));
+        }
+        req
     };
-    let mut req = client
-        .post(&handler.url)
-        .body(input.to_vec())
-        .timeout(timeout);
-    // The user's own Content-Type replaces the default (a header added twice is sent twice).
-    if !handler
-        .headers
-        .keys()
-        .any(|k| k.eq_ignore_ascii_case("content-type"))
-    {
-        req = req.header("Content-Type", "application/json");
-    }
-    for (k, v) in &handler.headers {
-        req = req.header(k.as_str(), expand_header(v, &handler.allowed_env_vars));
-    }
     let work = async {
-        let describe = |e: reqwest::Error, what: &str| {
+        let describe = |e: reqwest::Error, what: &str, short: Option<&str>| {
             // The URL is named redacted, once; reqwest's own text would repeat it whole.
             let e = e.without_url();
             if e.is_timeout() {
-                None
+                HttpFailure::TimedOut
             } else {
                 // Include the cause chain: reqwest's top-level text is generic.
                 let mut msg = format!("{what}: {e}");
@@ -119,20 +173,68 @@ pub(crate) async fn run_http(
                     msg.push_str(&format!(": {s}"));
                     src = s.source();
                 }
-                Some(msg)
+                match short {
+                    Some(shortage) => HttpFailure::Unstartable(format!(
+                        "{msg} (short of system resources: {shortage}; tried again for {} ms)",
+                        start.elapsed().as_millis()
+                    )),
+                    None => HttpFailure::Failed(msg),
+                }
             }
         };
-        let mut resp = req
-            .send()
-            .await
-            .map_err(|e| describe(e, &format!("request to {} failed", shown_url(&handler.url))))?;
+        // A connection that cannot be opened for want of descriptors is tried again as
+        // other hooks end, as a command hook's start is, for half the timeout.
+        let retry_until = start.checked_add(retry_window(timeout)).unwrap_or(start);
+        let mut delay = Duration::ZERO;
+        let mut short_of: Option<&'static str> = None;
+        let mut resp = loop {
+            // An attempt after a shortage starts late.
+            if let Some(shortage) = short_of
+                && let Ok(mut last) = delayed.lock()
+            {
+                *last = Some((start.elapsed(), shortage));
+            }
+            // The client is built once, when one is first needed; a build that fails is
+            // not kept (one that failed for want of descriptors would fail every later
+            // hook).
+            let built = match shared_client.get() {
+                Some(client) => Ok(client),
+                None => build_client().map(|c| shared_client.get_or_init(|| c)),
+            };
+            let (e, what, short) = match built {
+                Ok(client) => match request(client).send().await {
+                    Ok(resp) => break resp,
+                    Err(e) => {
+                        let short = shortage_in(&e);
+                        (
+                            e,
+                            format!("request to {} failed", shown_url(&handler.url)),
+                            short,
+                        )
+                    }
+                },
+                Err(e) => {
+                    let short = build_shortage(&e, guard);
+                    (e, "cannot build the HTTP client".to_owned(), short)
+                }
+            };
+            short_of = short.or(short_of);
+            let now = Instant::now();
+            if short.is_some() && now < retry_until {
+                delay = next_retry_delay(delay);
+                tokio::time::sleep(delay.min(retry_until - now)).await;
+                continue;
+            }
+            return Err(describe(e, &what, short));
+        };
         let status = resp.status();
         let mut body = Vec::new();
         let mut truncated = false;
         while let Some(chunk) = resp
             .chunk()
             .await
-            .map_err(|e| describe(e, "reading the response failed"))?
+            // Only opening the connection counts as the hook's start.
+            .map_err(|e| describe(e, "reading the response failed", None))?
         {
             let room = MAX_STDOUT_BYTES.saturating_sub(body.len());
             if chunk.len() > room {
@@ -142,7 +244,7 @@ pub(crate) async fn run_http(
             }
             body.extend_from_slice(&chunk);
         }
-        Ok::<_, Option<String>>((status, body, truncated))
+        Ok::<_, HttpFailure>((status, body, truncated))
     };
     let res = tokio::select! {
         r = tokio::time::timeout(timeout, work) => r,
@@ -151,15 +253,20 @@ pub(crate) async fn run_http(
         }
     };
     match res {
-        Err(_) => RawRun {
+        Err(_) | Ok(Err(HttpFailure::TimedOut)) => RawRun {
             ending: Ending::TimedOut,
+            start_delayed: delayed
+                .lock()
+                .ok()
+                .and_then(|last| *last)
+                .map(|(after, shortage)| delayed_text(after, shortage)),
             ..failed(String::new(), start)
         },
-        Ok(Err(None)) => RawRun {
-            ending: Ending::TimedOut,
+        Ok(Err(HttpFailure::Failed(e))) => failed(e, start),
+        Ok(Err(HttpFailure::Unstartable(e))) => RawRun {
+            ending: Ending::Unstartable(e),
             ..failed(String::new(), start)
         },
-        Ok(Err(Some(e))) => failed(e, start),
         Ok(Ok((status, body, truncated))) => {
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body);
@@ -202,6 +309,7 @@ pub(crate) async fn run_http(
                 stdout_truncated: truncated,
                 pipes_held_open: false,
                 duration: start.elapsed(),
+                start_delayed: None,
             }
         }
     }

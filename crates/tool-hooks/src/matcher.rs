@@ -7,10 +7,15 @@ use serde_json::Value;
 
 /// A parsed `matcher` string of a matcher group.
 ///
-/// - `"*"`, `""` (or absent) match everything.
-/// - A string of only letters, digits, `_`, `-`, space, `,` and `|` is an exact name or a
-///   list of exact names split on `|` or `,` (surrounding whitespace ignored). One of
-///   separators only (`"|"`, `" , "`) names nothing and matches nothing.
+/// - `"*"`, `""` (or absent) match everything; nothing else does (`" "`, `" * "` do not).
+/// - A string of only letters, digits, `_`, `-`, space, `,` and `|`, once whitespace around
+///   it is set aside, is an exact name or a list of exact names split on `|` or `,`
+///   (surrounding whitespace ignored). One of separators or whitespace only (`"|"`,
+///   `" , "`, `" "`, `"\t"`) names nothing and matches nothing. **Decision**: a tab or line
+///   break around a list (`"Bash\n"`, `"\tRead|Edit"`) is set aside as spaces are; Claude
+///   Code reads such a matcher as a regular expression that needs that character in the
+///   tool name, so its hooks (a guard's too) never run. Loading the settings warns about
+///   it, and about such whitespace around a regex.
 /// - Anything else is a regular expression, matched **unanchored** (like JavaScript's
 ///   `RegExp.test`), so `Edit.*` also matches `NotebookEdit`. JavaScript's lookaround and
 ///   backreferences (`^(?!mcp__)`) work too.
@@ -49,6 +54,49 @@ impl PartialEq for Matcher {
             _ => false,
         }
     }
+}
+
+/// What to warn about a matcher written with whitespace other than plain spaces at its start
+/// or end (`"Bash\n"`, `"\tRead"`), saying what `matcher` (its parse) matches: most likely a
+/// slip (a copied line break), which Claude Code reads as a regular expression that needs
+/// that character in the tool name (its hooks never run). `None` for any other matcher.
+pub(crate) fn stray_whitespace_warning(pattern: &str, matcher: &Matcher) -> Option<String> {
+    let start = &pattern[..pattern.len() - pattern.trim_start().len()];
+    let end = &pattern[pattern.trim_end().len()..];
+    let mut stray: Vec<char> = Vec::new();
+    for c in start.chars().chain(end.chars()) {
+        if c != ' ' && !stray.contains(&c) {
+            stray.push(c);
+        }
+    }
+    if stray.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = stray.iter().map(|c| format!("{c:?}")).collect();
+    let what = match matcher {
+        Matcher::Exact(names) if names.is_empty() => {
+            "it names nothing and matches nothing (only an absent matcher, \"\" or \"*\" match \
+             everything)"
+                .to_owned()
+        }
+        Matcher::Exact(names) => format!(
+            "it is read as the exact names {:?}, as if that whitespace were not there (Claude \
+             Code reads it as a regular expression that needs it in the name, and never runs \
+             the group)",
+            names.join("|")
+        ),
+        Matcher::Regex(_) | Matcher::Backtracking(_) => {
+            "it is a regular expression (whitespace is set aside only around exact names), and \
+             that whitespace is part of it: it matches only values that contain it (no tool \
+             name does)"
+                .to_owned()
+        }
+        Matcher::All => return None,
+    };
+    Some(format!(
+        "the matcher {pattern:?} has {} at its start or end; {what}",
+        shown.join(", ")
+    ))
 }
 
 /// A matcher string that is neither an exact list nor a valid regular expression.
@@ -90,10 +138,14 @@ impl Matcher {
         let Some(pattern) = pattern else {
             return Ok(Self::All);
         };
-        let trimmed = pattern.trim();
-        if trimmed.is_empty() || trimmed == "*" {
+        // The string as written, as Claude Code tests it (`!matcher || matcher === '*'`): a
+        // blank one (`" "`) is an exact list naming nothing, `" * "` or `"\t"` a regex that
+        // needs a space or a tab; neither matches every tool.
+        if pattern.is_empty() || pattern == "*" {
             return Ok(Self::All);
         }
+        // Whitespace around the string never makes a list a regex: `"Bash\n"` is Bash.
+        let trimmed = pattern.trim();
         if trimmed.chars().all(exact) {
             let names: Vec<String> = trimmed
                 .split(['|', ','])
@@ -330,6 +382,29 @@ mod tests {
         assert!(m.is_match(".envrc"));
         let m = Matcher::parse(Some("startup|resume")).unwrap();
         assert!(m.is_match("resume") && !m.is_match("clear"));
+    }
+
+    /// Only an absent matcher, `""` and `"*"` match everything, as in Claude Code, which
+    /// tests the raw string: `" "` is an exact list naming nothing, `"\t"` and `" * "` are
+    /// regexes that need a space or a tab (they were trimmed to `""` and `"*"` and matched
+    /// every tool). Spaces around names in a list still do not count.
+    #[test]
+    fn a_blank_matcher_is_no_catch_all() {
+        for blank in [" ", "  ", "\t", " * ", "\n"] {
+            let m = Matcher::parse(Some(blank)).unwrap();
+            for value in ["Bash", "Read", "mcp__srv__tool", "startup"] {
+                assert!(!m.is_match(value), "{blank:?} matched {value}");
+            }
+            let m = Matcher::parse_for_event("FileChanged", Some(blank)).unwrap();
+            assert!(!m.is_match(".envrc"), "{blank:?}");
+        }
+        assert_eq!(Matcher::parse(Some(" ")).unwrap(), Matcher::Exact(vec![]));
+        // Not a catch-all either: a regex that does not compile (the group is skipped and
+        // reported), as `new RegExp("* ")` throws.
+        assert!(Matcher::parse(Some("* ")).is_err());
+        assert!(Matcher::parse(Some(" * ")).unwrap().is_match("a  b"));
+        let m = Matcher::parse(Some(" Edit | Write ")).unwrap();
+        assert!(m.is_match("Edit") && m.is_match("Write") && !m.is_match("Bash"));
     }
 
     #[test]

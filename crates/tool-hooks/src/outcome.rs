@@ -179,7 +179,8 @@ pub struct PreToolDecision {
     /// The deciding hook (first in configuration order among those with the winning
     /// behaviour).
     pub hook: String,
-    /// The hook's reason as given (`permissionDecisionReason`, else `reason`).
+    /// The hook's reason as given (`permissionDecisionReason`, else `reason`; an empty or
+    /// blank one is none).
     pub reason: Option<String>,
     /// The text to show: for deny the model-facing message (the reason; without one
     /// `Hook PreToolUse:TOOL denied this tool` for a `permissionDecision`, `Blocked by hook`

@@ -34,6 +34,48 @@ pub const MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
 /// on until the hook's timeout.
 pub const PIPE_GRACE: Duration = Duration::from_millis(200);
 
+/// The longest a hook that cannot start for want of a system resource (descriptors,
+/// processes: [`shortage_name`]) is retried before it counts as not started
+/// ([`Ending::Unstartable`]); never more than half its timeout ([`retry_window`]).
+pub(crate) const START_RETRY_LIMIT: Duration = Duration::from_secs(10);
+
+/// How long a start that fails for want of a system resource is retried, for a hook with
+/// this timeout: half of it, at most [`START_RETRY_LIMIT`]. The other half is left for the
+/// hook to run in: a start that succeeds at last just before the timeout would only be
+/// killed by it.
+pub(crate) fn retry_window(timeout: Duration) -> Duration {
+    (timeout / 2).min(START_RETRY_LIMIT)
+}
+
+/// Whether `e` says that this process or the system is short, for now, of a resource that
+/// starting a process (or opening a connection) needs, and which: file descriptors
+/// (`EMFILE`, `ENFILE`: 24 and 23 on Linux, macOS and the BSDs alike), memory (`ENOMEM`, 12
+/// there: a fork under memory pressure) or processes and local ports (`EAGAIN`, std's
+/// `WouldBlock`); the errno and what it means, for messages. `None` for any other error.
+/// Such a start is worth retrying once other hooks have ended.
+pub(crate) fn shortage_name(e: &std::io::Error) -> Option<&'static str> {
+    match e.raw_os_error() {
+        Some(24) => Some("EMFILE, too many open files in this process"),
+        Some(23) => Some("ENFILE, too many open files in the system"),
+        Some(12) => Some("ENOMEM, out of memory"),
+        _ if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Some("EAGAIN, a resource is temporarily unavailable, such as processes or local ports")
+        }
+        _ => None,
+    }
+}
+
+/// The wait before the next attempt at a start that failed for want of a resource, after
+/// waiting `previous`: doubling from 5 ms to at most 200 ms, and up to half as much again at
+/// random, so that the hooks waiting for descriptors do not all try again at once.
+pub(crate) fn next_retry_delay(previous: Duration) -> Duration {
+    use std::hash::BuildHasher as _;
+    let base = (previous * 2).clamp(Duration::from_millis(5), Duration::from_millis(200));
+    let random = std::collections::hash_map::RandomState::new().hash_one(());
+    let extra_micros = u64::try_from(base.as_micros() / 2).unwrap_or(1).max(1);
+    base + Duration::from_micros(random % extra_micros)
+}
+
 /// The longest first line read as the `{"async": true}` form (a few dozen bytes); a longer
 /// one is output.
 const MAX_ASYNC_LINE: usize = 4 * 1024;
@@ -51,6 +93,10 @@ pub(crate) enum Ending {
     Cancelled,
     /// Could not be started, or (http) the request failed.
     Failed(String),
+    /// Could not be started for want of a system resource (too many open files, no more
+    /// processes), still after retrying for as long as [`retry_window`] allowed: a failure
+    /// that says nothing about the hook, which may have refused the call.
+    Unstartable(String),
     /// Its first stdout line was the async form (`{"async": true, "asyncTimeout"?: ms}`)
     /// while it still ran: it goes on in the background until `asyncTimeout` (else its
     /// timeout), and nothing it prints is used.
@@ -72,6 +118,20 @@ pub(crate) struct RawRun {
     /// group at the hook's timeout (or on cancellation) if it still holds them then.
     pub pipes_held_open: bool,
     pub duration: Duration,
+    /// The hook started (an http hook: its request was sent) only after a start failed for
+    /// want of a system resource, so it had less than its timeout to run: how late and why
+    /// (`its start was delayed 150 ms for want of system resources (EMFILE: ...)`). A guard
+    /// that then times out counts as one that could not start.
+    pub start_delayed: Option<String>,
+}
+
+/// [`RawRun::start_delayed`]'s text: the start delayed by at least `delay` for want of
+/// `shortage`.
+pub(crate) fn delayed_text(delay: Duration, shortage: &str) -> String {
+    format!(
+        "its start was delayed {} ms for want of system resources ({shortage})",
+        delay.as_millis()
+    )
 }
 
 struct Capture {
@@ -440,31 +500,53 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
         .checked_add(l.timeout)
         .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600));
     let mut command = build_command(&l);
-    let mut child = match command.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            // Name what could not be started: the hook's program, or the shell that runs it.
-            let program = command
-                .as_std()
-                .get_program()
-                .to_string_lossy()
-                .into_owned();
-            let what = if program == l.handler.command {
-                format!("`{program}`")
-            } else {
-                format!("`{program}` to run `{}`", l.handler.command)
-            };
-            return RawRun {
-                ending: Ending::Failed(format!("cannot start {what} in {}: {e}", l.cwd.display())),
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                stderr_read: 0,
-                stdout_truncated: false,
-                pipes_held_open: false,
-                duration: start.elapsed(),
-            };
+    // A start that fails for want of descriptors or processes (parallel calls with many
+    // hooks each, under macOS's 256 descriptors) is tried again as other hooks end, for half
+    // the hook's timeout.
+    let retry_until = start
+        .checked_add(retry_window(l.timeout))
+        .unwrap_or(deadline);
+    let mut delay = Duration::ZERO;
+    // The last shortage a failed attempt met.
+    let mut short_of: Option<&'static str> = None;
+    let mut child = loop {
+        let e = match command.spawn() {
+            Ok(c) => break c,
+            Err(e) => e,
+        };
+        let shortage = shortage_name(&e);
+        short_of = shortage.or(short_of);
+        let now = Instant::now();
+        if shortage.is_some() && now < retry_until {
+            delay = next_retry_delay(delay);
+            tokio::select! {
+                () = tokio::time::sleep(delay.min(retry_until - now)) => continue,
+                () = l.cancel.cancelled() => return not_run(Ending::Cancelled, start),
+            }
         }
+        // Name what could not be started: the hook's program, or the shell that runs it.
+        let program = command
+            .as_std()
+            .get_program()
+            .to_string_lossy()
+            .into_owned();
+        let what = if program == l.handler.command {
+            format!("`{program}`")
+        } else {
+            format!("`{program}` to run `{}`", l.handler.command)
+        };
+        let msg = format!("cannot start {what} in {}: {e}", l.cwd.display());
+        let ending = if let Some(shortage) = shortage {
+            Ending::Unstartable(format!(
+                "{msg} (short of system resources: {shortage}; tried again for {} ms)",
+                start.elapsed().as_millis()
+            ))
+        } else {
+            Ending::Failed(msg)
+        };
+        return not_run(ending, start);
     };
+    let start_delayed = short_of.map(|shortage| delayed_text(start.elapsed(), shortage));
     let pid = child.id();
     let mut guard = GroupGuard { pid, armed: true };
     let mut stdout = child.stdout.take();
@@ -606,6 +688,21 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
         stdout_truncated: out.truncated,
         pipes_held_open,
         duration: start.elapsed(),
+        start_delayed,
+    }
+}
+
+/// A run that ended before the hook started (`ending` says how).
+pub(crate) fn not_run(ending: Ending, start: Instant) -> RawRun {
+    RawRun {
+        ending,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        stderr_read: 0,
+        stdout_truncated: false,
+        pipes_held_open: false,
+        duration: start.elapsed(),
+        start_delayed: None,
     }
 }
 
@@ -859,5 +956,27 @@ mod tests {
             )),
             "{msg}"
         );
+    }
+
+    /// Each shortage a start is retried for is named by its errno, and not running out of
+    /// memory (`ENOMEM`, 12 on Linux and macOS: a fork under memory pressure) is one too: a
+    /// guard that cannot be started then refuses the call (it was a plain failure, a
+    /// non-blocking error that let the call go on). Other errors are no shortage.
+    #[test]
+    fn resource_shortages_are_told_apart_and_named() {
+        use std::io::{Error, ErrorKind};
+        for (errno, name) in [(24, "EMFILE"), (23, "ENFILE"), (12, "ENOMEM")] {
+            let e = Error::from_raw_os_error(errno);
+            assert!(
+                shortage_name(&e).is_some_and(|n| n.starts_with(name)),
+                "{errno}"
+            );
+        }
+        let again = Error::from(ErrorKind::WouldBlock);
+        assert!(shortage_name(&again).is_some_and(|n| n.starts_with("EAGAIN")));
+        for errno in [2, 13, 20] {
+            let e = Error::from_raw_os_error(errno);
+            assert_eq!(shortage_name(&e), None, "{errno}");
+        }
     }
 }

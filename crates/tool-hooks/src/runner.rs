@@ -58,6 +58,11 @@ const NON_BLOCKING_EVENTS: &[&str] = &[
     "MessageDisplay",
 ];
 
+/// Events whose hooks guard a call: one of their hooks that cannot be started for want of
+/// a system resource ([`Ending::Unstartable`]) refuses the call, since it may have refused
+/// it (PreToolUse: a blocking error; PermissionRequest: a deny).
+const GUARD_EVENTS: &[&str] = &["PreToolUse", "PermissionRequest"];
+
 /// Events whose plain (non-JSON) stdout on exit 0 is context for the model.
 const STDOUT_IS_CONTEXT: &[&str] = &["UserPromptSubmit", "UserPromptExpansion", "SessionStart"];
 
@@ -123,7 +128,9 @@ struct Inner {
     async_results: Arc<Mutex<Vec<AsyncHookResult>>>,
     /// The `async: true` hooks still running ([`HookRunner::wait_for_async`]).
     async_tasks: tokio_util::task::TaskTracker,
-    http_client: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    /// The http hooks' client, once one was built (a build that failed, for want of
+    /// descriptors say, is tried again by the next http hook).
+    http_client: Arc<OnceLock<reqwest::Client>>,
     lifetime: Arc<Lifetime>,
 }
 
@@ -182,6 +189,9 @@ struct HookResult {
     report: Option<HookRunReport>,
     /// Exit code 2: the stderr, else the stdout (what an `asyncRewake` hook tells the model).
     exit2_output: Option<String>,
+    /// A PermissionRequest hook that could not be started for want of a system resource:
+    /// why, the call's deny message ([`GUARD_EVENTS`]).
+    unstarted_guard: Option<String>,
 }
 
 impl HookResult {
@@ -195,6 +205,7 @@ impl HookResult {
             cancelled: false,
             report: None,
             exit2_output: None,
+            unstarted_guard: None,
         }
     }
 }
@@ -658,14 +669,13 @@ impl HookRunner {
                 r.report = Some(report);
             }
             HandlerKind::Http(h) => {
-                let client = match &self.inner {
-                    Some(i) => i
-                        .http_client
-                        .get_or_init(crate::http::build_client)
-                        .as_ref(),
-                    None => return r,
+                let Some(inner) = &self.inner else {
+                    return r;
                 };
-                let raw = crate::http::run_http(client, h, bytes, timeout, cancel).await;
+                let guard = GUARD_EVENTS.contains(&event);
+                let raw =
+                    crate::http::run_http(&inner.http_client, h, bytes, timeout, guard, cancel)
+                        .await;
                 self.interpret(event, can_block, handler, &name, raw, timeout, &mut r);
             }
         }
@@ -694,6 +704,33 @@ impl HookRunner {
             out.hook_specific_output = None;
         }
         r
+    }
+
+    /// Whether `handler`, run for `event`, refuses the call when it cannot be started for
+    /// want of a system resource ([`GUARD_EVENTS`]; not an `async` hook, which decides
+    /// nothing).
+    fn refuses_when_unstarted(event: &str, handler: &HookHandler) -> bool {
+        let is_async = matches!(&handler.kind, HandlerKind::Command(c) if c.is_async);
+        GUARD_EVENTS.contains(&event) && !is_async
+    }
+
+    /// A guard that could not run (`what`: "could not be started") refuses the call: a
+    /// PreToolUse hook with a blocking error, a PermissionRequest hook with a deny.
+    ///
+    /// **Decision** (Claude Code lets the call go on: a hook that fails to start is a
+    /// non-blocking error there): a guard that could not run may have refused the call, and
+    /// a shortage of descriptors says nothing about the call, so the call is refused rather
+    /// than let through.
+    fn refuse_unstarted(event: &str, r: &mut HookResult, what: &str, why: &str) {
+        let text = format!(
+            "[{}]: {what}, so the call is refused (the hook may have refused it): {why}",
+            r.hook
+        );
+        if event == "PreToolUse" {
+            r.blocking = Some(text);
+        } else {
+            r.unstarted_guard = Some(text);
+        }
     }
 
     /// A failure: non-blocking error, or blocking under `onFailure: "block"`.
@@ -754,12 +791,34 @@ impl HookRunner {
                     }
                     _ => format!("timed out after {}", secs(timeout)),
                 };
+                // One that started late for want of a resource had less than its timeout:
+                // as a guard, it counts as one that could not start.
+                if let Some(delayed) = &raw.start_delayed
+                    && Self::refuses_when_unstarted(event, handler)
+                {
+                    Self::refuse_unstarted(
+                        event,
+                        r,
+                        "could not run in time",
+                        &format!("{msg}; {delayed}"),
+                    );
+                    return;
+                }
                 self.failure(handler, r, msg, can_block);
                 return;
             }
             Ending::Failed(msg) => {
                 r.report = Some(report);
                 self.failure(handler, r, msg.clone(), can_block);
+                return;
+            }
+            Ending::Unstartable(msg) => {
+                r.report = Some(report);
+                if Self::refuses_when_unstarted(event, handler) {
+                    Self::refuse_unstarted(event, r, "could not be started", msg);
+                } else {
+                    self.failure(handler, r, msg.clone(), can_block);
+                }
                 return;
             }
             // Claude Code's async form: a success that decides nothing; the hook goes on in
@@ -859,12 +918,13 @@ impl HookRunner {
                 // The JSON's blocking reason, if it gives one, else stderr.
                 let json_reason = r.output.as_ref().and_then(|o| {
                     let hso = o.hook_specific_output.as_ref();
-                    if o.decision == Some(TopLevelDecision::Block) && o.reason.is_some() {
-                        o.reason.clone()
+                    let block_reason = given(o.reason.as_deref());
+                    if o.decision == Some(TopLevelDecision::Block) && block_reason.is_some() {
+                        block_reason
                     } else if hso.and_then(|h| h.permission_decision)
                         == Some(PermissionDecision::Deny)
                     {
-                        hso.and_then(|h| h.permission_decision_reason.clone())
+                        hso.and_then(|h| given(h.permission_decision_reason.as_deref()))
                     } else {
                         None
                     }
@@ -1049,21 +1109,23 @@ impl HookRunner {
                     from_block = true;
                     Some((PermissionDecision::Deny, Some(b.clone())))
                 } else if let Some(d) = hso.and_then(|h| h.permission_decision) {
+                    // An empty reason is none, as Claude Code's `||` reads it; a blank one
+                    // too ([`given`]).
                     let reason = hso
-                        .and_then(|h| h.permission_decision_reason.clone())
-                        .or_else(|| r.output.as_ref().and_then(|o| o.reason.clone()));
+                        .and_then(|h| given(h.permission_decision_reason.as_deref()))
+                        .or_else(|| r.output.as_ref().and_then(|o| given(o.reason.as_deref())));
                     Some((d, reason))
                 } else {
                     match r.output.as_ref().and_then(|o| o.decision) {
                         Some(TopLevelDecision::Approve) => Some((
                             PermissionDecision::Allow,
-                            r.output.as_ref().and_then(|o| o.reason.clone()),
+                            r.output.as_ref().and_then(|o| given(o.reason.as_deref())),
                         )),
                         Some(TopLevelDecision::Block) => {
                             from_block = true;
                             Some((
                                 PermissionDecision::Deny,
-                                r.output.as_ref().and_then(|o| o.reason.clone()),
+                                r.output.as_ref().and_then(|o| given(o.reason.as_deref())),
                             ))
                         }
                         None => None,
@@ -1274,6 +1336,20 @@ impl HookRunner {
         let mut allow_perms = Vec::new();
         for r in &results {
             self.absorb(event, ctx, &mut out.common, r);
+            if let Some(text) = &r.unstarted_guard {
+                // A hook that could not start denies, in its place in the order.
+                if deny.is_none() {
+                    deny = Some(PermissionRequestVerdict::Deny {
+                        hook: r.hook.clone(),
+                        message: self.bound(
+                            ctx,
+                            format!("Permission to use {} denied: {text}", call.tool_name),
+                        ),
+                        interrupt: false,
+                    });
+                }
+                continue;
+            }
             let Some(d) = r
                 .output
                 .as_ref()
@@ -1289,7 +1365,7 @@ impl HookRunner {
                             hook: r.hook.clone(),
                             message: self.bound(
                                 ctx,
-                                message.unwrap_or_else(|| {
+                                given(message.as_deref()).unwrap_or_else(|| {
                                     format!("Permission to use {} denied by hook", call.tool_name)
                                 }),
                             ),
@@ -1413,7 +1489,9 @@ impl HookRunner {
             }
         };
         let mut out = self.event_outcome(event, ctx, &results, cancelled);
-        if over_budget {
+        // Said once: only when the budget stopped a hook. One that reached its own timeout
+        // at the same moment (the budget is the largest timeout) already says so.
+        if over_budget && results.iter().any(|r| r.cancelled) {
             out.common.errors.push(HookMessage {
                 hook: event.to_owned(),
                 text: format!(
@@ -1456,13 +1534,17 @@ fn blocking_text(event: &str, r: &HookResult) -> Option<String> {
         return Some(b.clone());
     }
     let out = r.output.as_ref()?;
-    (out.decision == Some(TopLevelDecision::Block) && !NON_BLOCKING_EVENTS.contains(&event)).then(
-        || {
-            out.reason
-                .clone()
-                .unwrap_or_else(|| "Blocked by hook".to_owned())
-        },
-    )
+    (out.decision == Some(TopLevelDecision::Block) && !NON_BLOCKING_EVENTS.contains(&event))
+        .then(|| given(out.reason.as_deref()).unwrap_or_else(|| "Blocked by hook".to_owned()))
+}
+
+/// A reason or message a hook gave, `None` when it gave none, an empty one or a blank one.
+/// Claude Code falls back with `||` (`permissionDecisionReason || reason || 'Blocked by
+/// hook'`), which skips `""` but keeps a blank `" "` (a non-empty string is truthy in
+/// JavaScript). **Decision**: a blank one falls back too, so that no reason ever becomes an
+/// error result the model sees as empty.
+fn given(text: Option<&str>) -> Option<String> {
+    text.filter(|t| !t.trim().is_empty()).map(str::to_owned)
 }
 
 /// The shared budget of SessionEnd hooks, as Claude Code sets it: 1.5 s, raised to the

@@ -213,12 +213,31 @@ pub fn load_hooks(paths: &SettingsPaths) -> LoadedHooks {
             &mut project_files,
             &mut diags,
         );
-        read_file(
-            &project.join(".claude/settings.json"),
-            RuleSource::ProjectSettings,
-            &mut project_files,
-            &mut diags,
-        );
+        // With the project directory at the home directory (or the config directory in
+        // the project), the project's file is the user's own: read once, as the user's, as
+        // the permissions read it (it is no repository's to be trusted or not).
+        let project_file = project.join(".claude/settings.json");
+        let user_file = paths
+            .user_config_dir
+            .as_ref()
+            .map(|dir| dir.join("settings.json"));
+        let same_file = |a: &Path, b: &Path| {
+            matches!(
+                (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+                (Ok(a), Ok(b)) if a == b
+            )
+        };
+        if !user_file
+            .as_deref()
+            .is_some_and(|user| same_file(&project_file, user))
+        {
+            read_file(
+                &project_file,
+                RuleSource::ProjectSettings,
+                &mut project_files,
+                &mut diags,
+            );
+        }
         if paths.project_trusted {
             files.extend(project_files);
         } else {

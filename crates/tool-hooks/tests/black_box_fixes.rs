@@ -1,6 +1,7 @@
 //! Fixes from a black-box review of the hooks runner, each with real hook processes in a
 //! temp dir: the `cwd` hooks are told once the session's cwd is removed, a long message
-//! saved to one file, and stderr cut at the capture limit said to be cut.
+//! saved to one file, and stderr cut at the capture limit said to be cut; an empty deny
+//! reason read as no reason, and a SessionEnd hook past its budget said once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::{Env, cmd, one, runner};
 use serde_json::{Value, json};
-use tool_hooks::{MAX_CAPTURE_BYTES, ToolCallInfo};
+use tool_hooks::{MAX_CAPTURE_BYTES, PermissionRequestVerdict, ToolCallInfo};
 
 fn bash(command: &str) -> ToolCallInfo {
     ToolCallInfo::new("Bash", json!({"command": command}), "toolu_01")
@@ -148,4 +149,97 @@ async fn stderr_cut_at_the_capture_limit_says_it_was_cut() {
     let saved = saved_by(20_000).await;
     assert!(!saved.contains("capture limit"));
     assert!(saved.contains(&"e".repeat(20_000)));
+}
+
+/// An empty or blank deny reason is no reason, as Claude Code's `||` reads it
+/// (`permissionDecisionReason || reason || 'Blocked by hook'`): the model is told the
+/// default text, or the other reason field, never an empty error result.
+#[tokio::test]
+async fn an_empty_deny_reason_falls_back_to_the_default_text() {
+    let env = Env::new();
+    let pre = |reason: &str, legacy: &str| {
+        format!(
+            r#"echo '{{"hookSpecificOutput":{{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"{reason}"}}{legacy}}}'"#
+        )
+    };
+    let cases = [
+        (pre("", ""), "Hook PreToolUse:Bash denied this tool"),
+        (pre("  ", ""), "Hook PreToolUse:Bash denied this tool"),
+        (
+            pre("", r#","reason":"the legacy reason""#),
+            "the legacy reason",
+        ),
+        (
+            r#"echo '{"decision":"block","reason":""}'"#.to_owned(),
+            "Blocked by hook",
+        ),
+        (
+            r#"echo '{"decision":"block","reason":"  "}'"#.to_owned(),
+            "Blocked by hook",
+        ),
+        (
+            r#"echo '{"decision":"block","reason":""}'; echo STDERR >&2; exit 2"#.to_owned(),
+            "PreToolUse:Bash hook error: [",
+        ),
+    ];
+    for (hook, expected) in cases {
+        let r = runner(one("PreToolUse", "Bash", vec![cmd(&hook)]));
+        let out = r.run_pre_tool_use(&bash("ls"), &env.ctx()).await;
+        let d = out.decision.expect("the hook denied");
+        assert!(d.message.starts_with(expected), "{hook}: {:?}", d.message);
+        assert!(!d.message.trim().is_empty(), "{hook}");
+        for e in &out.common.blocking_errors {
+            assert!(!e.text.trim().is_empty(), "{hook}: {e:?}");
+        }
+    }
+    // Exit 2 with an empty JSON reason: stderr is the message.
+    let r = runner(one(
+        "PreToolUse",
+        "Bash",
+        vec![cmd(
+            r#"echo '{"decision":"block","reason":""}'; echo STDERR >&2; exit 2"#,
+        )],
+    ));
+    let d = r
+        .run_pre_tool_use(&bash("ls"), &env.ctx())
+        .await
+        .decision
+        .unwrap();
+    assert!(d.message.ends_with("]: STDERR"), "{:?}", d.message);
+
+    for message in ["", "  "] {
+        let hook = format!(
+            r#"echo '{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"deny","message":"{message}"}}}}}}'"#
+        );
+        let r = runner(one("PermissionRequest", "Bash", vec![cmd(&hook)]));
+        let out = r.run_permission_request(&bash("ls"), &[], &env.ctx()).await;
+        match out.verdict {
+            Some(PermissionRequestVerdict::Deny { message, .. }) => {
+                assert_eq!(message, "Permission to use Bash denied by hook");
+            }
+            other => panic!("{message:?}: {other:?}"),
+        }
+    }
+}
+
+/// A SessionEnd hook still running when the shared budget (here its own 2 s timeout) runs
+/// out is reported once: its own timeout and the budget fire together, and both were said
+/// ("timed out after 2s" and "SessionEnd hooks were stopped after their 2000 ms budget").
+#[tokio::test]
+async fn a_session_end_hook_past_its_budget_is_reported_once() {
+    let env = Env::new();
+    let runs = (0..6).map(|_| {
+        let r = runner(json!({"SessionEnd": [{"hooks": [
+            {"type": "command", "command": "sleep 30", "timeout": 2}
+        ]}]}));
+        let ctx = env.ctx();
+        async move {
+            let mut extra = serde_json::Map::new();
+            extra.insert("reason".into(), json!("other"));
+            r.run_event("SessionEnd", extra, Some("other"), &ctx).await
+        }
+    });
+    for out in futures::future::join_all(runs).await {
+        assert_eq!(out.common.errors.len(), 1, "{:?}", out.common.errors);
+    }
 }

@@ -187,6 +187,102 @@ fn an_untrusted_project_runs_none_of_its_hooks() {
     assert!(!SettingsPaths::discover("/x").project_trusted);
 }
 
+/// With the project directory at the home directory, `.claude/settings.json` is the user's
+/// own settings file: read once, as the user's. Untrusted, its hooks are not reported as
+/// ignored (they run, as user hooks), and trusted, they are not read a second time.
+#[test]
+fn the_user_settings_file_is_not_also_the_projects() {
+    let env = Env::new();
+    write(&env, "home/.claude/settings.json", &hook("user"));
+    let home_paths = SettingsPaths {
+        managed_dir: None,
+        flag_settings: Vec::new(),
+        project_dir: Some(env.path("home")),
+        user_config_dir: Some(env.path("home/.claude")),
+        project_trusted: false,
+    };
+    let untrusted = load_hooks(&home_paths);
+    assert!(
+        untrusted.untrusted_ignored.is_empty(),
+        "{:?}",
+        untrusted.untrusted_ignored
+    );
+    assert_eq!(commands(&untrusted), ["user"]);
+    let sources: Vec<RuleSource> = untrusted.files.iter().map(|f| f.source).collect();
+    assert_eq!(sources, [RuleSource::UserSettings]);
+    let trusted = load_hooks(&SettingsPaths {
+        project_trusted: true,
+        ..home_paths
+    });
+    let sources: Vec<RuleSource> = trusted.files.iter().map(|f| f.source).collect();
+    assert_eq!(sources, [RuleSource::UserSettings]);
+}
+
+/// A matcher with a tab, a line break or other whitespace besides spaces at its start or
+/// end is reported when the file is loaded, as a warning naming the file and the group,
+/// saying what it matches; an exact name list around which that whitespace stands is the
+/// list (`"Bash\n"` guards Bash). Before the fix such a matcher said nothing, and
+/// `"Bash\n"` or `"\tRead|Edit"` were regexes that needed that character in the tool name:
+/// the guard never ran. Plain spaces around a list stay silent.
+#[tokio::test]
+async fn a_matcher_with_stray_whitespace_is_warned_about() {
+    use tool_hooks::DiagnosticKind;
+    let env = Env::new();
+    let group = |matcher: &str, tag: &str| json!({"matcher": matcher, "hooks": [{"type": "command", "command": format!("echo {tag} >> \"$CLAUDE_PROJECT_DIR/order\"")}]});
+    write(
+        &env,
+        "user/settings.json",
+        &json!({"hooks": {"PreToolUse": [
+            group("Bash\n", "newline"),
+            group("\tRead|Edit", "tab"),
+            group(" \t ", "blank"),
+            group("Bash.*\r\n", "regex"),
+            group(" Bash ", "spaces"),
+        ]}}),
+    );
+    let loaded = load_hooks(&paths(&env));
+    let warnings: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::Warning)
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        loaded.diagnostics.len(),
+        "{:?}",
+        loaded.diagnostics
+    );
+    assert_eq!(warnings.len(), 4, "{warnings:#?}");
+    let at = |i: usize, needed: &[&str]| {
+        let w = &warnings[i];
+        assert!(
+            w.contains("user/settings.json")
+                && w.contains(&format!("(hooks.PreToolUse[{i}].matcher)")),
+            "{w}"
+        );
+        for n in needed {
+            assert!(w.contains(n), "{n}: {w}");
+        }
+    };
+    at(0, &[r#""Bash\n""#, "exact", "Bash"]);
+    at(1, &[r#""\tRead|Edit""#, "exact", "Read|Edit"]);
+    at(2, &["matches nothing"]);
+    at(3, &["regular expression", "no tool name"]);
+    assert_eq!(commands(&loaded), ["newline", "spaces"]);
+
+    // The Bash guard written with a line break runs.
+    let runner = HookRunner::new(loaded.config).with_project_dir(env.root());
+    let out = runner
+        .run_pre_tool_use(
+            &ToolCallInfo::new("Read", json!({"file_path": "/etc/hostname"}), "t"),
+            &env.ctx(),
+        )
+        .await;
+    assert_eq!(out.common.runs.len(), 1, "{:?}", out.common.runs);
+    assert_eq!(env.read("order").trim(), "tab");
+}
+
 /// A drop-in directory that cannot be read is reported, not taken for an empty policy.
 #[tokio::test]
 async fn an_unreadable_managed_drop_in_directory_is_reported() {
@@ -203,4 +299,30 @@ async fn an_unreadable_managed_drop_in_directory_is_reported() {
         "{shown:?}"
     );
     assert_eq!(commands(&loaded), ["managed"]);
+}
+
+/// A problem in inline JSON given to `--settings` is named by the flag, not by a Rust name
+/// (`FlagSettings`): the user sees which of their inputs is wrong.
+#[test]
+fn a_problem_in_inline_settings_is_named_by_its_flag() {
+    let env = Env::new();
+    let loaded = load_hooks(&SettingsPaths {
+        managed_dir: None,
+        flag_settings: vec![
+            r#"{"hooks": {"PreTooluse": [{"hooks": [{"type": "command", "command": "true"}]}]}}"#
+                .to_owned(),
+        ],
+        project_dir: Some(env.path("project")),
+        user_config_dir: None,
+        project_trusted: true,
+    });
+    let shown: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        shown.iter().any(|d| d.starts_with("--settings (hooks")),
+        "{shown:?}"
+    );
+    assert!(
+        shown.iter().all(|d| !d.contains("FlagSettings")),
+        "{shown:?}"
+    );
 }

@@ -214,7 +214,7 @@ async fn mcp_server_lists_an_invalid_tool() {
         "the nameless tool was offered"
     );
     assert!(
-        log.contains("the tool \"\" is left out: it has no name"),
+        log.contains("the tool #3 is left out: it has no name"),
         "{log}"
     );
     finish(rig, &fake).await;

@@ -342,9 +342,9 @@ impl Live {
     }
 }
 
-/// The largest message (one line of JSON-RPC) a stdio server may send: 64 MiB. A larger one
-/// closes the connection with a clear error instead of being dropped silently (which left the
-/// call waiting for its timeout).
+/// The largest message (one line of JSON-RPC) a stdio server may send: 64 MiB, as sent and
+/// as handed on, mended ([`LineMender`]). A larger one closes the connection with a clear
+/// error instead of being dropped silently (which left the call waiting for its timeout).
 pub(crate) const MAX_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A stdio server's process, shared by the parts of its connection.
@@ -361,6 +361,14 @@ struct ChildSlot {
     /// Why we closed the connection ourselves (the server broke the protocol), for the
     /// error of a request that was waiting on it.
     closed_because: Mutex<Option<String>>,
+    /// The server's stdout ended (or its process failed): it went away on its own.
+    output_ended: AtomicBool,
+    /// We closed the server's stdin while its stdout was still open: an exit that follows
+    /// (a server ends at the end of its input) is ours, no news about the server.
+    input_closed_first: AtomicBool,
+    /// A write to the server's stdin failed (`EPIPE`: it closed its input, or ended): the
+    /// input was not closed by us, and an exit that follows is the server's own.
+    input_broken: AtomicBool,
 }
 
 type SharedChild = Arc<ChildSlot>;
@@ -443,7 +451,8 @@ fn ending_by_itself(pid: u32) -> bool {
 
 /// How a stdio server's process ended, once it has (waiting up to `wait` for it):
 /// `the server exited with status 3`, `the server was killed by signal 9 (SIGKILL)`. `None`
-/// while it runs, for an HTTP server, or when the signal was ours.
+/// while it runs, for an HTTP server, when the signal was ours, or when it ended after we
+/// closed its input (its stdout still open: it did not go away on its own).
 async fn exit_note(child: &SharedChild, wait: Duration) -> Option<String> {
     let deadline = tokio::time::Instant::now() + wait;
     let status = loop {
@@ -469,6 +478,11 @@ async fn exit_note(child: &SharedChild, wait: Duration) -> Option<String> {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
+    // It ended because we closed its input (a failed handshake drops the connection): the
+    // end is ours, whatever its status.
+    if child.input_closed_first.load(Ordering::SeqCst) {
+        return None;
+    }
     if let Some(code) = status.code() {
         return Some(format!("the server exited with status {code}"));
     }
@@ -849,10 +863,163 @@ fn has_jsonrpc_member(line: &[u8]) -> bool {
         .any(|(at, _)| line[at + KEY.len()..].trim_ascii_start().starts_with(b":"))
 }
 
+/// How deep a message from a server may nest (JSON arrays and objects, the message itself
+/// the first level) before what is below is not read. serde_json refuses 128 levels (so does
+/// rmcp); 100 leaves room for what wraps a result later (a transcript line).
+pub(crate) const MAX_MESSAGE_DEPTH: usize = 100;
+
+/// What stands in for a value nested deeper than [`MAX_MESSAGE_DEPTH`] levels.
+pub(crate) const TOO_DEEP: &str = "[toolwright: nested deeper than 100 levels, not read]";
+
+/// What a result that held a value nested too deep is reported as, after "the result of …".
+pub(crate) fn too_deep_text() -> String {
+    format!(
+        "is nested deeper than {MAX_MESSAGE_DEPTH} levels (JSON arrays and objects), which \
+         this client does not read"
+    )
+}
+
+/// Whether `value` holds [`TOO_DEEP`] in place of a value nested too deep.
+pub(crate) fn holds_too_deep(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s == TOO_DEEP,
+        Value::Array(items) => items.iter().any(holds_too_deep),
+        Value::Object(fields) => fields.values().any(holds_too_deep),
+        _ => false,
+    }
+}
+
+/// U+FFFD, the replacement character, in UTF-8.
+const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+
+/// Mends each line of a server's stdout, as it comes, into one rmcp can read as the
+/// TypeScript SDK (Claude Code's client) reads it: bytes that are not UTF-8 become U+FFFD,
+/// as Node's `Buffer.toString('utf8')` decodes each line (a Latin-1 `é` in a tool's text);
+/// and a value nested deeper than [`MAX_MESSAGE_DEPTH`] levels, which serde_json refuses
+/// (failing the whole message), becomes the string [`TOO_DEEP`] (the first such value of a
+/// container; what follows it in that container is left out), so that the rest of the
+/// message is read and what holds it (a call's result, one tool of a listing) can be refused
+/// on its own. Only the bytes of the line are looked at; a line that is no JSON goes through
+/// the same way, and rmcp skips it as before.
+#[derive(Debug, Default)]
+struct LineMender {
+    /// The start of a UTF-8 sequence that the bytes so far cut off.
+    partial: Vec<u8>,
+    in_string: bool,
+    escaped: bool,
+    depth: usize,
+    /// Inside a value nested too deep: left out until the depth is back at this.
+    skipping: Option<usize>,
+    /// A value of this line was left out.
+    cut: bool,
+}
+
+impl LineMender {
+    /// Mends `bytes`, the next part of a line, into `out`; `end`: the line ends with them.
+    /// Returns, at the end of a line, whether a value of it was nested too deep.
+    fn mend(&mut self, bytes: &[u8], end: bool, out: &mut Vec<u8>) -> bool {
+        let joined;
+        let mut rest = if self.partial.is_empty() {
+            bytes
+        } else {
+            let mut start = std::mem::take(&mut self.partial);
+            start.extend_from_slice(bytes);
+            joined = start;
+            &joined[..]
+        };
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(_) => {
+                    self.scan(rest, out);
+                    break;
+                }
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    self.scan(good, out);
+                    match e.error_len() {
+                        // Invalid: its longest valid start is one U+FFFD (as Node decodes).
+                        Some(len) => {
+                            self.scan(REPLACEMENT, out);
+                            rest = &bad[len..];
+                        }
+                        // Cut off: the next bytes may complete it.
+                        None => {
+                            self.partial = bad.to_vec();
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if !end {
+            return false;
+        }
+        if !self.partial.is_empty() {
+            self.partial.clear();
+            self.scan(REPLACEMENT, out);
+        }
+        let cut = self.cut;
+        *self = Self::default();
+        cut
+    }
+
+    /// Copies `bytes` (valid UTF-8) to `out`, the first value that starts deeper than
+    /// [`MAX_MESSAGE_DEPTH`] in a container replaced by [`TOO_DEEP`], and what follows it
+    /// in that container left out: one stand-in for a container however many values too
+    /// deep it holds, so that a mended line is never much longer than the line (one of
+    /// `[],[],…` at the limit, each a stand-in, was 19 times longer).
+    fn scan(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        // Where the bytes still to copy start (none while skipping).
+        let mut from = self.skipping.is_none().then_some(0);
+        for (at, &b) in bytes.iter().enumerate() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    if self.skipping.is_none() && self.depth > MAX_MESSAGE_DEPTH {
+                        if let Some(start) = from.take() {
+                            out.extend_from_slice(&bytes[start..at]);
+                        }
+                        out.push(b'"');
+                        out.extend_from_slice(TOO_DEEP.as_bytes());
+                        out.push(b'"');
+                        // Left out up to the end of the container at the limit, which is
+                        // kept: a value in it (the stand-in) is what its text ends with.
+                        self.skipping = Some(self.depth - 2);
+                        self.cut = true;
+                    }
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.skipping == Some(self.depth) {
+                        self.skipping = None;
+                        from = Some(at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(start) = from {
+            out.extend_from_slice(&bytes[start..]);
+        }
+    }
+}
+
 /// A stdio server's stdout, as rmcp reads it: lines are bounded by
-/// [`MAX_STDIO_MESSAGE_BYTES`], and each line up to [`CHECKED_LINE_BYTES`] is held until it
-/// is complete and then handed on, mended or left out as [`examine_line`] says (a longer one
-/// is handed on as it comes). A response rmcp would drop or fail on fails the connection at
+/// [`MAX_STDIO_MESSAGE_BYTES`] and mended as they come ([`LineMender`]: bytes that are not
+/// UTF-8, values nested too deep), and each line up to [`CHECKED_LINE_BYTES`] is held until
+/// it is complete and then handed on, mended or left out as [`examine_line`] says (a longer
+/// one is handed on as it comes). A response rmcp would drop or fail on fails the connection at
 /// once, with the reason in the server log. When the stream ends (the server closed its
 /// stdout or exited) or breaks these rules, the process is killed: a server that can no
 /// longer answer must not keep running.
@@ -866,6 +1033,8 @@ struct GuardedStdout {
     held: Vec<u8>,
     /// The length of the line being read, held or not.
     line: usize,
+    /// The length of the line being read once mended (what is handed on), held or not.
+    mended_line: usize,
     /// The line being read is too long to check: handed on as it comes.
     passing: bool,
     /// Bytes ready for rmcp, from `ready_at` on.
@@ -874,6 +1043,10 @@ struct GuardedStdout {
     ended: bool,
     /// Resolves when the server exited with a failure ([`ChildSlot::failed`]).
     failed: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+    /// Mends the line being read as it comes.
+    mender: LineMender,
+    /// The mended bytes of the part of a line being taken in (kept for its capacity).
+    mended: Vec<u8>,
 }
 
 impl GuardedStdout {
@@ -893,10 +1066,13 @@ impl GuardedStdout {
             sent,
             held: Vec::new(),
             line: 0,
+            mended_line: 0,
             passing: false,
             ready: Vec::new(),
             ready_at: 0,
             ended: false,
+            mender: LineMender::default(),
+            mended: Vec::new(),
         }
     }
 
@@ -925,42 +1101,78 @@ impl GuardedStdout {
                     self.limit / (1024 * 1024)
                 ));
             }
-            if !self.passing && self.held.len() + segment.len() > CHECKED_LINE_BYTES {
-                // Too long to check (a large result): handed on as it comes.
-                self.passing = true;
-                self.ready.append(&mut self.held);
+            let mut mended = std::mem::take(&mut self.mended);
+            mended.clear();
+            let cut = self.mender.mend(segment, newline, &mut mended);
+            // What is handed on is bounded too: a byte that is not UTF-8 becomes three, and
+            // a container too deep (`[[]]`) a longer stand-in.
+            self.mended_line += mended.len();
+            if self.mended_line > self.limit {
+                self.mended = mended;
+                return Err(format!(
+                    "the server sent a message larger than {} MiB as read (each byte that is \
+                     not UTF-8 read as U+FFFD, three bytes, and each value nested too deep as \
+                     a stand-in text)",
+                    self.limit / (1024 * 1024)
+                ));
             }
-            if self.passing {
-                self.ready.extend_from_slice(segment);
-                if newline {
-                    self.ready.push(b'\n');
-                    self.passing = false;
-                    self.line = 0;
-                }
-                continue;
+            if cut {
+                self.log.push(
+                    format!(
+                        "[toolwright] it sent a message nested deeper than {MAX_MESSAGE_DEPTH} \
+                         levels; what is below was not read\n"
+                    )
+                    .as_bytes(),
+                );
             }
-            self.held.extend_from_slice(segment);
-            if !newline {
-                continue;
+            let taken = self.take_part(&mended, newline);
+            self.mended = mended;
+            taken?;
+        }
+        Ok(())
+    }
+
+    /// Takes in `segment`, the next mended part of a line (`newline`: the line ends with
+    /// it): held, or handed on as it comes when the line is too long to check; a complete
+    /// held line goes to `ready` as [`examine_line`] says.
+    fn take_part(&mut self, segment: &[u8], newline: bool) -> Result<(), String> {
+        if !self.passing && self.held.len() + segment.len() > CHECKED_LINE_BYTES {
+            // Too long to check (a large result): handed on as it comes.
+            self.passing = true;
+            self.ready.append(&mut self.held);
+        }
+        if self.passing {
+            self.ready.extend_from_slice(segment);
+            if newline {
+                self.ready.push(b'\n');
+                self.passing = false;
+                self.line = 0;
+                self.mended_line = 0;
             }
-            self.line = 0;
-            let line = std::mem::take(&mut self.held);
-            match examine_line(&line, &self.sent) {
-                LineVerdict::Pass => {
-                    self.ready.extend_from_slice(&line);
-                    self.ready.push(b'\n');
-                }
-                LineVerdict::Rewrite(mended) => {
-                    self.ready.extend_from_slice(&mended);
-                    self.ready.push(b'\n');
-                }
-                LineVerdict::Skip(note) => {
-                    if let Some(note) = note {
-                        self.log.push(format!("[toolwright] {note}\n").as_bytes());
-                    }
-                }
-                LineVerdict::Fail(problem) => return Err(format!("protocol error: {problem}")),
+            return Ok(());
+        }
+        self.held.extend_from_slice(segment);
+        if !newline {
+            return Ok(());
+        }
+        self.line = 0;
+        self.mended_line = 0;
+        let line = std::mem::take(&mut self.held);
+        match examine_line(&line, &self.sent) {
+            LineVerdict::Pass => {
+                self.ready.extend_from_slice(&line);
+                self.ready.push(b'\n');
             }
+            LineVerdict::Rewrite(mended) => {
+                self.ready.extend_from_slice(&mended);
+                self.ready.push(b'\n');
+            }
+            LineVerdict::Skip(note) => {
+                if let Some(note) = note {
+                    self.log.push(format!("[toolwright] {note}\n").as_bytes());
+                }
+            }
+            LineVerdict::Fail(problem) => return Err(format!("protocol error: {problem}")),
         }
         Ok(())
     }
@@ -996,6 +1208,7 @@ impl tokio::io::AsyncRead for GuardedStdout {
                     if new.is_empty() {
                         // The end: a last line without a newline goes as it is.
                         this.ended = true;
+                        this.child.output_ended.store(true, Ordering::SeqCst);
                         kill_child(&this.child);
                         this.ready.append(&mut this.held);
                         continue;
@@ -1006,6 +1219,7 @@ impl tokio::io::AsyncRead for GuardedStdout {
                 }
                 Poll::Ready(Err(e)) => {
                     this.ended = true;
+                    this.child.output_ended.store(true, Ordering::SeqCst);
                     kill_child(&this.child);
                     return Poll::Ready(Err(e));
                 }
@@ -1015,6 +1229,7 @@ impl tokio::io::AsyncRead for GuardedStdout {
                 Poll::Pending => {
                     if this.failed.as_mut().poll(cx).is_ready() {
                         this.ended = true;
+                        this.child.output_ended.store(true, Ordering::SeqCst);
                         this.ready.append(&mut this.held);
                         continue;
                     }
@@ -1025,11 +1240,54 @@ impl tokio::io::AsyncRead for GuardedStdout {
     }
 }
 
-/// A stdio server's stdin: records the id of every request written to it.
+/// A stdio server's stdin: records the id of every request written to it, and whether it
+/// was closed before the server's stdout ended ([`ChildSlot::input_closed_first`]).
 struct RecordingStdin {
     inner: tokio::process::ChildStdin,
     sent: SentIds,
     lines: LineSplitter,
+    child: SharedChild,
+}
+
+impl RecordingStdin {
+    /// Notes that we close the server's input: if it is still running with its stdout open,
+    /// the end that follows is ours. (One that already ended went away on its own, and so
+    /// did one a write to failed: it had closed its input, or ended, before we did. That is
+    /// what tells, where whether it runs cannot be read: without `/proc`, as on macOS, a
+    /// server that exited counts as running.)
+    fn closing(&self) {
+        if self.child.output_ended.load(Ordering::SeqCst)
+            || self.child.input_broken.load(Ordering::SeqCst)
+        {
+            return;
+        }
+        let running = lock(&self.child.process)
+            .as_ref()
+            .and_then(tokio::process::Child::id)
+            .is_some_and(|pid| !ending_by_itself(pid));
+        if running {
+            self.child.input_closed_first.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+impl RecordingStdin {
+    /// `polled`, having noted a failure in it ([`ChildSlot::input_broken`]).
+    fn noting_failure<T>(
+        &self,
+        polled: std::task::Poll<std::io::Result<T>>,
+    ) -> std::task::Poll<std::io::Result<T>> {
+        if let std::task::Poll::Ready(Err(_)) = &polled {
+            self.child.input_broken.store(true, Ordering::SeqCst);
+        }
+        polled
+    }
+}
+
+impl Drop for RecordingStdin {
+    fn drop(&mut self) {
+        self.closing();
+    }
 }
 
 impl tokio::io::AsyncWrite for RecordingStdin {
@@ -1065,7 +1323,7 @@ impl tokio::io::AsyncWrite for RecordingStdin {
                 let _ = this.lines.feed(&data[..n], |_| Ok(()));
                 Poll::Ready(Ok(n))
             }
-            other => other,
+            other => this.noting_failure(other),
         }
     }
 
@@ -1073,13 +1331,15 @@ impl tokio::io::AsyncWrite for RecordingStdin {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+        let flushed = std::pin::Pin::new(&mut self.inner).poll_flush(cx);
+        self.noting_failure(flushed)
     }
 
     fn poll_shutdown(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
+        self.closing();
         std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
@@ -1142,6 +1402,9 @@ pub(crate) struct ServerConn {
     /// `tools/list_changed` handling: whether a re-listing runs, and whether another
     /// notification came while it ran ([`relist`](Self::relist)).
     relisting: Mutex<Relisting>,
+    /// What the listing kept last left out or found missing, one line each (a tool left
+    /// out and why, a server that declares no tools), for the warnings of `connect`.
+    listing_notes: Mutex<Vec<String>>,
 }
 
 /// The state of [`ServerConn::relist`].
@@ -1178,6 +1441,7 @@ impl ServerConn {
             state: Mutex::new(ServerState::Connecting),
             asking_host: AtomicUsize::new(0),
             relisting: Mutex::default(),
+            listing_notes: Mutex::default(),
         })
     }
 
@@ -1457,6 +1721,9 @@ impl ServerConn {
                     killed_running: AtomicBool::new(false),
                     failed: tokio_util::sync::CancellationToken::new(),
                     closed_because: Mutex::new(None),
+                    output_ended: AtomicBool::new(false),
+                    input_closed_first: AtomicBool::new(false),
+                    input_broken: AtomicBool::new(false),
                 });
                 watch_for_a_failed_exit(&child);
                 let mut start = StartGuard {
@@ -1470,6 +1737,7 @@ impl ServerConn {
                     inner: stdin,
                     sent,
                     lines: LineSplitter::default(),
+                    child: child.clone(),
                 };
                 // The bound is enforced by `GuardedStdout` (which fails the connection
                 // instead of skipping the message).
@@ -1642,7 +1910,18 @@ impl ServerConn {
             .is_none_or(|info| info.capabilities.tools.is_some());
         if !has_tools {
             let seq = self.list_seq.fetch_add(1, Ordering::SeqCst) + 1;
-            self.store_tools(seq, Vec::new());
+            // Resources are served without tools; a server with neither offers nothing
+            // (`"tools": null` reads as no tools capability, as in the TypeScript SDK).
+            let notes = if has_resources {
+                Vec::new()
+            } else {
+                vec![
+                    "it offers no tools: its `initialize` answer declares no `tools` capability \
+                     (absent or null), so they were not listed"
+                        .to_owned(),
+                ]
+            };
+            self.store_tools(seq, Vec::new(), notes);
             listing.armed = false;
             live.listed.store(true, Ordering::SeqCst);
             return Ok(live);
@@ -1697,7 +1976,7 @@ impl ServerConn {
             let page =
                 request_cancelled_if_dropped(&live.peer, ClientRequest::ListToolsRequest(request))
                     .await?;
-            self.tools_of_page(page)
+            tools_of_page(page)
         });
         let listed = tokio::time::timeout(self.startup_timeout(), pages)
             .await
@@ -1705,90 +1984,59 @@ impl ServerConn {
             .map_err(|e| {
                 let why = match &e {
                     ListError::Service(e) => self.plain_error(e),
-                    ListError::Paging(why) => why.clone(),
+                    ListError::Invalid(why) => why.clone(),
                 };
                 self.scrub(format!("tools/list failed: {why}"))
             })?;
         let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
-        for raw in &listed {
-            // MCP requires a name; an empty one would be offered as `mcp__server__`, which
-            // a rule for the whole server matches, and called as `""`.
-            if raw["name"].as_str().is_none_or(|n| n.trim().is_empty()) {
-                self.leave_tool_out("", "it has no name");
-                continue;
-            }
-            match crate::tool::McpTool::new(self.clone(), raw) {
-                Ok(tool) => tools.push(Arc::new(tool)),
-                // Sent on, it would fail every request to the model API.
-                Err(why) => self.leave_tool_out(
-                    raw["name"].as_str().unwrap_or("(no name)"),
-                    &format!("its input schema cannot be made valid for the model API ({why})"),
-                ),
+        let mut notes = Vec::new();
+        for (at, raw) in listed.iter().enumerate() {
+            let problem = match tool_problem(raw) {
+                Some(problem) => Some(problem),
+                None => match crate::tool::McpTool::new(self.clone(), raw) {
+                    Ok(tool) => {
+                        tools.push(Arc::new(tool));
+                        None
+                    }
+                    // Sent on, it would fail every request to the model API.
+                    Err(why) => Some(format!(
+                        "its input schema cannot be made valid for the model API ({why})"
+                    )),
+                },
+            };
+            if let Some(why) = problem {
+                notes.push(self.leave_tool_out(&tool_label(raw, at), &why));
             }
         }
-        self.store_tools(seq, tools);
+        self.store_tools(seq, tools, notes);
         Ok(())
     }
 
-    /// Leaves a tool of a listing out, with a line naming it and why in the server's log
-    /// (and a warning in the trace): the server's other tools are offered.
-    fn leave_tool_out(&self, name: &str, why: &str) {
-        let line = format!("[toolwright] tools/list: the tool \"{name}\" is left out: {why}\n");
-        tracing::warn!(server = %self.label(), "{}", line.trim_end());
-        self.stderr.push(line.as_bytes());
+    /// Leaves a tool of a listing out, with a line naming it (`label`: [`tool_label`]) and
+    /// why in the server's log (and a warning in the trace): the server's other tools are
+    /// offered. Returns the line, for the warnings of `connect`.
+    fn leave_tool_out(&self, label: &str, why: &str) -> String {
+        let note = format!("tools/list: the tool {label} is left out: {why}");
+        tracing::warn!(server = %self.label(), "{note}");
+        self.stderr
+            .push(format!("[toolwright] {note}\n").as_bytes());
+        note
     }
 
-    /// The tools of one `tools/list` page as JSON, and its next cursor. A tool definition
-    /// rmcp cannot read (a string `readOnlyHint`, no `inputSchema`) makes the page a custom
-    /// result: its tools are then read one by one, and a bad one is left out with a line in
-    /// the server's log naming it and what is wrong, instead of failing the whole server
-    /// with "Unexpected response type".
-    fn tools_of_page(
-        &self,
-        page: rmcp::model::ServerResult,
-    ) -> Result<(Vec<Value>, Option<String>), ServiceError> {
-        let page = match page {
-            rmcp::model::ServerResult::ListToolsResult(page) => {
-                let tools = page
-                    .tools
-                    .iter()
-                    .filter_map(|t| serde_json::to_value(t).ok())
-                    .collect();
-                return Ok((tools, page.next_cursor));
-            }
-            rmcp::model::ServerResult::CustomResult(rmcp::model::CustomResult(page)) => page,
-            _ => return Err(ServiceError::UnexpectedResponse),
-        };
-        let Some(items) = page.get("tools").and_then(Value::as_array) else {
-            return Err(ServiceError::UnexpectedResponse);
-        };
-        let mut tools = Vec::with_capacity(items.len());
-        for item in items {
-            // Checked as rmcp reads it, kept as the server sent it.
-            match <rmcp::model::Tool as serde::Deserialize>::deserialize(item) {
-                Ok(_) => tools.push(item.clone()),
-                Err(e) => {
-                    let name = item
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("(no name)");
-                    self.leave_tool_out(name, &format!("its definition is not valid ({e})"));
-                }
-            }
-        }
-        let next = page
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Ok((tools, next))
+    /// What the listing kept last left out or found missing, one line each: a tool left
+    /// out and why, a server that declares no tools.
+    pub(crate) fn listing_notes(&self) -> Vec<String> {
+        lock(&self.listing_notes).clone()
     }
 
-    /// Keeps `tools`, the listing numbered `seq`, unless a later listing was kept already.
-    fn store_tools(&self, seq: u64, tools: Vec<Arc<dyn Tool>>) {
+    /// Keeps `tools`, the listing numbered `seq`, and `notes`, what it left out, unless a
+    /// later listing was kept already.
+    fn store_tools(&self, seq: u64, tools: Vec<Arc<dyn Tool>>, notes: Vec<String>) {
         let mut stored = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if seq > self.stored_seq.load(Ordering::SeqCst) && !self.shut_down.load(Ordering::SeqCst) {
             self.stored_seq.store(seq, Ordering::SeqCst);
             *stored = tools;
+            *lock(&self.listing_notes) = notes;
         }
     }
 
@@ -1930,6 +2178,15 @@ impl ServerConn {
                 self.label()
             ))
         })?;
+        // The connection stays: only this result is not read.
+        if holds_too_deep(&value) {
+            return Err(ToolError::msg(format!(
+                "{}: the result of tool \"{tool}\" {}. The call may or may not have taken \
+                 effect.",
+                self.label(),
+                too_deep_text()
+            )));
+        }
         if !value.is_object() || value.get("content").is_some_and(|c| !c.is_array()) {
             let mut shown = value.to_string();
             if shown.len() > 200 {
@@ -2197,7 +2454,11 @@ impl ServerConn {
                 rmcp::model::ServerResult::ListResourcesResult(page) => {
                     Ok((page.resources, page.next_cursor))
                 }
-                _ => Err(ServiceError::UnexpectedResponse),
+                _ => Err(ListError::Invalid(
+                    "its answer is not a resources/list result (an object with a `resources` \
+                     list)"
+                        .to_owned(),
+                )),
             }
         });
         let listed = match tokio::time::timeout(limit, pages).await {
@@ -2211,7 +2472,7 @@ impl ServerConn {
             Ok(Err(ListError::Service(e))) => {
                 return Err(self.call_error("", "resources/list", e, &live).await);
             }
-            Ok(Err(ListError::Paging(why))) => {
+            Ok(Err(ListError::Invalid(why))) => {
                 return Err(ToolError::msg(format!(
                     "{}: resources/list failed: {why}",
                     self.label()
@@ -2262,7 +2523,16 @@ impl ServerConn {
             .await?;
         match outcome {
             rmcp::model::ServerResult::ReadResourceResult(result) => {
-                serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))
+                let value =
+                    serde_json::to_value(&result).map_err(|e| ToolError::msg(e.to_string()))?;
+                if holds_too_deep(&value) {
+                    return Err(ToolError::msg(format!(
+                        "{}: the contents of resource \"{uri}\" {}",
+                        self.label(),
+                        too_deep_text()
+                    )));
+                }
+                Ok(value)
             }
             rmcp::model::ServerResult::InputRequiredResult(_) => Err(ToolError::msg(format!(
                 "{}: resources/read \"{uri}\" returned an unsupported result (input-required \
@@ -2333,15 +2603,16 @@ const MAX_LIST_BYTES: u64 = 128 * 1024 * 1024;
 enum ListError {
     /// A page's request failed.
     Service(ServiceError),
-    /// The server's paging went wrong: a repeated cursor, or too many pages, items or bytes.
-    Paging(String),
+    /// The server's answer went wrong: a page that is no listing, a repeated cursor, or too
+    /// many pages, items or bytes.
+    Invalid(String),
 }
 
 impl std::fmt::Display for ListError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Service(e) => e.fmt(f),
-            Self::Paging(why) => f.write_str(why),
+            Self::Invalid(why) => f.write_str(why),
         }
     }
 }
@@ -2391,6 +2662,103 @@ async fn request_cancelled_if_dropped(
     answer
 }
 
+/// The tools of one `tools/list` page as JSON, as the server sent them, and its next
+/// cursor. A tool definition rmcp cannot read (a string `readOnlyHint`, no `inputSchema`)
+/// makes the page a custom result: its tools are then taken one by one, for
+/// [`tool_problem`] to leave a bad one out instead of failing the whole server.
+fn tools_of_page(
+    page: rmcp::model::ServerResult,
+) -> Result<(Vec<Value>, Option<String>), ListError> {
+    let page = match page {
+        rmcp::model::ServerResult::ListToolsResult(page) => {
+            let tools = page
+                .tools
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect();
+            return Ok((tools, page.next_cursor));
+        }
+        rmcp::model::ServerResult::CustomResult(rmcp::model::CustomResult(page)) => page,
+        _ => {
+            return Err(ListError::Invalid(
+                "its answer is not a tools/list result (an object with a `tools` list)".to_owned(),
+            ));
+        }
+    };
+    let tools = match page.get("tools") {
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => {
+            return Err(ListError::Invalid(format!(
+                "its answer's `tools` is {}, not a list",
+                tool_core::shown_setting(other)
+            )));
+        }
+        None => {
+            return Err(ListError::Invalid(format!(
+                "its answer ({}) has no `tools` list",
+                tool_core::shown_setting(&page)
+            )));
+        }
+    };
+    let next = page
+        .get("nextCursor")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok((tools, next))
+}
+
+/// Why the tool definition `raw` of a listing cannot be offered, if it cannot: no name
+/// (MCP requires one; an empty one would be offered as `mcp__server__`, which a rule for
+/// the whole server matches, and called as `""`), no `inputSchema` object, a part nested
+/// deeper than this client reads, or anything else rmcp cannot read.
+fn tool_problem(raw: &Value) -> Option<String> {
+    let Value::Object(fields) = raw else {
+        return Some(format!(
+            "it is {}, not an object",
+            tool_core::shown_setting(raw)
+        ));
+    };
+    match fields.get("name") {
+        None | Some(Value::Null) => return Some("it has no name".to_owned()),
+        Some(Value::String(name)) if name.trim().is_empty() => {
+            return Some("it has no name".to_owned());
+        }
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "its name is {}, not a string",
+                tool_core::shown_setting(other)
+            ));
+        }
+    }
+    if holds_too_deep(raw) {
+        return Some(format!("its definition {}", too_deep_text()));
+    }
+    match fields.get("inputSchema") {
+        None => return Some("it has no `inputSchema`".to_owned()),
+        Some(Value::Object(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "its `inputSchema` is {}, not an object",
+                tool_core::shown_setting(other)
+            ));
+        }
+    }
+    // Checked as rmcp reads it, kept as the server sent it.
+    <rmcp::model::Tool as serde::Deserialize>::deserialize(raw)
+        .err()
+        .map(|e| format!("its definition is not valid ({e})"))
+}
+
+/// A tool of a listing as messages name it: `"name"`, or by its place in the listing
+/// (`#3`, from 1) when it has no name to go by.
+fn tool_label(raw: &Value, at: usize) -> String {
+    match raw.get("name").and_then(Value::as_str) {
+        Some(name) if !name.trim().is_empty() => format!("{name:?}"),
+        _ => format!("#{}", at + 1),
+    }
+}
+
 fn page_params(cursor: Option<String>) -> rmcp::model::PaginatedRequestParams {
     rmcp::model::PaginatedRequestParams::default().with_cursor(cursor)
 }
@@ -2410,7 +2778,7 @@ async fn list_all<T, F, Fut>(what: &str, mut page: F) -> Result<Vec<T>, ListErro
 where
     T: serde::Serialize,
     F: FnMut(Option<String>) -> Fut,
-    Fut: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ListError>>,
 {
     let mut items = Vec::new();
     let mut bytes = 0_u64;
@@ -2423,7 +2791,7 @@ where
         }
         items.extend(page_items);
         if items.len() > MAX_LIST_ITEMS || bytes > MAX_LIST_BYTES {
-            return Err(ListError::Paging(format!(
+            return Err(ListError::Invalid(format!(
                 "the server listed more than {MAX_LIST_ITEMS} {what} or {} MiB of them",
                 MAX_LIST_BYTES / (1024 * 1024)
             )));
@@ -2434,7 +2802,7 @@ where
             None => return Ok(items),
             Some(next) if next.is_empty() => return Ok(items),
             Some(next) if !seen.insert(next.clone()) => {
-                return Err(ListError::Paging(format!(
+                return Err(ListError::Invalid(format!(
                     "the server sent the cursor {:?} twice (its paging loops)",
                     tool_core::truncate_middle(&next, 80)
                 )));
@@ -2442,7 +2810,7 @@ where
             Some(next) => cursor = Some(next),
         }
     }
-    Err(ListError::Paging(format!(
+    Err(ListError::Invalid(format!(
         "the server's {what} did not end within {MAX_LIST_PAGES} pages"
     )))
 }
@@ -2529,6 +2897,207 @@ pub(crate) fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `line` mended in one piece, and fed in pieces of `step` bytes.
+    fn mended(line: &[u8], step: usize) -> (Vec<u8>, bool) {
+        let mut mender = LineMender::default();
+        let mut out = Vec::new();
+        let mut cut = false;
+        let mut chunks = line.chunks(step.max(1)).peekable();
+        while let Some(chunk) = chunks.next() {
+            cut |= mender.mend(chunk, chunks.peek().is_none(), &mut out);
+        }
+        (out, cut)
+    }
+
+    /// The mender gives the same line however the pipe cut it (a character split between
+    /// two reads stays that character); bytes that are not UTF-8 become U+FFFD as Node
+    /// decodes them (one for each invalid byte, one for a sequence cut short); a value
+    /// nested deeper than 100 levels becomes the stand-in, brackets inside strings (and
+    /// escaped quotes) not counted; and what comes out is JSON serde_json reads.
+    #[test]
+    fn lines_are_mended_alike_in_any_pieces() {
+        let nest = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let cases: Vec<(Vec<u8>, Vec<u8>, bool)> = vec![
+            (
+                "{\"t\":\"café 😀 ok\"}".as_bytes().to_vec(),
+                "{\"t\":\"café 😀 ok\"}".as_bytes().to_vec(),
+                false,
+            ),
+            (
+                b"{\"t\":\"caf\xe9 \xff\xfe \xf0\x9f\x98\"}".to_vec(),
+                "{\"t\":\"caf\u{FFFD} \u{FFFD}\u{FFFD} \u{FFFD}\"}"
+                    .as_bytes()
+                    .to_vec(),
+                false,
+            ),
+            (
+                format!("{{\"a\":{},\"b\":\"[[\\\"{{\",\"c\":1}}", nest(99)).into_bytes(),
+                format!("{{\"a\":{},\"b\":\"[[\\\"{{\",\"c\":1}}", nest(99)).into_bytes(),
+                false,
+            ),
+            (
+                format!("{{\"a\":[{}],\"b\":\"]]\",\"c\":1}}", nest(150)).into_bytes(),
+                format!(
+                    "{{\"a\":[{}\"{TOO_DEEP}\"{}],\"b\":\"]]\",\"c\":1}}",
+                    "[".repeat(98),
+                    "]".repeat(98)
+                )
+                .into_bytes(),
+                true,
+            ),
+        ];
+        for (line, want, want_cut) in cases {
+            for step in [1, 2, 3, 7, line.len()] {
+                let (out, cut) = mended(&line, step);
+                assert_eq!(
+                    String::from_utf8_lossy(&out),
+                    String::from_utf8_lossy(&want),
+                    "step {step}"
+                );
+                assert_eq!(cut, want_cut, "step {step}");
+                serde_json::from_slice::<Value>(&out).expect("mended JSON reads");
+            }
+        }
+        // Each line starts afresh: an unclosed string or a deep line does not carry over.
+        let mut mender = LineMender::default();
+        let mut out = Vec::new();
+        assert!(mender.mend(nest(101).as_bytes(), true, &mut out));
+        out.clear();
+        assert!(!mender.mend(b"{\"a\":[1]}", true, &mut out));
+        assert_eq!(out, b"{\"a\":[1]}");
+        let value: Value =
+            serde_json::from_slice(&mended(format!("{{\"x\":{}}}", nest(300)).as_bytes(), 5).0)
+                .unwrap();
+        assert!(holds_too_deep(&value));
+    }
+
+    /// A value at the depth limit that holds many values too deep (`[[],[],[],…]` at level
+    /// 100, `{"k":[],…}`) becomes one stand-in, not one per child: the mended line stays
+    /// smaller than the line sent (it was 19 times larger, past the message cap), and still
+    /// reads as JSON holding the stand-in, in any pieces.
+    #[test]
+    fn a_container_at_the_depth_limit_becomes_one_stand_in() {
+        let children = 100_000;
+        for (open, child, close) in [("[", "[]", "]"), ("{", "\"k\":{}", "}")] {
+            let inner = vec![child; children].join(",");
+            let line = format!(
+                "{{\"a\":{}{open}1,{inner}{close}{},\"b\":2}}",
+                "[".repeat(98),
+                "]".repeat(98)
+            );
+            let line = if open == "{" {
+                line.replace("{1,", "{\"one\":1,")
+            } else {
+                line
+            };
+            for step in [7, 4096, line.len()] {
+                let (out, cut) = mended(line.as_bytes(), step);
+                assert!(cut, "{open} step {step}");
+                assert!(
+                    out.len() < line.len() / 100,
+                    "{open} step {step}: {} bytes mended from {}",
+                    out.len(),
+                    line.len()
+                );
+                let text = String::from_utf8(out).unwrap();
+                assert_eq!(text.matches(TOO_DEEP).count(), 1, "{open} step {step}");
+                let value: Value = serde_json::from_str(&text).expect("mended JSON reads");
+                assert!(holds_too_deep(&value), "{open} step {step}");
+                assert_eq!(value["b"], 2, "{open} step {step}");
+            }
+        }
+    }
+
+    /// The message cap counts a line as it is handed on, mended: a line under the cap
+    /// whose bytes that are not UTF-8 each become U+FFFD's three bytes over it is refused
+    /// as an over-long line is; one whose mended form fits goes through.
+    #[tokio::test]
+    async fn the_message_cap_counts_the_mended_line() {
+        let mut process = tokio::process::Command::new("true")
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdout = process.stdout.take().unwrap();
+        let child: SharedChild = Arc::new(ChildSlot::default());
+        let mut guarded = GuardedStdout::new(
+            stdout,
+            child,
+            Arc::new(StderrLog::new(4096)),
+            SentIds::default(),
+        );
+        guarded.limit = 1000;
+        let fits = [&b"{\"a\":\""[..], &[0xff; 300], b"\"}\n"].concat();
+        guarded.take_in(&fits).unwrap();
+        let over = [&b"{\"a\":\""[..], &[0xff; 400], b"\"}\n"].concat();
+        assert!(over.len() < 1000);
+        let err = guarded.take_in(&over).unwrap_err();
+        assert!(err.contains("larger than"), "{err}");
+        let _ = process.wait().await;
+    }
+
+    /// A server that closes its own stdin (a write to it then fails), and exits with a
+    /// failure after our end of the pipe is dropped, went away on its own: how it ended is
+    /// reported. (Before, the drop was taken for this client closing a running server's
+    /// input, and the exit kept quiet; without `/proc`, as on macOS, even a server that had
+    /// already exited counted as running.) A server whose input this client closes while it
+    /// runs, and that ends with status 0 at the end of its input, is still not reported.
+    #[tokio::test]
+    async fn an_exit_after_the_server_closed_its_own_input_is_reported() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        async fn start(script: &str) -> (SharedChild, RecordingStdin, tokio::process::ChildStdout) {
+            let mut cmd = tokio::process::Command::new("sh");
+            cmd.args(["-c", script])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .kill_on_drop(true);
+            tool_core::process::detach_from_terminal(cmd.as_std_mut());
+            let mut process = cmd.spawn().unwrap();
+            let (stdin, stdout) = (
+                process.stdin.take().unwrap(),
+                process.stdout.take().unwrap(),
+            );
+            let child: SharedChild = Arc::new(ChildSlot {
+                process: Mutex::new(Some(process)),
+                ..ChildSlot::default()
+            });
+            let stdin = RecordingStdin {
+                inner: stdin,
+                sent: SentIds::default(),
+                lines: LineSplitter::default(),
+                child: child.clone(),
+            };
+            (child, stdin, stdout)
+        }
+        let (child, mut stdin, stdout) = start("exec 0<&-; echo closed; sleep 0.5; exit 3").await;
+        let mut stdout = tokio::io::BufReader::new(stdout);
+        let mut line = String::new();
+        stdout.read_line(&mut line).await.unwrap();
+        assert_eq!(line, "closed\n");
+        let request = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        let err = stdin.write_all(request).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+        drop(stdin);
+        assert_eq!(
+            exit_note(&child, Duration::from_secs(10)).await.as_deref(),
+            Some("the server exited with status 3")
+        );
+        // Ours: the input closed while the server ran, its stdout open.
+        let (child, mut stdin, _stdout) = start("cat >/dev/null; exit 0").await;
+        stdin.write_all(request).await.unwrap();
+        stdin.shutdown().await.unwrap();
+        drop(stdin);
+        assert_eq!(exit_note(&child, Duration::from_secs(10)).await, None);
+        assert!(
+            lock(&child.process)
+                .as_mut()
+                .unwrap()
+                .try_wait()
+                .unwrap()
+                .is_some()
+        );
+    }
 
     /// The roots a server is given are file URLs it reads back as the same directory.
     #[test]

@@ -1023,6 +1023,18 @@ fn read_json(path: &Path, required: bool, diags: &mut Vec<Diagnostic>) -> Option
             return None;
         }
     };
+    // A blank optional file (a tool that truncated `~/.claude.json`) holds no servers, as a
+    // blank settings file is `{}`; a file the user named (`--mcp-config`) must hold some.
+    if tool_core::without_bom(&text).trim().is_empty() {
+        if required {
+            diags.push(Diagnostic::error(
+                None,
+                Some(path),
+                "the file is empty; it names no MCP servers".to_owned(),
+            ));
+        }
+        return None;
+    }
     // A byte order mark (Windows editors write one) is not JSON, and not part of the file's
     // content either.
     match tool_core::parse_config_json(&text) {

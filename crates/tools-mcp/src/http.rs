@@ -33,8 +33,8 @@ use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage};
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    HttpStatusError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 
@@ -146,8 +146,22 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
     if let Some(e) = error.downcast_ref::<ClientInitializeError>() {
         return match e {
             ClientInitializeError::TransportError { error, context } => {
-                format!("{}, when {context}", without_type_names(&*error.error))
+                format!(
+                    "{} (while {})",
+                    without_type_names(&*error.error),
+                    while_doing(context)
+                )
             }
+            ClientInitializeError::ExpectedInitResult(result) => {
+                init_result_problem(result.as_ref())
+            }
+            ClientInitializeError::ExpectedInitResponse(_) => {
+                "the server did not answer `initialize` with a result".to_owned()
+            }
+            ClientInitializeError::JsonRpcError(error) => format!(
+                "the server answered `initialize` with an error: {} (code {})",
+                error.message, error.code.0
+            ),
             other => other.to_string(),
         };
     }
@@ -177,6 +191,250 @@ pub(crate) fn without_type_names(error: &(dyn Error + 'static)) -> String {
         return "the connection was closed".to_owned();
     }
     error.to_string()
+}
+
+/// rmcp's context of a failed step of the handshake (`send initialize request`) as words
+/// after "while": `sending the initialize request`.
+fn while_doing(context: &str) -> String {
+    match context.strip_prefix("send ") {
+        Some(what) => format!("sending the {what}"),
+        None => context.to_owned(),
+    }
+}
+
+/// What is wrong with the server's answer to `initialize` when rmcp could not read it as an
+/// initialize result: the required fields it lacks or has of another type
+/// (`protocolVersion`, `capabilities`, `serverInfo`), else what the reading found; never
+/// rmcp's `CustomResult(Object {…})`.
+fn init_result_problem(result: Option<&rmcp::model::ServerResult>) -> String {
+    const PREFIX: &str = "the server's answer to `initialize`";
+    // `{}` and `[]` both read as rmcp's empty result: which one came is not known here.
+    if let Some(rmcp::model::ServerResult::EmptyResult(_)) = result {
+        return format!(
+            "{PREFIX} is empty (`{{}}` or `[]`), not an initialize result: it has no \
+             `protocolVersion`, `capabilities` or `serverInfo`"
+        );
+    }
+    let Some(value) = result.and_then(|r| serde_json::to_value(r).ok()) else {
+        return format!("{PREFIX} is not an initialize result");
+    };
+    let serde_json::Value::Object(fields) = &value else {
+        return format!(
+            "{PREFIX} is {}, not an object",
+            tool_core::shown_setting(&value)
+        );
+    };
+    let mut problems = Vec::new();
+    for (field, object) in [
+        ("protocolVersion", false),
+        ("capabilities", true),
+        ("serverInfo", true),
+    ] {
+        let wanted = if object { "an object" } else { "a string" };
+        match fields.get(field) {
+            None | Some(serde_json::Value::Null) => problems.push(format!("it has no `{field}`")),
+            Some(v) if v.is_object() != object || (!object && !v.is_string()) => {
+                problems.push(format!(
+                    "its `{field}` is {}, not {wanted}",
+                    tool_core::shown_setting(v)
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if problems.is_empty() {
+        problems = inner_problems(fields);
+    }
+    if !problems.is_empty() {
+        return format!(
+            "{PREFIX} is not an initialize result: {}",
+            problems.join("; ")
+        );
+    }
+    match serde_json::from_value::<rmcp::model::InitializeResult>(value) {
+        Err(e) => format!(
+            "{PREFIX} is not a valid initialize result ({})",
+            without_struct_names(&e.to_string())
+        ),
+        Ok(_) => format!("{PREFIX} is not an initialize result"),
+    }
+}
+
+/// The capabilities an initialize result's `capabilities` may hold, each an object when
+/// present (rmcp reads each into a struct or a map).
+const OBJECT_CAPABILITIES: &[&str] = &[
+    "experimental",
+    "extensions",
+    "logging",
+    "completions",
+    "prompts",
+    "resources",
+    "tools",
+];
+
+/// What is wrong inside the `capabilities` and `serverInfo` objects of an initialize result
+/// (a capability that is no object, `serverInfo` without its `name` or `version`), in the
+/// result's own terms.
+fn inner_problems(fields: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(serde_json::Value::Object(capabilities)) = fields.get("capabilities") {
+        for name in OBJECT_CAPABILITIES {
+            match capabilities.get(*name) {
+                None | Some(serde_json::Value::Null | serde_json::Value::Object(_)) => {}
+                Some(other) => problems.push(format!(
+                    "`capabilities.{name}` must be an object, not {}",
+                    tool_core::shown_setting(other)
+                )),
+            }
+        }
+    }
+    if let Some(serde_json::Value::Object(info)) = fields.get("serverInfo") {
+        for field in ["name", "version"] {
+            match info.get(field) {
+                None | Some(serde_json::Value::Null) => {
+                    problems.push(format!("`serverInfo` has no `{field}`"));
+                }
+                Some(serde_json::Value::String(_)) => {}
+                Some(other) => problems.push(format!(
+                    "`serverInfo.{field}` must be a string, not {}",
+                    tool_core::shown_setting(other)
+                )),
+            }
+        }
+    }
+    problems
+}
+
+/// serde's text with the Rust type it expected (`expected struct ToolsCapability`) told as
+/// what the JSON should have been: `expected an object`.
+fn without_struct_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("struct ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "struct ".len()..];
+        let name_len = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if name_len == 0 {
+            out.push_str("struct ");
+        } else {
+            out.push_str("an object");
+        }
+        rest = &after[name_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Most characters of an error page that an error text quotes.
+const BODY_QUOTED: usize = 300;
+
+/// rmcp's text for an HTTP answer that is no MCP answer (`HTTP 404 Not Found: <the whole
+/// page>`) in words: `the server answered 404 Not Found: <the start of the page>`, its
+/// markup and runs of white space left out, at most [`BODY_QUOTED`] characters of it.
+fn unexpected_answer(text: &str) -> String {
+    let Some(rest) = text.strip_prefix("HTTP ") else {
+        return format!(
+            "the server's answer was not an MCP answer: {}",
+            quoted_body(text)
+        );
+    };
+    let (status, body) = rest.split_once(": ").unwrap_or((rest, ""));
+    let body = quoted_body(body);
+    if body.is_empty() {
+        format!("the server answered {status}")
+    } else {
+        format!("the server answered {status}: {body}")
+    }
+}
+
+/// The start of an answer's body for an error text: for markup, its tags and the contents of
+/// `<style>` and `<script>` left out and the common entities decoded; white space runs as
+/// one space; at most [`BODY_QUOTED`] characters.
+fn quoted_body(body: &str) -> String {
+    let body = body.trim();
+    let text = if body.starts_with('<') {
+        page_text(body)
+    } else {
+        body.chars().take(8 * BODY_QUOTED).collect()
+    };
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.chars().count() > BODY_QUOTED {
+        let cut: String = joined.chars().take(BODY_QUOTED).collect();
+        format!("{cut}…")
+    } else {
+        joined
+    }
+}
+
+/// The text of a page (HTML or XML): a space for each tag, the contents of `<style>` and
+/// `<script>` left out, entities decoded; a little more than [`BODY_QUOTED`] needs.
+fn page_text(page: &str) -> String {
+    let mut text = String::new();
+    let mut rest = page;
+    while text.len() <= 8 * BODY_QUOTED {
+        let Some(open) = rest.find('<') else {
+            text.push_str(rest);
+            break;
+        };
+        text.push_str(&rest[..open]);
+        let tag = &rest[open + 1..];
+        let Some(close) = tag.find('>') else {
+            break;
+        };
+        let name: String = tag
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        rest = &tag[close + 1..];
+        text.push(' ');
+        if name == "style" || name == "script" {
+            // Up to its end tag, which the next round reads as a tag. ASCII lower-casing
+            // keeps byte offsets.
+            let end = format!("</{name}");
+            rest = match rest.to_ascii_lowercase().find(&end) {
+                Some(at) => &rest[at..],
+                None => "",
+            };
+        }
+    }
+    decode_entities(&text)
+}
+
+/// `text` with the common entities decoded (`&amp;` `&lt;` `&gt;` `&quot;` `&#39;` `&apos;`,
+/// `&nbsp;` as a space); others stay as they are.
+fn decode_entities(text: &str) -> String {
+    const ENTITIES: &[(&str, char)] = &[
+        ("&amp;", '&'),
+        ("&lt;", '<'),
+        ("&gt;", '>'),
+        ("&quot;", '"'),
+        ("&#39;", '\''),
+        ("&#x27;", '\''),
+        ("&apos;", '\''),
+        ("&nbsp;", ' '),
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match ENTITIES.iter().find(|(name, _)| rest.starts_with(name)) {
+            Some((name, c)) => {
+                out.push(*c);
+                rest = &rest[name.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The error rmcp's transport wrappers (a failed send, the dynamic transport) hold, if
@@ -254,6 +512,14 @@ fn http_failure(error: &(dyn Error + 'static), url: &str) -> Option<Failure> {
                 {
                     Some(Failure::Exchange(FORBIDDEN.into()))
                 }
+                // A 5xx or 429 answer: rmcp keeps only the status (and `Retry-After`).
+                StreamableHttpError::HttpStatus(status) => {
+                    Some(Failure::Exchange(status_in_words(status)))
+                }
+                // Any other status (a 404 page): the status, and the page quoted in part.
+                StreamableHttpError::UnexpectedServerResponse(text) => {
+                    Some(Failure::Exchange(unexpected_answer(text)))
+                }
                 _ => None,
             };
         }
@@ -263,6 +529,19 @@ fn http_failure(error: &(dyn Error + 'static), url: &str) -> Option<Failure> {
         current = e.source();
     }
     None
+}
+
+/// rmcp's body-less status error (`HTTP 503`) in words: `the server answered 503 Service
+/// Unavailable`, with the wait a `Retry-After` asks for.
+fn status_in_words(error: &HttpStatusError) -> String {
+    let status = match http::StatusCode::from_u16(error.status) {
+        Ok(code) => code.to_string(),
+        Err(_) => error.status.to_string(),
+    };
+    match &error.retry_after {
+        Some(wait) => format!("the server answered {status} (it asks to wait: Retry-After {wait})"),
+        None => format!("the server answered {status}"),
+    }
 }
 
 /// What a reqwest error means: a connection that could not be made (and why: `connection
@@ -475,5 +754,102 @@ mod tests {
             session_lost(true, Ok(StreamableHttpPostResponse::Accepted)),
             Ok(StreamableHttpPostResponse::Accepted)
         ));
+    }
+}
+
+#[cfg(test)]
+mod wording_tests {
+    use super::*;
+    use rmcp::model::ServerResult;
+    use serde_json::json;
+
+    /// What `init_result_problem` says of `result` as rmcp reads it from a server's answer.
+    fn problem(result: serde_json::Value) -> String {
+        let read: ServerResult = serde_json::from_value(result).unwrap();
+        init_result_problem(Some(&read))
+    }
+
+    const GOOD_INFO: &str = r#"{"name": "s", "version": "1"}"#;
+
+    /// An answer to `initialize` that is an empty array (or object) says it is empty, not
+    /// that it lacks three fields one by one. rmcp reads `[]` and `{}` alike, so the text
+    /// names both; another array is named as what it is.
+    #[test]
+    fn an_empty_answer_to_initialize_says_it_is_empty() {
+        for empty in [json!([]), json!({})] {
+            let text = problem(empty);
+            assert!(text.contains("is empty (`{}` or `[]`)"), "{text}");
+        }
+        let text = problem(json!([1, 2]));
+        assert!(text.contains("is an array, not an object"), "{text}");
+    }
+
+    /// A capability that is not an object is named as `capabilities.<name>`, never by rmcp's
+    /// Rust type (`ToolsCapability`).
+    #[test]
+    fn a_capability_that_is_no_object_is_named() {
+        let info: serde_json::Value = serde_json::from_str(GOOD_INFO).unwrap();
+        for (cap, value) in [("tools", json!(false)), ("resources", json!("yes"))] {
+            let text = problem(json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {cap: value},
+                "serverInfo": info,
+            }));
+            assert!(
+                text.contains(&format!("`capabilities.{cap}` must be an object")),
+                "{text}"
+            );
+            assert!(!text.contains("Capability"), "{text}");
+        }
+    }
+
+    /// `serverInfo` without `version` (or `name`) says where the field is missing.
+    #[test]
+    fn server_info_without_version_says_where() {
+        for (info, missing) in [
+            (json!({"name": "s"}), "version"),
+            (json!({"version": "1"}), "name"),
+        ] {
+            let text = problem(json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "serverInfo": info,
+            }));
+            assert!(
+                text.contains(&format!("`serverInfo` has no `{missing}`")),
+                "{text}"
+            );
+        }
+    }
+
+    /// An error page is quoted without its markup, the contents of `<style>` and `<script>`
+    /// left out and the common entities decoded.
+    #[test]
+    fn quoted_pages_drop_styles_scripts_and_decode_entities() {
+        let page = "<html><head><style>body { color: red }</style><script>var x = 1 < 2;\
+                    </script></head><body><h1>Bad&nbsp;Gateway</h1><p>a &amp; b &lt;c&gt; \
+                    &quot;d&quot; &#39;e&#39;</p><SCRIPT type=\"x\">alert(1)</SCRIPT></body></html>";
+        assert_eq!(quoted_body(page), "Bad Gateway a & b <c> \"d\" 'e'");
+    }
+
+    /// A 5xx or 429 answer (rmcp's body-less status error) is told in words with its reason.
+    #[test]
+    fn a_status_error_is_told_in_words() {
+        let error: StreamableHttpError<reqwest::Error> =
+            rmcp::transport::streamable_http_client::HttpStatusError::new(503, None).into();
+        let Some(Failure::Exchange(text)) = http_failure(&error, "http://x") else {
+            panic!("no failure")
+        };
+        assert_eq!(text, "the server answered 503 Service Unavailable");
+        let error: StreamableHttpError<reqwest::Error> =
+            rmcp::transport::streamable_http_client::HttpStatusError::new(429, Some("30".into()))
+                .into();
+        let Some(Failure::Exchange(text)) = http_failure(&error, "http://x") else {
+            panic!("no failure")
+        };
+        assert_eq!(
+            text,
+            "the server answered 429 Too Many Requests (it asks to wait: Retry-After 30)"
+        );
     }
 }

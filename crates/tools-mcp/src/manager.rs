@@ -177,12 +177,7 @@ impl McpManager {
             out.push(Diagnostic::warning(
                 Some(server.name()),
                 server.config.source.as_deref(),
-                format!(
-                    "{} of its tools are not offered: each has the same name after \
-                     normalisation as a tool offered before it: {}{more}",
-                    hidden.len(),
-                    shown.join(", ")
-                ),
+                format!("{}{}{more}", not_offered(hidden.len()), shown.join(", ")),
             ));
         }
         out
@@ -317,16 +312,66 @@ async fn connect_all(inner: Arc<Inner>, early: Vec<Diagnostic>) -> Vec<Diagnosti
     )
     .await;
     for (server, result) in results {
-        if let Err(e) = result {
-            diagnostics.push(Diagnostic::error(
+        match result {
+            Err(e) => diagnostics.push(Diagnostic::error(
                 Some(server.name()),
                 server.config.source.as_deref(),
                 format!("failed to connect: {e}"),
-            ));
+            )),
+            Ok(()) => diagnostics.extend(listing_warnings(server)),
         }
     }
     diagnostics.extend(McpManager::name_collisions(&inner));
     diagnostics
+}
+
+/// Most tools left out that `connect` names one warning each; the rest get one warning
+/// together (the server's log names them all).
+const LEFT_OUT_NAMED: usize = 10;
+
+/// One warning for each tool `server`'s listing left out (named, or by its place when it has
+/// no name, with the reason: no `inputSchema`, no name, ...), and for a server that declares
+/// no tools, rather than tools missing without a word.
+fn listing_warnings(server: &ServerConn) -> Vec<Diagnostic> {
+    let notes = server.listing_notes();
+    let source = server.config.source.as_deref();
+    let mut out: Vec<Diagnostic> = notes
+        .iter()
+        .take(LEFT_OUT_NAMED)
+        .map(|note| Diagnostic::warning(Some(server.name()), source, note.clone()))
+        .collect();
+    if notes.len() > LEFT_OUT_NAMED {
+        out.push(Diagnostic::warning(
+            Some(server.name()),
+            source,
+            left_out_more(notes.len() - LEFT_OUT_NAMED),
+        ));
+    }
+    out
+}
+
+/// The warning for `count` tools left out beyond those named one by one.
+fn left_out_more(count: usize) -> String {
+    if count == 1 {
+        "tools/list: 1 more tool is left out (the server's log names it and why)".to_owned()
+    } else {
+        format!("tools/list: {count} more tools are left out (the server's log names them and why)")
+    }
+}
+
+/// The start of the warning for `count` tools hidden by a name offered before them; the
+/// names follow.
+fn not_offered(count: usize) -> String {
+    if count == 1 {
+        "1 of its tools is not offered: it has the same name after normalisation as a tool \
+         offered before it: "
+            .to_owned()
+    } else {
+        format!(
+            "{count} of its tools are not offered: each has the same name after normalisation \
+             as a tool offered before it: "
+        )
+    }
 }
 
 fn collect_tools(inner: &Arc<Inner>) -> Vec<Arc<dyn Tool>> {
@@ -357,4 +402,26 @@ fn collect_tools(inner: &Arc<Inner>) -> Vec<Arc<dyn Tool>> {
         }));
     }
     tools
+}
+
+#[cfg(test)]
+mod wording_tests {
+    use super::*;
+
+    /// The counts in warnings agree with their number: `1 more tool is`, `2 more tools are`.
+    #[test]
+    fn counts_of_tools_agree_in_number() {
+        assert_eq!(
+            left_out_more(1),
+            "tools/list: 1 more tool is left out (the server's log names it and why)"
+        );
+        assert_eq!(
+            left_out_more(3),
+            "tools/list: 3 more tools are left out (the server's log names them and why)"
+        );
+        assert!(not_offered(1).starts_with("1 of its tools is not offered: it has the same name"));
+        assert!(
+            not_offered(2).starts_with("2 of its tools are not offered: each has the same name")
+        );
+    }
 }

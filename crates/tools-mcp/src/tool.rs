@@ -431,6 +431,26 @@ pub fn truncation_note(max_tokens: usize) -> String {
     )
 }
 
+/// The note that takes the place of images left out because no image fitted beside the
+/// text within `max_tokens`.
+fn images_left_out_note(count: usize, max_tokens: usize) -> String {
+    let what = if count == 1 {
+        "1 image was".to_owned()
+    } else {
+        format!("{count} images were")
+    };
+    format!(
+        "[{what} left out: with them the output exceeded the {max_tokens} token limit. \
+         The limit can be raised with MAX_MCP_OUTPUT_TOKENS.]"
+    )
+}
+
+/// Cuts content with images to `max_tokens` (4 characters a token, an image
+/// [`IMAGE_TOKEN_ESTIMATE`]) and appends [`truncation_note`]. When no image would be kept,
+/// the images are left out instead, with a note after the text in the one text block, and
+/// the text is kept whole: without images the result is text, which the pipeline saves
+/// whole to a file when it is large (the pipeline never saves a result with images; a cut
+/// one saved would pass for the full output).
 fn apply_token_limit(blocks: Vec<ContentBlock>, max_tokens: usize) -> Vec<ContentBlock> {
     let budget_chars = max_tokens.saturating_mul(4);
     let image_chars = IMAGE_TOKEN_ESTIMATE * 4;
@@ -443,6 +463,40 @@ fn apply_token_limit(blocks: Vec<ContentBlock>, max_tokens: usize) -> Vec<Conten
         .sum();
     if total <= budget_chars {
         return blocks;
+    }
+    // Whether an image comes before the budget runs out (text before it counted whole).
+    let mut before = 0usize;
+    let mut image_fits = false;
+    for block in &blocks {
+        match block {
+            ContentBlock::Text { text } => before = before.saturating_add(text.chars().count()),
+            _ if before.saturating_add(image_chars) <= budget_chars => {
+                image_fits = true;
+                break;
+            }
+            _ => break,
+        }
+    }
+    if !image_fits {
+        let images = blocks
+            .iter()
+            .filter(|b| !matches!(b, ContentBlock::Text { .. }))
+            .count();
+        // One text block, the note after a blank line: a single text is saved line by line
+        // (two blocks would be saved as a JSON array, one long line to a Read).
+        let mut text = blocks
+            .into_iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&images_left_out_note(images, max_tokens));
+        return vec![ContentBlock::text(text)];
     }
     let mut left = budget_chars;
     let mut out = Vec::new();
@@ -617,5 +671,55 @@ mod tests {
         let raw = json!({"content": [{"type": "text", "text": "x".repeat(1000) + "END"}]});
         let r = map_call_result("s", "t", &raw, 100).unwrap();
         assert_eq!(r.data.content.joined_text(), "x".repeat(1000) + "END");
+    }
+
+    /// Text over the limit followed by an image: no image fits beside the text, so the
+    /// images are left out with a note and the text is kept whole. Without images the result
+    /// is text, which the pipeline saves whole to a file; cut here, the cut text was what
+    /// the pipeline saved, and the model was told the full output was in that file. The note
+    /// goes inside the one text block (after a blank line): two text blocks would be saved
+    /// as a JSON array, one long line to a Read, instead of the text line by line.
+    #[test]
+    fn images_that_do_not_fit_are_left_out_and_the_text_kept_whole() {
+        let png = b64(&png_header(10, 10));
+        let text = "x".repeat(120_000) + "END";
+        let raw = json!({"content": [
+            {"type": "text", "text": text},
+            {"type": "image", "mimeType": "image/png", "data": png},
+            {"type": "image", "mimeType": "image/png", "data": png},
+        ]});
+        let r = map_call_result("s", "t", &raw, 25_000).unwrap();
+        let ToolResultContent::Text(joined) = &r.data.content else {
+            panic!("one text expected, got blocks")
+        };
+        assert!(
+            joined.starts_with(&format!("{text}\n\n[")),
+            "the text was cut"
+        );
+        assert!(
+            joined.ends_with(
+                "[2 images were left out: with them the output exceeded the 25000 token limit. \
+                 The limit can be raised with MAX_MCP_OUTPUT_TOKENS.]"
+            ),
+            "{}",
+            &joined[text.len()..]
+        );
+        assert!(!joined.contains("OUTPUT TRUNCATED"));
+
+        // Several text blocks become one text, in their order, the note after them.
+        let raw = json!({"content": [
+            {"type": "text", "text": text},
+            {"type": "image", "mimeType": "image/png", "data": png},
+            {"type": "text", "text": "last"},
+        ]});
+        let r = map_call_result("s", "t", &raw, 25_000).unwrap();
+        let ToolResultContent::Text(joined) = &r.data.content else {
+            panic!("one text expected, got blocks")
+        };
+        assert!(
+            joined.starts_with(&format!("{text}\nlast\n\n[1 image was left out")),
+            "{}",
+            &joined[text.len()..]
+        );
     }
 }

@@ -335,6 +335,31 @@ fn broken_files_are_diagnostics_not_failures() {
     assert!(diags.iter().any(|d| d.message.contains("cannot read")));
 }
 
+/// A blank `~/.claude.json` or `.mcp.json` (nothing but whitespace, as a tool that truncated
+/// it leaves it) holds no servers and is not an error, as blank settings files are `{}`; a
+/// blank `--mcp-config` file, which the user named on purpose, still is one.
+#[test]
+fn blank_optional_files_hold_no_servers_and_no_error() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write(&home.path().join(".claude.json"), "");
+    write(&project.path().join(".mcp.json"), " \n\t\n");
+    write(&project.path().join("blank.json"), "\n");
+    let (servers, diags) = ConfigLoader::new(project.path())
+        .with_env(env(&[("HOME", home.path().to_str().unwrap())]))
+        .with_project_trusted(true)
+        .load();
+    assert!(servers.is_empty());
+    assert!(diags.is_empty(), "{diags:?}");
+
+    let (_, diags) = ConfigLoader::new(project.path())
+        .with_env(env(&[("HOME", home.path().to_str().unwrap())]))
+        .with_mcp_config(["blank.json"])
+        .load();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert!(diags[0].message.contains("empty"), "{diags:?}");
+}
+
 /// A file that loads nothing because of its shape says so: a top level that is not an
 /// object, and a servers key that is not `mcpServers` (VS Code's `servers`, a typo).
 #[test]

@@ -227,3 +227,65 @@ async fn a_web_page_instead_of_an_endpoint_names_its_content_type() {
         no_type_names(&text);
     }
 }
+
+/// A URL that answers with an error page (a 404 with a whole HTML page) says the status in
+/// words and quotes only the start of the page, not kilobytes of HTML, and not rmcp's
+/// ", when send initialize request".
+#[tokio::test]
+async fn an_error_page_is_quoted_only_in_part() {
+    let body = format!(
+        "<html><head><title>404</title></head><body>{}</body></html>",
+        "Nothing to see here. ".repeat(400)
+    );
+    let response: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_boxed_str(),
+    );
+    let (url, _rx) = canned(response).await;
+    let text = connect_error(ServerConfig::http("remote", &url)).await;
+    assert!(
+        text.contains("the server answered 404 Not Found") && text.contains("Nothing to see"),
+        "{text}"
+    );
+    assert!(text.chars().count() < 1_000, "{} chars: {text}", text.len());
+    assert!(!text.contains("when send"), "{text}");
+    no_type_names(&text);
+}
+
+/// A 5xx or 429 answer to `initialize` says in words what the server answered (status and
+/// reason), not rmcp's bare `HTTP 500`.
+#[tokio::test]
+async fn a_server_error_status_is_told_in_words() {
+    for (status, said) in [
+        (
+            "500 Internal Server Error",
+            "the server answered 500 Internal Server Error",
+        ),
+        ("502 Bad Gateway", "the server answered 502 Bad Gateway"),
+        (
+            "503 Service Unavailable",
+            "the server answered 503 Service Unavailable",
+        ),
+        (
+            "429 Too Many Requests",
+            "the server answered 429 Too Many Requests",
+        ),
+    ] {
+        let response: &'static str = Box::leak(
+            format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: 20\r\n\
+                 Connection: close\r\n\r\nplain failure reason"
+            )
+            .into_boxed_str(),
+        );
+        let (url, _rx) = canned(response).await;
+        let text = connect_error(ServerConfig::http("remote", &url)).await;
+        assert!(text.contains(said), "{status}: {text}");
+        assert!(!text.contains(": HTTP "), "{status}: {text}");
+        no_type_names(&text);
+    }
+}

@@ -2205,3 +2205,354 @@ async fn terminate_sends_sigterm_then_kills_within_the_grace() {
     let err = manager.reconnect("tidy").await.unwrap_err();
     assert!(err.to_string().contains("shut down"), "{err}");
 }
+
+/// The lines every [`python_server`] starts with: `out(m)` writes a message, `raw(b)` a line
+/// of bytes as they are, `answer(i, result)` a result, `init(msg, caps)` the `initialize`
+/// result, `deep(n)` arrays nested `n` levels.
+const PY_PRELUDE: &str = r#"import sys, json
+def out(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def raw(b):
+    sys.stdout.buffer.write(b + b"\n"); sys.stdout.buffer.flush()
+def answer(i, result):
+    out({"jsonrpc": "2.0", "id": i, "result": result})
+def init(msg, caps={"tools": {}}):
+    return {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": caps,
+            "serverInfo": {"name": "py", "version": "1"}}
+def deep(n):
+    d = []
+    for _ in range(n):
+        d = [d]
+    return d
+for line in sys.stdin:
+    msg = json.loads(line)
+    m, i = msg.get("method"), msg.get("id")
+    args = (msg.get("params") or {}).get("arguments") or {}
+"#;
+
+/// A stdio server in Python named `name` whose loop body is `handler` (Python lines at the
+/// loop's indentation, seeing `msg`, `m`, `i`, `args` and the helpers of [`PY_PRELUDE`]).
+fn python_server(dir: &std::path::Path, name: &str, handler: &str) -> ServerConfig {
+    let script = dir.join(format!("{name}.py"));
+    let body: String = handler.lines().map(|l| format!("    {l}\n")).collect();
+    std::fs::write(&script, format!("{PY_PRELUDE}{body}")).unwrap();
+    ServerConfig::stdio(name, "python3", [script.display().to_string()])
+}
+
+/// Bytes that are not UTF-8 in a server's line (a Latin-1 `é`, a lone `\xff`, a 4-byte
+/// sequence cut short) read as U+FFFD, as the TypeScript SDK (Claude Code's client) decodes
+/// each line: a tool description in `tools/list` and a result's text, in a short line and
+/// in one over a mebibyte (handed on as it comes). The server connects, each call gets its
+/// answer, and the connection (the same process) stays up.
+#[tokio::test]
+async fn bytes_that_are_not_utf8_read_as_replacement_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_server(
+        dir.path(),
+        "latin",
+        r#"head = b'{"jsonrpc":"2.0","id":' + json.dumps(i).encode() + b',"result":'
+if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    raw(head + b'{"tools":[{"name":"t","description":"r\xe9sum\xe9 \xff tool","inputSchema":{"type":"object"}}]}}')
+elif m == "tools/call":
+    pad = b"x" * args.get("pad", 0)
+    raw(head + b'{"content":[{"type":"text","text":"' + pad + b'caf\xe9 latin1 \xff \xf0\x9f\x98"}]}}')
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__latin__t");
+    assert_eq!(t.description(), "r\u{FFFD}sum\u{FFFD} \u{FFFD} tool");
+    let pid = manager.server_pid("latin");
+    for pad in [0, 1_500_000] {
+        let text = call(&t, json!({"pad": pad}))
+            .await
+            .unwrap_or_else(|e| panic!("pad {pad}: {e}"))
+            .data
+            .content
+            .joined_text();
+        assert_eq!(
+            text,
+            format!("{}caf\u{FFFD} latin1 \u{FFFD} \u{FFFD}", "x".repeat(pad)),
+            "pad {pad}"
+        );
+    }
+    assert_eq!(manager.server_pid("latin"), pid);
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    manager.shutdown().await;
+}
+
+/// JSON nested deeper than this client reads (serde_json stops at 128 levels): a result
+/// that deep fails only its own call, saying so, in a short line and in one over a
+/// mebibyte, and the connection (the same process) stays up for the next call; a tool
+/// whose definition is that deep is left out with a warning naming it, and the server's
+/// other tools are offered. A notification that deep does no harm.
+#[tokio::test]
+async fn json_nested_too_deep_fails_only_its_call_or_leaves_out_its_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_server(
+        dir.path(),
+        "deep",
+        r#"if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    answer(i, {"tools": [{"name": "t", "inputSchema": {"type": "object"}},
+                         {"name": "nested", "inputSchema": {"type": "object", "x": deep(130)}}]})
+elif m == "tools/call":
+    mode = args.get("mode")
+    if mode == "ok":
+        out({"jsonrpc": "2.0", "method": "notifications/message",
+             "params": {"level": "info", "data": deep(150)}})
+        answer(i, {"content": [{"type": "text", "text": "fine"}]})
+    else:
+        text = "x" * (1200000 if mode == "big" else 10)
+        answer(i, {"content": [{"type": "text", "text": text}], "structuredContent": {"tree": deep(200)}})
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0].severity, Severity::Warning, "{diags:?}");
+    assert!(
+        diags[0].message.contains("\"nested\"")
+            && diags[0].message.contains("nested deeper than 100 levels"),
+        "{diags:?}"
+    );
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    assert!(
+        manager
+            .tools()
+            .iter()
+            .all(|t| t.name() != "mcp__deep__nested")
+    );
+    let t = tool(&manager, "mcp__deep__t");
+    let pid = manager.server_pid("deep");
+    for mode in ["small", "big"] {
+        let err = call(&t, json!({"mode": mode}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("nested deeper than 100 levels") && !err.contains("not valid JSON"),
+            "{mode}: {err}"
+        );
+        let ok = call(&t, json!({"mode": "ok"}))
+            .await
+            .unwrap_or_else(|e| panic!("after {mode}: {e}"));
+        assert_eq!(ok.data.content.joined_text(), "fine");
+    }
+    assert_eq!(manager.server_pid("deep"), pid);
+    manager.shutdown().await;
+}
+
+/// A server whose `initialize` answer lacks a required field says which one, in words (no
+/// `CustomResult(Object {…})`), and since it was this client that closed the server's
+/// input, the server's exit with status 0 that follows is not reported as news.
+#[tokio::test]
+async fn an_initialize_answer_without_a_required_field_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for field in ["serverInfo", "capabilities", "protocolVersion"] {
+        let name = field.to_lowercase();
+        let config = python_server(
+            dir.path(),
+            &name,
+            &format!(
+                r#"if m == "initialize":
+    result = init(msg)
+    del result["{field}"]
+    answer(i, result)
+elif i is not None:
+    answer(i, {{}})"#
+            ),
+        );
+        let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+        manager.shutdown().await;
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        let text = diags[0].to_string();
+        assert!(
+            text.contains(&format!("`{field}`")) && text.contains("initialize"),
+            "{field}: {text}"
+        );
+        for leak in ["CustomResult", "Some(", "Object {", "exited with status 0"] {
+            assert!(!text.contains(leak), "{leak} in: {text}");
+        }
+    }
+}
+
+/// A `tools/list` answer whose `tools` is not a list says so in words, not as rmcp's
+/// "Unexpected response type".
+#[tokio::test]
+async fn a_tools_list_answer_without_a_list_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_server(
+        dir.path(),
+        "notlist",
+        r#"if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    answer(i, {"tools": {"a": 1}})
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    manager.shutdown().await;
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let text = diags[0].to_string();
+    assert!(
+        text.contains("tools/list failed") && text.contains("`tools` is an object, not a list"),
+        "{text}"
+    );
+    assert!(!text.contains("Unexpected response type"), "{text}");
+    assert!(!text.contains("exited with status 0"), "{text}");
+}
+
+/// Tools a server lists that cannot be offered (no `inputSchema`, a null one, an empty, a
+/// non-string or no name, an entry that is no object) are each named in a warning (by
+/// position when nameless) with the reason, and the server's good tools are offered; a
+/// server that declares `"tools": null` (and no resources) connects with a warning saying
+/// it offers no tools, instead of silently.
+#[tokio::test]
+async fn tools_left_out_of_a_listing_are_each_named_in_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let listing = python_server(
+        dir.path(),
+        "sloppy",
+        r#"if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    o = {"type": "object"}
+    answer(i, {"tools": [{"name": "noschema"}, {"name": "nullschema", "inputSchema": None},
+                         {"name": "", "inputSchema": o}, {"name": 5, "inputSchema": o},
+                         {"inputSchema": o}, "x", {"name": "good", "inputSchema": o}]})
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let null_caps = python_server(
+        dir.path(),
+        "nullcaps",
+        r#"if m == "initialize":
+    answer(i, init(msg, {"tools": None}))
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![listing, null_caps], opts()).await;
+    let names: Vec<String> = manager
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    assert_eq!(names, ["mcp__sloppy__good"]);
+    assert_eq!(manager.servers()[0].state, ServerState::Connected);
+    manager.shutdown().await;
+    assert!(
+        diags.iter().all(|d| d.severity == Severity::Warning),
+        "{diags:?}"
+    );
+    let sloppy: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.server.as_deref() == Some("sloppy"))
+        .map(|d| d.message.as_str())
+        .collect();
+    for (who, why) in [
+        ("\"noschema\"", "inputSchema"),
+        ("\"nullschema\"", "inputSchema"),
+        ("#3", "no name"),
+        ("#4", "not a string"),
+        ("#5", "no name"),
+        ("#6", "not an object"),
+    ] {
+        assert!(
+            sloppy.iter().any(|m| m.contains(who) && m.contains(why)),
+            "{who} ({why}) not in {sloppy:#?}"
+        );
+    }
+    assert_eq!(sloppy.len(), 6, "{sloppy:#?}");
+    let nullcaps: Vec<&str> = diags
+        .iter()
+        .filter(|d| d.server.as_deref() == Some("nullcaps"))
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(nullcaps.len(), 1, "{diags:?}");
+    assert!(nullcaps[0].contains("offers no tools"), "{nullcaps:?}");
+}
+
+/// A result whose container at the depth limit holds a great many values too deep
+/// (`[[],[],…]` at level 100, 4 MB of them) is mended into one stand-in, not one per child
+/// (which made it 19 times larger, past the message cap): the call fails at once with the
+/// depth named, and the connection (the same process) stays up for the next call.
+#[tokio::test]
+async fn many_values_too_deep_in_one_container_fail_only_their_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_server(
+        dir.path(),
+        "wide",
+        r#"if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    answer(i, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
+elif m == "tools/call":
+    if args.get("mode") == "ok":
+        answer(i, {"content": [{"type": "text", "text": "fine"}]})
+    else:
+        wide = [[] for _ in range(1000000)]
+        for _ in range(96):
+            wide = [wide]
+        answer(i, {"content": [{"type": "text", "text": "x"}], "structuredContent": {"tree": wide}})
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__wide__t");
+    let pid = manager.server_pid("wide");
+    let started = Instant::now();
+    let err = call(&t, json!({})).await.unwrap_err().to_string();
+    assert!(err.contains("nested deeper than 100 levels"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let ok = call(&t, json!({"mode": "ok"})).await.unwrap();
+    assert_eq!(ok.data.content.joined_text(), "fine");
+    assert_eq!(manager.server_pid("wide"), pid);
+    manager.shutdown().await;
+}
+
+/// The 64 MiB message cap counts a line as it is read, mended: 23 MiB of bytes that are
+/// not UTF-8, each read as U+FFFD (three bytes), make a message of 69 MiB, which closes the
+/// connection as an over-long line does, and the call fails at once saying so.
+#[tokio::test]
+async fn the_message_cap_counts_a_line_as_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = python_server(
+        dir.path(),
+        "latin",
+        r#"head = b'{"jsonrpc":"2.0","id":' + json.dumps(i).encode() + b',"result":'
+if m == "initialize":
+    answer(i, init(msg))
+elif m == "tools/list":
+    answer(i, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
+elif m == "tools/call":
+    raw(head + b'{"content":[{"type":"text","text":"' + b"\xff" * (23 * 1024 * 1024) + b'"}]}}')
+elif i is not None:
+    answer(i, {})"#,
+    );
+    let (manager, diags) = McpManager::connect(vec![config], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = tool(&manager, "mcp__latin__t");
+    let err = match call(&t, json!({})).await {
+        Ok(read) => panic!(
+            "a result of {} characters was read",
+            read.data.content.joined_text().len()
+        ),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("the server sent a message larger than 64 MiB as read"),
+        "{err}"
+    );
+    manager.shutdown().await;
+}

@@ -30,6 +30,28 @@ pub(crate) const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".s
 pub const TRUNCATED_NOTE: &str =
     "(Results are truncated. Consider using a more specific path or pattern.)";
 
+/// The note appended when the search stopped at its time limit ([`DEFAULT_TIMEOUT`]).
+pub fn timed_out_note(limit_ms: u64) -> String {
+    format!(
+        "(Search timed out after {}: the results may be incomplete. Use a more specific path or pattern.)",
+        limit_text(limit_ms)
+    )
+}
+
+/// A time limit as the notes say it: whole seconds as `20 s`, else milliseconds.
+pub(crate) fn limit_text(limit_ms: u64) -> String {
+    if limit_ms > 0 && limit_ms.is_multiple_of(1000) {
+        format!("{} s", limit_ms / 1000)
+    } else {
+        format!("{limit_ms} ms")
+    }
+}
+
+/// A duration in whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Input of the `Glob` tool.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct GlobInput {
@@ -50,8 +72,12 @@ pub struct GlobOutput {
     pub num_files: usize,
     /// The paths, newest first; relative to the working directory when inside it.
     pub filenames: Vec<String>,
-    /// Whether more files matched than are returned (or the search timed out).
+    /// Whether more files matched than are returned.
     pub truncated: bool,
+    /// Set when the search stopped at its time limit, so that files may be missing: the
+    /// limit, in milliseconds (a Toolwright addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out_after_ms: Option<u64>,
 }
 
 /// The `Glob` tool. See the [module docs](self).
@@ -126,6 +152,76 @@ fn split_absolute(pattern: &str) -> (PathBuf, String) {
     )
 }
 
+/// Whether a glob is anchored at the directory it is matched in (gitignore's rule, which
+/// ripgrep's globs follow): it has a `/` before its last character. `*.rs` is not, and
+/// matches at any depth; `src/*.rs` and `/*.rs` are.
+fn is_anchored(pattern: &str) -> bool {
+    pattern.trim_end_matches('/').contains('/')
+}
+
+/// `pattern` without its `.` parts (`./src/*.rs`, `src/./*.rs`), which no walked path has,
+/// so that the pattern matched nothing; it names what it names in a shell. An anchored
+/// pattern stays anchored (`./*` becomes `/*`, the files at the top, not `*`, every file),
+/// and a leading `!` (a Grep `glob` that excludes) stays. A pattern of nothing but `.`
+/// parts is left as it is.
+pub(crate) fn without_dot_parts(pattern: &str) -> Cow<'_, str> {
+    let (bang, body) = match pattern.strip_prefix('!') {
+        Some(body) => ("!", body),
+        None => ("", pattern),
+    };
+    if !body.split('/').any(|part| part == ".") {
+        return Cow::Borrowed(pattern);
+    }
+    let kept = body
+        .split('/')
+        .filter(|part| *part != ".")
+        .collect::<Vec<_>>()
+        .join("/");
+    if kept.trim_matches('/').is_empty() {
+        return Cow::Borrowed(pattern);
+    }
+    let lead = if is_anchored(body) && !is_anchored(&kept) {
+        "/"
+    } else {
+        ""
+    };
+    Cow::Owned(format!("{bang}{lead}{kept}"))
+}
+
+/// `pattern` with a leading `~/` replaced by the home directory (as a `path` of `~` is
+/// expanded); `None` for any other pattern, or without a home directory (whose name is not
+/// UTF-8: a pattern is text).
+fn home_pattern(pattern: &str, home: Option<&Path>) -> Option<String> {
+    let rest = pattern.strip_prefix("~/")?;
+    let home = home?.to_str()?.trim_end_matches('/');
+    Some(format!("{home}/{rest}"))
+}
+
+/// How deep below the walk's root `pattern` (relative to it) can match: the number of its
+/// parts when it is anchored and no part holds `**`, so that the walk need not go further
+/// (`/*` under `/` lists the top, without walking the whole disk until the time limit).
+/// `None`, no bound, for an unanchored pattern (`*.rs` matches at any depth), one with `**`,
+/// and one with a `/` inside braces or a class (`{a/b,c}/*.rs`: the alternatives' depths
+/// differ).
+fn walk_depth(pattern: &str) -> Option<usize> {
+    let body = pattern.trim_end_matches('/');
+    if !is_anchored(body) || body.contains("**") {
+        return None;
+    }
+    let (mut braces, mut in_class) = (0_usize, false);
+    for c in body.chars() {
+        match c {
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '{' if !in_class => braces += 1,
+            '}' if !in_class => braces = braces.saturating_sub(1),
+            '/' if braces > 0 || in_class => return None,
+            _ => {}
+        }
+    }
+    Some(body.split('/').filter(|part| !part.is_empty()).count())
+}
+
 fn resolve_root(
     input: &GlobInput,
     ctx: &ToolUseContext,
@@ -144,14 +240,17 @@ fn resolve_root(
         Some(p) => ctx.resolve_path(p),
         None => ctx.cwd().to_path_buf(),
     };
-    if input.pattern.starts_with('/') {
-        let (dir, rest) = split_absolute(&input.pattern);
-        return Ok((dir, rest));
-    }
-    if let Some(climbed) = climbing(&base, &input.pattern) {
-        return Ok(climbed);
-    }
-    Ok((base, input.pattern.clone()))
+    let pattern = home_pattern(&input.pattern, ctx.home());
+    let pattern = pattern.as_deref().unwrap_or(&input.pattern);
+    let (root, glob) = if pattern.starts_with('/') {
+        split_absolute(pattern)
+    } else if let Some(climbed) = climbing(&base, pattern) {
+        climbed
+    } else {
+        (base, pattern.to_owned())
+    };
+    let glob = without_dot_parts(&glob).into_owned();
+    Ok((root, glob))
 }
 
 /// A relative pattern whose literal leading directories hold `..` (`../lib/*.rs`,
@@ -266,14 +365,34 @@ impl TypedTool for Glob {
         input: &serde_json::Value,
         ctx: &ToolUseContext,
     ) -> Option<serde_json::Value> {
-        fsutil::observable_search_path(input, ctx)
+        let observed = fsutil::observable_search_path(input, ctx);
+        // A `~/` pattern is shown as the absolute one it is searched as, so that hooks and
+        // the permission rules judge the home directory it walks.
+        let current = observed.as_ref().unwrap_or(input);
+        let Some(expanded) = current
+            .get("pattern")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|p| home_pattern(p, ctx.home()))
+        else {
+            return observed;
+        };
+        let mut shown = current.clone();
+        shown["pattern"] = serde_json::Value::String(expanded);
+        Some(shown)
     }
-    /// The directory searched: an absolute pattern's own, else `path`, or where a pattern
-    /// climbing with `..` leads from it (`path: "."`, `../../etc/*`: that directory is
-    /// what the rules must judge).
+    /// The directory searched: an absolute pattern's own (a `~/` one's in the home
+    /// directory), else `path`, or where a pattern climbing with `..` leads from it
+    /// (`path: "."`, `../../etc/*`: that directory is what the rules must judge).
     fn permission_subject(&self, input: &GlobInput) -> Option<PermissionSubject> {
-        let path = if input.pattern.starts_with('/') {
-            fsutil::subject_path(&split_absolute(&input.pattern).0.display().to_string())?
+        let home = input
+            .pattern
+            .starts_with("~/")
+            .then(|| fsutil::subject_path("~"))
+            .flatten();
+        let expanded = home_pattern(&input.pattern, home.as_deref());
+        let pattern = expanded.as_deref().unwrap_or(&input.pattern);
+        let path = if pattern.starts_with('/') {
+            fsutil::subject_path(&split_absolute(pattern).0.display().to_string())?
         } else {
             // No `path`: the cwd, which the permission engine resolves (`.`).
             let base = match input.path.as_deref().map(str::trim) {
@@ -342,13 +461,20 @@ impl TypedTool for Glob {
     }
 
     fn to_content(&self, output: &GlobOutput) -> ToolResultContent {
-        if output.filenames.is_empty() {
-            return ToolResultContent::Text("No files found".to_owned());
-        }
-        let mut text = output.filenames.join("\n");
-        if output.truncated {
+        let mut text = if output.filenames.is_empty() {
+            "No files found".to_owned()
+        } else {
+            output.filenames.join("\n")
+        };
+        if output.truncated && !output.filenames.is_empty() {
             text.push('\n');
             text.push_str(TRUNCATED_NOTE);
+        }
+        // A search that stopped at its limit says so, whatever it found: "No files found"
+        // is not known then.
+        if let Some(limit_ms) = output.timed_out_after_ms {
+            text.push('\n');
+            text.push_str(&timed_out_note(limit_ms));
         }
         ToolResultContent::Text(text)
     }
@@ -382,6 +508,7 @@ fn glob_blocking(
         .git_global(honour_ignore)
         .git_exclude(honour_ignore)
         .parents(honour_ignore)
+        .max_depth(walk_depth(pattern))
         .overrides(overrides);
     if honour_ignore {
         // As ripgrep reads them (and `--no-ignore` skips them).
@@ -417,7 +544,8 @@ fn glob_blocking(
         return Err(ToolError::Cancelled(None));
     }
     let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let truncated = found.matched > MAX_RESULTS || timed_out.into_inner();
+    let truncated = found.matched > MAX_RESULTS;
+    let timed_out_after_ms = timed_out.into_inner().then(|| millis(timeout));
     let filenames: Vec<String> = found
         .newest
         .into_sorted_vec()
@@ -429,6 +557,7 @@ fn glob_blocking(
         num_files: filenames.len(),
         filenames,
         truncated,
+        timed_out_after_ms,
     })
 }
 
@@ -704,7 +833,8 @@ mod tests {
         );
         // As with `rg --glob`, a name the pattern matches is listed even when hidden; hidden
         // directories are skipped. VCS directories are never listed.
-        // A timeout stops the walk and marks the result truncated.
+        // A walk under 128 entries finishes before it looks at the time (see
+        // `a_timed_out_glob_says_it_timed_out` for one that does not).
         let out = glob_blocking(
             root,
             "*.txt",
@@ -714,6 +844,112 @@ mod tests {
             Switches::from_lookup(|_| None),
         );
         assert!(out.is_ok());
+    }
+
+    /// `src/a.rs`, `src/lib/b.rs` and `top.rs`, beside `deep/`: 40 directories holding an
+    /// `f00.txt` each, and 2,000 empty directories in `deep/x/y/`. The walk hands a visitor
+    /// only the files a pattern matches, and every directory: one that enters `deep/x/y/`
+    /// meets 2,000 entries more, over 128 for at least one walker thread (at most 12).
+    fn deep_tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/lib")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "").unwrap();
+        std::fs::write(root.join("src/lib/b.rs"), "").unwrap();
+        std::fs::write(root.join("top.rs"), "").unwrap();
+        for d in 0..40 {
+            let sub = root.join(format!("deep/d{d:02}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join("f00.txt"), "").unwrap();
+        }
+        for d in 0..2000 {
+            std::fs::create_dir_all(root.join(format!("deep/x/y/d{d:04}"))).unwrap();
+        }
+        dir
+    }
+
+    /// A pattern without `**` whose parts are anchored (`src/*.rs`, `/*`) walks no deeper
+    /// than it can match. With a limit of zero the walk stops at the 128th entry a walker
+    /// thread meets, which the bounded walk (under 60 entries) never reaches: it finishes,
+    /// and finds what the pattern names.
+    #[test]
+    fn an_anchored_pattern_walks_no_deeper_than_it_can_match() {
+        let dir = deep_tree();
+        let root = dir.path();
+        let ctx = ToolUseContext::new(root);
+        let switches = Switches::from_lookup(|_| None);
+        for (pattern, expected) in [
+            ("src/*.rs", vec!["src/a.rs"]),
+            ("/*.rs", vec!["top.rs"]),
+            ("src/*/*.rs", vec!["src/lib/b.rs"]),
+            ("src/{a,b}.rs", vec!["src/a.rs"]),
+        ] {
+            let out =
+                glob_blocking(root, pattern, pattern, &ctx, Duration::ZERO, switches).unwrap();
+            assert_eq!(
+                out.timed_out_after_ms, None,
+                "{pattern}: the walk went deep"
+            );
+            assert_eq!(out.filenames, expected, "{pattern}");
+        }
+        // With time to finish, the bounded walk finds what the pattern names.
+        let f00: Vec<String> = (0..40).map(|d| format!("deep/d{d:02}/f00.txt")).collect();
+        for (pattern, expected) in [
+            ("deep/*/f00.txt", f00),
+            ("*/*", vec!["src/a.rs".to_owned()]),
+            ("src/*/*", vec!["src/lib/b.rs".to_owned()]),
+        ] {
+            let out =
+                glob_blocking(root, pattern, pattern, &ctx, DEFAULT_TIMEOUT, switches).unwrap();
+            let mut found = out.filenames;
+            found.sort();
+            assert_eq!(found, expected, "{pattern}");
+        }
+        assert_eq!(walk_depth("*.rs"), None);
+        assert_eq!(walk_depth("src/**/x.rs"), None);
+        assert_eq!(walk_depth("{a/b,c}/*.rs"), None);
+        assert_eq!(walk_depth("/*"), Some(1));
+    }
+
+    /// A search stopped by its time limit says so, in words of its own: not the note of a
+    /// result cut at 100 files (it found fewer), not a bare "No files found".
+    #[test]
+    fn a_timed_out_glob_says_it_timed_out() {
+        let dir = deep_tree();
+        let root = dir.path();
+        let ctx = ToolUseContext::new(root);
+        let switches = Switches::from_lookup(|_| None);
+        let out = glob_blocking(
+            root,
+            "**/*.none",
+            "**/*.none",
+            &ctx,
+            Duration::ZERO,
+            switches,
+        )
+        .unwrap();
+        assert_eq!(out.timed_out_after_ms, Some(0));
+        assert!(!out.truncated);
+        let ToolResultContent::Text(text) = Glob.to_content(&out) else {
+            panic!("text expected");
+        };
+        assert_eq!(
+            text,
+            "No files found\n(Search timed out after 0 ms: the results may be incomplete. \
+             Use a more specific path or pattern.)"
+        );
+        let out = GlobOutput {
+            duration_ms: 20_000,
+            num_files: 1,
+            filenames: vec!["a.rs".to_owned()],
+            truncated: false,
+            timed_out_after_ms: Some(millis(DEFAULT_TIMEOUT)),
+        };
+        let ToolResultContent::Text(text) = Glob.to_content(&out) else {
+            panic!("text expected");
+        };
+        assert!(text.ends_with("(Search timed out after 20 s: the results may be incomplete. Use a more specific path or pattern.)"), "{text}");
+        assert!(!text.contains(TRUNCATED_NOTE), "{text}");
     }
 
     #[test]

@@ -10,8 +10,10 @@ use std::collections::BTreeMap;
 use std::io;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
-use std::time::SystemTime;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
 
 use grep_matcher::Matcher as _;
 use grep_printer::{Standard, StandardBuilder};
@@ -30,12 +32,15 @@ use tool_core::{
 
 use crate::fsutil;
 use crate::fsutil::reject_null_bytes;
-use crate::glob::{VCS_DIRS, check_dir};
+use crate::glob::{VCS_DIRS, check_dir, limit_text, millis, without_dot_parts};
 
 /// Entries returned when `head_limit` is not given (0 means unlimited).
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
 /// Lines longer than this many bytes are replaced by an "omitted long line" note.
 pub const MAX_COLUMNS: u64 = 500;
+/// How long a search may run before it stops with what it found: Glob's limit, and Claude
+/// Code's for `rg`.
+pub const DEFAULT_TIMEOUT: Duration = crate::glob::DEFAULT_TIMEOUT;
 
 /// What Grep reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -149,6 +154,11 @@ pub struct GrepOutput {
     /// How many such paths there were in all.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unreadable_count: usize,
+    /// Set when the search stopped at its time limit ([`DEFAULT_TIMEOUT`]), so that matches
+    /// may be missing: the limit, in milliseconds (a Toolwright addition; Claude Code says
+    /// "Ripgrep search timed out").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out_after_ms: Option<u64>,
 }
 
 /// The `Grep` tool. See the [module docs](self).
@@ -264,7 +274,15 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
             to_usize(input.after.unwrap_or(0)),
         ),
     };
-    let globs = input.glob.as_deref().map(split_globs).unwrap_or_default();
+    // A `.` part (`./src/**`) is dropped, as Glob drops it: no walked path has one.
+    let globs: Vec<String> = input
+        .glob
+        .as_deref()
+        .map(split_globs)
+        .unwrap_or_default()
+        .iter()
+        .map(|g| without_dot_parts(g).into_owned())
+        .collect();
     // Check the globs and the type now, for a clear refusal.
     let mut ob = OverrideBuilder::new(&root);
     for g in &globs {
@@ -374,7 +392,7 @@ impl TypedTool for Grep {
     ) -> Result<ToolResult<GrepOutput>, ToolError> {
         let out = fsutil::blocking(move || {
             let plan = plan(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
-            search(&plan, &ctx)
+            search(plan, &ctx, DEFAULT_TIMEOUT)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -410,6 +428,13 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// The text the model sees, in Claude Code's layout, then what ask rules kept out.
 fn render(output: &GrepOutput) -> String {
     let mut text = render_found(output);
+    if let Some(limit_ms) = output.timed_out_after_ms {
+        text.push_str(&format!(
+            "\n\n[Search timed out after {}: the results may be incomplete. Search a more \
+             specific path or pattern.]",
+            limit_text(limit_ms)
+        ));
+    }
     if output.not_searched_count > 0 {
         let more = output.not_searched_count - output.not_searched.len();
         let more = if more > 0 {
@@ -780,6 +805,40 @@ fn printer_for(plan: &Plan) -> Printer {
         .build_no_color(BoundedBuf::new(plan.max_content_bytes))
 }
 
+/// What stops the read of a file once the search's deadline has passed.
+#[derive(Debug)]
+struct PastDeadline;
+
+impl std::fmt::Display for PastDeadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the search's time limit passed")
+    }
+}
+
+impl std::error::Error for PastDeadline {}
+
+/// Whether `e` is the end [`UntilDeadline`] puts to a read (no file left unread).
+fn past_deadline(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<PastDeadline>())
+}
+
+/// A file read up to its search's deadline: a read past it fails with [`PastDeadline`], so
+/// that a search left behind at its limit stops within the file it is in (a huge one, one
+/// on a slow mount) at its next read, instead of reading on to the end of it.
+struct UntilDeadline<'a, R> {
+    inner: R,
+    found: &'a Found,
+}
+
+impl<R: io::Read> io::Read for UntilDeadline<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.found.past_deadline() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, PastDeadline));
+        }
+        self.inner.read(buf)
+    }
+}
+
 /// One file's hit, with its printed output (content mode) and whether that output is whole.
 type Searched = Option<(FileHit, Vec<u8>, bool)>;
 
@@ -793,17 +852,33 @@ const WHOLE_READ_BYTES: u64 = 64 * 1024 * 1024;
 /// (through a memory map): a NUL byte past the first buffer then still lets every line
 /// before it be shown, as `rg` shows them, where a buffered search drops the matches of the
 /// buffer the NUL is in.
-fn search_one<S>(plan: &Plan, searcher: &mut Searcher, path: &Path, sink: S) -> io::Result<()>
+///
+/// Either way the file is read through [`UntilDeadline`], so that the read stops at the
+/// deadline (another file is read as `Searcher::search_path` reads it without a memory
+/// map, in buffers).
+fn search_one<S>(
+    plan: &Plan,
+    searcher: &mut Searcher,
+    path: &Path,
+    found: &Found,
+    sink: S,
+) -> io::Result<()>
 where
     S: grep_searcher::Sink<Error = io::Error>,
 {
-    if plan.root_is_file
-        && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= WHOLE_READ_BYTES)
-    {
-        let bytes = std::fs::read(path)?;
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let whole = file
+        .metadata()
+        .ok()
+        .filter(|m| plan.root_is_file && m.is_file() && m.len() <= WHOLE_READ_BYTES);
+    let mut file = UntilDeadline { inner: file, found };
+    if let Some(meta) = whole {
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
         return searcher.search_slice(&plan.matcher, &bytes, sink);
     }
-    searcher.search_path(&plan.matcher, path, sink)
+    searcher.search_reader(&plan.matcher, file, sink)
 }
 
 fn search_file(
@@ -812,12 +887,13 @@ fn search_file(
     printer: &mut Printer,
     path: &Path,
     display: &str,
+    found: &Found,
 ) -> io::Result<Searched> {
     match plan.mode {
         OutputMode::Content => {
             let matched = {
                 let mut sink = printer.sink_with_path(&plan.matcher, display);
-                let result = search_one(plan, searcher, path, &mut sink);
+                let result = search_one(plan, searcher, path, found, &mut sink);
                 let count = sink.match_count();
                 result.map(|()| count)
             };
@@ -856,7 +932,7 @@ fn search_file(
                 stop_at_first: plan.mode == OutputMode::FilesWithMatches,
                 multiline: plan.multiline.then_some(&plan.matcher),
             };
-            search_one(plan, searcher, path, &mut sink)?;
+            search_one(plan, searcher, path, found, &mut sink)?;
             if sink.count == 0 {
                 return Ok(None);
             }
@@ -907,22 +983,248 @@ impl NotSearched {
     }
 }
 
-fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
+/// How often a search waiting on its thread looks at the call's cancellation.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// What a search has found so far: shared by the thread that searches and the call that
+/// waits on it, which takes what is there when the time limit passes.
+struct Found {
+    hits: Mutex<Hits>,
+    /// Paths an ask rule kept out.
+    asked: Mutex<NotSearched>,
+    /// Paths that could not be read, with why.
+    unreadable: Mutex<NotSearched>,
+    /// When the search stops, with what it found.
+    deadline: Instant,
+    /// The time limit, for the note.
+    limit: Duration,
+    /// Set when the limit stopped the search.
+    timed_out: AtomicBool,
+}
+
+impl Found {
+    fn new(plan: &Plan, limit: Duration) -> Self {
+        let now = Instant::now();
+        Self {
+            hits: Mutex::new(Hits::new(plan)),
+            asked: Mutex::default(),
+            unreadable: Mutex::default(),
+            // A limit past what an `Instant` holds is the default one.
+            deadline: now.checked_add(limit).unwrap_or(now + DEFAULT_TIMEOUT),
+            limit,
+            timed_out: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the time limit has passed (and the search must stop); notes that it did.
+    fn past_deadline(&self) -> bool {
+        let past = Instant::now() >= self.deadline;
+        if past {
+            self.timed_out.store(true, Ordering::Relaxed);
+        }
+        past
+    }
+}
+
+/// Settles the count of searches left behind ([`LEFT_BEHIND`]) between a search's thread
+/// and the call waiting on it: whichever of the two is done second knows whether the
+/// search was left behind, and counts it out when it ends.
+struct Handoff {
+    state: AtomicU8,
+    left_behind: &'static AtomicUsize,
+}
+
+impl Handoff {
+    const RUNNING: u8 = 0;
+    const ENDED: u8 = 1;
+    const LEFT: u8 = 2;
+
+    /// The search's thread ends: left behind, it no longer counts.
+    fn ended(&self) {
+        if self
+            .state
+            .compare_exchange(
+                Self::RUNNING,
+                Self::ENDED,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            self.left_behind.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The call answers without the search's outcome: a search still running counts.
+    fn leave(&self) {
+        // Counted first, so that the thread's end never takes away a count not yet made.
+        self.left_behind.fetch_add(1, Ordering::SeqCst);
+        if self
+            .state
+            .compare_exchange(
+                Self::RUNNING,
+                Self::LEFT,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            self.left_behind.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Held by a search's thread: tells its [`Handoff`] when the thread ends.
+struct SearchEnding(Arc<Handoff>);
+
+impl Drop for SearchEnding {
+    fn drop(&mut self) {
+        self.0.ended();
+    }
+}
+
+/// Held by the call waiting on a search until the outcome is in: dropped before, it
+/// leaves the search behind ([`Handoff::leave`]).
+struct Leaving<'a>(Option<&'a Handoff>);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        if let Some(handoff) = self.0.take() {
+            handoff.leave();
+        }
+    }
+}
+
+/// Searches as `plan` says, for at most `limit` (Claude Code stops `rg` at 20 s): past it,
+/// the result is what was found by then, and says the search timed out.
+fn search(plan: Plan, ctx: &ToolUseContext, limit: Duration) -> Result<GrepOutput, ToolError> {
+    search_with(plan, ctx, limit, &LEFT_BEHIND, walk)
+}
+
+/// How many searches left behind at their limit may still be running before a new search
+/// is refused.
+const MAX_LEFT_BEHIND: usize = 8;
+
+/// The searches of this process left behind at their limit and still running.
+static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
+
+/// [`search`], with the search itself (`work`, which fills a [`Found`]) given: the seam the
+/// tests use for a read that never returns.
+///
+/// `work` runs on a thread of its own, which this one waits on until the deadline: a read
+/// that blocks for ever (`/proc/kmsg`, a regular file of size 0; a file on a hung network
+/// mount) would otherwise keep the call, and the runtime thread it runs on, waiting until a
+/// signal. At the deadline the call answers with what was found, and the search thread is
+/// abandoned: it stops at its next read (the files it searches are read through
+/// [`UntilDeadline`]) or its next file (its visitors check the deadline), or, stuck in
+/// `read(2)`, when the read returns, if ever; it holds only the shared [`Found`] and the
+/// plan. It is a thread of its own, not the runtime's blocking pool: a blocking task that
+/// never ends would keep the runtime from shutting down. `left_behind` counts the searches
+/// abandoned and still running (a cancelled call abandons its search too); while
+/// [`MAX_LEFT_BEHIND`] are, a new search is refused at once, so that a search repeated on a
+/// path that hangs does not pile up threads without end.
+fn search_with<W>(
+    plan: Plan,
+    ctx: &ToolUseContext,
+    limit: Duration,
+    left_behind: &'static AtomicUsize,
+    work: W,
+) -> Result<GrepOutput, ToolError>
+where
+    W: FnOnce(&Plan, &ToolUseContext, &Arc<Found>) -> Result<(), ToolError> + Send + 'static,
+{
+    // Each search left behind holds its thread, the walker's threads and a descriptor
+    // until its read returns, if ever: a model repeating a search that hangs would pile
+    // them up without end.
+    let stuck = left_behind.load(Ordering::SeqCst);
+    if stuck >= MAX_LEFT_BEHIND {
+        return Err(ToolError::msg(format!(
+            "Grep cannot search now: {stuck} earlier searches are still stuck past their time \
+             limit, each in a read that never returns (a file on a hung network mount, a \
+             device such as /proc/kmsg). A new search starts once fewer than \
+             {MAX_LEFT_BEHIND} are stuck: try again later, and leave out the path that hangs."
+        )));
+    }
+    let plan = Arc::new(plan);
+    let found = Arc::new(Found::new(&plan, limit));
+    let handoff = Arc::new(Handoff {
+        state: AtomicU8::new(Handoff::RUNNING),
+        left_behind,
+    });
+    let (done, finished) = std::sync::mpsc::sync_channel(1);
+    {
+        let (plan, found, ctx) = (Arc::clone(&plan), Arc::clone(&found), ctx.clone());
+        let ending = SearchEnding(Arc::clone(&handoff));
+        std::thread::Builder::new()
+            .name("tw-grep".to_owned())
+            .spawn(move || {
+                // Dropped last, however the search ends (a panic too).
+                let _ending = ending;
+                // The waiter may be gone (it answered at the deadline): nobody to tell.
+                let _ = done.send(work(&plan, &ctx, &found));
+            })
+            .map_err(|e| ToolError::msg(format!("Grep could not start its search: {e}")))?;
+    }
+    // Until the search's outcome is in, a return (the deadline, a cancellation) leaves the
+    // search behind.
+    let mut leaving = Leaving(Some(&handoff));
+    let outcome = loop {
+        if ctx.is_cancelled() {
+            return Err(ToolError::Cancelled(None));
+        }
+        let left = found.deadline.saturating_duration_since(Instant::now());
+        match finished.recv_timeout(left.min(CANCEL_POLL)) {
+            Ok(outcome) => {
+                leaving.0 = None;
+                break Some(outcome);
+            }
+            Err(RecvTimeoutError::Timeout) if left.is_zero() => break None,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                leaving.0 = None;
+                return Err(ToolError::msg(
+                    "Grep's search failed to complete: its thread panicked",
+                ));
+            }
+        }
+    };
+    // Without its outcome (the deadline), the search is left behind from here.
+    drop(leaving);
+    match outcome {
+        Some(outcome) => outcome?,
+        None => found.timed_out.store(true, Ordering::Relaxed),
+    }
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled(None));
+    }
+    finish(&plan, &found)
+}
+
+/// The search itself: `plan.root` walked (or, a file, searched), what it finds put in
+/// `found`.
+fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), ToolError> {
     let cwd = ctx.cwd().to_path_buf();
-    let hits = Mutex::new(Hits::new(plan));
-    let asked: std::sync::Arc<Mutex<NotSearched>> = std::sync::Arc::default();
-    let unreadable: Mutex<NotSearched> = Mutex::default();
+    let hits = &found.hits;
     if plan.root_is_file {
         let mut searcher = searcher_for(plan, true);
         let mut printer = printer_for(plan);
         let display = fsutil::display_path(&plan.root, &cwd);
-        if let Some((hit, printed, whole)) =
-            search_file(plan, &mut searcher, &mut printer, &plan.root, &display)
-                .map_err(|e| ToolError::io(&plan.root, e))?
-        {
-            hits.lock()
+        match search_file(
+            plan,
+            &mut searcher,
+            &mut printer,
+            &plan.root,
+            &display,
+            found,
+        ) {
+            Ok(Some((hit, printed, whole))) => hits
+                .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .add(hit, printed, whole);
+                .add(hit, printed, whole),
+            Ok(None) => {}
+            // Stopped at the deadline: the call answers with the time-out note.
+            Err(e) if past_deadline(&e) => {}
+            Err(e) => return Err(ToolError::io(&plan.root, e)),
         }
     } else {
         let mut ob = OverrideBuilder::new(&plan.root);
@@ -950,7 +1252,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         // the user said yes: what it covers below is searched. (Without a `path` nobody was
         // asked about the working directory: every rule holds.)
         if let Some(engine) = tool_perms::PermissionEngine::for_walking(ctx) {
-            let asked = std::sync::Arc::clone(&asked);
+            let found = Arc::clone(found);
             let cwd = cwd.clone();
             // (Without a `path` the root is the cwd, the call's subject, which an ask rule
             // covering it asked about.)
@@ -973,7 +1275,8 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
                 if let Some(rule) = engine.asked_by(e.path())
                     && approved.as_ref() != Some(&rule)
                 {
-                    asked
+                    found
+                        .asked
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .add(fsutil::display_path(e.path(), &cwd));
@@ -992,17 +1295,30 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         }
         let mut builder = SearchBuilder {
             plan,
-            hits: &hits,
-            unreadable: &unreadable,
+            found,
             cwd: &cwd,
             cancel: ctx.cancellation().clone(),
         };
         walker.build_parallel().visit(&mut builder);
     }
-    if ctx.is_cancelled() {
-        return Err(ToolError::Cancelled(None));
-    }
-    let mut found = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
+    Ok(())
+}
+
+/// The result from what `found` holds (all of it, or what a search stopped by its time
+/// limit had found; taken out, so that a search thread left behind adds to nothing shown).
+fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
+    let take = |m: &Mutex<NotSearched>| {
+        std::mem::take(&mut *m.lock().unwrap_or_else(PoisonError::into_inner))
+    };
+    let (unreadable, asked) = (take(&found.unreadable), take(&found.asked));
+    let timed_out = found
+        .timed_out
+        .load(Ordering::Relaxed)
+        .then(|| millis(found.limit));
+    let mut found = std::mem::replace(
+        &mut *found.hits.lock().unwrap_or_else(PoisonError::into_inner),
+        Hits::new(plan),
+    );
     found.prune();
     let offset = plan.offset;
     let limit = plan.head_limit;
@@ -1021,13 +1337,10 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
         not_searched_count: 0,
         unreadable: Vec::new(),
         unreadable_count: 0,
+        timed_out_after_ms: timed_out,
     };
-    let unreadable = unreadable
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
     out.unreadable_count = unreadable.count;
     out.unreadable = unreadable.into_listed();
-    let asked = std::mem::take(&mut *asked.lock().unwrap_or_else(PoisonError::into_inner));
     out.not_searched_count = asked.count;
     out.not_searched = asked.into_listed();
     // Pages a list: returns the kept entries and whether the limit cut it.
@@ -1117,8 +1430,7 @@ fn search(plan: &Plan, ctx: &ToolUseContext) -> Result<GrepOutput, ToolError> {
 
 struct SearchBuilder<'a> {
     plan: &'a Plan,
-    hits: &'a Mutex<Hits>,
-    unreadable: &'a Mutex<NotSearched>,
+    found: &'a Found,
     cwd: &'a Path,
     cancel: CancellationToken,
 }
@@ -1127,8 +1439,7 @@ impl<'a> ParallelVisitorBuilder<'a> for SearchBuilder<'a> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 'a> {
         Box::new(SearchVisitor {
             plan: self.plan,
-            hits: self.hits,
-            unreadable: self.unreadable,
+            found: self.found,
             cwd: self.cwd,
             cancel: self.cancel.clone(),
             searcher: searcher_for(self.plan, false),
@@ -1140,9 +1451,9 @@ impl<'a> ParallelVisitorBuilder<'a> for SearchBuilder<'a> {
 /// One walker thread: searches each file it is handed.
 struct SearchVisitor<'a> {
     plan: &'a Plan,
-    hits: &'a Mutex<Hits>,
-    /// What could not be read (a directory not listed, a file not opened), with why.
-    unreadable: &'a Mutex<NotSearched>,
+    /// What was found, and what could not be read (a directory not listed, a file not
+    /// opened), with why.
+    found: &'a Found,
     cwd: &'a Path,
     cancel: CancellationToken,
     searcher: Searcher,
@@ -1151,7 +1462,7 @@ struct SearchVisitor<'a> {
 
 impl ParallelVisitor for SearchVisitor<'_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
-        if self.cancel.is_cancelled() {
+        if self.cancel.is_cancelled() || self.found.past_deadline() {
             return WalkState::Quit;
         }
         let entry = match entry {
@@ -1177,13 +1488,17 @@ impl ParallelVisitor for SearchVisitor<'_> {
             &mut self.printer,
             path,
             &display,
+            self.found,
         ) {
             Ok(Some((hit, printed, whole))) => self
+                .found
                 .hits
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .add(hit, printed, whole),
             Ok(None) => {}
+            // Stopped at the deadline: no file left unread, and no more to search.
+            Err(e) if past_deadline(&e) => return WalkState::Quit,
             Err(e) => self.not_read(format!("{display} ({e})")),
         }
         WalkState::Continue
@@ -1192,7 +1507,8 @@ impl ParallelVisitor for SearchVisitor<'_> {
 
 impl SearchVisitor<'_> {
     fn not_read(&self, what: String) {
-        self.unreadable
+        self.found
+            .unreadable
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .add(what);
@@ -1245,7 +1561,7 @@ mod tests {
         let input: GrepInput = serde_json::from_value(input).unwrap();
         let mut plan = plan(&input, &ctx).unwrap();
         plan.max_content_bytes = max_bytes;
-        search(&plan, &ctx)
+        search(plan, &ctx, DEFAULT_TIMEOUT)
     }
 
     fn lines_of(out: &GrepOutput) -> Vec<String> {
@@ -1343,6 +1659,181 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("narrow the search"), "{err}");
+    }
+
+    /// The plan of a files_with_matches search for `needle` in the context's directory.
+    fn files_plan(ctx: &ToolUseContext) -> Plan {
+        let input: GrepInput =
+            serde_json::from_value(serde_json::json!({"pattern": "needle"})).unwrap();
+        plan(&input, ctx).unwrap()
+    }
+
+    /// A search whose read never returns (`/proc/kmsg`, a file on a hung mount: here the
+    /// search walks the tree, then blocks as such a read would, for 10 s) answers at its
+    /// time limit, with the files it found and a note that it timed out, instead of
+    /// waiting for the read; the thread stuck in it is left behind.
+    #[test]
+    fn a_search_stuck_in_a_read_answers_at_the_limit_with_what_it_found() {
+        let dir = tree(3, 1);
+        let ctx = ToolUseContext::new(dir.path());
+        let (_release, stuck) = std::sync::mpsc::channel::<()>();
+        let limit = Duration::from_millis(300);
+        let started = Instant::now();
+        static STUCK: AtomicUsize = AtomicUsize::new(0);
+        let out = search_with(
+            files_plan(&ctx),
+            &ctx,
+            limit,
+            &STUCK,
+            move |plan, ctx, found| {
+                walk(plan, ctx, found)?;
+                // The read that does not return (until the test ends, or 10 s).
+                let _ = stuck.recv_timeout(Duration::from_secs(10));
+                Ok(())
+            },
+        )
+        .unwrap();
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "the call waited {took:?}");
+        assert!(took >= limit, "answered before the limit: {took:?}");
+        let mut names = out.filenames.clone();
+        names.sort();
+        assert_eq!(names, ["f000.txt", "f001.txt", "f002.txt"]);
+        assert_eq!(out.timed_out_after_ms, Some(300));
+        let text = render(&out);
+        assert!(
+            text.ends_with(
+                "\n\n[Search timed out after 300 ms: the results may be incomplete. Search a \
+                 more specific path or pattern.]"
+            ),
+            "{text}"
+        );
+        // A search that ends in time says nothing of the kind.
+        let out = search(files_plan(&ctx), &ctx, DEFAULT_TIMEOUT).unwrap();
+        assert_eq!(out.timed_out_after_ms, None);
+        assert!(!render(&out).contains("timed out"));
+    }
+
+    /// A walk past its limit stops at the next file and says so (a tree too big to search
+    /// in time; here a limit of zero).
+    #[test]
+    fn a_walk_past_its_limit_stops_and_says_so() {
+        let dir = tree(50, 1);
+        let ctx = ToolUseContext::new(dir.path());
+        let out = search(files_plan(&ctx), &ctx, Duration::ZERO).unwrap();
+        assert_eq!(out.timed_out_after_ms, Some(0));
+        assert!(out.filenames.len() < 50, "{}", out.filenames.len());
+        assert!(render(&out).contains("[Search timed out after 0 ms"));
+    }
+
+    /// Searches left behind at their limit (stuck in a read that never returns) are
+    /// counted until they end: with [`MAX_LEFT_BEHIND`] of them still running, a new search
+    /// is refused at once, saying why, instead of leaving more threads behind; once they
+    /// end, the count is back to zero and searches run again. A search that ends in time
+    /// is not counted.
+    #[test]
+    fn searches_left_behind_are_capped_and_counted_until_they_end() {
+        static STUCK: AtomicUsize = AtomicUsize::new(0);
+        let dir = tree(1, 1);
+        let ctx = ToolUseContext::new(dir.path());
+        let limit = Duration::from_millis(20);
+        let out = search_with(files_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
+        assert_eq!(out.filenames, ["f000.txt"]);
+        assert_eq!(STUCK.load(Ordering::SeqCst), 0);
+        let mut releases = Vec::new();
+        for n in 0..MAX_LEFT_BEHIND {
+            let (release, stuck) = std::sync::mpsc::channel::<()>();
+            releases.push(release);
+            let out = search_with(
+                files_plan(&ctx),
+                &ctx,
+                limit,
+                &STUCK,
+                move |plan, ctx, found| {
+                    walk(plan, ctx, found)?;
+                    // The read that does not return (until released, or 30 s).
+                    let _ = stuck.recv_timeout(Duration::from_secs(30));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(out.timed_out_after_ms, Some(20));
+            assert_eq!(STUCK.load(Ordering::SeqCst), n + 1);
+        }
+        let started = Instant::now();
+        let err = search_with(files_plan(&ctx), &ctx, limit, &STUCK, walk)
+            .unwrap_err()
+            .to_string();
+        assert!(started.elapsed() < limit, "{:?}", started.elapsed());
+        assert!(
+            err.contains(&format!(
+                "{MAX_LEFT_BEHIND} earlier searches are still stuck past their time limit"
+            )) && err.contains("try again later"),
+            "{err}"
+        );
+        drop(releases);
+        let waited = Instant::now();
+        while STUCK.load(Ordering::SeqCst) > 0 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "they never ended"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = search_with(files_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
+        assert_eq!(out.filenames, ["f000.txt"]);
+        assert_eq!(STUCK.load(Ordering::SeqCst), 0);
+    }
+
+    /// A search left behind at its limit stops within the file it is reading (a huge file,
+    /// read slowly: here a FIFO, standing in for a file on a slow mount, fed for as long
+    /// as it is read, for at most 10 s), instead of reading it to its end: the reader goes
+    /// away soon after the call answered, and the writer's next write fails.
+    #[test]
+    fn a_search_past_its_limit_stops_reading_the_file_it_is_in() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("slow"), "hay\n").unwrap();
+        let fifo = dir.path().join("endless");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut pipe = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+                let chunk = b"hay\n".repeat(16 * 1024);
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_secs(10) {
+                    if pipe.write_all(&chunk).is_err() {
+                        // The reader went away.
+                        return Some(Instant::now());
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                None
+            })
+        };
+        let ctx = ToolUseContext::new(dir.path());
+        let input: GrepInput =
+            serde_json::from_value(serde_json::json!({"pattern": "needle", "path": "slow"}))
+                .unwrap();
+        let mut plan = plan(&input, &ctx).unwrap();
+        assert!(plan.root_is_file);
+        plan.root = fifo;
+        let out = search(plan, &ctx, Duration::from_millis(300)).unwrap();
+        let answered = Instant::now();
+        assert_eq!(out.timed_out_after_ms, Some(300));
+        let stopped = writer
+            .join()
+            .unwrap()
+            .expect("the search went on reading for 10 s past its limit");
+        let after = stopped.saturating_duration_since(answered);
+        assert!(after < Duration::from_secs(3), "read on for {after:?}");
     }
 
     #[test]

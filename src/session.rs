@@ -133,6 +133,25 @@ impl SessionOptions {
         sources
     }
 
+    /// Where the engine anchors rules and what it protects: the settings' roots, with each
+    /// `--mcp-config` file among this session's settings files. Such a file names the MCP
+    /// servers the next session starts, as a `--settings` file names hooks that run: writing
+    /// it is a safety check (asked about even in bypass mode).
+    fn protected_roots(
+        &self,
+        loaded: &tool_perms::settings::LoadedPermissions,
+        cwd: &Path,
+    ) -> tool_perms::PathRoots {
+        let mut roots = loaded.roots.clone();
+        roots.settings_files.extend(
+            tool_perms::settings::resolve_flag_settings(&self.mcp_config, cwd)
+                .into_iter()
+                .filter(|arg| !tool_core::is_inline_json(arg))
+                .map(PathBuf::from),
+        );
+        roots
+    }
+
     /// Only the project's own settings, trusted: what the demo uses for the project it
     /// created, so that nothing of the user's configuration changes what it shows.
     pub fn isolated(cwd: PathBuf) -> Self {
@@ -362,7 +381,8 @@ pub(crate) fn session_builtin_tools(
     if !fatal.is_empty() {
         return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
     }
-    let (engine, _) = PermissionEngine::new_lenient(&loaded.context, loaded.roots.clone());
+    let (engine, _) =
+        PermissionEngine::new_lenient(&loaded.context, options.protected_roots(&loaded, &cwd));
     Ok(builtin_tools(&engine, options.offer_tool_search))
 }
 
@@ -448,7 +468,8 @@ impl Session {
         if !fatal.is_empty() {
             return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
         }
-        notices.extend(loaded.diagnostics.iter().map(ToString::to_string));
+        // Under a `--mode`, no word about the mode the settings would have chosen.
+        notices.extend(loaded.diagnostics_under_mode(mode).map(ToString::to_string));
         let mut ignored: Vec<String> = Vec::new();
         if !loaded.untrusted_ignored_keys.is_empty() {
             ignored.push(format!(
@@ -462,7 +483,7 @@ impl Session {
         // (elicitation to the client) and `agent` (on a terminal) turn prompts back on.
         permission.avoid_prompts = true;
         let (engine, rule_problems) =
-            PermissionEngine::new_lenient(&permission, loaded.roots.clone());
+            PermissionEngine::new_lenient(&permission, options.protected_roots(&loaded, &cwd));
         let engine = Arc::new(engine);
         // The settings loader already reported the rules it found malformed, with their file:
         // each problem is said once.

@@ -3434,3 +3434,109 @@ fn run_text_mode_keeps_each_call_on_its_line() {
     );
     assert!(!stdout.contains('\r'), "{stdout:?}");
 }
+
+/// Found by review: an unknown key in what the command line gave to `permissions check`
+/// (`--rules '{"Deny":[...]}'`, an inline `--settings` with `permissions.Deny`) was only a
+/// warning, and the check said allow with exit code 0, though the rule meant was missing.
+/// It is bad input (exit code 2), said with the flag's name (not a Rust name such as
+/// `FlagSettings (inline)`); `run` stops on it the same way.
+#[test]
+fn an_unknown_key_given_on_the_command_line_stops_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = r#"{"command":"rm -rf build"}"#;
+    for (args, expected) in [
+        (
+            vec!["--rules", r#"{"Deny":["Bash(rm:*)"]}"#],
+            "--rules: error: unknown key `permissions.Deny`",
+        ),
+        (
+            vec!["--settings", r#"{"permissions":{"Deny":["Bash(rm:*)"]}}"#],
+            "--settings: error: unknown key `permissions.Deny`",
+        ),
+        (
+            vec![
+                "--settings",
+                "{}",
+                "--settings",
+                r#"{"deny":["Bash(rm:*)"]}"#,
+            ],
+            "--settings #2: error: `deny` belongs under `permissions`",
+        ),
+    ] {
+        let mut argv = vec!["permissions", "check"];
+        argv.extend(&args);
+        argv.extend(["Bash", input]);
+        let out = toolwright(&argv, dir.path(), None);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("(inline)"), "{stderr}");
+    }
+    // `run` with the same `--settings` stops too.
+    let out = toolwright(
+        &[
+            "run",
+            "--settings",
+            r#"{"permissions":{"Deny":["Bash(rm:*)"]}}"#,
+            "-",
+        ],
+        dir.path(),
+        Some(""),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--settings: error: unknown key `permissions.Deny`"),
+        "{stderr}"
+    );
+}
+
+/// Found by review: with a user `defaultMode` of bypassPermissions, a project that disables
+/// bypass and `--mode plan`, `permissions check` warned "turns bypassPermissions off; using
+/// default mode" while deciding in plan mode. The warning is said only when no `--mode` is
+/// given.
+#[test]
+fn the_bypass_off_warning_is_not_said_under_a_mode_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        r#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        r#"{"permissions":{"disableBypassPermissionsMode":"disable"}}"#,
+    )
+    .unwrap();
+    let env = [("CLAUDE_CONFIG_DIR", config.as_path())];
+    let input = r#"{"command":"ls"}"#;
+    let out = toolwright_with_env(
+        &["permissions", "check", "Bash", input],
+        dir.path(),
+        None,
+        &env,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("turns bypassPermissions off; using default mode"),
+        "{stderr}"
+    );
+    let out = toolwright_with_env(
+        &["permissions", "check", "--mode", "plan", "Bash", input],
+        dir.path(),
+        None,
+        &env,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        text(&out.stdout).contains("mode: plan"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!stderr.contains("turns bypassPermissions off"), "{stderr}");
+}

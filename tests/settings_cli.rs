@@ -529,3 +529,89 @@ fn run_raises_post_tool_batch_after_the_calls() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!seen.exists());
 }
+
+/// A `--mcp-config` file names the MCP servers the next session starts, as a `--settings`
+/// file names its hooks: rewriting it is asked about even in bypass mode (and refused where
+/// nobody can be asked), so a call cannot add a server to the next run.
+#[test]
+fn an_mcp_config_file_of_the_session_is_protected() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let config = root.join("mcp.json");
+    std::fs::write(&config, r#"{"mcpServers": {}}"#).unwrap();
+    let read = json!({"type": "tool_use", "id": "t0", "name": "Read",
+        "input": {"file_path": config}});
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Write",
+        "input": {"file_path": config, "content": r#"{"mcpServers": {"evil": {"command": "/bin/true"}}}"#}});
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --mode bypassPermissions --mcp-config mcp.json -"#,
+        &format!("{read}\n{call}\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(message["content"][0]["is_error"], true, "{message}");
+    assert_eq!(message["content"][1]["is_error"], true, "{message}");
+    assert!(
+        message["content"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("settings file of this session"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        r#"{"mcpServers": {}}"#
+    );
+    // Another file of the project is written as the mode allows.
+    let other = root.join("notes.json");
+    let call = json!({"type": "tool_use", "id": "t2", "name": "Write",
+        "input": {"file_path": other, "content": "{}"}});
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --mode bypassPermissions --mcp-config mcp.json -"#,
+        &format!("{call}\n"),
+    );
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(message["content"][0]["is_error"], true, "{message}");
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "{}");
+}
+
+/// Settings that turn bypass mode off while another level chooses it say so only when the
+/// session would have started in that mode: under `--mode plan` the warning "using default
+/// mode" would be false (the session runs in plan mode).
+#[test]
+fn the_bypass_off_warning_is_not_given_under_a_mode_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join(".no-user-config")).unwrap();
+    std::fs::write(
+        root.join(".no-user-config/settings.json"),
+        r#"{"permissions": {"defaultMode": "bypassPermissions"}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#,
+    )
+    .unwrap();
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Glob",
+        "input": {"pattern": "*.json"}});
+    let warning = "turns bypassPermissions off";
+    let out = bash(
+        &root,
+        r#"exec "$TW" run --json --mode plan -"#,
+        &format!("{call}\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains(warning),
+        "{}",
+        text(&out.stderr)
+    );
+    // Without the flag the settings' bypass is turned off, and that is said.
+    let out = bash(&root, r#"exec "$TW" run --json -"#, &format!("{call}\n"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(warning), "{}", text(&out.stderr));
+}

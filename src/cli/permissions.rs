@@ -3,7 +3,9 @@
 //! prompt is shown: the decision is reported, not acted on.
 //!
 //! Exit code 0 for any decision; 2 for bad input (unreadable or invalid settings given on
-//! the command line, invalid JSON, unknown mode), with a message on stderr.
+//! the command line; an unknown key, a key written twice or a key read from managed
+//! settings only in `--rules` or an inline `--settings` value; invalid JSON; unknown mode),
+//! with a message on stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,7 +16,7 @@ use tool_core::{
     DecisionReason, PermissionMode, PermissionResult, RuleSource, Tool, ToolUseContext, expand_path,
 };
 use tool_perms::probe::ProbeTool;
-use tool_perms::settings::{SettingsSources, load_permissions, parse_mode};
+use tool_perms::settings::{SettingsSources, load_permissions, parse_mode, source_name};
 use tool_perms::{Explanation, block_on};
 
 /// Arguments of `toolwright permissions check`.
@@ -130,30 +132,34 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
     sources.project_trusted = crate::trust::is_trusted(&cwd);
     sources.flag_settings = tool_perms::settings::resolve_flag_settings(&args.settings, &cwd);
     if let Some(rules) = &args.rules {
-        let v: Value =
-            serde_json::from_str(rules).map_err(|e| format!("--rules is not valid JSON: {e}"))?;
-        let Some(obj) = v.as_object() else {
-            return Err(
-                "--rules must be a JSON object like {\"allow\":[...],\"deny\":[...]}".into(),
-            );
-        };
-        let permissions = if obj.contains_key("permissions") {
-            v.clone()
-        } else {
-            json!({ "permissions": v })
-        };
+        // As the settings files are read (a byte order mark, a number out of range); a key
+        // written twice or one `--rules` does not read is bad input, as an unknown key is.
+        let permissions = tool_perms::settings::parse_rules_flag(rules)
+            .map_err(|errors| format!("bad settings:\n  {}", errors.join("\n  ")))?;
         sources
             .inline
             .push((RuleSource::ProjectSettings, permissions));
     }
-    let loaded = load_permissions(&sources);
-    // Problems in what was given on the command line are bad input; problems in the ambient
-    // settings files are reported as warnings.
+    let mut loaded = load_permissions(&sources);
+    // The inline value without a name of its own is `--rules`: said by the flag's name.
+    for d in &mut loaded.diagnostics {
+        if d.file.is_none() && d.origin.is_none() && d.source == RuleSource::ProjectSettings {
+            d.origin = Some("--rules".into());
+        }
+    }
+    // Problems in what was given on the command line are bad input (an unknown key in
+    // `--rules` or an inline `--settings` value too: the rule meant would be missing);
+    // problems in the ambient settings files are reported as warnings.
     let fatal = loaded.command_line_errors();
     if !fatal.is_empty() {
         return Err(format!("bad settings:\n  {}", fatal.join("\n  ")));
     }
-    let mut warnings: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    // Under `--mode`, as a session started with it says them (the settings' own mode is
+    // not the one used).
+    let mut warnings: Vec<String> = loaded
+        .diagnostics_under_mode(mode)
+        .map(ToString::to_string)
+        .collect();
     // As a session says it: a rule that did nothing here may be one an untrusted folder's
     // settings were not allowed to grant.
     if !loaded.untrusted_ignored_keys.is_empty() {
@@ -228,13 +234,6 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         warnings,
         mode: perm.mode,
     })
-}
-
-fn source_name(source: RuleSource) -> String {
-    serde_json::to_value(source)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// The one-line reason for the decision.

@@ -299,27 +299,147 @@ pub fn without_bom(text: &str) -> &str {
 }
 
 /// Parses configuration JSON (settings, `.mcp.json`, their inline forms) as Claude Code's
-/// `JSON.parse` reads it: a leading byte order mark is skipped, and a `\uD800`-style escape
-/// for half a surrogate pair, which `JSON.parse` accepts and serde_json refuses, reads as
-/// U+FFFD instead of making the whole file unreadable (and its deny rules with it). Text
-/// without such an escape is parsed once, as it is.
+/// `JSON.parse` reads it: a leading byte order mark is skipped; a `\uD800`-style escape for
+/// half a surrogate pair, which `JSON.parse` accepts and serde_json refuses, reads as
+/// U+FFFD; and a number serde_json refuses as out of range reads as `JSON.parse` reads it:
+/// one too large for a double (`1e400`, Infinity to `JSON.parse`) as the largest finite one
+/// with its sign (`±1.7976931348623157e308`: still a number, larger than any other, where
+/// `null`, what `JSON.stringify` writes for Infinity, would read as unset), one just below
+/// the limit (`1.7976931348623158e308`, which serde_json does not round exactly) as the
+/// double it is. Either would otherwise make the whole file unreadable, its deny rules with
+/// it. Text without either is parsed once, as it is. The repairs keep the text's length and
+/// lines, so an error is serde's own (its kind, line and column those of the text as
+/// written).
 pub fn parse_config_json(text: &str) -> serde_json::Result<serde_json::Value> {
     let text = without_bom(text);
     match serde_json::from_str(text) {
-        // The repair keeps every escape's length: a later error's line and column are the
-        // original text's, and it names the real problem.
-        Err(e) if e.is_syntax() => match lone_surrogates_replaced(text) {
-            Some(repaired) => serde_json::from_str(&repaired),
+        Err(e) if e.is_syntax() => match json_parse_repairs(text) {
+            Some(repaired) => repaired.parse(),
             None => Err(e),
         },
         parsed => parsed,
     }
 }
 
-/// `text` with every `\u` escape for an unpaired surrogate, inside a JSON string, written
-/// `\uFFFD`; `None` when there is none. Everything else, a malformed escape included, is
-/// left for the parser to judge.
-fn lone_surrogates_replaced(text: &str) -> Option<String> {
+/// What [`json_parse_repairs`] changed: the repaired text, of the original's length and
+/// lines, and the numbers it wrote as a placeholder (`0` and spaces, in the number's place).
+struct JsonRepairs {
+    text: String,
+    /// For each number written as a placeholder: its place among the text's numbers (in the
+    /// order they are written, from 0) and the value it reads as.
+    numbers: Vec<(usize, f64)>,
+}
+
+impl JsonRepairs {
+    /// The repaired text parsed, each placeholder read as its number's value.
+    fn parse(&self) -> serde_json::Result<serde_json::Value> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_str(&self.text);
+        let seen = std::cell::Cell::new(0);
+        let value = RepairedValue {
+            numbers: &self.numbers,
+            seen: &seen,
+        }
+        .deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
+}
+
+/// Builds a [`serde_json::Value`] as serde_json does, counting the numbers it reads (serde
+/// reads them in the order they are written) and reading those [`JsonRepairs::numbers`]
+/// names as their values.
+#[derive(Clone, Copy)]
+struct RepairedValue<'a> {
+    numbers: &'a [(usize, f64)],
+    seen: &'a std::cell::Cell<usize>,
+}
+
+impl RepairedValue<'_> {
+    fn number(self, read: serde_json::Value) -> serde_json::Value {
+        let n = self.seen.get();
+        self.seen.set(n + 1);
+        match self.numbers.binary_search_by_key(&n, |&(at, _)| at) {
+            Ok(i) => serde_json::Value::from(self.numbers[i].1),
+            Err(_) => read,
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for RepairedValue<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RepairedValue<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(self.number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(self.number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(self.number(v.into()))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        // As serde_json's own: a key written twice keeps its last value.
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(self)?;
+            object.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
+}
+
+/// `text` with what `JSON.parse` reads and serde_json refuses written so serde_json reads it
+/// (see [`parse_config_json`]), the text's length and lines kept: every `\u` escape for an
+/// unpaired surrogate, inside a JSON string, as `\uFFFD`, and every number outside strings
+/// that serde_json refuses and Rust reads (exactly, as `JSON.parse` does; one too large as
+/// the largest finite double with its sign) as a placeholder, `0` and spaces, named in
+/// [`JsonRepairs::numbers`] with its value; `None` when there is neither. Everything else,
+/// a malformed escape or number included, is left for the parser to judge.
+fn json_parse_repairs(text: &str) -> Option<JsonRepairs> {
     let hex_at = |i: usize| -> Option<u32> {
         let digits = text.get(i..i + 4)?;
         if digits.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -330,7 +450,11 @@ fn lone_surrogates_replaced(text: &str) -> Option<String> {
     };
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
+    let mut numbers = Vec::new();
     let (mut copied, mut i, mut in_string) = (0, 0, false);
+    // How many numbers were seen so far (outside strings, in the order they are written).
+    let mut seen = 0;
+    let mut changed = false;
     while i < bytes.len() {
         match bytes[i] {
             b'"' => in_string = !in_string,
@@ -363,19 +487,71 @@ fn lone_surrogates_replaced(text: &str) -> Option<String> {
                     out.push_str(&text[copied..i]);
                     out.push_str("\\uFFFD");
                     copied = i + 6;
+                    changed = true;
                 }
                 i += len;
+                continue;
+            }
+            b'-' | b'0'..=b'9' if !in_string => {
+                let end = i + bytes[i..]
+                    .iter()
+                    .position(|b| !matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .unwrap_or(bytes.len() - i);
+                let token = &text[i..end];
+                // Rust reads a JSON number exactly, as JSON.parse does; one too large for a
+                // double reads as an infinity.
+                if is_json_number(token)
+                    && serde_json::from_str::<serde_json::Number>(token).is_err()
+                    && let Ok(n) = token.parse::<f64>()
+                {
+                    let n = n.clamp(-f64::MAX, f64::MAX);
+                    out.push_str(&text[copied..i]);
+                    out.push('0');
+                    out.extend(std::iter::repeat_n(' ', token.len() - 1));
+                    numbers.push((seen, n));
+                    copied = end;
+                    changed = true;
+                }
+                seen += 1;
+                i = end;
                 continue;
             }
             _ => {}
         }
         i += 1;
     }
-    if copied == 0 {
+    if !changed {
         return None;
     }
     out.push_str(&text[copied..]);
-    Some(out)
+    Some(JsonRepairs { text: out, numbers })
+}
+
+/// Whether `token` is a number as JSON writes one: `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn is_json_number(token: &str) -> bool {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = token.strip_prefix('-').unwrap_or(token);
+    let int = digits(rest);
+    if int == 0 || (int > 1 && rest.starts_with('0')) {
+        return false;
+    }
+    let mut rest = &rest[int..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let n = digits(fraction);
+        if n == 0 {
+            return false;
+        }
+        rest = &fraction[n..];
+    }
+    if let Some(exponent) = rest.strip_prefix(['e', 'E']) {
+        let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        let n = digits(exponent);
+        if n == 0 {
+            return false;
+        }
+        rest = &exponent[n..];
+    }
+    rest.is_empty()
 }
 
 /// A configuration file's text (settings, `.mcp.json`) read as Claude Code reads it (Node's
@@ -384,9 +560,19 @@ fn lone_surrogates_replaced(text: &str) -> Option<String> {
 /// says whether any were replaced, for a warning. Only a regular file is read: a FIFO or a
 /// device under a settings file's name (a repository may hold such a link) would hang the
 /// command, take all its memory (`/dev/zero`) or its standard input. (`--settings <(…)` is
-/// read before, once. No size is too large: `~/.claude.json` grows past 100 MB.)
+/// read before, once. No size is too large: `~/.claude.json` grows past 100 MB.) A file
+/// that is not there is `NotFound`, but one that is a link to nothing, or that is below a
+/// directory that is one, is an error naming where the link leads (through a chain of
+/// links, the end that is missing): a configuration that was moved away must not be taken
+/// for none, its deny rules dropped without a word.
 pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool)> {
-    let meta = std::fs::metadata(path)?;
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(dangling_link_above(path).unwrap_or(e));
+        }
+        Err(e) => return Err(e),
+    };
     if !meta.is_file() && !meta.is_dir() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -398,6 +584,58 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
         Ok(text) => Ok((text, false)),
         Err(e) => Ok((String::from_utf8_lossy(e.as_bytes()).into_owned(), true)),
     }
+}
+
+/// For a `path` that is not there: the error for the link to nothing that is the reason
+/// (the path itself, or the nearest of its directories that is there as a name), if any.
+fn dangling_link_above(path: &Path) -> Option<std::io::Error> {
+    let there = path
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty())
+        .find(|p| std::fs::symlink_metadata(p).is_ok())?;
+    if !std::fs::symlink_metadata(there)
+        .ok()?
+        .file_type()
+        .is_symlink()
+        || std::fs::metadata(there).is_ok()
+    {
+        return None;
+    }
+    let target = std::fs::read_link(there).ok()?;
+    // A link to a link: what does not exist is the end of the chain, not the next link.
+    let leads = match missing_end_of_links(there) {
+        Some((end, links)) if links > 1 => format!(
+            "a chain of {links} links (the first to {}) ending at {}, which does not exist",
+            target.display(),
+            end.display()
+        ),
+        _ => format!("a link to {}, which does not exist", target.display()),
+    };
+    let message = if there == path {
+        leads
+    } else {
+        format!("{} is {leads}", there.display())
+    };
+    Some(std::io::Error::other(message))
+}
+
+/// Where a chain of links starting at `link` ends (each link's target read from its link's
+/// directory, followed while it is a link), with how many links it has; `None` past 40
+/// links (the kernel's limit) or when a link cannot be read.
+fn missing_end_of_links(link: &Path) -> Option<(PathBuf, usize)> {
+    let mut at = link.to_path_buf();
+    for links in 1..=40 {
+        let target = std::fs::read_link(&at).ok()?;
+        let next = match at.parent() {
+            Some(dir) => dir.join(&target),
+            None => target,
+        };
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => at = next,
+            _ => return Some((next, links)),
+        }
+    }
+    None
 }
 
 /// The warning for a configuration file [`read_config_text`] had to repair.
@@ -911,6 +1149,143 @@ mod tests {
         assert!(err.contains("expected value"), "{err}");
         let err = parsed("{\"a\": \"\\ud800\\x\"}").unwrap_err();
         assert!(err.contains("invalid escape at line 1 column 15"), "{err}");
+    }
+
+    /// Found by review: `1e400` anywhere in a settings file made the whole file invalid JSON
+    /// (serde_json: "number out of range"), deny rules included, where `JSON.parse` reads it
+    /// as Infinity. It reads as the largest finite number with its sign; a number that
+    /// rounds to zero, text in strings and broken JSON are left as they were, and a later
+    /// error is still said where it is in the text as written.
+    #[test]
+    fn config_json_reads_numbers_out_of_range_as_json_parse_does() {
+        let parsed = |t: &str| super::parse_config_json(t).map_err(|e| e.to_string());
+        let value = parsed(
+            "{\"a\": [1e400, -1E+400, 1.5e309, 1e-400, \"1e400\", \"\\\"1e400\"], \"deny\": [\"Bash(rm:*)\"],\n\"b\": \"\\ud800\", \"c\": -2e308}",
+        )
+        .unwrap();
+        assert_eq!(
+            value["a"],
+            serde_json::json!([f64::MAX, -f64::MAX, f64::MAX, 0.0, "1e400", "\"1e400"])
+        );
+        assert_eq!(value["deny"], serde_json::json!(["Bash(rm:*)"]));
+        assert_eq!(value["b"], serde_json::json!("\u{fffd}"));
+        assert_eq!(value["c"], serde_json::json!(-f64::MAX));
+        // A huge integer too (serde_json reads one past u64 as a float).
+        let digits = format!("[{}]", "9".repeat(400));
+        assert_eq!(parsed(&digits).unwrap(), serde_json::json!([f64::MAX]));
+        // Broken JSON after the number: its error is said where it is in the text.
+        // (The same text with a number of the same length in range says where.)
+        for broken in [
+            "{\"a\": 1e400, \"b\": 1,}",
+            "{\"a\": 1e400, \"b\": \"\\ud800\",\n \"c\": 1e401 1}",
+        ] {
+            let err = parsed(broken).unwrap_err();
+            let expected = parsed(&broken.replace("1e40", "1000")).unwrap_err();
+            assert!(expected.contains(" at line "), "{expected}");
+            assert_eq!(err, expected);
+        }
+        // An out-of-range number that is malformed besides stays an error.
+        assert!(parsed("[1e400.5]").is_err());
+    }
+
+    /// Found by review: a number just below the overflow limit (`1.7976931348623158e308`,
+    /// `1.797693134862315799e308`), which serde_json refuses as out of range and `JSON.parse`
+    /// reads as the largest double, made the whole file unreadable: it reads as that double,
+    /// with its sign, as every number serde_json refuses and Rust reads exactly does.
+    #[test]
+    fn config_json_reads_numbers_just_below_the_limit_as_json_parse_does() {
+        for n in ["1.7976931348623158e308", "1.797693134862315799e308"] {
+            let text = format!("{{\"a\": [{n}, -{n}], \"deny\": [\"Bash(rm:*)\"]}}");
+            let value = super::parse_config_json(&text).unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert_eq!(value["a"], serde_json::json!([f64::MAX, -f64::MAX]), "{n}");
+            assert_eq!(value["deny"], serde_json::json!(["Bash(rm:*)"]));
+        }
+    }
+
+    /// Found by review: an error after a rewritten number longer than the largest double
+    /// (400 nines) was said at the wrong column, and an error after any rewritten number was
+    /// no longer a syntax error and had no line (`Error::custom`). It is serde's own error,
+    /// its kind, line and column those of the text as written.
+    #[test]
+    fn config_json_errors_after_a_rewritten_number_keep_their_place_and_kind() {
+        let long = format!("{{\"deny\":[\"Bash(rm:*)\"],\"x\":{},}}", "9".repeat(400));
+        let short = "{\"a\": 1e400, \"b\": 1,}\n".to_owned();
+        let two_lines = "[1,\n -1e400, 2,]".to_owned();
+        for text in [long, short, two_lines] {
+            let err = super::parse_config_json(&text).unwrap_err();
+            // The trailing comma's error is said at the closing bracket.
+            let at = text.rfind([']', '}']).unwrap();
+            let line = text[..at].matches('\n').count() + 1;
+            let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+            assert!(err.is_syntax(), "{text}: {err}");
+            assert_eq!((err.line(), err.column()), (line, column), "{err}");
+            assert!(err.to_string().contains("trailing comma"), "{err}");
+        }
+    }
+
+    /// Found by review: a configuration file that is a link to nothing counted as no file
+    /// (its deny rules dropped without a word). It is an error naming where the link leads,
+    /// and so is a missing file below a directory that is such a link; a file that is not
+    /// there is still `NotFound`.
+    #[test]
+    fn a_dangling_link_is_no_missing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("settings.json");
+        std::os::unix::fs::symlink(dir.path().join("gone.json"), &link).unwrap();
+        let err = super::read_config_text(&link).unwrap_err();
+        assert_ne!(err.kind(), std::io::ErrorKind::NotFound);
+        let said = err.to_string();
+        assert!(
+            said.contains("a link to")
+                && said.contains("gone.json")
+                && said.contains("which does not exist"),
+            "{said}"
+        );
+        let dir_link = dir.path().join(".claude");
+        std::os::unix::fs::symlink(dir.path().join("nothing"), &dir_link).unwrap();
+        let err = super::read_config_text(&dir_link.join("settings.json")).unwrap_err();
+        assert_ne!(err.kind(), std::io::ErrorKind::NotFound);
+        let said = err.to_string();
+        assert!(
+            said.contains(&dir_link.display().to_string())
+                && said.contains("is a link to")
+                && said.contains("nothing"),
+            "{said}"
+        );
+        let err = super::read_config_text(&dir.path().join("none/settings.json")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+        let err = super::read_config_text(&dir.path().join("settings.local.json")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    /// Found by review: a link to a link to nothing was said to be "a link to l2, which does
+    /// not exist", though `l2` exists. The error names the missing end of the chain (relative
+    /// targets read from their link's directory), for a file and for a directory above it.
+    #[test]
+    fn a_chain_of_links_names_its_missing_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nonexistent/x");
+        std::os::unix::fs::symlink("l2", dir.path().join("settings.json")).unwrap();
+        std::os::unix::fs::symlink("sub/l3", dir.path().join("l2")).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(&missing, dir.path().join("sub/l3")).unwrap();
+        let err = super::read_config_text(&dir.path().join("settings.json")).unwrap_err();
+        assert_ne!(err.kind(), std::io::ErrorKind::NotFound);
+        let said = err.to_string();
+        assert!(
+            said.contains(&format!("{}, which does not exist", missing.display())),
+            "{said}"
+        );
+        assert!(!said.contains("l2, which does not exist"), "{said}");
+        // A directory reached through the chain.
+        std::os::unix::fs::symlink("settings.json", dir.path().join(".claude")).unwrap();
+        let err = super::read_config_text(&dir.path().join(".claude/settings.json")).unwrap_err();
+        let said = err.to_string();
+        assert!(
+            said.contains(&format!("{}, which does not exist", missing.display()))
+                && said.contains(".claude"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     PathRoots, PathRuleSet, escape_glob, is_critical_removal, protected_glob_reason,
-    protected_reason, resolve_symlinks, resolved_anchor, through_proc,
+    protected_reason, resolve_symlinks, resolved_anchor, suspicious_windows_pattern, through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -1273,6 +1273,19 @@ impl PermissionEngine {
                     "Claude requested permissions to use {name}, but you haven't granted it yet."
                 );
             }
+            // An MCP tool's own check suggests allowing the tool in local settings (Claude
+            // Code's `MCPTool.checkPermissions`): a PermissionRequest hook that approves by
+            // echoing the suggestions back gets a rule for it, as for a built-in tool.
+            if tool.is_mcp() && f.suggestions.is_empty() {
+                f.suggestions.push(PermissionUpdate::AddRules {
+                    rules: vec![RuleValue {
+                        tool_name: name.to_owned(),
+                        rule_content: None,
+                    }],
+                    behavior: RuleBehavior::Allow,
+                    destination: UpdateDestination::LocalSettings,
+                });
+            }
         }
         Explanation::from_finding(f, updated_input)
     }
@@ -1738,6 +1751,41 @@ impl PermissionEngine {
         })
     }
 
+    /// What in `path` (or `resolved`, where its links lead) a Windows file system would read
+    /// as another name ([`suspicious_windows_pattern`]), judged on the part below the working
+    /// directory it is in: a project whose own directory is `proj~1` (a Bazel output tree) is
+    /// not asked about for every file. A read is judged only when the path exists: an alias
+    /// that is one exists (on a FAT volume `GIT~1` is there when `.git` is), and a word a
+    /// command may read as a path (`git diff HEAD~1`) is no alias when no such file is.
+    fn windows_alias(
+        &self,
+        path: &Path,
+        resolved: &Path,
+        write: bool,
+        ctx: &ToolUseContext,
+    ) -> Option<&'static str> {
+        if !write && std::fs::symlink_metadata(path).is_err() {
+            return None;
+        }
+        let dirs: Vec<PathBuf> = ctx
+            .working_directories()
+            .iter()
+            .flat_map(|d| {
+                let d = normalize_lexically(d);
+                let r = resolve_symlinks(&d);
+                [d, r]
+            })
+            .collect();
+        let below = |p: &Path| -> PathBuf {
+            dirs.iter()
+                .filter_map(|d| p.strip_prefix(d).ok())
+                .min_by_key(|rest| rest.as_os_str().len())
+                .map_or_else(|| p.to_path_buf(), Path::to_path_buf)
+        };
+        suspicious_windows_pattern(&below(path), write)
+            .or_else(|| suspicious_windows_pattern(&below(resolved), write))
+    }
+
     /// The read or write check for one path (Claude Code's `filesystem.ts` order).
     fn check_path(
         &self,
@@ -1768,6 +1816,18 @@ impl PermissionEngine {
                         format!("Reading {shown} requires approval (ask rule)."),
                     )
                     .with_rule(Some(r))
+                    .immune();
+                }
+                if let Some(what) = self.windows_alias(path, &resolved, false, ctx) {
+                    // Asked even in bypass mode (Claude Code's read check lets bypass through):
+                    // on a FAT volume `cat ENV~1` or `.env.` reads the `.env` a deny rule names.
+                    return Finding::new(
+                        Kind::Ask,
+                        format!("Claude requested permissions to read from {shown}, which has {what}: it needs manual approval."),
+                    )
+                    .reason(DecisionReason::SafetyCheck {
+                        reason: format!("the path has {what}"),
+                    })
                     .immune();
                 }
                 // Edit permission implies read, if the write check allows: an `Edit(~/**)`
@@ -1842,7 +1902,12 @@ impl PermissionEngine {
                     )
                     .with_rule(Some(r));
                 }
-                if let Some(why) = protected_reason(path)
+                if let Some(why) = self
+                    .windows_alias(path, &resolved, true, ctx)
+                    .map(|what| {
+                        format!("Claude requested permissions to write to {shown}, which has {what}: it needs manual approval.")
+                    })
+                    .or_else(|| protected_reason(path))
                     .or_else(|| protected_reason(&resolved))
                     .or_else(|| self.roots.settings_file_reason(path, &resolved))
                     .or_else(|| self.roots.config_dir_reason(path, &resolved))
@@ -4453,7 +4518,11 @@ fn describe(f: &Finding) -> String {
         Kind::Passthrough => "needs approval",
     };
     match (&f.rule, &f.reason) {
-        (Some(r), _) => format!("{kind} by {} ({:?})", r.rule, r.source),
+        (Some(r), _) => format!(
+            "{kind} by {} ({})",
+            r.rule,
+            crate::settings::source_name(r.source)
+        ),
         (None, Some(DecisionReason::Other { reason })) => format!("{kind}: {reason}"),
         (None, Some(DecisionReason::Mode { mode })) => format!("{kind}: {} mode", mode.as_str()),
         (None, Some(DecisionReason::WorkingDir { reason })) => format!("{kind}: {reason}"),

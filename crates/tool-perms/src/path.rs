@@ -61,7 +61,7 @@ impl PathRoots {
         (is_file || in_dir())
             .then(|| {
                 format!(
-                    "Claude requested permissions to write to {}, which is a settings file of this session.",
+                    "Claude requested permissions to write to {}, which is a settings file of this session (its settings or its MCP servers).",
                     path.display()
                 )
             })
@@ -285,6 +285,11 @@ impl PathRoots {
         if line.starts_with('!') || line.starts_with('#') {
             line.insert(0, '\\');
         }
+        if warning.is_none() && looks_like_alternation(&pattern) {
+            warning = Some(format!(
+                "braces are literal in a path rule (as in Claude Code and gitignore), not `{{a,b}}` alternatives: `{pattern}` names a path with braces in it; write one rule per alternative"
+            ));
+        }
         // As the paths it is matched against: absolute and lexically normal (a home of
         // `/h//u` or `/h/u/.` would not prefix them, and the matcher asserts it does), in
         // Unicode NFC (a rule typed in NFD would match nothing).
@@ -322,6 +327,83 @@ pub fn escape_glob(text: &str) -> String {
     out
 }
 
+/// `line` with its braces escaped where they are not already: in a permission rule, as in
+/// a gitignore file (git's own and node `ignore`'s, which Claude Code matches with), `{a,b}`
+/// is no alternation but those characters, and a deny rule naming a folder called
+/// `{{cookiecutter.slug}}` must reach that folder. (The `ignore` crate's matcher reads
+/// braces as alternatives.) A brace inside a `[...]` class is left as it is: it is literal
+/// there already.
+fn literal_braces(line: &str) -> String {
+    if !line.contains(['{', '}']) {
+        return line.to_owned();
+    }
+    let mut out = String::with_capacity(line.len() + 4);
+    let mut chars = line.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` first in the class (after a negation) is one of its characters.
+                if let Some(&neg) = chars.peek()
+                    && (neg == '!' || neg == '^')
+                {
+                    out.push(neg);
+                    chars.next();
+                }
+                if chars.peek() == Some(&']') {
+                    out.push(']');
+                    chars.next();
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            '{' | '}' if !in_class => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `pattern` holds an unescaped brace group with a comma outside a `[...]` class
+/// (`*.{pem,key}`): written as shell or glob alternatives, which a path rule reads as the
+/// characters themselves ([`literal_braces`]).
+fn looks_like_alternation(pattern: &str) -> bool {
+    let mut chars = pattern.chars();
+    let (mut in_class, mut open, mut comma) = (false, false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '{' if !in_class => (open, comma) = (true, false),
+            ',' if open && !in_class => comma = true,
+            '}' if open && !in_class => {
+                if comma {
+                    return true;
+                }
+                open = false;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// A segment of a gitignore line read as a literal name (backslash escapes undone), or
 /// `None` when it holds a glob character.
 fn literal_segment(segment: &str) -> Option<String> {
@@ -330,7 +412,7 @@ fn literal_segment(segment: &str) -> Option<String> {
     while let Some(c) = chars.next() {
         match c {
             '\\' => name.push(chars.next()?),
-            '*' | '?' | '[' | '{' => return None,
+            '*' | '?' | '[' => return None,
             c => name.push(c),
         }
     }
@@ -498,11 +580,8 @@ impl PathRuleSet {
     ) -> (Self, Vec<(usize, String)>) {
         let mut by_root: Vec<(PathBuf, Vec<(usize, String)>)> = Vec::new();
         for (idx, root, line) in entries {
-            let line = if restricting {
-                fold_case(line)
-            } else {
-                line.clone()
-            };
+            let line = literal_braces(line);
+            let line = if restricting { fold_case(&line) } else { line };
             match by_root.iter_mut().find(|(r, _)| r == root) {
                 Some((_, v)) => v.push((*idx, line)),
                 None => by_root.push((root.clone(), vec![(*idx, line)])),
@@ -881,6 +960,61 @@ pub const CONFIG_DIR_ENTRIES: &[&str] = &[
     "rules",
 ];
 
+/// What in `path` a Windows file system (NTFS or FAT, which Linux and macOS mount too) reads
+/// as another name than the one written, if anything: an 8.3 short name (`GIT~1` is `.git`
+/// on such a volume), a component ending in a dot or a space (dropped: `.git./config` is
+/// `.git/config`, `.bashrc.` is `.bashrc`), and for a write also what Claude Code's
+/// `hasSuspiciousWindowsPathPattern` asks about besides: a device or long-path prefix
+/// (`\\?\`, `//./`), a DOS device name at the end (`x.PRN`), or a component of three or
+/// more dots (all but the alternate-data-stream `:` check, which is Windows-only there
+/// too). A rule or a protected name checked against the written name would miss the file
+/// meant. `path` is what the call adds to a working directory it is in (a project that is
+/// itself at `proj~1` is no such name), else the whole path. A name of dots only (`..`,
+/// `...`) is not one "ending in a dot".
+pub fn suspicious_windows_pattern(path: &Path, write: bool) -> Option<&'static str> {
+    let text = path.to_string_lossy();
+    let parts = || text.split(['/', '\\']).filter(|p| !p.is_empty());
+    if parts().any(|part| {
+        part.as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'~' && w[1].is_ascii_digit())
+    }) {
+        return Some(
+            "an 8.3 short name (`~1`), which FAT and NTFS volumes resolve to another name",
+        );
+    }
+    if write
+        && [r"\\?\", r"\\.\", "//?/", "//./"]
+            .iter()
+            .any(|prefix| text.starts_with(prefix))
+    {
+        return Some("a Windows device or long-path prefix");
+    }
+    if write && parts().any(|part| part.len() >= 3 && part.bytes().all(|b| b == b'.')) {
+        return Some("a component of three or more dots");
+    }
+    if parts().any(|part| {
+        !part.bytes().all(|b| b == b'.') && part.ends_with(|c: char| c == '.' || c.is_whitespace())
+    }) {
+        return Some("a name ending in a dot or a space, which Windows file systems drop");
+    }
+    if write && let Some((_, extension)) = text.rsplit_once('.') {
+        let upper = extension.to_ascii_uppercase();
+        let numbered = |stem: &str| {
+            upper
+                .strip_prefix(stem)
+                .is_some_and(|n| n.len() == 1 && matches!(n.as_bytes()[0], b'1'..=b'9'))
+        };
+        if matches!(upper.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+            || numbered("COM")
+            || numbered("LPT")
+        {
+            return Some("a DOS device name (`.CON`, `.PRN`, `.AUX`, `.NUL`, `.COM1`, `.LPT1`)");
+        }
+    }
+    None
+}
+
 /// Why writing `path` is a safety check (asks even in bypass mode), if it is.
 pub fn protected_reason(path: &Path) -> Option<String> {
     let comps: Vec<String> = path
@@ -1066,7 +1200,7 @@ mod tests {
         // A line that is no glob is still reported alone, and the rest kept.
         let (set, errors) = PathRuleSet::build(
             &[
-                (0, root.clone(), "a/{b".to_owned()),
+                (0, root.clone(), "a/[z-a]".to_owned()),
                 (1, root.clone(), ".env".to_owned()),
             ],
             true,

@@ -82,6 +82,9 @@ pub struct SettingsFile {
     pub source: RuleSource,
     /// Its path; `None` for inline JSON.
     pub path: Option<PathBuf>,
+    /// For inline JSON, what it is called where it was given (`--settings`, `--settings #2`);
+    /// `None` for a file, or an inline value named by its source.
+    pub origin: Option<String>,
     /// Its content.
     pub value: Value,
 }
@@ -100,6 +103,10 @@ pub enum Severity {
 pub struct SettingsDiagnostic {
     /// The file, if any.
     pub file: Option<PathBuf>,
+    /// For a value without a file, what it is called where it was given (`--settings`,
+    /// `--settings #2`, `--rules`); `None` names it by its source (`inline projectSettings
+    /// value`).
+    pub origin: Option<String>,
     /// The level.
     pub source: RuleSource,
     /// Error or warning.
@@ -110,10 +117,11 @@ pub struct SettingsDiagnostic {
 
 impl std::fmt::Display for SettingsDiagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let file = self.file.as_ref().map_or_else(
-            || format!("{:?} (inline)", self.source),
-            |p| p.display().to_string(),
-        );
+        let file = match (&self.file, &self.origin) {
+            (Some(path), _) => path.display().to_string(),
+            (None, Some(origin)) => origin.clone(),
+            (None, None) => format!("inline {} value", source_name(self.source)),
+        };
         let sev = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -122,23 +130,224 @@ impl std::fmt::Display for SettingsDiagnostic {
     }
 }
 
-/// Parses the text of a settings file or inline value into its object: a leading byte
-/// order mark is skipped and blank text (nothing but whitespace) is `{}`. The error says
-/// what is wrong: invalid JSON with serde's reason, line and column, or valid JSON that is
-/// not an object.
-fn parse_settings_text(text: &str) -> Result<Value, String> {
+/// A source as Claude Code spells it (`userSettings`, `projectSettings`, ...).
+pub fn source_name(source: RuleSource) -> String {
+    serde_json::to_value(source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{source:?}"))
+}
+
+/// Parses the text of a settings file or inline value into its object, with the keys
+/// written twice in one object ([`duplicate_keys`]; [`Duplicates::messages`] says them): a
+/// leading byte order mark is skipped and blank text (nothing but whitespace) is `{}`. The
+/// error says what is wrong: invalid JSON with serde's reason, line and column, or valid
+/// JSON that is not an object.
+fn parse_settings_text(text: &str) -> Result<(Value, Duplicates), String> {
     let text = tool_core::without_bom(text);
     if text.trim().is_empty() {
-        return Ok(Value::Object(serde_json::Map::new()));
+        return Ok((Value::Object(serde_json::Map::new()), Duplicates::default()));
     }
     match tool_core::parse_config_json(text) {
-        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(v @ Value::Object(_)) => Ok((v, duplicate_keys(text))),
         Ok(other) => Err(format!(
             "settings must be a JSON object, not {}",
             kind_of(&other)
         )),
         Err(e) => Err(format!("invalid JSON ({e})")),
     }
+}
+
+/// How many keys written twice [`duplicate_keys`] names; the rest are counted.
+const DUPLICATES_NAMED: usize = 10;
+
+/// The keys written more than once in one object of a text ([`duplicate_keys`]).
+#[derive(Debug, Default)]
+struct Duplicates {
+    /// The first [`DUPLICATES_NAMED`] by their path (`permissions.deny`,
+    /// `hooks.PreToolUse[0].matcher`), in the order they are written.
+    named: Vec<String>,
+    /// How many more there are.
+    more: usize,
+}
+
+impl Duplicates {
+    /// What is said of them, one message each and one for those not named: in a file a
+    /// warning (the last value is read, as `JSON.parse` reads it); in a value given inline on
+    /// the command line (`inline`) an error, that value having been written for this
+    /// command: the rules under the first would be lost, failing open.
+    fn messages(&self, inline: bool) -> Vec<String> {
+        let mut said: Vec<String> = self
+            .named
+            .iter()
+            .map(|key| duplicate_key_message(key, inline))
+            .collect();
+        if self.more > 0 {
+            said.push(format!(
+                "and {} more keys written twice (only the first {DUPLICATES_NAMED} are named); {}",
+                self.more,
+                if inline {
+                    "a value given on the command line must write each key once"
+                } else {
+                    "of each only its last value is read (as Claude Code's JSON.parse reads it)"
+                }
+            ));
+        }
+        said
+    }
+}
+
+/// What is said of a key written twice: in a file a warning (the last value is read, as
+/// `JSON.parse` reads it); in a value given inline on the command line (`inline`) an error,
+/// that value having been written for this command: the rules under the first would be
+/// lost, failing open.
+fn duplicate_key_message(key: &str, inline: bool) -> String {
+    if inline {
+        format!(
+            "duplicate key `{key}`: a value given on the command line must write each key once (only the last would be read, as Claude Code's JSON.parse reads it)"
+        )
+    } else {
+        format!(
+            "duplicate key `{key}`: only its last value is read (as Claude Code's JSON.parse reads it)"
+        )
+    }
+}
+
+/// The keys written more than once in one object of `text`, JSON that parsed, each once per
+/// object: the first [`DUPLICATES_NAMED`] by their path (`permissions.deny`,
+/// `hooks.PreToolUse[0].matcher`), the others counted. `JSON.parse` and serde_json keep the
+/// last value, so the rules under the first are lost without a word. This is no second
+/// parser: it only follows strings, brackets and commas of text already known to be JSON.
+/// A key's escapes are read as JSON reads them (`"\u0061"` is `a`). It takes time linear in
+/// the text (a repository's settings file may be large): each object's keys are in a set
+/// while it is open, and a path is built only for a duplicate named, from the open
+/// containers (each knows where its key is in the text, or its index).
+fn duplicate_keys(text: &str) -> Duplicates {
+    use std::collections::{HashMap, HashSet};
+    /// Where an open container is in its parent: after a key (its place in the text, quotes
+    /// included) or at an index.
+    #[derive(Clone, Copy)]
+    enum Place {
+        Top,
+        Key(usize, usize),
+        Index(usize),
+    }
+    /// An open object (its keys so far, each with whether it was found written twice;
+    /// whether a key comes next; the last key's place) or array (the current index).
+    enum Open {
+        Object {
+            keys: HashMap<String, bool>,
+            key_next: bool,
+            last: (usize, usize),
+        },
+        Array {
+            index: usize,
+        },
+    }
+    let key_at = |(start, end): (usize, usize)| -> String {
+        let raw = text.get(start..end).unwrap_or_default();
+        serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.trim_matches('"').to_owned())
+    };
+    let bytes = text.as_bytes();
+    // Each open container with where it is in its parent.
+    let mut stack: Vec<(Place, Open)> = Vec::new();
+    let mut found = Duplicates::default();
+    let mut named = HashSet::new();
+    let mut built = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = (i + 1).min(bytes.len());
+                let Some((
+                    _,
+                    Open::Object {
+                        keys,
+                        key_next,
+                        last,
+                    },
+                )) = stack.last_mut()
+                else {
+                    i += 1;
+                    continue;
+                };
+                if *key_next {
+                    *key_next = false;
+                    *last = (start, end);
+                    let key = key_at((start, end));
+                    let reported = match keys.get_mut(&key) {
+                        None => {
+                            keys.insert(key, false);
+                            true
+                        }
+                        Some(reported) => std::mem::replace(reported, true),
+                    };
+                    if !reported {
+                        // Names are built for the first few only (a name repeated is said
+                        // once, but still counts: the same long path may repeat).
+                        if built < DUPLICATES_NAMED {
+                            built += 1;
+                            let mut name = String::new();
+                            for (place, _) in &stack {
+                                match *place {
+                                    Place::Top => {}
+                                    Place::Key(s, e) => {
+                                        if !name.is_empty() {
+                                            name.push('.');
+                                        }
+                                        name.push_str(&key_at((s, e)));
+                                    }
+                                    Place::Index(n) => name.push_str(&format!("[{n}]")),
+                                }
+                            }
+                            if !name.is_empty() {
+                                name.push('.');
+                            }
+                            name.push_str(&key_at((start, end)));
+                            if named.insert(name.clone()) {
+                                found.named.push(name);
+                            }
+                        } else {
+                            found.more += 1;
+                        }
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                let place = match stack.last() {
+                    None => Place::Top,
+                    Some((_, Open::Object { last, .. })) => Place::Key(last.0, last.1),
+                    Some((_, Open::Array { index })) => Place::Index(*index),
+                };
+                let open = if bytes[i] == b'{' {
+                    Open::Object {
+                        keys: HashMap::new(),
+                        key_next: true,
+                        last: (0, 0),
+                    }
+                } else {
+                    Open::Array { index: 0 }
+                };
+                stack.push((place, open));
+            }
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some((_, Open::Object { key_next, .. })) => *key_next = true,
+                Some((_, Open::Array { index })) => *index += 1,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    found
 }
 
 /// A JSON value's kind, for messages.
@@ -164,6 +373,7 @@ fn read_json(
             if repaired {
                 diags.push(SettingsDiagnostic {
                     file: Some(path.to_path_buf()),
+                    origin: None,
                     source,
                     severity: Severity::Warning,
                     message: tool_core::NOT_UTF8_NOTE.to_owned(),
@@ -175,6 +385,7 @@ fn read_json(
         Err(e) => {
             diags.push(SettingsDiagnostic {
                 file: Some(path.to_path_buf()),
+                origin: None,
                 source,
                 severity: Severity::Error,
                 message: format!("cannot read the settings file: {e}"),
@@ -183,10 +394,22 @@ fn read_json(
         }
     };
     match parse_settings_text(&text) {
-        Ok(v) => Some(v),
+        Ok((v, duplicates)) => {
+            diags.extend(duplicates.messages(false).into_iter().map(|message| {
+                SettingsDiagnostic {
+                    file: Some(path.to_path_buf()),
+                    origin: None,
+                    source,
+                    severity: Severity::Warning,
+                    message,
+                }
+            }));
+            Some(v)
+        }
         Err(problem) => {
             diags.push(SettingsDiagnostic {
                 file: Some(path.to_path_buf()),
+                origin: None,
                 source,
                 severity: Severity::Error,
                 message: format!("{problem}; file ignored"),
@@ -217,6 +440,7 @@ pub fn load_settings_files(
             files.push(SettingsFile {
                 source,
                 path: Some(path),
+                origin: None,
                 value,
             });
         }
@@ -237,21 +461,47 @@ pub fn load_settings_files(
             &mut diags,
         );
     }
+    // An inline value is named by its flag, and by its place among the `--settings` given
+    // when there are several inline ones.
+    let inline_count = sources
+        .flag_settings
+        .iter()
+        .filter(|f| tool_core::is_inline_json(f))
+        .count();
     // The last `--settings` given wins: it comes first here.
-    for flag in sources.flag_settings.iter().rev() {
+    for (i, flag) in sources.flag_settings.iter().enumerate().rev() {
         if tool_core::is_inline_json(flag) {
+            let origin = if inline_count > 1 {
+                format!("--settings #{}", i + 1)
+            } else {
+                "--settings".to_owned()
+            };
+            let diag = |severity, message| SettingsDiagnostic {
+                file: None,
+                origin: Some(origin.clone()),
+                source: RuleSource::FlagSettings,
+                severity,
+                message,
+            };
             match parse_settings_text(flag) {
-                Ok(value) => files.push(SettingsFile {
-                    source: RuleSource::FlagSettings,
-                    path: None,
-                    value,
-                }),
-                Err(problem) => diags.push(SettingsDiagnostic {
-                    file: None,
-                    source: RuleSource::FlagSettings,
-                    severity: Severity::Error,
-                    message: format!("the inline --settings value is not valid: {problem}"),
-                }),
+                Ok((value, duplicates)) => {
+                    diags.extend(
+                        duplicates
+                            .messages(true)
+                            .into_iter()
+                            .map(|message| diag(Severity::Error, message)),
+                    );
+                    files.push(SettingsFile {
+                        source: RuleSource::FlagSettings,
+                        path: None,
+                        origin: Some(origin.clone()),
+                        value,
+                    });
+                }
+                Err(problem) => diags.push(diag(
+                    Severity::Error,
+                    format!("the inline value is not valid: {problem}"),
+                )),
             }
         } else {
             let path = expand_path(flag, &sources.project_dir, sources.home.as_deref());
@@ -263,11 +513,13 @@ pub fn load_settings_files(
             files.push(SettingsFile {
                 source: *source,
                 path: None,
+                origin: None,
                 value: value.clone(),
             });
         } else {
             diags.push(SettingsDiagnostic {
                 file: None,
+                origin: None,
                 source: *source,
                 severity: Severity::Error,
                 message: "inline settings must be a JSON object".into(),
@@ -281,6 +533,7 @@ pub fn load_settings_files(
         // Claude Code does not read it either; its rules must not be lost unnoticed.
         diags.push(SettingsDiagnostic {
             file: Some(beside_project),
+            origin: None,
             source: RuleSource::LocalSettings,
             severity: Severity::Warning,
             message: format!(
@@ -296,17 +549,35 @@ pub fn load_settings_files(
         &mut files,
         &mut diags,
     );
-    add(
-        RuleSource::ProjectSettings,
-        claude.join("settings.json"),
-        false,
-        &mut files,
-        &mut diags,
-    );
-    if let Some(dir) = &sources.user_config_dir {
+    let project = claude.join("settings.json");
+    let user = sources
+        .user_config_dir
+        .as_ref()
+        .map(|dir| dir.join("settings.json"));
+    // With the project directory at the home directory (or the config directory in the
+    // project), the project's file is the user's own: read once, as the user's (it is no
+    // repository's to be trusted or not).
+    let same_file = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b))
+    {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !user
+        .as_deref()
+        .is_some_and(|user| same_file(&project, user))
+    {
+        add(
+            RuleSource::ProjectSettings,
+            project,
+            false,
+            &mut files,
+            &mut diags,
+        );
+    }
+    if let Some(user) = user {
         add(
             RuleSource::UserSettings,
-            dir.join("settings.json"),
+            user,
             false,
             &mut files,
             &mut diags,
@@ -327,6 +598,7 @@ fn managed_drop_ins(managed_dir: &Path, diags: &mut Vec<SettingsDiagnostic>) -> 
     for e in errors {
         diags.push(SettingsDiagnostic {
             file: Some(managed_dir.join("managed-settings.d")),
+            origin: None,
             source: RuleSource::PolicySettings,
             severity: Severity::Error,
             message: format!("cannot read the managed settings drop-in directory: {e}"),
@@ -352,6 +624,7 @@ fn drop_mistyped_sections(file: &mut SettingsFile, diags: &mut Vec<SettingsDiagn
         let kind = kind_of(section);
         diags.push(SettingsDiagnostic {
             file: file.path.clone(),
+            origin: file.origin.clone(),
             source: file.source,
             severity: Severity::Error,
             message: format!("`{key}` must be an object, not {kind}; the section is left out"),
@@ -448,20 +721,33 @@ impl LoadedPermissions {
         PermissionEngine::new_lenient(&self.context, self.roots.clone()).0
     }
 
-    /// The errors in what the command line gave (`--settings` files or JSON, inline rules),
-    /// which are bad input rather than problems of the ambient settings files.
+    /// The errors in what the command line gave (`--settings` files or JSON, inline
+    /// values such as the CLI's rules), which are bad input rather than problems of the
+    /// ambient settings files.
     pub fn command_line_errors(&self) -> Vec<String> {
         self.diagnostics
             .iter()
             .filter(|d| {
                 d.severity == Severity::Error
-                    && (d.source == RuleSource::FlagSettings
-                        || (d.source == RuleSource::ProjectSettings && d.file.is_none()))
+                    && (d.source == RuleSource::FlagSettings || d.file.is_none())
             })
             // These stop the command: what a settings file's error says of itself ("…;
             // ignored") is not what happens to it here.
             .map(|d| d.to_string().trim_end_matches("; ignored").to_owned())
             .collect()
+    }
+
+    /// The diagnostics to show for a session started with the `--mode` flag `mode` (`None`:
+    /// none given): all of them, except that under a flag the warning that the settings'
+    /// `defaultMode` of bypassPermissions was turned off is left out, the mode being the
+    /// flag's.
+    pub fn diagnostics_under_mode(
+        &self,
+        mode: Option<PermissionMode>,
+    ) -> impl Iterator<Item = &SettingsDiagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(move |d| mode.is_none() || d.message != BYPASS_OFF)
     }
 
     /// Applies a `--mode` flag to `permission` (loaded from these settings):
@@ -506,9 +792,79 @@ pub fn resolve_flag_settings(args: &[String], fallback: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Keeps only what restricts in an untrusted project file: `permissions.deny`,
-/// `permissions.ask`, `permissions.disableBypassPermissionsMode: "disable"` and
-/// `deniedMcpServers`; returns whether anything that grants was dropped (an `env` counts).
+/// Reads the CLI's `--rules` value (`permissions check --rules`): the keys of a settings
+/// file's `permissions` (`{"allow":[..],"deny":[..]}`) or a whole `{"permissions":{..}}`,
+/// read as settings text is (a byte order mark skipped, a number out of range read as the
+/// largest one). Returns the settings value to load as an inline project value
+/// (`{"permissions":{..}}`, whose keys the loader checks: an unknown one is an error there),
+/// or the errors, each a line naming `--rules`: blank text, invalid JSON, not an object, a
+/// key written twice (the rules under the first would be lost), and in the
+/// `{"permissions":..}` form another top-level key (`--rules` reads `permissions` only). A
+/// value given for this command that lost a rule would fail open, so none is a warning.
+pub fn parse_rules_flag(text: &str) -> Result<Value, Vec<String>> {
+    let error = |message: String| {
+        SettingsDiagnostic {
+            file: None,
+            origin: Some("--rules".into()),
+            source: RuleSource::ProjectSettings,
+            severity: Severity::Error,
+            message,
+        }
+        .to_string()
+    };
+    let text = tool_core::without_bom(text);
+    if text.trim().is_empty() {
+        return Err(vec![error(
+            "the value is blank (give '{}' for no rules)".into(),
+        )]);
+    }
+    let value = tool_core::parse_config_json(text)
+        .map_err(|e| vec![format!("--rules is not valid JSON: {e}")])?;
+    if !value.is_object() {
+        return Err(vec![format!(
+            "--rules must be a JSON object like {{\"allow\":[...],\"deny\":[...]}}, not {}",
+            kind_of(&value)
+        )]);
+    }
+    let duplicates = duplicate_keys(text);
+    let mut errors: Vec<String> = duplicates.messages(true).into_iter().map(error).collect();
+    let whole = value.get("permissions").is_some();
+    if let (true, Some(top)) = (whole, value.as_object()) {
+        for key in top.keys() {
+            // What the loader reports itself: a key of `permissions` beside it, a misspelt
+            // `permissions`.
+            if key == "permissions"
+                || PERMISSIONS_KEYS.contains(&key.as_str())
+                || key.eq_ignore_ascii_case("permission")
+                || key.eq_ignore_ascii_case("permissions")
+            {
+                continue;
+            }
+            errors.push(error(format!(
+                "unknown key `{key}`: --rules reads only `permissions` (or its keys at the top: {})",
+                PERMISSIONS_KEYS.join(", ")
+            )));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(if whole {
+        value
+    } else {
+        serde_json::json!({ "permissions": value })
+    })
+}
+
+/// The `permissions` keys that grant: what an untrusted project's files may not set.
+const GRANTING_KEYS: &[&str] = &["allow", "defaultMode", "additionalDirectories"];
+
+/// Keeps only what may restrict in an untrusted project file: `permissions` without its
+/// grants (`allow`, `defaultMode`, `additionalDirectories`), and `deniedMcpServers`; returns
+/// what was set that grants (`allow rules`, the other `permissions` keys and the top-level
+/// keys by name; an `env` counts). What grants nothing is not listed: a `deny` in the wrong
+/// place, an unknown key or a `disableBypassPermissionsMode` that is not `"disable"` is the
+/// loader's to report, trusted or not.
 fn restrict_to_deny_and_ask(value: &mut Value) -> Vec<String> {
     let mut kept = serde_json::Map::new();
     let mut dropped = Vec::new();
@@ -519,10 +875,7 @@ fn restrict_to_deny_and_ask(value: &mut Value) -> Vec<String> {
     };
     if let Some(perms) = value.get("permissions").and_then(Value::as_object) {
         for (key, v) in perms {
-            let restricts = key == "deny"
-                || key == "ask"
-                || (key == "disableBypassPermissionsMode" && v.as_str() == Some("disable"));
-            if restricts {
+            if !GRANTING_KEYS.contains(&key.as_str()) {
                 kept.insert(key.clone(), v.clone());
             } else if set(v) {
                 dropped.push(if key == "allow" {
@@ -570,41 +923,52 @@ const PERMISSIONS_KEYS: &[&str] = &[
     "additionalDirectories",
 ];
 
+/// The top-level keys read from managed settings only: `allowManagedPermissionRulesOnly`
+/// (here), `allowManagedHooksOnly` (the hooks layer), `allowManagedMcpServersOnly` and
+/// `managedMcpServers` (the MCP policy). Anywhere else they do nothing.
+const MANAGED_ONLY_KEYS: &[&str] = &[
+    "allowManagedPermissionRulesOnly",
+    "allowManagedHooksOnly",
+    "allowManagedMcpServersOnly",
+    "managedMcpServers",
+];
+
+/// The warning that a `defaultMode` of bypassPermissions was turned off: about the
+/// settings' own mode, so not said under a `--mode` flag
+/// ([`LoadedPermissions::diagnostics_under_mode`]).
+const BYPASS_OFF: &str = "`disableBypassPermissionsMode: \"disable\"` here turns bypassPermissions off; using default mode";
+
 /// Loads the `permissions` sections: rule lists concatenated across levels (each rule keeps
 /// its source), `defaultMode` and `disableBypassPermissionsMode` by precedence,
 /// `additionalDirectories` concatenated. `allowManagedPermissionRulesOnly` in managed
-/// settings keeps only managed rules.
+/// settings keeps only managed rules (a value there that is not a boolean, an error, drops
+/// only the other levels' allow rules, stricter than either reading, and no rule is added
+/// during the session; the key anywhere else is reported and ignored). An untrusted project's
+/// own files are checked as a trusted one's (the same warnings and errors), and only their
+/// grants are left out.
 pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     let (mut files, mut diagnostics) = load_settings_files(sources);
-    let mut untrusted_ignored = Vec::new();
-    let mut untrusted_ignored_keys = Vec::new();
-    if !sources.project_trusted {
-        for file in &mut files {
-            let from_project = matches!(
-                file.source,
+    // A project file whose grants do not apply (the project is not trusted).
+    let untrusted = |f: &SettingsFile| {
+        !sources.project_trusted
+            && f.path.is_some()
+            && matches!(
+                f.source,
                 RuleSource::ProjectSettings | RuleSource::LocalSettings
-            );
-            let Some(path) = file.path.clone().filter(|_| from_project) else {
-                continue;
-            };
-            let dropped = restrict_to_deny_and_ask(&mut file.value);
-            if !dropped.is_empty() {
-                untrusted_ignored.push(path);
-            }
-            for key in dropped {
-                if !untrusted_ignored_keys.contains(&key) {
-                    untrusted_ignored_keys.push(key);
-                }
-            }
-        }
-    }
-    let managed_only = files.iter().any(|f| {
-        f.source == RuleSource::PolicySettings
-            && f.value
-                .get("allowManagedPermissionRulesOnly")
-                .and_then(Value::as_bool)
-                == Some(true)
-    });
+            )
+    };
+    let managed_switch = |pick: fn(&Value) -> bool| {
+        files.iter().any(|f| {
+            f.source == RuleSource::PolicySettings
+                && f.value
+                    .get("allowManagedPermissionRulesOnly")
+                    .is_some_and(pick)
+        })
+    };
+    let managed_only = managed_switch(|v| v.as_bool() == Some(true));
+    // A switch that is not a boolean, true or false meant: stricter than either reading, the
+    // other levels' allow rules are dropped and their deny and ask rules kept.
+    let managed_allows_only = managed_switch(|v| !v.is_null() && !v.is_boolean());
     let mut ctx = ToolPermissionContext::default();
     let mut mode: Option<PermissionMode> = None;
     let mut bypass_disabled = false;
@@ -646,9 +1010,21 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
     for f in &files {
         let diag = |severity, message: String| SettingsDiagnostic {
             file: f.path.clone(),
+            origin: f.origin.clone(),
             source: f.source,
             severity,
             message,
+        };
+        // Whether its grants apply; a file whose grants do not is still checked in full.
+        let grants = !untrusted(f);
+        // A key that does nothing where it is written is a warning in a file (it may be
+        // shared with a Claude Code that reads newer keys) and an error in a value given
+        // inline on the command line, which was written for this command: running without
+        // the rule meant would fail open.
+        let (unknown, ignored) = if f.path.is_none() {
+            (Severity::Error, "")
+        } else {
+            (Severity::Warning, "; ignored")
         };
         // Keys of `permissions` written beside it, or a misspelt `permissions`: their rules
         // would be dropped without a word.
@@ -656,16 +1032,48 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             for key in top.keys() {
                 if PERMISSIONS_KEYS.contains(&key.as_str()) {
                     diagnostics.push(diag(
-                        Severity::Warning,
-                        format!("`{key}` belongs under `permissions`; ignored here"),
+                        unknown,
+                        format!("`{key}` belongs under `permissions`{ignored} here"),
                     ));
                 } else if key != "permissions"
                     && (key.eq_ignore_ascii_case("permission")
                         || key.eq_ignore_ascii_case("permissions"))
                 {
                     diagnostics.push(diag(
-                        Severity::Warning,
-                        format!("unknown key `{key}`; ignored (did you mean `permissions`?)"),
+                        unknown,
+                        format!("unknown key `{key}`{ignored} (did you mean `permissions`?)"),
+                    ));
+                }
+            }
+        }
+        match f.value.get("allowManagedPermissionRulesOnly") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(_)) if f.source == RuleSource::PolicySettings => {}
+            Some(other) if f.source == RuleSource::PolicySettings => diagnostics.push(diag(
+                Severity::Error,
+                format!(
+                    "`allowManagedPermissionRulesOnly` must be true or false, got {}; until it is, the other levels' allow rules are dropped and their deny and ask rules kept (stricter than either), and no rule is added during the session",
+                    tool_core::shown_setting(other)
+                ),
+            )),
+            Some(_) if f.path.is_some() => diagnostics.push(diag(
+                Severity::Warning,
+                "`allowManagedPermissionRulesOnly` is read from managed settings only; ignored"
+                    .into(),
+            )),
+            Some(_) => {}
+        }
+        // In a value given inline every key read from managed settings only is an error, as
+        // an unknown key there is: the restriction meant would not be (the hooks and MCP
+        // layers report the others' keys in files, where they stay warnings).
+        if f.path.is_none() && f.source != RuleSource::PolicySettings {
+            for key in MANAGED_ONLY_KEYS {
+                if f.value.get(key).is_some_and(|v| !v.is_null()) {
+                    diagnostics.push(diag(
+                        Severity::Error,
+                        format!(
+                            "`{key}` is read from managed settings only: it does nothing in a value given on the command line"
+                        ),
                     ));
                 }
             }
@@ -677,9 +1085,9 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             for key in perms.keys() {
                 if !PERMISSIONS_KEYS.contains(&key.as_str()) {
                     diagnostics.push(diag(
-                        Severity::Warning,
+                        unknown,
                         format!(
-                            "unknown key `permissions.{key}`; ignored (the keys read are {})",
+                            "unknown key `permissions.{key}`{ignored} (the keys read are {})",
                             PERMISSIONS_KEYS.join(", ")
                         ),
                     ));
@@ -687,7 +1095,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             }
         }
         let mut file_ctx = ToolPermissionContext::default();
-        let rules_allowed = !managed_only || f.source == RuleSource::PolicySettings;
+        let managed = f.source == RuleSource::PolicySettings;
         for (key, behavior) in [
             ("allow", RuleBehavior::Allow),
             ("deny", RuleBehavior::Deny),
@@ -701,10 +1109,17 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                     ));
                     continue;
                 };
-                if !rules_allowed {
+                if !managed && managed_only {
                     diagnostics.push(diag(
                         Severity::Warning,
                         format!("rule `{rule}` ignored: managed settings allow managed permission rules only"),
+                    ));
+                    continue;
+                }
+                if !managed && managed_allows_only && behavior == RuleBehavior::Allow {
+                    diagnostics.push(diag(
+                        Severity::Warning,
+                        format!("allow rule `{rule}` ignored: managed settings' `allowManagedPermissionRulesOnly` is not a boolean"),
                     ));
                     continue;
                 }
@@ -756,6 +1171,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                 .into_iter()
                 .map(|d: RuleDiagnostic| SettingsDiagnostic {
                     file: f.path.clone(),
+                    origin: f.origin.clone(),
                     source: f.source,
                     severity: if d.error {
                         Severity::Error
@@ -766,14 +1182,19 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                         .to_lowercase_first(),
                 }),
         );
-        ctx.allow.extend(file_ctx.allow);
+        // The allow rules of an untrusted project's file were checked (above), not applied.
+        if grants {
+            ctx.allow.extend(file_ctx.allow);
+        }
         ctx.deny.extend(file_ctx.deny);
         ctx.ask.extend(file_ctx.ask);
-        if mode.is_none()
-            && let Some(m) = perms.get("defaultMode")
-        {
+        if let Some(m) = perms.get("defaultMode") {
             match m.as_str().map(parse_mode) {
-                Some(Ok(m)) => mode = Some(m),
+                Some(Ok(m)) => {
+                    if grants && mode.is_none() {
+                        mode = Some(m);
+                    }
+                }
                 _ => diagnostics.push(diag(
                     Severity::Error,
                     format!("unknown `defaultMode` {m}; ignored"),
@@ -809,7 +1230,7 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
             match d.as_str() {
                 Some(s) => {
                     let p = expand_path(s, &sources.project_dir, sources.home.as_deref());
-                    if !ctx.additional_working_directories.contains(&p) {
+                    if grants && !ctx.additional_working_directories.contains(&p) {
                         ctx.additional_working_directories.push(p);
                     }
                 }
@@ -826,15 +1247,34 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         let (source, file) = disabled_by.unwrap_or((RuleSource::PolicySettings, None));
         diagnostics.push(SettingsDiagnostic {
             file,
+            origin: None,
             source,
             severity: Severity::Warning,
-            message: "`disableBypassPermissionsMode: \"disable\"` here turns bypassPermissions off; using default mode".into(),
+            message: BYPASS_OFF.into(),
         });
         mode = PermissionMode::Default;
     }
+    // What an untrusted project's files set that grants is left out of what the session
+    // reads from them (the MCP policy reads these values), and said once.
+    let mut untrusted_ignored = Vec::new();
+    let mut untrusted_ignored_keys = Vec::new();
+    for file in &mut files {
+        if !untrusted(&*file) {
+            continue;
+        }
+        let dropped = restrict_to_deny_and_ask(&mut file.value);
+        if !dropped.is_empty() {
+            untrusted_ignored.extend(file.path.clone());
+        }
+        for key in dropped {
+            if !untrusted_ignored_keys.contains(&key) {
+                untrusted_ignored_keys.push(key);
+            }
+        }
+    }
     ctx.mode = mode;
     ctx.bypass_available = mode == PermissionMode::BypassPermissions && !bypass_disabled;
-    ctx.managed_rules_only = managed_only;
+    ctx.managed_rules_only = managed_only || managed_allows_only;
     LoadedPermissions {
         context: ctx,
         roots,

@@ -1090,6 +1090,31 @@ async fn a_server_rule_matches_the_tools_real_server_not_its_name_prefix() {
     );
 }
 
+/// An MCP tool nothing allows is asked about with Claude Code's suggestion: a rule for the
+/// tool in local settings (what a PermissionRequest hook echoes back to approve it for
+/// good). A built-in tool without a subject of its own gets none.
+#[tokio::test]
+async fn an_mcp_tool_ask_suggests_a_rule_for_the_tool() {
+    let fx = Fixture::new();
+    let (engine, ctx) = context(&fx, &case("x", "Bash", ""));
+    let tool = probe(&fx, "mcp__gh__create_issue").with_mcp_server("gh");
+    let PermissionResult::Ask { suggestions, .. } = engine.decide(&tool, &json!({}), &ctx).await
+    else {
+        panic!("an MCP tool nothing allows is asked about");
+    };
+    assert_eq!(
+        suggestions,
+        vec![PermissionUpdate::AddRules {
+            rules: vec![RuleValue {
+                tool_name: "mcp__gh__create_issue".into(),
+                rule_content: None,
+            }],
+            behavior: RuleBehavior::Allow,
+            destination: UpdateDestination::LocalSettings,
+        }]
+    );
+}
+
 /// An MCP tool whose full name is too long for the API, shortened with a hash: it carries
 /// the server and tool names it really has.
 struct ShortenedMcpTool {
@@ -1384,7 +1409,8 @@ fn an_untrusted_project_may_disable_bypass_mode() {
         loaded.untrusted_ignored
     );
 
-    // A value that does not disable is a grant-free no-op: dropped and reported.
+    // A value that does not disable is the same error as in a trusted project's file (not a
+    // grant that trusting the folder would apply), and changes nothing.
     std::fs::write(
         proj.join(".claude/settings.json"),
         json!({"permissions": {"disableBypassPermissionsMode": "enable"}}).to_string(),
@@ -1396,9 +1422,18 @@ fn an_untrusted_project_may_disable_bypass_mode() {
         tool_core::PermissionMode::BypassPermissions
     );
     assert!(loaded.context.bypass_available);
-    assert_eq!(
-        loaded.untrusted_ignored,
-        vec![proj.join(".claude/settings.json")]
+    assert!(
+        loaded.untrusted_ignored.is_empty(),
+        "{:?}",
+        loaded.untrusted_ignored
+    );
+    assert!(
+        loaded
+            .diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error && d.message.contains("\"disable\"")),
+        "{:?}",
+        loaded.diagnostics
     );
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Fixture, behavior, case, context, probe, run, run_table};
+use common::{Fixture, behavior, case, context, probe, run, run_table, run_table_in};
 use serde_json::json;
 use tool_core::{
     PermissionResult, PermissionUpdate, RuleBehavior, RuleSource, SourcedRule,
@@ -666,6 +666,128 @@ async fn settings_file_directory_with_braces_is_literal() {
         ),
         "deny"
     );
+}
+
+/// Braces in a rule are the characters themselves, as in git's and node `ignore`'s
+/// gitignore (which Claude Code matches with): `Read(./{{cookiecutter.slug}}/secrets/**)`
+/// denies that template folder, not `cookiecutter.slug/`, and `Read(./x{a,b}/**)` names the
+/// folder `x{a,b}`, not `xa` or `xb`. Inside a class and escaped they stay as they were.
+#[tokio::test]
+async fn braces_in_a_path_rule_are_literal() {
+    let fx = Fixture::new();
+    for dir in ["{{cookiecutter.slug}}/secrets", "x{a,b}", "xa", "{p}", "p"] {
+        std::fs::create_dir_all(fx.proj.join(dir)).unwrap();
+    }
+    run_table_in(
+        &fx,
+        vec![
+            case("deny", "Read", "$P/{{cookiecutter.slug}}/secrets/.env")
+                .mode("bypassPermissions")
+                .deny(&["Read(./{{cookiecutter.slug}}/secrets/**)"]),
+            case("deny", "Edit", "$P/{{cookiecutter.slug}}/secrets/new")
+                .mode("bypassPermissions")
+                .deny(&["Edit(./{{cookiecutter.slug}}/secrets/**)"]),
+            case("allow", "Read", "$P/cookiecutter.slug/secrets/.env")
+                .mode("bypassPermissions")
+                .deny(&["Read(./{{cookiecutter.slug}}/secrets/**)"]),
+            case("deny", "Read", "$P/x{a,b}/f")
+                .mode("bypassPermissions")
+                .deny(&["Read(./x{a,b}/**)"]),
+            case("allow", "Read", "$P/xa/f")
+                .mode("bypassPermissions")
+                .deny(&["Read(./x{a,b}/**)"]),
+            case("deny", "Read", "$P/{p}/f")
+                .mode("bypassPermissions")
+                .deny(&["Read({p})"]),
+            case("allow", "Read", "$P/p/f")
+                .mode("bypassPermissions")
+                .deny(&["Read({p})"]),
+            // Already escaped, and in a class: unchanged.
+            case("deny", "Read", "$P/{p}/f")
+                .mode("bypassPermissions")
+                .deny(&["Read(./\\{p\\}/**)"]),
+            case("deny", "Read", "$P/{p}/f")
+                .mode("bypassPermissions")
+                .deny(&["Read(./[{]p[}]/**)"]),
+            // Grep and Glob skip what such a rule denies.
+            case("deny", "Grep", "$P/{{cookiecutter.slug}}/secrets")
+                .mode("bypassPermissions")
+                .deny(&["Read(./{{cookiecutter.slug}}/**)"]),
+            case("allow", "Read", "$P/key.pem")
+                .mode("bypassPermissions")
+                .deny(&["Read(**/*.{pem,key})"]),
+        ],
+    )
+    .await;
+    // A rule written as alternatives says it is read literally; a literal name does not.
+    let said = warnings(&fx, &["Read(**/*.{pem,key})", "Read(./x\\{a,b\\}/**)"], &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("braces are literal"), "{said:?}");
+    assert!(
+        warnings(
+            &fx,
+            &["Read(./{{cookiecutter.slug}}/**)", "Read(./[{,}]/**)"],
+            &[]
+        )
+        .is_empty()
+    );
+}
+
+/// A path a Windows file system (NTFS or FAT, mountable on Linux) reads as another name is
+/// asked about even in bypass mode: written (`GIT~1/hooks/pre-commit` is
+/// `.git/hooks/pre-commit` on such a volume, `.git./config` is `.git/config`, and Claude
+/// Code's other patterns: device names, `...`), and read where the name is an alias (`cat
+/// ENV~1` or `.env.` reads the `.env` a deny rule names), by the tools and by shell
+/// commands. Judged below the working directory: a project at `work~1` is no alias. Names
+/// that merely hold a tilde or dots elsewhere, and git revisions, are not of this kind.
+#[tokio::test]
+async fn paths_a_windows_file_system_renames_are_asked_about() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.home.join("work~1")).unwrap();
+    // What a FAT volume shows under these names (here, real files named so): a read is
+    // judged where the path exists.
+    for dir in ["PROGRA~1", "GIT~1"] {
+        std::fs::create_dir_all(fx.proj.join(dir)).unwrap();
+    }
+    std::fs::write(fx.proj.join("PROGRA~1/x"), "x").unwrap();
+    std::fs::write(fx.proj.join("GIT~1/config"), "x").unwrap();
+    std::fs::write(fx.proj.join(".env."), "x").unwrap();
+    std::fs::write(fx.proj.join("notes~1.txt"), "x").unwrap();
+    run_table_in(
+        &fx,
+        vec![
+            case("ask", "Write", "$P/GIT~1/hooks/pre-commit").mode("bypassPermissions"),
+            case("ask", "Write", "$P/.bashrc.").mode("bypassPermissions"),
+            case("ask", "Write", "$P/.git./config").mode("bypassPermissions"),
+            case("ask", "Write", "$P/src /main.rs").mode("acceptEdits"),
+            case("ask", "Write", "$P/settings.json.PRN").mode("bypassPermissions"),
+            case("ask", "Write", "$P/out.com1").mode("acceptEdits"),
+            case("ask", "Write", "$P/.../x").mode("bypassPermissions"),
+            case("ask", "Edit", "$P/SRC~2/main.rs").mode("acceptEdits"),
+            case("ask", "Bash", "echo x > GIT~1/hooks/pre-commit").mode("bypassPermissions"),
+            case("ask", "Bash", "cp a.txt .git./config").mode("bypassPermissions"),
+            case("ask", "Read", "$P/PROGRA~1/x"),
+            case("ask", "Read", "$P/PROGRA~1/x").mode("bypassPermissions"),
+            case("ask", "Read", "$P/.env.").mode("bypassPermissions"),
+            case("ask", "Bash", "cat GIT~1/config"),
+            case("ask", "Bash", "cat .env."),
+            // Not of that kind.
+            case("allow", "Read", "$P/.../x"),
+            case("allow", "Read", "$P/paper.aux"),
+            case("allow", "Write", "$P/backup~/x.txt").mode("acceptEdits"),
+            case("allow", "Write", "$P/a..b/x.txt").mode("acceptEdits"),
+            case("allow", "Write", "$P/con.txt").mode("acceptEdits"),
+            case("allow", "Write", "$P/prn/x").mode("acceptEdits"),
+            case("allow", "Write", "$H/work~1/x.txt")
+                .mode("acceptEdits")
+                .add_dir("$H/work~1"),
+            case("allow", "Bash", "git diff HEAD~1"),
+            case("allow", "Bash", "git log --oneline HEAD~3..HEAD"),
+            case("allow", "Read", "$P/missing~1.txt"),
+            case("ask", "Bash", "cat notes~1.txt"),
+        ],
+    )
+    .await;
 }
 
 // --- 5. IDNA in domain rules ----------------------------------------------------------------

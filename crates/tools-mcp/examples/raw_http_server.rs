@@ -2,7 +2,7 @@
 //! ways a server built on an SDK cannot be made to (rmcp and server-everything always answer
 //! a ping).
 //!
-//! Usage: `raw_http_server --mode <stall-pings|drop-after-init|refuse-calls> [--log <file>]`.
+//! Usage: `raw_http_server --mode <stall-pings|drop-after-init|refuse-calls|fail-calls> [--log <file>]`.
 //! It listens on a free port of 127.0.0.1 and prints the port as the first line of its
 //! stdout. It offers one tool, `hang`, and every `notifications/cancelled` it receives is
 //! appended to the log file as `cancelled <requestId> <reason>`.
@@ -28,6 +28,8 @@ enum Mode {
     StallPings,
     DropAfterInit,
     RefuseCalls,
+    /// Answers every call with `500 Internal Server Error` and a page.
+    FailCalls,
 }
 
 #[derive(Clone)]
@@ -181,6 +183,16 @@ async fn serve_connection(server: Server, mut stream: TcpStream) {
                 )
                 .await
             }
+            "tools/call" if server.mode == Mode::FailCalls => {
+                server.log("call failed");
+                respond(
+                    &mut stream,
+                    "500 Internal Server Error",
+                    "Content-Type: text/html\r\n",
+                    "<html><body>database down</body></html>",
+                )
+                .await
+            }
             "tools/call" if server.mode == Mode::RefuseCalls => {
                 server.log("call refused");
                 respond(&mut stream, "404 Not Found", "", "").await
@@ -232,6 +244,7 @@ async fn main() {
         Some("stall-pings") => Mode::StallPings,
         Some("drop-after-init") => Mode::DropAfterInit,
         Some("refuse-calls") => Mode::RefuseCalls,
+        Some("fail-calls") => Mode::FailCalls,
         other => panic!("unknown --mode {other:?}"),
     };
     let server = Server {

@@ -2427,6 +2427,16 @@ impl ServerConn {
         } else {
             "The request was not retried (it may or may not have taken effect)"
         };
+        // An HTTP server that answered with an error status did not go away: say what it
+        // answered (the request may have run before the status was sent).
+        if crate::http::answered_with_status(&e) {
+            return ToolError::msg(self.scrub(format!(
+                "{} answered {method} \"{tool}\" with an error ({why}). The request was not \
+                 retried (it may or may not have taken effect); the server is reconnected on \
+                 the next use.{note}",
+                self.label()
+            )));
+        }
         ToolError::msg(self.scrub(format!(
             "{} disconnected during {method} \"{tool}\" ({why}). {sent}; the server is \
              reconnected on the next use.{note}",

@@ -461,6 +461,18 @@ pub(crate) fn is_session_refusal(error: &(dyn Error + 'static)) -> bool {
     )
 }
 
+/// Whether `error` (rmcp's wrappers followed down) is an HTTP answer with a status other
+/// than success (a 500, a 429, a 404 page): the server answered, it did not go away.
+pub(crate) fn answered_with_status(error: &(dyn Error + 'static)) -> bool {
+    if let Some(inner) = transport_wrapped(error) {
+        return answered_with_status(inner);
+    }
+    matches!(
+        error.downcast_ref::<StreamableHttpError<reqwest::Error>>(),
+        Some(StreamableHttpError::HttpStatus(_) | StreamableHttpError::UnexpectedServerResponse(_))
+    )
+}
+
 /// `error`'s text followed by its causes' (`error sending request: connection closed before
 /// message completed`), each once.
 fn with_causes(error: &(dyn Error + 'static)) -> String {

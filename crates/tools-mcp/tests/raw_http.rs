@@ -150,3 +150,25 @@ async fn a_call_refused_for_its_session_twice_says_so() {
     assert_eq!(refused, 2, "the request was sent {refused} times");
     manager.shutdown().await;
 }
+
+/// A server that answers a call with `500 Internal Server Error` answered: the call fails
+/// saying so, with the status in words, not that the server "disconnected".
+#[tokio::test]
+async fn a_call_answered_with_an_error_status_says_the_server_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("raw.log");
+    let (_server, url) = start_raw("fail-calls", &log);
+    let (manager, diags) = McpManager::connect(vec![ServerConfig::http("raw", url)], opts()).await;
+    assert!(diags.is_empty(), "{diags:?}");
+    let err = call(&tool(&manager, "mcp__raw__hang"), json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("answered tools/call \"hang\" with an error"),
+        "{err}"
+    );
+    assert!(err.contains("500 Internal Server Error"), "{err}");
+    assert!(!err.contains("disconnected"), "{err}");
+    manager.shutdown().await;
+}

@@ -24,8 +24,8 @@ use crate::bash::commands::{
 };
 use crate::bash::file_uses::{config_variables, file_uses};
 use crate::bash::parse::{
-    Analysis, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand, UNKNOWN_DIR, Word,
-    analyze, basename, trim_command,
+    Analysis, INPUT_SUBCOMMAND, MAX_ANALYZED_CHARS, Redirect, RedirectKind, SimpleCommand,
+    UNKNOWN_DIR, Word, analyze, basename, trim_command,
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
@@ -4256,6 +4256,36 @@ impl PermissionEngine {
                 analysis.complex.join("; ")
             );
             return attach(Finding::needs_approval(why), &details);
+        }
+        // find/xargs taking a program's subcommand from their input (`xargs git`) could run
+        // what a deny or ask rule for that program names (`Bash(git push:*)`): asked about
+        // even in bypass mode, when such a rule exists (a rule for another program, or one
+        // whose first word is a glob, is matched or not whatever the subcommand).
+        if let Some(program) = analysis.subcommand_from_input.iter().find(|program| {
+            [RuleBehavior::Deny, RuleBehavior::Ask]
+                .into_iter()
+                .any(|b| {
+                    self.content_rules(set, b, tool, names, Some("Bash"))
+                        .filter_map(|r| r.shell.as_ref())
+                        .any(|p| {
+                            p.first_word()
+                                .is_none_or(|w| basename(w) == program.as_str())
+                        })
+                })
+        }) {
+            let why = format!("{INPUT_SUBCOMMAND} (`{program}`)");
+            let reason = format!(
+                "{why}; a Bash deny or ask rule for `{program}` cannot be checked against what it runs"
+            );
+            return attach(
+                Finding::new(
+                    Kind::Ask,
+                    format!("This command cannot be proven safe and needs approval: {why}."),
+                )
+                .reason(DecisionReason::SafetyCheck { reason })
+                .immune(),
+                &details,
+            );
         }
         // A command whose name or script is computed (`$X -rf x`, `eval "$y"`, a shell
         // reading its script from stdin, git configured to run an alias or a pager) could be

@@ -408,6 +408,11 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         }
         // Editors write what they open.
         "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
+        // Each file its own use ([`file_uses`]): the archive read and the members written
+        // into a directory; the input read and the pieces written; the configuration `git
+        // config` sets, the directory `git init DIR` and `git clone URL DIR` fill.
+        "unzip" | "split" => PathUse::Write,
+        "git" if file_uses::file_uses(name, words).is_some() => PathUse::Write,
         // git's diff family writes what it prints to `--output=F` (git takes abbreviated
         // long options): every path counts as written.
         "git" if git_writes_output(words) => PathUse::Write,
@@ -927,6 +932,8 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         }
         "rg" => long(&["--pre", "--hostname-bin"]),
         "sort" => long(&["--compress-program"]),
+        // `--filter=COMMAND` hands each piece to a shell command.
+        "split" => long(&["--filter"]),
         "awk" | "gawk" | "mawk" | "nawk" => awk_runs_commands(&args),
         // It runs commands from the history (`fc -s`), or an editor on them; `fc -l` lists.
         "fc" => !args.first().is_some_and(|a| {
@@ -2150,7 +2157,7 @@ const GIT_HARMLESS_FLAGS: &[&str] = &[
 ];
 
 /// git's global options that take their value as the next word.
-const GIT_VALUE_OPTIONS: &[&str] = &[
+pub(crate) const GIT_VALUE_OPTIONS: &[&str] = &[
     "-C",
     "-c",
     "--git-dir",
@@ -2282,7 +2289,7 @@ pub(crate) fn harmless_program(value: &str) -> bool {
 /// Whether a git `key=value` setting may run a program or define a command: an alias, a
 /// hook, a filter, a driver, a pager or an editor (not `cat`, `less`, `more`, `true` or
 /// `:`), a URL rewrite or a protocol that may run one. `color.ui=never` and the like do not.
-fn runs_a_program(setting: &str) -> bool {
+pub(crate) fn runs_a_program(setting: &str) -> bool {
     let (key, value) = setting.split_once('=').unwrap_or((setting, ""));
     let key = key.to_ascii_lowercase();
     let parts: Vec<&str> = key.split('.').collect();
@@ -2314,6 +2321,8 @@ fn runs_a_program(setting: &str) -> bool {
         "remote" => matches!(name, "receivepack" | "uploadpack" | "vcs"),
         "submodule" => name == "update",
         "uploadpack" => name == "packobjectshook",
+        // The templates `git init` and `git clone` copy hooks from.
+        "init" => name == "templatedir",
         _ => false,
     }
 }

@@ -1,5 +1,5 @@
 //! Commands whose files each have a use of their own, named mostly by options: `curl`,
-//! `wget`, `tar`, `patch` and `dd`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
+//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split` and git's `config`, `init` and `clone`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
 //! @.env URL` sends one, `tar -xf a.tar -C .git/hooks` writes into a directory, `patch
 //! .bashrc fix.diff` changes the file it is given: [`file_uses`] says which file is read and
 //! which is written, for the path checks of every other command.
@@ -62,8 +62,9 @@ impl FileUses {
     }
 }
 
-/// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch` and `dd`;
-/// `None` for another command.
+/// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch`, `dd`, `xxd`,
+/// `unzip`, `split`, and `git config` when it sets a value, `git init DIR` and `git clone
+/// URL DIR`; `None` for another command.
 pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
     Some(match name {
         "curl" => curl(words),
@@ -72,6 +73,9 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "patch" => patch(words),
         "dd" => dd(words),
         "xxd" => xxd(words),
+        "unzip" => unzip(words),
+        "split" => split(words),
+        "git" => return git(words),
         _ => return None,
     })
 }
@@ -2166,6 +2170,470 @@ fn xxd(words: &[Word]) -> FileUses {
     }
     out
 }
+/// The files `unzip WORDS` reads and writes: the archive (its first operand) is read; unless
+/// it only lists, tests or prints (`-l`, `-t`, `-v`, `-z`, `-c`, `-p`, `-Z`), the members,
+/// whose names only the archive knows, land in the directory `-d DIR` (`-dDIR`) names, or
+/// the working directory. unzip reads its options anywhere on the line; the operands after
+/// the archive select members (after `-x`, leave them out).
+fn unzip(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut dir: Option<Word> = None;
+    let mut only_reads = false;
+    let mut archive = false;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if !archive {
+                archive = true;
+                out.read(w.clone());
+            }
+            continue;
+        };
+        if v.len() > 1 && v.starts_with('-') && !v.starts_with("--") {
+            let bundle = &v[1..];
+            for (k, c) in bundle.char_indices() {
+                let rest = &bundle[k + c.len_utf8()..];
+                match c {
+                    'd' => {
+                        dir = if rest.is_empty() {
+                            iter.next().map(whole)
+                        } else {
+                            Some(path(rest, w))
+                        };
+                        break;
+                    }
+                    'P' => {
+                        if rest.is_empty() {
+                            iter.next();
+                        }
+                        break;
+                    }
+                    'l' | 't' | 'v' | 'z' | 'c' | 'p' | 'Z' => only_reads = true,
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        // Further operands select members (or, after `-x`, leave them out).
+        if !archive {
+            archive = true;
+            out.file(&whole(w), PathUse::Read);
+        }
+    }
+    if !only_reads {
+        out.fill_in(dir.as_ref());
+    }
+    out
+}
+
+/// GNU split's options that take a value (as getopt_long permutes them, anywhere).
+const SPLIT_SHORT_VALUES: &str = "abClnt";
+const SPLIT_LONG_VALUES: &[&str] = &[
+    "suffix-length",
+    "additional-suffix",
+    "bytes",
+    "line-bytes",
+    "lines",
+    "number",
+    "separator",
+    "filter",
+];
+
+/// The files `split WORDS` reads and writes: its input (the first operand), and the pieces
+/// `PREFIX` followed by a suffix (`x` when no prefix is given): the glob `PREFIX*`, so that
+/// a protected name a suffix completes (`.bashr` + `c`) is seen. `--filter` hands the pieces
+/// to a command instead, whose files cannot be known.
+fn split(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut iter = words.iter().skip(1);
+    let mut after_dashdash = false;
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            operands.push(w);
+            continue;
+        };
+        if after_dashdash || v == "-" || !v.starts_with('-') {
+            operands.push(w);
+            continue;
+        }
+        if v == "--" {
+            after_dashdash = true;
+            continue;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            let full = SPLIT_LONG_VALUES.iter().find(|l| **l == name).or_else(|| {
+                let mut found = SPLIT_LONG_VALUES.iter().filter(|l| l.starts_with(name));
+                found
+                    .next()
+                    .filter(|_| found.next().is_none() && !name.is_empty())
+            });
+            if full == Some(&"filter") {
+                out.unknown(format!(
+                    "what the command `{v}` that split hands its pieces to writes"
+                ));
+            }
+            if full.is_some() && value.is_none() {
+                iter.next();
+            }
+            continue;
+        }
+        for (k, c) in v.char_indices().skip(1) {
+            if SPLIT_SHORT_VALUES.contains(c) {
+                if k + c.len_utf8() == v.len() {
+                    iter.next();
+                }
+                break;
+            }
+        }
+    }
+    if let Some(input) = operands.first() {
+        out.file(&whole(input), PathUse::Read);
+    }
+    let prefix = match operands.get(1) {
+        Some(p) => whole(p),
+        None => literal("x"),
+    };
+    out.write(match prefix.value {
+        Some(v) => Word {
+            raw: format!("{}*", prefix.raw),
+            value: Some(format!("{v}*")),
+            glob: true,
+            ..prefix
+        },
+        None => prefix,
+    });
+    out
+}
+
+/// Where git works, as its global options say: the directory `-C` moves to and the
+/// repository `--git-dir` (or `--bare`: the directory itself) names.
+struct GitPlace {
+    /// `-C DIR`, each one relative to the one before (`None`: the working directory).
+    dir: Option<Word>,
+    /// `--git-dir=DIR` or `--bare`.
+    git_dir: Option<Word>,
+}
+
+impl GitPlace {
+    /// A file in the repository's git directory (`.git/NAME`).
+    fn git_file(&self, name: &str) -> Word {
+        let git_dir = self
+            .git_dir
+            .clone()
+            .unwrap_or_else(|| word_under(self.dir.as_ref(), &literal(".git")));
+        word_under(Some(&git_dir), &literal(name))
+    }
+
+    /// A directory a subcommand names, from where git works.
+    fn place(&self, w: &Word) -> Word {
+        word_under(self.dir.as_ref(), &whole(w))
+    }
+}
+
+/// The files a git command writes that the path checks would not otherwise see:
+/// configuration it sets (`git config`), and the directories `git init DIR` and `git clone
+/// URL DIR` fill with a repository. `None` for any other git command, for `git config`
+/// reading, and for `git init`/`git clone` into a directory they make up themselves.
+fn git(words: &[Word]) -> Option<FileUses> {
+    let mut place = GitPlace {
+        dir: None,
+        git_dir: None,
+    };
+    let mut i = 1;
+    loop {
+        let w = words.get(i)?;
+        let v = w.value.as_deref()?;
+        if !v.starts_with('-') {
+            break;
+        }
+        i += 1;
+        let value = |i: &mut usize| {
+            *i += 1;
+            words.get(*i - 1)
+        };
+        match v {
+            "-C" => {
+                let d = value(&mut i)?;
+                place.dir = Some(place.place(d));
+            }
+            "--git-dir" => {
+                let d = value(&mut i)?;
+                place.git_dir = Some(place.place(d));
+            }
+            "--bare" => place.git_dir = Some(place.dir.clone().unwrap_or_else(|| literal("."))),
+            _ if v.starts_with("--git-dir=") => {
+                place.git_dir = Some(place.place(&path(&v["--git-dir=".len()..], w)));
+            }
+            _ if super::commands::GIT_VALUE_OPTIONS.contains(&v) => {
+                value(&mut i);
+            }
+            _ => {}
+        }
+    }
+    let sub = words.get(i)?.value.as_deref()?;
+    let args = &words[i + 1..];
+    match sub {
+        "config" => git_config(args, &place),
+        "init" => git_fills(args, &place, GIT_INIT_VALUES, false),
+        "clone" => git_fills(args, &place, GIT_CLONE_VALUES, true),
+        _ => None,
+    }
+}
+
+/// What `git config ARGS` writes, when it sets (or unsets, renames, removes, edits)
+/// configuration: the file its scope names (`--global`: `~/.gitconfig` and
+/// `~/.config/git/config`, `--system`: `/etc/gitconfig`, `--worktree`, `-f FILE`), by default
+/// the repository's `.git/config`. It sets with `--add`, `--replace-all`, `--unset[-all]`,
+/// `--rename-section`, `--remove-section`, `--edit`, the verbs `set`, `unset`,
+/// `rename-section`, `remove-section`, `edit`, or a name and a value; `--get…`, `--list`,
+/// the verbs `get` and `list`, and a name alone only read. A setting that runs no program
+/// (`user.name`, `color.ui`) in git's own files is left out; a file named with `-f`, an
+/// editor, or a section renamed or removed counts whatever the key.
+fn git_config(args: &[Word], place: &GitPlace) -> Option<FileUses> {
+    let mut targets: Vec<Word> = Vec::new();
+    let (mut writes, mut reads) = (false, false);
+    // A write that may make git run a program whatever the key: into a file named on the
+    // line, through an editor, or moving a section under another name.
+    let mut any_key = false;
+    let mut positionals: Vec<&Word> = Vec::new();
+    let mut iter = args.iter();
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            positionals.push(w);
+            continue;
+        };
+        if v == "--" {
+            positionals.extend(iter.by_ref());
+            break;
+        }
+        if !v.starts_with('-') || v == "-" {
+            positionals.push(w);
+            continue;
+        }
+        match v {
+            "--global" => {
+                targets.extend([literal("~/.gitconfig"), literal("~/.config/git/config")])
+            }
+            "--system" => targets.push(literal("/etc/gitconfig")),
+            "--local" => targets.push(place.git_file("config")),
+            "--worktree" => {
+                targets.extend([place.git_file("config.worktree"), place.git_file("config")]);
+            }
+            "-f" | "--file" => {
+                any_key = true;
+                targets.push(iter.next().map_or_else(
+                    || unknown("the file `git config -f` names"),
+                    |f| place.place(f),
+                ));
+            }
+            // A blob cannot be written.
+            "--blob" => return None,
+            "--type" | "--default" | "--comment" | "--value" | "--url" => {
+                iter.next();
+            }
+            "--unset" | "--unset-all" | "--add" | "--replace-all" => writes = true,
+            "--rename-section" | "--remove-section" | "--edit" | "-e" => {
+                writes = true;
+                any_key = true;
+            }
+            "--list" | "-l" => reads = true,
+            _ if v.starts_with("--get") => reads = true,
+            _ if v.starts_with("--blob=") => return None,
+            _ if v.starts_with("--file=") => {
+                any_key = true;
+                targets.push(place.place(&path(&v["--file=".len()..], w)));
+            }
+            _ if v.starts_with("-f") && !v.starts_with("--") => {
+                any_key = true;
+                targets.push(place.place(&path(&v[2..], w)));
+            }
+            _ => {}
+        }
+    }
+    let verb = positionals.first().and_then(|w| w.value.as_deref());
+    let mut setting = &positionals[..];
+    match verb {
+        Some("set" | "unset") => {
+            writes = true;
+            setting = &positionals[1..];
+        }
+        Some("rename-section" | "remove-section" | "edit") => {
+            writes = true;
+            any_key = true;
+        }
+        Some("get" | "list") => reads = true,
+        _ => {}
+    }
+    if !writes && (reads || positionals.len() < 2) {
+        return None;
+    }
+    // In git's own files, only a setting that may run a program (`core.hooksPath`,
+    // `core.pager`, an alias, …; one not known) is what a write there is about: setting
+    // `user.name` is no write the checks need to see.
+    let risky = match setting.first().and_then(|k| k.value.as_deref()) {
+        None => true,
+        Some(key) => {
+            let value = match setting.get(1) {
+                Some(w) => w.value.as_deref().unwrap_or("\0a computed value"),
+                None => "",
+            };
+            super::commands::runs_a_program(&format!("{key}={value}"))
+        }
+    };
+    if !any_key && !risky {
+        return None;
+    }
+    if targets.is_empty() {
+        targets.push(place.git_file("config"));
+    }
+    let mut out = FileUses::default();
+    for t in targets {
+        out.write(t);
+    }
+    Some(out)
+}
+
+/// `git init`'s options that take their value as the next word.
+const GIT_INIT_VALUES: &[&str] = &[
+    "--template",
+    "--separate-git-dir",
+    "-b",
+    "--initial-branch",
+    "--object-format",
+    "--ref-format",
+];
+
+/// `git clone`'s options that take their value as the next word.
+const GIT_CLONE_VALUES: &[&str] = &[
+    "-o",
+    "--origin",
+    "-b",
+    "--branch",
+    "-u",
+    "--upload-pack",
+    "--reference",
+    "--reference-if-able",
+    "--separate-git-dir",
+    "--depth",
+    "--shallow-since",
+    "--shallow-exclude",
+    "-c",
+    "--config",
+    "--server-option",
+    "-j",
+    "--jobs",
+    "--template",
+    "--filter",
+    "--bundle-uri",
+    "--ref-format",
+    "--revision",
+];
+
+/// The directories `git init [DIR]` or `git clone URL [DIR]` (`clone`: the first operand is
+/// the URL) fill with a repository: the directory operand, `--separate-git-dir`'s, and for
+/// `init` with `--template` and no directory, the repository's `.git` (the template's hooks
+/// land there). After an option not known here, every later word may be the directory.
+/// `None` when there is none.
+fn git_fills(args: &[Word], place: &GitPlace, values: &[&str], clone: bool) -> Option<FileUses> {
+    let mut out = FileUses::default();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut template = false;
+    let mut unsure = false;
+    let mut iter = args.iter();
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            operands.push(w);
+            continue;
+        };
+        if v == "--" {
+            operands.extend(iter.by_ref());
+            break;
+        }
+        if !v.starts_with('-') || v == "-" {
+            operands.push(w);
+            continue;
+        }
+        let (name, value) = v.split_once('=').map_or((v, None), |(n, x)| (n, Some(x)));
+        template |= name == "--template";
+        if name == "--separate-git-dir" {
+            match value {
+                Some(x) => out.fill(place.place(&path(x, w))),
+                None => {
+                    if let Some(d) = iter.next() {
+                        out.fill(place.place(d));
+                    }
+                }
+            }
+            continue;
+        }
+        if values.contains(&name) {
+            if value.is_none() {
+                iter.next();
+            }
+            continue;
+        }
+        if name.starts_with("--") {
+            if value.is_none() && !GIT_FILL_FLAGS.contains(&name) {
+                unsure = true;
+            }
+            continue;
+        }
+        // Short flags, the last one perhaps with its value in the word (`-bmain`, `-j4`) or
+        // the next (`-qb main`).
+        for (k, c) in name.char_indices().skip(1) {
+            if values.contains(&format!("-{c}").as_str()) {
+                if k + c.len_utf8() == name.len() {
+                    iter.next();
+                }
+                break;
+            }
+        }
+    }
+    let skip = usize::from(clone);
+    if unsure {
+        for d in operands.iter().skip(skip) {
+            out.fill(place.place(d));
+        }
+    } else if let Some(d) = operands.get(skip) {
+        out.fill(place.place(d));
+    } else if template && !clone {
+        out.fill(place.git_file("."));
+    }
+    (!out.files.is_empty()).then_some(out)
+}
+
+/// The long flags of `git init` and `git clone` (no value).
+const GIT_FILL_FLAGS: &[&str] = &[
+    "--quiet",
+    "--bare",
+    "--shared",
+    "--verbose",
+    "--progress",
+    "--no-checkout",
+    "--mirror",
+    "--local",
+    "--no-hardlinks",
+    "--no-local",
+    "--dissociate",
+    "--single-branch",
+    "--no-single-branch",
+    "--no-tags",
+    "--tags",
+    "--recurse-submodules",
+    "--recursive",
+    "--shallow-submodules",
+    "--no-shallow-submodules",
+    "--remote-submodules",
+    "--no-remote-submodules",
+    "--sparse",
+    "--also-filter-submodules",
+    "--reject-shallow",
+    "--no-reject-shallow",
+];
 
 /// An environment variable that changes what a command writes or reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -682,6 +682,350 @@ pub(crate) const XARGS: OptionSpec = OptionSpec {
     ..OptionSpec::new("xargs")
 };
 
+/// GNU parallel (20221122's table; Perl's Getopt::Long with bundling, stopping at the first
+/// word that is no option). The options with an optional value (`-e`, `-i`, `-l`, `--eof`,
+/// `--replace`, `--max-lines`) take the next word when it does not look like an option (or,
+/// for `-l`, like a number): they are left out, so a reading with them is uncertain and
+/// every later word may be the command.
+pub(crate) const PARALLEL: OptionSpec = OptionSpec {
+    short_value: "BCDEHIJLNPSUWadjns",
+    short_flags: "0MTVXYghkmopqrtuvx",
+    long_value: &[
+        "_parset",
+        "_test",
+        "arg-file",
+        "arg-file-sep",
+        "arg-sep",
+        "argfile",
+        "argfilesep",
+        "argsep",
+        "basefile",
+        "basenameextensionreplace",
+        "basenamereplace",
+        "bf",
+        "bin",
+        "block",
+        "block-size",
+        "block-timeout",
+        "blocksize",
+        "blocktimeout",
+        "bner",
+        "bnr",
+        "bt",
+        "col-sep",
+        "colsep",
+        "compress-program",
+        "compressprogram",
+        "ctag-string",
+        "ctagstring",
+        "debug",
+        "decompress-program",
+        "decompressprogram",
+        "delay",
+        "delimiter",
+        "dirnamereplace",
+        "dnr",
+        "env",
+        "er",
+        "extensionreplace",
+        "filter",
+        "group-by",
+        "groupby",
+        "halt",
+        "halt-on-error",
+        "haltonerror",
+        "header",
+        "id",
+        "jl",
+        "joblog",
+        "jobs",
+        "limit",
+        "linkinputsource",
+        "load",
+        "max-args",
+        "max-chars",
+        "max-procs",
+        "max-replace-args",
+        "maxargs",
+        "maxchars",
+        "maxprocs",
+        "maxreplaceargs",
+        "memfree",
+        "memsuspend",
+        "min-version",
+        "minversion",
+        "nice",
+        "parens",
+        "process-slot-var",
+        "processslotvar",
+        "profile",
+        "recend",
+        "recstart",
+        "res",
+        "result",
+        "results",
+        "retries",
+        "return",
+        "rpl",
+        "rsync-opts",
+        "rsyncopts",
+        "semaphore-name",
+        "semaphore-timeout",
+        "semaphorename",
+        "semaphoretimeout",
+        "seqreplace",
+        "shard",
+        "shell-completion",
+        "shellcompletion",
+        "slf",
+        "slotreplace",
+        "sql",
+        "sql-and-worker",
+        "sql-master",
+        "sql-worker",
+        "sqlandworker",
+        "sqlmaster",
+        "sqlworker",
+        "ssh",
+        "ssh-delay",
+        "sshdelay",
+        "sshlogin",
+        "sshloginfile",
+        "st",
+        "tag-string",
+        "tagstring",
+        "tempdir",
+        "template",
+        "term-seq",
+        "termseq",
+        "tf",
+        "timeout",
+        "tmpdir",
+        "tmpl",
+        "total",
+        "total-jobs",
+        "totaljobs",
+        "transfer-file",
+        "transfer-files",
+        "transferfile",
+        "transferfiles",
+        "trc",
+        "trim",
+        "use-compress-program",
+        "use-decompress-program",
+        "usecompressprogram",
+        "usedecompressprogram",
+        "wd",
+        "work-dir",
+        "workdir",
+        "xapplyinputsource",
+    ],
+    long_flags: &[
+        "_pipe-means-argfiles",
+        "bar",
+        "bg",
+        "bug",
+        "cat",
+        "cf",
+        "cleanup",
+        "color",
+        "color-fail",
+        "color-failed",
+        "colorfail",
+        "colorfailed",
+        "colour",
+        "colour-fail",
+        "colour-failed",
+        "colourfail",
+        "colourfailed",
+        "compress",
+        "controlmaster",
+        "csv",
+        "ctag",
+        "ctrl-c",
+        "ctrlc",
+        "dr",
+        "dry-run",
+        "dryrun",
+        "embed",
+        "eta",
+        "exit",
+        "fg",
+        "fifo",
+        "files",
+        "filter-host",
+        "filter-hosts",
+        "filterhosts",
+        "gnu",
+        "group",
+        "hashbang",
+        "help",
+        "hgrp",
+        "hostgroup",
+        "hostgroups",
+        "hostgrp",
+        "interactive",
+        "keep-order",
+        "keeporder",
+        "latest-line",
+        "latestline",
+        "lb",
+        "line-buffer",
+        "line-buffered",
+        "linebuffer",
+        "linebuffered",
+        "link",
+        "ll",
+        "max-line-length-allowed",
+        "maxlinelengthallowed",
+        "nn",
+        "no-ctrl-c",
+        "no-ctrlc",
+        "no-k",
+        "no-keep-order",
+        "no-notice",
+        "no-run-if-empty",
+        "noctrlc",
+        "nok",
+        "nokeeporder",
+        "nonall",
+        "nonotice",
+        "norunifempty",
+        "noswap",
+        "null",
+        "number-of-cores",
+        "number-of-cpus",
+        "number-of-sockets",
+        "number-of-threads",
+        "numberofcores",
+        "numberofcpus",
+        "numberofsockets",
+        "numberofthreads",
+        "onall",
+        "open-tty",
+        "output-as-files",
+        "outputasfiles",
+        "pipe",
+        "pipe-part",
+        "pipepart",
+        "plain",
+        "plus",
+        "progress",
+        "quote",
+        "record-env",
+        "recordenv",
+        "regex",
+        "regexp",
+        "remove-rec-sep",
+        "removerecsep",
+        "resume",
+        "resume-failed",
+        "resumefailed",
+        "retry-failed",
+        "retryfailed",
+        "round",
+        "round-robin",
+        "roundrobin",
+        "rrs",
+        "semaphore",
+        "session",
+        "shebang",
+        "shell-quote",
+        "shell_quote",
+        "shellquote",
+        "show-limits",
+        "showlimits",
+        "shuf",
+        "silent",
+        "skip-first-line",
+        "skipfirstline",
+        "spreadstdin",
+        "tag",
+        "tee",
+        "tmux",
+        "tmux-pane",
+        "tmuxpane",
+        "tollef",
+        "transfer",
+        "tty",
+        "ungroup",
+        "use-cores-instead-of-threads",
+        "use-cpus-instead-of-cores",
+        "use-sockets-instead-of-threads",
+        "usecoresinsteadofthreads",
+        "usecpusinsteadofcores",
+        "usesocketsinsteadofthreads",
+        "verbose",
+        "version",
+        "wait",
+        "will-cite",
+        "willcite",
+        "xapply",
+        "xargs",
+    ],
+    ..OptionSpec::new("parallel")
+};
+
+/// xe (`getopt "+0A:FI:LN:Raf:j:npqs:v"`).
+pub(crate) const XE: OptionSpec = OptionSpec {
+    short_value: "AINfjs",
+    short_flags: "0FLRanpqv",
+    ..OptionSpec::new("xe")
+};
+
+/// The long option the word `v` (`--name` or `--name=value`) names in `spec`, as getopt
+/// resolves an abbreviation; `None` when unknown or ambiguous.
+pub(crate) fn long_option_name(spec: &OptionSpec, v: &str) -> Option<&'static str> {
+    let long = v.strip_prefix("--")?;
+    let name = long.split_once('=').map_or(long, |(n, _)| n);
+    resolve_long(spec, name).map(|(full, _)| full)
+}
+
+/// The short options among `options` (the words after the command name, up to its
+/// operands) as `spec`'s getopt reads them, in order: each letter with its value (`None`
+/// for a flag, `Some(None)` for a value that is computed). Long options are skipped.
+pub(crate) fn short_options(
+    options: &[Word],
+    spec: &OptionSpec,
+) -> Vec<(char, Option<Option<String>>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(w) = options.get(i) {
+        i += 1;
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let name = long.split_once('=').map_or(long, |(n, _)| n);
+            if !long.contains('=') && resolve_long(spec, name).is_some_and(|(_, takes)| takes) {
+                i += 1;
+            }
+            continue;
+        }
+        let Some(bundle) = v.strip_prefix('-') else {
+            continue;
+        };
+        for (k, c) in bundle.char_indices() {
+            let rest = &bundle[k + c.len_utf8()..];
+            if spec.short_value.contains(c) {
+                let value = if rest.is_empty() {
+                    i += 1;
+                    options.get(i - 1).map(|w| w.value.clone())
+                } else {
+                    Some(Some(rest.to_owned()))
+                };
+                out.push((c, Some(value.unwrap_or(None))));
+                break;
+            }
+            out.push((c, None));
+        }
+    }
+    out
+}
+
 /// The wrapper spec for a command name, if it is a wrapper.
 pub(crate) fn wrapper_spec(name: &str) -> Option<&'static OptionSpec> {
     WRAPPERS.iter().find(|s| s.name == name)
@@ -701,12 +1045,14 @@ pub(crate) struct OptionsRead {
     /// Where the value of a script option ([`OptionSpec::script_short`], `script_long`,
     /// `command_script`) is: the index of its word and the byte offset of the value in it.
     pub script: Option<(usize, usize)>,
+    /// Whether a flag makes it look a name up instead of running it (`command -v`).
+    pub lookup: bool,
 }
 
 /// Whether a long option (name without dashes, before `=`) takes a value, as getopt would
 /// resolve it: the exact name, else the only option it abbreviates. `None` when unknown or
 /// ambiguous. Also returns the full name.
-fn resolve_long<'s>(spec: &'s OptionSpec, name: &str) -> Option<(&'s str, bool)> {
+fn resolve_long(spec: &OptionSpec, name: &str) -> Option<(&'static str, bool)> {
     for (list, takes) in [(spec.long_value, true), (spec.long_flags, false)] {
         if let Some(l) = list.iter().find(|l| **l == name) {
             return Some((l, takes));
@@ -795,6 +1141,7 @@ pub(crate) fn read_options(words: &[Word], spec: &OptionSpec) -> OptionsRead {
         start: 0,
         unsure_from: None,
         script: None,
+        lookup: false,
     };
     let mut lookup = false;
     let unsure = |i: usize, read: &mut OptionsRead| {
@@ -877,6 +1224,7 @@ pub(crate) fn read_options(words: &[Word], spec: &OptionSpec) -> OptionsRead {
         read.script = Some((i + 1, 0));
         i = words.len();
     }
+    read.lookup = lookup;
     read.start = if lookup {
         words.len()
     } else {
@@ -968,6 +1316,7 @@ mod tests {
                 start,
                 unsure_from,
                 script: None,
+                lookup: false,
             })
         };
         assert_eq!(read("nice -n 5 rm x"), at(3, None));
@@ -986,6 +1335,7 @@ mod tests {
             start: 2,
             unsure_from: Some(1),
             script: None,
+            lookup: false,
         };
         assert_eq!(command_starts(&w, unsure), [2, 3, 4]);
         assert!(short_option_in("-us", &['s'], "dfrI"));
@@ -997,6 +1347,7 @@ mod tests {
                 start: 2,
                 unsure_from: None,
                 script: None,
+                lookup: false,
             }
         );
         let w = words("xargs --max-args 1 rm");
@@ -1010,7 +1361,10 @@ mod tests {
         assert_eq!(read("chrt -o rm x").map(|r| r.unsure_from), Some(Some(1)));
         assert_eq!(read("flock -w 5 /tmp/l rm x"), at(4, None));
         // `command -v` looks a name up and runs nothing.
-        assert_eq!(read("command -v rm"), at(3, None));
+        assert_eq!(
+            read("command -v rm").map(|r| (r.start, r.unsure_from, r.lookup)),
+            Some((3, None, true))
+        );
     }
 
     #[test]

@@ -11,7 +11,8 @@ use tree_sitter::{Node, Parser};
 
 use super::commands::{MAX_WRAPPERS, effective_words, shell_command_start, wrapped_command_starts};
 use super::options::{
-    XARGS, command_starts, names_long, read_options, short_option_in, wrapper_script,
+    PARALLEL, XARGS, XE, command_starts, long_option_name, names_long, read_options,
+    short_option_in, short_options, wrapper_script,
 };
 
 /// Above this many characters a command is never auto-allowed.
@@ -233,6 +234,10 @@ pub struct Analysis {
     /// Why a command that parsed in full runs something computed: git configured to run a
     /// program, a program given in an option or a script (`tar --to-command`, `sed 'e …'`).
     pub computed_why: Vec<String>,
+    /// Programs find/xargs/parallel/xe run whose subcommand their input supplies (`xargs
+    /// git`, `xargs -I{} git {}`): a deny or ask rule for such a program (`Bash(git push:*)`)
+    /// cannot be matched against what runs; a rule for another program can.
+    pub subcommand_from_input: Vec<String>,
     /// The command mentions `RIPGREP_CONFIG_PATH`: ripgrep may read a configuration that
     /// turns its filters off.
     pub rg_config: bool,
@@ -633,6 +638,7 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
         piped: false,
         last_stage_stdin: false,
         hidden: 0,
+        fills: Vec::new(),
     };
     let mut cursor = node.walk();
     let words = node
@@ -657,6 +663,35 @@ struct End {
     moved: bool,
 }
 
+impl End {
+    /// Where the shell may be after one of two readings of the same text.
+    fn or(mut self, other: End) -> End {
+        for d in other.dirs {
+            if !self.dirs.contains(&d) {
+                self.dirs.push(d);
+            }
+        }
+        self.moved |= other.moved;
+        self
+    }
+}
+
+impl Analysis {
+    /// An empty analysis for another reading of the text this one analyses: what the text
+    /// may set (`CDPATH`, `HOME`, …) carried over.
+    fn second_reading_context(&self) -> Analysis {
+        Analysis {
+            cdpath: self.cdpath,
+            lastpipe: self.lastpipe,
+            rg_config: self.rg_config,
+            git_env: self.git_env,
+            home: self.home,
+            ps4: self.ps4,
+            ..Analysis::default()
+        }
+    }
+}
+
 /// Analyses `src` (a payload `depth` levels down, inside `nest` levels of syntax tree); with
 /// `bracket`, the command whose name starts at byte 0 is renamed `[` (see
 /// [`Walker::bracket_test`]).
@@ -673,6 +708,48 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         };
     };
     let root = tree.root_node();
+    // A here-document bash ends at another line than the parser does (`cat <<E"O"F` ends at
+    // a line `EOF`, which the parser takes for body text; a body line `  EOF` ends it for
+    // the parser only). The text changed so that the parser ends each where bash does (the
+    // delimiter spelled plainly, body lines kept from ending it) is read too, so that deny
+    // and ask rules see the commands after bash's end of the body.
+    let (misread, edits, early) = misread_heredocs(root, src.as_bytes());
+    if early && depth < MAX_NESTING {
+        // The parser ends one earlier than bash: it reads body lines as commands too, more
+        // than bash runs, but what follows may not be bash's reading. The text changed is
+        // bash's reading; this one adds its commands and redirections for deny rules and
+        // path checks, not its verdicts on lines bash does not run as commands.
+        for why in misread {
+            for list in [&mut out.incomplete, &mut out.complex] {
+                if !list.contains(&why) {
+                    list.push(why.clone());
+                }
+            }
+        }
+        let text = apply_edits(src, edits);
+        let mut again = out.second_reading_context();
+        let bash_end = analyze_source(&text, depth + 1, nest, bracket, &mut again);
+        absorb_second_reading(out, again);
+        let mut over = out.second_reading_context();
+        let parser_end = analyze_tree(src, root, depth, nest, bracket, &mut over, None);
+        out.commands.extend(over.commands);
+        out.redirects.extend(over.redirects);
+        return bash_end.or(parser_end);
+    }
+    analyze_tree(src, root, depth, nest, bracket, out, Some((misread, edits)))
+}
+
+/// [`analyze_source`] on the parse `root` of `src`; `heredocs`: the here-documents bash
+/// ends elsewhere than the parser ([`misread_heredocs`]), `None` to leave them be.
+fn analyze_tree(
+    src: &str,
+    root: Node<'_>,
+    depth: usize,
+    nest: usize,
+    bracket: bool,
+    out: &mut Analysis,
+    heredocs: Option<(Vec<String>, Vec<Edit>)>,
+) -> End {
     if root.has_error() {
         out.complex.push(SYNTAX_ERROR.into());
     }
@@ -706,6 +783,32 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
             // Both readings start where this one does.
             analyze_source(&joined, depth + 1, nest, bracket, &mut again);
             absorb_second_reading(out, again);
+        }
+    }
+    // Where the parser ends a here-document later than bash, bash runs lines the parse
+    // shows as body: what runs cannot all be seen, incomplete; the text changed so that the
+    // parser ends it where bash does is read too.
+    let mut reread = None;
+    if let Some((misread, edits)) = heredocs {
+        for why in misread {
+            for list in [&mut out.incomplete, &mut out.complex] {
+                if !list.contains(&why) {
+                    list.push(why.clone());
+                }
+            }
+        }
+        if !edits.is_empty() {
+            if depth >= MAX_NESTING {
+                if !out.complex.iter().any(|w| w == NESTED_TOO_DEEPLY) {
+                    out.complex.push(NESTED_TOO_DEEPLY.into());
+                }
+                out.truncated = true;
+            } else {
+                let text = apply_edits(src, edits);
+                let mut again = out.second_reading_context();
+                reread = Some(analyze_source(&text, depth + 1, nest, bracket, &mut again));
+                absorb_second_reading(out, again);
+            }
         }
     }
     // `time`, `!` or `coproc` before a compound command (`time { rm x; }`, `! for …`):
@@ -755,11 +858,16 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         piped: false,
         last_stage_stdin: false,
         hidden: 0,
+        fills: Vec::new(),
     };
     walker.walk(root);
-    End {
+    let end = End {
         dirs: walker.dirs,
         moved: walker.moved,
+    };
+    match reread {
+        Some(again) => end.or(again),
+        None => end,
     }
 }
 
@@ -790,6 +898,9 @@ struct Walker<'a> {
     /// How many substitutions the parser did not show were analysed
     /// ([`Walker::hidden_substitutions`]).
     hidden: usize,
+    /// The placeholders of the find/xargs whose command is being analysed (`None`: not
+    /// known): their input takes their place in nested commands too (`xargs -I{} xargs {}`).
+    fills: Vec<Option<String>>,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -2114,7 +2225,8 @@ impl Walker<'_> {
                 self.out.hidden_assignment = true;
                 self.complex(why);
             }
-            Inner::Command(words, filled_in_place) => {
+            Inner::Command(words, fill) => {
+                let filled_in_place = matches!(fill, Fill::InPlace(_));
                 let c = SimpleCommand {
                     assignments: Vec::new(),
                     words,
@@ -2136,6 +2248,26 @@ impl Walker<'_> {
                 let run = &c.words[found.start.min(c.words.len())..];
                 self.out.computed_command |=
                     !found.certain || c.words.get(found.start).is_some_and(|w| w.value.is_none());
+                // Their input names the command or its subcommand (`xargs env`, `xargs -I%
+                // sudo %`, `xargs git`): what runs may be what a deny or ask rule names.
+                if let Some(why) = input_supplies_command(&c.words, found.start, &fill, &self.fills)
+                {
+                    let program = run.first().and_then(|w| w.value.as_deref()).map(basename);
+                    match program {
+                        // Only a rule for this program can be dodged: the engine decides.
+                        Some(program) if why == INPUT_SUBCOMMAND => {
+                            if !self.out.subcommand_from_input.iter().any(|p| p == program) {
+                                self.out.subcommand_from_input.push(program.to_owned());
+                            }
+                        }
+                        _ => {
+                            self.out.computed_command = true;
+                            if !self.out.computed_why.iter().any(|w| w == why) {
+                                self.out.computed_why.push(why.to_owned());
+                            }
+                        }
+                    }
+                }
                 self.computed_by(run, &[]);
                 self.out.commands.push(c);
                 let nested: Vec<Inner> = found.main.into_iter().chain(found.others).collect();
@@ -2158,8 +2290,17 @@ impl Walker<'_> {
                     self.nested_too_deeply();
                     return;
                 }
+                let placeholder = match fill {
+                    Fill::InPlace(p) => Some(p),
+                    Fill::Appended => None,
+                };
+                let pushed = placeholder.is_some();
+                self.fills.extend(placeholder);
                 for n in nested {
                     self.run_inner(n, level + 1, false);
+                }
+                if pushed {
+                    self.fills.pop();
                 }
             }
         }
@@ -2272,6 +2413,11 @@ impl Walker<'_> {
                 self.out.computed_why.push(why);
             }
         }
+        for program in nested.subcommand_from_input {
+            if !self.out.subcommand_from_input.contains(&program) {
+                self.out.subcommand_from_input.push(program);
+            }
+        }
         for why in nested.incomplete {
             if !self.out.incomplete.contains(&why) {
                 self.out.incomplete.push(why);
@@ -2352,6 +2498,16 @@ fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
     }
 }
 
+/// How find or xargs give the command they run its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fill {
+    /// Appended after its words (`xargs CMD`).
+    Appended,
+    /// Put in place of a placeholder in its words (`find -exec CMD {} ;`, `xargs -I R CMD
+    /// R`; [`SimpleCommand::filled_in_place`]); `None` when the placeholder is not known.
+    InPlace(Option<String>),
+}
+
 enum Inner {
     /// A shell script run by another shell (`bash -c`, `su -c`, `flock -c`).
     Script(String),
@@ -2365,9 +2521,9 @@ enum Inner {
     Trap(String),
     /// A string `env -S` splits into a command: analysed as a script, always complex.
     Split(String),
-    /// A command with arguments appended at run time (`find -exec`, `xargs`), and whether
-    /// they fill a placeholder in place ([`SimpleCommand::filled_in_place`]).
-    Command(Vec<Word>, bool),
+    /// A command with arguments from input at run time (`find -exec`, `xargs`), and how
+    /// they are given to it.
+    Command(Vec<Word>, Fill),
     /// Something runs that cannot be known.
     Dynamic(String),
     /// A script another shell runs that is not in sight (its standard input, a computed
@@ -2542,7 +2698,10 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
                     let rest = &args[i + 1..];
                     let end = exec_end(rest);
                     if end > 0 {
-                        found.push(Inner::Command(rest[..end].to_vec(), true));
+                        found.push(Inner::Command(
+                            rest[..end].to_vec(),
+                            Fill::InPlace(Some("{}".to_owned())),
+                        ));
                     }
                 }
             }
@@ -2562,16 +2721,544 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
                     })
                 })
             };
-            let mut readings = starts
-                .iter()
-                .map(|&s| Inner::Command(words[s..].to_vec(), replaces(s)));
+            let mut readings = starts.iter().map(|&s| {
+                let fill = if replaces(s) {
+                    Fill::InPlace(xargs_placeholder(&words[1..s]))
+                } else {
+                    Fill::Appended
+                };
+                Inner::Command(words[s..].to_vec(), fill)
+            });
             // Bare xargs runs echo.
             let main = readings.next();
             return (main, readings.collect(), read.unsure_from.is_none());
         }
+        "parallel" => return parallel_payload(words),
+        "xe" => return xe_payload(words),
         _ => None,
     };
     (main, Vec::new(), true)
+}
+
+/// The separators GNU parallel puts between its command and its arguments (`:::`, `:::+`)
+/// or the files it reads them from (`::::`, `::::+`).
+fn parallel_separator(w: &Word) -> bool {
+    matches!(w.value.as_deref(), Some(":::" | ":::+" | "::::" | "::::+"))
+}
+
+/// The byte ranges of GNU parallel's replacement strings in `text`: `{}`, `{.}`, `{/}`,
+/// `{//}`, `{/.}`, `{#}`, `{%}`, the `--plus` ones (`{..}`, `{+/}`, …), each optionally
+/// with a position (`{2}`, `{3/.}`); a `${…}` is the shell's.
+fn parallel_replacements(text: &str) -> Vec<(usize, usize)> {
+    const FORMS: &[&str] = &[
+        "", ".", "/", "//", "/.", "#", "%", "..", "...", "/..", "/...", "+/", "+.", "+..", "+...",
+    ];
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(p) = b[i..].iter().position(|&c| c == b'{') {
+        let at = i + p;
+        i = at + 1;
+        if at > 0 && b[at - 1] == b'$' {
+            continue;
+        }
+        let Some(len) = b[at + 1..].iter().take(8).position(|&c| c == b'}') else {
+            continue;
+        };
+        let inner = &text[at + 1..at + 1 + len];
+        if FORMS.contains(&inner.trim_start_matches(|c: char| c.is_ascii_digit())) {
+            out.push((at, at + len + 2));
+            i = at + len + 2;
+        }
+    }
+    out
+}
+
+/// What GNU parallel runs (`words` starts with `parallel`): its command, the words before
+/// `:::`/`::::` (or all of them when its arguments come from its input), run through a shell
+/// once for each argument, which takes the place of a replacement string (`{}`, `{.}`, …)
+/// or is appended; with no command the arguments themselves are command lines. A command of
+/// plain words is checked as xargs's is ([`Inner::Command`]); one with shell syntax is
+/// analysed as a script, with `"$PARALLEL_ARG"` where the argument goes (so a command name
+/// taken from it is computed). Arguments that are commands are analysed as scripts when
+/// written out, else (and wherever several are joined into one command line) what runs is
+/// computed; so is what options make it run out of sight (Perl code in `{= … =}` or
+/// `--rpl`, `--ssh`, a compress program, a profile, `--shebang`, an SQL queue).
+fn parallel_payload(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
+    let read = read_options(words, &PARALLEL);
+    let certain = read.unsure_from.is_none();
+    let options_end = read.unsure_from.map_or(read.start, |_| words.len());
+    let options = words.get(1..options_end).unwrap_or_default();
+    let mut found: Vec<Inner> = Vec::new();
+    let (mut quote, mut custom_sep, mut several, mut arg_file) = (false, false, false, false);
+    let mut replace: Option<Option<String>> = None;
+    for w in options {
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if let Some(long) = long_option_name(&PARALLEL, v) {
+            match long {
+                "rpl"
+                | "parens"
+                | "filter"
+                | "ssh"
+                | "compress-program"
+                | "compressprogram"
+                | "use-compress-program"
+                | "usecompressprogram"
+                | "decompress-program"
+                | "decompressprogram"
+                | "use-decompress-program"
+                | "usedecompressprogram"
+                | "profile"
+                | "shebang"
+                | "hashbang"
+                | "sql"
+                | "sql-master"
+                | "sqlmaster"
+                | "sql-worker"
+                | "sqlworker"
+                | "sql-and-worker"
+                | "sqlandworker" => {
+                    found.push(Inner::Dynamic(format!(
+                        "`parallel --{long}` runs code or commands not in sight"
+                    )));
+                }
+                "quote" => quote = true,
+                "arg-sep" | "argsep" | "arg-file-sep" | "argfilesep" => custom_sep = true,
+                "max-args" | "maxargs" | "max-replace-args" | "maxreplaceargs" | "xargs" => {
+                    several = true;
+                }
+                "arg-file" | "argfile" => arg_file = true,
+                _ => {}
+            }
+        }
+    }
+    for (c, value) in short_options(options, &PARALLEL) {
+        match c {
+            'q' => quote = true,
+            'J' => found.push(Inner::Dynamic(
+                "`parallel -J` reads options from a profile not in sight".into(),
+            )),
+            'n' | 'N' | 'X' | 'm' | 'L' => several = true,
+            'a' => arg_file = true,
+            'I' => replace = value,
+            _ => {}
+        }
+    }
+    let starts = command_starts(words, read);
+    if starts.is_empty() {
+        // No command and no separator: the lines of its input (or argument file) are the
+        // commands.
+        found.push(Inner::Dynamic(
+            "`parallel` with no command runs its input as commands".into(),
+        ));
+    }
+    for s in starts {
+        let rest = &words[s..];
+        let sep = if custom_sep {
+            rest.len()
+        } else {
+            rest.iter()
+                .position(parallel_separator)
+                .unwrap_or(rest.len())
+        };
+        let command = &rest[..sep];
+        let args = &rest[sep..];
+        if command.is_empty() {
+            // The arguments are the command lines.
+            let groups = args.iter().filter(|w| parallel_separator(w)).count();
+            let one_list =
+                groups == 1 && args.first().and_then(|w| w.value.as_deref()) == Some(":::");
+            for a in args.iter().filter(|w| !parallel_separator(w)) {
+                if let Some(v) = &a.value {
+                    found.push(Inner::Script(v.clone()));
+                }
+            }
+            if !one_list || several || arg_file || args.iter().any(|w| w.value.is_none()) {
+                found.push(Inner::Dynamic(
+                    "`parallel` with no command runs its arguments or input as commands".into(),
+                ));
+            }
+            continue;
+        }
+        found.extend(parallel_command(command, quote, replace.as_ref()));
+    }
+    let mut found = found.into_iter();
+    let main = found.next();
+    (main, found.collect(), certain)
+}
+
+/// What runs for GNU parallel's command `command` ([`parallel_payload`]): with `--quote`
+/// its words as they are; else their text joined with blanks, run by a shell. `replace`:
+/// the `-I` replacement string given (`Some(None)`: computed).
+fn parallel_command(command: &[Word], quote: bool, replace: Option<&Option<String>>) -> Vec<Inner> {
+    let values: Option<Vec<&str>> = command.iter().map(|w| w.value.as_deref()).collect();
+    let Some(values) = values else {
+        return vec![Inner::Dynamic(
+            "`parallel` runs a computed command line through a shell".into(),
+        )];
+    };
+    let text = values.join(" ");
+    if text.contains("{=") {
+        return vec![Inner::Dynamic(
+            "`parallel` runs Perl code in a replacement string `{= … =}`".into(),
+        )];
+    }
+    let mut ranges = parallel_replacements(&text);
+    match replace {
+        Some(Some(r)) if !r.is_empty() => {
+            ranges.extend(
+                text.match_indices(r.as_str())
+                    .map(|(at, m)| (at, at + m.len())),
+            );
+            ranges.sort_unstable();
+        }
+        Some(None) => {
+            return vec![Inner::Dynamic(
+                "`parallel -I` with a computed replacement string".into(),
+            )];
+        }
+        _ => {}
+    }
+    let placeholder = replace
+        .and_then(Option::as_deref)
+        .filter(|r| !r.is_empty())
+        .unwrap_or("{");
+    let fill = if ranges.is_empty() {
+        Fill::Appended
+    } else {
+        Fill::InPlace(Some(placeholder.to_owned()))
+    };
+    if quote {
+        return vec![Inner::Command(command.to_vec(), fill)];
+    }
+    // Plain words (replacement strings aside) read the same split on blanks as the shell
+    // reads them: checked as xargs's command is.
+    let mut stripped = text.clone();
+    for &(a, b) in ranges.iter().rev() {
+        if b <= stripped.len() && a <= b {
+            stripped.replace_range(a..b, "");
+        }
+    }
+    let plain = stripped.chars().all(|c| {
+        c.is_ascii_alphanumeric()
+            || c.is_whitespace()
+            || matches!(c, '_' | '.' | '/' | ':' | '@' | '%' | '+' | '-')
+    });
+    if plain && !text.contains('\n') {
+        let split = text
+            .split_whitespace()
+            .map(|piece| Word {
+                raw: piece.to_owned(),
+                value: Some(piece.to_owned()),
+                plain: true,
+                glob: false,
+            })
+            .collect();
+        return vec![Inner::Command(split, fill)];
+    }
+    // Shell syntax: the script the shell runs, the argument standing where it goes.
+    let mut script = String::with_capacity(text.len() + 16);
+    let mut at = 0;
+    for &(a, b) in &ranges {
+        if a < at {
+            continue;
+        }
+        script.push_str(&text[at..a]);
+        script.push_str("\"$PARALLEL_ARG\"");
+        at = b;
+    }
+    script.push_str(&text[at..]);
+    if ranges.is_empty() {
+        script.push_str(" \"$PARALLEL_ARG\"");
+    }
+    vec![Inner::Script(script)]
+}
+
+/// What xe runs (`words` starts with `xe`): `-s SCRIPT` through `sh -c`; in `-p` mode the
+/// command of each `PATTERN COMMAND… +` group, whose words `%` and the argument fill (what
+/// runs is taken from the input); else the words after its options (up to `--` with `-a`,
+/// the separator with `-A`), the argument in place of the first word equal to the
+/// replacement string (`-I`, `{}` by default) or appended, as xargs's command. With no
+/// command it runs `printf`.
+fn xe_payload(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
+    let read = read_options(words, &XE);
+    let certain = read.unsure_from.is_none();
+    let options = words.get(1..read.start).unwrap_or_default();
+    let (mut script, mut pattern, mut args_after_dashes) = (None, false, false);
+    let mut separator: Option<Option<String>> = None;
+    let mut replace = Some("{}".to_owned());
+    for (c, value) in short_options(options, &XE) {
+        match (c, value) {
+            ('s', Some(v)) => script = Some(v),
+            ('p', _) => pattern = true,
+            ('a', _) => args_after_dashes = true,
+            ('A', Some(v)) => separator = Some(v),
+            ('I', Some(v)) => replace = v,
+            _ => {}
+        }
+    }
+    let mut found: Vec<Inner> = Vec::new();
+    if let Some(script) = script {
+        found.push(script.map_or_else(
+            || Inner::Dynamic("`xe -s` with a computed script".into()),
+            Inner::Script,
+        ));
+    } else {
+        for s in command_starts(words, read) {
+            let rest = &words[s..];
+            if pattern {
+                for group in rest.split(|w| w.value.as_deref() == Some("+")) {
+                    if let Some(command) = group.get(1..).filter(|c| !c.is_empty()) {
+                        found.push(Inner::Command(command.to_vec(), Fill::InPlace(None)));
+                    }
+                }
+                continue;
+            }
+            let end = if args_after_dashes {
+                rest.iter()
+                    .position(|w| w.value.as_deref() == Some("--"))
+                    .unwrap_or(rest.len())
+            } else if let Some(sep) = &separator {
+                match sep {
+                    Some(sep) => rest
+                        .iter()
+                        .position(|w| w.value.as_deref() == Some(sep.as_str()))
+                        .unwrap_or(rest.len()),
+                    None => rest.len(),
+                }
+            } else {
+                rest.len()
+            };
+            let command = &rest[..end];
+            if command.is_empty() {
+                continue;
+            }
+            let fill = match &replace {
+                None => Fill::InPlace(None),
+                Some(r)
+                    if !r.is_empty() && command.iter().any(|w| w.value.as_deref() == Some(r)) =>
+                {
+                    Fill::InPlace(Some(r.clone()))
+                }
+                Some(_) => Fill::Appended,
+            };
+            found.push(Inner::Command(command.to_vec(), fill));
+        }
+    }
+    let mut found = found.into_iter();
+    let main = found.next();
+    (main, found.collect(), certain)
+}
+
+/// The placeholder `-I R`, `-iR`, `-i` or `--replace[=R]` sets among xargs's `options` (the
+/// last one given; `{}` when `-i` or `--replace` has no value); `None` when there is none or
+/// it is computed.
+fn xargs_placeholder(options: &[Word]) -> Option<String> {
+    let mut found = None;
+    let mut i = 0;
+    while let Some(w) = options.get(i) {
+        i += 1;
+        let Some(v) = w.value.as_deref() else {
+            continue;
+        };
+        if v == "--" {
+            break;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let (name, value) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            if names_long(v, "--replace") {
+                found = Some(value.unwrap_or("{}").to_owned());
+            } else if value.is_none()
+                && !name.is_empty()
+                && XARGS.long_value.iter().any(|l| l.starts_with(name))
+            {
+                i += 1;
+            }
+            continue;
+        }
+        let Some(bundle) = v.strip_prefix('-') else {
+            continue;
+        };
+        for (k, c) in bundle.char_indices() {
+            let rest = &bundle[k + c.len_utf8()..];
+            match c {
+                'I' if rest.is_empty() => {
+                    found = options.get(i).and_then(|w| w.value.clone());
+                    i += 1;
+                }
+                'I' | 'i' if !rest.is_empty() => found = Some(rest.to_owned()),
+                'i' => found = Some("{}".to_owned()),
+                c if XARGS.short_value.contains(c) && rest.is_empty() => i += 1,
+                c if XARGS.short_value.contains(c) || XARGS.short_optional.contains(c) => {}
+                _ => continue,
+            }
+            break;
+        }
+    }
+    found
+}
+
+/// Programs whose first argument is never a subcommand (a file, a pattern, a mode, a
+/// process): their input may supply it without naming what runs.
+const NO_SUBCOMMAND: &[&str] = &[
+    "rm",
+    "rmdir",
+    "mkdir",
+    "touch",
+    "cp",
+    "mv",
+    "ln",
+    "chmod",
+    "chown",
+    "chgrp",
+    "unlink",
+    "shred",
+    "truncate",
+    "kill",
+    "gzip",
+    "gunzip",
+    "bzip2",
+    "bunzip2",
+    "xz",
+    "unxz",
+    "zstd",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "file",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cksum",
+    "echo",
+    "printf",
+    "dos2unix",
+    "unix2dos",
+];
+
+/// Why a command asks when find/xargs take a subcommand from their input (see
+/// [`Analysis::subcommand_from_input`]).
+pub const INPUT_SUBCOMMAND: &str = "find/xargs take the subcommand of the program they run from their input (no subcommand written after it, or the placeholder where it goes)";
+
+/// Why what a command find or xargs run (`words`, the command its wrappers run starting at
+/// `start`) runs is taken from their input: the command's name — a wrapper or xargs with no
+/// command written after it (`xargs env`, `xargs nice -n 5`, `xargs timeout 5`, `xargs
+/// sudo`, `xargs xargs`), or the placeholder where the command goes (`xargs -I% env %`) —
+/// or its subcommand: no word after the program that is surely its subcommand (`xargs
+/// git`, `xargs git -C dir`), or the placeholder where one may be (`xargs -I{} git {}`),
+/// unless the program takes no subcommand (a read-only command, `rm`, `touch`, ...).
+/// `outer` are the placeholders of the find/xargs this one runs under. `None` when both are
+/// written out.
+fn input_supplies_command(
+    words: &[Word],
+    start: usize,
+    fill: &Fill,
+    outer: &[Option<String>],
+) -> Option<&'static str> {
+    const NAME: &str = "find/xargs take the command they run from their input (a wrapper with no command after it, or the placeholder where the command goes)";
+    const SUBCOMMAND: &str = INPUT_SUBCOMMAND;
+    const PROGRAM: &str = "find/xargs give the program they run words from their input that may make it run another program (`find -exec`, `rg --pre`, `sort --compress-program`)";
+    let placeholders: Vec<&Option<String>> = match fill {
+        Fill::InPlace(p) => outer.iter().chain(std::iter::once(p)).collect(),
+        Fill::Appended => outer.iter().collect(),
+    };
+    let holds = |w: &Word| {
+        let text = w.value.as_deref().unwrap_or(&w.raw);
+        placeholders
+            .iter()
+            .any(|p| p.as_deref().is_none_or(|p| text.contains(p)))
+    };
+    let appended = *fill == Fill::Appended;
+    let run = words.get(start..).unwrap_or_default();
+    let Some(first) = run.first() else {
+        return Some(NAME);
+    };
+    if holds(first) {
+        return Some(NAME);
+    }
+    let name = basename(first.value.as_deref()?);
+    if appended {
+        if let Some(spec) = super::options::wrapper_spec(name) {
+            let read = read_options(run, spec);
+            // A script position past the written words (`env -S`, `flock FILE -c` with
+            // nothing after) is the first word the input appends.
+            if (read.start >= run.len() && read.script.is_none() && !read.lookup)
+                || read.script.is_some_and(|(i, _)| i >= run.len())
+            {
+                return Some(NAME);
+            }
+        }
+        if name == "xargs" && command_starts(run, read_options(run, &XARGS)).is_empty() {
+            return Some(NAME);
+        }
+    }
+    if runs_what_input_gives(run, name, appended, &holds) {
+        return Some(PROGRAM);
+    }
+    if NO_SUBCOMMAND.contains(&name) || super::commands::is_read_only(&run[..1]) {
+        return None;
+    }
+    // The program's leading options, and words that may be their values, come before the
+    // subcommand; the first word that is surely not one of them is the subcommand.
+    let mut after_option = false;
+    for w in &run[1..] {
+        if holds(w) {
+            return Some(SUBCOMMAND);
+        }
+        match w.value.as_deref() {
+            Some("--") => after_option = false,
+            Some(v) if v.len() > 1 && v.starts_with(['-', '+']) => after_option = !v.contains('='),
+            _ if after_option => after_option = false,
+            _ => return None,
+        }
+    }
+    appended.then_some(SUBCOMMAND)
+}
+
+/// Whether the program `run` (named `name`) that find/xargs run may run a program the words
+/// from their input give it: find or fd given words appended (`-exec CMD ;`, `--exec CMD`:
+/// a placeholder fills in one word only, which cannot hold a whole `-exec`), or a program
+/// that runs a program an option or its script names ([`runs_a_program_it_is_given`]:
+/// `rg --pre`, `sort --compress-program`, `sed 'e …'`, `awk '{system(…)}'`, `tar
+/// --to-command`) given words appended or a word that holds a placeholder (`holds`), which
+/// counts as computed.
+///
+/// [`runs_a_program_it_is_given`]: super::commands::runs_a_program_it_is_given
+fn runs_what_input_gives(
+    run: &[Word],
+    name: &str,
+    appended: bool,
+    holds: &dyn Fn(&Word) -> bool,
+) -> bool {
+    if appended && matches!(name, "find" | "gfind" | "fd" | "fdfind") {
+        return true;
+    }
+    if !appended && !run[1..].iter().any(holds) {
+        return false;
+    }
+    let computed = || Word {
+        raw: "\"$INPUT\"".to_owned(),
+        value: None,
+        plain: false,
+        glob: false,
+    };
+    let mut filled: Vec<Word> = std::iter::once(run[0].clone())
+        .chain(
+            run[1..]
+                .iter()
+                .map(|w| if holds(w) { computed() } else { w.clone() }),
+        )
+        .collect();
+    if appended {
+        filled.push(computed());
+    }
+    super::commands::runs_a_program_it_is_given(&filled)
 }
 
 /// The action `trap [-lpP] [--] [ACTION] SIGNAL...` sets: its first operand, unless it only
@@ -2907,6 +3594,771 @@ fn quoted_delimiter(start: &str) -> bool {
     start.contains(['\'', '"', '\\'])
 }
 
+/// A here-document's delimiter word as bash reads it ([`heredoc_word`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HeredocWord {
+    /// The delimiter: the word after quote removal (bash expands nothing else in it).
+    delimiter: Vec<u8>,
+    /// Whether any part of the word is quoted or escaped: the body is then literal text.
+    quoted: bool,
+    /// How many bytes of the text the word takes.
+    len: usize,
+}
+
+/// The here-document delimiter word at the start of `text` (what follows `<<` or `<<-` and
+/// the blanks after it), as bash reads it: the word ends at an unquoted blank, line break or
+/// metacharacter (`;&|<>()`), and its delimiter is the word after quote removal — `E"O"F`,
+/// `E'O'F`, `E""OF`, `\EOF`, `$'EOF'` and `$"EOF"` are all `EOF` (`$'…'` decoded as bash
+/// decodes it), and any quoting makes the body literal. `None` for what this reading does
+/// not follow (bash may read it otherwise than the parser, so the caller treats it as a
+/// misread): an empty word, a backslash-newline, a line break inside quotes, a substitution
+/// (`$(`, `${`, `$[`, a backtick), a word starting with `#`.
+fn heredoc_word(text: &[u8]) -> Option<HeredocWord> {
+    /// The rest of a double-quoted part from `from` (after its `"`) into `out`: a backslash
+    /// is removed before `$`, `` ` ``, `"` and `\` only. Returns where the part ends.
+    fn double_quoted(b: &[u8], from: usize, out: &mut Vec<u8>) -> Option<usize> {
+        let mut j = from;
+        loop {
+            match *b.get(j)? {
+                b'"' => return Some(j + 1),
+                b'\\' => {
+                    let next = *b.get(j + 1)?;
+                    match next {
+                        b'$' | b'`' | b'"' | b'\\' => out.push(next),
+                        b'\n' => return None,
+                        _ => out.extend_from_slice(&[b'\\', next]),
+                    }
+                    j += 2;
+                }
+                b'$' if matches!(b.get(j + 1), Some(b'(' | b'{' | b'[')) => return None,
+                b'`' | b'\n' => return None,
+                c => {
+                    out.push(c);
+                    j += 1;
+                }
+            }
+        }
+    }
+    if text.first() == Some(&b'#') {
+        return None;
+    }
+    let mut delimiter = Vec::new();
+    let mut quoted = false;
+    let mut i = 0;
+    while let Some(&c) = text.get(i) {
+        match c {
+            b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')' => break,
+            b'\\' => {
+                let next = *text.get(i + 1)?;
+                if next == b'\n' {
+                    return None;
+                }
+                delimiter.push(next);
+                quoted = true;
+                i += 2;
+            }
+            b'\'' => {
+                let len = text.get(i + 1..)?.iter().position(|&b| b == b'\'')?;
+                delimiter.extend_from_slice(&text[i + 1..i + 1 + len]);
+                quoted = true;
+                i += len + 2;
+            }
+            b'"' => {
+                i = double_quoted(text, i + 1, &mut delimiter)?;
+                quoted = true;
+            }
+            b'$' if text.get(i + 1) == Some(&b'\'') => {
+                let mut j = i + 2;
+                loop {
+                    match *text.get(j)? {
+                        b'\\' => j += 2,
+                        b'\'' => break,
+                        _ => j += 1,
+                    }
+                }
+                let inner = std::str::from_utf8(text.get(i + 2..j)?).ok()?;
+                delimiter.extend_from_slice(decode_ansi_c(inner)?.as_bytes());
+                quoted = true;
+                i = j + 1;
+            }
+            b'$' if text.get(i + 1) == Some(&b'"') => {
+                i = double_quoted(text, i + 2, &mut delimiter)?;
+                quoted = true;
+            }
+            b'$' if matches!(text.get(i + 1), Some(b'(' | b'{' | b'[')) => return None,
+            b'`' => return None,
+            _ => {
+                delimiter.push(c);
+                i += 1;
+            }
+        }
+    }
+    (!delimiter.is_empty() && !delimiter.contains(&b'\n')).then_some(HeredocWord {
+        delimiter,
+        quoted,
+        len: i,
+    })
+}
+
+/// Where bash ends a here-document ([`bash_heredoc_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BashEnd {
+    /// At the delimiter spanning this byte range (after the tabs `<<-` strips).
+    At(usize, usize),
+    /// No line ends it: the body runs to the end of the text.
+    Unterminated,
+    /// At a line it joined across a backslash-newline, which the parser never does.
+    Joined,
+}
+
+/// Where bash ends a here-document whose body starts at `from`: the byte range of the
+/// delimiter on the line that ends it (after the tabs `<<-` strips), as the parser's
+/// `heredoc_end` should span it. A line of an unquoted here-document that ends in an odd
+/// number of backslashes is joined with the next, as bash joins it; inside `$(…)` or `<(…)`
+/// a line that starts with the delimiter and has a `)` after it ends the body too (bash's
+/// backward compatibility).
+fn bash_heredoc_end(
+    src: &[u8],
+    from: usize,
+    word: &HeredocWord,
+    dash: bool,
+    in_substitution: bool,
+) -> BashEnd {
+    let delimiter = word.delimiter.as_slice();
+    let mut i = from;
+    while i < src.len() {
+        let line_start = i;
+        let mut line = Vec::new();
+        let mut joined = false;
+        loop {
+            let newline = src[i..].iter().position(|&c| c == b'\n').map(|p| i + p);
+            let seg_end = newline.unwrap_or(src.len());
+            let seg = &src[i..seg_end];
+            let backslashes = seg.iter().rev().take_while(|&&c| c == b'\\').count();
+            if !word.quoted && backslashes % 2 == 1 && newline.is_some() {
+                line.extend_from_slice(&seg[..seg.len() - 1]);
+                joined = true;
+                i = seg_end + 1;
+                continue;
+            }
+            line.extend_from_slice(seg);
+            i = newline.map_or(src.len(), |n| n + 1);
+            break;
+        }
+        let tabs = if dash {
+            line.iter().take_while(|&&c| c == b'\t').count()
+        } else {
+            0
+        };
+        let content = &line[tabs..];
+        let ends = content == delimiter
+            || (in_substitution
+                && content.starts_with(delimiter)
+                && content[delimiter.len()..].contains(&b')'));
+        if ends {
+            if joined {
+                return BashEnd::Joined;
+            }
+            let at = line_start + tabs;
+            return BashEnd::At(at, at + delimiter.len());
+        }
+    }
+    BashEnd::Unterminated
+}
+
+/// The delimiter tree-sitter-bash's scanner takes from the word at the start of `text`
+/// (its `advance_word`): a leading `'` or `"` quotes up to the same quote (or a line end), else
+/// the word runs to the next blank; a backslash takes the byte after it as it is. No other
+/// quote removal: `E"O"F` stays `E"O"F`, `"E"OF` is `E`, and `EOF)` is `EOF)`.
+fn parser_heredoc_delimiter(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let quote = text.first().copied().filter(|&c| c == b'\'' || c == b'"');
+    let mut i = usize::from(quote.is_some());
+    while let Some(&c) = text.get(i) {
+        let stop = match quote {
+            Some(q) => c == q || c == b'\r' || c == b'\n',
+            None => c.is_ascii_whitespace() || c == b'\x0b',
+        };
+        if stop || c == 0 {
+            break;
+        }
+        if c == b'\\' {
+            i += 1;
+            match text.get(i) {
+                Some(&next) if next != 0 => out.push(next),
+                _ => break,
+            }
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The end of every reason a misread here-document gives.
+const HEREDOC_MISREAD_END: &str = "so the commands after it cannot all be seen";
+
+/// `bytes` as a reason shows them: at most 40 characters, control characters escaped.
+fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == 40 {
+            out.push('…');
+            break;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A change to the text for a second reading: the byte range it replaces, and the text put
+/// there (an empty range inserts it).
+type Edit = (usize, usize, String);
+
+/// How bash and the parser end one here-document ([`heredoc_reading`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HeredocReading {
+    /// At the same line.
+    Same,
+    /// The parser ends it at a body line, before bash's end: it reads the rest of the body as
+    /// commands, which is more than bash runs but may hide what bash runs after its end (a
+    /// `<<X` or a quote in those lines). The insertions that keep the parser from ending it
+    /// at those lines give a second reading in which it ends where bash does.
+    Early(Vec<Edit>),
+    /// The parser ends it after bash does, or where bash does not: what bash runs after its
+    /// end may be hidden in the parse. Why, and the changes (if any) that make the parser end
+    /// it where bash does, for a second reading that deny rules can see.
+    Misread(String, Vec<Edit>),
+}
+
+/// The here-documents in `root` that bash ends at another line than tree-sitter-bash does
+/// ([`heredoc_reading`]): the reasons for each one the parser ends later than bash (or not
+/// where bash does), and the changes to `src` for a second reading in which the parser ends
+/// them where bash does. Those it ends earlier are no reason (it then reads body lines as
+/// commands too), but they are read again; the walk stops at the first of them, since the
+/// parse after it is not bash's (the second reading checks the rest), and says so (`true`).
+///
+/// The substitutions around each node are kept on a stack as the walk goes down and up, so
+/// the walk takes time linear in the tree (asking each here-document's ancestors would take
+/// time quadratic in the depth: tree-sitter finds a node's parent from the root).
+fn misread_heredocs(root: Node<'_>, src: &[u8]) -> (Vec<String>, Vec<Edit>, bool) {
+    let mut reasons: Vec<String> = Vec::new();
+    let mut edits = Vec::new();
+    let mut cursor = root.walk();
+    // The substitutions that enclose the cursor's node: their ids, and where each opens
+    // when it is a backtick substitution.
+    let mut around: Vec<(usize, Option<usize>)> = Vec::new();
+    // The kind of the cursor node's parent.
+    let mut parent_kinds: Vec<&'static str> = Vec::new();
+    'tree: loop {
+        let node = cursor.node();
+        let context = || SubstitutionContext {
+            in_substitution: around.iter().any(|(_, tick)| tick.is_none()),
+            backtick: around.iter().rev().find_map(|(_, tick)| *tick),
+        };
+        let reading = if node.kind() == "heredoc_redirect" {
+            Some(heredoc_reading(node, src, context()))
+        } else if node.kind() == "heredoc_start" && parent_kinds.last() != Some(&"heredoc_redirect")
+        {
+            Some(unfit_heredoc_reading(node, src, context()))
+        } else {
+            None
+        };
+        match reading {
+            Some(HeredocReading::Misread(why, more)) => {
+                if !reasons.contains(&why) {
+                    reasons.push(why);
+                }
+                edits.extend(more);
+            }
+            Some(HeredocReading::Early(more)) => {
+                edits.extend(more);
+                return (reasons, edits, true);
+            }
+            Some(HeredocReading::Same) | None => {}
+        }
+        if cursor.goto_first_child() {
+            match node.kind() {
+                "command_substitution" if src.get(node.start_byte()) == Some(&b'`') => {
+                    around.push((node.id(), Some(node.start_byte())));
+                }
+                "command_substitution" | "process_substitution" => around.push((node.id(), None)),
+                _ => {}
+            }
+            parent_kinds.push(node.kind());
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'tree;
+            }
+            parent_kinds.pop();
+            if around
+                .last()
+                .is_some_and(|(id, _)| *id == cursor.node().id())
+            {
+                around.pop();
+            }
+        }
+    }
+    (reasons, edits, false)
+}
+
+/// `src` with `edits` made ([`misread_heredocs`]); an edit that overlaps one before it is left
+/// out (the second reading checks the here-documents again).
+fn apply_edits(src: &str, mut edits: Vec<Edit>) -> String {
+    edits.sort_by_key(|e| (e.0, e.1));
+    edits.dedup();
+    let extra: usize = edits.iter().map(|e| e.2.len()).sum();
+    let mut text = String::with_capacity(src.len() + extra);
+    let mut at = 0;
+    for (start, end, with) in edits {
+        if start < at
+            || end > src.len()
+            || !src.is_char_boundary(start)
+            || !src.is_char_boundary(end)
+        {
+            continue;
+        }
+        text.push_str(&src[at..start]);
+        text.push_str(&with);
+        at = end;
+    }
+    text.push_str(&src[at..]);
+    text
+}
+
+/// The delimiter `word` (at `at` in `src`) spelled plainly, with the byte range it replaces
+/// ([`misread_heredocs`]): `'EOF' `, or `EOF ` when unquoted (the blank ends the word where
+/// bash ends it, before a `)` or a backtick that follows it); `None` when it is already
+/// written so, or cannot be spelled so (a quote or a backslash in it, a blank or
+/// metacharacter when unquoted).
+fn plain_spelling(src: &[u8], at: usize, word: &HeredocWord) -> Option<Edit> {
+    let written = src.get(at..at + word.len)?;
+    let blank_after = src
+        .get(at + word.len)
+        .is_none_or(|c| c.is_ascii_whitespace());
+    match std::str::from_utf8(&word.delimiter) {
+        // The parser takes a backslash as an escape even in single quotes: a delimiter
+        // with one has no spelling both read alike.
+        Ok(d) if word.quoted && !d.contains(['\'', '\\']) => Some(format!("'{d}' ")),
+        Ok(d)
+            if !word.quoted
+                && !d.bytes().any(|b| {
+                    b.is_ascii_whitespace()
+                        || matches!(
+                            b,
+                            b';' | b'&'
+                                | b'|'
+                                | b'<'
+                                | b'>'
+                                | b'('
+                                | b')'
+                                | b'\''
+                                | b'"'
+                                | b'\\'
+                                | b'$'
+                                | b'`'
+                        )
+                }) =>
+        {
+            Some(format!("{d} "))
+        }
+        _ => None,
+    }
+    .filter(|p| !(blank_after && p.trim_end().as_bytes() == written))
+    .map(|p| (at, at + word.len, p))
+}
+
+/// Where the backtick substitution opened at `open` closes for bash: at the first backtick
+/// after it that no backslash escapes (quotes do not count there).
+fn closing_backtick(src: &[u8], open: usize) -> Option<usize> {
+    let mut i = open + 1;
+    while let Some(&c) = src.get(i) {
+        match c {
+            b'\\' => i += 2,
+            b'`' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The insertions that keep the parser from ending a here-document at a line of bash's body
+/// (`from..to`): before the first character after the blanks of each line that starts with
+/// the parser's delimiter `parser` (after blanks, as the parser skips them), a character that
+/// is neither in bash's delimiter nor the start of the parser's, so no line becomes bash's
+/// end or stops being body text. `None` when no such character is found.
+fn keep_body_lines(
+    src: &[u8],
+    from: usize,
+    to: usize,
+    parser: &[u8],
+    delimiter: &[u8],
+) -> Option<Vec<Edit>> {
+    let mark = [b'_', b'x', b'Q', b'z', b'9', b'k']
+        .into_iter()
+        .find(|c| !delimiter.contains(c) && parser.first() != Some(c))?;
+    let mut edits = Vec::new();
+    let mut i = from;
+    while i < to {
+        let line_end = src[i..to]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(to, |p| i + p);
+        let first = src[i..line_end]
+            .iter()
+            .position(|&c| !matches!(c, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c'))
+            .map(|p| i + p);
+        if let Some(first) = first
+            && !parser.is_empty()
+            && src[first..line_end].starts_with(parser)
+        {
+            edits.push((first, first, char::from(mark).to_string()));
+        }
+        i = line_end + 1;
+    }
+    Some(edits)
+}
+
+/// The substitutions around a here-document ([`misread_heredocs`] works them out as it
+/// walks the tree).
+#[derive(Debug, Clone, Copy)]
+struct SubstitutionContext {
+    /// Whether it is inside `$(…)` or `<(…)`.
+    in_substitution: bool,
+    /// Where the innermost backtick substitution around it opens.
+    backtick: Option<usize>,
+}
+
+/// The line that ends a here-document whose body bash ends at the closing backtick `close`
+/// (its delimiter `delimiter`), put before that backtick; `from` is where bash's body starts
+/// (`None`: after the backtick, the body is empty).
+fn end_before_backtick(src: &[u8], close: usize, from: Option<usize>, delimiter: &str) -> Edit {
+    let line = if close > 0 && src[close - 1] == b'\n' && from.is_some_and(|f| f <= close) {
+        format!("{delimiter}\n")
+    } else {
+        format!("\n{delimiter}\n")
+    };
+    (close, close, line)
+}
+
+/// How bash reads a here-document the parser could not fit into one (its `heredoc_start`
+/// `node` is in a syntax error: `$(cat <<EOF)`, whose word the parser takes to the next
+/// blank): always misread; the changes for a second reading spell the delimiter plainly and,
+/// inside backticks, end the body before the closing backtick as bash does. `context`: the
+/// substitutions around it.
+fn unfit_heredoc_reading(
+    node: Node<'_>,
+    src: &[u8],
+    context: SubstitutionContext,
+) -> HeredocReading {
+    let at = node.start_byte();
+    let SubstitutionContext {
+        in_substitution,
+        mut backtick,
+    } = context;
+    if backtick.is_none() {
+        // In a syntax error the parser shows a backtick that opens a substitution as a
+        // token of its own before the here-document: an odd number of them opens one.
+        let mut ticks = Vec::new();
+        let mut before = node.prev_sibling();
+        while let Some(n) = before {
+            if n.kind() == "`" {
+                ticks.push(n.start_byte());
+            }
+            before = n.prev_sibling();
+        }
+        if ticks.len() % 2 == 1 {
+            backtick = ticks.first().copied();
+        }
+    }
+    let close = backtick.and_then(|open| closing_backtick(src, open));
+    let limited = close.map_or(src, |c| &src[..c]);
+    let word = limited.get(at..).and_then(heredoc_word);
+    let written = word
+        .as_ref()
+        .map_or(src.get(at..node.end_byte()).unwrap_or_default(), |w| {
+            &src[at..at + w.len]
+        });
+    let why = format!(
+        "the parser could not read the here-document `<<{}` (a syntax error around it), {HEREDOC_MISREAD_END}",
+        shown(written)
+    );
+    let Some(word) = word else {
+        return HeredocReading::Misread(why, Vec::new());
+    };
+    let mut edits: Vec<Edit> = plain_spelling(src, at, &word).into_iter().collect();
+    let reads_alike = !edits.is_empty() || parser_heredoc_delimiter(written) == word.delimiter;
+    if let (Some(close), Ok(d)) = (close, std::str::from_utf8(&word.delimiter))
+        && reads_alike
+    {
+        let dash = node.prev_sibling().is_some_and(|p| p.kind() == "<<-");
+        let from = limited[at..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map(|p| at + p + 1);
+        let unterminated = from.is_none_or(|f| {
+            !limited[f..].contains(&b'\\')
+                && bash_heredoc_end(limited, f, &word, dash, in_substitution)
+                    == BashEnd::Unterminated
+        });
+        if unterminated {
+            edits.push(end_before_backtick(src, close, from, d));
+        }
+    }
+    HeredocReading::Misread(why, edits)
+}
+
+/// How bash and the parser end the here-document `node` (a `heredoc_redirect`), with the
+/// same quoting of the body ([`HeredocReading`]). Bash's end is worked out from its reading
+/// of the delimiter word ([`heredoc_word`], [`bash_heredoc_end`]); inside backticks bash
+/// ends the body at the closing backtick at the latest. A `heredoc_end` that covers less of
+/// bash's end line than bash's delimiter, with only blanks after it (`EOF` of a line
+/// `EOF\r`, whose delimiter is `EOF\r` for bash when the line of the `<<` ends in `\r` too),
+/// is the same end. `context`: the substitutions around it.
+fn heredoc_reading(node: Node<'_>, src: &[u8], context: SubstitutionContext) -> HeredocReading {
+    let mut cursor = node.walk();
+    let (mut dash, mut start, mut body, mut end) = (false, None, None, None);
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "<<-" => dash = true,
+            "heredoc_start" => start = start.or(Some(child)),
+            "heredoc_body" => body = body.or(Some(child)),
+            "heredoc_end" => end = end.or(Some(child)),
+            _ => {}
+        }
+    }
+    let Some(start) = start else {
+        return HeredocReading::Misread(
+            format!("the parser found no delimiter for a here-document, {HEREDOC_MISREAD_END}"),
+            Vec::new(),
+        );
+    };
+    let mut at = start.start_byte();
+    // The parser takes a descriptor written before `<<` into the word when it is `0`
+    // (`0<<EOF` is a `heredoc_start` `0<<EOF`), and then never ends the body: the word bash
+    // reads starts after the operator.
+    let mut fd = None;
+    let written_start = src.get(at..start.end_byte()).unwrap_or_default();
+    let digits = written_start
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits > 0 && written_start[digits..].starts_with(b"<<") {
+        let mut k = digits + 2;
+        if written_start.get(k) == Some(&b'-') {
+            dash = true;
+            k += 1;
+        }
+        while written_start
+            .get(k)
+            .is_some_and(|&c| c == b' ' || c == b'\t')
+        {
+            k += 1;
+        }
+        fd = Some((at, digits));
+        at += k;
+    } else {
+        // Or before it, in the redirection.
+        let before = src.get(node.start_byte()..at).unwrap_or_default();
+        let zeros = before.iter().take_while(|&&c| c == b'0').count();
+        if zeros > 0 && before[zeros..].starts_with(b"<<") {
+            fd = Some((node.start_byte(), zeros));
+        }
+    }
+    let start_text = src.get(at..start.end_byte()).unwrap_or_default();
+    let SubstitutionContext {
+        in_substitution,
+        backtick,
+    } = context;
+    // Inside backticks bash reads the text up to the closing backtick only.
+    let close = backtick.and_then(|open| closing_backtick(src, open));
+    let limited = close.map_or(src, |c| &src[..c]);
+    let Some(word) = limited.get(at..).and_then(heredoc_word) else {
+        return HeredocReading::Misread(
+            format!(
+                "bash may read the here-document delimiter `{}` otherwise than the parser (a substitution, a line break or nothing in it), {HEREDOC_MISREAD_END}",
+                shown(start_text)
+            ),
+            Vec::new(),
+        );
+    };
+    let written = &src[at..at + word.len];
+    let parser_word = parser_heredoc_delimiter(&src[at..]);
+    let mut edits: Vec<Edit> = plain_spelling(src, at, &word).into_iter().collect();
+    // Without the descriptor (`0<<` is `<<`; another one changes only where the body goes,
+    // not what runs) the parser ends the body as bash does.
+    if let Some((from, len)) = fd {
+        edits.push((from, from + len, " ".repeat(len)));
+    }
+    // Why the parser's end is not bash's, in words: the first cause found.
+    let why = |edits: Vec<Edit>| {
+        let (w, d) = (shown(written), shown(&word.delimiter));
+        let spelled = written
+            .iter()
+            .any(|c| matches!(c, b'\'' | b'"' | b'\\' | b'$'));
+        let why = if parser_word != word.delimiter && spelled {
+            format!(
+                "bash takes the here-document delimiter `{w}` as `{d}` (quotes and escapes removed) and ends the body at another line than the parser, {HEREDOC_MISREAD_END}"
+            )
+        } else if parser_word != word.delimiter {
+            format!(
+                "the parser takes `{}` for the delimiter of the here-document `<<{d}` (bash's word ends before what follows it), {HEREDOC_MISREAD_END}",
+                shown(&parser_word)
+            )
+        } else if let Some((from, len)) = fd {
+            format!(
+                "the parser does not find the end of a here-document written `{}<<{w}`, {HEREDOC_MISREAD_END}",
+                shown(&src[from..from + len])
+            )
+        } else {
+            format!(
+                "bash ends the here-document `<<{w}` at another line than the parser, {HEREDOC_MISREAD_END}"
+            )
+        };
+        HeredocReading::Misread(why, edits)
+    };
+    // The parser's idea of whether the body is literal must be bash's.
+    if quoted_delimiter(&String::from_utf8_lossy(start_text)) != word.quoted {
+        let how = if word.quoted {
+            "literal text"
+        } else {
+            "text with expansions"
+        };
+        return HeredocReading::Misread(
+            format!(
+                "bash reads the body of the here-document `<<{}` as {how} and the parser does not, {HEREDOC_MISREAD_END}",
+                shown(written)
+            ),
+            edits,
+        );
+    }
+    let in_backticks = |edits: Vec<Edit>| {
+        HeredocReading::Misread(
+            format!(
+                "the here-document `<<{}` is inside backticks, where bash ends its body at the closing backtick at the latest, {HEREDOC_MISREAD_END}",
+                shown(written)
+            ),
+            edits,
+        )
+    };
+    // Where bash's body starts: after the line break that ends the line of the `<<` (the
+    // parser's body may start later, past blank lines and leading blanks it skipped).
+    let anchor = match (body, end) {
+        (Some(b), _) if b.end_byte() > b.start_byte() => b.start_byte(),
+        (_, Some(e)) => e.start_byte(),
+        (Some(b), None) => b.start_byte(),
+        (None, None) => return why(edits),
+    };
+    let floor = start.end_byte();
+    let mut k = anchor.min(src.len());
+    while k > floor && src[k - 1].is_ascii_whitespace() {
+        k -= 1;
+    }
+    let from = src[k..anchor.min(src.len())]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map(|p| k + p + 1);
+    if backtick.is_some() && close.is_none() {
+        return in_backticks(edits);
+    }
+    let parser_end = end
+        .filter(|e| !e.is_missing() && e.end_byte() > e.start_byte())
+        .map(|e| (e.start_byte(), e.end_byte()));
+    let bash_end = match from {
+        Some(from) if from <= limited.len() => {
+            if close.is_some() && limited[from..].contains(&b'\\') {
+                // Bash takes escapes out of the text in backticks before it reads it.
+                return in_backticks(edits);
+            }
+            bash_heredoc_end(limited, from, &word, dash, in_substitution)
+        }
+        // The line of the `<<` runs past the closing backtick: the body is empty.
+        _ if close.is_some() => BashEnd::Unterminated,
+        _ => return why(edits),
+    };
+    match (bash_end, parser_end) {
+        (BashEnd::Joined, _) => HeredocReading::Misread(
+            format!(
+                "bash joins a line of the here-document `<<{}` that ends in a backslash with the next one and ends the body at the joined line, which the parser does not, {HEREDOC_MISREAD_END}",
+                shown(written)
+            ),
+            edits,
+        ),
+        (BashEnd::Unterminated, _) if close.is_some() => {
+            // Bash ends the body at the closing backtick: a delimiter line put before it
+            // makes the parser end it there too, when the parser reads the delimiter as bash.
+            let reads_alike = parser_word == word.delimiter;
+            let plain = edits.iter().any(|e| e.0 == at);
+            if let (Some(close), Ok(d)) = (close, std::str::from_utf8(&word.delimiter))
+                && (reads_alike || plain)
+            {
+                edits.push(end_before_backtick(src, close, from, d));
+            }
+            in_backticks(edits)
+        }
+        (BashEnd::Unterminated, None) => HeredocReading::Same,
+        // Nothing follows the parser's end: nothing runs after it for either (a last line
+        // `EOF` of a command whose `<<EOF` line ends in `\r`, its `\r\n` trimmed).
+        (BashEnd::Unterminated, Some((_, e))) if src[e..].iter().all(u8::is_ascii_whitespace) => {
+            HeredocReading::Same
+        }
+        (BashEnd::Unterminated, Some((s, e))) => {
+            // The body runs to the end: a line the parser ends it at, put after everything,
+            // changes nothing bash runs.
+            let parser = &src[s..e];
+            match (
+                from.and_then(|f| {
+                    keep_body_lines(src, f.min(s), src.len(), parser, &word.delimiter)
+                }),
+                std::str::from_utf8(parser),
+            ) {
+                (Some(mut keep), Ok(p)) => {
+                    let line = if src.last() == Some(&b'\n') {
+                        format!("{p}\n")
+                    } else {
+                        format!("\n{p}\n")
+                    };
+                    keep.push((src.len(), src.len(), line));
+                    HeredocReading::Early(keep)
+                }
+                _ => why(edits),
+            }
+        }
+        (BashEnd::At(..), None) => why(edits),
+        (BashEnd::At(a, b), Some((s, e))) => {
+            let line_start = src[..a]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |p| p + 1);
+            if s == a && e <= b && src[e..b].iter().all(u8::is_ascii_whitespace) {
+                HeredocReading::Same
+            } else if s < line_start {
+                match from
+                    .and_then(|f| {
+                        keep_body_lines(src, f.min(s), line_start, &src[s..e], &word.delimiter)
+                    })
+                    .filter(|keep| !keep.is_empty())
+                {
+                    Some(keep) => HeredocReading::Early(keep),
+                    None => why(edits),
+                }
+            } else {
+                why(edits)
+            }
+        }
+    }
+}
+
 /// Whether `node` is the body (or part of it) of a here-document whose delimiter is quoted.
 fn in_quoted_heredoc(node: Node<'_>, src: &[u8]) -> bool {
     let mut n = node;
@@ -2966,6 +4418,11 @@ fn absorb_second_reading(out: &mut Analysis, again: Analysis) {
     for why in again.computed_why {
         if !out.computed_why.contains(&why) {
             out.computed_why.push(why);
+        }
+    }
+    for program in again.subcommand_from_input {
+        if !out.subcommand_from_input.contains(&program) {
+            out.subcommand_from_input.push(program);
         }
     }
     for why in again.incomplete {

@@ -3540,3 +3540,20 @@ fn the_bypass_off_warning_is_not_said_under_a_mode_flag() {
     );
     assert!(!stderr.contains("turns bypassPermissions off"), "{stderr}");
 }
+
+/// `permissions check` prints a settings diagnostic with its own severity: a project file
+/// that cannot be read is `FILE: error: …`, not `warning: FILE: error: …`.
+#[test]
+fn a_settings_error_is_printed_once_as_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(dir.path().join(".claude/settings.json"), "{ not json").unwrap();
+    let out = toolwright(
+        &["permissions", "check", "Bash", r#"{"command":"ls"}"#],
+        dir.path(),
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("settings.json: error: "), "{stderr}");
+    assert!(!stderr.contains("warning: "), "{stderr}");
+}

@@ -78,7 +78,13 @@ pub fn run(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> ExitCode {
     match check(args, builtins) {
         Ok(report) => {
             for w in &report.warnings {
-                eoutln!("warning: {w}");
+                // A settings diagnostic says its own severity (`FILE: error: …`); a file
+                // that could not be read is no warning.
+                if w.contains(": error: ") || w.contains(": warning: ") {
+                    eoutln!("{w}");
+                } else {
+                    eoutln!("warning: {w}");
+                }
             }
             if args.json {
                 outln!("{}", render_json(&report));

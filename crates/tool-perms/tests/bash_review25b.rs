@@ -510,7 +510,14 @@ async fn a_subcommand_from_input_asks_only_under_a_rule_for_that_program() {
         case("ask", "Bash", "echo push | xargs git")
             .mode("bypassPermissions")
             .deny(&["Bash(* push:*)"]),
-        case("allow", "Bash", "echo push | xargs git")
+        // git's global options from input (`-c alias.x='!rm v'`) run any program.
+        case("ask", "Bash", "echo push | xargs git")
+            .mode("bypassPermissions")
+            .deny(&["Bash(rm:*)"]),
+        case("ask", "Bash", "echo x | xargs -I{} git {}")
+            .mode("bypassPermissions")
+            .deny(&["Bash(rm:*)"]),
+        case("allow", "Bash", "echo a.txt | xargs git add")
             .mode("bypassPermissions")
             .deny(&["Bash(rm:*)"]),
         case(
@@ -530,6 +537,56 @@ async fn a_subcommand_from_input_asks_only_under_a_rule_for_that_program() {
         case("ask", "Bash", "echo rm x | xargs env")
             .mode("bypassPermissions")
             .deny(&["Bash(git push:*)"]),
+    ])
+    .await;
+}
+
+/// Found by the second adversarial review: git configured to pipe `git archive` through a
+/// program (`tar.<format>.command`) or to write its traces to any file (`trace2.*`), `sem`
+/// (GNU parallel's `--semaphore`), `git grep -O` (runs a pager program it is given), and a
+/// command with very many here-documents (their checks grew faster than the text: asked
+/// about, quickly).
+#[tokio::test]
+async fn second_review_bypasses_are_closed() {
+    let many: String =
+        "cat <<E\"O\"F | ".repeat(200) + "cat\n" + &"EOF\n".repeat(200) + "rm victim\n";
+    run_table(vec![
+        case(
+            "ask",
+            "Bash",
+            "git -c tar.tgz.command='rm victim; cat' archive --format=tgz HEAD",
+        )
+        .mode("bypassPermissions")
+        .deny(&["Bash(rm:*)"]),
+        case(
+            "ask",
+            "Bash",
+            "git config tar.tgz.command 'rm victim; gzip -cn'",
+        )
+        .mode("bypassPermissions")
+        .deny(&["Bash(rm:*)"]),
+        case("ask", "Bash", "git config trace2.eventTarget ~/.bashrc")
+            .mode("bypassPermissions")
+            .deny(&["Bash(rm:*)"]),
+        case("deny", "Bash", "sem rm victim; sem --wait")
+            .mode("bypassPermissions")
+            .deny(&["Bash(rm:*)"]),
+        case(
+            "ask",
+            "Bash",
+            "git grep --open-files-in-pager='rm victim' x",
+        )
+        .mode("bypassPermissions")
+        .deny(&["Bash(rm:*)"]),
+        case("ask", "Bash", "git grep -O'rm victim' x")
+            .mode("bypassPermissions")
+            .deny(&["Bash(rm:*)"]),
+        case("ask", "Bash", &many)
+            .mode("bypassPermissions")
+            .deny(&["Bash(rm:*)"]),
+        // Unchanged.
+        case("allow", "Bash", "git config user.name x").mode("bypassPermissions"),
+        case("allow", "Bash", "git grep -n foo"),
     ])
     .await;
 }

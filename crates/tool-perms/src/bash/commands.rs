@@ -931,6 +931,14 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
                 })
         }
         "rg" => long(&["--pre", "--hostname-bin"]),
+        // `git grep -O<cmd>` / `--open-files-in-pager=<cmd>` runs the program it is given.
+        "git" => args.iter().position(|a| *a == "grep").is_some_and(|at| {
+            args[at + 1..].iter().take_while(|a| **a != "--").any(|a| {
+                names_long(a, "--open-files-in-pager")
+                    || a.starts_with("-O")
+                    || short_bundle_has(a, &['O'])
+            })
+        }),
         "sort" => long(&["--compress-program"]),
         // `--filter=COMMAND` hands each piece to a shell command.
         "split" => long(&["--filter"]),
@@ -2323,6 +2331,10 @@ pub(crate) fn runs_a_program(setting: &str) -> bool {
         "uploadpack" => name == "packobjectshook",
         // The templates `git init` and `git clone` copy hooks from.
         "init" => name == "templatedir",
+        // `git archive --format=tgz` pipes through `tar.<format>.command`.
+        "tar" => parts.len() > 2 && name == "command",
+        // Where git writes its traces: any file, `~/.bashrc` included.
+        "trace2" => true,
         _ => false,
     }
 }

@@ -2255,7 +2255,9 @@ impl Walker<'_> {
                     let program = run.first().and_then(|w| w.value.as_deref()).map(basename);
                     match program {
                         // Only a rule for this program can be dodged: the engine decides.
-                        Some(program) if why == INPUT_SUBCOMMAND => {
+                        // git's global options from input (`-c alias.x='!rm v'`) run any
+                        // program: computed under any rule, as `xargs find .` is.
+                        Some(program) if why == INPUT_SUBCOMMAND && program != "git" => {
                             if !self.out.subcommand_from_input.iter().any(|p| p == program) {
                                 self.out.subcommand_from_input.push(program.to_owned());
                             }
@@ -2733,7 +2735,8 @@ fn payload_of(words: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) {
             let main = readings.next();
             return (main, readings.collect(), read.unsure_from.is_none());
         }
-        "parallel" => return parallel_payload(words),
+        // `sem` is `parallel --semaphore`: it runs its command once, in the background.
+        "parallel" | "sem" => return parallel_payload(words),
         "xe" => return xe_payload(words),
         _ => None,
     };
@@ -3849,6 +3852,10 @@ enum HeredocReading {
 /// The substitutions around each node are kept on a stack as the walk goes down and up, so
 /// the walk takes time linear in the tree (asking each here-document's ancestors would take
 /// time quadratic in the depth: tree-sitter finds a node's parent from the root).
+/// The most here-documents one command may hold for [`misread_heredocs`] to work out where
+/// bash ends each.
+const MAX_HEREDOCS: usize = 32;
+
 fn misread_heredocs(root: Node<'_>, src: &[u8]) -> (Vec<String>, Vec<Edit>, bool) {
     let mut reasons: Vec<String> = Vec::new();
     let mut edits = Vec::new();
@@ -3858,8 +3865,21 @@ fn misread_heredocs(root: Node<'_>, src: &[u8]) -> (Vec<String>, Vec<Edit>, bool
     let mut around: Vec<(usize, Option<usize>)> = Vec::new();
     // The kind of the cursor node's parent.
     let mut parent_kinds: Vec<&'static str> = Vec::new();
+    // Each here-document is compared with the text after it: a command with more than
+    // MAX_HEREDOCS is not worked out (the comparisons and second readings would take time
+    // that grows with the square of the text, or worse) and asks.
+    let mut heredocs = 0usize;
     'tree: loop {
         let node = cursor.node();
+        if matches!(node.kind(), "heredoc_redirect" | "heredoc_start") {
+            heredocs += 1;
+            if heredocs > MAX_HEREDOCS {
+                let why = format!(
+                    "more than {MAX_HEREDOCS} here-documents: where bash ends each is not worked out"
+                );
+                return (vec![why], Vec::new(), false);
+            }
+        }
         let context = || SubstitutionContext {
             in_substitution: around.iter().any(|(_, tick)| tick.is_none()),
             backtick: around.iter().rev().find_map(|(_, tick)| *tick),

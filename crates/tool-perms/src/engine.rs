@@ -4257,10 +4257,11 @@ impl PermissionEngine {
             );
             return attach(Finding::needs_approval(why), &details);
         }
-        // find/xargs taking a program's subcommand from their input (`xargs git`) could run
-        // what a deny or ask rule for that program names (`Bash(git push:*)`): asked about
-        // even in bypass mode, when such a rule exists (a rule for another program, or one
-        // whose first word is a glob, is matched or not whatever the subcommand).
+        // find/xargs taking a program's subcommand from their input (`xargs cargo`) could
+        // run what a deny or ask rule for that program names (`Bash(cargo publish:*)`): asked
+        // about even in bypass mode, when such a rule exists, or one whose first word is not
+        // written out (`Bash(* publish:*)`) and may name it. A rule for another program is
+        // matched or not whatever the subcommand.
         if let Some(program) = analysis.subcommand_from_input.iter().find(|program| {
             [RuleBehavior::Deny, RuleBehavior::Ask]
                 .into_iter()

@@ -66,7 +66,8 @@ pub struct CheckReport {
     pub decision: &'static str,
     /// The decision with its explanation.
     pub explanation: Explanation,
-    /// Problems in the settings files that were read (not fatal).
+    /// Problems in the settings files that were read and in the input (not fatal), each as
+    /// printed: with its severity (`FILE: error: …`, `warning: …`).
     pub warnings: Vec<String>,
     /// The mode the call was decided in.
     pub mode: PermissionMode,
@@ -78,13 +79,7 @@ pub fn run(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> ExitCode {
     match check(args, builtins) {
         Ok(report) => {
             for w in &report.warnings {
-                // A settings diagnostic says its own severity (`FILE: error: …`); a file
-                // that could not be read is no warning.
-                if w.contains(": error: ") || w.contains(": warning: ") {
-                    eoutln!("{w}");
-                } else {
-                    eoutln!("warning: {w}");
-                }
+                eoutln!("{w}");
             }
             if args.json {
                 outln!("{}", render_json(&report));
@@ -161,7 +156,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         return Err(format!("bad settings:\n  {}", fatal.join("\n  ")));
     }
     // Under `--mode`, as a session started with it says them (the settings' own mode is
-    // not the one used).
+    // not the one used); each says its own severity (`FILE: error: …`).
     let mut warnings: Vec<String> = loaded
         .diagnostics_under_mode(mode)
         .map(ToString::to_string)
@@ -173,7 +168,8 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
             "its {}",
             crate::trust::and_list(&loaded.untrusted_ignored_keys)
         );
-        warnings.push(crate::trust::untrusted_notice(&cwd, &[ignored]));
+        let notice = crate::trust::untrusted_notice(&cwd, &[ignored]);
+        warnings.push(format!("warning: {notice}"));
     }
 
     let mut perm = loaded.context.clone();
@@ -215,7 +211,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
                 }
                 let absolute = cwd.join(given);
                 warnings.push(format!(
-                    "`{key}` {given} is relative: a session refuses it (the path must be absolute); decided for {}",
+                    "warning: `{key}` {given} is relative: a session refuses it (the path must be absolute); decided for {}",
                     absolute.display()
                 ));
                 input[key] = Value::String(absolute.display().to_string());

@@ -1907,8 +1907,7 @@ impl PermissionEngine {
                     .map(|what| {
                         format!("Claude requested permissions to write to {shown}, which has {what}: it needs manual approval.")
                     })
-                    .or_else(|| protected_reason(path))
-                    .or_else(|| protected_reason(&resolved))
+                    .or_else(|| protected_write_reason(path, &resolved))
                     .or_else(|| self.roots.settings_file_reason(path, &resolved))
                     .or_else(|| self.roots.config_dir_reason(path, &resolved))
                 {
@@ -5530,6 +5529,38 @@ fn merge(subject: Option<Finding>, own: PermissionResult) -> (Finding, Option<Va
         }
     };
     (chosen, updated)
+}
+
+/// Why writing `path` (whose links lead to `resolved`) is a safety check: the path's
+/// [`protected_reason`], else its target's. When both are protected by different things
+/// (`.vscode/settings.json` a link to `.git/config`; `.bashrc` a link to `.zshrc`), the
+/// question says both, so that the user does not approve one for the other unseen.
+fn protected_write_reason(path: &Path, resolved: &Path) -> Option<String> {
+    use crate::path::protected_kind;
+    // What protects a path: its kind, and for a sensitive file its name.
+    let protection = |p: &Path| {
+        protected_kind(p).map(|kind| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            (kind, name)
+        })
+    };
+    let named = protected_reason(path);
+    match (&named, protection(path), protection(resolved)) {
+        (Some(named_why), Some((kind, name)), Some((real, real_name)))
+            if resolved != path
+                && (kind != real || (real == "is a sensitive file" && name != real_name)) =>
+        {
+            Some(format!(
+                "{named_why} It is a link to {}, which {real}.",
+                resolved.display()
+            ))
+        }
+        (Some(_), _, _) => named,
+        (None, _, _) => protected_reason(resolved),
+    }
 }
 
 #[cfg(test)]

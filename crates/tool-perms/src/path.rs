@@ -1017,6 +1017,17 @@ pub fn suspicious_windows_pattern(path: &Path, write: bool) -> Option<&'static s
 
 /// Why writing `path` is a safety check (asks even in bypass mode), if it is.
 pub fn protected_reason(path: &Path) -> Option<String> {
+    protected_kind(path).map(|what| {
+        format!(
+            "Claude requested permissions to write to {}, which {what}.",
+            path.display()
+        )
+    })
+}
+
+/// What makes `path` protected ([`protected_reason`]): `is in a protected directory
+/// (.git)` or `is a sensitive file`.
+pub fn protected_kind(path: &Path) -> Option<String> {
     let comps: Vec<String> = path
         .components()
         .filter_map(|c| match c {
@@ -1032,26 +1043,17 @@ pub fn protected_reason(path: &Path) -> Option<String> {
             continue;
         }
         if c == ".config" && comps.get(i + 1).is_some_and(|n| n == "git" || n == "fish") {
-            return Some(format!(
-                "Claude requested permissions to write to {}, which is a sensitive file.",
-                path.display()
-            ));
+            return Some("is a sensitive file".to_owned());
         }
         if PROTECTED_DIRS.contains(&c.as_str())
             && (i + 1 < comps.len() || path.is_dir() || c == ".git")
         {
-            return Some(format!(
-                "Claude requested permissions to write to {}, which is in a protected directory ({c}).",
-                path.display()
-            ));
+            return Some(format!("is in a protected directory ({c})"));
         }
     }
     let name = comps.last()?;
     if PROTECTED_FILES.contains(&name.as_str()) || PROTECTED_DIRS.contains(&name.as_str()) {
-        return Some(format!(
-            "Claude requested permissions to write to {}, which is a sensitive file.",
-            path.display()
-        ));
+        return Some("is a sensitive file".to_owned());
     }
     None
 }

@@ -5,24 +5,8 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{Case, Fixture, case, run_table, run_table_in};
+use common::{Case, Fixture, case, real_bash, run_table, run_table_in};
 use tool_perms::bash::parse::analyze;
-
-/// Runs `command` with the real bash in `dir` (standard input and output to /dev/null), so
-/// that a test can see what it did to the files there.
-fn run_bash(command: &str, dir: &Path) {
-    std::process::Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("bash runs");
-}
 
 // --- 1. Here-document delimiters bash takes after quote removal ------------------------------
 
@@ -59,7 +43,7 @@ async fn commands_after_a_partly_quoted_heredoc_delimiter_are_seen() {
     for (i, (word, ends_at, with_deny)) in DELIMITERS.iter().enumerate() {
         let file = format!("pwned{i}");
         let command = format!("cat <<{word}\n{ends_at}\ntouch {file}\n{word}\n");
-        run_bash(&command, &fx.out);
+        real_bash(&command, &fx.out, &fx.home);
         assert!(
             fx.out.join(&file).exists(),
             "bash did not run the line after {ends_at:?} for <<{word}"
@@ -134,7 +118,7 @@ async fn heredocs_the_parser_ends_elsewhere_are_not_allowed() {
     ];
     let mut cases = Vec::new();
     for (with_deny, command, file) in commands {
-        run_bash(command, &fx.out);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             fx.out.join(file).exists(),
             "bash did not run {file}: {command:?}"
@@ -233,7 +217,7 @@ async fn heredocs_the_parser_ends_early_or_with_crlf_stay_allowed() {
     ];
     let mut cases = Vec::new();
     for (command, file, body) in writes {
-        run_bash(command, &fx.proj);
+        real_bash(command, &fx.proj, &fx.home);
         assert_eq!(
             std::fs::read_to_string(fx.proj.join(file)).unwrap(),
             body,
@@ -279,7 +263,7 @@ async fn heredocs_the_parser_ends_early_do_not_hide_what_bash_runs() {
     ];
     let mut cases = Vec::new();
     for (command, file) in commands {
-        run_bash(command, &fx.out);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             fx.out.join(file).exists(),
             "bash did not run {file}: {command:?}"
@@ -337,7 +321,7 @@ async fn heredocs_read_otherwise_are_denied_by_deny_rules() {
     ];
     let mut cases = Vec::new();
     for (command, file) in commands {
-        run_bash(command, &fx.out);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             fx.out.join(file).exists(),
             "bash did not run {file}: {command:?}"
@@ -369,7 +353,7 @@ async fn xargs_supplying_a_denied_command_asks_in_bypass_mode() {
         ("echo rm victim4 | xargs timeout 5", "victim4"),
     ] {
         std::fs::write(fx.out.join(victim), "x").unwrap();
-        run_bash(command, &fx.out);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             !fx.out.join(victim).exists(),
             "{command} did not delete {victim}"

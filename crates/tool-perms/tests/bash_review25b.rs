@@ -5,30 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{Fixture, case, run_table, run_table_in};
-
-/// Whether `program` is installed (found on `PATH`).
-fn installed(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
-
-/// Runs `command` with the real bash in `dir` (standard input and output to /dev/null, HOME
-/// set to `home`), so that a test can see what it did to the files there.
-fn run_bash(command: &str, dir: &Path, home: &Path) {
-    std::process::Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .env("HOME", home)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("bash runs");
-}
+use common::{Fixture, case, installed, real_bash, run_table, run_table_in};
 
 // --- 3. parallel and xe run commands ----------------------------------------------------------
 
@@ -58,7 +35,7 @@ async fn parallel_and_xe_commands_meet_deny_rules() {
             continue;
         }
         std::fs::write(fx.out.join(victim), "x").unwrap();
-        run_bash(command, &fx.out, &fx.home);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             !fx.out.join(victim).exists(),
             "{command} did not delete {victim}"
@@ -117,7 +94,7 @@ async fn commands_parallel_and_xe_take_from_input_ask_with_deny_rules() {
             continue;
         }
         std::fs::write(fx.out.join(victim), "x").unwrap();
-        run_bash(command, &fx.out, &fx.home);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             !fx.out.join(victim).exists(),
             "{command} did not delete {victim}"
@@ -194,25 +171,6 @@ async fn plain_parallel_and_xe_uses_stay_allowed() {
 
 // --- 4. Protected files that git config, git init/clone, unzip and split write -----------------
 
-/// Runs `command` with the real bash in `dir` (HOME set to `home`, git's system and global
-/// configuration kept out) and says whether it succeeded.
-fn run_ok(command: &str, dir: &Path, home: &Path) -> bool {
-    std::process::Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("bash runs")
-        .success()
-}
-
 /// The commands the analysis did not see as writes change git's protected files: real git,
 /// unzip and split, in a real repository, write `.git/config` (`git config
 /// core.hooksPath …`, also `-f .git/config`, `--file=`), `~/.gitconfig` (`--global`),
@@ -229,7 +187,7 @@ async fn git_config_and_other_writes_to_protected_files_ask_in_bypass_mode() {
     std::fs::write(repo.join("a.txt"), "one\ntwo\n").unwrap();
     let tools = installed("git");
     if tools {
-        assert!(run_ok("git init -q .", &repo, &fx.home));
+        assert!(real_bash("git init -q .", &repo, &fx.home));
         let config = || std::fs::read_to_string(repo.join(".git/config")).unwrap();
         for (command, written) in [
             (
@@ -246,30 +204,38 @@ async fn git_config_and_other_writes_to_protected_files_ask_in_bypass_mode() {
             ),
             ("cd src && git config core.editor evil2", "editor = evil2"),
         ] {
-            assert!(run_ok(command, &repo, &fx.home), "{command} failed");
+            assert!(real_bash(command, &repo, &fx.home), "{command} failed");
             assert!(config().contains(written), "{command}: {}", config());
         }
-        assert!(run_ok(
+        assert!(real_bash(
             "git config --global core.pager evil",
             &repo,
             &fx.home
         ));
         let global = std::fs::read_to_string(fx.home.join(".gitconfig")).unwrap();
         assert!(global.contains("pager = evil"), "{global}");
-        assert!(run_ok("split -l1 a.txt .git/hooks/pre-", &repo, &fx.home));
+        assert!(real_bash(
+            "split -l1 a.txt .git/hooks/pre-",
+            &repo,
+            &fx.home
+        ));
         assert!(repo.join(".git/hooks/pre-aa").exists());
-        assert!(run_ok("git init -q .git", &repo, &fx.home));
+        assert!(real_bash("git init -q .git", &repo, &fx.home));
         assert!(repo.join(".git/.git").is_dir());
         if installed("zip") && installed("unzip") {
-            assert!(run_ok("zip -q a.zip a.txt", &repo, &fx.home));
-            assert!(run_ok("unzip -q a.zip -d .git", &repo, &fx.home));
+            assert!(real_bash("zip -q a.zip a.txt", &repo, &fx.home));
+            assert!(real_bash("unzip -q a.zip -d .git", &repo, &fx.home));
             assert!(repo.join(".git/a.txt").exists());
         }
         // Reading is no write.
         let before = config();
-        assert!(run_ok("git config --get core.hooksPath", &repo, &fx.home));
-        assert!(run_ok("git config --list", &repo, &fx.home));
-        assert!(run_ok("git config core.hooksPath", &repo, &fx.home));
+        assert!(real_bash(
+            "git config --get core.hooksPath",
+            &repo,
+            &fx.home
+        ));
+        assert!(real_bash("git config --list", &repo, &fx.home));
+        assert!(real_bash("git config core.hooksPath", &repo, &fx.home));
         assert_eq!(config(), before);
     } else {
         eprintln!("git is not installed: not run");
@@ -403,7 +369,7 @@ async fn xargs_wrapper_script_from_input_asks_with_deny_rules() {
     ];
     for (command, victim) in &real {
         std::fs::write(fx.out.join(victim), "x").unwrap();
-        run_bash(command, &fx.out, &fx.home);
+        real_bash(command, &fx.out, &fx.home);
         assert!(
             !fx.out.join(victim).exists(),
             "{command} did not delete {victim}"
@@ -458,7 +424,7 @@ async fn xargs_input_to_programs_that_run_programs_asks_with_deny_rules() {
             eprintln!("{program} is not installed: not run");
             continue;
         }
-        run_bash(command, &fx.out, &fx.home);
+        real_bash(command, &fx.out, &fx.home);
         assert!(fx.out.join(made).exists(), "{command} did not make {made}");
     }
     let touch = |expect, command: &str| {

@@ -1,12 +1,13 @@
 //! Commands that bash reads differently from the parse, or whose reads and runs hide in an
 //! option: line continuations inside words, here-document bodies, every `find -exec`, git's
 //! blob reads, `.rgignore`, wrapper prefixes in suggestions, `less` lesskey options, jq
-//! imports. Each was allowed (or let a deny rule be dodged) before its fix.
+//! imports, options that run a local command (ssh `-o ProxyCommand`, rsync `-e`, vim `-c`,
+//! zip `-TT`). Each was allowed (or let a deny rule be dodged) before its fix.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use common::{Case, Fixture, behavior, case, run, run_table};
+use common::{Case, Fixture, behavior, case, real_bash, run, run_table, run_table_in};
 use tool_perms::bash::parse::analyze;
 use tool_perms::prefix_suggestion;
 
@@ -1145,4 +1146,155 @@ async fn a_tracers_bundled_output_option_is_read() {
         cases.push(case("ask", "Bash", cmd).mode("bypassPermissions"));
     }
     run_table(cases).await;
+}
+
+/// 9. Options that make a program run a command on this machine: ssh's, scp's and sftp's
+///    `-o ProxyCommand=…` (any case, `=` or a space, before or after the host),
+///    `LocalCommand`, `KnownHostsCommand`, scp's and sftp's `-S PROGRAM`, rsync's `-e` /
+///    `--rsh` (other than a plain ssh), vim's `-c`, `+CMD`, `--cmd` and `-S`, zip's `-TT`.
+///    Real runs of the installed programs create the victim file; under `Bash(touch:*)` the
+///    engine asks about each even in bypass mode. Their everyday uses stay allowed.
+#[tokio::test]
+async fn options_that_run_a_local_command_meet_deny_rules() {
+    let fx = Fixture::new();
+    std::fs::write(fx.out.join("f"), "hi\n").unwrap();
+    std::fs::write(fx.out.join("s.sh"), "#!/bin/sh\ntouch victim\n").unwrap();
+    std::fs::write(
+        fx.out.join("ssh_config"),
+        "Host x\n  ProxyCommand touch victim\n",
+    )
+    .unwrap();
+    real_bash("chmod +x s.sh && zip -q a.zip f", &fx.out, &fx.home);
+    // (command, the program it needs, whether a real run is safe and quick here)
+    let runs: &[(&str, &str, bool)] = &[
+        (
+            "ssh -o ProxyCommand='touch victim' -o BatchMode=yes x",
+            "ssh",
+            true,
+        ),
+        (
+            "ssh -oproxycommand='touch victim' -o BatchMode=yes x",
+            "ssh",
+            true,
+        ),
+        (
+            "ssh -o 'ProxyCommand touch victim' -o BatchMode=yes x",
+            "ssh",
+            true,
+        ),
+        (
+            "ssh x -o 'ProxyCommand touch victim' -o BatchMode=yes",
+            "ssh",
+            true,
+        ),
+        (
+            "ssh -vo ProxyCommand='touch victim' -o BatchMode=yes x",
+            "ssh",
+            true,
+        ),
+        (
+            "scp -o ProxyCommand='touch victim' -o BatchMode=yes f x:y",
+            "scp",
+            true,
+        ),
+        ("scp -S ./s.sh f x:y", "scp", true),
+        ("sftp -S ./s.sh x", "sftp", true),
+        ("vim -es -c '!touch victim' -c 'qa!'", "vim", true),
+        ("vim -es '+!touch victim' '+qa!'", "vim", true),
+        ("vim -es --cmd '!touch victim' -c 'qa!'", "vim", true),
+        ("zip -T -TT 'touch victim; true' a.zip", "zip", true),
+        (
+            "zip -T --unzip-command 'touch victim; true' a.zip",
+            "zip",
+            true,
+        ),
+        ("rsync -e 'sh -c \"touch victim\"' f x:y", "rsync", true),
+        ("rsync -avze 'sh -c \"touch victim\"' f x:y", "rsync", true),
+        ("rsync --rsh='sh -c \"touch victim\"' f x:y", "rsync", true),
+        (
+            "rsync -e 'ssh -o ProxyCommand=\"touch victim\"' f x:y",
+            "rsync",
+            true,
+        ),
+        ("ssh -o \"$options\" x", "ssh", false),
+        (
+            "ssh -o LocalCommand='touch victim' -o PermitLocalCommand=yes x",
+            "ssh",
+            false,
+        ),
+        ("ssh -o KnownHostsCommand='touch victim' x", "ssh", false),
+        ("vim -S evil.vim f", "vim", false),
+        // Found by code review: values that are computed, options attached or bundled,
+        // options whose value is a file of commands or a library, flags read as values.
+        (
+            "scp -O -o ProxyCommand='touch victim' -o BatchMode=yes f x:y",
+            "scp",
+            true,
+        ),
+        (
+            "sftp -N -o ProxyCommand='touch victim' -o BatchMode=yes x",
+            "sftp",
+            true,
+        ),
+        ("ssh -F ssh_config -o BatchMode=yes x", "ssh", true),
+        ("sftp -D ./s.sh x", "sftp", true),
+        ("scp -D ./s.sh f x:y", "scp", true),
+        ("sftp -b batch x", "sftp", false),
+        ("ssh -I ./evil.so x", "ssh", false),
+        ("vim '-c!touch victim' '-cqa!' -es", "vim", true),
+        ("vim -es '+/x/|!touch victim' '+qa!'", "vim", false),
+        ("printf '!touch victim\\n' | vim -es", "vim", false),
+        ("zip -T '-TTtouch victim; true' a.zip", "zip", true),
+        ("a='-S evil.vim'; vim $a", "vim", false),
+        ("o='-TT touch'; zip $o a.zip", "zip", false),
+        ("o='-oProxyCommand=touch'; ssh $o x", "ssh", false),
+        (
+            "rsync -e ssh -e 'sh -c \"touch victim\"' f x:y",
+            "rsync",
+            true,
+        ),
+        (
+            "RSYNC_RSH='sh -c \"touch victim\"' rsync f x:y",
+            "rsync",
+            true,
+        ),
+        ("vim f", "vim", false),
+    ];
+    for (command, program, real) in runs {
+        if !*real || !common::installed(program) {
+            continue;
+        }
+        let victim = fx.out.join("victim");
+        let _ = std::fs::remove_file(&victim);
+        real_bash(
+            &format!("timeout 10 {command} </dev/null"),
+            &fx.out,
+            &fx.home,
+        );
+        assert!(victim.exists(), "`{command}` did not run its command");
+    }
+    let touch = |expect, command: &str| {
+        case(expect, "Bash", command)
+            .mode("bypassPermissions")
+            .deny(&["Bash(touch:*)"])
+    };
+    let mut cases: Vec<Case> = runs.iter().map(|(c, _, _)| touch("ask", c)).collect();
+    cases.extend(
+        [
+            "ssh x ls",
+            "ssh -p 2222 -o ConnectTimeout=5 x uptime",
+            "ssh -o StrictHostKeyChecking=no x ls",
+            "scp -P 2222 f x:y",
+            "rsync -avz f x:y",
+            "rsync -e ssh f x:y",
+            "rsync -av -e 'ssh -p 2222' f x:y",
+            "ssh x grep -F pattern file",
+            "ssh -p 22 x -- -o ProxyCommand=y",
+            "scp f x:y -S ./s.sh",
+            "zip -r a.zip f",
+            "zip -T a.zip f",
+        ]
+        .map(|c| touch("allow", c)),
+    );
+    run_table_in(&fx, cases).await;
 }

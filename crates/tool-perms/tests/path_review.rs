@@ -1005,3 +1005,53 @@ async fn a_path_spelled_through_a_link_to_the_project_is_inside() {
         assert_eq!(behavior(&got), c.expect, "{c:?}: {got:?}");
     }
 }
+
+/// A link from one protected directory into another (`.vscode/settings.json` to
+/// `.git/config`, as a repository can ship it) is asked about as both: the question names
+/// the real target and why it is protected, so that approving a `.vscode` edit is not
+/// approving a `.git` one unseen (found by an adversarial review). A link within one
+/// protected directory, and a plain protected path, are asked about as before.
+#[tokio::test]
+async fn a_link_between_protected_directories_names_both_in_the_question() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join(".git")).unwrap();
+    std::fs::write(fx.proj.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(fx.proj.join(".vscode")).unwrap();
+    std::os::unix::fs::symlink("../.git/config", fx.proj.join(".vscode/settings.json")).unwrap();
+    std::os::unix::fs::symlink("config", fx.proj.join(".git/config-link")).unwrap();
+    let message = |path: &str| {
+        let fx = &fx;
+        let path = path.to_owned();
+        async move {
+            let c = case("ask", "Edit", &format!("$P/{path}")).mode("bypassPermissions");
+            match run(fx, &c).await {
+                PermissionResult::Ask { message, .. } => message,
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+    };
+    let linked = message(".vscode/settings.json").await;
+    assert!(
+        linked.contains("settings.json, which is in a protected directory (.vscode).")
+            && linked.contains(&format!(
+                "It is a link to {}, which is in a protected directory (.git).",
+                fx.proj.join(".git/config").display()
+            )),
+        "{linked}"
+    );
+    // Two sensitive files: both named too.
+    std::os::unix::fs::symlink(".zshrc", fx.proj.join(".bashrc")).unwrap();
+    std::fs::write(fx.proj.join(".zshrc"), "").unwrap();
+    let linked = message(".bashrc").await;
+    assert!(
+        linked.contains(&format!(
+            "It is a link to {}, which is a sensitive file.",
+            fx.proj.join(".zshrc").display()
+        )),
+        "{linked}"
+    );
+    for plain in [".git/config-link", ".vscode/tasks.json"] {
+        let said = message(plain).await;
+        assert!(!said.contains("It is a link"), "{plain}: {said}");
+    }
+}

@@ -5,59 +5,20 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use common::{Fixture, behavior, probe};
+use common::{Fixture, bash, behavior, messages, probe, sources, write};
 use serde_json::json;
 use tool_core::{RuleSource, ToolUseContext};
 use tool_perms::settings::{
-    LoadedPermissions, SettingsSources, Severity, load_permissions, load_settings_files,
-    resolve_flag_settings,
+    LoadedPermissions, Severity, load_permissions, load_settings_files, resolve_flag_settings,
 };
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const DENY_RM: &str = r#"{"permissions":{"deny":["Bash(rm *)"]}}"#;
 
-fn write_bytes(path: &Path, bytes: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, bytes).unwrap();
-}
-
 fn with_bom(text: &str) -> Vec<u8> {
     [BOM, text.as_bytes()].concat()
-}
-
-/// Sources for `project_dir` with nothing but what the test writes: the user config dir
-/// is `<home>/config`, no managed settings.
-fn sources(fx: &Fixture, project_dir: PathBuf) -> SettingsSources {
-    SettingsSources {
-        project_dir,
-        home: Some(fx.home.clone()),
-        user_config_dir: Some(fx.home.join("config")),
-        managed_dir: None,
-        flag_settings: vec![],
-        inline: vec![],
-        project_trusted: true,
-    }
-}
-
-fn messages(loaded: &LoadedPermissions) -> Vec<String> {
-    loaded.diagnostics.iter().map(ToString::to_string).collect()
-}
-
-/// What the loaded settings decide for `Bash` running `command` in `cwd`.
-async fn bash(fx: &Fixture, loaded: &LoadedPermissions, cwd: &Path, command: &str) -> String {
-    let engine = loaded.engine();
-    let tctx = ToolUseContext::new(cwd)
-        .with_home(Some(fx.home.clone()))
-        .with_permission(loaded.context.clone());
-    let tool = probe(fx, "Bash");
-    behavior(
-        &engine
-            .decide(&tool, &json!({"command": command}), &tctx)
-            .await,
-    )
-    .to_owned()
 }
 
 // --- 1. A UTF-8 byte order mark -------------------------------------------------------------
@@ -67,8 +28,8 @@ async fn bash(fx: &Fixture, loaded: &LoadedPermissions, cwd: &Path, command: &st
 #[tokio::test]
 async fn a_bom_prefixed_user_settings_file_keeps_its_deny_rules() {
     let fx = Fixture::new();
-    write_bytes(&fx.home.join("config/settings.json"), &with_bom(DENY_RM));
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    write(&fx.home.join("config/settings.json"), with_bom(DENY_RM));
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
     assert!(
         loaded
@@ -88,11 +49,11 @@ async fn a_bom_prefixed_user_settings_file_keeps_its_deny_rules() {
 #[tokio::test]
 async fn a_settings_file_with_a_stray_byte_keeps_its_deny_rules() {
     let fx = Fixture::new();
-    write_bytes(
+    write(
         &fx.home.join("config/settings.json"),
         b"{\"permissions\":{\"deny\":[\"Bash(rm *)\"]},\"env\":{\"G\":\"caf\xe9\"}}",
     );
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     let said = messages(&loaded);
     assert!(
         said.len() == 1 && said[0].contains("warning: not valid UTF-8"),
@@ -108,13 +69,13 @@ async fn a_settings_file_with_a_stray_byte_keeps_its_deny_rules() {
 async fn a_settings_file_with_half_a_surrogate_pair_keeps_its_deny_rules() {
     let fx = Fixture::new();
     let text = r#"{"permissions":{"deny":["Bash(rm *)"]},"env":{"G":"cut \ud83d"}}"#;
-    write_bytes(&fx.home.join("config/settings.json"), text.as_bytes());
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    write(&fx.home.join("config/settings.json"), text.as_bytes());
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     assert!(messages(&loaded).is_empty(), "{:?}", messages(&loaded));
     assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
 
     let fx = Fixture::new();
-    let mut s = sources(&fx, fx.proj.clone());
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.flag_settings = vec![text.replace("rm *", "curl *")];
     let loaded = load_permissions(&s);
     assert!(messages(&loaded).is_empty(), "{:?}", messages(&loaded));
@@ -127,25 +88,25 @@ fn every_settings_file_may_start_with_a_bom() {
     let fx = Fixture::new();
     let managed = fx.home.join("managed");
     let rule = |r: &str| format!(r#"{{"permissions":{{"deny":["{r}"]}}}}"#);
-    write_bytes(
+    write(
         &managed.join("managed-settings.json"),
-        &with_bom(&rule("Bash(curl:*)")),
+        with_bom(&rule("Bash(curl:*)")),
     );
-    write_bytes(
+    write(
         &managed.join("managed-settings.d/10-x.json"),
-        &with_bom(&rule("Bash(wget:*)")),
+        with_bom(&rule("Bash(wget:*)")),
     );
     let flag = fx.home.join("flag.json");
-    write_bytes(&flag, &with_bom(&rule("Bash(nc:*)")));
-    write_bytes(
+    write(&flag, with_bom(&rule("Bash(nc:*)")));
+    write(
         &fx.proj.join(".claude/settings.json"),
-        &with_bom(&rule("Bash(scp:*)")),
+        with_bom(&rule("Bash(scp:*)")),
     );
-    write_bytes(
+    write(
         &fx.proj.join(".claude/settings.local.json"),
-        &with_bom(&rule("Bash(ssh:*)")),
+        with_bom(&rule("Bash(ssh:*)")),
     );
-    let mut s = sources(&fx, fx.proj.clone());
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.managed_dir = Some(managed);
     s.flag_settings = vec![flag.display().to_string()];
     let loaded = load_permissions(&s);
@@ -180,7 +141,7 @@ async fn inline_settings_json_may_start_with_a_bom() {
         std::slice::from_ref(&inline),
         "a BOM'd inline value must stay inline, not become a file path"
     );
-    let mut s = sources(&fx, fx.proj.clone());
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.flag_settings = vec![inline];
     let loaded = load_permissions(&s);
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
@@ -195,8 +156,8 @@ async fn inline_settings_json_may_start_with_a_bom() {
 async fn an_inline_settings_rule_is_anchored_at_the_working_directory() {
     let fx = Fixture::new();
     let elsewhere = fx.home.join("sdir/s.json");
-    write_bytes(&elsewhere, b"{}");
-    let mut s = sources(&fx, fx.proj.clone());
+    write(&elsewhere, b"{}");
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.flag_settings = vec![
         elsewhere.display().to_string(),
         r#"{"permissions":{"deny":["Edit(/y.txt)"]}}"#.to_owned(),
@@ -229,8 +190,8 @@ async fn an_inline_settings_rule_is_anchored_at_the_working_directory() {
 fn a_bom_elsewhere_is_still_invalid_json() {
     let fx = Fixture::new();
     let user = fx.home.join("config/settings.json");
-    write_bytes(&user, format!(" \u{feff}{DENY_RM}").as_bytes());
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    write(&user, format!(" \u{feff}{DENY_RM}").as_bytes());
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     let msgs = messages(&loaded);
     assert!(
         msgs.iter()
@@ -253,20 +214,20 @@ async fn the_local_settings_file_is_read_from_the_git_root() {
     let sub = repo.join("sub");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     std::fs::create_dir_all(&sub).unwrap();
-    write_bytes(
+    write(
         &repo.join(".claude/settings.local.json"),
         DENY_RM.as_bytes(),
     );
     // The shared file is the project directory's, not the root's.
-    write_bytes(
+    write(
         &repo.join(".claude/settings.json"),
         br#"{"permissions":{"deny":["Bash(root-shared *)"]}}"#,
     );
-    write_bytes(
+    write(
         &sub.join(".claude/settings.json"),
         br#"{"permissions":{"deny":["Bash(sub-shared *)"]}}"#,
     );
-    let loaded = load_permissions(&sources(&fx, sub.clone()));
+    let loaded = load_permissions(&sources(&fx, sub.clone(), true));
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
     let deny: Vec<(&str, RuleSource)> = loaded
         .context
@@ -302,11 +263,11 @@ async fn the_local_files_slash_rules_are_anchored_at_the_git_root() {
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     std::fs::create_dir_all(repo.join("secrets")).unwrap();
     std::fs::create_dir_all(sub.join("secrets")).unwrap();
-    write_bytes(
+    write(
         &repo.join(".claude/settings.local.json"),
         br#"{"permissions":{"deny":["Read(/secrets/**)"]}}"#,
     );
-    write_bytes(
+    write(
         &sub.join(".claude/settings.json"),
         br#"{"permissions":{"deny":["Read(/shared/**)"]}}"#,
     );
@@ -330,17 +291,17 @@ async fn the_local_files_slash_rules_are_anchored_at_the_git_root() {
         }
     };
     for cwd in [&repo, &sub] {
-        let loaded = load_permissions(&sources(&fx, cwd.clone()));
+        let loaded = load_permissions(&sources(&fx, cwd.clone(), true));
         assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
         let got = read(cwd.clone(), loaded, repo.join("secrets/k")).await;
         assert_eq!(got, "deny", "from {}", cwd.display());
     }
-    let loaded = load_permissions(&sources(&fx, sub.clone()));
+    let loaded = load_permissions(&sources(&fx, sub.clone(), true));
     assert_eq!(
         read(sub.clone(), loaded, sub.join("secrets/k")).await,
         "allow"
     );
-    let loaded = load_permissions(&sources(&fx, sub.clone()));
+    let loaded = load_permissions(&sources(&fx, sub.clone(), true));
     assert_eq!(
         read(sub.clone(), loaded, sub.join("shared/k")).await,
         "deny"
@@ -352,11 +313,11 @@ async fn the_local_files_slash_rules_are_anchored_at_the_git_root() {
 fn a_worktree_git_file_marks_the_root() {
     let fx = Fixture::new();
     let wt = fx.out.join("wt");
-    write_bytes(&wt.join(".git"), b"gitdir: /somewhere/.git/worktrees/wt\n");
-    write_bytes(&wt.join(".claude/settings.local.json"), DENY_RM.as_bytes());
+    write(&wt.join(".git"), b"gitdir: /somewhere/.git/worktrees/wt\n");
+    write(&wt.join(".claude/settings.local.json"), DENY_RM.as_bytes());
     let deep = wt.join("a/b");
     std::fs::create_dir_all(&deep).unwrap();
-    let loaded = load_permissions(&sources(&fx, deep));
+    let loaded = load_permissions(&sources(&fx, deep, true));
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
     assert!(
         loaded
@@ -374,13 +335,13 @@ fn a_worktree_git_file_marks_the_root() {
 fn without_a_repository_the_local_file_is_the_project_dirs() {
     let fx = Fixture::new();
     let plain = fx.out.join("plain");
-    write_bytes(
+    write(
         &plain.join(".claude/settings.local.json"),
         DENY_RM.as_bytes(),
     );
     // The directory above is no repository either (the temp dir's parents hold no `.git`).
     assert!(tool_core::git_root(&plain).is_none());
-    let (files, diags) = load_settings_files(&sources(&fx, plain.clone()));
+    let (files, diags) = load_settings_files(&sources(&fx, plain.clone(), true));
     assert!(diags.is_empty(), "{diags:?}");
     assert_eq!(
         files
@@ -400,8 +361,8 @@ fn a_local_file_below_the_git_root_is_reported_not_read() {
     let sub = repo.join("sub");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     let stray = sub.join(".claude/settings.local.json");
-    write_bytes(&stray, br#"{"permissions":{"deny":["Bash(sub-local *)"]}}"#);
-    let loaded = load_permissions(&sources(&fx, sub));
+    write(&stray, br#"{"permissions":{"deny":["Bash(sub-local *)"]}}"#);
+    let loaded = load_permissions(&sources(&fx, sub, true));
     assert!(loaded.context.deny.is_empty(), "{:?}", loaded.context.deny);
     let warning = loaded
         .diagnostics
@@ -428,16 +389,16 @@ fn a_local_file_below_the_git_root_is_reported_not_read() {
 fn blank_settings_files_are_empty_objects() {
     let fx = Fixture::new();
     let managed = fx.home.join("managed");
-    write_bytes(&managed.join("managed-settings.json"), b"");
-    write_bytes(&fx.home.join("config/settings.json"), b"  \n\t\r\n");
-    write_bytes(&fx.proj.join(".claude/settings.json"), BOM);
-    write_bytes(
+    write(&managed.join("managed-settings.json"), b"");
+    write(&fx.home.join("config/settings.json"), b"  \n\t\r\n");
+    write(&fx.proj.join(".claude/settings.json"), BOM);
+    write(
         &fx.proj.join(".claude/settings.local.json"),
         b"\xEF\xBB\xBF \n",
     );
     let flag = fx.home.join("blank-flag.json");
-    write_bytes(&flag, b"\n");
-    let mut s = sources(&fx, fx.proj.clone());
+    write(&flag, b"\n");
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.managed_dir = Some(managed);
     s.flag_settings = vec![flag.display().to_string()];
     let loaded = load_permissions(&s);
@@ -452,7 +413,7 @@ fn blank_settings_files_are_empty_objects() {
 #[test]
 fn bad_inline_settings_json_says_where_and_what() {
     let fx = Fixture::new();
-    let mut s = sources(&fx, fx.proj.clone());
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.flag_settings = vec!["{\"permissions\": {\n  \"deny\": [\"Bash(rm *)\",]\n}}".into()];
     let loaded = load_permissions(&s);
     let errors = loaded.command_line_errors();
@@ -482,11 +443,11 @@ fn bad_inline_settings_json_says_where_and_what() {
 async fn a_mode_flag_replaces_a_bypass_default_mode() {
     use tool_core::PermissionMode;
     let fx = Fixture::new();
-    write_bytes(
+    write(
         &fx.home.join("config/settings.json"),
         br#"{"permissions":{"defaultMode":"bypassPermissions"}}"#,
     );
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
     assert_eq!(loaded.context.mode, PermissionMode::BypassPermissions);
     assert!(loaded.context.bypass_available);
@@ -527,8 +488,8 @@ async fn a_mode_flag_replaces_a_bypass_default_mode() {
 async fn the_sessions_settings_files_are_protected_wherever_they_are() {
     let fx = Fixture::new();
     let flag = fx.proj.join("perms.json");
-    write_bytes(&flag, br#"{"permissions":{"allow":["Bash(ls)"]}}"#);
-    let mut s = sources(&fx, fx.proj.clone());
+    write(&flag, br#"{"permissions":{"allow":["Bash(ls)"]}}"#);
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.flag_settings = vec![flag.display().to_string()];
     let loaded = load_permissions(&s);
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
@@ -588,11 +549,11 @@ async fn the_sessions_settings_files_are_protected_wherever_they_are() {
 fn disabled_bypass_is_reported_where_it_is_disabled() {
     let fx = Fixture::new();
     let user = fx.home.join("config/settings.json");
-    write_bytes(
+    write(
         &user,
         br#"{"permissions":{"disableBypassPermissionsMode":"disable"}}"#,
     );
-    let mut s = sources(&fx, fx.proj.clone());
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.inline.push((
         RuleSource::FlagSettings,
         json!({"permissions": {"defaultMode": "bypassPermissions"}}),
@@ -615,13 +576,13 @@ fn disabled_bypass_is_reported_where_it_is_disabled() {
 fn misplaced_and_unknown_permission_keys_are_reported() {
     let fx = Fixture::new();
     let user = fx.home.join("config/settings.json");
-    write_bytes(
+    write(
         &user,
         br#"{"deny": ["Read(.env)"], "permission": {}, "Permissions": {},
             "permissions": {"Deny": ["Read(.env)"], "denied": [], "allow": [], "ask": [],
             "defaultMode": "default", "additionalDirectories": []}}"#,
     );
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     let said = messages(&loaded);
     for expected in [
         "`deny` belongs under `permissions`; ignored here",
@@ -659,7 +620,7 @@ fn a_rule_that_cannot_be_anchored_in_a_non_utf8_directory_is_an_error() {
     std::fs::create_dir_all(&file_dir).unwrap();
     let file = file_dir.join("s.json");
     std::fs::write(&file, r#"{"permissions":{"deny":["Read(/y.txt)"]}}"#).unwrap();
-    let mut s = sources(&fx, odd.clone());
+    let mut s = sources(&fx, odd.clone(), true);
     s.flag_settings = vec![
         file.display().to_string(),
         r#"{"permissions":{"deny":["Read(/secret.txt)"]}}"#.to_owned(),
@@ -673,7 +634,7 @@ fn a_rule_that_cannot_be_anchored_in_a_non_utf8_directory_is_an_error() {
         "{errors:?}"
     );
     // A UTF-8 directory is anchored as before.
-    let mut s = sources(&fx, fx.proj.clone());
+    let mut s = sources(&fx, fx.proj.clone(), true);
     s.flag_settings = vec![
         file.display().to_string(),
         r#"{"permissions":{"deny":["Read(/secret.txt)"]}}"#.to_owned(),
@@ -711,7 +672,7 @@ async fn the_config_directory_is_protected_through_its_link_and_beside_the_work(
         (real.join("plugins/p"), real.join("plugins/p/x.md"), "allow"),
         (real.join("plugins/p"), real.join("agents/x.md"), "ask"),
     ] {
-        let mut s = sources(&fx, cwd.clone());
+        let mut s = sources(&fx, cwd.clone(), true);
         s.user_config_dir = Some(fx.home.join(".claude"));
         let loaded = load_permissions(&s);
         let mut context = loaded.context.clone();
@@ -754,11 +715,11 @@ fn a_settings_file_that_is_no_regular_file_is_reported_not_read() {
         .unwrap();
     assert!(made.success());
     std::os::unix::fs::symlink("/dev/zero", &local).unwrap();
-    write_bytes(
+    write(
         &fx.home.join("config/settings.json"),
         br#"{"permissions":{"deny":["Bash(rm:*)"]}}"#,
     );
-    let loaded = load_permissions(&sources(&fx, fx.proj.clone()));
+    let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     let shown = messages(&loaded);
     for file in [&project, &local] {
         assert!(

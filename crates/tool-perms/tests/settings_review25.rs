@@ -8,50 +8,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use common::{Fixture, behavior, probe};
+use common::{Fixture, bash, messages, sources, write};
 use serde_json::json;
-use tool_core::{PermissionMode, RuleSource, ToolUseContext};
-use tool_perms::settings::{LoadedPermissions, SettingsSources, Severity, load_permissions};
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-/// Sources for `project_dir` with nothing but what the test writes: the user config dir is
-/// `<home>/config`, no managed settings.
-fn sources(fx: &Fixture, project_dir: PathBuf, trusted: bool) -> SettingsSources {
-    SettingsSources {
-        project_dir,
-        home: Some(fx.home.clone()),
-        user_config_dir: Some(fx.home.join("config")),
-        managed_dir: None,
-        flag_settings: vec![],
-        inline: vec![],
-        project_trusted: trusted,
-    }
-}
-
-fn messages(loaded: &LoadedPermissions) -> Vec<String> {
-    loaded.diagnostics.iter().map(ToString::to_string).collect()
-}
-
-/// What the loaded settings decide for `Bash` running `command` in the project.
-async fn bash(fx: &Fixture, loaded: &LoadedPermissions, command: &str) -> String {
-    let engine = loaded.engine();
-    let tctx = ToolUseContext::new(&fx.proj)
-        .with_home(Some(fx.home.clone()))
-        .with_permission(loaded.context.clone());
-    let tool = probe(fx, "Bash");
-    behavior(
-        &engine
-            .decide(&tool, &json!({"command": command}), &tctx)
-            .await,
-    )
-    .to_owned()
-}
+use tool_core::{PermissionMode, RuleSource};
+use tool_perms::settings::{Severity, load_permissions};
 
 // --- 1. An untrusted project's misspelt or misplaced keys --------------------------------------
 
@@ -134,7 +94,7 @@ async fn a_number_out_of_range_keeps_the_files_deny_rules() {
     );
     let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
     assert!(loaded.diagnostics.is_empty(), "{:?}", messages(&loaded));
-    assert_eq!(bash(&fx, &loaded, "rm -rf build").await, "deny");
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
     let user = &loaded.files[0].value;
     assert_eq!(user["cleanupPeriodDays"], json!(f64::MAX));
     assert_eq!(user["x"], json!([-f64::MAX, 0.0, "1e400"]));
@@ -255,7 +215,7 @@ fn allow_managed_permission_rules_only_is_checked_for_type_and_level() {
     for off in ["false", "null"] {
         write(
             &managed_file,
-            &format!(r#"{{"allowManagedPermissionRulesOnly": {off}}}"#),
+            format!(r#"{{"allowManagedPermissionRulesOnly": {off}}}"#),
         );
         let loaded = load_permissions(&s);
         assert!(!loaded.context.managed_rules_only, "{off}");
@@ -638,7 +598,7 @@ async fn a_large_file_of_duplicate_keys_is_scanned_in_linear_time() {
     text.push_str("]}");
     write(&user, &text);
     let loaded = load_permissions(&sources(&fx, fx.proj.clone(), true));
-    assert_eq!(bash(&fx, &loaded, "rm -rf build").await, "deny");
+    assert_eq!(bash(&fx, &loaded, &fx.proj, "rm -rf build").await, "deny");
     let said = messages(&loaded);
     assert_eq!(said.len(), 11, "{:?}", &said[..said.len().min(20)]);
     for (i, m) in said[..10].iter().enumerate() {
@@ -696,17 +656,41 @@ async fn a_mistyped_managed_rules_only_keeps_the_other_levels_deny_and_ask_rules
     for value in [r#""false""#, r#""true""#, "0", "[]"] {
         write(
             &managed_file,
-            &format!(
+            format!(
                 r#"{{"allowManagedPermissionRulesOnly": {value}, "permissions":{{"allow":["Bash(echo:*)"]}}}}"#
             ),
         );
         let loaded = load_permissions(&s);
-        assert_eq!(bash(&fx, &loaded, "rm -rf build").await, "deny", "{value}");
-        assert_eq!(bash(&fx, &loaded, "curl x").await, "deny", "{value}");
-        assert_eq!(bash(&fx, &loaded, "git push").await, "ask", "{value}");
-        assert_ne!(bash(&fx, &loaded, "touch x").await, "allow", "{value}");
-        assert_ne!(bash(&fx, &loaded, "make x").await, "allow", "{value}");
-        assert_eq!(bash(&fx, &loaded, "echo hi").await, "allow", "{value}");
+        assert_eq!(
+            bash(&fx, &loaded, &fx.proj, "rm -rf build").await,
+            "deny",
+            "{value}"
+        );
+        assert_eq!(
+            bash(&fx, &loaded, &fx.proj, "curl x").await,
+            "deny",
+            "{value}"
+        );
+        assert_eq!(
+            bash(&fx, &loaded, &fx.proj, "git push").await,
+            "ask",
+            "{value}"
+        );
+        assert_ne!(
+            bash(&fx, &loaded, &fx.proj, "touch x").await,
+            "allow",
+            "{value}"
+        );
+        assert_ne!(
+            bash(&fx, &loaded, &fx.proj, "make x").await,
+            "allow",
+            "{value}"
+        );
+        assert_eq!(
+            bash(&fx, &loaded, &fx.proj, "echo hi").await,
+            "allow",
+            "{value}"
+        );
         assert!(loaded.context.managed_rules_only, "{value}");
         let errors: Vec<_> = loaded
             .diagnostics

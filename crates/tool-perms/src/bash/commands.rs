@@ -896,6 +896,12 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
             | "gawk"
             | "mawk"
             | "nawk"
+            | "ssh"
+            | "slogin"
+            | "scp"
+            | "sftp"
+            | "rsync"
+            | "zip"
     ) && words[1..].iter().any(|w| w.value.is_none())
     {
         return true;
@@ -942,6 +948,24 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         "sort" => long(&["--compress-program"]),
         // `--filter=COMMAND` hands each piece to a shell command.
         "split" => long(&["--filter"]),
+        "ssh" | "slogin" | "scp" | "sftp" => ssh_runs_a_local_command(name, &args),
+        // `-e CMD` / `--rsh=CMD` is the program rsync starts to reach the other end (each
+        // one given is judged, though rsync uses the last); a plain `ssh` is the usual one. The remote shell may also
+        // come from `RSYNC_RSH` (see `computed_by`).
+        "rsync" => rsync_remote_shells(&args)
+            .iter()
+            .any(|shell| !is_plain_ssh(shell)),
+        // An editor run from a command line (no terminal to edit on) runs Ex commands: from
+        // `-c`, `--cmd`, `+CMD`, a script (`-S`, `-s`, `-u`), its input (`-e`, `ex`), each of
+        // which may run a shell command (`!rm x`, `:call system(…)`), in spellings too many to
+        // list (`-c!…`, `-nc…`, `+/x/|!…`). Whatever runs cannot be checked.
+        "vi" | "vim" | "nvim" | "gvim" | "view" | "vimdiff" | "ex" | "evim" | "rvim" => true,
+        // `-TT CMD` / `--unzip-command CMD` tests the archive with that command (also
+        // `-TTCMD`, and in a bundle, `-rTT`).
+        "zip" => args.iter().take_while(|a| **a != "--").any(|a| {
+            (a.starts_with('-') && !a.starts_with("--") && a.contains("TT"))
+                || names_long(a, "--unzip-command")
+        }),
         "awk" | "gawk" | "mawk" | "nawk" => awk_runs_commands(&args),
         // It runs commands from the history (`fc -s`), or an editor on them; `fc -l` lists.
         "fc" => !args.first().is_some_and(|a| {
@@ -949,6 +973,140 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         }),
         _ => false,
     }
+}
+
+/// The ssh configuration keys whose value is a command run (or a library loaded) on this
+/// machine: `-o ProxyCommand=…` runs a program before any connection.
+const SSH_LOCAL_COMMAND_KEYS: &[&str] = &[
+    "proxycommand",
+    "localcommand",
+    "knownhostscommand",
+    "pkcs11provider",
+    "securitykeyprovider",
+];
+
+/// Whether `text` (an ssh `-o` value such as `ProxyCommand=rm x` or `ProxyCommand rm x`, or
+/// a whole ssh command line) names a key whose value runs on this machine, in any case, as
+/// ssh reads keys.
+fn ssh_option_runs_a_command(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    SSH_LOCAL_COMMAND_KEYS.iter().any(|key| lower.contains(key))
+}
+
+/// Whether ssh, slogin, scp or sftp (`name`, with `args`) run a program or load code on
+/// this machine that their options give: an `-o` value naming a key such as `ProxyCommand`
+/// ([`SSH_LOCAL_COMMAND_KEYS`]); a configuration file (`-F`, which may set those keys); ssh's
+/// `-I` (a PKCS#11 library); scp's and sftp's `-S PROGRAM` (the ssh they start) and `-D
+/// PROGRAM` (a local SFTP server); sftp's `-b FILE` (a batch whose `!` lines run commands).
+///
+/// Options are read as OpenSSH's getopt reads them (the option strings of OpenSSH 9): up
+/// to the first operand, or `--`; ssh reads a second run of options after the host name
+/// (`ssh host -o ProxyCommand=…`), up to the remote command, whose own options are not
+/// its. A value left out at the end is no value.
+fn ssh_runs_a_local_command(name: &str, args: &[&str]) -> bool {
+    // Short options that take a value; `dangerous` those whose value runs or loads
+    // something here (`o` is judged by its key).
+    let (values, dangerous) = match name {
+        "scp" => ("cDFiJlMoPSX", "DFS"),
+        "sftp" => ("bBcDFiJlopPRsSX", "bDFS"),
+        _ => ("bcDeEFiIJlLmoOpPQRSwW", "FI"),
+    };
+    let mut i = 0;
+    // ssh: the options before the host name, then those after it.
+    let runs = if name == "ssh" || name == "slogin" {
+        2
+    } else {
+        1
+    };
+    for run in 0..runs {
+        while let Some(a) = args.get(i) {
+            if *a == "--" {
+                return false;
+            }
+            let Some(bundle) = a.strip_prefix('-').filter(|b| !b.is_empty()) else {
+                break;
+            };
+            i += 1;
+            for (at, c) in bundle.char_indices() {
+                if !values.contains(c) {
+                    continue;
+                }
+                let rest = &bundle[at + c.len_utf8()..];
+                let value = if rest.is_empty() {
+                    i += 1;
+                    args.get(i - 1).copied().unwrap_or("")
+                } else {
+                    rest
+                };
+                if dangerous.contains(c) || (c == 'o' && ssh_option_runs_a_command(value)) {
+                    return true;
+                }
+                break;
+            }
+        }
+        // The host name, before ssh's second run of options.
+        if run + 1 < runs {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// Every remote shell rsync is given (`-e CMD`, `--rsh=CMD`, `--rsh CMD`; `-e` in a bundle,
+/// `-avze CMD`, or attached, `-eCMD`), in order: rsync uses the last.
+fn rsync_remote_shells(args: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if *a == "--" {
+            break;
+        }
+        let next = |i: usize| args.get(i).map_or_else(String::new, |v| (*v).to_owned());
+        if let Some(long) = a.strip_prefix("--") {
+            // popt, which reads rsync's options, takes no abbreviation.
+            match long.split_once('=') {
+                Some(("rsh", value)) => out.push(value.to_owned()),
+                None if long == "rsh" => {
+                    out.push(next(i));
+                    i += 1;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let Some(bundle) = a.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            continue;
+        };
+        for (at, c) in bundle.char_indices() {
+            // Short options of rsync that take a value: the rest of the bundle, else the
+            // next word (the same letters as rsync's entry in `short_values`).
+            if !"efBMT@".contains(c) {
+                continue;
+            }
+            let rest = &bundle[at + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                i += 1;
+                next(i - 1)
+            } else {
+                rest.to_owned()
+            };
+            if c == 'e' {
+                out.push(value);
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Whether an rsync remote shell is a plain `ssh`: ssh with options that run or load
+/// nothing here (see [`ssh_runs_a_local_command`]).
+fn is_plain_ssh(shell: &str) -> bool {
+    let words: Vec<&str> = shell.split_whitespace().collect();
+    words.first().is_some_and(|w| basename(w) == "ssh")
+        && !ssh_option_runs_a_command(shell)
+        && !ssh_runs_a_local_command("ssh", &words[1..])
 }
 
 /// Whether an awk command line may run a command: its program (the first operand, or the

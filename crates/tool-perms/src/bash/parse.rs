@@ -2255,9 +2255,7 @@ impl Walker<'_> {
                     let program = run.first().and_then(|w| w.value.as_deref()).map(basename);
                     match program {
                         // Only a rule for this program can be dodged: the engine decides.
-                        // git's global options from input (`-c alias.x='!rm v'`) run any
-                        // program: computed under any rule, as `xargs find .` is.
-                        Some(program) if why == INPUT_SUBCOMMAND && program != "git" => {
+                        Some(program) if why == INPUT_SUBCOMMAND => {
                             if !self.out.subcommand_from_input.iter().any(|p| p == program) {
                                 self.out.subcommand_from_input.push(program.to_owned());
                             }
@@ -2313,6 +2311,13 @@ impl Walker<'_> {
     fn computed_by(&mut self, run: &[Word], assignments: &[Assignment]) {
         let why = if git_runs_configured(run, assignments) {
             "git configured on its command line or by its variables may run any program".to_owned()
+        } else if run
+            .first()
+            .and_then(|w| w.value.as_deref())
+            .is_some_and(|p| basename(p) == "rsync")
+            && assignments.iter().any(|a| a.name == "RSYNC_RSH")
+        {
+            "`rsync` runs the remote shell its `RSYNC_RSH` names".to_owned()
         } else if super::commands::runs_a_program_it_is_given(run) {
             let name = run
                 .first()
@@ -3167,6 +3172,9 @@ fn input_supplies_command(
     const NAME: &str = "find/xargs take the command they run from their input (a wrapper with no command after it, or the placeholder where the command goes)";
     const SUBCOMMAND: &str = INPUT_SUBCOMMAND;
     const PROGRAM: &str = "find/xargs give the program they run words from their input that may make it run another program (`find -exec`, `rg --pre`, `sort --compress-program`)";
+    // git's global options from input (`-c alias.x='!rm v'`) run any program: computed
+    // under any rule, as `xargs find .` is.
+    const GIT: &str = "find/xargs give git its subcommand or global options from their input (`-c alias.x='!cmd'` runs any program)";
     let placeholders: Vec<&Option<String>> = match fill {
         Fill::InPlace(p) => outer.iter().chain(std::iter::once(p)).collect(),
         Fill::Appended => outer.iter().collect(),
@@ -3209,10 +3217,11 @@ fn input_supplies_command(
     }
     // The program's leading options, and words that may be their values, come before the
     // subcommand; the first word that is surely not one of them is the subcommand.
+    let subcommand = if name == "git" { GIT } else { SUBCOMMAND };
     let mut after_option = false;
     for w in &run[1..] {
         if holds(w) {
-            return Some(SUBCOMMAND);
+            return Some(subcommand);
         }
         match w.value.as_deref() {
             Some("--") => after_option = false,
@@ -3221,7 +3230,7 @@ fn input_supplies_command(
             _ => return None,
         }
     }
-    appended.then_some(SUBCOMMAND)
+    appended.then_some(subcommand)
 }
 
 /// Whether the program `run` (named `name`) that find/xargs run may run a program the words

@@ -10,7 +10,7 @@ use tool_core::{
     ToolUseContext,
 };
 use tool_perms::probe::ProbeTool;
-use tool_perms::settings::parse_mode;
+use tool_perms::settings::{LoadedPermissions, SettingsSources, parse_mode};
 use tool_perms::{PathRoots, PermissionEngine};
 
 pub struct Fixture {
@@ -253,6 +253,73 @@ pub fn mode_of(name: &str) -> PermissionMode {
 
 pub fn exists(p: &Path) -> bool {
     p.exists()
+}
+
+/// Writes `contents` to `path`, creating its directory.
+pub fn write(path: &Path, contents: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+}
+
+/// Settings sources for `project_dir` with nothing but what the test writes: the user
+/// config dir is `<home>/config`, no managed settings.
+pub fn sources(fx: &Fixture, project_dir: PathBuf, trusted: bool) -> SettingsSources {
+    SettingsSources {
+        project_dir,
+        home: Some(fx.home.clone()),
+        user_config_dir: Some(fx.home.join("config")),
+        managed_dir: None,
+        flag_settings: vec![],
+        inline: vec![],
+        project_trusted: trusted,
+    }
+}
+
+/// The loaded settings' diagnostics, as they are printed.
+pub fn messages(loaded: &LoadedPermissions) -> Vec<String> {
+    loaded.diagnostics.iter().map(ToString::to_string).collect()
+}
+
+/// What the loaded settings decide for `Bash` running `command` in `cwd`.
+pub async fn bash(fx: &Fixture, loaded: &LoadedPermissions, cwd: &Path, command: &str) -> String {
+    let engine = loaded.engine();
+    let tctx = ToolUseContext::new(cwd)
+        .with_home(Some(fx.home.clone()))
+        .with_permission(loaded.context.clone());
+    let tool = probe(fx, "Bash");
+    behavior(
+        &engine
+            .decide(&tool, &json!({"command": command}), &tctx)
+            .await,
+    )
+    .to_owned()
+}
+
+/// Whether `program` is installed (found on `PATH`).
+pub fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Runs `command` with the real bash in `dir` (standard input and output to /dev/null,
+/// `HOME` set to `home`, git's system configuration and the caller's `GIT_DIR` and
+/// `GIT_WORK_TREE` kept out), so that a test can see what it did to the files there; says
+/// whether it succeeded.
+pub fn real_bash(command: &str, dir: &Path, home: &Path) -> bool {
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("bash runs")
+        .success()
 }
 
 /// Pieces of shell syntax (quotes, substitutions, operators, control flow, wrappers) that

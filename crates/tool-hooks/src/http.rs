@@ -8,9 +8,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{HttpHandler, shown_url};
-use crate::process::{
-    Ending, MAX_STDOUT_BYTES, RawRun, delayed_text, next_retry_delay, retry_window, shortage_name,
-};
+use crate::process::{Ending, MAX_STDOUT_BYTES, RawRun, StartRetry, delayed_text, shortage_name};
 
 /// Builds the shared client: rustls with the ring provider, no system proxy, and no
 /// redirects: the hook input goes only to the URL the settings name (and
@@ -184,12 +182,10 @@ pub(crate) async fn run_http(
         };
         // A connection that cannot be opened for want of descriptors is tried again as
         // other hooks end, as a command hook's start is, for half the timeout.
-        let retry_until = start.checked_add(retry_window(timeout)).unwrap_or(start);
-        let mut delay = Duration::ZERO;
-        let mut short_of: Option<&'static str> = None;
+        let mut retry = StartRetry::new(start, timeout);
         let mut resp = loop {
             // An attempt after a shortage starts late.
-            if let Some(shortage) = short_of
+            if let Some(shortage) = retry.short_of()
                 && let Ok(mut last) = delayed.lock()
             {
                 *last = Some((start.elapsed(), shortage));
@@ -218,11 +214,7 @@ pub(crate) async fn run_http(
                     (e, "cannot build the HTTP client".to_owned(), short)
                 }
             };
-            short_of = short.or(short_of);
-            let now = Instant::now();
-            if short.is_some() && now < retry_until {
-                delay = next_retry_delay(delay);
-                tokio::time::sleep(delay.min(retry_until - now)).await;
+            if retry.wait_after(short).await {
                 continue;
             }
             return Err(describe(e, &what, short));

@@ -36,15 +36,51 @@ pub const PIPE_GRACE: Duration = Duration::from_millis(200);
 
 /// The longest a hook that cannot start for want of a system resource (descriptors,
 /// processes: [`shortage_name`]) is retried before it counts as not started
-/// ([`Ending::Unstartable`]); never more than half its timeout ([`retry_window`]).
+/// ([`Ending::Unstartable`]); never more than half its timeout ([`StartRetry`]).
 pub(crate) const START_RETRY_LIMIT: Duration = Duration::from_secs(10);
 
-/// How long a start that fails for want of a system resource is retried, for a hook with
-/// this timeout: half of it, at most [`START_RETRY_LIMIT`]. The other half is left for the
-/// hook to run in: a start that succeeds at last just before the timeout would only be
-/// killed by it.
-pub(crate) fn retry_window(timeout: Duration) -> Duration {
-    (timeout / 2).min(START_RETRY_LIMIT)
+/// The retries of a start (a command hook's process, an http hook's connection) that
+/// failed for want of a system resource ([`shortage_name`]): tried again as other hooks
+/// end, for half the hook's timeout, at most [`START_RETRY_LIMIT`]. The other half is left
+/// for the hook to run in: a start that succeeds at last just before the timeout would only
+/// be killed by it.
+pub(crate) struct StartRetry {
+    /// Until when a failed start is tried again.
+    until: Instant,
+    /// The latest wait between attempts.
+    delay: Duration,
+    /// The last shortage a failed attempt met.
+    short_of: Option<&'static str>,
+}
+
+impl StartRetry {
+    /// The retries of a hook started at `start` with this timeout.
+    pub(crate) fn new(start: Instant, timeout: Duration) -> Self {
+        Self {
+            until: start + (timeout / 2).min(START_RETRY_LIMIT),
+            delay: Duration::ZERO,
+            short_of: None,
+        }
+    }
+
+    /// After an attempt that failed, short of `shortage` (`None`: for another reason):
+    /// waits before the next attempt and says `true`, or says `false` at once when the
+    /// failure is final (no shortage, or no time left to retry).
+    pub(crate) async fn wait_after(&mut self, shortage: Option<&'static str>) -> bool {
+        self.short_of = shortage.or(self.short_of);
+        let now = Instant::now();
+        if shortage.is_none() || now >= self.until {
+            return false;
+        }
+        self.delay = next_retry_delay(self.delay);
+        tokio::time::sleep(self.delay.min(self.until - now)).await;
+        true
+    }
+
+    /// The last shortage a failed attempt met: the start, if it came, came late.
+    pub(crate) fn short_of(&self) -> Option<&'static str> {
+        self.short_of
+    }
 }
 
 /// Whether `e` says that this process or the system is short, for now, of a resource that
@@ -68,7 +104,7 @@ pub(crate) fn shortage_name(e: &std::io::Error) -> Option<&'static str> {
 /// The wait before the next attempt at a start that failed for want of a resource, after
 /// waiting `previous`: doubling from 5 ms to at most 200 ms, and up to half as much again at
 /// random, so that the hooks waiting for descriptors do not all try again at once.
-pub(crate) fn next_retry_delay(previous: Duration) -> Duration {
+fn next_retry_delay(previous: Duration) -> Duration {
     use std::hash::BuildHasher as _;
     let base = (previous * 2).clamp(Duration::from_millis(5), Duration::from_millis(200));
     let random = std::collections::hash_map::RandomState::new().hash_one(());
@@ -94,7 +130,7 @@ pub(crate) enum Ending {
     /// Could not be started, or (http) the request failed.
     Failed(String),
     /// Could not be started for want of a system resource (too many open files, no more
-    /// processes), still after retrying for as long as [`retry_window`] allowed: a failure
+    /// processes), still after retrying for as long as [`StartRetry`] allowed: a failure
     /// that says nothing about the hook, which may have refused the call.
     Unstartable(String),
     /// Its first stdout line was the async form (`{"async": true, "asyncTimeout"?: ms}`)
@@ -503,26 +539,21 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
     // A start that fails for want of descriptors or processes (parallel calls with many
     // hooks each, under macOS's 256 descriptors) is tried again as other hooks end, for half
     // the hook's timeout.
-    let retry_until = start
-        .checked_add(retry_window(l.timeout))
-        .unwrap_or(deadline);
-    let mut delay = Duration::ZERO;
-    // The last shortage a failed attempt met.
-    let mut short_of: Option<&'static str> = None;
+    let mut retry = StartRetry::new(start, l.timeout);
     let mut child = loop {
         let e = match command.spawn() {
             Ok(c) => break c,
             Err(e) => e,
         };
         let shortage = shortage_name(&e);
-        short_of = shortage.or(short_of);
-        let now = Instant::now();
-        if shortage.is_some() && now < retry_until {
-            delay = next_retry_delay(delay);
-            tokio::select! {
-                () = tokio::time::sleep(delay.min(retry_until - now)) => continue,
-                () = l.cancel.cancelled() => return not_run(Ending::Cancelled, start),
-            }
+        // Biased: a failure that is final (no shortage) is said as it is, even when the
+        // call is being cancelled meanwhile.
+        tokio::select! {
+            biased;
+            again = retry.wait_after(shortage) => if again {
+                continue;
+            },
+            () = l.cancel.cancelled() => return not_run(Ending::Cancelled, start),
         }
         // Name what could not be started: the hook's program, or the shell that runs it.
         let program = command
@@ -546,7 +577,9 @@ pub(crate) async fn run_command(l: Launch<'_>) -> RawRun {
         };
         return not_run(ending, start);
     };
-    let start_delayed = short_of.map(|shortage| delayed_text(start.elapsed(), shortage));
+    let start_delayed = retry
+        .short_of()
+        .map(|shortage| delayed_text(start.elapsed(), shortage));
     let pid = child.id();
     let mut guard = GroupGuard { pid, armed: true };
     let mut stdout = child.stdout.take();

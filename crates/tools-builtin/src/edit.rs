@@ -185,7 +185,7 @@ impl TypedTool for Edit {
         })
         .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            edit_blocking(path, confine.as_ref(), input, &ctx, lock)
+            edit_blocking(path, &confine, input, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -207,7 +207,7 @@ impl TypedTool for Edit {
 /// The edit, with the file's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
-    confine: Option<&fsutil::Confinement>,
+    confine: &fsutil::Confinement,
     input: EditInput,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,
@@ -808,6 +808,12 @@ fn validate(input: &EditInput, ctx: &ToolUseContext) -> Result<(), ValidationErr
         ));
     }
     fsutil::check_stale(ctx, &path, 6, 7)?;
+    fsutil::check_unchanged(
+        ctx,
+        &path,
+        bytes.as_deref().map(tool_core::ContentHash::of),
+        7,
+    )?;
     let planned = plan(bytes.as_deref(), input).map_err(|r| match r.code {
         Some(code) => ValidationError::with_code(r.message, code),
         None => ValidationError::new(r.message),

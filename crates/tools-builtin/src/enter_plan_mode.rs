@@ -2,6 +2,11 @@
 //! (Claude Code's `EnterPlanModeTool`), remembering the mode it leaves
 //! ([`ToolPermissionContext::pre_plan_mode`](tool_core::ToolPermissionContext::pre_plan_mode))
 //! for [`ExitPlanMode`](crate::ExitPlanMode) to restore.
+//!
+//! It is refused when ExitPlanMode cannot be used in the session (a deny rule on it, or a
+//! tool set without it): plan mode entered could never be left, and every later write would
+//! be refused for the rest of the session. `toolwright serve` refuses it likewise to a client
+//! that cannot ask its user, and `toolwright agent` when nobody can approve ExitPlanMode.
 use std::borrow::Cow;
 
 use schemars::JsonSchema;
@@ -17,6 +22,24 @@ pub(crate) fn with_mode(ctx: ToolUseContext, mode: PermissionMode) -> ToolUseCon
     let mut permission = ctx.permission().clone();
     permission.set_mode(mode);
     ctx.with_permission(permission)
+}
+
+/// Why ExitPlanMode cannot be used in `ctx`'s session, if it cannot: a tool-wide deny rule
+/// names it (`ExitPlanMode`, `ExitPlanMode(*)`; the session's engine when the host installed
+/// one, else the context's rules), or the session has a tool set and ExitPlanMode is not in
+/// it (a session drops the tools such a rule names). A context without a tool set (a host
+/// that never gave one) is not judged by it.
+fn exit_plan_mode_unavailable(ctx: &ToolUseContext) -> Option<&'static str> {
+    let exit = crate::ExitPlanMode;
+    if tool_perms::PermissionEngine::for_walking(ctx)
+        .is_some_and(|engine| engine.is_blanket_denied(&exit))
+    {
+        return Some("a deny rule refuses in this session");
+    }
+    let name = tool_core::Tool::name(&exit);
+    let tools = ctx.tools();
+    (!tools.is_empty() && !tools.iter().any(|t| t.name() == name))
+        .then_some("is not among this session's tools")
 }
 
 /// Input of EnterPlanMode (no fields).
@@ -125,6 +148,11 @@ impl TypedTool for EnterPlanMode {
                 "EnterPlanMode tool cannot be used in agent contexts",
             ));
         }
+        if let Some(why) = exit_plan_mode_unavailable(ctx) {
+            return Err(ValidationError::new(format!(
+                "EnterPlanMode is not available in this session: leaving plan mode needs ExitPlanMode, which {why}, so plan mode could never be left and every later write would be refused. Plan in your answer instead, without entering plan mode."
+            )));
+        }
         Ok(())
     }
 
@@ -159,5 +187,101 @@ impl TypedTool for EnterPlanMode {
             ));
         }
         ToolResultContent::Text(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tool_core::{RuleSource, SourcedRule, Tool, ToolPermissionContext};
+
+    use super::*;
+
+    /// EnterPlanMode as the pipeline runs it: validated, then called and its context
+    /// modifier applied. The context after it, or the refusal.
+    async fn enter(ctx: ToolUseContext) -> Result<ToolUseContext, String> {
+        Tool::validate_input(&EnterPlanMode, &json!({}), &ctx)
+            .await
+            .map_err(|e| e.message)?;
+        let result = Tool::call(
+            &EnterPlanMode,
+            json!({}),
+            ctx.clone(),
+            ProgressSender::none(),
+        )
+        .await
+        .map_err(|e| e.to_model_text())?;
+        Ok(match result.context_modifier {
+            Some(modifier) => modifier.apply(ctx),
+            None => ctx,
+        })
+    }
+
+    fn denying(rule: &str) -> ToolPermissionContext {
+        ToolPermissionContext {
+            deny: vec![SourcedRule {
+                source: RuleSource::ProjectSettings,
+                rule: rule.into(),
+            }],
+            ..ToolPermissionContext::default()
+        }
+    }
+
+    /// With a deny rule on ExitPlanMode (`"deny": ["ExitPlanMode"]`), or a session whose tools
+    /// lack ExitPlanMode (a session drops a tool a tool-wide deny rule names), EnterPlanMode
+    /// is refused by its validation, so the call never runs and the mode stays: entered,
+    /// plan mode could never be left, and every later write would be refused. Without the
+    /// rule, and with a deny rule on another tool, it enters plan mode as before.
+    #[tokio::test]
+    async fn refused_when_exit_plan_mode_cannot_be_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let both: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(EnterPlanMode),
+            Arc::new(crate::ExitPlanMode),
+            Arc::new(crate::Read),
+        ];
+        let only_enter: Vec<Arc<dyn Tool>> = vec![Arc::new(EnterPlanMode), Arc::new(crate::Read)];
+        for (case, ctx) in [
+            (
+                "deny rule",
+                ToolUseContext::new(dir.path()).with_permission(denying("ExitPlanMode")),
+            ),
+            (
+                "deny rule with the tools",
+                ToolUseContext::new(dir.path())
+                    .with_tools(both.clone())
+                    .with_permission(denying("ExitPlanMode(*)")),
+            ),
+            (
+                "tools without ExitPlanMode",
+                ToolUseContext::new(dir.path()).with_tools(only_enter),
+            ),
+        ] {
+            let err = enter(ctx).await.unwrap_err();
+            assert!(
+                err.starts_with("EnterPlanMode is not available in this session:")
+                    && err.contains("ExitPlanMode")
+                    && err.contains("Plan in your answer instead"),
+                "{case}: {err}"
+            );
+        }
+        for (case, ctx) in [
+            ("no tool set", ToolUseContext::new(dir.path())),
+            (
+                "both tools",
+                ToolUseContext::new(dir.path()).with_tools(both.clone()),
+            ),
+            (
+                "another deny rule",
+                ToolUseContext::new(dir.path())
+                    .with_tools(both.clone())
+                    .with_permission(denying("Bash(rm:*)")),
+            ),
+        ] {
+            let after = enter(ctx).await.unwrap();
+            assert_eq!(after.permission().mode, PermissionMode::Plan, "{case}");
+        }
     }
 }

@@ -621,7 +621,7 @@ fn write_between(
         // Before creating any directory: where the existing part of the path leads.
         check_confined(&resolve_existing(dir).join(&name), confine)?;
     }
-    fs::create_dir_all(dir)?;
+    create_dirs(dir)?;
     let dir_fd = File::from(open(
         dir,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
@@ -673,7 +673,7 @@ fn write_between(
         }
         // Confined, another name of the file may lie outside the working directories: the
         // rename keeps the write inside (and breaks the link) instead.
-        if st.st_nlink > 1 && confine.is_none() {
+        if st.st_nlink > 1 && !confine.is_some_and(Confinement::to_dirs) {
             return write_in_place(&dir_fd, &name, bytes);
         }
     }
@@ -759,7 +759,7 @@ fn in_place_fallback(
     existing: Option<&nix::sys::stat::FileStat>,
     confine: Option<&Confinement>,
 ) -> io::Result<()> {
-    if confine.is_some() && existing.is_some_and(|st| st.st_nlink > 1) {
+    if confine.is_some_and(Confinement::to_dirs) && existing.is_some_and(|st| st.st_nlink > 1) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "refusing to rewrite a hard-linked file in place: another name of it may lie outside the working directories",
@@ -853,20 +853,234 @@ fn resolve_existing(dir: &Path) -> PathBuf {
     }
 }
 
+/// Creates `dir` and the missing directories above it. A directory on the way that is a
+/// symlink to nothing (which `mkdir` cannot create through: "File exists") is named as such,
+/// with, for a chain of links, the links it leads through and the first directory on the
+/// way that does not exist ([`dangling_chain`]).
+fn create_dirs(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir).map_err(|e| {
+        let dangling = dir.ancestors().find(|at| {
+            fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink())
+                && fs::metadata(at).is_err()
+        });
+        let Some(link) = dangling else {
+            return e;
+        };
+        let message = match (dangling_chain(link), fs::read_link(link)) {
+            (Dangling::Missing { through, missing }, Ok(target))
+                if through.is_empty()
+                    && link.parent().is_some_and(|p| {
+                        tool_core::normalize_lexically(&p.join(&target)) == missing
+                    }) =>
+            {
+                format!(
+                    "{} is a symbolic link to a missing directory ({}), so nothing can be \
+                     created in it. Create the directory it leads to first, or write to a path \
+                     without the link",
+                    link.display(),
+                    target.display()
+                )
+            }
+            (Dangling::Missing { through, missing }, _) => format!(
+                "{} is a symbolic link to a missing directory: it leads{} to {}, which does not \
+                 exist, so nothing can be created in it. Create the directory it leads to first, \
+                 or write to a path without the link",
+                link.display(),
+                via(&through),
+                missing.display()
+            ),
+            (Dangling::NotDirectory { through, file }, _) => format!(
+                "{} is a symbolic link that leads{} to {}, which is not a directory, so nothing \
+                 can be created in it. Write to a path without the link",
+                link.display(),
+                via(&through),
+                file.display()
+            ),
+            (Dangling::Loop, _) => format!(
+                "{} is a symbolic link that never resolves (its links lead in a loop, or through \
+                 more than {MAX_LINKS} links), so nothing can be created in it. Write to a path \
+                 without the link",
+                link.display()
+            ),
+            (Dangling::Other, Ok(target)) => format!(
+                "{} is a symbolic link to a directory that cannot be reached ({}), so nothing \
+                 can be created in it. Write to a path without the link",
+                link.display(),
+                target.display()
+            ),
+            (Dangling::Other, Err(_)) => return e,
+        };
+        io::Error::new(io::ErrorKind::NotFound, message)
+    })
+}
+
+/// " through b" (and more links), as a refusal of [`create_dirs`] names the links a chain
+/// leads through; empty for none.
+fn via(through: &[PathBuf]) -> String {
+    match through {
+        [] => String::new(),
+        [a] => format!(" through {}", a.display()),
+        [a, b] => format!(" through {} and {}", a.display(), b.display()),
+        [a, b, rest @ ..] => format!(
+            " through {}, {} and {} more links",
+            a.display(),
+            b.display(),
+            rest.len()
+        ),
+    }
+}
+
+/// Links followed at most in [`dangling_chain`] (Linux's own limit for a path).
+const MAX_LINKS: usize = 40;
+
+/// Where a dangling symlink leads ([`dangling_chain`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Dangling {
+    /// To `missing`, the first path on the way that does not exist, through the links
+    /// `through` (after the link itself).
+    Missing {
+        through: Vec<PathBuf>,
+        missing: PathBuf,
+    },
+    /// To `file`, which is on the way but no directory, through the links `through`.
+    NotDirectory {
+        through: Vec<PathBuf>,
+        file: PathBuf,
+    },
+    /// Through more than [`MAX_LINKS`] links: a loop.
+    Loop,
+    /// Nowhere that can be named (a path on the way that cannot be looked at).
+    Other,
+}
+
+/// Follows the symlink `link`, component by component and link by link, to the first path
+/// that does not exist.
+fn dangling_chain(link: &Path) -> Dangling {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let Ok(target) = fs::read_link(link) else {
+        return Dangling::Other;
+    };
+    let mut at = link.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut rest: VecDeque<PathBuf> = VecDeque::new();
+    let push_front = |rest: &mut VecDeque<PathBuf>, target: &Path| {
+        for c in target.components().rev() {
+            rest.push_front(PathBuf::from(c.as_os_str()));
+        }
+    };
+    push_front(&mut rest, &target);
+    let (mut through, mut followed) = (Vec::new(), 1);
+    while let Some(part) = rest.pop_front() {
+        match part.components().next() {
+            Some(Component::RootDir | Component::Prefix(_)) => at = part,
+            Some(Component::ParentDir) => {
+                // `..` of where the kernel is: the directory's real path (what leads to it
+                // may be a link), which exists (only existing directories are entered).
+                at = fs::canonicalize(&at).unwrap_or(at);
+                at.pop();
+            }
+            Some(Component::Normal(name)) => {
+                let next = at.join(name);
+                match fs::symlink_metadata(&next) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        followed += 1;
+                        if followed > MAX_LINKS {
+                            return Dangling::Loop;
+                        }
+                        let Ok(target) = fs::read_link(&next) else {
+                            return Dangling::Other;
+                        };
+                        through.push(next);
+                        push_front(&mut rest, &target);
+                    }
+                    Ok(m) if m.is_dir() => at = next,
+                    Ok(_) => {
+                        return Dangling::NotDirectory {
+                            through,
+                            file: next,
+                        };
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        return Dangling::Missing {
+                            through,
+                            missing: next,
+                        };
+                    }
+                    Err(_) => return Dangling::Other,
+                }
+            }
+            Some(Component::CurDir) | None => {}
+        }
+    }
+    Dangling::Other
+}
+
+/// Refuses a write whose real path `real` (where it will land, symlinks resolved) is not
+/// one `confine` allows: outside the working directories (for a path inside them), or, at a
+/// link swapped in after the permission check or one leading where the check never looked,
+/// a protected path other than the one the call named (protected by something else: another
+/// protected directory, another sensitive file) or one a deny rule forbids ([`Confinement`]).
 fn check_confined(real: &Path, confine: &Confinement) -> io::Result<()> {
-    if confine.allows(real) {
-        Ok(())
-    } else {
+    let refuse = |what: String| {
         Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
-                "refusing to write: the path resolves to {}, outside the working directories \
-                 (a symlink on the way leads out of them, or was swapped in after the permission \
-                 check). Write to the real path instead, so that its permission is checked",
+                "refusing to write: the path resolves to {}, {what} (a symlink on the way leads \
+                 there, or was swapped in after the permission check). Write to the real path \
+                 instead, so that its permission is checked",
                 real.display()
             ),
         ))
+    };
+    if !confine.allows(real) {
+        return refuse("outside the working directories".to_owned());
     }
+    let engine = confine.engine.as_deref();
+    if let Some(named) = &confine.named
+        && let Some(what) = protection(real, engine)
+        && !named.contains(&what)
+    {
+        // What the permission step asked about is what protects the named path; a real
+        // path protected by something else was never asked about.
+        let named_what = match named.first() {
+            Some(other) => format!("while the path the call named {other}"),
+            None => "while the path the call named is not protected".to_owned(),
+        };
+        return refuse(format!("which {what}, {named_what}"));
+    }
+    if let Some(rule) = engine.and_then(|e| e.denied_by(real, tool_core::FileAccess::Write)) {
+        return refuse(format!("which the deny rule {} forbids editing", rule.rule));
+    }
+    Ok(())
+}
+
+/// What makes writing `path` a safety check of the permission engine (it asks even in
+/// bypass mode), if it is, in the engine's words after "which ": `is in a protected
+/// directory (.git)` ([`tool_perms::path::protected_kind`]), `is a sensitive file (.bashrc)`
+/// (the file named: another sensitive file is another thing protected), and with the
+/// session's engine, `is a settings file of this session…` or `is in the user's
+/// configuration directory (…)`. Two paths with the same protection are protected by the
+/// same thing. `path` is taken as resolved.
+fn protection(path: &Path, engine: Option<&tool_perms::PermissionEngine>) -> Option<String> {
+    if let Some(kind) = tool_perms::path::protected_kind(path) {
+        if kind.starts_with("is a sensitive file") {
+            let name = path.file_name()?.to_string_lossy().to_lowercase();
+            return Some(format!("{kind} ({name})"));
+        }
+        return Some(kind);
+    }
+    let roots = engine?.roots();
+    let why = roots
+        .settings_file_reason(path, path)
+        .or_else(|| roots.config_dir_reason(path, path))?;
+    // The engine's words without its opening ("Claude requested permissions to write to
+    // PATH, which ") and the closing full stop.
+    let opening = format!(
+        "Claude requested permissions to write to {}, which ",
+        path.display()
+    );
+    let what = why.strip_prefix(&opening).unwrap_or(&why);
+    Some(what.trim_end_matches('.').to_owned())
 }
 
 /// Removes the temporary files of writers that are gone (killed mid-write) from the
@@ -914,44 +1128,99 @@ fn temp_stem(name: &std::ffi::OsStr) -> OsString {
     }
 }
 
-/// Where a write whose path lies inside the working directories may land, resolved: under
-/// one of `dirs` (the working directories), or exactly at `file` (the one file outside them
-/// a link on the way leads to, when the permission engine allowed writing it:
-/// [`write_confinement`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a write of Write, Edit or NotebookEdit may land, checked against its real path
+/// (symlinks resolved) when the directory is opened, so that a link swapped in after the
+/// permission check (or one leading where the check never looked) cannot take it elsewhere:
+///
+/// - for a path inside the working directories, under one of `dirs` (the working
+///   directories), or exactly at `file` (the one file outside them a link on the way leads
+///   to, when the permission engine allowed writing it: [`write_confinement`]);
+/// - wherever the path is, not at a protected path (`.git`, `.claude`, shell rc files, the
+///   session's settings files: what the permission engine asks about even in bypass mode),
+///   unless the path the call named is protected by the same (the same protected directory,
+///   the same sensitive file: what the permission step then asked about), so that approving
+///   `.vscode/settings.json` never writes `.git/config` through a link; and not at a path a
+///   deny rule of the session forbids editing.
+#[derive(Debug, Clone)]
 pub(crate) struct Confinement {
-    dirs: Vec<PathBuf>,
+    /// The working directories, resolved, for a path inside them; `None` for a path
+    /// outside them (the permission check named it, and it is written where it leads).
+    dirs: Option<Vec<PathBuf>>,
     file: Option<PathBuf>,
+    /// What protects the path as the call named it ([`protection`]; what the permission
+    /// step asked about): lexically, or with only the working directory's own links resolved
+    /// (a session working in a folder that is a link to `~/.claude`). A protected real path
+    /// is allowed only when one of these protects it too. `None`: no protected path is
+    /// refused.
+    named: Option<Vec<String>>,
+    /// The session's permission engine (or one of the context's deny rules), for its deny
+    /// rules and settings files; `None` when there is neither.
+    engine: Option<std::sync::Arc<tool_perms::PermissionEngine>>,
 }
 
 impl Confinement {
-    /// Under `dirs` only.
+    /// Under `dirs` only, with no other check.
+    #[cfg(test)]
     pub(crate) fn dirs(dirs: Vec<PathBuf>) -> Self {
-        Self { dirs, file: None }
+        Self {
+            dirs: Some(dirs),
+            file: None,
+            named: None,
+            engine: None,
+        }
     }
 
-    /// Whether the write may land at `real` (a resolved path).
+    /// Whether the write is kept under the working directories (and a hard-linked file is
+    /// therefore replaced by a rename, not rewritten in place where its other names are).
+    fn to_dirs(&self) -> bool {
+        self.dirs.is_some()
+    }
+
+    /// Whether the working directories (or the one file) allow the write to land at `real`
+    /// (a resolved path).
     fn allows(&self, real: &Path) -> bool {
-        self.dirs.iter().any(|dir| real.starts_with(dir)) || self.file.as_deref() == Some(real)
+        let Some(dirs) = &self.dirs else {
+            return true;
+        };
+        dirs.iter().any(|dir| real.starts_with(dir)) || self.file.as_deref() == Some(real)
     }
 }
 
-/// Where a write of `path` may land when the path lies inside the working directories:
-/// under them, resolved. `None` when the path is outside them (the permission check then
-/// named it explicitly, and it is written as given).
-pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Option<Confinement> {
+/// Where a write of `path` may land ([`Confinement`]): under the working directories,
+/// resolved, when the path lies inside them; never at a protected path unless the same
+/// protects the path the call named, nor at a denied one.
+pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Confinement {
     let dirs = ctx.working_directories();
     let lexical = tool_core::normalize_lexically(path);
-    let inside = dirs
+    let resolved: Vec<(PathBuf, PathBuf)> = dirs
         .iter()
-        .any(|d| lexical.starts_with(tool_core::normalize_lexically(d)));
-    inside.then(|| {
-        Confinement::dirs(
-            dirs.iter()
-                .map(|d| fs::canonicalize(d).unwrap_or_else(|_| tool_core::normalize_lexically(d)))
-                .collect(),
+        .map(|d| {
+            let named = tool_core::normalize_lexically(d);
+            (fs::canonicalize(d).unwrap_or_else(|_| named.clone()), named)
+        })
+        .collect();
+    let engine = tool_perms::PermissionEngine::for_walking(ctx);
+    // The path as named, and through each working directory it is in as that resolves.
+    let mut named = Vec::new();
+    for protected in std::iter::once(lexical.clone())
+        .chain(
+            resolved
+                .iter()
+                .filter_map(|(real, named)| Some(real.join(lexical.strip_prefix(named).ok()?))),
         )
-    })
+        .filter_map(|p| protection(&p, engine.as_deref()))
+    {
+        if !named.contains(&protected) {
+            named.push(protected);
+        }
+    }
+    let inside = resolved.iter().any(|(_, named)| lexical.starts_with(named));
+    Confinement {
+        dirs: inside.then(|| resolved.into_iter().map(|(real, _)| real).collect()),
+        file: None,
+        named: Some(named),
+        engine,
+    }
 }
 
 /// [`confinement`] for a write `tool` is about to make of `path`, widened by one file: when
@@ -969,26 +1238,29 @@ pub(crate) async fn write_confinement(
     ctx: &ToolUseContext,
     path: &Path,
     input_at: impl FnOnce(&str) -> Option<serde_json::Value>,
-) -> Option<Confinement> {
-    let mut confine = confinement(ctx, path)?;
+) -> Confinement {
+    let mut confine = confinement(ctx, path);
+    if !confine.to_dirs() {
+        return confine;
+    }
     let Ok(followed) = write_target(path) else {
-        return Some(confine);
+        return confine;
     };
     let real = resolve_existing(&followed);
     if confine.allows(&real) || real.is_dir() {
-        return Some(confine);
+        return confine;
     }
     let (Some(tool_perms::SessionEngine(engine)), Some(input)) = (
         ctx.app_state().get::<tool_perms::SessionEngine>(),
         real.to_str().and_then(input_at),
     ) else {
-        return Some(confine);
+        return confine;
     };
     let decision = engine.explain_inner(tool, &input, ctx).await;
     if matches!(decision.result, tool_core::PermissionResult::Allow { .. }) {
         confine.file = Some(real);
     }
-    Some(confine)
+    confine
 }
 
 /// `input` (a file tool's) as JSON with its `field` set to `path`: the call as it would
@@ -1182,6 +1454,26 @@ pub(crate) fn check_stale(
     }
 }
 
+/// The content side of the read-before-write rule for `validate_input`, after
+/// [`check_stale`]: the file's bytes (`hash`, of the file as it is now; `None`: there is no
+/// file) must be the ones the Reads saw. A change that kept the mtime and the size (`touch
+/// -r`, `cp -p` of a same-sized version) passes [`check_stale`]; it is refused here in the
+/// same words and with the same code, before the call, rather than at the write.
+pub(crate) fn check_unchanged(
+    ctx: &ToolUseContext,
+    path: &Path,
+    hash: Option<ContentHash>,
+    modified_code: i32,
+) -> Result<(), ValidationError> {
+    let seen = ctx.file_state().get(path).and_then(|s| s.disk_hash);
+    if let (Some(now), Some(seen)) = (hash, seen)
+        && now != seen
+    {
+        return Err(ValidationError::with_code(MODIFIED_MESSAGE, modified_code));
+    }
+    Ok(())
+}
+
 /// The last check before a write: the stale rule again, and the bytes on disk must still
 /// be the ones the new content was computed from (`None`: the file did not exist). Returns
 /// the version of the file it verified, which [`write_and_record`] checks the file against
@@ -1205,9 +1497,10 @@ pub(crate) fn recheck_before_write(
         ctx.file_state().get(path).and_then(|s| s.disk_hash),
     ) && ContentHash::of(bytes) != seen
     {
-        // What the model read is not what is on disk: it was modified since the read (a
-        // change the mtime missed), and the model is told so as at validation.
-        return Err(ToolError::msg(MODIFIED_MESSAGE));
+        // What the model read is not what is on disk: changed after the checks before the
+        // call (which compare the content too, [`check_unchanged`]) in a way the mtime
+        // missed. Refused as every change found at the write is (Claude Code's text there).
+        return Err(ToolError::msg(UNEXPECTEDLY_MODIFIED_MESSAGE));
     }
     let (now, verified) = read_versioned(path)?;
     if now.as_deref() != based_on {
@@ -1262,7 +1555,7 @@ pub(crate) enum Known {
 pub(crate) fn write_and_record(
     ctx: &ToolUseContext,
     path: &Path,
-    confine: Option<&Confinement>,
+    confine: &Confinement,
     bytes: &[u8],
     content: String,
     verified: Verified,
@@ -1276,7 +1569,7 @@ pub(crate) fn write_and_record(
             .get(path)
             .map(|seen| (seen.lines_cut, seen.not_utf8, seen.truncated, seen.ranged)),
     };
-    write_between(path, bytes, confine, Some(verified), || {}).map_err(|e| {
+    write_between(path, bytes, Some(confine), Some(verified), || {}).map_err(|e| {
         if e.get_ref()
             .is_some_and(|inner| inner.is::<ChangedDuringWrite>())
         {
@@ -1499,8 +1792,8 @@ mod tests {
     #[test]
     fn a_widened_confinement_allows_one_file_exactly() {
         let confine = Confinement {
-            dirs: vec![PathBuf::from("/work")],
             file: Some(PathBuf::from("/outside/dir/o.txt")),
+            ..Confinement::dirs(vec![PathBuf::from("/work")])
         };
         assert!(confine.allows(Path::new("/work/a/b")));
         assert!(confine.allows(Path::new("/outside/dir/o.txt")));
@@ -1526,6 +1819,39 @@ mod tests {
         .unwrap();
         assert_eq!(fs::read(inside.join("notes")).unwrap(), b"new");
         assert_eq!(fs::read(outside.join("secret")).unwrap(), b"outside");
+    }
+
+    /// A directory on the path that is a loop of links (`loop1 -> loop2 -> loop1`) is named
+    /// as a loop, and one that leads through a file (`tofile -> f.txt/x`) names the file, not
+    /// a missing directory, nor in the system's words.
+    #[test]
+    fn a_loop_of_links_or_a_file_on_their_way_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("loop2", dir.path().join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", dir.path().join("loop2")).unwrap();
+        let err = atomic_write(&dir.path().join("loop1/sub/f"), b"x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "{} is a symbolic link that never resolves (its links lead in a loop",
+                dir.path().join("loop1").display()
+            )),
+            "{err}"
+        );
+        fs::write(dir.path().join("f.txt"), "file").unwrap();
+        std::os::unix::fs::symlink("f.txt/x", dir.path().join("tofile")).unwrap();
+        let err = atomic_write(&dir.path().join("tofile/sub/f"), b"x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "{} is a symbolic link that leads to {}, which is not a directory",
+                dir.path().join("tofile").display(),
+                dir.path().join("f.txt").display()
+            )),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1607,7 +1933,7 @@ mod tests {
         let err = write_and_record(
             &ctx,
             &file,
-            confinement(&ctx, &file).as_ref(),
+            &confinement(&ctx, &file),
             b"v1 edited\n",
             "v1 edited\n".into(),
             verified,
@@ -1625,7 +1951,7 @@ mod tests {
         let err = write_and_record(
             &ctx,
             &new,
-            confinement(&ctx, &new).as_ref(),
+            &confinement(&ctx, &new),
             b"ours",
             "ours".into(),
             verified,
@@ -1653,7 +1979,7 @@ mod tests {
         write_and_record(
             &ctx,
             &file,
-            confinement(&ctx, &file).as_ref(),
+            &confinement(&ctx, &file),
             b"v3\n",
             "v3\n".into(),
             verified,

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use ignore::overrides::OverrideBuilder;
@@ -17,6 +17,7 @@ use tool_core::{
     ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
+use crate::deadline::{self, MAX_LEFT_BEHIND};
 use crate::fsutil::{self, reject_null_bytes};
 
 /// At most this many paths are returned.
@@ -307,6 +308,87 @@ pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), Validat
     }
 }
 
+/// How a look at a search's root ([`look_at_root`]) failed.
+#[derive(Debug)]
+pub(crate) enum RootError {
+    /// The root is refused, in these words (also when the look did not answer in time).
+    Invalid(ValidationError),
+    /// The look could not run: the call was cancelled, too many looks or searches are stuck
+    /// ([`deadline::run`]'s refusal), its thread could not start or panicked.
+    Failed(ToolError),
+}
+
+impl From<ValidationError> for RootError {
+    fn from(e: ValidationError) -> Self {
+        Self::Invalid(e)
+    }
+}
+
+impl RootError {
+    /// The failure as `validate_input` answers it.
+    pub(crate) fn into_validation(self) -> ValidationError {
+        match self {
+            Self::Invalid(e) => e,
+            Self::Failed(e) => ValidationError::new(e.to_string()),
+        }
+    }
+
+    /// The failure as `call` answers it.
+    pub(crate) fn into_tool_error(self) -> ToolError {
+        match self {
+            Self::Invalid(e) => ToolError::msg(e.message),
+            Self::Failed(e) => e,
+        }
+    }
+}
+
+/// `look` at a search's root (`stat`, [`check_dir`]: what the file system says of it), on a
+/// thread of its own ([`deadline::run`], counted in `job`'s runs as a walk is), waited on
+/// until `limit` after `started`: on a hung network mount a `stat` or a directory listing
+/// may never return, and the call must not wait past its time limit for it. When the look
+/// has not answered by then, the root is refused with a message that says it could not be
+/// read in time, and the look is left behind.
+pub(crate) fn look_at_root<T, L>(
+    job: deadline::Job,
+    root: &Path,
+    ctx: &ToolUseContext,
+    started: Instant,
+    limit: Duration,
+    look: L,
+) -> Result<T, RootError>
+where
+    T: Send + 'static,
+    L: FnOnce(&Path, &ToolUseContext) -> Result<T, ValidationError> + Send + 'static,
+{
+    // A limit past what an `Instant` holds is the default one.
+    let deadline = started
+        .checked_add(limit)
+        .unwrap_or(started + DEFAULT_TIMEOUT);
+    let looked = {
+        let (root, look_ctx) = (root.to_path_buf(), ctx.clone());
+        deadline::run(
+            job,
+            &Arc::new(()),
+            deadline,
+            ctx.cancellation(),
+            move |_| Ok(look(&root, &look_ctx)),
+        )
+        .map_err(RootError::Failed)?
+    };
+    match looked {
+        Some(answer) => Ok(answer?),
+        None => Err(RootError::Invalid(ValidationError::with_code(
+            format!(
+                "Cannot search {}: it could not be read within {} (it may be on a hung network \
+                 mount). Leave it out of the search, or try again later.",
+                root.display(),
+                limit_text(millis(limit))
+            ),
+            1,
+        ))),
+    }
+}
+
 /// The permission of a Glob or Grep call whose search root has no permission subject (no
 /// `path`, or a relative one): a read of that root. Inside a working directory it is allowed,
 /// as Claude Code allows reads of the working directories; anything else (a root outside, a
@@ -412,17 +494,11 @@ impl TypedTool for Glob {
         input: &GlobInput,
         ctx: &ToolUseContext,
     ) -> Result<(), ValidationError> {
-        let (root, pattern) = resolve_root(input, ctx)?;
-        let raw = input.pattern.clone();
-        let ctx = ctx.clone();
+        let (input, ctx) = (input.clone(), ctx.clone());
         // The directory check touches the disk (a hung mount stalls it): off the async
-        // workers.
+        // workers, and waited on only until the time limit (see `validate_with`).
         fsutil::blocking_validation(move || {
-            check_dir(&root, &ctx)?;
-            OverrideBuilder::new(&root)
-                .add(&pattern)
-                .map(|_| ())
-                .map_err(|e| ValidationError::new(format!("Invalid glob pattern `{raw}`: {e}")))
+            validate_with(&input, &ctx, DEFAULT_TIMEOUT, &LEFT_BEHIND, check_dir)
         })
         .await
     }
@@ -445,8 +521,9 @@ impl TypedTool for Glob {
         _progress: ProgressSender,
     ) -> Result<ToolResult<GlobOutput>, ToolError> {
         let (root, pattern) = resolve_root(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+        // The directory check and the walk run on a thread of their own, which this call
+        // leaves behind at the time limit (see `glob_with`).
         let out = fsutil::blocking(move || {
-            check_dir(&root, &ctx).map_err(|e| ToolError::msg(e.message))?;
             glob_blocking(
                 &root,
                 &pattern,
@@ -480,6 +557,40 @@ impl TypedTool for Glob {
     }
 }
 
+/// `validate_input`'s checks, with the check of the root directory (`check`, which may
+/// touch a disk that never answers) and its time limit given: the seam the tests use for a
+/// `stat` or a listing that never returns.
+fn validate_with<C>(
+    input: &GlobInput,
+    ctx: &ToolUseContext,
+    limit: Duration,
+    runs: &'static deadline::Runs,
+    check: C,
+) -> Result<(), ValidationError>
+where
+    C: FnOnce(&Path, &ToolUseContext) -> Result<(), ValidationError> + Send + 'static,
+{
+    let (root, pattern) = resolve_root(input, ctx)?;
+    look_at_root(job(runs), &root, ctx, Instant::now(), limit, check)
+        .map_err(RootError::into_validation)?;
+    OverrideBuilder::new(&root)
+        .add(&pattern)
+        .map(|_| ())
+        .map_err(|e| ValidationError::new(format!("Invalid glob pattern `{}`: {e}", input.pattern)))
+}
+
+/// Everything a Glob walk needs: where, for what, and how.
+struct Walk {
+    root: PathBuf,
+    /// The glob, relative to `root`.
+    pattern: String,
+    /// The pattern as the call gave it, for errors.
+    raw_pattern: String,
+    switches: Switches,
+}
+
+/// Lists the files under `root` that `pattern` matches, for at most `timeout`: past it, the
+/// result is what the walk found by then, and says the search timed out.
 fn glob_blocking(
     root: &Path,
     pattern: &str,
@@ -488,7 +599,92 @@ fn glob_blocking(
     timeout: Duration,
     switches: Switches,
 ) -> Result<GlobOutput, ToolError> {
+    let plan = Walk {
+        root: root.to_path_buf(),
+        pattern: pattern.to_owned(),
+        raw_pattern: raw_pattern.to_owned(),
+        switches,
+    };
+    glob_with(plan, ctx, timeout, &LEFT_BEHIND, walk)
+}
+
+/// The Globs of this process running, and those left behind at their limit and still
+/// running among them.
+static LEFT_BEHIND: deadline::Runs = deadline::Runs::new();
+
+/// [`glob_blocking`], with the walk itself (`work`, which fills a [`Found`]) given: the
+/// seam the tests use for a directory listing that never returns.
+///
+/// `work` runs on a thread of its own ([`deadline::run`]), which this one waits on until
+/// the deadline: a `readdir` or `stat` that blocks for ever (a directory on a hung network
+/// mount) would otherwise keep the call waiting until a signal, and the runtime from
+/// shutting down. At the deadline the call answers with what the walk found by then (each
+/// match is in [`Found`] as soon as it is met) and the timed-out note, and the walk is
+/// abandoned: its visitors stop it at their next look at the deadline, or, stuck in a
+/// listing, when the listing returns, if ever. `runs` counts the walks running, at most
+/// [`MAX_LEFT_BEHIND`], and of them those abandoned and still running (a cancelled call
+/// abandons its walk too); while [`MAX_LEFT_BEHIND`] are, a new Glob is refused at once.
+fn glob_with<W>(
+    plan: Walk,
+    ctx: &ToolUseContext,
+    limit: Duration,
+    runs: &'static deadline::Runs,
+    work: W,
+) -> Result<GlobOutput, ToolError>
+where
+    W: FnOnce(&Walk, &ToolUseContext, &Arc<Found>) -> Result<(), ToolError> + Send + 'static,
+{
+    let job = job(runs);
     let started = Instant::now();
+    let found = Arc::new(Found::new(limit));
+    let outcome = {
+        let walk_ctx = ctx.clone();
+        deadline::run(
+            job,
+            &found,
+            found.deadline,
+            ctx.cancellation(),
+            move |found| work(&plan, &walk_ctx, found),
+        )?
+    };
+    if outcome.is_none() {
+        found.timed_out.store(true, Ordering::Relaxed);
+    }
+    if ctx.is_cancelled() {
+        return Err(ToolError::Cancelled(None));
+    }
+    Ok(finish(&found, ctx, started))
+}
+
+/// Glob's work on a thread of its own ([`deadline::run`]), counted in `runs`.
+fn job(runs: &'static deadline::Runs) -> deadline::Job {
+    deadline::Job {
+        tool: "Glob",
+        thread: "tw-glob",
+        runs,
+        busy: cannot_search_now,
+    }
+}
+
+/// Glob's refusal while `stuck` ([`MAX_LEFT_BEHIND`]) walks are left behind.
+fn cannot_search_now(stuck: usize) -> String {
+    format!(
+        "Glob cannot search now: {stuck} earlier searches are still stuck past their time \
+         limit, each in a directory listing that never returns (a directory on a hung \
+         network mount). A new search starts once fewer than {MAX_LEFT_BEHIND} are stuck: \
+         try again later, and leave out the path that hangs."
+    )
+}
+
+/// The walk itself: `plan.root` checked and walked, the matches put in `found`.
+fn walk(plan: &Walk, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), ToolError> {
+    let Walk {
+        root,
+        pattern,
+        raw_pattern,
+        switches,
+    } = plan;
+    check_dir(root, ctx).map_err(|e| ToolError::msg(e.message))?;
     let mut overrides = OverrideBuilder::new(root);
     overrides
         .add(pattern)
@@ -499,7 +695,7 @@ fn glob_blocking(
     let Switches {
         honour_ignore,
         hidden,
-    } = switches;
+    } = *switches;
     let mut walker = ignore::WalkBuilder::new(root);
     walker
         .hidden(!hidden)
@@ -530,35 +726,36 @@ fn glob_blocking(
                 .is_none()
         })
     });
-    let found: Found = Mutex::default();
-    let timed_out = AtomicBool::new(false);
     let mut builder = CollectorBuilder {
-        found: &found,
-        timed_out: &timed_out,
-        started,
-        timeout,
+        found,
         cancel: ctx.cancellation().clone(),
     };
     walker.build_parallel().visit(&mut builder);
-    if ctx.is_cancelled() {
-        return Err(ToolError::Cancelled(None));
-    }
-    let found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let truncated = found.matched > MAX_RESULTS;
-    let timed_out_after_ms = timed_out.into_inner().then(|| millis(timeout));
-    let filenames: Vec<String> = found
+    Ok(())
+}
+
+/// The result from what `found` holds (all of it, or what a walk stopped by its time limit
+/// had found; taken out, so that a walk left behind adds to nothing shown).
+fn finish(found: &Found, ctx: &ToolUseContext, started: Instant) -> GlobOutput {
+    let newest = std::mem::take(&mut *found.newest.lock().unwrap_or_else(PoisonError::into_inner));
+    let truncated = newest.matched > MAX_RESULTS;
+    let timed_out_after_ms = found
+        .timed_out
+        .load(Ordering::Relaxed)
+        .then(|| millis(found.limit));
+    let filenames: Vec<String> = newest
         .newest
         .into_sorted_vec()
         .iter()
         .map(|Ranked(_, p)| fsutil::display_path(p, ctx.cwd()))
         .collect();
-    Ok(GlobOutput {
+    GlobOutput {
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         num_files: filenames.len(),
         filenames,
         truncated,
         timed_out_after_ms,
-    })
+    }
 }
 
 /// Whether `name` is a version-control directory.
@@ -599,23 +796,46 @@ impl Newest {
             self.newest.pop();
         }
     }
+}
 
-    /// Takes in what another walker thread found.
-    fn merge(&mut self, other: Newest) {
-        self.matched += other.matched - other.newest.len();
-        for ranked in other.newest {
-            self.add(ranked);
+/// What a walk has found so far: shared by the walker threads and the call that waits on
+/// them, which takes what is there when the time limit passes.
+struct Found {
+    /// The newest matches, added as each is met (not when a walker thread ends: one stuck
+    /// in a directory listing never ends).
+    newest: Mutex<Newest>,
+    /// When the walk stops, with what it found.
+    deadline: Instant,
+    /// The time limit, for the note.
+    limit: Duration,
+    /// Set when the limit stopped the walk.
+    timed_out: AtomicBool,
+}
+
+impl Found {
+    fn new(limit: Duration) -> Self {
+        let now = Instant::now();
+        Self {
+            newest: Mutex::default(),
+            // A limit past what an `Instant` holds is the default one.
+            deadline: now.checked_add(limit).unwrap_or(now + DEFAULT_TIMEOUT),
+            limit,
+            timed_out: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the time limit has passed (and the walk must stop); notes that it did.
+    fn past_deadline(&self) -> bool {
+        let past = Instant::now() >= self.deadline;
+        if past {
+            self.timed_out.store(true, Ordering::Relaxed);
+        }
+        past
     }
 }
 
-type Found = Mutex<Newest>;
-
 struct CollectorBuilder<'a> {
     found: &'a Found,
-    timed_out: &'a AtomicBool,
-    started: Instant,
-    timeout: Duration,
     cancel: CancellationToken,
 }
 
@@ -623,24 +843,16 @@ impl<'a> ParallelVisitorBuilder<'a> for CollectorBuilder<'a> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 'a> {
         Box::new(Collector {
             found: self.found,
-            timed_out: self.timed_out,
-            started: self.started,
-            timeout: self.timeout,
             cancel: self.cancel.clone(),
-            local: Newest::default(),
             seen: 0,
         })
     }
 }
 
-/// One walker thread's visitor: keeps its newest matches, hands them over when dropped.
+/// One walker thread's visitor: adds each match to what the walk found.
 struct Collector<'a> {
     found: &'a Found,
-    timed_out: &'a AtomicBool,
-    started: Instant,
-    timeout: Duration,
     cancel: CancellationToken,
-    local: Newest,
     seen: u32,
 }
 
@@ -648,9 +860,8 @@ impl ParallelVisitor for Collector<'_> {
     fn visit(&mut self, entry: Result<ignore::DirEntry, ignore::Error>) -> WalkState {
         self.seen = self.seen.wrapping_add(1);
         if self.seen.is_multiple_of(128)
-            && (self.started.elapsed() > self.timeout || self.cancel.is_cancelled())
+            && (self.found.past_deadline() || self.cancel.is_cancelled())
         {
-            self.timed_out.store(true, Ordering::Relaxed);
             return WalkState::Quit;
         }
         if let Ok(entry) = entry
@@ -661,19 +872,13 @@ impl ParallelVisitor for Collector<'_> {
                 .ok()
                 .and_then(|m| m.modified().ok())
                 .unwrap_or(SystemTime::UNIX_EPOCH);
-            self.local.add(Ranked(mtime, entry.into_path()));
+            self.found
+                .newest
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(Ranked(mtime, entry.into_path()));
         }
         WalkState::Continue
-    }
-}
-
-impl Drop for Collector<'_> {
-    fn drop(&mut self) {
-        let local = std::mem::take(&mut self.local);
-        self.found
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .merge(local);
     }
 }
 
@@ -681,22 +886,28 @@ impl Drop for Collector<'_> {
 mod tests {
     use super::*;
 
+    /// Matches added by several walker threads at once keep the [`MAX_RESULTS`] newest, in
+    /// order (ties in time broken by path), and count every match.
     #[test]
     fn the_newest_matches_are_kept_in_order_across_threads() {
         let at = |secs: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
-        // 1,000 matches over four "threads", with ties in time broken by path.
+        // 1,000 matches over four threads, with ties in time broken by path.
         let all: Vec<(u64, String)> = (0..1000_u64)
             .map(|i| ((i * 7919) % 300, format!("f{:04}", (i * 31) % 1000)))
             .collect();
-        let found: Found = Mutex::default();
-        for part in all.chunks(250) {
-            let mut local = Newest::default();
-            for (t, p) in part {
-                local.add(Ranked(at(*t), PathBuf::from(p)));
+        let found: Mutex<Newest> = Mutex::default();
+        std::thread::scope(|s| {
+            for part in all.chunks(250) {
+                let found = &found;
+                s.spawn(move || {
+                    for (t, p) in part {
+                        let mut newest = found.lock().unwrap();
+                        newest.add(Ranked(at(*t), PathBuf::from(p)));
+                        assert!(newest.newest.len() <= MAX_RESULTS);
+                    }
+                });
             }
-            assert!(local.newest.len() <= MAX_RESULTS);
-            found.lock().unwrap().merge(local);
-        }
+        });
         let found = found.into_inner().unwrap();
         assert_eq!(found.matched, 1000);
         let mut expected = all.clone();
@@ -835,15 +1046,14 @@ mod tests {
         // directories are skipped. VCS directories are never listed.
         // A walk under 128 entries finishes before it looks at the time (see
         // `a_timed_out_glob_says_it_timed_out` for one that does not).
-        let out = glob_blocking(
+        let out = walk_here(
             root,
-            "*.txt",
             "*.txt",
             &ctx,
             Duration::ZERO,
             Switches::from_lookup(|_| None),
         );
-        assert!(out.is_ok());
+        assert_eq!(out.timed_out_after_ms, None);
     }
 
     /// `src/a.rs`, `src/lib/b.rs` and `top.rs`, beside `deep/`: 40 directories holding an
@@ -868,6 +1078,27 @@ mod tests {
         dir
     }
 
+    /// The walk alone, on this thread and to its end (the call would answer at once at a
+    /// limit of zero): with a limit of zero it stops at the 128th entry a walker thread
+    /// meets.
+    fn walk_here(
+        root: &Path,
+        pattern: &str,
+        ctx: &ToolUseContext,
+        limit: Duration,
+        switches: Switches,
+    ) -> GlobOutput {
+        let plan = Walk {
+            root: root.to_path_buf(),
+            pattern: pattern.to_owned(),
+            raw_pattern: pattern.to_owned(),
+            switches,
+        };
+        let found = Arc::new(Found::new(limit));
+        walk(&plan, ctx, &found).unwrap();
+        finish(&found, ctx, Instant::now())
+    }
+
     /// A pattern without `**` whose parts are anchored (`src/*.rs`, `/*`) walks no deeper
     /// than it can match. With a limit of zero the walk stops at the 128th entry a walker
     /// thread meets, which the bounded walk (under 60 entries) never reaches: it finishes,
@@ -884,8 +1115,7 @@ mod tests {
             ("src/*/*.rs", vec!["src/lib/b.rs"]),
             ("src/{a,b}.rs", vec!["src/a.rs"]),
         ] {
-            let out =
-                glob_blocking(root, pattern, pattern, &ctx, Duration::ZERO, switches).unwrap();
+            let out = walk_here(root, pattern, &ctx, Duration::ZERO, switches);
             assert_eq!(
                 out.timed_out_after_ms, None,
                 "{pattern}: the walk went deep"
@@ -950,6 +1180,247 @@ mod tests {
         };
         assert!(text.ends_with("(Search timed out after 20 s: the results may be incomplete. Use a more specific path or pattern.)"), "{text}");
         assert!(!text.contains(TRUNCATED_NOTE), "{text}");
+    }
+
+    /// `f0.txt`, `f1.txt` and `f2.txt`, with the walk plan of `*.txt` in it.
+    fn three_files() -> (tempfile::TempDir, ToolUseContext) {
+        let dir = tempfile::tempdir().unwrap();
+        for f in 0..3 {
+            std::fs::write(dir.path().join(format!("f{f}.txt")), "").unwrap();
+        }
+        let ctx = ToolUseContext::new(dir.path());
+        (dir, ctx)
+    }
+
+    fn txt_plan(ctx: &ToolUseContext) -> Walk {
+        Walk {
+            root: ctx.cwd().to_path_buf(),
+            pattern: "*.txt".to_owned(),
+            raw_pattern: "*.txt".to_owned(),
+            switches: Switches::from_lookup(|_| None),
+        }
+    }
+
+    /// `call` on a thread of its own, waited for at most `wait`: a call that does not
+    /// return in time fails the test instead of hanging it.
+    fn within<T: Send + 'static>(wait: Duration, call: impl FnOnce() -> T + Send + 'static) -> T {
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(call());
+        });
+        result
+            .recv_timeout(wait)
+            .unwrap_or_else(|_| panic!("the call did not return within {wait:?}"))
+    }
+
+    /// A walk whose directory listing never returns (a directory on a hung network mount:
+    /// here the walk lists the tree, then blocks as such a `readdir` would, until the test
+    /// ends or for 10 s) answers at its time limit, with the files it found and the
+    /// timed-out note, instead of waiting for the listing; the thread stuck in it is left
+    /// behind, counted as such until the listing returns.
+    #[test]
+    fn a_glob_stuck_in_a_listing_answers_at_the_limit_with_what_it_found() {
+        static STUCK: deadline::Runs = deadline::Runs::new();
+        let (_dir, ctx) = three_files();
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let limit = Duration::from_millis(300);
+        let started = Instant::now();
+        let out = {
+            let ctx = ctx.clone();
+            within(Duration::from_secs(5), move || {
+                glob_with(
+                    txt_plan(&ctx),
+                    &ctx,
+                    limit,
+                    &STUCK,
+                    move |plan, ctx, found| {
+                        walk(plan, ctx, found)?;
+                        // The listing that does not return (until the test ends, or 10 s).
+                        let _ = stuck.recv_timeout(Duration::from_secs(10));
+                        Ok(())
+                    },
+                )
+            })
+        }
+        .unwrap();
+        let took = started.elapsed();
+        assert!(took >= limit, "answered before the limit: {took:?}");
+        let mut names = out.filenames.clone();
+        names.sort();
+        assert_eq!(names, ["f0.txt", "f1.txt", "f2.txt"]);
+        assert_eq!(out.timed_out_after_ms, Some(300));
+        let ToolResultContent::Text(text) = Glob.to_content(&out) else {
+            panic!("text expected");
+        };
+        assert!(
+            text.ends_with(
+                "\n(Search timed out after 300 ms: the results may be incomplete. Use a more \
+                 specific path or pattern.)"
+            ),
+            "{text}"
+        );
+        // The stuck walk is counted as left behind.
+        assert_eq!(STUCK.left_behind(), 1);
+        // A walk that ends in time says nothing of the kind, and is not left behind.
+        let out = glob_with(txt_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
+        assert_eq!((out.num_files, out.timed_out_after_ms), (3, None));
+        assert_eq!(STUCK.left_behind(), 1);
+        // The listing returns: the walk ends, and no longer counts.
+        drop(release);
+        let waited = Instant::now();
+        while STUCK.left_behind() > 0 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the walk left behind never ended"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Globs left behind at their limit (stuck in a listing that never returns) are counted
+    /// until they end: with [`MAX_LEFT_BEHIND`] of them still running, a new Glob is
+    /// refused at once, saying why, instead of leaving more threads behind; once they end,
+    /// the count is back to zero and Globs run again. A Glob that ends in time is not
+    /// counted.
+    #[test]
+    fn globs_left_behind_are_capped_and_counted_until_they_end() {
+        static STUCK: deadline::Runs = deadline::Runs::new();
+        let (_dir, ctx) = three_files();
+        let limit = Duration::from_millis(20);
+        let out = glob_with(txt_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
+        assert_eq!(out.num_files, 3);
+        assert_eq!(STUCK.left_behind(), 0);
+        let mut releases = Vec::new();
+        for n in 0..MAX_LEFT_BEHIND {
+            let (release, stuck) = std::sync::mpsc::channel::<()>();
+            releases.push(release);
+            let ctx = ctx.clone();
+            let out = within(Duration::from_secs(5), move || {
+                glob_with(
+                    txt_plan(&ctx),
+                    &ctx,
+                    limit,
+                    &STUCK,
+                    move |plan, ctx, found| {
+                        walk(plan, ctx, found)?;
+                        // The listing that does not return (until released, or 30 s).
+                        let _ = stuck.recv_timeout(Duration::from_secs(30));
+                        Ok(())
+                    },
+                )
+            })
+            .unwrap();
+            assert_eq!((out.num_files, out.timed_out_after_ms), (3, Some(20)));
+            assert_eq!(STUCK.left_behind(), n + 1);
+        }
+        // Refused without walking: its work never starts. (Timed generously: a loaded
+        // machine may take long, but not as long as the walks stuck for 30 s.)
+        let walked = Arc::new(AtomicBool::new(false));
+        let started = Instant::now();
+        let err = {
+            let walked = Arc::clone(&walked);
+            glob_with(
+                txt_plan(&ctx),
+                &ctx,
+                limit,
+                &STUCK,
+                move |plan, ctx, found| {
+                    walked.store(true, Ordering::SeqCst);
+                    walk(plan, ctx, found)
+                },
+            )
+        }
+        .unwrap_err()
+        .to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(!walked.load(Ordering::SeqCst), "the refused Glob walked");
+        assert!(
+            err.contains(&format!(
+                "Glob cannot search now: {MAX_LEFT_BEHIND} earlier searches are still stuck \
+                 past their time limit"
+            )) && err.contains("try again later"),
+            "{err}"
+        );
+        drop(releases);
+        let waited = Instant::now();
+        while STUCK.left_behind() > 0 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "they never ended"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = glob_with(txt_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
+        assert_eq!(out.num_files, 3);
+        assert_eq!(STUCK.left_behind(), 0);
+    }
+
+    /// A Glob whose root cannot be looked at in time (a `stat` or a listing that never
+    /// returns, a directory on a hung network mount: here a check that blocks until the
+    /// test ends, or 10 s) is refused by `validate_input` at its time limit, saying it
+    /// could not be read within it, instead of waiting on the check; the thread
+    /// stuck in it is counted as a walk left behind until the check returns. A check that
+    /// answers in time is as before.
+    #[test]
+    fn a_root_whose_check_never_returns_is_refused_at_the_limit() {
+        static STUCK: deadline::Runs = deadline::Runs::new();
+        let (dir, ctx) = three_files();
+        let input = GlobInput {
+            pattern: "*.txt".to_owned(),
+            path: Some(dir.path().display().to_string()),
+        };
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let limit = Duration::from_millis(300);
+        let started = Instant::now();
+        let err = {
+            let (input, ctx) = (input.clone(), ctx.clone());
+            within(Duration::from_secs(5), move || {
+                validate_with(&input, &ctx, limit, &STUCK, move |root, ctx| {
+                    // The `stat` or listing that does not return (until released, or 10 s).
+                    let _ = stuck.recv_timeout(Duration::from_secs(10));
+                    check_dir(root, ctx)
+                })
+            })
+        }
+        .unwrap_err();
+        let took = started.elapsed();
+        assert!(took >= limit, "answered before the limit: {took:?}");
+        assert_eq!(
+            err.message,
+            format!(
+                "Cannot search {}: it could not be read within 300 ms (it may be on a hung \
+                 network mount). Leave it out of the search, or try again later.",
+                dir.path().display()
+            )
+        );
+        assert_eq!(STUCK.left_behind(), 1);
+        // A check that answers in time: the input is valid, and nothing more is left behind.
+        validate_with(&input, &ctx, DEFAULT_TIMEOUT, &STUCK, check_dir).unwrap();
+        assert_eq!(STUCK.left_behind(), 1);
+        // So is its own refusal, as it says it.
+        let missing = GlobInput {
+            pattern: "*.txt".to_owned(),
+            path: Some(dir.path().join("gone").display().to_string()),
+        };
+        let err = validate_with(&missing, &ctx, DEFAULT_TIMEOUT, &STUCK, check_dir).unwrap_err();
+        assert!(
+            err.message.starts_with("Directory does not exist"),
+            "{}",
+            err.message
+        );
+        drop(release);
+        let waited = Instant::now();
+        while STUCK.left_behind() > 0 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the check left behind never ended"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     #[test]

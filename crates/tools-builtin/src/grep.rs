@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -30,9 +29,10 @@ use tool_core::{
     ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
+use crate::deadline::{self, MAX_LEFT_BEHIND};
 use crate::fsutil;
 use crate::fsutil::reject_null_bytes;
-use crate::glob::{VCS_DIRS, check_dir, limit_text, millis, without_dot_parts};
+use crate::glob::{RootError, VCS_DIRS, check_dir, limit_text, millis, without_dot_parts};
 
 /// Entries returned when `head_limit` is not given (0 means unlimited).
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -181,6 +181,9 @@ const DESCRIPTION: &str = "A powerful search tool built on ripgrep
 struct Plan {
     root: PathBuf,
     root_is_file: bool,
+    /// When the plan was begun: the search stops its time limit after this, the look at
+    /// the root included.
+    started: Instant,
     matcher: RegexMatcher,
     mode: OutputMode,
     before: usize,
@@ -214,7 +217,58 @@ fn split_globs(raw: &str) -> Vec<String> {
     out
 }
 
-fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError> {
+/// Whether the search root `root` is a directory (else a regular file), as a search needs
+/// it: a directory that can be listed ([`check_dir`]) or a regular file; anything else is
+/// refused in words. It touches the disk: [`plan`] runs it on a thread of its own.
+fn look_at_root(root: &Path, ctx: &ToolUseContext) -> Result<bool, ValidationError> {
+    let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ValidationError::with_code(
+            format!(
+                "Path does not exist: {}. Note: your current working directory is {}.",
+                root.display(),
+                ctx.cwd().display()
+            ),
+            1,
+        ),
+        _ => ValidationError::with_code(format!("Cannot search {}: {e}", root.display()), 1),
+    })?;
+    if meta.is_dir() {
+        check_dir(root, ctx)?;
+    } else if !meta.is_file() {
+        // Reading a FIFO or a device could block or never end.
+        return Err(ValidationError::with_code(
+            format!(
+                "Cannot search {}: it is not a regular file or a directory (a device, FIFO or socket).",
+                root.display()
+            ),
+            1,
+        ));
+    }
+    Ok(meta.is_dir())
+}
+
+/// The search `input` asks for, checked: the plan `validate_input` checks and `call`
+/// searches by. The look at the root ([`look_at_root`]) is waited on only until the time
+/// limit, [`DEFAULT_TIMEOUT`]; the search that follows stops at the same limit after the
+/// plan was begun ([`Plan::started`]).
+fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, RootError> {
+    plan_with(input, ctx, DEFAULT_TIMEOUT, &LEFT_BEHIND, look_at_root)
+}
+
+/// [`plan`], with the look at the root (`look`: whether it is a directory, else a regular
+/// file) and its time limit given: the seam the tests use for a `stat` or a listing that
+/// never returns.
+fn plan_with<L>(
+    input: &GrepInput,
+    ctx: &ToolUseContext,
+    limit: Duration,
+    runs: &'static deadline::Runs,
+    look: L,
+) -> Result<Plan, RootError>
+where
+    L: FnOnce(&Path, &ToolUseContext) -> Result<bool, ValidationError> + Send + 'static,
+{
+    let started = Instant::now();
     reject_null_bytes("pattern", Some(&input.pattern))?;
     reject_null_bytes("path", input.path.as_deref())?;
     reject_null_bytes("glob", input.glob.as_deref())?;
@@ -228,29 +282,7 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
         Some(p) => ctx.resolve_path(p),
         None => ctx.cwd().to_path_buf(),
     };
-    let meta = std::fs::metadata(&root).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ValidationError::with_code(
-            format!(
-                "Path does not exist: {}. Note: your current working directory is {}.",
-                root.display(),
-                ctx.cwd().display()
-            ),
-            1,
-        ),
-        _ => ValidationError::with_code(format!("Cannot search {}: {e}", root.display()), 1),
-    })?;
-    if meta.is_dir() {
-        check_dir(&root, ctx)?;
-    } else if !meta.is_file() {
-        // Reading a FIFO or a device could block or never end.
-        return Err(ValidationError::with_code(
-            format!(
-                "Cannot search {}: it is not a regular file or a directory (a device, FIFO or socket).",
-                root.display()
-            ),
-            1,
-        ));
-    }
+    let root_is_dir = crate::glob::look_at_root(job(runs), &root, ctx, started, limit, look)?;
     let multiline = input.multiline.unwrap_or(false);
     let mut builder = RegexMatcherBuilder::new();
     builder
@@ -299,7 +331,8 @@ fn plan(input: &GrepInput, ctx: &ToolUseContext) -> Result<Plan, ValidationError
     }
     Ok(Plan {
         // An empty `path` names nothing (no permission subject: nobody was asked).
-        root_is_file: !meta.is_dir(),
+        root_is_file: !root_is_dir,
+        started,
         root,
         matcher,
         mode,
@@ -370,7 +403,12 @@ impl TypedTool for Grep {
         // `plan` touches the disk (metadata, the directory check) and compiles the regex:
         // off the async workers.
         let (input, ctx) = (input.clone(), ctx.clone());
-        fsutil::blocking_validation(move || plan(&input, &ctx).map(|_| ())).await
+        fsutil::blocking_validation(move || {
+            plan(&input, &ctx)
+                .map(drop)
+                .map_err(RootError::into_validation)
+        })
+        .await
     }
 
     async fn check_permissions(
@@ -391,7 +429,7 @@ impl TypedTool for Grep {
         _progress: ProgressSender,
     ) -> Result<ToolResult<GrepOutput>, ToolError> {
         let out = fsutil::blocking(move || {
-            let plan = plan(&input, &ctx).map_err(|e| ToolError::msg(e.message))?;
+            let plan = plan(&input, &ctx).map_err(RootError::into_tool_error)?;
             search(plan, &ctx, DEFAULT_TIMEOUT)
         })
         .await?;
@@ -983,9 +1021,6 @@ impl NotSearched {
     }
 }
 
-/// How often a search waiting on its thread looks at the call's cancellation.
-const CANCEL_POLL: Duration = Duration::from_millis(50);
-
 /// What a search has found so far: shared by the thread that searches and the call that
 /// waits on it, which takes what is there when the time limit passes.
 struct Found {
@@ -1003,14 +1038,18 @@ struct Found {
 }
 
 impl Found {
+    /// What a search by `plan` has found, nothing yet; it stops `limit` after the plan was
+    /// begun ([`Plan::started`]: the look at the root counts).
     fn new(plan: &Plan, limit: Duration) -> Self {
-        let now = Instant::now();
+        let started = plan.started;
         Self {
             hits: Mutex::new(Hits::new(plan)),
             asked: Mutex::default(),
             unreadable: Mutex::default(),
             // A limit past what an `Instant` holds is the default one.
-            deadline: now.checked_add(limit).unwrap_or(now + DEFAULT_TIMEOUT),
+            deadline: started
+                .checked_add(limit)
+                .unwrap_or(started + DEFAULT_TIMEOUT),
             limit,
             timed_out: AtomicBool::new(false),
         }
@@ -1026,178 +1065,83 @@ impl Found {
     }
 }
 
-/// Settles the count of searches left behind ([`LEFT_BEHIND`]) between a search's thread
-/// and the call waiting on it: whichever of the two is done second knows whether the
-/// search was left behind, and counts it out when it ends.
-struct Handoff {
-    state: AtomicU8,
-    left_behind: &'static AtomicUsize,
-}
-
-impl Handoff {
-    const RUNNING: u8 = 0;
-    const ENDED: u8 = 1;
-    const LEFT: u8 = 2;
-
-    /// The search's thread ends: left behind, it no longer counts.
-    fn ended(&self) {
-        if self
-            .state
-            .compare_exchange(
-                Self::RUNNING,
-                Self::ENDED,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            )
-            .is_err()
-        {
-            self.left_behind.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// The call answers without the search's outcome: a search still running counts.
-    fn leave(&self) {
-        // Counted first, so that the thread's end never takes away a count not yet made.
-        self.left_behind.fetch_add(1, Ordering::SeqCst);
-        if self
-            .state
-            .compare_exchange(
-                Self::RUNNING,
-                Self::LEFT,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            )
-            .is_err()
-        {
-            self.left_behind.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// Held by a search's thread: tells its [`Handoff`] when the thread ends.
-struct SearchEnding(Arc<Handoff>);
-
-impl Drop for SearchEnding {
-    fn drop(&mut self) {
-        self.0.ended();
-    }
-}
-
-/// Held by the call waiting on a search until the outcome is in: dropped before, it
-/// leaves the search behind ([`Handoff::leave`]).
-struct Leaving<'a>(Option<&'a Handoff>);
-
-impl Drop for Leaving<'_> {
-    fn drop(&mut self) {
-        if let Some(handoff) = self.0.take() {
-            handoff.leave();
-        }
-    }
-}
-
 /// Searches as `plan` says, for at most `limit` (Claude Code stops `rg` at 20 s): past it,
 /// the result is what was found by then, and says the search timed out.
 fn search(plan: Plan, ctx: &ToolUseContext, limit: Duration) -> Result<GrepOutput, ToolError> {
     search_with(plan, ctx, limit, &LEFT_BEHIND, walk)
 }
 
-/// How many searches left behind at their limit may still be running before a new search
-/// is refused.
-const MAX_LEFT_BEHIND: usize = 8;
-
-/// The searches of this process left behind at their limit and still running.
-static LEFT_BEHIND: AtomicUsize = AtomicUsize::new(0);
+/// The searches of this process running, and those left behind at their limit and still
+/// running among them.
+static LEFT_BEHIND: deadline::Runs = deadline::Runs::new();
 
 /// [`search`], with the search itself (`work`, which fills a [`Found`]) given: the seam the
 /// tests use for a read that never returns.
 ///
-/// `work` runs on a thread of its own, which this one waits on until the deadline: a read
-/// that blocks for ever (`/proc/kmsg`, a regular file of size 0; a file on a hung network
-/// mount) would otherwise keep the call, and the runtime thread it runs on, waiting until a
-/// signal. At the deadline the call answers with what was found, and the search thread is
-/// abandoned: it stops at its next read (the files it searches are read through
-/// [`UntilDeadline`]) or its next file (its visitors check the deadline), or, stuck in
-/// `read(2)`, when the read returns, if ever; it holds only the shared [`Found`] and the
-/// plan. It is a thread of its own, not the runtime's blocking pool: a blocking task that
-/// never ends would keep the runtime from shutting down. `left_behind` counts the searches
-/// abandoned and still running (a cancelled call abandons its search too); while
+/// `work` runs on a thread of its own ([`deadline::run`]), which this one waits on until
+/// the deadline: a read that blocks for ever (`/proc/kmsg`, a regular file of size 0; a
+/// file on a hung network mount) would otherwise keep the call, and the runtime thread it
+/// runs on, waiting until a signal. At the deadline the call answers with what was found,
+/// and the search thread is abandoned: it stops at its next read (the files it searches are
+/// read through [`UntilDeadline`]) or its next file (its visitors check the deadline), or,
+/// stuck in `read(2)`, when the read returns, if ever; it holds only the shared [`Found`]
+/// and the plan. `runs` counts the searches running, at most [`MAX_LEFT_BEHIND`], and of
+/// them those abandoned and still running (a cancelled call abandons its search too); while
 /// [`MAX_LEFT_BEHIND`] are, a new search is refused at once, so that a search repeated on a
 /// path that hangs does not pile up threads without end.
 fn search_with<W>(
     plan: Plan,
     ctx: &ToolUseContext,
     limit: Duration,
-    left_behind: &'static AtomicUsize,
+    runs: &'static deadline::Runs,
     work: W,
 ) -> Result<GrepOutput, ToolError>
 where
     W: FnOnce(&Plan, &ToolUseContext, &Arc<Found>) -> Result<(), ToolError> + Send + 'static,
 {
-    // Each search left behind holds its thread, the walker's threads and a descriptor
-    // until its read returns, if ever: a model repeating a search that hangs would pile
-    // them up without end.
-    let stuck = left_behind.load(Ordering::SeqCst);
-    if stuck >= MAX_LEFT_BEHIND {
-        return Err(ToolError::msg(format!(
-            "Grep cannot search now: {stuck} earlier searches are still stuck past their time \
-             limit, each in a read that never returns (a file on a hung network mount, a \
-             device such as /proc/kmsg). A new search starts once fewer than \
-             {MAX_LEFT_BEHIND} are stuck: try again later, and leave out the path that hangs."
-        )));
-    }
+    let job = job(runs);
     let plan = Arc::new(plan);
     let found = Arc::new(Found::new(&plan, limit));
-    let handoff = Arc::new(Handoff {
-        state: AtomicU8::new(Handoff::RUNNING),
-        left_behind,
-    });
-    let (done, finished) = std::sync::mpsc::sync_channel(1);
-    {
-        let (plan, found, ctx) = (Arc::clone(&plan), Arc::clone(&found), ctx.clone());
-        let ending = SearchEnding(Arc::clone(&handoff));
-        std::thread::Builder::new()
-            .name("tw-grep".to_owned())
-            .spawn(move || {
-                // Dropped last, however the search ends (a panic too).
-                let _ending = ending;
-                // The waiter may be gone (it answered at the deadline): nobody to tell.
-                let _ = done.send(work(&plan, &ctx, &found));
-            })
-            .map_err(|e| ToolError::msg(format!("Grep could not start its search: {e}")))?;
-    }
-    // Until the search's outcome is in, a return (the deadline, a cancellation) leaves the
-    // search behind.
-    let mut leaving = Leaving(Some(&handoff));
-    let outcome = loop {
-        if ctx.is_cancelled() {
-            return Err(ToolError::Cancelled(None));
-        }
-        let left = found.deadline.saturating_duration_since(Instant::now());
-        match finished.recv_timeout(left.min(CANCEL_POLL)) {
-            Ok(outcome) => {
-                leaving.0 = None;
-                break Some(outcome);
-            }
-            Err(RecvTimeoutError::Timeout) if left.is_zero() => break None,
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => {
-                leaving.0 = None;
-                return Err(ToolError::msg(
-                    "Grep's search failed to complete: its thread panicked",
-                ));
-            }
-        }
+    let outcome = {
+        let (plan, search_ctx) = (Arc::clone(&plan), ctx.clone());
+        deadline::run(
+            job,
+            &found,
+            found.deadline,
+            ctx.cancellation(),
+            move |found| work(&plan, &search_ctx, found),
+        )?
     };
-    // Without its outcome (the deadline), the search is left behind from here.
-    drop(leaving);
-    match outcome {
-        Some(outcome) => outcome?,
-        None => found.timed_out.store(true, Ordering::Relaxed),
+    if outcome.is_none() {
+        found.timed_out.store(true, Ordering::Relaxed);
     }
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled(None));
     }
     finish(&plan, &found)
+}
+
+/// Grep's work on a thread of its own ([`deadline::run`]), counted in `runs`.
+fn job(runs: &'static deadline::Runs) -> deadline::Job {
+    deadline::Job {
+        tool: "Grep",
+        thread: "tw-grep",
+        runs,
+        busy: cannot_search_now,
+    }
+}
+
+/// Grep's refusal while `stuck` ([`MAX_LEFT_BEHIND`]) searches are left behind.
+fn cannot_search_now(stuck: usize) -> String {
+    // Each search left behind holds its thread, the walker's threads and a descriptor
+    // until its read returns, if ever: a model repeating a search that hangs would pile
+    // them up without end.
+    format!(
+        "Grep cannot search now: {stuck} earlier searches are still stuck past their time \
+         limit, each in a read that never returns (a file on a hung network mount, a \
+         device such as /proc/kmsg). A new search starts once fewer than \
+         {MAX_LEFT_BEHIND} are stuck: try again later, and leave out the path that hangs."
+    )
 }
 
 /// The search itself: `plan.root` walked (or, a file, searched), what it finds put in
@@ -1679,7 +1623,7 @@ mod tests {
         let (_release, stuck) = std::sync::mpsc::channel::<()>();
         let limit = Duration::from_millis(300);
         let started = Instant::now();
-        static STUCK: AtomicUsize = AtomicUsize::new(0);
+        static STUCK: deadline::Runs = deadline::Runs::new();
         let out = search_with(
             files_plan(&ctx),
             &ctx,
@@ -1733,13 +1677,13 @@ mod tests {
     /// is not counted.
     #[test]
     fn searches_left_behind_are_capped_and_counted_until_they_end() {
-        static STUCK: AtomicUsize = AtomicUsize::new(0);
+        static STUCK: deadline::Runs = deadline::Runs::new();
         let dir = tree(1, 1);
         let ctx = ToolUseContext::new(dir.path());
         let limit = Duration::from_millis(20);
         let out = search_with(files_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
         assert_eq!(out.filenames, ["f000.txt"]);
-        assert_eq!(STUCK.load(Ordering::SeqCst), 0);
+        assert_eq!(STUCK.left_behind(), 0);
         let mut releases = Vec::new();
         for n in 0..MAX_LEFT_BEHIND {
             let (release, stuck) = std::sync::mpsc::channel::<()>();
@@ -1758,13 +1702,19 @@ mod tests {
             )
             .unwrap();
             assert_eq!(out.timed_out_after_ms, Some(20));
-            assert_eq!(STUCK.load(Ordering::SeqCst), n + 1);
+            assert_eq!(STUCK.left_behind(), n + 1);
         }
         let started = Instant::now();
         let err = search_with(files_plan(&ctx), &ctx, limit, &STUCK, walk)
             .unwrap_err()
             .to_string();
-        assert!(started.elapsed() < limit, "{:?}", started.elapsed());
+        // Refused at once, not after waiting out the stuck searches (30 s): a bound far
+        // from both, for a loaded machine.
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(
             err.contains(&format!(
                 "{MAX_LEFT_BEHIND} earlier searches are still stuck past their time limit"
@@ -1773,7 +1723,7 @@ mod tests {
         );
         drop(releases);
         let waited = Instant::now();
-        while STUCK.load(Ordering::SeqCst) > 0 {
+        while STUCK.left_behind() > 0 {
             assert!(
                 waited.elapsed() < Duration::from_secs(10),
                 "they never ended"
@@ -1782,7 +1732,7 @@ mod tests {
         }
         let out = search_with(files_plan(&ctx), &ctx, DEFAULT_TIMEOUT, &STUCK, walk).unwrap();
         assert_eq!(out.filenames, ["f000.txt"]);
-        assert_eq!(STUCK.load(Ordering::SeqCst), 0);
+        assert_eq!(STUCK.left_behind(), 0);
     }
 
     /// A search left behind at its limit stops within the file it is reading (a huge file,
@@ -1834,6 +1784,100 @@ mod tests {
             .expect("the search went on reading for 10 s past its limit");
         let after = stopped.saturating_duration_since(answered);
         assert!(after < Duration::from_secs(3), "read on for {after:?}");
+    }
+
+    /// A Grep whose root cannot be looked at in time (a `stat` or a listing that never
+    /// returns, a directory on a hung network mount: here a look that blocks until
+    /// released, or 10 s) is refused at its time limit, in `validate_input` and in `call`
+    /// (both plan the search), saying the root could not be read within it, instead of
+    /// waiting on the look; the thread stuck in it is counted as a search left behind
+    /// until the look returns.
+    #[test]
+    fn a_root_whose_look_never_returns_is_refused_at_the_limit() {
+        static STUCK: deadline::Runs = deadline::Runs::new();
+        let dir = tree(1, 1);
+        let ctx = ToolUseContext::new(dir.path());
+        let input: GrepInput =
+            serde_json::from_value(serde_json::json!({"pattern": "needle", "path": "."})).unwrap();
+        let (release, stuck) = std::sync::mpsc::channel::<()>();
+        let limit = Duration::from_millis(300);
+        let started = Instant::now();
+        let (done, outcome) = std::sync::mpsc::channel();
+        {
+            let (input, ctx) = (input.clone(), ctx.clone());
+            std::thread::spawn(move || {
+                let planned = plan_with(&input, &ctx, limit, &STUCK, move |root, ctx| {
+                    // The `stat` or listing that does not return (until released, or 10 s).
+                    let _ = stuck.recv_timeout(Duration::from_secs(10));
+                    look_at_root(root, ctx)
+                });
+                let _ = done.send(planned.map(drop));
+            });
+        }
+        let err = outcome
+            .recv_timeout(Duration::from_secs(5))
+            .expect("the plan waited on the look past its limit")
+            .unwrap_err();
+        let took = started.elapsed();
+        assert!(took >= limit, "answered before the limit: {took:?}");
+        let expected = format!(
+            "Cannot search {}: it could not be read within 300 ms (it may be on a hung network \
+             mount). Leave it out of the search, or try again later.",
+            dir.path().display()
+        );
+        match err {
+            RootError::Invalid(e) => assert_eq!(e.message, expected),
+            RootError::Failed(e) => panic!("not a refusal: {e}"),
+        }
+        assert_eq!(STUCK.left_behind(), 1);
+        // A look that answers in time plans the search.
+        let planned = plan_with(&input, &ctx, DEFAULT_TIMEOUT, &STUCK, look_at_root).unwrap();
+        assert!(!planned.root_is_file);
+        assert_eq!(STUCK.left_behind(), 1);
+        drop(release);
+        let waited = Instant::now();
+        while STUCK.left_behind() > 0 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "the look left behind never ended"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The time limit of a Grep call counts from the start of its plan: a look at the root
+    /// that took most of it (here 300 ms of 600) leaves the search only the rest, so that
+    /// a call whose search then sticks (a read that never returns) answers at the limit,
+    /// not a whole limit after the look.
+    #[test]
+    fn the_look_at_the_root_counts_in_the_calls_time_limit() {
+        static STUCK: deadline::Runs = deadline::Runs::new();
+        let dir = tree(1, 1);
+        let ctx = ToolUseContext::new(dir.path());
+        let input: GrepInput =
+            serde_json::from_value(serde_json::json!({"pattern": "needle"})).unwrap();
+        let limit = Duration::from_millis(600);
+        let plan = plan_with(&input, &ctx, limit, &STUCK, |root, ctx| {
+            std::thread::sleep(Duration::from_millis(300));
+            look_at_root(root, ctx)
+        })
+        .unwrap();
+        let (_release, stuck) = std::sync::mpsc::channel::<()>();
+        let searching = Instant::now();
+        let out = search_with(plan, &ctx, limit, &STUCK, move |plan, ctx, found| {
+            walk(plan, ctx, found)?;
+            // The read that does not return (until the test ends, or 10 s).
+            let _ = stuck.recv_timeout(Duration::from_secs(10));
+            Ok(())
+        })
+        .unwrap();
+        let searched = searching.elapsed();
+        assert_eq!(out.timed_out_after_ms, Some(600));
+        assert_eq!(out.filenames, ["f000.txt"]);
+        assert!(
+            searched < Duration::from_millis(550),
+            "the search had a whole limit of its own: {searched:?}"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Elements that have no content and no end tag.
-const VOID: &[&str] = &[
+pub(crate) const VOID: &[&str] = &[
     "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
     "wbr", "param", "keygen", "basefont", "bgsound", "frame", "image",
 ];
@@ -257,7 +257,7 @@ pub(crate) fn cap_nesting(html: &str, max: usize) -> Cow<'_, str> {
 
 /// Where a comment whose text starts at `from` ends (just past it): `<!-->` and `<!--->`
 /// end at once, as do `-->` and `--!>`. One pass over the comment.
-fn comment_end(bytes: &[u8], from: usize) -> usize {
+pub(crate) fn comment_end(bytes: &[u8], from: usize) -> usize {
     let rest = bytes.get(from..).unwrap_or_default();
     if rest.starts_with(b">") {
         return from + 1;
@@ -280,7 +280,7 @@ fn comment_end(bytes: &[u8], from: usize) -> usize {
 /// Where a tag whose name ends at `from` ends (just past its `>`), and whether it ends in
 /// `/>`. A quote opens an attribute value only after `=`; an unclosed one runs to the end,
 /// as in the tokenizer.
-fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
+pub(crate) fn tag_end(bytes: &[u8], from: usize) -> (usize, bool) {
     let mut at = from;
     let mut after_equals = false;
     while let Some(&b) = bytes.get(at) {

@@ -78,6 +78,7 @@ pub mod ask_user_question;
 pub mod bash;
 #[cfg(feature = "agent-triggers")]
 pub mod cron;
+mod deadline;
 pub mod edit;
 pub mod enter_plan_mode;
 pub mod exit_plan_mode;

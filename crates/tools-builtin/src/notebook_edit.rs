@@ -461,8 +461,13 @@ impl TypedTool for NotebookEdit {
             }
             fsutil::check_stale(&ctx, &path, 9, 10)?;
             let text = match fsutil::read_optional(&path) {
-                Ok(Some(bytes)) => String::from_utf8(bytes)
-                    .map_err(|_| ValidationError::with_code("Notebook is not valid JSON.", 6))?,
+                Ok(Some(bytes)) => {
+                    let hash = tool_core::ContentHash::of(&bytes);
+                    fsutil::check_unchanged(&ctx, &path, Some(hash), 10)?;
+                    String::from_utf8(bytes).map_err(|_| {
+                        ValidationError::with_code("Notebook is not valid JSON.", 6)
+                    })?
+                }
                 Ok(None) => {
                     return Err(ValidationError::with_code(
                         "Notebook file does not exist.",
@@ -493,7 +498,7 @@ impl TypedTool for NotebookEdit {
         })
         .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            edit_blocking(path, confine.as_ref(), input, &ctx, lock)
+            edit_blocking(path, &confine, input, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -517,7 +522,7 @@ fn directory_message(path: &Path) -> String {
 /// The cell edit, with the notebook's lock held from the read to the read-cache update.
 fn edit_blocking(
     path: &Path,
-    confine: Option<&fsutil::Confinement>,
+    confine: &fsutil::Confinement,
     input: NotebookEditInput,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,

@@ -56,6 +56,7 @@ pub struct ReadInput {
     pub offset: Option<u64>,
     /// The number of lines to read. Only provide if the file is too large to read at once.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub limit: Option<u64>,
     /// Page range for PDF files (e.g., "1-5", "3", "10-20"). Only applicable to PDF files.
     #[serde(default)]
@@ -1369,7 +1370,7 @@ fn finish_line(bytes: &[u8]) -> ShownLine {
 }
 
 /// The hash of a file's bytes, read in pieces.
-fn hash_file(path: &Path) -> io::Result<ContentHash> {
+pub(crate) fn hash_file(path: &Path) -> io::Result<ContentHash> {
     let mut file = open_regular(path)?;
     let mut hasher = ContentHasher::default();
     let mut buf = vec![0u8; 64 * 1024];

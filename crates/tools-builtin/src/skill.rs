@@ -21,6 +21,13 @@
 //! conversation as a user message after the tool result, as Claude Code does; the result
 //! itself says `Launching skill: <name>`. Permission rules match the skill's name
 //! (`Skill(name)`).
+//!
+//! A SKILL.md is read into the conversation without a Read permission, so two kinds of
+//! skill are refused (and not listed): one whose file a Read deny rule covers
+//! ([`denied_skill_file`]), and a project skill whose file leads, through a symbolic link,
+//! out of the project directory that holds its `.claude/skills`
+//! ([`project_skill_link_outside`]): a cloned repository could otherwise load
+//! `~/.aws/credentials` with a link. The user's and the managed skills may link anywhere.
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -78,6 +85,10 @@ pub struct SkillInfo {
     pub name: String,
     /// The directory holding `SKILL.md`.
     pub dir: PathBuf,
+    /// Where `SKILL.md` really was when it was read (every link resolved): the file the
+    /// body came from, and the one [`project_skill_link_outside`] and [`denied_skill_file`]
+    /// judge, so that a link changed after the read cannot pass a check for another file.
+    pub file: PathBuf,
     /// Project or user.
     pub source: SkillSource,
     /// The frontmatter's `description`.
@@ -109,15 +120,34 @@ pub struct SkillInfo {
 /// for the API, for good. What is past this is left to a Read of the file.
 pub const MAX_SKILL_BYTES: u64 = 256 * 1024;
 
+/// `file` opened for reading, with its real path: `file` is resolved first and that real
+/// path opened, so that what is read is the file the checks on that path judge, whatever a
+/// link on the way says afterwards. On Linux the path is the kernel's own for the open file
+/// (`/proc/self/fd`): a directory on the way swapped for a link between the two steps
+/// cannot make it another one. `None` when it does not resolve or cannot be opened.
+fn open_real(file: &Path) -> Option<(std::fs::File, PathBuf)> {
+    let real = std::fs::canonicalize(file).ok()?;
+    // Only a regular file is opened, without blocking: a `SKILL.md` that is a FIFO (or a
+    // link to `/dev/tty`) would hang the open or the read, and with it the session.
+    let handle = crate::fsutil::open_existing(&real).ok()??;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        if let Ok(opened) = std::fs::read_link(format!("/proc/self/fd/{}", handle.as_raw_fd())) {
+            return Some((handle, opened));
+        }
+    }
+    Some((handle, real))
+}
+
 /// `file`'s text: at most [`MAX_SKILL_BYTES`] of it, bytes that are not UTF-8 replaced, with
-/// a warning for each; `None` when it cannot be read.
-fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool)> {
+/// a warning for each, whether it was cut, and the real path it was read from
+/// ([`open_real`]); `None` when it cannot be read.
+fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool, PathBuf)> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
-    // Only a regular file is opened, without blocking, and read: a `SKILL.md` that is a FIFO
-    // (or a link to `/dev/tty`) would hang the open or the read, and with it the session.
-    crate::fsutil::open_existing(file)
-        .ok()??
+    let (handle, real) = open_real(file)?;
+    handle
         .take(MAX_SKILL_BYTES + 1)
         .read_to_end(&mut bytes)
         .ok()?;
@@ -144,13 +174,13 @@ fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool)> {
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     };
-    Some((text, warnings, cut))
+    Some((text, warnings, cut, real))
 }
 
 /// Reads the skill in `dir` (`dir/SKILL.md`), or `None` when there is none.
 pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
     let file = dir.join("SKILL.md");
-    let (text, mut warnings, cut) = read_skill_file(&file)?;
+    let (text, mut warnings, cut, real) = read_skill_file(&file)?;
     let whole = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let (fm, body) = match frontmatter::split(&text) {
         Ok((fm, body)) => {
@@ -177,6 +207,7 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
     Some(SkillInfo {
         name: dir_name,
         dir: dir.to_path_buf(),
+        file: real,
         source,
         description: fm.text("description"),
         allowed_tools: fm.list("allowed-tools"),
@@ -209,17 +240,21 @@ pub fn skill_roots(ctx: &ToolUseContext) -> Vec<(PathBuf, SkillSource)> {
     roots_with_managed(ctx, &tool_core::managed_settings_dir())
 }
 
+/// The user's skills directory: `skills` in the user's configuration directory, as for
+/// settings and agents (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
+fn user_skills_dir(ctx: &ToolUseContext) -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| ctx.home().map(|home| home.join(".claude")))
+        .map(|config| config.join("skills"))
+}
+
 /// [`skill_roots`] with the managed settings directory `managed`.
 fn roots_with_managed(ctx: &ToolUseContext, managed: &Path) -> Vec<(PathBuf, SkillSource)> {
     let mut roots = vec![(managed.join(".claude/skills"), SkillSource::Managed)];
-    // The user's configuration directory, as for settings and agents: `CLAUDE_CONFIG_DIR`,
-    // else `~/.claude`.
-    let user_config = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| ctx.home().map(|home| home.join(".claude")));
-    if let Some(config) = user_config {
-        roots.push((config.join("skills"), SkillSource::User));
+    if let Some(dir) = user_skills_dir(ctx) {
+        roots.push((dir, SkillSource::User));
     }
     roots.extend(
         tool_core::project_dirs(ctx.cwd(), ctx.project_dir(), ctx.home())
@@ -284,22 +319,118 @@ pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
 }
 
 /// Every skill the context can see, first of each name only, in precedence order then name
-/// order; not those whose SKILL.md a Read deny rule covers (see [`denied_skill_file`]).
+/// order; not those whose SKILL.md a Read deny rule covers (see [`denied_skill_file`]), nor
+/// project skills whose SKILL.md leads out of the project (see
+/// [`project_skill_link_outside`]).
 pub fn discover_skills(ctx: &ToolUseContext) -> Vec<SkillInfo> {
     let mut skills = discover_in(skill_roots(ctx));
-    skills.retain(|s| denied_skill_file(ctx, s).is_none());
+    skills
+        .retain(|s| denied_skill_file(ctx, s).is_none() && project_skill_link_outside(s).is_none());
     skills
 }
 
-/// The Read deny rule that covers `skill`'s SKILL.md (on its path or its symlink-resolved
-/// target), if one does: such a file is not read into the conversation, as Read would not
-/// read it.
+/// A project skill's SKILL.md that leads, through a symbolic link, out of the project
+/// directory it came with ([`project_skill_link_outside`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkOutside {
+    /// The directory holding the `.claude/skills` the skill was found in (as found, links
+    /// not resolved).
+    pub project: PathBuf,
+    /// The first symbolic link from there to SKILL.md: the file itself, the skill's
+    /// directory, `skills` or `.claude`.
+    pub link: PathBuf,
+    /// Where SKILL.md really was when it was read (every link resolved:
+    /// [`SkillInfo::file`]).
+    pub target: PathBuf,
+}
+
+/// Whether `skill`, a project skill ([`SkillSource::Project`]), was read from a SKILL.md
+/// whose real path ([`SkillInfo::file`], resolved when it was read, not again now: a link
+/// changed since cannot pass the file read) is outside the directory holding its
+/// `.claude/skills` (the repository it came with): then `Some` with the link that leads out
+/// and where to. A project directory that no longer resolves counts as outside. `None` for
+/// the user's and the managed skills, which may link anywhere: the user put them there.
+pub fn project_skill_link_outside(skill: &SkillInfo) -> Option<LinkOutside> {
+    if skill.source != SkillSource::Project {
+        return None;
+    }
+    let file = skill.dir.join("SKILL.md");
+    // The skill was found as `<project>/.claude/skills/<name>`; a directory found another
+    // way (a host calling `load_skill`) is held to itself.
+    let skills = skill.dir.parent();
+    let project = skills
+        .filter(|d| d.ends_with(".claude/skills"))
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .unwrap_or(&skill.dir);
+    if let Ok(root) = std::fs::canonicalize(project)
+        && skill.file.starts_with(&root)
+    {
+        return None;
+    }
+    // The first link on the way, from the project down to the file.
+    let below = file.strip_prefix(project).unwrap_or(&file);
+    let mut at = project.to_path_buf();
+    let link = below
+        .components()
+        .find_map(|part| {
+            at.push(part);
+            std::fs::symlink_metadata(&at)
+                .is_ok_and(|m| m.file_type().is_symlink())
+                .then(|| at.clone())
+        })
+        .unwrap_or_else(|| file.clone());
+    Some(LinkOutside {
+        project: project.to_path_buf(),
+        link,
+        target: skill.file.clone(),
+    })
+}
+
+/// Why `skill` may not be read into the conversation, in the words the model sees: its file
+/// is covered by a Read deny rule, or it is a project skill whose file leads out of the
+/// project. `None` when it may.
+fn refusal(ctx: &ToolUseContext, name: &str, skill: &SkillInfo) -> Option<ValidationError> {
+    let file = skill.dir.join("SKILL.md");
+    if let Some(rule) = denied_skill_file(ctx, skill) {
+        return Some(ValidationError::with_code(
+            format!(
+                "Skill {name} cannot be loaded: its file {} is covered by the deny rule {}",
+                file.display(),
+                rule.rule
+            ),
+            5,
+        ));
+    }
+    let outside = project_skill_link_outside(skill)?;
+    let user_dir = user_skills_dir(ctx).map_or_else(
+        || "~/.claude/skills".to_owned(),
+        |d| d.display().to_string(),
+    );
+    Some(ValidationError::with_code(
+        format!(
+            "Skill {name} cannot be loaded: it is a project skill, and its file {} leads out of the project {}: the symbolic link {} takes it to {}. A project's skill is read without a Read permission, so it may only use files inside the project. Copy the file into {} instead of linking to it, or move the skill to your own skills directory ({user_dir}).",
+            file.display(),
+            outside.project.display(),
+            outside.link.display(),
+            outside.target.display(),
+            skill.dir.display(),
+        ),
+        6,
+    ))
+}
+
+/// The Read deny rule that covers `skill`'s SKILL.md (on its path or the real path it was
+/// read from, [`SkillInfo::file`]), if one does: such a file is not read into the
+/// conversation, as Read would not read it.
 pub fn denied_skill_file(
     ctx: &ToolUseContext,
     skill: &SkillInfo,
 ) -> Option<tool_core::SourcedRule> {
     let engine = tool_perms::PermissionEngine::for_walking(ctx)?;
-    engine.denied_by(&skill.dir.join("SKILL.md"), tool_core::FileAccess::Read)
+    engine
+        .denied_by(&skill.dir.join("SKILL.md"), tool_core::FileAccess::Read)
+        .or_else(|| engine.denied_by(&skill.file, tool_core::FileAccess::Read))
 }
 
 /// Every skill in `roots`, first of each name only.
@@ -510,21 +641,10 @@ Important:\n\
                 ),
                 4,
             )),
-            Some(s) => {
-                // A SKILL.md is read into the conversation as Read would read it: not when a
-                // Read deny rule covers it (a skill that is a symlink to a protected file).
-                if let Some(rule) = denied_skill_file(ctx, &s) {
-                    return Err(ValidationError::with_code(
-                        format!(
-                            "Skill {name} cannot be loaded: its file {} is covered by the deny rule {}",
-                            s.dir.join("SKILL.md").display(),
-                            rule.rule
-                        ),
-                        5,
-                    ));
-                }
-                Ok(())
-            }
+            // A SKILL.md is read into the conversation without a Read permission: not when a
+            // Read deny rule covers it (a skill that is a symlink to a protected file), nor a
+            // project's when a link takes it out of the project.
+            Some(s) => refusal(ctx, name, &s).map_or(Ok(()), Err),
         }
     }
 
@@ -537,6 +657,10 @@ Important:\n\
         let name = input.skill.trim().trim_start_matches('/');
         let skill = find_skill(&ctx, name)
             .ok_or_else(|| ToolError::msg(format!("Unknown skill: {name}")))?;
+        // Checked again on the skill as read now: a link changed since validation.
+        if let Some(refused) = refusal(&ctx, name, &skill) {
+            return Err(ToolError::msg(refused.message));
+        }
         let text = render_skill(&skill, input.args.as_deref(), ctx.session_id());
         Ok(ToolResult::new(SkillOutput {
             success: true,
@@ -560,6 +684,7 @@ mod tests {
         SkillInfo {
             name: "s".into(),
             dir: PathBuf::from("/skills/s"),
+            file: PathBuf::from("/skills/s/SKILL.md"),
             source: SkillSource::Project,
             description: None,
             allowed_tools: None,
@@ -659,6 +784,181 @@ mod tests {
         );
         assert_eq!(render("$ARGUMENTS", "$1 x"), "$1 x");
         assert_eq!(render("in ${CLAUDE_SESSION_ID}", ""), "in sess-1");
+    }
+
+    /// A home with a credentials file and a skill of its own, and a project (a git
+    /// repository) beside it; the context's session starts in the project.
+    fn linked_setup() -> (tempfile::TempDir, PathBuf, PathBuf, ToolUseContext) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (home, project) = (root.join("home"), root.join("work/project"));
+        std::fs::create_dir_all(home.join(".aws")).unwrap();
+        std::fs::write(
+            home.join(".aws/credentials"),
+            "aws_secret_access_key=abc123\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        let ctx = ToolUseContext::new(&project).with_home(Some(home.clone()));
+        (tmp, home, project, ctx)
+    }
+
+    /// Runs Skill as the pipeline does (validate, then call): the tool_result's text and the
+    /// message it adds, or the refusal.
+    async fn load(ctx: &ToolUseContext, name: &str) -> Result<(String, String), String> {
+        let input = serde_json::json!({ "skill": name });
+        tool_core::Tool::validate_input(&Skill, &input, ctx)
+            .await
+            .map_err(|e| e.message)?;
+        let result = tool_core::Tool::call(&Skill, input, ctx.clone(), ProgressSender::none())
+            .await
+            .map_err(|e| e.to_model_text())?;
+        let added = match result.new_messages.as_slice() {
+            [Message::User(blocks)] => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::Text { text } => Some(text.clone()),
+                    _ => None,
+                })
+                .collect::<String>(),
+            other => panic!("{other:?}"),
+        };
+        Ok((result.data.content.joined_text(), added))
+    }
+
+    /// A project skill whose SKILL.md (or whose directory) is a symbolic link leading out of
+    /// the project is refused, with the skill, the link and where it leads named and what to
+    /// do instead, and is not listed: a cloned repository cannot read `~/.aws/credentials`
+    /// into the conversation through a skill without any Read permission. A link that stays
+    /// inside the project, and a link in the user's own skills, still load.
+    #[tokio::test]
+    async fn a_project_skill_linked_outside_the_project_is_refused() {
+        let (_tmp, home, project, ctx) = linked_setup();
+        let skills = project.join(".claude/skills");
+        // SKILL.md a relative link out of the project, as a repository would ship it.
+        std::fs::create_dir_all(skills.join("helper")).unwrap();
+        std::os::unix::fs::symlink(
+            "../../../../../home/.aws/credentials",
+            skills.join("helper/SKILL.md"),
+        )
+        .unwrap();
+        // The skill's directory a link out of the project.
+        let outside = home.join("stash");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("SKILL.md"), "stash secret body\n").unwrap();
+        std::os::unix::fs::symlink(&outside, skills.join("stash")).unwrap();
+        // A link inside the project.
+        std::fs::create_dir_all(project.join("docs")).unwrap();
+        std::fs::write(
+            project.join("docs/inner.md"),
+            "---\ndescription: in\n---\ninner body\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(skills.join("inner")).unwrap();
+        std::os::unix::fs::symlink("../../../docs/inner.md", skills.join("inner/SKILL.md"))
+            .unwrap();
+        // The user's own skill may link anywhere.
+        let mine = home.join(".claude/skills/mine");
+        std::fs::create_dir_all(&mine).unwrap();
+        std::fs::write(project.join("docs/mine.md"), "my body\n").unwrap();
+        std::os::unix::fs::symlink(project.join("docs/mine.md"), mine.join("SKILL.md")).unwrap();
+
+        let err = load(&ctx, "helper").await.unwrap_err();
+        let file = skills.join("helper/SKILL.md");
+        for part in [
+            "Skill helper cannot be loaded".to_owned(),
+            file.display().to_string(),
+            home.join(".aws/credentials").display().to_string(),
+            project.display().to_string(),
+            "Copy the file into".to_owned(),
+            home.join(".claude/skills").display().to_string(),
+        ] {
+            assert!(err.contains(&part), "{part:?} not in: {err}");
+        }
+        assert!(!err.contains("abc123"), "{err}");
+
+        let err = load(&ctx, "stash").await.unwrap_err();
+        assert!(
+            err.starts_with("Skill stash cannot be loaded")
+                && err.contains(&format!("symbolic link {}", skills.join("stash").display()))
+                && err.contains(&outside.join("SKILL.md").display().to_string()),
+            "{err}"
+        );
+        assert!(!err.contains("stash secret body"), "{err}");
+
+        let (text, added) = load(&ctx, "inner").await.unwrap();
+        assert_eq!(text, "Launching skill: inner");
+        assert!(added.ends_with("inner body"), "{added}");
+        let (_, added) = load(&ctx, "mine").await.unwrap();
+        assert!(added.ends_with("my body"), "{added}");
+
+        let listed: Vec<String> = discover_skills(&ctx).into_iter().map(|k| k.name).collect();
+        assert_eq!(listed, ["mine", "inner"]);
+    }
+
+    /// The checks judge the file the body was read from, not the link as it is when they
+    /// run: a project skill read while its SKILL.md linked to `~/.aws/credentials`, the link
+    /// then pointed back inside the project (as Skill's call finds the skill, then checks
+    /// it), is still refused; and one read while it linked to a file a deny rule covers is
+    /// still denied after the link moved to a file none does.
+    #[test]
+    fn the_checks_judge_the_file_the_body_was_read_from() {
+        let (_tmp, home, project, ctx) = linked_setup();
+        let dir = project.join(".claude/skills/helper");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(project.join("inner.md"), "inner body\n").unwrap();
+        let link = dir.join("SKILL.md");
+        std::os::unix::fs::symlink(home.join(".aws/credentials"), &link).unwrap();
+        let skill = load_skill(&dir, SkillSource::Project).unwrap();
+        assert!(skill.body.contains("abc123"), "{}", skill.body);
+        assert_eq!(skill.file, home.join(".aws/credentials"));
+        // The link is flipped back inside once the file was read.
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("../../../inner.md", &link).unwrap();
+        let outside = project_skill_link_outside(&skill).expect("the file read was outside");
+        assert_eq!(outside.target, home.join(".aws/credentials"));
+        assert!(refusal(&ctx, "helper", &skill).is_some());
+
+        // A deny rule on the file read, the link moved to a file no rule covers.
+        std::fs::write(project.join(".env"), "TOKEN=abc123\n").unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("../../../.env", &link).unwrap();
+        let mut permission = ctx.permission().clone();
+        permission.deny.push(tool_core::SourcedRule {
+            source: tool_core::RuleSource::UserSettings,
+            rule: "Read(./.env)".into(),
+        });
+        let ctx = ctx.with_permission(permission);
+        let skill = load_skill(&dir, SkillSource::Project).unwrap();
+        assert!(skill.body.contains("TOKEN=abc123"), "{}", skill.body);
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("../../../inner.md", &link).unwrap();
+        let denied = denied_skill_file(&ctx, &skill).expect("the file read is denied");
+        assert_eq!(denied.rule, "Read(./.env)");
+    }
+
+    /// The Read deny rules still hold for a link inside the project: a SKILL.md that links to
+    /// a file of the project a deny rule covers is refused with that rule.
+    #[tokio::test]
+    async fn a_skill_linked_to_a_denied_file_of_the_project_is_refused() {
+        let (_tmp, _home, project, ctx) = linked_setup();
+        std::fs::write(project.join(".env"), "TOKEN=abc123\n").unwrap();
+        let dir = project.join(".claude/skills/env");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink("../../../.env", dir.join("SKILL.md")).unwrap();
+        let (_, added) = load(&ctx, "env").await.unwrap();
+        assert!(added.ends_with("TOKEN=abc123"), "{added}");
+        let mut permission = ctx.permission().clone();
+        permission.deny.push(tool_core::SourcedRule {
+            source: tool_core::RuleSource::UserSettings,
+            rule: "Read(./.env)".into(),
+        });
+        let ctx = ctx.with_permission(permission);
+        let err = load(&ctx, "env").await.unwrap_err();
+        assert!(
+            err.contains("covered by the deny rule Read(./.env)"),
+            "{err}"
+        );
     }
 
     /// The frontmatter's `arguments` name the words by position, as in Claude Code:

@@ -14,12 +14,15 @@
 //! an empty session id uses `default`). As in Claude Code each task is one file, `<id>.json`
 //! (`{id, subject, description, activeForm?, owner?, status, blocks, blockedBy, metadata?}`),
 //! ids are `"1"`, `"2"`, ... and never reused (`.highwatermark` remembers the largest one
-//! handed out), and every change runs under an exclusive `flock` of `.lock` in the list's
-//! directory, so concurrent calls (the tools are concurrency-safe) and other processes sharing
-//! the list never lose an update. Every file is written atomically (temporary file in the same
-//! directory, fsync, rename). A task file that is not valid JSON is reported with its path and
-//! never overwritten. A change touching several tasks (blockers, deletion) writes each file
-//! atomically, but not the set: a crash in between can leave a one-sided `blocks` link.
+//! handed out; a damaged one, no regular file or a link that leads nowhere included, is
+//! rebuilt from the task files present, one that cannot be read for now is an error; it is
+//! always replaced by a file of its own, never written through a link), and every change runs under an exclusive `flock` of `.lock` in the list's directory, so concurrent
+//! calls (another session's, a sub-agent's, `toolwright serve`'s calls side by side) and
+//! other processes sharing the list never lose an update. Every file is written atomically
+//! (temporary file in the same directory, fsync, rename). A task file that is not valid JSON
+//! is reported with its path and never overwritten. A change touching several tasks
+//! (blockers, deletion) writes each file atomically, but not the set: a crash in between can
+//! leave a one-sided `blocks` link.
 //!
 //! The host picks the directory by putting a store in the app state with
 //! [`install_task_list_store`]; without one the tools use [`TaskListStore::from_env`].
@@ -35,11 +38,16 @@
 //! - Unknown `taskId`: the call fails with `Task #<id> not found`.
 //! - TaskList shows, per task, only the blockers that are not completed (as Claude Code), and
 //!   skips tasks whose metadata has `_internal: true`.
+//! - TaskCreate and TaskUpdate are not concurrency-safe (**Decision**: Claude Code marks all
+//!   four safe): the executor runs each alone, in block order, so the ids of one response's
+//!   TaskCreates follow their blocks and a later TaskUpdate, TaskGet or TaskList of the same
+//!   response sees what they did. TaskGet and TaskList, which only read, run side by side.
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::fcntl::Flock;
 use schemars::JsonSchema;
@@ -238,6 +246,16 @@ pub enum TaskStoreError {
         /// What the parser said.
         reason: String,
     },
+    /// The list's id counter (`.highwatermark`, the largest id ever handed out) cannot be
+    /// used: it could not be read (an I/O error), or was damaged and could not be rebuilt,
+    /// or it is at the largest id.
+    #[error("the task id counter {} {reason}", path.display())]
+    Counter {
+        /// The counter's file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -394,24 +412,173 @@ impl LockedList {
         fsutil::atomic_write(&path, &bytes).map_err(io_err(&path))
     }
 
+    /// The largest id ever handed out. A damaged counter (no number, not UTF-8; no regular
+    /// file: a directory, FIFO, device or socket, a link that leads nowhere or in a loop,
+    /// none of them opened) is rebuilt from the task files present, the highest id among
+    /// them, and put in its place ([`replace_counter`]: a new file renamed over the name,
+    /// never written through a link); only when that fails too is it an error, which names
+    /// the file as the id counter. An id deleted since its file was the highest may then be
+    /// handed out again: nothing else remembers it. A counter that is there but cannot be
+    /// read (an I/O error: no read permission, a failing disk, no descriptor left) is not
+    /// rebuilt, which could lower it for a failure that passes: it is an error naming the
+    /// counter, and the file is left as it is.
     fn high_water_mark(&self) -> Result<u64, TaskStoreError> {
         let path = self.dir.join(HIGH_WATER_MARK);
-        match fs::read_to_string(&path) {
-            Ok(text) => text
-                .trim()
-                .parse::<u64>()
-                .map_err(|e| TaskStoreError::Corrupt {
+        let damage = match read_counter(&path) {
+            Ok(Ok(n)) => return Ok(n),
+            Ok(Err(damage)) => damage,
+            Err(e) => {
+                return Err(TaskStoreError::Counter {
+                    reason: format!(
+                        "cannot be read ({e}); it is left as it is, since rebuilt from the task \
+                         files it could hand out a deleted task's id again. Make it readable, \
+                         or remove it to have the next id follow the highest task file"
+                    ),
                     path,
-                    reason: format!("expected a number: {e}"),
-                }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
-            Err(e) => Err(io_err(&path)(e)),
-        }
+                });
+            }
+        };
+        let highest = self.ids()?.into_iter().max().unwrap_or(0);
+        replace_counter(&path, highest).map_err(|e| TaskStoreError::Counter {
+            path: path.clone(),
+            reason: format!(
+                "is damaged ({damage}) and could not be rebuilt from the task files ({e}); \
+                 remove it, and the next id follows the highest task file"
+            ),
+        })?;
+        tracing::warn!(
+            file = %path.display(),
+            "the task id counter was damaged ({damage}); rebuilt from the task files: {highest}"
+        );
+        Ok(highest)
     }
 
+    /// Sets the counter to `n`, replacing whatever has its name ([`replace_counter`]).
     fn set_high_water_mark(&self, n: u64) -> Result<(), TaskStoreError> {
         let path = self.dir.join(HIGH_WATER_MARK);
-        fsutil::atomic_write(&path, format!("{n}\n").as_bytes()).map_err(io_err(&path))
+        replace_counter(&path, n).map_err(io_err(&path))
+    }
+}
+
+/// Tells the temporary files of [`replace_counter`] apart within this process.
+static COUNTER_TEMP: AtomicU64 = AtomicU64::new(0);
+
+/// Puts `n` in the id counter `path` as a regular file of its own: written to a new file
+/// beside it (named as every atomic write's temporary file, so that one a killed writer
+/// left is cleared by the next write in the directory), synced, then renamed over the
+/// name. Whatever had the name is replaced, never opened nor written through: a link stays
+/// where it led, its target untouched (a dangling link's target is not created), and a
+/// FIFO is not waited on. A directory in its place is not replaced: the rename fails.
+fn replace_counter(path: &Path, n: u64) -> io::Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let prefix = tool_core::temp_file::temp_prefix(name);
+    let (temp, mut file) = loop {
+        let mut candidate = prefix.clone();
+        candidate.push(COUNTER_TEMP.fetch_add(1, Ordering::Relaxed).to_string());
+        let temp = dir.join(candidate);
+        // `create_new` never follows a link at that name: it fails instead.
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(file) => break (temp, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    };
+    let written = file
+        .write_all(format!("{n}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| {
+            drop(file);
+            fs::rename(&temp, path)
+        });
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
+}
+
+/// The number in the id counter `path`, 0 when there is none; `Ok(Err(_))` with what is
+/// wrong with it when it is damaged (no number, not UTF-8; no regular file, a link that
+/// leads nowhere or in a loop), and `Err` when it could not be read (an I/O error, which
+/// may pass: it says nothing of what the file holds). Only a regular file is read (through
+/// a link, if one leads to it), opened without blocking, and only its first bytes: a FIFO
+/// or a device is never opened, and a huge file in its place is damage, not a hang.
+fn read_counter(path: &Path) -> io::Result<Result<u64, String>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    const NOT_REGULAR: &str = "it is not a regular file (a directory, FIFO, device or socket)";
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => return Ok(Err(NOT_REGULAR.to_owned())),
+        Ok(_) => {}
+        // A link that leads nowhere is there, and damaged; no link, and there is none.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(match fs::symlink_metadata(path) {
+                Ok(_) => Err("it is a link to a file that does not exist".to_owned()),
+                Err(_) => Ok(0),
+            });
+        }
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Ok(Err("it is a link that leads back to itself".to_owned()));
+        }
+        Err(e) => return Err(e),
+    }
+    let file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(file) => file,
+        // Removed since it was looked at.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Ok(0)),
+        Err(e) => return Err(e),
+    };
+    // Swapped for something else since it was looked at.
+    if !file.metadata()?.is_file() {
+        return Ok(Err(NOT_REGULAR.to_owned()));
+    }
+    let mut bytes = Vec::new();
+    file.take(64).read_to_end(&mut bytes)?;
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(Err("it is not text".to_owned()));
+    };
+    Ok(text.trim().parse::<u64>().map_err(|_| {
+        let shown: String = text.trim().chars().take(20).collect();
+        format!("it holds {shown:?}, not a number")
+    }))
+}
+
+/// Why no task can be created when the counter holds `mark` and the highest task file is
+/// `highest_file` (0: none), one of them at the largest id, and what to do about it.
+fn out_of_ids(mark: u64, highest_file: u64) -> String {
+    let over = "the next task id would be over 18 digits";
+    match highest_file
+        .checked_add(1)
+        .filter(|n| valid_id(&n.to_string()))
+    {
+        // The counter alone is at the end: without it, ids go on from the task files.
+        Some(next) if mark > highest_file => {
+            let after = if highest_file == 0 {
+                "there is none".to_owned()
+            } else {
+                format!("after {highest_file}.json")
+            };
+            format!(
+                "holds {mark}, and {over}: no task can be created. Remove it, and the next id \
+                 follows the highest task file: {next} ({after}; the ids of tasks deleted \
+                 since may be handed out again)"
+            )
+        }
+        _ => format!(
+            "cannot go on: {over}, task file {highest_file}.json having the largest id there \
+             is. Give that task a smaller id (rename its file), and remove the counter"
+        ),
     }
 }
 
@@ -492,14 +659,14 @@ impl TaskListStore {
     pub fn create(&self, list_id: &str, new: NewTask) -> Result<Task, TaskStoreError> {
         let list = self.lock(list_id)?;
         let existing_max = list.ids()?.into_iter().max().unwrap_or(0);
-        let next = list
-            .high_water_mark()?
+        let mark = list.high_water_mark()?;
+        let next = mark
             .max(existing_max)
             .checked_add(1)
             .filter(|n| valid_id(&n.to_string()))
-            .ok_or_else(|| TaskStoreError::Corrupt {
+            .ok_or_else(|| TaskStoreError::Counter {
                 path: list.dir.join(HIGH_WATER_MARK),
-                reason: "the next task id would be over 18 digits".to_owned(),
+                reason: out_of_ids(mark, existing_max),
             })?;
         let mut metadata = new.metadata;
         metadata.retain(|_, v| !v.is_null());
@@ -850,8 +1017,13 @@ impl TypedTool for TaskCreate {
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(100_000)
     }
+    /// Not concurrency-safe (Claude Code says it is): the calls of one response must act
+    /// in the order the model wrote them. Run side by side, `[TaskCreate, TaskUpdate "1",
+    /// TaskList]` would update a task not created yet and list none, and the ids of several
+    /// TaskCreates would not follow their blocks. Run alone, each finishes before the next
+    /// call starts, and a TaskList or TaskGet after it sees what it did.
     fn is_concurrency_safe(&self, _input: &TaskCreateInput) -> bool {
-        true
+        false
     }
     async fn validate_input(
         &self,
@@ -1093,8 +1265,11 @@ impl TypedTool for TaskUpdate {
     fn max_result_size(&self) -> MaxResultSize {
         MaxResultSize::Chars(100_000)
     }
+    /// Not concurrency-safe (Claude Code says it is), as [`TaskCreate`]: a TaskUpdate acts
+    /// after the calls written before it (a task created in the same response exists) and
+    /// before those written after it (a TaskList or TaskGet sees the change).
     fn is_concurrency_safe(&self, _input: &TaskUpdateInput) -> bool {
-        true
+        false
     }
     async fn validate_input(
         &self,
@@ -1297,5 +1472,268 @@ mod tests {
         assert!(valid_id("12"));
         assert!(!valid_id("../1"));
         assert!(!valid_id(""));
+    }
+
+    fn new_task(subject: &str) -> NewTask {
+        NewTask {
+            subject: subject.to_owned(),
+            description: format!("Do: {subject}"),
+            ..NewTask::default()
+        }
+    }
+
+    /// A `.highwatermark` that cannot be read (text that is no number, bytes that are not
+    /// UTF-8) does not stop TaskCreate: the counter is taken from the task files present
+    /// (the highest id among them), written back whole, and the new task follows it.
+    #[test]
+    fn a_damaged_high_water_mark_is_rebuilt_from_the_task_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskListStore::new(dir.path().join("tasks"));
+        let mark = store.list_dir("s").join(HIGH_WATER_MARK);
+        for (i, damage) in [b"garbage".as_slice(), b"\xff\xfe7\n", b"", b"-3"]
+            .into_iter()
+            .enumerate()
+        {
+            store.create("s", new_task("One")).unwrap();
+            let last = store.create("s", new_task("Two")).unwrap();
+            fs::write(&mark, damage).unwrap();
+            let made = store.create("s", new_task("Three")).unwrap();
+            let expected = last.id.parse::<u64>().unwrap() + 1;
+            assert_eq!(made.id, expected.to_string(), "damage #{i}");
+            assert_eq!(
+                fs::read_to_string(&mark).unwrap(),
+                format!("{expected}\n"),
+                "damage #{i}"
+            );
+            assert_eq!(store.list("s").unwrap().tasks.len(), 3 * (i + 1));
+        }
+        // No temporary file is left beside it.
+        let names: Vec<String> = fs::read_dir(store.list_dir("s"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".json"))
+            .collect();
+        let mut names = names;
+        names.sort();
+        assert_eq!(names, [".highwatermark", ".lock"]);
+    }
+
+    /// A counter that is there but cannot be read for now (an I/O error: a file without
+    /// read permission, though with write permission; and `/proc/self/mem`, whose first bytes fail with EIO, behind the
+    /// counter's name) is no damage: TaskCreate fails naming the counter and what went
+    /// wrong, and the counter is left as it is, instead of being rebuilt from the task
+    /// files, which would lower it and hand out a deleted task's id again. Run as root,
+    /// which reads any file, the test runs itself again without that power (`setpriv`),
+    /// or says it is skipped when it cannot.
+    #[test]
+    fn a_counter_that_cannot_be_read_for_now_is_reported_and_left_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskListStore::new(dir.path().join("tasks"));
+        for _ in 0..3 {
+            store.create("s", new_task("One")).unwrap();
+        }
+        // Task 3 deleted: only the counter remembers its id.
+        fs::remove_file(store.list_dir("s").join("3.json")).unwrap();
+        let mark = store.list_dir("s").join(HIGH_WATER_MARK);
+        assert_eq!(fs::read_to_string(&mark).unwrap(), "3\n");
+        // Write-only: it could be replaced, not read.
+        fs::set_permissions(&mark, fs::Permissions::from_mode(0o200)).unwrap();
+        if fs::read(&mark).is_ok() {
+            assert!(
+                std::env::var_os("TW_COUNTER_WITHOUT_DAC").is_none(),
+                "the counter without read permission was read without root's file access"
+            );
+            return run_without_root_file_access(
+                "task_list::tests::a_counter_that_cannot_be_read_for_now_is_reported_and_left_alone",
+            );
+        }
+        let err = store.create("s", new_task("Four")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("the task id counter {} ", mark.display()))
+                && err.contains("cannot be read"),
+            "{err}"
+        );
+        fs::set_permissions(&mark, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(fs::read_to_string(&mark).unwrap(), "3\n");
+        assert_eq!(store.list("s").unwrap().tasks.len(), 2);
+
+        fs::rename(&mark, dir.path().join("kept")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/mem", &mark).unwrap();
+        let err = store.create("s", new_task("Four")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("the task id counter {} ", mark.display()))
+                && err.contains("cannot be read"),
+            "{err}"
+        );
+        assert_eq!(fs::read_link(&mark).unwrap(), Path::new("/proc/self/mem"));
+        assert_eq!(store.list("s").unwrap().tasks.len(), 2);
+        fs::remove_file(&mark).unwrap();
+        fs::rename(dir.path().join("kept"), &mark).unwrap();
+
+        // Readable again, the counter goes on from where it was: 3 is never handed out again.
+        assert_eq!(store.create("s", new_task("Four")).unwrap().id, "4");
+    }
+
+    /// Runs the test `name` of this binary again in a process without root's power to read
+    /// and search any file (`setpriv` dropping `CAP_DAC_OVERRIDE` and
+    /// `CAP_DAC_READ_SEARCH`), and fails when it fails; says it is skipped when `setpriv`
+    /// cannot do that here.
+    fn run_without_root_file_access(name: &str) {
+        const DROP: [&str; 2] = ["--bounding-set", "-dac_override,-dac_read_search"];
+        let usable = std::process::Command::new("setpriv")
+            .args(DROP)
+            .arg("true")
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !usable {
+            eprintln!("skipped: root reads any file, and setpriv cannot drop that here");
+            return;
+        }
+        let out = std::process::Command::new("setpriv")
+            .args(DROP)
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", name, "--test-threads=1", "--nocapture"])
+            .env("TW_COUNTER_WITHOUT_DAC", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ran = String::from_utf8_lossy(&out.stdout);
+        assert!(ran.contains("1 passed"), "{ran}");
+    }
+
+    /// A counter that can be neither read nor rewritten (a directory in its place) fails
+    /// TaskCreate with an error that names it as the id counter, not as a task file.
+    #[test]
+    fn a_counter_that_cannot_be_rebuilt_is_named_as_the_counter() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskListStore::new(dir.path().join("tasks"));
+        store.create("s", new_task("One")).unwrap();
+        let mark = store.list_dir("s").join(HIGH_WATER_MARK);
+        fs::remove_file(&mark).unwrap();
+        fs::create_dir(&mark).unwrap();
+        fs::write(mark.join("inside"), "x").unwrap();
+        let err = store.create("s", new_task("Two")).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("the task id counter {} ", mark.display())),
+            "{err}"
+        );
+        assert!(!err.contains("not a valid task"), "{err}");
+        // Nothing was created.
+        assert_eq!(store.list("s").unwrap().tasks.len(), 1);
+    }
+
+    /// Runs `create` on a thread of its own and waits at most 10 s for it: a counter read
+    /// that blocks (a FIFO opened for reading) fails the test instead of hanging it.
+    fn create_within(store: &TaskListStore, subject: &str) -> Result<Task, TaskStoreError> {
+        let (store, task) = (store.clone(), new_task(subject));
+        let (done, outcome) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(store.create("s", task));
+        });
+        outcome
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("TaskCreate blocked on the counter")
+    }
+
+    /// A counter that is no regular file is damage, rebuilt from the task files: a FIFO
+    /// (never opened, so never waited on), a link to `/dev/zero`, a link that leads nowhere
+    /// and a link loop are each replaced by a regular file holding the new id, which
+    /// follows the highest task file. The counter is replaced by a rename over its name,
+    /// never written through a link: the dangling link's target is not created, and a link
+    /// to a counter elsewhere, read through, is replaced while its target keeps its
+    /// number.
+    #[test]
+    fn a_counter_that_is_no_regular_file_is_replaced_not_written_through() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskListStore::new(dir.path().join("tasks"));
+        let list = store.list_dir("s");
+        let mark = list.join(HIGH_WATER_MARK);
+        /// What puts the damage in the counter's place.
+        type Damage = fn(&Path);
+        let damages: [(&str, Damage); 4] = [
+            ("a FIFO", |mark| {
+                nix::unistd::mkfifo(mark, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+            }),
+            ("a link to /dev/zero", |mark| {
+                symlink("/dev/zero", mark).unwrap()
+            }),
+            ("a dangling link", |mark| symlink("nowhere", mark).unwrap()),
+            ("a link loop", |mark| {
+                symlink(HIGH_WATER_MARK, mark).unwrap()
+            }),
+        ];
+        for (what, damage) in damages {
+            create_within(&store, "One").unwrap();
+            let last = create_within(&store, "Two").unwrap();
+            fs::remove_file(&mark).unwrap();
+            damage(&mark);
+            let made = create_within(&store, "Three").unwrap_or_else(|e| panic!("{what}: {e}"));
+            let expected = last.id.parse::<u64>().unwrap() + 1;
+            assert_eq!(made.id, expected.to_string(), "{what}");
+            let meta = fs::symlink_metadata(&mark).unwrap();
+            assert!(meta.file_type().is_file(), "{what}: {meta:?}");
+            assert_eq!(
+                fs::read_to_string(&mark).unwrap(),
+                format!("{expected}\n"),
+                "{what}"
+            );
+            assert!(
+                fs::symlink_metadata(list.join("nowhere")).is_err(),
+                "{what}: written through the link"
+            );
+        }
+        // A link to a counter elsewhere is read through, and replaced by the next write.
+        let elsewhere = dir.path().join("elsewhere");
+        fs::write(&elsewhere, "40\n").unwrap();
+        fs::remove_file(&mark).unwrap();
+        symlink(&elsewhere, &mark).unwrap();
+        assert_eq!(create_within(&store, "Four").unwrap().id, "41");
+        assert!(fs::symlink_metadata(&mark).unwrap().file_type().is_file());
+        assert_eq!(fs::read_to_string(&mark).unwrap(), "41\n");
+        assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "40\n");
+        // No temporary file is left beside it.
+        let mut names: Vec<String> = fs::read_dir(&list)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".json"))
+            .collect();
+        names.sort();
+        assert_eq!(names, [".highwatermark", ".lock"]);
+    }
+
+    /// A counter at the largest id (18 digits) stops TaskCreate with what to do: remove
+    /// it, and the next id follows the highest task file. Removed, the next TaskCreate
+    /// does exactly that.
+    #[test]
+    fn a_counter_at_the_largest_id_says_how_to_go_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TaskListStore::new(dir.path().join("tasks"));
+        store.create("s", new_task("One")).unwrap();
+        store.create("s", new_task("Two")).unwrap();
+        let mark = store.list_dir("s").join(HIGH_WATER_MARK);
+        fs::write(&mark, "999999999999999999\n").unwrap();
+        let err = store
+            .create("s", new_task("Three"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("the task id counter {} ", mark.display()))
+                && err.contains("over 18 digits")
+                && err.contains(
+                    "Remove it, and the next id follows the highest task file: 3 (after 2.json"
+                ),
+            "{err}"
+        );
+        assert_eq!(store.list("s").unwrap().tasks.len(), 2);
+        fs::remove_file(&mark).unwrap();
+        assert_eq!(store.create("s", new_task("Three")).unwrap().id, "3");
     }
 }

@@ -14,15 +14,25 @@
 //!   a `Location` (UTF-8 or not) are percent-encoded, as browsers and curl read them.
 //! - The body is read up to [`WebFetchLimits::max_bytes`] (10 MiB) within
 //!   [`WebFetchLimits::timeout`] (60 s); beyond either the call fails with a clear error.
-//!   A gzip or deflate `Content-Encoding` (sent although none is asked for) is decoded, to
-//!   the same limit; another encoding is refused. Each request goes on a new connection
+//!   Requests ask for gzip or deflate (`Accept-Encoding`), and a `Content-Encoding` of
+//!   them is decoded, to the same limit, a list (`identity, gzip`, `gzip, gzip`) undone
+//!   last coding first; another encoding is refused. Each request goes on a new connection
 //!   (none is reused across a redirect's hops); up to 2,000 headers are read, as Node reads
 //!   them. HTML becomes Markdown (`htmd`), parsed with at most `MAX_PARSE_DEPTH` (512)
 //!   elements open (deeper start tags are left out, their text kept: the parser is quadratic
 //!   in depth; `html_depth.rs`) and into at most `MAX_PARSE_NODES` (1,000,000) nodes (the
 //!   parser can make far more than the page has tags; past them the page is cut, with a note
-//!   first); other text is kept as it is; binary content, and a type that is never text (a
-//!   PDF, an image), is described, not shown.
+//!   first). XHTML (`application/xhtml+xml`) goes through the same parser, rewritten where
+//!   XML reads it otherwise (`xhtml_as_html`: a self-closed `<script/>` is an empty element,
+//!   a CDATA section text). Other text is kept as it is. A page's character set is its
+//!   `charset` parameter's, else its own declaration's (HTML: a `<meta>`, found as the HTML
+//!   standard's prescan finds it, past comments and other tags; XML: the XML declaration),
+//!   else its byte-order mark's, else UTF-8. Binary content (NUL bytes under a textual type
+//!   without a charset, HTML included), and a type that is never text (a PDF, an image), is
+//!   described, not shown.
+//! - A server certificate this machine does not trust is said so in words, with how to
+//!   trust a private certificate authority (`SSL_CERT_FILE`, `SSL_CERT_DIR` on Linux).
+//! - A host model's step ([`WebFetchModel::apply`]) ends as soon as the call is cancelled.
 //! - Fetched pages are kept for 15 minutes ([`CACHE_TTL`]) in a process-wide LRU cache (by
 //!   URL), at most [`CACHE_ENTRIES`] pages and [`CACHE_BYTES`] of content.
 //!   `CLAUDE_CODE_WEBFETCH_CACHE_TTL_MS` ([`CACHE_TTL_ENV`], read at each lookup) sets
@@ -327,6 +337,69 @@ fn describe(e: &reqwest::Error) -> String {
     text
 }
 
+/// Why the server's certificate was refused, in words, when that is what `e` is (rustls says
+/// `invalid peer certificate: UnknownIssuer`).
+fn certificate_refusal(e: &reqwest::Error) -> Option<String> {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        // rustls's error reaches here inside I/O errors (two), whose `source` skips it.
+        let mut inner: &(dyn std::error::Error + 'static) = s;
+        while let Some(wrapped) = inner
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            inner = wrapped;
+        }
+        if let Some(rustls::Error::InvalidCertificate(refused)) = inner.downcast_ref() {
+            return Some(certificate_words(refused));
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// What a certificate refusal means, and for one not trusted, how to trust a private
+/// certificate authority. reqwest's verifier reads the system's certificate authorities;
+/// on Linux and the BSDs `SSL_CERT_FILE` or `SSL_CERT_DIR` replace them (rustls-native-certs,
+/// read at each fetch); macOS and Windows ask the system's own trust store.
+fn certificate_words(refused: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as E;
+    match refused {
+        // A signature that does not check is one made by no authority this machine trusts
+        // (webpki says so when an authority it trusts has the certificate's issuer's name).
+        E::UnknownIssuer
+        | E::BadSignature
+        | E::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => untrusted_certificate(),
+        E::Other(other) if format!("{other:?}").contains("CaUsedAsEndEntity") => {
+            untrusted_certificate()
+        }
+        E::Expired | E::ExpiredContext { .. } => "the server's certificate has expired".into(),
+        E::NotValidYet | E::NotValidYetContext { .. } => {
+            "the server's certificate is not valid yet (or this machine's clock is behind)".into()
+        }
+        E::NotValidForName | E::NotValidForNameContext { .. } => {
+            "the server's certificate is for another host name".into()
+        }
+        E::Revoked => "the server's certificate has been revoked".into(),
+        _ => "the server's certificate was refused".into(),
+    }
+}
+
+/// [`certificate_words`] for a certificate no authority this machine trusts vouches for.
+fn untrusted_certificate() -> String {
+    let how = if cfg!(any(target_vendor = "apple", windows)) {
+        "add the authority to the system's trust store"
+    } else {
+        "set SSL_CERT_FILE to a PEM file of the authorities to trust, or SSL_CERT_DIR to a \
+         directory of them (either replaces the system's list, so include that too)"
+    };
+    format!(
+        "the server's certificate is not trusted: it is self-signed, or issued by a \
+         certificate authority this machine does not trust. To trust a private certificate \
+         authority, {how}"
+    )
+}
+
 /// Whether the session's permission rules let WebFetch reach `url` as they let it reach the
 /// URL it was called with: a same-site redirect is followed only then (a deny or ask rule
 /// on `www.example.com` holds when `example.com` redirects there); otherwise it is handed
@@ -375,6 +448,7 @@ async fn fetch(
         let response = client
             .get(current.clone())
             .header("Accept", "text/markdown, text/html, */*")
+            .header("Accept-Encoding", ACCEPT_ENCODING)
             .send()
             .await
             .map_err(|e| {
@@ -387,6 +461,11 @@ async fn fetch(
                     ToolError::msg(format!(
                         "The response from {current} was not read: it has more than \
                          {MAX_RESPONSE_HEADERS} headers, or headers too large in all"
+                    ))
+                } else if let Some(words) = certificate_refusal(&e) {
+                    ToolError::msg(format!(
+                        "Fetching {current} failed: {words} ({})",
+                        describe(&e)
                     ))
                 } else {
                     ToolError::msg(format!("Fetching {current} failed: {}", describe(&e)))
@@ -455,11 +534,14 @@ async fn fetch(
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
+        // Several header lines are one list, in order.
         let encoding = response
             .headers()
-            .get(reqwest::header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
+            .get_all(reqwest::header::CONTENT_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(", ")
             .trim()
             .to_ascii_lowercase();
         let body = read_body(response, &current, limits).await?;
@@ -484,11 +566,32 @@ async fn fetch(
     )))
 }
 
-/// `body` without its `Content-Encoding` (none is asked for, but servers compress anyway):
-/// gzip and deflate decoded, to at most `max_bytes` (a small body can inflate to gigabytes);
-/// another encoding is refused, clearly, rather than shown to the model as text.
+/// The content codings WebFetch decodes, as its requests' `Accept-Encoding` names them
+/// (brotli and zstd are not: a server that is told nothing may pick any).
+const ACCEPT_ENCODING: &str = "gzip, deflate";
+
+/// `body` without its `Content-Encoding`: each coding of the list undone, the last applied
+/// first (`gzip, gzip` is gzip twice; `identity` is nothing), each to at most `max_bytes` (a
+/// small body can inflate to gigabytes). gzip and deflate are decoded; another compression
+/// is refused, clearly, rather than shown to the model as text.
 fn decode_content(
     body: Vec<u8>,
+    encoding: &str,
+    url: &Url,
+    max_bytes: u64,
+) -> Result<Vec<u8>, ToolError> {
+    let mut body = body;
+    for coding in encoding.rsplit(',').map(str::trim) {
+        body = decode_coding(body, coding, encoding, url, max_bytes)?;
+    }
+    Ok(body)
+}
+
+/// `body` with one content coding (`coding`, of the header's `encoding`) undone; see
+/// [`decode_content`].
+fn decode_coding(
+    body: Vec<u8>,
+    coding: &str,
     encoding: &str,
     url: &Url,
     max_bytes: u64,
@@ -500,7 +603,7 @@ fn decode_content(
             "The response from {url} does not decode as {encoding}: {e}"
         ))
     };
-    let mut decoder: Box<dyn std::io::Read + '_> = match encoding {
+    let mut decoder: Box<dyn std::io::Read + '_> = match coding {
         // No body (a 204, a HEAD-like answer) has nothing to decode.
         _ if body.is_empty() => return Ok(body),
         "" | "identity" | "none" => return Ok(body),
@@ -535,9 +638,10 @@ fn decode_content(
         {
             return Ok(body);
         }
-        other => {
+        _ => {
             return Err(ToolError::msg(format!(
-                "The response from {url} is compressed with `{other}`, which WebFetch does not decode"
+                "The response from {url} is compressed with `{encoding}`, which WebFetch does \
+                 not decode (it asks for {ACCEPT_ENCODING} only)"
             )));
         }
     };
@@ -1158,15 +1262,32 @@ fn parse_html(html: &str, deadline: Instant, max_nodes: usize) -> Option<ParsedH
     })
 }
 
-/// The page as the model reads it: HTML as Markdown, other text as it is, binary described.
+/// The page as the model reads it: HTML (and XHTML) as Markdown, other text as it is,
+/// binary described.
 fn to_markdown(body: &[u8], content_type: &str) -> String {
     let mime = content_type.split(';').next().unwrap_or("").trim();
+    // A textual type with no charset and NUL bytes in it (and no byte-order mark) is binary
+    // served under the wrong label (a gzip file served as `text/html`). For HTML, NUL bytes
+    // in its first 1445 bytes (what the MIME sniffing standard reads of a resource): a
+    // binary file has them in its header, and a long page with one stray NUL is a page.
+    let unlabelled = !content_type.to_ascii_lowercase().contains("charset=")
+        && encoding_rs::Encoding::for_bom(body).is_none();
+    let mislabelled = unlabelled && body.contains(&0);
+    let xhtml = mime == "application/xhtml+xml";
     let looks_html = mime.is_empty() && {
         let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
         head.contains("<html") || head.contains("<!doctype html")
     };
-    if mime == "text/html" || mime == "application/xhtml+xml" || looks_html {
-        let html = decode_text(body, content_type, true);
+    let binary_html = unlabelled && body[..body.len().min(1445)].contains(&0);
+    if (mime == "text/html" || xhtml || looks_html) && !binary_html {
+        let html = if xhtml {
+            // An XML document: its declaration names its encoding, and what XML reads as
+            // an empty element or as text the HTML parser must too.
+            let text = decode_text(body, content_type, Declared::XmlDeclaration);
+            Cow::Owned(xhtml_as_html(&text).into_owned())
+        } else {
+            decode_text(body, content_type, Declared::Meta)
+        };
         let converter = htmd::HtmlToMarkdown::builder()
             .skip_tags(vec!["script", "style", "noscript", "template"])
             .build();
@@ -1195,18 +1316,19 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
             ),
         };
     }
+    let xml = mime.ends_with("xml");
     let textual = mime.starts_with("text/")
         || mime.is_empty()
         || mime.ends_with("json")
-        || mime.ends_with("xml")
+        || xml
         || mime.ends_with("javascript");
-    // A textual type with no charset and NUL bytes in it (and no byte-order mark) is binary
-    // served under the wrong label.
-    let mislabelled = !content_type.to_ascii_lowercase().contains("charset=")
-        && encoding_rs::Encoding::for_bom(body).is_none()
-        && body.contains(&0);
     if textual && !mislabelled {
-        return decode_text(body, content_type, false).into_owned();
+        let declared = if xml {
+            Declared::XmlDeclaration
+        } else {
+            Declared::Nowhere
+        };
+        return decode_text(body, content_type, declared).into_owned();
     }
     // A type that is never text (a PDF, an image, an archive) is described, whatever its
     // bytes: an uncompressed PDF is ASCII, but its object syntax is no page to read.
@@ -1229,10 +1351,95 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
     }
 }
 
-/// `body` as text in the character set its `charset` parameter names, else (for HTML) its
-/// `<meta>` declaration, else its byte-order mark, else UTF-8; what does not decode becomes
-/// U+FFFD. A Latin-1 page or a log with one stray byte is text, not "binary".
-fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, str> {
+/// An XHTML document rewritten so that the HTML parser reads it as XML does, where the two
+/// differ in what pages hold: a self-closed element that is not void (`<script src="a.js"/>`,
+/// `<div/>`), which XML reads as empty and HTML as a start tag (a `<script/>` swallowed the
+/// rest of the page), gets its end tag; a CDATA section, which XML reads as text and HTML
+/// (outside SVG and MathML) as a comment, becomes that text, escaped. Comments, `<!...>`
+/// and `<?...>` are left as they are. Borrowed when nothing changes.
+fn xhtml_as_html(xhtml: &str) -> Cow<'_, str> {
+    use crate::html_depth::{VOID, comment_end, tag_end};
+    let bytes = xhtml.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(offset) = bytes.get(i..).and_then(|rest| memchr::memchr(b'<', rest)) {
+        let start = i + offset;
+        let after = &bytes[start + 1..];
+        if after.starts_with(b"!--") {
+            i = comment_end(bytes, start + 4);
+            continue;
+        }
+        if after.starts_with(b"![CDATA[") {
+            let text_start = start + "<![CDATA[".len();
+            let (text_end, end) = find_bytes(bytes, text_start, b"]]>")
+                .map_or((bytes.len(), bytes.len()), |e| (e, e + 3));
+            let out = out.get_or_insert_with(|| String::with_capacity(xhtml.len()));
+            out.push_str(&xhtml[copied..start]);
+            for c in xhtml[text_start..text_end].chars() {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '<' => out.push_str("&lt;"),
+                    '>' => out.push_str("&gt;"),
+                    c => out.push(c),
+                }
+            }
+            copied = end;
+            i = end;
+            continue;
+        }
+        if matches!(after.first(), Some(b'!' | b'?' | b'/')) {
+            i = memchr::memchr(b'>', after).map_or(bytes.len(), |end| start + 2 + end);
+            continue;
+        }
+        if !after.first().is_some_and(u8::is_ascii_alphabetic) {
+            i = start + 1;
+            continue;
+        }
+        let name_start = start + 1;
+        let name_end = bytes[name_start..]
+            .iter()
+            .position(|b| b.is_ascii_whitespace() || matches!(b, b'/' | b'>'))
+            .map_or(bytes.len(), |p| name_start + p);
+        let name = &xhtml[name_start..name_end];
+        let (end, self_closed) = tag_end(bytes, name_end);
+        if self_closed && !VOID.contains(&name.to_ascii_lowercase().as_str()) {
+            let out = out.get_or_insert_with(|| String::with_capacity(xhtml.len() + 64));
+            // Up to the `/>`, then `></name>`.
+            out.push_str(&xhtml[copied..end - 2]);
+            out.push_str("></");
+            out.push_str(name);
+            out.push('>');
+            copied = end;
+        }
+        i = end;
+    }
+    match out {
+        None => Cow::Borrowed(xhtml),
+        Some(mut out) => {
+            out.push_str(&xhtml[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Where a document may declare its own character set, besides the `charset` of its
+/// `Content-Type` and a byte-order mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Declared {
+    /// HTML: a `<meta>` tag, found as the HTML standard's prescan finds it ([`prescan`]).
+    Meta,
+    /// XML (XHTML included): the XML declaration's `encoding` ([`xml_declaration`]).
+    XmlDeclaration,
+    /// Other text: nowhere.
+    Nowhere,
+}
+
+/// `body` as text in the character set its `charset` parameter names, else the one it
+/// declares itself (see [`Declared`]), else its byte-order mark, else UTF-8; what does not
+/// decode becomes U+FFFD. A Latin-1 page or a log with one stray byte is text, not
+/// "binary".
+fn decode_text<'a>(body: &'a [u8], content_type: &str, declared: Declared) -> Cow<'a, str> {
     let label = |text: &str| -> Option<String> {
         let lower = text.to_ascii_lowercase();
         let at = lower.find("charset=")? + "charset=".len();
@@ -1243,87 +1450,295 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, html: bool) -> Cow<'a, st
             .collect();
         (!value.is_empty()).then_some(value)
     };
-    let from_meta = || {
-        // Only a `<meta>` tag declares it (`<meta charset=...>`, or `http-equiv` with a
-        // `content` that names it), as the HTML standard's prescan reads: not a page's text
-        // that mentions `charset=`, nor a `<script charset=...>`.
-        let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).to_ascii_lowercase();
-        let meta = head.match_indices("<meta").find_map(|(at, _)| {
-            let attributes = tag_attributes(&head[at + "<meta".len()..]);
-            let value = |name: &str| {
-                attributes
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| v.as_str())
-            };
-            let declared = match value("charset") {
-                Some(charset) => charset.trim().to_owned(),
-                None if value("http-equiv").is_some_and(|v| v.trim() == "content-type") => {
-                    label(value("content")?)?
-                }
-                None => return None,
-            };
-            // A label no encoding has: the next `<meta>` may still declare one.
-            encoding_rs::Encoding::for_label(declared.as_bytes())
-        })?;
-        // A `<meta>` that says UTF-16 was read as ASCII, so it cannot be true: browsers take
-        // UTF-8 then (and windows-1252 for x-user-defined), as the HTML standard says.
-        Some(
-            if meta == encoding_rs::UTF_16LE || meta == encoding_rs::UTF_16BE {
-                encoding_rs::UTF_8
-            } else if meta == encoding_rs::X_USER_DEFINED {
-                encoding_rs::WINDOWS_1252
-            } else {
-                meta
-            },
-        )
-    };
     let encoding = label(content_type)
         .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
-        .or_else(|| if html { from_meta() } else { None })
+        .or_else(|| match declared {
+            Declared::Meta => prescan(&body[..body.len().min(PRESCAN_BYTES)]),
+            Declared::XmlDeclaration => xml_declaration(body),
+            Declared::Nowhere => None,
+        })
         .unwrap_or(encoding_rs::UTF_8);
     // `decode` prefers a byte-order mark to the label, as browsers do.
     encoding.decode(body).0
 }
 
-/// The attributes of a tag, read from just after its name up to its `>`: `(name, value)`,
-/// values unquoted (an attribute without one has `""`). Enough of the HTML tokenizer's rules
-/// for the `<meta>` prescan: a `charset=` inside another attribute's quoted value is no
-/// attribute.
-fn tag_attributes(rest: &str) -> Vec<(&str, String)> {
-    let mut attributes = Vec::new();
-    let mut rest = rest;
-    loop {
-        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '/');
-        if rest.is_empty() || rest.starts_with('>') {
-            return attributes;
-        }
-        let end = rest
-            .find(|c: char| c.is_ascii_whitespace() || c == '=' || c == '>' || c == '/')
-            .unwrap_or(rest.len())
-            .max(1);
-        let name = &rest[..end];
-        rest = rest[end..].trim_start_matches(|c: char| c.is_ascii_whitespace());
-        let Some(after) = rest.strip_prefix('=') else {
-            attributes.push((name, String::new()));
+/// How much of a page [`prescan`] reads.
+const PRESCAN_BYTES: usize = 2048;
+
+/// ASCII whitespace as the HTML standard's prescan counts it.
+fn prescan_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// The character set a `<meta>` tag at the start of `bytes` declares, read as the HTML
+/// standard's "prescan a byte stream to determine its encoding" reads it: comments
+/// (`<!--` to `-->`), other tags with their attributes (a quoted `<meta>` in a value is
+/// none), end tags, `<!...>` and `<?...>` are skipped, so that neither a commented-out
+/// `<meta>` nor a page's text that mentions `charset=` decides. A `<meta>` declares with a
+/// `charset` attribute, or with `http-equiv=content-type` and a `content` naming one; a
+/// label no encoding has leaves it to the next `<meta>`. A `<meta>` cut off by the end of
+/// `bytes` declares nothing.
+fn prescan(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.starts_with(b"<!--") {
+            // Up to the first `-->` after the `<`, whose dashes may be those of `<!--`.
+            at = find_bytes(bytes, at + 2, b"-->").map_or(bytes.len(), |p| p + 3);
             continue;
-        };
-        let after = after.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        let (value, tail) = match after.chars().next() {
-            Some(quote @ ('"' | '\'')) => {
-                let inner = &after[1..];
-                let close = inner.find(quote).unwrap_or(inner.len());
-                (&inner[..close], inner.get(close + 1..).unwrap_or(""))
+        }
+        if rest.len() > 5 && rest[..5].eq_ignore_ascii_case(b"<meta") {
+            let after = rest[5];
+            if prescan_space(after) || after == b'/' {
+                at += 6;
+                match meta_declaration(bytes, &mut at) {
+                    MetaDeclaration::Found(encoding) => return Some(encoding),
+                    MetaDeclaration::CutOff => return None,
+                    MetaDeclaration::Nothing => {}
+                }
+                at += 1;
+                continue;
             }
-            _ => {
-                let stop = after
-                    .find(|c: char| c.is_ascii_whitespace() || c == '>')
-                    .unwrap_or(after.len());
-                after.split_at(stop)
+        }
+        let name_at = at + 1 + usize::from(rest.get(1) == Some(&b'/'));
+        if rest[0] == b'<' && bytes.get(name_at).is_some_and(u8::is_ascii_alphabetic) {
+            // Another tag, start or end: its name, then its attributes.
+            at = bytes[name_at..]
+                .iter()
+                .position(|&b| prescan_space(b) || b == b'>')
+                .map_or(bytes.len(), |p| name_at + p);
+            loop {
+                match prescan_attribute(bytes, &mut at) {
+                    Attribute::Found(..) => {}
+                    Attribute::None => break,
+                    Attribute::CutOff => return None,
+                }
+            }
+            at += 1;
+            continue;
+        }
+        if rest.starts_with(b"<!") || rest.starts_with(b"</") || rest.starts_with(b"<?") {
+            at = memchr::memchr(b'>', &rest[2..]).map_or(bytes.len(), |p| at + 2 + p + 1);
+            continue;
+        }
+        at += 1;
+    }
+    None
+}
+
+/// What a `<meta>` tag declared ([`meta_declaration`]).
+enum MetaDeclaration {
+    Found(&'static encoding_rs::Encoding),
+    /// Nothing: the prescan goes on after it.
+    Nothing,
+    /// The bytes ended inside it: the prescan stops.
+    CutOff,
+}
+
+/// The character set the `<meta>` tag whose attributes start at `at` declares, `at` left
+/// at its `>` (the prescan's "processing" steps of a `<meta>`).
+fn meta_declaration(bytes: &[u8], at: &mut usize) -> MetaDeclaration {
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut got_pragma = false;
+    let mut need_pragma = None;
+    // `None`: not declared yet; `Some(None)`: a label no encoding has.
+    let mut charset: Option<Option<&'static encoding_rs::Encoding>> = None;
+    loop {
+        let (name, value) = match prescan_attribute(bytes, at) {
+            Attribute::Found(name, value) => (name, value),
+            Attribute::None => break,
+            Attribute::CutOff => return MetaDeclaration::CutOff,
+        };
+        if seen.contains(&name) {
+            continue;
+        }
+        match name.as_slice() {
+            b"http-equiv" => got_pragma |= value == b"content-type",
+            b"content" if charset.is_none() => {
+                if let Some(encoding) = charset_in_content(&value) {
+                    charset = Some(Some(encoding));
+                    need_pragma = Some(true);
+                }
+            }
+            b"charset" if charset.is_none() => {
+                charset = Some(encoding_rs::Encoding::for_label(&value));
+                need_pragma = Some(false);
+            }
+            _ => {}
+        }
+        seen.push(name);
+    }
+    let declared = match (need_pragma, charset) {
+        (Some(true), _) if !got_pragma => None,
+        (Some(_), Some(Some(encoding))) => Some(encoding),
+        _ => None,
+    };
+    match declared {
+        // Read as ASCII, so it cannot be true: browsers take UTF-8 then (and windows-1252
+        // for x-user-defined), as the HTML standard says.
+        Some(e) if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE => {
+            MetaDeclaration::Found(encoding_rs::UTF_8)
+        }
+        Some(e) if e == encoding_rs::X_USER_DEFINED => {
+            MetaDeclaration::Found(encoding_rs::WINDOWS_1252)
+        }
+        Some(e) => MetaDeclaration::Found(e),
+        None => MetaDeclaration::Nothing,
+    }
+}
+
+/// An attribute read by [`prescan_attribute`].
+enum Attribute {
+    /// Its name and value, ASCII letters lowercased.
+    Found(Vec<u8>, Vec<u8>),
+    /// None: the tag ends here (at its `>`).
+    None,
+    /// The bytes ended inside the tag.
+    CutOff,
+}
+
+/// The attribute at `at`, `at` left just after it: the HTML standard's "get an attribute"
+/// (a quote opens a value only after `=`; a value runs to its closing quote, `>` or all).
+fn prescan_attribute(bytes: &[u8], at: &mut usize) -> Attribute {
+    let byte = |i: usize| bytes.get(i).copied();
+    while byte(*at).is_some_and(|b| prescan_space(b) || b == b'/') {
+        *at += 1;
+    }
+    match byte(*at) {
+        None => return Attribute::CutOff,
+        Some(b'>') => return Attribute::None,
+        Some(_) => {}
+    }
+    let mut name = Vec::new();
+    let mut value = Vec::new();
+    // The name, up to `=` (when it has a first character), whitespace, `/` or `>`.
+    loop {
+        match byte(*at) {
+            None => return Attribute::CutOff,
+            Some(b'=') if !name.is_empty() => break,
+            Some(b) if prescan_space(b) => {
+                while byte(*at).is_some_and(prescan_space) {
+                    *at += 1;
+                }
+                if byte(*at) != Some(b'=') {
+                    return Attribute::Found(name, value);
+                }
+                break;
+            }
+            Some(b'/' | b'>') => return Attribute::Found(name, value),
+            Some(b) => name.push(b.to_ascii_lowercase()),
+        }
+        *at += 1;
+    }
+    // Past the `=`, and the whitespace after it.
+    *at += 1;
+    while byte(*at).is_some_and(prescan_space) {
+        *at += 1;
+    }
+    match byte(*at) {
+        None => return Attribute::CutOff,
+        Some(quote @ (b'"' | b'\'')) => loop {
+            *at += 1;
+            match byte(*at) {
+                None => return Attribute::CutOff,
+                Some(b) if b == quote => {
+                    *at += 1;
+                    return Attribute::Found(name, value);
+                }
+                Some(b) => value.push(b.to_ascii_lowercase()),
+            }
+        },
+        Some(b'>') => return Attribute::Found(name, value),
+        Some(_) => {}
+    }
+    loop {
+        match byte(*at) {
+            None => return Attribute::CutOff,
+            Some(b) if prescan_space(b) || b == b'>' => return Attribute::Found(name, value),
+            Some(b) => value.push(b.to_ascii_lowercase()),
+        }
+        *at += 1;
+    }
+}
+
+/// The encoding a `<meta>`'s `content` names (`text/html; charset=koi8-r`): the HTML
+/// standard's "extract a character encoding from a meta element". `content` is lowercase.
+fn charset_in_content(content: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    let mut from = 0;
+    loop {
+        let word = find_bytes(content, from, b"charset")?;
+        let mut at = word + "charset".len();
+        while content.get(at).copied().is_some_and(prescan_space) {
+            at += 1;
+        }
+        if content.get(at) != Some(&b'=') {
+            from = at;
+            continue;
+        }
+        at += 1;
+        while content.get(at).copied().is_some_and(prescan_space) {
+            at += 1;
+        }
+        let rest = &content[at..];
+        return match rest.first() {
+            Some(&quote @ (b'"' | b'\'')) => {
+                let close = memchr::memchr(quote, &rest[1..])?;
+                encoding_rs::Encoding::for_label(&rest[1..=close])
+            }
+            Some(_) => {
+                let end = rest
+                    .iter()
+                    .position(|&b| prescan_space(b) || b == b';')
+                    .unwrap_or(rest.len());
+                encoding_rs::Encoding::for_label(&rest[..end])
+            }
+            None => None,
+        };
+    }
+}
+
+/// Where `needle` first is in `bytes` at or after `from`.
+fn find_bytes(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(bytes.get(from..)?, needle).map(|p| from + p)
+}
+
+/// The encoding an XML declaration at the start of `body` names (`<?xml version="1.0"
+/// encoding="ISO-8859-1"?>`). UTF-16 named there cannot be true (the declaration was read
+/// as ASCII): UTF-8 then, as for a `<meta>`.
+fn xml_declaration(body: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    let rest = body.strip_prefix(b"<?xml")?;
+    if !rest.first().copied().is_some_and(prescan_space) {
+        return None;
+    }
+    let end = find_bytes(rest, 0, b"?>").filter(|&end| end < 1024)?;
+    let declaration = &rest[..end];
+    let mut from = 0;
+    loop {
+        let word = find_bytes(declaration, from, b"encoding")?;
+        let mut at = word + "encoding".len();
+        let skip = |at: &mut usize| {
+            while declaration.get(*at).copied().is_some_and(prescan_space) {
+                *at += 1;
             }
         };
-        attributes.push((name, value.to_owned()));
-        rest = tail;
+        skip(&mut at);
+        if declaration.get(at) != Some(&b'=') {
+            from = at;
+            continue;
+        }
+        at += 1;
+        skip(&mut at);
+        let quote = *declaration.get(at).filter(|q| matches!(q, b'"' | b'\''))?;
+        let value = &declaration[at + 1..];
+        let close = memchr::memchr(quote, value)?;
+        let encoding = encoding_rs::Encoding::for_label(&value[..close])?;
+        return Some(
+            if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
+                encoding_rs::UTF_8
+            } else {
+                encoding
+            },
+        );
     }
 }
 
@@ -1375,7 +1790,7 @@ impl TypedTool for WebFetch {
 - Returns the model's response about the content\n\
 - Use this tool when you need to retrieve and analyze web content\n\n\
 Usage notes:\n\
-- The URL must be a fully-formed valid URL; HTTP URLs are automatically upgraded to HTTPS\n\
+- The URL must be a fully-formed valid URL; HTTP URLs are automatically upgraded to HTTPS (except loopback addresses such as localhost, 127.0.0.1 and [::1])\n\
 - This tool is read-only and does not modify any files\n\
 - Results may be summarized if the content is very large\n\
 - Includes a self-cleaning 15-minute cache for faster responses when repeatedly accessing the same URL\n\
@@ -1498,7 +1913,12 @@ Usage notes:\n\
                 let content = window(&page.content, offset, MAX_MARKDOWN_CHARS);
                 // A model that cannot be reached (a gateway without it) still leaves the
                 // page: the fetch worked.
-                match model.apply(&key, &input.prompt, &content).await {
+                // A model request that stalls does not hold a cancelled call.
+                let answer = tokio::select! {
+                    answer = model.apply(&key, &input.prompt, &content) => answer,
+                    () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+                };
+                match answer {
                     Ok(answer) => answer,
                     Err(e) => raw(&format!("The prompt could not be applied ({e})")),
                 }
@@ -1778,9 +2198,126 @@ mod tests {
             ("<meta charset=nonsense><meta charset=iso-8859-1>", "cafÃ©"),
         ] {
             let html = page(head);
-            let text = decode_text(html.as_bytes(), "text/html", true);
+            let text = decode_text(html.as_bytes(), "text/html", Declared::Meta);
             assert!(text.contains(expected), "{head}: {text}");
         }
+    }
+
+    /// The `<meta>` prescan skips what the HTML standard's prescan skips: comments (`<!-->`
+    /// ends one at once), the attributes of other tags (their quoted values too), end tags,
+    /// `<!...>` and `<?...>`; a `charset` without `http-equiv` in the same tag wins over a
+    /// `content`, and a `content` counts only beside `http-equiv=content-type`.
+    #[test]
+    fn the_prescan_skips_comments_and_other_markup() {
+        let page = |head: &str| format!("<html><head>{head}</head><body>café</body></html>");
+        for (head, expected) in [
+            (
+                "<!-- <meta charset=koi8-r> --><meta charset=iso-8859-1>",
+                "cafÃ©",
+            ),
+            ("<!--><meta charset=iso-8859-1>", "cafÃ©"),
+            ("<!-- a -- b --><meta charset=iso-8859-1>", "cafÃ©"),
+            ("<!-- <meta charset=iso-8859-1>", "café"),
+            ("<div title='<meta charset=iso-8859-1>'></div>", "café"),
+            ("<div title=\"x><meta charset=iso-8859-1>\">", "café"),
+            ("</x charset=iso-8859-1><meta charset=utf-8>", "café"),
+            ("</x title='<meta charset=iso-8859-1>'>", "café"),
+            // `<?` runs to the first `>`, which is the quoted `<meta>`'s.
+            (
+                "<!doctype html><?php echo '<meta charset=iso-8859-1>' ?><meta charset=utf-8>",
+                "café",
+            ),
+            ("<meta content='text/html; charset=iso-8859-1'>", "café"),
+            (
+                "<meta http-equiv=content-type content='text/html; charset = \"iso-8859-1\"'>",
+                "cafÃ©",
+            ),
+            ("<META CHARSET=ISO-8859-1>", "cafÃ©"),
+            ("<meta/charset=iso-8859-1>", "cafÃ©"),
+            ("<metacharset=iso-8859-1>", "café"),
+        ] {
+            let html = page(head);
+            let text = decode_text(html.as_bytes(), "text/html", Declared::Meta);
+            assert!(text.contains(expected), "{head}: {text}");
+        }
+    }
+
+    /// Each kind of certificate refusal is said in words; only a certificate not trusted
+    /// says how to trust a private certificate authority.
+    #[test]
+    fn certificate_refusals_are_said_in_words() {
+        use rustls::CertificateError as E;
+        let untrusted = certificate_words(&E::UnknownIssuer);
+        assert!(
+            untrusted.starts_with("the server's certificate is not trusted: it is self-signed"),
+            "{untrusted}"
+        );
+        if cfg!(target_os = "linux") {
+            assert!(untrusted.contains("set SSL_CERT_FILE"), "{untrusted}");
+        }
+        for (refused, words) in [
+            (E::Expired, "the server's certificate has expired"),
+            (
+                E::NotValidYet,
+                "the server's certificate is not valid yet (or this machine's clock is behind)",
+            ),
+            (
+                E::NotValidForName,
+                "the server's certificate is for another host name",
+            ),
+            (E::Revoked, "the server's certificate has been revoked"),
+            (E::BadEncoding, "the server's certificate was refused"),
+        ] {
+            assert_eq!(certificate_words(&refused), words);
+        }
+    }
+
+    /// An XHTML document's self-closed elements that are not void get their end tag, and
+    /// its CDATA sections become escaped text; void elements, comments, attribute values
+    /// holding `/>` and an ordinary document are left alone.
+    #[test]
+    fn xhtml_is_rewritten_where_html_reads_it_otherwise() {
+        for (xhtml, html) in [
+            (
+                "<head><script src=\"a.js\"/><style /></head><p>x</p>",
+                "<head><script src=\"a.js\"></script><style ></style></head><p>x</p>",
+            ),
+            (
+                "<p>a<br/>b<img src='x'/></p>",
+                "<p>a<br/>b<img src='x'/></p>",
+            ),
+            ("<p title=\"a/>b\">c</p>", "<p title=\"a/>b\">c</p>"),
+            ("<!-- <div/> --><p/>", "<!-- <div/> --><p></p>"),
+            ("<p><![CDATA[a<b & c]]></p>", "<p>a&lt;b &amp; c</p>"),
+            (
+                "<?xml version=\"1.0\"?><html/>",
+                "<?xml version=\"1.0\"?><html></html>",
+            ),
+        ] {
+            assert_eq!(xhtml_as_html(xhtml), html, "{xhtml}");
+        }
+        assert!(matches!(
+            xhtml_as_html("<html><body><p>plain</p></body></html>"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    /// Bytes served as HTML with NUL bytes in their header (a PNG, a gzip file) are
+    /// described as binary; a long page with one stray NUL further on is still a page.
+    #[test]
+    fn binary_served_as_html_is_described() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR<html>";
+        assert_eq!(
+            to_markdown(png, "text/html"),
+            format!(
+                "[Binary content (text/html, {} bytes) is not shown]",
+                png.len()
+            )
+        );
+        let mut page = format!("<h1>Title</h1><p>{}</p>", "text ".repeat(400)).into_bytes();
+        page.extend_from_slice(b"<p>a\0b</p>");
+        let markdown = to_markdown(&page, "text/html");
+        assert!(markdown.starts_with("# Title"), "{markdown}");
     }
 
     fn page(size: usize) -> Arc<Page> {

@@ -124,7 +124,7 @@ impl TypedTool for Write {
         })
         .await;
         let out = fsutil::blocking_locked(path, move |path, lock| {
-            write_blocking(path, confine.as_ref(), input.content, &ctx, lock)
+            write_blocking(path, &confine, input.content, &ctx, lock)
         })
         .await?;
         Ok(ToolResult::new(out))
@@ -147,7 +147,7 @@ impl TypedTool for Write {
 /// The write, with the file's lock held from the read to the read-cache update.
 fn write_blocking(
     path: &Path,
-    confine: Option<&fsutil::Confinement>,
+    confine: &fsutil::Confinement,
     content: String,
     ctx: &ToolUseContext,
     lock: &fsutil::FileLock,
@@ -227,6 +227,16 @@ fn validate(file_path: &str, ctx: &ToolUseContext) -> Result<(), ValidationError
         )));
     }
     fsutil::check_stale(ctx, &path, 2, 3)?;
+    // The content too (a change that kept the mtime and size), read in pieces: hashed
+    // only when there is a Read to compare it with.
+    if ctx
+        .file_state()
+        .get(&path)
+        .is_some_and(|seen| seen.disk_hash.is_some())
+        && let Ok(hash) = crate::read::hash_file(&path)
+    {
+        fsutil::check_unchanged(ctx, &path, Some(hash), 3)?;
+    }
     // Replacing the whole file needs the whole file seen, by one Read or by several of the
     // same content (Claude Code: a PARTIAL view read does not count), and seen as it is:
     // Read cuts long lines and shows bytes that are not UTF-8 as U+FFFD, and writing back

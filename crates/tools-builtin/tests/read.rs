@@ -1139,3 +1139,28 @@ async fn a_notebooks_pointer_command_quotes_its_path() {
         assert!(shown.contains(&expected), "{name}: {shown}");
     }
 }
+
+/// Read's schema said `limit` could be 0 (`"minimum": 0`) while `limit: 0` was refused as
+/// "limit must be at least 1.", and `limit: -5` was told it "must be at least 0": the schema
+/// and every refusal now say 1.
+#[tokio::test]
+async fn the_schema_and_the_refusals_agree_that_limit_is_at_least_one() {
+    use tool_core::Tool as _;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    fs::write(&f, "one\n").unwrap();
+    let c = ctx(dir.path());
+    assert_eq!(Read.input_schema()["properties"]["limit"]["minimum"], 1);
+    for limit in [0, -5] {
+        let err = fail(&Read, &c, json!({"file_path": f, "limit": limit})).await;
+        assert!(
+            err.text.contains("at least 1") && !err.text.contains("at least 0"),
+            "limit {limit}: {}",
+            err.text
+        );
+    }
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": f, "limit": 1})).await,
+        "     1\u{2192}one"
+    );
+}

@@ -392,3 +392,448 @@ async fn a_write_through_a_link_to_an_allowed_outside_file_was_refused() {
     assert!(err.contains("outside the working directories"), "{err}");
     assert_eq!(fs::read_to_string(&forbidden).unwrap(), "out\n");
 }
+
+/// A notebook of one code cell `c1`, for the write tests below.
+const ONE_CELL_NOTEBOOK: &str = r#"{
+ "cells": [
+  {
+   "cell_type": "code",
+   "execution_count": null,
+   "id": "c1",
+   "metadata": {},
+   "outputs": [],
+   "source": ["x = 1"]
+  }
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"#;
+
+/// A link swapped after the permission check steered the write where the check never
+/// looked: acceptEdits allowed Write, Edit and NotebookEdit of `sw/hooks/…` while `sw` led
+/// to `safe`, then `sw` was made to lead to `.git` (or to a folder an `Edit` deny rule
+/// forbids) and the write landed there, reported as a success, since the write-time check
+/// only kept it inside the working directories. It now also refuses a real path that is
+/// protected (unless the call named a protected path itself, which the permission step then
+/// asked about) or denied, outside the working directories too; a link that leads where the
+/// check allowed, a protected path named as such, and a working directory that is itself a
+/// link to a protected folder still write.
+#[tokio::test]
+async fn a_link_swapped_after_the_check_steered_a_write_into_git_or_a_denied_folder() {
+    use std::sync::Arc;
+    use tool_core::{
+        PermissionMode, PermissionResult, RuleSource, SourcedRule, ToolPermissionContext,
+    };
+    let project = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(project.path()).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let out = fs::canonicalize(outside.path()).unwrap();
+    // The same bytes in each folder, so every content check passes and only the path decides.
+    for base in [&root, &out] {
+        for dir in [".git/hooks", "safe/hooks", "secret/hooks"] {
+            let dir = base.join(dir);
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("a.txt"), "same\n").unwrap();
+            fs::write(dir.join("n.ipynb"), ONE_CELL_NOTEBOOK).unwrap();
+        }
+    }
+    let rule = |behavior: &str, at: &Path| SourcedRule {
+        source: RuleSource::ProjectSettings,
+        rule: format!("Edit(/{}{behavior})", at.display()),
+    };
+    let perm = ToolPermissionContext {
+        mode: PermissionMode::AcceptEdits,
+        deny: vec![
+            rule("/**", &root.join("secret")),
+            rule("/**", &out.join("secret")),
+        ],
+        allow: vec![rule("/**", &out)],
+        ..ToolPermissionContext::default()
+    };
+    let engine = Arc::new(
+        tool_perms::PermissionEngine::new(&perm, tool_perms::PathRoots::for_cwd(&root)).unwrap(),
+    );
+    let c = ctx(&root).with_permission(perm);
+    c.app_state().set(tool_perms::SessionEngine(engine.clone()));
+
+    for base in [&root, &out] {
+        let sw = base.join("sw");
+        let point = |to: &str| {
+            let _ = fs::remove_file(&sw);
+            symlink(to, &sw).unwrap();
+        };
+        let hooks = sw.join("hooks");
+        point("safe");
+        text(&Read, &c, json!({"file_path": hooks.join("a.txt")})).await;
+        text(&Read, &c, json!({"file_path": hooks.join("n.ipynb")})).await;
+        let calls = [
+            (
+                &Write as &dyn Tool,
+                json!({"file_path": hooks.join("pre-commit"), "content": "#!/bin/sh\nid\n"}),
+            ),
+            (
+                &Edit,
+                json!({"file_path": hooks.join("new.txt"), "old_string": "", "new_string": "x\n"}),
+            ),
+            (
+                &Edit,
+                json!({"file_path": hooks.join("a.txt"), "old_string": "same", "new_string": "pwned"}),
+            ),
+            (
+                &NotebookEdit,
+                json!({"notebook_path": hooks.join("n.ipynb"), "cell_id": "c1", "new_source": "pwned"}),
+            ),
+        ];
+        for (to, why) in [
+            (".git", "which is in a protected directory (.git)"),
+            ("secret", "which the deny rule Edit("),
+        ] {
+            for (tool, input) in &calls {
+                // The permission step and the checks before the call see `sw` lead to `safe`.
+                point("safe");
+                let decided = engine.decide(*tool, input, &c).await;
+                assert!(
+                    matches!(decided, PermissionResult::Allow { .. }),
+                    "{}: {decided:?}",
+                    tool.name()
+                );
+                tool.validate_input(&tool.parse_input(input.clone()).unwrap(), &c)
+                    .await
+                    .unwrap();
+                // Swapped before the call.
+                point(to);
+                let err = call(*tool, &c, input.clone()).await.unwrap_err();
+                assert!(
+                    err.contains(&format!(
+                        "refusing to write: the path resolves to {}",
+                        base.join(to).join("hooks").display()
+                    )) && err.contains(why)
+                        && err.contains("swapped in after the permission check")
+                        && err.contains("Write to the real path instead"),
+                    "{} to {to}: {err}",
+                    tool.name()
+                );
+            }
+            // Nothing landed there, nothing there changed.
+            let there = base.join(to).join("hooks");
+            assert_eq!(names(&there), ["a.txt", "n.ipynb"], "{}", there.display());
+            assert_eq!(fs::read_to_string(there.join("a.txt")).unwrap(), "same\n");
+            assert_eq!(
+                fs::read_to_string(there.join("n.ipynb")).unwrap(),
+                ONE_CELL_NOTEBOOK
+            );
+        }
+
+        // A link that leads where the check allowed still writes, and stays a link.
+        point("safe");
+        for (tool, input) in &calls {
+            call(*tool, &c, input.clone()).await.unwrap();
+        }
+        let safe = base.join("safe/hooks");
+        assert_eq!(
+            fs::read_to_string(safe.join("pre-commit")).unwrap(),
+            "#!/bin/sh\nid\n"
+        );
+        assert_eq!(fs::read_to_string(safe.join("a.txt")).unwrap(), "pwned\n");
+        assert!(fs::symlink_metadata(&sw).unwrap().file_type().is_symlink());
+        // A protected path the call named itself is what the permission step asked about.
+        let named = base.join(".git/hooks/named");
+        call(
+            &Write,
+            &c,
+            json!({"file_path": named, "content": "asked\n"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(fs::read_to_string(&named).unwrap(), "asked\n");
+    }
+
+    // A working directory that is itself a link to a protected folder: its files are what
+    // the session works on (the permission step asks about each), not a swap.
+    let claude = root.join("home/.claude");
+    fs::create_dir_all(&claude).unwrap();
+    let wd = root.join("cfg");
+    symlink(&claude, &wd).unwrap();
+    let c = ctx(&wd);
+    call(
+        &Write,
+        &c,
+        json!({"file_path": wd.join("notes.md"), "content": "n\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(claude.join("notes.md")).unwrap(), "n\n");
+}
+
+/// An approved write of one protected path landed in another: approving an Edit of
+/// `.vscode/settings.json` (protected: `.vscode`) rewrote `.git/config` when the repository
+/// ships `.vscode/settings.json -> ../.git/config` (whose `core.fsmonitor` the next
+/// `git status` runs), and a Write of `.vscode/sw/hooks/pre-commit` landed in `.git/hooks`
+/// when `sw` was swapped from `../safe` to `../.git` after the approval: the write-time check
+/// let any protected real path through once the named path was protected. It now refuses a
+/// real path protected by something else than what protects the named path (another
+/// protected folder); a link within one protected folder (`.git/config-link -> config`,
+/// named as such) still writes.
+#[tokio::test]
+async fn an_approved_write_of_one_protected_path_landed_in_another() {
+    use std::sync::Arc;
+    use tool_core::{PermissionMode, PermissionResult, ToolPermissionContext};
+    let project = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(project.path()).unwrap();
+    let git = root.join(".git");
+    for dir in [".git/hooks", "safe/hooks", ".vscode"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    let config = git.join("config");
+    let original = "[core]\n\tbare = false\n";
+    fs::write(&config, original).unwrap();
+    let perm = ToolPermissionContext {
+        mode: PermissionMode::AcceptEdits,
+        ..ToolPermissionContext::default()
+    };
+    let engine = Arc::new(
+        tool_perms::PermissionEngine::new(&perm, tool_perms::PathRoots::for_cwd(&root)).unwrap(),
+    );
+    let c = ctx(&root).with_permission(perm);
+    c.app_state().set(tool_perms::SessionEngine(engine.clone()));
+
+    // The link the repository ships: the permission step asks (a protected path), the user
+    // approves, and the call runs.
+    let settings = root.join(".vscode/settings.json");
+    symlink("../.git/config", &settings).unwrap();
+    text(&Read, &c, json!({"file_path": settings})).await;
+    let refused = |err: &str, real: &Path| {
+        assert!(
+            err.contains(&format!(
+                "refusing to write: the path resolves to {}",
+                real.display()
+            )) && err.contains("which is in a protected directory (.git)")
+                && err.contains("(.vscode)")
+                && err.contains("Write to the real path instead"),
+            "{err}"
+        );
+    };
+    for (tool, input) in [
+        (
+            &Edit as &dyn Tool,
+            json!({"file_path": settings, "old_string": "[core]",
+                   "new_string": "[core]\n\tfsmonitor = touch PWNED; false"}),
+        ),
+        (
+            &Write,
+            json!({"file_path": settings, "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
+        ),
+    ] {
+        let decided = engine.decide(tool, &input, &c).await;
+        assert!(
+            matches!(decided, PermissionResult::Ask { .. }),
+            "{}: {decided:?}",
+            tool.name()
+        );
+        tool.validate_input(&tool.parse_input(input.clone()).unwrap(), &c)
+            .await
+            .unwrap();
+        let err = call(tool, &c, input).await.unwrap_err();
+        refused(&err, &config);
+        assert_eq!(fs::read_to_string(&config).unwrap(), original);
+        assert!(
+            fs::symlink_metadata(&settings)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    // The swap: `sw` leads to `safe` at the approval, to `.git` at the write.
+    let sw = root.join(".vscode/sw");
+    symlink("../safe", &sw).unwrap();
+    let write = json!({"file_path": sw.join("hooks/pre-commit"), "content": "#!/bin/sh\nid\n"});
+    Write
+        .validate_input(&Write.parse_input(write.clone()).unwrap(), &c)
+        .await
+        .unwrap();
+    fs::remove_file(&sw).unwrap();
+    symlink("../.git", &sw).unwrap();
+    let err = call(&Write, &c, write).await.unwrap_err();
+    refused(&err, &git.join("hooks"));
+    assert!(names(&git.join("hooks")).is_empty());
+
+    // A link within one protected folder, named as such, still writes (and stays a link).
+    let link = git.join("config-link");
+    symlink("config", &link).unwrap();
+    text(&Read, &c, json!({"file_path": link})).await;
+    call(
+        &Edit,
+        &c,
+        json!({"file_path": link, "old_string": "bare = false", "new_string": "bare = true"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        "[core]\n\tbare = true\n"
+    );
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+/// A directory on the path that is a dangling link (`dangdir -> nodir`) failed Write, and
+/// Edit creating a file, with "File exists (os error 17)" (what `mkdir` says of the link).
+/// The refusal now names the link and the missing directory it leads to.
+#[tokio::test]
+async fn a_dangling_link_on_the_path_said_file_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let dangling = dir.path().join("dangdir");
+    symlink("nodir", &dangling).unwrap();
+    let c = ctx(dir.path());
+    for (tool, input) in [
+        (
+            &Write as &dyn Tool,
+            json!({"file_path": dangling.join("f.txt"), "content": "x\n"}),
+        ),
+        (
+            &Edit,
+            json!({"file_path": dangling.join("sub/g.txt"), "old_string": "", "new_string": "x\n"}),
+        ),
+    ] {
+        let err = fail(tool, &c, input).await;
+        assert!(
+            err.text.contains(&format!(
+                "{} is a symbolic link to a missing directory (nodir)",
+                dangling.display()
+            )) && !err.text.contains("os error"),
+            "{}: {}",
+            tool.name(),
+            err.text
+        );
+    }
+    assert_eq!(names(dir.path()), ["dangdir"]);
+}
+
+/// A chain of links leading to a missing directory (`a -> b`, `b -> nodir2`; `viadang ->
+/// dang/x`, `dang -> nodir`) was reported as "a is a symbolic link to a missing directory
+/// (b)", naming `b`, which exists (a link itself), as the directory to create. The refusal now
+/// follows the chain to the first component that does not exist and names it, with the
+/// links it leads through.
+#[tokio::test]
+async fn a_chain_of_links_to_a_missing_directory_named_the_wrong_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    symlink("b", root.join("a")).unwrap();
+    symlink("nodir2", root.join("b")).unwrap();
+    symlink("dang/x", root.join("viadang")).unwrap();
+    symlink("nodir", root.join("dang")).unwrap();
+    let c = ctx(&root);
+    for (link, through, missing) in [("a", "b", "nodir2"), ("viadang", "dang", "nodir")] {
+        for (tool, input) in [
+            (
+                &Write as &dyn Tool,
+                json!({"file_path": root.join(link).join("sub/f"), "content": "x\n"}),
+            ),
+            (
+                &Edit,
+                json!({"file_path": root.join(link).join("g.txt"), "old_string": "", "new_string": "x\n"}),
+            ),
+        ] {
+            let err = fail(tool, &c, input).await;
+            assert!(
+                err.text.contains(&format!(
+                    "{} is a symbolic link to a missing directory: it leads through {} to {}, \
+                     which does not exist",
+                    root.join(link).display(),
+                    root.join(through).display(),
+                    root.join(missing).display()
+                )) && !err.text.contains("os error"),
+                "{} {link}: {}",
+                tool.name(),
+                err.text
+            );
+        }
+    }
+    assert_eq!(names(&root), ["a", "b", "dang", "viadang"]);
+}
+
+/// A change that kept the file's mtime and size (`touch -r`, `cp -p` of a same-sized
+/// version) after the Read slipped past the checks before the call, and the write then
+/// refused it in plain text saying "modified since read": neither the validation error
+/// (`<tool_use_error>`, with the tool's code) that a change is refused with before the call,
+/// nor "File has been unexpectedly modified", what a change found at the write says
+/// (Claude Code's texts). Now the checks before the call compare the content, and a change
+/// made after them is refused at the write with the write's text.
+#[tokio::test]
+async fn a_same_size_change_that_kept_the_mtime_was_refused_in_the_wrong_words() {
+    use tool_core::tool_use_error;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("a.txt");
+    let nb = dir.path().join("n.ipynb");
+    let c = ctx(dir.path());
+    let cases = [
+        (
+            &Edit as &dyn Tool,
+            json!({"file_path": f, "old_string": "alpha", "new_string": "omega"}),
+            7,
+        ),
+        (&Write, json!({"file_path": f, "content": "replaced\n"}), 3),
+        (
+            &NotebookEdit,
+            json!({"notebook_path": nb, "cell_id": "c1", "new_source": "y = 2"}),
+            10,
+        ),
+    ];
+    // Another process changes the file to as many bytes and puts the mtime back.
+    let change_keeping_the_mtime = |path: &Path, from: &str, to: &str| {
+        let before = fs::read_to_string(path).unwrap();
+        let mtime = fs::metadata(path).unwrap().modified().unwrap();
+        let after = before.replacen(from, to, 1);
+        assert!(before != after && before.len() == after.len());
+        fs::write(path, after).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+    };
+    for (tool, input, code) in &cases {
+        fs::write(&f, "v1 alpha\n").unwrap();
+        fs::write(&nb, ONE_CELL_NOTEBOOK.replace("x = 1", "v1 = 1")).unwrap();
+        let path = if tool.name() == "NotebookEdit" {
+            &nb
+        } else {
+            &f
+        };
+        text(&Read, &c, json!({"file_path": path})).await;
+        // Changed after the Read: refused before the call, as any change since the Read is.
+        change_keeping_the_mtime(path, "v1", "v2");
+        let before = fs::read(path).unwrap();
+        let err = fail(*tool, &c, input.clone()).await;
+        assert_eq!(
+            (err.text, err.code),
+            (tool_use_error(MODIFIED_MESSAGE), Some(*code)),
+            "{}",
+            tool.name()
+        );
+        assert_eq!(fs::read(path).unwrap(), before);
+        // Changed after the checks before the call: refused at the write, with its text.
+        text(&Read, &c, json!({"file_path": path})).await;
+        tool.validate_input(&tool.parse_input(input.clone()).unwrap(), &c)
+            .await
+            .unwrap();
+        change_keeping_the_mtime(path, "v2", "v3");
+        let before = fs::read(path).unwrap();
+        let err = call(*tool, &c, input.clone()).await.unwrap_err();
+        assert_eq!(
+            err,
+            "File has been unexpectedly modified. Read it again before attempting to write it.",
+            "{}",
+            tool.name()
+        );
+        assert_eq!(fs::read(path).unwrap(), before);
+    }
+}

@@ -508,7 +508,8 @@ async fn unknown_and_manual_only_skills_are_refused() {
 #[tokio::test]
 async fn a_skill_file_a_read_deny_rule_covers_is_not_loaded() {
     let s = setup();
-    let secret = s.home.join("creds");
+    // A file of the project: a project skill's link out of it is refused in any case.
+    let secret = s.project.join("creds");
     std::fs::write(&secret, "AWS_SECRET=abc123\n").unwrap();
     let dir = s.project.join(".claude/skills/leak");
     std::fs::create_dir_all(&dir).unwrap();

@@ -203,6 +203,71 @@ async fn respond(mut sock: tokio::net::TcpStream, port: u16, hits: Arc<AtomicUsi
                 .to_vec();
             (head("200 OK", "text/html", b.len(), ""), b)
         }
+        // A `<meta charset>` inside a comment, or in another tag's attribute, or in an end
+        // tag, declares nothing: the page is windows-1252, as its real `<meta>` says.
+        "/comment-meta.html" => {
+            let b = b"<html><head><!-- <meta charset=\"koi8-r\"> --><div title='<meta charset=koi8-r>'></div></x charset=koi8-r><meta charset=\"windows-1252\"></head><body><p>caf\xe9 \x93q\x94</p></body></html>".to_vec();
+            (head("200 OK", "text/html", b.len(), ""), b)
+        }
+        // XHTML, served as such: a self-closed `<script/>` (an empty element in XML) and a
+        // Latin-1 page whose XML declaration says so.
+        "/page.xhtml" => {
+            let b = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\" \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd\">\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title>X</title><script type=\"text/javascript\" src=\"a.js\"/><style/></head>\n<body><h1>XHTML heading</h1><div/><p>Body text<br/>more <![CDATA[a<b & c]]> end</p></body></html>".as_bytes().to_vec();
+            (head("200 OK", "application/xhtml+xml", b.len(), ""), b)
+        }
+        "/latin1.xhtml" | "/latin1.xml" => {
+            let b = b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><html xmlns=\"http://www.w3.org/1999/xhtml\"><body><p>caf\xe9</p></body></html>".to_vec();
+            let ctype = if path == "/latin1.xml" {
+                "application/xml"
+            } else {
+                "application/xhtml+xml"
+            };
+            (head("200 OK", ctype, b.len(), ""), b)
+        }
+        // Compressed twice, or `identity` then gzip: codings are undone in reverse order.
+        "/gzip-gzip.html" | "/identity-gzip.html" => {
+            use std::io::Write as _;
+            let gzip = |data: &[u8]| {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(data).unwrap();
+                gz.finish().unwrap()
+            };
+            let (body, encoding) = if path == "/gzip-gzip.html" {
+                (gzip(&gzip(PAGE.as_bytes())), "gzip, gzip")
+            } else {
+                (gzip(PAGE.as_bytes()), "identity, gzip")
+            };
+            (
+                head(
+                    "200 OK",
+                    "text/html",
+                    body.len(),
+                    &format!("Content-Encoding: {encoding}\r\n"),
+                ),
+                body,
+            )
+        }
+        // A gzip file served as `text/html` without a Content-Encoding: binary, not a page.
+        "/gzip-as-html" => {
+            use std::io::Write as _;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(PAGE.as_bytes()).unwrap();
+            let body = gz.finish().unwrap();
+            (head("200 OK", "text/html", body.len(), ""), body)
+        }
+        // The request's Accept-Encoding, as text.
+        "/accept-encoding" => {
+            let sent = text
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("accept-encoding")
+                        .then(|| value.trim().to_owned())
+                })
+                .unwrap_or_else(|| "(none)".to_owned());
+            let t = format!("accept-encoding=[{sent}]");
+            (head("200 OK", "text/plain", t.len(), ""), t.into())
+        }
         // A 300 is not a redirect to follow or report.
         "/choices" => {
             let t = "pick one of the formats";
@@ -832,6 +897,15 @@ async fn urls_are_checked_and_upgraded() {
         prepare_url("http://[::1]:9/").unwrap().as_str(),
         "http://[::1]:9/"
     );
+    // The model is told so: loopback URLs stay on http.
+    let prompt = WebFetch.prompt();
+    assert!(
+        prompt.contains(
+            "HTTP URLs are automatically upgraded to HTTPS (except loopback addresses such as \
+             localhost, 127.0.0.1 and [::1])"
+        ),
+        "{prompt}"
+    );
     let u = |s: &str| reqwest_url(s);
     assert!(is_permitted_redirect(
         &u("https://example.com/a"),
@@ -1054,5 +1128,256 @@ async fn text_is_decoded_by_its_character_set() {
     assert!(
         fake.contains("[Binary content (application/json, 6 bytes)"),
         "{fake}"
+    );
+}
+
+/// The page's encoding is read as the HTML standard's prescan reads it: a `<meta charset>`
+/// inside a comment, inside another tag's attribute value, or in an end tag declares
+/// nothing (a commented-out KOI8-R `<meta>` made a windows-1252 page read `cafИ ⌠q■`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_charset_in_a_comment_or_another_tag_declares_nothing() {
+    let s = server().await;
+    let out = fetch(
+        &ctx(),
+        json!({"url": format!("{}/comment-meta.html", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.contains("caf\u{e9} \u{201c}q\u{201d}"), "{text}");
+}
+
+/// An `application/xhtml+xml` page is read as XML would read it: a self-closed `<script/>`
+/// or `<style/>` is an empty element, not the start of text that swallows the rest of the
+/// page (only the title was shown), a CDATA section is text, and the XML declaration's
+/// `encoding` decides the character set (of an XML document shown as text too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_xhtml_page_is_read_as_xml() {
+    let s = server().await;
+    let ctx = ctx();
+    let text = |path: &'static str| {
+        let ctx = ctx.clone();
+        let url = format!("{}{path}", s.base);
+        async move {
+            fetch(&ctx, json!({"url": url, "prompt": "read"}))
+                .await
+                .unwrap()
+                .content
+                .joined_text()
+        }
+    };
+    let page = text("/page.xhtml").await;
+    assert!(page.contains("# XHTML heading"), "{page}");
+    assert!(page.contains("Body text"), "{page}");
+    // The CDATA section's text (`<` escaped in the Markdown).
+    assert!(page.contains("more a\\<b & c end"), "{page}");
+    let latin1 = text("/latin1.xhtml").await;
+    assert!(latin1.contains("caf\u{e9}"), "{latin1}");
+    let xml = text("/latin1.xml").await;
+    assert!(xml.contains("<p>caf\u{e9}</p>"), "{xml}");
+}
+
+/// Never answers, after cancelling the call it serves (as SIGTERM or a second Ctrl-C
+/// cancels the call while the small model's request stalls).
+struct Stalled(tool_core::CancellationToken);
+
+#[async_trait]
+impl WebFetchModel for Stalled {
+    async fn apply(&self, _: &str, _: &str, _: &str) -> Result<String, String> {
+        self.0.cancel();
+        std::future::pending().await
+    }
+}
+
+/// The small model's step is raced against the call's cancellation: a model request that
+/// never answers no longer holds a cancelled call (the pipeline waited its 5 s grace, then
+/// gave up on it). The call ends as cancelled, at once; the bound here is only "it ends".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_model_step_ends_when_the_call_is_cancelled() {
+    let s = server().await;
+    let ctx = ctx();
+    ctx.app_state().set(WebFetchModelHook(Arc::new(Stalled(
+        ctx.cancellation().clone(),
+    ))));
+    let url = format!("{}/page.html", s.base);
+    let input = WebFetch
+        .parse_input(json!({"url": url, "prompt": "title?"}))
+        .unwrap();
+    let ended = tokio::time::timeout(
+        Duration::from_secs(60),
+        WebFetch.call(input, ctx.clone(), ProgressSender::none()),
+    )
+    .await;
+    let result = ended.expect("the cancelled call never ended: the model step was not raced");
+    assert!(
+        matches!(result, Err(tool_core::ToolError::Cancelled(_))),
+        "{:?}",
+        result.map(|r| r.data.content.joined_text())
+    );
+}
+
+/// Serves TLS on 127.0.0.1 with the certificate and key in `pem` (a fixture, made for these
+/// tests only), for one connection at a time, until the test ends. Its port.
+fn tls_server(pem: &'static [u8]) -> u16 {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_slice(pem).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let config = Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(sock) = sock else { return };
+            let _ = sock.set_read_timeout(Some(Duration::from_secs(10)));
+            let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+            let mut tls = rustls::StreamOwned::new(conn, sock);
+            // The handshake (where a client that refuses the certificate closes), then the
+            // request's head, answered with a page.
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match std::io::Read::read(&mut tls, &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = std::io::Write::write_all(
+                &mut tls,
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\nConnection: close\r\n\r\n<p>secure</p>",
+            );
+            tls.conn.send_close_notify();
+            let _ = std::io::Write::flush(&mut tls);
+        }
+    });
+    port
+}
+
+/// Set in a child process of [`an_untrusted_certificate_is_explained`], whose
+/// `SSL_CERT_FILE` names the server's certificate.
+const TLS_CHILD: &str = "TOOLWRIGHT_WEBFETCH_TLS_CHILD";
+
+/// A certificate the machine does not trust is explained in words (not rustls's
+/// `invalid peer certificate: UnknownIssuer` or `Other(OtherError(CaUsedAsEndEntity))`),
+/// with how to trust a private certificate authority, and the original error kept after
+/// it. Both a self-signed authority used as the server's certificate and a self-signed
+/// server certificate. And the advice works: with `SSL_CERT_FILE` naming the server's
+/// certificate (in a child process: the variable is read from the process environment),
+/// the page is fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_certificate_is_explained() {
+    const NAME: &str = "an_untrusted_certificate_is_explained";
+    const LEAF: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/web_fetch/self-signed-leaf.pem"
+    );
+    let leaf = &include_bytes!("fixtures/web_fetch/self-signed-leaf.pem")[..];
+    if std::env::var_os(TLS_CHILD).is_some() {
+        let port = tls_server(leaf);
+        let out = fetch(
+            &ctx(),
+            json!({"url": format!("https://127.0.0.1:{port}/"), "prompt": "p"}),
+        )
+        .await
+        .unwrap();
+        assert!(out.content.joined_text().ends_with("secure"));
+        return;
+    }
+    for (pem, original) in [
+        (
+            &include_bytes!("fixtures/web_fetch/self-signed-ca.pem")[..],
+            "CaUsedAsEndEntity",
+        ),
+        (leaf, "UnknownIssuer"),
+    ] {
+        let port = tls_server(pem);
+        let err = fetch(
+            &ctx(),
+            json!({"url": format!("https://127.0.0.1:{port}/"), "prompt": "p"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains("the server's certificate is not trusted: it is self-signed, or issued by a certificate authority this machine does not trust"),
+            "{err}"
+        );
+        assert!(err.contains(&format!("{original})")), "{err}");
+    }
+    // macOS and Windows verify with the system's trust store, which these do not read.
+    if cfg!(any(target_vendor = "apple", windows)) {
+        return;
+    }
+    let err = fetch(
+        &ctx(),
+        json!({"url": format!("https://127.0.0.1:{}/", tls_server(leaf)), "prompt": "p"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("set SSL_CERT_FILE"), "{err}");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture"])
+        .env(TLS_CHILD, "1")
+        .env("SSL_CERT_FILE", LEAF)
+        .env_remove("SSL_CERT_DIR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "with SSL_CERT_FILE={LEAF}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A list of content codings is undone in reverse order, `identity` skipped (`identity,
+/// gzip` and `gzip, gzip` were refused); the request names exactly the codings WebFetch
+/// decodes (with none named a server could pick brotli, which it refuses); and a binary
+/// body served as `text/html` (a gzip file without a Content-Encoding) is described as
+/// binary, as under any other textual type, not shown as mojibake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_codings_are_undone_in_order_and_asked_for() {
+    let s = server().await;
+    let ctx = ctx();
+    for path in ["/gzip-gzip.html", "/identity-gzip.html"] {
+        let out = fetch(
+            &ctx,
+            json!({"url": format!("{}{path}", s.base), "prompt": "p"}),
+        )
+        .await
+        .unwrap();
+        let text = out.content.joined_text();
+        assert!(
+            text.contains("# Hello") && text.contains("**bold**"),
+            "{path}: {text}"
+        );
+    }
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/accept-encoding", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(text.ends_with("accept-encoding=[gzip, deflate]"), "{text}");
+    let out = fetch(
+        &ctx,
+        json!({"url": format!("{}/gzip-as-html", s.base), "prompt": "p"}),
+    )
+    .await
+    .unwrap();
+    let text = out.content.joined_text();
+    assert!(
+        text.contains("[Binary content (text/html, ") && text.ends_with("bytes) is not shown]"),
+        "{text}"
     );
 }

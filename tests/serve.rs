@@ -458,6 +458,27 @@ impl RawStdio {
         stderr: std::process::Stdio,
         protocol: &str,
     ) -> Self {
+        let mut this = Self::spawn(project, extra, stderr);
+        let init = this.request(
+            1,
+            "initialize",
+            serde_json::json!({"protocolVersion": protocol, "capabilities": capabilities,
+                "clientInfo": {"name": "raw-test", "version": "1"}}),
+        );
+        assert!(init.get("result").is_some(), "{init}");
+        this.init = init;
+        this.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        this
+    }
+
+    /// Starts `serve --cwd project extra...` for a 2026-07-28 client, which sends no
+    /// `initialize` (each request names its version in its `_meta`).
+    fn start_without_initialize(project: &Path, extra: &[&str]) -> Self {
+        Self::spawn(project, extra, std::process::Stdio::null())
+    }
+
+    /// Starts `serve --cwd project extra...`, its stderr going to `stderr`; sends nothing.
+    fn spawn(project: &Path, extra: &[&str], stderr: std::process::Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
             .args(["serve", "--cwd"])
             .arg(project)
@@ -480,22 +501,12 @@ impl RawStdio {
                 }
             }
         });
-        let mut this = Self {
+        Self {
             child,
             stdin,
             stdout,
             init: Value::Null,
-        };
-        let init = this.request(
-            1,
-            "initialize",
-            serde_json::json!({"protocolVersion": protocol, "capabilities": capabilities,
-                "clientInfo": {"name": "raw-test", "version": "1"}}),
-        );
-        assert!(init.get("result").is_some(), "{init}");
-        this.init = init;
-        this.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        this
+        }
     }
 
     fn send(&mut self, message: &Value) {
@@ -1686,4 +1697,241 @@ fn a_2025_03_26_client_may_send_batches() {
     later.send(&serde_json::json!([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]));
     let refused = later.next();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
+}
+
+/// A 2026-07-28 request's `_meta` (no `initialize` on that version), for a client that can
+/// answer form elicitations.
+fn stateless_meta() -> Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    })
+}
+
+/// On 2026-07-28 one "allow once" runs the call once: the `requestState` of the
+/// input-required result is used up by the retry that carries the answer, so the same
+/// answer posted again is refused, saying that its request state was already used, and the
+/// command does not run again; a call without it is asked about again, with a new state.
+#[test]
+fn a_2026_07_28_allow_once_is_not_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start_without_initialize(
+        &root,
+        &["--settings", r#"{"permissions": {"ask": ["Bash"]}}"#],
+    );
+    let arguments = serde_json::json!({"command": "echo run >> count.txt"});
+    let call = |state: Option<&str>| {
+        let mut params =
+            serde_json::json!({"name": "Bash", "arguments": arguments, "_meta": stateless_meta()});
+        if let Some(state) = state {
+            params["requestState"] = Value::from(state);
+            params["inputResponses"] = serde_json::json!({"permission": {"action": "accept",
+                "content": {"allow": true}}});
+        }
+        params
+    };
+    let runs = || {
+        std::fs::read_to_string(root.join("count.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let asked = server.request(1, "tools/call", call(None));
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+
+    let ran = server.request(2, "tools/call", call(Some(&state)));
+    assert_eq!(ran["result"]["isError"], false, "{ran}");
+    assert_eq!(runs(), 1, "{ran}");
+
+    for id in 3..6 {
+        let replayed = server.request(id, "tools/call", call(Some(&state)));
+        assert_eq!(replayed["result"]["isError"], true, "{replayed}");
+        let text = replayed["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("request state was already used") && text.contains("ask"),
+            "{text}"
+        );
+        assert_eq!(runs(), 1, "a replayed answer ran the command again");
+    }
+
+    let again = server.request(6, "tools/call", call(None));
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    assert_ne!(
+        again["result"]["requestState"],
+        Value::from(state),
+        "{again}"
+    );
+    assert_eq!(runs(), 1);
+}
+
+/// `initialize` comes once per session: a second one is refused with `-32600` and changes
+/// nothing (the session stays on the version it agreed on, so a batch, which only 2025-03-26
+/// has, is still refused), and one inside a JSON-RPC batch is refused (MCP: it "MUST NOT be
+/// part of a JSON-RPC batch") while the rest of the batch is served.
+#[test]
+fn initialize_is_answered_once_and_never_in_a_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start_on(
+        &root,
+        &[],
+        serde_json::json!({}),
+        std::process::Stdio::null(),
+        "2025-11-25",
+    );
+    let again = server.request(
+        2,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "other", "version": "9"}}),
+    );
+    assert_eq!(again["error"]["code"], -32600, "{again}");
+    let message = again["error"]["message"].as_str().unwrap();
+    assert!(message.contains("already initialized"), "{message}");
+    server.send(&serde_json::json!([{"jsonrpc": "2.0", "id": 3, "method": "ping"}]));
+    let batch = server.next();
+    assert_eq!(batch["error"]["code"], -32600, "{batch}");
+
+    let mut batching = RawStdio::start_on(
+        &root,
+        &[],
+        serde_json::json!({}),
+        std::process::Stdio::null(),
+        "2025-03-26",
+    );
+    batching.send(&serde_json::json!([
+        {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {"protocolVersion":
+            "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+    ]));
+    let answer = batching.next();
+    let answers = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {answer}"));
+    assert_eq!(answers.len(), 2, "{answer}");
+    let refused = answers.iter().find(|a| a["id"] == 5).unwrap();
+    assert_eq!(refused["error"]["code"], -32600, "{answer}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("batch"),
+        "{answer}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == 6 && a.get("result").is_some())
+    );
+    // Still on 2025-03-26: batches go on being served.
+    batching.send(&serde_json::json!([{"jsonrpc": "2.0", "id": 7, "method": "ping"}]));
+    let still = batching.next();
+    assert!(still.is_array(), "{still}");
+}
+
+/// A request whose id is that of a request still in progress is refused at once with
+/// `-32600` naming the id, and does not run; the first one runs and is answered (rmcp ran
+/// both and lost the first's answer without a word).
+#[test]
+fn a_request_reusing_an_id_in_flight_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+    );
+    let call = |command: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": 14, "method": "tools/call",
+            "params": {"name": "Bash", "arguments": {"command": command}}})
+    };
+    server.send(&call("sleep 2; echo A > first.txt; echo first"));
+    server.send(&call("echo B > second.txt; echo second"));
+    let refused = server.next();
+    assert_eq!(refused["id"], 14, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("14") && message.contains("in progress"),
+        "{message}"
+    );
+    let answered = server.next();
+    assert_eq!(answered["id"], 14, "{answered}");
+    assert_eq!(
+        answered["result"]["content"][0]["text"], "first",
+        "{answered}"
+    );
+    assert!(root.join("first.txt").exists());
+    assert!(!root.join("second.txt").exists(), "the refused request ran");
+    // Once answered, the id may be used again.
+    let (is_error, texts) =
+        server.call_texts(14, "Bash", serde_json::json!({"command": "echo again"}));
+    assert!(!is_error, "{texts:?}");
+    assert_eq!(texts[0], "again");
+}
+
+/// A cancelled request's id stays in use until its call has ended: a request reusing it
+/// right after the `notifications/cancelled` is refused with `-32600` and does not run,
+/// the cancelled call is not answered, and once it has ended the id is taken again and
+/// that request answered with its own result (the id was freed on the cancel: the new
+/// request ran, and its only answer was the cancelled call's interruption).
+#[test]
+fn a_cancelled_requests_id_is_in_use_until_its_call_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+    );
+    let call = |command: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": {"name": "Bash", "arguments": {"command": command}}})
+    };
+    server.send(&call("echo $$ > pid; exec sleep 600"));
+    let pid = pid_written_to(&root.join("pid"));
+    let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 8}});
+    // One write: the reuse arrives before the cancelled call can have ended.
+    server.send_raw(format!("{cancel}\n{}", call("touch reused.txt; echo reused")).as_bytes());
+    let refused = server.next();
+    assert_eq!(refused["id"], 8, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("in progress"), "{message}");
+    let deadline = std::time::Instant::now() + ANSWER_TIMEOUT;
+    while alive(&pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cancelled command still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!root.join("reused.txt").exists(), "the refused request ran");
+    // Once the cancelled call has ended (it is not answered), the id is free again.
+    let mut attempt = 0;
+    let answered = loop {
+        attempt += 1;
+        assert!(attempt < 100, "the id was never freed");
+        server.send(&call("echo again"));
+        let answer = server.next();
+        assert_eq!(answer["id"], 8, "{answer}");
+        if answer["error"]["code"] == -32600 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        }
+        break answer;
+    };
+    assert_eq!(
+        answered["result"]["content"][0]["text"], "again",
+        "{answered}"
+    );
+    // Nothing else came: the cancelled call's interruption was not sent.
+    assert_eq!(
+        server.next_within(std::time::Duration::from_millis(500)),
+        None
+    );
 }

@@ -1190,3 +1190,392 @@ fn an_initialize_without_client_info_is_told_what_is_missing() {
         "{answer}"
     );
 }
+
+/// Sends `head` (a request's start line and headers, without the blank line) and `body` on
+/// a new connection to `port`, and reads the response's lines until `until` says stop (or
+/// the server closes, or 60 s pass); the lines read, and the connection (still open).
+fn raw_exchange(
+    port: u16,
+    head: &str,
+    body: &str,
+    until: impl Fn(&str) -> bool,
+) -> (Vec<String>, TcpStream) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let request = format!("{head}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let stop = until(&line);
+        lines.push(line);
+        if stop {
+            break;
+        }
+    }
+    (lines, stream)
+}
+
+/// A call still running keeps its session, as `--session-idle-timeout` says, also when its
+/// client closed the connection: past the timeout its result can still be fetched with
+/// `GET` and `Last-Event-ID`, and the call runs to its end (it was killed when the timeout
+/// passed); the idle clock starts when it ends.
+#[test]
+fn a_running_call_keeps_its_session_after_its_client_disconnects() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(
+        &root,
+        &["--mode", "bypassPermissions", "--session-idle-timeout", "1"],
+    );
+    let (port, path) = (server.port(), server.path());
+    let host = format!("Host: 127.0.0.1:{port}");
+    let (code, headers, _) = raw_post(
+        port,
+        &path,
+        &[("Host", format!("127.0.0.1:{port}"))],
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(code, 200);
+    let session = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    let session_headers = format!(
+        "{host}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nAccept: application/json, text/event-stream"
+    );
+    // The call's stream opens with an event whose id resumes it; then the client leaves.
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"sleep 5 && touch done.txt && echo finished"}}}"#;
+    let (lines, connection) = raw_exchange(
+        port,
+        &format!("POST {path} HTTP/1.1\r\n{session_headers}\r\nContent-Type: application/json"),
+        call,
+        |line| line.starts_with("id: "),
+    );
+    let event = lines
+        .last()
+        .and_then(|l| l.strip_prefix("id: "))
+        .map(|id| id.trim().to_owned())
+        .unwrap_or_else(|| panic!("no event id: {lines:?}"));
+    drop(connection);
+    // Longer than the idle timeout (and the reaper's period), shorter than the call.
+    std::thread::sleep(Duration::from_millis(2500));
+    let (lines, _) = raw_exchange(
+        port,
+        &format!("GET {path} HTTP/1.1\r\n{session_headers}\r\nLast-Event-ID: {event}"),
+        "",
+        |line| line.contains("finished"),
+    );
+    assert!(
+        lines.last().is_some_and(|l| l.contains(r#""id":2"#)),
+        "the result was not resumed: {lines:?}"
+    );
+    assert!(
+        root.join("done.txt").exists(),
+        "the call of a session whose client disconnected did not run to its end"
+    );
+
+    // Then, left alone, the session closes.
+    let ping = || {
+        raw_post(
+            port,
+            &path,
+            &[
+                ("Host", format!("127.0.0.1:{port}")),
+                ("Mcp-Session-Id", session.clone()),
+            ],
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+        )
+        .0
+    };
+    let closed = [2, 4, 8].into_iter().any(|secs| {
+        std::thread::sleep(Duration::from_secs(secs));
+        ping() == 404
+    });
+    assert!(closed, "the session was never closed after its call ended");
+}
+
+/// `--session-idle-timeout` beyond the largest accepted is refused saying it is too large
+/// and what the largest is (it said the number was not positive).
+#[test]
+fn a_session_idle_timeout_too_large_is_refused_as_too_large() {
+    let (_dir, root) = project();
+    for (value, expected) in [
+        ("1e30", "too large"),
+        ("inf", "too large"),
+        ("0", "not a positive number"),
+        ("soon", "not a positive number"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+            .args([
+                "serve",
+                "--http",
+                "0",
+                "--session-idle-timeout",
+                value,
+                "--cwd",
+            ])
+            .arg(&root)
+            .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expected), "{value}: {stderr}");
+        if expected == "too large" {
+            assert!(stderr.contains("1000000000"), "{value}: {stderr}");
+        }
+    }
+}
+
+/// Over HTTP too, a session's second `initialize` is refused with `-32600`, and a request
+/// reusing the id of one of its session still in progress is refused at once (`400` with
+/// `-32600` naming the id) and does not run, while the first is answered.
+#[test]
+fn a_second_initialize_and_an_id_in_progress_are_refused_over_http() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--mode", "bypassPermissions"]);
+    let (port, path) = (server.port(), server.path());
+    let host = ("Host", format!("127.0.0.1:{port}"));
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let (code, headers, _) = raw_post(port, &path, std::slice::from_ref(&host), initialize);
+    assert_eq!(code, 200);
+    let session = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json"
+    );
+    let (lines, _) = raw_exchange(port, &head, initialize, |l| l.contains(r#""id":1"#));
+    let answer = lines.last().unwrap();
+    assert!(
+        answer.contains("-32600") && answer.contains("already initialized"),
+        "{lines:?}"
+    );
+
+    let first = r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"sleep 2; echo first"}}}"#;
+    let (started, connection) = raw_exchange(port, &head, first, |l| l.starts_with("id: "));
+    assert!(
+        started.last().is_some_and(|l| l.starts_with("id: ")),
+        "{started:?}"
+    );
+    let second = r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"touch second.txt; echo second"}}}"#;
+    let (code, _, body) = raw_post(
+        port,
+        &path,
+        &[host, ("Mcp-Session-Id", session.clone())],
+        second,
+    );
+    assert_eq!(code, 400, "{body}");
+    let refused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(refused["id"], 14, "{body}");
+    assert_eq!(refused["error"]["code"], -32600, "{body}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("14") && message.contains("in progress"),
+        "{message}"
+    );
+    let mut reader = BufReader::new(connection);
+    let mut answered = String::new();
+    while !answered.contains("first") {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "no answer: {answered}"
+        );
+        answered.push_str(&line);
+    }
+    assert!(!root.join("second.txt").exists(), "the refused request ran");
+}
+
+/// Initializes a session on the server at `port` (protocol 2025-11-25, with `capabilities`);
+/// its `Mcp-Session-Id`.
+fn raw_session(port: u16, path: &str, capabilities: &str) -> String {
+    let initialize = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"clientInfo":{{"name":"raw","version":"1"}}}}}}"#
+    );
+    let host = ("Host", format!("127.0.0.1:{port}"));
+    let (code, headers, body) = raw_post(port, path, &[host], &initialize);
+    assert_eq!(code, 200, "{body}");
+    headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap()
+}
+
+/// The head of a POST (or, with `method`, another request) of session `session`.
+fn session_head(method: &str, port: u16, path: &str, session: &str) -> String {
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json"
+    )
+}
+
+/// Whether `body` (a `400` answer) refuses request `id` as one whose id is in use.
+fn refused_as_in_use(body: &str, id: &str) -> bool {
+    let Ok(refused) = serde_json::from_str::<Value>(body) else {
+        return false;
+    };
+    refused["error"]["code"] == -32600
+        && refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("request id {id} ")) && m.contains("in progress"))
+}
+
+/// Ids are compared as rmcp reads them: while request `15` runs, requests with id `15.0`,
+/// `15e0` or `150e-1` (the number 15 to rmcp, and answered as `15`) are refused with
+/// `-32600` and do not run, and the first one's answer still comes (the check compared
+/// the JSON text: they ran, and the first one's answer was lost).
+#[test]
+fn an_id_in_progress_written_another_way_is_refused_over_http() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--mode", "bypassPermissions"]);
+    let (port, path) = (server.port(), server.path());
+    let session = raw_session(port, &path, "{}");
+    let head = session_head("POST", port, &path, &session);
+    let first = r#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"sleep 2; echo first"}}}"#;
+    let (started, connection) = raw_exchange(port, &head, first, |l| l.starts_with("id: "));
+    assert!(
+        started.last().is_some_and(|l| l.starts_with("id: ")),
+        "{started:?}"
+    );
+    for (n, id) in ["15.0", "15e0", "150e-1"].into_iter().enumerate() {
+        let again = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"Bash","arguments":{{"command":"touch again{n}.txt; echo again"}}}}}}"#
+        );
+        let (code, _, body) = raw_post(
+            port,
+            &path,
+            &[
+                ("Host", format!("127.0.0.1:{port}")),
+                ("Mcp-Session-Id", session.clone()),
+            ],
+            &again,
+        );
+        assert_eq!(code, 400, "{id}: {body}");
+        // Named as rmcp reads it.
+        assert!(refused_as_in_use(&body, "15"), "{id}: {body}");
+    }
+    let mut reader = BufReader::new(connection);
+    let mut answered = String::new();
+    while !answered.contains("first") {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the first request's answer was lost: {answered}"
+        );
+        answered.push_str(&line);
+    }
+    assert!(answered.contains(r#""id":15"#), "{answered}");
+    for n in 0..3 {
+        assert!(
+            !root.join(format!("again{n}.txt")).exists(),
+            "a refused request ran"
+        );
+    }
+}
+
+/// A call whose client closed the connection keeps its id in use as long as it runs: a
+/// request reusing the id is refused (`400`, `-32600`) and does not run, and the first
+/// call's result can still be fetched with `GET` and `Last-Event-ID` (the id was freed
+/// with the response stream: the second request ran, and the first result was lost).
+#[test]
+fn an_id_stays_in_use_while_its_call_runs_after_its_client_disconnects() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--mode", "bypassPermissions"]);
+    let (port, path) = (server.port(), server.path());
+    let session = raw_session(port, &path, "{}");
+    let head = session_head("POST", port, &path, &session);
+    let first = r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"sleep 3; echo first10"}}}"#;
+    let (lines, connection) = raw_exchange(port, &head, first, |l| l.starts_with("id: "));
+    let event = lines
+        .last()
+        .and_then(|l| l.strip_prefix("id: "))
+        .map(|id| id.trim().to_owned())
+        .unwrap_or_else(|| panic!("no event id: {lines:?}"));
+    drop(connection);
+    std::thread::sleep(Duration::from_millis(300));
+    let second = r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"touch second.txt; echo second10"}}}"#;
+    let (code, _, body) = raw_post(
+        port,
+        &path,
+        &[
+            ("Host", format!("127.0.0.1:{port}")),
+            ("Mcp-Session-Id", session.clone()),
+        ],
+        second,
+    );
+    assert_eq!(code, 400, "the request reusing the id was served: {body}");
+    assert!(refused_as_in_use(&body, "10"), "{body}");
+    let (lines, _) = raw_exchange(
+        port,
+        &format!(
+            "{}\r\nLast-Event-ID: {event}",
+            session_head("GET", port, &path, &session)
+        ),
+        "",
+        |line| line.contains("first10"),
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.contains("first10") && l.contains(r#""id":10"#)),
+        "the first call's result was not resumed: {lines:?}"
+    );
+    assert!(!root.join("second.txt").exists(), "the refused request ran");
+}
+
+/// A call waiting for its client's answer to a permission question does not keep the
+/// session of a client that went away: the session closes at the idle timeout (it was
+/// kept for ever), and the call ends without running its command.
+#[test]
+fn a_call_waiting_on_a_gone_client_does_not_keep_its_session() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(
+        &root,
+        &["--settings", ASK_TOUCH, "--session-idle-timeout", "1"],
+    );
+    let (port, path) = (server.port(), server.path());
+    let session = raw_session(port, &path, r#"{"elicitation":{}}"#);
+    let head = session_head("POST", port, &path, &session);
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"touch made.txt"}}}"#;
+    let (lines, connection) = raw_exchange(port, &head, call, |l| l.contains("elicitation/create"));
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.contains("elicitation/create")),
+        "the call did not ask: {lines:?}"
+    );
+    drop(connection);
+    let ping = || {
+        raw_post(
+            port,
+            &path,
+            &[
+                ("Host", format!("127.0.0.1:{port}")),
+                ("Mcp-Session-Id", session.clone()),
+            ],
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+        )
+        .0
+    };
+    let closed = [2, 4, 8].into_iter().any(|secs| {
+        std::thread::sleep(Duration::from_secs(secs));
+        ping() == 404
+    });
+    assert!(
+        closed,
+        "the session of a call waiting on a client that went away was never closed"
+    );
+    assert!(!root.join("made.txt").exists(), "the unanswered call ran");
+}

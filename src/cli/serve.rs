@@ -56,10 +56,17 @@ pub struct ServeArgs {
     pub session_idle_timeout: f64,
 }
 
-/// A positive, finite number of seconds.
+/// The longest `--session-idle-timeout` taken, in seconds (about 31 years).
+const MAX_IDLE_SECONDS: f64 = 1e9;
+
+/// A positive number of seconds, at most [`MAX_IDLE_SECONDS`].
 fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(s),
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= MAX_IDLE_SECONDS => Ok(s),
+        // Infinity included.
+        Ok(s) if s > MAX_IDLE_SECONDS => Err(format!(
+            "`{text}` seconds is too large: the largest accepted is {MAX_IDLE_SECONDS:.0} seconds (about 31 years)"
+        )),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
     }
 }
@@ -282,7 +289,14 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     // One handler for every request; it keeps each client session's state by its id.
     // Sessions end with it, and their background tasks with them.
     let ending = server.clone();
-    let listener = listener.on_session_end(Arc::new(move |id: &str| ending.end_session(id)));
+    let active = server.clone();
+    let running = server.clone();
+    let listener = listener
+        .on_session_end(Arc::new(move |id: &str| ending.end_session(id)))
+        .with_session_activity(Arc::new(move |id: &str| active.session_last_active(id)))
+        .with_request_activity(Arc::new(move |session: &str, id: &_| {
+            running.session_request_running(session, id)
+        }));
     listener.serve(move || server.for_session()).await;
     // Stopped otherwise than by a signal: the upstream servers get to exit on their own;
     // after one, a short grace to stop what the cancelled calls run.

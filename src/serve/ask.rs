@@ -11,10 +11,13 @@
 //! requests: the call ends with an `InputRequiredResult` carrying the elicitation, and the
 //! client retries the call with the answer (SEP-2322). The retry runs the pipeline again
 //! (PreToolUse hooks run again); the answer applies only to the same tool and input, as
-//! the echoed `requestState` says.
+//! the echoed `requestState` says, and only once: each `requestState` given out is used up
+//! by the first retry that answers with it ([`AskStates`]), and a retry that sends it again
+//! is refused, saying so.
 
+use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams,
@@ -38,9 +41,77 @@ pub(crate) enum Channel {
     None,
     /// `elicitation/create` while the call waits (protocol versions up to 2025-11-25).
     Request(Peer<RoleServer>),
-    /// An `InputRequiredResult`, answered by a retry (2026-07-28 on): the answer the retry
-    /// carries, if any, as (`requestState`, the `ElicitResult`).
-    InputRequired(Option<(String, Value)>),
+    /// An `InputRequiredResult`, answered by a retry (2026-07-28 on).
+    InputRequired {
+        /// The answer the retry carries, if any, as (`requestState`, the `ElicitResult`).
+        answer: Option<(String, Value)>,
+        /// The server's request states: which are still to be answered.
+        states: Arc<AskStates>,
+    },
+}
+
+/// How many request states given out and not answered yet are kept; past it the oldest is
+/// forgotten (a retry carrying it is asked again).
+const MAX_OPEN_STATES: usize = 4096;
+
+/// How many used request states are remembered, to refuse them by name; past it the oldest
+/// is forgotten (a retry carrying it is asked again, never run on the old answer).
+const MAX_USED_STATES: usize = 4096;
+
+/// The `requestState`s a server gave out with its input-required results (2026-07-28 on),
+/// shared by every clone of it: each allows one answer. Bounded: see [`MAX_OPEN_STATES`]
+/// and [`MAX_USED_STATES`].
+#[derive(Debug, Default)]
+pub(crate) struct AskStates(Mutex<AskStatesInner>);
+
+#[derive(Debug, Default)]
+struct AskStatesInner {
+    /// Given out, not answered yet, oldest first.
+    open: VecDeque<String>,
+    /// Answered, oldest first.
+    used: VecDeque<String>,
+}
+
+/// What an echoed `requestState` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StateUse {
+    /// Given out and not answered yet: now used up.
+    Fresh,
+    /// Answered already: the answer it carries is not taken again.
+    Used,
+    /// Not given out by this server (or forgotten): asked again.
+    Unknown,
+}
+
+impl AskStates {
+    /// A new `requestState` for the ask `ask` ([`state_of`]): `ask`, then a random part.
+    fn issue(&self, ask: &str) -> String {
+        let state = format!("{ask}-{}", uuid::Uuid::new_v4().simple());
+        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if inner.open.len() >= MAX_OPEN_STATES {
+            inner.open.pop_front();
+        }
+        inner.open.push_back(state.clone());
+        state
+    }
+
+    /// Uses `state` up, saying what it was: one given out is good once.
+    fn take(&self, state: &str) -> StateUse {
+        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(at) = inner.open.iter().position(|s| s == state) {
+            inner.open.remove(at);
+            if inner.used.len() >= MAX_USED_STATES {
+                inner.used.pop_front();
+            }
+            inner.used.push_back(state.to_owned());
+            return StateUse::Fresh;
+        }
+        if inner.used.iter().any(|s| s == state) {
+            StateUse::Used
+        } else {
+            StateUse::Unknown
+        }
+    }
 }
 
 /// The client a call's asks go to, and what happened asking it.
@@ -51,6 +122,11 @@ pub(crate) struct AskRoute {
     pending: Mutex<Option<(String, Value)>>,
     /// The client was not asked: what it would be asked about is too long to show whole.
     too_long: Mutex<Option<Unshowable>>,
+    /// The retry's answer was not taken: its `requestState` was used already.
+    replayed: Mutex<bool>,
+    /// The HTTP session of the call, if any: waiting for the client's answer does not keep
+    /// it open.
+    session: Option<Arc<super::SessionSlot>>,
 }
 
 impl AskRoute {
@@ -60,6 +136,28 @@ impl AskRoute {
             failure: Mutex::new(None),
             pending: Mutex::new(None),
             too_long: Mutex::new(None),
+            replayed: Mutex::new(false),
+            session: None,
+        }
+    }
+
+    /// The call is one of the HTTP session `slot`'s: while it waits for the client's answer
+    /// (`elicitation/create`) it does not count as running, so a session whose client went
+    /// away closes at the idle timeout, which withdraws the question and ends the call.
+    pub(crate) fn with_session(mut self, slot: Option<Arc<super::SessionSlot>>) -> Self {
+        self.session = slot;
+        self
+    }
+
+    fn take_replayed(&self) -> bool {
+        self.replayed
+            .lock()
+            .is_ok_and(|mut r| std::mem::take(&mut *r))
+    }
+
+    fn set_replayed(&self) {
+        if let Ok(mut r) = self.replayed.lock() {
+            *r = true;
         }
     }
 
@@ -99,7 +197,8 @@ impl AskRoute {
     }
 }
 
-/// The `requestState` of an ask: which tool and which input the answer is for.
+/// What the `requestState`s of an ask start with: which tool and which input the answer is
+/// for ([`AskStates::issue`] adds a random part).
 fn state_of(request: &PromptRequest) -> String {
     let mut hasher = std::hash::DefaultHasher::new();
     request.tool_name.hash(&mut hasher);
@@ -450,6 +549,18 @@ impl Permissions for ServePermissions {
                 },
             };
         }
+        if self.route.take_replayed() {
+            let why = refusal_why(tool.name(), &message, reason.as_ref());
+            return PermissionResult::Deny {
+                message: format!(
+                    "Permission to use {} requires approval ({why}), and the answer this call carries was not taken: its request state was already used (an answer counts for one call only). To ask the user again, call it again without requestState and inputResponses.",
+                    tool.name(),
+                ),
+                reason: DecisionReason::Other {
+                    reason: "the answer's request state was already used".into(),
+                },
+            };
+        }
         if self.route.is_pending() {
             // The call ends here with an InputRequiredResult; this result is not shown.
             return PermissionResult::Deny {
@@ -500,16 +611,29 @@ impl Prompter for ElicitPrompter {
         let params = elicitation(request);
         match &self.route.channel {
             Channel::None => deny,
-            Channel::InputRequired(answer) => {
-                let state = state_of(request);
-                match answer {
-                    Some((echoed, answer)) if *echoed == state => answer_of(request, answer),
-                    // No answer yet, or one for another call: ask.
-                    _ => {
-                        self.route.set_pending(state, params);
-                        deny
+            Channel::InputRequired { answer, states } => {
+                let ask = state_of(request);
+                let for_this_ask = |echoed: &str| {
+                    echoed
+                        .strip_prefix(ask.as_str())
+                        .is_some_and(|rest| rest.starts_with('-'))
+                };
+                if let Some((echoed, answer)) = answer
+                    && for_this_ask(echoed)
+                {
+                    match states.take(echoed) {
+                        StateUse::Fresh => return answer_of(request, answer),
+                        StateUse::Used => {
+                            self.route.set_replayed();
+                            return deny;
+                        }
+                        StateUse::Unknown => {}
                     }
                 }
+                // No answer yet, one for another call, or a state this server did not give
+                // out (or forgot): ask.
+                self.route.set_pending(states.issue(&ask), params);
+                deny
             }
             Channel::Request(peer) => {
                 let params: ElicitRequestParams = match serde_json::from_value(params) {
@@ -537,7 +661,14 @@ impl Prompter for ElicitPrompter {
                     peer: peer.clone(),
                     id: Some(handle.id.clone()),
                 };
-                let answer = handle.await_response().await;
+                let answer = {
+                    let _waiting = self
+                        .route
+                        .session
+                        .as_ref()
+                        .map(super::SessionSlot::waiting_on_client);
+                    handle.await_response().await
+                };
                 withdraw.id = None;
                 match answer {
                     Ok(ClientResult::ElicitResult(answer))
@@ -1077,7 +1208,10 @@ mod tests {
     #[tokio::test]
     async fn a_call_whose_input_cannot_be_shown_whole_is_denied_not_asked() {
         let (request, _) = long_bash_request();
-        let route = Arc::new(AskRoute::new(Channel::InputRequired(None)));
+        let route = Arc::new(AskRoute::new(Channel::InputRequired {
+            answer: None,
+            states: Arc::default(),
+        }));
         let permissions = ServePermissions::new(Arc::new(tool_exec::AllowAll), Arc::clone(&route));
         let prompter = ElicitPrompter::new(Arc::clone(&route));
         let ctx = ToolUseContext::new(std::env::temp_dir());
@@ -1168,7 +1302,10 @@ mod tests {
         let file = dir.path().join("plan.md");
         let plan = format!("# Plan\n{}THE END", "step line of the plan\n".repeat(800));
         std::fs::write(&file, &plan).unwrap_or_else(|e| panic!("{e}"));
-        let route = Arc::new(AskRoute::new(Channel::InputRequired(None)));
+        let route = Arc::new(AskRoute::new(Channel::InputRequired {
+            answer: None,
+            states: Arc::default(),
+        }));
         let permissions = ServePermissions::new(Arc::new(tool_exec::AllowAll), Arc::clone(&route));
         let prompter = ElicitPrompter::new(Arc::clone(&route));
         let ctx = ToolUseContext::new(std::env::temp_dir());

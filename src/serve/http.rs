@@ -23,7 +23,12 @@
 //! A POST whose body is not a JSON-RPC message gets `400 Bad Request` with a JSON-RPC error
 //! (`-32700` Parse error for a body that is not JSON, `-32600` Invalid Request for JSON that
 //! is not a message; `id: null`), where rmcp answers `415` with a line of text. A body over
-//! [`MAX_REQUEST_BODY_BYTES`] gets rmcp's `413 Payload Too Large`.
+//! [`MAX_REQUEST_BODY_BYTES`] gets rmcp's `413 Payload Too Large`. A request whose id is
+//! that of a request of its session still in progress (its response not done, or, with
+//! [`HttpServer::with_request_activity`], its call still running after its client
+//! disconnected), ids compared as rmcp reads them (`5.0` and `5e0` are `5`), gets `400 Bad
+//! Request` with a `-32600` naming the id, and does not run (rmcp would run it and lose the
+//! first one's answer).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -70,7 +75,9 @@ pub struct HttpOptions {
     /// proxy in front passes it) or `name:port` (with that port only).
     pub allowed_hosts: Vec<String>,
     /// When an idle session is closed ([`SESSION_IDLE_TIMEOUT`] by default). A session
-    /// with a request open (a call still running, however long) is not idle.
+    /// with a request open (a call still running, however long) is not idle, nor, with
+    /// [`HttpServer::with_session_activity`], one whose call still runs after its client
+    /// disconnected.
     pub session_idle_timeout: Duration,
     /// The secret every request must carry (`Authorization: Bearer TOKEN`, or `?token=TOKEN`
     /// on the URL); `None`: any request that passes the Host and Origin checks is served.
@@ -111,6 +118,10 @@ impl HttpOptions {
 #[derive(Default)]
 struct SessionActivity {
     sessions: Mutex<HashMap<String, Activity>>,
+    /// The JSON-RPC requests whose response is still open, as (session id, request id as
+    /// [`super::stdio::id_key`] makes it): one reusing the id of another of its session is
+    /// refused (rmcp would run it, and the first one's answer would be lost).
+    requests: Mutex<std::collections::HashSet<(String, String)>>,
 }
 
 struct Activity {
@@ -137,8 +148,9 @@ impl SessionActivity {
     }
 
     /// The sessions among `live` (the session manager's) idle for longer than `idle`;
-    /// forgets the ones no longer live.
-    fn idle(&self, live: &[String], idle: Duration) -> Vec<String> {
+    /// forgets the ones no longer live. `active` says when a session's handler was last
+    /// busy (a call running: now), which counts as activity as a request open does.
+    fn idle(&self, live: &[String], idle: Duration, active: Option<&SessionActive>) -> Vec<String> {
         let mut sessions = lock(&self.sessions);
         sessions.retain(|id, _| live.contains(id));
         let now = Instant::now();
@@ -147,10 +159,49 @@ impl SessionActivity {
                 let entry = sessions
                     .entry((*id).clone())
                     .or_insert(Activity { open: 0, last: now });
-                entry.open == 0 && now.duration_since(entry.last) > idle
+                if let Some(at) = active.and_then(|active| active(id)) {
+                    entry.last = entry.last.max(at);
+                }
+                entry.open == 0 && now.saturating_duration_since(entry.last) > idle
             })
             .cloned()
             .collect()
+    }
+}
+
+impl SessionActivity {
+    /// Notes JSON-RPC request `id` of session `session` as in progress until the guard is
+    /// dropped (its response done, or the client gone); `None` when a request of the
+    /// session with that id is in progress already: its response is still open, or
+    /// `running` says that its call still runs (its client gone).
+    fn start_request(
+        self: &Arc<Self>,
+        session: &str,
+        id: &rmcp::model::RequestId,
+        running: Option<&RequestActive>,
+    ) -> Option<RequestInProgress> {
+        if running.is_some_and(|running| running(session, id)) {
+            return None;
+        }
+        let key = (session.to_owned(), super::stdio::id_key(id));
+        lock(&self.requests)
+            .insert(key.clone())
+            .then(|| RequestInProgress {
+                activity: Arc::clone(self),
+                key,
+            })
+    }
+}
+
+/// A JSON-RPC request of a session in progress (see [`SessionActivity::start_request`]).
+struct RequestInProgress {
+    activity: Arc<SessionActivity>,
+    key: (String, String),
+}
+
+impl Drop for RequestInProgress {
+    fn drop(&mut self) {
+        lock(&self.activity.requests).remove(&self.key);
     }
 }
 
@@ -417,11 +468,22 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     sessions: Arc<LocalSessionManager>,
     /// Told of each session a client ends with `DELETE` ([`HttpServer::on_session_end`]).
     session_end: Option<SessionEnd>,
+    /// Whether a session's request still runs ([`HttpServer::with_request_activity`]).
+    request_active: Option<RequestActive>,
 }
 
 /// What is told, with the session's id, that an HTTP session ended (a client's `DELETE`,
 /// the idle timeout): see [`HttpServer::on_session_end`].
 pub type SessionEnd = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// When the HTTP session with this id was last busy beyond its requests (a call still
+/// running: now; else when its last call ended), if ever: see
+/// [`HttpServer::with_session_activity`].
+pub type SessionActive = Arc<dyn Fn(&str) -> Option<Instant> + Send + Sync>;
+
+/// Whether the HTTP session with this id still runs the call of the request with this id
+/// (as rmcp reads it): see [`HttpServer::with_request_activity`].
+pub type RequestActive = Arc<dyn Fn(&str, &rmcp::model::RequestId) -> bool + Send + Sync>;
 
 impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
     fn clone(&self) -> Self {
@@ -431,6 +493,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             activity: self.activity.clone(),
             sessions: self.sessions.clone(),
             session_end: self.session_end.clone(),
+            request_active: self.request_active.clone(),
         }
     }
 }
@@ -478,6 +541,8 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
         let mut inner = self.inner.clone();
         let sessions = Arc::clone(&self.sessions);
         let session_end = self.session_end.clone();
+        let activity = Arc::clone(&self.activity);
+        let request_active = self.request_active.clone();
         Box::pin(async move {
             // rmcp accepts (`202`) the `DELETE` of any session id; MCP wants `404` for one
             // the server does not know, as rmcp answers other requests naming it.
@@ -521,12 +586,39 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             {
                 end(id);
             }
+            let message: Option<serde_json::Value> = read
+                .as_deref()
+                .filter(|_| parts.method == http::Method::POST)
+                .and_then(|body| serde_json::from_slice(body).ok());
             // An `initialize` rmcp cannot read (no `clientInfo`) would be taken for a
             // request of no session (`400 Session ID is required`): it is told what it lacks.
-            if parts.method == http::Method::POST
-                && let Some(answer) = read.as_deref().and_then(bad_initialize)
-            {
+            if let Some(answer) = message.as_ref().and_then(bad_initialize) {
                 return Ok(json_response(StatusCode::BAD_REQUEST, answer));
+            }
+            // A request reusing the id of one of its session still in progress is refused
+            // before it runs, ids compared as rmcp reads them. (From 2026-07-28 on there
+            // are no sessions: rmcp serves each request on its own, whatever it names.)
+            let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+            let sessionless = header("mcp-protocol-version").is_some_and(|v| v >= "2026-07-28");
+            let mut in_progress = None;
+            if let (Some(message), Some(session)) =
+                (&message, header("mcp-session-id").filter(|_| !sessionless))
+                && message.get("method").is_some()
+                && let Some(id) = message
+                    .get("id")
+                    .filter(|id| id.is_string() || id.is_number())
+                // An id rmcp cannot read: rmcp refuses the request.
+                && let Some(read) = super::stdio::request_id(id)
+            {
+                match activity.start_request(session, &read, request_active.as_ref()) {
+                    Some(started) => in_progress = Some(started),
+                    None => {
+                        let why = super::stdio::id_in_use(&read);
+                        tracing::warn!(target: "toolwright::serve", "refused a request: {why}");
+                        let answer = super::stdio::error_response(id, -32600, &why);
+                        return Ok(json_response(StatusCode::BAD_REQUEST, answer));
+                    }
+                }
             }
             let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
@@ -542,12 +634,13 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 }
                 _ => response,
             };
-            // Open until the response's body (an SSE stream for a call) is done or dropped.
-            Ok(match open {
-                None => response,
-                Some(open) => response.map(|body| {
+            // Open (and the request in progress) until the response's body (an SSE stream
+            // for a call) is done or dropped.
+            Ok(match (open, in_progress) {
+                (None, None) => response,
+                (open, in_progress) => response.map(|body| {
                     body.map_frame(move |frame| {
-                        let _ = &open;
+                        let _ = (&open, &in_progress);
                         frame
                     })
                     .boxed()
@@ -587,11 +680,10 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, RequestBody>
     }
 }
 
-/// The JSON-RPC error answering `body` when it is an `initialize` request whose params do
-/// not parse (see [`super::stdio::initialize_problem`]).
-fn bad_initialize(body: &[u8]) -> Option<String> {
-    let request: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let why = super::stdio::initialize_problem(&request)?;
+/// The JSON-RPC error answering `request` (a POST's body) when it is an `initialize`
+/// request whose params do not parse (see [`super::stdio::initialize_problem`]).
+fn bad_initialize(request: &serde_json::Value) -> Option<String> {
+    let why = super::stdio::initialize_problem(request)?;
     let id = request
         .get("id")
         .filter(|id| id.is_string() || id.is_number())?;
@@ -635,6 +727,7 @@ async fn reap_idle_sessions(
     idle: Duration,
     shutdown: CancellationToken,
     session_end: Option<SessionEnd>,
+    session_active: Option<SessionActive>,
 ) {
     use rmcp::transport::streamable_http_server::session::SessionManager as _;
     let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
@@ -650,7 +743,7 @@ async fn reap_idle_sessions(
             .keys()
             .map(ToString::to_string)
             .collect();
-        for id in activity.idle(&live, idle) {
+        for id in activity.idle(&live, idle, session_active.as_ref()) {
             tracing::info!(target: "toolwright::serve", session = %id, "closing a session idle for longer than {idle:?}");
             if let Some(end) = &session_end {
                 end(&id);
@@ -670,6 +763,8 @@ pub struct HttpServer {
     header_read_timeout: Duration,
     max_connections: usize,
     session_end: Option<SessionEnd>,
+    session_active: Option<SessionActive>,
+    request_active: Option<RequestActive>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -709,6 +804,8 @@ impl HttpServer {
             header_read_timeout: options.header_read_timeout,
             max_connections: options.max_connections.max(1),
             session_end: None,
+            session_active: None,
+            request_active: None,
         })
     }
 
@@ -718,6 +815,28 @@ impl HttpServer {
     /// session's calls run on for seconds).
     pub fn on_session_end(mut self, end: SessionEnd) -> Self {
         self.session_end = Some(end);
+        self
+    }
+
+    /// Asks `active`, with a session's id, when the session was last busy beyond its HTTP
+    /// requests (`toolwright serve` gives [`super::ToolServer::session_last_active`]): a
+    /// session whose call still runs is not idle, also when the client closed the
+    /// connection that carried the call (the call goes on, and its result can be fetched
+    /// with `GET` and `Last-Event-ID`), and its idle time counts from the call's end.
+    /// Without it only requests open count.
+    pub fn with_session_activity(mut self, active: SessionActive) -> Self {
+        self.session_active = Some(active);
+        self
+    }
+
+    /// Asks `running`, with a session's id and a request id (as rmcp reads it), whether
+    /// the handler still runs that request's call (`toolwright serve` gives
+    /// [`super::ToolServer::session_request_running`]): a request reusing its id is refused
+    /// as long as the call runs, also after its client closed the connection that carried
+    /// it (its result can still be fetched with `GET` and `Last-Event-ID`). Without it a
+    /// request's id is in use as long as its response is open.
+    pub fn with_request_activity(mut self, running: RequestActive) -> Self {
+        self.request_active = Some(running);
         self
     }
 
@@ -774,6 +893,7 @@ impl HttpServer {
             self.idle,
             self.shutdown.clone(),
             self.session_end.clone(),
+            self.session_active.clone(),
         ));
         let inner =
             StreamableHttpService::new(move || Ok(factory()), Arc::clone(&sessions), config);
@@ -783,6 +903,7 @@ impl HttpServer {
             activity,
             sessions: Arc::clone(&sessions),
             session_end: self.session_end.clone(),
+            request_active: self.request_active.clone(),
         };
         // Beyond the cap, connections wait in the listen queue until one closes.
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));

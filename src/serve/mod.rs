@@ -10,7 +10,8 @@
 //!   deny saying why otherwise (also for an input too long to show whole; ExitPlanMode's
 //!   long plan is shown by its head and tail when its plan file holds it):
 //!   `elicitation/create` while the call waits up to protocol
-//!   2025-11-25, an input-required result answered by a retry from 2026-07-28 on. A
+//!   2025-11-25, an input-required result answered by a retry from 2026-07-28 on (each
+//!   `requestState` it gives out allows one call: a retry sending it again is refused). A
 //!   request's `_meta.progressToken` turns the tool's progress reports into
 //!   `notifications/progress`; cancelling the request cancels the call. A result carries
 //!   what the model would read beside the tool_result in an agent loop (hook context and
@@ -48,16 +49,17 @@ pub mod stdio;
 mod ask;
 mod convert;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, InitializeResult, InputRequest, InputRequiredResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext, SubscriptionSink,
@@ -74,7 +76,10 @@ pub use convert::{mcp_content, tool_entry};
 pub type NoticeSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Serves tools over MCP, each call through the pipeline. Cheap to clone; clones share the
-/// tools, permissions and hooks. See the [module docs](self).
+/// tools, permissions and hooks. It answers one `initialize` (a second gets `-32600`, MCP
+/// having one per session), and so do its clones: serve each client session a server of
+/// its own ([`Self::new`], or [`Self::for_session`] as an HTTP service's factory). See the
+/// [module docs](self).
 #[derive(Clone)]
 pub struct ToolServer {
     ctx: ToolUseContext,
@@ -94,7 +99,7 @@ pub struct ToolServer {
     /// made on its first request. It lives as long as rmcp keeps the session's handler:
     /// when the session ends (`DELETE`, idle timeout), its read cache and background tasks
     /// go with it. `None` on the shared server, whose requests are all sessionless.
-    session: Option<Arc<Mutex<Option<ToolUseContext>>>>,
+    session: Option<Arc<SessionSlot>>,
     /// The session states of every server [`Self::for_session`] made, weakly (a session
     /// that ended is gone): [`Self::kill_background_tasks`] reaches their tasks.
     sessions: Arc<Mutex<Vec<Weak<SessionSlot>>>>,
@@ -108,13 +113,98 @@ pub struct ToolServer {
     /// `tools/list` and `tools/call` wait until it reads `true` (or its sender is gone): the
     /// upstream MCP servers' first connections, which `initialize` does not wait for.
     tools_ready: Option<tokio::sync::watch::Receiver<bool>>,
+    /// `initialize` was answered for the client session this server serves (stdio's one
+    /// client; an HTTP session's own server, from [`Self::for_session`]): another is refused.
+    initialized: Arc<AtomicBool>,
+    /// The `requestState`s given out with input-required results (2026-07-28), shared by
+    /// every clone and every session's server: each allows one call.
+    ask_states: Arc<ask::AskStates>,
 }
 
 /// A list of tools, as a context holds it.
 type ToolList = Arc<[Arc<dyn Tool>]>;
 
-/// A session's context slot (see [`ToolServer::for_session`]).
-type SessionSlot = Mutex<Option<ToolUseContext>>;
+/// An HTTP session's state (see [`ToolServer::for_session`]).
+#[derive(Default)]
+struct SessionSlot {
+    /// Its context, made on its first request.
+    ctx: Mutex<Option<ToolUseContext>>,
+    /// Its calls in progress.
+    calls: Mutex<SessionCalls>,
+}
+
+/// An HTTP session's calls in progress.
+#[derive(Default)]
+struct SessionCalls {
+    /// How many run: in progress, and not waiting for the client's answer to a question.
+    running: usize,
+    /// When one last stopped running (ended, or began to wait for the client).
+    last: Option<std::time::Instant>,
+    /// The request ids (as [`stdio::id_key`] makes them) of the calls in progress, each
+    /// with how many calls have it.
+    ids: std::collections::HashMap<String, usize>,
+}
+
+impl SessionSlot {
+    fn calls(&self) -> std::sync::MutexGuard<'_, SessionCalls> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts one of its calls as waiting for the client's answer (not running) until the
+    /// guard is dropped: a client that went away leaves it waiting, and that is the
+    /// client's idleness, not the session's activity.
+    pub(crate) fn waiting_on_client(self: &Arc<Self>) -> WaitingOnClient {
+        let mut calls = self.calls();
+        calls.running = calls.running.saturating_sub(1);
+        calls.last = Some(std::time::Instant::now());
+        WaitingOnClient(Arc::clone(self))
+    }
+}
+
+/// A session's call waiting for its client's answer (see [`SessionSlot::waiting_on_client`]).
+pub(crate) struct WaitingOnClient(Arc<SessionSlot>);
+
+impl Drop for WaitingOnClient {
+    fn drop(&mut self) {
+        let mut calls = self.0.calls();
+        calls.running += 1;
+        calls.last = Some(std::time::Instant::now());
+    }
+}
+
+/// A session's call in progress, request id `id` (as [`stdio::id_key`] makes it), running
+/// until dropped; then notes when it ended.
+struct SessionCall {
+    slot: Option<Arc<SessionSlot>>,
+    id: String,
+}
+
+impl SessionCall {
+    fn start(slot: Option<Arc<SessionSlot>>, id: String) -> Self {
+        if let Some(slot) = &slot {
+            let mut calls = slot.calls();
+            calls.running += 1;
+            *calls.ids.entry(id.clone()).or_default() += 1;
+        }
+        Self { slot, id }
+    }
+}
+
+impl Drop for SessionCall {
+    fn drop(&mut self) {
+        if let Some(slot) = &self.slot {
+            let mut calls = slot.calls();
+            calls.running = calls.running.saturating_sub(1);
+            calls.last = Some(std::time::Instant::now());
+            if let Some(n) = calls.ids.get_mut(&self.id) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    calls.ids.remove(&self.id);
+                }
+            }
+        }
+    }
+}
 
 /// The clients to send `notifications/tools/list_changed` to.
 #[derive(Default)]
@@ -163,6 +253,8 @@ impl ToolServer {
             sessions: Arc::default(),
             notices: None,
             tools_ready: None,
+            initialized: Arc::default(),
+            ask_states: Arc::default(),
         }
     }
 
@@ -180,6 +272,7 @@ impl ToolServer {
         }
         Self {
             session: Some(slot),
+            initialized: Arc::default(),
             ..self.clone()
         }
     }
@@ -270,18 +363,67 @@ impl ToolServer {
     /// The contexts of the HTTP sessions still open that [`Self::for_session`] made (of this
     /// server, or of the server it was made from), this one's own among them.
     fn session_contexts(&self) -> Vec<ToolUseContext> {
-        let slots: Vec<Arc<SessionSlot>> = self
-            .sessions
+        self.session_slots()
+            .iter()
+            .filter_map(|slot| {
+                slot.ctx
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            })
+            .collect()
+    }
+
+    /// The states of the HTTP sessions still open that [`Self::for_session`] made (of this
+    /// server, or of the server it was made from), this one's own among them.
+    fn session_slots(&self) -> Vec<Arc<SessionSlot>> {
+        self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
             .filter_map(Weak::upgrade)
             .chain(self.session.clone())
-            .collect();
-        slots
-            .iter()
-            .filter_map(|slot| slot.lock().unwrap_or_else(PoisonError::into_inner).clone())
             .collect()
+    }
+
+    /// The state of the HTTP session `mcp_session` (its `Mcp-Session-Id`), when this
+    /// server holds it.
+    fn slot_of(&self, mcp_session: &str) -> Option<Arc<SessionSlot>> {
+        let wanted = self.session_id_of(mcp_session);
+        self.session_slots().into_iter().find(|slot| {
+            slot.ctx
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .is_some_and(|ctx| ctx.session_id() == wanted)
+        })
+    }
+
+    /// When a call of the HTTP session `mcp_session` (its `Mcp-Session-Id`) last ran: now
+    /// while one runs, else when the last one ended or began to wait for the client's
+    /// answer to a question; `None` when none has, or the session is not one this server
+    /// holds. `toolwright serve --http` gives it to
+    /// [`http::HttpServer::with_session_activity`]: a call still running keeps its session,
+    /// also when its client closed the connection, and the idle time counts from its end;
+    /// a call waiting for its client does not (a client gone leaves it waiting: the session
+    /// then closes at the idle timeout, which withdraws the question and ends the call).
+    pub fn session_last_active(&self, mcp_session: &str) -> Option<std::time::Instant> {
+        let slot = self.slot_of(mcp_session)?;
+        let calls = slot.calls();
+        match calls.running {
+            0 => calls.last,
+            _ => Some(std::time::Instant::now()),
+        }
+    }
+
+    /// Whether a call of the HTTP session `mcp_session` (its `Mcp-Session-Id`) with request
+    /// id `id` is still in progress (running, or waiting for the client's answer).
+    /// `toolwright serve --http` gives it to [`http::HttpServer::with_request_activity`]:
+    /// a request reusing the id is refused until the call has ended, also when the call's
+    /// client closed the connection.
+    pub fn session_request_running(&self, mcp_session: &str, id: &rmcp::model::RequestId) -> bool {
+        self.slot_of(mcp_session)
+            .is_some_and(|slot| slot.calls().ids.contains_key(&stdio::id_key(id)))
     }
 
     /// Kills, now, the background tasks of the sessionless state and of every HTTP session
@@ -307,6 +449,23 @@ impl ToolServer {
     /// alone picks nothing: a client cannot reach another session's state, or push one out,
     /// by naming it.
     fn session(&self, context: &RequestContext<RoleServer>) -> (bool, ToolUseContext) {
+        if let Some(slot) = self.session_slot(context) {
+            let ctx = slot.ctx.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(ctx) = ctx.as_ref() {
+                return (true, ctx.clone());
+            }
+        }
+        let shared = self
+            .sessionless
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        (false, shared.clone())
+    }
+
+    /// This server's session state when `context`'s request belongs to its HTTP session
+    /// (see [`Self::session`]), its context made on first use; `None` for a sessionless
+    /// request.
+    fn session_slot(&self, context: &RequestContext<RoleServer>) -> Option<&Arc<SessionSlot>> {
         let headers = context
             .extensions
             .get::<::http::request::Parts>()
@@ -321,9 +480,12 @@ impl ToolServer {
         let sessionless_protocol =
             header("mcp-protocol-version").is_some_and(|v| v >= "2026-07-28");
         let id = header("mcp-session-id").filter(|_| !sessionless_protocol);
-        if let (Some(slot), Some(id)) = (&self.session, id) {
-            let mut own = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            let ctx = own.get_or_insert_with(|| {
+        let (Some(slot), Some(id)) = (&self.session, id) else {
+            return None;
+        };
+        {
+            let mut own = slot.ctx.lock().unwrap_or_else(PoisonError::into_inner);
+            own.get_or_insert_with(|| {
                 // Its own cancellation: cancelled when the session ends
                 // ([`Self::end_session`]), which stops its calls.
                 let fresh = self
@@ -338,13 +500,8 @@ impl ToolServer {
                 }
                 fresh
             });
-            return (true, ctx.clone());
         }
-        let shared = self
-            .sessionless
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        (false, shared.clone())
+        Some(slot)
     }
 
     /// Applies a call's context modifier to its session's context (or the sessionless one),
@@ -363,7 +520,7 @@ impl ToolServer {
         };
         match self.session.as_deref().filter(|_| in_session) {
             Some(slot) => {
-                let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut slot = slot.ctx.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(next) = slot.clone().and_then(apply) {
                     *slot = Some(next);
                 }
@@ -548,6 +705,11 @@ impl ToolServer {
         progress_token_check(&context)?;
         self.running.send_modify(|n| *n += 1);
         let _running = Running(&self.running);
+        // A session's call keeps it open while it runs (whether or not its client is still
+        // connected), and its request id in use until it ends: see
+        // [`Self::session_last_active`] and [`Self::session_request_running`].
+        let slot = self.session_slot(&context).cloned();
+        let _session_call = SessionCall::start(slot.clone(), stdio::id_key(&context.id));
         self.tools_ready(&context.ct).await?;
         let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let input = Value::Object(request.arguments.clone().unwrap_or_default());
@@ -567,14 +729,15 @@ impl ToolServer {
         let channel = match (can_elicit, no_server_requests) {
             (false, _) => ask::Channel::None,
             (true, false) => ask::Channel::Request(context.peer.clone()),
-            (true, true) => ask::Channel::InputRequired(
-                request.request_state.clone().zip(
+            (true, true) => ask::Channel::InputRequired {
+                answer: request.request_state.clone().zip(
                     request
                         .input_responses
                         .as_ref()
                         .and_then(|r| r.get(ask::INPUT_KEY).cloned()),
                 ),
-            ),
+                states: Arc::clone(&self.ask_states),
+            },
         };
         // Plan mode is left only with the user's approval (ExitPlanMode always asks, whatever
         // the rules): a client that cannot be asked would stay in it for good, every change
@@ -593,7 +756,8 @@ impl ToolServer {
             })?;
             return Ok(CallToolResponse::Complete(result));
         }
-        let route = Arc::new(ask::AskRoute::new(channel));
+        // Waiting for the client's answer is not the session's activity.
+        let route = Arc::new(ask::AskRoute::new(channel).with_session(slot));
         let pipeline = Pipeline::new(
             Arc::new(ask::ServePermissions::new(
                 self.permissions.clone(),
@@ -772,6 +936,25 @@ impl ServerHandler for ToolServer {
         info
     }
 
+    /// The first `initialize` of the client session is answered as rmcp does; another is
+    /// refused with `-32600` and changes nothing (the protocol version agreed on, the
+    /// client's info): MCP has one `initialize` per session.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if self.initialized.load(Ordering::SeqCst) {
+            return Err(already_initialized());
+        }
+        let result = self.negotiate_initialize(&request)?;
+        if self.initialized.swap(true, Ordering::SeqCst) {
+            return Err(already_initialized());
+        }
+        context.peer.set_peer_info(request);
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -933,6 +1116,15 @@ impl ServerHandler for ToolServer {
     }
 }
 
+/// The `-32600` answer to an `initialize` in a session that already had one.
+fn already_initialized() -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_REQUEST,
+        "Invalid Request: the session is already initialized: `initialize` comes once per session, and this one changed nothing (start a new session to negotiate again)",
+        None,
+    )
+}
+
 /// JSON-RPC's `-32601` for `method`: `Method not found: METHOD`.
 pub fn method_not_found(method: &str) -> ErrorData {
     ErrorData::new(
@@ -1077,7 +1269,11 @@ async fn serve_transport<S: ServerHandler>(
     handler: S,
     transport: stdio::LineTransport<tokio::io::Stdin>,
 ) -> Result<(), ServeError> {
-    let service = handler
+    // The transport handles the client's cancels itself: a cancelled request's id stays in
+    // use until its call has ended.
+    let requests = Arc::new(stdio::Requests::default());
+    let transport = transport.with_requests(Arc::clone(&requests));
+    let service = stdio::Tracked::new(handler, requests)
         .serve(transport)
         .await
         .map_err(|e| ServeError::Initialize(e.to_string()))?;

@@ -15,7 +15,13 @@
 //!   rmcp as a message of its own (one that is not a request is answered as above), and the
 //!   answers to its requests go back together as one array, as JSON-RPC 2.0 says (nothing
 //!   when it held only notifications and responses; `-32600` for an empty array). A request
-//!   of the batch the client cancels is left out of it;
+//!   of the batch the client cancels is left out of it, and an `initialize` in it is
+//!   answered `-32600` (MCP: it "MUST NOT be part of a JSON-RPC batch");
+//! - a request whose id is that of a request still in progress (handed to rmcp and not
+//!   answered yet; cancelled, while its call is still ending), ids compared as rmcp reads
+//!   them (`5.0` and `5e0` are `5`): `-32600` naming the id, at once, and it does not run
+//!   (rmcp would run it and drop the first one's answer without a word, or send the
+//!   cancelled call's answer in its place);
 //! - a line longer than [`MAX_MESSAGE_BYTES`]: `-32600` Invalid Request with the request's id
 //!   when it is in the part read (`null` if not), sent as soon as the limit is passed; the
 //!   rest of the line is skipped as it arrives, never held in memory.
@@ -33,15 +39,28 @@
 //! or a 2026-07-28 client's) `-32600` saying that `initialize` comes first: rmcp answers
 //! both with the 2026-07-28 `_meta` fields they lack.
 //!
+//! When it serves a handler wrapped in [`Tracked`] (as [`serve_stdio`](super::serve_stdio)
+//! does), a `notifications/cancelled` for a request in progress is handled here rather than
+//! by rmcp: the handler's call is cancelled, and its id stays in use until the call has
+//! ended, its answer then dropped (MCP: a cancelled request is not answered). rmcp freed
+//! the id at once, while the call was still ending.
+//!
 //! Writes (rmcp's messages and these answers) go through one task, in the order they were
 //! made, a whole line at a time. Once one fails (the client closed its end), the session
 //! ends: no answer could reach the client.
 
-use std::collections::VecDeque;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{ProtocolVersion, ServerResult};
-use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ErrorData, InitializeResult, ProtocolVersion, RequestId,
+    ServerResult,
+};
+use rmcp::service::{
+    NotificationContext, RequestContext, RoleServer, RxJsonRpcMessage, Service, TxJsonRpcMessage,
+};
 use rmcp::transport::Transport;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -92,6 +111,107 @@ pub struct LineTransport<R> {
     broken: watch::Receiver<Option<String>>,
     /// Cancelled when the client's end closes (its input ends, or the output broke).
     closed: Option<tool_core::CancellationToken>,
+    /// The ids (as [`id_key`] makes them) of the requests handed to rmcp and not answered
+    /// yet: a request reusing one is refused (rmcp would run it and drop the first one's
+    /// answer).
+    in_flight: HashSet<String>,
+    /// The requests the handler serves, when it is wrapped in [`Tracked`]: the client's
+    /// cancels are then handled here (see the [module docs](self)).
+    requests: Option<Arc<Requests>>,
+    /// The ids (as [`id_key`] makes them) of the requests in progress the client cancelled:
+    /// their answers are dropped.
+    cancelled: HashSet<String>,
+}
+
+/// The requests a [`Tracked`] handler is serving, shared with the [`LineTransport`] that
+/// feeds it: how the transport cancels a call when the client cancels its request.
+#[derive(Debug, Default)]
+pub(crate) struct Requests(Mutex<HashMap<String, RequestCancel>>);
+
+/// A request's cancellation: the token of its call (once its handler started), and
+/// whether the client cancelled it (maybe before its handler started).
+#[derive(Debug, Default)]
+struct RequestCancel {
+    token: Option<tool_core::CancellationToken>,
+    cancelled: bool,
+}
+
+impl Requests {
+    /// The handler starts on request `id`, with `token` as its call's cancellation:
+    /// cancelled at once when the client has already cancelled the request.
+    fn started(&self, id: &RequestId, token: &tool_core::CancellationToken) {
+        let mut requests = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let request = requests.entry(id_key(id)).or_default();
+        if request.cancelled {
+            token.cancel();
+        }
+        request.token = Some(token.clone());
+    }
+
+    /// The client cancels request `key` (as [`id_key`] makes it): its call is cancelled,
+    /// now or when its handler starts.
+    fn cancel(&self, key: &str) {
+        let mut requests = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let request = requests.entry(key.to_owned()).or_default();
+        request.cancelled = true;
+        if let Some(token) = &request.token {
+            token.cancel();
+        }
+    }
+
+    /// Request `key` is over (its answer came): forgotten.
+    fn answered(&self, key: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+}
+
+/// A handler served over a [`LineTransport`] given the same [`Requests`]
+/// ([`LineTransport::with_requests`]): each request's call gets a cancellation the
+/// transport can reach, so that the transport, not rmcp, handles the client's
+/// `notifications/cancelled` and keeps the id in use until the call has ended.
+pub(crate) struct Tracked<S> {
+    inner: S,
+    requests: Arc<Requests>,
+}
+
+impl<S> Tracked<S> {
+    /// `inner`, its requests noted in `requests`.
+    pub(crate) fn new(inner: S, requests: Arc<Requests>) -> Self {
+        Self { inner, requests }
+    }
+}
+
+impl<S: Service<RoleServer>> Service<RoleServer> for Tracked<S> {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        // Still cancelled by rmcp (the session's end), and by the transport.
+        let token = context.ct.child_token();
+        self.requests.started(&context.id, &token);
+        context.ct = token;
+        self.inner.handle_request(request, context).await
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.handle_notification(notification, context).await
+    }
+
+    fn get_info(&self) -> InitializeResult {
+        self.inner.get_info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
 }
 
 /// A batch waiting for the answers to its requests, to send them as one array.
@@ -111,6 +231,8 @@ enum Batched {
     Held,
     /// It completed its batch: these answers are written as one array.
     Complete(Vec<Value>),
+    /// It answers a request the client cancelled: not sent.
+    Dropped,
 }
 
 impl<R> std::fmt::Debug for LineTransport<R> {
@@ -169,7 +291,19 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             open_batches: Vec::new(),
             broken,
             closed: None,
+            in_flight: HashSet::new(),
+            requests: None,
+            cancelled: HashSet::new(),
         }
+    }
+
+    /// Handles the client's cancels of requests in progress itself, with `requests`, which
+    /// the handler served must note its requests in ([`Tracked`]): the call is cancelled,
+    /// and its id stays in use until the call has ended (its answer is not sent). Without
+    /// it a cancel goes to rmcp, which frees the id at once.
+    pub(crate) fn with_requests(mut self, requests: Arc<Requests>) -> Self {
+        self.requests = Some(requests);
+        self
     }
 
     /// Cancels `token` the moment the client's end closes (its input ends, or its output
@@ -251,6 +385,17 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             let bytes = serde_json::to_vec(&element).unwrap_or_default();
             match decode(&bytes) {
                 Decoded::Message(message) => {
+                    if let Some((id, why)) = self.refusal(&message, true) {
+                        self.notice(&format!(
+                            "message {} (a batch): an element answered with error {INVALID_REQUEST} (id {id}): {why}",
+                            self.count
+                        ));
+                        let answer = error_response(&id, INVALID_REQUEST, &why);
+                        batch
+                            .answers
+                            .push(serde_json::from_str(&answer).unwrap_or_default());
+                        continue;
+                    }
                     if let RxJsonRpcMessage::<RoleServer>::Request(request) = &*message {
                         batch.waiting.push(id_key(&request.id));
                     }
@@ -259,6 +404,10 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                         batch.waiting.retain(|k| *k != key);
                     }
                     self.cancel_in_batches(&message);
+                    if self.take_cancel(&message) {
+                        continue;
+                    }
+                    self.track(&message);
                     self.queued.push_back(*message);
                 }
                 Decoded::Reject(code, message, id) => {
@@ -285,6 +434,69 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             self.open_batches.push(batch);
         } else if !batch.answers.is_empty() {
             self.write_line(serde_json::to_vec(&batch.answers).unwrap_or_default());
+        }
+    }
+
+    /// Why `message`, about to go to rmcp, is refused with `-32600`, with the id to answer
+    /// (`None`: it goes on): a request whose id is that of a request still in progress, and
+    /// an `initialize` in a batch (MCP: it "MUST NOT be part of a JSON-RPC batch"). A
+    /// second `initialize` alone is the handler's to refuse.
+    fn refusal(
+        &self,
+        message: &RxJsonRpcMessage<RoleServer>,
+        in_batch: bool,
+    ) -> Option<(Value, String)> {
+        let RxJsonRpcMessage::<RoleServer>::Request(request) = message else {
+            return None;
+        };
+        let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+        if in_batch
+            && matches!(
+                request.request,
+                rmcp::model::ClientRequest::InitializeRequest(_)
+            )
+        {
+            return Some((
+                id,
+                "Invalid Request: `initialize` must not be part of a JSON-RPC batch (MCP); it comes alone, once per session".to_owned(),
+            ));
+        }
+        if self.in_flight.contains(&id_key(&request.id)) {
+            let why = id_in_use(&request.id);
+            return Some((id, why));
+        }
+        None
+    }
+
+    /// Notes a request handed to rmcp as in progress until it is answered.
+    fn track(&mut self, message: &RxJsonRpcMessage<RoleServer>) {
+        if let RxJsonRpcMessage::<RoleServer>::Request(request) = message {
+            self.in_flight.insert(id_key(&request.id));
+        }
+    }
+
+    /// Takes the client's cancel of a request in progress, when `message` is one: with
+    /// [`Self::with_requests`], the call is cancelled here and its id stays in use until
+    /// its answer, which is dropped (`true`: the message is not for rmcp); without, the id
+    /// is freed and rmcp cancels the call (it sends no answer for it).
+    fn take_cancel(&mut self, message: &RxJsonRpcMessage<RoleServer>) -> bool {
+        let Some(key) = cancelled_key(message) else {
+            return false;
+        };
+        if !self.in_flight.contains(&key) {
+            // Over already (or never seen): rmcp ignores it, and the handler hears of it.
+            return false;
+        }
+        match &self.requests {
+            Some(requests) => {
+                requests.cancel(&key);
+                self.cancelled.insert(key);
+                true
+            }
+            None => {
+                self.in_flight.remove(&key);
+                false
+            }
         }
     }
 
@@ -328,10 +540,18 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
             },
             _ => return Batched::No,
         };
+        let key = id_key(id);
+        self.in_flight.remove(&key);
+        if let Some(requests) = &self.requests {
+            requests.answered(&key);
+        }
+        if self.cancelled.remove(&key) {
+            tracing::debug!(target: "toolwright::serve", id = %key, "the answer of a cancelled request is not sent");
+            return Batched::Dropped;
+        }
         if self.open_batches.is_empty() {
             return Batched::No;
         }
-        let key = id_key(id);
         let Some(at) = self
             .open_batches
             .iter()
@@ -420,7 +640,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
         let out = self.out.clone();
         let bytes = match self.batched(&item) {
             Batched::No => serde_json::to_vec(&item).map(Some),
-            Batched::Held => Ok(None),
+            Batched::Held | Batched::Dropped => Ok(None),
             Batched::Complete(answers) => serde_json::to_vec(&answers).map(Some),
         };
         async move {
@@ -529,7 +749,15 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                             self.initialized = true;
                         }
                     }
+                    if let Some((id, why)) = self.refusal(&message, false) {
+                        self.reject(INVALID_REQUEST, &why, Some(id));
+                        continue;
+                    }
                     self.cancel_in_batches(&message);
+                    if self.take_cancel(&message) {
+                        continue;
+                    }
+                    self.track(&message);
                     return Some(*message);
                 }
                 Decoded::Reject(code, message, id) => self.reject(code, &message, id),
@@ -780,9 +1008,27 @@ fn batch_elements(line: &[u8]) -> Option<Vec<Value>> {
     }
 }
 
-/// A request id as JSON text, to match answers with the requests of a batch.
-fn id_key(id: &rmcp::model::RequestId) -> String {
+/// A request id as rmcp reads it, as JSON text (`5`, `"a"`): the one way request ids are
+/// compared, over stdio (requests in progress, a batch's answers) and over HTTP (a
+/// session's requests in progress). rmcp reads `5.0`, `5e0` and `50e-1` as the number 5,
+/// and answers them as `5`: the same id.
+pub(crate) fn id_key(id: &RequestId) -> String {
     serde_json::to_string(id).unwrap_or_default()
+}
+
+/// `id`, as a request carries it, as rmcp reads it; `None` when rmcp would not take it
+/// (neither a string nor a number that is a whole one).
+pub(crate) fn request_id(id: &Value) -> Option<RequestId> {
+    serde_json::from_value(id.clone()).ok()
+}
+
+/// Why a request whose id (`id`, as rmcp reads it) is that of a request still in progress
+/// is refused.
+pub(crate) fn id_in_use(id: &RequestId) -> String {
+    format!(
+        "Invalid Request: request id {} is already in use by a request still in progress; a request's id must differ from those of the requests in progress (this one was not run)",
+        id_key(id)
+    )
 }
 
 /// A JSON-RPC error response, members in the usual order (`jsonrpc`, `id`, `error`).

@@ -172,20 +172,24 @@ impl TokenUsage {
         self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
     }
 
-    /// Adds what one `Usage` event of a response reports (`message_start`'s input,
-    /// `message_delta`'s output): input counts add up, while the output reported is the
-    /// response's so far, not an increment.
-    pub fn add_reported(
-        &mut self,
-        input_tokens: u64,
-        output_tokens: u64,
-        cache_creation_input_tokens: u64,
-        cache_read_input_tokens: u64,
-    ) {
-        self.input_tokens += input_tokens;
-        self.cache_creation_input_tokens += cache_creation_input_tokens;
-        self.cache_read_input_tokens += cache_read_input_tokens;
-        self.output_tokens = self.output_tokens.max(output_tokens);
+    /// A response's usage as a [`StreamEvent::Usage`] reports it: the response's so far (each
+    /// such event replaces the one before; its fields are the final values once the stream
+    /// ends), `None` for any other event.
+    pub fn reported(event: &StreamEvent) -> Option<Self> {
+        match *event {
+            StreamEvent::Usage {
+                input_tokens,
+                output_tokens,
+                cache_creation_input_tokens,
+                cache_read_input_tokens,
+            } => Some(Self {
+                input_tokens,
+                output_tokens,
+                cache_creation_input_tokens,
+                cache_read_input_tokens,
+            }),
+            _ => None,
+        }
     }
 
     /// Adds `other`'s tokens.
@@ -223,6 +227,37 @@ impl TokenUsage {
 struct SpendState {
     usage: TokenUsage,
     usd: f64,
+    requests: RequestCounts,
+}
+
+/// Who sent a request to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestBy {
+    /// The main loop.
+    MainLoop,
+    /// A sub-agent (the Agent tool), at any depth.
+    SubAgent,
+    /// WebFetch's small model ([`web_fetch::PageReader`]).
+    WebFetch,
+}
+
+/// Requests sent to the model, by who sent them (each attempt of a retried request counts
+/// once).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestCounts {
+    /// The main loop's (its [`AgentOutcome::turns`]).
+    pub main_loop: usize,
+    /// The sub-agents'.
+    pub sub_agents: usize,
+    /// WebFetch's small model's.
+    pub web_fetch: usize,
+}
+
+impl RequestCounts {
+    /// Every request.
+    pub fn total(&self) -> usize {
+        self.main_loop + self.sub_agents + self.web_fetch
+    }
 }
 
 /// Tokens and estimated dollars spent, shared by a loop and its sub-agents (cheap to clone).
@@ -244,6 +279,26 @@ impl Spend {
     pub fn tokens(&self) -> (u64, u64) {
         let s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         (s.usage.all_input(), s.usage.output_tokens)
+    }
+
+    /// Counts a request sent to the model by `by` (its tokens come with [`add`](Self::add)).
+    pub fn count_request(&self, by: RequestBy) {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = match by {
+            RequestBy::MainLoop => &mut s.requests.main_loop,
+            RequestBy::SubAgent => &mut s.requests.sub_agents,
+            RequestBy::WebFetch => &mut s.requests.web_fetch,
+        };
+        *count += 1;
+    }
+
+    /// The requests counted so far, by who sent them: the same requests whose tokens
+    /// [`tokens`](Self::tokens) and [`usd`](Self::usd) add up.
+    pub fn requests(&self) -> RequestCounts {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .requests
     }
 
     /// Estimated US dollars so far.
@@ -359,7 +414,8 @@ pub struct AgentOutcome {
     pub messages: Vec<Value>,
     /// The text of the model's last message that had text.
     pub final_text: String,
-    /// Requests made.
+    /// Requests this run made itself (not its sub-agents' nor WebFetch's: the shared
+    /// [`Spend::requests`] counts those).
     pub turns: usize,
     /// The tokens of this run's own requests (not its sub-agents').
     pub usage: TokenUsage,
@@ -853,6 +909,11 @@ impl AgentLoop {
                 prompt_caching: !client::prompt_caching_disabled(),
             };
             outcome.turns += 1;
+            self.spend.count_request(if subagent {
+                RequestBy::SubAgent
+            } else {
+                RequestBy::MainLoop
+            });
             on_event(AgentEvent::Request(outcome.turns));
             let stream = tokio::select! {
                 biased;
@@ -1209,18 +1270,9 @@ impl AgentLoop {
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }
-                    Some(Ok(StreamEvent::Usage {
-                        input_tokens,
-                        output_tokens,
-                        cache_creation_input_tokens,
-                        cache_read_input_tokens,
-                    })) => {
-                        out.usage.add_reported(
-                            input_tokens,
-                            output_tokens,
-                            cache_creation_input_tokens,
-                            cache_read_input_tokens,
-                        );
+                    // The response's usage so far: the last one reported is what it cost.
+                    Some(Ok(event @ StreamEvent::Usage { .. })) => {
+                        out.usage = TokenUsage::reported(&event).unwrap_or(out.usage);
                     }
                     Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
                     Some(Ok(StreamEvent::MessageStart { .. })) => {}

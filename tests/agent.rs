@@ -438,7 +438,13 @@ fn a_response_that_goes_silent_fails_instead_of_hanging() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let stop = json_out(&out)["stop"].as_str().unwrap().to_owned();
-    assert!(stop.contains("the response stream broke off"), "{stop}");
+    // What broke it, in words: no byte for the time `API_TIMEOUT_MS` allows.
+    assert!(
+        stop.contains(
+            "the response stream broke off: no byte came for 300 ms (API_TIMEOUT_MS=300)"
+        ),
+        "{stop}"
+    );
 }
 
 #[test]
@@ -2615,4 +2621,290 @@ fn a_sigterm_gives_mcp_servers_time_to_stop_their_commands() {
         !process_alive(&marker),
         "the command's sleep outlived the run"
     );
+}
+
+/// A gateway that reports the input tokens only in `message_delta` is counted in full (the
+/// Anthropic SDKs take every usage field there as the final value): the spending limit
+/// stops the loop before the next request, and `usage` and `cost_usd` say what was spent.
+#[test]
+fn usage_reported_only_in_message_delta_counts_toward_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 0, "output_tokens": 0}}}),
+    ];
+    events.extend(tool_block(
+        0,
+        "toolu_1",
+        "Bash",
+        &json!({"command": "echo once"}),
+    ));
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+        "usage": {"input_tokens": 1_000_000, "output_tokens": 1000, "cache_read_input_tokens": 5000}}));
+    events.push(json!({"type": "message_stop"}));
+    let body = sse(&events);
+    let (url, seen) = serve(move |_, _| full(body.clone()));
+    let out = agent(&url, dir.path(), &["--json", "--max-budget-usd", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = json_out(&out);
+    assert_eq!(
+        result["stop"], "stopped: the spending limit of $1 was reached",
+        "{result}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(
+        result["usage"],
+        json!({"input_tokens": 1_000_000, "output_tokens": 1000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 5000})
+    );
+    // Sonnet's prices: $3 + 1,000 x $15 + 5,000 x $0.30, per million.
+    let cost = result["cost_usd"].as_f64().unwrap();
+    assert!((cost - 3.0165).abs() < 1e-9, "{cost}");
+}
+
+/// Answers every request with `response` (a whole HTTP response, headers and body), for
+/// headers the shared stand-in does not write. Returns the base URL.
+fn serve_raw(response: String) -> String {
+    use std::io::{BufRead as _, Read as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let response = response.clone();
+            std::thread::spawn(move || {
+                // The request is read whole before the answer goes out.
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 {
+                    if line.trim_end().is_empty() {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':')
+                        && k.eq_ignore_ascii_case("content-length")
+                    {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let _ = stream.write_all(response.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+/// A 200 answer whose body is an event stream is read as one whatever its `Content-Type`
+/// (`text/plain` from a gateway, or none), as the Anthropic SDKs read it; a body that is no
+/// event stream (the JSON of a proxy that ignored `stream: true`, an HTML page) is still
+/// refused with what it was.
+#[test]
+fn an_event_stream_sent_as_another_content_type_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = |content_type: &str, body: &str| {
+        let header = if content_type.is_empty() {
+            String::new()
+        } else {
+            format!("content-type: {content_type}\r\n")
+        };
+        serve_raw(format!(
+            "HTTP/1.1 200 OK\r\n{header}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    let url = answer("text/plain; charset=utf-8", &turn(Some("plain ok"), &[]));
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_out(&out)["final_text"], "plain ok");
+    // Blank lines and a comment before the first event, and no Content-Type at all.
+    let url = answer(
+        "",
+        &format!("\n: a gateway's comment\n\n{}", turn(Some("no type"), &[])),
+    );
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_out(&out)["final_text"], "no type");
+    // Not an event stream: refused, saying what came.
+    let message =
+        json!({"type": "message", "content": [{"type": "text", "text": "hi"}]}).to_string();
+    for (content_type, body) in [
+        ("application/json", message.as_str()),
+        ("text/plain", "<html>Service moved</html>"),
+    ] {
+        let url = answer(content_type, body);
+        let out = agent(&url, dir.path(), &["--json"]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let stop = json_out(&out)["stop"].as_str().unwrap().to_owned();
+        assert!(
+            stop.contains(&format!(
+                "the API answered 200 with {content_type} instead of an event stream: {body}"
+            )),
+            "{stop}"
+        );
+    }
+}
+
+/// The end-of-run line counts the sub-agents' requests as it counts their tokens and cost:
+/// the main loop's two requests and the sub-agent's one, three of 100 input and 20 output
+/// tokens each.
+#[test]
+fn the_summary_line_counts_the_sub_agents_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = turn(
+        None,
+        &[(
+            "toolu_1",
+            "Agent",
+            json!({"description": "a", "prompt": "task A"}),
+        )],
+    );
+    let (url, _seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            full(turn(Some("report"), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("Done."), &[]))
+        }
+    });
+    let out = agent(&url, dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "[the model finished; 3 request(s) (1 by sub-agents), 300 input / 60 output tokens, "
+        ),
+        "{err}"
+    );
+}
+
+/// Bidirectional overrides in the model's text reach a terminal as escapes, as control
+/// characters do (an override reorders what the user reads); emoji joined with U+200D are
+/// left as they are.
+#[test]
+fn bidi_overrides_in_the_models_text_reach_a_terminal_escaped() {
+    if Command::new("script").arg("--version").output().is_err() {
+        let msg = "util-linux `script` (Debian's bsdutils) is not installed: this test cannot run";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+        eprintln!("skipped: {msg}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    trust(dir.path());
+    let (url, _seen) = serve(|_, _| {
+        full(turn(
+            Some("abc\u{202e}fed and \u{2066}x\u{2069} by \u{1f469}\u{200d}\u{1f4bb}"),
+            &[],
+        ))
+    });
+    let out = agent_on_terminal(dir.path(), &url, "say it", &[]);
+    let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{shown}\n{}", stderr(&out));
+    assert!(
+        shown.contains("abc\\u{202e}fed and \\u{2066}x\\u{2069} by \u{1f469}\u{200d}\u{1f4bb}"),
+        "{shown}"
+    );
+    assert!(!shown.contains('\u{202e}') && !shown.contains('\u{2066}'));
+}
+
+/// `maxTurns: 0` in an agent definition is a bad value: warned about and ignored, so the
+/// sub-agent runs with the default limit and its report comes back (it was a result that
+/// said the agent stopped after 0 requests). A `maxTurns` that is no number drops only
+/// that field, not the definition.
+#[test]
+fn a_definitions_bad_max_turns_is_ignored_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let agents = dir.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("zero.md"),
+        "---\nname: zero\ndescription: x\nmaxTurns: 0\n---\nWork.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("ten.md"),
+        "---\nname: ten\ndescription: y\nmaxTurns: ten\n---\nWork.\n",
+    )
+    .unwrap();
+    trust(dir.path());
+    let parent = turn(
+        None,
+        &[
+            (
+                "toolu_1",
+                "Agent",
+                json!({"description": "z", "prompt": "task Z", "subagent_type": "zero"}),
+            ),
+            (
+                "toolu_2",
+                "Agent",
+                json!({"description": "t", "prompt": "task T", "subagent_type": "ten"}),
+            ),
+        ],
+    );
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() {
+            full(turn(Some(&format!("report of {}", request.prompt())), &[]))
+        } else if request.messages().len() == 1 {
+            full(parent.clone())
+        } else {
+            full(turn(Some("Done."), &[]))
+        }
+    });
+    let out = agent(&url, dir.path(), &["--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    for (file, value) in [("zero.md", "0"), ("ten.md", "ten")] {
+        assert!(
+            err.lines().any(|l| l.contains(file)
+                && l.contains(&format!("maxTurns `{value}`"))
+                && !l.contains("ignored:")),
+            "{err}"
+        );
+    }
+    let seen = seen.lock().unwrap();
+    let last = seen.iter().rfind(|r| !r.is_subagent()).unwrap();
+    let results = results(&last.messages()[2]);
+    assert_eq!(results[0].1["content"], "report of task Z", "{results:?}");
+    assert_eq!(results[1].1["content"], "report of task T", "{results:?}");
+}
+
+/// Background commands still running when the run ends are stopped with it, and standard
+/// error names each one and the file that holds its output, as `toolwright run` does.
+#[test]
+fn background_commands_stopped_as_the_run_ends_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("1061.{}", std::process::id());
+    let background = turn(
+        None,
+        &[(
+            "toolu_bg",
+            "Bash",
+            json!({"command": format!("sleep {marker}"), "run_in_background": true}),
+        )],
+    );
+    let (url, _seen) = serve(move |i, _| match i {
+        0 => full(background.clone()),
+        _ => full(turn(Some("Started it."), &[])),
+    });
+    let out = agent(&url, dir.path(), &["--json", "--mode", "bypassPermissions"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let named = err.lines().find(|l| {
+        l.starts_with("toolwright agent: background command ")
+            && l.contains(&format!(
+                "(sleep {marker}) is stopped as the run ends; its output so far is in "
+            ))
+    });
+    let named = named.unwrap_or_else(|| panic!("{err}"));
+    assert!(named.ends_with(".output"), "{named}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while process_alive(&marker) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the background command outlived the run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

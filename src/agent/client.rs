@@ -218,6 +218,42 @@ fn api_key(value: Option<String>) -> Result<String, AgentError> {
 pub struct AnthropicClient {
     http: reqwest::Client,
     config: ClientConfig,
+    silence: SilenceLimit,
+}
+
+/// How long a response may stay silent, and whether `API_TIMEOUT_MS` said so: what a
+/// silence that ended the request is reported as.
+#[derive(Debug, Clone, Copy)]
+struct SilenceLimit {
+    limit: Duration,
+    from_env: bool,
+}
+
+impl std::fmt::Display for SilenceLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.limit.as_millis();
+        if self.from_env {
+            write!(f, "no byte came for {ms} ms (API_TIMEOUT_MS={ms})")
+        } else {
+            write!(
+                f,
+                "no byte came for {ms} ms (API_TIMEOUT_MS is not set: the default)"
+            )
+        }
+    }
+}
+
+impl SilenceLimit {
+    /// `e` in words: a silence past the limit says so (reqwest's own text is "error decoding
+    /// response body: operation timed out"), anything else (a connection that could not be
+    /// made in time included) is the error and its sources.
+    fn describe(self, e: &reqwest::Error) -> String {
+        if e.is_timeout() && !e.is_connect() {
+            self.to_string()
+        } else {
+            error_chain(e)
+        }
+    }
 }
 
 /// Whether an error answer is retried: what the API's `x-should-retry` header says when it
@@ -294,31 +330,36 @@ fn retry_after(response: &reqwest::Response) -> Option<Duration> {
 
 /// How long a response may stay silent: `API_TIMEOUT_MS` (Claude Code's variable), else ten
 /// minutes.
-fn read_timeout() -> Duration {
-    std::env::var("API_TIMEOUT_MS")
+fn read_timeout() -> SilenceLimit {
+    let set = std::env::var("API_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-        .map_or(Duration::from_secs(600), Duration::from_millis)
+        .filter(|ms| *ms > 0);
+    SilenceLimit {
+        limit: set.map_or(Duration::from_secs(600), Duration::from_millis),
+        from_env: set.is_some(),
+    }
 }
 
 /// The most of an error response's body that is kept (and printed).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// Up to `max` bytes of `response`'s body, as text; what is cut is said.
-async fn capped_text(mut response: reqwest::Response, max: usize) -> String {
-    let mut body = Vec::new();
-    let mut cut = false;
-    while let Ok(Some(chunk)) = response.chunk().await {
-        let room = max - body.len();
-        if chunk.len() > room {
-            body.extend_from_slice(&chunk[..room]);
-            cut = true;
-            break;
+/// `head` (what was read of a body already) and the rest of the body from `rest`, up to
+/// [`MAX_ERROR_BODY`], as text; what is cut is said. A read that fails ends the body there.
+async fn capped_text<S, B, E>(mut head: Vec<u8>, mut rest: S) -> String
+where
+    S: futures::Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+{
+    while head.len() <= MAX_ERROR_BODY {
+        match rest.next().await {
+            Some(Ok(chunk)) => head.extend_from_slice(chunk.as_ref()),
+            Some(Err(_)) | None => break,
         }
-        body.extend_from_slice(&chunk);
     }
-    let mut text = String::from_utf8_lossy(&body).into_owned();
+    let cut = head.len() > MAX_ERROR_BODY;
+    head.truncate(MAX_ERROR_BODY);
+    let mut text = String::from_utf8_lossy(&head).into_owned();
     if cut {
         text.push_str("… [response cut at 64 KiB]");
     }
@@ -332,14 +373,19 @@ impl AnthropicClient {
             // Another thread may have installed one meanwhile; either way one is installed.
             let _ = rustls::crypto::ring::default_provider().install_default();
         }
+        let silence = read_timeout();
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
             // A connection that goes silent (no byte, not even the stream's pings) for this
             // long fails instead of hanging the run.
-            .read_timeout(read_timeout())
+            .read_timeout(silence.limit)
             .build()
             .map_err(|e| AgentError::Setup(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Self { http, config })
+        Ok(Self {
+            http,
+            config,
+            silence,
+        })
     }
 
     /// The client's configuration.
@@ -379,16 +425,16 @@ impl AnthropicClient {
                         .get("x-should-retry")
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_owned);
-                    let text = capped_text(response, MAX_ERROR_BODY).await;
+                    let text = capped_text(Vec::new(), Box::pin(response.bytes_stream())).await;
                     if !retryable(status, should_retry.as_deref()) || attempt_now >= attempts {
                         return Err(AgentError::Api { status, body: text });
                     }
                     (format!("{status}: {text}"), wait)
                 }
                 Err(e) if e.is_builder() || attempt_now >= attempts => {
-                    return Err(AgentError::Request(error_chain(&e)));
+                    return Err(AgentError::Request(self.silence.describe(&e)));
                 }
-                Err(e) => (error_chain(&e), None),
+                Err(e) => (self.silence.describe(&e), None),
             };
             tracing::warn!(attempt = attempt_now, error = %failure, "model request failed; retrying");
             tokio::time::sleep(retry_delay(self.config.backoff, attempt_now, wait)).await;
@@ -505,6 +551,32 @@ fn is_event_stream(content_type: &str) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("text/event-stream"))
 }
 
+/// The most of a body read to tell whether it is an event stream (blank lines before the
+/// first field included).
+const MAX_SNIFF: usize = 64 * 1024;
+
+/// Whether a body beginning with `head` is an event stream: its first line that is not
+/// blank is an SSE field (`event:`, `data:`, `id:`, `retry:`) or comment (`:`), after a
+/// byte-order mark, if any. `None`: `head` is too short to tell (`ended`: the body has no
+/// more, so what is there decides).
+fn starts_as_event_stream(head: &[u8], ended: bool) -> Option<bool> {
+    const FIELDS: [&[u8]; 5] = [b":", b"event:", b"data:", b"id:", b"retry:"];
+    let head = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
+    let start = head.iter().position(|b| !matches!(b, b'\r' | b'\n'));
+    let Some(start) = start else {
+        return (ended || head.len() >= MAX_SNIFF).then_some(false);
+    };
+    let line = &head[start..];
+    if FIELDS.iter().any(|f| line.starts_with(f)) {
+        return Some(true);
+    }
+    let complete = ended || line.contains(&b'\n') || line.contains(&b'\r');
+    if !complete && FIELDS.iter().any(|f| f.starts_with(line)) {
+        return None;
+    }
+    Some(false)
+}
+
 #[async_trait]
 impl ModelClient for AnthropicClient {
     async fn stream(&self, request: &ModelRequest) -> Result<EventStream, AgentError> {
@@ -518,25 +590,51 @@ impl ModelClient for AnthropicClient {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
+            let status = response.status().as_u16();
+            let silence = self.silence;
+            let mut bytes = response
+                .bytes_stream()
+                .map(move |chunk| chunk.map(|b| b.to_vec()).map_err(|e| silence.describe(&e)))
+                .boxed();
+            // Another Content-Type (a gateway's `text/plain`, or none): the body decides, as
+            // the SDKs parse any body as an event stream. One that is not (a proxy that
+            // ignored `stream: true`, an error page sent as a success) is refused with what
+            // it was.
+            let mut head = Vec::new();
             if !is_event_stream(&content_type) {
-                // A proxy that ignored `stream: true`, or an error page sent as a success.
-                let status = response.status().as_u16();
-                let body = capped_text(response, MAX_ERROR_BODY).await;
-                return Err(AgentError::Stream(format!(
-                    "the API answered {status} with {} instead of an event stream: {body}",
-                    if content_type.is_empty() {
-                        "no Content-Type"
-                    } else {
-                        &content_type
+                let mut ended = false;
+                loop {
+                    match starts_as_event_stream(&head, ended) {
+                        Some(true) => break,
+                        Some(false) => {
+                            let body = capped_text(head, &mut bytes).await;
+                            return Err(AgentError::Stream(format!(
+                                "the API answered {status} with {} instead of an event stream: {body}",
+                                if content_type.is_empty() {
+                                    "no Content-Type"
+                                } else {
+                                    &content_type
+                                }
+                            )));
+                        }
+                        None => match bytes.next().await {
+                            Some(Ok(chunk)) => head.extend_from_slice(&chunk),
+                            Some(Err(e)) => {
+                                return Err(AgentError::Stream(format!(
+                                    "the response stream broke off: {e}"
+                                )));
+                            }
+                            None => ended = true,
+                        },
                     }
-                )));
+                }
             }
-            let mut parsing = Parsing::new(
-                response
-                    .bytes_stream()
-                    .map(|chunk| chunk.map(|b| b.to_vec()).map_err(|e| error_chain(&e)))
-                    .boxed(),
-            );
+            let bytes = if head.is_empty() {
+                bytes
+            } else {
+                futures::stream::iter([Ok(head)]).chain(bytes).boxed()
+            };
+            let mut parsing = Parsing::new(bytes);
             // Up to the first content: an overload reported then (nothing shown, nothing
             // run) is retried like a 529.
             let mut early = VecDeque::new();
@@ -596,6 +694,31 @@ mod tests {
         }
         for no in ["", "application/json", "text/html", "text/event-streamx"] {
             assert!(!is_event_stream(no), "{no}");
+        }
+    }
+
+    /// A body is an event stream when its first line that is not blank is an SSE field or
+    /// comment; a partial first line that could still become one waits for more.
+    #[test]
+    fn a_body_is_known_as_an_event_stream_by_its_first_line() {
+        for (head, ended, verdict) in [
+            (&b"event: message_start\n"[..], false, Some(true)),
+            (b"\r\n\n: ping\n", false, Some(true)),
+            (b"\xef\xbb\xbfdata: {}", false, Some(true)),
+            (b"\n\neve", false, None),
+            (b"\n\neve", true, Some(false)),
+            (b"", false, None),
+            (b"", true, Some(false)),
+            (b"{\"type\": \"message\"}", false, Some(false)),
+            (b"<html>", false, Some(false)),
+            (b"events: x\n", false, Some(false)),
+        ] {
+            assert_eq!(
+                starts_as_event_stream(head, ended),
+                verdict,
+                "{:?}",
+                String::from_utf8_lossy(head)
+            );
         }
     }
 

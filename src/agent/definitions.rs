@@ -109,7 +109,9 @@ impl AgentDefinition {
     }
 
     /// Parses a definition file's text. `fallback_name` (the file stem) names an agent whose
-    /// frontmatter has no `name`.
+    /// frontmatter has no `name`. Only a bad name refuses the definition; a bad optional
+    /// field (`maxTurns` that is no whole number above zero, a `model` written as a list) is
+    /// left out with a warning ([`warnings`](Self::warnings)), its default applying.
     pub fn parse(text: &str, fallback_name: &str, source: AgentSource) -> Result<Self, String> {
         let (front, body) = frontmatter::split(text).map_err(|e| e.to_string())?;
         let name = front
@@ -120,14 +122,34 @@ impl AgentDefinition {
                 "the agent name `{name}` is empty or contains spaces"
             ));
         }
-        let max_turns = match front.text("maxTurns") {
-            Some(v) => Some(
-                v.trim()
-                    .parse::<usize>()
-                    .map_err(|_| format!("maxTurns `{v}` is not a number"))?,
-            ),
+        let mut warnings = front.warnings().to_vec();
+        let max_turns = match front.value("maxTurns") {
+            Some(frontmatter::Value::Text(v)) if v.trim().is_empty() => None,
+            Some(frontmatter::Value::Text(v)) => match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    warnings.push(format!(
+                        "maxTurns `{}` is not a whole number above zero; ignored (the default applies)",
+                        v.trim()
+                    ));
+                    None
+                }
+            },
+            Some(frontmatter::Value::List(_)) => {
+                warnings.push(
+                    "maxTurns is written as a list, not a number; ignored (the default applies)"
+                        .to_owned(),
+                );
+                None
+            }
             None => None,
         };
+        if matches!(front.value("model"), Some(frontmatter::Value::List(_))) {
+            warnings.push(
+                "model is written as a list, not a name; ignored (the caller's model applies)"
+                    .to_owned(),
+            );
+        }
         // Absent, or `*` alone: every tool. Present but empty (`tools:`, `tools: ""`,
         // `tools: []`): none, as Claude Code reads it (an empty list never opens up).
         let tools = match front.list("tools") {
@@ -155,7 +177,7 @@ impl AgentDefinition {
             prompt: body.trim().to_owned(),
             source,
             path: None,
-            warnings: front.warnings().to_vec(),
+            warnings,
         })
     }
 
@@ -422,9 +444,42 @@ mod tests {
         let e =
             AgentDefinition::parse("---\nname: a b\n---\n", "x", AgentSource::User).unwrap_err();
         assert!(e.contains("spaces"), "{e}");
-        let e = AgentDefinition::parse("---\nmaxTurns: many\n---\n", "x", AgentSource::User)
-            .unwrap_err();
-        assert!(e.contains("maxTurns"), "{e}");
+    }
+
+    /// A bad optional field is ignored with a warning and the definition kept: `maxTurns`
+    /// of 0, below 0, not a whole number or written as a list leaves the default limit
+    /// (0 made every run of the agent stop at once), and a `model` written as a list the
+    /// caller's model. Only a bad name drops the definition.
+    #[test]
+    fn bad_optional_fields_are_ignored_with_a_warning() {
+        for bad in ["0", "-3", "ten", "2.5"] {
+            let text = format!("---\nname: a\nmaxTurns: {bad}\nmodel: haiku\n---\nbody");
+            let d = AgentDefinition::parse(&text, "f", AgentSource::User)
+                .unwrap_or_else(|e| panic!("{bad}: {e}"));
+            assert_eq!(d.max_turns, None, "{bad}");
+            assert_eq!(d.model.as_deref(), Some("haiku"), "{bad}");
+            assert_eq!(d.prompt, "body");
+            assert!(
+                d.warnings.len() == 1
+                    && d.warnings[0].contains(&format!("maxTurns `{bad}`"))
+                    && d.warnings[0].contains("the default applies"),
+                "{bad}: {:?}",
+                d.warnings
+            );
+        }
+        let listed = "---\nname: a\nmaxTurns:\n  - 3\nmodel:\n  - haiku\n---\n";
+        let d = AgentDefinition::parse(listed, "f", AgentSource::User).unwrap();
+        assert_eq!((d.max_turns, d.model.as_deref()), (None, None));
+        assert!(
+            d.warnings.len() == 2
+                && d.warnings.iter().any(|w| w.contains("maxTurns"))
+                && d.warnings.iter().any(|w| w.contains("model")),
+            "{:?}",
+            d.warnings
+        );
+        let d = AgentDefinition::parse("---\nmaxTurns: 7\n---\n", "f", AgentSource::User).unwrap();
+        assert_eq!(d.max_turns, Some(7));
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
     }
 
     #[test]

@@ -10,15 +10,24 @@
 //!   or the user's own text become the call's `answers`.
 //! - [`NoPrompts`]: nobody (`--print`, or no terminal): every ask becomes a denial whose
 //!   message says why and how to allow the call.
+//!
+//! A terminal run's display goes through a [`Timeline`] the prompter shares: while a
+//! question waits for its answer, the model's text and the calls' lines are held and shown
+//! after it, in order, so the question on the screen is the one being answered. With
+//! [`NamedAsks`] around the session's permissions, the prompter knows which call asks: the
+//! question waits for that call's start line, and names the sub-agent that asks.
 
+use std::collections::HashSet;
 use std::io::BufRead as _;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinSet;
 use tool_core::{
-    CancellationToken, DecisionReason, PermissionResult, Tool, ToolUseContext, async_trait,
+    AgentInfo, CancellationToken, DecisionReason, PermissionResult, Tool, ToolUseContext,
+    async_trait,
 };
 use tool_exec::{Hooks, LoopEvent, Permissions, PromptAnswer, PromptRequest, Prompter};
 use tools_builtin::ask_user_question::Question;
@@ -70,7 +79,20 @@ const SHOWN_FIELD_CHARS: usize = 2000;
 /// bidirectional-formatting characters are shown as escapes, so the input cannot redraw
 /// the terminal or reorder what the user reads.
 pub fn question(request: &PromptRequest) -> String {
-    let mut out = format!("{} wants to run:\n", request.tool_name);
+    question_asked_by(request, None)
+}
+
+/// [`question`], for a call `agent` makes (`None`: the main loop's): a sub-agent's question
+/// names it, `Agent(explore) wants to run Bash:`, since several may ask in turn.
+pub fn question_asked_by(request: &PromptRequest, agent: Option<&AgentInfo>) -> String {
+    let mut out = match agent {
+        Some(agent) => format!(
+            "Agent({}) wants to run {}:\n",
+            escape_controls(&agent.agent_type),
+            request.tool_name
+        ),
+        None => format!("{} wants to run:\n", request.tool_name),
+    };
     match &request.input {
         Value::Object(fields) if !fields.is_empty() => {
             for (key, value) in fields {
@@ -165,6 +187,7 @@ pub const INTERRUPTED_BEFORE_ANSWERING: &str =
 pub struct TerminalPrompter {
     lines: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
     interrupt: CancellationToken,
+    timeline: Arc<Timeline>,
     notify: Option<(Arc<dyn Hooks>, ToolUseContext)>,
     notifications: std::sync::Mutex<JoinSet<()>>,
 }
@@ -181,9 +204,18 @@ impl TerminalPrompter {
         Self {
             lines: Mutex::new(None),
             interrupt,
+            timeline: Arc::new(Timeline::stdio()),
             notify: None,
             notifications: std::sync::Mutex::default(),
         }
+    }
+
+    /// Puts the questions on `timeline`, the one the run's display writes to: what it
+    /// shows while a question waits is held until the answer.
+    #[must_use]
+    pub fn with_timeline(mut self, timeline: Arc<Timeline>) -> Self {
+        self.timeline = timeline;
+        self
     }
 
     /// Runs `hooks`' Notification hooks (in `ctx`: the session's id and directory) whenever
@@ -283,26 +315,336 @@ pub fn discard_typed_ahead(lines: Option<&mut mpsc::UnboundedReceiver<String>>) 
     }
 }
 
-/// Writes to standard error, where the questions go. A failed write (the terminal gone) is
-/// no panic: the question is then refused when standard input ends, or withdrawn.
-fn show(args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    let _ = std::io::stderr().lock().write_fmt(args);
+/// How long a question waits for its call's start line ([`Timeline::showing_starts`]), at
+/// most: the start is sent before the call runs, so it is normally shown long before.
+pub const START_LINE_WAIT: Duration = Duration::from_secs(1);
+
+/// Which stream a piece of a [`Timeline`] goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output: the model's text.
+    Out,
+    /// Standard error: the calls' lines, notices and the questions.
+    Err,
 }
 
-/// Says so on the terminal when a question is withdrawn unanswered (its call was cancelled,
-/// say by a failing sibling), so an answer typed later is not taken for its answer.
-struct Withdrawn {
+/// Where a [`Timeline`] writes: each piece of text with its stream. A failed write (the
+/// terminal gone) must be no panic.
+pub type TimelineSink = Box<dyn FnMut(Stream, &str) + Send>;
+
+/// A call as the timeline and the questions know it: the agent that made it (`None`: the
+/// main loop; a sub-agent's id otherwise) and its tool_use id (the model's, which two agents
+/// may both use).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallKey {
+    /// The sub-agent that made the call, `None` for the main loop.
+    pub agent_id: Option<String>,
+    /// The call's tool_use id.
+    pub tool_use_id: String,
+}
+
+/// A piece of the timeline.
+#[derive(Debug)]
+enum Piece {
+    /// The model's text (standard output).
+    Text(String),
+    /// A line of standard error.
+    Line(String),
+    /// Standard output's line ended, if the text left it open.
+    Break,
+}
+
+struct TimelineState {
+    sink: TimelineSink,
+    /// A question is on the screen: pieces are held.
+    asking: bool,
+    held: Vec<Piece>,
+    /// The text on standard output does not end its line.
+    mid_line: bool,
+    /// The calls whose start line was shown (or is held to be shown before the next
+    /// question).
+    started: HashSet<CallKey>,
+}
+
+impl TimelineState {
+    fn put(&mut self, piece: Piece) {
+        if self.asking {
+            self.held.push(piece);
+        } else {
+            self.write(piece);
+        }
+    }
+
+    fn write(&mut self, piece: Piece) {
+        match piece {
+            Piece::Text(text) => {
+                if !text.is_empty() {
+                    (self.sink)(Stream::Out, &text);
+                    self.mid_line = !text.ends_with('\n');
+                }
+            }
+            Piece::Line(line) => (self.sink)(Stream::Err, &format!("{line}\n")),
+            Piece::Break => {
+                if self.mid_line {
+                    (self.sink)(Stream::Out, "\n");
+                    self.mid_line = false;
+                }
+            }
+        }
+    }
+}
+
+/// What a terminal run shows, in order (the model's text on standard output, the calls'
+/// lines on standard error), with the permission questions kept whole: while a question
+/// waits for its answer, everything else is held, and shown after the answer in the order
+/// it came. Nothing lands on the question's line or between it and the answer, so the
+/// command on the screen is the one being approved.
+pub struct Timeline {
+    state: std::sync::Mutex<TimelineState>,
+    /// Wakes the questions waiting for a call's start line.
+    started: tokio::sync::Notify,
+    shows_starts: bool,
+    out_is_terminal: bool,
+}
+
+impl std::fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeline")
+            .field("shows_starts", &self.shows_starts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Timeline {
+    /// A timeline writing through `sink`. `out_is_terminal`: standard output is the
+    /// terminal the questions are put on, so a question after text that left its line open
+    /// starts on a line of its own.
+    pub fn new(sink: TimelineSink, out_is_terminal: bool) -> Self {
+        Self {
+            state: std::sync::Mutex::new(TimelineState {
+                sink,
+                asking: false,
+                held: Vec::new(),
+                mid_line: false,
+                started: HashSet::new(),
+            }),
+            started: tokio::sync::Notify::new(),
+            shows_starts: false,
+            out_is_terminal,
+        }
+    }
+
+    /// A timeline on standard output and standard error (a failed write is dropped).
+    pub fn stdio() -> Self {
+        use std::io::{IsTerminal as _, Write as _};
+        let sink: TimelineSink = Box::new(|stream, text| match stream {
+            Stream::Out => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            Stream::Err => {
+                let _ = std::io::stderr().lock().write_all(text.as_bytes());
+            }
+        });
+        Self::new(sink, std::io::stdout().is_terminal())
+    }
+
+    /// Says that every call's start is shown with [`start_line`](Self::start_line): a
+    /// question then waits for its call's (at most [`START_LINE_WAIT`]), so the call it
+    /// asks about is on the screen above it.
+    #[must_use]
+    pub fn showing_starts(mut self) -> Self {
+        self.shows_starts = true;
+        self
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TimelineState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The model's text, as it streams (escaped by the caller as its terminal needs).
+    pub fn text(&self, text: &str) {
+        self.lock().put(Piece::Text(text.to_owned()));
+    }
+
+    /// A line of standard error (a call's result, a notice), on a line of its own.
+    pub fn line(&self, line: &str) {
+        let mut state = self.lock();
+        state.put(Piece::Break);
+        state.put(Piece::Line(line.to_owned()));
+    }
+
+    /// Ends the text's line, if it is open (the next response starts on a line of its own).
+    pub fn break_line(&self) {
+        self.lock().put(Piece::Break);
+    }
+
+    /// The line that says `call` started: a question about it waits for this line.
+    pub fn start_line(&self, call: CallKey, line: &str) {
+        {
+            let mut state = self.lock();
+            state.started.insert(call);
+            state.put(Piece::Break);
+            state.put(Piece::Line(line.to_owned()));
+        }
+        self.started.notify_waiters();
+    }
+
+    /// Waits until `call`'s start line was shown, at most `limit` (nothing to wait for when
+    /// the host shows no starts).
+    async fn wait_for_start(&self, call: &CallKey, limit: Duration) {
+        if !self.shows_starts {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.started.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.lock().started.remove(call) {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A question is put: from now on the timeline's pieces are held. Text left without
+    /// its line break on the same terminal gets one first.
+    fn begin_question(&self) {
+        let mut state = self.lock();
+        if state.mid_line && self.out_is_terminal {
+            state.write(Piece::Break);
+        }
+        state.asking = true;
+    }
+
+    /// Writes part of the question (standard error), held pieces or not.
+    fn say(&self, text: &str) {
+        (self.lock().sink)(Stream::Err, text);
+    }
+
+    /// The question is over: what was held is shown, in order.
+    fn end_question(&self) {
+        let mut state = self.lock();
+        state.asking = false;
+        for piece in std::mem::take(&mut state.held) {
+            state.write(piece);
+        }
+    }
+}
+
+/// The call whose permission is asked about, as [`NamedAsks`] tells the prompter.
+#[derive(Debug, Clone)]
+struct Asker {
+    call: Option<CallKey>,
+    agent: Option<AgentInfo>,
+}
+
+tokio::task_local! {
+    /// Set by [`NamedAsks`] while a call's ask is resolved (the prompter runs inside).
+    static ASKER: Asker;
+}
+
+/// The session's permissions, telling the [`TerminalPrompter`] which call asks: the
+/// question waits for that call's start line ([`Timeline::showing_starts`]), and a
+/// sub-agent's question names the agent (`Agent(explore) wants to run Bash:`). Decisions
+/// are `inner`'s.
+pub struct NamedAsks {
+    inner: Arc<dyn Permissions>,
+}
+
+impl std::fmt::Debug for NamedAsks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NamedAsks").finish_non_exhaustive()
+    }
+}
+
+impl NamedAsks {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Permissions>) -> Self {
+        Self { inner }
+    }
+}
+
+#[async_trait]
+impl Permissions for NamedAsks {
+    async fn decide(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> PermissionResult {
+        self.inner.decide(tool, input, ctx).await
+    }
+
+    async fn check_rule_based(
+        &self,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Option<PermissionResult> {
+        self.inner.check_rule_based(tool, input, ctx).await
+    }
+
+    async fn resolve_ask(
+        &self,
+        prompter: &dyn Prompter,
+        tool: &dyn Tool,
+        input: &Value,
+        ctx: &ToolUseContext,
+        ask: PermissionResult,
+    ) -> PermissionResult {
+        let agent = ctx.agent().cloned();
+        let asker = Asker {
+            call: ctx.tool_use_id().map(|id| CallKey {
+                agent_id: agent.as_ref().map(|a| a.id.clone()),
+                tool_use_id: id.to_owned(),
+            }),
+            agent,
+        };
+        ASKER
+            .scope(
+                asker,
+                self.inner.resolve_ask(prompter, tool, input, ctx, ask),
+            )
+            .await
+    }
+
+    fn apply_updates(&self, updates: &[tool_core::PermissionUpdate]) -> Vec<String> {
+        self.inner.apply_updates(updates)
+    }
+}
+
+/// The question on the timeline: while it is there the rest is held; when it ends (answered,
+/// or withdrawn because its call was cancelled, say by a failing sibling, which is said so
+/// that an answer typed later is not taken for its answer) what was held is shown.
+struct OnScreen<'a> {
+    timeline: &'a Timeline,
     answered: bool,
 }
 
-impl Drop for Withdrawn {
+impl<'a> OnScreen<'a> {
+    fn put(timeline: &'a Timeline) -> Self {
+        timeline.begin_question();
+        Self {
+            timeline,
+            answered: false,
+        }
+    }
+}
+
+impl Drop for OnScreen<'_> {
     fn drop(&mut self) {
         if !self.answered {
-            show(format_args!(
-                "\n(question withdrawn: the call was cancelled)\n"
-            ));
+            self.timeline
+                .say("\n(question withdrawn: the call was cancelled)\n");
         }
+        self.timeline.end_question();
     }
 }
 
@@ -317,19 +659,38 @@ impl Prompter for TerminalPrompter {
                 feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
             };
         }
+        let asker = ASKER.try_with(Clone::clone).ok();
+        // The call's own start line comes before its question.
+        if let Some(call) = asker.as_ref().and_then(|a| a.call.as_ref()) {
+            tokio::select! {
+                () = self.timeline.wait_for_start(call, START_LINE_WAIT) => {}
+                () = self.interrupt.cancelled() => {
+                    return PromptAnswer::Deny {
+                        feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+                    };
+                }
+            }
+        }
         let lines = guard.get_or_insert_with(stdin_lines);
         discard_typed_ahead(Some(lines));
-        let mut pending = Withdrawn { answered: false };
-        let answer = self.ask(request, lines).await;
+        let mut pending = OnScreen::put(&self.timeline);
+        let agent = asker.as_ref().and_then(|a| a.agent.as_ref());
+        let answer = self.ask(request, agent, lines).await;
         pending.answered = true;
         answer
     }
 }
 
 impl TerminalPrompter {
+    /// Writes part of a question.
+    fn show(&self, args: std::fmt::Arguments<'_>) {
+        self.timeline.say(&args.to_string());
+    }
+
     async fn ask(
         &self,
         request: &PromptRequest,
+        agent: Option<&AgentInfo>,
         lines: &mut mpsc::UnboundedReceiver<String>,
     ) -> PromptAnswer {
         self.notify(&request.tool_name);
@@ -337,7 +698,7 @@ impl TerminalPrompter {
             return self.ask_questions(request, &questions, lines).await;
         }
         if !request.message.is_empty() {
-            show(format_args!("\n{}\n", escape_controls(&request.message)));
+            self.show(format_args!("\n{}\n", escape_controls(&request.message)));
         }
         if !request.dont_ask_again.is_empty() {
             let rules: Vec<String> = request
@@ -349,10 +710,10 @@ impl TerminalPrompter {
                 })
                 .collect();
             let rules = escape_controls(&rules.join(", "));
-            show(format_args!("(always adds the session rule {rules})\n"));
+            self.show(format_args!("(always adds the session rule {rules})\n"));
         }
         loop {
-            show(format_args!("{}", question(request)));
+            self.show(format_args!("{}", question_asked_by(request, agent)));
             let line = match self.next_line(lines).await {
                 Ok(line) => line,
                 Err(refused) => return refused,
@@ -373,7 +734,7 @@ impl TerminalPrompter {
         let line = tokio::select! {
             biased;
             () = self.interrupt.cancelled() => {
-                show(format_args!("\n"));
+                self.show(format_args!("\n"));
                 return Err(PromptAnswer::Deny {
                     feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
                 });
@@ -381,7 +742,7 @@ impl TerminalPrompter {
             line = lines.recv() => line,
         };
         line.ok_or_else(|| {
-            show(format_args!("\n(standard input closed: refused)\n"));
+            self.show(format_args!("\n(standard input closed: refused)\n"));
             PromptAnswer::Deny { feedback: None }
         })
     }
@@ -396,7 +757,7 @@ impl TerminalPrompter {
     ) -> PromptAnswer {
         let mut answers = serde_json::Map::new();
         for question in questions {
-            show(format_args!("{}", question_form(question)));
+            self.show(format_args!("{}", question_form(question)));
             let line = match self.next_line(lines).await {
                 Ok(line) => line,
                 Err(refused) => return refused,
@@ -829,6 +1190,134 @@ mod tests {
             PromptAnswer::Deny {
                 feedback: Some("the user answered none of the questions".into())
             }
+        );
+    }
+
+    /// A timeline writing both streams into one text, as a terminal shows them, and that
+    /// text.
+    fn on_a_screen() -> (Arc<Timeline>, Arc<std::sync::Mutex<String>>) {
+        let screen = Arc::new(std::sync::Mutex::new(String::new()));
+        let shown = Arc::clone(&screen);
+        let sink: TimelineSink = Box::new(move |_, text| shown.lock().unwrap().push_str(text));
+        (Arc::new(Timeline::new(sink, true).showing_starts()), screen)
+    }
+
+    /// Waits until `screen` shows `text`.
+    async fn until_shown(screen: &std::sync::Mutex<String>, text: &str) {
+        while !screen.lock().unwrap().contains(text) {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// While a question waits for its answer, the timeline's lines (another sub-agent's
+    /// call, a result) and the model's text are held, and shown after the answer in the
+    /// order they came: the question's lines stay together, with nothing between them and
+    /// the answer typed (echoed here as the terminal echoes it).
+    #[tokio::test]
+    async fn the_timeline_holds_its_lines_while_a_question_waits() {
+        let (timeline, screen) = on_a_screen();
+        let prompter =
+            TerminalPrompter::new(CancellationToken::new()).with_timeline(Arc::clone(&timeline));
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let request = PromptRequest {
+            tool_name: "Bash".into(),
+            input: json!({"command": "touch fromA"}),
+            message: "`touch fromA` requires approval.".into(),
+            reason: None,
+            suggestions: Vec::new(),
+            dont_ask_again: vec![tool_core::RuleValue {
+                tool_name: "Bash".into(),
+                rule_content: Some("touch fromA:*".into()),
+            }],
+        };
+        timeline.text("Let me look");
+        let asking = prompter.prompt(&request);
+        let meanwhile = async {
+            until_shown(&screen, "Allow Bash?").await;
+            timeline.line("           ↳ Agent · Bash(touch fromB)");
+            timeline.text("more text");
+            timeline.line("[   0.2s]   ✓ Agent · 215 ms");
+            screen.lock().unwrap().push_str("y\n");
+            typing.send("y\n".into()).unwrap();
+        };
+        let (answer, ()) = tokio::join!(asking, meanwhile);
+        assert_eq!(
+            answer,
+            PromptAnswer::AllowOnce {
+                updated_input: None
+            }
+        );
+        let shown = screen.lock().unwrap().clone();
+        assert_eq!(
+            shown,
+            format!(
+                "Let me look\n\n`touch fromA` requires approval.\n\
+                 (always adds the session rule Bash(touch fromA:*))\n{}y\n\
+                 {}↳ Agent · Bash(touch fromB)\nmore text\n[   0.2s]   ✓ Agent · 215 ms\n",
+                question(&request),
+                " ".repeat(11)
+            )
+        );
+        // Once answered, lines are shown at once again.
+        timeline.line("after");
+        assert!(screen.lock().unwrap().ends_with("ms\nafter\n"));
+    }
+
+    /// A call's own start line comes before its question, even when the question is ready
+    /// first; the question of a sub-agent's call (as [`NamedAsks`] tells the prompter) names
+    /// the agent.
+    #[tokio::test]
+    async fn a_question_follows_its_calls_start_line_and_names_the_sub_agent() {
+        let (timeline, screen) = on_a_screen();
+        let prompter =
+            TerminalPrompter::new(CancellationToken::new()).with_timeline(Arc::clone(&timeline));
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let permissions = NamedAsks::new(Arc::new(tool_exec::AllowAll));
+        let ctx = ToolUseContext::new("/")
+            .with_agent(AgentInfo {
+                id: "a1".into(),
+                agent_type: "explore".into(),
+            })
+            .with_tool_use_id("s1");
+        let input = json!({"command": "touch fromA"});
+        let tool = tools_builtin::Bash::default();
+        let asking = permissions.resolve_ask(
+            &prompter,
+            &tool,
+            &input,
+            &ctx,
+            PermissionResult::ask(String::new()),
+        );
+        let meanwhile = async {
+            // Another call's start does not let the question out.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let main_call = CallKey {
+                agent_id: None,
+                tool_use_id: "s1".into(),
+            };
+            timeline.start_line(main_call, "[   0.0s] ⏺ Agent(a)");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let call = CallKey {
+                agent_id: Some("a1".into()),
+                tool_use_id: "s1".into(),
+            };
+            timeline.start_line(call, "           ↳ Agent · Bash(touch fromA)");
+            until_shown(&screen, "Allow Bash?").await;
+            screen.lock().unwrap().push_str("y\n");
+            typing.send("y\n".into()).unwrap();
+        };
+        let (decision, ()) = tokio::join!(asking, meanwhile);
+        assert!(
+            matches!(decision, PermissionResult::Allow { .. }),
+            "{decision:?}"
+        );
+        assert_eq!(
+            *screen.lock().unwrap(),
+            "[   0.0s] ⏺ Agent(a)\n           ↳ Agent · Bash(touch fromA)\n\
+             Agent(explore) wants to run Bash:\n  command:\n    touch fromA\n\
+             Allow Bash? [y]es / [n]o y\n"
         );
     }
 

@@ -479,14 +479,19 @@ impl TypedTool for AgentTool {
         let sub_loop = parent.clone().with_config(config);
         let never = CancellationToken::new();
         let id_for_progress = agent_id.clone();
-        let mut on_event = move |event: AgentEvent<'_>| {
-            if let AgentEvent::ToolStarted { tool_use, .. } = event {
-                progress.send(json!({
-                    "type": "agent_progress",
-                    "agentId": id_for_progress,
-                    "tool": tool_use.describe(),
-                }));
+        // Each call's start, naming the agent and the call (a permission question about the
+        // call waits for it); a nested agent's, passed on as it came.
+        let mut on_event = move |event: AgentEvent<'_>| match event {
+            AgentEvent::ToolStarted { tool_use, .. } => progress.send(json!({
+                "type": "agent_progress",
+                "agentId": id_for_progress,
+                "toolUseId": tool_use.id,
+                "tool": tool_use.describe(),
+            })),
+            AgentEvent::ToolProgress(_, data) if data["type"] == "agent_progress" => {
+                progress.send(data.clone());
             }
+            _ => {}
         };
         let outcome = sub_loop
             .run(sub_ctx, &input.prompt, &never, &mut on_event)

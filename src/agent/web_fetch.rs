@@ -69,6 +69,7 @@ impl WebFetchModel for PageReader {
             messages: vec![json!({"role": "user", "content": request_text(prompt, markdown)})],
             ..ModelRequest::default()
         };
+        self.spend.count_request(super::RequestBy::WebFetch);
         let mut events = self
             .client
             .stream(&request)
@@ -80,17 +81,10 @@ impl WebFetchModel for PageReader {
         while let Some(event) = events.next().await {
             match event {
                 Ok(StreamEvent::Text(text)) => answer.push_str(&text),
-                Ok(StreamEvent::Usage {
-                    input_tokens,
-                    output_tokens,
-                    cache_creation_input_tokens,
-                    cache_read_input_tokens,
-                }) => usage.add_reported(
-                    input_tokens,
-                    output_tokens,
-                    cache_creation_input_tokens,
-                    cache_read_input_tokens,
-                ),
+                // The response's usage so far: the last one reported is what it cost.
+                Ok(event @ StreamEvent::Usage { .. }) => {
+                    usage = TokenUsage::reported(&event).unwrap_or(usage);
+                }
                 Ok(StreamEvent::MessageStop) => {
                     outcome = if answer.trim().is_empty() {
                         Err("the model gave no answer".to_owned())

@@ -20,7 +20,8 @@ use tool_core::{CancellationToken, Tool, ToolUseContext};
 use tool_exec::{DenyAsks, Hooks, LoopEvent, Pipeline};
 use tools_builtin::tasks::TaskRegistry;
 use toolwright::agent::prompting::{
-    EXIT_PLAN_MODE, NoPrompts, TerminalPrompter, escape_controls, input_summary,
+    CallKey, EXIT_PLAN_MODE, NamedAsks, NoPrompts, Stream, TerminalPrompter, Timeline,
+    escape_controls, input_summary,
 };
 use toolwright::agent::{
     AgentEvent, AgentLoop, AgentOutcome, AgentTool, AnthropicClient, ClientConfig, LoopConfig,
@@ -189,13 +190,29 @@ fn agent_offered(ctx: &tool_core::ToolUseContext, agent_tool: &dyn Tool) -> bool
     tool_registry::ToolFilter::from_env().admits(agent_tool.name()) && !denied
 }
 
-/// The live display of a terminal run (standard error; text goes to standard output).
+/// The live display of a run (standard error; text goes to standard output), through the
+/// [`Timeline`] the terminal's questions share: what comes while a question waits is shown
+/// after its answer.
 struct Display {
     started: Instant,
-    mid_line: bool,
+    timeline: Arc<Timeline>,
     /// Standard output is a terminal: the model's text is shown with its control
     /// sequences escaped (written to a file or pipe, it is kept as it is).
     terminal_output: bool,
+}
+
+/// The timeline of `toolwright agent`: the model's text to standard output (a closed one
+/// dropped, as [`out!`] does), the lines and questions to standard error with their control
+/// characters escaped.
+fn agent_timeline(terminal_output: bool) -> Timeline {
+    let sink = Box::new(|stream: Stream, text: &str| match stream {
+        Stream::Out => {
+            out!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        Stream::Err => eout!("{}", escape_terminal_codes(text)),
+    });
+    Timeline::new(sink, terminal_output).showing_starts()
 }
 
 impl Display {
@@ -203,17 +220,14 @@ impl Display {
         match event {
             AgentEvent::Text(t) => {
                 if self.terminal_output {
-                    out!("{}", escape_terminal_codes(t));
+                    self.timeline.text(&escape_terminal_codes(t));
                 } else {
-                    out!("{t}");
+                    self.timeline.text(t);
                 }
-                let _ = std::io::stdout().flush();
-                self.mid_line = !t.ends_with('\n');
             }
             AgentEvent::ToolStarted { tool_use, .. } => {
-                self.break_line();
                 let summary = input_summary(&tool_use.input, 60);
-                eoutln!(
+                let line = format!(
                     "[{:>6.1}s] ⏺ {}{}",
                     self.started.elapsed().as_secs_f64(),
                     escape_controls(&tool_use.name),
@@ -223,19 +237,33 @@ impl Display {
                         format!("({summary})")
                     }
                 );
+                let call = CallKey {
+                    agent_id: None,
+                    tool_use_id: tool_use.id.clone(),
+                };
+                self.timeline.start_line(call, &line);
             }
             AgentEvent::ToolProgress(tool_use, data) => {
                 if let Some(tool) = data["tool"].as_str() {
-                    self.break_line();
-                    eoutln!(
+                    let line = format!(
                         "           ↳ {} · {}",
                         escape_controls(&tool_use.name),
                         escape_controls(tool)
                     );
+                    // A sub-agent's call starting: a question about it waits for this line.
+                    match (data["agentId"].as_str(), data["toolUseId"].as_str()) {
+                        (Some(agent), Some(id)) => self.timeline.start_line(
+                            CallKey {
+                                agent_id: Some(agent.to_owned()),
+                                tool_use_id: id.to_owned(),
+                            },
+                            &line,
+                        ),
+                        _ => self.timeline.line(&line),
+                    }
                 }
             }
             AgentEvent::ToolResult(tool_use, outcome) => {
-                self.break_line();
                 let mark = if outcome.result.is_error {
                     "✗"
                 } else {
@@ -261,24 +289,34 @@ impl Display {
                         escape_controls(&first.chars().take(100).collect::<String>())
                     ));
                 }
-                eoutln!("{line}");
+                self.timeline.line(&line);
             }
             AgentEvent::Notice(text) => {
-                self.break_line();
-                eoutln!("toolwright: {}", escape_controls(text));
+                self.timeline
+                    .line(&format!("toolwright: {}", escape_controls(text)));
             }
             // Each response's text starts on a line of its own.
-            AgentEvent::Request(_) => self.break_line(),
+            AgentEvent::Request(_) => self.timeline.break_line(),
         }
     }
+}
 
-    fn break_line(&mut self) {
-        if self.mid_line {
-            outln!();
-            let _ = std::io::stdout().flush();
-            self.mid_line = false;
-        }
+/// The requests of the end-of-run line: all of them, as its tokens and cost count them, with
+/// those the sub-agents and WebFetch's small model sent: `3 request(s) (1 by sub-agents)`.
+fn requests_text(requests: toolwright::agent::RequestCounts) -> String {
+    let mut by = Vec::new();
+    if requests.sub_agents > 0 {
+        by.push(format!("{} by sub-agents", requests.sub_agents));
     }
+    if requests.web_fetch > 0 {
+        by.push(format!("{} by WebFetch's model", requests.web_fetch));
+    }
+    let by = if by.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", by.join(", "))
+    };
+    format!("{} request(s){by}", requests.total())
 }
 
 /// The exit code for `stop`; an interrupted or cancelled run exits as the signal that
@@ -393,15 +431,20 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
         Arc::clone(&signalled),
     );
 
+    let terminal_output = std::io::stdout().is_terminal();
+    let timeline = Arc::new(agent_timeline(terminal_output));
     let terminal = interactive.then(|| {
         Arc::new(
             TerminalPrompter::new(soft.clone())
+                .with_timeline(Arc::clone(&timeline))
                 .with_notifications(Arc::clone(&session.hooks), session.ctx.clone()),
         )
     });
     let pipeline = if let Some(terminal) = &terminal {
+        // The prompter learns which call asks: its question follows the call's start line
+        // and names the sub-agent that asks.
         Pipeline::new(
-            Arc::clone(&session.permissions),
+            Arc::new(NamedAsks::new(Arc::clone(&session.permissions))),
             Arc::clone(terminal) as Arc<dyn tool_exec::Prompter>,
             Arc::clone(&session.hooks),
         )
@@ -502,8 +545,8 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
 
     let mut display = Display {
         started: Instant::now(),
-        mid_line: false,
-        terminal_output: std::io::stdout().is_terminal(),
+        timeline: Arc::clone(&timeline),
+        terminal_output,
     };
     // SessionStart hooks: their context goes to the model ahead of the prompt.
     let hooks = Arc::clone(agent_loop.pipeline().hooks());
@@ -593,14 +636,13 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             }
         }
     } else {
-        display.break_line();
         let (input, output) = agent_loop.spend().tokens();
-        eoutln!(
-            "[{}; {} request(s), {input} input / {output} output tokens, ~${:.4}]",
+        timeline.line(&format!(
+            "[{}; {}, {input} input / {output} output tokens, ~${:.4}]",
             escape_terminal_codes(&outcome.stop.to_string()),
-            outcome.turns,
+            requests_text(agent_loop.spend().requests()),
             agent_loop.spend().usd()
-        );
+        ));
     }
     // Why the run ended, when that is no plain finish: an error, or a hook's `stopReason`
     // (shown to the user, as Claude Code shows it). Its text may come from a server or a
@@ -612,6 +654,9 @@ pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
             escape_terminal_codes(&outcome.stop.to_string())
         );
     }
+    // Background commands end with the run (the session's end kills them): said, since
+    // their results told the model they run.
+    super::name_background_commands_stopped("agent", &session.ctx);
     // The run's output is complete before SessionEnd hooks run.
     let _ = std::io::stdout().flush();
     if let Some(terminal) = &terminal {

@@ -176,6 +176,20 @@ fn apply_settings_env(cli: &Cli, trusted: Option<bool>) {
     }
 }
 
+/// Makes a write past this process's file-size limit (`ulimit -f`) fail with `EFBIG` ("File
+/// too large"), which the tool that wrote reports as its call's error, instead of ending
+/// the process with `SIGXFSZ`, whose default action would lose every result of the turn (a
+/// `serve` session too) and leave a temporary file behind. The signal is caught (tokio's
+/// handler, which stays installed once registered; nothing waits for it), not ignored: a
+/// handler goes back to the default action in a program this process starts, so the
+/// commands, hooks and servers it runs keep the usual behaviour, where an ignored signal
+/// would stay ignored in them.
+fn catch_file_size_signal(runtime: &tokio::runtime::Runtime) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let _entered = runtime.enter();
+    let _ = signal(SignalKind::from_raw(nix::libc::SIGXFSZ));
+}
+
 fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -187,6 +201,7 @@ fn run(cli: Cli, trusted: Option<bool>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    catch_file_size_signal(&runtime);
     let code = match cli.command {
         Command::Agent(args) => runtime.block_on(cli::agent::run(&args, trusted)),
         Command::Demo(args) => runtime.block_on(cli::demo::run(&args)),

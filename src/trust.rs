@@ -298,6 +298,35 @@ pub fn and_list(items: &[String]) -> String {
     }
 }
 
+/// `path` as one shell word that pastes back to the same path: quoted as shlex quotes, or,
+/// when the name holds what a terminal would act on or hide (control characters, bidi and
+/// zero-width marks: [`tool_core::is_hidden_char`]), as bash's `$'…'` with every byte but
+/// printable ASCII written as `\xHH` (a character's bytes join back into it; bytes that
+/// are not UTF-8 too).
+fn shell_word(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let bytes = path.as_os_str().as_bytes();
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && !text.chars().any(tool_core::is_hidden_char)
+        && let Ok(quoted) = shlex::try_quote(text)
+    {
+        return quoted.into_owned();
+    }
+    let mut word = String::from("$'");
+    for &b in bytes {
+        match b {
+            b'\\' | b'\'' => {
+                word.push('\\');
+                word.push(char::from(b));
+            }
+            0x20..=0x7e => word.push(char::from(b)),
+            _ => word.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    word.push('\'');
+    word
+}
+
 /// The notice an untrusted session prints once, naming what it ignored, and how to trust
 /// the folder: `toolwright trust DIR`, or, when the trust record cannot be read (which
 /// trusts nothing, and which that command would not overwrite), what is wrong with it.
@@ -306,7 +335,14 @@ pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
         Some(problem) => format!(
             "No folder is trusted: the trust record cannot be read ({problem}). Repair it (Claude Code keeps its settings there too; it is not replaced), then trust the folder."
         ),
-        None => format!("If you trust it, run `toolwright trust {}`.", dir.display()),
+        // The record is JSON, keyed by the path as text.
+        None if dir.to_str().is_none() => "Its path is not valid UTF-8, which the trust record (JSON, shared with Claude Code) cannot hold: to trust it, rename the folder.".to_owned(),
+        // Quoted for a shell: the folder's name is anyone's (an archive's), and the
+        // command is meant to be pasted (`evil$(touch x)` must stay a name).
+        None => format!(
+            "If you trust it, run `toolwright trust {}`.",
+            shell_word(dir)
+        ),
     };
     format!(
         "this folder is not trusted, so its own settings were only allowed to restrict: {} were not \

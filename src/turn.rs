@@ -105,6 +105,10 @@ pub struct TurnParser {
     output_tokens: Option<u64>,
     /// Line ends read as LF (a CR alone too, as SSE reads it), across the pieces.
     line_ends: tool_exec::LineEnds,
+    /// Whether anything but white space (and a byte order mark) came in: an input without
+    /// is no response (a request that failed before its first byte), not a turn without
+    /// calls.
+    saw_text: bool,
 }
 
 #[derive(Debug, Default)]
@@ -154,11 +158,13 @@ impl TurnParser {
         }
         let chunk = self.line_ends.as_lf(chunk);
         let chunk = chunk.as_ref();
-        if matches!(self.format, Format::Undecided) && self.pending.is_empty() {
-            self.pending.push_str(tool_core::without_bom(chunk));
+        let chunk = if matches!(self.format, Format::Undecided) && self.pending.is_empty() {
+            tool_core::without_bom(chunk)
         } else {
-            self.pending.push_str(chunk);
-        }
+            chunk
+        };
+        self.saw_text |= !chunk.trim().is_empty();
+        self.pending.push_str(chunk);
         self.advance(&mut out, false);
         out
     }
@@ -167,6 +173,9 @@ impl TurnParser {
     /// (the items are only those not handed out by [`TurnParser::feed`]).
     pub fn finish(mut self) -> Turn {
         let mut items = Vec::new();
+        if self.error.is_none() && !self.saw_text {
+            self.error = Some("it is empty (no model response was read)".to_owned());
+        }
         if self.error.is_none() {
             self.advance(&mut items, true);
         }
@@ -271,6 +280,14 @@ impl TurnParser {
                 }
             }
         };
+        // `curl -i` output: the body follows the response's headers.
+        if first.starts_with("HTTP/") {
+            self.error = Some(format!(
+                "line 1 is an HTTP status line (`{}`): give the response body only (curl without -i or -D -)",
+                first.trim()
+            ));
+            return None;
+        }
         if looks_like_sse(first) {
             return Some(Format::Sse {
                 parser: Box::new(AnthropicStream::new()),
@@ -535,6 +552,35 @@ mod tests {
                 .as_deref()
                 .unwrap()
                 .starts_with("line 4: not valid JSON"),
+            "{:?}",
+            turn.error
+        );
+    }
+
+    /// `curl -i` output (the response's headers before its body) is said as what it is,
+    /// not as a line that is no JSON (found by review), whether it is read whole or in
+    /// pieces.
+    #[test]
+    fn http_headers_before_the_body_are_named() {
+        let text =
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: message_start\n";
+        let said = "line 1 is an HTTP status line (`HTTP/1.1 200 OK`): give the response body only";
+        let turn = parse(text, Duration::ZERO);
+        assert!(
+            turn.error.as_deref().unwrap_or_default().starts_with(said),
+            "{:?}",
+            turn.error
+        );
+        let mut parser = TurnParser::new(Duration::ZERO);
+        for piece in ["HTTP/2 2", "00\n", "x\n"] {
+            assert!(parser.feed(piece).is_empty());
+        }
+        let turn = parser.finish();
+        assert!(
+            turn.error
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("line 1 is an HTTP status line (`HTTP/2 200`)"),
             "{:?}",
             turn.error
         );

@@ -381,6 +381,31 @@ fn run_shows_the_input_a_hook_rewrote() {
         shown.contains("Bash(echo model)") && !shown.contains("rewritten"),
         "{shown}"
     );
+    // A rewrite the deny rules refuse is named too: the line says what was denied (found by
+    // review: it named the model's `touch` beside a denial by an `rm` rule).
+    std::fs::write(root.join("victim"), "").unwrap();
+    let rewrite = r#"printf '%s' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "rm -f victim"}}}'"#;
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"permissions": {"deny": ["Bash(rm:*)"]}, "hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": rewrite}]}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = toolwright(
+        &["run", "-"],
+        &root,
+        Some(&jsonl(&[call("toolu_3", "touch something")])),
+    );
+    let shown = text(&out.stdout);
+    let header = shown.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("Bash(rm -f victim) (input rewritten from Bash(touch something))")
+            && header.contains("deny · rule Bash(rm:*)"),
+        "{shown}"
+    );
+    assert!(root.join("victim").exists());
 }
 
 /// At the end of a run its MCP servers are shut down as MCP says (stdin closed, time to exit
@@ -497,6 +522,26 @@ fn run_text_mode_escapes_terminal_codes() {
     assert_eq!(
         message["content"][0]["content"],
         "before\u{1b}[2J\u{1b}]0;title\u{7}after"
+    );
+    // The call's line shows a tab in its input as `\t`, as it does a line break (found by
+    // review: a tab was written as it is).
+    let turn = jsonl(&[json!({
+        "type": "tool_use", "id": "toolu_2", "name": "Bash",
+        "input": {"command": "echo a\necho b\techo c"}
+    })]);
+    let out = toolwright(
+        &["run", "--mode", "bypassPermissions", "-"],
+        &root,
+        Some(&turn),
+    );
+    let header = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        header.contains("Bash(echo a\\necho b\\techo c)"),
+        "{header}"
     );
 }
 
@@ -848,7 +893,11 @@ fn bad_inputs_say_what_is_wrong() {
         text(&out.stderr)
     );
     // `manual` is Claude Code's alias of `default` (2.1.200), as settings accept it.
-    let out = toolwright(&["run", "--mode", "manual", "-"], dir.path(), Some(""));
+    let out = toolwright(
+        &["run", "--mode", "manual", "-"],
+        dir.path(),
+        Some("{\"type\":\"text\",\"text\":\"done\"}\n"),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     let out = toolwright(&["run", "--cwd", "/no/such/dir", "-"], dir.path(), Some(""));
@@ -891,11 +940,15 @@ fn bad_inputs_say_what_is_wrong() {
         "no-such-mcp.json",
         "{\"mcpServers\": []}",
         "{\"mcpServers\": {\"x\": {\"type\": \"http\", \"url\": \"not a url\"}}}",
+        "{\"mcpServers\": {\"x\": {}}}",
     ] {
         let out = toolwright(&["run", "--mcp-config", bad, "-"], dir.path(), Some(""));
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", text(&out.stderr));
+        // The command stops: no "the server is skipped", as if it ran on without it (found
+        // by review).
         assert!(
-            text(&out.stderr).contains("bad --mcp-config"),
+            text(&out.stderr).contains("bad --mcp-config")
+                && !text(&out.stderr).contains("skipped"),
             "{}",
             text(&out.stderr)
         );
@@ -917,7 +970,8 @@ fn bad_inputs_say_what_is_wrong() {
             elsewhere.to_str().unwrap(),
             "-",
         ];
-        let out = toolwright(&args, dir.path(), Some(""));
+        let turn = jsonl(&[json!({"type": "text", "text": "done"})]);
+        let out = toolwright(&args, dir.path(), Some(&turn));
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert!(marker.exists(), "{}", text(&out.stderr));
     }
@@ -1582,6 +1636,24 @@ fn a_response_without_calls_prints_no_message() {
         "{}",
         text(&out.stderr)
     );
+    // An input with nothing in it is no response (`curl … | toolwright run` whose request
+    // failed before its first byte): exit 1, said, not a turn that ended without calls.
+    for empty in ["", "\n\n", "\u{feff}\r\n  \n"] {
+        let out = toolwright(&["run", "--json", "-"], dir.path(), Some(empty));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{empty:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), "");
+        assert!(
+            text(&out.stderr)
+                .contains("the input is malformed: it is empty (no model response was read)"),
+            "{empty:?}: {}",
+            text(&out.stderr)
+        );
+    }
 }
 
 /// Ctrl-C in the middle of the demo ends it through its destructors: its temporary project
@@ -3556,4 +3628,61 @@ fn a_settings_error_is_printed_once_as_an_error() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("settings.json: error: "), "{stderr}");
     assert!(!stderr.contains("warning: "), "{stderr}");
+}
+
+/// A write past the file-size limit (`ulimit -f`) is the call's error ("File too large"),
+/// not the end of the run: `SIGXFSZ`, whose default action killed the process (every result
+/// of the turn lost, the temporary file left behind), is caught. The file keeps its old
+/// content, no temporary file stays, the calls before and after get their results, and a
+/// command the Bash tool runs still gets the default action (it is killed, status 153, as
+/// in a shell) rather than an inherited ignore.
+#[test]
+fn a_write_past_the_file_size_limit_is_the_calls_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let old: String = (1..=1000).map(|n| format!("{n}\n")).collect();
+    std::fs::write(root.join("big.txt"), &old).unwrap();
+    let turn = jsonl(&[
+        json!({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": root.join("big.txt")}}),
+        json!({"type": "tool_use", "id": "toolu_2", "name": "Write", "input": {"file_path": root.join("big.txt"), "content": "y".repeat(200_000)}}),
+        json!({"type": "tool_use", "id": "toolu_3", "name": "Bash", "input": {"command": "head -c 200000 /dev/zero > zeros; echo \"status $?\""}}),
+    ]);
+    std::fs::write(root.join("turn.jsonl"), &turn).unwrap();
+    // 100 blocks of 1 KiB: the 200 KB write goes past it.
+    let out = Command::new("bash")
+        .args(["-c", "ulimit -f 100; exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_toolwright"))
+        .args(["run", "--json", "--mode", "bypassPermissions", "turn.jsonl"])
+        .current_dir(&root)
+        .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content.len(), 3, "{message}");
+    assert_eq!(content[0].get("is_error"), None, "{message}");
+    assert_eq!(content[1]["is_error"], true, "{message}");
+    assert!(
+        content[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("File too large"),
+        "{message}"
+    );
+    assert!(
+        content[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("status 153"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read_to_string(root.join("big.txt")).unwrap(), old);
+    let left: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tw-tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }

@@ -581,3 +581,89 @@ fn an_empty_trust_record_is_an_empty_record() {
     assert!(!stderr.contains("not trusted"), "{stderr}");
     assert!(c.root.join("hook-marker").exists(), "{stderr}");
 }
+
+/// The untrusted notice's `toolwright trust DIR` is quoted for a shell: pasted as it is, in
+/// a folder whose name holds shell syntax (`evil$(touch PWNED) x`, as an archive may name
+/// it), it trusts that folder and runs nothing else (found by review: unquoted, it ran the
+/// `touch` and split the name at the space); a name with a control character, a bidi
+/// override or a byte that is not UTF-8 is written as `$'…'`, which shows no raw control
+/// character and pastes back to the same folder (found by an adversarial review).
+#[test]
+fn the_notices_trust_command_is_quoted_for_a_shell() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt as _;
+    let names: [&[u8]; 5] = [
+        b"evil$(touch PWNED) x",
+        b"it's a \"test\" `x` \\ !",
+        b"esc\x1b[31mred",
+        "rtl\u{202e}gnp.sh".as_bytes(),
+        b"bad\xffbyte",
+    ];
+    for name in names {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        let root = base.join(OsStr::from_bytes(name));
+        let config = base.join("config");
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            root.join(".claude/settings.json"),
+            json!({"permissions": {"allow": ["Write"]}}).to_string(),
+        )
+        .unwrap();
+        let check = || {
+            Command::new(env!("CARGO_BIN_EXE_toolwright"))
+                .args([
+                    "permissions",
+                    "check",
+                    "Read",
+                    r#"{"file_path":"/etc/hostname"}"#,
+                ])
+                .current_dir(&root)
+                .env("CLAUDE_CONFIG_DIR", &config)
+                .output()
+                .unwrap()
+        };
+        let stderr = String::from_utf8_lossy(&check().stderr).into_owned();
+        assert!(
+            !stderr.contains(['\u{1b}', '\u{202e}', '\u{fffd}']),
+            "{name:?}: {stderr:?}"
+        );
+        let command = stderr
+            .split("run `")
+            .nth(1)
+            .and_then(|rest| rest.rsplit_once("`.").map(|(command, _)| command))
+            .unwrap_or_default();
+        // A path that is not UTF-8 cannot be recorded (the record is JSON): said, with no
+        // command that would fail.
+        if std::str::from_utf8(name).is_err() {
+            assert!(
+                stderr.contains("Its path is not valid UTF-8") && !stderr.contains("run `"),
+                "{stderr}"
+            );
+            continue;
+        }
+        assert!(command.starts_with("toolwright trust "), "{stderr}");
+        // Pasted into bash, with `toolwright` this build.
+        let bin = Path::new(env!("CARGO_BIN_EXE_toolwright"));
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!("toolwright() {{ \"$TW\" \"$@\"; }}; {command}"))
+            .env("TW", bin)
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .current_dir(&base)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !base.join("PWNED").exists(),
+            "`{command}` ran the folder's name"
+        );
+        let stderr = String::from_utf8_lossy(&check().stderr).into_owned();
+        assert!(!stderr.contains("not trusted"), "{name:?}: {stderr}");
+    }
+}

@@ -72,19 +72,19 @@ pub(crate) fn output_failure() -> Option<&'static str> {
     OUTPUT_FAILURE.get().map(String::as_str)
 }
 
-/// Text as the terminal shows it (a model's, a tool's output): control characters other than line breaks and
-/// tabs (an escape sequence could move the cursor and redraw a permission question) are
-/// shown as escapes.
+/// Text as the terminal shows it (a model's, a tool's output): control characters other
+/// than line breaks and tabs (an escape sequence could move the cursor and redraw a
+/// permission question) and bidirectional formatting characters (an override such as
+/// U+202E reorders what the user reads, as the permission question already shows them) are
+/// shown as escapes. The joiners that emoji and scripts need (U+200C, U+200D) stay.
 pub(crate) fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
+    let escaped = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if !text.chars().any(escaped) {
         return text.into();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if escaped(c) {
                 format!("\\u{{{:x}}}", u32::from(c))
             } else {
                 c.to_string()
@@ -92,6 +92,16 @@ pub(crate) fn escape_terminal_codes(text: &str) -> std::borrow::Cow<'_, str> {
         })
         .collect::<String>()
         .into()
+}
+
+/// Whether `c` changes the direction text is shown in: the Arabic letter mark, the left-to-
+/// right and right-to-left marks, embeddings, overrides and isolates and their ends, and the
+/// line and paragraph separators that end a bidirectional run unseen.
+fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// The first line of `text`, cut at `max` characters (with `…`).
@@ -114,6 +124,24 @@ pub(crate) fn waiting_for_hooks_line(command: &str, pending: usize) -> String {
     format!(
         "toolwright {command}: waiting for {pending} background {hooks} to finish (Ctrl-C stops {them})"
     )
+}
+
+/// Says on standard error, for `command` (`run`, `agent`), which background commands
+/// (`run_in_background`, or moved there at their timeout) the end of the run stops, each
+/// with the file that holds its output so far: their results told the model they run.
+/// Those a signal stopped already are named too.
+pub(crate) fn name_background_commands_stopped(command: &str, ctx: &tool_core::ToolUseContext) {
+    use tools_builtin::tasks::{KILLED_WITH_ALL, TaskStatus, task_registry};
+    for task in task_registry(ctx).list().into_iter().filter(|t| {
+        t.status == TaskStatus::Running || t.kill_reason.as_deref() == Some(KILLED_WITH_ALL)
+    }) {
+        eoutln!(
+            "toolwright {command}: background command {} ({}) is stopped as the run ends; its output so far is in {}",
+            task.id,
+            escape_terminal_codes(&first_line_cut(&task.command, 60)),
+            task.output_file.display()
+        );
+    }
 }
 
 /// Writes `args` to standard error, ignoring a failure; see [`eout!`].

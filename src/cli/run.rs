@@ -93,10 +93,14 @@ fn show_texts<'a>(texts: impl IntoIterator<Item = &'a String>, indent: &str) {
 
 /// `text` (a call's label, its id: the model's to choose) for a line that names a call: its
 /// control characters escaped as [`escape_terminal_codes`] shows them, and its line breaks
-/// too (`\n`, `\r`), so that one call keeps one line and cannot print what would pass for
-/// another call's.
+/// too (`\n`, `\r`), and tabs (`\t`), so that one call keeps one line and cannot print what
+/// would pass for another call's.
 fn on_one_line(text: &str) -> String {
-    escape_terminal_codes(&text.replace('\n', "\\n").replace('\r', "\\r")).into_owned()
+    let text = text
+        .replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t");
+    escape_terminal_codes(&text).into_owned()
 }
 
 /// The input's text. Bytes that are not UTF-8 become U+FFFD (as an SSE client decodes a
@@ -717,19 +721,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     }
     // Background commands (`run_in_background`, or moved there at their timeout) end with
     // the run, which kills them: said here, since their results told the model they run.
-    // (Those a signal stopped already are named too.)
-    let registry = tools_builtin::tasks::task_registry(&session.ctx);
-    for task in registry.list().into_iter().filter(|t| {
-        t.status == tools_builtin::tasks::TaskStatus::Running
-            || t.kill_reason.as_deref() == Some(tools_builtin::tasks::KILLED_WITH_ALL)
-    }) {
-        eoutln!(
-            "toolwright run: background command {} ({}) is stopped as the run ends; its output so far is in {}",
-            task.id,
-            escape_terminal_codes(&super::first_line_cut(&task.command, 60)),
-            task.output_file.display()
-        );
-    }
+    super::name_background_commands_stopped("run", &session.ctx);
     if let Some(code) = signalled.or(stopped_waiting) {
         eoutln!("toolwright run: cancelled by a signal");
         // The MCP servers get a moment to end what they run for the calls (a second signal
@@ -748,20 +740,27 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     match problem {
         Some(InputProblem::Malformed(e)) => {
             eoutln!(
-                "toolwright run: the input is malformed: {} (the {} blocks before it were run)",
+                "toolwright run: the input is malformed: {}{}",
                 escape_terminal_codes(&e),
-                result.calls.len()
+                blocks_before(result.calls.len())
             );
             ExitCode::from(1)
         }
         Some(InputProblem::Unreadable(e)) => {
-            eoutln!(
-                "toolwright run: {e} (the {} blocks before it were run)",
-                result.calls.len()
-            );
+            eoutln!("toolwright run: {e}{}", blocks_before(result.calls.len()));
             ExitCode::from(if result.calls.is_empty() { 2 } else { 1 })
         }
         None => ExitCode::SUCCESS,
+    }
+}
+
+/// What ran of an input that stopped at a problem: ` (the 2 blocks before it were run)`;
+/// nothing when no block came before it.
+fn blocks_before(ran: usize) -> String {
+    match ran {
+        0 => String::new(),
+        1 => " (the block before it was run)".to_owned(),
+        n => format!(" (the {n} blocks before it were run)"),
     }
 }
 

@@ -567,6 +567,7 @@ impl Pipeline {
                 source,
                 interrupt,
                 reason,
+                judged,
             } => {
                 let text = match (&stop, message.is_empty()) {
                     (Some(reason), true) => match reason {
@@ -589,6 +590,7 @@ impl Pipeline {
                 out.decision_reason = reason;
                 out.stop_turn = stop;
                 out.interrupt_turn = interrupt;
+                out.input_rewritten = judged.filter(|judged| *judged != model_input);
                 return out;
             }
         };
@@ -889,6 +891,7 @@ impl Pipeline {
         };
         match hook {
             Some(HookDecision::Deny { message }) => Resolved::Rejected {
+                judged: Some(input.clone()),
                 reason: hook_reason(Some(message.clone())),
                 message,
                 source: "hook",
@@ -912,6 +915,7 @@ impl Pipeline {
                         reason: hook_reason(reason),
                     },
                     Some(PermissionResult::Deny { message, reason }) => Resolved::Rejected {
+                        judged: Some(input.clone()),
                         message,
                         source: "config",
                         interrupt: false,
@@ -937,6 +941,7 @@ impl Pipeline {
                     self.permissions.check_rule_based(tool, &input, ctx).await
                 {
                     return Resolved::Rejected {
+                        judged: Some(input.clone()),
                         message,
                         source: "config",
                         interrupt: false,
@@ -1000,6 +1005,7 @@ impl Pipeline {
                 None => "Execution stopped by PermissionRequest hook".to_owned(),
             };
             return Err(Resolved::Rejected {
+                judged: Some(input.clone()),
                 reason: Some(DecisionReason::Hook {
                     hook: "PermissionRequest".into(),
                     reason: Some(message.clone()),
@@ -1020,6 +1026,7 @@ impl Pipeline {
             Some(PermissionRequestVerdict::Deny {
                 message, interrupt, ..
             }) => Err(Resolved::Rejected {
+                judged: Some(input.clone()),
                 reason: hook_reason(Some(message.clone())),
                 message,
                 source: "hook",
@@ -1044,6 +1051,7 @@ impl Pipeline {
                         reason: hook_reason(None),
                     }),
                     Some(PermissionResult::Deny { message, reason }) => Err(Resolved::Rejected {
+                        judged: Some(input.clone()),
                         message,
                         source: "config",
                         interrupt: false,
@@ -1132,6 +1140,7 @@ impl Pipeline {
                         // A rejection without feedback stops the turn (Claude Code aborts it).
                         let interrupt = message == REJECT_MESSAGE;
                         return Resolved::Rejected {
+                            judged: Some(input.clone()),
                             message,
                             source: "user_reject",
                             interrupt,
@@ -1157,6 +1166,7 @@ impl Pipeline {
                 reason,
             },
             PermissionResult::Deny { message, reason } => Resolved::Rejected {
+                judged: Some(input.clone()),
                 message,
                 source: "config",
                 interrupt: false,
@@ -1166,12 +1176,14 @@ impl Pipeline {
             PermissionResult::Ask {
                 message, reason, ..
             } => Resolved::Rejected {
+                judged: Some(input.clone()),
                 message,
                 source: "config",
                 interrupt: false,
                 reason,
             },
             PermissionResult::Passthrough { message, .. } => Resolved::Rejected {
+                judged: Some(input.clone()),
                 message: message.unwrap_or_else(|| {
                     format!("Permission to use {} has not been granted.", tool.name())
                 }),
@@ -1352,6 +1364,9 @@ enum Resolved {
         source: &'static str,
         interrupt: bool,
         reason: Option<DecisionReason>,
+        /// The input the refusal judged: a hook's or the user's rewrite of the model's,
+        /// which a log of the call names. `None` for a question withdrawn unanswered.
+        judged: Option<Value>,
     },
 }
 
@@ -1364,6 +1379,7 @@ impl Resolved {
             source: WITHDRAWN,
             interrupt: false,
             reason: None,
+            judged: None,
         }
     }
 }

@@ -31,7 +31,10 @@ pub enum StreamEvent {
     ToolUse(ToolUse),
     /// The stop reason arrived (`message_delta`).
     StopReason(String),
-    /// Token usage reported by `message_start` (input) or `message_delta` (output so far).
+    /// Token usage: the response's so far, as the Anthropic SDKs read it. `message_start`
+    /// gives the first values; every field a later `message_delta` reports (a number, not
+    /// null) replaces its value, the others keep theirs. Each `Usage` event of a response
+    /// supersedes the one before (a gateway may report the input tokens only at the end).
     Usage {
         /// Input tokens not read from or written to the prompt cache.
         input_tokens: u64,
@@ -119,6 +122,8 @@ pub struct AnthropicStream {
     blocks: HashMap<u64, Block>,
     /// The bytes of input the open tool_use blocks hold between them.
     open_input: usize,
+    /// The response's usage so far: input, output, cache writes, cache reads.
+    usage: [u64; 4],
     stopped: bool,
     failed: Option<StreamError>,
 }
@@ -315,10 +320,14 @@ impl AnthropicStream {
             .take()
             .or_else(|| json["type"].as_str().map(str::to_owned))
             .unwrap_or_default();
-        let index = || {
-            json["index"]
-                .as_u64()
-                .ok_or_else(|| malformed(&kind, "missing `index`".into()))
+        let index = || match json.get("index") {
+            None => Err(malformed(&kind, "missing `index`".into())),
+            Some(index) => index.as_u64().ok_or_else(|| {
+                malformed(
+                    &kind,
+                    format!("`index` is {index}, not a block number (0 or more)"),
+                )
+            }),
         };
         match kind.as_str() {
             "message_start" => {
@@ -329,16 +338,8 @@ impl AnthropicStream {
                         .to_owned(),
                 });
                 if let Some(usage) = json["message"].get("usage") {
-                    out.push(StreamEvent::Usage {
-                        input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
-                        output_tokens: 0,
-                        cache_creation_input_tokens: usage["cache_creation_input_tokens"]
-                            .as_u64()
-                            .unwrap_or(0),
-                        cache_read_input_tokens: usage["cache_read_input_tokens"]
-                            .as_u64()
-                            .unwrap_or(0),
-                    });
+                    self.usage = [0; 4];
+                    out.push(self.update_usage(usage));
                 }
             }
             "content_block_start" => {
@@ -431,13 +432,10 @@ impl AnthropicStream {
                 if let Some(reason) = json["delta"]["stop_reason"].as_str() {
                     out.push(StreamEvent::StopReason(reason.to_owned()));
                 }
-                if let Some(output) = json["usage"]["output_tokens"].as_u64() {
-                    out.push(StreamEvent::Usage {
-                        input_tokens: 0,
-                        output_tokens: output,
-                        cache_creation_input_tokens: 0,
-                        cache_read_input_tokens: 0,
-                    });
+                // Every field reported here is the final value (input tokens included: some
+                // gateways report them only here), as the SDKs take it.
+                if json["usage"].is_object() {
+                    out.push(self.update_usage(&json["usage"]));
                 }
             }
             "message_stop" => {
@@ -473,6 +471,31 @@ impl AnthropicStream {
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl AnthropicStream {
+    /// Takes every usage field `reported` gives as a number (a null or absent one keeps its
+    /// value) and returns the response's usage so far.
+    fn update_usage(&mut self, reported: &Value) -> StreamEvent {
+        const FIELDS: [&str; 4] = [
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ];
+        for (value, field) in self.usage.iter_mut().zip(FIELDS) {
+            if let Some(n) = reported[field].as_u64() {
+                *value = n;
+            }
+        }
+        let [input, output, creation, read] = self.usage;
+        StreamEvent::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_creation_input_tokens: creation,
+            cache_read_input_tokens: read,
+        }
     }
 }
 
@@ -719,6 +742,26 @@ mod tests {
             err.to_string(),
             "the API reported an error mid-stream (overloaded_error): Overloaded"
         );
+
+        // An `index` that is there but no block number is said as it is, not as missing.
+        for (index, said) in [
+            ("-1", "`index` is -1, not a block number (0 or more)"),
+            ("\"0\"", "`index` is \"0\", not a block number (0 or more)"),
+            ("null", "`index` is null, not a block number (0 or more)"),
+        ] {
+            let mut parser = AnthropicStream::new();
+            let err = parser
+                .feed(&format!(
+                    "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{index},\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
+                ))
+                .unwrap_err();
+            assert!(err.to_string().contains(said), "{index}: {err}");
+        }
+        let mut parser = AnthropicStream::new();
+        let err = parser
+            .feed("event: content_block_stop\ndata: {\"type\":\"content_block_stop\"}\n\n")
+            .unwrap_err();
+        assert!(err.to_string().contains("missing `index`"), "{err}");
     }
 
     #[test]
@@ -747,6 +790,53 @@ mod tests {
         ]);
         let err = AnthropicStream::new().feed(&text).unwrap_err();
         assert!(err.to_string().contains("block 0 starts again"), "{err}");
+    }
+
+    /// Usage as the Anthropic SDKs read it: `message_start`'s, then every field a
+    /// `message_delta` reports (not null) replacing it. A gateway that reports the input
+    /// tokens only at the end (a recorded stream of one) is counted in full, and each `Usage`
+    /// event carries the response's usage so far.
+    #[test]
+    fn message_delta_usage_fields_are_the_final_values() {
+        let usage = |input, output, creation, read| StreamEvent::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_creation_input_tokens: creation,
+            cache_read_input_tokens: read,
+        };
+        let text = concat!(
+            "event: message_start\n",
+            "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"content\":[],",
+            "\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n",
+            "event: message_delta\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},",
+            "\"usage\":{\"input_tokens\":1000000,\"output_tokens\":1000,",
+            "\"cache_read_input_tokens\":5000,\"cache_creation_input_tokens\":null}}\n\n",
+            "event: message_stop\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        );
+        let mut parser = AnthropicStream::new();
+        let events = parser.feed(text).unwrap();
+        let reported: Vec<&StreamEvent> = events
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::Usage { .. }))
+            .collect();
+        assert_eq!(
+            reported,
+            [&usage(0, 0, 0, 0), &usage(1_000_000, 1000, 0, 5000)]
+        );
+        // A field the delta leaves out keeps message_start's value.
+        let text = sse(&[
+            json!({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 40, "output_tokens": 1, "cache_creation_input_tokens": 7}}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 20}}),
+            json!({"type": "message_stop"}),
+        ]);
+        let events = AnthropicStream::new().feed(&text).unwrap();
+        let last = events
+            .iter()
+            .rfind(|e| matches!(e, StreamEvent::Usage { .. }))
+            .unwrap();
+        assert_eq!(last, &usage(40, 20, 7, 0));
     }
 
     #[test]

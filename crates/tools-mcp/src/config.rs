@@ -194,6 +194,10 @@ pub struct Diagnostic {
     pub file: Option<PathBuf>,
     /// What is wrong, in a sentence.
     pub message: String,
+    /// Whether the problem makes the loader skip the server: said after the message
+    /// (`; the server is skipped`) where loading goes on, not where it stops the command
+    /// ([`ConfigLoader::mcp_config_errors`]).
+    pub skips_server: bool,
 }
 
 impl Diagnostic {
@@ -203,6 +207,7 @@ impl Diagnostic {
             server: server.map(str::to_owned),
             file: file.map(Path::to_path_buf),
             message,
+            skips_server: false,
         }
     }
 
@@ -211,6 +216,16 @@ impl Diagnostic {
             severity: Severity::Warning,
             ..Self::error(server, file, message)
         }
+    }
+
+    /// The diagnostic as an error of the command line, which stops the command: without
+    /// the `; the server is skipped` of a load that goes on.
+    pub fn stopping_the_command(&self) -> String {
+        Self {
+            skips_server: false,
+            ..self.clone()
+        }
+        .to_string()
     }
 }
 
@@ -230,7 +245,11 @@ impl fmt::Display for Diagnostic {
         } else if let Some(file) = &self.file {
             write!(f, "{}: ", file.display())?;
         }
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        if self.skips_server {
+            f.write_str("; the server is skipped")?;
+        }
+        Ok(())
     }
 }
 
@@ -353,7 +372,7 @@ impl ConfigLoader {
                 diags
                     .iter()
                     .filter(|d| d.severity == Severity::Error)
-                    .map(ToString::to_string),
+                    .map(Diagnostic::stopping_the_command),
             );
         }
         out
@@ -651,21 +670,24 @@ impl ConfigLoader {
         diags: &mut Vec<Diagnostic>,
     ) -> Option<ServerConfig> {
         let err = |diags: &mut Vec<Diagnostic>, msg: String| {
-            diags.push(Diagnostic::error(Some(name), file, msg));
+            diags.push(Diagnostic {
+                skips_server: true,
+                ..Diagnostic::error(Some(name), file, msg)
+            });
         };
         if RESERVED_SERVER_NAMES.contains(&name) {
-            diags.push(Diagnostic::warning(
-                Some(name),
-                file,
-                "this name is reserved by Claude Code; the server is skipped".into(),
-            ));
+            diags.push(Diagnostic {
+                skips_server: true,
+                ..Diagnostic::warning(
+                    Some(name),
+                    file,
+                    "this name is reserved by Claude Code".into(),
+                )
+            });
             return None;
         }
         if name.is_empty() {
-            err(
-                diags,
-                "the server name is empty; the server is skipped".into(),
-            );
+            err(diags, "the server name is empty".into());
             return None;
         }
         // Loaded, as Claude Code does: its tools' names are made from the normalised name.
@@ -695,10 +717,7 @@ impl ConfigLoader {
             ));
         }
         let Some(obj) = entry.as_object() else {
-            err(
-                diags,
-                "the entry must be an object; the server is skipped".into(),
-            );
+            err(diags, "the entry must be an object".into());
             return None;
         };
         let mut missing: Vec<String> = Vec::new();
@@ -708,10 +727,7 @@ impl ConfigLoader {
             None => None,
             Some(Value::String(t)) => Some(t.as_str()),
             Some(_) => {
-                err(
-                    diags,
-                    "\"type\" must be a string; the server is skipped".into(),
-                );
+                err(diags, "\"type\" must be a string".into());
                 return None;
             }
         };
@@ -721,43 +737,31 @@ impl ConfigLoader {
                     err(
                         diags,
                         "the entry has a \"url\" but no \"type\" (a missing type means stdio); \
-                         add \"type\": \"http\" or \"sse\"; the server is skipped"
+                         add \"type\": \"http\" or \"sse\""
                             .into(),
                     );
                     return None;
                 }
                 let Some(command) = obj.get("command").and_then(Value::as_str) else {
-                    err(
-                        diags,
-                        "a stdio server needs a \"command\" string; the server is skipped".into(),
-                    );
+                    err(diags, "a stdio server needs a \"command\" string".into());
                     return None;
                 };
                 // Said here, with the file and the server, not as a failure to start it.
                 if command.trim().is_empty() {
-                    err(
-                        diags,
-                        "its \"command\" is empty; the server is skipped".into(),
-                    );
+                    err(diags, "its \"command\" is empty".into());
                     return None;
                 }
                 let args = match string_list(obj.get("args")) {
                     Ok(args) => args,
                     Err(()) => {
-                        err(
-                            diags,
-                            "\"args\" must be an array of strings; the server is skipped".into(),
-                        );
+                        err(diags, "\"args\" must be an array of strings".into());
                         return None;
                     }
                 };
                 let env = match string_map(obj.get("env")) {
                     Ok(env) => env,
                     Err(()) => {
-                        err(
-                            diags,
-                            "\"env\" must be an object of strings; the server is skipped".into(),
-                        );
+                        err(diags, "\"env\" must be an object of strings".into());
                         return None;
                     }
                 };
@@ -769,20 +773,13 @@ impl ConfigLoader {
             }
             Some(t @ ("http" | "streamable-http" | "sse" | "ws")) => {
                 let Some(url) = obj.get("url").and_then(Value::as_str) else {
-                    err(
-                        diags,
-                        format!("a \"{t}\" server needs a \"url\" string; the server is skipped"),
-                    );
+                    err(diags, format!("a \"{t}\" server needs a \"url\" string"));
                     return None;
                 };
                 let headers = match string_map(obj.get("headers")) {
                     Ok(h) => h,
                     Err(()) => {
-                        err(
-                            diags,
-                            "\"headers\" must be an object of strings; the server is skipped"
-                                .into(),
-                        );
+                        err(diags, "\"headers\" must be an object of strings".into());
                         return None;
                     }
                 };
@@ -793,7 +790,7 @@ impl ConfigLoader {
                 if !url.contains("${")
                     && let Some(problem) = url_problem(&url, t)
                 {
-                    err(diags, format!("{problem}; the server is skipped"));
+                    err(diags, problem);
                     return None;
                 }
                 let headers: BTreeMap<String, String> =
@@ -816,10 +813,7 @@ impl ConfigLoader {
             Some(other) => {
                 err(
                     diags,
-                    format!(
-                        "unknown \"type\": \"{other}\" (expected stdio, http, sse or ws); \
-                         the server is skipped"
-                    ),
+                    format!("unknown \"type\": \"{other}\" (expected stdio, http, sse or ws)"),
                 );
                 return None;
             }

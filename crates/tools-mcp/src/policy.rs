@@ -263,11 +263,14 @@ impl McpPolicy {
         for (name, (entry, file)) in &self.provided {
             match check_provided(name, entry) {
                 Ok(()) => kept.push((name.as_str(), entry, file.as_deref())),
-                Err(why) => diags.push(Diagnostic::error(
-                    Some(name),
-                    file.as_deref(),
-                    format!("managedMcpServers entry rejected: {why}; the server is skipped"),
-                )),
+                Err(why) => diags.push(Diagnostic {
+                    skips_server: true,
+                    ..Diagnostic::error(
+                        Some(name),
+                        file.as_deref(),
+                        format!("managedMcpServers entry rejected: {why}"),
+                    )
+                }),
             }
         }
         (kept, diags)

@@ -282,6 +282,14 @@ fn invalid_and_reserved_entries_are_reported_and_skipped() {
         find("ws-as-https")
     );
     assert_eq!(find("unset-host").severity, Severity::Warning);
+    // Where loading goes on, an entry that cannot be used says it is skipped.
+    assert!(
+        find("no-command")
+            .to_string()
+            .ends_with("a stdio server needs a \"command\" string; the server is skipped"),
+        "{}",
+        find("no-command")
+    );
 }
 
 /// What `--mcp-config` gives is bad input when a server in it cannot be used, as when the
@@ -316,6 +324,12 @@ fn an_mcp_config_with_a_malformed_server_is_unusable() {
     assert!(errors(r#"{"mcpServers": []}"#)[0].contains("must be an object"));
     assert!(errors("bad-entry.json")[0].contains("not a valid URL"));
     assert!(errors("bad-entry.json")[0].contains("bad-entry.json"));
+    // The host stops: no "the server is skipped", as if it ran on without it.
+    let found = errors(r#"{"mcpServers": {"x": {"args": ["no command"]}}}"#);
+    assert!(
+        found[0].ends_with("a stdio server needs a \"command\" string"),
+        "{found:?}"
+    );
     assert_eq!(errors("fine.json"), Vec::<String>::new());
     assert_eq!(errors(r#"{"mcpServers": {}}"#), Vec::<String>::new());
 }

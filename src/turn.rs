@@ -163,7 +163,9 @@ impl TurnParser {
         } else {
             chunk
         };
-        self.saw_text |= !chunk.trim().is_empty();
+        if !self.saw_text {
+            self.saw_text = !chunk.trim().is_empty();
+        }
         self.pending.push_str(chunk);
         self.advance(&mut out, false);
         out

@@ -1236,6 +1236,11 @@ async fn options_that_run_a_local_command_meet_deny_rules() {
             "sftp",
             true,
         ),
+        (
+            "sftp -p -o ProxyCommand='touch victim' -o BatchMode=yes x",
+            "sftp",
+            true,
+        ),
         ("ssh -F ssh_config -o BatchMode=yes x", "ssh", true),
         ("sftp -D ./s.sh x", "sftp", true),
         ("scp -D ./s.sh f x:y", "scp", true),
@@ -1291,6 +1296,7 @@ async fn options_that_run_a_local_command_meet_deny_rules() {
             "ssh x grep -F pattern file",
             "ssh -p 22 x -- -o ProxyCommand=y",
             "scp f x:y -S ./s.sh",
+            "sftp -p -P 2222 x",
             "zip -r a.zip f",
             "zip -T a.zip f",
         ]

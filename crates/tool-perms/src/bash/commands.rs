@@ -1008,7 +1008,7 @@ fn ssh_runs_a_local_command(name: &str, args: &[&str]) -> bool {
     // something here (`o` is judged by its key).
     let (values, dangerous) = match name {
         "scp" => ("cDFiJlMoPSX", "DFS"),
-        "sftp" => ("bBcDFiJlopPRsSX", "bDFS"),
+        "sftp" => ("bBcDFiJloPRsSX", "bDFS"),
         _ => ("bcDeEFiIJlLmoOpPQRSwW", "FI"),
     };
     let mut i = 0;

@@ -149,22 +149,44 @@ impl SessionActivity {
 
     /// The sessions among `live` (the session manager's) idle for longer than `idle`;
     /// forgets the ones no longer live. `active` says when a session's handler was last
-    /// busy (a call running: now), which counts as activity as a request open does.
+    /// busy (a call running: now), which counts as activity as a request open does. It is
+    /// asked only about the sessions idle by their requests, and without the lock every
+    /// request takes.
     fn idle(&self, live: &[String], idle: Duration, active: Option<&SessionActive>) -> Vec<String> {
-        let mut sessions = lock(&self.sessions);
-        sessions.retain(|id, _| live.contains(id));
         let now = Instant::now();
-        live.iter()
-            .filter(|id| {
-                let entry = sessions
-                    .entry((*id).clone())
-                    .or_insert(Activity { open: 0, last: now });
-                if let Some(at) = active.and_then(|active| active(id)) {
-                    entry.last = entry.last.max(at);
-                }
-                entry.open == 0 && now.saturating_duration_since(entry.last) > idle
+        let is_idle =
+            |entry: &Activity| entry.open == 0 && now.saturating_duration_since(entry.last) > idle;
+        let candidates: Vec<&String> = {
+            let mut sessions = lock(&self.sessions);
+            let alive: std::collections::HashSet<&str> = live.iter().map(String::as_str).collect();
+            sessions.retain(|id, _| alive.contains(id.as_str()));
+            live.iter()
+                .filter(|id| {
+                    is_idle(
+                        sessions
+                            .entry((*id).clone())
+                            .or_insert(Activity { open: 0, last: now }),
+                    )
+                })
+                .collect()
+        };
+        let Some(active) = active else {
+            return candidates.into_iter().cloned().collect();
+        };
+        let busy: Vec<(&String, Option<Instant>)> =
+            candidates.into_iter().map(|id| (id, active(id))).collect();
+        // A request may have opened meanwhile: each is looked at again.
+        let mut sessions = lock(&self.sessions);
+        busy.into_iter()
+            .filter(|(id, at)| {
+                sessions.get_mut(id.as_str()).is_some_and(|entry| {
+                    if let Some(at) = at {
+                        entry.last = entry.last.max(*at);
+                    }
+                    is_idle(entry)
+                })
             })
-            .cloned()
+            .map(|(id, _)| id.clone())
             .collect()
     }
 }
@@ -955,6 +977,34 @@ impl HttpServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The idle check asks whether a session's calls are busy without holding the lock
+    /// every request of every session takes (a slow answer would hold them all up), and
+    /// still counts the answer: a session whose call ran just now is not idle.
+    #[test]
+    fn idle_sessions_are_asked_about_without_the_request_lock() {
+        let activity = Arc::new(SessionActivity::default());
+        drop(activity.open("quiet"));
+        drop(activity.open("busy"));
+        std::thread::sleep(Duration::from_millis(20));
+        let probe = Arc::clone(&activity);
+        let locked_while_asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&locked_while_asked);
+        let active: SessionActive = Arc::new(move |id: &str| {
+            if probe.sessions.try_lock().is_err() {
+                lock(&seen).push(id.to_owned());
+            }
+            (id == "busy").then(Instant::now)
+        });
+        let live = vec!["quiet".to_owned(), "busy".to_owned()];
+        let idle = activity.idle(&live, Duration::from_millis(5), Some(&active));
+        assert_eq!(idle, ["quiet"]);
+        assert!(
+            lock(&locked_while_asked).is_empty(),
+            "asked about {:?} while holding the sessions' lock",
+            lock(&locked_while_asked)
+        );
+    }
 
     fn headers(pairs: &[(&'static str, &str)]) -> http::HeaderMap {
         let mut map = http::HeaderMap::new();

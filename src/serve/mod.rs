@@ -103,6 +103,10 @@ pub struct ToolServer {
     /// The session states of every server [`Self::for_session`] made, weakly (a session
     /// that ended is gone): [`Self::kill_background_tasks`] reaches their tasks.
     sessions: Arc<Mutex<Vec<Weak<SessionSlot>>>>,
+    /// The same session states by their `Mcp-Session-Id`, each entered when its context is
+    /// made (its first request): a session's activity is looked up without going through
+    /// the others' (see [`Self::slot_of`]).
+    sessions_by_id: Arc<Mutex<std::collections::HashMap<String, Weak<SessionSlot>>>>,
     /// Where hooks' notices for the user go besides the `tracing` event.
     notices: Option<NoticeSink>,
     /// The tools served, shared by every clone: the context's at first, then what
@@ -153,21 +157,35 @@ impl SessionSlot {
     /// Counts one of its calls as waiting for the client's answer (not running) until the
     /// guard is dropped: a client that went away leaves it waiting, and that is the
     /// client's idleness, not the session's activity.
+    /// A guard made while no call is counted as running takes nothing, and gives nothing
+    /// back.
     pub(crate) fn waiting_on_client(self: &Arc<Self>) -> WaitingOnClient {
         let mut calls = self.calls();
-        calls.running = calls.running.saturating_sub(1);
+        let took = calls.running > 0;
+        if took {
+            calls.running -= 1;
+        }
         calls.last = Some(std::time::Instant::now());
-        WaitingOnClient(Arc::clone(self))
+        WaitingOnClient {
+            slot: Arc::clone(self),
+            took,
+        }
     }
 }
 
 /// A session's call waiting for its client's answer (see [`SessionSlot::waiting_on_client`]).
-pub(crate) struct WaitingOnClient(Arc<SessionSlot>);
+pub(crate) struct WaitingOnClient {
+    slot: Arc<SessionSlot>,
+    /// Whether it took the call out of the running count, which it then gives back.
+    took: bool,
+}
 
 impl Drop for WaitingOnClient {
     fn drop(&mut self) {
-        let mut calls = self.0.calls();
-        calls.running += 1;
+        let mut calls = self.slot.calls();
+        if self.took {
+            calls.running += 1;
+        }
         calls.last = Some(std::time::Instant::now());
     }
 }
@@ -251,6 +269,7 @@ impl ToolServer {
             running: Arc::new(tokio::sync::watch::Sender::new(0)),
             session: None,
             sessions: Arc::default(),
+            sessions_by_id: Arc::default(),
             notices: None,
             tools_ready: None,
             initialized: Arc::default(),
@@ -351,12 +370,17 @@ impl ToolServer {
     /// this, rmcp lets a closed session's calls run on for seconds, and what they do with
     /// them. A session this server does not hold is left alone.
     pub fn end_session(&self, mcp_session: &str) {
-        let wanted = self.session_id_of(mcp_session);
-        for ctx in self.session_contexts() {
-            if ctx.session_id() == wanted {
-                ctx.cancellation().cancel();
-                tools_builtin::tasks::task_registry(&ctx).kill_all();
-            }
+        let Some(slot) = self.slot_of(mcp_session) else {
+            return;
+        };
+        let ctx = slot
+            .ctx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(ctx) = ctx {
+            ctx.cancellation().cancel();
+            tools_builtin::tasks::task_registry(&ctx).kill_all();
         }
     }
 
@@ -387,16 +411,15 @@ impl ToolServer {
     }
 
     /// The state of the HTTP session `mcp_session` (its `Mcp-Session-Id`), when this
-    /// server holds it.
+    /// server (or the server it was made from) holds it and it has had a request: one
+    /// look-up, touching no other session's state (the idle reaper asks for every session,
+    /// and every request carrying an id asks for its own).
     fn slot_of(&self, mcp_session: &str) -> Option<Arc<SessionSlot>> {
-        let wanted = self.session_id_of(mcp_session);
-        self.session_slots().into_iter().find(|slot| {
-            slot.ctx
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-                .is_some_and(|ctx| ctx.session_id() == wanted)
-        })
+        self.sessions_by_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(mcp_session)
+            .and_then(Weak::upgrade)
     }
 
     /// When a call of the HTTP session `mcp_session` (its `Mcp-Session-Id`) last ran: now
@@ -479,13 +502,19 @@ impl ToolServer {
         // it sends (rmcp made this server for that one request).
         let sessionless_protocol =
             header("mcp-protocol-version").is_some_and(|v| v >= "2026-07-28");
-        let id = header("mcp-session-id").filter(|_| !sessionless_protocol);
-        let (Some(slot), Some(id)) = (&self.session, id) else {
-            return None;
-        };
+        let id = header("mcp-session-id").filter(|_| !sessionless_protocol)?;
+        self.session_slot_for(id)
+    }
+
+    /// This server's session state for the HTTP session `id` (its `Mcp-Session-Id`), its
+    /// context made on first use; `None` on a server not made for a session.
+    fn session_slot_for(&self, id: &str) -> Option<&Arc<SessionSlot>> {
+        let slot = self.session.as_ref()?;
+        let mut made = false;
         {
             let mut own = slot.ctx.lock().unwrap_or_else(PoisonError::into_inner);
             own.get_or_insert_with(|| {
+                made = true;
                 // Its own cancellation: cancelled when the session ends
                 // ([`Self::end_session`]), which stops its calls.
                 let fresh = self
@@ -500,6 +529,16 @@ impl ToolServer {
                 }
                 fresh
             });
+        }
+        if made {
+            // Found by its id from now on; the entries of sessions gone are dropped here,
+            // so the map holds about as many as are open.
+            let mut by_id = self
+                .sessions_by_id
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            by_id.retain(|_, s| s.strong_count() > 0);
+            by_id.insert(id.to_owned(), Arc::downgrade(slot));
         }
         Some(slot)
     }
@@ -1331,5 +1370,75 @@ mod tests {
         for dir in ["/first", "/second"] {
             assert!(dirs.contains(&std::path::PathBuf::from(dir)), "{dirs:?}");
         }
+    }
+
+    /// A server with the tools of an empty context, allowing everything.
+    fn server() -> ToolServer {
+        ToolServer::new(
+            ToolUseContext::new(std::env::temp_dir()),
+            Arc::new(tool_exec::AllowAll),
+            Arc::new(tool_exec::NoHooks),
+        )
+    }
+
+    /// Waiting for the client gives back only the running count it took: a guard made
+    /// while no call was counted leaves the session with no call running when it ends
+    /// (else the session would count as busy for ever and never be closed), and one made
+    /// for a running call counts it again when it ends.
+    #[test]
+    fn waiting_on_the_client_gives_back_only_what_it_took() {
+        let slot: Arc<SessionSlot> = Arc::default();
+        drop(slot.waiting_on_client());
+        assert_eq!(
+            slot.calls().running,
+            0,
+            "a guard over no call left one running"
+        );
+
+        let call = SessionCall::start(Some(Arc::clone(&slot)), "1".into());
+        let waiting = slot.waiting_on_client();
+        assert_eq!(
+            slot.calls().running,
+            0,
+            "a call waiting for its client still runs"
+        );
+        drop(waiting);
+        assert_eq!(slot.calls().running, 1, "the call runs again once answered");
+        drop(call);
+        assert_eq!(slot.calls().running, 0);
+    }
+
+    /// A session's activity is found by its id, without touching the state of the other
+    /// sessions: a lookup goes on while another session's context is locked (a context
+    /// change being applied), and finds the session's calls and request ids.
+    #[test]
+    fn session_activity_is_found_without_touching_other_sessions() {
+        let server = server();
+        let (one, two) = (server.for_session(), server.for_session());
+        let one_slot = Arc::clone(one.session_slot_for("one").expect("a session's server"));
+        let two_slot = Arc::clone(two.session_slot_for("two").expect("a session's server"));
+        let _call = SessionCall::start(Some(two_slot), "7".into());
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lookup = server.clone();
+        let held = one_slot.ctx.lock().unwrap_or_else(PoisonError::into_inner);
+        std::thread::spawn(move || {
+            let _ = tx.send((
+                lookup.session_last_active("two").is_some(),
+                lookup.session_request_running("two", &rmcp::model::RequestId::Number(7)),
+                lookup.session_request_running("two", &rmcp::model::RequestId::Number(8)),
+                lookup.session_last_active("three").is_none(),
+            ));
+        });
+        let found = rx.recv_timeout(std::time::Duration::from_secs(5));
+        drop(held);
+        assert_eq!(
+            found.expect("looking up session two waited for session one's context"),
+            (true, true, false, true)
+        );
+        drop(one);
+        // The first session's state is gone with its server: nothing answers for it.
+        drop(one_slot);
+        assert!(server.session_last_active("one").is_none());
     }
 }

@@ -1751,6 +1751,32 @@ impl PermissionEngine {
         })
     }
 
+    /// `why` (the question about writing a path whose links lead to `resolved`), naming the
+    /// link's target and what protects it when the question names another path: approving
+    /// one protected path must not approve another unseen (`.vscode/settings.json` a link
+    /// to `.git/config`, `.claude/commands/x.md` a link to `.claude/settings.json`).
+    fn naming_link_target(&self, why: String, resolved: &Path) -> String {
+        let shown = resolved.display().to_string();
+        // The question names the target already (`write to TARGET, which …`): no link, or
+        // only the target is protected.
+        if why.contains(&format!("{shown}, ")) {
+            return why;
+        }
+        let what = if self
+            .roots
+            .settings_file_reason(resolved, resolved)
+            .is_some()
+        {
+            Some("is a settings file of this session".to_owned())
+        } else {
+            crate::path::protected_kind(resolved)
+        };
+        match what {
+            Some(what) => format!("{why} It is a link to {shown}, which {what}."),
+            None => format!("{why} It is a link to {shown}."),
+        }
+    }
+
     /// What in `path` (or `resolved`, where its links lead) a Windows file system would read
     /// as another name ([`suspicious_windows_pattern`]), judged on the part below the working
     /// directory it is in: a project whose own directory is `proj~1` (a Bazel output tree) is
@@ -1907,10 +1933,12 @@ impl PermissionEngine {
                     .map(|what| {
                         format!("Claude requested permissions to write to {shown}, which has {what}: it needs manual approval.")
                     })
-                    .or_else(|| protected_write_reason(path, &resolved))
+                    .or_else(|| protected_reason(path))
+                    .or_else(|| protected_reason(&resolved))
                     .or_else(|| self.roots.settings_file_reason(path, &resolved))
                     .or_else(|| self.roots.config_dir_reason(path, &resolved))
                 {
+                    let why = self.naming_link_target(why, &resolved);
                     return Finding::new(Kind::Ask, why.clone())
                         .reason(DecisionReason::SafetyCheck { reason: why })
                         .immune();
@@ -5529,38 +5557,6 @@ fn merge(subject: Option<Finding>, own: PermissionResult) -> (Finding, Option<Va
         }
     };
     (chosen, updated)
-}
-
-/// Why writing `path` (whose links lead to `resolved`) is a safety check: the path's
-/// [`protected_reason`], else its target's. When both are protected by different things
-/// (`.vscode/settings.json` a link to `.git/config`; `.bashrc` a link to `.zshrc`), the
-/// question says both, so that the user does not approve one for the other unseen.
-fn protected_write_reason(path: &Path, resolved: &Path) -> Option<String> {
-    use crate::path::protected_kind;
-    // What protects a path: its kind, and for a sensitive file its name.
-    let protection = |p: &Path| {
-        protected_kind(p).map(|kind| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            (kind, name)
-        })
-    };
-    let named = protected_reason(path);
-    match (&named, protection(path), protection(resolved)) {
-        (Some(named_why), Some((kind, name)), Some((real, real_name)))
-            if resolved != path
-                && (kind != real || (real == "is a sensitive file" && name != real_name)) =>
-        {
-            Some(format!(
-                "{named_why} It is a link to {}, which {real}.",
-                resolved.display()
-            ))
-        }
-        (Some(_), _, _) => named,
-        (None, _, _) => protected_reason(resolved),
-    }
 }
 
 #[cfg(test)]

@@ -1050,8 +1050,34 @@ async fn a_link_between_protected_directories_names_both_in_the_question() {
         )),
         "{linked}"
     );
-    for plain in [".git/config-link", ".vscode/tasks.json"] {
-        let said = message(plain).await;
-        assert!(!said.contains("It is a link"), "{plain}: {said}");
-    }
+    // A link within one protected directory names its target too (found by a second
+    // adversarial review: approving a `.claude` command approved a rewrite of
+    // `.claude/settings.json`, which sets hooks; a session's own settings files are named
+    // as such, see `tests/cli.rs`).
+    let within = message(".git/config-link").await;
+    assert!(
+        within.contains(&format!(
+            "It is a link to {}, which is in a protected directory (.git).",
+            fx.proj.join(".git/config").display()
+        )),
+        "{within}"
+    );
+    std::fs::create_dir_all(fx.proj.join(".claude/commands")).unwrap();
+    std::fs::write(fx.proj.join(".claude/settings.json"), "{}").unwrap();
+    std::os::unix::fs::symlink(
+        "../settings.json",
+        fx.proj.join(".claude/commands/deploy.md"),
+    )
+    .unwrap();
+    let settings = message(".claude/commands/deploy.md").await;
+    assert!(
+        settings.contains(&format!(
+            "It is a link to {}, which ",
+            fx.proj.join(".claude/settings.json").display()
+        )),
+        "{settings}"
+    );
+    // No link: the question is as before.
+    let said = message(".vscode/tasks.json").await;
+    assert!(!said.contains("It is a link"), "{said}");
 }

@@ -16,7 +16,8 @@
 //! starts and giving it back when it ends, so that no more than that can ever be left
 //! behind, however many calls start together. While all of them are left behind, a new run
 //! is refused at once, in the tool's own words; while some are still within their time, a
-//! new run waits for a slot (until its own deadline or its cancellation).
+//! new run waits for a slot (until its own deadline or its cancellation), and is refused in
+//! the tool's words if its deadline passes first.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -99,6 +100,10 @@ pub(crate) struct Job {
     /// The refusal of a new run while [`MAX_LEFT_BEHIND`] are left behind, given how many
     /// are.
     pub(crate) busy: fn(usize) -> String,
+    /// The refusal of a run whose deadline passed while it waited for a slot (all
+    /// [`MAX_LEFT_BEHIND`] held by runs, some still within their time), given how many of
+    /// them are left behind: its work never started.
+    pub(crate) full: fn(usize) -> String,
 }
 
 /// Runs `work` on a thread of its own, handing it `shared` (where it puts what it finds),
@@ -110,8 +115,7 @@ pub(crate) struct Job {
 ///
 /// Returns `Ok(Some(_))` with the work's value when it ended in time, `Ok(None)` when the
 /// deadline passed first: the caller then answers with what `shared` holds, and the thread
-/// is left behind, counted in `job.runs` until it ends (or, the deadline passing while the
-/// call waited for a slot, the work never started and `shared` is as it was). The work
+/// is left behind, counted in `job.runs` until it ends. The work
 /// should stop soon after the deadline on its own (checking it between reads, reading
 /// through a reader that fails past it); stuck in a read, it ends when the read returns, if
 /// ever, holding only `shared` and what its closure owns. The work's own error is returned
@@ -119,8 +123,10 @@ pub(crate) struct Job {
 ///
 /// Errors, besides the work's: [`ToolError::Cancelled`] as soon as `cancel` fires (the work
 /// is left behind too); a refusal in the tool's words (`job.busy`) while
-/// [`MAX_LEFT_BEHIND`] runs are left behind (all the slots); the thread could not start; it
-/// panicked.
+/// [`MAX_LEFT_BEHIND`] runs are left behind (all the slots); a refusal in the tool's words
+/// (`job.full`) when the deadline passed while the call waited for a slot, so that the
+/// work never started (the tool is busy: not a search that ran out of time); the thread
+/// could not start; it panicked.
 pub(crate) fn run<S, T, W>(
     job: Job,
     shared: &Arc<S>,
@@ -147,7 +153,8 @@ where
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Ok(None);
+            // The work never started: the tool is busy, not a search that found nothing.
+            return Err(ToolError::msg((job.full)(job.runs.left_behind())));
         }
         std::thread::sleep(left.min(SLOT_POLL));
     }
@@ -281,12 +288,17 @@ mod tests {
         format!("Test cannot search now: {stuck} are stuck")
     }
 
+    fn full(stuck: usize) -> String {
+        format!("Test cannot search now: all slots in use, {stuck} stuck")
+    }
+
     fn job(runs: &'static Runs) -> Job {
         Job {
             tool: "Test",
             thread: "tw-test",
             runs,
             busy,
+            full,
         }
     }
 
@@ -428,7 +440,8 @@ mod tests {
     /// Runs started at once while [`MAX_LEFT_BEHIND`] - 1 are left behind cannot together
     /// leave more than [`MAX_LEFT_BEHIND`] behind: of many calls let go by one barrier, with
     /// work that blocks, exactly one starts its work; the others are refused, or (while the
-    /// one admitted still runs in time) wait and end at their deadline without starting.
+    /// one admitted still runs in time) wait and are refused at their deadline without
+    /// starting.
     #[test]
     fn runs_started_at_once_never_leave_more_than_the_cap_behind() {
         static LEFT: Runs = Runs::with(MAX_LEFT_BEHIND - 1, MAX_LEFT_BEHIND - 1);
@@ -466,18 +479,24 @@ mod tests {
         let outcomes: Vec<_> = calls.into_iter().map(|c| c.join().unwrap()).collect();
         assert_eq!(started.load(Ordering::SeqCst), 1, "{outcomes:?}");
         assert_eq!(LEFT.left_behind(), MAX_LEFT_BEHIND);
+        let mut left_at_the_deadline = 0;
         for outcome in &outcomes {
             match outcome {
-                Ok(None) => {}
-                Err(e) => assert!(
-                    e.to_string().contains(&format!(
-                        "Test cannot search now: {MAX_LEFT_BEHIND} are stuck"
-                    )),
-                    "{e}"
-                ),
+                // The one admitted.
+                Ok(None) => left_at_the_deadline += 1,
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(
+                        e.contains(&format!(
+                            "Test cannot search now: {MAX_LEFT_BEHIND} are stuck"
+                        )) || e.contains("Test cannot search now: all slots in use"),
+                        "{e}"
+                    );
+                }
                 Ok(Some(())) => panic!("a blocked run ended in time"),
             }
         }
+        assert_eq!(left_at_the_deadline, 1, "{outcomes:?}");
         drop(release);
         let waited = Instant::now();
         while LEFT.left_behind() > MAX_LEFT_BEHIND - 1 {
@@ -489,7 +508,7 @@ mod tests {
     /// A run that finds every slot held by runs still within their time waits for one
     /// instead of being refused (a model's ninth Grep of one response is not turned away
     /// for being the ninth), and runs as soon as one is free; one whose deadline passes
-    /// while it waits answers without its work ever starting.
+    /// while it waits is refused as busy, its work never started.
     #[test]
     fn a_run_past_the_slots_waits_for_one_instead_of_being_refused() {
         static BUSY: Runs = Runs::with(MAX_LEFT_BEHIND, 0);
@@ -500,7 +519,8 @@ mod tests {
             Ok(())
         };
         let soon = Instant::now() + Duration::from_millis(100);
-        assert_eq!(run(job(&BUSY), &shared, soon, &cancel, add).unwrap(), None);
+        let err = run(job(&BUSY), &shared, soon, &cancel, add).unwrap_err();
+        assert_eq!(err.to_string(), ToolError::msg(full(0)).to_string());
         assert!(shared.lock().unwrap().is_empty(), "the work ran");
         // One of the runs ends after 200 ms.
         let ender = std::thread::spawn(|| {
@@ -521,6 +541,64 @@ mod tests {
         assert_eq!(*shared.lock().unwrap(), [1]);
         ender.join().unwrap();
         assert_eq!(BUSY.left_behind(), 0);
+    }
+
+    /// A run whose deadline passes while every slot is held by work that blocks (none of it
+    /// left behind yet) is told the tool is busy, in its words, with how many of the slot
+    /// holders are stuck: not `Ok(None)`, which callers read as a search that ran, found
+    /// nothing and timed out. Its work never starts.
+    #[test]
+    fn a_run_whose_deadline_passes_waiting_for_a_slot_is_told_the_tool_is_busy() {
+        static HELD: Runs = Runs::new();
+        let (release, stuck) = channel::<()>();
+        let stuck = Arc::new(Mutex::new(stuck));
+        // Every slot taken by real work that blocks, with a deadline far away.
+        let holders: Vec<_> = (0..MAX_LEFT_BEHIND)
+            .map(|_| {
+                let stuck = Arc::clone(&stuck);
+                std::thread::spawn(move || {
+                    run(
+                        job(&HELD),
+                        &Arc::new(()),
+                        Instant::now() + Duration::from_secs(30),
+                        &CancellationToken::new(),
+                        move |_| {
+                            let _ = stuck.lock().unwrap().recv_timeout(Duration::from_secs(30));
+                            Ok(())
+                        },
+                    )
+                })
+            })
+            .collect();
+        let waited = Instant::now();
+        while HELD.active.load(Ordering::SeqCst) < MAX_LEFT_BEHIND {
+            assert!(
+                waited.elapsed() < Duration::from_secs(10),
+                "slots never taken"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let shared = Arc::new(Mutex::new(Vec::<u32>::new()));
+        let add = |shared: &Arc<Mutex<Vec<u32>>>| {
+            shared.lock().unwrap().push(1);
+            Ok(())
+        };
+        let soon = Instant::now() + Duration::from_millis(100);
+        let outcome = run(job(&HELD), &shared, soon, &CancellationToken::new(), add);
+        match outcome {
+            Err(e) => assert_eq!(
+                e.to_string(),
+                ToolError::msg(full(0)).to_string(),
+                "not the busy refusal"
+            ),
+            Ok(got) => panic!("a run that never got a slot answered Ok({got:?})"),
+        }
+        assert!(shared.lock().unwrap().is_empty(), "the work ran");
+        drop(release);
+        for holder in holders {
+            assert_eq!(holder.join().unwrap().unwrap(), Some(()));
+        }
+        wait_until_none_left(&HELD);
     }
 
     /// While [`MAX_LEFT_BEHIND`] runs are left behind, a new one is refused at once, in

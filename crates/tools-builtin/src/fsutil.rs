@@ -1018,8 +1018,9 @@ fn dangling_chain(link: &Path) -> Dangling {
 /// Refuses a write whose real path `real` (where it will land, symlinks resolved) is not
 /// one `confine` allows: outside the working directories (for a path inside them), or, at a
 /// link swapped in after the permission check or one leading where the check never looked,
-/// a protected path other than the one the call named (protected by something else: another
-/// protected directory, another sensitive file) or one a deny rule forbids ([`Confinement`]).
+/// a protected path in another protected place than the path the call named (another
+/// protected directory, even one of the same name, another sensitive file) or one a deny
+/// rule forbids ([`Confinement`]).
 fn check_confined(real: &Path, confine: &Confinement) -> io::Result<()> {
     let refuse = |what: String| {
         Err(io::Error::new(
@@ -1036,17 +1037,27 @@ fn check_confined(real: &Path, confine: &Confinement) -> io::Result<()> {
         return refuse("outside the working directories".to_owned());
     }
     let engine = confine.engine.as_deref();
-    if let Some(named) = &confine.named
-        && let Some(what) = protection(real, engine)
-        && !named.contains(&what)
+    if let Some(protected) = protection(real, engine)
+        && !confine
+            .named
+            .iter()
+            .any(|named| same_place(&named.place, &protected.place))
     {
-        // What the permission step asked about is what protects the named path; a real
-        // path protected by something else was never asked about.
-        let named_what = match named.first() {
-            Some(other) => format!("while the path the call named {other}"),
+        // What the permission step asked about is the protected place of the named path; a
+        // real path in another protected place was never asked about.
+        let named_what = match confine.named.first() {
+            Some(other) => format!(
+                "while the path the call named {} at {}",
+                other.what,
+                other.place.display()
+            ),
             None => "while the path the call named is not protected".to_owned(),
         };
-        return refuse(format!("which {what}, {named_what}"));
+        return refuse(format!(
+            "which {} at {}, {named_what}",
+            protected.what,
+            protected.place.display()
+        ));
     }
     if let Some(rule) = engine.and_then(|e| e.denied_by(real, tool_core::FileAccess::Write)) {
         return refuse(format!("which the deny rule {} forbids editing", rule.rule));
@@ -1054,20 +1065,57 @@ fn check_confined(real: &Path, confine: &Confinement) -> io::Result<()> {
     Ok(())
 }
 
+/// What makes writing a path a safety check of the permission engine ([`protection`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Protection {
+    /// The protected place itself: the path up to and including the protected directory
+    /// (`/p/.git` for `/p/.git/hooks/x`), or the sensitive or settings file's own path. Two
+    /// paths are protected by the same thing only when their places are the same path: the
+    /// engine's words alone would take any `.vscode` for any other.
+    place: PathBuf,
+    /// The engine's words after "which ", for the refusal: `is in a protected directory
+    /// (.git)`, `is a sensitive file (.bashrc)`, `is a settings file of this session…`.
+    what: String,
+}
+
 /// What makes writing `path` a safety check of the permission engine (it asks even in
-/// bypass mode), if it is, in the engine's words after "which ": `is in a protected
-/// directory (.git)` ([`tool_perms::path::protected_kind`]), `is a sensitive file (.bashrc)`
-/// (the file named: another sensitive file is another thing protected), and with the
-/// session's engine, `is a settings file of this session…` or `is in the user's
-/// configuration directory (…)`. Two paths with the same protection are protected by the
-/// same thing. `path` is taken as resolved.
-fn protection(path: &Path, engine: Option<&tool_perms::PermissionEngine>) -> Option<String> {
+/// bypass mode), if it is: a protected directory on it or a sensitive file
+/// ([`tool_perms::path::protected_kind`]), and with the session's engine, a settings file
+/// of this session or an entry of the user's configuration directory; with the place
+/// protected and the engine's words ([`Protection`]). `path` is taken as it is (resolved
+/// or not, as the caller needs).
+fn protection(path: &Path, engine: Option<&tool_perms::PermissionEngine>) -> Option<Protection> {
+    // A settings file is its own place, before the protected directory it may be in: an
+    // approved write of `.claude/commands/x.md` must not land in `.claude/settings.json`
+    // (hooks) through a link. The session's settings files, and the project's by name (one
+    // that does not exist yet is read by the next session).
+    let is_project_settings = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d.to_string_lossy().eq_ignore_ascii_case(".claude"))
+        && path.file_name().is_some_and(|f| {
+            let f = f.to_string_lossy().to_lowercase();
+            f == "settings.json" || f == "settings.local.json"
+        });
+    let settings = engine.and_then(|e| e.roots().settings_file_reason(path, path));
+    if is_project_settings || settings.is_some() {
+        return Some(Protection {
+            place: path.to_path_buf(),
+            what: "is a settings file".to_owned(),
+        });
+    }
     if let Some(kind) = tool_perms::path::protected_kind(path) {
         if kind.starts_with("is a sensitive file") {
             let name = path.file_name()?.to_string_lossy().to_lowercase();
-            return Some(format!("{kind} ({name})"));
+            return Some(Protection {
+                place: path.to_path_buf(),
+                what: format!("{kind} ({name})"),
+            });
         }
-        return Some(kind);
+        return Some(Protection {
+            place: protected_dir(path, &kind).unwrap_or_else(|| path.to_path_buf()),
+            what: kind,
+        });
     }
     let roots = engine?.roots();
     let why = roots
@@ -1080,7 +1128,47 @@ fn protection(path: &Path, engine: Option<&tool_perms::PermissionEngine>) -> Opt
         path.display()
     );
     let what = why.strip_prefix(&opening).unwrap_or(&why);
-    Some(what.trim_end_matches('.').to_owned())
+    Some(Protection {
+        place: path.to_path_buf(),
+        what: what.trim_end_matches('.').to_owned(),
+    })
+}
+
+/// The protected directory on `path` that `kind` (`is in a protected directory (.git)`,
+/// [`tool_perms::path::protected_kind`]'s words for it) names: `path` up to and including
+/// the first component of that name (case aside), passing over a `.claude` that is only
+/// the way to `.claude/worktrees/…`, as that function does. `None` when `kind` names none.
+fn protected_dir(path: &Path, kind: &str) -> Option<PathBuf> {
+    let dir = kind
+        .strip_prefix("is in a protected directory (")?
+        .strip_suffix(')')?;
+    use std::path::Component;
+    let comps: Vec<Component<'_>> = path.components().collect();
+    let normal: Vec<(usize, String)> = comps
+        .iter()
+        .enumerate()
+        .filter_map(|(at, c)| match c {
+            Component::Normal(s) => Some((at, s.to_string_lossy().to_lowercase())),
+            _ => None,
+        })
+        .collect();
+    let at = normal.iter().enumerate().find_map(|(i, (at, name))| {
+        let worktrees = name == ".claude"
+            && normal.get(i + 1).is_some_and(|(_, n)| n == "worktrees")
+            && i + 2 < normal.len();
+        (name == dir && !worktrees).then_some(*at)
+    })?;
+    Some(comps[..=at].iter().collect())
+}
+
+/// Whether two protected places are the same path (case aside where the file system
+/// ignores it, as the permission engine compares them there).
+fn same_place(a: &Path, b: &Path) -> bool {
+    if cfg!(any(target_os = "macos", windows)) {
+        a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase()
+    } else {
+        a == b
+    }
 }
 
 /// Removes the temporary files of writers that are gone (killed mid-write) from the
@@ -1137,22 +1225,28 @@ fn temp_stem(name: &std::ffi::OsStr) -> OsString {
 ///   to, when the permission engine allowed writing it: [`write_confinement`]);
 /// - wherever the path is, not at a protected path (`.git`, `.claude`, shell rc files, the
 ///   session's settings files: what the permission engine asks about even in bypass mode),
-///   unless the path the call named is protected by the same (the same protected directory,
-///   the same sensitive file: what the permission step then asked about), so that approving
-///   `.vscode/settings.json` never writes `.git/config` through a link; and not at a path a
-///   deny rule of the session forbids editing.
+///   unless it is in the protected place of the path the call named (the same protected
+///   directory, `/p/.vscode`, not another of that name; the same sensitive or settings
+///   file: what the permission step then asked about), so that approving
+///   `.vscode/settings.json` never writes `.git/config`, nor another directory's `.vscode`,
+///   through a link; and not at a path a deny rule of the session forbids editing.
+///
+/// Only the named path and where it leads are judged: a hard-linked file outside the
+/// working directories is rewritten in place (its names keep sharing the content), and its
+/// other names, protected or not, are not looked at.
 #[derive(Debug, Clone)]
 pub(crate) struct Confinement {
     /// The working directories, resolved, for a path inside them; `None` for a path
     /// outside them (the permission check named it, and it is written where it leads).
     dirs: Option<Vec<PathBuf>>,
     file: Option<PathBuf>,
-    /// What protects the path as the call named it ([`protection`]; what the permission
-    /// step asked about): lexically, or with only the working directory's own links resolved
-    /// (a session working in a folder that is a link to `~/.claude`). A protected real path
-    /// is allowed only when one of these protects it too. `None`: no protected path is
+    /// The protected places of the path as the call named it ([`protection`]; what the
+    /// permission step asked about): lexically, or with the working directory's own links
+    /// resolved (a session working in a folder that is a link to `~/.claude`), each also
+    /// with the links above the place resolved, as the real path is. A protected real path
+    /// is allowed only when its place is one of these. Empty: every protected real path is
     /// refused.
-    named: Option<Vec<String>>,
+    named: Vec<Protection>,
     /// The session's permission engine (or one of the context's deny rules), for its deny
     /// rules and settings files; `None` when there is neither.
     engine: Option<std::sync::Arc<tool_perms::PermissionEngine>>,
@@ -1165,7 +1259,7 @@ impl Confinement {
         Self {
             dirs: Some(dirs),
             file: None,
-            named: None,
+            named: Vec::new(),
             engine: None,
         }
     }
@@ -1187,8 +1281,8 @@ impl Confinement {
 }
 
 /// Where a write of `path` may land ([`Confinement`]): under the working directories,
-/// resolved, when the path lies inside them; never at a protected path unless the same
-/// protects the path the call named, nor at a denied one.
+/// resolved, when the path lies inside them; never at a protected path outside the
+/// protected place of the path the call named, nor at a denied one.
 pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Confinement {
     let dirs = ctx.working_directories();
     let lexical = tool_core::normalize_lexically(path);
@@ -1210,15 +1304,26 @@ pub(crate) fn confinement(ctx: &ToolUseContext, path: &Path) -> Confinement {
         )
         .filter_map(|p| protection(&p, engine.as_deref()))
     {
-        if !named.contains(&protected) {
-            named.push(protected);
+        // The place with the links above it resolved, as the real path's is: the place
+        // itself (a `.vscode` that is a link elsewhere) is not followed.
+        let resolved_place = match (protected.place.parent(), protected.place.file_name()) {
+            (Some(parent), Some(name)) => Some(Protection {
+                place: resolve_existing(parent).join(name),
+                what: protected.what.clone(),
+            }),
+            _ => None,
+        };
+        for protected in std::iter::once(protected).chain(resolved_place) {
+            if !named.contains(&protected) {
+                named.push(protected);
+            }
         }
     }
     let inside = resolved.iter().any(|(_, named)| lexical.starts_with(named));
     Confinement {
         dirs: inside.then(|| resolved.into_iter().map(|(real, _)| real).collect()),
         file: None,
-        named: Some(named),
+        named,
         engine,
     }
 }

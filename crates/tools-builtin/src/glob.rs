@@ -313,8 +313,11 @@ pub(crate) fn check_dir(root: &Path, ctx: &ToolUseContext) -> Result<(), Validat
 pub(crate) enum RootError {
     /// The root is refused, in these words (also when the look did not answer in time).
     Invalid(ValidationError),
-    /// The look could not run: the call was cancelled, too many looks or searches are stuck
-    /// ([`deadline::run`]'s refusal), its thread could not start or panicked.
+    /// The call was cancelled while its root was looked at: nothing was searched.
+    Cancelled(PathBuf),
+    /// The look could not run: the tool is busy ([`deadline::run`]'s refusals: too many
+    /// looks or searches stuck, or none of its slots free before the time limit), its
+    /// thread could not start or panicked.
     Failed(ToolError),
 }
 
@@ -325,18 +328,27 @@ impl From<ValidationError> for RootError {
 }
 
 impl RootError {
-    /// The failure as `validate_input` answers it.
+    /// The failure as `validate_input` answers it. A validation error cannot carry a
+    /// cancellation (the pipeline, which also waits on the cancellation, answers a
+    /// cancelled call as one when it sees it first), so a cancelled look is a refusal that
+    /// says the call was cancelled.
     pub(crate) fn into_validation(self) -> ValidationError {
         match self {
             Self::Invalid(e) => e,
+            Self::Cancelled(root) => ValidationError::new(format!(
+                "The call was cancelled while the search root {} was being checked: nothing \
+                 was searched.",
+                root.display()
+            )),
             Self::Failed(e) => ValidationError::new(e.to_string()),
         }
     }
 
-    /// The failure as `call` answers it.
+    /// The failure as `call` answers it: a cancelled look is the tool's cancelled error.
     pub(crate) fn into_tool_error(self) -> ToolError {
         match self {
             Self::Invalid(e) => ToolError::msg(e.message),
+            Self::Cancelled(_) => ToolError::Cancelled(None),
             Self::Failed(e) => e,
         }
     }
@@ -347,7 +359,10 @@ impl RootError {
 /// until `limit` after `started`: on a hung network mount a `stat` or a directory listing
 /// may never return, and the call must not wait past its time limit for it. When the look
 /// has not answered by then, the root is refused with a message that says it could not be
-/// read in time, and the look is left behind.
+/// read in time, and the look is left behind. When the look never started (the tool's
+/// slots all in use until the limit, or too many stuck), the tool is busy
+/// ([`RootError::Failed`], in its words); when the call is cancelled,
+/// [`RootError::Cancelled`].
 pub(crate) fn look_at_root<T, L>(
     job: deadline::Job,
     root: &Path,
@@ -365,15 +380,21 @@ where
         .checked_add(limit)
         .unwrap_or(started + DEFAULT_TIMEOUT);
     let looked = {
-        let (root, look_ctx) = (root.to_path_buf(), ctx.clone());
+        let (looked_at, look_ctx) = (root.to_path_buf(), ctx.clone());
         deadline::run(
             job,
             &Arc::new(()),
             deadline,
             ctx.cancellation(),
-            move |_| Ok(look(&root, &look_ctx)),
+            move |_| Ok(look(&looked_at, &look_ctx)),
         )
-        .map_err(RootError::Failed)?
+        .map_err(|e| {
+            if e.is_cancelled() {
+                RootError::Cancelled(root.to_path_buf())
+            } else {
+                RootError::Failed(e)
+            }
+        })?
     };
     match looked {
         Some(answer) => Ok(answer?),
@@ -663,7 +684,18 @@ fn job(runs: &'static deadline::Runs) -> deadline::Job {
         thread: "tw-glob",
         runs,
         busy: cannot_search_now,
+        full: all_searches_in_use,
     }
+}
+
+/// Glob's refusal of a search whose time limit passed while it waited for one of the
+/// [`MAX_LEFT_BEHIND`] searches at a time, `stuck` of them left behind: it never started.
+fn all_searches_in_use(stuck: usize) -> String {
+    format!(
+        "Glob cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use \
+         ({stuck} stuck past their time limit), and none ended before this one's limit. It \
+         did not search: try again in a moment."
+    )
 }
 
 /// Glob's refusal while `stuck` ([`MAX_LEFT_BEHIND`]) walks are left behind.
@@ -1421,6 +1453,56 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// A Glob cancelled while its root is looked at is answered by `validate_input` with a
+    /// refusal that says the call was cancelled and nothing was searched (a validation
+    /// error cannot carry a cancellation), not with the bare interrupt text as if the input
+    /// were wrong; the same failure in `call` is the tool's cancelled error.
+    #[test]
+    fn a_cancelled_look_at_the_root_says_the_call_was_cancelled() {
+        static RUNS: deadline::Runs = deadline::Runs::new();
+        let (dir, ctx) = three_files();
+        ctx.cancellation().cancel();
+        let input = GlobInput {
+            pattern: "*.txt".to_owned(),
+            path: Some(dir.path().display().to_string()),
+        };
+        let err = validate_with(&input, &ctx, DEFAULT_TIMEOUT, &RUNS, check_dir).unwrap_err();
+        assert!(
+            err.message.contains("was cancelled") && err.message.contains("nothing was searched"),
+            "{}",
+            err.message
+        );
+        let failed = look_at_root(
+            job(&RUNS),
+            dir.path(),
+            &ctx,
+            Instant::now(),
+            DEFAULT_TIMEOUT,
+            check_dir,
+        )
+        .unwrap_err();
+        assert!(failed.into_tool_error().is_cancelled());
+    }
+
+    /// A Glob whose time limit passes while all of its searches at a time are in use (held
+    /// by walks still within their own limit) is refused as busy, in Glob's words, not
+    /// told its root "could not be read" as if the root hung.
+    #[test]
+    fn a_root_look_that_never_gets_a_slot_is_refused_as_busy() {
+        static FULL: deadline::Runs = deadline::Runs::with(MAX_LEFT_BEHIND, 0);
+        let (dir, ctx) = three_files();
+        let input = GlobInput {
+            pattern: "*.txt".to_owned(),
+            path: Some(dir.path().display().to_string()),
+        };
+        let err =
+            validate_with(&input, &ctx, Duration::from_millis(100), &FULL, check_dir).unwrap_err();
+        assert_eq!(err.message, all_searches_in_use(0));
+        assert!(err.message.starts_with(&format!(
+            "Glob cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use"
+        )));
     }
 
     #[test]

@@ -1128,7 +1128,18 @@ fn job(runs: &'static deadline::Runs) -> deadline::Job {
         thread: "tw-grep",
         runs,
         busy: cannot_search_now,
+        full: all_searches_in_use,
     }
+}
+
+/// Grep's refusal of a search whose time limit passed while it waited for one of the
+/// [`MAX_LEFT_BEHIND`] searches at a time, `stuck` of them left behind: it never started.
+fn all_searches_in_use(stuck: usize) -> String {
+    format!(
+        "Grep cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use \
+         ({stuck} stuck past their time limit), and none ended before this one's limit. It \
+         did not search: try again in a moment."
+    )
 }
 
 /// Grep's refusal while `stuck` ([`MAX_LEFT_BEHIND`]) searches are left behind.
@@ -1786,6 +1797,51 @@ mod tests {
         assert!(after < Duration::from_secs(3), "read on for {after:?}");
     }
 
+    /// A Grep cancelled while its root is looked at: `call` answers with the tool's
+    /// cancelled error (not a message), `validate_input` with a refusal that says the call
+    /// was cancelled. One whose time limit passes while all its searches at a time are in
+    /// use is refused as busy, in Grep's words, not told its root could not be read.
+    #[test]
+    fn a_cancelled_or_busy_look_at_the_root_says_so() {
+        static RUNS: deadline::Runs = deadline::Runs::new();
+        static FULL: deadline::Runs = deadline::Runs::with(MAX_LEFT_BEHIND, 0);
+        let dir = tree(1, 1);
+        let input: GrepInput =
+            serde_json::from_value(serde_json::json!({"pattern": "needle", "path": "."})).unwrap();
+        let cancelled = ToolUseContext::new(dir.path());
+        cancelled.cancellation().cancel();
+        let plan = || {
+            plan_with(&input, &cancelled, DEFAULT_TIMEOUT, &RUNS, look_at_root)
+                .err()
+                .expect("a cancelled look planned the search")
+        };
+        assert!(plan().into_tool_error().is_cancelled());
+        let refused = plan().into_validation();
+        assert!(
+            refused.message.contains("was cancelled"),
+            "{}",
+            refused.message
+        );
+        let ctx = ToolUseContext::new(dir.path());
+        let busy = plan_with(
+            &input,
+            &ctx,
+            Duration::from_millis(100),
+            &FULL,
+            look_at_root,
+        )
+        .err()
+        .expect("a look that never got a slot planned the search")
+        .into_tool_error();
+        assert_eq!(
+            busy.to_string(),
+            ToolError::msg(all_searches_in_use(0)).to_string()
+        );
+        assert!(busy.to_string().starts_with(&format!(
+            "Grep cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use"
+        )));
+    }
+
     /// A Grep whose root cannot be looked at in time (a `stat` or a listing that never
     /// returns, a directory on a hung network mount: here a look that blocks until
     /// released, or 10 s) is refused at its time limit, in `validate_input` and in `call`
@@ -1827,7 +1883,7 @@ mod tests {
         );
         match err {
             RootError::Invalid(e) => assert_eq!(e.message, expected),
-            RootError::Failed(e) => panic!("not a refusal: {e}"),
+            other => panic!("not a refusal: {other:?}"),
         }
         assert_eq!(STUCK.left_behind(), 1);
         // A look that answers in time plans the search.

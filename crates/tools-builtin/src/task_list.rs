@@ -460,13 +460,22 @@ impl LockedList {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The directories [`sync_dir`] synced on this thread, in order: what the tests see of
+    /// a sync that leaves no other trace.
+    static SYNCED_DIRS: std::cell::RefCell<Vec<PathBuf>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Tells the temporary files of [`replace_counter`] apart within this process.
 static COUNTER_TEMP: AtomicU64 = AtomicU64::new(0);
 
 /// Puts `n` in the id counter `path` as a regular file of its own: written to a new file
 /// beside it (named as every atomic write's temporary file, so that one a killed writer
 /// left is cleared by the next write in the directory), synced, then renamed over the
-/// name. Whatever had the name is replaced, never opened nor written through: a link stays
+/// name, and the directory synced so that the rename survives a crash. Whatever had the
+/// name is replaced, never opened nor written through: a link stays
 /// where it led, its target untouched (a dangling link's target is not created), and a
 /// FIFO is not waited on. A directory in its place is not replaced: the rename fails.
 fn replace_counter(path: &Path, n: u64) -> io::Result<()> {
@@ -500,8 +509,22 @@ fn replace_counter(path: &Path, n: u64) -> io::Result<()> {
         });
     if written.is_err() {
         let _ = fs::remove_file(&temp);
+    } else {
+        // The rename itself made durable: else, after a crash, the counter could go back
+        // and a deleted task's id be given again.
+        sync_dir(dir);
     }
     written
+}
+
+/// Syncs the directory `dir`, making a rename in it durable, as every atomic write does.
+/// Not every platform or file system can sync a directory: a failure is let go (the
+/// rename stands; only its durability across a crash is not promised).
+fn sync_dir(dir: &Path) {
+    if File::open(dir).and_then(|d| d.sync_all()).is_ok() {
+        #[cfg(test)]
+        SYNCED_DIRS.with(|d| d.borrow_mut().push(dir.to_path_buf()));
+    }
 }
 
 /// The number in the id counter `path`, 0 when there is none; `Ok(Err(_))` with what is
@@ -1463,6 +1486,25 @@ impl TypedTool for TaskList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The id counter's rename is made durable: after the new file is renamed over the
+    /// name, the directory holding it is synced (else, after a crash, the counter could go
+    /// back and a deleted task's id be given again). The counter holds its new number.
+    #[test]
+    fn the_counter_s_directory_is_synced_after_its_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(HIGH_WATER_MARK);
+        fs::write(&path, "3\n").unwrap();
+        SYNCED_DIRS.with(|d| d.borrow_mut().clear());
+        replace_counter(&path, 5).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "5\n");
+        let synced = SYNCED_DIRS.with(|d| d.borrow().clone());
+        assert_eq!(
+            synced,
+            [dir.path().to_path_buf()],
+            "the directory was not synced"
+        );
+    }
 
     #[test]
     fn list_ids_become_safe_directory_names() {

@@ -681,6 +681,142 @@ async fn an_approved_write_of_one_protected_path_landed_in_another() {
             .file_type()
             .is_symlink()
     );
+
+    // A settings file is its own place, not any file of `.claude` (found by a second
+    // adversarial review: an approved Write of `.claude/commands/deploy.md`, a link to
+    // `../settings.json`, put a hook in the project's settings).
+    fs::create_dir_all(root.join(".claude/commands")).unwrap();
+    let project_settings = root.join(".claude/settings.json");
+    fs::write(&project_settings, "{}\n").unwrap();
+    let deploy = root.join(".claude/commands/deploy.md");
+    symlink("../settings.json", &deploy).unwrap();
+    text(&Read, &c, json!({"file_path": deploy})).await;
+    let err = call(
+        &Write,
+        &c,
+        json!({"file_path": deploy, "content": "{\"hooks\":{}}\n"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.contains(&format!(
+            "refusing to write: the path resolves to {}",
+            project_settings.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&project_settings).unwrap(), "{}\n");
+}
+
+/// The write-time check compared what protects a path by the engine's words only: any
+/// `.vscode` passed for any other `.vscode`, any `.bashrc` for any other. An approved write
+/// of `.vscode/a.json` landed in another directory's `.vscode/b.json` through a link, one of
+/// `x/.bashrc` in another directory's `.bashrc`, and a path named outside the working
+/// directories (`/elsewhere/.vscode/settings.json`) wrote the project's `.vscode/tasks.json`.
+/// A protected real path is now allowed only when it is in the same protected place as the
+/// named path (the same protected directory, the same sensitive file); a link within one
+/// protected directory still writes.
+#[tokio::test]
+async fn a_write_of_one_protected_place_landed_in_another_of_the_same_name() {
+    use std::sync::Arc;
+    use tool_core::{PermissionMode, ToolPermissionContext};
+    let project = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(project.path()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let elsewhere = fs::canonicalize(elsewhere.path()).unwrap();
+    for dir in [".vscode", "other/.vscode", "x", "home"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    fs::create_dir_all(elsewhere.join(".vscode")).unwrap();
+    let perm = ToolPermissionContext {
+        mode: PermissionMode::AcceptEdits,
+        ..ToolPermissionContext::default()
+    };
+    let engine = Arc::new(
+        tool_perms::PermissionEngine::new(&perm, tool_perms::PathRoots::for_cwd(&root)).unwrap(),
+    );
+    let c = ctx(&root).with_permission(perm);
+    c.app_state().set(tool_perms::SessionEngine(engine));
+
+    let original = "{}\n";
+    let other_b = root.join("other/.vscode/b.json");
+    let bashrc = root.join("home/.bashrc");
+    let tasks = root.join(".vscode/tasks.json");
+    for f in [&other_b, &bashrc, &tasks] {
+        fs::write(f, original).unwrap();
+    }
+    // (named, link target, real path, the protected place named, the one written)
+    let cases = [
+        (
+            root.join(".vscode/a.json"),
+            "../other/.vscode/b.json".to_owned(),
+            other_b.clone(),
+            root.join(".vscode"),
+            root.join("other/.vscode"),
+        ),
+        (
+            root.join("x/.bashrc"),
+            "../home/.bashrc".to_owned(),
+            bashrc.clone(),
+            root.join("x/.bashrc"),
+            bashrc.clone(),
+        ),
+        (
+            elsewhere.join(".vscode/settings.json"),
+            tasks.display().to_string(),
+            tasks.clone(),
+            elsewhere.join(".vscode"),
+            root.join(".vscode"),
+        ),
+    ];
+    for (named, target, real, named_place, real_place) in cases {
+        symlink(&target, &named).unwrap();
+        text(&Read, &c, json!({"file_path": named})).await;
+        let err = call(
+            &Write,
+            &c,
+            json!({"file_path": named, "content": "{\"pwned\": true}\n"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.contains(&format!(
+                "refusing to write: the path resolves to {}",
+                real.display()
+            )) && err.contains(&real_place.display().to_string())
+                && err.contains(&named_place.display().to_string()),
+            "{}: {err}",
+            named.display()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), original);
+        assert!(
+            fs::symlink_metadata(&named)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    // A link within one protected directory, named as such, still writes.
+    let d = root.join(".vscode/d.json");
+    fs::write(&d, original).unwrap();
+    let link = root.join(".vscode/c.json");
+    symlink("d.json", &link).unwrap();
+    text(&Read, &c, json!({"file_path": link})).await;
+    call(
+        &Write,
+        &c,
+        json!({"file_path": link, "content": "{\"ok\": 1}\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(fs::read_to_string(&d).unwrap(), "{\"ok\": 1}\n");
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 /// A directory on the path that is a dangling link (`dangdir -> nodir`) failed Write, and

@@ -1264,6 +1264,25 @@ async fn options_that_run_a_local_command_meet_deny_rules() {
             true,
         ),
         ("vim f", "vim", false),
+        // Found by a second adversarial review: `-B` takes a value (the checker read its
+        // value as the host and stopped), vim under Debian's names, zip's options from
+        // `ZIPOPT`.
+        (
+            "ssh -B lo localhost -o ProxyCommand='touch victim' -o BatchMode=yes true",
+            "ssh",
+            true,
+        ),
+        ("editor -es -c '!touch victim' -c 'qa!'", "editor", false),
+        (
+            "vim.basic -es -c '!touch victim' -c 'qa!'",
+            "vim.basic",
+            false,
+        ),
+        (
+            "ZIPOPT='-TT \"touch victim\"' zip -q b.zip f -T",
+            "zip",
+            false,
+        ),
     ];
     for (command, program, real) in runs {
         if !*real || !common::installed(program) {

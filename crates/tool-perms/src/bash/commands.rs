@@ -959,7 +959,10 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         // `-c`, `--cmd`, `+CMD`, a script (`-S`, `-s`, `-u`), its input (`-e`, `ex`), each of
         // which may run a shell command (`!rm x`, `:call system(…)`), in spellings too many to
         // list (`-c!…`, `-nc…`, `+/x/|!…`). Whatever runs cannot be checked.
-        "vi" | "vim" | "nvim" | "gvim" | "view" | "vimdiff" | "ex" | "evim" | "rvim" => true,
+        "vi" | "vim" | "nvim" | "gvim" | "view" | "vimdiff" | "ex" | "evim" | "rvim" | "rview"
+        | "gview" | "gvimdiff" | "vim.basic" | "vim.tiny" | "vim.nox" | "vim.gtk3" | "editor" => {
+            true
+        }
         // `-TT CMD` / `--unzip-command CMD` tests the archive with that command (also
         // `-TTCMD`, and in a bundle, `-rTT`).
         "zip" => args.iter().take_while(|a| **a != "--").any(|a| {
@@ -1009,7 +1012,7 @@ fn ssh_runs_a_local_command(name: &str, args: &[&str]) -> bool {
     let (values, dangerous) = match name {
         "scp" => ("cDFiJlMoPSX", "DFS"),
         "sftp" => ("bBcDFiJloPRsSX", "bDFS"),
-        _ => ("bcDeEFiIJlLmoOpPQRSwW", "FI"),
+        _ => ("bBcDeEFiIJlLmoOpPQRSwW", "FI"),
     };
     let mut i = 0;
     // ssh: the options before the host name, then those after it.

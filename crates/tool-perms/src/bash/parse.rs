@@ -2311,13 +2311,20 @@ impl Walker<'_> {
     fn computed_by(&mut self, run: &[Word], assignments: &[Assignment]) {
         let why = if git_runs_configured(run, assignments) {
             "git configured on its command line or by its variables may run any program".to_owned()
-        } else if run
+        } else if let Some((program, variable)) = run
             .first()
             .and_then(|w| w.value.as_deref())
-            .is_some_and(|p| basename(p) == "rsync")
-            && assignments.iter().any(|a| a.name == "RSYNC_RSH")
+            .map(basename)
+            .and_then(|p| match p {
+                "rsync" => Some(("rsync", "RSYNC_RSH")),
+                "zip" => Some(("zip", "ZIPOPT")),
+                _ => None,
+            })
+            .filter(|(_, variable)| assignments.iter().any(|a| a.name == *variable))
         {
-            "`rsync` runs the remote shell its `RSYNC_RSH` names".to_owned()
+            // The variable gives the program a remote shell (`RSYNC_RSH`) or options
+            // (`ZIPOPT="-TT cmd"`) that may run a command.
+            format!("`{program}` reads `{variable}`, which may make it run a command")
         } else if super::commands::runs_a_program_it_is_given(run) {
             let name = run
                 .first()

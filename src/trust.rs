@@ -345,8 +345,8 @@ pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
         ),
     };
     format!(
-        "this folder is not trusted, so its own settings were only allowed to restrict: {} were not \
-         applied (its deny and ask rules still apply). {how}",
+        "this folder is not trusted, so its own settings were only allowed to restrict. Not \
+         applied: {} (its deny and ask rules still apply). {how}",
         ignored.join(", "),
     )
 }

@@ -3019,7 +3019,7 @@ fn permissions_check_judges_a_relative_path_and_names_ignored_grants() {
     );
     assert!(
         warned.contains("this folder is not trusted")
-            && warned.contains("its allow rules were not applied"),
+            && warned.contains("Not applied: its allow rules ("),
         "{warned}"
     );
 }

@@ -166,17 +166,17 @@ fn an_untrusted_folders_env_is_reported_as_ignored() {
     assert_eq!(message["content"][0]["content"], "probe=unset", "{message}");
     let err = text(&out.stderr);
     assert!(
-        err.contains("this folder is not trusted") && err.contains("its env were not applied"),
+        err.contains("this folder is not trusted") && err.contains("Not applied: its env ("),
         "{err}"
     );
     for (settings, said) in [
         (
             json!({"disableAllHooks": true, "allowedMcpServers": [{"serverName": "x"}]}),
-            Some("its disableAllHooks and allowedMcpServers were not applied"),
+            Some("Not applied: its disableAllHooks and allowedMcpServers ("),
         ),
         (
             json!({"permissions": {"allow": ["Bash"], "defaultMode": "acceptEdits", "deny": ["Read"]}}),
-            Some("its allow rules and defaultMode were not applied"),
+            Some("Not applied: its allow rules and defaultMode ("),
         ),
         (
             json!({"permissions": {"deny": ["Read"]}, "deniedMcpServers": [{"serverName": "x"}]}),

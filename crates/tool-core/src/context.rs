@@ -564,7 +564,8 @@ fn is_json_number(token: &str) -> bool {
 /// that is not there is `NotFound`, but one that is a link to nothing, or that is below a
 /// directory that is one, is an error naming where the link leads (through a chain of
 /// links, the end that is missing): a configuration that was moved away must not be taken
-/// for none, its deny rules dropped without a word.
+/// for none, its deny rules dropped without a word. Nor is a file of `/proc` or `/sys`
+/// read, though they pass as regular files: `/proc/kmsg` blocks for ever.
 pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool)> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
@@ -577,6 +578,19 @@ pub fn read_config_text(path: &std::path::Path) -> std::io::Result<(String, bool
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file (a FIFO, a socket or a device): not read",
+        ));
+    }
+    // The kernel's files pass as regular ones, and some block for ever (`/proc/kmsg`, to
+    // root) or consume what they give.
+    if let Ok(real) = std::fs::canonicalize(path)
+        && (real.starts_with("/proc") || real.starts_with("/sys"))
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "a kernel file ({}), which may block or consume what it gives: not read",
+                real.display()
+            ),
         ));
     }
     let bytes = std::fs::read(path)?;
@@ -1256,6 +1270,27 @@ mod tests {
         assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
         let err = super::read_config_text(&dir.path().join("settings.local.json")).unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    /// Found by review: a settings file linked to `/proc/kmsg` hung every command run as
+    /// root (the kernel's files pass as regular files). A link into `/proc` or `/sys` is
+    /// refused, with the file it leads to named; nothing of it is read.
+    #[test]
+    fn a_link_to_a_kernel_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for target in ["/proc/self/status", "/sys/kernel/uevent_seqnum"] {
+            if !std::path::Path::new(target).exists() {
+                continue;
+            }
+            let link = dir.path().join("settings.json");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            let err = super::read_config_text(&link).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{target}");
+            let said = err.to_string();
+            assert!(said.contains("a kernel file (/"), "{said}");
+            assert!(said.contains("not read"), "{said}");
+        }
     }
 
     /// Found by review: a link to a link to nothing was said to be "a link to l2, which does

@@ -1151,7 +1151,9 @@ async fn a_tracers_bundled_output_option_is_read() {
 /// 9. Options that make a program run a command on this machine: ssh's, scp's and sftp's
 ///    `-o ProxyCommand=…` (any case, `=` or a space, before or after the host),
 ///    `LocalCommand`, `KnownHostsCommand`, scp's and sftp's `-S PROGRAM`, rsync's `-e` /
-///    `--rsh` (other than a plain ssh), vim's `-c`, `+CMD`, `--cmd` and `-S`, zip's `-TT`.
+///    `--rsh` (other than a plain ssh), vim's `-c`, `+CMD`, `--cmd` and `-S`, zip's `-TT`;
+///    their variables (`ZIPOPT`, `RSYNC_RSH`, git's) written before the command or assigned
+///    by an earlier statement (`export ZIPOPT=…; zip …`).
 ///    Real runs of the installed programs create the victim file; under `Bash(touch:*)` the
 ///    engine asks about each even in bypass mode. Their everyday uses stay allowed.
 #[tokio::test]
@@ -1283,6 +1285,35 @@ async fn options_that_run_a_local_command_meet_deny_rules() {
             "zip",
             false,
         ),
+        // Found by the last session's note: the variable exported by an earlier
+        // statement, not written before the command (not run here: `timeout` cannot run
+        // `export`; the `ZIPOPT=… zip` above shows zip reads it).
+        (
+            "export ZIPOPT='-TT \"touch victim\"'; zip -q b.zip f -T",
+            "zip",
+            false,
+        ),
+        (
+            "ZIPOPT='-TT \"touch victim\"'; export ZIPOPT; zip -q b.zip f -T",
+            "zip",
+            false,
+        ),
+        (
+            "declare -x ZIPOPT='-TT \"touch victim\"'; zip -q b.zip f -T",
+            "zip",
+            false,
+        ),
+        (
+            "export RSYNC_RSH='sh -c \"touch victim\"'; rsync f x:y",
+            "rsync",
+            false,
+        ),
+        (
+            "export GIT_SSH_COMMAND='touch victim'; git fetch",
+            "git",
+            false,
+        ),
+        ("export GIT_PAGER='touch victim'; git log", "git", false),
     ];
     for (command, program, real) in runs {
         if !*real || !common::installed(program) {
@@ -1318,6 +1349,8 @@ async fn options_that_run_a_local_command_meet_deny_rules() {
             "sftp -p -P 2222 x",
             "zip -r a.zip f",
             "zip -T a.zip f",
+            "export LC_ALL=C; zip -r a.zip f",
+            "export GIT_PAGER=cat; git log",
         ]
         .map(|c| touch("allow", c)),
     );

@@ -87,7 +87,8 @@ impl Runs {
     }
 }
 
-/// Whose work [`run`] runs: the tool's name and its count of runs left behind.
+/// Whose work [`run`] runs: the tool's name, its count of runs left behind, and the words
+/// its refusals use for where a run gets stuck.
 #[derive(Clone, Copy)]
 pub(crate) struct Job {
     /// The tool's name, as its errors say it (`Grep`).
@@ -97,13 +98,33 @@ pub(crate) struct Job {
     /// The tool's runs, those left behind at their deadline (or their cancellation) and
     /// still running among them: the tool's own static.
     pub(crate) runs: &'static Runs,
-    /// The refusal of a new run while [`MAX_LEFT_BEHIND`] are left behind, given how many
-    /// are.
-    pub(crate) busy: fn(usize) -> String,
+    /// Where a run left behind is stuck, as the busy refusal says it after "each in": `a
+    /// read that never returns (a file on a hung network mount)`.
+    pub(crate) stuck_in: &'static str,
+}
+
+impl Job {
+    /// The refusal of a new run while `stuck` ([`MAX_LEFT_BEHIND`]) runs are left behind.
+    pub(crate) fn busy(&self, stuck: usize) -> String {
+        format!(
+            "{} cannot search now: {stuck} earlier searches are still stuck past their time \
+             limit, each in {}. A new search starts once fewer than {MAX_LEFT_BEHIND} are \
+             stuck: try again later, and leave out the path that hangs.",
+            self.tool, self.stuck_in
+        )
+    }
+
     /// The refusal of a run whose deadline passed while it waited for a slot (all
-    /// [`MAX_LEFT_BEHIND`] held by runs, some still within their time), given how many of
-    /// them are left behind: its work never started.
-    pub(crate) full: fn(usize) -> String,
+    /// [`MAX_LEFT_BEHIND`] held by runs, some still within their time), `stuck` of them left
+    /// behind: its work never started.
+    pub(crate) fn full(&self, stuck: usize) -> String {
+        format!(
+            "{} cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use \
+             ({stuck} stuck past their time limit), and none ended before this one's limit. \
+             It did not search: try again in a moment.",
+            self.tool
+        )
+    }
 }
 
 /// Runs `work` on a thread of its own, handing it `shared` (where it puts what it finds),
@@ -122,9 +143,9 @@ pub(crate) struct Job {
 /// as it is.
 ///
 /// Errors, besides the work's: [`ToolError::Cancelled`] as soon as `cancel` fires (the work
-/// is left behind too); a refusal in the tool's words (`job.busy`) while
+/// is left behind too); a refusal in the tool's words ([`Job::busy`]) while
 /// [`MAX_LEFT_BEHIND`] runs are left behind (all the slots); a refusal in the tool's words
-/// (`job.full`) when the deadline passed while the call waited for a slot, so that the
+/// ([`Job::full`]) when the deadline passed while the call waited for a slot, so that the
 /// work never started (the tool is busy: not a search that ran out of time); the thread
 /// could not start; it panicked.
 pub(crate) fn run<S, T, W>(
@@ -144,7 +165,7 @@ where
     while !job.runs.reserve() {
         let stuck = job.runs.left_behind();
         if stuck >= MAX_LEFT_BEHIND {
-            return Err(ToolError::msg((job.busy)(stuck)));
+            return Err(ToolError::msg(job.busy(stuck)));
         }
         // Some of the slots are held by runs still within their time: one is free when
         // the first ends, or taken for good if it is left behind.
@@ -154,7 +175,7 @@ where
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             // The work never started: the tool is busy, not a search that found nothing.
-            return Err(ToolError::msg((job.full)(job.runs.left_behind())));
+            return Err(ToolError::msg(job.full(job.runs.left_behind())));
         }
         std::thread::sleep(left.min(SLOT_POLL));
     }
@@ -284,21 +305,12 @@ mod tests {
 
     use super::*;
 
-    fn busy(stuck: usize) -> String {
-        format!("Test cannot search now: {stuck} are stuck")
-    }
-
-    fn full(stuck: usize) -> String {
-        format!("Test cannot search now: all slots in use, {stuck} stuck")
-    }
-
     fn job(runs: &'static Runs) -> Job {
         Job {
             tool: "Test",
             thread: "tw-test",
             runs,
-            busy,
-            full,
+            stuck_in: "a test",
         }
     }
 
@@ -487,9 +499,8 @@ mod tests {
                 Err(e) => {
                     let e = e.to_string();
                     assert!(
-                        e.contains(&format!(
-                            "Test cannot search now: {MAX_LEFT_BEHIND} are stuck"
-                        )) || e.contains("Test cannot search now: all slots in use"),
+                        e == job(&LEFT).busy(MAX_LEFT_BEHIND)
+                            || e.starts_with("Test cannot search now: its "),
                         "{e}"
                     );
                 }
@@ -520,7 +531,10 @@ mod tests {
         };
         let soon = Instant::now() + Duration::from_millis(100);
         let err = run(job(&BUSY), &shared, soon, &cancel, add).unwrap_err();
-        assert_eq!(err.to_string(), ToolError::msg(full(0)).to_string());
+        assert_eq!(
+            err.to_string(),
+            ToolError::msg(job(&BUSY).full(0)).to_string()
+        );
         assert!(shared.lock().unwrap().is_empty(), "the work ran");
         // One of the runs ends after 200 ms.
         let ender = std::thread::spawn(|| {
@@ -588,7 +602,7 @@ mod tests {
         match outcome {
             Err(e) => assert_eq!(
                 e.to_string(),
-                ToolError::msg(full(0)).to_string(),
+                ToolError::msg(job(&HELD).full(0)).to_string(),
                 "not the busy refusal"
             ),
             Ok(got) => panic!("a run that never got a slot answered Ok({got:?})"),
@@ -615,9 +629,10 @@ mod tests {
             Ok(())
         };
         let err = run(job(&LEFT), &shared, later, &cancel, add).unwrap_err();
+        assert_eq!(err.to_string(), job(&LEFT).busy(MAX_LEFT_BEHIND));
         assert!(
-            err.to_string().contains(&format!(
-                "Test cannot search now: {MAX_LEFT_BEHIND} are stuck"
+            err.to_string().starts_with(&format!(
+                "Test cannot search now: {MAX_LEFT_BEHIND} earlier searches are still stuck"
             )),
             "{err}"
         );

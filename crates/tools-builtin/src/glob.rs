@@ -683,29 +683,9 @@ fn job(runs: &'static deadline::Runs) -> deadline::Job {
         tool: "Glob",
         thread: "tw-glob",
         runs,
-        busy: cannot_search_now,
-        full: all_searches_in_use,
+        stuck_in: "a directory listing that never returns (a directory on a hung network \
+                   mount)",
     }
-}
-
-/// Glob's refusal of a search whose time limit passed while it waited for one of the
-/// [`MAX_LEFT_BEHIND`] searches at a time, `stuck` of them left behind: it never started.
-fn all_searches_in_use(stuck: usize) -> String {
-    format!(
-        "Glob cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use \
-         ({stuck} stuck past their time limit), and none ended before this one's limit. It \
-         did not search: try again in a moment."
-    )
-}
-
-/// Glob's refusal while `stuck` ([`MAX_LEFT_BEHIND`]) walks are left behind.
-fn cannot_search_now(stuck: usize) -> String {
-    format!(
-        "Glob cannot search now: {stuck} earlier searches are still stuck past their time \
-         limit, each in a directory listing that never returns (a directory on a hung \
-         network mount). A new search starts once fewer than {MAX_LEFT_BEHIND} are stuck: \
-         try again later, and leave out the path that hangs."
-    )
 }
 
 /// The walk itself: `plan.root` checked and walked, the matches put in `found`.
@@ -1499,7 +1479,7 @@ mod tests {
         };
         let err =
             validate_with(&input, &ctx, Duration::from_millis(100), &FULL, check_dir).unwrap_err();
-        assert_eq!(err.message, all_searches_in_use(0));
+        assert_eq!(err.message, job(&FULL).full(0));
         assert!(err.message.starts_with(&format!(
             "Glob cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use"
         )));

@@ -1127,32 +1127,9 @@ fn job(runs: &'static deadline::Runs) -> deadline::Job {
         tool: "Grep",
         thread: "tw-grep",
         runs,
-        busy: cannot_search_now,
-        full: all_searches_in_use,
+        stuck_in: "a read that never returns (a file on a hung network mount, a device \
+                   such as /proc/kmsg)",
     }
-}
-
-/// Grep's refusal of a search whose time limit passed while it waited for one of the
-/// [`MAX_LEFT_BEHIND`] searches at a time, `stuck` of them left behind: it never started.
-fn all_searches_in_use(stuck: usize) -> String {
-    format!(
-        "Grep cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use \
-         ({stuck} stuck past their time limit), and none ended before this one's limit. It \
-         did not search: try again in a moment."
-    )
-}
-
-/// Grep's refusal while `stuck` ([`MAX_LEFT_BEHIND`]) searches are left behind.
-fn cannot_search_now(stuck: usize) -> String {
-    // Each search left behind holds its thread, the walker's threads and a descriptor
-    // until its read returns, if ever: a model repeating a search that hangs would pile
-    // them up without end.
-    format!(
-        "Grep cannot search now: {stuck} earlier searches are still stuck past their time \
-         limit, each in a read that never returns (a file on a hung network mount, a \
-         device such as /proc/kmsg). A new search starts once fewer than \
-         {MAX_LEFT_BEHIND} are stuck: try again later, and leave out the path that hangs."
-    )
 }
 
 /// The search itself: `plan.root` walked (or, a file, searched), what it finds put in
@@ -1835,7 +1812,7 @@ mod tests {
         .into_tool_error();
         assert_eq!(
             busy.to_string(),
-            ToolError::msg(all_searches_in_use(0)).to_string()
+            ToolError::msg(job(&FULL).full(0)).to_string()
         );
         assert!(busy.to_string().starts_with(&format!(
             "Grep cannot search now: its {MAX_LEFT_BEHIND} searches at a time are all in use"

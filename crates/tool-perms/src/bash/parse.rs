@@ -238,6 +238,11 @@ pub struct Analysis {
     /// git`, `xargs -I{} git {}`): a deny or ask rule for such a program (`Bash(git push:*)`)
     /// cannot be matched against what runs; a rule for another program can.
     pub subcommand_from_input: Vec<String>,
+    /// Variables the command's own statements assign, in order (`X=1;`, `export X=1`,
+    /// `declare -x X=1`): a later command's environment may hold them, as if they were
+    /// written before it (`export GIT_PAGER=sh; git log`), wherever the statement was
+    /// (a subshell's too: the list errs on the side of more).
+    pub assigned: Vec<Assignment>,
     /// The command mentions `RIPGREP_CONFIG_PATH`: ripgrep may read a configuration that
     /// turns its filters off.
     pub rg_config: bool,
@@ -1161,6 +1166,7 @@ impl Walker<'_> {
             "test_command" => self.test_command(node),
             "variable_assignment" | "variable_assignments" => {
                 self.complex("a variable assignment changes the shell for later commands");
+                self.note_assigned(node);
                 self.scan(node);
             }
             "declaration_command" | "unset_command" => {
@@ -1192,6 +1198,9 @@ impl Walker<'_> {
                     rebinds_command_names(self.out);
                 }
                 self.complex(format!("`{}` {CHANGES_VARIABLES}", first_word(&text)));
+                if node.kind() == "declaration_command" {
+                    self.note_assigned(node);
+                }
                 self.scan(node);
             }
             "function_definition" => {
@@ -1895,6 +1904,7 @@ impl Walker<'_> {
             self.piped = outer_piped;
             if !assignments.is_empty() {
                 self.complex("a variable assignment changes the shell for later commands");
+                self.out.assigned.extend(assignments);
             }
             return;
         }
@@ -2308,8 +2318,14 @@ impl Walker<'_> {
 
     /// Notes a command that runs a program its configuration or arguments name (git
     /// configured to, `tar --to-command`, `sed 'e …'`): what runs is computed.
+    ///
+    /// The variables it reads may be the command's own (`assignments`), or assigned by an
+    /// earlier statement ([`Analysis::assigned`]); with a name the analysis could not read
+    /// ([`Analysis::hidden_assignment`]), any of them.
     fn computed_by(&mut self, run: &[Word], assignments: &[Assignment]) {
-        let why = if git_runs_configured(run, assignments) {
+        let assignments: Vec<&Assignment> = assignments.iter().chain(&self.out.assigned).collect();
+        let any_variable = self.out.hidden_assignment;
+        let why = if git_runs_configured(run, &assignments, any_variable) {
             "git configured on its command line or by its variables may run any program".to_owned()
         } else if let Some((program, variable)) = run
             .first()
@@ -2320,7 +2336,7 @@ impl Walker<'_> {
                 "zip" => Some(("zip", "ZIPOPT")),
                 _ => None,
             })
-            .filter(|(_, variable)| assignments.iter().any(|a| a.name == *variable))
+            .filter(|(_, variable)| any_variable || assignments.iter().any(|a| a.name == *variable))
         {
             // The variable gives the program a remote shell (`RSYNC_RSH`) or options
             // (`ZIPOPT="-TT cmd"`) that may run a command.
@@ -2337,6 +2353,32 @@ impl Walker<'_> {
         self.out.computed_command = true;
         if !self.out.computed_why.contains(&why) {
             self.out.computed_why.push(why);
+        }
+    }
+
+    /// Notes the assignments of a statement that assigns (`X=1`, `A=1 B=2`, `export X=1`)
+    /// in [`Analysis::assigned`], by name and as written.
+    fn note_assigned(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let nodes = if node.kind() == "variable_assignment" {
+            vec![node]
+        } else {
+            children
+        };
+        for n in nodes
+            .into_iter()
+            .filter(|n| n.kind() == "variable_assignment")
+        {
+            let name = n
+                .child_by_field_name("name")
+                .map(|name| self.text(name))
+                .unwrap_or_default();
+            self.out.assigned.push(Assignment {
+                name,
+                raw: self.text(n),
+                safe_value: false,
+            });
         }
     }
 
@@ -3535,11 +3577,12 @@ fn shell_script(name: &str, args: &[Word]) -> (Option<Inner>, Vec<Inner>, bool) 
 /// ([`git_configured`](super::commands::git_configured)), or by `assignments` before it
 /// (`GIT_PAGER='…'`, `GIT_SSH_COMMAND`, `GIT_CONFIG_*`, …; a pager or editor of `cat`,
 /// `less`, `more`, `true` or `:` runs nothing else).
-fn git_runs_configured(words: &[Word], assignments: &[Assignment]) -> bool {
+fn git_runs_configured(words: &[Word], assignments: &[&Assignment], any_variable: bool) -> bool {
     if words.first().and_then(|w| w.value.as_deref()).map(basename) != Some("git") {
         return false;
     }
     super::commands::git_configured(words)
+        || any_variable
         || assignments.iter().any(|a| {
             let harmless =
                 super::commands::harmless_program(a.raw.split_once('=').map_or("", |(_, v)| v));

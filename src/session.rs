@@ -54,7 +54,10 @@ impl SessionArgs {
 /// place of the name. Each value is read by several readers (the settings `env`, the
 /// permissions, the hooks): a pipe read a second time is empty, and an empty settings file
 /// would quietly grant what its deny rules and hooks were there to stop. A pipe whose text
-/// is not a JSON object is refused with the value named.
+/// is not a JSON object is refused with the value named. A value that names standard input
+/// (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`, or the file standard input is) is
+/// remembered ([`standard_input_readers`]): a command whose own input is standard input
+/// too refuses to start.
 pub(crate) fn read_pipes_once(values: &mut [String], flag: &str) -> Result<(), String> {
     for value in values.iter_mut() {
         if tool_core::is_inline_json(value) {
@@ -67,26 +70,74 @@ pub(crate) fn read_pipes_once(values: &mut [String], flag: &str) -> Result<(), S
         let Ok(meta) = std::fs::metadata(&path) else {
             continue;
         };
+        let from_stdin = names_standard_input(&path);
+        if from_stdin {
+            STANDARD_INPUT_READERS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(format!("{flag} {value}"));
+        }
         if meta.is_file() || meta.is_dir() {
             continue;
         }
+        // Said of a value read from standard input: it may have been meant for the command.
+        let stdin_note = if from_stdin {
+            ". It reads standard input: if that is also the command's input, give the settings another way (a file, inline JSON, <(...))"
+        } else {
+            ""
+        };
         let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{flag} {value}: cannot be read: {e}"))?;
+            .map_err(|e| format!("{flag} {value}: cannot be read: {e}{stdin_note}"))?;
         // Unlike a blank regular file (`{}`): a generator that failed gives nothing, and its
         // rules would be lost without a word.
         if text.trim().is_empty() {
             return Err(format!(
-                "{flag} {value}: not a regular file, and it gave nothing (a pipe or device that gives no text is refused: a command that failed to write its settings would drop their rules unseen; give '{{}}' for none)"
+                "{flag} {value}: not a regular file, and it gave nothing (a pipe or device that gives no text is refused: a command that failed to write its settings would drop their rules unseen; give '{{}}' for none){stdin_note}"
             ));
         }
         if !tool_core::is_inline_json(&text) {
             return Err(format!(
-                "{flag} {value}: not a regular file, and what it gave is not a JSON object"
+                "{flag} {value}: not a regular file, and what it gave is not a JSON object{stdin_note}"
             ));
         }
         *value = text;
     }
     Ok(())
+}
+
+/// The `--settings` and `--mcp-config` values (`--settings /dev/stdin`) that
+/// [`read_pipes_once`] found naming standard input.
+static STANDARD_INPUT_READERS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The flags and values that read standard input ([`read_pipes_once`]), as given: a command
+/// that reads its own input there (`run -`) refuses to start when there is one, as the two
+/// would share one stream.
+pub(crate) fn standard_input_readers() -> Vec<String> {
+    STANDARD_INPUT_READERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
+/// Whether `path` names the file this process's standard input is (`/dev/stdin`,
+/// `/dev/fd/0`, `/proc/self/fd/0`, a FIFO or file also given by its name): the same device
+/// and inode. False when standard input is closed or either cannot be looked at.
+pub(crate) fn names_standard_input(path: &Path) -> bool {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(named) = std::fs::metadata(path) else {
+        return false;
+    };
+    let stdin = std::io::stdin();
+    let Ok(own) = stdin
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+    else {
+        return false;
+    };
+    named.dev() == own.dev() && named.ino() == own.ino()
 }
 
 /// What a session is opened with.
@@ -468,6 +519,17 @@ impl Session {
         if !fatal.is_empty() {
             return Err(format!("bad --settings:\n  {}", fatal.join("\n  ")));
         }
+        // Before anything is started or created (the MCP servers, the session's directory),
+        // so a refusal leaves nothing behind.
+        let hooks = load_hooks(&hook_paths);
+        // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
+        // running on without it (a PreToolUse guard) would fail open. Not so what is not run
+        // by design, as docs/hooks.md says ([`tool_hooks::DiagnosticKind::NotRun`]). The
+        // command stops: the problems are worded as such (no "…; group skipped").
+        let broken_hooks = hooks.command_line_errors();
+        if !broken_hooks.is_empty() {
+            return Err(format!("bad --settings:\n  {}", broken_hooks.join("\n  ")));
+        }
         // Under a `--mode`, no word about the mode the settings would have chosen.
         notices.extend(loaded.diagnostics_under_mode(mode).map(ToString::to_string));
         let mut ignored: Vec<String> = Vec::new();
@@ -600,23 +662,6 @@ impl Session {
         };
         let tools = current_tools();
 
-        let hooks = load_hooks(&hook_paths);
-        // A hook `--settings` defines that cannot be read is bad input, as a broken rule is:
-        // running on without it (a PreToolUse guard) would fail open. Not so what is not run
-        // by design, as docs/hooks.md says ([`tool_hooks::DiagnosticKind::NotRun`]).
-        let broken_hooks: Vec<String> = hooks
-            .diagnostics
-            .iter()
-            .filter(|d| {
-                d.source == Some(tool_core::RuleSource::FlagSettings)
-                    && d.kind == tool_hooks::DiagnosticKind::Invalid
-                    && d.location.starts_with("hooks")
-            })
-            .map(ToString::to_string)
-            .collect();
-        if !broken_hooks.is_empty() {
-            return Err(format!("bad --settings:\n  {}", broken_hooks.join("\n  ")));
-        }
         // Both loaders read the same files: a file the permissions already reported as
         // unreadable or invalid is not reported a second time (the hooks' problems inside a
         // file, which carry a location, are theirs alone).

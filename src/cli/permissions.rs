@@ -4,8 +4,8 @@
 //!
 //! Exit code 0 for any decision; 2 for bad input (unreadable or invalid settings given on
 //! the command line; an unknown key, a key written twice or a key read from managed
-//! settings only in `--rules` or an inline `--settings` value; invalid JSON; unknown mode),
-//! with a message on stderr.
+//! settings only in `--rules` or an inline `--settings` value; invalid JSON; unknown mode;
+//! an input a session refuses for a NUL byte in it), with a message on stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -181,8 +181,14 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         }
     }
     let engine = loaded.engine();
+    // A session's `~` in a tool's input is this process's `HOME` as the session runs with it,
+    // the settings' `env` applied (the commands it runs see that `HOME`): only where the
+    // configuration is read from stays as it was before.
+    let session_home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
     let ctx = ToolUseContext::new(&cwd)
-        .with_home(home.clone())
+        .with_home(session_home.clone())
         .with_permission(perm.clone());
     // The built-in tool itself where there is one (its own permission check, the subject it
     // derives from the input: a Glob pattern that climbs out of the cwd, say), as the
@@ -193,6 +199,12 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
             // As the pipeline decides: on the input as its schema reads it, with what the
             // tool derives from it (a relative path made absolute against the cwd).
             let mut input = tool.parse_input(input.clone()).unwrap_or(input);
+            // A session refuses an input with a NUL byte before any permission is decided.
+            if let Some(refusal) = block_on(refusal_for_nul_byte(tool.as_ref(), &input, &ctx)) {
+                return Err(format!(
+                    "a session would refuse this call before any permission is decided: {refusal}"
+                ));
+            }
             // A file tool refuses a relative path before any permission is asked; the
             // question is surely about the file it names in the cwd, so that is judged
             // (and the refusal said).
@@ -220,7 +232,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
             (tool.as_ref(), input)
         }
         None => {
-            probe = ProbeTool::new(args.tool.clone(), &cwd, home);
+            probe = ProbeTool::new(args.tool.clone(), &cwd, session_home);
             (&probe, input)
         }
     };
@@ -236,6 +248,59 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         warnings,
         mode: perm.mode,
     })
+}
+
+/// The refusal a session gives `input` because of a NUL byte in one of its strings, found
+/// with the tool's own input validation (which a session runs before any permission is
+/// decided): the refusal of the input as given when the same input without its NUL bytes is
+/// not refused so. Refusals that do not come from a NUL byte (a file not read yet, one that
+/// does not exist) depend on the session's state, not on the call: the check decides those
+/// calls as the session would once they pass.
+async fn refusal_for_nul_byte(
+    tool: &dyn Tool,
+    input: &Value,
+    ctx: &ToolUseContext,
+) -> Option<String> {
+    /// `value` with the NUL bytes of its strings (and keys) taken out; `None` if it has none.
+    fn without_nul(value: &Value) -> Option<Value> {
+        match value {
+            Value::String(s) if s.contains('\0') => Some(Value::String(s.replace('\0', ""))),
+            Value::Array(items) => {
+                let changed: Vec<Option<Value>> = items.iter().map(without_nul).collect();
+                changed.iter().any(Option::is_some).then(|| {
+                    Value::Array(
+                        changed
+                            .into_iter()
+                            .zip(items)
+                            .map(|(new, old)| new.unwrap_or_else(|| old.clone()))
+                            .collect(),
+                    )
+                })
+            }
+            Value::Object(fields) => {
+                let mut any = false;
+                let cleaned = fields
+                    .iter()
+                    .map(|(k, v)| {
+                        let key = k.replace('\0', "");
+                        any |= key.len() != k.len();
+                        let v = without_nul(v)
+                            .inspect(|_| any = true)
+                            .unwrap_or_else(|| v.clone());
+                        (key, v)
+                    })
+                    .collect();
+                any.then_some(Value::Object(cleaned))
+            }
+            _ => None,
+        }
+    }
+    let clean = without_nul(input)?;
+    let refused = tool.validate_input(input, ctx).await.err()?.message;
+    match tool.validate_input(&clean, ctx).await {
+        Err(other) if other.message == refused => None,
+        _ => Some(refused),
+    }
 }
 
 /// The one-line reason for the decision.

@@ -103,6 +103,28 @@ fn on_one_line(text: &str) -> String {
     escape_terminal_codes(&text).into_owned()
 }
 
+/// Refuses a run whose input (`-`, none, or a name of standard input such as `/dev/stdin`)
+/// and a `--settings` or `--mcp-config` value both read standard input: the settings would
+/// take the model's turn as their text, or the turn would be found empty.
+fn one_reader_of_standard_input(args: &RunArgs) -> Result<(), String> {
+    let input_is_stdin = match &args.input {
+        None => true,
+        Some(p) => p.as_os_str() == "-" || crate::session::names_standard_input(p),
+    };
+    let readers = crate::session::standard_input_readers();
+    if !input_is_stdin || readers.is_empty() {
+        return Ok(());
+    }
+    let input = args
+        .input
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), |p| p.display().to_string());
+    Err(format!(
+        "{} and the run's input ({input}) both read standard input: there is only one. Give the settings another way (a file, inline JSON, <(...)), or the model's turn as a FILE",
+        readers.join(" and ")
+    ))
+}
+
 /// The input's text. Bytes that are not UTF-8 become U+FFFD (as an SSE client decodes a
 /// stream), with a warning: the blocks they are not in still run.
 fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
@@ -384,6 +406,10 @@ fn unstarted_results<'a>(tool_uses: impl IntoIterator<Item = &'a ToolUse>, json_
 /// their commands killed, every block still gets its result, and the MCP servers get
 /// [`MCP_SIGNAL_GRACE`](super::MCP_SIGNAL_GRACE) to end before they are killed).
 pub async fn run(args: &RunArgs) -> ExitCode {
+    if let Err(e) = one_reader_of_standard_input(args) {
+        eoutln!("toolwright run: {e}");
+        return ExitCode::from(2);
+    }
     // Standard input is read as it comes (a live stream), unless the recorded timing is
     // to be replayed; a file is read whole.
     let live = !args.pace && args.input.as_ref().is_none_or(|p| p.as_os_str() == "-");

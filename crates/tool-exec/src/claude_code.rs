@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tool_core::{Message, PermissionResult, PermissionUpdate, Tool, ToolUseContext, find_tool};
+use tool_core::{
+    Message, PermissionResult, PermissionSubject, PermissionUpdate, Tool, ToolUseContext, find_tool,
+};
 use tool_hooks::{BatchToolCall, HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
 use tool_perms::{PermissionEngine, Prompter};
 
@@ -399,11 +401,71 @@ impl RuleMatcher for PermissionRuleMatcher {
             return false;
         }
         match found {
-            Some(tool) => tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx),
+            Some(tool) => {
+                // A command whose own text does not say what it runs: the hook runs (Claude
+                // Code's `if` fails open on what its parser cannot follow).
+                if let Some(PermissionSubject::Command(command)) =
+                    tool.permission_subject(tool_input)
+                    && let Some(content) = tool_perms::rule::parse_rule_lenient(rule).content
+                    && hides_what_it_runs(&command, &content)
+                {
+                    return true;
+                }
+                tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx)
+            }
             // A tool we cannot see: fail open (run the hook), as Claude Code does.
             None => true,
         }
     }
+}
+
+/// How many wrappers deep (`sudo nice timeout 5 …`) a command's name is looked for.
+const MAX_WRAPPERS: usize = 8;
+
+/// Whether a shell rule with content `content` (`rm *`) cannot be matched against what
+/// `command` runs, by tool-perms' analysis: part of it was not parsed, or is nested too
+/// deeply to be seen whole; a command is computed (`$X -rf x`, `$(echo rm) x`, `eval
+/// "$y"`, `bash -c "$y"`, a shell reading its script from stdin, `git -c alias…`); what a
+/// name runs is rebound out of sight (an alias, `hash -p`); a command's name is a glob or
+/// brace list bash expands (`/bin/r[m]`); or find/xargs take a program's subcommand from
+/// their input and the rule may name that program. The exact match is kept for everything
+/// else, so `git status` does not match `rm *`.
+fn hides_what_it_runs(command: &str, content: &str) -> bool {
+    let analysis = tool_perms::bash::parse::analyze(command);
+    if !analysis.is_parsed()
+        || analysis.truncated
+        || analysis.computed_command
+        || !analysis.incomplete.is_empty()
+    {
+        return true;
+    }
+    let rule_program = tool_perms::bash::pattern::ShellPattern::parse(content)
+        .first_word()
+        .map(|w| w.rsplit('/').next().unwrap_or(w).to_owned());
+    if analysis
+        .subcommand_from_input
+        .iter()
+        .any(|program| rule_program.as_ref().is_none_or(|p| p == program))
+    {
+        return true;
+    }
+    // The name as written, and the name each wrapper runs (`sudo /bin/r[m] x`).
+    analysis.commands.iter().any(|c| {
+        let mut words = &c.words[..];
+        for _ in 0..=MAX_WRAPPERS {
+            let Some(name) = words.first() else {
+                return false;
+            };
+            if name.value.is_none() || name.glob {
+                return true;
+            }
+            match tool_perms::bash::commands::wrapped_command_starts(words) {
+                Some((starts, _)) => words = &words[starts[0]..],
+                None => return false,
+            }
+        }
+        false
+    })
 }
 
 #[cfg(test)]
@@ -465,5 +527,83 @@ mod tests {
             Some(json!({"name": "github", "source": "project"}))
         );
         assert_eq!(info(&Remote(None)), Some(json!({"name": "github"})));
+    }
+
+    /// The settings of the finding: Bash allowed, and a guard hook `if: "Bash(rm *)"` that
+    /// blocks (exit 2) and notes each command it saw in `log`.
+    fn rm_guard(cwd: &std::path::Path, log: &std::path::Path) -> HookRunner {
+        let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command",
+            "if": "Bash(rm *)",
+            "command": format!(
+                "cat >> '{}'; echo >> '{}'; echo 'rm is blocked' >&2; exit 2",
+                log.display(),
+                log.display()
+            ),
+        }]}]});
+        let (config, diags) =
+            tool_hooks::HooksConfig::from_hooks_value(&hooks, tool_core::RuleSource::FlagSettings);
+        assert!(diags.is_empty(), "{diags:?}");
+        let bash: Arc<dyn Tool> = Arc::new(tool_perms::probe::ProbeTool::new("Bash", cwd, None));
+        HookRunner::new(config).with_rule_matcher(Arc::new(PermissionRuleMatcher::for_tools(
+            vec![bash],
+            cwd.to_path_buf(),
+        )))
+    }
+
+    /// A guard hook's `if: "Bash(rm *)"` runs (and blocks) when what the command runs is
+    /// computed, so the rule cannot be matched against it: a variable or substitution as the
+    /// command name, `eval`/`bash -c` of a computed string, a shell reading its script from
+    /// stdin, a glob as the command name. Claude Code's `if` fails open there; matching the
+    /// rule literally let `X=rm; $X -f victim` run without the hook. A command fully
+    /// understood still matches exactly: `git status` does not start the hook.
+    #[tokio::test]
+    async fn an_if_guard_runs_when_the_command_it_runs_is_computed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let log = cwd.join("seen.log");
+        let runner = rm_guard(&cwd, &log);
+        let ctx = ToolUseContext::new(&cwd);
+        let run = |command: &str| {
+            let call = ToolCallInfo::new("Bash", json!({"command": command}), "toolu_1");
+            let runner = &runner;
+            let ctx = &ctx;
+            async move { runner.run_pre_tool_use(&call, ctx).await }
+        };
+        for command in [
+            "rm -f proj/victim1",
+            "X=rm; $X -f proj/victim2",
+            "$X -rf x",
+            "$(echo rm) -rf x",
+            "`echo rm` x",
+            "eval \"$y\"",
+            "bash -c \"$y\"",
+            "echo rm x | sh",
+            "sudo $X x",
+            "${X:-rm} x",
+            "/bin/r[m] x",
+            "bash <<< \"rm x\"",
+            "alias r=rm; r x",
+            "ls | xargs -I{} sh -c {}",
+        ] {
+            std::fs::write(&log, "").unwrap();
+            let out = run(command).await;
+            let decision = out
+                .decision
+                .as_ref()
+                .map(|d| (d.behavior, d.message.clone()));
+            assert!(
+                matches!(&decision, Some((PermissionDecision::Deny, m)) if m.contains("rm is blocked")),
+                "{command}: the guard did not block: {decision:?}"
+            );
+            let seen = std::fs::read_to_string(&log).unwrap();
+            assert!(seen.contains("\"tool_name\":\"Bash\""), "{command}: {seen}");
+        }
+        for command in ["git status", "echo rm", "ls -la; cat notes.txt"] {
+            std::fs::write(&log, "").unwrap();
+            let out = run(command).await;
+            assert!(out.decision.is_none(), "{command}: {:?}", out.decision);
+            assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{command}");
+        }
     }
 }

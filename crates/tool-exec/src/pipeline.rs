@@ -908,7 +908,7 @@ impl Pipeline {
                         .can_use_tool(tool, input, None, ctx, hooks_ctx, messages)
                         .await;
                 }
-                match self.permissions.check_rule_based(tool, &input, ctx).await {
+                match off_the_workers(self.permissions.check_rule_based(tool, &input, ctx)).await {
                     None => Resolved::Allowed {
                         input,
                         source: "hook",
@@ -938,7 +938,7 @@ impl Pipeline {
                 // Deny rules hold whatever a hook says: a hook asking must not put a denied
                 // call to the user (Claude Code skips the rules there; we do not).
                 if let Some(PermissionResult::Deny { message, reason }) =
-                    self.permissions.check_rule_based(tool, &input, ctx).await
+                    off_the_workers(self.permissions.check_rule_based(tool, &input, ctx)).await
                 {
                     return Resolved::Rejected {
                         judged: Some(input.clone()),
@@ -1044,7 +1044,7 @@ impl Pipeline {
                     )));
                 }
                 let input = updated_input.map_or(input, |u| as_checked(tool, u, ctx));
-                match self.permissions.check_rule_based(tool, &input, ctx).await {
+                match off_the_workers(self.permissions.check_rule_based(tool, &input, ctx)).await {
                     None => Err(Resolved::Allowed {
                         input,
                         source: "hook",
@@ -1092,7 +1092,7 @@ impl Pipeline {
     ) -> Resolved {
         let decision = match forced {
             Some(ask) => ask,
-            None => self.permissions.decide(tool, &input, ctx).await,
+            None => off_the_workers(self.permissions.decide(tool, &input, ctx)).await,
         };
         let (input, decision) = match decision {
             ask @ PermissionResult::Ask { .. } => {
@@ -1381,6 +1381,23 @@ impl Resolved {
             reason: None,
             judged: None,
         }
+    }
+}
+
+/// Runs a permission decision so that a file-system call in it that never returns (the
+/// `realpath` of a path on a hung network mount: the path rules judge where links lead)
+/// holds only its own call, never one of the runtime's workers. On a multi-threaded runtime
+/// the worker first hands its other tasks to another thread (`block_in_place`), so that
+/// signals, other calls and the rest of the process go on while this call waits; with every
+/// worker held (two such calls on two cores) nothing else would run, not even the handler
+/// of the signal that should end the process. Elsewhere (a current-thread runtime, as in
+/// tests) the decision is awaited as it is. It costs well under a microsecond.
+async fn off_the_workers<F: std::future::Future>(decision: F) -> F::Output {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(decision))
+        }
+        _ => decision.await,
     }
 }
 

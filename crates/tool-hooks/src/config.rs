@@ -10,7 +10,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tool_core::RuleSource;
 
-use crate::matcher::{Matcher, glob_match, if_rule_problem, stray_whitespace_warning};
+use crate::http::{UrlRefusal, url_refusal};
+use crate::matcher::{Matcher, if_rule_problem, stray_whitespace_warning};
 use crate::native::NativeHook;
 
 /// Every hook event name Claude Code knows (`HOOK_EVENTS`, 2.1.333).
@@ -293,6 +294,31 @@ pub struct Diagnostic {
     pub location: String,
     /// What is wrong.
     pub message: String,
+}
+
+/// What the loader adds after a problem to say what it did about it, as loading goes on.
+const GROUP_SKIPPED: &str = "; group skipped";
+const SKIPPED: &str = "; skipped";
+const IGNORED: &str = "; ignored";
+
+impl Diagnostic {
+    /// The diagnostic as an error that stops the command (a hook `--settings` gives that
+    /// cannot be read): what is wrong and where, without the `; group skipped`,
+    /// `; skipped` or `; ignored` of a load that goes on without that part.
+    pub fn stopping_the_command(&self) -> String {
+        let mut message = self.message.as_str();
+        for tail in [GROUP_SKIPPED, SKIPPED, IGNORED] {
+            if let Some(problem) = message.strip_suffix(tail) {
+                message = problem;
+                break;
+            }
+        }
+        Self {
+            message: message.to_owned(),
+            ..self.clone()
+        }
+        .to_string()
+    }
 }
 
 impl fmt::Display for Diagnostic {
@@ -608,7 +634,7 @@ impl HooksConfig {
                     path: f.path.clone(),
                     location: "disableAllHooks".into(),
                     message: format!(
-                        "must be a boolean, got {}; ignored",
+                        "must be a boolean, got {}{IGNORED}",
                         tool_core::shown_setting(other)
                     ),
                 }),
@@ -621,7 +647,7 @@ impl HooksConfig {
                         source: Some(f.source),
                         path: f.path.clone(),
                         location: "allowManagedHooksOnly".into(),
-                        message: "only honoured in managed settings; ignored".into(),
+                        message: format!("only honoured in managed settings{IGNORED}"),
                     }),
                     (other, _) => diags.push(Diagnostic {
                         kind: DiagnosticKind::Invalid,
@@ -629,7 +655,7 @@ impl HooksConfig {
                         path: f.path.clone(),
                         location: "allowManagedHooksOnly".into(),
                         message: format!(
-                            "must be a boolean, got {}; ignored",
+                            "must be a boolean, got {}{IGNORED}",
                             tool_core::shown_setting(other)
                         ),
                     }),
@@ -657,7 +683,7 @@ impl HooksConfig {
                         path: f.path.clone(),
                         location: key.into(),
                         message: format!(
-                            "must be an array of strings, got {}; ignored",
+                            "must be an array of strings, got {}{IGNORED}",
                             tool_core::shown_setting(other)
                         ),
                     }),
@@ -708,7 +734,7 @@ impl HooksConfig {
                 if !HOOK_EVENTS.contains(&event.as_str()) {
                     diags.push(diag(
                         format!("hooks.{event}"),
-                        format!("unknown hook event {event:?}; skipped"),
+                        format!("unknown hook event {event:?}{SKIPPED}"),
                     ));
                     continue;
                 }
@@ -741,7 +767,7 @@ impl HooksConfig {
                             diags.push(diag(
                                 format!("{loc}.matcher"),
                                 format!(
-                                    "must be a string, got {}; group skipped",
+                                    "must be a string, got {}{GROUP_SKIPPED}",
                                     tool_core::shown_setting(other)
                                 ),
                             ));
@@ -767,7 +793,7 @@ impl HooksConfig {
                             Err(e) => {
                                 diags.push(diag(
                                     format!("{loc}.matcher"),
-                                    format!("{e}; group skipped"),
+                                    format!("{e}{GROUP_SKIPPED}"),
                                 ));
                                 continue;
                             }
@@ -802,14 +828,20 @@ impl HooksConfig {
                                 }
                                 if let HandlerKind::Http(http) = &mut handler.kind {
                                     if let Some(allowed) = &url_allow
-                                        && !allowed.iter().any(|p| glob_match(p, &http.url))
+                                        && let Some(refusal) = url_refusal(allowed, &http.url)
                                     {
+                                        let url = shown_url(&http.url);
+                                        let why = match refusal {
+                                            UrlRefusal::NotAllowed => format!(
+                                                "http hook URL {url:?} is not in allowedHttpHookUrls{SKIPPED}"
+                                            ),
+                                            UrlRefusal::UserInfo => format!(
+                                                "http hook URL {url:?} has user info, which allowedHttpHookUrls never allows{SKIPPED}"
+                                            ),
+                                        };
                                         diags.push(Diagnostic {
                                             kind: DiagnosticKind::NotRun,
-                                            ..diag(
-                                                format!("{loc}.hooks[{hi}]"),
-                                                format!("http hook URL {:?} is not in allowedHttpHookUrls; skipped", shown_url(&http.url)),
-                                            )
+                                            ..diag(format!("{loc}.hooks[{hi}]"), why)
                                         });
                                         continue;
                                     }

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{HttpHandler, shown_url};
+use crate::matcher::glob_match;
 use crate::process::{Ending, MAX_STDOUT_BYTES, RawRun, StartRetry, delayed_text, shortage_name};
 
 /// Builds the shared client: rustls with the ring provider, no system proxy, and no
@@ -22,6 +23,143 @@ pub(crate) fn build_client() -> Result<reqwest::Client, reqwest::Error> {
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .build()
+}
+
+/// Why `allowedHttpHookUrls` keeps out an http hook's URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UrlRefusal {
+    /// No pattern allows it (or it is no URL a request can go to).
+    NotAllowed,
+    /// It carries user info (`http://user:pass@host/`), which no pattern allows.
+    UserInfo,
+}
+
+/// Whether one of `patterns` (`allowedHttpHookUrls`) allows a hook to POST to `url`, matched
+/// on the URL as the request will go out: parsed as reqwest parses it (`..` and `.`
+/// resolved, `%2e%2e` too, `\` read as `/`, the host lower-cased and an IPv4 address in its
+/// usual form), then part by part. A pattern is `SCHEME://HOST[:PORT][PATH][?QUERY]`, where
+/// `*` stands for any run of characters within the part it is in: in the host it never
+/// reaches the port or the path, in the path never the query. Without a port the URL must
+/// use its scheme's default one; without a path, the path must be `/`, unless the pattern
+/// ends in a `*` (`http://localhost:*`: any path); without a query, any query goes (it is
+/// the same endpoint). `*` alone allows every URL. A URL with user info is never allowed.
+pub(crate) fn url_refusal(patterns: &[String], url: &str) -> Option<UrlRefusal> {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return Some(UrlRefusal::NotAllowed);
+    };
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Some(UrlRefusal::UserInfo);
+    }
+    if patterns
+        .iter()
+        .any(|p| UrlPattern::parse(p).is_some_and(|p| p.matches(&parsed)))
+    {
+        None
+    } else {
+        Some(UrlRefusal::NotAllowed)
+    }
+}
+
+/// One `allowedHttpHookUrls` entry, split into the parts a URL is matched by (see
+/// [`url_refusal`]). Each part is a glob where `*` is any run of characters.
+#[derive(Debug, PartialEq, Eq)]
+enum UrlPattern {
+    /// `*`: every URL.
+    Any,
+    Parts {
+        scheme: String,
+        host: String,
+        /// `None`: the scheme's default port.
+        port: Option<String>,
+        path: String,
+        /// `None`: any query, or none.
+        query: Option<String>,
+    },
+}
+
+impl UrlPattern {
+    /// The pattern's parts, normalised as a URL's are; `None` for a pattern that can match
+    /// no URL (no `SCHEME://`, user info, a port that is neither digits nor `*`).
+    fn parse(pattern: &str) -> Option<Self> {
+        if pattern == "*" {
+            return Some(Self::Any);
+        }
+        let (scheme, rest) = pattern.split_once("://")?;
+        let end = rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        if authority.is_empty() || authority.contains('@') {
+            return None;
+        }
+        let (host, port) = match authority.strip_prefix('[') {
+            // An IPv6 address: `[::1]:8080`.
+            Some(v6) => {
+                let close = v6.find(']')?;
+                let after = &v6[close + 1..];
+                let port = match after {
+                    "" => None,
+                    _ => Some(after.strip_prefix(':')?),
+                };
+                (&authority[..close + 2], port)
+            }
+            None => match authority.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (authority, None),
+            },
+        };
+        let port = port.filter(|p| !p.is_empty());
+        if host.is_empty()
+            || port.is_some_and(|p| !p.chars().all(|c| c.is_ascii_digit() || c == '*'))
+        {
+            return None;
+        }
+        // The host as the URL parser writes it (lower case, IDNA, `127.1` as `127.0.0.1`);
+        // a `*` is a character it keeps.
+        let host = reqwest::Url::parse(&format!("http://{host}/"))
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_else(|| host.to_ascii_lowercase());
+        let (path, query) = if tail.is_empty() || tail.starts_with('#') {
+            let open = pattern.ends_with('*');
+            (if open { "/*" } else { "/" }.to_owned(), None)
+        } else {
+            // Path and query as the URL parser writes them, dot segments resolved.
+            let u = reqwest::Url::parse(&format!("http://h{tail}")).ok()?;
+            (u.path().to_owned(), u.query().map(str::to_owned))
+        };
+        Some(Self::Parts {
+            scheme: scheme.to_ascii_lowercase(),
+            host,
+            port: port.map(str::to_owned),
+            path,
+            query,
+        })
+    }
+
+    fn matches(&self, url: &reqwest::Url) -> bool {
+        let Self::Parts {
+            scheme,
+            host,
+            port,
+            path,
+            query,
+        } = self
+        else {
+            return true;
+        };
+        let port_matches = match port {
+            None => url.port().is_none(),
+            Some(glob) => url
+                .port_or_known_default()
+                .is_some_and(|p| glob_match(glob, &p.to_string())),
+        };
+        glob_match(scheme, url.scheme())
+            && url.host_str().is_some_and(|h| glob_match(host, h))
+            && port_matches
+            && glob_match(path, url.path())
+            && query
+                .as_deref()
+                .is_none_or(|q| url.query().is_some_and(|u| glob_match(q, u)))
+    }
 }
 
 /// Expands `$VAR` and `${VAR}` in a header value, only for names in `allowed`; references
@@ -310,6 +448,86 @@ pub(crate) async fn run_http(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `allowedHttpHookUrls` patterns, part by part: the documented forms allow what they
+    /// name, and a `*` stays in its part (host, port, path, query).
+    #[test]
+    fn url_patterns_match_part_by_part() {
+        let allows = |pattern: &str, url: &str| url_refusal(&[pattern.to_owned()], url).is_none();
+        let yes = [
+            (
+                "https://hooks.example.com/*",
+                "https://hooks.example.com/a/b?x=1",
+            ),
+            (
+                "https://hooks.example.com/*",
+                "https://HOOKS.example.com:443/a",
+            ),
+            (
+                "https://hooks.example.com/hook",
+                "https://hooks.example.com/hook?x=1",
+            ),
+            ("https://hooks.example.com", "https://hooks.example.com"),
+            ("https://*.example.com/*", "https://a.b.example.com/x"),
+            ("http://localhost:*", "http://localhost:8080/x"),
+            ("http://localhost:*", "http://localhost/x"),
+            ("http://127.0.0.1:80*/x", "http://127.0.0.1:8080/x"),
+            ("http://127.1:8080/*", "http://127.0.0.1:8080/x"),
+            ("http://[::1]:8080/*", "http://[::1]:8080/x"),
+            ("https://h.example/x?k=*", "https://h.example/x?k=1"),
+            ("https://h.example/a b/*", "https://h.example/a%20b/c"),
+            ("*://h.example/*", "https://h.example/x"),
+            ("*", "https://anything.example:9/x"),
+        ];
+        for (pattern, url) in yes {
+            assert!(allows(pattern, url), "{pattern} should allow {url}");
+        }
+        let no = [
+            ("https://hooks.example.com/*", "http://hooks.example.com/a"),
+            (
+                "https://hooks.example.com/*",
+                "https://hooks.example.com:8443/a",
+            ),
+            (
+                "https://hooks.example.com/*",
+                "https://hooks.example.com.evil.example/a",
+            ),
+            (
+                "https://hooks.example.com/hook",
+                "https://hooks.example.com/hook/x",
+            ),
+            ("https://hooks.example.com", "https://hooks.example.com/x"),
+            (
+                "https://*.example.com/*",
+                "https://evil.example/x?.example.com/",
+            ),
+            (
+                "https://*.example.com/*",
+                "https://evil.example\\.example.com/",
+            ),
+            (
+                "https://*.example.com/*",
+                "https://a.example.com@evil.example/",
+            ),
+            ("https://h.example/ok*", "https://h.example/ok/../deny"),
+            ("https://h.example/ok*", "https://h.example/ok\\..\\deny"),
+            ("https://h.example/ok*", "https://h.example/deny?/ok"),
+            ("https://h.example/x?k=*", "https://h.example/x"),
+            ("http://[::1]:8080/*", "http://[::2]:8080/x"),
+            ("*", "https://user@h.example/"),
+            ("https://user@h.example/*", "https://user@h.example/"),
+            ("h.example/*", "https://h.example/x"),
+            ("https://h.example:x/*", "https://h.example/x"),
+            ("https://h.example/*", "not a url"),
+        ];
+        for (pattern, url) in no {
+            assert!(!allows(pattern, url), "{pattern} should not allow {url}");
+        }
+        assert_eq!(
+            url_refusal(&["*".to_owned()], "https://u:p@h.example/"),
+            Some(UrlRefusal::UserInfo)
+        );
+    }
 
     #[test]
     fn header_expansion_only_for_allowed() {

@@ -78,6 +78,27 @@ pub struct LoadedHooks {
     pub untrusted_ignored: Vec<PathBuf>,
 }
 
+impl LoadedHooks {
+    /// The problems in hooks the command line gave (`--settings` files or JSON) that leave
+    /// a hook or a group of them unread: an invalid entry, where running on without it
+    /// (a PreToolUse guard) would fail open, so a host stops the command instead. Worded as
+    /// such ([`Diagnostic::stopping_the_command`]): without the `; group skipped` of a load
+    /// that goes on. What is not run by design ([`DiagnosticKind::NotRun`]) is not among
+    /// them, nor a file that cannot be read as JSON (the permission settings loader reports
+    /// that one).
+    pub fn command_line_errors(&self) -> Vec<String> {
+        self.diagnostics
+            .iter()
+            .filter(|d| {
+                d.source == Some(RuleSource::FlagSettings)
+                    && d.kind == DiagnosticKind::Invalid
+                    && d.location.starts_with("hooks")
+            })
+            .map(Diagnostic::stopping_the_command)
+            .collect()
+    }
+}
+
 fn read_file(
     path: &Path,
     source: RuleSource,

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tool_core::RuleSource;
-use tool_hooks::{HooksConfig, MAX_STDOUT_BYTES, PermissionDecision, SettingsFile, ToolCallInfo};
+use tool_hooks::{
+    HookRunner, HooksConfig, MAX_STDOUT_BYTES, PermissionDecision, SettingsFile, ToolCallInfo,
+};
 
 #[derive(Debug, Clone, Default)]
 struct Seen {
@@ -346,4 +348,91 @@ fn hook_diagnostics_do_not_echo_secrets() {
             .any(|m| m.contains("`headers` must be an object, got an array")),
         "{text:?}"
     );
+}
+
+/// The hooks of `url` (a PreToolUse http hook for Bash) under `allowedHttpHookUrls:
+/// [pattern]` in managed settings, and what loading them reported.
+fn under_allow_list(pattern: &str, url: &str) -> (HooksConfig, Vec<tool_hooks::Diagnostic>) {
+    let files = [
+        SettingsFile {
+            source: RuleSource::UserSettings,
+            path: None,
+            value: json!({"hooks": one("PreToolUse", "Bash", vec![json!({"type": "http", "url": url})])}),
+        },
+        SettingsFile {
+            source: RuleSource::PolicySettings,
+            path: None,
+            value: json!({"allowedHttpHookUrls": [pattern]}),
+        },
+    ];
+    HooksConfig::from_settings(&files)
+}
+
+/// `allowedHttpHookUrls` is matched on the URL as the request is sent (parsed, its path
+/// normalised), part by part: a `*` in the host stays in the host, so
+/// `http://*.hooks.example.com/*` does not let `http://127.0.0.1:PORT/deny?.hooks.example.com/x`
+/// through (a plain glob on the text did); a path pattern is matched against the path with
+/// `..` resolved, so `BASE/ok*` does not allow `BASE/ok/../deny`, which goes to `/deny`; a URL
+/// with user info is never allowed. Such hooks are reported and never send anything. What
+/// the pattern does allow still runs, a `*` for the port or the path included; without a
+/// port, only the scheme's default one is allowed.
+#[tokio::test]
+async fn allowed_http_hook_urls_match_the_parsed_url_part_by_part() {
+    let env = Env::new();
+    let (base, seen, task) = serve().await;
+    let port = base.rsplit(':').next().unwrap().to_owned();
+    let refused = [
+        (
+            "http://*.hooks.example.com/*".to_owned(),
+            format!("{base}/deny?.hooks.example.com/x"),
+        ),
+        (
+            "http://*.hooks.example.com/*".to_owned(),
+            format!("{base}/deny#.hooks.example.com/x"),
+        ),
+        (format!("{base}/ok*"), format!("{base}/ok/../deny")),
+        (format!("{base}/ok*"), format!("{base}/ok/%2e%2e/deny")),
+        (
+            format!("{base}/*"),
+            format!("http://u:p@127.0.0.1:{port}/deny"),
+        ),
+        (
+            "http://127.0.0.1:*/ok*".to_owned(),
+            format!("{base}/deny?x=/ok"),
+        ),
+        // Without a port, the scheme's own; a `*` in the host does not reach it.
+        ("http://127.0.0.1/*".to_owned(), format!("{base}/deny")),
+        ("http://*/*".to_owned(), format!("{base}/deny")),
+    ];
+    for (pattern, url) in &refused {
+        let (config, diags) = under_allow_list(pattern, url);
+        assert!(
+            diags.len() == 1 && diags[0].message.contains("allowedHttpHookUrls"),
+            "{pattern} allowed {url}: {diags:?}"
+        );
+        let out = HookRunner::new(config)
+            .run_pre_tool_use(&bash(), &env.ctx())
+            .await;
+        assert!(out.decision.is_none(), "{url}: {:?}", out.decision);
+    }
+    assert!(seen.lock().unwrap().is_empty(), "a refused URL was called");
+    let allowed = [
+        (format!("{base}/*"), format!("{base}/deny")),
+        (format!("{base}/de*"), format!("{base}/x/../deny")),
+        ("http://127.0.0.1:*/deny".to_owned(), format!("{base}/deny")),
+        ("http://127.0.0.1:*".to_owned(), format!("{base}/deny")),
+        ("http://*:*/*".to_owned(), format!("{base}/deny")),
+        ("HTTP://127.0.0.1:*/deny".to_owned(), format!("{base}/deny")),
+    ];
+    for (pattern, url) in &allowed {
+        let (config, diags) = under_allow_list(pattern, url);
+        assert!(diags.is_empty(), "{pattern} refused {url}: {diags:?}");
+        let out = HookRunner::new(config)
+            .run_pre_tool_use(&bash(), &env.ctx())
+            .await;
+        let d = out.decision.expect("the allowed hook decided");
+        assert_eq!(d.behavior, PermissionDecision::Deny, "{url}");
+    }
+    assert_eq!(seen.lock().unwrap().len(), allowed.len());
+    task.abort();
 }

@@ -326,3 +326,50 @@ fn a_problem_in_inline_settings_is_named_by_its_flag() {
         "{shown:?}"
     );
 }
+
+/// A hook `--settings` gives that cannot be read stops the command, so what says it is
+/// worded as a problem alone: `LoadedHooks::command_line_errors` names each one (an invalid
+/// matcher regex, an unknown event) without the `; group skipped` / `; skipped` a load that
+/// goes on adds (the message said the group was skipped while the command exited). The same
+/// problems in an ambient settings file are not among them, and their diagnostics keep
+/// saying what was skipped.
+#[test]
+fn command_line_errors_do_not_say_skipped() {
+    let env = Env::new();
+    let bad = json!({"hooks": {
+        "PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "true"}]}],
+        "NoSuchEvent": [],
+    }});
+    write(&env, "project/.claude/settings.json", &bad);
+    let mut p = paths(&env);
+    p.flag_settings.push(bad.to_string());
+    let loaded = load_hooks(&p);
+    let errors = loaded.command_line_errors();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("hooks.PreToolUse[0].matcher") && e.contains("invalid matcher")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("unknown hook event")),
+        "{errors:?}"
+    );
+    for e in &errors {
+        assert!(e.starts_with("--settings"), "{e}");
+        assert!(!e.contains("skipped") && !e.contains("ignored"), "{e}");
+    }
+    // The project file's own problems are reported as a load that goes on reports them.
+    let ambient: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.source == Some(RuleSource::ProjectSettings))
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(ambient.len(), 2, "{ambient:?}");
+    assert!(
+        ambient.iter().any(|d| d.ends_with("; group skipped")),
+        "{ambient:?}"
+    );
+}

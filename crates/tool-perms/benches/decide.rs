@@ -1,5 +1,7 @@
 //! Decision time: a 5-subcommand Bash command against 1,000 rules, a path against 1,000 path
-//! rules, and the tree-sitter parse alone.
+//! rules, and the tree-sitter parse alone; a Bash command of 16,000 `ls` (48,000 characters),
+//! whose analysis stops at `MAX_LISTED_COMMANDS`, and one of 3,000 under 10,000 characters,
+//! analysed in full.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -62,6 +64,29 @@ fn bench(c: &mut Criterion) {
     c.bench_function("decide Bash, 5 subcommands, 1002 rules", |b| {
         b.iter(|| block_on(engine.decide(&bash, std::hint::black_box(&input), &ctx)))
     });
+
+    // Long commands: the work is bounded by the commands listed (few samples: each takes
+    // long enough).
+    let no_rules = ToolPermissionContext::default();
+    let engine = PermissionEngine::new(&no_rules, PathRoots::for_cwd(&proj)).unwrap();
+    let ctx = ToolUseContext::new(&proj).with_permission(no_rules.clone());
+    let mut long = c.benchmark_group("long Bash commands");
+    long.sample_size(10);
+    for (n, expected) in [(16_000, "ask"), (3_000, "allow")] {
+        let command = vec!["ls"; n].join(";");
+        long.bench_function(format!("analyze, {n} x ls"), |b| {
+            b.iter(|| analyze(std::hint::black_box(&command)))
+        });
+        let input = json!({"command": command});
+        assert_eq!(
+            block_on(engine.decide(&bash, &input, &ctx)).behavior(),
+            expected
+        );
+        long.bench_function(format!("decide, {n} x ls"), |b| {
+            b.iter(|| block_on(engine.decide(&bash, std::hint::black_box(&input), &ctx)))
+        });
+    }
+    long.finish();
 
     let path_ctx = ToolPermissionContext {
         allow: rules(700, |i| format!("Edit(src/module{i}/**)")),

@@ -241,6 +241,15 @@ fn subject_in(tool: &dyn Tool, input: &Value, ctx: &ToolUseContext) -> Option<Pe
 
 const PATH_ONLY_TOOLS: &[&str] = &["Write", "NotebookEdit", "Glob", "Grep", "MultiEdit", "LS"];
 
+/// The built-in tools every call of which writes a path: a bare `Edit` deny denies each of
+/// their calls, and removes them from the tool list ([`PermissionEngine::is_blanket_denied`]).
+/// A fixed list of names (an MCP tool of such a name is not one of them).
+const EDIT_FAMILY_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit", "MultiEdit"];
+
+/// The built-in tools every call of which reads (a file, or the tree a search walks): a bare
+/// `Read` deny denies each of their calls, and removes them from the tool list.
+const READ_FAMILY_TOOLS: &[&str] = &["Read", "Glob", "Grep", "NotebookRead", "LS"];
+
 /// The tools whose rule content is a command (`Bash(npm test:*)`) or a name (`Skill(x)`,
 /// `Agent(Explore)`): the built-in tools whose permission subject such a rule matches.
 const COMMAND_OR_NAME_TOOLS: &[&str] = &["Bash", "Monitor", "PowerShell", "Skill", "Agent"];
@@ -406,24 +415,32 @@ impl RuleSet {
                         let fam = usize::from(tool_name == "Edit");
                         match roots.anchor(c, sourced.source, behavior) {
                             Ok(anchored) => {
-                                if let Some(w) = anchored.warning {
-                                    set.diagnostics.push(diag(w, false));
+                                if let Some(w) = &anchored.warning {
+                                    set.diagnostics.push(diag(w.clone(), false));
                                 }
                                 // A deny or ask rule written through a symlink also covers
                                 // where the link leads (allow rules need both anyway), unless
                                 // that is far wider than the rule (said in a warning).
-                                let resolved = if behavior == RuleBehavior::Allow {
-                                    None
-                                } else {
-                                    resolved_anchor(&anchored.root, &anchored.line)
-                                        .unwrap_or_else(|w| {
-                                            set.diagnostics.push(diag(w, false));
-                                            None
-                                        })
-                                };
+                                // A name at any depth (`sdir`, `sdir/**`) is resolved
+                                // where it is at the rule's root, the cwd, as `./sdir/**`.
+                                let mut resolved = Vec::new();
+                                if behavior != RuleBehavior::Allow {
+                                    let starts = std::iter::once((
+                                        anchored.root.clone(),
+                                        anchored.line.clone(),
+                                    ))
+                                    .chain(roots.name_at_cwd(c, &anchored));
+                                    for (root, line) in starts {
+                                        match resolved_anchor(&root, &line) {
+                                            Ok(Some(r)) => resolved.push(r),
+                                            Ok(None) => {}
+                                            Err(w) => set.diagnostics.push(diag(w, false)),
+                                        }
+                                    }
+                                }
                                 let entries = &mut path_entries[fam][bi(behavior)];
                                 entries.push((idx, anchored.root, anchored.line));
-                                if let Some((root, line)) = resolved {
+                                for (root, line) in resolved {
                                     entries.push((idx, root, line));
                                 }
                             }
@@ -961,13 +978,27 @@ impl PermissionEngine {
     }
 
     /// Whether a tool-wide deny rule (`Tool`, `Tool(*)`, `mcp__srv`, a name glob) removes
-    /// `tool` from the model's tool list.
+    /// `tool` from the model's tool list. A bare `Edit` deny removes every built-in tool
+    /// whose every call writes a path (Edit, Write, NotebookEdit, MultiEdit), a bare `Read`
+    /// deny every one whose every call reads (Read, Glob, Grep, NotebookRead, LS): the
+    /// engine denies each of their calls, so the model is not offered them.
     pub fn is_blanket_denied(&self, tool: &dyn Tool) -> bool {
         let set = self.snapshot();
         let names = tool_names(tool);
-        set.tool_wide[0]
-            .iter()
-            .any(|&i| tool_matches(&set.rules[i].tool, tool, &names))
+        let family = if tool.mcp_info().is_some() {
+            None
+        } else if EDIT_FAMILY_TOOLS.contains(&tool.name()) {
+            Some("Edit")
+        } else if READ_FAMILY_TOOLS.contains(&tool.name()) {
+            Some("Read")
+        } else {
+            None
+        };
+        set.tool_wide[bi(RuleBehavior::Deny)].iter().any(|&i| {
+            let matcher = &set.rules[i].tool;
+            tool_matches(matcher, tool, &names)
+                || family.is_some_and(|f| matches!(matcher, ToolMatcher::Name(n) if n == f))
+        })
     }
 
     fn tool_wide(
@@ -2118,8 +2149,47 @@ impl PermissionEngine {
         out
     }
 
+    /// The home directory a `~` in a command expands to, if one is known: the context's,
+    /// else the engine's. An empty one is none (bash expands `~` to the empty string then,
+    /// and to the password database's home when `HOME` is unset).
+    fn expansion_home<'a>(&'a self, ctx: &'a ToolUseContext) -> Option<&'a Path> {
+        ctx.home()
+            .or(self.roots.home.as_deref())
+            .filter(|h| !h.as_os_str().is_empty())
+    }
+
+    /// When no home directory is known ([`Self::expansion_home`]) and `value`, run in `cwd`
+    /// or one of `others`, starts from a `~` bash expands (`~`, `~/x`, or a relative path
+    /// after `cd ~/d`): the value spelled with `$HOME` for that `~` (`$HOME/x`,
+    /// `$HOME/d/x`), a path the shell computes, which cannot be checked here. `None` when a
+    /// home is known or no such `~` is involved.
+    fn tilde_without_home(
+        &self,
+        value: &str,
+        cwd: &Option<String>,
+        others: &[Option<String>],
+        ctx: &ToolUseContext,
+    ) -> Option<String> {
+        if self.expansion_home(ctx).is_some() {
+            return None;
+        }
+        let home_form = |v: &str| v == "~" || v.starts_with("~/");
+        if home_form(value) {
+            return Some(format!("$HOME{}", &value[1..]));
+        }
+        if value.starts_with('/') {
+            return None;
+        }
+        std::iter::once(cwd)
+            .chain(others)
+            .filter_map(|d| d.as_deref())
+            .find(|d| home_form(d))
+            .map(|d| format!("$HOME{}/{value}", &d[1..]))
+    }
+
     /// Every path `value` may name, run in `cwd` or one of `others`; `None` when it is relative
-    /// and one of them is [`UNKNOWN_DIR`].
+    /// and one of them is [`UNKNOWN_DIR`], or when it starts from a `~` and no home directory
+    /// is known ([`Self::tilde_without_home`]).
     fn resolve_in_dirs(
         &self,
         value: &str,
@@ -2127,6 +2197,9 @@ impl PermissionEngine {
         others: &[Option<String>],
         ctx: &ToolUseContext,
     ) -> Option<Vec<PathBuf>> {
+        if self.tilde_without_home(value, cwd, others, ctx).is_some() {
+            return None;
+        }
         let mut out = Vec::new();
         for dir in std::iter::once(cwd).chain(others) {
             if dir.as_deref() == Some(UNKNOWN_DIR) && !value.starts_with(['/', '~']) {
@@ -2565,6 +2638,21 @@ impl PermissionEngine {
                     in_place
                 }
         };
+        // Directories taken away whole, with everything under them: removed (`rm -r`,
+        // `rmdir`, `find -delete` or `-exec rm` unfiltered, `tar --remove-files`), moved (`mv`'s
+        // sources) or emptied of what the source lacks (`rsync --delete`'s destination).
+        // One that holds a protected path is asked about as that path would be.
+        // (A `find` that filters what it deletes, `-name '*.pyc'`, does not take its roots.)
+        let find_deletes = find_deleting_everything(words).is_some();
+        let takes_away = |index: usize| {
+            index < listed
+                && match name {
+                    "rmdir" => true,
+                    "find" => find_deletes,
+                    "chmod" | "chown" | "chgrp" => false,
+                    _ => tree_changed(index),
+                }
+        };
         let changed_how = match name {
             "rm" => "removes everything under",
             "mv" => "moves everything under",
@@ -2613,6 +2701,20 @@ impl PermissionEngine {
                 }
             };
             for (value, glob) in &values {
+                // A `~` with no home directory known: where it leads is the shell's to say
+                // (the password database's home, or nothing), a computed path as `$HOME` is.
+                if let Some(spelled) =
+                    self.tilde_without_home(value, &sub.cwd, &sub.other_cwds, ctx)
+                {
+                    let message = format!(
+                        "`{text}` uses a path under the home directory ({}), which is not known here, so it cannot be checked.",
+                        arg.raw
+                    );
+                    let removes_tree = removal_checked(index) && tree_changed(index);
+                    let f = self.computed_path(set, &spelled, use_, removes_tree, message);
+                    worst = Some(pick(worst, f.sub(text.clone())));
+                    continue;
+                }
                 // What it names depends on the shell: not checkable, though its text may
                 // still match a rule (checked below too).
                 if self.through_proc(value, &sub.cwd, &sub.other_cwds, ctx) {
@@ -2789,6 +2891,17 @@ impl PermissionEngine {
                     } else {
                         std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir())
                     };
+                    if takes_away(index)
+                        && tree_root
+                        && !glob_dirs.contains(&p)
+                        && let Some(why) = self.protected_inside(&p)
+                    {
+                        let why = format!(
+                            "`{text}` would remove or move {} with everything in it: it {why}.",
+                            p.display()
+                        );
+                        worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
+                    }
                     if tree_changed(index)
                         && tree_root
                         && !glob_dirs.contains(&p)
@@ -2844,6 +2957,55 @@ impl PermissionEngine {
             }
         }
         worst
+    }
+
+    /// What protected path the directory `dir` holds, when it is taken away whole (removed,
+    /// moved, emptied), said as `holds …`: a place the session knows by path at or below it
+    /// (a settings file, the managed settings directory's drop-ins, the user's configuration
+    /// directory), or a protected name directly in it (`.git`, `.claude`, `.bashrc`, …:
+    /// [`protected_reason`]), found with one listing of `dir`, not a walk. A directory of
+    /// more than [`MAX_TREE_ENTRIES`] entries is not listed through: it may hold one.
+    fn protected_inside(&self, dir: &Path) -> Option<String> {
+        let dirs = [normalize_lexically(dir), resolve_symlinks(dir)];
+        let known = self
+            .roots
+            .settings_files
+            .iter()
+            .chain(&self.roots.settings_dirs)
+            .chain(&self.roots.user_config_dir);
+        for place in known {
+            let spellings = [normalize_lexically(place), resolve_symlinks(place)];
+            if spellings
+                .iter()
+                .any(|k| dirs.iter().any(|d| k.starts_with(d)))
+            {
+                return Some(format!(
+                    "holds {}, which this session reads its settings or configuration from",
+                    place.display()
+                ));
+            }
+        }
+        let entries = std::fs::read_dir(dir).ok()?;
+        for (n, entry) in entries.enumerate() {
+            if n >= MAX_TREE_ENTRIES {
+                return Some(format!(
+                    "holds more than {MAX_TREE_ENTRIES} entries, too many to look for protected ones"
+                ));
+            }
+            let Ok(entry) = entry else { continue };
+            // A `.git` file (a linked work tree's or a submodule's pointer) holds no
+            // repository: removing a work tree with it is no removal of its history.
+            if entry.file_name().eq_ignore_ascii_case(".git")
+                && entry.file_type().is_ok_and(|t| t.is_file())
+            {
+                continue;
+            }
+            let path = dir.join(entry.file_name());
+            if let Some(what) = crate::path::protected_kind(&path) {
+                return Some(format!("holds {}, which {what}", path.display()));
+            }
+        }
+        None
     }
 
     /// The ask for a command that writes files of names it does not say into `dir` ([`FileUses::filled_dirs`](crate::bash::file_uses::FileUses)), when an Edit deny or
@@ -3695,130 +3857,7 @@ impl PermissionEngine {
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
     ) -> Option<String> {
-        let name = words.first()?.value.as_deref().map(basename)?;
-        if name != "find" {
-            return None;
-        }
-        // find's own options come before its roots (`find -L ~ -delete`).
-        let roots_at = 1 + words[1..]
-            .iter()
-            .take_while(|w| {
-                w.value.as_deref().is_some_and(|v| {
-                    matches!(v, "-P" | "-H" | "-L") || v.starts_with("-O") || v.starts_with("-D")
-                })
-            })
-            .count();
-        let expression_at = words[roots_at..]
-            .iter()
-            .position(|w| {
-                w.value
-                    .as_deref()
-                    .is_some_and(|v| v.starts_with('-') || v == "(" || v == "!")
-            })
-            .map_or(words.len(), |i| i + roots_at);
-        let expression = &words[expression_at..];
-        // What only orders or bounds the walk (`-mindepth 1`: all but the root itself), tests
-        // that every name passes (`-true`, `! -false`, `-name '*'`, `-regex '.*'`), and the
-        // deletion itself: `-delete`, or an `-exec rm …` of what was found (`find ~ -exec
-        // rm -rf {} +`).
-        let value = |i: usize| expression.get(i).and_then(|w| w.value.as_deref());
-        // The command an `-exec` at `i` runs, behind the wrappers that run it as it is
-        // (`sudo rm`, `env rm`, `timeout 5 rm`); and where its words end.
-        let exec_at = |i: usize| {
-            let rest = &expression[i + 1..];
-            let end = crate::bash::parse::exec_end(rest);
-            let mut words = rest[..end]
-                .iter()
-                .filter_map(|w| w.value.as_deref())
-                .peekable();
-            while let Some(w) = words.peek().copied() {
-                let wrapper = matches!(
-                    basename(w),
-                    "sudo"
-                        | "doas"
-                        | "env"
-                        | "nice"
-                        | "nohup"
-                        | "command"
-                        | "busybox"
-                        | "timeout"
-                        | "stdbuf"
-                        | "ionice"
-                );
-                if !(wrapper || w.starts_with('-') || w.parse::<f64>().is_ok()) {
-                    break;
-                }
-                words.next();
-            }
-            let program = words.next().map(basename);
-            let recursive = words.any(|a| {
-                a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R'])
-                    || a == "--recursive"
-            });
-            (program, recursive, end)
-        };
-        // Whether the deletion is an `-exec rm -r`: then a test the root itself passes
-        // (`-type d`, `-prune`) removes the whole tree with it.
-        let recursive_rm = (0..expression.len()).any(|i| {
-            matches!(value(i), Some("-exec" | "-execdir" | "-ok" | "-okdir"))
-                && matches!(exec_at(i), (Some("rm"), true, _))
-        });
-        // A name pattern that matches every name (`*`, `?*`), a regex that matches any text.
-        let every_name = |v: Option<&str>| {
-            v.is_some_and(|v| v.contains('*') && v.chars().all(|c| matches!(c, '*' | '?')))
-        };
-        let any_text = |v: Option<&str>| {
-            v.is_some_and(|v| v == ".+" || (!v.is_empty() && v.replace(".*", "").is_empty()))
-        };
-        let mut deletes = false;
-        let mut i = 0;
-        while i < expression.len() {
-            let step =
-                match value(i) {
-                    Some("-mindepth" | "-maxdepth" | "-regextype") => 2,
-                    Some(
-                        "-depth"
-                        | "-xdev"
-                        | "-mount"
-                        | "-print"
-                        | "-ignore_readdir_race"
-                        | "-noleaf"
-                        | "-true"
-                        | "-a"
-                        | "-and"
-                        | "("
-                        | ")"
-                        | "-follow"
-                        | "-daystart"
-                        | "-nowarn"
-                        | "-warn",
-                    ) => 1,
-                    Some("-prune") if recursive_rm => 1,
-                    Some("-type") if recursive_rm && value(i + 1) == Some("d") => 2,
-                    Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
-                    Some(
-                        "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename",
-                    ) if every_name(value(i + 1)) => 2,
-                    Some("-regex" | "-iregex") if any_text(value(i + 1)) => 2,
-                    Some("-delete") => {
-                        deletes = true;
-                        1
-                    }
-                    Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
-                        let (program, _, end) = exec_at(i);
-                        if program != Some("rm") {
-                            return None;
-                        }
-                        deletes = true;
-                        end + 2
-                    }
-                    _ => return None,
-                };
-            i += step;
-        }
-        if !deletes {
-            return None;
-        }
+        let (roots_at, expression_at) = find_deleting_everything(words)?;
         let home = ctx.home().or(self.roots.home.as_deref());
         let wds = ctx.working_directories();
         let text = sub.raw_text();
@@ -3861,6 +3900,15 @@ impl PermissionEngine {
                 continue;
             }
             let v = literal_tilde(root);
+            if let Some(spelled) = self.tilde_without_home(&v, &sub.cwd, &sub.other_cwds, ctx) {
+                if computed_path_safety(&spelled, PathUse::Write, true).is_some() {
+                    return Some(format!(
+                        "`{text}` deletes everything under the home directory ({}), which is not known here",
+                        root.raw
+                    ));
+                }
+                continue;
+            }
             let Some(paths) = self.resolve_in_dirs(&v, &sub.cwd, &sub.other_cwds, ctx) else {
                 continue;
             };
@@ -4109,8 +4157,20 @@ impl PermissionEngine {
             } else {
                 PathUse::Write
             };
+            // A `~` with no home directory known: a computed target, as `$HOME/x` is.
+            let no_home = r.target.value.as_ref().and_then(|_| {
+                self.tilde_without_home(&literal_tilde(&r.target), &r.cwd, &r.other_cwds, ctx)
+            });
             let f = match r.kind {
                 RedirectKind::FdDup => continue,
+                _ if no_home.is_some() => {
+                    let message = format!(
+                        "A redirection to a path under the home directory ({}), which is not known here, cannot be checked.",
+                        r.target.raw
+                    );
+                    let spelled = no_home.as_deref().unwrap_or_default();
+                    self.computed_path(set, spelled, use_, false, message)
+                }
                 _ => match &r.target.value {
                     None => {
                         let message = format!(
@@ -4226,6 +4286,12 @@ impl PermissionEngine {
                 format!(
                     "the command is longer than {MAX_ANALYZED_CHARS} characters, too long to check everything it runs"
                 )
+            } else if let Some(why) = analysis
+                .complex
+                .iter()
+                .find(|why| why.starts_with(crate::bash::parse::TOO_MANY_COMMANDS))
+            {
+                why.clone()
             } else {
                 "the command is nested too deeply to check everything it runs".to_owned()
             };
@@ -4621,6 +4687,136 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
             }
             RedirectKind::Read | RedirectKind::FdDup => true,
         })
+}
+
+/// Where `find WORDS` has its roots and its expression (`(roots_at, expression_at)`), when
+/// it deletes everything under its roots: `-delete` or an `-exec rm` of what it finds, with
+/// nothing that filters what it deletes (`-name x`, `-type f`, …; `-mindepth 1`, `-name '*'`,
+/// `-true` filter nothing). `None` for any other command.
+fn find_deleting_everything(words: &[Word]) -> Option<(usize, usize)> {
+    let name = words.first()?.value.as_deref().map(basename)?;
+    if name != "find" {
+        return None;
+    }
+    // find's own options come before its roots (`find -L ~ -delete`).
+    let roots_at = 1 + words[1..]
+        .iter()
+        .take_while(|w| {
+            w.value.as_deref().is_some_and(|v| {
+                matches!(v, "-P" | "-H" | "-L") || v.starts_with("-O") || v.starts_with("-D")
+            })
+        })
+        .count();
+    let expression_at = words[roots_at..]
+        .iter()
+        .position(|w| {
+            w.value
+                .as_deref()
+                .is_some_and(|v| v.starts_with('-') || v == "(" || v == "!")
+        })
+        .map_or(words.len(), |i| i + roots_at);
+    let expression = &words[expression_at..];
+    // What only orders or bounds the walk (`-mindepth 1`: all but the root itself), tests
+    // that every name passes (`-true`, `! -false`, `-name '*'`, `-regex '.*'`), and the
+    // deletion itself: `-delete`, or an `-exec rm …` of what was found (`find ~ -exec
+    // rm -rf {} +`).
+    let value = |i: usize| expression.get(i).and_then(|w| w.value.as_deref());
+    // The command an `-exec` at `i` runs, behind the wrappers that run it as it is
+    // (`sudo rm`, `env rm`, `timeout 5 rm`); and where its words end.
+    let exec_at = |i: usize| {
+        let rest = &expression[i + 1..];
+        let end = crate::bash::parse::exec_end(rest);
+        let mut words = rest[..end]
+            .iter()
+            .filter_map(|w| w.value.as_deref())
+            .peekable();
+        while let Some(w) = words.peek().copied() {
+            let wrapper = matches!(
+                basename(w),
+                "sudo"
+                    | "doas"
+                    | "env"
+                    | "nice"
+                    | "nohup"
+                    | "command"
+                    | "busybox"
+                    | "timeout"
+                    | "stdbuf"
+                    | "ionice"
+            );
+            if !(wrapper || w.starts_with('-') || w.parse::<f64>().is_ok()) {
+                break;
+            }
+            words.next();
+        }
+        let program = words.next().map(basename);
+        let recursive = words.any(|a| {
+            a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R'])
+                || a == "--recursive"
+        });
+        (program, recursive, end)
+    };
+    // Whether the deletion is an `-exec rm -r`: then a test the root itself passes
+    // (`-type d`, `-prune`) removes the whole tree with it.
+    let recursive_rm = (0..expression.len()).any(|i| {
+        matches!(value(i), Some("-exec" | "-execdir" | "-ok" | "-okdir"))
+            && matches!(exec_at(i), (Some("rm"), true, _))
+    });
+    // A name pattern that matches every name (`*`, `?*`), a regex that matches any text.
+    let every_name = |v: Option<&str>| {
+        v.is_some_and(|v| v.contains('*') && v.chars().all(|c| matches!(c, '*' | '?')))
+    };
+    let any_text = |v: Option<&str>| {
+        v.is_some_and(|v| v == ".+" || (!v.is_empty() && v.replace(".*", "").is_empty()))
+    };
+    let mut deletes = false;
+    let mut i = 0;
+    while i < expression.len() {
+        let step = match value(i) {
+            Some("-mindepth" | "-maxdepth" | "-regextype") => 2,
+            Some(
+                "-depth"
+                | "-xdev"
+                | "-mount"
+                | "-print"
+                | "-ignore_readdir_race"
+                | "-noleaf"
+                | "-true"
+                | "-a"
+                | "-and"
+                | "("
+                | ")"
+                | "-follow"
+                | "-daystart"
+                | "-nowarn"
+                | "-warn",
+            ) => 1,
+            Some("-prune") if recursive_rm => 1,
+            Some("-type") if recursive_rm && value(i + 1) == Some("d") => 2,
+            Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
+            Some("-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename")
+                if every_name(value(i + 1)) =>
+            {
+                2
+            }
+            Some("-regex" | "-iregex") if any_text(value(i + 1)) => 2,
+            Some("-delete") => {
+                deletes = true;
+                1
+            }
+            Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
+                let (program, _, end) = exec_at(i);
+                if program != Some("rm") {
+                    return None;
+                }
+                deletes = true;
+                end + 2
+            }
+            _ => return None,
+        };
+        i += step;
+    }
+    deletes.then_some((roots_at, expression_at))
 }
 
 /// Why a path the shell computes is a safety check (an ask even in bypass mode), though it
@@ -5209,17 +5405,14 @@ struct GlobReading {
 }
 
 impl GlobReading {
+    /// Found once, when the command was analysed ([`Analysis::glob_options`]): this is
+    /// asked for each of its commands.
     fn of(analysis: &Analysis) -> Self {
-        let names = |option: &str| {
-            analysis
-                .commands
-                .iter()
-                .any(|c| c.text_with_assignments().contains(option))
-        };
+        let options = analysis.glob_options;
         GlobReading {
-            dotglob: names("dotglob") || names("GLOBIGNORE"),
-            nocase: names("nocaseglob"),
-            globstar: names("globstar"),
+            dotglob: options.dotglob,
+            nocase: options.nocaseglob,
+            globstar: options.globstar,
         }
     }
 }

@@ -301,6 +301,26 @@ impl PathRoots {
             warning,
         })
     }
+
+    /// For a cwd-relative deny or ask rule that names a name at any depth (`sdir`, `./sdir`,
+    /// `sdir/`, `sdir/**`, `**/sdir`; anchored at `/` by [`anchor`](Self::anchor)), the same
+    /// name at the rule's root, the cwd, as an anchored line (`<cwd>`, `/sdir`): what
+    /// [`resolved_anchor`] follows through a link, so that the rule also covers where a
+    /// link of that name in the cwd leads, as `./sdir/**` does. `None` for any other rule.
+    pub fn name_at_cwd(&self, pattern: &str, anchored: &Anchored) -> Option<(PathBuf, String)> {
+        let pattern = pattern.trim();
+        if pattern.starts_with(['/', '~']) || anchored.root != Path::new("/") {
+            return None;
+        }
+        let line = anchored.line.strip_prefix("**/").unwrap_or(&anchored.line);
+        let name = line.strip_suffix('/').unwrap_or(line);
+        // Only a literal name can be a link's (a glob is matched at any depth as it is).
+        if name.contains('/') || literal_segment(name).is_none_or(|n| n.is_empty()) {
+            return None;
+        }
+        let root = nfc(&normalize_lexically(&self.cwd));
+        Some((root, format!("/{line}")))
+    }
 }
 
 /// A path pattern anchored: the gitignore `line` it is matched as, below `root`.
@@ -1115,7 +1135,9 @@ pub fn protected_glob_reason(pattern: &str, dotglob: bool) -> Option<String> {
 }
 
 /// Whether deleting `path` would remove a critical directory: `/`, a top-level directory,
-/// the home directory or its parent, or a working directory root.
+/// the home directory or its parent, or a working directory root. The home and the working
+/// directories count by their own names and by where their links lead: with `$HOME` a link
+/// (`/x/homelink -> /x/home`), `/x/home` is the home directory too.
 pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[PathBuf]) -> bool {
     let depth = path
         .components()
@@ -1124,12 +1146,21 @@ pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[Pat
     if path.is_absolute() && depth <= 1 {
         return true;
     }
-    if let Some(home) = home
-        && (path == home || home.parent() == Some(path))
+    let spellings = |dir: &Path| {
+        let lexical = normalize_lexically(dir);
+        let resolved = resolve_symlinks(&lexical);
+        [lexical, resolved]
+    };
+    if let Some(home) = home.filter(|h| !h.as_os_str().is_empty())
+        && spellings(home)
+            .iter()
+            .any(|h| path == h || h.parent() == Some(path))
     {
         return true;
     }
-    working_dirs.iter().any(|d| d == path)
+    working_dirs
+        .iter()
+        .any(|d| d == path || spellings(d).iter().any(|d| d == path))
 }
 
 #[cfg(test)]

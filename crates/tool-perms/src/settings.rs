@@ -425,7 +425,8 @@ fn read_json(
 /// values, inline values, `.claude/settings.local.json` (at the git repository's root),
 /// `.claude/settings.json`, the user's `settings.json`. Missing optional files are skipped
 /// silently; a UTF-8 byte order mark at the start of a file or value is skipped and a blank
-/// file is `{}`; unreadable or invalid files are reported and skipped.
+/// file is `{}`; unreadable or invalid files are reported and skipped; an `env` entry no
+/// environment can hold is reported (a warning: it is not set).
 pub fn load_settings_files(
     sources: &SettingsSources,
 ) -> (Vec<SettingsFile>, Vec<SettingsDiagnostic>) {
@@ -585,6 +586,7 @@ pub fn load_settings_files(
     }
     for file in &mut files {
         drop_mistyped_sections(file, &mut diags);
+        report_env_entries_not_set(file, &mut diags);
     }
     // Stable: inline project values come before the project file; keep scan order otherwise.
     files.sort_by_key(|f| precedence(f.source));
@@ -630,6 +632,35 @@ fn drop_mistyped_sections(file: &mut SettingsFile, diags: &mut Vec<SettingsDiagn
             message: format!("`{key}` must be an object, not {kind}; the section is left out"),
         });
         object.remove(key);
+    }
+}
+
+/// Warns of each `env` entry no environment can hold, which is therefore not set: a name
+/// that is empty or holds `=` or a NUL byte, a value that holds a NUL byte (the binary
+/// leaves these out when it sets the settings' `env`).
+fn report_env_entries_not_set(file: &SettingsFile, diags: &mut Vec<SettingsDiagnostic>) {
+    let Some(env) = file.value.get("env").and_then(Value::as_object) else {
+        return;
+    };
+    for (key, value) in env {
+        let why = if key.is_empty() {
+            "a variable's name cannot be empty"
+        } else if key.contains('=') {
+            "a variable's name cannot hold `=`"
+        } else if key.contains('\0') {
+            "a variable's name cannot hold a NUL byte"
+        } else if value.as_str().is_some_and(|v| v.contains('\0')) {
+            "its value holds a NUL byte, which no environment variable can hold"
+        } else {
+            continue;
+        };
+        diags.push(SettingsDiagnostic {
+            file: file.path.clone(),
+            origin: file.origin.clone(),
+            source: file.source,
+            severity: Severity::Warning,
+            message: format!("`env.{key}` is not set: {why}"),
+        });
     }
 }
 
@@ -731,9 +762,15 @@ impl LoadedPermissions {
                 d.severity == Severity::Error
                     && (d.source == RuleSource::FlagSettings || d.file.is_none())
             })
-            // These stop the command: what a settings file's error says of itself ("…;
+            // These stop the command: what a settings file's error says of itself ("…; file
             // ignored") is not what happens to it here.
-            .map(|d| d.to_string().trim_end_matches("; ignored").to_owned())
+            .map(|d| {
+                SettingsDiagnostic {
+                    message: without_consequence(&d.message),
+                    ..d.clone()
+                }
+                .to_string()
+            })
             .collect()
     }
 
@@ -768,6 +805,32 @@ impl LoadedPermissions {
         permission.bypass_available = mode == PermissionMode::BypassPermissions;
         permission.mode = mode;
         Ok(())
+    }
+}
+
+/// A problem's words without the consequence a loader that goes on gives it at its end (`…;
+/// file ignored`, `…; ignored`, `…; group skipped`, `…; the section is left out`), for
+/// where the problem stops the command instead; a value named as ignored (`…; \`3\`
+/// ignored`) is kept (`…, not \`3\``). Other words are returned as they are.
+pub fn without_consequence(message: &str) -> String {
+    let Some((said, tail)) = message.rsplit_once("; ") else {
+        return message.to_owned();
+    };
+    if let Some(value) = tail
+        .strip_suffix(" ignored")
+        .filter(|v| v.len() > 1 && v.starts_with('`') && v.ends_with('`'))
+    {
+        return format!("{said}, not {value}");
+    }
+    let consequence = ["ignored", "skipped", "left out"]
+        .iter()
+        .any(|end| tail.ends_with(end))
+        && tail.split_whitespace().count() <= 5
+        && !tail.contains('`');
+    if consequence {
+        said.to_owned()
+    } else {
+        message.to_owned()
     }
 }
 
@@ -835,8 +898,7 @@ pub fn parse_rules_flag(text: &str) -> Result<Value, Vec<String>> {
             // `permissions`.
             if key == "permissions"
                 || PERMISSIONS_KEYS.contains(&key.as_str())
-                || key.eq_ignore_ascii_case("permission")
-                || key.eq_ignore_ascii_case("permissions")
+                || near_miss_of_restricting_key(key) == Some("permissions")
             {
                 continue;
             }
@@ -922,6 +984,78 @@ const PERMISSIONS_KEYS: &[&str] = &[
     "disableAutoMode",
     "additionalDirectories",
 ];
+
+/// The top-level keys whose loss fails open, whose near misses ([`near_miss_of_restricting_key`])
+/// are reported: the deny and ask rules (`permissions`); the hooks, whose PreToolUse guards
+/// block calls, and the switch and allowlists that govern them (`disableAllHooks`, since a
+/// hook may also allow a call; `allowedHttpHookUrls`, `httpHookAllowedEnvVars`: without
+/// them every URL and variable is allowed); the MCP servers' allow and deny lists
+/// (`allowedMcpServers`, `deniedMcpServers`, `disabledMcpjsonServers`); the `env` every
+/// command runs with (a `PATH`, a variable that turns tools off); and the keys read from
+/// managed settings only ([`MANAGED_ONLY_KEYS`]), each a restriction. Others (`model`,
+/// `statusLine`, ...) change no decision: an unknown key near them stays accepted.
+const RESTRICTING_KEYS: &[&str] = &[
+    "permissions",
+    "hooks",
+    "env",
+    "disableAllHooks",
+    "allowedHttpHookUrls",
+    "httpHookAllowedEnvVars",
+    "allowedMcpServers",
+    "deniedMcpServers",
+    "disabledMcpjsonServers",
+    "allowManagedPermissionRulesOnly",
+    "allowManagedHooksOnly",
+    "allowManagedMcpServersOnly",
+    "managedMcpServers",
+];
+
+/// Claude Code's top-level keys near a key of [`RESTRICTING_KEYS`] that are keys in their own
+/// right, never taken for a misspelling.
+const KEYS_NOT_MISSPELT: &[&str] = &["enabledMcpjsonServers", "enableAllProjectMcpServers"];
+
+/// The key of [`RESTRICTING_KEYS`] that `key`, not itself a settings key, is a near miss of:
+/// the same but for case or surrounding whitespace (`PERMISSIONS`, `"env "`), or at most two
+/// edits away (one for a key of four letters or fewer: `evn`, `hoks`, `permisions`).
+fn near_miss_of_restricting_key(key: &str) -> Option<&'static str> {
+    if RESTRICTING_KEYS.contains(&key) || KEYS_NOT_MISSPELT.contains(&key) {
+        return None;
+    }
+    let given = key.trim().to_lowercase();
+    RESTRICTING_KEYS.iter().copied().find(|meant| {
+        let meant_lower = meant.to_lowercase();
+        let most = if meant.len() <= 4 { 1 } else { 2 };
+        given == meant_lower || edit_distance_within(&given, &meant_lower, most)
+    })
+}
+
+/// Whether `a` becomes `b` in at most `most` insertions, deletions or substitutions of a
+/// character or swaps of two neighbours (`evn` is one edit from `env`: the optimal string
+/// alignment distance). Texts whose lengths differ by more than `most` are not compared at
+/// all, so a long key costs no more than a short one.
+fn edit_distance_within(a: &str, b: &str, most: usize) -> bool {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > most {
+        return false;
+    }
+    // Rows of the distance table: the one before the previous, the previous, the current.
+    let mut before: Vec<usize> = Vec::new();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for i in 0..a.len() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for j in 0..b.len() {
+            let substitution = previous[j] + usize::from(a[i] != b[j]);
+            let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                best = best.min(before[j - 1] + 1);
+            }
+            current[j + 1] = best;
+        }
+        before = std::mem::replace(&mut previous, current);
+    }
+    previous[b.len()] <= most
+}
 
 /// The top-level keys read from managed settings only: `allowManagedPermissionRulesOnly`
 /// (here), `allowManagedHooksOnly` (the hooks layer), `allowManagedMcpServersOnly` and
@@ -1026,8 +1160,9 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
         } else {
             (Severity::Warning, "; ignored")
         };
-        // Keys of `permissions` written beside it, or a misspelt `permissions`: their rules
-        // would be dropped without a word.
+        // Keys of `permissions` written beside it, or a misspelt key whose loss fails open
+        // (`permisions`, `Hooks`, `env `): what is under them would be dropped without a
+        // word.
         if let Some(top) = f.value.as_object() {
             for key in top.keys() {
                 if PERMISSIONS_KEYS.contains(&key.as_str()) {
@@ -1035,13 +1170,10 @@ pub fn load_permissions(sources: &SettingsSources) -> LoadedPermissions {
                         unknown,
                         format!("`{key}` belongs under `permissions`{ignored} here"),
                     ));
-                } else if key != "permissions"
-                    && (key.eq_ignore_ascii_case("permission")
-                        || key.eq_ignore_ascii_case("permissions"))
-                {
+                } else if let Some(meant) = near_miss_of_restricting_key(key) {
                     diagnostics.push(diag(
                         unknown,
-                        format!("unknown key `{key}`{ignored} (did you mean `permissions`?)"),
+                        format!("unknown key `{key}`{ignored} (did you mean `{meant}`?)"),
                     ));
                 }
             }

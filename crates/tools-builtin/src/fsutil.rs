@@ -69,7 +69,11 @@ pub(crate) fn observable_path(
     with_resolved(input, field, &absolute_path(raw, field, ctx).ok()?)
 }
 
-/// `input` with `field` set to `resolved`; `None` when it already holds that.
+/// `input` with `field` set to `resolved`; `None` when it already holds that, or when
+/// `resolved` is not valid UTF-8 (a JSON string cannot hold it): hooks then see the path as
+/// the model wrote it, and the permission rules judge it all the same, through the tool's
+/// permission subject, a path the engine resolves with the call's context
+/// ([`subject_path`], [`search_subject_path`]).
 fn with_resolved(
     input: &serde_json::Value,
     field: &str,
@@ -100,18 +104,41 @@ pub(crate) fn observable_search_path(
     with_resolved(input, "path", &ctx.resolve_path(trimmed))
 }
 
-/// The resolved path for a permission subject, computed without a context: only absolute
-/// and `~` paths resolve (relative ones are refused by `validate_input` before permissions).
+/// The path for a permission subject, computed without a context: an absolute path
+/// resolved (`.` and `..` collapsed), a `~` path as written, which the permission engine
+/// expands with the call's home directory (a relative subject is resolved with the call's
+/// context, as the tool resolves it), so that a home directory whose name is not valid
+/// UTF-8, which no JSON input can carry, is judged as the path the tool uses; `None` for
+/// a relative path (file tools refuse those in `validate_input`, before permissions).
 pub(crate) fn subject_path(raw: &str) -> Option<PathBuf> {
     let trimmed = raw.trim();
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let tilde = trimmed == "~" || trimmed.starts_with("~/");
-    if Path::new(trimmed).is_absolute() || (tilde && home.is_some()) {
-        Some(expand_path(trimmed, Path::new("/"), home.as_deref()))
+    if Path::new(trimmed).is_absolute() {
+        Some(expand_path(trimmed, Path::new("/"), None))
+    } else if trimmed == "~" || trimmed.starts_with("~/") {
+        Some(PathBuf::from(trimmed))
     } else {
         None
+    }
+}
+
+/// The permission subject of a Glob or Grep `path` (the search root): as
+/// [`subject_path`], and a relative path kept relative (`src`), which the permission
+/// engine resolves against the call's working directory as the search does. The subject
+/// is a path, not JSON text, so a root whose name is not valid UTF-8 (a project directory
+/// named so), which the observable input cannot show resolved, is judged all the same.
+pub(crate) fn search_subject_path(raw: &str) -> PathBuf {
+    let trimmed = raw.trim();
+    subject_path(trimmed).unwrap_or_else(|| cwd_relative(PathBuf::from(trimmed)))
+}
+
+/// A relative subject path as the permission engine must read it: below the working
+/// directory. One that starts with a `~` part (`a/../~/x` collapsed to `~/x`) gets a `./`
+/// first, so that it names the directory `~` in the working directory, which the search
+/// walks, not the home directory.
+pub(crate) fn cwd_relative(path: PathBuf) -> PathBuf {
+    match path.components().next() {
+        Some(std::path::Component::Normal(first)) if first == "~" => Path::new(".").join(path),
+        _ => path,
     }
 }
 

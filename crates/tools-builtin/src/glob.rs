@@ -17,7 +17,7 @@ use tool_core::{
     ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
-use crate::deadline::{self, MAX_LEFT_BEHIND};
+use crate::deadline;
 use crate::fsutil::{self, reject_null_bytes};
 
 /// At most this many paths are returned.
@@ -125,33 +125,90 @@ impl Switches {
     }
 }
 
+/// The most of a model's input a refusal quotes.
+const QUOTED_CHARS: usize = 200;
+/// The most of a library's explanation a refusal passes on.
+pub(crate) const REASON_CHARS: usize = 300;
+
+/// `text` cut to `max` characters, with `… (N characters)` saying how long it was.
+pub(crate) fn cut_text(text: &str, max: usize) -> Cow<'_, str> {
+    let count = text.chars().count();
+    if count <= max {
+        return Cow::Borrowed(text);
+    }
+    let head: String = text.chars().take(max).collect();
+    Cow::Owned(format!("{head}… ({count} characters)"))
+}
+
+/// A model's input (a pattern, a file type) as a refusal quotes it: whole when short, else
+/// its start and its length, so that a huge input gets a short refusal.
+pub(crate) fn quoted(input: &str) -> Cow<'_, str> {
+    cut_text(input, QUOTED_CHARS)
+}
+
+/// The refusal of a glob `pattern` that `ignore` would not take: the pattern quoted once
+/// ([`quoted`]) and the reason, without the glob (or the regex it was compiled to: for a
+/// pattern too large to compile, hundreds of thousands of characters) that the library's
+/// message repeats. `compiled`: the error came from compiling the patterns, not from
+/// reading this one.
+pub(crate) fn glob_refusal(pattern: &str, e: &ignore::Error, compiled: bool) -> String {
+    let text = match e {
+        ignore::Error::Glob { err, .. } => err.clone(),
+        other => other.to_string(),
+    };
+    // globset's words: `error parsing glob '<glob>': <why>`.
+    let why = text
+        .strip_prefix("error parsing glob '")
+        .map_or(text.as_str(), |rest| {
+            rest.rsplit_once("': ").map_or(rest, |(_, why)| why)
+        });
+    let why = cut_text(why, REASON_CHARS);
+    let pattern = quoted(pattern);
+    if compiled {
+        format!(
+            "Invalid glob pattern `{pattern}`: it could not be compiled ({why}). Use a shorter or \
+             simpler pattern."
+        )
+    } else {
+        format!("Invalid glob pattern `{pattern}`: {why}")
+    }
+}
+
 /// Splits an absolute pattern into its literal directory prefix, with `.` and `..` collapsed
 /// lexically (`/x/../proj/*.rs` walks `/proj`, as `/proj/*.rs` does), and the glob below it.
 fn split_absolute(pattern: &str) -> (PathBuf, String) {
+    let (dir, glob) = split_literal(pattern);
+    (
+        tool_core::normalize_lexically(&Path::new("/").join(dir)),
+        glob,
+    )
+}
+
+/// Splits a pattern below a directory (the part after an absolute pattern's `/`, or after
+/// `~/`) into its literal directory parts, joined with `/` (empty parts dropped), and the
+/// glob below them, with a leading `/`.
+fn split_literal(pattern: &str) -> (String, String) {
     let parts: Vec<&str> = pattern.split('/').collect();
     let first_glob = parts
         .iter()
-        .position(|p| p.contains(['*', '?', '[', '{']))
+        .position(|p| p.contains(GLOB_CHARS))
         .unwrap_or(parts.len());
     let (dir_parts, glob_parts) = if first_glob == parts.len() {
         (&parts[..parts.len() - 1], &parts[parts.len() - 1..])
     } else {
         parts.split_at(first_glob)
     };
-    let dir = format!(
-        "/{}",
-        dir_parts
-            .iter()
-            .filter(|p| !p.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join("/")
-    );
-    (
-        tool_core::normalize_lexically(Path::new(&dir)),
-        format!("/{}", glob_parts.join("/")),
-    )
+    let dir = dir_parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("/");
+    (dir, format!("/{}", glob_parts.join("/")))
 }
+
+/// The characters that make a pattern's part a glob rather than a literal name.
+const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
 
 /// Whether a glob is anchored at the directory it is matched in (gitignore's rule, which
 /// ripgrep's globs follow): it has a `/` before its last character. `*.rs` is not, and
@@ -189,13 +246,26 @@ pub(crate) fn without_dot_parts(pattern: &str) -> Cow<'_, str> {
     Cow::Owned(format!("{bang}{lead}{kept}"))
 }
 
-/// `pattern` with a leading `~/` replaced by the home directory (as a `path` of `~` is
-/// expanded); `None` for any other pattern, or without a home directory (whose name is not
-/// UTF-8: a pattern is text).
+/// `pattern` with a leading `~/` replaced by the home directory, as hooks and the
+/// permission rules are shown it; `None` for any other pattern, without a home directory,
+/// and for a home directory that a pattern's text cannot name: one whose name is not valid
+/// UTF-8 (a pattern is text), or holds a glob character (`[`), which would be read as
+/// glob. Those stay `~/…`, searched (and judged) in the home directory all the same
+/// ([`split_home`]).
 fn home_pattern(pattern: &str, home: Option<&Path>) -> Option<String> {
     let rest = pattern.strip_prefix("~/")?;
     let home = home?.to_str()?.trim_end_matches('/');
+    if home.contains(GLOB_CHARS) {
+        return None;
+    }
     Some(format!("{home}/{rest}"))
+}
+
+/// A `~/` pattern's root directory in `home` (its literal directories joined to it as
+/// paths, then `.` and `..` collapsed) and its glob below that; `None` for another pattern.
+fn split_home(pattern: &str, home: &Path) -> Option<(PathBuf, String)> {
+    let (dir, glob) = split_literal(pattern.strip_prefix("~/")?);
+    Some((tool_core::normalize_lexically(&home.join(dir)), glob))
 }
 
 /// How deep below the walk's root `pattern` (relative to it) can match: the number of its
@@ -241,9 +311,13 @@ fn resolve_root(
         Some(p) => ctx.resolve_path(p),
         None => ctx.cwd().to_path_buf(),
     };
-    let pattern = home_pattern(&input.pattern, ctx.home());
-    let pattern = pattern.as_deref().unwrap_or(&input.pattern);
-    let (root, glob) = if pattern.starts_with('/') {
+    let pattern = input.pattern.as_str();
+    // A `~/` pattern is searched in the home directory, joined as a path (its name may be
+    // no UTF-8, or hold a `[`).
+    let home = ctx.home().and_then(|home| split_home(pattern, home));
+    let (root, glob) = if let Some(found) = home {
+        found
+    } else if pattern.starts_with('/') {
         split_absolute(pattern)
     } else if let Some(climbed) = climbing(&base, pattern) {
         climbed
@@ -410,30 +484,22 @@ where
     }
 }
 
-/// The permission of a Glob or Grep call whose search root has no permission subject (no
-/// `path`, or a relative one): a read of that root. Inside a working directory it is allowed,
-/// as Claude Code allows reads of the working directories; anything else (a root outside, a
-/// pattern whose `..` climbs out) stays with the rules, which ask.
-pub(crate) fn relative_search_permission(
-    path: Option<&str>,
-    pattern: &str,
+/// The tool's own permission check of a Glob or Grep call: with a permission subject (the
+/// search root, always named), none of its own, the engine's path rules decide. Without
+/// one, the call cannot be checked against the path rules, so it is asked about (refused
+/// where nobody can answer) rather than run unchecked.
+pub(crate) fn search_permission(
+    has_subject: bool,
     ctx: &ToolUseContext,
 ) -> tool_core::PermissionResult {
-    let mut root = ctx.resolve_path(path.unwrap_or("."));
-    if let Some((dir, _)) = climbing(&root, pattern) {
-        root = dir;
+    if has_subject {
+        return tool_core::PermissionResult::passthrough();
     }
-    // Where the walk goes: a link on the way (`src/../out_link/*`) leads where it leads.
-    let walked = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
-    if ctx.working_directories().iter().any(|d| {
-        root.starts_with(d)
-            && (walked.starts_with(d)
-                || std::fs::canonicalize(d).is_ok_and(|d| walked.starts_with(d)))
-    }) {
-        tool_core::PermissionResult::allow()
-    } else {
-        tool_core::PermissionResult::passthrough()
-    }
+    tool_core::PermissionResult::ask(format!(
+        "The directory this search would walk (from {}) could not be determined, so it \
+         cannot be checked against the permission rules.",
+        ctx.cwd().display()
+    ))
 }
 
 #[async_trait::async_trait]
@@ -486,23 +552,23 @@ impl TypedTool for Glob {
     /// The directory searched: an absolute pattern's own (a `~/` one's in the home
     /// directory), else `path`, or where a pattern climbing with `..` leads from it
     /// (`path: "."`, `../../etc/*`: that directory is what the rules must judge).
+    ///
+    /// A `~/` pattern not shown expanded (a home directory whose name is not UTF-8), a
+    /// relative `path` and no `path` (the cwd, `.`) are left for the permission engine to
+    /// resolve with the call's context, as the search resolves them: the subject is a path,
+    /// so a directory whose name is not valid UTF-8 is judged too.
     fn permission_subject(&self, input: &GlobInput) -> Option<PermissionSubject> {
-        let home = input
-            .pattern
-            .starts_with("~/")
-            .then(|| fsutil::subject_path("~"))
-            .flatten();
-        let expanded = home_pattern(&input.pattern, home.as_deref());
-        let pattern = expanded.as_deref().unwrap_or(&input.pattern);
-        let path = if pattern.starts_with('/') {
-            fsutil::subject_path(&split_absolute(pattern).0.display().to_string())?
+        let pattern = input.pattern.as_str();
+        let path = if let Some(rest) = pattern.strip_prefix("~/") {
+            PathBuf::from("~").join(split_literal(rest).0)
+        } else if pattern.starts_with('/') {
+            split_absolute(pattern).0
         } else {
-            // No `path`: the cwd, which the permission engine resolves (`.`).
             let base = match input.path.as_deref().map(str::trim) {
                 None | Some("") => PathBuf::from("."),
-                Some(path) => fsutil::subject_path(path)?,
+                Some(path) => fsutil::search_subject_path(path),
             };
-            climbing(&base, &input.pattern).map_or(base, |(dir, _)| dir)
+            climbing(&base, pattern).map_or(base, |(dir, _)| fsutil::cwd_relative(dir))
         };
         Some(PermissionSubject::Path {
             path,
@@ -529,11 +595,7 @@ impl TypedTool for Glob {
         input: &GlobInput,
         ctx: &ToolUseContext,
     ) -> tool_core::PermissionResult {
-        if self.permission_subject(input).is_some() {
-            // An absolute root: the engine's path rules decide.
-            return tool_core::PermissionResult::passthrough();
-        }
-        relative_search_permission(input.path.as_deref(), &input.pattern, ctx)
+        search_permission(self.permission_subject(input).is_some(), ctx)
     }
     async fn call(
         &self,
@@ -594,10 +656,26 @@ where
     let (root, pattern) = resolve_root(input, ctx)?;
     look_at_root(job(runs), &root, ctx, Instant::now(), limit, check)
         .map_err(RootError::into_validation)?;
-    OverrideBuilder::new(&root)
-        .add(&pattern)
-        .map(|_| ())
-        .map_err(|e| ValidationError::new(format!("Invalid glob pattern `{}`: {e}", input.pattern)))
+    // Read and compiled, as the walk will: a pattern too large to compile is refused here.
+    overrides(&root, &pattern, &input.pattern)
+        .map(drop)
+        .map_err(ValidationError::new)
+}
+
+/// The walk's matcher for `pattern` under `root`; the refusal ([`glob_refusal`], quoting
+/// `raw_pattern`, the pattern as the call gave it) when it cannot be read or compiled.
+fn overrides(
+    root: &Path,
+    pattern: &str,
+    raw_pattern: &str,
+) -> Result<ignore::overrides::Override, String> {
+    let mut builder = OverrideBuilder::new(root);
+    builder
+        .add(pattern)
+        .map_err(|e| glob_refusal(raw_pattern, &e, false))?;
+    builder
+        .build()
+        .map_err(|e| glob_refusal(raw_pattern, &e, true))
 }
 
 /// Everything a Glob walk needs: where, for what, and how.
@@ -643,8 +721,9 @@ static LEFT_BEHIND: deadline::Runs = deadline::Runs::new();
 /// match is in [`Found`] as soon as it is met) and the timed-out note, and the walk is
 /// abandoned: its visitors stop it at their next look at the deadline, or, stuck in a
 /// listing, when the listing returns, if ever. `runs` counts the walks running, at most
-/// [`MAX_LEFT_BEHIND`], and of them those abandoned and still running (a cancelled call
-/// abandons its walk too); while [`MAX_LEFT_BEHIND`] are, a new Glob is refused at once.
+/// [`MAX_LEFT_BEHIND`](deadline::MAX_LEFT_BEHIND), and of them those abandoned and still
+/// running (a cancelled call abandons its walk too); while that many are, a new Glob is
+/// refused at once.
 fn glob_with<W>(
     plan: Walk,
     ctx: &ToolUseContext,
@@ -697,13 +776,7 @@ fn walk(plan: &Walk, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         switches,
     } = plan;
     check_dir(root, ctx).map_err(|e| ToolError::msg(e.message))?;
-    let mut overrides = OverrideBuilder::new(root);
-    overrides
-        .add(pattern)
-        .map_err(|e| ToolError::msg(format!("Invalid glob pattern `{raw_pattern}`: {e}")))?;
-    let overrides = overrides
-        .build()
-        .map_err(|e| ToolError::msg(format!("Invalid glob pattern `{raw_pattern}`: {e}")))?;
+    let overrides = overrides(root, pattern, raw_pattern).map_err(ToolError::msg)?;
     let Switches {
         honour_ignore,
         hidden,
@@ -897,6 +970,7 @@ impl ParallelVisitor for Collector<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deadline::MAX_LEFT_BEHIND;
 
     /// Matches added by several walker threads at once keep the [`MAX_RESULTS`] newest, in
     /// order (ties in time broken by path), and count every match.

@@ -29,7 +29,7 @@ use tool_core::{
     ToolError, ToolResult, ToolResultContent, ToolUseContext, TypedTool, ValidationError,
 };
 
-use crate::deadline::{self, MAX_LEFT_BEHIND};
+use crate::deadline;
 use crate::fsutil;
 use crate::fsutil::reject_null_bytes;
 use crate::glob::{RootError, VCS_DIRS, check_dir, limit_text, millis, without_dot_parts};
@@ -282,6 +282,16 @@ where
         Some(p) => ctx.resolve_path(p),
         None => ctx.cwd().to_path_buf(),
     };
+    // A file named as the root is refused as Read refuses it when a deny rule forbids it
+    // (the walk leaves such files out; the root it does not judge). Checked in the look, on
+    // its thread and within its time: the check resolves the file's links.
+    let look = move |root: &Path, ctx: &ToolUseContext| {
+        let is_dir = look(root, ctx)?;
+        if !is_dir {
+            fsutil::refuse_denied_path(root, FileAccess::Read, ctx)?;
+        }
+        Ok(is_dir)
+    };
     let root_is_dir = crate::glob::look_at_root(job(runs), &root, ctx, started, limit, look)?;
     let multiline = input.multiline.unwrap_or(false);
     let mut builder = RegexMatcherBuilder::new();
@@ -315,19 +325,17 @@ where
         .iter()
         .map(|g| without_dot_parts(g).into_owned())
         .collect();
+    // An empty (or blank) `type` is no type, as an empty `glob` or `path` is none.
+    let file_type = input
+        .file_type
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned);
     // Check the globs and the type now, for a clear refusal.
-    let mut ob = OverrideBuilder::new(&root);
-    for g in &globs {
-        ob.add(g)
-            .map_err(|e| ValidationError::new(format!("Invalid glob pattern `{g}`: {e}")))?;
-    }
-    ob.build()
-        .map_err(|e| ValidationError::new(format!("Invalid glob: {e}")))?;
-    if let Some(t) = &input.file_type {
-        let mut tb = TypesBuilder::new();
-        tb.add_defaults().select(t);
-        tb.build()
-            .map_err(|e| ValidationError::new(format!("Invalid file type `{t}`: {e}")))?;
+    glob_overrides(&root, &globs, false).map_err(ValidationError::new)?;
+    if let Some(t) = &file_type {
+        file_types(t).map_err(ValidationError::new)?;
     }
     Ok(Plan {
         // An empty `path` names nothing (no permission subject: nobody was asked).
@@ -342,7 +350,7 @@ where
         only_matching: content && input.only_matching.unwrap_or(false),
         multiline,
         globs,
-        file_type: input.file_type.clone(),
+        file_type,
         head_limit: input.head_limit.map_or(DEFAULT_HEAD_LIMIT, to_usize),
         offset: input.offset.map_or(0, to_usize),
         max_content_bytes: MAX_CONTENT_BYTES,
@@ -383,11 +391,13 @@ impl TypedTool for Grep {
     ) -> Option<serde_json::Value> {
         fsutil::observable_search_path(input, ctx)
     }
+    /// The search root: `path`, or without one the cwd (`.`). A relative or `~` path is
+    /// left for the permission engine to resolve with the call's context, as the search
+    /// resolves it (it is a path, so one whose name is not valid UTF-8 is judged too).
     fn permission_subject(&self, input: &GrepInput) -> Option<PermissionSubject> {
-        // No `path`: the cwd, which the permission engine resolves (`.`).
         let path = match input.path.as_deref().map(str::trim) {
             None | Some("") => std::path::PathBuf::from("."),
-            Some(path) => fsutil::subject_path(path)?,
+            Some(path) => fsutil::search_subject_path(path),
         };
         Some(PermissionSubject::Path {
             path,
@@ -416,11 +426,7 @@ impl TypedTool for Grep {
         input: &GrepInput,
         ctx: &ToolUseContext,
     ) -> tool_core::PermissionResult {
-        if self.permission_subject(input).is_some() {
-            // An absolute root: the engine's path rules decide.
-            return tool_core::PermissionResult::passthrough();
-        }
-        crate::glob::relative_search_permission(input.path.as_deref(), "", ctx)
+        crate::glob::search_permission(self.permission_subject(input).is_some(), ctx)
     }
     async fn call(
         &self,
@@ -732,19 +738,86 @@ impl io::Write for BoundedBuf {
 
 /// The refusal of a pattern the matcher would not build: the syntax error as the pattern is
 /// written (grep-regex reports it inside the group it wraps the pattern in, `(?:…)`, with
-/// the caret off by three), and for a new line outside multiline mode, ripgrep's hint.
+/// the caret off by three), and for a new line outside multiline mode, ripgrep's hint. A
+/// long pattern is quoted once, cut ([`crate::glob::quoted`]), and the error keeps only its
+/// `error:` line: the library's picture of where it is repeats the whole pattern.
 fn regex_error(pattern: &str, built: &str) -> String {
     let detail = match regex::Regex::new(pattern) {
         Err(regex::Error::Syntax(syntax)) => syntax,
         _ => built.to_owned(),
     };
-    let mut text = format!("Invalid regex pattern `{pattern}`: {detail}");
-    if detail.contains("is not allowed in a regex") {
+    let quoted = crate::glob::quoted(pattern);
+    let hint = detail.contains("is not allowed in a regex");
+    let detail = if matches!(quoted, Cow::Borrowed(_)) {
+        detail
+    } else {
+        let errors: Vec<&str> = detail.lines().filter(|l| l.starts_with("error:")).collect();
+        let short = if errors.is_empty() {
+            detail.lines().last().unwrap_or_default().to_owned()
+        } else {
+            errors.join("\n")
+        };
+        crate::glob::cut_text(&short, crate::glob::REASON_CHARS).into_owned()
+    };
+    // A short pattern's picture is at most a few times its length; anything else is cut.
+    let detail = crate::glob::cut_text(&detail, 4 * crate::glob::REASON_CHARS);
+    let mut text = format!("Invalid regex pattern `{quoted}`: {detail}");
+    if hint {
         text.push_str(
             "\n\nConsider enabling multiline mode with `multiline: true`: new line characters can be matched then.",
         );
     }
     text
+}
+
+/// The matcher of Grep's `glob` filters (and, for the walk, `vcs`: the version-control
+/// directories left out) under `root`; the refusal ([`crate::glob::glob_refusal`]) of the
+/// glob that spoils it: one that cannot be read, else one that does not compile on its own,
+/// else all of them (too large together).
+fn glob_overrides(
+    root: &Path,
+    globs: &[String],
+    vcs: bool,
+) -> Result<ignore::overrides::Override, String> {
+    let mut builder = OverrideBuilder::new(root);
+    for g in globs {
+        builder
+            .add(g)
+            .map_err(|e| crate::glob::glob_refusal(g, &e, false))?;
+    }
+    if vcs {
+        for vcs in VCS_DIRS {
+            builder.add(&format!("!{vcs}")).map_err(|e| e.to_string())?;
+        }
+    }
+    builder.build().map_err(|e| {
+        let alone = |g: &&String| {
+            let mut one = OverrideBuilder::new(root);
+            one.add(g).is_ok() && one.build().is_err()
+        };
+        let culprit = globs
+            .iter()
+            .find(alone)
+            .cloned()
+            .unwrap_or_else(|| globs.join(" "));
+        crate::glob::glob_refusal(&culprit, &e, true)
+    })
+}
+
+/// The file type matcher for `type`; the refusal, which quotes it ([`crate::glob::quoted`]),
+/// when ripgrep has no such type.
+fn file_types(name: &str) -> Result<ignore::types::Types, String> {
+    let mut builder = TypesBuilder::new();
+    builder.add_defaults().select(name);
+    builder.build().map_err(|e| {
+        let why = match e {
+            ignore::Error::UnrecognizedFileType(_) => "unrecognized file type".into(),
+            other => {
+                crate::glob::cut_text(&other.to_string(), crate::glob::REASON_CHARS).into_owned()
+            }
+        };
+        format!("Invalid file type `{}`: {why}", crate::glob::quoted(name))
+    })
 }
 
 /// Counts what `rg -c` counts: matching lines, and in multiline mode each match (the
@@ -1085,10 +1158,11 @@ static LEFT_BEHIND: deadline::Runs = deadline::Runs::new();
 /// and the search thread is abandoned: it stops at its next read (the files it searches are
 /// read through [`UntilDeadline`]) or its next file (its visitors check the deadline), or,
 /// stuck in `read(2)`, when the read returns, if ever; it holds only the shared [`Found`]
-/// and the plan. `runs` counts the searches running, at most [`MAX_LEFT_BEHIND`], and of
-/// them those abandoned and still running (a cancelled call abandons its search too); while
-/// [`MAX_LEFT_BEHIND`] are, a new search is refused at once, so that a search repeated on a
-/// path that hangs does not pile up threads without end.
+/// and the plan. `runs` counts the searches running, at most
+/// [`MAX_LEFT_BEHIND`](deadline::MAX_LEFT_BEHIND), and of them those abandoned and still
+/// running (a cancelled call abandons its search too); while that many are, a new search is
+/// refused at once, so that a search repeated on a path that hangs does not pile up threads
+/// without end.
 fn search_with<W>(
     plan: Plan,
     ctx: &ToolUseContext,
@@ -1159,18 +1233,7 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
             Err(e) => return Err(ToolError::io(&plan.root, e)),
         }
     } else {
-        let mut ob = OverrideBuilder::new(&plan.root);
-        for g in &plan.globs {
-            ob.add(g)
-                .map_err(|e| ToolError::msg(format!("Invalid glob pattern `{g}`: {e}")))?;
-        }
-        for vcs in VCS_DIRS {
-            ob.add(&format!("!{vcs}"))
-                .map_err(|e| ToolError::msg(e.to_string()))?;
-        }
-        let overrides = ob
-            .build()
-            .map_err(|e| ToolError::msg(format!("Invalid glob: {e}")))?;
+        let overrides = glob_overrides(&plan.root, &plan.globs, true).map_err(ToolError::msg)?;
         let mut walker = ignore::WalkBuilder::new(&plan.root);
         // `.rgignore` is read as ripgrep reads it, with `.ignore` and `.gitignore`.
         walker
@@ -1218,12 +1281,7 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
             });
         }
         if let Some(t) = &plan.file_type {
-            let mut tb = TypesBuilder::new();
-            tb.add_defaults().select(t);
-            walker.types(
-                tb.build()
-                    .map_err(|e| ToolError::msg(format!("Invalid file type `{t}`: {e}")))?,
-            );
+            walker.types(file_types(t).map_err(ToolError::msg)?);
         }
         let mut builder = SearchBuilder {
             plan,
@@ -1468,6 +1526,7 @@ fn walk_error_text(error: &ignore::Error, cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deadline::MAX_LEFT_BEHIND;
 
     /// A tree of `files` files with `lines` matching lines each.
     fn tree(files: usize, lines: usize) -> tempfile::TempDir {

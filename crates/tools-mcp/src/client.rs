@@ -558,6 +558,69 @@ impl Drop for ListingGuard<'_> {
     }
 }
 
+/// The `${...}` references in `text`, in order, each once (`${VAR}`, `${VAR%suffix}`).
+fn variable_references(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let reference = &rest[start..=start + len];
+        if !found.contains(&reference) {
+            found.push(reference);
+        }
+        rest = &rest[start + len + 1..];
+    }
+    found
+}
+
+/// Whether `text` is nothing but `${...}` references: the configuration's own words, with
+/// no credential in them to hide.
+fn only_variable_references(text: &str) -> bool {
+    let mut rest = text.to_owned();
+    for reference in variable_references(text) {
+        rest = rest.replace(reference, "");
+    }
+    !text.is_empty() && rest.is_empty()
+}
+
+/// Why a server URL still holding `${` (a variable that was not set, which loads with a
+/// warning as in Claude Code) is not connected to, naming the variables: `its url uses
+/// ${U}, which is not set; it is not a URL to connect to`.
+fn unexpanded_url(url: &str) -> String {
+    let references = variable_references(url);
+    let (unset, others): (Vec<&str>, Vec<&str>) = references.into_iter().partition(|r| {
+        let name = &r[2..r.len() - 1];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    let listed = |items: &[&str]| match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    let mut why = Vec::new();
+    match unset.len() {
+        0 => {}
+        1 => why.push(format!("uses {}, which is not set", listed(&unset))),
+        _ => why.push(format!("uses {}, which are not set", listed(&unset))),
+    }
+    if !others.is_empty() {
+        why.push(format!(
+            "holds {}, which is not expanded (only ${{VAR}} and ${{VAR:-default}} are)",
+            listed(&others)
+        ));
+    }
+    if why.is_empty() {
+        why.push("holds `${` without a closing `}`".to_owned());
+    }
+    format!(
+        "its url {}; it is not a URL to connect to",
+        why.join(", and ")
+    )
+}
+
 /// A server URL as error texts show it: scheme, host, port and path; user info and query
 /// (where credentials sit) replaced by `redacted`.
 fn shown_url(url: &str) -> String {
@@ -1547,6 +1610,11 @@ impl ServerConn {
             | TransportConfig::Ws { url, .. } => url,
             TransportConfig::Stdio { .. } => return text,
         };
+        // A URL that is nothing but a variable (`${U}`, not set) hides nothing: the texts
+        // that name the variable stay readable.
+        if only_variable_references(url) {
+            return text;
+        }
         let Ok(parsed) = reqwest::Url::parse(url) else {
             // A URL that does not parse was never connected to: only our own texts quote
             // it, and whole.
@@ -1618,7 +1686,11 @@ impl ServerConn {
         .flatten()
         .chain(values.iter().map(String::as_str))
         .chain(basic.iter().map(String::as_str));
-        for part in parts.filter(|part| part.chars().count() >= 8) {
+        // A part that is only a variable left unset (`?key=${API_KEY}`) is the
+        // configuration's text, no secret: the message naming the variable keeps it.
+        for part in
+            parts.filter(|part| part.chars().count() >= 8 && !only_variable_references(part))
+        {
             text = text.replace(part, "…");
         }
         text
@@ -1773,11 +1845,8 @@ impl ServerConn {
             TransportConfig::Http { url, headers } => {
                 // Loaded with a variable left unset (as Claude Code loads it, with a
                 // warning): said as such, not as the HTTP client's "builder error".
-                if let Some(at) = url.find("${") {
-                    let name: String = url[at..].chars().take_while(|&c| c != '}').collect();
-                    return Err(format!(
-                        "its url holds {name}}}, a variable that is not set; it is not a URL to connect to"
-                    ));
+                if url.contains("${") {
+                    return Err(unexpanded_url(url));
                 }
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let client = reqwest::Client::builder()
@@ -2673,7 +2742,7 @@ async fn request_cancelled_if_dropped(
 }
 
 /// The tools of one `tools/list` page as JSON, as the server sent them, and its next
-/// cursor. A tool definition rmcp cannot read (a string `readOnlyHint`, no `inputSchema`)
+/// cursor (one that is not a string fails the listing). A tool definition rmcp cannot read (a string `readOnlyHint`, no `inputSchema`)
 /// makes the page a custom result: its tools are then taken one by one, for
 /// [`tool_problem`] to leave a bad one out instead of failing the whole server.
 fn tools_of_page(
@@ -2710,10 +2779,19 @@ fn tools_of_page(
             )));
         }
     };
-    let next = page
-        .get("nextCursor")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    // A cursor of another type cannot be sent back for the next page: the listing fails, as
+    // a looping cursor does, rather than ending at this page without a word.
+    let next = match page.get("nextCursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(cursor.clone()),
+        Some(other) => {
+            return Err(ListError::Invalid(format!(
+                "its answer's `nextCursor` is {}, not a string, so the next page cannot be \
+                 asked for (the list would be incomplete)",
+                crate::tool::described(other)
+            )));
+        }
+    };
     Ok((tools, next))
 }
 

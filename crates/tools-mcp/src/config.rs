@@ -843,10 +843,24 @@ impl ConfigLoader {
                 }
             },
         };
-        let always_load = obj
-            .get("alwaysLoad")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let always_load = match obj.get("alwaysLoad") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            // Said, as a wrongly typed `timeout` is: `"yes"` would otherwise read as false
+            // without a word.
+            Some(other) => {
+                diags.push(Diagnostic::warning(
+                    Some(name),
+                    file,
+                    format!(
+                        "\"alwaysLoad\" must be true or false, not {}; it is ignored (the \
+                         server's tools may be deferred)",
+                        tool_core::shown_setting(other)
+                    ),
+                ));
+                false
+            }
+        };
 
         missing.sort();
         missing.dedup();

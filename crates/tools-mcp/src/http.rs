@@ -14,8 +14,10 @@
 //! request, so nothing ran. The client reports [`StreamableHttpError::SessionExpired`], and
 //! rmcp re-initialises and sends the message once more. Every other id-less error (a
 //! `-32603` internal error, which may come after the request was dispatched, a parse error,
-//! an unsupported protocol version) stays what it was, so a request that may have run is
-//! never sent again.
+//! an unsupported protocol version) is never sent again: it is the error of the request
+//! whose POST it answered (see [`answers_its_request`]), which rmcp would otherwise drop,
+//! leaving the request to wait for its timeout. A JSON body that answers another request,
+//! or is no response at all, fails the request at once for the same reason.
 //!
 //! It also takes the request's URL out of reqwest's errors (see [`without_url`]), says what
 //! a failure means in words ([`plain_error`]: a refused connection, a 401) instead of rmcp's
@@ -29,7 +31,10 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::ServiceError;
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ErrorData, JsonRpcMessage, NumberOrString, RequestId,
+    ServerJsonRpcMessage,
+};
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::{
@@ -62,6 +67,93 @@ fn session_lost(in_session: bool, result: PostResult) -> PostResult {
                 "MCP server answered without an id inside a session: starting a new session"
             );
             Err(StreamableHttpError::SessionExpired)
+        }
+        other => other,
+    }
+}
+
+/// The id of `message` when it is a request (an answer is awaited for it).
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        JsonRpcMessage::Request(request) => Some(request.id.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a response's id names the request `sent`, as rmcp routes it: the same id, or
+/// the number as a string (`"3"` for request 3).
+fn same_request(sent: &RequestId, answered: &RequestId) -> bool {
+    sent == answered
+        || matches!(
+            (sent, answered),
+            (NumberOrString::Number(n), NumberOrString::String(s)) if s.parse::<i64>() == Ok(*n)
+        )
+}
+
+/// Why `message`, the whole JSON body answering the POST of request `sent`, is not its
+/// answer, if it is not (`None`: it is).
+fn not_its_answer(sent: &RequestId, message: &ServerJsonRpcMessage) -> Option<String> {
+    let answered = match message {
+        JsonRpcMessage::Response(response) => &response.id,
+        JsonRpcMessage::Error(error) => error.id.as_ref()?,
+        other => {
+            let (what, method) = match other {
+                JsonRpcMessage::Notification(_) => ("a notification", method_of(other)),
+                _ => ("a request", method_of(other)),
+            };
+            let method = method.map_or_else(String::new, |m| format!(" ({m})"));
+            return Some(format!(
+                "the server answered request {sent} with {what}{method}, not with its response"
+            ));
+        }
+    };
+    (!same_request(sent, answered)).then(|| {
+        format!(
+            "the server's answer names request {answered}, not request {sent}, which it was sent"
+        )
+    })
+}
+
+/// The `method` of a server's message, when it has one.
+fn method_of(message: &ServerJsonRpcMessage) -> Option<String> {
+    serde_json::to_value(message)
+        .ok()?
+        .get("method")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// A request's POST answered with a whole JSON body is answered by that body, or never:
+/// rmcp hands a body for another id (or a notification) to the service, which finds no
+/// request waiting for it, and the request would wait for its timeout (or the idle limit).
+/// Such a body fails the request at once, saying what came
+/// ([`StreamableHttpError::UnexpectedServerResponse`], told by [`unexpected_answer`]). An
+/// error without an id (a server that could not read the request, or failed it in a layer
+/// that does not know ids) is the request's error: it is given the request's id, so that rmcp
+/// hands it to the request waiting for it. (An event stream is rmcp's to follow: one that
+/// ends without the answer fails the request already.)
+fn answers_its_request(sent: Option<&RequestId>, result: PostResult) -> PostResult {
+    let Some(sent) = sent else {
+        return result;
+    };
+    match result {
+        Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(mut error), session))
+            if error.id.is_none() =>
+        {
+            error.id = Some(sent.clone());
+            Ok(StreamableHttpPostResponse::Json(
+                JsonRpcMessage::Error(error),
+                session,
+            ))
+        }
+        Ok(StreamableHttpPostResponse::Json(message, session)) => {
+            match not_its_answer(sent, &message) {
+                Some(why) => {
+                    tracing::debug!("{why}");
+                    Err(StreamableHttpError::UnexpectedServerResponse(why.into()))
+                }
+                None => Ok(StreamableHttpPostResponse::Json(message, session)),
+            }
         }
         other => other,
     }
@@ -333,7 +425,35 @@ const BODY_QUOTED: usize = 300;
 /// rmcp's text for an HTTP answer that is no MCP answer (`HTTP 404 Not Found: <the whole
 /// page>`) in words: `the server answered 404 Not Found: <the start of the page>`, its
 /// markup and runs of white space left out, at most [`BODY_QUOTED`] characters of it.
+///
+/// rmcp's other texts are said in words too: a JSON body it could not read as a JSON-RPC
+/// message ([`unreadable_body`]), an `initialize` answered without an answer. This client's
+/// own texts ([`not_its_answer`]) are passed on as they are.
 fn unexpected_answer(text: &str) -> String {
+    if text.starts_with(OWN_TEXT) {
+        return text.to_owned();
+    }
+    if let Some(rest) = text.strip_prefix(UNREADABLE_JSON) {
+        return format!(
+            "the server's answer was not an MCP answer: {}",
+            unreadable_body(rest)
+        );
+    }
+    match text {
+        "expect initialized, accepted" => {
+            return "the server accepted `initialize` (202 Accepted) without answering it"
+                .to_owned();
+        }
+        "empty sse stream" => {
+            return "the server's event stream ended without the answer to `initialize`".to_owned();
+        }
+        _ => {}
+    }
+    if text.starts_with("expect accepted or json, got") {
+        return "the server answered a notification with an event stream instead of accepting \
+                it"
+        .to_owned();
+    }
     let Some(rest) = text.strip_prefix("HTTP ") else {
         return format!(
             "the server's answer was not an MCP answer: {}",
@@ -347,6 +467,93 @@ fn unexpected_answer(text: &str) -> String {
     } else {
         format!("the server answered {status}: {body}")
     }
+}
+
+/// How rmcp's text for a JSON answer it could not read as a JSON-RPC message begins; serde's
+/// error and the start of the body follow (`EOF while parsing a value at line 1 column 0:
+/// <empty>`).
+const UNREADABLE_JSON: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
+
+/// How this client's own texts in rmcp's errors begin ([`not_its_answer`]): they are words
+/// already. (None of rmcp's own texts begins so.)
+const OWN_TEXT: &str = "the server";
+
+/// The first syntax errors' texts of serde_json: a body with one of them is not JSON; any
+/// other error is of JSON that is no JSON-RPC message.
+const SYNTAX_ERRORS: &[&str] = &[
+    "EOF while parsing",
+    "expected `",
+    "expected ident",
+    "expected value",
+    "invalid escape",
+    "invalid number",
+    "number out of range",
+    "invalid unicode code point",
+    "control character",
+    "key must be a string",
+    "lone leading surrogate",
+    "trailing comma",
+    "trailing characters",
+    "unexpected end of hex escape",
+];
+
+/// What rmcp's text about a JSON body it could not read says, in words (`rest`: serde's
+/// error, `: `, and the body's start, or `<empty>`): the body was empty, is not JSON (with
+/// serde's position), is nested deeper than serde reads, or is JSON but no JSON-RPC message
+/// (serde's text then names the SDK's types, so the body's start is shown instead).
+fn unreadable_body(rest: &str) -> String {
+    let (error, body) = split_serde_error(rest);
+    if body == "<empty>" {
+        return "its body was empty".to_owned();
+    }
+    if error.starts_with("recursion limit exceeded") {
+        return "it is nested too deeply (JSON arrays and objects more than 128 levels deep, \
+                which cannot be read)"
+            .to_owned();
+    }
+    let body = quoted_body(body);
+    let shown = if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {body}")
+    };
+    if SYNTAX_ERRORS.iter().any(|syntax| error.starts_with(syntax)) {
+        format!("it is not JSON ({error}){shown}")
+    } else {
+        format!("it is JSON, but not a JSON-RPC message{shown}")
+    }
+}
+
+/// serde's error (which ends with its position, ` at line 1 column 5`) and what follows it
+/// after `: ` in `text`. rmcp's own error for JSON that is no JSON-RPC message has no
+/// position (`unrecognized JSON-RPC message: <body>`); another without one is the whole
+/// text.
+fn split_serde_error(text: &str) -> (&str, &str) {
+    const UNRECOGNIZED: &str = "unrecognized JSON-RPC message";
+    if let Some(body) = text
+        .strip_prefix(UNRECOGNIZED)
+        .and_then(|rest| rest.strip_prefix(": "))
+    {
+        return (UNRECOGNIZED, body);
+    }
+    let mut from = 0;
+    while let Some(found) = text[from..].find(" at line ") {
+        let at = from + found;
+        let after = &text[at + " at line ".len()..];
+        let line_digits = after.chars().take_while(char::is_ascii_digit).count();
+        if line_digits > 0
+            && let Some(column) = after[line_digits..].strip_prefix(" column ")
+        {
+            let column_digits = column.chars().take_while(char::is_ascii_digit).count();
+            if column_digits > 0 {
+                let end = text.len() - column.len() + column_digits;
+                let body = text[end..].strip_prefix(": ").unwrap_or(&text[end..]);
+                return (&text[..end], body);
+            }
+        }
+        from = at + 1;
+    }
+    (text, "")
 }
 
 /// The start of an answer's body for an error text: for markup, its tags and the contents of
@@ -598,12 +805,13 @@ impl StreamableHttpClient for SessionAwareClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> PostResult {
         let in_session = session_id.is_some();
+        let sent = request_id(&message);
         let result = self
             .0
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await
             .map_err(without_url);
-        session_lost(in_session, result)
+        answers_its_request(sent.as_ref(), session_lost(in_session, result))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -616,6 +824,7 @@ impl StreamableHttpClient for SessionAwareClient {
         max_sse_event_size: usize,
     ) -> PostResult {
         let in_session = session_id.is_some();
+        let sent = request_id(&message);
         let result = self
             .0
             .post_message_with_max_sse_event_size(
@@ -628,7 +837,7 @@ impl StreamableHttpClient for SessionAwareClient {
             )
             .await
             .map_err(without_url);
-        session_lost(in_session, result)
+        answers_its_request(sent.as_ref(), session_lost(in_session, result))
     }
 
     async fn post_message_with_response_limits(
@@ -641,6 +850,7 @@ impl StreamableHttpClient for SessionAwareClient {
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
         let in_session = session_id.is_some();
+        let sent = request_id(&message);
         let result = self
             .0
             .post_message_with_response_limits(
@@ -653,7 +863,7 @@ impl StreamableHttpClient for SessionAwareClient {
             )
             .await
             .map_err(without_url);
-        session_lost(in_session, result)
+        answers_its_request(sent.as_ref(), session_lost(in_session, result))
     }
 
     async fn delete_session(
@@ -842,6 +1052,54 @@ mod wording_tests {
                     </script></head><body><h1>Bad&nbsp;Gateway</h1><p>a &amp; b &lt;c&gt; \
                     &quot;d&quot; &#39;e&#39;</p><SCRIPT type=\"x\">alert(1)</SCRIPT></body></html>";
         assert_eq!(quoted_body(page), "Bad Gateway a & b <c> \"d\" 'e'");
+    }
+
+    /// rmcp's texts for a JSON body it could not read as a JSON-RPC message are said in
+    /// words, each kind of failure by what it is, without the SDK's type names; a body that
+    /// quotes a position of its own is not taken for serde's.
+    #[test]
+    fn unreadable_json_answers_are_told_in_words() {
+        let said = |body: &[u8]| {
+            let e = serde_json::from_slice::<ServerJsonRpcMessage>(body).unwrap_err();
+            unexpected_answer(&format!(
+                "{UNREADABLE_JSON}{e}: {}",
+                String::from_utf8_lossy(body)
+            ))
+        };
+        let prefix = "the server's answer was not an MCP answer: ";
+        assert_eq!(
+            unexpected_answer(&format!(
+                "{UNREADABLE_JSON}EOF while parsing a value at line 1 column 0: <empty>"
+            )),
+            format!("{prefix}its body was empty")
+        );
+        assert_eq!(
+            said(b"{\"a\": tru"),
+            format!(
+                "{prefix}it is not JSON (EOF while parsing a value at line 1 column 9): \
+                 {{\"a\": tru"
+            )
+        );
+        assert_eq!(
+            said(b"[1, \"at line 9 column 9: x\""),
+            format!(
+                "{prefix}it is not JSON (EOF while parsing a list at line 1 column 27): [1, \
+                 \"at line 9 column 9: x\""
+            )
+        );
+        assert_eq!(
+            said(b"{}"),
+            format!("{prefix}it is JSON, but not a JSON-RPC message: {{}}")
+        );
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let text = said(deep.as_bytes());
+        assert!(
+            text.starts_with(&format!("{prefix}it is nested too deeply")),
+            "{text}"
+        );
+        for text in [text, said(b"{}"), said(b"nope")] {
+            assert!(!text.contains("ServerJsonRpcMessage"), "{text}");
+        }
     }
 
     /// A 5xx or 429 answer (rmcp's body-less status error) is told in words with its reason.

@@ -147,7 +147,9 @@ impl McpOptions {
     /// `CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT` (milliseconds) and `MAX_MCP_OUTPUT_TOKENS` from the
     /// process environment. A value that is not a positive whole number (`abc`, `-1`, `0`,
     /// `1.5e3`) is not used: the default stays, and a sentence saying so goes to
-    /// [`env_warnings`](Self::env_warnings). An empty value counts as unset.
+    /// [`env_warnings`](Self::env_warnings). A whole number too large to hold (over
+    /// `u64::MAX`) is taken as the largest, with a sentence saying so. An empty value counts
+    /// as unset.
     pub fn from_env(project_dir: impl Into<PathBuf>) -> Self {
         Self::from_lookup(project_dir, &|name| std::env::var(name).ok())
     }
@@ -168,6 +170,15 @@ impl McpOptions {
             }
             match value.parse::<u64>() {
                 Ok(n) if n > 0 => Some(n),
+                // A whole number too large to hold asks for no limit in practice: the
+                // largest is used, and said to be (it is no mistake of form).
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                    warnings.push(format!(
+                        "{name}={raw:?} is too large: the largest is {} {unit}, which is used",
+                        u64::MAX
+                    ));
+                    Some(u64::MAX)
+                }
                 _ => {
                     warnings.push(format!(
                         "{name}={raw:?} is not a positive whole number of {unit}; {default}"
@@ -268,5 +279,47 @@ mod tests {
         }
         assert_eq!(DEFAULT_STARTUP_TIMEOUT, Duration::from_secs(30));
         assert_eq!(DEFAULT_MAX_OUTPUT_TOKENS, 25_000);
+    }
+
+    /// A whole number too large to hold (over 18446744073709551615) is said to be too large,
+    /// not "not a positive whole number", and the largest is used, as the value asked for
+    /// no limit in practice; one that fits is taken as it is.
+    #[test]
+    fn a_number_too_large_is_said_to_be_too_large_and_the_largest_is_used() {
+        let o = McpOptions::from_lookup("/p", &|_| Some("99999999999999999999999".to_owned()));
+        assert_eq!(o.startup_timeout, Duration::from_millis(u64::MAX));
+        assert_eq!(o.tool_timeout, Duration::from_millis(u64::MAX));
+        assert_eq!(o.tool_idle_timeout, Some(Duration::from_millis(u64::MAX)));
+        assert_eq!(
+            o.max_output_tokens,
+            usize::try_from(u64::MAX).unwrap_or(usize::MAX)
+        );
+        assert_eq!(o.env_warnings.len(), 4, "{:?}", o.env_warnings);
+        let w = o
+            .env_warnings
+            .iter()
+            .find(|w| w.starts_with("MCP_TOOL_TIMEOUT="))
+            .unwrap();
+        assert_eq!(
+            w,
+            "MCP_TOOL_TIMEOUT=\"99999999999999999999999\" is too large: the largest is \
+             18446744073709551615 milliseconds, which is used"
+        );
+        let w = o
+            .env_warnings
+            .iter()
+            .find(|w| w.starts_with("MAX_MCP_OUTPUT_TOKENS="))
+            .unwrap();
+        assert!(
+            w.ends_with("18446744073709551615 tokens, which is used"),
+            "{w}"
+        );
+        for w in &o.env_warnings {
+            assert!(!w.contains("not a positive whole number"), "{w}");
+        }
+        // The largest itself is no news.
+        let o = McpOptions::from_lookup("/p", &|_| Some(u64::MAX.to_string()));
+        assert!(o.env_warnings.is_empty(), "{:?}", o.env_warnings);
+        assert_eq!(o.tool_timeout, Duration::from_millis(u64::MAX));
     }
 }

@@ -215,29 +215,83 @@ impl Tool for ReadMcpResourceTool {
         };
         let conn = self.inner.server(server)?;
         let result = conn.read_resource(uri, ctx.cancellation()).await?;
-        let mut contents = Vec::new();
+        // All or nothing: every blob is decoded before any is written, and a write that
+        // fails takes the files written before it away, so that a failed read leaves no
+        // file behind that its error does not name.
+        let mut read = Vec::new();
         for item in result["contents"].as_array().cloned().unwrap_or_default() {
             let item_uri = item["uri"].as_str().unwrap_or(uri).to_owned();
             let mime = item["mimeType"].clone();
             if let Some(text) = item["text"].as_str() {
-                contents.push(json!({"uri": item_uri, "mimeType": mime, "text": text}));
+                read.push(Content::Text(
+                    json!({"uri": item_uri, "mimeType": mime, "text": text}),
+                ));
             } else if let Some(blob) = item["blob"].as_str() {
                 let bytes = decode_base64(blob).ok_or_else(|| {
                     ToolError::msg(format!(
-                        "MCP server \"{server}\": resource {item_uri} has invalid base64 data"
+                        "MCP server \"{server}\": resource {item_uri} has invalid base64 data; \
+                         none of the resource's contents were saved"
                     ))
                 })?;
-                let path = self.blob_path(&self.blob_dir()?, server, &item_uri, mime.as_str());
-                write_atomic(&path, &bytes)?;
-                contents.push(json!({
-                    "uri": item_uri,
-                    "mimeType": mime,
-                    "blobSavedTo": path.display().to_string(),
-                    "text": format!("[Binary content ({} bytes) saved to {}]", bytes.len(), path.display()),
-                }));
+                read.push(Content::Blob {
+                    uri: item_uri,
+                    mime,
+                    bytes,
+                });
             }
         }
+        let mut saved = SavedBlobs::default();
+        let mut contents = Vec::with_capacity(read.len());
+        for content in read {
+            match content {
+                Content::Text(text) => contents.push(text),
+                Content::Blob { uri, mime, bytes } => {
+                    let path = self.blob_path(&self.blob_dir()?, server, &uri, mime.as_str());
+                    write_atomic(&path, &bytes)?;
+                    saved.0.push(path.clone());
+                    contents.push(json!({
+                        "uri": uri,
+                        "mimeType": mime,
+                        "blobSavedTo": path.display().to_string(),
+                        "text": format!("[Binary content ({} bytes) saved to {}]", bytes.len(), path.display()),
+                    }));
+                }
+            }
+        }
+        saved.keep();
         Ok(json_output(json!({"contents": contents})))
+    }
+}
+
+/// One entry of a resource read's `contents`, read and checked, not yet saved.
+enum Content {
+    /// A text entry, as the result shows it.
+    Text(Value),
+    /// A binary entry, decoded.
+    Blob {
+        uri: String,
+        mime: Value,
+        bytes: Vec<u8>,
+    },
+}
+
+/// The blobs of one read saved so far: removed when dropped (a later one failed to be
+/// written, or the call was dropped half-way) unless [`kept`](Self::keep).
+#[derive(Default)]
+struct SavedBlobs(Vec<PathBuf>);
+
+impl SavedBlobs {
+    /// Every blob was saved: the files stay, named in the result.
+    fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for SavedBlobs {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 

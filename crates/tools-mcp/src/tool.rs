@@ -266,12 +266,26 @@ impl Tool for McpTool {
     }
 }
 
+/// A JSON value a server sent where another type belongs, for a message: `the string
+/// "yes"`, `the number 2`, `an array`.
+pub(crate) fn described(value: &Value) -> String {
+    match value {
+        // A long string is shown as `a string`.
+        Value::String(_) => match tool_core::shown_setting(value) {
+            quoted if quoted.starts_with('"') => format!("the string {quoted}"),
+            other => other,
+        },
+        Value::Number(n) => format!("the number {n}"),
+        other => tool_core::shown_setting(other),
+    }
+}
+
 /// Maps a `CallToolResult` (as JSON) to a tool result: text, images, resource links and
 /// embedded resources become content blocks (without them, a legacy `toolResult` or else
 /// `structuredContent` is shown as text); `structuredContent` and `_meta` go to
-/// [`McpMeta`]; `isError: true` becomes `Err` with the server's text. Output with images
-/// over `max_tokens` (estimated at 4 characters a token, [`IMAGE_TOKEN_ESTIMATE`] an image)
-/// is cut with a note. Text alone is left whole, as Claude Code leaves it: the pipeline
+/// [`McpMeta`]; `isError: true` (or any value but a boolean) becomes `Err` with the
+/// server's text. Output with images over `max_tokens` (estimated at 4 characters a token,
+/// [`IMAGE_TOKEN_ESTIMATE`] an image) is cut with a note. Text alone is left whole, as Claude Code leaves it: the pipeline
 /// saves what is over the tool's [`max_result_size`](Tool::max_result_size) to a file and
 /// shows its head and tail, so the end of a long log is not lost.
 pub fn map_call_result(
@@ -292,15 +306,38 @@ pub fn map_call_result(
             other => other.to_string(),
         }));
     }
-    if raw["isError"] == Value::Bool(true) {
+    // `isError` is a boolean in MCP's schema. Another value (`"yes"`, `"true"`, `1`) is no
+    // success: the TypeScript SDK (Claude Code's client) refuses such a result whole, and
+    // rmcp does not read it as a `CallToolResult` either. Taken as an error, the server's
+    // text is still shown, with a note saying what was wrong (a server that meant "no error"
+    // with `"false"` gets told too).
+    let (is_error, wrong_flag) = match raw.get("isError") {
+        None | Some(Value::Null) => (false, None),
+        Some(Value::Bool(flag)) => (*flag, None),
+        Some(other) => (
+            true,
+            Some(format!(
+                "[MCP server \"{server}\": tool \"{tool}\" returned a result whose `isError` is \
+                 {}, not true or false; it is taken as an error]",
+                described(other)
+            )),
+        ),
+    };
+    if is_error {
         let text = ToolResultContent::Blocks(blocks).joined_text();
         // A server that gives its error only as `structuredContent` still says what it was.
         let text = match raw.get("structuredContent") {
             _ if !text.trim().is_empty() => text,
             Some(sc) if !sc.is_null() => sc.to_string(),
+            _ if wrong_flag.is_some() => String::new(),
             _ => format!(
                 "MCP server \"{server}\": tool \"{tool}\" reported an error without a message"
             ),
+        };
+        let text = match wrong_flag {
+            Some(note) if text.is_empty() => note,
+            Some(note) => format!("{text}\n{note}"),
+            None => text,
         };
         return Err(ToolError::msg(text));
     }

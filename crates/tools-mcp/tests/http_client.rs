@@ -182,7 +182,7 @@ async fn a_refused_connection_says_so() {
 async fn a_url_with_an_unset_variable_says_so() {
     let text = connect_error(ServerConfig::http("remote", "https://${NOPE_HOST}/mcp")).await;
     assert!(
-        text.contains("its url holds ${NOPE_HOST}, a variable that is not set"),
+        text.contains("its url uses ${NOPE_HOST}, which is not set"),
         "{text}"
     );
     assert!(!text.contains("builder error"), "{text}");

@@ -294,10 +294,11 @@ const MAX_OPTION_READINGS: usize = 16;
 pub enum WrappedPaths {
     /// Where the shell is: as for the command alone.
     AsWritten,
-    /// In another directory (`env -C DIR`, `sudo -D DIR`, `sudo -i`, `nsenter --wd`):
-    /// relative paths are somewhere not known here.
+    /// In another directory (`env -C DIR`, `sudo -D DIR`, `sudo -i`, `nsenter --wd`,
+    /// `proot -w DIR`, `conda run --cwd DIR`): relative paths are somewhere not known here.
     OtherDirectory,
-    /// Under another root (`chroot DIR`, `nsenter --root`): every path is.
+    /// Under another root (`chroot DIR`, `nsenter --root`, `bwrap`, `proot -r DIR`,
+    /// `firejail --private`): every path is.
     OtherRoot,
 }
 
@@ -328,6 +329,27 @@ fn wrapper_moves_paths(words: &[Word], start: usize) -> WrappedPaths {
         }
         // A service runs in `/` (or the home directory) unless told to stay.
         "systemd-run" if !has(&['d'], &["--same-dir", "--scope"]) => WrappedPaths::OtherDirectory,
+        // bwrap builds a new root of its mounts: a path may name anything there.
+        "bwrap" => WrappedPaths::OtherRoot,
+        "proot"
+            if has(
+                &['r', 'R', 'S', 'b', 'm'],
+                &["--rootfs", "--bind", "--mount"],
+            ) =>
+        {
+            WrappedPaths::OtherRoot
+        }
+        "proot" if has(&['w'], &["--pwd", "--cwd"]) => WrappedPaths::OtherDirectory,
+        "firejail"
+            if opts.iter().any(|v| {
+                ["--chroot", "--overlay", "--bind", "--private", "--tmpfs"]
+                    .iter()
+                    .any(|l| v.split('=').next().is_some_and(|n| n.starts_with(l)))
+            }) =>
+        {
+            WrappedPaths::OtherRoot
+        }
+        "conda" | "mamba" | "micromamba" if has(&[], &["--cwd"]) => WrappedPaths::OtherDirectory,
         _ => WrappedPaths::AsWritten,
     }
 }
@@ -409,9 +431,11 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // Editors write what they open.
         "vim" | "vi" | "nano" | "emacs" => PathUse::Write,
         // Each file its own use ([`file_uses`]): the archive read and the members written
-        // into a directory; the input read and the pieces written; the configuration `git
+        // into a directory; the input read and the pieces written; a file compressed and
+        // replaced, or only read (`gzip -c`, `zcat`); the local files `scp` sends and
+        // receives; the files `zip` reads and the archive it writes; the configuration `git
         // config` sets, the directory `git init DIR` and `git clone URL DIR` fill.
-        "unzip" | "split" => PathUse::Write,
+        "unzip" | "split" | "csplit" | "gzip" | "gunzip" | "zcat" | "scp" | "zip" => PathUse::Write,
         "git" if file_uses::file_uses(name, words).is_some() => PathUse::Write,
         // git's diff family writes what it prints to `--output=F` (git takes abbreviated
         // long options): every path counts as written.
@@ -446,9 +470,8 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
         | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
         | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold" | "realpath" | "readlink"
-        | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand" | "unexpand" | "date" => {
-            PathUse::Read
-        }
+        | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand" | "unexpand" | "date"
+        | "fmt" | "pr" | "base32" => PathUse::Read,
         _ => return None,
     })
 }
@@ -543,6 +566,28 @@ pub fn reads_trees(name: &str, words: &[Word]) -> Option<TreeRead> {
             direct_only: !has(&['r'], &["--recursive"]),
         }),
         "tar" => file_uses::tar_reads_trees(words),
+        // `zip -r ARCHIVE DIR` stores the files the links below DIR point to, unless `-y`.
+        "zip" => has(&['r', 'R'], &["--recurse-paths", "--recurse-patterns"]).then_some(TreeRead {
+            follow_links: !has(&['y'], &["--symlinks"]),
+            rg_filters: None,
+            defaults_to_cwd: false,
+            direct_only: false,
+        }),
+        // `scp -r DIR host:` sends the tree (links followed); into a local destination, what
+        // arrives is checked as written ([`file_uses`]).
+        "scp" => (has(&['r'], &[]) && file_uses::scp_uploads(words)).then_some(TreeRead {
+            follow_links: true,
+            rg_filters: None,
+            defaults_to_cwd: false,
+            direct_only: false,
+        }),
+        // `gzip -r DIR` (and `-rc`, which prints them) reads every file below DIR.
+        "gzip" | "gunzip" | "zcat" => has(&['r'], &["--recursive"]).then_some(TreeRead {
+            follow_links: false,
+            rg_filters: None,
+            defaults_to_cwd: false,
+            direct_only: false,
+        }),
         "cp" | "rsync" => {
             has(&['r', 'R', 'a'], &["--recursive", "--archive"]).then_some(TreeRead {
                 follow_links: has(&['L'], &["--dereference", "--copy-links"]),
@@ -725,6 +770,9 @@ struct JqCommandLine {
     /// (`-f`, `--from-file`), a module directory (`-L`, `--library-path`), a test file
     /// whose programs may load modules (`--run-tests`).
     other_files: bool,
+    /// Its program is not on the command line (`-f`, `--from-file`, `--run-tests`): what
+    /// modules it loads is not known.
+    unseen_program: bool,
 }
 
 /// [`JqCommandLine`] of jq's arguments; `None` when a computed word may be an option or the
@@ -732,6 +780,7 @@ struct JqCommandLine {
 fn jq_command_line(args: &[Option<&str>]) -> Option<JqCommandLine> {
     let mut program = None;
     let mut other_files = false;
+    let mut unseen_program = false;
     let mut options_done = false;
     let mut values = 0;
     for (i, arg) in args.iter().enumerate() {
@@ -760,14 +809,32 @@ fn jq_command_line(args: &[Option<&str>]) -> Option<JqCommandLine> {
             "--indent" | "-L" | "--library-path" => values = 1,
             _ => {}
         }
-        other_files |= short_bundle_has(arg, &['f', 'L'])
-            || ["--from-file", "--library-path", "--run-tests"]
+        let unseen = short_bundle_has(arg, &['f'])
+            || ["--from-file", "--run-tests"]
                 .iter()
                 .any(|l| names_long(arg, l));
+        unseen_program |= unseen;
+        other_files |= unseen || short_bundle_has(arg, &['L']) || names_long(arg, "--library-path");
     }
     Some(JqCommandLine {
         program,
         other_files,
+        unseen_program,
+    })
+}
+
+/// Whether a jq command line reads modules or data files that no word of it names: its
+/// program loads them (`import "secrets/k" as $k;`, `include "m";`, from the working
+/// directory or a `-L` directory), or its program is in a file (`-f`), which may. Those
+/// files cannot be checked. A computed word is checked as a path of its own.
+fn jq_loads_unnamed_files(words: &[Word]) -> bool {
+    let args: Vec<Option<&str>> = words[1..].iter().map(|w| w.value.as_deref()).collect();
+    jq_command_line(&args).is_some_and(|line| {
+        line.unseen_program
+            || line
+                .program
+                .and_then(|i| args[i])
+                .is_some_and(jq_program_loads_modules)
     })
 }
 
@@ -974,8 +1041,125 @@ pub(crate) fn runs_a_program_it_is_given(words: &[Word]) -> bool {
         "fc" => !args.first().is_some_and(|a| {
             a.starts_with('-') && a[1..].contains('l') && !a[1..].contains(['s', 'e'])
         }),
+        "tmux" => tmux_runs_commands(&args),
+        // `screen CMD` runs a command (in a window of a session it starts, `-dm`), `screen
+        // -X stuff …` types into one: only listing and the version run nothing.
+        "screen" => {
+            args.is_empty()
+                || !args.iter().all(|a| {
+                    matches!(
+                        *a,
+                        "-ls" | "-list" | "-v" | "-version" | "--version" | "-wipe" | "-q"
+                    )
+                })
+        }
+        // `at` and `batch` run the shell commands of their standard input (or `-f FILE`)
+        // later; `at -l` lists, `-d`/`-r` remove, `-c` prints a job, `-V` the version.
+        "at" => !args
+            .iter()
+            .any(|a| short_option_in(a, &['l', 'd', 'r', 'c', 'V'], "qtf")),
+        "batch" => true,
+        // `proot -q CMD` runs the command under that emulator.
+        "proot" => args
+            .iter()
+            .take_while(|a| a.starts_with('-'))
+            .any(|a| short_option_in(a, &['q'], "rbmwvkiRS") || names_long(a, "--qemu")),
         _ => false,
     }
+}
+
+/// tmux's commands that run no shell command (they list, query, kill or move): with none
+/// of their arguments holding a format's `#(…)`, which runs one.
+const TMUX_QUIET_COMMANDS: &[&str] = &[
+    "ls",
+    "list-sessions",
+    "lsw",
+    "list-windows",
+    "lsp",
+    "list-panes",
+    "lsc",
+    "list-clients",
+    "lsb",
+    "list-buffers",
+    "lscm",
+    "list-commands",
+    "lsk",
+    "list-keys",
+    "has",
+    "has-session",
+    "show",
+    "show-options",
+    "showw",
+    "show-window-options",
+    "showenv",
+    "show-environment",
+    "showb",
+    "show-buffer",
+    "showmsgs",
+    "show-messages",
+    "info",
+    "server-info",
+    "capturep",
+    "capture-pane",
+    "display",
+    "display-message",
+    "kill-session",
+    "kill-server",
+    "killw",
+    "kill-window",
+    "killp",
+    "kill-pane",
+    "detach",
+    "detach-client",
+    "selectw",
+    "select-window",
+    "selectp",
+    "select-pane",
+    "rename",
+    "rename-session",
+    "renamew",
+    "rename-window",
+];
+
+/// Whether a tmux command line may run a shell command: a new session, window or pane
+/// (`new 'rm x'`, `split-window`, `respawn-pane`), `run-shell`, `if-shell`, `pipe-pane`,
+/// keys typed into a shell (`send-keys`), a configuration file (`-f`, `source-file`), `-c
+/// CMD`, a format's `#(…)`, a command sequence (`ls \; new …`), or a command not listed in
+/// [`TMUX_QUIET_COMMANDS`] (tmux also takes unambiguous prefixes of their names). `tmux`
+/// alone starts a session with a shell.
+fn tmux_runs_commands(args: &[&str]) -> bool {
+    if args
+        .iter()
+        .any(|a| a.contains("#(") || *a == ";" || a.ends_with(';'))
+    {
+        return true;
+    }
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) else {
+            break;
+        };
+        i += 1;
+        if *a == "--" {
+            break;
+        }
+        for (k, c) in flags.char_indices() {
+            match c {
+                // `-c CMD` runs a shell command, `-f FILE` a configuration.
+                'c' | 'f' => return true,
+                'V' => return false,
+                'L' | 'S' | 'T' => {
+                    if k + 1 == flags.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    args.get(i)
+        .is_none_or(|command| !TMUX_QUIET_COMMANDS.contains(command))
 }
 
 /// The ssh configuration keys whose value is a command run (or a library loaded) on this
@@ -1250,6 +1434,9 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "du" => ("BdtX", "", &['X']),
         "sort" => ("kSTto", "", &['o', 'T']),
         "head" => ("cn", "", &[]),
+        "fmt" => ("gpw", "", &[]),
+        "pr" => ("DhlNowW", "eiSns", &[]),
+        "base32" => ("w", "", &[]),
         "tail" => ("cns", "", &[]),
         "cut" => ("bcdf", "", &[]),
         "uniq" => ("fsw", "", &[]),
@@ -1316,12 +1503,25 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
     }
 }
 
-/// Long options of a copying command whose value, which may be the next word (`--exclude
-/// node_modules`), names no file (those are [`file_long_options`]; `--target-directory` is
-/// read apart). Options whose value is optional (`--backup[=CONTROL]`) take it only after
-/// `=` and are not listed.
+/// Long options of a copying command (or a reader) whose value, which may be the next word
+/// (`--exclude node_modules`, `fmt --width 40`), names no file (those are
+/// [`file_long_options`]; `--target-directory` is read apart). Options whose value is
+/// optional (`--backup[=CONTROL]`) take it only after `=` and are not listed.
 fn long_values(name: &str) -> &'static [&'static str] {
     match name {
+        "fmt" => &["--width", "--prefix", "--goal"],
+        "pr" => &[
+            "--pages",
+            "--columns",
+            "--date-format",
+            "--header",
+            "--length",
+            "--first-line-number",
+            "--indent",
+            "--width",
+            "--page-width",
+        ],
+        "base32" => &["--wrap"],
         "cp" => &["--suffix", "--sparse", "--no-preserve"],
         "mv" | "ln" => &["--suffix"],
         "install" => &[
@@ -1380,9 +1580,39 @@ fn long_values(name: &str) -> &'static [&'static str] {
 }
 
 /// Whether the command reads files whose names it finds in another file (`wc
-/// --files0-from=LIST`): those paths cannot be checked.
+/// --files0-from=LIST`, binutils' `strings @LIST`): those paths cannot be checked.
 pub fn reads_listed_files(name: &str, words: &[Word]) -> bool {
-    matches!(name, "wc" | "du" | "sort") && has_option(words, &[], &["--files0-from"])
+    (matches!(name, "wc" | "du" | "sort") && has_option(words, &[], &["--files0-from"]))
+        || (takes_response_files(name) && words.iter().skip(1).any(|w| response_file(w).is_some()))
+}
+
+/// Whether `name` is one of the GNU binutils, which replace an argument `@FILE` with the
+/// arguments FILE holds (its response file; before reading their options, so after `--`
+/// too): the files listed there are read.
+fn takes_response_files(name: &str) -> bool {
+    matches!(
+        name,
+        "strings"
+            | "objdump"
+            | "readelf"
+            | "nm"
+            | "size"
+            | "addr2line"
+            | "c++filt"
+            | "ar"
+            | "ranlib"
+            | "objcopy"
+            | "strip"
+            | "elfedit"
+    )
+}
+
+/// The file a binutils `@FILE` argument names (an argument `@` alone names none).
+fn response_file(w: &Word) -> Option<&str> {
+    w.value
+        .as_deref()
+        .and_then(|v| v.strip_prefix('@'))
+        .filter(|f| !f.is_empty())
 }
 
 /// In the bundle of short options `arg`, the first option that takes a value and that
@@ -1849,6 +2079,14 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
             Next::Any => {}
         }
         let v = w.value.as_deref();
+        // binutils read more arguments from `@FILE`, even after `--`: FILE is read (and
+        // the files it lists, which [`reads_listed_files`] says cannot be checked).
+        if takes_response_files(name)
+            && let Some(file) = response_file(w)
+        {
+            out.push(as_path(file, w));
+            continue;
+        }
         if !after_dashdash {
             if v == Some("--") {
                 after_dashdash = true;
@@ -1945,13 +2183,6 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
                     && v.strip_prefix('-').is_some_and(|r| {
                         !r.starts_with(|c: char| c == '-' || c.is_ascii_alphabetic())
                     });
-                // binutils read more options from `@FILE` (an error quotes its text).
-                if name == "strings"
-                    && let Some(file) = v.strip_prefix('@').filter(|f| !f.is_empty())
-                {
-                    out.push(as_path(file, w));
-                    continue;
-                }
                 if v.starts_with('-') && v.len() > 1 && !jq_operand {
                     if let Some((_, value)) = v.split_once('=')
                         && (writes || value.starts_with(['/', '~', '.']))
@@ -1989,6 +2220,14 @@ fn path_args_and_operands(name: &str, words: &[Word]) -> PathArgs {
         operands = true;
         operand_indices.push(out.len());
         out.push(w.clone());
+    }
+    if name == "jq" && jq_loads_unnamed_files(words) {
+        out.push(Word {
+            raw: "the modules and data files its jq program loads".to_owned(),
+            value: None,
+            plain: false,
+            glob: false,
+        });
     }
     PathArgs {
         paths: out,
@@ -2351,8 +2590,10 @@ fn git_subcommand(words: &[Word]) -> Option<&str> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GitContent {
     /// Files it does not name, or names in a way that cannot be checked: a blob
-    /// (`git show HEAD:.env`, `git cat-file`), a search (`git grep`), a line range (`log
-    /// -L`), a repository elsewhere or configured on the command line (`-C`, `-c`).
+    /// (`git show HEAD:.env`, `git show <object id>` with or without a pathspec, `git
+    /// cat-file`), a search (`git grep`), a line range (`log -L`), a patch its pathspecs do
+    /// not limit (`--full-diff`), a repository elsewhere or configured on the command line
+    /// (`-C`, `-c`).
     Unnamed,
     /// A patch of the files its pathspecs select (of every file when it has none): the
     /// words after `--`, and the operands before it that are paths (those that exist; the
@@ -2809,6 +3050,10 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
             .iter()
             .any(|l| names_long(v, l))
     });
+    // `--full-diff`: the pathspecs choose the commits, not what of them is printed (`git
+    // log -p --full-diff -- src/main.rs` prints every file those commits changed; `git
+    // diff` ignores it).
+    let full_diff = sub != "diff" && options().any(|v| names_long(v, "--full-diff"));
     let no_patch = options().any(|v| {
         matches!(
             v,
@@ -2844,9 +3089,14 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     if !shows {
         return None;
     }
+    // An object id beside a pathspec (`git show <id> -- src/main.rs`) may be a blob or a
+    // tree, which `git show` prints whatever the pathspec says.
+    let shown_object = sub == "show" && object_id;
     if elsewhere
         || blob
         || line_range
+        || full_diff
+        || shown_object
         || !matches!(sub, "show" | "log" | "whatchanged" | "reflog" | "diff")
     {
         return Some(GitContent::Unnamed);

@@ -1,5 +1,6 @@
 //! Commands whose files each have a use of their own, named mostly by options: `curl`,
-//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split` and git's `config`, `init` and `clone`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
+//! `wget`, `tar`, `patch`, `dd`, `unzip`, `split`, `csplit`, `gzip`, `scp`, `zip` and git's
+//! `config`, `init` and `clone`. `curl -o .git/hooks/pre-commit URL` writes a file, `curl -d
 //! @.env URL` sends one, `tar -xf a.tar -C .git/hooks` writes into a directory, `patch
 //! .bashrc fix.diff` changes the file it is given: [`file_uses`] says which file is read and
 //! which is written, for the path checks of every other command.
@@ -63,8 +64,9 @@ impl FileUses {
 }
 
 /// The files `name WORDS` reads and writes, for `curl`, `wget`, `tar`, `patch`, `dd`, `xxd`,
-/// `unzip`, `split`, and `git config` when it sets a value, `git init DIR` and `git clone
-/// URL DIR`; `None` for another command.
+/// `unzip`, `split`, `csplit`, `gzip` (`gunzip`, `zcat`), `scp`, `zip`, and `git config`
+/// when it sets a value, `git init DIR` and `git clone URL DIR`; `None` for another
+/// command.
 pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
     Some(match name {
         "curl" => curl(words),
@@ -75,6 +77,10 @@ pub fn file_uses(name: &str, words: &[Word]) -> Option<FileUses> {
         "xxd" => xxd(words),
         "unzip" => unzip(words),
         "split" => split(words),
+        "csplit" => csplit(words),
+        "gzip" | "gunzip" | "zcat" => gzip(name, words),
+        "scp" => scp(words),
+        "zip" => zip(words),
         "git" => return git(words),
         _ => return None,
     })
@@ -2306,6 +2312,354 @@ fn split(words: &[Word]) -> FileUses {
         },
         None => prefix,
     });
+    out
+}
+
+/// A piece of `csplit`'s command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Csplit {
+    Prefix,
+    Other,
+}
+
+const CSPLIT: Syntax<Csplit> = Syntax {
+    table: &[
+        ("prefix", Some('f'), true, Csplit::Prefix),
+        ("suffix-format", Some('b'), true, Csplit::Other),
+        ("digits", Some('n'), true, Csplit::Other),
+        ("keep-files", Some('k'), false, Csplit::Other),
+        ("suppress-matched", None, false, Csplit::Other),
+        ("quiet", Some('q'), false, Csplit::Other),
+        ("silent", Some('s'), false, Csplit::Other),
+        ("elide-empty-files", Some('z'), false, Csplit::Other),
+        ("help", None, false, Csplit::Other),
+        ("version", None, false, Csplit::Other),
+    ],
+    long_equals: true,
+    old_style: false,
+};
+
+/// The files `csplit WORDS` reads and writes: its input (the first operand; the others are
+/// patterns), and the pieces `PREFIX` followed by a number (`xx` when `-f` gives no
+/// prefix): the glob `PREFIX*`, as for [`split`].
+fn csplit(words: &[Word]) -> FileUses {
+    let parsed = parse(words, &CSPLIT);
+    let mut out = FileUses::default();
+    let mut prefix = literal("xx");
+    let mut input = None;
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what csplit does with {what}")),
+            Item::Opt(Csplit::Prefix, Some(w)) => prefix = w.clone(),
+            Item::Operand(w) if input.is_none() => input = Some(w.clone()),
+            _ => {}
+        }
+    }
+    if let Some(input) = input {
+        out.file(&input, PathUse::Read);
+    }
+    out.write(match prefix.value {
+        Some(v) => Word {
+            raw: format!("{}*", prefix.raw),
+            value: Some(format!("{v}*")),
+            glob: true,
+            ..prefix
+        },
+        None => prefix,
+    });
+    out
+}
+
+/// A piece of a gzip command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gzip {
+    Stdout,
+    Decompress,
+    Keep,
+    List,
+    Test,
+    Recursive,
+    Suffix,
+    Name,
+    Other,
+}
+
+const GZIP: Syntax<Gzip> = Syntax {
+    table: &[
+        ("stdout", Some('c'), false, Gzip::Stdout),
+        ("to-stdout", None, false, Gzip::Stdout),
+        ("decompress", Some('d'), false, Gzip::Decompress),
+        ("uncompress", None, false, Gzip::Decompress),
+        ("keep", Some('k'), false, Gzip::Keep),
+        ("list", Some('l'), false, Gzip::List),
+        ("test", Some('t'), false, Gzip::Test),
+        ("recursive", Some('r'), false, Gzip::Recursive),
+        ("suffix", Some('S'), true, Gzip::Suffix),
+        ("name", Some('N'), false, Gzip::Name),
+        ("no-name", Some('n'), false, Gzip::Other),
+        ("force", Some('f'), false, Gzip::Other),
+        ("quiet", Some('q'), false, Gzip::Other),
+        ("verbose", Some('v'), false, Gzip::Other),
+        ("ascii", Some('a'), false, Gzip::Other),
+        ("fast", Some('1'), false, Gzip::Other),
+        ("best", Some('9'), false, Gzip::Other),
+        ("rsyncable", None, false, Gzip::Other),
+        ("synchronous", None, false, Gzip::Other),
+        ("license", Some('L'), false, Gzip::Other),
+        ("help", Some('h'), false, Gzip::Other),
+        ("version", Some('V'), false, Gzip::Other),
+        ("", Some('2'), false, Gzip::Other),
+        ("", Some('3'), false, Gzip::Other),
+        ("", Some('4'), false, Gzip::Other),
+        ("", Some('5'), false, Gzip::Other),
+        ("", Some('6'), false, Gzip::Other),
+        ("", Some('7'), false, Gzip::Other),
+        ("", Some('8'), false, Gzip::Other),
+    ],
+    long_equals: true,
+    old_style: false,
+};
+
+/// The files `gzip`, `gunzip` or `zcat` (`name`) reads and writes: each operand is read;
+/// unless the output goes to standard output (`-c`, `zcat`) or nothing is written (`-l`,
+/// `-t`), it is replaced (removed, unless `-k`) by `FILE.gz` (the `-S` suffix), or when
+/// decompressing by `FILE` without its suffix (with `-N`, the name stored in it: a file of
+/// its directory). With `-r`, each directory's files are replaced so.
+fn gzip(name: &str, words: &[Word]) -> FileUses {
+    let parsed = parse(words, &GZIP);
+    let mut out = FileUses::default();
+    let on = |k: Gzip| parsed.given(k);
+    let decompress = name != "gzip" || on(Gzip::Decompress);
+    let writes = !(name == "zcat" || on(Gzip::Stdout) || on(Gzip::List) || on(Gzip::Test));
+    let mut suffix: Option<Word> = None;
+    let mut operands = Vec::new();
+    for item in &parsed.items {
+        match item {
+            Item::Unknown(what) => out.unknown(format!("what {name} does with {what}")),
+            Item::Opt(Gzip::Suffix, Some(w)) => suffix = Some(w.clone()),
+            Item::Operand(w) => operands.push(w),
+            _ => {}
+        }
+    }
+    for w in operands {
+        out.file(w, PathUse::Read);
+        if !writes || w.value.as_deref() == Some("-") {
+            continue;
+        }
+        if !on(Gzip::Keep) {
+            out.file(w, PathUse::Write);
+        }
+        if on(Gzip::Recursive) {
+            out.fill(w.clone());
+            continue;
+        }
+        let output = match (
+            w.value.as_deref(),
+            suffix.as_ref().map(|s| s.value.as_deref()),
+        ) {
+            (Some(_), _) if decompress && on(Gzip::Name) => {
+                out.fill(literal(
+                    &match w.value.as_deref().and_then(|v| v.rsplit_once('/')) {
+                        Some((dir, _)) if !dir.is_empty() => dir.to_owned(),
+                        Some(_) => "/".to_owned(),
+                        None => ".".to_owned(),
+                    },
+                ));
+                continue;
+            }
+            (Some(v), Some(Some(s))) if !decompress => Some(format!("{v}{s}")),
+            (Some(v), None) if !decompress => Some(format!("{v}.gz")),
+            (Some(v), Some(Some(s))) => v.strip_suffix(s).map(str::to_owned),
+            (Some(v), None) => [".gz", "-gz", ".z", "-z", "_z", ".Z"]
+                .iter()
+                .find_map(|s| v.strip_suffix(s))
+                .map(str::to_owned)
+                .or_else(|| {
+                    [".tgz", ".taz"]
+                        .iter()
+                        .find_map(|s| v.strip_suffix(s))
+                        .map(|base| format!("{base}.tar"))
+                }),
+            _ => {
+                out.unknown(format!("what {name} writes beside {}", w.raw));
+                continue;
+            }
+        };
+        // A name without a known suffix is left alone.
+        if let Some(output) = output {
+            out.write(settled(output, w));
+        }
+    }
+    out
+}
+
+/// Whether an `scp` operand names a file on another host (`host:path`, `user@host:`,
+/// `scp://…`): a `:` before any `/`, not first.
+fn scp_remote(v: &str) -> bool {
+    v.starts_with("scp://")
+        || v.find(':')
+            .is_some_and(|at| at > 0 && !v[..at].contains('/'))
+}
+
+/// The files `scp WORDS` reads and writes here: each local source is read (with `-r`, the
+/// tree under it: [`super::commands::reads_trees`]), a local destination written, as the
+/// directory the sources land in (their names may come from the other host). Options are
+/// read as OpenSSH's getopt reads them, up to the first operand; a computed word may be
+/// local.
+fn scp(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut operands: Vec<&Word> = Vec::new();
+    let mut iter = words.iter().skip(1);
+    let mut options = true;
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            operands.push(w);
+            continue;
+        };
+        if options && v == "--" {
+            options = false;
+            continue;
+        }
+        if options && v.len() > 1 && v.starts_with('-') {
+            for (at, c) in v.char_indices().skip(1) {
+                if SCP_SHORT_VALUES.contains(c) {
+                    if at + c.len_utf8() == v.len() {
+                        iter.next();
+                    }
+                    break;
+                }
+            }
+            continue;
+        }
+        options = false;
+        operands.push(w);
+    }
+    let Some((dest, sources)) = operands.split_last() else {
+        return out;
+    };
+    if sources.is_empty() {
+        return out;
+    }
+    let local = |w: &Word| w.value.as_deref().is_none_or(|v| !scp_remote(v));
+    for w in sources.iter().filter(|w| local(w)) {
+        out.file(&whole(w), PathUse::Read);
+    }
+    if local(dest) {
+        out.fill(whole(dest));
+    }
+    out
+}
+
+/// scp's short options that take a value (OpenSSH 9's `getopt` string).
+const SCP_SHORT_VALUES: &str = "cDFiJlMoPSX";
+
+/// Whether an `scp` command line copies to another host: its last operand is remote.
+pub(crate) fn scp_uploads(words: &[Word]) -> bool {
+    words
+        .last()
+        .and_then(|w| w.value.as_deref())
+        .is_some_and(scp_remote)
+}
+
+/// zip's options that take the next word as their value (Info-ZIP 3.0; its options are
+/// matched whole, `-tt` is not `-t -t`).
+const ZIP_VALUES: &[&str] = &[
+    "-b", "-n", "-t", "-tt", "-O", "-P", "-s", "-Z", "-TT", "-lf", "-ds",
+];
+const ZIP_LONG_VALUES: &[&str] = &[
+    "--temp-path",
+    "--suffixes",
+    "--from-date",
+    "--before-date",
+    "--output-file",
+    "--password",
+    "--split-size",
+    "--compression-method",
+    "--unzip-command",
+    "--logfile-path",
+    "--dot-size",
+];
+
+/// The files `zip WORDS` reads and writes: the archive (its first operand) is read and
+/// written, or the `-O`/`--output-file` file written; the other operands are read (with
+/// `-r`, the trees under them: [`super::commands::reads_trees`]; after `-i`/`-x` they are
+/// patterns, checked as files too), and removed with `-m`/`--move`. A log file (`-lf`)
+/// and the temporary directory (`-b`) are written; the names `-@` reads from standard
+/// input cannot be checked. Options come anywhere on the line.
+fn zip(words: &[Word]) -> FileUses {
+    let mut out = FileUses::default();
+    let mut archive: Option<&Word> = None;
+    let mut files: Vec<&Word> = Vec::new();
+    let mut moves = false;
+    let mut options = true;
+    let mut iter = words.iter().skip(1);
+    while let Some(w) = iter.next() {
+        let Some(v) = w.value.as_deref() else {
+            if archive.is_none() {
+                archive = Some(w);
+            } else {
+                files.push(w);
+            }
+            continue;
+        };
+        if options && v == "--" {
+            options = false;
+            continue;
+        }
+        if options && v.len() > 1 && v.starts_with('-') {
+            let long = v.starts_with("--");
+            let name = v.split_once('=').map_or(v, |(n, _)| n);
+            // A long option as zip matches it: spelled out, or cut short.
+            let names = |l: &str| long && name.len() > 3 && l.starts_with(name);
+            let takes_value = if long {
+                !v.contains('=') && ZIP_LONG_VALUES.iter().any(|l| names(l))
+            } else {
+                ZIP_VALUES.contains(&v)
+            };
+            let value = match (takes_value, v.split_once('=')) {
+                (true, _) => iter.next().map(whole),
+                (false, Some((_, x))) if long => Some(path(x, w)),
+                _ => None,
+            };
+            // Its output archive, log file and temporary files.
+            if let Some(file) = &value
+                && (matches!(v, "-O" | "-lf" | "-b")
+                    || ["--output-file", "--logfile-path", "--temp-path"]
+                        .iter()
+                        .any(|l| names(l)))
+            {
+                out.file(file, PathUse::Write);
+            }
+            if v == "-@" || names("--names-stdin") {
+                out.read(unknown("the files whose names zip reads from its input"));
+            }
+            // `-m` (in a bundle too, `-rm`; `-mm`), `--move`: the files leave for the
+            // archive. No other option of zip's has a small `m`.
+            if (!long && !takes_value && v[1..].contains('m')) || names("--move") {
+                moves = true;
+            }
+            continue;
+        }
+        if archive.is_none() {
+            archive = Some(w);
+        } else {
+            files.push(w);
+        }
+    }
+    if let Some(a) = archive
+        && a.value.as_deref() != Some("-")
+    {
+        let a = whole(a);
+        out.file(&a, PathUse::Read);
+        out.file(&a, PathUse::Write);
+    }
+    for w in files {
+        let w = whole(w);
+        out.file(&w, PathUse::Read);
+        if moves {
+            out.file(&w, PathUse::Write);
+        }
+    }
     out
 }
 

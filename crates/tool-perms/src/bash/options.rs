@@ -71,6 +71,12 @@ pub(crate) struct OptionSpec {
     pub long_value: &'static [&'static str],
     /// Long options without a value, or with an optional one (only as `--opt=value`).
     pub long_flags: &'static [&'static str],
+    /// Long options that take several words (`bwrap --bind SRC DEST`, `nix-shell --arg
+    /// NAME EXPR`): the name and how many.
+    pub long_multi: &'static [(&'static str, usize)],
+    /// Every long option is one word, `--name` or `--name=value` (firejail's): none that is
+    /// not listed makes the reading uncertain.
+    pub long_any: bool,
     /// Operands read before the command (`timeout DURATION`, `taskset MASK`).
     pub operands: usize,
     /// The operands are numbers (a duration, a mask, a priority): a word that does not look
@@ -95,9 +101,22 @@ pub(crate) struct OptionSpec {
     /// Whether it runs its command in the shell itself (a `cd` behind it moves the shell):
     /// `builtin`, `command`, bash's `time` keyword, `noglob`.
     pub in_shell: bool,
+    /// The subcommand that runs the command (`uv run`, `direnv exec`); empty when the
+    /// program itself does. The options after it are read with this table; another
+    /// subcommand (`uv pip list`) runs nothing. Options before it (`uv --quiet run`) are
+    /// read with the same table.
+    pub subcommand: &'static str,
+    /// It runs none of its operands as a command, only the shell string of a script option
+    /// (`nix-shell --run CMD`, whose operands are files and packages).
+    pub no_command: bool,
 }
 
 impl OptionSpec {
+    /// The same table under another name (`gtimeout` for `timeout`).
+    const fn named(self, name: &'static str) -> Self {
+        Self { name, ..self }
+    }
+
     const fn new(name: &'static str) -> Self {
         Self {
             name,
@@ -106,6 +125,8 @@ impl OptionSpec {
             short_flags: "",
             long_value: &[],
             long_flags: &[],
+            long_multi: &[],
+            long_any: false,
             operands: 0,
             numeric_operands: false,
             assignments: false,
@@ -116,6 +137,8 @@ impl OptionSpec {
             lookup_flags: "",
             safe: Safe::No,
             in_shell: false,
+            subcommand: "",
+            no_command: false,
         }
     }
 }
@@ -124,38 +147,12 @@ impl OptionSpec {
 /// look through all of them; allow rules only through the safe ones
 /// ([`safe_wrapper_len`](super::commands::safe_wrapper_len)).
 ///
-/// `su`/`runuser -c`, `flock -c` and `env -S` run a string: see [`wrapper_script`].
+/// `su`/`runuser -c`, `flock -c`, `nix-shell --run` and `env -S` run a string: see
+/// [`wrapper_script`].
 pub(crate) const WRAPPERS: &[OptionSpec] = &[
-    OptionSpec {
-        short_value: "ks",
-        short_flags: "v",
-        long_value: &["kill-after", "signal"],
-        long_flags: &[
-            "foreground",
-            "preserve-status",
-            "verbose",
-            "help",
-            "version",
-        ],
-        operands: 1,
-        numeric_operands: true,
-        safe: Safe::AnyOption,
-        ..OptionSpec::new("timeout")
-    },
-    OptionSpec {
-        short_value: "n",
-        long_value: &["adjustment"],
-        long_flags: &["help", "version"],
-        safe: Safe::AnyOption,
-        ..OptionSpec::new("nice")
-    },
-    OptionSpec {
-        short_value: "ioe",
-        long_value: &["input", "output", "error"],
-        long_flags: &["help", "version"],
-        safe: Safe::AnyOption,
-        ..OptionSpec::new("stdbuf")
-    },
+    TIMEOUT,
+    NICE,
+    STDBUF,
     // Bash's `time` keyword takes `-p`; GNU time also `-f FORMAT` and `-o FILE`.
     OptionSpec {
         short_value: "fo",
@@ -631,7 +628,355 @@ pub(crate) const WRAPPERS: &[OptionSpec] = &[
         operands: 1,
         ..OptionSpec::new("chroot")
     },
+    // GNU coreutils under Homebrew's names (deny and ask rules only: not Claude Code's safe
+    // wrappers).
+    OptionSpec {
+        safe: Safe::No,
+        ..TIMEOUT.named("gtimeout")
+    },
+    OptionSpec {
+        safe: Safe::No,
+        ..NICE.named("gnice")
+    },
+    OptionSpec {
+        safe: Safe::No,
+        ..STDBUF.named("gstdbuf")
+    },
+    OptionSpec {
+        long_flags: &["help", "version"],
+        ..OptionSpec::new("gnohup")
+    },
+    OptionSpec {
+        long_value: &["config-file", "dbus-daemon"],
+        long_flags: &["help", "version"],
+        ..OptionSpec::new("dbus-run-session")
+    },
+    OptionSpec {
+        long_flags: &["help", "version"],
+        ..OptionSpec::new("catchsegv")
+    },
+    // Sandboxes. firejail's options are all one word (`--net=none`); its few short ones
+    // are not listed (an uncertain reading). bwrap's take up to three values.
+    OptionSpec {
+        long_any: true,
+        ..OptionSpec::new("firejail")
+    },
+    OptionSpec {
+        long_value: &[
+            "argv0",
+            "userns",
+            "userns2",
+            "pidns",
+            "uid",
+            "gid",
+            "hostname",
+            "chdir",
+            "unsetenv",
+            "lock-file",
+            "sync-fd",
+            "remount-ro",
+            "exec-label",
+            "file-label",
+            "proc",
+            "dev",
+            "tmpfs",
+            "mqueue",
+            "dir",
+            "seccomp",
+            "add-seccomp-fd",
+            "block-fd",
+            "userns-block-fd",
+            "info-fd",
+            "json-status-fd",
+            "cap-add",
+            "cap-drop",
+            "perms",
+            "size",
+            "overlay-src",
+            "tmp-overlay",
+            "ro-overlay",
+        ],
+        long_flags: &[
+            "help",
+            "version",
+            "level-prefix",
+            "unshare-all",
+            "share-net",
+            "unshare-user",
+            "unshare-user-try",
+            "unshare-ipc",
+            "unshare-pid",
+            "unshare-net",
+            "unshare-uts",
+            "unshare-cgroup",
+            "unshare-cgroup-try",
+            "disable-userns",
+            "assert-userns-disabled",
+            "clearenv",
+            "new-session",
+            "die-with-parent",
+            "as-pid-1",
+        ],
+        // `--args FD` (more arguments from a descriptor) is left out: unknown.
+        long_multi: &[
+            ("setenv", 2),
+            ("bind", 2),
+            ("bind-try", 2),
+            ("dev-bind", 2),
+            ("dev-bind-try", 2),
+            ("ro-bind", 2),
+            ("ro-bind-try", 2),
+            ("bind-fd", 2),
+            ("ro-bind-fd", 2),
+            ("file", 2),
+            ("bind-data", 2),
+            ("ro-bind-data", 2),
+            ("symlink", 2),
+            ("chmod", 2),
+            ("overlay", 3),
+        ],
+        ..OptionSpec::new("bwrap")
+    },
+    OptionSpec {
+        short_value: "rbmqwvkiRS",
+        short_flags: "0VhL",
+        long_value: &[
+            "rootfs",
+            "bind",
+            "mount",
+            "qemu",
+            "pwd",
+            "cwd",
+            "verbose",
+            "kernel-release",
+            "change-id",
+        ],
+        long_flags: &[
+            "root-id",
+            "kill-on-exit",
+            "link2symlink",
+            "help",
+            "usage",
+            "version",
+        ],
+        ..OptionSpec::new("proot")
+    },
+    // Environment runners: the subcommand that runs a command. Their many other options
+    // are left to an uncertain reading.
+    OptionSpec {
+        short_value: "pC",
+        short_flags: "qvnsmUh",
+        long_value: &[
+            "with",
+            "with-editable",
+            "with-requirements",
+            "python",
+            "package",
+            "extra",
+            "group",
+            "only-group",
+            "no-group",
+            "env-file",
+            "directory",
+            "project",
+            "index",
+            "default-index",
+            "index-url",
+            "extra-index-url",
+            "config-file",
+            "cache-dir",
+            "color",
+            "config-setting",
+        ],
+        long_flags: &[
+            "no-project",
+            "isolated",
+            "frozen",
+            "locked",
+            "no-sync",
+            "active",
+            "no-active",
+            "script",
+            "module",
+            "all-extras",
+            "no-dev",
+            "dev",
+            "all-packages",
+            "all-groups",
+            "no-default-groups",
+            "exact",
+            "no-editable",
+            "no-env-file",
+            "quiet",
+            "verbose",
+            "offline",
+            "no-cache",
+            "native-tls",
+            "no-progress",
+            "upgrade",
+            "reinstall",
+            "refresh",
+            "no-config",
+            "help",
+        ],
+        subcommand: "run",
+        ..OptionSpec::new("uv")
+    },
+    OptionSpec {
+        short_value: "CP",
+        short_flags: "qvnhV",
+        long_value: &["directory", "project"],
+        long_flags: &[
+            "quiet",
+            "verbose",
+            "no-interaction",
+            "no-plugins",
+            "no-cache",
+            "ansi",
+            "no-ansi",
+            "help",
+            "version",
+        ],
+        subcommand: "run",
+        ..OptionSpec::new("poetry")
+    },
+    OptionSpec {
+        long_flags: &["help"],
+        subcommand: "run",
+        ..OptionSpec::new("pipenv")
+    },
+    CONDA_RUN,
+    CONDA_RUN.named("mamba"),
+    OptionSpec {
+        short_value: "npreu",
+        short_flags: "ydvqh",
+        long_value: &[
+            "name",
+            "prefix",
+            "root-prefix",
+            "env",
+            "cwd",
+            "label",
+            "attach",
+            "rc-file",
+            "log-level",
+        ],
+        long_flags: &[
+            "detach",
+            "clean-env",
+            "no-rc",
+            "no-env",
+            "verbose",
+            "quiet",
+            "json",
+            "offline",
+            "dry-run",
+            "yes",
+            "help",
+        ],
+        subcommand: "run",
+        ..OptionSpec::new("micromamba")
+    },
+    // `direnv exec DIR COMMAND`: the `.envrc` it loads is a script of its own
+    // ([`runs_a_program_it_is_given`](super::commands::runs_a_program_it_is_given)).
+    OptionSpec {
+        operands: 1,
+        subcommand: "exec",
+        ..OptionSpec::new("direnv")
+    },
+    // `nix-shell --run CMD` / `--command CMD` run a shell string; its operands are files
+    // and, with `-p`, packages.
+    OptionSpec {
+        short_value: "AIijo",
+        short_flags: "pEKQvkh",
+        long_value: &[
+            "attr",
+            "include",
+            "keep",
+            "exclude",
+            "run",
+            "command",
+            "max-jobs",
+            "cores",
+            "store",
+            "eval-store",
+            "log-format",
+            "builders",
+        ],
+        long_flags: &[
+            "pure",
+            "impure",
+            "packages",
+            "expr",
+            "keep-going",
+            "keep-failed",
+            "show-trace",
+            "verbose",
+            "quiet",
+            "dry-run",
+            "help",
+            "version",
+        ],
+        long_multi: &[("arg", 2), ("argstr", 2), ("option", 2)],
+        permute: true,
+        script_long: &["run", "command"],
+        no_command: true,
+        ..OptionSpec::new("nix-shell")
+    },
 ];
+
+/// `timeout`, kept apart for its Homebrew name (`gtimeout`).
+const TIMEOUT: OptionSpec = OptionSpec {
+    short_value: "ks",
+    short_flags: "v",
+    long_value: &["kill-after", "signal"],
+    long_flags: &[
+        "foreground",
+        "preserve-status",
+        "verbose",
+        "help",
+        "version",
+    ],
+    operands: 1,
+    numeric_operands: true,
+    safe: Safe::AnyOption,
+    ..OptionSpec::new("timeout")
+};
+
+/// `nice`, kept apart for its Homebrew name (`gnice`).
+const NICE: OptionSpec = OptionSpec {
+    short_value: "n",
+    long_value: &["adjustment"],
+    long_flags: &["help", "version"],
+    safe: Safe::AnyOption,
+    ..OptionSpec::new("nice")
+};
+
+/// `stdbuf`, kept apart for its Homebrew name (`gstdbuf`).
+const STDBUF: OptionSpec = OptionSpec {
+    short_value: "ioe",
+    long_value: &["input", "output", "error"],
+    long_flags: &["help", "version"],
+    safe: Safe::AnyOption,
+    ..OptionSpec::new("stdbuf")
+};
+
+/// `conda run` (and `mamba run`): `-n ENV`, `-p PREFIX`, `--cwd DIR`.
+const CONDA_RUN: OptionSpec = OptionSpec {
+    short_value: "np",
+    short_flags: "vh",
+    long_value: &["name", "prefix", "cwd"],
+    long_flags: &[
+        "dev",
+        "debug-wrapper-scripts",
+        "no-capture-output",
+        "live-stream",
+        "verbose",
+        "help",
+    ],
+    subcommand: "run",
+    ..OptionSpec::new("conda")
+};
 
 const RUNUSER_LONG_VALUE: &[&str] = &[
     "command",
@@ -1000,8 +1345,8 @@ pub(crate) fn short_options(
         }
         if let Some(long) = v.strip_prefix("--") {
             let name = long.split_once('=').map_or(long, |(n, _)| n);
-            if !long.contains('=') && resolve_long(spec, name).is_some_and(|(_, takes)| takes) {
-                i += 1;
+            if !long.contains('=') {
+                i += resolve_long(spec, name).map_or(0, |(_, takes)| takes);
             }
             continue;
         }
@@ -1049,27 +1394,30 @@ pub(crate) struct OptionsRead {
     pub lookup: bool,
 }
 
-/// Whether a long option (name without dashes, before `=`) takes a value, as getopt would
-/// resolve it: the exact name, else the only option it abbreviates. `None` when unknown or
-/// ambiguous. Also returns the full name.
-fn resolve_long(spec: &OptionSpec, name: &str) -> Option<(&'static str, bool)> {
-    for (list, takes) in [(spec.long_value, true), (spec.long_flags, false)] {
-        if let Some(l) = list.iter().find(|l| **l == name) {
-            return Some((l, takes));
-        }
+/// How many words a long option (name without dashes, before `=`) takes as its value (0
+/// for a flag), as getopt would resolve it: the exact name, else the only option it
+/// abbreviates. `None` when unknown or ambiguous. Also returns the full name.
+fn resolve_long(spec: &OptionSpec, name: &str) -> Option<(&'static str, usize)> {
+    let lists = || {
+        spec.long_value
+            .iter()
+            .map(|l| (*l, 1))
+            .chain(spec.long_flags.iter().map(|l| (*l, 0)))
+            .chain(spec.long_multi.iter().copied())
+    };
+    if let Some(found) = lists().find(|(l, _)| *l == name) {
+        return Some(found);
     }
     if name.is_empty() {
         return None;
     }
     let mut found = None;
-    for (list, takes) in [(spec.long_value, true), (spec.long_flags, false)] {
-        for l in list {
-            if l.starts_with(name) {
-                if found.is_some() {
-                    return None;
-                }
-                found = Some((*l, takes));
+    for (l, takes) in lists() {
+        if l.starts_with(name) {
+            if found.is_some() {
+                return None;
             }
+            found = Some((l, takes));
         }
     }
     found
@@ -1085,7 +1433,7 @@ fn numeric_like(v: &str) -> bool {
 
 /// What one option word does.
 enum OptionWord {
-    /// How many words it takes (1 or 2).
+    /// How many words it takes (itself and its values).
     Takes(usize),
     /// It was not understood.
     Unknown,
@@ -1110,8 +1458,10 @@ fn read_option_word(
                 if spec.script_long.contains(&full) {
                     read.script = Some(value_at.map_or((i + 1, 0), |at| (i, at)));
                 }
-                OptionWord::Takes(if takes && value_at.is_none() { 2 } else { 1 })
+                // `--name=VALUE` holds the first value.
+                OptionWord::Takes(1 + takes.saturating_sub(usize::from(value_at.is_some())))
             }
+            None if spec.long_any => OptionWord::Takes(1),
             None => OptionWord::Unknown,
         };
     }
@@ -1150,6 +1500,41 @@ pub(crate) fn read_options(words: &[Word], spec: &OptionSpec) -> OptionsRead {
         }
     };
     let mut i = 1;
+    if !spec.subcommand.is_empty() {
+        match subcommand_at(words, spec.subcommand) {
+            Subcommand::At(at) => {
+                // Options before the subcommand (`uv --quiet run`), read with the same
+                // table: they must end right at it.
+                let mut j = 1;
+                while j < at {
+                    let v = words[j].value.as_deref().unwrap_or("");
+                    match read_option_word(spec, v, j, &mut read, &mut lookup) {
+                        OptionWord::Takes(n) if v.starts_with('-') => j += n,
+                        _ => break,
+                    }
+                }
+                if j != at {
+                    unsure(1, &mut read);
+                }
+                i = at + 1;
+            }
+            // A computed word: read below (it may be the command).
+            Subcommand::Computed => {}
+            Subcommand::Missing => {
+                return OptionsRead {
+                    start: words.len(),
+                    ..read
+                };
+            }
+            Subcommand::Other => {
+                return OptionsRead {
+                    start: words.len(),
+                    lookup: true,
+                    ..read
+                };
+            }
+        }
+    }
     let mut dashdash = false;
     while let Some(w) = words.get(i) {
         let Some(v) = w.value.as_deref() else {
@@ -1169,7 +1554,10 @@ pub(crate) fn read_options(words: &[Word], spec: &OptionSpec) -> OptionsRead {
         if !v.starts_with('-') || v == "-" {
             break;
         }
-        if spec.name == "nice" && v.len() > 1 && v[1..].chars().all(|c| c.is_ascii_digit()) {
+        if matches!(spec.name, "nice" | "gnice")
+            && v.len() > 1
+            && v[1..].chars().all(|c| c.is_ascii_digit())
+        {
             i += 1;
             continue;
         }
@@ -1225,12 +1613,50 @@ pub(crate) fn read_options(words: &[Word], spec: &OptionSpec) -> OptionsRead {
         i = words.len();
     }
     read.lookup = lookup;
-    read.start = if lookup {
+    read.start = if lookup || spec.no_command {
         words.len()
     } else {
         i.min(words.len())
     };
+    if spec.no_command {
+        // No word after it is a command, whatever was not understood.
+        read.unsure_from = None;
+    }
     read
+}
+
+/// Where a wrapper's subcommand ([`OptionSpec::subcommand`]) is in `words`.
+enum Subcommand {
+    /// At this index: right after the program, or after options of its own.
+    At(usize),
+    /// A computed word stands where it may be.
+    Computed,
+    /// Nothing follows the program.
+    Missing,
+    /// Another subcommand, which runs nothing.
+    Other,
+}
+
+/// Finds `sub` in `words`: the word after the program, or, when options come first (`uv
+/// --quiet run`), the first later word that is `sub` (an option's value may come before
+/// it, so any word counts).
+fn subcommand_at(words: &[Word], sub: &str) -> Subcommand {
+    match words.get(1).map(|w| w.value.as_deref()) {
+        None => Subcommand::Missing,
+        Some(None) => Subcommand::Computed,
+        Some(Some(v)) if v == sub => Subcommand::At(1),
+        Some(Some(v)) if v.starts_with('-') && v != "-" => {
+            for (j, w) in words.iter().enumerate().skip(2) {
+                match w.value.as_deref() {
+                    None => return Subcommand::Computed,
+                    Some(v) if v == sub => return Subcommand::At(j),
+                    _ => {}
+                }
+            }
+            Subcommand::Other
+        }
+        Some(Some(_)) => Subcommand::Other,
+    }
 }
 
 /// The string a wrapper runs through a shell (`su -c CMD`, `runuser --command=CMD`, `flock
@@ -1365,6 +1791,23 @@ mod tests {
             read("command -v rm").map(|r| (r.start, r.unsure_from, r.lookup)),
             Some((3, None, true))
         );
+        // Options with several values, and with `=` holding the first.
+        assert_eq!(read("bwrap --bind / / rm x"), at(4, None));
+        assert_eq!(read("bwrap --bind=/ / --overlay a b c rm x"), at(7, None));
+        assert_eq!(read("firejail --net=none --noprofile rm x"), at(3, None));
+        assert_eq!(read("gtimeout -k 5 10 rm x"), at(4, None));
+        // A subcommand runs the command; another one runs nothing.
+        assert_eq!(read("uv run --with x rm x"), at(4, None));
+        assert_eq!(read("uv --quiet run rm x"), at(3, None));
+        assert_eq!(read("uv --bogus run rm x"), at(3, Some(1)));
+        assert_eq!(read("poetry -C . run rm x"), at(4, None));
+        assert_eq!(
+            read("uv pip list").map(|r| (r.start, r.lookup)),
+            Some((3, true))
+        );
+        assert_eq!(read("direnv exec . rm x"), at(3, None));
+        // nix-shell runs only its `--run` string.
+        assert_eq!(read("nix-shell -p a b --run x c").map(|r| r.start), Some(7));
     }
 
     #[test]
@@ -1392,6 +1835,15 @@ mod tests {
             Some((true, Some("ls".into())))
         );
         assert_eq!(script("env ls -S x"), None);
+        assert_eq!(
+            script("nix-shell -p a b --run x"),
+            Some((false, Some("x".into())))
+        );
+        assert_eq!(
+            script("nix-shell --command=x"),
+            Some((false, Some("x".into())))
+        );
+        assert_eq!(script("nix-shell shell.nix"), None);
         assert_eq!(script("sudo ls"), None);
     }
 }

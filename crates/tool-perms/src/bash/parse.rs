@@ -29,6 +29,12 @@ pub const UNKNOWN_DIR: &str = "\u{0}unknown directory";
 /// How many directories a command may run in are followed before the directory counts as
 /// unknown.
 const MAX_DIRS: usize = 8;
+/// How many simple commands (and, apart, how many redirections) the analysis of a command
+/// over [`MAX_COMMAND_CHARS`] (never auto-allowed) lists at most: past that the walk stops and
+/// the analysis is truncated, so that the work on a long command (here, and on each command's
+/// rules and paths after) stays bounded. A shorter command has fewer than its length in
+/// commands, all listed.
+pub const MAX_LISTED_COMMANDS: usize = 1_000;
 /// How many commands below the depth limit are listed at most ...
 const MAX_SHALLOW_COMMANDS: usize = 1_000;
 /// ... and how many bytes of each of their words are kept.
@@ -260,6 +266,42 @@ pub struct Analysis {
     /// `hash -p`, an alias, a `PS4` expanded by `set -x`. Like [`truncated`](Self::truncated),
     /// deny and ask rules cannot be sure to have seen everything: the reasons why.
     pub incomplete: Vec<String>,
+    /// How bash matches the command's globs, as far as its commands (nested ones too) say:
+    /// one names `dotglob` or `GLOBIGNORE` (a glob matches hidden names), `nocaseglob`
+    /// (regardless of case), `globstar` (`**` goes down directories). Found once per
+    /// analysis ([`GlobOptions::of`]).
+    pub glob_options: GlobOptions,
+}
+
+/// The shell options a command's globs are matched under, as far as its text says
+/// ([`Analysis::glob_options`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GlobOptions {
+    /// Some command names `dotglob` or `GLOBIGNORE`.
+    pub dotglob: bool,
+    /// Some command names `nocaseglob`.
+    pub nocaseglob: bool,
+    /// Some command names `globstar`.
+    pub globstar: bool,
+}
+
+impl GlobOptions {
+    /// The options `commands` name, in their words or assignments as written: one pass.
+    pub fn of(commands: &[SimpleCommand]) -> Self {
+        let mut found = Self::default();
+        let texts = commands.iter().flat_map(|c| {
+            c.assignments
+                .iter()
+                .map(|a| a.raw.as_str())
+                .chain(c.words.iter().map(|w| w.raw.as_str()))
+        });
+        for text in texts {
+            found.dotglob |= text.contains("dotglob") || text.contains("GLOBIGNORE");
+            found.nocaseglob |= text.contains("nocaseglob");
+            found.globstar |= text.contains("globstar");
+        }
+        found
+    }
 }
 
 impl Analysis {
@@ -286,6 +328,41 @@ const NOT_PARSED: &str = "the command could not be parsed";
 const SYNTAX_ERROR: &str = "the command has a syntax error";
 const TOO_LONG: &str = "the command is longer than ";
 const HAS_NUL: &str = "the command contains a NUL character";
+
+/// How many commands and redirections the analysis of `len` bytes lists at most
+/// ([`MAX_LISTED_COMMANDS`]).
+fn listed_limit(len: usize) -> usize {
+    if len > MAX_COMMAND_CHARS {
+        MAX_LISTED_COMMANDS
+    } else {
+        usize::MAX
+    }
+}
+
+/// How the reason of an analysis past [`MAX_LISTED_COMMANDS`] starts (in
+/// [`Analysis::complex`]).
+pub const TOO_MANY_COMMANDS: &str = "the command holds more than ";
+
+/// Marks `out` as past [`MAX_LISTED_COMMANDS`]: truncated, with the reason said once.
+fn too_many_commands(out: &mut Analysis) {
+    out.truncated = true;
+    let why = format!(
+        "{TOO_MANY_COMMANDS}{MAX_LISTED_COMMANDS} simple commands or redirections: the rest were not analysed"
+    );
+    if !out.complex.contains(&why) {
+        out.complex.push(why);
+    }
+}
+
+/// Keeps at most `limit` commands and as many redirections in `out` ([`listed_limit`], after
+/// a nested analysis or a second reading was added to it): past that it is truncated.
+fn bound_listed(out: &mut Analysis, limit: usize) {
+    if out.commands.len() > limit || out.redirects.len() > limit {
+        out.commands.truncate(limit);
+        out.redirects.truncate(limit);
+        too_many_commands(out);
+    }
+}
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
@@ -351,9 +428,13 @@ pub fn analyze(command: &str) -> Analysis {
         };
         analyze_source(command, 0, 0, false, &mut again);
         traces_with_ps4(&mut again);
+        again.glob_options = GlobOptions::of(&again.commands);
+        bound_listed(&mut again, listed_limit(command.len()));
         return again;
     }
     traces_with_ps4(&mut analysis);
+    analysis.glob_options = GlobOptions::of(&analysis.commands);
+    bound_listed(&mut analysis, listed_limit(command.len()));
     analysis
 }
 
@@ -734,11 +815,12 @@ fn analyze_source(src: &str, depth: usize, nest: usize, bracket: bool, out: &mut
         let text = apply_edits(src, edits);
         let mut again = out.second_reading_context();
         let bash_end = analyze_source(&text, depth + 1, nest, bracket, &mut again);
-        absorb_second_reading(out, again);
+        absorb_second_reading(out, again, listed_limit(src.len()));
         let mut over = out.second_reading_context();
         let parser_end = analyze_tree(src, root, depth, nest, bracket, &mut over, None);
         out.commands.extend(over.commands);
         out.redirects.extend(over.redirects);
+        bound_listed(out, listed_limit(src.len()));
         return bash_end.or(parser_end);
     }
     analyze_tree(src, root, depth, nest, bracket, out, Some((misread, edits)))
@@ -787,7 +869,7 @@ fn analyze_tree(
             };
             // Both readings start where this one does.
             analyze_source(&joined, depth + 1, nest, bracket, &mut again);
-            absorb_second_reading(out, again);
+            absorb_second_reading(out, again, listed_limit(src.len()));
         }
     }
     // Where the parser ends a here-document later than bash, bash runs lines the parse
@@ -812,7 +894,7 @@ fn analyze_tree(
                 let text = apply_edits(src, edits);
                 let mut again = out.second_reading_context();
                 reread = Some(analyze_source(&text, depth + 1, nest, bracket, &mut again));
-                absorb_second_reading(out, again);
+                absorb_second_reading(out, again, listed_limit(src.len()));
             }
         }
     }
@@ -847,7 +929,7 @@ fn analyze_tree(
                 ..Analysis::default()
             };
             analyze_source(&unprefixed, depth + 1, nest, bracket, &mut again);
-            absorb_second_reading(out, again);
+            absorb_second_reading(out, again, listed_limit(src.len()));
         }
     }
     let mut walker = Walker {
@@ -997,7 +1079,21 @@ impl Walker<'_> {
         (dirs.next().flatten(), dirs.collect())
     }
 
+    /// Whether as many commands or redirections as are listed were found: the walk stops
+    /// there, and the analysis is truncated.
+    fn full(&mut self) -> bool {
+        let limit = listed_limit(self.src.len());
+        let full = self.out.commands.len() >= limit || self.out.redirects.len() >= limit;
+        if full {
+            too_many_commands(self.out);
+        }
+        full
+    }
+
     fn walk(&mut self, node: Node<'_>) {
+        if self.full() {
+            return;
+        }
         if self.nest >= MAX_TREE_DEPTH {
             self.too_deep(node);
             return;
@@ -1142,10 +1238,21 @@ impl Walker<'_> {
                     .iter()
                     .flat_map(|c| extra_destinations(*c))
                     .collect();
+                // What a here-document's line goes on with (`cat <<EOF | sh`, `cd x <<EOF ||
+                // cat .env`), which the parser puts inside the redirection: walked after the
+                // statement, as the rest of the pipeline or list it starts.
+                let continued: Vec<(HeredocGoesOn, Node<'_>)> = children
+                    .iter()
+                    .filter_map(|c| heredoc_goes_on(*c))
+                    .collect();
+                let before = self.dirs.clone();
+                if !continued.is_empty() {
+                    self.cd_failed = None;
+                }
                 for child in children {
                     match child.kind() {
                         "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                            self.redirect(child)
+                            self.redirect_with(child, continued.is_empty())
                         }
                         "command" => self.command(child, &extra),
                         _ => {
@@ -1161,6 +1268,9 @@ impl Walker<'_> {
                 }
                 self.piped = outer_piped;
                 self.last_stage_stdin = false;
+                for (how, rest) in continued {
+                    self.heredoc_line_goes_on(how, rest, &before);
+                }
             }
             "command" => self.command(node, &[]),
             "test_command" => self.test_command(node),
@@ -1280,42 +1390,33 @@ impl Walker<'_> {
     /// chain does not count as nesting. A `cd` may fail: after `&&` the next command runs in
     /// the new directory, after `||` in the old one, and what follows the list in either.
     fn list(&mut self, node: Node<'_>) {
-        // (operator before it, item), last item first.
-        let mut pending: Vec<(Option<bool>, Node<'_>)> = Vec::new();
-        let mut current = node;
-        loop {
-            let mut cursor = current.walk();
-            let children: Vec<Node<'_>> = current.children(&mut cursor).collect();
-            let mut and = None;
-            let mut items = Vec::new();
-            for c in &children {
-                match c.kind() {
-                    "&&" => and = Some(true),
-                    "||" => and = Some(false),
-                    _ if c.is_named() => {
-                        items.push((and.take(), *c));
-                    }
-                    _ => {}
-                }
-            }
-            match items.split_first() {
-                Some(((_, first), rest)) if first.kind() == "list" => {
-                    pending.extend(rest.iter().rev().copied());
-                    current = *first;
-                }
-                _ => {
-                    pending.extend(items.into_iter().rev());
-                    break;
-                }
-            }
-        }
         // A redirection of the whole list's input is the last item's (`a | b && c | d < f`).
         let last_redirected = std::mem::take(&mut self.last_stage_stdin);
-        let last = pending.len().saturating_sub(1);
-        // The directories if the part so far succeeded and if it failed.
-        let mut succeeded = self.dirs.clone();
-        let mut failed = self.dirs.clone();
-        for (i, (op, item)) in pending.into_iter().rev().enumerate() {
+        let start = self.dirs.clone();
+        self.and_or(
+            list_items(node),
+            start.clone(),
+            start,
+            true,
+            last_redirected,
+        );
+    }
+
+    /// Walks the `items` of an and-or list in order (each with the operator before it:
+    /// `Some(true)` for `&&`), from where the part before them left the shell if it
+    /// succeeded (`succeeded`) and if it failed (`failed`); with `first`, the first item
+    /// starts the list. `last_redirected`: the list's input is redirected, which is its last
+    /// item's.
+    fn and_or(
+        &mut self,
+        items: Vec<(Option<bool>, Node<'_>)>,
+        mut succeeded: Vec<Option<String>>,
+        mut failed: Vec<Option<String>>,
+        first: bool,
+        last_redirected: bool,
+    ) {
+        let last = items.len().saturating_sub(1);
+        for (i, (op, item)) in items.into_iter().enumerate() {
             self.last_stage_stdin = last_redirected && i == last;
             self.dirs = match op {
                 Some(false) => failed.clone(),
@@ -1335,7 +1436,7 @@ impl Walker<'_> {
                 }
             };
             (succeeded, failed) = match op {
-                _ if i == 0 => (ok, not_ok),
+                _ if first && i == 0 => (ok, not_ok),
                 Some(false) => (union(&ok, &succeeded), not_ok),
                 _ => (ok, union(&not_ok, &failed)),
             };
@@ -1534,6 +1635,12 @@ impl Walker<'_> {
     }
 
     fn redirect(&mut self, node: Node<'_>) {
+        self.redirect_with(node, true);
+    }
+
+    /// [`Walker::redirect`]; without `goes_on`, what a here-document's line goes on with
+    /// ([`heredoc_goes_on`]) is left to the caller.
+    fn redirect_with(&mut self, node: Node<'_>, goes_on: bool) {
         match node.kind() {
             "heredoc_redirect" => {
                 let mut cursor = node.walk();
@@ -1544,8 +1651,9 @@ impl Walker<'_> {
                     .is_some_and(|s| quoted_delimiter(&self.text(*s)));
                 // Words after the delimiter are the command's (its caller takes them).
                 let arguments = extra_destinations(node);
+                let rest = heredoc_goes_on(node).filter(|_| !goes_on).map(|(_, n)| n);
                 for child in children {
-                    if arguments.contains(&child) {
+                    if arguments.contains(&child) || rest == Some(child) {
                         continue;
                     }
                     match child.kind() {
@@ -1578,8 +1686,92 @@ impl Walker<'_> {
         }
     }
 
+    /// Walks what a here-document's line goes on with (`rest`, [`heredoc_goes_on`]) after
+    /// the statement it ends, which started in `before`: a pipeline's later stages (the
+    /// statement was its first stage, in a subshell: `cd x <<EOF | cat .env` reads `./.env`),
+    /// or a list's next item (run where the statement left the shell if it succeeded, for
+    /// `&&`, or failed, for `||`). Where the statement may have moved the shell (a list
+    /// before the here-document: `cd x && cat <<EOF | y`) both directories count.
+    fn heredoc_line_goes_on(
+        &mut self,
+        how: HeredocGoesOn,
+        rest: Node<'_>,
+        before: &[Option<String>],
+    ) {
+        let after = self.dirs.clone();
+        let (ok, not_ok) = match self.cd_failed.take() {
+            Some(failed) => (after, failed),
+            None if after == before => (after.clone(), after),
+            None => {
+                let both = union(before, &after);
+                (both.clone(), both)
+            }
+        };
+        match how {
+            HeredocGoesOn::Pipe => {
+                // `| a | b && c`: the parser reads `(a | b) && c` as the pipeline's one stage;
+                // bash runs `(… | a | b) && c`.
+                let mut cursor = rest.walk();
+                let mut stages: Vec<Node<'_>> = rest.named_children(&mut cursor).collect();
+                let mut after_pipeline = Vec::new();
+                if let [only] = stages[..]
+                    && only.kind() == "list"
+                {
+                    let mut items = list_items(only);
+                    if !items.is_empty() {
+                        let (_, head) = items.remove(0);
+                        after_pipeline = items;
+                        stages = if head.kind() == "pipeline" {
+                            let mut cursor = head.walk();
+                            head.named_children(&mut cursor).collect()
+                        } else {
+                            vec![head]
+                        };
+                    }
+                }
+                let here = union(before, &union(&ok, &not_ok));
+                self.dirs = here.clone();
+                let outer = self.piped;
+                self.piped = true;
+                let last = stages.len().saturating_sub(1);
+                for (i, stage) in stages.into_iter().enumerate() {
+                    if i == last && self.out.lastpipe {
+                        // The last stage may run in the shell itself (`lastpipe`).
+                        self.walk(stage);
+                        self.dirs = union(&here, &self.dirs);
+                        self.cd_failed = None;
+                    } else {
+                        self.in_subshell(|w| w.walk(stage));
+                    }
+                }
+                self.piped = outer;
+                if !after_pipeline.is_empty() {
+                    let now = self.dirs.clone();
+                    self.and_or(after_pipeline, now.clone(), now, false, false);
+                }
+            }
+            HeredocGoesOn::And | HeredocGoesOn::Or => {
+                // `&& a || b`: the parser reads `a || b` as the list's next item; bash runs
+                // `(… && a) || b`.
+                let mut items = if rest.kind() == "list" {
+                    list_items(rest)
+                } else {
+                    vec![(None, rest)]
+                };
+                if let Some(first) = items.first_mut() {
+                    first.0 = Some(how == HeredocGoesOn::And);
+                }
+                self.and_or(items, ok, not_ok, false, false);
+            }
+        }
+        self.cd_failed = None;
+    }
+
     /// Records a file redirection (its target's substitutions are not walked here).
     fn record_redirect(&mut self, node: Node<'_>) {
+        if self.full() {
+            return;
+        }
         let mut op = String::new();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
@@ -2115,6 +2307,9 @@ impl Walker<'_> {
     /// Records a simple command and follows what it runs (`bash -c`, `eval`, `find -exec`,
     /// `xargs`, `env -S`, wrappers of those).
     fn expand(&mut self, cmd: SimpleCommand) {
+        if self.full() {
+            return;
+        }
         self.track_directory(&cmd);
         let sets_variables = match super::commands::effective_name(&cmd) {
             Some("read" | "mapfile" | "readarray" | "source" | ".") => true,
@@ -2279,6 +2474,9 @@ impl Walker<'_> {
                     }
                 }
                 self.computed_by(run, &[]);
+                if self.full() {
+                    return;
+                }
                 self.out.commands.push(c);
                 let nested: Vec<Inner> = found.main.into_iter().chain(found.others).collect();
                 if nested.is_empty() {
@@ -2491,6 +2689,7 @@ impl Walker<'_> {
             self.complex(why);
         }
         self.out.truncated |= nested.truncated;
+        bound_listed(self.out, listed_limit(self.src.len()));
     }
 }
 
@@ -2552,6 +2751,79 @@ fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
         }
         _ => Vec::new(),
     }
+}
+
+/// The items of the and-or list `node` in order, each with the operator before it
+/// (`Some(true)` for `&&`, `Some(false)` for `||`, `None` for the first): `a && b || c` is
+/// `(list (list a b) c)`, flattened so that a long chain does not count as nesting.
+fn list_items(node: Node<'_>) -> Vec<(Option<bool>, Node<'_>)> {
+    // Last item first.
+    let mut pending: Vec<(Option<bool>, Node<'_>)> = Vec::new();
+    let mut current = node;
+    loop {
+        let mut cursor = current.walk();
+        let children: Vec<Node<'_>> = current.children(&mut cursor).collect();
+        let mut and = None;
+        let mut items = Vec::new();
+        for c in &children {
+            match c.kind() {
+                "&&" => and = Some(true),
+                "||" => and = Some(false),
+                _ if c.is_named() => {
+                    items.push((and.take(), *c));
+                }
+                _ => {}
+            }
+        }
+        match items.split_first() {
+            Some(((_, first), rest)) if first.kind() == "list" => {
+                pending.extend(rest.iter().rev().copied());
+                current = *first;
+            }
+            _ => {
+                pending.extend(items.into_iter().rev());
+                break;
+            }
+        }
+    }
+    pending.reverse();
+    pending
+}
+
+/// How a here-document's line goes on after its redirections ([`heredoc_goes_on`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HeredocGoesOn {
+    /// `| CMD`: the statement is the first stage of a pipeline.
+    Pipe,
+    /// `&& CMD`: the statement is the first item of a list.
+    And,
+    /// `|| CMD`.
+    Or,
+}
+
+/// What the line of the here-document `node` goes on with after its delimiter and
+/// redirections, which tree-sitter-bash puts inside the `heredoc_redirect` (`cat <<EOF |
+/// sh` is `cat` with a redirection holding the pipeline `sh`): how, and the node (a
+/// pipeline of the later stages, or the list's next item). `None` for anything else.
+fn heredoc_goes_on(node: Node<'_>) -> Option<(HeredocGoesOn, Node<'_>)> {
+    if node.kind() != "heredoc_redirect" {
+        return None;
+    }
+    if let (Some(op), Some(right)) = (
+        node.child_by_field_name("operator"),
+        node.child_by_field_name("right"),
+    ) {
+        return match op.kind() {
+            "&&" => Some((HeredocGoesOn::And, right)),
+            "||" => Some((HeredocGoesOn::Or, right)),
+            _ => None,
+        };
+    }
+    let mut cursor = node.walk();
+    let pipeline = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "pipeline");
+    pipeline.map(|p| (HeredocGoesOn::Pipe, p))
 }
 
 /// How find or xargs give the command they run its input.
@@ -3924,6 +4196,9 @@ fn misread_heredocs(root: Node<'_>, src: &[u8]) -> (Vec<String>, Vec<Edit>, bool
     let mut around: Vec<(usize, Option<usize>)> = Vec::new();
     // The kind of the cursor node's parent.
     let mut parent_kinds: Vec<&'static str> = Vec::new();
+    // The lines whose rest a second reading already moves ([`line_goes_on`]), by where they
+    // end.
+    let mut wrapped: Vec<usize> = Vec::new();
     // Each here-document is compared with the text after it: a command with more than
     // MAX_HEREDOCS is not worked out (the comparisons and second readings would take time
     // that grows with the square of the text, or worse) and asks.
@@ -3944,7 +4219,7 @@ fn misread_heredocs(root: Node<'_>, src: &[u8]) -> (Vec<String>, Vec<Edit>, bool
             backtick: around.iter().rev().find_map(|(_, tick)| *tick),
         };
         let reading = if node.kind() == "heredoc_redirect" {
-            Some(heredoc_reading(node, src, context()))
+            Some(heredoc_reading(node, src, context(), &mut wrapped))
         } else if node.kind() == "heredoc_start" && parent_kinds.last() != Some(&"heredoc_redirect")
         {
             Some(unfit_heredoc_reading(node, src, context()))
@@ -4204,7 +4479,12 @@ fn unfit_heredoc_reading(
 /// bash's end line than bash's delimiter, with only blanks after it (`EOF` of a line
 /// `EOF\r`, whose delimiter is `EOF\r` for bash when the line of the `<<` ends in `\r` too),
 /// is the same end. `context`: the substitutions around it.
-fn heredoc_reading(node: Node<'_>, src: &[u8], context: SubstitutionContext) -> HeredocReading {
+fn heredoc_reading(
+    node: Node<'_>,
+    src: &[u8],
+    context: SubstitutionContext,
+    wrapped: &mut Vec<usize>,
+) -> HeredocReading {
     let mut cursor = node.walk();
     let (mut dash, mut start, mut body, mut end) = (false, None, None, None);
     for child in node.children(&mut cursor) {
@@ -4320,6 +4600,25 @@ fn heredoc_reading(node: Node<'_>, src: &[u8], context: SubstitutionContext) -> 
             ),
             edits,
         );
+    }
+    // A `;`, `&` or `)` after the delimiter on its line ends the command for bash; the
+    // parser's grammar takes none there and reads what follows as the command's arguments
+    // (`cat <<EOF; rm x` as `cat rm x`). The second reading moves the rest of the line after
+    // the bodies, the statement in braces (`{ cat <<EOF` … `EOF` `} ; rm x`).
+    if backtick.is_none()
+        && (node.has_error() || parser_word != word.delimiter)
+        && let Some(goes_on) = line_goes_on(node, src, at + word.len, &word, dash, in_substitution)
+    {
+        let why = format!(
+            "bash ends the command at the `{}` after the here-document `<<{}` on its line, where the parser reads on, {HEREDOC_MISREAD_END}",
+            shown(&src[goes_on.op..goes_on.op + 1]),
+            shown(written)
+        );
+        if !wrapped.contains(&goes_on.line_end) {
+            wrapped.push(goes_on.line_end);
+            edits.extend(goes_on.edits);
+        }
+        return HeredocReading::Misread(why, edits);
     }
     let in_backticks = |edits: Vec<Edit>| {
         HeredocReading::Misread(
@@ -4438,6 +4737,257 @@ fn heredoc_reading(node: Node<'_>, src: &[u8], context: SubstitutionContext) -> 
     }
 }
 
+/// A here-document's line that goes on after its delimiter word with a control operator the
+/// parser does not take there ([`line_goes_on`]).
+struct LineGoesOn {
+    /// Where the operator is.
+    op: usize,
+    /// Where the line ends: its line break, or the end of the text.
+    line_end: usize,
+    /// The changes for a second reading that the parser reads as bash does; none when they
+    /// cannot be worked out.
+    edits: Vec<Edit>,
+}
+
+/// Whether the line of the here-document `node` (its delimiter `word`, read as bash reads it,
+/// ends at `after_word`; `dash`: `<<-`; `in_substitution`: inside `$(…)` or `<(…)`) goes on with a `;`, `&` or `)` that ends the command
+/// for bash ([`line_operator`]); if so, the changes that make the parser read it as bash:
+/// the statement the here-document is in (from the start of its pipeline or list) put in
+/// braces that close after the bodies of its here-documents, and the rest of the line moved
+/// after the closing brace (`{ cat <<EOF` … `EOF` `} ; rm x`, `} & rm x`, `} ); rm x`). A body
+/// that runs to the end of the text gets its delimiter line put there first.
+fn line_goes_on(
+    node: Node<'_>,
+    src: &[u8],
+    after_word: usize,
+    word: &HeredocWord,
+    dash: bool,
+    in_substitution: bool,
+) -> Option<LineGoesOn> {
+    let line_end = src
+        .get(after_word..)?
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(src.len(), |p| after_word + p);
+    let (op, more) = line_operator(src, after_word, line_end)?;
+    let edits = (|| {
+        let start = statement_start(node)?;
+        let mut chain = vec![(word.clone(), dash)];
+        for (at, dash) in more {
+            let w = heredoc_word(src.get(at..)?)?;
+            // Its delimiter line, put at the end, must end it for the parser too.
+            if parser_heredoc_delimiter(&src[at..at + w.len]) != w.delimiter {
+                return None;
+            }
+            chain.push((w, dash));
+        }
+        // Where the bodies end for bash, one after the other; the delimiter lines of those
+        // that run to the end.
+        let mut next = (line_end + 1).min(src.len());
+        let mut closing = String::new();
+        // Whether the last body ends at a line `EOF)` (inside `$(…)`), where the rest goes
+        // before the `)`.
+        let mut glued = false;
+        for (w, dash) in &chain {
+            if glued {
+                return None;
+            }
+            let end = if next >= src.len() {
+                BashEnd::Unterminated
+            } else {
+                bash_heredoc_end(src, next, w, *dash, in_substitution)
+            };
+            match end {
+                BashEnd::At(_, b) if src.get(b).is_some_and(|&c| c != b'\n') => {
+                    next = b;
+                    glued = true;
+                }
+                BashEnd::At(_, b) => {
+                    next = src[b..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(src.len(), |p| b + p + 1);
+                }
+                BashEnd::Unterminated => {
+                    next = src.len();
+                    closing.push_str(std::str::from_utf8(&w.delimiter).ok()?);
+                    closing.push('\n');
+                }
+                BashEnd::Joined => return None,
+            }
+        }
+        let rest = std::str::from_utf8(&src[op..line_end]).ok()?;
+        let mut tail = String::new();
+        if glued || (next == src.len() && src.last() != Some(&b'\n')) {
+            tail.push('\n');
+        }
+        tail.push_str(&closing);
+        tail.push_str("} ");
+        tail.push_str(rest);
+        tail.push('\n');
+        Some(vec![
+            (start, start, "{ ".to_owned()),
+            (op, line_end, String::new()),
+            (next, next, tail),
+        ])
+    })()
+    .unwrap_or_default();
+    Some(LineGoesOn {
+        op,
+        line_end,
+        edits,
+    })
+}
+
+/// Where the statement the here-document `node` is a redirection of starts: the start of
+/// the pipeline, list or negation around it (what a `;` or `&` after it ends for bash).
+/// `None` when it is not a redirection of a statement.
+fn statement_start(node: Node<'_>) -> Option<usize> {
+    let mut n = node
+        .parent()
+        .filter(|p| p.kind() == "redirected_statement")?;
+    while let Some(p) = n.parent().filter(|p| {
+        matches!(
+            p.kind(),
+            "redirected_statement" | "list" | "pipeline" | "negated_command"
+        )
+    }) {
+        n = p;
+    }
+    Some(n.start_byte())
+}
+
+/// The first `;`, `&` (not `&&`, `|&`, `>&`, `<&`, `&>`) or unmatched `)` in `src[from..to]`
+/// (the rest of a here-document's line) outside quotes, substitutions and the groups opened
+/// there: what ends the command for bash. With it, where the words of the here-documents
+/// (`<<`, `<<-`: `true`) before it start. `None` when there is none, a comment comes first,
+/// or a quote or substitution does not close on the line.
+fn line_operator(src: &[u8], from: usize, to: usize) -> Option<(usize, Vec<(usize, bool)>)> {
+    let word_start = |i: usize| {
+        i.checked_sub(1)
+            .and_then(|k| src.get(k))
+            .is_none_or(|c| matches!(c, b' ' | b'\t' | b';' | b'&' | b'|' | b'(' | b')'))
+    };
+    let mut heredocs = Vec::new();
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < to {
+        match src[i] {
+            b'\\' => i += 2,
+            b'\'' => i += 2 + src.get(i + 1..to)?.iter().position(|&c| c == b'\'')?,
+            b'"' | b'`' => i = skip_quoted(src, i, to)?,
+            b'$' if src.get(i + 1) == Some(&b'\'') => {
+                let mut j = i + 2;
+                loop {
+                    match *src.get(j).filter(|_| j < to)? {
+                        b'\\' => j += 2,
+                        b'\'' => break,
+                        _ => j += 1,
+                    }
+                }
+                i = j + 1;
+            }
+            b'$' if matches!(src.get(i + 1), Some(b'(' | b'{' | b'[')) => {
+                i = skip_group(src, i + 1, to)?;
+            }
+            b'(' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' if depth == 0 => return Some((i, heredocs)),
+            b')' => {
+                depth -= 1;
+                i += 1;
+            }
+            b'{' if word_start(i) && matches!(src.get(i + 1), Some(b' ' | b'\t')) => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' if word_start(i) && depth > 0 => {
+                depth -= 1;
+                i += 1;
+            }
+            b';' if depth == 0 => return Some((i, heredocs)),
+            b'&' => {
+                let double = src.get(i + 1) == Some(&b'&');
+                let other = double
+                    || src.get(i + 1) == Some(&b'>')
+                    || i.checked_sub(1)
+                        .and_then(|k| src.get(k))
+                        .is_some_and(|c| matches!(c, b'>' | b'<' | b'|'));
+                if depth == 0 && !other {
+                    return Some((i, heredocs));
+                }
+                i += if double { 2 } else { 1 };
+            }
+            b'<' if src.get(i + 1) == Some(&b'<') && src.get(i + 2) == Some(&b'<') => i += 3,
+            b'<' if src.get(i + 1) == Some(&b'<') => {
+                let dash = src.get(i + 2) == Some(&b'-');
+                let mut j = i + 2 + usize::from(dash);
+                while matches!(src.get(j), Some(b' ' | b'\t')) {
+                    j += 1;
+                }
+                heredocs.push((j, dash));
+                i = j.max(i + 1);
+            }
+            b'#' if word_start(i) => return None,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Where the quoted part that opens at `open` (a `"` or a backtick) ends in `src[..to]`: the
+/// index after its closing quote; substitutions inside double quotes are skipped.
+fn skip_quoted(src: &[u8], open: usize, to: usize) -> Option<usize> {
+    let quote = *src.get(open)?;
+    let mut j = open + 1;
+    while j < to {
+        match src[j] {
+            b'\\' => j += 2,
+            c if c == quote => return Some(j + 1),
+            b'$' if quote == b'"' && matches!(src.get(j + 1), Some(b'(' | b'{' | b'[')) => {
+                j = skip_group(src, j + 1, to)?;
+            }
+            b'`' if quote == b'"' => j = skip_quoted(src, j, to)?,
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// Where the group that opens at `open` (`(`, `{` or `[`) closes in `src[..to]`: the index
+/// after its closing bracket; quotes inside are skipped.
+fn skip_group(src: &[u8], open: usize, to: usize) -> Option<usize> {
+    let (opening, closing) = match src.get(open)? {
+        b'(' => (b'(', b')'),
+        b'{' => (b'{', b'}'),
+        _ => (b'[', b']'),
+    };
+    let mut depth = 0usize;
+    let mut j = open;
+    while j < to {
+        match src[j] {
+            b'\\' => j += 2,
+            b'\'' => j += 2 + src.get(j + 1..to)?.iter().position(|&c| c == b'\'')?,
+            b'"' | b'`' => j = skip_quoted(src, j, to)?,
+            c if c == opening => {
+                depth += 1;
+                j += 1;
+            }
+            c if c == closing => {
+                depth -= 1;
+                j += 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => j += 1,
+        }
+    }
+    None
+}
+
 /// Whether `node` is the body (or part of it) of a here-document whose delimiter is quoted.
 fn in_quoted_heredoc(node: Node<'_>, src: &[u8]) -> bool {
     let mut n = node;
@@ -4487,8 +5037,9 @@ fn literal_ranges(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
 /// Adds a second reading of the same source (the text as bash joins it across
 /// backslash-newlines, or without the `time`/`!`/`coproc` the parser misreads) to `out`: its
 /// commands, redirections and reasons, and whatever it says about variables the line may
-/// set (one that names `CDPATH` or `HOME` may set it).
-fn absorb_second_reading(out: &mut Analysis, again: Analysis) {
+/// set (one that names `CDPATH` or `HOME` may set it); at most `limit` commands
+/// ([`bound_listed`]).
+fn absorb_second_reading(out: &mut Analysis, again: Analysis, limit: usize) {
     out.hidden_assignment |= again.hidden_assignment || again.cdpath || (again.home && !out.home);
     out.rg_config |= again.rg_config;
     out.git_env |= again.git_env;
@@ -4517,6 +5068,7 @@ fn absorb_second_reading(out: &mut Analysis, again: Analysis) {
         }
     }
     out.truncated |= again.truncated;
+    bound_listed(out, limit);
 }
 
 /// Where the command an `-exec`/`-ok` of `find` runs ends in `rest` (the words after the

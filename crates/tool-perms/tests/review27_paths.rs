@@ -1,0 +1,311 @@
+//! Review 27 findings on paths: a home directory behind a symlink removed by its real
+//! path, a directory holding protected files removed or moved whole, a bare-name deny rule
+//! naming a symlinked directory, `~` in a command when no home directory is known, and the
+//! tool list under a bare `Edit` or `Read` deny.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Case, Fixture, behavior, case, context, probe, run_table_in};
+use tool_core::ToolUseContext;
+use tool_perms::{PathRoots, PermissionEngine};
+
+/// What `c` decides in `fx` with the engine's roots changed by `adjust` and the context's
+/// home set to `home` (the session's `$HOME`).
+async fn decide_with(
+    fx: &Fixture,
+    c: &Case,
+    home: Option<PathBuf>,
+    adjust: impl Fn(&mut PathRoots),
+) -> String {
+    let (engine, ctx) = context(fx, c);
+    let perm = ctx.permission().clone();
+    let mut roots = engine.roots().clone();
+    roots.home.clone_from(&home);
+    adjust(&mut roots);
+    let engine = PermissionEngine::new(&perm, roots).unwrap();
+    let ctx = ToolUseContext::new(&fx.proj)
+        .with_home(home.clone())
+        .with_permission(perm);
+    let tool = tool_perms::probe::ProbeTool::new(c.tool, &fx.proj, home);
+    behavior(
+        &engine
+            .decide(&tool, &fx.input(c.tool, &c.input), &ctx)
+            .await,
+    )
+    .to_owned()
+}
+
+/// Runs every case with [`decide_with`] and fails with the list of those that differ.
+async fn table_with(
+    fx: &Fixture,
+    cases: Vec<Case>,
+    home: Option<PathBuf>,
+    adjust: impl Fn(&mut PathRoots) + Copy,
+) {
+    let mut failures = Vec::new();
+    for c in &cases {
+        let got = decide_with(fx, c, home.clone(), adjust).await;
+        if got != c.expect {
+            failures.push(format!(
+                "expected {} got {got} for {} {:?} mode={} deny={:?}",
+                c.expect, c.tool, c.input, c.mode, c.deny
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+// --- 1. The home directory behind a symlink, removed by its real path -------------------
+
+/// With `$HOME` a link (`homelink -> home`), removing the home by its real path is the
+/// critical removal `rm -rf ~` is: asked even in bypass mode, by `rm -rf`, `rm -rf DIR/*`,
+/// `find DIR -delete` and `rmdir`; a directory inside the home is no critical one.
+#[tokio::test]
+async fn removing_the_real_home_behind_a_linked_home_asks_in_bypass() {
+    let fx = Fixture::new();
+    let link = fx.home.parent().unwrap().join("homelink");
+    std::os::unix::fs::symlink(&fx.home, &link).unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    table_with(
+        &fx,
+        vec![
+            bypass("ask", "rm -rf ~"),
+            bypass("ask", "rm -rf $H"),
+            bypass("ask", "rm -rf $H/"),
+            bypass("ask", "rm -rf $H/*"),
+            bypass("ask", "find $H -delete"),
+            bypass("ask", "rmdir $H"),
+            bypass("allow", "rm -rf $H/build"),
+        ],
+        Some(link),
+        |_| {},
+    )
+    .await;
+}
+
+// --- 2. A directory holding protected paths, removed or moved whole ---------------------
+
+/// A recursive removal or a move of a directory that holds, directly, a protected name
+/// (`.git`, `.bashrc`) asks as removing that name would, in acceptEdits and bypass mode;
+/// so does one of a directory at or above a settings file or the managed settings
+/// directory the session knows by path. Everyday build directories are still removed
+/// without a question.
+#[tokio::test]
+async fn removing_or_moving_a_directory_holding_protected_paths_asks() {
+    let fx = Fixture::new();
+    let o = fx.out.clone();
+    for d in [
+        fx.proj.join("sub/.git"),
+        fx.proj.join("rc"),
+        fx.proj.join("node_modules/pkg"),
+        fx.proj.join("target/debug"),
+        fx.proj.join("plain/inner"),
+        o.join("etc/claude-code/managed-settings.d"),
+        o.join("flags"),
+        o.join("cfg/config"),
+        o.join("unrelated"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for (f, c) in [
+        (fx.proj.join("sub/.bashrc"), "# rc"),
+        (fx.proj.join("sub/.git/config"), "[core]"),
+        (fx.proj.join("rc/.bashrc"), "# rc"),
+        (fx.proj.join("node_modules/pkg/index.js"), "x"),
+        (fx.proj.join("node_modules/.package-lock.json"), "{}"),
+        (fx.proj.join("target/.rustc_info.json"), "{}"),
+        (fx.proj.join("plain/inner/a.txt"), "a"),
+        (
+            fx.proj.join(".claude/worktrees/wt/.git"),
+            "gitdir: ../../../.git/worktrees/wt",
+        ),
+        (o.join("etc/claude-code/managed-settings.json"), "{}"),
+        (o.join("etc/claude-code/other.txt"), "x"),
+        (o.join("flags/s.json"), "{}"),
+        (o.join("unrelated/x"), "x"),
+    ] {
+        std::fs::write(f, c).unwrap();
+    }
+    let managed = o.join("etc/claude-code");
+    let flags = o.join("flags/s.json");
+    let cfg = o.join("cfg/config");
+    let adjust = move |roots: &mut PathRoots| {
+        roots
+            .settings_files
+            .push(managed.join("managed-settings.json"));
+        roots.settings_files.push(managed.join("managed-mcp.json"));
+        roots.settings_dirs.push(managed.join("managed-settings.d"));
+        roots.settings_files.push(flags.clone());
+        roots.flag_settings_dir = flags.parent().map(PathBuf::from);
+        roots.user_config_dir = Some(cfg.clone());
+    };
+    let adjust = &adjust;
+    let bash = |expect, command: &str, mode| case(expect, "Bash", command).mode(mode);
+    let mut cases = Vec::new();
+    for mode in ["acceptEdits", "bypassPermissions"] {
+        cases.extend([
+            // Name-based protections, one level down.
+            bash("ask", "rm -rf sub", mode),
+            bash("ask", "rm -r rc", mode),
+            bash("ask", "rm --recursive rc/", mode),
+            bash("ask", "find sub -delete", mode),
+            bash("ask", "mv sub $O/moved", mode),
+            bash("ask", "mv rc rc2", mode),
+            // Known places, at any depth.
+            bash("ask", "rm -rf $O/etc/claude-code", mode),
+            bash("ask", "rm -rf $O/etc", mode),
+            bash("ask", "mv $O/etc/claude-code $O/x", mode),
+            bash("ask", "find $O/etc -delete", mode),
+            bash("ask", "rmdir $O/etc/claude-code", mode),
+            bash("ask", "rm -rf $O/flags", mode),
+            bash("ask", "rm -rf $O/cfg", mode),
+            // What holds none stays as it was.
+            bash("allow", "rm -rf node_modules", mode),
+            bash("allow", "rm -rf target/", mode),
+            bash("allow", "rm -rf build", mode),
+            bash("allow", "rm -rf plain", mode),
+            bash("allow", "mv plain plain2", mode),
+            bash("allow", "rm -rf sub/.git/../other", mode),
+            // A linked work tree's `.git` file is no repository.
+            bash("allow", "rm -rf .claude/worktrees/wt", mode),
+        ]);
+    }
+    cases.extend([
+        // A find that filters what it deletes does not take its root away.
+        bash("allow", "find . -name '*.pyc' -delete", "bypassPermissions"),
+        bash("allow", "rm -rf $O/unrelated", "bypassPermissions"),
+        bash(
+            "allow",
+            "rm $O/etc/claude-code/other.txt",
+            "bypassPermissions",
+        ),
+    ]);
+    table_with(&fx, cases, Some(fx.home.clone()), adjust).await;
+}
+
+// --- 3. A bare-name deny rule naming a symlinked directory -------------------------------
+
+/// A cwd-relative deny or ask rule naming a directory link (`sdir -> secrets`) as a bare
+/// name (`sdir`, `./sdir`, `sdir/`, `sdir/**`) also covers where the link leads, as
+/// `./sdir/**` does: reading `secrets/key.pem` is denied, by Read and by Bash.
+#[tokio::test]
+async fn a_bare_name_rule_naming_a_directory_link_covers_its_target() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink("secrets", fx.proj.join("sdir")).unwrap();
+    let mut cases = Vec::new();
+    for rule in [
+        "Read(./sdir)",
+        "Read(sdir)",
+        "Read(sdir/)",
+        "Read(sdir/**)",
+        "Read(**/sdir)",
+        "Read(./sdir/**)",
+        "Read(/sdir)",
+    ] {
+        cases.extend([
+            case("deny", "Read", "$P/secrets/key.pem")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+            case("deny", "Read", "$P/sdir/key.pem")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+            case("deny", "Bash", "cat secrets/key.pem")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+            case("allow", "Read", "$P/docs/a.md")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+            case("ask", "Read", "$P/secrets/key.pem")
+                .mode("bypassPermissions")
+                .ask(&[rule]),
+        ]);
+    }
+    run_table_in(&fx, cases).await;
+}
+
+// --- 4. `~` in a command when no home directory is known ----------------------------------
+
+/// With no home directory known (`HOME` unset or empty), a `~` bash expands names a place
+/// that cannot be worked out (bash takes the password database's home, or the empty
+/// string): a computed path, as `$HOME/…` is. It is not read as a file named `~` in the cwd,
+/// which passed deny rules (`cat ~/etc/hostname` under `Read(//etc/**)`), the working
+/// directory check (`echo x > ~/tmp/pwned` in acceptEdits) and the critical removal check.
+#[tokio::test]
+async fn a_tilde_without_a_home_is_a_computed_path() {
+    let fx = Fixture::new();
+    let bash = |expect, command: &str| case(expect, "Bash", command);
+    let cases = || {
+        vec![
+            bash("ask", "cat ~/etc/hostname").deny(&["Read(//etc/**)"]),
+            bash("ask", "cat < ~/etc/hostname").deny(&["Read(//etc/**)"]),
+            bash("ask", "echo x > ~/tmp/pwned").mode("acceptEdits"),
+            bash("ask", "touch ~/tmp/pwned").mode("acceptEdits"),
+            bash("ask", "cd ~ && touch x").mode("acceptEdits"),
+            bash("ask", "cd ~/tmp && touch x").mode("acceptEdits"),
+            bash("ask", "rm -rf ~").mode("bypassPermissions"),
+            bash("ask", "rm -rf ~/").mode("bypassPermissions"),
+            bash("ask", "find ~ -delete").mode("bypassPermissions"),
+            bash("ask", "echo x >> ~/.bashrc").mode("bypassPermissions"),
+            // A `~` bash does not expand is a name, and what names no path is unchanged.
+            bash("allow", "cat '~/x'").deny(&["Read(//etc/**)"]),
+            bash("allow", "echo ~").mode("acceptEdits"),
+            bash("allow", "touch new.txt").mode("acceptEdits"),
+        ]
+    };
+    // `HOME` unset, and `HOME` set to the empty string.
+    table_with(&fx, cases(), None, |roots| roots.user_config_dir = None).await;
+    table_with(&fx, cases(), Some(PathBuf::new()), |roots| {
+        roots.user_config_dir = None;
+    })
+    .await;
+}
+
+// --- 5. The tool list under a bare `Edit` or `Read` deny ---------------------------------
+
+/// `deny: ["Edit"]` removes every built-in tool whose every call writes a path (Write,
+/// Edit, NotebookEdit, MultiEdit) from the tool list, and `deny: ["Read"]` every one whose
+/// every call reads (Read, Glob, Grep, LS), as the engine denies each of their calls; the
+/// other family, Bash and an MCP tool of the same name stay. A call of one of them is
+/// denied, also by the rule-based check that follows a PreToolUse hook's allow.
+#[tokio::test]
+async fn a_bare_edit_or_read_deny_removes_its_whole_family_from_the_tool_list() {
+    let fx = Fixture::new();
+    let writers = ["Edit", "Write", "NotebookEdit", "MultiEdit"];
+    let readers = ["Read", "Glob", "Grep", "LS"];
+    for (rule, family, other) in [("Edit", writers, readers), ("Read", readers, writers)] {
+        let c = case("deny", "Bash", "").deny(&[rule]);
+        let (engine, ctx) = context(&fx, &c);
+        for name in family {
+            let tool = probe(&fx, name);
+            assert!(engine.is_blanket_denied(&tool), "{name} under {rule}");
+            // The list agrees with the decision for a call.
+            let input = fx.input(name, "$P/README.md");
+            let got = behavior(&engine.decide(&tool, &input, &ctx).await);
+            assert_eq!(got, "deny", "a call of {name} under {rule}");
+            // So does the check after a PreToolUse hook's allow.
+            let after_hook = engine.check_rule_based(&tool, &input, &ctx).await;
+            assert!(
+                matches!(after_hook, Some(tool_core::PermissionResult::Deny { .. })),
+                "{name} under {rule} after a hook's allow: {after_hook:?}"
+            );
+        }
+        for name in other
+            .iter()
+            .chain(&["Bash", "mcp__srv__Write", "mcp__srv__Read"])
+        {
+            assert!(
+                !engine.is_blanket_denied(&probe(&fx, name)),
+                "{name} under {rule}"
+            );
+        }
+    }
+}

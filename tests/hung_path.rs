@@ -39,9 +39,11 @@ char *realpath(const char *path, char *resolved) {
 }
 "#;
 
-/// Two Greps and a Glob of a directory whose `realpath` hangs, in one response (they run
-/// in parallel, one more than the runtime's two workers): SIGTERM still ends the run, with
-/// 143, saying that calls were stuck, instead of waiting for ever.
+/// A Bash call, then two Greps and a Glob of a directory whose `realpath` hangs, in one
+/// response (they run in parallel, one more than the runtime's two workers): SIGTERM still
+/// ends the run, with 143, instead of waiting for ever, and every block is answered in
+/// order: the Bash call with its output, the stuck calls (answered by the executor after
+/// its grace, their tasks left behind) as interrupted.
 #[test]
 fn a_signal_ends_a_run_whose_permission_checks_hang_in_realpath() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,6 +64,8 @@ fn a_signal_ends_a_run_whose_permission_checks_hang_in_realpath() {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let calls = [
+        json!({"type": "tool_use", "id": "toolu_0", "name": "Bash",
+               "input": {"command": "echo first"}}),
         json!({"type": "tool_use", "id": "toolu_1", "name": "Grep",
                "input": {"pattern": "needle", "path": "hung-mount"}}),
         json!({"type": "tool_use", "id": "toolu_2", "name": "Grep",
@@ -98,11 +102,31 @@ fn a_signal_ends_a_run_whose_permission_checks_hang_in_realpath() {
         .status();
     let status = wait_at_most(
         &mut child,
-        Duration::from_secs(40),
+        tool_exec::STUCK_CALL_GRACE + Duration::from_secs(20),
         "the run did not end on SIGTERM while its permission checks hung",
     );
-    assert_eq!(status.code(), Some(143));
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("did not end"), "{stderr}");
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    let message: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    let results: Vec<&serde_json::Value> = message["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["toolu_0", "toolu_1", "toolu_2", "toolu_3"],
+        "{message}"
+    );
+    assert_eq!(results[0]["content"], "first", "{message}");
+    for stuck in &results[1..] {
+        assert_eq!(stuck["is_error"], true, "{message}");
+    }
 }

@@ -234,8 +234,8 @@ impl Signals {
 /// Runs `work` (the calls of `session`) with `signals` watched: the first signal kills the
 /// session's background tasks and cancels its calls (their commands' process groups are
 /// killed, and every call still gets its result), so `work` ends soon with destructors run;
-/// a second signal exits at once, and so does the end of [`STUCK_CALLS_GRACE`] (a call
-/// stuck in a system call, which no cancellation ends, is left without its result). Returns `work`'s output and the exit status of the signal
+/// a second signal exits at once, and so does the end of [`STUCK_CALLS_GRACE`] (a last
+/// resort: the executor answers a call stuck in a system call itself before that). Returns `work`'s output and the exit status of the signal
 /// that came (`None`: none).
 pub(crate) async fn cancel_on_signal<T>(
     session: &Session,
@@ -256,14 +256,14 @@ pub(crate) async fn cancel_on_signal<T>(
             token.cancel();
             // A second signal exits at once: what the destructors would have ended (a
             // command still in its grace period, an MCP server) is killed first. So does
-            // the end of the grace of calls that cannot end: one stuck in a system call
-            // that never returns (a `realpath` or a read of a path on a hung network mount)
-            // cannot be cancelled, and would hold the run until a second signal.
+            // the end of a last grace: the executor answers calls stuck in a system call
+            // that never returns (a `realpath` or a read of a path on a hung network
+            // mount) itself, but something else could still hold the run.
             let code = tokio::select! {
                 code = signals.next() => code,
                 () = tokio::time::sleep(STUCK_CALLS_GRACE) => {
                     write_err_line(&format!(
-                        "toolwright: the calls did not end within {} s of the signal (one is stuck in a system call that does not return, such as a read of a path on a hung network mount): exiting without their results",
+                        "toolwright: the run did not end within {} s of the signal (something is stuck in a system call that does not return, such as a read of a path on a hung network mount): exiting without the results not yet printed",
                         STUCK_CALLS_GRACE.as_secs()
                     ));
                     code
@@ -281,11 +281,13 @@ pub(crate) async fn cancel_on_signal<T>(
     (output, (code != 0).then_some(code))
 }
 
-/// How long the calls get to end after the first signal cancelled them before the command
-/// exits without them ([`cancel_on_signal`]): longer than a command's kill sequence (its
-/// SIGTERM, then SIGKILL after [`KILL_GRACE`](tools_builtin::bash::KILL_GRACE)), so that
-/// only a call that cannot end (stuck in a system call) is left without its result.
-pub(crate) const STUCK_CALLS_GRACE: Duration = Duration::from_secs(10);
+/// How long the work gets to end after the first signal cancelled its calls before the
+/// command exits without it ([`cancel_on_signal`]): a last resort. The executor answers a
+/// call that cannot end (stuck in a system call) itself after
+/// [`STUCK_CALL_GRACE`](tool_exec::STUCK_CALL_GRACE), so every block is reported; this is
+/// for what else could hold the work (the response's reading, a hook), 10 s later.
+pub(crate) const STUCK_CALLS_GRACE: Duration =
+    Duration::from_secs(tool_exec::STUCK_CALL_GRACE.as_secs() + 10);
 
 /// How long a session's MCP servers get to end after a signal stopped the command
 /// ([`end_mcp_servers_after_signal`]): longer than the 2 s a `toolwright serve` gives its

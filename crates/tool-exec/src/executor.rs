@@ -55,6 +55,15 @@ use crate::seams::REJECT_MESSAGE;
 /// The default number of calls that may run at once.
 pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 
+/// How long the calls still running get to end after a hard interrupt (the host's
+/// cancellation) before the executor answers them itself: three times the pipeline's
+/// [`CANCEL_GRACE`](crate::CANCEL_GRACE), which a cancelled tool gets to wind down and its
+/// post hooks get again, so that only a call that cannot end is answered so — one stuck in
+/// a system call that never returns (the `realpath` or read of a path on a hung network
+/// mount), which no cancellation reaches. Its task is left behind.
+pub const STUCK_CALL_GRACE: std::time::Duration =
+    std::time::Duration::from_secs(crate::pipeline::CANCEL_GRACE.as_secs() * 3);
+
 /// Which failures cancel the other calls of the turn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SiblingPolicy {
@@ -206,6 +215,7 @@ impl StreamingToolExecutor {
             sibling_error: None,
             discarded: false,
             adding_done: false,
+            abandon_at: None,
             tasks: FuturesUnordered::new(),
             out: message_tx,
         };
@@ -414,6 +424,9 @@ struct Driver {
     sibling_error: Option<String>,
     discarded: bool,
     adding_done: bool,
+    /// Set by a hard interrupt: when the calls still running are answered without their
+    /// tasks ([`STUCK_CALL_GRACE`]).
+    abandon_at: Option<tokio::time::Instant>,
     tasks: FuturesUnordered<Task>,
     out: mpsc::UnboundedSender<Message>,
     /// Set by [`StreamingToolExecutor::stop_queued`]: the answer of every call not started.
@@ -471,6 +484,10 @@ impl Driver {
                     }
                 },
                 Some((index, joined)) = self.tasks.next(), if !self.tasks.is_empty() => self.complete(index, joined),
+                // Calls that did not end within the grace after a hard interrupt.
+                () = tokio::time::sleep_until(self.abandon_at.unwrap_or_else(tokio::time::Instant::now)), if self.abandon_at.is_some() && !self.tasks.is_empty() => {
+                    self.abandon_stuck();
+                }
                 // Never `None`: the driver holds a sender.
                 Some((index, granted)) = upgrades.recv() => self.wait_alone(index, granted),
                 else => {
@@ -825,6 +842,9 @@ impl Driver {
         if self.interrupted != Some(Interrupted::Hard) {
             self.interrupted = Some(kind);
         }
+        if kind == Interrupted::Hard && self.abandon_at.is_none() {
+            self.abandon_at = Some(tokio::time::Instant::now() + STUCK_CALL_GRACE);
+        }
         for index in self.next_yield..self.records.len() {
             let record = &mut self.records[index];
             match record.state {
@@ -847,6 +867,29 @@ impl Driver {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Answers the calls still running [`STUCK_CALL_GRACE`] after a hard interrupt as the
+    /// interrupt answers any call, and stops waiting for their tasks (dropped handles
+    /// detach them: a task stuck in a system call ends when the call returns, if ever, and
+    /// its outcome goes nowhere). Every tool_use still gets exactly one result.
+    fn abandon_stuck(&mut self) {
+        self.tasks = FuturesUnordered::new();
+        for index in 0..self.records.len() {
+            if self.records[index].state != State::Running {
+                continue;
+            }
+            let tool_use = &self.records[index].tool_use;
+            tracing::warn!(
+                tool = %tool_use.name,
+                id = %tool_use.id,
+                "call did not end within {} s of a hard interrupt; answered without it",
+                STUCK_CALL_GRACE.as_secs()
+            );
+            let mut outcome = CallOutcome::synthetic(tool_use, tool_core::CANCEL_MESSAGE);
+            outcome.ending = Ending::Cancelled;
+            self.complete(index, Ok(outcome));
         }
     }
 

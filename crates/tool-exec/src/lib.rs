@@ -55,7 +55,8 @@ pub mod stream;
 pub use claude_code::PermissionRuleMatcher;
 pub use executor::{
     DEFAULT_MAX_CONCURRENCY, ExecutorConfig, ExecutorEvent, ExecutorHandle, PlannedCall,
-    SiblingPolicy, StreamingToolExecutor, ToolCallResult, run_tools, schedule_makespan,
+    STUCK_CALL_GRACE, SiblingPolicy, StreamingToolExecutor, ToolCallResult, run_tools,
+    schedule_makespan,
 };
 pub use persist::{PREVIEW_CHARS, Persisted, format_size, persist_if_large, persisted_block};
 pub use pipeline::{

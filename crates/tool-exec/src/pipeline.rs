@@ -1391,7 +1391,12 @@ impl Resolved {
 /// signals, other calls and the rest of the process go on while this call waits; with every
 /// worker held (two such calls on two cores) nothing else would run, not even the handler
 /// of the signal that should end the process. Elsewhere (a current-thread runtime, as in
-/// tests) the decision is awaited as it is. It costs well under a microsecond.
+/// tests) the decision is awaited as it is. The hand-over costs a thread wake (a fraction
+/// of a microsecond when a thread is idle; a new thread the first time). While a decision
+/// blocks, nothing else in the call's own task runs: a `timeout` or `select!` an embedder
+/// puts around [`Pipeline::run_tool_use`] fires only when it returns (the executor's grace
+/// after a hard interrupt, [`STUCK_CALL_GRACE`](crate::STUCK_CALL_GRACE), answers such a
+/// call from outside its task).
 async fn off_the_workers<F: std::future::Future>(decision: F) -> F::Output {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {

@@ -109,9 +109,18 @@ fn not_its_answer(sent: &RequestId, message: &ServerJsonRpcMessage) -> Option<St
     };
     (!same_request(sent, answered)).then(|| {
         format!(
-            "the server's answer names request {answered}, not request {sent}, which it was sent"
+            "the server's answer names request {}, not request {sent}, which it was sent",
+            id_as_written(answered)
         )
     })
+}
+
+/// A request id as the JSON it was: a string id quoted (`" 2"` is no `2`).
+fn id_as_written(id: &RequestId) -> String {
+    match id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => serde_json::Value::from(s.as_ref()).to_string(),
+    }
 }
 
 /// The `method` of a server's message, when it has one.
@@ -984,6 +993,25 @@ mod wording_tests {
     use super::*;
     use rmcp::model::ServerResult;
     use serde_json::json;
+
+    /// Found by an adversarial review: an answer naming request `" 2"` (a string with a
+    /// space) was said to name "request  2", as if it were request 2. A string id is quoted;
+    /// `"2"` for request 2 is its answer (rmcp routes it so).
+    #[test]
+    fn a_string_id_of_another_request_is_quoted() {
+        let answer = |id: serde_json::Value| -> ServerJsonRpcMessage {
+            serde_json::from_value(json!({"jsonrpc": "2.0", "id": id, "result": {}})).unwrap()
+        };
+        let sent = RequestId::Number(2);
+        let text = not_its_answer(&sent, &answer(json!(" 2"))).unwrap();
+        assert!(
+            text.contains(r#"names request " 2", not request 2"#),
+            "{text}"
+        );
+        assert_eq!(not_its_answer(&sent, &answer(json!("2"))), None);
+        let text = not_its_answer(&sent, &answer(json!(9))).unwrap();
+        assert!(text.contains("names request 9, not request 2"), "{text}");
+    }
 
     /// What `init_result_problem` says of `result` as rmcp reads it from a server's answer.
     fn problem(result: serde_json::Value) -> String {

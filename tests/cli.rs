@@ -406,6 +406,24 @@ fn run_shows_the_input_a_hook_rewrote() {
         "{shown}"
     );
     assert!(root.join("victim").exists());
+    // A call nobody rewrote is not said to be, though its relative path was resolved for
+    // the rules (found by an adversarial review: a denied Grep of `secret` read "input
+    // rewritten from Grep(TOKEN)").
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(
+        config.join("settings.json"),
+        json!({"permissions": {"deny": ["Read(./secret/**)"]}}).to_string(),
+    )
+    .unwrap();
+    let grep = json!({"type": "tool_use", "id": "toolu_4", "name": "Grep",
+        "input": {"pattern": "TOKEN", "path": "secret"}});
+    let out = toolwright(&["run", "-"], &root, Some(&jsonl(&[grep])));
+    let shown = text(&out.stdout);
+    let header = shown.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("Grep(TOKEN)") && header.contains("deny") && !header.contains("rewritten"),
+        "{shown}"
+    );
 }
 
 /// At the end of a run its MCP servers are shut down as MCP says (stdin closed, time to exit

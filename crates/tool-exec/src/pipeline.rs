@@ -590,7 +590,13 @@ impl Pipeline {
                 out.decision_reason = reason;
                 out.stop_turn = stop;
                 out.interrupt_turn = interrupt;
-                out.input_rewritten = judged.filter(|judged| *judged != model_input);
+                // The judged input is the observed one (paths resolved) when nobody changed
+                // it: mapped back as for an allowed call, only a real rewrite is named.
+                out.input_rewritten = judged
+                    .map(|judged| {
+                        model_fields_restored(judged, observed.as_ref(), model_input.clone())
+                    })
+                    .filter(|judged| *judged != model_input);
                 return out;
             }
         };

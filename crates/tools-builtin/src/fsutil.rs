@@ -114,11 +114,18 @@ pub(crate) fn subject_path(raw: &str) -> Option<PathBuf> {
     let trimmed = raw.trim();
     if Path::new(trimmed).is_absolute() {
         Some(expand_path(trimmed, Path::new("/"), None))
-    } else if trimmed == "~" || trimmed.starts_with("~/") {
+    } else if is_home_path(trimmed) {
         Some(PathBuf::from(trimmed))
     } else {
         None
     }
+}
+
+/// Whether `trimmed` (a path with its whitespace trimmed) is in the home directory as
+/// written: `~` or `~/…`, which the tools and the permission engine expand with the call's
+/// home directory (`~x` is a name in the working directory).
+pub(crate) fn is_home_path(trimmed: &str) -> bool {
+    trimmed == "~" || trimmed.starts_with("~/")
 }
 
 /// The permission subject of a Glob or Grep `path` (the search root): as

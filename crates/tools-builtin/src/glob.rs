@@ -334,6 +334,13 @@ fn resolve_root(
 /// lexically) and the glob below it, as [`split_absolute`] gives them. `None` for any other
 /// pattern (a `..` after a wildcard still matches nothing).
 fn climbing(base: &Path, pattern: &str) -> Option<(PathBuf, String)> {
+    let (dir, glob) = climbed(base, pattern)?;
+    Some((tool_core::normalize_lexically(&dir), glob))
+}
+
+/// [`climbing`]'s directory before it is collapsed: `base` with the pattern's literal
+/// leading directories joined to it as they are written (`~/proj/../.ssh`).
+fn climbed(base: &Path, pattern: &str) -> Option<(PathBuf, String)> {
     let parts: Vec<&str> = pattern.split('/').collect();
     let first_glob = parts
         .iter()
@@ -349,10 +356,7 @@ fn climbing(base: &Path, pattern: &str) -> Option<(PathBuf, String)> {
     }
     let mut dir = base.to_path_buf();
     dir.extend(dirs.iter().filter(|p| !p.is_empty()));
-    Some((
-        tool_core::normalize_lexically(&dir),
-        format!("/{}", glob.join("/")),
-    ))
+    Some((dir, format!("/{}", glob.join("/"))))
 }
 
 /// Validates a root directory as Claude Code's Glob and Grep do.
@@ -484,24 +488,6 @@ where
     }
 }
 
-/// The tool's own permission check of a Glob or Grep call: with a permission subject (the
-/// search root, always named), none of its own, the engine's path rules decide. Without
-/// one, the call cannot be checked against the path rules, so it is asked about (refused
-/// where nobody can answer) rather than run unchecked.
-pub(crate) fn search_permission(
-    has_subject: bool,
-    ctx: &ToolUseContext,
-) -> tool_core::PermissionResult {
-    if has_subject {
-        return tool_core::PermissionResult::passthrough();
-    }
-    tool_core::PermissionResult::ask(format!(
-        "The directory this search would walk (from {}) could not be determined, so it \
-         cannot be checked against the permission rules.",
-        ctx.cwd().display()
-    ))
-}
-
 #[async_trait::async_trait]
 impl TypedTool for Glob {
     type Input = GlobInput;
@@ -556,7 +542,12 @@ impl TypedTool for Glob {
     /// A `~/` pattern not shown expanded (a home directory whose name is not UTF-8), a
     /// relative `path` and no `path` (the cwd, `.`) are left for the permission engine to
     /// resolve with the call's context, as the search resolves them: the subject is a path,
-    /// so a directory whose name is not valid UTF-8 is judged too.
+    /// so a directory whose name is not valid UTF-8 is judged too. A climb from a `~` path
+    /// is left as written (`~/proj/../.ssh`): the engine expands `~` with the call's home
+    /// before it collapses the `..`, as the search does.
+    ///
+    /// The subject is always named, so the tool has no permission check of its own: the
+    /// engine's path rules decide.
     fn permission_subject(&self, input: &GlobInput) -> Option<PermissionSubject> {
         let pattern = input.pattern.as_str();
         let path = if let Some(rest) = pattern.strip_prefix("~/") {
@@ -564,11 +555,19 @@ impl TypedTool for Glob {
         } else if pattern.starts_with('/') {
             split_absolute(pattern).0
         } else {
-            let base = match input.path.as_deref().map(str::trim) {
+            let written = input.path.as_deref().map(str::trim);
+            let base = match written {
                 None | Some("") => PathBuf::from("."),
                 Some(path) => fsutil::search_subject_path(path),
             };
-            climbing(&base, pattern).map_or(base, |(dir, _)| fsutil::cwd_relative(dir))
+            match climbed(&base, pattern) {
+                None => base,
+                // `~/proj` + `../.ssh`: kept as written, for the engine to expand `~` with
+                // the call's home before it collapses the `..` (collapsed first, it would
+                // be `~/.ssh`, or `..` past `~` a path below the working directory).
+                Some((dir, _)) if written.is_some_and(fsutil::is_home_path) => dir,
+                Some((dir, _)) => fsutil::cwd_relative(tool_core::normalize_lexically(&dir)),
+            }
         };
         Some(PermissionSubject::Path {
             path,
@@ -590,13 +589,6 @@ impl TypedTool for Glob {
         .await
     }
 
-    async fn check_permissions(
-        &self,
-        input: &GlobInput,
-        ctx: &ToolUseContext,
-    ) -> tool_core::PermissionResult {
-        search_permission(self.permission_subject(input).is_some(), ctx)
-    }
     async fn call(
         &self,
         input: GlobInput,

@@ -393,7 +393,9 @@ impl TypedTool for Grep {
     }
     /// The search root: `path`, or without one the cwd (`.`). A relative or `~` path is
     /// left for the permission engine to resolve with the call's context, as the search
-    /// resolves it (it is a path, so one whose name is not valid UTF-8 is judged too).
+    /// resolves it (it is a path, so one whose name is not valid UTF-8 is judged too). The
+    /// subject is always named, so the tool has no permission check of its own: the
+    /// engine's path rules decide.
     fn permission_subject(&self, input: &GrepInput) -> Option<PermissionSubject> {
         let path = match input.path.as_deref().map(str::trim) {
             None | Some("") => std::path::PathBuf::from("."),
@@ -421,13 +423,6 @@ impl TypedTool for Grep {
         .await
     }
 
-    async fn check_permissions(
-        &self,
-        input: &GrepInput,
-        ctx: &ToolUseContext,
-    ) -> tool_core::PermissionResult {
-        crate::glob::search_permission(self.permission_subject(input).is_some(), ctx)
-    }
     async fn call(
         &self,
         input: GrepInput,

@@ -420,3 +420,136 @@ async fn refusals_of_huge_inputs_are_short() {
         e.text
     );
 }
+
+/// The directory the permission engine judges for a Glob call: its permission subject, a
+/// relative one resolved with the call's context (`~` expanded with its home), as the
+/// engine resolves it.
+fn judged_dir(input: &Value, c: &ToolUseContext) -> PathBuf {
+    match Glob.permission_subject(input) {
+        Some(tool_core::PermissionSubject::Path { path, .. }) if path.is_relative() => {
+            c.resolve_path(&path.to_string_lossy())
+        }
+        Some(tool_core::PermissionSubject::Path { path, .. }) => path,
+        other => panic!("{input}: no path subject: {other:?}"),
+    }
+}
+
+/// A Glob `path` with `~` and a pattern climbing out of it with `..` is judged in the
+/// directory the search walks, whatever the `path` (absent, relative, `~`, `~/x`,
+/// absolute), the working directory and the home directory (valid UTF-8 or not, or no
+/// home), and whether the engine sees the input as the model wrote it or as observed: for
+/// every combination, each file found is in the directory the subject names. A `~` base was
+/// collapsed with the pattern's `..` before `~` was expanded (`~/proj` + `../.ssh/*` became
+/// `~/.ssh`, then `./~/.ssh`, a directory of the project), while the search walked
+/// `$HOME/.ssh`.
+#[tokio::test]
+async fn a_climbing_glob_is_judged_where_it_walks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mid = tmp.path().join("top/mid");
+    let marked = |dir: &Path| {
+        fs::create_dir_all(dir).unwrap();
+        fs::write(dir.join("f"), "x").unwrap();
+    };
+    marked(&tmp.path().join("top"));
+    marked(&mid);
+    marked(&mid.join(".ssh"));
+    let utf8_cwd = mid.join("proj");
+    let bad_cwd = non_utf8_dir(&mid, b"proj\xfe");
+    let utf8_home = mid.join("home");
+    let bad_home = non_utf8_dir(&mid, b"home\xff");
+    for dir in [&utf8_cwd, &bad_cwd, &utf8_home, &bad_home] {
+        for sub in ["", "sub", "proj", ".ssh", "~", "~/proj", "~/.ssh"] {
+            marked(&dir.join(sub));
+        }
+    }
+    let mut checked = 0;
+    for cwd in [&utf8_cwd, &bad_cwd] {
+        for home in [Some(&utf8_home), Some(&bad_home), None] {
+            let c = ctx(cwd).with_home(home.cloned());
+            let mut paths = vec![None, Some("sub".to_owned()), Some("./sub".to_owned())];
+            paths.extend(
+                ["~", "~/", "~/proj", " ~/proj ", "~/proj/../proj"].map(|p| Some(p.into())),
+            );
+            for abs in [utf8_cwd.join("sub"), utf8_home.join("proj")] {
+                paths.push(Some(abs.to_str().unwrap().to_owned()));
+            }
+            for path in &paths {
+                for pattern in ["../*", "../.ssh/*", "../../*", "x/../../*", "./../*"] {
+                    let mut input = json!({ "pattern": pattern });
+                    if let Some(path) = path {
+                        input["path"] = json!(path);
+                    }
+                    let label = format!("cwd {} home {home:?} {input}", cwd.display());
+                    let Ok(out) = common::run(&Glob, &c, input.clone()).await else {
+                        continue;
+                    };
+                    let found = out.content.joined_text();
+                    let lines: Vec<&str> = found
+                        .lines()
+                        .filter(|l| l.ends_with("/f") || *l == "f")
+                        .collect();
+                    assert!(!lines.is_empty(), "{label}: nothing found: {found}");
+                    let parsed = Glob.parse_input(input.clone()).unwrap();
+                    let observed = Glob.observable_input(&parsed, &c);
+                    for seen in std::iter::once(&parsed).chain(observed.as_ref()) {
+                        let dir = judged_dir(seen, &c);
+                        let marker = dir.join("f");
+                        let shown = match marker.strip_prefix(c.cwd()) {
+                            Ok(rel) => rel.display().to_string(),
+                            Err(_) => marker.display().to_string(),
+                        };
+                        assert_eq!(lines, [shown.as_str()], "{label} judged as {seen}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 150, "only {checked} combinations searched");
+}
+
+/// A Glob of `~/proj` climbing to `~/.ssh`, with a home directory whose name is not valid
+/// UTF-8 (the observed input cannot show it resolved), is denied by `Read(~/.ssh/**)` in
+/// every mode; it was judged as `./~/.ssh`, a directory of the project, and allowed. `~`
+/// climbing to `../../etc` is judged there, not below the working directory.
+#[tokio::test]
+async fn a_climb_from_a_tilde_path_is_judged_in_the_home_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mid = tmp.path().join("top/mid");
+    let proj = mid.join("proj");
+    let home = non_utf8_dir(&mid, b"home\xff");
+    for dir in [
+        proj.clone(),
+        home.join("proj"),
+        home.join(".ssh"),
+        tmp.path().join("top/etc"),
+    ] {
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("f"), "x").unwrap();
+    }
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::BypassPermissions,
+    ] {
+        let got = decide(
+            &Glob,
+            json!({"path": "~/proj", "pattern": "../.ssh/*"}),
+            &proj,
+            Some(&home),
+            with_deny(mode, &["Read(~/.ssh/**)"]),
+        )
+        .await;
+        assert_eq!(got.behavior(), "deny", "{mode:?}: {got:?}");
+    }
+    let etc = format!("Read(/{}/**)", tmp.path().join("top/etc").display());
+    let got = decide(
+        &Glob,
+        json!({"path": "~", "pattern": "../../etc/*"}),
+        &proj,
+        Some(&home),
+        with_deny(PermissionMode::BypassPermissions, &[&etc]),
+    )
+    .await;
+    assert_eq!(got.behavior(), "deny", "{got:?}");
+}

@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 use tool_core::{
     Message, PermissionResult, PermissionSubject, PermissionUpdate, Tool, ToolUseContext, find_tool,
 };
-use tool_hooks::{BatchToolCall, HookRunner, PermissionDecision, RuleMatcher, ToolCallInfo};
+use tool_hooks::{
+    BatchToolCall, HookRunner, IfMatch, PermissionDecision, RuleMatcher, ToolCallInfo,
+};
+use tool_perms::bash::parse::Analysis;
 use tool_perms::{PermissionEngine, Prompter};
 
 use crate::seams::{
@@ -335,6 +338,9 @@ async fn run_loop_event(
 pub struct PermissionRuleMatcher {
     tools: std::sync::RwLock<Vec<Arc<dyn Tool>>>,
     ctx: ToolUseContext,
+    /// The last command analysed and its analysis: a call's `if` hooks are matched one
+    /// after the other, so its command is analysed once, not once per hook.
+    last_analysis: std::sync::Mutex<Option<(String, Arc<Analysis>)>>,
 }
 
 impl std::fmt::Debug for PermissionRuleMatcher {
@@ -351,6 +357,7 @@ impl PermissionRuleMatcher {
         Self {
             tools: std::sync::RwLock::new(ctx.tools().to_vec()),
             ctx: ctx.clone(),
+            last_analysis: std::sync::Mutex::default(),
         }
     }
 
@@ -359,6 +366,7 @@ impl PermissionRuleMatcher {
         Self {
             tools: std::sync::RwLock::new(tools),
             ctx: ToolUseContext::new(cwd),
+            last_analysis: std::sync::Mutex::default(),
         }
     }
 
@@ -371,6 +379,22 @@ impl PermissionRuleMatcher {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tools;
     }
+
+    /// tool-perms' analysis of `command`, made once for the calls of one command in a row.
+    fn analysis(&self, command: &str) -> Arc<Analysis> {
+        let mut last = self
+            .last_analysis
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((seen, analysis)) = last.as_ref()
+            && seen == command
+        {
+            return analysis.clone();
+        }
+        let analysis = Arc::new(tool_perms::bash::parse::analyze(command));
+        *last = Some((command.to_owned(), analysis.clone()));
+        analysis
+    }
 }
 
 impl RuleMatcher for PermissionRuleMatcher {
@@ -380,10 +404,17 @@ impl RuleMatcher for PermissionRuleMatcher {
     /// `Read(**/.env)` rule also covers Write and Edit calls (and an Edit rule covers
     /// Write), so a hook meant for reads of `.env` ran for writes too.
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool {
+        self.match_rule(rule, tool_name, tool_input) != IfMatch::No
+    }
+
+    /// As [`matches`](Self::matches), saying how: a command whose text does not say what
+    /// it runs, and a tool this matcher cannot see, match by failing open
+    /// ([`IfMatch::FailOpen`]: the hook runs, its allow is not honoured).
+    fn match_rule(&self, rule: &str, tool_name: &str, tool_input: &Value) -> IfMatch {
         // A malformed rule matches nothing (and was reported when the hooks were loaded),
         // also for a tool this matcher cannot see.
         if tool_hooks::if_rule_problem(rule).is_some() {
-            return false;
+            return IfMatch::No;
         }
         let tools = self
             .tools
@@ -398,7 +429,7 @@ impl RuleMatcher for PermissionRuleMatcher {
                     .any(|n| tool_core::normalize_tool_name(n) == rule_tool)
             });
         if !names_the_call {
-            return false;
+            return IfMatch::No;
         }
         match found {
             Some(tool) => {
@@ -407,14 +438,18 @@ impl RuleMatcher for PermissionRuleMatcher {
                 if let Some(PermissionSubject::Command(command)) =
                     tool.permission_subject(tool_input)
                     && let Some(content) = tool_perms::rule::parse_rule_lenient(rule).content
-                    && hides_what_it_runs(&command, &content)
+                    && hides_what_it_runs(&self.analysis(&command), &content)
                 {
-                    return true;
+                    return IfMatch::FailOpen;
                 }
-                tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx)
+                if tool_perms::matches_rule(rule, tool.as_ref(), tool_input, &self.ctx) {
+                    IfMatch::Exact
+                } else {
+                    IfMatch::No
+                }
             }
             // A tool we cannot see: fail open (run the hook), as Claude Code does.
-            None => true,
+            None => IfMatch::FailOpen,
         }
     }
 }
@@ -422,19 +457,31 @@ impl RuleMatcher for PermissionRuleMatcher {
 /// How many wrappers deep (`sudo nice timeout 5 …`) a command's name is looked for.
 const MAX_WRAPPERS: usize = 8;
 
-/// Whether a shell rule with content `content` (`rm *`) cannot be matched against what
-/// `command` runs, by tool-perms' analysis: part of it was not parsed, or is nested too
+/// How many readings of a command's wrappers (each possible start of what a wrapper whose
+/// options were not all understood runs) are looked at, in all.
+const MAX_READINGS: usize = 64;
+
+/// Whether a shell rule with content `content` (`rm *`) cannot be matched against what the
+/// command of `analysis` (tool-perms') runs: part of it was not parsed, or is nested too
 /// deeply to be seen whole; a command is computed (`$X -rf x`, `$(echo rm) x`, `eval
-/// "$y"`, `bash -c "$y"`, a shell reading its script from stdin, `git -c alias…`); what a
-/// name runs is rebound out of sight (an alias, `hash -p`); a command's name is a glob or
-/// brace list bash expands (`/bin/r[m]`); or find/xargs take a program's subcommand from
-/// their input and the rule may name that program. The exact match is kept for everything
-/// else, so `git status` does not match `rm *`.
-fn hides_what_it_runs(command: &str, content: &str) -> bool {
-    let analysis = tool_perms::bash::parse::analyze(command);
+/// "$y"`, `bash -c "$y"`, a shell reading its script from stdin, git configured to run a
+/// program: `git -c alias…`, `GIT_CONFIG_*=… git`, `env GIT_CONFIG_PARAMETERS=… git`); the
+/// command may give a shell a startup file (`BASH_ENV`, `ENV`: however it is set, a prefix,
+/// `env` or `export`); what a name runs is rebound out of sight (an alias, `hash -p`); a
+/// command's name is a glob or brace list bash expands (`/bin/r[m]`), under any reading of
+/// its wrappers; or find/xargs take a program's subcommand from their input and the rule
+/// may name that program. The exact match is kept for everything else, so `git status`
+/// does not match `rm *`.
+///
+/// (tool-perms' `commands::effective_name` gives the name a command runs through its
+/// wrappers, but neither whether that name is computed or a glob nor the other readings of
+/// an uncertain wrapper, so the walk is here.)
+fn hides_what_it_runs(analysis: &Analysis, content: &str) -> bool {
     if !analysis.is_parsed()
         || analysis.truncated
         || analysis.computed_command
+        || !analysis.computed_why.is_empty()
+        || analysis.startup_env
         || !analysis.incomplete.is_empty()
     {
         return true;
@@ -449,23 +496,54 @@ fn hides_what_it_runs(command: &str, content: &str) -> bool {
     {
         return true;
     }
-    // The name as written, and the name each wrapper runs (`sudo /bin/r[m] x`).
     analysis.commands.iter().any(|c| {
-        let mut words = &c.words[..];
-        for _ in 0..=MAX_WRAPPERS {
-            let Some(name) = words.first() else {
-                return false;
-            };
-            if name.value.is_none() || name.glob {
+        // The name as written, and the name each wrapper runs (`sudo /bin/r[m] x`), with
+        // the variables a wrapper sets for it (`env GIT_CONFIG_COUNT=1 … git`).
+        let mut readings = vec![(&c.words[..], 0, false)];
+        let mut seen = 0;
+        while let Some((words, depth, git_env)) = readings.pop() {
+            seen += 1;
+            if seen > MAX_READINGS {
                 return true;
             }
-            match tool_perms::bash::commands::wrapped_command_starts(words) {
-                Some((starts, _)) => words = &words[starts[0]..],
-                None => return false,
+            let Some(name) = words.first() else {
+                continue;
+            };
+            let Some(value) = name.value.as_deref().filter(|_| !name.glob) else {
+                return true;
+            };
+            if git_env && value.rsplit('/').next() == Some("git") {
+                return true;
+            }
+            let Some((starts, _)) = tool_perms::bash::commands::wrapped_command_starts(words)
+            else {
+                continue;
+            };
+            if depth >= MAX_WRAPPERS {
+                return true;
+            }
+            for start in starts {
+                let Some(run) = words.get(start..) else {
+                    continue;
+                };
+                let sets_git = words.get(1..start).unwrap_or_default().iter().any(|w| {
+                    w.value
+                        .as_deref()
+                        .and_then(|v| v.split_once('='))
+                        .is_some_and(|(name, _)| configures_git(name))
+                });
+                readings.push((run, depth + 1, git_env || sets_git));
             }
         }
         false
     })
+}
+
+/// Whether an environment variable named `name` may make git run a program of its own
+/// choosing (its configuration, a pager, an editor, an ssh or a directory with hooks):
+/// every `GIT_` variable, and those git reads for a pager or an editor.
+fn configures_git(name: &str) -> bool {
+    name.starts_with("GIT_") || matches!(name, "PAGER" | "EDITOR" | "VISUAL")
 }
 
 #[cfg(test)]
@@ -605,5 +683,91 @@ mod tests {
             assert!(out.decision.is_none(), "{command}: {:?}", out.decision);
             assert_eq!(std::fs::read_to_string(&log).unwrap(), "", "{command}");
         }
+    }
+
+    /// How a command sets the environment that makes git or a shell run something else does
+    /// not decide whether a guard's `if: "Bash(rm *)"` runs: git configuration or a shell's
+    /// startup file given through `env`, as a prefix assignment or as a statement of its own,
+    /// all make the command computed, so the hook runs (and blocks). Before, `env
+    /// GIT_CONFIG_PARAMETERS=… git ww` and a prefix `BASH_ENV=<(echo rm a) bash -c true`
+    /// ran past the guard while their other spellings did not.
+    #[tokio::test]
+    async fn an_if_guard_runs_whatever_the_spelling_of_an_environment_that_runs_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let log = cwd.join("seen.log");
+        let runner = rm_guard(&cwd, &log);
+        let ctx = ToolUseContext::new(&cwd);
+        for command in [
+            "GIT_CONFIG_PARAMETERS=\"'alias.ww=!rm a'\" git ww",
+            "env GIT_CONFIG_PARAMETERS=\"'alias.ww=!rm a'\" git ww",
+            "export GIT_CONFIG_PARAMETERS=\"'alias.ww=!rm a'\"; git ww",
+            "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.vv GIT_CONFIG_VALUE_0='!rm a' git vv",
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.vv GIT_CONFIG_VALUE_0='!rm a' git vv",
+            "env BASH_ENV=<(echo rm a) bash -c true",
+            "BASH_ENV=<(echo rm a) bash -c true",
+            "env ENV=/tmp/x sh -c true",
+            "ENV=/tmp/x sh -c true",
+            "sudo env BASH_ENV=/tmp/x bash -c true",
+        ] {
+            std::fs::write(&log, "").unwrap();
+            let call = ToolCallInfo::new("Bash", json!({"command": command}), "toolu_1");
+            let out = runner.run_pre_tool_use(&call, &ctx).await;
+            assert!(
+                matches!(&out.decision, Some(d) if d.behavior == PermissionDecision::Deny),
+                "{command}: the guard did not run: {:?}",
+                out.decision
+            );
+        }
+        // An environment that runs nothing leaves the command understood.
+        for command in ["env LANG=C git status", "LANG=C bash -c true"] {
+            std::fs::write(&log, "").unwrap();
+            let call = ToolCallInfo::new("Bash", json!({"command": command}), "toolu_1");
+            let out = runner.run_pre_tool_use(&call, &ctx).await;
+            assert!(out.decision.is_none(), "{command}: {:?}", out.decision);
+        }
+    }
+
+    /// An approving hook whose `if` (`Bash(npm test *)`) matched only because the command
+    /// does not say what it runs still runs, but its allow is no decision, so the user is
+    /// still asked (before, `X=rm; $X -rf ~` was auto-approved by an approver meant for `npm
+    /// test`); the command it was written for is approved as before.
+    #[tokio::test]
+    async fn an_approver_never_approves_a_command_its_if_matched_only_by_failing_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let log = cwd.join("seen.log");
+        let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command",
+            "if": "Bash(npm test *)",
+            "command": format!(
+                "cat >> '{}'; echo '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}}}'",
+                log.display()
+            ),
+        }]}]});
+        let (config, diags) =
+            tool_hooks::HooksConfig::from_hooks_value(&hooks, tool_core::RuleSource::FlagSettings);
+        assert!(diags.is_empty(), "{diags:?}");
+        let bash: Arc<dyn Tool> = Arc::new(tool_perms::probe::ProbeTool::new("Bash", &cwd, None));
+        let runner = HookRunner::new(config).with_rule_matcher(Arc::new(
+            PermissionRuleMatcher::for_tools(vec![bash], cwd.clone()),
+        ));
+        let ctx = ToolUseContext::new(&cwd);
+        for command in ["X=rm; $X -rf ~", "eval \"$y\""] {
+            std::fs::write(&log, "").unwrap();
+            let call = ToolCallInfo::new("Bash", json!({"command": command}), "toolu_1");
+            let out = runner.run_pre_tool_use(&call, &ctx).await;
+            assert!(out.decision.is_none(), "{command}: {:?}", out.decision);
+            assert!(
+                std::fs::read_to_string(&log).unwrap().contains("tool_name"),
+                "{command}: the hook did not run"
+            );
+        }
+        let call = ToolCallInfo::new("Bash", json!({"command": "npm test foo"}), "toolu_1");
+        let out = runner.run_pre_tool_use(&call, &ctx).await;
+        assert_eq!(
+            out.decision.map(|d| d.behavior),
+            Some(PermissionDecision::Allow)
+        );
     }
 }

@@ -300,6 +300,11 @@ pub struct Diagnostic {
 const GROUP_SKIPPED: &str = "; group skipped";
 const SKIPPED: &str = "; skipped";
 const IGNORED: &str = "; ignored";
+/// The tail of a wrong-typed `allowedHttpHookUrls` in a load that goes on.
+const EMPTY_URL_LIST: &str = "; read as an empty list: no http hook runs";
+/// The tail of a wrong-typed `httpHookAllowedEnvVars` in a load that goes on.
+const EMPTY_ENV_LIST: &str =
+    "; read as an empty list: no environment variable is expanded in http hook headers";
 
 impl Diagnostic {
     /// The diagnostic as an error that stops the command (a hook `--settings` gives that
@@ -307,7 +312,13 @@ impl Diagnostic {
     /// `; skipped` or `; ignored` of a load that goes on without that part.
     pub fn stopping_the_command(&self) -> String {
         let mut message = self.message.as_str();
-        for tail in [GROUP_SKIPPED, SKIPPED, IGNORED] {
+        for tail in [
+            GROUP_SKIPPED,
+            SKIPPED,
+            IGNORED,
+            EMPTY_URL_LIST,
+            EMPTY_ENV_LIST,
+        ] {
             if let Some(problem) = message.strip_suffix(tail) {
                 message = problem;
                 break;
@@ -677,16 +688,28 @@ impl HooksConfig {
                         let list = slot.get_or_insert_with(Vec::new);
                         list.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
                     }
-                    Some(other) => diags.push(Diagnostic {
-                        kind: DiagnosticKind::Invalid,
-                        source: Some(f.source),
-                        path: f.path.clone(),
-                        location: key.into(),
-                        message: format!(
-                            "must be an array of strings, got {}{IGNORED}",
-                            tool_core::shown_setting(other)
-                        ),
-                    }),
+                    // A restriction of the wrong type restricts all the same: read as an
+                    // empty list (dropping it would let every http hook POST anywhere).
+                    // From `--settings` it stops the command
+                    // ([`LoadedHooks::command_line_errors`](crate::LoadedHooks::command_line_errors)).
+                    Some(other) => {
+                        slot.get_or_insert_with(Vec::new);
+                        let tail = if key == "allowedHttpHookUrls" {
+                            EMPTY_URL_LIST
+                        } else {
+                            EMPTY_ENV_LIST
+                        };
+                        diags.push(Diagnostic {
+                            kind: DiagnosticKind::Invalid,
+                            source: Some(f.source),
+                            path: f.path.clone(),
+                            location: key.into(),
+                            message: format!(
+                                "must be an array of strings, got {}{tail}",
+                                tool_core::shown_setting(other)
+                            ),
+                        });
+                    }
                 }
             }
         }

@@ -206,9 +206,39 @@ impl Matcher {
 ///   Code, whose `if` reads such a string as a tool name no tool has. It is not silent:
 ///   [`HooksConfig`](crate::HooksConfig) reports it as a diagnostic when the hooks are
 ///   loaded.
+/// - It says how a rule matched ([`RuleMatcher::match_rule`]): a match the call was
+///   not seen whole for (a command that does not say what it runs, a tool the matcher
+///   cannot see) is [`IfMatch::FailOpen`]: the hook runs, so that a guard's deny or ask
+///   holds, but an `allow` it returns (and its `updatedInput`) is not honoured.
 pub trait RuleMatcher: Send + Sync {
     /// Whether `rule` matches the call of `tool_name` with `tool_input`.
     fn matches(&self, rule: &str, tool_name: &str, tool_input: &Value) -> bool;
+
+    /// How `rule` matches the call: [`IfMatch::Exact`] or [`IfMatch::No`] by
+    /// [`matches`](Self::matches) unless the implementation says more. One that fails open
+    /// overrides this to return [`IfMatch::FailOpen`] there.
+    fn match_rule(&self, rule: &str, tool_name: &str, tool_input: &Value) -> IfMatch {
+        if self.matches(rule, tool_name, tool_input) {
+            IfMatch::Exact
+        } else {
+            IfMatch::No
+        }
+    }
+}
+
+/// How a hook's `if` rule matched a call ([`RuleMatcher::match_rule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfMatch {
+    /// The rule matched what the call does: the hook runs and its answer counts in full.
+    Exact,
+    /// The call could not be matched as written (a command whose text does not say what
+    /// it runs, a tool the matcher cannot see), so the hook runs in case it matches: its
+    /// deny, ask or `continue: false` stand, but an `allow` it returns is no decision and
+    /// its `updatedInput` is ignored (an approver for `Bash(npm test *)` must not approve
+    /// `X=rm; $X -rf ~`).
+    FailOpen,
+    /// The rule does not match: the hook does not run.
+    No,
 }
 
 /// What is wrong with an `if` rule that the permission rule parser (tool-perms', which the

@@ -13,7 +13,7 @@ use tool_core::{PermissionUpdate, ToolUseContext};
 use crate::config::{
     HandlerKind, HookHandler, HooksConfig, OnFailure, TOOL_EVENTS, default_timeout,
 };
-use crate::matcher::{BasicRuleMatcher, RuleMatcher};
+use crate::matcher::{BasicRuleMatcher, IfMatch, RuleMatcher};
 use crate::outcome::{
     AsyncHookResult, CommonOutcome, EventOutcome, HookMessage, HookRunReport,
     PermissionDeniedOutcome, PermissionRequestOutcome, PermissionRequestVerdict,
@@ -192,6 +192,9 @@ struct HookResult {
     /// A PermissionRequest hook that could not be started for want of a system resource:
     /// why, the call's deny message ([`GUARD_EVENTS`]).
     unstarted_guard: Option<String>,
+    /// The hook's `if` matched only because the call could not be matched as written
+    /// ([`IfMatch::FailOpen`]): an allow it returns, and its `updatedInput`, are not taken.
+    fail_open: bool,
 }
 
 impl HookResult {
@@ -206,6 +209,7 @@ impl HookResult {
             report: None,
             exit2_output: None,
             unstarted_guard: None,
+            fail_open: false,
         }
     }
 }
@@ -474,19 +478,25 @@ impl HookRunner {
             );
         }
         let is_tool_event = TOOL_EVENTS.contains(&event);
-        let handlers: Vec<&HookHandler> = inner
+        // Each handler that runs, and whether its `if` matched only by failing open.
+        let handlers: Vec<(&HookHandler, bool)> = inner
             .config
             .matching(event, matcher_value)
             .into_iter()
-            .filter(|h| match (&h.if_condition, call) {
-                (None, _) => true,
+            .filter_map(|h| match (&h.if_condition, call) {
+                (None, _) => Some((h, false)),
                 (Some(rule), Some(call)) if is_tool_event => {
-                    inner
+                    match inner
                         .rule_matcher
-                        .matches(rule, &call.tool_name, &call.tool_input)
+                        .match_rule(rule, &call.tool_name, &call.tool_input)
+                    {
+                        IfMatch::Exact => Some((h, false)),
+                        IfMatch::FailOpen => Some((h, true)),
+                        IfMatch::No => None,
+                    }
                 }
                 // `if` on a non-tool event: the handler never runs.
-                (Some(_), _) => false,
+                (Some(_), _) => None,
             })
             .collect();
         if handlers.is_empty() {
@@ -508,17 +518,22 @@ impl HookRunner {
             cancel: ctx.cancellation(),
         };
         let mut sync = Vec::new();
-        for h in handlers {
+        for (h, fail_open) in handlers {
             if let HandlerKind::Command(c) = &h.kind
                 && c.is_async
             {
                 self.spawn_async(inner, &job, h);
                 continue;
             }
-            sync.push(h);
+            sync.push((h, fail_open));
         }
         let cancel = ctx.cancellation();
-        let futs = sync.iter().map(|h| self.run_one(&job, h));
+        let job = &job;
+        let futs = sync.iter().map(|&(h, fail_open)| async move {
+            let mut r = self.run_one(job, h).await;
+            r.fail_open = fail_open;
+            r
+        });
         let results = futures::future::join_all(futs).await;
         let cancelled = cancel.is_cancelled() && results.iter().any(|r| r.cancelled);
         (results, cancelled)
@@ -1131,7 +1146,14 @@ impl HookRunner {
                         None => None,
                     }
                 };
-            let updated = hso.and_then(|h| h.updated_input.clone()).map(Value::Object);
+            // A hook whose `if` matched only by failing open guards, never approves: its
+            // allow is no decision and its `updatedInput` is not taken.
+            let decision = decision
+                .filter(|(behavior, _)| !(r.fail_open && *behavior == PermissionDecision::Allow));
+            let updated = hso
+                .and_then(|h| h.updated_input.clone())
+                .map(Value::Object)
+                .filter(|_| !r.fail_open);
             match &decision {
                 None => {
                     if let Some(u) = updated {
@@ -1373,6 +1395,9 @@ impl HookRunner {
                         });
                     }
                 }
+                // As on PreToolUse: an allow from a hook whose `if` matched only by
+                // failing open is no decision.
+                PermissionRequestDecision::Allow { .. } if r.fail_open => {}
                 PermissionRequestDecision::Allow {
                     updated_input,
                     updated_permissions,

@@ -81,7 +81,9 @@ pub struct LoadedHooks {
 impl LoadedHooks {
     /// The problems in hooks the command line gave (`--settings` files or JSON) that leave
     /// a hook or a group of them unread: an invalid entry, where running on without it
-    /// (a PreToolUse guard) would fail open, so a host stops the command instead. Worded as
+    /// (a PreToolUse guard) would fail open, so a host stops the command instead; and an
+    /// `allowedHttpHookUrls` or `httpHookAllowedEnvVars` of the wrong type (a restriction
+    /// that was given and cannot be read as written). Worded as
     /// such ([`Diagnostic::stopping_the_command`]): without the `; group skipped` of a load
     /// that goes on. What is not run by design ([`DiagnosticKind::NotRun`]) is not among
     /// them, nor a file that cannot be read as JSON (the permission settings loader reports
@@ -92,12 +94,17 @@ impl LoadedHooks {
             .filter(|d| {
                 d.source == Some(RuleSource::FlagSettings)
                     && d.kind == DiagnosticKind::Invalid
-                    && d.location.starts_with("hooks")
+                    && (d.location.starts_with("hooks")
+                        || RESTRICTIONS.contains(&d.location.as_str()))
             })
             .map(Diagnostic::stopping_the_command)
             .collect()
     }
 }
+
+/// The settings that restrict http hooks: one of the wrong type in `--settings` stops the
+/// command.
+const RESTRICTIONS: &[&str] = &["allowedHttpHookUrls", "httpHookAllowedEnvVars"];
 
 fn read_file(
     path: &Path,

@@ -620,6 +620,124 @@ async fn custom_rule_matcher_is_used() {
     assert_eq!(out.common.system_messages.len(), 1);
 }
 
+/// A matcher that fails open for every rule but `Exact(...)`: the call "could not be
+/// matched as written".
+struct FailsOpen;
+
+impl tool_hooks::RuleMatcher for FailsOpen {
+    fn matches(&self, _: &str, _: &str, _: &Value) -> bool {
+        true
+    }
+    fn match_rule(&self, rule: &str, _: &str, _: &Value) -> tool_hooks::IfMatch {
+        if rule.starts_with("Exact(") {
+            tool_hooks::IfMatch::Exact
+        } else {
+            tool_hooks::IfMatch::FailOpen
+        }
+    }
+}
+
+/// A hook whose `if` matched only because the call could not be matched as written (the
+/// fail-open) still runs, and its deny, ask and `continue: false` stand; but its allow is no
+/// decision (the user is still asked) and its `updatedInput` is not taken, on PreToolUse
+/// and on PermissionRequest. The same hook behind an exact match approves as before. (An
+/// approver `if: "Bash(npm test *)"` approved `X=rm; $X -rf ~`.)
+#[tokio::test]
+async fn a_fail_open_if_match_never_approves() {
+    let env = Env::new();
+    let with_if = |rule: &str, out: Value| {
+        let mut h = json_hook(&out);
+        h["if"] = json!(rule);
+        h
+    };
+    let rewritten = json!({"command": "echo rewritten"});
+    let allow = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "allow", "updatedInput": rewritten}});
+    let run = |hooks: Vec<Value>| {
+        let r = runner(one("PreToolUse", "Bash", hooks))
+            .with_rule_matcher(std::sync::Arc::new(FailsOpen));
+        let ctx = env.ctx();
+        async move { r.run_pre_tool_use(&bash("X=rm; $X -rf ~"), &ctx).await }
+    };
+    let out = run(vec![with_if("Bash(npm test *)", allow.clone())]).await;
+    assert!(out.decision.is_none(), "{:?}", out.decision);
+    assert!(
+        out.passthrough_input.is_none(),
+        "{:?}",
+        out.passthrough_input
+    );
+    assert_eq!(out.common.runs.len(), 1, "the hook did not run");
+    // Legacy `decision: "approve"` and a passthrough rewrite: not taken either.
+    let out = run(vec![
+        with_if("Bash(npm test *)", json!({"decision": "approve"})),
+        with_if(
+            "Bash(npm *)",
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": rewritten}}),
+        ),
+    ])
+    .await;
+    assert!(out.decision.is_none(), "{:?}", out.decision);
+    assert!(
+        out.passthrough_input.is_none(),
+        "{:?}",
+        out.passthrough_input
+    );
+    // A deny, an ask and `continue: false` stand.
+    for (out_json, behavior) in [
+        (
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}),
+            PermissionDecision::Deny,
+        ),
+        (
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}),
+            PermissionDecision::Ask,
+        ),
+    ] {
+        let out = run(vec![with_if("Bash(rm *)", out_json)]).await;
+        assert_eq!(out.decision.map(|d| d.behavior), Some(behavior));
+    }
+    let out = run(vec![with_if(
+        "Bash(rm *)",
+        json!({"continue": false, "stopReason": "stop"}),
+    )])
+    .await;
+    assert!(out.common.stop.is_some());
+    // Behind an exact match, the same hook approves with its input.
+    let out = run(vec![with_if("Exact(x)", allow)]).await;
+    let d = out.decision.unwrap();
+    assert_eq!(d.behavior, PermissionDecision::Allow);
+    assert_eq!(d.updated_input, Some(rewritten.clone()));
+
+    // PermissionRequest: the allow is no verdict; a deny is one.
+    let allow = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow", "updatedInput": rewritten}}});
+    let deny = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+        "decision": {"behavior": "deny", "message": "no"}}});
+    let request = |rule: &str, out: &Value| {
+        let r = runner(one(
+            "PermissionRequest",
+            "Bash",
+            vec![with_if(rule, out.clone())],
+        ))
+        .with_rule_matcher(std::sync::Arc::new(FailsOpen));
+        let ctx = env.ctx();
+        async move {
+            r.run_permission_request(&bash("X=rm; $X -rf ~"), &[], &ctx)
+                .await
+                .verdict
+        }
+    };
+    assert_eq!(request("Bash(npm test *)", &allow).await, None);
+    assert!(matches!(
+        request("Bash(rm *)", &deny).await,
+        Some(tool_hooks::PermissionRequestVerdict::Deny { .. })
+    ));
+    assert!(matches!(
+        request("Exact(x)", &allow).await,
+        Some(tool_hooks::PermissionRequestVerdict::Allow { .. })
+    ));
+}
+
 #[tokio::test]
 async fn identical_handlers_run_once() {
     let env = Env::new();

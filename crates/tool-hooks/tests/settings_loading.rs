@@ -373,3 +373,96 @@ fn command_line_errors_do_not_say_skipped() {
         "{ambient:?}"
     );
 }
+
+/// A restriction list of the wrong type never fails open. Given by `--settings`,
+/// `allowedHttpHookUrls` or `httpHookAllowedEnvVars` that is not an array is a command-line
+/// error (the command stops, as for an invalid hook): dropping it let an http hook POST
+/// anywhere. In a settings file, it is read as an empty list and the warning says so: no
+/// http hook is allowed (none is configured, nothing is sent to a listening server) and no
+/// environment variable is expanded in a header.
+#[tokio::test]
+async fn restriction_lists_of_the_wrong_type_fail_closed() {
+    let env = Env::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/exfil", listener.local_addr().unwrap());
+    let http_hook = |extra: Value| {
+        let mut h = json!({"type": "http", "url": url});
+        h.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"PreToolUse": [{"hooks": [h]}]})
+    };
+
+    // On the command line: an error that stops the command, for either list.
+    for key in ["allowedHttpHookUrls", "httpHookAllowedEnvVars"] {
+        let mut p = paths(&env);
+        p.flag_settings
+            .push(json!({key: "http://127.0.0.1:1/*", "hooks": http_hook(json!({}))}).to_string());
+        let errors = load_hooks(&p).command_line_errors();
+        assert!(
+            errors.len() == 1
+                && errors[0].starts_with("--settings")
+                && errors[0].contains(key)
+                && errors[0].contains("must be an array of strings"),
+            "{key}: {errors:?}"
+        );
+    }
+
+    // In a file: an empty URL allow list, so the hook is not configured and sends nothing.
+    write(
+        &env,
+        "user/settings.json",
+        &json!({"allowedHttpHookUrls": "http://127.0.0.1:1/*", "hooks": http_hook(json!({}))}),
+    );
+    let loaded = load_hooks(&paths(&env));
+    assert!(loaded.command_line_errors().is_empty());
+    let shown: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        shown.iter().any(|d| d.contains("allowedHttpHookUrls")
+            && d.contains("must be an array of strings")
+            && d.contains("no http hook runs")),
+        "{shown:?}"
+    );
+    assert!(
+        loaded
+            .config
+            .matching("PreToolUse", Some("Bash"))
+            .is_empty(),
+        "{:?}",
+        loaded.config
+    );
+    let out = HookRunner::new(loaded.config)
+        .run_pre_tool_use(
+            &ToolCallInfo::new("Bash", json!({"command": "ls"}), "toolu_1"),
+            &env.ctx(),
+        )
+        .await;
+    assert!(out.decision.is_none());
+    assert!(
+        listener.accept().is_err(),
+        "the http hook reached the server"
+    );
+
+    // An env var list of the wrong type: the hook runs, but expands no variable.
+    write(
+        &env,
+        "user/settings.json",
+        &json!({
+            "httpHookAllowedEnvVars": "TOKEN",
+            "hooks": http_hook(json!({"allowedEnvVars": ["TOKEN"], "headers": {"A": "$TOKEN"}})),
+        }),
+    );
+    let loaded = load_hooks(&paths(&env));
+    let shown: Vec<String> = loaded.diagnostics.iter().map(ToString::to_string).collect();
+    assert!(
+        shown.iter().any(|d| d.contains("httpHookAllowedEnvVars")
+            && d.contains("no environment variable is expanded")),
+        "{shown:?}"
+    );
+    let hooks = loaded.config.matching("PreToolUse", Some("Bash"));
+    assert!(
+        matches!(&hooks[..], [h] if matches!(&h.kind, HandlerKind::Http(http) if http.allowed_env_vars.is_empty())),
+        "{hooks:?}"
+    );
+}

@@ -30,8 +30,9 @@ use crate::bash::parse::{
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
-    PathRoots, PathRuleSet, escape_glob, is_critical_removal, protected_glob_reason,
-    protected_reason, resolve_symlinks, resolved_anchor, suspicious_windows_pattern, through_proc,
+    CriticalDirs, FindNameFilter, PathRoots, PathRuleSet, escape_glob, find_name_filter,
+    protected_glob_reason, protected_reason, resolve_symlinks, resolved_anchor,
+    suspicious_windows_pattern, through_proc,
 };
 use crate::rule::{RuleValueParsed, format_rule, parse_rule};
 
@@ -2150,12 +2151,12 @@ impl PermissionEngine {
     }
 
     /// The home directory a `~` in a command expands to, if one is known: the context's,
-    /// else the engine's. An empty one is none (bash expands `~` to the empty string then,
-    /// and to the password database's home when `HOME` is unset).
+    /// the `HOME` the session's commands run with. Not the engine's, which is where the
+    /// configuration was read from before the settings' `env` applied (an `env` that empties
+    /// `HOME` leaves the context none). An empty one is none (bash expands `~` to the empty
+    /// string then, and to the password database's home when `HOME` is unset).
     fn expansion_home<'a>(&'a self, ctx: &'a ToolUseContext) -> Option<&'a Path> {
-        ctx.home()
-            .or(self.roots.home.as_deref())
-            .filter(|h| !h.as_os_str().is_empty())
+        ctx.home().filter(|h| !h.as_os_str().is_empty())
     }
 
     /// When no home directory is known ([`Self::expansion_home`]) and `value`, run in `cwd`
@@ -2505,7 +2506,14 @@ impl PermissionEngine {
         } else {
             args
         };
-        let wds = ctx.working_directories();
+        // The critical directories, their spellings resolved once for every path checked.
+        let critical = std::cell::OnceCell::new();
+        let critical = || {
+            critical.get_or_init(|| {
+                let home = ctx.home().or(self.roots.home.as_deref());
+                CriticalDirs::new(home, &ctx.working_directories())
+            })
+        };
         let reading = GlobReading::of(analysis);
         let dotglob = reading.dotglob;
         // Each path once (`cat * * *` lists the same files again), and only so many.
@@ -2622,6 +2630,10 @@ impl PermissionEngine {
         // destination).
         let removal_checked = |index: usize| {
             matches!(name, "rm" | "rmdir")
+                // `mv`'s sources leave where they were, as removed ones do.
+                || (name == "mv"
+                    && index < listed
+                    && dest.as_ref().is_none_or(|d| d.index != index))
                 || (mirror_deletes
                     && index < listed
                     && (dest.as_ref().is_none_or(|d| d.index == index)
@@ -2642,8 +2654,10 @@ impl PermissionEngine {
         // `rmdir`, `find -delete` or `-exec rm` unfiltered, `tar --remove-files`), moved (`mv`'s
         // sources) or emptied of what the source lacks (`rsync --delete`'s destination).
         // One that holds a protected path is asked about as that path would be.
-        // (A `find` that filters what it deletes, `-name '*.pyc'`, does not take its roots.)
-        let find_deletes = find_deleting_everything(words).is_some();
+        // (A `find` whose filters rule out every protected name, `-name '*.pyc'`, does not
+        // take its roots; one filtered otherwise, `-type f`, may take what they hold.)
+        let find_deletes = find_deletion(words)
+            .is_some_and(|d| d.everything || d.names != FindNameFilter::RulesOut);
         let takes_away = |index: usize| {
             index < listed
                 && match name {
@@ -2653,6 +2667,11 @@ impl PermissionEngine {
                     _ => tree_changed(index),
                 }
         };
+        // An operand removed or moved away whole, the directory with everything under it
+        // (`rm -r`, `mv`'s sources): one that is `/` or a home is critical. (`rmdir` removes
+        // an empty directory only: `rmdir "$PWD"` is no such removal.)
+        let removes_whole =
+            |index: usize| removal_checked(index) && (tree_changed(index) || name == "mv");
         let changed_how = match name {
             "rm" => "removes everything under",
             "mv" => "moves everything under",
@@ -2690,11 +2709,28 @@ impl PermissionEngine {
                     })
                     .collect(),
                 (None, None) => {
+                    // Another user's home (`~root`, `~bin/`: `/bin` for that system user),
+                    // removed or moved: bash takes it from the password database.
+                    if (removes_whole(index) || name == "rmdir") && user_home(&arg.raw).is_some() {
+                        let why = format!(
+                            "`{text}` would remove the home directory of a user ({}), which may be a critical directory such as /bin or /root",
+                            arg.raw
+                        );
+                        return Some(Finding::safety_ask(why, text));
+                    }
                     let message = format!(
                         "`{text}` uses a computed path ({}), which cannot be checked.",
                         arg.raw
                     );
-                    let removes_tree = removal_checked(index) && tree_changed(index);
+                    let removes_tree = removes_whole(index);
+                    // A variable the line itself sets (`x=/; rm -rf $x`), removed whole: it
+                    // may be set to `/` or the home.
+                    if removes_tree && let Some(var) = line_variable(&arg.raw, analysis) {
+                        let why = format!(
+                            "`{text}` removes what the variable {var}, set on this command line, names, which may be a whole directory such as / or the home"
+                        );
+                        return Some(Finding::safety_ask(why, text));
+                    }
                     let f = self.computed_path(set, &arg.raw, use_, removes_tree, message);
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
@@ -2710,7 +2746,7 @@ impl PermissionEngine {
                         "`{text}` uses a path under the home directory ({}), which is not known here, so it cannot be checked.",
                         arg.raw
                     );
-                    let removes_tree = removal_checked(index) && tree_changed(index);
+                    let removes_tree = removes_whole(index);
                     let f = self.computed_path(set, &spelled, use_, removes_tree, message);
                     worst = Some(pick(worst, f.sub(text.clone())));
                     continue;
@@ -2764,7 +2800,6 @@ impl PermissionEngine {
                         Some((dir, entries)) => {
                             paths.push(dir.clone());
                             if matches!(name, "rm" | "rmdir") {
-                                let home = ctx.home().or(self.roots.home.as_deref());
                                 let last = value.rsplit('/').next().unwrap_or("");
                                 // A glob that matches every name there (`*`, `?*`, `[a-z]*`
                                 // in a directory of such names) empties it.
@@ -2791,8 +2826,8 @@ impl PermissionEngine {
                                         !entries.is_empty() && entries.len() >= names
                                     }
                                 };
-                                if (is_critical_removal(&dir, home, &wds)
-                                    || is_critical_removal(&resolve_symlinks(&dir), home, &wds))
+                                if (critical().contains(&dir)
+                                    || critical().contains(&resolve_symlinks(&dir)))
                                     && everything()
                                 {
                                     let why = format!(
@@ -2837,18 +2872,17 @@ impl PermissionEngine {
                     }
                     // A glob's directory is listed to be checked as a path, not removed
                     // (`rm -f *.bak` in the project root; `rm *` asks above).
-                    if removal_checked(index) && !glob_dirs.contains(&p) {
-                        let home = ctx.home().or(self.roots.home.as_deref());
-                        if is_critical_removal(&p, home, &wds)
-                            || is_critical_removal(&resolve_symlinks(&p), home, &wds)
-                        {
-                            let why = format!(
-                                "`{text}` would delete the critical directory {}",
-                                p.display()
-                            );
-                            return Some(Finding::safety_ask(why, text));
-                        }
+                    if removal_checked(index)
+                        && !glob_dirs.contains(&p)
+                        && (critical().contains(&p) || critical().contains(&resolve_symlinks(&p)))
+                    {
+                        let why = format!(
+                            "`{text}` would delete the critical directory {}",
+                            p.display()
+                        );
+                        return Some(Finding::safety_ask(why, text));
                     }
+
                     // `/dev/null` takes output freely (`-o /dev/null`), but removing,
                     // moving, linking or re-moding its entry breaks every program that
                     // writes to it.
@@ -2894,7 +2928,7 @@ impl PermissionEngine {
                     if takes_away(index)
                         && tree_root
                         && !glob_dirs.contains(&p)
-                        && let Some(why) = self.protected_inside(&p)
+                        && let Some(why) = self.protected_inside(&p, name != "rmdir")
                     {
                         let why = format!(
                             "`{text}` would remove or move {} with everything in it: it {why}.",
@@ -2964,8 +2998,10 @@ impl PermissionEngine {
     /// (a settings file, the managed settings directory's drop-ins, the user's configuration
     /// directory), or a protected name directly in it (`.git`, `.claude`, `.bashrc`, …:
     /// [`protected_reason`]), found with one listing of `dir`, not a walk. A directory of
-    /// more than [`MAX_TREE_ENTRIES`] entries is not listed through: it may hold one.
-    fn protected_inside(&self, dir: &Path) -> Option<String> {
+    /// more than [`MAX_TREE_ENTRIES`] entries is not listed through: it may hold one. With
+    /// `listing` false only the known places are looked for (`rmdir` removes only an empty
+    /// directory).
+    fn protected_inside(&self, dir: &Path, listing: bool) -> Option<String> {
         let dirs = [normalize_lexically(dir), resolve_symlinks(dir)];
         let known = self
             .roots
@@ -2985,6 +3021,9 @@ impl PermissionEngine {
                 ));
             }
         }
+        if !listing {
+            return None;
+        }
         let entries = std::fs::read_dir(dir).ok()?;
         for (n, entry) in entries.enumerate() {
             if n >= MAX_TREE_ENTRIES {
@@ -3000,9 +3039,10 @@ impl PermissionEngine {
             {
                 continue;
             }
-            let path = dir.join(entry.file_name());
-            if let Some(what) = crate::path::protected_kind(&path) {
-                return Some(format!("holds {}, which {what}", path.display()));
+            let name = entry.file_name();
+            let is_dir = || dir.join(&name).is_dir();
+            if let Some(what) = crate::path::protected_name_kind(&name, is_dir) {
+                return Some(format!("holds {}, which {what}", dir.join(&name).display()));
             }
         }
         None
@@ -3857,10 +3897,21 @@ impl PermissionEngine {
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
     ) -> Option<String> {
-        let (roots_at, expression_at) = find_deleting_everything(words)?;
-        let home = ctx.home().or(self.roots.home.as_deref());
-        let wds = ctx.working_directories();
+        let deletion = find_deletion(words)?;
         let text = sub.raw_text();
+        // A filter that names a protected file (`-name .bashrc`) deletes it wherever find
+        // finds it, as `rm` of it would.
+        if !deletion.everything && deletion.names == FindNameFilter::Protected {
+            return Some(format!(
+                "`{text}` deletes files of a protected name (such as .git, .claude or .bashrc) wherever it finds them"
+            ));
+        }
+        if !deletion.everything {
+            return None;
+        }
+        let (roots_at, expression_at) = (deletion.roots_at, deletion.expression_at);
+        let home = ctx.home().or(self.roots.home.as_deref());
+        let critical = CriticalDirs::new(home, &ctx.working_directories());
         // No root: find walks `.`.
         let dot = Word {
             raw: ".".into(),
@@ -3900,6 +3951,12 @@ impl PermissionEngine {
                 continue;
             }
             let v = literal_tilde(root);
+            if user_home(&root.raw).is_some() {
+                return Some(format!(
+                    "`{text}` deletes everything under the home directory of a user ({}), which may be a critical directory such as /bin or /root",
+                    root.raw
+                ));
+            }
             if let Some(spelled) = self.tilde_without_home(&v, &sub.cwd, &sub.other_cwds, ctx) {
                 if computed_path_safety(&spelled, PathUse::Write, true).is_some() {
                     return Some(format!(
@@ -3913,9 +3970,7 @@ impl PermissionEngine {
                 continue;
             };
             for p in paths {
-                if is_critical_removal(&p, home, &wds)
-                    || is_critical_removal(&resolve_symlinks(&p), home, &wds)
-                {
+                if critical.contains(&p) || critical.contains(&resolve_symlinks(&p)) {
                     return Some(format!(
                         "`{text}` would delete everything under the critical directory {}",
                         p.display()
@@ -4689,11 +4744,26 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
         })
 }
 
-/// Where `find WORDS` has its roots and its expression (`(roots_at, expression_at)`), when
-/// it deletes everything under its roots: `-delete` or an `-exec rm` of what it finds, with
-/// nothing that filters what it deletes (`-name x`, `-type f`, …; `-mindepth 1`, `-name '*'`,
-/// `-true` filter nothing). `None` for any other command.
-fn find_deleting_everything(words: &[Word]) -> Option<(usize, usize)> {
+/// What a `find` that deletes (`-delete`, or an `-exec rm` of what it finds) deletes.
+#[derive(Debug, Clone, Copy)]
+struct FindDeletion {
+    /// Where its roots start.
+    roots_at: usize,
+    /// Where its expression starts.
+    expression_at: usize,
+    /// Nothing filters what it deletes: no test ANDed before the deletion, or one that every
+    /// name passes (`-mindepth 1`, `-name '*'`, `-true`). A test after the deletion (find
+    /// deletes a file before it tests it), a negated one (`! -name x`) or one with another
+    /// branch around it (`-name .git -prune -o -delete`) filters nothing.
+    everything: bool,
+    /// What its ANDed name filters let through of the protected names: the narrowest of
+    /// them (`-name '*.pyc'` rules them all out), [`FindNameFilter::MayMatch`] without one.
+    names: FindNameFilter,
+}
+
+/// What `find WORDS` deletes ([`FindDeletion`]); `None` when it deletes nothing or is no
+/// `find`.
+fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
     let name = words.first()?.value.as_deref().map(basename)?;
     if name != "find" {
         return None;
@@ -4769,34 +4839,147 @@ fn find_deleting_everything(words: &[Word]) -> Option<(usize, usize)> {
     let any_text = |v: Option<&str>| {
         v.is_some_and(|v| v == ".+" || (!v.is_empty() && v.replace(".*", "").is_empty()))
     };
+    // Options whose next word is their argument, not a test of its own.
+    let takes_argument = |v: &str| {
+        matches!(
+            v,
+            "-type"
+                | "-xtype"
+                | "-size"
+                | "-mtime"
+                | "-atime"
+                | "-ctime"
+                | "-mmin"
+                | "-amin"
+                | "-cmin"
+                | "-newer"
+                | "-anewer"
+                | "-cnewer"
+                | "-user"
+                | "-group"
+                | "-uid"
+                | "-gid"
+                | "-perm"
+                | "-links"
+                | "-inum"
+                | "-samefile"
+                | "-fstype"
+                | "-used"
+                | "-lname"
+                | "-ilname"
+                | "-printf"
+                | "-fprint"
+                | "-fprint0"
+                | "-fls"
+                | "-context"
+        ) || v.starts_with("-newer")
+    };
+    // A parenthesised group of name tests joined by `-o` (`\( -name '*.pyc' -o -name
+    // '*.pyo' \)`): a filter, letting through what its loosest name does.
+    let name_alternatives = |group: &[Word]| -> Option<FindNameFilter> {
+        let values: Vec<&str> = group
+            .iter()
+            .map(|w| w.value.as_deref())
+            .collect::<Option<_>>()?;
+        let mut loosest = FindNameFilter::RulesOut;
+        let mut alternatives = values.split(|v| matches!(*v, "-o" | "-or"));
+        let mut count = 0;
+        for alternative in alternatives.by_ref() {
+            match alternative {
+                [test, pattern]
+                    if matches!(*test, "-name" | "-iname") && !every_name(Some(pattern)) =>
+                {
+                    loosest = loosest.max(find_name_filter(pattern));
+                }
+                _ => return None,
+            }
+            count += 1;
+        }
+        (count > 1).then_some(loosest)
+    };
     let mut deletes = false;
+    // Another branch beside the deletion (`-o`, `,`) deletes what a test before it keeps.
+    let mut branches = false;
+    let mut filtered = false;
+    let mut names: Option<FindNameFilter> = None;
+    // The test at hand is negated: it filters nothing.
+    let mut negated = false;
     let mut i = 0;
     while i < expression.len() {
-        let step = match value(i) {
-            Some("-mindepth" | "-maxdepth" | "-regextype") => 2,
+        let v = value(i);
+        let was_negated = std::mem::take(&mut negated);
+        // A test before the deletion, ANDed, not negated, filters what it deletes.
+        let mut filter = |name: Option<FindNameFilter>| {
+            if !deletes && !was_negated {
+                filtered = true;
+                if let Some(n) = name {
+                    names = Some(names.map_or(n, |m| m.min(n)));
+                }
+            }
+        };
+        let step = match v {
+            Some("-o" | "-or" | ",") => {
+                branches = true;
+                1
+            }
+            Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
+            // A negated group: whatever it holds filters nothing.
+            Some("!" | "-not") if value(i + 1) == Some("(") => {
+                branches = true;
+                1
+            }
+            Some("!" | "-not") => {
+                negated = true;
+                1
+            }
+            Some("(") => {
+                // The group up to its `)`.
+                let mut depth = 0usize;
+                let close = (i..expression.len()).find(|&j| {
+                    match value(j) {
+                        Some("(") => depth += 1,
+                        Some(")") => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    depth == 0
+                });
+                match close.and_then(|c| name_alternatives(&expression[i + 1..c]).zip(Some(c))) {
+                    Some((loosest, c)) => {
+                        filter(Some(loosest));
+                        c + 1 - i
+                    }
+                    // Any other group is read as if it were not there (an `-o` in it
+                    // counts as a branch).
+                    None => 1,
+                }
+            }
             Some(
-                "-depth"
+                ")"
+                | "-depth"
                 | "-xdev"
                 | "-mount"
                 | "-print"
+                | "-print0"
+                | "-ls"
                 | "-ignore_readdir_race"
                 | "-noleaf"
                 | "-true"
                 | "-a"
                 | "-and"
-                | "("
-                | ")"
                 | "-follow"
                 | "-daystart"
                 | "-nowarn"
-                | "-warn",
-            ) => 1,
-            Some("-prune") if recursive_rm => 1,
+                | "-warn"
+                | "-prune",
+            ) if v != Some("-prune") || recursive_rm || deletes => 1,
+            Some("-mindepth" | "-maxdepth" | "-regextype") => 2,
             Some("-type") if recursive_rm && value(i + 1) == Some("d") => 2,
-            Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
-            Some("-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename")
-                if every_name(value(i + 1)) =>
-            {
+            Some("-name" | "-iname") if every_name(value(i + 1)) => 2,
+            Some("-name" | "-iname") => {
+                filter(Some(find_name_filter(value(i + 1).unwrap_or("*"))));
+                2
+            }
+            Some("-path" | "-ipath" | "-wholename" | "-iwholename") if every_name(value(i + 1)) => {
                 2
             }
             Some("-regex" | "-iregex") if any_text(value(i + 1)) => 2,
@@ -4806,24 +4989,44 @@ fn find_deleting_everything(words: &[Word]) -> Option<(usize, usize)> {
             }
             Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
                 let (program, _, end) = exec_at(i);
-                if program != Some("rm") {
-                    return None;
+                if program == Some("rm") {
+                    deletes = true;
                 }
-                deletes = true;
+                // Another program's exit status says nothing that can be known here: no
+                // filter.
                 end + 2
             }
-            _ => return None,
+            // Only what is empty: no protected file's content, no directory holding one.
+            Some("-empty") => {
+                filter(Some(FindNameFilter::RulesOut));
+                1
+            }
+            Some("-fprintf") => 3,
+            Some(t) if takes_argument(t) => {
+                filter(None);
+                2
+            }
+            // Any other test (`-path x`, `-empty`, `-false`, a word it takes).
+            _ => {
+                filter(None);
+                1
+            }
         };
         i += step;
     }
-    deletes.then_some((roots_at, expression_at))
+    deletes.then(|| FindDeletion {
+        roots_at,
+        expression_at,
+        everything: branches || !filtered,
+        names: names.unwrap_or(FindNameFilter::MayMatch),
+    })
 }
 
 /// Why a path the shell computes is a safety check (an ask even in bypass mode), though it
 /// cannot be checked: written, its fixed part names a protected item (`"$HOME/.bashrc"`,
-/// `"$(pwd)/.git/hooks/x"`); removed with everything under it (`rm -r`, `removal`), it is
-/// an expansion with nothing fixed after it (`"$HOME"`, `"$PWD"/*`, `$(pwd)`), which may be
-/// the home or the project itself.
+/// `"$(pwd)/.git/hooks/x"`); removed with everything under it (`rm -r`, `rmdir`, `mv`'s
+/// source: `removal`), it is an expansion with nothing fixed after it (`"$HOME"`,
+/// `"$PWD"/*`, `$(pwd)`, `$(echo /)`), which may be `/`, the home or the project itself.
 fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<String> {
     if use_ != PathUse::Write {
         return None;
@@ -4849,6 +5052,9 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         .find_map(|p| text.strip_prefix(p))
     {
         ("pwd", rest)
+    } else if let Some(rest) = substitution_rest(&text) {
+        // Any other command substitution (`$(echo /)`, `` `dirname x` ``).
+        ("$(…)", rest)
     } else if let Some(braced) = text.strip_prefix("${") {
         // `${HOME}`, `${HOME:?}`, `${HOME%/}`, `${1}`: any parameter expansion.
         let end = braced.find('}')?;
@@ -4875,11 +5081,12 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         }
         (&named[..len], &named[len..])
     };
-    // The home and the project, whatever follows them that stays at or above them; any
-    // other expansion only where, empty, it leaves the root (`"$BUILD"/*` is `/*`) or climbs.
+    // The home, the project and a command substitution (`$(echo /)`), whatever follows
+    // them that stays at or above them; any other expansion only where, empty, it leaves
+    // the root (`"$BUILD"/*` is `/*`) or climbs.
     let home_or_project = matches!(
         name,
-        "HOME" | "PWD" | "OLDPWD" | "CLAUDE_PROJECT_DIR" | "pwd"
+        "HOME" | "PWD" | "OLDPWD" | "CLAUDE_PROJECT_DIR" | "pwd" | "$(…)"
     );
     let dangerous = if home_or_project {
         matches!(
@@ -4894,6 +5101,68 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
             "It removes what an expansion names ({raw}), which may be a whole directory such as the home or the project."
         )
     })
+}
+
+/// The variable `raw` is (`$x`, `"${x}"`, nothing after it) when the command line
+/// `analysis` sets it (`x=/; …`, `export x=…`, or may set a variable it does not name:
+/// `read x`).
+fn line_variable<'a>(raw: &'a str, analysis: &Analysis) -> Option<&'a str> {
+    let text = raw.trim_matches('"');
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'))?;
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let assigns = |w: &Word| {
+        w.raw
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('=') || rest.starts_with("+="))
+    };
+    (analysis.hidden_assignment
+        || analysis.assigned.iter().any(|a| a.name == name)
+        || analysis
+            .commands
+            .iter()
+            .any(|c| c.assignments.iter().any(|a| a.name == name) || c.words.iter().any(assigns)))
+    .then_some(name)
+}
+
+/// What follows the command substitution `text` starts with (`$(…)` or `` `…` ``), when it
+/// starts with one.
+fn substitution_rest(text: &str) -> Option<&str> {
+    if let Some(inner) = text.strip_prefix("$(") {
+        let mut depth = 1usize;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(&inner[i + 1..]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        return None;
+    }
+    let inner = text.strip_prefix('`')?;
+    inner.find('`').map(|end| &inner[end + 1..])
+}
+
+/// The user a `~user` form names (`~root`, `~bin/x`), when `value` starts with one: a home
+/// bash looks up in the password database. Not `~`, `~/x`, `~+` or `~-`.
+fn user_home(value: &str) -> Option<&str> {
+    let rest = value.strip_prefix('~')?;
+    let user = rest.split('/').next().unwrap_or("");
+    (!user.is_empty()
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !matches!(user, "+" | "-"))
+    .then_some(user)
 }
 
 /// Whether the command name `raw` holds a `{` or `}` bash reads as brace syntax: outside

@@ -306,20 +306,46 @@ impl PathRoots {
     /// `sdir/`, `sdir/**`, `**/sdir`; anchored at `/` by [`anchor`](Self::anchor)), the same
     /// name at the rule's root, the cwd, as an anchored line (`<cwd>`, `/sdir`): what
     /// [`resolved_anchor`] follows through a link, so that the rule also covers where a
-    /// link of that name in the cwd leads, as `./sdir/**` does. `None` for any other rule.
-    pub fn name_at_cwd(&self, pattern: &str, anchored: &Anchored) -> Option<(PathBuf, String)> {
+    /// link of that name in the cwd leads, as `./sdir/**` does. Deny and ask rules ignore
+    /// case, so an entry of the cwd whose name differs from the rule's only in case (`SDIR`
+    /// for the link `sdir`) is named too, found with one bounded listing of the cwd. Empty
+    /// for any other rule.
+    pub fn name_at_cwd(&self, pattern: &str, anchored: &Anchored) -> Vec<(PathBuf, String)> {
+        /// Entries of the cwd looked at for a name in another case.
+        const MAX_CWD_ENTRIES: usize = 10_000;
         let pattern = pattern.trim();
         if pattern.starts_with(['/', '~']) || anchored.root != Path::new("/") {
-            return None;
+            return Vec::new();
         }
         let line = anchored.line.strip_prefix("**/").unwrap_or(&anchored.line);
-        let name = line.strip_suffix('/').unwrap_or(line);
+        let name = line
+            .strip_suffix("/**")
+            .or_else(|| line.strip_suffix('/'))
+            .unwrap_or(line);
+        let suffix = &line[name.len()..];
         // Only a literal name can be a link's (a glob is matched at any depth as it is).
-        if name.contains('/') || literal_segment(name).is_none_or(|n| n.is_empty()) {
-            return None;
-        }
+        let Some(literal) = literal_segment(name).filter(|n| !n.is_empty() && !name.contains('/'))
+        else {
+            return Vec::new();
+        };
         let root = nfc(&normalize_lexically(&self.cwd));
-        Some((root, format!("/{line}")))
+        let mut out = vec![(root.clone(), format!("/{line}"))];
+        let fold = |n: &str| fold_case(n).to_ascii_lowercase();
+        let folded = fold(&literal);
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            for entry in entries.flatten().take(MAX_CWD_ENTRIES) {
+                let Some(entry_name) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                if entry_name != literal && fold(&entry_name) == folded {
+                    out.push((
+                        root.clone(),
+                        format!("/{}{suffix}", escape_glob(&entry_name)),
+                    ));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -1078,6 +1104,21 @@ pub fn protected_kind(path: &Path) -> Option<String> {
     None
 }
 
+/// What makes an entry named `name` protected wherever it is ([`protected_kind`] of a path
+/// ending in it, judged by the name alone): a protected directory's name (`.git`, which
+/// counts as a file too, `.claude` when `is_dir`) or a sensitive file's (`.bashrc`).
+pub fn protected_name_kind(
+    name: &std::ffi::OsStr,
+    is_dir: impl FnOnce() -> bool,
+) -> Option<String> {
+    let name = name.to_string_lossy().to_lowercase();
+    if PROTECTED_DIRS.contains(&name.as_str()) && (name == ".git" || is_dir()) {
+        return Some(format!("is in a protected directory ({name})"));
+    }
+    (PROTECTED_FILES.contains(&name.as_str()) || PROTECTED_DIRS.contains(&name.as_str()))
+        .then(|| "is a sensitive file".to_owned())
+}
+
 /// Why writing what the glob `pattern` matches is a safety check, if it may be: the
 /// [`protected_reason`] of the pattern read with each glob part standing for a protected
 /// name it matches (`.gi[t]/config` is `.git/config`, `~/.clau?e/x` is `~/.claude/x`), or
@@ -1137,30 +1178,133 @@ pub fn protected_glob_reason(pattern: &str, dotglob: bool) -> Option<String> {
 /// Whether deleting `path` would remove a critical directory: `/`, a top-level directory,
 /// the home directory or its parent, or a working directory root. The home and the working
 /// directories count by their own names and by where their links lead: with `$HOME` a link
-/// (`/x/homelink -> /x/home`), `/x/home` is the home directory too.
+/// (`/x/homelink -> /x/home`), `/x/home` is the home directory too. For many paths, resolve
+/// the directories once with [`CriticalDirs`].
 pub fn is_critical_removal(path: &Path, home: Option<&Path>, working_dirs: &[PathBuf]) -> bool {
-    let depth = path
-        .components()
-        .filter(|c| matches!(c, Component::Normal(_)))
-        .count();
-    if path.is_absolute() && depth <= 1 {
-        return true;
+    CriticalDirs::new(home, working_dirs).contains(path)
+}
+
+/// The directories whose removal is critical ([`is_critical_removal`]), with the home's and
+/// the working directories' spellings (as given, and where their links lead) resolved once:
+/// checking a path is then comparisons only, not a walk of links per path.
+#[derive(Debug, Clone, Default)]
+pub struct CriticalDirs {
+    /// The home directory's spellings.
+    homes: Vec<PathBuf>,
+    /// The working directories' spellings.
+    working: Vec<PathBuf>,
+}
+
+impl CriticalDirs {
+    /// The critical directories for a session whose home is `home` (an empty one is none)
+    /// and whose working directories are `working_dirs`.
+    pub fn new(home: Option<&Path>, working_dirs: &[PathBuf]) -> Self {
+        let spellings = |dir: &Path| {
+            let lexical = normalize_lexically(dir);
+            let resolved = resolve_symlinks(&lexical);
+            [lexical, resolved]
+        };
+        let homes = home
+            .filter(|h| !h.as_os_str().is_empty())
+            .map(|h| spellings(h).to_vec())
+            .unwrap_or_default();
+        let working = working_dirs
+            .iter()
+            .flat_map(|d| std::iter::once(d.clone()).chain(spellings(d)))
+            .collect();
+        Self { homes, working }
     }
-    let spellings = |dir: &Path| {
-        let lexical = normalize_lexically(dir);
-        let resolved = resolve_symlinks(&lexical);
-        [lexical, resolved]
-    };
-    if let Some(home) = home.filter(|h| !h.as_os_str().is_empty())
-        && spellings(home)
+
+    /// Whether deleting `path` would remove a critical directory ([`is_critical_removal`]).
+    pub fn contains(&self, path: &Path) -> bool {
+        let depth = path
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .count();
+        if path.is_absolute() && depth <= 1 {
+            return true;
+        }
+        self.homes
             .iter()
             .any(|h| path == h || h.parent() == Some(path))
-    {
-        return true;
+            || self.working.iter().any(|d| d == path)
     }
-    working_dirs
-        .iter()
-        .any(|d| d == path || spellings(d).iter().any(|d| d == path))
+}
+
+/// Names found inside protected directories whose removal matters (git's own files, the
+/// settings a `.claude` or configuration directory holds, keys and credentials), lower case:
+/// a `find -name` filter naming one may delete them there.
+const INSIDE_PROTECTED: &[&str] = &[
+    "config",
+    "config.toml",
+    "config.json",
+    "credentials",
+    "credentials.toml",
+    "head",
+    "index",
+    "objects",
+    "refs",
+    "packed-refs",
+    "info",
+    "logs",
+    "modules",
+    "description",
+    "settings.json",
+    "settings.local.json",
+    "tasks.json",
+    "launch.json",
+    "id_rsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "authorized_keys",
+    "known_hosts",
+];
+
+/// What a find name filter (`-name`/`-iname PATTERN`) lets through of the protected names,
+/// compared without regard to case ([`FindNameFilter`]).
+pub fn find_name_filter(pattern: &str) -> FindNameFilter {
+    let protected = || {
+        PROTECTED_DIRS
+            .iter()
+            .chain(PROTECTED_FILES)
+            .chain(&[".config"])
+    };
+    let inside = || INSIDE_PROTECTED.iter().chain(CONFIG_DIR_ENTRIES);
+    if !pattern.contains(['*', '?', '[']) {
+        let name = pattern.replace('\\', "").to_lowercase();
+        return if protected().any(|p| *p == name) {
+            FindNameFilter::Protected
+        } else if inside().any(|p| *p == name) {
+            FindNameFilter::MayMatch
+        } else {
+            FindNameFilter::RulesOut
+        };
+    }
+    // find's `*` matches a leading dot, and `/` never is in a name.
+    let Ok(glob) = globset::GlobBuilder::new(&pattern.replace("[^", "[!"))
+        .literal_separator(true)
+        .case_insensitive(true)
+        .build()
+    else {
+        return FindNameFilter::MayMatch;
+    };
+    let matcher = glob.compile_matcher();
+    if protected().chain(inside()).any(|n| matcher.is_match(n)) {
+        FindNameFilter::MayMatch
+    } else {
+        FindNameFilter::RulesOut
+    }
+}
+
+/// What a find name filter lets through of the protected names ([`find_name_filter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FindNameFilter {
+    /// No protected name, nor a name found inside a protected directory (`*.pyc`, `a.o`).
+    RulesOut,
+    /// Some of them (`.bash*`, `config`, `*.json`).
+    MayMatch,
+    /// A protected name itself (`.bashrc`, `.git`).
+    Protected,
 }
 
 #[cfg(test)]

@@ -1356,3 +1356,133 @@ async fn options_that_run_a_local_command_meet_deny_rules() {
     );
     run_table_in(&fx, cases).await;
 }
+
+/// 10. A shell started with `BASH_ENV` or `ENV` set (on its line, through `env`, by an
+///     earlier statement, or by a script around it) reads a startup file whose name bash
+///     expands (`$(…)` in it runs) and whose commands run before its script: what runs is
+///     computed. And the variables that make git, rsync and zip run a command count
+///     wherever they were set: through `env VAR=…`, inside an `eval` (which runs in the
+///     shell), or before a nested shell (`export VAR=…; bash -c 'git fetch'`). Real runs
+///     create the victim file; under `Bash(touch:*)` each asks in bypass mode, and everyday
+///     commands stay allowed.
+#[tokio::test]
+async fn startup_files_and_command_variables_cross_statements_and_shells() {
+    let fx = Fixture::new();
+    std::fs::write(fx.out.join("f"), "hi\n").unwrap();
+    real_bash("git init -q . && zip -q a.zip f", &fx.out, &fx.home);
+    // (command, the program it needs, whether a real run is safe and quick here)
+    let runs: &[(&str, &str, bool)] = &[
+        ("BASH_ENV='$(touch victim)' bash -c true", "bash", true),
+        (
+            "export BASH_ENV='$(touch victim)'; bash -c true",
+            "bash",
+            true,
+        ),
+        ("env BASH_ENV='$(touch victim)' bash -c ls", "bash", true),
+        ("BASH_ENV='$(touch victim)' bash ./s.sh", "bash", false),
+        (
+            "B='$(touch victim)'; export BASH_ENV=$B; bash -c :",
+            "bash",
+            true,
+        ),
+        (
+            "eval \"export BASH_ENV='\\$(touch victim)'\"; bash -c true",
+            "bash",
+            true,
+        ),
+        (
+            "bash -c 'export BASH_ENV=\\$\\(touch\\ victim\\); bash -c :'",
+            "bash",
+            true,
+        ),
+        ("ENV='$(touch victim)' sh -i -c true", "sh", false),
+        (
+            "eval \"export GIT_SSH_COMMAND='touch victim'\"; git fetch -q ssh://h/x",
+            "git",
+            true,
+        ),
+        (
+            "export GIT_SSH_COMMAND='touch victim'; bash -c 'git fetch -q ssh://h/x'",
+            "git",
+            true,
+        ),
+        (
+            "GIT_SSH_COMMAND='touch victim'; bash -c 'git fetch -q ssh://h/x'",
+            "git",
+            false,
+        ),
+        (
+            "env GIT_SSH_COMMAND='touch victim' git fetch -q ssh://h/x",
+            "git",
+            true,
+        ),
+        (
+            "env -i PATH=/usr/bin:/bin GIT_SSH_COMMAND='touch victim' git fetch -q ssh://h/x",
+            "git",
+            true,
+        ),
+        (
+            "export RSYNC_RSH='sh -c \"touch victim\"'; bash -c 'rsync f x:y'",
+            "rsync",
+            true,
+        ),
+        (
+            "eval \"export RSYNC_RSH='sh -c \\\"touch victim\\\"'\"; rsync f x:y",
+            "rsync",
+            true,
+        ),
+        (
+            "env RSYNC_RSH='sh -c \"touch victim\"' rsync f x:y",
+            "rsync",
+            true,
+        ),
+        (
+            "env ZIPOPT='-TT \"touch victim\"' zip -q b.zip f -T",
+            "zip",
+            true,
+        ),
+        (
+            "export ZIPOPT='-TT \"touch victim\"'; sh -c 'zip -q b.zip f -T'",
+            "zip",
+            true,
+        ),
+    ];
+    for (command, program, real) in runs {
+        if !*real || !common::installed(program) {
+            continue;
+        }
+        let victim = fx.out.join("victim");
+        let _ = std::fs::remove_file(&victim);
+        real_bash(
+            &format!("timeout 10 bash -c {}", shell_quote(command)),
+            &fx.out,
+            &fx.home,
+        );
+        assert!(victim.exists(), "`{command}` did not run its command");
+    }
+    let touch = |expect, command: &str| {
+        case(expect, "Bash", command)
+            .mode("bypassPermissions")
+            .deny(&["Bash(touch:*)"])
+    };
+    let mut cases: Vec<Case> = runs.iter().map(|(c, _, _)| touch("ask", c)).collect();
+    cases.extend(
+        [
+            "bash -c 'ls'",
+            "env LC_ALL=C bash -c 'ls'",
+            "export LC_ALL=C; bash -c 'git fetch'",
+            "env LANG=C git fetch",
+            "eval 'export X=1'; git fetch",
+            "bash -c 'export X=1'; git fetch",
+            "env LC_ALL=C zip -r a.zip f",
+            "sh ./s.sh",
+        ]
+        .map(|c| touch("allow", c)),
+    );
+    run_table_in(&fx, cases).await;
+}
+
+/// `s` quoted for bash as one word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}

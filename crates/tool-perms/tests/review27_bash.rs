@@ -464,3 +464,189 @@ async fn file_readers_meet_read_deny_rules() {
     ]);
     run_table_in(&fx, cases).await;
 }
+
+// --- 6. Revision names that resolve to a blob -------------------------------------------------
+
+/// Any revision name may resolve to a blob (a tag can point at one, lightweight or
+/// annotated), which `git show` prints whatever pathspec follows it. With a Read deny rule
+/// on `.env` (committed), `git show <tag> -- a.txt` in each spelling of the tag, a plain
+/// name and `@{-1}` (a tag outranks a branch of the same name) and the options that show
+/// every tag (`--tags`, `--all`, `--glob`) ask, in bypass mode too. The revisions that are
+/// commits by their syntax (`HEAD`, `@`, `HEAD~1`, `HEAD^`, `HEAD@{1}`, `NAME~N`, `NAME^`,
+/// `NAME^{commit}`) stay allowed, as `git log -p` does (it never prints a blob).
+#[tokio::test]
+async fn revision_names_that_may_be_blobs_ask() {
+    if !installed("git") {
+        eprintln!("git is not installed: not run");
+        return;
+    }
+    let fx = Fixture::new();
+    write(&fx.proj.join("a.txt"), "hello\n");
+    std::fs::remove_dir_all(fx.proj.join(".git")).unwrap();
+    let commit = "git -c user.name=t -c user.email=t@t commit -q";
+    assert!(real_bash(
+        &format!(
+            "git init -q . && git add .env a.txt && {commit} -m one && echo more >> a.txt && \
+             {commit} -am two && git checkout -q -b other && {commit} --allow-empty -m three && \
+             git checkout -q - && git tag blobtag $(git rev-parse HEAD:.env) && \
+             git -c user.name=t -c user.email=t@t tag -a -m x anntag $(git rev-parse HEAD:.env) && \
+             git tag other $(git rev-parse HEAD:.env)"
+        ),
+        &fx.proj,
+        &fx.home
+    ));
+    let leaking = [
+        "git show blobtag -- a.txt",
+        "git show blobtag a.txt",
+        "git show refs/tags/blobtag -- a.txt",
+        "git show tags/blobtag -- a.txt",
+        "git show anntag -- a.txt",
+        "git show 'anntag^{}' -- a.txt",
+        "git show HEAD blobtag -- a.txt",
+        // A tag beside the branch `other` outranks it; `@{-1}` names that branch.
+        "git show other -- a.txt",
+        "git show @{-1} -- a.txt",
+        "git show --tags -- a.txt",
+        "git show --all -- a.txt",
+        "git show --glob='refs/tags/b*' -- a.txt",
+    ];
+    for command in leaking {
+        assert!(
+            printed(&fx, command).contains("SECRET=1"),
+            "{command} did not print the secret"
+        );
+    }
+    let deny = &["Read(.env)"];
+    let mut cases = Vec::new();
+    for command in leaking {
+        cases.push(bypass("ask", command, deny));
+        cases.push(case("ask", "Bash", command).deny(deny));
+    }
+    for command in [
+        "git show HEAD -- a.txt",
+        "git show HEAD a.txt",
+        "git show @ -- a.txt",
+        "git show HEAD~1 -- a.txt",
+        "git show HEAD^ -- a.txt",
+        "git show HEAD^1 -- a.txt",
+        "git show HEAD@{1} -- a.txt",
+        "git show @{1} a.txt",
+        "git show '@{-1}~0' -- a.txt",
+        "git show 'blobtag~0' -- a.txt",
+        "git show 'other^{commit}' -- a.txt",
+        "git show other^ -- a.txt",
+        "git log -p -- a.txt",
+        "git log -p blobtag -- a.txt",
+        "git log -p HEAD -- a.txt",
+        "git whatchanged -p anntag -- a.txt",
+    ] {
+        assert!(
+            !printed(&fx, command).contains("SECRET=1"),
+            "{command} printed the secret"
+        );
+        cases.push(case("allow", "Bash", command).deny(deny));
+        cases.push(bypass("allow", command, deny));
+    }
+    run_table_in(&fx, cases).await;
+}
+
+// --- 7. More file readers, and `dbus-launch` ------------------------------------------------
+
+/// Close relatives of the readers above print or encode the files they are given:
+/// `bzcat`, `zgrep` (its first operand is the pattern), `zless`, `basenc`, `b2sum`, `sum`,
+/// `join`, `shuf`, `iconv`, `uuencode`. With a Read deny rule on `.env` each is denied in
+/// bypass mode; their options' values are not taken for files (`zgrep -e .env README.md`
+/// reads README.md only), and the files `shuf -o` / `iconv -o` write meet Edit rules.
+/// `dbus-launch` runs the command after its options, which a Bash deny rule sees.
+#[tokio::test]
+async fn more_file_readers_meet_read_deny_rules() {
+    let fx = Fixture::new();
+    write(&fx.proj.join("a.txt"), "SECRET other\n");
+    for (program, command, shows) in [
+        (
+            "bzcat",
+            "bzip2 -c .env > e.bz2 && bzcat e.bz2 && bzcat -f .env",
+            "SECRET=1",
+        ),
+        ("zgrep", "zgrep S .env", "SECRET=1"),
+        ("zless", "zless .env", "SECRET=1"),
+        ("basenc", "basenc --base64 .env | base64 -d", "SECRET=1"),
+        ("join", "join -t = .env .env", "SECRET=1"),
+        ("shuf", "shuf .env", "SECRET=1"),
+        ("shuf", "shuf -n 1 .env", "SECRET=1"),
+        ("iconv", "iconv -f utf8 .env", "SECRET=1"),
+        ("iconv", "iconv -f utf8 -t ascii .env", "SECRET=1"),
+    ] {
+        if installed(program) {
+            assert!(
+                printed(&fx, command).contains(shows),
+                "{command} did not show {shows}"
+            );
+        }
+    }
+    let _ = std::fs::remove_file(fx.proj.join("e.bz2"));
+    let env = &["Read(.env)"];
+    let mut cases = Vec::new();
+    for command in [
+        "bzcat .env",
+        "bzcat -f .env",
+        "zgrep S .env",
+        "zgrep -i -e S .env",
+        "zgrep -A 2 S .env",
+        "zegrep S .env",
+        "zless .env",
+        "zless -N .env",
+        "basenc --base64 .env",
+        "basenc --base32 -w 0 .env",
+        "b2sum .env",
+        "b2sum -l 128 .env",
+        "sum .env",
+        "sum -r .env",
+        "join .env a.txt",
+        "join -t = -1 1 a.txt .env",
+        "shuf .env",
+        "shuf -n 1 .env",
+        "iconv -f utf8 .env",
+        "iconv -f utf8 -t ascii .env",
+        "iconv --from-code=utf8 .env",
+        "uuencode .env x",
+        "uuencode -m .env x",
+    ] {
+        cases.push(bypass("deny", command, env));
+    }
+    for command in [
+        "bzcat README.md",
+        "zgrep S README.md",
+        "zgrep -e .env README.md",
+        "zless README.md",
+        "basenc --base64 README.md",
+        "b2sum README.md",
+        "sum README.md",
+        "join -t = a.txt README.md",
+        "shuf -n 1 README.md",
+        "shuf -e a b",
+        "iconv -f utf8 -t ascii README.md",
+        "uuencode README.md x",
+    ] {
+        cases.push(bypass("allow", command, env));
+    }
+    cases.extend([
+        bypass("deny", "shuf -o .env README.md", &["Edit(.env)"]),
+        bypass("deny", "shuf --output=.env README.md", &["Edit(.env)"]),
+        bypass("deny", "iconv -f utf8 -o .env README.md", &["Edit(.env)"]),
+        bypass("deny", "dbus-launch rm x", &["Bash(rm:*)"]),
+        bypass(
+            "deny",
+            "dbus-launch --exit-with-session rm x",
+            &["Bash(rm:*)"],
+        ),
+        bypass(
+            "deny",
+            "dbus-launch --config-file=/tmp/c rm x",
+            &["Bash(rm:*)"],
+        ),
+        bypass("deny", "dbus-launch cat .env", env),
+        bypass("allow", "dbus-launch ls", &["Bash(rm:*)"]),
+    ]);
+    run_table_in(&fx, cases).await;
+}

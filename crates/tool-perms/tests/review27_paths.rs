@@ -309,3 +309,175 @@ async fn a_bare_edit_or_read_deny_removes_its_whole_family_from_the_tool_list() 
         }
     }
 }
+
+// --- 6. A find whose tests do not filter what it deletes ---------------------------------
+
+/// Only a test ANDed before `-delete` filters what find deletes: one after it (find deletes
+/// each file before it tests it), a negated one or an `-o` branch deletes everything, so
+/// `find ~ -delete -name nothing` removes the home as `find ~ -delete` does. Asked even in
+/// bypass mode for a critical root or one holding protected names; a filtered find and one
+/// of a plain directory stay allowed.
+#[tokio::test]
+async fn a_find_whose_tests_come_after_or_branch_around_the_deletion_deletes_everything() {
+    let fx = Fixture::new();
+    for d in [fx.proj.join("victimrepo/.git"), fx.proj.join("build/obj")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(fx.proj.join("victimrepo/a.txt"), "a").unwrap();
+    std::fs::write(fx.proj.join("build/obj/a.o"), "o").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    table_with(
+        &fx,
+        vec![
+            bypass("ask", "find ~ -delete"),
+            bypass("ask", "find ~ -delete -name nothing"),
+            bypass("ask", "find / -delete -name x"),
+            bypass("ask", "find . ! -name x -delete"),
+            bypass("ask", "find . -not -name x -delete"),
+            bypass("ask", "find . -name .git -prune -o -delete"),
+            bypass("ask", "find . -name x -delete -o -delete"),
+            bypass("ask", "find ~ -exec true {} \\; -delete"),
+            bypass("ask", "find victimrepo -delete -name nothing"),
+            bypass("ask", "rm -rf victimrepo"),
+            // Filtered, or a plain directory: as before.
+            bypass("allow", "find . -name '*.pyc' -delete"),
+            bypass("allow", "find build -delete"),
+            bypass("allow", "find build -name '*.o' -delete"),
+            bypass("allow", "find build -delete -name nothing"),
+            bypass("allow", "find . -name '*.pyc' -print"),
+        ],
+        Some(fx.home.clone()),
+        |_| {},
+    )
+    .await;
+}
+
+// --- 7. A filtered find that deletes protected files -------------------------------------
+
+/// A find that deletes (`-delete`, `-exec rm`) what its filters let through asks, even in
+/// bypass mode, when a filter names a protected file (`-name .bashrc`), or when its filters
+/// do not rule out every protected name (`-type f`, `-path`, a glob or a name that matches
+/// one, such as `config`) and a start point holds a protected path, as `rm` of that path
+/// asks. A name filter that matches no protected name (`-name '*.pyc'`, `-name a.o`) keeps
+/// it allowed.
+#[tokio::test]
+async fn a_filtered_find_deleting_protected_files_asks() {
+    let fx = Fixture::new();
+    for d in [fx.proj.join("sub/.git"), fx.proj.join("build/obj")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(fx.proj.join("sub/.git/config"), "[core]").unwrap();
+    std::fs::write(fx.proj.join("build/obj/a.o"), "o").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    table_with(
+        &fx,
+        vec![
+            bypass("ask", "find . -name .bashrc -delete"),
+            bypass("ask", "find build -name .bashrc -delete"),
+            bypass("ask", "find build -iname .BASHRC -delete"),
+            bypass("ask", "find ~ -type f -delete"),
+            bypass("ask", "find sub -path '*/.git/*' -delete"),
+            bypass("ask", "find . -type f -name config -delete"),
+            bypass("ask", "find . -name '.bash*' -delete"),
+            bypass("ask", "find . -type f -exec rm {} +"),
+            // Filters that rule out every protected name, or a root that holds none.
+            bypass("allow", "find . -name '*.pyc' -delete"),
+            bypass("allow", "find . -type f -name a.o -delete"),
+            bypass("allow", "find ~ -name '*.tmp' -delete"),
+            bypass("allow", "find build -type f -delete"),
+            bypass("allow", "find build -path '*/obj/*' -delete"),
+            bypass("allow", "find . -type d -empty -delete"),
+        ],
+        Some(fx.home.clone()),
+        |_| {},
+    )
+    .await;
+}
+
+// --- 8. Removals through a variable or `~user` -------------------------------------------
+
+/// A removal (`rm -r`, `mv`'s source) of a variable the line sets, of a command
+/// substitution, or (also `rmdir`) of a `~user` home is a safety check, asked even in bypass
+/// mode: it may be `/` or a home. `mv` of the home is treated as `rm -rf ~` is, also with no home known.
+/// A computed path with a fixed name after it stays allowed.
+#[tokio::test]
+async fn removals_through_a_variable_or_a_user_home_ask_in_bypass() {
+    let fx = Fixture::new();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    let cases = || {
+        vec![
+            bypass("ask", "x=/; rm -rf $x"),
+            bypass("ask", "x=$(pwd); rm -rf \"$x\""),
+            bypass("ask", "x=$HOME; rm -rf $x"),
+            bypass("ask", "rm -rf $(echo /)"),
+            bypass("ask", "rm -rf ~bin/"),
+            bypass("ask", "rm -rf ~root/"),
+            bypass("ask", "rm -rf ~sys"),
+            bypass("ask", "rmdir ~root"),
+            bypass("ask", "mv ~root /tmp/r"),
+            bypass("ask", "mv \"${HOME}\" /tmp/h"),
+            bypass("ask", "mv ~ /tmp/h"),
+            bypass("ask", "x=~; mv $x /tmp/h"),
+            bypass("allow", "rm -rf \"$TMPDIR/build\""),
+            bypass("allow", "mv notes.txt \"$x\""),
+            bypass("allow", "rm -rf build"),
+        ]
+    };
+    table_with(&fx, cases(), Some(fx.home.clone()), |_| {}).await;
+    table_with(&fx, cases(), None, |roots| roots.user_config_dir = None).await;
+}
+
+// --- 9. A bare-name rule in another case naming a directory link ------------------------
+
+/// Deny rules ignore case, so `Read(SDIR)` names the link `sdir -> secrets` as `Read(sdir)`
+/// does, and covers where it leads: reading `secrets/key.pem` is denied.
+#[tokio::test]
+async fn a_bare_name_rule_in_another_case_follows_the_link() {
+    let fx = Fixture::new();
+    std::os::unix::fs::symlink("secrets", fx.proj.join("sdir")).unwrap();
+    let mut cases = Vec::new();
+    for rule in ["Read(SDIR)", "Read(./Sdir)", "Read(SDir/**)"] {
+        cases.extend([
+            case("deny", "Read", "$P/secrets/key.pem")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+            case("deny", "Bash", "cat secrets/key.pem")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+            case("allow", "Read", "$P/docs/a.md")
+                .mode("bypassPermissions")
+                .deny(&[rule]),
+        ]);
+    }
+    run_table_in(&fx, cases).await;
+}
+
+// --- 10. `~` when the session's environment empties HOME ---------------------------------
+
+/// A context with no home (the settings' `env` emptied `HOME`, so Bash expands `~` to the
+/// empty string) makes `~` a computed path even though the engine knows the process's home
+/// from before the settings: `cat ~/etc/hostname` under `Read(//etc/**)` asks.
+#[tokio::test]
+async fn a_context_without_a_home_is_not_given_the_engines_home() {
+    let fx = Fixture::new();
+    let c = case("ask", "Bash", "cat ~/etc/hostname").deny(&["Read(//etc/**)"]);
+    let (engine, ctx) = context(&fx, &c);
+    let perm = ctx.permission().clone();
+    let mut roots = engine.roots().clone();
+    roots.home = Some(fx.home.clone());
+    let engine = PermissionEngine::new(&perm, roots).unwrap();
+    let tool = tool_perms::probe::ProbeTool::new(c.tool, &fx.proj, None);
+    for mode in ["default", "bypassPermissions"] {
+        let c = case("ask", "Bash", "cat ~/etc/hostname")
+            .deny(&["Read(//etc/**)"])
+            .mode(mode);
+        let (_, ctx) = context(&fx, &c);
+        let ctx = ctx.with_home(None);
+        let got = behavior(
+            &engine
+                .decide(&tool, &fx.input("Bash", &c.input), &ctx)
+                .await,
+        );
+        assert_eq!(got, "ask", "{} in {mode}", c.input);
+    }
+}

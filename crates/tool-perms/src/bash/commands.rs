@@ -465,13 +465,33 @@ pub fn path_use(name: &str, words: &[Word]) -> Option<PathUse> {
         // Each file its own use: [`file_uses`].
         // (Each path's own use overrides it; what is appended to them is written.)
         "curl" | "wget" | "tar" | "patch" => PathUse::Write,
+        // Readers that write what they print to `-o FILE`, and `zless`'s log and lesskey
+        // files (less's options): every path counts as written.
+        "shuf" | "iconv" if has_option(words, &['o'], &["--output"]) => PathUse::Write,
+        "zless"
+            if has_option(
+                words,
+                &['o', 'O', 'k'],
+                &[
+                    "--log-file",
+                    "--LOG-FILE",
+                    "--lesskey-file",
+                    "--lesskey-src",
+                ],
+            ) =>
+        {
+            PathUse::Write
+        }
+        // `shuf -e ARGS` shuffles its operands, `shuf -i LO-HI` numbers: no file.
+        "shuf" if has_option(words, &['e', 'i'], &["--echo", "--input-range"]) => return None,
         "cat" | "head" | "tail" | "less" | "more" | "bat" | "nl" | "wc" | "od" | "xxd"
         | "hexdump" | "strings" | "sort" | "uniq" | "cut" | "paste" | "column" | "file"
         | "stat" | "diff" | "cmp" | "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
         | "base64" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "shasum" | "cksum"
         | "ls" | "find" | "tree" | "du" | "tac" | "rev" | "fold" | "realpath" | "readlink"
         | "source" | "." | "cd" | "tr" | "xargs" | "comm" | "expand" | "unexpand" | "date"
-        | "fmt" | "pr" | "base32" => PathUse::Read,
+        | "fmt" | "pr" | "base32" | "bzcat" | "zgrep" | "zegrep" | "zfgrep" | "zless"
+        | "basenc" | "b2sum" | "sum" | "join" | "shuf" | "iconv" | "uuencode" => PathUse::Read,
         _ => return None,
     })
 }
@@ -1398,7 +1418,9 @@ fn program_may_use_files(program: &str) -> bool {
 fn first_positional_is_script(name: &str, words: &[Word]) -> bool {
     let given_by_option = |letters: &[char], longs: &[&str]| has_option(words, letters, longs);
     match name {
-        "grep" | "egrep" | "fgrep" => !given_by_option(&['e', 'f'], &["--regexp", "--file"]),
+        "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" => {
+            !given_by_option(&['e', 'f'], &["--regexp", "--file"])
+        }
         // `rg --files DIR` lists DIR: no pattern (`--files-with-matches` is another option).
         "rg" => {
             !given_by_option(&['e', 'f'], &["--regexp", "--file"])
@@ -1427,7 +1449,7 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "install" => ("gmotS", "", &['t']),
         // `-e CMD`, `-f RULE`, `-B SIZE`, `-M OPT`, `-@ SECS`, `-T DIR` (its temporary files).
         "rsync" => ("efBMT@", "", &['T']),
-        "grep" | "egrep" | "fgrep" => ("ABCDdefm", "", &['f']),
+        "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" => ("ABCDdefm", "", &['f']),
         "rg" => ("ABCdEefgjMmrTt", "", &['f']),
         "awk" => ("fFveEilW", "dDLop", &['f', 'E', 'i']),
         "diff" => ("CDFILSUWXx", "", &['X']),
@@ -1441,7 +1463,15 @@ fn short_values(name: &str) -> Option<ShortValues> {
         "cut" => ("bcdf", "", &[]),
         "uniq" => ("fsw", "", &[]),
         "tree" => ("LPIHTo", "", &['o']),
-        "less" => ("bhjkoOpPtTxyz#", "", &['k', 'o', 'O', 'T']),
+        "less" | "zless" => ("bhjkoOpPtTxyz#", "", &['k', 'o', 'O', 'T']),
+        "basenc" => ("w", "", &[]),
+        "b2sum" => ("l", "", &[]),
+        // `-1 FIELD`, `-2 FIELD`, `-a FILENUM`, `-e EMPTY`, `-j FIELD`, `-o FORMAT`, `-t CHAR`.
+        "join" => ("12aejotv", "", &[]),
+        // `-i LO-HI`, `-n COUNT`, `-o FILE` (written).
+        "shuf" => ("ino", "", &['o']),
+        // `-f FROM`, `-t TO`, `-o FILE` (written).
+        "iconv" => ("fto", "", &['o']),
         "ls" => ("ITw", "", &[]),
         "stat" => ("c", "", &[]),
         // `-L DIR`: modules are read from it.
@@ -1466,14 +1496,14 @@ fn short_values(name: &str) -> Option<ShortValues> {
 fn file_long_options(name: &str) -> &'static [&'static str] {
     match name {
         "diff" => &["--from-file", "--to-file", "--exclude-from"],
-        "grep" | "egrep" | "fgrep" => &["--file", "--exclude-from"],
+        "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" => &["--file", "--exclude-from"],
         "rg" => &["--file", "--ignore-file"],
         "awk" => &["--file", "--include", "--exec"],
         "jq" => &["--from-file", "--rawfile", "--slurpfile", "--library-path"],
         "date" => &["--file", "--reference"],
         "wc" => &["--files0-from"],
         "sort" => &["--files0-from", "--output"],
-        "less" => &[
+        "less" | "zless" => &[
             "--log-file",
             "--LOG-FILE",
             "--lesskey-file",
@@ -1482,6 +1512,8 @@ fn file_long_options(name: &str) -> &'static [&'static str] {
         "du" => &["--files0-from", "--exclude-from"],
         "hexdump" | "hd" => &["--format-file"],
         "xargs" => &["--arg-file"],
+        "shuf" => &["--output", "--random-source"],
+        "iconv" => &["--output"],
         "rsync" => &[
             "--backup-dir",
             "--partial-dir",
@@ -1521,7 +1553,10 @@ fn long_values(name: &str) -> &'static [&'static str] {
             "--width",
             "--page-width",
         ],
-        "base32" => &["--wrap"],
+        "base32" | "basenc" => &["--wrap"],
+        "b2sum" => &["--length"],
+        "shuf" => &["--input-range", "--head-count"],
+        "iconv" => &["--from-code", "--to-code"],
         "cp" => &["--suffix", "--sparse", "--no-preserve"],
         "mv" | "ln" => &["--suffix"],
         "install" => &[
@@ -2862,6 +2897,8 @@ struct GitArgs<'a> {
     operands: Vec<&'a Word>,
     /// The words after `--`: paths.
     paths: Vec<&'a Word>,
+    /// Whether `--` ends its operands (those before it are then revisions, never paths).
+    dashdash: bool,
     /// The files that options' values name (`git grep -f FILE`, `git blame --contents F`,
     /// an unknown option's `--opt=/path`).
     files: Vec<Word>,
@@ -2896,6 +2933,7 @@ fn git_args<'a>(sub: &str, args: &'a [Word]) -> GitArgs<'a> {
             continue;
         };
         if v == "--" {
+            out.dashdash = true;
             out.paths.extend(words.by_ref());
             break;
         }
@@ -3090,8 +3128,31 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
         return None;
     }
     // An object id beside a pathspec (`git show <id> -- src/main.rs`) may be a blob or a
-    // tree, which `git show` prints whatever the pathspec says.
-    let shown_object = sub == "show" && object_id;
+    // tree, which `git show` prints whatever the pathspec says; so may any revision name
+    // (a tag can point at a blob) that is not a commit by its syntax ([`commit_by_syntax`]),
+    // and the options that show every ref (`--tags`, `--all`). `git log` never prints a blob.
+    let mut operands = args.operands.clone();
+    let mut paths = args.paths.clone();
+    let mut shown_object = false;
+    if sub == "show" {
+        shown_object =
+            object_id || options().any(|v| GIT_SHOW_REF_OPTIONS.iter().any(|l| names_long(v, l)));
+        let (commits, names): (Vec<&Word>, Vec<&Word>) = operands
+            .iter()
+            .partition(|w| w.value.as_deref().is_some_and(commit_by_syntax));
+        if !names.is_empty() {
+            if args.dashdash {
+                // Before `--`, every operand is a revision.
+                shown_object = true;
+            } else {
+                // Without `--`, an operand that names an existing file is a path and any
+                // other a revision: as a pathspec, it passes only as one plain file that
+                // exists (a revision that names none asks).
+                operands = commits;
+                paths.extend(names);
+            }
+        }
+    }
     if elsewhere
         || blob
         || line_range
@@ -3101,8 +3162,8 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     {
         return Some(GitContent::Unnamed);
     }
-    let operands = args.operands.into_iter().cloned().collect();
-    let paths = args.paths.into_iter().cloned().collect();
+    let operands = operands.into_iter().cloned().collect();
+    let paths = paths.into_iter().cloned().collect();
     Some(if sub == "diff" {
         let trees = options().any(|v| {
             ["--cached", "--staged", "--merge-base"]
@@ -3117,6 +3178,79 @@ pub fn git_content(words: &[Word]) -> Option<GitContent> {
     } else {
         GitContent::Pathspecs { operands, paths }
     })
+}
+
+/// The options of `git show` that show the objects every ref of a kind points to (tags may
+/// point to blobs).
+const GIT_SHOW_REF_OPTIONS: &[&str] = &[
+    "--all",
+    "--tags",
+    "--branches",
+    "--remotes",
+    "--glob",
+    "--stdin",
+    "--alternate-refs",
+    "--reflog",
+    "--indexed-objects",
+];
+
+/// Whether a revision is a commit by its syntax alone, never a blob or a tree, without
+/// reading the repository's refs: `HEAD` or `@` (git never lets `HEAD` hold another
+/// object), also with a reflog entry (`HEAD@{1}`, `@{1}`), or any name peeled to a commit
+/// (`NAME~N`, `NAME^`, `NAME^N`, `NAME^{commit}`, `NAME^{/text}`, `@{-1}~0`). A plain name
+/// (`main`, `v1.0`) is not, nor `@{-1}` (the previous branch by name) or `@{u}`: a tag of
+/// any name (one beside a branch of that name outranks it) may point to a blob.
+fn commit_by_syntax(rev: &str) -> bool {
+    // Where the name ends: at its first suffix (`~`, `^`, `@{`).
+    let end = rev
+        .char_indices()
+        .find(|&(i, c)| matches!(c, '~' | '^') || rev[i..].starts_with("@{"))
+        .map_or(rev.len(), |(i, _)| i);
+    let (name, mut rest) = rev.split_at(end);
+    let head = matches!(name, "HEAD" | "@" | "");
+    if name.is_empty() && !rest.starts_with("@{") {
+        return false;
+    }
+    let mut commit = head;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("@{") {
+            let Some(close) = after.find('}') else {
+                return false;
+            };
+            // A reflog entry of `HEAD` or of the branch checked out (`@{1}`, `@{yesterday}`)
+            // is a commit. The branch checked out before (`@{-1}`) is named as a ref, which a
+            // tag of that name outranks, and an upstream (`@{u}`, `@{push}`) is a
+            // remote-tracking ref, which may point to anything; so may another ref's entries.
+            let at = &after[..close];
+            let other_ref = at.starts_with('-')
+                || ["u", "upstream", "push"]
+                    .iter()
+                    .any(|n| at.eq_ignore_ascii_case(n));
+            commit = commit && head && !other_ref;
+            rest = &after[close + 1..];
+        } else if let Some(after) = rest.strip_prefix("^{") {
+            let Some(close) = after.find('}') else {
+                return false;
+            };
+            match &after[..close] {
+                "commit" => commit = true,
+                // `^{/text}`: the youngest commit whose message matches.
+                t if t.starts_with('/') => commit = true,
+                // `^{}`: the tag peeled to whatever it points to.
+                "" => {}
+                _ => commit = false,
+            }
+            rest = &after[close + 1..];
+        } else if let Some(after) = rest.strip_prefix(['~', '^']) {
+            // `~N`, `^N`: an ancestor, or the commit itself (`~0`, `^0`).
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            commit = true;
+            rest = &after[digits..];
+        } else {
+            return false;
+        }
+    }
+    commit
 }
 
 fn git_read_only(args: &[&str]) -> bool {

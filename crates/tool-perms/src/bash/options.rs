@@ -652,6 +652,21 @@ pub(crate) const WRAPPERS: &[OptionSpec] = &[
         ..OptionSpec::new("dbus-run-session")
     },
     OptionSpec {
+        long_value: &["autolaunch", "config-file"],
+        long_flags: &[
+            "sh-syntax",
+            "csh-syntax",
+            "auto-syntax",
+            "binary-syntax",
+            "close-stderr",
+            "exit-with-session",
+            "exit-with-x11",
+            "help",
+            "version",
+        ],
+        ..OptionSpec::new("dbus-launch")
+    },
+    OptionSpec {
         long_flags: &["help", "version"],
         ..OptionSpec::new("catchsegv")
     },

@@ -226,8 +226,8 @@ pub struct Analysis {
     /// The command mentions `lastpipe`: the last stage of a pipeline may run in the shell
     /// itself, so a `cd` there holds (`shopt -s lastpipe; echo | cd src; cat x`).
     pub lastpipe: bool,
-    /// The command may set `BASH_ENV` or `ENV` (it names one other than as `$NAME`): a
-    /// shell it starts may read a startup file.
+    /// The command may set `BASH_ENV`, `ENV` or `ZDOTDIR` (it names one other than as
+    /// `$NAME`): a shell it starts may read a startup file, which runs commands.
     pub startup_env: bool,
     /// The command may set a variable whose name is not written out (`export CD''PATH=x`,
     /// `read`, `printf -v`, `mapfile`, `source`, `eval`): it is read again as if it
@@ -408,7 +408,7 @@ pub fn analyze(command: &str) -> Analysis {
     }
     analysis.cdpath = names_cd_search(command);
     analysis.lastpipe = command.contains("lastpipe");
-    analysis.startup_env = names_variable(command, "BASH_ENV") || names_variable(command, "ENV");
+    analysis.startup_env = names_startup_env(command);
     analysis.rg_config = command.contains("RIPGREP_CONFIG_PATH");
     analysis.git_env = command.contains("GIT_");
     analysis.home = names_variable(command, "HOME");
@@ -457,6 +457,14 @@ pub fn trim_command(command: &str) -> &str {
         return &start[..end.len() + escaped.len_utf8()];
     }
     end
+}
+
+/// Whether `text` names a variable that gives a shell a startup file (`BASH_ENV`, `ENV`,
+/// zsh's `ZDOTDIR`) other than to read it ([`Analysis::startup_env`]).
+fn names_startup_env(text: &str) -> bool {
+    ["BASH_ENV", "ENV", "ZDOTDIR"]
+        .iter()
+        .any(|name| names_variable(text, name))
 }
 
 /// Whether `text` names the variable `name` other than to read it as `$name`: it may
@@ -769,6 +777,9 @@ impl Analysis {
         Analysis {
             cdpath: self.cdpath,
             lastpipe: self.lastpipe,
+            startup_env: self.startup_env,
+            hidden_assignment: self.hidden_assignment,
+            assigned: self.assigned.clone(),
             rg_config: self.rg_config,
             git_env: self.git_env,
             home: self.home,
@@ -840,6 +851,11 @@ fn analyze_tree(
     if root.has_error() {
         out.complex.push(SYNTAX_ERROR.into());
     }
+    if escaped_blank_starts_a_word(src.as_bytes(), root)
+        && !out.complex.iter().any(|w| w == ESCAPED_BLANK_DROPPED)
+    {
+        out.complex.push(ESCAPED_BLANK_DROPPED.into());
+    }
     // Bash deletes a backslash-newline (outside single quotes, comments and quoted
     // here-documents) before it splits words; tree-sitter-bash reads it as a blank. When one
     // joins two pieces (`tr\<newline>uncate`, `$\<newline>(cmd)`), the words bash runs differ
@@ -861,11 +877,12 @@ fn analyze_tree(
             let mut again = Analysis {
                 cdpath: out.cdpath || names_cd_search(&joined),
                 lastpipe: out.lastpipe || joined.contains("lastpipe"),
+                startup_env: out.startup_env || names_startup_env(&joined),
                 rg_config: out.rg_config || joined.contains("RIPGREP_CONFIG_PATH"),
                 git_env: out.git_env || joined.contains("GIT_"),
                 home: out.home || names_variable(&joined, "HOME"),
                 ps4: out.ps4 || names_variable(&joined, "PS4"),
-                ..Analysis::default()
+                ..out.second_reading_context()
             };
             // Both readings start where this one does.
             analyze_source(&joined, depth + 1, nest, bracket, &mut again);
@@ -919,15 +936,7 @@ fn analyze_tree(
             }
             // Only ASCII words were blanked: still UTF-8.
             let unprefixed = String::from_utf8_lossy(&bytes).into_owned();
-            let mut again = Analysis {
-                cdpath: out.cdpath,
-                lastpipe: out.lastpipe,
-                rg_config: out.rg_config,
-                git_env: out.git_env,
-                home: out.home,
-                ps4: out.ps4,
-                ..Analysis::default()
-            };
+            let mut again = out.second_reading_context();
             analyze_source(&unprefixed, depth + 1, nest, bracket, &mut again);
             absorb_second_reading(out, again, listed_limit(src.len()));
         }
@@ -992,6 +1001,8 @@ struct Walker<'a> {
 
 const LINE_BREAK_IN_WORD: &str =
     "a line break inside a word: bash may run more commands than the parse shows";
+const ESCAPED_BLANK_DROPPED: &str =
+    "a backslash-escaped blank starts a word, which the parser leaves out (bash keeps it)";
 const JOINED_BY_CONTINUATION: &str = "a backslash-newline joins two pieces of the command into one word, which the parser reads as two";
 const NESTED_TOO_DEEPLY: &str = "shell commands nested too deeply";
 const PREFIXED_COMPOUND: &str =
@@ -2371,8 +2382,14 @@ impl Walker<'_> {
         // git configured on its command line (`-c alias.p=push`, `-c core.pager=…`) or by
         // its variables (`GIT_PAGER`, `GIT_CONFIG_*`) may run an alias, a pager, an editor or
         // an ssh command: any program.
-        let run = &cmd.words[found.start.min(cmd.words.len())..];
-        self.computed_by(run, &cmd.assignments);
+        let (wrappers, run) = cmd.words.split_at(found.start.min(cmd.words.len()));
+        let assignments: Vec<Assignment> = cmd
+            .assignments
+            .iter()
+            .cloned()
+            .chain(wrapper_assignments(wrappers))
+            .collect();
+        self.computed_by(run, &assignments, env_computed(wrappers));
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(
@@ -2450,7 +2467,7 @@ impl Walker<'_> {
                     self.complex("a command run by find/xargs is quoted, escaped or computed");
                 }
                 let found = Payloads::of(&c.words);
-                let run = &c.words[found.start.min(c.words.len())..];
+                let (wrappers, run) = c.words.split_at(found.start.min(c.words.len()));
                 self.out.computed_command |=
                     !found.certain || c.words.get(found.start).is_some_and(|w| w.value.is_none());
                 // Their input names the command or its subcommand (`xargs env`, `xargs -I%
@@ -2473,7 +2490,8 @@ impl Walker<'_> {
                         }
                     }
                 }
-                self.computed_by(run, &[]);
+                let assignments = wrapper_assignments(wrappers);
+                self.computed_by(run, &assignments, env_computed(wrappers));
                 if self.full() {
                     return;
                 }
@@ -2517,18 +2535,17 @@ impl Walker<'_> {
     /// Notes a command that runs a program its configuration or arguments name (git
     /// configured to, `tar --to-command`, `sed 'e …'`): what runs is computed.
     ///
-    /// The variables it reads may be the command's own (`assignments`), or assigned by an
-    /// earlier statement ([`Analysis::assigned`]); with a name the analysis could not read
-    /// ([`Analysis::hidden_assignment`]), any of them.
-    fn computed_by(&mut self, run: &[Word], assignments: &[Assignment]) {
+    /// The variables it reads may be the command's own (`assignments`: written before it,
+    /// or given to a wrapper, `env VAR=… git`), or assigned by an earlier statement
+    /// ([`Analysis::assigned`]); with a name the analysis could not read
+    /// ([`Analysis::hidden_assignment`], or `any_variable`: `env "$v" git`), any of them.
+    fn computed_by(&mut self, run: &[Word], assignments: &[Assignment], any_variable: bool) {
         let assignments: Vec<&Assignment> = assignments.iter().chain(&self.out.assigned).collect();
-        let any_variable = self.out.hidden_assignment;
+        let any_variable = any_variable || self.out.hidden_assignment;
+        let program = run.first().and_then(|w| w.value.as_deref()).map(basename);
         let why = if git_runs_configured(run, &assignments, any_variable) {
             "git configured on its command line or by its variables may run any program".to_owned()
-        } else if let Some((program, variable)) = run
-            .first()
-            .and_then(|w| w.value.as_deref())
-            .map(basename)
+        } else if let Some((program, variable)) = program
             .and_then(|p| match p {
                 "rsync" => Some(("rsync", "RSYNC_RSH")),
                 "zip" => Some(("zip", "ZIPOPT")),
@@ -2539,6 +2556,19 @@ impl Walker<'_> {
             // The variable gives the program a remote shell (`RSYNC_RSH`) or options
             // (`ZIPOPT="-TT cmd"`) that may run a command.
             format!("`{program}` reads `{variable}`, which may make it run a command")
+        } else if let Some(shell) = program.filter(|p| {
+            NESTED_SHELLS.contains(p)
+                && (any_variable
+                    || self.out.startup_env
+                    || assignments
+                        .iter()
+                        .any(|a| matches!(a.name.as_str(), "BASH_ENV" | "ENV" | "ZDOTDIR")))
+        }) {
+            // Bash expands `BASH_ENV` (a `$(…)` in it runs) and runs the file it names
+            // before its script; `sh` does so with `ENV`, zsh with `$ZDOTDIR/.zshenv`.
+            format!(
+                "`{shell}` may read a startup file the command names (`BASH_ENV`, `ENV`), whose commands run unseen"
+            )
         } else if super::commands::runs_a_program_it_is_given(run) {
             let name = run
                 .first()
@@ -2603,9 +2633,15 @@ impl Walker<'_> {
             self.nested_too_deeply();
             return false;
         }
+        // The variables set before it may be in its environment (exported or not: `eval`
+        // and `source` run in the shell itself; which were exported is not tracked), and
+        // what it sets may hold after it (`eval "export X=…"`).
         let mut nested = Analysis {
             cdpath: self.out.cdpath || names_cd_search(script),
             lastpipe: self.out.lastpipe || script.contains("lastpipe"),
+            startup_env: self.out.startup_env || names_startup_env(script),
+            hidden_assignment: self.out.hidden_assignment,
+            assigned: self.out.assigned.clone(),
             git_env: script.contains("GIT_"),
             home: self.out.home || names_variable(script, "HOME"),
             ps4: names_variable(script, "PS4"),
@@ -2659,6 +2695,10 @@ impl Walker<'_> {
             nested.hidden_assignment || nested.cdpath || (nested.home && !self.out.home);
         self.out.git_env |= nested.git_env;
         self.out.ps4 |= nested.ps4;
+        self.out.startup_env |= nested.startup_env;
+        // What it assigns may hold after it: an `eval` or `source` runs in the shell (a
+        // nested shell's assignments are kept too, erring on the side of more).
+        add_assigned(&mut self.out.assigned, nested.assigned);
         // What a nested script runs that is computed is computed for the whole line
         // (`bash -c 'eval "$x"'`).
         self.out.computed_command |= nested.computed_command;
@@ -3880,6 +3920,36 @@ fn git_runs_configured(words: &[Word], assignments: &[&Assignment], any_variable
         })
 }
 
+/// The variables the wrappers before a command set in its environment (`env VAR=… git`,
+/// `sudo VAR=… git`): every word of theirs that has the form of an assignment.
+fn wrapper_assignments(wrappers: &[Word]) -> Vec<Assignment> {
+    wrappers
+        .iter()
+        .skip(1)
+        .filter_map(|w| {
+            let value = w.value.as_deref()?;
+            let (name, _) = value.split_once('=')?;
+            let ident = !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            ident.then(|| Assignment {
+                name: name.to_owned(),
+                raw: value.to_owned(),
+                safe_value: false,
+            })
+        })
+        .collect()
+}
+
+/// Whether `env` is among the wrappers with a computed word that may be an assignment
+/// (`env "$v" git`): it may set any variable.
+fn env_computed(wrappers: &[Word]) -> bool {
+    wrappers
+        .iter()
+        .any(|w| w.value.as_deref().map(basename) == Some("env"))
+        && wrappers.iter().any(|w| w.value.is_none())
+}
+
 /// Whether a script path is the process's own standard input (`/dev/stdin`, `/dev/fd/0`,
 /// `/proc/self/fd/0`).
 fn reads_standard_input(path: &str) -> bool {
@@ -4861,12 +4931,27 @@ fn statement_start(node: Node<'_>) -> Option<usize> {
 /// (the rest of a here-document's line) outside quotes, substitutions and the groups opened
 /// there: what ends the command for bash. With it, where the words of the here-documents
 /// (`<<`, `<<-`: `true`) before it start. `None` when there is none, a comment comes first,
-/// or a quote or substitution does not close on the line.
+/// or a quote or substitution does not close on the line. A `{` opens a group only where a
+/// command starts (after `|`, `&&`, `||`, `(` or another group's `{`); elsewhere it is an
+/// argument (`cat <<EOF { ; rm x` runs `rm x`).
 fn line_operator(src: &[u8], from: usize, to: usize) -> Option<(usize, Vec<(usize, bool)>)> {
     let word_start = |i: usize| {
         i.checked_sub(1)
             .and_then(|k| src.get(k))
             .is_none_or(|c| matches!(c, b' ' | b'\t' | b';' | b'&' | b'|' | b'(' | b')'))
+    };
+    // Whether a command starts at `i`: what comes before it on the rest of the line (the
+    // line starts inside the here-document's command) is an operator or a group's opening.
+    let command_start = |i: usize| {
+        let before = src[from..i]
+            .iter()
+            .rposition(|c| !matches!(c, b' ' | b'\t'))
+            .map(|k| from + k);
+        before.is_some_and(|k| match src[k] {
+            b'|' | b'&' | b'(' => true,
+            b'{' => word_start(k),
+            _ => false,
+        })
     };
     let mut heredocs = Vec::new();
     let mut depth = 0usize;
@@ -4899,7 +4984,10 @@ fn line_operator(src: &[u8], from: usize, to: usize) -> Option<(usize, Vec<(usiz
                 depth -= 1;
                 i += 1;
             }
-            b'{' if word_start(i) && matches!(src.get(i + 1), Some(b' ' | b'\t')) => {
+            b'{' if word_start(i)
+                && command_start(i)
+                && matches!(src.get(i + 1), Some(b' ' | b'\t')) =>
+            {
                 depth += 1;
                 i += 1;
             }
@@ -5006,6 +5094,63 @@ fn in_quoted_heredoc(node: Node<'_>, src: &[u8]) -> bool {
     false
 }
 
+/// Whether a backslash-escaped blank that starts a word of `src` is in no word of the parse
+/// (nor in quotes, a comment or a here-document body): tree-sitter-bash leaves it out before
+/// another word (`\  npm test` read as `npm test`) or alone on its line (`\ ` read as
+/// nothing), where bash keeps it (the command ` `, given `npm` and `test`). One the parse
+/// keeps (`echo \ ` at a line's end, `My\ Documents`, `a\  b`) is read alike.
+fn escaped_blank_starts_a_word(src: &[u8], root: Node<'_>) -> bool {
+    let starts = |i: usize| i == 0 || b" \t\n;&|()<>".contains(&src[i - 1]);
+    let candidates: Vec<usize> = (0..src.len().saturating_sub(1))
+        .filter(|&i| src[i] == b'\\' && matches!(src[i + 1], b' ' | b'\t') && starts(i))
+        .collect();
+    if candidates.is_empty() {
+        return false;
+    }
+    let mut quoted = Vec::new();
+    let mut cursor = root.walk();
+    'tree: loop {
+        let n = cursor.node();
+        if matches!(
+            n.kind(),
+            "word"
+                | "number"
+                | "concatenation"
+                | "string"
+                | "raw_string"
+                | "ansi_c_string"
+                | "comment"
+                | "heredoc_body"
+        ) {
+            quoted.push((n.start_byte(), n.end_byte()));
+        } else if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                break 'tree;
+            }
+        }
+    }
+    // Left out, it matters where it names the command (`\ ` alone, or first on its line)
+    // or where another word follows it (`\  npm test`); the last argument of a command
+    // (`echo \ `) is only an argument less.
+    let blank = |b: u8| matches!(b, b' ' | b'\t');
+    let names_a_command = |i: usize| {
+        let before = src[..i].iter().rposition(|&b| !blank(b));
+        before.is_none_or(|j| b"\n;&|(".contains(&src[j]))
+    };
+    let more_follows = |i: usize| {
+        src[i + 2..]
+            .iter()
+            .find(|&&b| !blank(b))
+            .is_some_and(|b| !b"\n;&|)#".contains(b))
+    };
+    candidates.iter().any(|&i| {
+        !quoted.iter().any(|&(a, b)| a <= i && i < b) && (names_a_command(i) || more_follows(i))
+    })
+}
+
 /// The byte ranges of `root`'s text where bash keeps a backslash-newline as it is: single
 /// quotes, ANSI-C quotes (`$'…'`), comments, and the bodies of here-documents with a quoted
 /// delimiter.
@@ -5041,6 +5186,8 @@ fn literal_ranges(root: Node<'_>, src: &[u8]) -> Vec<(usize, usize)> {
 /// ([`bound_listed`]).
 fn absorb_second_reading(out: &mut Analysis, again: Analysis, limit: usize) {
     out.hidden_assignment |= again.hidden_assignment || again.cdpath || (again.home && !out.home);
+    out.startup_env |= again.startup_env;
+    add_assigned(&mut out.assigned, again.assigned);
     out.rg_config |= again.rg_config;
     out.git_env |= again.git_env;
     out.ps4 |= again.ps4;
@@ -5069,6 +5216,16 @@ fn absorb_second_reading(out: &mut Analysis, again: Analysis, limit: usize) {
     }
     out.truncated |= again.truncated;
     bound_listed(out, limit);
+}
+
+/// Adds the assignments `more` (of a nested script or a second reading) that `assigned` does
+/// not hold yet.
+fn add_assigned(assigned: &mut Vec<Assignment>, more: Vec<Assignment>) {
+    for a in more {
+        if !assigned.contains(&a) {
+            assigned.push(a);
+        }
+    }
 }
 
 /// Where the command an `-exec`/`-ok` of `find` runs ends in `rest` (the words after the

@@ -235,8 +235,8 @@ impl Signals {
 /// session's background tasks and cancels its calls (their commands' process groups are
 /// killed, and every call still gets its result), so `work` ends soon with destructors run;
 /// a second signal exits at once, and so does the end of [`STUCK_CALLS_GRACE`] (a last
-/// resort: the executor answers a call stuck in a system call itself before that). Returns `work`'s output and the exit status of the signal
-/// that came (`None`: none).
+/// resort: the executor answers a call stuck in a system call itself before that). Returns
+/// `work`'s output and the exit status of the signal that came (`None`: none).
 pub(crate) async fn cancel_on_signal<T>(
     session: &Session,
     mut signals: Signals,

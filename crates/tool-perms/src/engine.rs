@@ -5103,16 +5103,19 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     })
 }
 
-/// The variable `raw` is (`$x`, `"${x}"`, nothing after it) when the command line
-/// `analysis` sets it (`x=/; …`, `export x=…`, or may set a variable it does not name:
+/// The variable `raw` starts with (`$x`, `"${x}"`, `"$x"/`, `$x/etc`) when the command
+/// line `analysis` sets it (`x=/; …`, `export x=…`, or may set a variable it does not name:
 /// `read x`).
 fn line_variable<'a>(raw: &'a str, analysis: &Analysis) -> Option<&'a str> {
-    let text = raw.trim_matches('"');
-    let name = text
-        .strip_prefix("${")
-        .and_then(|t| t.strip_suffix('}'))
-        .or_else(|| text.strip_prefix('$'))?;
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    // The variable the operand starts with, whatever follows it (`"$x"/`, `$x/etc`,
+    // `${x:-/}`): what it leads to is the variable's.
+    let text = raw.trim_start_matches('"');
+    let after = text.strip_prefix("${").or_else(|| text.strip_prefix('$'))?;
+    let end = after
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    let name = &after[..end];
+    if name.is_empty() {
         return None;
     }
     let assigns = |w: &Word| {

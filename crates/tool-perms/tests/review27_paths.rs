@@ -398,7 +398,8 @@ async fn a_filtered_find_deleting_protected_files_asks() {
 
 /// A removal (`rm -r`, `mv`'s source) of a variable the line sets, of a command
 /// substitution, or (also `rmdir`) of a `~user` home is a safety check, asked even in bypass
-/// mode: it may be `/` or a home. `mv` of the home is treated as `rm -rf ~` is, also with no home known.
+/// mode: it may be `/` or a home. `mv` of the home is treated as `rm -rf ~` is, also with no
+/// home known.
 /// A computed path with a fixed name after it stays allowed.
 #[tokio::test]
 async fn removals_through_a_variable_or_a_user_home_ask_in_bypass() {
@@ -418,6 +419,12 @@ async fn removals_through_a_variable_or_a_user_home_ask_in_bypass() {
             bypass("ask", "mv \"${HOME}\" /tmp/h"),
             bypass("ask", "mv ~ /tmp/h"),
             bypass("ask", "x=~; mv $x /tmp/h"),
+            // Found by the third adversarial review: the variable followed by more.
+            bypass("ask", "x=/; rm -rf \"$x\"/"),
+            bypass("ask", "x=~; rm -rf \"$x\"/"),
+            bypass("ask", "x=/; rm -rf $x/etc"),
+            bypass("ask", "x=/; rm -rf \"${x}\"/etc"),
+            bypass("ask", "x=/; mv $x/etc /tmp/e"),
             bypass("allow", "rm -rf \"$TMPDIR/build\""),
             bypass("allow", "mv notes.txt \"$x\""),
             bypass("allow", "rm -rf build"),

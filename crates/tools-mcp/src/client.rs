@@ -2742,7 +2742,8 @@ async fn request_cancelled_if_dropped(
 }
 
 /// The tools of one `tools/list` page as JSON, as the server sent them, and its next
-/// cursor (one that is not a string fails the listing). A tool definition rmcp cannot read (a string `readOnlyHint`, no `inputSchema`)
+/// cursor (one that is not a string fails the listing). A tool definition rmcp cannot read (a
+/// string `readOnlyHint`, no `inputSchema`)
 /// makes the page a custom result: its tools are then taken one by one, for
 /// [`tool_problem`] to leave a bad one out instead of failing the whole server.
 fn tools_of_page(

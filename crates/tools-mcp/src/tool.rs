@@ -285,7 +285,8 @@ pub(crate) fn described(value: &Value) -> String {
 /// `structuredContent` is shown as text); `structuredContent` and `_meta` go to
 /// [`McpMeta`]; `isError: true` (or any value but a boolean) becomes `Err` with the
 /// server's text. Output with images over `max_tokens` (estimated at 4 characters a token,
-/// [`IMAGE_TOKEN_ESTIMATE`] an image) is cut with a note. Text alone is left whole, as Claude Code leaves it: the pipeline
+/// [`IMAGE_TOKEN_ESTIMATE`] an image) is cut with a note. Text alone is left whole, as Claude
+/// Code leaves it: the pipeline
 /// saves what is over the tool's [`max_result_size`](Tool::max_result_size) to a file and
 /// shows its head and tail, so the end of a long log is not lost.
 pub fn map_call_result(

@@ -220,7 +220,8 @@ pub struct Analysis {
     /// deny and ask rules cannot be sure to have seen everything.
     pub truncated: bool,
     /// The command mentions `CDPATH` (or `cdable_vars`): a `cd` to a bare relative name
-    /// (`cd .ssh`) may go to a directory found through it (or named by a variable), so such a `cd` leads to an unknown directory. (The
+    /// (`cd .ssh`) may go to a directory found through it (or named by a variable), so such a
+    /// `cd` leads to an unknown directory. (The
     /// Bash tool clears `CDPATH` from the environment, so only the command can set it.)
     pub cdpath: bool,
     /// The command mentions `lastpipe`: the last stage of a pipeline may run in the shell
@@ -4820,7 +4821,8 @@ struct LineGoesOn {
 }
 
 /// Whether the line of the here-document `node` (its delimiter `word`, read as bash reads it,
-/// ends at `after_word`; `dash`: `<<-`; `in_substitution`: inside `$(…)` or `<(…)`) goes on with a `;`, `&` or `)` that ends the command
+/// ends at `after_word`; `dash`: `<<-`; `in_substitution`: inside `$(…)` or `<(…)`) goes on
+/// with a `;`, `&` or `)` that ends the command
 /// for bash ([`line_operator`]); if so, the changes that make the parser read it as bash:
 /// the statement the here-document is in (from the start of its pipeline or list) put in
 /// braces that close after the bodies of its here-documents, and the rest of the line moved

@@ -686,7 +686,22 @@ impl HooksConfig {
                     None | Some(Value::Null) => {}
                     Some(Value::Array(items)) => {
                         let list = slot.get_or_insert_with(Vec::new);
-                        list.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+                        for (i, item) in items.iter().enumerate() {
+                            match item.as_str() {
+                                Some(s) => list.push(s.to_owned()),
+                                // Skipped, the list restricts the more for it.
+                                None => diags.push(Diagnostic {
+                                    kind: DiagnosticKind::Invalid,
+                                    source: Some(f.source),
+                                    path: f.path.clone(),
+                                    location: key.into(),
+                                    message: format!(
+                                        "item {i} must be a string, got {}; skipped",
+                                        tool_core::shown_setting(item)
+                                    ),
+                                }),
+                            }
+                        }
                     }
                     // A restriction of the wrong type restricts all the same: read as an
                     // empty list (dropping it would let every http hook POST anywhere).

@@ -379,7 +379,8 @@ fn command_line_errors_do_not_say_skipped() {
 /// error (the command stops, as for an invalid hook): dropping it let an http hook POST
 /// anywhere. In a settings file, it is read as an empty list and the warning says so: no
 /// http hook is allowed (none is configured, nothing is sent to a listening server) and no
-/// environment variable is expanded in a header.
+/// environment variable is expanded in a header. An item of such a list that is no string
+/// is skipped with an error of its own.
 #[tokio::test]
 async fn restriction_lists_of_the_wrong_type_fail_closed() {
     let env = Env::new();
@@ -405,6 +406,19 @@ async fn restriction_lists_of_the_wrong_type_fail_closed() {
                 && errors[0].starts_with("--settings")
                 && errors[0].contains(key)
                 && errors[0].contains("must be an array of strings"),
+            "{key}: {errors:?}"
+        );
+        // An item that is no string is an error of its own, not dropped unsaid (in a
+        // file it is skipped with a warning that says so).
+        let mut p = paths(&env);
+        p.flag_settings.push(
+            json!({key: [1, "http://127.0.0.1:1/*"], "hooks": http_hook(json!({}))}).to_string(),
+        );
+        let errors = load_hooks(&p).command_line_errors();
+        assert!(
+            errors.len() == 1
+                && errors[0].contains(key)
+                && errors[0].ends_with("item 0 must be a string, got 1"),
             "{key}: {errors:?}"
         );
     }

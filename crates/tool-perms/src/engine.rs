@@ -2656,8 +2656,17 @@ impl PermissionEngine {
         // One that holds a protected path is asked about as that path would be.
         // (A `find` whose filters rule out every protected name, `-name '*.pyc'`, does not
         // take its roots; one filtered otherwise, `-type f`, may take what they hold.)
-        let find_deletes = find_deletion(words)
+        let find_deletion = find_deletion(words);
+        let find_deletes = find_deletion
+            .as_ref()
             .is_some_and(|d| d.everything || d.names != FindNameFilter::RulesOut);
+        // One whose name filters rule out every protected name (`-name main`, `-name
+        // '*.pack'`) may still match what a protected directory holds (a branch's ref,
+        // git's packs): looked for there.
+        // (Not one whose only filter is `-empty`: no content of any file.)
+        let find_names = find_deletion
+            .filter(|d| !find_deletes && !d.name_tests.is_empty())
+            .map(|d| d.name_tests);
         let takes_away = |index: usize| {
             index < listed
                 && match name {
@@ -2767,9 +2776,13 @@ impl PermissionEngine {
                 let mut paths = Vec::new();
                 let Some(resolutions) = self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
                 else {
-                    let f = self.unchecked_path(
+                    // A protected name stays protected wherever the shell is (`.git`,
+                    // `.bashrc`), and `.` or `*` removed there may be the home or the project.
+                    let f = self.computed_path(
                         set,
+                        &format!("$PWD/{value}"),
                         use_,
+                        removes_whole(index),
                         format!(
                             "`{text}` uses a relative path ({}) after a `cd` to a directory that is not known.",
                             arg.raw
@@ -2934,6 +2947,14 @@ impl PermissionEngine {
                             "`{text}` would remove or move {} with everything in it: it {why}.",
                             p.display()
                         );
+                        worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
+                    }
+                    if let Some(tests) = &find_names
+                        && index < listed
+                        && tree_root
+                        && let Some(why) = protected_names_matching(&p, tests)
+                    {
+                        let why = format!("`{text}` may delete {why}.");
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
                     }
                     if tree_changed(index)
@@ -3967,6 +3988,14 @@ impl PermissionEngine {
                 continue;
             }
             let Some(paths) = self.resolve_in_dirs(&v, &sub.cwd, &sub.other_cwds, ctx) else {
+                // A relative root after a `cd` to a directory that is not known (`cd
+                // "$OLDPWD"; find . -delete`): computed, as `find "$PWD" -delete` is.
+                if computed_path_safety(&format!("$PWD/{v}"), PathUse::Write, true).is_some() {
+                    return Some(format!(
+                        "`{text}` deletes everything under {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
+                        root.raw
+                    ));
+                }
                 continue;
             };
             for p in paths {
@@ -4263,9 +4292,11 @@ impl PermissionEngine {
                         let v = literal_tilde(&r.target);
                         let Some(paths) = self.resolve_in_dirs(&v, &r.cwd, &r.other_cwds, ctx)
                         else {
-                            let f = self.unchecked_path(
+                            let f = self.computed_path(
                                 set,
+                                &format!("$PWD/{v}"),
                                 use_,
+                                false,
                                 format!(
                                     "A redirection to a relative path ({}) after a `cd` to a directory that is not known cannot be checked.",
                                     r.target.raw
@@ -4745,7 +4776,7 @@ fn is_read_only_shell(analysis: &Analysis) -> bool {
 }
 
 /// What a `find` that deletes (`-delete`, or an `-exec rm` of what it finds) deletes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct FindDeletion {
     /// Where its roots start.
     roots_at: usize,
@@ -4759,6 +4790,67 @@ struct FindDeletion {
     /// What its ANDed name filters let through of the protected names: the narrowest of
     /// them (`-name '*.pyc'` rules them all out), [`FindNameFilter::MayMatch`] without one.
     names: FindNameFilter,
+    /// Its ANDed name tests, each with its `-o` alternatives (`-name '*.pyc'` is one test
+    /// of one pattern, `\( -name a -o -name b \)` one of two): a name passes when each test
+    /// has a pattern that matches it ([`find_name_passes`]).
+    name_tests: Vec<Vec<String>>,
+}
+
+/// What a protected directory directly in `dir` (`.git`, `.ssh`, …) holds, at any depth,
+/// whose name passes the name tests of a find that deletes under `dir`
+/// ([`find_name_passes`]): `-name main` finds a branch's ref, `-name '*.pack'` git's packs.
+/// Links are not followed, as find does not follow them; a walk of more than
+/// [`MAX_TREE_ENTRIES`] entries stops and counts as a match.
+fn protected_names_matching(dir: &Path, tests: &[Vec<String>]) -> Option<String> {
+    let mut seen = 0usize;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if !is_dir || crate::path::protected_name_kind(&entry.file_name(), || true).is_none() {
+            continue;
+        }
+        let mut pending = vec![path.clone()];
+        while let Some(d) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                seen += 1;
+                if seen > MAX_TREE_ENTRIES {
+                    return Some(format!(
+                        "what the protected directory {} holds: it holds too many entries to look for names its filter matches",
+                        path.display()
+                    ));
+                }
+                if find_name_passes(tests, &e.file_name()) {
+                    return Some(format!(
+                        "{}, inside the protected directory {}: its name filter matches it",
+                        e.path().display(),
+                        path.display()
+                    ));
+                }
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    pending.push(e.path());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether `name` passes every name test of a find ([`FindDeletion::name_tests`]), read as
+/// `-iname` (case does not count) so that it errs towards passing.
+fn find_name_passes(tests: &[Vec<String>], name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    tests.iter().all(|alternatives| {
+        alternatives.iter().any(|pattern| {
+            globset::GlobBuilder::new(&pattern.replace("[^", "[!"))
+                .literal_separator(true)
+                .case_insensitive(true)
+                .build()
+                .map_or(true, |g| g.compile_matcher().is_match(&*name))
+        })
+    })
 }
 
 /// What `find WORDS` deletes ([`FindDeletion`]); `None` when it deletes nothing or is no
@@ -4876,32 +4968,32 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
     };
     // A parenthesised group of name tests joined by `-o` (`\( -name '*.pyc' -o -name
     // '*.pyo' \)`): a filter, letting through what its loosest name does.
-    let name_alternatives = |group: &[Word]| -> Option<FindNameFilter> {
+    let name_alternatives = |group: &[Word]| -> Option<(FindNameFilter, Vec<String>)> {
         let values: Vec<&str> = group
             .iter()
             .map(|w| w.value.as_deref())
             .collect::<Option<_>>()?;
         let mut loosest = FindNameFilter::RulesOut;
-        let mut alternatives = values.split(|v| matches!(*v, "-o" | "-or"));
-        let mut count = 0;
-        for alternative in alternatives.by_ref() {
+        let mut patterns = Vec::new();
+        for alternative in values.split(|v| matches!(*v, "-o" | "-or")) {
             match alternative {
                 [test, pattern]
                     if matches!(*test, "-name" | "-iname") && !every_name(Some(pattern)) =>
                 {
                     loosest = loosest.max(find_name_filter(pattern));
+                    patterns.push((*pattern).to_owned());
                 }
                 _ => return None,
             }
-            count += 1;
         }
-        (count > 1).then_some(loosest)
+        (patterns.len() > 1).then_some((loosest, patterns))
     };
     let mut deletes = false;
     // Another branch beside the deletion (`-o`, `,`) deletes what a test before it keeps.
     let mut branches = false;
     let mut filtered = false;
     let mut names: Option<FindNameFilter> = None;
+    let mut name_tests: Vec<Vec<String>> = Vec::new();
     // The test at hand is negated: it filters nothing.
     let mut negated = false;
     let mut i = 0;
@@ -4909,11 +5001,14 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         let v = value(i);
         let was_negated = std::mem::take(&mut negated);
         // A test before the deletion, ANDed, not negated, filters what it deletes.
-        let mut filter = |name: Option<FindNameFilter>| {
+        let mut filter = |name: Option<FindNameFilter>, patterns: Vec<String>| {
             if !deletes && !was_negated {
                 filtered = true;
                 if let Some(n) = name {
                     names = Some(names.map_or(n, |m| m.min(n)));
+                }
+                if !patterns.is_empty() {
+                    name_tests.push(patterns);
                 }
             }
         };
@@ -4944,8 +5039,8 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
                     depth == 0
                 });
                 match close.and_then(|c| name_alternatives(&expression[i + 1..c]).zip(Some(c))) {
-                    Some((loosest, c)) => {
-                        filter(Some(loosest));
+                    Some(((loosest, patterns), c)) => {
+                        filter(Some(loosest), patterns);
                         c + 1 - i
                     }
                     // Any other group is read as if it were not there (an `-o` in it
@@ -4976,7 +5071,8 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
             Some("-type") if recursive_rm && value(i + 1) == Some("d") => 2,
             Some("-name" | "-iname") if every_name(value(i + 1)) => 2,
             Some("-name" | "-iname") => {
-                filter(Some(find_name_filter(value(i + 1).unwrap_or("*"))));
+                let pattern = value(i + 1).unwrap_or("*");
+                filter(Some(find_name_filter(pattern)), vec![pattern.to_owned()]);
                 2
             }
             Some("-path" | "-ipath" | "-wholename" | "-iwholename") if every_name(value(i + 1)) => {
@@ -4998,17 +5094,17 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
             }
             // Only what is empty: no protected file's content, no directory holding one.
             Some("-empty") => {
-                filter(Some(FindNameFilter::RulesOut));
+                filter(Some(FindNameFilter::RulesOut), Vec::new());
                 1
             }
             Some("-fprintf") => 3,
             Some(t) if takes_argument(t) => {
-                filter(None);
+                filter(None, Vec::new());
                 2
             }
             // Any other test (`-path x`, `-empty`, `-false`, a word it takes).
             _ => {
-                filter(None);
+                filter(None, Vec::new());
                 1
             }
         };
@@ -5019,6 +5115,7 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         expression_at,
         everything: branches || !filtered,
         names: names.unwrap_or(FindNameFilter::MayMatch),
+        name_tests,
     })
 }
 

@@ -1,0 +1,81 @@
+//! Review 28 findings on paths: a find whose name filter rules out every protected name
+//! may still delete what a protected directory holds (a branch's ref, git's packs, a key),
+//! and relative paths after a `cd` to a directory that is not known (`cd "$OLDPWD"`, `cd
+//! ~-`, `cd "$X"`) that name a protected item or remove the whole directory.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Fixture, case, run_table_in};
+
+/// A find that deletes (`-delete`, `-exec rm`) names its filters let through inside a
+/// protected directory of a start point (`.git/refs/heads/main`, `.git/objects/pack/*.pack`,
+/// `~/.ssh/*.pub`): asked even in bypass mode, with the file named. A filter that matches
+/// nothing there stays allowed, and so does a start point that holds no protected directory.
+#[tokio::test]
+async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
+    let fx = Fixture::new();
+    for d in [".git/refs/heads", ".git/objects/pack", "build"] {
+        std::fs::create_dir_all(fx.proj.join(d)).unwrap();
+    }
+    for (f, c) in [
+        (".git/refs/heads/main", "0123"),
+        (".git/objects/pack/pack-0a1b.pack", "PACK"),
+        ("build/main", "bin"),
+    ] {
+        std::fs::write(fx.proj.join(f), c).unwrap();
+    }
+    std::fs::write(fx.home.join(".ssh/id_ed25519.pub"), "ssh-ed25519 AAAA").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "find . -name main -delete"),
+            bypass("ask", "find . -type f -name MAIN -delete"),
+            bypass("ask", "find . -name '*.pack' -delete"),
+            bypass(
+                "ask",
+                "find . \\( -name '*.pyc' -o -name '*.pack' \\) -delete",
+            ),
+            bypass("ask", "find . -name 'pack-*' -exec rm {} +"),
+            bypass("ask", "find ~ -name '*.pub' -delete"),
+            // Nothing there passes the filter, or no protected directory is walked.
+            bypass("allow", "find . -name '*.pyc' -delete"),
+            bypass(
+                "allow",
+                "find . \\( -name '*.pyc' -o -name '*.pyo' \\) -delete",
+            ),
+            bypass("allow", "find build -name main -delete"),
+            bypass("allow", "find ~ -name '*.tmp' -delete"),
+            bypass("allow", "find . -name main -print"),
+        ],
+    )
+    .await;
+}
+
+/// After a `cd` to a directory that is not known, a relative path that names a protected
+/// item (`.git`, `.bashrc`, `.claude/settings.json`) is still one, written or removed, by a
+/// command or a redirection; and `.` or `*` removed whole there may be the home or the
+/// project. Both are safety checks, asked even in bypass mode; other names stay allowed.
+#[tokio::test]
+async fn a_protected_name_after_a_cd_to_an_unknown_directory_asks() {
+    let fx = Fixture::new();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "cd \"$OLDPWD\"; rm -rf .git"),
+            bypass("ask", "cd ~-; echo x > .bashrc"),
+            bypass("ask", "cd \"$X\" && touch .claude/settings.json"),
+            bypass("ask", "cd \"$X\"; rm -rf ."),
+            bypass("ask", "cd \"$X\"; rm -rf ./*"),
+            bypass("ask", "cd \"$X\"; find . -delete"),
+            bypass("ask", "cd \"$X\"; find -delete"),
+            bypass("allow", "cd \"$X\"; rm -rf build"),
+            bypass("allow", "cd \"$X\"; echo x > out.txt"),
+            bypass("allow", "cd \"$X\"; cat .bashrc"),
+            bypass("allow", "cd \"$X\"; find . -name '*.o' -delete"),
+        ],
+    )
+    .await;
+}

@@ -1264,10 +1264,14 @@ impl PermissionEngine {
         }
         // Plan mode: only what does not change the world runs until the plan is approved
         // (a refusal, also where a safety check or an ask rule would have asked, unless
-        // the command is read-only by the engine's own analysis).
-        // A read-only command a safety check asks about (a path it cannot check, a tree
-        // too large to check) is asked about, not refused as a change.
-        let read_only_ask = f.kind == Kind::Ask && f.immune && read_only_command == Some(true);
+        // the command is read-only by the engine's own analysis). A read-only command a
+        // safety check asks about (a path it cannot check, a tree too large to check), or
+        // one that reads outside the working directories, is asked about, not refused as a
+        // change (an ask for another cause, such as git in a planted repository, which
+        // would run what its configuration names, is refused).
+        let read_only_ask = f.kind == Kind::Ask
+            && read_only_command == Some(true)
+            && (f.immune || matches!(f.reason, Some(DecisionReason::WorkingDir { .. })));
         if perm.plan_mode_refuses_changes()
             && !read_only_ask
             && Self::changes_the_world(tool, input, f.kind == Kind::Allow, read_only_command)

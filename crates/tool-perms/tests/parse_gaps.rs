@@ -29,6 +29,15 @@ fn everywhere(expect: &'static str, cmd: &str, deny: &[&str]) -> Vec<Case> {
     cases
 }
 
+/// A read-only command that reads outside the working directories: asked about, also in
+/// plan mode (a read changes nothing).
+fn reads_outside(cmd: &str) -> Vec<Case> {
+    vec![
+        case("ask", "Bash", cmd),
+        case("ask", "Bash", cmd).mode("plan"),
+    ]
+}
+
 /// 1. A backslash-newline inside a word: bash deletes it and joins the pieces, which
 ///    tree-sitter-bash reads as two words (the pair is whitespace in its grammar).
 #[tokio::test]
@@ -162,7 +171,7 @@ async fn words_after_a_heredoc_delimiter_are_arguments() {
         cases.extend(everywhere("deny", cmd, env));
     }
     cases.extend(everywhere("allow", "cat <<EOF src/main.rs\nbody\nEOF", env));
-    cases.extend(everywhere("ask", "cat <<EOF $O/secret.txt\nbody\nEOF", &[]));
+    cases.extend(reads_outside("cat <<EOF $O/secret.txt\nbody\nEOF"));
     run_table(cases).await;
 }
 
@@ -733,14 +742,18 @@ async fn jq_only_its_program_is_a_program() {
         "echo x | xargs jq -n 'include \"x\"; .'",
         "echo x | xargs jq -L src .",
         "echo x | xargs jq -f prog.jq",
-        // A program that starts with a dash is still the program: the file is read.
+    ] {
+        cases.extend(everywhere("ask", cmd, &[]));
+    }
+    // A program that starts with a dash is still the program: the file is read.
+    for cmd in [
         "jq -R '-(-1) as $x | .' $O/secret.txt",
         "jq -R -- '.' $O/secret.txt",
         "jq --arg a b '.' $O/secret.txt",
         "jq --indent 2 . $O/secret.txt",
         "jq --rawfile a $O/secret.txt -n '$a'",
     ] {
-        cases.extend(everywhere("ask", cmd, &[]));
+        cases.extend(reads_outside(cmd));
     }
     run_table(cases).await;
 }

@@ -79,3 +79,27 @@ async fn a_protected_name_after_a_cd_to_an_unknown_directory_asks() {
     )
     .await;
 }
+
+/// Plan mode asks about a read-only command that reads outside the working directories
+/// (`cat /etc/hostname`, `ls ~`), as it asks about Read of that file, rather than refusing it
+/// as a change; a writing command there, and git in a planted repository, are still refused.
+#[tokio::test]
+async fn plan_mode_asks_about_a_read_only_command_outside_the_project() {
+    let fx = Fixture::new();
+    std::fs::write(fx.out.join("notes.txt"), "n").unwrap();
+    let plan = |expect, tool, input: &str| case(expect, tool, input).mode("plan");
+    run_table_in(
+        &fx,
+        vec![
+            plan("ask", "Bash", "cat $O/notes.txt"),
+            plan("ask", "Bash", "ls $O"),
+            plan("ask", "Bash", "wc -l $O/notes.txt README.md"),
+            plan("ask", "Read", "$O/notes.txt"),
+            plan("allow", "Bash", "cat README.md"),
+            plan("deny", "Bash", "touch $O/new.txt"),
+            plan("deny", "Bash", "cat $O/notes.txt > copy.txt"),
+            plan("deny", "Bash", "rm README.md"),
+        ],
+    )
+    .await;
+}

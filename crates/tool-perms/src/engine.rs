@@ -2740,7 +2740,7 @@ impl PermissionEngine {
                     // may be set to `/` or the home.
                     if removes_tree && let Some(var) = line_variable(&arg.raw, analysis) {
                         let why = format!(
-                            "`{text}` removes what the variable {var}, set on this command line, names, which may be a whole directory such as / or the home"
+                            "`{text}` removes what ${var}, set on this command line, names, which may be a whole directory such as / or the home"
                         );
                         return Some(Finding::safety_ask(why, text));
                     }
@@ -5205,13 +5205,22 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
 }
 
 /// The variable `raw` starts with (`$x`, `"${x}"`, `"$x"/`, `$x/etc`) when the command
-/// line `analysis` sets it (`x=/; …`, `export x=…`, or may set a variable it does not name:
-/// `read x`).
+/// line `analysis` sets it (`x=/; …`, `export x=…`, `for x in ~`, or may set a variable it
+/// does not name: `read x`), or the positional parameter it starts with (`"$1"`, `"$@"`).
 fn line_variable<'a>(raw: &'a str, analysis: &Analysis) -> Option<&'a str> {
     // The variable the operand starts with, whatever follows it (`"$x"/`, `$x/etc`,
     // `${x:-/}`): what it leads to is the variable's.
     let text = raw.trim_start_matches('"');
     let after = text.strip_prefix("${").or_else(|| text.strip_prefix('$'))?;
+    // A positional parameter (`$1`, `"$@"`): the Bash tool's shell has none but those the
+    // line sets (`set -- ~`, a function's arguments).
+    if let Some(c) = after
+        .chars()
+        .next()
+        .filter(|c| c.is_ascii_digit() || matches!(c, '@' | '*'))
+    {
+        return Some(&after[..c.len_utf8()]);
+    }
     let end = after
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(after.len());

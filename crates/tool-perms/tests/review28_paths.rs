@@ -103,3 +103,27 @@ async fn plan_mode_asks_about_a_read_only_command_outside_the_project() {
     )
     .await;
 }
+
+/// A removal of a `for` loop's variable (`for d in ~; do rm -rf "$d"; done`) or of a
+/// positional parameter (`set -- ~; rm -rf "$1"`, a function's `"$@"`) removes what the line
+/// set it to, which may be the home or `/`: a safety check, asked even in bypass mode, as
+/// `x=~; rm -rf $x` is. One under a fixed directory stays allowed.
+#[tokio::test]
+async fn removals_through_a_loop_variable_or_a_positional_parameter_ask_in_bypass() {
+    let fx = Fixture::new();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "for d in ~; do rm -rf \"$d\"; done"),
+            bypass("ask", "for d in / ~; do rm -rf $d; done"),
+            bypass("ask", "select d in ~; do rm -rf \"$d\"; done"),
+            bypass("ask", "set -- ~; rm -rf \"$1\""),
+            bypass("ask", "f() { rm -rf \"$@\"; }; f ~"),
+            bypass("ask", "rm -rf \"${1}\""),
+            bypass("allow", "for d in a b; do rm -rf build/\"$d\"; done"),
+            bypass("allow", "for f in *.o; do rm \"$f\"; done"),
+        ],
+    )
+    .await;
+}

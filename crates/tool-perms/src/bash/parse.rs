@@ -1357,6 +1357,17 @@ impl Walker<'_> {
             | "elif_clause"
             | "else_clause" => {
                 self.complex("control flow (if/for/while/case) is not auto-allowed");
+                // A `for NAME in …` (or `select`) assigns NAME what it lists.
+                if node.kind() == "for_statement"
+                    && let Some(v) = node.child_by_field_name("variable")
+                {
+                    let name = self.text(v);
+                    self.out.assigned.push(Assignment {
+                        raw: format!("for {name}"),
+                        name,
+                        safe_value: false,
+                    });
+                }
                 self.walk_children(node);
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {

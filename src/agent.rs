@@ -200,6 +200,18 @@ impl TokenUsage {
         self.cache_read_input_tokens += other.cache_read_input_tokens;
     }
 
+    /// Takes `other`'s tokens away (each count stops at zero).
+    fn remove(&mut self, other: &TokenUsage) {
+        self.input_tokens = self.input_tokens.saturating_sub(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_sub(other.output_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_sub(other.cache_creation_input_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_sub(other.cache_read_input_tokens);
+    }
+
     /// The estimated cost in US dollars at `model`'s list prices ([`price_per_million`]),
     /// cache writes at 1.25 times and cache reads at a tenth of the input price.
     #[expect(clippy::cast_precision_loss, reason = "an estimate")]
@@ -228,6 +240,7 @@ struct SpendState {
     usage: TokenUsage,
     usd: f64,
     requests: RequestCounts,
+    limit: Option<f64>,
 }
 
 /// Who sent a request to the model.
@@ -260,7 +273,8 @@ impl RequestCounts {
     }
 }
 
-/// Tokens and estimated dollars spent, shared by a loop and its sub-agents (cheap to clone).
+/// Tokens and estimated dollars spent, shared by a loop and its sub-agents (cheap to clone),
+/// and the run's spending limit, which whoever sends a request on it checks first.
 #[derive(Debug, Clone, Default)]
 pub struct Spend {
     state: Arc<Mutex<SpendState>>,
@@ -269,10 +283,37 @@ pub struct Spend {
 impl Spend {
     /// Records the usage of one response of `model`.
     pub fn add(&self, model: &str, usage: &TokenUsage) {
-        let usd = usage.usd(model);
+        self.update(model, &TokenUsage::default(), usage);
+    }
+
+    /// Records a response of `model` whose usage was `before` when last recorded (zero the
+    /// first time) and is `now`: a response's tokens count as soon as the stream reports
+    /// them, so that the requests its calls make (a sub-agent's, WebFetch's small model's)
+    /// see them before they are sent.
+    pub fn update(&self, model: &str, before: &TokenUsage, now: &TokenUsage) {
+        let usd = now.usd(model) - before.usd(model);
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        s.usage.add(usage);
+        s.usage.remove(before);
+        s.usage.add(now);
         s.usd += usd;
+    }
+
+    /// Sets the spending limit in US dollars (`None`: no limit). [`AgentLoop::run`] sets
+    /// the context's [`ToolOptions::max_budget_usd`](tool_core::ToolOptions) here, for the
+    /// requests made without a context of their own (WebFetch's small model,
+    /// [`web_fetch::PageReader`]).
+    pub fn set_limit(&self, limit: Option<f64>) {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .limit = limit;
+    }
+
+    /// The spending limit, when the spend so far has reached it: no further request may be
+    /// sent. `None` when there is no limit or it is not reached.
+    pub fn limit_reached(&self) -> Option<f64> {
+        let s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.limit.filter(|limit| s.usd >= *limit)
     }
 
     /// Input tokens (cached or not) and output tokens so far.
@@ -772,6 +813,11 @@ impl AgentLoop {
         } else {
             ctx.with_prompt_id(uuid::Uuid::new_v4().to_string())
         };
+        // The run's limit, for the requests sent without a context (WebFetch's small model);
+        // a sub-agent spends from its caller's budget.
+        if !subagent {
+            self.spend.set_limit(ctx.options().max_budget_usd);
+        }
         // A sub-agent's conversation goes to its own file, where SubagentStop hooks are told
         // it is (`agent_transcript_path`).
         let mut transcript = self
@@ -1270,9 +1316,14 @@ impl AgentLoop {
                         out.tool_uses += 1;
                         by_id.insert(tool_use.id.clone(), (tool_use, closed));
                     }
-                    // The response's usage so far: the last one reported is what it cost.
+                    // The response's usage so far: the last one reported is what it cost. It
+                    // counts in the shared spend at once, before this response's calls end,
+                    // so that a sub-agent one of them starts (or WebFetch's small model) sees
+                    // it before sending its own request.
                     Some(Ok(event @ StreamEvent::Usage { .. })) => {
-                        out.usage = TokenUsage::reported(&event).unwrap_or(out.usage);
+                        let now = TokenUsage::reported(&event).unwrap_or(out.usage);
+                        self.spend.update(&self.config.model, &out.usage, &now);
+                        out.usage = now;
                     }
                     Some(Ok(StreamEvent::StopReason(reason))) => out.stop_reason = Some(reason),
                     Some(Ok(StreamEvent::MessageStart { .. })) => {}
@@ -1295,7 +1346,6 @@ impl AgentLoop {
             .final_context()
             .cloned()
             .map(|c| c.with_cancellation(hard.clone()));
-        self.spend.add(&self.config.model, &out.usage);
         out
     }
 }

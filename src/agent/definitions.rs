@@ -125,6 +125,13 @@ impl AgentDefinition {
         let mut warnings = front.warnings().to_vec();
         let max_turns = match front.value("maxTurns") {
             Some(frontmatter::Value::Text(v)) if v.trim().is_empty() => None,
+            Some(frontmatter::Value::Text(v)) if is_flow_list(v) => {
+                warnings.push(
+                    "maxTurns is written as a list, not a number; ignored (the default applies)"
+                        .to_owned(),
+                );
+                None
+            }
             Some(frontmatter::Value::Text(v)) => match v.trim().parse::<usize>() {
                 Ok(n) if n > 0 => Some(n),
                 _ => {
@@ -144,7 +151,13 @@ impl AgentDefinition {
             }
             None => None,
         };
-        if matches!(front.value("model"), Some(frontmatter::Value::List(_))) {
+        // A block list (`- haiku` lines) or a flow one (`[haiku]`): no model name.
+        let model_is_list = match front.value("model") {
+            Some(frontmatter::Value::List(_)) => true,
+            Some(frontmatter::Value::Text(v)) => is_flow_list(v),
+            None => false,
+        };
+        if model_is_list {
             warnings.push(
                 "model is written as a list, not a name; ignored (the caller's model applies)"
                     .to_owned(),
@@ -172,7 +185,7 @@ impl AgentDefinition {
             model: front
                 .text("model")
                 .map(|m| m.trim().to_owned())
-                .filter(|m| !m.is_empty()),
+                .filter(|m| !m.is_empty() && !model_is_list),
             max_turns,
             prompt: body.trim().to_owned(),
             source,
@@ -245,6 +258,14 @@ impl AgentDefinition {
             .cloned()
             .collect()
     }
+}
+
+/// Whether a one-line value is a YAML flow list (`[haiku]`, `[]`), which the frontmatter
+/// reader keeps as written: for a field of one value (`model`, `maxTurns`), a list, not a
+/// value.
+fn is_flow_list(value: &str) -> bool {
+    let v = value.trim();
+    v.starts_with('[') && v.ends_with(']')
 }
 
 /// `Agent(worker)` -> `Agent`.
@@ -479,6 +500,44 @@ mod tests {
         );
         let d = AgentDefinition::parse("---\nmaxTurns: 7\n---\n", "f", AgentSource::User).unwrap();
         assert_eq!(d.max_turns, Some(7));
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    }
+
+    /// A flow-style list (`model: [haiku]`, `maxTurns: [3]`) is a list as much as a block
+    /// one: the field is dropped with the list notice (the model was sent as the name
+    /// `[haiku]`, and `maxTurns` got the notice for a value that is not a number), while
+    /// `tools` and `disallowedTools` written so still give their items.
+    #[test]
+    fn flow_lists_for_single_values_are_ignored_with_the_list_warning() {
+        for (model, turns) in [
+            ("[haiku]", "[3]"),
+            ("[]", "[ ]"),
+            ("[haiku, opus]", "[3, 4]"),
+        ] {
+            let text = format!(
+                "---\nname: a\nmodel: {model}\nmaxTurns: {turns}\ntools: [Read, Glob]\ndisallowedTools: [Glob]\n---\nbody"
+            );
+            let d = AgentDefinition::parse(&text, "f", AgentSource::User)
+                .unwrap_or_else(|e| panic!("{model}: {e}"));
+            assert_eq!((d.model.as_deref(), d.max_turns), (None, None), "{model}");
+            assert_eq!(d.tools.as_deref().unwrap(), ["Read", "Glob"]);
+            assert_eq!(d.disallowed_tools, ["Glob"]);
+            assert!(
+                d.warnings.len() == 2
+                    && d.warnings
+                        .iter()
+                        .any(|w| w.starts_with("maxTurns is written as a list"))
+                    && d.warnings
+                        .iter()
+                        .any(|w| w.starts_with("model is written as a list")),
+                "{model}: {:?}",
+                d.warnings
+            );
+        }
+        // A model name with brackets inside it is still a name (Claude Code's `sonnet[1m]`).
+        let d = AgentDefinition::parse("---\nmodel: sonnet[1m]\n---\n", "f", AgentSource::User)
+            .unwrap();
+        assert_eq!(d.model.as_deref(), Some("sonnet[1m]"));
         assert!(d.warnings.is_empty(), "{:?}", d.warnings);
     }
 

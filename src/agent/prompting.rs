@@ -181,12 +181,18 @@ pub const INTERRUPTED_BEFORE_ANSWERING: &str =
 
 /// Asks at the terminal: the question on standard error, the answer from standard input.
 /// Prompts are asked one at a time; a user interrupt (the token) withdraws a pending one: a
-/// refusal that says so, which, unlike a "no", does not stop the tools still running. With [`with_notifications`](Self::with_notifications), each question also runs the
+/// refusal that says so, which, unlike a "no", does not stop the tools still running. A "no"
+/// rejects the turn: with [`NamedAsks`] telling which user prompt a call works on, the
+/// questions of that prompt still queued (parallel sub-agents') are not put, and end when
+/// the rejection cancels their calls. With [`with_notifications`](Self::with_notifications), each question also runs the
 /// Notification hooks (`permission_prompt`) in the background, as Claude Code does when it
 /// shows a permission dialog.
 pub struct TerminalPrompter {
     lines: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
     interrupt: CancellationToken,
+    /// The user prompts (their `prompt_id`) whose turn the user rejected: their questions
+    /// still queued are not put.
+    rejected: std::sync::Mutex<HashSet<String>>,
     timeline: Arc<Timeline>,
     notify: Option<(Arc<dyn Hooks>, ToolUseContext)>,
     notifications: std::sync::Mutex<JoinSet<()>>,
@@ -204,6 +210,7 @@ impl TerminalPrompter {
         Self {
             lines: Mutex::new(None),
             interrupt,
+            rejected: std::sync::Mutex::default(),
             timeline: Arc::new(Timeline::stdio()),
             notify: None,
             notifications: std::sync::Mutex::default(),
@@ -543,6 +550,11 @@ impl Timeline {
 struct Asker {
     call: Option<CallKey>,
     agent: Option<AgentInfo>,
+    /// The user prompt the call works on (a sub-agent's is its caller's): the user's
+    /// rejection of one of its calls ends the turn of all of them.
+    prompt_id: Option<String>,
+    /// The call's token, which that rejection cancels.
+    cancellation: CancellationToken,
 }
 
 tokio::task_local! {
@@ -606,6 +618,8 @@ impl Permissions for NamedAsks {
                 tool_use_id: id.to_owned(),
             }),
             agent,
+            prompt_id: ctx.prompt_id().map(str::to_owned),
+            cancellation: ctx.cancellation().clone(),
         };
         ASKER
             .scope(
@@ -660,6 +674,13 @@ impl Prompter for TerminalPrompter {
             };
         }
         let asker = ASKER.try_with(Clone::clone).ok();
+        // The user rejected this call's turn while the question waited for the one before it
+        // (a parallel sub-agent's), or the call was cancelled meanwhile: it is not put (it
+        // would show and be withdrawn at once).
+        if let Some(asker) = asker.as_ref().filter(|a| self.turn_rejected(a)) {
+            drop(guard);
+            return self.not_put(asker).await;
+        }
         // The call's own start line comes before its question.
         if let Some(call) = asker.as_ref().and_then(|a| a.call.as_ref()) {
             tokio::select! {
@@ -677,11 +698,54 @@ impl Prompter for TerminalPrompter {
         let agent = asker.as_ref().and_then(|a| a.agent.as_ref());
         let answer = self.ask(request, agent, lines).await;
         pending.answered = true;
+        // A refusal without feedback rejects the turn: the other questions of its prompt
+        // are not put.
+        if answer == (PromptAnswer::Deny { feedback: None })
+            && let Some(prompt_id) = asker.and_then(|a| a.prompt_id)
+        {
+            self.rejected
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(prompt_id);
+        }
         answer
     }
 }
 
+/// How long a question of a turn the user rejected waits, unseen, for that rejection to
+/// cancel its call ([`TerminalPrompter`]), at most; then it is refused as the turn was.
+const REJECTED_TURN_WAIT: Duration = Duration::from_secs(10);
+
 impl TerminalPrompter {
+    /// Whether `asker`'s question must not be put: its call was cancelled, or the user
+    /// rejected the turn of its prompt.
+    fn turn_rejected(&self, asker: &Asker) -> bool {
+        asker.cancellation.is_cancelled()
+            || asker.prompt_id.as_ref().is_some_and(|id| {
+                self.rejected
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .contains(id)
+            })
+    }
+
+    /// The answer to a question that is not put: the rejection of its turn cancels its
+    /// call, and the pipeline withdraws it then; should that not come within
+    /// [`REJECTED_TURN_WAIT`], it is refused as the rest of the turn was. A user interrupt
+    /// meanwhile withdraws it as it withdraws a question on the screen.
+    async fn not_put(&self, asker: &Asker) -> PromptAnswer {
+        tokio::select! {
+            () = asker.cancellation.cancelled() => {}
+            () = self.interrupt.cancelled() => {
+                return PromptAnswer::Deny {
+                    feedback: Some(INTERRUPTED_BEFORE_ANSWERING.into()),
+                };
+            }
+            () = tokio::time::sleep(REJECTED_TURN_WAIT) => {}
+        }
+        PromptAnswer::Deny { feedback: None }
+    }
+
     /// Writes part of a question.
     fn show(&self, args: std::fmt::Arguments<'_>) {
         self.timeline.say(&args.to_string());
@@ -1318,6 +1382,98 @@ mod tests {
             "[   0.0s] ⏺ Agent(a)\n           ↳ Agent · Bash(touch fromA)\n\
              Agent(explore) wants to run Bash:\n  command:\n    touch fromA\n\
              Allow Bash? [y]es / [n]o y\n"
+        );
+    }
+
+    /// Once the user rejects a turn ("n" to one of its questions), no other question of that
+    /// user prompt is put (a parallel sub-agent's, queued behind the one answered): it waits
+    /// unseen until the rejection cancels its call, where it was shown and then withdrawn.
+    /// A question of another prompt is still asked.
+    #[tokio::test]
+    async fn no_question_of_a_rejected_turn_is_put() {
+        let (timeline, screen) = on_a_screen();
+        let prompter =
+            TerminalPrompter::new(CancellationToken::new()).with_timeline(Arc::clone(&timeline));
+        let (typing, lines) = mpsc::unbounded_channel();
+        *prompter.lines.lock().await = Some(lines);
+        let permissions = NamedAsks::new(Arc::new(tool_exec::AllowAll));
+        let tool = tools_builtin::Bash::default();
+        // A call of a sub-agent `agent` on prompt `prompt`, its start line shown.
+        let call = |agent: &str, prompt: &str| {
+            timeline.start_line(
+                CallKey {
+                    agent_id: Some(agent.into()),
+                    tool_use_id: "s1".into(),
+                },
+                &format!("           ↳ Agent · Bash(touch from{agent})"),
+            );
+            ToolUseContext::new("/")
+                .with_prompt_id(prompt)
+                .with_agent(AgentInfo {
+                    id: agent.into(),
+                    agent_type: "explore".into(),
+                })
+                .with_tool_use_id("s1")
+                .with_cancellation(CancellationToken::new())
+        };
+        let (first, second, other) = (call("A", "p1"), call("B", "p1"), call("C", "p2"));
+        let ask = |ctx: &ToolUseContext, file: &str| {
+            let input = json!({"command": format!("touch {file}")});
+            let ctx = ctx.clone();
+            let (permissions, tool) = (&permissions, &tool);
+            let prompter = &prompter;
+            async move {
+                permissions
+                    .resolve_ask(
+                        prompter,
+                        tool,
+                        &input,
+                        &ctx,
+                        PermissionResult::ask(String::new()),
+                    )
+                    .await
+            }
+        };
+        let user = async {
+            until_shown(&screen, "touch fromA\nAllow Bash?").await;
+            typing.send("n\n".into()).unwrap();
+            // The queued question of the same prompt has had every chance to show.
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            let shown = screen.lock().unwrap().clone();
+            assert!(!shown.contains("    touch fromB"), "{shown}");
+            // The rejection reaches the call: it ends, never shown.
+            second.cancellation().cancel();
+        };
+        let asked = async {
+            let decisions = tokio::join!(ask(&first, "fromA"), ask(&second, "fromB"), user);
+            (decisions.0, decisions.1)
+        };
+        let (rejected, withdrawn) = tokio::time::timeout(std::time::Duration::from_secs(20), asked)
+            .await
+            .expect("the queued question of the rejected turn never ended");
+        assert!(
+            matches!(rejected, PermissionResult::Deny { .. }),
+            "{rejected:?}"
+        );
+        assert!(
+            !matches!(withdrawn, PermissionResult::Allow { .. }),
+            "{withdrawn:?}"
+        );
+        let shown = screen.lock().unwrap().clone();
+        assert!(
+            !shown.contains("fromB\nAllow") && !shown.contains("withdrawn"),
+            "{shown}"
+        );
+        // Another prompt's question is put as ever.
+        let asking = ask(&other, "fromC");
+        let answering = async {
+            until_shown(&screen, "touch fromC\nAllow Bash?").await;
+            typing.send("y\n".into()).unwrap();
+        };
+        let (allowed, ()) = tokio::join!(asking, answering);
+        assert!(
+            matches!(allowed, PermissionResult::Allow { .. }),
+            "{allowed:?}"
         );
     }
 

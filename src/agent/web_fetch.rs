@@ -4,7 +4,9 @@
 //! characters of it), which fills the conversation with what the question did not need.
 //!
 //! The request goes through the run's own [`ModelClient`] (its key, base URL and retries),
-//! and its tokens count in the run's [`Spend`] (`--max-budget-usd` sees them).
+//! and its tokens count in the run's [`Spend`] (`--max-budget-usd` sees them). Once that
+//! spend has reached its limit ([`Spend::limit_reached`]) the model is not asked: the
+//! request is refused with the reason, and the tool hands back the page.
 
 use std::sync::Arc;
 
@@ -69,6 +71,10 @@ impl WebFetchModel for PageReader {
             messages: vec![json!({"role": "user", "content": request_text(prompt, markdown)})],
             ..ModelRequest::default()
         };
+        // Over the run's budget no request is sent (WebFetch then hands back the page).
+        if let Some(limit) = self.spend.limit_reached() {
+            return Err(format!("the spending limit of ${limit} was reached"));
+        }
         self.spend.count_request(super::RequestBy::WebFetch);
         let mut events = self
             .client
@@ -81,9 +87,13 @@ impl WebFetchModel for PageReader {
         while let Some(event) = events.next().await {
             match event {
                 Ok(StreamEvent::Text(text)) => answer.push_str(&text),
-                // The response's usage so far: the last one reported is what it cost.
+                // The response's usage so far: the last one reported is what it cost,
+                // counted at once (a request made meanwhile sees it), whether or not the
+                // model answers.
                 Ok(event @ StreamEvent::Usage { .. }) => {
-                    usage = TokenUsage::reported(&event).unwrap_or(usage);
+                    let now = TokenUsage::reported(&event).unwrap_or(usage);
+                    self.spend.update(&self.model, &usage, &now);
+                    usage = now;
                 }
                 Ok(StreamEvent::MessageStop) => {
                     outcome = if answer.trim().is_empty() {
@@ -104,8 +114,6 @@ impl WebFetchModel for PageReader {
                 }
             }
         }
-        // What the request cost counts, whether or not it answered.
-        self.spend.add(&self.model, &usage);
         outcome.map(|()| answer)
     }
 }

@@ -378,9 +378,7 @@ fn plan_any(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal>
         Some(bytes) => Some(
             fsutil::decode(bytes)
                 .or_else(|| fsutil::decode_keeping_stray_bytes(bytes))
-                .ok_or_else(|| {
-                    Refusal::plain("Cannot edit this file: it is not UTF-8 or UTF-16 text (it looks binary or uses another encoding).")
-                })?,
+                .ok_or_else(|| undecodable(bytes))?,
         ),
     };
     let Some(Decoded {
@@ -411,6 +409,68 @@ fn plan_any(bytes: Option<&[u8]>, input: &EditInput) -> Result<Planned, Refusal>
     planned.original = fsutil::shown_stray_bytes(&planned.original);
     planned.updated = fsutil::shown_stray_bytes(&planned.updated);
     Ok(planned)
+}
+
+/// The refusal for a file Edit cannot decode, saying what is wrong with it. A file with a
+/// UTF-16 byte order mark is one Read shows as UTF-16 text (U+FFFD for a stray last byte or
+/// an unpaired surrogate): an edit would lose what U+FFFD stands for, so it is refused, and
+/// told as a damaged UTF-16 file, not as a file that is no UTF-16 text.
+fn undecodable(bytes: &[u8]) -> Refusal {
+    let utf16 = match bytes {
+        [0xFF, 0xFE, rest @ ..] => Some((rest, "little-endian", false)),
+        [0xFE, 0xFF, rest @ ..] => Some((rest, "big-endian", true)),
+        _ => None,
+    };
+    let Some((rest, order, big_endian)) = utf16 else {
+        return Refusal::plain(
+            "Cannot edit this file: it is not UTF-8 or UTF-16 text (it looks binary or uses another encoding).",
+        );
+    };
+    let what = if !rest.len().is_multiple_of(2) {
+        "an odd number of bytes (a stray last byte)".to_owned()
+    } else {
+        let units: Vec<u16> = rest
+            .chunks_exact(2)
+            .map(|c| {
+                if big_endian {
+                    u16::from_be_bytes([c[0], c[1]])
+                } else {
+                    u16::from_le_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        match unpaired_surrogate(&units) {
+            // The byte offset in the file, past the 2 bytes of the byte order mark.
+            Some(unit) => format!("an unpaired surrogate at byte {}", 2 + unit * 2),
+            None => "an unpaired surrogate".to_owned(),
+        }
+    };
+    Refusal::plain(format!(
+        "Cannot edit this file: it is UTF-16 text ({order}, by its byte order mark) with {what}, \
+         which Read shows as \u{FFFD}; an edit would lose what it stands for. Repair the file \
+         first, e.g. with Bash."
+    ))
+}
+
+/// The index of the first UTF-16 unit that is a surrogate outside a high-low pair.
+fn unpaired_surrogate(units: &[u16]) -> Option<usize> {
+    let mut i = 0;
+    while let Some(&unit) = units.get(i) {
+        let high = (0xD800..=0xDBFF).contains(&unit);
+        if high
+            && units
+                .get(i + 1)
+                .is_some_and(|u| (0xDC00..=0xDFFF).contains(u))
+        {
+            i += 2;
+            continue;
+        }
+        if (0xD800..=0xDFFF).contains(&unit) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// [`plan`] for the decoded file (`None`: it does not exist).

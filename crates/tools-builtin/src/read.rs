@@ -1190,8 +1190,11 @@ fn read_notebook(
     if ctx.is_cancelled() {
         return Err(ToolError::Cancelled(None));
     }
-    ctx.file_state()
-        .insert(path, FileState::read(text, mtime_ms(meta), hash, 1, None));
+    let mut state = FileState::read(text, mtime_ms(meta), hash, 1, None);
+    // As for a text file: a Read that started earlier and finishes later shows the notebook
+    // too, never "unchanged" about this result, which comes after its own.
+    state.read_order = ctx.call_order();
+    ctx.file_state().insert(path, state);
     let content = if blocks.is_empty() {
         ToolResultContent::Text(EMPTY_FILE_NOTICE.to_owned())
     } else {

@@ -671,6 +671,45 @@ async fn a_read_started_earlier_never_refers_to_a_later_ones_result() {
     );
 }
 
+/// Parallel Reads of one notebook, as of a text file: a Read that started earlier shows the
+/// notebook even when one started after it finished first, and "unchanged since last read"
+/// refers only to a Read whose result comes earlier.
+#[tokio::test]
+async fn a_notebook_read_started_earlier_never_refers_to_a_later_ones_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("n.ipynb");
+    fs::write(
+        &nb,
+        r#"{"cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "source": "print(1)", "outputs": []}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"#,
+    )
+    .unwrap();
+    let c = ctx(dir.path());
+    let (r1, r2, r3) = (
+        c.clone().with_tool_use_id("r1"),
+        c.clone().with_tool_use_id("r2"),
+        c.clone().with_tool_use_id("r3"),
+    );
+    // r3 finishes first: it shows the cells.
+    assert!(
+        text(&Read, &r3, json!({"file_path": nb}))
+            .await
+            .contains("print(1)")
+    );
+    // r1 comes before it in the message: it shows them too.
+    let first = text(&Read, &r1, json!({"file_path": nb})).await;
+    assert!(first.contains("print(1)"), "{first}");
+    // r2 may refer to r1, whose result is before its own.
+    assert_eq!(
+        text(&Read, &r2, json!({"file_path": nb})).await,
+        FILE_UNCHANGED_MESSAGE
+    );
+    // A later call refers to any of them.
+    assert_eq!(
+        text(&Read, &c.with_tool_use_id("r4"), json!({"file_path": nb})).await,
+        FILE_UNCHANGED_MESSAGE
+    );
+}
+
 #[tokio::test]
 async fn token_cap_gives_a_partial_view_or_an_error_for_explicit_ranges() {
     let dir = tempfile::tempdir().unwrap();

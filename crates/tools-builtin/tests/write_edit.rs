@@ -546,6 +546,58 @@ async fn edit_keeps_the_bytes_of_a_file_that_are_not_utf8() {
     assert_eq!(fs::read(&odd).unwrap(), bytes);
 }
 
+/// A damaged UTF-16 file (a stray last byte, so an odd number of bytes; an unpaired
+/// surrogate), which Read shows as UTF-16 text with U+FFFD: Edit refuses it saying what is
+/// wrong with it, not that it is not UTF-16 text, and leaves every byte as it was.
+#[tokio::test]
+async fn edit_of_a_damaged_utf16_file_says_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = ctx(dir.path());
+    let odd = dir.path().join("odd.txt");
+    let mut odd_bytes = vec![0xFF, 0xFE];
+    for u in "hello world\n".encode_utf16() {
+        odd_bytes.extend(u.to_le_bytes());
+    }
+    odd_bytes.push(0);
+    fs::write(&odd, &odd_bytes).unwrap();
+    let shown = text(&Read, &c, json!({"file_path": odd})).await;
+    assert!(shown.contains("hello world"), "{shown}");
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": odd, "old_string": "hello", "new_string": "howdy"}),
+    )
+    .await;
+    assert!(
+        e.text.contains("UTF-16") && e.text.contains("odd number of bytes"),
+        "{}",
+        e.text
+    );
+    assert!(!e.text.contains("not UTF-8 or UTF-16 text"), "{}", e.text);
+    assert_eq!(fs::read(&odd).unwrap(), odd_bytes);
+
+    let surrogate = dir.path().join("surr.txt");
+    // A pair (U+1F600) first, then `a` and a lone high surrogate at byte 8.
+    let surrogate_bytes = b"\xfe\xff\xd8\x3d\xde\x00\x00a\xd8\x00\x00\n\x00b".to_vec();
+    fs::write(&surrogate, &surrogate_bytes).unwrap();
+    assert_eq!(
+        text(&Read, &c, json!({"file_path": surrogate})).await,
+        "     1\u{2192}\u{1F600}a\u{FFFD}\n     2\u{2192}b"
+    );
+    let e = fail(
+        &Edit,
+        &c,
+        json!({"file_path": surrogate, "old_string": "b", "new_string": "c"}),
+    )
+    .await;
+    assert!(
+        e.text.contains("UTF-16") && e.text.contains("unpaired surrogate at byte 8"),
+        "{}",
+        e.text
+    );
+    assert_eq!(fs::read(&surrogate).unwrap(), surrogate_bytes);
+}
+
 /// Overwriting a file over 1 GiB is refused before its content is read into memory.
 #[tokio::test]
 async fn write_refuses_to_overwrite_a_file_too_large_to_read() {

@@ -4214,6 +4214,63 @@ impl PermissionEngine {
         f
     }
 
+    /// The safety check of an `rm` that `xargs` runs on what a pipeline's earlier stage
+    /// prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`, it removes what `find
+    /// ROOTS EXPR -delete` would, and is checked as that command (`find ~ | xargs rm -rf`
+    /// is `find ~ -delete`, `find . -name '*.pyc' | xargs rm` stays allowed); fed by anything
+    /// else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole directory such as the
+    /// home or the project, which cannot be checked. Only safety checks and denials count:
+    /// the `rm` itself is checked as before.
+    fn removes_what_it_is_fed(
+        &self,
+        set: &RuleSet,
+        tool: &dyn Tool,
+        names: &[String],
+        sub: &SimpleCommand,
+        ctx: &ToolUseContext,
+        analysis: &Analysis,
+    ) -> Option<Finding> {
+        let words = effective_words(sub)?;
+        let name = words.first()?.value.as_deref().map(basename)?;
+        if name != "rm" || !sub.appended_args {
+            return None;
+        }
+        let producer = sub.fed_by.as_ref()?;
+        let text = sub.raw_text();
+        let produced = producer
+            .iter()
+            .map(|w| w.raw.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if producer.first()?.value.as_deref().map(basename) == Some("find") {
+            let mut find = sub.clone();
+            find.words = producer.clone();
+            find.words.push(Word {
+                raw: "-delete".into(),
+                value: Some("-delete".into()),
+                plain: true,
+                glob: false,
+            });
+            find.appended_args = false;
+            find.fed_by = None;
+            let f = self.check_subcommand(set, tool, names, &find, ctx, analysis);
+            return (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then(|| {
+                let message = format!(
+                    "`{text}` removes what `{produced}` finds, as `{}` would: {}",
+                    find.raw_text(),
+                    f.message
+                );
+                Finding { message, ..f }.sub(text.clone())
+            });
+        }
+        changes_trees("rm", words).then(|| {
+            let why = format!(
+                "`{text}` removes, with everything under them, the paths `{produced}` prints, which may be a whole directory such as the home or the project and cannot be checked"
+            );
+            Finding::safety_ask(why, text)
+        })
+    }
+
     fn check_analysis(
         &self,
         set: &RuleSet,
@@ -4237,6 +4294,10 @@ impl PermissionEngine {
             let f = self.check_subcommand(set, tool, names, sub, ctx, analysis);
             details.push(format!("{}: {}", sub.raw_text(), describe(&f)));
             findings.push(f);
+            if let Some(f) = self.removes_what_it_is_fed(set, tool, names, sub, ctx, analysis) {
+                details.push(format!("{}: {}", sub.raw_text(), describe(&f)));
+                findings.push(f);
+            }
         }
         let mut redirect_findings = Vec::new();
         for r in &analysis.redirects {

@@ -127,3 +127,33 @@ async fn removals_through_a_loop_variable_or_a_positional_parameter_ask_in_bypas
     )
     .await;
 }
+
+/// An `rm` that `xargs` runs on what `find` prints removes what `find … -delete` would:
+/// `find ~ | xargs rm -rf` is a critical removal and `find . -name main | xargs rm` may delete
+/// a branch's ref, asked even in bypass mode, while `find . -name '*.pyc' | xargs rm -f`
+/// stays allowed. A recursive one fed by anything else (`echo ~`, `ls`) may remove a whole
+/// directory and asks; a plain `rm` of a listing stays allowed.
+#[tokio::test]
+async fn an_rm_fed_by_a_pipeline_removes_what_its_producer_prints() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
+    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "find ~ | xargs rm -rf"),
+            bypass("ask", "find . -print0 | xargs -0 rm -rf"),
+            bypass("ask", "find . -name main | xargs rm"),
+            bypass("ask", "find . -name .bashrc | xargs rm -f"),
+            bypass("ask", "echo ~ | xargs rm -rf"),
+            bypass("ask", "ls | xargs rm -r"),
+            bypass("ask", "pwd | xargs -I{} rm -rf {}"),
+            bypass("allow", "find . -name '*.pyc' | xargs rm -f"),
+            bypass("allow", "find . -name '*.pyc' -print0 | xargs -0 rm -rf"),
+            bypass("allow", "ls *.o | xargs rm"),
+            bypass("allow", "git ls-files -d | xargs rm -f"),
+        ],
+    )
+    .await;
+}

@@ -159,6 +159,10 @@ pub struct SimpleCommand {
     /// Its standard input is the output of an earlier stage of a pipeline (`cmd | rg x`):
     /// a command that reads either its input or the working directory reads the input.
     pub piped_input: bool,
+    /// The words of the simple command of the pipeline stage before this command's, when
+    /// that stage is one simple command (`find . -name x | xargs rm`: `find . -name x` for
+    /// `xargs` and for the `rm` it runs): what its input is made of.
+    pub fed_by: Option<Vec<Word>>,
 }
 
 impl SimpleCommand {
@@ -1186,6 +1190,7 @@ impl Walker<'_> {
             other_cwds: self.dir_fields().1,
             transparent: false,
             piped_input: self.piped,
+            fed_by: None,
         });
     }
 
@@ -1217,7 +1222,10 @@ impl Walker<'_> {
                 let outer = self.piped;
                 let last_redirected = std::mem::take(&mut self.last_stage_stdin);
                 let last = stages.len().saturating_sub(1);
+                // The words of the stage before, when it was one simple command.
+                let mut producer: Option<Vec<Word>> = None;
                 for (i, stage) in stages.into_iter().enumerate() {
+                    let start = self.out.commands.len();
                     self.piped = (outer || i > 0) && !(last_redirected && i == last);
                     if i == last && i > 0 && self.out.lastpipe {
                         // Whether the option is on when this runs is not known (the line may
@@ -1230,6 +1238,14 @@ impl Walker<'_> {
                     } else {
                         self.in_subshell(|w| w.walk(stage));
                     }
+                    let end = self.out.commands.len();
+                    if let Some(words) = &producer {
+                        for c in &mut self.out.commands[start..end] {
+                            c.fed_by.get_or_insert_with(|| words.clone());
+                        }
+                    }
+                    producer = (stage.kind() == "command" && end == start + 1)
+                        .then(|| self.out.commands[start].words.clone());
                 }
                 self.piped = outer;
             }
@@ -2132,6 +2148,7 @@ impl Walker<'_> {
             other_cwds: self.dir_fields().1,
             transparent: false,
             piped_input: self.piped,
+            fed_by: None,
         };
         self.piped = outer_piped;
         self.expand(cmd);
@@ -2470,6 +2487,7 @@ impl Walker<'_> {
                     other_cwds: self.dir_fields().1,
                     transparent: false,
                     piped_input: true,
+                    fed_by: None,
                 };
                 if c.words
                     .first()

@@ -37,7 +37,8 @@ pub(crate) const INPUT_KEY: &str = "permission";
 
 /// How a call's asks reach the client.
 pub(crate) enum Channel {
-    /// The client did not declare the elicitation capability.
+    /// The client did not declare form elicitation: no `elicitation` capability, or one for
+    /// URLs only (asks are forms).
     None,
     /// `elicitation/create` while the call waits (protocol versions up to 2025-11-25).
     Request(Peer<RoleServer>),
@@ -509,7 +510,7 @@ impl Permissions for ServePermissions {
             let _ = ctx.update_denials(|d| d.record_denial());
             return PermissionResult::Deny {
                 message: format!(
-                    "Permission to use {} requires approval ({}), and this MCP client cannot be asked: it did not declare the elicitation capability. Do not retry this call.",
+                    "Permission to use {} requires approval ({}), and this MCP client cannot be asked: it did not declare form elicitation (the `elicitation` capability's form mode, which the question needs). Do not retry this call.",
                     tool.name(),
                     refusal_why(tool.name(), message, reason.as_ref()),
                 ),

@@ -8,6 +8,15 @@
 //! root, or only up to the project directory outside a repository). The first skill of a
 //! name wins, so a repository cannot replace a user's own skill.
 //!
+//! Claude Code's command files are skills too ([`SkillKind::Command`]): `<name>.md` in a
+//! `commands` directory beside each `skills` one (the managed `.claude/commands`, the user's
+//! `$CLAUDE_CONFIG_DIR/commands` or `~/.claude/commands`, the project's `.claude/commands`),
+//! a file in a subdirectory named `dir:name` (`frontend/component.md` is
+//! `frontend:component`). They are read, listed and loaded as skills are, the whole file
+//! after the frontmatter the prompt; of one place (managed, user, project), its skills come
+//! before its commands, so a skill wins over a command of the same name there, and the
+//! user's command still wins over a project's skill.
+//!
 //! `SKILL.md` may start with a `---` frontmatter block ([`crate::frontmatter`]). The keys
 //! used are `description`, `allowed-tools` (a `- item` list, a flow list `[a, b]`, or one
 //! line split on commas and on whitespace outside parentheses: `Read Grep Bash(ls *)`),
@@ -22,10 +31,10 @@
 //! itself says `Launching skill: <name>`. Permission rules match the skill's name
 //! (`Skill(name)`).
 //!
-//! A SKILL.md is read into the conversation without a Read permission, so two kinds of
-//! skill are refused (and not listed): one whose file a Read deny rule covers
+//! A SKILL.md (or a command file) is read into the conversation without a Read permission,
+//! so two kinds of skill are refused (and not listed): one whose file a Read deny rule covers
 //! ([`denied_skill_file`]), and a project skill whose file leads, through a symbolic link,
-//! out of the project directory that holds its `.claude/skills`
+//! out of the project directory that holds its `.claude/skills` (or `.claude/commands`)
 //! ([`project_skill_link_outside`]): a cloned repository could otherwise load
 //! `~/.aws/credentials` with a link. The user's and the managed skills may link anywhere.
 use std::borrow::Cow;
@@ -78,19 +87,36 @@ pub enum SkillSource {
     Project,
 }
 
+/// What kind of file a skill was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillKind {
+    /// A skill: `<name>/SKILL.md` in a `skills` directory.
+    Skill,
+    /// A command file, as Claude Code's `.claude/commands/<name>.md`: `<name>.md` in a
+    /// `commands` directory, or `<dir>/<name>.md` for the skill `dir:name`. Its text is
+    /// rendered without the `Base directory for this skill` line a skill's starts with.
+    Command,
+}
+
 /// A discovered skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillInfo {
-    /// The name: the skill directory's name.
+    /// The name: the skill directory's name; for a command, the file's name without `.md`,
+    /// after its subdirectories' names, each followed by `:` (`frontend:component`).
     pub name: String,
-    /// The directory holding `SKILL.md`.
+    /// The directory holding `SKILL.md`, or holding the command's file
+    /// (`${CLAUDE_SKILL_DIR}`).
     pub dir: PathBuf,
-    /// Where `SKILL.md` really was when it was read (every link resolved): the file the
+    /// The file as found (`<dir>/SKILL.md`, or the command's file), links not resolved.
+    pub path: PathBuf,
+    /// Where the file really was when it was read (every link resolved): the file the
     /// body came from, and the one [`project_skill_link_outside`] and [`denied_skill_file`]
     /// judge, so that a link changed after the read cannot pass a check for another file.
     pub file: PathBuf,
-    /// Project or user.
+    /// Managed, user or project.
     pub source: SkillSource,
+    /// A skill or a command file.
+    pub kind: SkillKind,
     /// The frontmatter's `description`.
     pub description: Option<String>,
     /// The frontmatter's `allowed-tools`.
@@ -179,8 +205,20 @@ fn read_skill_file(file: &Path) -> Option<(String, Vec<String>, bool, PathBuf)> 
 
 /// Reads the skill in `dir` (`dir/SKILL.md`), or `None` when there is none.
 pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
-    let file = dir.join("SKILL.md");
-    let (text, mut warnings, cut, real) = read_skill_file(&file)?;
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    load_file(&dir.join("SKILL.md"), name, source, SkillKind::Skill)
+}
+
+/// Reads the command file `file` as the skill `name` ([`SkillKind::Command`]), or `None`
+/// when it cannot be read.
+pub fn load_command(file: &Path, name: &str, source: SkillSource) -> Option<SkillInfo> {
+    load_file(file, name.to_owned(), source, SkillKind::Command)
+}
+
+/// Reads `file` (a `SKILL.md` or a command file) as the skill `name`.
+fn load_file(file: &Path, name: String, source: SkillSource, kind: SkillKind) -> Option<SkillInfo> {
+    let dir = file.parent()?;
+    let (text, mut warnings, cut, real) = read_skill_file(file)?;
     let whole = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let (fm, body) = match frontmatter::split(&text) {
         Ok((fm, body)) => {
@@ -196,19 +234,21 @@ pub fn load_skill(dir: &Path, source: SkillSource) -> Option<SkillInfo> {
     let mut body = body.to_owned();
     if cut {
         body.push_str(&format!(
-            "\n\n[SKILL.md goes on past its first {MAX_SKILL_BYTES} bytes: Read {} for the rest.]",
+            "\n\n[{} goes on past its first {MAX_SKILL_BYTES} bytes: Read {} for the rest.]",
+            file.file_name().unwrap_or_default().to_string_lossy(),
             file.display()
         ));
     }
-    let dir_name = dir.file_name()?.to_string_lossy().into_owned();
     for warning in &warnings {
         tracing::warn!(file = %file.display(), "skill: {warning}");
     }
     Some(SkillInfo {
-        name: dir_name,
+        name,
         dir: dir.to_path_buf(),
+        path: file.to_path_buf(),
         file: real,
         source,
+        kind,
         description: fm.text("description"),
         allowed_tools: fm.list("allowed-tools"),
         model: fm.text("model").filter(|m| m != "inherit"),
@@ -240,28 +280,128 @@ pub fn skill_roots(ctx: &ToolUseContext) -> Vec<(PathBuf, SkillSource)> {
     roots_with_managed(ctx, &tool_core::managed_settings_dir())
 }
 
-/// The user's skills directory: `skills` in the user's configuration directory, as for
-/// settings and agents (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
-fn user_skills_dir(ctx: &ToolUseContext) -> Option<PathBuf> {
+/// The command directories searched ([`SkillKind::Command`]), in the same order as
+/// [`skill_roots`]: `.claude/commands` in the managed settings directory, the user's
+/// (`$CLAUDE_CONFIG_DIR/commands`, else `~/.claude/commands`), then the project's
+/// `.claude/commands` directories nearest first.
+pub fn command_roots(ctx: &ToolUseContext) -> Vec<(PathBuf, SkillSource)> {
+    roots_in(ctx, &tool_core::managed_settings_dir(), "commands")
+}
+
+/// `sub` (`skills`, `commands`) in the user's configuration directory, as for settings and
+/// agents (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
+fn user_dir(ctx: &ToolUseContext, sub: &str) -> Option<PathBuf> {
     std::env::var_os("CLAUDE_CONFIG_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .or_else(|| ctx.home().map(|home| home.join(".claude")))
-        .map(|config| config.join("skills"))
+        .map(|config| config.join(sub))
 }
 
 /// [`skill_roots`] with the managed settings directory `managed`.
 fn roots_with_managed(ctx: &ToolUseContext, managed: &Path) -> Vec<(PathBuf, SkillSource)> {
-    let mut roots = vec![(managed.join(".claude/skills"), SkillSource::Managed)];
-    if let Some(dir) = user_skills_dir(ctx) {
+    roots_in(ctx, managed, "skills")
+}
+
+/// The `sub` directories (`skills` or `commands`) searched, in precedence order, with the
+/// managed settings directory `managed`.
+fn roots_in(ctx: &ToolUseContext, managed: &Path, sub: &str) -> Vec<(PathBuf, SkillSource)> {
+    let mut roots = vec![(managed.join(".claude").join(sub), SkillSource::Managed)];
+    if let Some(dir) = user_dir(ctx, sub) {
         roots.push((dir, SkillSource::User));
     }
     roots.extend(
         tool_core::project_dirs(ctx.cwd(), ctx.project_dir(), ctx.home())
             .into_iter()
-            .map(|dir| (dir.join(".claude/skills"), SkillSource::Project)),
+            .map(|dir| (dir.join(".claude").join(sub), SkillSource::Project)),
     );
     roots
+}
+
+/// A directory skills are searched in, and which kind of file it holds.
+#[derive(Debug, Clone)]
+struct Root {
+    dir: PathBuf,
+    source: SkillSource,
+    kind: SkillKind,
+}
+
+/// Every directory skills and commands are searched in, in precedence order, with the
+/// managed settings directory `managed`: the managed, then the user's, then the project's;
+/// of each, the skills directories before the commands directories (a skill wins over a
+/// command of the same name from the same place).
+fn search_roots(ctx: &ToolUseContext, managed: &Path) -> Vec<Root> {
+    let skills = roots_with_managed(ctx, managed);
+    let commands = roots_in(ctx, managed, "commands");
+    let mut roots = Vec::new();
+    for source in [
+        SkillSource::Managed,
+        SkillSource::User,
+        SkillSource::Project,
+    ] {
+        for (list, kind) in [(&skills, SkillKind::Skill), (&commands, SkillKind::Command)] {
+            roots.extend(
+                list.iter()
+                    .filter(|(_, s)| *s == source)
+                    .map(|(dir, _)| Root {
+                        dir: dir.clone(),
+                        source,
+                        kind,
+                    }),
+            );
+        }
+    }
+    roots
+}
+
+/// Most levels of subdirectories of a commands directory searched for command files.
+const MAX_COMMAND_DEPTH: usize = 8;
+/// Most command files taken from one commands directory.
+const MAX_COMMAND_FILES: usize = 1000;
+
+/// The command files under the commands directory `root`, with their names
+/// ([`SkillKind::Command`]), in name order: `<name>.md` files, in subdirectories too (at
+/// most [`MAX_COMMAND_DEPTH`] deep, at most [`MAX_COMMAND_FILES`]). Hidden entries and
+/// names that are not UTF-8 are skipped.
+fn command_files(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    walk_commands(root, &mut Vec::new(), &mut found);
+    found
+}
+
+/// [`command_files`] of `dir`, whose subdirectory names from the commands directory are
+/// `prefix`.
+fn walk_commands(dir: &Path, prefix: &mut Vec<String>, found: &mut Vec<(String, PathBuf)>) {
+    if prefix.len() > MAX_COMMAND_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        if found.len() >= MAX_COMMAND_FILES {
+            return;
+        }
+        let Some(entry) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if entry.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            prefix.push(entry.to_owned());
+            walk_commands(&path, prefix, found);
+            prefix.pop();
+        } else if let Some(stem) = entry.strip_suffix(".md")
+            && !stem.is_empty()
+        {
+            let mut name: String = prefix.iter().map(|p| format!("{p}:")).collect();
+            name.push_str(stem);
+            found.push((name, path));
+        }
+    }
 }
 
 /// Longest skill description listed, in characters (Claude Code cuts them likewise).
@@ -318,48 +458,55 @@ pub fn skills_listing(ctx: &ToolUseContext) -> Option<String> {
     Some(text.trim_end().to_owned())
 }
 
-/// Every skill the context can see, first of each name only, in precedence order then name
-/// order; not those whose SKILL.md a Read deny rule covers (see [`denied_skill_file`]), nor
-/// project skills whose SKILL.md leads out of the project (see
+/// Every skill the context can see, command files included, first of each name only, in
+/// precedence order then name order; not those whose file a Read deny rule covers (see
+/// [`denied_skill_file`]), nor project skills whose file leads out of the project (see
 /// [`project_skill_link_outside`]).
 pub fn discover_skills(ctx: &ToolUseContext) -> Vec<SkillInfo> {
-    let mut skills = discover_in(skill_roots(ctx));
+    let mut skills = discover_in(search_roots(ctx, &tool_core::managed_settings_dir()));
     skills
         .retain(|s| denied_skill_file(ctx, s).is_none() && project_skill_link_outside(s).is_none());
     skills
 }
 
-/// A project skill's SKILL.md that leads, through a symbolic link, out of the project
-/// directory it came with ([`project_skill_link_outside`]).
+/// A project skill's file (SKILL.md or a command file) that leads, through a symbolic
+/// link, out of the project directory it came with ([`project_skill_link_outside`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkOutside {
-    /// The directory holding the `.claude/skills` the skill was found in (as found, links
-    /// not resolved).
+    /// The directory holding the `.claude/skills` (or `.claude/commands`) the skill was
+    /// found in (as found, links not resolved).
     pub project: PathBuf,
-    /// The first symbolic link from there to SKILL.md: the file itself, the skill's
-    /// directory, `skills` or `.claude`.
+    /// The first symbolic link from there to the file: the file itself, a directory on the
+    /// way, `skills` (`commands`) or `.claude`.
     pub link: PathBuf,
-    /// Where SKILL.md really was when it was read (every link resolved:
+    /// Where the file really was when it was read (every link resolved:
     /// [`SkillInfo::file`]).
     pub target: PathBuf,
 }
 
-/// Whether `skill`, a project skill ([`SkillSource::Project`]), was read from a SKILL.md
-/// whose real path ([`SkillInfo::file`], resolved when it was read, not again now: a link
-/// changed since cannot pass the file read) is outside the directory holding its
-/// `.claude/skills` (the repository it came with): then `Some` with the link that leads out
-/// and where to. A project directory that no longer resolves counts as outside. `None` for
-/// the user's and the managed skills, which may link anywhere: the user put them there.
+/// Whether `skill`, a project skill ([`SkillSource::Project`]), was read from a file (its
+/// SKILL.md, or its command file) whose real path ([`SkillInfo::file`], resolved when it
+/// was read, not again now: a link changed since cannot pass the file read) is outside the
+/// directory holding its `.claude/skills` or `.claude/commands` (the repository it came
+/// with): then `Some` with the link that leads out and where to. A project directory that
+/// no longer resolves counts as outside. `None` for the user's and the managed skills,
+/// which may link anywhere: the user put them there.
 pub fn project_skill_link_outside(skill: &SkillInfo) -> Option<LinkOutside> {
     if skill.source != SkillSource::Project {
         return None;
     }
-    let file = skill.dir.join("SKILL.md");
-    // The skill was found as `<project>/.claude/skills/<name>`; a directory found another
-    // way (a host calling `load_skill`) is held to itself.
-    let skills = skill.dir.parent();
-    let project = skills
-        .filter(|d| d.ends_with(".claude/skills"))
+    let file = skill.path.clone();
+    // The skill was found as `<project>/.claude/skills/<name>`, or the command as
+    // `<project>/.claude/commands/[<dir>/...]<name>.md`; a file found another way (a host
+    // calling `load_skill`) is held to its own directory.
+    let found_in = match skill.kind {
+        SkillKind::Skill => skill.dir.parent().filter(|d| d.ends_with(".claude/skills")),
+        SkillKind::Command => file
+            .ancestors()
+            .skip(1)
+            .find(|d| d.ends_with(".claude/commands")),
+    };
+    let project = found_in
         .and_then(Path::parent)
         .and_then(Path::parent)
         .unwrap_or(&skill.dir);
@@ -391,7 +538,7 @@ pub fn project_skill_link_outside(skill: &SkillInfo) -> Option<LinkOutside> {
 /// is covered by a Read deny rule, or it is a project skill whose file leads out of the
 /// project. `None` when it may.
 fn refusal(ctx: &ToolUseContext, name: &str, skill: &SkillInfo) -> Option<ValidationError> {
-    let file = skill.dir.join("SKILL.md");
+    let file = &skill.path;
     if let Some(rule) = denied_skill_file(ctx, skill) {
         return Some(ValidationError::with_code(
             format!(
@@ -403,13 +550,15 @@ fn refusal(ctx: &ToolUseContext, name: &str, skill: &SkillInfo) -> Option<Valida
         ));
     }
     let outside = project_skill_link_outside(skill)?;
-    let user_dir = user_skills_dir(ctx).map_or_else(
-        || "~/.claude/skills".to_owned(),
-        |d| d.display().to_string(),
-    );
+    let (what, sub) = match skill.kind {
+        SkillKind::Skill => ("skill", "skills"),
+        SkillKind::Command => ("command", "commands"),
+    };
+    let user_dir =
+        user_dir(ctx, sub).map_or_else(|| format!("~/.claude/{sub}"), |d| d.display().to_string());
     Some(ValidationError::with_code(
         format!(
-            "Skill {name} cannot be loaded: it is a project skill, and its file {} leads out of the project {}: the symbolic link {} takes it to {}. A project's skill is read without a Read permission, so it may only use files inside the project. Copy the file into {} instead of linking to it, or move the skill to your own skills directory ({user_dir}).",
+            "Skill {name} cannot be loaded: it is a project {what}, and its file {} leads out of the project {}: the symbolic link {} takes it to {}. A project's {what} is read without a Read permission, so it may only use files inside the project. Copy the file into {} instead of linking to it, or move the {what} to your own {sub} directory ({user_dir}).",
             file.display(),
             outside.project.display(),
             outside.link.display(),
@@ -420,33 +569,42 @@ fn refusal(ctx: &ToolUseContext, name: &str, skill: &SkillInfo) -> Option<Valida
     ))
 }
 
-/// The Read deny rule that covers `skill`'s SKILL.md (on its path or the real path it was
-/// read from, [`SkillInfo::file`]), if one does: such a file is not read into the
-/// conversation, as Read would not read it.
+/// The Read deny rule that covers `skill`'s file, its SKILL.md or command file (on its path
+/// or the real path it was read from, [`SkillInfo::file`]), if one does: such a file is not
+/// read into the conversation, as Read would not read it.
 pub fn denied_skill_file(
     ctx: &ToolUseContext,
     skill: &SkillInfo,
 ) -> Option<tool_core::SourcedRule> {
     let engine = tool_perms::PermissionEngine::for_walking(ctx)?;
     engine
-        .denied_by(&skill.dir.join("SKILL.md"), tool_core::FileAccess::Read)
+        .denied_by(&skill.path, tool_core::FileAccess::Read)
         .or_else(|| engine.denied_by(&skill.file, tool_core::FileAccess::Read))
 }
 
 /// Every skill in `roots`, first of each name only.
-fn discover_in(roots: Vec<(PathBuf, SkillSource)>) -> Vec<SkillInfo> {
+fn discover_in(roots: Vec<Root>) -> Vec<SkillInfo> {
     let mut seen = HashSet::new();
     let mut skills = Vec::new();
-    for (root, source) in roots {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
+    for root in roots {
+        let found: Vec<SkillInfo> = match root.kind {
+            SkillKind::Skill => {
+                let Ok(entries) = std::fs::read_dir(&root.dir) else {
+                    continue;
+                };
+                let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+                dirs.sort();
+                dirs.iter()
+                    .filter_map(|dir| load_skill(dir, root.source))
+                    .collect()
+            }
+            SkillKind::Command => command_files(&root.dir)
+                .iter()
+                .filter_map(|(name, file)| load_command(file, name, root.source))
+                .collect(),
         };
-        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        dirs.sort();
-        for dir in dirs {
-            if let Some(skill) = load_skill(&dir, source)
-                && seen.insert(skill.name.clone())
-            {
+        for skill in found {
+            if seen.insert(skill.name.clone()) {
                 skills.push(skill);
             }
         }
@@ -454,53 +612,117 @@ fn discover_in(roots: Vec<(PathBuf, SkillSource)>) -> Vec<SkillInfo> {
     skills
 }
 
-/// The skill `name` (a leading `/` is ignored), by precedence.
+/// The skill `name` (a leading `/` is ignored), by precedence: a skill, or a command file
+/// (see [`SkillKind::Command`]).
 pub fn find_skill(ctx: &ToolUseContext, name: &str) -> Option<SkillInfo> {
-    find_in(skill_roots(ctx), name)
+    find_in(search_roots(ctx, &tool_core::managed_settings_dir()), name)
 }
 
 /// The skill `name` in the first of `roots` that has it.
-fn find_in(roots: Vec<(PathBuf, SkillSource)>, name: &str) -> Option<SkillInfo> {
+fn find_in(roots: Vec<Root>, name: &str) -> Option<SkillInfo> {
     let name = name.trim().trim_start_matches('/');
     if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
         return None;
     }
-    roots
-        .into_iter()
-        .find_map(|(root, source)| load_skill(&root.join(name), source))
+    roots.into_iter().find_map(|root| match root.kind {
+        SkillKind::Skill => load_skill(&root.dir.join(name), root.source),
+        // By the names the directory's files have, as listed: a name cannot climb out of it.
+        SkillKind::Command => command_files(&root.dir)
+            .into_iter()
+            .find(|(found, _)| found == name)
+            .and_then(|(found, file)| load_command(&file, &found, root.source)),
+    })
 }
 
 /// The skill's text for the conversation: arguments and directory substituted, as Claude
 /// Code substitutes them: `$ARGUMENTS[N]` and `$N` are the N-th argument (0-based, split as
-/// a shell splits words), `$ARGUMENTS` all of them; when the body has none of these, the
-/// arguments follow it as an `ARGUMENTS:` line.
+/// a shell splits words, [`split_arguments`]), `$ARGUMENTS` all of them; when the body has
+/// none of these, the arguments follow it as an `ARGUMENTS:` line. A skill's text starts
+/// with its base directory; a command file's is its body alone.
 pub fn render_skill(skill: &SkillInfo, args: Option<&str>, session_id: &str) -> String {
     let args = args.unwrap_or("").trim();
     let body = skill
         .body
         .replace("${CLAUDE_SKILL_DIR}", &skill.dir.to_string_lossy())
         .replace("${CLAUDE_SESSION_ID}", session_id);
-    let words =
-        shlex::split(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect());
+    let words = split_arguments(args);
     // Without arguments, `$1` is left as written (a skill's `awk '{print $1}'`);
     // `$ARGUMENTS[1]` is still a placeholder, and becomes empty.
     // One pass over the body: an argument's own text (`$ARGUMENTS` in it) is never
     // substituted again.
-    let (mut body, replaced) = substitute(
-        &body,
-        args,
-        &words,
-        &skill.argument_names,
-        !words.is_empty(),
-    );
+    let (mut body, replaced) =
+        substitute(&body, args, &words, &skill.argument_names, !args.is_empty());
     if !replaced && !args.is_empty() {
         body = format!("{}\n\nARGUMENTS: {args}", body.trim_end());
     }
-    format!(
-        "Base directory for this skill: {}\n\n{}",
-        skill.dir.display(),
-        body.trim()
-    )
+    match skill.kind {
+        SkillKind::Skill => format!(
+            "Base directory for this skill: {}\n\n{}",
+            skill.dir.display(),
+            body.trim()
+        ),
+        SkillKind::Command => body.trim().to_owned(),
+    }
+}
+
+/// `args` split into words as a shell splits them, for `$N`: whitespace separates words,
+/// `'...'` keeps its text as written, `"..."` too but for the escapes `\"`, `\\`, `\$`,
+/// `` \` `` (and a backslash before a line break, which goes), and outside quotes a
+/// backslash keeps the next character as text (`a\ b` is one word). A `#` is text wherever
+/// it is; unlike in a shell it starts no comment: `fix #12` is two arguments. With a quote that is
+/// not closed, or a backslash at the end, the words are split on whitespace only, as
+/// written.
+pub fn split_arguments(args: &str) -> Vec<String> {
+    shell_words(args).unwrap_or_else(|| args.split_whitespace().map(str::to_owned).collect())
+}
+
+/// [`split_arguments`]'s shell split; `None` for an unclosed quote or a final backslash.
+fn shell_words(args: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    // The word being read; `Some("")` after an empty quoted word (`''`).
+    let mut word: Option<String> = None;
+    let mut chars = args.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' | '\r' => words.extend(word.take()),
+            '\'' => {
+                let word = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let word = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('$' | '`' | '"' | '\\') => word.push(c),
+                            '\n' => {}
+                            c => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                        },
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                let next = chars.next()?;
+                let word = word.get_or_insert_with(String::new);
+                if next != '\n' {
+                    word.push(next);
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
 }
 
 /// Whether `name` may name an argument (`$name`): letters, digits, `_` and `-`, not only
@@ -684,8 +906,10 @@ mod tests {
         SkillInfo {
             name: "s".into(),
             dir: PathBuf::from("/skills/s"),
+            path: PathBuf::from("/skills/s/SKILL.md"),
             file: PathBuf::from("/skills/s/SKILL.md"),
             source: SkillSource::Project,
+            kind: SkillKind::Skill,
             description: None,
             allowed_tools: None,
             model: None,
@@ -733,14 +957,15 @@ mod tests {
                 SkillSource::Project
             ]
         );
-        let found = |name: &str| find_in(roots(), name).map(|k| (k.source, k.body));
+        let search = || search_roots(&ctx, &managed);
+        let found = |name: &str| find_in(search(), name).map(|k| (k.source, k.body));
         assert_eq!(found("all"), Some((SkillSource::Managed, "managed".into())));
         assert_eq!(found("mine"), Some((SkillSource::User, "user".into())));
         assert_eq!(
             found("ours"),
             Some((SkillSource::Project, "project".into()))
         );
-        let listed: Vec<(String, SkillSource)> = discover_in(roots())
+        let listed: Vec<(String, SkillSource)> = discover_in(search())
             .into_iter()
             .map(|k| (k.name, k.source))
             .collect();

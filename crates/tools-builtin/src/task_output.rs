@@ -1,13 +1,22 @@
 //! TaskOutput: reads a background task's new output, optionally waiting for it to end
 //! (Claude Code's `TaskOutputTool`, formerly `BashOutput`).
+//!
+//! BashOutput's own input is taken too, as TaskStop takes KillShell's `shell_id`: `bash_id`
+//! for `task_id`, with no wait unless `block` is given (BashOutput never waited), and
+//! `filter`, a regular expression that keeps only the lines of new output it matches. The
+//! schema the model is shown is TaskOutput's alone (`task_id`, `block`, `timeout`); the
+//! schema step ([`TaskOutput`]'s `parse_input`) puts a legacy input in those words first,
+//! so hooks and permission rules see one shape.
 use std::borrow::Cow;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tool_core::{
-    MaxResultSize, ProgressSender, ToolError, ToolResult, ToolResultContent, ToolUseContext,
-    TypedTool, async_trait,
+    InputError, InputIssue, InterruptBehavior, MaxResultSize, PermissionResult, PermissionSubject,
+    ProgressSender, SearchOrRead, Tool, ToolError, ToolResult, ToolResultContent, ToolUseContext,
+    TypedTool, ValidationError, async_trait,
 };
 
 use crate::tasks::{TaskStatus, task_registry};
@@ -26,10 +35,12 @@ pub const DEFAULT_WAIT_MS: u64 = 30_000;
 /// Input of the TaskOutput tool. Only `task_id` is required: as Claude Code's runtime
 /// schema does, `block` defaults to true and `timeout` to [`DEFAULT_WAIT_MS`] (at most
 /// [`MAX_WAIT_MS`]). The JSON schema shows both defaults and the range, and lists only
-/// `task_id` as required.
+/// `task_id` as required. BashOutput's `bash_id` and `filter` are read too (see the module
+/// documentation), though the schema does not show them.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TaskOutputInput {
     /// The task ID to get output from
+    #[serde(alias = "bash_id")]
     pub task_id: String,
     /// Whether to wait for completion
     #[serde(default = "default_block")]
@@ -38,6 +49,67 @@ pub struct TaskOutputInput {
     #[serde(default = "default_timeout")]
     #[schemars(range(min = 0, max = 600_000))]
     pub timeout: f64,
+    /// BashOutput's `filter`: a regular expression; only the lines of new output it matches
+    /// are returned (the others are read all the same). Not in the schema the model sees.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub filter: Option<String>,
+}
+
+/// The longest compiled `filter` regular expression, in bytes: a larger one is refused
+/// rather than built.
+const MAX_FILTER_REGEX_BYTES: usize = 1 << 20;
+
+/// `filter` compiled, or why it cannot be.
+fn compile_filter(filter: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(filter)
+        .size_limit(MAX_FILTER_REGEX_BYTES)
+        .build()
+        .map_err(|e| format!("The filter {filter:?} is not a valid regular expression: {e}"))
+}
+
+/// The lines of `output` that `filter` matches (matched without their line break).
+fn matching_lines(output: &str, filter: &regex::Regex) -> String {
+    output
+        .split_inclusive('\n')
+        .filter(|line| filter.is_match(line.trim_end_matches(['\n', '\r'])))
+        .collect()
+}
+
+/// BashOutput's input put in TaskOutput's words for the schema step: `bash_id` becomes
+/// `task_id`, and without a `block` the read does not wait (BashOutput's never did). The
+/// `filter` (BashOutput's) is taken out, to go back in after the schema step, which does
+/// not know it; a `null` one is none. Both `task_id` and `bash_id`, or a `filter` that is
+/// no string, are refused.
+fn legacy_input(mut input: Value) -> Result<(Value, Option<String>), InputError> {
+    let Value::Object(map) = &mut input else {
+        return Ok((input, None));
+    };
+    if let Some(id) = map.remove("bash_id") {
+        if map.contains_key("task_id") {
+            return Err(InputError::other(
+                TaskOutput::NAME,
+                "TaskOutput was given both task_id and bash_id (its old name): give only task_id",
+            ));
+        }
+        map.insert("task_id".to_owned(), id);
+        map.entry("block").or_insert(Value::Bool(false));
+    }
+    let filter = match map.remove("filter") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(filter)) => Some(filter),
+        Some(other) => {
+            return Err(InputError::from_issues(
+                TaskOutput::NAME,
+                vec![InputIssue::WrongType {
+                    path: "filter".to_owned(),
+                    expected: "string".to_owned(),
+                    received: tool_core::json_type(&other),
+                }],
+            ));
+        }
+    };
+    Ok((input, filter))
 }
 
 /// `block`'s default: wait.
@@ -82,15 +154,124 @@ pub struct TaskOutputTask {
     pub error: Option<String>,
 }
 
-/// The TaskOutput tool (aliases `BashOutput`, `BashOutputTool`, `AgentOutputTool`).
+/// The TaskOutput tool (aliases `BashOutput`, `BashOutputTool`, `AgentOutputTool`), which
+/// takes BashOutput's input too (see the module documentation).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskOutput;
 
+impl TaskOutput {
+    /// The tool's name.
+    pub const NAME: &'static str = "TaskOutput";
+}
+
+/// TaskOutput as a typed tool: all of it but the legacy input, which [`TaskOutput`] puts in
+/// TaskOutput's words before this one's schema step.
+#[derive(Debug, Clone, Copy, Default)]
+struct Typed;
+
 #[async_trait]
-impl TypedTool for TaskOutput {
+impl Tool for TaskOutput {
+    fn name(&self) -> &str {
+        Tool::name(&Typed)
+    }
+    fn aliases(&self) -> &[&str] {
+        Tool::aliases(&Typed)
+    }
+    fn input_schema(&self) -> Value {
+        Tool::input_schema(&Typed)
+    }
+    fn description(&self) -> Cow<'_, str> {
+        Tool::description(&Typed)
+    }
+    fn prompt(&self) -> Cow<'_, str> {
+        Tool::prompt(&Typed)
+    }
+    fn search_hint(&self) -> Option<&str> {
+        Tool::search_hint(&Typed)
+    }
+    fn user_facing_name(&self, input: &Value) -> String {
+        Tool::user_facing_name(&Typed, input)
+    }
+    fn is_enabled(&self) -> bool {
+        Tool::is_enabled(&Typed)
+    }
+    fn should_defer(&self) -> bool {
+        Tool::should_defer(&Typed)
+    }
+    fn always_load(&self) -> bool {
+        Tool::always_load(&Typed)
+    }
+    fn max_result_size(&self) -> MaxResultSize {
+        Tool::max_result_size(&Typed)
+    }
+    fn render_output(&self, output: &Value) -> Option<ToolResultContent> {
+        Tool::render_output(&Typed, output)
+    }
+    fn interrupt_behavior(&self) -> InterruptBehavior {
+        Tool::interrupt_behavior(&Typed)
+    }
+    fn requires_user_interaction(&self) -> bool {
+        Tool::requires_user_interaction(&Typed)
+    }
+    fn user_supplied_fields(&self) -> &'static [&'static str] {
+        Tool::user_supplied_fields(&Typed)
+    }
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        Tool::is_concurrency_safe(&Typed, input)
+    }
+    fn is_read_only(&self, input: &Value) -> bool {
+        Tool::is_read_only(&Typed, input)
+    }
+    fn is_destructive(&self, input: &Value) -> bool {
+        Tool::is_destructive(&Typed, input)
+    }
+    fn is_open_world(&self, input: &Value) -> bool {
+        Tool::is_open_world(&Typed, input)
+    }
+    fn is_search_or_read(&self, input: &Value) -> SearchOrRead {
+        Tool::is_search_or_read(&Typed, input)
+    }
+    fn permission_subject(&self, input: &Value) -> Option<PermissionSubject> {
+        Tool::permission_subject(&Typed, input)
+    }
+    fn observable_input(&self, input: &Value, ctx: &ToolUseContext) -> Option<Value> {
+        Tool::observable_input(&Typed, input, ctx)
+    }
+    /// The schema step, after a legacy input is put in TaskOutput's words (`bash_id` as
+    /// `task_id`, no wait unless asked); a `filter` goes back into the checked input.
+    fn parse_input(&self, input: Value) -> Result<Value, InputError> {
+        let (input, filter) = legacy_input(input)?;
+        let mut checked = Tool::parse_input(&Typed, input)?;
+        if let (Some(filter), Value::Object(map)) = (filter, &mut checked) {
+            map.insert("filter".to_owned(), Value::String(filter));
+        }
+        Ok(checked)
+    }
+    async fn validate_input(
+        &self,
+        input: &Value,
+        ctx: &ToolUseContext,
+    ) -> Result<(), ValidationError> {
+        Tool::validate_input(&Typed, input, ctx).await
+    }
+    async fn check_permissions(&self, input: &Value, ctx: &ToolUseContext) -> PermissionResult {
+        Tool::check_permissions(&Typed, input, ctx).await
+    }
+    async fn call(
+        &self,
+        input: Value,
+        ctx: ToolUseContext,
+        progress: ProgressSender,
+    ) -> Result<ToolResult, ToolError> {
+        Tool::call(&Typed, input, ctx, progress).await
+    }
+}
+
+#[async_trait]
+impl TypedTool for Typed {
     type Input = TaskOutputInput;
     type Output = TaskOutputOutput;
-    const NAME: &'static str = "TaskOutput";
+    const NAME: &'static str = TaskOutput::NAME;
     const ALIASES: &'static [&'static str] = &["BashOutput", "BashOutputTool", "AgentOutputTool"];
 
     fn description(&self) -> Cow<'_, str> {
@@ -127,15 +308,19 @@ impl TypedTool for TaskOutput {
         true
     }
 
-    /// An id no task has is a bad input (as TaskStop says it), refused before anything runs.
+    /// An id no task has is a bad input (as TaskStop says it), refused before anything runs;
+    /// so is a `filter` that is no regular expression.
     async fn validate_input(
         &self,
         input: &TaskOutputInput,
         ctx: &ToolUseContext,
-    ) -> Result<(), tool_core::ValidationError> {
+    ) -> Result<(), ValidationError> {
+        if let Some(filter) = &input.filter {
+            compile_filter(filter).map_err(|e| ValidationError::with_code(e, 2))?;
+        }
         match task_registry(ctx).get(&input.task_id) {
             Some(_) => Ok(()),
-            None => Err(tool_core::ValidationError::with_code(
+            None => Err(ValidationError::with_code(
                 format!("No task found with ID: {}", input.task_id),
                 1,
             )),
@@ -177,9 +362,16 @@ impl TypedTool for TaskOutput {
                 () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
             };
         }
+        let filter = match &input.filter {
+            Some(filter) => Some(compile_filter(filter).map_err(ToolError::msg)?),
+            None => None,
+        };
         let (mut output, skipped) = registry
             .read_new_output(&input.task_id, MAX_OUTPUT_BYTES)
             .ok_or_else(missing)?;
+        if let Some(filter) = &filter {
+            output = matching_lines(&output, filter);
+        }
         if skipped {
             output = format!(
                 "[earlier output skipped; the full output is in {}]\n{output}",

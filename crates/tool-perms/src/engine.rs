@@ -4857,16 +4857,17 @@ struct FindDeletion {
     names: FindNameFilter,
     /// Its ANDed name tests, each with its `-o` alternatives (`-name '*.pyc'` is one test
     /// of one pattern, `\( -name a -o -name b \)` one of two): a name passes when each test
-    /// has a pattern that matches it ([`find_name_passes`]).
+    /// has a pattern that matches it ([`FindNameTests`]).
     name_tests: Vec<Vec<String>>,
 }
 
 /// What a protected directory directly in `dir` (`.git`, `.ssh`, …) holds, at any depth,
 /// whose name passes the name tests of a find that deletes under `dir`
-/// ([`find_name_passes`]): `-name main` finds a branch's ref, `-name '*.pack'` git's packs.
+/// ([`FindNameTests`]): `-name main` finds a branch's ref, `-name '*.pack'` git's packs.
 /// Links are not followed, as find does not follow them; a walk of more than
 /// [`MAX_TREE_ENTRIES`] entries stops and counts as a match.
 fn protected_names_matching(dir: &Path, tests: &[Vec<String>]) -> Option<String> {
+    let tests = FindNameTests::new(tests);
     let mut seen = 0usize;
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
@@ -4887,7 +4888,7 @@ fn protected_names_matching(dir: &Path, tests: &[Vec<String>]) -> Option<String>
                         path.display()
                     ));
                 }
-                if find_name_passes(tests, &e.file_name()) {
+                if tests.passes(&e.file_name()) {
                     return Some(format!(
                         "{}, inside the protected directory {}: its name filter matches it",
                         e.path().display(),
@@ -4903,19 +4904,37 @@ fn protected_names_matching(dir: &Path, tests: &[Vec<String>]) -> Option<String>
     None
 }
 
-/// Whether `name` passes every name test of a find ([`FindDeletion::name_tests`]), read as
-/// `-iname` (case does not count) so that it errs towards passing.
-fn find_name_passes(tests: &[Vec<String>], name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy();
-    tests.iter().all(|alternatives| {
-        alternatives.iter().any(|pattern| {
+/// The name tests of a find ([`FindDeletion::name_tests`]), compiled once: a name passes
+/// when each test has a pattern that matches it, read as `-iname` (case does not count) so
+/// that it errs towards passing; a pattern that does not compile matches every name.
+struct FindNameTests(Vec<Vec<Option<globset::GlobMatcher>>>);
+
+impl FindNameTests {
+    fn new(tests: &[Vec<String>]) -> Self {
+        let compile = |pattern: &String| {
             globset::GlobBuilder::new(&pattern.replace("[^", "[!"))
                 .literal_separator(true)
                 .case_insensitive(true)
                 .build()
-                .map_or(true, |g| g.compile_matcher().is_match(&*name))
+                .ok()
+                .map(|g| g.compile_matcher())
+        };
+        Self(
+            tests
+                .iter()
+                .map(|alternatives| alternatives.iter().map(compile).collect())
+                .collect(),
+        )
+    }
+
+    fn passes(&self, name: &std::ffi::OsStr) -> bool {
+        let name = name.to_string_lossy();
+        self.0.iter().all(|alternatives| {
+            alternatives
+                .iter()
+                .any(|m| m.as_ref().is_none_or(|m| m.is_match(&*name)))
         })
-    })
+    }
 }
 
 /// What `find WORDS` deletes ([`FindDeletion`]); `None` when it deletes nothing or is no

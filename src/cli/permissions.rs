@@ -5,7 +5,8 @@
 //! Exit code 0 for any decision; 2 for bad input (unreadable or invalid settings given on
 //! the command line; an unknown key, a key written twice or a key read from managed
 //! settings only in `--rules` or an inline `--settings` value; invalid JSON; unknown mode;
-//! an input a session refuses for a NUL byte in it), with a message on stderr.
+//! an input a session refuses for a NUL byte in it, or a WebFetch URL it refuses), with a
+//! message on stderr.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -199,8 +200,14 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
             // As the pipeline decides: on the input as its schema reads it, with what the
             // tool derives from it (a relative path made absolute against the cwd).
             let mut input = tool.parse_input(input.clone()).unwrap_or(input);
-            // A session refuses an input with a NUL byte before any permission is decided.
-            if let Some(refusal) = block_on(refusal_for_nul_byte(tool.as_ref(), &input, &ctx)) {
+            // A session refuses an input with a NUL byte before any permission is decided,
+            // and the input of a tool whose validation reads nothing but the input (a
+            // WebFetch URL that is not http or https, or is too long).
+            let refusal = match block_on(refusal_for_nul_byte(tool.as_ref(), &input, &ctx)) {
+                Some(refusal) => Some(refusal),
+                None => block_on(refusal_for_input_alone(tool.as_ref(), &input, &ctx)),
+            };
+            if let Some(refusal) = refusal {
                 return Err(format!(
                     "a session would refuse this call before any permission is decided: {refusal}"
                 ));
@@ -301,6 +308,27 @@ async fn refusal_for_nul_byte(
         Err(other) if other.message == refused => None,
         _ => Some(refused),
     }
+}
+
+/// Built-in tools whose input validation reads the call's input alone, never the session's
+/// state (the files read, what exists): WebFetch checks its URL (`http` or `https`, no user
+/// name or password, a public host name, at most 2,000 characters).
+const VALIDATED_BY_INPUT_ALONE: [&str; 1] = ["WebFetch"];
+
+/// The refusal a session gives `input` in the validation of a tool of
+/// [`VALIDATED_BY_INPUT_ALONE`]: a refusal of the call itself, whatever the session.
+async fn refusal_for_input_alone(
+    tool: &dyn Tool,
+    input: &Value,
+    ctx: &ToolUseContext,
+) -> Option<String> {
+    if !VALIDATED_BY_INPUT_ALONE.contains(&tool.name()) {
+        return None;
+    }
+    tool.validate_input(input, ctx)
+        .await
+        .err()
+        .map(|e| e.message)
 }
 
 /// The one-line reason for the decision.

@@ -24,11 +24,16 @@
 //!   parser can make far more than the page has tags; past them the page is cut, with a note
 //!   first). XHTML (`application/xhtml+xml`) goes through the same parser, rewritten where
 //!   XML reads it otherwise (`xhtml_as_html`: a self-closed `<script/>` is an empty element,
-//!   a CDATA section text). Other text is kept as it is. A page's character set is its
-//!   `charset` parameter's, else its own declaration's (HTML: a `<meta>`, found as the HTML
-//!   standard's prescan finds it, past comments and other tags; XML: the XML declaration),
-//!   else its byte-order mark's, else UTF-8. Binary content (NUL bytes under a textual type
-//!   without a charset, HTML included), and a type that is never text (a PDF, an image), is
+//!   a CDATA section text). Code in a `<pre>` is a fenced code block, with or without a
+//!   `<code>` inside (`pre_block`), and every table of rows and cells a GFM table, its first
+//!   row the header and a `|` in a cell `\|` (`table_block`). Other text is kept as it is. A
+//!   page's character set is its `charset` parameter's, else its own declaration's (HTML: a
+//!   `<meta>`, found as the HTML standard's prescan finds it, past comments and other tags;
+//!   XML: the XML declaration), else its byte-order mark's, else UTF-8. A declared charset
+//!   makes any type text in it (`application/yaml; charset=iso-8859-1`), except a type that
+//!   is never text and `application/octet-stream`. Binary content (NUL bytes under a textual
+//!   type without a charset, HTML included; bytes that are not UTF-8 under another type
+//!   without one), and a type that is never text (a PDF, an image, an archive), is
 //!   described, not shown.
 //! - A server certificate this machine does not trust is said so in words, with how to
 //!   trust a private certificate authority (`SSL_CERT_FILE`, `SSL_CERT_DIR` on Linux).
@@ -39,10 +44,12 @@
 //!   another time in milliseconds, `0` turning the cache off; an empty or unreadable value
 //!   keeps the 15 minutes.
 //! - The prompt is applied by a host-supplied model ([`WebFetchModel`] in the app state),
-//!   which reads at most [`MAX_MARKDOWN_CHARS`] from `offset`; without one the Markdown
-//!   itself is returned, from `offset`, cut at [`RAW_WINDOW_CHARS`] (under the pipeline's
-//!   50,000-character persistence threshold, so the model reads it inline) with a note
-//!   saying how to read on.
+//!   which reads at most [`MAX_MARKDOWN_CHARS`] from `offset`; a note after its answer says
+//!   how to read on when there is more. Without one the Markdown itself is returned, from
+//!   `offset`, cut at [`RAW_WINDOW_CHARS`] (under the pipeline's 50,000-character
+//!   persistence threshold, so the model reads it inline) with a note saying how to read
+//!   on. A call that reads no page (binary content described, HTML not converted in time,
+//!   an `offset` past the end) returns its note, and asks no model.
 //! - Permission rules match the URL (`WebFetch(domain:host)` rules).
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -158,8 +165,10 @@ struct Page {
     code: u16,
     code_text: String,
     bytes: u64,
-    /// Markdown (or text, or a description of binary content).
+    /// Markdown (or text, or a note saying why nothing of the page is shown).
     content: String,
+    /// Whether `content` is only a note for the main model ([`Converted::note`]).
+    note: bool,
 }
 
 enum Fetched {
@@ -547,7 +556,7 @@ async fn fetch(
         let body = read_body(response, &current, limits).await?;
         // Decompressing and converting up to 10 MiB is CPU work: off the async workers.
         let at = current.clone();
-        let (bytes, content) = crate::fsutil::blocking(move || {
+        let (bytes, converted) = crate::fsutil::blocking(move || {
             let body = decode_content(body, &encoding, &at, limits.max_bytes)?;
             Ok((body.len() as u64, to_markdown(&body, &content_type)))
         })
@@ -558,7 +567,8 @@ async fn fetch(
             code: status.as_u16(),
             code_text,
             bytes,
-            content,
+            content: converted.text,
+            note: converted.note,
         }));
     }
     Err(ToolError::msg(format!(
@@ -859,29 +869,10 @@ const TABLE_ALLOWANCE: usize = 1 << 20;
 
 /// The rows (each its cells, `td` and `th`) of `table` when its padded Markdown would be
 /// more than [`MAX_TABLE_GROWTH`] times its text and over [`TABLE_ALLOWANCE`]; `None` for
-/// a table `htmd` may lay out. Rows are the table's own (directly or in `thead`, `tbody`,
-/// `tfoot`), not those of a table inside a cell.
+/// a table that may be laid out ([`table_block`]). Rows are the table's own
+/// ([`table_rows`]).
 fn table_too_wide(table: &htmd::Node) -> Option<Vec<Vec<std::rc::Rc<htmd::Node>>>> {
-    let children_named = |node: &htmd::Node, names: &[&str]| -> Vec<std::rc::Rc<htmd::Node>> {
-        node.children
-            .borrow()
-            .iter()
-            .filter(|c| element_name(c).is_some_and(|n| names.contains(&n)))
-            .cloned()
-            .collect()
-    };
-    let mut rows = Vec::new();
-    for part in children_named(table, &["thead", "tbody", "tfoot", "tr"]) {
-        if element_name(&part) == Some("tr") {
-            rows.push(part);
-        } else {
-            rows.extend(children_named(&part, &["tr"]));
-        }
-    }
-    let cells: Vec<Vec<std::rc::Rc<htmd::Node>>> = rows
-        .iter()
-        .map(|row| children_named(row, &["td", "th"]))
-        .collect();
+    let cells = table_rows(table);
     let mut widths: Vec<usize> = Vec::new();
     let mut text = 0usize;
     for row in &cells {
@@ -924,6 +915,211 @@ fn text_chars(node: &htmd::Node) -> usize {
         stack.extend(n.children.borrow().iter().cloned());
     }
     count
+}
+
+/// The rows of `table`, each its cells (`td` and `th`), in document order: the table's own
+/// rows (directly or in `thead`, `tbody`, `tfoot`), not those of a table inside a cell.
+fn table_rows(table: &htmd::Node) -> Vec<Vec<std::rc::Rc<htmd::Node>>> {
+    let children_named = |node: &htmd::Node, names: &[&str]| -> Vec<std::rc::Rc<htmd::Node>> {
+        node.children
+            .borrow()
+            .iter()
+            .filter(|c| element_name(c).is_some_and(|n| names.contains(&n)))
+            .cloned()
+            .collect()
+    };
+    let mut rows = Vec::new();
+    for part in children_named(table, &["thead", "tbody", "tfoot", "tr"]) {
+        if element_name(&part) == Some("tr") {
+            rows.push(part);
+        } else {
+            rows.extend(children_named(&part, &["tr"]));
+        }
+    }
+    rows.iter()
+        .map(|row| children_named(row, &["td", "th"]))
+        .collect()
+}
+
+/// `htmd`'s handler result type.
+type Handled = Option<htmd::element_handler::HandlerResult>;
+
+/// A `<pre>` as a fenced code block. `htmd` fences only a `<pre>` holding a `<code>`; the
+/// text of one without (Sphinx's and GitHub's highlighted code: `<pre><span>…`) it reads as
+/// Markdown (`>>>` a nested quote, `# Install` a heading, `- item` a list item). Here its
+/// text is taken as written, the text of elements inside (`<span>`s) kept and a `<br>` a
+/// line break, in a fence longer than any run of backticks in it (at least three), with
+/// the language a `language-` class names. A `<pre>` of `<code>` elements only (and white
+/// space) is left to `htmd`, which fences them the same way.
+fn pre_block(
+    handlers: &dyn htmd::element_handler::Handlers,
+    element: htmd::Element<'_>,
+) -> Handled {
+    use markup5ever_rcdom::NodeData;
+    let only_code = {
+        let children = element.node.children.borrow();
+        let mut code = false;
+        let only = children.iter().all(|c| match &c.data {
+            NodeData::Text { contents } => contents.borrow().trim().is_empty(),
+            NodeData::Comment { .. } => true,
+            _ if element_name(c) == Some("code") => {
+                code = true;
+                true
+            }
+            _ => false,
+        });
+        only && code
+    };
+    if only_code {
+        return handlers.fallback(element);
+    }
+    let text = preformatted_text(element.node);
+    let text = text.trim_matches('\n');
+    if text.trim().is_empty() {
+        return None;
+    }
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let language = element
+        .attrs
+        .iter()
+        .find(|a| &*a.name.local == "class")
+        .and_then(|a| {
+            a.value
+                .split_ascii_whitespace()
+                .find_map(|class| class.strip_prefix("language-"))
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    Some(format!("\n\n{fence}{language}\n{text}\n{fence}\n\n").into())
+}
+
+/// The text of `node`'s descendants, in document order, a `<br>` a line break; scripts and
+/// styles left out. Iterative.
+fn preformatted_text(node: &htmd::Node) -> String {
+    use markup5ever_rcdom::NodeData;
+    let mut text = String::new();
+    let mut stack: Vec<std::rc::Rc<htmd::Node>> =
+        node.children.borrow().iter().rev().cloned().collect();
+    while let Some(n) = stack.pop() {
+        match &n.data {
+            NodeData::Text { contents } => text.push_str(&contents.borrow()),
+            NodeData::Element { name, .. } => match &*name.local {
+                "br" => text.push('\n'),
+                "script" | "style" | "template" => {}
+                _ => stack.extend(n.children.borrow().iter().rev().cloned()),
+            },
+            _ => {}
+        }
+    }
+    text
+}
+
+/// A `<table>` as a GFM table, its first row the header: any table of rows and cells (`htmd`
+/// lays out only one with a `<th>`, and makes the cells of any other paragraphs, losing its
+/// rows and columns). A cell's content is one line (its blocks and line breaks joined by a
+/// space), a `|` in it escaped as GFM escapes it (`\|`, which holds in a code span too; `htmd`
+/// writes `&#124;`, which stays literal there); missing cells are empty. A table inside a
+/// cell is that cell's text: its cells' text, one after the other. A table without cells is
+/// its content, as a block.
+fn table_block(
+    handlers: &dyn htmd::element_handler::Handlers,
+    element: htmd::Element<'_>,
+) -> Handled {
+    let rows: Vec<Vec<String>> = table_rows(element.node)
+        .iter()
+        .filter(|row| !row.is_empty())
+        .map(|row| {
+            row.iter()
+                .map(|cell| cell_text(&handlers.walk_children(cell).content))
+                .collect()
+        })
+        .collect();
+    if rows.is_empty() {
+        let content = handlers.walk_children(element.node).content;
+        let content = content.trim_matches('\n');
+        return (!content.is_empty()).then(|| format!("\n\n{content}\n\n").into());
+    }
+    if inside_table_cell(element.node) {
+        let text: Vec<&str> = rows
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|t| !t.is_empty())
+            .collect();
+        return Some(format!("\n\n{}\n\n", text.join(" ")).into());
+    }
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![3; columns];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut line = String::from("|");
+        for width in &widths {
+            let cell = cells.next().unwrap_or("");
+            let pad = width - cell.chars().count();
+            line.push(' ');
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(" |");
+        }
+        line.push('\n');
+        line
+    };
+    let mut table = String::from("\n\n");
+    for caption in element
+        .node
+        .children
+        .borrow()
+        .iter()
+        .filter(|c| element_name(c) == Some("caption"))
+    {
+        let caption = one_line(&handlers.walk_children(caption).content);
+        if !caption.is_empty() {
+            table.push_str(&caption);
+            table.push('\n');
+        }
+    }
+    let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    for (i, row) in rows.iter().enumerate() {
+        table.push_str(&line(&mut row.iter().map(String::as_str)));
+        if i == 0 {
+            table.push_str(&line(&mut dashes.iter().map(String::as_str)));
+        }
+    }
+    table.push('\n');
+    Some(table.into())
+}
+
+/// A table cell's Markdown as one cell of a GFM table: [`one_line`], each `|` escaped
+/// (`\|`).
+fn cell_text(markdown: &str) -> String {
+    one_line(markdown).replace('|', "\\|")
+}
+
+/// `markdown` on one line: its lines trimmed and joined by a space, blank ones left out.
+fn one_line(markdown: &str) -> String {
+    markdown
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `node` is inside a table cell (`td` or `th`).
+fn inside_table_cell(node: &DomHandle) -> bool {
+    let mut at = parent_of(node);
+    while let Some(parent) = at {
+        if matches!(element_name(&parent), Some("td" | "th")) {
+            return true;
+        }
+        at = parent_of(&parent);
+    }
+    false
 }
 
 /// An element's tag name.
@@ -1262,9 +1458,52 @@ fn parse_html(html: &str, deadline: Instant, max_nodes: usize) -> Option<ParsedH
     })
 }
 
+/// A page as the model reads it ([`to_markdown`]).
+#[derive(Debug)]
+struct Converted {
+    /// Its Markdown (or text), or a note saying why nothing of it is shown.
+    text: String,
+    /// Whether `text` is only a note for the main model (binary content described, HTML
+    /// that could not be converted in time): no page for a small model to read.
+    note: bool,
+}
+
+impl Converted {
+    fn page(text: String) -> Self {
+        Self { text, note: false }
+    }
+
+    fn note(text: String) -> Self {
+        Self { text, note: true }
+    }
+}
+
+/// Whether a response of type `mime` is never text, whatever its bytes and whatever charset
+/// it declares: a PDF (an uncompressed one is ASCII, but its object syntax is no page to
+/// read), an image, audio, video, a font, an archive.
+fn never_text(mime: &str) -> bool {
+    mime == "application/pdf"
+        || mime.ends_with("zip")
+        || matches!(
+            mime,
+            "application/x-tar"
+                | "application/x-bzip2"
+                | "application/x-xz"
+                | "application/zstd"
+                | "application/x-7z-compressed"
+                | "application/vnd.rar"
+                | "application/x-rar-compressed"
+                | "application/java-archive"
+                | "application/wasm"
+        )
+        || ["image/", "audio/", "video/", "font/"]
+            .iter()
+            .any(|p| mime.starts_with(p))
+}
+
 /// The page as the model reads it: HTML (and XHTML) as Markdown, other text as it is,
 /// binary described.
-fn to_markdown(body: &[u8], content_type: &str) -> String {
+fn to_markdown(body: &[u8], content_type: &str) -> Converted {
     let mime = content_type.split(';').next().unwrap_or("").trim();
     // A textual type with no charset and NUL bytes in it (and no byte-order mark) is binary
     // served under the wrong label (a gzip file served as `text/html`). For HTML, NUL bytes
@@ -1290,6 +1529,8 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         };
         let converter = htmd::HtmlToMarkdown::builder()
             .skip_tags(vec!["script", "style", "noscript", "template"])
+            .add_handler(vec!["pre"], pre_block)
+            .add_handler(vec!["table"], table_block)
             .build();
         let html = crate::html_depth::cap_nesting(&html, MAX_PARSE_DEPTH);
         return match parse_html(&html, Instant::now() + MAX_PARSE_TIME, MAX_PARSE_NODES) {
@@ -1297,7 +1538,7 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
                 flatten_below(&tree, MAX_HTML_DEPTH);
                 tidy_for_markdown(&tree);
                 let markdown = converter.tree_to_markdown(&tree);
-                if cut {
+                Converted::page(if cut {
                     // First, where the model reads from.
                     format!(
                         "[The page's HTML makes more than {MAX_PARSE_NODES} nodes, more than \
@@ -1306,14 +1547,14 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
                     )
                 } else {
                     markdown
-                }
+                })
             }
-            None => format!(
+            None => Converted::note(format!(
                 "[The page's HTML could not be converted within {} s: its markup is built so \
                  that parsing it takes ever longer (elements nested or reopened without end). \
                  Nothing of it is shown.]",
                 MAX_PARSE_TIME.as_secs()
-            ),
+            )),
         };
     }
     let xml = mime.ends_with("xml");
@@ -1328,18 +1569,23 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
         } else {
             Declared::Nowhere
         };
-        return decode_text(body, content_type, declared).into_owned();
+        return Converted::page(decode_text(body, content_type, declared).into_owned());
     }
     // A type that is never text (a PDF, an image, an archive) is described, whatever its
-    // bytes: an uncompressed PDF is ASCII, but its object syntax is no page to read.
-    let never_text = mime == "application/pdf"
-        || mime.ends_with("zip")
-        || ["image/", "audio/", "video/", "font/"]
-            .iter()
-            .any(|p| mime.starts_with(p));
+    // bytes. Any other that declares a character set is text in it (YAML, TOML, a shell
+    // script): only `application/octet-stream` says nothing by its charset.
+    let never_text = never_text(mime);
+    if !never_text
+        && mime != "application/octet-stream"
+        && charset_label(content_type)
+            .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+            .is_some()
+    {
+        return Converted::page(decode_text(body, content_type, Declared::Nowhere).into_owned());
+    }
     match std::str::from_utf8(body) {
-        Ok(text) if !never_text && !text.contains('\0') => text.to_owned(),
-        _ => format!(
+        Ok(text) if !never_text && !text.contains('\0') => Converted::page(text.to_owned()),
+        _ => Converted::note(format!(
             "[Binary content ({}, {} bytes) is not shown]",
             if mime.is_empty() {
                 "unknown type"
@@ -1347,7 +1593,7 @@ fn to_markdown(body: &[u8], content_type: &str) -> String {
                 mime
             },
             body.len()
-        ),
+        )),
     }
 }
 
@@ -1440,17 +1686,7 @@ enum Declared {
 /// decode becomes U+FFFD. A Latin-1 page or a log with one stray byte is text, not
 /// "binary".
 fn decode_text<'a>(body: &'a [u8], content_type: &str, declared: Declared) -> Cow<'a, str> {
-    let label = |text: &str| -> Option<String> {
-        let lower = text.to_ascii_lowercase();
-        let at = lower.find("charset=")? + "charset=".len();
-        let value: String = lower[at..]
-            .trim_start_matches(['"', '\''])
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c))
-            .collect();
-        (!value.is_empty()).then_some(value)
-    };
-    let encoding = label(content_type)
+    let encoding = charset_label(content_type)
         .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
         .or_else(|| match declared {
             Declared::Meta => prescan(&body[..body.len().min(PRESCAN_BYTES)]),
@@ -1460,6 +1696,18 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, declared: Declared) -> Co
         .unwrap_or(encoding_rs::UTF_8);
     // `decode` prefers a byte-order mark to the label, as browsers do.
     encoding.decode(body).0
+}
+
+/// The `charset` parameter of a `Content-Type`, lowercase (`iso-8859-1`), if it has one.
+fn charset_label(content_type: &str) -> Option<String> {
+    let lower = content_type.to_ascii_lowercase();
+    let at = lower.find("charset=")? + "charset=".len();
+    let value: String = lower[at..]
+        .trim_start_matches(['"', '\''])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c))
+        .collect();
+    (!value.is_empty()).then_some(value)
 }
 
 /// How much of a page [`prescan`] reads.
@@ -1755,20 +2003,52 @@ To complete your request, I need to fetch content from the redirected URL. Pleas
     )
 }
 
-/// The Markdown from `offset` (characters), cut at `max` characters with a note.
-fn window(markdown: &str, offset: usize, max: usize) -> String {
+/// The part of a page's Markdown a call reads ([`window`]).
+#[derive(Debug)]
+enum Window {
+    /// The offset is at or past the end of a page of `total` characters.
+    PastEnd { total: usize },
+    /// Characters `offset` to `end` of the page's `total`.
+    Part {
+        text: String,
+        offset: usize,
+        end: usize,
+        total: usize,
+    },
+}
+
+impl Window {
+    /// The part as the model reads it without a small model: its text, with a note after it
+    /// saying how to read on when there is more; `past_end` when there is no part.
+    fn shown(self, past_end: impl FnOnce(usize) -> String) -> String {
+        match self {
+            Window::PastEnd { total } => past_end(total),
+            Window::Part {
+                text,
+                offset,
+                end,
+                total,
+            } if end < total => format!(
+                "{text}\n\n[Content truncated: characters {offset}-{end} of {total} shown. Call WebFetch again with offset {end} to read more.]"
+            ),
+            Window::Part { text, .. } => text,
+        }
+    }
+}
+
+/// At most `max` characters of `markdown`, from `offset` (characters).
+fn window(markdown: &str, offset: usize, max: usize) -> Window {
     let total = markdown.chars().count();
     if offset >= total && total > 0 {
-        return format!("[offset {offset} is past the end of the content ({total} characters)]");
+        return Window::PastEnd { total };
     }
     let text: String = markdown.chars().skip(offset).take(max).collect();
     let end = offset + text.chars().count();
-    if end < total {
-        format!(
-            "{text}\n\n[Content truncated: characters {offset}-{end} of {total} shown. Call WebFetch again with offset {end} to read more.]"
-        )
-    } else {
-        text
+    Window::Part {
+        text,
+        offset,
+        end,
+        total,
     }
 }
 
@@ -1902,28 +2182,50 @@ Usage notes:\n\
             reason = "the whole part of a number not below zero; the cast saturates"
         )]
         let offset = input.offset.map_or(0, |o| o.trunc() as usize);
+        // The offset as the model gave it (`1e30` is not 18446744073709551615).
+        let past_end = |total: usize| {
+            let given = input.offset.unwrap_or_default();
+            format!("[offset {given} is past the end of the content ({total} characters)]")
+        };
         let raw = |why: &str| {
             format!(
                 "[{why}; the content of {key} follows as Markdown.]\n\n{}",
-                window(&page.content, offset, RAW_WINDOW_CHARS)
+                window(&page.content, offset, RAW_WINDOW_CHARS).shown(past_end)
             )
         };
-        let result = match ctx.app_state().get::<WebFetchModelHook>() {
-            Some(WebFetchModelHook(model)) => {
-                let content = window(&page.content, offset, MAX_MARKDOWN_CHARS);
-                // A model that cannot be reached (a gateway without it) still leaves the
-                // page: the fetch worked.
-                // A model request that stalls does not hold a cancelled call.
-                let answer = tokio::select! {
-                    answer = model.apply(&key, &input.prompt, &content) => answer,
-                    () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
-                };
-                match answer {
-                    Ok(answer) => answer,
-                    Err(e) => raw(&format!("The prompt could not be applied ({e})")),
+        let model = ctx.app_state().get::<WebFetchModelHook>();
+        // Notes for the main model (binary content described, an offset past the end) are
+        // its answer: no page for a small model to read, and no request paid for.
+        let result = match window(&page.content, offset, MAX_MARKDOWN_CHARS) {
+            _ if page.note => page.content.clone(),
+            Window::PastEnd { total } => past_end(total),
+            Window::Part {
+                text,
+                offset,
+                end,
+                total,
+            } => match model {
+                Some(WebFetchModelHook(model)) => {
+                    // A model that cannot be reached (a gateway without it) still leaves the
+                    // page: the fetch worked.
+                    // A model request that stalls does not hold a cancelled call.
+                    let answer = tokio::select! {
+                        answer = model.apply(&key, &input.prompt, &text) => answer,
+                        () = ctx.cancellation().cancelled() => return Err(ToolError::Cancelled(None)),
+                    };
+                    match answer {
+                        // What the small model was not given is said after its answer, for
+                        // the main model, which may read on.
+                        Ok(answer) if end < total => format!(
+                            "{answer}\n\n[The prompt was applied to characters {offset}-{end} of \
+                             {total}. Call WebFetch again with offset {end} to read more.]"
+                        ),
+                        Ok(answer) => answer,
+                        Err(e) => raw(&format!("The prompt could not be applied ({e})")),
+                    }
                 }
-            }
-            None => raw("No model is available to apply the prompt"),
+                None => raw("No model is available to apply the prompt"),
+            },
         };
         Ok(ToolResult::new(WebFetchOutput {
             bytes: page.bytes,
@@ -2029,7 +2331,7 @@ mod tests {
             let nodes = node_count(&parsed.tree);
             assert!(nodes <= MAX_PARSE_NODES, "{nodes} nodes");
             drop(parsed);
-            let markdown = to_markdown(page.as_bytes(), "text/html");
+            let markdown = to_markdown(page.as_bytes(), "text/html").text;
             assert!(
                 markdown.starts_with("[The page's HTML makes more than 1000000 nodes"),
                 "{}",
@@ -2308,7 +2610,7 @@ mod tests {
     fn binary_served_as_html_is_described() {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR<html>";
         assert_eq!(
-            to_markdown(png, "text/html"),
+            to_markdown(png, "text/html").text,
             format!(
                 "[Binary content (text/html, {} bytes) is not shown]",
                 png.len()
@@ -2316,7 +2618,7 @@ mod tests {
         );
         let mut page = format!("<h1>Title</h1><p>{}</p>", "text ".repeat(400)).into_bytes();
         page.extend_from_slice(b"<p>a\0b</p>");
-        let markdown = to_markdown(&page, "text/html");
+        let markdown = to_markdown(&page, "text/html").text;
         assert!(markdown.starts_with("# Title"), "{markdown}");
     }
 
@@ -2328,6 +2630,7 @@ mod tests {
             code_text: "OK".into(),
             bytes: size as u64,
             content: "x".repeat(size),
+            note: false,
         })
     }
 

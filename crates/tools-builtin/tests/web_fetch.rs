@@ -1098,33 +1098,34 @@ async fn the_cache_time_comes_from_the_environment() {
     }
 }
 
+/// What the model reads from a WebFetch of `path` on `server`, prompt `read`.
+async fn fetched_text(ctx: &ToolUseContext, server: &Server, path: &str) -> String {
+    fetch(
+        ctx,
+        json!({"url": format!("{}{path}", server.base), "prompt": "read"}),
+    )
+    .await
+    .unwrap()
+    .content
+    .joined_text()
+}
+
 /// Text in another character set, or with one stray byte, is decoded as text (by the
 /// header's charset, else the page's `<meta>`, else UTF-8 with U+FFFD), not called binary.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_is_decoded_by_its_character_set() {
     let s = server().await;
     let ctx = ctx();
-    let text = |path: &'static str| {
-        let ctx = ctx.clone();
-        let url = format!("{}{path}", s.base);
-        async move {
-            fetch(&ctx, json!({"url": url, "prompt": "read"}))
-                .await
-                .unwrap()
-                .content
-                .joined_text()
-        }
-    };
-    let latin1 = text("/latin1.txt").await;
+    let latin1 = fetched_text(&ctx, &s, "/latin1.txt").await;
     assert!(latin1.contains("café au lait"), "{latin1}");
-    let stray = text("/stray-byte.log").await;
+    let stray = fetched_text(&ctx, &s, "/stray-byte.log").await;
     assert!(stray.contains("bad \u{fffd} byte"), "{stray}");
-    let meta = text("/meta-charset.html").await;
+    let meta = fetched_text(&ctx, &s, "/meta-charset.html").await;
     assert!(meta.contains("naïve \u{201c}quotes\u{201d}"), "{meta}");
-    let utf16 = text("/meta-utf16.html").await;
+    let utf16 = fetched_text(&ctx, &s, "/meta-utf16.html").await;
     assert!(utf16.contains("# Hi café"), "{utf16}");
     // Binary under a textual label (NUL bytes, no charset) is still described, not dumped.
-    let fake = text("/fake.json").await;
+    let fake = fetched_text(&ctx, &s, "/fake.json").await;
     assert!(
         fake.contains("[Binary content (application/json, 6 bytes)"),
         "{fake}"
@@ -1155,25 +1156,14 @@ async fn a_charset_in_a_comment_or_another_tag_declares_nothing() {
 async fn an_xhtml_page_is_read_as_xml() {
     let s = server().await;
     let ctx = ctx();
-    let text = |path: &'static str| {
-        let ctx = ctx.clone();
-        let url = format!("{}{path}", s.base);
-        async move {
-            fetch(&ctx, json!({"url": url, "prompt": "read"}))
-                .await
-                .unwrap()
-                .content
-                .joined_text()
-        }
-    };
-    let page = text("/page.xhtml").await;
+    let page = fetched_text(&ctx, &s, "/page.xhtml").await;
     assert!(page.contains("# XHTML heading"), "{page}");
     assert!(page.contains("Body text"), "{page}");
     // The CDATA section's text (`<` escaped in the Markdown).
     assert!(page.contains("more a\\<b & c end"), "{page}");
-    let latin1 = text("/latin1.xhtml").await;
+    let latin1 = fetched_text(&ctx, &s, "/latin1.xhtml").await;
     assert!(latin1.contains("caf\u{e9}"), "{latin1}");
-    let xml = text("/latin1.xml").await;
+    let xml = fetched_text(&ctx, &s, "/latin1.xml").await;
     assert!(xml.contains("<p>caf\u{e9}</p>"), "{xml}");
 }
 

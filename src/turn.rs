@@ -49,6 +49,24 @@ impl Turn {
     }
 }
 
+/// Whether `kind` is the type of a block a response's `content` may hold that is not the
+/// client's to run or show: the model's thinking (`thinking`, `redacted_thinking`), and the
+/// calls of server tools and their results (`server_tool_use`, `mcp_tool_use`,
+/// `web_search_tool_result` and the other `..._tool_result` blocks, `container_upload`).
+/// A non-streaming response's `content` skips every block but text and tool_use; a JSONL
+/// line skips these, and says what any other type is (an API error, a whole response).
+fn skipped_block(kind: &str) -> bool {
+    matches!(
+        kind,
+        "thinking"
+            | "redacted_thinking"
+            | "server_tool_use"
+            | "mcp_tool_use"
+            | "mcp_tool_result"
+            | "container_upload"
+    ) || kind.ends_with("_tool_result")
+}
+
 /// Whether `text` is in the SSE format (its first non-empty line is an SSE field; a leading
 /// byte order mark does not count).
 pub fn looks_like_sse(text: &str) -> bool {
@@ -237,12 +255,28 @@ impl TurnParser {
             Format::Jsonl { .. } => read = self.jsonl_lines(&pending, resume, at_end, out),
             Format::Whole if at_end => {
                 read = pending.len();
-                match serde_json::from_str::<Value>(pending.trim()) {
-                    Ok(message) if message["type"] == "message" => self.message(&message, out),
+                let document = pending.trim_start();
+                let mut values = serde_json::Deserializer::from_str(document).into_iter::<Value>();
+                let first = values.next();
+                let rest = &document[values.byte_offset()..];
+                match first {
+                    // A response, and perhaps more after it (a second document pasted on):
+                    // the response's blocks run, and what follows is said to be left out.
+                    Some(Ok(message)) if message["type"] == "message" => {
+                        self.message(&message, out);
+                        let more = rest.trim_start();
+                        if self.error.is_none() && !more.is_empty() {
+                            let at = pending.len() - more.len();
+                            self.error = Some(format!(
+                                "line {}: the response is followed by more (a second document?): what follows it was not read",
+                                pending[..at].matches('\n').count() + 1
+                            ));
+                        }
+                    }
                     // One JSON document over several lines, but no response: say what it
                     // is (an API error, kept as the body of a failed request, most likely).
                     // One on a single line is read as a JSONL line, which says the same.
-                    Ok(other) if pending.trim().contains('\n') => {
+                    Some(Ok(other)) if rest.trim().is_empty() && pending.trim().contains('\n') => {
                         self.error = Some(format!(
                             "expected a response ({{\"type\":\"message\",...}}), SSE events or JSONL blocks, {}",
                             found_instead(&other)
@@ -299,10 +333,9 @@ impl TurnParser {
         // JSONL only when its first line is a block: a document spread over lines (a
         // pretty-printed response) or a whole response on one line is read at the end.
         let block = serde_json::from_str::<Value>(first.trim()).is_ok_and(|v| {
-            matches!(
-                v.get("type").and_then(Value::as_str),
-                Some("tool_use" | "text")
-            )
+            v.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| matches!(t, "tool_use" | "text") || skipped_block(t))
         });
         Some(if block || first.trim().is_empty() {
             Format::Jsonl { line_no: 0 }
@@ -431,6 +464,8 @@ impl TurnParser {
                 at,
                 TurnItem::Text(value["text"].as_str().unwrap_or_default().to_owned()),
             )),
+            // As in a response's `content`: the model's thinking, a server tool's work.
+            Some(kind) if skipped_block(kind) => {}
             _ => {
                 self.error = fail(format!(
                     "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {}",
@@ -471,7 +506,16 @@ impl TurnParser {
                         None => self.text = Some((Duration::ZERO, text.to_owned())),
                     }
                 }
-                _ => {}
+                Some(_) => {}
+                // No block at all (a string, an object without a `type`): the response is
+                // malformed there, as at a tool_use without a name.
+                None => {
+                    self.error = Some(format!(
+                        "content block {i}: expected a content block ({{\"type\":...}}), {}",
+                        found_instead(block)
+                    ));
+                    return;
+                }
             }
         }
     }
@@ -727,6 +771,8 @@ mod tests {
             serde_json::to_string_pretty(&message).unwrap(),
             "[1]\n".to_owned(),
             String::new(),
+            format!("{message} {{\"x\":1}}"),
+            "{\"type\":\"thinking\",\"thinking\":\"hm\"}\n{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Glob\"}\n".to_owned(),
         ];
         for input in &inputs {
             let whole = parse(input, Duration::from_millis(3));
@@ -856,6 +902,96 @@ mod tests {
             "{:?}",
             turn.error
         );
+    }
+
+    /// Found by review: an element of a non-streaming response's `content` that is no block
+    /// (a string, an object without a `type`) is said, as a tool_use without a `name` is,
+    /// instead of being skipped without a word; the blocks before it still come out.
+    #[test]
+    fn a_content_element_that_is_no_block_is_reported() {
+        let t1 = json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {}});
+        let t3 = json!({"type": "tool_use", "id": "t3", "name": "Glob", "input": {}});
+        for (element, found) in [
+            (json!("str"), "found a JSON value that is not an object"),
+            (json!({"id": "x"}), "found an object without a `type`"),
+        ] {
+            let message = json!({"type": "message", "content": [t1, element, t3]});
+            let turn = parse(&message.to_string(), Duration::ZERO);
+            let ids: Vec<&str> = turn.tool_uses().map(|t| t.id.as_str()).collect();
+            assert_eq!(ids, ["t1"], "{message}");
+            let error = turn.error.unwrap_or_default();
+            assert!(
+                error.starts_with("content block 1: expected a content block")
+                    && error.contains(found),
+                "{error}"
+            );
+        }
+    }
+
+    /// Found by review: a JSONL line holding a block that a non-streaming response may hold
+    /// and the client does not run (`thinking`, `redacted_thinking`, a server tool's call or
+    /// result) is skipped, as it is in a response's `content`, instead of ending the input
+    /// as malformed; a JSONL input may open with one, and its blocks still come out line by
+    /// line.
+    #[test]
+    fn jsonl_skips_the_blocks_a_response_skips() {
+        let lines = [
+            json!({"type": "thinking", "thinking": "hm", "signature": "s"}),
+            json!({"type": "redacted_thinking", "data": "abc"}),
+            json!({"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}}),
+            json!({"type": "web_search_tool_result", "tool_use_id": "s1", "content": []}),
+            json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {}}),
+            json!({"type": "thinking", "thinking": "more", "signature": "s"}),
+            json!({"type": "tool_use", "id": "t2", "name": "Glob", "input": {}}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let turn = parse(&text, Duration::ZERO);
+        assert_eq!(turn.error, None);
+        let ids: Vec<&str> = turn.tool_uses().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["t1", "t2"]);
+        // Read as it comes: t1 is out at its newline, before the input ends.
+        let mut parser = TurnParser::new(Duration::ZERO);
+        let upto_t1: String = lines[..5].iter().map(|l| format!("{l}\n")).collect();
+        let items = parser.feed(&upto_t1);
+        assert!(
+            matches!(&items[..], [(_, TurnItem::ToolUse(t))] if t.id == "t1"),
+            "{items:?}"
+        );
+    }
+
+    /// Found by review: a complete non-streaming response followed by more (a second
+    /// document pasted on) ran nothing (`line 1: not valid JSON: trailing characters`):
+    /// the response's blocks come out, and the turn says that what follows was not read,
+    /// naming its line.
+    #[test]
+    fn a_response_followed_by_more_runs_its_blocks() {
+        let message = json!({"type": "message", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Glob", "input": {}},
+            {"type": "tool_use", "id": "t2", "name": "Glob", "input": {}},
+        ]});
+        for (text, line) in [
+            (format!("{message} {{\"x\":1}}"), 1),
+            (
+                format!(
+                    "{}\n\n{message}\n",
+                    serde_json::to_string_pretty(&message).unwrap()
+                ),
+                serde_json::to_string_pretty(&message)
+                    .unwrap()
+                    .lines()
+                    .count()
+                    + 2,
+            ),
+        ] {
+            let turn = parse(&text, Duration::ZERO);
+            let ids: Vec<&str> = turn.tool_uses().map(|t| t.id.as_str()).collect();
+            assert_eq!(ids, ["t1", "t2"], "{text}");
+            let error = turn.error.unwrap_or_default();
+            assert!(
+                error.starts_with(&format!("line {line}: the response is followed by more")),
+                "{error}"
+            );
+        }
     }
 
     #[test]

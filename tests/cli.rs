@@ -3240,8 +3240,9 @@ fn a_signal_gives_mcp_servers_time_to_stop_their_commands() {
 
 /// Found by review: a PermissionRequest hook's `interrupt: true` (with its deny) or its
 /// `continue: false` stops the turn as a user's rejection does in the agent loop: the
-/// response's later calls are not run, the next message ends with the interrupt text, and
-/// stderr says what stopped the turn (it said nothing, and `--json` had no interrupt text).
+/// response's later calls not yet started are not run, the next message ends with the
+/// interrupt text, and stderr says what stopped the turn (it said nothing, and `--json` had
+/// no interrupt text).
 #[test]
 fn a_permission_request_hook_that_interrupts_says_so() {
     let dir = tempfile::tempdir().unwrap();
@@ -3294,7 +3295,7 @@ fn a_permission_request_hook_that_interrupts_says_so() {
             stderr.contains("a PermissionRequest hook stopped the turn at Write(")
                 && stderr.contains("[toolu_1]")
                 && stderr.contains(reason)
-                && stderr.contains("later calls were not run"),
+                && stderr.contains("the response's 1 later call had not started and was not run"),
             "{stderr}"
         );
         // The text mode says it too.

@@ -375,6 +375,8 @@ fn session_env_file(ctx: &ToolUseContext) -> Option<PathBuf> {
 /// Runs `toolwright agent`. `trusted`: the answer to the trust question, asked before the
 /// runtime started (see [`ask_trust_if_interactive`]).
 pub async fn run(args: &AgentArgs, trusted: Option<bool>) -> ExitCode {
+    // After a signal, output nobody reads does not hold the run.
+    super::exit_when_output_stalls_after_a_signal();
     let client_config = match ClientConfig::from_env() {
         Ok(c) => c,
         Err(e) => {

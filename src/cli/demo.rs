@@ -169,6 +169,8 @@ pub async fn run(args: &DemoArgs) -> ExitCode {
     // Installed first: a signal from now on cancels the calls (once the session is open)
     // instead of ending the process without its destructors.
     let mut signals = Signals::install();
+    // After a signal, output nobody reads does not hold the run.
+    super::exit_when_output_stalls_after_a_signal();
     let dir = match tempfile::Builder::new()
         .prefix("toolwright-demo-")
         .tempdir()

@@ -51,15 +51,138 @@ static OUTPUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 /// closed descriptor): what was printed is incomplete, which the exit status must say.
 static OUTPUT_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
+/// The writes to one of the standard streams: how many are in progress (waiting for the
+/// stream's lock or in the write itself), and how many bytes they have written so far.
+/// [`exit_when_output_stalls_after_a_signal`] watches them: a write that stays in progress
+/// without moving is one nobody reads.
+struct OutputWrites {
+    pending: std::sync::atomic::AtomicUsize,
+    written: std::sync::atomic::AtomicU64,
+}
+
+/// The writes to standard output ([`write_out`]).
+static STDOUT_WRITES: OutputWrites = OutputWrites::new();
+
+/// The writes to standard error ([`write_err`]).
+static STDERR_WRITES: OutputWrites = OutputWrites::new();
+
+/// How much one write hands the stream at most: the written count moves at least this
+/// often while a reader reads, however long the text.
+const WRITE_PIECE: usize = 4096;
+
+impl OutputWrites {
+    const fn new() -> Self {
+        Self {
+            pending: std::sync::atomic::AtomicUsize::new(0),
+            written: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Writes `text` whole to the stream `lock` opens, in pieces of [`WRITE_PIECE`] bytes,
+    /// counted as they go.
+    fn write<W: std::io::Write>(
+        &self,
+        lock: impl FnOnce() -> W,
+        text: &[u8],
+    ) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering;
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        let mut out = lock();
+        let mut rest = text;
+        let result = loop {
+            if rest.is_empty() {
+                break Ok(());
+            }
+            match out.write(&rest[..rest.len().min(WRITE_PIECE)]) {
+                Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.written.fetch_add(n as u64, Ordering::SeqCst);
+                    rest = &rest[n..];
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        drop(out);
+        self.pending.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Whether a write is in progress, and the bytes written so far.
+    fn state(&self) -> (bool, u64) {
+        use std::sync::atomic::Ordering;
+        (
+            self.pending.load(Ordering::SeqCst) > 0,
+            self.written.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// How long, once a signal came, a write to standard output or standard error may stay in
+/// progress without moving before the command exits without the rest
+/// ([`exit_when_output_stalls_after_a_signal`]).
+pub(crate) const OUTPUT_STALL_GRACE: Duration = Duration::from_secs(2);
+
+/// Ends the command when, after a signal, a write to standard output or standard error has
+/// not moved for [`OUTPUT_STALL_GRACE`] (the reader of a pipe that does not read, a pager
+/// left on its page): the results cannot reach anyone, and the write would hold the run
+/// for ever, past the signal that asked it to end. It says so on standard error (if that can
+/// be written), kills the commands it started, and exits with the last signal's status.
+/// Output that keeps moving, however slowly, is waited for.
+pub(crate) fn exit_when_output_stalls_after_a_signal() {
+    let mut signals = Signals::install();
+    tokio::spawn(async move {
+        let mut code = signals.next().await;
+        // Per stream: the bytes written when it last moved (or had no write in progress),
+        // and when.
+        let mut moved = [&STDOUT_WRITES, &STDERR_WRITES].map(|w| (w.state().1, Instant::now()));
+        loop {
+            tokio::select! {
+                next = signals.next() => code = next,
+                () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+            let streams = [
+                (&STDOUT_WRITES, "standard output"),
+                (&STDERR_WRITES, "standard error"),
+            ];
+            for ((writes, stream), last) in streams.into_iter().zip(&mut moved) {
+                let (pending, written) = writes.state();
+                if !pending || written != last.0 {
+                    *last = (written, Instant::now());
+                } else if last.1.elapsed() >= OUTPUT_STALL_GRACE {
+                    last_words(format!(
+                        "toolwright: nothing is reading {stream} (a write to it has not moved for {} s since the signal): exiting without the results not yet printed",
+                        OUTPUT_STALL_GRACE.as_secs()
+                    ));
+                    #[cfg(unix)]
+                    tool_core::process::kill_child_process_groups();
+                    std::process::exit(i32::from(code));
+                }
+            }
+        }
+    });
+}
+
+/// Writes `line` to standard error before an exit on the spot, waiting at most a second: a
+/// standard error nobody reads must not hold the exit.
+fn last_words(line: String) {
+    let (done, written) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        write_err_line(&line);
+        let _ = done.send(());
+    });
+    let _ = written.recv_timeout(Duration::from_secs(1));
+}
+
 /// Writes `args` to standard output; see [`out!`]. A reader that closed the pipe (`| head`)
 /// is not written to again; any other failure is kept for [`output_failure`].
 pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
     use std::sync::atomic::Ordering;
     if OUTPUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
-    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+    let text = std::fmt::format(args);
+    if let Err(e) = STDOUT_WRITES.write(|| std::io::stdout().lock(), text.as_bytes()) {
         OUTPUT_CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             let _ = OUTPUT_FAILURE.set(e.to_string());
@@ -146,8 +269,8 @@ pub(crate) fn name_background_commands_stopped(command: &str, ctx: &tool_core::T
 
 /// Writes `args` to standard error, ignoring a failure; see [`eout!`].
 pub(crate) fn write_err(args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    let _ = std::io::stderr().lock().write_fmt(args);
+    let text = std::fmt::format(args);
+    let _ = STDERR_WRITES.write(|| std::io::stderr().lock(), text.as_bytes());
 }
 
 /// Writes `line` and a line break to standard error, its control characters shown as
@@ -262,8 +385,16 @@ pub(crate) async fn cancel_on_signal<T>(
             let code = tokio::select! {
                 code = signals.next() => code,
                 () = tokio::time::sleep(STUCK_CALLS_GRACE) => {
-                    write_err_line(&format!(
-                        "toolwright: the run did not end within {} s of the signal (something is stuck in a system call that does not return, such as a read of a path on a hung network mount): exiting without the results not yet printed",
+                    // What holds it, when that is known: a write nobody reads.
+                    let stuck = if STDOUT_WRITES.state().0 {
+                        "a write to its standard output has not returned: nothing is reading it"
+                    } else if STDERR_WRITES.state().0 {
+                        "a write to its standard error has not returned: nothing is reading it"
+                    } else {
+                        "something is stuck in a system call that does not return, such as a read of a path on a hung network mount"
+                    };
+                    last_words(format!(
+                        "toolwright: the run did not end within {} s of the signal ({stuck}): exiting without the results not yet printed",
                         STUCK_CALLS_GRACE.as_secs()
                     ));
                     code

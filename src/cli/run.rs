@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tool_exec::{LoopEvent, ToolUse};
 
 use super::{
-    ReplayEvent, Signals, TurnSource, cancel_on_signal, decision_text, escape_terminal_codes,
-    label, ms, ran_label, replay,
+    ReplayEvent, Signals, TurnSource, cancel_on_signal, decision_text, escape_terminal_codes, ms,
+    replay,
 };
 use crate::session::{Session, SessionArgs};
 use crate::turn::{self, TurnItem, TurnParser};
@@ -32,6 +32,70 @@ pub struct RunArgs {
     /// in order, then what hooks and skills added for the model as text blocks).
     #[arg(long)]
     pub json: bool,
+}
+
+/// The input fields that name what a call is about, for the tools whose input has none of
+/// those [`ToolUse::describe`] shows (`command`, `file_path`, `pattern`): WebFetch's `url`,
+/// NotebookEdit's `notebook_path`, Skill's `skill`, ToolSearch's `query`, the Task tools' id
+/// (`taskId`, `task_id`, `shell_id`) or a new task's `subject`, CronCreate's `cron`, an
+/// Agent call's `description`. The first one the input has is shown.
+const SHOWN_INPUTS: [&str; 10] = [
+    "url",
+    "notebook_path",
+    "skill",
+    "query",
+    "taskId",
+    "task_id",
+    "shell_id",
+    "subject",
+    "cron",
+    "description",
+];
+
+/// How many characters of a call's input its line shows, as [`ToolUse::describe`] shows.
+const SHOWN_INPUT_CHARS: usize = 40;
+
+/// `NAME(input)` for a call's line: [`ToolUse::describe`], or for a tool without any of
+/// the inputs it shows, the first of [`SHOWN_INPUTS`] (cut as it cuts), so that each call's
+/// line names the input that ran.
+fn call_label(tool_use: &ToolUse) -> String {
+    let described = tool_use.describe();
+    if described != tool_use.name {
+        return described;
+    }
+    let shown = SHOWN_INPUTS.iter().find_map(|k| {
+        tool_use
+            .input
+            .get(*k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    });
+    match shown {
+        Some(s) if s.chars().count() > SHOWN_INPUT_CHARS => format!(
+            "{}({}…)",
+            tool_use.name,
+            s.chars().take(SHOWN_INPUT_CHARS).collect::<String>()
+        ),
+        Some(s) => format!("{}({s})", tool_use.name),
+        None => described,
+    }
+}
+
+/// [`call_label`] of the input a finished call ran with, and the model's beside it when a hook
+/// or the user rewrote it (as [`super::ran_label`] says it).
+fn ran_call_label(tool_use: &ToolUse, outcome: &tool_exec::CallOutcome) -> String {
+    match &outcome.input_rewritten {
+        Some(input) => {
+            let mut ran = tool_use.clone();
+            ran.input = input.clone();
+            format!(
+                "{} (input rewritten from {})",
+                call_label(&ran),
+                call_label(tool_use)
+            )
+        }
+        None => call_label(tool_use),
+    }
 }
 
 /// A result's content as the text mode shows it: its text, and a line for what is no text
@@ -125,26 +189,55 @@ fn one_reader_of_standard_input(args: &RunArgs) -> Result<(), String> {
     ))
 }
 
-/// The input's text. Bytes that are not UTF-8 become U+FFFD (as an SSE client decodes a
-/// stream), with a warning: the blocks they are not in still run.
-fn read_input(input: Option<&PathBuf>) -> Result<String, String> {
-    let (bytes, name) = match input {
+/// The input's text, and why standard input stopped before its end if it did (a read that
+/// failed part-way, such as a connection reset: what was read before still runs, as in a
+/// live read). An input that cannot be read at all is an error. Bytes that are not UTF-8
+/// become U+FFFD (as an SSE client decodes a stream), with a warning: the blocks they are
+/// not in still run.
+fn read_input(input: Option<&PathBuf>) -> Result<(String, Option<String>), String> {
+    let (bytes, name, cut_short) = match input {
         Some(path) if path.as_os_str() != "-" => (
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?,
             path.display().to_string(),
+            None,
         ),
         _ => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            (bytes, "standard input".to_owned())
+            let (bytes, failed) = read_stdin_to_end();
+            let failed = failed.map(|e| format!("cannot read standard input: {e}"));
+            match failed {
+                Some(e) if bytes.is_empty() => return Err(e),
+                failed => (bytes, "standard input".to_owned(), failed),
+            }
         }
     };
     let mut decoder = Utf8Decoder::named(name);
     let mut text = decoder.decode(&bytes);
-    text.push_str(&decoder.finish());
-    Ok(text)
+    // A character cut at the end of the input is a bad one; one cut where reading failed
+    // is no news.
+    if cut_short.is_none() {
+        text.push_str(&decoder.finish());
+    }
+    Ok((text, cut_short))
+}
+
+/// Reads standard input to its end, or to the first read that fails: the bytes read, and
+/// the failure. A descriptor set non-blocking by whoever shares it is waited on, as
+/// [`read_stdin_live`] does.
+fn read_stdin_to_end() -> (Vec<u8>, Option<std::io::Error>) {
+    let mut stdin = std::io::stdin().lock();
+    let mut bytes = Vec::new();
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => return (bytes, None),
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => return (bytes, Some(e)),
+        }
+    }
 }
 
 /// The model turn to run: read whole (a file, or `--pace`), or from standard input as it
@@ -388,7 +481,7 @@ fn unstarted_results<'a>(tool_uses: impl IntoIterator<Item = &'a ToolUse>, json_
         };
         outln!(
             "✗ {}  [{}]  {what}",
-            on_one_line(&label(t)),
+            on_one_line(&call_label(t)),
             on_one_line(&t.id)
         );
         outln!(
@@ -413,12 +506,17 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // Standard input is read as it comes (a live stream), unless the recorded timing is
     // to be replayed; a file is read whole.
     let live = !args.pace && args.input.as_ref().is_none_or(|p| p.as_os_str() == "-");
+    // Why standard input read whole stopped part-way, if it did.
+    let mut cut_short = None;
     let input = if live {
         let (items, reader) = read_stdin_live();
         Input::Live { items, reader }
     } else {
         let text = match read_input(args.input.as_ref()) {
-            Ok(text) => text,
+            Ok((text, failed)) => {
+                cut_short = failed;
+                text
+            }
             Err(e) => {
                 eoutln!("toolwright run: {e}");
                 return ExitCode::from(2);
@@ -434,6 +532,8 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     // From here a signal cancels the calls instead of ending the process on the spot: the
     // commands run in sessions of their own, and only their owner can kill them.
     let mut signals = Signals::install();
+    // After a signal, output nobody reads does not hold the run.
+    super::exit_when_output_stalls_after_a_signal();
     // A signal while the session opens (MCP servers can take their startup timeout) ends
     // the run there: the servers being started go with the dropped future.
     let mut options = args.session.options(false);
@@ -491,8 +591,10 @@ pub async fn run(args: &RunArgs) -> ExitCode {
     let json_mode = args.json;
     let (source, recorded_end, reader) = match input {
         Input::Recorded(mut turn) => {
+            // A read that failed is why the input stopped, whatever it looks like there.
+            let malformed = turn.error.take().map(InputProblem::Malformed);
             let end = InputEnd {
-                problem: turn.error.take().map(InputProblem::Malformed),
+                problem: cut_short.take().map(InputProblem::Unreadable).or(malformed),
                 stop_reason: turn.stop_reason.take(),
                 output_tokens: turn.output_tokens,
             };
@@ -516,7 +618,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
                     };
                     outln!(
                         "{mark} {}  [{}]  {}  {}",
-                        on_one_line(&ran_label(&record.tool_use, outcome)),
+                        on_one_line(&ran_call_label(&record.tool_use, outcome)),
                         on_one_line(&record.tool_use.id),
                         on_one_line(&decision_text(outcome)),
                         ms(outcome.duration)
@@ -641,8 +743,9 @@ pub async fn run(args: &RunArgs) -> ExitCode {
         }
     }
     // A call answered with a rejection that stops the turn (a PermissionRequest hook's
-    // `interrupt: true` or `continue: false`): the executor did not run the response's later
-    // calls, and the agent loop makes no further request.
+    // `interrupt: true` or `continue: false`): the executor did not start the response's
+    // later calls (those already running beside it, read-only ones, keep their results),
+    // and the agent loop makes no further request.
     let rejected = result.calls.iter().find(|c| c.outcome.interrupt_turn);
     // What background (`async`) hooks delivered during the replay and the PostToolBatch
     // hooks: an agent sends it with its next request, after the batch's own texts; their
@@ -720,7 +823,7 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             eoutln!(
                 "toolwright run: a hook stopped the turn after {} [{}]{} (an agent would \
                  make no further request; the response's other calls still ran)",
-                on_one_line(&label(&call.tool_use)),
+                on_one_line(&call_label(&call.tool_use)),
                 on_one_line(&call.tool_use.id),
                 on_one_line(&why)
             );
@@ -738,11 +841,12 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             .map_or_else(String::new, |r| format!(": {r}"));
         eoutln!(
             "toolwright run: {} stopped the turn at {} [{}]{} (an agent would make no further \
-             request; the response's later calls were not run)",
+             request{})",
             on_one_line(&who),
-            on_one_line(&label(&call.tool_use)),
+            on_one_line(&call_label(&call.tool_use)),
             on_one_line(&call.tool_use.id),
-            on_one_line(&why)
+            on_one_line(&why),
+            later_calls_after_a_stop(&result.calls, call)
         );
     }
     // Background commands (`run_in_background`, or moved there at their timeout) end with
@@ -777,6 +881,42 @@ pub async fn run(args: &RunArgs) -> ExitCode {
             ExitCode::from(if result.calls.is_empty() { 2 } else { 1 })
         }
         None => ExitCode::SUCCESS,
+    }
+}
+
+/// What became of the calls after `stop` (the call whose rejection stopped the turn), for
+/// the line that says so: those that had not started were not run (the executor answered
+/// each with the rejection text); those already running or finished beside it (read-only
+/// calls run in parallel) keep their results. Nothing when there are none.
+fn later_calls_after_a_stop(calls: &[super::CallRecord], stop: &super::CallRecord) -> String {
+    let later: Vec<&super::CallRecord> = calls
+        .iter()
+        .skip_while(|c| !std::ptr::eq(*c, stop))
+        .skip(1)
+        .collect();
+    let not_run = later
+        .iter()
+        .filter(|c| {
+            c.outcome.ending == tool_exec::Ending::Cancelled && c.outcome.call_duration.is_none()
+        })
+        .count();
+    let was = if not_run == 1 { "was" } else { "were" };
+    match (later.len(), not_run) {
+        (0, _) => String::new(),
+        (1, 1) => "; the response's 1 later call had not started and was not run".to_owned(),
+        (1, 0) => {
+            "; the response's 1 later call had already started and keeps its result".to_owned()
+        }
+        (n, k) if k == n => {
+            format!("; the response's {n} later calls had not started and were not run")
+        }
+        (n, 0) => {
+            format!("; the response's {n} later calls had already started and keep their results")
+        }
+        (n, k) => format!(
+            "; {k} of the response's {n} later calls had not started and {was} not run, the \
+             others had already started and keep their results"
+        ),
     }
 }
 

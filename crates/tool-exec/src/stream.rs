@@ -62,13 +62,16 @@ pub enum StreamError {
         /// What is wrong.
         reason: String,
     },
-    /// The API sent an `error` event.
-    #[error("the API reported an error mid-stream ({kind}): {message}")]
+    /// The API sent an `error` event: mid-stream, or before the response began (no
+    /// `message_start` came first).
+    #[error("the API reported an error {} ({kind}): {message}", api_error_when(*.before_start))]
     Api {
         /// The error type (`overloaded_error`, ...).
         kind: String,
         /// The message.
         message: String,
+        /// Whether it came before `message_start`: the response never began.
+        before_start: bool,
     },
     /// The stream ended without `message_stop`.
     #[error("the stream ended before message_stop (truncated response)")]
@@ -91,6 +94,15 @@ pub enum StreamError {
 /// hold (32 MiB): far past what a model writes in one response, and a bound on what a broken
 /// or hostile endpoint can make the parser keep.
 pub const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Where an `error` event came, as [`StreamError::Api`] says it.
+fn api_error_when(before_start: bool) -> &'static str {
+    if before_start {
+        "before the response began"
+    } else {
+        "mid-stream"
+    }
+}
 
 fn too_large(what: &'static str) -> StreamError {
     StreamError::TooLarge {
@@ -124,6 +136,8 @@ pub struct AnthropicStream {
     open_input: usize,
     /// The response's usage so far: input, output, cache writes, cache reads.
     usage: [u64; 4],
+    /// `message_start` was read: the response has begun.
+    started: bool,
     stopped: bool,
     failed: Option<StreamError>,
 }
@@ -331,6 +345,7 @@ impl AnthropicStream {
         };
         match kind.as_str() {
             "message_start" => {
+                self.started = true;
                 out.push(StreamEvent::MessageStart {
                     id: json["message"]["id"]
                         .as_str()
@@ -465,6 +480,7 @@ impl AnthropicStream {
                         .as_str()
                         .unwrap_or_default()
                         .to_owned(),
+                    before_start: !self.started,
                 });
             }
             // `ping` and event types added later are ignored.
@@ -740,7 +756,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "the API reported an error mid-stream (overloaded_error): Overloaded"
+            "the API reported an error before the response began (overloaded_error): Overloaded"
         );
 
         // An `index` that is there but no block number is said as it is, not as missing.
@@ -855,6 +871,41 @@ mod tests {
                 "Bash",
                 json!("{\"command\": ")
             ))]
+        );
+    }
+
+    /// Found by review: an `error` event that opens the stream (no `message_start` before
+    /// it: the response never began) was said to come "mid-stream"; it says that the
+    /// response never began, and one after `message_start` still says mid-stream. Both stay
+    /// [`StreamError::Api`] with the API's error type (the agent retries an overload).
+    #[test]
+    fn an_error_before_the_response_began_is_not_called_mid_stream() {
+        let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        let mut parser = AnthropicStream::new();
+        let err = parser
+            .feed(&format!(
+                ": comment\nevent: ping\ndata: {{\"type\":\"ping\"}}\n\n{}",
+                sse(std::slice::from_ref(&error))
+            ))
+            .unwrap_err();
+        assert!(
+            matches!(&err, StreamError::Api { kind, .. } if kind == "overloaded_error"),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "the API reported an error before the response began (overloaded_error): Overloaded"
+        );
+        let mut parser = AnthropicStream::new();
+        parser
+            .feed(&sse(&[
+                json!({"type": "message_start", "message": {"id": "m"}}),
+            ]))
+            .unwrap();
+        let err = parser.feed(&sse(&[error])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the API reported an error mid-stream (overloaded_error): Overloaded"
         );
     }
 }

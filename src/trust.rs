@@ -86,10 +86,46 @@ pub fn is_trusted(dir: &Path) -> bool {
     tool_core::git_root(dir).is_some_and(accepted)
 }
 
-/// Why the trust record cannot be read (it is not JSON, or not readable), naming it; `None`
-/// when it can (a missing or empty record can). Such a record trusts nothing.
+/// Why the trust record cannot be read (it is not JSON, not readable, or its `projects`
+/// is not an object), naming it; `None` when it can (a missing or empty record can). Such
+/// a record trusts nothing, and `toolwright trust` fails on it.
 pub fn record_problem() -> Option<String> {
-    read_record(&record_path()?).err()
+    let path = record_path()?;
+    match read_record(&path) {
+        Ok(record) => projects_problem(&record, &path),
+        Err(problem) => Some(problem),
+    }
+}
+
+/// Why trust cannot be recorded for `dir` in a record that can be read: its entry there is
+/// not an object (`toolwright trust` would fail on it, and never overwrites it).
+fn entry_problem(dir: &Path) -> Option<String> {
+    let path = record_path()?;
+    let record = read_record(&path).ok()?;
+    let entry = record.get("projects")?.get(dir.to_str()?)?;
+    (!entry.is_object()).then(|| not_an_entry(dir, &path))
+}
+
+/// Why a record's `projects` cannot hold trust: it is there and not an object.
+fn projects_problem(record: &Value, path: &Path) -> Option<String> {
+    record
+        .get("projects")
+        .filter(|projects| !projects.is_object())
+        .map(|_| projects_not_an_object(path))
+}
+
+/// Why the record at `path` cannot hold trust when its `projects` is not an object.
+fn projects_not_an_object(path: &Path) -> String {
+    format!("`projects` in {} is not an object", path.display())
+}
+
+/// Why `dir`'s entry in the record at `path` cannot hold trust.
+fn not_an_entry(dir: &Path, path: &Path) -> String {
+    format!(
+        "the entry for {} in {} is not an object",
+        shell_word(dir),
+        path.display()
+    )
 }
 
 /// Claude Code's trust field of a project entry.
@@ -128,7 +164,7 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
     let mut record = read_record(&path)?;
     let key = dir
         .to_str()
-        .ok_or_else(|| format!("{} is not valid UTF-8", dir.display()))?;
+        .ok_or_else(|| format!("{} is not valid UTF-8", shell_word(dir)))?;
     let Some(root) = record.as_object_mut() else {
         return Err(format!("{} does not hold a JSON object", path.display()));
     };
@@ -136,16 +172,13 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
         .entry("projects")
         .or_insert_with(|| Value::Object(Map::new()));
     let Some(projects) = projects.as_object_mut() else {
-        return Err(format!("`projects` in {} is not an object", path.display()));
+        return Err(projects_not_an_object(&path));
     };
     let entry = projects
         .entry(key.to_owned())
         .or_insert_with(|| Value::Object(Map::new()));
     let Some(entry) = entry.as_object_mut() else {
-        return Err(format!(
-            "the entry for {key} in {} is not an object",
-            path.display()
-        ));
+        return Err(not_an_entry(dir, &path));
     };
     entry.insert(ACCEPTED.into(), Value::Bool(trusted));
     if trusted {
@@ -303,7 +336,7 @@ pub fn and_list(items: &[String]) -> String {
 /// zero-width marks: [`tool_core::is_hidden_char`]), as bash's `$'…'` with every byte but
 /// printable ASCII written as `\xHH` (a character's bytes join back into it; bytes that
 /// are not UTF-8 too).
-fn shell_word(path: &Path) -> String {
+pub fn shell_word(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt as _;
     let bytes = path.as_os_str().as_bytes();
     if let Ok(text) = std::str::from_utf8(bytes)
@@ -337,12 +370,18 @@ pub fn untrusted_notice(dir: &Path, ignored: &[String]) -> String {
         ),
         // The record is JSON, keyed by the path as text.
         None if dir.to_str().is_none() => "Its path is not valid UTF-8, which the trust record (JSON, shared with Claude Code) cannot hold: to trust it, rename the folder.".to_owned(),
-        // Quoted for a shell: the folder's name is anyone's (an archive's), and the
-        // command is meant to be pasted (`evil$(touch x)` must stay a name).
-        None => format!(
-            "If you trust it, run `toolwright trust {}`.",
-            shell_word(dir)
-        ),
+        None => match entry_problem(dir) {
+            // An entry of the wrong shape, which `toolwright trust` would fail on.
+            Some(problem) => format!(
+                "Its trust cannot be recorded: {problem}. Repair it (Claude Code keeps its settings there too; it is not replaced), then trust the folder."
+            ),
+            // Quoted for a shell: the folder's name is anyone's (an archive's), and the
+            // command is meant to be pasted (`evil$(touch x)` must stay a name).
+            None => format!(
+                "If you trust it, run `toolwright trust {}`.",
+                shell_word(dir)
+            ),
+        },
     };
     format!(
         "this folder is not trusted, so its own settings were only allowed to restrict. Not \

@@ -358,11 +358,10 @@ fn a_second_signal_kills_what_a_command_took_out_of_its_group() {
         &["--mode", "bypassPermissions"],
         serde_json::json!({}),
     );
-    server.send(
-        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "Bash", "arguments": {"command":
-            "setsid sh -c 'trap \"\" TERM; echo $$ > escaped.pid; exec sleep 300' & sleep 300"}}}),
-    );
+    server.send(&bash_call(
+        2,
+        "setsid sh -c 'trap \"\" TERM; echo $$ > escaped.pid; exec sleep 300' & sleep 300",
+    ));
     let escaped = pid_written_to(&project.join("escaped.pid"));
     assert!(alive(&escaped));
     let pid = server.child.id().to_string();
@@ -646,8 +645,10 @@ fn a_skills_body_and_a_hooks_feedback_reach_the_client() {
     );
 }
 
-/// A client that declared only URL-mode elicitation cannot be sent a form: its asks are
-/// refused as for a client that cannot be asked. An empty `elicitation` object means forms.
+/// A client that declared only URL-mode elicitation cannot be sent a form: its asks (a
+/// Bash ask, AskUserQuestion) are refused as for a client that cannot be asked, in words
+/// true of it: it did declare elicitation, only not form elicitation. An empty
+/// `elicitation` object means forms.
 #[test]
 fn a_client_with_only_url_elicitation_is_not_sent_a_form() {
     let dir = tempfile::tempdir().unwrap();
@@ -661,8 +662,26 @@ fn a_client_with_only_url_elicitation_is_not_sent_a_form() {
     let (is_error, texts) =
         url_only.call_texts(2, "Bash", serde_json::json!({"command": "touch made.txt"}));
     assert!(is_error, "{texts:?}");
-    assert!(texts[0].contains("cannot be asked"), "{texts:?}");
+    assert!(
+        texts[0].contains("cannot be asked: it did not declare form elicitation"),
+        "{texts:?}"
+    );
+    assert!(
+        !texts[0].contains("did not declare the elicitation capability"),
+        "{texts:?}"
+    );
     assert!(!root.join("made.txt").exists());
+    let question = serde_json::json!({"questions": [{"question": "Which database?",
+        "header": "DB", "multiSelect": false, "options": [
+            {"label": "Postgres", "description": "relational"},
+            {"label": "SQLite", "description": "embedded"}]}]});
+    let (is_error, texts) = url_only.call_texts(3, "AskUserQuestion", question);
+    assert!(is_error, "{texts:?}");
+    assert!(
+        texts[0].contains("cannot be asked: it did not declare form elicitation")
+            && !texts[0].contains("the elicitation capability"),
+        "{texts:?}"
+    );
 
     // `{}` is form support: the server asks.
     let mut form = RawStdio::start(
@@ -670,10 +689,7 @@ fn a_client_with_only_url_elicitation_is_not_sent_a_form() {
         &["--settings", ask],
         serde_json::json!({"elicitation": {}}),
     );
-    form.send(
-        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "Bash", "arguments": {"command": "touch made.txt"}}}),
-    );
+    form.send(&bash_call(2, "touch made.txt"));
     let asked = form.next();
     assert_eq!(asked["method"], "elicitation/create", "{asked}");
     form.send(&serde_json::json!({"jsonrpc": "2.0", "id": asked["id"],
@@ -1219,18 +1235,23 @@ fn a_2026_07_28_client_cancels_a_call_over_stdio() {
     assert!(!out.contains("\"id\":1"), "{out}");
 }
 
-/// A client that closes its input while a call runs ends that call at once: the command's
-/// process group is killed and the call's interruption is still answered (rmcp stopped
-/// waiting for running calls after 5 s and the server exited with no answer, the command
-/// running until then).
-#[test]
-fn closing_stdin_ends_the_calls_in_progress_and_answers_them() {
-    use std::io::{BufRead as _, Write as _};
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+/// `serve --cwd root extra...` with its input and output as pipes, initialized with
+/// `capabilities`: the process, its input (dropped to close it) and its messages, read by a
+/// thread.
+fn serve_with_pipes(
+    root: &Path,
+    extra: &[&str],
+    capabilities: Value,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::sync::mpsc::Receiver<Value>,
+) {
+    use std::io::BufRead as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolwright"))
-        .args(["serve", "--mode", "bypassPermissions", "--cwd"])
-        .arg(&root)
+        .args(["serve", "--cwd"])
+        .arg(root)
+        .args(extra)
         .env("CLAUDE_CONFIG_DIR", root.join(".no-user-config"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -1251,27 +1272,108 @@ fn closing_stdin_ends_the_calls_in_progress_and_answers_them() {
             }
         }
     });
-    let send = |stdin: &mut std::process::ChildStdin, message: Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
+    send_line(
         &mut stdin,
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
+        &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": capabilities,
         "clientInfo": {"name": "raw-test", "version": "1"}}}),
     );
     let init = answers.recv_timeout(ANSWER_TIMEOUT).unwrap();
     assert!(init.get("result").is_some(), "{init}");
-    send(
+    send_line(
         &mut stdin,
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    (child, stdin, answers)
+}
+
+/// Writes `message` as one line to `stdin`.
+fn send_line(stdin: &mut std::process::ChildStdin, message: &Value) {
+    use std::io::Write as _;
+    writeln!(stdin, "{message}").unwrap();
+    stdin.flush().unwrap();
+}
+
+/// A `tools/call` request of Bash with `command`, id `id`.
+fn bash_call(id: u64, command: &str) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "Bash", "arguments": {"command": command}}})
+}
+
+/// Calls still in progress when the client closes its input are answered as interrupted
+/// (`[Request interrupted by user for tool use]`), as the docs say, wherever they were:
+/// one waiting for the client's answer to its permission question was answered with the
+/// user's rejection ("The user doesn't want to proceed…"), one inside a PreToolUse hook
+/// with "The user doesn't want to take this action right now". Neither runs its command.
+#[test]
+fn calls_asking_or_in_a_hook_when_stdin_closes_are_answered_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let hook_started = root.join("hook-started");
+    let settings = serde_json::json!({
+        "permissions": {"ask": ["Bash(touch asked.txt)"], "allow": ["Bash(touch hooked.txt)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": format!("grep -q hooked.txt && touch '{}' && sleep 30; exit 0",
+                hook_started.display())}]}]},
+    })
+    .to_string();
+    for case in ["asked", "hooked"] {
+        let _ = std::fs::remove_file(&hook_started);
+        let (mut child, mut stdin, answers) = serve_with_pipes(
+            &root,
+            &["--settings", &settings],
+            serde_json::json!({"elicitation": {}}),
+        );
+        send_line(&mut stdin, &bash_call(2, &format!("touch {case}.txt")));
+        match case {
+            "asked" => {
+                let asked = answers.recv_timeout(ANSWER_TIMEOUT).unwrap();
+                assert_eq!(asked["method"], "elicitation/create", "{asked}");
+            }
+            _ => {
+                let started = std::time::Instant::now();
+                while !hook_started.exists() {
+                    assert!(started.elapsed() < ANSWER_TIMEOUT, "the hook never ran");
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        }
+        drop(stdin);
+        let answer = loop {
+            let message = answers
+                .recv_timeout(ANSWER_TIMEOUT)
+                .expect("the call is answered");
+            if message["id"] == 2 && message.get("method").is_none() {
+                break message;
+            }
+        };
+        assert_eq!(answer["result"]["isError"], true, "{case}: {answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "[Request interrupted by user for tool use]",
+            "{case}: {answer}"
+        );
+        assert!(child.wait().unwrap().success(), "{case}");
+        assert!(!root.join(format!("{case}.txt")).exists(), "{case} ran");
+    }
+}
+
+/// A client that closes its input while a call runs ends that call at once: the command's
+/// process group is killed and the call's interruption is still answered (rmcp stopped
+/// waiting for running calls after 5 s and the server exited with no answer, the command
+/// running until then).
+#[test]
+fn closing_stdin_ends_the_calls_in_progress_and_answers_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (mut child, mut stdin, answers) = serve_with_pipes(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
     );
     let pid_file = root.join("pid");
-    send(
+    send_line(
         &mut stdin,
-        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "Bash", "arguments": {"command": format!("echo $$ > {}; sleep 60", pid_file.display())}}}),
+        &bash_call(2, &format!("echo $$ > {}; sleep 60", pid_file.display())),
     );
     let started = std::time::Instant::now();
     let pid = loop {
@@ -1655,8 +1757,7 @@ fn a_2025_03_26_client_may_send_batches() {
     server.send(&serde_json::json!([
         {"jsonrpc": "2.0", "id": 10, "method": "ping"},
         {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
-        {"jsonrpc": "2.0", "id": 11, "method": "tools/call",
-         "params": {"name": "Bash", "arguments": {"command": "sleep 0.3; echo batched"}}},
+        bash_call(11, "sleep 0.3; echo batched"),
         {"jsonrpc": "2.0", "id": "twelve", "method": "nothing/here"},
         {"jsonrpc": "2.0", "id": 13},
     ]));
@@ -1697,6 +1798,69 @@ fn a_2025_03_26_client_may_send_batches() {
     later.send(&serde_json::json!([{"jsonrpc": "2.0", "id": 2, "method": "ping"}]));
     let refused = later.next();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
+}
+
+/// The errors for a batch inside a batch and for an id that is neither a string nor an
+/// integer say what is wrong: a nested batch of a 2025-03-26 client was refused as "a batch,
+/// which MCP has only on protocol 2025-03-26" (the protocol it was on), `"id": 1.5` as an
+/// "unrecognized JSON-RPC message", and an id past the 64-bit range was answered with a
+/// changed id (`1.8446744073709552e+19`): it is refused, answered with id null.
+#[test]
+fn nested_batches_and_ids_that_are_not_integers_are_told_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut server = RawStdio::start_on(
+        &root,
+        &["--mode", "bypassPermissions"],
+        serde_json::json!({}),
+        std::process::Stdio::null(),
+        "2025-03-26",
+    );
+    server.send_raw(br#"[[], {"jsonrpc": "2.0", "id": 1, "method": "ping"}]"#);
+    let answer = server.next();
+    let answers = answer
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {answer}"));
+    assert_eq!(answers.len(), 2, "{answer}");
+    let nested = answers
+        .iter()
+        .find(|a| a["id"].is_null())
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert_eq!(nested["error"]["code"], -32600, "{answer}");
+    let message = nested["error"]["message"].as_str().unwrap();
+    assert!(message.contains("inside a batch"), "{message}");
+    assert!(!message.contains("only on protocol"), "{message}");
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == 1 && a.get("result").is_some())
+    );
+
+    for id in [
+        "1.5",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "true",
+    ] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        server.send_raw(line.as_bytes());
+        let refused = server.next();
+        assert_eq!(refused["error"]["code"], -32600, "{id}: {refused}");
+        assert!(refused["id"].is_null(), "{id}: {refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`id` must be a string or an integer"),
+            "{id}: {message}"
+        );
+    }
+    // The largest integers are ids as any other, answered as they were sent.
+    for id in ["9223372036854775807", "-9223372036854775808"] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        server.send_raw(line.as_bytes());
+        let answer = server.next();
+        assert!(answer.get("result").is_some(), "{id}: {answer}");
+        assert_eq!(answer["id"].to_string(), id, "{answer}");
+    }
 }
 
 /// A 2026-07-28 request's `_meta` (no `initialize` on that version), for a client that can
@@ -1844,12 +2008,8 @@ fn a_request_reusing_an_id_in_flight_is_refused() {
         &["--mode", "bypassPermissions"],
         serde_json::json!({}),
     );
-    let call = |command: &str| {
-        serde_json::json!({"jsonrpc": "2.0", "id": 14, "method": "tools/call",
-            "params": {"name": "Bash", "arguments": {"command": command}}})
-    };
-    server.send(&call("sleep 2; echo A > first.txt; echo first"));
-    server.send(&call("echo B > second.txt; echo second"));
+    server.send(&bash_call(14, "sleep 2; echo A > first.txt; echo first"));
+    server.send(&bash_call(14, "echo B > second.txt; echo second"));
     let refused = server.next();
     assert_eq!(refused["id"], 14, "{refused}");
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
@@ -1887,10 +2047,7 @@ fn a_cancelled_requests_id_is_in_use_until_its_call_ends() {
         &["--mode", "bypassPermissions"],
         serde_json::json!({}),
     );
-    let call = |command: &str| {
-        serde_json::json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
-            "params": {"name": "Bash", "arguments": {"command": command}}})
-    };
+    let call = |command: &str| bash_call(8, command);
     server.send(&call("echo $$ > pid; exec sleep 600"));
     let pid = pid_written_to(&root.join("pid"));
     let cancel = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",

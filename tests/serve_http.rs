@@ -609,7 +609,7 @@ fn an_ask_rule_becomes_an_elicitation_and_the_answer_decides() {
             "{text}"
         );
         assert!(
-            text.contains("did not declare the elicitation capability"),
+            text.contains("cannot be asked: it did not declare form elicitation"),
             "{text}"
         );
         assert!(!made.exists());
@@ -821,6 +821,67 @@ fn the_token_can_be_fixed_or_turned_off() {
         "{}",
         server.url
     );
+}
+
+/// The token comes from the process's environment only: a settings file's `env` (a
+/// trusted repository's committed `.claude/settings.json` among them) cannot pin it to a
+/// value it publishes, with or without `TOOLWRIGHT_SERVE_TOKEN` set (it set the token, over
+/// the real variable too).
+#[test]
+fn a_settings_files_env_does_not_set_the_token() {
+    let (_dir, root) = project();
+    let pinned = "published-token-0123456789";
+    let settings = serde_json::json!({"env": {"TOOLWRIGHT_SERVE_TOKEN": pinned}}).to_string();
+    for real in [None, Some("real-secret-token-0123456789")] {
+        let mut command = support::toolwright_http_command(&root, &["--settings", &settings]);
+        command.stderr(Stdio::inherit());
+        if let Some(real) = real {
+            command.env("TOOLWRIGHT_SERVE_TOKEN", real);
+        }
+        let server = Server::start(command);
+        assert!(!server.url.contains(pinned), "{real:?}: {}", server.url);
+        if let Some(real) = real {
+            assert!(
+                server.url.ends_with(&format!("?token={real}")),
+                "{}",
+                server.url
+            );
+        }
+        let port = server.port();
+        let host = ("Host", format!("127.0.0.1:{port}"));
+        let (code, body) = raw_request(port, &format!("/mcp?token={pinned}"), &[host]);
+        assert_eq!(code, 401, "{real:?}: the settings' token was taken: {body}");
+    }
+}
+
+/// A `?token=` whose characters are percent-encoded (as a client or a proxy may write any
+/// of them) is the same token, decoded before it is compared: it was refused with `401`.
+/// A wrong token stays wrong however it is written.
+#[test]
+fn a_percent_encoded_token_in_the_query_is_accepted() {
+    let (_dir, root) = project();
+    let token = "fixed-token_1-0123456789";
+    let mut command = support::toolwright_http_command(&root, &[]);
+    command
+        .env("TOOLWRIGHT_SERVE_TOKEN", token)
+        .stderr(Stdio::inherit());
+    let server = Server::start(command);
+    let port = server.port();
+    let host = || ("Host", format!("127.0.0.1:{port}"));
+    let every: String = token.bytes().map(|b| format!("%{b:02X}")).collect();
+    let some = token.replace('-', "%2d").replace('_', "%5F");
+    for written in [every, some] {
+        let (code, body) = raw_request(port, &format!("/mcp?token={written}"), &[host()]);
+        assert_eq!(code, 200, "?token={written}: {body}");
+    }
+    let wrong: String = "fixed-token_1-0123456780"
+        .bytes()
+        .map(|b| format!("%{b:02x}"))
+        .collect();
+    for written in [wrong.as_str(), "%zz", "fixed-token_1-012345678%"] {
+        let (code, _) = raw_request(port, &format!("/mcp?token={written}"), &[host()]);
+        assert_eq!(code, 401, "?token={written}");
+    }
 }
 
 /// SIGTERM stops the server with 143 (128 + 15), after its calls are cancelled.
@@ -1578,4 +1639,112 @@ fn a_call_waiting_on_a_gone_client_does_not_keep_its_session() {
         "the session of a call waiting on a client that went away was never closed"
     );
     assert!(!root.join("made.txt").exists(), "the unanswered call ran");
+}
+
+/// The event id (`id:` line) a call's stream opens with, read from `lines`.
+fn first_event_id(lines: &[String]) -> String {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix("id: "))
+        .map(|id| id.trim().to_owned())
+        .unwrap_or_else(|| panic!("no event id: {lines:?}"))
+}
+
+/// A call that ends while its client is away (the connection closed after the stream's
+/// first event, and not back before the result came) keeps its result for the session:
+/// `GET` with the stream's `Last-Event-ID` replays it, once (it was lost: rmcp dropped
+/// the stream's events when the answer was sent, and the `GET` got an empty `200`). A
+/// `Last-Event-ID` that cannot be resumed (fetched already, never given out, not an event
+/// id) gets `400` with a JSON-RPC error saying why, not an empty `200`.
+#[test]
+fn a_result_that_came_while_its_client_was_away_is_replayed_once() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--mode", "bypassPermissions"]);
+    let (port, path) = (server.port(), server.path());
+    let session = raw_session(port, &path, "{}");
+    let head = session_head("POST", port, &path, &session);
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"sleep 1; echo finished"}}}"#;
+    let (lines, connection) = raw_exchange(port, &head, call, |l| l.starts_with("id: "));
+    let event = first_event_id(&lines);
+    drop(connection);
+    // The call ends meanwhile (within the `retry: 3000` a client is told to wait).
+    std::thread::sleep(Duration::from_millis(2500));
+    let get = format!(
+        "{}\r\nLast-Event-ID: {event}",
+        session_head("GET", port, &path, &session)
+    );
+    let (lines, _) = raw_exchange(port, &get, "", |line| line.contains("finished"));
+    assert!(lines[0].contains(" 200 "), "{lines:?}");
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.contains(r#""id":2"#) && l.contains("finished")),
+        "the result was not replayed: {lines:?}"
+    );
+
+    // Fetched: it is not kept, and asking again (or for what never was) is refused.
+    let (stream_count, session_count) = (
+        event.split('/').nth(1).unwrap().to_owned(),
+        event.split('/').next().unwrap().to_owned(),
+    );
+    let never = format!(
+        "{session_count}/{}",
+        stream_count.parse::<u64>().unwrap() + 99
+    );
+    for (id, why) in [
+        (event.as_str(), "no event stream"),
+        (never.as_str(), "no event stream"),
+        ("garbage", "not an event id"),
+        ("7/x", "not an event id"),
+    ] {
+        let get = format!(
+            "{}\r\nLast-Event-ID: {id}\r\nConnection: close",
+            session_head("GET", port, &path, &session)
+        );
+        let (lines, _) = raw_exchange(port, &get, "", |line| line.starts_with('{'));
+        assert!(lines[0].contains(" 400 "), "{id}: {lines:?}");
+        let body: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], -32600, "{id}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(why) && message.contains(id),
+            "{id}: {message}"
+        );
+    }
+}
+
+/// SIGTERM answers every call in progress over HTTP as interrupted, on its own stream,
+/// before the server exits (143), as over stdio: the stream closed with no answer.
+#[test]
+fn a_signal_answers_http_calls_in_progress_as_interrupted() {
+    let (_dir, root) = project();
+    let mut server = Server::toolwright_http(&root, &["--mode", "bypassPermissions"]);
+    let (port, path) = (server.port(), server.path());
+    let session = raw_session(port, &path, "{}");
+    let head = session_head("POST", port, &path, &session);
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"touch started; sleep 60"}}}"#;
+    let (_, connection) = raw_exchange(port, &head, call, |l| l.starts_with("id: "));
+    let started = std::time::Instant::now();
+    while !root.join("started").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the command never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = support::terminate_and_wait(&mut server.child);
+    assert_eq!(status.code(), Some(143));
+    let mut rest = String::new();
+    let _ = BufReader::new(connection).read_to_string(&mut rest);
+    let answer = rest
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .filter(|data| !data.is_empty())
+        .unwrap_or_else(|| panic!("the call was not answered: {rest:?}"));
+    let answer: Value = serde_json::from_str(answer).unwrap();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "[Request interrupted by user for tool use]",
+        "{answer}"
+    );
 }

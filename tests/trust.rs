@@ -667,3 +667,100 @@ fn the_notices_trust_command_is_quoted_for_a_shell() {
         assert!(!stderr.contains("not trusted"), "{name:?}: {stderr}");
     }
 }
+
+/// A trust record that is JSON of the wrong shape for this folder (`projects` not an
+/// object, or the folder's own entry not an object) is named in the notice, with what is
+/// wrong, as a record that is not JSON is: the notice suggested `toolwright trust`, which
+/// then failed on it. The record is left as it is.
+#[test]
+fn a_trust_record_of_the_wrong_shape_is_named_in_the_notice() {
+    let c = malicious_checkout();
+    let record_path = c.config.join(".claude.json");
+    let key = c.root.to_str().unwrap();
+    let cases = [
+        (
+            json!({"projects": []}).to_string(),
+            format!("`projects` in {} is not an object", record_path.display()),
+        ),
+        (
+            json!({"projects": {key: true}}).to_string(),
+            format!(
+                "the entry for {key} in {} is not an object",
+                record_path.display()
+            ),
+        ),
+    ];
+    for (text, problem) in cases {
+        std::fs::write(&record_path, &text).unwrap();
+        let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("this folder is not trusted"), "{stderr}");
+        assert!(stderr.contains(&problem), "{text}: {stderr}");
+        assert!(stderr.contains("Repair it"), "{text}: {stderr}");
+        assert!(!stderr.contains("toolwright trust"), "{text}: {stderr}");
+        assert!(!c.root.join("hook-marker").exists());
+        // `toolwright trust` fails on it, saying the same, and leaves it as it was.
+        let out = toolwright(&c, &["trust", key], "");
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&problem),
+            "{text}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(&record_path).unwrap(), text);
+    }
+    // Another folder's entry of the wrong shape does not keep this one from being trusted.
+    std::fs::write(
+        &record_path,
+        json!({"projects": {"/elsewhere": 1}}).to_string(),
+    )
+    .unwrap();
+    let out = toolwright(&c, &["run", "--json", "-"], &turn(&c.root));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("run `toolwright trust {key}`")),
+        "{stderr}"
+    );
+    trust(&c, &c.root);
+}
+
+/// `toolwright trust` names the folder as the untrusted notice does: a name holding a
+/// control character (a newline, an escape) is written as `$'…'`, so that its line is one
+/// line with nothing a terminal acts on (it printed the name raw, the newline splitting
+/// the line).
+#[test]
+fn trust_names_a_folder_with_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("two\nlines\u{1b}[31m");
+    let config = base.join("config");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&config).unwrap();
+    for revoke in [false, true] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolwright"));
+        command.arg("trust").arg(&root);
+        if revoke {
+            command.arg("--revoke");
+        }
+        let out = command.env("CLAUDE_CONFIG_DIR", &config).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout.lines().count(), 1, "{stdout:?}");
+        assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+        assert!(
+            stdout.contains(&format!("{}/two\\x0alines\\x1b[31m'", base.display())),
+            "{stdout:?}"
+        );
+    }
+    // A path that cannot be used is named the same way.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .arg("trust")
+        .arg(base.join("gone\nhere"))
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(stderr.contains("gone\\x0ahere"), "{stderr:?}");
+}

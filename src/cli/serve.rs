@@ -88,9 +88,12 @@ static ENV_TOKEN: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::O
 /// one of them must not read the token that lets anyone run these tools. Called by `main`
 /// before any thread exists (changing the environment is unsound once others may read it),
 /// after the settings' `env` is applied (which cannot hand the token to children either).
+/// The value kept is the one the process was started with: a settings file's `env` (a
+/// repository's committed `.claude/settings.json`) must not pin the token to a value it
+/// publishes.
 pub fn take_token_from_env() {
-    let token = std::env::var_os(TOKEN_VAR);
-    if token.is_some() {
+    let token = crate::session::var_before_settings(TOKEN_VAR);
+    if std::env::var_os(TOKEN_VAR).is_some() {
         // SAFETY: called from `main` while this process has a single thread: the telemetry
         // and the async runtime start after it, as for the settings' `env`.
         #[allow(unsafe_code)]
@@ -312,12 +315,13 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     }
 }
 
-/// The token --http requires: TOOLWRIGHT_SERVE_TOKEN when set (as [`take_token_from_env`]
-/// took it, else from the environment now), else 32 random bytes in hex.
+/// The token --http requires: TOOLWRIGHT_SERVE_TOKEN when the process was started with it
+/// (as [`take_token_from_env`] took it, else from the environment as it was before the
+/// settings' `env`), else 32 random bytes in hex.
 fn serve_token() -> Result<String, String> {
     let from_env = match ENV_TOKEN.get() {
         Some(token) => token.clone(),
-        None => std::env::var_os(TOKEN_VAR),
+        None => crate::session::var_before_settings(TOKEN_VAR),
     };
     if let Some(token) = from_env.filter(|t| !t.is_empty()) {
         let Some(token) = token

@@ -13,20 +13,23 @@ pub struct TrustArgs {
     pub revoke: bool,
 }
 
-/// Runs `toolwright trust`.
+/// Runs `toolwright trust`. Paths are named as the untrusted notice names them
+/// ([`crate::trust::shell_word`]): a folder's name is anyone's, and a control character in
+/// it must not reach the terminal (a newline splitting the line, an escape sequence).
 pub fn run(args: &TrustArgs) -> ExitCode {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let shown = crate::trust::shell_word;
     let dir = match std::fs::canonicalize(&dir) {
         Ok(d) if d.is_dir() => d,
         Ok(_) => {
             eoutln!(
                 "toolwright trust: cannot use {}: not a directory (trust is recorded for a folder)",
-                dir.display()
+                shown(&dir)
             );
             return ExitCode::from(2);
         }
         Err(e) => {
-            eoutln!("toolwright trust: cannot use {}: {e}", dir.display());
+            eoutln!("toolwright trust: cannot use {}: {e}", shown(&dir));
             return ExitCode::from(2);
         }
     };
@@ -39,8 +42,8 @@ pub fn run(args: &TrustArgs) -> ExitCode {
             };
             outln!(
                 "{} is {verb} (recorded in {}).",
-                dir.display(),
-                record.display()
+                shown(&dir),
+                shown(&record)
             );
             ExitCode::SUCCESS
         }

@@ -29,6 +29,15 @@
 //! disconnected), ids compared as rmcp reads them (`5.0` and `5e0` are `5`), gets `400 Bad
 //! Request` with a `-32600` naming the id, and does not run (rmcp would run it and lose the
 //! first one's answer).
+//!
+//! A call's event stream (the SSE body of its `POST`) is read to its end whatever its client
+//! does, and its events are kept: a client that went away resumes it with `GET` and
+//! `Last-Event-ID` (`N/S`), during the call or after it ended, until it has read the stream
+//! to its end once or the session ends (rmcp dropped a stream's events when its answer was
+//! sent, so a result that came while its client was away was lost). A `Last-Event-ID` that
+//! cannot be resumed gets `400 Bad Request` with a JSON-RPC error saying why, where rmcp
+//! answered an empty `200`. A stopping server lets the calls' streams carry their answers
+//! (the host's shutdown answers its calls as interrupted) before it closes them.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -242,6 +251,439 @@ impl Drop for OpenRequest {
     }
 }
 
+/// How many notifications (progress) of one call's stream are kept for a client that
+/// resumes it; older ones are dropped first. Requests to the client (a permission
+/// question) and the answer are always kept.
+const MAX_KEPT_NOTIFICATIONS: usize = 64;
+
+/// How many ended call streams a session keeps unfetched (their answers came while their
+/// clients were away) before the oldest is dropped.
+pub const MAX_UNFETCHED_RESULTS: usize = 32;
+
+/// How many bytes the ended call streams a session keeps unfetched may hold before the
+/// oldest is dropped (a result can be large: an image Read returns megabytes).
+pub const MAX_UNFETCHED_BYTES: usize = 64 * 1024 * 1024;
+
+/// How long a stopping server waits for the calls' streams still open to carry their
+/// answers (a call cancelled by the host's shutdown is answered as interrupted) before it
+/// closes every stream.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The event streams of the sessions' calls (the SSE body of each `POST` that carries a
+/// request), read to their end whatever their clients do: each event with an id is kept
+/// (within bounds) so that a client can resume the stream with `GET` and `Last-Event-ID`,
+/// during the call or after it ended, while it was away. rmcp keeps a stream's events only
+/// until its answer is sent, so a result that came while its client was away was lost.
+/// A stream whose client received its end is forgotten; one that ended unfetched is kept
+/// for its session (at most [`MAX_UNFETCHED_RESULTS`] and [`MAX_UNFETCHED_BYTES`]), until
+/// it is fetched or the session ends.
+#[derive(Default)]
+struct CallStreams {
+    sessions: Mutex<HashMap<String, SessionStreams>>,
+    /// How many streams are still being read (their calls in progress): a stopping server
+    /// lets them end first, so that their answers reach their clients.
+    live: tokio::sync::watch::Sender<usize>,
+}
+
+/// One session's call streams, by the number rmcp gave each (`N/S`: stream `S`).
+#[derive(Default)]
+struct SessionStreams {
+    streams: HashMap<u64, CallStream>,
+    /// The streams that ended and were not fetched, oldest first.
+    ended: std::collections::VecDeque<u64>,
+    /// The bytes those hold.
+    ended_bytes: usize,
+}
+
+/// A call's event stream as read so far.
+#[derive(Default)]
+struct CallStream {
+    /// Its events, in order: index (`N` of `N/S`), the event as sent, and whether it is a
+    /// notification (which may be dropped when there are too many).
+    events: std::collections::VecDeque<(usize, Bytes, bool)>,
+    /// The bytes of `events`.
+    bytes: usize,
+    /// Its end was read (the call's answer, or the session's end).
+    ended: bool,
+    /// The client body the events go to now, if any.
+    client: Option<tokio::sync::mpsc::Sender<Piece>>,
+}
+
+/// What goes to a client's body.
+enum Piece {
+    /// An event (or a keep-alive comment), as sent.
+    Frame(Bytes),
+    /// The stream ended: the client read it to its end (`S`, the stream's number, when it
+    /// is one kept for resuming).
+    End(Option<u64>),
+}
+
+/// How many pieces may wait for a client that does not read; past it, the client is
+/// dropped from the stream (it may resume it).
+const CLIENT_BACKLOG: usize = 256;
+
+/// Why a `Last-Event-ID` cannot be resumed.
+#[derive(Debug, PartialEq)]
+enum NotResumable {
+    /// Not `N/S`.
+    NotAnEventId,
+    /// No stream `S` is kept for the session (never given out, fetched, or dropped).
+    NoStream,
+    /// Stream `S` has not sent event `N` yet.
+    NotSentYet,
+}
+
+impl NotResumable {
+    fn message(&self, id: &str) -> String {
+        let why = match self {
+            Self::NotAnEventId => {
+                "is not an event id this server gives out (`N/S`, as in the `id:` lines of a call's event stream; `N` for the session's GET stream)"
+            }
+            Self::NoStream => {
+                "names no event stream of this session that can be resumed: it was never given out, or its end was already delivered (a call's result is kept until it is fetched once, while the session lasts)"
+            }
+            Self::NotSentYet => "names an event its stream has not sent",
+        };
+        format!("Invalid Request: Last-Event-ID `{id}` {why}")
+    }
+}
+
+/// The id (`N`, `S`) of an SSE event as rmcp writes it (`...id: N/S\n...`), if it has one.
+fn event_id(event: &[u8]) -> Option<(usize, u64)> {
+    let text = std::str::from_utf8(event).ok()?;
+    let id = text.lines().find_map(|line| line.strip_prefix("id: "))?;
+    parse_event_id(id)
+}
+
+/// `N/S` as numbers.
+fn parse_event_id(id: &str) -> Option<(usize, u64)> {
+    let (index, stream) = id.trim().split_once('/')?;
+    Some((index.parse().ok()?, stream.parse().ok()?))
+}
+
+/// Whether an SSE event carries a notification (`"method": "notifications/..."`, no id).
+/// A large event is taken for none unread (a notification is small; a result may be
+/// megabytes).
+fn is_notification(event: &[u8]) -> bool {
+    const LARGEST_NOTIFICATION: usize = 64 * 1024;
+    if event.len() > LARGEST_NOTIFICATION {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(event) else {
+        return false;
+    };
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .any(|message| {
+            message.get("id").is_none()
+                && message["method"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("notifications/"))
+        })
+}
+
+impl CallStreams {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionStreams>> {
+        lock(&self.sessions)
+    }
+
+    /// Reads `body` (rmcp's event stream for a call) to its end in a task of its own,
+    /// keeping its events for session `session` (none: a request without a session, whose
+    /// stream cannot be resumed), and gives back the client's body, which carries `guards`
+    /// until it ends or is dropped.
+    fn pump<G: Send + Sync + 'static>(
+        self: &Arc<Self>,
+        session: Option<String>,
+        mut body: Body,
+        guards: G,
+    ) -> Body {
+        let (tx, rx) = tokio::sync::mpsc::channel(CLIENT_BACKLOG);
+        self.live.send_modify(|n| *n += 1);
+        let streams = Arc::clone(self);
+        let client_session = session.clone();
+        tokio::spawn(async move {
+            let _live = Live(Arc::clone(&streams));
+            // Until the stream's number is known (its first event's id), events go to the
+            // first client only.
+            let mut first = Some(tx);
+            let mut number = None;
+            while let Some(frame) = body.frame().await {
+                let Ok(Ok(data)) = frame.map(hyper::body::Frame::into_data) else {
+                    continue;
+                };
+                let id = event_id(&data);
+                if number.is_none()
+                    && let (Some(session), Some((_, stream))) = (&session, id)
+                {
+                    number = Some(stream);
+                    streams.open(session, stream, first.take());
+                }
+                match (&session, number) {
+                    (Some(session), Some(stream)) => {
+                        streams.record(session, stream, id.map(|(index, _)| index), data);
+                    }
+                    _ => {
+                        if let Some(client) = &first
+                            && client.try_send(Piece::Frame(data)).is_err()
+                        {
+                            first = None;
+                        }
+                    }
+                }
+            }
+            match (&session, number) {
+                (Some(session), Some(stream)) => streams.end(session, stream),
+                _ => {
+                    if let Some(client) = first {
+                        let _ = client.try_send(Piece::End(None));
+                    }
+                }
+            }
+        });
+        ClientBody {
+            prefix: std::collections::VecDeque::new(),
+            pieces: rx,
+            streams: Arc::clone(self),
+            session: client_session,
+            guards: Some(Box::new(guards)),
+            done: false,
+        }
+        .boxed()
+    }
+
+    /// Stream `stream` of `session` begins, its events going to `client`.
+    fn open(&self, session: &str, stream: u64, client: Option<tokio::sync::mpsc::Sender<Piece>>) {
+        self.sessions()
+            .entry(session.to_owned())
+            .or_default()
+            .streams
+            .insert(
+                stream,
+                CallStream {
+                    client,
+                    ..CallStream::default()
+                },
+            );
+    }
+
+    /// An event (with its index) or a keep-alive comment (without) of a stream: kept, and
+    /// sent to its client.
+    fn record(&self, session: &str, stream: u64, index: Option<usize>, data: Bytes) {
+        let notification = index.is_some() && is_notification(&data);
+        let mut sessions = self.sessions();
+        let Some(call) = sessions
+            .get_mut(session)
+            .and_then(|s| s.streams.get_mut(&stream))
+        else {
+            return;
+        };
+        if let Some(index) = index {
+            if notification
+                && call.events.iter().filter(|e| e.2).count() >= MAX_KEPT_NOTIFICATIONS
+                && let Some(oldest) = call.events.iter().position(|e| e.2)
+                && let Some((_, dropped, _)) = call.events.remove(oldest)
+            {
+                call.bytes -= dropped.len();
+            }
+            call.bytes += data.len();
+            call.events.push_back((index, data.clone(), notification));
+        }
+        // A client that does not read, or is gone, is dropped from the stream (it may
+        // resume it).
+        if let Some(client) = &call.client
+            && client.try_send(Piece::Frame(data)).is_err()
+        {
+            call.client = None;
+        }
+    }
+
+    /// Stream `stream` of `session` ended: its client is told, and it is kept until it is
+    /// fetched (within the session's bounds).
+    fn end(&self, session: &str, stream: u64) {
+        let mut sessions = self.sessions();
+        let Some(streams) = sessions.get_mut(session) else {
+            return;
+        };
+        let Some(call) = streams.streams.get_mut(&stream) else {
+            return;
+        };
+        call.ended = true;
+        if let Some(client) = call.client.take() {
+            let _ = client.try_send(Piece::End(Some(stream)));
+        }
+        streams.ended_bytes += call.bytes;
+        streams.ended.push_back(stream);
+        while streams.ended.len() > MAX_UNFETCHED_RESULTS
+            || (streams.ended_bytes > MAX_UNFETCHED_BYTES && streams.ended.len() > 1)
+        {
+            let Some(oldest) = streams.ended.pop_front() else {
+                break;
+            };
+            if let Some(dropped) = streams.streams.remove(&oldest) {
+                streams.ended_bytes -= dropped.bytes;
+                tracing::warn!(target: "toolwright::serve", session, stream = oldest, "dropped an unfetched call result: the session keeps at most {MAX_UNFETCHED_RESULTS} ({MAX_UNFETCHED_BYTES} bytes)");
+            }
+        }
+    }
+
+    /// A client read stream `stream` of `session` to its end: it is forgotten.
+    fn fetched(&self, session: &str, stream: u64) {
+        let mut sessions = self.sessions();
+        let Some(streams) = sessions.get_mut(session) else {
+            return;
+        };
+        if streams.streams.get(&stream).is_some_and(|call| call.ended)
+            && let Some(call) = streams.streams.remove(&stream)
+        {
+            streams.ended.retain(|s| *s != stream);
+            streams.ended_bytes -= call.bytes;
+        }
+    }
+
+    /// A client resumes `session`'s stream after event `last` (`N/S`): the client's body,
+    /// with the events after it and then those to come; `open` and any other guard held
+    /// until it ends.
+    fn resume<G: Send + Sync + 'static>(
+        self: &Arc<Self>,
+        session: &str,
+        last: &str,
+        guards: G,
+    ) -> Result<Body, NotResumable> {
+        let (index, stream) = parse_event_id(last).ok_or(NotResumable::NotAnEventId)?;
+        let mut sessions = self.sessions();
+        let call = sessions
+            .get_mut(session)
+            .and_then(|s| s.streams.get_mut(&stream))
+            .ok_or(NotResumable::NoStream)?;
+        if call.events.back().is_none_or(|e| e.0 < index) {
+            return Err(NotResumable::NotSentYet);
+        }
+        let prefix = call
+            .events
+            .iter()
+            .filter(|e| e.0 > index)
+            .map(|e| e.1.clone())
+            .collect();
+        let (tx, rx) = tokio::sync::mpsc::channel(CLIENT_BACKLOG);
+        if call.ended {
+            let _ = tx.try_send(Piece::End(Some(stream)));
+        } else {
+            // The client it replaces (a connection that went away) gets nothing more.
+            call.client = Some(tx);
+        }
+        Ok(ClientBody {
+            prefix,
+            pieces: rx,
+            streams: Arc::clone(self),
+            session: Some(session.to_owned()),
+            guards: Some(Box::new(guards)),
+            done: false,
+        }
+        .boxed())
+    }
+
+    /// Forgets the streams of `session` (it ended).
+    fn end_session(&self, session: &str) {
+        self.sessions().remove(session);
+    }
+
+    /// The sessions some of whose streams are kept.
+    fn session_ids(&self) -> Vec<String> {
+        self.sessions().keys().cloned().collect()
+    }
+
+    /// Forgets the streams of the sessions among `known` (as [`Self::session_ids`] gave
+    /// them, before `live` was read) that are not in `live` (rmcp's sessions): those ended.
+    /// A session whose first stream began since is not among `known`.
+    fn forget_ended(&self, known: Vec<String>, live: &[String]) {
+        let mut sessions = self.sessions();
+        for id in known.iter().filter(|id| !live.contains(id)) {
+            sessions.remove(id);
+        }
+    }
+
+    /// Waits until no stream is being read (every call's answer has gone to its client's
+    /// body), at most `limit`.
+    async fn drained(&self, limit: Duration) {
+        let mut live = self.live.subscribe();
+        let _ = tokio::time::timeout(limit, live.wait_for(|n| *n == 0)).await;
+    }
+}
+
+/// Counts a stream as being read until dropped.
+struct Live(Arc<CallStreams>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.live.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// A client's body of a call stream: the events it missed, then those the stream's reader
+/// passes on. Read to its end, the stream is forgotten (fetched).
+struct ClientBody {
+    prefix: std::collections::VecDeque<Bytes>,
+    pieces: tokio::sync::mpsc::Receiver<Piece>,
+    streams: Arc<CallStreams>,
+    session: Option<String>,
+    /// Held until the body ends or is dropped (the request open, its id in use).
+    guards: Option<Box<dyn Send + Sync>>,
+    done: bool,
+}
+
+impl hyper::body::Body for ClientBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        use std::task::Poll;
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if let Some(event) = self.prefix.pop_front() {
+            return Poll::Ready(Some(Ok(hyper::body::Frame::data(event))));
+        }
+        match self.pieces.poll_recv(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Piece::Frame(data))) => {
+                Poll::Ready(Some(Ok(hyper::body::Frame::data(data))))
+            }
+            Poll::Ready(end) => {
+                if let (Some(Piece::End(Some(stream))), Some(session)) = (end, &self.session) {
+                    self.streams.fetched(session, stream);
+                }
+                self.done = true;
+                self.guards = None;
+                Poll::Ready(None)
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+}
+
+/// The `200` with an event stream that resumes a call's stream (headers as rmcp sends them).
+fn event_stream_response(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache"),
+    );
+    headers.insert("x-accel-buffering", http::HeaderValue::from_static("no"));
+    response
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -357,15 +799,16 @@ impl RequestGuard {
     }
 
     /// Whether `request` carries the token (when one is required): as a bearer token, or as
-    /// the `token` query parameter. Compared in time independent of where it differs.
+    /// the `token` query parameter, percent-decoded (`%66ixed-…` is `fixed-…`, as a URL
+    /// may write any character). Compared in time independent of where it differs.
     fn authorized<B>(&self, request: &Request<B>) -> bool {
         let Some(token) = &self.token else {
             return true;
         };
-        let same = |given: &str| {
+        let same = |given: &[u8]| {
             given.len() == token.len()
                 && given
-                    .bytes()
+                    .iter()
                     .zip(token.bytes())
                     .fold(0u8, |acc, (a, b)| acc | (a ^ b))
                     == 0
@@ -377,11 +820,11 @@ impl RequestGuard {
             // The scheme's name is case-insensitive (RFC 9110 11.1): `bearer` too.
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("Bearer"))
-            .is_some_and(|(_, v)| same(v.trim()));
+            .is_some_and(|(_, v)| same(v.trim().as_bytes()));
         let query = request.uri().query().is_some_and(|q| {
             q.split('&')
                 .filter_map(|pair| pair.strip_prefix("token="))
-                .any(same)
+                .any(|value| same(&percent_decoded(value)))
         });
         bearer || query
     }
@@ -469,6 +912,31 @@ impl RequestGuard {
     }
 }
 
+/// `text` with each `%XX` (two hex digits) replaced by the byte it names; a `%` not followed
+/// by two hex digits stays as it is (it then matches no token).
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let (Some(high), Some(low)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            // Two hex digits: at most 0xff.
+            decoded.push(u8::try_from(high * 16 + low).unwrap_or(u8::MAX));
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    decoded
+}
+
 type Body = BoxBody<Bytes, Infallible>;
 
 fn text_response(status: StatusCode, text: String) -> Response<Body> {
@@ -492,6 +960,8 @@ struct Guarded<S: ServerHandler + Send + 'static> {
     session_end: Option<SessionEnd>,
     /// Whether a session's request still runs ([`HttpServer::with_request_activity`]).
     request_active: Option<RequestActive>,
+    /// The calls' event streams, read to their end and kept for resuming.
+    streams: Arc<CallStreams>,
 }
 
 /// What is told, with the session's id, that an HTTP session ended (a client's `DELETE`,
@@ -516,6 +986,7 @@ impl<S: ServerHandler + Send + 'static> Clone for Guarded<S> {
             sessions: self.sessions.clone(),
             session_end: self.session_end.clone(),
             request_active: self.request_active.clone(),
+            streams: self.streams.clone(),
         }
     }
 }
@@ -565,6 +1036,7 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
         let session_end = self.session_end.clone();
         let activity = Arc::clone(&self.activity);
         let request_active = self.request_active.clone();
+        let streams = Arc::clone(&self.streams);
         Box::pin(async move {
             // rmcp accepts (`202`) the `DELETE` of any session id; MCP wants `404` for one
             // the server does not know, as rmcp answers other requests naming it.
@@ -608,6 +1080,15 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             {
                 end(id);
             }
+            if parts.method == http::Method::DELETE
+                && !unknown_session
+                && let Some(id) = parts
+                    .headers
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+            {
+                streams.end_session(id);
+            }
             let message: Option<serde_json::Value> = read
                 .as_deref()
                 .filter(|_| parts.method == http::Method::POST)
@@ -622,6 +1103,37 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
             // are no sessions: rmcp serves each request on its own, whatever it names.)
             let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
             let sessionless = header("mcp-protocol-version").is_some_and(|v| v >= "2026-07-28");
+            let session = header("mcp-session-id")
+                .filter(|_| !sessionless)
+                .map(str::to_owned);
+            // A call's stream resumed (`N/S`) is served from what was kept of it, also
+            // after the call ended; an id that is not one gets `400` saying why (rmcp
+            // answered both with an empty `200`). The GET stream's own ids (`N`) are rmcp's.
+            if parts.method == http::Method::GET
+                && let Some(session) = &session
+                && let Some(last) = header("last-event-id")
+                && header("accept").is_some_and(|a| a.contains("text/event-stream"))
+                && last.trim().parse::<usize>().is_err()
+            {
+                use rmcp::transport::streamable_http_server::session::SessionManager as _;
+                let id: rmcp::transport::streamable_http_server::session::SessionId =
+                    Arc::from(session.as_str());
+                if sessions.has_session(&id).await.unwrap_or(false) {
+                    return Ok(match streams.resume(session, last, open) {
+                        Ok(body) => event_stream_response(body),
+                        Err(why) => {
+                            let why = why.message(last);
+                            tracing::warn!(target: "toolwright::serve", "refused a resumption: {why}");
+                            let answer = super::stdio::error_response(
+                                &serde_json::Value::Null,
+                                -32600,
+                                &why,
+                            );
+                            json_response(StatusCode::BAD_REQUEST, answer)
+                        }
+                    });
+                }
+            }
             let mut in_progress = None;
             if let (Some(message), Some(session)) =
                 (&message, header("mcp-session-id").filter(|_| !sessionless))
@@ -642,6 +1154,7 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                     }
                 }
             }
+            let is_post = parts.method == http::Method::POST;
             let request = Request::from_parts(parts, body);
             let response = tower_service::Service::call(&mut inner, request).await?;
             if unknown_session && response.status() == StatusCode::ACCEPTED {
@@ -656,8 +1169,20 @@ impl<S: ServerHandler + Send + 'static> hyper::service::Service<Request<Incoming
                 }
                 _ => response,
             };
-            // Open (and the request in progress) until the response's body (an SSE stream
-            // for a call) is done or dropped.
+            // A request's event stream is read to its end whatever the client does, its
+            // events kept for resuming; the request is open (and in progress) until the
+            // client's body is done or dropped.
+            let event_stream = response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+            if is_post && response.status() == StatusCode::OK && event_stream {
+                let (head, body) = response.into_parts();
+                let body = streams.pump(session, body, (open, in_progress));
+                return Ok(Response::from_parts(head, body));
+            }
+            // Open (and the request in progress) until the response's body is done or
+            // dropped.
             Ok(match (open, in_progress) {
                 (None, None) => response,
                 (open, in_progress) => response.map(|body| {
@@ -706,11 +1231,9 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, RequestBody>
 /// request whose params do not parse (see [`super::stdio::initialize_problem`]).
 fn bad_initialize(request: &serde_json::Value) -> Option<String> {
     let why = super::stdio::initialize_problem(request)?;
-    let id = request
-        .get("id")
-        .filter(|id| id.is_string() || id.is_number())?;
+    let id = super::stdio::usable_id(request)?;
     tracing::warn!(target: "toolwright::serve", "refused an initialize request: {why}");
-    Some(super::stdio::error_response(id, -32602, &why))
+    Some(super::stdio::error_response(&id, -32602, &why))
 }
 
 /// A response with status `status` and the JSON text `answer` as its body.
@@ -746,6 +1269,7 @@ async fn rejected_body(response: Response<Body>, body: &[u8]) -> Response<Body> 
 async fn reap_idle_sessions(
     sessions: Arc<LocalSessionManager>,
     activity: Arc<SessionActivity>,
+    streams: Arc<CallStreams>,
     idle: Duration,
     shutdown: CancellationToken,
     session_end: Option<SessionEnd>,
@@ -758,6 +1282,7 @@ async fn reap_idle_sessions(
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
+        let kept = streams.session_ids();
         let live: Vec<String> = sessions
             .sessions
             .read()
@@ -765,12 +1290,14 @@ async fn reap_idle_sessions(
             .keys()
             .map(ToString::to_string)
             .collect();
+        streams.forget_ended(kept, &live);
         for id in activity.idle(&live, idle, session_active.as_ref()) {
             tracing::info!(target: "toolwright::serve", session = %id, "closing a session idle for longer than {idle:?}");
             if let Some(end) = &session_end {
                 end(&id);
             }
             let _ = sessions.close_session(&Arc::from(id.as_str())).await;
+            streams.end_session(&id);
         }
     }
 }
@@ -886,8 +1413,10 @@ impl HttpServer {
         format!("http://{host}:{}{MCP_PATH}{query}", self.local.port())
     }
 
-    /// Cancelling this token stops the server: no new connections, sessions ended, and
-    /// [`serve`](Self::serve) returns.
+    /// Cancelling this token stops the server: no new connections; the calls' streams
+    /// still open carry their answers first (at most 3 s: a host cancels its calls first,
+    /// as `toolwright serve` does with [`super::ToolServer::shut_down`]), then every stream
+    /// and session is closed, and [`serve`](Self::serve) returns.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
     }
@@ -899,19 +1428,24 @@ impl HttpServer {
         S: ServerHandler + Send + 'static,
         F: Fn() -> S + Send + Sync + 'static,
     {
+        // rmcp's streams and sessions end after the calls' answers have gone out (see below),
+        // not the moment the shutdown begins.
+        let close_streams = CancellationToken::new();
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(self.guard.rmcp_host_values())
             .with_allowed_origins(RequestGuard::origin_values())
             .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES)
-            .with_cancellation_token(self.shutdown.child_token());
+            .with_cancellation_token(close_streams.clone());
         // rmcp's idle timeout is replaced by ours (see `SessionActivity`).
         let mut sessions = LocalSessionManager::default();
         sessions.session_config.keep_alive = None;
         let sessions = Arc::new(sessions);
         let activity = Arc::new(SessionActivity::default());
+        let streams = Arc::new(CallStreams::default());
         tokio::spawn(reap_idle_sessions(
             Arc::clone(&sessions),
             Arc::clone(&activity),
+            Arc::clone(&streams),
             self.idle,
             self.shutdown.clone(),
             self.session_end.clone(),
@@ -926,6 +1460,7 @@ impl HttpServer {
             sessions: Arc::clone(&sessions),
             session_end: self.session_end.clone(),
             request_active: self.request_active.clone(),
+            streams: Arc::clone(&streams),
         };
         // Beyond the cap, connections wait in the listen queue until one closes.
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_connections));
@@ -967,10 +1502,21 @@ impl HttpServer {
                             tracing::debug!(target: "toolwright::serve", "connection ended: {e}");
                         }
                     }
-                    () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+                    () = shutdown.cancelled() => {
+                        // The response in progress (a call's answer) is finished first.
+                        connection.as_mut().graceful_shutdown();
+                        let _ = connection.as_mut().await;
+                    }
                 }
             });
         }
+        // Stopping: the calls still running were cancelled by the host (their answers say
+        // they were interrupted); those answers go out on their streams before rmcp's
+        // streams and sessions are closed, and the connections get to send them.
+        streams.drained(DRAIN_TIMEOUT).await;
+        close_streams.cancel();
+        let connections = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(Duration::from_secs(1), slots.acquire_many(connections)).await;
     }
 }
 
@@ -1004,6 +1550,71 @@ mod tests {
             "asked about {:?} while holding the sessions' lock",
             lock(&locked_while_asked)
         );
+    }
+
+    /// An SSE event as rmcp writes it: `message` (JSON text) with id `N/S`.
+    fn event(index: usize, stream: u64, message: &str) -> Bytes {
+        Bytes::from(format!("data: {message}\nid: {index}/{stream}\n\n"))
+    }
+
+    /// What a session keeps of its calls' streams is bounded: ended streams nobody fetched
+    /// beyond [`MAX_UNFETCHED_RESULTS`] are dropped oldest first, a stream keeps its last
+    /// [`MAX_KEPT_NOTIFICATIONS`] notifications but every request and its answer, and a
+    /// stream read to its end once is forgotten; what is dropped cannot be resumed, and says
+    /// so.
+    #[test]
+    fn kept_call_streams_are_bounded_and_forgotten_once_fetched() {
+        let streams = Arc::new(CallStreams::default());
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        for stream in 0..40u64 {
+            streams.open("s", stream, None);
+            streams.record("s", stream, Some(0), event(0, stream, ""));
+            streams.record("s", stream, Some(1), event(1, stream, answer));
+            streams.end("s", stream);
+        }
+        let kept: Vec<u64> = {
+            let sessions = streams.sessions();
+            let mut kept: Vec<u64> = sessions["s"].streams.keys().copied().collect();
+            kept.sort_unstable();
+            kept
+        };
+        assert_eq!(kept, (8..40).collect::<Vec<u64>>());
+        assert_eq!(
+            streams.resume("s", "0/3", ()).err(),
+            Some(NotResumable::NoStream)
+        );
+        assert!(streams.resume("s", "0/39", ()).is_ok());
+        assert_eq!(
+            streams.resume("s", "2/39", ()).err(),
+            Some(NotResumable::NotSentYet)
+        );
+        assert_eq!(
+            streams.resume("s", "oops", ()).err(),
+            Some(NotResumable::NotAnEventId)
+        );
+        streams.fetched("s", 39);
+        assert_eq!(
+            streams.resume("s", "0/39", ()).err(),
+            Some(NotResumable::NoStream)
+        );
+
+        // A long call's progress: the last notifications are kept, and its question.
+        streams.open("s", 100, None);
+        let progress = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":1,"progress":{n}}}}}"#
+            )
+        };
+        let question = r#"{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{}}"#;
+        streams.record("s", 100, Some(0), event(0, 100, question));
+        for n in 1..=100 {
+            streams.record("s", 100, Some(n), event(n, 100, &progress(n)));
+        }
+        let sessions = streams.sessions();
+        let events = &sessions["s"].streams[&100].events;
+        assert_eq!(events.len(), 1 + MAX_KEPT_NOTIFICATIONS);
+        assert_eq!(events[0].0, 0, "the question was dropped");
+        assert_eq!(events[1].0, 100 - MAX_KEPT_NOTIFICATIONS + 1);
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> http::HeaderMap {

@@ -346,7 +346,9 @@ impl ToolServer {
 
     /// Stops serving calls: kills the background tasks of every state (the sessionless one
     /// and every HTTP session's still open) first, then cancels every call in progress (a
-    /// running command's process group is killed), waits up to `grace` for them to end, and
+    /// running command's process group is killed; each is answered as interrupted, wherever
+    /// it was: running, in a hook, waiting for the client's answer to a question), waits up
+    /// to `grace` for them to end, and
     /// kills the background tasks started meanwhile. A host calls it on SIGTERM or Ctrl-C
     /// before exiting, as nothing runs the destructors of a process a signal ends; the
     /// background tasks go first because they run in process groups of their own, which a
@@ -890,6 +892,16 @@ impl ToolServer {
             _ => run.await,
         };
         let mut outcome = outcome;
+        // The server shutting down (the stdio client closed its input, a signal) interrupts
+        // every call in progress: each is answered as interrupted, as a running tool is,
+        // wherever the cancellation found it (waiting for the client's answer to its
+        // question, which is withdrawn; in a PreToolUse hook), not as the user's rejection.
+        if self.shutdown.is_cancelled() && outcome.ending == tool_exec::Ending::Cancelled {
+            outcome.result = tool_core::ToolResultBlock::error(
+                &tool_use.id,
+                tool_core::INTERRUPT_MESSAGE_FOR_TOOL_USE,
+            );
+        }
         // EnterPlanMode, ExitPlanMode, EnterWorktree, ...: the change stays with the session.
         // Not Bash's `cd`: over MCP each command starts in the project directory, as the
         // docs and the served description say (and sessionless clients share one state,

@@ -382,6 +382,20 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
         }
         let mut batch = Batch::default();
         for element in elements {
+            // JSON-RPC's batch holds messages: an array in it is no message (and no batch
+            // of its own).
+            if element.is_array() {
+                let why = "Invalid Request: a batch inside a batch: each element of a batch must be one message (a JSON object), not an array";
+                self.notice(&format!(
+                    "message {} (a batch): an element answered with error {INVALID_REQUEST} (id null): {why}",
+                    self.count
+                ));
+                let answer = error_response(&Value::Null, INVALID_REQUEST, why);
+                batch
+                    .answers
+                    .push(serde_json::from_str(&answer).unwrap_or_default());
+                continue;
+            }
             let bytes = serde_json::to_vec(&element).unwrap_or_default();
             match decode(&bytes) {
                 Decoded::Message(message) => {
@@ -988,7 +1002,7 @@ fn decode(line: &[u8]) -> Decoded {
     } else if !object["method"].is_string() {
         "`method` must be a string".to_owned()
     } else if id.is_none() {
-        "`id` must be a string or a number".to_owned()
+        "`id` must be a string or an integer (a whole number from -9223372036854775808 to 9223372036854775807); this one is not, so the answer's id is null".to_owned()
     } else {
         error.to_string()
     };
@@ -1054,19 +1068,23 @@ pub(crate) fn rejection(message: &[u8]) -> (i64, String) {
     }
 }
 
-/// The `id` of `message` when a response can carry it (a string or a number).
-fn usable_id(message: &Value) -> Option<Value> {
-    message
-        .get("id")
-        .filter(|id| id.is_string() || id.is_number())
-        .cloned()
+/// The `id` of `message` when a response can carry it: a string, or a number rmcp reads as
+/// an integer (`5`, `5.0`; not `1.5`, nor one past the 64-bit range, which JSON parsing
+/// would change: `18446744073709551616` read as `1.8446744073709552e19`).
+pub(crate) fn usable_id(message: &Value) -> Option<Value> {
+    message.get("id").filter(|id| is_usable_id(id)).cloned()
+}
+
+/// Whether `id` is one a response can carry as it came (see [`usable_id`]).
+fn is_usable_id(id: &Value) -> bool {
+    (id.is_string() || id.is_number()) && request_id(id).is_some()
 }
 
 /// What the members of the JSON object that `text` begins with say, as far as they come
 /// whole within `text` (the rest may be cut off, or not parse): scanned without being parsed.
 #[derive(Debug, Default, PartialEq)]
 struct Lead {
-    /// The `id`, when a string or a number.
+    /// The `id`, when a response can carry it (see [`usable_id`]).
     id: Option<Value>,
     /// A `method` member was seen: a request (or a notification).
     method: bool,
@@ -1106,7 +1124,7 @@ fn lead(text: &[u8]) -> Lead {
             id_seen = true;
             lead.id = serde_json::from_slice::<Value>(&scan.text[start..scan.pos])
                 .ok()
-                .filter(|id| id.is_string() || id.is_number());
+                .filter(is_usable_id);
         }
         // Enough is known.
         if id_seen && (lead.method || lead.response) {

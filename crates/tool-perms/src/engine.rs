@@ -2666,11 +2666,12 @@ impl PermissionEngine {
             .is_some_and(|d| d.everything || d.names != FindNameFilter::RulesOut);
         // One whose name filters rule out every protected name (`-name main`, `-name
         // '*.pack'`) may still match what a protected directory holds (a branch's ref,
-        // git's packs): looked for there.
+        // git's packs), or remove one with a directory it matches (`-name lib -exec rm -rf`):
+        // looked for in the tree.
         // (Not one whose only filter is `-empty`: no content of any file.)
         let find_names = find_deletion
-            .filter(|d| !find_deletes && !d.name_tests.is_empty())
-            .map(|d| d.name_tests);
+            .filter(|d| !d.everything && !d.name_tests.is_empty())
+            .map(|d| (d.name_tests, d.recursive));
         let takes_away = |index: usize| {
             index < listed
                 && match name {
@@ -2780,8 +2781,18 @@ impl PermissionEngine {
                 let mut paths = Vec::new();
                 let Some(resolutions) = self.resolve_in_dirs(value, &sub.cwd, &sub.other_cwds, ctx)
                 else {
+                    // `.`, `..` or `*` removed whole there (however spelled: `./`, `.//`,
+                    // `../..`) may be the home or the project.
+                    if removes_whole(index) && names_the_directory_or_above(value) {
+                        let why = format!(
+                            "`{text}` removes {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
+                            arg.raw
+                        );
+                        worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
+                        continue;
+                    }
                     // A protected name stays protected wherever the shell is (`.git`,
-                    // `.bashrc`), and `.` or `*` removed there may be the home or the project.
+                    // `.bashrc`).
                     let f = self.computed_path(
                         set,
                         &format!("$PWD/{value}"),
@@ -2953,10 +2964,10 @@ impl PermissionEngine {
                         );
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
                     }
-                    if let Some(tests) = &find_names
+                    if let Some((tests, recursive)) = &find_names
                         && index < listed
                         && tree_root
-                        && let Some(why) = protected_names_matching(&p, tests)
+                        && let Some(why) = protected_names_matching(&p, tests, *recursive)
                     {
                         let why = format!("`{text}` may delete {why}.");
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
@@ -3921,6 +3932,7 @@ impl PermissionEngine {
         words: &[Word],
         sub: &SimpleCommand,
         ctx: &ToolUseContext,
+        analysis: &Analysis,
     ) -> Option<String> {
         let deletion = find_deletion(words)?;
         let text = sub.raw_text();
@@ -3967,6 +3979,12 @@ impl PermissionEngine {
         };
         for root in roots {
             if root.value.is_none() {
+                // A variable the line sets (`for d in ~; do find "$d" -delete; done`).
+                if let Some(var) = line_variable(&root.raw, analysis) {
+                    return Some(format!(
+                        "`{text}` deletes everything under what ${var}, set on this command line, names, which may be a whole directory such as / or the home"
+                    ));
+                }
                 if computed_path_safety(&root.raw, PathUse::Write, true).is_some() {
                     return Some(format!(
                         "`{text}` deletes everything under what an expansion names ({}), which may be a whole directory such as the home or the project",
@@ -3994,7 +4012,9 @@ impl PermissionEngine {
             let Some(paths) = self.resolve_in_dirs(&v, &sub.cwd, &sub.other_cwds, ctx) else {
                 // A relative root after a `cd` to a directory that is not known (`cd
                 // "$OLDPWD"; find . -delete`): computed, as `find "$PWD" -delete` is.
-                if computed_path_safety(&format!("$PWD/{v}"), PathUse::Write, true).is_some() {
+                if names_the_directory_or_above(&v)
+                    || computed_path_safety(&format!("$PWD/{v}"), PathUse::Write, true).is_some()
+                {
                     return Some(format!(
                         "`{text}` deletes everything under {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
                         root.raw
@@ -4104,7 +4124,8 @@ impl PermissionEngine {
                 .immune()
                 .sub(text);
         }
-        if let Some(why) = effective_words(sub).and_then(|w| self.find_deletes_all_of(w, sub, ctx))
+        if let Some(why) =
+            effective_words(sub).and_then(|w| self.find_deletes_all_of(w, sub, ctx, analysis))
         {
             return Finding::safety_ask(why, text);
         }
@@ -4210,17 +4231,30 @@ impl PermissionEngine {
         let trimmed = trim_command(command);
         let analysis = analyze(trimmed);
         let mut f = self.check_analysis(set, tool, names, trimmed, &analysis, ctx);
-        f.read_only = Some(is_read_only_shell(&analysis));
+        // git in a planted repository runs what its configuration names: no read, whatever
+        // else the command asks about (plan mode refuses it).
+        let planted_git = || {
+            analysis.commands.iter().any(|c| {
+                effective_words(c)
+                    .and_then(|w| w.first())
+                    .and_then(|w| w.value.as_deref())
+                    .map(basename)
+                    == Some("git")
+                    && self.planted_repository(c, ctx).is_some()
+            })
+        };
+        f.read_only = Some(is_read_only_shell(&analysis) && !planted_git());
         f
     }
 
     /// The safety check of an `rm` that `xargs` runs on what a pipeline's earlier stage
     /// prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`, it removes what `find
-    /// ROOTS EXPR -delete` would, and is checked as that command (`find ~ | xargs rm -rf`
-    /// is `find ~ -delete`, `find . -name '*.pyc' | xargs rm` stays allowed); fed by anything
+    /// ROOTS EXPR -exec rm … {} +` would, and is checked as that command (`find ~ | xargs rm
+    /// -rf` is a critical removal, `find . -name '*.pyc' | xargs rm` stays allowed); fed by anything
     /// else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole directory such as the
-    /// home or the project, which cannot be checked. Only safety checks and denials count:
-    /// the `rm` itself is checked as before.
+    /// home or the project, which cannot be checked, as is one fed by what is not known here
+    /// (`xargs rm -rf < list`). Only safety checks and denials count: the `rm` itself is
+    /// checked as before.
     fn removes_what_it_is_fed(
         &self,
         set: &RuleSet,
@@ -4232,26 +4266,40 @@ impl PermissionEngine {
     ) -> Option<Finding> {
         let words = effective_words(sub)?;
         let name = words.first()?.value.as_deref().map(basename)?;
-        if name != "rm" || !sub.appended_args {
+        if name != "rm" || !sub.run_by_xargs {
             return None;
         }
-        let producer = sub.fed_by.as_ref()?;
         let text = sub.raw_text();
+        let Some(producer) = sub.fed_by.as_ref() else {
+            // Fed by what is not known here (a redirected or compound stage, a file: `xargs
+            // rm -rf < list`, `xargs -a list rm -r`).
+            return changes_trees("rm", words).then(|| {
+                let why = format!(
+                    "`{text}` removes, with everything under them, paths it reads from its input, which may be a whole directory such as the home or the project and cannot be checked"
+                );
+                Finding::safety_ask(why, text)
+            });
+        };
         let produced = producer
             .iter()
             .map(|w| w.raw.as_str())
             .collect::<Vec<_>>()
             .join(" ");
         if producer.first()?.value.as_deref().map(basename) == Some("find") {
-            let mut find = sub.clone();
-            find.words = producer.clone();
-            find.words.push(Word {
-                raw: "-delete".into(),
-                value: Some("-delete".into()),
+            // `find … -exec rm … {} +`: the same removal, recursive when the rm is.
+            let word = |v: &str| Word {
+                raw: v.into(),
+                value: Some(v.into()),
                 plain: true,
                 glob: false,
-            });
+            };
+            let mut find = sub.clone();
+            find.words = producer.clone();
+            find.words.push(word("-exec"));
+            find.words.extend(words.iter().cloned());
+            find.words.extend([word("{}"), word("+")]);
             find.appended_args = false;
+            find.run_by_xargs = false;
             find.fed_by = None;
             let f = self.check_subcommand(set, tool, names, &find, ctx, analysis);
             return (f.kind == Kind::Deny || (f.kind == Kind::Ask && f.immune)).then(|| {
@@ -4859,45 +4907,64 @@ struct FindDeletion {
     /// of one pattern, `\( -name a -o -name b \)` one of two): a name passes when each test
     /// has a pattern that matches it ([`FindNameTests`]).
     name_tests: Vec<Vec<String>>,
+    /// It removes what it finds with everything under it (`-exec rm -r`).
+    recursive: bool,
 }
 
-/// What a protected directory directly in `dir` (`.git`, `.ssh`, …) holds, at any depth,
-/// whose name passes the name tests of a find that deletes under `dir`
-/// ([`FindNameTests`]): `-name main` finds a branch's ref, `-name '*.pack'` git's packs.
-/// Links are not followed, as find does not follow them; a walk of more than
-/// [`MAX_TREE_ENTRIES`] entries stops and counts as a match.
-fn protected_names_matching(dir: &Path, tests: &[Vec<String>]) -> Option<String> {
+/// What a find that deletes under `dir` with name filters ([`FindNameTests`]) may take of a
+/// protected item anywhere below `dir`: a name the filters let through inside a protected
+/// directory (`.git`, `.ssh`, …: `-name main` finds a branch's ref, `-name '*.pack'` git's
+/// packs), or, for a recursive removal (`-exec rm -r`, `xargs rm -r`), a protected item
+/// below a directory the filters let through, which goes with it (`-name lib` removes
+/// `vendor/lib/.git`). The whole tree is walked, links not followed (find does not follow
+/// them); a tree of more than [`MAX_TREE_ENTRIES`] entries counts as a match.
+fn protected_names_matching(dir: &Path, tests: &[Vec<String>], recursive: bool) -> Option<String> {
     let tests = FindNameTests::new(tests);
     let mut seen = 0usize;
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if !is_dir || crate::path::protected_name_kind(&entry.file_name(), || true).is_none() {
+    // Directories to list, with the protected directory they are in (or are) and the
+    // directory above them the filters let through, if any.
+    let mut pending: Vec<(PathBuf, Option<PathBuf>, Option<PathBuf>)> =
+        vec![(dir.to_path_buf(), None, None)];
+    while let Some((d, protected, matched)) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
             continue;
-        }
-        let mut pending = vec![path.clone()];
-        while let Some(d) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                seen += 1;
-                if seen > MAX_TREE_ENTRIES {
-                    return Some(format!(
-                        "what the protected directory {} holds: it holds too many entries to look for names its filter matches",
-                        path.display()
-                    ));
-                }
-                if tests.passes(&e.file_name()) {
-                    return Some(format!(
-                        "{}, inside the protected directory {}: its name filter matches it",
-                        e.path().display(),
-                        path.display()
-                    ));
-                }
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    pending.push(e.path());
-                }
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > MAX_TREE_ENTRIES {
+                return Some(format!(
+                    "what {} holds: it holds more than {MAX_TREE_ENTRIES} entries, too many to look for protected ones its filter reaches",
+                    dir.display()
+                ));
+            }
+            let path = e.path();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            let passes = tests.passes(&e.file_name());
+            if let Some(p) = &protected
+                && passes
+            {
+                return Some(format!(
+                    "{}, inside the protected directory {}: its name filter matches it",
+                    path.display(),
+                    p.display()
+                ));
+            }
+            let own = (protected.is_none()
+                && crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some())
+            .then(|| path.clone());
+            if let (Some(m), Some(p)) = (&matched, &own) {
+                return Some(format!(
+                    "{} with everything in it, which holds {}, a protected item: its name filter matches {}",
+                    m.display(),
+                    p.display(),
+                    m.display()
+                ));
+            }
+            if is_dir {
+                let matched = matched
+                    .clone()
+                    .or_else(|| (recursive && passes).then(|| path.clone()));
+                pending.push((path, protected.clone().or(own), matched));
             }
         }
     }
@@ -5200,6 +5267,7 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         everything: branches || !filtered,
         names: names.unwrap_or(FindNameFilter::MayMatch),
         name_tests,
+        recursive: recursive_rm,
     })
 }
 
@@ -5284,6 +5352,14 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
     })
 }
 
+/// Whether the relative path `value` names the directory it is taken in, one above it, or
+/// all of its content, however spelled (`.`, `./`, `.//.`, `..`, `../..`, `*`, `./*`, `.*`).
+fn names_the_directory_or_above(value: &str) -> bool {
+    value
+        .split('/')
+        .all(|part| matches!(part, "" | "." | ".." | "*" | ".*"))
+}
+
 /// The variable `raw` starts with (`$x`, `"${x}"`, `"$x"/`, `$x/etc`) when the command
 /// line `analysis` sets it (`x=/; …`, `export x=…`, `for x in ~`, or may set a variable it
 /// does not name: `read x`), or the positional parameter it starts with (`"$1"`, `"$@"`).
@@ -5293,13 +5369,19 @@ fn line_variable<'a>(raw: &'a str, analysis: &Analysis) -> Option<&'a str> {
     let text = raw.trim_start_matches('"');
     let after = text.strip_prefix("${").or_else(|| text.strip_prefix('$'))?;
     // A positional parameter (`$1`, `"$@"`): the Bash tool's shell has none but those the
-    // line sets (`set -- ~`, a function's arguments).
+    // line sets (`set -- ~`, a function's arguments); `$_` is the last word of the command
+    // before (`cd ~ && rm -rf "$_"`).
     if let Some(c) = after
         .chars()
         .next()
         .filter(|c| c.is_ascii_digit() || matches!(c, '@' | '*'))
     {
         return Some(&after[..c.len_utf8()]);
+    }
+    if after.starts_with('_')
+        && !after[1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Some("_");
     }
     let end = after
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

@@ -15,13 +15,19 @@ use common::{Fixture, case, run_table_in};
 #[tokio::test]
 async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
     let fx = Fixture::new();
-    for d in [".git/refs/heads", ".git/objects/pack", "build"] {
+    for d in [
+        ".git/refs/heads",
+        ".git/objects/pack",
+        "build",
+        "vendor/lib/.git",
+    ] {
         std::fs::create_dir_all(fx.proj.join(d)).unwrap();
     }
     for (f, c) in [
         (".git/refs/heads/main", "0123"),
         (".git/objects/pack/pack-0a1b.pack", "PACK"),
         ("build/main", "bin"),
+        ("vendor/lib/.git/HEAD", "ref: refs/heads/main"),
     ] {
         std::fs::write(fx.proj.join(f), c).unwrap();
     }
@@ -39,6 +45,12 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
             ),
             bypass("ask", "find . -name 'pack-*' -exec rm {} +"),
             bypass("ask", "find ~ -name '*.pub' -delete"),
+            // Nested protected directories, and directories removed whole with one.
+            bypass("ask", "find vendor -name HEAD -delete"),
+            bypass("ask", "find . -name lib -exec rm -rf {} +"),
+            bypass("ask", "find . -type d -name lib -exec rm -r {} \\;"),
+            bypass("allow", "find . -name lib -delete"),
+            bypass("allow", "find . -name build -exec rm -rf {} +"),
             // Nothing there passes the filter, or no protected directory is walked.
             bypass("allow", "find . -name '*.pyc' -delete"),
             bypass(
@@ -64,13 +76,18 @@ async fn a_protected_name_after_a_cd_to_an_unknown_directory_asks() {
     run_table_in(
         &fx,
         vec![
-            bypass("ask", "cd \"$OLDPWD\"; rm -rf .git"),
+            bypass("ask", "cd \"${OLDPWD}\"; rm -rf .git"),
             bypass("ask", "cd ~-; echo x > .bashrc"),
             bypass("ask", "cd \"$X\" && touch .claude/settings.json"),
             bypass("ask", "cd \"$X\"; rm -rf ."),
             bypass("ask", "cd \"$X\"; rm -rf ./*"),
             bypass("ask", "cd \"$X\"; find . -delete"),
             bypass("ask", "cd \"$X\"; find -delete"),
+            bypass("ask", "cd \"${OLDPWD}\" && rm -rf ./"),
+            bypass("ask", "cd \"$X\"; rm -rf .//"),
+            bypass("ask", "cd \"$X\"; rm -rf ../.."),
+            bypass("ask", "cd \"$X\"; find ./ -delete"),
+            bypass("ask", "cd \"$X\"; find ../.. -delete"),
             bypass("allow", "cd \"$X\"; rm -rf build"),
             bypass("allow", "cd \"$X\"; echo x > out.txt"),
             bypass("allow", "cd \"$X\"; cat .bashrc"),
@@ -121,6 +138,10 @@ async fn removals_through_a_loop_variable_or_a_positional_parameter_ask_in_bypas
             bypass("ask", "set -- ~; rm -rf \"$1\""),
             bypass("ask", "f() { rm -rf \"$@\"; }; f ~"),
             bypass("ask", "rm -rf \"${1}\""),
+            bypass("ask", "cd ~ && rm -rf \"$_\""),
+            bypass("ask", "for d in ~; do find \"$d\" -delete; done"),
+            bypass("ask", "set -- ~; find \"$1\" -delete"),
+            bypass("ask", "x=~; find \"$x\" -delete"),
             bypass("allow", "for d in a b; do rm -rf build/\"$d\"; done"),
             bypass("allow", "for f in *.o; do rm \"$f\"; done"),
         ],
@@ -138,6 +159,8 @@ async fn an_rm_fed_by_a_pipeline_removes_what_its_producer_prints() {
     let fx = Fixture::new();
     std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
     std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
+    std::fs::create_dir_all(fx.proj.join("vendor/lib/.git")).unwrap();
+    std::fs::create_dir_all(fx.home.join("project/.git")).unwrap();
     let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
     run_table_in(
         &fx,
@@ -149,6 +172,16 @@ async fn an_rm_fed_by_a_pipeline_removes_what_its_producer_prints() {
             bypass("ask", "echo ~ | xargs rm -rf"),
             bypass("ask", "ls | xargs rm -r"),
             bypass("ask", "pwd | xargs -I{} rm -rf {}"),
+            bypass("ask", "find ~ 2>/dev/null | xargs rm -rf"),
+            bypass("ask", "echo ~ 2>/dev/null | xargs rm -rf"),
+            bypass("ask", "(echo ~) | xargs rm -rf"),
+            bypass("ask", "for d in ~; do echo \"$d\"; done | xargs rm -rf"),
+            bypass("ask", "xargs rm -rf < list.txt"),
+            bypass("ask", "xargs -a list.txt rm -r"),
+            bypass("ask", "find . -name lib | xargs rm -rf"),
+            bypass("ask", "find ~ -maxdepth 1 -name 'pro*' | xargs rm -rf"),
+            bypass("allow", "find . -name '*.pyc' 2>/dev/null | xargs rm -f"),
+            bypass("allow", "xargs rm -f < list.txt"),
             bypass("allow", "find . -name '*.pyc' | xargs rm -f"),
             bypass("allow", "find . -name '*.pyc' -print0 | xargs -0 rm -rf"),
             bypass("allow", "ls *.o | xargs rm"),

@@ -3023,6 +3023,8 @@ async fn git_in_a_planted_repository_is_not_read_only() {
     for (cwd, mode, command, expect) in [
         (evil.join("refs"), "default", "git status", "ask"),
         (evil.join("refs"), "plan", "git status", "deny"),
+        // A read outside the project does not hide it: still no read (review 28).
+        (evil.join("refs"), "plan", "git log /etc/hostname", "deny"),
         (evil.clone(), "default", "git log --oneline", "ask"),
         (evil.join("refs/sub"), "default", "git status", "ask"),
         (evil.join("refs/sub"), "default", "ls && git diff", "ask"),

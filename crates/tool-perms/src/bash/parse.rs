@@ -163,6 +163,9 @@ pub struct SimpleCommand {
     /// that stage is one simple command (`find . -name x | xargs rm`: `find . -name x` for
     /// `xargs` and for the `rm` it runs): what its input is made of.
     pub fed_by: Option<Vec<Word>>,
+    /// Run by `xargs` (directly or behind wrappers): its appended arguments are what xargs
+    /// reads, from its standard input or a file (`-a`), not what `find -exec` found.
+    pub run_by_xargs: bool,
 }
 
 impl SimpleCommand {
@@ -738,6 +741,7 @@ pub fn exit_status_command(command: &str) -> Option<Vec<Word>> {
         last_stage_stdin: false,
         hidden: 0,
         fills: Vec::new(),
+        xargs_runs: false,
     };
     let mut cursor = node.walk();
     let words = node
@@ -960,6 +964,7 @@ fn analyze_tree(
         last_stage_stdin: false,
         hidden: 0,
         fills: Vec::new(),
+        xargs_runs: false,
     };
     walker.walk(root);
     let end = End {
@@ -1002,6 +1007,8 @@ struct Walker<'a> {
     /// The placeholders of the find/xargs whose command is being analysed (`None`: not
     /// known): their input takes their place in nested commands too (`xargs -I{} xargs {}`).
     fills: Vec<Option<String>>,
+    /// The command whose payload is being analysed is `xargs` ([`SimpleCommand::run_by_xargs`]).
+    xargs_runs: bool,
 }
 
 const LINE_BREAK_IN_WORD: &str =
@@ -1191,6 +1198,7 @@ impl Walker<'_> {
             transparent: false,
             piped_input: self.piped,
             fed_by: None,
+            run_by_xargs: false,
         });
     }
 
@@ -1244,7 +1252,14 @@ impl Walker<'_> {
                             c.fed_by.get_or_insert_with(|| words.clone());
                         }
                     }
-                    producer = (stage.kind() == "command" && end == start + 1)
+                    // One command, also with its output or errors redirected (`find ~
+                    // 2>/dev/null | xargs rm -rf`).
+                    let one_command = stage.kind() == "command"
+                        || (stage.kind() == "redirected_statement"
+                            && stage
+                                .child_by_field_name("body")
+                                .is_some_and(|b| b.kind() == "command"));
+                    producer = (one_command && end == start + 1)
                         .then(|| self.out.commands[start].words.clone());
                 }
                 self.piped = outer;
@@ -2149,6 +2164,7 @@ impl Walker<'_> {
             transparent: false,
             piped_input: self.piped,
             fed_by: None,
+            run_by_xargs: false,
         };
         self.piped = outer_piped;
         self.expand(cmd);
@@ -2419,15 +2435,23 @@ impl Walker<'_> {
             .chain(wrapper_assignments(wrappers))
             .collect();
         self.computed_by(run, &assignments, env_computed(wrappers));
+        let runner_is_xargs = cmd
+            .words
+            .get(found.start)
+            .and_then(|w| w.value.as_deref())
+            .map(basename)
+            == Some("xargs");
         self.out.commands.push(cmd);
         if !found.certain {
             self.complex(
                 "the options of a wrapper or of xargs were not all understood: what it runs is uncertain",
             );
         }
+        let outer_runner = std::mem::replace(&mut self.xargs_runs, runner_is_xargs);
         for (k, inner) in found.main.into_iter().chain(found.others).enumerate() {
             self.run_inner(inner, 0, in_shell && k == 0);
         }
+        self.xargs_runs = outer_runner;
     }
 
     /// Analyses what a command runs; `in_shell`: an `eval` that runs in the shell itself.
@@ -2488,6 +2512,7 @@ impl Walker<'_> {
                     transparent: false,
                     piped_input: true,
                     fed_by: None,
+                    run_by_xargs: self.xargs_runs,
                 };
                 if c.words
                     .first()

@@ -316,6 +316,18 @@ impl Spend {
         s.limit.filter(|limit| s.usd >= *limit)
     }
 
+    /// The check a request of this run makes before it is retried
+    /// ([`ModelRequest::stop_retrying`]): a retry after the limit was reached (a sub-agent
+    /// beside it spent it meanwhile) is not sent.
+    pub fn retry_stop(&self) -> client::RetryStop {
+        let spend = self.clone();
+        client::RetryStop(Arc::new(move || {
+            spend
+                .limit_reached()
+                .map(|limit| format!("the spending limit of ${limit} was reached"))
+        }))
+    }
+
     /// Input tokens (cached or not) and output tokens so far.
     pub fn tokens(&self) -> (u64, u64) {
         let s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -953,6 +965,7 @@ impl AgentLoop {
                 messages,
                 betas: std::mem::take(&mut plan.betas),
                 prompt_caching: !client::prompt_caching_disabled(),
+                stop_retrying: Some(self.spend.retry_stop()),
             };
             outcome.turns += 1;
             self.spend.count_request(if subagent {

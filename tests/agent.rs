@@ -3115,3 +3115,59 @@ fn background_commands_stopped_as_the_run_ends_are_named() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A request retried after an overload checks the run's spend again before it goes out: a
+/// sub-agent whose first request got a 529 does not retry once another sub-agent beside it
+/// has reached the limit meanwhile (its response reported $3 of input in `message_start`,
+/// over the $1 limit). Its result says why; the main loop stops at the limit too.
+#[test]
+fn a_retry_is_not_sent_once_the_budget_was_spent_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = priced_turn(
+        1_000,
+        &[
+            (
+                "toolu_a",
+                "Agent",
+                json!({"description": "a", "prompt": "task A"}),
+            ),
+            (
+                "toolu_b",
+                "Agent",
+                json!({"description": "b", "prompt": "task B"}),
+            ),
+        ],
+    );
+    let task =
+        |request: &model_api::Request, name: &str| request.messages()[0].to_string().contains(name);
+    let (url, seen) = serve(move |_, request| {
+        if request.is_subagent() && task(request, "task A") {
+            Reply::Status(
+                529,
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                    .to_string(),
+            )
+        } else if request.is_subagent() {
+            full(priced_turn(1_000_000, &[]))
+        } else {
+            full(parent.clone())
+        }
+    });
+    let out = agent(&url, dir.path(), &["--json", "--max-budget-usd", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let result = json_out(&out);
+    let seen = seen.lock().unwrap();
+    let a_requests = seen
+        .iter()
+        .filter(|r| r.is_subagent() && task(r, "task A"))
+        .count();
+    assert_eq!(a_requests, 1, "task A was retried over the budget");
+    let messages = result["messages"].as_array().unwrap();
+    let report = &results(messages.last().unwrap())[0].1;
+    assert!(
+        report["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("not retried: the spending limit of $1 was reached")),
+        "{report}"
+    );
+}

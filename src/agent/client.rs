@@ -6,6 +6,7 @@
 //! tool_use block reaches the executor as soon as its `content_block_stop` is read.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -59,6 +60,33 @@ pub struct ModelRequest {
     pub betas: Vec<String>,
     /// Whether the body marks prompt-cache breakpoints (see [`ModelRequest::body`]).
     pub prompt_caching: bool,
+    /// Asked before each retry: a reason not to retry any more (the run's spending limit
+    /// reached meanwhile, by a sub-agent beside this request); `None` retries as configured.
+    pub stop_retrying: Option<RetryStop>,
+}
+
+/// A check made before a request is retried ([`ModelRequest::stop_retrying`]): the reason
+/// not to retry, if there is one.
+#[derive(Clone)]
+pub struct RetryStop(pub Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl RetryStop {
+    /// Why the request is not retried, if it must not be.
+    fn reason(&self) -> Option<String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for RetryStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryStop")
+    }
+}
+
+impl PartialEq for RetryStop {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl ModelRequest {
@@ -438,6 +466,11 @@ impl AnthropicClient {
             };
             tracing::warn!(attempt = attempt_now, error = %failure, "model request failed; retrying");
             tokio::time::sleep(retry_delay(self.config.backoff, attempt_now, wait)).await;
+            if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
+                return Err(AgentError::Request(format!(
+                    "{failure} (not retried: {why})"
+                )));
+            }
             *attempt += 1;
         }
     }
@@ -661,6 +694,11 @@ impl ModelClient for AnthropicClient {
                         "the API reported an overload before any content; retrying"
                     );
                     tokio::time::sleep(retry_delay(self.config.backoff, attempt, None)).await;
+                    if let Some(why) = request.stop_retrying.as_ref().and_then(RetryStop::reason) {
+                        return Err(AgentError::Request(format!(
+                            "the API reported an overload before any content (not retried: {why})"
+                        )));
+                    }
                     attempt += 1;
                 }
                 Some(e) => return Err(e),
@@ -800,6 +838,7 @@ mod tests {
             messages: vec![json!({"role": "user", "content": "hi"})],
             betas: Vec::new(),
             prompt_caching: false,
+            stop_retrying: None,
         };
         let body = request.body();
         assert_eq!(body["messages"][0]["content"], "hi");

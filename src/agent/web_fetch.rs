@@ -69,6 +69,7 @@ impl WebFetchModel for PageReader {
             model: self.model.clone(),
             max_tokens: MAX_ANSWER_TOKENS,
             messages: vec![json!({"role": "user", "content": request_text(prompt, markdown)})],
+            stop_retrying: Some(self.spend.retry_stop()),
             ..ModelRequest::default()
         };
         // Over the run's budget no request is sent (WebFetch then hands back the page).

@@ -429,17 +429,7 @@ fn undecodable(bytes: &[u8]) -> Refusal {
     let what = if !rest.len().is_multiple_of(2) {
         "an odd number of bytes (a stray last byte)".to_owned()
     } else {
-        let units: Vec<u16> = rest
-            .chunks_exact(2)
-            .map(|c| {
-                if big_endian {
-                    u16::from_be_bytes([c[0], c[1]])
-                } else {
-                    u16::from_le_bytes([c[0], c[1]])
-                }
-            })
-            .collect();
-        match unpaired_surrogate(&units) {
+        match unpaired_surrogate(&fsutil::utf16_units(rest, big_endian)) {
             // The byte offset in the file, past the 2 bytes of the byte order mark.
             Some(unit) => format!("an unpaired surrogate at byte {}", 2 + unit * 2),
             None => "an unpaired surrogate".to_owned(),

@@ -291,20 +291,19 @@ pub(crate) struct Decoded {
 /// Decodes file bytes as UTF-8 (BOM optional) or BOM-marked UTF-16 (LE or BE). `None`
 /// when the bytes are none of these.
 pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
-    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16, encoding| {
+    let utf16 = |rest: &[u8], big_endian, encoding| {
         if !rest.len().is_multiple_of(2) {
             return None;
         }
-        let units: Vec<u16> = rest.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
-        String::from_utf16(&units)
+        String::from_utf16(&utf16_units(rest, big_endian))
             .ok()
             .map(|text| Decoded { text, encoding })
     };
     if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
-        return utf16(rest, u16::from_le_bytes, Encoding::Utf16Le);
+        return utf16(rest, false, Encoding::Utf16Le);
     }
     if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
-        return utf16(rest, u16::from_be_bytes, Encoding::Utf16Be);
+        return utf16(rest, true, Encoding::Utf16Be);
     }
     let (bom, body) = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
         Some(rest) => (true, rest),
@@ -316,15 +315,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
     })
 }
 
-/// A UTF-16 file (its byte order mark first) that [`decode`] refuses, decoded with U+FFFD
-/// for each unpaired surrogate and for an odd last byte.
-pub(crate) fn decode_utf16_lossy(bytes: &[u8]) -> String {
-    let (rest, big_endian) = match bytes {
-        [0xFE, 0xFF, rest @ ..] => (rest, true),
-        [_, _, rest @ ..] => (rest, false),
-        _ => (&[][..], false),
-    };
-    let units: Vec<u16> = rest
+/// The UTF-16 code units of `bytes` (UTF-16 text without its byte order mark), each two
+/// bytes read big-endian when `big_endian`, else little-endian. An odd last byte is left
+/// out: the caller says what that means. The one decoding of UTF-16 bytes that [`decode`],
+/// [`decode_utf16_lossy`] and Edit's refusal of a damaged UTF-16 file share.
+pub(crate) fn utf16_units(bytes: &[u8], big_endian: bool) -> Vec<u16> {
+    bytes
         .chunks_exact(2)
         .map(|c| {
             if big_endian {
@@ -333,8 +329,18 @@ pub(crate) fn decode_utf16_lossy(bytes: &[u8]) -> String {
                 u16::from_le_bytes([c[0], c[1]])
             }
         })
-        .collect();
-    let mut text = String::from_utf16_lossy(&units);
+        .collect()
+}
+
+/// A UTF-16 file (its byte order mark first) that [`decode`] refuses, decoded with U+FFFD
+/// for each unpaired surrogate and for an odd last byte.
+pub(crate) fn decode_utf16_lossy(bytes: &[u8]) -> String {
+    let (rest, big_endian) = match bytes {
+        [0xFE, 0xFF, rest @ ..] => (rest, true),
+        [_, _, rest @ ..] => (rest, false),
+        _ => (&[][..], false),
+    };
+    let mut text = String::from_utf16_lossy(&utf16_units(rest, big_endian));
     if rest.len() % 2 == 1 {
         text.push('\u{FFFD}');
     }
@@ -1862,6 +1868,27 @@ mod tests {
         }
         assert!(decode(b"\xFF\x00\x01").is_none());
         assert!(decode(b"\xC3\x28").is_none());
+    }
+
+    /// The shared UTF-16 unit reader gives the units `encode` wrote, in either byte order,
+    /// leaves an odd last byte out, and keeps an unpaired surrogate for the caller to judge;
+    /// the lossy decoding built on it shows U+FFFD for both faults.
+    #[test]
+    fn utf16_units_read_either_byte_order() {
+        let text = "a\u{e9}\u{1F600}";
+        let expected: Vec<u16> = text.encode_utf16().collect();
+        for (encoding, big_endian) in [(Encoding::Utf16Le, false), (Encoding::Utf16Be, true)] {
+            let bytes = encode(text, encoding);
+            assert_eq!(utf16_units(&bytes[2..], big_endian), expected);
+            let mut odd = bytes[2..].to_vec();
+            odd.push(0x41);
+            assert_eq!(utf16_units(&odd, big_endian), expected);
+        }
+        assert_eq!(utf16_units(&[0x00, 0xD8], false), [0xD800]);
+        assert_eq!(
+            decode_utf16_lossy(b"\xFF\xFEa\x00\x00\xD8x"),
+            "a\u{FFFD}\u{FFFD}"
+        );
     }
 
     #[test]

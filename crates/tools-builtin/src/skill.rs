@@ -12,10 +12,11 @@
 //! `commands` directory beside each `skills` one (the managed `.claude/commands`, the user's
 //! `$CLAUDE_CONFIG_DIR/commands` or `~/.claude/commands`, the project's `.claude/commands`),
 //! a file in a subdirectory named `dir:name` (`frontend/component.md` is
-//! `frontend:component`). They are read, listed and loaded as skills are, the whole file
-//! after the frontmatter the prompt; of one place (managed, user, project), its skills come
-//! before its commands, so a skill wins over a command of the same name there, and the
-//! user's command still wins over a project's skill.
+//! `frontend:component`; links to directories are not followed, and the walk reads at most
+//! 10,000 directory entries of each commands directory). They are read, listed and loaded
+//! as skills are, the whole file after the frontmatter the prompt; of one place (managed,
+//! user, project), its skills come before its commands, so a skill wins over a command of
+//! the same name there, and the user's command still wins over a project's skill.
 //!
 //! `SKILL.md` may start with a `---` frontmatter block ([`crate::frontmatter`]). The keys
 //! used are `description`, `allowed-tools` (a `- item` list, a flow list `[a, b]`, or one
@@ -358,48 +359,101 @@ fn search_roots(ctx: &ToolUseContext, managed: &Path) -> Vec<Root> {
 const MAX_COMMAND_DEPTH: usize = 8;
 /// Most command files taken from one commands directory.
 const MAX_COMMAND_FILES: usize = 1000;
+/// Most directory entries read from one commands directory and its subdirectories, of
+/// every kind (files, directories, links, hidden ones): the walk runs on every listing and
+/// every Skill call, and a cloned repository decides what is in it.
+const MAX_COMMAND_ENTRIES: usize = 10_000;
 
 /// The command files under the commands directory `root`, with their names
 /// ([`SkillKind::Command`]), in name order: `<name>.md` files, in subdirectories too (at
 /// most [`MAX_COMMAND_DEPTH`] deep, at most [`MAX_COMMAND_FILES`]). Hidden entries and
 /// names that are not UTF-8 are skipped.
+///
+/// A link to a directory is not followed (a link to `.` would otherwise find every command
+/// again under each path through it, and a few of them make the walk take seconds): only
+/// real subdirectories are searched. A command file that is a link is taken as any other
+/// (and judged when loaded, [`project_skill_link_outside`], [`denied_skill_file`]).
+///
+/// At most [`MAX_COMMAND_ENTRIES`] directory entries are read in all: the command files
+/// among those read are used, and a directory reached after that is not read (which of a
+/// directory's entries are read first when it alone holds more is the file system's
+/// order); a warning is logged saying so.
 fn command_files(root: &Path) -> Vec<(String, PathBuf)> {
-    let mut found = Vec::new();
-    walk_commands(root, &mut Vec::new(), &mut found);
-    found
+    let mut walk = CommandWalk {
+        found: Vec::new(),
+        entries_left: MAX_COMMAND_ENTRIES,
+        stopped: false,
+    };
+    walk_commands(root, &mut Vec::new(), &mut walk);
+    if walk.stopped {
+        tracing::warn!(
+            dir = %root.display(),
+            "skill: stopped reading the commands directory after {MAX_COMMAND_ENTRIES} entries: \
+             command files past them are not found"
+        );
+    }
+    walk.found
+}
+
+/// The state of one [`command_files`] walk.
+struct CommandWalk {
+    /// The command files found so far, with their names.
+    found: Vec<(String, PathBuf)>,
+    /// How many more directory entries may be read ([`MAX_COMMAND_ENTRIES`]).
+    entries_left: usize,
+    /// Whether the walk left entries unread for want of `entries_left`.
+    stopped: bool,
 }
 
 /// [`command_files`] of `dir`, whose subdirectory names from the commands directory are
 /// `prefix`.
-fn walk_commands(dir: &Path, prefix: &mut Vec<String>, found: &mut Vec<(String, PathBuf)>) {
+fn walk_commands(dir: &Path, prefix: &mut Vec<String>, walk: &mut CommandWalk) {
     if prefix.len() > MAX_COMMAND_DEPTH {
         return;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    if walk.entries_left == 0 {
+        walk.stopped = true;
+        return;
+    }
+    let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if found.len() >= MAX_COMMAND_FILES {
+    let mut entries = Vec::new();
+    for entry in read {
+        if walk.entries_left == 0 {
+            walk.stopped = true;
+            break;
+        }
+        walk.entries_left -= 1;
+        entries.extend(entry.ok());
+    }
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        if walk.found.len() >= MAX_COMMAND_FILES {
             return;
         }
-        let Some(entry) = path.file_name().and_then(|n| n.to_str()) else {
+        let file_name = entry.file_name();
+        let Some(name) = file_name.to_str() else {
             continue;
         };
-        if entry.starts_with('.') {
+        if name.starts_with('.') {
             continue;
         }
-        if path.is_dir() {
-            prefix.push(entry.to_owned());
-            walk_commands(&path, prefix, found);
+        let path = entry.path();
+        // The entry itself, not what a link names.
+        let kind = entry.file_type().ok();
+        if kind.is_some_and(|k| k.is_dir()) {
+            prefix.push(name.to_owned());
+            walk_commands(&path, prefix, walk);
             prefix.pop();
-        } else if let Some(stem) = entry.strip_suffix(".md")
+        } else if kind.is_some_and(|k| k.is_symlink()) && path.is_dir() {
+            // A link to a directory: not followed.
+        } else if let Some(stem) = name.strip_suffix(".md")
             && !stem.is_empty()
         {
-            let mut name: String = prefix.iter().map(|p| format!("{p}:")).collect();
-            name.push_str(stem);
-            found.push((name, path));
+            let mut command: String = prefix.iter().map(|p| format!("{p}:")).collect();
+            command.push_str(stem);
+            walk.found.push((command, path));
         }
     }
 }
@@ -977,6 +1031,26 @@ mod tests {
                 ("ours".to_owned(), SkillSource::Project),
             ]
         );
+    }
+
+    /// The walk of a commands directory reads at most `MAX_COMMAND_ENTRIES` entries, of
+    /// every kind (here files that are no command files): what was read up to then is used
+    /// (`z.md`, read with the top directory), and a directory reached after that is not
+    /// read (`b/late.md` is not found).
+    #[test]
+    fn the_commands_walk_stops_after_its_entry_budget() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("commands");
+        let filler = root.join("a");
+        std::fs::create_dir_all(&filler).unwrap();
+        for i in 0..MAX_COMMAND_ENTRIES {
+            std::fs::write(filler.join(format!("f{i}.txt")), "").unwrap();
+        }
+        std::fs::create_dir_all(root.join("b")).unwrap();
+        std::fs::write(root.join("b/late.md"), "late").unwrap();
+        std::fs::write(root.join("z.md"), "z").unwrap();
+        let names: Vec<String> = command_files(&root).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["z"]);
     }
 
     #[test]

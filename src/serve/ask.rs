@@ -685,6 +685,16 @@ impl Prompter for ElicitPrompter {
                         );
                         deny
                     }
+                    // The client left (stdin closed) while its question was open: the server
+                    // is ending and cancels the call, which withdraws the question. Waited
+                    // for a while, so that the call is answered as interrupted, not as a
+                    // refusal the user never gave.
+                    Err(rmcp::ServiceError::TransportClosed) => {
+                        tokio::time::sleep(CLIENT_GONE_WAIT).await;
+                        self.route
+                            .set_failure("the client closed the connection".into());
+                        deny
+                    }
                     Err(e) => {
                         self.route.set_failure(e.to_string());
                         deny
@@ -694,6 +704,10 @@ impl Prompter for ElicitPrompter {
         }
     }
 }
+
+/// How long a question whose client closed the connection waits for its call to be
+/// cancelled (the server ending) before it is answered as failed.
+const CLIENT_GONE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Sends `notifications/cancelled` for an elicitation still open when dropped (the call
 /// asking it was cancelled).

@@ -610,14 +610,26 @@ fn refusal(ctx: &ToolUseContext, name: &str, skill: &SkillInfo) -> Option<Valida
     };
     let user_dir =
         user_dir(ctx, sub).map_or_else(|| format!("~/.claude/{sub}"), |d| d.display().to_string());
+    // The file itself is the link: a copy goes where it is. A directory on the way is: a
+    // copy in its place (a copy "into" it would go through it, out of the project).
+    let instead = if outside.link == *file {
+        format!(
+            "Copy the file into {} instead of linking to it",
+            file.parent().unwrap_or(&skill.dir).display()
+        )
+    } else {
+        format!(
+            "Replace the link {} with a directory of copies of what it leads to",
+            outside.link.display()
+        )
+    };
     Some(ValidationError::with_code(
         format!(
-            "Skill {name} cannot be loaded: it is a project {what}, and its file {} leads out of the project {}: the symbolic link {} takes it to {}. A project's {what} is read without a Read permission, so it may only use files inside the project. Copy the file into {} instead of linking to it, or move the {what} to your own {sub} directory ({user_dir}).",
+            "Skill {name} cannot be loaded: it is a project {what}, and its file {} leads out of the project {}: the symbolic link {} takes it to {}. A project's {what} is read without a Read permission, so it may only use files inside the project. {instead}, or move the {what} to your own {sub} directory ({user_dir}).",
             file.display(),
             outside.project.display(),
             outside.link.display(),
             outside.target.display(),
-            skill.dir.display(),
         ),
         6,
     ))

@@ -3,29 +3,35 @@
 //!
 //! BashOutput's own input is taken too, as TaskStop takes KillShell's `shell_id`: `bash_id`
 //! for `task_id`, with no wait unless `block` is given (BashOutput never waited), and
-//! `filter`, a regular expression that keeps only the lines of new output it matches. The
-//! schema the model is shown is TaskOutput's alone (`task_id`, `block`, `timeout`); the
-//! schema step ([`TaskOutput`]'s `parse_input`) puts a legacy input in those words first,
-//! so hooks and permission rules see one shape.
+//! `filter`, a regular expression that keeps only the lines of new output it matches: all
+//! the new output is read for it (the matching lines are then cut to [`MAX_OUTPUT_BYTES`],
+//! the end kept), and a line the task has not ended yet is left for a later read, which sees
+//! it whole (once the task has ended, its last line is taken as it is). The schema the
+//! model is shown is TaskOutput's alone (`task_id`, `block`, `timeout`); the schema step
+//! ([`TaskOutput`]'s `parse_input`) puts a legacy input in those words first, so hooks and
+//! permission rules see one shape.
 use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tool_core::{
-    InputError, InputIssue, InterruptBehavior, MaxResultSize, PermissionResult, PermissionSubject,
-    ProgressSender, SearchOrRead, Tool, ToolError, ToolResult, ToolResultContent, ToolUseContext,
-    TypedTool, ValidationError, async_trait,
+    CancellationToken, InputError, InputIssue, InterruptBehavior, MaxResultSize, PermissionResult,
+    PermissionSubject, ProgressSender, SearchOrRead, Tool, ToolError, ToolResult,
+    ToolResultContent, ToolUseContext, TypedTool, ValidationError, async_trait,
 };
 
-use crate::tasks::{TaskStatus, task_registry};
+use crate::tasks::{TaskRegistry, TaskStatus, task_registry};
 
 /// Longest wait, in milliseconds (Claude Code's schema maximum). The input schema's range
 /// refuses larger and negative values, as Claude Code's does; a caller that skips the
 /// input check gets them clamped to `0..=MAX_WAIT_MS`.
 pub const MAX_WAIT_MS: u64 = 600_000;
-/// Bytes of new output returned at most; the end is kept.
+/// Bytes of new output returned at most (with a `filter`, of the matching lines); the end is
+/// kept.
 pub const MAX_OUTPUT_BYTES: u64 = 30_000;
 
 /// How long a blocking read waits when `timeout` is not given, in milliseconds (Claude
@@ -50,7 +56,8 @@ pub struct TaskOutputInput {
     #[schemars(range(min = 0, max = 600_000))]
     pub timeout: f64,
     /// BashOutput's `filter`: a regular expression; only the lines of new output it matches
-    /// are returned (the others are read all the same). Not in the schema the model sees.
+    /// are returned (the others are read all the same; a line not yet ended is left for a
+    /// later read). Not in the schema the model sees.
     #[serde(default)]
     #[schemars(skip)]
     pub filter: Option<String>,
@@ -68,12 +75,85 @@ fn compile_filter(filter: &str) -> Result<regex::Regex, String> {
         .map_err(|e| format!("The filter {filter:?} is not a valid regular expression: {e}"))
 }
 
-/// The lines of `output` that `filter` matches (matched without their line break).
-fn matching_lines(output: &str, filter: &regex::Regex) -> String {
-    output
-        .split_inclusive('\n')
-        .filter(|line| filter.is_match(line.trim_end_matches(['\n', '\r'])))
-        .collect()
+/// The lines a `filter` matched, the last [`MAX_OUTPUT_BYTES`] of them kept as they come.
+#[derive(Debug, Default)]
+struct Matches {
+    lines: VecDeque<String>,
+    bytes: usize,
+    /// Earlier matching lines were dropped.
+    cut: bool,
+}
+
+impl Matches {
+    /// The limit, in bytes.
+    fn limit() -> usize {
+        usize::try_from(MAX_OUTPUT_BYTES).unwrap_or(usize::MAX)
+    }
+
+    /// Keeps `line` if `filter` matches it (without its line break), dropping the earliest
+    /// lines kept once they pass the limit.
+    fn offer(&mut self, line: &str, filter: &regex::Regex) {
+        if !filter.is_match(line.trim_end_matches(['\n', '\r'])) {
+            return;
+        }
+        self.lines.push_back(line.to_owned());
+        self.bytes += line.len();
+        while self.bytes > Self::limit() && self.lines.len() > 1 {
+            if let Some(first) = self.lines.pop_front() {
+                self.bytes -= first.len();
+            }
+            self.cut = true;
+        }
+    }
+
+    /// The lines kept, at most the limit (a single longer line keeps its end, from a whole
+    /// character), and whether earlier ones were dropped.
+    fn finish(self) -> (String, bool) {
+        let mut text: String = self.lines.into_iter().collect();
+        let mut cut = self.cut;
+        if text.len() > Self::limit() {
+            let mut from = text.len() - Self::limit();
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+            text.drain(..from);
+            cut = true;
+        }
+        (text, cut)
+    }
+}
+
+/// Reads task `id`'s new output on a blocking thread: with a `filter`, all of it, line by
+/// line, keeping the matching lines (cut to [`MAX_OUTPUT_BYTES`], the end kept; a line the
+/// task has not ended yet is left for a later read); without, its last
+/// [`MAX_OUTPUT_BYTES`]. The text and whether earlier output was left out; `None` when
+/// there is no such task. A read `cancel` stops leaves the output unread.
+async fn read_output(
+    registry: TaskRegistry,
+    id: String,
+    filter: Option<regex::Regex>,
+    cancel: CancellationToken,
+) -> Result<Option<(String, bool)>, ToolError> {
+    let read = tokio::task::spawn_blocking(move || match filter {
+        None => Ok(registry.read_new_output(&id, MAX_OUTPUT_BYTES)),
+        Some(filter) => {
+            let mut matches = Matches::default();
+            let flow = registry.read_new_lines(&id, |line| {
+                if cancel.is_cancelled() {
+                    return ControlFlow::Break(());
+                }
+                matches.offer(line, &filter);
+                ControlFlow::Continue(())
+            });
+            match flow {
+                None => Ok(None),
+                Some(ControlFlow::Break(())) => Err(ToolError::Cancelled(None)),
+                Some(ControlFlow::Continue(())) => Ok(Some(matches.finish())),
+            }
+        }
+    });
+    read.await
+        .map_err(|e| ToolError::msg(format!("Reading the task's output failed: {e}")))?
 }
 
 /// BashOutput's input put in TaskOutput's words for the schema step: `bash_id` becomes
@@ -366,15 +446,19 @@ impl TypedTool for Typed {
             Some(filter) => Some(compile_filter(filter).map_err(ToolError::msg)?),
             None => None,
         };
-        let (mut output, skipped) = registry
-            .read_new_output(&input.task_id, MAX_OUTPUT_BYTES)
-            .ok_or_else(missing)?;
-        if let Some(filter) = &filter {
-            output = matching_lines(&output, filter);
-        }
+        let filtered = filter.is_some();
+        let (mut output, skipped) = read_output(
+            registry,
+            input.task_id.clone(),
+            filter,
+            ctx.cancellation().clone(),
+        )
+        .await?
+        .ok_or_else(missing)?;
         if skipped {
+            let what = if filtered { "matching lines" } else { "output" };
             output = format!(
-                "[earlier output skipped; the full output is in {}]\n{output}",
+                "[earlier {what} skipped; the full output is in {}]\n{output}",
                 task.output_file.display()
             );
         }

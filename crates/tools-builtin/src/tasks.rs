@@ -14,6 +14,7 @@
 //! in its file.
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,6 +95,9 @@ struct TaskState {
     output_file: PathBuf,
     pgid: i32,
     inner: Mutex<Progress>,
+    /// Held by a read of the output from its start to its end, so two reads never return
+    /// the same output (a filtered read can take long: `inner` is held only briefly).
+    reading: Mutex<()>,
     stop: Notify,
     done: watch::Sender<bool>,
 }
@@ -176,6 +180,11 @@ impl Drop for RegistryInner {
 /// How far into a read that skipped ahead the end of its first, cut line is looked for: a
 /// longer line is shown from the cut (better a partial line than none).
 const CUT_LINE_LOOKAHEAD: usize = 1024;
+
+/// How much of one line [`TaskRegistry::read_new_lines`] hands over at most: a longer line is
+/// handed over in pieces of about this size (at whole characters), so a line that never
+/// ends is never held whole.
+pub const LINE_PIECE_BYTES: usize = 64 * 1024;
 
 /// The [`TaskSnapshot::kill_reason`] of a task [`TaskRegistry::kill_all`] ended.
 pub const KILLED_WITH_ALL: &str = "every task was killed";
@@ -394,6 +403,7 @@ impl TaskRegistry {
             output_file,
             pgid,
             inner: Mutex::new(Progress::default()),
+            reading: Mutex::new(()),
             stop: Notify::new(),
             done,
         });
@@ -531,6 +541,7 @@ impl TaskRegistry {
     pub fn read_new_output(&self, id: &str, max_bytes: u64) -> Option<(String, bool)> {
         use std::io::{Read, Seek, SeekFrom};
         let task = self.task(id)?;
+        let _reading = lock(&task.reading);
         let running = task.snapshot().status == TaskStatus::Running;
         let mut p = lock(&task.inner);
         let Ok(mut file) = std::fs::File::open(&task.output_file) else {
@@ -584,6 +595,91 @@ impl TaskRegistry {
         };
         Some((text, skipped))
     }
+
+    /// The output of task `id` written since the last read, handed to `line` one line at a
+    /// time (with its line break), all of it: it is read in bounded chunks, never held
+    /// whole, and a line longer than [`LINE_PIECE_BYTES`] is handed over in pieces. While
+    /// the task runs, a last line it has not ended yet is left unread, for a later read to
+    /// see whole; once the task has ended, it is handed over as it is. `line` answering
+    /// [`ControlFlow::Break`] stops the read and leaves all of it unread (the answer is
+    /// then `Break`).
+    pub fn read_new_lines(
+        &self,
+        id: &str,
+        mut line: impl FnMut(&str) -> ControlFlow<()>,
+    ) -> Option<ControlFlow<()>> {
+        use std::io::{BufReader, Read as _, Seek as _, SeekFrom};
+        let task = self.task(id)?;
+        let _reading = lock(&task.reading);
+        let running = task.snapshot().status == TaskStatus::Running;
+        let Ok(mut file) = std::fs::File::open(&task.output_file) else {
+            return Some(ControlFlow::Continue(()));
+        };
+        let len = file.metadata().map_or(0, |m| m.len());
+        let start = {
+            let mut p = lock(&task.inner);
+            if len < p.read_offset {
+                // The file was truncated (`: > file`): read it again from its start.
+                p.read_offset = 0;
+            }
+            p.read_offset
+        };
+        if file.seek(SeekFrom::Start(start)).is_err() {
+            return Some(ControlFlow::Continue(()));
+        }
+        let reader = BufReader::with_capacity(LINE_PIECE_BYTES, file.take(len - start));
+        let mut end = start;
+        if scan_lines(reader, !running, &mut end, &mut line).is_break() {
+            return Some(ControlFlow::Break(()));
+        }
+        lock(&task.inner).read_offset = end;
+        Some(ControlFlow::Continue(()))
+    }
+}
+
+/// Hands what `reader` holds to `line` one line at a time (see
+/// [`TaskRegistry::read_new_lines`]), adding to `end` the bytes of each line handed over. A
+/// last line without its line break is handed over only when `ended`.
+fn scan_lines(
+    mut reader: impl std::io::BufRead,
+    ended: bool,
+    end: &mut u64,
+    line: &mut impl FnMut(&str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut hand_over = |bytes: &[u8]| {
+        *end += bytes.len() as u64;
+        line(&String::from_utf8_lossy(bytes))
+    };
+    // The line being gathered.
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(chunk) => chunk,
+            // What could not be read is left for a later read: no line is cut short here.
+            Err(_) => return ControlFlow::Continue(()),
+        };
+        let taken = match memchr::memchr(b'\n', chunk) {
+            Some(i) => i + 1,
+            None => chunk.len(),
+        };
+        pending.extend_from_slice(&chunk[..taken]);
+        reader.consume(taken);
+        if pending.last() == Some(&b'\n') {
+            hand_over(&pending)?;
+            pending.clear();
+        }
+        while pending.len() >= LINE_PIECE_BYTES {
+            let whole = LINE_PIECE_BYTES
+                - crate::fsutil::incomplete_utf8_tail(&pending[..LINE_PIECE_BYTES]);
+            hand_over(&pending[..whole])?;
+            pending.drain(..whole);
+        }
+    }
+    if ended && !pending.is_empty() {
+        hand_over(&pending)?;
+    }
+    ControlFlow::Continue(())
 }
 
 /// Starts a background task for Bash: the lifetime is `timeout_ms` (default

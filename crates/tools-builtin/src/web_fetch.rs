@@ -26,7 +26,10 @@
 //!   XML reads it otherwise (`xhtml_as_html`: a self-closed `<script/>` is an empty element,
 //!   a CDATA section text). Code in a `<pre>` is a fenced code block, with or without a
 //!   `<code>` inside (`pre_block`), and every table of rows and cells a GFM table, its first
-//!   row the header and a `|` in a cell `\|` (`table_block`). Other text is kept as it is. A
+//!   row the header and a `|` in a cell `\|` (`table_block`); a table whose padding would
+//!   make its Markdown more than `MAX_TABLE_GROWTH` (8) times what its cells write, past
+//!   the page's `TABLE_ALLOWANCE` (1 MiB, shared by all its tables), is its rows as lines
+//!   instead (`table_too_wide`). Other text is kept as it is. A
 //!   page's character set is its `charset` parameter's, else its own declaration's (HTML: a
 //!   `<meta>`, found as the HTML standard's prescan finds it, past comments and other tags;
 //!   XML: the XML declaration), else its byte-order mark's, else UTF-8. A declared charset
@@ -54,6 +57,7 @@
 use std::borrow::Cow;
 use std::net::IpAddr;
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -795,37 +799,6 @@ fn tidy_for_markdown(root: &std::rc::Rc<htmd::Node>) {
                 }
                 continue;
             }
-            if name == Some("table")
-                && let Some(rows) = table_too_wide(&child)
-            {
-                // Its caption, then its rows as lines, the cells' content between ` | `, in
-                // place of the table (whose content is then looked at as any other).
-                let captions: Vec<_> = child
-                    .children
-                    .borrow()
-                    .iter()
-                    .filter(|c| element_name(c) == Some("caption"))
-                    .cloned()
-                    .collect();
-                for row in rows.into_iter().rev() {
-                    queue.push_front((line_break(), false));
-                    for (i, cell) in row.into_iter().enumerate().rev() {
-                        for grandchild in cell.children.take().into_iter().rev() {
-                            queue.push_front((grandchild, false));
-                        }
-                        if i > 0 {
-                            queue.push_front((text_node(" | "), false));
-                        }
-                    }
-                }
-                for caption in captions.into_iter().rev() {
-                    queue.push_front((line_break(), false));
-                    for grandchild in caption.children.take().into_iter().rev() {
-                        queue.push_front((grandchild, false));
-                    }
-                }
-                continue;
-            }
             if kept.last().is_some_and(|last| merged_into(last, &child)) {
                 continue;
             }
@@ -852,69 +825,38 @@ fn line_break() -> std::rc::Rc<htmd::Node> {
     })
 }
 
-/// A text node holding `text`.
-fn text_node(text: &str) -> std::rc::Rc<htmd::Node> {
-    markup5ever_rcdom::Node::new(markup5ever_rcdom::NodeData::Text {
-        contents: std::cell::RefCell::new(text.into()),
-    })
-}
-
-/// How large a table's Markdown may grow past its text before it is written as plain rows
-/// ([`table_too_wide`]): `htmd` pads every cell to its column's widest, so one wide cell
-/// over many rows multiplies (a 580 KB page made 6 GB).
+/// How many times what its cells write a table's laid-out Markdown may be
+/// ([`table_too_wide`]): every cell is padded to its column's widest, so one wide cell over
+/// many rows multiplies (a 580 KB page made 6 GB).
 const MAX_TABLE_GROWTH: usize = 8;
 
-/// The Markdown of a table any page may have, however padded.
+/// The Markdown a page's tables may have past [`MAX_TABLE_GROWTH`], all of them together
+/// ([`table_too_wide`]): one allowance a table, and a 5 MB page of 200 tables made 400
+/// million characters.
 const TABLE_ALLOWANCE: usize = 1 << 20;
 
-/// The rows (each its cells, `td` and `th`) of `table` when its padded Markdown would be
-/// more than [`MAX_TABLE_GROWTH`] times its text and over [`TABLE_ALLOWANCE`]; `None` for
-/// a table that may be laid out ([`table_block`]). Rows are the table's own
-/// ([`table_rows`]).
-fn table_too_wide(table: &htmd::Node) -> Option<Vec<Vec<std::rc::Rc<htmd::Node>>>> {
-    let cells = table_rows(table);
-    let mut widths: Vec<usize> = Vec::new();
-    let mut text = 0usize;
-    for row in &cells {
-        for (i, cell) in row.iter().enumerate() {
-            let chars = text_chars(cell);
-            text += chars;
-            if widths.len() <= i {
-                widths.push(0);
-            }
-            widths[i] = widths[i].max(chars);
-        }
+/// Whether a table is too wide to lay out, and is written as plain rows ([`table_block`]):
+/// its padded Markdown, `rows` (each its cells' Markdown as written, escapes and emphasis
+/// markers included) in columns of `widths` characters, would be more than
+/// [`MAX_TABLE_GROWTH`] times what the cells write unpadded, and more than what is left of
+/// the page's `allowance`. A table laid out past that ratio uses up its size of the
+/// allowance, so the page's tables stay within a small multiple of its HTML.
+fn table_too_wide(rows: &[Vec<String>], widths: &[usize], allowance: &AtomicUsize) -> bool {
+    // Each cell `| `, its padded text and a space; then the closing `|` and the line end.
+    let line = widths.iter().map(|w| w + 3).sum::<usize>() + 2;
+    let padded = line.saturating_mul(rows.len() + 1);
+    let written = rows
+        .iter()
+        .map(|row| row.iter().map(|c| c.chars().count() + 3).sum::<usize>() + 2)
+        .sum::<usize>();
+    if padded / MAX_TABLE_GROWTH <= written {
+        return false;
     }
-    let line = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
-    let padded = line.saturating_mul(cells.len() + 1);
-    (padded > TABLE_ALLOWANCE && padded / MAX_TABLE_GROWTH > text).then_some(cells)
-}
-
-/// How many characters `node`'s Markdown holds at least, its descendants' included: their
-/// text, and the addresses and titles links and images write out (`![alt](src)`: an image
-/// of a megabyte of `data:` URL is a megabyte wide). Iterative.
-fn text_chars(node: &htmd::Node) -> usize {
-    use markup5ever_rcdom::NodeData;
-    let mut count = 0;
-    let mut stack: Vec<std::rc::Rc<htmd::Node>> = node.children.borrow().clone();
-    while let Some(n) = stack.pop() {
-        match &n.data {
-            NodeData::Text { contents } => count += contents.borrow().chars().count(),
-            NodeData::Element { name, attrs, .. }
-                if matches!(&*name.local, "a" | "img" | "area" | "source") =>
-            {
-                count += attrs
-                    .borrow()
-                    .iter()
-                    .filter(|a| matches!(&*a.name.local, "href" | "src" | "alt" | "title"))
-                    .map(|a| a.value.chars().count())
-                    .sum::<usize>();
-            }
-            _ => {}
-        }
-        stack.extend(n.children.borrow().iter().cloned());
-    }
-    count
+    allowance
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(padded)
+        })
+        .is_err()
 }
 
 /// The rows of `table`, each its cells (`td` and `th`), in document order: the table's own
@@ -1021,10 +963,13 @@ fn preformatted_text(node: &htmd::Node) -> String {
 /// space), a `|` in it escaped as GFM escapes it (`\|`, which holds in a code span too; `htmd`
 /// writes `&#124;`, which stays literal there); missing cells are empty. A table inside a
 /// cell is that cell's text: its cells' text, one after the other. A table without cells is
-/// its content, as a block.
+/// its content, as a block. A table too wide to lay out ([`table_too_wide`], which takes
+/// from the page's `allowance`) is its caption, then its rows, each a line of its cells
+/// between ` | `.
 fn table_block(
     handlers: &dyn htmd::element_handler::Handlers,
     element: htmd::Element<'_>,
+    allowance: &AtomicUsize,
 ) -> Handled {
     let rows: Vec<Vec<String>> = table_rows(element.node)
         .iter()
@@ -1056,19 +1001,6 @@ fn table_block(
             *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut line = String::from("|");
-        for width in &widths {
-            let cell = cells.next().unwrap_or("");
-            let pad = width - cell.chars().count();
-            line.push(' ');
-            line.push_str(cell);
-            line.extend(std::iter::repeat_n(' ', pad));
-            line.push_str(" |");
-        }
-        line.push('\n');
-        line
-    };
     let mut table = String::from("\n\n");
     for caption in element
         .node
@@ -1083,6 +1015,28 @@ fn table_block(
             table.push('\n');
         }
     }
+    if table_too_wide(&rows, &widths, allowance) {
+        for row in &rows {
+            let line = row.join(" | ");
+            table.push_str(line.trim_end());
+            table.push('\n');
+        }
+        table.push('\n');
+        return Some(table.into());
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut line = String::from("|");
+        for width in &widths {
+            let cell = cells.next().unwrap_or("");
+            let pad = width - cell.chars().count();
+            line.push(' ');
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', pad));
+            line.push_str(" |");
+        }
+        line.push('\n');
+        line
+    };
     let dashes: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     for (i, row) in rows.iter().enumerate() {
         table.push_str(&line(&mut row.iter().map(String::as_str)));
@@ -1501,6 +1455,23 @@ fn never_text(mime: &str) -> bool {
             .any(|p| mime.starts_with(p))
 }
 
+/// The converter of one page's HTML to Markdown: scripts and styles left out, `<pre>`
+/// ([`pre_block`]) and tables ([`table_block`], with the page's [`TABLE_ALLOWANCE`]) as
+/// here, the rest as `htmd` writes it.
+fn converter() -> htmd::HtmlToMarkdown {
+    let allowance = AtomicUsize::new(TABLE_ALLOWANCE);
+    htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec!["script", "style", "noscript", "template"])
+        .add_handler(vec!["pre"], pre_block)
+        .add_handler(
+            vec!["table"],
+            move |handlers: &dyn htmd::element_handler::Handlers, element: htmd::Element<'_>| {
+                table_block(handlers, element, &allowance)
+            },
+        )
+        .build()
+}
+
 /// The page as the model reads it: HTML (and XHTML) as Markdown, other text as it is,
 /// binary described.
 fn to_markdown(body: &[u8], content_type: &str) -> Converted {
@@ -1509,8 +1480,8 @@ fn to_markdown(body: &[u8], content_type: &str) -> Converted {
     // served under the wrong label (a gzip file served as `text/html`). For HTML, NUL bytes
     // in its first 1445 bytes (what the MIME sniffing standard reads of a resource): a
     // binary file has them in its header, and a long page with one stray NUL is a page.
-    let unlabelled = !content_type.to_ascii_lowercase().contains("charset=")
-        && encoding_rs::Encoding::for_bom(body).is_none();
+    let unlabelled =
+        charset_label(content_type).is_none() && encoding_rs::Encoding::for_bom(body).is_none();
     let mislabelled = unlabelled && body.contains(&0);
     let xhtml = mime == "application/xhtml+xml";
     let looks_html = mime.is_empty() && {
@@ -1527,11 +1498,7 @@ fn to_markdown(body: &[u8], content_type: &str) -> Converted {
         } else {
             decode_text(body, content_type, Declared::Meta)
         };
-        let converter = htmd::HtmlToMarkdown::builder()
-            .skip_tags(vec!["script", "style", "noscript", "template"])
-            .add_handler(vec!["pre"], pre_block)
-            .add_handler(vec!["table"], table_block)
-            .build();
+        let converter = converter();
         let html = crate::html_depth::cap_nesting(&html, MAX_PARSE_DEPTH);
         return match parse_html(&html, Instant::now() + MAX_PARSE_TIME, MAX_PARSE_NODES) {
             Some(ParsedHtml { tree, cut }) => {
@@ -1698,16 +1665,70 @@ fn decode_text<'a>(body: &'a [u8], content_type: &str, declared: Declared) -> Co
     encoding.decode(body).0
 }
 
-/// The `charset` parameter of a `Content-Type`, lowercase (`iso-8859-1`), if it has one.
+/// The `charset` parameter of a `Content-Type`, lowercase (`iso-8859-1`), if it has one:
+/// the parameter of that name (any case), not `charset=` inside another one
+/// (`xcharset=utf-16`, `profile="charset=utf-16"`). A quoted value is unquoted.
 fn charset_label(content_type: &str) -> Option<String> {
-    let lower = content_type.to_ascii_lowercase();
-    let at = lower.find("charset=")? + "charset=".len();
-    let value: String = lower[at..]
-        .trim_start_matches(['"', '\''])
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c))
-        .collect();
-    (!value.is_empty()).then_some(value)
+    media_type_parameters(content_type)
+        .into_iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("charset"))
+        .and_then(|(_, value)| {
+            let value: String = value
+                .trim_matches('\'')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c))
+                .collect::<String>()
+                .to_ascii_lowercase();
+            (!value.is_empty()).then_some(value)
+        })
+}
+
+/// The parameters of a media type (`text/html; charset="utf-8"; q=1`), in order: each its
+/// name and its value, both trimmed, a quoted value unquoted (`\` escaping the character
+/// after it). Parameters are split on the `;`s outside quotes; the media type itself, and a
+/// parameter without `=`, are left out.
+fn media_type_parameters(content_type: &str) -> Vec<(&str, Cow<'_, str>)> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in content_type.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ';' if !quoted => {
+                parts.push(&content_type[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&content_type[start..]);
+    parts
+        .into_iter()
+        .skip(1)
+        .filter_map(|part| {
+            let (name, value) = part.split_once('=')?;
+            let value = value.trim();
+            let value = match value.strip_prefix('"') {
+                Some(inner) => {
+                    let mut unquoted = String::with_capacity(inner.len());
+                    let mut chars = inner.chars();
+                    while let Some(c) = chars.next() {
+                        match c {
+                            '"' => break,
+                            '\\' => unquoted.extend(chars.next()),
+                            c => unquoted.push(c),
+                        }
+                    }
+                    Cow::Owned(unquoted)
+                }
+                None => Cow::Borrowed(value),
+            };
+            Some((name.trim(), value))
+        })
+        .collect()
 }
 
 /// How much of a page [`prescan`] reads.
@@ -2420,29 +2441,31 @@ mod tests {
         );
     }
 
+    /// `html` converted as a page is, past the parse (the tree tidied, then the page's
+    /// converter).
+    fn page_markdown(html: &str) -> String {
+        let tree = parse_html(
+            html,
+            Instant::now() + Duration::from_secs(600),
+            MAX_PARSE_NODES,
+        )
+        .unwrap()
+        .tree;
+        tidy_for_markdown(&tree);
+        converter().tree_to_markdown(&tree)
+    }
+
     /// A table whose padded Markdown would be far larger than its text (one wide cell over
     /// many rows: every cell is padded to its column's widest) is written as plain rows,
-    /// every cell's text kept; an ordinary table is still laid out by `htmd`.
+    /// every cell's text kept; an ordinary table is still laid out.
     #[test]
     fn a_table_padded_past_its_text_is_written_as_rows() {
-        let converter = htmd::HtmlToMarkdown::builder().build();
-        let convert = |html: &str| {
-            let tree = parse_html(
-                html,
-                Instant::now() + Duration::from_secs(600),
-                MAX_PARSE_NODES,
-            )
-            .unwrap()
-            .tree;
-            tidy_for_markdown(&tree);
-            converter.tree_to_markdown(&tree)
-        };
         let wide = format!(
             "<p>before</p><table><tr><th>{}</th><th>h2</th></tr>{}<tr><td>last</td><td>z</td></tr></table><p>after</p>",
             "a".repeat(20_000),
             "<tr><td>x</td><td>y</td></tr>".repeat(2_000)
         );
-        let markdown = convert(&wide);
+        let markdown = page_markdown(&wide);
         assert!(markdown.len() < 200_000, "{} bytes", markdown.len());
         assert_eq!(markdown.matches("x | y").count(), 2_000);
         // One row a line.
@@ -2465,16 +2488,75 @@ mod tests {
             "A".repeat(200_000),
             "<tr><td>x</td></tr>".repeat(2_000)
         );
-        let markdown = convert(&image);
+        let markdown = page_markdown(&image);
         assert!(markdown.len() < 1_000_000, "{} bytes", markdown.len());
-        assert!(markdown.contains("Totals"), "{}", &markdown[..200]);
+        assert!(markdown.starts_with("Totals\n![]("), "{}", &markdown[..200]);
         let small = "<table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr></table>";
-        assert_eq!(convert(small), converter.convert(small).unwrap());
-        assert!(
-            convert(small).contains("| name | n |"),
-            "{}",
-            convert(small)
+        assert_eq!(
+            page_markdown(small),
+            "| name | n   |\n| ---- | --- |\n| a    | 1   |"
         );
+    }
+
+    /// The reviewer's table: a first cell of a thousand `<b>|</b>`, a thousand characters of
+    /// text but twice as many written (`**\|\|…**`), over a thousand rows. Its width is what
+    /// is written, so it is too wide to lay out (its text made it fit the allowance, and 27 KB
+    /// of HTML made 2 million characters); its rows are lines, every cell kept.
+    #[test]
+    fn a_cells_width_is_what_is_written_of_it() {
+        let html = format!(
+            "<table><tr><td>{}</td></tr>{}</table>",
+            "<b>|</b>".repeat(1000),
+            "<tr><td>x</td></tr>".repeat(1000)
+        );
+        let markdown = page_markdown(&html);
+        assert!(
+            markdown.len() < 2 * html.len(),
+            "{} characters from {} bytes",
+            markdown.len(),
+            html.len()
+        );
+        assert_eq!(markdown.lines().filter(|l| *l == "x").count(), 1000);
+        assert!(
+            markdown.starts_with(&format!("**{}**\nx\n", "\\|".repeat(1000))),
+            "{}",
+            &markdown[..markdown.len().min(3000)]
+        );
+    }
+
+    /// The allowance for padding is the page's, shared by its tables: each of these tables is
+    /// well within it (its padded Markdown 300,000 characters), and twenty of them made 6
+    /// million characters of a 390 KB page. The tables laid out come first and are GFM
+    /// tables; past the allowance the rest are rows as lines, every cell kept.
+    #[test]
+    fn the_tables_of_a_page_share_one_allowance() {
+        let table = format!(
+            "<table><tr><td>{}</td></tr>{}</table>",
+            "a".repeat(300),
+            "<tr><td>x</td></tr>".repeat(1000)
+        );
+        let html = table.repeat(20);
+        let markdown = page_markdown(&html);
+        assert!(
+            markdown.len() < TABLE_ALLOWANCE + 2 * html.len(),
+            "{} characters from {} bytes",
+            markdown.len(),
+            html.len()
+        );
+        let laid_out = markdown
+            .matches(&format!("| {} |\n", "-".repeat(300)))
+            .count();
+        assert!((1..20).contains(&laid_out), "{laid_out} tables laid out");
+        let padded_rows = markdown
+            .lines()
+            .filter(|l| *l == format!("| x{} |", " ".repeat(299)))
+            .count();
+        let plain_rows = markdown.lines().filter(|l| *l == "x").count();
+        assert_eq!(padded_rows, 1000 * laid_out);
+        assert_eq!(plain_rows, 1000 * (20 - laid_out));
+        // The laid-out ones are the first.
+        let first_plain = markdown.find("\nx\n").unwrap();
+        assert!(!markdown[first_plain..].contains("| x "));
     }
 
     /// A page's character set comes from its `<meta>` declaration only: text that mentions

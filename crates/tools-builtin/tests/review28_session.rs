@@ -298,6 +298,74 @@ async fn a_project_command_linked_out_of_the_project_is_refused() {
     );
 }
 
+/// A commands directory's links to directories are not followed: with five links to `.` in
+/// it, two links that point at each other and a link to one of its subdirectories, each
+/// command is listed and loaded under its one name, once, not again under every path the
+/// links make (`l0:review`, `l0:l1:sub:deep`, ...: the review saw 6.4 s per Skill call, and
+/// a cloned repository controls the directory). A command file that is itself a link is
+/// still read, as before.
+#[tokio::test]
+async fn links_to_directories_in_commands_are_not_followed() {
+    use std::os::unix::fs::symlink;
+    let s = setup();
+    write_command(&s.project, "review.md", "Review $ARGUMENTS.\n");
+    write_command(&s.project, "sub/deep.md", "Deep $0.\n");
+    let commands = s.project.join(".claude/commands");
+    for i in 0..5 {
+        symlink(".", commands.join(format!("l{i}"))).unwrap();
+    }
+    symlink("loop-b", commands.join("loop-a")).unwrap();
+    symlink("loop-a", commands.join("loop-b")).unwrap();
+    symlink("sub", commands.join("alias")).unwrap();
+    // A link to a directory with a command file's name is not read as one either.
+    symlink("sub", commands.join("dir.md")).unwrap();
+    // A command file that is a link (inside the project) is still a command.
+    symlink("../review.md", commands.join("sub/again.md")).unwrap();
+
+    let ctx = s.ctx.clone();
+    let listed = tokio::time::timeout(
+        HANG_GUARD,
+        tokio::task::spawn_blocking(move || discover_skills(&ctx)),
+    )
+    .await
+    .expect("listing the skills hung")
+    .unwrap();
+    let mut names: Vec<String> = listed
+        .into_iter()
+        .filter(|k| k.source == tools_builtin::skill::SkillSource::Project)
+        .map(|k| k.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["review", "sub:again", "sub:deep"]);
+
+    let (_, added) = tokio::time::timeout(
+        HANG_GUARD,
+        skill(&s.ctx, json!({"skill": "review", "args": "PR 7"})),
+    )
+    .await
+    .expect("the Skill call hung")
+    .unwrap();
+    assert_eq!(added, "Review PR 7.");
+    let (_, added) = skill(&s.ctx, json!({"skill": "sub:deep", "args": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(added, "Deep x.");
+    let (_, added) = skill(&s.ctx, json!({"skill": "sub:again", "args": "y"}))
+        .await
+        .unwrap();
+    assert_eq!(added, "Review y.");
+    for name in [
+        "l0:review",
+        "l1:l2:sub:deep",
+        "alias:deep",
+        "loop-a:review",
+        "dir",
+    ] {
+        let err = skill(&s.ctx, json!({"skill": name})).await.unwrap_err();
+        assert_eq!(err, format!("Unknown skill: {name}"));
+    }
+}
+
 /// How long a step may take before the test calls it a hang: a guard, not a timing
 /// assertion.
 const HANG_GUARD: Duration = Duration::from_secs(60);
@@ -392,4 +460,199 @@ async fn bash_output_input_reads_the_task() {
             .unwrap_err()
             .contains("is not running")
     );
+}
+
+/// Starts `command` as a background Bash task: its id and output file.
+async fn background(ctx: &ToolUseContext, command: &str) -> (String, PathBuf) {
+    let out = call(
+        &Bash::default(),
+        ctx,
+        json!({"command": command, "run_in_background": true}),
+    )
+    .await
+    .unwrap();
+    let id = out["backgroundTaskId"].as_str().unwrap().to_owned();
+    let file = task_registry(ctx).get(&id).unwrap().output_file;
+    (id, file)
+}
+
+/// Waits until `file` holds exactly `text`.
+async fn wait_for_output(file: &Path, text: &str) {
+    let deadline = Instant::now() + HANG_GUARD;
+    while std::fs::read_to_string(file).unwrap_or_default() != text {
+        assert!(
+            Instant::now() < deadline,
+            "the output never became {text:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// With a `filter`, a line the task has only half written is left unread until it ends: a
+/// line written in two parts (`MAT`, later `CH-split`) is shown whole once its second part
+/// came (the review saw it never shown, each read consuming the half it saw), and a last
+/// line that never ends is shown once the task has ended.
+#[tokio::test]
+async fn a_filtered_read_leaves_an_unfinished_line_for_later() {
+    let s = setup();
+    let (go, go2) = (s.project.join("go"), s.project.join("go2"));
+    let (id, file) = background(
+        &s.ctx,
+        &format!(
+            "printf 'MAT'; while [ ! -e '{}' ]; do sleep 0.02; done; printf 'CH-split\\nnoise\\nMAT'; \
+             while [ ! -e '{}' ]; do sleep 0.02; done; printf 'CH-end'",
+            go.display(),
+            go2.display()
+        ),
+    )
+    .await;
+    let read = |block: bool| {
+        let ctx = s.ctx.clone();
+        let id = id.clone();
+        async move {
+            call(
+                &TaskOutput,
+                &ctx,
+                json!({"bash_id": id, "filter": "MATCH", "block": block, "timeout": 60000}),
+            )
+            .await
+            .unwrap()
+        }
+    };
+
+    wait_for_output(&file, "MAT").await;
+    let out = read(false).await;
+    assert_eq!(out["task"]["status"], "running", "{out}");
+    assert_eq!(out["task"]["output"], "", "{out}");
+
+    std::fs::write(&go, "").unwrap();
+    wait_for_output(&file, "MATCH-split\nnoise\nMAT").await;
+    let out = read(false).await;
+    assert_eq!(out["task"]["output"], "MATCH-split\n", "{out}");
+
+    // The last line never ends: shown once the task has.
+    std::fs::write(&go2, "").unwrap();
+    let out = read(true).await;
+    assert_eq!(out["task"]["status"], "completed", "{out}");
+    assert_eq!(out["task"]["output"], "MATCH-end", "{out}");
+    // All of it was read.
+    let out = call(&TaskOutput, &s.ctx, json!({"bash_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(out["task"]["output"], "", "{out}");
+}
+
+/// A `filter` looks at all the new output, not only its last 30,000 bytes: a match before
+/// 3000 lines of noise is shown (the review saw only the last match, after `[earlier output
+/// skipped…]`). What matches is cut to the limit afterwards, its end kept, in whole lines,
+/// and the read says so.
+#[tokio::test]
+async fn a_filter_reads_all_the_new_output_then_cuts_what_matches() {
+    let s = setup();
+    let (id, _) = background(
+        &s.ctx,
+        "echo MATCH-first; for i in $(seq 3000); do echo \"noise line $i\"; done; echo MATCH-last",
+    )
+    .await;
+    let out = call(
+        &TaskOutput,
+        &s.ctx,
+        json!({"bash_id": id, "filter": "MATCH", "block": true, "timeout": 60000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["task"]["status"], "completed", "{out}");
+    assert_eq!(out["task"]["output"], "MATCH-first\nMATCH-last\n", "{out}");
+
+    // 6000 matching lines, about 60 KB of them: the last ones are kept, whole.
+    let (id, file) = background(
+        &s.ctx,
+        "for i in $(seq 6000); do echo \"MATCH $i\"; echo noise; done",
+    )
+    .await;
+    let out = call(
+        &TaskOutput,
+        &s.ctx,
+        json!({"bash_id": id, "filter": "^MATCH", "block": true, "timeout": 60000}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["task"]["status"], "completed", "{out}");
+    let output = out["task"]["output"].as_str().unwrap();
+    let (note, kept) = output.split_once('\n').unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "[earlier matching lines skipped; the full output is in {}]",
+            file.display()
+        )
+    );
+    assert!(
+        kept.len() <= 30_000 && kept.len() > 29_000,
+        "{}",
+        kept.len()
+    );
+    let numbers: Vec<u32> = kept
+        .lines()
+        .map(|l| l.strip_prefix("MATCH ").unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(*numbers.last().unwrap(), 6000);
+    assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{kept}");
+}
+
+/// A line a running task never ends is not held back for ever by a `filter`: past
+/// [`LINE_PIECE_BYTES`](tools_builtin::tasks::LINE_PIECE_BYTES) it is read in pieces, each
+/// matched as a line, and only the last, shorter piece waits for the line's end.
+#[tokio::test]
+async fn a_filtered_read_takes_a_line_that_never_ends_in_pieces() {
+    use tools_builtin::tasks::LINE_PIECE_BYTES;
+    let s = setup();
+    let (id, file) = background(&s.ctx, "sleep 100").await;
+    // Three pieces and a bit, without a line break, as a progress bar writes.
+    let long = format!("{}tail", "MATCH-".repeat(LINE_PIECE_BYTES / 2));
+    std::fs::write(&file, &long).unwrap();
+    let out = call(
+        &TaskOutput,
+        &s.ctx,
+        json!({"bash_id": id, "filter": "MATCH"}),
+    )
+    .await
+    .unwrap();
+    let output = out["task"]["output"].as_str().unwrap();
+    let (note, kept) = output.split_once('\n').unwrap();
+    assert!(
+        note.starts_with("[earlier matching lines skipped"),
+        "{note}"
+    );
+    assert_eq!(kept.len(), 30_000);
+    let held = long.len() % LINE_PIECE_BYTES;
+    assert_eq!(held, 4);
+    assert!(long[..long.len() - held].ends_with(kept));
+    // The rest waits for the line's end.
+    let out = call(&TaskOutput, &s.ctx, json!({"bash_id": id}))
+        .await
+        .unwrap();
+    assert_eq!(out["task"]["output"], &long[long.len() - held..]);
+    task_registry(&s.ctx).kill_all();
+}
+
+/// A project command reached through a linked directory (`.claude/commands` itself a link
+/// out of the project) is refused with advice that keeps it inside: replace the link, not
+/// "copy the file into" the linked directory, which would write through the link.
+#[tokio::test]
+async fn a_command_behind_a_linked_directory_is_refused_with_advice_that_stays_inside() {
+    let s = setup();
+    let outside = s.home.join("shared-commands");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("ext.md"), "outside prompt\n").unwrap();
+    std::fs::create_dir_all(s.project.join(".claude")).unwrap();
+    let commands = s.project.join(".claude/commands");
+    std::os::unix::fs::symlink(&outside, &commands).unwrap();
+    let err = skill(&s.ctx, json!({"skill": "ext"})).await.unwrap_err();
+    assert!(
+        err.contains(&format!("Replace the link {}", commands.display()))
+            && !err.contains("Copy the file into"),
+        "{err}"
+    );
+    assert!(!err.contains("outside prompt"), "{err}");
 }

@@ -354,3 +354,106 @@ async fn notes_for_the_main_model_are_not_sent_to_the_small_one() {
         "{raw}"
     );
 }
+
+/// The whole of the page's content, read window by window (`offset`) as a model would, and
+/// how many characters its Markdown has (the `of N` of the first window's note).
+async fn whole_page(ctx: &ToolUseContext, url: &str) -> (String, usize) {
+    let mut page = String::new();
+    let mut total = None;
+    loop {
+        let text = fetched(ctx, url, json!({"offset": page.chars().count()})).await;
+        let (_, part) = text.split_once("as Markdown.]\n\n").expect("the notice");
+        let Some((part, note)) = part.rsplit_once("\n\n[Content truncated: characters ") else {
+            page.push_str(part);
+            return (page.clone(), total.unwrap_or(page.chars().count()));
+        };
+        let of: usize = note
+            .split(" of ")
+            .nth(1)
+            .and_then(|n| n.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the note's total");
+        total.get_or_insert(of);
+        page.push_str(part);
+    }
+}
+
+/// The reviewer's page: `tables` copies of a table whose first cell is a thousand `<b>|</b>`
+/// (a thousand characters of text, twice as many written: `**\|\|…**`) over a thousand rows
+/// of `x`.
+fn many_padded_tables(tables: usize) -> String {
+    let table = format!(
+        "<table><tr><td>{}</td></tr>{}</table>",
+        "<b>|</b>".repeat(1000),
+        "<tr><td>x</td></tr>".repeat(1000)
+    );
+    format!("<html><body>{}</body></html>", table.repeat(tables))
+}
+
+/// A page of many tables, each padded far past its text, stays within a small multiple of
+/// its HTML: the allowance for padding is the page's, shared by its tables (it was each
+/// table's, and ten tables of 27 KB made 20 million characters), and a cell's width is what
+/// is written of it (an escaped `\|`, emphasis markers), not its text. Past the allowance a
+/// table is its rows as lines, every cell kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_padded_tables_stay_within_a_small_multiple_of_the_html() {
+    let html = many_padded_tables(10);
+    let base = serve(vec![("/tables.html", "text/html", html.clone().into())]).await;
+    let ctx = ctx();
+    let (page, total) = whole_page(&ctx, &format!("{base}/tables.html")).await;
+    assert!(
+        total < 10 * html.len(),
+        "{total} characters of Markdown from {} bytes of HTML",
+        html.len()
+    );
+    assert_eq!(page.chars().count(), total);
+    // Every cell is there, one row a line.
+    assert_eq!(page.lines().filter(|l| l.trim_end() == "x").count(), 10_000);
+    let pipes = format!("**{}**", "\\|".repeat(1000));
+    assert_eq!(
+        page.lines().filter(|l| l.trim_end() == pipes).count(),
+        10,
+        "{}",
+        &page[..page.len().min(3000)]
+    );
+}
+
+/// The charset is the `Content-Type`'s parameter of that name, not `charset=` found inside
+/// another parameter (`xcharset=utf-16`, a quoted `profile="charset=utf-16"`: both decoded
+/// the page as UTF-16, `敨汬…`); its name is read in any case, its value unquoted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_charset_is_the_parameter_of_that_name() {
+    let base = serve(vec![
+        (
+            "/prefixed.txt",
+            "text/plain; xcharset=utf-16; charset=utf-8",
+            "hello world".into(),
+        ),
+        (
+            "/quoted.txt",
+            "text/plain; profile=\"charset=utf-16\"; charset=utf-8",
+            "hello world".into(),
+        ),
+        (
+            "/semicolon.txt",
+            "text/plain; profile=\"a;charset=utf-16\"; Charset=\"ISO-8859-1\"",
+            b"caf\xe9".to_vec(),
+        ),
+        (
+            "/only-prefixed.txt",
+            "text/plain; xcharset=iso-8859-1",
+            "café".into(),
+        ),
+    ])
+    .await;
+    let ctx = ctx();
+    for (path, expected) in [
+        ("/prefixed.txt", "hello world"),
+        ("/quoted.txt", "hello world"),
+        ("/semicolon.txt", "café"),
+        ("/only-prefixed.txt", "café"),
+    ] {
+        let text = fetched(&ctx, &format!("{base}{path}"), json!({})).await;
+        assert!(text.ends_with(&format!("\n\n{expected}")), "{path}: {text}");
+    }
+}

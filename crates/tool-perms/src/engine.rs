@@ -1264,14 +1264,13 @@ impl PermissionEngine {
         }
         // Plan mode: only what does not change the world runs until the plan is approved
         // (a refusal, also where a safety check or an ask rule would have asked, unless
-        // the command is read-only by the engine's own analysis). A read-only command a
-        // safety check asks about (a path it cannot check, a tree too large to check), or
-        // one that reads outside the working directories, is asked about, not refused as a
-        // change (an ask for another cause, such as git in a planted repository, which
-        // would run what its configuration names, is refused).
-        let read_only_ask = f.kind == Kind::Ask
-            && read_only_command == Some(true)
-            && (f.immune || matches!(f.reason, Some(DecisionReason::WorkingDir { .. })));
+        // the command is read-only by the engine's own analysis). A read-only command that
+        // asks (a path a safety check cannot check, a tree too large to check, a read
+        // outside the working directories) is asked about, not refused as a change. (git in
+        // a planted repository, which would run what its configuration names, is no read:
+        // `check_command` says so.)
+        let read_only_ask =
+            matches!(f.kind, Kind::Ask | Kind::Passthrough) && read_only_command == Some(true);
         if perm.plan_mode_refuses_changes()
             && !read_only_ask
             && Self::changes_the_world(tool, input, f.kind == Kind::Allow, read_only_command)
@@ -2671,7 +2670,7 @@ impl PermissionEngine {
         // (Not one whose only filter is `-empty`: no content of any file.)
         let find_names = find_deletion
             .filter(|d| !d.everything && !d.name_tests.is_empty())
-            .map(|d| (d.name_tests, d.recursive));
+            .map(|d| (d.name_tests, d.recursive, d.follows_links, d.roots_follow));
         let takes_away = |index: usize| {
             index < listed
                 && match name {
@@ -2741,7 +2740,7 @@ impl PermissionEngine {
                     // may be set to `/` or the home.
                     if removes_tree && let Some(var) = line_variable(&arg.raw, analysis) {
                         let why = format!(
-                            "`{text}` removes what ${var}, set on this command line, names, which may be a whole directory such as / or the home"
+                            "`{text}` removes what ${{{var}}}, set on this command line, names, which may be a whole directory such as / or the home"
                         );
                         return Some(Finding::safety_ask(why, text));
                     }
@@ -2964,10 +2963,10 @@ impl PermissionEngine {
                         );
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
                     }
-                    if let Some((tests, recursive)) = &find_names
+                    if let Some((tests, recursive, follows, roots_follow)) = &find_names
                         && index < listed
-                        && tree_root
-                        && let Some(why) = protected_names_matching(&p, tests, *recursive)
+                        && (tree_root || (*roots_follow && p.is_dir()))
+                        && let Some(why) = protected_names_matching(&p, tests, *recursive, *follows)
                     {
                         let why = format!("`{text}` may delete {why}.");
                         worst = Some(pick(worst, Finding::safety_ask(why, text.clone())));
@@ -3943,9 +3942,11 @@ impl PermissionEngine {
                 "`{text}` deletes files of a protected name (such as .git, .claude or .bashrc) wherever it finds them"
             ));
         }
-        if !deletion.everything {
-            return None;
-        }
+        // A filtered one deletes part of what its roots hold: a root that cannot be listed
+        // (an expansion, a directory after a `cd` not known) may be the home or the project,
+        // whose protected files cannot be looked for; one that can is checked by the walk
+        // of [`protected_names_matching`] and as its roots' removal.
+        let filtered = !deletion.everything;
         let (roots_at, expression_at) = (deletion.roots_at, deletion.expression_at);
         let home = ctx.home().or(self.roots.home.as_deref());
         let critical = CriticalDirs::new(home, &ctx.working_directories());
@@ -3980,14 +3981,19 @@ impl PermissionEngine {
         for root in roots {
             if root.value.is_none() {
                 // A variable the line sets (`for d in ~; do find "$d" -delete; done`).
+                let what = if filtered {
+                    "deletes what its filters let through under"
+                } else {
+                    "deletes everything under"
+                };
                 if let Some(var) = line_variable(&root.raw, analysis) {
                     return Some(format!(
-                        "`{text}` deletes everything under what ${var}, set on this command line, names, which may be a whole directory such as / or the home"
+                        "`{text}` {what} what ${{{var}}}, set on this command line, names, which may be a whole directory such as / or the home"
                     ));
                 }
                 if computed_path_safety(&root.raw, PathUse::Write, true).is_some() {
                     return Some(format!(
-                        "`{text}` deletes everything under what an expansion names ({}), which may be a whole directory such as the home or the project",
+                        "`{text}` {what} what an expansion names ({}), which may be a whole directory such as the home or the project",
                         root.raw
                     ));
                 }
@@ -4016,12 +4022,16 @@ impl PermissionEngine {
                     || computed_path_safety(&format!("$PWD/{v}"), PathUse::Write, true).is_some()
                 {
                     return Some(format!(
-                        "`{text}` deletes everything under {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
+                        "`{text}` deletes {} under {} after a `cd` to a directory that is not known, which may be a whole directory such as the home or the project",
+                        if filtered { "files" } else { "everything" },
                         root.raw
                     ));
                 }
                 continue;
             };
+            if filtered {
+                continue;
+            }
             for p in paths {
                 if critical.contains(&p) || critical.contains(&resolve_symlinks(&p)) {
                     return Some(format!(
@@ -4264,7 +4274,30 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         analysis: &Analysis,
     ) -> Option<Finding> {
-        let words = effective_words(sub)?;
+        // The program behind the wrappers that run it as it is (`sudo rm`, `env rm`,
+        // `busybox rm`, `timeout 5 rm`).
+        let mut words = effective_words(sub)?;
+        while let Some(first) = words.first().and_then(|w| w.value.as_deref()) {
+            let wrapper = matches!(
+                basename(first),
+                "sudo"
+                    | "doas"
+                    | "env"
+                    | "nice"
+                    | "nohup"
+                    | "command"
+                    | "busybox"
+                    | "timeout"
+                    | "stdbuf"
+                    | "ionice"
+            );
+            let option =
+                first.starts_with('-') || first.parse::<f64>().is_ok() || first.contains('=');
+            if !(wrapper || option) || words.len() == 1 {
+                break;
+            }
+            words = &words[1..];
+        }
         let name = words.first()?.value.as_deref().map(basename)?;
         if name != "rm" || !sub.run_by_xargs {
             return None;
@@ -4294,10 +4327,24 @@ impl PermissionEngine {
                 glob: false,
             };
             let mut find = sub.clone();
-            find.words = producer.clone();
-            find.words.push(word("-exec"));
-            find.words.extend(words.iter().cloned());
-            find.words.extend([word("{}"), word("+")]);
+            let exec: Vec<Word> = std::iter::once(word("-exec"))
+                .chain(words.iter().cloned())
+                .chain([word("{}"), word("+")])
+                .collect();
+            // What it prints is what goes to rm: its last `-print` (in the branch that
+            // prints, `-name x -prune -o -name '*.log' -print`) becomes the removal.
+            let print = producer
+                .iter()
+                .rposition(|w| matches!(w.value.as_deref(), Some("-print" | "-print0")));
+            find.words = match print {
+                Some(i) => producer[..i]
+                    .iter()
+                    .cloned()
+                    .chain(exec)
+                    .chain(producer[i + 1..].iter().cloned())
+                    .collect(),
+                None => producer.iter().cloned().chain(exec).collect(),
+            };
             find.appended_args = false;
             find.run_by_xargs = false;
             find.fed_by = None;
@@ -4909,6 +4956,10 @@ struct FindDeletion {
     name_tests: Vec<Vec<String>>,
     /// It removes what it finds with everything under it (`-exec rm -r`).
     recursive: bool,
+    /// It follows links (`-L`, `-follow`; `-H` only for its roots: `roots_follow`).
+    follows_links: bool,
+    /// It follows links given as its roots (`-H`, `-L`, `-follow`).
+    roots_follow: bool,
 }
 
 /// What a find that deletes under `dir` with name filters ([`FindNameTests`]) may take of a
@@ -4916,9 +4967,15 @@ struct FindDeletion {
 /// directory (`.git`, `.ssh`, …: `-name main` finds a branch's ref, `-name '*.pack'` git's
 /// packs), or, for a recursive removal (`-exec rm -r`, `xargs rm -r`), a protected item
 /// below a directory the filters let through, which goes with it (`-name lib` removes
-/// `vendor/lib/.git`). The whole tree is walked, links not followed (find does not follow
-/// them); a tree of more than [`MAX_TREE_ENTRIES`] entries counts as a match.
-fn protected_names_matching(dir: &Path, tests: &[Vec<String>], recursive: bool) -> Option<String> {
+/// `vendor/lib/.git`). The whole tree is walked, links followed only when find follows them
+/// (`follows_links`: `-L`, `-follow`; a loop ends at the bound); a tree of more than
+/// [`MAX_TREE_ENTRIES`] entries counts as a match.
+fn protected_names_matching(
+    dir: &Path,
+    tests: &[Vec<String>],
+    recursive: bool,
+    follows_links: bool,
+) -> Option<String> {
     let tests = FindNameTests::new(tests);
     let mut seen = 0usize;
     // Directories to list, with the protected directory they are in (or are) and the
@@ -4938,7 +4995,11 @@ fn protected_names_matching(dir: &Path, tests: &[Vec<String>], recursive: bool) 
                 ));
             }
             let path = e.path();
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            let is_dir = if follows_links {
+                path.is_dir()
+            } else {
+                e.file_type().is_ok_and(|t| t.is_dir())
+            };
             let passes = tests.passes(&e.file_name());
             if let Some(p) = &protected
                 && passes
@@ -4949,8 +5010,17 @@ fn protected_names_matching(dir: &Path, tests: &[Vec<String>], recursive: bool) 
                     p.display()
                 ));
             }
+            // A link find follows into a protected directory is in it, whatever its name.
+            let linked_into_protected = || {
+                follows_links
+                    && is_dir
+                    && e.file_type().is_ok_and(|t| t.is_symlink())
+                    && std::fs::canonicalize(&path)
+                        .is_ok_and(|real| crate::path::protected_reason(&real).is_some())
+            };
             let own = (protected.is_none()
-                && crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some())
+                && (crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some()
+                    || linked_into_protected()))
             .then(|| path.clone());
             if let (Some(m), Some(p)) = (&matched, &own) {
                 return Some(format!(
@@ -5029,6 +5099,12 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         })
         .map_or(words.len(), |i| i + roots_at);
     let expression = &words[expression_at..];
+    let follows_links = words[1..roots_at]
+        .iter()
+        .any(|w| w.value.as_deref() == Some("-L"))
+        || expression
+            .iter()
+            .any(|w| w.value.as_deref() == Some("-follow"));
     // What only orders or bounds the walk (`-mindepth 1`: all but the root itself), tests
     // that every name passes (`-true`, `! -false`, `-name '*'`, `-regex '.*'`), and the
     // deletion itself: `-delete`, or an `-exec rm …` of what was found (`find ~ -exec
@@ -5140,7 +5216,7 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         (patterns.len() > 1).then_some((loosest, patterns))
     };
     let mut deletes = false;
-    // Another branch beside the deletion (`-o`, `,`) deletes what a test before it keeps.
+    // A branch after the deletion, or a negated group: read as filtering nothing.
     let mut branches = false;
     let mut filtered = false;
     let mut names: Option<FindNameFilter> = None;
@@ -5164,8 +5240,19 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
             }
         };
         let step = match v {
+            // `A -o B -delete` deletes what B lets through of what A does not: only the
+            // deletion's own branch filters it (`-name .git -prune -o -delete` is unfiltered,
+            // `-name node_modules -prune -o -name '*.log' -delete` filtered).
             Some("-o" | "-or" | ",") => {
-                branches = true;
+                if deletes {
+                    // A branch after the deletion may delete too (`-name x -delete -o
+                    // -delete`): read as unfiltered.
+                    branches = true;
+                } else {
+                    filtered = false;
+                    names = None;
+                    name_tests.clear();
+                }
                 1
             }
             Some("!" | "-not") if value(i + 1) == Some("-false") => 2,
@@ -5268,6 +5355,11 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
         names: names.unwrap_or(FindNameFilter::MayMatch),
         name_tests,
         recursive: recursive_rm,
+        follows_links,
+        roots_follow: follows_links
+            || words[1..roots_at]
+                .iter()
+                .any(|w| w.value.as_deref() == Some("-H")),
     })
 }
 
@@ -5382,6 +5474,12 @@ fn line_variable<'a>(raw: &'a str, analysis: &Analysis) -> Option<&'a str> {
         && !after[1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
     {
         return Some("_");
+    }
+    // An indirect expansion (`${!d}`, `${!#}`): any variable, the home's among them.
+    if let Some(inner) = text.strip_prefix("${")
+        && inner.starts_with('!')
+    {
+        return Some(&inner[..inner.find('}').unwrap_or(inner.len())]);
     }
     let end = after
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

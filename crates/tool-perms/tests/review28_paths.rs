@@ -32,6 +32,8 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
         std::fs::write(fx.proj.join(f), c).unwrap();
     }
     std::fs::write(fx.home.join(".ssh/id_ed25519.pub"), "ssh-ed25519 AAAA").unwrap();
+    // A link find follows with `-L` or `-follow`, into the repository's git directory.
+    std::os::unix::fs::symlink(fx.proj.join(".git"), fx.proj.join("build/linked")).unwrap();
     let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
     run_table_in(
         &fx,
@@ -49,6 +51,17 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
             bypass("ask", "find vendor -name HEAD -delete"),
             bypass("ask", "find . -name lib -exec rm -rf {} +"),
             bypass("ask", "find . -type d -name lib -exec rm -r {} \\;"),
+            bypass("ask", "find -L build -name main -delete"),
+            bypass("ask", "find build -follow -name main -delete"),
+            bypass("ask", "find \"${HOME}\" -type f -delete"),
+            // A computed root cannot be walked.
+            bypass("ask", "find \"${PWD}\" -name main -delete"),
+            bypass("ask", "find \"${PWD}\" -name '*.pyc' -delete"),
+            bypass("ask", "find . -name x -prune -o -name main -delete"),
+            bypass(
+                "allow",
+                "find . -name node_modules -prune -o -name '*.pyc' -delete",
+            ),
             bypass("allow", "find . -name lib -delete"),
             bypass("allow", "find . -name build -exec rm -rf {} +"),
             // Nothing there passes the filter, or no protected directory is walked.
@@ -88,10 +101,12 @@ async fn a_protected_name_after_a_cd_to_an_unknown_directory_asks() {
             bypass("ask", "cd \"$X\"; rm -rf ../.."),
             bypass("ask", "cd \"$X\"; find ./ -delete"),
             bypass("ask", "cd \"$X\"; find ../.. -delete"),
+            bypass("ask", "cd \"$X\" && find . -type f -delete"),
             bypass("allow", "cd \"$X\"; rm -rf build"),
             bypass("allow", "cd \"$X\"; echo x > out.txt"),
             bypass("allow", "cd \"$X\"; cat .bashrc"),
-            bypass("allow", "cd \"$X\"; find . -name '*.o' -delete"),
+            // Its tree cannot be walked for protected files a filter may reach.
+            bypass("ask", "cd \"$X\"; find . -name '*.o' -delete"),
         ],
     )
     .await;
@@ -111,6 +126,8 @@ async fn plan_mode_asks_about_a_read_only_command_outside_the_project() {
             plan("ask", "Bash", "cat $O/notes.txt"),
             plan("ask", "Bash", "ls $O"),
             plan("ask", "Bash", "wc -l $O/notes.txt README.md"),
+            plan("ask", "Bash", "ls $O && cat $O/notes.txt"),
+            plan("ask", "Bash", "cat $O/notes.txt; ls $O"),
             plan("ask", "Read", "$O/notes.txt"),
             plan("allow", "Bash", "cat README.md"),
             plan("deny", "Bash", "touch $O/new.txt"),
@@ -142,6 +159,13 @@ async fn removals_through_a_loop_variable_or_a_positional_parameter_ask_in_bypas
             bypass("ask", "for d in ~; do find \"$d\" -delete; done"),
             bypass("ask", "set -- ~; find \"$1\" -delete"),
             bypass("ask", "x=~; find \"$x\" -delete"),
+            bypass("ask", "x=~; find \"$x\" -type f -delete"),
+            bypass("ask", "d=HOME; rm -rf \"${!d}\""),
+            bypass("ask", "f() { rm -rf \"${!#}\"; }; f ~"),
+            bypass("ask", "for d in */; do rm -rf \"$d\"; done"),
+            bypass("ask", "for d in ..; do rm -rf \"$d\"; done"),
+            bypass("allow", "for d in build dist; do rm -rf \"$d\"; done"),
+            bypass("allow", "for f in *.tmp; do mv \"$f\" \"$f.bak\"; done"),
             bypass("allow", "for d in a b; do rm -rf build/\"$d\"; done"),
             bypass("allow", "for f in *.o; do rm \"$f\"; done"),
         ],
@@ -180,6 +204,16 @@ async fn an_rm_fed_by_a_pipeline_removes_what_its_producer_prints() {
             bypass("ask", "xargs -a list.txt rm -r"),
             bypass("ask", "find . -name lib | xargs rm -rf"),
             bypass("ask", "find ~ -maxdepth 1 -name 'pro*' | xargs rm -rf"),
+            bypass("ask", "parallel rm -rf ::: ~"),
+            bypass("ask", "echo ~ | parallel rm -rf"),
+            bypass("ask", "find ~ | xargs env rm -rf"),
+            bypass("ask", "find ~ | xargs sudo rm -rf"),
+            bypass("ask", "find . -name main | xargs busybox rm"),
+            bypass(
+                "allow",
+                "find . -name node_modules -prune -o -name '*.log' -print | xargs rm -f",
+            ),
+            bypass("allow", "find . -name '*.pyc' | xargs env rm -f"),
             bypass("allow", "find . -name '*.pyc' 2>/dev/null | xargs rm -f"),
             bypass("allow", "xargs rm -f < list.txt"),
             bypass("allow", "find . -name '*.pyc' | xargs rm -f"),

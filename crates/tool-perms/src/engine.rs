@@ -4274,30 +4274,7 @@ impl PermissionEngine {
         ctx: &ToolUseContext,
         analysis: &Analysis,
     ) -> Option<Finding> {
-        // The program behind the wrappers that run it as it is (`sudo rm`, `env rm`,
-        // `busybox rm`, `timeout 5 rm`).
-        let mut words = effective_words(sub)?;
-        while let Some(first) = words.first().and_then(|w| w.value.as_deref()) {
-            let wrapper = matches!(
-                basename(first),
-                "sudo"
-                    | "doas"
-                    | "env"
-                    | "nice"
-                    | "nohup"
-                    | "command"
-                    | "busybox"
-                    | "timeout"
-                    | "stdbuf"
-                    | "ionice"
-            );
-            let option =
-                first.starts_with('-') || first.parse::<f64>().is_ok() || first.contains('=');
-            if !(wrapper || option) || words.len() == 1 {
-                break;
-            }
-            words = &words[1..];
-        }
+        let words = behind_removal_wrappers(effective_words(sub)?);
         let name = words.first()?.value.as_deref().map(basename)?;
         if name != "rm" || !sub.run_by_xargs {
             return None;
@@ -5074,6 +5051,36 @@ impl FindNameTests {
     }
 }
 
+/// `words` from the program that the wrappers before it run as it is (`sudo rm`, `env rm`,
+/// `busybox rm`, `timeout 5 rm`, their options, numbers and `NAME=value` words skipped); the
+/// last word stays.
+fn behind_removal_wrappers(words: &[Word]) -> &[Word] {
+    let mut words = words;
+    while let [first, rest @ ..] = words
+        && !rest.is_empty()
+        && let Some(v) = first.value.as_deref()
+    {
+        let wrapper = matches!(
+            basename(v),
+            "sudo"
+                | "doas"
+                | "env"
+                | "nice"
+                | "nohup"
+                | "command"
+                | "busybox"
+                | "timeout"
+                | "stdbuf"
+                | "ionice"
+        );
+        if !(wrapper || v.starts_with('-') || v.parse::<f64>().is_ok() || v.contains('=')) {
+            break;
+        }
+        words = rest;
+    }
+    words
+}
+
 /// What `find WORDS` deletes ([`FindDeletion`]); `None` when it deletes nothing or is no
 /// `find`.
 fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
@@ -5115,29 +5122,9 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
     let exec_at = |i: usize| {
         let rest = &expression[i + 1..];
         let end = crate::bash::parse::exec_end(rest);
-        let mut words = rest[..end]
+        let mut words = behind_removal_wrappers(&rest[..end])
             .iter()
-            .filter_map(|w| w.value.as_deref())
-            .peekable();
-        while let Some(w) = words.peek().copied() {
-            let wrapper = matches!(
-                basename(w),
-                "sudo"
-                    | "doas"
-                    | "env"
-                    | "nice"
-                    | "nohup"
-                    | "command"
-                    | "busybox"
-                    | "timeout"
-                    | "stdbuf"
-                    | "ionice"
-            );
-            if !(wrapper || w.starts_with('-') || w.parse::<f64>().is_ok()) {
-                break;
-            }
-            words.next();
-        }
+            .filter_map(|w| w.value.as_deref());
         let program = words.next().map(basename);
         let recursive = words.any(|a| {
             a.starts_with('-') && !a.starts_with("--") && a.contains(['r', 'R'])

@@ -38,25 +38,7 @@ const REJECT: &str = "The user doesn't want to proceed with this tool use. The t
 #[test]
 fn requests_mark_prompt_cache_breakpoints_and_cached_tokens_are_priced() {
     let dir = tempfile::tempdir().unwrap();
-    let response = |usage: Value, calls: &[(&str, &str, Value)]| {
-        let mut events =
-            vec![json!({"type": "message_start", "message": {"id": "m", "usage": usage}})];
-        for (index, (id, name, input)) in (0..).zip(calls) {
-            events.extend(tool_block(index, id, name, input));
-        }
-        if calls.is_empty() {
-            events.extend(text_block(0, "Done."));
-        }
-        events.extend(end(
-            if calls.is_empty() {
-                "end_turn"
-            } else {
-                "tool_use"
-            },
-            10,
-        ));
-        sse(&events)
-    };
+    let response = turn_with_usage;
     let first = response(
         json!({"input_tokens": 100, "cache_creation_input_tokens": 1000, "output_tokens": 1}),
         &[("toolu_a", "Bash", json!({"command": "echo cached"}))],
@@ -2668,7 +2650,15 @@ fn usage_reported_only_in_message_delta_counts_toward_the_budget() {
 /// A response whose `message_start` reports `input_tokens` (on Sonnet, $3 a million), with
 /// the calls `(id, name, input)`, or the text `Done.` when there are none.
 fn priced_turn(input_tokens: u64, calls: &[(&str, &str, Value)]) -> String {
-    let mut events = vec![start(input_tokens)];
+    turn_with_usage(
+        json!({"input_tokens": input_tokens, "output_tokens": 1}),
+        calls,
+    )
+}
+
+/// A streamed answer whose `message_start` reports `usage`, with `calls` (or a short text).
+fn turn_with_usage(usage: Value, calls: &[(&str, &str, Value)]) -> String {
+    let mut events = vec![json!({"type": "message_start", "message": {"id": "m", "usage": usage}})];
     for (index, (id, name, input)) in (0..).zip(calls) {
         events.extend(tool_block(index, id, name, input));
     }

@@ -1008,7 +1008,8 @@ struct Walker<'a> {
     /// The placeholders of the find/xargs whose command is being analysed (`None`: not
     /// known): their input takes their place in nested commands too (`xargs -I{} xargs {}`).
     fills: Vec<Option<String>>,
-    /// The command whose payload is being analysed is `xargs` ([`SimpleCommand::run_by_xargs`]).
+    /// The command whose payload is being analysed is `xargs`, `parallel` or `xe`
+    /// ([`SimpleCommand::run_by_xargs`]).
     xargs_runs: bool,
 }
 

@@ -4999,6 +4999,14 @@ fn protected_names_matching(
                 && (crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some()
                     || linked_into_protected()))
             .then(|| path.clone());
+            // A protected item of its own that the filters let through (`.bashrc` deeper
+            // down under `-name '*rc'`).
+            if own.is_some() && passes {
+                return Some(format!(
+                    "{}, a protected item: its name filter matches it",
+                    path.display()
+                ));
+            }
             if let (Some(m), Some(p)) = (&matched, &own) {
                 return Some(format!(
                     "{} with everything in it, which holds {}, a protected item: its name filter matches {}",

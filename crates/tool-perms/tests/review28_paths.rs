@@ -18,7 +18,7 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
     for d in [
         ".git/refs/heads",
         ".git/objects/pack",
-        "build",
+        "build/deep",
         "vendor/lib/.git",
     ] {
         std::fs::create_dir_all(fx.proj.join(d)).unwrap();
@@ -28,6 +28,7 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
         (".git/objects/pack/pack-0a1b.pack", "PACK"),
         ("build/main", "bin"),
         ("vendor/lib/.git/HEAD", "ref: refs/heads/main"),
+        ("build/deep/.bashrc", "alias x=y"),
     ] {
         std::fs::write(fx.proj.join(f), c).unwrap();
     }
@@ -49,6 +50,7 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
             bypass("ask", "find ~ -name '*.pub' -delete"),
             // Nested protected directories, and directories removed whole with one.
             bypass("ask", "find vendor -name HEAD -delete"),
+            bypass("ask", "find build -name '*rc' -delete"),
             bypass("ask", "find . -name lib -exec rm -rf {} +"),
             bypass("ask", "find . -type d -name lib -exec rm -r {} \\;"),
             bypass("ask", "find -L build -name main -delete"),
@@ -63,7 +65,10 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
                 "find . -name node_modules -prune -o -name '*.pyc' -delete",
             ),
             bypass("allow", "find . -name lib -delete"),
-            bypass("allow", "find . -name build -exec rm -rf {} +"),
+            // `build` holds `deep/.bashrc`.
+            bypass("ask", "find . -name build -exec rm -rf {} +"),
+            bypass("allow", "find . -name deep -delete"),
+            bypass("allow", "find . -name obj -exec rm -rf {} +"),
             // Nothing there passes the filter, or no protected directory is walked.
             bypass("allow", "find . -name '*.pyc' -delete"),
             bypass(

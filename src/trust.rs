@@ -42,8 +42,10 @@ pub fn record_path() -> Option<PathBuf> {
 
 /// The record at `path`: a missing or empty file (0 bytes, or only white space: nothing is
 /// in it to lose) is an empty record; one that is not JSON is an error, never overwritten.
+/// So is one that is no regular file once symlinks are followed (a directory, a FIFO, a
+/// device): see [`read_regular_file`].
 fn read_record(path: &Path) -> Result<Value, String> {
-    match std::fs::read_to_string(path) {
+    match read_regular_file(path) {
         Ok(text) if text.trim_start_matches('\u{feff}').trim().is_empty() => {
             Ok(Value::Object(Map::new()))
         }
@@ -53,12 +55,45 @@ fn read_record(path: &Path) -> Result<Value, String> {
         Ok(text) => match tool_core::parse_config_json(&text) {
             Ok(record) if record.is_object() => Ok(record),
             // `null`, `[]`: no record trust can be read from or written into.
-            Ok(_) => Err(format!("{} does not hold a JSON object", path.display())),
-            Err(e) => Err(format!("{} is not valid JSON: {e}", path.display())),
+            Ok(_) => Err(format!("{} does not hold a JSON object", shell_word(path))),
+            Err(e) => Err(format!("{} is not valid JSON: {e}", shell_word(path))),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Object(Map::new())),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(format!("cannot read {}: {e}", shell_word(path))),
     }
+}
+
+/// The text of the regular file at `path` (symlinks followed). Anything else is an error
+/// saying what it is, found without waiting and before a byte is read: the file is opened
+/// with `O_NONBLOCK` (a FIFO opened for reading would otherwise wait for a writer, for
+/// ever) and its type checked on the opened file.
+fn read_regular_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else {
+            "something else"
+        };
+        return Err(std::io::Error::other(format!(
+            "not a regular file (it is {what})"
+        )));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// Whether `dir` (absolute, canonical) is trusted by the record. An unreadable record
@@ -116,7 +151,7 @@ fn projects_problem(record: &Value, path: &Path) -> Option<String> {
 
 /// Why the record at `path` cannot hold trust when its `projects` is not an object.
 fn projects_not_an_object(path: &Path) -> String {
-    format!("`projects` in {} is not an object", path.display())
+    format!("`projects` in {} is not an object", shell_word(path))
 }
 
 /// Why `dir`'s entry in the record at `path` cannot hold trust.
@@ -124,7 +159,7 @@ fn not_an_entry(dir: &Path, path: &Path) -> String {
     format!(
         "the entry for {} in {} is not an object",
         shell_word(dir),
-        path.display()
+        shell_word(path)
     )
 }
 
@@ -150,10 +185,10 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
             if dir.exists() && !dir.is_dir() {
                 format!(
                     "the record's directory {} is not a directory (HOME or CLAUDE_CONFIG_DIR names a file?)",
-                    dir.display()
+                    shell_word(dir)
                 )
             } else {
-                format!("cannot create {}: {e}", dir.display())
+                format!("cannot create {}: {e}", shell_word(dir))
             }
         })?;
     }
@@ -166,7 +201,7 @@ pub fn set_trusted(dir: &Path, trusted: bool) -> Result<PathBuf, String> {
         .to_str()
         .ok_or_else(|| format!("{} is not valid UTF-8", shell_word(dir)))?;
     let Some(root) = record.as_object_mut() else {
-        return Err(format!("{} does not hold a JSON object", path.display()));
+        return Err(format!("{} does not hold a JSON object", shell_word(&path)));
     };
     let projects = root
         .entry("projects")
@@ -257,14 +292,14 @@ impl RecordLock {
                     if started.elapsed() > LOCK_WAIT {
                         return Err(format!(
                             "{} is locked by another program ({} exists); try again, or remove it if no Claude Code or toolwright is running",
-                            record.display(),
-                            lock.display()
+                            shell_word(record),
+                            shell_word(&lock)
                         ));
                     }
                     std::thread::sleep(std::time::Duration::from_millis(25));
                 }
                 Err(e) => {
-                    return Err(format!("cannot lock {}: {e}", record.display()));
+                    return Err(format!("cannot lock {}: {e}", shell_word(record)));
                 }
             }
         }
@@ -305,7 +340,7 @@ fn write_record(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .and_then(|()| std::fs::rename(&tmp, &target));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", path.display()));
+        return Err(format!("cannot write {}: {e}", shell_word(path)));
     }
     if let Ok(dir) = std::fs::File::open(parent) {
         let _ = dir.sync_all();

@@ -1748,3 +1748,117 @@ fn a_signal_answers_http_calls_in_progress_as_interrupted() {
         "{answer}"
     );
 }
+
+/// A batch is refused over HTTP whatever the protocol, and the error says why in terms
+/// that hold for a client on 2025-03-26 too: this server takes batches only over stdio,
+/// and over HTTP each message goes in a request of its own (it told a 2025-03-26 client
+/// that batches exist "only on protocol 2025-03-26").
+#[test]
+fn a_batch_over_http_is_refused_saying_batches_are_stdio_only() {
+    let (_dir, root) = project();
+    let server = Server::toolwright_http(&root, &["--no-auth"]);
+    let port = server.port();
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let host = ("Host", format!("127.0.0.1:{port}"));
+    let (code, headers, body) = raw_post(port, "/mcp", &[host], initialize);
+    assert_eq!(code, 200, "{body}");
+    let session = headers
+        .iter()
+        .find(|(name, _)| name == "mcp-session-id")
+        .map(|(_, value)| value.clone())
+        .unwrap();
+    let batch = r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#;
+    // The answer is chunked: read to the end of the connection, its JSON on a line of its
+    // own.
+    let head = session_head("POST", port, "/mcp", &session).replace("2025-11-25", "2025-03-26")
+        + "\r\nConnection: close";
+    let (lines, _) = raw_exchange(port, &head, batch, |_| false);
+    assert!(lines[0].contains(" 400 "), "{lines:?}");
+    let answer: Value = lines
+        .iter()
+        .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+        .find(Value::is_object)
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("only over stdio") && message.contains("one message per request"),
+        "{message}"
+    );
+    assert!(!message.contains("only on protocol"), "{message}");
+}
+
+/// Stops `server` and returns what it wrote on standard error (piped).
+fn stderr_after_stopping(server: &mut Server) -> String {
+    support::terminate_and_wait(&mut server.child);
+    let mut stderr = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    stderr
+}
+
+/// A settings file's `env` that sets `TOOLWRIGHT_SERVE_TOKEN` is told, in one warning line
+/// at start, that the value is ignored (only the process environment's counts); it was
+/// ignored without a word. Without it, no such warning.
+#[test]
+fn a_token_in_a_settings_files_env_is_warned_about() {
+    let (_dir, root) = project();
+    let settings =
+        serde_json::json!({"env": {"TOOLWRIGHT_SERVE_TOKEN": "published-token-0123456789"}})
+            .to_string();
+    for (extra, warned) in [
+        (vec!["--settings", settings.as_str()], true),
+        (vec![], false),
+    ] {
+        let mut command = support::toolwright_http_command(&root, &extra);
+        command.stderr(Stdio::piped());
+        let mut server = Server::start(command);
+        let stderr = stderr_after_stopping(&mut server);
+        let warning: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.contains("TOOLWRIGHT_SERVE_TOKEN"))
+            .collect();
+        if warned {
+            assert_eq!(warning.len(), 1, "{stderr}");
+            assert!(
+                warning[0].contains("warning")
+                    && warning[0].contains("ignored")
+                    && warning[0].contains("process environment"),
+                "{stderr}"
+            );
+        } else {
+            assert!(warning.is_empty(), "{stderr}");
+        }
+    }
+}
+
+/// The start banner names the served folder as one shell word: a name holding a newline or
+/// an escape is written as `$'…'`, so the banner stays one line with nothing a terminal acts
+/// on (it printed the folder raw).
+#[test]
+fn the_banner_names_a_folder_with_control_characters_escaped() {
+    let (_dir, base) = project();
+    let root = base.join("ev\nil\u{1b}[31m");
+    std::fs::create_dir(&root).unwrap();
+    let mut command = support::toolwright_http_command(&root, &[]);
+    command.stderr(Stdio::piped());
+    let mut server = Server::start(command);
+    let stderr = stderr_after_stopping(&mut server);
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    let banner = stderr
+        .lines()
+        .find(|line| line.contains("MCP over Streamable HTTP at"))
+        .unwrap_or_else(|| panic!("{stderr:?}"));
+    assert!(
+        banner.contains(&format!(
+            "for $'{}/ev\\x0ail\\x1b[31m' (Ctrl-C",
+            base.display()
+        )),
+        "{banner:?}"
+    );
+}

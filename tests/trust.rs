@@ -764,3 +764,102 @@ fn trust_names_a_folder_with_control_characters_escaped() {
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
     assert!(stderr.contains("gone\\x0ahere"), "{stderr:?}");
 }
+
+/// What `toolwright trust` says about the record names the record's path as it names a
+/// folder: a config directory holding a control character (a newline, an escape) is
+/// written as `$'…'`, so the error is one line with nothing a terminal acts on (it printed
+/// the record's path raw in "is not valid JSON").
+#[test]
+fn trust_names_a_record_with_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let root = base.join("repo");
+    let config = base.join("h\u{1b}[31m\nome");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join(".claude.json"), "{\"projects\": {").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwright"))
+        .arg("trust")
+        .arg(&root)
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(
+        stderr.contains("h\\x1b[31m\\x0aome/.claude.json' is not valid JSON"),
+        "{stderr:?}"
+    );
+}
+
+/// Runs `command` for at most 20 seconds: its output, or `None` (it was killed) when it
+/// was still running then.
+fn output_within_20s(command: &mut Command) -> Option<Output> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// A trust record that is no regular file (a FIFO, here reached through a symlink too) is
+/// refused as a directory is, "cannot read …", and never opened for reading: `trust` and
+/// `permissions check` waited for ever for a writer on the FIFO.
+#[test]
+fn a_fifo_as_the_trust_record_is_refused_without_waiting() {
+    let c = malicious_checkout();
+    let fifo = c.config.join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    for linked in [false, true] {
+        let record = c.config.join(".claude.json");
+        let _ = std::fs::remove_file(&record);
+        if linked {
+            std::os::unix::fs::symlink(&fifo, &record).unwrap();
+        } else {
+            std::fs::rename(&fifo, &record).unwrap();
+        }
+        let out = output_within_20s(
+            Command::new(env!("CARGO_BIN_EXE_toolwright"))
+                .arg("trust")
+                .arg(&c.root)
+                .env("CLAUDE_CONFIG_DIR", &c.config),
+        )
+        .unwrap_or_else(|| panic!("linked {linked}: `trust` waited on the FIFO"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "linked {linked}: {stderr}");
+        assert!(
+            stderr.contains("cannot read") && stderr.contains("not a regular file"),
+            "linked {linked}: {stderr}"
+        );
+        let out = output_within_20s(
+            Command::new(env!("CARGO_BIN_EXE_toolwright"))
+                .args(["permissions", "check", "--json", "--cwd"])
+                .arg(&c.root)
+                .args(["Bash", r#"{"command":"touch newfile"}"#])
+                .env("CLAUDE_CONFIG_DIR", &c.config),
+        )
+        .unwrap_or_else(|| panic!("linked {linked}: `permissions check` waited on the FIFO"));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        // Untrusted: the checkout's own allow rule does not apply.
+        assert_ne!(report["decision"], "allow", "linked {linked}: {report}");
+        if !linked {
+            std::fs::rename(&record, &fifo).unwrap();
+        }
+    }
+}

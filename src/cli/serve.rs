@@ -83,6 +83,11 @@ const MIN_TOKEN_CHARS: usize = 16;
 /// [`TOKEN_VAR`] as it was when [`take_token_from_env`] took it out of the environment.
 static ENV_TOKEN: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::OnceLock::new();
 
+/// Whether a settings file's `env` set [`TOKEN_VAR`] (to another value than the process
+/// was started with), as [`take_token_from_env`] found: `serve` warns that it is ignored.
+static SETTINGS_SET_TOKEN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Takes `TOOLWRIGHT_SERVE_TOKEN` out of this process's environment, keeping its value for
 /// `--http`: the commands, hooks and MCP servers `serve` starts inherit its environment, and
 /// one of them must not read the token that lets anyone run these tools. Called by `main`
@@ -93,7 +98,13 @@ static ENV_TOKEN: std::sync::OnceLock<Option<std::ffi::OsString>> = std::sync::O
 /// publishes.
 pub fn take_token_from_env() {
     let token = crate::session::var_before_settings(TOKEN_VAR);
-    if std::env::var_os(TOKEN_VAR).is_some() {
+    let now = std::env::var_os(TOKEN_VAR);
+    // The settings' `env` was applied just before: a value other than the process's came
+    // from it. (One equal to the process's changes nothing, and is not told.)
+    if now.is_some() && now != token {
+        SETTINGS_SET_TOKEN.store(true, Ordering::Relaxed);
+    }
+    if now.is_some() {
         // SAFETY: called from `main` while this process has a single thread: the telemetry
         // and the async runtime start after it, as for the settings' `env`.
         #[allow(unsafe_code)]
@@ -107,6 +118,11 @@ pub fn take_token_from_env() {
 /// Runs `toolwright serve`: until the client closes standard input, or for `--http` until
 /// interrupted (Ctrl-C, SIGTERM).
 pub async fn run(args: &ServeArgs) -> ExitCode {
+    if SETTINGS_SET_TOKEN.load(Ordering::Relaxed) {
+        eoutln!(
+            "toolwright serve: warning: a settings file's `env` sets {TOKEN_VAR}, which is ignored: only the process environment's value (the one `serve` was started with) sets the token, as a settings file could publish it; the commands it runs do not inherit it either"
+        );
+    }
     let http = match args.http.as_deref().map(parse_addr).transpose() {
         Ok(addr) => addr,
         Err(e) => {
@@ -272,7 +288,9 @@ pub async fn run(args: &ServeArgs) -> ExitCode {
     };
     eoutln!(
         "toolwright serve: MCP over Streamable HTTP at {endpoint} for {} (Ctrl-C stops{with_token})",
-        session.ctx.cwd().display()
+        // As one shell word: a folder's name is anyone's, and a control character in it
+        // must not reach the terminal.
+        crate::trust::shell_word(session.ctx.cwd())
     );
     // The URL alone on stdout, for scripts.
     outln!("{url}");

@@ -293,7 +293,13 @@ struct SessionStreams {
     ended: std::collections::VecDeque<u64>,
     /// The bytes those hold.
     ended_bytes: usize,
+    /// The streams dropped unfetched (beyond the bounds), the last [`MAX_DROPPED_NAMED`]:
+    /// a client resuming one is told why it is gone.
+    dropped: std::collections::VecDeque<u64>,
 }
+
+/// How many dropped streams a session remembers, to name them as dropped.
+const MAX_DROPPED_NAMED: usize = 1024;
 
 /// A call's event stream as read so far.
 #[derive(Default)]
@@ -327,8 +333,10 @@ const CLIENT_BACKLOG: usize = 256;
 enum NotResumable {
     /// Not `N/S`.
     NotAnEventId,
-    /// No stream `S` is kept for the session (never given out, fetched, or dropped).
+    /// No stream `S` is kept for the session (never given out, or fetched).
     NoStream,
+    /// Stream `S` ended unfetched and was dropped: the session kept too many.
+    Dropped,
     /// Stream `S` has not sent event `N` yet.
     NotSentYet,
 }
@@ -341,6 +349,12 @@ impl NotResumable {
             }
             Self::NoStream => {
                 "names no event stream of this session that can be resumed: it was never given out, or its end was already delivered (a call's result is kept until it is fetched once, while the session lasts)"
+            }
+            Self::Dropped => {
+                return format!(
+                    "Invalid Request: Last-Event-ID `{id}` names a call's event stream that ended while no client read it, and was dropped because too many results were kept unfetched: a session keeps at most {MAX_UNFETCHED_RESULTS} ({} MiB) that no client has fetched, the oldest dropped first",
+                    MAX_UNFETCHED_BYTES / (1024 * 1024)
+                );
             }
             Self::NotSentYet => "names an event its stream has not sent",
         };
@@ -522,6 +536,10 @@ impl CallStreams {
             };
             if let Some(dropped) = streams.streams.remove(&oldest) {
                 streams.ended_bytes -= dropped.bytes;
+                if streams.dropped.len() == MAX_DROPPED_NAMED {
+                    streams.dropped.pop_front();
+                }
+                streams.dropped.push_back(oldest);
                 tracing::warn!(target: "toolwright::serve", session, stream = oldest, "dropped an unfetched call result: the session keeps at most {MAX_UNFETCHED_RESULTS} ({MAX_UNFETCHED_BYTES} bytes)");
             }
         }
@@ -552,8 +570,14 @@ impl CallStreams {
     ) -> Result<Body, NotResumable> {
         let (index, stream) = parse_event_id(last).ok_or(NotResumable::NotAnEventId)?;
         let mut sessions = self.sessions();
-        let call = sessions
-            .get_mut(session)
+        let kept = sessions.get_mut(session);
+        if kept
+            .as_ref()
+            .is_some_and(|s| !s.streams.contains_key(&stream) && s.dropped.contains(&stream))
+        {
+            return Err(NotResumable::Dropped);
+        }
+        let call = kept
             .and_then(|s| s.streams.get_mut(&stream))
             .ok_or(NotResumable::NoStream)?;
         if call.events.back().is_none_or(|e| e.0 < index) {
@@ -1258,7 +1282,18 @@ async fn rejected_body(response: Response<Body>, body: &[u8]) -> Response<Body> 
     if !text.starts_with(b"fail to deserialize request body") {
         return Response::from_parts(parts, Full::new(text).boxed());
     }
-    let (code, message) = super::stdio::rejection(body);
+    // A batch: what stdio says of one (MCP has batches only on 2025-03-26) misleads a
+    // client on that very version; over HTTP there are none at all.
+    let (code, message) = if serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|value| value.is_array())
+    {
+        (
+            -32600,
+            "Invalid Request: a batch (a JSON array): this server takes batches only over stdio (from clients on protocol 2025-03-26); over HTTP, send one message per request".to_owned(),
+        )
+    } else {
+        super::stdio::rejection(body)
+    };
     tracing::warn!(target: "toolwright::serve", "refused a request body: {message}");
     let answer = super::stdio::error_response(&serde_json::Value::Null, code, &message);
     json_response(StatusCode::BAD_REQUEST, answer)
@@ -1581,7 +1616,7 @@ mod tests {
         assert_eq!(kept, (8..40).collect::<Vec<u64>>());
         assert_eq!(
             streams.resume("s", "0/3", ()).err(),
-            Some(NotResumable::NoStream)
+            Some(NotResumable::Dropped)
         );
         assert!(streams.resume("s", "0/39", ()).is_ok());
         assert_eq!(
@@ -1615,6 +1650,34 @@ mod tests {
         assert_eq!(events.len(), 1 + MAX_KEPT_NOTIFICATIONS);
         assert_eq!(events[0].0, 0, "the question was dropped");
         assert_eq!(events[1].0, 100 - MAX_KEPT_NOTIFICATIONS + 1);
+    }
+
+    /// A `Last-Event-ID` of a result dropped because too many were kept unfetched is told
+    /// so (it was told the stream was never given out or already delivered); one never
+    /// given out or already fetched is not.
+    #[test]
+    fn a_dropped_result_is_named_as_dropped() {
+        let streams = Arc::new(CallStreams::default());
+        let answer = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        for stream in 0..(MAX_UNFETCHED_RESULTS as u64 + 1) {
+            streams.open("s", stream, None);
+            streams.record("s", stream, Some(0), event(0, stream, answer));
+            streams.end("s", stream);
+        }
+        let why = |id: &str| match streams.resume("s", id, ()) {
+            Ok(_) => panic!("{id} was resumed"),
+            Err(e) => e.message(id),
+        };
+        let dropped = why("0/0");
+        assert!(
+            dropped.contains("dropped") && dropped.contains("too many"),
+            "{dropped}"
+        );
+        streams.fetched("s", 1);
+        for id in ["0/1", "0/500"] {
+            let other = why(id);
+            assert!(!other.contains("dropped"), "{id}: {other}");
+        }
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> http::HeaderMap {

@@ -279,7 +279,7 @@ impl TurnParser {
                     Some(Ok(other)) if rest.trim().is_empty() && pending.trim().contains('\n') => {
                         self.error = Some(format!(
                             "expected a response ({{\"type\":\"message\",...}}), SSE events or JSONL blocks, {}",
-                            found_instead(&other)
+                            found_instead(&other, FoundIn::Input)
                         ));
                     }
                     _ => {
@@ -469,7 +469,7 @@ impl TurnParser {
             _ => {
                 self.error = fail(format!(
                     "expected {{\"type\":\"tool_use\",...}} or {{\"type\":\"text\",...}}, {}",
-                    found_instead(&value)
+                    found_instead(&value, FoundIn::Input)
                 ));
             }
         }
@@ -507,12 +507,12 @@ impl TurnParser {
                     }
                 }
                 Some(_) => {}
-                // No block at all (a string, an object without a `type`): the response is
-                // malformed there, as at a tool_use without a name.
+                // No block at all (a string, an array, an object without a string `type`):
+                // the response is malformed there, as at a tool_use without a name.
                 None => {
                     self.error = Some(format!(
                         "content block {i}: expected a content block ({{\"type\":...}}), {}",
-                        found_instead(block)
+                        found_instead(block, FoundIn::Content)
                     ));
                     return;
                 }
@@ -539,16 +539,40 @@ fn event_len(text: &str, from: usize, at_end: bool) -> Option<usize> {
     (at_end && !text.is_empty()).then_some(text.len())
 }
 
-/// What `value`, where a response or a block was expected, is instead.
-fn found_instead(value: &Value) -> String {
-    match (value.get("type").and_then(Value::as_str), value) {
-        (Some("error"), _) => format!(
+/// Where a value that is no response or block was found: what to say of an array differs.
+#[derive(Clone, Copy)]
+enum FoundIn {
+    /// A JSONL line or a whole document, where an array is most likely blocks that belong
+    /// one per line.
+    Input,
+    /// An element of a response's `content`, which holds the blocks themselves.
+    Content,
+}
+
+/// What `value`, where a response or a block was expected (`found_in`), is instead.
+fn found_instead(value: &Value, found_in: FoundIn) -> String {
+    match (value.get("type"), value) {
+        (Some(Value::String(t)), _) if t == "error" => format!(
             "found an API error ({}: {})",
             value["error"]["type"].as_str().unwrap_or("unknown"),
             value["error"]["message"].as_str().unwrap_or("no message")
         ),
-        (Some(t), _) => format!("found type `{t}`"),
-        (None, Value::Array(_)) => "found a JSON array (give one block per line)".to_owned(),
+        (Some(Value::String(t)), _) => format!("found type `{t}`"),
+        (Some(t), _) => {
+            let t = t.to_string();
+            let shown = if t.chars().count() > 40 {
+                format!("{}…", t.chars().take(40).collect::<String>())
+            } else {
+                t
+            };
+            format!("found an object whose `type` is not a string ({shown})")
+        }
+        (None, Value::Array(_)) => match found_in {
+            FoundIn::Input => "found a JSON array (give one block per line)".to_owned(),
+            FoundIn::Content => {
+                "found a JSON array, where a block must be an object (`content` holds the blocks themselves, not lists of them)".to_owned()
+            }
+        },
         (None, Value::Object(_)) => "found an object without a `type`".to_owned(),
         (None, _) => "found a JSON value that is not an object".to_owned(),
     }
@@ -926,6 +950,57 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    /// Found by review: an array inside a response's `content` is said to be one, without
+    /// the JSONL advice to give one block per line (which a response's `content` has no use
+    /// for); an object whose `type` is there but no string is said to be that, not an object
+    /// without a `type`. The blocks before it still come out.
+    #[test]
+    fn a_content_element_is_said_as_what_it_is() {
+        let t1 = json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {}});
+        let t3 = json!({"type": "tool_use", "id": "t3", "name": "Glob", "input": {}});
+        for (element, found) in [
+            (
+                json!([]),
+                "found a JSON array, where a block must be an object",
+            ),
+            (
+                json!({"type": 5}),
+                "found an object whose `type` is not a string (5)",
+            ),
+            (
+                json!({"type": null}),
+                "found an object whose `type` is not a string (null)",
+            ),
+        ] {
+            let message = json!({"type": "message", "content": [t1, element, t3]});
+            let turn = parse(&message.to_string(), Duration::ZERO);
+            let ids: Vec<&str> = turn.tool_uses().map(|t| t.id.as_str()).collect();
+            assert_eq!(ids, ["t1"], "{message}");
+            let error = turn.error.unwrap_or_default();
+            assert!(
+                error.starts_with("content block 1: expected a content block")
+                    && error.contains(found)
+                    && !error.contains("one block per line")
+                    && !error.contains("without a `type`"),
+                "{message}: {error}"
+            );
+        }
+        // A JSONL line keeps its advice, and says a `type` that is no string as it is.
+        let turn = parse(
+            "[]
+",
+            Duration::ZERO,
+        );
+        let error = turn.error.unwrap_or_default();
+        assert!(error.contains("give one block per line"), "{error}");
+        let turn = parse("{\"type\":true}\n", Duration::ZERO);
+        let error = turn.error.unwrap_or_default();
+        assert!(
+            error.contains("an object whose `type` is not a string (true)"),
+            "{error}"
+        );
     }
 
     /// Found by review: a JSONL line holding a block that a non-streaming response may hold

@@ -1,7 +1,7 @@
 //! `toolwright run` as a real process, for what a review found in its input and its end:
-//! standard input that fails part-way with `--pace`, a standard output nobody reads when a
-//! signal comes, a PermissionRequest hook's stop beside a call that already ran, and a saved
-//! response with more after it.
+//! standard input that fails part-way with `--pace`, a standard output nobody reads (or one
+//! read slowly) when a signal comes, a PermissionRequest hook's stop beside a call that
+//! already ran, and a saved response with more after it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write as _;
@@ -235,4 +235,82 @@ fn a_saved_response_runs_its_blocks_up_to_a_problem() {
             "{message}"
         );
     }
+}
+
+/// A signal while a slow reader reads the run's standard output (1 KiB a second, steadily:
+/// a pipe passes what was written on a page of 4 KiB at a time, so the run's write moves
+/// only every 4 s) does not end the run: the reader gets the whole message. The stall
+/// guard used to give up after 2 s without movement and exit 143, saying that nothing was
+/// reading standard output, the results not yet printed lost.
+#[test]
+fn a_signal_waits_for_a_slow_reader_of_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    // Six calls of 20 lines of 1,000 characters each: the message is about twice what a
+    // pipe holds.
+    let mut lines: Vec<Value> = (1..=6)
+        .map(|i| {
+            json!({"type": "tool_use", "id": format!("t{i}"), "name": "Bash",
+                "input": {"command": "for i in $(seq 20); do printf '%01000d\\n' 0; done"}})
+        })
+        .collect();
+    lines.push(json!({"type": "tool_use", "id": "t7", "name": "Bash", "input": {"command": "touch all-ran"}}));
+    let input = root.join("turn.jsonl");
+    std::fs::write(&input, jsonl(&lines)).unwrap();
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = command(&root, &["--mode", "bypassPermissions", "--json"])
+        .arg(&input)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the calls never ran", || root.join("all-ran").exists());
+    // The message's write fills the pipe and waits.
+    std::thread::sleep(Duration::from_secs(1));
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    // 1 KiB a second for 10 s, then the rest at once.
+    let slow_reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut piece = [0u8; 1024];
+        for _ in 0..10 {
+            let n = std::io::Read::read(&mut reader, &mut piece).unwrap();
+            got.extend_from_slice(&piece[..n]);
+            if n == 0 {
+                return got;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        std::io::Read::read_to_end(&mut reader, &mut got).unwrap();
+        got
+    });
+    let status = wait_at_most(
+        &mut child,
+        Duration::from_secs(60),
+        "the run did not end after the signal",
+    );
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let stdout = slow_reader.join().unwrap();
+    assert!(
+        !stderr.contains("nothing is reading"),
+        "{status:?}: {stderr}"
+    );
+    let message: Value = serde_json::from_slice(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: got {} bytes; {stderr}", stdout.len()));
+    let content = message["content"].as_array().unwrap();
+    assert_eq!(content.len(), 7, "{stderr}");
+    for result in &content[..6] {
+        assert_eq!(
+            result["content"].as_str().unwrap().matches('0').count(),
+            20_000,
+            "{stderr}"
+        );
+    }
+    assert!(
+        matches!(status.code(), Some(0 | 143)),
+        "{status:?}: {stderr}"
+    );
 }

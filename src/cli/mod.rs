@@ -66,9 +66,13 @@ static STDOUT_WRITES: OutputWrites = OutputWrites::new();
 /// The writes to standard error ([`write_err`]).
 static STDERR_WRITES: OutputWrites = OutputWrites::new();
 
-/// How much one write hands the stream at most: the written count moves at least this
-/// often while a reader reads, however long the text.
-const WRITE_PIECE: usize = 4096;
+/// How much one write hands the stream at most, so that the written count moves as soon
+/// as a reader has made this much room, however long the text. A pipe write of up to
+/// `PIPE_BUF` bytes (4,096 on Linux, 512 on macOS) is atomic: it waits until there is room
+/// for all of it, so a piece that size would move only after the reader took that much.
+/// (A Linux pipe still frees its room a page of 4 KiB at a time, which
+/// [`OUTPUT_STALL_GRACE`] allows for.)
+const WRITE_PIECE: usize = 512;
 
 impl OutputWrites {
     const fn new() -> Self {
@@ -120,15 +124,17 @@ impl OutputWrites {
 
 /// How long, once a signal came, a write to standard output or standard error may stay in
 /// progress without moving before the command exits without the rest
-/// ([`exit_when_output_stalls_after_a_signal`]).
-pub(crate) const OUTPUT_STALL_GRACE: Duration = Duration::from_secs(2);
+/// ([`exit_when_output_stalls_after_a_signal`]): long enough for a reader of 1 KiB a second
+/// to free a pipe's page of 4 KiB.
+pub(crate) const OUTPUT_STALL_GRACE: Duration = Duration::from_secs(5);
 
 /// Ends the command when, after a signal, a write to standard output or standard error has
 /// not moved for [`OUTPUT_STALL_GRACE`] (the reader of a pipe that does not read, a pager
 /// left on its page): the results cannot reach anyone, and the write would hold the run
 /// for ever, past the signal that asked it to end. It says so on standard error (if that can
 /// be written), kills the commands it started, and exits with the last signal's status.
-/// Output that keeps moving, however slowly, is waited for.
+/// Output that moves at least once every [`OUTPUT_STALL_GRACE`] (a piece of at most
+/// [`WRITE_PIECE`] bytes) is waited for, however long it takes in all.
 pub(crate) fn exit_when_output_stalls_after_a_signal() {
     let mut signals = Signals::install();
     tokio::spawn(async move {

@@ -4308,20 +4308,36 @@ impl PermissionEngine {
                 .chain(words.iter().cloned())
                 .chain([word("{}"), word("+")])
                 .collect();
-            // What it prints is what goes to rm: its last `-print` (in the branch that
-            // prints, `-name x -prune -o -name '*.log' -print`) becomes the removal.
-            let print = producer
-                .iter()
-                .rposition(|w| matches!(w.value.as_deref(), Some("-print" | "-print0")));
-            find.words = match print {
-                Some(i) => producer[..i]
-                    .iter()
-                    .cloned()
-                    .chain(exec)
-                    .chain(producer[i + 1..].iter().cloned())
-                    .collect(),
-                None => producer.iter().cloned().chain(exec).collect(),
-            };
+            // What it prints is what goes to rm: each action that prints (`-print`,
+            // `-printf FMT`, `-ls`, `-fprint FILE`, … in the branch that prints: `-name x
+            // -prune -o -name '*.log' -print`) becomes the removal; with none, `-print` is
+            // implied at the end.
+            let mut words = Vec::new();
+            let mut printed = false;
+            let mut i = 0;
+            while i < producer.len() {
+                let takes = match producer[i].value.as_deref() {
+                    Some("-print" | "-print0" | "-ls") => Some(1),
+                    Some("-printf" | "-fprint" | "-fprint0" | "-fls") => Some(2),
+                    Some("-fprintf") => Some(3),
+                    _ => None,
+                };
+                match takes {
+                    Some(n) => {
+                        words.extend(exec.iter().cloned());
+                        printed = true;
+                        i += n;
+                    }
+                    None => {
+                        words.push(producer[i].clone());
+                        i += 1;
+                    }
+                }
+            }
+            if !printed {
+                words.extend(exec);
+            }
+            find.words = words;
             find.appended_args = false;
             find.run_by_xargs = false;
             find.fed_by = None;
@@ -5218,6 +5234,8 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
     let mut name_tests: Vec<Vec<String>> = Vec::new();
     // The test at hand is negated: it filters nothing.
     let mut negated = false;
+    // How many groups read inline (`\( … \)` that is no list of names) are open here.
+    let mut group_depth = 0usize;
     let mut i = 0;
     while i < expression.len() {
         let v = value(i);
@@ -5239,9 +5257,10 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
             // deletion's own branch filters it (`-name .git -prune -o -delete` is unfiltered,
             // `-name node_modules -prune -o -name '*.log' -delete` filtered).
             Some("-o" | "-or" | ",") => {
-                if deletes {
+                if deletes || group_depth > 0 {
                     // A branch after the deletion may delete too (`-name x -delete -o
-                    // -delete`): read as unfiltered.
+                    // -delete`), and one inside a group read inline (`\( -true -o -name x
+                    // \)`) may let everything through: read as unfiltered.
                     branches = true;
                 } else {
                     filtered = false;
@@ -5278,12 +5297,18 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
                     }
                     // Any other group is read as if it were not there (an `-o` in it
                     // counts as a branch).
-                    None => 1,
+                    None => {
+                        group_depth += 1;
+                        1
+                    }
                 }
             }
+            Some(")") => {
+                group_depth = group_depth.saturating_sub(1);
+                1
+            }
             Some(
-                ")"
-                | "-depth"
+                "-depth"
                 | "-xdev"
                 | "-mount"
                 | "-print"

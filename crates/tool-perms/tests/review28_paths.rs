@@ -60,6 +60,11 @@ async fn a_find_whose_names_match_inside_a_protected_directory_asks() {
             bypass("ask", "find \"${PWD}\" -name main -delete"),
             bypass("ask", "find \"${PWD}\" -name '*.pyc' -delete"),
             bypass("ask", "find . -name x -prune -o -name main -delete"),
+            bypass("ask", "find . \\( -true -o -name '*.pyc' \\) -delete"),
+            bypass(
+                "ask",
+                "find ~ -mindepth 1 \\( -true -o -name '*.pyc' \\) -delete",
+            ),
             bypass(
                 "allow",
                 "find . -name node_modules -prune -o -name '*.pyc' -delete",
@@ -169,8 +174,11 @@ async fn removals_through_a_loop_variable_or_a_positional_parameter_ask_in_bypas
             bypass("ask", "f() { rm -rf \"${!#}\"; }; f ~"),
             bypass("ask", "for d in */; do rm -rf \"$d\"; done"),
             bypass("ask", "for d in ..; do rm -rf \"$d\"; done"),
-            bypass("allow", "for d in build dist; do rm -rf \"$d\"; done"),
-            bypass("allow", "for f in *.tmp; do mv \"$f\" \"$f.bak\"; done"),
+            // However plain the list looks: a protected name, a link, a word IFS splits.
+            bypass("ask", "for d in .git; do rm -rf \"$d\"; done"),
+            bypass("ask", "for d in link; do rm -rf \"$d\"/; done"),
+            bypass("ask", "IFS=x; for d in x..x; do find $d -delete; done"),
+            bypass("ask", "for d in build dist; do rm -rf \"$d\"; done"),
             bypass("allow", "for d in a b; do rm -rf build/\"$d\"; done"),
             bypass("allow", "for f in *.o; do rm \"$f\"; done"),
         ],
@@ -208,6 +216,15 @@ async fn an_rm_fed_by_a_pipeline_removes_what_its_producer_prints() {
             bypass("ask", "xargs rm -rf < list.txt"),
             bypass("ask", "xargs -a list.txt rm -r"),
             bypass("ask", "find . -name lib | xargs rm -rf"),
+            bypass(
+                "ask",
+                "find . -print -o -name '*.pyc' -print | xargs rm -rf",
+            ),
+            bypass("ask", "find . -printf '%p\\n' -name zzz | xargs rm -rf"),
+            bypass(
+                "ask",
+                "find . \\( -true -o -name '*.pyc' \\) -print | xargs rm -rf",
+            ),
             bypass("ask", "find ~ -maxdepth 1 -name 'pro*' | xargs rm -rf"),
             bypass("ask", "parallel rm -rf ::: ~"),
             bypass("ask", "echo ~ | parallel rm -rf"),

@@ -1390,12 +1390,11 @@ impl Walker<'_> {
             | "elif_clause"
             | "else_clause" => {
                 self.complex("control flow (if/for/while/case) is not auto-allowed");
-                // A `for NAME in …` (or `select`) assigns NAME what it lists: unless each
-                // is a plain relative name that stays below the directory (`for d in build
-                // dist`, `for f in *.tmp`), it may be `/` or the home.
+                // A `for NAME in …` (or `select`) assigns NAME what it lists, which may be
+                // `/`, the home or a protected name, however plain the list looks (a link,
+                // a word `IFS` splits): what is removed through it is asked about.
                 if node.kind() == "for_statement"
                     && let Some(v) = node.child_by_field_name("variable")
-                    && !self.lists_plain_names(node)
                 {
                     let name = self.text(v);
                     self.out.assigned.push(Assignment {
@@ -2646,27 +2645,6 @@ impl Walker<'_> {
 
     /// Notes the assignments of a statement that assigns (`X=1`, `A=1 B=2`, `export X=1`)
     /// in [`Analysis::assigned`], by name and as written.
-    /// Whether a `for` loop's list is words each a plain relative name below the directory
-    /// (no `/` at the start, no `.` or `..` part, no `~`, no expansion), a glob among them
-    /// only with a fixed part besides its wildcards (`*.tmp`, not `*` or `*/`).
-    fn lists_plain_names(&self, node: Node<'_>) -> bool {
-        let mut cursor = node.walk();
-        let values: Vec<Node<'_>> = node.children_by_field_name("value", &mut cursor).collect();
-        !values.is_empty()
-            && values.iter().all(|v| {
-                let text = self.text(*v);
-                let plain = matches!(v.kind(), "word" | "raw_string" | "string")
-                    && !text.contains(['$', '`', '~', '\\', '{'])
-                    && !text.starts_with(['/', '-']);
-                let unquoted = text.trim_matches(['\'', '"']);
-                plain
-                    && unquoted.split('/').all(|part| {
-                        !matches!(part, "" | "." | "..")
-                            && !part.chars().all(|c| matches!(c, '*' | '?' | '.'))
-                    })
-            })
-    }
-
     fn note_assigned(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();

@@ -28,6 +28,7 @@ use crate::bash::parse::{
     UNKNOWN_DIR, Word, analyze, basename, trim_command,
 };
 use crate::bash::pattern::{ShellPattern, escape_stars, first_word};
+use crate::bash::values::{plain_word, substituted};
 use crate::domain::{DomainPattern, url_host};
 use crate::path::{
     CriticalDirs, FindNameFilter, PathRoots, PathRuleSet, escape_glob, find_name_filter,
@@ -2731,22 +2732,39 @@ impl PermissionEngine {
                         );
                         return Some(Finding::safety_ask(why, text));
                     }
-                    let message = format!(
-                        "`{text}` uses a computed path ({}), which cannot be checked.",
-                        arg.raw
-                    );
                     let removes_tree = removes_whole(index);
-                    // A variable the line itself sets (`x=/; rm -rf $x`), removed whole: it
-                    // may be set to `/` or the home.
-                    if removes_tree && let Some(var) = line_variable(&arg.raw, analysis) {
-                        let why = format!(
-                            "`{text}` removes what ${{{var}}}, set on this command line, names, which may be a whole directory such as / or the home"
-                        );
-                        return Some(Finding::safety_ask(why, text));
+                    // Variables the line sets to plain words only (`for d in build dist`,
+                    // `X=build`) stand for each of their words: a word with nothing else
+                    // that expands is checked as if written (`"$d"/out`), one with more is
+                    // computed (`"$HOME/$d"`).
+                    let spelled = substituted(&arg.raw, &analysis.values);
+                    if let Some(words) = spelled
+                        .as_ref()
+                        .and_then(|ws| ws.iter().map(|w| plain_word(w)).collect::<Option<Vec<_>>>())
+                    {
+                        words
+                            .into_iter()
+                            .filter(|w| !w.is_empty())
+                            .map(|w| (w, false))
+                            .collect()
+                    } else {
+                        for raw in spelled.unwrap_or_else(|| vec![arg.raw.clone()]) {
+                            // A variable the line itself sets otherwise (`x=/; rm -rf $x`,
+                            // `for d in *`), removed whole: it may be set to `/` or the home.
+                            if removes_tree && let Some(var) = line_variable(&raw, analysis) {
+                                let why = format!(
+                                    "`{text}` removes what ${{{var}}}, set on this command line, names, which may be a whole directory such as / or the home"
+                                );
+                                return Some(Finding::safety_ask(why, text));
+                            }
+                            let message = format!(
+                                "`{text}` uses a computed path ({raw}), which cannot be checked."
+                            );
+                            let f = self.computed_path(set, &raw, use_, removes_tree, message);
+                            worst = Some(pick(worst, f.sub(text.clone())));
+                        }
+                        continue;
                     }
-                    let f = self.computed_path(set, &arg.raw, use_, removes_tree, message);
-                    worst = Some(pick(worst, f.sub(text.clone())));
-                    continue;
                 }
             };
             for (value, glob) in &values {
@@ -3960,8 +3978,8 @@ impl PermissionEngine {
         let given = &words[roots_at..expression_at];
         // A glob that matches every name there (`find * -delete`) is that directory's whole
         // content, as `rm -rf *` is.
-        let roots: Vec<&Word> = if given.is_empty() {
-            vec![&dot]
+        let mut roots: Vec<Word> = if given.is_empty() {
+            vec![dot.clone()]
         } else {
             given
                 .iter()
@@ -3971,34 +3989,57 @@ impl PermissionEngine {
                             .as_deref()
                             .is_some_and(|v| matches!(v, "*" | "?*" | "**"))
                     {
-                        &dot
+                        dot.clone()
                     } else {
-                        w
+                        w.clone()
                     }
                 })
                 .collect()
         };
-        for root in roots {
-            if root.value.is_none() {
-                // A variable the line sets (`for d in ~; do find "$d" -delete; done`).
-                let what = if filtered {
-                    "deletes what its filters let through under"
-                } else {
-                    "deletes everything under"
-                };
-                if let Some(var) = line_variable(&root.raw, analysis) {
-                    return Some(format!(
-                        "`{text}` {what} what ${{{var}}}, set on this command line, names, which may be a whole directory such as / or the home"
-                    ));
-                }
-                if computed_path_safety(&root.raw, PathUse::Write, true).is_some() {
-                    return Some(format!(
-                        "`{text}` {what} what an expansion names ({}), which may be a whole directory such as the home or the project",
-                        root.raw
-                    ));
-                }
-                continue;
+        // A variable the line sets to plain words only (`for d in build dist; do find "$d"
+        // -delete; done`) stands for each of its words.
+        let mut computed: Vec<String> = Vec::new();
+        roots.retain(|w| {
+            if w.value.is_some() {
+                return true;
             }
+            computed.extend(
+                substituted(&w.raw, &analysis.values).unwrap_or_else(|| vec![w.raw.clone()]),
+            );
+            false
+        });
+        for raw in computed {
+            match plain_word(&raw) {
+                // An empty word is no start point (`find "" -delete` fails).
+                Some(v) if v.is_empty() => {}
+                Some(v) => roots.push(Word {
+                    raw: v.clone(),
+                    value: Some(v),
+                    plain: true,
+                    glob: false,
+                }),
+                None => {
+                    let what = if filtered {
+                        "deletes what its filters let through under"
+                    } else {
+                        "deletes everything under"
+                    };
+                    // A variable the line sets otherwise (`for d in ~; do find "$d" -delete;
+                    // done`).
+                    if let Some(var) = line_variable(&raw, analysis) {
+                        return Some(format!(
+                            "`{text}` {what} what ${{{var}}}, set on this command line, names, which may be a whole directory such as / or the home"
+                        ));
+                    }
+                    if computed_path_safety(&raw, PathUse::Write, true).is_some() {
+                        return Some(format!(
+                            "`{text}` {what} what an expansion names ({raw}), which may be a whole directory such as the home or the project"
+                        ));
+                    }
+                }
+            }
+        }
+        for root in &roots {
             let v = literal_tilde(root);
             if user_home(&root.raw).is_some() {
                 return Some(format!(
@@ -4257,10 +4298,12 @@ impl PermissionEngine {
         f
     }
 
-    /// The safety check of an `rm` that `xargs` runs on what a pipeline's earlier stage
-    /// prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`, it removes what `find
-    /// ROOTS EXPR -exec rm … {} +` would, and is checked as that command (`find ~ | xargs rm
-    /// -rf` is a critical removal, `find . -name '*.pyc' | xargs rm` stays allowed); fed by anything
+    /// The safety check of an `rm` (or another program that takes away what it is given:
+    /// `unlink`, `truncate`, `shred`, `mv`, `rmdir`) that `xargs` runs on what a pipeline's
+    /// earlier stage prints ([`SimpleCommand::fed_by`]): fed by `find ROOTS EXPR`, it removes
+    /// what `find ROOTS EXPR -exec rm … {} +` would, and is checked as that command (`find ~ |
+    /// xargs rm -rf` is a critical removal, `find . -name '*.pyc' | xargs rm` stays allowed,
+    /// `find . -name main | xargs truncate -s0` empties a branch's ref); an `rm` fed by anything
     /// else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole directory such as the
     /// home or the project, which cannot be checked, as is one fed by what is not known here
     /// (`xargs rm -rf < list`). Only safety checks and denials count: the `rm` itself is
@@ -4276,14 +4319,14 @@ impl PermissionEngine {
     ) -> Option<Finding> {
         let words = behind_removal_wrappers(effective_words(sub)?);
         let name = words.first()?.value.as_deref().map(basename)?;
-        if name != "rm" || !sub.run_by_xargs {
+        if !TAKES_AWAY_WHAT_IT_IS_GIVEN.contains(&name) || !sub.run_by_xargs {
             return None;
         }
         let text = sub.raw_text();
         let Some(producer) = sub.fed_by.as_ref() else {
             // Fed by what is not known here (a redirected or compound stage, a file: `xargs
             // rm -rf < list`, `xargs -a list rm -r`).
-            return changes_trees("rm", words).then(|| {
+            return (name == "rm" && changes_trees("rm", words)).then(|| {
                 let why = format!(
                     "`{text}` removes, with everything under them, paths it reads from its input, which may be a whole directory such as the home or the project and cannot be checked"
                 );
@@ -4351,7 +4394,7 @@ impl PermissionEngine {
                 Finding { message, ..f }.sub(text.clone())
             });
         }
-        changes_trees("rm", words).then(|| {
+        (name == "rm" && changes_trees("rm", words)).then(|| {
             let why = format!(
                 "`{text}` removes, with everything under them, the paths `{produced}` prints, which may be a whole directory such as the home or the project and cannot be checked"
             );
@@ -5011,8 +5054,15 @@ fn protected_names_matching(
                     && std::fs::canonicalize(&path)
                         .is_ok_and(|real| crate::path::protected_reason(&real).is_some())
             };
+            // `.config/git` and `.config/fish` are protected where `.config` is not.
+            let config_dir = || {
+                is_dir
+                    && d.file_name().is_some_and(|n| n == ".config")
+                    && (e.file_name() == "git" || e.file_name() == "fish")
+            };
             let own = (protected.is_none()
                 && (crate::path::protected_name_kind(&e.file_name(), || is_dir).is_some()
+                    || config_dir()
                     || linked_into_protected()))
             .then(|| path.clone());
             // A protected item of its own that the filters let through (`.bashrc` deeper
@@ -5104,6 +5154,12 @@ fn behind_removal_wrappers(words: &[Word]) -> &[Word] {
     }
     words
 }
+
+/// Programs that take away the files they are given, run by `find -exec` or `xargs` on
+/// what find finds: they remove them (`rm`, `unlink`, `rmdir`), empty them (`truncate`),
+/// overwrite them (`shred`) or move them away (`mv`). A protected file among what they are
+/// given is lost as if removed.
+const TAKES_AWAY_WHAT_IT_IS_GIVEN: &[&str] = &["rm", "unlink", "rmdir", "truncate", "shred", "mv"];
 
 /// What `find WORDS` deletes ([`FindDeletion`]); `None` when it deletes nothing or is no
 /// `find`.
@@ -5343,7 +5399,7 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
             }
             Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
                 let (program, _, end) = exec_at(i);
-                if program == Some("rm") {
+                if program.is_some_and(|p| TAKES_AWAY_WHAT_IT_IS_GIVEN.contains(&p)) {
                     deletes = true;
                 }
                 // Another program's exit status says nothing that can be known here: no
@@ -5387,7 +5443,9 @@ fn find_deletion(words: &[Word]) -> Option<FindDeletion> {
 /// cannot be checked: written, its fixed part names a protected item (`"$HOME/.bashrc"`,
 /// `"$(pwd)/.git/hooks/x"`); removed with everything under it (`rm -r`, `rmdir`, `mv`'s
 /// source: `removal`), it is an expansion with nothing fixed after it (`"$HOME"`,
-/// `"$PWD"/*`, `$(pwd)`, `$(echo /)`), which may be `/`, the home or the project itself.
+/// `"$PWD"/*`, `$(pwd)`, `$(echo /)`), which may be `/`, the home or the project itself,
+/// or one that is such a path when its variables are empty or unset (`"/$d"`, `~/"$x"`,
+/// `"$HOME/$x"`).
 fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<String> {
     if use_ != PathUse::Write {
         return None;
@@ -5406,6 +5464,19 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("$PWD{rest}"),
         _ => text,
     };
+    // With its variables empty or unset, a path that starts fixed may be `/` or the home
+    // (`"/$d"`, `~/"$x"`, `/"$a"/*`).
+    if !text.starts_with('$')
+        && let Some(emptied) = with_expansions_empty(&text)
+        && matches!(
+            emptied.as_str(),
+            "/" | "/*" | "/.*" | "/.." | "~" | "~/" | "~/*" | "~/.*" | "~/.." | "~/../*"
+        )
+    {
+        return Some(format!(
+            "It removes what an expansion names ({raw}), which, with a variable empty or unset, is a whole directory such as / or the home."
+        ));
+    }
     // The expansion the text starts with: its name (`pwd` for a `$(pwd)` substitution),
     // and what follows it.
     let (name, rest) = if let Some(rest) = ["$(pwd)", "$(pwd -P)", "$(pwd -L)", "`pwd`"]
@@ -5449,19 +5520,72 @@ fn computed_path_safety(raw: &str, use_: PathUse, removal: bool) -> Option<Strin
         name,
         "HOME" | "PWD" | "OLDPWD" | "CLAUDE_PROJECT_DIR" | "pwd" | "$(…)"
     );
-    let dangerous = if home_or_project {
-        matches!(
-            rest,
-            "" | "/" | "/*" | "/*/" | "/." | "/.*" | "/.." | "/../" | "/../*"
-        )
-    } else {
-        matches!(rest, "/*" | "/*/" | "/.*" | "/.." | "/../" | "/../*")
-    };
+    // What follows it, as written and with the variables in it empty or unset
+    // (`"$HOME/$x"` is the home when `x` is empty).
+    let dangerous = [Some(rest.to_owned()), with_expansions_empty(rest)]
+        .into_iter()
+        .flatten()
+        .any(|rest| {
+            if home_or_project {
+                matches!(
+                    rest.as_str(),
+                    "" | "/" | "/*" | "/*/" | "/." | "/.*" | "/.." | "/../" | "/../*"
+                )
+            } else {
+                matches!(
+                    rest.as_str(),
+                    "/*" | "/*/" | "/.*" | "/.." | "/../" | "/../*"
+                )
+            }
+        });
     dangerous.then(|| {
         format!(
             "It removes what an expansion names ({raw}), which may be a whole directory such as the home or the project."
         )
     })
+}
+
+/// `text` with every expansion in it taken out and its runs of slashes made one (`/$d` is
+/// `/`, `~/${x}/$(f)` is `~/`): what it names when each of them is empty or unset. `None`
+/// when it has none.
+fn with_expansions_empty(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut any = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let skip = match c {
+            '$' => {
+                let after = &rest[1..];
+                if let Some(inner) = after.strip_prefix('{') {
+                    inner.find('}').map(|end| end + 3)
+                } else if after.starts_with('(') {
+                    substitution_rest(rest).map(|r| rest.len() - r.len())
+                } else {
+                    let ident = after
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(after.len());
+                    let special =
+                        after.starts_with(|c: char| c.is_ascii_digit() || "@*#?$!-".contains(c));
+                    (ident > 0 || special).then(|| 1 + ident.max(usize::from(special)))
+                }
+            }
+            '`' => substitution_rest(rest).map(|r| rest.len() - r.len()),
+            _ => None,
+        };
+        match skip {
+            Some(n) => {
+                any = true;
+                rest = &rest[n..];
+            }
+            None => {
+                if !(c == '/' && out.ends_with('/')) {
+                    out.push(c);
+                }
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    any.then_some(out)
 }
 
 /// Whether the relative path `value` names the directory it is taken in, one above it, or

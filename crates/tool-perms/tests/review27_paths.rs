@@ -409,7 +409,7 @@ async fn removals_through_a_variable_or_a_user_home_ask_in_bypass() {
         vec![
             bypass("ask", "x=/; rm -rf $x"),
             bypass("ask", "x=$(pwd); rm -rf \"$x\""),
-            bypass("ask", "x=$HOME; rm -rf $x"),
+            bypass("ask", "x=${HOME}; rm -rf $x"),
             bypass("ask", "rm -rf $(echo /)"),
             bypass("ask", "rm -rf ~bin/"),
             bypass("ask", "rm -rf ~root/"),

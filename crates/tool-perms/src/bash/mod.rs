@@ -6,6 +6,7 @@ mod options;
 pub mod parse;
 pub mod pattern;
 mod sed;
+pub(crate) mod values;
 
 /// Whether `command` may change the shell's working directory (`cd`, `pushd`, `popd`
 /// anywhere in it, after wrappers), or cannot be parsed well enough to tell (fail-closed).

@@ -5,6 +5,7 @@
 //! simple command that could be found).
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use tree_sitter::{Node, Parser};
@@ -280,6 +281,11 @@ pub struct Analysis {
     /// (regardless of case), `globstar` (`**` goes down directories). Found once per
     /// analysis ([`GlobOptions::of`]).
     pub glob_options: GlobOptions,
+    /// Variables the line assigns nothing but plain words, with every value each may take
+    /// there (`for d in build dist`, `X=build`; not the environment's value before the
+    /// first assignment): a removal through one is checked for each value. Found once per
+    /// analysis ([`values::plain_values`](super::values::plain_values)).
+    pub values: BTreeMap<String, Vec<String>>,
 }
 
 /// The shell options a command's globs are matched under, as far as its text says
@@ -443,8 +449,55 @@ pub fn analyze(command: &str) -> Analysis {
     }
     traces_with_ps4(&mut analysis);
     analysis.glob_options = GlobOptions::of(&analysis.commands);
+    analysis.values = super::values::plain_values(command, &analysis);
     bound_listed(&mut analysis, listed_limit(command.len()));
     analysis
+}
+
+/// Whether the command `words` prints only lines it reads from its standard input, as they
+/// came, some of them or in another order (`sort`, `uniq`, `head -n 5`, `tail`, `tac`,
+/// `shuf`, `cat`, `grep -v x`): no file operand, nothing that cuts or rewrites lines
+/// (`grep -o`, `cut`, `sed`).
+fn passes_lines_on(words: &[Word]) -> bool {
+    let Some(program) = program_of(words) else {
+        return false;
+    };
+    let grep = matches!(program, "grep" | "egrep" | "fgrep");
+    if !grep
+        && !matches!(
+            program,
+            "sort" | "uniq" | "head" | "tail" | "tac" | "shuf" | "cat"
+        )
+    {
+        return false;
+    }
+    let mut operands = 0;
+    for w in &words[1..] {
+        let Some(v) = w.value.as_deref() else {
+            return false;
+        };
+        if let Some(option) = v.strip_prefix('-').filter(|o| !o.is_empty()) {
+            // grep's options that print parts of lines or read files or patterns from files.
+            let cuts_or_reads = option.starts_with('-')
+                && matches!(
+                    option,
+                    "-only-matching"
+                        | "-recursive"
+                        | "-dereference-recursive"
+                        | "-file"
+                        | "-regexp"
+                )
+                || !option.starts_with('-') && option.contains(['o', 'r', 'R', 'f', 'e']);
+            if grep && cuts_or_reads {
+                return false;
+            }
+        } else if v.chars().all(|c| c.is_ascii_digit()) {
+            // A count (`head -n 5`).
+        } else {
+            operands += 1;
+        }
+    }
+    operands <= usize::from(grep)
 }
 
 /// Whether `command` names what makes a `cd` to a bare name go elsewhere: `CDPATH`, or
@@ -505,7 +558,7 @@ fn traces_with_ps4(a: &mut Analysis) {
 }
 
 /// The words of `cmd` from the command its wrappers run (`nice set -x` is `set -x`).
-fn effective_part(cmd: &SimpleCommand) -> &[Word] {
+pub(super) fn effective_part(cmd: &SimpleCommand) -> &[Word] {
     let mut words = &cmd.words[..];
     for _ in 0..MAX_WRAPPERS {
         match wrapped_command_starts(words) {
@@ -1261,8 +1314,15 @@ impl Walker<'_> {
                             && stage
                                 .child_by_field_name("body")
                                 .is_some_and(|b| b.kind() == "command"));
-                    producer = (one_command && end == start + 1)
+                    let words = (one_command && end == start + 1)
                         .then(|| self.out.commands[start].words.clone());
+                    // A stage that prints some of the lines it reads, as they came (`sort`,
+                    // `head`, `grep x`), passes on what the stage before it printed: `find
+                    // . -name x | sort | xargs rm` removes what find finds.
+                    producer = match words {
+                        Some(w) if producer.is_some() && passes_lines_on(&w) => producer,
+                        other => other,
+                    };
                 }
                 self.piped = outer;
             }

@@ -1,0 +1,148 @@
+//! Session 29 on paths: a variable the command line sets to plain words only (`for d in
+//! build dist`, `X=build`) is checked as each of its words, in bypass mode too: the
+//! everyday loops and assignments are allowed again, and what their words name (`/usr`,
+//! `.git`, a link to the home) is asked about as if written out.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Fixture, case, run_table_in};
+
+/// Removals through a `for` variable or an assignment of plain words are checked word by
+/// word: `for d in build dist; do rm -rf "$d"; done` is allowed in bypass mode, as `rm -rf
+/// build dist` is, while a word that is protected, critical or a link to the home (`for d
+/// in usr; do rm -rf /"$d"`, `for d in build .git`, `for d in homelink; do rm -rf "$d"/`)
+/// asks. A variable the line may set otherwise (`read`, `unset`, `declare`, `${d:=…}`, a
+/// glob or a quoted list, `IFS`) still asks.
+#[tokio::test]
+async fn removals_through_plainly_set_variables_are_checked_word_by_word() {
+    let fx = Fixture::new();
+    for d in ["build/node_modules", "dist/node_modules"] {
+        std::fs::create_dir_all(fx.proj.join(d)).unwrap();
+    }
+    std::os::unix::fs::symlink(&fx.home, fx.proj.join("homelink")).unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("allow", "for d in build dist; do rm -rf \"$d\"; done"),
+            bypass("allow", "for d in build dist; do rm -rf $d; done"),
+            bypass(
+                "allow",
+                "for d in build dist\ndo\n  rm -rf \"$d/node_modules\"\ndone",
+            ),
+            bypass("allow", "X=build; rm -rf \"$X/dist\""),
+            bypass("allow", "export T=build && rm -rf \"${T}\""),
+            bypass(
+                "allow",
+                "for d in build dist; do find \"$d\" -name '*.pyc' -delete; done",
+            ),
+            bypass("allow", "for d in build; do find \"$d\" -delete; done"),
+            // Each word is checked as written.
+            bypass("ask", "for d in usr; do rm -rf /\"$d\"; done"),
+            bypass("ask", "for d in build .git; do rm -rf \"$d\"; done"),
+            bypass("ask", "for d in homelink; do rm -rf \"$d\"/; done"),
+            bypass("ask", "for d in build ..; do rm -rf \"$d\"; done"),
+            bypass("ask", "d=.; rm -rf \"$d\""),
+            bypass("ask", "d=; rm -rf \"$d\"/"),
+            bypass("ask", "d=build; d=/; rm -rf \"$d\""),
+            bypass("ask", "for d in x; do find \"$d\" .git -delete; done"),
+            bypass(
+                "ask",
+                "for d in .git; do find \"$d\" -name '*' -delete; done",
+            ),
+            bypass("ask", "d=src; rm -rf \"$d\"/../.git"),
+            // Anything else that may set the variable.
+            bypass("ask", "d=build; read d; rm -rf \"$d\""),
+            bypass("ask", "d=build; unset d; rm -rf \"$d\"/"),
+            bypass("ask", "d=build; declare -n d=HOME; rm -rf \"$d\""),
+            bypass("ask", "d=build; : ${d:=~}; rm -rf \"$d\""),
+            bypass("ask", "d=build; bash -c 'd=~'; rm -rf \"$d\""),
+            bypass("ask", "for d in build ~; do rm -rf \"$d\"; done"),
+            bypass("ask", "for d in \"$@\" build; do rm -rf \"$d\"; done"),
+            bypass(
+                "ask",
+                "for d in build; do rm -rf \"$d\"; done; for d in */; do rm -rf \"$d\"; done",
+            ),
+            bypass("ask", "IFS=x; for d in ..x; do rm -rf $d; done"),
+            bypass("ask", "d=build; d+=/..; rm -rf \"$d\""),
+            bypass("ask", "d=build; getopts x d; rm -rf \"$d\""),
+        ],
+    )
+    .await;
+}
+
+/// A removal of a path that is `/`, the home or the project when a variable in it is empty
+/// or unset (`rm -rf "$HOME/$x"`, `rm -rf /"$d"`, `find ~/"$x" -delete`): a safety check,
+/// asked even in bypass mode, as `rm -rf "$HOME"` is. With something fixed after the
+/// variable (`"$HOME/.cache/$x"`, `"$HOME/$x/build"`) or under a directory of no
+/// importance (`build/$x`) it stays allowed; a line that sets the variable to plain words
+/// has them checked instead (`for x in .cache; do rm -rf "$HOME/$x"; done`).
+#[tokio::test]
+async fn a_removal_that_an_empty_variable_makes_the_home_or_the_root_asks() {
+    let fx = Fixture::new();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "rm -rf \"${HOME}/$x\""),
+            bypass("ask", "rm -rf \"${HOME}/${x}/\""),
+            bypass("ask", "rm -rf ~/\"$x\""),
+            bypass("ask", "rm -rf \"/$X\""),
+            bypass("ask", "rm -rf /\"$a\"/\"$b\""),
+            bypass("ask", "rm -rf \"${PWD}/$x\""),
+            bypass("ask", "rm -rf \"$(pwd)/$x\""),
+            bypass("ask", "rm -rf \"${HOME}/$(cat name)\""),
+            bypass("ask", "rm -rf \"$BUILD/$x\"/*"),
+            bypass("ask", "find ~/\"$x\" -delete"),
+            bypass("ask", "for x in .ssh; do rm -rf \"${HOME}/$x\"; done"),
+            bypass("allow", "rm -rf \"${HOME}/.cache/$x\""),
+            bypass("allow", "rm -rf \"${HOME}/$x/build\""),
+            bypass("allow", "rm -rf \"build/$x\""),
+            bypass("allow", "rm -rf \"$BUILD/$x\""),
+            bypass("allow", "for x in .cache; do rm -rf \"${HOME}/$x\"; done"),
+        ],
+    )
+    .await;
+}
+
+/// What `find` finds, taken away by another program than `rm` (`-exec unlink`, `shred -u`,
+/// `truncate -s0`, `mv`, or `xargs` of them) or passed through a stage that only picks or
+/// orders lines (`| sort |`, `| grep -v x |`, `| head |`) before `xargs rm`, is checked as
+/// `find … -delete` is: a branch's ref under `.git` or `~/.config/git/config` asks even in
+/// bypass mode; what stays clear of protected files (`-name '*.pyc'`) is allowed, and so
+/// is a list rewritten on the way (`| sed …`), which names other paths.
+#[tokio::test]
+async fn what_find_finds_taken_away_otherwise_or_through_line_filters_is_checked() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
+    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
+    std::fs::create_dir_all(fx.home.join(".config/git")).unwrap();
+    std::fs::write(fx.home.join(".config/git/config"), "[user]").unwrap();
+    std::fs::create_dir_all(fx.home.join(".config/app")).unwrap();
+    std::fs::write(fx.home.join(".config/app/settings"), "x").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass("ask", "find . -name main -exec unlink {} \\;"),
+            bypass("ask", "find . -name main -exec shred -u {} +"),
+            bypass("ask", "find . -name main -exec truncate -s0 {} +"),
+            bypass("ask", "find . -name main -exec mv {} /tmp \\;"),
+            bypass("ask", "find . -name main | xargs -n1 unlink"),
+            bypass("ask", "find . -name main | xargs truncate -s 0"),
+            bypass("ask", "find . -name main | xargs mv -t /tmp"),
+            bypass("ask", "find . -name main | sort | xargs rm"),
+            bypass("ask", "find . -name main | grep -v zzz | xargs rm -f"),
+            bypass("ask", "find . -name main | sort -u | head -n 5 | xargs rm"),
+            bypass("ask", "find ~ -name config -delete"),
+            bypass("ask", "find ~/.config -name 'conf*' -delete"),
+            bypass("allow", "find ~ -name settings -delete"),
+            bypass("allow", "find . -name '*.pyc' -exec unlink {} \\;"),
+            bypass("allow", "find . -name '*.pyc' | sort | xargs rm"),
+            bypass("allow", "find . -name main | sed 's/main/x/' | xargs rm"),
+            bypass("allow", "ls | xargs mv -t /tmp"),
+        ],
+    )
+    .await;
+}

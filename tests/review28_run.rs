@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -82,6 +82,22 @@ fn a_paced_standard_input_that_fails_part_way_runs_what_was_read() {
     );
 }
 
+/// Writes `root/turn.jsonl`: six Bash calls of 20 lines of 1,000 characters each (their
+/// results are about twice what a pipe holds), then `touch all-ran`, which says that every
+/// call has run. Returns the file's path.
+fn big_output_turn(root: &Path) -> PathBuf {
+    let mut lines: Vec<Value> = (1..=6)
+        .map(|i| {
+            json!({"type": "tool_use", "id": format!("t{i}"), "name": "Bash",
+                "input": {"command": "for i in $(seq 20); do printf '%01000d\\n' 0; done"}})
+        })
+        .collect();
+    lines.push(json!({"type": "tool_use", "id": "t7", "name": "Bash", "input": {"command": "touch all-ran"}}));
+    let input = root.join("turn.jsonl");
+    std::fs::write(&input, jsonl(&lines)).unwrap();
+    input
+}
+
 /// A signal while the run's standard output is not read (a pipe whose reader does not
 /// read, so a write of the results blocks) ends the run soon, with the signal's status,
 /// saying that nothing reads standard output: in the text mode (the calls' lines, written
@@ -93,16 +109,7 @@ fn a_signal_ends_a_run_whose_standard_output_nobody_reads() {
     for mode in [None, Some("--json")] {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
-        // Six calls of 20 lines of 1,000 characters each: more than a pipe holds.
-        let mut lines: Vec<Value> = (1..=6)
-            .map(|i| {
-                json!({"type": "tool_use", "id": format!("t{i}"), "name": "Bash",
-                    "input": {"command": "for i in $(seq 20); do printf '%01000d\\n' 0; done"}})
-            })
-            .collect();
-        lines.push(json!({"type": "tool_use", "id": "t7", "name": "Bash", "input": {"command": "touch all-ran"}}));
-        let input = root.join("turn.jsonl");
-        std::fs::write(&input, jsonl(&lines)).unwrap();
+        let input = big_output_turn(&root);
         let (reader, writer) = std::io::pipe().unwrap();
         let mut child = command(&root, &["--mode", "bypassPermissions"])
             .args(mode)
@@ -246,17 +253,7 @@ fn a_saved_response_runs_its_blocks_up_to_a_problem() {
 fn a_signal_waits_for_a_slow_reader_of_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    // Six calls of 20 lines of 1,000 characters each: the message is about twice what a
-    // pipe holds.
-    let mut lines: Vec<Value> = (1..=6)
-        .map(|i| {
-            json!({"type": "tool_use", "id": format!("t{i}"), "name": "Bash",
-                "input": {"command": "for i in $(seq 20); do printf '%01000d\\n' 0; done"}})
-        })
-        .collect();
-    lines.push(json!({"type": "tool_use", "id": "t7", "name": "Bash", "input": {"command": "touch all-ran"}}));
-    let input = root.join("turn.jsonl");
-    std::fs::write(&input, jsonl(&lines)).unwrap();
+    let input = big_output_turn(&root);
     let (mut reader, writer) = std::io::pipe().unwrap();
     let mut child = command(&root, &["--mode", "bypassPermissions", "--json"])
         .arg(&input)

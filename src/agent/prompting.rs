@@ -136,24 +136,7 @@ pub fn question_asked_by(request: &PromptRequest, agent: Option<&AgentInfo>) -> 
     out
 }
 
-/// Control characters but the line feed, and invisible formatting characters (see
-/// [`tool_core::is_hidden_char`]), as visible escapes (`\r`, `\t`, `\u{1b}`, ...);
-/// everything else as is.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push('\n'),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if tool_core::is_hidden_char(c) => {
-                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use tool_core::escape_controls;
 
 /// How a typed answer is read: `y`/`yes`, `a`/`always`, `n`/`no`; other text is a refusal
 /// with that text as the user's feedback; an empty line asks again (`None`).

@@ -109,7 +109,7 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let cwd = match &args.cwd {
         Some(c) => flag_path(c, &here, home.as_deref()),
-        None => here,
+        None => here.clone(),
     };
     // As a session opens it: trust and settings are looked up by the real path, of a
     // directory.
@@ -175,8 +175,20 @@ pub fn check(args: &CheckArgs, builtins: &[Arc<dyn Tool>]) -> Result<CheckReport
 
     let mut perm = loaded.context.clone();
     loaded.apply_mode_flag(&mut perm, mode)?;
+    // Relative to where the command runs, as `--cwd` and `--settings` are.
     for d in &args.add_dir {
-        let p = flag_path(d, &cwd, home.as_deref());
+        let p = flag_path(d, &here, home.as_deref());
+        if !p.is_dir() {
+            warnings.push(format!(
+                "warning: --add-dir {} is no directory{}: it adds nothing a session could use",
+                tool_core::escape_controls(&p.display().to_string()),
+                if p.exists() {
+                    ""
+                } else {
+                    " (it does not exist)"
+                }
+            ));
+        }
         if !perm.additional_working_directories.contains(&p) {
             perm.additional_working_directories.push(p);
         }
@@ -412,5 +424,7 @@ pub fn render_text(r: &CheckReport) -> String {
             out.push_str(&format!("  {d}\n"));
         }
     }
-    out
+    // A path with a carriage return or an escape sequence in it must not rewrite the line
+    // a terminal shows.
+    tool_core::escape_controls(&out)
 }

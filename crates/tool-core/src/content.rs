@@ -296,9 +296,38 @@ pub fn is_hidden_char(c: char) -> bool {
             | '\u{FEFF}')
 }
 
+/// `text` with its hidden characters ([`is_hidden_char`]) but the line feed as visible
+/// escapes (`\r`, `\t`, `\u{1b}`, `\u{200b}`), everything else as it is: for text a person
+/// reads on a terminal, where a carriage return or an escape sequence would rewrite the line
+/// and a zero-width character would hide a difference.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_hidden_char(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hidden characters become escapes; the line feed and visible text stay as they are.
+    #[test]
+    fn hidden_characters_are_escaped() {
+        assert_eq!(
+            escape_controls("a\rb\tc\u{1b}[2J\u{200b}d\ne ä"),
+            "a\\rb\\tc\\u{1b}[2J\\u{200b}d\ne ä"
+        );
+    }
 
     #[test]
     fn images_are_checked_by_their_bytes_and_the_api_limits() {

@@ -244,3 +244,60 @@ fn bad_input_is_an_error_with_a_clear_message() {
         "{e}"
     );
 }
+
+/// `--add-dir` is taken relative to where the command runs, as `--cwd` and `--settings` are
+/// (it was taken relative to `--cwd`), and one that is no directory is warned about instead
+/// of quietly adding nothing.
+#[test]
+fn add_dir_is_relative_to_where_the_command_runs_and_warned_about_when_missing() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join("extra")).unwrap();
+    let read = r#"{"file_path":"$O/notes.md"}"#;
+    // `extra` under `--cwd` exists, but the command does not run there.
+    let r = check(&args(&fx, &["--add-dir", "extra", "Read", read]), &[]).unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("--add-dir") && w.contains("does not exist")),
+        "{:?}",
+        r.warnings
+    );
+    let r = check(&args(&fx, &["--add-dir", "$O/missing", "Read", read]), &[]).unwrap();
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("$O/missing")
+                || w.contains(&format!("{}/missing", fx.out.display()))),
+        "{:?}",
+        r.warnings
+    );
+    // An existing one is added without a word: the file in it is readable.
+    let r = check(
+        &args(&fx, &["--mode", "dontAsk", "--add-dir", "$O", "Read", read]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(r.decision, "allow", "{:?}", r.warnings);
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("--add-dir")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// The text report shows a carriage return or an escape sequence in a path as an escape:
+/// printed raw, `\r` made a terminal overwrite the reason line with what followed it.
+#[test]
+fn the_text_report_escapes_control_characters() {
+    let fx = Fixture::new();
+    let a = args(
+        &fx,
+        &[
+            "Write",
+            r#"{"file_path":"$P/.git/x\rREADME.md","content":"x"}"#,
+        ],
+    );
+    let text = render_text(&check(&a, &[]).unwrap());
+    assert!(!text.contains('\r'), "{text:?}");
+    assert!(text.contains("x\\rREADME.md"), "{text}");
+}

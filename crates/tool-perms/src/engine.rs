@@ -4306,8 +4306,9 @@ impl PermissionEngine {
     /// `find . -name main | xargs truncate -s0` empties a branch's ref); an `rm` fed by anything
     /// else (`echo ~`, `ls`, `pwd`), a recursive one may remove a whole directory such as the
     /// home or the project, which cannot be checked, as is one fed by what is not known here
-    /// (`xargs rm -rf < list`). Only safety checks and denials count: the `rm` itself is
-    /// checked as before.
+    /// (`xargs rm -rf < list`). So is one in a loop that reads the stage's lines into the
+    /// variables it removes (`find . -name main | while read f; do rm "$f"; done`). Only
+    /// safety checks and denials count: the `rm` itself is checked as before.
     fn removes_what_it_is_fed(
         &self,
         set: &RuleSet,
@@ -4319,9 +4320,22 @@ impl PermissionEngine {
     ) -> Option<Finding> {
         let words = behind_removal_wrappers(effective_words(sub)?);
         let name = words.first()?.value.as_deref().map(basename)?;
-        if !TAKES_AWAY_WHAT_IT_IS_GIVEN.contains(&name) || !sub.run_by_xargs {
+        if !TAKES_AWAY_WHAT_IT_IS_GIVEN.contains(&name) {
             return None;
         }
+        // One in a loop that reads what the stage before prints (`find … | while read f; do
+        // rm "$f"; done`) takes it through its variable operands, as one `xargs` runs does.
+        let reads_its_operands =
+            !sub.run_by_xargs && sub.fed_by.is_some() && words[1..].iter().any(is_one_variable);
+        if !sub.run_by_xargs && !reads_its_operands {
+            return None;
+        }
+        let words: Vec<Word> = words
+            .iter()
+            .filter(|w| !(reads_its_operands && is_one_variable(w)))
+            .cloned()
+            .collect();
+        let words = &words[..];
         let text = sub.raw_text();
         let Some(producer) = sub.fed_by.as_ref() else {
             // Fed by what is not known here (a redirected or compound stage, a file: `xargs
@@ -5153,6 +5167,19 @@ fn behind_removal_wrappers(words: &[Word]) -> &[Word] {
         words = rest;
     }
     words
+}
+
+/// Whether `word` is one variable's expansion and nothing else (`$f`, `"$f"`, `"${f}"`).
+fn is_one_variable(word: &Word) -> bool {
+    let text = word.raw.trim_matches('"');
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'));
+    word.value.is_none()
+        && name.is_some_and(|n| {
+            !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 /// Programs that take away the files they are given, run by `find -exec` or `xargs` on

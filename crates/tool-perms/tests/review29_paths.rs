@@ -146,3 +146,36 @@ async fn what_find_finds_taken_away_otherwise_or_through_line_filters_is_checked
     )
     .await;
 }
+
+/// An `rm` in a loop that reads what `find` prints into the variable it removes (`find .
+/// -name main | while read f; do rm "$f"; done`) removes what `find … -delete` would: a
+/// branch's ref asks even in bypass mode, `*.pyc` files do not.
+#[tokio::test]
+async fn an_rm_of_lines_read_from_find_removes_what_find_finds() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.proj.join(".git/refs/heads")).unwrap();
+    std::fs::write(fx.proj.join(".git/refs/heads/main"), "0123").unwrap();
+    let bypass = |expect, command: &str| case(expect, "Bash", command).mode("bypassPermissions");
+    run_table_in(
+        &fx,
+        vec![
+            bypass(
+                "ask",
+                "find . -name main | while read f; do rm \"$f\"; done",
+            ),
+            bypass(
+                "ask",
+                "find . -name main | while IFS= read -r f; do rm -f -- \"${f}\"; done",
+            ),
+            bypass(
+                "ask",
+                "find . -name main | while read f; do unlink $f; done",
+            ),
+            bypass(
+                "allow",
+                "find . -name '*.pyc' | while read -r f; do rm -f \"$f\"; done",
+            ),
+        ],
+    )
+    .await;
+}

@@ -5584,7 +5584,24 @@ fn with_expansions_empty(text: &str) -> Option<String> {
             '$' => {
                 let after = &rest[1..];
                 if let Some(inner) = after.strip_prefix('{') {
-                    inner.find('}').map(|end| end + 3)
+                    // `${x:?}` stops the command when `x` is empty, and `${x:-dist}` is
+                    // never empty: such an expansion is kept (as a name of its own).
+                    let end = inner.find('}');
+                    let never_empty = end.is_some_and(|end| {
+                        let inner = &inner[..end];
+                        inner.contains(":?")
+                            || [":-", ":="].iter().any(|op| {
+                                inner
+                                    .split_once(op)
+                                    .is_some_and(|(_, default)| !default.is_empty())
+                            })
+                    });
+                    if let Some(end) = end.filter(|_| never_empty) {
+                        out.push('v');
+                        rest = &rest[end + 3..];
+                        continue;
+                    }
+                    end.map(|end| end + 3)
                 } else if after.starts_with('(') {
                     substitution_rest(rest).map(|r| rest.len() - r.len())
                 } else {

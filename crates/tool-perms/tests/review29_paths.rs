@@ -100,6 +100,12 @@ async fn a_removal_that_an_empty_variable_makes_the_home_or_the_root_asks() {
             bypass("allow", "rm -rf \"${HOME}/$x/build\""),
             bypass("allow", "rm -rf \"build/$x\""),
             bypass("allow", "rm -rf \"$BUILD/$x\""),
+            // An expansion that stops the command when empty, or has a default, is no gap.
+            bypass("allow", "rm -rf \"${HOME}/${x:?}\""),
+            bypass("allow", "rm -rf \"${HOME:?}/${x:?}\""),
+            bypass("allow", "rm -rf /\"${d:-build}\""),
+            bypass("ask", "rm -rf /\"${d:+x}\""),
+            bypass("ask", "rm -rf /\"${d:-}\""),
             bypass("allow", "for x in .cache; do rm -rf \"${HOME}/$x\"; done"),
         ],
     )

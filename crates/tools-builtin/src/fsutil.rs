@@ -40,10 +40,8 @@ pub(crate) fn absolute_path(
             "The {field} parameter must be an absolute path, not a relative path: {trimmed}"
         )));
     }
-    if tilde && ctx.home().is_none() {
-        return Err(ValidationError::new(format!(
-            "The {field} parameter starts with ~, but there is no home directory to expand it to: {trimmed}. Use an absolute path instead."
-        )));
+    if tilde {
+        refuse_tilde_without_home(field, trimmed, ctx)?;
     }
     // `a.txt/` (or `a.txt/.`, `a.txt/..`) names a directory (POSIX: ENOTDIR for a file):
     // normalised without it, a Write of `newdir/` would create a file `newdir`.
@@ -54,6 +52,60 @@ pub(crate) fn absolute_path(
         )));
     }
     Ok(ctx.resolve_path(trimmed))
+}
+
+/// Refuses `written` (a `path`, or a Glob `pattern`, as the model wrote it, trimmed) that
+/// starts with `~` when there is no home directory to expand it to: `~/x` would otherwise
+/// be `<cwd>/~/x`, a directory of that name in the working directory. The caller decides
+/// what starts with `~` in its field (`~` and `~/…` for a path, [`is_home_path`]; `~/…`
+/// for a Glob pattern).
+pub(crate) fn refuse_tilde_without_home(
+    field: &str,
+    written: &str,
+    ctx: &ToolUseContext,
+) -> Result<(), ValidationError> {
+    if ctx.home().is_some() {
+        return Ok(());
+    }
+    Err(ValidationError::new(format!(
+        "The {field} parameter starts with ~, but there is no home directory to expand it to: {written}. Use an absolute path instead."
+    )))
+}
+
+/// `dir`, an absolute path, with each component in the Unicode form that exists on disk,
+/// as [`expand_path`] finds a path the model gave: a name is kept in the form given, and
+/// only when nothing exists under that form and something does under its NFC (else NFD)
+/// form is that form used (`café/` typed composed finds a directory unpacked decomposed);
+/// from the first component that exists in no form, the rest is kept as given. A path
+/// that is relative, not valid UTF-8 or plain ASCII is returned as it is, the last without
+/// touching the disk. It `stat`s each component: call it where a hung mount may be waited
+/// on (a search's thread, under its time limit).
+pub(crate) fn existing_form(dir: &Path) -> PathBuf {
+    let Some(text) = dir.to_str().filter(|t| !t.is_ascii()) else {
+        return dir.to_path_buf();
+    };
+    if !dir.is_absolute() {
+        return dir.to_path_buf();
+    }
+    // `expand_path` trims its input and collapses `.` and `..`: the path is absolute
+    // (nothing to trim at its start) and ends with `/.` (nothing at its end), and the
+    // callers' paths hold no `..`.
+    expand_path(&format!("{text}/."), Path::new("/"), None)
+}
+
+/// `rel`, directories below `base` (an existing absolute directory) written with `/`, in
+/// the Unicode form that exists on disk ([`existing_form`]); `None` when that is the form
+/// given (or `rel` is plain ASCII, or the form found cannot be written as text).
+pub(crate) fn existing_form_below(base: &Path, rel: &str) -> Option<String> {
+    if rel.is_ascii() {
+        return None;
+    }
+    let given = base.join(rel);
+    let found = existing_form(&given);
+    if found == given {
+        return None;
+    }
+    found.strip_prefix(base).ok()?.to_str().map(str::to_owned)
 }
 
 /// The input with its path field `field` as hooks and permission prompts see it (Claude

@@ -19,6 +19,7 @@ use tool_core::{
 
 use crate::deadline;
 use crate::fsutil::{self, reject_null_bytes};
+use crate::grep::{NotSearched, not_read_note, walk_error_text};
 
 /// At most this many paths are returned.
 pub const MAX_RESULTS: usize = 100;
@@ -79,6 +80,19 @@ pub struct GlobOutput {
     /// limit, in milliseconds (a Toolwright addition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timed_out_after_ms: Option<u64>,
+    /// Directories the walk could not list, each with why (`priv (Permission denied (os
+    /// error 13))`), where the pattern could match; sorted, at most
+    /// [`MAX_NOT_SEARCHED_LISTED`](crate::grep::MAX_NOT_SEARCHED_LISTED) (a Toolwright
+    /// addition, as Grep's: files may be missing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+    /// How many such directories there were in all.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable_count: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The `Glob` tool. See the [module docs](self).
@@ -208,7 +222,36 @@ fn split_literal(pattern: &str) -> (String, String) {
 }
 
 /// The characters that make a pattern's part a glob rather than a literal name.
-const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
+pub(crate) const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
+
+/// The fixed directory parts of `glob` (those before its first part with a wildcard, or
+/// before its last part), a glob matched below `root`, in the Unicode form that exists
+/// below `root` ([`fsutil::existing_form_below`]: kept as written unless nothing exists
+/// under that form), so that `café/*` typed composed finds a directory unpacked
+/// decomposed, as a `path` does. A leading `/` (anchored) and `!` (a Grep glob that
+/// excludes) stay; a part with a `\` escape is glob syntax and ends the fixed parts. It
+/// looks at the disk only for a non-ASCII directory part.
+pub(crate) fn dirs_in_existing_form<'a>(root: &Path, glob: &'a str) -> Cow<'a, str> {
+    let (bang, body) = match glob.strip_prefix('!') {
+        Some(body) => ("!", body),
+        None => ("", glob),
+    };
+    let (lead, rest) = match body.strip_prefix('/') {
+        Some(rest) => ("/", rest),
+        None => ("", body),
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    let fixed = parts
+        .iter()
+        .position(|p| p.contains(GLOB_CHARS) || p.contains('\\'))
+        .unwrap_or(parts.len())
+        .min(parts.len() - 1);
+    let dir = parts[..fixed].join("/");
+    match fsutil::existing_form_below(root, &dir) {
+        Some(found) => Cow::Owned(format!("{bang}{lead}{found}/{}", parts[fixed..].join("/"))),
+        None => Cow::Borrowed(glob),
+    }
+}
 
 /// Whether a glob is anchored at the directory it is matched in (gitignore's rule, which
 /// ripgrep's globs follow): it has a `/` before its last character. `*.rs` is not, and
@@ -301,6 +344,15 @@ fn resolve_root(
     reject_null_bytes("path", input.path.as_deref())?;
     if input.pattern.trim().is_empty() {
         return Err(ValidationError::new("The glob pattern must not be empty."));
+    }
+    // Without a home directory `~/x` would be `<cwd>/~/x`: refused, as Read refuses it.
+    if let Some(path) = input.path.as_deref().map(str::trim)
+        && fsutil::is_home_path(path)
+    {
+        fsutil::refuse_tilde_without_home("path", path, ctx)?;
+    }
+    if input.pattern.starts_with("~/") {
+        fsutil::refuse_tilde_without_home("pattern", &input.pattern, ctx)?;
     }
     let base = match input
         .path
@@ -628,6 +680,11 @@ impl TypedTool for Glob {
             text.push('\n');
             text.push_str(&timed_out_note(limit_ms));
         }
+        // Nor is it when a directory could not be listed.
+        if let Some(note) = not_read_note(&output.unreadable, output.unreadable_count) {
+            text.push('\n');
+            text.push_str(&note);
+        }
         ToolResultContent::Text(text)
     }
 }
@@ -646,6 +703,9 @@ where
     C: FnOnce(&Path, &ToolUseContext) -> Result<(), ValidationError> + Send + 'static,
 {
     let (root, pattern) = resolve_root(input, ctx)?;
+    // The root in the Unicode form that exists, as the walk takes it (on the look's thread,
+    // as it looks at the disk).
+    let check = move |root: &Path, ctx: &ToolUseContext| check(&fsutil::existing_form(root), ctx);
     look_at_root(job(runs), &root, ctx, Instant::now(), limit, check)
         .map_err(RootError::into_validation)?;
     // Read and compiled, as the walk will: a pattern too large to compile is refused here.
@@ -767,6 +827,12 @@ fn walk(plan: &Walk, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
         raw_pattern,
         switches,
     } = plan;
+    // The root and the pattern's fixed directories in the Unicode form that exists: a
+    // name written composed finds a directory named decomposed (and the other way round)
+    // when nothing exists under the form given.
+    let root = &fsutil::existing_form(root);
+    let pattern = dirs_in_existing_form(root, pattern);
+    let pattern = pattern.as_ref();
     check_dir(root, ctx).map_err(|e| ToolError::msg(e.message))?;
     let overrides = overrides(root, pattern, raw_pattern).map_err(ToolError::msg)?;
     let Switches {
@@ -806,15 +872,41 @@ fn walk(plan: &Walk, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
     let mut builder = CollectorBuilder {
         found,
         cancel: ctx.cancellation().clone(),
+        root,
+        cwd: ctx.cwd(),
+        fixed: fixed_dirs(pattern),
     };
     walker.build_parallel().visit(&mut builder);
     Ok(())
+}
+
+/// The directories below the walk's root that `pattern` (relative to it) names before its
+/// first wildcard (`src/lib` for `src/lib/*.rs`; none for a pattern that is not anchored,
+/// which matches at any depth): it can match only below them, so a directory the walk
+/// cannot list elsewhere (beside `src`) hides nothing it could match.
+fn fixed_dirs(pattern: &str) -> PathBuf {
+    if !is_anchored(pattern) {
+        return PathBuf::new();
+    }
+    let parts: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
+    let fixed = parts
+        .iter()
+        .position(|p| p.contains(GLOB_CHARS) || p.contains('\\'))
+        .unwrap_or(parts.len())
+        .min(parts.len() - 1);
+    parts[..fixed].iter().filter(|p| !p.is_empty()).collect()
 }
 
 /// The result from what `found` holds (all of it, or what a walk stopped by its time limit
 /// had found; taken out, so that a walk left behind adds to nothing shown).
 fn finish(found: &Found, ctx: &ToolUseContext, started: Instant) -> GlobOutput {
     let newest = std::mem::take(&mut *found.newest.lock().unwrap_or_else(PoisonError::into_inner));
+    let unreadable = std::mem::take(
+        &mut *found
+            .unreadable
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
     let truncated = newest.matched > MAX_RESULTS;
     let timed_out_after_ms = found
         .timed_out
@@ -832,6 +924,8 @@ fn finish(found: &Found, ctx: &ToolUseContext, started: Instant) -> GlobOutput {
         filenames,
         truncated,
         timed_out_after_ms,
+        unreadable_count: unreadable.count(),
+        unreadable: unreadable.into_listed(),
     }
 }
 
@@ -887,6 +981,8 @@ struct Found {
     limit: Duration,
     /// Set when the limit stopped the walk.
     timed_out: AtomicBool,
+    /// Directories the walk could not list, with why.
+    unreadable: Mutex<NotSearched>,
 }
 
 impl Found {
@@ -898,6 +994,7 @@ impl Found {
             deadline: now.checked_add(limit).unwrap_or(now + DEFAULT_TIMEOUT),
             limit,
             timed_out: AtomicBool::new(false),
+            unreadable: Mutex::default(),
         }
     }
 
@@ -914,6 +1011,12 @@ impl Found {
 struct CollectorBuilder<'a> {
     found: &'a Found,
     cancel: CancellationToken,
+    /// The walk's root.
+    root: &'a Path,
+    /// The working directory, which the paths of what could not be read are shown from.
+    cwd: &'a Path,
+    /// The pattern's fixed directories ([`fixed_dirs`]).
+    fixed: PathBuf,
 }
 
 impl<'a> ParallelVisitorBuilder<'a> for CollectorBuilder<'a> {
@@ -922,15 +1025,54 @@ impl<'a> ParallelVisitorBuilder<'a> for CollectorBuilder<'a> {
             found: self.found,
             cancel: self.cancel.clone(),
             seen: 0,
+            root: self.root,
+            cwd: self.cwd,
+            fixed: self.fixed.clone(),
         })
     }
 }
 
-/// One walker thread's visitor: adds each match to what the walk found.
+/// One walker thread's visitor: adds each match to what the walk found, and each directory
+/// it could not list where the pattern could match to what it could not read.
 struct Collector<'a> {
     found: &'a Found,
     cancel: CancellationToken,
     seen: u32,
+    root: &'a Path,
+    cwd: &'a Path,
+    fixed: PathBuf,
+}
+
+impl Collector<'_> {
+    /// Notes a walk error: a directory that could not be listed (Grep's words for it), when
+    /// the pattern could match below it. (An ignore file that does not parse is no
+    /// directory left unlisted.)
+    fn not_read(&self, error: &ignore::Error) {
+        if error.io_error().is_none() {
+            return;
+        }
+        let reachable = error_path(error)
+            .and_then(|path| path.strip_prefix(self.root).ok())
+            .is_none_or(|below| below.starts_with(&self.fixed) || self.fixed.starts_with(below));
+        if reachable {
+            self.found
+                .unreadable
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(walk_error_text(error, self.cwd));
+        }
+    }
+}
+
+/// The path a walk error is about, if it names one.
+fn error_path(error: &ignore::Error) -> Option<&Path> {
+    match error {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
 }
 
 impl ParallelVisitor for Collector<'_> {
@@ -941,9 +1083,14 @@ impl ParallelVisitor for Collector<'_> {
         {
             return WalkState::Quit;
         }
-        if let Ok(entry) = entry
-            && entry.file_type().is_some_and(|t| t.is_file())
-        {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                self.not_read(&e);
+                return WalkState::Continue;
+            }
+        };
+        if entry.file_type().is_some_and(|t| t.is_file()) {
             let mtime = entry
                 .metadata()
                 .ok()
@@ -1252,6 +1399,8 @@ mod tests {
             filenames: vec!["a.rs".to_owned()],
             truncated: false,
             timed_out_after_ms: Some(millis(DEFAULT_TIMEOUT)),
+            unreadable: Vec::new(),
+            unreadable_count: 0,
         };
         let ToolResultContent::Text(text) = Glob.to_content(&out) else {
             panic!("text expected");

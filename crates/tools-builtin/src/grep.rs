@@ -32,7 +32,10 @@ use tool_core::{
 use crate::deadline;
 use crate::fsutil;
 use crate::fsutil::reject_null_bytes;
-use crate::glob::{RootError, VCS_DIRS, check_dir, limit_text, millis, without_dot_parts};
+use crate::glob::{
+    GLOB_CHARS, RootError, VCS_DIRS, check_dir, dirs_in_existing_form, limit_text, millis,
+    without_dot_parts,
+};
 
 /// Entries returned when `head_limit` is not given (0 means unlimited).
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -154,6 +157,12 @@ pub struct GrepOutput {
     /// How many such paths there were in all.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unreadable_count: usize,
+    /// Set when no file was searched and a `glob` starts with `/` naming a directory that
+    /// is not below the search root (an absolute path, `/tmp/p/src/*.rs`): that glob, which
+    /// the result explains (a Toolwright addition; ripgrep warns that no files were
+    /// searched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchored_glob: Option<String>,
     /// Set when the search stopped at its time limit ([`DEFAULT_TIMEOUT`]), so that matches
     /// may be missing: the limit, in milliseconds (a Toolwright addition; Claude Code says
     /// "Ripgrep search timed out").
@@ -273,6 +282,12 @@ where
     reject_null_bytes("path", input.path.as_deref())?;
     reject_null_bytes("glob", input.glob.as_deref())?;
     reject_null_bytes("type", input.file_type.as_deref())?;
+    // Without a home directory `~/x` would be `<cwd>/~/x`: refused, as Read refuses it.
+    if let Some(path) = input.path.as_deref().map(str::trim)
+        && fsutil::is_home_path(path)
+    {
+        fsutil::refuse_tilde_without_home("path", path, ctx)?;
+    }
     let root = match input
         .path
         .as_deref()
@@ -467,6 +482,14 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// The text the model sees, in Claude Code's layout, then what ask rules kept out.
 fn render(output: &GrepOutput) -> String {
     let mut text = render_found(output);
+    if let Some(glob) = &output.anchored_glob {
+        let glob = crate::glob::quoted(glob);
+        text.push_str(&format!(
+            "\n\n[No file was searched: a glob is matched against paths relative to the \
+             searched directory, and `{glob}` starts with /, which anchors it there. Give the \
+             directory as `path` and a glob relative to it.]"
+        ));
+    }
     if let Some(limit_ms) = output.timed_out_after_ms {
         text.push_str(&format!(
             "\n\n[Search timed out after {}: the results may be incomplete. Search a more \
@@ -486,19 +509,30 @@ fn render(output: &GrepOutput) -> String {
             output.not_searched.join(", ")
         ));
     }
-    if output.unreadable_count > 0 {
-        let more = output.unreadable_count - output.unreadable.len();
-        let more = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        text.push_str(&format!(
-            "\n\n[Not searched, as they could not be read: {}{more}]",
-            output.unreadable.join(", ")
-        ));
+    if let Some(note) = not_read_note(&output.unreadable, output.unreadable_count) {
+        text.push_str("\n\n");
+        text.push_str(&note);
     }
     text
+}
+
+/// The note that names what a search could not read (`listed`, each with why, of `count`
+/// in all): `[Not searched, as they could not be read: priv (Permission denied (os error
+/// 13))]`, Grep's and Glob's alike; `None` when there was none.
+pub(crate) fn not_read_note(listed: &[String], count: usize) -> Option<String> {
+    if count == 0 {
+        return None;
+    }
+    let more = count.saturating_sub(listed.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "[Not searched, as they could not be read: {}{more}]",
+        listed.join(", ")
+    ))
 }
 
 fn render_found(output: &GrepOutput) -> String {
@@ -1064,16 +1098,18 @@ fn search_file(
     }
 }
 
-/// The paths an ask rule kept out of a search: how many, and the first
-/// [`MAX_NOT_SEARCHED_LISTED`] in order (only those are kept, however many there are).
+/// The paths an ask rule kept out of a search (or that a search could not read): how
+/// many, and the first [`MAX_NOT_SEARCHED_LISTED`] in order (only those are kept, however
+/// many there are).
 #[derive(Default)]
-struct NotSearched {
+pub(crate) struct NotSearched {
     count: usize,
     smallest: Vec<String>,
 }
 
 impl NotSearched {
-    fn add(&mut self, path: String) {
+    /// Counts `path`, and keeps it while it is among the first in order.
+    pub(crate) fn add(&mut self, path: String) {
         self.count += 1;
         self.smallest.push(path);
         if self.smallest.len() >= 2 * MAX_NOT_SEARCHED_LISTED {
@@ -1082,7 +1118,13 @@ impl NotSearched {
         }
     }
 
-    fn into_listed(mut self) -> Vec<String> {
+    /// How many there were in all.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The first [`MAX_NOT_SEARCHED_LISTED`], in order.
+    pub(crate) fn into_listed(mut self) -> Vec<String> {
         self.smallest.sort_unstable();
         self.smallest.truncate(MAX_NOT_SEARCHED_LISTED);
         self.smallest
@@ -1097,6 +1139,11 @@ struct Found {
     asked: Mutex<NotSearched>,
     /// Paths that could not be read, with why.
     unreadable: Mutex<NotSearched>,
+    /// Set when the walk handed a file to be searched (whatever came of it).
+    searched_any: AtomicBool,
+    /// A `glob` starting with `/` whose directory is not below the root, when the walk
+    /// searched no file ([`GrepOutput::anchored_glob`]).
+    anchored_glob: Mutex<Option<String>>,
     /// When the search stops, with what it found.
     deadline: Instant,
     /// The time limit, for the note.
@@ -1114,6 +1161,8 @@ impl Found {
             hits: Mutex::new(Hits::new(plan)),
             asked: Mutex::default(),
             unreadable: Mutex::default(),
+            searched_any: AtomicBool::new(false),
+            anchored_glob: Mutex::default(),
             // A limit past what an `Instant` holds is the default one.
             deadline: started
                 .checked_add(limit)
@@ -1228,7 +1277,15 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
             Err(e) => return Err(ToolError::io(&plan.root, e)),
         }
     } else {
-        let overrides = glob_overrides(&plan.root, &plan.globs, true).map_err(ToolError::msg)?;
+        // A glob's fixed directories in the Unicode form that exists below the root, as a
+        // path's are (`café/*` finds a directory unpacked decomposed); on this thread, under
+        // the time limit, as it looks at the disk.
+        let globs: Vec<String> = plan
+            .globs
+            .iter()
+            .map(|g| dirs_in_existing_form(&plan.root, g).into_owned())
+            .collect();
+        let overrides = glob_overrides(&plan.root, &globs, true).map_err(ToolError::msg)?;
         let mut walker = ignore::WalkBuilder::new(&plan.root);
         // `.rgignore` is read as ripgrep reads it, with `.ignore` and `.gitignore`.
         walker
@@ -1285,8 +1342,37 @@ fn walk(plan: &Plan, ctx: &ToolUseContext, found: &Arc<Found>) -> Result<(), Too
             cancel: ctx.cancellation().clone(),
         };
         walker.build_parallel().visit(&mut builder);
+        let stopped = found.timed_out.load(Ordering::Relaxed) || Instant::now() >= found.deadline;
+        if !found.searched_any.load(Ordering::Relaxed) && !stopped {
+            *found
+                .anchored_glob
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = anchored_elsewhere(&plan.root, &globs);
+        }
     }
     Ok(())
+}
+
+/// The first of `globs` that starts with `/` (anchored at `root`) and whose fixed
+/// directories do not exist below `root`: most likely an absolute path
+/// (`/tmp/p/src/*.rs`), which a glob matched against paths relative to `root` never
+/// matches. Only a search that searched no file asks (ripgrep warns then).
+fn anchored_elsewhere(root: &Path, globs: &[String]) -> Option<String> {
+    globs
+        .iter()
+        .find(|g| {
+            let Some(rest) = g.strip_prefix('/') else {
+                return false;
+            };
+            let parts: Vec<&str> = rest.split('/').collect();
+            let fixed = parts
+                .iter()
+                .position(|p| p.contains(GLOB_CHARS))
+                .unwrap_or(parts.len() - 1);
+            let dir = parts[..fixed].join("/");
+            !dir.is_empty() && std::fs::symlink_metadata(root.join(dir)).is_err()
+        })
+        .cloned()
 }
 
 /// The result from what `found` holds (all of it, or what a search stopped by its time
@@ -1296,6 +1382,11 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         std::mem::take(&mut *m.lock().unwrap_or_else(PoisonError::into_inner))
     };
     let (unreadable, asked) = (take(&found.unreadable), take(&found.asked));
+    let anchored_glob = found
+        .anchored_glob
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     let timed_out = found
         .timed_out
         .load(Ordering::Relaxed)
@@ -1322,6 +1413,7 @@ fn finish(plan: &Plan, found: &Found) -> Result<GrepOutput, ToolError> {
         not_searched_count: 0,
         unreadable: Vec::new(),
         unreadable_count: 0,
+        anchored_glob,
         timed_out_after_ms: timed_out,
     };
     out.unreadable_count = unreadable.count;
@@ -1464,6 +1556,7 @@ impl ParallelVisitor for SearchVisitor<'_> {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             return WalkState::Continue;
         }
+        self.found.searched_any.store(true, Ordering::Relaxed);
         let path = entry.path();
         let display = fsutil::display_path(path, self.cwd);
         // An unreadable file is skipped, as ripgrep skips it, and the result says so.
@@ -1501,7 +1594,7 @@ impl SearchVisitor<'_> {
 }
 
 /// A walk error as the result names it: the path relative to `cwd` when inside, then why.
-fn walk_error_text(error: &ignore::Error, cwd: &Path) -> String {
+pub(crate) fn walk_error_text(error: &ignore::Error, cwd: &Path) -> String {
     fn inner(error: &ignore::Error, cwd: &Path) -> Option<String> {
         match error {
             ignore::Error::WithPath { path, err } => Some(format!(
